@@ -1,0 +1,1 @@
+"""service layer (see ARCHITECTURE.md)."""
