@@ -1,0 +1,7 @@
+"""``python -m taskflow`` is the ``taskflow`` command."""
+
+import sys
+
+from taskflow.cli import main
+
+sys.exit(main())

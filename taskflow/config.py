@@ -1,0 +1,101 @@
+"""Settings from the environment (documented in README.md, "Configuration")."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from taskflow import errors
+
+#: The repository (or source tree) root: bundled calendars/ and examples/ live here.
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything the process needs to know about its surroundings."""
+
+    #: A PostgreSQL URL, or None for the embedded server in ``data_dir``.
+    database_url: str | None
+    data_dir: Path
+    #: Signing keys, newest first: the first signs, all verify.
+    secret_keys: tuple[str, ...]
+    host: str
+    port: int
+    #: Modules or paths holding workflow definitions.
+    workflows: tuple[str, ...]
+    calendars: Path
+    #: "dev" enables GraphiQL; anything else ("prod") disables it.
+    env: str
+    #: The base URL links are built on (never the request's Host header).
+    public_url: str
+
+    @property
+    def embedded(self) -> bool:
+        """True when taskflow runs its own PostgreSQL from ``pgserver``."""
+        return self.database_url is None
+
+    @property
+    def dev(self) -> bool:
+        return self.env == "dev"
+
+
+def _split(value: str) -> tuple[str, ...]:
+    return tuple(part.strip() for part in value.split(",") if part.strip())
+
+
+def _secret_keys(env: Mapping[str, str], data_dir: Path, embedded: bool) -> tuple[str, ...]:
+    configured = _split(env.get("TASKFLOW_SECRET_KEYS", ""))
+    if configured:
+        return configured
+    if not embedded:
+        raise errors.ConfigError(
+            "TASKFLOW_SECRET_KEYS is not set. With an external database taskflow cannot "
+            "invent a signing key: set TASKFLOW_SECRET_KEYS to one or more long random "
+            "strings, comma-separated, newest first "
+            '(e.g. python -c "import secrets; print(secrets.token_urlsafe(48))").'
+        )
+    key_file = data_dir / "secret_key"
+    if not key_file.exists():
+        data_dir.mkdir(parents=True, exist_ok=True)
+        key_file.write_text(secrets.token_urlsafe(48) + "\n")
+        key_file.chmod(0o600)
+        print(
+            f"taskflow: warning: TASKFLOW_SECRET_KEYS is not set; generated a signing key "
+            f"in {key_file}. Set TASKFLOW_SECRET_KEYS for any shared or production use.",
+            file=sys.stderr,
+        )
+    return (key_file.read_text().strip(),)
+
+
+def load(env: Mapping[str, str] | None = None) -> Settings:
+    """Read settings from ``env`` (default: the process environment)."""
+    env = os.environ if env is None else env
+    database_url = env.get("TASKFLOW_DATABASE_URL") or None
+    data_dir = Path(env.get("TASKFLOW_DATA_DIR") or ".taskflow").resolve()
+    port_text = env.get("TASKFLOW_PORT", "8000")
+    try:
+        port = int(port_text)
+    except ValueError:
+        raise errors.ConfigError(
+            f"TASKFLOW_PORT={port_text!r} is not a port number: write an integer such as 8000."
+        ) from None
+    host = env.get("TASKFLOW_HOST", "127.0.0.1")
+    workflows = _split(env.get("TASKFLOW_WORKFLOWS", "")) or (str(PROJECT_ROOT / "examples"),)
+    calendars = Path(env.get("TASKFLOW_CALENDARS") or PROJECT_ROOT / "calendars")
+    public_url = env.get("TASKFLOW_PUBLIC_URL") or f"http://{host}:{port}"
+    return Settings(
+        database_url=database_url,
+        data_dir=data_dir,
+        secret_keys=_secret_keys(env, data_dir, database_url is None),
+        host=host,
+        port=port,
+        workflows=workflows,
+        calendars=calendars,
+        env=env.get("TASKFLOW_ENV", "dev"),
+        public_url=public_url.rstrip("/"),
+    )
