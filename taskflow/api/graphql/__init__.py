@@ -1,0 +1,1 @@
+"""The GraphQL API (strawberry): schema, context, error shaping, types by area."""

@@ -1,0 +1,56 @@
+"""The per-request GraphQL context: services, request id, the caller."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from strawberry.litestar import BaseContext
+from strawberry.types import Info as StrawberryInfo
+
+from taskflow import errors
+from taskflow.core import principals
+from taskflow.service.container import Services
+
+UNAUTHORIZED = 401
+
+
+class Context(BaseContext, kw_only=True):
+    """What resolvers see as ``info.context``."""
+
+    services: Services
+    request_id: str
+    #: The raw ``Authorization`` header, verified lazily by :func:`caller`.
+    authorization: str | None = None
+    principal: principals.Principal | None = None
+
+
+Info = StrawberryInfo[Context, Any]
+
+
+def _bearer(header: str | None) -> str | None:
+    if not header:
+        return None
+    scheme, _, token = header.partition(" ")
+    return token.strip() if scheme.lower() == "bearer" and token.strip() else None
+
+
+async def caller(info: Info) -> principals.Principal:
+    """The authenticated principal, or an UNAUTHENTICATED error (HTTP 401)."""
+    context = info.context
+    if context.principal is not None:
+        return context.principal
+    try:
+        token = _bearer(context.authorization)
+        if token is None:
+            raise errors.AuthenticationError(
+                "This operation needs a staff token: send the header "
+                "'Authorization: Bearer <token>' (mint one with taskflow token <principal-id>)."
+            )
+        from taskflow.service import principals as principal_service
+
+        context.principal = await principal_service.authenticate(context.services, token)
+    except errors.AuthenticationError:
+        if context.response is not None:
+            context.response.status_code = UNAUTHORIZED
+        raise
+    return context.principal

@@ -1,0 +1,74 @@
+"""Shaping GraphQL errors: codes for what we raise on purpose, masks for the rest.
+
+Domain refusals are payload types, not errors (GRAPHQL.md). What reaches the
+top-level ``errors`` list is authentication (``UNAUTHENTICATED``), requests the
+schema refuses (validation, limits), a few query-level refusals (``FORBIDDEN``,
+``INVALID_INPUT``) carrying their ``code``, and the unexpected: masked to a
+message with a request id and logged with its stack trace.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from graphql.error import GraphQLError
+from strawberry.extensions import MaskErrors
+
+from taskflow import errors
+
+log = logging.getLogger("taskflow.api")
+
+
+class ShapeErrors(MaskErrors):
+    """Adds ``extensions.code`` to taskflow errors and masks every other exception."""
+
+    def __init__(self) -> None:
+        super().__init__(should_mask_error=self._is_unexpected)
+
+    @staticmethod
+    def _is_unexpected(error: GraphQLError) -> bool:
+        original = error.original_error
+        return original is not None and not isinstance(original, errors.TaskflowError | GraphQLError)
+
+    def _request_id(self) -> str:
+        context = self.execution_context.context
+        return str(getattr(context, "request_id", "unknown"))
+
+    def anonymise_error(self, error: GraphQLError) -> GraphQLError:
+        request_id = self._request_id()
+        log.error(
+            "unexpected error in GraphQL request %s at %s",
+            request_id,
+            error.path,
+            exc_info=error.original_error,
+        )
+        return GraphQLError(
+            message=f"Unexpected error. It has been logged with request id {request_id}.",
+            nodes=error.nodes,
+            source=error.source,
+            positions=error.positions,
+            path=error.path,
+            original_error=None,
+            extensions={"code": "INTERNAL", "requestId": request_id},
+        )
+
+    def _process_errors(self, found: list[GraphQLError]) -> list[GraphQLError]:
+        shaped = []
+        for error in super()._process_errors(found):
+            original = error.original_error
+            if isinstance(original, errors.TaskflowError):
+                extensions = dict(error.extensions or {})
+                extensions["code"] = original.code
+                if original.facts:
+                    extensions["facts"] = original.facts
+                error = GraphQLError(
+                    message=original.message,
+                    nodes=error.nodes,
+                    source=error.source,
+                    positions=error.positions,
+                    path=error.path,
+                    original_error=original,
+                    extensions=extensions,
+                )
+            shaped.append(error)
+        return shaped

@@ -1,0 +1,69 @@
+"""The schema: every area's queries and mutations merged, with limits and error shaping."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Annotated
+
+import strawberry
+from strawberry.extensions import MaxAliasesLimiter, MaxTokensLimiter, QueryDepthLimiter
+from strawberry.schema.config import StrawberryConfig
+
+from taskflow import errors
+from taskflow.api.graphql import principals, relay
+from taskflow.api.graphql.context import Info
+from taskflow.api.graphql.errors import ShapeErrors
+
+#: Bounds on every request (documented in README.md, "GraphQL limits").
+MAX_DEPTH = 12
+MAX_ALIASES = 30
+MAX_TOKENS = 4000
+
+NodeResolver = Callable[[Info, str], Awaitable[relay.Node | None]]
+
+#: Type name in a global id -> how to fetch it (None when the caller may not see it).
+NODE_RESOLVERS: dict[str, NodeResolver] = {
+    principals.TYPE_NAME: principals.resolve_node,
+}
+
+
+@strawberry.type(description="Entry points for reading.")
+class Query(principals.PrincipalQueries):
+    @strawberry.field(description="Any object by its global id; null when absent or not visible.")
+    async def node(
+        self,
+        info: Info,
+        id: Annotated[strawberry.ID, strawberry.argument(description="A global id.")],  # noqa: A002
+    ) -> relay.Node | None:
+        try:
+            type_name, local_id = relay.from_global_id(str(id))
+        except errors.NotFound:
+            return None
+        resolver = NODE_RESOLVERS.get(type_name)
+        return await resolver(info, local_id) if resolver else None
+
+
+@strawberry.type(description="Entry points for changing things.")
+class Mutation(principals.PrincipalMutations):
+    pass
+
+
+def build_schema() -> strawberry.Schema:
+    """The taskflow GraphQL schema."""
+    return strawberry.Schema(
+        query=Query,
+        mutation=Mutation,
+        types=[principals.PrincipalType],
+        config=StrawberryConfig(auto_camel_case=True),
+        extensions=[
+            lambda: QueryDepthLimiter(max_depth=MAX_DEPTH),
+            lambda: MaxAliasesLimiter(max_alias_count=MAX_ALIASES),
+            lambda: MaxTokensLimiter(max_token_count=MAX_TOKENS),
+            ShapeErrors,
+        ],
+    )
+
+
+def printed_schema() -> str:
+    """The SDL committed as graphql/schema.graphql."""
+    return str(build_schema()).rstrip() + "\n"

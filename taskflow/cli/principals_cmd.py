@@ -1,0 +1,63 @@
+"""``taskflow token`` and ``taskflow principals load``."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from taskflow import config
+from taskflow.cli import runtime
+from taskflow.service import principals, tokens
+
+
+def token(args: argparse.Namespace) -> int:
+    settings = config.load()
+    ttl = tokens.parse_ttl(args.ttl)
+
+    async def run(url: str) -> str | None:
+        async with runtime.services(settings, url, apply_migrations=settings.embedded) as svc:
+            principal = await principals.get(svc, args.principal_id)
+            if principal is None or not principal.active:
+                state = "does not exist" if principal is None else "is deactivated"
+                runtime.fail(
+                    f"principal {args.principal_id!r} {state}: load it first "
+                    "(taskflow principals load FILE)."
+                )
+                return None
+            return svc.staff_tokens.mint(principal.id, svc.clock.now(), ttl)
+
+    with runtime.database_url(settings) as url:
+        minted = asyncio.run(run(url))
+    if minted is None:
+        return 1
+    print(minted)
+    return 0
+
+
+def load_principals(args: argparse.Namespace) -> int:
+    settings = config.load()
+    records = principals.parse_file(Path(args.file))
+
+    async def run(url: str) -> tuple[int, int]:
+        async with runtime.services(settings, url, apply_migrations=settings.embedded) as svc:
+            return await principals.load(svc, records)
+
+    with runtime.database_url(settings) as url:
+        created, updated = asyncio.run(run(url))
+    print(f"taskflow: {created} principals created, {updated} updated.")
+    return 0
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser("token", help="Mint a staff bearer token for a principal.")
+    parser.add_argument("principal_id", help="The principal's id.")
+    parser.add_argument("--ttl", default="30d", help="Time to live: 90m, 8h, 30d, 1w (default 30d).")
+    parser.set_defaults(handler=token)
+
+    parser = subparsers.add_parser("principals", help="Manage principals (load FILE).")
+    sub = parser.add_subparsers(dest="principals_command", metavar="ACTION", required=True)
+    load = sub.add_parser("load", help="Create or update principals from a JSON or CSV file.")
+    load.add_argument("file", help="A .json (list of objects) or .csv file.")
+    load.set_defaults(handler=load_principals)

@@ -1,0 +1,56 @@
+"""Shared wiring for commands: settings, the database (embedded or not), services."""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import sys
+from collections.abc import AsyncIterator, Iterator
+from types import FrameType
+
+from taskflow import clock, config
+from taskflow.service import container
+from taskflow.store import db, migrate
+
+
+def exit_on_sigterm() -> None:
+    """Turn SIGTERM into SystemExit so exit hooks (stopping PostgreSQL) run."""
+
+    def _raise(signum: int, frame: FrameType | None) -> None:
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, _raise)
+
+
+@contextlib.contextmanager
+def database_url(settings: config.Settings) -> Iterator[str]:
+    """The database to use: the configured URL, or the embedded server (started here)."""
+    if settings.database_url is not None:
+        yield settings.database_url
+        return
+    from taskflow.store import embedded
+
+    server = embedded.EmbeddedPostgres(settings.data_dir)
+    try:
+        yield server.url()
+    finally:
+        server.stop()
+
+
+@contextlib.asynccontextmanager
+async def services(
+    settings: config.Settings, url: str, *, apply_migrations: bool
+) -> AsyncIterator[container.Services]:
+    """Open the pool (migrating first if asked) and build the services."""
+    if apply_migrations:
+        await migrate.migrate(url)
+    database = await db.Database.connect(url)
+    try:
+        yield container.build(database, settings, clock.SystemClock())
+    finally:
+        await database.close()
+
+
+def fail(message: str) -> int:
+    print(f"taskflow: {message}", file=sys.stderr)
+    return 1

@@ -1,0 +1,76 @@
+"""``taskflow serve``, ``taskflow migrate``, ``taskflow export-schema``."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+from pathlib import Path
+from typing import Any
+
+from taskflow import config
+from taskflow.cli import runtime
+
+DEFAULT_SCHEMA_PATH = config.PROJECT_ROOT / "graphql" / "schema.graphql"
+
+
+def serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from taskflow.api import app as api_app
+
+    settings = config.load()
+    runtime.exit_on_sigterm()
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    host = args.host or settings.host
+    port = args.port or settings.port
+    with runtime.database_url(settings) as url:
+        # The embedded database is ours to keep current; an external one is migrated
+        # deliberately by an operator (taskflow migrate), unless --migrate is given.
+        apply = settings.embedded or args.migrate
+
+        def provide() -> Any:
+            return runtime.services(settings, url, apply_migrations=apply)
+
+        application = api_app.create_app(provide, dev=settings.dev)
+        print(f"taskflow: serving on http://{host}:{port} (GraphQL at /graphql)", flush=True)
+        uvicorn.run(application, host=host, port=port, log_level="info", access_log=False)
+    return 0
+
+
+def migrate(args: argparse.Namespace) -> int:
+    from taskflow.store import migrate as store_migrate
+
+    settings = config.load()
+    with runtime.database_url(settings) as url:
+        asyncio.run(store_migrate.migrate(url, quiet=False))
+    print("taskflow: the database is up to date.")
+    return 0
+
+
+def export_schema(args: argparse.Namespace) -> int:
+    from taskflow.api.graphql import schema
+
+    target = Path(args.output)
+    target.write_text(schema.printed_schema())
+    print(f"taskflow: wrote {target}")
+    return 0
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser("serve", help="Run the API server (and migrate the embedded database).")
+    parser.add_argument("--host", help="Interface to bind (default TASKFLOW_HOST or 127.0.0.1).")
+    parser.add_argument("--port", type=int, help="Port (default TASKFLOW_PORT or 8000).")
+    parser.add_argument(
+        "--migrate", action="store_true", help="Apply migrations to an external database first."
+    )
+    parser.set_defaults(handler=serve)
+
+    parser = subparsers.add_parser("migrate", help="Apply database migrations.")
+    parser.set_defaults(handler=migrate)
+
+    parser = subparsers.add_parser(
+        "export-schema", help="Write the GraphQL schema (SDL) to graphql/schema.graphql."
+    )
+    parser.add_argument("--output", default=str(DEFAULT_SCHEMA_PATH), help="Where to write it.")
+    parser.set_defaults(handler=export_schema)

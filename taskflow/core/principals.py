@@ -1,0 +1,113 @@
+"""Principals: who people are to taskflow, and the checks on what defines them."""
+
+from __future__ import annotations
+
+import re
+import zoneinfo
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from taskflow import errors
+
+ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@+-]{0,199}$")
+NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:/+-]{0,99}$")
+EMAIL_PATTERN = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+
+#: Roles that grant powers beyond candidacy.
+ADMIN_ROLE = "admin"
+
+
+@dataclass(frozen=True)
+class Principal:
+    """A user (or system account) known to taskflow."""
+
+    id: str
+    display_name: str
+    email: str | None = None
+    roles: tuple[str, ...] = ()
+    groups: tuple[str, ...] = ()
+    attributes: Mapping[str, Any] = field(default_factory=dict)
+    time_zone: str = "UTC"
+    calendar: str | None = None
+    active: bool = True
+
+    @property
+    def is_admin(self) -> bool:
+        return ADMIN_ROLE in self.roles
+
+    def has_any_role(self, *roles: str) -> bool:
+        return any(role in self.roles for role in roles)
+
+
+def _names(value: Any, what: str, principal_id: str) -> tuple[str, ...]:
+    if isinstance(value, str):
+        value = [part for part in re.split(r"[;|,]", value) if part.strip()]
+    if not isinstance(value, list | tuple):
+        raise errors.ValidationError(
+            f"principal {principal_id!r}: {what} must be a list of names, got {value!r}.",
+            field=what,
+        )
+    names = tuple(dict.fromkeys(str(v).strip() for v in value))
+    for name in names:
+        if not NAME_PATTERN.match(name):
+            raise errors.ValidationError(
+                f"principal {principal_id!r}: {what} entry {name!r} is not a valid name; use "
+                "letters, digits and . _ : / + - (up to 100 characters).",
+                field=what,
+            )
+    return names
+
+
+def build(data: Mapping[str, Any]) -> Principal:
+    """Check a principal's fields (from the API, JSON or CSV) and build it.
+
+    Raises :class:`taskflow.errors.ValidationError` naming the field and the fix.
+    """
+    principal_id = str(data.get("id") or "").strip()
+    if not ID_PATTERN.match(principal_id):
+        raise errors.ValidationError(
+            f"principal id {principal_id!r} is not valid: use 1-200 characters, starting with "
+            "a letter or digit, then letters, digits or . _ @ + -.",
+            field="id",
+        )
+    display_name = str(data.get("display_name") or data.get("displayName") or "").strip()
+    if not display_name or len(display_name) > 200:
+        raise errors.ValidationError(
+            f"principal {principal_id!r}: display name must be 1-200 characters.",
+            field="displayName",
+        )
+    email = data.get("email") or None
+    if email is not None and not EMAIL_PATTERN.match(str(email)):
+        raise errors.ValidationError(
+            f"principal {principal_id!r}: email {email!r} is not an address like name@example.com.",
+            field="email",
+        )
+    time_zone = str(data.get("time_zone") or data.get("timeZone") or "UTC")
+    try:
+        zoneinfo.ZoneInfo(time_zone)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        raise errors.ValidationError(
+            f"principal {principal_id!r}: time zone {time_zone!r} is unknown; use an IANA name "
+            "such as Europe/London.",
+            field="timeZone",
+        ) from None
+    attributes = data.get("attributes") or {}
+    if not isinstance(attributes, Mapping):
+        raise errors.ValidationError(
+            f"principal {principal_id!r}: attributes must be a JSON object.", field="attributes"
+        )
+    active = data.get("active", True)
+    if isinstance(active, str):
+        active = active.strip().lower() not in ("false", "0", "no", "n", "")
+    return Principal(
+        id=principal_id,
+        display_name=display_name,
+        email=str(email) if email else None,
+        roles=_names(data.get("roles") or [], "roles", principal_id),
+        groups=_names(data.get("groups") or [], "groups", principal_id),
+        attributes=dict(attributes),
+        time_zone=time_zone,
+        calendar=(str(data["calendar"]) if data.get("calendar") else None),
+        active=bool(active),
+    )

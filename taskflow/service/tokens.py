@@ -1,0 +1,69 @@
+"""Signed bearer tokens for staff.
+
+A token is ``{"sub": principal id, "exp": unix seconds}`` signed with
+itsdangerous under a salt of its own, so a token made for another purpose (a
+magic link, say) never verifies here. Keys come from ``TASKFLOW_SECRET_KEYS``,
+newest first: the newest signs, every listed key verifies, and removing a key
+retires every token it signed. Expiry is checked against the injected clock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+
+from itsdangerous import BadSignature, URLSafeSerializer
+
+from taskflow import errors
+
+STAFF_SALT = "taskflow.staff-token.v1"
+DEFAULT_TTL = timedelta(days=30)
+
+
+class StaffTokens:
+    """Mints and verifies staff bearer tokens."""
+
+    def __init__(self, secret_keys: Sequence[str]) -> None:
+        if not secret_keys:
+            raise errors.ConfigError("At least one signing key is needed (TASKFLOW_SECRET_KEYS).")
+        # itsdangerous signs with the *last* key of the list; ours is newest first.
+        self._serializer = URLSafeSerializer(list(reversed(secret_keys)), salt=STAFF_SALT)
+
+    def mint(self, principal_id: str, now: datetime, ttl: timedelta = DEFAULT_TTL) -> str:
+        """A token for ``principal_id`` valid until ``now + ttl``."""
+        if ttl <= timedelta(0):
+            raise errors.ValidationError("A token's time to live must be positive (e.g. 8h, 30d).")
+        expires = int((now + ttl).timestamp())
+        return str(self._serializer.dumps({"sub": principal_id, "exp": expires}))
+
+    def verify(self, token: str, now: datetime) -> str:
+        """The principal id a valid token carries; :class:`AuthenticationError` otherwise."""
+        try:
+            claims = self._serializer.loads(token)
+        except BadSignature:
+            raise errors.AuthenticationError(
+                "The bearer token is not valid: it was altered, is not a taskflow staff token, "
+                "or was signed by a key that has been retired. Ask for a new token "
+                "(taskflow token <principal-id>)."
+            ) from None
+        if not isinstance(claims, dict) or not isinstance(claims.get("sub"), str):
+            raise errors.AuthenticationError("The bearer token carries no principal.")
+        expires = datetime.fromtimestamp(int(claims.get("exp", 0)), UTC)
+        if expires <= now:
+            raise errors.AuthenticationError(
+                f"The bearer token expired at {expires.isoformat()}. Ask for a new token "
+                "(taskflow token <principal-id>).",
+                expired_at=expires.isoformat(),
+            )
+        return str(claims["sub"])
+
+
+def parse_ttl(text: str) -> timedelta:
+    """Parse a time to live such as ``90m``, ``8h``, ``30d`` or ``1w``."""
+    units = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+    text = text.strip().lower()
+    if len(text) >= 2 and text[-1] in units and text[:-1].isdigit():
+        return timedelta(seconds=int(text[:-1]) * units[text[-1]])
+    raise errors.ValidationError(
+        f"time to live {text!r} is not understood: write a number and a unit, e.g. 90m, 8h, 30d."
+    )

@@ -1,0 +1,57 @@
+"""The connection pool and transactions: one use case, one connection, one transaction."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import asyncpg
+
+
+async def _init_connection(conn: "asyncpg.Connection[Any]") -> None:
+    for type_name in ("json", "jsonb"):
+        await conn.set_type_codec(
+            type_name, encoder=json.dumps, decoder=json.loads, schema="pg_catalog"
+        )
+
+
+class Database:
+    """An asyncpg pool with JSON codecs; hand out transactions with :meth:`transaction`."""
+
+    def __init__(self, pool: "asyncpg.Pool[Any]", url: str) -> None:
+        self.pool = pool
+        self.url = url
+
+    @classmethod
+    async def connect(cls, url: str, *, min_size: int = 1, max_size: int = 10) -> Database:
+        """Open a pool on ``url``."""
+        pool = await asyncpg.create_pool(
+            url, min_size=min_size, max_size=max_size, init=_init_connection
+        )
+        assert pool is not None
+        return cls(pool, url)
+
+    async def close(self) -> None:
+        await self.pool.close()
+
+    @asynccontextmanager
+    async def transaction(self) -> AsyncIterator["asyncpg.Connection[Any]"]:
+        """A connection inside a transaction: committed on success, rolled back on error."""
+        async with self.pool.acquire() as conn, conn.transaction():
+            yield conn
+
+    @asynccontextmanager
+    async def connection(self) -> AsyncIterator["asyncpg.Connection[Any]"]:
+        """A connection outside any explicit transaction (single statements)."""
+        async with self.pool.acquire() as conn:
+            yield conn
+
+    async def ping(self) -> bool:
+        """True when the database answers a trivial query."""
+        try:
+            async with self.pool.acquire(timeout=2) as conn:
+                return bool(await conn.fetchval("SELECT true", timeout=2))
+        except (OSError, asyncpg.PostgresError, TimeoutError):
+            return False

@@ -1,0 +1,111 @@
+"""Principal rows <-> core principals."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+import asyncpg
+
+from taskflow.core import principals
+
+Connection = asyncpg.Connection
+
+_COLUMNS = "id, display_name, email, roles, groups, attributes, time_zone, calendar, active"
+
+
+def _to_core(row: asyncpg.Record) -> principals.Principal:
+    return principals.Principal(
+        id=row["id"],
+        display_name=row["display_name"],
+        email=row["email"],
+        roles=tuple(row["roles"]),
+        groups=tuple(row["groups"]),
+        attributes=row["attributes"],
+        time_zone=row["time_zone"],
+        calendar=row["calendar"],
+        active=row["active"],
+    )
+
+
+async def get(conn: Connection, principal_id: str) -> principals.Principal | None:
+    row = await conn.fetchrow(f"SELECT {_COLUMNS} FROM principal WHERE id = $1", principal_id)
+    return _to_core(row) if row else None
+
+
+async def get_many(conn: Connection, ids: list[str]) -> dict[str, principals.Principal]:
+    rows = await conn.fetch(f"SELECT {_COLUMNS} FROM principal WHERE id = ANY($1)", ids)
+    return {row["id"]: _to_core(row) for row in rows}
+
+
+async def upsert(
+    conn: Connection, principal: principals.Principal, now: datetime
+) -> tuple[principals.Principal, bool]:
+    """Insert or update; returns the stored principal and whether it was created."""
+    row = await conn.fetchrow(
+        f"""
+        INSERT INTO principal ({_COLUMNS}, created_at, updated_at)
+        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10)
+        ON CONFLICT (id) DO UPDATE SET
+            display_name = EXCLUDED.display_name, email = EXCLUDED.email,
+            roles = EXCLUDED.roles, groups = EXCLUDED.groups,
+            attributes = EXCLUDED.attributes, time_zone = EXCLUDED.time_zone,
+            calendar = EXCLUDED.calendar, active = EXCLUDED.active,
+            updated_at = EXCLUDED.updated_at
+        RETURNING {_COLUMNS}, (xmax = 0) AS created
+        """,
+        principal.id,
+        principal.display_name,
+        principal.email,
+        list(principal.roles),
+        list(principal.groups),
+        dict(principal.attributes),
+        principal.time_zone,
+        principal.calendar,
+        principal.active,
+        now,
+    )
+    assert row is not None
+    return _to_core(row), bool(row["created"])
+
+
+async def set_active(
+    conn: Connection, principal_id: str, active: bool, now: datetime
+) -> principals.Principal | None:
+    row = await conn.fetchrow(
+        f"UPDATE principal SET active = $2, updated_at = $3 WHERE id = $1 RETURNING {_COLUMNS}",
+        principal_id,
+        active,
+        now,
+    )
+    return _to_core(row) if row else None
+
+
+async def page(
+    conn: Connection,
+    *,
+    after_id: str | None,
+    limit: int,
+    role: str | None = None,
+    group: str | None = None,
+    active: bool | None = None,
+    search: str | None = None,
+) -> tuple[list[principals.Principal], int]:
+    """A keyset page ordered by id, and the total count matching the filter."""
+    where = [
+        "($1::text IS NULL OR $1 = ANY(roles))",
+        "($2::text IS NULL OR $2 = ANY(groups))",
+        "($3::bool IS NULL OR active = $3)",
+        "($4::text IS NULL OR id ILIKE '%' || $4 || '%' OR display_name ILIKE '%' || $4 || '%')",
+    ]
+    args: list[Any] = [role, group, active, search]
+    condition = " AND ".join(where)
+    total = await conn.fetchval(f"SELECT count(*) FROM principal WHERE {condition}", *args)
+    rows = await conn.fetch(
+        f"SELECT {_COLUMNS} FROM principal WHERE {condition} AND ($5::text IS NULL OR id > $5) "
+        "ORDER BY id LIMIT $6",
+        *args,
+        after_id,
+        limit,
+    )
+    return [_to_core(row) for row in rows], int(total)
