@@ -1,0 +1,204 @@
+"""Loading calendars: one file, a folder of files, or a plain mapping."""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from taskflow.core.calendars import errors, model
+from taskflow.core.calendars.calendar import Calendar
+from taskflow.core.calendars.files import KEYS, Reader
+
+
+def read(path: Path) -> dict[str, Any]:
+    """The TOML table of one calendar file."""
+    try:
+        with path.open("rb") as handle:
+            return tomllib.load(handle)
+    except FileNotFoundError:
+        raise errors.CalendarFileError(
+            str(path), None, "no such file: give the path of a .toml calendar file"
+        ) from None
+    except tomllib.TOMLDecodeError as exc:
+        raise errors.CalendarFileError(str(path), None, f"not valid TOML: {exc}") from None
+    except OSError as exc:
+        raise errors.CalendarFileError(str(path), None, f"cannot be read: {exc}") from None
+
+
+def build_spec(
+    data: Mapping[str, Any], source: str, parent: model.CalendarSpec | None = None
+) -> model.CalendarSpec:
+    """Validate one calendar's table (``parent`` resolved already if it inherits)."""
+    reader = Reader(source)
+    reader.unknown(None, data, KEYS)
+    name = reader.text(data, "name", '"uk-london"') or Path(source).stem
+    inherits = reader.text(data, "inherits", '"uk-london"')
+    if inherits is not None and parent is None:
+        raise reader.fail("inherits", f"calendar {inherits!r} must be loaded first")
+    zone = reader.text(data, "timezone", '"Europe/London"')
+    if zone is None:
+        if parent is None:
+            raise reader.fail(
+                "timezone", 'is required: write timezone = "Europe/London" (an IANA zone)'
+            )
+        zone = parent.timezone
+    try:
+        ZoneInfo(zone)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise reader.fail(
+            "timezone", f'{zone!r} is not an IANA time zone: write e.g. "Europe/London"'
+        ) from None
+    week: dict[int, tuple[model.Window, ...]] = dict(enumerate(parent.week)) if parent else {}
+    if "week" in data:
+        week.update(reader.week(data["week"]))
+    elif parent is None:
+        raise reader.fail("week", 'is required: write [week] then mon-fri = ["09:00-17:30"]')
+    holidays = parent.holidays if parent else None
+    if "holidays" in data:
+        holidays = reader.holidays(data["holidays"])
+    mode = data.get("holiday_mode", parent.holiday_mode if parent else "remove-date")
+    if mode not in model.HOLIDAY_MODES:
+        raise reader.fail(
+            "holiday_mode",
+            f'{mode!r} is not a mode: write "remove-date" (default) or "cancel-shift"',
+        )
+    closures = list(parent.closures) if parent else []
+    for index, item in enumerate(reader.entries("closures", data.get("closures", []))):
+        closures.append(reader.closure(f"closures[{index}]", item))
+    working = list(parent.working_days) if parent else []
+    for index, item in enumerate(reader.entries("working_days", data.get("working_days", []))):
+        working.append(reader.working_day(f"working_days[{index}]", item))
+    description = reader.text(data, "description", '"London office"') or ""
+    return model.CalendarSpec(
+        name=name,
+        timezone=zone,
+        week=tuple(week.get(day, ()) for day in range(7)),
+        holidays=holidays,
+        holiday_mode=mode,
+        closures=tuple(closures),
+        working_days=tuple(working),
+        description=description,
+        source=source,
+        inherits=inherits,
+    )
+
+
+def from_dict(
+    data: Mapping[str, Any], *, source: str = "<dict>", parent: Calendar | None = None
+) -> Calendar:
+    """A calendar from a table shaped like a calendar file (tests, previews)."""
+    return Calendar(build_spec(data, source, parent.spec if parent else None))
+
+
+class Registry:
+    """Calendars by name, as loaded from a folder."""
+
+    def __init__(self, calendars: Mapping[str, Calendar]) -> None:
+        self._by_name = dict(calendars)
+
+    def get(self, name: str) -> Calendar:
+        """The calendar called ``name``; ``UnknownCalendar`` lists the known names."""
+        try:
+            return self._by_name[name]
+        except KeyError:
+            raise errors.UnknownCalendar(name, self._by_name) from None
+
+    def names(self) -> frozenset[str]:
+        """The names of every loaded calendar."""
+        return frozenset(self._by_name)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._by_name
+
+    def __iter__(self) -> Iterator[Calendar]:
+        return iter(sorted(self._by_name.values(), key=lambda calendar: calendar.name))
+
+    def __len__(self) -> int:
+        return len(self._by_name)
+
+    def __repr__(self) -> str:
+        return f"<Registry {sorted(self._by_name)}>"
+
+
+class _Folder:
+    """Resolves names (and ``inherits``) among the .toml files of one folder."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.tables: dict[str, tuple[Path, dict[str, Any]]] = {}
+        self.specs: dict[str, model.CalendarSpec] = {}
+
+    def scan(self) -> None:
+        if not self.folder.is_dir():
+            raise errors.CalendarFileError(
+                str(self.folder), None, "is not a folder: give a folder of .toml calendar files"
+            )
+        for path in sorted(self.folder.glob("*.toml")):
+            self.add(path, read(path))
+
+    def add(self, path: Path, data: dict[str, Any]) -> str:
+        name = data.get("name", path.stem)
+        if not isinstance(name, str) or not name.strip():
+            raise errors.CalendarFileError(
+                str(path), "name", 'must be a non-empty string, e.g. name = "uk-london"'
+            )
+        name = name.strip()
+        if name in self.tables and self.tables[name][0] != path:
+            raise errors.CalendarFileError(
+                str(path),
+                "name",
+                f"{name!r} is also the name of {self.tables[name][0]}: names must be unique",
+            )
+        self.tables[name] = (path, data)
+        return name
+
+    def find(self, name: str, child: Path) -> None:
+        """Make sure the table of ``name`` is known, reading ``<name>.toml`` or scanning."""
+        if name in self.tables:
+            return
+        candidate = self.folder / f"{name}.toml"
+        if candidate.is_file() and self.add(candidate, read(candidate)) == name:
+            return
+        self.scan()
+        if name not in self.tables:
+            raise errors.CalendarFileError(
+                str(child),
+                "inherits",
+                f"no calendar named {name!r} in {self.folder}; known: "
+                f"{', '.join(sorted(self.tables)) or '(none)'}",
+            )
+
+    def spec(self, name: str, chain: tuple[str, ...] = ()) -> model.CalendarSpec:
+        if name in self.specs:
+            return self.specs[name]
+        path, data = self.tables[name]
+        if name in chain:
+            raise errors.CalendarFileError(
+                str(path), "inherits", f"inheritance cycle: {' -> '.join((*chain, name))}"
+            )
+        parent = None
+        inherits = data.get("inherits")
+        if isinstance(inherits, str) and inherits.strip():
+            self.find(inherits.strip(), path)
+            parent = self.spec(inherits.strip(), (*chain, name))
+        spec = build_spec(data, str(path), parent)
+        self.specs[name] = spec
+        return spec
+
+
+def load(path: str | Path) -> Calendar:
+    """The calendar in one file; a parent it ``inherits`` is read from the same folder."""
+    path = Path(path)
+    folder = _Folder(path.parent)
+    name = folder.add(path, read(path))
+    return Calendar(folder.spec(name))
+
+
+def load_folder(path: str | Path) -> Registry:
+    """Every ``*.toml`` calendar in a folder, validated, by name."""
+    folder = _Folder(Path(path))
+    folder.scan()
+    return Registry({name: Calendar(folder.spec(name)) for name in sorted(folder.tables)})
