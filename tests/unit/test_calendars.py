@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo
@@ -401,3 +402,18 @@ def test_real_time_is_plain_utc_arithmetic() -> None:
 def test_shipped_folder_is_the_project_calendars() -> None:
     assert SHIPPED.is_dir()
     assert (SHIPPED / "uk-london.toml").is_file()
+
+
+def test_results_keep_exact_microseconds_and_fold_on_both_conversion_paths() -> None:
+    always = cal("24x7")
+    rng = random.Random(7)
+    # 2**32 s after the epoch (2106-02-07) is where the float fast path stops.
+    for base in (datetime(2026, 1, 1, tzinfo=UTC), datetime(2106, 2, 7, 6, tzinfo=UTC)):
+        for _ in range(2000):
+            budget = timedelta(microseconds=rng.randrange(1, 2 * 3_600_000_000))
+            assert always.add(base, budget) == base + budget
+    night = cal("support-overnight")
+    due = night.add(london(2026, 10, 25, 1, 0), timedelta(minutes=90))  # 01:00 BST + 90 min
+    assert due.fold == 1
+    assert due.utcoffset() == timedelta(0)
+    assert (due.hour, due.minute) == (1, 30)

@@ -25,6 +25,12 @@ MAX_YEAR = 2299
 SEARCH_YEARS = 100
 MAX_BUDGET = timedelta(days=365 * SEARCH_YEARS)
 _MAX_BUDGET_US = MAX_BUDGET // ONE_US
+#: Below 2**32 s from the epoch (until 2106) a float timestamp rounds back to the
+#: exact microsecond: the division errs by under half a microsecond, so
+#: ``fromtimestamp`` (half-even rounding) is exact there, and faster.
+_FLOAT_EXACT_US = 2**32 * 1_000_000
+_fromtimestamp = datetime.fromtimestamp
+_ZERO = timedelta(0)
 #: Years compiled at least per growth step.
 _STEP_YEARS = 4
 
@@ -32,7 +38,7 @@ _STEP_YEARS = 4
 class _Compiled:
     """Arrays for local years ``first <= y < stop``, valid on ``[lo, hi)`` (µs)."""
 
-    __slots__ = ("cend", "cum", "ends", "first", "hi", "lo", "starts", "stop", "total")
+    __slots__ = ("cend", "cum", "ends", "first", "hi", "lo", "n", "starts", "stop", "total")
 
     def __init__(
         self, first: int, stop: int, lo: int, hi: int, starts: list[int], ends: list[int]
@@ -43,6 +49,7 @@ class _Compiled:
         self.hi = hi
         self.starts = starts
         self.ends = ends
+        self.n = len(ends)
         # cum[i]: working µs before interval i; cend[i]: working µs at its end.
         cum: list[int] = []
         cend: list[int] = []
@@ -103,51 +110,60 @@ class Calendar:
                 return start.astimezone(self.tz)
             raise self._bad_budget(budget)
         c = self._compiled
-        if not c.lo <= t < c.hi:
-            c = self._cover(t, t)
-        while True:
-            ends = c.ends
-            i = bisect_right(ends, t)
-            if i < len(ends):
+        if c.lo <= t < c.hi:
+            i = bisect_right(c.ends, t)
+            if i < c.n:
                 s = c.starts[i]
                 target = c.cum[i] + (t - s if t > s else 0) + b
                 if target <= c.total:
                     j = bisect_left(c.cend, target, i)
                     r = c.starts[j] + target - c.cum[j]
-                    return (EPOCH + timedelta(microseconds=r)).astimezone(self.tz)
+                    if -_FLOAT_EXACT_US < r < _FLOAT_EXACT_US:
+                        return _fromtimestamp(r / 1e6, self.tz)
+                    return (EPOCH + timedelta(0, 0, r)).astimezone(self.tz)
+        return self._add_slow(t, b, budget)
+
+    def _add_slow(self, t: int, b: int, budget: timedelta) -> datetime:
+        """``add`` when the compiled span must first grow to cover the answer."""
+        c = self._compiled
+        if not c.lo <= t < c.hi:
+            c = self._cover(t, t)
+        while True:
+            i = bisect_right(c.ends, t)
+            if i < c.n:
+                s = c.starts[i]
+                target = c.cum[i] + (t - s if t > s else 0) + b
+                if target <= c.total:
+                    j = bisect_left(c.cend, target, i)
+                    return self._dt(c.starts[j] + target - c.cum[j])
             c = self._grow(t, budget)
 
     def elapsed(self, start: datetime, end: datetime) -> timedelta:
         """Working time between two instants; zero when ``end <= start``."""
         try:
             t0 = (start - EPOCH) // ONE_US
-        except TypeError:
-            raise errors.NaiveDatetime("start", start) from None
-        try:
             t1 = (end - EPOCH) // ONE_US
         except TypeError:
-            raise errors.NaiveDatetime("end", end) from None
+            naive = "start" if start.utcoffset() is None else "end"
+            raise errors.NaiveDatetime(naive, start if naive == "start" else end) from None
         if t1 <= t0:
-            return timedelta(0)
+            return _ZERO
         c = self._compiled
         if not (c.lo <= t0 and t1 < c.hi):
             c = self._cover(t0, t1)
-        starts = c.starts
         ends = c.ends
-        cum = c.cum
-        n = len(ends)
         i = bisect_right(ends, t0)
-        if i == n:
-            return timedelta(0)
+        if i == c.n:
+            return _ZERO
+        starts = c.starts
+        cum = c.cum
         s = starts[i]
         a = cum[i] + (t0 - s if t0 > s else 0)
         j = bisect_right(ends, t1, i)
-        if j == n:
-            z = c.total
-        else:
-            s = starts[j]
-            z = cum[j] + (t1 - s if t1 > s else 0)
-        return timedelta(microseconds=z - a)
+        if j == c.n:
+            return timedelta(0, 0, c.total - a)
+        s = starts[j]
+        return timedelta(0, 0, cum[j] + (t1 - s if t1 > s else 0) - a)
 
     # --- point queries ------------------------------------------------------
 
@@ -158,7 +174,7 @@ class Calendar:
         if not c.lo <= us < c.hi:
             c = self._cover(us, us)
         i = bisect_right(c.ends, us)
-        return i < len(c.ends) and c.starts[i] <= us
+        return i < c.n and c.starts[i] <= us
 
     def next_open(self, t: datetime) -> datetime:
         """The first instant at or after ``t`` when the calendar is open (``t`` itself if open)."""
@@ -243,7 +259,7 @@ class Calendar:
             raise errors.NaiveDatetime(what, t) from None
 
     def _dt(self, us: int) -> datetime:
-        return (EPOCH + timedelta(microseconds=us)).astimezone(self.tz)
+        return (EPOCH + timedelta(0, 0, us)).astimezone(self.tz)
 
     def _bad_budget(self, budget: timedelta) -> errors.BudgetOutOfRange:
         if budget < timedelta(0):
