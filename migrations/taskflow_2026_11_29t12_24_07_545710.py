@@ -1,12 +1,7 @@
 from piccolo.apps.migrations.auto.migration_manager import MigrationManager
-from piccolo.columns.column_types import Array
-from piccolo.columns.column_types import Boolean
-from piccolo.columns.column_types import JSONB
-from piccolo.columns.column_types import Timestamptz
-from piccolo.columns.column_types import Varchar
+from piccolo.columns.column_types import JSONB, Array, Boolean, Timestamptz, Varchar
 from piccolo.columns.defaults.timestamptz import TimestamptzNow
 from piccolo.columns.indexes import IndexMethod
-
 
 ID = "2026-11-29T12:24:07:545710"
 VERSION = "1.38.0"

@@ -6,10 +6,9 @@ import logging
 import uuid
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import Any
 
-from litestar import Litestar, Request, get
-from litestar.datastructures import State
+from litestar import Litestar, get
+from litestar.datastructures import Headers, State
 from litestar.response import Response
 from strawberry.litestar import make_graphql_controller
 
@@ -28,11 +27,12 @@ def _services(state: State) -> Services:
     return services
 
 
-async def _graphql_context(request: Request[Any, Any, Any]) -> Context:
+async def _graphql_context(headers: Headers, state: State) -> Context:
+    # headers/state (not request) so one getter serves HTTP and websocket routes.
     return Context(
-        services=_services(request.app.state),
-        request_id=request.headers.get("x-request-id") or uuid.uuid4().hex[:16],
-        authorization=request.headers.get("authorization"),
+        services=_services(state),
+        request_id=headers.get("x-request-id") or uuid.uuid4().hex[:16],
+        authorization=headers.get("authorization"),
     )
 
 
@@ -40,21 +40,40 @@ async def _graphql_context(request: Request[Any, Any, Any]) -> Context:
 async def health(state: State) -> Response[dict[str, str]]:
     """Liveness and database reachability, for load balancers and operators."""
     reachable = await _services(state).db.ping()
-    body = {"status": "ok" if reachable else "degraded", "database": "reachable" if reachable else "unreachable"}
+    body = {
+        "status": "ok" if reachable else "degraded",
+        "database": "reachable" if reachable else "unreachable",
+    }
     return Response(body, status_code=200 if reachable else 503)
 
 
-def create_app(provide_services: ServicesProvider, *, dev: bool = True) -> Litestar:
-    """The ASGI app; ``provide_services`` runs for the app's lifespan."""
+def create_app(
+    provide_services: ServicesProvider | None = None,
+    *,
+    services: Services | None = None,
+    dev: bool = True,
+    max_depth: int = graphql_schema.MAX_DEPTH,
+) -> Litestar:
+    """The ASGI app.
+
+    Either ``provide_services`` runs for the app's lifespan (the server opens and
+    closes its pool on its own event loop), or ready ``services`` are given (tests,
+    whose fixtures own the pool).
+    """
+    if (provide_services is None) == (services is None):
+        raise ValueError("pass exactly one of provide_services and services")
 
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
-        async with provide_services() as services:
-            app.state.services = services
+        if provide_services is None:
+            yield
+            return
+        async with provide_services() as provided:
+            app.state.services = provided
             yield
 
     graphql = make_graphql_controller(
-        graphql_schema.build_schema(),
+        graphql_schema.build_schema(max_depth=max_depth),
         path="/graphql",
         context_getter=_graphql_context,
         graphql_ide="graphiql" if dev else None,
@@ -63,5 +82,6 @@ def create_app(provide_services: ServicesProvider, *, dev: bool = True) -> Lites
     return Litestar(
         route_handlers=[graphql, health],
         lifespan=[lifespan],
+        state=State({"services": services}) if services is not None else None,
         debug=False,
     )

@@ -53,7 +53,9 @@ def load_principals(args: argparse.Namespace) -> int:
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser("token", help="Mint a staff bearer token for a principal.")
     parser.add_argument("principal_id", help="The principal's id.")
-    parser.add_argument("--ttl", default="30d", help="Time to live: 90m, 8h, 30d, 1w (default 30d).")
+    parser.add_argument(
+        "--ttl", default="30d", help="Time to live: 90m, 8h, 30d, 1w (default 30d)."
+    )
     parser.set_defaults(handler=token)
 
     parser = subparsers.add_parser("principals", help="Manage principals (load FILE).")

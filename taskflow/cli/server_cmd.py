@@ -21,7 +21,9 @@ def serve(args: argparse.Namespace) -> int:
 
     settings = config.load()
     runtime.exit_on_sigterm()
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
     host = args.host or settings.host
     port = args.port or settings.port
     with runtime.database_url(settings) as url:
@@ -58,7 +60,9 @@ def export_schema(args: argparse.Namespace) -> int:
 
 
 def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser("serve", help="Run the API server (and migrate the embedded database).")
+    parser = subparsers.add_parser(
+        "serve", help="Run the API server (and migrate the embedded database)."
+    )
     parser.add_argument("--host", help="Interface to bind (default TASKFLOW_HOST or 127.0.0.1).")
     parser.add_argument("--port", type=int, help="Port (default TASKFLOW_PORT or 8000).")
     parser.add_argument(

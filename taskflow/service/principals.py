@@ -58,7 +58,9 @@ async def upsert(
         return await rows.upsert(conn, principal, services.clock.now())
 
 
-async def deactivate(services: Services, actor: core.Principal, principal_id: str) -> core.Principal:
+async def deactivate(
+    services: Services, actor: core.Principal, principal_id: str
+) -> core.Principal:
     require_admin(actor, "deactivate principals")
     if principal_id == actor.id:
         raise errors.ValidationError(
@@ -116,13 +118,15 @@ def parse_file(path: Path) -> list[dict[str, Any]]:
             data = data.get("principals")
         if not isinstance(data, list) or not all(isinstance(d, dict) for d in data):
             raise errors.ValidationError(
-                f"{path}: expected a JSON list of principal objects (or {{\"principals\": [...]}})."
+                f'{path}: expected a JSON list of principal objects (or {{"principals": [...]}}).'
             )
         return data
     if path.suffix.lower() == ".csv":
         records: list[dict[str, Any]] = []
         for number, row in enumerate(csv.DictReader(io.StringIO(text)), start=2):
-            record: dict[str, Any] = {k: v for k, v in row.items() if k and not k.startswith("attr.")}
+            record: dict[str, Any] = {
+                k: v for k, v in row.items() if k and not k.startswith("attr.")
+            }
             attributes: dict[str, Any] = {}
             if record.get("attributes"):
                 try:
@@ -131,7 +135,9 @@ def parse_file(path: Path) -> list[dict[str, Any]]:
                     raise errors.ValidationError(
                         f"{path}, line {number}: the attributes column is not a JSON object."
                     ) from None
-            attributes.update({k[5:]: v for k, v in row.items() if k and k.startswith("attr.") and v})
+            attributes.update(
+                {k[5:]: v for k, v in row.items() if k and k.startswith("attr.") and v}
+            )
             record["attributes"] = attributes
             records.append(record)
         return records

@@ -5,12 +5,16 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, TypeAlias
 
 import asyncpg
+from asyncpg.pool import PoolConnectionProxy
+
+#: A connection as use cases hold it: borrowed from the pool.
+Connection: TypeAlias = "PoolConnectionProxy[Any]"
 
 
-async def _init_connection(conn: "asyncpg.Connection[Any]") -> None:
+async def _init_connection(conn: asyncpg.Connection[Any]) -> None:
     for type_name in ("json", "jsonb"):
         await conn.set_type_codec(
             type_name, encoder=json.dumps, decoder=json.loads, schema="pg_catalog"
@@ -20,7 +24,7 @@ async def _init_connection(conn: "asyncpg.Connection[Any]") -> None:
 class Database:
     """An asyncpg pool with JSON codecs; hand out transactions with :meth:`transaction`."""
 
-    def __init__(self, pool: "asyncpg.Pool[Any]", url: str) -> None:
+    def __init__(self, pool: asyncpg.Pool[Any], url: str) -> None:
         self.pool = pool
         self.url = url
 
@@ -37,13 +41,13 @@ class Database:
         await self.pool.close()
 
     @asynccontextmanager
-    async def transaction(self) -> AsyncIterator["asyncpg.Connection[Any]"]:
+    async def transaction(self) -> AsyncIterator[Connection]:
         """A connection inside a transaction: committed on success, rolled back on error."""
         async with self.pool.acquire() as conn, conn.transaction():
             yield conn
 
     @asynccontextmanager
-    async def connection(self) -> AsyncIterator["asyncpg.Connection[Any]"]:
+    async def connection(self) -> AsyncIterator[Connection]:
         """A connection outside any explicit transaction (single statements)."""
         async with self.pool.acquire() as conn:
             yield conn
@@ -53,5 +57,5 @@ class Database:
         try:
             async with self.pool.acquire(timeout=2) as conn:
                 return bool(await conn.fetchval("SELECT true", timeout=2))
-        except (OSError, asyncpg.PostgresError, TimeoutError):
+        except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError, TimeoutError):
             return False

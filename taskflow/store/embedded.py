@@ -32,7 +32,7 @@ warnings.filterwarnings("ignore", message="XDG_RUNTIME_DIR is not set")
 
 def _alive(pid: int) -> bool:
     try:
-        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+        return bool(psutil.Process(pid).status() != psutil.STATUS_ZOMBIE)
     except psutil.NoSuchProcess:
         return False
 
@@ -62,7 +62,9 @@ def stop_if_unowned(pgdata: Path) -> bool:
         if info is None or not info.is_running():
             return False
         user = "pgserver" if os.geteuid() == 0 else None
-        _commands.pg_ctl(["-w", "stop", "-m", "fast"], pgdata=pgdata, user=user)
+        _commands.pg_ctl(  # type: ignore[attr-defined]
+            ["-w", "stop", "-m", "fast"], pgdata=pgdata, user=user
+        )
         return True
 
 
@@ -88,8 +90,10 @@ class EmbeddedPostgres:
         self.pgdata.parent.mkdir(parents=True, exist_ok=True)
         if self.pgdata.exists():
             prune_dead_owners(self.pgdata)
-        self._server = pgserver.get_server(self.pgdata, cleanup_mode="stop")
-        self._watchdog = subprocess.Popen(  # noqa: S603 - our own module, fixed argv
+        self._server = pgserver.get_server(  # type: ignore[attr-defined]
+            self.pgdata, cleanup_mode="stop"
+        )
+        self._watchdog = subprocess.Popen(
             [sys.executable, "-m", "taskflow.store.pg_watchdog", str(self.pgdata)],
             stdin=subprocess.PIPE,
             start_new_session=True,

@@ -8,8 +8,7 @@ from typing import Any
 import asyncpg
 
 from taskflow.core import principals
-
-Connection = asyncpg.Connection
+from taskflow.store import db
 
 _COLUMNS = "id, display_name, email, roles, groups, attributes, time_zone, calendar, active"
 
@@ -28,18 +27,18 @@ def _to_core(row: asyncpg.Record) -> principals.Principal:
     )
 
 
-async def get(conn: Connection, principal_id: str) -> principals.Principal | None:
+async def get(conn: db.Connection, principal_id: str) -> principals.Principal | None:
     row = await conn.fetchrow(f"SELECT {_COLUMNS} FROM principal WHERE id = $1", principal_id)
     return _to_core(row) if row else None
 
 
-async def get_many(conn: Connection, ids: list[str]) -> dict[str, principals.Principal]:
+async def get_many(conn: db.Connection, ids: list[str]) -> dict[str, principals.Principal]:
     rows = await conn.fetch(f"SELECT {_COLUMNS} FROM principal WHERE id = ANY($1)", ids)
     return {row["id"]: _to_core(row) for row in rows}
 
 
 async def upsert(
-    conn: Connection, principal: principals.Principal, now: datetime
+    conn: db.Connection, principal: principals.Principal, now: datetime
 ) -> tuple[principals.Principal, bool]:
     """Insert or update; returns the stored principal and whether it was created."""
     row = await conn.fetchrow(
@@ -70,7 +69,7 @@ async def upsert(
 
 
 async def set_active(
-    conn: Connection, principal_id: str, active: bool, now: datetime
+    conn: db.Connection, principal_id: str, active: bool, now: datetime
 ) -> principals.Principal | None:
     row = await conn.fetchrow(
         f"UPDATE principal SET active = $2, updated_at = $3 WHERE id = $1 RETURNING {_COLUMNS}",
@@ -82,7 +81,7 @@ async def set_active(
 
 
 async def page(
-    conn: Connection,
+    conn: db.Connection,
     *,
     after_id: str | None,
     limit: int,

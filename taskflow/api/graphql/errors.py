@@ -28,7 +28,9 @@ class ShapeErrors(MaskErrors):
     @staticmethod
     def _is_unexpected(error: GraphQLError) -> bool:
         original = error.original_error
-        return original is not None and not isinstance(original, errors.TaskflowError | GraphQLError)
+        return original is not None and not isinstance(
+            original, errors.TaskflowError | GraphQLError
+        )
 
     def _request_id(self) -> str:
         context = self.execution_context.context

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 
 import strawberry
 from strawberry.scalars import JSON
@@ -18,7 +18,9 @@ TYPE_NAME = "Principal"
 
 @strawberry.type(name="Principal", description="A person or system account known to taskflow.")
 class PrincipalType(relay.Node):
-    login: str = strawberry.field(description="The principal's own id, as tokens and files name it.")
+    login: str = strawberry.field(
+        description="The principal's own id, as tokens and files name it."
+    )
     display_name: str = strawberry.field(description="The name people see.")
     email: str | None = strawberry.field(description="Where notifications go, when set.")
     roles: list[str] = strawberry.field(description="Roles, e.g. finance, lead, admin.")
@@ -41,7 +43,7 @@ class PrincipalType(relay.Node):
             email=principal.email,
             roles=list(principal.roles),
             groups=list(principal.groups),
-            attributes=dict(principal.attributes),
+            attributes=cast(JSON, dict(principal.attributes)),
             time_zone=principal.time_zone,
             calendar=principal.calendar,
             active=principal.active,
@@ -126,7 +128,7 @@ class PrincipalQueries:
         after: Annotated[
             str | None, strawberry.argument(description="endCursor of the previous page.")
         ] = None,
-        filter: Annotated[  # noqa: A002 - the GraphQL argument name
+        filter: Annotated[
             PrincipalFilter | None, strawberry.argument(description="Which principals.")
         ] = None,
     ) -> relay.Connection[PrincipalType]:
@@ -144,7 +146,9 @@ class PrincipalQueries:
             active=f.active,
             search=f.search,
         )
-        edges = [relay.Edge(cursor=relay.encode_cursor(p.id), node=PrincipalType.of(p)) for p in found]
+        edges = [
+            relay.Edge(cursor=relay.encode_cursor(p.id), node=PrincipalType.of(p)) for p in found
+        ]
         return relay.Connection(
             edges=edges,
             page_info=relay.PageInfo(
@@ -158,7 +162,11 @@ class PrincipalQueries:
 class PrincipalMutations:
     @strawberry.mutation(description="Create or update a principal (admins only).")
     async def upsert_principal(
-        self, info: Info, input: UpsertPrincipalInput  # noqa: A002 - GraphQL convention
+        self,
+        info: Info,
+        input: Annotated[
+            UpsertPrincipalInput, strawberry.argument(description="The principal's fields.")
+        ],
     ) -> UpsertPrincipalPayload:
         me = await caller(info)
         data: dict[str, Any] = {
@@ -178,9 +186,15 @@ class PrincipalMutations:
             return relay.refusal_for(exc)  # type: ignore[return-value]
         return UpsertPrincipalSuccess(principal=PrincipalType.of(principal), created=created)
 
-    @strawberry.mutation(description="Deactivate a principal: their tokens stop working (admins only).")
+    @strawberry.mutation(
+        description="Deactivate a principal: their tokens stop working (admins only)."
+    )
     async def deactivate_principal(
-        self, info: Info, input: DeactivatePrincipalInput  # noqa: A002
+        self,
+        info: Info,
+        input: Annotated[
+            DeactivatePrincipalInput, strawberry.argument(description="Whom to deactivate.")
+        ],
     ) -> DeactivatePrincipalPayload:
         me = await caller(info)
         try:

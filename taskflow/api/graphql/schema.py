@@ -33,7 +33,7 @@ class Query(principals.PrincipalQueries):
     async def node(
         self,
         info: Info,
-        id: Annotated[strawberry.ID, strawberry.argument(description="A global id.")],  # noqa: A002
+        id: Annotated[strawberry.ID, strawberry.argument(description="A global id.")],
     ) -> relay.Node | None:
         try:
             type_name, local_id = relay.from_global_id(str(id))
@@ -48,15 +48,15 @@ class Mutation(principals.PrincipalMutations):
     pass
 
 
-def build_schema() -> strawberry.Schema:
-    """The taskflow GraphQL schema."""
+def build_schema(*, max_depth: int = MAX_DEPTH) -> strawberry.Schema:
+    """The taskflow GraphQL schema (``max_depth`` is lowered only by tests)."""
     return strawberry.Schema(
         query=Query,
         mutation=Mutation,
         types=[principals.PrincipalType],
         config=StrawberryConfig(auto_camel_case=True),
         extensions=[
-            lambda: QueryDepthLimiter(max_depth=MAX_DEPTH),
+            lambda: QueryDepthLimiter(max_depth=max_depth),
             lambda: MaxAliasesLimiter(max_alias_count=MAX_ALIASES),
             lambda: MaxTokensLimiter(max_token_count=MAX_TOKENS),
             ShapeErrors,

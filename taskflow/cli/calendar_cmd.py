@@ -1,0 +1,152 @@
+"""``taskflow calendar check | due | elapsed``: business-hours calendars from the shell.
+
+These commands need no database and no secret: they read calendar files only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from taskflow import config, errors
+from taskflow.core import calendars
+
+_BUDGET = re.compile(
+    r"^(?:(?P<h>\d+(?:\.\d+)?)h)?(?:(?P<m>\d+(?:\.\d+)?)m)?(?:(?P<s>\d+(?:\.\d+)?)s)?$"
+)
+
+
+def default_folder() -> Path:
+    """``TASKFLOW_CALENDARS`` or the bundled ``calendars/`` (no ``config.load()``: no secret)."""
+    return Path(os.environ.get("TASKFLOW_CALENDARS") or config.PROJECT_ROOT / "calendars")
+
+
+def parse_budget(text: str) -> timedelta:
+    """``8h``, ``90m``, ``1h30m``, ``45s``, ``1.5h`` or ``HH:MM[:SS]`` as a timedelta."""
+    value = text.strip().lower()
+    match = _BUDGET.match(value)
+    if value and match and any(match.groupdict().values()):
+        parts = {k: float(v) if v else 0.0 for k, v in match.groupdict().items()}
+        budget = timedelta(hours=parts["h"], minutes=parts["m"], seconds=parts["s"])
+        # Whole microseconds, never float hours: round once, here at the edge.
+        return timedelta(microseconds=round(budget / timedelta(microseconds=1)))
+    clock = re.match(r"^(\d+):(\d{2})(?::(\d{2}))?$", value)
+    if clock:
+        return timedelta(hours=int(clock[1]), minutes=int(clock[2]), seconds=int(clock[3] or 0))
+    raise errors.ValidationError(
+        f"budget {text!r} is not a duration: write e.g. 8h, 90m, 1h30m, 45s or 08:30."
+    )
+
+
+def parse_instant(what: str, text: str) -> datetime:
+    """An ISO 8601 instant that carries its offset (``2026-12-24T16:00+00:00`` or ``...Z``)."""
+    try:
+        value = datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise errors.ValidationError(
+            f"{what} {text!r} is not an ISO 8601 datetime: write e.g. 2026-12-24T16:00+00:00."
+        ) from None
+    if value.utcoffset() is None:
+        raise calendars.NaiveDatetime(what, text)
+    return value
+
+
+def find(name: str, folder: str | None) -> calendars.BusinessClock:
+    """A calendar by name (from the folder), a ``.toml`` path, or ``real-time``."""
+    if name == calendars.REAL_TIME.name:
+        return calendars.REAL_TIME
+    if name.endswith(".toml"):
+        return calendars.load(name)
+    return calendars.load_folder(folder or default_folder()).get(name)
+
+
+def check(args: argparse.Namespace) -> int:
+    target = Path(args.path) if args.path else default_folder()
+    if target.is_dir():
+        found = list(calendars.load_folder(target))
+    else:
+        found = [calendars.load(target)]
+    now = datetime.now(UTC)  # the CLI may read the clock; the core never does
+    for calendar in found:
+        spec = calendar.spec
+        week = ", ".join(
+            f"{day} {' '.join(str(w) for w in windows)}"
+            for day, windows in zip(calendars.model.WEEKDAYS, spec.week, strict=True)
+            if windows
+        )
+        holidays = (
+            f"{spec.holidays.country}{'/' + spec.holidays.subdivision if spec.holidays.subdivision else ''}"
+            if spec.holidays
+            else "none"
+        )
+        # Computing something proves the holidays and windows resolve for this year.
+        opens = calendar.next_open(now)
+        print(
+            f"ok  {calendar.name:<20} {spec.timezone:<20} holidays {holidays:<8} "
+            f"{week}  (next open {opens.isoformat(timespec='minutes')})"
+        )
+    print(f"taskflow: {len(found)} calendar(s) valid in {target}")
+    return 0
+
+
+def due(args: argparse.Namespace) -> int:
+    calendar = find(args.name, args.calendars)
+    start = parse_instant("START", args.start)
+    budget = parse_budget(args.budget)
+    explanation = calendar.explain(start, budget)
+    print(explanation.due.isoformat())
+    if not args.quiet:
+        for line in explanation.lines():
+            print(f"  {line}")
+    return 0
+
+
+def elapsed(args: argparse.Namespace) -> int:
+    calendar = find(args.name, args.calendars)
+    start = parse_instant("START", args.start)
+    end = parse_instant("END", args.end)
+    worked = calendar.elapsed(start, end)
+    print(f"{calendars.explain.duration(worked)}  ({worked.total_seconds():g} s)")
+    return 0
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "calendar", help="Check business-hours calendars and compute due instants."
+    )
+    commands = parser.add_subparsers(dest="calendar_command", metavar="SUBCOMMAND")
+    parser.set_defaults(handler=lambda _args: (parser.print_help(), 2)[1])
+
+    check_parser = commands.add_parser("check", help="Validate calendar files (a file or folder).")
+    check_parser.add_argument(
+        "path",
+        nargs="?",
+        help="A .toml file or a folder (default: $TASKFLOW_CALENDARS or ./calendars).",
+    )
+    check_parser.set_defaults(handler=check)
+
+    folder_help = "Folder of calendar files (default: $TASKFLOW_CALENDARS or ./calendars)."
+    due_parser = commands.add_parser(
+        "due", help="When a budget of working time from START is due, and why."
+    )
+    due_parser.add_argument("name", help="Calendar name, a .toml path, or real-time.")
+    due_parser.add_argument(
+        "start", help="ISO 8601 instant with offset, e.g. 2026-12-24T16:00+00:00."
+    )
+    due_parser.add_argument("budget", help="Working time: 8h, 90m, 1h30m, 45s or 08:30.")
+    due_parser.add_argument("--calendars", help=folder_help)
+    due_parser.add_argument(
+        "-q", "--quiet", action="store_true", help="Print the due instant only."
+    )
+    due_parser.set_defaults(handler=due)
+
+    elapsed_parser = commands.add_parser("elapsed", help="Working time between two instants.")
+    elapsed_parser.add_argument("name", help="Calendar name, a .toml path, or real-time.")
+    elapsed_parser.add_argument("start", help="ISO 8601 instant with offset.")
+    elapsed_parser.add_argument("end", help="ISO 8601 instant with offset.")
+    elapsed_parser.add_argument("--calendars", help=folder_help)
+    elapsed_parser.set_defaults(handler=elapsed)

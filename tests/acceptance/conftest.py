@@ -1,0 +1,115 @@
+"""Helpers for tests that run taskflow as real processes."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import psutil
+import pytest
+
+from taskflow import config
+
+TASKFLOW = [sys.executable, "-m", "taskflow"]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def postgres_processes(data_dir: Path) -> list[psutil.Process]:
+    """Live postgres server processes serving a data dir under ``data_dir``."""
+    found = []
+    for proc in psutil.process_iter(attrs=["name", "cmdline", "status"]):
+        cmdline = " ".join(proc.info["cmdline"] or [])
+        if (
+            proc.info["name"] == "postgres"
+            and str(data_dir) in cmdline
+            and proc.info["status"] != psutil.STATUS_ZOMBIE
+        ):
+            found.append(proc)
+    return found
+
+
+def wait_until(predicate: object, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():  # type: ignore[operator]
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+
+
+class Deployment:
+    """One taskflow installation: a data dir, a port, and the commands to run it."""
+
+    def __init__(self, root: Path) -> None:
+        self.data_dir = root / "data"
+        self.log = root / "serve.log"
+        self.port = free_port()
+        self.env = {
+            **os.environ,
+            "TASKFLOW_DATA_DIR": str(self.data_dir),
+            "TASKFLOW_PORT": str(self.port),
+            "TASKFLOW_ENV": "dev",
+        }
+        for name in ("TASKFLOW_DATABASE_URL", "TASKFLOW_SECRET_KEYS"):
+            self.env.pop(name, None)
+        self.base_url = f"http://127.0.0.1:{self.port}"
+
+    def run(self, *args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [*TASKFLOW, *args],
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            cwd=config.PROJECT_ROOT,
+            check=False,
+        )
+
+    def serve(self) -> subprocess.Popen[str]:
+        # Output goes to a file: a pipe nobody reads would block the server when full.
+        with self.log.open("a") as log:
+            process = subprocess.Popen(
+                [*TASKFLOW, "serve"],
+                env=self.env,
+                cwd=config.PROJECT_ROOT,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                text=True,
+            )
+
+        def healthy() -> bool:
+            if process.poll() is not None:
+                raise AssertionError(f"taskflow serve exited:\n{self.log.read_text()}")
+            try:
+                return httpx.get(f"{self.base_url}/health", timeout=1).status_code == 200
+            except httpx.HTTPError:
+                return False
+
+        wait_until(healthy, 60, "taskflow serve to answer /health")
+        return process
+
+    def graphql(self, query: str, token: str | None) -> httpx.Response:
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        return httpx.post(
+            f"{self.base_url}/graphql", json={"query": query}, headers=headers, timeout=10
+        )
+
+
+@pytest.fixture
+def deployment(tmp_path: Path) -> Iterator[Deployment]:
+    deployment = Deployment(tmp_path)
+    yield deployment
+    # Whatever a test did, leave no server behind.
+    for proc in postgres_processes(deployment.data_dir):
+        proc.kill()
