@@ -64,33 +64,51 @@ def find(name: str, folder: str | None) -> calendars.BusinessClock:
     return calendars.load_folder(folder or default_folder()).get(name)
 
 
+def week_summary(spec: calendars.CalendarSpec) -> str:
+    """``mon-fri 09:00-17:30`` style: runs of weekdays that share their windows."""
+    runs: list[tuple[int, int, tuple[calendars.Window, ...]]] = []
+    for day, windows in enumerate(spec.week):
+        if runs and runs[-1][2] == windows and runs[-1][1] == day - 1:
+            runs[-1] = (runs[-1][0], day, windows)
+        else:
+            runs.append((day, day, windows))
+    names = calendars.model.WEEKDAYS
+    return ", ".join(
+        f"{names[a]}{'-' + names[b] if b > a else ''} {' '.join(str(w) for w in windows)}"
+        for a, b, windows in runs
+        if windows
+    )
+
+
 def check(args: argparse.Namespace) -> int:
     target = Path(args.path) if args.path else default_folder()
-    if target.is_dir():
-        found = list(calendars.load_folder(target))
-    else:
-        found = [calendars.load(target)]
+    paths = sorted(target.glob("*.toml")) if target.is_dir() else [target]
+    found: list[calendars.Calendar] = []
+    failed = 0
+    for path in paths:
+        # Load each file on its own so one bad file does not hide the others.
+        try:
+            found.append(calendars.load(path))
+        except calendars.CalendarError as exc:
+            failed += 1
+            print(f"FAIL [{exc.code}] {exc.message}")
+    if target.is_dir() and not failed:
+        calendars.load_folder(target)  # names unique across the folder
     now = datetime.now(UTC)  # the CLI may read the clock; the core never does
     for calendar in found:
         spec = calendar.spec
-        week = ", ".join(
-            f"{day} {' '.join(str(w) for w in windows)}"
-            for day, windows in zip(calendars.model.WEEKDAYS, spec.week, strict=True)
-            if windows
-        )
-        holidays = (
-            f"{spec.holidays.country}{'/' + spec.holidays.subdivision if spec.holidays.subdivision else ''}"
-            if spec.holidays
-            else "none"
-        )
+        week = week_summary(spec)
+        holidays = "none"
+        if spec.holidays:
+            holidays = "/".join(filter(None, (spec.holidays.country, spec.holidays.subdivision)))
         # Computing something proves the holidays and windows resolve for this year.
         opens = calendar.next_open(now)
         print(
             f"ok  {calendar.name:<20} {spec.timezone:<20} holidays {holidays:<8} "
             f"{week}  (next open {opens.isoformat(timespec='minutes')})"
         )
-    print(f"taskflow: {len(found)} calendar(s) valid in {target}")
-    return 0
+    print(f"taskflow: {len(found)} calendar(s) valid, {failed} invalid, in {target}")
+    return 1 if failed else 0
 
 
 def due(args: argparse.Namespace) -> int:
