@@ -1,0 +1,180 @@
+"""Expense approval: finance checks every claim; large ones also need the submitter's manager.
+
+The story, as the finance team tells it:
+
+1. An employee submits an expense claim. Someone in finance, never the
+   employee themselves, reviews it: they should pick it up within 4 business
+   hours and decide within 2 business days (London office hours). At 75 % of
+   those 2 days the reviewer is nudged; if nobody picks the claim up in time,
+   or the decision is late, the finance lead is brought in.
+2. Finance approves, rejects, or sends a question back to the employee. A
+   question pauses nothing on our side: the claim waits for the employee's
+   answer, and is withdrawn if they do not answer within two weeks.
+3. Claims over 1000 also need the approval of the employee's own manager.
+4. Accounts payable pays approved claims and records the payment reference.
+
+The application that owns expenses starts a run per claim with the claim as
+the subject, e.g.::
+
+    {"reference": "EXP-2026-0042", "amount": 1250.00, "currency": "GBP",
+     "submitted_by": "bob", "department": "sales", "receipts": 3}
+"""
+
+from __future__ import annotations
+
+from taskflow import (
+    Field,
+    Move,
+    Precondition,
+    Route,
+    Slot,
+    State,
+    Workflow,
+    business,
+    milestone,
+    payload,
+    real,
+    reminder,
+    subject,
+    timeout,
+    who,
+)
+
+#: Above this amount (in the claim's currency) the employee's manager must approve too.
+MANAGER_APPROVAL_ABOVE = 1000
+
+#: The employee who submitted the claim: they may never approve their own money.
+submitter = who.id(subject.submitted_by)
+
+
+class ExpenseApproval(Workflow):
+    """An expense claim is reviewed by finance, approved by a manager when large, then paid."""
+
+    name = "expense-approval"
+    version = 1
+    tracks = "expense"
+    calendar = "uk-london"  # finance works London office hours
+    correlate_by = subject.reference  # payment systems quote the claim reference
+
+    submitted = State(
+        initial=True,
+        label="Finance review",
+        slots=[
+            Slot(
+                "finance_review",
+                waits_for="reviewed",
+                label="Review expense {subject.reference}: "
+                "{subject.amount:,.2f} {subject.currency}",
+                fields=[
+                    Field.choice("decision", ["approve", "reject", "query"]),
+                    Field.text("comment", required=False),
+                ],
+                # Separation of duties: anyone in finance except the person who submitted it.
+                candidates=who.role("finance") - submitter,
+                delegates=who.role("finance-lead"),
+                milestones=[
+                    milestone.assigned(within=business.hours(4)),
+                    milestone.finished(within=business.days(2)),
+                ],
+                reminders=[
+                    # A nudge to whoever holds it (or to the whole team while nobody does).
+                    reminder.at(0.75, of="finished", notify=who.holder() | who.candidates()),
+                    # Nobody picked it up in time: the finance lead may take it or hand it out.
+                    reminder.on_breach("assigned", escalate_to=who.role("finance-lead")),
+                    # The decision is late: tell the lead, and put it at the top of every inbox.
+                    reminder.on_breach(
+                        "finished", notify=who.role("finance-lead"), raise_priority_to=1
+                    ),
+                ],
+            )
+        ],
+        then=[
+            Route("rejected", when=payload.finance_review.decision == "reject"),
+            Route("awaiting_answer", when=payload.finance_review.decision == "query"),
+            Route("manager_approval", when=subject.amount > MANAGER_APPROVAL_ABOVE),
+            Route("payment"),
+        ],
+        moves=[
+            # The employee may withdraw a claim they no longer want paid.
+            Move("withdraw", to="withdrawn", by=submitter),
+        ],
+    )
+
+    awaiting_answer = State(
+        label="Question to the employee",
+        slots=[
+            Slot(
+                "answer",
+                waits_for="answered",
+                label="Finance asks about {subject.reference}: {payload.finance_review.comment}",
+                fields=[Field.text("answer"), Field.file("receipt", required=False)],
+                candidates=submitter,
+                milestones=[milestone.finished(within=business.days(5))],
+                reminders=[reminder.at(0.5, of="finished", notify=who.holder() | submitter)],
+            )
+        ],
+        then=[Route("submitted")],  # back to finance, who review it afresh
+        timeouts=[timeout(real.days(14), notify=submitter, move_to="withdrawn")],
+    )
+
+    manager_approval = State(
+        label="Manager approval",
+        slots=[
+            Slot(
+                "manager_approval",
+                waits_for="approved",
+                label="Approve {subject.reference} by {subject.submitted_by}: "
+                "{subject.amount:,.2f} {subject.currency}",
+                fields=[
+                    Field.choice("decision", ["approve", "reject"]),
+                    Field.text("comment", required=False),
+                ],
+                # An attribute rule: a principal whose "reports" attribute lists the submitter
+                # is the submitter's manager (the directory sync fills that attribute).
+                candidates=(who.attr("reports") == subject.submitted_by) - submitter,
+                delegates=who.role("finance-lead"),
+                milestones=[milestone.finished(within=business.days(3))],
+                reminders=[
+                    reminder.at(0.5, of="finished", every=business.days(1), notify=who.holder()),
+                    reminder.on_breach("finished", escalate_to=who.role("finance-lead")),
+                ],
+            )
+        ],
+        then=[
+            Route("rejected", when=payload.manager_approval.decision == "reject"),
+            Route("payment"),
+        ],
+        moves=[Move("withdraw", to="withdrawn", by=submitter)],
+    )
+
+    payment = State(
+        label="Payment",
+        slots=[
+            Slot(
+                "payment",
+                waits_for="paid",
+                label="Pay {subject.reference} to {subject.submitted_by}",
+                fields=[Field.text("payment_reference"), Field.date("paid_on")],
+                candidates=who.role("accounts-payable"),
+                milestones=[milestone.finished(within=business.days(3))],
+                reminders=[reminder.on_breach("finished", notify=who.role("finance-lead"))],
+            )
+        ],
+        then=[Route("paid")],
+        moves=[
+            # Finance may stop a payment, but only while it has not been made.
+            Move(
+                "stop_payment",
+                to="rejected",
+                by=who.role("finance-lead"),
+                preconditions=[
+                    Precondition("not paid yet", payload.payment.payment_reference.is_missing()),
+                ],
+                fields=[Field.text("reason")],
+            )
+        ],
+    )
+
+    paid = State(terminal=True, label="Paid")
+    rejected = State(terminal=True, label="Rejected")
+    withdrawn = State(terminal=True, label="Withdrawn")

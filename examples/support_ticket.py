@@ -1,0 +1,205 @@
+"""Support ticket: triage, a first response and a resolution, each against the ticket's priority.
+
+The story, as the support team tells it:
+
+1. A new ticket is triaged by the on-duty triage desk: confirm the priority,
+   pick a category, or close it as spam.
+2. The owning team (the ticket's ``team``) then owes the customer a first
+   response and a resolution. How long they have depends on the priority:
+
+   ========  ========================  ===========================
+   priority  first response            resolution
+   ========  ========================  ===========================
+   P1        1 hour, round the clock   8 hours, round the clock
+   P2        4 business hours          2 business days
+   P3        1 business day            5 business days
+   P4        2 business days           10 business days
+   ========  ========================  ===========================
+
+   P1 runs on the ``24x7`` calendar (every hour counts, nights and weekends
+   included); P2-P4 run on the team's business hours (``uk-london``).
+   Whoever holds a ticket is reminded at 75 % of the time; on a breach the
+   team lead is brought in.
+3. While the team waits for the customer ("can you send a screenshot?"),
+   the ticket sits in *waiting for customer*: the SLA clocks stop, and start
+   again where they stopped when the customer replies (by e-mail, or through
+   the link in our message). A customer silent for 7 days gets the ticket closed.
+4. A resolved ticket closes itself after 7 days unless the customer reopens it.
+
+If the triage desk changes the priority, the help desk updates the ticket
+(``updateSubject``) and taskflow recomputes the budgets, keeping the time
+already spent. Subject example::
+
+    {"reference": "T-81723", "title": "Cannot export invoices", "priority": "P2",
+     "team": "billing-support", "customer_email": "ana@example.com"}
+"""
+
+from __future__ import annotations
+
+from taskflow import (
+    Field,
+    Move,
+    Route,
+    Slot,
+    State,
+    Workflow,
+    budget_by,
+    business,
+    milestone,
+    payload,
+    priority_by,
+    real,
+    reminder,
+    subject,
+    timeout,
+    who,
+)
+
+#: P1 is measured round the clock: the 24x7 calendar counts every hour.
+ROUND_THE_CLOCK = "24x7"
+
+#: How urgent each priority is in inboxes (1 = top).
+URGENCY = priority_by(subject.priority, {"P1": 1, "P2": 2, "P3": 3, "P4": 4}, default=3)
+
+#: The team that owns the ticket, and its lead (escalations go there).
+team = who.group(subject.team)
+team_lead = who.role("support-lead") & who.group(subject.team)
+
+#: The customer, who answers through a link and never signs in.
+customer = who.email(subject.customer_email)
+
+FIRST_RESPONSE = budget_by(
+    subject.priority,
+    {
+        "P1": business.hours(1, calendar=ROUND_THE_CLOCK),
+        "P2": business.hours(4),
+        "P3": business.days(1),
+        "P4": business.days(2),
+    },
+    default=business.days(1),  # an unknown priority is treated as P3
+)
+
+RESOLUTION = budget_by(
+    subject.priority,
+    {
+        "P1": business.hours(8, calendar=ROUND_THE_CLOCK),
+        "P2": business.days(2),
+        "P3": business.days(5),
+        "P4": business.days(10),
+    },
+    default=business.days(5),
+)
+
+#: Reminders shared by the two customer-facing slots.
+ON_TIME_REMINDERS = [
+    reminder.at(0.75, of="finished", notify=who.holder() | team),
+    reminder.on_breach(
+        "finished",
+        notify=who.holder(),
+        escalate_to=team_lead,  # the lead can take it or hand it to someone free
+        every=business.hours(4),  # and keep reminding every 4 hours until it is done
+    ),
+]
+
+
+class SupportTicket(Workflow):
+    """A customer ticket: triage, first response and resolution on priority-based SLAs."""
+
+    name = "support-ticket"
+    version = 1
+    tracks = "ticket"
+    calendar = "uk-london"  # the support teams' business hours
+    correlate_by = subject.reference  # e-mails quote [T-81723] in their subject line
+
+    new = State(
+        initial=True,
+        label="Triage",
+        slots=[
+            Slot(
+                "triage",
+                waits_for="triaged",
+                label="Triage {subject.reference}: {subject.title}",
+                fields=[
+                    Field.choice("priority", ["P1", "P2", "P3", "P4"]),
+                    Field.choice("category", ["question", "bug", "billing", "outage", "spam"]),
+                ],
+                candidates=who.role("support-triage"),
+                priority=URGENCY,
+                milestones=[milestone.finished(within=business.minutes(30, calendar="24x7"))],
+                reminders=[reminder.on_breach("finished", notify=who.role("support-triage"))],
+            )
+        ],
+        then=[
+            Route("closed", when=payload.triage.category == "spam"),
+            Route("open"),
+        ],
+    )
+
+    open = State(
+        label="With the team",
+        slots=[
+            Slot(
+                "first_response",
+                waits_for="responded",
+                label="Answer {subject.reference} ({subject.priority}): {subject.title}",
+                fields=[Field.text("message")],
+                candidates=team,
+                delegates=team_lead,
+                priority=URGENCY,
+                milestones=[
+                    milestone.assigned(within=business.minutes(30, calendar=ROUND_THE_CLOCK)),
+                    milestone.finished(within=FIRST_RESPONSE),
+                ],
+                reminders=ON_TIME_REMINDERS,
+            ),
+            Slot(
+                "resolution",
+                waits_for="resolved",
+                label="Resolve {subject.reference} ({subject.priority}): {subject.title}",
+                fields=[
+                    Field.choice("outcome", ["fixed", "answered", "workaround", "wont-fix"]),
+                    Field.text("summary"),
+                ],
+                candidates=team,
+                delegates=team_lead,
+                priority=URGENCY,
+                milestones=[milestone.finished(within=RESOLUTION)],
+                reminders=ON_TIME_REMINDERS,
+            ),
+        ],
+        then=[Route("resolved")],
+        moves=[
+            # Asking the customer something stops the clocks until they answer.
+            Move(
+                "ask_customer", to="waiting_for_customer", by=team, fields=[Field.text("question")]
+            ),
+        ],
+    )
+
+    waiting_for_customer = State(
+        label="Waiting for the customer",
+        pausing=True,  # SLA clocks of the ticket stand still here
+        slots=[
+            Slot(
+                "customer_reply",
+                waits_for="customer-replied",
+                label="Reply about {subject.reference}: {subject.title}",
+                fields=[Field.text("reply"), Field.file("attachment", required=False)],
+                # The help desk raises the event when the customer e-mails back; the customer
+                # can also answer through a link, which shows them only these fields.
+                candidates=who.role("helpdesk-integration") | customer,
+                magic_link=True,
+                shareable=["reference", "title"],
+            )
+        ],
+        then=[Route("open")],
+        timeouts=[timeout(real.days(7), notify=team, move_to="closed")],
+    )
+
+    resolved = State(
+        label="Resolved",
+        moves=[Move("reopen", to="open", by=who.role("helpdesk-integration") | team)],
+        timeouts=[timeout(real.days(7), move_to="closed")],
+    )
+
+    closed = State(terminal=True, label="Closed")

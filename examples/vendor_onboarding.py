@@ -1,0 +1,152 @@
+"""Vendor onboarding: a new supplier sends its documents, then legal and security sign off.
+
+The story, as procurement tells it:
+
+1. Procurement registers a new vendor. A quick automatic screen rejects a
+   registration whose VAT number is not even well formed.
+2. The vendor uploads each document we require from them (the list differs per
+   vendor: a certificate of incorporation, bank details, an insurance
+   certificate, a data processing agreement...). They have no account: each
+   request reaches them as a link that opens a one-page form for that
+   document only. Every 2 business days they are reminded of what is still
+   missing. Procurement staff may upload a document on their behalf.
+3. Once every document is in, legal reviews the set. If the vendor will
+   handle personal data, security reviews it too, in parallel with legal.
+4. Both approve: the vendor is onboarded. Either rejects: the vendor is
+   told no. If it all takes more than 30 days, the onboarding expires and
+   procurement starts again when the vendor is ready.
+
+Subject example::
+
+    {"vendor_number": "V-20931", "legal_name": "Acme Logistics GmbH", "country": "DE",
+     "vat_number": "DE123456789", "contact_email": "onboarding@acme.example",
+     "required_documents": ["certificate of incorporation", "bank details", "insurance"],
+     "handles_personal_data": true}
+"""
+
+from __future__ import annotations
+
+import re
+
+from taskflow import (
+    Expr,
+    Field,
+    HookContext,
+    Move,
+    Route,
+    Slot,
+    State,
+    Workflow,
+    business,
+    milestone,
+    payload,
+    real,
+    reminder,
+    subject,
+    timeout,
+    who,
+)
+
+#: The vendor's contact: reached by e-mail, acting through single-use links.
+vendor = who.email(subject.contact_email)
+procurement = who.role("procurement")
+
+#: Two letters of country, then 2 to 12 letters or digits (the EU VAT number shape).
+VAT_NUMBER = re.compile(r"[A-Z]{2}[0-9A-Z]{2,12}")
+
+
+def screen_registration(ctx: HookContext) -> str | None:
+    """Reject at once a registration whose VAT number cannot be valid; else carry on.
+
+    A hook, not a condition, because a pattern check is beyond what conditions express.
+    """
+    vat = str(ctx.subject.get("vat_number", "")).replace(" ", "").upper()
+    return None if VAT_NUMBER.fullmatch(vat) else "rejected"
+
+
+def review_slot(name: str, team: str, armed: Expr | None = None) -> Slot:
+    """A sign-off by ``team`` once every document is in (only when ``armed`` holds, if given)."""
+    return Slot(
+        name,
+        waits_for="reviewed",
+        label=f"{team.capitalize()} review of {{subject.legal_name}} ({{subject.vendor_number}})",
+        fields=[
+            Field.choice("decision", ["approve", "reject"]),
+            Field.text("notes", required=False),
+        ],
+        candidates=who.role(team),
+        delegates=who.role(f"{team}-lead"),
+        after=["upload"],  # pending until every document is uploaded
+        armed=armed,
+        milestones=[
+            milestone.assigned(within=business.days(1)),
+            milestone.finished(within=business.days(5)),
+        ],
+        reminders=[
+            reminder.at(0.8, of="finished", notify=who.holder()),
+            reminder.on_breach("finished", escalate_to=who.role(f"{team}-lead")),
+        ],
+    )
+
+
+class VendorOnboarding(Workflow):
+    """A vendor uploads its documents by link; legal (and security, for personal data) approve."""
+
+    name = "vendor-onboarding"
+    version = 1
+    tracks = "vendor"
+    calendar = "de-berlin"  # procurement sits in Berlin
+    correlate_by = subject.vendor_number
+
+    registered = State(
+        initial=True,
+        label="Screening",
+        on_enter=screen_registration,
+        redirects=["rejected"],
+        then=[Route("collecting")],  # no slots: straight on, unless the screen redirected
+    )
+
+    collecting = State(
+        label="Documents and reviews",
+        slots=[
+            Slot(
+                "upload",
+                waits_for="document-uploaded",
+                foreach=subject.required_documents,  # one slot per required document
+                label="Upload {item} for {subject.legal_name}",
+                fields=[
+                    Field.file("document"),
+                    Field.date("valid_until", required=False),
+                ],
+                candidates=vendor | procurement,
+                magic_link=True,  # the vendor completes it from the link in our e-mail
+                shareable=["legal_name", "vendor_number"],  # all the vendor's page may show
+                milestones=[milestone.finished(within=business.days(10))],
+                reminders=[
+                    reminder.after(
+                        business.days(2),
+                        every=business.days(2),
+                        notify=vendor,
+                        quiet_hours=True,  # land in the vendor's morning, not at 3 am
+                    ),
+                    reminder.on_breach("finished", notify=procurement),
+                ],
+            ),
+            review_slot("legal_review", "legal"),
+            # Only vendors who will touch personal data need the security review.
+            review_slot("security_review", "security", armed=subject.handles_personal_data),
+        ],
+        then=[
+            Route("rejected", when=payload.legal_review.decision == "reject"),
+            Route("rejected", when=payload.security_review.decision == "reject"),
+            Route("onboarded"),
+        ],
+        moves=[Move("cancel", to="cancelled", by=procurement, fields=[Field.text("reason")])],
+        # The whole onboarding must be done within 30 calendar days.
+        timeouts=[timeout(real.days(30), name="expiry", notify=procurement, move_to="expired")],
+    )
+
+    onboarded = State(terminal=True, label="Onboarded")
+    rejected = State(terminal=True, label="Rejected")
+    expired = State(terminal=True, label="Expired")
+    cancelled = State(terminal=True, label="Cancelled")

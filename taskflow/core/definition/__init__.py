@@ -1,0 +1,67 @@
+"""Workflow definitions: the Python DSL, its validation, and its JSON/Mermaid renderings.
+
+Modules: :mod:`.expr` (conditions, three-valued evaluation), :mod:`.audience`
+(candidates/delegates and their audience keys), :mod:`.budgets` (business and
+real durations), :mod:`.fields` (payload fields), :mod:`.sla` (milestones,
+reminders, timeouts, priority), :mod:`.labels`, :mod:`.model` (states, slots,
+routes, moves), :mod:`.workflow` (the :class:`Workflow` class and
+:class:`Definition`), :mod:`.validate`, :mod:`.render`, :mod:`.runtime` (the
+pure questions the engine asks of a definition).
+
+The names below are the DSL vocabulary, re-exported by ``taskflow``.
+"""
+
+from __future__ import annotations
+
+from taskflow.core.definition.audience import Audience, Rule, who
+from taskflow.core.definition.budgets import budget_by, business, real
+from taskflow.core.definition.expr import Expr, item, payload, principal, subject
+from taskflow.core.definition.fields import Field, PayloadError
+from taskflow.core.definition.model import (
+    HookContext,
+    Move,
+    Precondition,
+    Route,
+    Slot,
+    State,
+    all_satisfied,
+    any_satisfied,
+    count,
+)
+from taskflow.core.definition.problems import DefinitionError, Problem
+from taskflow.core.definition.sla import milestone, priority_by, reminder, timeout
+from taskflow.core.definition.workflow import Definition, Workflow, define
+
+__all__ = [
+    "Audience",
+    "Definition",
+    "DefinitionError",
+    "Expr",
+    "Field",
+    "HookContext",
+    "Move",
+    "PayloadError",
+    "Precondition",
+    "Problem",
+    "Route",
+    "Rule",
+    "Slot",
+    "State",
+    "Workflow",
+    "all_satisfied",
+    "any_satisfied",
+    "budget_by",
+    "business",
+    "count",
+    "define",
+    "item",
+    "milestone",
+    "payload",
+    "principal",
+    "priority_by",
+    "real",
+    "reminder",
+    "subject",
+    "timeout",
+    "who",
+]

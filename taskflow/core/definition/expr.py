@@ -1,0 +1,492 @@
+"""Conditions: expressions over the subject, deposited payloads, the principal and a foreach item.
+
+A definition never holds lambdas for its rules: ``subject.amount > 1000`` builds
+a small tree that the engine can evaluate, render to JSON, show to people and
+check when the definition loads. Four symbols start every path:
+
+- ``subject``: the tracked entity's attributes (``subject.amount``);
+- ``payload``: payloads deposited so far, per slot name (``payload.review.decision``);
+- ``principal``: the acting principal (``principal.id``, ``principal.roles``);
+- ``item``: the element of a ``foreach`` slot (``item`` or ``item.kind``).
+
+Evaluation is three-valued, as in SQL: a missing (or null) field makes a
+comparison *unknown* (``None``), ``&``/``|``/``~`` follow Kleene logic, and an
+unknown condition does not match. Combine conditions with ``&``, ``|`` and
+``~`` and parenthesise comparisons: ``(subject.amount > 1000) & subject.urgent``.
+Python's ``and``/``or``/``not`` cannot be overloaded and are refused.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+ROOTS: Final = ("subject", "payload", "principal", "item")
+
+
+class _Missing:
+    """The value of a path that leads nowhere; distinct from every JSON value."""
+
+    _instance: _Missing | None = None
+
+    def __new__(cls) -> _Missing:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "MISSING"
+
+    def __bool__(self) -> bool:
+        return False
+
+
+MISSING: Final = _Missing()
+
+
+@dataclass(frozen=True)
+class Env:
+    """What an expression can read. Any part may be absent (then its paths are missing)."""
+
+    subject: Mapping[str, Any] = field(default_factory=dict)
+    #: Payloads deposited so far, keyed by slot name.
+    payload: Mapping[str, Any] = field(default_factory=dict)
+    #: A mapping or an object with attributes (``id``, ``roles``, ``attributes``...).
+    principal: Any = None
+    #: The foreach element of the slot, if any.
+    item: Any = MISSING
+
+
+class Expr:
+    """Base of every expression node. Operators build new nodes; nothing is evaluated here."""
+
+    __slots__ = ()
+
+    # Comparisons build nodes rather than answer, so expressions cannot be
+    # hashed by value or tested for truth.
+    __hash__ = object.__hash__
+
+    def __eq__(self, other: object) -> Compare:  # type: ignore[override]
+        return Compare("==", self, lift(other))
+
+    def __ne__(self, other: object) -> Compare:  # type: ignore[override]
+        return Compare("!=", self, lift(other))
+
+    def __lt__(self, other: object) -> Compare:
+        return Compare("<", self, lift(other))
+
+    def __le__(self, other: object) -> Compare:
+        return Compare("<=", self, lift(other))
+
+    def __gt__(self, other: object) -> Compare:
+        return Compare(">", self, lift(other))
+
+    def __ge__(self, other: object) -> Compare:
+        return Compare(">=", self, lift(other))
+
+    def __and__(self, other: object) -> Logic:
+        return Logic("and", (self, lift(other)))
+
+    def __rand__(self, other: object) -> Logic:
+        return Logic("and", (lift(other), self))
+
+    def __or__(self, other: object) -> Logic:
+        return Logic("or", (self, lift(other)))
+
+    def __ror__(self, other: object) -> Logic:
+        return Logic("or", (lift(other), self))
+
+    def __invert__(self) -> Logic:
+        return Logic("not", (self,))
+
+    def __add__(self, other: object) -> Arith:
+        return Arith("+", self, lift(other))
+
+    def __radd__(self, other: object) -> Arith:
+        return Arith("+", lift(other), self)
+
+    def __sub__(self, other: object) -> Arith:
+        return Arith("-", self, lift(other))
+
+    def __rsub__(self, other: object) -> Arith:
+        return Arith("-", lift(other), self)
+
+    def __mul__(self, other: object) -> Arith:
+        return Arith("*", self, lift(other))
+
+    def __rmul__(self, other: object) -> Arith:
+        return Arith("*", lift(other), self)
+
+    def __truediv__(self, other: object) -> Arith:
+        return Arith("/", self, lift(other))
+
+    def __bool__(self) -> bool:
+        raise TypeError(
+            f"the condition `{describe(self)}` has no truth value while a workflow is "
+            "being defined: combine conditions with & | ~ (not and/or/not), and "
+            "parenthesise comparisons: (subject.a > 1) & (subject.b == 'x')"
+        )
+
+    def is_in(self, values: Iterable[Any] | Expr) -> Membership:
+        """True when this value is one of ``values`` (a literal list or a path to a list)."""
+        return Membership(self, lift(values if isinstance(values, Expr) else list(values)))
+
+    def contains(self, value: Any) -> Membership:
+        """True when this collection holds ``value``."""
+        return Membership(lift(value), self)
+
+    def is_set(self) -> IsSet:
+        """True when the value is present and not null; never unknown."""
+        return IsSet(self)
+
+    def is_missing(self) -> Logic:
+        """True when the value is absent or null; never unknown."""
+        return Logic("not", (IsSet(self),))
+
+    def __str__(self) -> str:
+        return describe(self)
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {describe(self)}>"
+
+
+class Ref(Expr):
+    """A path from one of the four roots: ``subject.customer.country``.
+
+    Attribute access extends the path; ``ref["odd name"]`` reaches fields whose
+    names clash with a method (``is_in``, ``contains``, ``is_set``...).
+    """
+
+    __slots__ = ("_parts", "_root")
+    _root: str
+    _parts: tuple[str, ...]
+
+    def __init__(self, root: str, parts: tuple[str, ...] = ()) -> None:
+        if root not in ROOTS:
+            raise ValueError(f"unknown root {root!r}: use one of {', '.join(ROOTS)}")
+        object.__setattr__(self, "_root", root)
+        object.__setattr__(self, "_parts", parts)
+
+    @property
+    def root(self) -> str:
+        """``subject``, ``payload``, ``principal`` or ``item``."""
+        return self._root
+
+    @property
+    def parts(self) -> tuple[str, ...]:
+        """The field names after the root."""
+        return self._parts
+
+    @property
+    def dotted(self) -> str:
+        """``subject.customer.country``."""
+        return ".".join((self.root, *self.parts))
+
+    def __getattr__(self, name: str) -> Ref:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return Ref(self.root, (*self.parts, name))
+
+    def __getitem__(self, name: str) -> Ref:
+        return Ref(self.root, (*self.parts, name))
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError("expressions are immutable")
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class Lit(Expr):
+    """A literal: a JSON scalar or a list of them."""
+
+    value: Any
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class Compare(Expr):
+    """``left <op> right`` with ``op`` one of == != < <= > >=; unknown if either side is missing."""
+
+    op: str
+    left: Expr
+    right: Expr
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class Logic(Expr):
+    """``and`` / ``or`` over operands, or ``not`` of one, in Kleene three-valued logic."""
+
+    op: str
+    args: tuple[Expr, ...]
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class Membership(Expr):
+    """``needle in haystack``; unknown when either side is missing or not a collection."""
+
+    needle: Expr
+    haystack: Expr
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class IsSet(Expr):
+    """True when the operand has a non-null value."""
+
+    operand: Expr
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class Arith(Expr):
+    """``left <op> right`` for + - * /; missing or non-numeric operands give missing."""
+
+    op: str
+    left: Expr
+    right: Expr
+
+
+subject: Final = Ref("subject")
+payload: Final = Ref("payload")
+principal: Final = Ref("principal")
+item: Final = Ref("item")
+
+
+def lift(value: object) -> Expr:
+    """An expression for ``value``: itself if already one, else a literal."""
+    if isinstance(value, Expr):
+        return value
+    if isinstance(value, tuple | list):
+        return Lit([_plain(v) for v in value])
+    return Lit(_plain(value))
+
+
+def _plain(value: object) -> Any:
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    raise TypeError(
+        f"{value!r} cannot appear in a condition: use strings, numbers, booleans, "
+        "None or lists of them (write dates as ISO strings, '2026-01-31')"
+    )
+
+
+# -- evaluation ---------------------------------------------------------------------------------
+
+
+def _step(value: Any, name: str) -> Any:
+    if value is MISSING or value is None:
+        return MISSING
+    if isinstance(value, Mapping):
+        return value.get(name, MISSING)
+    if isinstance(value, str | int | float | bool | list | tuple):
+        return MISSING
+    return getattr(value, name, MISSING)
+
+
+def resolve(ref: Ref, env: Env) -> Any:
+    """The value at ``ref`` in ``env``, or :data:`MISSING`."""
+    value: Any = getattr(env, ref.root)
+    for name in ref.parts:
+        value = _step(value, name)
+    return value
+
+
+_COMPARE: Final[dict[str, Callable[[Any, Any], Any]]] = {
+    "==": operator.eq,
+    "!=": operator.ne,
+    "<": operator.lt,
+    "<=": operator.le,
+    ">": operator.gt,
+    ">=": operator.ge,
+}
+_ARITH: Final[dict[str, Callable[[Any, Any], Any]]] = {
+    "+": operator.add,
+    "-": operator.sub,
+    "*": operator.mul,
+    "/": operator.truediv,
+}
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def value_of(expr: Expr, env: Env) -> Any:
+    """The value of ``expr``: a JSON-like value, a truth value, None (unknown) or MISSING."""
+    if isinstance(expr, Ref):
+        return resolve(expr, env)
+    if isinstance(expr, Lit):
+        return expr.value
+    if isinstance(expr, Arith):
+        left, right = value_of(expr.left, env), value_of(expr.right, env)
+        if not (_number(left) and _number(right)) or (expr.op == "/" and right == 0):
+            return MISSING
+        return _ARITH[expr.op](left, right)
+    return evaluate(expr, env)
+
+
+def evaluate(expr: Expr | None, env: Env) -> bool | None:
+    """Three-valued truth of a condition: True, False, or None for unknown.
+
+    ``None`` as the expression (no condition) is True. A bare value used as a
+    condition is true when it is ``True`` or a non-empty value, unknown when missing.
+    """
+    if expr is None:
+        return True
+    if isinstance(expr, Compare):
+        left, right = value_of(expr.left, env), value_of(expr.right, env)
+        if left is MISSING or right is MISSING or left is None or right is None:
+            return None
+        try:
+            return bool(_COMPARE[expr.op](left, right))
+        except TypeError:
+            return None  # "abc" < 5: incomparable is unknown, not a crash
+    if isinstance(expr, Logic):
+        if expr.op == "not":
+            inner = evaluate(expr.args[0], env)
+            return None if inner is None else not inner
+        results = [evaluate(arg, env) for arg in expr.args]
+        decisive = expr.op == "or"  # True decides an or; False decides an and
+        if decisive in results:
+            return decisive
+        return None if None in results else not decisive
+    if isinstance(expr, Membership):
+        needle, haystack = value_of(expr.needle, env), value_of(expr.haystack, env)
+        if needle is MISSING or needle is None or not isinstance(haystack, list | tuple):
+            return None
+        return needle in haystack
+    if isinstance(expr, IsSet):
+        value = value_of(expr.operand, env)
+        return value is not MISSING and value is not None
+    value = value_of(expr, env)
+    if value is MISSING or value is None:
+        return None
+    return bool(value)
+
+
+def matches(expr: Expr | None, env: Env) -> bool:
+    """True only when the condition is definitely true (unknown does not match)."""
+    return evaluate(expr, env) is True
+
+
+# -- reading and writing ------------------------------------------------------------------------
+
+
+def walk(expr: Expr) -> Iterable[Expr]:
+    """Every node of ``expr``, parents before children."""
+    yield expr
+    children: tuple[Expr, ...] = ()
+    if isinstance(expr, Compare | Arith):
+        children = (expr.left, expr.right)
+    elif isinstance(expr, Logic):
+        children = expr.args
+    elif isinstance(expr, Membership):
+        children = (expr.needle, expr.haystack)
+    elif isinstance(expr, IsSet):
+        children = (expr.operand,)
+    for child in children:
+        yield from walk(child)
+
+
+def refs(expr: Expr) -> tuple[Ref, ...]:
+    """The paths ``expr`` reads, in order of appearance."""
+    return tuple(node for node in walk(expr) if isinstance(node, Ref))
+
+
+def paths(expr: Expr | None, root: str | None = None) -> frozenset[str]:
+    """Dotted paths read by ``expr`` (``subject.amount``), optionally only under ``root``.
+
+    ``paths(budget_key, "subject")`` tells the SLA code which budgets depend on the subject.
+    """
+    if expr is None:
+        return frozenset()
+    return frozenset(r.dotted for r in refs(expr) if root is None or r.root == root)
+
+
+_PRECEDENCE: Final = {"or": 1, "and": 2, "not": 3, "cmp": 4, "+": 5, "-": 5, "*": 6, "/": 6}
+
+
+def describe(expr: Expr | None, parent: int = 0) -> str:
+    """A human reading: ``subject.amount > 1000 and payload.review.decision == "approve"``."""
+    if expr is None:
+        return "always"
+    if isinstance(expr, Ref):
+        return expr.dotted
+    if isinstance(expr, Lit):
+        return _literal(expr.value)
+    if isinstance(expr, Compare):
+        text, level = f"{describe(expr.left, 5)} {expr.op} {describe(expr.right, 5)}", 4
+    elif isinstance(expr, Arith):
+        level = _PRECEDENCE[expr.op]
+        text = f"{describe(expr.left, level)} {expr.op} {describe(expr.right, level + 1)}"
+    elif isinstance(expr, Logic):
+        level = _PRECEDENCE[expr.op]
+        if expr.op == "not":
+            inner = expr.args[0]
+            if isinstance(inner, IsSet):
+                return f"{describe(inner.operand, 5)} is missing"
+            text = f"not {describe(inner, level)}"
+        else:
+            # and/or inside and/or always get parentheses: nobody should need precedence rules
+            text = f" {expr.op} ".join(describe(a, 3) for a in expr.args)
+    elif isinstance(expr, Membership):
+        text, level = f"{describe(expr.needle, 5)} in {describe(expr.haystack, 5)}", 4
+    elif isinstance(expr, IsSet):
+        text, level = f"{describe(expr.operand, 5)} is set", 4
+    else:  # pragma: no cover - every node kind is handled above
+        raise TypeError(f"not an expression: {expr!r}")
+    return f"({text})" if level < parent else text
+
+
+def _literal(value: Any) -> str:
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(value, list):
+        return "[" + ", ".join(_literal(v) for v in value) + "]"
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return repr(value)
+
+
+def to_json(expr: Expr) -> Any:
+    """The JSON form: ``{"ref": "subject.a"}``, ``{"lit": 1}`` or ``{"op": o, "args": [...]}``.
+
+    Operators: ``== != < <= > >=``, ``and``, ``or``, ``not``, ``in`` (needle, haystack),
+    ``is_set``, ``+ - * /``.
+    """
+    if isinstance(expr, Ref):
+        return {"ref": expr.dotted}
+    if isinstance(expr, Lit):
+        return {"lit": expr.value}
+    if isinstance(expr, Compare | Arith):
+        return {"op": expr.op, "args": [to_json(expr.left), to_json(expr.right)]}
+    if isinstance(expr, Logic):
+        return {"op": expr.op, "args": [to_json(a) for a in expr.args]}
+    if isinstance(expr, Membership):
+        return {"op": "in", "args": [to_json(expr.needle), to_json(expr.haystack)]}
+    if isinstance(expr, IsSet):
+        return {"op": "is_set", "args": [to_json(expr.operand)]}
+    raise TypeError(f"not an expression: {expr!r}")
+
+
+def from_json(doc: Any) -> Expr:
+    """The inverse of :func:`to_json`."""
+    if "ref" in doc:
+        root, *parts = str(doc["ref"]).split(".")
+        return Ref(root, tuple(parts))
+    if "lit" in doc:
+        return Lit(doc["lit"])
+    op, args = doc["op"], [from_json(a) for a in doc["args"]]
+    if op in _COMPARE:
+        return Compare(op, args[0], args[1])
+    if op in _ARITH:
+        return Arith(op, args[0], args[1])
+    if op in ("and", "or", "not"):
+        return Logic(op, tuple(args))
+    if op == "in":
+        return Membership(args[0], args[1])
+    if op == "is_set":
+        return IsSet(args[0])
+    raise ValueError(f"unknown operator {op!r} in an expression document")

@@ -1,0 +1,196 @@
+"""Payload fields of a slot's event, and checking a deposited payload against them.
+
+The same fields drive the magic-link form, so values may arrive as form text
+("12.50", "on") as well as JSON; :func:`validate_payload` returns JSON-ready,
+typed values (dates as ISO text).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import date
+from typing import Any, Final
+from urllib.parse import urlparse
+
+from taskflow import errors
+
+#: Field types a slot may declare.
+FIELD_TYPES: Final = ("text", "number", "integer", "boolean", "date", "choice", "file", "url")
+
+_TRUE: Final = frozenset({"true", "yes", "on", "1"})
+_FALSE: Final = frozenset({"false", "no", "off", "0"})
+
+
+@dataclass(frozen=True)
+class Field:
+    """One payload field: ``name``, ``type`` (one of :data:`FIELD_TYPES`), ``required``..."""
+
+    name: str
+    type: str = "text"
+    required: bool = True
+    choices: tuple[str, ...] = ()
+    label: str | None = None
+    help: str | None = None
+
+    @classmethod
+    def text(cls, name: str, *, required: bool = True, label: str | None = None) -> Field:
+        """Free text."""
+        return cls(name, "text", required, label=label)
+
+    @classmethod
+    def number(cls, name: str, *, required: bool = True, label: str | None = None) -> Field:
+        """A number, integral or not."""
+        return cls(name, "number", required, label=label)
+
+    @classmethod
+    def integer(cls, name: str, *, required: bool = True, label: str | None = None) -> Field:
+        """A whole number."""
+        return cls(name, "integer", required, label=label)
+
+    @classmethod
+    def boolean(cls, name: str, *, required: bool = True, label: str | None = None) -> Field:
+        """Yes or no (a form checkbox sends "on")."""
+        return cls(name, "boolean", required, label=label)
+
+    @classmethod
+    def date(cls, name: str, *, required: bool = True, label: str | None = None) -> Field:
+        """A calendar date, ``YYYY-MM-DD``."""
+        return cls(name, "date", required, label=label)
+
+    @classmethod
+    def choice(
+        cls, name: str, choices: Iterable[str], *, required: bool = True, label: str | None = None
+    ) -> Field:
+        """One of ``choices``."""
+        return cls(name, "choice", required, tuple(choices), label=label)
+
+    @classmethod
+    def file(cls, name: str, *, required: bool = True, label: str | None = None) -> Field:
+        """A reference to an uploaded file (an id or a URL the application understands)."""
+        return cls(name, "file", required, label=label)
+
+    @classmethod
+    def url(cls, name: str, *, required: bool = True, label: str | None = None) -> Field:
+        """An http(s) URL."""
+        return cls(name, "url", required, label=label)
+
+    def to_json(self) -> Any:
+        """``{"name", "type", "required", "choices", "label", "help"}``."""
+        return {
+            "name": self.name,
+            "type": self.type,
+            "required": self.required,
+            "choices": list(self.choices),
+            "label": self.label,
+            "help": self.help,
+        }
+
+
+@dataclass(frozen=True)
+class FieldProblem:
+    """Why one field of a payload was refused."""
+
+    field: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.field}: {self.reason}"
+
+
+class PayloadError(errors.ValidationError):
+    """A payload does not fit its slot's fields; ``problems`` names each field and why."""
+
+    code = "PAYLOAD_INVALID"
+
+    def __init__(self, problems: Sequence[FieldProblem]) -> None:
+        self.problems = tuple(problems)
+        super().__init__(
+            "The payload was refused: " + "; ".join(str(p) for p in self.problems) + ".",
+            problems=[{"field": p.field, "reason": p.reason} for p in self.problems],
+        )
+
+
+class _Refused(Exception):
+    pass
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _clean(field: Field, value: Any) -> Any:
+    kind = field.type
+    text = value.strip() if isinstance(value, str) else None
+    if kind in ("text", "file"):
+        if not isinstance(value, str):
+            raise _Refused(f"expected text, got {type(value).__name__}")
+        if kind == "file" and not text:
+            raise _Refused("expected a file reference, got empty text")
+        return value
+    if kind == "boolean":
+        if isinstance(value, bool):
+            return value
+        if text is not None and text.lower() in _TRUE | _FALSE:
+            return text.lower() in _TRUE
+        raise _Refused(f"expected yes or no (true/false), got {value!r}")
+    if kind in ("number", "integer"):
+        number: Any = value
+        if text is not None:
+            try:
+                number = int(text) if kind == "integer" else float(text)
+            except ValueError:
+                wanted = "a whole number" if kind == "integer" else "a number"
+                raise _Refused(f"expected {wanted}, got {value!r}") from None
+        if not _number(number):
+            raise _Refused(f"expected a number, got {value!r}")
+        if kind == "integer":
+            if isinstance(number, float) and not number.is_integer():
+                raise _Refused(f"expected a whole number, got {value!r}")
+            return int(number)
+        return number
+    if kind == "date":
+        try:
+            return date.fromisoformat(str(text if text is not None else value)).isoformat()
+        except ValueError:
+            raise _Refused(f"expected a date written YYYY-MM-DD, got {value!r}") from None
+    if kind == "choice":
+        if value not in field.choices:
+            raise _Refused(f"expected one of {', '.join(field.choices)}, got {value!r}")
+        return value
+    if kind == "url":
+        parsed = urlparse(text or "")
+        if parsed.scheme not in ("http", "https") or not parsed.netloc:
+            raise _Refused(f"expected an http(s) URL, got {value!r}")
+        return text
+    raise _Refused(f"the field has unknown type {kind!r}")
+
+
+def validate_payload(fields: Sequence[Field], payload: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The cleaned payload, or :class:`PayloadError` naming every field that is wrong and why.
+
+    Missing optional fields are left out; empty form text counts as missing;
+    fields the slot does not declare are refused (a typo would otherwise be lost).
+    """
+    payload = payload or {}
+    cleaned: dict[str, Any] = {}
+    problems: list[FieldProblem] = []
+    declared = {f.name for f in fields}
+    for name in payload:
+        if name not in declared:
+            allowed = ", ".join(sorted(declared)) or "no fields"
+            problems.append(FieldProblem(name, f"not a field of this slot (it takes {allowed})"))
+    for field in fields:
+        value = payload.get(field.name)
+        if value is None or (isinstance(value, str) and not value.strip()):
+            if field.required:
+                problems.append(FieldProblem(field.name, "is required"))
+            continue
+        try:
+            cleaned[field.name] = _clean(field, value)
+        except _Refused as refused:
+            problems.append(FieldProblem(field.name, str(refused)))
+    if problems:
+        raise PayloadError(problems)
+    return cleaned

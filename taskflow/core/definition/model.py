@@ -1,0 +1,264 @@
+"""The parts of a workflow definition: states, slots, routes, moves, completion rules.
+
+Every part is an immutable value, so a definition can be validated, rendered
+to JSON, compared by digest and explained. Lists given by the author are kept
+as tuples. Python callables appear only as enter/exit hooks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import KW_ONLY, dataclass, field
+from datetime import datetime
+from typing import Any, Final
+
+from taskflow.core.definition import audience as au
+from taskflow.core.definition import expr as ex
+from taskflow.core.definition import fields as fl
+from taskflow.core.definition import sla
+
+
+def _tuple(obj: object, name: str, value: Any) -> None:
+    """Store ``value`` as a tuple on a frozen dataclass (authors may pass lists)."""
+    object.__setattr__(obj, name, tuple(value) if value is not None else ())
+
+
+@dataclass(frozen=True, eq=False)
+class Completion:
+    """When a state is done: ``all`` / ``any`` slots satisfied, a ``count``, or a condition."""
+
+    kind: str
+    count: int = 0
+    when: ex.Expr | None = None
+
+    def describe(self) -> str:
+        """``all slots satisfied``, ``2 slots satisfied``, ``when <condition>``."""
+        if self.kind == "when":
+            return f"when {ex.describe(self.when)}"
+        if self.kind == "count":
+            return f"{self.count} slots satisfied"
+        return f"{self.kind} slots satisfied"
+
+    def to_json(self) -> Any:
+        """``{"kind": "all"}``, ``{"kind": "count", "count": 2}`` or ``{"kind": "when", ...}``."""
+        doc: dict[str, Any] = {"kind": self.kind}
+        if self.kind == "count":
+            doc["count"] = self.count
+        if self.when is not None:
+            doc["when"] = ex.to_json(self.when)
+        return doc
+
+
+#: Done when every live slot of the state is satisfied (a state with no slots is done at once).
+all_satisfied: Final = Completion("all")
+#: Done when any slot of the state is satisfied.
+any_satisfied: Final = Completion("any")
+
+
+def count(n: int) -> Completion:
+    """Done when ``n`` slots are satisfied (e.g. two approvals out of three)."""
+    return Completion("count", count=n)
+
+
+@dataclass(frozen=True, eq=False)
+class Route:
+    """Go to state ``to`` when ``when`` holds (None: always; the fallback, declared last)."""
+
+    to: str
+    when: ex.Expr | None = None
+
+    def to_json(self) -> Any:
+        """``{"to", "when"}``."""
+        return {"to": self.to, "when": ex.to_json(self.when) if self.when is not None else None}
+
+
+@dataclass(frozen=True, eq=False)
+class Precondition:
+    """A named checklist item: ``Precondition("receipts attached", subject.receipts > 0)``."""
+
+    name: str
+    when: ex.Expr
+
+    def to_json(self) -> Any:
+        """``{"name", "when"}``."""
+        return {"name": self.name, "when": ex.to_json(self.when)}
+
+
+@dataclass(frozen=True, eq=False)
+class Move:
+    """A named manual transition to ``to``, allowed when ``guard`` and every precondition hold.
+
+    ``by`` says who may make it (None: anyone who may read the run);
+    ``fields`` are the input it takes.
+    """
+
+    name: str
+    to: str
+    _: KW_ONLY
+    guard: ex.Expr | None = None
+    preconditions: Sequence[Precondition] = ()
+    by: au.Who | None = None
+    fields: Sequence[fl.Field] = ()
+    label: str | None = None
+
+    def __post_init__(self) -> None:
+        _tuple(self, "preconditions", self.preconditions)
+        _tuple(self, "fields", self.fields)
+
+    def to_json(self) -> Any:
+        """``{"name", "to", "label", "guard", "preconditions", "by", "fields"}``."""
+        return {
+            "name": self.name,
+            "to": self.to,
+            "label": self.label,
+            "guard": ex.to_json(self.guard) if self.guard is not None else None,
+            "preconditions": [p.to_json() for p in self.preconditions],
+            "by": au.to_json(self.by) if self.by is not None else None,
+            "fields": [f.to_json() for f in self.fields],
+        }
+
+
+@dataclass(frozen=True, eq=False)
+class Slot:
+    """A wait for one event in one state: a human task (see docs/definitions.md, "Slots").
+
+    ``waits_for`` defaults to the slot's name. ``foreach`` is a subject path to a
+    list or a literal list: one slot per element, the element readable as
+    ``item``. ``shareable`` names the subject fields an outsider completing it
+    by magic link may see.
+    """
+
+    name: str
+    _: KW_ONLY
+    waits_for: str = ""
+    label: str | None = None
+    fields: Sequence[fl.Field] = ()
+    candidates: au.Who | None = None
+    delegates: au.Who | None = None
+    armed: ex.Expr | None = None
+    after: Sequence[str] = ()
+    foreach: ex.Expr | Sequence[Any] | None = None
+    priority: int | ex.Expr | sla.Priority | None = None
+    milestones: Sequence[sla.Milestone] = ()
+    reminders: Sequence[sla.Reminder] = ()
+    magic_link: bool = False
+    shareable: Sequence[str] = ()
+    description: str | None = None
+
+    def __post_init__(self) -> None:
+        if not self.waits_for:
+            object.__setattr__(self, "waits_for", self.name)
+        for name in ("fields", "after", "milestones", "reminders", "shareable"):
+            _tuple(self, name, getattr(self, name))
+        if self.foreach is not None and not isinstance(self.foreach, ex.Expr):
+            object.__setattr__(self, "foreach", ex.lift(list(self.foreach)))
+        object.__setattr__(self, "priority", sla.as_priority(self.priority))
+
+    @property
+    def foreach_expr(self) -> ex.Expr | None:
+        """The normalised ``foreach`` (a literal list becomes a literal expression)."""
+        assert self.foreach is None or isinstance(self.foreach, ex.Expr)
+        return self.foreach
+
+    @property
+    def priority_rule(self) -> sla.Priority:
+        """The normalised priority (always a :class:`~taskflow.core.definition.sla.Priority`)."""
+        assert isinstance(self.priority, sla.Priority)
+        return self.priority
+
+    def milestone(self, kind: str) -> sla.Milestone | None:
+        """The ``assigned`` or ``finished`` milestone, if declared."""
+        return next((m for m in self.milestones if m.kind == kind), None)
+
+
+@dataclass(frozen=True)
+class HookContext:
+    """What an enter/exit hook is given. Hooks must not do slow I/O: they run in the transaction."""
+
+    workflow: str
+    state: str
+    subject: Mapping[str, Any]
+    payload: Mapping[str, Any] = field(default_factory=dict)
+    run_id: str | None = None
+    now: datetime | None = None
+
+
+#: An enter hook may return the name of a state to redirect to (declared in ``redirects``).
+EnterHook = Callable[[HookContext], str | None]
+#: An exit hook runs as the run leaves; it cannot redirect.
+ExitHook = Callable[[HookContext], None]
+
+RouteLike = str | Route
+
+
+@dataclass(frozen=True, eq=False)
+class State:
+    """A state of a workflow (see docs/definitions.md, "States").
+
+    ``done`` is the completion rule (default :data:`all_satisfied`; a condition
+    is accepted as is) and ``then`` the ordered routes taken when it holds (a
+    state name is a route without condition). ``pausing`` stops every SLA
+    clock of the run while it sits here. ``redirects`` lists the states the
+    enter hook may send the run to.
+    """
+
+    _: KW_ONLY
+    name: str = ""
+    initial: bool = False
+    terminal: bool = False
+    pausing: bool = False
+    slots: Sequence[Slot] = ()
+    done: Completion | ex.Expr | None = None
+    then: RouteLike | Sequence[RouteLike] = ()
+    moves: Sequence[Move] = ()
+    timeouts: Sequence[sla.Timeout] = ()
+    preconditions: Sequence[Precondition] = ()
+    on_enter: EnterHook | None = None
+    on_exit: ExitHook | None = None
+    redirects: Sequence[str] = ()
+    label: str | None = None
+    description: str | None = None
+
+    def __post_init__(self) -> None:
+        then = [self.then] if isinstance(self.then, str | Route) else list(self.then)
+        object.__setattr__(self, "then", tuple(Route(r) if isinstance(r, str) else r for r in then))
+        for name in ("slots", "moves", "timeouts", "preconditions", "redirects"):
+            _tuple(self, name, getattr(self, name))
+        if self.done is None:
+            object.__setattr__(self, "done", all_satisfied)
+        elif isinstance(self.done, ex.Expr):
+            object.__setattr__(self, "done", Completion("when", when=self.done))
+
+    @property
+    def routes(self) -> tuple[Route, ...]:
+        """The routes, in order (normalised ``then``)."""
+        assert isinstance(self.then, tuple)
+        return self.then
+
+    @property
+    def completion(self) -> Completion:
+        """The normalised completion rule."""
+        assert isinstance(self.done, Completion)
+        return self.done
+
+    def slot(self, name: str) -> Slot:
+        """The slot called ``name``; KeyError if none."""
+        for slot in self.slots:
+            if slot.name == name:
+                return slot
+        raise KeyError(f"state {self.name!r} has no slot {name!r}")
+
+    def move(self, name: str) -> Move:
+        """The move called ``name``; KeyError if none."""
+        for move in self.moves:
+            if move.name == name:
+                return move
+        raise KeyError(f"state {self.name!r} has no move {name!r}")
+
+    def exits(self) -> tuple[str, ...]:
+        """Every state this one can lead to: routes, moves, timeouts, reminders, redirects."""
+        targets = [r.to for r in self.routes] + [m.to for m in self.moves]
+        targets += [a.target for t in self.timeouts for a in t.actions if a.target]
+        reminders = (r for s in self.slots for r in s.reminders)
+        targets += [a.target for r in reminders for a in r.actions if a.target]
+        return tuple(dict.fromkeys([*targets, *self.redirects]))

@@ -1,0 +1,163 @@
+"""Definitions as data: the JSON document, its digest, and a Mermaid state diagram.
+
+The document is what the API serves and what a run pins: :func:`digest` is
+the sha256 of its canonical form (sorted keys, no spaces, UTF-8), so any
+change that could change behaviour, a budget, a condition, a hook's name,
+changes the digest. Hooks appear by their qualified name (their code is not
+in the digest: change a hook's behaviour, bump the version).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import TYPE_CHECKING, Any
+
+from taskflow.core.definition import audience as au
+from taskflow.core.definition import expr as ex
+from taskflow.core.definition.model import Slot, State
+
+if TYPE_CHECKING:
+    from taskflow.core.definition.workflow import Definition
+
+#: Bumped when the document's shape changes, so old digests are not compared with new ones.
+DOCUMENT_FORMAT = 1
+
+
+def _opt_expr(value: ex.Expr | None) -> Any:
+    return ex.to_json(value) if value is not None else None
+
+
+def _opt_who(value: au.Who | None) -> Any:
+    return au.to_json(value) if value is not None else None
+
+
+def _hook(fn: Any) -> str | None:
+    if fn is None:
+        return None
+    return f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', repr(fn))}"
+
+
+def _slot(slot: Slot) -> dict[str, Any]:
+    return {
+        "name": slot.name,
+        "waits_for": slot.waits_for,
+        "label": slot.label,
+        "description": slot.description,
+        "fields": [f.to_json() for f in slot.fields],
+        "candidates": _opt_who(slot.candidates),
+        "delegates": _opt_who(slot.delegates),
+        "armed": _opt_expr(slot.armed),
+        "after": list(slot.after),
+        "foreach": _opt_expr(slot.foreach_expr),
+        "priority": slot.priority_rule.to_json(),
+        "milestones": [m.to_json() for m in slot.milestones],
+        "reminders": [r.to_json() for r in slot.reminders],
+        "magic_link": slot.magic_link,
+        "shareable": list(slot.shareable),
+    }
+
+
+def _state(state: State) -> dict[str, Any]:
+    return {
+        "name": state.name,
+        "label": state.label,
+        "description": state.description,
+        "initial": state.initial,
+        "terminal": state.terminal,
+        "pausing": state.pausing,
+        "slots": [_slot(s) for s in state.slots],
+        "done": state.completion.to_json(),
+        "routes": [r.to_json() for r in state.routes],
+        "moves": [m.to_json() for m in state.moves],
+        "timeouts": [t.to_json() for t in state.timeouts],
+        "preconditions": [p.to_json() for p in state.preconditions],
+        "on_enter": _hook(state.on_enter),
+        "on_exit": _hook(state.on_exit),
+        "redirects": list(state.redirects),
+    }
+
+
+def document(definition: Definition) -> dict[str, Any]:
+    """The plain JSON document of a definition (every value is JSON-able)."""
+    return {
+        "format": DOCUMENT_FORMAT,
+        "name": definition.name,
+        "version": definition.version,
+        "tracks": definition.tracks,
+        "description": definition.description,
+        "calendar": definition.calendar,
+        "correlate_by": _opt_expr(definition.correlate_by),
+        "initial_state": definition.initial_state.name if definition.states else None,
+        "states": [_state(s) for s in definition.states],
+    }
+
+
+def canonical(doc: Any) -> bytes:
+    """The canonical bytes of a JSON document: sorted keys, compact, UTF-8."""
+    return json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def digest(definition: Definition) -> str:
+    """``sha256:<hex>`` of the canonical document."""
+    return "sha256:" + hashlib.sha256(canonical(document(definition))).hexdigest()
+
+
+# -- Mermaid ------------------------------------------------------------------------------------
+
+
+def _quote(text: str) -> str:
+    """Mermaid labels cannot hold some characters; replace them with look-alikes."""
+    text = text.replace(";", ",").replace('"', "'").replace("\n", " ")
+    return text.replace(":", "#58;")  # Mermaid's entity syntax; a bare colon ends the label
+
+
+def _slot_line(slot: Slot) -> str:
+    parts = [f"slot {slot.name}"]
+    if slot.foreach_expr is not None:
+        parts.append(f"for each {ex.describe(slot.foreach_expr)}")
+    if slot.candidates is not None:
+        parts.append(f"by {au.describe(slot.candidates)}")
+    if slot.after:
+        parts.append("after " + ", ".join(slot.after))
+    if slot.armed is not None:
+        parts.append(f"if {ex.describe(slot.armed)}")
+    parts += [f"{m.kind} within {m.within}" for m in slot.milestones]
+    return _quote(" · ".join(parts))
+
+
+def mermaid(definition: Definition) -> str:
+    """A Mermaid ``stateDiagram-v2``: states with their slots, routes, moves and timeouts."""
+    lines = ["stateDiagram-v2", f"    %% {definition.key} {definition.digest}"]
+    if definition.states:
+        lines.append(f"    [*] --> {definition.initial_state.name}")
+    for state in definition.states:
+        if state.pausing:
+            lines.append(f"    note right of {state.name}: clocks paused")
+        if state.slots:
+            lines.append(f"    note right of {state.name}")
+            lines += [f"        {_slot_line(s)}" for s in state.slots]
+            lines.append("    end note")
+        for route in state.routes:
+            label = "otherwise" if route.when is None else ex.describe(route.when)
+            if len(state.routes) == 1 and route.when is None:
+                label = state.completion.describe()
+            lines.append(f"    {state.name} --> {route.to}: {_quote(label)}")
+        for move in state.moves:
+            lines.append(f"    {state.name} --> {move.to}: {_quote('move ' + move.name)}")
+        for timeout in state.timeouts:
+            for action in timeout.actions:
+                if action.target:
+                    text = f"after {timeout.after}"
+                    lines.append(f"    {state.name} --> {action.target}: {_quote(text)}")
+        for slot in state.slots:
+            for rem in slot.reminders:
+                for action in rem.actions:
+                    if action.target:
+                        text = f"reminder on {slot.name}.{rem.milestone}"
+                        lines.append(f"    {state.name} --> {action.target}: {_quote(text)}")
+        for target in state.redirects:
+            lines.append(f"    {state.name} --> {target}: {_quote('redirected on enter')}")
+        if state.terminal:
+            lines.append(f"    {state.name} --> [*]")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,157 @@
+"""A whole workflow: the authoring class :class:`Workflow` and the :class:`Definition` it builds.
+
+Authors write a class; its body is read once, when the class is created, into
+an immutable :class:`Definition` stored as ``cls.definition``. The engine only
+ever sees definitions::
+
+    class ExpenseApproval(Workflow):
+        name = "expense-approval"
+        version = 1
+        tracks = "expense"
+        calendar = "uk-london"
+        correlate_by = subject.reference
+
+        submitted = State(initial=True, slots=[...], then=[...])
+        approved = State(terminal=True)
+
+States are the class attributes holding a :class:`State`, in the order written;
+the attribute name is the state's name.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any, ClassVar
+
+from taskflow.core.definition import expr as ex
+from taskflow.core.definition.model import Slot, State
+
+
+@dataclass(frozen=True, eq=False)
+class Definition:
+    """One version of a workflow, as data. Build it with :class:`Workflow` or :func:`define`."""
+
+    name: str
+    version: int
+    tracks: str
+    states: tuple[State, ...]
+    calendar: str | None = None
+    correlate_by: ex.Expr | None = None
+    description: str | None = None
+    #: Where it was written (``module.Class``), for error messages; not part of the digest.
+    source: str = ""
+
+    def state(self, name: str) -> State:
+        """The state called ``name``; KeyError naming the known states if none."""
+        for state in self.states:
+            if state.name == name:
+                return state
+        known = ", ".join(s.name for s in self.states)
+        raise KeyError(f"workflow {self.name!r} has no state {name!r} (it has {known})")
+
+    def has_state(self, name: str) -> bool:
+        """True when a state called ``name`` exists."""
+        return any(s.name == name for s in self.states)
+
+    @property
+    def initial_state(self) -> State:
+        """The state marked ``initial=True``, else the first declared."""
+        return next((s for s in self.states if s.initial), self.states[0])
+
+    def slot(self, state: str, slot: str) -> Slot:
+        """The slot ``slot`` of state ``state``."""
+        return self.state(state).slot(slot)
+
+    def slots(self) -> tuple[tuple[State, Slot], ...]:
+        """Every (state, slot) pair, in declaration order."""
+        return tuple((st, sl) for st in self.states for sl in st.slots)
+
+    @property
+    def key(self) -> str:
+        """``name@version``."""
+        return f"{self.name}@{self.version}"
+
+    def to_document(self) -> dict[str, Any]:
+        """The plain JSON document (see :func:`taskflow.core.definition.render.document`)."""
+        from taskflow.core.definition import render
+
+        return render.document(self)
+
+    @cached_property
+    def digest(self) -> str:
+        """``sha256:<hex>`` of the canonical JSON document: a run records it at start."""
+        from taskflow.core.definition import render
+
+        return render.digest(self)
+
+    def __str__(self) -> str:
+        return self.key
+
+
+def define(
+    name: str,
+    *,
+    tracks: str,
+    states: Mapping[str, State],
+    version: int = 1,
+    calendar: str | None = None,
+    correlate_by: ex.Expr | None = None,
+    description: str | None = None,
+    source: str = "",
+) -> Definition:
+    """Build a :class:`Definition` from parts; each state takes the name it is keyed by."""
+    return Definition(
+        name=name,
+        version=version,
+        tracks=tracks,
+        states=tuple(dataclasses.replace(s, name=n) for n, s in states.items()),
+        calendar=calendar,
+        correlate_by=correlate_by,
+        description=description,
+        source=source,
+    )
+
+
+def _kebab(name: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "-", name).lower()
+
+
+class Workflow:
+    """Base class of workflow definitions (see the module docs).
+
+    Class attributes: ``name`` (default: the class name in kebab-case),
+    ``version`` (default 1), ``tracks`` (the entity type), ``calendar`` (the
+    default business calendar), ``correlate_by`` (a subject path inbound
+    events may be matched by), and the states. The docstring is the description.
+    """
+
+    name: ClassVar[str] = ""
+    version: ClassVar[int] = 1
+    tracks: ClassVar[str] = ""
+    calendar: ClassVar[str | None] = None
+    correlate_by: ClassVar[ex.Expr | None] = None
+    #: The built definition; None for a base class that declares no states.
+    definition: ClassVar[Definition | None] = None
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        states: dict[str, State] = {}
+        for klass in reversed(cls.__mro__):  # a base class's states come first
+            states.update((k, v) for k, v in vars(klass).items() if isinstance(v, State))
+        if not states:
+            cls.definition = None
+            return
+        cls.definition = define(
+            cls.name or _kebab(cls.__name__),
+            version=cls.version,
+            tracks=cls.tracks,
+            states=states,
+            calendar=cls.calendar,
+            correlate_by=cls.correlate_by,
+            description=(cls.__doc__ or "").strip() or None,
+            source=f"{cls.__module__}.{cls.__qualname__}",
+        )
