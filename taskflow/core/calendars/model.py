@@ -15,6 +15,7 @@ from typing import Literal
 
 DAY = 86_400
 WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+WEEKDAYS_LONG = ("MONDAY", "TUESDAY", "WEDNESDAY", "THURSDAY", "FRIDAY", "SATURDAY", "SUNDAY")
 
 #: ``remove-date``: a holiday removes its whole local date, including the part
 #: after midnight of the previous evening's overnight shift. ``cancel-shift``:
