@@ -102,7 +102,7 @@ def calendar_names(folder: Path) -> frozenset[str]:
 
 
 def _problem(code: str, source: str, message: str, fix: str) -> Problem:
-    return Problem(code, "?", "", message, fix, source)
+    return Problem(code, "", "", message, fix, source)
 
 
 def _import_file(path: Path) -> ModuleType:

@@ -12,7 +12,8 @@ from taskflow import errors
 class Problem:
     """One mistake in a definition.
 
-    ``code`` is stable (``UNKNOWN_STATE``...); ``where`` is a path such as
+    ``code`` is stable (``UNKNOWN_STATE``...); ``workflow`` is empty for a
+    source that failed to import; ``where`` is a path such as
     ``state submitted / slot review``; ``message`` says what is wrong and
     ``fix`` what to do.
     """
@@ -25,6 +26,8 @@ class Problem:
     source: str = ""
 
     def __str__(self) -> str:
+        if not self.workflow:  # a source that did not even import
+            return f"{self.source}: {self.message} [{self.code}]. Fix: {self.fix}"
         place = f"workflow {self.workflow!r}" + (f", {self.where}" if self.where else "")
         origin = f" ({self.source})" if self.source else ""
         return f"{place}{origin}: {self.message} [{self.code}]. Fix: {self.fix}"

@@ -142,8 +142,13 @@ class Reminder:
     quiet_hours: bool = False
 
     def describe(self) -> str:
-        """``at 75% of the budget of finished, then every 1 business day: notify holder``."""
-        text = f"at {_describe_offset(self.first)} of {self.milestone}"
+        """``at 75% of the finished budget, then every 1 business day: notify holder``."""
+        if self.first == 1.0:
+            text = f"on breach of {self.milestone}"
+        elif isinstance(self.first, float):
+            text = f"at {self.first:.0%} of the {self.milestone} budget"
+        else:
+            text = f"{self.first} after the slot opens ({self.milestone})"
         if self.every:
             text += f", then every {self.every}"
         if self.times:

@@ -363,7 +363,8 @@ class _Checker:
             or any(a.target for t in st.timeouts for a in t.actions)
             or any(a.target for s in st.slots for r in s.reminders for a in r.actions)
         )
-        if routes and routes[-1].when is not None and not other_exits and not st.redirects:
+        has_fallback = any(r.when is None for r in routes)  # misplaced ones are reported above
+        if routes and not has_fallback and not other_exits and not st.redirects:
             self.add(
                 "NO_FALLBACK_ROUTE",
                 where,

@@ -1,0 +1,76 @@
+"""``taskflow check | graph | show``."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from taskflow import config
+from taskflow.cli import main
+
+EXAMPLES = str(config.PROJECT_ROOT / "examples")
+
+
+def test_check_prints_one_line_per_workflow(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", EXAMPLES]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split()[1] for line in lines] == [
+        "expense-approval@1",
+        "support-ticket@1",
+        "vendor-onboarding@1",
+    ]
+    assert all(line.startswith("ok ") and "sha256:" in line for line in lines)
+
+
+def test_check_reports_every_problem_and_fails(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "bad.py").write_text(
+        "from taskflow import State, Workflow\n"
+        "class Bad(Workflow):\n"
+        "    tracks = 'x'\n"
+        "    calendar = 'mars'\n"
+        "    start = State(initial=True, then='nowhere')\n"
+    )
+    assert main(["check", str(tmp_path)]) == 1
+    err = capsys.readouterr().err
+    assert "UNKNOWN_CALENDAR" in err
+    assert "UNKNOWN_STATE" in err
+    assert "Fix: use one of the known calendars" in err
+    assert err.rstrip().endswith("2 problems found.")
+
+
+def test_graph_prints_mermaid(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["graph", "support-ticket", "--path", EXAMPLES]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("stateDiagram-v2")
+    assert "open --> waiting_for_customer: move ask_customer" in out
+
+
+def test_show_prints_the_json_document(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["show", "expense-approval", "--path", EXAMPLES]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["name"] == "expense-approval"
+    assert doc["digest"].startswith("sha256:")
+
+
+def test_unknown_workflow_is_a_clear_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["show", "expenses", "--path", EXAMPLES]) == 1
+    assert "No workflow is called 'expenses'" in capsys.readouterr().err
+
+
+def test_check_examples_as_a_real_process() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "taskflow", "check", "examples/"],
+        cwd=config.PROJECT_ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count("\nok ") + done.stdout.startswith("ok ") == 3
