@@ -197,9 +197,14 @@ class State:
 
     ``done`` is the completion rule (default :data:`all_satisfied`; a condition
     is accepted as is) and ``then`` the ordered routes taken when it holds (a
-    state name is a route without condition). ``pausing`` stops every SLA
-    clock of the run while it sits here. ``redirects`` lists the states the
-    enter hook may send the run to.
+    state name is a route without condition). ``redirects`` lists the states
+    the enter hook may send the run to.
+
+    ``pausing`` stops every SLA clock of the run while it sits here, and
+    *holds* the state it came from rather than leaving it: that state's open
+    and claimed slots keep their holders and (paused) clocks, and resume when
+    the run returns there; moving anywhere else from the pausing state cancels
+    them. ``preconditions`` apply to every move of the state.
     """
 
     _: KW_ONLY
