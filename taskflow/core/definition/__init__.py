@@ -1,12 +1,15 @@
 """Workflow definitions: the Python DSL, its validation, and its JSON/Mermaid renderings.
 
-Modules: :mod:`.expr` (conditions, three-valued evaluation), :mod:`.audience`
-(candidates/delegates and their audience keys), :mod:`.budgets` (business and
-real durations), :mod:`.fields` (payload fields), :mod:`.sla` (milestones,
-reminders, timeouts, priority), :mod:`.labels`, :mod:`.model` (states, slots,
-routes, moves), :mod:`.workflow` (the :class:`Workflow` class and
-:class:`Definition`), :mod:`.validate`, :mod:`.render`, :mod:`.runtime` (the
-pure questions the engine asks of a definition).
+Modules: :mod:`.expr` (conditions, three-valued evaluation) and
+:mod:`.expr_data` (their JSON form, the paths they read); :mod:`.who` (who may
+act, as expressions) and :mod:`.audience` (their audience keys and residual
+rules); :mod:`.budgets` (business and real durations); :mod:`.fields` (payload
+fields); :mod:`.sla` (milestones, reminders, timeouts, priority);
+:mod:`.labels`; :mod:`.model` (states, slots, routes, moves); :mod:`.workflow`
+(the :class:`Workflow` class and :class:`Definition`); :mod:`.validate` with
+:mod:`.checking` and :mod:`.slot_checks`; :mod:`.problems`; :mod:`.render`
+(JSON document, digest, Mermaid); :mod:`.runtime` (the pure questions the
+engine asks of a definition).
 
 The names below are the DSL vocabulary, re-exported by ``taskflow``.
 """

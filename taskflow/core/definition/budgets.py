@@ -29,6 +29,7 @@ from datetime import timedelta
 from typing import Any, Final, Literal
 
 from taskflow.core.definition import expr as ex
+from taskflow.core.definition import expr_data as exd
 
 Kind = Literal["business", "real"]
 Unit = Literal["minutes", "hours", "days"]
@@ -93,7 +94,7 @@ class BudgetTable:
     def to_json(self) -> Any:
         """``{"by": <expr>, "table": {"P1": <budget>...}, "default": <budget>|null}``."""
         return {
-            "by": ex.to_json(self.key),
+            "by": exd.to_json(self.key),
             "table": {k: b.to_json() for k, b in self.table},
             "default": self.default.to_json() if self.default else None,
         }

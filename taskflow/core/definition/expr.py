@@ -291,7 +291,7 @@ def resolve(ref: Ref, env: Env) -> Any:
     return value
 
 
-_COMPARE: Final[dict[str, Callable[[Any, Any], Any]]] = {
+COMPARE_OPS: Final[dict[str, Callable[[Any, Any], Any]]] = {
     "==": operator.eq,
     "!=": operator.ne,
     "<": operator.lt,
@@ -299,7 +299,7 @@ _COMPARE: Final[dict[str, Callable[[Any, Any], Any]]] = {
     ">": operator.gt,
     ">=": operator.ge,
 }
-_ARITH: Final[dict[str, Callable[[Any, Any], Any]]] = {
+ARITH_OPS: Final[dict[str, Callable[[Any, Any], Any]]] = {
     "+": operator.add,
     "-": operator.sub,
     "*": operator.mul,
@@ -321,7 +321,7 @@ def value_of(expr: Expr, env: Env) -> Any:
         left, right = value_of(expr.left, env), value_of(expr.right, env)
         if not (_number(left) and _number(right)) or (expr.op == "/" and right == 0):
             return MISSING
-        return _ARITH[expr.op](left, right)
+        return ARITH_OPS[expr.op](left, right)
     return evaluate(expr, env)
 
 
@@ -338,7 +338,7 @@ def evaluate(expr: Expr | None, env: Env) -> bool | None:
         if left is MISSING or right is MISSING or left is None or right is None:
             return None
         try:
-            return bool(_COMPARE[expr.op](left, right))
+            return bool(COMPARE_OPS[expr.op](left, right))
         except TypeError:
             return None  # "abc" < 5: incomparable is unknown, not a crash
     if isinstance(expr, Logic):
@@ -369,38 +369,7 @@ def matches(expr: Expr | None, env: Env) -> bool:
     return evaluate(expr, env) is True
 
 
-# -- reading and writing ------------------------------------------------------------------------
-
-
-def walk(expr: Expr) -> Iterable[Expr]:
-    """Every node of ``expr``, parents before children."""
-    yield expr
-    children: tuple[Expr, ...] = ()
-    if isinstance(expr, Compare | Arith):
-        children = (expr.left, expr.right)
-    elif isinstance(expr, Logic):
-        children = expr.args
-    elif isinstance(expr, Membership):
-        children = (expr.needle, expr.haystack)
-    elif isinstance(expr, IsSet):
-        children = (expr.operand,)
-    for child in children:
-        yield from walk(child)
-
-
-def refs(expr: Expr) -> tuple[Ref, ...]:
-    """The paths ``expr`` reads, in order of appearance."""
-    return tuple(node for node in walk(expr) if isinstance(node, Ref))
-
-
-def paths(expr: Expr | None, root: str | None = None) -> frozenset[str]:
-    """Dotted paths read by ``expr`` (``subject.amount``), optionally only under ``root``.
-
-    ``paths(budget_key, "subject")`` tells the SLA code which budgets depend on the subject.
-    """
-    if expr is None:
-        return frozenset()
-    return frozenset(r.dotted for r in refs(expr) if root is None or r.root == root)
+# -- reading --------------------------------------------------------------------------------------
 
 
 _PRECEDENCE: Final = {"or": 1, "and": 2, "not": 3, "cmp": 4, "+": 5, "-": 5, "*": 6, "/": 6}
@@ -448,45 +417,3 @@ def _literal(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     return repr(value)
-
-
-def to_json(expr: Expr) -> Any:
-    """The JSON form: ``{"ref": "subject.a"}``, ``{"lit": 1}`` or ``{"op": o, "args": [...]}``.
-
-    Operators: ``== != < <= > >=``, ``and``, ``or``, ``not``, ``in`` (needle, haystack),
-    ``is_set``, ``+ - * /``.
-    """
-    if isinstance(expr, Ref):
-        return {"ref": expr.dotted}
-    if isinstance(expr, Lit):
-        return {"lit": expr.value}
-    if isinstance(expr, Compare | Arith):
-        return {"op": expr.op, "args": [to_json(expr.left), to_json(expr.right)]}
-    if isinstance(expr, Logic):
-        return {"op": expr.op, "args": [to_json(a) for a in expr.args]}
-    if isinstance(expr, Membership):
-        return {"op": "in", "args": [to_json(expr.needle), to_json(expr.haystack)]}
-    if isinstance(expr, IsSet):
-        return {"op": "is_set", "args": [to_json(expr.operand)]}
-    raise TypeError(f"not an expression: {expr!r}")
-
-
-def from_json(doc: Any) -> Expr:
-    """The inverse of :func:`to_json`."""
-    if "ref" in doc:
-        root, *parts = str(doc["ref"]).split(".")
-        return Ref(root, tuple(parts))
-    if "lit" in doc:
-        return Lit(doc["lit"])
-    op, args = doc["op"], [from_json(a) for a in doc["args"]]
-    if op in _COMPARE:
-        return Compare(op, args[0], args[1])
-    if op in _ARITH:
-        return Arith(op, args[0], args[1])
-    if op in ("and", "or", "not"):
-        return Logic(op, tuple(args))
-    if op == "in":
-        return Membership(args[0], args[1])
-    if op == "is_set":
-        return IsSet(args[0])
-    raise ValueError(f"unknown operator {op!r} in an expression document")

@@ -14,6 +14,7 @@ from typing import Any, Final
 
 from taskflow.core.definition import audience as au
 from taskflow.core.definition import expr as ex
+from taskflow.core.definition import expr_data as exd
 from taskflow.core.definition import fields as fl
 from taskflow.core.definition import sla
 
@@ -45,7 +46,7 @@ class Completion:
         if self.kind == "count":
             doc["count"] = self.count
         if self.when is not None:
-            doc["when"] = ex.to_json(self.when)
+            doc["when"] = exd.to_json(self.when)
         return doc
 
 
@@ -69,7 +70,7 @@ class Route:
 
     def to_json(self) -> Any:
         """``{"to", "when"}``."""
-        return {"to": self.to, "when": ex.to_json(self.when) if self.when is not None else None}
+        return {"to": self.to, "when": exd.to_json(self.when) if self.when is not None else None}
 
 
 @dataclass(frozen=True, eq=False)
@@ -81,7 +82,7 @@ class Precondition:
 
     def to_json(self) -> Any:
         """``{"name", "when"}``."""
-        return {"name": self.name, "when": ex.to_json(self.when)}
+        return {"name": self.name, "when": exd.to_json(self.when)}
 
 
 @dataclass(frozen=True, eq=False)
@@ -111,7 +112,7 @@ class Move:
             "name": self.name,
             "to": self.to,
             "label": self.label,
-            "guard": ex.to_json(self.guard) if self.guard is not None else None,
+            "guard": exd.to_json(self.guard) if self.guard is not None else None,
             "preconditions": [p.to_json() for p in self.preconditions],
             "by": au.to_json(self.by) if self.by is not None else None,
             "fields": [f.to_json() for f in self.fields],

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from taskflow.core.definition import audience as au
 from taskflow.core.definition import expr as ex
+from taskflow.core.definition import expr_data as exd
 from taskflow.core.definition.model import Slot, State
 
 if TYPE_CHECKING:
@@ -25,7 +26,7 @@ DOCUMENT_FORMAT = 1
 
 
 def _opt_expr(value: ex.Expr | None) -> Any:
-    return ex.to_json(value) if value is not None else None
+    return exd.to_json(value) if value is not None else None
 
 
 def _opt_who(value: au.Who | None) -> Any:

@@ -22,6 +22,7 @@ from typing import Any, Final, Literal
 from taskflow.core.definition import audience as au
 from taskflow.core.definition import budgets as bu
 from taskflow.core.definition import expr as ex
+from taskflow.core.definition import expr_data as exd
 
 MilestoneKind = Literal["assigned", "finished"]
 MILESTONE_KINDS: Final = ("assigned", "finished")
@@ -268,7 +269,7 @@ class Priority:
         """``{"fixed"}`` or ``{"by", "table", "default"}``."""
         if self.key is None:
             return {"fixed": self.fixed if self.fixed is not None else self.default}
-        return {"by": ex.to_json(self.key), "table": dict(self.table), "default": self.default}
+        return {"by": exd.to_json(self.key), "table": dict(self.table), "default": self.default}
 
     def describe(self) -> str:
         """``2`` or ``by subject.priority (P1: 1, P2: 2), otherwise 3``."""

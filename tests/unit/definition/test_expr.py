@@ -7,6 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from taskflow.core.definition import expr as ex
+from taskflow.core.definition import expr_data as exd
 from taskflow.core.definition.expr import Env, item, payload, principal, subject
 
 
@@ -105,8 +106,8 @@ def test_describe_reads_like_the_rule() -> None:
 
 def test_paths_lists_what_is_read() -> None:
     cond = (subject.priority == "P1") | (payload.triage.priority == subject.level)
-    assert ex.paths(cond, "subject") == {"subject.priority", "subject.level"}
-    assert ex.paths(cond) == {"subject.priority", "subject.level", "payload.triage.priority"}
+    assert exd.paths(cond, "subject") == {"subject.priority", "subject.level"}
+    assert exd.paths(cond) == {"subject.priority", "subject.level", "payload.triage.priority"}
 
 
 def test_item_access_escape_hatch_for_clashing_names() -> None:
@@ -121,7 +122,7 @@ def test_json_round_trip_evaluates_alike(a: object, b: object) -> None:
     cond = ((subject.a == b) | ~(subject.b.is_in([1, "x"]))) & (subject.a + 1 > 2) | (
         subject.c.is_set()
     )
-    again = ex.from_json(ex.to_json(cond))
+    again = exd.from_json(exd.to_json(cond))
     e = env(a=a, b=b)
     assert ex.evaluate(again, e) is ex.evaluate(cond, e)
     assert ex.describe(again) == ex.describe(cond)

@@ -1,0 +1,191 @@
+"""Who may act, as expressions: ``who.role("finance") - who.id(subject.submitted_by)``.
+
+One expression surface serves candidates, delegates, move permissions and
+reminder recipients. ``|`` is union, ``&`` intersection, ``-`` exclusion.
+Their compiled form (audience keys and residual rules) is in
+:mod:`taskflow.core.definition.audience`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any, Final
+
+from taskflow.core.definition import expr as ex
+from taskflow.core.definition import expr_data as exd
+
+
+class Who:
+    """Base of audience expressions: ``|`` union, ``&`` intersection, ``-`` exclusion."""
+
+    def __or__(self, other: Who) -> Who:
+        return Combine("or", (self, _who(other)))
+
+    def __and__(self, other: Who) -> Who:
+        return Combine("and", (self, _who(other)))
+
+    def __sub__(self, other: Who) -> Who:
+        return Combine("and", (self, Combine("not", (_who(other),))))
+
+    def __str__(self) -> str:
+        return describe(self)
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {describe(self)}>"
+
+
+def _who(value: object) -> Who:
+    if not isinstance(value, Who):
+        raise TypeError(f"{value!r} is not an audience: use who.id(...), who.role(...), ...")
+    return value
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class Key(Who):
+    """A principal by id, a role, a group: ``kind`` is user/role/group, ``value`` text or a path."""
+
+    kind: str
+    value: ex.Expr
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class AttrRule(Who):
+    """Principals whose attribute ``name`` equals one of ``values`` (literals or paths)."""
+
+    name: str
+    values: tuple[ex.Expr, ...]
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class Special(Who):
+    """``anyone``, ``holder`` (the slot's current holder) or ``candidates`` (the slot's)."""
+
+    kind: str
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class Combine(Who):
+    """``or`` / ``and`` of audiences, or ``not`` of one (only meaningful inside ``-``)."""
+
+    op: str
+    args: tuple[Who, ...]
+
+
+@dataclass(frozen=True)
+class _Attr:
+    """``who.attr("region")``: compare with ``==`` or ``is_in`` to get an audience."""
+
+    name: str
+
+    def __eq__(self, other: object) -> AttrRule:  # type: ignore[override]
+        return AttrRule(self.name, (ex.lift(other),))
+
+    def __hash__(self) -> int:
+        return hash(self.name)
+
+    def is_in(self, values: Iterable[Any]) -> AttrRule:
+        return AttrRule(self.name, tuple(ex.lift(v) for v in values))
+
+
+class _WhoFactory:
+    """The ``who`` namespace of the DSL."""
+
+    def id(self, value: str | ex.Expr) -> Who:
+        """The principal with this id (text, or a path such as ``subject.manager_id``)."""
+        return Key("user", ex.lift(value))
+
+    def role(self, value: str | ex.Expr) -> Who:
+        """Every principal holding this role."""
+        return Key("role", ex.lift(value))
+
+    def group(self, value: str | ex.Expr) -> Who:
+        """Every member of this group (text, or a path such as ``subject.team``)."""
+        return Key("group", ex.lift(value))
+
+    def email(self, value: str | ex.Expr) -> Who:
+        """Whoever has this e-mail address: an outsider (vendor, customer) reached by link."""
+        return Key("email", ex.lift(value))
+
+    def attr(self, name: str) -> _Attr:
+        """A principal attribute, to compare: ``who.attr("region") == subject.region``."""
+        return _Attr(name)
+
+    def anyone(self) -> Who:
+        """Every known principal."""
+        return Special("anyone")
+
+    def holder(self) -> Who:
+        """Whoever holds the slot now (for reminders and notifications)."""
+        return Special("holder")
+
+    def candidates(self) -> Who:
+        """The slot's own candidates (for reminders and notifications)."""
+        return Special("candidates")
+
+
+who: Final = _WhoFactory()
+
+
+def describe(w: Who, parent: int = 0) -> str:
+    """A human reading: ``role:finance and not user:{subject.submitted_by}``."""
+    if isinstance(w, Key):
+        return f"{w.kind}:{_describe_value(w.value)}"
+    if isinstance(w, AttrRule):
+        values = ", ".join(_describe_value(v) for v in w.values)
+        return f"attr:{w.name}=" + (values if len(w.values) == 1 else "(" + values + ")")
+    if isinstance(w, Special):
+        return w.kind
+    assert isinstance(w, Combine)
+    if w.op == "not":
+        return "not " + describe(w.args[0], 3)
+    level = 1 if w.op == "or" else 2
+    text = f" {w.op} ".join(describe(a, 3) for a in w.args)
+    return f"({text})" if level < parent else text
+
+
+def _describe_value(value: ex.Expr) -> str:
+    if isinstance(value, ex.Lit):
+        return key_text(value.value)
+    return "{" + ex.describe(value) + "}"
+
+
+def to_json(w: Who) -> Any:
+    """JSON form: ``{"user": <expr>}``, ``{"attr": name, "in": [...]}``, ``{"or": [...]}``..."""
+    if isinstance(w, Key):
+        return {w.kind: exd.to_json(w.value)}
+    if isinstance(w, AttrRule):
+        return {"attr": w.name, "in": [exd.to_json(v) for v in w.values]}
+    if isinstance(w, Special):
+        return {"special": w.kind}
+    assert isinstance(w, Combine)
+    return {w.op: [to_json(a) for a in w.args]}
+
+
+def refs(w: Who) -> tuple[ex.Ref, ...]:
+    """Every path the audience reads (for validation and for the SLA's subject dependencies)."""
+    if isinstance(w, Key):
+        return exd.refs(w.value)
+    if isinstance(w, AttrRule):
+        return tuple(r for v in w.values for r in exd.refs(v))
+    if isinstance(w, Combine):
+        return tuple(r for a in w.args for r in refs(a))
+    return ()
+
+
+def specials(w: Who) -> frozenset[str]:
+    """The special terms used (``holder``, ``candidates``, ``anyone``)."""
+    if isinstance(w, Special):
+        return frozenset({w.kind})
+    if isinstance(w, Combine):
+        return frozenset().union(*(specials(a) for a in w.args))
+    return frozenset()
+
+
+def key_text(value: Any) -> str:
+    """A value as it appears in a key; one function so slots and principals agree."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
