@@ -125,7 +125,9 @@ class SupportTicket(Workflow):
                 ],
                 candidates=who.role("support-triage"),
                 priority=URGENCY,
-                milestones=[milestone.finished(within=business.minutes(30, calendar="24x7"))],
+                milestones=[
+                    milestone.finished(within=business.minutes(30, calendar=ROUND_THE_CLOCK))
+                ],
                 reminders=[reminder.on_breach("finished", notify=who.role("support-triage"))],
             )
         ],

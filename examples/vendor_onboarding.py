@@ -68,7 +68,7 @@ def review_slot(name: str, team: str, armed: Expr | None = None) -> Slot:
     """A sign-off by ``team`` once every document is in (only when ``armed`` holds, if given)."""
     return Slot(
         name,
-        waits_for="reviewed",
+        waits_for=f"{team}-reviewed",  # a distinct event per review, so each is unambiguous
         label=f"{team.capitalize()} review of {{subject.legal_name}} ({{subject.vendor_number}})",
         fields=[
             Field.choice("decision", ["approve", "reject"]),
