@@ -106,6 +106,7 @@ def _problem(code: str, source: str, message: str, fix: str) -> Problem:
 
 
 def _import_file(path: Path) -> ModuleType:
+    path = path.resolve()  # one module per file, however the path was written
     # A name unique per path, so two folders may both hold workflows.py.
     tag = hashlib.sha1(str(path).encode()).hexdigest()[:10]
     name = f"taskflow_workflows_{path.stem}_{tag}"

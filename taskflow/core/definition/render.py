@@ -3,8 +3,9 @@
 The document is what the API serves and what a run pins: :func:`digest` is
 the sha256 of its canonical form (sorted keys, no spaces, UTF-8), so any
 change that could change behaviour, a budget, a condition, a hook's name,
-changes the digest. Hooks appear by their qualified name (their code is not
-in the digest: change a hook's behaviour, bump the version).
+changes the digest. Hooks appear by their qualified name, without module
+(their code is not in the digest: change a hook's behaviour, bump the
+version). Where a definition was loaded from is not in the document either.
 """
 
 from __future__ import annotations
@@ -34,9 +35,9 @@ def _opt_who(value: au.Who | None) -> Any:
 
 
 def _hook(fn: Any) -> str | None:
-    if fn is None:
-        return None
-    return f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', repr(fn))}"
+    # The qualified name only: a module's name depends on how its file was loaded,
+    # and the digest must not change with the folder a definition is read from.
+    return None if fn is None else str(getattr(fn, "__qualname__", type(fn).__qualname__))
 
 
 def _slot(slot: Slot) -> dict[str, Any]:

@@ -83,6 +83,21 @@ def test_a_file_named_twice_is_loaded_once(tmp_path: Path) -> None:
     assert len(definitions.load([str(tmp_path), str(path)])) == 1
 
 
+def test_digest_does_not_depend_on_where_the_file_was_loaded_from(tmp_path: Path) -> None:
+    text = (
+        GOOD.format(version=1)
+        .replace("class Leave", "def hook(ctx):\n    return None\n\nclass Leave")
+        .replace("asked = State(initial=True,", "asked = State(initial=True, on_enter=hook,")
+    )
+    (tmp_path / "one").mkdir()
+    (tmp_path / "two").mkdir()
+    first = definitions.load([str(write(tmp_path / "one", "leave.py", text))]).get("leave")
+    second = definitions.load([str(write(tmp_path / "two", "leave.py", text))]).get("leave")
+    assert first.to_document()["states"][0]["on_enter"] == "hook"
+    assert first.digest == second.digest
+    assert first.source != second.source
+
+
 def test_unknown_calendar_is_checked_against_the_known_names(tmp_path: Path) -> None:
     path = write(tmp_path, "leave.py", GOOD.format(version=1))
     with pytest.raises(DefinitionError, match="calendar 'uk-london' is not defined"):
