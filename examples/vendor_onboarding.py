@@ -127,7 +127,7 @@ class VendorOnboarding(Workflow):
                         business.days(2),
                         every=business.days(2),
                         notify=vendor,
-                        quiet_hours=True,  # land in the vendor's morning, not at 3 am
+                        quiet_hours=True,  # in Berlin office hours, never at 3 am
                     ),
                     reminder.on_breach("finished", notify=procurement),
                 ],

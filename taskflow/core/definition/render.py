@@ -111,7 +111,8 @@ def digest(definition: Definition) -> str:
 def _quote(text: str) -> str:
     """Mermaid labels cannot hold some characters; replace them with look-alikes."""
     text = text.replace(";", ",").replace('"', "'").replace("\n", " ")
-    return text.replace(":", "#58;")  # Mermaid's entity syntax; a bare colon ends the label
+    # Mermaid's entity syntax: a bare colon ends a label, braces open a composite state.
+    return text.replace(":", "#58;").replace("{", "#123;").replace("}", "#125;")
 
 
 def _slot_line(slot: Slot) -> str:
@@ -143,7 +144,9 @@ def mermaid(definition: Definition) -> str:
         for route in state.routes:
             label = "otherwise" if route.when is None else ex.describe(route.when)
             if len(state.routes) == 1 and route.when is None:
-                label = state.completion.describe()
+                # The one way on: say when it is taken ("straight on" for a slot-less state).
+                plain = state.completion.kind == "all" and not state.slots
+                label = "straight on" if plain else state.completion.describe()
             lines.append(f"    {state.name} --> {route.to}: {_quote(label)}")
         for move in state.moves:
             lines.append(f"    {state.name} --> {move.to}: {_quote('move ' + move.name)}")

@@ -94,6 +94,6 @@ def test_mermaid_diagram_shows_states_slots_routes_and_timeouts() -> None:
     assert "    open --> paid: payload.review.ok == true\n" in text
     assert "    open --> closed: otherwise\n" in text
     assert "    open --> closed: after 30 real days\n" in text
-    assert "slot review · by role#58;claims and not user#58;{subject.owner}" in text
+    assert "slot review · by role#58;claims and not user#58;#123;subject.owner#125;" in text
     assert "note right of waiting: clocks paused" in text
     assert "    paid --> [*]\n" in text
