@@ -11,7 +11,11 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from taskflow.core.definition import audience as au
+from taskflow.core.definition import budgets as bu
 from taskflow.core.definition import expr as ex
+from taskflow.core.definition import expr_data as exd
+from taskflow.core.definition import labels
 from taskflow.core.definition.model import Completion, Move, Precondition, Slot, State
 
 
@@ -112,3 +116,33 @@ def check_move(state: State, move: Move, env: ex.Env) -> MoveCheck:
     """
     items = checklist((*state.preconditions, *move.preconditions), env)
     return MoveCheck(move, ex.evaluate(move.guard, env), items)
+
+
+def subject_paths(slot: Slot) -> dict[str, frozenset[str]]:
+    """The subject fields each part of a slot reads, for ``updateSubject``.
+
+    Keys: ``milestones`` (budgets to recompute), ``priority``, ``label``,
+    ``candidates``, ``delegates``, ``armed``, ``foreach``. A part that reads
+    no subject field is absent.
+    """
+    budgets = [m.within for m in slot.milestones]
+    found = {
+        "milestones": frozenset().union(
+            *(exd.paths(b.key, "subject") for b in budgets if isinstance(b, bu.BudgetTable))
+        ),
+        "priority": exd.paths(slot.priority_rule.key, "subject"),
+        "label": frozenset(
+            r.dotted
+            for r in labels.refs(slot.label or "")
+            if isinstance(r, ex.Ref) and r.root == "subject"
+        ),
+        "candidates": _who_paths(slot.candidates),
+        "delegates": _who_paths(slot.delegates),
+        "armed": exd.paths(slot.armed, "subject"),
+        "foreach": exd.paths(slot.foreach_expr, "subject"),
+    }
+    return {part: paths for part, paths in found.items() if paths}
+
+
+def _who_paths(w: au.Who | None) -> frozenset[str]:
+    return frozenset(r.dotted for r in au.refs(w) if r.root == "subject") if w else frozenset()

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any, Final, Literal
 
 from taskflow.core.definition import audience as au
@@ -315,3 +316,60 @@ def resolve_priority(priority: Priority, subject: Mapping[str, Any], item: Any =
     if isinstance(value, int) and not isinstance(value, bool):
         return value
     return priority.default
+
+
+# -- reminder schedules -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ReminderSchedule:
+    """When a reminder fires, measured from its milestone clock's start (the slot's opening).
+
+    ``first`` and ``until`` are offsets on a clock (business on a calendar, or
+    real); ``every`` is the interval between later firings (None: fire once);
+    ``times`` caps the firings. Every firing also stops once the milestone is met.
+    """
+
+    first: bu.ResolvedBudget
+    every: bu.ResolvedBudget | None
+    until: bu.ResolvedBudget | None
+    times: int | None
+
+
+def _offset_budget(
+    offset: Offset,
+    milestone_budget: bu.ResolvedBudget,
+    calendar: str | None,
+    day_length: timedelta,
+) -> bu.ResolvedBudget:
+    if isinstance(offset, float):  # a fraction runs on the milestone's own clock
+        whole = milestone_budget.business_time(day_length)
+        return bu.ResolvedBudget(milestone_budget.kind, whole * offset, milestone_budget.calendar)
+    resolved = bu.resolve_budget(offset, {}, calendar)
+    assert resolved is not None  # a plain budget always resolves
+    return resolved
+
+
+def reminder_schedule(
+    rem: Reminder,
+    milestone_budget: bu.ResolvedBudget,
+    calendar: str | None,
+    day_length: timedelta = bu.DEFAULT_DAY_LENGTH,
+) -> ReminderSchedule:
+    """The schedule of ``rem`` for a slot whose milestone resolved to ``milestone_budget``.
+
+    A fraction (``reminder.at(0.75)``) is that share of the milestone's budget on
+    the milestone's clock; a fixed offset runs on its own clock, its business
+    time on ``calendar`` (the milestone's, else the workflow's) unless it names
+    one. ``day_length`` is the calendar's working-day length (see budgets).
+    """
+    return ReminderSchedule(
+        first=_offset_budget(rem.first, milestone_budget, calendar, day_length),
+        every=_offset_budget(rem.every, milestone_budget, calendar, day_length)
+        if rem.every is not None
+        else None,
+        until=_offset_budget(rem.until, milestone_budget, calendar, day_length)
+        if rem.until is not None
+        else None,
+        times=rem.times,
+    )

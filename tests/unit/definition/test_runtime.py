@@ -84,3 +84,23 @@ def test_move_guard_and_checklist() -> None:
         ("not on hold", None),
         ("receipts attached", None),
     ]
+
+
+def test_subject_paths_tell_what_a_subject_update_touches() -> None:
+    from taskflow.core.definition import budget_by, business, milestone, priority_by, who
+
+    slot = Slot(
+        "answer",
+        label="Answer {subject.reference}",
+        candidates=who.group(subject.team) - who.id(subject.owner),
+        priority=priority_by(subject.priority, {"P1": 1}),
+        milestones=[
+            milestone.finished(within=budget_by(subject.priority, {"P1": business.hours(1)}))
+        ],
+    )
+    assert runtime.subject_paths(slot) == {
+        "milestones": {"subject.priority"},
+        "priority": {"subject.priority"},
+        "label": {"subject.reference"},
+        "candidates": {"subject.team", "subject.owner"},
+    }

@@ -173,3 +173,29 @@ def test_reminder_description() -> None:
     assert rem.describe() == (
         "at 75% of the finished budget, then every 2 business hours: notify holder"
     )
+
+
+def test_reminder_schedule_fractions_offsets_and_intervals() -> None:
+    from taskflow.core.definition.audience import who
+
+    two_days = resolve_budget(business.days(2), {}, "uk-london")
+    assert two_days is not None
+    day = timedelta(hours=8, minutes=30)
+    at = sla.reminder_schedule(
+        sla.reminder.at(0.75, every=real.hours(4), times=3, notify=who.holder()),
+        two_days,
+        "uk-london",
+        day,
+    )
+    # 75 % of two 8h30 working days, on the milestone's clock.
+    assert at.first == ResolvedBudget("business", timedelta(hours=12, minutes=45), "uk-london")
+    assert at.every == ResolvedBudget("real", timedelta(hours=4), None)
+    assert at.times == 3
+    after = sla.reminder_schedule(
+        sla.reminder.after(business.hours(2, calendar="24x7"), until=0.5, notify=who.holder()),
+        two_days,
+        "uk-london",
+        day,
+    )
+    assert after.first == ResolvedBudget("business", timedelta(hours=2), "24x7")
+    assert after.until == ResolvedBudget("business", timedelta(hours=8, minutes=30), "uk-london")
