@@ -119,8 +119,17 @@ class Checker:
     def condition(
         self, where: str, what: str, cond: ex.Expr | None, roots: Collection[str]
     ) -> None:
-        if cond is not None:
-            self.refs(where, what, exd.refs(cond), roots)
+        if cond is None:
+            return
+        if not isinstance(cond, ex.Expr):  # e.g. a lambda, or a plain True
+            self.add(
+                "BAD_CONDITION",
+                where,
+                f"{what} is {cond!r}, not a condition",
+                "build it from subject, payload, principal or item, e.g. subject.amount > 1000",
+            )
+            return
+        self.refs(where, what, exd.refs(cond), roots)
 
     def who(
         self,
@@ -132,6 +141,14 @@ class Checker:
     ) -> None:
         if w is None:
             return
+        if not isinstance(w, au.Who):  # e.g. candidates="finance"
+            self.add(
+                "BAD_AUDIENCE",
+                where,
+                f"{what} is {w!r}, not an audience",
+                "build it with who.role(...), who.id(...), who.group(...), who.attr(...)",
+            )
+            return
         self.refs(where, what, au.refs(w), roots)
         for special in sorted(au.specials(w) - set(specials)):
             self.add(
@@ -142,6 +159,14 @@ class Checker:
             )
 
     def budget(self, where: str, what: str, budget: bu.BudgetLike, roots: Collection[str]) -> None:
+        if not isinstance(budget, bu.Budget | bu.BudgetTable):
+            self.add(
+                "BAD_BUDGET",
+                where,
+                f"{what} is {budget!r}, not a budget",
+                "write business.hours(4), business.days(2), real.hours(1) or budget_by(...)",
+            )
+            return
         items = budget.budgets() if isinstance(budget, bu.BudgetTable) else (budget,)
         for b in items:
             if not b.amount > 0:

@@ -320,3 +320,17 @@ def test_the_class_form_names_the_class_in_errors() -> None:
     problem = only(Broken.definition)
     assert problem.source.endswith("Broken")
     assert "(" + problem.source + ")" in str(problem)
+
+
+def test_plain_values_where_expressions_belong_are_named() -> None:
+    slot = review(
+        candidates="finance",  # type: ignore[arg-type]
+        armed=True,  # type: ignore[arg-type]
+        milestones=[milestone.finished(within=4)],  # type: ignore[arg-type]
+    )
+    found = v.problems(
+        workflow(submitted=State(initial=True, slots=[slot], then="done")), CALENDARS
+    )
+    assert [p.code for p in found] == ["BAD_AUDIENCE", "BAD_CONDITION", "BAD_BUDGET"]
+    assert found[0].message == "candidates is 'finance', not an audience"
+    assert found[0].fix.startswith("build it with who.role(...)")
