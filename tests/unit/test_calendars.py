@@ -417,3 +417,21 @@ def test_results_keep_exact_microseconds_and_fold() -> None:
     assert due.fold == 1
     assert due.utcoffset() == timedelta(0)
     assert (due.hour, due.minute) == (1, 30)
+
+
+def test_windows_cut_at_the_compiled_horizon_join_when_it_grows() -> None:
+    nights = calendars.from_dict(
+        {"name": "nights", "timezone": "UTC", "week": {"mon-sun": ["22:00-06:00"]}}
+    )
+    assert nights.is_open(datetime(2026, 6, 1, 23, tzinfo=UTC))  # compiles a few years around
+    late = datetime(2027, 12, 31, 23, tzinfo=UTC)
+    assert nights.next_close(late) == datetime(2028, 1, 1, 6, tzinfo=UTC)
+    fresh = calendars.from_dict(
+        {"name": "nights", "timezone": "UTC", "week": {"mon-sun": ["22:00-06:00"]}}
+    )
+    start = datetime(2026, 6, 1, 22, tzinfo=UTC)
+    # 2000 whole nights: the last ends at 06:00, 2000 days after the first evening.
+    assert fresh.add(start, 8 * H * 2000) == start + timedelta(days=2000, hours=-16)
+    assert fresh.elapsed(datetime(2020, 1, 1, tzinfo=UTC), datetime(2040, 1, 1, tzinfo=UTC)) == (
+        8 * H * (date(2040, 1, 1) - date(2020, 1, 1)).days
+    )

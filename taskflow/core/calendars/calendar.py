@@ -24,7 +24,6 @@ MAX_YEAR = 2299
 #: How far ahead ``add`` and ``next_*`` search before giving up (years).
 SEARCH_YEARS = 100
 MAX_BUDGET = timedelta(days=365 * SEARCH_YEARS)
-_MAX_BUDGET_US = MAX_BUDGET // ONE_US
 _ZERO = timedelta(0)
 #: Years compiled at least per growth step.
 _STEP_YEARS = 4
@@ -97,7 +96,7 @@ def _year(us: int) -> int:
 
 
 class Calendar:
-    """A business-hours calendar in one IANA zone. Build with ``load`` or ``from_spec``.
+    """A business-hours calendar in one IANA zone (from ``load``, ``load_folder``, ``from_dict``).
 
     Conventions: windows are half-open ``[open, close)`` in local wall time,
     durations are measured on the absolute time line, a budget ending exactly at
