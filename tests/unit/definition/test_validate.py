@@ -334,3 +334,22 @@ def test_plain_values_where_expressions_belong_are_named() -> None:
     assert [p.code for p in found] == ["BAD_AUDIENCE", "BAD_CONDITION", "BAD_BUDGET"]
     assert found[0].message == "candidates is 'finance', not an audience"
     assert found[0].fix.startswith("build it with who.role(...)")
+
+
+def test_a_new_version_may_subclass_the_old_one_and_replace_states() -> None:
+    class V1(Workflow):
+        name = "leave"
+        tracks = "leave"
+        asked = State(initial=True, slots=[Slot("approve")], then="granted")
+        granted = State(terminal=True)
+
+    class V2(V1):
+        version = 2
+        asked = State(initial=True, slots=[Slot("approve"), Slot("hr")], then="granted")
+
+    assert V1.definition is not None
+    assert V2.definition is not None
+    assert [s.name for s in V2.definition.states] == ["asked", "granted"]
+    assert [s.name for s in V2.definition.state("asked").slots] == ["approve", "hr"]
+    assert (V2.definition.name, V2.definition.version) == ("leave", 2)
+    assert V1.definition.digest != V2.definition.digest
