@@ -101,11 +101,18 @@ def check(args: argparse.Namespace) -> int:
         holidays = "none"
         if spec.holidays:
             holidays = "/".join(filter(None, (spec.holidays.country, spec.holidays.subdivision)))
+        extras = "".join(
+            (
+                f"; {len(spec.closures)} closure rule(s)" if spec.closures else "",
+                f"; {len(spec.working_days)} extra working day(s)" if spec.working_days else "",
+                "; holidays cancel shifts" if spec.holiday_mode == "cancel-shift" else "",
+            )
+        )
         # Computing something proves the holidays and windows resolve for this year.
         opens = calendar.next_open(now)
         print(
-            f"ok  {calendar.name:<20} {spec.timezone:<20} holidays {holidays:<8} "
-            f"{week}  (next open {opens.isoformat(timespec='minutes')})"
+            f"ok  {calendar.name:<30} {spec.timezone:<18} holidays {holidays:<7} "
+            f"{week}{extras}  (next open {opens.isoformat(timespec='minutes')})"
         )
     print(f"taskflow: {len(found)} calendar(s) valid, {failed} invalid, in {target}")
     return 1 if failed else 0

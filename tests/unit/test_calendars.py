@@ -293,6 +293,9 @@ def test_cancel_shift_mode_keeps_previous_nights_shift() -> None:
     assert night.add(london(2026, 12, 24, 22), 8 * H) == london(2026, 12, 25, 6)
     # The shifts starting on 25 and 26 December are cancelled.
     assert night.add(london(2026, 12, 24, 22), 9 * H) == london(2026, 12, 27, 23)
+    shipped_variant = cal("support-overnight-cancel-shift")
+    assert shipped_variant.spec.holiday_mode == "cancel-shift"
+    assert shipped_variant.add(london(2026, 12, 24, 22), 9 * H) == london(2026, 12, 27, 23)
 
 
 def test_extra_working_day_wins_over_weekend() -> None:

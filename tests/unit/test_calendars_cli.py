@@ -21,7 +21,7 @@ def test_check_validates_the_shipped_folder(capsys: pytest.CaptureFixture[str]) 
     assert main(["calendar", "check"]) == 0
     out = capsys.readouterr().out
     assert "uk-london" in out
-    assert "6 calendar(s) valid, 0 invalid" in out
+    assert "calendar(s) valid, 0 invalid" in out
 
 
 def test_check_reports_every_bad_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
