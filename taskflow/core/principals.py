@@ -16,6 +16,10 @@ EMAIL_PATTERN = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 
 #: Roles that grant powers beyond candidacy.
 ADMIN_ROLE = "admin"
+#: Team leads and managers: read every live slot (work, board, runs), cancel runs.
+LEAD_ROLES = frozenset({"lead", "manager", ADMIN_ROLE})
+#: Applications acting through the API: start runs, update subjects, raise any event.
+INTEGRATION_ROLE = "integration"
 
 
 @dataclass(frozen=True)
@@ -38,6 +42,16 @@ class Principal:
 
     def has_any_role(self, *roles: str) -> bool:
         return any(role in self.roles for role in roles)
+
+    @property
+    def is_lead(self) -> bool:
+        """Leads, managers and admins see all work, not only their own."""
+        return any(role in LEAD_ROLES for role in self.roles)
+
+    @property
+    def is_integration(self) -> bool:
+        """Applications (and admins) that feed runs: start, update subjects, raise events."""
+        return self.has_any_role(INTEGRATION_ROLE, ADMIN_ROLE)
 
 
 def _names(value: Any, what: str, principal_id: str) -> tuple[str, ...]:

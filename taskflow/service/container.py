@@ -6,7 +6,8 @@ from dataclasses import dataclass
 
 from taskflow import clock as clocks
 from taskflow.config import Settings
-from taskflow.service import tokens
+from taskflow.core import calendars
+from taskflow.service import definitions, tokens
 from taskflow.store import db
 
 
@@ -18,13 +19,30 @@ class Services:
     clock: clocks.Clock
     staff_tokens: tokens.StaffTokens
     settings: Settings
+    calendars: calendars.Registry
+    catalog: definitions.Catalog
 
 
-def build(database: db.Database, settings: Settings, clock: clocks.Clock) -> Services:
+def load_definitions(settings: Settings) -> tuple[calendars.Registry, definitions.Catalog]:
+    """The calendars and workflow definitions ``settings`` point at, validated together."""
+    registry = calendars.load_folder(settings.calendars)
+    catalog = definitions.load(settings.workflows, registry.names())
+    return registry, catalog
+
+
+def build(
+    database: db.Database,
+    settings: Settings,
+    clock: clocks.Clock,
+    loaded: tuple[calendars.Registry, definitions.Catalog] | None = None,
+) -> Services:
     """Wire the services for ``settings`` on an open ``database``."""
+    registry, catalog = loaded if loaded is not None else load_definitions(settings)
     return Services(
         db=database,
         clock=clock,
         staff_tokens=tokens.StaffTokens(settings.secret_keys),
         settings=settings,
+        calendars=registry,
+        catalog=catalog,
     )

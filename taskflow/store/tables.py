@@ -12,7 +12,19 @@ treats them as part of the declaration.
 
 from __future__ import annotations
 
-from piccolo.columns import JSONB, Array, Boolean, Timestamptz, Varchar
+from piccolo.columns import (
+    JSONB,
+    UUID,
+    Array,
+    BigSerial,
+    Boolean,
+    ForeignKey,
+    Integer,
+    Text,
+    Timestamptz,
+    Varchar,
+)
+from piccolo.columns.base import OnDelete
 from piccolo.columns.defaults.timestamptz import TimestamptzNow
 from piccolo.table import Table
 
@@ -33,10 +45,140 @@ class Principal(Table, tablename="principal"):
     updated_at = Timestamptz(default=TimestamptzNow())
 
 
+class Subject(Table, tablename="subject"):
+    """A tracked entity as the application sends it (an expense, a ticket...)."""
+
+    id = UUID(primary_key=True)
+    type = Varchar(length=100)
+    external_id = Varchar(length=200)
+    attributes = JSONB(default="{}")
+    #: Bumped on every update; runs re-check rules and budgets then.
+    version = Integer(default=1)
+    created_at = Timestamptz(default=TimestamptzNow())
+    updated_at = Timestamptz(default=TimestamptzNow())
+
+
+class Run(Table, tablename="run"):
+    """One run of one workflow definition version for one subject."""
+
+    id = UUID(primary_key=True)
+    workflow = Varchar(length=100)
+    definition_version = Integer()
+    definition_digest = Varchar(length=100)
+    subject = ForeignKey(references=Subject, null=False, on_delete=OnDelete.restrict)
+    state = Varchar(length=100)
+    #: active | completed | cancelled
+    status = Varchar(length=20, default="active")
+    #: How many states the run has entered: slots belong to one visit.
+    visit = Integer(default=1)
+    correlation_key = Varchar(length=200, null=True, default=None)
+    idempotency_key = Varchar(length=200, null=True, default=None)
+    started_by = Varchar(length=200, null=True, default=None)
+    started_at = Timestamptz(default=TimestamptzNow())
+    state_entered_at = Timestamptz(default=TimestamptzNow())
+    updated_at = Timestamptz(default=TimestamptzNow())
+    ended_at = Timestamptz(null=True, default=None)
+    version = Integer(default=1)
+
+
+class Slot(Table, tablename="slot"):
+    """A human task: a wait for one event in one visit of a state."""
+
+    id = UUID(primary_key=True)
+    run = ForeignKey(references=Run, null=False, on_delete=OnDelete.cascade)
+    visit = Integer()
+    state = Varchar(length=100)
+    name = Varchar(length=100)
+    #: The event it waits for.
+    waits_for = Varchar(length=100)
+    #: Position in a foreach expansion (null for a plain slot) and the element itself.
+    item_index = Integer(null=True, default=None)
+    item = JSONB(null=True, default=None)
+    label = Text(default="")
+    #: pending | open | claimed | satisfied | cancelled
+    status = Varchar(length=20)
+    holder = Varchar(length=200, null=True, default=None)
+    #: Audience keys: a principal carrying any of them is a candidate (see core audience).
+    audience = Array(base_column=Text())
+    #: Keys that exclude a principal outright (residual "not <key>" rules, checked in SQL).
+    deny = Array(base_column=Text())
+    #: Residual rules SQL cannot express, checked on the few rows that survive.
+    residual = JSONB(default="[]")
+    delegates = Array(base_column=Text())
+    delegates_deny = Array(base_column=Text())
+    delegates_residual = JSONB(default="[]")
+    #: 1 is the most urgent.
+    priority = Integer(default=3)
+    #: The nearest SLA due instant (inbox order); null when no milestone runs.
+    due_at = Timestamptz(null=True, default=None)
+    payload = JSONB(null=True, default=None)
+    #: Denormalised from the run so the inbox and work queries need no join to filter.
+    workflow = Varchar(length=100)
+    version = Integer(default=1)
+    created_at = Timestamptz(default=TimestamptzNow())
+    opened_at = Timestamptz(null=True, default=None)
+    claimed_at = Timestamptz(null=True, default=None)
+    satisfied_at = Timestamptz(null=True, default=None)
+    satisfied_by = Varchar(length=200, null=True, default=None)
+    cancelled_at = Timestamptz(null=True, default=None)
+    updated_at = Timestamptz(default=TimestamptzNow())
+
+
+class AuditEvent(Table, tablename="audit_event"):
+    """One line of a run's timeline: who did what, when, why."""
+
+    id = BigSerial(primary_key=True)
+    run = ForeignKey(references=Run, null=False, on_delete=OnDelete.cascade)
+    slot = UUID(null=True, default=None)
+    kind = Varchar(length=60)
+    actor = Varchar(length=200, null=True, default=None)
+    reason = Text(null=True, default=None)
+    details = JSONB(default="{}")
+    at = Timestamptz(default=TimestamptzNow())
+
+
 #: Every table, in dependency order (referenced tables first).
-TABLES: tuple[type[Table], ...] = (Principal,)
+TABLES: tuple[type[Table], ...] = (Principal, Subject, Run, Slot, AuditEvent)
 
 #: Indexes beyond what the table classes can declare: (name, CREATE INDEX statement).
 EXTRA_INDEXES: tuple[tuple[str, str], ...] = (
     ("principal_roles_gin", "CREATE INDEX principal_roles_gin ON principal USING gin (roles)"),
+    (
+        "subject_type_external_id_key",
+        "CREATE UNIQUE INDEX subject_type_external_id_key ON subject (type, external_id)",
+    ),
+    # One live run per subject and workflow.
+    (
+        "run_live_per_subject",
+        "CREATE UNIQUE INDEX run_live_per_subject ON run (workflow, subject) "
+        "WHERE status = 'active'",
+    ),
+    (
+        "run_correlation",
+        "CREATE INDEX run_correlation ON run (workflow, correlation_key) "
+        "WHERE status = 'active' AND correlation_key IS NOT NULL",
+    ),
+    ("run_board", "CREATE INDEX run_board ON run (workflow, status, started_at, id)"),
+    # Inbox: live slots by urgency, covering what the audience filter reads.
+    (
+        "slot_live_by_due",
+        "CREATE INDEX slot_live_by_due ON slot (due_at, priority, id) "
+        "INCLUDE (status, holder, audience, deny, workflow, state, name) "
+        "WHERE status IN ('open', 'claimed')",
+    ),
+    (
+        "slot_open_audience",
+        "CREATE INDEX slot_open_audience ON slot USING gin (audience) WHERE status = 'open'",
+    ),
+    # Claim-next scans open slots only; claimed rows must not pile up in front of it.
+    (
+        "slot_open_by_due",
+        "CREATE INDEX slot_open_by_due ON slot (due_at, priority, id) WHERE status = 'open'",
+    ),
+    (
+        "slot_held",
+        "CREATE INDEX slot_held ON slot (holder, due_at) WHERE status = 'claimed'",
+    ),
+    ("slot_run_visit", "CREATE INDEX slot_run_visit ON slot (run, visit)"),
+    ("audit_event_run_at", "CREATE INDEX audit_event_run_at ON audit_event (run, id)"),
 )

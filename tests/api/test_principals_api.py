@@ -42,7 +42,7 @@ async def test_filters_by_role(client: httpx.AsyncClient, people: dict[str, str]
         client, PAGE, {"first": 50, "filter": {"role": "finance"}}, token=people["ada"]
     )
     logins = [e["node"]["login"] for e in page.ok()["principals"]["edges"]]
-    assert logins == ["fiona", "frank", "leah"]
+    assert logins == ["fiona", "frank", "leah", "sam"]
 
 
 async def test_non_admins_cannot_list_principals(

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
+from strawberry.dataloader import DataLoader
 from strawberry.litestar import BaseContext
 from strawberry.types import Info as StrawberryInfo
 
@@ -22,6 +24,8 @@ class Context(BaseContext, kw_only=True):
     #: The raw ``Authorization`` header, verified lazily by :func:`caller`.
     authorization: str | None = None
     principal: principals.Principal | None = None
+    #: Per-request batch loaders by name (e.g. "run"), so lists resolve without N+1 queries.
+    loaders: dict[str, DataLoader[Any, Any]] = msgspec.field(default_factory=dict)
 
 
 Info = StrawberryInfo[Context, Any]

@@ -84,7 +84,10 @@ class Edge(Generic[T]):
 class Connection(Generic[T]):
     edges: list[Edge[T]] = strawberry.field(description="The rows of this page, in order.")
     page_info: PageInfo = strawberry.field(description="Whether more rows follow.")
-    total_count: int = strawberry.field(description="How many rows match, across all pages.")
+    total_count: int | None = strawberry.field(
+        description="How many rows match, across all pages; null where counting is not cheap "
+        "(the inbox, whose residual candidate rules are checked row by row)."
+    )
 
 
 @strawberry.enum(description="Why a mutation did not do what was asked.")
@@ -97,6 +100,48 @@ class RefusalCode(Enum):
     )
     NOT_FOUND = strawberry.enum_value(
         "NOT_FOUND", description="The target does not exist or is not visible to the caller."
+    )
+    NOT_CANDIDATE = strawberry.enum_value(
+        "NOT_CANDIDATE", description="The principal is not among the slot's candidates."
+    )
+    ALREADY_CLAIMED = strawberry.enum_value(
+        "ALREADY_CLAIMED", description="Someone holds the slot already; see holder."
+    )
+    NOT_HOLDER = strawberry.enum_value(
+        "NOT_HOLDER", description="Only the slot's holder may do this."
+    )
+    NOT_DELEGATE = strawberry.enum_value(
+        "NOT_DELEGATE", description="Only the holder or a delegate may hand the slot over."
+    )
+    SLOT_NOT_OPEN = strawberry.enum_value(
+        "SLOT_NOT_OPEN", description="The slot is no longer open (satisfied or cancelled)."
+    )
+    STALE_VERSION = strawberry.enum_value(
+        "STALE_VERSION", description="The slot changed since the caller loaded it; reload."
+    )
+    PAYLOAD_INVALID = strawberry.enum_value(
+        "PAYLOAD_INVALID", description="The payload does not fit the slot's fields; see problems."
+    )
+    WRONG_EVENT = strawberry.enum_value(
+        "WRONG_EVENT", description="The slot waits for another event."
+    )
+    RUN_NOT_ACTIVE = strawberry.enum_value(
+        "RUN_NOT_ACTIVE", description="The run has ended; nothing more can happen on it."
+    )
+    RUN_EXISTS = strawberry.enum_value(
+        "RUN_EXISTS", description="The subject already has a live run of this workflow."
+    )
+    MOVE_NOT_ALLOWED = strawberry.enum_value(
+        "MOVE_NOT_ALLOWED", description="The move's guard, checklist or permission refuses it."
+    )
+    NO_SLOT_WAITING = strawberry.enum_value(
+        "NO_SLOT_WAITING", description="No slot of the target waits for this event now."
+    )
+    AMBIGUOUS_EVENT = strawberry.enum_value(
+        "AMBIGUOUS_EVENT", description="Several slots wait for the event; narrow the target."
+    )
+    NOTHING_TO_CLAIM = strawberry.enum_value(
+        "NOTHING_TO_CLAIM", description="No open slot the caller may take matches."
     )
 
 

@@ -10,7 +10,7 @@ from strawberry.extensions import MaxAliasesLimiter, MaxTokensLimiter, QueryDept
 from strawberry.schema.config import StrawberryConfig
 
 from taskflow import errors
-from taskflow.api.graphql import principals, relay
+from taskflow.api.graphql import principals, relay, types, work, work_mutations
 from taskflow.api.graphql.context import Info
 from taskflow.api.graphql.errors import ShapeErrors
 
@@ -24,11 +24,13 @@ NodeResolver = Callable[[Info, str], Awaitable[relay.Node | None]]
 #: Type name in a global id -> how to fetch it (None when the caller may not see it).
 NODE_RESOLVERS: dict[str, NodeResolver] = {
     principals.TYPE_NAME: principals.resolve_node,
+    types.RUN: work.resolve_run,
+    types.SLOT: work.resolve_slot,
 }
 
 
 @strawberry.type(description="Entry points for reading.")
-class Query(principals.PrincipalQueries):
+class Query(principals.PrincipalQueries, work.WorkQueries):
     @strawberry.field(description="Any object by its global id; null when absent or not visible.")
     async def node(
         self,
@@ -44,7 +46,7 @@ class Query(principals.PrincipalQueries):
 
 
 @strawberry.type(description="Entry points for changing things.")
-class Mutation(principals.PrincipalMutations):
+class Mutation(principals.PrincipalMutations, work_mutations.WorkMutations):
     pass
 
 
@@ -53,7 +55,7 @@ def build_schema(*, max_depth: int = MAX_DEPTH) -> strawberry.Schema:
     return strawberry.Schema(
         query=Query,
         mutation=Mutation,
-        types=[principals.PrincipalType],
+        types=[principals.PrincipalType, types.RunType, types.SlotType],
         config=StrawberryConfig(auto_camel_case=True),
         extensions=[
             lambda: QueryDepthLimiter(max_depth=max_depth),

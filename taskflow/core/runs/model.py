@@ -1,0 +1,93 @@
+"""Immutable views of runs and slots, timeline entries, and what a decision returns."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from taskflow.core.definition import audience as au
+
+#: Slot statuses, in lifecycle order.
+PENDING, OPEN, CLAIMED, SATISFIED, CANCELLED = (
+    "pending",
+    "open",
+    "claimed",
+    "satisfied",
+    "cancelled",
+)
+#: Statuses of a slot that still waits (it can be acted on, now or later).
+LIVE = frozenset({PENDING, OPEN, CLAIMED})
+#: Run statuses.
+ACTIVE, COMPLETED, RUN_CANCELLED = "active", "completed", "cancelled"
+
+
+@dataclass(frozen=True)
+class RunView:
+    """A run as the engine sees it."""
+
+    id: str
+    workflow: str
+    definition_version: int
+    state: str
+    status: str
+    visit: int
+    subject: Mapping[str, Any]
+    state_entered_at: datetime
+    ended_at: datetime | None = None
+
+
+@dataclass(frozen=True)
+class SlotView:
+    """A slot (human task) as the engine sees it."""
+
+    id: str
+    run_id: str
+    visit: int
+    state: str
+    name: str
+    waits_for: str
+    status: str
+    audience: au.Audience
+    delegates: au.Audience
+    priority: int
+    label: str
+    version: int = 1
+    item_index: int | None = None
+    item: Any = None
+    holder: str | None = None
+    payload: Mapping[str, Any] | None = None
+    opened_at: datetime | None = None
+    claimed_at: datetime | None = None
+    satisfied_at: datetime | None = None
+    satisfied_by: str | None = None
+    cancelled_at: datetime | None = None
+
+    @property
+    def live(self) -> bool:
+        return self.status in LIVE
+
+
+@dataclass(frozen=True)
+class AuditEntry:
+    """One line of the timeline. ``kind`` is dotted: ``slot.claimed``, ``route.unmatched``..."""
+
+    kind: str
+    at: datetime
+    actor: str | None
+    slot_id: str | None = None
+    reason: str | None = None
+    details: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a decision changed: the run, the slots created or changed, the timeline lines."""
+
+    run: RunView
+    created: tuple[SlotView, ...]
+    changed: tuple[SlotView, ...]
+    audit: tuple[AuditEntry, ...]
+    #: True when the run row itself changed (state, status, visit, subject).
+    run_changed: bool

@@ -1,0 +1,68 @@
+"""Typed refusals: the expected ways a move on a run or slot is turned down.
+
+Each is a :class:`taskflow.errors.TaskflowError` with a stable ``code`` and the
+facts a client needs (who holds the slot, its status, the current version...).
+The API turns them into payload union members; nothing is changed when one is raised.
+"""
+
+from __future__ import annotations
+
+from taskflow import errors
+
+
+class Refusal(errors.TaskflowError):
+    """Base of every refusal of a move on a run or slot."""
+
+    code = "REFUSED"
+
+
+class NotCandidate(Refusal):
+    code = "NOT_CANDIDATE"
+
+
+class AlreadyClaimed(Refusal):
+    code = "ALREADY_CLAIMED"
+
+
+class NotHolder(Refusal):
+    code = "NOT_HOLDER"
+
+
+class NotDelegate(Refusal):
+    code = "NOT_DELEGATE"
+
+
+class SlotNotOpen(Refusal):
+    code = "SLOT_NOT_OPEN"
+
+
+class StaleVersion(Refusal):
+    code = "STALE_VERSION"
+
+
+class WrongEvent(Refusal):
+    code = "WRONG_EVENT"
+
+
+class RunNotActive(Refusal):
+    code = "RUN_NOT_ACTIVE"
+
+
+class MoveNotAllowed(Refusal):
+    code = "MOVE_NOT_ALLOWED"
+
+
+class NoSlotWaiting(Refusal):
+    code = "NO_SLOT_WAITING"
+
+
+class AmbiguousEvent(Refusal):
+    code = "AMBIGUOUS_EVENT"
+
+
+class RunExists(Refusal):
+    code = "RUN_EXISTS"
+
+
+class NothingToClaim(Refusal):
+    code = "NOTHING_TO_CLAIM"

@@ -1,0 +1,55 @@
+"""Who may see and do what, beyond slot candidacy (which the core decides)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from taskflow import errors
+from taskflow.core.definition import audience as au
+from taskflow.core.definition.workflow import Definition
+from taskflow.core.principals import Principal
+from taskflow.core.runs.model import RunView, SlotView
+
+
+def keys(principal: Principal) -> frozenset[str]:
+    """The audience keys a principal carries (``user:``, ``role:``, ``group:``, ``attr:``)."""
+    return au.principal_keys(principal)
+
+
+def can_read_run(principal: Principal, slots: Iterable[SlotView]) -> bool:
+    """Leads read every run; others the runs where they hold, could take, delegate or did a slot."""
+    if principal.is_lead or principal.is_integration:
+        return True
+    mine = keys(principal)
+    return any(
+        s.holder == principal.id
+        or s.satisfied_by == principal.id
+        or s.audience.admits(mine)
+        or (bool(s.delegates.keys) and s.delegates.admits(mine))
+        for s in slots
+    )
+
+
+def may_move(principal: Principal, definition: Definition, run: RunView) -> bool:
+    """True when a move of the run's current state is meant for the principal (e.g. withdraw)."""
+    if run.status != "active":
+        return False
+    mine = keys(principal)
+    state = definition.state(run.state)
+    return any(m.by is not None and au.compile(m.by, run.subject).admits(mine) for m in state.moves)
+
+
+def require_integration(principal: Principal, action: str) -> None:
+    if not principal.is_integration:
+        raise errors.Forbidden(
+            f"Only applications (role 'integration') and admins may {action}; "
+            f"{principal.id!r} has roles {list(principal.roles)}."
+        )
+
+
+def require_lead(principal: Principal, action: str) -> None:
+    if not (principal.is_lead or principal.is_integration):
+        raise errors.Forbidden(
+            f"Only leads, managers, admins and applications may {action}; "
+            f"{principal.id!r} has roles {list(principal.roles)}."
+        )

@@ -1,0 +1,31 @@
+"""Carrying out a decision: the run, its slots and its timeline, in the caller's transaction."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+
+from taskflow.core.runs.model import AuditEntry, Outcome
+from taskflow.store import db
+from taskflow.store import runs as rows
+
+
+def new_id() -> str:
+    """A fresh id for runs and slots (ids are chosen by the shell, never by the core)."""
+    return str(uuid.uuid4())
+
+
+async def outcome(conn: db.Connection, result: Outcome, *, workflow: str, now: datetime) -> None:
+    """Persist what the engine decided for an existing run."""
+    if result.run_changed:
+        await rows.update_run(conn, result.run, now)
+    if result.created:
+        await rows.insert_slots(conn, result.created, workflow, now)
+    if result.changed:
+        await rows.update_slots(conn, result.changed, now)
+    if result.audit:
+        await rows.append_audit(conn, result.run.id, result.audit)
+
+
+async def audit(conn: db.Connection, run_id: str, *entries: AuditEntry) -> None:
+    await rows.append_audit(conn, run_id, entries)

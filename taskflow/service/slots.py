@@ -1,0 +1,229 @@
+"""Slot use cases: claim, claim next, release, assign, complete.
+
+Claim, release and assign touch one slot: the core decides on the slot as
+read, and one guarded UPDATE (same status, same version) applies it. When a
+concurrent change slipped in, the write misses; the slot is read again and
+decided again, which now yields the refusal that explains what happened
+(already claimed by whom, stale copy...). Complete advances the run, so it
+takes the run's row lock like every run use case.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from datetime import datetime
+from typing import Any
+
+from taskflow import errors
+from taskflow.core.principals import Principal
+from taskflow.core.runs import engine, filters, refusals
+from taskflow.core.runs import slots as core
+from taskflow.core.runs.model import AuditEntry, SlotView
+from taskflow.service import access, persist
+from taskflow.service import principals as principal_service
+from taskflow.service import runs as run_service
+from taskflow.service.container import Services
+from taskflow.store import queries
+from taskflow.store import runs as rows
+
+#: A guarded write can only miss because something else changed the slot; after this many
+#: misses in a row something is badly wrong rather than busy.
+MAX_ATTEMPTS = 5
+
+
+async def visible_slot(services: Services, actor: Principal, slot_id: str) -> SlotView:
+    """A slot whose run the actor may read; NOT_FOUND otherwise."""
+    async with services.db.connection() as conn:
+        slot = await rows.get_slot(conn, slot_id)
+        if slot is None:
+            raise errors.NotFound(f"No slot has the id {slot_id!r}.")
+        await run_service.readable_run(services, conn, actor, slot.run_id)
+    return slot
+
+
+async def _guarded(
+    services: Services,
+    actor: Principal,
+    slot_id: str,
+    action: str,
+    decide: Callable[[SlotView, datetime], SlotView],
+    audit: Callable[[SlotView, SlotView], AuditEntry],
+) -> SlotView:
+    slot = await visible_slot(services, actor, slot_id)
+
+    async def work() -> SlotView:
+        current = slot
+        for _ in range(MAX_ATTEMPTS):
+            now = services.clock.now()
+            after = decide(current, now)
+            async with services.db.transaction() as conn:
+                written = await queries.write_slot_move(conn, current, after, now)
+                if written is not None:
+                    await persist.audit(conn, written.run_id, audit(current, written))
+                    return written
+                reread = await rows.get_slot(conn, slot_id)
+            assert reread is not None
+            current = reread
+        raise errors.TaskflowError(
+            f"The slot kept changing while you tried to {action} it; try again.", code="CONFLICT"
+        )
+
+    return await run_service.refusals_recorded(
+        services, slot.run_id, actor.id, action, work, slot_id=slot_id
+    )
+
+
+async def claim(
+    services: Services, actor: Principal, slot_id: str, expected_version: int | None
+) -> SlotView:
+    """Take an open slot for yourself."""
+    mine = access.keys(actor)
+    first = [expected_version]
+
+    def decide(slot: SlotView, now: datetime) -> SlotView:
+        # The caller's version is checked on the first read only; a re-read after a miss
+        # is ours, and explains the miss through the status check.
+        expected, first[0] = first[0], None
+        return core.claim(slot, actor.id, mine, now, expected)
+
+    return await _guarded(
+        services,
+        actor,
+        slot_id,
+        "claim",
+        decide,
+        lambda before, after: AuditEntry(
+            "slot.claimed",
+            after.claimed_at or services.clock.now(),
+            actor.id,
+            after.id,
+            None,
+            {"slot": after.name},
+        ),
+    )
+
+
+async def release(
+    services: Services, actor: Principal, slot_id: str, reason: str | None
+) -> SlotView:
+    """Put a claimed slot back in the pool (holder or delegate)."""
+    mine = access.keys(actor)
+    return await _guarded(
+        services,
+        actor,
+        slot_id,
+        "release",
+        lambda slot, now: core.release(slot, actor.id, mine, now),
+        lambda before, after: AuditEntry(
+            "slot.released",
+            services.clock.now(),
+            actor.id,
+            after.id,
+            reason,
+            {"slot": after.name, "previous_holder": before.holder},
+        ),
+    )
+
+
+async def assign(
+    services: Services,
+    actor: Principal,
+    slot_id: str,
+    to: str,
+    expected_version: int | None,
+    reason: str | None,
+) -> SlotView:
+    """Hand a slot to a named principal (by its holder or a delegate)."""
+    target = await principal_service.get(services, to)
+    if target is None or not target.active:
+        raise errors.ValidationError(
+            f"There is no active principal {to!r} to assign the slot to.", field="to"
+        )
+    mine, theirs = access.keys(actor), access.keys(target)
+    first = [expected_version]
+
+    def decide(slot: SlotView, now: datetime) -> SlotView:
+        expected, first[0] = first[0], None
+        return core.assign(slot, actor.id, mine, target.id, theirs, now, expected)
+
+    return await _guarded(
+        services,
+        actor,
+        slot_id,
+        "assign",
+        decide,
+        lambda before, after: AuditEntry(
+            "slot.assigned",
+            services.clock.now(),
+            actor.id,
+            after.id,
+            reason,
+            {"slot": after.name, "to": target.id, "previous_holder": before.holder},
+        ),
+    )
+
+
+async def claim_next(services: Services, actor: Principal, f: filters.SlotFilter) -> SlotView:
+    """Take the most urgent open slot the actor may take."""
+    now = services.clock.now()
+    async with services.db.transaction() as conn:
+        slot = await queries.claim_next(
+            conn, principal_id=actor.id, keys=sorted(access.keys(actor)), f=f, now=now
+        )
+        if slot is None:
+            raise refusals.NothingToClaim(
+                "There is no open slot you may take right now"
+                + (" that matches the filter" if f != filters.SlotFilter() else "")
+                + "; check your inbox later."
+            )
+        await persist.audit(
+            conn,
+            slot.run_id,
+            AuditEntry("slot.claimed", now, actor.id, slot.id, "claim next", {"slot": slot.name}),
+        )
+    return slot
+
+
+async def complete(
+    services: Services,
+    actor: Principal,
+    slot_id: str,
+    *,
+    event: str | None,
+    payload: Mapping[str, Any] | None,
+    expected_version: int | None,
+) -> tuple[SlotView, rows.RunRow]:
+    """Deposit the slot's event with its payload; the run advances in the same transaction."""
+    slot = await visible_slot(services, actor, slot_id)
+    mine = access.keys(actor)
+
+    async def work() -> tuple[SlotView, rows.RunRow]:
+        now = services.clock.now()
+        async with services.db.transaction() as conn:
+            await run_service.decide(
+                services,
+                conn,
+                slot.run_id,
+                lambda definition, run, slots: engine.deposit(
+                    definition,
+                    run.view,
+                    slots,
+                    slot_id=slot_id,
+                    event=event,
+                    payload=payload,
+                    actor=actor.id,
+                    actor_keys=mine,
+                    expected_version=expected_version,
+                    now=now,
+                    new_id=persist.new_id,
+                ),
+            )
+            done = await rows.get_slot(conn, slot_id)
+            run = await rows.get_run(conn, slot.run_id)
+        assert done is not None
+        assert run is not None
+        return done, run
+
+    return await run_service.refusals_recorded(
+        services, slot.run_id, actor.id, "complete", work, slot_id=slot_id
+    )

@@ -1,0 +1,199 @@
+"""Read use cases: inbox, work, board, run, timeline."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from taskflow import errors
+from taskflow.core.definition import audience as au
+from taskflow.core.definition import expr as ex
+from taskflow.core.definition import runtime
+from taskflow.core.principals import Principal
+from taskflow.core.runs import filters
+from taskflow.core.runs.model import SlotView
+from taskflow.service import access
+from taskflow.service import runs as run_service
+from taskflow.service.container import Services
+from taskflow.store import queries
+from taskflow.store import runs as rows
+
+MAX_FIRST = 100
+Cursor = tuple[datetime | None, int, str]
+#: A slot with its run's state and subject, as list pages show it.
+SlotRow = queries.SlotRow
+
+
+def _check_first(first: int) -> None:
+    if not 0 < first <= MAX_FIRST:
+        raise errors.ValidationError(
+            f"first must be between 1 and {MAX_FIRST}; got {first}.", field="first"
+        )
+
+
+async def inbox(
+    services: Services, actor: Principal, f: filters.SlotFilter, *, first: int, after: Cursor | None
+) -> tuple[list[queries.SlotRow], bool]:
+    """What the actor can act on now, most urgent first; (rows, has next page).
+
+    SQL narrows by audience keys and deny keys; the few rows carrying residual
+    rules SQL cannot express are checked here, fetching further when they drop out.
+    """
+    _check_first(first)
+    mine = access.keys(actor)
+    kept: list[queries.SlotRow] = []
+    cursor = after
+    async with services.db.connection() as conn:
+        while True:
+            batch = await queries.inbox(
+                conn, principal_id=actor.id, keys=sorted(mine), f=f, after=cursor, limit=first + 1
+            )
+            for row in batch:
+                slot = row.slot
+                if slot.holder == actor.id or slot.audience.admits(mine):
+                    kept.append(row)
+            if len(kept) > first or len(batch) <= first:
+                break
+            cursor = batch[-1].cursor
+    return kept[:first], len(kept) > first
+
+
+async def work(
+    services: Services,
+    actor: Principal,
+    f: filters.SlotFilter,
+    *,
+    first: int,
+    after: Cursor | None,
+) -> tuple[list[queries.SlotRow], int, bool]:
+    """Every live slot, whoever holds it: for leads, and for members of the team queue asked for."""
+    _check_first(first)
+    if not (actor.is_lead or actor.is_integration):
+        team = set(f.audience or ())
+        if not team or not team <= (access.keys(actor) - {au.ANY_KEY}):
+            raise errors.Forbidden(
+                "Only leads, managers and admins may read all work; team members may read their "
+                "own team's queue (filter audience to a role or group you have, e.g. role:finance)."
+            )
+    async with services.db.connection() as conn:
+        found, total = await queries.work(conn, f=f, after=after, limit=first + 1)
+    return found[:first], total, len(found) > first
+
+
+@dataclass(frozen=True)
+class MoveOption:
+    """A manual move as a card shows it: may it be made now, and why not."""
+
+    name: str
+    label: str | None
+    to: str
+    allowed: bool
+    guard: bool | None
+    guard_text: str | None
+    checklist: tuple[runtime.CheckItem, ...]
+    reasons: tuple[str, ...]
+
+
+def moves_for(
+    services: Services, actor: Principal, run: rows.RunRow, slots: Sequence[SlotView]
+) -> list[MoveOption]:
+    """The current state's moves: guards, checklists, and whether the actor may make them."""
+    if run.view.status != "active":
+        return []
+    definition = run_service.definition_for(services, run.view)
+    state = definition.state(run.view.state)
+    payloads: dict[str, object] = {}
+    for slot in sorted((s for s in slots if s.status == "satisfied"), key=lambda s: s.visit):
+        payloads[slot.name] = dict(slot.payload or {})
+    env = ex.Env(subject=run.view.subject, payload=payloads, principal=actor)
+    options = []
+    for move in state.moves:
+        check = runtime.check_move(state, move, env)
+        reasons = list(check.reasons)
+        allowed_for = au.compile(move.by, run.view.subject) if move.by is not None else None
+        permitted = allowed_for is None or allowed_for.admits(access.keys(actor))
+        if not permitted:
+            reasons.insert(0, f"only {allowed_for} may make it")
+        options.append(
+            MoveOption(
+                name=move.name,
+                label=move.label,
+                to=move.to,
+                allowed=check.allowed and permitted,
+                guard=check.guard,
+                guard_text=ex.describe(move.guard) if move.guard is not None else None,
+                checklist=check.checklist,
+                reasons=tuple(reasons),
+            )
+        )
+    return options
+
+
+@dataclass(frozen=True)
+class Card:
+    run: rows.RunRow
+    slots: list[SlotView]
+
+
+async def board(
+    services: Services,
+    actor: Principal,
+    workflow: str,
+    *,
+    first: int,
+    after: tuple[datetime, str] | None,
+    include_ended: bool,
+) -> tuple[list[Card], int, bool]:
+    """One card per tracked entity, its state as the lane; (cards, total, has next)."""
+    _check_first(first)
+    services.catalog.get(workflow)
+    sees_all = actor.is_lead or actor.is_integration
+    async with services.db.connection() as conn:
+        found, total = await queries.board_runs(
+            conn,
+            workflow=workflow,
+            principal_id=None if sees_all else actor.id,
+            keys=sorted(access.keys(actor)),
+            after=after,
+            limit=first + 1,
+            include_ended=include_ended,
+        )
+        page = [rows.run_from(r) for r in found[:first]]
+        slots = await queries.live_slots_of_runs(conn, [r.view.id for r in page])
+    by_run: dict[str, list[SlotView]] = {}
+    for slot in slots:
+        by_run.setdefault(slot.run_id, []).append(slot)
+    return [Card(r, by_run.get(r.view.id, [])) for r in page], total, len(found) > first
+
+
+async def run_detail(
+    services: Services, actor: Principal, run_id: str
+) -> tuple[rows.RunRow, list[SlotView]]:
+    """A run and all its slots, if the actor may read it."""
+    async with services.db.connection() as conn:
+        return await run_service.readable_run(services, conn, actor, run_id)
+
+
+async def timeline(
+    services: Services,
+    actor: Principal,
+    run_id: str,
+    *,
+    kinds: Sequence[str] | None,
+    first: int,
+    after_id: int,
+) -> tuple[list[queries.TimelineRow], int, bool]:
+    _check_first(first)
+    async with services.db.connection() as conn:
+        await run_service.readable_run(services, conn, actor, run_id)
+        found, total = await queries.timeline(
+            conn, run_id, kinds=kinds, after_id=after_id, limit=first + 1
+        )
+    return found[:first], total, len(found) > first
+
+
+async def slot_detail(services: Services, actor: Principal, slot_id: str) -> SlotView:
+    from taskflow.service import slots as slot_service
+
+    return await slot_service.visible_slot(services, actor, slot_id)

@@ -1,0 +1,313 @@
+"""The statements that carry load: guarded slot writes, claim-next, inbox, work, board, timeline.
+
+Slot writes are single guarded statements: the WHERE clause repeats the status
+and version the decision was made on, so of two concurrent claimers exactly one
+row is updated and the other gets nothing back (and is told why on a re-read).
+Claim-next takes the most urgent open slot with ``FOR UPDATE SKIP LOCKED`` so
+concurrent claimers never wait on, or get, the same row.
+
+Urgency is ``due_at`` (nearest SLA due instant; nulls last), then ``priority``
+(1 first), then ``id``; lists page by keyset on exactly that order.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import asyncpg
+
+from taskflow.core.runs.filters import SlotFilter
+from taskflow.core.runs.model import SlotView
+from taskflow.store import db
+from taskflow.store.runs import SLOT_COLUMNS, slot_from
+
+
+async def write_slot_move(
+    conn: db.Connection, before: SlotView, after: SlotView, now: datetime
+) -> SlotView | None:
+    """Apply a claim/release/assign decided on ``before``; None when the slot moved meanwhile."""
+    row = await conn.fetchrow(
+        f"""
+        UPDATE slot SET status = $4, holder = $5, claimed_at = $6, version = $7, updated_at = $8
+        WHERE id = $1 AND status = $2 AND version = $3
+        RETURNING {SLOT_COLUMNS}
+        """,
+        uuid.UUID(before.id),
+        before.status,
+        before.version,
+        after.status,
+        after.holder,
+        after.claimed_at,
+        after.version,
+        now,
+    )
+    return slot_from(row) if row else None
+
+
+def _filter_sql(f: SlotFilter, args: list[Any]) -> str:
+    """SQL conditions for ``f`` on alias ``sl``, appending their parameters to ``args``."""
+    parts = []
+
+    def param(value: Any) -> str:
+        args.append(value)
+        return f"${len(args)}"
+
+    if f.workflow is not None:
+        parts.append(f"sl.workflow = {param(f.workflow)}")
+    if f.state is not None:
+        parts.append(f"sl.state = {param(f.state)}")
+    if f.name is not None:
+        parts.append(f"sl.name = {param(f.name)}")
+    if f.priority_at_most is not None:
+        parts.append(f"sl.priority <= {param(f.priority_at_most)}")
+    if f.due_before is not None:
+        parts.append(f"sl.due_at < {param(f.due_before)}")
+    if f.holder is not None:
+        parts.append(f"sl.holder = {param(f.holder)}")
+    if f.audience:
+        parts.append(f"sl.audience && {param(list(f.audience))}::text[]")
+    if f.status:
+        parts.append(f"sl.status = ANY({param(list(f.status))}::text[])")
+    return "".join(f" AND {p}" for p in parts)
+
+
+def _keyset_sql(cursor: tuple[datetime | None, int, str] | None, args: list[Any]) -> str:
+    """Rows strictly after ``cursor`` in (due_at nulls last, priority, id) order."""
+    if cursor is None:
+        return ""
+    due, priority, slot_id = cursor
+    args += [priority, uuid.UUID(slot_id)]
+    p, i = f"${len(args) - 1}", f"${len(args)}"
+    if due is None:
+        return f" AND sl.due_at IS NULL AND (sl.priority, sl.id) > ({p}, {i})"
+    args.append(due)
+    d = f"${len(args)}"
+    return (
+        f" AND (sl.due_at > {d} OR sl.due_at IS NULL"
+        f" OR (sl.due_at = {d} AND (sl.priority, sl.id) > ({p}, {i})))"
+    )
+
+
+ROW_COLUMNS = (
+    ", ".join(f"sl.{c.strip()}" for c in SLOT_COLUMNS.split(","))
+    + """,
+    r.state AS run_state, r.status AS run_status, r.definition_version,
+    sub.type AS subject_type, sub.external_id AS subject_external_id,
+    sub.attributes AS subject_attributes
+"""
+)
+
+
+@dataclass(frozen=True)
+class SlotRow:
+    """A slot with what a list row shows beside it (its run's state and its subject)."""
+
+    slot: SlotView
+    due_at: datetime | None
+    workflow: str
+    definition_version: int
+    run_state: str
+    run_status: str
+    subject_type: str
+    subject_external_id: str
+    subject_attributes: dict[str, Any]
+
+    @property
+    def cursor(self) -> tuple[datetime | None, int, str]:
+        return (self.due_at, self.slot.priority, self.slot.id)
+
+
+def _slot_row(row: asyncpg.Record) -> SlotRow:
+    return SlotRow(
+        slot=slot_from(row),
+        due_at=row["due_at"],
+        workflow=row["workflow"],
+        definition_version=row["definition_version"],
+        run_state=row["run_state"],
+        run_status=row["run_status"],
+        subject_type=row["subject_type"],
+        subject_external_id=row["subject_external_id"],
+        subject_attributes=row["subject_attributes"],
+    )
+
+
+async def inbox(
+    conn: db.Connection,
+    *,
+    principal_id: str,
+    keys: Sequence[str],
+    f: SlotFilter,
+    after: tuple[datetime | None, int, str] | None,
+    limit: int,
+) -> list[SlotRow]:
+    """Slots the principal can act on now: held by them, or open with them in the audience.
+
+    Rows with residual rules SQL cannot check come back too; the caller filters them.
+    """
+    args: list[Any] = [principal_id, list(keys)]
+    sql = f"""
+        SELECT {ROW_COLUMNS}
+        FROM slot sl JOIN run r ON r.id = sl.run JOIN subject sub ON sub.id = r.subject
+        WHERE sl.status IN ('open', 'claimed')
+          AND ((sl.status = 'claimed' AND sl.holder = $1)
+               OR (sl.status = 'open' AND sl.audience && $2::text[] AND NOT sl.deny && $2::text[]))
+          {_filter_sql(f, args)}{_keyset_sql(after, args)}
+        ORDER BY sl.due_at ASC NULLS LAST, sl.priority, sl.id
+        LIMIT {int(limit)}
+    """
+    return [_slot_row(r) for r in await conn.fetch(sql, *args)]
+
+
+async def work(
+    conn: db.Connection,
+    *,
+    f: SlotFilter,
+    after: tuple[datetime | None, int, str] | None,
+    limit: int,
+) -> tuple[list[SlotRow], int]:
+    """Every live slot matching ``f`` whoever holds it, and how many match in all."""
+    args: list[Any] = []
+    where = "sl.status IN ('pending', 'open', 'claimed')" + _filter_sql(f, args)
+    total = await conn.fetchval(f"SELECT count(*) FROM slot sl WHERE {where}", *args)
+    page_args = list(args)
+    sql = f"""
+        SELECT {ROW_COLUMNS}
+        FROM slot sl JOIN run r ON r.id = sl.run JOIN subject sub ON sub.id = r.subject
+        WHERE {where}{_keyset_sql(after, page_args)}
+        ORDER BY sl.due_at ASC NULLS LAST, sl.priority, sl.id
+        LIMIT {int(limit)}
+    """
+    rows = await conn.fetch(sql, *page_args)
+    return [_slot_row(r) for r in rows], int(total)
+
+
+async def claim_next(
+    conn: db.Connection,
+    *,
+    principal_id: str,
+    keys: Sequence[str],
+    f: SlotFilter,
+    now: datetime,
+    skip_residual: bool = True,
+) -> SlotView | None:
+    """Claim the most urgent open slot the principal may take; None when there is none.
+
+    Slots with residual rules SQL cannot check are skipped here (``skip_residual``)
+    and offered through the inbox instead, where they are checked in Python.
+    """
+    args: list[Any] = [principal_id, list(keys), now]
+    residual = " AND sl.residual = '[]'::jsonb" if skip_residual else ""
+    sql = f"""
+        WITH next AS (
+            SELECT sl.id FROM slot sl
+            WHERE sl.status = 'open' AND sl.audience && $2::text[] AND NOT sl.deny && $2::text[]
+              {residual}{_filter_sql(f, args)}
+            ORDER BY sl.due_at ASC NULLS LAST, sl.priority, sl.id
+            LIMIT 1
+            FOR UPDATE SKIP LOCKED
+        )
+        UPDATE slot s SET status = 'claimed', holder = $1, claimed_at = $3,
+                          version = s.version + 1, updated_at = $3
+        FROM next WHERE s.id = next.id
+        RETURNING {", ".join(f"s.{c.strip()}" for c in SLOT_COLUMNS.split(","))}
+    """
+    row = await conn.fetchrow(sql, *args)
+    return slot_from(row) if row else None
+
+
+@dataclass(frozen=True)
+class TimelineRow:
+    id: int
+    slot_id: str | None
+    kind: str
+    actor: str | None
+    reason: str | None
+    details: dict[str, Any]
+    at: datetime
+
+
+async def timeline(
+    conn: db.Connection, run_id: str, *, kinds: Sequence[str] | None, after_id: int, limit: int
+) -> tuple[list[TimelineRow], int]:
+    """A run's timeline in order, and its total length for these kinds."""
+    key = uuid.UUID(run_id)
+    kind_list = list(kinds) if kinds else None
+    total = await conn.fetchval(
+        "SELECT count(*) FROM audit_event "
+        "WHERE run = $1 AND ($2::text[] IS NULL OR kind = ANY($2))",
+        key,
+        kind_list,
+    )
+    rows = await conn.fetch(
+        """
+        SELECT id, slot, kind, actor, reason, details, at FROM audit_event
+        WHERE run = $1 AND ($2::text[] IS NULL OR kind = ANY($2)) AND id > $3
+        ORDER BY id LIMIT $4
+        """,
+        key,
+        kind_list,
+        after_id,
+        limit,
+    )
+    return [
+        TimelineRow(
+            id=r["id"],
+            slot_id=str(r["slot"]) if r["slot"] else None,
+            kind=r["kind"],
+            actor=r["actor"],
+            reason=r["reason"],
+            details=r["details"],
+            at=r["at"],
+        )
+        for r in rows
+    ], int(total)
+
+
+async def board_runs(
+    conn: db.Connection,
+    *,
+    workflow: str,
+    principal_id: str | None,
+    keys: Sequence[str],
+    after: tuple[datetime, str] | None,
+    limit: int,
+    include_ended: bool,
+) -> tuple[list[asyncpg.Record], int]:
+    """Runs of a workflow for a board (``principal_id`` None: every run, for leads).
+
+    A non-lead sees the runs where they hold, could take or may delegate a live slot.
+    """
+    from taskflow.store.runs import RUN_COLUMNS
+
+    args: list[Any] = [workflow, include_ended]
+    where = "r.workflow = $1 AND ($2 OR r.status = 'active')"
+    if principal_id is not None:
+        args += [principal_id, list(keys)]
+        where += """ AND EXISTS (
+            SELECT 1 FROM slot x WHERE x.run = r.id AND x.status IN ('pending', 'open', 'claimed')
+              AND (x.holder = $3 OR (x.audience && $4::text[] AND NOT x.deny && $4::text[])
+                   OR x.delegates && $4::text[]))"""
+    total = await conn.fetchval(f"SELECT count(*) FROM run r WHERE {where}", *args)
+    if after is not None:
+        args += [after[0], uuid.UUID(after[1])]
+        where += f" AND (r.started_at, r.id) > (${len(args) - 1}, ${len(args)})"
+    rows = await conn.fetch(
+        f"SELECT {RUN_COLUMNS} FROM run r JOIN subject s ON s.id = r.subject WHERE {where} "
+        f"ORDER BY r.started_at, r.id LIMIT {int(limit)}",
+        *args,
+    )
+    return list(rows), int(total)
+
+
+async def live_slots_of_runs(conn: db.Connection, run_ids: Sequence[str]) -> list[SlotView]:
+    """The live slots of many runs in one query (board cards)."""
+    rows = await conn.fetch(
+        f"SELECT {SLOT_COLUMNS} FROM slot WHERE run = ANY($1::uuid[]) "
+        "AND status IN ('pending', 'open', 'claimed') ORDER BY run, name, item_index, id",
+        [uuid.UUID(r) for r in run_ids],
+    )
+    return [slot_from(r) for r in rows]

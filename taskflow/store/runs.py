@@ -1,0 +1,445 @@
+"""Subjects, runs, slots and timeline rows <-> the engine's views.
+
+Statements that carry load (inbox, claim, claim-next, work) are in
+:mod:`taskflow.store.queries`; this module holds the plain reads and writes.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import asyncpg
+
+from taskflow.core.definition import audience as au
+from taskflow.core.runs.model import AuditEntry, RunView, SlotView
+from taskflow.store import db
+
+
+@dataclass(frozen=True)
+class SubjectRow:
+    id: str
+    type: str
+    external_id: str
+    attributes: dict[str, Any]
+    version: int
+
+
+@dataclass(frozen=True)
+class RunRow:
+    """A run with what the engine does not track (its subject row, keys, times)."""
+
+    view: RunView
+    subject: SubjectRow
+    definition_digest: str
+    correlation_key: str | None
+    idempotency_key: str | None
+    started_by: str | None
+    started_at: datetime
+    updated_at: datetime
+    version: int
+
+
+# -- audiences in columns ------------------------------------------------------------------------
+
+
+def split_audience(audience: au.Audience) -> tuple[list[str], list[str], list[Any]]:
+    """(keys, deny keys, other rules): ``not <key>`` rules become deny keys SQL can check."""
+    deny: list[str] = []
+    residual: list[Any] = []
+    for rule in audience.residual:
+        if rule.op == "not" and rule.args[0].op == "key":
+            deny.append(rule.args[0].key)
+        elif (
+            rule.op == "not"
+            and rule.args[0].op == "any"
+            and all(a.op == "key" for a in rule.args[0].args)
+        ):
+            deny.extend(a.key for a in rule.args[0].args)
+        else:
+            residual.append(rule.to_json())
+    return sorted(audience.keys), sorted(deny), residual
+
+
+def join_audience(keys: Sequence[str], deny: Sequence[str], residual: Sequence[Any]) -> au.Audience:
+    rules = [au.Rule("not", args=(au.Rule("key", key=k),)) for k in deny]
+    rules += [au.Rule.from_json(r) for r in residual]
+    return au.Audience(keys=frozenset(keys), residual=tuple(rules))
+
+
+# -- subjects ------------------------------------------------------------------------------------
+
+
+def _subject(row: asyncpg.Record, prefix: str = "") -> SubjectRow:
+    return SubjectRow(
+        id=str(row[f"{prefix}id"]),
+        type=row[f"{prefix}type"],
+        external_id=row[f"{prefix}external_id"],
+        attributes=row[f"{prefix}attributes"],
+        version=row[f"{prefix}version"],
+    )
+
+
+async def upsert_subject(
+    conn: db.Connection, type_: str, external_id: str, attributes: Mapping[str, Any], now: datetime
+) -> tuple[SubjectRow, bool]:
+    """Insert or replace a subject's attributes; (row, whether they changed)."""
+    row = await conn.fetchrow(
+        """
+        INSERT INTO subject (id, type, external_id, attributes, version, created_at, updated_at)
+        VALUES ($1, $2, $3, $4, 1, $5, $5)
+        ON CONFLICT (type, external_id) DO UPDATE SET
+            attributes = EXCLUDED.attributes,
+            version = subject.version
+                      + (subject.attributes IS DISTINCT FROM EXCLUDED.attributes)::int,
+            updated_at = CASE WHEN subject.attributes IS DISTINCT FROM EXCLUDED.attributes
+                              THEN EXCLUDED.updated_at ELSE subject.updated_at END
+        RETURNING id, type, external_id, attributes, version, (xmax = 0) AS created
+        """,
+        uuid.uuid4(),
+        type_,
+        external_id,
+        dict(attributes),
+        now,
+    )
+    assert row is not None
+    return _subject(row), bool(row["created"])
+
+
+async def find_subject(conn: db.Connection, type_: str, external_id: str) -> SubjectRow | None:
+    row = await conn.fetchrow(
+        "SELECT id, type, external_id, attributes, version FROM subject "
+        "WHERE type = $1 AND external_id = $2",
+        type_,
+        external_id,
+    )
+    return _subject(row) if row else None
+
+
+async def update_subject(
+    conn: db.Connection, subject_id: str, attributes: Mapping[str, Any], now: datetime
+) -> SubjectRow:
+    row = await conn.fetchrow(
+        "UPDATE subject SET attributes = $2, version = version + 1, updated_at = $3 "
+        "WHERE id = $1 RETURNING id, type, external_id, attributes, version",
+        uuid.UUID(subject_id),
+        dict(attributes),
+        now,
+    )
+    assert row is not None
+    return _subject(row)
+
+
+# -- runs ----------------------------------------------------------------------------------------
+
+RUN_COLUMNS = """
+    r.id, r.workflow, r.definition_version, r.definition_digest, r.state, r.status, r.visit,
+    r.correlation_key, r.idempotency_key, r.started_by, r.started_at, r.state_entered_at,
+    r.updated_at, r.ended_at, r.version,
+    s.id AS s_id, s.type AS s_type, s.external_id AS s_external_id,
+    s.attributes AS s_attributes, s.version AS s_version
+"""
+
+
+def run_from(row: asyncpg.Record) -> RunRow:
+    subject = _subject(row, "s_")
+    return RunRow(
+        view=RunView(
+            id=str(row["id"]),
+            workflow=row["workflow"],
+            definition_version=row["definition_version"],
+            state=row["state"],
+            status=row["status"],
+            visit=row["visit"],
+            subject=subject.attributes,
+            state_entered_at=row["state_entered_at"],
+            ended_at=row["ended_at"],
+        ),
+        subject=subject,
+        definition_digest=row["definition_digest"],
+        correlation_key=row["correlation_key"],
+        idempotency_key=row["idempotency_key"],
+        started_by=row["started_by"],
+        started_at=row["started_at"],
+        updated_at=row["updated_at"],
+        version=row["version"],
+    )
+
+
+async def get_run(conn: db.Connection, run_id: str, *, lock: bool = False) -> RunRow | None:
+    """A run and its subject; ``lock`` takes the run's row lock for a decision."""
+    try:
+        key = uuid.UUID(run_id)
+    except ValueError:
+        return None
+    row = await conn.fetchrow(
+        f"SELECT {RUN_COLUMNS} FROM run r JOIN subject s ON s.id = r.subject WHERE r.id = $1"
+        + (" FOR UPDATE OF r" if lock else ""),
+        key,
+    )
+    return run_from(row) if row else None
+
+
+async def live_run_for(
+    conn: db.Connection, workflow: str, subject_id: str, *, lock: bool = False
+) -> RunRow | None:
+    row = await conn.fetchrow(
+        f"SELECT {RUN_COLUMNS} FROM run r JOIN subject s ON s.id = r.subject "
+        "WHERE r.workflow = $1 AND r.subject = $2 AND r.status = 'active'"
+        + (" FOR UPDATE OF r" if lock else ""),
+        workflow,
+        uuid.UUID(subject_id),
+    )
+    return run_from(row) if row else None
+
+
+async def live_runs_of_subject(conn: db.Connection, subject_id: str) -> list[str]:
+    rows = await conn.fetch(
+        "SELECT id FROM run WHERE subject = $1 AND status = 'active' "
+        "ORDER BY started_at, id FOR UPDATE",
+        uuid.UUID(subject_id),
+    )
+    return [str(r["id"]) for r in rows]
+
+
+async def runs_by_correlation(conn: db.Connection, key: str) -> list[str]:
+    rows = await conn.fetch(
+        "SELECT id FROM run WHERE correlation_key = $1 AND status = 'active' "
+        "ORDER BY started_at, id",
+        key,
+    )
+    return [str(r["id"]) for r in rows]
+
+
+async def insert_run(
+    conn: db.Connection,
+    view: RunView,
+    *,
+    subject_id: str,
+    digest: str,
+    correlation_key: str | None,
+    idempotency_key: str | None,
+    started_by: str | None,
+    now: datetime,
+) -> None:
+    await conn.execute(
+        """
+        INSERT INTO run (id, workflow, definition_version, definition_digest, subject, state,
+                         status, visit, correlation_key, idempotency_key, started_by, started_at,
+                         state_entered_at, updated_at, ended_at, version)
+        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $12, $14, 1)
+        """,
+        uuid.UUID(view.id),
+        view.workflow,
+        view.definition_version,
+        digest,
+        uuid.UUID(subject_id),
+        view.state,
+        view.status,
+        view.visit,
+        correlation_key,
+        idempotency_key,
+        started_by,
+        now,
+        view.state_entered_at,
+        view.ended_at,
+    )
+
+
+async def update_run(conn: db.Connection, view: RunView, now: datetime) -> None:
+    await conn.execute(
+        """
+        UPDATE run SET state = $2, status = $3, visit = $4, state_entered_at = $5, ended_at = $6,
+                       updated_at = $7, version = version + 1
+        WHERE id = $1
+        """,
+        uuid.UUID(view.id),
+        view.state,
+        view.status,
+        view.visit,
+        view.state_entered_at,
+        view.ended_at,
+        now,
+    )
+
+
+# -- slots ---------------------------------------------------------------------------------------
+
+SLOT_COLUMNS = """
+    id, run, visit, state, name, waits_for, item_index, item, label, status, holder,
+    audience, deny, residual, delegates, delegates_deny, delegates_residual, priority,
+    due_at, payload, workflow, version, created_at, opened_at, claimed_at, satisfied_at,
+    satisfied_by, cancelled_at, updated_at
+"""
+
+
+def slot_from(row: asyncpg.Record) -> SlotView:
+    return SlotView(
+        id=str(row["id"]),
+        run_id=str(row["run"]),
+        visit=row["visit"],
+        state=row["state"],
+        name=row["name"],
+        waits_for=row["waits_for"],
+        status=row["status"],
+        audience=join_audience(row["audience"], row["deny"], row["residual"]),
+        delegates=join_audience(row["delegates"], row["delegates_deny"], row["delegates_residual"]),
+        priority=row["priority"],
+        label=row["label"],
+        version=row["version"],
+        item_index=row["item_index"],
+        item=row["item"],
+        holder=row["holder"],
+        payload=row["payload"],
+        opened_at=row["opened_at"],
+        claimed_at=row["claimed_at"],
+        satisfied_at=row["satisfied_at"],
+        satisfied_by=row["satisfied_by"],
+        cancelled_at=row["cancelled_at"],
+    )
+
+
+async def slots_of_run(conn: db.Connection, run_id: str) -> list[SlotView]:
+    rows = await conn.fetch(
+        f"SELECT {SLOT_COLUMNS} FROM slot WHERE run = $1 ORDER BY visit, name, item_index, id",
+        uuid.UUID(run_id),
+    )
+    return [slot_from(r) for r in rows]
+
+
+async def get_slot(conn: db.Connection, slot_id: str) -> SlotView | None:
+    try:
+        key = uuid.UUID(slot_id)
+    except ValueError:
+        return None
+    row = await conn.fetchrow(f"SELECT {SLOT_COLUMNS} FROM slot WHERE id = $1", key)
+    return slot_from(row) if row else None
+
+
+def _slot_args(view: SlotView, workflow: str, now: datetime) -> tuple[Any, ...]:
+    keys, deny, residual = split_audience(view.audience)
+    d_keys, d_deny, d_residual = split_audience(view.delegates)
+    return (
+        uuid.UUID(view.id),
+        uuid.UUID(view.run_id),
+        view.visit,
+        view.state,
+        view.name,
+        view.waits_for,
+        view.item_index,
+        json.dumps(view.item) if view.item is not None else None,
+        view.label,
+        view.status,
+        view.holder,
+        keys,
+        deny,
+        residual,
+        d_keys,
+        d_deny,
+        d_residual,
+        view.priority,
+        dict(view.payload) if view.payload is not None else None,
+        workflow,
+        view.version,
+        view.opened_at,
+        view.claimed_at,
+        view.satisfied_at,
+        view.satisfied_by,
+        view.cancelled_at,
+        now,
+    )
+
+
+async def insert_slots(
+    conn: db.Connection, views: Iterable[SlotView], workflow: str, now: datetime
+) -> None:
+    await conn.executemany(
+        """
+        INSERT INTO slot (id, run, visit, state, name, waits_for, item_index, item, label, status,
+                          holder, audience, deny, residual, delegates, delegates_deny,
+                          delegates_residual, priority, payload, workflow, version, opened_at,
+                          claimed_at, satisfied_at, satisfied_by, cancelled_at, created_at,
+                          updated_at)
+        VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10, $11, $12, $13, $14, $15, $16, $17,
+                $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $27)
+        """,
+        [_slot_args(v, workflow, now) for v in views],
+    )
+
+
+async def update_slots(conn: db.Connection, views: Iterable[SlotView], now: datetime) -> None:
+    """Write slots a decision changed (the run's row lock serialises decisions)."""
+    rows = []
+    for view in views:
+        keys, deny, residual = split_audience(view.audience)
+        d_keys, d_deny, d_residual = split_audience(view.delegates)
+        rows.append(
+            (
+                uuid.UUID(view.id),
+                view.status,
+                view.holder,
+                keys,
+                deny,
+                residual,
+                d_keys,
+                d_deny,
+                d_residual,
+                view.priority,
+                dict(view.payload) if view.payload is not None else None,
+                view.label,
+                view.version,
+                view.opened_at,
+                view.claimed_at,
+                view.satisfied_at,
+                view.satisfied_by,
+                view.cancelled_at,
+                now,
+            )
+        )
+    await conn.executemany(
+        """
+        UPDATE slot SET status = $2, holder = $3, audience = $4, deny = $5, residual = $6,
+                        delegates = $7, delegates_deny = $8, delegates_residual = $9,
+                        priority = $10, payload = $11, label = $12, version = $13,
+                        opened_at = $14, claimed_at = $15, satisfied_at = $16,
+                        satisfied_by = $17, cancelled_at = $18, updated_at = $19
+        WHERE id = $1
+        """,
+        rows,
+    )
+
+
+# -- timeline ------------------------------------------------------------------------------------
+
+
+async def append_audit(conn: db.Connection, run_id: str, entries: Iterable[AuditEntry]) -> None:
+    await conn.executemany(
+        "INSERT INTO audit_event (run, slot, kind, actor, reason, details, at) "
+        "VALUES ($1, $2, $3, $4, $5, $6, $7)",
+        [
+            (
+                uuid.UUID(run_id),
+                uuid.UUID(e.slot_id) if e.slot_id else None,
+                e.kind,
+                e.actor,
+                e.reason,
+                dict(e.details),
+                e.at,
+            )
+            for e in entries
+        ],
+    )
+
+
+async def get_runs(conn: db.Connection, run_ids: Sequence[str]) -> dict[str, RunRow]:
+    """Many runs by id in one query."""
+    found = await conn.fetch(
+        f"SELECT {RUN_COLUMNS} FROM run r JOIN subject s ON s.id = r.subject "
+        "WHERE r.id = ANY($1::uuid[])",
+        [uuid.UUID(i) for i in run_ids],
+    )
+    return {str(r["id"]): run_from(r) for r in found}
