@@ -137,8 +137,44 @@ class AuditEvent(Table, tablename="audit_event"):
     at = Timestamptz(default=TimestamptzNow())
 
 
+class MagicLink(Table, tablename="magic_link"):
+    """A signed single-use link that lets an outsider complete one slot (see docs/magic-links.md).
+
+    The token itself is never stored: only the SHA-256 of its random nonce, so a
+    database leak yields no usable link.
+    """
+
+    id = UUID(primary_key=True)
+    run = ForeignKey(references=Run, null=False, on_delete=OnDelete.cascade)
+    slot = ForeignKey(references=Slot, null=False, on_delete=OnDelete.cascade)
+    #: The one event the link may deposit.
+    event = Varchar(length=100)
+    nonce_hash = Varchar(length=64)
+    recipient_name = Varchar(length=200, null=True, default=None)
+    recipient_email = Varchar(length=320)
+    created_by = Varchar(length=200)
+    created_at = Timestamptz(default=TimestamptzNow())
+    expires_at = Timestamptz()
+    consumed_at = Timestamptz(null=True, default=None)
+    revoked_at = Timestamptz(null=True, default=None)
+    revoked_by = Varchar(length=200, null=True, default=None)
+    #: Form submissions seen (a GET is never counted: mail scanners prefetch links).
+    opens = Integer(default=0)
+    opened_at = Timestamptz(null=True, default=None)
+
+
+class LinkThrottle(Table, tablename="link_throttle"):
+    """Refused link requests per client (hashed address): API nodes share it, hold nothing."""
+
+    client = Varchar(length=64, primary_key=True)
+    window_start = Timestamptz()
+    failures = Integer(default=0)
+    blocked_until = Timestamptz(null=True, default=None)
+
+
 #: Every table, in dependency order (referenced tables first).
 TABLES: tuple[type[Table], ...] = (Principal, Subject, Run, Slot, AuditEvent)
+TABLES += (MagicLink, LinkThrottle)
 
 #: Indexes beyond what the table classes can declare: (name, CREATE INDEX statement).
 EXTRA_INDEXES: tuple[tuple[str, str], ...] = (
@@ -181,4 +217,8 @@ EXTRA_INDEXES: tuple[tuple[str, str], ...] = (
     ),
     ("slot_run_visit", "CREATE INDEX slot_run_visit ON slot (run, visit)"),
     ("audit_event_run_at", "CREATE INDEX audit_event_run_at ON audit_event (run, id)"),
+)
+EXTRA_INDEXES += (
+    ("magic_link_slot", "CREATE INDEX magic_link_slot ON magic_link (slot, created_at)"),
+    ("magic_link_run", "CREATE INDEX magic_link_run ON magic_link (run)"),
 )
