@@ -16,8 +16,10 @@ from piccolo.columns import (
     JSONB,
     UUID,
     Array,
+    BigInt,
     BigSerial,
     Boolean,
+    DoublePrecision,
     ForeignKey,
     Integer,
     Text,
@@ -137,6 +139,70 @@ class AuditEvent(Table, tablename="audit_event"):
     at = Timestamptz(default=TimestamptzNow())
 
 
+class SlaClock(Table, tablename="sla_clock"):
+    """A slot's milestone clock as a ledger: budget, start, pauses, met (see core.clocks).
+
+    ``due_at`` and ``breached_at`` are derived copies kept for reports and the
+    breach timer; the ledger columns are the truth.
+    """
+
+    id = UUID(primary_key=True)
+    slot = ForeignKey(references=Slot, null=False, on_delete=OnDelete.cascade)
+    run = ForeignKey(references=Run, null=False, on_delete=OnDelete.cascade)
+    #: assigned | finished
+    milestone = Varchar(length=20)
+    #: business | real
+    budget_kind = Varchar(length=20)
+    #: The budget's fixed part in microseconds, plus working days (see core budgets).
+    budget_us = BigInt()
+    working_days = DoublePrecision(default=0.0)
+    #: Null for real time.
+    calendar = Varchar(length=100, null=True, default=None)
+    started_at = Timestamptz()
+    #: [[start, end|null], ...] ISO instants.
+    pauses = JSONB(default="[]")
+    met_at = Timestamptz(null=True, default=None)
+    due_at = Timestamptz(null=True, default=None)
+    breached_at = Timestamptz(null=True, default=None)
+    updated_at = Timestamptz(default=TimestamptzNow())
+
+
+class Timer(Table, tablename="timer"):
+    """A durable deadline: one row per reminder, breach or state timeout, re-armed in place."""
+
+    id = BigSerial(primary_key=True)
+    #: Stable name of the deadline (``<slot>:reminder:0``, ``<run>:<visit>:timeout:0``).
+    key = Varchar(length=300, unique=True)
+    run = ForeignKey(references=Run, null=False, on_delete=OnDelete.cascade)
+    slot = UUID(null=True, default=None)
+    #: breach | reminder | timeout
+    kind = Varchar(length=20)
+    #: The milestone (breach), reminder index or timeout index it belongs to.
+    ref = Varchar(length=100)
+    due_at = Timestamptz()
+    #: armed | fired | cancelled
+    status = Varchar(length=20, default="armed")
+    #: How many times it has fired (a repeating reminder fires many times).
+    fired = Integer(default=0)
+    fired_at = Timestamptz(null=True, default=None)
+    updated_at = Timestamptz(default=TimestamptzNow())
+
+
+class Notification(Table, tablename="notification"):
+    """The outbox: a message for one principal, delivered from ``deliver_at`` (quiet hours)."""
+
+    id = BigSerial(primary_key=True)
+    recipient = Varchar(length=200)
+    run = ForeignKey(references=Run, null=False, on_delete=OnDelete.cascade)
+    slot = UUID(null=True, default=None)
+    #: reminder | breach | timeout
+    kind = Varchar(length=20)
+    message = Text()
+    details = JSONB(default="{}")
+    created_at = Timestamptz(default=TimestamptzNow())
+    deliver_at = Timestamptz(default=TimestamptzNow())
+
+
 class MagicLink(Table, tablename="magic_link"):
     """A signed single-use link that lets an outsider complete one slot (see docs/magic-links.md).
 
@@ -174,6 +240,7 @@ class LinkThrottle(Table, tablename="link_throttle"):
 
 #: Every table, in dependency order (referenced tables first).
 TABLES: tuple[type[Table], ...] = (Principal, Subject, Run, Slot, AuditEvent)
+TABLES += (SlaClock, Timer, Notification)
 TABLES += (MagicLink, LinkThrottle)
 
 #: Indexes beyond what the table classes can declare: (name, CREATE INDEX statement).
@@ -217,6 +284,23 @@ EXTRA_INDEXES: tuple[tuple[str, str], ...] = (
     ),
     ("slot_run_visit", "CREATE INDEX slot_run_visit ON slot (run, visit)"),
     ("audit_event_run_at", "CREATE INDEX audit_event_run_at ON audit_event (run, id)"),
+)
+EXTRA_INDEXES += (
+    (
+        "sla_clock_slot_milestone",
+        "CREATE UNIQUE INDEX sla_clock_slot_milestone ON sla_clock (slot, milestone)",
+    ),
+    # Workers take due rows in due order; fired and cancelled rows stay out of the index.
+    (
+        "timer_armed_due",
+        "CREATE INDEX timer_armed_due ON timer (due_at, id) WHERE status = 'armed'",
+    ),
+    ("timer_slot", "CREATE INDEX timer_slot ON timer (slot) WHERE slot IS NOT NULL"),
+    ("timer_run", "CREATE INDEX timer_run ON timer (run)"),
+    (
+        "notification_recipient",
+        "CREATE INDEX notification_recipient ON notification (recipient, id)",
+    ),
 )
 EXTRA_INDEXES += (
     ("magic_link_slot", "CREATE INDEX magic_link_slot ON magic_link (slot, created_at)"),
