@@ -73,8 +73,8 @@ async def forwards():
     manager.add_column(
         table_class_name="Timer",
         tablename="timer",
-        column_name="ref",
-        db_column_name="ref",
+        column_name="part",
+        db_column_name="part",
         column_class_name="Varchar",
         column_class=Varchar,
         params={

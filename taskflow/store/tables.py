@@ -178,7 +178,7 @@ class Timer(Table, tablename="timer"):
     #: breach | reminder | timeout
     kind = Varchar(length=20)
     #: The milestone (breach), reminder index or timeout index it belongs to.
-    ref = Varchar(length=100)
+    part = Varchar(length=100)
     due_at = Timestamptz()
     #: armed | fired | cancelled
     status = Varchar(length=20, default="armed")
