@@ -20,14 +20,19 @@ STAFF_SALT = "taskflow.staff-token.v1"
 DEFAULT_TTL = timedelta(days=30)
 
 
+def serializer(secret_keys: Sequence[str], salt: str) -> URLSafeSerializer:
+    """A signer for one purpose (``salt``): the newest key signs, every listed key verifies."""
+    if not secret_keys:
+        raise errors.ConfigError("At least one signing key is needed (TASKFLOW_SECRET_KEYS).")
+    # itsdangerous signs with the *last* key of the list; ours is newest first.
+    return URLSafeSerializer(list(reversed(secret_keys)), salt=salt)
+
+
 class StaffTokens:
     """Mints and verifies staff bearer tokens."""
 
     def __init__(self, secret_keys: Sequence[str]) -> None:
-        if not secret_keys:
-            raise errors.ConfigError("At least one signing key is needed (TASKFLOW_SECRET_KEYS).")
-        # itsdangerous signs with the *last* key of the list; ours is newest first.
-        self._serializer = URLSafeSerializer(list(reversed(secret_keys)), salt=STAFF_SALT)
+        self._serializer = serializer(secret_keys, STAFF_SALT)
 
     def mint(self, principal_id: str, now: datetime, ttl: timedelta = DEFAULT_TTL) -> str:
         """A token for ``principal_id`` valid until ``now + ttl``."""

@@ -143,6 +143,15 @@ class RefusalCode(Enum):
     NOTHING_TO_CLAIM = strawberry.enum_value(
         "NOTHING_TO_CLAIM", description="No open slot the caller may take matches."
     )
+    LINK_UNUSABLE = strawberry.enum_value(
+        "LINK_UNUSABLE", description="The magic link cannot be used (any reason, told alike)."
+    )
+    LINKS_NOT_ALLOWED = strawberry.enum_value(
+        "LINKS_NOT_ALLOWED", description="The slot's definition does not allow magic links."
+    )
+    TOO_MANY_REQUESTS = strawberry.enum_value(
+        "TOO_MANY_REQUESTS", description="Too many unusable links from this client; wait."
+    )
 
 
 @strawberry.interface(description="A typed refusal: the mutation changed nothing.")

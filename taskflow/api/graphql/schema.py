@@ -10,7 +10,7 @@ from strawberry.extensions import MaxAliasesLimiter, MaxTokensLimiter, QueryDept
 from strawberry.schema.config import StrawberryConfig
 
 from taskflow import errors
-from taskflow.api.graphql import principals, relay, types, work, work_mutations
+from taskflow.api.graphql import links, principals, relay, types, work, work_mutations
 from taskflow.api.graphql.context import Info
 from taskflow.api.graphql.errors import ShapeErrors
 
@@ -26,6 +26,7 @@ NODE_RESOLVERS: dict[str, NodeResolver] = {
     principals.TYPE_NAME: principals.resolve_node,
     types.RUN: work.resolve_run,
     types.SLOT: work.resolve_slot,
+    links.TYPE_NAME: links.resolve_node,
 }
 
 
@@ -46,7 +47,7 @@ class Query(principals.PrincipalQueries, work.WorkQueries):
 
 
 @strawberry.type(description="Entry points for changing things.")
-class Mutation(principals.PrincipalMutations, work_mutations.WorkMutations):
+class Mutation(principals.PrincipalMutations, work_mutations.WorkMutations, links.LinkMutations):
     pass
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 from enum import Enum
-from typing import Annotated, Any, cast
+from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import strawberry
 from strawberry.scalars import JSON
@@ -20,6 +20,9 @@ from taskflow.api.graphql.context import Info, caller
 from taskflow.core.runs.model import SlotView
 from taskflow.service import runs as run_service
 from taskflow.service import views
+
+if TYPE_CHECKING:
+    from taskflow.api.graphql.links import MagicLinkType
 
 RUN, SLOT = "Run", "Slot"
 
@@ -103,6 +106,14 @@ class SlotType(relay.Node):
     @strawberry.field(description="The payload fields its event takes (build the form from these).")
     def fields(self, info: Info) -> list[PayloadField]:
         return _fields(self.workflow, self.definition_version, self.state, self.name, info)
+
+    @strawberry.field(description="Magic links minted for it, oldest first.")
+    async def links(
+        self, info: Info
+    ) -> list[Annotated[MagicLinkType, strawberry.lazy("taskflow.api.graphql.links")]]:
+        from taskflow.api.graphql import links
+
+        return await links.links_of_slot(info, str(self.id))
 
     @strawberry.field(description="The run it belongs to.")
     async def run(

@@ -1,0 +1,265 @@
+"""Magic links in GraphQL: mint and revoke (staff), list on a slot, complete with a link.
+
+``completeWithLink`` needs no staff token (the link is the permission) and
+answers exactly as the HTML page does: every unusable link gets the same
+``LinkUnusable`` refusal with the same message.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from enum import Enum
+from typing import Annotated, Any
+
+import strawberry
+from strawberry.scalars import JSON
+
+from taskflow import errors
+from taskflow.api.graphql import refusals as r
+from taskflow.api.graphql import relay
+from taskflow.api.graphql.context import Info, caller
+from taskflow.core import links as core
+from taskflow.core.definition import fields as fl
+from taskflow.service import link_use, links
+
+TYPE_NAME = "MagicLink"
+SLOT = "Slot"
+
+
+@strawberry.enum(description="Where a magic link stands.")
+class LinkStatus(Enum):
+    ACTIVE = strawberry.enum_value(core.ACTIVE, description="It may still be used.")
+    USED = strawberry.enum_value(core.USED, description="It completed its slot.")
+    REVOKED = strawberry.enum_value(core.REVOKED, description="Staff revoked it.")
+    EXPIRED = strawberry.enum_value(core.EXPIRED, description="Its time ran out unused.")
+
+
+@strawberry.type(
+    name="MagicLink",
+    description="A signed single-use link that lets someone without an account complete a slot.",
+)
+class MagicLinkType(relay.Node):
+    slot_id: strawberry.ID = strawberry.field(description="Global id of the slot it completes.")
+    event: str = strawberry.field(description="The one event it may deposit.")
+    recipient_name: str | None = strawberry.field(description="Whom it was sent to.")
+    recipient_email: str = strawberry.field(description="The address it was sent to.")
+    status: LinkStatus = strawberry.field(description="Active, used, revoked or expired.")
+    created_by: str = strawberry.field(description="Login of whoever minted it.")
+    created_at: datetime = strawberry.field(description="When it was minted.")
+    expires_at: datetime = strawberry.field(description="When it stops working.")
+    used_at: datetime | None = strawberry.field(description="When it completed its slot.")
+    revoked_at: datetime | None = strawberry.field(description="When it was revoked.")
+    revoked_by: str | None = strawberry.field(description="Login of whoever revoked it.")
+    opens: int = strawberry.field(
+        description="How many times its form was submitted (page views are not counted: mail "
+        "scanners fetch links before people do)."
+    )
+    opened_at: datetime | None = strawberry.field(
+        description="When the page first submitted was shown to its recipient."
+    )
+
+    @classmethod
+    def of(cls, link: core.LinkView, now: datetime) -> MagicLinkType:
+        return cls(
+            id=strawberry.ID(relay.to_global_id(TYPE_NAME, link.id)),
+            slot_id=strawberry.ID(relay.to_global_id(SLOT, link.slot_id)),
+            event=link.event,
+            recipient_name=link.recipient_name,
+            recipient_email=link.recipient_email,
+            status=LinkStatus(core.status(link, now)),
+            created_by=link.created_by,
+            created_at=link.created_at,
+            expires_at=link.expires_at,
+            used_at=link.consumed_at,
+            revoked_at=link.revoked_at,
+            revoked_by=link.revoked_by,
+            opens=link.opens,
+            opened_at=link.opened_at,
+        )
+
+
+async def resolve_node(info: Info, local_id: str) -> MagicLinkType | None:
+    me = await caller(info)
+    link = await links.get(info.context.services, me, local_id)
+    return MagicLinkType.of(link, info.context.services.clock.now()) if link else None
+
+
+async def links_of_slot(info: Info, slot_global_id: str) -> list[MagicLinkType]:
+    """``Slot.links``: the slot's links, for staff who may see the slot."""
+    me = await caller(info)
+    _, local = relay.from_global_id(slot_global_id)
+    now = info.context.services.clock.now()
+    return [MagicLinkType.of(k, now) for k in await links.of_slot(info.context.services, me, local)]
+
+
+# -- refusals ------------------------------------------------------------------------------------
+
+
+@strawberry.type(description="The link cannot be used (whatever the reason; staff see it).")
+class LinkUnusable(relay.Refusal):
+    pass
+
+
+@strawberry.type(description="The slot's definition does not let a magic link complete it.")
+class LinksNotAllowed(relay.Refusal):
+    pass
+
+
+@strawberry.type(description="Too many unusable links from this client; wait, then try again.")
+class TooManyRequests(relay.Refusal):
+    retry_after_seconds: int = strawberry.field(description="Seconds to wait before trying.")
+
+
+def _refusal(error: errors.TaskflowError) -> Any:
+    base: dict[str, Any] = {"message": error.message}
+    if isinstance(error, core.LinkUnusable):
+        return LinkUnusable(code=relay.RefusalCode.LINK_UNUSABLE, **base)
+    if isinstance(error, core.LinksNotAllowed):
+        return LinksNotAllowed(code=relay.RefusalCode.LINKS_NOT_ALLOWED, **base)
+    if isinstance(error, core.Throttled):
+        return TooManyRequests(
+            code=relay.RefusalCode.TOO_MANY_REQUESTS,
+            retry_after_seconds=int(error.facts.get("retry_after", 60)),
+            **base,
+        )
+    return r.refusal_for(error)
+
+
+# -- inputs and payloads -------------------------------------------------------------------------
+
+
+@strawberry.input(description="Who a magic link is for.")
+class MagicLinkRecipientInput:
+    name: str | None = strawberry.field(default=None, description="Their name, for the page.")
+    email: str = strawberry.field(description="Their e-mail address (shown to staff, audited).")
+
+
+@strawberry.input(description="Mint a magic link for a slot.")
+class MintMagicLinkInput:
+    slot_id: strawberry.ID = strawberry.field(description="The slot's global id.")
+    recipient: MagicLinkRecipientInput = strawberry.field(description="Whom it is for.")
+    expires_in: int | None = strawberry.field(
+        default=None, description="Seconds until it stops working (default 7 days, at most 30)."
+    )
+
+
+@strawberry.input(description="Revoke a magic link.")
+class RevokeMagicLinkInput:
+    link_id: strawberry.ID = strawberry.field(description="The link's global id.")
+
+
+@strawberry.input(description="Complete a slot with a magic link (for a custom page).")
+class CompleteWithLinkInput:
+    token: str = strawberry.field(description="The token: the last part of the link's URL.")
+    payload: JSON = strawberry.field(description="The payload (the slot's fields, a JSON object).")
+
+
+@strawberry.type(description="A new magic link. The URL and token are shown once, never again.")
+class MintMagicLinkSuccess:
+    link: MagicLinkType = strawberry.field(description="The link as stored.")
+    url: str = strawberry.field(description="The link to send (on TASKFLOW_PUBLIC_URL).")
+    token: str = strawberry.field(description="The token alone, for a custom page.")
+
+
+@strawberry.type(description="The link was revoked.")
+class RevokeMagicLinkSuccess:
+    link: MagicLinkType = strawberry.field(description="The link as it stands now.")
+
+
+@strawberry.type(description="The link completed its slot.")
+class CompleteWithLinkSuccess:
+    label: str = strawberry.field(description="What was asked, as the page showed it.")
+    completed_at: datetime = strawberry.field(description="When the slot was completed.")
+
+
+MintMagicLinkPayload = Annotated[
+    MintMagicLinkSuccess
+    | LinksNotAllowed
+    | r.SlotNotOpen
+    | relay.InvalidInput
+    | relay.NotAllowed
+    | relay.NotFoundRefusal,
+    strawberry.union("MintMagicLinkPayload", description="Result of mintMagicLink."),
+]
+RevokeMagicLinkPayload = Annotated[
+    RevokeMagicLinkSuccess | LinkUnusable | relay.NotAllowed | relay.NotFoundRefusal,
+    strawberry.union("RevokeMagicLinkPayload", description="Result of revokeMagicLink."),
+]
+CompleteWithLinkPayload = Annotated[
+    CompleteWithLinkSuccess | LinkUnusable | TooManyRequests | r.PayloadInvalid,
+    strawberry.union("CompleteWithLinkPayload", description="Result of completeWithLink."),
+]
+
+MintArg = Annotated[MintMagicLinkInput, strawberry.argument(description="What to do.")]
+RevokeArg = Annotated[RevokeMagicLinkInput, strawberry.argument(description="What to do.")]
+CompleteArg = Annotated[CompleteWithLinkInput, strawberry.argument(description="What to do.")]
+
+
+def _local(global_id: str, type_name: str, field: str) -> str:
+    found_type, local = relay.from_global_id(str(global_id))
+    if found_type != type_name:
+        raise errors.NotFound(f"No {type_name} has the id {global_id!r}.", field=field)
+    return local
+
+
+def _client(info: Info) -> str:
+    request = info.context.request
+    host = request.client.host if request is not None and request.client else None
+    return link_use.client_key(host)
+
+
+@strawberry.type
+class LinkMutations:
+    @strawberry.mutation(
+        description="Mint a single-use link that completes a slot (holder, delegates, leads, "
+        "applications; only where the slot's definition allows links)."
+    )
+    async def mint_magic_link(self, info: Info, input: MintArg) -> MintMagicLinkPayload:
+        me = await caller(info)
+        services = info.context.services
+        try:
+            minted = await links.mint(
+                services,
+                me,
+                _local(input.slot_id, SLOT, "slotId"),
+                recipient_name=input.recipient.name,
+                recipient_email=input.recipient.email,
+                expires_in=timedelta(seconds=input.expires_in)
+                if input.expires_in is not None
+                else None,
+            )
+        except errors.TaskflowError as exc:
+            refused: MintMagicLinkPayload = _refusal(exc)
+            return refused
+        return MintMagicLinkSuccess(
+            link=MagicLinkType.of(minted.link, services.clock.now()),
+            url=minted.url,
+            token=minted.token,
+        )
+
+    @strawberry.mutation(description="Revoke a magic link that is not used yet.")
+    async def revoke_magic_link(self, info: Info, input: RevokeArg) -> RevokeMagicLinkPayload:
+        me = await caller(info)
+        services = info.context.services
+        try:
+            link = await links.revoke(services, me, _local(input.link_id, TYPE_NAME, "linkId"))
+        except errors.TaskflowError as exc:
+            refused: RevokeMagicLinkPayload = _refusal(exc)
+            return refused
+        return RevokeMagicLinkSuccess(link=MagicLinkType.of(link, services.clock.now()))
+
+    @strawberry.mutation(
+        description="Complete the slot a magic link is for, with its payload; no staff token "
+        "needed. Works once."
+    )
+    async def complete_with_link(self, info: Info, input: CompleteArg) -> CompleteWithLinkPayload:
+        services = info.context.services
+        payload = input.payload if isinstance(input.payload, dict) else None
+        try:
+            if payload is None:
+                raise fl.PayloadError([fl.FieldProblem("payload", "must be a JSON object")])
+            done = await link_use.complete(services, input.token, payload, _client(info))
+        except errors.TaskflowError as exc:
+            refused: CompleteWithLinkPayload = _refusal(exc)
+            return refused
+        return CompleteWithLinkSuccess(label=done.label, completed_at=done.completed_at)

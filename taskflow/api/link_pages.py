@@ -1,0 +1,194 @@
+"""The magic-link page: ``GET /l/{token}`` shows the form, ``POST /l/{token}`` completes the slot.
+
+Plain server-rendered HTML (Jinja, autoescaped) with inline CSS and no script:
+nothing auto-submits. Every response carries ``Cache-Control: no-store``,
+``Referrer-Policy: no-referrer`` (the token is in the URL) and
+``X-Robots-Tag: noindex``. The token is never logged: these handlers catch
+every error themselves (Litestar would log the request path of an uncaught
+one) and log only a reference.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import jinja2
+from litestar import Request, get, head, post
+from litestar.datastructures import State
+from litestar.params import FromPath
+from litestar.response import Response
+
+from taskflow import errors
+from taskflow.core import links as core
+from taskflow.core.definition import fields as fl
+from taskflow.service import link_use
+from taskflow.service.container import Services
+
+log = logging.getLogger("taskflow.api.links")
+
+HTML = "text/html; charset=utf-8"
+HEADERS = {
+    "Cache-Control": "no-store",
+    "Referrer-Policy": "no-referrer",
+    "X-Robots-Tag": "noindex, nofollow",
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
+    "Content-Security-Policy": (
+        "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; "
+        "frame-ancestors 'none'; base-uri 'none'"
+    ),
+}
+#: The same answer to every unusable link (410 Gone: it existed or not, it will not work).
+UNUSABLE_STATUS = 410
+
+#: HTML input type per payload field type (choice and boolean have their own markup).
+INPUT_TYPES = {
+    "text": "text",
+    "number": "text",
+    "integer": "text",
+    "date": "date",
+    "url": "url",
+    "file": "text",
+}
+HINTS = {
+    "date": "Write the date as YYYY-MM-DD, e.g. 2027-03-31.",
+    "file": "A link to the document (e.g. a shared-drive address) or its reference.",
+    "url": "A web address starting with https://",
+    "number": "A number, e.g. 12.50",
+    "integer": "A whole number.",
+}
+
+
+def _humanize(name: str) -> str:
+    return name.replace("_", " ").capitalize()
+
+
+_templates = jinja2.Environment(
+    loader=jinja2.FileSystemLoader(Path(__file__).parent / "templates" / "links"),
+    autoescape=True,
+    undefined=jinja2.StrictUndefined,
+)
+_templates.filters["humanize"] = _humanize
+
+
+def _html(
+    template: str, status: int, headers: Mapping[str, str] | None = None, **values: Any
+) -> Response[str]:
+    body = _templates.get_template(template).render(**values)
+    return Response(
+        body, status_code=status, media_type=HTML, headers={**HEADERS, **(headers or {})}
+    )
+
+
+def _services(state: State) -> Services:
+    services: Services = state.services
+    return services
+
+
+def _client(request: Request[Any, Any, Any]) -> str:
+    # The ASGI peer address: a Forwarded header is the client's to invent.
+    return link_use.client_key(request.client.host if request.client else None)
+
+
+def _form_page(
+    page: link_use.Page,
+    status: int = 200,
+    *,
+    values: Mapping[str, str] | None = None,
+    problems: Mapping[str, str] | None = None,
+    notice: str | None = None,
+) -> Response[str]:
+    return _html(
+        "form.html",
+        status,
+        page=page,
+        values=values or {},
+        errors=problems or {},
+        notice=notice,
+        labels={f.name: f.label or _humanize(f.name) for f in page.fields},
+        hints={f.name: HINTS.get(f.type) for f in page.fields},
+        input_types=INPUT_TYPES,
+    )
+
+
+def _refused(error: errors.TaskflowError) -> Response[str]:
+    if isinstance(error, core.Throttled):
+        seconds = int(error.facts.get("retry_after", 60))
+        return _html("throttled.html", 429, {"Retry-After": str(seconds)}, message=error.message)
+    return _html("unusable.html", UNUSABLE_STATUS, message=link_use.UNUSABLE)
+
+
+def _failed() -> Response[str]:
+    reference = uuid.uuid4().hex[:12]
+    # The traceback, never the path: the token is in the path.
+    log.exception("magic-link page failed (reference %s)", reference)
+    return _html("error.html", 500, reference=reference)
+
+
+async def _page(state: State, request: Request[Any, Any, Any], token: str) -> Response[str]:
+    try:
+        page = await link_use.open_page(_services(state), token, _client(request))
+    except (core.LinkUnusable, core.Throttled) as refused:
+        return _refused(refused)
+    except Exception:
+        return _failed()
+    return _form_page(page)
+
+
+@get("/l/{token:str}", include_in_schema=False)
+async def show(
+    state: State, request: Request[Any, Any, Any], token: FromPath[str]
+) -> Response[str]:
+    """The form; reads only (mail scanners and previews fetch links before people do)."""
+    return await _page(state, request, token)
+
+
+@head("/l/{token:str}", include_in_schema=False)
+async def show_head(
+    state: State, request: Request[Any, Any, Any], token: FromPath[str]
+) -> Response[None]:
+    """What GET answers, without the body; reads only."""
+    answer = await _page(state, request, token)
+    return Response(None, status_code=answer.status_code, headers=dict(answer.headers))
+
+
+async def _form(request: Request[Any, Any, Any]) -> dict[str, str]:
+    form = await request.form()
+    values: dict[str, str] = {}
+    for name, value in form.multi_items():
+        if isinstance(value, str):
+            values.setdefault(name, value)
+    return values
+
+
+@post("/l/{token:str}", include_in_schema=False, status_code=200)
+async def submit(
+    state: State, request: Request[Any, Any, Any], token: FromPath[str]
+) -> Response[str]:
+    """Validate the form, spend the link and complete the slot in one transaction."""
+    services = _services(state)
+    client = _client(request)
+    try:
+        form = await _form(request)
+        try:
+            done = await link_use.complete(
+                services, token, form, client, page_token=form.get("_page"), from_page=True
+            )
+        except fl.PayloadError as invalid:
+            page = await link_use.open_page(services, token, client)
+            return _form_page(page, 422, values=form, problems=core.form_problems(invalid))
+        except link_use.PageExpired as expired:
+            page = await link_use.open_page(services, token, client)
+            return _form_page(page, 409, values=form, notice=expired.message)
+    except (core.LinkUnusable, core.Throttled) as refused:
+        return _refused(refused)
+    except Exception:
+        return _failed()
+    return _html("done.html", 200, done=done)
+
+
+ROUTES = [show, show_head, submit]

@@ -1,0 +1,232 @@
+"""Magic links for staff: mint, revoke, list (using one is in :mod:`link_use`).
+
+A token is ``[link id, nonce]`` signed with itsdangerous under a salt of its
+own (a staff token never verifies as a link, nor the reverse), with the keys of
+``TASKFLOW_SECRET_KEYS``: the newest signs, all verify, removing a key retires
+its links. The database keeps the SHA-256 of the nonce, never the token, so the
+link is the only copy of the permission. Expiry, use and revocation live in
+the row, not in the token: they can change after the mail is sent.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import uuid
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from itsdangerous import BadSignature
+
+from taskflow import errors
+from taskflow.core import links as core
+from taskflow.core.principals import Principal
+from taskflow.core.runs import refusals
+from taskflow.core.runs.model import CLAIMED, OPEN, AuditEntry, SlotView
+from taskflow.service import access, persist, tokens
+from taskflow.service import runs as run_service
+from taskflow.service import slots as slot_service
+from taskflow.service.container import Services
+from taskflow.store import links as store
+from taskflow.store import runs as rows
+
+LINK_SALT = "taskflow.magic-link.v1"
+DEFAULT_TTL = timedelta(days=7)
+MAX_TTL = timedelta(days=30)
+
+
+@dataclass(frozen=True)
+class Minted:
+    """A new link: the token and URL exist only here, once; the row keeps a hash."""
+
+    link: core.LinkView
+    token: str
+    url: str
+
+
+def nonce_hash(nonce: str) -> str:
+    return hashlib.sha256(nonce.encode()).hexdigest()
+
+
+def sign(services: Services, link_id: str, nonce: str) -> str:
+    return str(tokens.serializer(services.settings.secret_keys, LINK_SALT).dumps([link_id, nonce]))
+
+
+def decode(services: Services, token: str) -> tuple[str, str] | None:
+    """(link id, nonce) of a token this deployment signed; None for anything else."""
+    try:
+        claims: Any = tokens.serializer(services.settings.secret_keys, LINK_SALT).loads(token)
+    except BadSignature:
+        return None
+    if (
+        not isinstance(claims, list)
+        or len(claims) != 2
+        or not all(isinstance(c, str) for c in claims)
+    ):
+        return None
+    return claims[0], claims[1]
+
+
+def url_of(services: Services, token: str) -> str:
+    """The link's address, on the configured public URL (never a request's Host header)."""
+    return f"{services.settings.public_url}/l/{token}"
+
+
+def may_manage(actor: Principal, slot: SlotView) -> bool:
+    """Holder, delegates, leads and applications may mint and revoke a slot's links."""
+    if actor.is_lead or actor.is_integration or slot.holder == actor.id:
+        return True
+    return bool(slot.delegates.keys) and slot.delegates.admits(access.keys(actor))
+
+
+def _require_manage(actor: Principal, slot: SlotView, action: str) -> None:
+    if not may_manage(actor, slot):
+        raise errors.Forbidden(
+            f"Only the slot's holder, its delegates ({slot.delegates}), leads and applications "
+            f"may {action} its magic links; claim the slot first or ask a lead."
+        )
+
+
+def _recipient(name: str | None, email: str) -> tuple[str | None, str]:
+    email = email.strip()
+    local, at, domain = email.partition("@")
+    if not (local and at and "." in domain) or any(c.isspace() for c in email):
+        raise errors.ValidationError(
+            f"recipient.email {email!r} is not an e-mail address (write name@example.com).",
+            field="recipient.email",
+        )
+    return (name.strip() or None) if name else None, email
+
+
+async def mint(
+    services: Services,
+    actor: Principal,
+    slot_id: str,
+    *,
+    recipient_name: str | None,
+    recipient_email: str,
+    expires_in: timedelta | None = None,
+) -> Minted:
+    """A link that completes ``slot_id`` once, for someone without an account."""
+    ttl = DEFAULT_TTL if expires_in is None else expires_in
+    if not timedelta(0) < ttl <= MAX_TTL:
+        raise errors.ValidationError(
+            f"expiresIn must be between 1 second and {MAX_TTL.days} days.", field="expiresIn"
+        )
+    name, email = _recipient(recipient_name, recipient_email)
+    slot = await slot_service.visible_slot(services, actor, slot_id)
+
+    async def work() -> Minted:
+        now = services.clock.now()
+        async with services.db.transaction() as conn:
+            # The run's lock: the slot cannot be completed or cancelled while we look at it.
+            run = await rows.get_run(conn, slot.run_id, lock=True)
+            current = await rows.get_slot(conn, slot_id)
+            assert run is not None
+            assert current is not None
+            declared = run_service.definition_for(services, run.view).slot(
+                current.state, current.name
+            )
+            if not declared.magic_link:
+                raise core.LinksNotAllowed(
+                    f"Slot {current.name!r} of {run.view.workflow!r} may not be completed by a "
+                    "magic link; its definition would need magic_link=True."
+                )
+            _require_manage(actor, current, "mint")
+            if current.status not in (OPEN, CLAIMED) or current.visit != run.view.visit:
+                raise refusals.SlotNotOpen(
+                    f"The slot is {current.status}: a link could not complete it.",
+                    status=current.status,
+                )
+            nonce = secrets.token_urlsafe(16)
+            link = core.LinkView(
+                id=str(uuid.uuid4()),
+                run_id=run.view.id,
+                slot_id=slot_id,
+                event=current.waits_for,
+                recipient_name=name,
+                recipient_email=email,
+                created_by=actor.id,
+                created_at=now,
+                expires_at=now + ttl,
+            )
+            await store.insert(conn, link, nonce_hash(nonce))
+            await persist.audit(
+                conn,
+                run.view.id,
+                AuditEntry(
+                    "link.minted",
+                    now,
+                    actor.id,
+                    slot_id,
+                    f"link for {email}",
+                    {
+                        "link": link.id,
+                        "recipient": email,
+                        "recipient_name": name,
+                        "expires_at": link.expires_at.isoformat(),
+                    },
+                ),
+            )
+        token = sign(services, link.id, nonce)
+        return Minted(link, token, url_of(services, token))
+
+    return await run_service.refusals_recorded(
+        services, slot.run_id, actor.id, "mint link", work, slot_id=slot_id
+    )
+
+
+async def revoke(services: Services, actor: Principal, link_id: str) -> core.LinkView:
+    """Make a link unusable for good (its minter, or whoever may mint for the slot)."""
+    async with services.db.connection() as conn:
+        found = await store.get(conn, link_id)
+    if found is None:
+        raise errors.NotFound(f"No magic link has the id {link_id!r}.")
+    link = found[0]
+    slot = await slot_service.visible_slot(services, actor, link.slot_id)
+    if link.created_by != actor.id:
+        _require_manage(actor, slot, "revoke")
+    now = services.clock.now()
+    async with services.db.transaction() as conn:
+        revoked = await store.revoke(conn, link_id, actor.id, now)
+        if revoked is None:
+            # Used or revoked meanwhile: say which, as it stands now.
+            now_found = await store.get(conn, link_id)
+            state = core.status(now_found[0] if now_found else link, now)
+            raise core.LinkUnusable(
+                f"The link is already {state} and cannot be revoked.", status=state
+            )
+        await persist.audit(
+            conn,
+            link.run_id,
+            AuditEntry(
+                "link.revoked",
+                now,
+                actor.id,
+                link.slot_id,
+                f"link for {link.recipient_email}",
+                {"link": link.id, "recipient": link.recipient_email},
+            ),
+        )
+    return revoked
+
+
+async def of_slot(services: Services, actor: Principal, slot_id: str) -> list[core.LinkView]:
+    """The links minted for a slot the actor may see, oldest first."""
+    await slot_service.visible_slot(services, actor, slot_id)
+    async with services.db.connection() as conn:
+        return await store.of_slot(conn, slot_id)
+
+
+async def get(services: Services, actor: Principal, link_id: str) -> core.LinkView | None:
+    """A link by id, if the actor may see its slot; None otherwise (the two look alike)."""
+    async with services.db.connection() as conn:
+        found = await store.get(conn, link_id)
+    if found is None:
+        return None
+    try:
+        await slot_service.visible_slot(services, actor, found[0].slot_id)
+    except errors.NotFound:
+        return None
+    return found[0]

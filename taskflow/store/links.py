@@ -1,0 +1,167 @@
+"""Magic-link and throttle rows <-> core views; the guarded consume statement."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any
+
+import asyncpg
+
+from taskflow.core import links as core
+from taskflow.store import db
+
+_COLUMNS = (
+    "id, run, slot, event, recipient_name, recipient_email, created_by, created_at, expires_at, "
+    "consumed_at, revoked_at, revoked_by, opens, opened_at"
+)
+
+#: Looked up when a token names no valid id, so every refusal costs one query alike.
+NO_SUCH_LINK = uuid.UUID(int=0)
+
+
+def _link(row: asyncpg.Record) -> core.LinkView:
+    return core.LinkView(
+        id=str(row["id"]),
+        run_id=str(row["run"]),
+        slot_id=str(row["slot"]),
+        event=row["event"],
+        recipient_name=row["recipient_name"],
+        recipient_email=row["recipient_email"],
+        created_by=row["created_by"],
+        created_at=row["created_at"],
+        expires_at=row["expires_at"],
+        consumed_at=row["consumed_at"],
+        revoked_at=row["revoked_at"],
+        revoked_by=row["revoked_by"],
+        opens=row["opens"],
+        opened_at=row["opened_at"],
+    )
+
+
+def as_uuid(text: Any) -> uuid.UUID:
+    """The link id a token carries, or :data:`NO_SUCH_LINK` when it is not a UUID."""
+    try:
+        return uuid.UUID(str(text))
+    except ValueError:
+        return NO_SUCH_LINK
+
+
+async def insert(conn: db.Connection, link: core.LinkView, nonce_hash: str) -> None:
+    await conn.execute(
+        "INSERT INTO magic_link (id, run, slot, event, nonce_hash, recipient_name, "
+        "recipient_email, created_by, created_at, expires_at, opens) "
+        "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 0)",
+        uuid.UUID(link.id),
+        uuid.UUID(link.run_id),
+        uuid.UUID(link.slot_id),
+        link.event,
+        nonce_hash,
+        link.recipient_name,
+        link.recipient_email,
+        link.created_by,
+        link.created_at,
+        link.expires_at,
+    )
+
+
+async def get(conn: db.Connection, link_id: str) -> tuple[core.LinkView, str] | None:
+    """A link and its nonce hash."""
+    row = await conn.fetchrow(
+        f"SELECT {_COLUMNS}, nonce_hash FROM magic_link WHERE id = $1", as_uuid(link_id)
+    )
+    return (_link(row), row["nonce_hash"]) if row else None
+
+
+async def of_slot(conn: db.Connection, slot_id: str) -> list[core.LinkView]:
+    rows = await conn.fetch(
+        f"SELECT {_COLUMNS} FROM magic_link WHERE slot = $1 ORDER BY created_at, id",
+        uuid.UUID(slot_id),
+    )
+    return [_link(r) for r in rows]
+
+
+async def consume(
+    conn: db.Connection, link_id: str, nonce_hash: str, now: datetime, opened_at: datetime
+) -> core.LinkView | None:
+    """Spend a usable link: one statement, so of racing submissions exactly one gets the row.
+
+    A concurrent transaction that spent it first makes this one wait on the row
+    lock, then re-check the WHERE clause and find nothing.
+    """
+    row = await conn.fetchrow(
+        "UPDATE magic_link SET consumed_at = $3, opens = opens + 1, "
+        "opened_at = coalesce(opened_at, $4) "
+        "WHERE id = $1 AND nonce_hash = $2 AND consumed_at IS NULL AND revoked_at IS NULL "
+        f"AND expires_at > $3 RETURNING {_COLUMNS}",
+        as_uuid(link_id),
+        nonce_hash,
+        now,
+        opened_at,
+    )
+    return _link(row) if row else None
+
+
+async def count_open(
+    conn: db.Connection, link_id: str, now: datetime, opened_at: datetime
+) -> core.LinkView | None:
+    """Count a submission that did not spend the link (e.g. a field was wrong)."""
+    row = await conn.fetchrow(
+        "UPDATE magic_link SET opens = opens + 1, opened_at = coalesce(opened_at, $3) "
+        "WHERE id = $1 AND consumed_at IS NULL AND revoked_at IS NULL AND expires_at > $2 "
+        f"RETURNING {_COLUMNS}",
+        as_uuid(link_id),
+        now,
+        opened_at,
+    )
+    return _link(row) if row else None
+
+
+async def revoke(conn: db.Connection, link_id: str, by: str, now: datetime) -> core.LinkView | None:
+    """Revoke a link that is neither used nor revoked yet; None otherwise."""
+    row = await conn.fetchrow(
+        "UPDATE magic_link SET revoked_at = $2, revoked_by = $3 "
+        f"WHERE id = $1 AND consumed_at IS NULL AND revoked_at IS NULL RETURNING {_COLUMNS}",
+        as_uuid(link_id),
+        now,
+        by,
+    )
+    return _link(row) if row else None
+
+
+# -- throttle ------------------------------------------------------------------------------------
+
+
+async def throttle(conn: db.Connection, client: str) -> core.Throttle | None:
+    row = await conn.fetchrow(
+        "SELECT window_start, failures, blocked_until FROM link_throttle WHERE client = $1", client
+    )
+    return core.Throttle(row[0], row[1], row[2]) if row else None
+
+
+async def lock_throttle(conn: db.Connection, client: str, now: datetime) -> core.Throttle | None:
+    """The client's row, locked (created empty first), so two API nodes count in turn."""
+    await conn.execute(
+        "INSERT INTO link_throttle (client, window_start, failures) VALUES ($1, $2, 0) "
+        "ON CONFLICT (client) DO NOTHING",
+        client,
+        now,
+    )
+    row = await conn.fetchrow(
+        "SELECT window_start, failures, blocked_until FROM link_throttle "
+        "WHERE client = $1 FOR UPDATE",
+        client,
+    )
+    assert row is not None
+    return core.Throttle(row[0], row[1], row[2]) if row[1] else None
+
+
+async def save_throttle(conn: db.Connection, client: str, state: core.Throttle) -> None:
+    await conn.execute(
+        "UPDATE link_throttle SET window_start = $2, failures = $3, blocked_until = $4 "
+        "WHERE client = $1",
+        client,
+        state.window_start,
+        state.failures,
+        state.blocked_until,
+    )

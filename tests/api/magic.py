@@ -1,0 +1,122 @@
+"""Helpers for the magic-link tests: a vendor onboarding run, links minted over GraphQL."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import httpx
+
+from tests.api import workflows as w
+from tests.conftest import gql
+
+VENDOR = {
+    "vendor_number": "V-20931",
+    "legal_name": "Acme Logistics GmbH",
+    "country": "DE",
+    "vat_number": "DE123456789",
+    "contact_email": "onboarding@acme.example",
+    "required_documents": ["certificate of incorporation", "bank details"],
+    "handles_personal_data": False,
+}
+
+MINT = """mutation($input: MintMagicLinkInput!) { mintMagicLink(input: $input) {
+  __typename
+  ... on MintMagicLinkSuccess { url token link { id status recipientEmail opens expiresAt } }
+  ... on Refusal { code message }
+} }"""
+
+REVOKE = """mutation($input: RevokeMagicLinkInput!) { revokeMagicLink(input: $input) {
+  __typename
+  ... on RevokeMagicLinkSuccess { link { id status revokedBy } }
+  ... on Refusal { code message }
+} }"""
+
+COMPLETE_WITH_LINK = """mutation($input: CompleteWithLinkInput!) { completeWithLink(input: $input) {
+  __typename
+  ... on CompleteWithLinkSuccess { label completedAt }
+  ... on PayloadInvalid { problems { field reason } }
+  ... on TooManyRequests { retryAfterSeconds }
+  ... on Refusal { code message }
+} }"""
+
+SLOT_LINKS = """query($id: ID!) { node(id: $id) { ... on Slot { status satisfiedBy payload
+  links { id status recipientName recipientEmail createdBy opens openedAt usedAt revokedAt }
+} } }"""
+
+RUN_SLOTS = """query($id: ID!) { run(id: $id) { state slots { id name status item } } }"""
+
+
+async def start_vendor(
+    client: httpx.AsyncClient, people: dict[str, str], **changes: Any
+) -> dict[str, Any]:
+    """A vendor onboarding run in 'collecting'; returns the run (id, state...)."""
+    started = await w.start(
+        client, people["app"], "vendor-onboarding", "vendor", "V-20931", {**VENDOR, **changes}
+    )
+    assert started["__typename"] == "StartRunSuccess", started
+    return dict(started["run"])
+
+
+async def slots(client: httpx.AsyncClient, token: str, run_id: str) -> list[dict[str, Any]]:
+    result = await gql(client, RUN_SLOTS, {"id": run_id}, token=token)
+    return list(result.ok()["run"]["slots"])
+
+
+async def upload_slots(
+    client: httpx.AsyncClient, people: dict[str, str], run_id: str
+) -> dict[str, str]:
+    """Document -> upload slot id."""
+    found = await slots(client, people["olga"], run_id)
+    return {s["item"]: s["id"] for s in found if s["name"] == "upload"}
+
+
+async def mint(
+    client: httpx.AsyncClient,
+    token: str,
+    slot_id: str,
+    *,
+    email: str = "onboarding@acme.example",
+    name: str | None = "Anna Acme",
+    expires_in: int | None = None,
+) -> dict[str, Any]:
+    variables = {
+        "input": {
+            "slotId": slot_id,
+            "recipient": {"name": name, "email": email},
+            "expiresIn": expires_in,
+        }
+    }
+    return dict((await gql(client, MINT, variables, token=token)).ok()["mintMagicLink"])
+
+
+async def minted(
+    client: httpx.AsyncClient, people: dict[str, str], slot_id: str, **kwargs: Any
+) -> dict[str, Any]:
+    answer = await mint(client, people["olga"], slot_id, **kwargs)
+    assert answer["__typename"] == "MintMagicLinkSuccess", answer
+    return answer
+
+
+def path_of(url: str) -> str:
+    return "/" + url.split("/", 3)[3]
+
+
+def page_token(html: str) -> str:
+    found = re.search(r'name="_page" value="([^"]+)"', html)
+    assert found, "the form carries no page token"
+    return found.group(1)
+
+
+async def submit(
+    client: httpx.AsyncClient, url: str, fields: dict[str, str], *, page: str | None = None
+) -> httpx.Response:
+    """Open the page like a browser, then send the form with its page token."""
+    if page is None:
+        shown = await client.get(path_of(url))
+        page = page_token(shown.text) if shown.status_code == 200 else "none"
+    return await client.post(path_of(url), data={"_page": page, **fields})
+
+
+async def slot_links(client: httpx.AsyncClient, token: str, slot_id: str) -> dict[str, Any]:
+    return dict((await gql(client, SLOT_LINKS, {"id": slot_id}, token=token)).ok()["node"])
