@@ -21,12 +21,16 @@ def can_read_run(principal: Principal, slots: Iterable[SlotView]) -> bool:
     if principal.is_lead or principal.is_integration:
         return True
     mine = keys(principal)
-    return any(
-        s.holder == principal.id
-        or s.satisfied_by == principal.id
-        or s.audience.admits(mine)
-        or (bool(s.delegates.keys) and s.delegates.admits(mine))
-        for s in slots
+    return any(involved(principal, mine, s) for s in slots)
+
+
+def involved(principal: Principal, mine: frozenset[str], slot: SlotView) -> bool:
+    """True when the principal holds, did, could take or may delegate this slot."""
+    return (
+        slot.holder == principal.id
+        or slot.satisfied_by == principal.id
+        or slot.audience.admits(mine)
+        or (bool(slot.delegates.keys) and slot.delegates.admits(mine))
     )
 
 

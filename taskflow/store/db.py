@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any, TypeAlias
 
 import asyncpg
+from asyncpg.connection import LoggedQuery
 from asyncpg.pool import PoolConnectionProxy
 
 #: A connection as use cases hold it: borrowed from the pool.
@@ -29,11 +30,22 @@ class Database:
         self.url = url
 
     @classmethod
-    async def connect(cls, url: str, *, min_size: int = 1, max_size: int = 10) -> Database:
-        """Open a pool on ``url``."""
-        pool = await asyncpg.create_pool(
-            url, min_size=min_size, max_size=max_size, init=_init_connection
-        )
+    async def connect(
+        cls,
+        url: str,
+        *,
+        min_size: int = 1,
+        max_size: int = 10,
+        query_logger: Callable[[LoggedQuery], None] | None = None,
+    ) -> Database:
+        """Open a pool on ``url``; ``query_logger`` sees every statement (diagnostics, tests)."""
+
+        async def init(conn: asyncpg.Connection[Any]) -> None:
+            await _init_connection(conn)
+            if query_logger is not None:
+                conn.add_query_logger(query_logger)
+
+        pool = await asyncpg.create_pool(url, min_size=min_size, max_size=max_size, init=init)
         assert pool is not None
         return cls(pool, url)
 

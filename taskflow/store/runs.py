@@ -6,7 +6,6 @@ Statements that carry load (inbox, claim, claim-next, work) are in
 
 from __future__ import annotations
 
-import json
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -331,7 +330,7 @@ def _slot_args(view: SlotView, workflow: str, now: datetime) -> tuple[Any, ...]:
         view.name,
         view.waits_for,
         view.item_index,
-        json.dumps(view.item) if view.item is not None else None,
+        view.item,  # the jsonb codec encodes it; None stays SQL NULL
         view.label,
         view.status,
         view.holder,
