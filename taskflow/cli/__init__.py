@@ -19,6 +19,7 @@ COMMAND_MODULES = (
     "taskflow.cli.principals_cmd",
     "taskflow.cli.calendar_cmd",
     "taskflow.cli.definitions_cmd",
+    "taskflow.cli.demo_cmd",
 )
 
 

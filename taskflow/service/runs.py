@@ -131,10 +131,15 @@ async def _start(
     now = services.clock.now()
     async with services.db.transaction() as conn:
         subject, _ = await rows.upsert_subject(conn, subject_type, external_id, attributes, now)
+        if idempotency_key is not None:
+            # A retried start gets its run back, even if the run has ended since.
+            earlier = await rows.run_by_idempotency_key(
+                conn, definition.name, subject.id, idempotency_key
+            )
+            if earlier is not None:
+                return Started(earlier, created=False)
         existing = await rows.live_run_for(conn, definition.name, subject.id)
         if existing is not None:
-            if idempotency_key is not None and existing.idempotency_key == idempotency_key:
-                return Started(existing, created=False)
             raise refusals.RunExists(
                 f"{subject_type} {external_id!r} already has a live {definition.name!r} run "
                 f"({existing.view.id}, in state {existing.view.state}); a second start needs the "

@@ -196,6 +196,21 @@ async def live_run_for(
     return run_from(row) if row else None
 
 
+async def run_by_idempotency_key(
+    conn: db.Connection, workflow: str, subject_id: str, key: str
+) -> RunRow | None:
+    """The run a start with this idempotency key made, live or ended."""
+    row = await conn.fetchrow(
+        f"SELECT {RUN_COLUMNS} FROM run r JOIN subject s ON s.id = r.subject "
+        "WHERE r.workflow = $1 AND r.subject = $2 AND r.idempotency_key = $3 "
+        "ORDER BY r.started_at DESC LIMIT 1",
+        workflow,
+        uuid.UUID(subject_id),
+        key,
+    )
+    return run_from(row) if row else None
+
+
 async def live_runs_of_subject(conn: db.Connection, subject_id: str) -> list[str]:
     rows = await conn.fetch(
         "SELECT id FROM run WHERE subject = $1 AND status = 'active' "
