@@ -31,6 +31,7 @@ import contextlib
 import math
 import os
 import random
+import runpy
 import signal
 import socket
 import subprocess
@@ -365,7 +366,13 @@ def row_json(row: queries.SlotRow) -> dict[str, Any]:
     }
 
 
-def serve(url: str, port: int) -> None:
+def apply_try(path: str | None) -> None:
+    """Run ``path`` (a Python file that monkeypatches a proposed change) in this process."""
+    if path:
+        runpy.run_path(path, run_name="bench_try")
+
+
+def serve(url: str, port: int, try_file: str | None) -> None:
     """Run the taskflow app plus the plain endpoints under uvicorn (the child process)."""
     import uvicorn
     from litestar import Request, get
@@ -374,6 +381,7 @@ def serve(url: str, port: int) -> None:
     from taskflow.api import app as api_app
     from taskflow.service import principals as principal_service
 
+    apply_try(try_file)
     settings = settings_for(url)
 
     @contextlib.asynccontextmanager
@@ -410,12 +418,11 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def server(url: str) -> Iterator[tuple[str, int]]:
+def server(url: str, try_file: str | None) -> Iterator[tuple[str, int]]:
     """A uvicorn server process on loopback; yields (base URL, pid)."""
     port = free_port()
-    process = subprocess.Popen(
-        [sys.executable, __file__, "--serve", url, "--port", str(port)], cwd=ROOT
-    )
+    command = [sys.executable, __file__, "--serve", url, "--port", str(port)]
+    process = subprocess.Popen(command + (["--try", try_file] if try_file else []), cwd=ROOT)
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 60
@@ -717,6 +724,8 @@ class Options:
     database: str = "bench_inbox"
     reuse: bool = False
     keep: bool = True
+    #: A Python file run in both processes before measuring, to try a proposed change.
+    try_file: str | None = None
 
 
 def with_database(url: str, name: str) -> str:
@@ -745,7 +754,13 @@ async def prepare(admin_url: str, options: Options, out: Callable[[str], None]) 
             finally:
                 await conn.close()
             if meta is not None and (meta["scale"], meta["seed"]) == (options.scale, options.seed):
-                out(f"reusing database {options.database} (scale {options.scale})")
+                out(f"reusing database {options.database} (scale {options.scale}), reindexed")
+                conn = await asyncpg.connect(url)
+                try:
+                    # VACUUM does not shrink indexes a previous run bloated.
+                    await conn.execute("REINDEX TABLE slot")
+                finally:
+                    await conn.close()
                 return url
         await admin.execute(f"DROP DATABASE IF EXISTS {options.database} WITH (FORCE)")
         await admin.execute(f"CREATE DATABASE {options.database}")
@@ -761,9 +776,14 @@ async def prepare(admin_url: str, options: Options, out: Callable[[str], None]) 
     return url
 
 
-async def run(admin_url: str, options: Options, out: Callable[[str], None] = print) -> list[Phase]:
+def say(line: str) -> None:
+    print(line, flush=True)
+
+
+async def run(admin_url: str, options: Options, out: Callable[[str], None] = say) -> list[Phase]:
     """The whole benchmark against the server at ``admin_url``; prints as it goes."""
     began = time.perf_counter()
+    apply_try(options.try_file)
     url = await prepare(admin_url, options, out)
     admin = await asyncpg.connect(url)
     database = await db.Database.connect(url, min_size=2, max_size=4)
@@ -786,7 +806,7 @@ async def run(admin_url: str, options: Options, out: Callable[[str], None] = pri
             claim_sql=await claim_statement(),
             rng=random.Random(options.seed),
         )
-        with server(url) as (base, _):
+        with server(url, options.try_file) as (base, _):
             async with httpx.AsyncClient(base_url=base, timeout=60) as http:
                 for name in ("fresh (after VACUUM ANALYZE)", "after churn (no vacuum)"):
                     if phases:
@@ -827,22 +847,32 @@ def main(argv: Sequence[str] | None = None) -> None:
         "--data-dir", default="/tmp/taskflow-bench-inbox", help="embedded PostgreSQL data dir"
     )
     parser.add_argument("--admin-url", default=None, help="an external PostgreSQL instead")
+    parser.add_argument(
+        "--try",
+        dest="try_file",
+        default=None,
+        help="a Python file run in the client and server processes first (monkeypatch a "
+        "proposed change and compare)",
+    )
     parser.add_argument("--serve", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--port", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.serve:
-        serve(args.serve, args.port)
+        serve(args.serve, args.port, args.try_file)
         return
     scale = args.scale
     options = Options(
         scale=scale,
         seed=args.seed,
-        iterations=args.iterations or max(20, min(1000, round(20_000 * scale))),
+        iterations=args.iterations or max(20, min(600, round(20_000 * scale))),
         claims=args.claims or max(20, round(10_000 * scale)),
         latency_calls=max(10, min(300, round(3_000 * scale))),
         reuse=args.reuse,
+        try_file=str(Path(args.try_file).resolve()) if args.try_file else None,
     )
-    print(f"taskflow inbox benchmark: scale {scale}, seed {options.seed}, {os.cpu_count()} CPUs")
+    say(f"taskflow inbox benchmark: scale {scale}, seed {options.seed}, {os.cpu_count()} CPUs")
+    if options.try_file:
+        say(f"trying {options.try_file}")
     if args.admin_url:
         asyncio.run(run(args.admin_url, options))
         return
