@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import secrets
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -28,6 +29,7 @@ from taskflow.service import access, persist, tokens
 from taskflow.service import runs as run_service
 from taskflow.service import slots as slot_service
 from taskflow.service.container import Services
+from taskflow.store import db
 from taskflow.store import links as store
 from taskflow.store import runs as rows
 
@@ -99,6 +101,15 @@ def _recipient(name: str | None, email: str) -> tuple[str | None, str]:
     return (name.strip() or None) if name else None, email
 
 
+def _ttl(expires_in: timedelta | None) -> timedelta:
+    ttl = DEFAULT_TTL if expires_in is None else expires_in
+    if not timedelta(0) < ttl <= MAX_TTL:
+        raise errors.ValidationError(
+            f"expiresIn must be between 1 second and {MAX_TTL.days} days.", field="expiresIn"
+        )
+    return ttl
+
+
 async def mint(
     services: Services,
     actor: Principal,
@@ -109,72 +120,99 @@ async def mint(
     expires_in: timedelta | None = None,
 ) -> Minted:
     """A link that completes ``slot_id`` once, for someone without an account."""
-    ttl = DEFAULT_TTL if expires_in is None else expires_in
-    if not timedelta(0) < ttl <= MAX_TTL:
-        raise errors.ValidationError(
-            f"expiresIn must be between 1 second and {MAX_TTL.days} days.", field="expiresIn"
-        )
+    ttl = _ttl(expires_in)
     name, email = _recipient(recipient_name, recipient_email)
     slot = await slot_service.visible_slot(services, actor, slot_id)
 
     async def work() -> Minted:
-        now = services.clock.now()
         async with services.db.transaction() as conn:
-            # The run's lock: the slot cannot be completed or cancelled while we look at it.
-            run = await rows.get_run(conn, slot.run_id, lock=True)
-            current = await rows.get_slot(conn, slot_id)
-            assert run is not None
-            assert current is not None
-            declared = run_service.definition_for(services, run.view).slot(
-                current.state, current.name
-            )
-            if not declared.magic_link:
-                raise core.LinksNotAllowed(
-                    f"Slot {current.name!r} of {run.view.workflow!r} may not be completed by a "
-                    "magic link; its definition would need magic_link=True."
-                )
-            _require_manage(actor, current, "mint")
-            if current.status not in (OPEN, CLAIMED) or current.visit != run.view.visit:
-                raise refusals.SlotNotOpen(
-                    f"The slot is {current.status}: a link could not complete it.",
-                    status=current.status,
-                )
-            nonce = secrets.token_urlsafe(16)
-            link = core.LinkView(
-                id=str(uuid.uuid4()),
-                run_id=run.view.id,
+            return await mint_in(
+                services,
+                conn,
+                run_id=slot.run_id,
                 slot_id=slot_id,
-                event=current.waits_for,
                 recipient_name=name,
                 recipient_email=email,
-                created_by=actor.id,
-                created_at=now,
-                expires_at=now + ttl,
+                expires_in=ttl,
+                actor=actor.id,
+                check=lambda current: _require_manage(actor, current, "mint"),
             )
-            await store.insert(conn, link, nonce_hash(nonce))
-            await persist.audit(
-                conn,
-                run.view.id,
-                AuditEntry(
-                    "link.minted",
-                    now,
-                    actor.id,
-                    slot_id,
-                    f"link for {email}",
-                    {
-                        "link": link.id,
-                        "recipient": email,
-                        "recipient_name": name,
-                        "expires_at": link.expires_at.isoformat(),
-                    },
-                ),
-            )
-        token = sign(services, link.id, nonce)
-        return Minted(link, token, url_of(services, token))
 
     return await run_service.refusals_recorded(
         services, slot.run_id, actor.id, "mint link", work, slot_id=slot_id
     )
+
+
+async def mint_in(
+    services: Services,
+    conn: db.Connection,
+    *,
+    run_id: str,
+    slot_id: str,
+    recipient_name: str | None,
+    recipient_email: str,
+    expires_in: timedelta | None = None,
+    actor: str = "taskflow",
+    check: Callable[[SlotView], None] | None = None,
+) -> Minted:
+    """Mint inside the caller's transaction (a reminder action mints this way, as ``taskflow``).
+
+    Takes the run's lock, so the slot cannot be completed or cancelled meanwhile;
+    refuses slots whose definition allows no links and slots that are not open.
+    Whoever sends the URL must not store it: the database keeps only the hash.
+    """
+    ttl = _ttl(expires_in)
+    name, email = _recipient(recipient_name, recipient_email)
+    now = services.clock.now()
+    run = await rows.get_run(conn, run_id, lock=True)
+    current = await rows.get_slot(conn, slot_id)
+    if run is None or current is None or current.run_id != run_id:
+        raise errors.NotFound(f"No slot has the id {slot_id!r}.")
+    declared = run_service.definition_for(services, run.view).slot(current.state, current.name)
+    if not declared.magic_link:
+        raise core.LinksNotAllowed(
+            f"Slot {current.name!r} of {run.view.workflow!r} may not be completed by a "
+            "magic link; its definition would need magic_link=True."
+        )
+    if check is not None:
+        check(current)
+    if current.status not in (OPEN, CLAIMED) or current.visit != run.view.visit:
+        raise refusals.SlotNotOpen(
+            f"The slot is {current.status}: a link could not complete it.",
+            status=current.status,
+        )
+    nonce = secrets.token_urlsafe(16)
+    link = core.LinkView(
+        id=str(uuid.uuid4()),
+        run_id=run_id,
+        slot_id=slot_id,
+        event=current.waits_for,
+        recipient_name=name,
+        recipient_email=email,
+        created_by=actor,
+        created_at=now,
+        expires_at=now + ttl,
+    )
+    await store.insert(conn, link, nonce_hash(nonce))
+    await persist.audit(
+        conn,
+        run_id,
+        AuditEntry(
+            "link.minted",
+            now,
+            actor,
+            slot_id,
+            f"link for {email}",
+            {
+                "link": link.id,
+                "recipient": email,
+                "recipient_name": name,
+                "expires_at": link.expires_at.isoformat(),
+            },
+        ),
+    )
+    token = sign(services, link.id, nonce)
+    return Minted(link, token, url_of(services, token))
 
 
 async def revoke(services: Services, actor: Principal, link_id: str) -> core.LinkView:

@@ -362,3 +362,26 @@ async def test_tokens_never_reach_the_logs(
     assert caplog.records
     assert token not in logged
     assert token[:40] not in logged
+
+
+async def test_an_unexpected_failure_logs_a_reference_not_the_token(
+    client: httpx.AsyncClient,
+    people: dict[str, str],
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    link, _, _ = await _vendor_link(client, people)
+
+    async def broken(*args: Any) -> None:
+        raise RuntimeError("the database went away")
+
+    monkeypatch.setattr(link_use, "open_page", broken)
+    caplog.set_level(logging.DEBUG)
+    answer = await client.get(m.path_of(link["url"]))
+    assert answer.status_code == 500
+    assert answer.headers["cache-control"] == "no-store"
+    [record] = [r for r in caplog.records if r.name == "taskflow.api.links"]
+    reference = record.getMessage().rsplit(" ", 1)[1].rstrip(")")
+    assert reference in answer.text
+    assert link["token"] not in record.getMessage()
+    assert record.exc_info is not None

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import httpx
 import pytest
 
+from taskflow.api.graphql import relay
+from taskflow.service import container, links, principals
 from tests.api import magic as m
 from tests.api import workflows as w
 from tests.conftest import gql
@@ -108,9 +112,45 @@ async def test_only_slots_that_allow_links_and_only_managers_may_mint(
     assert refused["__typename"] == "LinksNotAllowed"
     assert "magic_link=True" in refused["message"]
 
-    # Lee (legal) can see the review slot but neither holds it nor leads.
-    not_manager = await m.mint(client, people["lee"], review["id"])
-    assert not_manager["__typename"] in {"NotAllowed", "LinksNotAllowed"}
+    # Lee (legal) now sees the run, upload slots included, but manages none of its links.
+    not_manager = await m.mint(client, people["lee"], upload)
+    assert not_manager["__typename"] == "NotAllowed"
+
+
+async def test_a_candidate_mints_only_once_they_hold_the_slot(
+    client: httpx.AsyncClient, people: dict[str, str], services: container.Services
+) -> None:
+    await principals.load(
+        services, [{"id": "pia", "display_name": "Pia Procurement", "roles": ["procurement"]}]
+    )
+    pia = services.staff_tokens.mint("pia", services.clock.now())
+    run = await m.start_vendor(client, people, required_documents=["insurance"])
+    upload = (await m.upload_slots(client, people, run["id"]))["insurance"]
+    refused = await m.mint(client, pia, upload)
+    assert refused["__typename"] == "NotAllowed"
+    assert "holder, its delegates" in refused["message"]
+    assert (await w.claim(client, pia, upload))["__typename"] == "SlotSuccess"
+    assert (await m.mint(client, pia, upload))["__typename"] == "MintMagicLinkSuccess"
+
+
+async def test_a_reminder_mints_in_its_own_transaction(
+    client: httpx.AsyncClient, people: dict[str, str], services: container.Services
+) -> None:
+    run = await m.start_vendor(client, people, required_documents=["insurance"])
+    upload = (await m.upload_slots(client, people, run["id"]))["insurance"]
+    run_id, slot_id = relay.from_global_id(run["id"])[1], relay.from_global_id(upload)[1]
+    async with services.db.transaction() as conn:
+        minted = await links.mint_in(
+            services,
+            conn,
+            run_id=run_id,
+            slot_id=slot_id,
+            recipient_name=None,
+            recipient_email="onboarding@acme.example",
+        )
+    assert (await client.get(m.path_of(minted.url))).status_code == 200
+    [line] = await w.timeline(client, people["olga"], run["id"], kinds=["link.minted"])
+    assert (line["actor"], line["details"]["recipient"]) == ("taskflow", "onboarding@acme.example")
 
 
 async def test_revoked_links_answer_like_any_unusable_link(
@@ -193,3 +233,27 @@ async def test_complete_with_link_over_graphql(
     assert spent["code"] == "LINK_UNUSABLE"
     slot = await m.slot_links(client, people["olga"], slot_id)
     assert slot["payload"] == {"document": "ref-77", "valid_until": "2027-12-31"}
+
+
+async def test_the_link_host_comes_from_configuration_not_the_request(
+    client: httpx.AsyncClient, people: dict[str, str], services: container.Services
+) -> None:
+    run = await m.start_vendor(client, people, required_documents=["insurance"])
+    upload = (await m.upload_slots(client, people, run["id"]))["insurance"]
+    services.settings = dataclasses.replace(
+        services.settings, public_url="https://forms.taskflow.example"
+    )
+    response = await client.post(
+        "/graphql",
+        json={
+            "query": m.MINT,
+            "variables": {"input": {"slotId": upload, "recipient": {"email": "a@b.example"}}},
+        },
+        headers={
+            "Authorization": f"Bearer {people['olga']}",
+            "Host": "evil.example",
+            "X-Forwarded-Host": "evil.example",
+        },
+    )
+    url = response.json()["data"]["mintMagicLink"]["url"]
+    assert url.startswith("https://forms.taskflow.example/l/")
