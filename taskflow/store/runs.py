@@ -334,9 +334,12 @@ async def get_slot(conn: db.Connection, slot_id: str) -> SlotView | None:
     return slot_from(row) if row else None
 
 
+def _audience_columns(view: SlotView) -> tuple[Any, ...]:
+    """audience, deny, residual, delegates, delegates_deny, delegates_residual."""
+    return (*split_audience(view.audience), *split_audience(view.delegates))
+
+
 def _slot_args(view: SlotView, workflow: str, now: datetime) -> tuple[Any, ...]:
-    keys, deny, residual = split_audience(view.audience)
-    d_keys, d_deny, d_residual = split_audience(view.delegates)
     return (
         uuid.UUID(view.id),
         uuid.UUID(view.run_id),
@@ -349,12 +352,7 @@ def _slot_args(view: SlotView, workflow: str, now: datetime) -> tuple[Any, ...]:
         view.label,
         view.status,
         view.holder,
-        keys,
-        deny,
-        residual,
-        d_keys,
-        d_deny,
-        d_residual,
+        *_audience_columns(view),
         view.priority,
         dict(view.payload) if view.payload is not None else None,
         workflow,
@@ -389,19 +387,12 @@ async def update_slots(conn: db.Connection, views: Iterable[SlotView], now: date
     """Write slots a decision changed (the run's row lock serialises decisions)."""
     rows = []
     for view in views:
-        keys, deny, residual = split_audience(view.audience)
-        d_keys, d_deny, d_residual = split_audience(view.delegates)
         rows.append(
             (
                 uuid.UUID(view.id),
                 view.status,
                 view.holder,
-                keys,
-                deny,
-                residual,
-                d_keys,
-                d_deny,
-                d_residual,
+                *_audience_columns(view),
                 view.priority,
                 dict(view.payload) if view.payload is not None else None,
                 view.label,
