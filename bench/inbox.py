@@ -66,6 +66,8 @@ from taskflow.store import principals as principal_rows  # noqa: E402
 WORKFLOW = "expense-approval"
 SECRET = "bench-inbox-signing-key-not-for-production-0123456789"
 PAGE = 50
+#: Bumped when the generated data changes shape (a reused database must match it).
+GENERATOR = 2
 
 INBOX_QUERY = """query Inbox($first: Int) { inbox(first: $first) {
   pageInfo { hasNextPage endCursor }
@@ -279,9 +281,75 @@ def generation_sql(size: Size, seed: int, digest: str) -> list[str]:
         INSERT INTO audit_event (run, slot, kind, actor, reason, details, at)
         SELECT run_id, NULL, 'run.started', 'app', NULL, '{}'::jsonb, started FROM plan
         """,
+        # SLA clocks and timers of live slots, as the engine keeps them for expense-approval
+        # (finance_review: assigned within 4 business hours, finished within 2 business days;
+        # the others: finished within 3). Due instants follow the slot's due instant (the
+        # nearest unmet milestone) instead of calendar arithmetic. Ended slots keep none.
+        """
+        CREATE TEMP TABLE live_due AS
+        SELECT id, run, name, status, opened_at, claimed_at, status = 'open' AS waiting,
+               CASE WHEN name <> 'finance_review' THEN NULL
+                    WHEN status = 'open' THEN due_at
+                    ELSE due_at - interval '28 hours' END AS assigned_due,
+               CASE WHEN name = 'finance_review' AND status = 'open'
+                    THEN due_at + interval '28 hours' ELSE due_at END AS finished_due
+        FROM slot WHERE status IN ('open', 'claimed')
+        """,
+        """
+        INSERT INTO sla_clock (id, slot, run, milestone, budget_kind, budget_us, working_days,
+                               calendar, started_at, pauses, met_at, due_at, breached_at,
+                               updated_at)
+        SELECT gen_random_uuid(), d.id, d.run, m.milestone, 'business', m.budget_us, m.days,
+               'uk-london', d.opened_at, '[]'::jsonb,
+               CASE WHEN m.milestone = 'assigned' AND NOT d.waiting THEN d.claimed_at END,
+               due, CASE WHEN due < now() AND (m.milestone = 'finished' OR d.waiting)
+                         THEN due END,
+               coalesce(d.claimed_at, d.opened_at)
+        FROM live_due d
+        JOIN (VALUES ('finance_review', 'assigned', 14400000000, 0.0),
+                     ('finance_review', 'finished', 0, 2.0),
+                     ('manager_approval', 'finished', 0, 3.0),
+                     ('payment', 'finished', 0, 3.0)) m(name, milestone, budget_us, days)
+          ON m.name = d.name
+        CROSS JOIN LATERAL (SELECT CASE m.milestone WHEN 'assigned' THEN d.assigned_due
+                                                    ELSE d.finished_due END AS due) x
+        """,
+        """
+        INSERT INTO timer (key, run, slot, kind, part, due_at, status, fired, fired_at,
+                           updated_at)
+        SELECT d.id || ':' || t.kind || ':' || t.part, d.run, d.id, t.kind, t.part, due,
+               CASE WHEN t.on_claim_cancel AND NOT d.waiting THEN 'cancelled'
+                    WHEN due < now() THEN 'fired' ELSE 'armed' END,
+               (due < now() AND NOT (t.on_claim_cancel AND NOT d.waiting))::int,
+               CASE WHEN due < now() AND NOT (t.on_claim_cancel AND NOT d.waiting) THEN due END,
+               coalesce(d.claimed_at, d.opened_at)
+        FROM live_due d
+        JOIN (VALUES ('finance_review', 'breach', 'assigned', 'assigned', '0 h', true),
+                     ('finance_review', 'breach', 'finished', 'finished', '0 h', false),
+                     ('finance_review', 'reminder', '0', 'finished', '-12 h', false),
+                     ('finance_review', 'reminder', '1', 'assigned', '0 h', true),
+                     ('finance_review', 'reminder', '2', 'finished', '0 h', false),
+                     ('manager_approval', 'breach', 'finished', 'finished', '0 h', false),
+                     ('manager_approval', 'reminder', '0', 'finished', '-36 h', false),
+                     ('manager_approval', 'reminder', '1', 'finished', '0 h', false),
+                     ('payment', 'breach', 'finished', 'finished', '0 h', false),
+                     ('payment', 'reminder', '0', 'finished', '0 h', false))
+             t(name, kind, part, base, shift, on_claim_cancel)
+          ON t.name = d.name
+        CROSS JOIN LATERAL (SELECT CASE t.base WHEN 'assigned' THEN d.assigned_due
+                                               ELSE d.finished_due END
+                                   + t.shift::interval AS due) x
+        """,
         "DROP TABLE plan",
+        "DROP TABLE live_due",
     ]
     return stmts
+
+
+def fingerprint() -> str:
+    """What generated data depends on: this generator and the migrations it loaded into."""
+    names = sorted(p.name for p in (ROOT / "migrations").glob("*.py"))
+    return f"generator {GENERATOR}; " + ",".join(names)
 
 
 SLOT_INDEXES = ("slot_live_by_due", "slot_open_audience", "slot_open_by_due", "slot_held")
@@ -300,9 +368,15 @@ async def generate(conn: asyncpg.Connection[Any], size: Size, seed: int) -> floa
     for _, create in tables.EXTRA_INDEXES:
         await conn.execute(create)
     await conn.execute(
-        "CREATE TABLE bench_meta AS SELECT $1::float8 AS scale, $2::int AS seed", size.scale, seed
+        "CREATE TABLE bench_meta AS "
+        "SELECT $1::float8 AS scale, $2::int AS seed, $3::text AS schema",
+        size.scale,
+        seed,
+        fingerprint(),
     )
-    await conn.execute("VACUUM (ANALYZE) principal, subject, run, slot, audit_event")
+    await conn.execute(
+        "VACUUM (ANALYZE) principal, subject, run, slot, audit_event, sla_clock, timer"
+    )
     return time.perf_counter() - started
 
 
@@ -746,14 +820,13 @@ async def prepare(admin_url: str, options: Options, out: Callable[[str], None]) 
         if exists and options.reuse:
             conn = await asyncpg.connect(url)
             try:
-                meta = await conn.fetchrow(
-                    "SELECT scale, seed FROM bench_meta WHERE to_regclass('bench_meta') IS NOT NULL"
-                )
-            except asyncpg.UndefinedTableError:
+                meta = await conn.fetchrow("SELECT scale, seed, schema FROM bench_meta")
+            except (asyncpg.UndefinedTableError, asyncpg.UndefinedColumnError):
                 meta = None
             finally:
                 await conn.close()
-            if meta is not None and (meta["scale"], meta["seed"]) == (options.scale, options.seed):
+            wanted = (options.scale, options.seed, fingerprint())
+            if meta is not None and (meta["scale"], meta["seed"], meta["schema"]) == wanted:
                 out(f"reusing database {options.database} (scale {options.scale}), reindexed")
                 conn = await asyncpg.connect(url)
                 try:
