@@ -30,6 +30,10 @@ CONSTRAINTS = """
     WHERE connamespace = 'public'::regnamespace AND conrelid::regclass::text <> 'migration'
     ORDER BY 1, 2
 """
+FUNCTIONS = """
+    SELECT proname, pg_get_functiondef(oid) FROM pg_proc
+    WHERE pronamespace = 'public'::regnamespace ORDER BY 1
+"""
 
 
 async def snapshot(url: str) -> dict[str, list[tuple[Any, ...]]]:
@@ -41,6 +45,7 @@ async def snapshot(url: str) -> dict[str, list[tuple[Any, ...]]]:
                 ("columns", COLUMNS),
                 ("indexes", INDEXES),
                 ("constraints", CONSTRAINTS),
+                ("functions", FUNCTIONS),
             )
         }
     finally:
@@ -64,6 +69,8 @@ async def test_migrations_build_the_declared_schema(pg_admin_url: str) -> None:
         for statement in table.create_table().ddl:
             await conn.execute(statement)
     for _, statement in tables.EXTRA_INDEXES:
+        await conn.execute(statement)
+    for _, statement in tables.EXTRA_FUNCTIONS:
         await conn.execute(statement)
     await conn.close()
 
