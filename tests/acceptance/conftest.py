@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -107,9 +109,13 @@ class Deployment:
 
 
 @pytest.fixture
-def deployment(tmp_path: Path) -> Iterator[Deployment]:
-    deployment = Deployment(tmp_path)
+def deployment() -> Iterator[Deployment]:
+    # Not pytest's tmp_path: pytest resets its root to mode 0700 whenever a session starts,
+    # which would lock out the unprivileged user the embedded PostgreSQL runs as.
+    root = Path(tempfile.mkdtemp(prefix="taskflow-acceptance-", dir="/tmp"))
+    deployment = Deployment(root)
     yield deployment
     # Whatever a test did, leave no server behind.
     for proc in postgres_processes(deployment.data_dir):
         proc.kill()
+    shutil.rmtree(root, ignore_errors=True)
