@@ -112,6 +112,10 @@ async def test_only_slots_that_allow_links_and_only_managers_may_mint(
     assert refused["__typename"] == "LinksNotAllowed"
     assert "magic_link=True" in refused["message"]
 
+    spent_slot = await m.mint(client, people["olga"], upload)
+    assert spent_slot["__typename"] == "SlotNotOpen"
+    assert "The slot is satisfied" in spent_slot["message"]
+
     # Lee (legal) now sees the run, upload slots included, but manages none of its links.
     not_manager = await m.mint(client, people["lee"], upload)
     assert not_manager["__typename"] == "NotAllowed"
