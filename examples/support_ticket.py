@@ -39,6 +39,7 @@ from __future__ import annotations
 from taskflow import (
     Field,
     Move,
+    Precondition,
     Route,
     Slot,
     State,
@@ -200,6 +201,10 @@ class SupportTicket(Workflow):
 
     resolved = State(
         label="Resolved",
+        # What the card of a resolved ticket checks off before it closes.
+        preconditions=[
+            Precondition("resolution summary written", payload.resolution.summary.is_set())
+        ],
         moves=[Move("reopen", to="open", by=who.role("helpdesk-integration") | team)],
         timeouts=[timeout(real.days(7), move_to="closed")],
     )

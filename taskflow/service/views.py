@@ -101,12 +101,8 @@ def moves_for(
     """The current state's moves: guards, checklists, and whether the actor may make them."""
     if run.view.status != "active":
         return []
-    definition = run_service.definition_for(services, run.view)
-    state = definition.state(run.view.state)
-    payloads: dict[str, object] = {}
-    for slot in sorted((s for s in slots if s.status == "satisfied"), key=lambda s: s.visit):
-        payloads[slot.name] = dict(slot.payload or {})
-    env = ex.Env(subject=run.view.subject, payload=payloads, principal=actor)
+    state = run_service.definition_for(services, run.view).state(run.view.state)
+    env = _env(actor, run, slots)
     options = []
     for move in state.moves:
         check = runtime.check_move(state, move, env)
@@ -128,6 +124,22 @@ def moves_for(
             )
         )
     return options
+
+
+def _env(actor: Principal, run: rows.RunRow, slots: Sequence[SlotView]) -> ex.Env:
+    """What the run's conditions read: its subject, the payloads deposited, the actor."""
+    payloads: dict[str, object] = {}
+    for slot in sorted((s for s in slots if s.status == "satisfied"), key=lambda s: s.visit):
+        payloads[slot.name] = dict(slot.payload or {})
+    return ex.Env(subject=run.view.subject, payload=payloads, principal=actor)
+
+
+def checklist_for(
+    services: Services, actor: Principal, run: rows.RunRow, slots: Sequence[SlotView]
+) -> tuple[runtime.CheckItem, ...]:
+    """The current state's preconditions, each with whether it holds now."""
+    state = run_service.definition_for(services, run.view).state(run.view.state)
+    return runtime.checklist(tuple(state.preconditions), _env(actor, run, slots))
 
 
 @dataclass(frozen=True)

@@ -133,6 +133,16 @@ async def test_a_support_ticket_from_triage_to_closed(
         client, people["sven"], resolution["id"], {"outcome": "fixed", "summary": "Export works"}
     )
     assert resolved["run"] == {"state": "resolved", "status": "ACTIVE"}
+    checklist = "query($id: ID!) { run(id: $id) { checklist { name holds condition } } }"
+    assert (await gql(client, checklist, {"id": run_id}, token=people["tara"])).ok()["run"] == {
+        "checklist": [
+            {
+                "name": "resolution summary written",
+                "holds": True,
+                "condition": "payload.resolution.summary is set",
+            }
+        ]
+    }
 
     reopened = await move(client, people["helpdesk"], run_id, "reopen")
     assert reopened["run"]["state"] == "open"

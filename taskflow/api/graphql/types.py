@@ -266,6 +266,13 @@ class RunType(relay.Node):
         run, slots = await views.run_detail(info.context.services, me, self.local_id)
         return move_options(views.moves_for(info.context.services, me, run, slots))
 
+    @strawberry.field(description="Its state's preconditions, each with whether it holds now.")
+    async def checklist(self, info: Info) -> list[CheckItem]:
+        me = await caller(info)
+        run, slots = await views.run_detail(info.context.services, me, self.local_id)
+        found = views.checklist_for(info.context.services, me, run, slots)
+        return [CheckItem(name=c.name, holds=c.holds, condition=c.condition) for c in found]
+
     @strawberry.field(description="Its timeline, oldest first.")
     async def timeline(
         self,
