@@ -31,8 +31,15 @@ def serve(args: argparse.Namespace) -> int:
         # deliberately by an operator (taskflow migrate), unless --migrate is given.
         apply = settings.embedded or args.migrate
 
+        # The embedded database means one machine: fire timers here unless told otherwise.
+        with_worker = settings.embedded if args.with_worker is None else args.with_worker
+
         def provide() -> Any:
-            return runtime.services(settings, url, apply_migrations=apply)
+            from taskflow.cli import worker_cmd
+
+            return worker_cmd.services_with_worker(
+                settings, url, apply_migrations=apply, with_worker=with_worker
+            )
 
         application = api_app.create_app(provide, dev=settings.dev)
         print(f"taskflow: serving on http://{host}:{port} (GraphQL at /graphql)", flush=True)
@@ -67,6 +74,12 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--port", type=int, help="Port (default TASKFLOW_PORT or 8000).")
     parser.add_argument(
         "--migrate", action="store_true", help="Apply migrations to an external database first."
+    )
+    parser.add_argument(
+        "--with-worker",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="Run a timer worker in-process (default: yes on the embedded database).",
     )
     parser.set_defaults(handler=serve)
 

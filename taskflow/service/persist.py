@@ -6,6 +6,7 @@ import uuid
 from datetime import datetime
 
 from taskflow.core.runs.model import AuditEntry, Outcome
+from taskflow.service import deadlines
 from taskflow.store import db
 from taskflow.store import runs as rows
 
@@ -15,16 +16,30 @@ def new_id() -> str:
     return str(uuid.uuid4())
 
 
-async def outcome(conn: db.Connection, result: Outcome, *, workflow: str, now: datetime) -> None:
-    """Persist what the engine decided for an existing run."""
+async def outcome(
+    conn: db.Connection,
+    result: Outcome,
+    *,
+    workflow: str,
+    now: datetime,
+    sla: deadlines.Context | None = None,
+) -> None:
+    """Persist what the engine decided for an existing run.
+
+    With ``sla``, the clocks, due instants and timers of the touched slots are
+    carried out in the same transaction (see :mod:`taskflow.service.deadlines`).
+    """
     if result.run_changed:
         await rows.update_run(conn, result.run, now)
     if result.created:
         await rows.insert_slots(conn, result.created, workflow, now)
     if result.changed:
         await rows.update_slots(conn, result.changed, now)
-    if result.audit:
-        await rows.append_audit(conn, result.run.id, result.audit)
+    audit = deadlines.timeline(result, sla, now) if sla is not None else list(result.audit)
+    if audit:
+        await rows.append_audit(conn, result.run.id, audit)
+    if sla is not None:
+        await deadlines.after_outcome(conn, result, sla, now)
 
 
 async def audit(conn: db.Connection, run_id: str, *entries: AuditEntry) -> None:

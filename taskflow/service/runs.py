@@ -20,7 +20,7 @@ from taskflow.core.definition.workflow import Definition
 from taskflow.core.principals import Principal
 from taskflow.core.runs import engine, refusals
 from taskflow.core.runs.model import LIVE, AuditEntry, Outcome, RunView, SlotView
-from taskflow.service import access, persist
+from taskflow.service import access, deadlines, persist
 from taskflow.service.container import Services
 from taskflow.store import db
 from taskflow.store import runs as rows
@@ -165,7 +165,13 @@ async def _start(
             started_by=actor.id,
             now=now,
         )
-        await persist.outcome(conn, _as_update(result), workflow=definition.name, now=now)
+        await persist.outcome(
+            conn,
+            _as_update(result),
+            workflow=definition.name,
+            now=now,
+            sla=deadlines.context(definition, services.calendars, actor=actor.id),
+        )
         run = await rows.get_run(conn, run_id)
     assert run is not None
     return Started(run, created=True)
@@ -186,10 +192,16 @@ async def decide(
     run = await rows.get_run(conn, run_id, lock=True)
     if run is None:
         raise errors.NotFound(f"No run has the id {run_id!r}.")
-    slots = await rows.slots_of_run(conn, run_id)
+    slots = await deadlines.load_slots(conn, run_id)
     definition = definition_for(services, run.view)
     result = decision(definition, run, slots)
-    await persist.outcome(conn, result, workflow=definition.name, now=services.clock.now())
+    await persist.outcome(
+        conn,
+        result,
+        workflow=definition.name,
+        now=services.clock.now(),
+        sla=deadlines.context(definition, services.calendars, slots),
+    )
     return result
 
 
@@ -352,7 +364,7 @@ async def raise_event(
                 audience=str(slot.audience),
             )
         definition = definition_for(services, run.view)
-        slots = await rows.slots_of_run(conn, run.view.id)
+        slots = await deadlines.load_slots(conn, run.view.id)
         result = engine.deposit(
             definition,
             run.view,
@@ -381,7 +393,13 @@ async def raise_event(
             for e in result.audit
         )
         result = Outcome(result.run, result.created, result.changed, audit, result.run_changed)
-        await persist.outcome(conn, result, workflow=definition.name, now=now)
+        await persist.outcome(
+            conn,
+            result,
+            workflow=definition.name,
+            now=now,
+            sla=deadlines.context(definition, services.calendars, slots, actor.id),
+        )
         fresh_run = await rows.get_run(conn, run.view.id)
         fresh_slot = await rows.get_slot(conn, slot.id)
     assert fresh_run is not None

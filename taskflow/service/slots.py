@@ -19,7 +19,7 @@ from taskflow.core.principals import Principal
 from taskflow.core.runs import engine, filters, refusals
 from taskflow.core.runs import slots as core
 from taskflow.core.runs.model import AuditEntry, SlotView
-from taskflow.service import access, persist
+from taskflow.service import access, deadlines, persist
 from taskflow.service import principals as principal_service
 from taskflow.service import runs as run_service
 from taskflow.service.container import Services
@@ -62,6 +62,7 @@ async def _guarded(
                 written = await queries.write_slot_move(conn, current, after, now)
                 if written is not None:
                     await persist.audit(conn, written.run_id, audit(current, written))
+                    await deadlines.after_slot_move(services, conn, written, now, actor.id)
                     return written
                 reread = await rows.get_slot(conn, slot_id)
             assert reread is not None
@@ -183,6 +184,7 @@ async def claim_next(services: Services, actor: Principal, f: filters.SlotFilter
             slot.run_id,
             AuditEntry("slot.claimed", now, actor.id, slot.id, "claim next", {"slot": slot.name}),
         )
+        await deadlines.after_slot_move(services, conn, slot, now, actor.id)
     return slot
 
 

@@ -10,7 +10,7 @@ from strawberry.extensions import MaxAliasesLimiter, MaxTokensLimiter, QueryDept
 from strawberry.schema.config import StrawberryConfig
 
 from taskflow import errors
-from taskflow.api.graphql import links, principals, relay, types, work, work_mutations
+from taskflow.api.graphql import links, principals, relay, sla, types, work, work_mutations
 from taskflow.api.graphql.context import Info
 from taskflow.api.graphql.errors import ShapeErrors
 
@@ -27,11 +27,12 @@ NODE_RESOLVERS: dict[str, NodeResolver] = {
     types.RUN: work.resolve_run,
     types.SLOT: work.resolve_slot,
     links.TYPE_NAME: links.resolve_node,
+    sla.NOTIFICATION: sla.resolve_node,
 }
 
 
 @strawberry.type(description="Entry points for reading.")
-class Query(principals.PrincipalQueries, work.WorkQueries):
+class Query(principals.PrincipalQueries, work.WorkQueries, sla.SlaQueries):
     @strawberry.field(description="Any object by its global id; null when absent or not visible.")
     async def node(
         self,

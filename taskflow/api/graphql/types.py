@@ -23,6 +23,7 @@ from taskflow.service import views
 
 if TYPE_CHECKING:
     from taskflow.api.graphql.links import MagicLinkType
+    from taskflow.api.graphql.sla import Clock
 
 RUN, SLOT = "Run", "Slot"
 
@@ -114,6 +115,14 @@ class SlotType(relay.Node):
         from taskflow.api.graphql import links
 
         return await links.links_of_slot(info, str(self.id))
+
+    @strawberry.field(description="Its SLA milestone clocks (assigned, finished) as of now.")
+    async def clocks(
+        self, info: Info
+    ) -> list[Annotated[Clock, strawberry.lazy("taskflow.api.graphql.sla")]]:
+        from taskflow.api.graphql import sla
+
+        return await sla.clocks_of_slot(info, relay.from_global_id(str(self.id))[1])
 
     @strawberry.field(description="The run it belongs to.")
     async def run(

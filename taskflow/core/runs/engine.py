@@ -19,6 +19,7 @@ from datetime import datetime
 from typing import Any
 
 from taskflow import errors
+from taskflow.core import deadlines
 from taskflow.core.definition import audience as au
 from taskflow.core.definition import expr as ex
 from taskflow.core.definition import fields, runtime
@@ -96,6 +97,14 @@ class _Decision:
         self.run_changed = True
 
     def outcome(self) -> Outcome:
+        # Clocks start when a slot opens and are met when it is claimed or satisfied,
+        # however the decision got there; one pass at the end sees every such slot.
+        for slot_id in [*self.created, *self.changed]:
+            view = self.slots[slot_id]
+            if view.status != CANCELLED:
+                self.slots[slot_id] = deadlines.sync_clocks(
+                    self.definition, view, self.run.subject, self.now
+                )
         return Outcome(
             run=self.run,
             created=tuple(self.slots[i] for i in self.created),
@@ -149,7 +158,13 @@ class _Decision:
 
     # -- states -----------------------------------------------------------------------------
 
-    def enter(self, name: str, *, reason: str, via: str) -> None:
+    def held(self) -> list[SlotView]:
+        """Live slots of an earlier visit: what a pausing state holds for the state before it."""
+        return [s for s in self.slots.values() if s.live and s.visit != self.run.visit]
+
+    def enter(
+        self, name: str, *, reason: str, via: str, held: list[SlotView] | None = None
+    ) -> None:
         state = self.definition.state(name)
         self.set_run(state=name, visit=self.run.visit + 1, state_entered_at=self.now)
         self.log("state.entered", reason=reason, state=name, via=via)
@@ -165,9 +180,17 @@ class _Decision:
                 self.count_transition()
                 self.log("state.redirected", reason="enter hook", state=name, to=redirect)
                 self.enter(
-                    redirect, reason=f"redirected by the enter hook of {name}", via="redirect"
+                    redirect,
+                    reason=f"redirected by the enter hook of {name}",
+                    via="redirect",
+                    held=held,
                 )
                 return
+        if held and not state.pausing:
+            if held[0].state == name and not state.terminal:
+                self.resume_held(held)
+                return
+            self.cancel_slots(held, reason=f"the run moved on to {name}")
         if state.terminal:
             self.set_run(status=COMPLETED, ended_at=self.now)
             self.log("run.completed", state=name)
@@ -209,15 +232,35 @@ class _Decision:
             ) from exc
         return result if which == "enter" and isinstance(result, str) else None
 
-    def leave(self, *, reason: str) -> None:
+    def leave(self, *, reason: str, hold: bool = False) -> None:
         state = self.state
         if state.on_exit is not None:
             self._run_hook(state, "exit")
-        self.cancel_live(reason=f"the run left {state.name}")
+        if hold:
+            self.hold_live()
+        else:
+            self.cancel_live(reason=f"the run left {state.name}")
         self.log("state.exited", reason=reason, state=state.name)
 
-    def cancel_live(self, *, reason: str) -> None:
+    def hold_live(self) -> None:
+        """Keep this state's live slots (holders and all) with their clocks paused."""
         for view in self.current():
+            if view.live:
+                self.put(deadlines.paused(view, self.now))
+                self.log("slot.held", slot_id=view.id, slot=view.name, state=view.state)
+
+    def resume_held(self, held: list[SlotView]) -> None:
+        """The run is back where a pausing state held it: the held slots carry on."""
+        for view in sorted(held, key=lambda s: (s.name, s.item_index or 0)):
+            back = dataclasses.replace(view, visit=self.run.visit, version=view.version + 1)
+            self.put(deadlines.resumed(back, self.now))
+            self.log("slot.resumed", slot_id=view.id, slot=view.name, state=view.state)
+
+    def cancel_live(self, *, reason: str) -> None:
+        self.cancel_slots(self.current(), reason=reason)
+
+    def cancel_slots(self, views: Iterable[SlotView], *, reason: str) -> None:
+        for view in list(views):
             if view.live:
                 self.put(
                     dataclasses.replace(
@@ -238,9 +281,12 @@ class _Decision:
     def transition(self, target: str, *, reason: str, via: str) -> None:
         self.count_transition()
         source = self.run.state
-        self.leave(reason=reason)
+        # A pausing state holds the state the run came from (docs/definitions.md, "States").
+        held = self.held()
+        into_pause = self.definition.state(target).pausing and not self.state.pausing
+        self.leave(reason=reason, hold=into_pause)
         self.log("run.transitioned", reason=reason, source=source, target=target, via=via)
-        self.enter(target, reason=reason, via=via)
+        self.enter(target, reason=reason, via=via, held=held)
 
     # -- the settle loop --------------------------------------------------------------------
 
@@ -417,6 +463,11 @@ def change_subject(
     changed = sorted(k for k in set(before) | set(subject) if before.get(k) != subject.get(k))
     decision.set_run(subject=dict(subject))
     decision.log("subject.updated", changed=changed)
+    for view in list(decision.slots.values()):
+        if view.live and view.clocks:
+            rebudgeted = deadlines.rebudget(definition, view, subject)
+            if rebudgeted is not view:
+                decision.put(dataclasses.replace(rebudgeted, version=view.version + 1))
     state = decision.state
     env = ex.Env(subject=subject)
     for slot in state.slots:
@@ -541,6 +592,7 @@ def cancel(
     decision = _decision(definition, run, slots, now, actor, lambda: "")
     decision.require_active()
     decision.cancel_live(reason=f"the run was cancelled: {reason}")
+    decision.cancel_slots(decision.held(), reason=f"the run was cancelled: {reason}")
     decision.set_run(status=RUN_CANCELLED, ended_at=now)
     decision.log("run.cancelled", reason=reason)
     return decision.outcome()

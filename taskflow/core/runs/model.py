@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from taskflow.core import clocks as sla_clocks
 from taskflow.core.definition import audience as au
 
 #: Slot statuses, in lifecycle order.
@@ -63,6 +64,8 @@ class SlotView:
     satisfied_at: datetime | None = None
     satisfied_by: str | None = None
     cancelled_at: datetime | None = None
+    #: SLA milestone clocks (ledgers; see core.clocks), started when the slot opens.
+    clocks: tuple[sla_clocks.Clock, ...] = ()
 
     @property
     def live(self) -> bool:

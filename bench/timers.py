@@ -1,0 +1,299 @@
+"""Durable timers: ``taskflow worker`` processes against a raw SQL loop doing the same row work.
+
+    python bench/timers.py [--timers 100000] [--workers 1,2,4] [--window 60] [--batch 100]
+
+Each round gets a fresh database (a copy of a migrated template) seeded with
+``--timers`` state timeouts, each on its own support-ticket run parked in
+*resolved*, due spread evenly over ``--window`` seconds starting a few seconds
+after the workers are up. Firing one closes its run: the worker loads the run,
+decides with the engine, writes the run, its timeline and the timer, and
+re-plans the run's timers. The baseline, in the same run and on the same
+database server, is a raw SQL loop in as many processes: take due rows with
+``FOR UPDATE SKIP LOCKED``, close their runs, write a timeline line each and
+retire the timers, one transaction per batch: the row work without the engine.
+
+Prints, per worker count: firings per second (timers / (last firing - first due
+instant)), the ratio to the raw loop, and lateness (firing minus due instant)
+p50 and p99. The database: ``TASKFLOW_BENCH_DATABASE_URL`` (an admin URL), else
+an embedded PostgreSQL in ``/tmp/tfbench-timers``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import multiprocessing
+import os
+import sys
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import asyncpg
+
+# bench/calendar.py would shadow the standard library's calendar module (which holidays
+# imports) if this folder stayed first on sys.path; drop it, make the repository importable.
+_HERE = Path(__file__).resolve().parent
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
+ROOT = _HERE.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from taskflow.service import definitions  # noqa: E402
+from taskflow.store import migrate  # noqa: E402
+
+TEMPLATE = "bench_timers_template"
+LEAD_SECONDS = 3.0
+
+SEED = """
+WITH subjects AS (
+    INSERT INTO subject (id, type, external_id, attributes, version, created_at, updated_at)
+    SELECT gen_random_uuid(), 'ticket', 'B-' || g, '{"priority": "P3"}'::jsonb, 1, now(), now()
+    FROM generate_series(1, $1) g
+    RETURNING id
+), runs AS (
+    INSERT INTO run (id, workflow, definition_version, definition_digest, subject, state, status,
+                     visit, started_at, state_entered_at, updated_at, version)
+    SELECT gen_random_uuid(), 'support-ticket', 1, $2, id, 'resolved', 'active', 1,
+           now(), now(), now(), 1
+    FROM subjects
+    RETURNING id
+)
+INSERT INTO timer (key, run, slot, kind, part, due_at, status, fired, updated_at)
+SELECT id || ':1:timeout:0', id, NULL, 'timeout', '0',
+       $3::timestamptz + $4 * interval '1 second' * (row_number() OVER () - 1) / $1,
+       'armed', 0, now()
+FROM runs
+"""
+
+STATS = """
+SELECT count(*) FILTER (WHERE status = 'fired') AS fired,
+       count(*) FILTER (WHERE status = 'armed') AS armed,
+       extract(epoch FROM max(fired_at) - min(due_at)) AS span,
+       extract(epoch FROM percentile_cont(0.5) WITHIN GROUP (ORDER BY fired_at - due_at)) AS p50,
+       extract(epoch FROM percentile_cont(0.99) WITHIN GROUP (ORDER BY fired_at - due_at)) AS p99
+FROM timer
+"""
+
+
+def with_database(url: str, name: str) -> str:
+    base, _, query = url.partition("?")
+    scheme, _, rest = base.partition("://")
+    authority = rest.partition("/")[0]
+    return f"{scheme}://{authority}/{name}" + (f"?{query}" if query else "")
+
+
+async def admin(url: str, *statements: str) -> None:
+    conn = await asyncpg.connect(url)
+    try:
+        for statement in statements:
+            await conn.execute(statement)
+    finally:
+        await conn.close()
+
+
+async def fresh_database(admin_url: str, name: str) -> str:
+    await admin(
+        admin_url,
+        f"DROP DATABASE IF EXISTS {name} WITH (FORCE)",
+        f"CREATE DATABASE {name} TEMPLATE {TEMPLATE}",
+    )
+    return with_database(admin_url, name)
+
+
+async def seed(url: str, timers: int, window: float) -> None:
+    digest = definitions.load_from_env({}).get("support-ticket").digest
+    first_due = datetime.now(UTC).timestamp() + LEAD_SECONDS
+    conn = await asyncpg.connect(url)
+    try:
+        await conn.execute(SEED, timers, digest, datetime.fromtimestamp(first_due, UTC), window)
+    finally:
+        await conn.close()
+
+
+async def stats(url: str) -> asyncpg.Record:
+    conn = await asyncpg.connect(url)
+    try:
+        row = await conn.fetchrow(STATS)
+        assert row is not None
+        return row
+    finally:
+        await conn.close()
+
+
+async def wait_done(url: str, limit: float) -> None:
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        if (await stats(url))["armed"] == 0:
+            return
+        await asyncio.sleep(0.5)
+    raise SystemExit(f"bench: timers still armed after {limit:.0f}s")
+
+
+# -- the raw SQL loop ----------------------------------------------------------------------------
+
+
+async def _raw_loop(url: str, batch: int, stop_after: float) -> None:
+    conn = await asyncpg.connect(url)
+    deadline = time.monotonic() + stop_after
+    try:
+        while time.monotonic() < deadline:
+            now = datetime.now(UTC)
+            async with conn.transaction():
+                rows = await conn.fetch(
+                    "SELECT id, run FROM timer WHERE status = 'armed' AND due_at <= $1 "
+                    "ORDER BY due_at, id LIMIT $2 FOR UPDATE SKIP LOCKED",
+                    now,
+                    batch,
+                )
+                if rows:
+                    await conn.executemany(
+                        "UPDATE run SET state = 'closed', status = 'completed', visit = visit + 1, "
+                        "ended_at = $2, updated_at = $2, version = version + 1 WHERE id = $1",
+                        [(r["run"], now) for r in rows],
+                    )
+                    await conn.executemany(
+                        "INSERT INTO audit_event (run, kind, details, at) "
+                        "VALUES ($1, 'timeout.fired', '{}'::jsonb, $2)",
+                        [(r["run"], now) for r in rows],
+                    )
+                    await conn.executemany(
+                        "UPDATE timer SET status = 'fired', fired = fired + 1, fired_at = $2, "
+                        "updated_at = $2 WHERE id = $1",
+                        [(r["id"], now) for r in rows],
+                    )
+            if not rows:
+                await asyncio.sleep(0.05)
+    finally:
+        await conn.close()
+
+
+def raw_process(url: str, batch: int, stop_after: float) -> None:
+    asyncio.run(_raw_loop(url, batch, stop_after))
+
+
+# -- a round -------------------------------------------------------------------------------------
+
+
+@dataclass
+class Result:
+    label: str
+    workers: int
+    rate: float
+    p50: float
+    p99: float
+
+
+async def round_raw(admin_url: str, timers: int, workers: int, args: argparse.Namespace) -> Result:
+    url = await fresh_database(admin_url, "bench_timers_raw")
+    budget = args.window + LEAD_SECONDS + args.timeout
+    ctx = multiprocessing.get_context("spawn")
+    procs = [
+        ctx.Process(target=raw_process, args=(url, args.batch, budget)) for _ in range(workers)
+    ]
+    for p in procs:
+        p.start()
+    await seed(url, timers, args.window)
+    await wait_done(url, budget)
+    for p in procs:
+        p.terminate()
+        p.join()
+    return _result("raw SQL loop", workers, timers, await stats(url))
+
+
+async def round_taskflow(
+    admin_url: str, timers: int, workers: int, args: argparse.Namespace
+) -> Result:
+    url = await fresh_database(admin_url, "bench_timers_taskflow")
+    env = {
+        **os.environ,
+        "TASKFLOW_DATABASE_URL": url,
+        "TASKFLOW_SECRET_KEYS": "bench-signing-key-0123456789abcdef0123456789",
+    }
+    procs = [
+        await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "taskflow",
+            "worker",
+            "--batch",
+            str(args.batch),
+            env=env,
+            cwd=ROOT,
+            stdout=asyncio.subprocess.DEVNULL,
+            stderr=asyncio.subprocess.DEVNULL,
+        )
+        for _ in range(workers)
+    ]
+    await asyncio.sleep(2.0)  # let them start and LISTEN
+    await seed(url, timers, args.window)
+    try:
+        await wait_done(url, args.window + LEAD_SECONDS + args.timeout)
+    finally:
+        for p in procs:
+            p.terminate()
+        for p in procs:
+            await asyncio.wait_for(p.wait(), 10)
+    return _result("taskflow worker", workers, timers, await stats(url))
+
+
+def _result(label: str, workers: int, timers: int, row: asyncpg.Record) -> Result:
+    assert row["fired"] == timers, f"{label}: {row['fired']} of {timers} fired"
+    span = max(float(row["span"]), 1e-9)
+    return Result(label, workers, timers / span, float(row["p50"]), float(row["p99"]))
+
+
+async def main(args: argparse.Namespace) -> None:
+    admin_url = os.environ.get("TASKFLOW_BENCH_DATABASE_URL")
+    server = None
+    if admin_url is None:
+        from taskflow.store import embedded
+
+        server = embedded.EmbeddedPostgres(Path("/tmp/tfbench-timers"))
+        admin_url = server.url()
+    try:
+        await admin(
+            admin_url,
+            f"DROP DATABASE IF EXISTS {TEMPLATE} WITH (FORCE)",
+            f"CREATE DATABASE {TEMPLATE}",
+        )
+        await migrate.migrate(with_database(admin_url, TEMPLATE))
+        print(
+            f"{args.timers} timers due over {args.window:g}s, batch {args.batch}; "
+            f"{os.cpu_count()} CPUs"
+        )
+        print(
+            f"{'workers':>7}  {'raw /s':>9}  {'taskflow /s':>11}  {'ratio':>6}  "
+            f"{'p50 late s':>10}  {'p99 late s':>10}  {'raw p99 s':>9}"
+        )
+        for workers in args.workers:
+            raw = await round_raw(admin_url, args.timers, workers, args)
+            ours = await round_taskflow(admin_url, args.timers, workers, args)
+            print(
+                f"{workers:>7}  {raw.rate:>9.0f}  {ours.rate:>11.0f}  "
+                f"{ours.rate / raw.rate:>6.2f}  {ours.p50:>10.3f}  {ours.p99:>10.3f}  "
+                f"{raw.p99:>9.3f}",
+                flush=True,
+            )
+    finally:
+        if server is not None:
+            server.stop()
+
+
+def parse(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--timers", type=int, default=100_000)
+    parser.add_argument("--window", type=float, default=60.0, help="Seconds the dues span.")
+    parser.add_argument(
+        "--workers", type=lambda s: [int(x) for x in s.split(",")], default=[1, 2, 4]
+    )
+    parser.add_argument("--batch", type=int, default=100)
+    parser.add_argument(
+        "--timeout", type=float, default=1800.0, help="Seconds past the window to give up."
+    )
+    return parser.parse_args(argv)
+
+
+if __name__ == "__main__":
+    asyncio.run(main(parse()))

@@ -1,0 +1,186 @@
+"""SLA clocks on slots (``Slot.clocks``) and the caller's notifications (``notifications``)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from enum import Enum
+from typing import Annotated, Any
+
+import strawberry
+from strawberry.dataloader import DataLoader
+
+from taskflow import errors
+from taskflow.api.graphql import relay
+from taskflow.api.graphql.context import Info, caller
+from taskflow.core import clocks
+from taskflow.service import deadlines
+
+NOTIFICATION = "Notification"
+
+
+@strawberry.enum(description="Where a milestone clock stands.")
+class ClockStatus(Enum):
+    RUNNING = strawberry.enum_value("running", description="Counting, with time to spare.")
+    AT_RISK = strawberry.enum_value(
+        "at_risk", description="Counting, past the at-risk share of its budget (75 %)."
+    )
+    PAUSED = strawberry.enum_value("paused", description="Standing still (a pausing state).")
+    MET = strawberry.enum_value("met", description="The milestone was reached.")
+    BREACHED = strawberry.enum_value("breached", description="The budget ran out unmet.")
+
+
+@strawberry.enum(description="Which time a duration counts.")
+class TimeKind(Enum):
+    BUSINESS = strawberry.enum_value("business", description="Working hours of a calendar.")
+    REAL = strawberry.enum_value("real", description="Every second of the wall clock.")
+
+
+@strawberry.type(description="A duration: seconds, and the same in words.")
+class Duration:
+    seconds: float = strawberry.field(description="The duration in seconds.")
+    text: str = strawberry.field(description='In words, e.g. "3h 20m business time".')
+    kind: TimeKind = strawberry.field(description="Business or real time (never mixed).")
+
+    @classmethod
+    def of(cls, value: timedelta, clock: clocks.Clock) -> Duration:
+        return cls(
+            seconds=value.total_seconds(),
+            text=clocks.human(value, clock),
+            kind=TimeKind.REAL if clock.calendar is None else TimeKind.BUSINESS,
+        )
+
+
+@strawberry.type(description="An interval a clock stood still.")
+class ClockPause:
+    start: datetime = strawberry.field(description="When it stopped.")
+    end: datetime | None = strawberry.field(description="When it ran again; null while paused.")
+
+
+@strawberry.type(description="A milestone clock of a slot: its ledger and what follows at now.")
+class Clock:
+    milestone: str = strawberry.field(
+        description="assigned (picked up) or finished (satisfied) within the budget."
+    )
+    calendar: str = strawberry.field(description='The calendar it counts on, or "real time".')
+    budget: Duration = strawberry.field(description="The whole budget.")
+    elapsed: Duration = strawberry.field(description="Time counted so far (pauses excluded).")
+    remaining: Duration = strawberry.field(description="Time left; zero once breached.")
+    due_at: datetime | None = strawberry.field(
+        description="When the budget runs out; null while paused."
+    )
+    status: ClockStatus = strawberry.field(description="Where it stands now.")
+    started_at: datetime = strawberry.field(description="When it started (the slot opened).")
+    met_at: datetime | None = strawberry.field(description="When the milestone was reached.")
+    breached_at: datetime | None = strawberry.field(
+        description="When the budget ran out unmet; null if it has not."
+    )
+    pauses: list[ClockPause] = strawberry.field(description="When it stood still, in order.")
+    explain: list[str] = strawberry.field(
+        description="The calendar walk behind dueAt: windows consumed, days skipped, pauses."
+    )
+
+    @classmethod
+    def of(cls, reading: deadlines.ClockReading) -> Clock:
+        c = reading.clock
+        return cls(
+            milestone=c.milestone,
+            calendar=reading.calendar,
+            budget=Duration.of(reading.budget, c),
+            elapsed=Duration.of(reading.elapsed, c),
+            remaining=Duration.of(reading.remaining, c),
+            due_at=reading.due_at,
+            status=ClockStatus(reading.status),
+            started_at=c.started_at,
+            met_at=reading.met_at,
+            breached_at=reading.breached_at,
+            pauses=[ClockPause(start=p.start, end=p.end) for p in c.pauses],
+            explain=reading.explain,
+        )
+
+
+async def clocks_of_slot(info: Info, slot_id: str) -> list[Clock]:
+    """The clocks of a slot the caller already sees (batched per request)."""
+    loaders = info.context.loaders
+    if "clocks" not in loaders:
+        services = info.context.services
+
+        async def load(keys: list[str]) -> list[list[Clock]]:
+            found = await deadlines.readings(services, keys)
+            return [[Clock.of(r) for r in found[k]] for k in keys]
+
+        loaders["clocks"] = DataLoader(load_fn=load)
+    result: list[Clock] = await loaders["clocks"].load(slot_id)
+    return result
+
+
+@strawberry.type(description="A message for one principal: a reminder, an escalation, a timeout.")
+class Notification(relay.Node):
+    kind: str = strawberry.field(description="reminder or timeout.")
+    message: str = strawberry.field(description="What it says.")
+    run_id: strawberry.ID = strawberry.field(description="Global id of the run it is about.")
+    slot_id: strawberry.ID | None = strawberry.field(description="Global id of the slot, if any.")
+    created_at: datetime = strawberry.field(description="When it was written.")
+    deliver_at: datetime = strawberry.field(
+        description="When it should reach the person: later than createdAt when it fell in "
+        "their quiet hours (outside their calendar)."
+    )
+    details: strawberry.scalars.JSON = strawberry.field(description="Who it was for, and why.")
+
+
+def _notification(row: Any) -> Notification:
+    return Notification(
+        id=strawberry.ID(relay.to_global_id(NOTIFICATION, str(row.id))),
+        kind=row.kind,
+        message=row.message,
+        run_id=strawberry.ID(relay.to_global_id("Run", row.run_id)),
+        slot_id=strawberry.ID(relay.to_global_id("Slot", row.slot_id)) if row.slot_id else None,
+        created_at=row.created_at,
+        deliver_at=row.deliver_at,
+        details=row.details,
+    )
+
+
+@strawberry.type(description="Reading SLA notifications.")
+class SlaQueries:
+    @strawberry.field(description="Your notifications, oldest first.")
+    async def notifications(
+        self,
+        info: Info,
+        first: Annotated[
+            int, strawberry.argument(description=f"Page size, at most {relay.MAX_FIRST}.")
+        ] = 20,
+        after: Annotated[
+            str | None, strawberry.argument(description="endCursor of the previous page.")
+        ] = None,
+    ) -> relay.Connection[Notification]:
+        me = await caller(info)
+        limit = relay.check_first(first)
+        after_id = 0
+        if after:
+            (text,) = relay.decode_cursor(after, 1)
+            if not text.isdigit():
+                raise errors.ValidationError("after is not a cursor of this list.", field="after")
+            after_id = int(text)
+        rows, total = await deadlines.notifications(
+            info.context.services, me.id, after_id=after_id, limit=limit + 1
+        )
+        edges = [
+            relay.Edge(cursor=relay.encode_cursor(str(r.id)), node=_notification(r))
+            for r in rows[:limit]
+        ]
+        return relay.Connection(
+            edges=edges,
+            page_info=relay.PageInfo(
+                has_next_page=len(rows) > limit, end_cursor=edges[-1].cursor if edges else None
+            ),
+            total_count=total,
+        )
+
+
+async def resolve_node(info: Info, local_id: str) -> Notification | None:
+    """``node(id:)`` for a notification: only its recipient sees it."""
+    me = await caller(info)
+    if not local_id.isdigit():
+        return None
+    row = await deadlines.notification(info.context.services, me.id, int(local_id))
+    return _notification(row) if row is not None else None

@@ -1,0 +1,60 @@
+"""``taskflow worker``: fire due reminders, escalations, breaches and timeouts."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+from typing import Any
+
+from taskflow import config
+from taskflow.cli import runtime
+from taskflow.service import container
+
+
+def worker(args: argparse.Namespace) -> int:
+    settings = config.load()
+    runtime.exit_on_sigterm()
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    with runtime.database_url(settings) as url, contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(_work(settings, url, args.batch, args.poll))
+    return 0
+
+
+async def _work(settings: config.Settings, url: str, batch: int, poll: float) -> None:
+    from taskflow.worker import loop
+
+    async with runtime.services(settings, url, apply_migrations=settings.embedded) as services:
+        worker = loop.Worker(services, batch=batch, poll=poll)
+        print(f"taskflow: worker started (batch {batch}, poll {worker.poll}s)", flush=True)
+        await worker.run()
+
+
+@contextlib.asynccontextmanager
+async def services_with_worker(
+    settings: config.Settings, url: str, *, apply_migrations: bool, with_worker: bool
+) -> AsyncIterator[container.Services]:
+    """The services of ``serve``, with one in-process worker when asked."""
+    from taskflow.worker import loop
+
+    async with runtime.services(settings, url, apply_migrations=apply_migrations) as services:
+        if not with_worker:
+            yield services
+            return
+        async with loop.running(services):
+            yield services
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "worker", help="Fire due timers (reminders, escalations, breaches, timeouts)."
+    )
+    parser.add_argument("--batch", type=int, default=100, help="Timers per transaction.")
+    parser.add_argument(
+        "--poll", type=float, default=1.0, help="Seconds between polls (at most 1)."
+    )
+    parser.set_defaults(handler=worker)

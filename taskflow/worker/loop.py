@@ -1,0 +1,116 @@
+"""The worker's loop: fire what is due, then sleep until NOTIFY wakes it or the poll interval ends.
+
+A worker holds one extra connection that LISTENs on the timers channel: a use
+case arming a timer NOTIFYs it at commit, so a timer due sooner than the next
+poll fires on time. Polling (at most every ``poll`` seconds, one second by
+default) covers everything else: a lost notification, a timer armed long ago
+that has just fallen due. "Now" comes from the services' clock, and only from
+it: the due check compares the rows with that one instant.
+
+When the database goes away (a restart, a network cut) the loop logs it, waits
+with a growing back-off (capped at a few seconds) and carries on: the pool
+replaces broken connections, and the listener is opened again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import contextvars
+import logging
+from collections.abc import AsyncIterator
+from typing import Any
+
+import asyncpg
+
+from taskflow.service import timers as firing
+from taskflow.service.container import Services
+
+log = logging.getLogger("taskflow.worker")
+
+#: Errors that mean "the database is not reachable right now", not "a bug".
+DATABASE_DOWN = (
+    OSError,
+    ConnectionError,
+    asyncpg.PostgresConnectionError,
+    asyncpg.InterfaceError,
+    asyncpg.CannotConnectNowError,
+    asyncpg.AdminShutdownError,
+    asyncpg.ConnectionDoesNotExistError,
+)
+MAX_BACKOFF = 5.0
+
+
+class Worker:
+    """Fires due timers until ``stop()``; several may run against one database."""
+
+    def __init__(
+        self, services: Services, *, batch: int = firing.DEFAULT_BATCH, poll: float = 1.0
+    ) -> None:
+        self.services = services
+        self.batch = batch
+        self.poll = min(poll, 1.0)
+        self.fired = 0
+        self._wake = asyncio.Event()
+        self._stop = asyncio.Event()
+        self._listener: asyncpg.Connection[Any] | None = None
+
+    def stop(self) -> None:
+        """Ask the loop to finish after the batch in hand."""
+        self._stop.set()
+        self._wake.set()
+
+    def _notified(self, *_: object) -> None:
+        self._wake.set()
+
+    async def _listen(self) -> None:
+        if self._listener is not None and not self._listener.is_closed():
+            return
+        self._listener = await asyncpg.connect(self.services.db.url)
+        await self._listener.add_listener(firing.CHANNEL, self._notified)
+        self._listener.add_termination_listener(lambda _conn: self._wake.set())
+
+    async def _close_listener(self) -> None:
+        if self._listener is not None:
+            with contextlib.suppress(Exception):
+                await self._listener.close(timeout=1)
+            self._listener = None
+
+    async def run(self) -> None:
+        """Fire, wait, repeat; survive database restarts."""
+        backoff = 0.1
+        try:
+            while not self._stop.is_set():
+                try:
+                    await self._listen()
+                    self._wake.clear()
+                    fired, taken = await firing.fire_batch(
+                        self.services, self.services.clock.now(), self.batch
+                    )
+                    self.fired += fired
+                    backoff = 0.1
+                    if taken >= self.batch:
+                        continue  # more may be due right now
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(self._wake.wait(), self.poll)
+                except DATABASE_DOWN as exc:
+                    log.warning("database unavailable (%s); retrying in %.1fs", exc, backoff)
+                    await self._close_listener()
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(self._stop.wait(), backoff)
+                    backoff = min(backoff * 2, MAX_BACKOFF)
+        finally:
+            await self._close_listener()
+
+
+@contextlib.asynccontextmanager
+async def running(services: Services, **options: Any) -> AsyncIterator[Worker]:
+    """A worker running beside other work in this process (``taskflow serve --with-worker``)."""
+    worker = Worker(services, **options)
+    # A fresh context: nothing of the caller's (a transaction's connection) leaks in.
+    task = asyncio.get_running_loop().create_task(worker.run(), context=contextvars.Context())
+    try:
+        yield worker
+    finally:
+        worker.stop()
+        await task
