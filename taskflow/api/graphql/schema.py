@@ -6,7 +6,13 @@ from collections.abc import Awaitable, Callable
 from typing import Annotated
 
 import strawberry
-from strawberry.extensions import MaxAliasesLimiter, MaxTokensLimiter, QueryDepthLimiter
+from strawberry.extensions import (
+    MaxAliasesLimiter,
+    MaxTokensLimiter,
+    ParserCache,
+    QueryDepthLimiter,
+    ValidationCache,
+)
 from strawberry.schema.config import StrawberryConfig
 
 from taskflow import errors
@@ -64,6 +70,10 @@ def build_schema(*, max_depth: int = MAX_DEPTH) -> strawberry.Schema:
             lambda: MaxAliasesLimiter(max_alias_count=MAX_ALIASES),
             lambda: MaxTokensLimiter(max_token_count=MAX_TOKENS),
             ShapeErrors,
+            # Frontends send the same few operations over and over: parse and validate once
+            # (the caches live at module level, shared by every request's extension).
+            lambda: ParserCache(maxsize=512),
+            lambda: ValidationCache(maxsize=512),
         ],
     )
 
