@@ -33,6 +33,8 @@ class Settings:
     env: str
     #: The base URL links are built on (never the request's Host header).
     public_url: str
+    #: Share of its budget past which a running SLA clock reads as at risk.
+    sla_at_risk: float = 0.75
 
     @property
     def embedded(self) -> bool:
@@ -98,4 +100,18 @@ def load(env: Mapping[str, str] | None = None) -> Settings:
         calendars=calendars,
         env=env.get("TASKFLOW_ENV", "dev"),
         public_url=public_url.rstrip("/"),
+        sla_at_risk=_fraction(env, "TASKFLOW_SLA_AT_RISK", 0.75),
     )
+
+
+def _fraction(env: Mapping[str, str], name: str, default: float) -> float:
+    text = env.get(name)
+    if not text:
+        return default
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 < value <= 1:
+        raise errors.ConfigError(f"{name}={text!r} is not a fraction: write e.g. 0.75 (75 %).")
+    return value

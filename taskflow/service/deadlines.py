@@ -164,12 +164,13 @@ class ClockReading:
     explain: list[str]
 
 
-#: Past this share of its budget a running clock reads as at risk.
-AT_RISK = clocks.DEFAULT_AT_RISK
-
-
-def read(registry: calendars.Registry, clock: clocks.Clock, now: datetime) -> ClockReading:
-    """Everything derived from one ledger at ``now``."""
+def read(
+    registry: calendars.Registry,
+    clock: clocks.Clock,
+    now: datetime,
+    at_risk: float = clocks.DEFAULT_AT_RISK,
+) -> ClockReading:
+    """Everything derived from one ledger at ``now`` (at risk past ``at_risk`` of the budget)."""
     cal = clocks.calendar_of(registry, clock)
     return ClockReading(
         clock=clock,
@@ -178,7 +179,7 @@ def read(registry: calendars.Registry, clock: clocks.Clock, now: datetime) -> Cl
         elapsed=clocks.elapsed(clock, cal, now),
         remaining=clocks.remaining(clock, cal, now),
         due_at=clocks.due_at(clock, cal),
-        status=clocks.status(clock, cal, now, AT_RISK),
+        status=clocks.status(clock, cal, now, at_risk),
         met_at=clock.met_at,
         breached_at=clocks.breached_at(clock, cal, now),
         explain=clocks.explain(clock, cal),
@@ -191,7 +192,10 @@ async def readings(services: Services, slot_ids: Sequence[str]) -> dict[str, lis
     async with services.db.connection() as conn:
         found = await store.clocks_of(conn, slot_ids)
     return {
-        slot_id: [read(services.calendars, c, now) for c in found.get(slot_id, ())]
+        slot_id: [
+            read(services.calendars, c, now, services.settings.sla_at_risk)
+            for c in found.get(slot_id, ())
+        ]
         for slot_id in slot_ids
     }
 

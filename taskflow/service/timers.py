@@ -120,8 +120,7 @@ async def fire_one(
             f"the {timer.ref} budget of {slot.name} ran out at {timer.due_at.isoformat()}",
             {**base, "slot": slot.name, "milestone": timer.ref},
         )
-        await rows.append_audit(conn, run.id, [entry])
-        await _resync(services, conn, loaded, slot, slot, now)
+        await _resync(services, conn, loaded, slot, slot, now, [entry])
         return 1
     if timer.kind == deadlines.REMINDER:
         assert slot is not None
@@ -138,30 +137,29 @@ async def fire_one(
         details = {**base, "state": run.state, "timeout": timeout.describe()}
     result = firing.effects(run, slot, decl, actions, message=message, now=now)
     notified = await _notify(services, conn, run, slot, result.notices, kind, quiet, now)
-    opening = AuditEntry(kind, now, None, slot.id if slot else None, message, details)
-    await rows.append_audit(conn, run.id, [opening])
+    # The firing's lines go on the timeline with the change they caused: one write.
+    lines = [AuditEntry(kind, now, None, slot.id if slot else None, message, details)]
     if notified:
-        await rows.append_audit(
-            conn,
-            run.id,
-            [
-                AuditEntry(
-                    "notification.sent",
-                    now,
-                    None,
-                    slot.id if slot else None,
-                    None,
-                    {"recipients": notified, "message": message},
-                )
-            ],
+        lines.append(
+            AuditEntry(
+                "notification.sent",
+                now,
+                None,
+                slot.id if slot else None,
+                None,
+                {"recipients": notified, "message": message},
+            )
         )
+    lines += result.audit
     changed = result.slot if result.slot is not None else slot
     if changed is not None:
         assert slot is not None
         changed = deadlines.sync_clocks(loaded.definition, changed, run.subject, now)
-        await _resync(services, conn, loaded, slot, changed, now, result.audit)
+        await _resync(services, conn, loaded, slot, changed, now, [] if result.move_to else lines)
     if result.move_to is not None:
-        await _move(services, conn, loaded, changed, result.move_to, message, now)
+        await _move(services, conn, loaded, changed, result.move_to, message, now, lines)
+    elif changed is None:
+        await rows.append_audit(conn, run.id, lines)
     return 1
 
 
@@ -178,13 +176,15 @@ async def _resync(
     now: datetime,
     audit: list[AuditEntry] | None = None,
 ) -> None:
-    """Write the slot (if it changed) and re-arm its timers, counting the firing just made."""
+    """Write the slot (if it changed), the lines, and re-arm its timers (the firing counted)."""
     result = Outcome(loaded.run, (), (after,), tuple(audit or ()), run_changed=False)
     ctx = sla_service.context(loaded.definition, services.calendars, [before])
     if after != before:
         await persist.outcome(conn, result, workflow=loaded.definition.name, now=now, sla=ctx)
-    else:
-        await sla_service.after_outcome(conn, result, ctx, now)
+        return
+    if audit:
+        await rows.append_audit(conn, loaded.run.id, audit)
+    await sla_service.after_outcome(conn, result, ctx, now)
 
 
 async def _move(
@@ -195,6 +195,7 @@ async def _move(
     target: str,
     reason: str,
     now: datetime,
+    lines: list[AuditEntry],
 ) -> None:
     slots = [changed if changed is not None and s.id == changed.id else s for s in loaded.slots]
     result = engine.goto(
@@ -206,6 +207,9 @@ async def _move(
         now=now,
         actor=None,
         new_id=persist.new_id,
+    )
+    result = Outcome(
+        result.run, result.created, result.changed, (*lines, *result.audit), result.run_changed
     )
     await persist.outcome(
         conn,

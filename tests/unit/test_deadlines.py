@@ -7,6 +7,8 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import pytest
+
 from taskflow import Slot, State, Workflow, business, milestone, reminder, who
 from taskflow.core import clocks, deadlines, firing
 from taskflow.core.definition import audience as au
@@ -338,3 +340,27 @@ def test_quiet_hours_deliver_at_the_next_opening_of_the_recipients_calendar() ->
     tuesday_morning = datetime(2026, 12, 1, 9, tzinfo=UTC)
     assert deadlines.deliver_at(berlin, tuesday_morning) == tuesday_morning
     assert deadlines.deliver_at(None, friday_night) == friday_night
+
+
+def test_the_at_risk_share_is_a_setting() -> None:
+    from taskflow import config, errors
+
+    env = {"TASKFLOW_DATABASE_URL": "postgresql://db/", "TASKFLOW_SECRET_KEYS": "k" * 40}
+    assert config.load(env).sla_at_risk == 0.75
+    assert config.load({**env, "TASKFLOW_SLA_AT_RISK": "0.8"}).sla_at_risk == 0.8
+    for bad in ("80%", "0", "1.5"):
+        with pytest.raises(errors.ConfigError, match="TASKFLOW_SLA_AT_RISK"):
+            config.load({**env, "TASKFLOW_SLA_AT_RISK": bad})
+    ticket = triaged()
+    slot = ticket.named("first_response")
+    [finished] = [c for c in slot.clocks if c.milestone == "finished"]
+    at_noon = ticket.now + timedelta(hours=3)  # 3 of 4 hours spent: 75 %
+    reading = sla_reading(finished, at_noon, 0.8)
+    assert reading.status == "running"
+    assert sla_reading(finished, at_noon, 0.75).status == "at_risk"
+
+
+def sla_reading(clock: clocks.Clock, now: datetime, share: float) -> Any:
+    from taskflow.service import deadlines as service
+
+    return service.read(REGISTRY, clock, now, share)

@@ -22,7 +22,7 @@ NOTIFICATION = "Notification"
 class ClockStatus(Enum):
     RUNNING = strawberry.enum_value("running", description="Counting, with time to spare.")
     AT_RISK = strawberry.enum_value(
-        "at_risk", description="Counting, past the at-risk share of its budget (75 %)."
+        "at_risk", description="Counting, past the at-risk share of its budget (75 % by default)."
     )
     PAUSED = strawberry.enum_value("paused", description="Standing still (a pausing state).")
     MET = strawberry.enum_value("met", description="The milestone was reached.")
