@@ -598,8 +598,13 @@ class World:
         return self.services.staff_tokens.mint(actor.id, self.services.clock.now())
 
 
-async def measure_inbox(world: World, http: httpx.AsyncClient, iterations: int) -> list[Latencies]:
-    """Interleaved per principal: raw SQL, service, HTTP floor, plain JSON, GraphQL."""
+async def measure_inbox(
+    world: World, http: httpx.AsyncClient, iterations: int, budget_s: float = 120.0
+) -> list[Latencies]:
+    """Interleaved per principal: raw SQL, service, HTTP floor, plain JSON, GraphQL.
+
+    Stops early after ``budget_s`` seconds (a slow baseline must not stretch the run).
+    """
     raw, service, floor, plain, graphql = (
         Latencies("raw SQL (asyncpg, same statement)"),
         Latencies("service views.inbox (in process)"),
@@ -609,8 +614,11 @@ async def measure_inbox(world: World, http: httpx.AsyncClient, iterations: int) 
     )
     warmup = max(2, iterations // 10)
     sample = [world.rng.choice(world.principals) for _ in range(warmup + iterations)]
+    deadline = time.monotonic() + budget_s
     async with world.services.db.connection() as conn:
         for i, actor in enumerate(sample):
+            if i > warmup and time.monotonic() > deadline:
+                break
             sql, args = await inbox_statement(actor, world.keys[actor.id])
             auth = {"Authorization": f"Bearer {world.token(actor)}"}
             body = {"query": INBOX_QUERY, "variables": {"first": PAGE}}
@@ -830,8 +838,13 @@ async def prepare(admin_url: str, options: Options, out: Callable[[str], None]) 
                 out(f"reusing database {options.database} (scale {options.scale}), reindexed")
                 conn = await asyncpg.connect(url)
                 try:
-                    # VACUUM does not shrink indexes a previous run bloated.
+                    # VACUUM does not shrink indexes a previous run bloated; rebuilding them
+                    # from the declaration also applies a --try file's index change.
                     await conn.execute("REINDEX TABLE slot")
+                    for name, create in tables.EXTRA_INDEXES:
+                        if " ON slot " in create:
+                            await conn.execute(f"DROP INDEX {name}")
+                            await conn.execute(create)
                 finally:
                     await conn.close()
                 return url
