@@ -1,0 +1,33 @@
+"""Workflows for the timer tests: a breach that reassigns, and quiet-hours reminders."""
+
+from __future__ import annotations
+
+from taskflow import Route, Slot, State, Workflow, business, milestone, reminder, who
+
+
+class Escalating(Workflow):
+    """An approval whose breach reassigns it to the duty manager and makes it urgent."""
+
+    name = "escalating"
+    tracks = "request"
+    calendar = "uk-london"
+
+    waiting = State(
+        initial=True,
+        slots=[
+            Slot(
+                "approve",
+                candidates=who.role("finance"),
+                delegates=who.role("lead"),
+                milestones=[milestone.finished(within=business.hours(2))],
+                reminders=[
+                    reminder.at(0.5, notify=who.holder(), quiet_hours=True),
+                    reminder.on_breach(
+                        reassign_to=who.id("leah"), raise_priority_to=1, notify=who.id("leah")
+                    ),
+                ],
+            )
+        ],
+        then=[Route("done")],
+    )
+    done = State(terminal=True)

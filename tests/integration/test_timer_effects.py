@@ -1,0 +1,120 @@
+"""Firing effects against PostgreSQL: a breach escalation that reassigns; quiet hours."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from taskflow import clock, config
+from taskflow.service import container, timers
+from taskflow.service import principals as principal_service
+from taskflow.service import runs as run_service
+from taskflow.service import slots as slot_service
+from taskflow.store import db
+from tests.conftest import EXAMPLE_PRINCIPALS
+
+pytestmark = pytest.mark.anyio
+
+HERE = Path(__file__).resolve().parent
+
+
+@pytest.fixture
+async def sla_services(
+    database_url: str, settings: config.Settings, frozen_clock: clock.FrozenClock
+) -> AsyncIterator[container.Services]:
+    with_ours = dataclasses.replace(
+        settings, workflows=(*settings.workflows, str(HERE / "sla_workflows.py"))
+    )
+    database = await db.Database.connect(database_url)
+    try:
+        services = container.build(database, with_ours, frozen_clock)
+        await principal_service.load(services, json.loads(EXAMPLE_PRINCIPALS.read_text()))
+        yield services
+    finally:
+        await database.close()
+
+
+async def test_a_breach_reassigns_raises_priority_and_quiet_hours_defer_a_reminder(
+    sla_services: container.Services, frozen_clock: clock.FrozenClock
+) -> None:
+    services = sla_services
+    app = await principal_service.get(services, "app")
+    fiona = await principal_service.get(services, "fiona")
+    assert app is not None
+    assert fiona is not None
+    # Tuesday 16:00: two business hours run to Wednesday 09:30; half of it is 17:00.
+    frozen_clock.set(datetime(2026, 12, 1, 16, tzinfo=UTC))
+    started = await run_service.start_run(
+        services,
+        app,
+        workflow="escalating",
+        subject_type="request",
+        external_id="R-1",
+        attributes={},
+        idempotency_key=None,
+    )
+    async with services.db.connection() as conn:
+        [slot_id] = [str(r["id"]) for r in await conn.fetch("SELECT id FROM slot")]
+    await slot_service.claim(services, fiona, slot_id, None)
+
+    # 17:00: half the budget. Fiona's calendar (uk-london) is open: delivered now.
+    frozen_clock.set(datetime(2026, 12, 1, 17, tzinfo=UTC))
+    assert await timers.run_due(services, frozen_clock.now()) == 1
+    # Breach: Wednesday 09:30. The reminder to Leah is at once (no quiet hours for it).
+    frozen_clock.set(datetime(2026, 12, 2, 9, 30, tzinfo=UTC))
+    assert await timers.run_due(services, frozen_clock.now()) == 2
+    async with services.db.connection() as conn:
+        slot = await conn.fetchrow("SELECT status, holder, priority, due_at FROM slot")
+        notes = await conn.fetch(
+            "SELECT recipient, created_at, deliver_at FROM notification ORDER BY id"
+        )
+        kinds = [
+            r["kind"]
+            for r in await conn.fetch(
+                "SELECT kind FROM audit_event WHERE run = $1 ORDER BY id", started.run.view.id
+            )
+        ]
+    assert (slot["status"], slot["holder"], slot["priority"]) == ("claimed", "leah", 1)
+    assert [(n["recipient"], n["deliver_at"] == n["created_at"]) for n in notes] == [
+        ("fiona", True),
+        ("leah", True),
+    ]
+    for kind in ("reminder.fired", "clock.breached", "slot.reassigned", "slot.priority_raised"):
+        assert kind in kinds, kind
+
+
+async def test_a_reminder_outside_the_recipients_hours_waits_for_their_next_opening(
+    sla_services: container.Services, frozen_clock: clock.FrozenClock
+) -> None:
+    services = sla_services
+    app = await principal_service.get(services, "app")
+    fiona = await principal_service.get(services, "fiona")
+    assert app is not None
+    assert fiona is not None
+    # Friday 17:00: an hour of the budget is left at 17:30; half of it falls at 17:30 too,
+    # which is closing time: Fiona hears of it on Monday at 09:00, not over the weekend.
+    frozen_clock.set(datetime(2026, 12, 4, 16, 30, tzinfo=UTC))
+    await run_service.start_run(
+        services,
+        app,
+        workflow="escalating",
+        subject_type="request",
+        external_id="R-2",
+        attributes={},
+        idempotency_key=None,
+    )
+    async with services.db.connection() as conn:
+        [slot_id] = [str(r["id"]) for r in await conn.fetch("SELECT id FROM slot")]
+    await slot_service.claim(services, fiona, slot_id, None)
+    frozen_clock.set(datetime(2026, 12, 4, 17, 30, tzinfo=UTC))
+    assert await timers.run_due(services, frozen_clock.now()) == 1
+    async with services.db.connection() as conn:
+        note = await conn.fetchrow("SELECT recipient, deliver_at, details FROM notification")
+    assert note["recipient"] == "fiona"
+    assert note["deliver_at"] == datetime(2026, 12, 7, 9, tzinfo=UTC)
+    assert note["details"]["deferred"] is True
