@@ -14,7 +14,7 @@ from litestar.response import Response
 from strawberry.dataloader import DataLoader
 from strawberry.litestar import make_graphql_controller
 
-from taskflow.api import link_pages
+from taskflow.api import link_pages, report_pages
 from taskflow.api.graphql import schema as graphql_schema
 from taskflow.api.graphql import types
 from taskflow.api.graphql.context import Context
@@ -90,7 +90,7 @@ def create_app(
         allow_queries_via_get=False,
     )
     return Litestar(
-        route_handlers=[graphql, health, *link_pages.ROUTES],
+        route_handlers=[graphql, health, *link_pages.ROUTES, *report_pages.ROUTES],
         lifespan=[lifespan],
         state=State({"services": services}) if services is not None else None,
         debug=False,

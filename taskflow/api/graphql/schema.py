@@ -16,7 +16,7 @@ from strawberry.extensions import (
 from strawberry.schema.config import StrawberryConfig
 
 from taskflow import errors
-from taskflow.api.graphql import links, principals, relay, sla, types, work, work_mutations
+from taskflow.api.graphql import links, principals, relay, reports, sla, types, work, work_mutations
 from taskflow.api.graphql.context import Info
 from taskflow.api.graphql.errors import ShapeErrors
 
@@ -38,7 +38,7 @@ NODE_RESOLVERS: dict[str, NodeResolver] = {
 
 
 @strawberry.type(description="Entry points for reading.")
-class Query(principals.PrincipalQueries, work.WorkQueries, sla.SlaQueries):
+class Query(principals.PrincipalQueries, work.WorkQueries, sla.SlaQueries, reports.ReportQueries):
     @strawberry.field(description="Any object by its global id; null when absent or not visible.")
     async def node(
         self,

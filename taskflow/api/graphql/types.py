@@ -23,6 +23,7 @@ from taskflow.service import views
 
 if TYPE_CHECKING:
     from taskflow.api.graphql.links import MagicLinkType
+    from taskflow.api.graphql.reports import RunLeadTime
     from taskflow.api.graphql.sla import Clock
 
 RUN, SLOT = "Run", "Slot"
@@ -268,6 +269,16 @@ class RunType(relay.Node):
             for s in slots
             if all_states or s.visit == visit
         ]
+
+    @strawberry.field(
+        description="Wall-clock lead time, worked (a slot held) and waiting, in all and per state."
+    )
+    async def lead_time(
+        self, info: Info
+    ) -> Annotated[RunLeadTime, strawberry.lazy("taskflow.api.graphql.reports")]:
+        from taskflow.api.graphql import reports
+
+        return await reports.lead_time_of_run(info, self.local_id)
 
     @strawberry.field(description="The manual moves of its state, with guards and checklists.")
     async def moves(self, info: Info) -> list[MoveOption]:

@@ -8,7 +8,7 @@ from typing import Annotated
 import strawberry
 
 from taskflow import errors
-from taskflow.api.graphql import relay
+from taskflow.api.graphql import relay, reports
 from taskflow.api.graphql.context import Info, caller
 from taskflow.api.graphql.types import (
     RUN,
@@ -58,6 +58,11 @@ class WorkFilter:
         default=None,
         description="A team queue: slots whose candidates include any of these keys "
         "(role:finance, group:emea). Members of that team may read it.",
+    )
+    at_risk: bool = strawberry.field(
+        default=False,
+        description="Only slots at risk now (a running clock with 25 % or less of its budget "
+        "left), least business time left first; for leads and managers.",
     )
 
     def to_filter(self) -> SlotFilter:
@@ -144,6 +149,8 @@ class WorkQueries:
     ) -> relay.Connection[SlotType]:
         me = await caller(info)
         f = (filter or WorkFilter()).to_filter()
+        if filter is not None and filter.at_risk:
+            return await reports.at_risk_connection(info, me, f, first, after)
         found, total, has_next = await views.work(
             info.context.services, me, f, first=first, after=slot_cursor(after)
         )

@@ -1,0 +1,189 @@
+"""SLA report: the report use case and GraphQL beside the single raw SQL aggregate, same run.
+
+    python bench/report.py                 # the inbox benchmark's data: 1 M slots (minutes)
+    python bench/report.py --scale 0.01    # a smoke run in seconds
+    python bench/report.py --reuse         # keep the generated database between runs
+
+Generates (or reuses) the inbox benchmark's expense-approval data set
+(``bench/inbox.py``) in its own database, then times, alternately and
+``--repeat`` times each, over the last 90 days grouped by week and team:
+
+- **raw aggregate**: one hand-written SQL statement over the same slots with
+  the same groups, counts and p50/p90/p95 of pickup and completion in real
+  time (plain subtraction): the floor for "one aggregate over these rows";
+- **report statement**: the statement ``store.report_sql`` builds, sent raw
+  (business time per slot via ``business_us``, pauses, met/breached, held
+  time from the timeline, at risk now);
+- **service**: ``service.reports.sla_report`` (calendar coverage check, the
+  statement, rows to values);
+- **GraphQL**: the ``slaReport`` operation through the ASGI app in process.
+
+Prints medians and ratios to the raw aggregate (target: report <= 1.5x).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib.util
+import os
+import statistics
+import sys
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+_HERE = Path(__file__).resolve().parent
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
+ROOT = _HERE.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+import httpx  # noqa: E402
+
+from taskflow import clock  # noqa: E402
+from taskflow.api import app as api_app  # noqa: E402
+from taskflow.core import reports  # noqa: E402
+from taskflow.core.principals import Principal  # noqa: E402
+from taskflow.service import container  # noqa: E402
+from taskflow.service import reports as report_service  # noqa: E402
+from taskflow.store import db, report_sql  # noqa: E402
+
+
+def _inbox() -> Any:
+    spec = importlib.util.spec_from_file_location("bench_inbox", _HERE / "inbox.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["bench_inbox"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+inbox = _inbox()
+MANAGER = Principal(id="bench-manager", display_name="Bench", roles=("manager",))
+GROUPS = (reports.PERIOD, reports.AUDIENCE)
+RAW = """
+SELECT date_trunc('week', sl.opened_at AT TIME ZONE 'Europe/London') AS k_period, au.key,
+       count(*) AS opened,
+       count(*) FILTER (WHERE sl.status IN ('pending', 'open', 'claimed')) AS still_open,
+       percentile_cont(ARRAY[0.5, 0.9, 0.95]) WITHIN GROUP (
+           ORDER BY extract(epoch FROM coalesce(sl.claimed_at, sl.satisfied_at) - sl.opened_at))
+           AS pickup,
+       percentile_cont(ARRAY[0.5, 0.9, 0.95]) WITHIN GROUP (
+           ORDER BY extract(epoch FROM sl.satisfied_at - sl.opened_at)) AS completion
+FROM slot sl
+LEFT JOIN LATERAL (SELECT k AS key FROM unnest(sl.audience) k
+                   WHERE k LIKE 'role:%' OR k LIKE 'group:%') au ON true
+WHERE sl.opened_at >= $1 AND sl.opened_at < $2
+GROUP BY 1, 2
+"""
+QUERY = """query($from: DateTime!) { slaReport(from: $from, groupBy: [PERIOD, AUDIENCE],
+  zone: "uk-london") { rows { periodLabel audience opened met breached breachRate
+  pickup { business { p90 { seconds } } } completion { business { p90 { seconds } } }
+  leadTime { workedShare } } } }"""
+
+
+async def timed(samples: list[float], call: Awaitable[Any]) -> Any:
+    started = time.perf_counter()
+    result = await call
+    samples.append(time.perf_counter() - started)
+    return result
+
+
+async def run(admin_url: str, scale: float, reuse: bool, repeat: int) -> dict[str, float]:
+    options = inbox.Options(scale=scale, database="bench_report", reuse=reuse)
+    url = await inbox.prepare(admin_url, options, print)
+    database = await db.Database.connect(url, min_size=1, max_size=4)
+    try:
+        services = container.build(database, inbox.settings_for(url), clock.SystemClock())
+        now = services.clock.now()
+        request = reports.ReportRequest(
+            now - timedelta(days=90), now, GROUPS, None, "week", "Europe/London"
+        )
+        async with database.connection() as conn:
+            await conn.execute("ANALYZE")
+            count = await conn.fetchval(
+                "SELECT count(*) FROM slot WHERE opened_at >= $1 AND opened_at < $2",
+                request.start,
+                request.end,
+            )
+        print(f"slots in the window: {count}")
+        await report_service.cover(services, request.start, now)
+        sql, args = report_sql.statement(
+            request,
+            now,
+            report_service.workflow_calendars(services),
+            report_service.day_lengths(services),
+            report_service.at_risk_left(services),
+        )
+        samples: dict[str, list[float]] = {
+            k: [] for k in ("raw aggregate", "report statement", "service", "GraphQL (ASGI)")
+        }
+        app = api_app.create_app(services=services)
+        token = services.staff_tokens.mint("bench-manager", now)
+        async with database.connection() as conn:
+            await conn.execute(
+                "INSERT INTO principal (id, display_name, roles, groups) "
+                "VALUES ('bench-manager', 'Bench', '{manager}', '{}') ON CONFLICT DO NOTHING"
+            )
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://bench") as http:
+            for _ in range(repeat):
+                async with database.connection() as conn:
+                    raw = await timed(
+                        samples["raw aggregate"], conn.fetch(RAW, request.start, request.end)
+                    )
+                    full = await timed(samples["report statement"], conn.fetch(sql, *args))
+                rows = await timed(
+                    samples["service"], report_service.sla_report(services, MANAGER, request)
+                )
+                answer = await timed(
+                    samples["GraphQL (ASGI)"],
+                    http.post(
+                        "/graphql",
+                        json={"query": QUERY, "variables": {"from": request.start.isoformat()}},
+                        headers={"Authorization": f"Bearer {token}"},
+                    ),
+                )
+                assert "errors" not in answer.json(), answer.json()
+        print(f"rows: raw {len(raw)}, report {len(full)}, service {len(rows)}")
+    finally:
+        await database.close()
+    medians = {k: statistics.median(v) for k, v in samples.items()}
+    base = medians["raw aggregate"]
+    print(f"\nSLA report, last 90 days by week and team, median of {repeat}")
+    print(f"  {'':22} {'ms':>9} {'x raw':>7}")
+    for name, seconds in medians.items():
+        print(f"  {name:22} {seconds * 1000:9.1f} {seconds / base:7.2f}")
+    return medians
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
+    parser.add_argument("--scale", type=float, default=1.0, help="1.0: 1 M slots (default)")
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--reuse", action="store_true", help="reuse a generated database")
+    parser.add_argument("--data-dir", default="/tmp/taskflow-bench-report")
+    parser.add_argument("--admin-url", default=None, help="an external PostgreSQL instead")
+    args = parser.parse_args(argv)
+    print(f"taskflow report benchmark: scale {args.scale}, {os.cpu_count()} CPUs")
+    go: Callable[[str], Awaitable[dict[str, float]]] = lambda url: run(  # noqa: E731
+        url, args.scale, args.reuse, args.repeat
+    )
+    if args.admin_url:
+        asyncio.run(go(args.admin_url))
+        return
+    from taskflow.store import embedded
+
+    server = embedded.EmbeddedPostgres(Path(args.data_dir))
+    try:
+        asyncio.run(go(server.url()))
+    finally:
+        server.stop()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,323 @@
+"""The SLA report page ``/reports/sla`` and its CSV export ``/reports/sla.csv``.
+
+Plain server-rendered HTML (Jinja, autoescaped) with inline SVG charts and no
+script. Authentication is the staff token: an ``Authorization: Bearer``
+header, or a cookie set by the small sign-in form on the page (HttpOnly,
+SameSite=Strict, scoped to ``/reports``: the pages only read, and a strict
+cookie is never sent by another site's request). Leads, managers and admins
+only, as in GraphQL.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from datetime import date, datetime, time, timedelta
+from pathlib import Path
+from typing import Annotated, Any
+from urllib.parse import urlencode
+from zoneinfo import ZoneInfo
+
+import jinja2
+from litestar import Request, get, post
+from litestar.datastructures import Cookie, State
+from litestar.enums import RequestEncodingType
+from litestar.params import Body
+from litestar.response import Redirect, Response
+
+from taskflow import errors
+from taskflow.api import charts, report_table
+from taskflow.core import principals, reports
+from taskflow.service import principals as principal_service
+from taskflow.service import reports as report_service
+from taskflow.service.container import Services
+
+COOKIE = "taskflow_report_token"
+HTML = "text/html; charset=utf-8"
+HEADERS = {
+    "Cache-Control": "no-store",
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
+    "Content-Security-Policy": (
+        "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; "
+        "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+    ),
+}
+#: The default window: the last eight weeks.
+DEFAULT_DAYS = 56
+TOKEN_DAYS = 30
+
+_templates = jinja2.Environment(
+    loader=jinja2.FileSystemLoader(Path(__file__).parent / "templates" / "reports"),
+    autoescape=True,
+    undefined=jinja2.StrictUndefined,
+)
+
+
+def _html(template: str, status: int, **values: Any) -> Response[str]:
+    body = _templates.get_template(template).render(**values)
+    return Response(body, status_code=status, media_type=HTML, headers=HEADERS)
+
+
+def _services(state: State) -> Services:
+    services: Services = state.services
+    return services
+
+
+def _token(request: Request[Any, Any, Any]) -> str | None:
+    scheme, _, token = (request.headers.get("authorization") or "").partition(" ")
+    if scheme.lower() == "bearer" and token.strip():
+        return token.strip()
+    return request.cookies.get(COOKIE) or None
+
+
+async def _caller(services: Services, token: str | None) -> principals.Principal | None:
+    if not token:
+        return None
+    try:
+        return await principal_service.authenticate(services, token)
+    except errors.AuthenticationError:
+        return None
+
+
+@dataclass(frozen=True)
+class PageRequest:
+    """The page's query string, checked: the report asked and how the page charts it."""
+
+    report: reports.ReportRequest
+    #: The non-period grouping the charts compare (the table's first, else workflow).
+    chart_group: str
+    query: str
+
+
+def _instant(text: str, zone: ZoneInfo, name: str) -> datetime:
+    try:
+        if len(text) == 10:
+            return datetime.combine(date.fromisoformat(text), time(), zone)
+        found = datetime.fromisoformat(text)
+    except ValueError:
+        raise errors.ValidationError(
+            f"{name} must be a date (2026-11-23) or an instant with an offset.", field=name
+        ) from None
+    if found.tzinfo is None:
+        found = found.replace(tzinfo=zone)
+    return found
+
+
+def parse(services: Services, params: Mapping[str, list[str]]) -> PageRequest:
+    """The report a query string asks for (defaults: the last 8 weeks by workflow and week)."""
+
+    def one(name: str, default: str) -> str:
+        values = params.get(name) or [default]
+        return values[0] or default
+
+    zone_name = report_service.zone_of(services, one("zone", "UTC"))
+    try:
+        zone = ZoneInfo(zone_name)
+    except (ValueError, KeyError):
+        raise errors.ValidationError(f"Unknown zone {zone_name!r}.", field="zone") from None
+    now = services.clock.now()
+    today = now.astimezone(zone).date()
+    start = _instant(one("from", (today - timedelta(days=DEFAULT_DAYS)).isoformat()), zone, "from")
+    end = _instant(one("to", now.isoformat()), zone, "to")
+    group_by = tuple(params.get("group") or [reports.WORKFLOW])
+    milestone = one("milestone", "") or None
+    request = reports.ReportRequest(
+        start, end, group_by, milestone, one("period", "week"), zone_name
+    )
+    request = reports.check(request)
+    chart_group = next(iter(request.keys), reports.WORKFLOW)
+    pairs = [("from", start.isoformat()), ("to", end.isoformat()), ("zone", one("zone", "UTC"))]
+    pairs += [("group", g) for g in request.group_by] + [("period", request.period)]
+    pairs += [("milestone", milestone)] if milestone else []
+    return PageRequest(request, chart_group, urlencode(pairs))
+
+
+async def _charts(
+    services: Services, me: principals.Principal, page: PageRequest
+) -> tuple[list[reports.ReportRow], dict[str, str], int, int]:
+    """The table's rows, the charts' SVG, and the at-risk and breached-now totals."""
+    report = page.report
+    rows = await report_service.sla_report(services, me, report)
+    by_period = replace(report, group_by=(reports.PERIOD, page.chart_group))
+    by_group = replace(report, group_by=(page.chart_group,))
+    periodic = await report_service.sla_report(services, me, by_period)
+    grouped = (
+        rows
+        if report.group_by == by_group.group_by
+        else await report_service.sla_report(services, me, by_group)
+    )
+    zone = report.zone
+    labels = sorted({report_table.label(r, by_group.group_by, zone) for r in grouped})
+    periods = sorted({report_table.keys(r, (reports.PERIOD,), zone)[0] for r in periodic})
+    rate: dict[tuple[str, str], float | None] = {
+        (
+            report_table.label(r, by_group.group_by, zone),
+            report_table.keys(r, (reports.PERIOD,), zone)[0],
+        ): r.breach_rate
+        for r in periodic
+    }
+    peak = max((v for v in rate.values() if v is not None), default=0.0)
+    title = report_table.DIMENSION_TITLES[page.chart_group]
+    svg = {
+        "breach": charts.line_chart(
+            f"Breach rate per {report.period} and {title}",
+            periods,
+            [charts.Series(g, tuple(rate.get((g, p)) for p in periods)) for g in labels],
+            y_max=1.0 if peak > 0.5 or peak == 0 else 0.5,
+        ),
+    }
+    by_label = {report_table.label(r, by_group.group_by, zone): r for r in grouped}
+    hour = report_table.HOUR_US
+
+    def p90(r: reports.ReportRow, name: str) -> float | None:
+        value: float | None = getattr(r, name).p90
+        return None if value is None else value / hour
+
+    svg["p90"] = charts.bar_chart(
+        "p90 time to pickup and to completion (business hours)",
+        labels,
+        [
+            charts.Series("pickup", tuple(p90(by_label[g], "pickup_business") for g in labels)),
+            charts.Series(
+                "completion", tuple(p90(by_label[g], "completion_business") for g in labels)
+            ),
+        ],
+        unit="h",
+    )
+    svg["risk"] = charts.bar_chart(
+        "At risk and breached now (live slots opened in the window)",
+        labels,
+        [
+            charts.Series("at risk", tuple(float(by_label[g].at_risk_now) for g in labels)),
+            charts.Series("breached", tuple(float(by_label[g].breached_now) for g in labels)),
+        ],
+        unit="slots",
+        fmt="{:.0f}",
+    )
+    # Totals from an ungrouped report: a slot in two teams counts once.
+    [total] = await report_service.sla_report(services, me, replace(report, group_by=()))
+    return rows, svg, total.at_risk_now, total.breached_now
+
+
+def _form_values(params: Mapping[str, list[str]]) -> dict[str, Any]:
+    return {
+        "from_": (params.get("from") or [""])[0],
+        "to": (params.get("to") or [""])[0],
+        "zone": (params.get("zone") or ["UTC"])[0],
+        "period": (params.get("period") or ["week"])[0],
+        "groups": params.get("group") or [reports.WORKFLOW],
+        "milestone": (params.get("milestone") or [""])[0],
+    }
+
+
+def _params(request: Request[Any, Any, Any]) -> dict[str, list[str]]:
+    return {k: request.query_params.getall(k) for k in request.query_params}
+
+
+@get("/reports/sla", include_in_schema=False)
+async def sla_page(request: Request[Any, Any, Any], state: State) -> Response[str]:
+    """The report page (a sign-in form when no valid token comes with the request)."""
+    services = _services(state)
+    me = await _caller(services, _token(request))
+    params = _params(request)
+    common = {"form": _form_values(params), "dimensions": report_table.DIMENSION_TITLES}
+    if me is None:
+        return _html("sign_in.html", 401, error=None, next=str(request.url.path))
+    try:
+        page = parse(services, params)
+        rows, svg, at_risk, breached = await _charts(services, me, page)
+    except errors.Forbidden as refused:
+        return _html("refused.html", 403, me=me, message=refused.message)
+    except errors.ValidationError as invalid:
+        return _html("report.html", 400, me=me, error=invalid.message, page=None, **common)
+    report = page.report
+    return _html(
+        "report.html",
+        200,
+        me=me,
+        error=None,
+        page=page,
+        report=report,
+        generated_at=services.clock.now(),
+        key_titles=report_table.key_titles(report.group_by),
+        columns=report_table.COLUMNS,
+        rows=[
+            (
+                report_table.keys(r, report.group_by, report.zone),
+                [report_table.cell_text(c, r) for c in report_table.COLUMNS],
+            )
+            for r in rows
+        ],
+        svg=svg,
+        at_risk=at_risk,
+        breached=breached,
+        **common,
+    )
+
+
+@get("/reports/sla.csv", include_in_schema=False)
+async def sla_csv(request: Request[Any, Any, Any], state: State) -> Response[str]:
+    """The page's table as CSV (same query string)."""
+    services = _services(state)
+    me = await _caller(services, _token(request))
+    if me is None:
+        return Response(
+            "Sign in at /reports/sla first, or send a bearer token.\n",
+            status_code=401,
+            media_type="text/plain; charset=utf-8",
+        )
+    try:
+        page = parse(services, _params(request))
+        rows = await report_service.sla_report(services, me, page.report)
+    except errors.Forbidden as refused:
+        return Response(refused.message + "\n", status_code=403, media_type="text/plain")
+    except errors.ValidationError as invalid:
+        return Response(invalid.message + "\n", status_code=400, media_type="text/plain")
+    report = page.report
+    body = report_table.to_csv(rows, report.group_by, report.zone)
+    name = f"sla-report-{report.start.date()}-{report.end.date()}.csv"
+    return Response(
+        body,
+        media_type="text/csv; charset=utf-8",
+        headers={**HEADERS, "Content-Disposition": f'attachment; filename="{name}"'},
+    )
+
+
+@post("/reports/sign-in", include_in_schema=False, status_code=303)
+async def sign_in(
+    state: State,
+    data: Annotated[dict[str, str], Body(media_type=RequestEncodingType.URL_ENCODED)],
+) -> Response[Any]:
+    """Check the pasted token; keep it in a strict, HttpOnly cookie for the report pages."""
+    services = _services(state)
+    token = (data.get("token") or "").strip()
+    if await _caller(services, token) is None:
+        return _html(
+            "sign_in.html",
+            401,
+            error="That token is not valid (expired, revoked or mistyped): mint a new one with "
+            "taskflow token <your-login>.",
+            next="/reports/sla",
+        )
+    cookie = Cookie(
+        key=COOKIE,
+        value=token,
+        path="/reports",
+        httponly=True,
+        samesite="strict",
+        # Sent over HTTPS only when taskflow is served over HTTPS (plain http on a dev machine).
+        secure=services.settings.public_url.startswith("https://"),
+        max_age=TOKEN_DAYS * 86400,
+    )
+    return Redirect("/reports/sla", status_code=303, cookies=[cookie])
+
+
+@post("/reports/sign-out", include_in_schema=False, status_code=303)
+async def sign_out() -> Response[Any]:
+    """Forget the cookie."""
+    cookie = Cookie(key=COOKIE, value="", path="/reports", max_age=0, httponly=True)
+    return Redirect("/reports/sla", status_code=303, cookies=[cookie])
+
+
+ROUTES = [sla_page, sla_csv, sign_in, sign_out]

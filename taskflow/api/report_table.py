@@ -1,0 +1,129 @@
+"""The report's table: one column list for the HTML page and the CSV export, so they agree.
+
+Durations are hours with two decimals in the CSV (a spreadsheet can sum
+them) and the same value as ``2h 30m`` on the page; business and real time
+are separate columns, never mixed.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Callable
+from dataclasses import dataclass
+from zoneinfo import ZoneInfo
+
+from taskflow.core import reports
+
+HOUR_US = 3600 * 1_000_000
+DIMENSION_TITLES = {
+    reports.PERIOD: "period",
+    reports.WORKFLOW: "workflow",
+    reports.STATE: "state",
+    reports.SLOT: "slot",
+    reports.AUDIENCE: "team",
+    reports.HOLDER: "holder",
+    reports.PRIORITY: "priority",
+}
+
+
+@dataclass(frozen=True)
+class Column:
+    """A measure: its header, its value (a count, a rate, or µs) and how it reads."""
+
+    title: str
+    value: Callable[[reports.ReportRow], float | int | None]
+    #: count | rate | business | real
+    kind: str
+
+
+def _p(name: str, which: str) -> Callable[[reports.ReportRow], float | None]:
+    def get(row: reports.ReportRow) -> float | None:
+        found: float | None = getattr(getattr(row, name), which)
+        return found
+
+    return get
+
+
+COLUMNS: tuple[Column, ...] = (
+    Column("opened", lambda r: r.opened, "count"),
+    Column("met", lambda r: r.met, "count"),
+    Column("breached", lambda r: r.breached, "count"),
+    Column("still open", lambda r: r.still_open, "count"),
+    Column("breach rate", lambda r: r.breach_rate, "rate"),
+    Column("at risk now", lambda r: r.at_risk_now, "count"),
+    Column("breached now", lambda r: r.breached_now, "count"),
+    Column("pickup p50 (business h)", _p("pickup_business", "p50"), "business"),
+    Column("pickup p90 (business h)", _p("pickup_business", "p90"), "business"),
+    Column("pickup p95 (business h)", _p("pickup_business", "p95"), "business"),
+    Column("pickup p90 (real h)", _p("pickup_real", "p90"), "real"),
+    Column("completion p50 (business h)", _p("completion_business", "p50"), "business"),
+    Column("completion p90 (business h)", _p("completion_business", "p90"), "business"),
+    Column("completion p95 (business h)", _p("completion_business", "p95"), "business"),
+    Column("completion p90 (real h)", _p("completion_real", "p90"), "real"),
+    Column("lead time (real h)", lambda r: r.lead_us, "real"),
+    Column("worked (real h)", lambda r: r.worked_us, "real"),
+    Column("waiting (real h)", lambda r: r.waiting_us, "real"),
+)
+
+
+def key_titles(group_by: tuple[str, ...]) -> list[str]:
+    """Headers of the key columns, in display order."""
+    return [DIMENSION_TITLES[d] for d in reports.DIMENSIONS if d in group_by]
+
+
+def keys(row: reports.ReportRow, group_by: tuple[str, ...], zone: str) -> list[str]:
+    """The row's key cells (a period as the zone's local date)."""
+    cells = []
+    for d in reports.DIMENSIONS:
+        if d not in group_by:
+            continue
+        if d == reports.PERIOD:
+            start = row.period_start
+            cells.append(start.astimezone(ZoneInfo(zone)).date().isoformat() if start else "")
+            continue
+        value = getattr(row, d)
+        cells.append("(none)" if value is None else str(value))
+    return cells
+
+
+def label(row: reports.ReportRow, group_by: tuple[str, ...], zone: str) -> str:
+    """The row's non-period keys as one label ("all" for a single total row)."""
+    found = keys(row, tuple(d for d in group_by if d != reports.PERIOD), zone)
+    return " / ".join(found) or "all"
+
+
+def hours(us: float | int | None) -> str:
+    """µs as decimal hours for the CSV ('' when nothing was measured)."""
+    return "" if us is None else f"{us / HOUR_US:.2f}"
+
+
+def cell_text(column: Column, row: reports.ReportRow) -> str:
+    """What the page shows in a cell."""
+    value = column.value(row)
+    if column.kind == "count":
+        return str(value)
+    if column.kind == "rate":
+        return reports.percent_text(None if value is None else float(value))
+    text = reports.duration_text(value, column.kind)
+    return "-" if text is None else text.rsplit(" ", 2)[0]
+
+
+def csv_cell(column: Column, row: reports.ReportRow) -> str:
+    """What the CSV holds in a cell: plain numbers."""
+    value = column.value(row)
+    if column.kind == "count":
+        return str(value)
+    if column.kind == "rate":
+        return "" if value is None else f"{float(value):.4f}"
+    return hours(value)
+
+
+def to_csv(rows: list[reports.ReportRow], group_by: tuple[str, ...], zone: str) -> str:
+    """The rows as CSV with a header line (RFC 4180, CRLF line ends)."""
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow([*key_titles(group_by), *(c.title for c in COLUMNS)])
+    for row in rows:
+        writer.writerow([*keys(row, group_by, zone), *(csv_cell(c, row) for c in COLUMNS)])
+    return out.getvalue()

@@ -1,0 +1,209 @@
+"""SLA reports as values: what is asked (dimensions, period, window, filter) and what comes back.
+
+Pure: the numbers themselves are aggregated by the database (see
+``store/report_sql.py``); this module checks a request, names the groupings
+and renders durations for people. Every duration is integer or fractional
+microseconds; business time and real time are kept in separate fields.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Final
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from taskflow import errors
+
+#: Groupings a report may combine, in the order their keys are shown.
+WORKFLOW, STATE, SLOT, AUDIENCE, HOLDER, PRIORITY, PERIOD = (
+    "workflow",
+    "state",
+    "slot",
+    "audience",
+    "holder",
+    "priority",
+    "period",
+)
+DIMENSIONS: Final = (PERIOD, WORKFLOW, STATE, SLOT, AUDIENCE, HOLDER, PRIORITY)
+PERIOD_UNITS: Final = ("day", "week", "month")
+MILESTONES: Final = ("assigned", "finished")
+#: Share of a clock's budget left below which a running clock counts as at risk.
+#: Mirrors ``core.clocks.DEFAULT_AT_RISK`` (75 % spent = 25 % left).
+AT_RISK_LEFT: Final = 0.25
+#: Bound on the rows one report may produce per group (periods x groups stays readable).
+MAX_PERIODS: Final = 400
+#: Percentiles every row carries, in order.
+PERCENTILES: Final = (0.5, 0.9, 0.95)
+
+
+@dataclass(frozen=True)
+class ReportFilter:
+    """Narrows the slots a report counts; every given part must match."""
+
+    workflow: str | None = None
+    state: str | None = None
+    slot: str | None = None
+    #: Any of these audience keys (``role:finance``, ``group:emea``).
+    audience: tuple[str, ...] = ()
+    holder: str | None = None
+    priority: int | None = None
+
+
+@dataclass(frozen=True)
+class ReportRequest:
+    """One SLA report: slots opened in ``[start, end)`` grouped by ``group_by``."""
+
+    start: datetime
+    end: datetime
+    group_by: tuple[str, ...] = ()
+    #: ``assigned`` or ``finished``; None: each slot's finished clock, else its assigned one.
+    milestone: str | None = None
+    period: str = "week"
+    #: The zone periods are cut in (a calendar's zone, or an IANA zone).
+    zone: str = "UTC"
+    filter: ReportFilter = field(default_factory=ReportFilter)
+
+    @property
+    def by_period(self) -> bool:
+        return PERIOD in self.group_by
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        """The non-period groupings, in display order."""
+        return tuple(d for d in DIMENSIONS if d in self.group_by and d != PERIOD)
+
+
+def check(request: ReportRequest) -> ReportRequest:
+    """The request with its groupings in display order, or a ValidationError saying what to fix."""
+    if request.start.tzinfo is None or request.end.tzinfo is None:
+        raise errors.ValidationError("from and to need a UTC offset.", field="from")
+    if request.end <= request.start:
+        raise errors.ValidationError(
+            "to must be after from: the report covers slots opened in [from, to).", field="to"
+        )
+    unknown = [d for d in request.group_by if d not in DIMENSIONS]
+    if unknown:
+        raise errors.ValidationError(
+            f"Unknown grouping {unknown[0]!r}: use any of {', '.join(DIMENSIONS)}.",
+            field="groupBy",
+        )
+    if request.milestone is not None and request.milestone not in MILESTONES:
+        raise errors.ValidationError(
+            f"milestone must be one of {', '.join(MILESTONES)}.", field="milestone"
+        )
+    if request.period not in PERIOD_UNITS:
+        raise errors.ValidationError(
+            f"period must be one of {', '.join(PERIOD_UNITS)}.", field="period"
+        )
+    try:
+        ZoneInfo(request.zone)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise errors.ValidationError(
+            f"Unknown time zone {request.zone!r}: name a calendar or an IANA zone.",
+            field="zone",
+        ) from None
+    if request.by_period and periods(request) > MAX_PERIODS:
+        raise errors.ValidationError(
+            f"That is more than {MAX_PERIODS} {request.period}s: shorten the window or use a "
+            "longer period.",
+            field="period",
+        )
+    ordered = tuple(d for d in DIMENSIONS if d in request.group_by)
+    return ReportRequest(
+        request.start,
+        request.end,
+        ordered,
+        request.milestone,
+        request.period,
+        request.zone,
+        request.filter,
+    )
+
+
+def periods(request: ReportRequest) -> int:
+    """An upper bound on the periods the window spans (for the size check)."""
+    days = (request.end - request.start) / timedelta(days=1)
+    per = {"day": 1.0, "week": 7.0, "month": 28.0}[request.period]
+    return int(days / per) + 2
+
+
+@dataclass(frozen=True)
+class Percentiles:
+    """p50 / p90 / p95 of a duration in microseconds (None when nothing was measured)."""
+
+    p50: float | None
+    p90: float | None
+    p95: float | None
+
+    @classmethod
+    def of(cls, values: list[float] | None) -> Percentiles:
+        if not values:
+            return cls(None, None, None)
+        return cls(values[0], values[1], values[2])
+
+
+@dataclass(frozen=True)
+class ReportRow:
+    """One group of a report (keys not grouped by are None)."""
+
+    workflow: str | None
+    state: str | None
+    slot: str | None
+    audience: str | None
+    holder: str | None
+    priority: int | None
+    #: The period's first instant (its local midnight, in UTC).
+    period_start: datetime | None
+    opened: int
+    met: int
+    breached: int
+    still_open: int
+    at_risk_now: int
+    breached_now: int
+    pickup_business: Percentiles
+    pickup_real: Percentiles
+    completion_business: Percentiles
+    completion_real: Percentiles
+    #: Wall-clock lead time of the group's slots (opened -> satisfied, cancelled or now), summed.
+    lead_us: int
+    #: The part of it a slot was held by someone (claimed); the rest waited.
+    worked_us: int
+
+    @property
+    def breach_rate(self) -> float | None:
+        """Breached among the slots whose milestone was decided (met or breached)."""
+        decided = self.met + self.breached
+        return self.breached / decided if decided else None
+
+    @property
+    def waiting_us(self) -> int:
+        return self.lead_us - self.worked_us
+
+
+def seconds(us: float | None) -> float | None:
+    """Microseconds as seconds (None stays None)."""
+    return None if us is None else us / 1_000_000
+
+
+def duration_text(us: float | None, kind: str) -> str | None:
+    """``3h 20m business time`` / ``2d 4h real time``; kinds are never mixed in one text."""
+    if us is None:
+        return None
+    total = round(us / 1_000_000)
+    days, rest = divmod(total, 86400)
+    hours, rest = divmod(rest, 3600)
+    minutes, secs = divmod(rest, 60)
+    parts = [f"{days}d"] if days else []
+    if hours:
+        parts.append(f"{hours}h")
+    if minutes:
+        parts.append(f"{minutes}m")
+    if secs and not days and not hours:
+        parts.append(f"{secs}s")
+    return f"{' '.join(parts) or '0s'} {kind} time"
+
+
+def percent_text(rate: float | None) -> str:
+    """``12.5 %``, or a dash when there is nothing to rate."""
+    return "-" if rate is None else f"{rate * 100:.1f} %"

@@ -1,0 +1,132 @@
+"""Report use cases: the SLA report, a run's lead time, the at-risk list (leads and managers).
+
+Each reads in one transaction after making sure the calendars' working
+intervals cover the years involved (``store.business_time.ensure``, its own
+short transaction, only when years are missing).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from taskflow import errors
+from taskflow.core import clocks, reports
+from taskflow.core.principals import Principal
+from taskflow.core.runs import filters
+from taskflow.service import views
+from taskflow.service.container import Services
+from taskflow.store import at_risk as at_risk_sql
+from taskflow.store import business_time, lead_time, report_sql
+
+#: Years around the report window materialised too: clocks started before ``from``
+#: and due instants after ``to`` stay inside the covered span.
+_MARGIN_YEARS = 1
+
+
+def require_lead(actor: Principal) -> None:
+    """Reports are for leads, managers and admins; anyone else gets FORBIDDEN."""
+    if not actor.is_lead:
+        raise errors.Forbidden(
+            "SLA reports are for leads, managers and admins: ask an admin for the manager role."
+        )
+
+
+def workflow_calendars(services: Services) -> dict[str, str | None]:
+    """Each workflow's default calendar (its latest version's), for slots without a clock."""
+    return {d.name: d.calendar for d in services.catalog.latest()}
+
+
+def day_lengths(services: Services) -> dict[str, int]:
+    """Each calendar's working-day length in µs (``business.days(n)`` budgets)."""
+    return {
+        name: clocks.day_length(services.calendars.get(name)) // timedelta(microseconds=1)
+        for name in services.calendars.names()
+    }
+
+
+async def cover(services: Services, start: datetime, end: datetime) -> None:
+    """Materialise every calendar's intervals for the years ``start..end`` touches."""
+    cals = [services.calendars.get(n) for n in sorted(services.calendars.names())]
+    await business_time.ensure(
+        services.db, cals, start.year - _MARGIN_YEARS, end.year + 1 + _MARGIN_YEARS
+    )
+
+
+def at_risk_left(services: Services) -> float:
+    """Share of a budget left below which a running clock is at risk (setting, else 25 %)."""
+    spent: float = getattr(services.settings, "sla_at_risk", clocks.DEFAULT_AT_RISK)
+    return 1.0 - spent
+
+
+def zone_of(services: Services, zone: str) -> str:
+    """A calendar's zone when ``zone`` names a calendar; else ``zone`` itself (IANA)."""
+    if zone in services.calendars.names():
+        return str(services.calendars.get(zone).tz.key)
+    return zone
+
+
+async def sla_report(
+    services: Services, actor: Principal, request: reports.ReportRequest
+) -> list[reports.ReportRow]:
+    """The report's rows, aggregated on the database."""
+    require_lead(actor)
+    request = reports.check(
+        reports.ReportRequest(
+            request.start,
+            request.end,
+            request.group_by,
+            request.milestone,
+            request.period,
+            zone_of(services, request.zone),
+            request.filter,
+        )
+    )
+    now = services.clock.now()
+    await cover(services, request.start, max(request.end, now))
+    async with services.db.transaction() as conn:
+        return await report_sql.report(
+            conn,
+            request,
+            now,
+            workflow_calendars(services),
+            day_lengths(services),
+            at_risk_left(services),
+        )
+
+
+async def run_lead_time(services: Services, run_id: str) -> lead_time.LeadTime:
+    """Wall-clock lead time of one run, worked and waiting, in total and per state.
+
+    The caller has already been allowed to read the run (it is a field of ``Run``).
+    """
+    async with services.db.transaction() as conn:
+        return await lead_time.of_run(conn, run_id, services.clock.now())
+
+
+async def at_risk(
+    services: Services,
+    actor: Principal,
+    f: filters.SlotFilter,
+    *,
+    first: int,
+    after: at_risk_sql.Cursor | None,
+) -> tuple[list[tuple[views.SlotRow, int]], int, bool]:
+    """Live slots at risk now, least business time left first: (rows with µs left, total, more)."""
+    require_lead(actor)
+    if not 0 < first <= views.MAX_FIRST:
+        raise errors.ValidationError(
+            f"first must be between 1 and {views.MAX_FIRST}; got {first}.", field="first"
+        )
+    now = services.clock.now()
+    await cover(services, now, now)
+    async with services.db.transaction() as conn:
+        found, total = await at_risk_sql.at_risk(
+            conn,
+            now=now,
+            day_us=day_lengths(services),
+            at_risk_left=at_risk_left(services),
+            f=f,
+            after=after,
+            limit=first + 1,
+        )
+    return found[:first], total, len(found) > first

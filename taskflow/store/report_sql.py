@@ -1,0 +1,320 @@
+"""The SLA report as one SQL statement: per-slot measures, then grouped aggregates.
+
+Every number is computed on the database: per slot, time to pickup and to
+completion in business time (``business_us`` on the slot's calendar, see
+``business_time.py``) and real time, both minus the clock's paused intervals;
+met / breached from the slot's milestone clock; held time from the slot's
+timeline (claimed or assigned until released, satisfied or cancelled) minus
+pauses, as ranges (``range_agg``, multirange difference). Then one GROUP BY
+with ``percentile_cont`` and, for periods, a series of periods crossed with the
+groups seen so empty periods show as zeros.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+import asyncpg
+
+from taskflow.core import reports
+from taskflow.store import db
+
+#: Timeline kinds that start (claimed, assigned) or end (the rest) a slot's held time.
+HELD_KINDS = "('slot.claimed', 'slot.assigned')"
+MOVE_KINDS = (
+    "('slot.claimed', 'slot.assigned', 'slot.released', 'slot.satisfied', 'slot.cancelled')"
+)
+
+
+def real_us(t0: str, t1: str) -> str:
+    """SQL for ``t1 - t0`` in integer µs (exact: extract on an interval is numeric)."""
+    return f"(extract(epoch FROM ({t1}) - ({t0})) * 1000000)::bigint"
+
+
+def cum_us(cal: str, t: str) -> str:
+    """SQL for working µs from the calendar's anchor to ``t``: one index-only lookup."""
+    return (
+        f"(SELECT i.cum_us + {real_us('i.starts_at', f'least({t}, i.ends_at)')} "
+        f"FROM calendar_interval i WHERE i.calendar = {cal} AND i.starts_at <= {t} "
+        "ORDER BY i.starts_at DESC LIMIT 1)"
+    )
+
+
+def business_us(cal: str, t0: str, t1: str) -> str:
+    """SQL for business µs between ``t0`` and ``t1`` on calendar ``cal`` (null: real time).
+
+    The same expression as the SQL function ``business_us`` (tables.EXTRA_FUNCTIONS), inlined:
+    a SQL function whose body reads a table is not inlined by the planner, and calling it
+    costs ten times the two index lookups it makes (bench/report.py).
+    """
+    return (
+        f"(CASE WHEN ({t0}) IS NULL OR ({t1}) IS NULL THEN NULL "
+        f"WHEN ({t1}) <= ({t0}) THEN 0::bigint WHEN ({cal}) IS NULL THEN {real_us(t0, t1)} "
+        f"ELSE {cum_us(cal, t1)} - {cum_us(cal, t0)} END)"
+    )
+
+
+def _paused_part(cal: str, end: str) -> str:
+    """Business (or real) µs of pause ``p`` inside ``[s.opened_at, end]``."""
+    return business_us(cal, "greatest(p.a, s.opened_at)", f"least(p.b, {end})")
+
+
+def measure(multirange: str) -> str:
+    """SQL for the length in µs of a tstzmultirange expression (0 when null or empty)."""
+    return (
+        f"(SELECT coalesce(sum((extract(epoch FROM upper(r) - lower(r)) * 1000000)::bigint), 0) "
+        f"FROM unnest({multirange}) r)"
+    )
+
+
+def held_lateral(slot: str, now: str) -> str:
+    """A LATERAL subquery over slot ``slot``'s timeline: first pickup and held ranges (``ev``)."""
+    return f"""LEFT JOIN LATERAL (
+        SELECT min(e.at) FILTER (WHERE e.held) AS picked_at,
+               range_agg(tstzrange(e.at, e.until))
+                   FILTER (WHERE e.held AND e.at < e.until) AS held
+        FROM (SELECT a.at, a.kind IN {HELD_KINDS} AS held,
+                     least(coalesce(lead(a.at) OVER (ORDER BY a.at, a.id), {now}), {now}) AS until
+              FROM audit_event a
+              WHERE a.run = {slot}.run AND a.slot = {slot}.id AND a.kind IN {MOVE_KINDS}) e
+    ) ev ON true"""
+
+
+def paused(pauses: str, now: str) -> str:
+    """SQL for a clock's pauses (jsonb ``[[start, end|null], ...]``) as a tstzmultirange."""
+    return (
+        f"(SELECT range_agg(tstzrange((p->>0)::timestamptz, "
+        f"greatest((p->>0)::timestamptz, coalesce((p->>1)::timestamptz, {now})))) "
+        f"FROM jsonb_array_elements(coalesce({pauses}, '[]'::jsonb)) p)"
+    )
+
+
+def clock_lateral(slot: str, milestone: str | None, args: list[Any]) -> str:
+    """The slot's milestone clock (``c``): the one asked, else finished before assigned."""
+    if milestone is None:
+        where, join = "", "LEFT JOIN"
+    else:
+        args.append(milestone)
+        where, join = f" AND k.milestone = ${len(args)}", "JOIN"
+    return f"""{join} LATERAL (
+        SELECT k.calendar, k.pauses, k.met_at, k.due_at, k.breached_at, k.budget_us,
+               k.working_days
+        FROM sla_clock k WHERE k.slot = {slot}.id{where}
+        ORDER BY k.milestone = 'finished' DESC LIMIT 1
+    ) c ON true"""
+
+
+def _filters(f: reports.ReportFilter, args: list[Any]) -> str:
+    def param(value: Any, cast: str = "") -> str:
+        args.append(value)
+        return f"${len(args)}{cast}"
+
+    parts = []
+    if f.workflow is not None:
+        parts.append(f"sl.workflow = {param(f.workflow)}")
+    if f.state is not None:
+        parts.append(f"sl.state = {param(f.state)}")
+    if f.slot is not None:
+        parts.append(f"sl.name = {param(f.slot)}")
+    if f.audience:
+        parts.append(f"sl.audience && {param(list(f.audience), '::text[]')}")
+    if f.holder is not None:
+        parts.append(f"coalesce(sl.holder, sl.satisfied_by) = {param(f.holder)}")
+    if f.priority is not None:
+        parts.append(f"sl.priority = {param(f.priority)}")
+    return "".join(f" AND {p}" for p in parts)
+
+
+#: Group key -> (SQL expression over the measured rows ``m`` and ``au``, SQL type).
+KEYS = {
+    reports.WORKFLOW: ("m.workflow", "text"),
+    reports.STATE: ("m.state", "text"),
+    reports.SLOT: ("m.name", "text"),
+    reports.AUDIENCE: ("au.key", "text"),
+    reports.HOLDER: ("m.holder", "text"),
+    reports.PRIORITY: ("m.priority", "int"),
+}
+_PCT = "percentile_cont(ARRAY[0.5, 0.9, 0.95]) WITHIN GROUP (ORDER BY {})"
+AGGREGATES = f"""
+    count(m.id) AS opened,
+    count(*) FILTER (WHERE m.met) AS met,
+    count(*) FILTER (WHERE m.breached) AS breached,
+    count(*) FILTER (WHERE m.live) AS still_open,
+    count(*) FILTER (WHERE m.at_risk_now) AS at_risk_now,
+    count(*) FILTER (WHERE m.breached_now) AS breached_now,
+    {_PCT.format("m.pickup_biz")} AS pickup_biz,
+    {_PCT.format("m.pickup_real")} AS pickup_real,
+    {_PCT.format("m.done_biz")} AS done_biz,
+    {_PCT.format("m.done_real")} AS done_real,
+    coalesce(sum(m.lead_us), 0)::bigint AS lead_us,
+    coalesce(sum(m.worked_us), 0)::bigint AS worked_us"""
+_PERCENTILE_NAMES = ("pickup_biz", "pickup_real", "done_biz", "done_real")
+_COUNT_NAMES = ("opened", "met", "breached", "still_open", "at_risk_now", "breached_now")
+_AGG_NAMES = (*_COUNT_NAMES, *_PERCENTILE_NAMES, "lead_us", "worked_us")
+
+
+def statement(
+    request: reports.ReportRequest,
+    now: datetime,
+    workflow_calendars: dict[str, str | None],
+    day_us: dict[str, int],
+    at_risk_left: float = reports.AT_RISK_LEFT,
+) -> tuple[str, list[Any]]:
+    """The report's SQL and its parameters."""
+    args: list[Any] = [
+        now,
+        request.start,
+        request.end,
+        list(workflow_calendars),
+        list(workflow_calendars.values()),
+        list(day_us),
+        list(day_us.values()),
+        at_risk_left,
+    ]
+    clock = clock_lateral("sl", request.milestone, args)
+    where = _filters(request.filter, args)
+    zone = unit = ""
+    if request.by_period:
+        args += [request.zone, request.period]
+        zone, unit = f"${len(args) - 1}", f"${len(args)}"
+    keys = [(d, *KEYS[d]) for d in request.keys]
+    select_keys = [f"{expr} AS k_{d}" for d, expr, _ in keys]
+    if request.by_period:
+        select_keys.insert(0, f"date_trunc({unit}, m.opened_at AT TIME ZONE {zone}) AS k_period")
+    audience_join = (
+        "LEFT JOIN LATERAL (SELECT k AS key FROM unnest(m.audience) k "
+        "WHERE k LIKE 'role:%' OR k LIKE 'group:%') au ON true"
+        if reports.AUDIENCE in request.keys
+        else ""
+    )
+    names = [f"k_{d}" for d, _, _ in keys]
+    grouped = f"GROUP BY {', '.join(str(i + 1) for i in range(len(select_keys)))}"
+    measured = f"""
+    WITH wfcal AS (SELECT * FROM unnest($4::text[], $5::text[]) AS w(workflow, calendar)),
+    daylen AS (SELECT * FROM unnest($6::text[], $7::bigint[]) AS d(calendar, day_us)),
+    s AS (
+        SELECT sl.id, sl.workflow, sl.state, sl.name, sl.priority, sl.audience,
+               coalesce(sl.holder, sl.satisfied_by) AS holder,
+               sl.status IN ('pending', 'open', 'claimed') AS live,
+               sl.opened_at, sl.satisfied_at,
+               least(coalesce(sl.satisfied_at, sl.cancelled_at, $1), $1) AS ended_at,
+               coalesce(ev.picked_at, sl.claimed_at, sl.satisfied_at) AS picked_at,
+               {measure(f"ev.held - coalesce({paused('c.pauses', '$1')}, '{{}}')")} AS worked_us,
+               c.calendar AS clock_cal, coalesce(c.calendar, w.calendar) AS cal,
+               c.budget_us IS NOT NULL AS has_clock, c.pauses, c.met_at, c.due_at,
+               c.breached_at, c.budget_us, c.working_days
+        FROM slot sl
+        LEFT JOIN wfcal w ON w.workflow = sl.workflow
+        {clock}
+        {held_lateral("sl", "$1")}
+        WHERE sl.opened_at >= $2 AND sl.opened_at < $3{where}
+    ),
+    m AS (
+        SELECT s.*,
+               {business_us("s.cal", "s.opened_at", "s.picked_at")} - coalesce(pz.pick_biz, 0)
+                   AS pickup_biz,
+               {business_us("NULL", "s.opened_at", "s.picked_at")} - coalesce(pz.pick_real, 0)
+                   AS pickup_real,
+               {business_us("s.cal", "s.opened_at", "s.satisfied_at")} - coalesce(pz.done_biz, 0)
+                   AS done_biz,
+               {business_us("NULL", "s.opened_at", "s.satisfied_at")} - coalesce(pz.done_real, 0)
+                   AS done_real,
+               {business_us("NULL", "s.opened_at", "s.ended_at")} AS lead_us,
+               s.has_clock AND s.met_at IS NOT NULL AND NOT bz.breached AS met,
+               bz.breached,
+               s.live AND s.has_clock AND s.met_at IS NULL
+                   AND (s.due_at <= $1 OR s.breached_at <= $1) IS TRUE AS breached_now,
+               s.live AND s.has_clock AND s.met_at IS NULL AND s.due_at > $1
+                   AND NOT (jsonb_array_length(s.pauses) > 0 AND s.pauses->-1->>1 IS NULL)
+                   AND {business_us("s.clock_cal", "$1::timestamptz", "s.due_at")}
+                       <= $8::float8 * (s.budget_us + s.working_days
+                           * coalesce(dl.day_us, 86400000000)) AS at_risk_now
+        FROM s
+        LEFT JOIN daylen dl ON dl.calendar = s.clock_cal
+        CROSS JOIN LATERAL (SELECT s.has_clock AND (
+            (s.breached_at IS NOT NULL AND s.breached_at <= $1)
+            OR coalesce(CASE WHEN s.met_at IS NOT NULL THEN s.due_at < s.met_at
+                             ELSE s.due_at <= $1 END, false)) AS breached) bz
+        LEFT JOIN LATERAL (
+            SELECT sum({_paused_part("s.cal", "s.picked_at")}) AS pick_biz,
+                   sum({_paused_part("NULL", "s.picked_at")}) AS pick_real,
+                   sum({_paused_part("s.cal", "s.satisfied_at")}) AS done_biz,
+                   sum({_paused_part("NULL", "s.satisfied_at")}) AS done_real
+            FROM (SELECT (e->>0)::timestamptz AS a, coalesce((e->>1)::timestamptz, $1) AS b
+                  FROM jsonb_array_elements(s.pauses) e) p
+        ) pz ON jsonb_array_length(coalesce(s.pauses, '[]'::jsonb)) > 0
+    ),
+    agg AS (
+        SELECT {", ".join([*select_keys, AGGREGATES]) if select_keys else AGGREGATES}
+        FROM m {audience_join}
+        {grouped if select_keys else ""}
+    )"""
+    if not request.by_period:
+        order = ", ".join(f"{n} NULLS LAST" for n in names) or "1"
+        return f"{measured} SELECT * FROM agg ORDER BY {order}", args
+    groups = (
+        f"SELECT DISTINCT {', '.join(names)} FROM agg WHERE opened > 0"
+        if names
+        else "SELECT 1 AS one"
+    )
+    on = "".join(f" AND a.{n} IS NOT DISTINCT FROM g.{n}" for n in names)
+    counts = ", ".join(
+        f"coalesce(a.{n}, 0) AS {n}"
+        if n not in ("pickup_biz", "pickup_real", "done_biz", "done_real")
+        else f"a.{n}"
+        for n in _AGG_NAMES
+    )
+    sql = f"""{measured},
+    periods AS (
+        SELECT generate_series(date_trunc({unit}, $2 AT TIME ZONE {zone}),
+                               ($3 AT TIME ZONE {zone}) - interval '1 microsecond',
+                               ('1 ' || {unit})::interval) AS k_period
+    ),
+    g AS ({groups})
+    SELECT p.k_period, {"".join(f"g.{n}, " for n in names)}{counts}
+    FROM periods p CROSS JOIN g
+    LEFT JOIN agg a ON a.k_period = p.k_period{on}
+    ORDER BY p.k_period{"".join(f", g.{n} NULLS LAST" for n in names)}"""
+    return sql, args
+
+
+def _row(record: asyncpg.Record, zone: Any) -> reports.ReportRow:
+    period = record.get("k_period")
+    return reports.ReportRow(
+        workflow=record.get("k_workflow"),
+        state=record.get("k_state"),
+        slot=record.get("k_slot"),
+        audience=record.get("k_audience"),
+        holder=record.get("k_holder"),
+        priority=record.get("k_priority"),
+        period_start=period.replace(tzinfo=zone) if period is not None else None,
+        opened=record["opened"],
+        met=record["met"],
+        breached=record["breached"],
+        still_open=record["still_open"],
+        at_risk_now=record["at_risk_now"],
+        breached_now=record["breached_now"],
+        pickup_business=reports.Percentiles.of(record["pickup_biz"]),
+        pickup_real=reports.Percentiles.of(record["pickup_real"]),
+        completion_business=reports.Percentiles.of(record["done_biz"]),
+        completion_real=reports.Percentiles.of(record["done_real"]),
+        lead_us=record["lead_us"],
+        worked_us=record["worked_us"],
+    )
+
+
+async def report(
+    conn: db.Connection,
+    request: reports.ReportRequest,
+    now: datetime,
+    workflow_calendars: dict[str, str | None],
+    day_us: dict[str, int],
+    at_risk_left: float = reports.AT_RISK_LEFT,
+) -> list[reports.ReportRow]:
+    """Run the report's one statement; rows in period, then key order."""
+    from zoneinfo import ZoneInfo
+
+    sql, args = statement(request, now, workflow_calendars, day_us, at_risk_left)
+    zone = ZoneInfo(request.zone)
+    return [_row(r, zone) for r in await conn.fetch(sql, *args)]

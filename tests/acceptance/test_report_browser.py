@@ -1,0 +1,82 @@
+"""A manager signs in to the SLA report page in headless Chromium and sees the charts.
+
+Debian's ``chromium`` (installed by ``.ci/run``) driven by Playwright's async
+API; the app is served by uvicorn on the test's own event loop, so it shares
+the test's database pool and FrozenClock (the hand-built data set of
+tests/reports_dataset.py, "now" Tuesday 2026-12-01 09:00Z).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+import uvicorn
+from playwright.async_api import async_playwright
+
+from taskflow.api import app as api_app
+from taskflow.service.container import Services
+from tests import reports_dataset as ds
+from tests.acceptance.conftest import free_port
+from tests.acceptance.test_magic_link_browser import CHROMIUM, CHROMIUM_ARGS
+
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
+
+
+@contextlib.asynccontextmanager
+async def serving(services: Services) -> AsyncIterator[str]:
+    port = free_port()
+    config = uvicorn.Config(
+        api_app.create_app(services=services), host="127.0.0.1", port=port, log_level="warning"
+    )
+    server = uvicorn.Server(config)
+    task = asyncio.create_task(server.serve())
+    while not server.started:  # noqa: ASYNC110 (uvicorn exposes a flag, not an event)
+        await asyncio.sleep(0.01)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        await task
+
+
+async def test_report_page_in_chromium(
+    services: Services, people: dict[str, str], tmp_path: Path
+) -> None:
+    async with services.db.transaction() as conn:
+        await ds.load(conn)
+    async with serving(services) as base, async_playwright() as playwright:
+        browser = await playwright.chromium.launch(
+            executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
+        )
+        try:
+            page = await browser.new_page(viewport={"width": 1280, "height": 900})
+            await page.goto(f"{base}/reports/sla")
+            assert await page.locator("h1").inner_text() == "SLA report: sign in"
+            await page.fill("#token", people["max"])
+            await page.click("button[type=submit]")
+            await page.goto(
+                f"{base}/reports/sla?from=2026-11-23&zone=uk-london&period=day&group=audience"
+            )
+            assert await page.locator("svg.chart").count() == 3
+            assert await page.locator(".kpi.risk b").inner_text() == "1"
+            assert await page.locator(".kpi.bad b").inner_text() == "1"
+            legend = await page.locator("svg.chart").first.text_content() or ""
+            assert "role:finance" in legend
+            assert "group:emea" in legend
+            rows = await page.locator("tbody tr").count()
+            assert rows == 3
+            shot = tmp_path / "sla-report.png"
+            await page.screenshot(path=str(shot), full_page=True)
+            assert shot.stat().st_size > 20_000
+            # Printed, the filters go and the charts and table stay.
+            await page.emulate_media(media="print")
+            assert not await page.locator("form.filters").is_visible()
+            assert await page.locator("table").is_visible()
+            pdf = await page.pdf(path=str(tmp_path / "sla-report.pdf"))
+            assert len(pdf) > 10_000
+        finally:
+            await browser.close()

@@ -1,0 +1,104 @@
+"""The /reports/sla page and its CSV, as a manager's browser and spreadsheet see them."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+import httpx
+import pytest
+
+from taskflow.service.container import Services
+from tests import reports_dataset as ds
+
+pytestmark = pytest.mark.anyio
+
+QUERY = {
+    "from": "2026-11-23",
+    "zone": "uk-london",
+    "group": "workflow",
+    "period": "week",
+}
+
+
+@pytest.fixture
+async def loaded(services: Services) -> dict[str, str]:
+    async with services.db.transaction() as conn:
+        return await ds.load(conn)
+
+
+async def test_sign_in_with_a_token_then_read_the_page(
+    client: httpx.AsyncClient, people: dict[str, str], loaded: dict[str, str]
+) -> None:
+    first = await client.get("/reports/sla")
+    assert first.status_code == 401
+    assert 'action="/reports/sign-in"' in first.text
+    wrong = await client.post("/reports/sign-in", data={"token": "not-a-token"})
+    assert wrong.status_code == 401
+    assert "not valid" in wrong.text
+    signed = await client.post("/reports/sign-in", data={"token": people["max"]})
+    assert signed.status_code == 303
+    assert signed.headers["location"] == "/reports/sla"
+    set_cookie = signed.headers["set-cookie"]
+    assert "HttpOnly" in set_cookie
+    assert "SameSite=strict" in set_cookie
+    assert "Path=/reports" in set_cookie
+    page = await client.get("/reports/sla", params=QUERY)
+    assert page.status_code == 200, page.text
+    html = page.text
+    assert "<script" not in html
+    assert html.count("<svg") == 3
+    assert "Breach rate per week and workflow" in html
+    # The expense row: 5 opened, 2 met, 2 breached, 50 %, pickup p50 1h 30m business.
+    assert '<td class="key">expense-approval</td><td>5</td><td>2</td><td>2</td><td>2</td>' in html
+    assert "<td>50.0 %</td>" in html
+    assert '<div class="kpi risk"><b>1</b>at risk now</div>' in html
+    out = await client.post("/reports/sign-out")
+    assert out.status_code == 303
+    assert (await client.get("/reports/sla")).status_code == 401
+
+
+async def test_the_csv_has_the_same_numbers(
+    client: httpx.AsyncClient, people: dict[str, str], loaded: dict[str, str]
+) -> None:
+    headers = {"Authorization": f"Bearer {people['ada']}"}
+    response = await client.get("/reports/sla.csv", params=QUERY, headers=headers)
+    assert response.status_code == 200
+    assert response.headers["content-type"].startswith("text/csv")
+    assert "attachment" in response.headers["content-disposition"]
+    rows = list(csv.DictReader(io.StringIO(response.text)))
+    assert [r["workflow"] for r in rows] == [ds.EXPENSE, ds.VENDOR]
+    expense = rows[0]
+    assert (expense["opened"], expense["met"], expense["breached"]) == ("5", "2", "2")
+    assert expense["breach rate"] == "0.5000"
+    # Pickups 2.5, 0.5, 0.5, 3 business hours (S1, S2, S4, S5): median 1.5.
+    assert expense["pickup p50 (business h)"] == "1.50"
+    assert expense["lead time (real h)"] == "155.00"
+    assert rows[1]["completion p50 (business h)"] == "4.00"
+
+    periods = await client.get(
+        "/reports/sla.csv", params={**QUERY, "group": ["period", "workflow"]}, headers=headers
+    )
+    table = list(csv.DictReader(io.StringIO(periods.text)))
+    assert [(r["period"], r["workflow"], r["opened"]) for r in table] == [
+        ("2026-11-23", ds.EXPENSE, "4"),
+        ("2026-11-23", ds.VENDOR, "1"),
+        ("2026-11-30", ds.EXPENSE, "1"),
+        ("2026-11-30", ds.VENDOR, "0"),
+    ]
+
+
+async def test_staff_and_bad_input(
+    client: httpx.AsyncClient, people: dict[str, str], loaded: dict[str, str]
+) -> None:
+    staff = {"Authorization": f"Bearer {people['fiona']}"}
+    page = await client.get("/reports/sla", headers=staff)
+    assert page.status_code == 403
+    assert "manager role" in page.text
+    csv_refused = await client.get("/reports/sla.csv", headers=staff)
+    assert csv_refused.status_code == 403
+    assert (await client.get("/reports/sla.csv")).status_code == 401
+    lead = {"Authorization": f"Bearer {people['leah']}"}
+    bad = await client.get("/reports/sla", params={"from": "yesterday"}, headers=lead)
+    assert bad.status_code == 400
+    assert "from must be a date" in bad.text

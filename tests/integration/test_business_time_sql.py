@@ -1,0 +1,69 @@
+"""business_us() in SQL agrees with Calendar.elapsed to the microsecond, across years and grows."""
+
+from __future__ import annotations
+
+import random
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from taskflow.service.container import Services
+from taskflow.store import business_time, report_sql
+
+pytestmark = pytest.mark.anyio
+
+CALENDARS = ["uk-london", "us-new-york", "de-berlin", "support-overnight", "24x7", "in-bengaluru"]
+
+
+def _random_instant(rng: random.Random, first: int, stop: int) -> datetime:
+    lo = datetime(first, 1, 1, tzinfo=UTC).timestamp()
+    hi = datetime(stop, 1, 1, tzinfo=UTC).timestamp()
+    return datetime.fromtimestamp(rng.uniform(lo, hi), UTC).replace(
+        microsecond=rng.randrange(1_000_000)
+    )
+
+
+async def test_business_us_agrees_with_calendar_elapsed(services: Services) -> None:
+    cals = [services.calendars.get(n) for n in CALENDARS]
+    # Grown twice (forwards, then backwards): counts must stay comparable across the seams.
+    await business_time.ensure(services.db, cals, 2026, 2027)
+    await business_time.ensure(services.db, cals, 2026, 2029)
+    await business_time.ensure(services.db, cals, 2024, 2029)
+    rng = random.Random(8)
+    cases = []
+    for _ in range(400):
+        cal = rng.choice(cals)
+        t0 = _random_instant(rng, 2024, 2029)
+        t1 = t0 + timedelta(seconds=rng.choice([0, 60, 3600 * 5, 86400 * 3, 86400 * 400]))
+        t1 = min(t1, datetime(2028, 12, 30, tzinfo=UTC))
+        cases.append((cal, t0, t1))
+    async with services.db.connection() as conn:
+        # The SQL function, and the same expression inlined as the report statement uses it.
+        rows = await conn.fetch(
+            f"SELECT business_us(c, a, b) AS us, {report_sql.business_us('c', 'a', 'b')} AS inline "
+            "FROM unnest($1::text[], $2::timestamptz[], $3::timestamptz[]) "
+            "WITH ORDINALITY x(c, a, b, n) ORDER BY n",
+            [c.name for c, _, _ in cases],
+            [a for _, a, _ in cases],
+            [b for _, _, b in cases],
+        )
+        real = await conn.fetchval(
+            "SELECT business_us(NULL, '2026-03-29T00:30:00+00', '2026-03-29T02:30:00+00')"
+        )
+    for (cal, t0, t1), row in zip(cases, rows, strict=True):
+        expected = cal.elapsed(t0, t1) // timedelta(microseconds=1)
+        assert row["us"] == row["inline"] == expected, (cal.name, t0, t1)
+    assert real == 2 * 3600 * 1_000_000
+
+
+async def test_ensure_is_idempotent_and_rebuilds_a_changed_calendar(services: Services) -> None:
+    uk = services.calendars.get("uk-london")
+    await business_time.ensure(services.db, [uk], 2026, 2028)
+    async with services.db.connection() as conn:
+        count = await conn.fetchval("SELECT count(*) FROM calendar_interval")
+        await business_time.ensure(services.db, [uk], 2026, 2027)
+        assert await conn.fetchval("SELECT count(*) FROM calendar_interval") == count
+        # Another definition under the same name (an edited file) starts over.
+        await conn.execute("UPDATE calendar_span SET digest = 'old'")
+        await business_time.ensure(services.db, [uk], 2026, 2028)
+        assert await conn.fetchval("SELECT count(*) FROM calendar_interval") == count
