@@ -1,6 +1,6 @@
 """Inbox and claims: GraphQL and the service layer against raw SQL, on a large generated data set.
 
-    python bench/inbox.py                 # 1 M slots, 100 k live, 5 k principals (a few minutes)
+    python bench/inbox.py                 # 1 M slots, 100 k live, 5 k principals (10-15 min)
     python bench/inbox.py --scale 0.01    # a smoke run in seconds
     python bench/inbox.py --reuse         # keep the generated database between runs
 
