@@ -36,7 +36,6 @@ import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
@@ -404,7 +403,8 @@ async def index_sizes(conn: asyncpg.Connection[Any]) -> dict[str, int]:
 
 
 def settings_for(url: str) -> config.Settings:
-    data_dir = tempfile.mkdtemp(prefix="taskflow-bench-", dir="/tmp")
+    # An external database and a given key: nothing is written to the data dir.
+    data_dir = "/tmp/taskflow-bench-inbox-unused"
     return config.load(
         {
             "TASKFLOW_DATABASE_URL": url,
