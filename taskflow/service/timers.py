@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import logging
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+
+import asyncpg
 
 from taskflow.core import calendars, deadlines, firing
 from taskflow.core.definition import audience as au
@@ -50,7 +52,25 @@ async def run_due(services: Services, now: datetime, *, batch: int = DEFAULT_BAT
 
 
 async def fire_batch(services: Services, now: datetime, batch: int) -> tuple[int, int]:
-    """One transaction: up to ``batch`` due timers; (fired, taken)."""
+    """One transaction: up to ``batch`` due timers; (fired, taken).
+
+    The batch runs without savepoints (two round trips a timer saved); when a
+    firing raises, the batch rolls back and runs again with one savepoint per
+    timer, so the failing one is postponed and the others still fire.
+    """
+    try:
+        return await _fire_batch(services, now, batch, isolate=False)
+    except _FiringFailed:
+        return await _fire_batch(services, now, batch, isolate=True)
+
+
+class _FiringFailed(Exception):
+    """A firing raised in a batch run without savepoints (the batch was rolled back)."""
+
+
+async def _fire_batch(
+    services: Services, now: datetime, batch: int, *, isolate: bool
+) -> tuple[int, int]:
     fired = 0
     async with services.db.transaction() as conn:
         timers = await store.take_due(conn, now, batch)
@@ -60,17 +80,49 @@ async def fire_batch(services: Services, now: datetime, batch: int) -> tuple[int
             "SELECT id FROM run WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE SKIP LOCKED",
             sorted({uuid.UUID(t.run_id) for t in timers}),
         )
-        free = {str(r["id"]) for r in locked}
+        free = sorted(str(r["id"]) for r in locked)
+        cache = _Cache(await rows.get_runs(conn, free), await store.slots_of_runs(conn, free))
         for timer in timers:
-            if timer.run_id not in free:
+            if timer.run_id not in cache.runs:
                 continue  # a use case holds the run; the next pass gets it
+            if not isolate:
+                try:
+                    fired += await fire_one(services, conn, timer, now, cache)
+                except DATABASE_ERRORS:
+                    raise
+                except Exception as exc:
+                    raise _FiringFailed(timer.key) from exc
+                continue
             try:
                 async with conn.transaction():
-                    fired += await fire_one(services, conn, timer, now)
+                    fired += await fire_one(services, conn, timer, now, cache)
+            except DATABASE_ERRORS:
+                raise
             except Exception:
                 log.exception("timer %s (%s) failed; retrying later", timer.key, timer.kind)
                 await store.postpone(conn, timer.id, now + RETRY_AFTER, now)
     return fired, len(timers)
+
+
+#: Errors that are about the connection, not the firing: they end the batch (the worker
+#: retries it once the database is back).
+DATABASE_ERRORS = (
+    OSError,
+    ConnectionError,
+    asyncpg.InterfaceError,
+    asyncpg.PostgresConnectionError,
+    asyncpg.CannotConnectNowError,
+    asyncpg.AdminShutdownError,
+)
+
+
+@dataclass
+class _Cache:
+    """The batch's runs and slots, loaded at once; a run is reloaded after it changes."""
+
+    runs: dict[str, rows.RunRow]
+    slots: dict[str, list[SlotView]]
+    stale: set[str] = field(default_factory=set)
 
 
 @dataclass(frozen=True)
@@ -81,12 +133,19 @@ class _Loaded:
     slot: SlotView | None
 
 
-async def _load(services: Services, conn: db.Connection, timer: store.TimerRow) -> _Loaded | None:
-    run = await rows.get_run(conn, timer.run_id)
+async def _load(
+    services: Services, conn: db.Connection, timer: store.TimerRow, cache: _Cache | None
+) -> _Loaded | None:
+    if cache is None or timer.run_id in cache.stale:
+        run = await rows.get_run(conn, timer.run_id)
+        slots = await sla_service.load_slots(conn, timer.run_id)
+    else:
+        run, slots = cache.runs.get(timer.run_id), cache.slots.get(timer.run_id, [])
+    if cache is not None:
+        cache.stale.add(timer.run_id)  # this firing may change it: the next one reloads
     if run is None or run.view.status != "active":
         return None
     definition = services.catalog.get(run.view.workflow, run.view.definition_version)
-    slots = await sla_service.load_slots(conn, timer.run_id)
     slot = next((s for s in slots if s.id == timer.slot_id), None)
     if timer.slot_id is not None and (slot is None or slot.status not in LIVE):
         return None
@@ -94,10 +153,14 @@ async def _load(services: Services, conn: db.Connection, timer: store.TimerRow) 
 
 
 async def fire_one(
-    services: Services, conn: db.Connection, timer: store.TimerRow, now: datetime
+    services: Services,
+    conn: db.Connection,
+    timer: store.TimerRow,
+    now: datetime,
+    cache: _Cache | None = None,
 ) -> int:
     """Apply one timer's effect and retire or re-arm it; 1 if it fired, 0 if it was stale."""
-    loaded = await _load(services, conn, timer)
+    loaded = await _load(services, conn, timer, cache)
     if loaded is None or (timer.kind == deadlines.TIMEOUT and not _same_visit(timer, loaded.run)):
         await store.retire(conn, timer.id, "cancelled", now)
         return 0

@@ -19,7 +19,7 @@ from typing import Any
 from taskflow.core import clocks, deadlines
 from taskflow.core.definition import budgets as bu
 from taskflow.core.runs.model import SlotView
-from taskflow.store import db
+from taskflow.store import db, runs
 
 #: The channel a worker LISTENs on; armed timers NOTIFY it when they commit.
 CHANNEL = "taskflow_timers"
@@ -394,3 +394,17 @@ async def notification(conn: db.Connection, notification_id: int) -> Notificatio
         created_at=row["created_at"],
         deliver_at=row["deliver_at"],
     )
+
+
+async def slots_of_runs(conn: db.Connection, run_ids: Sequence[str]) -> dict[str, list[SlotView]]:
+    """The slots of many runs with their clocks, by run (a worker's batch loads them at once)."""
+    found = await conn.fetch(
+        f"SELECT {runs.SLOT_COLUMNS} FROM slot WHERE run = ANY($1::uuid[]) "
+        "ORDER BY run, visit, name, item_index, id",
+        [uuid.UUID(r) for r in run_ids],
+    )
+    views = await with_clocks(conn, [runs.slot_from(r) for r in found])
+    by_run: dict[str, list[SlotView]] = {r: [] for r in run_ids}
+    for view in views:
+        by_run[view.run_id].append(view)
+    return by_run

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import uuid
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -118,3 +119,39 @@ async def test_a_reminder_outside_the_recipients_hours_waits_for_their_next_open
     assert note["recipient"] == "fiona"
     assert note["deliver_at"] == datetime(2026, 12, 7, 9, tzinfo=UTC)
     assert note["details"]["deferred"] is True
+
+
+async def test_a_firing_that_fails_is_postponed_and_the_rest_of_its_batch_fires(
+    sla_services: container.Services, frozen_clock: clock.FrozenClock
+) -> None:
+    services = sla_services
+    app = await principal_service.get(services, "app")
+    assert app is not None
+    started = await run_service.start_run(
+        services,
+        app,
+        workflow="escalating",
+        subject_type="request",
+        external_id="R-3",
+        attributes={},
+        idempotency_key=None,
+    )
+    run = started.run.view
+    async with services.db.connection() as conn:
+        # A timeout the state does not declare: firing it raises.
+        await conn.execute(
+            "INSERT INTO timer (key, run, kind, part, due_at, status, fired, updated_at) "
+            "VALUES ($1, $2, 'timeout', '9', $3, 'armed', 0, $3)",
+            f"{run.id}:{run.visit}:timeout:9",
+            uuid.UUID(run.id),
+            frozen_clock.now(),
+        )
+    frozen_clock.set(datetime(2026, 12, 1, 10, tzinfo=UTC))  # the 50 % reminder is due
+    assert await timers.run_due(services, frozen_clock.now()) == 1
+    async with services.db.connection() as conn:
+        rows = {
+            r["part"]: (r["status"], r["due_at"])
+            for r in await conn.fetch("SELECT part, status, due_at FROM timer")
+        }
+    assert rows["9"] == ("armed", frozen_clock.now() + timers.RETRY_AFTER)
+    assert rows["0"][0] == "fired"
