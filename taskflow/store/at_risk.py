@@ -14,13 +14,13 @@ from typing import Any
 
 from taskflow.core import reports
 from taskflow.core.runs.filters import SlotFilter
-from taskflow.store import db, queries, report_sql
+from taskflow.store import business_sql, db, queries
 
 #: Keyset position: (business µs left, slot id).
 Cursor = tuple[int, str]
 
 
-_LEFT = report_sql.business_us("k.calendar", "$1::timestamptz", "k.due_at")
+_LEFT = business_sql.business_us("k.calendar", "$1::timestamptz", "k.due_at")
 #: The LATERAL giving ``x.left_us``, the least time left among the slot's at-risk clocks.
 _RISKY = f"""JOIN LATERAL (
         SELECT min({_LEFT}) AS left_us

@@ -18,7 +18,8 @@ from typing import Any
 import asyncpg
 
 from taskflow.core import reports
-from taskflow.store import db
+from taskflow.store import calendar_days, db
+from taskflow.store.business_sql import business_us, real_us
 
 #: Timeline kinds that start (claimed, assigned) or end (the rest) a slot's held time.
 HELD_KINDS = "('slot.claimed', 'slot.assigned')"
@@ -27,32 +28,9 @@ MOVE_KINDS = (
 )
 
 
-def real_us(t0: str, t1: str) -> str:
-    """SQL for ``t1 - t0`` in integer µs (exact: extract on an interval is numeric)."""
-    return f"(extract(epoch FROM ({t1}) - ({t0})) * 1000000)::bigint"
-
-
-def cum_us(cal: str, t: str) -> str:
-    """SQL for working µs from the calendar's anchor to ``t``: one index-only lookup."""
-    return (
-        f"(SELECT i.cum_us + {real_us('i.starts_at', f'least({t}, i.ends_at)')} "
-        f"FROM calendar_interval i WHERE i.calendar = {cal} AND i.starts_at <= {t} "
-        "ORDER BY i.starts_at DESC LIMIT 1)"
-    )
-
-
-def business_us(cal: str, t0: str, t1: str) -> str:
-    """SQL for business µs between ``t0`` and ``t1`` on calendar ``cal`` (null: real time).
-
-    The same expression as the SQL function ``business_us`` (tables.EXTRA_FUNCTIONS), inlined:
-    a SQL function whose body reads a table is not inlined by the planner, and calling it
-    costs ten times the two index lookups it makes (bench/report.py).
-    """
-    return (
-        f"(CASE WHEN ({t0}) IS NULL OR ({t1}) IS NULL THEN NULL "
-        f"WHEN ({t1}) <= ({t0}) THEN 0::bigint WHEN ({cal}) IS NULL THEN {real_us(t0, t1)} "
-        f"ELSE {cum_us(cal, t1)} - {cum_us(cal, t0)} END)"
-    )
+def _business(end: str, day: str) -> str:
+    """Business µs from the slot's opening to ``end`` (its day row ``day``), via day rows."""
+    return calendar_days.business_at("s.cal", "s.opened_at", "x0", end, day)
 
 
 def _paused_part(cal: str, end: str) -> str:
@@ -73,7 +51,10 @@ def held_lateral(slot: str, now: str) -> str:
     return f"""LEFT JOIN LATERAL (
         SELECT min(e.at) FILTER (WHERE e.held) AS picked_at,
                range_agg(tstzrange(e.at, e.until))
-                   FILTER (WHERE e.held AND e.at < e.until) AS held
+                   FILTER (WHERE e.held AND e.at < e.until) AS held,
+               -- One holder at a time: a slot's held intervals never overlap, so they add up.
+               coalesce(sum({real_us("e.at", "e.until")}) FILTER (WHERE e.held AND e.at < e.until),
+                        0) AS held_us
         FROM (SELECT a.at, a.kind IN {HELD_KINDS} AS held,
                      least(coalesce(lead(a.at) OVER (ORDER BY a.at, a.id), {now}), {now}) AS until
               FROM audit_event a
@@ -87,6 +68,15 @@ def paused(pauses: str, now: str) -> str:
         f"(SELECT range_agg(tstzrange((p->>0)::timestamptz, "
         f"greatest((p->>0)::timestamptz, coalesce((p->>1)::timestamptz, {now})))) "
         f"FROM jsonb_array_elements(coalesce({pauses}, '[]'::jsonb)) p)"
+    )
+
+
+def worked(ev: str, pauses: str, now: str) -> str:
+    """SQL for a slot's held µs minus its clock's pauses (ranges only when it has pauses)."""
+    ranges = f"{ev}.held - coalesce({paused(pauses, now)}, '{{}}'::tstzmultirange)"
+    return (
+        f"(CASE WHEN jsonb_array_length(coalesce({pauses}, '[]'::jsonb)) = 0 THEN {ev}.held_us "
+        f"ELSE {measure(ranges)} END)"
     )
 
 
@@ -149,6 +139,10 @@ AGGREGATES = f"""
     {_PCT.format("m.done_real")} AS done_real,
     coalesce(sum(m.lead_us), 0)::bigint AS lead_us,
     coalesce(sum(m.worked_us), 0)::bigint AS worked_us"""
+#: Run before the statement, in its transaction. The day rows (calendar_days) are few and
+#: probed once per slot instant; the planner, unsure of their count, picks merge joins that
+#: rescan them, four times slower than hashing (bench/report.py).
+PLANNER = "SET LOCAL enable_mergejoin = off"
 _PERCENTILE_NAMES = ("pickup_biz", "pickup_real", "done_biz", "done_real")
 _COUNT_NAMES = ("opened", "met", "breached", "still_open", "at_risk_now", "breached_now")
 _AGG_NAMES = (*_COUNT_NAMES, *_PERCENTILE_NAMES, "lead_us", "worked_us")
@@ -192,7 +186,7 @@ def statement(
     grouped = f"GROUP BY {', '.join(str(i + 1) for i in range(len(select_keys)))}"
     measured = f"""
     WITH wfcal AS (SELECT * FROM unnest($4::text[], $5::text[]) AS w(workflow, calendar)),
-    daylen AS (SELECT * FROM unnest($6::text[], $7::bigint[]) AS d(calendar, day_us)),
+    {calendar_days.ctes("$6::text[]", "$2::timestamptz", "greatest($1::timestamptz, $3)")},
     s AS (
         SELECT sl.id, sl.workflow, sl.state, sl.name, sl.priority, sl.audience,
                coalesce(sl.holder, sl.satisfied_by) AS holder,
@@ -200,7 +194,7 @@ def statement(
                sl.opened_at, sl.satisfied_at,
                least(coalesce(sl.satisfied_at, sl.cancelled_at, $1), $1) AS ended_at,
                coalesce(ev.picked_at, sl.claimed_at, sl.satisfied_at) AS picked_at,
-               {measure(f"ev.held - coalesce({paused('c.pauses', '$1')}, '{{}}')")} AS worked_us,
+               {worked("ev", "c.pauses", "$1")} AS worked_us,
                c.calendar AS clock_cal, coalesce(c.calendar, w.calendar) AS cal,
                c.budget_us IS NOT NULL AS has_clock, c.pauses, c.met_at, c.due_at,
                c.breached_at, c.budget_us, c.working_days
@@ -212,11 +206,11 @@ def statement(
     ),
     m AS (
         SELECT s.*,
-               {business_us("s.cal", "s.opened_at", "s.picked_at")} - coalesce(pz.pick_biz, 0)
+               {_business("s.picked_at", "x1")} - coalesce(pz.pick_biz, 0)
                    AS pickup_biz,
                {business_us("NULL", "s.opened_at", "s.picked_at")} - coalesce(pz.pick_real, 0)
                    AS pickup_real,
-               {business_us("s.cal", "s.opened_at", "s.satisfied_at")} - coalesce(pz.done_biz, 0)
+               {_business("s.satisfied_at", "x2")} - coalesce(pz.done_biz, 0)
                    AS done_biz,
                {business_us("NULL", "s.opened_at", "s.satisfied_at")} - coalesce(pz.done_real, 0)
                    AS done_real,
@@ -229,9 +223,12 @@ def statement(
                    AND NOT (jsonb_array_length(s.pauses) > 0 AND s.pauses->-1->>1 IS NULL)
                    AND {business_us("s.clock_cal", "$1::timestamptz", "s.due_at")}
                        <= $8::float8 * (s.budget_us + s.working_days
-                           * coalesce(dl.day_us, 86400000000)) AS at_risk_now
+                           * coalesce(($7::bigint[])[array_position($6::text[], s.clock_cal::text)],
+                                      86400000000)) AS at_risk_now
         FROM s
-        LEFT JOIN daylen dl ON dl.calendar = s.clock_cal
+        {calendar_days.join("x0", "s.cal", "s.opened_at")}
+        {calendar_days.join("x1", "s.cal", "s.picked_at")}
+        {calendar_days.join("x2", "s.cal", "s.satisfied_at")}
         CROSS JOIN LATERAL (SELECT s.has_clock AND (
             (s.breached_at IS NOT NULL AND s.breached_at <= $1)
             OR coalesce(CASE WHEN s.met_at IS NOT NULL THEN s.due_at < s.met_at
@@ -316,5 +313,6 @@ async def report(
     from zoneinfo import ZoneInfo
 
     sql, args = statement(request, now, workflow_calendars, day_us, at_risk_left)
+    await conn.execute(PLANNER)
     zone = ZoneInfo(request.zone)
     return [_row(r, zone) for r in await conn.fetch(sql, *args)]

@@ -344,12 +344,6 @@ EXTRA_INDEXES += (
         "CREATE UNIQUE INDEX calendar_interval_lookup ON calendar_interval "
         "(calendar, starts_at) INCLUDE (ends_at, cum_us)",
     ),
-    # Time to pickup: a slot's first claim or assignment, without scanning its whole timeline.
-    (
-        "audit_event_slot_pickup",
-        "CREATE INDEX audit_event_slot_pickup ON audit_event (slot, at) "
-        "WHERE kind IN ('slot.claimed', 'slot.assigned')",
-    ),
     # Reports select slots by the instant they opened.
     ("slot_opened_at", "CREATE INDEX slot_opened_at ON slot (opened_at)"),
 )

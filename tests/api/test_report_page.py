@@ -102,3 +102,35 @@ async def test_staff_and_bad_input(
     bad = await client.get("/reports/sla", params={"from": "yesterday"}, headers=lead)
     assert bad.status_code == 400
     assert "from must be a date" in bad.text
+
+
+async def test_after_the_demo_and_a_moved_clock_the_page_has_something_to_say(
+    client: httpx.AsyncClient, services: Services, frozen_clock: object
+) -> None:
+    from datetime import timedelta
+
+    from taskflow.cli.demo_cmd import PRINCIPALS, RUNS
+    from taskflow.clock import FrozenClock
+    from taskflow.service import demo
+
+    assert isinstance(frozen_clock, FrozenClock)
+    records, data = demo.read(PRINCIPALS, RUNS)
+    await demo.seed(services, records, data)
+    # Three working days later nothing was touched: clocks ran out on the open work.
+    frozen_clock.advance(timedelta(days=3))
+    token = services.staff_tokens.mint("max", frozen_clock.now())
+    headers = {"Authorization": f"Bearer {token}"}
+    params = {"from": "2026-11-30", "period": "day", "group": "workflow", "zone": "uk-london"}
+    page = await client.get("/reports/sla", params=params, headers=headers)
+    assert page.status_code == 200
+    # The breach rate of the day the runs opened is plotted; the times chart has bars.
+    assert "<circle" in page.text
+    assert " h</text>" in page.text
+    table = await client.get(
+        "/reports/sla.csv", params={**params, "group": "workflow"}, headers=headers
+    )
+    rows = {r["workflow"]: r for r in csv.DictReader(io.StringIO(table.text))}
+    assert set(rows) == {"expense-approval", "support-ticket", "vendor-onboarding"}
+    assert sum(int(r["opened"]) for r in rows.values()) >= 12
+    assert sum(int(r["breached"]) for r in rows.values()) > 0
+    assert sum(int(r["breached now"]) for r in rows.values()) > 0

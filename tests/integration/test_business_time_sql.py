@@ -8,9 +8,16 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from taskflow.service.container import Services
-from taskflow.store import business_time, report_sql
+from taskflow.store import business_sql, business_time, calendar_days
 
 pytestmark = pytest.mark.anyio
+INLINE = business_sql.business_us("c", "a", "b")
+# The report's day rows, for instants inside [$4, $5] (outside: the lookup takes over).
+BY_DAY = f"""WITH {calendar_days.ctes("$6::text[]", "$4::timestamptz", "$5::timestamptz")}
+SELECT {calendar_days.business_at("x.c", "x.a", "x0", "x.b", "x1")} AS us
+FROM unnest($1::text[], $2::timestamptz[], $3::timestamptz[]) WITH ORDINALITY x(c, a, b, n)
+{calendar_days.join("x0", "x.c", "x.a")} {calendar_days.join("x1", "x.c", "x.b")}
+ORDER BY x.n"""
 
 CALENDARS = ["uk-london", "us-new-york", "de-berlin", "support-overnight", "24x7", "in-bengaluru"]
 
@@ -40,19 +47,27 @@ async def test_business_us_agrees_with_calendar_elapsed(services: Services) -> N
     async with services.db.connection() as conn:
         # The SQL function, and the same expression inlined as the report statement uses it.
         rows = await conn.fetch(
-            f"SELECT business_us(c, a, b) AS us, {report_sql.business_us('c', 'a', 'b')} AS inline "
-            "FROM unnest($1::text[], $2::timestamptz[], $3::timestamptz[]) "
-            "WITH ORDINALITY x(c, a, b, n) ORDER BY n",
+            f"SELECT business_us(c, a, b) AS us, {INLINE} AS inline FROM unnest($1::text[], "
+            "$2::timestamptz[], $3::timestamptz[]) WITH ORDINALITY x(c, a, b, n) ORDER BY n",
             [c.name for c, _, _ in cases],
             [a for _, a, _ in cases],
             [b for _, _, b in cases],
         )
+        by_day = await conn.fetch(
+            BY_DAY,
+            [c.name for c, _, _ in cases],
+            [a for _, a, _ in cases],
+            [b for _, _, b in cases],
+            datetime(2025, 6, 1, tzinfo=UTC),
+            datetime(2027, 6, 1, tzinfo=UTC),
+            CALENDARS,
+        )
         real = await conn.fetchval(
             "SELECT business_us(NULL, '2026-03-29T00:30:00+00', '2026-03-29T02:30:00+00')"
         )
-    for (cal, t0, t1), row in zip(cases, rows, strict=True):
+    for (cal, t0, t1), row, day in zip(cases, rows, by_day, strict=True):
         expected = cal.elapsed(t0, t1) // timedelta(microseconds=1)
-        assert row["us"] == row["inline"] == expected, (cal.name, t0, t1)
+        assert row["us"] == row["inline"] == day["us"] == expected, (cal.name, t0, t1)
     assert real == 2 * 3600 * 1_000_000
 
 

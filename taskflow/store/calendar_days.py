@@ -1,0 +1,98 @@
+"""Business time for many instants at once: the report's calendars cut into UTC days, hash-joined.
+
+``business_us`` (one index lookup per instant) is exact but, as a correlated
+subquery per slot, costs most of a report over many slots. A report's
+instants fall inside its window, so the statement first builds, from
+``calendar_interval``, one row per calendar and UTC day of the window: the
+working time before the day (``cum0``) and the day's working pieces (up to
+three, as offsets in µs). The slots then hash-join their instants' days, and
+cumulative time is arithmetic on that row; the exact lookup remains the
+fallback for a day with more pieces or an instant outside the window.
+"""
+
+from __future__ import annotations
+
+from taskflow.store.business_sql import cum_us, real_us
+
+#: Working pieces a day row carries (more: the instant falls back to the lookup).
+PIECES = 3
+_DAY = "interval '24 hours'"
+
+
+def utc_midnight(t: str) -> str:
+    """SQL for the start of ``t``'s UTC day, as timestamptz (independent of the session zone)."""
+    return f"(date_trunc('day', ({t}) AT TIME ZONE 'UTC') AT TIME ZONE 'UTC')"
+
+
+def ctes(cals: str, lo: str, hi: str) -> str:
+    """CTEs ending in ``cal_day``: every calendar in ``cals`` (text[]) x every UTC day of
+    ``[lo, hi]``."""
+    pieces = ", ".join(
+        f"min(p.s) FILTER (WHERE p.k = {k}) AS s{k}, min(p.e) FILTER (WHERE p.k = {k}) AS e{k}"
+        for k in range(1, PIECES + 1)
+    )
+    start = "greatest(v.starts_at, g.day_start)"
+    end = f"least(v.ends_at, g.day_start + {_DAY})"
+    return f"""
+    cal_iv AS (
+        SELECT i.calendar, i.starts_at, i.ends_at
+        FROM unnest({cals}) AS c(calendar)
+        CROSS JOIN LATERAL (
+            (SELECT j.calendar, j.starts_at, j.ends_at FROM calendar_interval j
+             WHERE j.calendar = c.calendar AND j.starts_at <= {lo}
+             ORDER BY j.starts_at DESC LIMIT 1)
+            UNION ALL
+            (SELECT j.calendar, j.starts_at, j.ends_at FROM calendar_interval j
+             WHERE j.calendar = c.calendar AND j.starts_at > {lo} AND j.starts_at <= {hi})
+        ) i
+        WHERE i.ends_at > i.starts_at
+    ),
+    cal_piece AS (
+        SELECT v.calendar, g.day_start,
+               row_number() OVER (PARTITION BY v.calendar, g.day_start ORDER BY v.starts_at) AS k,
+               {real_us("g.day_start", start)} AS s,
+               {real_us("g.day_start", end)} AS e
+        FROM cal_iv v
+        CROSS JOIN LATERAL generate_series({utc_midnight(f"greatest(v.starts_at, {lo})")},
+                                           least(v.ends_at, {hi}), {_DAY}) AS g(day_start)
+        WHERE {end} > {start}
+    ),
+    cal_day AS (
+        SELECT d.calendar, d.day_start, {cum_us("d.calendar", "d.day_start")} AS cum0,
+               count(p.k) AS n, {pieces}
+        FROM (SELECT c.calendar, g.day_start FROM unnest({cals}) AS c(calendar),
+                     generate_series({utc_midnight(lo)}, {hi}, {_DAY}) AS g(day_start)) d
+        LEFT JOIN cal_piece p ON p.calendar = d.calendar AND p.day_start = d.day_start
+        GROUP BY d.calendar, d.day_start
+    )"""
+
+
+def join(alias: str, cal: str, t: str) -> str:
+    """A LEFT JOIN of ``cal_day`` as ``alias`` on the day of instant ``t``."""
+    return (
+        f"LEFT JOIN cal_day {alias} ON {alias}.calendar = {cal} "
+        f"AND {alias}.day_start = {utc_midnight(t)}"
+    )
+
+
+def cum_at(alias: str, cal: str, t: str) -> str:
+    """SQL for ``cum_us(cal, t)`` from the joined day row (the lookup when it cannot serve)."""
+    off = real_us(f"{alias}.day_start", t)
+    parts = " + ".join(
+        f"coalesce(greatest(0, least({off}, {alias}.e{k}) - {alias}.s{k}), 0)"
+        for k in range(1, PIECES + 1)
+    )
+    return (
+        f"(CASE WHEN {alias}.n <= {PIECES} AND {alias}.cum0 IS NOT NULL "
+        f"THEN {alias}.cum0 + {parts} ELSE {cum_us(cal, t)} END)"
+    )
+
+
+def business_at(cal: str, t0: str, x0: str, t1: str, x1: str) -> str:
+    """SQL for business µs from ``t0`` to ``t1`` (day rows ``x0``, ``x1``); real time when the
+    calendar is null; the same value as ``business_sql.business_us``."""
+    return (
+        f"(CASE WHEN ({t0}) IS NULL OR ({t1}) IS NULL THEN NULL "
+        f"WHEN ({t1}) <= ({t0}) THEN 0::bigint WHEN ({cal}) IS NULL THEN {real_us(t0, t1)} "
+        f"ELSE {cum_at(x1, cal, t1)} - {cum_at(x0, cal, t0)} END)"
+    )
