@@ -22,6 +22,12 @@ async def _init_connection(conn: asyncpg.Connection[Any]) -> None:
         )
 
 
+async def _keep_session(conn: asyncpg.Connection[Any]) -> None:
+    """Skip asyncpg's reset round trip on release: pooled connections carry no session state
+    (no LISTEN, no advisory locks, no SET outside a transaction; the worker listens on a
+    connection of its own)."""
+
+
 class Database:
     """An asyncpg pool with JSON codecs; hand out transactions with :meth:`transaction`."""
 
@@ -45,7 +51,9 @@ class Database:
             if query_logger is not None:
                 conn.add_query_logger(query_logger)
 
-        pool = await asyncpg.create_pool(url, min_size=min_size, max_size=max_size, init=init)
+        pool = await asyncpg.create_pool(
+            url, min_size=min_size, max_size=max_size, init=init, reset=_keep_session
+        )
         assert pool is not None
         return cls(pool, url)
 

@@ -149,15 +149,22 @@ async def inbox(
     Rows with residual rules SQL cannot check come back too; the caller filters them.
     """
     args: list[Any] = [principal_id, list(keys)]
+    # Sort and cut the slots first, then join runs and subjects for the kept rows only:
+    # the planner underestimates `audience && keys` and would otherwise join them all.
     sql = f"""
         SELECT {ROW_COLUMNS}
-        FROM slot sl JOIN run r ON r.id = sl.run JOIN subject sub ON sub.id = r.subject
-        WHERE sl.status IN ('open', 'claimed')
-          AND ((sl.status = 'claimed' AND sl.holder = $1)
-               OR (sl.status = 'open' AND sl.audience && $2::text[] AND NOT sl.deny && $2::text[]))
-          {_filter_sql(f, args)}{_keyset_sql(after, args)}
+        FROM (
+            SELECT sl.* FROM slot sl
+            WHERE sl.status IN ('open', 'claimed')
+              AND ((sl.status = 'claimed' AND sl.holder = $1)
+                   OR (sl.status = 'open' AND sl.audience && $2::text[]
+                       AND NOT sl.deny && $2::text[]))
+              {_filter_sql(f, args)}{_keyset_sql(after, args)}
+            ORDER BY sl.due_at ASC NULLS LAST, sl.priority, sl.id
+            LIMIT {int(limit)}
+        ) sl
+        JOIN run r ON r.id = sl.run JOIN subject sub ON sub.id = r.subject
         ORDER BY sl.due_at ASC NULLS LAST, sl.priority, sl.id
-        LIMIT {int(limit)}
     """
     return [_slot_row(r) for r in await conn.fetch(sql, *args)]
 

@@ -6,12 +6,14 @@ from collections.abc import Awaitable, Callable
 from typing import Annotated
 
 import strawberry
+from graphql.validation import ASTValidationRule
 from strawberry.extensions import (
-    MaxAliasesLimiter,
+    AddValidationRules,
     MaxTokensLimiter,
     ParserCache,
-    QueryDepthLimiter,
     ValidationCache,
+    max_aliases,
+    query_depth_limiter,
 )
 from strawberry.schema.config import StrawberryConfig
 
@@ -60,14 +62,19 @@ class Mutation(principals.PrincipalMutations, work_mutations.WorkMutations, link
 
 def build_schema(*, max_depth: int = MAX_DEPTH) -> strawberry.Schema:
     """The taskflow GraphQL schema (``max_depth`` is lowered only by tests)."""
+    # The limit rules are built once: the validation cache keys on the rules, so rules
+    # made afresh per request (as the limiter extensions do) would never let it hit.
+    limits: list[type[ASTValidationRule]] = [
+        query_depth_limiter.create_validator(max_depth, None, None),
+        max_aliases.create_validator(MAX_ALIASES),
+    ]
     return strawberry.Schema(
         query=Query,
         mutation=Mutation,
         types=[principals.PrincipalType, types.RunType, types.SlotType],
         config=StrawberryConfig(auto_camel_case=True),
         extensions=[
-            lambda: QueryDepthLimiter(max_depth=max_depth),
-            lambda: MaxAliasesLimiter(max_alias_count=MAX_ALIASES),
+            lambda: AddValidationRules(limits),
             lambda: MaxTokensLimiter(max_token_count=MAX_TOKENS),
             ShapeErrors,
             # Frontends send the same few operations over and over: parse and validate once
