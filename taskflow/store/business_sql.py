@@ -15,6 +15,11 @@ def real_us(t0: str, t1: str) -> str:
     return f"(extract(epoch FROM ({t1}) - ({t0})) * 1000000)::bigint"
 
 
+def epoch_us(t: str) -> str:
+    """SQL for instant ``t`` as integer µs since 1970 (one numeric step; then bigint maths)."""
+    return f"(extract(epoch FROM {t}) * 1000000)::bigint"
+
+
 def cum_us(cal: str, t: str) -> str:
     """SQL for working µs from the calendar's anchor to ``t``: one index-only lookup."""
     return (

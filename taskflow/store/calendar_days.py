@@ -12,10 +12,11 @@ fallback for a day with more pieces or an instant outside the window.
 
 from __future__ import annotations
 
-from taskflow.store.business_sql import cum_us, real_us
+from taskflow.store.business_sql import cum_us, epoch_us, real_us
 
 #: Working pieces a day row carries (more: the instant falls back to the lookup).
 PIECES = 3
+DAY_US = 86_400_000_000
 _DAY = "interval '24 hours'"
 
 
@@ -58,7 +59,8 @@ def ctes(cals: str, lo: str, hi: str) -> str:
         WHERE {end} > {start}
     ),
     cal_day AS (
-        SELECT d.calendar, d.day_start, {cum_us("d.calendar", "d.day_start")} AS cum0,
+        SELECT d.calendar, d.day_start, {epoch_us("d.day_start")} / {DAY_US} AS day_no,
+               {cum_us("d.calendar", "d.day_start")} AS cum0,
                count(p.k) AS n, {pieces}
         FROM (SELECT c.calendar, g.day_start FROM unnest({cals}) AS c(calendar),
                      generate_series({utc_midnight(lo)}, {hi}, {_DAY}) AS g(day_start)) d
@@ -67,17 +69,21 @@ def ctes(cals: str, lo: str, hi: str) -> str:
     )"""
 
 
-def join(alias: str, cal: str, t: str) -> str:
-    """A LEFT JOIN of ``cal_day`` as ``alias`` on the day of instant ``t``."""
+def join(alias: str, cal: str, t_us: str) -> str:
+    """A LEFT JOIN of ``cal_day`` as ``alias`` on the UTC day of instant ``t_us`` (µs, >= 1970)."""
     return (
         f"LEFT JOIN cal_day {alias} ON {alias}.calendar = {cal} "
-        f"AND {alias}.day_start = {utc_midnight(t)}"
+        f"AND {alias}.day_no = ({t_us}) / {DAY_US}"
     )
 
 
-def cum_at(alias: str, cal: str, t: str) -> str:
-    """SQL for ``cum_us(cal, t)`` from the joined day row (the lookup when it cannot serve)."""
-    off = real_us(f"{alias}.day_start", t)
+def cum_at(alias: str, cal: str, t: str, t_us: str) -> str:
+    """SQL for ``cum_us(cal, t)`` from the joined day row (the lookup when it cannot serve).
+
+    Integer arithmetic on ``t_us`` (``t`` in µs): numeric steps per instant cost more than
+    the rest of the report's work on a slot.
+    """
+    off = f"(({t_us}) - {alias}.day_no * {DAY_US})"
     parts = " + ".join(
         f"coalesce(greatest(0, least({off}, {alias}.e{k}) - {alias}.s{k}), 0)"
         for k in range(1, PIECES + 1)
@@ -88,11 +94,12 @@ def cum_at(alias: str, cal: str, t: str) -> str:
     )
 
 
-def business_at(cal: str, t0: str, x0: str, t1: str, x1: str) -> str:
-    """SQL for business µs from ``t0`` to ``t1`` (day rows ``x0``, ``x1``); real time when the
-    calendar is null; the same value as ``business_sql.business_us``."""
+def business_at(cal: str, t0: str, t0_us: str, x0: str, t1: str, t1_us: str, x1: str) -> str:
+    """SQL for business µs from ``t0`` to ``t1`` (in µs ``t0_us``, ``t1_us``; day rows ``x0``,
+    ``x1``); real time when the calendar is null; equal to ``business_sql.business_us``."""
     return (
-        f"(CASE WHEN ({t0}) IS NULL OR ({t1}) IS NULL THEN NULL "
-        f"WHEN ({t1}) <= ({t0}) THEN 0::bigint WHEN ({cal}) IS NULL THEN {real_us(t0, t1)} "
-        f"ELSE {cum_at(x1, cal, t1)} - {cum_at(x0, cal, t0)} END)"
+        f"(CASE WHEN ({t0_us}) IS NULL OR ({t1_us}) IS NULL THEN NULL "
+        f"WHEN ({t1_us}) <= ({t0_us}) THEN 0::bigint WHEN ({cal}) IS NULL "
+        f"THEN ({t1_us}) - ({t0_us}) "
+        f"ELSE {cum_at(x1, cal, t1, t1_us)} - {cum_at(x0, cal, t0, t0_us)} END)"
     )

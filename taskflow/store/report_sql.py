@@ -19,7 +19,7 @@ import asyncpg
 
 from taskflow.core import reports
 from taskflow.store import calendar_days, db
-from taskflow.store.business_sql import business_us, real_us
+from taskflow.store.business_sql import business_us, epoch_us, real_us
 
 #: Timeline kinds that start (claimed, assigned) or end (the rest) a slot's held time.
 HELD_KINDS = "('slot.claimed', 'slot.assigned')"
@@ -28,9 +28,9 @@ MOVE_KINDS = (
 )
 
 
-def _business(end: str, day: str) -> str:
+def _business(end: str, end_us: str, day: str) -> str:
     """Business µs from the slot's opening to ``end`` (its day row ``day``), via day rows."""
-    return calendar_days.business_at("s.cal", "s.opened_at", "x0", end, day)
+    return calendar_days.business_at("s.cal", "s.opened_at", "s.o_us", "x0", end, end_us, day)
 
 
 def _paused_part(cal: str, end: str) -> str:
@@ -194,6 +194,9 @@ def statement(
                sl.opened_at, sl.satisfied_at,
                least(coalesce(sl.satisfied_at, sl.cancelled_at, $1), $1) AS ended_at,
                coalesce(ev.picked_at, sl.claimed_at, sl.satisfied_at) AS picked_at,
+               {epoch_us("sl.opened_at")} AS o_us,
+               {epoch_us("coalesce(ev.picked_at, sl.claimed_at, sl.satisfied_at)")} AS p_us,
+               {epoch_us("sl.satisfied_at")} AS d_us,
                {worked("ev", "c.pauses", "$1")} AS worked_us,
                c.calendar AS clock_cal, coalesce(c.calendar, w.calendar) AS cal,
                c.budget_us IS NOT NULL AS has_clock, c.pauses, c.met_at, c.due_at,
@@ -206,13 +209,13 @@ def statement(
     ),
     m AS (
         SELECT s.*,
-               {_business("s.picked_at", "x1")} - coalesce(pz.pick_biz, 0)
+               {_business("s.picked_at", "s.p_us", "x1")} - coalesce(pz.pick_biz, 0)
                    AS pickup_biz,
-               {business_us("NULL", "s.opened_at", "s.picked_at")} - coalesce(pz.pick_real, 0)
+               (s.p_us - s.o_us) - coalesce(pz.pick_real, 0)
                    AS pickup_real,
-               {_business("s.satisfied_at", "x2")} - coalesce(pz.done_biz, 0)
+               {_business("s.satisfied_at", "s.d_us", "x2")} - coalesce(pz.done_biz, 0)
                    AS done_biz,
-               {business_us("NULL", "s.opened_at", "s.satisfied_at")} - coalesce(pz.done_real, 0)
+               (s.d_us - s.o_us) - coalesce(pz.done_real, 0)
                    AS done_real,
                {business_us("NULL", "s.opened_at", "s.ended_at")} AS lead_us,
                s.has_clock AND s.met_at IS NOT NULL AND NOT bz.breached AS met,
@@ -226,9 +229,9 @@ def statement(
                            * coalesce(($7::bigint[])[array_position($6::text[], s.clock_cal::text)],
                                       86400000000)) AS at_risk_now
         FROM s
-        {calendar_days.join("x0", "s.cal", "s.opened_at")}
-        {calendar_days.join("x1", "s.cal", "s.picked_at")}
-        {calendar_days.join("x2", "s.cal", "s.satisfied_at")}
+        {calendar_days.join("x0", "s.cal", "s.o_us")}
+        {calendar_days.join("x1", "s.cal", "s.p_us")}
+        {calendar_days.join("x2", "s.cal", "s.d_us")}
         CROSS JOIN LATERAL (SELECT s.has_clock AND (
             (s.breached_at IS NOT NULL AND s.breached_at <= $1)
             OR coalesce(CASE WHEN s.met_at IS NOT NULL THEN s.due_at < s.met_at

@@ -14,9 +14,10 @@ pytestmark = pytest.mark.anyio
 INLINE = business_sql.business_us("c", "a", "b")
 # The report's day rows, for instants inside [$4, $5] (outside: the lookup takes over).
 BY_DAY = f"""WITH {calendar_days.ctes("$6::text[]", "$4::timestamptz", "$5::timestamptz")}
-SELECT {calendar_days.business_at("x.c", "x.a", "x0", "x.b", "x1")} AS us
-FROM unnest($1::text[], $2::timestamptz[], $3::timestamptz[]) WITH ORDINALITY x(c, a, b, n)
-{calendar_days.join("x0", "x.c", "x.a")} {calendar_days.join("x1", "x.c", "x.b")}
+SELECT {calendar_days.business_at("x.c", "x.a", "x.a_us", "x0", "x.b", "x.b_us", "x1")} AS us
+FROM (SELECT c, a, b, n, {business_sql.epoch_us("a")} AS a_us, {business_sql.epoch_us("b")} AS b_us
+      FROM unnest($1::text[], $2::timestamptz[], $3::timestamptz[]) WITH ORDINALITY u(c, a, b, n)) x
+{calendar_days.join("x0", "x.c", "x.a_us")} {calendar_days.join("x1", "x.c", "x.b_us")}
 ORDER BY x.n"""
 
 CALENDARS = ["uk-london", "us-new-york", "de-berlin", "support-overnight", "24x7", "in-bengaluru"]
