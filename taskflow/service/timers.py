@@ -29,6 +29,7 @@ from taskflow.service import persist
 from taskflow.service.container import Services
 from taskflow.store import db
 from taskflow.store import deadlines as store
+from taskflow.store import notifications as outbox
 from taskflow.store import principals as principal_rows
 from taskflow.store import runs as rows
 
@@ -296,7 +297,7 @@ async def _notify(
     """Write one notification per admitted principal; quiet hours defer it to their calendar."""
     sent: list[str] = []
     for notice in notices:
-        ids = await store.principals_with_keys(conn, sorted(notice.audience.keys))
+        ids = await outbox.principals_with_keys(conn, sorted(notice.audience.keys))
         people = await principal_rows.get_many(conn, ids)
         batch = []
         for pid in ids:
@@ -321,5 +322,5 @@ async def _notify(
                 )
             )
             sent.append(pid)
-        await store.notify(conn, batch)
+        await outbox.notify(conn, batch)
     return sent
