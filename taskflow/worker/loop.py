@@ -99,6 +99,11 @@ class Worker:
                     with contextlib.suppress(TimeoutError):
                         await asyncio.wait_for(self._stop.wait(), backoff)
                     backoff = min(backoff * 2, MAX_BACKOFF)
+                except Exception:
+                    # A bug, not an outage: say so loudly, but keep the other timers firing.
+                    log.exception("unexpected error in the timer loop; carrying on")
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(self._stop.wait(), MAX_BACKOFF)
         finally:
             await self._close_listener()
 

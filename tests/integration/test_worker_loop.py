@@ -1,0 +1,52 @@
+"""The in-process worker (``taskflow serve --with-worker``): it fires on the services' clock."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from datetime import timedelta
+
+import pytest
+
+from taskflow import clock
+from taskflow.service import container
+from taskflow.service import principals as principal_service
+from taskflow.service import runs as run_service
+from taskflow.worker import loop
+from tests.conftest import EXAMPLE_PRINCIPALS
+
+pytestmark = pytest.mark.anyio
+
+
+async def breaches(services: container.Services) -> int:
+    async with services.db.connection() as conn:
+        return int(
+            await conn.fetchval("SELECT count(*) FROM audit_event WHERE kind = 'clock.breached'")
+        )
+
+
+async def test_a_running_worker_fires_when_its_clock_reaches_the_due_instant(
+    services: container.Services, frozen_clock: clock.FrozenClock
+) -> None:
+    await principal_service.load(services, json.loads(EXAMPLE_PRINCIPALS.read_text()))
+    app = await principal_service.get(services, "app")
+    assert app is not None
+    async with loop.running(services, poll=0.05) as worker:
+        await run_service.start_run(
+            services,
+            app,
+            workflow="support-ticket",
+            subject_type="ticket",
+            external_id="T-9",
+            attributes={"reference": "T-9", "title": "x", "priority": "P3", "team": "t"},
+            idempotency_key=None,
+        )
+        await asyncio.sleep(0.3)  # several polls: nothing is due on the frozen clock yet
+        assert await breaches(services) == 0
+        frozen_clock.advance(timedelta(minutes=30))  # triage's 30 minutes are up
+        for _ in range(100):
+            if await breaches(services):
+                break
+            await asyncio.sleep(0.05)
+        assert await breaches(services) == 1
+        assert worker.fired == 2  # the breach and the reminder on breach
