@@ -82,7 +82,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     """Add ``check``, ``graph`` and ``show`` to the ``taskflow`` command."""
     parser = subparsers.add_parser(
         "check",
-        help="load and validate workflow definitions",
+        help="Load and validate workflow definitions.",
         description="Load workflow definitions and report every problem, naming the fix.",
     )
     parser.add_argument(
@@ -93,10 +93,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     parser.set_defaults(handler=check)
 
-    parser = subparsers.add_parser("graph", help="print a workflow as a Mermaid state diagram")
+    parser = subparsers.add_parser("graph", help="Print a workflow as a Mermaid state diagram.")
     _select(parser)
     parser.set_defaults(handler=graph)
 
-    parser = subparsers.add_parser("show", help="print a workflow's JSON document")
+    parser = subparsers.add_parser("show", help="Print a workflow's JSON document.")
     _select(parser)
     parser.set_defaults(handler=show)
