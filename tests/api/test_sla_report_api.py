@@ -132,3 +132,43 @@ async def test_at_risk_list_least_time_left_first(
     assert second["pageInfo"]["hasNextPage"] is False
     refused = await gql(client, AT_RISK, token=people["fiona"])
     assert refused.error_codes == ["FORBIDDEN"]
+
+
+async def test_lead_time_and_report_of_a_real_expense(
+    client: httpx.AsyncClient, people: dict[str, str], frozen_clock: object
+) -> None:
+    from datetime import timedelta
+
+    from taskflow.clock import FrozenClock
+    from tests.api import workflows as w
+
+    assert isinstance(frozen_clock, FrozenClock)
+    started = await w.start(
+        client, people["app"], "expense-approval", "expense", "EXP-LT", w.EXPENSE
+    )
+    run_id = started["run"]["id"]
+    review = await w.slot_named(client, people["fiona"], "finance_review")
+    frozen_clock.advance(timedelta(hours=1))
+    await w.claim(client, people["fiona"], review["id"])
+    frozen_clock.advance(timedelta(hours=2))
+    done = await w.complete(client, people["fiona"], review["id"], {"decision": "approve"})
+    assert done["run"]["state"] == "manager_approval"
+    frozen_clock.advance(timedelta(hours=3))
+
+    lead = (await gql(client, LEAD_TIME, {"id": run_id}, token=people["max"])).ok()
+    total = lead["run"]["leadTime"]["total"]
+    assert (total["total"]["text"], total["worked"]["text"]) == ("6h real time", "2h real time")
+    assert [
+        (s["state"], s["leadTime"]["total"]["seconds"], s["leadTime"]["worked"]["seconds"])
+        for s in lead["run"]["leadTime"]["states"]
+    ] == [("submitted", 3 * 3600.0, 2 * 3600.0), ("manager_approval", 3 * 3600.0, 0.0)]
+
+    variables = {"from": "2026-12-01T00:00:00Z", "groupBy": ["SLOT"]}
+    rows = (await gql(client, REPORT, variables, token=people["max"])).ok()["slaReport"]["rows"]
+    by_slot = {r["slot"]: r for r in rows}
+    review_row = by_slot["finance_review"]
+    assert (review_row["opened"], review_row["met"], review_row["stillOpen"]) == (1, 1, 0)
+    assert review_row["pickup"]["business"]["p50"]["text"] == "1h business time"
+    assert review_row["completion"]["business"]["p50"]["text"] == "3h business time"
+    assert review_row["leadTime"]["worked"]["text"] == "2h real time"
+    assert by_slot["manager_approval"]["stillOpen"] == 1
