@@ -50,3 +50,21 @@ async def test_a_running_worker_fires_when_its_clock_reaches_the_due_instant(
             await asyncio.sleep(0.05)
         assert await breaches(services) == 1
         assert worker.fired == 2  # the breach and the reminder on breach
+
+
+async def test_a_notify_wakes_a_sleeping_worker_long_before_its_next_poll(
+    services: container.Services, database_url: str
+) -> None:
+    from tests.acceptance.test_workers import DIGEST, SEED
+
+    async with loop.running(services) as worker:
+        worker.poll = 60.0  # only a NOTIFY can wake it within this test
+        await asyncio.sleep(0.3)  # let it take its first (empty) pass and go to sleep
+        async with services.db.transaction() as conn:
+            await conn.execute(SEED, "N-", 5, DIGEST, 0.0, -1.0)
+            await conn.execute("SELECT pg_notify('taskflow_timers', '')")
+        for _ in range(100):
+            if worker.fired == 5:
+                break
+            await asyncio.sleep(0.05)
+        assert worker.fired == 5
