@@ -53,9 +53,8 @@ async def cover(services: Services, start: datetime, end: datetime) -> None:
 
 
 def at_risk_left(services: Services) -> float:
-    """Share of a budget left below which a running clock is at risk (setting, else 25 %)."""
-    spent: float = getattr(services.settings, "sla_at_risk", clocks.DEFAULT_AT_RISK)
-    return 1.0 - spent
+    """Share of a budget left below which a running clock is at risk (TASKFLOW_SLA_AT_RISK)."""
+    return 1.0 - services.settings.sla_at_risk
 
 
 def zone_of(services: Services, zone: str) -> str:
