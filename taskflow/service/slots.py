@@ -179,11 +179,6 @@ async def claim_next(services: Services, actor: Principal, f: filters.SlotFilter
                 + (" that matches the filter" if f != filters.SlotFilter() else "")
                 + "; check your inbox later."
             )
-        await persist.audit(
-            conn,
-            slot.run_id,
-            AuditEntry("slot.claimed", now, actor.id, slot.id, "claim next", {"slot": slot.name}),
-        )
         await deadlines.after_slot_move(services, conn, slot, now, actor.id)
     return slot
 

@@ -102,6 +102,24 @@ ROW_COLUMNS = (
 )
 
 
+URGENCY = "sl.due_at ASC NULLS LAST, sl.priority, sl.id"
+
+
+def _urgent_page(where: str, limit: int) -> str:
+    """The most urgent ``limit`` slots matching ``where``, with their runs and subjects.
+
+    Slots are sorted and cut first, and only the kept rows are joined: the planner
+    underestimates audience filters (``audience && keys``) and would otherwise join
+    every candidate row before sorting (bench/README.md, "Inbox and claims").
+    """
+    return f"""
+        SELECT {ROW_COLUMNS}
+        FROM (SELECT sl.* FROM slot sl WHERE {where} ORDER BY {URGENCY} LIMIT {int(limit)}) sl
+        JOIN run r ON r.id = sl.run JOIN subject sub ON sub.id = r.subject
+        ORDER BY {URGENCY}
+    """
+
+
 @dataclass(frozen=True)
 class SlotRow:
     """A slot with what a list row shows beside it (its run's state and its subject)."""
@@ -149,23 +167,11 @@ async def inbox(
     Rows with residual rules SQL cannot check come back too; the caller filters them.
     """
     args: list[Any] = [principal_id, list(keys)]
-    # Sort and cut the slots first, then join runs and subjects for the kept rows only:
-    # the planner underestimates `audience && keys` and would otherwise join them all.
-    sql = f"""
-        SELECT {ROW_COLUMNS}
-        FROM (
-            SELECT sl.* FROM slot sl
-            WHERE sl.status IN ('open', 'claimed')
-              AND ((sl.status = 'claimed' AND sl.holder = $1)
-                   OR (sl.status = 'open' AND sl.audience && $2::text[]
-                       AND NOT sl.deny && $2::text[]))
-              {_filter_sql(f, args)}{_keyset_sql(after, args)}
-            ORDER BY sl.due_at ASC NULLS LAST, sl.priority, sl.id
-            LIMIT {int(limit)}
-        ) sl
-        JOIN run r ON r.id = sl.run JOIN subject sub ON sub.id = r.subject
-        ORDER BY sl.due_at ASC NULLS LAST, sl.priority, sl.id
-    """
+    where = f"""sl.status IN ('open', 'claimed')
+        AND ((sl.status = 'claimed' AND sl.holder = $1)
+             OR (sl.status = 'open' AND sl.audience && $2::text[] AND NOT sl.deny && $2::text[]))
+        {_filter_sql(f, args)}{_keyset_sql(after, args)}"""
+    sql = _urgent_page(where, limit)
     return [_slot_row(r) for r in await conn.fetch(sql, *args)]
 
 
@@ -181,13 +187,7 @@ async def work(
     where = "sl.status IN ('pending', 'open', 'claimed')" + _filter_sql(f, args)
     total = await conn.fetchval(f"SELECT count(*) FROM slot sl WHERE {where}", *args)
     page_args = list(args)
-    sql = f"""
-        SELECT {ROW_COLUMNS}
-        FROM slot sl JOIN run r ON r.id = sl.run JOIN subject sub ON sub.id = r.subject
-        WHERE {where}{_keyset_sql(after, page_args)}
-        ORDER BY sl.due_at ASC NULLS LAST, sl.priority, sl.id
-        LIMIT {int(limit)}
-    """
+    sql = _urgent_page(where + _keyset_sql(after, page_args), limit)
     rows = await conn.fetch(sql, *page_args)
     return [_slot_row(r) for r in rows], int(total)
 
@@ -201,7 +201,7 @@ async def claim_next(
     now: datetime,
     skip_residual: bool = True,
 ) -> SlotView | None:
-    """Claim the most urgent open slot the principal may take; None when there is none.
+    """Claim the most urgent open slot the principal may take, on its timeline; None if none.
 
     Slots with residual rules SQL cannot check are skipped here (``skip_residual``)
     and offered through the inbox instead, where they are checked in Python.
@@ -213,14 +213,22 @@ async def claim_next(
             SELECT sl.id FROM slot sl
             WHERE sl.status = 'open' AND sl.audience && $2::text[] AND NOT sl.deny && $2::text[]
               {residual}{_filter_sql(f, args)}
-            ORDER BY sl.due_at ASC NULLS LAST, sl.priority, sl.id
+            ORDER BY {URGENCY}
             LIMIT 1
             FOR UPDATE SKIP LOCKED
         )
-        UPDATE slot s SET status = 'claimed', holder = $1, claimed_at = $3,
-                          version = s.version + 1, updated_at = $3
-        FROM next WHERE s.id = next.id
-        RETURNING {", ".join(f"s.{c.strip()}" for c in SLOT_COLUMNS.split(","))}
+        , claimed AS (
+            UPDATE slot s SET status = 'claimed', holder = $1, claimed_at = $3,
+                              version = s.version + 1, updated_at = $3
+            FROM next WHERE s.id = next.id
+            RETURNING s.*
+        ), audited AS (
+            -- The timeline line travels in the same statement: one round trip, not two.
+            INSERT INTO audit_event (run, slot, kind, actor, reason, details, at)
+            SELECT run, id, 'slot.claimed', $1, 'claim next', jsonb_build_object('slot', name), $3
+            FROM claimed
+        )
+        SELECT {SLOT_COLUMNS} FROM claimed
     """
     row = await conn.fetchrow(sql, *args)
     return slot_from(row) if row else None
