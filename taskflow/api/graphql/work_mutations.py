@@ -13,6 +13,7 @@ from taskflow.api.graphql import relay
 from taskflow.api.graphql.context import Info, caller
 from taskflow.api.graphql.types import RUN, SLOT, RunType, SlotType, Subject
 from taskflow.api.graphql.work import InboxFilter, resolve_slot
+from taskflow.service import events
 from taskflow.service import runs as run_service
 from taskflow.service import slots as slot_service
 
@@ -301,7 +302,7 @@ class WorkMutations:
         me = await caller(info)
         t = input.target
         try:
-            target = run_service.EventTarget(
+            target = events.EventTarget(
                 run_id=_local(t.run_id, RUN, "target.runId") if t.run_id else None,
                 subject_type=t.subject.type if t.subject else None,
                 subject_external_id=t.subject.external_id if t.subject else None,
@@ -309,7 +310,7 @@ class WorkMutations:
                 slot_name=t.slot_name,
                 item=t.item,
             )
-            run, slot, new = await run_service.raise_event(
+            run, slot, new = await events.raise_event(
                 info.context.services,
                 me,
                 event=input.event,
