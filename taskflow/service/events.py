@@ -19,7 +19,7 @@ from taskflow.core.runs.model import LIVE, AuditEntry, Outcome, RunView, SlotVie
 from taskflow.service import access, deadlines, persist
 from taskflow.service.container import Services
 from taskflow.service.runs import definition_for
-from taskflow.store import db
+from taskflow.store import db, subjects
 from taskflow.store import runs as rows
 
 
@@ -51,9 +51,7 @@ async def _target_runs(conn: db.Connection, target: EventTarget) -> list[str]:
         return [target.run_id]
     if target.correlation_key is not None:
         return await rows.runs_by_correlation(conn, target.correlation_key)
-    subject = await rows.find_subject(
-        conn, target.subject_type or "", target.subject_external_id or ""
-    )
+    subject = await subjects.find(conn, target.subject_type or "", target.subject_external_id or "")
     return await rows.live_runs_of_subject(conn, subject.id) if subject else []
 
 

@@ -22,7 +22,7 @@ from taskflow.core.runs import engine, refusals
 from taskflow.core.runs.model import AuditEntry, Outcome, RunView, SlotView
 from taskflow.service import access, deadlines, persist
 from taskflow.service.container import Services
-from taskflow.store import db
+from taskflow.store import db, subjects
 from taskflow.store import runs as rows
 
 T = TypeVar("T")
@@ -130,7 +130,7 @@ async def _start(
 ) -> Started:
     now = services.clock.now()
     async with services.db.transaction() as conn:
-        subject, _ = await rows.upsert_subject(conn, subject_type, external_id, attributes, now)
+        subject, _ = await subjects.upsert(conn, subject_type, external_id, attributes, now)
         if idempotency_key is not None:
             # A retried start gets its run back, even if the run has ended since.
             earlier = await rows.run_by_idempotency_key(
@@ -226,18 +226,18 @@ async def update_subject(
     subject_type: str,
     external_id: str,
     attributes: Mapping[str, Any],
-) -> tuple[rows.SubjectRow, list[str]]:
+) -> tuple[subjects.SubjectRow, list[str]]:
     """Replace a subject's attributes; every live run re-checks its rules. Returns the run ids."""
     access.require_integration(actor, "update subjects")
     now = services.clock.now()
     async with services.db.transaction() as conn:
-        subject = await rows.find_subject(conn, subject_type, external_id)
+        subject = await subjects.find(conn, subject_type, external_id)
         if subject is None:
             raise errors.NotFound(
                 f"No {subject_type} {external_id!r} is tracked; start a run for it first."
             )
         run_ids = await rows.live_runs_of_subject(conn, subject.id)
-        subject = await rows.update_subject(conn, subject.id, attributes, now)
+        subject = await subjects.update(conn, subject.id, attributes, now)
         for run_id in run_ids:
             await decide(
                 services,

@@ -7,7 +7,7 @@ Statements that carry load (inbox, claim, claim-next, work) are in
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -16,16 +16,7 @@ import asyncpg
 
 from taskflow.core.definition import audience as au
 from taskflow.core.runs.model import AuditEntry, RunView, SlotView
-from taskflow.store import db
-
-
-@dataclass(frozen=True)
-class SubjectRow:
-    id: str
-    type: str
-    external_id: str
-    attributes: dict[str, Any]
-    version: int
+from taskflow.store import db, subjects
 
 
 @dataclass(frozen=True)
@@ -33,7 +24,7 @@ class RunRow:
     """A run with what the engine does not track (its subject row, keys, times)."""
 
     view: RunView
-    subject: SubjectRow
+    subject: subjects.SubjectRow
     definition_digest: str
     correlation_key: str | None
     idempotency_key: str | None
@@ -70,69 +61,6 @@ def join_audience(keys: Sequence[str], deny: Sequence[str], residual: Sequence[A
     return au.Audience(keys=frozenset(keys), residual=tuple(rules))
 
 
-# -- subjects ------------------------------------------------------------------------------------
-
-
-def _subject(row: asyncpg.Record, prefix: str = "") -> SubjectRow:
-    return SubjectRow(
-        id=str(row[f"{prefix}id"]),
-        type=row[f"{prefix}type"],
-        external_id=row[f"{prefix}external_id"],
-        attributes=row[f"{prefix}attributes"],
-        version=row[f"{prefix}version"],
-    )
-
-
-async def upsert_subject(
-    conn: db.Connection, type_: str, external_id: str, attributes: Mapping[str, Any], now: datetime
-) -> tuple[SubjectRow, bool]:
-    """Insert or replace a subject's attributes; (row, whether they changed)."""
-    row = await conn.fetchrow(
-        """
-        INSERT INTO subject (id, type, external_id, attributes, version, created_at, updated_at)
-        VALUES ($1, $2, $3, $4, 1, $5, $5)
-        ON CONFLICT (type, external_id) DO UPDATE SET
-            attributes = EXCLUDED.attributes,
-            version = subject.version
-                      + (subject.attributes IS DISTINCT FROM EXCLUDED.attributes)::int,
-            updated_at = CASE WHEN subject.attributes IS DISTINCT FROM EXCLUDED.attributes
-                              THEN EXCLUDED.updated_at ELSE subject.updated_at END
-        RETURNING id, type, external_id, attributes, version, (xmax = 0) AS created
-        """,
-        uuid.uuid4(),
-        type_,
-        external_id,
-        dict(attributes),
-        now,
-    )
-    assert row is not None
-    return _subject(row), bool(row["created"])
-
-
-async def find_subject(conn: db.Connection, type_: str, external_id: str) -> SubjectRow | None:
-    row = await conn.fetchrow(
-        "SELECT id, type, external_id, attributes, version FROM subject "
-        "WHERE type = $1 AND external_id = $2",
-        type_,
-        external_id,
-    )
-    return _subject(row) if row else None
-
-
-async def update_subject(
-    conn: db.Connection, subject_id: str, attributes: Mapping[str, Any], now: datetime
-) -> SubjectRow:
-    row = await conn.fetchrow(
-        "UPDATE subject SET attributes = $2, version = version + 1, updated_at = $3 "
-        "WHERE id = $1 RETURNING id, type, external_id, attributes, version",
-        uuid.UUID(subject_id),
-        dict(attributes),
-        now,
-    )
-    assert row is not None
-    return _subject(row)
-
-
 # -- runs ----------------------------------------------------------------------------------------
 
 RUN_COLUMNS = """
@@ -145,7 +73,7 @@ RUN_COLUMNS = """
 
 
 def run_from(row: asyncpg.Record) -> RunRow:
-    subject = _subject(row, "s_")
+    subject = subjects.from_row(row, "s_")
     return RunRow(
         view=RunView(
             id=str(row["id"]),

@@ -1,0 +1,83 @@
+"""Subjects: the tracked entities, as applications send them."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import asyncpg
+
+from taskflow.store import db
+
+
+@dataclass(frozen=True)
+class SubjectRow:
+    id: str
+    type: str
+    external_id: str
+    attributes: dict[str, Any]
+    version: int
+
+
+def from_row(row: asyncpg.Record, prefix: str = "") -> SubjectRow:
+    """A subject from a row (its columns may carry a prefix, as in joins)."""
+    return SubjectRow(
+        id=str(row[f"{prefix}id"]),
+        type=row[f"{prefix}type"],
+        external_id=row[f"{prefix}external_id"],
+        attributes=row[f"{prefix}attributes"],
+        version=row[f"{prefix}version"],
+    )
+
+
+async def upsert(
+    conn: db.Connection, type_: str, external_id: str, attributes: Mapping[str, Any], now: datetime
+) -> tuple[SubjectRow, bool]:
+    """Insert or replace a subject's attributes; (row, whether they changed)."""
+    row = await conn.fetchrow(
+        """
+        INSERT INTO subject (id, type, external_id, attributes, version, created_at, updated_at)
+        VALUES ($1, $2, $3, $4, 1, $5, $5)
+        ON CONFLICT (type, external_id) DO UPDATE SET
+            attributes = EXCLUDED.attributes,
+            version = subject.version
+                      + (subject.attributes IS DISTINCT FROM EXCLUDED.attributes)::int,
+            updated_at = CASE WHEN subject.attributes IS DISTINCT FROM EXCLUDED.attributes
+                              THEN EXCLUDED.updated_at ELSE subject.updated_at END
+        RETURNING id, type, external_id, attributes, version, (xmax = 0) AS created
+        """,
+        uuid.uuid4(),
+        type_,
+        external_id,
+        dict(attributes),
+        now,
+    )
+    assert row is not None
+    return from_row(row), bool(row["created"])
+
+
+async def find(conn: db.Connection, type_: str, external_id: str) -> SubjectRow | None:
+    row = await conn.fetchrow(
+        "SELECT id, type, external_id, attributes, version FROM subject "
+        "WHERE type = $1 AND external_id = $2",
+        type_,
+        external_id,
+    )
+    return from_row(row) if row else None
+
+
+async def update(
+    conn: db.Connection, subject_id: str, attributes: Mapping[str, Any], now: datetime
+) -> SubjectRow:
+    row = await conn.fetchrow(
+        "UPDATE subject SET attributes = $2, version = version + 1, updated_at = $3 "
+        "WHERE id = $1 RETURNING id, type, external_id, attributes, version",
+        uuid.UUID(subject_id),
+        dict(attributes),
+        now,
+    )
+    assert row is not None
+    return from_row(row)
