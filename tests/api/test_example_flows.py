@@ -12,22 +12,9 @@ from tests.conftest import gql
 
 pytestmark = pytest.mark.anyio
 
-TICKET = {
-    "reference": "T-81723",
-    "title": "Cannot export invoices",
-    "priority": "P2",
-    "team": "billing-support",
-    "customer_email": "ana@example.com",
-}
-VENDOR = {
-    "vendor_number": "V-20931",
-    "legal_name": "Acme Logistics GmbH",
-    "country": "DE",
-    "vat_number": "DE123456789",
-    "contact_email": "onboarding@acme.example",
-    "required_documents": ["certificate of incorporation", "bank details"],
-    "handles_personal_data": True,
-}
+TICKET = w.TICKET
+VENDOR = w.VENDOR
+
 
 RAISE = """mutation($input: RaiseEventInput!) { raiseEvent(input: $input) {
   __typename

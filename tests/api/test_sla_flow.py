@@ -20,13 +20,8 @@ from tests.conftest import gql
 
 pytestmark = pytest.mark.anyio
 
-TICKET = {
-    "reference": "T-81723",
-    "title": "Cannot export invoices",
-    "priority": "P2",
-    "team": "billing-support",
-    "customer_email": "ana@example.com",
-}
+TICKET = w.TICKET
+
 
 CLOCKS = """query($first: Int) { inbox(first: $first) { edges { node {
   id name dueAt priority holder status

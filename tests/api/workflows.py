@@ -42,6 +42,23 @@ TIMELINE = """query($id: ID!, $kinds: [String!]) {
   run(id: $id) { state timeline(first: 100, kinds: $kinds) {
   totalCount edges { node { kind actor reason details } } } } }"""
 
+#: Example subjects shared by the workflow tests (see the examples' docstrings).
+TICKET = {
+    "reference": "T-81723",
+    "title": "Cannot export invoices",
+    "priority": "P2",
+    "team": "billing-support",
+    "customer_email": "ana@example.com",
+}
+VENDOR = {
+    "vendor_number": "V-20931",
+    "legal_name": "Acme Logistics GmbH",
+    "country": "DE",
+    "vat_number": "DE123456789",
+    "contact_email": "onboarding@acme.example",
+    "required_documents": ["certificate of incorporation", "bank details"],
+    "handles_personal_data": True,
+}
 EXPENSE = {
     "reference": "EXP-2026-0042",
     "amount": 1250.0,
