@@ -56,54 +56,61 @@ async def carry_out(
     now: datetime,
     *,
     run_changed: bool,
-    audit_lines: bool = True,
+    lines: Sequence[AuditEntry] = (),
+    clock_lines: bool = True,
+    slot_timers: Sequence[store.TimerRow] | None = None,
 ) -> None:
-    """Write clocks, due instants, clock timeline lines and timers for ``slots`` (and the run)."""
+    """Write clocks, due instants, timeline lines and timers for ``slots`` (and the run).
+
+    One read (the timer rows, unless ``slot_timers`` already holds those of
+    ``slots`` and the run did not change) and one write statement: ``lines``, then
+    the clock lines (``clock_lines``), travel in it too.
+    """
     registry = ctx.registry
-    clock_rows, due_rows, audit = [], [], []
+    writes = store.DeadlineWrites(run_id=run.id, audit=list(lines))
     for view in slots:
-        if audit_lines:
-            audit += deadlines.clock_audit(ctx.before.get(view.id), view, registry, now, ctx.actor)
+        if clock_lines:
+            writes.audit += deadlines.clock_audit(
+                ctx.before.get(view.id), view, registry, now, ctx.actor
+            )
         for c in view.clocks:
             cal = clocks.calendar_of(registry, c)
-            clock_rows.append(store.ClockRow(view.id, view.run_id, c, clocks.due_at(c, cal), None))
-        due_rows.append((view.id, view.visit, deadlines.nearest_due(view, registry)))
-    await store.save_clocks(conn, clock_rows, now)
-    await store.set_slot_due(conn, due_rows)
-    if audit:
-        await rows.append_audit(conn, run.id, audit)
-    await sync_timers(conn, run, slots, ctx, now, run_changed=run_changed)
+            writes.clocks.append(
+                store.ClockRow(view.id, view.run_id, c, clocks.due_at(c, cal), None)
+            )
+        writes.slot_due.append((view.id, view.visit, deadlines.nearest_due(view, registry)))
+    existing: list[store.TimerRow] = list(slot_timers or ())
+    run_timers: list[store.TimerRow] = []
+    if slot_timers is None or run_changed:
+        read_slots = [s.id for s in slots] if slot_timers is None else []
+        found, run_timers = await store.timers_for(
+            conn, read_slots, run.id if run_changed else None
+        )
+        existing += found
+    wanted = [
+        spec
+        for view in slots
+        for spec in deadlines.slot_timers(ctx.definition, view, registry, _fired(existing))
+    ]
+    if run_changed:
+        wanted += deadlines.state_timers(ctx.definition, run, registry, _fired(run_timers))
+        existing += run_timers
+    writes.timers = store.timer_changes(existing, wanted)
+    await writes.send(conn, now)
 
 
-async def sync_timers(
+def _fired(timers: Sequence[store.TimerRow]) -> dict[str, int]:
+    return {t.key: t.fired for t in timers}
+
+
+async def after_outcome(
     conn: db.Connection,
-    run: RunView,
-    slots: Sequence[SlotView],
+    result: Outcome,
     ctx: Context,
     now: datetime,
-    *,
-    run_changed: bool,
+    lines: Sequence[AuditEntry] = (),
 ) -> None:
-    """Arm, move or cancel the timer rows of ``slots`` (and of the run's state when it changed)."""
-    if slots:
-        existing = await store.timers_of(conn, slot_ids=[s.id for s in slots])
-        fired = {t.key: t.fired for t in existing}
-        wanted = [
-            spec
-            for view in slots
-            for spec in deadlines.slot_timers(ctx.definition, view, ctx.registry, fired)
-        ]
-        await store.reconcile(conn, existing, wanted, now)
-    if run_changed:
-        existing = await store.timers_of(conn, run_id=run.id)
-        fired = {t.key: t.fired for t in existing}
-        await store.reconcile(
-            conn, existing, deadlines.state_timers(ctx.definition, run, ctx.registry, fired), now
-        )
-
-
-async def after_outcome(conn: db.Connection, result: Outcome, ctx: Context, now: datetime) -> None:
-    """:func:`carry_out` for an engine outcome."""
+    """:func:`carry_out` for an engine outcome (``lines``: its timeline, clock lines merged)."""
     await carry_out(
         conn,
         result.run,
@@ -111,7 +118,8 @@ async def after_outcome(conn: db.Connection, result: Outcome, ctx: Context, now:
         ctx,
         now,
         run_changed=result.run_changed,
-        audit_lines=False,
+        lines=lines,
+        clock_lines=False,
     )
 
 
@@ -133,17 +141,22 @@ def timeline(result: Outcome, ctx: Context, now: datetime) -> list[AuditEntry]:
 
 
 async def after_slot_move(
-    services: Services, conn: db.Connection, slot: SlotView, now: datetime, actor: str | None
+    services: Services,
+    conn: db.Connection,
+    moved: store.SlotContext,
+    now: datetime,
+    actor: str | None,
+    lines: Sequence[AuditEntry] = (),
 ) -> None:
-    """Clocks and timers after a claim, release or assignment written outside the engine."""
-    run = await rows.get_run(conn, slot.run_id)
-    if run is None:
-        return
-    definition = services.catalog.get(run.view.workflow, run.view.definition_version)
-    [before] = await store.with_clocks(conn, [slot])
-    after = deadlines.sync_clocks(definition, before, run.view.subject, now)
-    ctx = context(definition, services.calendars, [before], actor)
-    await carry_out(conn, run.view, [after], ctx, now, run_changed=False)
+    """Clocks, timers and ``lines`` after a claim, release or assignment written outside the
+    engine: the statement that moved the slot read what this needs, so this is one write."""
+    run = moved.run.view
+    definition = services.catalog.get(run.workflow, run.definition_version)
+    after = deadlines.sync_clocks(definition, moved.slot, run.subject, now)
+    ctx = context(definition, services.calendars, [moved.slot], actor)
+    await carry_out(
+        conn, run, [after], ctx, now, run_changed=False, lines=lines, slot_timers=moved.timers
+    )
 
 
 # -- reading -------------------------------------------------------------------------------------

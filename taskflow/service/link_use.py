@@ -35,7 +35,6 @@ from taskflow.service import runs as run_service
 from taskflow.service.container import Services
 from taskflow.store import db
 from taskflow.store import links as store
-from taskflow.store import runs as rows
 
 PAGE_SALT = "taskflow.magic-link-page.v1"
 #: How long a rendered form may wait before it is sent (then it is shown again, fresh).
@@ -115,17 +114,17 @@ async def check_throttle(services: Services, client: str) -> None:
 async def _usable(services: Services, conn: db.Connection, token: str) -> _Usable:
     """The link and its slot if the token may be used now; :class:`_Dead` otherwise.
 
-    Every path runs the same three lookups (a nil id stands in for what a bad
-    token cannot name), so how long a refusal takes does not tell why.
+    Every path runs the same statement with the same three index probes (a nil
+    id stands in for what a bad token cannot name), so how long a refusal takes
+    does not tell why; one statement also sees link, run and slot in one
+    snapshot, so a link spent concurrently reads as used, not as a done slot.
     """
     now = services.clock.now()
     claims = links.decode(services, token)
     link_id, nonce = claims if claims else (str(store.NO_SUCH_LINK), "")
-    found = await store.get(conn, link_id)
-    link, stored_hash = found if found else (None, "")
-    nil = str(store.NO_SUCH_LINK)
-    run = await rows.get_run(conn, link.run_id if link else nil)
-    slot = await rows.get_slot(conn, link.slot_id if link else nil)
+    target = await store.get_with_target(conn, link_id)
+    link, stored_hash = target.link if target.link else (None, "")
+    run, slot = target.run, target.slot
     if link is None:
         raise _Dead("tampered" if claims is None else "unknown", None)
     if claims is None or not hmac.compare_digest(stored_hash, links.nonce_hash(nonce)):

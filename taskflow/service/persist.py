@@ -35,11 +35,12 @@ async def outcome(
         await rows.insert_slots(conn, result.created, workflow, now)
     if result.changed:
         await rows.update_slots(conn, result.changed, now)
-    audit = deadlines.timeline(result, sla, now) if sla is not None else list(result.audit)
-    if audit:
-        await rows.append_audit(conn, result.run.id, audit)
-    if sla is not None:
-        await deadlines.after_outcome(conn, result, sla, now)
+    if sla is None:
+        if result.audit:
+            await rows.append_audit(conn, result.run.id, result.audit)
+        return
+    # The timeline travels in the deadlines' one write statement.
+    await deadlines.after_outcome(conn, result, sla, now, deadlines.timeline(result, sla, now))
 
 
 async def audit(conn: db.Connection, run_id: str, *entries: AuditEntry) -> None:

@@ -61,9 +61,11 @@ async def _guarded(
             async with services.db.transaction() as conn:
                 written = await queries.write_slot_move(conn, current, after, now)
                 if written is not None:
-                    await persist.audit(conn, written.run_id, audit(current, written))
-                    await deadlines.after_slot_move(services, conn, written, now, actor.id)
-                    return written
+                    line = audit(current, written.slot)
+                    await deadlines.after_slot_move(
+                        services, conn, written, now, actor.id, lines=[line]
+                    )
+                    return written.slot
                 reread = await rows.get_slot(conn, slot_id)
             assert reread is not None
             current = reread
@@ -170,17 +172,17 @@ async def claim_next(services: Services, actor: Principal, f: filters.SlotFilter
     """Take the most urgent open slot the actor may take."""
     now = services.clock.now()
     async with services.db.transaction() as conn:
-        slot = await queries.claim_next(
+        claimed = await queries.claim_next(
             conn, principal_id=actor.id, keys=sorted(access.keys(actor)), f=f, now=now
         )
-        if slot is None:
+        if claimed is None:
             raise refusals.NothingToClaim(
                 "There is no open slot you may take right now"
                 + (" that matches the filter" if f != filters.SlotFilter() else "")
                 + "; check your inbox later."
             )
-        await deadlines.after_slot_move(services, conn, slot, now, actor.id)
-    return slot
+        await deadlines.after_slot_move(services, conn, claimed, now, actor.id)
+    return claimed.slot
 
 
 async def complete(

@@ -10,15 +10,16 @@ passes (the worker's one clock), never the database's ``now()``.
 from __future__ import annotations
 
 import dataclasses
+import json
 import uuid
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
 from taskflow.core import clocks, deadlines
 from taskflow.core.definition import budgets as bu
-from taskflow.core.runs.model import SlotView
+from taskflow.core.runs.model import AuditEntry, SlotView
 from taskflow.store import db, runs
 
 #: The channel a worker LISTENs on; armed timers NOTIFY it when they commit.
@@ -34,11 +35,9 @@ def _clock_from(row: Any) -> clocks.Clock:
         calendar=row["calendar"],
         working_days=row["working_days"],
     )
-    pauses = tuple(
-        clocks.Pause(datetime.fromisoformat(a), datetime.fromisoformat(b) if b else None)
-        for a, b in row["pauses"]
+    return clocks.Clock(
+        row["milestone"], budget, row["started_at"], _pauses(row["pauses"]), row["met_at"]
     )
-    return clocks.Clock(row["milestone"], budget, row["started_at"], pauses, row["met_at"])
 
 
 async def clocks_of(
@@ -64,6 +63,65 @@ async def with_clocks(conn: db.Connection, views: Sequence[SlotView]) -> list[Sl
     return [dataclasses.replace(v, clocks=ledgers[v.id]) if v.id in ledgers else v for v in views]
 
 
+#: Columns that read a just-written slot's clock ledgers and timer rows in the statement that
+#: wrote it (``c`` is the slot row): carrying out its deadlines then needs no further read.
+CONTEXT_COLUMNS = """
+    (SELECT json_agg(json_build_array(k.milestone, k.budget_kind, k.budget_us, k.working_days,
+                                      k.calendar, k.started_at, k.pauses, k.met_at)
+                     ORDER BY k.milestone)
+       FROM sla_clock k WHERE k.slot = c.id) AS ctx_clocks,
+    (SELECT json_agg(json_build_array(t.id, t.key, t.kind, t.part, t.due_at, t.status, t.fired))
+       FROM timer t WHERE t.slot = c.id) AS ctx_timers
+"""
+
+
+@dataclass(frozen=True)
+class SlotContext:
+    """A slot as a statement wrote it, with its run, clock ledgers and timer rows."""
+
+    slot: SlotView
+    run: runs.RunRow
+    timers: list[TimerRow]
+
+
+def _instant(value: str | None) -> datetime | None:
+    return datetime.fromisoformat(value) if value is not None else None
+
+
+def slot_context(row: Any, run_prefix: str) -> SlotContext:
+    """Read a row of slot columns, :func:`runs.run_columns` (``run_prefix``) and
+    :data:`CONTEXT_COLUMNS`."""
+    view = runs.slot_from(row)
+    ledgers = []
+    for milestone, kind, budget_us, working_days, calendar, started, pauses, met in (
+        row["ctx_clocks"] or ()
+    ):
+        budget = bu.ResolvedBudget(
+            kind=kind,
+            duration=timedelta(microseconds=budget_us),
+            calendar=calendar,
+            working_days=working_days,
+        )
+        ledgers.append(
+            clocks.Clock(milestone, budget, _parse(started), _pauses(pauses), _instant(met))
+        )
+    timers = [
+        TimerRow(tid, key, view.run_id, view.id, kind, part, _parse(due), status, fired)
+        for tid, key, kind, part, due, status, fired in (row["ctx_timers"] or ())
+    ]
+    if ledgers:
+        view = dataclasses.replace(view, clocks=tuple(ledgers))
+    return SlotContext(view, runs.run_from(row, run_prefix), timers)
+
+
+def _parse(value: str) -> datetime:
+    return datetime.fromisoformat(value)
+
+
+def _pauses(stored: Sequence[Sequence[str | None]]) -> tuple[clocks.Pause, ...]:
+    return tuple(clocks.Pause(_parse(str(a)), _instant(b)) for a, b in stored)
+
+
 @dataclass(frozen=True)
 class ClockRow:
     """A clock to write, with the derived instants kept beside the ledger for reports."""
@@ -75,47 +133,16 @@ class ClockRow:
     breached_at: datetime | None
 
 
+_US = timedelta(microseconds=1)
+
+
+def _pause_list(c: clocks.Clock) -> list[list[str | None]]:
+    return [[p.start.isoformat(), p.end.isoformat() if p.end else None] for p in c.pauses]
+
+
 async def save_clocks(conn: db.Connection, rows: Iterable[ClockRow], now: datetime) -> None:
     """Insert or replace clock ledgers (one row per slot and milestone)."""
-    args = []
-    for r in rows:
-        c = r.clock
-        args.append(
-            (
-                uuid.uuid4(),
-                uuid.UUID(r.slot_id),
-                uuid.UUID(r.run_id),
-                c.milestone,
-                c.budget.kind,
-                c.budget.duration // timedelta(microseconds=1),
-                c.budget.working_days,
-                c.budget.calendar,
-                c.started_at,
-                [[p.start.isoformat(), p.end.isoformat() if p.end else None] for p in c.pauses],
-                c.met_at,
-                r.due_at,
-                r.breached_at,
-                now,
-            )
-        )
-    if not args:
-        return
-    await conn.executemany(
-        """
-        INSERT INTO sla_clock (id, slot, run, milestone, budget_kind, budget_us, working_days,
-                               calendar, started_at, pauses, met_at, due_at, breached_at,
-                               updated_at)
-        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
-        ON CONFLICT (slot, milestone) DO UPDATE SET
-            budget_kind = EXCLUDED.budget_kind, budget_us = EXCLUDED.budget_us,
-            working_days = EXCLUDED.working_days, calendar = EXCLUDED.calendar,
-            started_at = EXCLUDED.started_at, pauses = EXCLUDED.pauses, met_at = EXCLUDED.met_at,
-            due_at = EXCLUDED.due_at,
-            breached_at = COALESCE(sla_clock.breached_at, EXCLUDED.breached_at),
-            updated_at = EXCLUDED.updated_at
-        """,
-        args,
-    )
+    await DeadlineWrites(clocks=list(rows)).send(conn, now)
 
 
 async def breached_at_of(conn: db.Connection, slot_id: str) -> dict[str, datetime]:
@@ -138,16 +165,10 @@ async def mark_breached(conn: db.Connection, slot_id: str, milestone: str, at: d
 
 
 async def set_slot_due(
-    conn: db.Connection, rows: Iterable[tuple[str, int, datetime | None]]
+    conn: db.Connection, rows: Iterable[tuple[str, int, datetime | None]], now: datetime
 ) -> None:
     """Write each slot's nearest due instant (and visit: a held slot rejoins the run's visit)."""
-    args = [(uuid.UUID(i), visit, due) for i, visit, due in rows]
-    if args:
-        await conn.executemany(
-            "UPDATE slot SET visit = $2, due_at = $3 WHERE id = $1 "
-            "AND (visit, due_at) IS DISTINCT FROM ($2, $3)",
-            args,
-        )
+    await DeadlineWrites(slot_due=list(rows)).send(conn, now)
 
 
 # -- timers ------------------------------------------------------------------------------------
@@ -200,53 +221,154 @@ async def timers_of(
     return [_timer(r) for r in rows]
 
 
+@dataclass(frozen=True)
+class TimerChanges:
+    """What makes timer rows match what is wanted: ids to cancel, specs to arm or move."""
+
+    cancel: list[int]
+    arm: list[deadlines.TimerSpec]
+
+
+def timer_changes(
+    existing: Sequence[TimerRow], wanted: Sequence[deadlines.TimerSpec]
+) -> TimerChanges:
+    """Arm new keys, move changed ones, cancel armed rows no longer wanted (others stay)."""
+    by_key = {t.key: t for t in existing}
+    want = {s.key for s in wanted}
+    return TimerChanges(
+        cancel=[t.id for t in existing if t.status == "armed" and t.key not in want],
+        arm=[
+            s
+            for s in wanted
+            if s.key not in by_key
+            or by_key[s.key].status != "armed"
+            or by_key[s.key].due_at != s.due_at
+        ],
+    )
+
+
 async def reconcile(
     conn: db.Connection,
     existing: Sequence[TimerRow],
     wanted: Sequence[deadlines.TimerSpec],
     now: datetime,
 ) -> None:
-    """Make the rows match ``wanted``: arm new keys, move changed ones, cancel the rest."""
-    by_key = {t.key: t for t in existing}
-    want = {s.key for s in wanted}
-    cancel = [t.id for t in existing if t.status == "armed" and t.key not in want]
-    if cancel:
-        await conn.execute(
-            "UPDATE timer SET status = 'cancelled', updated_at = $2 WHERE id = ANY($1::bigint[])",
-            cancel,
-            now,
-        )
-    arm = [
-        s
-        for s in wanted
-        if s.key not in by_key
-        or by_key[s.key].status != "armed"
-        or by_key[s.key].due_at != s.due_at
-    ]
-    if not arm:
-        return
-    await conn.executemany(
-        """
-        INSERT INTO timer (key, run, slot, kind, part, due_at, status, fired, updated_at)
-        VALUES ($1, $2, $3, $4, $5, $6, 'armed', 0, $7)
-        ON CONFLICT (key) DO UPDATE SET due_at = EXCLUDED.due_at, status = 'armed',
-                                        updated_at = EXCLUDED.updated_at
-        """,
-        [
-            (
-                s.key,
-                uuid.UUID(s.run_id),
-                uuid.UUID(s.slot_id) if s.slot_id else None,
-                s.kind,
-                s.ref,
-                s.due_at,
-                now,
-            )
-            for s in arm
-        ],
+    """Make the rows match ``wanted`` (see :func:`timer_changes`), in one statement."""
+    await DeadlineWrites(timers=timer_changes(existing, wanted)).send(conn, now)
+
+
+async def timers_for(
+    conn: db.Connection, slot_ids: Sequence[str], run_id: str | None
+) -> tuple[list[TimerRow], list[TimerRow]]:
+    """(the timer rows of these slots, the run-level rows of ``run_id`` if given), one read."""
+    found = await conn.fetch(
+        f"SELECT {_TIMER_COLUMNS} FROM timer WHERE slot = ANY($1::uuid[]) "
+        "OR (run = $2 AND slot IS NULL)",
+        [uuid.UUID(s) for s in slot_ids],
+        uuid.UUID(run_id) if run_id is not None else None,
     )
-    # Delivered at commit; identical payloads in one transaction are folded into one.
-    await conn.execute("SELECT pg_notify($1, '')", CHANNEL)
+    rows = [_timer(r) for r in found]
+    return [t for t in rows if t.slot_id is not None], [t for t in rows if t.slot_id is None]
+
+
+@dataclass
+class DeadlineWrites:
+    """Every write that carrying out a decision's deadlines makes, sent as ONE statement.
+
+    Each part is a data-modifying CTE over arrays (``unnest``), so a claim's clock
+    upsert, due instant, timeline lines and timer changes cost one round trip
+    however many rows they touch. The parts touch different rows (cancelled timers
+    are never the armed ones), which a single statement requires.
+    """
+
+    clocks: list[ClockRow] = field(default_factory=list)
+    slot_due: list[tuple[str, int, datetime | None]] = field(default_factory=list)
+    run_id: str | None = None
+    audit: list[AuditEntry] = field(default_factory=list)
+    timers: TimerChanges = field(default_factory=lambda: TimerChanges([], []))
+
+    async def send(self, conn: db.Connection, now: datetime) -> None:
+        args: list[Any] = [now]
+
+        def arg(value: Any) -> str:
+            args.append(value)
+            return f"${len(args)}"
+
+        parts = []
+        if self.clocks:
+            parts.append(_clock_upsert(self.clocks, arg))
+        if self.slot_due:
+            parts.append(
+                f"""UPDATE slot s SET visit = d.visit, due_at = d.due
+                FROM unnest({arg([uuid.UUID(i) for i, _, _ in self.slot_due])}::uuid[],
+                            {arg([v for _, v, _ in self.slot_due])}::int[],
+                            {arg([d for _, _, d in self.slot_due])}::timestamptz[])
+                     AS d(id, visit, due)
+                WHERE s.id = d.id AND (s.visit, s.due_at) IS DISTINCT FROM (d.visit, d.due)"""
+            )
+        if self.audit:
+            assert self.run_id is not None
+            parts.append(runs.audit_insert(self.run_id, self.audit, arg))
+        if self.timers.cancel:
+            parts.append(
+                "UPDATE timer SET status = 'cancelled', updated_at = $1 "
+                f"WHERE id = ANY({arg(self.timers.cancel)}::bigint[])"
+            )
+        if self.timers.arm:
+            parts.append(_timer_arm(self.timers.arm, arg))
+        if not parts:
+            return
+        ctes = ", ".join(f"w{i} AS ({part})" for i, part in enumerate(parts))
+        # Delivered at commit; identical payloads in one transaction are folded into one.
+        notify = f"pg_notify({arg(CHANNEL)}, '')" if self.timers.arm else "NULL"
+        # $1 (now) is named here too: a statement whose parts do not use it must still type it.
+        await conn.execute(f"WITH {ctes} SELECT $1::timestamptz, {notify}", *args)
+
+
+def _clock_upsert(rows: Sequence[ClockRow], arg: Callable[[Any], str]) -> str:
+    columns = [
+        ("id", "uuid", [uuid.uuid4() for _ in rows]),
+        ("slot", "uuid", [uuid.UUID(r.slot_id) for r in rows]),
+        ("run", "uuid", [uuid.UUID(r.run_id) for r in rows]),
+        ("milestone", "text", [r.clock.milestone for r in rows]),
+        ("budget_kind", "text", [r.clock.budget.kind for r in rows]),
+        ("budget_us", "bigint", [r.clock.budget.duration // _US for r in rows]),
+        ("working_days", "float8", [r.clock.budget.working_days for r in rows]),
+        ("calendar", "text", [r.clock.budget.calendar for r in rows]),
+        ("started_at", "timestamptz", [r.clock.started_at for r in rows]),
+        ("pauses", "text", [json.dumps(_pause_list(r.clock)) for r in rows]),
+        ("met_at", "timestamptz", [r.clock.met_at for r in rows]),
+        ("due_at", "timestamptz", [r.due_at for r in rows]),
+        ("breached_at", "timestamptz", [r.breached_at for r in rows]),
+    ]
+    names = ", ".join(name for name, _, _ in columns)
+    arrays = ", ".join(f"{arg(values)}::{kind}[]" for _, kind, values in columns)
+    selected = ", ".join(f"{name}::jsonb" if name == "pauses" else name for name, _, _ in columns)
+    return f"""
+        INSERT INTO sla_clock ({names}, updated_at)
+        SELECT {selected}, $1 FROM unnest({arrays}) AS c({names})
+        ON CONFLICT (slot, milestone) DO UPDATE SET
+            budget_kind = EXCLUDED.budget_kind, budget_us = EXCLUDED.budget_us,
+            working_days = EXCLUDED.working_days, calendar = EXCLUDED.calendar,
+            started_at = EXCLUDED.started_at, pauses = EXCLUDED.pauses, met_at = EXCLUDED.met_at,
+            due_at = EXCLUDED.due_at,
+            breached_at = COALESCE(sla_clock.breached_at, EXCLUDED.breached_at),
+            updated_at = EXCLUDED.updated_at"""
+
+
+def _timer_arm(specs: Sequence[deadlines.TimerSpec], arg: Callable[[Any], str]) -> str:
+    return f"""
+        INSERT INTO timer (key, run, slot, kind, part, due_at, status, fired, updated_at)
+        SELECT key, run, slot, kind, part, due_at, 'armed', 0, $1
+        FROM unnest({arg([s.key for s in specs])}::text[],
+                    {arg([uuid.UUID(s.run_id) for s in specs])}::uuid[],
+                    {arg([uuid.UUID(s.slot_id) if s.slot_id else None for s in specs])}::uuid[],
+                    {arg([s.kind for s in specs])}::text[],
+                    {arg([s.ref for s in specs])}::text[],
+                    {arg([s.due_at for s in specs])}::timestamptz[])
+             AS t(key, run, slot, kind, part, due_at)
+        ON CONFLICT (key) DO UPDATE SET due_at = EXCLUDED.due_at, status = 'armed',
+                                        updated_at = EXCLUDED.updated_at"""
 
 
 async def take_due(conn: db.Connection, now: datetime, limit: int) -> list[TimerRow]:

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import uuid
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 import asyncpg
 
 from taskflow.core import links as core
-from taskflow.store import db
+from taskflow.core.runs.model import SlotView
+from taskflow.store import db, runs
 
 _COLUMNS = (
     "id, run, slot, event, recipient_name, recipient_email, created_by, created_at, expires_at, "
@@ -20,22 +22,25 @@ _COLUMNS = (
 NO_SUCH_LINK = uuid.UUID(int=0)
 
 
-def _link(row: asyncpg.Record) -> core.LinkView:
+def _link(row: asyncpg.Record, prefix: str = "") -> core.LinkView:
+    def get(name: str) -> Any:
+        return row[prefix + name]
+
     return core.LinkView(
-        id=str(row["id"]),
-        run_id=str(row["run"]),
-        slot_id=str(row["slot"]),
-        event=row["event"],
-        recipient_name=row["recipient_name"],
-        recipient_email=row["recipient_email"],
-        created_by=row["created_by"],
-        created_at=row["created_at"],
-        expires_at=row["expires_at"],
-        consumed_at=row["consumed_at"],
-        revoked_at=row["revoked_at"],
-        revoked_by=row["revoked_by"],
-        opens=row["opens"],
-        opened_at=row["opened_at"],
+        id=str(get("id")),
+        run_id=str(get("run")),
+        slot_id=str(get("slot")),
+        event=get("event"),
+        recipient_name=get("recipient_name"),
+        recipient_email=get("recipient_email"),
+        created_by=get("created_by"),
+        created_at=get("created_at"),
+        expires_at=get("expires_at"),
+        consumed_at=get("consumed_at"),
+        revoked_at=get("revoked_at"),
+        revoked_by=get("revoked_by"),
+        opens=get("opens"),
+        opened_at=get("opened_at"),
     )
 
 
@@ -71,6 +76,46 @@ async def get(conn: db.Connection, link_id: str) -> tuple[core.LinkView, str] | 
         f"SELECT {_COLUMNS}, nonce_hash FROM magic_link WHERE id = $1", as_uuid(link_id)
     )
     return (_link(row), row["nonce_hash"]) if row else None
+
+
+@dataclass(frozen=True)
+class Target:
+    """A link (with its nonce hash), its run and its slot, as one snapshot saw them."""
+
+    link: tuple[core.LinkView, str] | None
+    run: runs.RunRow | None
+    slot: SlotView | None
+
+
+_LINK_AS = ", ".join(f"l.{c.strip()} AS l_{c.strip()}" for c in _COLUMNS.split(","))
+_SLOT_OF_C = ", ".join(f"c.{c.strip()}" for c in runs.SLOT_COLUMNS.split(","))
+
+
+async def get_with_target(conn: db.Connection, link_id: str) -> Target:
+    """A link, its run and its slot in ONE statement (one snapshot).
+
+    Read separately, a concurrent submission could commit between the reads, and
+    the link would look unspent while its slot looks done. An unknown id still
+    probes the run and slot indexes (with the nil id), so every token costs the same.
+    """
+    row = await conn.fetchrow(
+        f"""
+        SELECT {_LINK_AS}, l.nonce_hash AS l_nonce_hash, {runs.run_columns("r_")}, {_SLOT_OF_C}
+        FROM (SELECT $1::uuid AS id) k
+        LEFT JOIN magic_link l ON l.id = k.id
+        LEFT JOIN run r ON r.id = coalesce(l.run, $2)
+        LEFT JOIN subject s ON s.id = r.subject
+        LEFT JOIN slot c ON c.id = coalesce(l.slot, $2)
+        """,
+        as_uuid(link_id),
+        NO_SUCH_LINK,
+    )
+    assert row is not None
+    return Target(
+        (_link(row, "l_"), row["l_nonce_hash"]) if row["l_id"] is not None else None,
+        runs.run_from(row, "r_") if row["r_id"] is not None else None,
+        runs.slot_from(row) if row["id"] is not None else None,
+    )
 
 
 async def of_slot(conn: db.Connection, slot_id: str) -> list[core.LinkView]:

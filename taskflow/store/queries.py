@@ -23,18 +23,41 @@ import asyncpg
 from taskflow.core.runs.filters import SlotFilter
 from taskflow.core.runs.model import SlotView
 from taskflow.store import db
-from taskflow.store.runs import SLOT_COLUMNS, slot_from
+from taskflow.store import deadlines as deadline_rows
+from taskflow.store.runs import SLOT_COLUMNS, run_columns, slot_from
+
+_RUN_PREFIX = "run_"
+_SLOT_OF_C = ", ".join(f"c.{name.strip()}" for name in SLOT_COLUMNS.split(","))
+
+
+def _with_context(source: str) -> str:
+    """Select the slot row written by CTE ``source`` with its run, clocks and timers."""
+    return f"""
+        SELECT {_SLOT_OF_C}, {run_columns(_RUN_PREFIX)}, {deadline_rows.CONTEXT_COLUMNS}
+        FROM {source} c JOIN run r ON r.id = c.run JOIN subject s ON s.id = r.subject
+    """
+
+
+def _context(row: asyncpg.Record | None) -> deadline_rows.SlotContext | None:
+    return deadline_rows.slot_context(row, _RUN_PREFIX) if row is not None else None
 
 
 async def write_slot_move(
     conn: db.Connection, before: SlotView, after: SlotView, now: datetime
-) -> SlotView | None:
-    """Apply a claim/release/assign decided on ``before``; None when the slot moved meanwhile."""
+) -> deadline_rows.SlotContext | None:
+    """Apply a claim/release/assign decided on ``before``; None when the slot moved meanwhile.
+
+    The written slot comes back with its run, clocks and timers (one round trip).
+    """
     row = await conn.fetchrow(
         f"""
-        UPDATE slot SET status = $4, holder = $5, claimed_at = $6, version = $7, updated_at = $8
-        WHERE id = $1 AND status = $2 AND version = $3
-        RETURNING {SLOT_COLUMNS}
+        WITH moved AS (
+            UPDATE slot SET status = $4, holder = $5, claimed_at = $6, version = $7,
+                            updated_at = $8
+            WHERE id = $1 AND status = $2 AND version = $3
+            RETURNING *
+        )
+        {_with_context("moved")}
         """,
         uuid.UUID(before.id),
         before.status,
@@ -45,7 +68,7 @@ async def write_slot_move(
         after.version,
         now,
     )
-    return slot_from(row) if row else None
+    return _context(row)
 
 
 def _filter_sql(f: SlotFilter, args: list[Any]) -> str:
@@ -200,12 +223,28 @@ async def claim_next(
     f: SlotFilter,
     now: datetime,
     skip_residual: bool = True,
-) -> SlotView | None:
+) -> deadline_rows.SlotContext | None:
     """Claim the most urgent open slot the principal may take, on its timeline; None if none.
 
     Slots with residual rules SQL cannot check are skipped here (``skip_residual``)
-    and offered through the inbox instead, where they are checked in Python.
+    and offered through the inbox instead, where they are checked in Python. The
+    claimed slot comes back with its run, clocks and timers (one round trip).
     """
+    sql, args = claim_next_statement(principal_id, keys, f, now, skip_residual=skip_residual)
+    return _context(await conn.fetchrow(sql, *args))
+
+
+def claim_next_statement(
+    principal_id: str,
+    keys: Sequence[str],
+    f: SlotFilter,
+    now: datetime,
+    *,
+    skip_residual: bool = True,
+    context: bool = True,
+) -> tuple[str, list[Any]]:
+    """The claim-next statement and its arguments; without ``context`` it is the bare claim
+    (with its timeline line) returning the slot's columns only: what benchmarks compare with."""
     args: list[Any] = [principal_id, list(keys), now]
     residual = " AND sl.residual = '[]'::jsonb" if skip_residual else ""
     sql = f"""
@@ -228,10 +267,9 @@ async def claim_next(
             SELECT run, id, 'slot.claimed', $1, 'claim next', jsonb_build_object('slot', name), $3
             FROM claimed
         )
-        SELECT {SLOT_COLUMNS} FROM claimed
+        {_with_context("claimed") if context else f"SELECT {SLOT_COLUMNS} FROM claimed"}
     """
-    row = await conn.fetchrow(sql, *args)
-    return slot_from(row) if row else None
+    return sql, args
 
 
 @dataclass(frozen=True)

@@ -6,8 +6,9 @@ Statements that carry load (inbox, claim, claim-next, work) are in
 
 from __future__ import annotations
 
+import json
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -63,37 +64,50 @@ def join_audience(keys: Sequence[str], deny: Sequence[str], residual: Sequence[A
 
 # -- runs ----------------------------------------------------------------------------------------
 
-RUN_COLUMNS = """
-    r.id, r.workflow, r.definition_version, r.definition_digest, r.state, r.status, r.visit,
-    r.correlation_key, r.idempotency_key, r.started_by, r.started_at, r.state_entered_at,
-    r.updated_at, r.ended_at, r.version,
-    s.id AS s_id, s.type AS s_type, s.external_id AS s_external_id,
-    s.attributes AS s_attributes, s.version AS s_version
-"""
+_RUN_FIELDS = (
+    "id", "workflow", "definition_version", "definition_digest", "state", "status", "visit",
+    "correlation_key", "idempotency_key", "started_by", "started_at", "state_entered_at",
+    "updated_at", "ended_at", "version",
+)  # fmt: skip
+_SUBJECT_COLUMNS = (
+    "s.id AS s_id, s.type AS s_type, s.external_id AS s_external_id, "
+    "s.attributes AS s_attributes, s.version AS s_version"
+)
 
 
-def run_from(row: asyncpg.Record) -> RunRow:
+def run_columns(prefix: str = "") -> str:
+    """The run's and its subject's columns (``r`` and ``s``); ``prefix`` renames the run's own,
+    for statements that also return a slot's columns of the same names."""
+    own = ", ".join(f"r.{c} AS {prefix}{c}" if prefix else f"r.{c}" for c in _RUN_FIELDS)
+    return f"{own}, {_SUBJECT_COLUMNS}"
+
+
+RUN_COLUMNS = run_columns()
+
+
+def run_from(row: asyncpg.Record, prefix: str = "") -> RunRow:
+    """A run read with :func:`run_columns` (the same ``prefix``)."""
     subject = subjects.from_row(row, "s_")
     return RunRow(
         view=RunView(
-            id=str(row["id"]),
-            workflow=row["workflow"],
-            definition_version=row["definition_version"],
-            state=row["state"],
-            status=row["status"],
-            visit=row["visit"],
+            id=str(row[f"{prefix}id"]),
+            workflow=row[f"{prefix}workflow"],
+            definition_version=row[f"{prefix}definition_version"],
+            state=row[f"{prefix}state"],
+            status=row[f"{prefix}status"],
+            visit=row[f"{prefix}visit"],
             subject=subject.attributes,
-            state_entered_at=row["state_entered_at"],
-            ended_at=row["ended_at"],
+            state_entered_at=row[f"{prefix}state_entered_at"],
+            ended_at=row[f"{prefix}ended_at"],
         ),
         subject=subject,
-        definition_digest=row["definition_digest"],
-        correlation_key=row["correlation_key"],
-        idempotency_key=row["idempotency_key"],
-        started_by=row["started_by"],
-        started_at=row["started_at"],
-        updated_at=row["updated_at"],
-        version=row["version"],
+        definition_digest=row[f"{prefix}definition_digest"],
+        correlation_key=row[f"{prefix}correlation_key"],
+        idempotency_key=row[f"{prefix}idempotency_key"],
+        started_by=row[f"{prefix}started_by"],
+        started_at=row[f"{prefix}started_at"],
+        updated_at=row[f"{prefix}updated_at"],
+        version=row[f"{prefix}version"],
     )
 
 
@@ -350,22 +364,31 @@ async def update_slots(conn: db.Connection, views: Iterable[SlotView], now: date
 
 
 async def append_audit(conn: db.Connection, run_id: str, entries: Iterable[AuditEntry]) -> None:
-    await conn.executemany(
-        "INSERT INTO audit_event (run, slot, kind, actor, reason, details, at) "
-        "VALUES ($1, $2, $3, $4, $5, $6, $7)",
-        [
-            (
-                uuid.UUID(run_id),
-                uuid.UUID(e.slot_id) if e.slot_id else None,
-                e.kind,
-                e.actor,
-                e.reason,
-                dict(e.details),
-                e.at,
-            )
-            for e in entries
-        ],
-    )
+    """Add lines to a run's timeline, in order (one statement)."""
+    args: list[Any] = []
+
+    def arg(value: Any) -> str:
+        args.append(value)
+        return f"${len(args)}"
+
+    lines = list(entries)
+    if lines:
+        await conn.execute(audit_insert(run_id, lines, arg), *args)
+
+
+def audit_insert(run_id: str, entries: Sequence[AuditEntry], arg: Callable[[Any], str]) -> str:
+    """An INSERT of timeline lines over arrays; ``arg`` places a parameter and names it."""
+    return f"""
+        INSERT INTO audit_event (run, slot, kind, actor, reason, details, at)
+        SELECT {arg(uuid.UUID(run_id))}::uuid, slot, kind, actor, reason, details::jsonb, at
+        FROM unnest({arg([uuid.UUID(e.slot_id) if e.slot_id else None for e in entries])}::uuid[],
+                    {arg([e.kind for e in entries])}::text[],
+                    {arg([e.actor for e in entries])}::text[],
+                    {arg([e.reason for e in entries])}::text[],
+                    {arg([json.dumps(dict(e.details)) for e in entries])}::text[],
+                    {arg([e.at for e in entries])}::timestamptz[])
+             WITH ORDINALITY AS a(slot, kind, actor, reason, details, at, n)
+        ORDER BY n"""
 
 
 async def get_runs(conn: db.Connection, run_ids: Sequence[str]) -> dict[str, RunRow]:
