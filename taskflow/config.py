@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import secrets
 import sys
@@ -35,6 +36,9 @@ class Settings:
     public_url: str
     #: Share of its budget past which a running SLA clock reads as at risk.
     sla_at_risk: float = 0.75
+    #: Addresses and networks of reverse proxies whose ``X-Forwarded-For`` is believed;
+    #: empty: nobody's, the client is the peer of the connection.
+    trusted_proxies: tuple[str, ...] = ()
 
     @property
     def embedded(self) -> bool:
@@ -101,7 +105,30 @@ def load(env: Mapping[str, str] | None = None) -> Settings:
         env=env.get("TASKFLOW_ENV", "dev"),
         public_url=public_url.rstrip("/"),
         sla_at_risk=_fraction(env, "TASKFLOW_SLA_AT_RISK", 0.75),
+        trusted_proxies=_networks(env, "TASKFLOW_TRUSTED_PROXIES"),
     )
+
+
+def _networks(env: Mapping[str, str], name: str) -> tuple[str, ...]:
+    """IP addresses and CIDR networks, comma-separated, in their canonical spelling.
+
+    Checked here because uvicorn would take a malformed entry for a literal host
+    name and silently trust nothing (or a unix socket path) instead.
+    """
+    found = []
+    for entry in _split(env.get(name, "")):
+        try:
+            if "/" in entry:
+                found.append(str(ipaddress.ip_network(entry, strict=False)))
+            else:
+                found.append(str(ipaddress.ip_address(entry)))
+        except ValueError:
+            raise errors.ConfigError(
+                f"{name}: {entry!r} is not an IP address or network: list the addresses of "
+                "your reverse proxies, comma-separated, e.g. 10.0.0.5, 10.1.0.0/16 "
+                '("*" is not accepted: it would believe any client\'s X-Forwarded-For).'
+            ) from None
+    return tuple(found)
 
 
 def _fraction(env: Mapping[str, str], name: str, default: float) -> float:

@@ -90,7 +90,8 @@ def _services(state: State) -> Services:
 
 
 def _client(request: Request[Any, Any, Any]) -> str:
-    # The ASGI peer address: a Forwarded header is the client's to invent.
+    # The ASGI client address: the peer, or behind a trusted proxy the address it
+    # forwarded (taskflow serve, TASKFLOW_TRUSTED_PROXIES); headers are never read here.
     return link_use.client_key(request.client.host if request.client else None)
 
 

@@ -43,7 +43,18 @@ def serve(args: argparse.Namespace) -> int:
 
         application = api_app.create_app(provide, dev=settings.dev)
         print(f"taskflow: serving on http://{host}:{port} (GraphQL at /graphql)", flush=True)
-        uvicorn.run(application, host=host, port=port, log_level="info", access_log=False)
+        # uvicorn believes X-Forwarded-For from 127.0.0.1 unless told otherwise; the
+        # magic-link throttle keys by client address, so only configured proxies count.
+        trusted = list(settings.trusted_proxies)
+        uvicorn.run(
+            application,
+            host=host,
+            port=port,
+            log_level="info",
+            access_log=False,
+            proxy_headers=bool(trusted),
+            forwarded_allow_ips=trusted or None,
+        )
     return 0
 
 

@@ -21,7 +21,7 @@ from datetime import datetime, timedelta
 from functools import lru_cache
 from typing import Final
 
-from taskflow.core import calendars
+from taskflow.core import calendars, durations
 from taskflow.core.definition import budgets as bu
 
 RUNNING, PAUSED, MET, AT_RISK, BREACHED = "running", "paused", "met", "at_risk", "breached"
@@ -229,17 +229,7 @@ def explain(clock: Clock, cal: calendars.BusinessClock) -> list[str]:
 def duration(value: timedelta) -> str:
     """``3h 20m`` style text for a non-negative duration (days of 24 h shown as such)."""
     seconds = max(int(value.total_seconds()), 0)
-    days, rest = divmod(seconds, 86400)
-    hours, rest = divmod(rest, 3600)
-    minutes, secs = divmod(rest, 60)
-    parts = [f"{days}d"] if days else []
-    if hours:
-        parts.append(f"{hours}h")
-    if minutes:
-        parts.append(f"{minutes}m")
-    if secs and not days:
-        parts.append(f"{secs}s")
-    return " ".join(parts) or "0m"
+    return durations.words(seconds, seconds_with_hours=True, zero="0m")
 
 
 def human(value: timedelta, clock: Clock) -> str:

@@ -14,6 +14,7 @@ from typing import Final
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from taskflow import errors
+from taskflow.core import durations
 
 #: Groupings a report may combine, in the order their keys are shown.
 WORKFLOW, STATE, SLOT, AUDIENCE, HOLDER, PRIORITY, PERIOD = (
@@ -190,18 +191,8 @@ def duration_text(us: float | None, kind: str) -> str | None:
     """``3h 20m business time`` / ``2d 4h real time``; kinds are never mixed in one text."""
     if us is None:
         return None
-    total = round(us / 1_000_000)
-    days, rest = divmod(total, 86400)
-    hours, rest = divmod(rest, 3600)
-    minutes, secs = divmod(rest, 60)
-    parts = [f"{days}d"] if days else []
-    if hours:
-        parts.append(f"{hours}h")
-    if minutes:
-        parts.append(f"{minutes}m")
-    if secs and not days and not hours:
-        parts.append(f"{secs}s")
-    return f"{' '.join(parts) or '0s'} {kind} time"
+    text = durations.words(round(us / 1_000_000), seconds_with_hours=False, zero="0s")
+    return f"{text} {kind} time"
 
 
 def percent_text(rate: float | None) -> str:

@@ -45,3 +45,25 @@ def test_settings_from_the_environment(tmp_path: Path) -> None:
 def test_a_bad_port_says_what_to_write() -> None:
     with pytest.raises(errors.ConfigError, match="write an integer"):
         config.load({"TASKFLOW_PORT": "eighty", "TASKFLOW_SECRET_KEYS": "k"})
+
+
+def test_trusted_proxies_default_to_nobody_and_are_read_canonically(tmp_path: Path) -> None:
+    base = {"TASKFLOW_SECRET_KEYS": "k", "TASKFLOW_DATA_DIR": str(tmp_path)}
+    assert config.load(base).trusted_proxies == ()
+    settings = config.load(
+        {**base, "TASKFLOW_TRUSTED_PROXIES": " 10.0.0.5, 10.1.2.3/16 ,::1, fd00::/8"}
+    )
+    # A network written with host bits set still means the network (uvicorn needs it exact).
+    assert settings.trusted_proxies == ("10.0.0.5", "10.1.0.0/16", "::1", "fd00::/8")
+
+
+@pytest.mark.parametrize("entry", ["*", "proxy.internal", "10.0.0.300", "10.0.0.0/33"])
+def test_a_trusted_proxy_that_is_not_an_address_is_refused(tmp_path: Path, entry: str) -> None:
+    with pytest.raises(errors.ConfigError, match=r"TASKFLOW_TRUSTED_PROXIES: .* is not an IP"):
+        config.load(
+            {
+                "TASKFLOW_SECRET_KEYS": "k",
+                "TASKFLOW_DATA_DIR": str(tmp_path),
+                "TASKFLOW_TRUSTED_PROXIES": f"10.0.0.1, {entry}",
+            }
+        )

@@ -195,13 +195,6 @@ RevokeArg = Annotated[RevokeMagicLinkInput, strawberry.argument(description="Wha
 CompleteArg = Annotated[CompleteWithLinkInput, strawberry.argument(description="What to do.")]
 
 
-def _local(global_id: str, type_name: str, field: str) -> str:
-    found_type, local = relay.from_global_id(str(global_id))
-    if found_type != type_name:
-        raise errors.NotFound(f"No {type_name} has the id {global_id!r}.", field=field)
-    return local
-
-
 def _client(info: Info) -> str:
     request = info.context.request
     host = request.client.host if request is not None and request.client else None
@@ -221,7 +214,7 @@ class LinkMutations:
             minted = await links.mint(
                 services,
                 me,
-                _local(input.slot_id, SLOT, "slotId"),
+                relay.local_id(input.slot_id, SLOT, "slotId"),
                 recipient_name=input.recipient.name,
                 recipient_email=input.recipient.email,
                 expires_in=timedelta(seconds=input.expires_in)
@@ -242,7 +235,9 @@ class LinkMutations:
         me = await caller(info)
         services = info.context.services
         try:
-            link = await links.revoke(services, me, _local(input.link_id, TYPE_NAME, "linkId"))
+            link = await links.revoke(
+                services, me, relay.local_id(input.link_id, TYPE_NAME, "linkId")
+            )
         except errors.TaskflowError as exc:
             refused: RevokeMagicLinkPayload = _refusal(exc)
             return refused

@@ -34,6 +34,14 @@ def from_global_id(global_id: str) -> tuple[str, str]:
     return type_name, local_id
 
 
+def local_id(global_id: str, type_name: str, field: str) -> str:
+    """The local id of a ``type_name`` global id given in ``field``; NOT_FOUND otherwise."""
+    found_type, local = from_global_id(str(global_id))
+    if found_type != type_name:
+        raise errors.NotFound(f"No {type_name} has the id {global_id!r}.", field=field)
+    return local
+
+
 def encode_cursor(*parts: str) -> str:
     """An opaque keyset cursor."""
     return base64.urlsafe_b64encode("\x1f".join(parts).encode()).decode()

@@ -13,16 +13,21 @@ from taskflow.api.graphql import relay
 from taskflow.api.graphql.context import Info, caller
 from taskflow.api.graphql.types import RUN, SLOT, RunType, SlotType, Subject
 from taskflow.api.graphql.work import InboxFilter, resolve_slot
+from taskflow.api.graphql.work_inputs import (
+    AssignArg,
+    CancelRunArg,
+    ClaimArg,
+    ClaimNextArg,
+    CompleteArg,
+    MoveArg,
+    RaiseEventArg,
+    ReleaseArg,
+    StartRunArg,
+    UpdateSubjectArg,
+)
 from taskflow.service import events
 from taskflow.service import runs as run_service
 from taskflow.service import slots as slot_service
-
-
-def _local(global_id: str, type_name: str, field: str) -> str:
-    found_type, local = relay.from_global_id(str(global_id))
-    if found_type != type_name:
-        raise errors.NotFound(f"No {type_name.lower()} has the id {global_id!r}.", field=field)
-    return local
 
 
 async def _slot(info: Info, local_id: str) -> SlotType:
@@ -52,119 +57,6 @@ Refusals = (
     | relay.NotAllowed
     | relay.NotFoundRefusal
 )
-
-
-# -- inputs ------------------------------------------------------------------------------------
-
-
-@strawberry.input(description="The tracked entity a run is about.")
-class SubjectInput:
-    type: str = strawberry.field(description="Its type; must be what the workflow tracks.")
-    external_id: str = strawberry.field(description="The application's id for it.")
-    attributes: JSON = strawberry.field(description="Its data (a JSON object).")
-
-
-@strawberry.input(description="Start a run of a workflow for a subject.")
-class StartRunInput:
-    workflow: str = strawberry.field(description="The workflow's name.")
-    subject: SubjectInput = strawberry.field(description="The tracked entity.")
-    idempotency_key: str | None = strawberry.field(
-        default=None, description="Repeat it to get the same run back instead of a refusal."
-    )
-
-
-@strawberry.input(description="Replace a tracked entity's attributes.")
-class UpdateSubjectInput:
-    type: str = strawberry.field(description="Its type.")
-    external_id: str = strawberry.field(description="The application's id for it.")
-    attributes: JSON = strawberry.field(description="Its new data (replaces the old).")
-
-
-@strawberry.input(description="A subject by its type and external id.")
-class SubjectRefInput:
-    type: str = strawberry.field(description="Its type.")
-    external_id: str = strawberry.field(description="The application's id for it.")
-
-
-@strawberry.input(description="Where an event goes: exactly one of runId, subject, correlationKey.")
-class EventTargetInput:
-    run_id: strawberry.ID | None = strawberry.field(default=None, description="A run's global id.")
-    subject: SubjectRefInput | None = strawberry.field(
-        default=None, description="Its subject's live runs."
-    )
-    correlation_key: str | None = strawberry.field(
-        default=None, description="A key the sender knows (the workflow's correlate_by field)."
-    )
-    slot_name: str | None = strawberry.field(
-        default=None, description="When several slots wait for the event: this slot."
-    )
-    item: JSON | None = strawberry.field(
-        default=None, description="When several foreach slots wait: the one for this element."
-    )
-
-
-@strawberry.input(description="Raise an event on a run.")
-class RaiseEventInput:
-    event: str = strawberry.field(description="The event's name (what a slot waits for).")
-    payload: JSON | None = strawberry.field(
-        default=None, description="Its payload (a JSON object)."
-    )
-    target: EventTargetInput = strawberry.field(description="Where it goes.")
-    idempotency_key: str | None = strawberry.field(
-        default=None, description="Repeat it to get the first result back instead of a refusal."
-    )
-
-
-@strawberry.input(description="Claim an open slot.")
-class ClaimInput:
-    slot_id: strawberry.ID = strawberry.field(description="The slot's global id.")
-    expected_version: int | None = strawberry.field(
-        default=None, description="Refuse if the slot changed since this version was read."
-    )
-
-
-@strawberry.input(description="Claim the most urgent open slot you may take.")
-class ClaimNextInput:
-    filter: InboxFilter | None = strawberry.field(default=None, description="Only among these.")
-
-
-@strawberry.input(description="Put a claimed slot back in the pool.")
-class ReleaseInput:
-    slot_id: strawberry.ID = strawberry.field(description="The slot's global id.")
-    reason: str | None = strawberry.field(default=None, description="Why, for the timeline.")
-
-
-@strawberry.input(description="Hand a slot to someone.")
-class AssignInput:
-    slot_id: strawberry.ID = strawberry.field(description="The slot's global id.")
-    to: str = strawberry.field(description="The login of the new holder (a candidate).")
-    expected_version: int | None = strawberry.field(default=None, description="Guard, as in claim.")
-    reason: str | None = strawberry.field(default=None, description="Why, for the timeline.")
-
-
-@strawberry.input(description="Complete a slot with its event's payload.")
-class CompleteInput:
-    slot_id: strawberry.ID = strawberry.field(description="The slot's global id.")
-    event: str | None = strawberry.field(
-        default=None, description="The slot's event (checked if given)."
-    )
-    payload: JSON | None = strawberry.field(
-        default=None, description="The payload (see Slot.fields)."
-    )
-    expected_version: int | None = strawberry.field(default=None, description="Guard, as in claim.")
-
-
-@strawberry.input(description="Make a manual move on a run.")
-class MoveInput:
-    run_id: strawberry.ID = strawberry.field(description="The run's global id.")
-    move: str = strawberry.field(description="The move's name (see Run.moves).")
-    input: JSON | None = strawberry.field(default=None, description="The move's fields, if any.")
-
-
-@strawberry.input(description="Cancel a live run.")
-class CancelRunInput:
-    run_id: strawberry.ID = strawberry.field(description="The run's global id.")
-    reason: str = strawberry.field(description="Why, for the timeline.")
 
 
 # -- successes ---------------------------------------------------------------------------------
@@ -246,18 +138,6 @@ CancelRunPayload = Annotated[
 ]
 
 
-StartRunArg = Annotated[StartRunInput, strawberry.argument(description="What to do.")]
-UpdateSubjectArg = Annotated[UpdateSubjectInput, strawberry.argument(description="What to do.")]
-RaiseEventArg = Annotated[RaiseEventInput, strawberry.argument(description="What to do.")]
-ClaimArg = Annotated[ClaimInput, strawberry.argument(description="What to do.")]
-ClaimNextArg = Annotated[ClaimNextInput, strawberry.argument(description="What to do.")]
-ReleaseArg = Annotated[ReleaseInput, strawberry.argument(description="What to do.")]
-AssignArg = Annotated[AssignInput, strawberry.argument(description="What to do.")]
-CompleteArg = Annotated[CompleteInput, strawberry.argument(description="What to do.")]
-MoveArg = Annotated[MoveInput, strawberry.argument(description="What to do.")]
-CancelRunArg = Annotated[CancelRunInput, strawberry.argument(description="What to do.")]
-
-
 @strawberry.type
 class WorkMutations:
     @strawberry.mutation(description="Start a run of a workflow for a subject (applications).")
@@ -303,7 +183,7 @@ class WorkMutations:
         t = input.target
         try:
             target = events.EventTarget(
-                run_id=_local(t.run_id, RUN, "target.runId") if t.run_id else None,
+                run_id=relay.local_id(t.run_id, RUN, "target.runId") if t.run_id else None,
                 subject_type=t.subject.type if t.subject else None,
                 subject_external_id=t.subject.external_id if t.subject else None,
                 correlation_key=t.correlation_key,
@@ -331,7 +211,7 @@ class WorkMutations:
             slot = await slot_service.claim(
                 info.context.services,
                 me,
-                _local(input.slot_id, SLOT, "slotId"),
+                relay.local_id(input.slot_id, SLOT, "slotId"),
                 input.expected_version,
             )
         except errors.TaskflowError as exc:
@@ -353,7 +233,10 @@ class WorkMutations:
         me = await caller(info)
         try:
             slot = await slot_service.release(
-                info.context.services, me, _local(input.slot_id, SLOT, "slotId"), input.reason
+                info.context.services,
+                me,
+                relay.local_id(input.slot_id, SLOT, "slotId"),
+                input.reason,
             )
         except errors.TaskflowError as exc:
             return r.refusal_for(exc)
@@ -366,7 +249,7 @@ class WorkMutations:
             slot = await slot_service.assign(
                 info.context.services,
                 me,
-                _local(input.slot_id, SLOT, "slotId"),
+                relay.local_id(input.slot_id, SLOT, "slotId"),
                 input.to,
                 input.expected_version,
                 input.reason,
@@ -382,7 +265,7 @@ class WorkMutations:
             slot, run = await slot_service.complete(
                 info.context.services,
                 me,
-                _local(input.slot_id, SLOT, "slotId"),
+                relay.local_id(input.slot_id, SLOT, "slotId"),
                 event=input.event,
                 payload=_object(input.payload, "payload") if input.payload is not None else None,
                 expected_version=input.expected_version,
@@ -398,7 +281,7 @@ class WorkMutations:
             run = await run_service.move(
                 info.context.services,
                 me,
-                run_id=_local(input.run_id, RUN, "runId"),
+                run_id=relay.local_id(input.run_id, RUN, "runId"),
                 name=input.move,
                 data=_object(input.input, "input") if input.input is not None else None,
             )
@@ -413,7 +296,7 @@ class WorkMutations:
             run = await run_service.cancel_run(
                 info.context.services,
                 me,
-                run_id=_local(input.run_id, RUN, "runId"),
+                run_id=relay.local_id(input.run_id, RUN, "runId"),
                 reason=input.reason,
             )
         except errors.TaskflowError as exc:
