@@ -69,11 +69,13 @@ async def carry_out(
     registry = ctx.registry
     writes = store.DeadlineWrites(run_id=run.id, audit=list(lines))
     for view in slots:
+        before = ctx.before.get(view.id)
         if clock_lines:
-            writes.audit += deadlines.clock_audit(
-                ctx.before.get(view.id), view, registry, now, ctx.actor
-            )
+            writes.audit += deadlines.clock_audit(before, view, registry, now, ctx.actor)
+        stored = set(before.clocks) if before is not None else set()
         for c in view.clocks:
+            if c in stored:
+                continue  # the row holds this very ledger already
             cal = clocks.calendar_of(registry, c)
             writes.clocks.append(
                 store.ClockRow(view.id, view.run_id, c, clocks.due_at(c, cal), None)
