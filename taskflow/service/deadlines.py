@@ -48,6 +48,19 @@ async def load_slots(conn: db.Connection, run_id: str) -> list[SlotView]:
     return await store.with_clocks(conn, await rows.slots_of_run(conn, run_id))
 
 
+def ledgers(
+    slots: Sequence[SlotView], registry: calendars.Registry
+) -> tuple[list[store.ClockRow], list[tuple[str, int, datetime | None]]]:
+    """The clock rows and (slot, visit, nearest due instant) rows to write for ``slots``."""
+    clock_rows, due_rows = [], []
+    for view in slots:
+        for c in view.clocks:
+            cal = clocks.calendar_of(registry, c)
+            clock_rows.append(store.ClockRow(view.id, view.run_id, c, clocks.due_at(c, cal), None))
+        due_rows.append((view.id, view.visit, deadlines.nearest_due(view, registry)))
+    return clock_rows, due_rows
+
+
 async def carry_out(
     conn: db.Connection,
     run: RunView,
@@ -60,14 +73,11 @@ async def carry_out(
 ) -> None:
     """Write clocks, due instants, clock timeline lines and timers for ``slots`` (and the run)."""
     registry = ctx.registry
-    clock_rows, due_rows, audit = [], [], []
-    for view in slots:
-        if audit_lines:
+    audit = []
+    if audit_lines:
+        for view in slots:
             audit += deadlines.clock_audit(ctx.before.get(view.id), view, registry, now, ctx.actor)
-        for c in view.clocks:
-            cal = clocks.calendar_of(registry, c)
-            clock_rows.append(store.ClockRow(view.id, view.run_id, c, clocks.due_at(c, cal), None))
-        due_rows.append((view.id, view.visit, deadlines.nearest_due(view, registry)))
+    clock_rows, due_rows = ledgers(slots, registry)
     await store.save_clocks(conn, clock_rows, now)
     await store.set_slot_due(conn, due_rows)
     if audit:

@@ -200,22 +200,13 @@ async def timers_of(
     return [_timer(r) for r in rows]
 
 
-async def reconcile(
-    conn: db.Connection,
-    existing: Sequence[TimerRow],
-    wanted: Sequence[deadlines.TimerSpec],
-    now: datetime,
-) -> None:
-    """Make the rows match ``wanted``: arm new keys, move changed ones, cancel the rest."""
+def differences(
+    existing: Sequence[TimerRow], wanted: Sequence[deadlines.TimerSpec]
+) -> tuple[list[TimerRow], list[deadlines.TimerSpec]]:
+    """(armed rows to cancel, specs to arm or move) so that the rows match ``wanted``."""
     by_key = {t.key: t for t in existing}
     want = {s.key for s in wanted}
-    cancel = [t.id for t in existing if t.status == "armed" and t.key not in want]
-    if cancel:
-        await conn.execute(
-            "UPDATE timer SET status = 'cancelled', updated_at = $2 WHERE id = ANY($1::bigint[])",
-            cancel,
-            now,
-        )
+    cancel = [t for t in existing if t.status == "armed" and t.key not in want]
     arm = [
         s
         for s in wanted
@@ -223,6 +214,23 @@ async def reconcile(
         or by_key[s.key].status != "armed"
         or by_key[s.key].due_at != s.due_at
     ]
+    return cancel, arm
+
+
+async def reconcile(
+    conn: db.Connection,
+    existing: Sequence[TimerRow],
+    wanted: Sequence[deadlines.TimerSpec],
+    now: datetime,
+) -> None:
+    """Make the rows match ``wanted``: arm new keys, move changed ones, cancel the rest."""
+    cancel, arm = differences(existing, wanted)
+    if cancel:
+        await conn.execute(
+            "UPDATE timer SET status = 'cancelled', updated_at = $2 WHERE id = ANY($1::bigint[])",
+            [t.id for t in cancel],
+            now,
+        )
     if not arm:
         return
     await conn.executemany(
