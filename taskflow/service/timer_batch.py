@@ -13,7 +13,7 @@ where their results go differs.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -75,19 +75,18 @@ class RunState:
         self.written_timers.add(timer.key)
 
 
-async def load(conn: db.Connection, run_ids: Iterable[str]) -> dict[str, RunState]:
-    """Lock these runs (skipping the ones a use case holds) and load them with slots and timers."""
-    found = await batch_store.lock_runs(conn, sorted(set(run_ids)))
-    locked = sorted(found)
-    slots = await store.slots_of_runs(conn, locked)
-    timers = await batch_store.timers_of_runs(conn, locked)
+async def load(conn: db.Connection, found: Mapping[str, rows.RunRow]) -> dict[str, RunState]:
+    """The states of these (locked) runs: their slots with clocks, and every timer row."""
+    run_ids = sorted(found)
+    slots = await store.slots_of_runs(conn, run_ids)
+    timers = await batch_store.timers_of_runs(conn, run_ids)
     return {
         run_id: RunState(
             found[run_id].view,
             {s.id: s for s in slots[run_id]},
             {t.key: t for t in timers[run_id]},
         )
-        for run_id in locked
+        for run_id in run_ids
     }
 
 

@@ -1,16 +1,17 @@
 """Firing due timers (the worker's work; ``run_due`` for tests), SKIP LOCKED, one transaction.
 
-One batch is one transaction. Its timers are locked with ``FOR UPDATE SKIP
-LOCKED`` (another worker never gets them), then their runs with ``SKIP LOCKED``
-too: a run busy in a use case is left for the next pass rather than waited
-for, because that use case may be about to move these very timer rows (waiting
-both ways would deadlock). The batch's runs, slots, clocks and timers are
-loaded at once; each firing decides with the same pure functions a use case
-uses and changes its run's state in memory (see ``timer_batch.py``); one
-flush at the end writes every table touched with one statement. A firing that
-fails is undone in memory, postponed and logged without undoing the others.
-``fired`` counts firings; a repeating reminder's row is re-armed in place for
-its next firing by the same reconciliation that every use case runs.
+One batch is one transaction. Its timers and their runs are locked with ``FOR
+UPDATE SKIP LOCKED`` in one statement: another worker never gets them, and a
+timer whose run is busy in a use case is left for the next pass rather than
+waited for, because that use case may be about to move this very row (waiting
+both ways would deadlock). The batch's slots, clocks and timer rows are loaded
+at once; each firing decides with the same pure functions a use case uses and
+changes its run's state in memory (``timer_batch.py``), so a later firing on
+the same run sees an earlier one's effects; one flush then writes every table
+touched with one statement. A firing that fails is postponed and logged
+without undoing the others. ``fired`` counts firings; a repeating reminder's
+row is re-armed in place for its next firing by the same reconciliation that
+every use case runs.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from taskflow.store import db
 from taskflow.store import deadlines as store
 from taskflow.store import notifications as outbox
 from taskflow.store import principals as principal_rows
+from taskflow.store import timer_batch as batch_store
 
 log = logging.getLogger("taskflow.worker")
 
@@ -58,19 +60,18 @@ async def fire_batch(services: Services, now: datetime, batch: int) -> tuple[int
     """One transaction: up to ``batch`` due timers; (fired, taken).
 
     The firings change the batch's runs in memory and one flush writes them (a
-    statement per table). A firing that raises is undone in memory and postponed
-    while the others go on. Should the flush itself fail (a database refusal),
-    the batch rolls back and runs again flushing each firing in a savepoint of
-    its own, so the failing one is postponed and the others still fire.
+    statement per table). When a firing raises, or the database refuses the
+    flush, the batch rolls back and runs again writing each firing in a
+    savepoint of its own, so the failing one is postponed and the others fire.
     """
     try:
         return await _fire_batch(services, now, batch, isolate=False)
-    except _FlushFailed:
+    except _FiringFailed:
         return await _fire_batch(services, now, batch, isolate=True)
 
 
-class _FlushFailed(Exception):
-    """Writing a batch's firings failed (the batch was rolled back)."""
+class _FiringFailed(Exception):
+    """A firing, or the batch's flush, raised (the batch was rolled back)."""
 
 
 async def _fire_batch(
@@ -78,40 +79,42 @@ async def _fire_batch(
 ) -> tuple[int, int]:
     fired = 0
     async with services.db.transaction() as conn:
-        timers = await store.take_due(conn, now, batch)
+        timers, runs = await batch_store.take_due(conn, now, batch)
         if not timers:
             return 0, 0
-        states = await runs_batch.load(conn, (t.run_id for t in timers))
+        states = await runs_batch.load(conn, runs)
         for timer in timers:
-            state = states.get(timer.run_id)
-            if state is None:
-                continue  # a use case holds the run; the next pass gets it
-            before = state.copy()
+            if not isolate:
+                try:
+                    fired += await fire_one(services, conn, states[timer.run_id], timer, now)
+                except DATABASE_ERRORS:
+                    raise
+                except Exception as exc:
+                    raise _FiringFailed(timer.key) from exc
+                continue
+            state = states[timer.run_id]
+            trial = state.copy()  # kept only if the firing and its writes succeed
             try:
-                if isolate:
-                    async with conn.transaction():
-                        count = await fire_one(services, conn, state, timer, now)
-                        await runs_batch.flush(conn, [state], now)
-                    states[timer.run_id] = state.written()
-                    fired += count
-                else:
-                    fired += await fire_one(services, conn, state, timer, now)
+                async with conn.transaction():
+                    count = await fire_one(services, conn, trial, timer, now)
+                    await runs_batch.flush(conn, [trial], now)
             except DATABASE_ERRORS:
                 raise
             except Exception:
                 log.exception("timer %s (%s) failed; retrying later", timer.key, timer.kind)
-                runs_batch.postpone(before, before.timers.get(timer.key, timer), now + RETRY_AFTER)
-                states[timer.run_id] = before
-                if isolate:
-                    await runs_batch.flush(conn, [before], now)
-                    states[timer.run_id] = before.written()
+                runs_batch.postpone(state, state.timers.get(timer.key, timer), now + RETRY_AFTER)
+                await runs_batch.flush(conn, [state], now)
+                states[timer.run_id] = state.written()
+                continue
+            states[timer.run_id] = trial.written()
+            fired += count
         if not isolate:
             try:
                 await runs_batch.flush(conn, list(states.values()), now)
             except DATABASE_ERRORS:
                 raise
             except Exception as exc:
-                raise _FlushFailed from exc
+                raise _FiringFailed("flush") from exc
     return fired, len(timers)
 
 

@@ -3,8 +3,9 @@
 Timers are rows keyed by what they stand for (see ``core/deadlines.py``): one
 row per key, armed, re-armed in place and retired, so its firing count
 survives pauses and recomputes. Workers take due rows with ``FOR UPDATE SKIP
-LOCKED`` in due order; every comparison with "now" uses the instant the caller
-passes (the worker's one clock), never the database's ``now()``.
+LOCKED`` in due order and write a batch's firings set-based (``timer_batch.py``);
+every comparison with "now" uses the instant the caller passes (the worker's one
+clock), never the database's ``now()``.
 """
 
 from __future__ import annotations
@@ -127,16 +128,6 @@ async def breached_at_of(conn: db.Connection, slot_id: str) -> dict[str, datetim
     return {r["milestone"]: r["breached_at"] for r in rows}
 
 
-async def mark_breached(conn: db.Connection, slot_id: str, milestone: str, at: datetime) -> None:
-    await conn.execute(
-        "UPDATE sla_clock SET breached_at = COALESCE(breached_at, $3) "
-        "WHERE slot = $1 AND milestone = $2",
-        uuid.UUID(slot_id),
-        milestone,
-        at,
-    )
-
-
 async def set_slot_due(
     conn: db.Connection, rows: Iterable[tuple[str, int, datetime | None]]
 ) -> None:
@@ -255,42 +246,6 @@ async def reconcile(
     )
     # Delivered at commit; identical payloads in one transaction are folded into one.
     await conn.execute("SELECT pg_notify($1, '')", CHANNEL)
-
-
-async def take_due(conn: db.Connection, now: datetime, limit: int) -> list[TimerRow]:
-    """Lock up to ``limit`` armed timers due at ``now``, oldest first, skipping locked ones."""
-    rows = await conn.fetch(
-        f"""
-        SELECT {_TIMER_COLUMNS} FROM timer
-        WHERE status = 'armed' AND due_at <= $1
-        ORDER BY due_at, id
-        LIMIT $2
-        FOR UPDATE SKIP LOCKED
-        """,
-        now,
-        limit,
-    )
-    return [_timer(r) for r in rows]
-
-
-async def retire(conn: db.Connection, timer_id: int, status: str, now: datetime) -> int:
-    """Count a firing (``fired``) or drop the row (``cancelled``); returns the firing count."""
-    fired = await conn.fetchval(
-        "UPDATE timer SET status = $2::text, fired = fired + ($2::text = 'fired')::int, "
-        "fired_at = CASE WHEN $2::text = 'fired' THEN $3 ELSE fired_at END, updated_at = $3 "
-        "WHERE id = $1 RETURNING fired",
-        timer_id,
-        status,
-        now,
-    )
-    return int(fired)
-
-
-async def postpone(conn: db.Connection, timer_id: int, due_at: datetime, now: datetime) -> None:
-    """Try a failed firing again later (the row stays armed)."""
-    await conn.execute(
-        "UPDATE timer SET due_at = $2, updated_at = $3 WHERE id = $1", timer_id, due_at, now
-    )
 
 
 async def next_due(conn: db.Connection) -> datetime | None:
