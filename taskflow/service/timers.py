@@ -56,6 +56,12 @@ async def run_due(services: Services, now: datetime, *, batch: int = DEFAULT_BAT
             return total
 
 
+async def next_due(services: Services, now: datetime) -> datetime | None:
+    """The nearest instant after ``now`` at which an armed timer falls due (None: none is)."""
+    async with services.db.connection() as conn:
+        return await store.next_due(conn, now)
+
+
 async def fire_batch(services: Services, now: datetime, batch: int) -> tuple[int, int]:
     """One transaction: up to ``batch`` due timers; (fired, taken).
 

@@ -248,10 +248,10 @@ async def reconcile(
     await conn.execute("SELECT pg_notify($1, '')", CHANNEL)
 
 
-async def next_due(conn: db.Connection) -> datetime | None:
-    """The nearest armed due instant (how long a worker may sleep)."""
+async def next_due(conn: db.Connection, after: datetime) -> datetime | None:
+    """The nearest armed due instant later than ``after`` (how long a worker may sleep)."""
     value: datetime | None = await conn.fetchval(
-        "SELECT min(due_at) FROM timer WHERE status = 'armed'"
+        "SELECT min(due_at) FROM timer WHERE status = 'armed' AND due_at > $1", after
     )
     return value
 
