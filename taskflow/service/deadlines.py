@@ -48,6 +48,26 @@ async def load_slots(conn: db.Connection, run_id: str) -> list[SlotView]:
     return await store.with_clocks(conn, await rows.slots_of_run(conn, run_id))
 
 
+def ledgers(
+    slots: Sequence[SlotView],
+    registry: calendars.Registry,
+    before: Mapping[str, SlotView] | None = None,
+) -> tuple[list[store.ClockRow], list[tuple[str, int, datetime | None]]]:
+    """The clock rows and (slot, visit, nearest due instant) rows to write for ``slots``;
+    a ledger equal to the one in ``before`` (as loaded) is left out: its row holds it."""
+    clock_rows, due_rows = [], []
+    for view in slots:
+        loaded = before.get(view.id) if before else None
+        stored = set(loaded.clocks) if loaded is not None else set()
+        for c in view.clocks:
+            if c in stored:
+                continue
+            cal = clocks.calendar_of(registry, c)
+            clock_rows.append(store.ClockRow(view.id, view.run_id, c, clocks.due_at(c, cal), None))
+        due_rows.append((view.id, view.visit, deadlines.nearest_due(view, registry)))
+    return clock_rows, due_rows
+
+
 async def carry_out(
     conn: db.Connection,
     run: RunView,
@@ -68,19 +88,12 @@ async def carry_out(
     """
     registry = ctx.registry
     writes = store.DeadlineWrites(run_id=run.id, audit=list(lines))
-    for view in slots:
-        before = ctx.before.get(view.id)
-        if clock_lines:
-            writes.audit += deadlines.clock_audit(before, view, registry, now, ctx.actor)
-        stored = set(before.clocks) if before is not None else set()
-        for c in view.clocks:
-            if c in stored:
-                continue  # the row holds this very ledger already
-            cal = clocks.calendar_of(registry, c)
-            writes.clocks.append(
-                store.ClockRow(view.id, view.run_id, c, clocks.due_at(c, cal), None)
+    if clock_lines:
+        for view in slots:
+            writes.audit += deadlines.clock_audit(
+                ctx.before.get(view.id), view, registry, now, ctx.actor
             )
-        writes.slot_due.append((view.id, view.visit, deadlines.nearest_due(view, registry)))
+    writes.clocks, writes.slot_due = ledgers(slots, registry, ctx.before)
     existing: list[store.TimerRow] = list(slot_timers or ())
     run_timers: list[store.TimerRow] = []
     if slot_timers is None or run_changed:
@@ -97,7 +110,7 @@ async def carry_out(
     if run_changed:
         wanted += deadlines.state_timers(ctx.definition, run, registry, _fired(run_timers))
         existing += run_timers
-    writes.timers = store.timer_changes(existing, wanted)
+    writes.timers = store.TimerChanges.between(existing, wanted)
     await writes.send(conn, now)
 
 

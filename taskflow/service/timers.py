@@ -1,20 +1,23 @@
 """Firing due timers (the worker's work; ``run_due`` for tests), SKIP LOCKED, one transaction.
 
-One batch is one transaction. Its timers are locked with ``FOR UPDATE SKIP
-LOCKED`` (another worker never gets them), then their runs with ``SKIP LOCKED``
-too: a run busy in a use case is left for the next pass rather than waited
-for, because that use case may be about to move these very timer rows (waiting
-both ways would deadlock). Each timer runs in a savepoint: a firing that fails
-is postponed and logged without undoing the others. ``fired`` counts firings;
-a repeating reminder's row is re-armed in place for its next firing by the
-same reconcile that every use case runs.
+One batch is one transaction. Its timers and their runs are locked with ``FOR
+UPDATE SKIP LOCKED`` in one statement: another worker never gets them, and a
+timer whose run is busy in a use case is left for the next pass rather than
+waited for, because that use case may be about to move this very row (waiting
+both ways would deadlock). The batch's slots, clocks and timer rows are loaded
+at once; each firing decides with the same pure functions a use case uses and
+changes its run's state in memory (``timer_batch.py``), so a later firing on
+the same run sees an earlier one's effects; one flush then writes every table
+touched with one statement. A firing that fails is postponed and logged
+without undoing the others. ``fired`` counts firings; a repeating reminder's
+row is re-armed in place for its next firing by the same reconciliation that
+every use case runs.
 """
 
 from __future__ import annotations
 
 import logging
-import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 import asyncpg
@@ -26,12 +29,13 @@ from taskflow.core.runs import engine
 from taskflow.core.runs.model import LIVE, AuditEntry, Outcome, RunView, SlotView
 from taskflow.service import deadlines as sla_service
 from taskflow.service import persist
+from taskflow.service import timer_batch as runs_batch
 from taskflow.service.container import Services
 from taskflow.store import db
 from taskflow.store import deadlines as store
 from taskflow.store import notifications as outbox
 from taskflow.store import principals as principal_rows
-from taskflow.store import runs as rows
+from taskflow.store import timer_batch as batch_store
 
 log = logging.getLogger("taskflow.worker")
 
@@ -52,12 +56,19 @@ async def run_due(services: Services, now: datetime, *, batch: int = DEFAULT_BAT
             return total
 
 
+async def next_due(services: Services, now: datetime) -> datetime | None:
+    """The nearest instant after ``now`` at which an armed timer falls due (None: none is)."""
+    async with services.db.connection() as conn:
+        return await store.next_due(conn, now)
+
+
 async def fire_batch(services: Services, now: datetime, batch: int) -> tuple[int, int]:
     """One transaction: up to ``batch`` due timers; (fired, taken).
 
-    The batch runs without savepoints (two round trips a timer saved); when a
-    firing raises, the batch rolls back and runs again with one savepoint per
-    timer, so the failing one is postponed and the others still fire.
+    The firings change the batch's runs in memory and one flush writes them (a
+    statement per table). When a firing raises, or the database refuses the
+    flush, the batch rolls back and runs again writing each firing in a
+    savepoint of its own, so the failing one is postponed and the others fire.
     """
     try:
         return await _fire_batch(services, now, batch, isolate=False)
@@ -66,7 +77,7 @@ async def fire_batch(services: Services, now: datetime, batch: int) -> tuple[int
 
 
 class _FiringFailed(Exception):
-    """A firing raised in a batch run without savepoints (the batch was rolled back)."""
+    """A firing, or the batch's flush, raised (the batch was rolled back)."""
 
 
 async def _fire_batch(
@@ -74,34 +85,42 @@ async def _fire_batch(
 ) -> tuple[int, int]:
     fired = 0
     async with services.db.transaction() as conn:
-        timers = await store.take_due(conn, now, batch)
+        timers, runs = await batch_store.take_due(conn, now, batch)
         if not timers:
             return 0, 0
-        locked = await conn.fetch(
-            "SELECT id FROM run WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE SKIP LOCKED",
-            sorted({uuid.UUID(t.run_id) for t in timers}),
-        )
-        free = sorted(str(r["id"]) for r in locked)
-        cache = _Cache(await rows.get_runs(conn, free), await store.slots_of_runs(conn, free))
+        states = await runs_batch.load(conn, runs)
         for timer in timers:
-            if timer.run_id not in cache.runs:
-                continue  # a use case holds the run; the next pass gets it
             if not isolate:
                 try:
-                    fired += await fire_one(services, conn, timer, now, cache)
+                    fired += await fire_one(services, conn, states[timer.run_id], timer, now)
                 except DATABASE_ERRORS:
                     raise
                 except Exception as exc:
                     raise _FiringFailed(timer.key) from exc
                 continue
+            state = states[timer.run_id]
+            trial = state.copy()  # kept only if the firing and its writes succeed
             try:
                 async with conn.transaction():
-                    fired += await fire_one(services, conn, timer, now, cache)
+                    count = await fire_one(services, conn, trial, timer, now)
+                    await runs_batch.flush(conn, [trial], now)
             except DATABASE_ERRORS:
                 raise
             except Exception:
                 log.exception("timer %s (%s) failed; retrying later", timer.key, timer.kind)
-                await store.postpone(conn, timer.id, now + RETRY_AFTER, now)
+                runs_batch.postpone(state, state.timers.get(timer.key, timer), now + RETRY_AFTER)
+                await runs_batch.flush(conn, [state], now)
+                states[timer.run_id] = state.written()
+                continue
+            states[timer.run_id] = trial.written()
+            fired += count
+        if not isolate:
+            try:
+                await runs_batch.flush(conn, list(states.values()), now)
+            except DATABASE_ERRORS:
+                raise
+            except Exception as exc:
+                raise _FiringFailed("flush") from exc
     return fired, len(timers)
 
 
@@ -117,65 +136,56 @@ DATABASE_ERRORS = (
 )
 
 
-@dataclass
-class _Cache:
-    """The batch's runs and slots, loaded at once; a run is reloaded after it changes."""
-
-    runs: dict[str, rows.RunRow]
-    slots: dict[str, list[SlotView]]
-    stale: set[str] = field(default_factory=set)
-
-
 @dataclass(frozen=True)
-class _Loaded:
-    run: RunView
+class _Live:
     definition: Definition
-    slots: list[SlotView]
     slot: SlotView | None
 
 
-async def _load(
-    services: Services, conn: db.Connection, timer: store.TimerRow, cache: _Cache | None
-) -> _Loaded | None:
-    if cache is None or timer.run_id in cache.stale:
-        run = await rows.get_run(conn, timer.run_id)
-        slots = await sla_service.load_slots(conn, timer.run_id)
-    else:
-        run, slots = cache.runs.get(timer.run_id), cache.slots.get(timer.run_id, [])
-    if cache is not None:
-        cache.stale.add(timer.run_id)  # this firing may change it: the next one reloads
-    if run is None or run.view.status != "active":
+def _live(services: Services, state: runs_batch.RunState, timer: store.TimerRow) -> _Live | None:
+    """The definition and slot a timer acts on, or None when its run or slot has ended."""
+    run = state.run
+    if run.status != "active":
         return None
-    definition = services.catalog.get(run.view.workflow, run.view.definition_version)
-    slot = next((s for s in slots if s.id == timer.slot_id), None)
+    definition = services.catalog.get(run.workflow, run.definition_version)
+    slot = state.slots.get(timer.slot_id) if timer.slot_id is not None else None
     if timer.slot_id is not None and (slot is None or slot.status not in LIVE):
         return None
-    return _Loaded(run.view, definition, slots, slot)
+    return _Live(definition, slot)
 
 
 async def fire_one(
     services: Services,
     conn: db.Connection,
-    timer: store.TimerRow,
+    state: runs_batch.RunState,
+    taken: store.TimerRow,
     now: datetime,
-    cache: _Cache | None = None,
 ) -> int:
-    """Apply one timer's effect and retire or re-arm it; 1 if it fired, 0 if it was stale."""
-    loaded = await _load(services, conn, timer, cache)
-    if loaded is None or (timer.kind == deadlines.TIMEOUT and not _same_visit(timer, loaded.run)):
-        await store.retire(conn, timer.id, "cancelled", now)
+    """Apply one timer's effect to its run's state and retire or re-arm it; 1 if it fired.
+
+    0 when it was stale: its run or slot ended, or an earlier firing of the batch
+    moved or cancelled it. Only recipients are read here (``conn``); writes wait
+    for the batch's flush.
+    """
+    timer = state.timers.get(taken.key)
+    if timer is None or timer.status != "armed" or timer.due_at > now:
         return 0
-    count = await store.retire(conn, timer.id, "fired", now)
+    loaded = _live(services, state, timer)
+    run = state.run
+    if loaded is None or (timer.kind == deadlines.TIMEOUT and not _same_visit(timer, run)):
+        runs_batch.retire(state, timer, "cancelled")
+        return 0
+    count = runs_batch.retire(state, timer, "fired")
     late = now - timer.due_at
     base = {
         "key": timer.key,
         "due_at": timer.due_at.isoformat(),
         "late_seconds": round(late.total_seconds(), 3),
     }
-    run, slot = loaded.run, loaded.slot
+    slot = loaded.slot
     if timer.kind == deadlines.BREACH:
         assert slot is not None
-        await store.mark_breached(conn, slot.id, timer.ref, timer.due_at)
+        state.breaches.setdefault((slot.id, timer.ref), timer.due_at)
         entry = AuditEntry(
             "clock.breached",
             now,
@@ -184,7 +194,7 @@ async def fire_one(
             f"the {timer.ref} budget of {slot.name} ran out at {timer.due_at.isoformat()}",
             {**base, "slot": slot.name, "milestone": timer.ref},
         )
-        await _resync(services, conn, loaded, slot, slot, now, [entry])
+        _resync(services, state, loaded, slot, slot, now, [entry])
         return 1
     if timer.kind == deadlines.REMINDER:
         assert slot is not None
@@ -200,7 +210,9 @@ async def fire_one(
         kind, actions, quiet = "timeout.fired", timeout.actions, False
         details = {**base, "state": run.state, "timeout": timeout.describe()}
     result = firing.effects(run, slot, decl, actions, message=message, now=now)
-    notified = await _notify(services, conn, run, slot, result.notices, kind, quiet, now)
+    notified = await _notify(
+        services, conn, run, slot, result.notices, kind, quiet, now, state.notes
+    )
     # The firing's lines go on the timeline with the change they caused: one write.
     lines = [AuditEntry(kind, now, None, slot.id if slot else None, message, details)]
     if notified:
@@ -219,11 +231,11 @@ async def fire_one(
     if changed is not None:
         assert slot is not None
         changed = deadlines.sync_clocks(loaded.definition, changed, run.subject, now)
-        await _resync(services, conn, loaded, slot, changed, now, [] if result.move_to else lines)
+        _resync(services, state, loaded, slot, changed, now, [] if result.move_to else lines)
     if result.move_to is not None:
-        await _move(services, conn, loaded, changed, result.move_to, message, now, lines)
+        _move(services, state, loaded, result.move_to, message, now, lines)
     elif changed is None:
-        await rows.append_audit(conn, run.id, lines)
+        state.audit += lines
     return 1
 
 
@@ -231,40 +243,38 @@ def _same_visit(timer: store.TimerRow, run: RunView) -> bool:
     return timer.key.startswith(f"{run.id}:{run.visit}:")
 
 
-async def _resync(
+def _resync(
     services: Services,
-    conn: db.Connection,
-    loaded: _Loaded,
+    state: runs_batch.RunState,
+    loaded: _Live,
     before: SlotView,
     after: SlotView,
     now: datetime,
-    audit: list[AuditEntry] | None = None,
+    audit: list[AuditEntry],
 ) -> None:
     """Write the slot (if it changed), the lines, and re-arm its timers (the firing counted)."""
-    result = Outcome(loaded.run, (), (after,), tuple(audit or ()), run_changed=False)
+    result = Outcome(state.run, (), (after,), tuple(audit), run_changed=False)
     ctx = sla_service.context(loaded.definition, services.calendars, [before])
     if after != before:
-        await persist.outcome(conn, result, workflow=loaded.definition.name, now=now, sla=ctx)
+        runs_batch.outcome(state, result, ctx, now)
         return
-    if audit:
-        await rows.append_audit(conn, loaded.run.id, audit)
-    await sla_service.after_outcome(conn, result, ctx, now)
+    state.audit += audit
+    runs_batch.carry_out(state, [after], ctx, now, run_changed=False)
 
 
-async def _move(
+def _move(
     services: Services,
-    conn: db.Connection,
-    loaded: _Loaded,
-    changed: SlotView | None,
+    state: runs_batch.RunState,
+    loaded: _Live,
     target: str,
     reason: str,
     now: datetime,
     lines: list[AuditEntry],
 ) -> None:
-    slots = [changed if changed is not None and s.id == changed.id else s for s in loaded.slots]
+    slots = list(state.slots.values())
     result = engine.goto(
         loaded.definition,
-        loaded.run,
+        state.run,
         slots,
         target=target,
         reason=reason,
@@ -275,13 +285,8 @@ async def _move(
     result = Outcome(
         result.run, result.created, result.changed, (*lines, *result.audit), result.run_changed
     )
-    await persist.outcome(
-        conn,
-        result,
-        workflow=loaded.definition.name,
-        now=now,
-        sla=sla_service.context(loaded.definition, services.calendars, slots),
-    )
+    ctx = sla_service.context(loaded.definition, services.calendars, slots)
+    runs_batch.outcome(state, result, ctx, now)
 
 
 async def _notify(
@@ -293,8 +298,10 @@ async def _notify(
     kind: str,
     quiet_hours: bool,
     now: datetime,
+    out: list[runs_batch.NotificationRow],
 ) -> list[str]:
-    """Write one notification per admitted principal; quiet hours defer it to their calendar."""
+    """Add to ``out`` one notification per admitted principal; quiet hours defer it to their
+    calendar. Returns the recipients."""
     sent: list[str] = []
     for notice in notices:
         ids = await outbox.principals_with_keys(conn, sorted(notice.audience.keys))
@@ -322,5 +329,5 @@ async def _notify(
                 )
             )
             sent.append(pid)
-        await outbox.notify(conn, batch)
+        out += batch
     return sent

@@ -3,8 +3,9 @@
 Timers are rows keyed by what they stand for (see ``core/deadlines.py``): one
 row per key, armed, re-armed in place and retired, so its firing count
 survives pauses and recomputes. Workers take due rows with ``FOR UPDATE SKIP
-LOCKED`` in due order; every comparison with "now" uses the instant the caller
-passes (the worker's one clock), never the database's ``now()``.
+LOCKED`` in due order and write a batch's firings set-based (``timer_batch.py``);
+every comparison with "now" uses the instant the caller passes (the worker's one
+clock), never the database's ``now()``.
 """
 
 from __future__ import annotations
@@ -154,16 +155,6 @@ async def breached_at_of(conn: db.Connection, slot_id: str) -> dict[str, datetim
     return {r["milestone"]: r["breached_at"] for r in rows}
 
 
-async def mark_breached(conn: db.Connection, slot_id: str, milestone: str, at: datetime) -> None:
-    await conn.execute(
-        "UPDATE sla_clock SET breached_at = COALESCE(breached_at, $3) "
-        "WHERE slot = $1 AND milestone = $2",
-        uuid.UUID(slot_id),
-        milestone,
-        at,
-    )
-
-
 async def set_slot_due(
     conn: db.Connection, rows: Iterable[tuple[str, int, datetime | None]], now: datetime
 ) -> None:
@@ -221,6 +212,23 @@ async def timers_of(
     return [_timer(r) for r in rows]
 
 
+def differences(
+    existing: Sequence[TimerRow], wanted: Sequence[deadlines.TimerSpec]
+) -> tuple[list[TimerRow], list[deadlines.TimerSpec]]:
+    """(armed rows to cancel, specs to arm or move) so that the rows match ``wanted``."""
+    by_key = {t.key: t for t in existing}
+    want = {s.key for s in wanted}
+    cancel = [t for t in existing if t.status == "armed" and t.key not in want]
+    arm = [
+        s
+        for s in wanted
+        if s.key not in by_key
+        or by_key[s.key].status != "armed"
+        or by_key[s.key].due_at != s.due_at
+    ]
+    return cancel, arm
+
+
 @dataclass(frozen=True)
 class TimerChanges:
     """What makes timer rows match what is wanted: ids to cancel, specs to arm or move."""
@@ -228,23 +236,12 @@ class TimerChanges:
     cancel: list[int]
     arm: list[deadlines.TimerSpec]
 
-
-def timer_changes(
-    existing: Sequence[TimerRow], wanted: Sequence[deadlines.TimerSpec]
-) -> TimerChanges:
-    """Arm new keys, move changed ones, cancel armed rows no longer wanted (others stay)."""
-    by_key = {t.key: t for t in existing}
-    want = {s.key for s in wanted}
-    return TimerChanges(
-        cancel=[t.id for t in existing if t.status == "armed" and t.key not in want],
-        arm=[
-            s
-            for s in wanted
-            if s.key not in by_key
-            or by_key[s.key].status != "armed"
-            or by_key[s.key].due_at != s.due_at
-        ],
-    )
+    @classmethod
+    def between(
+        cls, existing: Sequence[TimerRow], wanted: Sequence[deadlines.TimerSpec]
+    ) -> TimerChanges:
+        cancel, arm = differences(existing, wanted)
+        return cls([t.id for t in cancel], arm)
 
 
 async def reconcile(
@@ -253,8 +250,8 @@ async def reconcile(
     wanted: Sequence[deadlines.TimerSpec],
     now: datetime,
 ) -> None:
-    """Make the rows match ``wanted`` (see :func:`timer_changes`), in one statement."""
-    await DeadlineWrites(timers=timer_changes(existing, wanted)).send(conn, now)
+    """Make the rows match ``wanted`` (see :func:`differences`), in one statement."""
+    await DeadlineWrites(timers=TimerChanges.between(existing, wanted)).send(conn, now)
 
 
 async def timers_for(
@@ -371,46 +368,10 @@ def _timer_arm(specs: Sequence[deadlines.TimerSpec], arg: Callable[[Any], str]) 
                                         updated_at = EXCLUDED.updated_at"""
 
 
-async def take_due(conn: db.Connection, now: datetime, limit: int) -> list[TimerRow]:
-    """Lock up to ``limit`` armed timers due at ``now``, oldest first, skipping locked ones."""
-    rows = await conn.fetch(
-        f"""
-        SELECT {_TIMER_COLUMNS} FROM timer
-        WHERE status = 'armed' AND due_at <= $1
-        ORDER BY due_at, id
-        LIMIT $2
-        FOR UPDATE SKIP LOCKED
-        """,
-        now,
-        limit,
-    )
-    return [_timer(r) for r in rows]
-
-
-async def retire(conn: db.Connection, timer_id: int, status: str, now: datetime) -> int:
-    """Count a firing (``fired``) or drop the row (``cancelled``); returns the firing count."""
-    fired = await conn.fetchval(
-        "UPDATE timer SET status = $2::text, fired = fired + ($2::text = 'fired')::int, "
-        "fired_at = CASE WHEN $2::text = 'fired' THEN $3 ELSE fired_at END, updated_at = $3 "
-        "WHERE id = $1 RETURNING fired",
-        timer_id,
-        status,
-        now,
-    )
-    return int(fired)
-
-
-async def postpone(conn: db.Connection, timer_id: int, due_at: datetime, now: datetime) -> None:
-    """Try a failed firing again later (the row stays armed)."""
-    await conn.execute(
-        "UPDATE timer SET due_at = $2, updated_at = $3 WHERE id = $1", timer_id, due_at, now
-    )
-
-
-async def next_due(conn: db.Connection) -> datetime | None:
-    """The nearest armed due instant (how long a worker may sleep)."""
+async def next_due(conn: db.Connection, after: datetime) -> datetime | None:
+    """The nearest armed due instant later than ``after`` (how long a worker may sleep)."""
     value: datetime | None = await conn.fetchval(
-        "SELECT min(due_at) FROM timer WHERE status = 'armed'"
+        "SELECT min(due_at) FROM timer WHERE status = 'armed' AND due_at > $1", after
     )
     return value
 

@@ -2,9 +2,11 @@
 
 A worker holds one extra connection that LISTENs on the timers channel: a use
 case arming a timer NOTIFYs it at commit, so a timer due sooner than the next
-poll fires on time. Polling (at most every ``poll`` seconds, one second by
-default) covers everything else: a lost notification, a timer armed long ago
-that has just fallen due. "Now" comes from the services' clock, and only from
+poll fires on time. After each pass the worker also sleeps only until the
+nearest armed due instant, so a timer armed long ago fires when it falls due,
+not at the next poll. Polling (at most every ``poll`` seconds, one second by
+default) covers the rest: a lost notification, a due timer another worker held
+or whose run was busy. "Now" comes from the services' clock, and only from
 it: the due check compares the rows with that one instant.
 
 When the database goes away (a restart, a network cut) the loop logs it, waits
@@ -19,6 +21,7 @@ import contextlib
 import contextvars
 import logging
 from collections.abc import AsyncIterator
+from datetime import datetime
 from typing import Any
 
 import asyncpg
@@ -76,6 +79,13 @@ class Worker:
                 await self._listener.close(timeout=1)
             self._listener = None
 
+    async def _sleep(self, now: datetime) -> float:
+        """Seconds until the next armed timer falls due, at most the poll interval."""
+        due = await firing.next_due(self.services, now)
+        if due is None:
+            return self.poll
+        return min(self.poll, (due - now).total_seconds())
+
     async def run(self) -> None:
         """Fire, wait, repeat; survive database restarts."""
         backoff = 0.1
@@ -84,15 +94,14 @@ class Worker:
                 try:
                     await self._listen()
                     self._wake.clear()
-                    fired, taken = await firing.fire_batch(
-                        self.services, self.services.clock.now(), self.batch
-                    )
+                    now = self.services.clock.now()
+                    fired, taken = await firing.fire_batch(self.services, now, self.batch)
                     self.fired += fired
                     backoff = 0.1
                     if taken >= self.batch:
                         continue  # more may be due right now
                     with contextlib.suppress(TimeoutError):
-                        await asyncio.wait_for(self._wake.wait(), self.poll)
+                        await asyncio.wait_for(self._wake.wait(), await self._sleep(now))
                 except DATABASE_DOWN as exc:
                     log.warning("database unavailable (%s); retrying in %.1fs", exc, backoff)
                     await self._close_listener()

@@ -68,3 +68,25 @@ async def test_a_notify_wakes_a_sleeping_worker_long_before_its_next_poll(
                 break
             await asyncio.sleep(0.05)
         assert worker.fired == 5
+
+
+async def test_a_sleeping_worker_wakes_when_the_nearest_timer_falls_due_without_a_notify(
+    services: container.Services, frozen_clock: clock.FrozenClock
+) -> None:
+    from tests.acceptance.test_workers import DIGEST, SEED
+
+    async with services.db.transaction() as conn:
+        await conn.execute(SEED, "S-", 3, DIGEST, 0.0, 0.0)
+        # Due shortly after the worker's clock reads now; armed without a NOTIFY.
+        await conn.execute(
+            "UPDATE timer SET due_at = $1", frozen_clock.now() + timedelta(milliseconds=300)
+        )
+    async with loop.running(services) as worker:
+        worker.poll = 60.0  # a poll cannot be what fires them within this test
+        await asyncio.sleep(0.1)  # its first pass: nothing due yet; it sleeps until the due
+        frozen_clock.advance(timedelta(seconds=1))
+        for _ in range(100):
+            if worker.fired == 3:
+                break
+            await asyncio.sleep(0.05)
+        assert worker.fired == 3

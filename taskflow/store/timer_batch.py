@@ -1,0 +1,194 @@
+"""A worker batch's reads and writes, set-based: one statement per table for the whole batch.
+
+The worker fires up to a batch of timers in one transaction (see
+``service/timer_batch.py``). Loading the batch's runs, their timers, and
+writing what the firings changed each take one statement for the whole batch
+(arrays bound as parameters, ``unnest`` on the server), so the round trips do
+not grow with the number of firings. Ids and JSON travel as text and are cast on
+the server: cheaper on both sides than ``uuid[]`` and ``jsonb[]`` parameters.
+The single-row writes use cases make are
+in ``runs.py`` and ``deadlines.py``; these are their batch variants.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from datetime import datetime
+
+from taskflow.core.runs.model import AuditEntry, RunView
+from taskflow.store import db, runs
+from taskflow.store import deadlines as timers
+
+
+async def take_due(
+    conn: db.Connection, now: datetime, limit: int
+) -> tuple[list[timers.TimerRow], dict[str, runs.RunRow]]:
+    """Lock up to ``limit`` armed timers due at ``now``, oldest first, with their runs.
+
+    A timer whose row or run is locked elsewhere is skipped: another worker has
+    it, or a use case is changing its run (and may be about to move this very
+    row); the next pass gets it.
+    """
+    found = await conn.fetch(
+        f"""
+        SELECT t.id AS t_id, t.key AS t_key, t.slot AS t_slot, t.kind AS t_kind,
+               t.part AS t_part, t.due_at AS t_due_at, t.status AS t_status,
+               t.fired AS t_fired, {runs.RUN_COLUMNS}
+        FROM timer t JOIN run r ON r.id = t.run JOIN subject s ON s.id = r.subject
+        WHERE t.status = 'armed' AND t.due_at <= $1
+        ORDER BY t.due_at, t.id
+        LIMIT $2
+        FOR UPDATE OF t, r SKIP LOCKED
+        """,
+        now,
+        limit,
+    )
+    taken = [
+        timers.TimerRow(
+            id=row["t_id"],
+            key=row["t_key"],
+            run_id=str(row["id"]),
+            slot_id=str(row["t_slot"]) if row["t_slot"] else None,
+            kind=row["t_kind"],
+            ref=row["t_part"],
+            due_at=row["t_due_at"],
+            status=row["t_status"],
+            fired=row["t_fired"],
+        )
+        for row in found
+    ]
+    return taken, {str(row["id"]): runs.run_from(row) for row in found}
+
+
+async def timers_of_runs(
+    conn: db.Connection, run_ids: Sequence[str]
+) -> dict[str, list[timers.TimerRow]]:
+    """Every timer row of these runs (slot and state timers, any status), by run."""
+    found = await conn.fetch(
+        "SELECT id, key, run, slot, kind, part, due_at, status, fired FROM timer "
+        "WHERE run = ANY($1::text[]::uuid[])",
+        list(run_ids),
+    )
+    by_run: dict[str, list[timers.TimerRow]] = {r: [] for r in run_ids}
+    for row in found:
+        timer = timers.TimerRow(
+            id=row["id"],
+            key=row["key"],
+            run_id=str(row["run"]),
+            slot_id=str(row["slot"]) if row["slot"] else None,
+            kind=row["kind"],
+            ref=row["part"],
+            due_at=row["due_at"],
+            status=row["status"],
+            fired=row["fired"],
+        )
+        by_run[timer.run_id].append(timer)
+    return by_run
+
+
+async def update_runs(
+    conn: db.Connection, changed: Sequence[tuple[RunView, int]], now: datetime
+) -> None:
+    """Write runs as they now are; each ``(view, writes)`` bumps the version ``writes`` times."""
+    if not changed:
+        return
+    await conn.execute(
+        """
+        UPDATE run SET state = u.state, status = u.status, visit = u.visit,
+                       state_entered_at = u.entered, ended_at = u.ended, updated_at = $8,
+                       version = run.version + u.writes
+        FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::timestamptz[],
+                    $6::timestamptz[], $7::int[]) AS u(id, state, status, visit, entered, ended,
+                                                       writes)
+        WHERE run.id = u.id::uuid
+        """,
+        [v.id for v, _ in changed],
+        [v.state for v, _ in changed],
+        [v.status for v, _ in changed],
+        [v.visit for v, _ in changed],
+        [v.state_entered_at for v, _ in changed],
+        [v.ended_at for v, _ in changed],
+        [n for _, n in changed],
+        now,
+    )
+
+
+async def append_audits(conn: db.Connection, lines: Sequence[tuple[str, AuditEntry]]) -> None:
+    """Add ``(run id, line)`` timeline lines of many runs, in the order given."""
+    if not lines:
+        return
+    await conn.execute(
+        """
+        INSERT INTO audit_event (run, slot, kind, actor, reason, details, at)
+        SELECT run::uuid, slot::uuid, kind, actor, reason, details::jsonb, at
+        FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[],
+                    $7::timestamptz[]) WITH ORDINALITY AS u(run, slot, kind, actor, reason,
+                                                           details, at, n)
+        ORDER BY n
+        """,
+        [run for run, _ in lines],
+        [e.slot_id for _, e in lines],
+        [e.kind for _, e in lines],
+        [e.actor for _, e in lines],
+        [e.reason for _, e in lines],
+        [json.dumps(e.details) for _, e in lines],
+        [e.at for _, e in lines],
+    )
+
+
+async def mark_breached(conn: db.Connection, marks: Sequence[tuple[str, str, datetime]]) -> None:
+    """Record ``(slot, milestone, at)`` breaches (the first record of each stays)."""
+    if not marks:
+        return
+    await conn.execute(
+        """
+        UPDATE sla_clock SET breached_at = COALESCE(sla_clock.breached_at, u.at)
+        FROM unnest($1::text[], $2::text[], $3::timestamptz[]) AS u(slot, milestone, at)
+        WHERE sla_clock.slot = u.slot::uuid AND sla_clock.milestone = u.milestone
+        """,
+        [s for s, _, _ in marks],
+        [m for _, m, _ in marks],
+        [at for _, _, at in marks],
+    )
+
+
+async def write_timers(
+    conn: db.Connection, rows: Sequence[timers.TimerRow], now: datetime, *, notify: bool
+) -> None:
+    """Write timer rows as they now are (new keys inserted); ``notify`` wakes sleeping workers.
+
+    A row whose firing count went up was fired at ``now``. The NOTIFY is delivered
+    at commit, like the one a use case's :func:`~taskflow.store.deadlines.reconcile` sends.
+    """
+    if not rows:
+        return
+    await conn.execute(
+        """
+        WITH written AS (
+            INSERT INTO timer AS t (key, run, slot, kind, part, due_at, status, fired,
+                                    updated_at)
+            SELECT key, run::uuid, slot::uuid, kind, part, due_at, status, fired, $9
+            FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[],
+                        $6::timestamptz[], $7::text[], $8::int[])
+                 AS u(key, run, slot, kind, part, due_at, status, fired)
+            ON CONFLICT (key) DO UPDATE SET
+                due_at = EXCLUDED.due_at, status = EXCLUDED.status, fired = EXCLUDED.fired,
+                fired_at = CASE WHEN EXCLUDED.fired > t.fired THEN EXCLUDED.updated_at
+                                ELSE t.fired_at END,
+                updated_at = EXCLUDED.updated_at
+        )
+        SELECT pg_notify($10, '') WHERE $11
+        """,
+        [t.key for t in rows],
+        [t.run_id for t in rows],
+        [t.slot_id for t in rows],
+        [t.kind for t in rows],
+        [t.ref for t in rows],
+        [t.due_at for t in rows],
+        [t.status for t in rows],
+        [t.fired for t in rows],
+        now,
+        timers.CHANNEL,
+        notify,
+    )
