@@ -1,4 +1,5 @@
-"""An inbox page costs a fixed number of queries, whatever its size (no N+1)."""
+"""Hot paths cost a fixed number of statements: an inbox page whatever its size (no N+1), a
+claim whatever its deadlines."""
 
 from __future__ import annotations
 
@@ -10,7 +11,12 @@ import pytest
 from httpx_ws.transport import ASGIWebSocketTransport
 
 from taskflow.api import app as api_app
+from taskflow.api.graphql import relay
+from taskflow.core.runs.filters import SlotFilter
 from taskflow.service import container
+from taskflow.service import deadlines as deadline_service
+from taskflow.service import principals as principal_service
+from taskflow.service import slots as slot_service
 from taskflow.store import db
 from tests.api import workflows as w
 from tests.conftest import gql
@@ -75,3 +81,54 @@ async def test_an_inbox_page_of_fifty_costs_the_same_queries_as_a_page_of_one(
     # Authenticate, the page itself, one batched load of the runs behind it.
     assert len(counter.statements) == for_one
     assert len(counter.statements) <= 3, counter.statements
+
+
+async def test_claim_next_writes_its_deadlines_in_one_statement(
+    client: httpx.AsyncClient, people: dict[str, str], services: container.Services
+) -> None:
+    """BEGIN, the claim (which reads the run, clocks and timers), one write, COMMIT."""
+    for reference in ("EXP-WARM", "EXP-CLAIM"):
+        attributes = {**w.EXPENSE, "reference": reference}
+        await w.start(client, people["app"], "expense-approval", "expense", reference, attributes)
+    fiona = await principal_service.get(services, "fiona")
+    assert fiona is not None
+
+    counter = Counter()
+    database = await db.Database.connect(services.db.url, max_size=1, query_logger=counter)
+    counted = replace(services, db=database)
+    try:
+        # The first claim on a connection also reads type information (once per connection).
+        await slot_service.claim_next(counted, fiona, SlotFilter())
+        [open_slot] = [s for s in await w.inbox(client, people["fiona"]) if s["status"] == "OPEN"]
+        armed_before = await _timers(services, "armed")
+        counter.statements.clear()
+        claimed = await slot_service.claim_next(counted, fiona, SlotFilter())
+    finally:
+        await database.close()
+
+    assert relay.to_global_id("Slot", claimed.id) == open_slot["id"]
+    assert len(counter.statements) == 4, counter.statements
+    assert counter.statements[0].startswith("BEGIN")
+    assert counter.statements[-1].startswith("COMMIT")
+    # What the one write did: the assigned clock met at the claim, its timers cancelled,
+    # the finished clock still running, and the claim and the met clock on the timeline.
+    readings = await deadline_service.readings(services, [claimed.id])
+    clocks = {c.clock.milestone: c for c in readings[claimed.id]}
+    assert clocks["assigned"].status == "met"
+    assert clocks["assigned"].met_at == services.clock.now()
+    assert clocks["finished"].status == "running"
+    armed_after = await _timers(services, "armed")
+    # The assigned milestone's breach and its escalation (the definition's second reminder).
+    assert armed_before - armed_after == {
+        f"{claimed.id}:breach:assigned",
+        f"{claimed.id}:reminder:1",
+    }
+    assert f"{claimed.id}:breach:finished" in armed_after
+    lines = await w.timeline(client, people["leah"], relay.to_global_id("Run", claimed.run_id))
+    assert [line["kind"] for line in lines][-2:] == ["slot.claimed", "clock.met"]
+
+
+async def _timers(services: container.Services, status: str) -> set[str]:
+    async with services.db.connection() as conn:
+        rows = await conn.fetch("SELECT key FROM timer WHERE status = $1", status)
+    return {r["key"] for r in rows}
