@@ -149,6 +149,11 @@ class RefusalCode(Enum):
     LINKS_NOT_ALLOWED = strawberry.enum_value(
         "LINKS_NOT_ALLOWED", description="The slot's definition does not allow magic links."
     )
+    LINK_NOT_REQUESTED = strawberry.enum_value(
+        "LINK_NOT_REQUESTED",
+        description="The notification asks for no magic link (a principal's, or its reminder "
+        "has no with_link).",
+    )
     TOO_MANY_REQUESTS = strawberry.enum_value(
         "TOO_MANY_REQUESTS", description="Too many unusable links from this client; wait."
     )
