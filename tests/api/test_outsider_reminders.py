@@ -20,6 +20,7 @@ from taskflow.api.graphql import relay
 from taskflow.service import container, timers
 from tests.api import magic as m
 from tests.api import workflows as w
+from tests.api.test_operations import op
 from tests.conftest import gql
 
 pytestmark = pytest.mark.anyio
@@ -277,3 +278,30 @@ async def test_a_reminder_to_an_attribute_audience_reaches_the_manager(
         assert await notifications(client, people[other]) == [], other
     [sent] = await w.timeline(client, people["max"], started["run"]["id"], ["notification.sent"])
     assert sent["details"]["recipients"] == ["max"]
+
+
+async def test_the_mailer_operations(
+    client: httpx.AsyncClient,
+    people: dict[str, str],
+    services: container.Services,
+    frozen_clock: clock.FrozenClock,
+) -> None:
+    """graphql/operations/outbox_page.graphql and mint_notification_link.graphql, as a mailer."""
+    await vendor_reminded(client, people, services, frozen_clock)
+    first = (await op(client, "outbox_page", people["app"], first=1))["notifications"]
+    assert first["totalCount"] == 2
+    assert first["pageInfo"]["hasNextPage"] is True
+    rest = await op(client, "outbox_page", people["app"], after=first["pageInfo"]["endCursor"])
+    pages = [*first["edges"], *rest["notifications"]["edges"]]
+    assert [e["node"]["recipientKind"] for e in pages] == ["OUTSIDER", "OUTSIDER"]
+    assert rest["notifications"]["pageInfo"]["hasNextPage"] is False
+    for edge in pages:
+        sent = await op(
+            client,
+            "mint_notification_link",
+            people["app"],
+            input={"notificationId": edge["node"]["id"]},
+        )
+        minted = sent["mintNotificationLink"]
+        assert minted["__typename"] == "MintNotificationLinkSuccess", minted
+        assert minted["link"]["recipientName"] == "Anna Acme"
