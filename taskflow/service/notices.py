@@ -66,7 +66,7 @@ async def outbox_rows(
                     details={"who": notice.who, "deferred": deliver != now},
                     recipient_email=r.email,
                     recipient_name=r.name,
-                    link_requested=r.link_requested and slot is not None,
+                    link_requested=r.link_requested,
                 )
             )
     return rows
