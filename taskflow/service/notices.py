@@ -80,7 +80,7 @@ MINE, OUTSIDERS, EVERYONE = "mine", "outsiders", "everyone"
 
 async def listing(
     services: Services, actor: Principal, scope: str, *, after_id: int, limit: int
-) -> tuple[list[outbox.NotificationRow], int]:
+) -> tuple[list[outbox.NotificationRow], int | None]:
     """Notifications oldest first: the actor's own, or (integrations) outsiders' or everyone's.
 
     Integrations (the mailer, the help desk) send what the outbox holds, so they read

@@ -109,21 +109,25 @@ async def listing(
     outsiders_only: bool = False,
     after_id: int,
     limit: int,
-) -> tuple[list[NotificationRow], int]:
-    """Notifications oldest first, and how many there are in all.
+) -> tuple[list[NotificationRow], int | None]:
+    """Notifications oldest first, and how many there are in all (one recipient's only).
 
-    ``recipient`` narrows to one recipient; ``outsiders_only`` to outsiders'
-    (``email:...``); neither gives the whole outbox (for integrations).
+    ``recipient`` narrows to one recipient (counted: the index holds them together);
+    ``outsiders_only`` to outsiders' (``email:...``); neither gives the whole outbox.
+    The outbox-wide listings are not counted: a sender polls them, and counting the
+    whole table each time would cost more than the page.
     """
     # One statement per case (not "$1 IS NULL OR ..."), so each keeps its own index plan.
     if recipient is not None:
+        total = await conn.fetchval(
+            "SELECT count(*) FROM notification WHERE recipient = $1", recipient
+        )
         where, args = "recipient = $1", [recipient]
-    elif outsiders_only:
-        where, args = "recipient LIKE 'email:%'", []
     else:
-        where, args = "true", []
+        total = None
+        where = "recipient LIKE 'email:%'" if outsiders_only else "true"
+        args = []
     n = len(args)
-    total = await conn.fetchval(f"SELECT count(*) FROM notification WHERE {where}", *args)
     rows = await conn.fetch(
         f"SELECT {_COLUMNS} FROM notification WHERE {where} AND id > ${n + 1} "
         f"ORDER BY id LIMIT ${n + 2}",
@@ -131,7 +135,7 @@ async def listing(
         after_id,
         limit,
     )
-    return [_row(r) for r in rows], int(total)
+    return [_row(r) for r in rows], (int(total) if total is not None else None)
 
 
 async def notification(

@@ -289,7 +289,7 @@ async def test_the_mailer_operations(
     """graphql/operations/outbox_page.graphql and mint_notification_link.graphql, as a mailer."""
     await vendor_reminded(client, people, services, frozen_clock)
     first = (await op(client, "outbox_page", people["app"], first=1))["notifications"]
-    assert first["totalCount"] == 2
+    assert first["totalCount"] is None  # the outbox-wide listing is not counted
     assert first["pageInfo"]["hasNextPage"] is True
     rest = await op(client, "outbox_page", people["app"], after=first["pageInfo"]["endCursor"])
     pages = [*first["edges"], *rest["notifications"]["edges"]]

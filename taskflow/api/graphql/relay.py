@@ -86,7 +86,8 @@ class Connection(Generic[T]):
     page_info: PageInfo = strawberry.field(description="Whether more rows follow.")
     total_count: int | None = strawberry.field(
         description="How many rows match, across all pages; null where counting is not cheap "
-        "(the inbox, whose residual candidate rules are checked row by row)."
+        "(the inbox, whose residual candidate rules are checked row by row; the outbox-wide "
+        "notification listings of integrations)."
     )
 
 
