@@ -9,6 +9,7 @@ through ``run_due(now)`` with a moved clock (T0 is Tuesday 1 December 2026,
 
 from __future__ import annotations
 
+import asyncio
 from datetime import UTC, datetime
 from typing import Any
 
@@ -305,3 +306,25 @@ async def test_the_mailer_operations(
         minted = sent["mintNotificationLink"]
         assert minted["__typename"] == "MintNotificationLinkSuccess", minted
         assert minted["link"]["recipientName"] == "Anna Acme"
+
+
+async def test_two_sends_at_once_leave_one_live_link(
+    client: httpx.AsyncClient,
+    people: dict[str, str],
+    services: container.Services,
+    frozen_clock: clock.FrozenClock,
+) -> None:
+    """The notification's row lock makes concurrent mints take turns; each revokes the last."""
+    _, _, found = await vendor_reminded(client, people, services, frozen_clock)
+    note = found[0]
+    answers = await asyncio.gather(*(mint_for(client, people["app"], note["id"]) for _ in range(4)))
+    assert {a["__typename"] for a in answers} == {"MintNotificationLinkSuccess"}
+    listed = await m.slot_links(client, people["olga"], note["slotId"])
+    assert sorted(k["status"] for k in listed["links"]) == [
+        "ACTIVE",
+        "REVOKED",
+        "REVOKED",
+        "REVOKED",
+    ]
+    usable = [a for a in answers if (await client.get(m.path_of(a["url"]))).status_code == 200]
+    assert len(usable) == 1
