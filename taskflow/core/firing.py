@@ -84,7 +84,7 @@ def effects(
                     compiled(action.who),
                     message,
                     str(action.who),
-                    names=au.email_names(action.who, run.subject, item),
+                    names=au.email_names(action.who, run.subject, item, candidates=candidates),
                     with_link=action.with_link and slot is not None,
                 )
             )

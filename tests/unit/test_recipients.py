@@ -57,6 +57,12 @@ def test_an_outsider_is_reached_at_their_address_with_their_name_and_a_link_requ
     assert not recipients.is_outsider("olga")
 
 
+def test_an_outsider_among_the_candidates_keeps_their_name() -> None:
+    vendor = who.email(subject.contact_email, name=subject.contact_name)
+    names = au.email_names(who.holder() | who.candidates(), VENDOR, candidates=vendor)
+    assert names == {"anna@acme.example": "Anna Acme"}
+
+
 def test_a_name_the_subject_lacks_leaves_the_outsider_unnamed() -> None:
     vendor = who.email(subject.contact_email, name=subject.contact_name)
     [anna] = recipients.decide(notice(vendor, {"contact_email": "anna@acme.example"}), [])

@@ -272,14 +272,20 @@ def compile(
     return compile_rule(_formula(w, env, holder, candidates))
 
 
-def email_names(w: Who, subject: Mapping[str, Any], item: Any = ex.MISSING) -> dict[str, str]:
+def email_names(
+    w: Who, subject: Mapping[str, Any], item: Any = ex.MISSING, *, candidates: Who | None = None
+) -> dict[str, str]:
     """Address -> name of the outsiders ``w`` names with ``who.email(..., name=...)``.
 
-    Only names that resolve to non-empty text count; an address without one is absent.
+    ``candidates`` resolves ``who.candidates()`` (as in :func:`compile`). Only names
+    that resolve to non-empty text count; an address without one is absent.
     """
     env = ex.Env(subject=subject, item=item)
     names: dict[str, str] = {}
-    for term in emails(w):
+    terms = emails(w)
+    if candidates is not None and "candidates" in specials(w):
+        terms += emails(candidates)
+    for term in terms:
         if term.name is None:
             continue
         name = ex.value_of(term.name, env)

@@ -150,7 +150,11 @@ class SlotChecker(Checker):
                 "with_link=True, but the reminder notifies nobody",
                 "add notify=who.email(subject.<address field>) to say whom the link is for",
             )
-        elif not au.emails(action.who):
+        elif not au.emails(action.who) and not (
+            slot.candidates is not None
+            and "candidates" in au.specials(action.who)
+            and au.emails(slot.candidates)
+        ):
             self.add(
                 "BAD_REMINDER",
                 where,

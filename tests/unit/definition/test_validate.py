@@ -243,6 +243,18 @@ def test_a_reminder_asking_for_a_link_needs_a_magic_link_slot_and_an_outsider() 
     assert "asks for a magic link (with_link=True)" in problem.message
     assert problem.fix == "add magic_link=True (and shareable=[...]) to the slot, or drop with_link"
 
+    # who.candidates() counts when the slot's candidates name an address.
+    via_candidates = reminder.after(business.days(2), notify=who.candidates(), with_link=True)
+    with_outsider = review(
+        magic_link=True, candidates=outsider | who.role("finance"), **_sla(via_candidates)
+    )
+    assert (
+        v.problems(
+            workflow(submitted=State(initial=True, slots=[with_outsider], then="done")), CALENDARS
+        )
+        == []
+    )
+
     to_staff = reminder.after(business.days(2), notify=who.holder(), with_link=True)
     nobody = reminder.after(business.days(2), with_link=True)
     found = v.problems(
