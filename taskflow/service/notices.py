@@ -38,6 +38,8 @@ async def outbox_rows(
     theirs wait for the workflow's (the business hours of the people writing to
     them: the vendor example's reminders go out in Berlin office hours).
     """
+    if not notices:
+        return []
     keys = sorted({k for n in notices for k in n.audience.keys})
     people = await principal_rows.carrying_any(conn, keys) if keys else []
     workflow_calendar = services.catalog.get(run.workflow, run.definition_version).calendar
