@@ -135,7 +135,13 @@ class ExpenseApproval(Workflow):
                 delegates=who.role("finance-lead"),
                 milestones=[milestone.finished(within=business.days(3))],
                 reminders=[
-                    reminder.at(0.5, of="finished", every=business.days(1), notify=who.holder()),
+                    # To whoever holds it, or while nobody does, to the submitter's manager(s).
+                    reminder.at(
+                        0.5,
+                        of="finished",
+                        every=business.days(1),
+                        notify=who.holder() | who.candidates(),
+                    ),
                     reminder.on_breach("finished", escalate_to=who.role("finance-lead")),
                 ],
             )

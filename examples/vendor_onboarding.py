@@ -9,7 +9,8 @@ The story, as procurement tells it:
    certificate, a data processing agreement...). They have no account: each
    request reaches them as a link that opens a one-page form for that
    document only. Every 2 business days they are reminded of what is still
-   missing. Procurement staff may upload a document on their behalf.
+   missing, each reminder with a fresh link (the mailer mints it as it sends).
+   Procurement staff may upload a document on their behalf.
 3. Once every document is in, legal reviews the set. If the vendor will
    handle personal data, security reviews it too, in parallel with legal.
 4. Both approve: the vendor is onboarded. Either rejects: the vendor is
@@ -20,6 +21,7 @@ Subject example::
 
     {"vendor_number": "V-20931", "legal_name": "Acme Logistics GmbH", "country": "DE",
      "vat_number": "DE123456789", "contact_email": "onboarding@acme.example",
+     "contact_name": "Anna Acme",
      "required_documents": ["certificate of incorporation", "bank details", "insurance"],
      "handles_personal_data": true}
 """
@@ -48,7 +50,7 @@ from taskflow import (
 )
 
 #: The vendor's contact: reached by e-mail, acting through single-use links.
-vendor = who.email(subject.contact_email)
+vendor = who.email(subject.contact_email, name=subject.contact_name)
 procurement = who.role("procurement")
 
 #: Two letters of country, then 2 to 12 letters or digits (the EU VAT number shape).
@@ -127,6 +129,7 @@ class VendorOnboarding(Workflow):
                         business.days(2),
                         every=business.days(2),
                         notify=vendor,
+                        with_link=True,  # the mailer mints a link as it sends the reminder
                         quiet_hours=True,  # in Berlin office hours, never at 3 am
                     ),
                     reminder.on_breach("finished", notify=procurement),

@@ -9,7 +9,7 @@ transaction. Recipients are audiences here; the shell finds the principals.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -23,11 +23,17 @@ from taskflow.core.runs.model import CLAIMED, OPEN, AuditEntry, RunView, SlotVie
 
 @dataclass(frozen=True)
 class Notice:
-    """Notify everyone ``audience`` admits with ``message``."""
+    """Notify everyone ``audience`` admits with ``message``.
+
+    ``names`` maps the outsiders' addresses to their names (``who.email(...,
+    name=...)``); ``with_link`` asks the sender to mint each outsider a magic link.
+    """
 
     audience: au.Audience
     message: str
     who: str
+    names: Mapping[str, str] = field(default_factory=dict)
+    with_link: bool = False
 
 
 @dataclass
@@ -73,7 +79,15 @@ def effects(
 
     for action in actions:
         if action.kind == "notify" and action.who is not None:
-            out.notices.append(Notice(compiled(action.who), message, str(action.who)))
+            out.notices.append(
+                Notice(
+                    compiled(action.who),
+                    message,
+                    str(action.who),
+                    names=au.email_names(action.who, run.subject, item, candidates=candidates),
+                    with_link=action.with_link and slot is not None,
+                )
+            )
         elif action.kind == "move" and action.target is not None:
             out.move_to = action.target
         elif out.slot is None or decl is None:

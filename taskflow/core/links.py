@@ -146,6 +146,12 @@ class LinksNotAllowed(refusals.Refusal):
     code = "LINKS_NOT_ALLOWED"
 
 
+class LinkNotRequested(refusals.Refusal):
+    """The notification asks for no magic link (not an outsider's, or its reminder has none)."""
+
+    code = "LINK_NOT_REQUESTED"
+
+
 class Throttled(refusals.Refusal):
     """Too many refused link requests from this client; ``retry_after`` says how long to wait."""
 

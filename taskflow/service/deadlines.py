@@ -19,7 +19,6 @@ from taskflow.core.runs.model import AuditEntry, Outcome, RunView, SlotView
 from taskflow.service.container import Services
 from taskflow.store import db
 from taskflow.store import deadlines as store
-from taskflow.store import notifications as outbox
 from taskflow.store import runs as rows
 
 
@@ -227,20 +226,3 @@ async def readings(services: Services, slot_ids: Sequence[str]) -> dict[str, lis
         ]
         for slot_id in slot_ids
     }
-
-
-async def notifications(
-    services: Services, recipient: str, *, after_id: int, limit: int
-) -> tuple[list[outbox.NotificationRow], int]:
-    """A recipient's notifications, oldest first (integrations read the table the same way)."""
-    async with services.db.connection() as conn:
-        return await outbox.notifications_for(conn, recipient, after_id=after_id, limit=limit)
-
-
-async def notification(
-    services: Services, recipient: str, notification_id: int
-) -> outbox.NotificationRow | None:
-    """One notification, if it is ``recipient``'s (anyone else's reads as absent)."""
-    async with services.db.connection() as conn:
-        found = await outbox.notification(conn, notification_id)
-    return found if found is not None and found.recipient == recipient else None

@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import secrets
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -154,12 +154,14 @@ async def mint_in(
     expires_in: timedelta | None = None,
     actor: str = "taskflow",
     check: Callable[[SlotView], None] | None = None,
+    details: Mapping[str, Any] | None = None,
 ) -> Minted:
     """Mint inside the caller's transaction (a reminder action mints this way, as ``taskflow``).
 
     Takes the run's lock, so the slot cannot be completed or cancelled meanwhile;
     refuses slots whose definition allows no links and slots that are not open.
     Whoever sends the URL must not store it: the database keeps only the hash.
+    ``details`` go on the ``link.minted`` line (e.g. the notification it is for).
     """
     ttl = _ttl(expires_in)
     name, email = _recipient(recipient_name, recipient_email)
@@ -208,6 +210,7 @@ async def mint_in(
                 "recipient": email,
                 "recipient_name": name,
                 "expires_at": link.expires_at.isoformat(),
+                **(details or {}),
             },
         ),
     )

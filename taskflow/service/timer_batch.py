@@ -16,7 +16,6 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
 
 from taskflow.core import deadlines
 from taskflow.core.runs.model import AuditEntry, Outcome, RunView, SlotView
@@ -28,7 +27,6 @@ from taskflow.store import runs as rows
 from taskflow.store import timer_batch as batch_store
 
 #: A notification row as :func:`taskflow.store.notifications.notify` writes it.
-NotificationRow = tuple[str, str, str | None, str, str, Mapping[str, Any], datetime, datetime]
 
 
 @dataclass
@@ -46,7 +44,7 @@ class RunState:
     clocks: dict[tuple[str, str], store.ClockRow] = field(default_factory=dict)
     due: dict[str, tuple[int, datetime | None]] = field(default_factory=dict)
     breaches: dict[tuple[str, str], datetime] = field(default_factory=dict)
-    notes: list[NotificationRow] = field(default_factory=list)
+    notes: list[outbox.NewNotification] = field(default_factory=list)
     written_timers: set[str] = field(default_factory=set)
     armed: bool = False
 

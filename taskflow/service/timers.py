@@ -22,19 +22,18 @@ from datetime import datetime, timedelta
 
 import asyncpg
 
-from taskflow.core import calendars, deadlines, firing
-from taskflow.core.definition import audience as au
+from taskflow.core import deadlines, firing
 from taskflow.core.definition.workflow import Definition
 from taskflow.core.runs import engine
 from taskflow.core.runs.model import LIVE, AuditEntry, Outcome, RunView, SlotView
 from taskflow.service import deadlines as sla_service
+from taskflow.service import notices as notice_rows
 from taskflow.service import persist
 from taskflow.service import timer_batch as runs_batch
 from taskflow.service.container import Services
 from taskflow.store import db
 from taskflow.store import deadlines as store
 from taskflow.store import notifications as outbox
-from taskflow.store import principals as principal_rows
 from taskflow.store import timer_batch as batch_store
 
 log = logging.getLogger("taskflow.worker")
@@ -298,36 +297,12 @@ async def _notify(
     kind: str,
     quiet_hours: bool,
     now: datetime,
-    out: list[runs_batch.NotificationRow],
+    out: list[outbox.NewNotification],
 ) -> list[str]:
-    """Add to ``out`` one notification per admitted principal; quiet hours defer it to their
-    calendar. Returns the recipients."""
-    sent: list[str] = []
-    for notice in notices:
-        ids = await outbox.principals_with_keys(conn, sorted(notice.audience.keys))
-        people = await principal_rows.get_many(conn, ids)
-        batch = []
-        for pid in ids:
-            person = people[pid]
-            if not notice.audience.admits(au.principal_keys(person)) or pid in sent:
-                continue
-            cal: calendars.BusinessClock | None = None
-            if quiet_hours and person.calendar and person.calendar in services.calendars:
-                cal = services.calendars.get(person.calendar)
-            deliver = deadlines.deliver_at(cal, now)
-            details = {"who": notice.who, "deferred": deliver != now}
-            batch.append(
-                (
-                    pid,
-                    run.id,
-                    slot.id if slot else None,
-                    kind.split(".")[0],
-                    notice.message,
-                    details,
-                    now,
-                    deliver,
-                )
-            )
-            sent.append(pid)
-        out += batch
-    return sent
+    """Add to ``out`` one notification per recipient (see ``service.notices``); returns the
+    recipients."""
+    written = await notice_rows.outbox_rows(
+        services, conn, run, slot, notices, kind, quiet_hours, now
+    )
+    out += written
+    return [n.recipient for n in written]

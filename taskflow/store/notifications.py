@@ -1,14 +1,25 @@
-"""The notification outbox: a message per recipient, readable by integrations and in GraphQL."""
+"""The notification outbox: a message per recipient, readable by integrations and in GraphQL.
+
+A recipient is a principal's id, or ``email:<address>`` for an outsider (see
+``core.recipients``).
+"""
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+import asyncpg
+
 from taskflow.store import db
+
+_COLUMNS = (
+    "id, recipient, recipient_email, recipient_name, run, slot, kind, message, details, "
+    "created_at, deliver_at, link_requested, link"
+)
 
 
 @dataclass(frozen=True)
@@ -22,90 +33,124 @@ class NotificationRow:
     details: dict[str, Any]
     created_at: datetime
     deliver_at: datetime
+    recipient_email: str | None = None
+    recipient_name: str | None = None
+    link_requested: bool = False
+    #: The last link minted for it, if any.
+    link_id: str | None = None
 
 
-async def notify(
-    conn: db.Connection,
-    rows: Iterable[tuple[str, str, str | None, str, str, Mapping[str, Any], datetime, datetime]],
-) -> None:
-    """Write notifications: (recipient, run, slot, kind, message, details, created, deliver)."""
+@dataclass(frozen=True)
+class NewNotification:
+    """A notification to write (the outbox assigns its id)."""
+
+    recipient: str
+    run_id: str
+    slot_id: str | None
+    kind: str
+    message: str
+    created_at: datetime
+    deliver_at: datetime
+    details: Mapping[str, Any] = field(default_factory=dict)
+    recipient_email: str | None = None
+    recipient_name: str | None = None
+    link_requested: bool = False
+
+
+def _row(r: asyncpg.Record) -> NotificationRow:
+    return NotificationRow(
+        id=r["id"],
+        recipient=r["recipient"],
+        run_id=str(r["run"]),
+        slot_id=str(r["slot"]) if r["slot"] else None,
+        kind=r["kind"],
+        message=r["message"],
+        details=r["details"],
+        created_at=r["created_at"],
+        deliver_at=r["deliver_at"],
+        recipient_email=r["recipient_email"],
+        recipient_name=r["recipient_name"],
+        link_requested=r["link_requested"],
+        link_id=str(r["link"]) if r["link"] else None,
+    )
+
+
+async def notify(conn: db.Connection, rows: Iterable[NewNotification]) -> None:
+    """Write notifications, in one statement."""
     args = [
-        (rcp, uuid.UUID(run), uuid.UUID(slot) if slot else None, kind, msg, dict(d), c, dl)
-        for rcp, run, slot, kind, msg, d, c, dl in rows
+        (
+            n.recipient,
+            n.recipient_email,
+            n.recipient_name,
+            uuid.UUID(n.run_id),
+            uuid.UUID(n.slot_id) if n.slot_id else None,
+            n.kind,
+            n.message,
+            dict(n.details),
+            n.created_at,
+            n.deliver_at,
+            n.link_requested,
+        )
+        for n in rows
     ]
     if args:
         await conn.executemany(
-            "INSERT INTO notification (recipient, run, slot, kind, message, details, created_at, "
-            "deliver_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+            "INSERT INTO notification (recipient, recipient_email, recipient_name, run, slot, "
+            "kind, message, details, created_at, deliver_at, link_requested) "
+            "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
             args,
         )
 
 
-async def notifications_for(
-    conn: db.Connection, recipient: str, *, after_id: int, limit: int
-) -> tuple[list[NotificationRow], int]:
-    """A recipient's notifications, oldest first, and how many there are in all."""
-    total = await conn.fetchval("SELECT count(*) FROM notification WHERE recipient = $1", recipient)
+async def listing(
+    conn: db.Connection,
+    *,
+    recipient: str | None,
+    outsiders_only: bool = False,
+    after_id: int,
+    limit: int,
+) -> tuple[list[NotificationRow], int | None]:
+    """Notifications oldest first, and how many there are in all (one recipient's only).
+
+    ``recipient`` narrows to one recipient (counted: the index holds them together);
+    ``outsiders_only`` to outsiders' (``email:...``); neither gives the whole outbox.
+    The outbox-wide listings are not counted: a sender polls them, and counting the
+    whole table each time would cost more than the page.
+    """
+    # One statement per case (not "$1 IS NULL OR ..."), so each keeps its own index plan.
+    if recipient is not None:
+        total = await conn.fetchval(
+            "SELECT count(*) FROM notification WHERE recipient = $1", recipient
+        )
+        where, args = "recipient = $1", [recipient]
+    else:
+        total = None
+        where = "recipient LIKE 'email:%'" if outsiders_only else "true"
+        args = []
+    n = len(args)
     rows = await conn.fetch(
-        "SELECT id, recipient, run, slot, kind, message, details, created_at, deliver_at "
-        "FROM notification WHERE recipient = $1 AND id > $2 ORDER BY id LIMIT $3",
-        recipient,
+        f"SELECT {_COLUMNS} FROM notification WHERE {where} AND id > ${n + 1} "
+        f"ORDER BY id LIMIT ${n + 2}",
+        *args,
         after_id,
         limit,
     )
-    return [
-        NotificationRow(
-            id=r["id"],
-            recipient=r["recipient"],
-            run_id=str(r["run"]),
-            slot_id=str(r["slot"]) if r["slot"] else None,
-            kind=r["kind"],
-            message=r["message"],
-            details=r["details"],
-            created_at=r["created_at"],
-            deliver_at=r["deliver_at"],
-        )
-        for r in rows
-    ], int(total)
+    return [_row(r) for r in rows], (int(total) if total is not None else None)
 
 
-async def principals_with_keys(conn: db.Connection, keys: Sequence[str]) -> list[str]:
-    """Active principals carrying any of ``keys`` (the prefilter of an audience)."""
-    if "any" in keys:
-        rows = await conn.fetch("SELECT id FROM principal WHERE active ORDER BY id")
-        return [r["id"] for r in rows]
-    rows = await conn.fetch(
-        """
-        SELECT id FROM principal
-        WHERE active AND (
-            ('user:' || id) = ANY($1::text[])
-            OR ('email:' || coalesce(email, '')) = ANY($1::text[])
-            OR EXISTS (SELECT 1 FROM unnest(roles) r WHERE 'role:' || r = ANY($1::text[]))
-            OR EXISTS (SELECT 1 FROM unnest(groups) g WHERE 'group:' || g = ANY($1::text[])))
-        ORDER BY id
-        """,
-        list(keys),
-    )
-    return [r["id"] for r in rows]
-
-
-async def notification(conn: db.Connection, notification_id: int) -> NotificationRow | None:
-    """One notification by id."""
+async def notification(
+    conn: db.Connection, notification_id: int, *, lock: bool = False
+) -> NotificationRow | None:
+    """One notification by id (``lock``: FOR UPDATE, so link minting for it goes in turn)."""
     row = await conn.fetchrow(
-        "SELECT id, recipient, run, slot, kind, message, details, created_at, deliver_at "
-        "FROM notification WHERE id = $1",
+        f"SELECT {_COLUMNS} FROM notification WHERE id = $1" + (" FOR UPDATE" if lock else ""),
         notification_id,
     )
-    if row is None:
-        return None
-    return NotificationRow(
-        id=row["id"],
-        recipient=row["recipient"],
-        run_id=str(row["run"]),
-        slot_id=str(row["slot"]) if row["slot"] else None,
-        kind=row["kind"],
-        message=row["message"],
-        details=row["details"],
-        created_at=row["created_at"],
-        deliver_at=row["deliver_at"],
+    return _row(row) if row is not None else None
+
+
+async def set_link(conn: db.Connection, notification_id: int, link_id: str) -> None:
+    """Remember the link last minted for a notification."""
+    await conn.execute(
+        "UPDATE notification SET link = $2 WHERE id = $1", notification_id, uuid.UUID(link_id)
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -108,3 +109,34 @@ async def page(
         limit,
     )
     return [_to_core(row) for row in rows], int(total)
+
+
+async def carrying_any(conn: db.Connection, keys: Sequence[str]) -> list[principals.Principal]:
+    """Active principals that may carry one of an audience's ``keys``, by id.
+
+    User, e-mail, role and group keys match exactly; an ``attr:<name>=<value>`` key
+    matches every principal having the attribute ``name`` (its values may be text,
+    numbers, booleans or lists, which SQL cannot compare as keys do), so the caller
+    checks the audience on the rows (``recipients.decide``).
+    """
+    if "any" in keys:
+        rows = await conn.fetch(f"SELECT {_COLUMNS} FROM principal WHERE active ORDER BY id")
+        return [_to_core(row) for row in rows]
+    attributes = sorted(
+        {k.removeprefix("attr:").split("=", 1)[0] for k in keys if k.startswith("attr:")}
+    )
+    rows = await conn.fetch(
+        f"""
+        SELECT {_COLUMNS} FROM principal
+        WHERE active AND (
+            ('user:' || id) = ANY($1::text[])
+            OR ('email:' || coalesce(email, '')) = ANY($1::text[])
+            OR EXISTS (SELECT 1 FROM unnest(roles) r WHERE 'role:' || r = ANY($1::text[]))
+            OR EXISTS (SELECT 1 FROM unnest(groups) g WHERE 'group:' || g = ANY($1::text[]))
+            OR attributes ?| $2::text[])
+        ORDER BY id
+        """,
+        list(keys),
+        attributes,
+    )
+    return [_to_core(row) for row in rows]

@@ -189,10 +189,21 @@ class Timer(Table, tablename="timer"):
 
 
 class Notification(Table, tablename="notification"):
-    """The outbox: a message for one principal, delivered from ``deliver_at`` (quiet hours)."""
+    """The outbox: a message for one recipient, delivered from ``deliver_at`` (quiet hours).
+
+    ``recipient`` is a principal's id, or ``email:<address>`` for an outsider
+    (principal ids cannot hold a colon, so the two never collide).
+    """
 
     id = BigSerial(primary_key=True)
-    recipient = Varchar(length=200)
+    recipient = Varchar(length=330)
+    #: The address and name to write to, as they were when it was written.
+    recipient_email = Varchar(length=320, null=True, default=None)
+    recipient_name = Varchar(length=200, null=True, default=None)
+    #: The sender should mint the outsider a magic link (``mintNotificationLink``).
+    link_requested = Boolean(default=False)
+    #: The last link minted for it (revoked when another is minted).
+    link = UUID(null=True, default=None)
     run = ForeignKey(references=Run, null=False, on_delete=OnDelete.cascade)
     slot = UUID(null=True, default=None)
     #: reminder | breach | timeout

@@ -56,6 +56,7 @@ VENDOR = {
     "country": "DE",
     "vat_number": "DE123456789",
     "contact_email": "onboarding@acme.example",
+    "contact_name": "Anna Acme",
     "required_documents": ["certificate of incorporation", "bank details"],
     "handles_personal_data": True,
 }

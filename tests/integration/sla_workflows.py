@@ -2,7 +2,18 @@
 
 from __future__ import annotations
 
-from taskflow import Route, Slot, State, Workflow, business, milestone, reminder, who
+from taskflow import (
+    Route,
+    Slot,
+    State,
+    Workflow,
+    business,
+    milestone,
+    real,
+    reminder,
+    subject,
+    who,
+)
 
 
 class Escalating(Workflow):
@@ -25,6 +36,36 @@ class Escalating(Workflow):
                     reminder.on_breach(
                         reassign_to=who.id("leah"), raise_priority_to=1, notify=who.id("leah")
                     ),
+                ],
+            )
+        ],
+        then=[Route("done")],
+    )
+    done = State(terminal=True)
+
+
+class OutsiderAtNight(Workflow):
+    """A signature asked of an outsider, reminded on real time: quiet hours follow the workflow."""
+
+    name = "outsider-at-night"
+    tracks = "contract"
+    calendar = "uk-london"
+
+    waiting = State(
+        initial=True,
+        slots=[
+            Slot(
+                "sign",
+                candidates=who.email(subject.email, name=subject.name) | who.role("legal"),
+                magic_link=True,
+                milestones=[milestone.finished(within=real.days(3))],
+                reminders=[
+                    reminder.after(
+                        real.hours(10),
+                        notify=who.email(subject.email, name=subject.name) | who.role("legal"),
+                        with_link=True,
+                        quiet_hours=True,
+                    )
                 ],
             )
         ],

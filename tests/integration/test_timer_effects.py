@@ -155,3 +155,40 @@ async def test_a_firing_that_fails_is_postponed_and_the_rest_of_its_batch_fires(
         }
     assert rows["9"] == ("armed", frozen_clock.now() + timers.RETRY_AFTER)
     assert rows["0"][0] == "fired"
+
+
+async def test_an_outsiders_quiet_hours_follow_the_workflows_calendar(
+    sla_services: container.Services, frozen_clock: clock.FrozenClock
+) -> None:
+    """Outsiders have no calendar: a reminder at 02:00 waits for uk-london's 09:00 opening."""
+    services = sla_services
+    app = await principal_service.get(services, "app")
+    assert app is not None
+    frozen_clock.set(datetime(2026, 12, 1, 16, tzinfo=UTC))
+    await run_service.start_run(
+        services,
+        app,
+        workflow="outsider-at-night",
+        subject_type="contract",
+        external_id="C-1",
+        attributes={"email": "signer@client.example", "name": "Sid Signer"},
+        idempotency_key=None,
+    )
+    frozen_clock.set(datetime(2026, 12, 2, 2, tzinfo=UTC))  # 10 real hours later
+    assert await timers.run_due(services, frozen_clock.now()) == 1
+    async with services.db.connection() as conn:
+        notes = await conn.fetch(
+            "SELECT recipient, recipient_email, recipient_name, link_requested, deliver_at "
+            "FROM notification ORDER BY id"
+        )
+    assert [tuple(n) for n in notes] == [
+        # Lee (legal) works on us-new-york hours: 09:00 there is 14:00 UTC.
+        ("lee", "lee@example.com", "Lee Legal", False, datetime(2026, 12, 2, 14, tzinfo=UTC)),
+        (
+            "email:signer@client.example",
+            "signer@client.example",
+            "Sid Signer",
+            True,
+            datetime(2026, 12, 2, 9, tzinfo=UTC),
+        ),
+    ]

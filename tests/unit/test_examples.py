@@ -164,7 +164,7 @@ def test_vendor_uploads_one_slot_per_document_by_magic_link() -> None:
     reminders = upload.reminders
     assert reminders[0].describe() == (
         "2 business days after the slot opens (finished), then every 2 business days: "
-        "notify email:{subject.contact_email}"
+        "notify email:{subject.contact_email} with a link"
     )
 
 

@@ -110,7 +110,8 @@ class TooManyRequests(relay.Refusal):
     retry_after_seconds: int = strawberry.field(description="Seconds to wait before trying.")
 
 
-def _refusal(error: errors.TaskflowError) -> Any:
+def refusal(error: errors.TaskflowError) -> Any:
+    """The typed refusal of a link use case's error (shared with mintNotificationLink)."""
     base: dict[str, Any] = {"message": error.message}
     if isinstance(error, core.LinkUnusable):
         return LinkUnusable(code=relay.RefusalCode.LINK_UNUSABLE, **base)
@@ -222,7 +223,7 @@ class LinkMutations:
                 else None,
             )
         except errors.TaskflowError as exc:
-            refused: MintMagicLinkPayload = _refusal(exc)
+            refused: MintMagicLinkPayload = refusal(exc)
             return refused
         return MintMagicLinkSuccess(
             link=MagicLinkType.of(minted.link, services.clock.now()),
@@ -239,7 +240,7 @@ class LinkMutations:
                 services, me, relay.local_id(input.link_id, TYPE_NAME, "linkId")
             )
         except errors.TaskflowError as exc:
-            refused: RevokeMagicLinkPayload = _refusal(exc)
+            refused: RevokeMagicLinkPayload = refusal(exc)
             return refused
         return RevokeMagicLinkSuccess(link=MagicLinkType.of(link, services.clock.now()))
 
@@ -255,6 +256,6 @@ class LinkMutations:
                 raise fl.PayloadError([fl.FieldProblem("payload", "must be a JSON object")])
             done = await link_use.complete(services, input.token, payload, _client(info))
         except errors.TaskflowError as exc:
-            refused: CompleteWithLinkPayload = _refusal(exc)
+            refused: CompleteWithLinkPayload = refusal(exc)
             return refused
         return CompleteWithLinkSuccess(label=done.label, completed_at=done.completed_at)

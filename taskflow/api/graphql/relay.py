@@ -94,7 +94,8 @@ class Connection(Generic[T]):
     page_info: PageInfo = strawberry.field(description="Whether more rows follow.")
     total_count: int | None = strawberry.field(
         description="How many rows match, across all pages; null where counting is not cheap "
-        "(the inbox, whose residual candidate rules are checked row by row)."
+        "(the inbox, whose residual candidate rules are checked row by row; the outbox-wide "
+        "notification listings of integrations)."
     )
 
 
@@ -156,6 +157,11 @@ class RefusalCode(Enum):
     )
     LINKS_NOT_ALLOWED = strawberry.enum_value(
         "LINKS_NOT_ALLOWED", description="The slot's definition does not allow magic links."
+    )
+    LINK_NOT_REQUESTED = strawberry.enum_value(
+        "LINK_NOT_REQUESTED",
+        description="The notification asks for no magic link (a principal's, or its reminder "
+        "has no with_link).",
     )
     TOO_MANY_REQUESTS = strawberry.enum_value(
         "TOO_MANY_REQUESTS", description="Too many unusable links from this client; wait."

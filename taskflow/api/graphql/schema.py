@@ -18,7 +18,16 @@ from strawberry.extensions import (
 from strawberry.schema.config import StrawberryConfig
 
 from taskflow import errors
-from taskflow.api.graphql import links, principals, relay, reports, sla, types, work, work_mutations
+from taskflow.api.graphql import (
+    links,
+    notifications,
+    principals,
+    relay,
+    reports,
+    types,
+    work,
+    work_mutations,
+)
 from taskflow.api.graphql.context import Info
 from taskflow.api.graphql.errors import ShapeErrors
 
@@ -35,12 +44,17 @@ NODE_RESOLVERS: dict[str, NodeResolver] = {
     types.RUN: work.resolve_run,
     types.SLOT: work.resolve_slot,
     links.TYPE_NAME: links.resolve_node,
-    sla.NOTIFICATION: sla.resolve_node,
+    notifications.TYPE_NAME: notifications.resolve_node,
 }
 
 
 @strawberry.type(description="Entry points for reading.")
-class Query(principals.PrincipalQueries, work.WorkQueries, sla.SlaQueries, reports.ReportQueries):
+class Query(
+    principals.PrincipalQueries,
+    work.WorkQueries,
+    notifications.NotificationQueries,
+    reports.ReportQueries,
+):
     @strawberry.field(description="Any object by its global id; null when absent or not visible.")
     async def node(
         self,
@@ -56,7 +70,12 @@ class Query(principals.PrincipalQueries, work.WorkQueries, sla.SlaQueries, repor
 
 
 @strawberry.type(description="Entry points for changing things.")
-class Mutation(principals.PrincipalMutations, work_mutations.WorkMutations, links.LinkMutations):
+class Mutation(
+    principals.PrincipalMutations,
+    work_mutations.WorkMutations,
+    links.LinkMutations,
+    notifications.NotificationMutations,
+):
     pass
 
 

@@ -1,21 +1,16 @@
-"""SLA clocks on slots (``Slot.clocks``) and the caller's notifications (``notifications``)."""
+"""SLA clocks on slots (``Slot.clocks``); notifications are in :mod:`.notifications`."""
 
 from __future__ import annotations
 
 from datetime import datetime, timedelta
 from enum import Enum
-from typing import Annotated, Any
 
 import strawberry
 from strawberry.dataloader import DataLoader
 
-from taskflow import errors
-from taskflow.api.graphql import relay
-from taskflow.api.graphql.context import Info, caller
+from taskflow.api.graphql.context import Info
 from taskflow.core import clocks
 from taskflow.service import deadlines
-
-NOTIFICATION = "Notification"
 
 
 @strawberry.enum(description="Where a milestone clock stands.")
@@ -111,76 +106,3 @@ async def clocks_of_slot(info: Info, slot_id: str) -> list[Clock]:
         loaders["clocks"] = DataLoader(load_fn=load)
     result: list[Clock] = await loaders["clocks"].load(slot_id)
     return result
-
-
-@strawberry.type(description="A message for one principal: a reminder, an escalation, a timeout.")
-class Notification(relay.Node):
-    kind: str = strawberry.field(description="reminder or timeout.")
-    message: str = strawberry.field(description="What it says.")
-    run_id: strawberry.ID = strawberry.field(description="Global id of the run it is about.")
-    slot_id: strawberry.ID | None = strawberry.field(description="Global id of the slot, if any.")
-    created_at: datetime = strawberry.field(description="When it was written.")
-    deliver_at: datetime = strawberry.field(
-        description="When it should reach the person: later than createdAt when it fell in "
-        "their quiet hours (outside their calendar)."
-    )
-    details: strawberry.scalars.JSON = strawberry.field(description="Who it was for, and why.")
-
-
-def _notification(row: Any) -> Notification:
-    return Notification(
-        id=strawberry.ID(relay.to_global_id(NOTIFICATION, str(row.id))),
-        kind=row.kind,
-        message=row.message,
-        run_id=strawberry.ID(relay.to_global_id("Run", row.run_id)),
-        slot_id=strawberry.ID(relay.to_global_id("Slot", row.slot_id)) if row.slot_id else None,
-        created_at=row.created_at,
-        deliver_at=row.deliver_at,
-        details=row.details,
-    )
-
-
-@strawberry.type(description="Reading SLA notifications.")
-class SlaQueries:
-    @strawberry.field(description="Your notifications, oldest first.")
-    async def notifications(
-        self,
-        info: Info,
-        first: Annotated[
-            int, strawberry.argument(description=f"Page size, at most {relay.MAX_FIRST}.")
-        ] = 20,
-        after: Annotated[
-            str | None, strawberry.argument(description="endCursor of the previous page.")
-        ] = None,
-    ) -> relay.Connection[Notification]:
-        me = await caller(info)
-        limit = relay.check_first(first)
-        after_id = 0
-        if after:
-            (text,) = relay.decode_cursor(after, 1)
-            if not text.isdigit():
-                raise errors.ValidationError("after is not a cursor of this list.", field="after")
-            after_id = int(text)
-        rows, total = await deadlines.notifications(
-            info.context.services, me.id, after_id=after_id, limit=limit + 1
-        )
-        edges = [
-            relay.Edge(cursor=relay.encode_cursor(str(r.id)), node=_notification(r))
-            for r in rows[:limit]
-        ]
-        return relay.Connection(
-            edges=edges,
-            page_info=relay.PageInfo(
-                has_next_page=len(rows) > limit, end_cursor=edges[-1].cursor if edges else None
-            ),
-            total_count=total,
-        )
-
-
-async def resolve_node(info: Info, local_id: str) -> Notification | None:
-    """``node(id:)`` for a notification: only its recipient sees it."""
-    me = await caller(info)
-    if not local_id.isdigit():
-        return None
-    row = await deadlines.notification(info.context.services, me.id, int(local_id))
-    return _notification(row) if row is not None else None

@@ -44,6 +44,7 @@ from taskflow.core.definition.who import (
     Special,
     Who,
     describe,
+    emails,
     key_text,
     refs,
     specials,
@@ -63,6 +64,8 @@ __all__ = [
     "compile",
     "compile_rule",
     "describe",
+    "email_names",
+    "emails",
     "matches",
     "principal_keys",
     "refs",
@@ -267,6 +270,30 @@ def compile(
     """
     env = ex.Env(subject=subject, item=item)
     return compile_rule(_formula(w, env, holder, candidates))
+
+
+def email_names(
+    w: Who, subject: Mapping[str, Any], item: Any = ex.MISSING, *, candidates: Who | None = None
+) -> dict[str, str]:
+    """Address -> name of the outsiders ``w`` names with ``who.email(..., name=...)``.
+
+    ``candidates`` resolves ``who.candidates()`` (as in :func:`compile`). Only names
+    that resolve to non-empty text count; an address without one is absent.
+    """
+    env = ex.Env(subject=subject, item=item)
+    names: dict[str, str] = {}
+    terms = emails(w)
+    if candidates is not None and "candidates" in specials(w):
+        terms += emails(candidates)
+    for term in terms:
+        if term.name is None:
+            continue
+        name = ex.value_of(term.name, env)
+        if not isinstance(name, str) or not name.strip():
+            continue
+        for address in _values(term.value, env) or ():
+            names.setdefault(key_text(address), name.strip())
+    return names
 
 
 def principal_keys(principal: Any) -> frozenset[str]:

@@ -65,18 +65,22 @@ class Action:
 
     ``notify`` and ``escalate`` (add to the candidates) and ``reassign`` carry
     ``who``; ``raise_priority`` carries ``priority`` (the new, more urgent
-    value); ``move`` carries ``target`` (a state).
+    value); ``move`` carries ``target`` (a state). A ``notify`` with
+    ``with_link`` asks, for each outsider it reaches (an e-mail address
+    without an account), that the sender mint a magic link for the slot
+    (see docs/magic-links.md, "Reminders that carry a link").
     """
 
     kind: str
     who: au.Who | None = None
     priority: int | None = None
     target: str | None = None
+    with_link: bool = False
 
     def describe(self) -> str:
         """``notify holder``, ``escalate to role:finance-lead``, ``move to expired``."""
         if self.kind == "notify":
-            return f"notify {self.who}"
+            return f"notify {self.who}" + (" with a link" if self.with_link else "")
         if self.kind in ("escalate", "reassign"):
             return f"{self.kind} to {self.who}"
         if self.kind == "raise_priority":
@@ -90,21 +94,27 @@ class Action:
             "who": au.to_json(self.who) if self.who is not None else None,
             "priority": self.priority,
             "target": self.target,
+            "with_link": self.with_link,
         }
 
 
 def actions(
     *,
     notify: au.Who | None = None,
+    with_link: bool = False,
     escalate_to: au.Who | None = None,
     reassign_to: au.Who | None = None,
     raise_priority_to: int | None = None,
     move_to: str | None = None,
 ) -> tuple[Action, ...]:
-    """The actions named by keyword, in a fixed order (notify first, move last)."""
+    """The actions named by keyword, in a fixed order (notify first, move last).
+
+    ``with_link`` qualifies ``notify``; without a ``notify`` it is kept on an empty
+    notify action, so that the definition check can name the mistake.
+    """
     found: list[Action] = []
-    if notify is not None:
-        found.append(Action("notify", who=notify))
+    if notify is not None or with_link:
+        found.append(Action("notify", who=notify, with_link=bool(with_link)))
     if escalate_to is not None:
         found.append(Action("escalate", who=escalate_to))
     if reassign_to is not None:

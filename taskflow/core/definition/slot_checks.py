@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Mapping
 from typing import Final
 
+from taskflow.core.definition import audience as au
 from taskflow.core.definition import budgets as bu
 from taskflow.core.definition import expr as ex
 from taskflow.core.definition import expr_data as exd
@@ -96,6 +97,9 @@ class SlotChecker(Checker):
                 "give it notify=, escalate_to=, reassign_to=, raise_priority_to= or move_to=",
             )
         self.actions(where, rem.actions, ("holder", "candidates", "anyone"))
+        for action in rem.actions:
+            if action.with_link:
+                self.link_request(where, slot, action)
         for label, offset in (("first", rem.first), ("until", rem.until)):
             if isinstance(offset, float) and offset <= 0:
                 self.add(
@@ -128,6 +132,37 @@ class SlotChecker(Checker):
                     f"({_offset(rem.until)}), so it would never fire",
                     "move until= later than the first firing, or drop it",
                 )
+
+    def link_request(self, where: str, slot: Slot, action: sla.Action) -> None:
+        """``with_link=True``: the slot must allow links, and someone must receive them."""
+        if not slot.magic_link:
+            self.add(
+                "LINKS_NOT_ALLOWED",
+                where,
+                f"the reminder asks for a magic link (with_link=True), but slot {slot.name!r} "
+                "may not be completed by one",
+                "add magic_link=True (and shareable=[...]) to the slot, or drop with_link",
+            )
+        if action.who is None:
+            self.add(
+                "BAD_REMINDER",
+                where,
+                "with_link=True, but the reminder notifies nobody",
+                "add notify=who.email(subject.<address field>) to say whom the link is for",
+            )
+        elif not au.emails(action.who) and not (
+            slot.candidates is not None
+            and "candidates" in au.specials(action.who)
+            and au.emails(slot.candidates)
+        ):
+            self.add(
+                "BAD_REMINDER",
+                where,
+                f"with_link=True, but notify={action.who} names no e-mail address: links are "
+                "for outsiders without an account",
+                "notify an outsider, e.g. notify=who.email(subject.contact_email), or drop "
+                "with_link",
+            )
 
     def after(self, where: str, st: State) -> None:
         siblings = {s.name: s.after for s in st.slots}

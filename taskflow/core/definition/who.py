@@ -43,10 +43,15 @@ def _who(value: object) -> Who:
 
 @dataclass(frozen=True, eq=False, repr=False)
 class Key(Who):
-    """A principal by id, a role, a group: ``kind`` is user/role/group, ``value`` text or a path."""
+    """A principal by id, a role, a group, an address: ``kind`` is user/role/group/email.
+
+    ``value`` is text or a path. ``name`` (e-mail only) is how to address an
+    outsider, read from the subject when a notification is written.
+    """
 
     kind: str
     value: ex.Expr
+    name: ex.Expr | None = None
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -103,9 +108,13 @@ class _WhoFactory:
         """Every member of this group (text, or a path such as ``subject.team``)."""
         return Key("group", ex.lift(value))
 
-    def email(self, value: str | ex.Expr) -> Who:
-        """Whoever has this e-mail address: an outsider (vendor, customer) reached by link."""
-        return Key("email", ex.lift(value))
+    def email(self, value: str | ex.Expr, *, name: str | ex.Expr | None = None) -> Who:
+        """Whoever has this e-mail address: an outsider (vendor, customer) reached by link.
+
+        ``name`` (text or a path such as ``subject.contact_name``) is how notifications
+        and links address them; a missing value leaves them unnamed.
+        """
+        return Key("email", ex.lift(value), ex.lift(name) if name is not None else None)
 
     def attr(self, name: str) -> _Attr:
         """A principal attribute, to compare: ``who.attr("region") == subject.region``."""
@@ -153,6 +162,8 @@ def _describe_value(value: ex.Expr) -> str:
 def to_json(w: Who) -> Any:
     """JSON form: ``{"user": <expr>}``, ``{"attr": name, "in": [...]}``, ``{"or": [...]}``..."""
     if isinstance(w, Key):
+        if w.name is not None:
+            return {w.kind: exd.to_json(w.value), "name": exd.to_json(w.name)}
         return {w.kind: exd.to_json(w.value)}
     if isinstance(w, AttrRule):
         return {"attr": w.name, "in": [exd.to_json(v) for v in w.values]}
@@ -165,11 +176,20 @@ def to_json(w: Who) -> Any:
 def refs(w: Who) -> tuple[ex.Ref, ...]:
     """Every path the audience reads (for validation and for the SLA's subject dependencies)."""
     if isinstance(w, Key):
-        return exd.refs(w.value)
+        return exd.refs(w.value) + (exd.refs(w.name) if w.name is not None else ())
     if isinstance(w, AttrRule):
         return tuple(r for v in w.values for r in exd.refs(v))
     if isinstance(w, Combine):
         return tuple(r for a in w.args for r in refs(a))
+    return ()
+
+
+def emails(w: Who) -> tuple[Key, ...]:
+    """The ``who.email(...)`` terms of an audience (outsiders it may reach), in order."""
+    if isinstance(w, Key):
+        return (w,) if w.kind == "email" else ()
+    if isinstance(w, Combine) and w.op != "not":
+        return tuple(k for a in w.args for k in emails(a))
     return ()
 
 

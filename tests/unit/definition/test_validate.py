@@ -221,6 +221,62 @@ def test_reminder_on_a_milestone_the_slot_does_not_declare() -> None:
     assert problem.fix == "add milestone.assigned(within=...) or change of="
 
 
+def test_a_reminder_asking_for_a_link_needs_a_magic_link_slot_and_an_outsider() -> None:
+    outsider = who.email(subject.contact_email, name=subject.contact_name)
+    asks = reminder.after(business.days(2), notify=outsider, with_link=True)
+    ok = review(milestones=[milestone.finished(within=business.days(5))], reminders=[asks])
+    assert (
+        v.problems(
+            workflow(
+                submitted=State(
+                    initial=True, slots=[review(magic_link=True, **_sla(asks))], then="done"
+                )
+            ),
+            CALENDARS,
+        )
+        == []
+    )
+
+    problem = only(workflow(submitted=State(initial=True, slots=[ok], then="done")))
+    assert problem.code == "LINKS_NOT_ALLOWED"
+    assert problem.where == "state 'submitted' / slot 'review' / reminder 1"
+    assert "asks for a magic link (with_link=True)" in problem.message
+    assert problem.fix == "add magic_link=True (and shareable=[...]) to the slot, or drop with_link"
+
+    # who.candidates() counts when the slot's candidates name an address.
+    via_candidates = reminder.after(business.days(2), notify=who.candidates(), with_link=True)
+    with_outsider = review(
+        magic_link=True, candidates=outsider | who.role("finance"), **_sla(via_candidates)
+    )
+    assert (
+        v.problems(
+            workflow(submitted=State(initial=True, slots=[with_outsider], then="done")), CALENDARS
+        )
+        == []
+    )
+
+    to_staff = reminder.after(business.days(2), notify=who.holder(), with_link=True)
+    nobody = reminder.after(business.days(2), with_link=True)
+    found = v.problems(
+        workflow(
+            submitted=State(
+                initial=True,
+                slots=[review(magic_link=True, **_sla(to_staff, nobody))],
+                then="done",
+            )
+        ),
+        CALENDARS,
+    )
+    assert [p.code for p in found] == ["BAD_REMINDER", "BAD_REMINDER"]
+    assert "names no e-mail address" in found[0].message
+    assert found[0].fix.startswith("notify an outsider, e.g. notify=who.email(")
+    assert "notifies nobody" in found[1].message
+
+
+def _sla(*reminders: Any) -> dict[str, Any]:
+    return {"milestones": [milestone.finished(within=business.days(5))], "reminders": reminders}
+
+
 def test_duplicate_names() -> None:
     state = State(
         initial=True,

@@ -1,0 +1,262 @@
+"""Notifications in GraphQL: the outbox (``notifications``) and the links reminders request.
+
+Principals read their own notifications. Integrations (the mailer, the help
+desk) send what the outbox holds, so they may read outsiders' or everyone's,
+and mint the magic link an outsider's reminder requests
+(``mintNotificationLink``): the outbox never holds a URL.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from enum import Enum
+from typing import Annotated, Any
+
+import strawberry
+
+from taskflow import errors
+from taskflow.api.graphql import links as link_types
+from taskflow.api.graphql import refusals as r
+from taskflow.api.graphql import relay
+from taskflow.api.graphql.context import Info, caller
+from taskflow.core import links as core
+from taskflow.core import recipients
+from taskflow.service import notices, notification_links
+
+TYPE_NAME = "Notification"
+
+
+@strawberry.enum(description="Who a notification is for.")
+class NotificationRecipientKind(Enum):
+    PRINCIPAL = strawberry.enum_value(
+        "principal", description="A principal (an account): recipient is their login."
+    )
+    OUTSIDER = strawberry.enum_value(
+        "outsider",
+        description="Someone without an account (a vendor, a customer), reached by e-mail: "
+        "recipient is email:<address>.",
+    )
+
+
+@strawberry.type(description="A message for one recipient: a reminder, an escalation, a timeout.")
+class Notification(relay.Node):
+    kind: str = strawberry.field(description="reminder or timeout.")
+    message: str = strawberry.field(description="What it says.")
+    recipient: str = strawberry.field(
+        description="Whom it is for: a principal's login, or email:<address> for an outsider."
+    )
+    recipient_kind: NotificationRecipientKind = strawberry.field(
+        description="A principal, or an outsider without an account."
+    )
+    recipient_email: str | None = strawberry.field(
+        description="The address to write to, as it was when the notification was written; "
+        "null for a principal without one."
+    )
+    recipient_name: str | None = strawberry.field(
+        description="How to address them: a principal's display name, an outsider's name when "
+        "the definition gives one (who.email(..., name=...)); else null."
+    )
+    link_requested: bool = strawberry.field(
+        description="The sender should mint the outsider a magic link for the slot "
+        "(mintNotificationLink) and put its URL in the message it sends."
+    )
+    link_id: strawberry.ID | None = strawberry.field(
+        description="Global id of the last link minted for it (mintNotificationLink), if any."
+    )
+    run_id: strawberry.ID = strawberry.field(description="Global id of the run it is about.")
+    slot_id: strawberry.ID | None = strawberry.field(description="Global id of the slot, if any.")
+    created_at: datetime = strawberry.field(description="When it was written.")
+    deliver_at: datetime = strawberry.field(
+        description="When it should reach the person: later than createdAt when it fell in "
+        "their quiet hours (outside their calendar; an outsider's, outside the workflow's)."
+    )
+    details: strawberry.scalars.JSON = strawberry.field(description="Who it was for, and why.")
+
+    @classmethod
+    def of(cls, row: Any) -> Notification:
+        outsider = recipients.is_outsider(row.recipient)
+        return cls(
+            id=strawberry.ID(relay.to_global_id(TYPE_NAME, str(row.id))),
+            kind=row.kind,
+            message=row.message,
+            recipient=row.recipient,
+            recipient_kind=NotificationRecipientKind.OUTSIDER
+            if outsider
+            else NotificationRecipientKind.PRINCIPAL,
+            recipient_email=row.recipient_email,
+            recipient_name=row.recipient_name,
+            link_requested=row.link_requested,
+            link_id=strawberry.ID(relay.to_global_id(link_types.TYPE_NAME, row.link_id))
+            if row.link_id
+            else None,
+            run_id=strawberry.ID(relay.to_global_id("Run", row.run_id)),
+            slot_id=strawberry.ID(relay.to_global_id("Slot", row.slot_id)) if row.slot_id else None,
+            created_at=row.created_at,
+            deliver_at=row.deliver_at,
+            details=row.details,
+        )
+
+
+@strawberry.enum(description="Whose notifications to list.")
+class NotificationRecipients(Enum):
+    MINE = strawberry.enum_value(notices.MINE, description="The caller's own (the default).")
+    OUTSIDERS = strawberry.enum_value(
+        notices.OUTSIDERS,
+        description="Outsiders' (email:<address>), for integrations that send them.",
+    )
+    EVERYONE = strawberry.enum_value(
+        notices.EVERYONE, description="Every recipient's: the whole outbox, for integrations."
+    )
+
+
+_SCOPES = {
+    NotificationRecipients.MINE: notices.MINE,
+    NotificationRecipients.OUTSIDERS: notices.OUTSIDERS,
+    NotificationRecipients.EVERYONE: notices.EVERYONE,
+}
+
+
+@strawberry.input(description="Narrows the notifications listed.")
+class NotificationFilter:
+    recipients: NotificationRecipients = strawberry.field(
+        default=NotificationRecipients.MINE,
+        description="Whose: MINE (default); OUTSIDERS or EVERYONE for integrations only "
+        "(others get FORBIDDEN).",
+    )
+
+
+@strawberry.type(description="Reading notifications.")
+class NotificationQueries:
+    @strawberry.field(
+        description="Notifications oldest first (by id, so a sender can resume from its last "
+        "cursor): your own, or for integrations, outsiders' or everyone's."
+    )
+    async def notifications(
+        self,
+        info: Info,
+        first: Annotated[
+            int, strawberry.argument(description=f"Page size, at most {relay.MAX_FIRST}.")
+        ] = 20,
+        after: Annotated[
+            str | None, strawberry.argument(description="endCursor of the previous page.")
+        ] = None,
+        filter: Annotated[
+            NotificationFilter | None,
+            strawberry.argument(description="Whose notifications (default: your own)."),
+        ] = None,
+    ) -> relay.Connection[Notification]:
+        me = await caller(info)
+        limit = relay.check_first(first)
+        after_id = 0
+        if after:
+            (text,) = relay.decode_cursor(after, 1)
+            if not text.isdigit():
+                raise errors.ValidationError("after is not a cursor of this list.", field="after")
+            after_id = int(text)
+        scope = _SCOPES[(filter or NotificationFilter()).recipients]
+        rows, total = await notices.listing(
+            info.context.services, me, scope, after_id=after_id, limit=limit + 1
+        )
+        edges = [
+            relay.Edge(cursor=relay.encode_cursor(str(row.id)), node=Notification.of(row))
+            for row in rows[:limit]
+        ]
+        return relay.Connection(
+            edges=edges,
+            page_info=relay.PageInfo(
+                has_next_page=len(rows) > limit, end_cursor=edges[-1].cursor if edges else None
+            ),
+            total_count=total,
+        )
+
+
+async def resolve_node(info: Info, local_id: str) -> Notification | None:
+    """``node(id:)`` for a notification: its recipient, or an integration, sees it."""
+    me = await caller(info)
+    if not local_id.isdigit():
+        return None
+    row = await notices.get(info.context.services, me, int(local_id))
+    return Notification.of(row) if row is not None else None
+
+
+# -- minting the link a reminder requests ---------------------------------------------------------
+
+
+@strawberry.type(description="The notification requests no magic link.")
+class LinkNotRequested(relay.Refusal):
+    pass
+
+
+@strawberry.input(description="Mint the magic link an outsider's notification requests.")
+class MintNotificationLinkInput:
+    notification_id: strawberry.ID = strawberry.field(
+        description="The notification's global id (one with linkRequested true)."
+    )
+    expires_in: int | None = strawberry.field(
+        default=None, description="Seconds until it stops working (default 7 days, at most 30)."
+    )
+
+
+@strawberry.type(
+    description="A new link for the notification's slot and recipient. The URL and token are "
+    "shown once, never again; the link minted before for it, if unused, is revoked."
+)
+class MintNotificationLinkSuccess:
+    link: link_types.MagicLinkType = strawberry.field(description="The link as stored.")
+    url: str = strawberry.field(description="The link to send (on TASKFLOW_PUBLIC_URL).")
+    token: str = strawberry.field(description="The token alone, for a custom page.")
+
+
+MintNotificationLinkPayload = Annotated[
+    MintNotificationLinkSuccess
+    | LinkNotRequested
+    | link_types.LinksNotAllowed
+    | r.SlotNotOpen
+    | relay.InvalidInput
+    | relay.NotAllowed
+    | relay.NotFoundRefusal,
+    strawberry.union("MintNotificationLinkPayload", description="Result of mintNotificationLink."),
+]
+MintNotificationArg = Annotated[
+    MintNotificationLinkInput, strawberry.argument(description="What to do.")
+]
+
+
+def _notification_id(global_id: str) -> int:
+    found_type, local = relay.from_global_id(str(global_id))
+    if found_type != TYPE_NAME or not local.isdigit():
+        raise errors.NotFound(f"No notification has the id {global_id!r}.", field="notificationId")
+    return int(local)
+
+
+@strawberry.type
+class NotificationMutations:
+    @strawberry.mutation(
+        description="Mint the magic link an outsider's reminder requests, for exactly its slot "
+        "and recipient (integrations only: the sender calls it as it sends). Calling again "
+        "revokes the link minted before for the same notification."
+    )
+    async def mint_notification_link(
+        self, info: Info, input: MintNotificationArg
+    ) -> MintNotificationLinkPayload:
+        me = await caller(info)
+        services = info.context.services
+        try:
+            minted = await notification_links.mint(
+                services,
+                me,
+                _notification_id(input.notification_id),
+                expires_in=timedelta(seconds=input.expires_in)
+                if input.expires_in is not None
+                else None,
+            )
+        except core.LinkNotRequested as exc:
+            return LinkNotRequested(code=relay.RefusalCode.LINK_NOT_REQUESTED, message=exc.message)
+        except errors.TaskflowError as exc:
+            refused: MintNotificationLinkPayload = link_types.refusal(exc)
+            return refused
+        return MintNotificationLinkSuccess(
+            link=link_types.MagicLinkType.of(minted.link, services.clock.now()),
+            url=minted.url,
+            token=minted.token,
+        )

@@ -1,0 +1,111 @@
+"""Notifications: the rows a firing writes (recipients, quiet hours), and reading them.
+
+Called by the timer loop inside the firing's transaction. One query loads the
+principals every notice may reach; ``core.recipients`` decides who they are
+(principals the audience admits, attribute rules included, and outsiders named
+by address); this module dates each row (quiet hours) and leaves writing to the
+caller, so a batch of firings can write its rows at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+from taskflow.core import deadlines, firing, recipients
+from taskflow.core.principals import Principal
+from taskflow.core.runs.model import RunView, SlotView
+from taskflow.service import access
+from taskflow.service.container import Services
+from taskflow.store import db
+from taskflow.store import notifications as outbox
+from taskflow.store import principals as principal_rows
+
+
+async def outbox_rows(
+    services: Services,
+    conn: db.Connection,
+    run: RunView,
+    slot: SlotView | None,
+    notices: Sequence[firing.Notice],
+    kind: str,
+    quiet_hours: bool,
+    now: datetime,
+) -> list[outbox.NewNotification]:
+    """One notification per recipient of ``notices`` (a recipient hears a firing once).
+
+    Quiet hours wait for the recipient's own calendar; an outsider has none, so
+    theirs wait for the workflow's (the business hours of the people writing to
+    them: the vendor example's reminders go out in Berlin office hours).
+    """
+    if not notices:
+        return []
+    keys = sorted({k for n in notices for k in n.audience.keys})
+    people = await principal_rows.carrying_any(conn, keys) if keys else []
+    workflow_calendar = services.catalog.get(run.workflow, run.definition_version).calendar
+    rows: list[outbox.NewNotification] = []
+    for notice in notices:
+        found = recipients.decide(
+            notice,
+            people,
+            outsider_calendar=workflow_calendar,
+            exclude=[r.recipient for r in rows],
+        )
+        for r in found:
+            cal = None
+            if quiet_hours and r.calendar and r.calendar in services.calendars:
+                cal = services.calendars.get(r.calendar)
+            deliver = deadlines.deliver_at(cal, now)
+            rows.append(
+                outbox.NewNotification(
+                    recipient=r.recipient,
+                    run_id=run.id,
+                    slot_id=slot.id if slot else None,
+                    kind=kind.split(".")[0],
+                    message=notice.message,
+                    created_at=now,
+                    deliver_at=deliver,
+                    details={"who": notice.who, "deferred": deliver != now},
+                    recipient_email=r.email,
+                    recipient_name=r.name,
+                    link_requested=r.link_requested,
+                )
+            )
+    return rows
+
+
+# -- reading ---------------------------------------------------------------------------------------
+
+#: Whose notifications a reader lists: their own, outsiders' (integrations), or all.
+MINE, OUTSIDERS, EVERYONE = "mine", "outsiders", "everyone"
+
+
+async def listing(
+    services: Services, actor: Principal, scope: str, *, after_id: int, limit: int
+) -> tuple[list[outbox.NotificationRow], int | None]:
+    """Notifications oldest first: the actor's own, or (integrations) outsiders' or everyone's.
+
+    Integrations (the mailer, the help desk) send what the outbox holds, so they read
+    every recipient's; anyone else reads only their own.
+    """
+    if scope != MINE:
+        access.require_integration(actor, f"read the notifications of {scope}")
+    async with services.db.connection() as conn:
+        return await outbox.listing(
+            conn,
+            recipient=actor.id if scope == MINE else None,
+            outsiders_only=scope == OUTSIDERS,
+            after_id=after_id,
+            limit=limit,
+        )
+
+
+async def get(
+    services: Services, actor: Principal, notification_id: int
+) -> outbox.NotificationRow | None:
+    """One notification: the actor's own, or any for an integration (others read as absent)."""
+    async with services.db.connection() as conn:
+        found = await outbox.notification(conn, notification_id)
+    if found is None or not (actor.is_integration or found.recipient == actor.id):
+        return None
+    return found
