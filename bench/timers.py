@@ -64,8 +64,16 @@ WITH subjects AS (
 INSERT INTO timer (key, run, slot, kind, part, due_at, status, fired, updated_at)
 SELECT id || ':1:timeout:0', id, NULL, 'timeout', '0',
        $3::timestamptz + $4 * interval '1 second' * (row_number() OVER () - 1) / $1,
-       'armed', 0, now()
+       'cancelled', 0, now()
 FROM runs
+"""
+
+#: Seeding 100 000 runs can take longer than the lead: the timers are written cancelled (out
+#: of every sight) and armed by a second, light statement whose due instants start LEAD_SECONDS
+#: after it begins, so no timer is due before workers can see it.
+ARM = """
+UPDATE timer SET status = 'armed',
+       due_at = $1::timestamptz + (due_at - (SELECT min(due_at) FROM timer))
 """
 
 STATS = """
@@ -105,10 +113,11 @@ async def fresh_database(admin_url: str, name: str) -> str:
 
 async def seed(url: str, timers: int, window: float) -> None:
     digest = definitions.load_from_env({}).get("support-ticket").digest
-    first_due = datetime.now(UTC).timestamp() + LEAD_SECONDS
     conn = await asyncpg.connect(url)
     try:
-        await conn.execute(SEED, timers, digest, datetime.fromtimestamp(first_due, UTC), window)
+        await conn.execute(SEED, timers, digest, datetime.now(UTC), window)
+        first_due = datetime.now(UTC).timestamp() + LEAD_SECONDS
+        await conn.execute(ARM, datetime.fromtimestamp(first_due, UTC))
     finally:
         await conn.close()
 

@@ -178,21 +178,32 @@ class TimerRow:
     fired: int
 
 
-def _timer(row: Any) -> TimerRow:
+def timer_from(row: Any, prefix: str = "") -> TimerRow:
+    """A timer row read with :func:`timer_columns` (the same ``prefix``)."""
+
+    def get(name: str) -> Any:
+        return row[prefix + name]
+
     return TimerRow(
-        id=row["id"],
-        key=row["key"],
-        run_id=str(row["run"]),
-        slot_id=str(row["slot"]) if row["slot"] else None,
-        kind=row["kind"],
-        ref=row["part"],
-        due_at=row["due_at"],
-        status=row["status"],
-        fired=row["fired"],
+        id=get("id"),
+        key=get("key"),
+        run_id=str(get("run")),
+        slot_id=str(get("slot")) if get("slot") else None,
+        kind=get("kind"),
+        ref=get("part"),
+        due_at=get("due_at"),
+        status=get("status"),
+        fired=get("fired"),
     )
 
 
-_TIMER_COLUMNS = "id, key, run, slot, kind, part, due_at, status, fired"
+_TIMER_FIELDS = ("id", "key", "run", "slot", "kind", "part", "due_at", "status", "fired")
+_TIMER_COLUMNS = ", ".join(_TIMER_FIELDS)
+
+
+def timer_columns(prefix: str) -> str:
+    """The timer's columns from ``t``, renamed with ``prefix`` (beside other tables' columns)."""
+    return ", ".join(f"t.{c} AS {prefix}{c}" for c in _TIMER_FIELDS)
 
 
 async def timers_of(
@@ -209,7 +220,7 @@ async def timers_of(
             f"SELECT {_TIMER_COLUMNS} FROM timer WHERE slot = ANY($1::uuid[])",
             [uuid.UUID(s) for s in slot_ids],
         )
-    return [_timer(r) for r in rows]
+    return [timer_from(r) for r in rows]
 
 
 def differences(
@@ -264,7 +275,7 @@ async def timers_for(
         [uuid.UUID(s) for s in slot_ids],
         uuid.UUID(run_id) if run_id is not None else None,
     )
-    rows = [_timer(r) for r in found]
+    rows = [timer_from(r) for r in found]
     return [t for t in rows if t.slot_id is not None], [t for t in rows if t.slot_id is None]
 
 

@@ -32,9 +32,7 @@ async def take_due(
     """
     found = await conn.fetch(
         f"""
-        SELECT t.id AS t_id, t.key AS t_key, t.slot AS t_slot, t.kind AS t_kind,
-               t.part AS t_part, t.due_at AS t_due_at, t.status AS t_status,
-               t.fired AS t_fired, {runs.RUN_COLUMNS}
+        SELECT {timers.timer_columns("t_")}, {runs.RUN_COLUMNS}
         FROM timer t JOIN run r ON r.id = t.run JOIN subject s ON s.id = r.subject
         WHERE t.status = 'armed' AND t.due_at <= $1
         ORDER BY t.due_at, t.id
@@ -44,20 +42,7 @@ async def take_due(
         now,
         limit,
     )
-    taken = [
-        timers.TimerRow(
-            id=row["t_id"],
-            key=row["t_key"],
-            run_id=str(row["id"]),
-            slot_id=str(row["t_slot"]) if row["t_slot"] else None,
-            kind=row["t_kind"],
-            ref=row["t_part"],
-            due_at=row["t_due_at"],
-            status=row["t_status"],
-            fired=row["t_fired"],
-        )
-        for row in found
-    ]
+    taken = [timers.timer_from(row, "t_") for row in found]
     return taken, {str(row["id"]): runs.run_from(row) for row in found}
 
 
