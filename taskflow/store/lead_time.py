@@ -48,7 +48,7 @@ _WORKED = report_sql.measure("range_agg(w.worked)")
 
 
 def _statement() -> str:
-    clock = report_sql.clock_lateral("sl", None, [])
+    clock = report_sql.clock_lateral("sl", None)
     paused = report_sql.paused("c.pauses", "$2")
     return f"""
     WITH r AS (

@@ -18,7 +18,7 @@ from typing import Any
 import asyncpg
 
 from taskflow.core import reports
-from taskflow.store import calendar_days, db
+from taskflow.store import calendar_days, db, slot_measures
 from taskflow.store.business_sql import business_us, epoch_us, real_us
 
 #: Timeline kinds that start (claimed, assigned) or end (the rest) a slot's held time.
@@ -80,16 +80,16 @@ def worked(ev: str, pauses: str, now: str) -> str:
     )
 
 
-def clock_lateral(slot: str, milestone: str | None, args: list[Any]) -> str:
-    """The slot's milestone clock (``c``): the one asked, else finished before assigned."""
+def clock_lateral(slot: str, milestone: str | None) -> str:
+    """The slot's milestone clock (``c``): the one asked (SQL ``milestone``), else finished
+    before assigned."""
     if milestone is None:
         where, join = "", "LEFT JOIN"
     else:
-        args.append(milestone)
-        where, join = f" AND k.milestone = ${len(args)}", "JOIN"
+        where, join = f" AND k.milestone = {milestone}", "JOIN"
     return f"""{join} LATERAL (
-        SELECT k.calendar, k.pauses, k.met_at, k.due_at, k.breached_at, k.budget_us,
-               k.working_days
+        SELECT k.milestone, k.calendar, k.pauses, k.met_at, k.due_at, k.breached_at,
+               k.budget_us, k.working_days
         FROM sla_clock k WHERE k.slot = {slot}.id{where}
         ORDER BY k.milestone = 'finished' DESC LIMIT 1
     ) c ON true"""
@@ -148,43 +148,36 @@ _COUNT_NAMES = ("opened", "met", "breached", "still_open", "at_risk_now", "breac
 _AGG_NAMES = (*_COUNT_NAMES, *_PERCENTILE_NAMES, "lead_us", "worked_us")
 
 
-def statement(
-    request: reports.ReportRequest,
-    now: datetime,
-    workflow_calendars: dict[str, str | None],
-    day_us: dict[str, int],
-    at_risk_left: float = reports.AT_RISK_LEFT,
-) -> tuple[str, list[Any]]:
-    """The report's SQL and its parameters."""
-    args: list[Any] = [
-        now,
-        request.start,
-        request.end,
-        list(workflow_calendars),
-        list(workflow_calendars.values()),
-        list(day_us),
-        list(day_us.values()),
-        at_risk_left,
-    ]
-    clock = clock_lateral("sl", request.milestone, args)
-    where = _filters(request.filter, args)
-    zone = unit = ""
-    if request.by_period:
-        args += [request.zone, request.period]
-        zone, unit = f"${len(args) - 1}", f"${len(args)}"
-    keys = [(d, *KEYS[d]) for d in request.keys]
-    select_keys = [f"{expr} AS k_{d}" for d, expr, _ in keys]
-    if request.by_period:
-        select_keys.insert(0, f"date_trunc({unit}, m.opened_at AT TIME ZONE {zone}) AS k_period")
-    audience_join = (
-        "LEFT JOIN LATERAL (SELECT k AS key FROM unnest(m.audience) k "
-        "WHERE k LIKE 'role:%' OR k LIKE 'group:%') au ON true"
-        if reports.AUDIENCE in request.keys
-        else ""
-    )
-    names = [f"k_{d}" for d, _, _ in keys]
-    grouped = f"GROUP BY {', '.join(str(i + 1) for i in range(len(select_keys)))}"
-    measured = f"""
+#: Slots whose measures were stored when they ended (``store/slot_measures.py``).
+ENDED = "sl.status IN ('satisfied', 'cancelled')"
+#: The columns the aggregate reads, for measured-on-read (``mc``) and stored rows alike.
+_UNION = (
+    "id, workflow, state, name, priority, audience, holder, live, opened_at, met, breached, "
+    "at_risk_now, breached_now, pickup_biz, pickup_real, done_biz, done_real, lead_us, worked_us"
+)
+
+
+def _stored(measured: str) -> str:
+    """Stored measures as the aggregate's rows (``measured``: which rows may be read)."""
+    breached = "coalesce(sl.breach_from <= $1, false)"
+    return f"""
+        SELECT sl.id, sl.workflow, sl.state, sl.name, sl.priority, sl.audience,
+               coalesce(sl.holder, sl.satisfied_by), false, sl.opened_at,
+               sl.clock_met AND NOT {breached}, {breached}, false, false,
+               sl.pickup_biz_us, sl.pickup_real_us, sl.done_biz_us, sl.done_real_us,
+               {business_us("NULL", "sl.opened_at", "least(coalesce(sl.satisfied_at, sl.cancelled_at, $1), $1)")},
+               sl.worked_us
+        FROM slot sl WHERE {measured}"""  # noqa: E501
+
+
+def measured_ctes(milestone: str | None, where: str) -> str:
+    """CTEs ending in ``mc``: per-slot measures, on read, of the slots ``where`` selects.
+
+    Parameters $1-$8 are those of :func:`_base_args`; ``milestone`` is the SQL
+    of the milestone asked (None: each slot's finished clock, else assigned).
+    """
+    clock = clock_lateral("sl", milestone)
+    return f"""
     WITH wfcal AS (SELECT * FROM unnest($4::text[], $5::text[]) AS w(workflow, calendar)),
     {calendar_days.ctes("$6::text[]", "$2::timestamptz", "greatest($1::timestamptz, $3)")},
     s AS (
@@ -199,15 +192,16 @@ def statement(
                {epoch_us("sl.satisfied_at")} AS d_us,
                {worked("ev", "c.pauses", "$1")} AS worked_us,
                c.calendar AS clock_cal, coalesce(c.calendar, w.calendar) AS cal,
+               coalesce(c.milestone, '') AS clock_milestone,
                c.budget_us IS NOT NULL AS has_clock, c.pauses, c.met_at, c.due_at,
                c.breached_at, c.budget_us, c.working_days
         FROM slot sl
         LEFT JOIN wfcal w ON w.workflow = sl.workflow
         {clock}
         {held_lateral("sl", "$1")}
-        WHERE sl.opened_at >= $2 AND sl.opened_at < $3{where}
+        WHERE {where}
     ),
-    m AS (
+    mc AS (
         SELECT s.*,
                {_business("s.picked_at", "s.p_us", "x1")} - coalesce(pz.pick_biz, 0)
                    AS pickup_biz,
@@ -244,7 +238,73 @@ def statement(
             FROM (SELECT (e->>0)::timestamptz AS a, coalesce((e->>1)::timestamptz, $1) AS b
                   FROM jsonb_array_elements(s.pauses) e) p
         ) pz ON jsonb_array_length(coalesce(s.pauses, '[]'::jsonb)) > 0
-    ),
+    )"""
+
+
+def _base_args(
+    now: datetime,
+    start: datetime,
+    end: datetime,
+    workflow_calendars: dict[str, str | None],
+    day_us: dict[str, int],
+    at_risk_left: float,
+) -> list[Any]:
+    return [
+        now,
+        start,
+        end,
+        list(workflow_calendars),
+        list(workflow_calendars.values()),
+        list(day_us),
+        list(day_us.values()),
+        at_risk_left,
+    ]
+
+
+def statement(
+    request: reports.ReportRequest,
+    now: datetime,
+    workflow_calendars: dict[str, str | None],
+    day_us: dict[str, int],
+    at_risk_left: float = reports.AT_RISK_LEFT,
+) -> tuple[str, list[Any]]:
+    """The report's SQL and its parameters.
+
+    Slots that ended with stored measures are read as stored; the rest (live
+    ones, and any ended before measures were stored) are measured on read.
+    """
+    args = _base_args(now, request.start, request.end, workflow_calendars, day_us, at_risk_left)
+    window = "sl.opened_at >= $2 AND sl.opened_at < $3"
+    if request.milestone is None:
+        milestone = None
+        # The same condition as the partial index slot_unmeasured_opened_at.
+        on_read = "(sl.measured_clock IS NULL OR sl.status NOT IN ('satisfied', 'cancelled'))"
+        stored = f"sl.measured_clock IS NOT NULL AND {ENDED}"
+    else:
+        args.append(request.milestone)
+        milestone = f"${len(args)}"
+        on_read = f"NOT coalesce({ENDED} AND sl.measured_clock = {milestone}, false)"
+        stored = f"sl.measured_clock = {milestone} AND {ENDED}"
+    where = _filters(request.filter, args)
+    measured = f"""{measured_ctes(milestone, f"{window} AND {on_read}{where}")},
+    m AS (SELECT {_UNION} FROM mc UNION ALL {_stored(f"{window} AND {stored}{where}")})"""
+    zone = unit = ""
+    if request.by_period:
+        args += [request.zone, request.period]
+        zone, unit = f"${len(args) - 1}", f"${len(args)}"
+    keys = [(d, *KEYS[d]) for d in request.keys]
+    select_keys = [f"{expr} AS k_{d}" for d, expr, _ in keys]
+    if request.by_period:
+        select_keys.insert(0, f"date_trunc({unit}, m.opened_at AT TIME ZONE {zone}) AS k_period")
+    audience_join = (
+        "LEFT JOIN LATERAL (SELECT k AS key FROM unnest(m.audience) k "
+        "WHERE k LIKE 'role:%' OR k LIKE 'group:%') au ON true"
+        if reports.AUDIENCE in request.keys
+        else ""
+    )
+    names = [f"k_{d}" for d, _, _ in keys]
+    grouped = f"GROUP BY {', '.join(str(i + 1) for i in range(len(select_keys)))}"
+    measured += f""",
     agg AS (
         SELECT {", ".join([*select_keys, AGGREGATES]) if select_keys else AGGREGATES}
         FROM m {audience_join}
@@ -319,3 +379,29 @@ async def report(
     await conn.execute(PLANNER)
     zone = ZoneInfo(request.zone)
     return [_row(r, zone) for r in await conn.fetch(sql, *args)]
+
+
+async def backfill(
+    conn: db.Connection,
+    now: datetime,
+    start: datetime,
+    end: datetime,
+    workflow_calendars: dict[str, str | None],
+    day_us: dict[str, int],
+) -> int:
+    """Store measures on ended, unmeasured slots opened in ``[start, end)``: how many.
+
+    The report's own per-slot SQL (the calendars must cover the years, as for a
+    report), so stored and on-read numbers agree by construction.
+    """
+    args = _base_args(now, start, end, workflow_calendars, day_us, 0.0)
+    where = f"sl.opened_at >= $2 AND sl.opened_at < $3 AND sl.measured_clock IS NULL AND {ENDED}"
+    sql = f"""{measured_ctes(None, where)}
+    UPDATE slot SET measured_clock = mc.clock_milestone, pickup_biz_us = mc.pickup_biz,
+                    pickup_real_us = mc.pickup_real, done_biz_us = mc.done_biz,
+                    done_real_us = mc.done_real, worked_us = mc.worked_us,
+                    {slot_measures.outcome("mc.met_at", "mc.due_at", "mc.breached_at")}
+    FROM mc WHERE slot.id = mc.id"""
+    await conn.execute(PLANNER)
+    status = await conn.execute(sql, *args)
+    return int(status.split()[-1])
