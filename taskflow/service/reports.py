@@ -16,7 +16,7 @@ from taskflow.core.runs import filters
 from taskflow.service import views
 from taskflow.service.container import Services
 from taskflow.store import at_risk as at_risk_sql
-from taskflow.store import business_time, lead_time, report_sql
+from taskflow.store import business_time, lead_time, report_sql, slot_measures
 
 #: Years around the report window materialised too: clocks started before ``from``
 #: and due instants after ``to`` stay inside the covered span.
@@ -111,7 +111,7 @@ async def measure_ended_slots(services: Services, start: datetime | None = None)
         return 0
     await cover(services, first, now)
     async with services.db.transaction() as conn:
-        return await report_sql.backfill(
+        return await slot_measures.backfill(
             conn,
             now,
             first,

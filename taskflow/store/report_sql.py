@@ -1,11 +1,15 @@
 """The SLA report as one SQL statement: per-slot measures, then grouped aggregates.
 
-Every number is computed on the database: per slot, time to pickup and to
+Slots that ended carry their measures, stored when they ended
+(``store/slot_measures.py``): those rows are read as stored. The rest (live
+slots, and ended ones not measured yet) are measured on read, and every
+number is computed on the database: per slot, time to pickup and to
 completion in business time (``business_us`` on the slot's calendar, see
 ``business_time.py``) and real time, both minus the clock's paused intervals;
 met / breached from the slot's milestone clock; held time from the slot's
 timeline (claimed or assigned until released, satisfied or cancelled) minus
-pauses, as ranges (``range_agg``, multirange difference). Then one GROUP BY
+pauses, as ranges (``range_agg``, multirange difference). Both kinds of rows
+meet in a UNION ALL, then one GROUP BY
 with ``percentile_cont`` and, for periods, a series of periods crossed with the
 groups seen so empty periods show as zeros.
 """
@@ -18,8 +22,8 @@ from typing import Any
 import asyncpg
 
 from taskflow.core import reports
-from taskflow.store import calendar_days, db, slot_measures
-from taskflow.store.business_sql import business_us, epoch_us, real_us
+from taskflow.store import calendar_days, db
+from taskflow.store.business_sql import business_us, cum_us, epoch_us, real_us
 
 #: Timeline kinds that start (claimed, assigned) or end (the rest) a slot's held time.
 HELD_KINDS = "('slot.claimed', 'slot.assigned')"
@@ -82,7 +86,7 @@ def worked(ev: str, pauses: str, now: str) -> str:
 
 def clock_lateral(slot: str, milestone: str | None) -> str:
     """The slot's milestone clock (``c``): the one asked (SQL ``milestone``), else finished
-    before assigned."""
+    before assigned (the only milestones, ``tables.SlaClock``)."""
     if milestone is None:
         where, join = "", "LEFT JOIN"
     else:
@@ -91,7 +95,8 @@ def clock_lateral(slot: str, milestone: str | None) -> str:
         SELECT k.milestone, k.calendar, k.pauses, k.met_at, k.due_at, k.breached_at,
                k.budget_us, k.working_days
         FROM sla_clock k WHERE k.slot = {slot}.id{where}
-        ORDER BY k.milestone = 'finished' DESC LIMIT 1
+        -- 'finished' sorts after 'assigned': the index (slot, milestone) read backwards, no sort.
+        ORDER BY k.milestone DESC LIMIT 1
     ) c ON true"""
 
 
@@ -142,10 +147,29 @@ AGGREGATES = f"""
 #: Run before the statement, in its transaction. The day rows (calendar_days) are few and
 #: probed once per slot instant; the planner, unsure of their count, picks merge joins that
 #: rescan them, four times slower than hashing (bench/report.py).
-PLANNER = "SET LOCAL enable_mergejoin = off"
+#: The grouped sort of a 90-day report (tens of thousands of rows, four percentile arrays)
+#: spilled to disk with the default 4 MB of work memory.
+PLANNER = "SET LOCAL enable_mergejoin = off; SET LOCAL work_mem = '64MB'"
 _PERCENTILE_NAMES = ("pickup_biz", "pickup_real", "done_biz", "done_real")
 _COUNT_NAMES = ("opened", "met", "breached", "still_open", "at_risk_now", "breached_now")
 _AGG_NAMES = (*_COUNT_NAMES, *_PERCENTILE_NAMES, "lead_us", "worked_us")
+
+
+#: Day rows reach this far past the window's end: a live slot's due instant, for at risk now
+#: (beyond it, the exact lookup).
+DUE_AHEAD = "interval '35 days'"
+NOW_US = epoch_us("$1::timestamptz")
+DAYS_TO = f"greatest($1::timestamptz, $3) + {DUE_AHEAD}"
+
+
+def _left_now() -> str:
+    """Business µs from now to the due instant on the clock's calendar (``business_us``):
+    the due instant's day row ``xd`` less the calendar's count at now (``cal_now``, once)."""
+    due = calendar_days.cum_at("xd", "s.clock_cal", "s.due_at", "s.due_us")
+    return (
+        f"(CASE WHEN s.due_at IS NULL THEN NULL WHEN s.due_us <= {NOW_US} THEN 0::bigint "
+        f"WHEN s.clock_cal IS NULL THEN s.due_us - {NOW_US} ELSE {due} - nw.cum END)"
+    )
 
 
 #: Slots whose measures were stored when they ended (``store/slot_measures.py``).
@@ -173,13 +197,17 @@ def _stored(measured: str) -> str:
 def measured_ctes(milestone: str | None, where: str) -> str:
     """CTEs ending in ``mc``: per-slot measures, on read, of the slots ``where`` selects.
 
-    Parameters $1-$8 are those of :func:`_base_args`; ``milestone`` is the SQL
+    Parameters $1-$8 are those of :func:`base_args`; ``milestone`` is the SQL
     of the milestone asked (None: each slot's finished clock, else assigned).
     """
     clock = clock_lateral("sl", milestone)
     return f"""
     WITH wfcal AS (SELECT * FROM unnest($4::text[], $5::text[]) AS w(workflow, calendar)),
-    {calendar_days.ctes("$6::text[]", "$2::timestamptz", "greatest($1::timestamptz, $3)")},
+    {calendar_days.ctes("$6::text[]", "$2::timestamptz", DAYS_TO)},
+    cal_now AS (
+        SELECT c.calendar, {cum_us("c.calendar", "$1::timestamptz")} AS cum
+        FROM unnest($6::text[]) AS c(calendar)
+    ),
     s AS (
         SELECT sl.id, sl.workflow, sl.state, sl.name, sl.priority, sl.audience,
                coalesce(sl.holder, sl.satisfied_by) AS holder,
@@ -190,6 +218,7 @@ def measured_ctes(milestone: str | None, where: str) -> str:
                {epoch_us("sl.opened_at")} AS o_us,
                {epoch_us("coalesce(ev.picked_at, sl.claimed_at, sl.satisfied_at)")} AS p_us,
                {epoch_us("sl.satisfied_at")} AS d_us,
+               {epoch_us("c.due_at")} AS due_us,
                {worked("ev", "c.pauses", "$1")} AS worked_us,
                c.calendar AS clock_cal, coalesce(c.calendar, w.calendar) AS cal,
                coalesce(c.milestone, '') AS clock_milestone,
@@ -218,7 +247,7 @@ def measured_ctes(milestone: str | None, where: str) -> str:
                    AND (s.due_at <= $1 OR s.breached_at <= $1) IS TRUE AS breached_now,
                s.live AND s.has_clock AND s.met_at IS NULL AND s.due_at > $1
                    AND NOT (jsonb_array_length(s.pauses) > 0 AND s.pauses->-1->>1 IS NULL)
-                   AND {business_us("s.clock_cal", "$1::timestamptz", "s.due_at")}
+                   AND {_left_now()}
                        <= $8::float8 * (s.budget_us + s.working_days
                            * coalesce(($7::bigint[])[array_position($6::text[], s.clock_cal::text)],
                                       86400000000)) AS at_risk_now
@@ -226,6 +255,8 @@ def measured_ctes(milestone: str | None, where: str) -> str:
         {calendar_days.join("x0", "s.cal", "s.o_us")}
         {calendar_days.join("x1", "s.cal", "s.p_us")}
         {calendar_days.join("x2", "s.cal", "s.d_us")}
+        LEFT JOIN cal_now nw ON nw.calendar = s.clock_cal
+        {calendar_days.join("xd", "s.clock_cal", "s.due_us")}
         CROSS JOIN LATERAL (SELECT s.has_clock AND (
             (s.breached_at IS NOT NULL AND s.breached_at <= $1)
             OR coalesce(CASE WHEN s.met_at IS NOT NULL THEN s.due_at < s.met_at
@@ -236,12 +267,14 @@ def measured_ctes(milestone: str | None, where: str) -> str:
                    sum({_paused_part("s.cal", "s.satisfied_at")}) AS done_biz,
                    sum({_paused_part("NULL", "s.satisfied_at")}) AS done_real
             FROM (SELECT (e->>0)::timestamptz AS a, coalesce((e->>1)::timestamptz, $1) AS b
-                  FROM jsonb_array_elements(s.pauses) e) p
-        ) pz ON jsonb_array_length(coalesce(s.pauses, '[]'::jsonb)) > 0
+                  FROM jsonb_array_elements(s.pauses) e
+                  -- A one-time filter: slots without pauses skip the subquery.
+                  WHERE jsonb_array_length(coalesce(s.pauses, '[]'::jsonb)) > 0) p
+        ) pz ON true
     )"""
 
 
-def _base_args(
+def base_args(
     now: datetime,
     start: datetime,
     end: datetime,
@@ -273,7 +306,7 @@ def statement(
     Slots that ended with stored measures are read as stored; the rest (live
     ones, and any ended before measures were stored) are measured on read.
     """
-    args = _base_args(now, request.start, request.end, workflow_calendars, day_us, at_risk_left)
+    args = base_args(now, request.start, request.end, workflow_calendars, day_us, at_risk_left)
     window = "sl.opened_at >= $2 AND sl.opened_at < $3"
     if request.milestone is None:
         milestone = None
@@ -379,29 +412,3 @@ async def report(
     await conn.execute(PLANNER)
     zone = ZoneInfo(request.zone)
     return [_row(r, zone) for r in await conn.fetch(sql, *args)]
-
-
-async def backfill(
-    conn: db.Connection,
-    now: datetime,
-    start: datetime,
-    end: datetime,
-    workflow_calendars: dict[str, str | None],
-    day_us: dict[str, int],
-) -> int:
-    """Store measures on ended, unmeasured slots opened in ``[start, end)``: how many.
-
-    The report's own per-slot SQL (the calendars must cover the years, as for a
-    report), so stored and on-read numbers agree by construction.
-    """
-    args = _base_args(now, start, end, workflow_calendars, day_us, 0.0)
-    where = f"sl.opened_at >= $2 AND sl.opened_at < $3 AND sl.measured_clock IS NULL AND {ENDED}"
-    sql = f"""{measured_ctes(None, where)}
-    UPDATE slot SET measured_clock = mc.clock_milestone, pickup_biz_us = mc.pickup_biz,
-                    pickup_real_us = mc.pickup_real, done_biz_us = mc.done_biz,
-                    done_real_us = mc.done_real, worked_us = mc.worked_us,
-                    {slot_measures.outcome("mc.met_at", "mc.due_at", "mc.breached_at")}
-    FROM mc WHERE slot.id = mc.id"""
-    await conn.execute(PLANNER)
-    status = await conn.execute(sql, *args)
-    return int(status.split()[-1])

@@ -5,16 +5,17 @@ one read of the ended slots' moves, then one UPDATE that stores the measures
 with the clock's outcome (met, and from when it counts as breached) taken from
 the ``sla_clock`` row just saved, as the report reads it. Slots that ended
 before the measures existed are measured on read by the report, or stored in
-bulk by ``report_sql.backfill`` (the report's own per-slot SQL).
+bulk by :func:`backfill` (the report's own per-slot SQL).
 """
 
 from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 
 from taskflow.core import slot_measures
-from taskflow.store import db
+from taskflow.store import db, report_sql
 
 
 def outcome(met_at: str, due_at: str, breached_at: str) -> str:
@@ -72,3 +73,30 @@ async def save(conn: db.Connection, measures: Mapping[str, slot_measures.Measure
             for slot_id, m in measures.items()
         ],
     )
+
+
+async def backfill(
+    conn: db.Connection,
+    now: datetime,
+    start: datetime,
+    end: datetime,
+    workflow_calendars: dict[str, str | None],
+    day_us: dict[str, int],
+) -> int:
+    """Store measures on ended, unmeasured slots opened in ``[start, end)``: how many.
+
+    The report's own per-slot SQL (the calendars must cover the years, as for a
+    report), so stored and on-read numbers agree by construction.
+    """
+    args = report_sql.base_args(now, start, end, workflow_calendars, day_us, 0.0)
+    window = "sl.opened_at >= $2 AND sl.opened_at < $3"
+    where = f"{window} AND sl.measured_clock IS NULL AND {report_sql.ENDED}"
+    sql = f"""{report_sql.measured_ctes(None, where)}
+    UPDATE slot SET measured_clock = mc.clock_milestone, pickup_biz_us = mc.pickup_biz,
+                    pickup_real_us = mc.pickup_real, done_biz_us = mc.done_biz,
+                    done_real_us = mc.done_real, worked_us = mc.worked_us,
+                    {outcome("mc.met_at", "mc.due_at", "mc.breached_at")}
+    FROM mc WHERE slot.id = mc.id"""
+    await conn.execute(report_sql.PLANNER)
+    status = await conn.execute(sql, *args)
+    return int(status.split()[-1])
