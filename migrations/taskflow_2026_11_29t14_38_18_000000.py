@@ -1,9 +1,8 @@
 """Reports measure on read only slots without stored measures (tables.EXTRA_INDEXES).
 
-Existing ended slots keep null measures: the report computes those on read
-until ``taskflow measure-slots`` (or the next report service backfill) stores
-them; calendars are not materialised at migration time, so business time
-cannot be computed here.
+Slots that ended before this migration have no stored measures: the report
+measures them on read until ``taskflow measure-slots`` stores them (business
+time needs the calendars materialised, which a migration does not load).
 """
 
 from piccolo.apps.migrations.auto.migration_manager import MigrationManager
