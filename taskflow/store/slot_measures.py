@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 
 from taskflow.core import slot_measures
-from taskflow.store import db, report_sql
+from taskflow.store import db, measure_sql, report_sql
 
 
 def outcome(met_at: str, due_at: str, breached_at: str) -> str:
@@ -88,10 +88,10 @@ async def backfill(
     The report's own per-slot SQL (the calendars must cover the years, as for a
     report), so stored and on-read numbers agree by construction.
     """
-    args = report_sql.base_args(now, start, end, workflow_calendars, day_us, 0.0)
+    args = measure_sql.base_args(now, start, end, workflow_calendars, day_us, 0.0)
     window = "sl.opened_at >= $2 AND sl.opened_at < $3"
     where = f"{window} AND sl.measured_clock IS NULL AND {report_sql.ENDED}"
-    sql = f"""{report_sql.measured_ctes(None, where)}
+    sql = f"""{measure_sql.measured_ctes(None, where)}
     UPDATE slot SET measured_clock = mc.clock_milestone, pickup_biz_us = mc.pickup_biz,
                     pickup_real_us = mc.pickup_real, done_biz_us = mc.done_biz,
                     done_real_us = mc.done_real, worked_us = mc.worked_us,
