@@ -71,13 +71,14 @@ def ctes(cals: str, lo: str, hi: str) -> str:
         GROUP BY d.calendar, d.day_start
     ),
     cal_day AS (
-        -- One lookup per calendar: later days add up the working time of the days before.
+        -- One lookup per calendar (OFFSET 0: not once per day after a pull-up); later days
+        -- add up the working time of the days before.
         SELECT w.*, {epoch_us("w.day_start")} / {DAY_US} AS day_no,
                (f.cum + coalesce(sum(w.work) OVER (PARTITION BY w.calendar ORDER BY w.day_start
                    ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0))::bigint AS cum0
         FROM cal_work w
         JOIN (SELECT c.calendar, {cum_us("c.calendar", lo)} AS cum
-              FROM unnest({cals}) AS c(calendar)) f ON f.calendar = w.calendar
+              FROM unnest({cals}) AS c(calendar) OFFSET 0) f ON f.calendar = w.calendar
     )"""
 
 
