@@ -254,3 +254,29 @@ async def load(conn: db.Connection) -> dict[str, str]:
         ids[name] = str(slot_id)
         ids[f"run:{name}"] = str(run)
     return ids
+
+
+MEASURES = (
+    "measured_clock, pickup_biz_us, pickup_real_us, done_biz_us, done_real_us, worked_us, "
+    "clock_met, breach_from"
+)
+
+
+async def assert_stored_measures_agree(services: Any) -> int:
+    """The measures the write path stored on ended slots equal the report's SQL for them.
+
+    Clears them, lets ``measure_ended_slots`` (the report's on-read SQL) store them again,
+    and compares; returns how many slots were compared.
+    """
+    from taskflow.service import reports as report_service
+
+    query = f"SELECT id, {MEASURES} FROM slot WHERE measured_clock IS NOT NULL ORDER BY id"
+    async with services.db.transaction() as conn:
+        written = [dict(r) for r in await conn.fetch(query)]
+        await conn.execute(
+            f"UPDATE slot SET ({MEASURES}) = (NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL)"
+        )
+    assert await report_service.measure_ended_slots(services) == len(written)
+    async with services.db.connection() as conn:
+        assert [dict(r) for r in await conn.fetch(query)] == written
+    return len(written)

@@ -13,13 +13,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from taskflow.core import calendars, clocks, deadlines
+from taskflow.core import calendars, clocks, deadlines, slot_measures
 from taskflow.core.definition.workflow import Definition
 from taskflow.core.runs.model import AuditEntry, Outcome, RunView, SlotView
 from taskflow.service.container import Services
 from taskflow.store import db
 from taskflow.store import deadlines as store
 from taskflow.store import runs as rows
+from taskflow.store import slot_measures as measures_store
 
 
 @dataclass(frozen=True)
@@ -111,10 +112,46 @@ async def carry_out(
         existing += run_timers
     writes.timers = store.TimerChanges.between(existing, wanted)
     await writes.send(conn, now)
+    # After the write: the measures read this very change's claim and release lines.
+    await save_measures(conn, [v for v in slots if v.status in ENDED], ctx)
 
 
 def _fired(timers: Sequence[store.TimerRow]) -> dict[str, int]:
     return {t.key: t.fired for t in timers}
+
+
+#: A slot in these states is over: its report measures are taken once and stored.
+ENDED = ("satisfied", "cancelled")
+
+
+async def save_measures(conn: db.Connection, ended: Sequence[SlotView], ctx: Context) -> None:
+    """Store the report measures of slots that just ended (after their clocks were saved).
+
+    One read of their timelines' moves and one write, only when a slot ends;
+    the report then aggregates stored numbers for them (``store/slot_measures.py``).
+    """
+    ended = [v for v in ended if v.opened_at is not None]
+    if not ended:
+        return
+    moves = await measures_store.moves_of(conn, [v.run_id for v in ended], [v.id for v in ended])
+    found = {}
+    for view in ended:
+        clock = slot_measures.report_clock(view.clocks)
+        name = clock.budget.calendar if clock is not None else None
+        name = name or ctx.definition.calendar
+        if name is not None and name not in ctx.registry.names():
+            continue  # the report measures it on read (and finds no business time either)
+        assert view.opened_at is not None
+        found[view.id] = slot_measures.measure(
+            opened_at=view.opened_at,
+            claimed_at=view.claimed_at,
+            satisfied_at=view.satisfied_at,
+            ended_at=view.satisfied_at or view.cancelled_at or view.opened_at,
+            clock=clock,
+            calendar=calendars.REAL_TIME if name is None else ctx.registry.get(name),
+            moves=moves[view.id],
+        )
+    await measures_store.save(conn, found)
 
 
 async def after_outcome(

@@ -7,7 +7,7 @@ short transaction, only when years are missing).
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 from taskflow import errors
 from taskflow.core import clocks, reports
@@ -16,7 +16,7 @@ from taskflow.core.runs import filters
 from taskflow.service import views
 from taskflow.service.container import Services
 from taskflow.store import at_risk as at_risk_sql
-from taskflow.store import business_time, lead_time, report_sql
+from taskflow.store import business_time, lead_time, report_sql, slot_measures
 
 #: Years around the report window materialised too: clocks started before ``from``
 #: and due instants after ``to`` stay inside the covered span.
@@ -90,6 +90,34 @@ async def sla_report(
             workflow_calendars(services),
             day_lengths(services),
             at_risk_left(services),
+        )
+
+
+async def measure_ended_slots(services: Services, start: datetime | None = None) -> int:
+    """Store report measures on ended slots that have none (opened from ``start``, else all).
+
+    The write path stores them when a slot ends; this fills in slots that ended
+    before it did (after the migration that added them), so reports stop
+    measuring those on read. Idempotent; returns how many slots were measured.
+    """
+    now = services.clock.now()
+    async with services.db.connection() as conn:
+        first = await conn.fetchval(
+            "SELECT min(opened_at) FROM slot WHERE measured_clock IS NULL "
+            "AND status IN ('satisfied', 'cancelled') AND opened_at >= $1",
+            start or datetime.min.replace(tzinfo=UTC),
+        )
+    if first is None:
+        return 0
+    await cover(services, first, now)
+    async with services.db.transaction() as conn:
+        return await slot_measures.backfill(
+            conn,
+            now,
+            first,
+            now + timedelta(microseconds=1),
+            workflow_calendars(services),
+            day_lengths(services),
         )
 
 

@@ -4,8 +4,9 @@
 subquery per slot, costs most of a report over many slots. A report's
 instants fall inside its window, so the statement first builds, from
 ``calendar_interval``, one row per calendar and UTC day of the window: the
-working time before the day (``cum0``) and the day's working pieces (up to
-three, as offsets in µs). The slots then hash-join their instants' days, and
+working time before the day (``cum0``: one index lookup per calendar at the
+first day, then the running sum of the days' working time) and the day's
+working pieces (up to three, as offsets in µs). The slots then hash-join their instants' days, and
 cumulative time is arithmetic on that row; the exact lookup remains the
 fallback for a day with more pieces or an instant outside the window.
 """
@@ -32,6 +33,9 @@ def ctes(cals: str, lo: str, hi: str) -> str:
         f"min(p.s) FILTER (WHERE p.k = {k}) AS s{k}, min(p.e) FILTER (WHERE p.k = {k}) AS e{k}"
         for k in range(1, PIECES + 1)
     )
+    # Every interval touching the first UTC day counts, also those that ended before ``lo``
+    # on that day: the day's row adds up its pieces from midnight.
+    lo = utc_midnight(lo)
     start = "greatest(v.starts_at, g.day_start)"
     end = f"least(v.ends_at, g.day_start + {_DAY})"
     return f"""
@@ -58,14 +62,23 @@ def ctes(cals: str, lo: str, hi: str) -> str:
                                            least(v.ends_at, {hi}), {_DAY}) AS g(day_start)
         WHERE {end} > {start}
     ),
-    cal_day AS (
-        SELECT d.calendar, d.day_start, {epoch_us("d.day_start")} / {DAY_US} AS day_no,
-               {cum_us("d.calendar", "d.day_start")} AS cum0,
-               count(p.k) AS n, {pieces}
+    cal_work AS (
+        SELECT d.calendar, d.day_start, count(p.k) AS n, coalesce(sum(p.e - p.s), 0) AS work,
+               {pieces}
         FROM (SELECT c.calendar, g.day_start FROM unnest({cals}) AS c(calendar),
-                     generate_series({utc_midnight(lo)}, {hi}, {_DAY}) AS g(day_start)) d
+                     generate_series({lo}, {hi}, {_DAY}) AS g(day_start)) d
         LEFT JOIN cal_piece p ON p.calendar = d.calendar AND p.day_start = d.day_start
         GROUP BY d.calendar, d.day_start
+    ),
+    cal_day AS (
+        -- One lookup per calendar (OFFSET 0: not once per day after a pull-up); later days
+        -- add up the working time of the days before.
+        SELECT w.*, {epoch_us("w.day_start")} / {DAY_US} AS day_no,
+               (f.cum + coalesce(sum(w.work) OVER (PARTITION BY w.calendar ORDER BY w.day_start
+                   ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0))::bigint AS cum0
+        FROM cal_work w
+        JOIN (SELECT c.calendar, {cum_us("c.calendar", lo)} AS cum
+              FROM unnest({cals}) AS c(calendar) OFFSET 0) f ON f.calendar = w.calendar
     )"""
 
 

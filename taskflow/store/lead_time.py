@@ -6,7 +6,7 @@ the union of those ranges, so two people working at once count once. Waiting
 is the rest (open, pending, paused, or between states). Per state, the total
 is the sum of its visits (``state.entered`` to the next entry, or the run's
 end), worked the union of its slots' worked ranges. The ranges come from the
-same SQL the report uses per slot (``report_sql.held_lateral``).
+same SQL the report uses per slot (``measure_sql.held_lateral``).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import uuid
 from dataclasses import dataclass
 from datetime import datetime
 
-from taskflow.store import db, report_sql
+from taskflow.store import db, measure_sql
 
 
 @dataclass(frozen=True)
@@ -44,12 +44,12 @@ class LeadTime:
         return self.total_us - self.worked_us
 
 
-_WORKED = report_sql.measure("range_agg(w.worked)")
+_WORKED = measure_sql.measure("range_agg(w.worked)")
 
 
 def _statement() -> str:
-    clock = report_sql.clock_lateral("sl", None, [])
-    paused = report_sql.paused("c.pauses", "$2")
+    clock = measure_sql.clock_lateral("sl", None)
+    paused = measure_sql.paused("c.pauses", "$2")
     return f"""
     WITH r AS (
         SELECT id, started_at, greatest(started_at, least(coalesce(ended_at, $2), $2)) AS ended
@@ -63,7 +63,7 @@ def _statement() -> str:
     ),
     w AS (
         SELECT sl.state, ev.held - coalesce({paused}, '{{}}') AS worked
-        FROM slot sl {clock} {report_sql.held_lateral("sl", "$2")}
+        FROM slot sl {clock} {measure_sql.held_lateral("sl", "$2")}
         WHERE sl.run = $1 AND ev.held IS NOT NULL
     ),
     per_state AS (

@@ -124,6 +124,19 @@ class Slot(Table, tablename="slot"):
     satisfied_by = Varchar(length=200, null=True, default=None)
     cancelled_at = Timestamptz(null=True, default=None)
     updated_at = Timestamptz(default=TimestamptzNow())
+    #: Report measures, stored once the slot has ended (see ``store/slot_measures.py``):
+    #: the milestone of the clock they were taken on ('' when none; null: not measured).
+    measured_clock = Varchar(length=20, null=True, default=None)
+    #: Opening to first pickup, and to completion, in business and real time, minus pauses (µs).
+    pickup_biz_us = BigInt(null=True, default=None)
+    pickup_real_us = BigInt(null=True, default=None)
+    done_biz_us = BigInt(null=True, default=None)
+    done_real_us = BigInt(null=True, default=None)
+    #: Held (claimed or assigned) and not paused, in µs.
+    worked_us = BigInt(null=True, default=None)
+    #: The measured clock was met; it counts as breached from ``breach_from`` (null: never).
+    clock_met = Boolean(null=True, default=None)
+    breach_from = Timestamptz(null=True, default=None)
 
 
 class AuditEvent(Table, tablename="audit_event"):
@@ -360,6 +373,12 @@ EXTRA_INDEXES += (
     ),
     # Reports select slots by the instant they opened.
     ("slot_opened_at", "CREATE INDEX slot_opened_at ON slot (opened_at)"),
+    # ... and measure on read only those without stored measures (live or not yet measured).
+    (
+        "slot_unmeasured_opened_at",
+        "CREATE INDEX slot_unmeasured_opened_at ON slot (opened_at) "
+        "WHERE measured_clock IS NULL OR status NOT IN ('satisfied', 'cancelled')",
+    ),
 )
 
 #: SQL functions the schema declares: (name, CREATE FUNCTION statement), made by raw steps.

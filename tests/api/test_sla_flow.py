@@ -14,7 +14,9 @@ import httpx
 import pytest
 
 from taskflow import clock
+from taskflow.api.graphql import relay
 from taskflow.service import container, timers
+from tests import reports_dataset
 from tests.api import workflows as w
 from tests.conftest import gql
 
@@ -195,6 +197,19 @@ async def test_a_support_ticket_with_due_instants_reminders_pause_and_breach(
     assert (
         kinds.index("clock.paused") < kinds.index("clock.resumed") < kinds.index("clock.breached")
     )
+
+    # Answered at 15:00: what the report reads of the ended slots (triage, the customer's
+    # reply, the first response: held 29h 40m, paused 21h 40m of it, so 8 h worked) was
+    # stored as each ended, and equals what the report's SQL measures on read.
+    await step(services, frozen_clock, at(2, 15))
+    await w.complete(client, people["sasha"], first["id"], {"message": "Found it."})
+    assert await reports_dataset.assert_stored_measures_agree(services) == 3
+    async with services.db.connection() as conn:
+        worked = await conn.fetchval(
+            "SELECT worked_us FROM slot WHERE name = 'first_response' AND run = $1::uuid",
+            relay.from_global_id(run_id)[1],
+        )
+    assert worked == 8 * 3600 * 1_000_000
 
 
 async def test_a_regrade_recomputes_the_due_instant_and_keeps_the_time_spent(

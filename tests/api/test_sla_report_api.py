@@ -172,3 +172,34 @@ async def test_lead_time_and_report_of_a_real_expense(
     assert review_row["completion"]["business"]["p50"]["text"] == "3h business time"
     assert review_row["leadTime"]["worked"]["text"] == "2h real time"
     assert by_slot["manager_approval"]["stillOpen"] == 1
+
+
+async def test_a_manager_without_the_lead_role_reads_the_at_risk_list_and_the_report(
+    client: httpx.AsyncClient, services: Services, people: dict[str, str], loaded: dict[str, str]
+) -> None:
+    from taskflow.service import principals
+
+    # Mona manages Sam and Sid but leads no team: she sees what a lead sees, whoever holds
+    # it (the at-risk slots are mostly open ones nobody holds yet).
+    mona = {
+        "id": "mona",
+        "display_name": "Mona Manager",
+        "roles": ["manager"],
+        "attributes": {"reports": ["sam", "sid"]},
+    }
+    await principals.load(services, [mona])
+    token = services.staff_tokens.mint("mona", services.clock.now())
+    listed = (
+        await gql(
+            client,
+            """query { work(first: 10, filter: {atRisk: true}) {
+                 totalCount edges { node { name holder } } } }""",
+            token=token,
+        )
+    ).ok()["work"]
+    assert listed["totalCount"] == 1
+    assert [(e["node"]["name"], e["node"]["holder"]) for e in listed["edges"]] == [
+        ("manager_approval", "frank")
+    ]
+    report = await gql(client, REPORT, {"from": ds.FROM.isoformat()}, token=token)
+    assert [r["opened"] for r in report.ok()["slaReport"]["rows"]] == [6]

@@ -83,3 +83,28 @@ async def test_ensure_is_idempotent_and_rebuilds_a_changed_calendar(services: Se
         await conn.execute("UPDATE calendar_span SET digest = 'old'")
         await business_time.ensure(services.db, [uk], 2026, 2028)
         assert await conn.fetchval("SELECT count(*) FROM calendar_interval") == count
+
+
+async def test_day_rows_of_a_window_starting_mid_day(services: Services) -> None:
+    # The window opens at 13:00Z on a Tuesday, after de-berlin's morning piece (07:00-11:00Z)
+    # ended: the first day's row must still count that piece before the later instants.
+    cals = [services.calendars.get(n) for n in CALENDARS]
+    await business_time.ensure(services.db, cals, 2025, 2027)
+    lo = datetime(2026, 3, 3, 13, tzinfo=UTC)
+    cases = [
+        (cal, lo + timedelta(hours=h0), lo + timedelta(hours=h1))
+        for cal in cals
+        for h0, h1 in [(0, 1), (0.5, 20), (2, 45), (0, 72), (3.25, 3.5)]
+    ]
+    async with services.db.connection() as conn:
+        by_day = await conn.fetch(
+            BY_DAY,
+            [c.name for c, _, _ in cases],
+            [a for _, a, _ in cases],
+            [b for _, _, b in cases],
+            lo,
+            lo + timedelta(days=10),
+            CALENDARS,
+        )
+    for (cal, t0, t1), day in zip(cases, by_day, strict=True):
+        assert day["us"] == cal.elapsed(t0, t1) // timedelta(microseconds=1), (cal.name, t0, t1)

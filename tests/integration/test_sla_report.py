@@ -159,3 +159,37 @@ async def test_run_lead_time(services: Services, loaded: dict[str, str]) -> None
     assert [(s.state, s.total_us, s.worked_us) for s in lead.states] == [
         ("submitted", 6 * 24 * H, 22.5 * H)
     ]
+
+
+async def test_stored_measures_give_the_same_report(
+    services: Services, loaded: dict[str, str]
+) -> None:
+    # The data set has no stored measures: every slot is measured on read. Storing them
+    # (as the write path does when a slot ends) must not move a single number.
+    requests: list[tuple[tuple[str, ...], dict[str, object]]] = [
+        ((), {}),
+        ((), {"milestone": "assigned"}),
+        ((), {"milestone": "finished"}),
+        (("period", "audience"), {"period": "day", "zone": "uk-london"}),
+        (("workflow", "holder", "priority"), {}),
+        (("state", "slot"), {"filter": reports.ReportFilter(workflow=ds.EXPENSE)}),
+    ]
+    on_read = [await run(services, *g, **o) for g, o in requests]
+    assert await report_service.measure_ended_slots(services) == 4
+    assert await report_service.measure_ended_slots(services) == 0
+    stored = [await run(services, *g, **o) for g, o in requests]
+    assert stored == on_read
+    async with services.db.connection() as conn:
+        measured = await conn.fetch(
+            "SELECT name, measured_clock, pickup_biz_us, worked_us, clock_met, breach_from "
+            "FROM slot WHERE measured_clock IS NOT NULL ORDER BY opened_at"
+        )
+    # S1 (finished clock met in time), S5 (paused 2 h), S2 (real-time clock met late), S6.
+    assert [(r["measured_clock"], r["pickup_biz_us"], r["worked_us"]) for r in measured] == [
+        ("finished", 2.5 * H, 2 * H),
+        ("finished", 3 * H, 0),
+        ("finished", 0.5 * H, 22.5 * H),
+        ("", 1.5 * H, 2.5 * H),
+    ]
+    assert [r["clock_met"] for r in measured] == [True, True, True, False]
+    assert [r["breach_from"] for r in measured] == [None, None, ds.at(25, 13), None]

@@ -9,7 +9,7 @@ from typing import Annotated
 import strawberry
 
 from taskflow import errors
-from taskflow.api.graphql import relay, types
+from taskflow.api.graphql import relay, sla, types
 from taskflow.api.graphql.context import Info, caller
 from taskflow.core import reports
 from taskflow.core.principals import Principal
@@ -79,30 +79,18 @@ class SlaReportFilter:
         )
 
 
-@strawberry.type(description="A duration: seconds, and the same in words with its kind of time.")
-class ReportDuration:
-    seconds: float = strawberry.field(description="The duration in seconds.")
-    text: str = strawberry.field(description="E.g. '3h 20m business time' or '2d 4h real time'.")
-
-    @classmethod
-    def of(cls, us: float | None, kind: str) -> ReportDuration | None:
-        text = reports.duration_text(us, kind)
-        seconds = reports.seconds(us)
-        return None if text is None or seconds is None else cls(seconds=seconds, text=text)
-
-
 @strawberry.type(description="p50, p90 and p95 of a duration (null when nothing was measured).")
 class DurationPercentiles:
-    p50: ReportDuration | None = strawberry.field(description="The median.")
-    p90: ReportDuration | None = strawberry.field(description="90 % took at most this long.")
-    p95: ReportDuration | None = strawberry.field(description="95 % took at most this long.")
+    p50: sla.Duration | None = strawberry.field(description="The median.")
+    p90: sla.Duration | None = strawberry.field(description="90 % took at most this long.")
+    p95: sla.Duration | None = strawberry.field(description="95 % took at most this long.")
 
     @classmethod
     def of(cls, p: reports.Percentiles, kind: str) -> DurationPercentiles:
         return cls(
-            p50=ReportDuration.of(p.p50, kind),
-            p90=ReportDuration.of(p.p90, kind),
-            p95=ReportDuration.of(p.p95, kind),
+            p50=sla.Duration.of_us(p.p50, kind),
+            p90=sla.Duration.of_us(p.p90, kind),
+            p95=sla.Duration.of_us(p.p95, kind),
         )
 
 
@@ -119,11 +107,11 @@ class MeasuredTime:
 
 @strawberry.type(description="Wall-clock lead time split into worked and waiting.")
 class LeadTimeSplit:
-    total: ReportDuration = strawberry.field(description="From start (or opening) to end or now.")
-    worked: ReportDuration = strawberry.field(
+    total: sla.Duration = strawberry.field(description="From start (or opening) to end or now.")
+    worked: sla.Duration = strawberry.field(
         description="While someone held a slot (claimed or assigned) and no clock was paused."
     )
-    waiting: ReportDuration = strawberry.field(
+    waiting: sla.Duration = strawberry.field(
         description="The rest: open, pending, paused, or between states."
     )
     worked_share: float | None = strawberry.field(
@@ -132,8 +120,8 @@ class LeadTimeSplit:
 
     @classmethod
     def of(cls, total_us: int, worked_us: int) -> LeadTimeSplit:
-        def d(us: int) -> ReportDuration:
-            found = ReportDuration.of(us, REAL)
+        def d(us: int) -> sla.Duration:
+            found = sla.Duration.of_us(us, REAL)
             assert found is not None
             return found
 

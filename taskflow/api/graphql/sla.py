@@ -9,7 +9,7 @@ import strawberry
 from strawberry.dataloader import DataLoader
 
 from taskflow.api.graphql.context import Info
-from taskflow.core import clocks
+from taskflow.core import clocks, reports
 from taskflow.service import deadlines
 
 
@@ -30,10 +30,15 @@ class TimeKind(Enum):
     REAL = strawberry.enum_value("real", description="Every second of the wall clock.")
 
 
-@strawberry.type(description="A duration: seconds, and the same in words.")
+@strawberry.type(
+    description="A duration (of an SLA clock or in a report): seconds, the same in words, "
+    "and which time it counts."
+)
 class Duration:
     seconds: float = strawberry.field(description="The duration in seconds.")
-    text: str = strawberry.field(description='In words, e.g. "3h 20m business time".')
+    text: str = strawberry.field(
+        description='In words, e.g. "3h 20m business time" or "2d 4h real time".'
+    )
     kind: TimeKind = strawberry.field(description="Business or real time (never mixed).")
 
     @classmethod
@@ -43,6 +48,14 @@ class Duration:
             text=clocks.human(value, clock),
             kind=TimeKind.REAL if clock.calendar is None else TimeKind.BUSINESS,
         )
+
+    @classmethod
+    def of_us(cls, us: float | None, kind: str) -> Duration | None:
+        """A report's measure in µs of ``kind`` time (``business`` or ``real``); None stays."""
+        text, seconds = reports.duration_text(us, kind), reports.seconds(us)
+        if text is None or seconds is None:
+            return None
+        return cls(seconds=seconds, text=text, kind=TimeKind(kind))
 
 
 @strawberry.type(description="An interval a clock stood still.")

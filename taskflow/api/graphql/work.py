@@ -62,7 +62,7 @@ class WorkFilter:
     at_risk: bool = strawberry.field(
         default=False,
         description="Only slots at risk now (a running clock with 25 % or less of its budget "
-        "left), least business time left first; for leads and managers.",
+        "left), least business time left first; for leads, managers and admins (all of it).",
     )
 
     def to_filter(self) -> SlotFilter:
@@ -135,8 +135,8 @@ class WorkQueries:
         return slot_connection(found, None, has_next)
 
     @strawberry.field(
-        description="Every live slot, whoever holds it, most urgent first: for leads, and for "
-        "members of a team reading their team's queue (filter.audience)."
+        description="Every live slot, whoever holds it, most urgent first: for leads, managers "
+        "and admins, and for members of a team reading their team's queue (filter.audience)."
     )
     async def work(
         self,

@@ -1,0 +1,32 @@
+"""``taskflow measure-slots``: store report measures on slots that ended before they were kept."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+from typing import Any
+
+from taskflow import config
+from taskflow.cli import runtime
+from taskflow.service import reports
+
+
+def run_measure(args: argparse.Namespace) -> int:
+    settings = config.load()
+
+    async def go(url: str) -> int:
+        async with runtime.services(settings, url, apply_migrations=settings.embedded) as svc:
+            return await reports.measure_ended_slots(svc)
+
+    with runtime.database_url(settings) as url:
+        measured = asyncio.run(go(url))
+    print(f"taskflow measure-slots: {measured} ended slots measured.")
+    return 0
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "measure-slots",
+        help="Store SLA report measures on ended slots that have none (once, after upgrading).",
+    )
+    parser.set_defaults(handler=run_measure)

@@ -1,0 +1,210 @@
+"""Per-slot report measures taken on read, as SQL (the report's live slots, and backfill).
+
+For each slot ``where`` selects (CTE ``mc``): time to pickup and to
+completion in business time (the inlined ``business_us`` on the slot's
+calendar, read from per-day rows, ``calendar_days.py``) and real time, both
+minus the clock's paused intervals; met / breached from the slot's milestone
+clock; held time from the slot's timeline (claimed or assigned until
+released, satisfied or cancelled) minus pauses, as ranges (``range_agg``,
+multirange difference); at risk and breached now. Ended slots carry the same
+numbers stored (``slot_measures.py``), so a report runs this only on live ones.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from taskflow.store import calendar_days
+from taskflow.store.business_sql import business_us, cum_us, epoch_us, real_us
+
+#: Timeline kinds that start (claimed, assigned) or end (the rest) a slot's held time.
+HELD_KINDS = "('slot.claimed', 'slot.assigned')"
+MOVE_KINDS = (
+    "('slot.claimed', 'slot.assigned', 'slot.released', 'slot.satisfied', 'slot.cancelled')"
+)
+
+
+def _business(end: str, end_us: str, day: str) -> str:
+    """Business µs from the slot's opening to ``end`` (its day row ``day``), via day rows."""
+    return calendar_days.business_at("s.cal", "s.opened_at", "s.o_us", "x0", end, end_us, day)
+
+
+def _paused_part(cal: str, end: str) -> str:
+    """Business (or real) µs of pause ``p`` inside ``[s.opened_at, end]``."""
+    return business_us(cal, "greatest(p.a, s.opened_at)", f"least(p.b, {end})")
+
+
+def measure(multirange: str) -> str:
+    """SQL for the length in µs of a tstzmultirange expression (0 when null or empty)."""
+    return (
+        f"(SELECT coalesce(sum((extract(epoch FROM upper(r) - lower(r)) * 1000000)::bigint), 0) "
+        f"FROM unnest({multirange}) r)"
+    )
+
+
+def held_lateral(slot: str, now: str) -> str:
+    """A LATERAL subquery over slot ``slot``'s timeline: first pickup and held ranges (``ev``)."""
+    return f"""LEFT JOIN LATERAL (
+        SELECT min(e.at) FILTER (WHERE e.held) AS picked_at,
+               range_agg(tstzrange(e.at, e.until))
+                   FILTER (WHERE e.held AND e.at < e.until) AS held,
+               -- One holder at a time: a slot's held intervals never overlap, so they add up.
+               coalesce(sum({real_us("e.at", "e.until")}) FILTER (WHERE e.held AND e.at < e.until),
+                        0) AS held_us
+        FROM (SELECT a.at, a.kind IN {HELD_KINDS} AS held,
+                     least(coalesce(lead(a.at) OVER (ORDER BY a.at, a.id), {now}), {now}) AS until
+              FROM audit_event a
+              WHERE a.run = {slot}.run AND a.slot = {slot}.id AND a.kind IN {MOVE_KINDS}) e
+    ) ev ON true"""
+
+
+def paused(pauses: str, now: str) -> str:
+    """SQL for a clock's pauses (jsonb ``[[start, end|null], ...]``) as a tstzmultirange."""
+    return (
+        f"(SELECT range_agg(tstzrange((p->>0)::timestamptz, "
+        f"greatest((p->>0)::timestamptz, coalesce((p->>1)::timestamptz, {now})))) "
+        f"FROM jsonb_array_elements(coalesce({pauses}, '[]'::jsonb)) p)"
+    )
+
+
+def worked(ev: str, pauses: str, now: str) -> str:
+    """SQL for a slot's held µs minus its clock's pauses (ranges only when it has pauses)."""
+    ranges = f"{ev}.held - coalesce({paused(pauses, now)}, '{{}}'::tstzmultirange)"
+    return (
+        f"(CASE WHEN jsonb_array_length(coalesce({pauses}, '[]'::jsonb)) = 0 THEN {ev}.held_us "
+        f"ELSE {measure(ranges)} END)"
+    )
+
+
+def clock_lateral(slot: str, milestone: str | None) -> str:
+    """The slot's milestone clock (``c``): the one asked (SQL ``milestone``), else finished
+    before assigned (the only milestones, ``tables.SlaClock``)."""
+    if milestone is None:
+        where, join = "", "LEFT JOIN"
+    else:
+        where, join = f" AND k.milestone = {milestone}", "JOIN"
+    return f"""{join} LATERAL (
+        SELECT k.milestone, k.calendar, k.pauses, k.met_at, k.due_at, k.breached_at,
+               k.budget_us, k.working_days
+        FROM sla_clock k WHERE k.slot = {slot}.id{where}
+        -- 'finished' sorts after 'assigned': the index (slot, milestone) read backwards, no sort.
+        ORDER BY k.milestone DESC LIMIT 1
+    ) c ON true"""
+
+
+#: Day rows reach this far past the window's end: a live slot's due instant, for at risk now
+#: (beyond it, the exact lookup).
+DUE_AHEAD = "interval '35 days'"
+NOW_US = epoch_us("$1::timestamptz")
+DAYS_TO = f"greatest($1::timestamptz, $3) + {DUE_AHEAD}"
+
+
+def _left_now() -> str:
+    """Business µs from now to the due instant on the clock's calendar (``business_us``):
+    the due instant's day row ``xd`` less the calendar's count at now (``cal_now``, once)."""
+    due = calendar_days.cum_at("xd", "s.clock_cal", "s.due_at", "s.due_us")
+    return (
+        f"(CASE WHEN s.due_at IS NULL THEN NULL WHEN s.due_us <= {NOW_US} THEN 0::bigint "
+        f"WHEN s.clock_cal IS NULL THEN s.due_us - {NOW_US} ELSE {due} - nw.cum END)"
+    )
+
+
+def measured_ctes(milestone: str | None, where: str) -> str:
+    """CTEs ending in ``mc``: per-slot measures, on read, of the slots ``where`` selects.
+
+    Parameters $1-$8 are those of :func:`base_args`; ``milestone`` is the SQL
+    of the milestone asked (None: each slot's finished clock, else assigned).
+    """
+    clock = clock_lateral("sl", milestone)
+    return f"""
+    WITH wfcal AS (SELECT * FROM unnest($4::text[], $5::text[]) AS w(workflow, calendar)),
+    {calendar_days.ctes("$6::text[]", "$2::timestamptz", DAYS_TO)},
+    cal_now AS (
+        SELECT c.calendar, {cum_us("c.calendar", "$1::timestamptz")} AS cum
+        FROM unnest($6::text[]) AS c(calendar)
+    ),
+    s AS (
+        SELECT sl.id, sl.workflow, sl.state, sl.name, sl.priority, sl.audience,
+               coalesce(sl.holder, sl.satisfied_by) AS holder,
+               sl.status IN ('pending', 'open', 'claimed') AS live,
+               sl.opened_at, sl.satisfied_at,
+               least(coalesce(sl.satisfied_at, sl.cancelled_at, $1), $1) AS ended_at,
+               coalesce(ev.picked_at, sl.claimed_at, sl.satisfied_at) AS picked_at,
+               {epoch_us("sl.opened_at")} AS o_us,
+               {epoch_us("coalesce(ev.picked_at, sl.claimed_at, sl.satisfied_at)")} AS p_us,
+               {epoch_us("sl.satisfied_at")} AS d_us,
+               {epoch_us("c.due_at")} AS due_us,
+               {worked("ev", "c.pauses", "$1")} AS worked_us,
+               c.calendar AS clock_cal, coalesce(c.calendar, w.calendar) AS cal,
+               coalesce(c.milestone, '') AS clock_milestone,
+               c.budget_us IS NOT NULL AS has_clock, c.pauses, c.met_at, c.due_at,
+               c.breached_at, c.budget_us, c.working_days
+        FROM slot sl
+        LEFT JOIN wfcal w ON w.workflow = sl.workflow
+        {clock}
+        {held_lateral("sl", "$1")}
+        WHERE {where}
+    ),
+    mc AS (
+        SELECT s.*,
+               {_business("s.picked_at", "s.p_us", "x1")} - coalesce(pz.pick_biz, 0)
+                   AS pickup_biz,
+               (s.p_us - s.o_us) - coalesce(pz.pick_real, 0)
+                   AS pickup_real,
+               {_business("s.satisfied_at", "s.d_us", "x2")} - coalesce(pz.done_biz, 0)
+                   AS done_biz,
+               (s.d_us - s.o_us) - coalesce(pz.done_real, 0)
+                   AS done_real,
+               {business_us("NULL", "s.opened_at", "s.ended_at")} AS lead_us,
+               s.has_clock AND s.met_at IS NOT NULL AND NOT bz.breached AS met,
+               bz.breached,
+               s.live AND s.has_clock AND s.met_at IS NULL
+                   AND (s.due_at <= $1 OR s.breached_at <= $1) IS TRUE AS breached_now,
+               s.live AND s.has_clock AND s.met_at IS NULL AND s.due_at > $1
+                   AND NOT (jsonb_array_length(s.pauses) > 0 AND s.pauses->-1->>1 IS NULL)
+                   AND {_left_now()}
+                       <= $8::float8 * (s.budget_us + s.working_days
+                           * coalesce(($7::bigint[])[array_position($6::text[], s.clock_cal::text)],
+                                      86400000000)) AS at_risk_now
+        FROM s
+        {calendar_days.join("x0", "s.cal", "s.o_us")}
+        {calendar_days.join("x1", "s.cal", "s.p_us")}
+        {calendar_days.join("x2", "s.cal", "s.d_us")}
+        LEFT JOIN cal_now nw ON nw.calendar = s.clock_cal
+        {calendar_days.join("xd", "s.clock_cal", "s.due_us")}
+        CROSS JOIN LATERAL (SELECT s.has_clock AND (
+            (s.breached_at IS NOT NULL AND s.breached_at <= $1)
+            OR coalesce(CASE WHEN s.met_at IS NOT NULL THEN s.due_at < s.met_at
+                             ELSE s.due_at <= $1 END, false)) AS breached) bz
+        LEFT JOIN LATERAL (
+            SELECT sum({_paused_part("s.cal", "s.picked_at")}) AS pick_biz,
+                   sum({_paused_part("NULL", "s.picked_at")}) AS pick_real,
+                   sum({_paused_part("s.cal", "s.satisfied_at")}) AS done_biz,
+                   sum({_paused_part("NULL", "s.satisfied_at")}) AS done_real
+            FROM (SELECT (e->>0)::timestamptz AS a, coalesce((e->>1)::timestamptz, $1) AS b
+                  FROM jsonb_array_elements(s.pauses) e
+                  -- A one-time filter: slots without pauses skip the subquery.
+                  WHERE jsonb_array_length(coalesce(s.pauses, '[]'::jsonb)) > 0) p
+        ) pz ON true
+    )"""
+
+
+def base_args(
+    now: datetime,
+    start: datetime,
+    end: datetime,
+    workflow_calendars: dict[str, str | None],
+    day_us: dict[str, int],
+    at_risk_left: float,
+) -> list[Any]:
+    return [
+        now,
+        start,
+        end,
+        list(workflow_calendars),
+        list(workflow_calendars.values()),
+        list(day_us),
+        list(day_us.values()),
+        at_risk_left,
+    ]
