@@ -113,7 +113,7 @@ async def carry_out(
     writes.timers = store.TimerChanges.between(existing, wanted)
     await writes.send(conn, now)
     # After the write: the measures read this very change's claim and release lines.
-    await save_measures(conn, [v for v in slots if v.status in ENDED], ctx)
+    await save_measures(conn, [(v, ctx) for v in slots])
 
 
 def _fired(timers: Sequence[store.TimerRow]) -> dict[str, int]:
@@ -124,18 +124,21 @@ def _fired(timers: Sequence[store.TimerRow]) -> dict[str, int]:
 ENDED = ("satisfied", "cancelled")
 
 
-async def save_measures(conn: db.Connection, ended: Sequence[SlotView], ctx: Context) -> None:
-    """Store the report measures of slots that just ended (after their clocks were saved).
+async def save_measures(conn: db.Connection, slots: Sequence[tuple[SlotView, Context]]) -> None:
+    """Store the report measures of those ``slots`` that just ended (each with its context),
+    after their clocks and timeline lines were written.
 
     One read of their timelines' moves and one write, only when a slot ends;
     the report then aggregates stored numbers for them (``store/slot_measures.py``).
     """
-    ended = [v for v in ended if v.opened_at is not None]
+    ended = [(v, ctx) for v, ctx in slots if v.status in ENDED and v.opened_at is not None]
     if not ended:
         return
-    moves = await measures_store.moves_of(conn, [v.run_id for v in ended], [v.id for v in ended])
+    moves = await measures_store.moves_of(
+        conn, [v.run_id for v, _ in ended], [v.id for v, _ in ended]
+    )
     found = {}
-    for view in ended:
+    for view, ctx in ended:
         clock = slot_measures.report_clock(view.clocks)
         name = clock.budget.calendar if clock is not None else None
         name = name or ctx.definition.calendar

@@ -47,6 +47,8 @@ class RunState:
     notes: list[outbox.NewNotification] = field(default_factory=list)
     written_timers: set[str] = field(default_factory=set)
     armed: bool = False
+    #: Slots the firings ended, for their report measures (read after the timeline is written).
+    ended: dict[str, tuple[SlotView, sla_service.Context]] = field(default_factory=dict)
 
     def copy(self) -> RunState:
         """A copy to go back to when a firing fails half-way (the values are immutable)."""
@@ -62,6 +64,7 @@ class RunState:
             breaches=dict(self.breaches),
             notes=list(self.notes),
             written_timers=set(self.written_timers),
+            ended=dict(self.ended),
         )
 
     def written(self) -> RunState:
@@ -119,6 +122,7 @@ def carry_out(
 ) -> None:
     """:func:`taskflow.service.deadlines.after_outcome` into the batch: ledgers, dues, timers."""
     clock_rows, due_rows = sla_service.ledgers(slots, ctx.registry)
+    state.ended.update((v.id, (v, ctx)) for v in slots if v.status in sla_service.ENDED)
     for row in clock_rows:
         state.clocks[(row.slot_id, row.clock.milestone)] = row
     for slot_id, visit, due in due_rows:
@@ -195,6 +199,7 @@ async def flush(conn: db.Connection, states: Sequence[RunState], now: datetime) 
         conn, [(slot, visit, due) for s in states for slot, (visit, due) in s.due.items()], now
     )
     await batch_store.append_audits(conn, [(s.run.id, e) for s in states for e in s.audit])
+    await sla_service.save_measures(conn, [e for s in states for e in s.ended.values()])
     await outbox.notify(conn, [n for s in states for n in s.notes])
     await batch_store.write_timers(
         conn,

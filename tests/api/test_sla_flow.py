@@ -7,7 +7,7 @@ in winter, so uk-london hours read as UTC here). Timers fire through
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import httpx
@@ -284,3 +284,47 @@ async def test_notifications_page_by_cursor(
         client, "query($id: ID!) { node(id: $id) { id } }", {"id": node_id}, token=people["sven"]
     )
     assert theirs.ok()["node"] is None
+
+
+async def test_slots_a_timer_ends_keep_their_report_measures(
+    client: httpx.AsyncClient,
+    people: dict[str, str],
+    services: container.Services,
+    frozen_clock: clock.FrozenClock,
+) -> None:
+    """The worker's batch stores the measures of the slots its firings end, as use cases do."""
+    started = await w.start(client, people["app"], "support-ticket", "ticket", "T-9", TICKET)
+    run_id = started["run"]["id"]
+    triage = (await inbox_clocks(client, people["tess"]))["triage"]
+    await w.claim(client, people["tess"], triage["id"])
+    await w.complete(client, people["tess"], triage["id"], {"priority": "P2", "category": "bug"})
+    await step(services, frozen_clock, at(1, 9, 20))
+    first = (await inbox_clocks(client, people["sasha"]))["first_response"]
+    await w.claim(client, people["sasha"], first["id"])
+    moved = (
+        await gql(
+            client,
+            MOVE,
+            {"input": {"runId": run_id, "move": "ask_customer", "input": {"question": "Which?"}}},
+            token=people["sasha"],
+        )
+    ).ok()["move"]
+    assert moved["__typename"] == "RunSuccess", moved
+
+    # The customer stays silent for a week: the state's timeout closes the ticket.
+    frozen_clock.set(datetime.fromisoformat(at(1, 9, 20)) + timedelta(days=8))
+    assert await timers.run_due(services, frozen_clock.now()) >= 1
+    key = relay.from_global_id(run_id)[1]
+    async with services.db.connection() as conn:
+        state = await conn.fetchval("SELECT state FROM run WHERE id = $1::uuid", key)
+        ended = await conn.fetch(
+            "SELECT name, measured_clock FROM slot WHERE run = $1::uuid "
+            "AND status = 'cancelled' ORDER BY name",
+            key,
+        )
+    assert state == "closed"
+    by_name = {r["name"]: r["measured_clock"] for r in ended}
+    # The held first response and the open resolution ended with the run, measured then.
+    assert by_name["first_response"] == "finished"
+    assert by_name["resolution"] == "finished"
+    assert await reports_dataset.assert_stored_measures_agree(services) >= 3
