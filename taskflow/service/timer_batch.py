@@ -198,7 +198,7 @@ async def flush(conn: db.Connection, states: Sequence[RunState], now: datetime) 
     await store.set_slot_due(
         conn, [(slot, visit, due) for s in states for slot, (visit, due) in s.due.items()], now
     )
-    await batch_store.append_audits(conn, [(s.run.id, e) for s in states for e in s.audit])
+    await rows.append_audits(conn, [(s.run.id, e) for s in states for e in s.audit])
     await sla_service.save_measures(conn, [e for s in states for e in s.ended.values()])
     await outbox.notify(conn, [n for s in states for n in s.notes])
     await batch_store.write_timers(

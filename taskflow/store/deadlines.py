@@ -11,6 +11,7 @@ clock), never the database's ``now()``.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import uuid
 from collections.abc import Callable, Iterable, Sequence
@@ -297,10 +298,7 @@ class DeadlineWrites:
 
     async def send(self, conn: db.Connection, now: datetime) -> None:
         args: list[Any] = [now]
-
-        def arg(value: Any) -> str:
-            args.append(value)
-            return f"${len(args)}"
+        arg = functools.partial(db.placeholder, args)
 
         parts = []
         if self.clocks:
@@ -316,7 +314,7 @@ class DeadlineWrites:
             )
         if self.audit:
             assert self.run_id is not None
-            parts.append(runs.audit_insert(self.run_id, self.audit, arg))
+            parts.append(runs.audit_insert([(self.run_id, e) for e in self.audit], arg))
         if self.timers.cancel:
             parts.append(
                 "UPDATE timer SET status = 'cancelled', updated_at = $1 "

@@ -12,6 +12,7 @@ Urgency is ``due_at`` (nearest SLA due instant; nulls last), then ``priority``
 
 from __future__ import annotations
 
+import functools
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -75,9 +76,7 @@ def _filter_sql(f: SlotFilter, args: list[Any]) -> str:
     """SQL conditions for ``f`` on alias ``sl``, appending their parameters to ``args``."""
     parts = []
 
-    def param(value: Any) -> str:
-        args.append(value)
-        return f"${len(args)}"
+    param = functools.partial(db.placeholder, args)
 
     if f.workflow is not None:
         parts.append(f"sl.workflow = {param(f.workflow)}")

@@ -12,6 +12,7 @@ database; no slot is loaded into Python.
 
 from __future__ import annotations
 
+import functools
 from datetime import datetime
 from typing import Any
 
@@ -23,9 +24,7 @@ from taskflow.store.business_sql import business_us
 
 
 def _filters(f: reports.ReportFilter, args: list[Any]) -> str:
-    def param(value: Any, cast: str = "") -> str:
-        args.append(value)
-        return f"${len(args)}{cast}"
+    param = functools.partial(db.placeholder, args)
 
     parts = []
     if f.workflow is not None:

@@ -12,11 +12,10 @@ in ``runs.py`` and ``deadlines.py``; these are their batch variants.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from datetime import datetime
 
-from taskflow.core.runs.model import AuditEntry, RunView
+from taskflow.core.runs.model import RunView
 from taskflow.store import db, runs
 from taskflow.store import deadlines as timers
 
@@ -51,23 +50,12 @@ async def timers_of_runs(
 ) -> dict[str, list[timers.TimerRow]]:
     """Every timer row of these runs (slot and state timers, any status), by run."""
     found = await conn.fetch(
-        "SELECT id, key, run, slot, kind, part, due_at, status, fired FROM timer "
-        "WHERE run = ANY($1::text[]::uuid[])",
+        f"SELECT {timers.timer_columns('t_')} FROM timer t WHERE t.run = ANY($1::text[]::uuid[])",
         list(run_ids),
     )
     by_run: dict[str, list[timers.TimerRow]] = {r: [] for r in run_ids}
     for row in found:
-        timer = timers.TimerRow(
-            id=row["id"],
-            key=row["key"],
-            run_id=str(row["run"]),
-            slot_id=str(row["slot"]) if row["slot"] else None,
-            kind=row["kind"],
-            ref=row["part"],
-            due_at=row["due_at"],
-            status=row["status"],
-            fired=row["fired"],
-        )
+        timer = timers.timer_from(row, "t_")
         by_run[timer.run_id].append(timer)
     return by_run
 
@@ -96,29 +84,6 @@ async def update_runs(
         [v.ended_at for v, _ in changed],
         [n for _, n in changed],
         now,
-    )
-
-
-async def append_audits(conn: db.Connection, lines: Sequence[tuple[str, AuditEntry]]) -> None:
-    """Add ``(run id, line)`` timeline lines of many runs, in the order given."""
-    if not lines:
-        return
-    await conn.execute(
-        """
-        INSERT INTO audit_event (run, slot, kind, actor, reason, details, at)
-        SELECT run::uuid, slot::uuid, kind, actor, reason, details::jsonb, at
-        FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[],
-                    $7::timestamptz[]) WITH ORDINALITY AS u(run, slot, kind, actor, reason,
-                                                           details, at, n)
-        ORDER BY n
-        """,
-        [run for run, _ in lines],
-        [e.slot_id for _, e in lines],
-        [e.kind for _, e in lines],
-        [e.actor for _, e in lines],
-        [e.reason for _, e in lines],
-        [json.dumps(e.details) for _, e in lines],
-        [e.at for _, e in lines],
     )
 
 
