@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 
 from taskflow.core import calendars, clocks, deadlines, slot_measures
 from taskflow.core.definition.workflow import Definition
-from taskflow.core.runs.model import AuditEntry, Outcome, RunView, SlotView
+from taskflow.core.runs.model import ENDED, AuditEntry, Outcome, RunView, SlotView
 from taskflow.service.container import Services
 from taskflow.store import db
 from taskflow.store import deadlines as store
@@ -58,7 +58,7 @@ def ledgers(
     clock_rows, due_rows = [], []
     for view in slots:
         loaded = before.get(view.id) if before else None
-        stored = set(loaded.clocks) if loaded is not None else set()
+        stored = loaded.clocks if loaded is not None else ()
         for c in view.clocks:
             if c in stored:
                 continue
@@ -118,10 +118,6 @@ async def carry_out(
 
 def _fired(timers: Sequence[store.TimerRow]) -> dict[str, int]:
     return {t.key: t.fired for t in timers}
-
-
-#: A slot in these states is over: its report measures are taken once and stored.
-ENDED = ("satisfied", "cancelled")
 
 
 async def save_measures(conn: db.Connection, slots: Sequence[tuple[SlotView, Context]]) -> None:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from taskflow.core import deadlines
-from taskflow.core.runs.model import AuditEntry, Outcome, RunView, SlotView
+from taskflow.core.runs.model import ENDED, AuditEntry, Outcome, RunView, SlotView
 from taskflow.service import deadlines as sla_service
 from taskflow.store import db
 from taskflow.store import deadlines as store
@@ -122,7 +122,7 @@ def carry_out(
 ) -> None:
     """:func:`taskflow.service.deadlines.after_outcome` into the batch: ledgers, dues, timers."""
     clock_rows, due_rows = sla_service.ledgers(slots, ctx.registry)
-    state.ended.update((v.id, (v, ctx)) for v in slots if v.status in sla_service.ENDED)
+    state.ended.update((v.id, (v, ctx)) for v in slots if v.status in ENDED)
     for row in clock_rows:
         state.clocks[(row.slot_id, row.clock.milestone)] = row
     for slot_id, visit, due in due_rows:

@@ -19,6 +19,7 @@ from typing import Any
 import asyncpg
 
 from taskflow.core import reports
+from taskflow.core.runs import model
 from taskflow.store import db, measure_sql
 from taskflow.store.business_sql import business_us
 
@@ -86,7 +87,7 @@ _AGG_NAMES = (*_COUNT_NAMES, *_PERCENTILE_NAMES, "lead_us", "worked_us")
 
 
 #: Slots whose measures were stored when they ended (``store/slot_measures.py``).
-ENDED = "sl.status IN ('satisfied', 'cancelled')"
+ENDED = "sl.status IN (" + ", ".join(f"'{status}'" for status in sorted(model.ENDED)) + ")"
 _BREACHED = "coalesce(sl.breach_from <= $1, false)"
 _BIGINT_NAMES = ("pickup_biz", "pickup_real", "done_biz", "done_real", "lead_us", "worked_us")
 #: The columns the aggregate may read: on-read (``mc``) name -> the stored row's SQL. Only

@@ -20,6 +20,8 @@ PENDING, OPEN, CLAIMED, SATISFIED, CANCELLED = (
 )
 #: Statuses of a slot that still waits (it can be acted on, now or later).
 LIVE = frozenset({PENDING, OPEN, CLAIMED})
+#: Statuses of a slot that is over (its report measures are fixed).
+ENDED = frozenset({SATISFIED, CANCELLED})
 #: Run statuses.
 ACTIVE, COMPLETED, RUN_CANCELLED = "active", "completed", "cancelled"
 
