@@ -14,7 +14,7 @@ measures, for the same random principals in the same run:
   HTTP plus client), a plain Litestar JSON endpoint serving the same rows
   (token check + ``views.inbox`` + a dict per row), and the GraphQL ``inbox``
   query over HTTP; p50/p95 and ratios to the raw p50;
-- claim-next: the bare statement of ``queries.claim_next`` against the service
+- claim-next: the bare statement of ``claims.claim_next`` against the service
   ``slots.claim_next`` (its own transaction with an audit row) with 8 and 32
   concurrent claimers, each on its own connection; claims/s and ratio;
 - the GraphQL ``claimNext`` mutation's p50 beside the raw statement's;
@@ -59,7 +59,7 @@ from taskflow.core.definition import audience as au  # noqa: E402
 from taskflow.core.principals import Principal  # noqa: E402
 from taskflow.core.runs.filters import SlotFilter  # noqa: E402
 from taskflow.service import container, definitions, slots, views  # noqa: E402
-from taskflow.store import db, migrate, queries, tables  # noqa: E402
+from taskflow.store import claims, db, migrate, queries, tables  # noqa: E402
 from taskflow.store import principals as principal_rows  # noqa: E402
 
 WORKFLOW = "expense-approval"
@@ -573,7 +573,7 @@ async def inbox_statement(actor: Principal, keys: Sequence[str]) -> tuple[str, t
 async def claim_statement() -> str:
     """The bare claim-next statement (arguments: principal id, keys, now): the claim and its
     timeline line, without the run, clocks and timers the use case reads with it."""
-    sql, _ = queries.claim_next_statement(
+    sql, _ = claims.claim_next_statement(
         "x", ["any"], SlotFilter(), clock.SystemClock().now(), context=False
     )
     return sql

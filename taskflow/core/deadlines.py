@@ -17,7 +17,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from taskflow.core import calendars, clocks
@@ -186,7 +186,9 @@ def nearest_due(view: SlotView, registry: calendars.Registry) -> datetime | None
 
 
 def _iso(value: datetime | None) -> str | None:
-    return value.isoformat() if value is not None else None
+    # In UTC whatever the calendar's zone: the same instant reads the same on every line
+    # (and the claim statement writes ``clock.met`` lines in SQL, see store/claims.py).
+    return value.astimezone(UTC).isoformat() if value is not None else None
 
 
 def clock_audit(

@@ -16,6 +16,7 @@ the settings (no signing key is needed to check a definition).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import importlib
 import importlib.util
@@ -26,7 +27,7 @@ from pathlib import Path
 from types import ModuleType
 
 from taskflow import config, errors
-from taskflow.core import calendars
+from taskflow.core import calendars, claim_facts
 from taskflow.core.definition import DefinitionError, Problem, Workflow
 from taskflow.core.definition import validate as validation
 from taskflow.core.definition.workflow import Definition
@@ -57,6 +58,11 @@ class Catalog:
                 version=version,
             )
         return self._by_key[(name, chosen)]
+
+    @functools.cached_property
+    def claim_facts(self) -> claim_facts.ClaimFacts:
+        """What a claim statement must know of these definitions (``core/claim_facts.py``)."""
+        return claim_facts.claim_facts(self)
 
     def names(self) -> tuple[str, ...]:
         """Workflow names, sorted."""

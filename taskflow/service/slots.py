@@ -23,7 +23,7 @@ from taskflow.service import access, deadlines, persist
 from taskflow.service import principals as principal_service
 from taskflow.service import runs as run_service
 from taskflow.service.container import Services
-from taskflow.store import queries
+from taskflow.store import claims, queries
 from taskflow.store import runs as rows
 
 #: A guarded write can only miss because something else changed the slot; after this many
@@ -169,19 +169,37 @@ async def assign(
 
 
 async def claim_next(services: Services, actor: Principal, f: filters.SlotFilter) -> SlotView:
-    """Take the most urgent open slot the actor may take."""
+    """Take the most urgent open slot the actor may take.
+
+    One autocommitted statement claims a plain slot with its deadlines (the common
+    case, ``store/claims.py``); a slot that is not plain goes the general way: claim,
+    plan the deadlines in Python, write them, in one transaction.
+    """
+    keys = sorted(access.keys(actor))
     now = services.clock.now()
-    async with services.db.transaction() as conn:
-        claimed = await queries.claim_next(
-            conn, principal_id=actor.id, keys=sorted(access.keys(actor)), f=f, now=now
+    async with services.db.connection() as conn:
+        plain = await claims.claim_next_plain(
+            conn,
+            principal_id=actor.id,
+            keys=keys,
+            f=f,
+            now=now,
+            facts=services.catalog.claim_facts,
         )
-        if claimed is None:
-            raise refusals.NothingToClaim(
-                "There is no open slot you may take right now"
-                + (" that matches the filter" if f != filters.SlotFilter() else "")
-                + "; check your inbox later."
-            )
-        await deadlines.after_slot_move(services, conn, claimed, now, actor.id)
+    if plain is not None and plain.slot is not None:
+        return plain.slot
+    claimed = None
+    if plain is not None:
+        async with services.db.transaction() as conn:
+            claimed = await claims.claim_next(conn, principal_id=actor.id, keys=keys, f=f, now=now)
+            if claimed is not None:
+                await deadlines.after_slot_move(services, conn, claimed, now, actor.id)
+    if claimed is None:
+        raise refusals.NothingToClaim(
+            "There is no open slot you may take right now"
+            + (" that matches the filter" if f != filters.SlotFilter() else "")
+            + "; check your inbox later."
+        )
     return claimed.slot
 
 

@@ -46,7 +46,7 @@ async def at_risk(
 ) -> tuple[list[tuple[queries.SlotRow, int]], int]:
     """A page of (row, business µs left) and how many live slots are at risk in all."""
     args: list[Any] = [now, list(day_us), list(day_us.values()), at_risk_left]
-    where = "sl.status IN ('pending', 'open', 'claimed')" + queries._filter_sql(f, args)
+    where = "sl.status IN ('pending', 'open', 'claimed')" + queries.filter_sql(f, args)
     risky = _RISKY
     total = await conn.fetchval(f"SELECT count(*) FROM slot sl {risky} WHERE {where}", *args)
     keyset = ""

@@ -31,7 +31,7 @@ _RUN_PREFIX = "run_"
 _SLOT_OF_C = ", ".join(f"c.{name.strip()}" for name in SLOT_COLUMNS.split(","))
 
 
-def _with_context(source: str) -> str:
+def with_context(source: str) -> str:
     """Select the slot row written by CTE ``source`` with its run, clocks and timers."""
     return f"""
         SELECT {_SLOT_OF_C}, {run_columns(_RUN_PREFIX)}, {deadline_rows.CONTEXT_COLUMNS}
@@ -39,7 +39,7 @@ def _with_context(source: str) -> str:
     """
 
 
-def _context(row: asyncpg.Record | None) -> deadline_rows.SlotContext | None:
+def context_of(row: asyncpg.Record | None) -> deadline_rows.SlotContext | None:
     return deadline_rows.slot_context(row, _RUN_PREFIX) if row is not None else None
 
 
@@ -58,7 +58,7 @@ async def write_slot_move(
             WHERE id = $1 AND status = $2 AND version = $3
             RETURNING *
         )
-        {_with_context("moved")}
+        {with_context("moved")}
         """,
         uuid.UUID(before.id),
         before.status,
@@ -69,10 +69,10 @@ async def write_slot_move(
         after.version,
         now,
     )
-    return _context(row)
+    return context_of(row)
 
 
-def _filter_sql(f: SlotFilter, args: list[Any]) -> str:
+def filter_sql(f: SlotFilter, args: list[Any]) -> str:
     """SQL conditions for ``f`` on alias ``sl``, appending their parameters to ``args``."""
     parts = []
 
@@ -192,7 +192,7 @@ async def inbox(
     where = f"""sl.status IN ('open', 'claimed')
         AND ((sl.status = 'claimed' AND sl.holder = $1)
              OR (sl.status = 'open' AND sl.audience && $2::text[] AND NOT sl.deny && $2::text[]))
-        {_filter_sql(f, args)}{_keyset_sql(after, args)}"""
+        {filter_sql(f, args)}{_keyset_sql(after, args)}"""
     sql = _urgent_page(where, limit)
     return [_slot_row(r) for r in await conn.fetch(sql, *args)]
 
@@ -206,69 +206,12 @@ async def work(
 ) -> tuple[list[SlotRow], int]:
     """Every live slot matching ``f`` whoever holds it, and how many match in all."""
     args: list[Any] = []
-    where = "sl.status IN ('pending', 'open', 'claimed')" + _filter_sql(f, args)
+    where = "sl.status IN ('pending', 'open', 'claimed')" + filter_sql(f, args)
     total = await conn.fetchval(f"SELECT count(*) FROM slot sl WHERE {where}", *args)
     page_args = list(args)
     sql = _urgent_page(where + _keyset_sql(after, page_args), limit)
     rows = await conn.fetch(sql, *page_args)
     return [_slot_row(r) for r in rows], int(total)
-
-
-async def claim_next(
-    conn: db.Connection,
-    *,
-    principal_id: str,
-    keys: Sequence[str],
-    f: SlotFilter,
-    now: datetime,
-    skip_residual: bool = True,
-) -> deadline_rows.SlotContext | None:
-    """Claim the most urgent open slot the principal may take, on its timeline; None if none.
-
-    Slots with residual rules SQL cannot check are skipped here (``skip_residual``)
-    and offered through the inbox instead, where they are checked in Python. The
-    claimed slot comes back with its run, clocks and timers (one round trip).
-    """
-    sql, args = claim_next_statement(principal_id, keys, f, now, skip_residual=skip_residual)
-    return _context(await conn.fetchrow(sql, *args))
-
-
-def claim_next_statement(
-    principal_id: str,
-    keys: Sequence[str],
-    f: SlotFilter,
-    now: datetime,
-    *,
-    skip_residual: bool = True,
-    context: bool = True,
-) -> tuple[str, list[Any]]:
-    """The claim-next statement and its arguments; without ``context`` it is the bare claim
-    (with its timeline line) returning the slot's columns only: what benchmarks compare with."""
-    args: list[Any] = [principal_id, list(keys), now]
-    residual = " AND sl.residual = '[]'::jsonb" if skip_residual else ""
-    sql = f"""
-        WITH next AS (
-            SELECT sl.id FROM slot sl
-            WHERE sl.status = 'open' AND sl.audience && $2::text[] AND NOT sl.deny && $2::text[]
-              {residual}{_filter_sql(f, args)}
-            ORDER BY {URGENCY}
-            LIMIT 1
-            FOR UPDATE SKIP LOCKED
-        )
-        , claimed AS (
-            UPDATE slot s SET status = 'claimed', holder = $1, claimed_at = $3,
-                              version = s.version + 1, updated_at = $3
-            FROM next WHERE s.id = next.id
-            RETURNING s.*
-        ), audited AS (
-            -- The timeline line travels in the same statement: one round trip, not two.
-            INSERT INTO audit_event (run, slot, kind, actor, reason, details, at)
-            SELECT run, id, 'slot.claimed', $1, 'claim next', jsonb_build_object('slot', name), $3
-            FROM claimed
-        )
-        {_with_context("claimed") if context else f"SELECT {SLOT_COLUMNS} FROM claimed"}
-    """
-    return sql, args
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,207 @@
+"""claim-next: take the most urgent open slot a principal may take, in one statement when it can.
+
+Two statements, one choice of slot (``FOR UPDATE SKIP LOCKED`` on the open
+slots in urgency order, so concurrent claimers never wait on, or get, the
+same row):
+
+- :func:`claim_next_plain` claims *and* carries out the claim's deadlines in
+  one autocommitted statement when the chosen slot is plain (see
+  ``core/claim_facts.py``): its ``assigned`` clock met, that clock's breach
+  timer and reminders cancelled, its nearest due instant moved to its other
+  running clocks, its ``slot.claimed`` and ``clock.met`` lines written. What
+  it writes is what the general path writes (a test compares the two on
+  every example). For a slot that is not plain it claims nothing and says so.
+- :func:`claim_next` claims and returns the slot with its run, clocks and timers
+  so that the service's general path plans the deadlines in Python and writes
+  them in the same transaction (``service/deadlines.after_slot_move``).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from taskflow.core import claim_facts
+from taskflow.core.runs.filters import SlotFilter
+from taskflow.core.runs.model import SlotView
+from taskflow.store import db
+from taskflow.store import deadlines as deadline_rows
+from taskflow.store.queries import URGENCY, context_of, filter_sql, with_context
+from taskflow.store.runs import SLOT_COLUMNS, slot_from
+
+_SLOT_OF_C = ", ".join(f"c.{name.strip()}" for name in SLOT_COLUMNS.split(","))
+
+#: True when clock ``k`` runs (no pause, or its last pause has ended; ``core.clocks.paused``).
+_RUNNING = "(k.pauses->-1 IS NULL OR k.pauses->-1->>1 IS NOT NULL)"
+
+
+def _iso(instant: str) -> str:
+    """SQL for ``instant`` as Python's ``isoformat()`` of it in UTC (microseconds when any)."""
+    return (
+        f"to_char({instant} AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS') "
+        f"|| CASE WHEN extract(microseconds FROM {instant})::bigint % 1000000 = 0 THEN '' "
+        f"ELSE to_char({instant} AT TIME ZONE 'UTC', '.US') END || '+00:00'"
+    )
+
+
+def _choice(f: SlotFilter, args: list[Any], skip_residual: bool) -> str:
+    """The CTE ``next``: the most urgent open slot principal $1 (keys $2) may take, locked."""
+    residual = " AND sl.residual = '[]'::jsonb" if skip_residual else ""
+    return f"""next AS (
+            SELECT sl.id, sl.run, sl.workflow, sl.state, sl.name FROM slot sl
+            WHERE sl.status = 'open' AND sl.audience && $2::text[] AND NOT sl.deny && $2::text[]
+              {residual}{filter_sql(f, args)}
+            ORDER BY {URGENCY}
+            LIMIT 1
+            FOR UPDATE SKIP LOCKED
+        )"""
+
+
+@dataclass(frozen=True)
+class PlainClaim:
+    """What :func:`claim_next_plain` did: the slot it claimed, or the one it left (not plain)."""
+
+    candidate: str
+    slot: SlotView | None
+
+
+async def claim_next_plain(
+    conn: db.Connection,
+    *,
+    principal_id: str,
+    keys: Sequence[str],
+    f: SlotFilter,
+    now: datetime,
+    facts: claim_facts.ClaimFacts,
+    skip_residual: bool = True,
+) -> PlainClaim | None:
+    """Claim the most urgent open slot with its deadlines if it is plain; None if none is open.
+
+    Run it outside a transaction: it is one statement, atomic on its own.
+    """
+    sql, args = claim_next_plain_statement(
+        principal_id, keys, f, now, facts, skip_residual=skip_residual
+    )
+    row = await conn.fetchrow(sql, *args)
+    if row is None:
+        return None
+    return PlainClaim(str(row["candidate"]), slot_from(row) if row["plain"] else None)
+
+
+def claim_next_plain_statement(
+    principal_id: str,
+    keys: Sequence[str],
+    f: SlotFilter,
+    now: datetime,
+    facts: claim_facts.ClaimFacts,
+    *,
+    skip_residual: bool = True,
+) -> tuple[str, list[Any]]:
+    """The statement of :func:`claim_next_plain` and its arguments."""
+    args: list[Any] = [principal_id, list(keys), now]
+    choice = _choice(f, args, skip_residual)
+    arg = functools.partial(db.placeholder, args)
+    declaring = arg(list(facts.declaring), "::text[]")
+    reminders = arg(list(facts.assigned_reminders), "::text[]")
+    due = _iso("c.assigned_due")
+    sql = f"""
+        WITH {choice}, plan AS (
+            SELECT n.id, concat_ws(' ', n.workflow, r.definition_version, n.state, n.name) AS decl,
+                   k.id AS assigned_id, k.met_at AS assigned_met, k.due_at AS assigned_due,
+                   (k.id IS NULL OR k.met_at IS NOT NULL OR {_RUNNING}) AS running
+            FROM next n JOIN run r ON r.id = n.run
+            LEFT JOIN sla_clock k ON k.slot = n.id AND k.milestone = 'assigned'
+        ), plain AS (
+            SELECT p.* FROM plan p
+            WHERE p.running
+              -- A slot whose declaration has milestones but whose clocks never started
+              -- has them started by the general path.
+              AND (p.assigned_id IS NOT NULL OR p.decl <> ALL({declaring})
+                   OR EXISTS (SELECT 1 FROM sla_clock a WHERE a.slot = p.id))
+        ), claimed AS (
+            UPDATE slot s SET status = 'claimed', holder = $1, claimed_at = $3,
+                              version = s.version + 1, updated_at = $3,
+                              due_at = (SELECT min(k.due_at) FROM sla_clock k
+                                        WHERE k.slot = s.id AND k.milestone <> 'assigned'
+                                          AND k.met_at IS NULL AND {_RUNNING})
+            FROM plain p WHERE s.id = p.id
+            RETURNING s.*, p.decl, p.assigned_id, p.assigned_met, p.assigned_due
+        ), met AS (
+            UPDATE sla_clock k SET met_at = $3, updated_at = $3
+            FROM claimed c WHERE k.id = c.assigned_id AND c.assigned_met IS NULL
+        ), cancelled AS (
+            UPDATE timer t SET status = 'cancelled', updated_at = $3
+            FROM claimed c
+            WHERE t.slot = c.id AND t.status = 'armed'
+              AND ((t.kind = 'breach' AND t.part = 'assigned')
+                   OR (t.kind = 'reminder' AND c.decl || ' ' || t.part = ANY({reminders})))
+        ), audited AS (
+            INSERT INTO audit_event (run, slot, kind, actor, reason, details, at)
+            SELECT c.run, c.id, l.kind, $1, l.reason, l.details, $3
+            FROM claimed c CROSS JOIN LATERAL (VALUES
+                (1, 'slot.claimed', 'claim next', jsonb_build_object('slot', c.name)),
+                (2, 'clock.met', NULL, CASE WHEN c.assigned_id IS NOT NULL AND c.assigned_met IS NULL
+                    THEN jsonb_build_object('slot', c.name, 'milestone', 'assigned',
+                                            'due_at', {due},
+                                            'breached', CASE WHEN c.assigned_due < $3 THEN {due} END)
+                    END)
+            ) AS l(n, kind, reason, details)
+            WHERE l.details IS NOT NULL
+            ORDER BY c.id, l.n
+        )
+        SELECT p.id AS candidate, c.id IS NOT NULL AS plain, {_SLOT_OF_C}
+        FROM plan p LEFT JOIN claimed c ON c.id = p.id
+    """
+    return sql, args
+
+
+async def claim_next(
+    conn: db.Connection,
+    *,
+    principal_id: str,
+    keys: Sequence[str],
+    f: SlotFilter,
+    now: datetime,
+    skip_residual: bool = True,
+) -> deadline_rows.SlotContext | None:
+    """Claim the most urgent open slot the principal may take, on its timeline; None if none.
+
+    Slots with residual rules SQL cannot check are skipped here (``skip_residual``)
+    and offered through the inbox instead, where they are checked in Python. The
+    claimed slot comes back with its run, clocks and timers (one round trip).
+    """
+    sql, args = claim_next_statement(principal_id, keys, f, now, skip_residual=skip_residual)
+    return context_of(await conn.fetchrow(sql, *args))
+
+
+def claim_next_statement(
+    principal_id: str,
+    keys: Sequence[str],
+    f: SlotFilter,
+    now: datetime,
+    *,
+    skip_residual: bool = True,
+    context: bool = True,
+) -> tuple[str, list[Any]]:
+    """The claim-next statement and its arguments; without ``context`` it is the bare claim
+    (with its timeline line) returning the slot's columns only: what benchmarks compare with."""
+    args: list[Any] = [principal_id, list(keys), now]
+    sql = f"""
+        WITH {_choice(f, args, skip_residual)}
+        , claimed AS (
+            UPDATE slot s SET status = 'claimed', holder = $1, claimed_at = $3,
+                              version = s.version + 1, updated_at = $3
+            FROM next WHERE s.id = next.id
+            RETURNING s.*
+        ), audited AS (
+            -- The timeline line travels in the same statement: one round trip, not two.
+            INSERT INTO audit_event (run, slot, kind, actor, reason, details, at)
+            SELECT run, id, 'slot.claimed', $1, 'claim next', jsonb_build_object('slot', name), $3
+            FROM claimed
+        )
+        {with_context("claimed") if context else f"SELECT {SLOT_COLUMNS} FROM claimed"}
+    """
+    return sql, args
