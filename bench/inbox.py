@@ -638,10 +638,25 @@ async def measure_inbox(
 
 
 async def release(conn: db.Connection, ids: Sequence[str]) -> None:
-    """Put claimed slots back in the pool (one statement), so every run starts alike."""
+    """Put claimed slots back as they were before the claim (one statement), so every run
+    starts alike: open, the pickup clock unmet, the timers the claim cancelled armed again
+    (the generator leaves none cancelled on open slots), due at the nearest clock again."""
     await conn.execute(
-        "UPDATE slot SET status = 'open', holder = NULL, claimed_at = NULL, "
-        "version = version + 1, updated_at = now() WHERE id = ANY($1::uuid[])",
+        """
+        WITH unmet AS (
+            UPDATE sla_clock SET met_at = NULL
+            WHERE slot = ANY($1::uuid[]) AND milestone = 'assigned' AND met_at IS NOT NULL
+        ), rearmed AS (
+            UPDATE timer SET status = 'armed' WHERE slot = ANY($1::uuid[]) AND status = 'cancelled'
+        )
+        UPDATE slot s SET status = 'open', holder = NULL, claimed_at = NULL,
+                          version = version + 1, updated_at = now(),
+                          due_at = coalesce((SELECT min(k.due_at) FROM sla_clock k
+                                             WHERE k.slot = s.id
+                                               AND (k.met_at IS NULL OR k.milestone = 'assigned')),
+                                            s.due_at)
+        WHERE id = ANY($1::uuid[])
+        """,
         list(ids),
     )
 
@@ -839,7 +854,7 @@ async def prepare(admin_url: str, options: Options, out: Callable[[str], None]) 
                     await conn.execute("REINDEX TABLE slot")
                     for name, create in tables.EXTRA_INDEXES:
                         if " ON slot " in create:
-                            await conn.execute(f"DROP INDEX {name}")
+                            await conn.execute(f"DROP INDEX IF EXISTS {name}")
                             await conn.execute(create)
                 finally:
                     await conn.close()

@@ -177,7 +177,7 @@ async def claim_next(services: Services, actor: Principal, f: filters.SlotFilter
     """
     keys = sorted(access.keys(actor))
     now = services.clock.now()
-    async with services.db.connection() as conn:
+    async with services.db.planned_once() as conn:
         plain = await claims.claim_next_plain(
             conn,
             principal_id=actor.id,

@@ -35,11 +35,21 @@ async def _keep_session(conn: asyncpg.Connection[Any]) -> None:
 
 
 class Database:
-    """An asyncpg pool with JSON codecs; hand out transactions with :meth:`transaction`."""
+    """asyncpg pools with JSON codecs; hand out transactions with :meth:`transaction`.
 
-    def __init__(self, pool: asyncpg.Pool[Any], url: str) -> None:
+    Beside the main pool, a second one whose connections plan each prepared statement
+    once (``plan_cache_mode = force_generic_plan``) serves :meth:`planned_once`: PostgreSQL
+    otherwise plans a parameterised statement anew on every call, which for claim-next's
+    one statement cost more than running it (bench/README.md). Statements whose best plan
+    depends on their arguments (inbox pages, reports) stay on the main pool.
+    """
+
+    def __init__(
+        self, pool: asyncpg.Pool[Any], url: str, generic: asyncpg.Pool[Any] | None = None
+    ) -> None:
         self.pool = pool
         self.url = url
+        self.generic = generic or pool
 
     @classmethod
     async def connect(
@@ -61,10 +71,22 @@ class Database:
             url, min_size=min_size, max_size=max_size, init=init, reset=_keep_session
         )
         assert pool is not None
-        return cls(pool, url)
+        # Opened on first use: a process that never claims holds no connection for it.
+        generic = await asyncpg.create_pool(
+            url,
+            min_size=0,
+            max_size=max_size,
+            init=init,
+            reset=_keep_session,
+            server_settings={"plan_cache_mode": "force_generic_plan"},
+        )
+        assert generic is not None
+        return cls(pool, url, generic)
 
     async def close(self) -> None:
         await self.pool.close()
+        if self.generic is not self.pool:
+            await self.generic.close()
 
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[Connection]:
@@ -76,6 +98,13 @@ class Database:
     async def connection(self) -> AsyncIterator[Connection]:
         """A connection outside any explicit transaction (single statements)."""
         async with self.pool.acquire() as conn:
+            yield conn
+
+    @asynccontextmanager
+    async def planned_once(self) -> AsyncIterator[Connection]:
+        """A connection outside any transaction whose statements are planned once per
+        connection (generic plans): for hot statements whose plan suits every argument."""
+        async with self.generic.acquire() as conn:
             yield conn
 
     async def ping(self) -> bool:
