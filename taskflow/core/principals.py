@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 import zoneinfo
 from collections.abc import Mapping
@@ -9,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from taskflow import errors
+from taskflow.core.definition import audience as au
 
 ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@+-]{0,199}$")
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:/+-]{0,99}$")
@@ -35,6 +37,11 @@ class Principal:
     time_zone: str = "UTC"
     calendar: str | None = None
     active: bool = True
+
+    @functools.cached_property
+    def audience_keys(self) -> frozenset[str]:
+        """The audience keys it carries (``audience.principal_keys``), worked out once."""
+        return au.principal_keys(self)
 
     @property
     def is_admin(self) -> bool:

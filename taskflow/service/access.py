@@ -13,7 +13,7 @@ from taskflow.core.runs.model import RunView, SlotView
 
 def keys(principal: Principal) -> frozenset[str]:
     """The audience keys a principal carries (``user:``, ``role:``, ``group:``, ``attr:``)."""
-    return au.principal_keys(principal)
+    return principal.audience_keys
 
 
 def can_read_run(principal: Principal, slots: Iterable[SlotView]) -> bool:

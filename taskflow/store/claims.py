@@ -47,17 +47,25 @@ def _iso(instant: str) -> str:
     )
 
 
-def _choice(f: SlotFilter, args: list[Any], skip_residual: bool) -> str:
-    """The CTE ``next``: the most urgent open slot principal $1 (keys $2) may take, locked."""
+def _choice(filters: str, skip_residual: bool) -> str:
+    """The CTE ``next``: the most urgent open slot principal $1 (keys $2) may take, locked;
+    ``filters`` are :func:`queries.filter_sql`'s conditions."""
     residual = " AND sl.residual = '[]'::jsonb" if skip_residual else ""
     return f"""next AS (
             SELECT sl.id, sl.run, sl.workflow, sl.state, sl.name FROM slot sl
             WHERE sl.status = 'open' AND sl.audience && $2::text[] AND NOT sl.deny && $2::text[]
-              {residual}{filter_sql(f, args)}
+              {residual}{filters}
             ORDER BY {URGENCY}
             LIMIT 1
             FOR UPDATE SKIP LOCKED
         )"""
+
+
+def _text_array(values: Sequence[str]) -> str:
+    """A SQL literal of a text array (the facts are constant per catalog: written into the
+    statement, its text stays the same call after call and its prepared plan is reused)."""
+    quoted = ", ".join("'" + v.replace("'", "''") + "'" for v in values)
+    return f"ARRAY[{quoted}]::text[]" if values else "'{}'::text[]"
 
 
 @dataclass(frozen=True)
@@ -102,13 +110,14 @@ def claim_next_plain_statement(
 ) -> tuple[str, list[Any]]:
     """The statement of :func:`claim_next_plain` and its arguments."""
     args: list[Any] = [principal_id, list(keys), now]
-    choice = _choice(f, args, skip_residual)
-    arg = functools.partial(db.placeholder, args)
-    declaring = arg(list(facts.declaring), "::text[]")
-    reminders = arg(list(facts.assigned_reminders), "::text[]")
+    return _plain_sql(filter_sql(f, args), skip_residual, facts), args
+
+
+@functools.lru_cache(maxsize=64)
+def _plain_sql(filters: str, skip_residual: bool, facts: claim_facts.ClaimFacts) -> str:
     due = _iso("c.assigned_due")
-    sql = f"""
-        WITH {choice}, plan AS (
+    return f"""
+        WITH {_choice(filters, skip_residual)}, plan AS (
             SELECT n.id, concat_ws(' ', n.workflow, r.definition_version, n.state, n.name) AS decl,
                    k.id AS assigned_id, k.met_at AS assigned_met, k.due_at AS assigned_due,
                    (k.id IS NULL OR k.met_at IS NOT NULL OR {_RUNNING}) AS running
@@ -119,7 +128,7 @@ def claim_next_plain_statement(
             WHERE p.running
               -- A slot whose declaration has milestones but whose clocks never started
               -- has them started by the general path.
-              AND (p.assigned_id IS NOT NULL OR p.decl <> ALL({declaring})
+              AND (p.assigned_id IS NOT NULL OR p.decl <> ALL({_text_array(facts.declaring)})
                    OR EXISTS (SELECT 1 FROM sla_clock a WHERE a.slot = p.id))
         ), claimed AS (
             UPDATE slot s SET status = 'claimed', holder = $1, claimed_at = $3,
@@ -137,17 +146,18 @@ def claim_next_plain_statement(
             FROM claimed c
             WHERE t.slot = c.id AND t.status = 'armed'
               AND ((t.kind = 'breach' AND t.part = 'assigned')
-                   OR (t.kind = 'reminder' AND c.decl || ' ' || t.part = ANY({reminders})))
+                   OR (t.kind = 'reminder'
+                       AND c.decl || ' ' || t.part = ANY({_text_array(facts.assigned_reminders)})))
         ), audited AS (
             INSERT INTO audit_event (run, slot, kind, actor, reason, details, at)
             SELECT c.run, c.id, l.kind, $1, l.reason, l.details, $3
             FROM claimed c CROSS JOIN LATERAL (VALUES
                 (1, 'slot.claimed', 'claim next', jsonb_build_object('slot', c.name)),
-                (2, 'clock.met', NULL, CASE WHEN c.assigned_id IS NOT NULL AND c.assigned_met IS NULL
-                    THEN jsonb_build_object('slot', c.name, 'milestone', 'assigned',
-                                            'due_at', {due},
-                                            'breached', CASE WHEN c.assigned_due < $3 THEN {due} END)
-                    END)
+                (2, 'clock.met', NULL,
+                 CASE WHEN c.assigned_id IS NOT NULL AND c.assigned_met IS NULL
+                 THEN jsonb_build_object('slot', c.name, 'milestone', 'assigned', 'due_at', {due},
+                                         'breached', CASE WHEN c.assigned_due < $3 THEN {due} END)
+                 END)
             ) AS l(n, kind, reason, details)
             WHERE l.details IS NOT NULL
             ORDER BY c.id, l.n
@@ -155,7 +165,6 @@ def claim_next_plain_statement(
         SELECT p.id AS candidate, c.id IS NOT NULL AS plain, {_SLOT_OF_C}
         FROM plan p LEFT JOIN claimed c ON c.id = p.id
     """
-    return sql, args
 
 
 async def claim_next(
@@ -190,7 +199,7 @@ def claim_next_statement(
     (with its timeline line) returning the slot's columns only: what benchmarks compare with."""
     args: list[Any] = [principal_id, list(keys), now]
     sql = f"""
-        WITH {_choice(f, args, skip_residual)}
+        WITH {_choice(filter_sql(f, args), skip_residual)}
         , claimed AS (
             UPDATE slot s SET status = 'claimed', holder = $1, claimed_at = $3,
                               version = s.version + 1, updated_at = $3
