@@ -131,3 +131,13 @@ async def _timers(services: container.Services, status: str) -> set[str]:
     async with services.db.connection() as conn:
         rows = await conn.fetch("SELECT key FROM timer WHERE status = $1", status)
     return {r["key"] for r in rows}
+
+
+async def test_claim_next_runs_on_connections_that_plan_once(
+    services: container.Services,
+) -> None:
+    """Planning the claim statement cost more than running it: its pool plans it once."""
+    async with services.db.planned_once() as conn:
+        assert await conn.fetchval("SHOW plan_cache_mode") == "force_generic_plan"
+    async with services.db.connection() as conn:
+        assert await conn.fetchval("SHOW plan_cache_mode") == "auto"
