@@ -10,6 +10,7 @@ statement cannot plan (a paused clock) is left to the general path.
 
 from __future__ import annotations
 
+import json
 import uuid
 from datetime import timedelta
 from typing import Any
@@ -94,7 +95,9 @@ async def _snapshot(services: container.Services, slot_id: str, after_line: int)
         "slot": {k: v for k, v in dict(slot).items() if k != "run"},
         "clocks": [dict(r) for r in ledgers],
         "timers": [{**dict(r), "key": plain(r["key"])} for r in timers],
-        "timeline": [{**dict(r), "details": plain(r["details"])} for r in lines],
+        "timeline": [
+            {**dict(r), "details": json.loads(plain(json.dumps(r["details"])))} for r in lines
+        ],
     }
 
 
@@ -149,6 +152,7 @@ async def test_a_fresh_slot_meets_its_assigned_clock_and_cancels_its_timers(
         "<slot>:reminder:1",
     ]
     assert [line["kind"] for line in after["timeline"]] == ["slot.claimed", "clock.met"]
+    assert after["timeline"][1]["details"]["breached"] is None
     assert after["slot"]["due_at"] == after["clocks"][1]["due_at"]
 
 
@@ -159,7 +163,11 @@ async def test_a_late_pickup_is_met_breached_alike(
     frozen_clock.advance(timedelta(hours=6, minutes=30))  # past the 4 business hours
     before, after = await _claim_both_ways(services, "fiona", general, twin, "finance_review")
     _same(before, after)
-    assert '"breached": null' not in after["timeline"][1]["details"]
+    met = after["timeline"][1]
+    assert met["kind"] == "clock.met"
+    assigned_due = after["clocks"][0]["due_at"]
+    assert met["details"]["breached"] == assigned_due.isoformat()
+    assert assigned_due < frozen_clock.now()
 
 
 async def test_a_slot_claimed_again_after_a_release_changes_no_deadline(
