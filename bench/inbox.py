@@ -66,7 +66,7 @@ WORKFLOW = "expense-approval"
 SECRET = "bench-inbox-signing-key-not-for-production-0123456789"
 PAGE = 50
 #: Bumped when the generated data changes shape (a reused database must match it).
-GENERATOR = 2
+GENERATOR = 3
 
 INBOX_QUERY = """query Inbox($first: Int) { inbox(first: $first) {
   pageInfo { hasNextPage endCursor }
@@ -214,7 +214,7 @@ def generation_sql(size: Size, seed: int, digest: str) -> list[str]:
                           holder, audience, deny, residual, delegates, delegates_deny,
                           delegates_residual, priority, due_at, payload, workflow, version,
                           created_at, opened_at, claimed_at, satisfied_at, satisfied_by,
-                          cancelled_at, updated_at)
+                          cancelled_at, updated_at, picked_at, held_us, held_since)
         SELECT gen_random_uuid(), run_id, v,
                CASE name WHEN 'finance_review' THEN 'submitted' ELSE name END, name,
                CASE name WHEN 'finance_review' THEN 'reviewed'
@@ -255,7 +255,12 @@ def generation_sql(size: Size, seed: int, digest: str) -> list[str]:
                CASE WHEN status = 'satisfied' THEN holder END,
                NULL,
                CASE status WHEN 'open' THEN opened WHEN 'claimed' THEN opened + interval '1 hour'
-                           ELSE opened + interval '20 hours' END
+                           ELSE opened + interval '20 hours' END,
+               -- Held facts as the write path keeps them (core/runs/holding.py): claimed an
+               -- hour after opening, held until satisfied.
+               CASE WHEN status <> 'open' THEN opened + interval '1 hour' END,
+               CASE WHEN status = 'satisfied' THEN 19 * 3600000000::bigint ELSE 0 END,
+               CASE WHEN status = 'claimed' THEN opened + interval '1 hour' END
         FROM (
             SELECT s.*,
                    CASE WHEN NOT is_live THEN 'satisfied' WHEN claimed THEN 'claimed'

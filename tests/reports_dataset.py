@@ -23,6 +23,7 @@ claim (10:00): breached.
 
 from __future__ import annotations
 
+import importlib
 import json
 import uuid
 from datetime import UTC, datetime, timedelta
@@ -30,6 +31,9 @@ from typing import Any
 
 from taskflow.store import db
 
+#: The upgrade's backfill: the slots' held facts from their timelines, as the write path keeps
+#: them (``core/runs/holding.py``); the report reads them for live slots.
+HELD_FACTS = importlib.import_module("migrations.taskflow_2026_12_01t05_58_01_000000").BACKFILL
 H = 3600 * 1_000_000
 EXPENSE, VENDOR = "expense-approval", "vendor-onboarding"
 FROM = datetime(2026, 11, 23, tzinfo=UTC)
@@ -253,6 +257,7 @@ async def load(conn: db.Connection) -> dict[str, str]:
             )
         ids[name] = str(slot_id)
         ids[f"run:{name}"] = str(run)
+    await conn.execute(HELD_FACTS)
     return ids
 
 

@@ -23,10 +23,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from taskflow.core import calendars, clocks
+from taskflow.core.runs import holding
 
-#: Timeline kinds that start held time (claimed, assigned), and every kind that moves a slot.
-HELD_KINDS = ("slot.claimed", "slot.assigned")
-MOVE_KINDS = (*HELD_KINDS, "slot.released", "slot.satisfied", "slot.cancelled")
 _US = timedelta(microseconds=1)
 
 
@@ -94,7 +92,7 @@ def held(moves: Sequence[Move], end: datetime) -> list[tuple[datetime, datetime]
     """Held intervals: each claim or assignment until the next move (or ``end``)."""
     found = []
     for i, move in enumerate(moves):
-        if move.kind in HELD_KINDS:
+        if move.kind in holding.HELD_KINDS:
             until = min(moves[i + 1].at if i + 1 < len(moves) else end, end)
             if move.at < until:
                 found.append((move.at, until))
@@ -114,7 +112,7 @@ def measure(
     """The measures of a slot that ended at ``ended_at``, its timeline ``moves`` in order."""
     pauses = [(p.start, max(p.start, p.end or ended_at)) for p in clock.pauses] if clock else []
     held_ranges = held(moves, ended_at)
-    picked = next((m.at for m in moves if m.kind in HELD_KINDS), None)
+    picked = next((m.at for m in moves if m.kind in holding.HELD_KINDS), None)
     picked = picked or claimed_at or satisfied_at
     worked = 0
     paused = _merged(pauses)

@@ -15,14 +15,13 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from taskflow.core.runs import holding
 from taskflow.store import calendar_days
 from taskflow.store.business_sql import business_us, cum_us, epoch_us, real_us
 
 #: Timeline kinds that start (claimed, assigned) or end (the rest) a slot's held time.
-HELD_KINDS = "('slot.claimed', 'slot.assigned')"
-MOVE_KINDS = (
-    "('slot.claimed', 'slot.assigned', 'slot.released', 'slot.satisfied', 'slot.cancelled')"
-)
+HELD_KINDS = "(" + ", ".join(f"'{k}'" for k in holding.HELD_KINDS) + ")"
+MOVE_KINDS = "(" + ", ".join(f"'{k}'" for k in holding.MOVE_KINDS) + ")"
 
 
 def _business(end: str, end_us: str, day: str) -> str:
@@ -43,19 +42,16 @@ def measure(multirange: str) -> str:
     )
 
 
-def held_lateral(slot: str, now: str) -> str:
-    """A LATERAL subquery over slot ``slot``'s timeline: first pickup and held ranges (``ev``)."""
+def held_lateral(slot: str, now: str, only_if: str = "true") -> str:
+    """A LATERAL subquery over slot ``slot``'s timeline: its held ranges (``ev.held``), read
+    only where ``only_if`` holds (a one-time filter: other slots skip the probe)."""
     return f"""LEFT JOIN LATERAL (
-        SELECT min(e.at) FILTER (WHERE e.held) AS picked_at,
-               range_agg(tstzrange(e.at, e.until))
-                   FILTER (WHERE e.held AND e.at < e.until) AS held,
-               -- One holder at a time: a slot's held intervals never overlap, so they add up.
-               coalesce(sum({real_us("e.at", "e.until")}) FILTER (WHERE e.held AND e.at < e.until),
-                        0) AS held_us
+        SELECT range_agg(tstzrange(e.at, e.until)) FILTER (WHERE e.held AND e.at < e.until) AS held
         FROM (SELECT a.at, a.kind IN {HELD_KINDS} AS held,
                      least(coalesce(lead(a.at) OVER (ORDER BY a.at, a.id), {now}), {now}) AS until
               FROM audit_event a
-              WHERE a.run = {slot}.run AND a.slot = {slot}.id AND a.kind IN {MOVE_KINDS}) e
+              WHERE a.run = {slot}.run AND a.slot = {slot}.id AND a.kind IN {MOVE_KINDS}
+                AND {only_if}) e
     ) ev ON true"""
 
 
@@ -68,12 +64,26 @@ def paused(pauses: str, now: str) -> str:
     )
 
 
-def worked(ev: str, pauses: str, now: str) -> str:
-    """SQL for a slot's held µs minus its clock's pauses (ranges only when it has pauses)."""
+def has_pauses(pauses: str) -> str:
+    """SQL: the clock's pauses (jsonb, null without a clock) are not empty."""
+    return f"jsonb_array_length(coalesce({pauses}, '[]'::jsonb)) > 0"
+
+
+def held_now(slot: str, now: str) -> str:
+    """SQL for slot ``slot``'s held µs at ``now`` from its held facts (``core/runs/holding``):
+    the closed holds, and the open one up to ``now``; what its timeline says, without reading it."""
+    return (
+        f"({slot}.held_us + coalesce(greatest(0, {real_us(f'{slot}.held_since', now)}), 0))"
+    )
+
+
+def worked(slot: str, ev: str, pauses: str, now: str) -> str:
+    """SQL for a slot's held µs minus its clock's pauses: from the slot's held facts, or, when
+    the clock has pauses, from the held ranges of its timeline (``ev``, :func:`held_lateral`)."""
     ranges = f"{ev}.held - coalesce({paused(pauses, now)}, '{{}}'::tstzmultirange)"
     return (
-        f"(CASE WHEN jsonb_array_length(coalesce({pauses}, '[]'::jsonb)) = 0 THEN {ev}.held_us "
-        f"ELSE {measure(ranges)} END)"
+        f"(CASE WHEN {has_pauses(pauses)} THEN {measure(ranges)} "
+        f"ELSE {held_now(slot, now)} END)"
     )
 
 
@@ -130,12 +140,12 @@ def measured_ctes(milestone: str | None, where: str) -> str:
                sl.status IN ('pending', 'open', 'claimed') AS live,
                sl.opened_at, sl.satisfied_at,
                least(coalesce(sl.satisfied_at, sl.cancelled_at, $1), $1) AS ended_at,
-               coalesce(ev.picked_at, sl.claimed_at, sl.satisfied_at) AS picked_at,
+               coalesce(sl.picked_at, sl.claimed_at, sl.satisfied_at) AS picked_at,
                {epoch_us("sl.opened_at")} AS o_us,
-               {epoch_us("coalesce(ev.picked_at, sl.claimed_at, sl.satisfied_at)")} AS p_us,
+               {epoch_us("coalesce(sl.picked_at, sl.claimed_at, sl.satisfied_at)")} AS p_us,
                {epoch_us("sl.satisfied_at")} AS d_us,
                {epoch_us("c.due_at")} AS due_us,
-               {worked("ev", "c.pauses", "$1")} AS worked_us,
+               {worked("sl", "ev", "c.pauses", "$1")} AS worked_us,
                c.calendar AS clock_cal, coalesce(c.calendar, w.calendar) AS cal,
                coalesce(c.milestone, '') AS clock_milestone,
                c.budget_us IS NOT NULL AS has_clock, c.pauses, c.met_at, c.due_at,
@@ -143,7 +153,7 @@ def measured_ctes(milestone: str | None, where: str) -> str:
         FROM slot sl
         LEFT JOIN wfcal w ON w.workflow = sl.workflow
         {clock}
-        {held_lateral("sl", "$1")}
+        {held_lateral("sl", "$1", has_pauses("c.pauses"))}
         WHERE {where}
     ),
     mc AS (

@@ -25,9 +25,12 @@ from taskflow.core.runs.filters import SlotFilter
 from taskflow.core.runs.model import SlotView
 from taskflow.store import db
 from taskflow.store import deadlines as deadline_rows
+from taskflow.store.business_sql import real_us
 from taskflow.store.runs import SLOT_COLUMNS, run_columns, slot_from
 
 _RUN_PREFIX = "run_"
+#: The open hold a claim-next closes (an escalation may have reopened a held slot).
+_HELD_SINCE_US = real_us("s.held_since", "$3")
 _SLOT_OF_C = ", ".join(f"c.{name.strip()}" for name in SLOT_COLUMNS.split(","))
 
 
@@ -54,7 +57,7 @@ async def write_slot_move(
         f"""
         WITH moved AS (
             UPDATE slot SET status = $4, holder = $5, claimed_at = $6, version = $7,
-                            updated_at = $8
+                            updated_at = $8, picked_at = $9, held_us = $10, held_since = $11
             WHERE id = $1 AND status = $2 AND version = $3
             RETURNING *
         )
@@ -68,6 +71,9 @@ async def write_slot_move(
         after.claimed_at,
         after.version,
         now,
+        after.picked_at,
+        after.held_us,
+        after.held_since,
     )
     return _context(row)
 
@@ -257,7 +263,11 @@ def claim_next_statement(
         )
         , claimed AS (
             UPDATE slot s SET status = 'claimed', holder = $1, claimed_at = $3,
-                              version = s.version + 1, updated_at = $3
+                              version = s.version + 1, updated_at = $3,
+                              -- The claim's move folded onto the slot (core/runs/holding.py).
+                              picked_at = coalesce(s.picked_at, $3),
+                              held_us = s.held_us + coalesce(greatest(0, {_HELD_SINCE_US}), 0),
+                              held_since = $3
             FROM next WHERE s.id = next.id
             RETURNING s.*
         ), audited AS (

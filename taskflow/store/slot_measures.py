@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 
 from taskflow.core import slot_measures
+from taskflow.core.runs import holding
 from taskflow.store import db, measure_sql, report_sql
 
 
@@ -37,7 +38,7 @@ async def moves_of(
         "ORDER BY slot, at, id",
         sorted({uuid.UUID(r) for r in run_ids}),
         [uuid.UUID(s) for s in slot_ids],
-        list(slot_measures.MOVE_KINDS),
+        list(holding.MOVE_KINDS),
     )
     found: dict[str, list[slot_measures.Move]] = {s: [] for s in slot_ids}
     for row in rows:
@@ -96,7 +97,9 @@ async def backfill(
                     pickup_real_us = mc.pickup_real, done_biz_us = mc.done_biz,
                     done_real_us = mc.done_real, worked_us = mc.worked_us,
                     {outcome("mc.met_at", "mc.due_at", "mc.breached_at")}
-    FROM mc WHERE slot.id = mc.id"""
+    -- A fence: inlined into the UPDATE, the day-row joins were planned as nested loops
+    -- (minutes for 100 k slots, bench/report.py); on their own they hash, as in a report.
+    FROM (SELECT * FROM mc OFFSET 0) mc WHERE slot.id = mc.id"""
     await conn.execute(report_sql.PLANNER)
     status = await conn.execute(sql, *args)
     return int(status.split()[-1])

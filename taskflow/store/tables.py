@@ -124,6 +124,11 @@ class Slot(Table, tablename="slot"):
     satisfied_by = Varchar(length=200, null=True, default=None)
     cancelled_at = Timestamptz(null=True, default=None)
     updated_at = Timestamptz(default=TimestamptzNow())
+    #: What the timeline says of who held the slot (``core/runs/holding.py``), kept by every
+    #: move: the first claim or assignment, held µs already closed, the open hold's start.
+    picked_at = Timestamptz(null=True, default=None)
+    held_us = BigInt(default=0)
+    held_since = Timestamptz(null=True, default=None)
     #: Report measures, stored once the slot has ended (see ``store/slot_measures.py``):
     #: the milestone of the clock they were taken on ('' when none; null: not measured).
     measured_clock = Varchar(length=20, null=True, default=None)

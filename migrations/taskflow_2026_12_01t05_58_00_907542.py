@@ -1,0 +1,79 @@
+from piccolo.apps.migrations.auto.migration_manager import MigrationManager
+from piccolo.columns.column_types import BigInt
+from piccolo.columns.column_types import Timestamptz
+from piccolo.columns.indexes import IndexMethod
+
+ID = "2026-12-01T05:58:00:907542"
+VERSION = "1.38.0"
+DESCRIPTION = "slot held facts: first pickup, closed held time, open hold"
+
+
+async def forwards():
+    manager = MigrationManager(
+        migration_id=ID, app_name="taskflow", description=DESCRIPTION
+    )
+
+    manager.add_column(
+        table_class_name="Slot",
+        tablename="slot",
+        column_name="held_since",
+        db_column_name="held_since",
+        column_class_name="Timestamptz",
+        column_class=Timestamptz,
+        params={
+            "default": None,
+            "null": True,
+            "primary_key": False,
+            "unique": False,
+            "index": False,
+            "index_method": IndexMethod.btree,
+            "choices": None,
+            "db_column_name": None,
+            "secret": False,
+        },
+        schema=None,
+    )
+
+    manager.add_column(
+        table_class_name="Slot",
+        tablename="slot",
+        column_name="held_us",
+        db_column_name="held_us",
+        column_class_name="BigInt",
+        column_class=BigInt,
+        params={
+            "default": 0,
+            "null": False,
+            "primary_key": False,
+            "unique": False,
+            "index": False,
+            "index_method": IndexMethod.btree,
+            "choices": None,
+            "db_column_name": None,
+            "secret": False,
+        },
+        schema=None,
+    )
+
+    manager.add_column(
+        table_class_name="Slot",
+        tablename="slot",
+        column_name="picked_at",
+        db_column_name="picked_at",
+        column_class_name="Timestamptz",
+        column_class=Timestamptz,
+        params={
+            "default": None,
+            "null": True,
+            "primary_key": False,
+            "unique": False,
+            "index": False,
+            "index_method": IndexMethod.btree,
+            "choices": None,
+            "db_column_name": None,
+            "secret": False,
+        },
+        schema=None,
+    )
+
+    return manager
