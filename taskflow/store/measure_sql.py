@@ -42,17 +42,19 @@ def measure(multirange: str) -> str:
     )
 
 
-def held_lateral(slot: str, now: str, only_if: str = "true") -> str:
-    """A LATERAL subquery over slot ``slot``'s timeline: its held ranges (``ev.held``), read
-    only where ``only_if`` holds (a one-time filter: other slots skip the probe)."""
-    return f"""LEFT JOIN LATERAL (
-        SELECT range_agg(tstzrange(e.at, e.until)) FILTER (WHERE e.held AND e.at < e.until) AS held
+def held_ranges(slot: str, now: str) -> str:
+    """SQL for the held ranges of slot ``slot``'s timeline (a tstzmultirange; null if none)."""
+    return f"""(
+        SELECT range_agg(tstzrange(e.at, e.until)) FILTER (WHERE e.held AND e.at < e.until)
         FROM (SELECT a.at, a.kind IN {HELD_KINDS} AS held,
                      least(coalesce(lead(a.at) OVER (ORDER BY a.at, a.id), {now}), {now}) AS until
               FROM audit_event a
-              WHERE a.run = {slot}.run AND a.slot = {slot}.id AND a.kind IN {MOVE_KINDS}
-                AND {only_if}) e
-    ) ev ON true"""
+              WHERE a.run = {slot}.run AND a.slot = {slot}.id AND a.kind IN {MOVE_KINDS}) e)"""
+
+
+def held_lateral(slot: str, now: str) -> str:
+    """A LATERAL subquery over slot ``slot``'s timeline: its held ranges (``ev.held``)."""
+    return f"LEFT JOIN LATERAL (SELECT {held_ranges(slot, now)} AS held) ev ON true"
 
 
 def paused(pauses: str, now: str) -> str:
@@ -77,10 +79,13 @@ def held_now(slot: str, now: str) -> str:
     )
 
 
-def worked(slot: str, ev: str, pauses: str, now: str) -> str:
+def worked(slot: str, pauses: str, now: str) -> str:
     """SQL for a slot's held µs minus its clock's pauses: from the slot's held facts, or, when
-    the clock has pauses, from the held ranges of its timeline (``ev``, :func:`held_lateral`)."""
-    ranges = f"{ev}.held - coalesce({paused(pauses, now)}, '{{}}'::tstzmultirange)"
+    the clock has pauses, from the held ranges of its timeline, read only then (a subquery
+    in a CASE branch runs for the rows that take it; a lateral join ran for every slot)."""
+    ranges = (
+        f"{held_ranges(slot, now)} - coalesce({paused(pauses, now)}, '{{}}'::tstzmultirange)"
+    )
     return (
         f"(CASE WHEN {has_pauses(pauses)} THEN {measure(ranges)} "
         f"ELSE {held_now(slot, now)} END)"
@@ -145,7 +150,7 @@ def measured_ctes(milestone: str | None, where: str) -> str:
                {epoch_us("coalesce(sl.picked_at, sl.claimed_at, sl.satisfied_at)")} AS p_us,
                {epoch_us("sl.satisfied_at")} AS d_us,
                {epoch_us("c.due_at")} AS due_us,
-               {worked("sl", "ev", "c.pauses", "$1")} AS worked_us,
+               {worked("sl", "c.pauses", "$1")} AS worked_us,
                c.calendar AS clock_cal, coalesce(c.calendar, w.calendar) AS cal,
                coalesce(c.milestone, '') AS clock_milestone,
                c.budget_us IS NOT NULL AS has_clock, c.pauses, c.met_at, c.due_at,
@@ -153,8 +158,10 @@ def measured_ctes(milestone: str | None, where: str) -> str:
         FROM slot sl
         LEFT JOIN wfcal w ON w.workflow = sl.workflow
         {clock}
-        {held_lateral("sl", "$1", has_pauses("c.pauses"))}
         WHERE {where}
+        -- A fence: planned with the day-row joins, the clock probe went inside a nested loop
+        -- that rescanned the day rows per slot (bench/report.py).
+        OFFSET 0
     ),
     mc AS (
         SELECT s.*,
