@@ -33,7 +33,7 @@ from taskflow.store import db
 
 #: The upgrade's backfill: the slots' held facts from their timelines, as the write path keeps
 #: them (``core/runs/holding.py``); the report reads them for live slots.
-HELD_FACTS = importlib.import_module("migrations.taskflow_2026_12_01t05_58_01_000000").BACKFILL
+HELD_FACTS = importlib.import_module("migrations.taskflow_2026_12_01t06_08_31_000000").BACKFILL
 H = 3600 * 1_000_000
 EXPENSE, VENDOR = "expense-approval", "vendor-onboarding"
 FROM = datetime(2026, 11, 23, tzinfo=UTC)
@@ -263,24 +263,28 @@ async def load(conn: db.Connection) -> dict[str, str]:
 
 MEASURES = (
     "measured_clock, pickup_biz_us, pickup_real_us, done_biz_us, done_real_us, worked_us, "
-    "clock_met, breach_from"
+    "clock_met, breach_from, pickup_clock"
 )
 
 
 async def assert_stored_measures_agree(services: Any) -> int:
-    """The measures the write path stored on ended slots equal the report's SQL for them.
+    """The measures the write path stored on ended slots (and on live ones at their pickup)
+    equal the report's SQL for them.
 
     Clears them, lets ``measure_ended_slots`` (the report's on-read SQL) store them again,
     and compares; returns how many slots were compared.
     """
     from taskflow.service import reports as report_service
 
-    query = f"SELECT id, {MEASURES} FROM slot WHERE measured_clock IS NOT NULL ORDER BY id"
+    # pickup_clock serves live slots (an ended one's stored pickup is in its measures).
+    query = (
+        f"SELECT id, {MEASURES.removesuffix(', pickup_clock')}, "
+        "CASE WHEN status IN ('pending', 'open', 'claimed') THEN pickup_clock END AS kept "
+        "FROM slot WHERE measured_clock IS NOT NULL OR pickup_clock IS NOT NULL ORDER BY id"
+    )
     async with services.db.transaction() as conn:
         written = [dict(r) for r in await conn.fetch(query)]
-        await conn.execute(
-            f"UPDATE slot SET ({MEASURES}) = (NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL)"
-        )
+        await conn.execute(f"UPDATE slot SET ({MEASURES}) = ({', '.join(['NULL'] * 9)})")
     assert await report_service.measure_ended_slots(services) == len(written)
     async with services.db.connection() as conn:
         assert [dict(r) for r in await conn.fetch(query)] == written

@@ -3,6 +3,8 @@
 A slot's pickup and completion times and its worked time stop changing when
 it is satisfied or cancelled, so the write path stores them then and the
 report aggregates stored numbers (only live slots are measured on read).
+Time to pickup is final from the first pickup on, so a live slot carries it
+from then (:func:`pickup`).
 These are the same definitions the report's SQL applies on read
 (``store/report_sql.py``), and must give the same microseconds:
 
@@ -99,6 +101,24 @@ def held(moves: Sequence[Move], end: datetime) -> list[tuple[datetime, datetime]
     return found
 
 
+def pickup(
+    *,
+    opened_at: datetime,
+    picked_at: datetime | None,
+    clock: clocks.Clock | None,
+    calendar: calendars.BusinessClock,
+    end: datetime,
+) -> tuple[int | None, int | None]:
+    """Time to pickup in business and real µs, minus the clock's pauses (open ones up to
+    ``end``, which is at or after the pickup). Final once the slot is picked up: a pause
+    cannot start before now, so none that starts later falls inside it."""
+    pauses = [(p.start, max(p.start, p.end or end)) for p in clock.pauses] if clock else []
+    return (
+        _less_pauses(calendar, opened_at, picked_at, pauses),
+        _less_pauses(calendars.REAL_TIME, opened_at, picked_at, pauses),
+    )
+
+
 def measure(
     *,
     opened_at: datetime,
@@ -120,10 +140,13 @@ def measure(
         overlap = sum(_us(min(b, pb) - max(a, pa)) for pa, pb in paused if min(b, pb) > max(a, pa))
         worked += _us(b - a) - overlap
     real = calendars.REAL_TIME
+    pickup_business, pickup_real = pickup(
+        opened_at=opened_at, picked_at=picked, clock=clock, calendar=calendar, end=ended_at
+    )
     return Measures(
         clock=clock.milestone if clock else "",
-        pickup_business=_less_pauses(calendar, opened_at, picked, pauses),
-        pickup_real=_less_pauses(real, opened_at, picked, pauses),
+        pickup_business=pickup_business,
+        pickup_real=pickup_real,
         done_business=_less_pauses(calendar, opened_at, satisfied_at, pauses),
         done_real=_less_pauses(real, opened_at, satisfied_at, pauses),
         worked=worked,

@@ -292,6 +292,8 @@ class DeadlineWrites:
 
     clocks: list[ClockRow] = field(default_factory=list)
     slot_due: list[tuple[str, int, datetime | None]] = field(default_factory=list)
+    #: Time to pickup of live slots, written with their due instants (each is in ``slot_due``).
+    pickups: list[PickupRow] = field(default_factory=list)
     run_id: str | None = None
     audit: list[AuditEntry] = field(default_factory=list)
     timers: TimerChanges = field(default_factory=lambda: TimerChanges([], []))
@@ -304,14 +306,7 @@ class DeadlineWrites:
         if self.clocks:
             parts.append(_clock_upsert(self.clocks, arg))
         if self.slot_due:
-            parts.append(
-                f"""UPDATE slot s SET visit = d.visit, due_at = d.due
-                FROM unnest({arg([uuid.UUID(i) for i, _, _ in self.slot_due])}::uuid[],
-                            {arg([v for _, v, _ in self.slot_due])}::int[],
-                            {arg([d for _, _, d in self.slot_due])}::timestamptz[])
-                     AS d(id, visit, due)
-                WHERE s.id = d.id AND (s.visit, s.due_at) IS DISTINCT FROM (d.visit, d.due)"""
-            )
+            parts.append(_slot_due_update(self.slot_due, self.pickups, arg))
         if self.audit:
             assert self.run_id is not None
             parts.append(runs.audit_insert([(self.run_id, e) for e in self.audit], arg))
@@ -329,6 +324,42 @@ class DeadlineWrites:
         notify = f"pg_notify({arg(CHANNEL)}, '')" if self.timers.arm else "NULL"
         # $1 (now) is named here too: a statement whose parts do not use it must still type it.
         await conn.execute(f"WITH {ctes} SELECT $1::timestamptz, {notify}", *args)
+
+
+@dataclass(frozen=True)
+class PickupRow:
+    """A live slot's time to pickup (µs) on the clock a report measures it on ('' for none)."""
+
+    slot_id: str
+    clock: str
+    business_us: int
+    real_us: int
+
+
+def _slot_due_update(
+    due: Sequence[tuple[str, int, datetime | None]],
+    pickups: Sequence[PickupRow],
+    arg: Callable[[Any], str],
+) -> str:
+    """One UPDATE of the slots' visit and due instant, and of the time to pickup of those in
+    ``pickups`` (one statement may update a row once); rows already equal are skipped."""
+    p = {r.slot_id: r for r in pickups}
+    rows = [(i, v, d, p.get(i)) for i, v, d in due]
+    return f"""UPDATE slot s SET visit = d.visit, due_at = d.due,
+            pickup_clock = coalesce(d.clock, s.pickup_clock),
+            pickup_biz_us = coalesce(d.biz, s.pickup_biz_us),
+            pickup_real_us = coalesce(d.real, s.pickup_real_us)
+        FROM unnest({arg([uuid.UUID(i) for i, _, _, _ in rows])}::uuid[],
+                    {arg([v for _, v, _, _ in rows])}::int[],
+                    {arg([d for _, _, d, _ in rows])}::timestamptz[],
+                    {arg([r.clock if r else None for *_, r in rows])}::text[],
+                    {arg([r.business_us if r else None for *_, r in rows])}::bigint[],
+                    {arg([r.real_us if r else None for *_, r in rows])}::bigint[])
+             AS d(id, visit, due, clock, biz, real)
+        WHERE s.id = d.id
+          AND ((s.visit, s.due_at) IS DISTINCT FROM (d.visit, d.due)
+               OR (d.clock IS NOT NULL AND (s.pickup_clock, s.pickup_biz_us, s.pickup_real_us)
+                   IS DISTINCT FROM (d.clock, d.biz, d.real)))"""
 
 
 def _clock_upsert(rows: Sequence[ClockRow], arg: Callable[[Any], str]) -> str:

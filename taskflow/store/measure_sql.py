@@ -74,22 +74,15 @@ def has_pauses(pauses: str) -> str:
 def held_now(slot: str, now: str) -> str:
     """SQL for slot ``slot``'s held µs at ``now`` from its held facts (``core/runs/holding``):
     the closed holds, and the open one up to ``now``; what its timeline says, without reading it."""
-    return (
-        f"({slot}.held_us + coalesce(greatest(0, {real_us(f'{slot}.held_since', now)}), 0))"
-    )
+    return f"({slot}.held_us + coalesce(greatest(0, {real_us(f'{slot}.held_since', now)}), 0))"
 
 
 def worked(slot: str, pauses: str, now: str) -> str:
     """SQL for a slot's held µs minus its clock's pauses: from the slot's held facts, or, when
     the clock has pauses, from the held ranges of its timeline, read only then (a subquery
     in a CASE branch runs for the rows that take it; a lateral join ran for every slot)."""
-    ranges = (
-        f"{held_ranges(slot, now)} - coalesce({paused(pauses, now)}, '{{}}'::tstzmultirange)"
-    )
-    return (
-        f"(CASE WHEN {has_pauses(pauses)} THEN {measure(ranges)} "
-        f"ELSE {held_now(slot, now)} END)"
-    )
+    ranges = f"{held_ranges(slot, now)} - coalesce({paused(pauses, now)}, '{{}}'::tstzmultirange)"
+    return f"(CASE WHEN {has_pauses(pauses)} THEN {measure(ranges)} ELSE {held_now(slot, now)} END)"
 
 
 def clock_lateral(slot: str, milestone: str | None) -> str:
@@ -125,6 +118,10 @@ def _left_now() -> str:
     )
 
 
+#: The opening's day row serves pickup and completion: needed unless both are kept / none.
+_O_DAY = "CASE WHEN NOT s.pickup_kept OR s.d_us IS NOT NULL THEN s.o_us END"
+
+
 def measured_ctes(milestone: str | None, where: str) -> str:
     """CTEs ending in ``mc``: per-slot measures, on read, of the slots ``where`` selects.
 
@@ -153,6 +150,9 @@ def measured_ctes(milestone: str | None, where: str) -> str:
                {worked("sl", "c.pauses", "$1")} AS worked_us,
                c.calendar AS clock_cal, coalesce(c.calendar, w.calendar) AS cal,
                coalesce(c.milestone, '') AS clock_milestone,
+               -- Time to pickup kept on the slot at its pickup, on this very clock.
+               coalesce(sl.pickup_clock = coalesce(c.milestone, ''), false) AS pickup_kept,
+               sl.pickup_biz_us, sl.pickup_real_us,
                c.budget_us IS NOT NULL AS has_clock, c.pauses, c.met_at, c.due_at,
                c.breached_at, c.budget_us, c.working_days
         FROM slot sl
@@ -165,10 +165,12 @@ def measured_ctes(milestone: str | None, where: str) -> str:
     ),
     mc AS (
         SELECT s.*,
-               {_business("s.picked_at", "s.p_us", "x1")} - coalesce(pz.pick_biz, 0)
-                   AS pickup_biz,
-               (s.p_us - s.o_us) - coalesce(pz.pick_real, 0)
-                   AS pickup_real,
+               CASE WHEN s.pickup_kept THEN s.pickup_biz_us
+                    ELSE {_business("s.picked_at", "s.p_us", "x1")} - coalesce(pz.pick_biz, 0)
+               END AS pickup_biz,
+               CASE WHEN s.pickup_kept THEN s.pickup_real_us
+                    ELSE (s.p_us - s.o_us) - coalesce(pz.pick_real, 0)
+               END AS pickup_real,
                {_business("s.satisfied_at", "s.d_us", "x2")} - coalesce(pz.done_biz, 0)
                    AS done_biz,
                (s.d_us - s.o_us) - coalesce(pz.done_real, 0)
@@ -185,8 +187,9 @@ def measured_ctes(milestone: str | None, where: str) -> str:
                            * coalesce(($7::bigint[])[array_position($6::text[], s.clock_cal::text)],
                                       86400000000)) AS at_risk_now
         FROM s
-        {calendar_days.join("x0", "s.cal", "s.o_us")}
-        {calendar_days.join("x1", "s.cal", "s.p_us")}
+        -- Day rows only for the instants measured here (no key: no probe).
+        {calendar_days.join("x0", "s.cal", _O_DAY)}
+        {calendar_days.join("x1", "s.cal", "CASE WHEN NOT s.pickup_kept THEN s.p_us END")}
         {calendar_days.join("x2", "s.cal", "s.d_us")}
         LEFT JOIN cal_now nw ON nw.calendar = s.clock_cal
         {calendar_days.join("xd", "s.clock_cal", "s.due_us")}

@@ -129,6 +129,9 @@ class Slot(Table, tablename="slot"):
     picked_at = Timestamptz(null=True, default=None)
     held_us = BigInt(default=0)
     held_since = Timestamptz(null=True, default=None)
+    #: The clock a live slot's pickup_biz_us / pickup_real_us were taken on at its pickup
+    #: ('' for none; null: not taken): final from then, so the report reads them.
+    pickup_clock = Varchar(length=20, null=True, default=None)
     #: Report measures, stored once the slot has ended (see ``store/slot_measures.py``):
     #: the milestone of the clock they were taken on ('' when none; null: not measured).
     measured_clock = Varchar(length=20, null=True, default=None)

@@ -21,7 +21,6 @@ from taskflow.service import principals as principal_service
 from taskflow.service import runs as run_service
 from taskflow.service import slots as slot_service
 from taskflow.store import db
-
 from tests.conftest import EXAMPLE_PRINCIPALS
 
 pytestmark = pytest.mark.anyio
@@ -89,6 +88,19 @@ async def _agree(services: container.Services, slot_id: str, now: datetime) -> d
     return stored
 
 
+TEN_MINUTES = 10 * 60 * 1_000_000
+
+
+async def _pickup(services: container.Services, slot_id: str) -> tuple[object, ...]:
+    async with services.db.connection() as conn:
+        row = await conn.fetchrow(
+            "SELECT pickup_clock, pickup_biz_us, pickup_real_us FROM slot WHERE id = $1",
+            uuid.UUID(slot_id),
+        )
+    assert row is not None
+    return tuple(row)
+
+
 async def _start(services: container.Services, external_id: str) -> str:
     app = await principal_service.get(services, "app")
     assert app is not None
@@ -119,9 +131,7 @@ async def test_claims_releases_assignments_escalation_and_completion_keep_held_f
     sla_services: container.Services, frozen_clock: clock.FrozenClock
 ) -> None:
     services = sla_services
-    fiona, frank, ada, leah = [
-        await _who(services, p) for p in ("fiona", "frank", "ada", "leah")
-    ]
+    fiona, frank, ada, leah = [await _who(services, p) for p in ("fiona", "frank", "ada", "leah")]
     t = datetime(2026, 12, 1, 15, tzinfo=UTC)
     frozen_clock.set(t)
     slot_id = await _start(services, "R-1")
@@ -135,6 +145,8 @@ async def test_claims_releases_assignments_escalation_and_completion_keep_held_f
     await slot_service.claim(services, fiona, slot_id, None)
     facts = await _agree(services, slot_id, t + timedelta(minutes=20))
     assert facts["picked_at"] == t + timedelta(minutes=10)
+    # Time to pickup is final now: kept on the slot for the report, on its finished clock.
+    assert await _pickup(services, slot_id) == ("finished", TEN_MINUTES, TEN_MINUTES)
 
     frozen_clock.set(t + timedelta(minutes=30))
     await slot_service.release(services, fiona, slot_id, "not mine")
@@ -145,6 +157,8 @@ async def test_claims_releases_assignments_escalation_and_completion_keep_held_f
     frozen_clock.set(t + timedelta(minutes=45))  # the claim-next statement
     await slot_service.claim_next(services, frank, filters.SlotFilter())
     await _agree(services, slot_id, t + timedelta(minutes=50))
+
+    assert await _pickup(services, slot_id) == ("finished", TEN_MINUTES, TEN_MINUTES)
 
     frozen_clock.set(t + timedelta(minutes=55))  # a delegate hands it over
     await slot_service.assign(services, ada, slot_id, "fiona", None, "cover")
@@ -158,9 +172,10 @@ async def test_claims_releases_assignments_escalation_and_completion_keep_held_f
     frozen_clock.set(breach)
     assert await timers.run_due(services, breach) >= 1
     async with services.db.connection() as conn:
-        assert await conn.fetchval(
-            "SELECT holder FROM slot WHERE id = $1", uuid.UUID(slot_id)
-        ) == "leah"
+        assert (
+            await conn.fetchval("SELECT holder FROM slot WHERE id = $1", uuid.UUID(slot_id))
+            == "leah"
+        )
     await _agree(services, slot_id, breach + timedelta(minutes=5))
 
     frozen_clock.set(breach + timedelta(minutes=30))

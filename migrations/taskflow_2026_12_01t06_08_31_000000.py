@@ -12,7 +12,7 @@ next move; the first is the pickup; a hold with no move after it is open.
 from piccolo.apps.migrations.auto.migration_manager import MigrationManager
 from piccolo.table import Table
 
-ID = "2026-12-01T05:58:01:000000"
+ID = "2026-12-01T06:08:31:000000"
 VERSION = "1.38.0"
 DESCRIPTION = "backfill slot held facts from the timeline"
 

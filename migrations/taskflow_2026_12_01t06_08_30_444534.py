@@ -1,11 +1,12 @@
 from piccolo.apps.migrations.auto.migration_manager import MigrationManager
 from piccolo.columns.column_types import BigInt
 from piccolo.columns.column_types import Timestamptz
+from piccolo.columns.column_types import Varchar
 from piccolo.columns.indexes import IndexMethod
 
-ID = "2026-12-01T05:58:00:907542"
+ID = "2026-12-01T06:08:30:444534"
 VERSION = "1.38.0"
-DESCRIPTION = "slot held facts: first pickup, closed held time, open hold"
+DESCRIPTION = "slot held facts and time to pickup of live slots"
 
 
 async def forwards():
@@ -63,6 +64,28 @@ async def forwards():
         column_class_name="Timestamptz",
         column_class=Timestamptz,
         params={
+            "default": None,
+            "null": True,
+            "primary_key": False,
+            "unique": False,
+            "index": False,
+            "index_method": IndexMethod.btree,
+            "choices": None,
+            "db_column_name": None,
+            "secret": False,
+        },
+        schema=None,
+    )
+
+    manager.add_column(
+        table_class_name="Slot",
+        tablename="slot",
+        column_name="pickup_clock",
+        db_column_name="pickup_clock",
+        column_class_name="Varchar",
+        column_class=Varchar,
+        params={
+            "length": 20,
             "default": None,
             "null": True,
             "primary_key": False,
