@@ -7,6 +7,8 @@ or not yet measured (those a report measures on read: the partial index
 ``slot_unmeasured_opened_at``) get them here from their timeline, with the
 timeline's own reading: each claim or assignment holds the slot until the
 next move; the first is the pickup; a hold with no move after it is open.
+The time to pickup of live slots (business time, which needs the calendars)
+is stored by ``taskflow measure-slots``; until then the report measures it.
 """
 
 from piccolo.apps.migrations.auto.migration_manager import MigrationManager

@@ -3,11 +3,13 @@
 For each slot ``where`` selects (CTE ``mc``): time to pickup and to
 completion in business time (the inlined ``business_us`` on the slot's
 calendar, read from per-day rows, ``calendar_days.py``) and real time, both
-minus the clock's paused intervals; met / breached from the slot's milestone
-clock; held time from the slot's timeline (claimed or assigned until
-released, satisfied or cancelled) minus pauses, as ranges (``range_agg``,
-multirange difference); at risk and breached now. Ended slots carry the same
-numbers stored (``slot_measures.py``), so a report runs this only on live ones.
+minus the clock's paused intervals (time to pickup as the slot keeps it from
+its pickup on, when it does); met / breached from the slot's milestone clock;
+held time from the slot's held facts (``core/runs/holding.py``: what its
+timeline says), or, for a clock with pauses, the timeline's held ranges minus
+the paused ones (``range_agg``, multirange difference); at risk and breached
+now. Ended slots carry the same numbers stored (``slot_measures.py``), so a
+report runs this only on live ones.
 """
 
 from __future__ import annotations
@@ -32,6 +34,15 @@ def _business(end: str, end_us: str, day: str) -> str:
 def _paused_part(cal: str, end: str) -> str:
     """Business (or real) µs of pause ``p`` inside ``[s.opened_at, end]``."""
     return business_us(cal, "greatest(p.a, s.opened_at)", f"least(p.b, {end})")
+
+
+def _paused(cal: str, end: str) -> str:
+    """SQL for the business (or real) µs of the clock's pauses inside ``[s.opened_at, end]``:
+    0 without pauses (a subquery in a CASE branch runs only for the slots that take it)."""
+    return f"""(CASE WHEN s.has_pauses THEN coalesce((
+        SELECT sum({_paused_part(cal, end)})
+        FROM (SELECT (e->>0)::timestamptz AS a, coalesce((e->>1)::timestamptz, $1) AS b
+              FROM jsonb_array_elements(s.pauses) e) p), 0) ELSE 0 END)"""
 
 
 def measure(multirange: str) -> str:
@@ -153,7 +164,8 @@ def measured_ctes(milestone: str | None, where: str) -> str:
                -- Time to pickup kept on the slot at its pickup, on this very clock.
                coalesce(sl.pickup_clock = coalesce(c.milestone, ''), false) AS pickup_kept,
                sl.pickup_biz_us, sl.pickup_real_us,
-               c.budget_us IS NOT NULL AS has_clock, c.pauses, c.met_at, c.due_at,
+               c.budget_us IS NOT NULL AS has_clock, {has_pauses("c.pauses")} AS has_pauses,
+               c.pauses, c.met_at, c.due_at,
                c.breached_at, c.budget_us, c.working_days
         FROM slot sl
         LEFT JOIN wfcal w ON w.workflow = sl.workflow
@@ -166,14 +178,15 @@ def measured_ctes(milestone: str | None, where: str) -> str:
     mc AS (
         SELECT s.*,
                CASE WHEN s.pickup_kept THEN s.pickup_biz_us
-                    ELSE {_business("s.picked_at", "s.p_us", "x1")} - coalesce(pz.pick_biz, 0)
+                    ELSE {_business("s.picked_at", "s.p_us", "x1")}
+                         - {_paused("s.cal", "s.picked_at")}
                END AS pickup_biz,
                CASE WHEN s.pickup_kept THEN s.pickup_real_us
-                    ELSE (s.p_us - s.o_us) - coalesce(pz.pick_real, 0)
+                    ELSE (s.p_us - s.o_us) - {_paused("NULL", "s.picked_at")}
                END AS pickup_real,
-               {_business("s.satisfied_at", "s.d_us", "x2")} - coalesce(pz.done_biz, 0)
+               {_business("s.satisfied_at", "s.d_us", "x2")} - {_paused("s.cal", "s.satisfied_at")}
                    AS done_biz,
-               (s.d_us - s.o_us) - coalesce(pz.done_real, 0)
+               (s.d_us - s.o_us) - {_paused("NULL", "s.satisfied_at")}
                    AS done_real,
                {business_us("NULL", "s.opened_at", "s.ended_at")} AS lead_us,
                s.has_clock AND s.met_at IS NOT NULL AND NOT bz.breached AS met,
@@ -197,16 +210,6 @@ def measured_ctes(milestone: str | None, where: str) -> str:
             (s.breached_at IS NOT NULL AND s.breached_at <= $1)
             OR coalesce(CASE WHEN s.met_at IS NOT NULL THEN s.due_at < s.met_at
                              ELSE s.due_at <= $1 END, false)) AS breached) bz
-        LEFT JOIN LATERAL (
-            SELECT sum({_paused_part("s.cal", "s.picked_at")}) AS pick_biz,
-                   sum({_paused_part("NULL", "s.picked_at")}) AS pick_real,
-                   sum({_paused_part("s.cal", "s.satisfied_at")}) AS done_biz,
-                   sum({_paused_part("NULL", "s.satisfied_at")}) AS done_real
-            FROM (SELECT (e->>0)::timestamptz AS a, coalesce((e->>1)::timestamptz, $1) AS b
-                  FROM jsonb_array_elements(s.pauses) e
-                  -- A one-time filter: slots without pauses skip the subquery.
-                  WHERE jsonb_array_length(coalesce(s.pauses, '[]'::jsonb)) > 0) p
-        ) pz ON true
     )"""
 
 
