@@ -318,6 +318,16 @@ def generation_sql(size: Size, seed: int, digest: str) -> list[str]:
         CROSS JOIN LATERAL (SELECT CASE m.milestone WHEN 'assigned' THEN d.assigned_due
                                                     ELSE d.finished_due END AS due) x
         """,
+        # The report's clock copied onto the slot, as every clock write keeps it
+        # (store/deadlines.py: finished, else assigned).
+        """
+        UPDATE slot s SET sla_milestone = k.milestone, sla_calendar = k.calendar,
+                          sla_budget_us = k.budget_us, sla_working_days = k.working_days,
+                          sla_pauses = k.pauses, sla_met_at = k.met_at, sla_due_at = k.due_at,
+                          sla_breached_at = k.breached_at
+        FROM (SELECT DISTINCT ON (slot) * FROM sla_clock ORDER BY slot, milestone DESC) k
+        WHERE s.id = k.slot
+        """,
         """
         INSERT INTO timer (key, run, slot, kind, part, due_at, status, fired, fired_at,
                            updated_at)

@@ -31,9 +31,10 @@ from typing import Any
 
 from taskflow.store import db
 
-#: The upgrade's backfill: the slots' held facts from their timelines, as the write path keeps
-#: them (``core/runs/holding.py``); the report reads them for live slots.
-HELD_FACTS = importlib.import_module("migrations.taskflow_2026_12_01t06_08_31_000000").BACKFILL
+#: The upgrade's backfill: the slots' held facts from their timelines and their report clock,
+#: as the write path keeps them (``core/runs/holding.py``, ``store/deadlines.py``); the report
+#: reads them for live slots.
+BACKFILL = importlib.import_module("migrations.taskflow_2026_12_01t06_23_33_000000").BACKFILL
 H = 3600 * 1_000_000
 EXPENSE, VENDOR = "expense-approval", "vendor-onboarding"
 FROM = datetime(2026, 11, 23, tzinfo=UTC)
@@ -257,7 +258,8 @@ async def load(conn: db.Connection) -> dict[str, str]:
             )
         ids[name] = str(slot_id)
         ids[f"run:{name}"] = str(run)
-    await conn.execute(HELD_FACTS)
+    for sql in BACKFILL:
+        await conn.execute(sql)
     return ids
 
 
@@ -276,6 +278,7 @@ async def assert_stored_measures_agree(services: Any) -> int:
     """
     from taskflow.service import reports as report_service
 
+    await assert_report_clocks_agree(services)
     # pickup_clock serves live slots (an ended one's stored pickup is in its measures).
     query = (
         f"SELECT id, {MEASURES.removesuffix(', pickup_clock')}, "
@@ -289,3 +292,23 @@ async def assert_stored_measures_agree(services: Any) -> int:
     async with services.db.connection() as conn:
         assert [dict(r) for r in await conn.fetch(query)] == written
     return len(written)
+
+
+_SLA = ("milestone", "calendar", "budget_us", "working_days", "pauses", "met_at", "due_at",
+        "breached_at")  # fmt: skip
+
+
+async def assert_report_clocks_agree(services: Any) -> None:
+    """Every slot's copy of its report clock (``sla_*``: finished, else assigned) equals that
+    clock's row, as the write path keeps it; a slot without clocks has none."""
+    async with services.db.connection() as conn:
+        rows = await conn.fetch(
+            f"""SELECT s.id, {", ".join(f"s.sla_{c}" for c in _SLA)},
+                       {", ".join(f"k.{c} AS k_{c}" for c in _SLA)}
+                FROM slot s LEFT JOIN LATERAL (
+                    SELECT * FROM sla_clock c WHERE c.slot = s.id
+                    ORDER BY c.milestone DESC LIMIT 1) k ON true"""
+        )
+    assert rows
+    for row in rows:
+        assert [row[f"sla_{c}"] for c in _SLA] == [row[f"k_{c}"] for c in _SLA], row["id"]

@@ -112,6 +112,17 @@ def clock_lateral(slot: str, milestone: str | None) -> str:
     ) c ON true"""
 
 
+def slot_clock(slot: str) -> str:
+    """The report's clock of slot ``slot`` (``c``, as :func:`clock_lateral` with no milestone
+    asked) from the copy the slot keeps of it (``sla_*``, ``store/deadlines.py``): no probe."""
+    columns = ", ".join(
+        f"{slot}.sla_{c} AS {c}"
+        for c in ("milestone", "calendar", "pauses", "met_at", "due_at", "breached_at",
+                  "budget_us", "working_days")
+    )  # fmt: skip
+    return f"CROSS JOIN LATERAL (SELECT {columns}) c"
+
+
 #: Day rows reach this far past the window's end: a live slot's due instant, for at risk now
 #: (beyond it, the exact lookup).
 DUE_AHEAD = "interval '35 days'"
@@ -139,7 +150,8 @@ def measured_ctes(milestone: str | None, where: str) -> str:
     Parameters $1-$8 are those of :func:`base_args`; ``milestone`` is the SQL
     of the milestone asked (None: each slot's finished clock, else assigned).
     """
-    clock = clock_lateral("sl", milestone)
+    # With a milestone asked, a slot may be measured on another clock than the one it keeps.
+    clock = clock_lateral("sl", milestone) if milestone is not None else slot_clock("sl")
     return f"""
     WITH wfcal AS (SELECT * FROM unnest($4::text[], $5::text[]) AS w(workflow, calendar)),
     {calendar_days.ctes("$6::text[]", "$2::timestamptz", DAYS_TO)},

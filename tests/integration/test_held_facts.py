@@ -79,7 +79,29 @@ async def _timeline_says(
     return facts, sum((b - a) // US for a, b in ranges)
 
 
+_SLA = ("milestone", "calendar", "budget_us", "working_days", "pauses", "met_at", "due_at",
+        "breached_at")  # fmt: skip
+
+
+async def _report_clock_agrees(services: container.Services, slot_id: str) -> None:
+    """The slot's copy of its report clock (finished, else assigned) equals the clock row."""
+    async with services.db.connection() as conn:
+        copy = await conn.fetchrow(
+            f"SELECT {', '.join(f'sla_{c}' for c in _SLA)} FROM slot WHERE id = $1",
+            uuid.UUID(slot_id),
+        )
+        row = await conn.fetchrow(
+            f"SELECT {', '.join(_SLA)} FROM sla_clock WHERE slot = $1 "
+            "ORDER BY milestone = 'finished' DESC LIMIT 1",
+            uuid.UUID(slot_id),
+        )
+    assert copy is not None
+    assert row is not None
+    assert tuple(copy) == tuple(row)
+
+
 async def _agree(services: container.Services, slot_id: str, now: datetime) -> dict[str, object]:
+    await _report_clock_agrees(services, slot_id)
     stored = await _facts(services, slot_id)
     expected, held_now = await _timeline_says(services, slot_id, now)
     assert stored == expected
@@ -177,6 +199,11 @@ async def test_claims_releases_assignments_escalation_and_completion_keep_held_f
             == "leah"
         )
     await _agree(services, slot_id, breach + timedelta(minutes=5))
+    async with services.db.connection() as conn:
+        # The worker recorded the breach; the slot's copy of the clock has it too.
+        assert await conn.fetchval(
+            "SELECT sla_breached_at FROM slot WHERE id = $1", uuid.UUID(slot_id)
+        ) == datetime(2026, 12, 1, 17, tzinfo=UTC)
 
     frozen_clock.set(breach + timedelta(minutes=30))
     await slot_service.complete(

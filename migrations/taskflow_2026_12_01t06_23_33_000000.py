@@ -1,4 +1,4 @@
-"""Backfill the slots' held facts from their timelines (core/runs/holding.py says what they are).
+"""Backfill what live slots now carry for the SLA report: held facts and the report's clock.
 
 From this version every move keeps ``picked_at``, ``held_us`` and
 ``held_since`` on the slot, and the SLA report reads a live slot's first
@@ -9,16 +9,19 @@ timeline's own reading: each claim or assignment holds the slot until the
 next move; the first is the pickup; a hold with no move after it is open.
 The time to pickup of live slots (business time, which needs the calendars)
 is stored by ``taskflow measure-slots``; until then the report measures it.
+
+The same slots get a copy of the clock the report reads (finished, else
+assigned) from ``sla_clock``, which every clock write keeps from now on.
 """
 
 from piccolo.apps.migrations.auto.migration_manager import MigrationManager
 from piccolo.table import Table
 
-ID = "2026-12-01T06:08:31:000000"
+ID = "2026-12-01T06:23:33:000000"
 VERSION = "1.38.0"
-DESCRIPTION = "backfill slot held facts from the timeline"
+DESCRIPTION = "backfill live slots' held facts and report clock"
 
-BACKFILL = """
+HELD_FACTS = """
 UPDATE slot s SET picked_at = e.picked_at, held_us = e.held_us, held_since = e.held_since
 FROM (
     SELECT m.slot,
@@ -40,6 +43,21 @@ FROM (
 WHERE s.id = e.slot
 """
 
+REPORT_CLOCK = """
+UPDATE slot s SET sla_milestone = k.milestone, sla_calendar = k.calendar,
+                  sla_budget_us = k.budget_us, sla_working_days = k.working_days,
+                  sla_pauses = k.pauses, sla_met_at = k.met_at, sla_due_at = k.due_at,
+                  sla_breached_at = k.breached_at
+FROM (
+    SELECT DISTINCT ON (c.slot) c.*
+    FROM sla_clock c JOIN slot t ON t.id = c.slot
+    WHERE t.measured_clock IS NULL OR t.status NOT IN ('satisfied', 'cancelled')
+    ORDER BY c.slot, c.milestone DESC
+) k
+WHERE s.id = k.slot
+"""
+BACKFILL = (HELD_FACTS, REPORT_CLOCK)
+
 
 class _Raw(Table):
     pass
@@ -49,7 +67,8 @@ async def forwards():
     manager = MigrationManager(migration_id=ID, app_name="taskflow", description=DESCRIPTION)
 
     async def backfill() -> None:
-        await _Raw.raw(BACKFILL)
+        for sql in BACKFILL:
+            await _Raw.raw(sql)
 
     async def nothing() -> None:
         pass  # the columns go with the previous migration's backwards step
