@@ -17,7 +17,7 @@ from taskflow.core import calendars, clocks, deadlines, slot_measures
 from taskflow.core.definition.workflow import Definition
 from taskflow.core.runs.model import ENDED, AuditEntry, Outcome, RunView, SlotView
 from taskflow.service.container import Services
-from taskflow.store import db
+from taskflow.store import db, report_kept
 from taskflow.store import deadlines as store
 from taskflow.store import runs as rows
 from taskflow.store import slot_measures as measures_store
@@ -135,7 +135,7 @@ def _measured_on(
     return clock, calendars.REAL_TIME if name is None else ctx.registry.get(name)
 
 
-def pickups(slots: Sequence[SlotView], ctx: Context) -> list[store.PickupRow]:
+def pickups(slots: Sequence[SlotView], ctx: Context) -> list[report_kept.PickupRow]:
     """Time to pickup of the live ``slots`` that were picked up, to store beside them (the
     write skips rows that hold these numbers already: it is final from the first pickup)."""
     found = []
@@ -155,7 +155,9 @@ def pickups(slots: Sequence[SlotView], ctx: Context) -> list[store.PickupRow]:
         )
         assert business is not None
         assert real is not None
-        found.append(store.PickupRow(view.id, clock.milestone if clock else "", business, real))
+        found.append(
+            report_kept.PickupRow(view.id, clock.milestone if clock else "", business, real)
+        )
     return found
 
 

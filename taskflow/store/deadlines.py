@@ -22,7 +22,7 @@ from typing import Any
 from taskflow.core import clocks, deadlines
 from taskflow.core.definition import budgets as bu
 from taskflow.core.runs.model import AuditEntry, SlotView
-from taskflow.store import db, runs
+from taskflow.store import db, report_kept, runs
 
 #: The channel a worker LISTENs on; armed timers NOTIFY it when they commit.
 CHANNEL = "taskflow_timers"
@@ -293,7 +293,7 @@ class DeadlineWrites:
     clocks: list[ClockRow] = field(default_factory=list)
     slot_due: list[tuple[str, int, datetime | None]] = field(default_factory=list)
     #: Time to pickup of live slots, written with their due instants (each is in ``slot_due``).
-    pickups: list[PickupRow] = field(default_factory=list)
+    pickups: list[report_kept.PickupRow] = field(default_factory=list)
     run_id: str | None = None
     audit: list[AuditEntry] = field(default_factory=list)
     timers: TimerChanges = field(default_factory=lambda: TimerChanges([], []))
@@ -305,13 +305,11 @@ class DeadlineWrites:
         parts = []
         if self.clocks:
             parts.append(_clock_upsert(self.clocks, arg))  # w0: its rows feed the slot's copy
+        clocks_cte = "w0" if self.clocks else None
         if self.slot_due:
-            parts.append(_slot_due_update(self.slot_due, self.pickups, arg, bool(self.clocks)))
-        elif self.clocks:
-            parts.append(
-                f"UPDATE slot s SET {_REPORT_CLOCK_SET} FROM {_REPORT_CLOCK_ROWS} k "
-                f"WHERE s.id = k.slot AND {_TAKES_CLOCK}"
-            )
+            parts.append(report_kept.slot_update(self.slot_due, self.pickups, arg, clocks_cte))
+        elif clocks_cte:
+            parts.append(report_kept.clock_copy(clocks_cte))
         if self.audit:
             assert self.run_id is not None
             parts.append(runs.audit_insert([(self.run_id, e) for e in self.audit], arg))
@@ -329,63 +327,6 @@ class DeadlineWrites:
         notify = f"pg_notify({arg(CHANNEL)}, '')" if self.timers.arm else "NULL"
         # $1 (now) is named here too: a statement whose parts do not use it must still type it.
         await conn.execute(f"WITH {ctes} SELECT $1::timestamptz, {notify}", *args)
-
-
-@dataclass(frozen=True)
-class PickupRow:
-    """A live slot's time to pickup (µs) on the clock a report measures it on ('' for none)."""
-
-    slot_id: str
-    clock: str
-    business_us: int
-    real_us: int
-
-
-#: The report's clock of a slot (the only milestones: finished, else assigned) is copied onto
-#: the slot (``sla_*``) from the clock rows the statement's upsert (``w0``) returns: the row as
-#: stored, with a breach recorded earlier. ``assigned`` never replaces ``finished``.
-_SLA = ("milestone", "calendar", "budget_us", "working_days", "pauses", "met_at", "due_at",
-        "breached_at")  # fmt: skip
-_REPORT_CLOCK_ROWS = (
-    f"(SELECT DISTINCT ON (slot) slot, {', '.join(_SLA)} FROM w0 ORDER BY slot, milestone DESC)"
-)
-_TAKES_CLOCK = "(k.milestone = 'finished' OR s.sla_milestone IS DISTINCT FROM 'finished')"
-_REPORT_CLOCK_SET = ", ".join(
-    f"sla_{c} = CASE WHEN k.slot IS NOT NULL AND {_TAKES_CLOCK} THEN k.{c} ELSE s.sla_{c} END"
-    for c in _SLA
-)
-
-
-def _slot_due_update(
-    due: Sequence[tuple[str, int, datetime | None]],
-    pickups: Sequence[PickupRow],
-    arg: Callable[[Any], str],
-    with_clocks: bool,
-) -> str:
-    """One UPDATE of the slots' visit and due instant, of the time to pickup of those in
-    ``pickups`` and, ``with_clocks``, of their report clock (one statement may update a row
-    once); rows already equal are skipped."""
-    p = {r.slot_id: r for r in pickups}
-    rows = [(i, v, d, p.get(i)) for i, v, d in due]
-    clock_set = f", {_REPORT_CLOCK_SET}" if with_clocks else ""
-    clock_join = f"LEFT JOIN {_REPORT_CLOCK_ROWS} k ON k.slot = d.id" if with_clocks else ""
-    clock_changed = " OR k.slot IS NOT NULL" if with_clocks else ""
-    return f"""UPDATE slot s SET visit = d.visit, due_at = d.due,
-            pickup_clock = coalesce(d.clock, s.pickup_clock),
-            pickup_biz_us = coalesce(d.biz, s.pickup_biz_us),
-            pickup_real_us = coalesce(d.real, s.pickup_real_us){clock_set}
-        FROM unnest({arg([uuid.UUID(i) for i, _, _, _ in rows])}::uuid[],
-                    {arg([v for _, v, _, _ in rows])}::int[],
-                    {arg([d for _, _, d, _ in rows])}::timestamptz[],
-                    {arg([r.clock if r else None for *_, r in rows])}::text[],
-                    {arg([r.business_us if r else None for *_, r in rows])}::bigint[],
-                    {arg([r.real_us if r else None for *_, r in rows])}::bigint[])
-             AS d(id, visit, due, clock, biz, real)
-        {clock_join}
-        WHERE s.id = d.id
-          AND ((s.visit, s.due_at) IS DISTINCT FROM (d.visit, d.due){clock_changed}
-               OR (d.clock IS NOT NULL AND (s.pickup_clock, s.pickup_biz_us, s.pickup_real_us)
-                   IS DISTINCT FROM (d.clock, d.biz, d.real)))"""
 
 
 def _clock_upsert(rows: Sequence[ClockRow], arg: Callable[[Any], str]) -> str:
@@ -417,7 +358,7 @@ def _clock_upsert(rows: Sequence[ClockRow], arg: Callable[[Any], str]) -> str:
             due_at = EXCLUDED.due_at,
             breached_at = COALESCE(sla_clock.breached_at, EXCLUDED.breached_at),
             updated_at = EXCLUDED.updated_at
-        RETURNING slot, {", ".join(_SLA)}"""
+        RETURNING slot, {report_kept.CLOCK_COLUMNS}"""
 
 
 def _timer_arm(specs: Sequence[deadlines.TimerSpec], arg: Callable[[Any], str]) -> str:

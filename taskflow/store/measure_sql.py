@@ -18,7 +18,7 @@ from datetime import datetime
 from typing import Any
 
 from taskflow.core.runs import holding
-from taskflow.store import calendar_days
+from taskflow.store import calendar_days, report_kept
 from taskflow.store.business_sql import business_us, cum_us, epoch_us, real_us
 
 #: Timeline kinds that start (claimed, assigned) or end (the rest) a slot's held time.
@@ -115,11 +115,7 @@ def clock_lateral(slot: str, milestone: str | None) -> str:
 def slot_clock(slot: str) -> str:
     """The report's clock of slot ``slot`` (``c``, as :func:`clock_lateral` with no milestone
     asked) from the copy the slot keeps of it (``sla_*``, ``store/deadlines.py``): no probe."""
-    columns = ", ".join(
-        f"{slot}.sla_{c} AS {c}"
-        for c in ("milestone", "calendar", "pauses", "met_at", "due_at", "breached_at",
-                  "budget_us", "working_days")
-    )  # fmt: skip
+    columns = ", ".join(f"{slot}.sla_{c} AS {c}" for c in report_kept.CLOCK_FIELDS)
     return f"CROSS JOIN LATERAL (SELECT {columns}) c"
 
 
