@@ -66,7 +66,7 @@ WORKFLOW = "expense-approval"
 SECRET = "bench-inbox-signing-key-not-for-production-0123456789"
 PAGE = 50
 #: Bumped when the generated data changes shape (a reused database must match it).
-GENERATOR = 2
+GENERATOR = 3
 
 INBOX_QUERY = """query Inbox($first: Int) { inbox(first: $first) {
   pageInfo { hasNextPage endCursor }
@@ -214,7 +214,7 @@ def generation_sql(size: Size, seed: int, digest: str) -> list[str]:
                           holder, audience, deny, residual, delegates, delegates_deny,
                           delegates_residual, priority, due_at, payload, workflow, version,
                           created_at, opened_at, claimed_at, satisfied_at, satisfied_by,
-                          cancelled_at, updated_at)
+                          cancelled_at, updated_at, picked_at, held_us, held_since)
         SELECT gen_random_uuid(), run_id, v,
                CASE name WHEN 'finance_review' THEN 'submitted' ELSE name END, name,
                CASE name WHEN 'finance_review' THEN 'reviewed'
@@ -255,7 +255,12 @@ def generation_sql(size: Size, seed: int, digest: str) -> list[str]:
                CASE WHEN status = 'satisfied' THEN holder END,
                NULL,
                CASE status WHEN 'open' THEN opened WHEN 'claimed' THEN opened + interval '1 hour'
-                           ELSE opened + interval '20 hours' END
+                           ELSE opened + interval '20 hours' END,
+               -- Held facts as the write path keeps them (core/runs/holding.py): claimed an
+               -- hour after opening, held until satisfied.
+               CASE WHEN status <> 'open' THEN opened + interval '1 hour' END,
+               CASE WHEN status = 'satisfied' THEN 19 * 3600000000::bigint ELSE 0 END,
+               CASE WHEN status = 'claimed' THEN opened + interval '1 hour' END
         FROM (
             SELECT s.*,
                    CASE WHEN NOT is_live THEN 'satisfied' WHEN claimed THEN 'claimed'
@@ -312,6 +317,16 @@ def generation_sql(size: Size, seed: int, digest: str) -> list[str]:
           ON m.name = d.name
         CROSS JOIN LATERAL (SELECT CASE m.milestone WHEN 'assigned' THEN d.assigned_due
                                                     ELSE d.finished_due END AS due) x
+        """,
+        # The report's clock copied onto the slot, as every clock write keeps it
+        # (store/deadlines.py: finished, else assigned).
+        """
+        UPDATE slot s SET sla_milestone = k.milestone, sla_calendar = k.calendar,
+                          sla_budget_us = k.budget_us, sla_working_days = k.working_days,
+                          sla_pauses = k.pauses, sla_met_at = k.met_at, sla_due_at = k.due_at,
+                          sla_breached_at = k.breached_at
+        FROM (SELECT DISTINCT ON (slot) * FROM sla_clock ORDER BY slot, milestone DESC) k
+        WHERE s.id = k.slot
         """,
         """
         INSERT INTO timer (key, run, slot, kind, part, due_at, status, fired, fired_at,

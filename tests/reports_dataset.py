@@ -23,6 +23,7 @@ claim (10:00): breached.
 
 from __future__ import annotations
 
+import importlib
 import json
 import uuid
 from datetime import UTC, datetime, timedelta
@@ -30,6 +31,10 @@ from typing import Any
 
 from taskflow.store import db
 
+#: The upgrade's backfill: the slots' held facts from their timelines and their report clock,
+#: as the write path keeps them (``core/runs/holding.py``, ``store/deadlines.py``); the report
+#: reads them for live slots.
+BACKFILL = importlib.import_module("migrations.taskflow_2026_12_01t06_23_33_000000").BACKFILL
 H = 3600 * 1_000_000
 EXPENSE, VENDOR = "expense-approval", "vendor-onboarding"
 FROM = datetime(2026, 11, 23, tzinfo=UTC)
@@ -253,30 +258,57 @@ async def load(conn: db.Connection) -> dict[str, str]:
             )
         ids[name] = str(slot_id)
         ids[f"run:{name}"] = str(run)
+    for sql in BACKFILL:
+        await conn.execute(sql)
     return ids
 
 
 MEASURES = (
     "measured_clock, pickup_biz_us, pickup_real_us, done_biz_us, done_real_us, worked_us, "
-    "clock_met, breach_from"
+    "clock_met, breach_from, pickup_clock"
 )
 
 
 async def assert_stored_measures_agree(services: Any) -> int:
-    """The measures the write path stored on ended slots equal the report's SQL for them.
+    """The measures the write path stored on ended slots (and on live ones at their pickup)
+    equal the report's SQL for them.
 
     Clears them, lets ``measure_ended_slots`` (the report's on-read SQL) store them again,
     and compares; returns how many slots were compared.
     """
     from taskflow.service import reports as report_service
 
-    query = f"SELECT id, {MEASURES} FROM slot WHERE measured_clock IS NOT NULL ORDER BY id"
+    await assert_report_clocks_agree(services)
+    # pickup_clock serves live slots (an ended one's stored pickup is in its measures).
+    query = (
+        f"SELECT id, {MEASURES.removesuffix(', pickup_clock')}, "
+        "CASE WHEN status IN ('pending', 'open', 'claimed') THEN pickup_clock END AS kept "
+        "FROM slot WHERE measured_clock IS NOT NULL OR pickup_clock IS NOT NULL ORDER BY id"
+    )
     async with services.db.transaction() as conn:
         written = [dict(r) for r in await conn.fetch(query)]
-        await conn.execute(
-            f"UPDATE slot SET ({MEASURES}) = (NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL)"
-        )
+        await conn.execute(f"UPDATE slot SET ({MEASURES}) = ({', '.join(['NULL'] * 9)})")
     assert await report_service.measure_ended_slots(services) == len(written)
     async with services.db.connection() as conn:
         assert [dict(r) for r in await conn.fetch(query)] == written
     return len(written)
+
+
+_SLA = ("milestone", "calendar", "budget_us", "working_days", "pauses", "met_at", "due_at",
+        "breached_at")  # fmt: skip
+
+
+async def assert_report_clocks_agree(services: Any) -> None:
+    """Every slot's copy of its report clock (``sla_*``: finished, else assigned) equals that
+    clock's row, as the write path keeps it; a slot without clocks has none."""
+    async with services.db.connection() as conn:
+        rows = await conn.fetch(
+            f"""SELECT s.id, {", ".join(f"s.sla_{c}" for c in _SLA)},
+                       {", ".join(f"k.{c} AS k_{c}" for c in _SLA)}
+                FROM slot s LEFT JOIN LATERAL (
+                    SELECT * FROM sla_clock c WHERE c.slot = s.id
+                    ORDER BY c.milestone DESC LIMIT 1) k ON true"""
+        )
+    assert rows
+    for row in rows:
+        assert [row[f"sla_{c}"] for c in _SLA] == [row[f"k_{c}"] for c in _SLA], row["id"]

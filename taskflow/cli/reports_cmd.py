@@ -1,4 +1,5 @@
-"""``taskflow measure-slots``: store report measures on slots that ended before they were kept."""
+"""``taskflow measure-slots``: store report measures on slots that ended (or were picked up)
+before they were kept."""
 
 from __future__ import annotations
 
@@ -20,13 +21,17 @@ def run_measure(args: argparse.Namespace) -> int:
 
     with runtime.database_url(settings) as url:
         measured = asyncio.run(go(url))
-    print(f"taskflow measure-slots: {measured} ended slots measured.")
+    print(
+        f"taskflow measure-slots: {measured} slots measured "
+        "(ended ones, and live ones' time to pickup)."
+    )
     return 0
 
 
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "measure-slots",
-        help="Store SLA report measures on ended slots that have none (once, after upgrading).",
+        help="Store SLA report measures on slots that ended or were picked up without them "
+        "(once, after upgrading).",
     )
     parser.set_defaults(handler=run_measure)

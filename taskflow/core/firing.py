@@ -111,6 +111,8 @@ def effects(
                 out.slot = dataclasses.replace(
                     out.slot, status=OPEN, holder=None, claimed_at=None, audience=target
                 )
+            # Not a move for held time (``holding.MOVE_KINDS``): the timeline never counted a
+            # reassignment as one, and the slot's held facts say what its timeline says.
             line("slot.reassigned", slot=out.slot.name, to=person or str(target))
         elif (
             action.kind == "raise_priority"

@@ -3,6 +3,8 @@
 A slot's pickup and completion times and its worked time stop changing when
 it is satisfied or cancelled, so the write path stores them then and the
 report aggregates stored numbers (only live slots are measured on read).
+Time to pickup is final from the first pickup on, so a live slot carries it
+from then (:func:`pickup`).
 These are the same definitions the report's SQL applies on read
 (``store/report_sql.py``), and must give the same microseconds:
 
@@ -23,10 +25,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from taskflow.core import calendars, clocks
+from taskflow.core.runs import holding
 
-#: Timeline kinds that start held time (claimed, assigned), and every kind that moves a slot.
-HELD_KINDS = ("slot.claimed", "slot.assigned")
-MOVE_KINDS = (*HELD_KINDS, "slot.released", "slot.satisfied", "slot.cancelled")
 _US = timedelta(microseconds=1)
 
 
@@ -94,11 +94,29 @@ def held(moves: Sequence[Move], end: datetime) -> list[tuple[datetime, datetime]
     """Held intervals: each claim or assignment until the next move (or ``end``)."""
     found = []
     for i, move in enumerate(moves):
-        if move.kind in HELD_KINDS:
+        if move.kind in holding.HELD_KINDS:
             until = min(moves[i + 1].at if i + 1 < len(moves) else end, end)
             if move.at < until:
                 found.append((move.at, until))
     return found
+
+
+def pickup(
+    *,
+    opened_at: datetime,
+    picked_at: datetime | None,
+    clock: clocks.Clock | None,
+    calendar: calendars.BusinessClock,
+    end: datetime,
+) -> tuple[int | None, int | None]:
+    """Time to pickup in business and real µs, minus the clock's pauses (open ones up to
+    ``end``, which is at or after the pickup). Final once the slot is picked up: a pause
+    cannot start before now, so none that starts later falls inside it."""
+    pauses = [(p.start, max(p.start, p.end or end)) for p in clock.pauses] if clock else []
+    return (
+        _less_pauses(calendar, opened_at, picked_at, pauses),
+        _less_pauses(calendars.REAL_TIME, opened_at, picked_at, pauses),
+    )
 
 
 def measure(
@@ -114,7 +132,7 @@ def measure(
     """The measures of a slot that ended at ``ended_at``, its timeline ``moves`` in order."""
     pauses = [(p.start, max(p.start, p.end or ended_at)) for p in clock.pauses] if clock else []
     held_ranges = held(moves, ended_at)
-    picked = next((m.at for m in moves if m.kind in HELD_KINDS), None)
+    picked = next((m.at for m in moves if m.kind in holding.HELD_KINDS), None)
     picked = picked or claimed_at or satisfied_at
     worked = 0
     paused = _merged(pauses)
@@ -122,10 +140,13 @@ def measure(
         overlap = sum(_us(min(b, pb) - max(a, pa)) for pa, pb in paused if min(b, pb) > max(a, pa))
         worked += _us(b - a) - overlap
     real = calendars.REAL_TIME
+    pickup_business, pickup_real = pickup(
+        opened_at=opened_at, picked_at=picked, clock=clock, calendar=calendar, end=ended_at
+    )
     return Measures(
         clock=clock.milestone if clock else "",
-        pickup_business=_less_pauses(calendar, opened_at, picked, pauses),
-        pickup_real=_less_pauses(real, opened_at, picked, pauses),
+        pickup_business=pickup_business,
+        pickup_real=pickup_real,
         done_business=_less_pauses(calendar, opened_at, satisfied_at, pauses),
         done_real=_less_pauses(real, opened_at, satisfied_at, pauses),
         worked=worked,

@@ -17,7 +17,7 @@ from taskflow.core import calendars, clocks, deadlines, slot_measures
 from taskflow.core.definition.workflow import Definition
 from taskflow.core.runs.model import ENDED, AuditEntry, Outcome, RunView, SlotView
 from taskflow.service.container import Services
-from taskflow.store import db
+from taskflow.store import db, report_kept
 from taskflow.store import deadlines as store
 from taskflow.store import runs as rows
 from taskflow.store import slot_measures as measures_store
@@ -94,6 +94,7 @@ async def carry_out(
                 ctx.before.get(view.id), view, registry, now, ctx.actor
             )
     writes.clocks, writes.slot_due = ledgers(slots, registry, ctx.before)
+    writes.pickups = pickups(slots, ctx)
     existing: list[store.TimerRow] = list(slot_timers or ())
     run_timers: list[store.TimerRow] = []
     if slot_timers is None or run_changed:
@@ -120,6 +121,46 @@ def _fired(timers: Sequence[store.TimerRow]) -> dict[str, int]:
     return {t.key: t.fired for t in timers}
 
 
+def _measured_on(
+    view: SlotView, ctx: Context
+) -> tuple[clocks.Clock | None, calendars.BusinessClock] | None:
+    """The clock a report measures ``view`` on and its calendar (the clock's, else the
+    workflow's; real time for neither); None when that calendar is not loaded (the report
+    then measures the slot on read, and finds no business time either)."""
+    clock = slot_measures.report_clock(view.clocks)
+    name = clock.budget.calendar if clock is not None else None
+    name = name or ctx.definition.calendar
+    if name is not None and name not in ctx.registry.names():
+        return None
+    return clock, calendars.REAL_TIME if name is None else ctx.registry.get(name)
+
+
+def pickups(slots: Sequence[SlotView], ctx: Context) -> list[report_kept.PickupRow]:
+    """Time to pickup of the live ``slots`` that were picked up, to store beside them (the
+    write skips rows that hold these numbers already: it is final from the first pickup)."""
+    found = []
+    for view in slots:
+        if view.status in ENDED or view.picked_at is None or view.opened_at is None:
+            continue
+        measured = _measured_on(view, ctx)
+        if measured is None:
+            continue
+        clock, cal = measured
+        business, real = slot_measures.pickup(
+            opened_at=view.opened_at,
+            picked_at=view.picked_at,
+            clock=clock,
+            calendar=cal,
+            end=view.picked_at,
+        )
+        assert business is not None
+        assert real is not None
+        found.append(
+            report_kept.PickupRow(view.id, clock.milestone if clock else "", business, real)
+        )
+    return found
+
+
 async def save_measures(conn: db.Connection, slots: Sequence[tuple[SlotView, Context]]) -> None:
     """Store the report measures of those ``slots`` that just ended (each with its context),
     after their clocks and timeline lines were written.
@@ -135,11 +176,10 @@ async def save_measures(conn: db.Connection, slots: Sequence[tuple[SlotView, Con
     )
     found = {}
     for view, ctx in ended:
-        clock = slot_measures.report_clock(view.clocks)
-        name = clock.budget.calendar if clock is not None else None
-        name = name or ctx.definition.calendar
-        if name is not None and name not in ctx.registry.names():
-            continue  # the report measures it on read (and finds no business time either)
+        measured = _measured_on(view, ctx)
+        if measured is None:
+            continue
+        clock, cal = measured
         assert view.opened_at is not None
         found[view.id] = slot_measures.measure(
             opened_at=view.opened_at,
@@ -147,7 +187,7 @@ async def save_measures(conn: db.Connection, slots: Sequence[tuple[SlotView, Con
             satisfied_at=view.satisfied_at,
             ended_at=view.satisfied_at or view.cancelled_at or view.opened_at,
             clock=clock,
-            calendar=calendars.REAL_TIME if name is None else ctx.registry.get(name),
+            calendar=cal,
             moves=moves[view.id],
         )
     await measures_store.save(conn, found)

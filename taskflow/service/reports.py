@@ -94,17 +94,20 @@ async def sla_report(
 
 
 async def measure_ended_slots(services: Services, start: datetime | None = None) -> int:
-    """Store report measures on ended slots that have none (opened from ``start``, else all).
+    """Store report measures on ended slots that have none, and the time to pickup of live
+    slots picked up without it kept (opened from ``start``, else all).
 
-    The write path stores them when a slot ends; this fills in slots that ended
-    before it did (after the migration that added them), so reports stop
-    measuring those on read. Idempotent; returns how many slots were measured.
+    The write path stores them when a slot ends (is picked up); this fills in
+    slots that did so before it did (after the migrations that added them), so
+    reports stop measuring those on read. Idempotent; returns how many slots
+    were measured.
     """
     now = services.clock.now()
     async with services.db.connection() as conn:
         first = await conn.fetchval(
-            "SELECT min(opened_at) FROM slot WHERE measured_clock IS NULL "
-            "AND status IN ('satisfied', 'cancelled') AND opened_at >= $1",
+            "SELECT min(opened_at) FROM slot sl WHERE ((sl.measured_clock IS NULL "
+            f"AND sl.status IN ('satisfied', 'cancelled')) OR {slot_measures.UNKEPT_PICKUP}) "
+            "AND sl.opened_at >= $1",
             start or datetime.min.replace(tzinfo=UTC),
         )
     if first is None:

@@ -29,10 +29,18 @@ from taskflow.core.runs.filters import SlotFilter
 from taskflow.core.runs.model import SlotView
 from taskflow.store import db
 from taskflow.store import deadlines as deadline_rows
+from taskflow.store.business_sql import real_us
 from taskflow.store.queries import URGENCY, context_of, filter_sql, with_context
 from taskflow.store.runs import SLOT_COLUMNS, slot_from
 
 _SLOT_OF_C = ", ".join(f"c.{name.strip()}" for name in SLOT_COLUMNS.split(","))
+
+#: A claim's move folded onto the slot (``core/runs/holding.py``): the first pickup, and the
+#: open hold it closes (an escalation may have reopened a held slot) added to the held time.
+_HELD = f"""picked_at = coalesce(s.picked_at, $3),
+                              held_us = s.held_us
+                                  + coalesce(greatest(0, {real_us("s.held_since", "$3")}), 0),
+                              held_since = $3"""
 
 #: True when clock ``k`` runs (no pause, or its last pause has ended; ``core.clocks.paused``).
 _RUNNING = "(k.pauses->-1 IS NULL OR k.pauses->-1->>1 IS NOT NULL)"
@@ -132,7 +140,12 @@ def _plain_sql(filters: str, skip_residual: bool, facts: claim_facts.ClaimFacts)
                    OR EXISTS (SELECT 1 FROM sla_clock a WHERE a.slot = p.id))
         ), claimed AS (
             UPDATE slot s SET status = 'claimed', holder = $1, claimed_at = $3,
-                              version = s.version + 1, updated_at = $3,
+                              version = s.version + 1, updated_at = $3, {_HELD},
+                              -- The slot's copy of its report clock (store/report_kept.py)
+                              -- when that is the assigned one (no finished clock).
+                              sla_met_at = CASE WHEN s.sla_milestone = 'assigned'
+                                                     AND p.assigned_met IS NULL
+                                                THEN $3 ELSE s.sla_met_at END,
                               due_at = (SELECT min(k.due_at) FROM sla_clock k
                                         WHERE k.slot = s.id AND k.milestone <> 'assigned'
                                           AND k.met_at IS NULL AND {_RUNNING})
@@ -202,7 +215,7 @@ def claim_next_statement(
         WITH {_choice(filter_sql(f, args), skip_residual)}
         , claimed AS (
             UPDATE slot s SET status = 'claimed', holder = $1, claimed_at = $3,
-                              version = s.version + 1, updated_at = $3
+                              version = s.version + 1, updated_at = $3, {_HELD}
             FROM next WHERE s.id = next.id
             RETURNING s.*
         ), audited AS (

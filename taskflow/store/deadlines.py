@@ -22,7 +22,7 @@ from typing import Any
 from taskflow.core import clocks, deadlines
 from taskflow.core.definition import budgets as bu
 from taskflow.core.runs.model import AuditEntry, SlotView
-from taskflow.store import db, runs
+from taskflow.store import db, report_kept, runs
 
 #: The channel a worker LISTENs on; armed timers NOTIFY it when they commit.
 CHANNEL = "taskflow_timers"
@@ -292,6 +292,8 @@ class DeadlineWrites:
 
     clocks: list[ClockRow] = field(default_factory=list)
     slot_due: list[tuple[str, int, datetime | None]] = field(default_factory=list)
+    #: Time to pickup of live slots, written with their due instants (each is in ``slot_due``).
+    pickups: list[report_kept.PickupRow] = field(default_factory=list)
     run_id: str | None = None
     audit: list[AuditEntry] = field(default_factory=list)
     timers: TimerChanges = field(default_factory=lambda: TimerChanges([], []))
@@ -302,16 +304,12 @@ class DeadlineWrites:
 
         parts = []
         if self.clocks:
-            parts.append(_clock_upsert(self.clocks, arg))
+            parts.append(_clock_upsert(self.clocks, arg))  # w0: its rows feed the slot's copy
+        clocks_cte = "w0" if self.clocks else None
         if self.slot_due:
-            parts.append(
-                f"""UPDATE slot s SET visit = d.visit, due_at = d.due
-                FROM unnest({arg([uuid.UUID(i) for i, _, _ in self.slot_due])}::uuid[],
-                            {arg([v for _, v, _ in self.slot_due])}::int[],
-                            {arg([d for _, _, d in self.slot_due])}::timestamptz[])
-                     AS d(id, visit, due)
-                WHERE s.id = d.id AND (s.visit, s.due_at) IS DISTINCT FROM (d.visit, d.due)"""
-            )
+            parts.append(report_kept.slot_update(self.slot_due, self.pickups, arg, clocks_cte))
+        elif clocks_cte:
+            parts.append(report_kept.clock_copy(clocks_cte))
         if self.audit:
             assert self.run_id is not None
             parts.append(runs.audit_insert([(self.run_id, e) for e in self.audit], arg))
@@ -359,7 +357,8 @@ def _clock_upsert(rows: Sequence[ClockRow], arg: Callable[[Any], str]) -> str:
             started_at = EXCLUDED.started_at, pauses = EXCLUDED.pauses, met_at = EXCLUDED.met_at,
             due_at = EXCLUDED.due_at,
             breached_at = COALESCE(sla_clock.breached_at, EXCLUDED.breached_at),
-            updated_at = EXCLUDED.updated_at"""
+            updated_at = EXCLUDED.updated_at
+        RETURNING slot, {report_kept.CLOCK_COLUMNS}"""
 
 
 def _timer_arm(specs: Sequence[deadlines.TimerSpec], arg: Callable[[Any], str]) -> str:

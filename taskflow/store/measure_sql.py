@@ -3,11 +3,13 @@
 For each slot ``where`` selects (CTE ``mc``): time to pickup and to
 completion in business time (the inlined ``business_us`` on the slot's
 calendar, read from per-day rows, ``calendar_days.py``) and real time, both
-minus the clock's paused intervals; met / breached from the slot's milestone
-clock; held time from the slot's timeline (claimed or assigned until
-released, satisfied or cancelled) minus pauses, as ranges (``range_agg``,
-multirange difference); at risk and breached now. Ended slots carry the same
-numbers stored (``slot_measures.py``), so a report runs this only on live ones.
+minus the clock's paused intervals (time to pickup as the slot keeps it from
+its pickup on, when it does); met / breached from the slot's milestone clock;
+held time from the slot's held facts (``core/runs/holding.py``: what its
+timeline says), or, for a clock with pauses, the timeline's held ranges minus
+the paused ones (``range_agg``, multirange difference); at risk and breached
+now. Ended slots carry the same numbers stored (``slot_measures.py``), so a
+report runs this only on live ones.
 """
 
 from __future__ import annotations
@@ -15,14 +17,13 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from taskflow.store import calendar_days
+from taskflow.core.runs import holding
+from taskflow.store import calendar_days, report_kept
 from taskflow.store.business_sql import business_us, cum_us, epoch_us, real_us
 
 #: Timeline kinds that start (claimed, assigned) or end (the rest) a slot's held time.
-HELD_KINDS = "('slot.claimed', 'slot.assigned')"
-MOVE_KINDS = (
-    "('slot.claimed', 'slot.assigned', 'slot.released', 'slot.satisfied', 'slot.cancelled')"
-)
+HELD_KINDS = "(" + ", ".join(f"'{k}'" for k in holding.HELD_KINDS) + ")"
+MOVE_KINDS = "(" + ", ".join(f"'{k}'" for k in holding.MOVE_KINDS) + ")"
 
 
 def _business(end: str, end_us: str, day: str) -> str:
@@ -35,6 +36,15 @@ def _paused_part(cal: str, end: str) -> str:
     return business_us(cal, "greatest(p.a, s.opened_at)", f"least(p.b, {end})")
 
 
+def _paused(cal: str, end: str) -> str:
+    """SQL for the business (or real) µs of the clock's pauses inside ``[s.opened_at, end]``:
+    0 without pauses (a subquery in a CASE branch runs only for the slots that take it)."""
+    return f"""(CASE WHEN s.has_pauses THEN coalesce((
+        SELECT sum({_paused_part(cal, end)})
+        FROM (SELECT (e->>0)::timestamptz AS a, coalesce((e->>1)::timestamptz, $1) AS b
+              FROM jsonb_array_elements(s.pauses) e) p), 0) ELSE 0 END)"""
+
+
 def measure(multirange: str) -> str:
     """SQL for the length in µs of a tstzmultirange expression (0 when null or empty)."""
     return (
@@ -43,20 +53,19 @@ def measure(multirange: str) -> str:
     )
 
 
-def held_lateral(slot: str, now: str) -> str:
-    """A LATERAL subquery over slot ``slot``'s timeline: first pickup and held ranges (``ev``)."""
-    return f"""LEFT JOIN LATERAL (
-        SELECT min(e.at) FILTER (WHERE e.held) AS picked_at,
-               range_agg(tstzrange(e.at, e.until))
-                   FILTER (WHERE e.held AND e.at < e.until) AS held,
-               -- One holder at a time: a slot's held intervals never overlap, so they add up.
-               coalesce(sum({real_us("e.at", "e.until")}) FILTER (WHERE e.held AND e.at < e.until),
-                        0) AS held_us
+def held_ranges(slot: str, now: str) -> str:
+    """SQL for the held ranges of slot ``slot``'s timeline (a tstzmultirange; null if none)."""
+    return f"""(
+        SELECT range_agg(tstzrange(e.at, e.until)) FILTER (WHERE e.held AND e.at < e.until)
         FROM (SELECT a.at, a.kind IN {HELD_KINDS} AS held,
                      least(coalesce(lead(a.at) OVER (ORDER BY a.at, a.id), {now}), {now}) AS until
               FROM audit_event a
-              WHERE a.run = {slot}.run AND a.slot = {slot}.id AND a.kind IN {MOVE_KINDS}) e
-    ) ev ON true"""
+              WHERE a.run = {slot}.run AND a.slot = {slot}.id AND a.kind IN {MOVE_KINDS}) e)"""
+
+
+def held_lateral(slot: str, now: str) -> str:
+    """A LATERAL subquery over slot ``slot``'s timeline: its held ranges (``ev.held``)."""
+    return f"LEFT JOIN LATERAL (SELECT {held_ranges(slot, now)} AS held) ev ON true"
 
 
 def paused(pauses: str, now: str) -> str:
@@ -68,13 +77,23 @@ def paused(pauses: str, now: str) -> str:
     )
 
 
-def worked(ev: str, pauses: str, now: str) -> str:
-    """SQL for a slot's held µs minus its clock's pauses (ranges only when it has pauses)."""
-    ranges = f"{ev}.held - coalesce({paused(pauses, now)}, '{{}}'::tstzmultirange)"
-    return (
-        f"(CASE WHEN jsonb_array_length(coalesce({pauses}, '[]'::jsonb)) = 0 THEN {ev}.held_us "
-        f"ELSE {measure(ranges)} END)"
-    )
+def has_pauses(pauses: str) -> str:
+    """SQL: the clock's pauses (jsonb, null without a clock) are not empty."""
+    return f"jsonb_array_length(coalesce({pauses}, '[]'::jsonb)) > 0"
+
+
+def held_now(slot: str, now: str) -> str:
+    """SQL for slot ``slot``'s held µs at ``now`` from its held facts (``core/runs/holding``):
+    the closed holds, and the open one up to ``now``; what its timeline says, without reading it."""
+    return f"({slot}.held_us + coalesce(greatest(0, {real_us(f'{slot}.held_since', now)}), 0))"
+
+
+def worked(slot: str, pauses: str, now: str) -> str:
+    """SQL for a slot's held µs minus its clock's pauses: from the slot's held facts, or, when
+    the clock has pauses, from the held ranges of its timeline, read only then (a subquery
+    in a CASE branch runs for the rows that take it; a lateral join ran for every slot)."""
+    ranges = f"{held_ranges(slot, now)} - coalesce({paused(pauses, now)}, '{{}}'::tstzmultirange)"
+    return f"(CASE WHEN {has_pauses(pauses)} THEN {measure(ranges)} ELSE {held_now(slot, now)} END)"
 
 
 def clock_lateral(slot: str, milestone: str | None) -> str:
@@ -91,6 +110,13 @@ def clock_lateral(slot: str, milestone: str | None) -> str:
         -- 'finished' sorts after 'assigned': the index (slot, milestone) read backwards, no sort.
         ORDER BY k.milestone DESC LIMIT 1
     ) c ON true"""
+
+
+def slot_clock(slot: str) -> str:
+    """The report's clock of slot ``slot`` (``c``, as :func:`clock_lateral` with no milestone
+    asked) from the copy the slot keeps of it (``sla_*``, ``store/deadlines.py``): no probe."""
+    columns = ", ".join(f"{slot}.sla_{c} AS {c}" for c in report_kept.CLOCK_FIELDS)
+    return f"CROSS JOIN LATERAL (SELECT {columns}) c"
 
 
 #: Day rows reach this far past the window's end: a live slot's due instant, for at risk now
@@ -110,13 +136,18 @@ def _left_now() -> str:
     )
 
 
+#: The opening's day row serves pickup and completion: needed unless both are kept / none.
+_O_DAY = "CASE WHEN NOT s.pickup_kept OR s.d_us IS NOT NULL THEN s.o_us END"
+
+
 def measured_ctes(milestone: str | None, where: str) -> str:
     """CTEs ending in ``mc``: per-slot measures, on read, of the slots ``where`` selects.
 
     Parameters $1-$8 are those of :func:`base_args`; ``milestone`` is the SQL
     of the milestone asked (None: each slot's finished clock, else assigned).
     """
-    clock = clock_lateral("sl", milestone)
+    # With a milestone asked, a slot may be measured on another clock than the one it keeps.
+    clock = clock_lateral("sl", milestone) if milestone is not None else slot_clock("sl")
     return f"""
     WITH wfcal AS (SELECT * FROM unnest($4::text[], $5::text[]) AS w(workflow, calendar)),
     {calendar_days.ctes("$6::text[]", "$2::timestamptz", DAYS_TO)},
@@ -130,31 +161,40 @@ def measured_ctes(milestone: str | None, where: str) -> str:
                sl.status IN ('pending', 'open', 'claimed') AS live,
                sl.opened_at, sl.satisfied_at,
                least(coalesce(sl.satisfied_at, sl.cancelled_at, $1), $1) AS ended_at,
-               coalesce(ev.picked_at, sl.claimed_at, sl.satisfied_at) AS picked_at,
+               coalesce(sl.picked_at, sl.claimed_at, sl.satisfied_at) AS picked_at,
                {epoch_us("sl.opened_at")} AS o_us,
-               {epoch_us("coalesce(ev.picked_at, sl.claimed_at, sl.satisfied_at)")} AS p_us,
+               {epoch_us("coalesce(sl.picked_at, sl.claimed_at, sl.satisfied_at)")} AS p_us,
                {epoch_us("sl.satisfied_at")} AS d_us,
                {epoch_us("c.due_at")} AS due_us,
-               {worked("ev", "c.pauses", "$1")} AS worked_us,
+               {worked("sl", "c.pauses", "$1")} AS worked_us,
                c.calendar AS clock_cal, coalesce(c.calendar, w.calendar) AS cal,
                coalesce(c.milestone, '') AS clock_milestone,
-               c.budget_us IS NOT NULL AS has_clock, c.pauses, c.met_at, c.due_at,
+               -- Time to pickup kept on the slot at its pickup, on this very clock.
+               coalesce(sl.pickup_clock = coalesce(c.milestone, ''), false) AS pickup_kept,
+               sl.pickup_biz_us, sl.pickup_real_us,
+               c.budget_us IS NOT NULL AS has_clock, {has_pauses("c.pauses")} AS has_pauses,
+               c.pauses, c.met_at, c.due_at,
                c.breached_at, c.budget_us, c.working_days
         FROM slot sl
         LEFT JOIN wfcal w ON w.workflow = sl.workflow
         {clock}
-        {held_lateral("sl", "$1")}
         WHERE {where}
+        -- A fence: planned with the day-row joins, the clock probe went inside a nested loop
+        -- that rescanned the day rows per slot (bench/report.py).
+        OFFSET 0
     ),
     mc AS (
         SELECT s.*,
-               {_business("s.picked_at", "s.p_us", "x1")} - coalesce(pz.pick_biz, 0)
-                   AS pickup_biz,
-               (s.p_us - s.o_us) - coalesce(pz.pick_real, 0)
-                   AS pickup_real,
-               {_business("s.satisfied_at", "s.d_us", "x2")} - coalesce(pz.done_biz, 0)
+               CASE WHEN s.pickup_kept THEN s.pickup_biz_us
+                    ELSE {_business("s.picked_at", "s.p_us", "x1")}
+                         - {_paused("s.cal", "s.picked_at")}
+               END AS pickup_biz,
+               CASE WHEN s.pickup_kept THEN s.pickup_real_us
+                    ELSE (s.p_us - s.o_us) - {_paused("NULL", "s.picked_at")}
+               END AS pickup_real,
+               {_business("s.satisfied_at", "s.d_us", "x2")} - {_paused("s.cal", "s.satisfied_at")}
                    AS done_biz,
-               (s.d_us - s.o_us) - coalesce(pz.done_real, 0)
+               (s.d_us - s.o_us) - {_paused("NULL", "s.satisfied_at")}
                    AS done_real,
                {business_us("NULL", "s.opened_at", "s.ended_at")} AS lead_us,
                s.has_clock AND s.met_at IS NOT NULL AND NOT bz.breached AS met,
@@ -168,8 +208,9 @@ def measured_ctes(milestone: str | None, where: str) -> str:
                            * coalesce(($7::bigint[])[array_position($6::text[], s.clock_cal::text)],
                                       86400000000)) AS at_risk_now
         FROM s
-        {calendar_days.join("x0", "s.cal", "s.o_us")}
-        {calendar_days.join("x1", "s.cal", "s.p_us")}
+        -- Day rows only for the instants measured here (no key: no probe).
+        {calendar_days.join("x0", "s.cal", _O_DAY)}
+        {calendar_days.join("x1", "s.cal", "CASE WHEN NOT s.pickup_kept THEN s.p_us END")}
         {calendar_days.join("x2", "s.cal", "s.d_us")}
         LEFT JOIN cal_now nw ON nw.calendar = s.clock_cal
         {calendar_days.join("xd", "s.clock_cal", "s.due_us")}
@@ -177,16 +218,6 @@ def measured_ctes(milestone: str | None, where: str) -> str:
             (s.breached_at IS NOT NULL AND s.breached_at <= $1)
             OR coalesce(CASE WHEN s.met_at IS NOT NULL THEN s.due_at < s.met_at
                              ELSE s.due_at <= $1 END, false)) AS breached) bz
-        LEFT JOIN LATERAL (
-            SELECT sum({_paused_part("s.cal", "s.picked_at")}) AS pick_biz,
-                   sum({_paused_part("NULL", "s.picked_at")}) AS pick_real,
-                   sum({_paused_part("s.cal", "s.satisfied_at")}) AS done_biz,
-                   sum({_paused_part("NULL", "s.satisfied_at")}) AS done_real
-            FROM (SELECT (e->>0)::timestamptz AS a, coalesce((e->>1)::timestamptz, $1) AS b
-                  FROM jsonb_array_elements(s.pauses) e
-                  -- A one-time filter: slots without pauses skip the subquery.
-                  WHERE jsonb_array_length(coalesce(s.pauses, '[]'::jsonb)) > 0) p
-        ) pz ON true
     )"""
 
 

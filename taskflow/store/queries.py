@@ -54,7 +54,7 @@ async def write_slot_move(
         f"""
         WITH moved AS (
             UPDATE slot SET status = $4, holder = $5, claimed_at = $6, version = $7,
-                            updated_at = $8
+                            updated_at = $8, picked_at = $9, held_us = $10, held_since = $11
             WHERE id = $1 AND status = $2 AND version = $3
             RETURNING *
         )
@@ -68,6 +68,9 @@ async def write_slot_move(
         after.claimed_at,
         after.version,
         now,
+        after.picked_at,
+        after.held_us,
+        after.held_since,
     )
     return context_of(row)
 

@@ -3,7 +3,8 @@
 Slots that ended carry their measures, stored when they ended
 (``slot_measures.py``): those rows are read as stored. The rest (live slots,
 and ended ones not measured yet) are measured on read by the same statement
-(``measure_sql.py``: business and real time, pauses, clocks, the timeline).
+(``measure_sql.py``: business and real time, pauses, clocks; what a live slot
+keeps of its timeline and its time to pickup).
 Both meet in a UNION ALL of narrow rows, then one GROUP BY with
 ``percentile_cont`` and, for periods, a series of periods crossed with the
 groups seen so empty periods show as zeros. Every number is computed on the

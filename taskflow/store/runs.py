@@ -230,7 +230,7 @@ SLOT_COLUMNS = """
     id, run, visit, state, name, waits_for, item_index, item, label, status, holder,
     audience, deny, residual, delegates, delegates_deny, delegates_residual, priority,
     due_at, payload, workflow, version, created_at, opened_at, claimed_at, satisfied_at,
-    satisfied_by, cancelled_at, updated_at
+    satisfied_by, cancelled_at, updated_at, picked_at, held_us, held_since
 """
 
 
@@ -257,6 +257,9 @@ def slot_from(row: asyncpg.Record) -> SlotView:
         satisfied_at=row["satisfied_at"],
         satisfied_by=row["satisfied_by"],
         cancelled_at=row["cancelled_at"],
+        picked_at=row["picked_at"],
+        held_us=row["held_us"],
+        held_since=row["held_since"],
     )
 
 
@@ -306,6 +309,9 @@ def _slot_args(view: SlotView, workflow: str, now: datetime) -> tuple[Any, ...]:
         view.satisfied_by,
         view.cancelled_at,
         now,
+        view.picked_at,
+        view.held_us,
+        view.held_since,
     )
 
 
@@ -318,9 +324,9 @@ async def insert_slots(
                           holder, audience, deny, residual, delegates, delegates_deny,
                           delegates_residual, priority, payload, workflow, version, opened_at,
                           claimed_at, satisfied_at, satisfied_by, cancelled_at, created_at,
-                          updated_at)
+                          updated_at, picked_at, held_us, held_since)
         VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10, $11, $12, $13, $14, $15, $16, $17,
-                $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $27)
+                $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $27, $28, $29, $30)
         """,
         [_slot_args(v, workflow, now) for v in views],
     )
@@ -346,6 +352,9 @@ async def update_slots(conn: db.Connection, views: Iterable[SlotView], now: date
                 view.satisfied_by,
                 view.cancelled_at,
                 now,
+                view.picked_at,
+                view.held_us,
+                view.held_since,
             )
         )
     await conn.executemany(
@@ -354,7 +363,8 @@ async def update_slots(conn: db.Connection, views: Iterable[SlotView], now: date
                         delegates = $7, delegates_deny = $8, delegates_residual = $9,
                         priority = $10, payload = $11, label = $12, version = $13,
                         opened_at = $14, claimed_at = $15, satisfied_at = $16,
-                        satisfied_by = $17, cancelled_at = $18, updated_at = $19
+                        satisfied_by = $17, cancelled_at = $18, updated_at = $19,
+                        picked_at = $20, held_us = $21, held_since = $22
         WHERE id = $1
         """,
         rows,

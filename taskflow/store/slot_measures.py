@@ -15,7 +15,14 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 
 from taskflow.core import slot_measures
+from taskflow.core.runs import holding
 from taskflow.store import db, measure_sql, report_sql
+
+#: Live slots picked up whose time to pickup is not kept (picked up before it was).
+UNKEPT_PICKUP = (
+    "sl.pickup_clock IS NULL AND sl.picked_at IS NOT NULL "
+    "AND sl.status NOT IN ('satisfied', 'cancelled')"
+)
 
 
 def outcome(met_at: str, due_at: str, breached_at: str) -> str:
@@ -37,7 +44,7 @@ async def moves_of(
         "ORDER BY slot, at, id",
         sorted({uuid.UUID(r) for r in run_ids}),
         [uuid.UUID(s) for s in slot_ids],
-        list(slot_measures.MOVE_KINDS),
+        list(holding.MOVE_KINDS),
     )
     found: dict[str, list[slot_measures.Move]] = {s: [] for s in slot_ids}
     for row in rows:
@@ -83,20 +90,36 @@ async def backfill(
     workflow_calendars: dict[str, str | None],
     day_us: dict[str, int],
 ) -> int:
-    """Store measures on ended, unmeasured slots opened in ``[start, end)``: how many.
+    """Store measures on ended, unmeasured slots opened in ``[start, end)``, and the time to
+    pickup of live ones picked up without it being kept: how many slots.
 
     The report's own per-slot SQL (the calendars must cover the years, as for a
     report), so stored and on-read numbers agree by construction.
     """
     args = measure_sql.base_args(now, start, end, workflow_calendars, day_us, 0.0)
     window = "sl.opened_at >= $2 AND sl.opened_at < $3"
-    where = f"{window} AND sl.measured_clock IS NULL AND {report_sql.ENDED}"
-    sql = f"""{measure_sql.measured_ctes(None, where)}
-    UPDATE slot SET measured_clock = mc.clock_milestone, pickup_biz_us = mc.pickup_biz,
-                    pickup_real_us = mc.pickup_real, done_biz_us = mc.done_biz,
-                    done_real_us = mc.done_real, worked_us = mc.worked_us,
-                    {outcome("mc.met_at", "mc.due_at", "mc.breached_at")}
-    FROM mc WHERE slot.id = mc.id"""
+    ended = f"{window} AND sl.measured_clock IS NULL AND {report_sql.ENDED}"
+    picked = f"{window} AND {UNKEPT_PICKUP}"
     await conn.execute(report_sql.PLANNER)
-    status = await conn.execute(sql, *args)
-    return int(status.split()[-1])
+    count = 0
+    for where, columns in (
+        (
+            ended,
+            f"""measured_clock = mc.clock_milestone, pickup_biz_us = mc.pickup_biz,
+                pickup_real_us = mc.pickup_real, done_biz_us = mc.done_biz,
+                done_real_us = mc.done_real, worked_us = mc.worked_us,
+                {outcome("mc.met_at", "mc.due_at", "mc.breached_at")}""",
+        ),
+        (
+            picked,
+            "pickup_clock = mc.clock_milestone, pickup_biz_us = mc.pickup_biz, "
+            "pickup_real_us = mc.pickup_real",
+        ),
+    ):
+        # A fence: inlined into the UPDATE, the day-row joins were planned as nested loops
+        # (minutes for 100 k slots, bench/report.py); on their own they hash, as in a report.
+        sql = f"""{measure_sql.measured_ctes(None, where)}
+        UPDATE slot SET {columns} FROM (SELECT * FROM mc OFFSET 0) mc WHERE slot.id = mc.id"""
+        status = await conn.execute(sql, *args)
+        count += int(status.split()[-1])
+    return count

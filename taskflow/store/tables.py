@@ -124,6 +124,25 @@ class Slot(Table, tablename="slot"):
     satisfied_by = Varchar(length=200, null=True, default=None)
     cancelled_at = Timestamptz(null=True, default=None)
     updated_at = Timestamptz(default=TimestamptzNow())
+    #: What the timeline says of who held the slot (``core/runs/holding.py``), kept by every
+    #: move: the first claim or assignment, held µs already closed, the open hold's start.
+    picked_at = Timestamptz(null=True, default=None)
+    held_us = BigInt(default=0)
+    held_since = Timestamptz(null=True, default=None)
+    #: The clock a live slot's pickup_biz_us / pickup_real_us were taken on at its pickup
+    #: ('' for none; null: not taken): final from then, so the report reads them.
+    pickup_clock = Varchar(length=20, null=True, default=None)
+    #: The report's clock of a live slot (finished, else assigned; see ``store/deadlines.py``),
+    #: copied from its ``sla_clock`` row whenever that is written: the report reads a live
+    #: slot from here instead of probing ``sla_clock`` per slot. Null milestone: no clock.
+    sla_milestone = Varchar(length=20, null=True, default=None)
+    sla_calendar = Varchar(length=100, null=True, default=None)
+    sla_budget_us = BigInt(null=True, default=None)
+    sla_working_days = DoublePrecision(null=True, default=None)
+    sla_pauses = JSONB(null=True, default=None)
+    sla_met_at = Timestamptz(null=True, default=None)
+    sla_due_at = Timestamptz(null=True, default=None)
+    sla_breached_at = Timestamptz(null=True, default=None)
     #: Report measures, stored once the slot has ended (see ``store/slot_measures.py``):
     #: the milestone of the clock they were taken on ('' when none; null: not measured).
     measured_clock = Varchar(length=20, null=True, default=None)

@@ -93,9 +93,15 @@ async def mark_breached(conn: db.Connection, marks: Sequence[tuple[str, str, dat
         return
     await conn.execute(
         """
-        UPDATE sla_clock SET breached_at = COALESCE(sla_clock.breached_at, u.at)
-        FROM unnest($1::text[], $2::text[], $3::timestamptz[]) AS u(slot, milestone, at)
-        WHERE sla_clock.slot = u.slot::uuid AND sla_clock.milestone = u.milestone
+        WITH k AS (
+            UPDATE sla_clock SET breached_at = COALESCE(sla_clock.breached_at, u.at)
+            FROM unnest($1::text[], $2::text[], $3::timestamptz[]) AS u(slot, milestone, at)
+            WHERE sla_clock.slot = u.slot::uuid AND sla_clock.milestone = u.milestone
+            RETURNING sla_clock.slot, sla_clock.milestone, sla_clock.breached_at
+        )
+        -- The slot's copy of its report clock (store/deadlines.py) keeps the breach too.
+        UPDATE slot s SET sla_breached_at = k.breached_at
+        FROM k WHERE s.id = k.slot AND s.sla_milestone = k.milestone
         """,
         [s for s, _, _ in marks],
         [m for _, m, _ in marks],

@@ -66,11 +66,7 @@ async def _snapshot(services: container.Services, slot_id: str, after_line: int)
     """Everything a claim writes about a slot, with the slot's and run's ids taken out."""
     key = uuid.UUID(slot_id)
     async with services.db.connection() as conn:
-        slot = await conn.fetchrow(
-            "SELECT run, status, holder, claimed_at, due_at, version, visit FROM slot "
-            "WHERE id = $1",
-            key,
-        )
+        slot = await conn.fetchrow("SELECT * FROM slot WHERE id = $1", key)
         ledgers = await conn.fetch(
             "SELECT milestone, budget_us, started_at, pauses, met_at, due_at, breached_at "
             "FROM sla_clock WHERE slot = $1 ORDER BY milestone",
@@ -92,7 +88,8 @@ async def _snapshot(services: container.Services, slot_id: str, after_line: int)
         return str(value).replace(slot_id, "<slot>").replace(run_id, "<run>")
 
     return {
-        "slot": {k: v for k, v in dict(slot).items() if k != "run"},
+        # Every column but the ids and the label (it names the subject's reference).
+        "slot": {k: v for k, v in dict(slot).items() if k not in ("id", "run", "label")},
         "clocks": [dict(r) for r in ledgers],
         "timers": [{**dict(r), "key": plain(r["key"])} for r in timers],
         "timeline": [
@@ -128,8 +125,17 @@ async def _claim_both_ways(
     return await _snapshot(services, general, line), await _snapshot(services, twin, line)
 
 
+#: A live slot's time to pickup, kept for reports by the general path; the statement has no
+#: calendar to measure it, so the report measures such a slot on read (docs/reports.md).
+PICKUP = ("pickup_clock", "pickup_biz_us", "pickup_real_us")
+
+
 def _same(general: Any, plain: Any) -> None:
     # The claim-by-id line has no reason, claim-next's says "claim next": not compared.
+    kept = {c: general["slot"].pop(c) for c in PICKUP}
+    assert kept["pickup_real_us"] is not None
+    # Kept from an earlier pickup, else left for the report to measure.
+    assert {c: plain["slot"].pop(c) for c in PICKUP} in (kept, dict.fromkeys(PICKUP))
     assert plain == general
 
 

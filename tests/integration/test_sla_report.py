@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from datetime import UTC, datetime
 
 import pytest
@@ -175,11 +176,18 @@ async def test_stored_measures_give_the_same_report(
         (("state", "slot"), {"filter": reports.ReportFilter(workflow=ds.EXPENSE)}),
     ]
     on_read = [await run(services, *g, **o) for g, o in requests]
-    assert await report_service.measure_ended_slots(services) == 4
+    # Four ended slots, and the live S4's time to pickup (claimed before it was kept).
+    assert await report_service.measure_ended_slots(services) == 5
     assert await report_service.measure_ended_slots(services) == 0
     stored = [await run(services, *g, **o) for g, o in requests]
     assert stored == on_read
     async with services.db.connection() as conn:
+        kept = await conn.fetchrow(
+            "SELECT pickup_clock, pickup_biz_us, pickup_real_us FROM slot WHERE id = $1",
+            uuid.UUID(loaded["S4"]),
+        )
+        # Opened Monday 15:00, claimed 15:30: half an hour either way.
+        assert tuple(kept) == ("finished", 0.5 * H, 0.5 * H)
         measured = await conn.fetch(
             "SELECT name, measured_clock, pickup_biz_us, worked_us, clock_met, breach_from "
             "FROM slot WHERE measured_clock IS NOT NULL ORDER BY opened_at"

@@ -19,7 +19,7 @@ from taskflow.core.definition import audience as au
 from taskflow.core.definition import expr as ex
 from taskflow.core.definition import fields, runtime
 from taskflow.core.definition.workflow import Definition
-from taskflow.core.runs import opening, pausing, refusals, states
+from taskflow.core.runs import holding, opening, pausing, refusals, states
 from taskflow.core.runs import slots as slot_moves
 from taskflow.core.runs.decision import Decision, NewId
 from taskflow.core.runs.model import (
@@ -111,7 +111,7 @@ def deposit(
         satisfied_by=actor,
         version=view.version + 1,
     )
-    decision.put(done)
+    decision.put(holding.moved(done, "slot.satisfied", now))
     decision.log(
         "slot.satisfied", slot_id=view.id, slot=view.name, event=view.waits_for, payload=cleaned
     )

@@ -66,6 +66,11 @@ class SlotView:
     satisfied_at: datetime | None = None
     satisfied_by: str | None = None
     cancelled_at: datetime | None = None
+    #: What the timeline says of who held it (``holding.py``): the first claim or assignment,
+    #: the µs of held intervals already closed, and the start of the open one.
+    picked_at: datetime | None = None
+    held_us: int = 0
+    held_since: datetime | None = None
     #: SLA milestone clocks (ledgers; see core.clocks), started when the slot opens.
     clocks: tuple[sla_clocks.Clock, ...] = ()
 

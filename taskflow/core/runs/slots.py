@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 from datetime import datetime
 
-from taskflow.core.runs import refusals
+from taskflow.core.runs import holding, refusals
 from taskflow.core.runs.model import CLAIMED, OPEN, SlotView
 
 
@@ -62,9 +62,10 @@ def claim(
             f"You are not a candidate for this slot (it is for {slot.audience}).",
             audience=str(slot.audience),
         )
-    return dataclasses.replace(
+    claimed = dataclasses.replace(
         slot, status=CLAIMED, holder=actor_id, claimed_at=now, version=slot.version + 1
     )
+    return holding.moved(claimed, "slot.claimed", now)
 
 
 def release(slot: SlotView, actor_id: str, keys: frozenset[str], now: datetime) -> SlotView:
@@ -78,9 +79,10 @@ def release(slot: SlotView, actor_id: str, keys: frozenset[str], now: datetime) 
             f"Only the holder ({slot.holder!r}) or a delegate may release this slot.",
             holder=slot.holder,
         )
-    return dataclasses.replace(
+    released = dataclasses.replace(
         slot, status=OPEN, holder=None, claimed_at=None, version=slot.version + 1
     )
+    return holding.moved(released, "slot.released", now)
 
 
 def assign(
@@ -113,9 +115,10 @@ def assign(
             "assign it to a candidate.",
             audience=str(slot.audience),
         )
-    return dataclasses.replace(
+    assigned = dataclasses.replace(
         slot, status=CLAIMED, holder=target_id, claimed_at=now, version=slot.version + 1
     )
+    return holding.moved(assigned, "slot.assigned", now)
 
 
 def check_may_complete(

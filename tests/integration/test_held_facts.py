@@ -1,0 +1,252 @@
+"""A slot's held facts (picked_at, held_us, held_since) say what its timeline says, after
+every kind of move: claim, release, claim-next, assign, an escalation's reassignment,
+completion and cancellation (core/runs/holding.py; the SLA report reads them)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import uuid
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from taskflow import clock, config
+from taskflow.core import slot_measures
+from taskflow.core.runs import filters, holding
+from taskflow.service import container, timers
+from taskflow.service import principals as principal_service
+from taskflow.service import runs as run_service
+from taskflow.service import slots as slot_service
+from taskflow.store import db
+from tests.conftest import EXAMPLE_PRINCIPALS
+
+pytestmark = pytest.mark.anyio
+
+HERE = Path(__file__).resolve().parent
+US = timedelta(microseconds=1)
+
+
+@pytest.fixture
+async def sla_services(
+    database_url: str, settings: config.Settings, frozen_clock: clock.FrozenClock
+) -> AsyncIterator[container.Services]:
+    with_ours = dataclasses.replace(
+        settings, workflows=(*settings.workflows, str(HERE / "sla_workflows.py"))
+    )
+    database = await db.Database.connect(database_url)
+    try:
+        services = container.build(database, with_ours, frozen_clock)
+        await principal_service.load(services, json.loads(EXAMPLE_PRINCIPALS.read_text()))
+        yield services
+    finally:
+        await database.close()
+
+
+async def _facts(services: container.Services, slot_id: str) -> dict[str, object]:
+    async with services.db.connection() as conn:
+        row = await conn.fetchrow(
+            "SELECT picked_at, held_us, held_since FROM slot WHERE id = $1", uuid.UUID(slot_id)
+        )
+    assert row is not None
+    return dict(row)
+
+
+async def _timeline_says(
+    services: container.Services, slot_id: str, now: datetime
+) -> tuple[dict[str, object], int]:
+    """The held facts as read from the timeline (independently of holding.moved), and the
+    held µs at ``now`` by the ranges the report sums (core/slot_measures.held)."""
+    async with services.db.connection() as conn:
+        rows = await conn.fetch(
+            "SELECT kind, at FROM audit_event WHERE slot = $1 AND kind = ANY($2::text[]) "
+            "ORDER BY at, id",
+            uuid.UUID(slot_id),
+            list(holding.MOVE_KINDS),
+        )
+    moves = [slot_measures.Move(r["kind"], r["at"]) for r in rows]
+    ranges = slot_measures.held(moves, now)
+    held = [m for m in moves if m.kind in holding.HELD_KINDS]
+    is_open = bool(moves) and moves[-1].kind in holding.HELD_KINDS
+    closed = ranges[:-1] if is_open and ranges else ranges
+    facts = {
+        "picked_at": held[0].at if held else None,
+        "held_us": sum((b - a) // US for a, b in closed),
+        "held_since": moves[-1].at if is_open else None,
+    }
+    return facts, sum((b - a) // US for a, b in ranges)
+
+
+_SLA = ("milestone", "calendar", "budget_us", "working_days", "pauses", "met_at", "due_at",
+        "breached_at")  # fmt: skip
+
+
+async def _report_clock_agrees(services: container.Services, slot_id: str) -> None:
+    """The slot's copy of its report clock (finished, else assigned) equals the clock row."""
+    async with services.db.connection() as conn:
+        copy = await conn.fetchrow(
+            f"SELECT {', '.join(f'sla_{c}' for c in _SLA)} FROM slot WHERE id = $1",
+            uuid.UUID(slot_id),
+        )
+        row = await conn.fetchrow(
+            f"SELECT {', '.join(_SLA)} FROM sla_clock WHERE slot = $1 "
+            "ORDER BY milestone = 'finished' DESC LIMIT 1",
+            uuid.UUID(slot_id),
+        )
+    assert copy is not None
+    assert row is not None
+    assert tuple(copy) == tuple(row)
+
+
+async def _agree(services: container.Services, slot_id: str, now: datetime) -> dict[str, object]:
+    await _report_clock_agrees(services, slot_id)
+    stored = await _facts(services, slot_id)
+    expected, held_now = await _timeline_says(services, slot_id, now)
+    assert stored == expected
+    open_part = (now - stored["held_since"]) // US if stored["held_since"] else 0  # type: ignore[operator]
+    assert stored["held_us"] + open_part == held_now  # type: ignore[operator]
+    return stored
+
+
+TEN_MINUTES = 10 * 60 * 1_000_000
+
+
+async def _pickup(services: container.Services, slot_id: str) -> tuple[object, ...]:
+    async with services.db.connection() as conn:
+        row = await conn.fetchrow(
+            "SELECT pickup_clock, pickup_biz_us, pickup_real_us FROM slot WHERE id = $1",
+            uuid.UUID(slot_id),
+        )
+    assert row is not None
+    return tuple(row)
+
+
+async def _start(services: container.Services, external_id: str) -> str:
+    app = await principal_service.get(services, "app")
+    assert app is not None
+    started = await run_service.start_run(
+        services,
+        app,
+        workflow="escalating",
+        subject_type="request",
+        external_id=external_id,
+        attributes={},
+        idempotency_key=None,
+    )
+    async with services.db.connection() as conn:
+        return str(
+            await conn.fetchval(
+                "SELECT id FROM slot WHERE run = $1", uuid.UUID(started.run.view.id)
+            )
+        )
+
+
+async def _who(services: container.Services, login: str):  # type: ignore[no-untyped-def]
+    found = await principal_service.get(services, login)
+    assert found is not None
+    return found
+
+
+async def test_claims_releases_assignments_escalation_and_completion_keep_held_facts(
+    sla_services: container.Services, frozen_clock: clock.FrozenClock
+) -> None:
+    services = sla_services
+    fiona, frank, ada, leah = [await _who(services, p) for p in ("fiona", "frank", "ada", "leah")]
+    t = datetime(2026, 12, 1, 15, tzinfo=UTC)
+    frozen_clock.set(t)
+    slot_id = await _start(services, "R-1")
+    assert await _agree(services, slot_id, t) == {
+        "picked_at": None,
+        "held_us": 0,
+        "held_since": None,
+    }
+
+    frozen_clock.set(t + timedelta(minutes=10))
+    await slot_service.claim(services, fiona, slot_id, None)
+    facts = await _agree(services, slot_id, t + timedelta(minutes=20))
+    assert facts["picked_at"] == t + timedelta(minutes=10)
+    # Time to pickup is final now: kept on the slot for the report, on its finished clock.
+    assert await _pickup(services, slot_id) == ("finished", TEN_MINUTES, TEN_MINUTES)
+
+    frozen_clock.set(t + timedelta(minutes=30))
+    await slot_service.release(services, fiona, slot_id, "not mine")
+    facts = await _agree(services, slot_id, t + timedelta(minutes=40))
+    assert facts["held_us"] == 20 * 60 * 1_000_000
+    assert facts["held_since"] is None
+
+    frozen_clock.set(t + timedelta(minutes=45))  # the claim-next statement
+    await slot_service.claim_next(services, frank, filters.SlotFilter())
+    await _agree(services, slot_id, t + timedelta(minutes=50))
+
+    assert await _pickup(services, slot_id) == ("finished", TEN_MINUTES, TEN_MINUTES)
+
+    frozen_clock.set(t + timedelta(minutes=55))  # a delegate hands it over
+    await slot_service.assign(services, ada, slot_id, "fiona", None, "cover")
+    facts = await _agree(services, slot_id, t + timedelta(minutes=56))
+    assert facts["picked_at"] == t + timedelta(minutes=10)
+    assert facts["held_since"] == t + timedelta(minutes=55)
+
+    # The breach (two business hours from 15:00: 17:00, fired on Wednesday) reassigns to
+    # Leah: the timeline counts no move there, and the slot's facts say the same.
+    breach = datetime(2026, 12, 2, 10, tzinfo=UTC)
+    frozen_clock.set(breach)
+    assert await timers.run_due(services, breach) >= 1
+    async with services.db.connection() as conn:
+        assert (
+            await conn.fetchval("SELECT holder FROM slot WHERE id = $1", uuid.UUID(slot_id))
+            == "leah"
+        )
+    await _agree(services, slot_id, breach + timedelta(minutes=5))
+    async with services.db.connection() as conn:
+        # The worker recorded the breach; the slot's copy of the clock has it too.
+        assert await conn.fetchval(
+            "SELECT sla_breached_at FROM slot WHERE id = $1", uuid.UUID(slot_id)
+        ) == datetime(2026, 12, 1, 17, tzinfo=UTC)
+
+    frozen_clock.set(breach + timedelta(minutes=30))
+    await slot_service.complete(
+        services, leah, slot_id, event=None, payload={}, expected_version=None
+    )
+    facts = await _agree(services, slot_id, breach + timedelta(hours=1))
+    assert facts["held_since"] is None
+
+
+async def test_an_escalation_that_reopens_and_a_cancellation_keep_held_facts(
+    sla_services: container.Services, frozen_clock: clock.FrozenClock
+) -> None:
+    services = sla_services
+    fiona, ada = [await _who(services, p) for p in ("fiona", "ada")]
+    t = datetime(2026, 12, 1, 15, tzinfo=UTC)
+    frozen_clock.set(t)
+    first = await _start(services, "R-2")
+    second = await _start(services, "R-3")
+    await slot_service.claim(services, fiona, first, None)
+    frozen_clock.set(t + timedelta(minutes=5))
+    await slot_service.claim(services, fiona, second, None)
+
+    frozen_clock.set(t + timedelta(hours=1))
+    async with services.db.connection() as conn:
+        run_id = str(await conn.fetchval("SELECT run FROM slot WHERE id = $1", uuid.UUID(first)))
+    await run_service.cancel_run(services, ada, run_id=run_id, reason="withdrawn")
+    facts = await _agree(services, first, t + timedelta(hours=2))
+    assert facts["held_us"] == 60 * 60 * 1_000_000
+    assert facts["held_since"] is None
+
+    # A hold the timeline left open (as an escalation that reopens a slot leaves it) is
+    # closed by the next claim, through the claim-next statement too.
+    frozen_clock.set(t + timedelta(hours=2))
+    await slot_service.release(services, fiona, second, None)
+    await _agree(services, second, t + timedelta(hours=2))
+    async with services.db.connection() as conn:
+        await conn.execute(
+            "UPDATE slot SET held_since = $2 WHERE id = $1",
+            uuid.UUID(second),
+            t + timedelta(hours=1, minutes=30),
+        )
+    frozen_clock.set(t + timedelta(hours=3))
+    await slot_service.claim_next(services, fiona, filters.SlotFilter())
+    facts = await _facts(services, second)
+    assert facts["held_us"] == (115 + 90) * 60 * 1_000_000
+    assert facts["held_since"] == t + timedelta(hours=3)
