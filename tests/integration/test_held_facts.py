@@ -4,45 +4,22 @@ completion and cancellation (core/runs/holding.py; the SLA report reads them).""
 
 from __future__ import annotations
 
-import dataclasses
-import json
 import uuid
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import pytest
 
-from taskflow import clock, config
+from taskflow import clock
 from taskflow.core import slot_measures
 from taskflow.core.runs import filters, holding
 from taskflow.service import container, timers
 from taskflow.service import principals as principal_service
 from taskflow.service import runs as run_service
 from taskflow.service import slots as slot_service
-from taskflow.store import db
-from tests.conftest import EXAMPLE_PRINCIPALS
 
 pytestmark = pytest.mark.anyio
 
-HERE = Path(__file__).resolve().parent
 US = timedelta(microseconds=1)
-
-
-@pytest.fixture
-async def sla_services(
-    database_url: str, settings: config.Settings, frozen_clock: clock.FrozenClock
-) -> AsyncIterator[container.Services]:
-    with_ours = dataclasses.replace(
-        settings, workflows=(*settings.workflows, str(HERE / "sla_workflows.py"))
-    )
-    database = await db.Database.connect(database_url)
-    try:
-        services = container.build(database, with_ours, frozen_clock)
-        await principal_service.load(services, json.loads(EXAMPLE_PRINCIPALS.read_text()))
-        yield services
-    finally:
-        await database.close()
 
 
 async def _facts(services: container.Services, slot_id: str) -> dict[str, object]:
