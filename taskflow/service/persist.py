@@ -7,7 +7,7 @@ from datetime import datetime
 
 from taskflow.core.runs.model import AuditEntry, Outcome
 from taskflow.service import deadlines
-from taskflow.store import db
+from taskflow.store import db, timeline
 from taskflow.store import runs as rows
 
 
@@ -37,11 +37,11 @@ async def outcome(
         await rows.update_slots(conn, result.changed, now)
     if sla is None:
         if result.audit:
-            await rows.append_audit(conn, result.run.id, result.audit)
+            await timeline.append_audit(conn, result.run.id, result.audit)
         return
     # The timeline travels in the deadlines' one write statement.
     await deadlines.after_outcome(conn, result, sla, now, deadlines.timeline(result, sla, now))
 
 
 async def audit(conn: db.Connection, run_id: str, *entries: AuditEntry) -> None:
-    await rows.append_audit(conn, run_id, entries)
+    await timeline.append_audit(conn, run_id, entries)

@@ -20,7 +20,7 @@ from datetime import datetime
 from taskflow.core import deadlines
 from taskflow.core.runs.model import ENDED, AuditEntry, Outcome, RunView, SlotView
 from taskflow.service import deadlines as sla_service
-from taskflow.store import db
+from taskflow.store import db, timeline
 from taskflow.store import deadlines as store
 from taskflow.store import notifications as outbox
 from taskflow.store import runs as rows
@@ -198,7 +198,7 @@ async def flush(conn: db.Connection, states: Sequence[RunState], now: datetime) 
     await store.set_slot_due(
         conn, [(slot, visit, due) for s in states for slot, (visit, due) in s.due.items()], now
     )
-    await rows.append_audits(conn, [(s.run.id, e) for s in states for e in s.audit])
+    await timeline.append_audits(conn, [(s.run.id, e) for s in states for e in s.audit])
     await sla_service.save_measures(conn, [e for s in states for e in s.ended.values()])
     await outbox.notify(conn, [n for s in states for n in s.notes])
     await batch_store.write_timers(

@@ -22,7 +22,7 @@ from typing import Any
 from taskflow.core import clocks, deadlines
 from taskflow.core.definition import budgets as bu
 from taskflow.core.runs.model import AuditEntry, SlotView
-from taskflow.store import db, report_kept, runs
+from taskflow.store import db, report_kept, runs, timeline
 
 #: The channel a worker LISTENs on; armed timers NOTIFY it when they commit.
 CHANNEL = "taskflow_timers"
@@ -312,7 +312,7 @@ class DeadlineWrites:
             parts.append(report_kept.clock_copy(clocks_cte))
         if self.audit:
             assert self.run_id is not None
-            parts.append(runs.audit_insert([(self.run_id, e) for e in self.audit], arg))
+            parts.append(timeline.audit_insert([(self.run_id, e) for e in self.audit], arg))
         if self.timers.cancel:
             parts.append(
                 "UPDATE timer SET status = 'cancelled', updated_at = $1 "

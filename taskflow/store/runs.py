@@ -1,4 +1,4 @@
-"""Subjects, runs, slots and timeline rows <-> the engine's views.
+"""Subjects, runs and slots <-> the engine's views (timeline rows: ``timeline.py``).
 
 Statements that carry load (inbox, claim, claim-next, work) are in
 :mod:`taskflow.store.queries`; this module holds the plain reads and writes.
@@ -6,10 +6,8 @@ Statements that carry load (inbox, claim, claim-next, work) are in
 
 from __future__ import annotations
 
-import functools
-import json
 import uuid
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -17,7 +15,7 @@ from typing import Any
 import asyncpg
 
 from taskflow.core.definition import audience as au
-from taskflow.core.runs.model import AuditEntry, RunView, SlotView
+from taskflow.core.runs.model import RunView, SlotView
 from taskflow.store import db, subjects
 
 
@@ -369,38 +367,6 @@ async def update_slots(conn: db.Connection, views: Iterable[SlotView], now: date
         """,
         rows,
     )
-
-
-# -- timeline ------------------------------------------------------------------------------------
-
-
-async def append_audit(conn: db.Connection, run_id: str, entries: Iterable[AuditEntry]) -> None:
-    """Add lines to a run's timeline, in order (one statement)."""
-    await append_audits(conn, [(run_id, e) for e in entries])
-
-
-async def append_audits(conn: db.Connection, lines: Sequence[tuple[str, AuditEntry]]) -> None:
-    """Add ``(run id, line)`` timeline lines of one or many runs, in the order given."""
-    if lines:
-        args: list[Any] = []
-        await conn.execute(audit_insert(lines, functools.partial(db.placeholder, args)), *args)
-
-
-def audit_insert(lines: Sequence[tuple[str, AuditEntry]], arg: Callable[[Any], str]) -> str:
-    """An INSERT of ``(run id, line)`` timeline lines over arrays, in order; ``arg`` places a
-    parameter and names it."""
-    return f"""
-        INSERT INTO audit_event (run, slot, kind, actor, reason, details, at)
-        SELECT run, slot, kind, actor, reason, details::jsonb, at
-        FROM unnest({arg([uuid.UUID(r) for r, _ in lines])}::uuid[],
-                    {arg([uuid.UUID(e.slot_id) if e.slot_id else None for _, e in lines])}::uuid[],
-                    {arg([e.kind for _, e in lines])}::text[],
-                    {arg([e.actor for _, e in lines])}::text[],
-                    {arg([e.reason for _, e in lines])}::text[],
-                    {arg([json.dumps(dict(e.details)) for _, e in lines])}::text[],
-                    {arg([e.at for _, e in lines])}::timestamptz[])
-             WITH ORDINALITY AS a(run, slot, kind, actor, reason, details, at, n)
-        ORDER BY n"""
 
 
 async def get_runs(conn: db.Connection, run_ids: Sequence[str]) -> dict[str, RunRow]:

@@ -15,6 +15,7 @@ import signal
 import subprocess
 import time
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -27,24 +28,26 @@ from tests.acceptance.conftest import TASKFLOW, wait_until
 
 DIGEST = definitions.load_from_env({}).get("support-ticket").digest
 
+#: ``$6``: now, as the workers that will fire these timers read it (the real clock for a
+#: worker process, the frozen one in process): never the database's own clock.
 SEED = """
 WITH subjects AS (
     INSERT INTO subject (id, type, external_id, attributes, version, created_at, updated_at)
-    SELECT gen_random_uuid(), 'ticket', $1 || g, '{"priority": "P3"}'::jsonb, 1, now(), now()
+    SELECT gen_random_uuid(), 'ticket', $1 || g, '{"priority": "P3"}'::jsonb, 1, $6, $6
     FROM generate_series(1, $2) g
     RETURNING id
 ), runs AS (
     INSERT INTO run (id, workflow, definition_version, definition_digest, subject, state, status,
                      visit, started_at, state_entered_at, updated_at, version)
     SELECT gen_random_uuid(), 'support-ticket', 1, $3, id, 'resolved', 'active', 1,
-           now(), now(), now(), 1
+           $6, $6, $6, 1
     FROM subjects
     RETURNING id
 )
 INSERT INTO timer (key, run, slot, kind, part, due_at, status, fired, updated_at)
 SELECT id || ':1:timeout:0', id, NULL, 'timeout', '0',
-       clock_timestamp() + $4 * interval '1 second' * random() + $5 * interval '1 second',
-       'armed', 0, now()
+       $6 + $4 * interval '1 second' * random() + $5 * interval '1 second',
+       'armed', 0, $6
 FROM runs
 """
 
@@ -55,7 +58,7 @@ def seed(url: str, n: int, *, spread: float = 1.0, offset: float = 0.0, prefix: 
     async def go() -> None:
         conn = await asyncpg.connect(url)
         try:
-            await conn.execute(SEED, prefix, n, DIGEST, spread, offset)
+            await conn.execute(SEED, prefix, n, DIGEST, spread, offset, datetime.now(UTC))
         finally:
             await conn.close()
 

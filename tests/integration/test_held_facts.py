@@ -16,6 +16,7 @@ from taskflow.service import container, timers
 from taskflow.service import principals as principal_service
 from taskflow.service import runs as run_service
 from taskflow.service import slots as slot_service
+from tests.integration.starting import start_escalating
 
 pytestmark = pytest.mark.anyio
 
@@ -101,23 +102,7 @@ async def _pickup(services: container.Services, slot_id: str) -> tuple[object, .
 
 
 async def _start(services: container.Services, external_id: str) -> str:
-    app = await principal_service.get(services, "app")
-    assert app is not None
-    started = await run_service.start_run(
-        services,
-        app,
-        workflow="escalating",
-        subject_type="request",
-        external_id=external_id,
-        attributes={},
-        idempotency_key=None,
-    )
-    async with services.db.connection() as conn:
-        return str(
-            await conn.fetchval(
-                "SELECT id FROM slot WHERE run = $1", uuid.UUID(started.run.view.id)
-            )
-        )
+    return (await start_escalating(services, external_id))[1]
 
 
 async def _who(services: container.Services, login: str):  # type: ignore[no-untyped-def]

@@ -22,7 +22,7 @@ pytestmark = pytest.mark.anyio
 async def seed(services: container.Services, n: int) -> list[str]:
     """``n`` runs parked in *resolved*, each with its timeout due a little before now."""
     async with services.db.transaction() as conn:
-        await conn.execute(SEED, "B-", n, DIGEST, 0.0, -1.0)
+        await conn.execute(SEED, "B-", n, DIGEST, 0.0, -1.0, services.clock.now())
         return [str(r["id"]) for r in await conn.fetch("SELECT id FROM run ORDER BY id")]
 
 

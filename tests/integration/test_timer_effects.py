@@ -12,6 +12,7 @@ from taskflow.service import container, timers
 from taskflow.service import principals as principal_service
 from taskflow.service import runs as run_service
 from taskflow.service import slots as slot_service
+from tests.integration.starting import start_escalating
 
 pytestmark = pytest.mark.anyio
 
@@ -20,23 +21,11 @@ async def test_a_breach_reassigns_raises_priority_and_quiet_hours_defer_a_remind
     sla_services: container.Services, frozen_clock: clock.FrozenClock
 ) -> None:
     services = sla_services
-    app = await principal_service.get(services, "app")
     fiona = await principal_service.get(services, "fiona")
-    assert app is not None
     assert fiona is not None
     # Tuesday 16:00: two business hours run to Wednesday 09:30; half of it is 17:00.
     frozen_clock.set(datetime(2026, 12, 1, 16, tzinfo=UTC))
-    started = await run_service.start_run(
-        services,
-        app,
-        workflow="escalating",
-        subject_type="request",
-        external_id="R-1",
-        attributes={},
-        idempotency_key=None,
-    )
-    async with services.db.connection() as conn:
-        [slot_id] = [str(r["id"]) for r in await conn.fetch("SELECT id FROM slot")]
+    run, slot_id = await start_escalating(services, "R-1")
     await slot_service.claim(services, fiona, slot_id, None)
 
     # 17:00: half the budget. Fiona's calendar (uk-london) is open: delivered now.
@@ -53,7 +42,7 @@ async def test_a_breach_reassigns_raises_priority_and_quiet_hours_defer_a_remind
         kinds = [
             r["kind"]
             for r in await conn.fetch(
-                "SELECT kind FROM audit_event WHERE run = $1 ORDER BY id", started.run.view.id
+                "SELECT kind FROM audit_event WHERE run = $1 ORDER BY id", uuid.UUID(run.id)
             )
         ]
     assert (slot["status"], slot["holder"], slot["priority"]) == ("claimed", "leah", 1)
@@ -69,24 +58,12 @@ async def test_a_reminder_outside_the_recipients_hours_waits_for_their_next_open
     sla_services: container.Services, frozen_clock: clock.FrozenClock
 ) -> None:
     services = sla_services
-    app = await principal_service.get(services, "app")
     fiona = await principal_service.get(services, "fiona")
-    assert app is not None
     assert fiona is not None
     # Friday 17:00: an hour of the budget is left at 17:30; half of it falls at 17:30 too,
     # which is closing time: Fiona hears of it on Monday at 09:00, not over the weekend.
     frozen_clock.set(datetime(2026, 12, 4, 16, 30, tzinfo=UTC))
-    await run_service.start_run(
-        services,
-        app,
-        workflow="escalating",
-        subject_type="request",
-        external_id="R-2",
-        attributes={},
-        idempotency_key=None,
-    )
-    async with services.db.connection() as conn:
-        [slot_id] = [str(r["id"]) for r in await conn.fetch("SELECT id FROM slot")]
+    _, slot_id = await start_escalating(services, "R-2")
     await slot_service.claim(services, fiona, slot_id, None)
     frozen_clock.set(datetime(2026, 12, 4, 17, 30, tzinfo=UTC))
     assert await timers.run_due(services, frozen_clock.now()) == 1
@@ -101,18 +78,7 @@ async def test_a_firing_that_fails_is_postponed_and_the_rest_of_its_batch_fires(
     sla_services: container.Services, frozen_clock: clock.FrozenClock
 ) -> None:
     services = sla_services
-    app = await principal_service.get(services, "app")
-    assert app is not None
-    started = await run_service.start_run(
-        services,
-        app,
-        workflow="escalating",
-        subject_type="request",
-        external_id="R-3",
-        attributes={},
-        idempotency_key=None,
-    )
-    run = started.run.view
+    run, _ = await start_escalating(services, "R-3")
     async with services.db.connection() as conn:
         # A timeout the state does not declare: firing it raises.
         await conn.execute(

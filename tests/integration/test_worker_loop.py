@@ -61,7 +61,7 @@ async def test_a_notify_wakes_a_sleeping_worker_long_before_its_next_poll(
         worker.poll = 60.0  # only a NOTIFY can wake it within this test
         await asyncio.sleep(0.3)  # let it take its first (empty) pass and go to sleep
         async with services.db.transaction() as conn:
-            await conn.execute(SEED, "N-", 5, DIGEST, 0.0, -1.0)
+            await conn.execute(SEED, "N-", 5, DIGEST, 0.0, -1.0, services.clock.now())
             await conn.execute("SELECT pg_notify('taskflow_timers', '')")
         for _ in range(100):
             if worker.fired == 5:
@@ -76,7 +76,7 @@ async def test_a_sleeping_worker_wakes_when_the_nearest_timer_falls_due_without_
     from tests.acceptance.test_workers import DIGEST, SEED
 
     async with services.db.transaction() as conn:
-        await conn.execute(SEED, "S-", 3, DIGEST, 0.0, 0.0)
+        await conn.execute(SEED, "S-", 3, DIGEST, 0.0, 0.0, services.clock.now())
         # Due shortly after the worker's clock reads now; armed without a NOTIFY.
         await conn.execute(
             "UPDATE timer SET due_at = $1", frozen_clock.now() + timedelta(milliseconds=300)

@@ -1,0 +1,29 @@
+"""Starting the timer tests' workflows (``sla_workflows.py``) as the app would."""
+
+from __future__ import annotations
+
+import uuid
+
+from taskflow.core.runs.model import RunView
+from taskflow.service import container
+from taskflow.service import principals as principal_service
+from taskflow.service import runs as run_service
+
+
+async def start_escalating(services: container.Services, external_id: str) -> tuple[RunView, str]:
+    """Start an ``escalating`` run for request ``external_id``: (the run, its one slot's id)."""
+    app = await principal_service.get(services, "app")
+    assert app is not None
+    started = await run_service.start_run(
+        services,
+        app,
+        workflow="escalating",
+        subject_type="request",
+        external_id=external_id,
+        attributes={},
+        idempotency_key=None,
+    )
+    run = started.run.view
+    async with services.db.connection() as conn:
+        slot_id = await conn.fetchval("SELECT id FROM slot WHERE run = $1", uuid.UUID(run.id))
+    return run, str(slot_id)
