@@ -114,7 +114,7 @@ async def measure_ended_slots(services: Services, start: datetime | None = None)
         return 0
     await cover(services, first, now)
     async with services.db.transaction() as conn:
-        return await slot_measures.backfill(
+        measured = await slot_measures.backfill(
             conn,
             now,
             first,
@@ -122,6 +122,10 @@ async def measure_ended_slots(services: Services, start: datetime | None = None)
             workflow_calendars(services),
             day_lengths(services),
         )
+    if measured:
+        async with services.db.connection() as conn:
+            await slot_measures.tidy_after_backfill(conn)
+    return measured
 
 
 async def run_lead_time(services: Services, run_id: str) -> lead_time.LeadTime:

@@ -49,19 +49,30 @@ _KEY_COLUMNS = {
     reports.WORKFLOW: "workflow",
     reports.STATE: "state",
     reports.SLOT: "name",
-    reports.AUDIENCE: "audience",
+    reports.AUDIENCE: "team",
     reports.HOLDER: "holder",
     reports.PRIORITY: "priority",
 }
-#: Group key -> (SQL expression over the measured rows ``m`` and ``au``, SQL type).
+#: Group key -> (SQL expression over the measured rows ``m``, SQL type).
 KEYS = {
     reports.WORKFLOW: ("m.workflow", "text"),
     reports.STATE: ("m.state", "text"),
     reports.SLOT: ("m.name", "text"),
-    reports.AUDIENCE: ("au.key", "text"),
+    reports.AUDIENCE: ("m.team", "text"),
     reports.HOLDER: ("m.holder", "text"),
     reports.PRIORITY: ("m.priority", "int"),
 }
+
+
+def teams(audience: str) -> str:
+    """A LATERAL join (``au``) giving each role or group key of ``audience`` (a text[] column
+    of the branch's rows) its own row: a slot open to two teams counts in both."""
+    return (
+        f"LEFT JOIN LATERAL (SELECT k AS key FROM unnest({audience}) k "
+        "WHERE k LIKE 'role:%' OR k LIKE 'group:%') au ON true"
+    )
+
+
 _PCT = "percentile_cont(ARRAY[0.5, 0.9, 0.95]) WITHIN GROUP (ORDER BY {})"
 AGGREGATES = f"""
     count(*) AS opened,
@@ -99,7 +110,7 @@ _COLUMNS = {
     "state": "sl.state",
     "name": "sl.name",
     "priority": "sl.priority",
-    "audience": "sl.audience",
+    "team": "au.key",
     "holder": "coalesce(sl.holder, sl.satisfied_by)",
     "opened_at": "sl.opened_at",
     "live": "false",
@@ -120,10 +131,22 @@ _ALWAYS = ["live", "met", "breached", "at_risk_now", "breached_now", *_BIGINT_NA
 
 
 def union(names: list[str], stored: str) -> str:
-    """Rows for the aggregate: measured on read (``mc``) and stored (``stored`` selects)."""
-    read = ", ".join(f"{n}::bigint" if n in _BIGINT_NAMES else n for n in names)
+    """Rows for the aggregate: measured on read (``mc``) and stored (``stored`` selects).
+
+    A team key (``team``) is joined in each branch, on the branch's own audience
+    column: on the slot table's, whose statistics show few distinct audiences, the
+    planner caches the unnest per audience (Memoize) as it does for a plain query;
+    over the union's output it knew nothing and unnested every row (bench/README.md).
+    """
+    read = ", ".join(
+        f"{n}::bigint" if n in _BIGINT_NAMES else "au.key AS team" if n == "team" else n
+        for n in names
+    )
     kept = ", ".join(_COLUMNS[n] for n in names)
-    return f"SELECT {read} FROM mc UNION ALL SELECT {kept} FROM slot sl WHERE {stored}"
+    by_team = "team" in names
+    read_from = f"mc {teams('mc.audience')}" if by_team else "mc"
+    kept_from = f"slot sl {teams('sl.audience')}" if by_team else "slot sl"
+    return f"SELECT {read} FROM {read_from} UNION ALL SELECT {kept} FROM {kept_from} WHERE {stored}"
 
 
 def statement(
@@ -167,18 +190,12 @@ def statement(
     select_keys = [f"{expr} AS k_{d}" for d, expr, _ in keys]
     if request.by_period:
         select_keys.insert(0, f"date_trunc({unit}, m.opened_at AT TIME ZONE {zone}) AS k_period")
-    audience_join = (
-        "LEFT JOIN LATERAL (SELECT k AS key FROM unnest(m.audience) k "
-        "WHERE k LIKE 'role:%' OR k LIKE 'group:%') au ON true"
-        if reports.AUDIENCE in request.keys
-        else ""
-    )
     names = [f"k_{d}" for d, _, _ in keys]
     grouped = f"GROUP BY {', '.join(str(i + 1) for i in range(len(select_keys)))}"
     measured += f""",
     agg AS (
         SELECT {", ".join([*select_keys, AGGREGATES]) if select_keys else AGGREGATES}
-        FROM m {audience_join}
+        FROM m
         {grouped if select_keys else ""}
     )"""
     if not request.by_period:

@@ -123,3 +123,11 @@ async def backfill(
         status = await conn.execute(sql, *args)
         count += int(status.split()[-1])
     return count
+
+
+async def tidy_after_backfill(conn: db.Connection) -> None:
+    """Vacuum and analyse the slot table after a backfill rewrote many of its rows: until
+    then the report's index-only scan of ended slots (``slot_ended_report``) visits the
+    table for every rewritten page, and the planner counts the old rows. Outside any
+    transaction (VACUUM refuses to run in one)."""
+    await conn.execute("VACUUM (ANALYZE) slot")
