@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from enum import Enum
 
@@ -36,26 +38,33 @@ class TimeKind(Enum):
 )
 class Duration:
     seconds: float = strawberry.field(description="The duration in seconds.")
-    text: str = strawberry.field(
-        description='In words, e.g. "3h 20m business time" or "2d 4h real time".'
-    )
     kind: TimeKind = strawberry.field(description="Business or real time (never mixed).")
+    #: Makes ``text`` when a query asks for it: words cost more than the rest of a report row.
+    words: strawberry.Private[Callable[[], str]]
+
+    @strawberry.field(description='In words, e.g. "3h 20m business time" or "2d 4h real time".')
+    def text(self) -> str:
+        return self.words()
 
     @classmethod
     def of(cls, value: timedelta, clock: clocks.Clock) -> Duration:
         return cls(
             seconds=value.total_seconds(),
-            text=clocks.human(value, clock),
             kind=TimeKind.REAL if clock.calendar is None else TimeKind.BUSINESS,
+            words=functools.partial(clocks.human, value, clock),
         )
 
     @classmethod
     def of_us(cls, us: float | None, kind: str) -> Duration | None:
         """A report's measure in µs of ``kind`` time (``business`` or ``real``); None stays."""
-        text, seconds = reports.duration_text(us, kind), reports.seconds(us)
-        if text is None or seconds is None:
+        if us is None:
             return None
-        return cls(seconds=seconds, text=text, kind=TimeKind(kind))
+        words = functools.partial(_report_words, us, kind)
+        return cls(seconds=us / 1_000_000, kind=TimeKind(kind), words=words)
+
+
+def _report_words(us: float, kind: str) -> str:
+    return reports.duration_text(us, kind) or ""
 
 
 @strawberry.type(description="An interval a clock stood still.")
