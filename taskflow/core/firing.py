@@ -17,7 +17,7 @@ from taskflow.core.definition import audience as au
 from taskflow.core.definition import expr as ex
 from taskflow.core.definition import sla
 from taskflow.core.definition.model import Slot
-from taskflow.core.runs import opening
+from taskflow.core.runs import holding, opening
 from taskflow.core.runs.model import CLAIMED, OPEN, AuditEntry, RunView, SlotView
 
 
@@ -111,9 +111,11 @@ def effects(
                 out.slot = dataclasses.replace(
                     out.slot, status=OPEN, holder=None, claimed_at=None, audience=target
                 )
-            # Not a move for held time (``holding.MOVE_KINDS``): the timeline never counted a
-            # reassignment as one, and the slot's held facts say what its timeline says.
-            line("slot.reassigned", slot=out.slot.name, to=person or str(target))
+            # A move for held time: held by the person from now, or back in a pool (its
+            # line says which, so the timeline reads as the slot's held facts count).
+            held = person is not None
+            out.slot = holding.reassigned(out.slot, now, held=held)
+            line(holding.REASSIGNED, slot=out.slot.name, to=person or str(target), held=held)
         elif (
             action.kind == "raise_priority"
             and action.priority is not None

@@ -36,6 +36,12 @@ class Move:
 
     kind: str
     at: datetime
+    #: Whether it holds the slot; None: as its kind says (a claim or an assignment does).
+    held: bool | None = None
+
+    @property
+    def holds(self) -> bool:
+        return self.kind in holding.HELD_KINDS if self.held is None else self.held
 
 
 @dataclass(frozen=True)
@@ -94,7 +100,7 @@ def held(moves: Sequence[Move], end: datetime) -> list[tuple[datetime, datetime]
     """Held intervals: each claim or assignment until the next move (or ``end``)."""
     found = []
     for i, move in enumerate(moves):
-        if move.kind in holding.HELD_KINDS:
+        if move.holds:
             until = min(moves[i + 1].at if i + 1 < len(moves) else end, end)
             if move.at < until:
                 found.append((move.at, until))
@@ -132,7 +138,7 @@ def measure(
     """The measures of a slot that ended at ``ended_at``, its timeline ``moves`` in order."""
     pauses = [(p.start, max(p.start, p.end or ended_at)) for p in clock.pauses] if clock else []
     held_ranges = held(moves, ended_at)
-    picked = next((m.at for m in moves if m.kind in holding.HELD_KINDS), None)
+    picked = next((m.at for m in moves if m.holds), None)
     picked = picked or claimed_at or satisfied_at
     worked = 0
     paused = _merged(pauses)

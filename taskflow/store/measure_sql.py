@@ -26,6 +26,23 @@ HELD_KINDS = "(" + ", ".join(f"'{k}'" for k in holding.HELD_KINDS) + ")"
 MOVE_KINDS = "(" + ", ".join(f"'{k}'" for k in holding.MOVE_KINDS) + ")"
 
 
+def is_move(line: str) -> str:
+    """SQL: timeline row ``line`` moves its slot (``core/runs/holding``): a claim, assignment,
+    release or end, or a reassignment whose line says whether it holds."""
+    return (
+        f"({line}.kind IN {MOVE_KINDS} "
+        f"OR ({line}.kind = '{holding.REASSIGNED}' AND {line}.details ? 'held'))"
+    )
+
+
+def holds(line: str) -> str:
+    """SQL: timeline row ``line`` (a move) starts a hold of its slot."""
+    return (
+        f"({line}.kind IN {HELD_KINDS} "
+        f"OR ({line}.kind = '{holding.REASSIGNED}' AND ({line}.details->>'held')::boolean))"
+    )
+
+
 def _business(end: str, end_us: str, day: str) -> str:
     """Business µs from the slot's opening to ``end`` (its day row ``day``), via day rows."""
     return calendar_days.business_at("s.cal", "s.opened_at", "s.o_us", "x0", end, end_us, day)
@@ -57,10 +74,10 @@ def held_ranges(slot: str, now: str) -> str:
     """SQL for the held ranges of slot ``slot``'s timeline (a tstzmultirange; null if none)."""
     return f"""(
         SELECT range_agg(tstzrange(e.at, e.until)) FILTER (WHERE e.held AND e.at < e.until)
-        FROM (SELECT a.at, a.kind IN {HELD_KINDS} AS held,
+        FROM (SELECT a.at, {holds("a")} AS held,
                      least(coalesce(lead(a.at) OVER (ORDER BY a.at, a.id), {now}), {now}) AS until
               FROM audit_event a
-              WHERE a.run = {slot}.run AND a.slot = {slot}.id AND a.kind IN {MOVE_KINDS}) e)"""
+              WHERE a.run = {slot}.run AND a.slot = {slot}.id AND {is_move("a")}) e)"""
 
 
 def held_lateral(slot: str, now: str) -> str:

@@ -15,7 +15,6 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 
 from taskflow.core import slot_measures
-from taskflow.core.runs import holding
 from taskflow.store import db, measure_sql, report_sql
 
 #: Live slots picked up whose time to pickup is not kept (picked up before it was).
@@ -39,16 +38,16 @@ async def moves_of(
 ) -> dict[str, list[slot_measures.Move]]:
     """The held/released/ended lines of these slots' timelines, in timeline order."""
     rows = await conn.fetch(
-        "SELECT slot, kind, at FROM audit_event "
-        "WHERE run = ANY($1::uuid[]) AND slot = ANY($2::uuid[]) AND kind = ANY($3::text[]) "
-        "ORDER BY slot, at, id",
+        f"SELECT a.slot, a.kind, a.at, {measure_sql.holds('a')} AS held FROM audit_event a "
+        "WHERE a.run = ANY($1::uuid[]) AND a.slot = ANY($2::uuid[]) "
+        f"AND {measure_sql.is_move('a')} ORDER BY a.slot, a.at, a.id",
         sorted({uuid.UUID(r) for r in run_ids}),
         [uuid.UUID(s) for s in slot_ids],
-        list(holding.MOVE_KINDS),
     )
     found: dict[str, list[slot_measures.Move]] = {s: [] for s in slot_ids}
     for row in rows:
-        found[str(row["slot"])].append(slot_measures.Move(row["kind"], row["at"]))
+        move = slot_measures.Move(row["kind"], row["at"], row["held"])
+        found[str(row["slot"])].append(move)
     return found
 
 

@@ -1,4 +1,4 @@
-"""Workflows for the timer tests: a breach that reassigns, and quiet-hours reminders."""
+"""Workflows for the timer tests: breaches that reassign, and quiet-hours reminders."""
 
 from __future__ import annotations
 
@@ -37,6 +37,28 @@ class Escalating(Workflow):
                         reassign_to=who.id("leah"), raise_priority_to=1, notify=who.id("leah")
                     ),
                 ],
+            )
+        ],
+        then=[Route("done")],
+    )
+    done = State(terminal=True)
+
+
+class EscalatingToPool(Workflow):
+    """An approval whose breach takes it from its holder and offers it to the leads."""
+
+    name = "escalating-to-pool"
+    tracks = "request"
+    calendar = "uk-london"
+
+    waiting = State(
+        initial=True,
+        slots=[
+            Slot(
+                "approve",
+                candidates=who.role("finance"),
+                milestones=[milestone.finished(within=business.hours(2))],
+                reminders=[reminder.on_breach(reassign_to=who.role("lead"))],
             )
         ],
         then=[Route("done")],

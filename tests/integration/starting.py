@@ -10,14 +10,17 @@ from taskflow.service import principals as principal_service
 from taskflow.service import runs as run_service
 
 
-async def start_escalating(services: container.Services, external_id: str) -> tuple[RunView, str]:
-    """Start an ``escalating`` run for request ``external_id``: (the run, its one slot's id)."""
+async def start_escalating(
+    services: container.Services, external_id: str, workflow: str = "escalating"
+) -> tuple[RunView, str]:
+    """Start a run of ``workflow`` (``escalating``) for request ``external_id``: (the run, its
+    one slot's id)."""
     app = await principal_service.get(services, "app")
     assert app is not None
     started = await run_service.start_run(
         services,
         app,
-        workflow="escalating",
+        workflow=workflow,
         subject_type="request",
         external_id=external_id,
         attributes={},

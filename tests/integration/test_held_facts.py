@@ -14,6 +14,7 @@ from taskflow.core import slot_measures
 from taskflow.core.runs import filters, holding
 from taskflow.service import container, timers
 from taskflow.service import principals as principal_service
+from taskflow.service import reports as report_service
 from taskflow.service import runs as run_service
 from taskflow.service import slots as slot_service
 from tests.integration.starting import start_escalating
@@ -39,15 +40,18 @@ async def _timeline_says(
     held µs at ``now`` by the ranges the report sums (core/slot_measures.held)."""
     async with services.db.connection() as conn:
         rows = await conn.fetch(
-            "SELECT kind, at FROM audit_event WHERE slot = $1 AND kind = ANY($2::text[]) "
-            "ORDER BY at, id",
+            "SELECT kind, at, details FROM audit_event WHERE slot = $1 ORDER BY at, id",
             uuid.UUID(slot_id),
-            list(holding.MOVE_KINDS),
         )
-    moves = [slot_measures.Move(r["kind"], r["at"]) for r in rows]
+    moves = [
+        slot_measures.Move(r["kind"], r["at"], r["details"].get("held"))
+        for r in rows
+        if r["kind"] in holding.MOVE_KINDS
+        or (r["kind"] == holding.REASSIGNED and "held" in r["details"])
+    ]
     ranges = slot_measures.held(moves, now)
-    held = [m for m in moves if m.kind in holding.HELD_KINDS]
-    is_open = bool(moves) and moves[-1].kind in holding.HELD_KINDS
+    held = [m for m in moves if m.holds]
+    is_open = bool(moves) and moves[-1].holds
     closed = ranges[:-1] if is_open and ranges else ranges
     facts = {
         "picked_at": held[0].at if held else None,
@@ -151,7 +155,7 @@ async def test_claims_releases_assignments_escalation_and_completion_keep_held_f
     assert facts["held_since"] == t + timedelta(minutes=55)
 
     # The breach (two business hours from 15:00: 17:00, fired on Wednesday) reassigns to
-    # Leah: the timeline counts no move there, and the slot's facts say the same.
+    # Leah: a move that holds, so Fiona's hold ends there and Leah's starts; held time runs on.
     breach = datetime(2026, 12, 2, 10, tzinfo=UTC)
     frozen_clock.set(breach)
     assert await timers.run_due(services, breach) >= 1
@@ -160,7 +164,10 @@ async def test_claims_releases_assignments_escalation_and_completion_keep_held_f
             await conn.fetchval("SELECT holder FROM slot WHERE id = $1", uuid.UUID(slot_id))
             == "leah"
         )
-    await _agree(services, slot_id, breach + timedelta(minutes=5))
+    facts = await _agree(services, slot_id, breach + timedelta(minutes=5))
+    assert facts["held_since"] == breach
+    # Fiona 10-30 min, then held without a break from Frank's claim at 45 min to the breach.
+    assert facts["held_us"] == 20 * 60 * 1_000_000 + (breach - t - timedelta(minutes=45)) // US
     async with services.db.connection() as conn:
         # The worker recorded the breach; the slot's copy of the clock has it too.
         assert await conn.fetchval(
@@ -212,3 +219,32 @@ async def test_an_escalation_that_reopens_and_a_cancellation_keep_held_facts(
     facts = await _facts(services, second)
     assert facts["held_us"] == (115 + 90) * 60 * 1_000_000
     assert facts["held_since"] == t + timedelta(hours=3)
+
+
+async def test_a_reassignment_moves_the_slot_held_by_a_person_or_back_in_a_pool(
+    sla_services: container.Services, frozen_clock: clock.FrozenClock
+) -> None:
+    services = sla_services
+    fiona = await _who(services, "fiona")
+    t = datetime(2026, 12, 1, 15, tzinfo=UTC)
+    breach = datetime(2026, 12, 1, 17, tzinfo=UTC)  # two business hours later
+    frozen_clock.set(t)
+    # Claimed by Fiona, then taken from her for the leads' pool: her hold ends at the breach.
+    run, pooled = await start_escalating(services, "R-4", "escalating-to-pool")
+    # Nobody took this one: the breach hands it to Leah, which is its pickup.
+    _, handed = await start_escalating(services, "R-5")
+    frozen_clock.set(t + timedelta(minutes=10))
+    await slot_service.claim(services, fiona, pooled, None)
+
+    frozen_clock.set(breach)
+    assert await timers.run_due(services, breach) >= 2
+    later = breach + timedelta(hours=1)
+    frozen_clock.set(later)
+    facts = await _agree(services, pooled, later)
+    assert (facts["picked_at"], facts["held_since"]) == (t + timedelta(minutes=10), None)
+    assert facts["held_us"] == 110 * 60 * 1_000_000
+    facts = await _agree(services, handed, later)
+    assert (facts["picked_at"], facts["held_since"], facts["held_us"]) == (breach, breach, 0)
+    # The run's lead time reads the same timeline in SQL: worked 15:10-17:00 only.
+    lead = await report_service.run_lead_time(services, run.id)
+    assert (lead.total_us, lead.worked_us) == (3 * 3600 * 1_000_000, 110 * 60 * 1_000_000)

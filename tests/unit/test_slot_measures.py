@@ -72,3 +72,28 @@ def test_a_slot_cancelled_from_open_was_never_picked_up() -> None:
         None,
         0,
     )
+
+
+def test_a_reassignment_holds_for_a_person_and_ends_the_hold_for_a_pool() -> None:
+    # Open Mon 16:00; the breach hands it to a person Tue 10:00 (its pickup); she works it
+    # until Tue 11:00, when the next escalation returns it to the leads' pool; a lead claims
+    # it at 12:00 and completes it at 13:00.
+    moves = [
+        sm.Move("slot.reassigned", utc(24, 10), held=True),
+        sm.Move("slot.reassigned", utc(24, 11), held=False),
+        sm.Move("slot.claimed", utc(24, 12)),
+        sm.Move("slot.satisfied", utc(24, 13)),
+    ]
+    assert sm.held(moves, utc(24, 14)) == [(utc(24, 10), utc(24, 11)), (utc(24, 12), utc(24, 13))]
+    found = sm.measure(
+        opened_at=utc(23, 16),
+        claimed_at=utc(24, 12),
+        satisfied_at=utc(24, 13),
+        ended_at=utc(24, 13),
+        clock=None,
+        calendar=LONDON,
+        moves=moves,
+    )
+    # Mon 16:00-17:30 and Tue 09:00-10:00 of business time; 18 hours of real time.
+    assert (found.pickup_business, found.pickup_real) == (2.5 * H, 18 * H)
+    assert found.worked == 2 * H
