@@ -49,7 +49,7 @@ async def _guarded(
     slot_id: str,
     action: str,
     decide: Callable[[SlotView, datetime], SlotView],
-    audit: Callable[[SlotView, SlotView], AuditEntry],
+    audit: Callable[[SlotView, SlotView, datetime], AuditEntry],
 ) -> SlotView:
     slot = await visible_slot(services, actor, slot_id)
 
@@ -61,7 +61,9 @@ async def _guarded(
             async with services.db.transaction() as conn:
                 written = await queries.write_slot_move(conn, current, after, now)
                 if written is not None:
-                    line = audit(current, written.slot)
+                    # The line carries the instant the move was decided at, which the slot's
+                    # held facts folded in: the timeline and the facts agree to the µs.
+                    line = audit(current, written.slot, now)
                     await deadlines.after_slot_move(
                         services, conn, written, now, actor.id, lines=[line]
                     )
@@ -97,9 +99,9 @@ async def claim(
         slot_id,
         "claim",
         decide,
-        lambda before, after: AuditEntry(
+        lambda before, after, now: AuditEntry(
             "slot.claimed",
-            after.claimed_at or services.clock.now(),
+            after.claimed_at or now,
             actor.id,
             after.id,
             None,
@@ -119,9 +121,9 @@ async def release(
         slot_id,
         "release",
         lambda slot, now: core.release(slot, actor.id, mine, now),
-        lambda before, after: AuditEntry(
+        lambda before, after, now: AuditEntry(
             "slot.released",
-            services.clock.now(),
+            now,
             actor.id,
             after.id,
             reason,
@@ -157,9 +159,9 @@ async def assign(
         slot_id,
         "assign",
         decide,
-        lambda before, after: AuditEntry(
+        lambda before, after, now: AuditEntry(
             "slot.assigned",
-            services.clock.now(),
+            now,
             actor.id,
             after.id,
             reason,

@@ -4,6 +4,7 @@ completion and cancellation (core/runs/holding.py; the SLA report reads them).""
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 from datetime import UTC, datetime, timedelta
 
@@ -248,3 +249,25 @@ async def test_a_reassignment_moves_the_slot_held_by_a_person_or_back_in_a_pool(
     # The run's lead time reads the same timeline in SQL: worked 15:10-17:00 only.
     lead = await report_service.run_lead_time(services, run.id)
     assert (lead.total_us, lead.worked_us) == (3 * 3600 * 1_000_000, 110 * 60 * 1_000_000)
+
+
+class TickingClock(clock.FrozenClock):
+    """Moves a millisecond every time it is read, as a real clock moves within a use case."""
+
+    def now(self) -> datetime:
+        return self.advance(timedelta(milliseconds=1))
+
+
+async def test_the_timeline_and_the_held_facts_agree_when_the_clock_moves_within_a_move(
+    sla_services: container.Services, frozen_clock: clock.FrozenClock
+) -> None:
+    services = dataclasses.replace(sla_services, clock=TickingClock(frozen_clock.now()))
+    fiona, frank, ada = [await _who(services, p) for p in ("fiona", "frank", "ada")]
+    _, slot_id = await start_escalating(services, "R-6")
+    await slot_service.claim(services, fiona, slot_id, None)
+    await slot_service.release(services, fiona, slot_id, None)
+    await slot_service.claim(services, frank, slot_id, None)
+    await slot_service.assign(services, ada, slot_id, "fiona", None, "cover")
+    facts = await _agree(services, slot_id, services.clock.now())
+    assert facts["held_since"] is not None
+    assert facts["held_us"] > 0
