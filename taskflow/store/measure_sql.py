@@ -14,13 +14,15 @@ report runs this only on live ones.
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from taskflow.core.runs import holding
 from taskflow.store import calendar_days, report_kept
 from taskflow.store.business_sql import business_us, cum_us, epoch_us, real_us
 
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_US = timedelta(microseconds=1)
 #: Timeline kinds that start (claimed, assigned) or end (the rest) a slot's held time.
 HELD_KINDS = "(" + ", ".join(f"'{k}'" for k in holding.HELD_KINDS) + ")"
 MOVE_KINDS = "(" + ", ".join(f"'{k}'" for k in holding.MOVE_KINDS) + ")"
@@ -139,7 +141,8 @@ def slot_clock(slot: str) -> str:
 #: Day rows reach this far past the window's end: a live slot's due instant, for at risk now
 #: (beyond it, the exact lookup).
 DUE_AHEAD = "interval '35 days'"
-NOW_US = epoch_us("$1::timestamptz")
+#: Now in µs since 1970 ($9, computed once by the caller: a numeric step per slot is not free).
+NOW_US = "$9::bigint"
 DAYS_TO = f"greatest($1::timestamptz, $3) + {DUE_AHEAD}"
 
 
@@ -160,7 +163,7 @@ _O_DAY = "CASE WHEN NOT s.pickup_kept OR s.d_us IS NOT NULL THEN s.o_us END"
 def measured_ctes(milestone: str | None, where: str) -> str:
     """CTEs ending in ``mc``: per-slot measures, on read, of the slots ``where`` selects.
 
-    Parameters $1-$8 are those of :func:`base_args`; ``milestone`` is the SQL
+    Parameters $1-$9 are those of :func:`base_args`; ``milestone`` is the SQL
     of the milestone asked (None: each slot's finished clock, else assigned).
     """
     # With a milestone asked, a slot may be measured on another clock than the one it keeps.
@@ -213,7 +216,9 @@ def measured_ctes(milestone: str | None, where: str) -> str:
                    AS done_biz,
                (s.d_us - s.o_us) - {_paused("NULL", "s.satisfied_at")}
                    AS done_real,
-               {business_us("NULL", "s.opened_at", "s.ended_at")} AS lead_us,
+               -- Live slots end now: the µs of both instants are at hand.
+               CASE WHEN s.ended_at = $1 AND s.o_us <= {NOW_US} THEN {NOW_US} - s.o_us
+                    ELSE {business_us("NULL", "s.opened_at", "s.ended_at")} END AS lead_us,
                s.has_clock AND s.met_at IS NOT NULL AND NOT bz.breached AS met,
                bz.breached,
                s.live AND s.has_clock AND s.met_at IS NULL
@@ -255,4 +260,5 @@ def base_args(
         list(day_us),
         list(day_us.values()),
         at_risk_left,
+        (now - _EPOCH) // _US,
     ]
