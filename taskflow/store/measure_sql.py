@@ -156,8 +156,11 @@ def _left_now() -> str:
     )
 
 
-#: The opening's day row serves pickup and completion: needed unless both are kept / none.
-_O_DAY = "CASE WHEN NOT s.pickup_kept OR s.d_us IS NOT NULL THEN s.o_us END"
+#: The opening's day row serves pickup and completion: needed for a pickup measured here or
+#: a completion (an open slot has neither: no probe).
+_O_DAY = (
+    "CASE WHEN (NOT s.pickup_kept AND s.p_us IS NOT NULL) OR s.d_us IS NOT NULL THEN s.o_us END"
+)
 
 
 def measured_ctes(milestone: str | None, where: str) -> str:
