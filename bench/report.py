@@ -143,9 +143,9 @@ async def run(
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://bench") as http:
             for _ in range(repeat):
-                # Each in its own transaction, as the service runs the report: run in one,
-                # the statement after the raw aggregate came out slower than the whole
-                # service (bench/README.md, "Ended slots from a covering index").
+                # Each in its own transaction, as the service runs the report (run in one,
+                # right after the raw aggregate, the statement came out slower than the
+                # whole service in three of nine runs: bench/README.md, "Reports").
                 async with database.transaction() as conn:
                     raw = await timed(
                         samples["raw aggregate"], conn.fetch(RAW, request.start, request.end)
