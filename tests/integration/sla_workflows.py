@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from taskflow import (
     Route,
     Slot,
@@ -16,6 +18,22 @@ from taskflow import (
 )
 
 
+def _approval(**slot: Any) -> State:
+    """Finance approves within two business hours; ``slot`` adds delegates and reminders."""
+    return State(
+        initial=True,
+        slots=[
+            Slot(
+                "approve",
+                candidates=who.role("finance"),
+                milestones=[milestone.finished(within=business.hours(2))],
+                **slot,
+            )
+        ],
+        then=[Route("done")],
+    )
+
+
 class Escalating(Workflow):
     """An approval whose breach reassigns it to the duty manager and makes it urgent."""
 
@@ -23,23 +41,14 @@ class Escalating(Workflow):
     tracks = "request"
     calendar = "uk-london"
 
-    waiting = State(
-        initial=True,
-        slots=[
-            Slot(
-                "approve",
-                candidates=who.role("finance"),
-                delegates=who.role("lead"),
-                milestones=[milestone.finished(within=business.hours(2))],
-                reminders=[
-                    reminder.at(0.5, notify=who.holder(), quiet_hours=True),
-                    reminder.on_breach(
-                        reassign_to=who.id("leah"), raise_priority_to=1, notify=who.id("leah")
-                    ),
-                ],
-            )
+    waiting = _approval(
+        delegates=who.role("lead"),
+        reminders=[
+            reminder.at(0.5, notify=who.holder(), quiet_hours=True),
+            reminder.on_breach(
+                reassign_to=who.id("leah"), raise_priority_to=1, notify=who.id("leah")
+            ),
         ],
-        then=[Route("done")],
     )
     done = State(terminal=True)
 
@@ -51,18 +60,7 @@ class EscalatingToPool(Workflow):
     tracks = "request"
     calendar = "uk-london"
 
-    waiting = State(
-        initial=True,
-        slots=[
-            Slot(
-                "approve",
-                candidates=who.role("finance"),
-                milestones=[milestone.finished(within=business.hours(2))],
-                reminders=[reminder.on_breach(reassign_to=who.role("lead"))],
-            )
-        ],
-        then=[Route("done")],
-    )
+    waiting = _approval(reminders=[reminder.on_breach(reassign_to=who.role("lead"))])
     done = State(terminal=True)
 
 
