@@ -107,9 +107,15 @@ def line_chart(
 
 
 def bar_chart(
-    title: str, labels: list[str], series: list[Series], *, unit: str, fmt: str = "{:.1f}"
+    title: str,
+    labels: list[str],
+    series: list[Series],
+    *,
+    unit: str | tuple[str, str],
+    fmt: str = "{:.1f}",
 ) -> str:
-    """Horizontal bars, one group per label and one bar per series, values written at the end."""
+    """Horizontal bars, one group per label and one bar per series, values written at the end
+    with their ``unit`` (a (singular, plural) pair for counts: "1 slot", "2 slots")."""
     width, left, right = 720, 170, 80
     bar_h, gap = 14, 10
     group_h = bar_h * len(series) + gap
@@ -144,7 +150,13 @@ def bar_chart(
                 f'<rect x="{left}" y="{y}" width="{w:.1f}" height="{bar_h - 2}" '
                 f'fill="{colour}"{opacity}/>'
             )
-            text = "-" if v is None else f"{fmt.format(v)} {unit}"
+            text = "-" if v is None else f"{fmt.format(v)} {_unit(unit, fmt.format(v))}"
             out.append(f'<text x="{left + w + 6:.1f}" y="{y + bar_h - 4}">{escape(text)}</text>')
     out.append("</svg>")
     return "".join(out)
+
+
+def _unit(unit: str | tuple[str, str], written: str) -> str:
+    if isinstance(unit, str):
+        return unit
+    return unit[0] if written == "1" else unit[1]

@@ -192,7 +192,7 @@ async def _charts(
             charts.Series("at risk", tuple(float(by_label[g].at_risk_now) for g in labels)),
             charts.Series("breached", tuple(float(by_label[g].breached_now) for g in labels)),
         ],
-        unit="slots",
+        unit=("slot", "slots"),
         fmt="{:.0f}",
     )
     # Totals from an ungrouped report: a slot in two teams counts once.

@@ -53,6 +53,9 @@ async def test_sign_in_with_a_token_then_read_the_page(
     assert '<td class="key">expense-approval</td><td>5</td><td>2</td><td>2</td><td>2</td>' in html
     assert "<td>50.0 %</td>" in html
     assert '<div class="kpi risk"><b>1</b>at risk now</div>' in html
+    # The expense workflow has one slot at risk and one breached now: counted in words.
+    assert ">1 slot</text>" in html
+    assert "1 slots" not in html
     out = await client.post("/reports/sign-out")
     assert out.status_code == 303
     assert (await client.get("/reports/sla")).status_code == 401
