@@ -1,6 +1,19 @@
-"""Durations in words for people: ``2d 4h``, ``3h 20m``, ``45s``."""
+"""Durations in words for people (``2d 4h``, ``3h 20m``, ``45s``), and in microseconds,
+the unit the database keeps them in."""
 
 from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+#: One microsecond: ``delta // US`` is a duration in whole µs.
+US = timedelta(microseconds=1)
+#: The instant µs are counted from (as PostgreSQL's ``extract(epoch ...)``).
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def epoch_us(t: datetime) -> int:
+    """Instant ``t`` (aware) in µs since 1970, as the SQL ``business_sql.epoch_us`` gives it."""
+    return (t - EPOCH) // US
 
 
 def words(seconds: int, *, seconds_with_hours: bool, zero: str) -> str:

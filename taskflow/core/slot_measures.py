@@ -24,10 +24,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from taskflow.core import calendars, clocks
+from taskflow.core import calendars, clocks, durations
 from taskflow.core.runs import holding
-
-_US = timedelta(microseconds=1)
 
 
 @dataclass(frozen=True)
@@ -66,7 +64,7 @@ def report_clock(ledgers: Sequence[clocks.Clock]) -> clocks.Clock | None:
 
 
 def _us(value: timedelta) -> int:
-    return value // _US
+    return value // durations.US
 
 
 def _between(cal: calendars.BusinessClock, t0: datetime, t1: datetime) -> int:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from taskflow.core import clocks, deadlines
+from taskflow.core import clocks, deadlines, durations
 from taskflow.core.definition import budgets as bu
 from taskflow.core.runs.model import AuditEntry, SlotView
 from taskflow.store import db, report_kept, runs, timeline
@@ -133,9 +133,6 @@ class ClockRow:
     clock: clocks.Clock
     due_at: datetime | None
     breached_at: datetime | None
-
-
-_US = timedelta(microseconds=1)
 
 
 def _pause_list(c: clocks.Clock) -> list[list[str | None]]:
@@ -336,7 +333,7 @@ def _clock_upsert(rows: Sequence[ClockRow], arg: Callable[[Any], str]) -> str:
         ("run", "uuid", [uuid.UUID(r.run_id) for r in rows]),
         ("milestone", "text", [r.clock.milestone for r in rows]),
         ("budget_kind", "text", [r.clock.budget.kind for r in rows]),
-        ("budget_us", "bigint", [r.clock.budget.duration // _US for r in rows]),
+        ("budget_us", "bigint", [r.clock.budget.duration // durations.US for r in rows]),
         ("working_days", "float8", [r.clock.budget.working_days for r in rows]),
         ("calendar", "text", [r.clock.budget.calendar for r in rows]),
         ("started_at", "timestamptz", [r.clock.started_at for r in rows]),

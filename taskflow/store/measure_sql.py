@@ -14,15 +14,14 @@ report runs this only on live ones.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 from typing import Any
 
+from taskflow.core import durations
 from taskflow.core.runs import holding
 from taskflow.store import calendar_days, report_kept
 from taskflow.store.business_sql import business_us, cum_us, epoch_us, real_us
 
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-_US = timedelta(microseconds=1)
 #: Timeline kinds that start (claimed, assigned) or end (the rest) a slot's held time.
 HELD_KINDS = "(" + ", ".join(f"'{k}'" for k in holding.HELD_KINDS) + ")"
 MOVE_KINDS = "(" + ", ".join(f"'{k}'" for k in holding.MOVE_KINDS) + ")"
@@ -263,5 +262,5 @@ def base_args(
         list(day_us),
         list(day_us.values()),
         at_risk_left,
-        (now - _EPOCH) // _US,
+        durations.epoch_us(now),
     ]

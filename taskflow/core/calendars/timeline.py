@@ -11,14 +11,15 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Iterable
-from datetime import UTC, date, datetime, timedelta
+from datetime import date, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from taskflow.core import durations
 from taskflow.core.calendars import model
 
-EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-ONE_US = timedelta(microseconds=1)
+EPOCH = durations.EPOCH
+ONE_US = durations.US
 ONE_DAY = timedelta(days=1)
 
 

@@ -20,8 +20,9 @@ counted one). A ``slot.disarmed`` cancellation is not a move.
 from __future__ import annotations
 
 import dataclasses
-from datetime import datetime, timedelta
+from datetime import datetime
 
+from taskflow.core import durations
 from taskflow.core.runs.model import SlotView
 
 #: Timeline kinds that start held time (claimed, assigned), and those that always move a slot.
@@ -29,7 +30,6 @@ HELD_KINDS = ("slot.claimed", "slot.assigned")
 MOVE_KINDS = (*HELD_KINDS, "slot.released", "slot.satisfied", "slot.cancelled")
 #: An escalation's reassignment: a move when its line says whether it holds (``held``).
 REASSIGNED = "slot.reassigned"
-_US = timedelta(microseconds=1)
 
 
 def moved(slot: SlotView, kind: str, at: datetime) -> SlotView:
@@ -54,7 +54,7 @@ def _fold(slot: SlotView, at: datetime, *, holds: bool) -> SlotView:
     held_us = slot.held_us
     if slot.held_since is not None:
         # The timeline counts an interval only when it has a length (``at < until``).
-        held_us += max(0, (at - slot.held_since) // _US)
+        held_us += max(0, (at - slot.held_since) // durations.US)
     if holds:
         return dataclasses.replace(
             slot, picked_at=slot.picked_at or at, held_us=held_us, held_since=at
