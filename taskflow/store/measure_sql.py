@@ -145,14 +145,24 @@ NOW_US = "$9::bigint"
 DAYS_TO = f"greatest($1::timestamptz, $3) + {DUE_AHEAD}"
 
 
-def _left_now() -> str:
-    """Business µs from now to the due instant on the clock's calendar (``business_us``):
-    the due instant's day row ``xd`` less the calendar's count at now (``cal_now``, once)."""
+#: A live slot whose clock runs and is not yet due: the only ones that may be at risk now
+#: (and the only ones whose due instant's day row is joined, ``xd``).
+_RISK_OPEN = (
+    f"s.live AND s.has_clock AND s.met_at IS NULL AND s.due_us > {NOW_US} "
+    "AND NOT (s.has_pauses AND s.pauses->-1->>1 IS NULL)"
+)
+
+
+def _at_risk_now() -> str:
+    """SQL: at risk now, i.e. business µs from now to the due instant on the clock's calendar
+    (the due instant's day row ``xd`` less the calendar's count at now, ``cal_now``, once)
+    at most the share $8 of the budget (working days at the calendar's day length)."""
     due = calendar_days.cum_at("xd", "s.clock_cal", "s.due_at", "s.due_us")
-    return (
-        f"(CASE WHEN s.due_at IS NULL THEN NULL WHEN s.due_us <= {NOW_US} THEN 0::bigint "
-        f"WHEN s.clock_cal IS NULL THEN s.due_us - {NOW_US} ELSE {due} - nw.cum END)"
-    )
+    left = f"(CASE WHEN s.clock_cal IS NULL THEN s.due_us - {NOW_US} ELSE {due} - nw.cum END)"
+    budget = f"(s.budget_us + s.working_days * coalesce(nw.day_us, {calendar_days.DAY_US}))"
+    # A CASE, not an AND: the day row is joined only for these slots, and the lookup it
+    # would fall back to must not run for the others.
+    return f"(CASE WHEN {_RISK_OPEN} THEN {left} <= $8::float8 * {budget} ELSE false END)"
 
 
 #: The opening's day row serves pickup and completion: needed for a pickup measured here or
@@ -174,8 +184,8 @@ def measured_ctes(milestone: str | None, where: str) -> str:
     WITH wfcal AS (SELECT * FROM unnest($4::text[], $5::text[]) AS w(workflow, calendar)),
     {calendar_days.ctes("$6::text[]", "$2::timestamptz", DAYS_TO)},
     cal_now AS (
-        SELECT c.calendar, {cum_us("c.calendar", "$1::timestamptz")} AS cum
-        FROM unnest($6::text[]) AS c(calendar)
+        SELECT c.calendar, {cum_us("c.calendar", "$1::timestamptz")} AS cum, c.day_us
+        FROM unnest($6::text[], $7::bigint[]) AS c(calendar, day_us)
     ),
     s AS (
         SELECT sl.id, sl.workflow, sl.state, sl.name, sl.priority, sl.audience,
@@ -225,19 +235,14 @@ def measured_ctes(milestone: str | None, where: str) -> str:
                bz.breached,
                s.live AND s.has_clock AND s.met_at IS NULL
                    AND (s.due_at <= $1 OR s.breached_at <= $1) IS TRUE AS breached_now,
-               s.live AND s.has_clock AND s.met_at IS NULL AND s.due_at > $1
-                   AND NOT (jsonb_array_length(s.pauses) > 0 AND s.pauses->-1->>1 IS NULL)
-                   AND {_left_now()}
-                       <= $8::float8 * (s.budget_us + s.working_days
-                           * coalesce(($7::bigint[])[array_position($6::text[], s.clock_cal::text)],
-                                      86400000000)) AS at_risk_now
+               {_at_risk_now()} AS at_risk_now
         FROM s
         -- Day rows only for the instants measured here (no key: no probe).
         {calendar_days.join("x0", "s.cal", _O_DAY)}
         {calendar_days.join("x1", "s.cal", "CASE WHEN NOT s.pickup_kept THEN s.p_us END")}
         {calendar_days.join("x2", "s.cal", "s.d_us")}
         LEFT JOIN cal_now nw ON nw.calendar = s.clock_cal
-        {calendar_days.join("xd", "s.clock_cal", "s.due_us")}
+        {calendar_days.join("xd", "s.clock_cal", f"CASE WHEN {_RISK_OPEN} THEN s.due_us END")}
         CROSS JOIN LATERAL (SELECT s.has_clock AND (
             (s.breached_at IS NOT NULL AND s.breached_at <= $1)
             OR coalesce(CASE WHEN s.met_at IS NOT NULL THEN s.due_at < s.met_at
