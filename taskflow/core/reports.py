@@ -9,9 +9,11 @@ microseconds; business time and real time are kept in separate fields.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Final
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from dateutil.relativedelta import relativedelta
 
 from taskflow import errors
 from taskflow.core import durations
@@ -127,6 +129,50 @@ def periods(request: ReportRequest) -> int:
     days = (request.end - request.start) / timedelta(days=1)
     per = {"day": 1.0, "week": 7.0, "month": 28.0}[request.period]
     return int(days / per) + 2
+
+
+_STEPS: Final = {
+    "day": relativedelta(days=1),
+    "week": relativedelta(weeks=1),
+    "month": relativedelta(months=1),
+}
+
+
+def period_starts(request: ReportRequest) -> list[datetime]:
+    """The first instant of each period the window ``[start, end)`` touches, in order
+    (aware, in the request's zone).
+
+    A period is a local day, week (from Monday) or month of the zone. It starts at
+    the first instant whose local time reaches its local midnight: where a clock
+    change skips midnight, the instant of the change. So periods follow each other
+    without gaps, and an instant falls in the last period that started at or before
+    it (the report finds it so, ``store/report_sql.py``). This is the period of its
+    local date, except for the hour a clock change repeats across a period's start
+    (none in current rules; Newfoundland's before 2011), which stays in the new one.
+    """
+    zone = ZoneInfo(request.zone)
+    local = request.start.astimezone(zone).replace(tzinfo=None)
+    first = local.replace(hour=0, minute=0, second=0, microsecond=0)
+    if request.period == "week":
+        first -= timedelta(days=first.weekday())
+    elif request.period == "month":
+        first = first.replace(day=1)
+    starts: list[datetime] = []
+    step = 0
+    # fold=0: a local midnight that comes twice reads as its first occurrence; one the
+    # clocks skip reads with the offset before the change, i.e. as the change itself (in
+    # the tz database since 1970 every skip of a midnight starts at it, none from before).
+    while (at := _instant(first + _STEPS[request.period] * step, zone)) < request.end:
+        if starts and starts[-1] == at:
+            starts.pop()  # a day the zone skipped entirely (Samoa's 30 December 2011)
+        starts.append(at)
+        step += 1
+    return starts
+
+
+def _instant(local: datetime, zone: ZoneInfo) -> datetime:
+    """Naive local time ``local`` read in ``zone`` (fold=0), as a real instant of the zone."""
+    return local.replace(tzinfo=zone).astimezone(UTC).astimezone(zone)
 
 
 @dataclass(frozen=True)

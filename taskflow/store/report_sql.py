@@ -182,14 +182,16 @@ def statement(
     m = union(columns, f"{window} AND {stored}{where}")
     measured = f"""{measure_sql.measured_ctes(milestone, f"{window} AND {on_read}{where}")},
     m AS ({m})"""
-    zone = unit = ""
+    bounds = ""
     if request.by_period:
-        args += [request.zone, request.period]
-        zone, unit = f"${len(args) - 1}", f"${len(args)}"
+        args.append(reports.period_starts(request))
+        bounds = f"${len(args)}::timestamptz[]"
     keys = [(d, *KEYS[d]) for d in request.keys]
     select_keys = [f"{expr} AS k_{d}" for d, expr, _ in keys]
     if request.by_period:
-        select_keys.insert(0, f"date_trunc({unit}, m.opened_at AT TIME ZONE {zone}) AS k_period")
+        # The period's number (1, 2, ...): a binary search of the periods' first instants,
+        # several times cheaper per slot than date_trunc of the local time (bench/README.md).
+        select_keys.insert(0, f"width_bucket(m.opened_at, {bounds}) AS k_period")
     names = [f"k_{d}" for d, _, _ in keys]
     grouped = f"GROUP BY {', '.join(str(i + 1) for i in range(len(select_keys)))}"
     measured += f""",
@@ -214,11 +216,7 @@ def statement(
         for n in _AGG_NAMES
     )
     sql = f"""{measured},
-    periods AS (
-        SELECT generate_series(date_trunc({unit}, $2 AT TIME ZONE {zone}),
-                               ($3 AT TIME ZONE {zone}) - interval '1 microsecond',
-                               ('1 ' || {unit})::interval) AS k_period
-    ),
+    periods AS (SELECT generate_series(1, cardinality({bounds})) AS k_period),
     g AS ({groups})
     SELECT p.k_period, {"".join(f"g.{n}, " for n in names)}{counts}
     FROM periods p CROSS JOIN g
@@ -227,7 +225,7 @@ def statement(
     return sql, args
 
 
-def _row(record: asyncpg.Record, zone: Any) -> reports.ReportRow:
+def _row(record: asyncpg.Record, period_starts: list[datetime]) -> reports.ReportRow:
     period = record.get("k_period")
     return reports.ReportRow(
         workflow=record.get("k_workflow"),
@@ -236,7 +234,7 @@ def _row(record: asyncpg.Record, zone: Any) -> reports.ReportRow:
         audience=record.get("k_audience"),
         holder=record.get("k_holder"),
         priority=record.get("k_priority"),
-        period_start=period.replace(tzinfo=zone) if period is not None else None,
+        period_start=period_starts[period - 1] if period is not None else None,
         opened=record["opened"],
         met=record["met"],
         breached=record["breached"],
@@ -261,9 +259,7 @@ async def report(
     at_risk_left: float = reports.AT_RISK_LEFT,
 ) -> list[reports.ReportRow]:
     """Run the report's one statement; rows in period, then key order."""
-    from zoneinfo import ZoneInfo
-
     sql, args = statement(request, now, workflow_calendars, day_us, at_risk_left)
     await conn.execute(PLANNER)
-    zone = ZoneInfo(request.zone)
-    return [_row(r, zone) for r in await conn.fetch(sql, *args)]
+    starts = reports.period_starts(request) if request.by_period else []
+    return [_row(r, starts) for r in await conn.fetch(sql, *args)]
