@@ -200,7 +200,7 @@ class ReportRow:
     audience: str | None
     holder: str | None
     priority: int | None
-    #: The period's first instant (its local midnight, in UTC).
+    #: The period's first instant (``period_starts``: its local midnight), in the zone.
     period_start: datetime | None
     opened: int
     met: int

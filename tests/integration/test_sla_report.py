@@ -126,6 +126,21 @@ async def test_periods_include_empty_ones(services: Services, loaded: dict[str, 
     ]
 
 
+async def test_every_period_for_every_group_a_null_key_included(
+    services: Services, loaded: dict[str, str]
+) -> None:
+    weeks = await run(services, "period", "holder", period="week")
+    holders = ["fiona", "frank", "olga", None]
+    assert [(r.period_start, r.holder) for r in weeks] == [
+        (datetime(2026, 11, d, tzinfo=UTC), h) for d in (23, 30) for h in holders
+    ]
+    # The grid's rows add up to the holder grouping's, the slot nobody holds included.
+    totals = {h: sum(r.opened for r in weeks if r.holder == h) for h in holders}
+    assert totals == {"fiona": 2, "frank": 2, "olga": 1, None: 1}
+    # Frank's second slot opened in the second week; empty cells are zeros.
+    assert [r.opened for r in weeks] == [2, 1, 1, 1, 0, 1, 0, 0]
+
+
 async def test_periods_are_cut_in_the_zone_asked(
     services: Services, loaded: dict[str, str]
 ) -> None:
