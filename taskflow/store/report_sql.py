@@ -6,9 +6,11 @@ and ended ones not measured yet) are measured on read by the same statement
 (``measure_sql.py``: business and real time, pauses, clocks; what a live slot
 keeps of its timeline and its time to pickup).
 Both meet in a UNION ALL of narrow rows, then one GROUP BY with
-``percentile_cont`` and, for periods, a series of periods crossed with the
-groups seen so empty periods show as zeros. Every number is computed on the
-database; no slot is loaded into Python.
+``percentile_cont``. For periods, each slot's period is its number among the
+periods' first instants (``core.reports.period_starts``, passed as an array),
+and every period is crossed with every group seen so empty periods show as
+zeros. Every number is computed on the database; no slot is loaded into
+Python.
 """
 
 from __future__ import annotations
