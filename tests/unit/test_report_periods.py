@@ -18,6 +18,11 @@ def starts_of(zone: str, period: str, start: datetime, end: datetime) -> list[da
     )
 
 
+def days(zone: str, start: tuple[int, ...], end: tuple[int, ...]) -> list[datetime]:
+    """Local days of ``zone`` touching the window [start, end) (UTC date-time tuples)."""
+    return starts_of(zone, "day", datetime(*start, tzinfo=UTC), datetime(*end, tzinfo=UTC))
+
+
 def local_period(at: datetime, zone: ZoneInfo, period: str) -> date:
     """The local date an instant's period starts on, by its local date (date_trunc's way)."""
     day = at.astimezone(zone).date()
@@ -80,13 +85,8 @@ def test_every_instant_near_a_clock_change_falls_in_its_local_period(
 
 def test_a_period_starts_at_the_change_when_clocks_skip_its_midnight() -> None:
     # Sao Paulo, 4 November 2018: clocks went from 00:00 straight to 01:00.
-    days = starts_of(
-        "America/Sao_Paulo",
-        "day",
-        datetime(2018, 11, 3, 12, tzinfo=UTC),
-        datetime(2018, 11, 5, tzinfo=UTC),
-    )
-    assert [d.isoformat() for d in days] == [
+    got = days("America/Sao_Paulo", (2018, 11, 3, 12), (2018, 11, 5))
+    assert [d.isoformat() for d in got] == [
         "2018-11-03T00:00:00-03:00",
         "2018-11-04T01:00:00-02:00",
     ]
@@ -94,13 +94,8 @@ def test_a_period_starts_at_the_change_when_clocks_skip_its_midnight() -> None:
 
 def test_a_repeated_midnight_starts_the_day_at_its_first_occurrence() -> None:
     # Havana, 1 November 2026: clocks go back from 01:00 to 00:00, so midnight comes twice.
-    days = starts_of(
-        "America/Havana",
-        "day",
-        datetime(2026, 11, 1, 3, tzinfo=UTC),
-        datetime(2026, 11, 2, tzinfo=UTC),
-    )
-    assert [d.astimezone(UTC) for d in days] == [
+    got = days("America/Havana", (2026, 11, 1, 3), (2026, 11, 2))
+    assert [d.astimezone(UTC) for d in got] == [
         datetime(2026, 10, 31, 4, tzinfo=UTC),
         datetime(2026, 11, 1, 4, tzinfo=UTC),
     ]
@@ -108,13 +103,8 @@ def test_a_repeated_midnight_starts_the_day_at_its_first_occurrence() -> None:
 
 def test_a_skipped_day_is_no_period() -> None:
     # Samoa skipped 30 December 2011 when it crossed the date line.
-    days = starts_of(
-        "Pacific/Apia",
-        "day",
-        datetime(2011, 12, 29, tzinfo=UTC),
-        datetime(2011, 12, 31, tzinfo=UTC),
-    )
-    assert [d.date() for d in days] == [date(2011, 12, 28), date(2011, 12, 29), date(2011, 12, 31)]
+    got = days("Pacific/Apia", (2011, 12, 29), (2011, 12, 31))
+    assert [d.date() for d in got] == [date(2011, 12, 28), date(2011, 12, 29), date(2011, 12, 31)]
 
 
 def test_the_hour_repeated_across_midnight_stays_in_the_new_day() -> None:
@@ -122,16 +112,11 @@ def test_the_hour_repeated_across_midnight_stays_in_the_new_day() -> None:
     # times 23:01-00:00 of the day before come again. Periods run without gaps, so that
     # repeated hour counts in the new day (date_trunc would put it back in the old one).
     zone = ZoneInfo("America/St_Johns")
-    days = starts_of(
-        "America/St_Johns",
-        "day",
-        datetime(2006, 10, 28, 12, tzinfo=UTC),
-        datetime(2006, 10, 30, tzinfo=UTC),
-    )
+    got = days("America/St_Johns", (2006, 10, 28, 12), (2006, 10, 30))
     change = datetime(2006, 10, 29, 2, 31, tzinfo=UTC)  # 00:01 NDT, then 23:01 NST
     repeated = change + timedelta(minutes=30)
     assert repeated.astimezone(zone).date() == date(2006, 10, 28)
-    found = days[bisect.bisect_right(days, repeated) - 1]
+    found = got[bisect.bisect_right(got, repeated) - 1]
     assert found.astimezone(zone).date() == date(2006, 10, 29)
 
 
