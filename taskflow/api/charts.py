@@ -7,10 +7,12 @@ shape, so a black-and-white printout still reads.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from html import escape
 
-#: Colour, dash pattern and marker per series (cycled).
+#: Colour, dash pattern and marker per series: no two alike. A chart shows at most this
+#: many lines (the report page picks the groups with the most slots; the table has all).
 PALETTE = (
     ("#1d4ed8", "", "circle"),
     ("#b45309", "6 3", "square"),
@@ -18,6 +20,8 @@ PALETTE = (
     ("#7c3aed", "10 3 2 3", "circle"),
     ("#be123c", "4 4", "square"),
     ("#0f766e", "1 2", "diamond"),
+    ("#4b5563", "8 2 2 2 2 2", "square"),
+    ("#a21caf", "12 4", "diamond"),
 )
 FONT = 'font-family="system-ui, sans-serif" font-size="12"'
 
@@ -28,6 +32,14 @@ class Series:
 
     name: str
     values: tuple[float | None, ...]
+
+
+def busiest(labels: list[str], weight: Callable[[str], float]) -> list[str]:
+    """At most as many ``labels`` as the palette has styles: the heaviest, in their order."""
+    if len(labels) <= len(PALETTE):
+        return labels
+    kept = set(sorted(labels, key=lambda label: -weight(label))[: len(PALETTE)])
+    return [label for label in labels if label in kept]
 
 
 def _marker(kind: str, x: float, y: float, colour: str) -> str:

@@ -157,17 +157,22 @@ async def _charts(
         ): r.breach_rate
         for r in periodic
     }
-    peak = max((v for v in rate.values() if v is not None), default=0.0)
+    by_label = {report_table.label(r, by_group.group_by, zone): r for r in grouped}
+    # More lines than the palette has styles would not read: the busiest groups, in order.
+    lines = charts.busiest(labels, lambda g: by_label[g].opened)
     title = report_table.DIMENSION_TITLES[page.chart_group]
+    if len(lines) < len(labels):
+        title += f" (the {len(lines)} with the most slots of {len(labels)}; the table has all)"
+    shown = [rate.get((g, p)) for g in lines for p in periods]
+    peak = max((v for v in shown if v is not None), default=0.0)
     svg = {
         "breach": charts.line_chart(
             f"Breach rate per {report.period} and {title}",
             periods,
-            [charts.Series(g, tuple(rate.get((g, p)) for p in periods)) for g in labels],
+            [charts.Series(g, tuple(rate.get((g, p)) for p in periods)) for g in lines],
             y_max=1.0 if peak > 0.5 or peak == 0 else 0.5,
         ),
     }
-    by_label = {report_table.label(r, by_group.group_by, zone): r for r in grouped}
     hour = report_table.HOUR_US
 
     def p90(r: reports.ReportRow, name: str) -> float | None:

@@ -1,4 +1,5 @@
-"""``taskflow demo``: example principals, a dozen runs, a token each, a query to paste."""
+"""``taskflow demo``: example principals, a dozen runs, weeks of past ones, a token each, a query
+to paste."""
 
 from __future__ import annotations
 
@@ -36,7 +37,11 @@ def run_demo(args: argparse.Namespace) -> int:
 
     with runtime.database_url(settings) as url:
         seeded, minted = asyncio.run(go(url))
-    print(f"taskflow demo: {seeded.started} runs started, {seeded.existing} already there.\n")
+    print(f"taskflow demo: {seeded.started} runs started, {seeded.existing} already there.")
+    print(
+        f"Past runs for the SLA report (/reports/sla): {seeded.past_started} played at their "
+        f"own instants of the last weeks, {seeded.past_existing} already there.\n"
+    )
     print("Tokens (send as 'Authorization: Bearer <token>'):")
     for principal in seeded.principals:
         roles = ", ".join(principal.roles)
