@@ -7,6 +7,7 @@ shape, so a black-and-white printout still reads.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from html import escape
@@ -57,7 +58,7 @@ def line_chart(
     title: str, labels: list[str], series: list[Series], *, y_max: float = 1.0, percent: bool = True
 ) -> str:
     """Lines over labelled x positions (e.g. breach rate per period per group)."""
-    width, left, right, top = 720, 48, 16, 28
+    width, left, right, top = 720, 48, 40, 28  # right: half of the last x label
     plot_h = 200
     legend_h = 18 * ((len(series) + 2) // 3)
     height = top + plot_h + 40 + legend_h
@@ -83,7 +84,9 @@ def line_chart(
             f'<line x1="{left}" x2="{width - right}" y1="{y:.1f}" y2="{y:.1f}" stroke="#ccc"/>'
         )
         out.append(f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end">{text}</text>')
-    every = max(1, len(labels) // 10)
+    # Every label that fits: about 7 px a character at this size, and a gap.
+    widest = 7 * max((len(label) for label in labels), default=0) + 10
+    every = max(1, math.ceil(widest / step)) if len(labels) > 1 else 1
     for i, label in enumerate(labels):
         if i % every == 0:
             out.append(

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
+import re
+
 from taskflow.api import charts
 
 
@@ -27,3 +30,13 @@ def test_every_line_of_a_chart_has_its_own_style() -> None:
     svg = charts.line_chart("Breach rate", ["w1", "w2"], series)
     strokes = {colour for colour, _, _ in charts.PALETTE if f'stroke="{colour}"' in svg}
     assert len(strokes) == len(charts.PALETTE)
+
+
+def test_x_labels_never_overlap() -> None:
+    days = [f"2026-11-{d:02d}" for d in range(1, 31)]
+    svg = charts.line_chart("Breach rate", days, [charts.Series("a", (0.5,) * 30)])
+    shown = re.findall(r'<text x="([\d.]+)" y="[\d.]+" text-anchor="middle">([^<]+)<', svg)
+    assert shown[0][1] == "2026-11-01"
+    xs = [float(x) for x, _ in shown]
+    assert len(xs) >= 5
+    assert min(b - a for a, b in itertools.pairwise(xs)) >= 7 * len("2026-11-01")
