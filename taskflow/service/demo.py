@@ -141,13 +141,10 @@ def _numbered(values: dict[str, Any], n: int, **more: Any) -> dict[str, Any]:
     return {k: v.format(n=n, **more) if isinstance(v, str) else v for k, v in values.items()}
 
 
-async def _replay(services: Services, past: PastRun) -> bool:
-    """Start a past run and play its steps, each at its own instant; False if it was there."""
-    at = clock.FrozenClock(past.started_at)
-    then = dataclasses.replace(services, clock=at)
-    spec = past.spec
+async def _start(services: Services, spec: dict[str, Any]) -> str | None:
+    """Start the run ``spec`` describes; its id, or None when an earlier call started it."""
     result = await run_service.start_run(
-        then,
+        services,
         await _principal(services, spec["started_by"]),
         workflow=spec["workflow"],
         subject_type=spec["type"],
@@ -155,11 +152,19 @@ async def _replay(services: Services, past: PastRun) -> bool:
         attributes=spec["attributes"],
         idempotency_key=f"demo:{spec['workflow']}:{spec['external_id']}",
     )
-    if not result.created:
+    return result.run.view.id if result.created else None
+
+
+async def _replay(services: Services, past: PastRun) -> bool:
+    """Start a past run and play its steps, each at its own instant; False if it was there."""
+    at = clock.FrozenClock(past.started_at)
+    then = dataclasses.replace(services, clock=at)
+    run_id = await _start(then, past.spec)
+    if run_id is None:
         return False
     for when, step in past.steps:
         at.set(when)
-        await _play(then, result.run.view.id, step)
+        await _play(then, run_id, step)
     return True
 
 
@@ -174,22 +179,13 @@ async def seed(services: Services, records: list[dict[str, Any]], data: dict[str
     await principal_service.load(services, records)
     started = existing = 0
     for spec in data["runs"]:
-        starter = await _principal(services, spec["started_by"])
-        result = await run_service.start_run(
-            services,
-            starter,
-            workflow=spec["workflow"],
-            subject_type=spec["type"],
-            external_id=spec["external_id"],
-            attributes=spec["attributes"],
-            idempotency_key=f"demo:{spec['workflow']}:{spec['external_id']}",
-        )
-        if not result.created:
+        run_id = await _start(services, spec)
+        if run_id is None:
             existing += 1
             continue
         started += 1
         for step in spec.get("steps", []):
-            await _play(services, result.run.view.id, step)
+            await _play(services, run_id, step)
     past_started = past_existing = 0
     for past in history(data, services.clock.now()):
         if await _replay(services, past):
