@@ -158,7 +158,8 @@ class SlaReportRow:
     holder: str | None = strawberry.field(description="The group's holder (HOLDER).")
     priority: int | None = strawberry.field(description="The group's priority (PRIORITY).")
     period_start: datetime | None = strawberry.field(
-        description="The period's first instant in UTC (PERIOD): local midnight in the zone."
+        description="The period's first instant in UTC (PERIOD): local midnight in the zone "
+        "(its first occurrence when clocks go back; the change when they skip midnight)."
     )
     period_label: str | None = strawberry.field(
         description="The period as the zone's local date, e.g. '2026-11-23' (PERIOD)."
