@@ -17,7 +17,10 @@ Generates (or reuses) the inbox benchmark's expense-approval data set
   pauses, met/breached, held time from the timeline, at risk now);
 - **service**: ``service.reports.sla_report`` (calendar coverage check, the
   statement, rows to values);
-- **GraphQL**: the ``slaReport`` operation through the ASGI app in process.
+- **GraphQL**: the ``slaReport`` operation through the ASGI app in process;
+- **at-risk list**: the manager's first page of live slots at risk now, least
+  time left first, with their total (``reports.at_risk``): every live slot of
+  the data set, not only the window's.
 
 Prints medians and ratios to the raw aggregate (target: report <= 1.5x).
 """
@@ -48,6 +51,7 @@ from taskflow import clock  # noqa: E402
 from taskflow.api import app as api_app  # noqa: E402
 from taskflow.core import reports  # noqa: E402
 from taskflow.core.principals import Principal  # noqa: E402
+from taskflow.core.runs.filters import SlotFilter  # noqa: E402
 from taskflow.service import container  # noqa: E402
 from taskflow.service import reports as report_service  # noqa: E402
 from taskflow.store import db, report_sql  # noqa: E402
@@ -131,7 +135,14 @@ async def run(
             report_service.at_risk_left(services),
         )
         samples: dict[str, list[float]] = {
-            k: [] for k in ("raw aggregate", "report statement", "service", "GraphQL (ASGI)")
+            k: []
+            for k in (
+                "raw aggregate",
+                "report statement",
+                "service",
+                "GraphQL (ASGI)",
+                "at-risk list",
+            )
         }
         app = api_app.create_app(services=services)
         token = services.staff_tokens.mint("bench-manager", now)
@@ -171,6 +182,10 @@ async def run(
                     ),
                 )
                 assert "errors" not in answer.json(), answer.json()
+                await timed(
+                    samples["at-risk list"],
+                    report_service.at_risk(services, MANAGER, SlotFilter(), first=20, after=None),
+                )
         print(f"rows: raw {len(raw)}, report {len(full)}, service {len(rows)}")
     finally:
         await database.close()

@@ -19,8 +19,8 @@ from typing import Any
 
 from taskflow.core import durations
 from taskflow.core.runs import holding
-from taskflow.store import calendar_days, report_kept
-from taskflow.store.business_sql import business_us, cum_us, epoch_us, real_us
+from taskflow.store import calendar_days, report_kept, risk_sql
+from taskflow.store.business_sql import business_us, epoch_us, real_us
 
 #: Timeline kinds that start (claimed, assigned) or end (the rest) a slot's held time.
 HELD_KINDS = "(" + ", ".join(f"'{k}'" for k in holding.HELD_KINDS) + ")"
@@ -157,12 +157,11 @@ def _at_risk_now() -> str:
     """SQL: at risk now, i.e. business µs from now to the due instant on the clock's calendar
     (the due instant's day row ``xd`` less the calendar's count at now, ``cal_now``, once)
     at most the share $8 of the budget (working days at the calendar's day length)."""
-    due = calendar_days.cum_at("xd", "s.clock_cal", "s.due_at", "s.due_us")
-    left = f"(CASE WHEN s.clock_cal IS NULL THEN s.due_us - {NOW_US} ELSE {due} - nw.cum END)"
-    budget = f"(s.budget_us + s.working_days * coalesce(nw.day_us, {calendar_days.DAY_US}))"
+    left = risk_sql.business_left("xd", "s.clock_cal", "s.due_at", "s.due_us", NOW_US)
+    risky = risk_sql.within_share(left, "s.budget_us", "s.working_days", "$8")
     # A CASE, not an AND: the day row is joined only for these slots, and the lookup it
     # would fall back to must not run for the others.
-    return f"(CASE WHEN {_RISK_OPEN} THEN {left} <= $8::float8 * {budget} ELSE false END)"
+    return f"(CASE WHEN {_RISK_OPEN} THEN {risky} ELSE false END)"
 
 
 #: The opening's day row serves pickup and completion: needed for a pickup measured here or
@@ -183,10 +182,7 @@ def measured_ctes(milestone: str | None, where: str) -> str:
     return f"""
     WITH wfcal AS (SELECT * FROM unnest($4::text[], $5::text[]) AS w(workflow, calendar)),
     {calendar_days.ctes("$6::text[]", "$2::timestamptz", DAYS_TO)},
-    cal_now AS (
-        SELECT c.calendar, {cum_us("c.calendar", "$1::timestamptz")} AS cum, c.day_us
-        FROM unnest($6::text[], $7::bigint[]) AS c(calendar, day_us)
-    ),
+    cal_now AS ({risk_sql.cal_now("$6::text[]", "$7::bigint[]", "$1::timestamptz")}),
     s AS (
         SELECT sl.id, sl.workflow, sl.state, sl.name, sl.priority, sl.audience,
                coalesce(sl.holder, sl.satisfied_by) AS holder,

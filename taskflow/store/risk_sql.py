@@ -1,0 +1,35 @@
+"""At risk now, in SQL: shared by the report's count and the manager's at-risk list.
+
+A running clock is at risk when the business time left to its due instant is
+at most a share of its budget. Time left is the calendar's count at the due
+instant, read from that instant's day row (``calendar_days``), less its count
+at now, looked up once per calendar (``cal_now``): no lookup per clock.
+"""
+
+from __future__ import annotations
+
+from taskflow.store import calendar_days
+from taskflow.store.business_sql import cum_us
+
+
+def cal_now(cals: str, day_us: str, now: str) -> str:
+    """The body of CTE ``cal_now``: each calendar of ``cals`` (text[]) with its count at
+    ``now`` (one lookup each) and its working-day length (``day_us``, bigint[])."""
+    return (
+        f"SELECT c.calendar, {cum_us('c.calendar', now)} AS cum, c.day_us "
+        f"FROM unnest({cals}, {day_us}) AS c(calendar, day_us)"
+    )
+
+
+def business_left(day: str, cal: str, due: str, due_us: str, now_us: str, nw: str = "nw") -> str:
+    """SQL: business µs from now to ``due`` (in µs ``due_us``) on calendar ``cal``, from the due
+    instant's day row ``day`` and the calendar's ``cal_now`` row ``nw``; real µs without one."""
+    counted = calendar_days.cum_at(day, cal, due, due_us)
+    return f"(CASE WHEN {cal} IS NULL THEN {due_us} - {now_us} ELSE {counted} - {nw}.cum END)"
+
+
+def within_share(left: str, budget_us: str, working_days: str, share: str, nw: str = "nw") -> str:
+    """SQL: ``left`` is at most ``share`` of the budget: its µs plus its working days at the
+    calendar's day length (``nw``; a whole day without a calendar)."""
+    day = f"coalesce({nw}.day_us, {calendar_days.DAY_US})"
+    return f"{left} <= {share}::float8 * ({budget_us} + {working_days} * {day})"
