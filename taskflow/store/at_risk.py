@@ -46,8 +46,7 @@ def _risky(where: str) -> str:
         LEFT JOIN cal_day xd ON xd.calendar = k.calendar
             AND xd.day_no = {_DUE_US} / {calendar_days.DAY_US}
         CROSS JOIN LATERAL (SELECT {left} AS left_us) x
-        WHERE {where} AND k.met_at IS NULL AND k.due_at > $1
-          AND NOT (jsonb_array_length(k.pauses) > 0 AND k.pauses->-1->>1 IS NULL)
+        WHERE {where} AND {risk_sql.running("k.met_at", "k.due_at", "$1", "k.pauses")}
           AND {risk_sql.within_share("x.left_us", "k.budget_us", "k.working_days", "$4")}
         GROUP BY sl.id
     )"""

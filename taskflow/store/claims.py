@@ -27,7 +27,7 @@ from typing import Any
 from taskflow.core import claim_facts
 from taskflow.core.runs.filters import SlotFilter
 from taskflow.core.runs.model import SlotView
-from taskflow.store import db
+from taskflow.store import db, risk_sql
 from taskflow.store import deadlines as deadline_rows
 from taskflow.store.business_sql import real_us
 from taskflow.store.queries import URGENCY, context_of, filter_sql, with_context
@@ -42,8 +42,8 @@ _HELD = f"""picked_at = coalesce(s.picked_at, $3),
                                   + coalesce(greatest(0, {real_us("s.held_since", "$3")}), 0),
                               held_since = $3"""
 
-#: True when clock ``k`` runs (no pause, or its last pause has ended; ``core.clocks.paused``).
-_RUNNING = "(k.pauses->-1 IS NULL OR k.pauses->-1->>1 IS NOT NULL)"
+#: True when clock ``k`` runs (no pause, or its last pause has ended).
+_RUNNING = risk_sql.not_paused("k.pauses")
 
 
 def _iso(instant: str) -> str:

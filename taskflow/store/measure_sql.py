@@ -148,8 +148,7 @@ DAYS_TO = f"greatest($1::timestamptz, $3) + {DUE_AHEAD}"
 #: A live slot whose clock runs and is not yet due: the only ones that may be at risk now
 #: (and the only ones whose due instant's day row is joined, ``xd``).
 _RISK_OPEN = (
-    f"s.live AND s.has_clock AND s.met_at IS NULL AND s.due_us > {NOW_US} "
-    "AND NOT (s.has_pauses AND s.pauses->-1->>1 IS NULL)"
+    f"s.live AND s.has_clock AND {risk_sql.running('s.met_at', 's.due_us', NOW_US, 's.pauses')}"
 )
 
 

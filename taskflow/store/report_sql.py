@@ -18,6 +18,7 @@ from __future__ import annotations
 import functools
 from datetime import datetime
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import asyncpg
 
@@ -225,14 +226,14 @@ def statement(
     periods AS (SELECT generate_series(1, cardinality({bounds})) AS k_period),
     ag AS ({numbered}),
     g AS ({groups})
-    SELECT p.k_period, {"".join(f"g.{n}, " for n in names)}{counts}
+    SELECT ({bounds})[p.k_period] AS k_period, {"".join(f"g.{n}, " for n in names)}{counts}
     FROM periods p CROSS JOIN g
     LEFT JOIN ag a ON a.k_period = p.k_period{on}
     ORDER BY p.k_period{"".join(f", g.{n} NULLS LAST" for n in names)}"""
     return sql, args
 
 
-def _row(record: asyncpg.Record, period_starts: list[datetime]) -> reports.ReportRow:
+def _row(record: asyncpg.Record, zone: ZoneInfo) -> reports.ReportRow:
     period = record.get("k_period")
     return reports.ReportRow(
         workflow=record.get("k_workflow"),
@@ -241,7 +242,7 @@ def _row(record: asyncpg.Record, period_starts: list[datetime]) -> reports.Repor
         audience=record.get("k_audience"),
         holder=record.get("k_holder"),
         priority=record.get("k_priority"),
-        period_start=period_starts[period - 1] if period is not None else None,
+        period_start=period.astimezone(zone) if period is not None else None,
         opened=record["opened"],
         met=record["met"],
         breached=record["breached"],
@@ -268,5 +269,5 @@ async def report(
     """Run the report's one statement; rows in period, then key order."""
     sql, args = statement(request, now, workflow_calendars, day_us, at_risk_left)
     await conn.execute(PLANNER)
-    starts = reports.period_starts(request) if request.by_period else []
-    return [_row(r, starts) for r in await conn.fetch(sql, *args)]
+    zone = ZoneInfo(request.zone)
+    return [_row(r, zone) for r in await conn.fetch(sql, *args)]

@@ -1,4 +1,5 @@
-"""At risk now, in SQL: shared by the report's count and the manager's at-risk list.
+"""Running clocks and at risk now, in SQL: shared by claims, the report's at-risk count and
+the manager's at-risk list.
 
 A running clock is at risk when the business time left to its due instant is
 at most a share of its budget. Time left is the calendar's count at the due
@@ -10,6 +11,18 @@ from __future__ import annotations
 
 from taskflow.store import calendar_days
 from taskflow.store.business_sql import cum_us
+
+
+def not_paused(pauses: str) -> str:
+    """SQL: a clock's ``pauses`` (jsonb ``[[start, end|null], ...]``) hold no open pause: none,
+    or the last has ended (``core.clocks.paused``)."""
+    return f"({pauses}->-1 IS NULL OR {pauses}->-1->>1 IS NOT NULL)"
+
+
+def running(met_at: str, due: str, now: str, pauses: str) -> str:
+    """SQL: a clock runs toward a due instant still ahead: not met, ``due`` after ``now``
+    (instants or their µs), and not paused."""
+    return f"{met_at} IS NULL AND {due} > {now} AND {not_paused(pauses)}"
 
 
 def cal_now(cals: str, day_us: str, now: str) -> str:
