@@ -41,6 +41,7 @@ if str(ROOT) not in sys.path:
 
 from taskflow.core import calendars  # noqa: E402
 from taskflow.core.calendars import model, timeline  # noqa: E402
+from taskflow.service import calendar_files  # noqa: E402
 
 CALENDARS = ("24x7", "uk-london", "us-new-york", "de-berlin", "in-bengaluru", "support-overnight")
 FIRST, LAST = date(2024, 1, 1), date(2030, 12, 31)
@@ -566,7 +567,7 @@ def main(argv: list[str] | None = None) -> int:
         "--peers", default=",".join(PEERS), help=f"comma-separated subset of: {', '.join(PEERS)}"
     )
     args = parser.parse_args(argv)
-    registry = calendars.load_folder(ROOT / "calendars")
+    registry = calendar_files.load_folder(ROOT / "calendars")
     cases = generate(args.cases, args.seed, registry)
     ours = taskflow_results(cases, registry)
     peers = []

@@ -35,13 +35,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMAND_MODULES:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name != name:
-                raise
-            continue  # a command group not built yet
-        module.register(subparsers)
+        # A listed module that is missing is a packaging bug: fail loudly, never drop it.
+        importlib.import_module(name).register(subparsers)
     return parser
 
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from taskflow import config, errors
 from taskflow.core import calendars
+from taskflow.service import calendar_files
 
 _BUDGET = re.compile(
     r"^(?:(?P<h>\d+(?:\.\d+)?)h)?(?:(?P<m>\d+(?:\.\d+)?)m)?(?:(?P<s>\d+(?:\.\d+)?)s)?$"
@@ -60,8 +61,8 @@ def find(name: str, folder: str | None) -> calendars.BusinessClock:
     if name == calendars.REAL_TIME.name:
         return calendars.REAL_TIME
     if name.endswith(".toml"):
-        return calendars.load(name)
-    return calendars.load_folder(folder or default_folder()).get(name)
+        return calendar_files.load(name)
+    return calendar_files.load_folder(folder or default_folder()).get(name)
 
 
 def week_summary(spec: calendars.CalendarSpec) -> str:
@@ -88,12 +89,12 @@ def check(args: argparse.Namespace) -> int:
     for path in paths:
         # Load each file on its own so one bad file does not hide the others.
         try:
-            found.append(calendars.load(path))
+            found.append(calendar_files.load(path))
         except calendars.CalendarError as exc:
             failed += 1
             print(f"FAIL [{exc.code}] {exc.message}")
     if target.is_dir() and not failed:
-        calendars.load_folder(target)  # names unique across the folder
+        calendar_files.load_folder(target)  # names unique across the folder
     now = datetime.now(UTC)  # the CLI may read the clock; the core never does
     for calendar in found:
         spec = calendar.spec

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from taskflow import clock as clocks
 from taskflow.config import Settings
 from taskflow.core import calendars
-from taskflow.service import definitions, tokens
+from taskflow.service import calendar_files, definitions, tokens
 from taskflow.store import db
 
 
@@ -25,7 +25,7 @@ class Services:
 
 def load_definitions(settings: Settings) -> tuple[calendars.Registry, definitions.Catalog]:
     """The calendars and workflow definitions ``settings`` point at, validated together."""
-    registry = calendars.load_folder(settings.calendars)
+    registry = calendar_files.load_folder(settings.calendars)
     catalog = definitions.load(settings.workflows, registry.names())
     return registry, catalog
 

@@ -27,10 +27,11 @@ from pathlib import Path
 from types import ModuleType
 
 from taskflow import config, errors
-from taskflow.core import calendars, claim_facts
+from taskflow.core import claim_facts
 from taskflow.core.definition import DefinitionError, Problem, Workflow
 from taskflow.core.definition import validate as validation
 from taskflow.core.definition.workflow import Definition
+from taskflow.service import calendar_files
 
 
 class Catalog:
@@ -101,7 +102,7 @@ def calendars_dir_from_env(env: Mapping[str, str] | None = None) -> Path:
 
 def calendar_names(folder: Path) -> frozenset[str]:
     """The names of the calendars in ``folder``, each loaded and checked (a bad file raises)."""
-    return calendars.load_folder(folder).names()
+    return calendar_files.load_folder(folder).names()
 
 
 # -- loading ------------------------------------------------------------------------------------

@@ -11,6 +11,7 @@ import pytest
 
 from taskflow import errors as taskflow_errors
 from taskflow.core import calendars
+from taskflow.service import calendar_files
 from tests.unit.calendars.helpers import SHIPPED, shipped
 
 LONDON = ZoneInfo("Europe/London")
@@ -60,13 +61,13 @@ def test_load_single_file_and_inherits_from_same_folder(tmp_path: Path) -> None:
         'name = "child"\ninherits = "base"\n[week]\nsat = ["10:00-12:00"]\n'
         "[[closures]]\ndate = 2026-06-01\nreason = 'move'\n"
     )
-    child = calendars.load(tmp_path / "child.toml")
+    child = calendar_files.load(tmp_path / "child.toml")
     assert child.name == "child"
     assert child.tz == LONDON
     assert child.add(london(2026, 6, 6, 9), H) == london(2026, 6, 6, 11)  # Saturday added
     # 1h on Friday, 2h on Saturday, Monday 1 June closed.
     assert child.add(london(2026, 5, 29, 16), 4 * H) == london(2026, 6, 2, 10)
-    assert calendars.load_folder(tmp_path).names() == {"base", "child"}
+    assert calendar_files.load_folder(tmp_path).names() == {"base", "child"}
 
 
 @pytest.mark.parametrize(
@@ -115,7 +116,7 @@ def test_bad_files_name_file_key_and_fix(tmp_path: Path, text: str, key: str, hi
     path = tmp_path / "x.toml"
     path.write_text(text)
     with pytest.raises(calendars.CalendarFileError) as caught:
-        calendars.load(path)
+        calendar_files.load(path)
     error = caught.value
     assert error.key == key
     assert str(path) in error.message
@@ -132,7 +133,7 @@ def test_inheritance_cycle_is_reported(tmp_path: Path) -> None:
     (tmp_path / "a.toml").write_text('name = "a"\ninherits = "b"\n')
     (tmp_path / "b.toml").write_text('name = "b"\ninherits = "a"\n')
     with pytest.raises(calendars.CalendarFileError, match="cycle"):
-        calendars.load_folder(tmp_path)
+        calendar_files.load_folder(tmp_path)
 
 
 # --- conventions ---------------------------------------------------------------

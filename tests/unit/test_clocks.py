@@ -9,8 +9,9 @@ import pytest
 from taskflow import config
 from taskflow.core import calendars, clocks
 from taskflow.core.definition import budgets as bu
+from taskflow.service import calendar_files
 
-REGISTRY = calendars.load_folder(config.PROJECT_ROOT / "calendars")
+REGISTRY = calendar_files.load_folder(config.PROJECT_ROOT / "calendars")
 LONDON = REGISTRY.get("uk-london")
 NEW_YORK = REGISTRY.get("us-new-york")
 

@@ -8,8 +8,9 @@ from taskflow import config
 from taskflow.core import calendars, clocks
 from taskflow.core import slot_measures as sm
 from taskflow.core.definition import budgets as bu
+from taskflow.service import calendar_files
 
-LONDON = calendars.load_folder(config.PROJECT_ROOT / "calendars").get("uk-london")
+LONDON = calendar_files.load_folder(config.PROJECT_ROOT / "calendars").get("uk-london")
 H = 3600 * 1_000_000
 
 

@@ -1,7 +1,7 @@
 """Business-hours calendars: exact, fast business-time arithmetic.
 
 Public names (other code does ``from taskflow.core import calendars``):
-``load``, ``load_folder``, ``from_dict``, ``Registry``, ``Calendar``,
+``from_dict``, ``Tables``, ``Registry``, ``Calendar``,
 ``REAL_TIME``, ``BusinessClock``, ``Explanation`` and the errors.
 
 Conventions (see docs/calendars.md):
@@ -18,6 +18,8 @@ Conventions (see docs/calendars.md):
   at that close; a start outside working time accrues from the next opening;
   ``add(start, 0) == start``; results are in the calendar's zone;
 * datetimes must be aware (``NaiveDatetime`` otherwise).
+
+Files are read by the shell: ``taskflow.service.calendar_files.load`` / ``load_folder``.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from taskflow.core.calendars.errors import (
 from taskflow.core.calendars.explain import Consumed, Explanation, Skipped
 from taskflow.core.calendars.model import CalendarSpec, DayPlan, Window
 from taskflow.core.calendars.realtime import REAL_TIME, BusinessClock, RealTime
-from taskflow.core.calendars.registry import Registry, from_dict, load, load_folder
+from taskflow.core.calendars.registry import Registry, Tables, from_dict
 
 __all__ = [
     "MAX_BUDGET",
@@ -57,9 +59,8 @@ __all__ = [
     "RealTime",
     "Registry",
     "Skipped",
+    "Tables",
     "UnknownCalendar",
     "Window",
     "from_dict",
-    "load",
-    "load_folder",
 ]

@@ -1,10 +1,13 @@
-"""Loading calendars: one file, a folder of files, or a plain mapping."""
+"""Building calendars from parsed tables: one, a folder's worth, or a plain mapping.
+
+Files are read by the shell (``taskflow.service.calendar_files``); the core only
+validates and resolves the tables it is given.
+"""
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Iterator, Mapping
-from pathlib import Path
+from pathlib import PurePath
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -13,28 +16,13 @@ from taskflow.core.calendars.calendar import Calendar
 from taskflow.core.calendars.files import KEYS, Reader
 
 
-def read(path: Path) -> dict[str, Any]:
-    """The TOML table of one calendar file."""
-    try:
-        with path.open("rb") as handle:
-            return tomllib.load(handle)
-    except FileNotFoundError:
-        raise errors.CalendarFileError(
-            str(path), None, "no such file: give the path of a .toml calendar file"
-        ) from None
-    except tomllib.TOMLDecodeError as exc:
-        raise errors.CalendarFileError(str(path), None, f"not valid TOML: {exc}") from None
-    except OSError as exc:
-        raise errors.CalendarFileError(str(path), None, f"cannot be read: {exc}") from None
-
-
 def build_spec(
     data: Mapping[str, Any], source: str, parent: model.CalendarSpec | None = None
 ) -> model.CalendarSpec:
     """Validate one calendar's table (``parent`` resolved already if it inherits)."""
     reader = Reader(source)
     reader.unknown(None, data, KEYS)
-    name = reader.text(data, "name", '"uk-london"') or Path(source).stem
+    name = reader.text(data, "name", '"uk-london"') or PurePath(source).stem
     inherits = reader.text(data, "inherits", '"uk-london"')
     if inherits is not None and parent is None:
         raise reader.fail("inherits", f"calendar {inherits!r} must be loaded first")
@@ -123,82 +111,66 @@ class Registry:
         return f"<Registry {sorted(self._by_name)}>"
 
 
-class _Folder:
-    """Resolves names (and ``inherits``) among the .toml files of one folder."""
+class Tables:
+    """Resolves names (and ``inherits``) among calendar tables already read by the shell.
 
-    def __init__(self, folder: Path) -> None:
+    ``tables`` maps each source (a file path, as text) to its parsed TOML table;
+    the core never reads files (``taskflow.service.calendar_files`` does).
+    """
+
+    def __init__(self, folder: str, tables: Mapping[str, Mapping[str, Any]]) -> None:
         self.folder = folder
-        self.tables: dict[str, tuple[Path, dict[str, Any]]] = {}
+        self.tables: dict[str, tuple[str, Mapping[str, Any]]] = {}
         self.specs: dict[str, model.CalendarSpec] = {}
+        for source, data in tables.items():
+            self.add(source, data)
 
-    def scan(self) -> None:
-        if not self.folder.is_dir():
-            raise errors.CalendarFileError(
-                str(self.folder), None, "is not a folder: give a folder of .toml calendar files"
-            )
-        for path in sorted(self.folder.glob("*.toml")):
-            self.add(path, read(path))
-
-    def add(self, path: Path, data: dict[str, Any]) -> str:
-        name = data.get("name", path.stem)
+    def add(self, source: str, data: Mapping[str, Any]) -> str:
+        """Register one table under its name; two tables may not share a name."""
+        name = data.get("name", PurePath(source).stem)
         if not isinstance(name, str) or not name.strip():
             raise errors.CalendarFileError(
-                str(path), "name", 'must be a non-empty string, e.g. name = "uk-london"'
+                source, "name", 'must be a non-empty string, e.g. name = "uk-london"'
             )
         name = name.strip()
-        if name in self.tables and self.tables[name][0] != path:
+        if name in self.tables and self.tables[name][0] != source:
             raise errors.CalendarFileError(
-                str(path),
+                source,
                 "name",
                 f"{name!r} is also the name of {self.tables[name][0]}: names must be unique",
             )
-        self.tables[name] = (path, data)
+        self.tables[name] = (source, data)
         return name
 
-    def find(self, name: str, child: Path) -> None:
-        """Make sure the table of ``name`` is known, reading ``<name>.toml`` or scanning."""
-        if name in self.tables:
-            return
-        candidate = self.folder / f"{name}.toml"
-        if candidate.is_file() and self.add(candidate, read(candidate)) == name:
-            return
-        self.scan()
-        if name not in self.tables:
-            raise errors.CalendarFileError(
-                str(child),
-                "inherits",
-                f"no calendar named {name!r} in {self.folder}; known: "
-                f"{', '.join(sorted(self.tables)) or '(none)'}",
-            )
-
     def spec(self, name: str, chain: tuple[str, ...] = ()) -> model.CalendarSpec:
+        """The validated spec of ``name``, its parents resolved first."""
         if name in self.specs:
             return self.specs[name]
-        path, data = self.tables[name]
+        source, data = self.tables[name]
         if name in chain:
             raise errors.CalendarFileError(
-                str(path), "inherits", f"inheritance cycle: {' -> '.join((*chain, name))}"
+                source, "inherits", f"inheritance cycle: {' -> '.join((*chain, name))}"
             )
         parent = None
         inherits = data.get("inherits")
         if isinstance(inherits, str) and inherits.strip():
-            self.find(inherits.strip(), path)
-            parent = self.spec(inherits.strip(), (*chain, name))
-        spec = build_spec(data, str(path), parent)
+            parent_name = inherits.strip()
+            if parent_name not in self.tables:
+                raise errors.CalendarFileError(
+                    source,
+                    "inherits",
+                    f"no calendar named {parent_name!r} in {self.folder}; known: "
+                    f"{', '.join(sorted(self.tables)) or '(none)'}",
+                )
+            parent = self.spec(parent_name, (*chain, name))
+        spec = build_spec(data, source, parent)
         self.specs[name] = spec
         return spec
 
+    def calendar(self, name: str) -> Calendar:
+        """The calendar called ``name``."""
+        return Calendar(self.spec(name))
 
-def load(path: str | Path) -> Calendar:
-    """The calendar in one file; a parent it ``inherits`` is read from the same folder."""
-    path = Path(path)
-    folder = _Folder(path.parent)
-    name = folder.add(path, read(path))
-    return Calendar(folder.spec(name))
-
-
-def load_folder(path: str | Path) -> Registry:
-    """Every ``*.toml`` calendar in a folder, validated, by name."""
-    folder = _Folder(Path(path))
-    folder.scan()
-    return Registry({name: Calendar(folder.spec(name)) for name in sorted(folder.tables)})
+    def registry(self) -> Registry:
+        """Every table, validated, by name."""
+        return Registry({name: self.calendar(name) for name in sorted(self.tables)})

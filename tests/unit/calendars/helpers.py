@@ -10,6 +10,7 @@ from typing import Any
 from taskflow.config import PROJECT_ROOT
 from taskflow.core import calendars
 from taskflow.core.calendars import timeline
+from taskflow.service import calendar_files
 
 SHIPPED = PROJECT_ROOT / "calendars"
 US = timedelta(microseconds=1)
@@ -27,7 +28,7 @@ ZONES: dict[str, tuple[str, str | None]] = {
 
 @cache
 def shipped() -> calendars.Registry:
-    return calendars.load_folder(SHIPPED)
+    return calendar_files.load_folder(SHIPPED)
 
 
 def zone_table(zone: str, mode: str = "remove-date") -> dict[str, Any]:
