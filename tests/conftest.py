@@ -4,6 +4,9 @@ One PostgreSQL per session (the embedded one, or ``TASKFLOW_TEST_DATABASE_URL``)
 a template database migrated once, and a fresh copy of it per test. The app is
 spoken to over real ASGI HTTP (and websockets) with httpx; time comes from a
 :class:`taskflow.clock.FrozenClock` that tests move.
+
+The app, the store and the services are imported inside the fixtures that need
+them, so the pure unit tests load none of it.
 """
 
 from __future__ import annotations
@@ -18,17 +21,16 @@ from collections.abc import AsyncIterator, Iterator
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import asyncpg
 import httpx
 import pytest
-from httpx_ws.transport import ASGIWebSocketTransport
 
 from taskflow import clock, config
-from taskflow.api import app as api_app
-from taskflow.service import container
-from taskflow.store import db, migrate
+
+if TYPE_CHECKING:
+    from taskflow.service import container
 
 TEMPLATE = "taskflow_template"
 TEST_SECRET = "test-signing-key-not-for-production-0123456789"
@@ -84,6 +86,8 @@ def pg_admin_url() -> Iterator[str]:
 def template_url(pg_admin_url: str) -> str:
     """A database migrated once, cloned for every test."""
 
+    from taskflow.store import migrate
+
     async def build() -> None:
         conn = await asyncpg.connect(pg_admin_url)
         await conn.execute(f"DROP DATABASE IF EXISTS {TEMPLATE} WITH (FORCE)")
@@ -136,6 +140,9 @@ def settings(tmp_path: Path) -> config.Settings:
 async def services(
     database_url: str, settings: config.Settings, frozen_clock: clock.FrozenClock
 ) -> AsyncIterator[container.Services]:
+    from taskflow.service import container
+    from taskflow.store import db
+
     database = await db.Database.connect(database_url, min_size=1, max_size=10)
     try:
         yield container.build(database, settings, frozen_clock)
@@ -146,6 +153,10 @@ async def services(
 @pytest.fixture
 async def client(services: container.Services) -> AsyncIterator[httpx.AsyncClient]:
     """An HTTP (and websocket) client speaking to the real ASGI app."""
+    from httpx_ws.transport import ASGIWebSocketTransport
+
+    from taskflow.api import app as api_app
+
     application = api_app.create_app(services=services)
     transport = ASGIWebSocketTransport(application)
     async with httpx.AsyncClient(transport=transport, base_url="http://taskflow.test") as http:
