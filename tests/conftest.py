@@ -206,3 +206,10 @@ async def gql(
         "/graphql", json={"query": query, "variables": variables or {}}, headers=headers
     )
     return GraphQLResult(response)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Real processes and the browser are ``slow``: ``pytest -m "not slow"`` leaves them out."""
+    for item in items:
+        if "acceptance" in item.path.parts:
+            item.add_marker(pytest.mark.slow)
