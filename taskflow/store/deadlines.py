@@ -144,15 +144,6 @@ async def save_clocks(conn: db.Connection, rows: Iterable[ClockRow], now: dateti
     await DeadlineWrites(clocks=list(rows)).send(conn, now)
 
 
-async def breached_at_of(conn: db.Connection, slot_id: str) -> dict[str, datetime]:
-    """When each of a slot's clocks was recorded breached (by the breach timer)."""
-    rows = await conn.fetch(
-        "SELECT milestone, breached_at FROM sla_clock WHERE slot = $1 AND breached_at IS NOT NULL",
-        uuid.UUID(slot_id),
-    )
-    return {r["milestone"]: r["breached_at"] for r in rows}
-
-
 async def set_slot_due(
     conn: db.Connection, rows: Iterable[tuple[str, int, datetime | None]], now: datetime
 ) -> None:
@@ -204,23 +195,6 @@ def timer_columns(prefix: str) -> str:
     return ", ".join(f"t.{c} AS {prefix}{c}" for c in _TIMER_FIELDS)
 
 
-async def timers_of(
-    conn: db.Connection, *, slot_ids: Sequence[str] = (), run_id: str | None = None
-) -> list[TimerRow]:
-    """Timer rows of these slots, or the run-level rows (state timeouts) of a run."""
-    if run_id is not None:
-        rows = await conn.fetch(
-            f"SELECT {_TIMER_COLUMNS} FROM timer WHERE run = $1 AND slot IS NULL",
-            uuid.UUID(run_id),
-        )
-    else:
-        rows = await conn.fetch(
-            f"SELECT {_TIMER_COLUMNS} FROM timer WHERE slot = ANY($1::uuid[])",
-            [uuid.UUID(s) for s in slot_ids],
-        )
-    return [timer_from(r) for r in rows]
-
-
 def differences(
     existing: Sequence[TimerRow], wanted: Sequence[deadlines.TimerSpec]
 ) -> tuple[list[TimerRow], list[deadlines.TimerSpec]]:
@@ -251,16 +225,6 @@ class TimerChanges:
     ) -> TimerChanges:
         cancel, arm = differences(existing, wanted)
         return cls([t.id for t in cancel], arm)
-
-
-async def reconcile(
-    conn: db.Connection,
-    existing: Sequence[TimerRow],
-    wanted: Sequence[deadlines.TimerSpec],
-    now: datetime,
-) -> None:
-    """Make the rows match ``wanted`` (see :func:`differences`), in one statement."""
-    await DeadlineWrites(timers=TimerChanges.between(existing, wanted)).send(conn, now)
 
 
 async def timers_for(

@@ -115,7 +115,7 @@ async def write_timers(
     """Write timer rows as they now are (new keys inserted); ``notify`` wakes sleeping workers.
 
     A row whose firing count went up was fired at ``now``. The NOTIFY is delivered
-    at commit, like the one a use case's :func:`~taskflow.store.deadlines.reconcile` sends.
+    at commit, like the one a use case's :class:`~taskflow.store.deadlines.DeadlineWrites` sends.
     """
     if not rows:
         return

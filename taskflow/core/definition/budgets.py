@@ -199,14 +199,6 @@ def resolve_budget(
     )
 
 
-def calendars_of(budget: BudgetLike | None) -> frozenset[str]:
-    """Calendar names a budget names explicitly."""
-    if budget is None:
-        return frozenset()
-    items = budget.budgets() if isinstance(budget, BudgetTable) else (budget,)
-    return frozenset(b.calendar for b in items if b.calendar)
-
-
 def to_json(budget: BudgetLike) -> Any:
     """The JSON form of a budget or a budget table."""
     return budget.to_json()
