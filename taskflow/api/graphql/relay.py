@@ -126,7 +126,7 @@ class RefusalCode(Enum):
         "SLOT_NOT_OPEN", description="The slot is no longer open (satisfied or cancelled)."
     )
     STALE_VERSION = strawberry.enum_value(
-        "STALE_VERSION", description="The slot changed since the caller loaded it; reload."
+        "STALE_VERSION", description="The slot (or run) changed since the caller loaded it; reload."
     )
     PAYLOAD_INVALID = strawberry.enum_value(
         "PAYLOAD_INVALID", description="The payload does not fit the slot's fields; see problems."

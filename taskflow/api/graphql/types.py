@@ -245,6 +245,10 @@ class RunType(relay.Node):
     started_at: datetime = strawberry.field(description="When it started.")
     state_entered_at: datetime = strawberry.field(description="When it entered its state.")
     ended_at: datetime | None = strawberry.field(description="When it ended, if it has.")
+    version: int = strawberry.field(
+        description="Goes up each time the run itself changes (its state or status): pass it "
+        "as expectedVersion to move or cancelRun to refuse a change picked on a stale view."
+    )
     local_id: strawberry.Private[str]
 
     @strawberry.field(description="Its slots in the current state (all states: allStates).")
@@ -354,6 +358,7 @@ class RunType(relay.Node):
             started_at=run.started_at,
             state_entered_at=view.state_entered_at,
             ended_at=view.ended_at,
+            version=run.version,
             local_id=view.id,
         )
 
