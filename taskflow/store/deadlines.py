@@ -19,13 +19,14 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from taskflow.core import clocks, deadlines, durations
+from taskflow.core import clocks, deadlines, durations, timer_states
 from taskflow.core.definition import budgets as bu
 from taskflow.core.runs.model import AuditEntry, SlotView
 from taskflow.store import db, report_kept, runs, timeline
 
 #: The channel a worker LISTENs on; armed timers NOTIFY it when they commit.
 CHANNEL = "taskflow_timers"
+ARMED = timer_states.TimerStatus.ARMED
 
 # -- clocks ------------------------------------------------------------------------------------
 
@@ -72,7 +73,8 @@ CONTEXT_COLUMNS = """
                                       k.calendar, k.started_at, k.pauses, k.met_at)
                      ORDER BY k.milestone)
        FROM sla_clock k WHERE k.slot = c.id) AS ctx_clocks,
-    (SELECT json_agg(json_build_array(t.id, t.key, t.kind, t.part, t.due_at, t.status, t.fired))
+    (SELECT json_agg(json_build_array(t.id, t.key, t.kind, t.part, t.due_at, t.status, t.fired,
+                                      t.planned_at))
        FROM timer t WHERE t.slot = c.id) AS ctx_timers
 """
 
@@ -108,8 +110,19 @@ def slot_context(row: Any, run_prefix: str) -> SlotContext:
             clocks.Clock(milestone, budget, _parse(started), _pauses(pauses), _instant(met))
         )
     timers = [
-        TimerRow(tid, key, view.run_id, view.id, kind, part, _parse(due), status, fired)
-        for tid, key, kind, part, due, status, fired in (row["ctx_timers"] or ())
+        TimerRow(
+            tid,
+            key,
+            view.run_id,
+            view.id,
+            kind,
+            part,
+            _parse(due),
+            status,
+            fired,
+            planned_at=_instant(planned),
+        )
+        for tid, key, kind, part, due, status, fired, planned in (row["ctx_timers"] or ())
     ]
     if ledgers:
         view = dataclasses.replace(view, clocks=tuple(ledgers))
@@ -174,6 +187,18 @@ class TimerRow:
     due_at: datetime
     status: str
     fired: int
+    #: Failed firings since it last fired or was (re-)armed (see ``core/timer_states.py``).
+    attempts: int = 0
+    #: The last failure, ``Class: message`` (short).
+    last_error: str | None = None
+    failed_at: datetime | None = None
+    #: The due instant its definition planned, while a failure pushed ``due_at`` back.
+    planned_at: datetime | None = None
+
+    @property
+    def planned(self) -> datetime:
+        """The due instant its definition planned (``due_at`` unless a failure moved it)."""
+        return self.planned_at if self.planned_at is not None else self.due_at
 
 
 def timer_from(row: Any, prefix: str = "") -> TimerRow:
@@ -192,10 +217,17 @@ def timer_from(row: Any, prefix: str = "") -> TimerRow:
         due_at=get("due_at"),
         status=get("status"),
         fired=get("fired"),
+        attempts=get("attempts"),
+        last_error=get("last_error"),
+        failed_at=get("failed_at"),
+        planned_at=get("planned_at"),
     )
 
 
-_TIMER_FIELDS = ("id", "key", "run", "slot", "kind", "part", "due_at", "status", "fired")
+_TIMER_FIELDS = (
+    "id", "key", "run", "slot", "kind", "part", "due_at", "status", "fired",
+    "attempts", "last_error", "failed_at", "planned_at",
+)  # fmt: skip
 _TIMER_COLUMNS = ", ".join(_TIMER_FIELDS)
 
 
@@ -224,16 +256,23 @@ async def timers_of(
 def differences(
     existing: Sequence[TimerRow], wanted: Sequence[deadlines.TimerSpec]
 ) -> tuple[list[TimerRow], list[deadlines.TimerSpec]]:
-    """(armed rows to cancel, specs to arm or move) so that the rows match ``wanted``."""
+    """(armed rows to cancel, specs to arm or move) so that the rows match ``wanted``.
+
+    A dead or discarded row is left alone (only an admin's retry re-arms it), and an
+    armed row whose failed firing was pushed back keeps its backoff while its planned
+    due instant is still the one wanted.
+    """
     by_key = {t.key: t for t in existing}
     want = {s.key for s in wanted}
-    cancel = [t for t in existing if t.status == "armed" and t.key not in want]
+    cancel = [t for t in existing if t.status == ARMED and t.key not in want]
     arm = [
         s
         for s in wanted
         if s.key not in by_key
-        or by_key[s.key].status != "armed"
-        or by_key[s.key].due_at != s.due_at
+        or (
+            by_key[s.key].status not in timer_states.PARKED
+            and (by_key[s.key].status != ARMED or by_key[s.key].planned != s.due_at)
+        )
     ]
     return cancel, arm
 
@@ -370,6 +409,7 @@ def _timer_arm(specs: Sequence[deadlines.TimerSpec], arg: Callable[[Any], str]) 
                     {arg([s.due_at for s in specs])}::timestamptz[])
              AS t(key, run, slot, kind, part, due_at)
         ON CONFLICT (key) DO UPDATE SET due_at = EXCLUDED.due_at, status = 'armed',
+                                        attempts = 0, planned_at = NULL,
                                         updated_at = EXCLUDED.updated_at"""
 
 
