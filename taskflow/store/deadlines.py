@@ -19,14 +19,13 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from taskflow.core import clocks, deadlines, durations, timer_states
+from taskflow.core import clocks, deadlines, durations
 from taskflow.core.definition import budgets as bu
 from taskflow.core.runs.model import AuditEntry, SlotView
-from taskflow.store import db, report_kept, runs, timeline
+from taskflow.store import db, report_kept, runs, timeline, timer_rows
 
 #: The channel a worker LISTENs on; armed timers NOTIFY it when they commit.
 CHANNEL = "taskflow_timers"
-ARMED = timer_states.TimerStatus.ARMED
 
 # -- clocks ------------------------------------------------------------------------------------
 
@@ -176,64 +175,11 @@ async def set_slot_due(
 # -- timers ------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class TimerRow:
-    id: int
-    key: str
-    run_id: str
-    slot_id: str | None
-    kind: str
-    ref: str
-    due_at: datetime
-    status: str
-    fired: int
-    #: Failed firings since it last fired or was (re-)armed (see ``core/timer_states.py``).
-    attempts: int = 0
-    #: The last failure, ``Class: message`` (short).
-    last_error: str | None = None
-    failed_at: datetime | None = None
-    #: The due instant its definition planned, while a failure pushed ``due_at`` back.
-    planned_at: datetime | None = None
-
-    @property
-    def planned(self) -> datetime:
-        """The due instant its definition planned (``due_at`` unless a failure moved it)."""
-        return self.planned_at if self.planned_at is not None else self.due_at
-
-
-def timer_from(row: Any, prefix: str = "") -> TimerRow:
-    """A timer row read with :func:`timer_columns` (the same ``prefix``)."""
-
-    def get(name: str) -> Any:
-        return row[prefix + name]
-
-    return TimerRow(
-        id=get("id"),
-        key=get("key"),
-        run_id=str(get("run")),
-        slot_id=str(get("slot")) if get("slot") else None,
-        kind=get("kind"),
-        ref=get("part"),
-        due_at=get("due_at"),
-        status=get("status"),
-        fired=get("fired"),
-        attempts=get("attempts"),
-        last_error=get("last_error"),
-        failed_at=get("failed_at"),
-        planned_at=get("planned_at"),
-    )
-
-
-_TIMER_FIELDS = (
-    "id", "key", "run", "slot", "kind", "part", "due_at", "status", "fired",
-    "attempts", "last_error", "failed_at", "planned_at",
-)  # fmt: skip
-_TIMER_COLUMNS = ", ".join(_TIMER_FIELDS)
-
-
-def timer_columns(prefix: str) -> str:
-    """The timer's columns from ``t``, renamed with ``prefix`` (beside other tables' columns)."""
-    return ", ".join(f"t.{c} AS {prefix}{c}" for c in _TIMER_FIELDS)
+TimerRow = timer_rows.TimerRow
+timer_from = timer_rows.timer_from
+timer_columns = timer_rows.timer_columns
+differences = timer_rows.differences
+_TIMER_COLUMNS = timer_rows.TIMER_COLUMNS
 
 
 async def timers_of(
@@ -251,30 +197,6 @@ async def timers_of(
             [uuid.UUID(s) for s in slot_ids],
         )
     return [timer_from(r) for r in rows]
-
-
-def differences(
-    existing: Sequence[TimerRow], wanted: Sequence[deadlines.TimerSpec]
-) -> tuple[list[TimerRow], list[deadlines.TimerSpec]]:
-    """(armed rows to cancel, specs to arm or move) so that the rows match ``wanted``.
-
-    A dead or discarded row is left alone (only an admin's retry re-arms it), and an
-    armed row whose failed firing was pushed back keeps its backoff while its planned
-    due instant is still the one wanted.
-    """
-    by_key = {t.key: t for t in existing}
-    want = {s.key for s in wanted}
-    cancel = [t for t in existing if t.status == ARMED and t.key not in want]
-    arm = [
-        s
-        for s in wanted
-        if s.key not in by_key
-        or (
-            by_key[s.key].status not in timer_states.PARKED
-            and (by_key[s.key].status != ARMED or by_key[s.key].planned != s.due_at)
-        )
-    ]
-    return cancel, arm
 
 
 @dataclass(frozen=True)

@@ -166,6 +166,9 @@ class RefusalCode(Enum):
     TOO_MANY_REQUESTS = strawberry.enum_value(
         "TOO_MANY_REQUESTS", description="Too many unusable links from this client; wait."
     )
+    TIMER_NOT_DEAD = strawberry.enum_value(
+        "TIMER_NOT_DEAD", description="Only a DEAD timer can be retried or discarded."
+    )
 
 
 @strawberry.interface(description="A typed refusal: the mutation changed nothing.")

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from taskflow.api.graphql.links import MagicLinkType
     from taskflow.api.graphql.reports import RunLeadTime
     from taskflow.api.graphql.sla import Clock
+    from taskflow.api.graphql.timers import Timer
 
 RUN, SLOT = "Run", "Slot"
 
@@ -283,6 +284,17 @@ class RunType(relay.Node):
         from taskflow.api.graphql import reports
 
         return await reports.lead_time_of_run(info, self.local_id)
+
+    @strawberry.field(
+        description="Its timers (reminders, breaches, timeouts) with their state, attempts and "
+        "last error, oldest first; null unless you are a lead, manager or admin."
+    )
+    async def timers(
+        self, info: Info
+    ) -> list[Annotated[Timer, strawberry.lazy("taskflow.api.graphql.timers")]] | None:
+        from taskflow.api.graphql import timers
+
+        return await timers.timers_of_run(info, self.local_id)
 
     @strawberry.field(description="The manual moves of its state, with guards and checklists.")
     async def moves(self, info: Info) -> list[MoveOption]:
