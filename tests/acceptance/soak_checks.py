@@ -102,7 +102,7 @@ async def clocks_consistent(conn: asyncpg.Connection[Any]) -> list[str]:
     says so, breached at most once, and the slot's copy of its report clock equal to it."""
     broken = [
         f"clock {r['slot']}/{r['milestone']}: started {r['started_at']}, met {r['met_at']}, "
-        f"breached {r['breached_at']}"
+        f"breached {r['breached_at']}; its slot's timeline: {await _lines(conn, r['slot'])}"
         for r in await conn.fetch(
             "SELECT slot, milestone, started_at, met_at, breached_at FROM sla_clock "
             "WHERE met_at < started_at OR breached_at < started_at "
@@ -174,6 +174,13 @@ async def counts(conn: asyncpg.Connection[Any]) -> dict[str, Any]:
         "clocks": await conn.fetchval("SELECT count(*) FROM sla_clock"),
         "timeline_lines": await conn.fetchval("SELECT count(*) FROM audit_event"),
     }
+
+
+async def _lines(conn: asyncpg.Connection[Any], slot: Any) -> list[str]:
+    found = await conn.fetch(
+        "SELECT id, kind, actor, at FROM audit_event WHERE slot = $1 ORDER BY id LIMIT 8", slot
+    )
+    return [f"#{r['id']} {r['kind']} by {r['actor']} at {r['at'].time()}" for r in found]
 
 
 def _json(value: Any) -> dict[str, Any]:

@@ -221,9 +221,13 @@ def test_the_whole_mix_under_load_keeps_the_books(database_url: str, processes: 
         )
     )
     assert sum(tally.calls.values()) > 0
-    assert tally.errors.get("INTERNAL", 0) == 0, tally.samples
-    assert not [s for s in tally.statuses if s >= 500], tally.samples
-    assert set(tally.errors) <= {"INTERNAL"}, tally.samples  # nothing else unexpected either
     assert counts["firings"], "no timer fell due during the soak"
-    for what, rows in broken.items():
-        assert rows == [], f"{what}: {len(rows)} broken, e.g. {rows[:5]}"
+    problems = [f"{what}: {len(rows)} broken, e.g. {rows[:3]}" for what, rows in broken.items()]
+    problems = [p for p, rows in zip(problems, broken.values(), strict=True) if rows]
+    if tally.errors.get("INTERNAL"):
+        problems.append(f"{tally.errors['INTERNAL']} INTERNAL errors (logged: {logged})")
+    if [s for s in tally.statuses if s >= 500]:
+        problems.append(f"5xx answers: {dict(tally.statuses)}")
+    if set(tally.errors) - {"INTERNAL"}:
+        problems.append(f"unexpected top-level errors: {tally.samples}")
+    assert problems == []
