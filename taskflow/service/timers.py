@@ -116,6 +116,10 @@ async def _fire_batch(
                     await runs_batch.flush(conn, [trial], now)
             except DATABASE_ERRORS:
                 raise
+            except TRANSIENT as exc:
+                # A lock conflict, not a poison: nothing is counted, the next pass tries again.
+                log.warning("timer %s (%s) met %r; next pass", timer.key, timer.kind, exc)
+                continue
             except Exception as exc:
                 failure = runs_batch.failed(
                     state,
@@ -163,6 +167,9 @@ async def _write_failure(
         log.exception("timer %s: its failure's timeline line was refused; row only", key)
         await batch_store.write_timers(conn, [state.timers[key]], now, notify=False)
 
+
+#: Errors that say "try again" (a deadlock, a serialization failure), not "this firing fails".
+TRANSIENT = (asyncpg.TransactionRollbackError,)
 
 #: Errors that are about the connection, not the firing: they end the batch (the worker
 #: retries it once the database is back).
