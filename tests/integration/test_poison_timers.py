@@ -9,6 +9,7 @@ Time moves only with the frozen clock; the worker's pass is stepped with
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import uuid
 from collections.abc import AsyncIterator
@@ -23,10 +24,11 @@ from httpx_ws.transport import ASGIWebSocketTransport
 from taskflow import clock
 from taskflow.api import app as api_app
 from taskflow.api.graphql import relay
-from taskflow.service import container, timers
+from taskflow.service import container, timer_admin, timers
 from taskflow.service import principals as principal_service
 from taskflow.service import runs as run_service
 from taskflow.service import slots as slot_service
+from taskflow.worker import loop
 from tests.conftest import gql
 
 pytestmark = pytest.mark.anyio
@@ -238,3 +240,41 @@ async def test_an_admin_discards_a_dead_timer_with_a_reason_on_the_timeline(
     assert (await escalation(services, run_id))["status"] == "discarded"
     listed = await gql(client, DEAD_TIMERS, token=ada)
     assert listed.ok()["timers"]["totalCount"] == 0
+
+
+async def test_a_running_worker_backs_off_parks_the_timer_dead_and_fires_a_retry(
+    sla_services: container.Services, frozen_clock: clock.FrozenClock
+) -> None:
+    """The in-process worker loop on the frozen clock: each attempt when its backoff is up."""
+    services = sla_services
+    services.settings = dataclasses.replace(services.settings, timer_max_attempts=3)
+    frozen_clock.set(START)
+    run_id = await start(services, "P-3", BROKEN_OWNER)
+
+    async def attempts_reach(n: int) -> dict[str, Any]:
+        for _ in range(200):
+            timer = await escalation(services, run_id)
+            if timer["attempts"] >= n:
+                return timer
+            await asyncio.sleep(0.02)
+        raise AssertionError(f"the worker made no attempt {n}: {timer}")
+
+    async with loop.running(services, poll=0.02):
+        frozen_clock.set(BREACH)
+        timer = await attempts_reach(1)
+        await asyncio.sleep(0.2)  # many polls: no attempt before the backoff is up
+        assert (await escalation(services, run_id))["attempts"] == 1
+        frozen_clock.set(timer["due_at"])
+        timer = await attempts_reach(2)
+        frozen_clock.set(timer["due_at"])
+        timer = await attempts_reach(3)
+        assert timer["status"] == "dead"
+        frozen_clock.advance(timedelta(days=1))
+        await asyncio.sleep(0.2)
+        assert (await escalation(services, run_id))["status"] == "dead"
+
+        ada = await principal_service.get(services, "ada")
+        assert ada is not None
+        await timer_admin.retry(services, ada, timer["id"])
+        await attempts_reach(1)  # the worker took the retried timer at once (and it failed)
+    assert [k for k, _ in await timeline(services, run_id)].count("timer.dead") == 1
