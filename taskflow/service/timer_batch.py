@@ -153,7 +153,7 @@ def _reconcile(
 ) -> None:
     cancel, arm = store.differences(existing, wanted)
     for timer in cancel:
-        state.set_timer(dataclasses.replace(timer, status="cancelled"))
+        state.set_timer(dataclasses.replace(timer, status=TimerStatus.CANCELLED))
     for spec in arm:
         old = state.timers.get(spec.key)
         if old is None:

@@ -220,9 +220,9 @@ async def fire_one(
     loaded = _live(services, state, timer)
     run = state.run
     if loaded is None or (timer.kind == deadlines.TIMEOUT and not _same_visit(timer, run)):
-        runs_batch.retire(state, timer, "cancelled")
+        runs_batch.retire(state, timer, timer_states.TimerStatus.CANCELLED)
         return 0
-    count = runs_batch.retire(state, timer, "fired")
+    count = runs_batch.retire(state, timer, timer_states.TimerStatus.FIRED)
     late = now - timer.due_at
     base = {
         "key": timer.key,
