@@ -39,6 +39,11 @@ class Settings:
     #: Addresses and networks of reverse proxies whose ``X-Forwarded-For`` is believed;
     #: empty: nobody's, the client is the peer of the connection.
     trusted_proxies: tuple[str, ...] = ()
+    #: Failed firings after which a timer is parked dead (``TASKFLOW_TIMER_MAX_ATTEMPTS``).
+    timer_max_attempts: int = 8
+    #: The first retry's backoff and its cap, in seconds (``TASKFLOW_TIMER_BACKOFF_*``).
+    timer_backoff_base: float = 30.0
+    timer_backoff_max: float = 3600.0
 
     @property
     def embedded(self) -> bool:
@@ -106,6 +111,9 @@ def load(env: Mapping[str, str] | None = None) -> Settings:
         public_url=public_url.rstrip("/"),
         sla_at_risk=_fraction(env, "TASKFLOW_SLA_AT_RISK", 0.75),
         trusted_proxies=_networks(env, "TASKFLOW_TRUSTED_PROXIES"),
+        timer_max_attempts=int(_positive(env, "TASKFLOW_TIMER_MAX_ATTEMPTS", 8, whole=True)),
+        timer_backoff_base=_positive(env, "TASKFLOW_TIMER_BACKOFF_BASE", 30.0),
+        timer_backoff_max=_positive(env, "TASKFLOW_TIMER_BACKOFF_MAX", 3600.0),
     )
 
 
@@ -141,4 +149,19 @@ def _fraction(env: Mapping[str, str], name: str, default: float) -> float:
         value = -1.0
     if not 0 < value <= 1:
         raise errors.ConfigError(f"{name}={text!r} is not a fraction: write e.g. 0.75 (75 %).")
+    return value
+
+
+def _positive(env: Mapping[str, str], name: str, default: float, *, whole: bool = False) -> float:
+    """A positive number of seconds (or, ``whole``, a positive integer count)."""
+    text = env.get(name)
+    if not text:
+        return default
+    try:
+        value = float(int(text)) if whole else float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 < value < float("inf"):
+        kind = "a whole number above 0, e.g. 8" if whole else "a number of seconds above 0"
+        raise errors.ConfigError(f"{name}={text!r} is not {kind}.")
     return value

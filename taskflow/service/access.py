@@ -57,3 +57,16 @@ def require_lead(principal: Principal, action: str) -> None:
             f"Only leads, managers, admins and applications may {action}; "
             f"{principal.id!r} has roles {list(principal.roles)}."
         )
+
+
+def may_keep_timers(principal: Principal) -> bool:
+    """Leads, managers and admins see timers (their errors too) and mend dead ones."""
+    return principal.is_lead or principal.is_admin
+
+
+def require_timer_keeper(principal: Principal, action: str) -> None:
+    if not may_keep_timers(principal):
+        raise errors.Forbidden(
+            f"Only leads, managers and admins may {action}; "
+            f"{principal.id!r} has roles {list(principal.roles)}."
+        )

@@ -256,10 +256,30 @@ async def update_subject(
     return subject, run_ids
 
 
+def _guarded(
+    expected_version: int | None,
+    decision: Callable[[Definition, rows.RunRow, list[SlotView]], Outcome],
+) -> Callable[[Definition, rows.RunRow, list[SlotView]], Outcome]:
+    """``decision``, refused first when the locked run's version is not ``expected_version``."""
+
+    def checked(definition: Definition, run: rows.RunRow, slots: list[SlotView]) -> Outcome:
+        refusals.check_run_version(expected_version, run.version, run.view.state)
+        return decision(definition, run, slots)
+
+    return checked
+
+
 async def move(
-    services: Services, actor: Principal, *, run_id: str, name: str, data: Mapping[str, Any] | None
+    services: Services,
+    actor: Principal,
+    *,
+    run_id: str,
+    name: str,
+    data: Mapping[str, Any] | None,
+    expected_version: int | None = None,
 ) -> rows.RunRow:
-    """Make a manual move on a run the actor may read."""
+    """Make a manual move on a run the actor may read (refused if it is not at
+    ``expected_version`` any more)."""
     now = services.clock.now()
     async with services.db.connection() as conn:
         await readable_run(services, conn, actor, run_id)
@@ -270,15 +290,18 @@ async def move(
                 services,
                 conn,
                 run_id,
-                lambda definition, run, slots: engine.move(
-                    definition,
-                    run.view,
-                    slots,
-                    name=name,
-                    data=data,
-                    principal=actor,
-                    now=now,
-                    new_id=persist.new_id,
+                _guarded(
+                    expected_version,
+                    lambda definition, run, slots: engine.move(
+                        definition,
+                        run.view,
+                        slots,
+                        name=name,
+                        data=data,
+                        principal=actor,
+                        now=now,
+                        new_id=persist.new_id,
+                    ),
                 ),
             )
             run = await rows.get_run(conn, run_id)
@@ -289,9 +312,15 @@ async def move(
 
 
 async def cancel_run(
-    services: Services, actor: Principal, *, run_id: str, reason: str
+    services: Services,
+    actor: Principal,
+    *,
+    run_id: str,
+    reason: str,
+    expected_version: int | None = None,
 ) -> rows.RunRow:
-    """Cancel a live run (leads, admins and applications)."""
+    """Cancel a live run (leads, admins and applications); refused if it is not at
+    ``expected_version`` any more."""
     if not reason.strip():
         raise errors.ValidationError("Say why the run is cancelled (reason).", field="reason")
     now = services.clock.now()
@@ -303,8 +332,11 @@ async def cancel_run(
             services,
             conn,
             run_id,
-            lambda definition, run, slots: engine.cancel(
-                definition, run.view, slots, reason=reason, now=now, actor=actor.id
+            _guarded(
+                expected_version,
+                lambda definition, run, slots: engine.cancel(
+                    definition, run.view, slots, reason=reason, now=now, actor=actor.id
+                ),
             ),
         )
         run = await rows.get_run(conn, run_id)

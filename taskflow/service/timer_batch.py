@@ -17,8 +17,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from taskflow.core import deadlines
+from taskflow.core import deadlines, timer_states
 from taskflow.core.runs.model import ENDED, AuditEntry, Outcome, RunView, SlotView
+from taskflow.core.timer_states import TimerStatus
 from taskflow.service import deadlines as sla_service
 from taskflow.store import db, timeline
 from taskflow.store import deadlines as store
@@ -26,7 +27,7 @@ from taskflow.store import notifications as outbox
 from taskflow.store import runs as rows
 from taskflow.store import timer_batch as batch_store
 
-#: A notification row as :func:`taskflow.store.notifications.notify` writes it.
+ARMED = TimerStatus.ARMED
 
 
 @dataclass
@@ -152,26 +153,70 @@ def _reconcile(
 ) -> None:
     cancel, arm = store.differences(existing, wanted)
     for timer in cancel:
-        state.set_timer(dataclasses.replace(timer, status="cancelled"))
+        state.set_timer(dataclasses.replace(timer, status=TimerStatus.CANCELLED))
     for spec in arm:
         old = state.timers.get(spec.key)
         if old is None:
             old = store.TimerRow(0, spec.key, spec.run_id, spec.slot_id, spec.kind, spec.ref,
-                                 spec.due_at, "armed", 0)  # fmt: skip
-        state.set_timer(dataclasses.replace(old, due_at=spec.due_at, status="armed"))
+                                 spec.due_at, ARMED, 0)  # fmt: skip
+        state.set_timer(
+            dataclasses.replace(old, due_at=spec.due_at, status=ARMED, attempts=0, planned_at=None)
+        )
         state.armed = True
 
 
 def retire(state: RunState, timer: store.TimerRow, status: str) -> int:
-    """Count a firing (``fired``) or drop the row (``cancelled``); returns the firing count."""
-    fired = timer.fired + (status == "fired")
-    state.set_timer(dataclasses.replace(timer, status=status, fired=fired))
-    return fired
+    """Count a firing (``fired``) or drop the row (``cancelled``); returns the firing count.
+
+    A firing that went through clears the failures before it.
+    """
+    if status == TimerStatus.FIRED:
+        timer = dataclasses.replace(
+            timer, fired=timer.fired + 1, attempts=0, last_error=None, planned_at=None
+        )
+    state.set_timer(dataclasses.replace(timer, status=status))
+    return timer.fired
 
 
-def postpone(state: RunState, timer: store.TimerRow, due_at: datetime) -> None:
-    """Try a failed firing again at ``due_at`` (the row stays armed)."""
-    state.set_timer(dataclasses.replace(timer, due_at=due_at))
+def failed(
+    state: RunState,
+    timer: store.TimerRow,
+    error: BaseException,
+    now: datetime,
+    policy: timer_states.RetryPolicy,
+    jitter: float,
+) -> timer_states.Failure:
+    """Count a failed firing: the row is tried again after a backoff, or parked dead."""
+    failure = timer_states.after_failure(timer.attempts, error, now, policy, jitter)
+    state.set_timer(
+        dataclasses.replace(
+            timer,
+            status=failure.status,
+            attempts=failure.attempts,
+            last_error=failure.error,
+            failed_at=now,
+            planned_at=timer.planned,
+            due_at=failure.next_at or timer.due_at,
+        )
+    )
+    if failure.status == TimerStatus.DEAD:
+        state.audit.append(
+            AuditEntry(
+                "timer.dead",
+                now,
+                None,
+                timer.slot_id,
+                f"the {timer.kind} timer failed {failure.attempts} times and was parked: "
+                "an admin may retry or discard it",
+                {
+                    "key": timer.key,
+                    "kind": timer.kind,
+                    "attempts": failure.attempts,
+                    "error": failure.error,
+                },
+            )
+        )
+    return failure
 
 
 # -- writing ------------------------------------------------------------------------------------

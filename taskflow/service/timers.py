@@ -8,21 +8,24 @@ both ways would deadlock). The batch's slots, clocks and timer rows are loaded
 at once; each firing decides with the same pure functions a use case uses and
 changes its run's state in memory (``timer_batch.py``), so a later firing on
 the same run sees an earlier one's effects; one flush then writes every table
-touched with one statement. A firing that fails is postponed and logged
-without undoing the others. ``fired`` counts firings; a repeating reminder's
-row is re-armed in place for its next firing by the same reconciliation that
-every use case runs.
+touched with one statement. A firing that fails is logged and tried again
+after an exponential backoff with jitter, without undoing the others; after
+``TASKFLOW_TIMER_MAX_ATTEMPTS`` failures it is parked ``dead`` with its last
+error (``core/timer_states.py``) until an admin retries or discards it.
+``fired`` counts firings; a repeating reminder's row is re-armed in place for
+its next firing by the same reconciliation that every use case runs.
 """
 
 from __future__ import annotations
 
 import logging
+import random
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 
 import asyncpg
 
-from taskflow.core import deadlines, firing
+from taskflow.core import deadlines, firing, timer_states
 from taskflow.core.definition.workflow import Definition
 from taskflow.core.runs import engine
 from taskflow.core.runs.model import LIVE, AuditEntry, Outcome, RunView, SlotView
@@ -38,11 +41,19 @@ from taskflow.store import timer_batch as batch_store
 
 log = logging.getLogger("taskflow.worker")
 
-#: A firing that failed is tried again this much later.
-RETRY_AFTER = timedelta(seconds=30)
 DEFAULT_BATCH = 100
 #: The channel workers LISTEN on; arming a timer NOTIFYs it at commit.
 CHANNEL = store.CHANNEL
+
+
+def retry_policy(services: Services) -> timer_states.RetryPolicy:
+    """How failed firings are retried (``TASKFLOW_TIMER_MAX_ATTEMPTS`` and the backoff)."""
+    settings = services.settings
+    return timer_states.RetryPolicy(
+        max_attempts=settings.timer_max_attempts,
+        base_seconds=settings.timer_backoff_base,
+        max_seconds=settings.timer_backoff_max,
+    )
 
 
 async def run_due(services: Services, now: datetime, *, batch: int = DEFAULT_BATCH) -> int:
@@ -105,10 +116,29 @@ async def _fire_batch(
                     await runs_batch.flush(conn, [trial], now)
             except DATABASE_ERRORS:
                 raise
-            except Exception:
-                log.exception("timer %s (%s) failed; retrying later", timer.key, timer.kind)
-                runs_batch.postpone(state, state.timers.get(timer.key, timer), now + RETRY_AFTER)
-                await runs_batch.flush(conn, [state], now)
+            except TRANSIENT as exc:
+                # A lock conflict, not a poison: nothing is counted, the next pass tries again.
+                log.warning("timer %s (%s) met %r; next pass", timer.key, timer.kind, exc)
+                continue
+            except Exception as exc:
+                failure = runs_batch.failed(
+                    state,
+                    state.timers.get(timer.key, timer),
+                    exc,
+                    now,
+                    retry_policy(services),
+                    random.random(),  # jitter, not a secret
+                )
+                log.exception(
+                    "timer %s (%s) failed (attempt %d); %s",
+                    timer.key,
+                    timer.kind,
+                    failure.attempts,
+                    f"next attempt at {failure.next_at.isoformat()}"
+                    if failure.next_at
+                    else "parked dead",
+                )
+                await _write_failure(conn, state, timer.key, now)
                 states[timer.run_id] = state.written()
                 continue
             states[timer.run_id] = trial.written()
@@ -122,6 +152,24 @@ async def _fire_batch(
                 raise _FiringFailed("flush") from exc
     return fired, len(timers)
 
+
+async def _write_failure(
+    conn: db.Connection, state: runs_batch.RunState, key: str, now: datetime
+) -> None:
+    """Write a failed firing's row (and its ``timer.dead`` line); when the database refuses
+    the line too, the row alone, so the failure is counted whatever else is broken."""
+    try:
+        async with conn.transaction():
+            await runs_batch.flush(conn, [state], now)
+    except DATABASE_ERRORS:
+        raise
+    except Exception:
+        log.exception("timer %s: its failure's timeline line was refused; row only", key)
+        await batch_store.write_timers(conn, [state.timers[key]], now, notify=False)
+
+
+#: Errors that say "try again" (a deadlock, a serialization failure), not "this firing fails".
+TRANSIENT = (asyncpg.TransactionRollbackError,)
 
 #: Errors that are about the connection, not the firing: they end the batch (the worker
 #: retries it once the database is back).
@@ -167,14 +215,14 @@ async def fire_one(
     for the batch's flush.
     """
     timer = state.timers.get(taken.key)
-    if timer is None or timer.status != "armed" or timer.due_at > now:
+    if timer is None or timer.status != timer_states.TimerStatus.ARMED or timer.due_at > now:
         return 0
     loaded = _live(services, state, timer)
     run = state.run
     if loaded is None or (timer.kind == deadlines.TIMEOUT and not _same_visit(timer, run)):
-        runs_batch.retire(state, timer, "cancelled")
+        runs_batch.retire(state, timer, timer_states.TimerStatus.CANCELLED)
         return 0
-    count = runs_batch.retire(state, timer, "fired")
+    count = runs_batch.retire(state, timer, timer_states.TimerStatus.FIRED)
     late = now - timer.due_at
     base = {
         "key": timer.key,

@@ -22,7 +22,7 @@ from typing import Any
 from taskflow.core import clocks, deadlines, durations
 from taskflow.core.definition import budgets as bu
 from taskflow.core.runs.model import AuditEntry, SlotView
-from taskflow.store import db, report_kept, runs, timeline
+from taskflow.store import db, report_kept, runs, timeline, timer_rows
 
 #: The channel a worker LISTENs on; armed timers NOTIFY it when they commit.
 CHANNEL = "taskflow_timers"
@@ -72,7 +72,8 @@ CONTEXT_COLUMNS = """
                                       k.calendar, k.started_at, k.pauses, k.met_at)
                      ORDER BY k.milestone)
        FROM sla_clock k WHERE k.slot = c.id) AS ctx_clocks,
-    (SELECT json_agg(json_build_array(t.id, t.key, t.kind, t.part, t.due_at, t.status, t.fired))
+    (SELECT json_agg(json_build_array(t.id, t.key, t.kind, t.part, t.due_at, t.status, t.fired,
+                                      t.planned_at))
        FROM timer t WHERE t.slot = c.id) AS ctx_timers
 """
 
@@ -108,8 +109,19 @@ def slot_context(row: Any, run_prefix: str) -> SlotContext:
             clocks.Clock(milestone, budget, _parse(started), _pauses(pauses), _instant(met))
         )
     timers = [
-        TimerRow(tid, key, view.run_id, view.id, kind, part, _parse(due), status, fired)
-        for tid, key, kind, part, due, status, fired in (row["ctx_timers"] or ())
+        TimerRow(
+            tid,
+            key,
+            view.run_id,
+            view.id,
+            kind,
+            part,
+            _parse(due),
+            status,
+            fired,
+            planned_at=_instant(planned),
+        )
+        for tid, key, kind, part, due, status, fired, planned in (row["ctx_timers"] or ())
     ]
     if ledgers:
         view = dataclasses.replace(view, clocks=tuple(ledgers))
@@ -154,62 +166,11 @@ async def set_slot_due(
 # -- timers ------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class TimerRow:
-    id: int
-    key: str
-    run_id: str
-    slot_id: str | None
-    kind: str
-    ref: str
-    due_at: datetime
-    status: str
-    fired: int
-
-
-def timer_from(row: Any, prefix: str = "") -> TimerRow:
-    """A timer row read with :func:`timer_columns` (the same ``prefix``)."""
-
-    def get(name: str) -> Any:
-        return row[prefix + name]
-
-    return TimerRow(
-        id=get("id"),
-        key=get("key"),
-        run_id=str(get("run")),
-        slot_id=str(get("slot")) if get("slot") else None,
-        kind=get("kind"),
-        ref=get("part"),
-        due_at=get("due_at"),
-        status=get("status"),
-        fired=get("fired"),
-    )
-
-
-_TIMER_FIELDS = ("id", "key", "run", "slot", "kind", "part", "due_at", "status", "fired")
-_TIMER_COLUMNS = ", ".join(_TIMER_FIELDS)
-
-
-def timer_columns(prefix: str) -> str:
-    """The timer's columns from ``t``, renamed with ``prefix`` (beside other tables' columns)."""
-    return ", ".join(f"t.{c} AS {prefix}{c}" for c in _TIMER_FIELDS)
-
-
-def differences(
-    existing: Sequence[TimerRow], wanted: Sequence[deadlines.TimerSpec]
-) -> tuple[list[TimerRow], list[deadlines.TimerSpec]]:
-    """(armed rows to cancel, specs to arm or move) so that the rows match ``wanted``."""
-    by_key = {t.key: t for t in existing}
-    want = {s.key for s in wanted}
-    cancel = [t for t in existing if t.status == "armed" and t.key not in want]
-    arm = [
-        s
-        for s in wanted
-        if s.key not in by_key
-        or by_key[s.key].status != "armed"
-        or by_key[s.key].due_at != s.due_at
-    ]
-    return cancel, arm
+TimerRow = timer_rows.TimerRow
+timer_from = timer_rows.timer_from
+timer_columns = timer_rows.timer_columns
+differences = timer_rows.differences
+_TIMER_COLUMNS = timer_rows.TIMER_COLUMNS
 
 
 @dataclass(frozen=True)
@@ -334,6 +295,7 @@ def _timer_arm(specs: Sequence[deadlines.TimerSpec], arg: Callable[[Any], str]) 
                     {arg([s.due_at for s in specs])}::timestamptz[])
              AS t(key, run, slot, kind, part, due_at)
         ON CONFLICT (key) DO UPDATE SET due_at = EXCLUDED.due_at, status = 'armed',
+                                        attempts = 0, planned_at = NULL,
                                         updated_at = EXCLUDED.updated_at"""
 
 

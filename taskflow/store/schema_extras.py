@@ -64,6 +64,8 @@ EXTRA_INDEXES += (
     ),
     ("timer_slot", "CREATE INDEX timer_slot ON timer (slot) WHERE slot IS NOT NULL"),
     ("timer_run", "CREATE INDEX timer_run ON timer (run)"),
+    # Admins list dead timers (migration 2026-12-01T19:06).
+    ("timer_dead", "CREATE INDEX timer_dead ON timer (id) WHERE status = 'dead'"),
     (
         "notification_recipient",
         "CREATE INDEX notification_recipient ON notification (recipient, id)",

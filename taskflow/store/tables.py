@@ -216,12 +216,19 @@ class Timer(Table, tablename="timer"):
     #: The milestone (breach), reminder index or timeout index it belongs to.
     part = Varchar(length=100)
     due_at = Timestamptz()
-    #: armed | fired | cancelled
+    #: armed | fired | cancelled | dead | discarded (``core.timer_states.TimerStatus``)
     status = Varchar(length=20, default="armed")
     #: How many times it has fired (a repeating reminder fires many times).
     fired = Integer(default=0)
     fired_at = Timestamptz(null=True, default=None)
     updated_at = Timestamptz(default=TimestamptzNow())
+    #: Failed firings since it last fired or was armed; ``max_attempts`` of them: dead.
+    attempts = Integer(default=0)
+    #: The last failure, ``Class: message`` (short), and when it happened.
+    last_error = Text(null=True, default=None)
+    failed_at = Timestamptz(null=True, default=None)
+    #: The due instant the definition planned, while a failure pushed ``due_at`` back.
+    planned_at = Timestamptz(null=True, default=None)
 
 
 class Notification(Table, tablename="notification"):

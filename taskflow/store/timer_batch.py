@@ -123,15 +123,20 @@ async def write_timers(
         """
         WITH written AS (
             INSERT INTO timer AS t (key, run, slot, kind, part, due_at, status, fired,
-                                    updated_at)
-            SELECT key, run::uuid, slot::uuid, kind, part, due_at, status, fired, $9
+                                    updated_at, attempts, last_error, failed_at, planned_at)
+            SELECT key, run::uuid, slot::uuid, kind, part, due_at, status, fired, $9,
+                   attempts, last_error, failed_at, planned_at
             FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[],
-                        $6::timestamptz[], $7::text[], $8::int[])
-                 AS u(key, run, slot, kind, part, due_at, status, fired)
+                        $6::timestamptz[], $7::text[], $8::int[], $12::int[], $13::text[],
+                        $14::timestamptz[], $15::timestamptz[])
+                 AS u(key, run, slot, kind, part, due_at, status, fired, attempts, last_error,
+                      failed_at, planned_at)
             ON CONFLICT (key) DO UPDATE SET
                 due_at = EXCLUDED.due_at, status = EXCLUDED.status, fired = EXCLUDED.fired,
                 fired_at = CASE WHEN EXCLUDED.fired > t.fired THEN EXCLUDED.updated_at
                                 ELSE t.fired_at END,
+                attempts = EXCLUDED.attempts, last_error = EXCLUDED.last_error,
+                failed_at = EXCLUDED.failed_at, planned_at = EXCLUDED.planned_at,
                 updated_at = EXCLUDED.updated_at
         )
         SELECT pg_notify($10, '') WHERE $11
@@ -147,4 +152,8 @@ async def write_timers(
         now,
         timers.CHANNEL,
         notify,
+        [t.attempts for t in rows],
+        [t.last_error for t in rows],
+        [t.failed_at for t in rows],
+        [t.planned_at for t in rows],
     )

@@ -64,6 +64,18 @@ class EscalatingToPool(Workflow):
     done = State(terminal=True)
 
 
+class EscalatingToOwner(Workflow):
+    """An approval whose breach hands it to the request's owner (a principal id from the
+    subject): an owner id longer than a holder can be makes that firing fail every time."""
+
+    name = "escalating-to-owner"
+    tracks = "request"
+    calendar = "uk-london"
+
+    waiting = _approval(reminders=[reminder.on_breach(reassign_to=who.id(subject.owner))])
+    done = State(terminal=True)
+
+
 class OutsiderAtNight(Workflow):
     """A signature asked of an outsider, reminded on real time: quiet hours follow the workflow."""
 

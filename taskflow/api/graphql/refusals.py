@@ -38,9 +38,15 @@ class SlotNotOpen(Refusal):
     status: str | None = strawberry.field(description="The slot's status now.")
 
 
-@strawberry.type(description="The slot changed since the caller loaded it.")
+@strawberry.type(description="The slot or run changed since the caller loaded it.")
 class StaleVersion(Refusal):
-    current_version: int | None = strawberry.field(description="The slot's version now.")
+    current_version: int | None = strawberry.field(
+        description="The slot's version now (the run's, for move and cancelRun)."
+    )
+    current_state: str | None = strawberry.field(
+        default=None,
+        description="For move and cancelRun: the state the run is in now (null for slots).",
+    )
 
 
 @strawberry.type(description="One field of a payload and why it was refused.")
@@ -116,7 +122,10 @@ def refusal_for(error: errors.TaskflowError) -> Any:
         return SlotNotOpen(code=RefusalCode.SLOT_NOT_OPEN, status=facts.get("status"), **base)
     if code == "STALE_VERSION":
         return StaleVersion(
-            code=RefusalCode.STALE_VERSION, current_version=facts.get("current_version"), **base
+            code=RefusalCode.STALE_VERSION,
+            current_version=facts.get("current_version"),
+            current_state=facts.get("current_state"),
+            **base,
         )
     if code == "PAYLOAD_INVALID":
         problems = [

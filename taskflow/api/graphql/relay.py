@@ -126,7 +126,7 @@ class RefusalCode(Enum):
         "SLOT_NOT_OPEN", description="The slot is no longer open (satisfied or cancelled)."
     )
     STALE_VERSION = strawberry.enum_value(
-        "STALE_VERSION", description="The slot changed since the caller loaded it; reload."
+        "STALE_VERSION", description="The slot (or run) changed since the caller loaded it; reload."
     )
     PAYLOAD_INVALID = strawberry.enum_value(
         "PAYLOAD_INVALID", description="The payload does not fit the slot's fields; see problems."
@@ -165,6 +165,9 @@ class RefusalCode(Enum):
     )
     TOO_MANY_REQUESTS = strawberry.enum_value(
         "TOO_MANY_REQUESTS", description="Too many unusable links from this client; wait."
+    )
+    TIMER_NOT_DEAD = strawberry.enum_value(
+        "TIMER_NOT_DEAD", description="Only a DEAD timer can be retried or discarded."
     )
 
 

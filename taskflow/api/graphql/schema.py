@@ -24,6 +24,7 @@ from taskflow.api.graphql import (
     principals,
     relay,
     reports,
+    timers,
     types,
     work,
     work_mutations,
@@ -45,6 +46,7 @@ NODE_RESOLVERS: dict[str, NodeResolver] = {
     types.SLOT: work.resolve_slot,
     links.TYPE_NAME: links.resolve_node,
     notifications.TYPE_NAME: notifications.resolve_node,
+    timers.TYPE_NAME: timers.resolve_node,
 }
 
 
@@ -54,6 +56,7 @@ class Query(
     work.WorkQueries,
     notifications.NotificationQueries,
     reports.ReportQueries,
+    timers.TimerQueries,
 ):
     @strawberry.field(description="Any object by its global id; null when absent or not visible.")
     async def node(
@@ -75,6 +78,7 @@ class Mutation(
     work_mutations.WorkMutations,
     links.LinkMutations,
     notifications.NotificationMutations,
+    timers.TimerMutations,
 ):
     pass
 

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from taskflow.api.graphql.links import MagicLinkType
     from taskflow.api.graphql.reports import RunLeadTime
     from taskflow.api.graphql.sla import Clock
+    from taskflow.api.graphql.timers import Timer
 
 RUN, SLOT = "Run", "Slot"
 
@@ -245,6 +246,10 @@ class RunType(relay.Node):
     started_at: datetime = strawberry.field(description="When it started.")
     state_entered_at: datetime = strawberry.field(description="When it entered its state.")
     ended_at: datetime | None = strawberry.field(description="When it ended, if it has.")
+    version: int = strawberry.field(
+        description="Goes up each time the run itself changes (its state or status): pass it "
+        "as expectedVersion to move or cancelRun to refuse a change picked on a stale view."
+    )
     local_id: strawberry.Private[str]
 
     @strawberry.field(description="Its slots in the current state (all states: allStates).")
@@ -279,6 +284,17 @@ class RunType(relay.Node):
         from taskflow.api.graphql import reports
 
         return await reports.lead_time_of_run(info, self.local_id)
+
+    @strawberry.field(
+        description="Its timers (reminders, breaches, timeouts) with their state, attempts and "
+        "last error, oldest first; null unless you are a lead, manager or admin."
+    )
+    async def timers(
+        self, info: Info
+    ) -> list[Annotated[Timer, strawberry.lazy("taskflow.api.graphql.timers")]] | None:
+        from taskflow.api.graphql import timers
+
+        return await timers.timers_of_run(info, self.local_id)
 
     @strawberry.field(description="The manual moves of its state, with guards and checklists.")
     async def moves(self, info: Info) -> list[MoveOption]:
@@ -354,6 +370,7 @@ class RunType(relay.Node):
             started_at=run.started_at,
             state_entered_at=view.state_entered_at,
             ended_at=view.ended_at,
+            version=run.version,
             local_id=view.id,
         )
 

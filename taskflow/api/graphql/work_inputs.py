@@ -112,12 +112,22 @@ class MoveInput:
     run_id: strawberry.ID = strawberry.field(description="The run's global id.")
     move: str = strawberry.field(description="The move's name (see Run.moves).")
     input: JSON | None = strawberry.field(default=None, description="The move's fields, if any.")
+    expected_version: int | None = strawberry.field(
+        default=None,
+        description="The run's version as you saw it (Run.version, e.g. on a board card): "
+        "refused with StaleVersion if the run changed since. Omit to move whatever it is now.",
+    )
 
 
 @strawberry.input(description="Cancel a live run.")
 class CancelRunInput:
     run_id: strawberry.ID = strawberry.field(description="The run's global id.")
     reason: str = strawberry.field(description="Why, for the timeline.")
+    expected_version: int | None = strawberry.field(
+        default=None,
+        description="The run's version as you saw it (Run.version): refused with StaleVersion "
+        "if the run changed since. Omit to cancel whatever it is now.",
+    )
 
 
 StartRunArg = Annotated[StartRunInput, strawberry.argument(description="What to do.")]

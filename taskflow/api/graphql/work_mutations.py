@@ -284,6 +284,7 @@ class WorkMutations:
                 run_id=relay.local_id(input.run_id, RUN, "runId"),
                 name=input.move,
                 data=_object(input.input, "input") if input.input is not None else None,
+                expected_version=input.expected_version,
             )
         except errors.TaskflowError as exc:
             return r.refusal_for(exc)
@@ -298,6 +299,7 @@ class WorkMutations:
                 me,
                 run_id=relay.local_id(input.run_id, RUN, "runId"),
                 reason=input.reason,
+                expected_version=input.expected_version,
             )
         except errors.TaskflowError as exc:
             return r.refusal_for(exc)

@@ -66,3 +66,19 @@ class RunExists(Refusal):
 
 class NothingToClaim(Refusal):
     code = "NOTHING_TO_CLAIM"
+
+
+def check_run_version(expected: int | None, version: int, state: str) -> None:
+    """Refuse a change of a run picked on a stale view (``expected`` is not its ``version``).
+
+    ``None`` means "no guard". The refusal names the run's version and state now, so a
+    client can tell "the card moved" from "the move is not allowed".
+    """
+    if expected is None or expected == version:
+        return
+    raise StaleVersion(
+        f"The run changed since you loaded it (version {expected}, now {version}; it is in "
+        f"state {state!r} now): reload it and choose again.",
+        current_version=version,
+        current_state=state,
+    )

@@ -1,0 +1,271 @@
+"""Timers in GraphQL: their state, attempts and last error; retry or discard a dead one.
+
+Leads, managers and admins read timers (``timers``, ``Run.timers``,
+``node(id:)``) and mend dead ones (``retryTimer``, ``discardTimer``); others
+see none.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from enum import Enum
+from typing import Annotated, Any
+
+import strawberry
+
+from taskflow import errors
+from taskflow.api.graphql import relay
+from taskflow.api.graphql.context import Info, caller
+from taskflow.core.timer_states import TimerStatus
+from taskflow.service import timer_admin
+
+TYPE_NAME = "Timer"
+
+
+@strawberry.enum(description="Where a timer stands.")
+class TimerState(Enum):
+    ARMED = strawberry.enum_value(
+        TimerStatus.ARMED.value,
+        description="Waits for dueAt (after a failed firing: its next attempt).",
+    )
+    FIRED = strawberry.enum_value(TimerStatus.FIRED.value, description="It fired.")
+    CANCELLED = strawberry.enum_value(
+        TimerStatus.CANCELLED.value,
+        description="No longer wanted: its slot or run moved on or ended.",
+    )
+    DEAD = strawberry.enum_value(
+        TimerStatus.DEAD.value,
+        description="Its firing failed TASKFLOW_TIMER_MAX_ATTEMPTS times; see lastError, then "
+        "retryTimer or discardTimer.",
+    )
+    DISCARDED = strawberry.enum_value(
+        TimerStatus.DISCARDED.value,
+        description="A dead timer an admin gave up on (the reason is on the run's timeline).",
+    )
+
+
+@strawberry.type(description="A durable deadline of a run: a reminder, a breach or a timeout.")
+class Timer(relay.Node):
+    key: str = strawberry.field(description="Its stable name, e.g. <slot>:reminder:0.")
+    kind: str = strawberry.field(description="breach, reminder or timeout.")
+    part: str = strawberry.field(
+        description="The milestone (breach), reminder index or timeout index it belongs to."
+    )
+    state: TimerState = strawberry.field(description="Where it stands.")
+    due_at: datetime = strawberry.field(
+        description="When it falls due; after a failed firing, its next attempt."
+    )
+    planned_at: datetime = strawberry.field(
+        description="When its definition planned it to fall due (dueAt unless a failure "
+        "pushed it back)."
+    )
+    fired: int = strawberry.field(description="How many times it has fired.")
+    attempts: int = strawberry.field(
+        description="Failed firings since it last fired or was armed; at maxAttempts it is DEAD."
+    )
+    max_attempts: int = strawberry.field(
+        description="Failed firings after which it is parked DEAD (TASKFLOW_TIMER_MAX_ATTEMPTS)."
+    )
+    last_error: str | None = strawberry.field(
+        description="Its last failure, as Class: message (short); null if it never failed."
+    )
+    failed_at: datetime | None = strawberry.field(description="When it last failed.")
+    run_id: strawberry.ID = strawberry.field(description="Global id of its run.")
+    slot_id: strawberry.ID | None = strawberry.field(
+        description="Global id of its slot; null for a state's timeout."
+    )
+
+    @classmethod
+    def of(cls, row: timer_admin.TimerRow, max_attempts: int) -> Timer:
+        return cls(
+            id=strawberry.ID(relay.to_global_id(TYPE_NAME, str(row.id))),
+            key=row.key,
+            kind=row.kind,
+            part=row.ref,
+            state=TimerState[TimerStatus(row.status).name],
+            due_at=row.due_at,
+            planned_at=row.planned,
+            fired=row.fired,
+            attempts=row.attempts,
+            max_attempts=max_attempts,
+            last_error=row.last_error,
+            failed_at=row.failed_at,
+            run_id=strawberry.ID(relay.to_global_id("Run", row.run_id)),
+            slot_id=strawberry.ID(relay.to_global_id("Slot", row.slot_id)) if row.slot_id else None,
+        )
+
+
+def _of(info: Info, row: timer_admin.TimerRow) -> Timer:
+    return Timer.of(row, info.context.services.settings.timer_max_attempts)
+
+
+@strawberry.input(description="Narrows the timers listed.")
+class TimerFilter:
+    state: TimerState | None = strawberry.field(
+        default=None, description="Only timers in this state (e.g. DEAD); default: any."
+    )
+    run_id: strawberry.ID | None = strawberry.field(
+        default=None, description="Only this run's timers (its global id)."
+    )
+
+
+async def timers_of_run(info: Info, run_id: str) -> list[Timer] | None:
+    """``Run.timers``: every timer of the run, oldest first (leads and admins)."""
+    me = await caller(info)
+    found = await timer_admin.of_run(info.context.services, me, run_id)
+    return [_of(info, t) for t in found] if found is not None else None
+
+
+async def resolve_node(info: Info, local_id: str) -> Timer | None:
+    """``node(id:)`` for a timer: leads and admins see it."""
+    me = await caller(info)
+    if not local_id.isdigit() or len(local_id) > 18:
+        return None
+    row = await timer_admin.get(info.context.services, me, int(local_id))
+    return _of(info, row) if row is not None else None
+
+
+@strawberry.type(description="Reading timers.")
+class TimerQueries:
+    @strawberry.field(
+        description="Timers oldest first, e.g. every DEAD one (leads, managers and admins)."
+    )
+    async def timers(
+        self,
+        info: Info,
+        first: Annotated[
+            int, strawberry.argument(description=f"Page size, at most {relay.MAX_FIRST}.")
+        ] = 20,
+        after: Annotated[
+            str | None, strawberry.argument(description="endCursor of the previous page.")
+        ] = None,
+        filter: Annotated[
+            TimerFilter | None, strawberry.argument(description="Which timers (default: all).")
+        ] = None,
+    ) -> relay.Connection[Timer]:
+        me = await caller(info)
+        limit = relay.check_first(first)
+        after_id = 0
+        if after:
+            (text,) = relay.decode_cursor(after, 1)
+            if not text.isdigit() or len(text) > 18:
+                raise errors.ValidationError("after is not a cursor of this list.", field="after")
+            after_id = int(text)
+        f = filter or TimerFilter()
+        run_id = relay.local_id(f.run_id, "Run", "filter.runId") if f.run_id else None
+        rows, total = await timer_admin.listing(
+            info.context.services,
+            me,
+            statuses=[TimerStatus[f.state.name]] if f.state is not None else None,
+            run_id=_uuid(run_id),
+            after_id=after_id,
+            limit=limit + 1,
+        )
+        edges = [
+            relay.Edge(cursor=relay.encode_cursor(str(row.id)), node=_of(info, row))
+            for row in rows[:limit]
+        ]
+        return relay.Connection(
+            edges=edges,
+            page_info=relay.PageInfo(
+                has_next_page=len(rows) > limit, end_cursor=edges[-1].cursor if edges else None
+            ),
+            total_count=total,
+        )
+
+
+def _uuid(run_id: str | None) -> str | None:
+    if run_id is None:
+        return None
+    try:
+        return str(uuid.UUID(run_id))
+    except ValueError:
+        raise errors.NotFound(f"No run has the id {run_id!r}.", field="filter.runId") from None
+
+
+# -- mending dead timers -------------------------------------------------------------------------
+
+
+@strawberry.type(description="Only a dead timer can be retried or discarded.")
+class TimerNotDead(relay.Refusal):
+    state: TimerState | None = strawberry.field(description="The timer's state now.")
+
+
+@strawberry.type(description="The timer was retried or discarded.")
+class TimerSuccess:
+    timer: Timer = strawberry.field(description="The timer as it stands now.")
+
+
+@strawberry.input(description="Arm a dead timer again, due now, with its attempts reset.")
+class RetryTimerInput:
+    timer_id: strawberry.ID = strawberry.field(description="The timer's global id.")
+
+
+@strawberry.input(description="Give up on a dead timer.")
+class DiscardTimerInput:
+    timer_id: strawberry.ID = strawberry.field(description="The timer's global id.")
+    reason: str = strawberry.field(description="Why, for the run's timeline (required).")
+
+
+TimerPayload = Annotated[
+    TimerSuccess | TimerNotDead | relay.InvalidInput | relay.NotAllowed | relay.NotFoundRefusal,
+    strawberry.union("TimerPayload", description="Result of retryTimer and discardTimer."),
+]
+
+
+def _timer_id(global_id: str) -> int:
+    found_type, local = relay.from_global_id(str(global_id))
+    if found_type != TYPE_NAME or not local.isdigit() or len(local) > 18:
+        raise errors.NotFound(f"No timer has the id {global_id!r}.", field="timerId")
+    return int(local)
+
+
+def _refusal(error: errors.TaskflowError) -> Any:
+    if isinstance(error, timer_admin.TimerNotDead):
+        status = error.facts.get("status")
+        return TimerNotDead(
+            code=relay.RefusalCode.TIMER_NOT_DEAD,
+            message=error.message,
+            state=TimerState[TimerStatus(status).name] if status else None,
+        )
+    return relay.refusal_for(error)
+
+
+@strawberry.type
+class TimerMutations:
+    @strawberry.mutation(
+        description="Arm a DEAD timer again, due now, with its attempts reset (leads, managers, "
+        "admins); a timer.retried line goes on the run's timeline."
+    )
+    async def retry_timer(
+        self,
+        info: Info,
+        input: Annotated[RetryTimerInput, strawberry.argument(description="What to do.")],
+    ) -> TimerPayload:
+        me = await caller(info)
+        try:
+            row = await timer_admin.retry(info.context.services, me, _timer_id(input.timer_id))
+        except errors.TaskflowError as exc:
+            refused: TimerPayload = _refusal(exc)
+            return refused
+        return TimerSuccess(timer=_of(info, row))
+
+    @strawberry.mutation(
+        description="Give up on a DEAD timer (leads, managers, admins): it never fires; the "
+        "reason goes on the run's timeline as timer.discarded."
+    )
+    async def discard_timer(
+        self,
+        info: Info,
+        input: Annotated[DiscardTimerInput, strawberry.argument(description="What to do.")],
+    ) -> TimerPayload:
+        me = await caller(info)
+        try:
+            row = await timer_admin.discard(
+                info.context.services, me, _timer_id(input.timer_id), input.reason
+            )
+        except errors.TaskflowError as exc:
+            refused: TimerPayload = _refusal(exc)
+            return refused
+        return TimerSuccess(timer=_of(info, row))

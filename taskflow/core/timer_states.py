@@ -1,0 +1,86 @@
+"""A timer row's statuses, and what a failed firing does to it (backoff, then dead).
+
+A timer whose firing raises is not lost and not retried in a tight loop: it is
+tried again after an exponential backoff with jitter, and after
+``max_attempts`` failed firings it is parked ``dead`` with its last error,
+where an admin sees it (``timers(filter: {state: DEAD})``) and retries or
+discards it. Pure: the caller passes ``now`` and the jitter draw.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from enum import StrEnum
+
+
+class TimerStatus(StrEnum):
+    """Every status a timer row can have (the ``timer.status`` column)."""
+
+    #: Waits for its due instant (after a failure: for its next attempt).
+    ARMED = "armed"
+    #: Fired; a repeating reminder is re-armed in place instead.
+    FIRED = "fired"
+    #: No longer wanted (its slot or run moved on, or ended).
+    CANCELLED = "cancelled"
+    #: Its firing failed ``max_attempts`` times; waits for an admin's retry or discard.
+    DEAD = "dead"
+    #: A dead timer an admin gave up on (the reason is on the run's timeline).
+    DISCARDED = "discarded"
+
+
+#: Statuses a use case's reconciliation leaves alone: only an admin moves a timer out of them.
+PARKED = frozenset({TimerStatus.DEAD, TimerStatus.DISCARDED})
+
+#: The longest error text kept on a timer row.
+MAX_ERROR = 300
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How failed firings are retried (``TASKFLOW_TIMER_*`` settings)."""
+
+    #: Failed firings after which a timer is parked dead.
+    max_attempts: int = 8
+    #: The first backoff, in seconds; each further failure doubles it...
+    base_seconds: float = 30.0
+    #: ... up to this many seconds.
+    max_seconds: float = 3600.0
+
+    def backoff(self, attempts: int, jitter: float) -> timedelta:
+        """The wait after the ``attempts``-th failure (1 = the first).
+
+        Equal jitter: half the exponential step is kept, the other half is
+        scaled by ``jitter`` in [0, 1), so workers that failed together spread out.
+        """
+        step = min(self.max_seconds, self.base_seconds * 2 ** max(attempts - 1, 0))
+        return timedelta(seconds=step / 2 + step / 2 * min(max(jitter, 0.0), 1.0))
+
+
+@dataclass(frozen=True)
+class Failure:
+    """What a failed firing makes of its timer row."""
+
+    attempts: int
+    status: TimerStatus
+    #: The next attempt (the row's new due instant); None once it is dead.
+    next_at: datetime | None
+    error: str
+
+
+def after_failure(
+    attempts: int, error: BaseException, now: datetime, policy: RetryPolicy, jitter: float
+) -> Failure:
+    """The row after one more failed firing (``attempts`` failures before this one)."""
+    count = attempts + 1
+    text = describe(error)
+    if count >= policy.max_attempts:
+        return Failure(count, TimerStatus.DEAD, None, text)
+    return Failure(count, TimerStatus.ARMED, now + policy.backoff(count, jitter), text)
+
+
+def describe(error: BaseException) -> str:
+    """``Class: message``, on one line and at most :data:`MAX_ERROR` characters."""
+    message = " ".join(str(error).split())
+    text = f"{type(error).__name__}: {message}" if message else type(error).__name__
+    return text if len(text) <= MAX_ERROR else text[: MAX_ERROR - 1] + "…"

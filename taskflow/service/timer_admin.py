@@ -1,0 +1,125 @@
+"""Timers as admins and leads see and mend them: the list, a run's timers, retry, discard.
+
+A timer whose firing failed ``TASKFLOW_TIMER_MAX_ATTEMPTS`` times is parked
+``dead`` (``core/timer_states.py``). An admin or lead reads why
+(``timers(filter: {state: DEAD})``, ``Run.timers``), then either retries it
+(armed again, due now, its attempts reset) or discards it with a reason that
+goes on the run's timeline. Each change is one transaction that locks the run
+before the timer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+from taskflow import errors
+from taskflow.core.principals import Principal
+from taskflow.core.runs.model import AuditEntry
+from taskflow.core.timer_states import TimerStatus
+from taskflow.service import access, persist
+from taskflow.service.container import Services
+from taskflow.store import db
+from taskflow.store import deadlines as timer_rows
+from taskflow.store import timer_admin as store
+
+TimerRow = timer_rows.TimerRow
+
+
+class TimerNotDead(errors.TaskflowError):
+    """Only a dead timer can be retried or discarded."""
+
+    code = "TIMER_NOT_DEAD"
+
+
+async def listing(
+    services: Services,
+    actor: Principal,
+    *,
+    statuses: Sequence[TimerStatus] | None,
+    run_id: str | None,
+    after_id: int,
+    limit: int,
+) -> tuple[list[TimerRow], int]:
+    """Timers in id order (``limit`` from ``after_id``) and how many match, for leads and admins."""
+    access.require_timer_keeper(actor, "list timers")
+    async with services.db.connection() as conn:
+        return await store.listing(
+            conn,
+            statuses=[s.value for s in statuses] if statuses is not None else None,
+            run_id=run_id,
+            after_id=after_id,
+            limit=limit,
+        )
+
+
+async def of_run(services: Services, actor: Principal, run_id: str) -> list[TimerRow] | None:
+    """A run's timers for leads and admins; None for anyone else (they see no timers)."""
+    if not access.may_keep_timers(actor):
+        return None
+    async with services.db.connection() as conn:
+        found, _ = await store.listing(conn, statuses=None, run_id=run_id, after_id=0, limit=10_000)
+    return found
+
+
+async def get(services: Services, actor: Principal, timer_id: int) -> TimerRow | None:
+    """One timer, for leads and admins (None: absent, or not theirs to see)."""
+    if not access.may_keep_timers(actor):
+        return None
+    async with services.db.connection() as conn:
+        return await store.get(conn, timer_id)
+
+
+def _line(kind: str, dead: TimerRow, actor: Principal, reason: str, now: datetime) -> AuditEntry:
+    details = {"key": dead.key, "kind": dead.kind, "attempts": dead.attempts}
+    return AuditEntry(
+        kind, now, actor.id, dead.slot_id, reason, {**details, "error": dead.last_error}
+    )
+
+
+async def _dead(services: Services, conn: db.Connection, timer_id: int) -> TimerRow:
+    found = await store.lock(conn, timer_id)
+    if found is None:
+        raise errors.NotFound(f"No timer has the id {timer_id}.", field="timerId")
+    if found.status != TimerStatus.DEAD:
+        raise TimerNotDead(
+            f"The timer is {found.status}, not dead: only a timer parked after failing "
+            f"{services.settings.timer_max_attempts} times can be retried or discarded.",
+            status=found.status,
+        )
+    return found
+
+
+async def retry(services: Services, actor: Principal, timer_id: int) -> TimerRow:
+    """Arm a dead timer again, due now, with its attempts reset; the timeline says who did."""
+    access.require_timer_keeper(actor, "retry timers")
+    now = services.clock.now()
+    async with services.db.transaction() as conn:
+        dead = await _dead(services, conn, timer_id)
+        timer = await store.rearm(conn, timer_id, now)
+        await persist.audit(
+            conn,
+            dead.run_id,
+            _line("timer.retried", dead, actor, f"the dead {dead.kind} timer is armed again", now),
+        )
+    return timer
+
+
+async def discard(services: Services, actor: Principal, timer_id: int, reason: str) -> TimerRow:
+    """Give up on a dead timer; ``reason`` goes on the run's timeline."""
+    access.require_timer_keeper(actor, "discard timers")
+    if not reason.strip():
+        raise errors.ValidationError(
+            "Say why the timer is discarded (reason): it goes on the run's timeline.",
+            field="reason",
+        )
+    now = services.clock.now()
+    async with services.db.transaction() as conn:
+        dead = await _dead(services, conn, timer_id)
+        timer = await store.set_status(conn, timer_id, TimerStatus.DISCARDED, now)
+        await persist.audit(
+            conn,
+            dead.run_id,
+            _line("timer.discarded", dead, actor, reason.strip(), now),
+        )
+    return timer

@@ -1,0 +1,100 @@
+"""Timer rows as an admin sees and mends them: listing, retrying and discarding dead ones.
+
+The worker's statements are in ``timer_batch.py``; these serve the GraphQL
+``timers`` list, ``Run.timers`` and the ``retryTimer`` / ``discardTimer``
+mutations. A change takes the run's row lock before the timer's (the lock
+order every writer follows: run, then its slots, clocks, timers).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from datetime import datetime
+
+from taskflow.core.timer_states import TimerStatus
+from taskflow.store import db
+from taskflow.store import deadlines as timers
+
+_COLUMNS = timers.timer_columns("")
+
+
+async def listing(
+    conn: db.Connection,
+    *,
+    statuses: Sequence[str] | None,
+    run_id: str | None,
+    after_id: int,
+    limit: int,
+) -> tuple[list[timers.TimerRow], int]:
+    """Up to ``limit`` timers after ``after_id`` in id order, and how many match in all."""
+    where = (
+        "($1::text[] IS NULL OR t.status = ANY($1::text[])) "
+        "AND ($2::uuid IS NULL OR t.run = $2::uuid)"
+    )
+    run_key = uuid.UUID(run_id) if run_id is not None else None
+    wanted = list(statuses) if statuses is not None else None
+    found = await conn.fetch(
+        f"SELECT {_COLUMNS} FROM timer t WHERE {where} AND t.id > $3 ORDER BY t.id LIMIT $4",
+        wanted,
+        run_key,
+        after_id,
+        limit,
+    )
+    total = await conn.fetchval(f"SELECT count(*) FROM timer t WHERE {where}", wanted, run_key)
+    return [timers.timer_from(r) for r in found], int(total)
+
+
+async def get(conn: db.Connection, timer_id: int) -> timers.TimerRow | None:
+    """One timer row by id."""
+    row = await conn.fetchrow(f"SELECT {_COLUMNS} FROM timer t WHERE t.id = $1", timer_id)
+    return timers.timer_from(row) if row else None
+
+
+async def lock(conn: db.Connection, timer_id: int) -> timers.TimerRow | None:
+    """The timer, locked after its run (the lock order); None when there is none."""
+    run = await conn.fetchval("SELECT run FROM timer WHERE id = $1", timer_id)
+    if run is None:
+        return None
+    await conn.execute("SELECT 1 FROM run WHERE id = $1 FOR UPDATE", run)
+    row = await conn.fetchrow(
+        f"SELECT {_COLUMNS} FROM timer t WHERE t.id = $1 FOR UPDATE", timer_id
+    )
+    return timers.timer_from(row) if row else None
+
+
+async def rearm(conn: db.Connection, timer_id: int, now: datetime) -> timers.TimerRow:
+    """Arm a timer again, due ``now``, its failures forgotten (the last error stays shown);
+    NOTIFY wakes the workers at commit."""
+    row = await conn.fetchrow(
+        f"""
+        WITH t AS (
+            UPDATE timer SET status = $2, due_at = $3, attempts = 0,
+                             planned_at = COALESCE(planned_at, due_at), updated_at = $3
+            WHERE id = $1
+            RETURNING *
+        )
+        SELECT {_COLUMNS}, pg_notify($4, '') FROM t
+        """,
+        timer_id,
+        TimerStatus.ARMED.value,
+        now,
+        timers.CHANNEL,
+    )
+    return timers.timer_from(row)
+
+
+async def set_status(
+    conn: db.Connection, timer_id: int, status: TimerStatus, now: datetime
+) -> timers.TimerRow:
+    """Give a timer a new status (e.g. discarded)."""
+    row = await conn.fetchrow(
+        f"""
+        WITH t AS (UPDATE timer SET status = $2, updated_at = $3 WHERE id = $1 RETURNING *)
+        SELECT {_COLUMNS} FROM t
+        """,
+        timer_id,
+        status.value,
+        now,
+    )
+    return timers.timer_from(row)
