@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Annotated, Any, cast
 
 import strawberry
@@ -33,6 +34,10 @@ class PrincipalType(relay.Node):
         description="The business calendar of the person's working hours, when set."
     )
     active: bool = strawberry.field(description="False once deactivated: tokens are refused.")
+    tokens_valid_after: datetime | None = strawberry.field(
+        description="Staff tokens issued before this instant are refused (set by deactivation "
+        "and sign out everywhere); null when never set."
+    )
 
     @classmethod
     def of(cls, principal: core.Principal) -> PrincipalType:
@@ -47,6 +52,7 @@ class PrincipalType(relay.Node):
             time_zone=principal.time_zone,
             calendar=principal.calendar,
             active=principal.active,
+            tokens_valid_after=principal.tokens_valid_after,
         )
 
 
@@ -81,7 +87,12 @@ class UpsertPrincipalInput:
     attributes: JSON | None = strawberry.field(default=None, description="Free attributes.")
     time_zone: str = strawberry.field(default="UTC", description="IANA time zone.")
     calendar: str | None = strawberry.field(default=None, description="Business calendar name.")
-    active: bool = strawberry.field(default=True, description="Whether tokens are accepted.")
+    active: bool | None = strawberry.field(
+        default=None,
+        description="Whether tokens are accepted. Left out (null): kept as stored (a new "
+        "principal starts active); re-activating someone takes an explicit true. false "
+        "deactivates (see deactivatePrincipal).",
+    )
 
 
 @strawberry.type(description="The principal was created or updated.")
@@ -104,6 +115,25 @@ class DeactivatePrincipalInput:
 @strawberry.type(description="The principal was deactivated; their tokens no longer work.")
 class DeactivatePrincipalSuccess:
     principal: PrincipalType = strawberry.field(description="The principal as stored.")
+
+
+@strawberry.input(description="Whose tokens to refuse from now on.")
+class SignOutEverywhereInput:
+    principal_id: strawberry.ID | None = strawberry.field(
+        default=None,
+        description="Global id of the principal; left out: yourself. Admins only for others.",
+    )
+
+
+@strawberry.type(description="Every token issued before tokensValidAfter is refused now.")
+class SignOutEverywhereSuccess:
+    principal: PrincipalType = strawberry.field(description="The principal as stored.")
+
+
+SignOutEverywherePayload = Annotated[
+    SignOutEverywhereSuccess | relay.InvalidInput | relay.NotAllowed | relay.NotFoundRefusal,
+    strawberry.union("SignOutEverywherePayload", description="Result of signOutEverywhere."),
+]
 
 
 DeactivatePrincipalPayload = Annotated[
@@ -205,3 +235,27 @@ class PrincipalMutations:
         except errors.TaskflowError as exc:
             return relay.refusal_for(exc)
         return DeactivatePrincipalSuccess(principal=PrincipalType.of(principal))
+
+    @strawberry.mutation(
+        description="Sign out everywhere: every staff token of the principal (yourself by "
+        "default; anyone for admins) issued until now is refused from now on. Mint a new "
+        "token afterwards (taskflow token)."
+    )
+    async def sign_out_everywhere(
+        self,
+        info: Info,
+        input: Annotated[
+            SignOutEverywhereInput, strawberry.argument(description="Whose tokens to refuse.")
+        ],
+    ) -> SignOutEverywherePayload:
+        me = await caller(info)
+        try:
+            local_id = me.id
+            if input.principal_id is not None:
+                type_name, local_id = relay.from_global_id(str(input.principal_id))
+                if type_name != TYPE_NAME:
+                    raise errors.NotFound(f"No principal has the id {input.principal_id!r}.")
+            principal = await service.sign_out_everywhere(info.context.services, me, local_id)
+        except errors.TaskflowError as exc:
+            return relay.refusal_for(exc)
+        return SignOutEverywhereSuccess(principal=PrincipalType.of(principal))
