@@ -9,7 +9,7 @@ import strawberry
 from strawberry.scalars import JSON
 
 from taskflow import errors
-from taskflow.api.graphql import relay
+from taskflow.api.graphql import keyed, relay
 from taskflow.api.graphql.context import Info, caller
 from taskflow.core import principals as core
 from taskflow.service import principals as service
@@ -93,6 +93,13 @@ class UpsertPrincipalInput:
         "principal starts active); re-activating someone takes an explicit true. false "
         "deactivates (see deactivatePrincipal).",
     )
+    idempotency_key: str | None = strawberry.field(
+        default=None,
+        description="Optional key (1-200 characters, e.g. a UUID) of yours: sending the same "
+        "input again with it returns the first answer instead of acting twice; the same key "
+        "with another input is refused (IdempotencyKeyReused). Scoped to you and this "
+        "mutation, kept 7 days.",
+    )
 
 
 @strawberry.type(description="The principal was created or updated.")
@@ -102,7 +109,7 @@ class UpsertPrincipalSuccess:
 
 
 UpsertPrincipalPayload = Annotated[
-    UpsertPrincipalSuccess | relay.InvalidInput | relay.NotAllowed,
+    UpsertPrincipalSuccess | relay.InvalidInput | relay.NotAllowed | relay.IdempotencyKeyReused,
     strawberry.union("UpsertPrincipalPayload", description="Result of upsertPrincipal."),
 ]
 
@@ -110,6 +117,13 @@ UpsertPrincipalPayload = Annotated[
 @strawberry.input(description="The principal to deactivate.")
 class DeactivatePrincipalInput:
     id: strawberry.ID = strawberry.field(description="Global id of the principal.")
+    idempotency_key: str | None = strawberry.field(
+        default=None,
+        description="Optional key (1-200 characters, e.g. a UUID) of yours: sending the same "
+        "input again with it returns the first answer instead of acting twice; the same key "
+        "with another input is refused (IdempotencyKeyReused). Scoped to you and this "
+        "mutation, kept 7 days.",
+    )
 
 
 @strawberry.type(description="The principal was deactivated; their tokens no longer work.")
@@ -123,6 +137,13 @@ class SignOutEverywhereInput:
         default=None,
         description="Global id of the principal; left out: yourself. Admins only for others.",
     )
+    idempotency_key: str | None = strawberry.field(
+        default=None,
+        description="Optional key (1-200 characters, e.g. a UUID) of yours: sending the same "
+        "input again with it returns the first answer instead of acting twice; the same key "
+        "with another input is refused (IdempotencyKeyReused). Scoped to you and this "
+        "mutation, kept 7 days.",
+    )
 
 
 @strawberry.type(description="Every token issued before tokensValidAfter is refused now.")
@@ -131,13 +152,21 @@ class SignOutEverywhereSuccess:
 
 
 SignOutEverywherePayload = Annotated[
-    SignOutEverywhereSuccess | relay.InvalidInput | relay.NotAllowed | relay.NotFoundRefusal,
+    SignOutEverywhereSuccess
+    | relay.InvalidInput
+    | relay.NotAllowed
+    | relay.NotFoundRefusal
+    | relay.IdempotencyKeyReused,
     strawberry.union("SignOutEverywherePayload", description="Result of signOutEverywhere."),
 ]
 
 
 DeactivatePrincipalPayload = Annotated[
-    DeactivatePrincipalSuccess | relay.InvalidInput | relay.NotAllowed | relay.NotFoundRefusal,
+    DeactivatePrincipalSuccess
+    | relay.InvalidInput
+    | relay.NotAllowed
+    | relay.NotFoundRefusal
+    | relay.IdempotencyKeyReused,
     strawberry.union("DeactivatePrincipalPayload", description="Result of deactivatePrincipal."),
 ]
 
@@ -210,11 +239,18 @@ class PrincipalMutations:
             "calendar": input.calendar,
             "active": input.active,
         }
-        try:
+
+        async def work() -> keyed.Answer:
             principal, created = await service.upsert(info.context.services, me, data)
+            return {"principal": principal.id, "created": created}
+
+        try:
+            answer, _ = await keyed.once(info, me.id, "upsertPrincipal", input, work)
         except errors.TaskflowError as exc:
             return relay.refusal_for(exc)  # type: ignore[return-value]
-        return UpsertPrincipalSuccess(principal=PrincipalType.of(principal), created=created)
+        return UpsertPrincipalSuccess(
+            principal=await _principal(info, answer["principal"]), created=answer["created"]
+        )
 
     @strawberry.mutation(
         description="Deactivate a principal: their tokens stop working (admins only)."
@@ -227,14 +263,19 @@ class PrincipalMutations:
         ],
     ) -> DeactivatePrincipalPayload:
         me = await caller(info)
-        try:
+
+        async def work() -> keyed.Answer:
             type_name, local_id = relay.from_global_id(str(input.id))
             if type_name != TYPE_NAME:
                 raise errors.NotFound(f"No principal has the id {input.id!r}.")
             principal = await service.deactivate(info.context.services, me, local_id)
+            return {"principal": principal.id}
+
+        try:
+            answer, _ = await keyed.once(info, me.id, "deactivatePrincipal", input, work)
         except errors.TaskflowError as exc:
             return relay.refusal_for(exc)
-        return DeactivatePrincipalSuccess(principal=PrincipalType.of(principal))
+        return DeactivatePrincipalSuccess(principal=await _principal(info, answer["principal"]))
 
     @strawberry.mutation(
         description="Sign out everywhere: every staff token of the principal (yourself by "
@@ -249,13 +290,25 @@ class PrincipalMutations:
         ],
     ) -> SignOutEverywherePayload:
         me = await caller(info)
-        try:
+
+        async def work() -> keyed.Answer:
             local_id = me.id
             if input.principal_id is not None:
                 type_name, local_id = relay.from_global_id(str(input.principal_id))
                 if type_name != TYPE_NAME:
                     raise errors.NotFound(f"No principal has the id {input.principal_id!r}.")
             principal = await service.sign_out_everywhere(info.context.services, me, local_id)
+            return {"principal": principal.id}
+
+        try:
+            answer, _ = await keyed.once(info, me.id, "signOutEverywhere", input, work)
         except errors.TaskflowError as exc:
             return relay.refusal_for(exc)
-        return SignOutEverywhereSuccess(principal=PrincipalType.of(principal))
+        return SignOutEverywhereSuccess(principal=await _principal(info, answer["principal"]))
+
+
+async def _principal(info: Info, principal_id: str) -> PrincipalType:
+    principal = await service.get(info.context.services, principal_id)
+    if principal is None:
+        raise errors.NotFound(f"No principal has the id {principal_id!r}.")
+    return PrincipalType.of(principal)

@@ -166,6 +166,11 @@ class RefusalCode(Enum):
     TOO_MANY_REQUESTS = strawberry.enum_value(
         "TOO_MANY_REQUESTS", description="Too many unusable links from this client; wait."
     )
+    IDEMPOTENCY_KEY_REUSED = strawberry.enum_value(
+        "IDEMPOTENCY_KEY_REUSED",
+        description="The idempotencyKey was used before for another input (or its first "
+        "answer cannot be given again); use a new key.",
+    )
 
 
 @strawberry.interface(description="A typed refusal: the mutation changed nothing.")
@@ -189,8 +194,20 @@ class NotFoundRefusal(Refusal):
     pass
 
 
-def refusal_for(error: errors.TaskflowError) -> InvalidInput | NotAllowed | NotFoundRefusal:
+@strawberry.type(
+    description="The idempotencyKey was used before by you for this mutation with another "
+    "input, or its first answer cannot be given again; nothing changed. Use a new key."
+)
+class IdempotencyKeyReused(Refusal):
+    pass
+
+
+def refusal_for(
+    error: errors.TaskflowError,
+) -> InvalidInput | NotAllowed | NotFoundRefusal | IdempotencyKeyReused:
     """The payload refusal for a domain error raised by a use case."""
+    if error.code == "IDEMPOTENCY_KEY_REUSED":
+        return IdempotencyKeyReused(code=RefusalCode.IDEMPOTENCY_KEY_REUSED, message=error.message)
     if isinstance(error, errors.Forbidden):
         return NotAllowed(code=RefusalCode.FORBIDDEN, message=error.message)
     if isinstance(error, errors.NotFound):

@@ -22,7 +22,11 @@ class StartRunInput:
     workflow: str = strawberry.field(description="The workflow's name.")
     subject: SubjectInput = strawberry.field(description="The tracked entity.")
     idempotency_key: str | None = strawberry.field(
-        default=None, description="Repeat it to get the same run back instead of a refusal."
+        default=None,
+        description="Repeat it to get the same run back instead of a refusal: a start of the "
+        "same subject and workflow with the same key returns the run it made (whoever sends "
+        "it); from the same caller, the same key with another input is refused "
+        "(IdempotencyKeyReused). Kept with the run; the caller's copy 7 days.",
     )
 
 
@@ -31,6 +35,13 @@ class UpdateSubjectInput:
     type: str = strawberry.field(description="Its type.")
     external_id: str = strawberry.field(description="The application's id for it.")
     attributes: JSON = strawberry.field(description="Its new data (replaces the old).")
+    idempotency_key: str | None = strawberry.field(
+        default=None,
+        description="Optional key (1-200 characters, e.g. a UUID) of yours: sending the same "
+        "input again with it returns the first answer instead of acting twice; the same key "
+        "with another input is refused (IdempotencyKeyReused). Scoped to you and this "
+        "mutation, kept 7 days.",
+    )
 
 
 @strawberry.input(description="A subject by its type and external id.")
@@ -64,7 +75,11 @@ class RaiseEventInput:
     )
     target: EventTargetInput = strawberry.field(description="Where it goes.")
     idempotency_key: str | None = strawberry.field(
-        default=None, description="Repeat it to get the first result back instead of a refusal."
+        default=None,
+        description="Optional key (1-200 characters, e.g. a UUID) of yours: sending the same "
+        "input again with it returns the first answer instead of acting twice; the same key "
+        "with another input is refused (IdempotencyKeyReused). Scoped to you and this "
+        "mutation, kept 7 days.",
     )
 
 
@@ -74,17 +89,38 @@ class ClaimInput:
     expected_version: int | None = strawberry.field(
         default=None, description="Refuse if the slot changed since this version was read."
     )
+    idempotency_key: str | None = strawberry.field(
+        default=None,
+        description="Optional key (1-200 characters, e.g. a UUID) of yours: sending the same "
+        "input again with it returns the first answer instead of acting twice; the same key "
+        "with another input is refused (IdempotencyKeyReused). Scoped to you and this "
+        "mutation, kept 7 days.",
+    )
 
 
 @strawberry.input(description="Claim the most urgent open slot you may take.")
 class ClaimNextInput:
     filter: InboxFilter | None = strawberry.field(default=None, description="Only among these.")
+    idempotency_key: str | None = strawberry.field(
+        default=None,
+        description="Optional key (1-200 characters, e.g. a UUID) of yours: sending the same "
+        "input again with it returns the first answer instead of acting twice; the same key "
+        "with another input is refused (IdempotencyKeyReused). Scoped to you and this "
+        "mutation, kept 7 days.",
+    )
 
 
 @strawberry.input(description="Put a claimed slot back in the pool.")
 class ReleaseInput:
     slot_id: strawberry.ID = strawberry.field(description="The slot's global id.")
     reason: str | None = strawberry.field(default=None, description="Why, for the timeline.")
+    idempotency_key: str | None = strawberry.field(
+        default=None,
+        description="Optional key (1-200 characters, e.g. a UUID) of yours: sending the same "
+        "input again with it returns the first answer instead of acting twice; the same key "
+        "with another input is refused (IdempotencyKeyReused). Scoped to you and this "
+        "mutation, kept 7 days.",
+    )
 
 
 @strawberry.input(description="Hand a slot to someone.")
@@ -93,6 +129,13 @@ class AssignInput:
     to: str = strawberry.field(description="The login of the new holder (a candidate).")
     expected_version: int | None = strawberry.field(default=None, description="Guard, as in claim.")
     reason: str | None = strawberry.field(default=None, description="Why, for the timeline.")
+    idempotency_key: str | None = strawberry.field(
+        default=None,
+        description="Optional key (1-200 characters, e.g. a UUID) of yours: sending the same "
+        "input again with it returns the first answer instead of acting twice; the same key "
+        "with another input is refused (IdempotencyKeyReused). Scoped to you and this "
+        "mutation, kept 7 days.",
+    )
 
 
 @strawberry.input(description="Complete a slot with its event's payload.")
@@ -105,6 +148,13 @@ class CompleteInput:
         default=None, description="The payload (see Slot.fields)."
     )
     expected_version: int | None = strawberry.field(default=None, description="Guard, as in claim.")
+    idempotency_key: str | None = strawberry.field(
+        default=None,
+        description="Optional key (1-200 characters, e.g. a UUID) of yours: sending the same "
+        "input again with it returns the first answer instead of acting twice; the same key "
+        "with another input is refused (IdempotencyKeyReused). Scoped to you and this "
+        "mutation, kept 7 days.",
+    )
 
 
 @strawberry.input(description="Make a manual move on a run.")
@@ -112,12 +162,26 @@ class MoveInput:
     run_id: strawberry.ID = strawberry.field(description="The run's global id.")
     move: str = strawberry.field(description="The move's name (see Run.moves).")
     input: JSON | None = strawberry.field(default=None, description="The move's fields, if any.")
+    idempotency_key: str | None = strawberry.field(
+        default=None,
+        description="Optional key (1-200 characters, e.g. a UUID) of yours: sending the same "
+        "input again with it returns the first answer instead of acting twice; the same key "
+        "with another input is refused (IdempotencyKeyReused). Scoped to you and this "
+        "mutation, kept 7 days.",
+    )
 
 
 @strawberry.input(description="Cancel a live run.")
 class CancelRunInput:
     run_id: strawberry.ID = strawberry.field(description="The run's global id.")
     reason: str = strawberry.field(description="Why, for the timeline.")
+    idempotency_key: str | None = strawberry.field(
+        default=None,
+        description="Optional key (1-200 characters, e.g. a UUID) of yours: sending the same "
+        "input again with it returns the first answer instead of acting twice; the same key "
+        "with another input is refused (IdempotencyKeyReused). Scoped to you and this "
+        "mutation, kept 7 days.",
+    )
 
 
 StartRunArg = Annotated[StartRunInput, strawberry.argument(description="What to do.")]
