@@ -107,6 +107,7 @@ async def once(
         return await work(), False
     _check_key(key)
     scope = keys.Scope(actor, operation, key, fingerprint(request))
+    refused: errors.TaskflowError | None = None
     async with services.db.keyed() as lock_conn:
         await keys.lock(lock_conn, scope)
         stored = await keys.find(lock_conn, scope)
@@ -124,16 +125,17 @@ async def once(
         try:
             answer = await work()
         except errors.TaskflowError as refusal:
+            refused = refusal
+        finally:
             db.BEFORE_COMMIT.reset(token)
-            if refusal.code not in NOT_STORED and not refusal.facts.get("retryable"):
-                await keys.record(lock_conn, scope, _refusal_answer(refusal), now)
-            raise
-        except BaseException:
-            db.BEFORE_COMMIT.reset(token)
-            raise
-        db.BEFORE_COMMIT.reset(token)
-        await keys.record(lock_conn, scope, {"ok": answer}, now)
-        return answer, False
+        if refused is None:
+            await keys.record(lock_conn, scope, {"ok": answer}, now)
+        elif refused.code not in NOT_STORED and not refused.facts.get("retryable"):
+            await keys.record(lock_conn, scope, _refusal_answer(refused), now)
+    # Raised after the key's transaction committed: the refusal is the stored answer.
+    if refused is not None:
+        raise refused
+    return answer, False
 
 
 def _replay(scope: keys.Scope, stored: keys.Stored) -> Answer:
