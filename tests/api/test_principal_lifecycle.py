@@ -30,6 +30,9 @@ UPSERT = """mutation($input: UpsertPrincipalInput!) { upsertPrincipal(input: $in
 DEACTIVATE = """mutation($id: ID!) { deactivatePrincipal(input: {id: $id}) {
   __typename ... on DeactivatePrincipalSuccess { principal { active tokensValidAfter } }
   ... on Refusal { code message } } }"""
+SIGN_OUT_OPERATION = (
+    Path(__file__).resolve().parents[2] / "graphql" / "operations" / "sign_out_everywhere.graphql"
+).read_text()
 SIGN_OUT = """mutation($input: SignOutEverywhereInput!) { signOutEverywhere(input: $input) {
   __typename ... on SignOutEverywhereSuccess { principal { login tokensValidAfter } }
   ... on Refusal { code message } } }"""
@@ -98,7 +101,7 @@ async def test_sign_out_everywhere_refuses_earlier_tokens(
     frozen_clock.advance(timedelta(minutes=5))
     second = services.staff_tokens.mint("fiona", frozen_clock.now())
     frozen_clock.advance(timedelta(minutes=5))
-    signed_out = await gql(client, SIGN_OUT, {"input": {}}, token=people["fiona"])
+    signed_out = await gql(client, SIGN_OUT_OPERATION, {}, token=people["fiona"])
     assert signed_out.ok()["signOutEverywhere"]["principal"]["login"] == "fiona"
     for old in (people["fiona"], second):
         refused = await gql(client, ME, token=old)
