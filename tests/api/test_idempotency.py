@@ -17,6 +17,7 @@ import pytest
 
 from taskflow import clock
 from taskflow.service import container, idempotency
+from tests.api import magic as m
 from tests.api import workflows as w
 from tests.api.test_example_flows import RAISE
 from tests.conftest import gql
@@ -41,8 +42,10 @@ async def _expense(client: httpx.AsyncClient, people: dict[str, str]) -> tuple[s
     return started["run"]["id"], review["id"]
 
 
-async def _call(client: httpx.AsyncClient, query: str, token: str, **fields: Any) -> dict[str, Any]:
-    data = (await gql(client, query, {"input": fields}, token=token)).ok()
+async def _call(
+    client: httpx.AsyncClient, query: str, bearer: str, /, **fields: Any
+) -> dict[str, Any]:
+    data = (await gql(client, query, {"input": fields}, token=bearer or None)).ok()
     return next(iter(data.values()))
 
 
@@ -175,3 +178,34 @@ async def test_keys_are_checked_and_pruned_after_their_retention(
     assert await idempotency.prune(services) == 0
     frozen_clock.advance(idempotency.RETENTION + timedelta(seconds=1))
     assert await idempotency.prune(services) == 1
+
+
+async def test_link_mutations_take_keys_and_never_mint_twice(
+    client: httpx.AsyncClient, people: dict[str, str]
+) -> None:
+    run = await m.start_vendor(client, people)
+    slot_id = (await m.upload_slots(client, people, run["id"]))["bank details"]
+    mint = {
+        "slotId": slot_id,
+        "recipient": {"name": "Anna", "email": "onboarding@acme.example"},
+        "idempotencyKey": "mint-1",
+    }
+    first = await _call(client, m.MINT, people["olga"], **mint)
+    assert first["__typename"] == "MintMagicLinkSuccess"
+    # The URL is shown once and never kept: a retry names the link instead of minting again.
+    again = await _call(client, m.MINT, people["olga"], **mint)
+    assert again["code"] == "IDEMPOTENCY_KEY_REUSED"
+    assert first["link"]["id"] in again["message"]
+    assert len((await m.slot_links(client, people["olga"], slot_id))["links"]) == 1
+
+    use = {
+        "token": first["token"],
+        "payload": {"document": "https://files.acme.example/bank.pdf"},
+        "idempotencyKey": "use-1",
+    }
+    done = await _call(client, m.COMPLETE_WITH_LINK, "", **use)
+    assert done["__typename"] == "CompleteWithLinkSuccess"
+    # The outsider's browser lost the answer: the same request answers the same.
+    assert await _call(client, m.COMPLETE_WITH_LINK, "", **use) == done
+    bare = await _call(client, m.COMPLETE_WITH_LINK, "", **{**use, "idempotencyKey": None})
+    assert bare["code"] == "LINK_UNUSABLE"

@@ -153,3 +153,17 @@ async def test_deactivation_returns_held_slots_to_the_pool(
     assert lines[0]["details"]["previous_holder"] == "fiona"
     # The pool takes it back at once: another candidate claims it.
     assert (await w.claim(client, people["frank"], again["id"]))["__typename"] == "SlotSuccess"
+
+
+async def test_deactivating_through_an_update_also_returns_held_slots(
+    client: httpx.AsyncClient, people: dict[str, str]
+) -> None:
+    await w.start(client, people["app"], "expense-approval", "expense", "EXP-7", w.EXPENSE)
+    review = await w.slot_named(client, people["fiona"], "finance_review")
+    await w.claim(client, people["fiona"], review["id"])
+    update = {"login": "fiona", "displayName": "Fiona", "roles": ["finance"], "active": False}
+    done = (await gql(client, UPSERT, {"input": update}, token=people["ada"])).ok()
+    assert done["upsertPrincipal"]["principal"]["active"] is False
+    again = await w.slot_named(client, people["frank"], "finance_review")
+    assert (again["status"], again["holder"]) == ("OPEN", None)
+    assert (await gql(client, ME, token=people["fiona"])).status == 401
