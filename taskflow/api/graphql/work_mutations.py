@@ -32,7 +32,8 @@ from taskflow.service import slots as slot_service
 
 async def _slot(info: Info, local_id: str) -> SlotType:
     slot = await resolve_slot(info, local_id)
-    assert slot is not None
+    if slot is None:  # a replayed answer's slot the caller may no longer see
+        raise errors.NotFound(f"No Slot has the id {local_id!r} that you may see now.")
     return slot
 
 
@@ -368,6 +369,8 @@ class WorkMutations:
 async def _run(info: Info, run_id: str) -> RunType:
     """The run as it stands now (a replayed answer shows the run's present state)."""
     found = await run_service.runs_by_ids(info.context.services, [run_id])
+    if run_id not in found:
+        raise errors.NotFound(f"No Run has the id {run_id!r}.")
     return RunType.of(found[run_id])
 
 
