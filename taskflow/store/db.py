@@ -133,9 +133,18 @@ class Database:
     @asynccontextmanager
     async def planned_once(self) -> AsyncIterator[Connection]:
         """A connection outside any transaction whose statements are planned once per
-        connection (generic plans): for hot statements whose plan suits every argument."""
+        connection (generic plans): for hot statements whose plan suits every argument.
+        Inside an idempotency key's scope (``BEFORE_COMMIT`` set) it is one transaction,
+        so the key is written with the statement's effect."""
         async with self.generic.acquire() as conn:
-            yield conn
+            hook = BEFORE_COMMIT.get()
+            if hook is None:
+                yield conn
+                return
+            # A request with an idempotency key: its one statement and the key commit together.
+            async with conn.transaction():
+                yield conn
+                await hook(conn)
 
     async def ping(self) -> bool:
         """True when the database answers a trivial query."""

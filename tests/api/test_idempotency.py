@@ -209,3 +209,18 @@ async def test_link_mutations_take_keys_and_never_mint_twice(
     assert await _call(client, m.COMPLETE_WITH_LINK, "", **use) == done
     bare = await _call(client, m.COMPLETE_WITH_LINK, "", **{**use, "idempotencyKey": None})
     assert bare["code"] == "LINK_UNUSABLE"
+
+
+async def test_a_retried_claim_next_takes_one_slot(
+    client: httpx.AsyncClient, people: dict[str, str]
+) -> None:
+    await _expense(client, people)
+    await w.start(client, people["app"], "expense-approval", "expense", "EXP-8", w.EXPENSE)
+    query = """mutation($input: ClaimNextInput!) { claimNext(input: $input) {
+      __typename ... on SlotSuccess { slot { id holder } } ... on Refusal { code } } }"""
+    first = await _call(client, query, people["fiona"], idempotencyKey="next-1")
+    again = await _call(client, query, people["fiona"], idempotencyKey="next-1")
+    assert first["__typename"] == "SlotSuccess"
+    assert again == first
+    held = [s for s in await w.inbox(client, people["fiona"]) if s["holder"] == "fiona"]
+    assert len(held) == 1
