@@ -8,6 +8,7 @@ import secrets
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 
 from taskflow import errors
@@ -44,6 +45,8 @@ class Settings:
     #: The first retry's backoff and its cap, in seconds (``TASKFLOW_TIMER_BACKOFF_*``).
     timer_backoff_base: float = 30.0
     timer_backoff_max: float = 3600.0
+    #: The longest time to live ``taskflow token`` (and ``demo``) will mint.
+    token_max_ttl: timedelta = timedelta(days=30)
 
     @property
     def embedded(self) -> bool:
@@ -114,6 +117,20 @@ def load(env: Mapping[str, str] | None = None) -> Settings:
         timer_max_attempts=int(_positive(env, "TASKFLOW_TIMER_MAX_ATTEMPTS", 8, whole=True)),
         timer_backoff_base=_positive(env, "TASKFLOW_TIMER_BACKOFF_BASE", 30.0),
         timer_backoff_max=_positive(env, "TASKFLOW_TIMER_BACKOFF_MAX", 3600.0),
+        token_max_ttl=_duration(env, "TASKFLOW_TOKEN_MAX_TTL", timedelta(days=30)),
+    )
+
+
+def _duration(env: Mapping[str, str], name: str, default: timedelta) -> timedelta:
+    """A span such as ``90m``, ``8h``, ``30d`` or ``1w`` (the grammar of ``--ttl``)."""
+    text = (env.get(name) or "").strip().lower()
+    if not text:
+        return default
+    units = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+    if len(text) >= 2 and text[-1] in units and text[:-1].isdigit() and int(text[:-1]) > 0:
+        return timedelta(seconds=int(text[:-1]) * units[text[-1]])
+    raise errors.ConfigError(
+        f"{name}={text!r} is not a span of time: write a number and a unit, e.g. 8h, 30d, 1w."
     )
 
 

@@ -7,7 +7,7 @@ import argparse
 import asyncio
 from typing import Any
 
-from taskflow import config
+from taskflow import config, errors
 from taskflow.cli import runtime
 from taskflow.service import demo, tokens
 
@@ -26,6 +26,11 @@ INBOX_QUERY = """{
 def run_demo(args: argparse.Namespace) -> int:
     settings = config.load()
     ttl = tokens.parse_ttl(args.ttl)
+    try:
+        tokens.check_ttl(ttl, settings.token_max_ttl)
+    except errors.ValidationError as exc:
+        runtime.fail(exc.message)
+        return 2
     records, data = demo.read(PRINCIPALS, RUNS)
 
     async def go(url: str) -> tuple[demo.Seeded, dict[str, str]]:

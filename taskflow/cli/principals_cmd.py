@@ -7,14 +7,24 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from taskflow import config
+from taskflow import config, errors
 from taskflow.cli import runtime
 from taskflow.service import principals, tokens
+
+#: Exit code of a refused command line (as argparse uses).
+USAGE = 2
 
 
 def token(args: argparse.Namespace) -> int:
     settings = config.load()
+    if args.revoke:
+        return _revoke(settings, args.principal_id)
     ttl = tokens.parse_ttl(args.ttl)
+    try:
+        tokens.check_ttl(ttl, settings.token_max_ttl)
+    except errors.ValidationError as exc:
+        runtime.fail(exc.message)
+        return USAGE
 
     async def run(url: str) -> str | None:
         async with runtime.services(settings, url, apply_migrations=settings.embedded) as svc:
@@ -36,6 +46,22 @@ def token(args: argparse.Namespace) -> int:
     return 0
 
 
+def _revoke(settings: config.Settings, principal_id: str) -> int:
+    async def run(url: str) -> str:
+        async with runtime.services(settings, url, apply_migrations=settings.embedded) as svc:
+            principal = await principals.sign_out_everywhere(svc, None, principal_id)
+            assert principal.tokens_valid_after is not None
+            return principal.tokens_valid_after.isoformat()
+
+    with runtime.database_url(settings) as url:
+        cutoff = asyncio.run(run(url))
+    print(
+        f"taskflow: every token of {principal_id!r} issued before {cutoff} is refused from now "
+        f"on; mint a new one with: taskflow token {principal_id}"
+    )
+    return 0
+
+
 def load_principals(args: argparse.Namespace) -> int:
     settings = config.load()
     records = principals.parse_file(Path(args.file))
@@ -54,7 +80,15 @@ def register(subparsers: Any) -> None:
     parser = subparsers.add_parser("token", help="Mint a staff bearer token for a principal.")
     parser.add_argument("principal_id", help="The principal's id.")
     parser.add_argument(
-        "--ttl", default="30d", help="Time to live: 90m, 8h, 30d, 1w (default 30d)."
+        "--ttl",
+        default="30d",
+        help="Time to live: 90m, 8h, 30d, 1w (default 30d; at most TASKFLOW_TOKEN_MAX_TTL).",
+    )
+    parser.add_argument(
+        "--revoke",
+        action="store_true",
+        help="Mint nothing: refuse every token of the principal issued until now "
+        "(sign them out everywhere).",
     )
     parser.set_defaults(handler=token)
 

@@ -7,6 +7,7 @@ import re
 import zoneinfo
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from taskflow import errors
@@ -37,6 +38,8 @@ class Principal:
     time_zone: str = "UTC"
     calendar: str | None = None
     active: bool = True
+    #: Staff tokens issued before this instant are refused (deactivation, sign out everywhere).
+    tokens_valid_after: datetime | None = None
 
     @functools.cached_property
     def audience_keys(self) -> frozenset[str]:
@@ -118,9 +121,7 @@ def build(data: Mapping[str, Any]) -> Principal:
         raise errors.ValidationError(
             f"principal {principal_id!r}: attributes must be a JSON object.", field="attributes"
         )
-    active = data.get("active", True)
-    if isinstance(active, str):
-        active = active.strip().lower() not in ("false", "0", "no", "n", "")
+    active = requested_active(data)
     return Principal(
         id=principal_id,
         display_name=display_name,
@@ -130,5 +131,36 @@ def build(data: Mapping[str, Any]) -> Principal:
         attributes=dict(attributes),
         time_zone=time_zone,
         calendar=(str(data["calendar"]) if data.get("calendar") else None),
-        active=bool(active),
+        active=True if active is None else active,
+    )
+
+
+def requested_active(data: Mapping[str, Any]) -> bool | None:
+    """The ``active`` an update asks for; None when it leaves it out (keep what is stored).
+
+    A CSV cell left empty counts as left out; re-activating someone takes an explicit
+    true (``true``, ``1``, ``yes``).
+    """
+    value = data.get("active")
+    if value is None:
+        return None
+    if isinstance(value, str):
+        text = value.strip().lower()
+        if not text:
+            return None
+        if text in ("true", "1", "yes", "y"):
+            return True
+        if text in ("false", "0", "no", "n"):
+            return False
+        raise errors.ValidationError(
+            f"principal {data.get('id')!r}: active {value!r} is not true or false.",
+            field="active",
+        )
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    raise errors.ValidationError(
+        f"principal {data.get('id')!r}: active must be true or false, got {value!r}.",
+        field="active",
     )

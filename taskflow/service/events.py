@@ -2,8 +2,9 @@
 
 The event completes the one slot waiting for it (``slotName`` and ``item`` pick
 one of several, e.g. a foreach); applications (role ``integration``) may raise
-any event, staff only those of slots they are candidates for. An
-``idempotencyKey`` makes a retry return the first result.
+any event, staff only those of slots they are candidates for. A retry with
+the same ``idempotencyKey`` gets the first answer through ``service.idempotency``
+(keys of the caller, never shared with other actors).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any
 from taskflow import errors
 from taskflow.core.principals import Principal
 from taskflow.core.runs import engine, refusals
-from taskflow.core.runs.model import LIVE, AuditEntry, Outcome, RunView, SlotView
+from taskflow.core.runs.model import LIVE, RunView, SlotView
 from taskflow.service import access, deadlines, persist
 from taskflow.service.container import Services
 from taskflow.service.runs import definition_for
@@ -77,23 +78,10 @@ async def raise_event(
     event: str,
     payload: Mapping[str, Any] | None,
     target: EventTarget,
-    idempotency_key: str | None,
-) -> tuple[rows.RunRow, SlotView, bool]:
-    """Deposit an event in the one slot waiting for it; (run, slot, whether it was new)."""
+) -> tuple[rows.RunRow, SlotView]:
+    """Deposit an event in the one slot waiting for it; (run, slot)."""
     now = services.clock.now()
     async with services.db.transaction() as conn:
-        if idempotency_key is not None:
-            seen = await conn.fetchrow(
-                "SELECT run, slot FROM audit_event WHERE kind = 'slot.satisfied' "
-                "AND details->>'idempotency_key' = $1",
-                idempotency_key,
-            )
-            if seen is not None:
-                run = await rows.get_run(conn, str(seen["run"]))
-                slot = await rows.get_slot(conn, str(seen["slot"]))
-                assert run is not None
-                assert slot is not None
-                return run, slot, False
         mine = access.keys(actor)
         candidates: list[tuple[rows.RunRow, SlotView]] = []
         for run_id in await _target_runs(conn, target):
@@ -144,20 +132,6 @@ async def raise_event(
             new_id=persist.new_id,
             on_behalf=True,
         )
-        audit = tuple(
-            AuditEntry(
-                e.kind,
-                e.at,
-                e.actor,
-                e.slot_id,
-                e.reason,
-                {**e.details, "idempotency_key": idempotency_key},
-            )
-            if e.kind == "slot.satisfied" and idempotency_key
-            else e
-            for e in result.audit
-        )
-        result = Outcome(result.run, result.created, result.changed, audit, result.run_changed)
         await persist.outcome(
             conn,
             result,
@@ -169,4 +143,4 @@ async def raise_event(
         fresh_slot = await rows.get_slot(conn, slot.id)
     assert fresh_run is not None
     assert fresh_slot is not None
-    return fresh_run, fresh_slot, True
+    return fresh_run, fresh_slot

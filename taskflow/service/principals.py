@@ -6,12 +6,15 @@ import csv
 import io
 import json
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from taskflow import errors
 from taskflow.core import principals as core
+from taskflow.service import held
 from taskflow.service.container import Services
+from taskflow.store import db
 from taskflow.store import principals as rows
 
 MAX_PAGE = 100
@@ -19,7 +22,7 @@ MAX_PAGE = 100
 
 async def authenticate(services: Services, token: str) -> core.Principal:
     """The active principal a bearer token names, or :class:`AuthenticationError`."""
-    principal_id = services.staff_tokens.verify(token, services.clock.now())
+    principal_id, issued_at = services.staff_tokens.verify_claims(token, services.clock.now())
     async with services.db.connection() as conn:
         principal = await rows.get(conn, principal_id)
     if principal is None:
@@ -30,6 +33,14 @@ async def authenticate(services: Services, token: str) -> core.Principal:
         raise errors.AuthenticationError(
             f"Principal {principal_id!r} has been deactivated; ask an administrator to "
             "reactivate the account."
+        )
+    cutoff = principal.tokens_valid_after
+    if cutoff is not None and (issued_at is None or issued_at <= cutoff):
+        raise errors.AuthenticationError(
+            f"The bearer token was issued before {principal_id!r} signed out everywhere (or "
+            f"was deactivated) at {cutoff.isoformat()}; tokens from before then are refused. "
+            "Ask for a new token (taskflow token <principal-id>).",
+            tokens_valid_after=cutoff.isoformat(),
         )
     return principal
 
@@ -54,20 +65,67 @@ async def upsert(
     if actor is not None:
         require_admin(actor, "create or change principals")
     principal = core.build(data)
+    active = core.requested_active(data)
+    if actor is not None and active is False and principal.id == actor.id:
+        raise errors.ValidationError(
+            "You cannot deactivate yourself; ask another administrator.", field="active"
+        )
     async with services.db.transaction() as conn:
-        return await rows.upsert(conn, principal, services.clock.now())
+        now = services.clock.now()
+        stored, created, deactivated = await rows.upsert(conn, principal, now, active=active)
+        if deactivated:
+            await _on_deactivation(services, conn, stored, actor, now)
+    return stored, created
+
+
+async def _on_deactivation(
+    services: Services,
+    conn: db.Connection,
+    principal: core.Principal,
+    actor: core.Principal | None,
+    now: datetime,
+) -> None:
+    """What deactivating someone does beside refusing their tokens: their slots go back
+    to the pool, in the deactivation's transaction."""
+    by = actor.id if actor is not None else "operator"
+    await held.release_all(
+        services, conn, principal, by, now, f"{principal.id} was deactivated by {by}"
+    )
 
 
 async def deactivate(
     services: Services, actor: core.Principal, principal_id: str
 ) -> core.Principal:
+    """Deactivate a principal: their tokens are refused from now on and the slots they
+    hold go back to the pool (each with a ``slot.released`` line), in one transaction."""
     require_admin(actor, "deactivate principals")
     if principal_id == actor.id:
         raise errors.ValidationError(
             "You cannot deactivate yourself; ask another administrator.", field="id"
         )
     async with services.db.transaction() as conn:
-        principal = await rows.set_active(conn, principal_id, False, services.clock.now())
+        now = services.clock.now()
+        found = await rows.deactivate(conn, principal_id, now)
+        if found is None:
+            raise errors.NotFound(f"No principal with id {principal_id!r}.")
+        principal, was_active = found
+        if was_active:
+            await _on_deactivation(services, conn, principal, actor, now)
+    return principal
+
+
+async def sign_out_everywhere(
+    services: Services, actor: core.Principal | None, principal_id: str
+) -> core.Principal:
+    """Refuse every staff token of ``principal_id`` issued before now.
+
+    Anyone may do it for themselves, an admin for anyone (``actor`` None: the operator's
+    CLI, ``taskflow token PRINCIPAL --revoke``).
+    """
+    if actor is not None and principal_id != actor.id:
+        require_admin(actor, "sign other principals out")
+    async with services.db.transaction() as conn:
+        principal = await rows.revoke_tokens(conn, principal_id, services.clock.now())
     if principal is None:
         raise errors.NotFound(f"No principal with id {principal_id!r}.")
     return principal
@@ -155,7 +213,11 @@ async def load(services: Services, records: Sequence[Mapping[str, Any]]) -> tupl
     created = 0
     async with services.db.transaction() as conn:
         now = services.clock.now()
-        for principal in built:
-            _, was_created = await rows.upsert(conn, principal, now)
+        for record, principal in zip(records, built, strict=True):
+            stored, was_created, deactivated = await rows.upsert(
+                conn, principal, now, active=core.requested_active(record)
+            )
             created += was_created
+            if deactivated:
+                await _on_deactivation(services, conn, stored, None, now)
     return created, len(built) - created

@@ -1,10 +1,13 @@
 """Signed bearer tokens for staff.
 
-A token is ``{"sub": principal id, "exp": unix seconds}`` signed with
+A token is ``{"sub": principal id, "exp": unix seconds, "iat": unix microseconds}`` signed with
 itsdangerous under a salt of its own, so a token made for another purpose (a
 magic link, say) never verifies here. Keys come from ``TASKFLOW_SECRET_KEYS``,
 newest first: the newest signs, every listed key verifies, and removing a key
 retires every token it signed. Expiry is checked against the injected clock.
+The issue instant lets a principal's ``tokens_valid_after`` refuse older tokens
+(deactivation, sign out everywhere); tokens minted before it was carried count
+as issued at the epoch.
 """
 
 from __future__ import annotations
@@ -18,6 +21,8 @@ from taskflow import errors
 
 STAFF_SALT = "taskflow.staff-token.v1"
 DEFAULT_TTL = timedelta(days=30)
+#: The longest time to live ``taskflow token`` mints unless TASKFLOW_TOKEN_MAX_TTL says otherwise.
+DEFAULT_MAX_TTL = timedelta(days=30)
 
 
 def serializer(secret_keys: Sequence[str], salt: str) -> URLSafeSerializer:
@@ -39,10 +44,16 @@ class StaffTokens:
         if ttl <= timedelta(0):
             raise errors.ValidationError("A token's time to live must be positive (e.g. 8h, 30d).")
         expires = int((now + ttl).timestamp())
-        return str(self._serializer.dumps({"sub": principal_id, "exp": expires}))
+        issued = _microseconds(now)
+        return str(self._serializer.dumps({"sub": principal_id, "exp": expires, "iat": issued}))
 
     def verify(self, token: str, now: datetime) -> str:
         """The principal id a valid token carries; :class:`AuthenticationError` otherwise."""
+        return self.verify_claims(token, now)[0]
+
+    def verify_claims(self, token: str, now: datetime) -> tuple[str, datetime | None]:
+        """(principal id, issue instant or None for tokens minted before it was carried)
+        of a valid token; :class:`AuthenticationError` otherwise."""
         try:
             claims = self._serializer.loads(token)
         except BadSignature:
@@ -60,7 +71,39 @@ class StaffTokens:
                 "(taskflow token <principal-id>).",
                 expired_at=expires.isoformat(),
             )
-        return str(claims["sub"])
+        issued = claims.get("iat")
+        issued_at = (
+            _EPOCH + timedelta(microseconds=issued)
+            if isinstance(issued, int) and not isinstance(issued, bool)
+            else None
+        )
+        return str(claims["sub"]), issued_at
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def _microseconds(instant: datetime) -> int:
+    delta = instant - _EPOCH
+    return (delta.days * 86400 + delta.seconds) * 1_000_000 + delta.microseconds
+
+
+def check_ttl(ttl: timedelta, maximum: timedelta) -> None:
+    """Refuse a time to live above ``maximum`` (TASKFLOW_TOKEN_MAX_TTL)."""
+    if ttl > maximum:
+        raise errors.ValidationError(
+            f"A token may live at most {_span(maximum)} (TASKFLOW_TOKEN_MAX_TTL); "
+            f"{_span(ttl)} was asked. Pass a shorter --ttl, or raise the maximum.",
+            field="ttl",
+        )
+
+
+def _span(delta: timedelta) -> str:
+    seconds = int(delta.total_seconds())
+    for unit, size in (("w", 604800), ("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds % size == 0 and seconds >= size:
+            return f"{seconds // size}{unit}"
+    return f"{seconds}s"
 
 
 def parse_ttl(text: str) -> timedelta:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import contextvars
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any, TypeAlias
 
@@ -13,6 +14,13 @@ from asyncpg.pool import PoolConnectionProxy
 
 #: A connection as use cases hold it: borrowed from the pool.
 Connection: TypeAlias = "PoolConnectionProxy[Any]"
+
+#: Called with the connection at the end of every :meth:`Database.transaction` of the
+#: current task, just before it commits (``service.idempotency`` writes its key there, in
+#: the transaction of the mutation's effect). Unset: nothing happens.
+BEFORE_COMMIT: contextvars.ContextVar[Callable[[Connection], Awaitable[None]] | None] = (
+    contextvars.ContextVar("taskflow_before_commit", default=None)
+)
 
 
 def placeholder(args: list[Any], value: Any, cast: str = "") -> str:
@@ -45,11 +53,18 @@ class Database:
     """
 
     def __init__(
-        self, pool: asyncpg.Pool[Any], url: str, generic: asyncpg.Pool[Any] | None = None
+        self,
+        pool: asyncpg.Pool[Any],
+        url: str,
+        generic: asyncpg.Pool[Any] | None = None,
+        keys: asyncpg.Pool[Any] | None = None,
     ) -> None:
         self.pool = pool
         self.url = url
         self.generic = generic or pool
+        #: Connections that hold an idempotency key's lock while the use case runs on the
+        #: main pool: a pool of their own, so holders never wait for what they hold.
+        self.keys = keys or pool
 
     @classmethod
     async def connect(
@@ -81,17 +96,32 @@ class Database:
             server_settings={"plan_cache_mode": "force_generic_plan"},
         )
         assert generic is not None
-        return cls(pool, url, generic)
+        keys = await asyncpg.create_pool(
+            url, min_size=0, max_size=max_size, init=init, reset=_keep_session
+        )
+        assert keys is not None
+        return cls(pool, url, generic, keys)
 
     async def close(self) -> None:
         await self.pool.close()
         if self.generic is not self.pool:
             await self.generic.close()
+        if self.keys is not self.pool:
+            await self.keys.close()
 
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[Connection]:
         """A connection inside a transaction: committed on success, rolled back on error."""
         async with self.pool.acquire() as conn, conn.transaction():
+            yield conn
+            hook = BEFORE_COMMIT.get()
+            if hook is not None:
+                await hook(conn)
+
+    @asynccontextmanager
+    async def keyed(self) -> AsyncIterator[Connection]:
+        """A transaction on the idempotency-key pool (see ``store/idempotency.py``)."""
+        async with self.keys.acquire() as conn, conn.transaction():
             yield conn
 
     @asynccontextmanager
@@ -103,9 +133,18 @@ class Database:
     @asynccontextmanager
     async def planned_once(self) -> AsyncIterator[Connection]:
         """A connection outside any transaction whose statements are planned once per
-        connection (generic plans): for hot statements whose plan suits every argument."""
+        connection (generic plans): for hot statements whose plan suits every argument.
+        Inside an idempotency key's scope (``BEFORE_COMMIT`` set) it is one transaction,
+        so the key is written with the statement's effect."""
         async with self.generic.acquire() as conn:
-            yield conn
+            hook = BEFORE_COMMIT.get()
+            if hook is None:
+                yield conn
+                return
+            # A request with an idempotency key: its one statement and the key commit together.
+            async with conn.transaction():
+                yield conn
+                await hook(conn)
 
     async def ping(self) -> bool:
         """True when the database answers a trivial query."""

@@ -12,6 +12,7 @@ from taskflow.core import principals
 from taskflow.store import db
 
 _COLUMNS = "id, display_name, email, roles, groups, attributes, time_zone, calendar, active"
+_READ = f"{_COLUMNS}, tokens_valid_after"
 
 
 def _to_core(row: asyncpg.Record) -> principals.Principal:
@@ -25,34 +26,50 @@ def _to_core(row: asyncpg.Record) -> principals.Principal:
         time_zone=row["time_zone"],
         calendar=row["calendar"],
         active=row["active"],
+        tokens_valid_after=row["tokens_valid_after"],
     )
 
 
 async def get(conn: db.Connection, principal_id: str) -> principals.Principal | None:
-    row = await conn.fetchrow(f"SELECT {_COLUMNS} FROM principal WHERE id = $1", principal_id)
+    row = await conn.fetchrow(f"SELECT {_READ} FROM principal WHERE id = $1", principal_id)
     return _to_core(row) if row else None
 
 
 async def get_many(conn: db.Connection, ids: list[str]) -> dict[str, principals.Principal]:
-    rows = await conn.fetch(f"SELECT {_COLUMNS} FROM principal WHERE id = ANY($1)", ids)
+    rows = await conn.fetch(f"SELECT {_READ} FROM principal WHERE id = ANY($1)", ids)
     return {row["id"]: _to_core(row) for row in rows}
 
 
 async def upsert(
-    conn: db.Connection, principal: principals.Principal, now: datetime
-) -> tuple[principals.Principal, bool]:
-    """Insert or update; returns the stored principal and whether it was created."""
+    conn: db.Connection,
+    principal: principals.Principal,
+    now: datetime,
+    *,
+    active: bool | None,
+) -> tuple[principals.Principal, bool, bool]:
+    """Insert or update; (the stored principal, whether it was created, whether this
+    update deactivated it).
+
+    ``active`` None keeps what is stored (a new principal starts active); a deactivation
+    moves ``tokens_valid_after`` to ``now``, so the tokens issued before stay refused even
+    after an explicit re-activation.
+    """
+    was_active = await conn.fetchval(
+        "SELECT active FROM principal WHERE id = $1 FOR UPDATE", principal.id
+    )
     row = await conn.fetchrow(
         f"""
         INSERT INTO principal ({_COLUMNS}, created_at, updated_at)
-        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10)
+        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, coalesce($9, true), $10, $10)
         ON CONFLICT (id) DO UPDATE SET
             display_name = EXCLUDED.display_name, email = EXCLUDED.email,
             roles = EXCLUDED.roles, groups = EXCLUDED.groups,
             attributes = EXCLUDED.attributes, time_zone = EXCLUDED.time_zone,
-            calendar = EXCLUDED.calendar, active = EXCLUDED.active,
+            calendar = EXCLUDED.calendar, active = coalesce($9, principal.active),
+            tokens_valid_after = CASE WHEN principal.active AND $9 = false THEN $10
+                                      ELSE principal.tokens_valid_after END,
             updated_at = EXCLUDED.updated_at
-        RETURNING {_COLUMNS}, (xmax = 0) AS created
+        RETURNING {_READ}, (xmax = 0) AS created
         """,
         principal.id,
         principal.display_name,
@@ -62,20 +79,41 @@ async def upsert(
         dict(principal.attributes),
         principal.time_zone,
         principal.calendar,
-        principal.active,
+        active,
         now,
     )
     assert row is not None
-    return _to_core(row), bool(row["created"])
+    return _to_core(row), bool(row["created"]), bool(was_active) and not row["active"]
 
 
-async def set_active(
-    conn: db.Connection, principal_id: str, active: bool, now: datetime
-) -> principals.Principal | None:
+async def deactivate(
+    conn: db.Connection, principal_id: str, now: datetime
+) -> tuple[principals.Principal, bool] | None:
+    """Deactivate; (the principal, whether it was active before). Moves tokens_valid_after."""
+    was_active = await conn.fetchval(
+        "SELECT active FROM principal WHERE id = $1 FOR UPDATE", principal_id
+    )
     row = await conn.fetchrow(
-        f"UPDATE principal SET active = $2, updated_at = $3 WHERE id = $1 RETURNING {_COLUMNS}",
+        f"""
+        UPDATE principal SET active = false, updated_at = $2,
+            tokens_valid_after = CASE WHEN active THEN $2 ELSE tokens_valid_after END
+        WHERE id = $1
+        RETURNING {_READ}
+        """,
         principal_id,
-        active,
+        now,
+    )
+    return (_to_core(row), bool(was_active)) if row else None
+
+
+async def revoke_tokens(
+    conn: db.Connection, principal_id: str, now: datetime
+) -> principals.Principal | None:
+    """Refuse every token issued before ``now`` ("sign out everywhere")."""
+    row = await conn.fetchrow(
+        f"UPDATE principal SET tokens_valid_after = greatest(tokens_valid_after, $2), "
+        f"updated_at = $2 WHERE id = $1 RETURNING {_READ}",
+        principal_id,
         now,
     )
     return _to_core(row) if row else None
@@ -102,7 +140,7 @@ async def page(
     condition = " AND ".join(where)
     total = await conn.fetchval(f"SELECT count(*) FROM principal WHERE {condition}", *args)
     rows = await conn.fetch(
-        f"SELECT {_COLUMNS} FROM principal WHERE {condition} AND ($5::text IS NULL OR id > $5) "
+        f"SELECT {_READ} FROM principal WHERE {condition} AND ($5::text IS NULL OR id > $5) "
         "ORDER BY id LIMIT $6",
         *args,
         after_id,
@@ -120,14 +158,14 @@ async def carrying_any(conn: db.Connection, keys: Sequence[str]) -> list[princip
     checks the audience on the rows (``recipients.decide``).
     """
     if "any" in keys:
-        rows = await conn.fetch(f"SELECT {_COLUMNS} FROM principal WHERE active ORDER BY id")
+        rows = await conn.fetch(f"SELECT {_READ} FROM principal WHERE active ORDER BY id")
         return [_to_core(row) for row in rows]
     attributes = sorted(
         {k.removeprefix("attr:").split("=", 1)[0] for k in keys if k.startswith("attr:")}
     )
     rows = await conn.fetch(
         f"""
-        SELECT {_COLUMNS} FROM principal
+        SELECT {_READ} FROM principal
         WHERE active AND (
             ('user:' || id) = ANY($1::text[])
             OR ('email:' || coalesce(email, '')) = ANY($1::text[])

@@ -92,6 +92,18 @@ EXTRA_INDEXES += (
     ),
 )
 
+EXTRA_INDEXES += (
+    # One answer per actor, operation and key; a concurrent duplicate waits on it.
+    (
+        "idempotency_key_scope",
+        "CREATE UNIQUE INDEX idempotency_key_scope ON idempotency_key (actor, operation, key)",
+    ),
+    (
+        "idempotency_key_created",
+        "CREATE INDEX idempotency_key_created ON idempotency_key (created_at)",
+    ),
+)
+
 #: What a report reads of a slot that ended with its measures stored (``report_sql.py``:
 #: group keys, filters, outcome and measures). The index below carries them all, so the
 #: report reads those slots from the index alone (an index-only scan) instead of the wide

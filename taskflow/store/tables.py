@@ -49,6 +49,8 @@ class Principal(Table, tablename="principal"):
     active = Boolean(default=True)
     created_at = Timestamptz(default=TimestamptzNow())
     updated_at = Timestamptz(default=TimestamptzNow())
+    #: Staff tokens issued before this instant are refused (deactivation, sign out everywhere).
+    tokens_valid_after = Timestamptz(null=True, default=None)
 
 
 class Subject(Table, tablename="subject"):
@@ -322,8 +324,29 @@ class CalendarInterval(Table, tablename="calendar_interval"):
     cum_us = BigInt()
 
 
+class IdempotencyKey(Table, tablename="idempotency_key"):
+    """The first answer of a mutation sent with an ``idempotencyKey``, per actor and operation.
+
+    Unique on (actor, operation, key) (``schema_extras``); written in the transaction of
+    the mutation's effect, pruned after ``service.idempotency.RETENTION``.
+    """
+
+    id = BigSerial(primary_key=True)
+    actor = Varchar(length=300)
+    operation = Varchar(length=100)
+    key = Varchar(length=200)
+    #: SHA-256 of the mutation's input (without the key): the same key with another input
+    #: is refused.
+    fingerprint = Varchar(length=64)
+    #: The answer to give again: {"ok": {...ids}} or {"refused": {code, message, facts}};
+    #: null while only the effect is known (the answer was never recorded).
+    answer = JSONB(null=True, default=None)
+    created_at = Timestamptz(default=TimestamptzNow())
+
+
 #: Every table, in dependency order (referenced tables first).
 TABLES: tuple[type[Table], ...] = (Principal, Subject, Run, Slot, AuditEvent)
 TABLES += (SlaClock, Timer, Notification)
 TABLES += (MagicLink, LinkThrottle)
 TABLES += (CalendarSpan, CalendarInterval)
+TABLES += (IdempotencyKey,)

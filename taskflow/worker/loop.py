@@ -21,11 +21,12 @@ import contextlib
 import contextvars
 import logging
 from collections.abc import AsyncIterator
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 import asyncpg
 
+from taskflow.service import idempotency
 from taskflow.service import timers as firing
 from taskflow.service.container import Services
 
@@ -42,6 +43,8 @@ DATABASE_DOWN = (
     asyncpg.ConnectionDoesNotExistError,
 )
 MAX_BACKOFF = 5.0
+#: How often a worker deletes idempotency keys past their retention.
+PRUNE_EVERY = timedelta(hours=1)
 
 
 class Worker:
@@ -57,6 +60,7 @@ class Worker:
         self._wake = asyncio.Event()
         self._stop = asyncio.Event()
         self._listener: asyncpg.Connection[Any] | None = None
+        self._pruned: datetime | None = None
 
     def stop(self) -> None:
         """Ask the loop to finish after the batch in hand."""
@@ -95,6 +99,9 @@ class Worker:
                     await self._listen()
                     self._wake.clear()
                     now = self.services.clock.now()
+                    if self._pruned is None or now - self._pruned >= PRUNE_EVERY:
+                        await idempotency.prune(self.services)
+                        self._pruned = now
                     fired, taken = await firing.fire_batch(self.services, now, self.batch)
                     self.fired += fired
                     backoff = 0.1

@@ -83,10 +83,11 @@ async def test_the_work_operations_tell_the_story_of_an_expense(
         attributes={**w.EXPENSE, "reference": "EXP-9", "amount": 99},
     )
     assert updated["updateSubject"]["subject"]["attributes"]["amount"] == 99
-    done = await op(
-        client, "complete", people["fiona"], slotId=row["id"], payload={"decision": "approve"}
-    )
+    completion = {"slotId": row["id"], "payload": {"decision": "approve"}, "idempotencyKey": "c9"}
+    done = await op(client, "complete", people["fiona"], **completion)
     assert done["complete"]["run"]["state"] == "payment"  # 99 needs no manager any more
+    # The answer got lost? The same request with the same key answers the same.
+    assert (await op(client, "complete", people["fiona"], **completion)) == done
     moved = await op(
         client, "move", people["leah"], runId=run_id, move="stop_payment", input={"reason": "dup"}
     )

@@ -7,6 +7,7 @@ answers exactly as the HTML page does: every unusable link gets the same
 
 from __future__ import annotations
 
+import hashlib
 from datetime import datetime, timedelta
 from enum import Enum
 from typing import Annotated, Any
@@ -15,8 +16,8 @@ import strawberry
 from strawberry.scalars import JSON
 
 from taskflow import errors
+from taskflow.api.graphql import keyed, relay
 from taskflow.api.graphql import refusals as r
-from taskflow.api.graphql import relay
 from taskflow.api.graphql.context import Info, caller
 from taskflow.core import links as core
 from taskflow.core.definition import fields as fl
@@ -142,17 +143,20 @@ class MintMagicLinkInput:
     expires_in: int | None = strawberry.field(
         default=None, description="Seconds until it stops working (default 7 days, at most 30)."
     )
+    idempotency_key: str | None = relay.idempotency_key_field()
 
 
 @strawberry.input(description="Revoke a magic link.")
 class RevokeMagicLinkInput:
     link_id: strawberry.ID = strawberry.field(description="The link's global id.")
+    idempotency_key: str | None = relay.idempotency_key_field()
 
 
 @strawberry.input(description="Complete a slot with a magic link (for a custom page).")
 class CompleteWithLinkInput:
     token: str = strawberry.field(description="The token: the last part of the link's URL.")
     payload: JSON = strawberry.field(description="The payload (the slot's fields, a JSON object).")
+    idempotency_key: str | None = relay.idempotency_key_field()
 
 
 @strawberry.type(description="A new magic link. The URL and token are shown once, never again.")
@@ -179,15 +183,24 @@ MintMagicLinkPayload = Annotated[
     | r.SlotNotOpen
     | relay.InvalidInput
     | relay.NotAllowed
-    | relay.NotFoundRefusal,
+    | relay.NotFoundRefusal
+    | relay.IdempotencyKeyReused,
     strawberry.union("MintMagicLinkPayload", description="Result of mintMagicLink."),
 ]
 RevokeMagicLinkPayload = Annotated[
-    RevokeMagicLinkSuccess | LinkUnusable | relay.NotAllowed | relay.NotFoundRefusal,
+    RevokeMagicLinkSuccess
+    | LinkUnusable
+    | relay.NotAllowed
+    | relay.NotFoundRefusal
+    | relay.IdempotencyKeyReused,
     strawberry.union("RevokeMagicLinkPayload", description="Result of revokeMagicLink."),
 ]
 CompleteWithLinkPayload = Annotated[
-    CompleteWithLinkSuccess | LinkUnusable | TooManyRequests | r.PayloadInvalid,
+    CompleteWithLinkSuccess
+    | LinkUnusable
+    | TooManyRequests
+    | r.PayloadInvalid
+    | relay.IdempotencyKeyReused,
     strawberry.union("CompleteWithLinkPayload", description="Result of completeWithLink."),
 ]
 
@@ -211,20 +224,31 @@ class LinkMutations:
     async def mint_magic_link(self, info: Info, input: MintArg) -> MintMagicLinkPayload:
         me = await caller(info)
         services = info.context.services
-        try:
-            minted = await links.mint(
-                services,
-                me,
-                relay.local_id(input.slot_id, SLOT, "slotId"),
-                recipient_name=input.recipient.name,
-                recipient_email=input.recipient.email,
-                expires_in=timedelta(seconds=input.expires_in)
-                if input.expires_in is not None
-                else None,
+        made: list[links.Minted] = []
+
+        async def work() -> keyed.Answer:
+            made.append(
+                await links.mint(
+                    services,
+                    me,
+                    relay.local_id(input.slot_id, SLOT, "slotId"),
+                    recipient_name=input.recipient.name,
+                    recipient_email=input.recipient.email,
+                    expires_in=timedelta(seconds=input.expires_in)
+                    if input.expires_in is not None
+                    else None,
+                )
             )
+            return {"link": made[0].link.id}
+
+        try:
+            answer, again = await keyed.once(info, me.id, "mintMagicLink", input, work)
+            if again:
+                raise shown_once(str(answer["link"]))
         except errors.TaskflowError as exc:
             refused: MintMagicLinkPayload = refusal(exc)
             return refused
+        minted = made[0]
         return MintMagicLinkSuccess(
             link=MagicLinkType.of(minted.link, services.clock.now()),
             url=minted.url,
@@ -235,10 +259,18 @@ class LinkMutations:
     async def revoke_magic_link(self, info: Info, input: RevokeArg) -> RevokeMagicLinkPayload:
         me = await caller(info)
         services = info.context.services
-        try:
+
+        async def work() -> keyed.Answer:
             link = await links.revoke(
                 services, me, relay.local_id(input.link_id, TYPE_NAME, "linkId")
             )
+            return {"link": link.id}
+
+        try:
+            answer, _ = await keyed.once(info, me.id, "revokeMagicLink", input, work)
+            link = await links.get(services, me, str(answer["link"]))
+            if link is None:
+                raise errors.NotFound(f"No magic link has the id {input.link_id!r}.")
         except errors.TaskflowError as exc:
             refused: RevokeMagicLinkPayload = refusal(exc)
             return refused
@@ -251,11 +283,30 @@ class LinkMutations:
     async def complete_with_link(self, info: Info, input: CompleteArg) -> CompleteWithLinkPayload:
         services = info.context.services
         payload = input.payload if isinstance(input.payload, dict) else None
-        try:
+
+        async def work() -> keyed.Answer:
             if payload is None:
                 raise fl.PayloadError([fl.FieldProblem("payload", "must be a JSON object")])
             done = await link_use.complete(services, input.token, payload, _client(info))
+            return {"label": done.label, "completed_at": done.completed_at.isoformat()}
+
+        # The link is the caller here: its keys are the link's own (by a hash of its token).
+        holder = "link:" + hashlib.sha256(input.token.encode("utf-8", "replace")).hexdigest()
+        try:
+            answer, _ = await keyed.once(info, holder, "completeWithLink", input, work)
         except errors.TaskflowError as exc:
             refused: CompleteWithLinkPayload = refusal(exc)
             return refused
-        return CompleteWithLinkSuccess(label=done.label, completed_at=done.completed_at)
+        return CompleteWithLinkSuccess(
+            label=answer["label"], completed_at=datetime.fromisoformat(answer["completed_at"])
+        )
+
+
+def shown_once(link_id: str) -> errors.TaskflowError:
+    """The answer to a retried mint: its URL and token are shown once and never kept."""
+    return errors.TaskflowError(
+        f"The first request with this idempotencyKey minted the link "
+        f"{relay.to_global_id(TYPE_NAME, link_id)}; its URL and token are shown only once "
+        "and are not kept. Revoke that link (revokeMagicLink) and mint again with a new key.",
+        code="IDEMPOTENCY_KEY_REUSED",
+    )

@@ -15,13 +15,13 @@ from typing import Annotated, Any
 import strawberry
 
 from taskflow import errors
+from taskflow.api.graphql import keyed, relay
 from taskflow.api.graphql import links as link_types
 from taskflow.api.graphql import refusals as r
-from taskflow.api.graphql import relay
 from taskflow.api.graphql.context import Info, caller
 from taskflow.core import links as core
 from taskflow.core import recipients
-from taskflow.service import notices, notification_links
+from taskflow.service import links, notices, notification_links
 
 TYPE_NAME = "Notification"
 
@@ -195,6 +195,7 @@ class MintNotificationLinkInput:
     expires_in: int | None = strawberry.field(
         default=None, description="Seconds until it stops working (default 7 days, at most 30)."
     )
+    idempotency_key: str | None = relay.idempotency_key_field()
 
 
 @strawberry.type(
@@ -214,7 +215,8 @@ MintNotificationLinkPayload = Annotated[
     | r.SlotNotOpen
     | relay.InvalidInput
     | relay.NotAllowed
-    | relay.NotFoundRefusal,
+    | relay.NotFoundRefusal
+    | relay.IdempotencyKeyReused,
     strawberry.union("MintNotificationLinkPayload", description="Result of mintNotificationLink."),
 ]
 MintNotificationArg = Annotated[
@@ -241,20 +243,31 @@ class NotificationMutations:
     ) -> MintNotificationLinkPayload:
         me = await caller(info)
         services = info.context.services
-        try:
-            minted = await notification_links.mint(
-                services,
-                me,
-                _notification_id(input.notification_id),
-                expires_in=timedelta(seconds=input.expires_in)
-                if input.expires_in is not None
-                else None,
+        made: list[links.Minted] = []
+
+        async def work() -> keyed.Answer:
+            made.append(
+                await notification_links.mint(
+                    services,
+                    me,
+                    _notification_id(input.notification_id),
+                    expires_in=timedelta(seconds=input.expires_in)
+                    if input.expires_in is not None
+                    else None,
+                )
             )
+            return {"link": made[0].link.id}
+
+        try:
+            answer, again = await keyed.once(info, me.id, "mintNotificationLink", input, work)
+            if again:
+                raise link_types.shown_once(str(answer["link"]))
         except core.LinkNotRequested as exc:
             return LinkNotRequested(code=relay.RefusalCode.LINK_NOT_REQUESTED, message=exc.message)
         except errors.TaskflowError as exc:
             refused: MintNotificationLinkPayload = link_types.refusal(exc)
             return refused
+        minted = made[0]
         return MintNotificationLinkSuccess(
             link=link_types.MagicLinkType.of(minted.link, services.clock.now()),
             url=minted.url,

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Annotated, Any, cast
 
 import strawberry
 from strawberry.scalars import JSON
 
 from taskflow import errors
-from taskflow.api.graphql import relay
+from taskflow.api.graphql import keyed, relay
 from taskflow.api.graphql.context import Info, caller
 from taskflow.core import principals as core
 from taskflow.service import principals as service
@@ -33,6 +34,10 @@ class PrincipalType(relay.Node):
         description="The business calendar of the person's working hours, when set."
     )
     active: bool = strawberry.field(description="False once deactivated: tokens are refused.")
+    tokens_valid_after: datetime | None = strawberry.field(
+        description="Staff tokens issued before this instant are refused (set by deactivation "
+        "and sign out everywhere); null when never set."
+    )
 
     @classmethod
     def of(cls, principal: core.Principal) -> PrincipalType:
@@ -47,6 +52,7 @@ class PrincipalType(relay.Node):
             time_zone=principal.time_zone,
             calendar=principal.calendar,
             active=principal.active,
+            tokens_valid_after=principal.tokens_valid_after,
         )
 
 
@@ -81,7 +87,13 @@ class UpsertPrincipalInput:
     attributes: JSON | None = strawberry.field(default=None, description="Free attributes.")
     time_zone: str = strawberry.field(default="UTC", description="IANA time zone.")
     calendar: str | None = strawberry.field(default=None, description="Business calendar name.")
-    active: bool = strawberry.field(default=True, description="Whether tokens are accepted.")
+    active: bool | None = strawberry.field(
+        default=None,
+        description="Whether tokens are accepted. Left out (null): kept as stored (a new "
+        "principal starts active); re-activating someone takes an explicit true. false "
+        "deactivates (see deactivatePrincipal).",
+    )
+    idempotency_key: str | None = relay.idempotency_key_field()
 
 
 @strawberry.type(description="The principal was created or updated.")
@@ -91,7 +103,7 @@ class UpsertPrincipalSuccess:
 
 
 UpsertPrincipalPayload = Annotated[
-    UpsertPrincipalSuccess | relay.InvalidInput | relay.NotAllowed,
+    UpsertPrincipalSuccess | relay.InvalidInput | relay.NotAllowed | relay.IdempotencyKeyReused,
     strawberry.union("UpsertPrincipalPayload", description="Result of upsertPrincipal."),
 ]
 
@@ -99,6 +111,7 @@ UpsertPrincipalPayload = Annotated[
 @strawberry.input(description="The principal to deactivate.")
 class DeactivatePrincipalInput:
     id: strawberry.ID = strawberry.field(description="Global id of the principal.")
+    idempotency_key: str | None = relay.idempotency_key_field()
 
 
 @strawberry.type(description="The principal was deactivated; their tokens no longer work.")
@@ -106,8 +119,36 @@ class DeactivatePrincipalSuccess:
     principal: PrincipalType = strawberry.field(description="The principal as stored.")
 
 
+@strawberry.input(description="Whose tokens to refuse from now on.")
+class SignOutEverywhereInput:
+    principal_id: strawberry.ID | None = strawberry.field(
+        default=None,
+        description="Global id of the principal; left out: yourself. Admins only for others.",
+    )
+    idempotency_key: str | None = relay.idempotency_key_field()
+
+
+@strawberry.type(description="Every token issued before tokensValidAfter is refused now.")
+class SignOutEverywhereSuccess:
+    principal: PrincipalType = strawberry.field(description="The principal as stored.")
+
+
+SignOutEverywherePayload = Annotated[
+    SignOutEverywhereSuccess
+    | relay.InvalidInput
+    | relay.NotAllowed
+    | relay.NotFoundRefusal
+    | relay.IdempotencyKeyReused,
+    strawberry.union("SignOutEverywherePayload", description="Result of signOutEverywhere."),
+]
+
+
 DeactivatePrincipalPayload = Annotated[
-    DeactivatePrincipalSuccess | relay.InvalidInput | relay.NotAllowed | relay.NotFoundRefusal,
+    DeactivatePrincipalSuccess
+    | relay.InvalidInput
+    | relay.NotAllowed
+    | relay.NotFoundRefusal
+    | relay.IdempotencyKeyReused,
     strawberry.union("DeactivatePrincipalPayload", description="Result of deactivatePrincipal."),
 ]
 
@@ -180,11 +221,18 @@ class PrincipalMutations:
             "calendar": input.calendar,
             "active": input.active,
         }
-        try:
+
+        async def work() -> keyed.Answer:
             principal, created = await service.upsert(info.context.services, me, data)
+            return {"principal": principal.id, "created": created}
+
+        try:
+            answer, _ = await keyed.once(info, me.id, "upsertPrincipal", input, work)
         except errors.TaskflowError as exc:
             return relay.refusal_for(exc)  # type: ignore[return-value]
-        return UpsertPrincipalSuccess(principal=PrincipalType.of(principal), created=created)
+        return UpsertPrincipalSuccess(
+            principal=await _principal(info, answer["principal"]), created=answer["created"]
+        )
 
     @strawberry.mutation(
         description="Deactivate a principal: their tokens stop working (admins only)."
@@ -197,11 +245,52 @@ class PrincipalMutations:
         ],
     ) -> DeactivatePrincipalPayload:
         me = await caller(info)
-        try:
+
+        async def work() -> keyed.Answer:
             type_name, local_id = relay.from_global_id(str(input.id))
             if type_name != TYPE_NAME:
                 raise errors.NotFound(f"No principal has the id {input.id!r}.")
             principal = await service.deactivate(info.context.services, me, local_id)
+            return {"principal": principal.id}
+
+        try:
+            answer, _ = await keyed.once(info, me.id, "deactivatePrincipal", input, work)
         except errors.TaskflowError as exc:
             return relay.refusal_for(exc)
-        return DeactivatePrincipalSuccess(principal=PrincipalType.of(principal))
+        return DeactivatePrincipalSuccess(principal=await _principal(info, answer["principal"]))
+
+    @strawberry.mutation(
+        description="Sign out everywhere: every staff token of the principal (yourself by "
+        "default; anyone for admins) issued until now is refused from now on. Mint a new "
+        "token afterwards (taskflow token)."
+    )
+    async def sign_out_everywhere(
+        self,
+        info: Info,
+        input: Annotated[
+            SignOutEverywhereInput, strawberry.argument(description="Whose tokens to refuse.")
+        ],
+    ) -> SignOutEverywherePayload:
+        me = await caller(info)
+
+        async def work() -> keyed.Answer:
+            local_id = me.id
+            if input.principal_id is not None:
+                type_name, local_id = relay.from_global_id(str(input.principal_id))
+                if type_name != TYPE_NAME:
+                    raise errors.NotFound(f"No principal has the id {input.principal_id!r}.")
+            principal = await service.sign_out_everywhere(info.context.services, me, local_id)
+            return {"principal": principal.id}
+
+        try:
+            answer, _ = await keyed.once(info, me.id, "signOutEverywhere", input, work)
+        except errors.TaskflowError as exc:
+            return relay.refusal_for(exc)
+        return SignOutEverywhereSuccess(principal=await _principal(info, answer["principal"]))
+
+
+async def _principal(info: Info, principal_id: str) -> PrincipalType:
+    principal = await service.get(info.context.services, principal_id)
+    if principal is None:
+        raise errors.NotFound(f"No principal has the id {principal_id!r}.")
+    return PrincipalType.of(principal)

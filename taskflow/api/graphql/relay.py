@@ -5,7 +5,7 @@ from __future__ import annotations
 import base64
 import binascii
 from enum import Enum
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 import strawberry
 
@@ -59,6 +59,18 @@ def decode_cursor(cursor: str, arity: int) -> tuple[str, ...]:
             field="after",
         )
     return parts
+
+
+IDEMPOTENCY_KEY_DESCRIPTION = (
+    "Optional key (1-200 characters, e.g. a UUID) of yours: sending the same input again "
+    "with it returns the first answer instead of acting twice; the same key with another "
+    "input is refused (IdempotencyKeyReused). Scoped to you and this mutation, kept 7 days."
+)
+
+
+def idempotency_key_field() -> Any:
+    """The optional ``idempotencyKey`` field every mutation input carries."""
+    return strawberry.field(default=None, description=IDEMPOTENCY_KEY_DESCRIPTION)
 
 
 def check_first(first: int) -> int:
@@ -169,6 +181,11 @@ class RefusalCode(Enum):
     TIMER_NOT_DEAD = strawberry.enum_value(
         "TIMER_NOT_DEAD", description="Only a DEAD timer can be retried or discarded."
     )
+    IDEMPOTENCY_KEY_REUSED = strawberry.enum_value(
+        "IDEMPOTENCY_KEY_REUSED",
+        description="The idempotencyKey was used before for another input (or its first "
+        "answer cannot be given again); use a new key.",
+    )
 
 
 @strawberry.interface(description="A typed refusal: the mutation changed nothing.")
@@ -192,8 +209,20 @@ class NotFoundRefusal(Refusal):
     pass
 
 
-def refusal_for(error: errors.TaskflowError) -> InvalidInput | NotAllowed | NotFoundRefusal:
+@strawberry.type(
+    description="The idempotencyKey was used before by you for this mutation with another "
+    "input, or its first answer cannot be given again; nothing changed. Use a new key."
+)
+class IdempotencyKeyReused(Refusal):
+    pass
+
+
+def refusal_for(
+    error: errors.TaskflowError,
+) -> InvalidInput | NotAllowed | NotFoundRefusal | IdempotencyKeyReused:
     """The payload refusal for a domain error raised by a use case."""
+    if error.code == "IDEMPOTENCY_KEY_REUSED":
+        return IdempotencyKeyReused(code=RefusalCode.IDEMPOTENCY_KEY_REUSED, message=error.message)
     if isinstance(error, errors.Forbidden):
         return NotAllowed(code=RefusalCode.FORBIDDEN, message=error.message)
     if isinstance(error, errors.NotFound):

@@ -8,6 +8,7 @@ see none.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Awaitable, Callable
 from datetime import datetime
 from enum import Enum
 from typing import Annotated, Any
@@ -15,8 +16,9 @@ from typing import Annotated, Any
 import strawberry
 
 from taskflow import errors
-from taskflow.api.graphql import relay
+from taskflow.api.graphql import keyed, relay
 from taskflow.api.graphql.context import Info, caller
+from taskflow.core.principals import Principal
 from taskflow.core.timer_states import TimerStatus
 from taskflow.service import timer_admin
 
@@ -200,16 +202,23 @@ class TimerSuccess:
 @strawberry.input(description="Arm a dead timer again, due now, with its attempts reset.")
 class RetryTimerInput:
     timer_id: strawberry.ID = strawberry.field(description="The timer's global id.")
+    idempotency_key: str | None = relay.idempotency_key_field()
 
 
 @strawberry.input(description="Give up on a dead timer.")
 class DiscardTimerInput:
     timer_id: strawberry.ID = strawberry.field(description="The timer's global id.")
     reason: str = strawberry.field(description="Why, for the run's timeline (required).")
+    idempotency_key: str | None = relay.idempotency_key_field()
 
 
 TimerPayload = Annotated[
-    TimerSuccess | TimerNotDead | relay.InvalidInput | relay.NotAllowed | relay.NotFoundRefusal,
+    TimerSuccess
+    | TimerNotDead
+    | relay.InvalidInput
+    | relay.NotAllowed
+    | relay.NotFoundRefusal
+    | relay.IdempotencyKeyReused,
     strawberry.union("TimerPayload", description="Result of retryTimer and discardTimer."),
 ]
 
@@ -232,6 +241,26 @@ def _refusal(error: errors.TaskflowError) -> Any:
     return relay.refusal_for(error)
 
 
+async def _answer(
+    info: Info,
+    me: Principal,
+    operation: str,
+    input: RetryTimerInput | DiscardTimerInput,
+    work: Callable[[], Awaitable[keyed.Answer]],
+) -> TimerPayload:
+    """Run a timer mutation under its idempotency key; the timer as it stands now, or why not."""
+    try:
+        answer, _ = await keyed.once(info, me.id, operation, input, work)
+    except errors.TaskflowError as exc:
+        refused: TimerPayload = _refusal(exc)
+        return refused
+    row = await timer_admin.get(info.context.services, me, int(answer["timer"]))
+    if row is None:
+        gone: TimerPayload = relay.refusal_for(errors.NotFound("The timer is gone."))
+        return gone
+    return TimerSuccess(timer=_of(info, row))
+
+
 @strawberry.type
 class TimerMutations:
     @strawberry.mutation(
@@ -244,12 +273,13 @@ class TimerMutations:
         input: Annotated[RetryTimerInput, strawberry.argument(description="What to do.")],
     ) -> TimerPayload:
         me = await caller(info)
-        try:
-            row = await timer_admin.retry(info.context.services, me, _timer_id(input.timer_id))
-        except errors.TaskflowError as exc:
-            refused: TimerPayload = _refusal(exc)
-            return refused
-        return TimerSuccess(timer=_of(info, row))
+        services = info.context.services
+
+        async def work() -> keyed.Answer:
+            row = await timer_admin.retry(services, me, _timer_id(input.timer_id))
+            return {"timer": row.id}
+
+        return await _answer(info, me, "retryTimer", input, work)
 
     @strawberry.mutation(
         description="Give up on a DEAD timer (leads, managers, admins): it never fires; the "
@@ -261,11 +291,10 @@ class TimerMutations:
         input: Annotated[DiscardTimerInput, strawberry.argument(description="What to do.")],
     ) -> TimerPayload:
         me = await caller(info)
-        try:
-            row = await timer_admin.discard(
-                info.context.services, me, _timer_id(input.timer_id), input.reason
-            )
-        except errors.TaskflowError as exc:
-            refused: TimerPayload = _refusal(exc)
-            return refused
-        return TimerSuccess(timer=_of(info, row))
+        services = info.context.services
+
+        async def work() -> keyed.Answer:
+            row = await timer_admin.discard(services, me, _timer_id(input.timer_id), input.reason)
+            return {"timer": row.id}
+
+        return await _answer(info, me, "discardTimer", input, work)

@@ -7,6 +7,7 @@ from typing import Annotated
 import strawberry
 from strawberry.scalars import JSON
 
+from taskflow.api.graphql import relay
 from taskflow.api.graphql.work import InboxFilter
 
 
@@ -22,7 +23,11 @@ class StartRunInput:
     workflow: str = strawberry.field(description="The workflow's name.")
     subject: SubjectInput = strawberry.field(description="The tracked entity.")
     idempotency_key: str | None = strawberry.field(
-        default=None, description="Repeat it to get the same run back instead of a refusal."
+        default=None,
+        description="Repeat it to get the same run back instead of a refusal: a start of the "
+        "same subject and workflow with the same key returns the run it made (whoever sends "
+        "it); from the same caller, the same key with another input is refused "
+        "(IdempotencyKeyReused). Kept with the run; the caller's copy 7 days.",
     )
 
 
@@ -31,6 +36,7 @@ class UpdateSubjectInput:
     type: str = strawberry.field(description="Its type.")
     external_id: str = strawberry.field(description="The application's id for it.")
     attributes: JSON = strawberry.field(description="Its new data (replaces the old).")
+    idempotency_key: str | None = relay.idempotency_key_field()
 
 
 @strawberry.input(description="A subject by its type and external id.")
@@ -63,9 +69,7 @@ class RaiseEventInput:
         default=None, description="Its payload (a JSON object)."
     )
     target: EventTargetInput = strawberry.field(description="Where it goes.")
-    idempotency_key: str | None = strawberry.field(
-        default=None, description="Repeat it to get the first result back instead of a refusal."
-    )
+    idempotency_key: str | None = relay.idempotency_key_field()
 
 
 @strawberry.input(description="Claim an open slot.")
@@ -74,17 +78,20 @@ class ClaimInput:
     expected_version: int | None = strawberry.field(
         default=None, description="Refuse if the slot changed since this version was read."
     )
+    idempotency_key: str | None = relay.idempotency_key_field()
 
 
 @strawberry.input(description="Claim the most urgent open slot you may take.")
 class ClaimNextInput:
     filter: InboxFilter | None = strawberry.field(default=None, description="Only among these.")
+    idempotency_key: str | None = relay.idempotency_key_field()
 
 
 @strawberry.input(description="Put a claimed slot back in the pool.")
 class ReleaseInput:
     slot_id: strawberry.ID = strawberry.field(description="The slot's global id.")
     reason: str | None = strawberry.field(default=None, description="Why, for the timeline.")
+    idempotency_key: str | None = relay.idempotency_key_field()
 
 
 @strawberry.input(description="Hand a slot to someone.")
@@ -93,6 +100,7 @@ class AssignInput:
     to: str = strawberry.field(description="The login of the new holder (a candidate).")
     expected_version: int | None = strawberry.field(default=None, description="Guard, as in claim.")
     reason: str | None = strawberry.field(default=None, description="Why, for the timeline.")
+    idempotency_key: str | None = relay.idempotency_key_field()
 
 
 @strawberry.input(description="Complete a slot with its event's payload.")
@@ -105,6 +113,7 @@ class CompleteInput:
         default=None, description="The payload (see Slot.fields)."
     )
     expected_version: int | None = strawberry.field(default=None, description="Guard, as in claim.")
+    idempotency_key: str | None = relay.idempotency_key_field()
 
 
 @strawberry.input(description="Make a manual move on a run.")
@@ -117,6 +126,7 @@ class MoveInput:
         description="The run's version as you saw it (Run.version, e.g. on a board card): "
         "refused with StaleVersion if the run changed since. Omit to move whatever it is now.",
     )
+    idempotency_key: str | None = relay.idempotency_key_field()
 
 
 @strawberry.input(description="Cancel a live run.")
@@ -128,6 +138,7 @@ class CancelRunInput:
         description="The run's version as you saw it (Run.version): refused with StaleVersion "
         "if the run changed since. Omit to cancel whatever it is now.",
     )
+    idempotency_key: str | None = relay.idempotency_key_field()
 
 
 StartRunArg = Annotated[StartRunInput, strawberry.argument(description="What to do.")]

@@ -8,8 +8,8 @@ import strawberry
 from strawberry.scalars import JSON
 
 from taskflow import errors
+from taskflow.api.graphql import keyed, relay
 from taskflow.api.graphql import refusals as r
-from taskflow.api.graphql import relay
 from taskflow.api.graphql.context import Info, caller
 from taskflow.api.graphql.types import RUN, SLOT, RunType, SlotType, Subject
 from taskflow.api.graphql.work import InboxFilter, resolve_slot
@@ -32,14 +32,9 @@ from taskflow.service import slots as slot_service
 
 async def _slot(info: Info, local_id: str) -> SlotType:
     slot = await resolve_slot(info, local_id)
-    assert slot is not None
+    if slot is None:  # a replayed answer's slot the caller may no longer see
+        raise errors.NotFound(f"No Slot has the id {local_id!r} that you may see now.")
     return slot
-
-
-def _subject(row: Any) -> Subject:
-    return Subject(
-        type=row.type, external_id=row.external_id, attributes=cast(JSON, row.attributes)
-    )
 
 
 Refusals = (
@@ -56,6 +51,7 @@ Refusals = (
     | relay.InvalidInput
     | relay.NotAllowed
     | relay.NotFoundRefusal
+    | relay.IdempotencyKeyReused
 )
 
 
@@ -98,7 +94,12 @@ class RunSuccess:
 
 
 StartRunPayload = Annotated[
-    StartRunSuccess | r.RunExists | relay.InvalidInput | relay.NotAllowed | relay.NotFoundRefusal,
+    StartRunSuccess
+    | r.RunExists
+    | relay.InvalidInput
+    | relay.NotAllowed
+    | relay.NotFoundRefusal
+    | relay.IdempotencyKeyReused,
     strawberry.union("StartRunPayload", description="Result of startRun."),
 ]
 UpdateSubjectPayload = Annotated[
@@ -106,7 +107,8 @@ UpdateSubjectPayload = Annotated[
     | relay.InvalidInput
     | relay.NotAllowed
     | relay.NotFoundRefusal
-    | r.MoveNotAllowed,
+    | r.MoveNotAllowed
+    | relay.IdempotencyKeyReused,
     strawberry.union("UpdateSubjectPayload", description="Result of updateSubject."),
 ]
 RaiseEventPayload = Annotated[
@@ -117,7 +119,7 @@ ClaimPayload = Annotated[
     SlotSuccess | Refusals, strawberry.union("ClaimPayload", description="Result of claim.")
 ]
 ClaimNextPayload = Annotated[
-    SlotSuccess | r.NothingToClaim | relay.InvalidInput,
+    SlotSuccess | r.NothingToClaim | relay.InvalidInput | relay.IdempotencyKeyReused,
     strawberry.union("ClaimNextPayload", description="Result of claimNext."),
 ]
 ReleasePayload = Annotated[
@@ -143,7 +145,8 @@ class WorkMutations:
     @strawberry.mutation(description="Start a run of a workflow for a subject (applications).")
     async def start_run(self, info: Info, input: StartRunArg) -> StartRunPayload:
         me = await caller(info)
-        try:
+
+        async def work() -> keyed.Answer:
             started = await run_service.start_run(
                 info.context.services,
                 me,
@@ -153,16 +156,23 @@ class WorkMutations:
                 attributes=_object(input.subject.attributes, "subject.attributes"),
                 idempotency_key=input.idempotency_key,
             )
+            return {"run": started.run.view.id, "created": started.created}
+
+        try:
+            answer, again = await keyed.once(info, me.id, "startRun", input, work)
         except errors.TaskflowError as exc:
             return r.refusal_for(exc)
-        return StartRunSuccess(run=RunType.of(started.run), created=started.created)
+        return StartRunSuccess(
+            run=await _run(info, answer["run"]), created=answer["created"] and not again
+        )
 
     @strawberry.mutation(
         description="Replace a subject's attributes; its runs re-check their rules."
     )
     async def update_subject(self, info: Info, input: UpdateSubjectArg) -> UpdateSubjectPayload:
         me = await caller(info)
-        try:
+
+        async def work() -> keyed.Answer:
             subject, run_ids = await run_service.update_subject(
                 info.context.services,
                 me,
@@ -170,18 +180,28 @@ class WorkMutations:
                 external_id=input.external_id,
                 attributes=_object(input.attributes, "attributes"),
             )
-            found = await run_service.runs_by_ids(info.context.services, run_ids)
+            return {
+                "subject": [subject.type, subject.external_id, subject.attributes],
+                "runs": list(run_ids),
+            }
+
+        try:
+            answer, _ = await keyed.once(info, me.id, "updateSubject", input, work)
+            found = await run_service.runs_by_ids(info.context.services, answer["runs"])
         except errors.TaskflowError as exc:
             return r.refusal_for(exc)
+        kind, external_id, attributes = answer["subject"]
         return UpdateSubjectSuccess(
-            subject=_subject(subject), runs=[RunType.of(found[i]) for i in run_ids if i in found]
+            subject=Subject(type=kind, external_id=external_id, attributes=cast(JSON, attributes)),
+            runs=[RunType.of(found[i]) for i in answer["runs"] if i in found],
         )
 
     @strawberry.mutation(description="Raise an event: it completes the one slot waiting for it.")
     async def raise_event(self, info: Info, input: RaiseEventArg) -> RaiseEventPayload:
         me = await caller(info)
         t = input.target
-        try:
+
+        async def work() -> keyed.Answer:
             target = events.EventTarget(
                 run_id=relay.local_id(t.run_id, RUN, "target.runId") if t.run_id else None,
                 subject_type=t.subject.type if t.subject else None,
@@ -190,62 +210,83 @@ class WorkMutations:
                 slot_name=t.slot_name,
                 item=t.item,
             )
-            run, slot, new = await events.raise_event(
+            run, slot = await events.raise_event(
                 info.context.services,
                 me,
                 event=input.event,
                 payload=_object(input.payload, "payload") if input.payload is not None else None,
                 target=target,
-                idempotency_key=input.idempotency_key,
             )
+            return {"run": run.view.id, "slot": slot.id}
+
+        try:
+            answer, again = await keyed.once(info, me.id, "raiseEvent", input, work)
         except errors.TaskflowError as exc:
             return r.refusal_for(exc)
         return RaiseEventSuccess(
-            run=RunType.of(run), slot=await _slot(info, slot.id), duplicate=not new
+            run=await _run(info, answer["run"]),
+            slot=await _slot(info, answer["slot"]),
+            duplicate=again,
         )
 
     @strawberry.mutation(description="Take an open slot for yourself.")
     async def claim(self, info: Info, input: ClaimArg) -> ClaimPayload:
         me = await caller(info)
-        try:
+
+        async def work() -> keyed.Answer:
             slot = await slot_service.claim(
                 info.context.services,
                 me,
                 relay.local_id(input.slot_id, SLOT, "slotId"),
                 input.expected_version,
             )
+            return {"slot": slot.id}
+
+        try:
+            answer, _ = await keyed.once(info, me.id, "claim", input, work)
         except errors.TaskflowError as exc:
             return r.refusal_for(exc)
-        return SlotSuccess(slot=await _slot(info, slot.id))
+        return SlotSuccess(slot=await _slot(info, answer["slot"]))
 
     @strawberry.mutation(description="Take the most urgent open slot you may take.")
     async def claim_next(self, info: Info, input: ClaimNextArg) -> ClaimNextPayload:
         me = await caller(info)
         f = input.filter.to_filter() if input.filter else InboxFilter().to_filter()
-        try:
+
+        async def work() -> keyed.Answer:
             slot = await slot_service.claim_next(info.context.services, me, f)
+            return {"slot": slot.id}
+
+        try:
+            answer, _ = await keyed.once(info, me.id, "claimNext", input, work)
         except errors.TaskflowError as exc:
             return r.refusal_for(exc)
-        return SlotSuccess(slot=await _slot(info, slot.id))
+        return SlotSuccess(slot=await _slot(info, answer["slot"]))
 
     @strawberry.mutation(description="Put a claimed slot back in the pool (holder or delegate).")
     async def release(self, info: Info, input: ReleaseArg) -> ReleasePayload:
         me = await caller(info)
-        try:
+
+        async def work() -> keyed.Answer:
             slot = await slot_service.release(
                 info.context.services,
                 me,
                 relay.local_id(input.slot_id, SLOT, "slotId"),
                 input.reason,
             )
+            return {"slot": slot.id}
+
+        try:
+            answer, _ = await keyed.once(info, me.id, "release", input, work)
         except errors.TaskflowError as exc:
             return r.refusal_for(exc)
-        return SlotSuccess(slot=await _slot(info, slot.id))
+        return SlotSuccess(slot=await _slot(info, answer["slot"]))
 
     @strawberry.mutation(description="Hand a slot to a candidate (its holder or a delegate).")
     async def assign(self, info: Info, input: AssignArg) -> AssignPayload:
         me = await caller(info)
-        try:
+
+        async def work() -> keyed.Answer:
             slot = await slot_service.assign(
                 info.context.services,
                 me,
@@ -254,14 +295,19 @@ class WorkMutations:
                 input.expected_version,
                 input.reason,
             )
+            return {"slot": slot.id}
+
+        try:
+            answer, _ = await keyed.once(info, me.id, "assign", input, work)
         except errors.TaskflowError as exc:
             return r.refusal_for(exc)
-        return SlotSuccess(slot=await _slot(info, slot.id))
+        return SlotSuccess(slot=await _slot(info, answer["slot"]))
 
     @strawberry.mutation(description="Complete a slot with its event's payload; the run moves on.")
     async def complete(self, info: Info, input: CompleteArg) -> CompletePayload:
         me = await caller(info)
-        try:
+
+        async def work() -> keyed.Answer:
             slot, run = await slot_service.complete(
                 info.context.services,
                 me,
@@ -270,14 +316,21 @@ class WorkMutations:
                 payload=_object(input.payload, "payload") if input.payload is not None else None,
                 expected_version=input.expected_version,
             )
+            return {"slot": slot.id, "run": run.view.id}
+
+        try:
+            answer, _ = await keyed.once(info, me.id, "complete", input, work)
         except errors.TaskflowError as exc:
             return r.refusal_for(exc)
-        return CompleteSuccess(slot=await _slot(info, slot.id), run=RunType.of(run))
+        return CompleteSuccess(
+            slot=await _slot(info, answer["slot"]), run=await _run(info, answer["run"])
+        )
 
     @strawberry.mutation(description="Make a manual move on a run (see Run.moves).")
     async def move(self, info: Info, input: MoveArg) -> MovePayload:
         me = await caller(info)
-        try:
+
+        async def work() -> keyed.Answer:
             run = await run_service.move(
                 info.context.services,
                 me,
@@ -286,14 +339,19 @@ class WorkMutations:
                 data=_object(input.input, "input") if input.input is not None else None,
                 expected_version=input.expected_version,
             )
+            return {"run": run.view.id}
+
+        try:
+            answer, _ = await keyed.once(info, me.id, "move", input, work)
         except errors.TaskflowError as exc:
             return r.refusal_for(exc)
-        return RunSuccess(run=RunType.of(run))
+        return RunSuccess(run=await _run(info, answer["run"]))
 
     @strawberry.mutation(description="Cancel a live run (leads, admins, applications).")
     async def cancel_run(self, info: Info, input: CancelRunArg) -> CancelRunPayload:
         me = await caller(info)
-        try:
+
+        async def work() -> keyed.Answer:
             run = await run_service.cancel_run(
                 info.context.services,
                 me,
@@ -301,9 +359,21 @@ class WorkMutations:
                 reason=input.reason,
                 expected_version=input.expected_version,
             )
+            return {"run": run.view.id}
+
+        try:
+            answer, _ = await keyed.once(info, me.id, "cancelRun", input, work)
         except errors.TaskflowError as exc:
             return r.refusal_for(exc)
-        return RunSuccess(run=RunType.of(run))
+        return RunSuccess(run=await _run(info, answer["run"]))
+
+
+async def _run(info: Info, run_id: str) -> RunType:
+    """The run as it stands now (a replayed answer shows the run's present state)."""
+    found = await run_service.runs_by_ids(info.context.services, [run_id])
+    if run_id not in found:
+        raise errors.NotFound(f"No Run has the id {run_id!r}.")
+    return RunType.of(found[run_id])
 
 
 def _object(value: Any, field: str) -> dict[str, Any]:

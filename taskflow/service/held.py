@@ -1,0 +1,64 @@
+"""Slots a principal holds, returned to the pool when the principal is deactivated.
+
+Each release is the one ``release`` makes (``core.runs.slots.release`` decided as
+the holder, written by ``queries.write_slot_move``, clocks and timers by
+``deadlines.after_slot_move``), inside the caller's transaction, with a
+``slot.released`` line naming who deactivated the holder and why.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from taskflow.core.principals import Principal
+from taskflow.core.runs import refusals
+from taskflow.core.runs import slots as core
+from taskflow.core.runs.model import CLAIMED, AuditEntry
+from taskflow.service import access, deadlines
+from taskflow.service.container import Services
+from taskflow.store import db, queries
+from taskflow.store import runs as rows
+
+#: A guarded write misses only when the slot changed meanwhile; read it again this often.
+MAX_ATTEMPTS = 5
+
+
+async def release_all(
+    services: Services,
+    conn: db.Connection,
+    holder: Principal,
+    actor: str,
+    now: datetime,
+    reason: str,
+) -> list[str]:
+    """Release every slot ``holder`` holds, in ``conn``'s transaction; the released ids."""
+    found = await conn.fetch(
+        "SELECT id FROM slot WHERE holder = $1 AND status = 'claimed' ORDER BY id", holder.id
+    )
+    keys = access.keys(holder)
+    released: list[str] = []
+    for record in found:
+        slot_id = str(record["id"])
+        for _ in range(MAX_ATTEMPTS):
+            slot = await rows.get_slot(conn, slot_id)
+            if slot is None or slot.status != CLAIMED or slot.holder != holder.id:
+                break
+            try:
+                after = core.release(slot, holder.id, keys, now)
+            except refusals.Refusal:
+                break
+            written = await queries.write_slot_move(conn, slot, after, now)
+            if written is None:
+                continue
+            line = AuditEntry(
+                "slot.released",
+                now,
+                actor,
+                slot.id,
+                reason,
+                {"slot": slot.name, "previous_holder": holder.id},
+            )
+            await deadlines.after_slot_move(services, conn, written, now, actor, lines=[line])
+            released.append(slot_id)
+            break
+    return released
