@@ -105,6 +105,14 @@ class LinksNotAllowed(relay.Refusal):
     pass
 
 
+@strawberry.type(
+    description="The recipient is not among the slot's candidates (e-mail addresses) and its "
+    "outsiders rule does not admit them either."
+)
+class RecipientNotAllowed(relay.Refusal):
+    pass
+
+
 @strawberry.type(description="Too many unusable links from this client; wait, then try again.")
 class TooManyRequests(relay.Refusal):
     retry_after_seconds: int = strawberry.field(description="Seconds to wait before trying.")
@@ -117,6 +125,8 @@ def refusal(error: errors.TaskflowError) -> Any:
         return LinkUnusable(code=relay.RefusalCode.LINK_UNUSABLE, **base)
     if isinstance(error, core.LinksNotAllowed):
         return LinksNotAllowed(code=relay.RefusalCode.LINKS_NOT_ALLOWED, **base)
+    if isinstance(error, core.RecipientNotAllowed):
+        return RecipientNotAllowed(code=relay.RefusalCode.RECIPIENT_NOT_ALLOWED, **base)
     if isinstance(error, core.Throttled):
         return TooManyRequests(
             code=relay.RefusalCode.TOO_MANY_REQUESTS,
@@ -176,6 +186,7 @@ class CompleteWithLinkSuccess:
 MintMagicLinkPayload = Annotated[
     MintMagicLinkSuccess
     | LinksNotAllowed
+    | RecipientNotAllowed
     | r.SlotNotOpen
     | relay.InvalidInput
     | relay.NotAllowed

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Annotated, Any, cast
 
 import strawberry
@@ -81,6 +82,23 @@ class RaiseEventSuccess:
     duplicate: bool = strawberry.field(description="True when an earlier raise is returned again.")
 
 
+@strawberry.type(
+    description="No slot waited for the event, and its workflow buffers it: the run keeps it "
+    "and delivers it, in arrival order, to the first matching slot that opens before it expires "
+    "(timeline: event.buffered, then event.delivered or event.expired)."
+)
+class RaiseEventBuffered:
+    run: RunType = strawberry.field(description="The run that keeps the event.")
+    event: str = strawberry.field(description="The event kept.")
+    arrived_at: datetime = strawberry.field(description="When it arrived.")
+    expires_at: datetime = strawberry.field(
+        description="When it is dropped if no matching slot has opened by then."
+    )
+    duplicate: bool = strawberry.field(
+        description="True when an earlier raise with the same idempotency key is returned again."
+    )
+
+
 @strawberry.type(description="The slot changed hands (claimed, released or assigned).")
 class SlotSuccess:
     slot: SlotType = strawberry.field(description="The slot as it stands now.")
@@ -110,7 +128,12 @@ UpdateSubjectPayload = Annotated[
     strawberry.union("UpdateSubjectPayload", description="Result of updateSubject."),
 ]
 RaiseEventPayload = Annotated[
-    RaiseEventSuccess | r.NoSlotWaiting | r.AmbiguousEvent | Refusals,
+    RaiseEventSuccess
+    | RaiseEventBuffered
+    | r.NoSlotWaiting
+    | r.AmbiguousEvent
+    | r.NotRaiser
+    | Refusals,
     strawberry.union("RaiseEventPayload", description="Result of raiseEvent."),
 ]
 ClaimPayload = Annotated[
@@ -190,7 +213,7 @@ class WorkMutations:
                 slot_name=t.slot_name,
                 item=t.item,
             )
-            run, slot, new = await events.raise_event(
+            raised = await events.raise_event(
                 info.context.services,
                 me,
                 event=input.event,
@@ -200,8 +223,19 @@ class WorkMutations:
             )
         except errors.TaskflowError as exc:
             return r.refusal_for(exc)
+        if raised.buffered is not None:
+            return RaiseEventBuffered(
+                run=RunType.of(raised.run),
+                event=raised.buffered.event,
+                arrived_at=raised.buffered.arrived_at,
+                expires_at=raised.buffered.expires_at,
+                duplicate=not raised.new,
+            )
+        assert raised.slot is not None
         return RaiseEventSuccess(
-            run=RunType.of(run), slot=await _slot(info, slot.id), duplicate=not new
+            run=RunType.of(raised.run),
+            slot=await _slot(info, raised.slot.id),
+            duplicate=not raised.new,
         )
 
     @strawberry.mutation(description="Take an open slot for yourself.")

@@ -1,0 +1,108 @@
+"""Events kept for a run until a slot waits for them (table ``event_buffer``).
+
+Every statement reads by run (index ``event_buffer_run``) or by idempotency key
+within a run's rows; the run row is locked by the caller, so the rows of one
+run are never written by two transactions at once.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from taskflow.store import db
+
+
+@dataclass(frozen=True)
+class Buffered:
+    """One kept event, in arrival order (``id``)."""
+
+    id: int
+    run_id: str
+    event: str
+    payload: Mapping[str, Any]
+    slot_name: str | None
+    item: Any
+    actor: str
+    idempotency_key: str | None
+    arrived_at: datetime
+    expires_at: datetime
+
+
+_COLUMNS = (
+    "id, run, event, payload, slot_name, item, actor, idempotency_key, arrived_at, expires_at"
+)
+
+
+def _row(row: Mapping[str, Any]) -> Buffered:
+    # The pool's codec decodes JSON (see db.py).
+    return Buffered(
+        id=int(row["id"]),
+        run_id=str(row["run"]),
+        event=row["event"],
+        payload=row["payload"] or {},
+        slot_name=row["slot_name"],
+        item=row["item"],
+        actor=row["actor"],
+        idempotency_key=row["idempotency_key"],
+        arrived_at=row["arrived_at"],
+        expires_at=row["expires_at"],
+    )
+
+
+async def of_run(conn: db.Connection, run_id: str) -> list[Buffered]:
+    """The run's kept events, oldest first."""
+    rows = await conn.fetch(
+        f"SELECT {_COLUMNS} FROM event_buffer WHERE run = $1 ORDER BY id", uuid.UUID(run_id)
+    )
+    return [_row(r) for r in rows]
+
+
+async def by_key(conn: db.Connection, run_ids: list[str], key: str) -> Buffered | None:
+    """The kept event of one of these runs raised with idempotency key ``key``."""
+    row = await conn.fetchrow(
+        f"SELECT {_COLUMNS} FROM event_buffer WHERE run = ANY($1::uuid[]) "
+        "AND idempotency_key = $2 ORDER BY id LIMIT 1",
+        [uuid.UUID(r) for r in run_ids],
+        key,
+    )
+    return _row(row) if row is not None else None
+
+
+async def insert(
+    conn: db.Connection,
+    *,
+    run_id: str,
+    event: str,
+    payload: Mapping[str, Any],
+    slot_name: str | None,
+    item: Any,
+    actor: str,
+    idempotency_key: str | None,
+    arrived_at: datetime,
+    expires_at: datetime,
+) -> Buffered:
+    """Keep an event; returns it with its id (its place in arrival order)."""
+    row = await conn.fetchrow(
+        "INSERT INTO event_buffer (run, event, payload, slot_name, item, actor, idempotency_key, "
+        "arrived_at, expires_at) VALUES ($1, $2, $3::jsonb, $4, $5::jsonb, $6, $7, $8, $9) "
+        f"RETURNING {_COLUMNS}",
+        uuid.UUID(run_id),
+        event,
+        dict(payload),
+        slot_name,
+        item,
+        actor,
+        idempotency_key,
+        arrived_at,
+        expires_at,
+    )
+    assert row is not None
+    return _row(row)
+
+
+async def delete(conn: db.Connection, buffered_id: int) -> None:
+    await conn.execute("DELETE FROM event_buffer WHERE id = $1", buffered_id)
