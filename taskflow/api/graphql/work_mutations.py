@@ -89,7 +89,8 @@ class RaiseEventSuccess:
 )
 class RaiseEventBuffered:
     run: RunType = strawberry.field(description="The run that keeps the event.")
-    event: str = strawberry.field(description="The event kept.")
+    # Nullable like the refusals' ``event``, so one selection can ask both (never null here).
+    event: str | None = strawberry.field(description="The event kept (always given).")
     arrived_at: datetime = strawberry.field(description="When it arrived.")
     expires_at: datetime = strawberry.field(
         description="When it is dropped if no matching slot has opened by then."
