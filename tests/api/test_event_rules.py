@@ -5,28 +5,24 @@ Everything goes through GraphQL over HTTP; the worker is stepped with ``run_due`
 
 from __future__ import annotations
 
-import dataclasses
-import json
-from collections.abc import AsyncIterator
 from datetime import timedelta
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from httpx_ws.transport import ASGIWebSocketTransport
 
-from taskflow import clock, config
-from taskflow.api import app as api_app
+from taskflow import clock
 from taskflow.service import container, timers
-from taskflow.service import principals as principal_service
-from taskflow.store import db
+from tests.api import event_fixtures
 from tests.api import workflows as w
-from tests.conftest import EXAMPLE_PRINCIPALS, gql
+from tests.conftest import gql
 
 pytestmark = pytest.mark.anyio
 
-HERE = Path(__file__).resolve().parent
+# The fixtures of services with event_workflows.py loaded.
+event_services = event_fixtures.event_services
+api = event_fixtures.api
+tokens = event_fixtures.tokens
 
 RAISE = """mutation($input: RaiseEventInput!) { raiseEvent(input: $input) {
   __typename
@@ -36,37 +32,6 @@ RAISE = """mutation($input: RaiseEventInput!) { raiseEvent(input: $input) {
   ... on NotHolder { holder }
   ... on Refusal { code message }
 } }"""
-
-
-@pytest.fixture
-async def event_services(
-    database_url: str, settings: config.Settings, frozen_clock: clock.FrozenClock
-) -> AsyncIterator[container.Services]:
-    """Services with the examples and ``event_workflows.py``."""
-    with_ours = dataclasses.replace(
-        settings, workflows=(*settings.workflows, str(HERE / "event_workflows.py"))
-    )
-    database = await db.Database.connect(database_url, min_size=1, max_size=10)
-    try:
-        services = container.build(database, with_ours, frozen_clock)
-        await principal_service.load(services, json.loads(EXAMPLE_PRINCIPALS.read_text()))
-        yield services
-    finally:
-        await database.close()
-
-
-@pytest.fixture
-async def api(event_services: container.Services) -> AsyncIterator[httpx.AsyncClient]:
-    transport = ASGIWebSocketTransport(api_app.create_app(services=event_services))
-    async with httpx.AsyncClient(transport=transport, base_url="http://taskflow.test") as http:
-        yield http
-
-
-@pytest.fixture
-def tokens(event_services: container.Services) -> dict[str, str]:
-    records = json.loads(EXAMPLE_PRINCIPALS.read_text())
-    now = event_services.clock.now()
-    return {r["id"]: event_services.staff_tokens.mint(r["id"], now) for r in records}
 
 
 async def raise_event(
