@@ -142,11 +142,7 @@ async def _raise(
     now = services.clock.now()
     async with services.db.transaction() as conn:
         if idempotency_key is not None:
-            seen = await conn.fetchrow(
-                "SELECT run, slot FROM audit_event WHERE kind = 'slot.satisfied' "
-                "AND details->>'idempotency_key' = $1",
-                idempotency_key,
-            )
+            seen = await conn.fetchrow(rows.SATISFIED_BY_IDEMPOTENCY_KEY, idempotency_key)
             if seen is not None:
                 run = await rows.get_run(conn, str(seen["run"]))
                 slot = await rows.get_slot(conn, str(seen["slot"]))

@@ -37,6 +37,15 @@ _COLUMNS = (
 )
 
 
+#: A run's kept events in arrival order (index ``event_buffer_run``).
+OF_RUN = f"SELECT {_COLUMNS} FROM event_buffer WHERE run = $1 ORDER BY id"
+#: A kept event of some runs by idempotency key.
+BY_KEY = (
+    f"SELECT {_COLUMNS} FROM event_buffer WHERE run = ANY($1::uuid[]) "
+    "AND idempotency_key = $2 ORDER BY id LIMIT 1"
+)
+
+
 def _row(row: Mapping[str, Any]) -> Buffered:
     # The pool's codec decodes JSON (see db.py).
     return Buffered(
@@ -55,20 +64,13 @@ def _row(row: Mapping[str, Any]) -> Buffered:
 
 async def of_run(conn: db.Connection, run_id: str) -> list[Buffered]:
     """The run's kept events, oldest first."""
-    rows = await conn.fetch(
-        f"SELECT {_COLUMNS} FROM event_buffer WHERE run = $1 ORDER BY id", uuid.UUID(run_id)
-    )
+    rows = await conn.fetch(OF_RUN, uuid.UUID(run_id))
     return [_row(r) for r in rows]
 
 
 async def by_key(conn: db.Connection, run_ids: list[str], key: str) -> Buffered | None:
     """The kept event of one of these runs raised with idempotency key ``key``."""
-    row = await conn.fetchrow(
-        f"SELECT {_COLUMNS} FROM event_buffer WHERE run = ANY($1::uuid[]) "
-        "AND idempotency_key = $2 ORDER BY id LIMIT 1",
-        [uuid.UUID(r) for r in run_ids],
-        key,
-    )
+    row = await conn.fetchrow(BY_KEY, [uuid.UUID(r) for r in run_ids], key)
     return _row(row) if row is not None else None
 
 
