@@ -201,7 +201,12 @@ async def deliver(
             return delivered
         slots = await deadlines.load_slots(conn, run_id)
         for b in kept:
-            found = waiting(slots, run.view, b.event, b.slot_name, b.item)
+            # Open slots only: a kept event never completes a slot someone holds.
+            found = [
+                s
+                for s in waiting(slots, run.view, b.event, b.slot_name, b.item)
+                if s.status == OPEN
+            ]
             if len(found) == 1:
                 break
         else:

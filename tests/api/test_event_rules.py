@@ -223,3 +223,20 @@ async def test_events_a_workflow_does_not_buffer_are_still_refused(
     assert started["__typename"] == "StartRunSuccess"
     paid = await raise_event(api, tokens["app"], "paid", {}, {"runId": started["run"]["id"]})
     assert paid["code"] == "NO_SLOT_WAITING"
+
+
+async def test_a_run_that_ends_drops_what_it_kept(
+    api: httpx.AsyncClient, tokens: dict[str, str]
+) -> None:
+    run_id = await start_parcel(api, tokens, "P-6")
+    kept = await raise_event(api, tokens["app"], "scanned", {"code": "X"}, {"runId": run_id})
+    assert kept["__typename"] == "RaiseEventBuffered", kept
+    cancel = """mutation($input: CancelRunInput!) { cancelRun(input: $input) {
+      __typename ... on RunSuccess { run { status } } } }"""
+    variables = {"input": {"runId": run_id, "reason": "parcel lost"}}
+    cancelled = await gql(api, cancel, variables, token=tokens["ada"])
+    assert cancelled.ok()["cancelRun"]["__typename"] == "RunSuccess"
+    dropped = await lines(api, tokens["ada"], run_id, ["event.expired", "event.delivered"])
+    assert [(d["kind"], d["reason"]) for d in dropped] == [
+        ("event.expired", "scanned dropped: the run ended")
+    ]
