@@ -217,7 +217,8 @@ def _client(info: Info) -> str:
 class LinkMutations:
     @strawberry.mutation(
         description="Mint a single-use link that completes a slot (holder, delegates, leads, "
-        "applications; only where the slot's definition allows links)."
+        "applications; only where the slot's definition allows links), for an address the "
+        "slot's candidates or its outsiders rule name."
     )
     async def mint_magic_link(self, info: Info, input: MintArg) -> MintMagicLinkPayload:
         me = await caller(info)

@@ -201,7 +201,11 @@ class WorkMutations:
             subject=_subject(subject), runs=[RunType.of(found[i]) for i in run_ids if i in found]
         )
 
-    @strawberry.mutation(description="Raise an event: it completes the one slot waiting for it.")
+    @strawberry.mutation(
+        description="Raise an event: it completes the one slot waiting for it (staff obey the "
+        "holder and candidate rules of complete; the event's declared raisers apply to "
+        "everyone). When no slot waits and the workflow buffers the event, the run keeps it."
+    )
     async def raise_event(self, info: Info, input: RaiseEventArg) -> RaiseEventPayload:
         me = await caller(info)
         t = input.target
