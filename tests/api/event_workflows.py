@@ -20,15 +20,15 @@ from taskflow import (
 class Delivery(Workflow):
     """A parcel is confirmed by finance; the warehouse's scans may come before they are awaited.
 
-    ``received`` may be raised only by finance (its raisers), though support may hold
-    the slot too; ``scanned`` arrives early and is kept (two per run, one day each).
+    ``received`` may be raised only by finance or a lead (its raisers), though support
+    may hold the slot too; ``scanned`` arrives early and is kept (two per run, one day each).
     """
 
     name = "delivery"
     tracks = "parcel"
     correlate_by = subject.reference
     events = [
-        Event("received", raisers=who.role("finance")),
+        Event("received", raisers=who.role("finance") | who.role("lead")),
         Event(
             "scanned",
             raisers=who.role("integration") | who.role("finance"),
