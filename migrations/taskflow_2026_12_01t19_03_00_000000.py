@@ -286,7 +286,7 @@ async def forwards():
             "null": False,
             "primary_key": False,
             "unique": False,
-            "index": False,
+            "index": True,
             "index_method": IndexMethod.btree,
             "choices": None,
             "db_column_name": None,

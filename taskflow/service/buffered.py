@@ -7,8 +7,9 @@ buffered event, or ended the run: in the same transaction, with the run row
 already locked, it hands each kept event to the one slot waiting for it
 (``event.delivered`` then the usual ``slot.satisfied``), drops those past their
 time (``event.expired``) and those the slot refuses (``event.dropped``). A run
-that ends drops what it kept. Nothing sleeps: expiry is decided whenever the
-run's buffer is read.
+that ends drops what it kept. Nothing sleeps: the worker's every round drops
+kept events past their time (:func:`expire_due`), and so does any read of a
+run's buffer.
 """
 
 from __future__ import annotations
@@ -259,6 +260,27 @@ async def deliver(
             sla=deadlines.context(definition, ctx.registry, slots, b.actor),
         )
         delivered += 1
+
+
+async def expire_due(services: Services, now: datetime, *, limit: int = 100) -> int:
+    """Drop kept events past their time (``event.expired``); the worker calls it each round.
+
+    Runs locked by someone else are skipped (``SKIP LOCKED``): whoever holds them reads
+    their buffer, or the next round does. Returns how many events were dropped.
+    """
+    async with services.db.connection() as conn:
+        run_ids = await store.runs_with_expired(conn, now, limit)
+    if not run_ids:
+        return 0
+    dropped = 0
+    async with services.db.transaction() as conn:
+        for run_id in await store.lock_runs(conn, run_ids):
+            for b in await store.of_run(conn, run_id):
+                if b.expires_at <= now:
+                    why = f"{b.event} expired before a slot waited"
+                    await _drop(conn, b, now, "event.expired", why)
+                    dropped += 1
+    return dropped
 
 
 async def after_batch(

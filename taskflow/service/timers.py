@@ -69,6 +69,8 @@ async def fire_batch(services: Services, now: datetime, batch: int) -> tuple[int
     flush, the batch rolls back and runs again writing each firing in a
     savepoint of its own, so the failing one is postponed and the others fire.
     """
+    # Kept events past their time are dropped here: no timer is armed for each.
+    await buffered.expire_due(services, now)
     try:
         return await _fire_batch(services, now, batch, isolate=False)
     except _FiringFailed:

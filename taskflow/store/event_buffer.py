@@ -1,8 +1,9 @@
 """Events kept for a run until a slot waits for them (table ``event_buffer``).
 
-Every statement reads by run (index ``event_buffer_run``) or by idempotency key
-within a run's rows; the run row is locked by the caller, so the rows of one
-run are never written by two transactions at once.
+Every statement reads by run (index ``event_buffer_run``), by idempotency key
+within some runs' rows, or by expiry (``event_buffer_expires_at``). Writers hold
+the run's row lock, so the rows of one run are never written by two
+transactions at once.
 """
 
 from __future__ import annotations
@@ -104,6 +105,27 @@ async def insert(
     )
     assert row is not None
     return _row(row)
+
+
+#: Runs with kept events past their time (index ``event_buffer_expires_at``).
+EXPIRED_RUNS = (
+    "SELECT DISTINCT run FROM (SELECT run FROM event_buffer WHERE expires_at <= $1 "
+    "ORDER BY expires_at LIMIT $2) due"
+)
+
+
+async def runs_with_expired(conn: db.Connection, now: datetime, limit: int) -> list[str]:
+    """Up to ``limit`` runs that keep an event past its time."""
+    return [str(r["run"]) for r in await conn.fetch(EXPIRED_RUNS, now, limit)]
+
+
+async def lock_runs(conn: db.Connection, run_ids: list[str]) -> list[str]:
+    """Lock these runs' rows in id order (the lock order), skipping those locked elsewhere."""
+    rows = await conn.fetch(
+        "SELECT id FROM run WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE SKIP LOCKED",
+        [uuid.UUID(r) for r in run_ids],
+    )
+    return [str(r["id"]) for r in rows]
 
 
 async def delete(conn: db.Connection, buffered_id: int) -> None:

@@ -333,7 +333,8 @@ class EventBuffer(Table, tablename="event_buffer"):
     actor = Varchar(length=200)
     idempotency_key = Varchar(length=200, null=True, default=None)
     arrived_at = Timestamptz(default=TimestamptzNow())
-    expires_at = Timestamptz()
+    #: Indexed: the worker drops kept events past their time.
+    expires_at = Timestamptz(index=True)
 
 
 #: Every table, in dependency order (referenced tables first).

@@ -83,3 +83,19 @@ class Signature(Workflow):
         then=[Route("done")],
     )
     done = State(terminal=True)
+
+
+class Pinged(Workflow):
+    """Finance approves, then a ping is awaited; an early ping is kept for one hour only."""
+
+    name = "pinged"
+    tracks = "ticket"
+    events = [Event("ping", buffer=Buffer(max=1, for_=real.hours(1)))]
+
+    waiting = State(
+        initial=True,
+        slots=[Slot("approve", waits_for="approved", candidates=who.role("finance"))],
+        then=[Route("pinging")],
+    )
+    pinging = State(slots=[Slot("ping")], then=[Route("done")])
+    done = State(terminal=True)

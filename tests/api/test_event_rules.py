@@ -243,3 +243,25 @@ async def test_a_run_that_ends_drops_what_it_kept(
     assert [(d["kind"], d["reason"]) for d in dropped] == [
         ("event.expired", "scanned dropped: the run ended")
     ]
+
+
+async def test_the_worker_drops_kept_events_past_their_time(
+    api: httpx.AsyncClient,
+    tokens: dict[str, str],
+    event_services: container.Services,
+    frozen_clock: clock.FrozenClock,
+) -> None:
+    started = await w.start(api, tokens["app"], "pinged", "ticket", "T-1", {"reference": "T-1"})
+    run_id = started["run"]["id"]
+    kept = await raise_event(api, tokens["app"], "ping", {}, {"runId": run_id})
+    assert kept["__typename"] == "RaiseEventBuffered", kept
+    # Before its time a worker round leaves it; after it, the round drops it.
+    await timers.run_due(event_services, frozen_clock.advance(timedelta(minutes=50)))
+    assert await lines(api, tokens["ada"], run_id, ["event.expired"]) == []
+    await timers.run_due(event_services, frozen_clock.advance(timedelta(minutes=20)))
+    expired = await lines(api, tokens["ada"], run_id, ["event.expired"])
+    assert [(e["kind"], e["details"]["event"]) for e in expired] == [("event.expired", "ping")]
+    # The slot that opens later does not get it.
+    done = await raise_event(api, tokens["fiona"], "approved", {}, {"runId": run_id})
+    assert done["run"]["state"] == "pinging"
+    assert await lines(api, tokens["ada"], run_id, ["event.delivered"]) == []

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import asyncpg
@@ -89,6 +90,10 @@ async def test_event_and_subject_lookups_use_indexes(database_url: str) -> None:
             "raise by idempotency key": (rows.SATISFIED_BY_IDEMPOTENCY_KEY, ("raise-40",)),
             "kept events of a run": (event_buffer.OF_RUN, (some_run,)),
             "kept event by idempotency key": (event_buffer.BY_KEY, ([some_run], "b-42")),
+            "runs with kept events past their time": (
+                event_buffer.EXPIRED_RUNS,
+                (datetime.now(UTC) - timedelta(hours=1), 100),
+            ),
         }
         for name, (sql, args) in lookups.items():
             plan = json.loads(await conn.fetchval("EXPLAIN (FORMAT JSON) " + sql, *args))
