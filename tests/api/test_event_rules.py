@@ -88,6 +88,11 @@ async def test_a_staff_raise_on_a_held_slot_obeys_the_holder_rule_like_complete(
         r["actor"] == "frank" and r["details"]["action"] == "raise reviewed" for r in refused
     ), refused
 
+    # An application may not decide for finance: "reviewed" is raised by finance only.
+    helpdesk = await raise_event(api, tokens["helpdesk"], "reviewed", answer, target)
+    assert helpdesk["__typename"] == "NotRaiser", helpdesk
+    assert helpdesk["raisers"] == "role:finance and not user:{subject.submitted_by}"
+
     # The holder may raise it, as they may complete it.
     by_holder = await raise_event(api, tokens["fiona"], "reviewed", answer, target)
     assert by_holder["__typename"] == "RaiseEventSuccess", by_holder
