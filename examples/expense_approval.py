@@ -23,6 +23,7 @@ the subject, e.g.::
 from __future__ import annotations
 
 from taskflow import (
+    Event,
     Field,
     Move,
     Precondition,
@@ -55,6 +56,9 @@ class ExpenseApproval(Workflow):
     tracks = "expense"
     calendar = "uk-london"  # finance works London office hours
     correlate_by = subject.reference  # payment systems quote the claim reference
+    # A review decision comes from finance (never the submitter), whoever sends it: no
+    # application may approve a claim through raiseEvent on finance's behalf.
+    events = [Event("reviewed", raisers=who.role("finance") - submitter)]
 
     submitted = State(
         initial=True,

@@ -8,6 +8,8 @@ See docs/definitions.md.
 from __future__ import annotations
 
 from taskflow.core.definition import (
+    Buffer,
+    Event,
     Expr,
     Field,
     HookContext,
@@ -37,6 +39,8 @@ from taskflow.core.definition import (
 __version__ = "0.1.0"
 
 __all__ = [
+    "Buffer",
+    "Event",
     "Expr",
     "Field",
     "HookContext",

@@ -140,6 +140,12 @@ class LinkUnusable(refusals.Refusal):
     code = "LINK_UNUSABLE"
 
 
+class RecipientNotAllowed(refusals.Refusal):
+    """The recipient is neither a candidate (``email:`` key) nor admitted by ``outsiders``."""
+
+    code = "RECIPIENT_NOT_ALLOWED"
+
+
 class LinksNotAllowed(refusals.Refusal):
     """The slot's definition does not let a magic link complete it."""
 

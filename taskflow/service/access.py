@@ -43,6 +43,16 @@ def may_move(principal: Principal, definition: Definition, run: RunView) -> bool
     return any(m.by is not None and au.compile(m.by, run.subject).admits(mine) for m in state.moves)
 
 
+def may_raise_as_application(principal: Principal, workflow: str, event: str) -> bool:
+    """True when an application may raise ``event`` on runs of ``workflow``.
+
+    Today every application (role ``integration``) and admin may; scoped grants
+    per workflow replace this rule here, in one place, for every caller.
+    """
+    del workflow, event  # the grant is global until powers are scoped
+    return principal.is_integration
+
+
 def require_integration(principal: Principal, action: str) -> None:
     if not principal.is_integration:
         raise errors.Forbidden(

@@ -1,26 +1,43 @@
 """Events raised on runs: by run id, by subject, or by a correlation key the sender knows.
 
 The event completes the one slot waiting for it (``slotName`` and ``item`` pick
-one of several, e.g. a foreach); applications (role ``integration``) may raise
-any event, staff only those of slots they are candidates for. A retry with
-the same ``idempotencyKey`` gets the first answer through ``service.idempotency``
-(keys of the caller, never shared with other actors).
+one of several, e.g. a foreach). Who may raise it, in one place
+(:func:`check_raiser`):
+
+- the event's ``raisers`` rule, when the workflow declares one, admits the caller
+  (admins excepted);
+- an application (role ``integration``) must be granted the event
+  (:func:`taskflow.service.access.may_raise_as_application`); it completes the
+  slot on the sender's behalf, held or not;
+- a staff caller obeys the slot's rules exactly as ``complete`` does: a held slot
+  only by its holder, an open one only by a candidate.
+
+When no slot waits and the workflow buffers the event, it is kept and delivered
+later (:mod:`taskflow.service.buffered`); otherwise ``NO_SLOT_WAITING``. Refusals
+about a run the caller may see are written on its timeline. An
+``idempotencyKey`` makes a retry return the first result.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from taskflow import errors
+from taskflow.core.definition import audience as au
+from taskflow.core.definition import events as ev
+from taskflow.core.definition.workflow import Definition
 from taskflow.core.principals import Principal
 from taskflow.core.runs import engine, refusals
-from taskflow.core.runs.model import LIVE, RunView, SlotView
-from taskflow.service import access, deadlines, persist
+from taskflow.core.runs.model import RunView, SlotView
+from taskflow.service import access, buffered, deadlines, persist
+from taskflow.service import runs as run_service
 from taskflow.service.container import Services
 from taskflow.service.runs import definition_for
 from taskflow.store import db, subjects
+from taskflow.store import event_buffer as store_buffer
 from taskflow.store import runs as rows
 
 
@@ -56,19 +73,36 @@ async def _target_runs(conn: db.Connection, target: EventTarget) -> list[str]:
     return await rows.live_runs_of_subject(conn, subject.id) if subject else []
 
 
-def _waiting(
-    slots: list[SlotView], run: RunView, event: str, target: EventTarget
-) -> list[SlotView]:
-    return [
-        s
-        for s in slots
-        if s.visit == run.visit
-        and s.status in LIVE
-        and s.status != "pending"
-        and s.waits_for == event
-        and (target.slot_name is None or s.name == target.slot_name)
-        and (target.item is None or s.item == target.item)
-    ]
+@dataclass(frozen=True)
+class Raised:
+    """What a raise did: completed ``slot``, or kept the event (``buffered``) for the run."""
+
+    run: rows.RunRow
+    slot: SlotView | None
+    new: bool
+    buffered: store_buffer.Buffered | None = None
+
+
+def check_raiser(actor: Principal, definition: Definition, run: RunView, event: str) -> None:
+    """Refuse (``NOT_RAISER``) a caller the event's raisers or the application grants exclude."""
+    if actor.is_integration and not access.may_raise_as_application(actor, definition.name, event):
+        raise refusals.NotRaiser(
+            f"Application {actor.id!r} is not granted the event {event!r} of "
+            f"{definition.name!r}; ask an admin to grant it.",
+            event=event,
+        )
+    if actor.is_admin:
+        return
+    declared = definition.event(event)
+    if not ev.may_raise(declared, access.keys(actor), run.subject):
+        assert declared is not None
+        assert declared.raisers is not None
+        raise refusals.NotRaiser(
+            f"You may not raise {event!r} on {definition.name!r}: it is raised by "
+            f"{au.describe(declared.raisers)}.",
+            event=event,
+            raisers=au.describe(declared.raisers),
+        )
 
 
 async def raise_event(
@@ -78,11 +112,35 @@ async def raise_event(
     event: str,
     payload: Mapping[str, Any] | None,
     target: EventTarget,
-) -> tuple[rows.RunRow, SlotView]:
-    """Deposit an event in the one slot waiting for it; (run, slot)."""
+) -> Raised:
+    """Deposit an event in the one slot waiting for it, or keep it when its workflow buffers it.
+
+    A refusal about one run the caller may see is written on that run's timeline.
+    """
+    about: list[tuple[str, str | None]] = []  # (run, slot) a refusal is about
+    try:
+        return await _raise(services, actor, event, payload, target, about)
+    except (refusals.Refusal, errors.ValidationError) as refusal:
+        if len(about) == 1:
+            run_id, slot_id = about[0]
+            await run_service.record_refusal(
+                services, run_id, actor.id, f"raise {event}", refusal, slot_id
+            )
+        raise
+
+
+async def _raise(
+    services: Services,
+    actor: Principal,
+    event: str,
+    payload: Mapping[str, Any] | None,
+    target: EventTarget,
+    about: list[tuple[str, str | None]],
+) -> Raised:
     now = services.clock.now()
     async with services.db.transaction() as conn:
         mine = access.keys(actor)
+        visible: list[rows.RunRow] = []
         candidates: list[tuple[rows.RunRow, SlotView]] = []
         for run_id in await _target_runs(conn, target):
             run = await rows.get_run(conn, run_id, lock=True)
@@ -91,13 +149,15 @@ async def raise_event(
             slots = await rows.slots_of_run(conn, run_id)
             if not actor.is_integration and not access.can_read_run(actor, slots):
                 continue
-            candidates += [(run, s) for s in _waiting(slots, run.view, event, target)]
+            visible.append(run)
+            candidates += [
+                (run, s)
+                for s in buffered.waiting(slots, run.view, event, target.slot_name, target.item)
+            ]
+        if len(visible) == 1:
+            about.append((visible[0].view.id, None))
         if not candidates:
-            raise refusals.NoSlotWaiting(
-                f"No slot the target can see waits for the event {event!r} now; check the target "
-                "and the event name, or the run has moved on.",
-                event=event,
-            )
+            return await _keep(services, conn, actor, visible, event, payload, target, now)
         if len(candidates) > 1:
             names = sorted(
                 {
@@ -111,12 +171,9 @@ async def raise_event(
                 slots=names,
             )
         run, slot = candidates[0]
-        if not actor.is_integration and not slot.audience.admits(mine):
-            raise refusals.NotCandidate(
-                f"You may not raise {event!r} here: the slot is for {slot.audience}.",
-                audience=str(slot.audience),
-            )
+        about[:] = [(run.view.id, slot.id)]
         definition = definition_for(services, run.view)
+        check_raiser(actor, definition, run.view, event)
         slots = await deadlines.load_slots(conn, run.view.id)
         result = engine.deposit(
             definition,
@@ -130,7 +187,8 @@ async def raise_event(
             expected_version=None,
             now=now,
             new_id=persist.new_id,
-            on_behalf=True,
+            # Applications act for the sender; staff obey the holder and candidate rules.
+            on_behalf=actor.is_integration,
         )
         await persist.outcome(
             conn,
@@ -143,4 +201,59 @@ async def raise_event(
         fresh_slot = await rows.get_slot(conn, slot.id)
     assert fresh_run is not None
     assert fresh_slot is not None
-    return fresh_run, fresh_slot
+    return Raised(fresh_run, fresh_slot, new=True)
+
+
+def _buffers(definition: Definition, event: str) -> bool:
+    declared = definition.event(event)
+    return declared is not None and declared.buffer is not None
+
+
+async def _keep(
+    services: Services,
+    conn: db.Connection,
+    actor: Principal,
+    visible: list[rows.RunRow],
+    event: str,
+    payload: Mapping[str, Any] | None,
+    target: EventTarget,
+    now: datetime,
+) -> Raised:
+    """No slot waits: keep the event if the one run's workflow buffers it, else refuse."""
+    keeping = [(r, d) for r in visible if _buffers(d := definition_for(services, r.view), event)]
+    if not keeping:
+        raise refusals.NoSlotWaiting(
+            f"No slot the target can see waits for the event {event!r} now; check the target "
+            "and the event name, or the run has moved on.",
+            event=event,
+        )
+    if len(keeping) > 1:
+        names = sorted(f"{d.name} run {r.view.id}" for r, d in keeping)
+        raise refusals.AmbiguousEvent(
+            f"{len(keeping)} runs would keep {event!r} ({', '.join(names)}); target one run.",
+            slots=names,
+        )
+    run, definition = keeping[0]
+    check_raiser(actor, definition, run.view, event)
+    declared = definition.event(event)
+    if not actor.is_integration and (declared is None or declared.raisers is None):
+        # Staff are admitted by a slot's candidates; with no slot open, only raisers can.
+        raise refusals.NoSlotWaiting(
+            f"No slot waits for {event!r} now, and only applications or the event's declared "
+            "raisers may send it early; raise it once the slot is open.",
+            event=event,
+        )
+    kept = await buffered.keep(
+        conn,
+        definition,
+        run.view,
+        event=event,
+        payload=payload,
+        slot_name=target.slot_name,
+        item=target.item,
+        actor=actor.id,
+        now=now,
+    )
+    fresh = await rows.get_run(conn, run.view.id)
+    assert fresh is not None
+    return Raised(fresh, None, new=True, buffered=kept)

@@ -22,6 +22,9 @@ from itsdangerous import BadSignature
 
 from taskflow import errors
 from taskflow.core import links as core
+from taskflow.core.definition import audience as au
+from taskflow.core.definition import expr as ex
+from taskflow.core.definition.model import Slot
 from taskflow.core.principals import Principal
 from taskflow.core.runs import refusals
 from taskflow.core.runs.model import CLAIMED, OPEN, AuditEntry, SlotView
@@ -90,6 +93,31 @@ def _require_manage(actor: Principal, slot: SlotView, action: str) -> None:
         )
 
 
+def require_recipient(
+    declared: Slot, slot: SlotView, subject: Mapping[str, Any], email: str
+) -> None:
+    """Refuse a link to an address the slot's candidates and ``outsiders`` rule do not name.
+
+    Candidates admit an address through their ``email:`` keys only (an outsider is
+    no principal: ``anyone`` and roles never reach them); ``outsiders`` is resolved
+    against the subject and the slot's item, and may admit anyone (``who.anyone()``).
+    """
+    addresses = {f"email:{email}", f"email:{email.lower()}"}
+    if any(slot.audience.admits(frozenset({key})) for key in addresses):
+        return
+    if declared.outsiders is not None:
+        item = slot.item if slot.item_index is not None else ex.MISSING
+        rule = au.compile(declared.outsiders, subject, item)
+        if any(rule.admits(frozenset({au.ANY_KEY, key})) for key in addresses):
+            return
+    rule_text = f"; outsiders: {au.describe(declared.outsiders)}" if declared.outsiders else ""
+    raise core.RecipientNotAllowed(
+        f"{email!r} may not receive a link for slot {declared.name!r}: a link goes to an "
+        f"address the slot's candidates name ({slot.audience}{rule_text}); send it to that "
+        "address, or declare outsiders=... on the slot."
+    )
+
+
 def _recipient(name: str | None, email: str) -> tuple[str | None, str]:
     email = email.strip()
     local, at, domain = email.partition("@")
@@ -136,6 +164,7 @@ async def mint(
                 expires_in=ttl,
                 actor=actor.id,
                 check=lambda current: _require_manage(actor, current, "mint"),
+                chosen_recipient=True,
             )
 
     return await run_service.refusals_recorded(
@@ -155,6 +184,7 @@ async def mint_in(
     actor: str = "taskflow",
     check: Callable[[SlotView], None] | None = None,
     details: Mapping[str, Any] | None = None,
+    chosen_recipient: bool = False,
 ) -> Minted:
     """Mint inside the caller's transaction (a reminder action mints this way, as ``taskflow``).
 
@@ -162,6 +192,9 @@ async def mint_in(
     refuses slots whose definition allows no links and slots that are not open.
     Whoever sends the URL must not store it: the database keeps only the hash.
     ``details`` go on the ``link.minted`` line (e.g. the notification it is for).
+    ``chosen_recipient``: the caller chose the address (staff minting), so it must be
+    one the slot's rules name (:func:`require_recipient`); a reminder's recipients
+    come from the definition's own ``notify`` rule.
     """
     ttl = _ttl(expires_in)
     name, email = _recipient(recipient_name, recipient_email)
@@ -178,6 +211,8 @@ async def mint_in(
         )
     if check is not None:
         check(current)
+    if chosen_recipient:
+        require_recipient(declared, current, run.view.subject, email)
     if current.status not in (OPEN, CLAIMED) or current.visit != run.view.visit:
         raise refusals.SlotNotOpen(
             f"The slot is {current.status}: a link could not complete it.",

@@ -6,7 +6,7 @@ import uuid
 from datetime import datetime
 
 from taskflow.core.runs.model import AuditEntry, Outcome
-from taskflow.service import deadlines
+from taskflow.service import buffered, deadlines
 from taskflow.store import db, timeline
 from taskflow.store import runs as rows
 
@@ -27,8 +27,24 @@ async def outcome(
     """Persist what the engine decided for an existing run.
 
     With ``sla``, the clocks, due instants and timers of the touched slots are
-    carried out in the same transaction (see :mod:`taskflow.service.deadlines`).
+    carried out in the same transaction (see :mod:`taskflow.service.deadlines`),
+    and events the run kept for a slot that just opened are delivered to it
+    (see :mod:`taskflow.service.buffered`).
     """
+    await write(conn, result, workflow=workflow, now=now, sla=sla)
+    if sla is not None and buffered.needs_delivery(sla.definition, result):
+        await buffered.deliver(conn, sla, result.run.id, now, write)
+
+
+async def write(
+    conn: db.Connection,
+    result: Outcome,
+    *,
+    workflow: str,
+    now: datetime,
+    sla: deadlines.Context | None = None,
+) -> None:
+    """:func:`outcome` without delivering buffered events."""
     if result.run_changed:
         await rows.update_run(conn, result.run, now)
     if result.created:

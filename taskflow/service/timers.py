@@ -29,9 +29,9 @@ from taskflow.core import deadlines, firing, timer_states
 from taskflow.core.definition.workflow import Definition
 from taskflow.core.runs import engine
 from taskflow.core.runs.model import LIVE, AuditEntry, Outcome, RunView, SlotView
+from taskflow.service import buffered, persist
 from taskflow.service import deadlines as sla_service
 from taskflow.service import notices as notice_rows
-from taskflow.service import persist
 from taskflow.service import timer_batch as runs_batch
 from taskflow.service.container import Services
 from taskflow.store import db
@@ -80,6 +80,8 @@ async def fire_batch(services: Services, now: datetime, batch: int) -> tuple[int
     flush, the batch rolls back and runs again writing each firing in a
     savepoint of its own, so the failing one is postponed and the others fire.
     """
+    # Kept events past their time are dropped here: no timer is armed for each.
+    await buffered.expire_due(services, now)
     try:
         return await _fire_batch(services, now, batch, isolate=False)
     except _FiringFailed:
@@ -150,6 +152,10 @@ async def _fire_batch(
                 raise
             except Exception as exc:
                 raise _FiringFailed("flush") from exc
+        # Slots the firings opened take the events their runs kept (same transaction).
+        await buffered.after_batch(
+            conn, services, [s.run for s in states.values()], now, persist.write
+        )
     return fired, len(timers)
 
 

@@ -124,15 +124,24 @@ async def get_run(conn: db.Connection, run_id: str, *, lock: bool = False) -> Ru
     return run_from(row) if row else None
 
 
+#: A subject's live run of a workflow (index ``run_live_per_subject``).
+LIVE_RUN_FOR = (
+    f"SELECT {RUN_COLUMNS} FROM run r JOIN subject s ON s.id = r.subject "
+    "WHERE r.workflow = $1 AND r.subject = $2 AND r.status = 'active'"
+)
+#: The run a start with this idempotency key made, live or ended (index ``run_subject``).
+RUN_BY_IDEMPOTENCY_KEY = (
+    f"SELECT {RUN_COLUMNS} FROM run r JOIN subject s ON s.id = r.subject "
+    "WHERE r.workflow = $1 AND r.subject = $2 AND r.idempotency_key = $3 "
+    "ORDER BY r.started_at DESC LIMIT 1"
+)
+
+
 async def live_run_for(
     conn: db.Connection, workflow: str, subject_id: str, *, lock: bool = False
 ) -> RunRow | None:
     row = await conn.fetchrow(
-        f"SELECT {RUN_COLUMNS} FROM run r JOIN subject s ON s.id = r.subject "
-        "WHERE r.workflow = $1 AND r.subject = $2 AND r.status = 'active'"
-        + (" FOR UPDATE OF r" if lock else ""),
-        workflow,
-        uuid.UUID(subject_id),
+        LIVE_RUN_FOR + (" FOR UPDATE OF r" if lock else ""), workflow, uuid.UUID(subject_id)
     )
     return run_from(row) if row else None
 
@@ -141,32 +150,27 @@ async def run_by_idempotency_key(
     conn: db.Connection, workflow: str, subject_id: str, key: str
 ) -> RunRow | None:
     """The run a start with this idempotency key made, live or ended."""
-    row = await conn.fetchrow(
-        f"SELECT {RUN_COLUMNS} FROM run r JOIN subject s ON s.id = r.subject "
-        "WHERE r.workflow = $1 AND r.subject = $2 AND r.idempotency_key = $3 "
-        "ORDER BY r.started_at DESC LIMIT 1",
-        workflow,
-        uuid.UUID(subject_id),
-        key,
-    )
+    row = await conn.fetchrow(RUN_BY_IDEMPOTENCY_KEY, workflow, uuid.UUID(subject_id), key)
     return run_from(row) if row else None
 
 
+#: The live runs of a subject, locked, oldest first (index ``run_subject``).
+LIVE_RUNS_OF_SUBJECT = (
+    "SELECT id FROM run WHERE subject = $1 AND status = 'active' ORDER BY started_at, id FOR UPDATE"
+)
+#: The live runs an event's correlation key names, of any workflow (``run_correlation_key``).
+RUNS_BY_CORRELATION = (
+    "SELECT id FROM run WHERE correlation_key = $1 AND status = 'active' ORDER BY started_at, id"
+)
+
+
 async def live_runs_of_subject(conn: db.Connection, subject_id: str) -> list[str]:
-    rows = await conn.fetch(
-        "SELECT id FROM run WHERE subject = $1 AND status = 'active' "
-        "ORDER BY started_at, id FOR UPDATE",
-        uuid.UUID(subject_id),
-    )
+    rows = await conn.fetch(LIVE_RUNS_OF_SUBJECT, uuid.UUID(subject_id))
     return [str(r["id"]) for r in rows]
 
 
 async def runs_by_correlation(conn: db.Connection, key: str) -> list[str]:
-    rows = await conn.fetch(
-        "SELECT id FROM run WHERE correlation_key = $1 AND status = 'active' "
-        "ORDER BY started_at, id",
-        key,
-    )
+    rows = await conn.fetch(RUNS_BY_CORRELATION, key)
     return [str(r["id"]) for r in rows]
 
 

@@ -20,11 +20,14 @@ EXTRA_INDEXES: tuple[tuple[str, str], ...] = (
         "CREATE UNIQUE INDEX run_live_per_subject ON run (workflow, subject) "
         "WHERE status = 'active'",
     ),
+    # The correlation lookup knows no workflow: the key leads (migration 2026-12-01T19:03).
     (
-        "run_correlation",
-        "CREATE INDEX run_correlation ON run (workflow, correlation_key) "
+        "run_correlation_key",
+        "CREATE INDEX run_correlation_key ON run (correlation_key) "
         "WHERE status = 'active' AND correlation_key IS NOT NULL",
     ),
+    # The runs of a subject (raiseEvent by subject, updateSubject).
+    ("run_subject", "CREATE INDEX run_subject ON run (subject)"),
     ("run_board", "CREATE INDEX run_board ON run (workflow, status, started_at, id)"),
     # Inbox: live slots by urgency, covering what the audience filter reads.
     (

@@ -59,13 +59,15 @@ async def upsert(
     return from_row(row), bool(row["created"])
 
 
+#: A subject by type and external id (index ``subject_type_external_id_key``).
+FIND = (
+    "SELECT id, type, external_id, attributes, version FROM subject "
+    "WHERE type = $1 AND external_id = $2"
+)
+
+
 async def find(conn: db.Connection, type_: str, external_id: str) -> SubjectRow | None:
-    row = await conn.fetchrow(
-        "SELECT id, type, external_id, attributes, version FROM subject "
-        "WHERE type = $1 AND external_id = $2",
-        type_,
-        external_id,
-    )
+    row = await conn.fetchrow(FIND, type_, external_id)
     return from_row(row) if row else None
 
 

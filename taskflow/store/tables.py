@@ -344,9 +344,31 @@ class IdempotencyKey(Table, tablename="idempotency_key"):
     created_at = Timestamptz(default=TimestamptzNow())
 
 
+class EventBuffer(Table, tablename="event_buffer"):
+    """An event that arrived before a slot waited for it, kept until one opens or it expires.
+
+    Only events whose definition declares ``buffer=Buffer(...)`` are kept; a
+    delivered or expired row is deleted (the timeline keeps the record).
+    """
+
+    id = BigSerial(primary_key=True)
+    #: Indexed: every decision that opens a slot of a buffering workflow looks here.
+    run = ForeignKey(references=Run, null=False, on_delete=OnDelete.cascade, index=True)
+    event = Varchar(length=200)
+    payload = JSONB(default="{}")
+    #: The target's narrowing (``slotName``, ``item``), applied again at delivery.
+    slot_name = Varchar(length=200, null=True, default=None)
+    item = JSONB(null=True, default=None)
+    actor = Varchar(length=200)
+    arrived_at = Timestamptz(default=TimestamptzNow())
+    #: Indexed: the worker drops kept events past their time.
+    expires_at = Timestamptz(index=True)
+
+
 #: Every table, in dependency order (referenced tables first).
 TABLES: tuple[type[Table], ...] = (Principal, Subject, Run, Slot, AuditEvent)
 TABLES += (SlaClock, Timer, Notification)
 TABLES += (MagicLink, LinkThrottle)
 TABLES += (CalendarSpan, CalendarInterval)
 TABLES += (IdempotencyKey,)
+TABLES += (EventBuffer,)

@@ -251,7 +251,9 @@ async def test_the_link_host_comes_from_configuration_not_the_request(
         "/graphql",
         json={
             "query": m.MINT,
-            "variables": {"input": {"slotId": upload, "recipient": {"email": "a@b.example"}}},
+            "variables": {
+                "input": {"slotId": upload, "recipient": {"email": "onboarding@acme.example"}}
+            },
         },
         headers={
             "Authorization": f"Bearer {people['olga']}",

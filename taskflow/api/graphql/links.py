@@ -106,6 +106,14 @@ class LinksNotAllowed(relay.Refusal):
     pass
 
 
+@strawberry.type(
+    description="The recipient is not among the slot's candidates (e-mail addresses) and its "
+    "outsiders rule does not admit them either."
+)
+class RecipientNotAllowed(relay.Refusal):
+    pass
+
+
 @strawberry.type(description="Too many unusable links from this client; wait, then try again.")
 class TooManyRequests(relay.Refusal):
     retry_after_seconds: int = strawberry.field(description="Seconds to wait before trying.")
@@ -118,6 +126,8 @@ def refusal(error: errors.TaskflowError) -> Any:
         return LinkUnusable(code=relay.RefusalCode.LINK_UNUSABLE, **base)
     if isinstance(error, core.LinksNotAllowed):
         return LinksNotAllowed(code=relay.RefusalCode.LINKS_NOT_ALLOWED, **base)
+    if isinstance(error, core.RecipientNotAllowed):
+        return RecipientNotAllowed(code=relay.RefusalCode.RECIPIENT_NOT_ALLOWED, **base)
     if isinstance(error, core.Throttled):
         return TooManyRequests(
             code=relay.RefusalCode.TOO_MANY_REQUESTS,
@@ -180,6 +190,7 @@ class CompleteWithLinkSuccess:
 MintMagicLinkPayload = Annotated[
     MintMagicLinkSuccess
     | LinksNotAllowed
+    | RecipientNotAllowed
     | r.SlotNotOpen
     | relay.InvalidInput
     | relay.NotAllowed
@@ -219,7 +230,8 @@ def _client(info: Info) -> str:
 class LinkMutations:
     @strawberry.mutation(
         description="Mint a single-use link that completes a slot (holder, delegates, leads, "
-        "applications; only where the slot's definition allows links)."
+        "applications; only where the slot's definition allows links), for an address the "
+        "slot's candidates or its outsiders rule name."
     )
     async def mint_magic_link(self, info: Info, input: MintArg) -> MintMagicLinkPayload:
         me = await caller(info)

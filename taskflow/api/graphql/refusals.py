@@ -90,6 +90,16 @@ class AmbiguousEvent(Refusal):
     slots: list[str] = strawberry.field(description="The waiting slots, as name[index].")
 
 
+@strawberry.type(
+    description="The event's raisers (or the application's grants) do not include the caller."
+)
+class NotRaiser(Refusal):
+    event: str | None = strawberry.field(description="The event raised.")
+    raisers: str | None = strawberry.field(
+        description="Who may raise it, in words (null when an application's grant is missing)."
+    )
+
+
 @strawberry.type(description="No open slot the caller may take matches.")
 class NothingToClaim(Refusal):
     pass
@@ -152,6 +162,13 @@ def refusal_for(error: errors.TaskflowError) -> Any:
     if code == "AMBIGUOUS_EVENT":
         return AmbiguousEvent(
             code=RefusalCode.AMBIGUOUS_EVENT, slots=facts.get("slots", []), **base
+        )
+    if code == "NOT_RAISER":
+        return NotRaiser(
+            code=RefusalCode.NOT_RAISER,
+            event=facts.get("event"),
+            raisers=facts.get("raisers"),
+            **base,
         )
     if code == "NOTHING_TO_CLAIM":
         return NothingToClaim(code=RefusalCode.NOTHING_TO_CLAIM, **base)

@@ -161,6 +161,14 @@ class RefusalCode(Enum):
     AMBIGUOUS_EVENT = strawberry.enum_value(
         "AMBIGUOUS_EVENT", description="Several slots wait for the event; narrow the target."
     )
+    NOT_RAISER = strawberry.enum_value(
+        "NOT_RAISER",
+        description="The event's raisers (or the application's grants) do not include the caller.",
+    )
+    RECIPIENT_NOT_ALLOWED = strawberry.enum_value(
+        "RECIPIENT_NOT_ALLOWED",
+        description="The slot's candidates and outsiders rule do not name this link recipient.",
+    )
     NOTHING_TO_CLAIM = strawberry.enum_value(
         "NOTHING_TO_CLAIM", description="No open slot the caller may take matches."
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Annotated, Any, cast
 
 import strawberry
@@ -77,6 +78,24 @@ class RaiseEventSuccess:
     duplicate: bool = strawberry.field(description="True when an earlier raise is returned again.")
 
 
+@strawberry.type(
+    description="No slot waited for the event, and its workflow buffers it: the run keeps it "
+    "and delivers it, in arrival order, to the first matching slot that opens before it expires "
+    "(timeline: event.buffered, then event.delivered or event.expired)."
+)
+class RaiseEventBuffered:
+    run: RunType = strawberry.field(description="The run that keeps the event.")
+    # Nullable like the refusals' ``event``, so one selection can ask both (never null here).
+    event: str | None = strawberry.field(description="The event kept (always given).")
+    arrived_at: datetime = strawberry.field(description="When it arrived.")
+    expires_at: datetime = strawberry.field(
+        description="When it is dropped if no matching slot has opened by then."
+    )
+    duplicate: bool = strawberry.field(
+        description="True when an earlier raise with the same idempotency key is returned again."
+    )
+
+
 @strawberry.type(description="The slot changed hands (claimed, released or assigned).")
 class SlotSuccess:
     slot: SlotType = strawberry.field(description="The slot as it stands now.")
@@ -112,7 +131,12 @@ UpdateSubjectPayload = Annotated[
     strawberry.union("UpdateSubjectPayload", description="Result of updateSubject."),
 ]
 RaiseEventPayload = Annotated[
-    RaiseEventSuccess | r.NoSlotWaiting | r.AmbiguousEvent | Refusals,
+    RaiseEventSuccess
+    | RaiseEventBuffered
+    | r.NoSlotWaiting
+    | r.AmbiguousEvent
+    | r.NotRaiser
+    | Refusals,
     strawberry.union("RaiseEventPayload", description="Result of raiseEvent."),
 ]
 ClaimPayload = Annotated[
@@ -196,7 +220,11 @@ class WorkMutations:
             runs=[RunType.of(found[i]) for i in answer["runs"] if i in found],
         )
 
-    @strawberry.mutation(description="Raise an event: it completes the one slot waiting for it.")
+    @strawberry.mutation(
+        description="Raise an event: it completes the one slot waiting for it (staff obey the "
+        "holder and candidate rules of complete; the event's declared raisers apply to "
+        "everyone). When no slot waits and the workflow buffers the event, the run keeps it."
+    )
     async def raise_event(self, info: Info, input: RaiseEventArg) -> RaiseEventPayload:
         me = await caller(info)
         t = input.target
@@ -210,19 +238,35 @@ class WorkMutations:
                 slot_name=t.slot_name,
                 item=t.item,
             )
-            run, slot = await events.raise_event(
+            raised = await events.raise_event(
                 info.context.services,
                 me,
                 event=input.event,
                 payload=_object(input.payload, "payload") if input.payload is not None else None,
                 target=target,
             )
-            return {"run": run.view.id, "slot": slot.id}
+            if raised.buffered is not None:
+                kept = raised.buffered
+                return {
+                    "run": raised.run.view.id,
+                    "kept": [kept.event, kept.arrived_at.isoformat(), kept.expires_at.isoformat()],
+                }
+            assert raised.slot is not None
+            return {"run": raised.run.view.id, "slot": raised.slot.id}
 
         try:
             answer, again = await keyed.once(info, me.id, "raiseEvent", input, work)
         except errors.TaskflowError as exc:
             return r.refusal_for(exc)
+        if "kept" in answer:
+            event, arrived_at, expires_at = answer["kept"]
+            return RaiseEventBuffered(
+                run=await _run(info, answer["run"]),
+                event=event,
+                arrived_at=datetime.fromisoformat(arrived_at),
+                expires_at=datetime.fromisoformat(expires_at),
+                duplicate=again,
+            )
         return RaiseEventSuccess(
             run=await _run(info, answer["run"]),
             slot=await _slot(info, answer["slot"]),

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from taskflow.core.definition.audience import Audience, Rule, who
 from taskflow.core.definition.budgets import budget_by, business, real
+from taskflow.core.definition.events import Buffer, Event
 from taskflow.core.definition.expr import Expr, item, payload, principal, subject
 from taskflow.core.definition.fields import Field, PayloadError
 from taskflow.core.definition.model import (
@@ -37,8 +38,10 @@ from taskflow.core.definition.workflow import Definition, Workflow, define
 
 __all__ = [
     "Audience",
+    "Buffer",
     "Definition",
     "DefinitionError",
+    "Event",
     "Expr",
     "Field",
     "HookContext",

@@ -126,7 +126,9 @@ class Slot:
     ``waits_for`` defaults to the slot's name. ``foreach`` is a subject path to a
     list or a literal list: one slot per element, the element readable as
     ``item``. ``shareable`` names the subject fields an outsider completing it
-    by magic link may see.
+    by magic link may see; a link goes only to an address the candidates name
+    (``who.email(...)``) or one ``outsiders`` admits (``who.email(...)`` terms,
+    or ``who.anyone()`` for any address).
     """
 
     name: str
@@ -145,6 +147,7 @@ class Slot:
     magic_link: bool = False
     shareable: Sequence[str] = ()
     description: str | None = None
+    outsiders: au.Who | None = None
 
     def __post_init__(self) -> None:
         if not self.waits_for:

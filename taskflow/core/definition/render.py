@@ -41,7 +41,7 @@ def _hook(fn: Any) -> str | None:
 
 
 def _slot(slot: Slot) -> dict[str, Any]:
-    return {
+    doc: dict[str, Any] = {
         "name": slot.name,
         "waits_for": slot.waits_for,
         "label": slot.label,
@@ -58,6 +58,10 @@ def _slot(slot: Slot) -> dict[str, Any]:
         "magic_link": slot.magic_link,
         "shareable": list(slot.shareable),
     }
+    # Present only when declared, so the digests of definitions without it stay as they were.
+    if slot.outsiders is not None:
+        doc["outsiders"] = au.to_json(slot.outsiders)
+    return doc
 
 
 def _state(state: State) -> dict[str, Any]:
@@ -82,7 +86,7 @@ def _state(state: State) -> dict[str, Any]:
 
 def document(definition: Definition) -> dict[str, Any]:
     """The plain JSON document of a definition (every value is JSON-able)."""
-    return {
+    doc: dict[str, Any] = {
         "format": DOCUMENT_FORMAT,
         "name": definition.name,
         "version": definition.version,
@@ -93,6 +97,9 @@ def document(definition: Definition) -> dict[str, Any]:
         "initial_state": definition.initial_state.name if definition.states else None,
         "states": [_state(s) for s in definition.states],
     }
+    if definition.events:  # only when declared: older digests stay as they were
+        doc["events"] = [e.to_json() for e in definition.events]
+    return doc
 
 
 def canonical(doc: Any) -> bytes:
@@ -123,6 +130,8 @@ def _slot_line(slot: Slot) -> str:
         parts.append(f"by {au.describe(slot.candidates)}")
     if slot.after:
         parts.append("after " + ", ".join(slot.after))
+    if slot.outsiders is not None:
+        parts.append(f"links to {au.describe(slot.outsiders)}")
     if slot.armed is not None:
         parts.append(f"if {ex.describe(slot.armed)}")
     parts += [f"{m.kind} within {m.within}" for m in slot.milestones]
@@ -134,6 +143,10 @@ def mermaid(definition: Definition) -> str:
     lines = ["stateDiagram-v2", f"    %% {definition.key} {definition.digest}"]
     if definition.states:
         lines.append(f"    [*] --> {definition.initial_state.name}")
+    if definition.events and definition.states:
+        lines.append(f"    note left of {definition.initial_state.name}")
+        lines += [f"        {_quote('event ' + e.describe())}" for e in definition.events]
+        lines.append("    end note")
     for state in definition.states:
         if state.pausing:
             lines.append(f"    note right of {state.name}: clocks paused")

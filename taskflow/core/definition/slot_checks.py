@@ -35,6 +35,16 @@ class SlotChecker(Checker):
         self.fields(swhere, slot.fields)
         self.who(swhere, "candidates", slot.candidates, roots, ("anyone",))
         self.who(swhere, "delegates", slot.delegates, roots, ("anyone",))
+        self.who(swhere, "outsiders", slot.outsiders, roots, ("anyone",))
+        if slot.outsiders is not None and not slot.magic_link:
+            self.add(
+                "LINKS_NOT_ALLOWED",
+                swhere,
+                "outsiders are declared, but the slot may not be completed by a magic link",
+                "add magic_link=True (and shareable=[...]) to the slot, or drop outsiders",
+            )
+        if slot.magic_link:
+            self.shareable(swhere, slot)
         self.condition(swhere, "armed", slot.armed, (*roots, "payload"))
         if slot.label is not None:
             self.refs(swhere, "the label", labels.refs(slot.label), (*roots, "payload"))
@@ -132,6 +142,27 @@ class SlotChecker(Checker):
                     f"({_offset(rem.until)}), so it would never fire",
                     "move until= later than the first firing, or drop it",
                 )
+
+    def shareable(self, where: str, slot: Slot) -> None:
+        """A link slot's label (also the text of its reminders) may read only shareable fields."""
+        if slot.label is None:
+            return
+        for ref in labels.refs(slot.label):
+            if not isinstance(ref, ex.Ref) or ref.root != "subject":
+                continue
+            field = ref.parts[0] if ref.parts else ""
+            if field and field in slot.shareable:
+                continue
+            shown = f"subject.{field}" if field else "the whole subject"
+            self.add(
+                "NOT_SHAREABLE",
+                where,
+                f"the label reads {shown} ({ref.dotted}), which is not in shareable: the link "
+                "page and the reminders sent with a link would show it to the outsider",
+                f"add {field!r} to shareable=[...], or take it out of the label"
+                if field
+                else "read single shareable fields in the label",
+            )
 
     def link_request(self, where: str, slot: Slot, action: sla.Action) -> None:
         """``with_link=True``: the slot must allow links, and someone must receive them."""

@@ -10,6 +10,8 @@ import re
 from collections.abc import Collection
 from typing import Final
 
+from taskflow.core.definition import budgets as bu
+from taskflow.core.definition import events as ev
 from taskflow.core.definition import expr as ex
 from taskflow.core.definition.model import State
 from taskflow.core.definition.problems import DefinitionError, Problem
@@ -82,7 +84,65 @@ class _Checker(SlotChecker):
         for state in d.states:
             self.state(state)
         self.reachability()
+        self.events()
         return self.found
+
+    def events(self) -> None:
+        """Each declared event: one a slot waits for, with sound raisers and buffer."""
+        waited = {sl.waits_for for _, sl in self.d.slots()}
+        self.duplicates("events", "event", (e.name for e in self.d.events))
+        for event in self.d.events:
+            where = f"event {event.name!r}"
+            if not isinstance(event, ev.Event):
+                self.add(
+                    "BAD_EVENT",
+                    "events",
+                    f"{event!r} is not an event",
+                    "declare events = [Event('<name>', raisers=..., buffer=...)]",
+                )
+                continue
+            if event.name not in waited:
+                self.add(
+                    "UNKNOWN_EVENT",
+                    where,
+                    f"no slot waits for {event.name!r}",
+                    f"use an event a slot waits for: {', '.join(sorted(waited)) or 'none'}",
+                )
+            self.who(where, "raisers", event.raisers, ("subject",), ("anyone",))
+            self.buffer(where, event.buffer)
+
+    def buffer(self, where: str, buffer: ev.Buffer | None) -> None:
+        if buffer is None:
+            return
+        if not isinstance(buffer, ev.Buffer):
+            self.add(
+                "BAD_BUFFER",
+                where,
+                f"buffer is {buffer!r}",
+                "write buffer=Buffer(max=10, for_=real.days(7))",
+            )
+            return
+        if not isinstance(buffer.max, int) or isinstance(buffer.max, bool) or buffer.max < 1:
+            self.add(
+                "BAD_BUFFER",
+                where,
+                f"the buffer keeps max={buffer.max!r} events",
+                "keep at least 1 (max=10 keeps ten early events per run)",
+            )
+        if not isinstance(buffer.for_, bu.Budget) or buffer.for_.kind != "real":
+            self.add(
+                "BAD_BUFFER",
+                where,
+                f"the buffer keeps events for {buffer.for_!r}",
+                "give real time, e.g. for_=real.days(7) (business time is not known per event)",
+            )
+        elif not buffer.for_.amount > 0:
+            self.add(
+                "BAD_BUFFER",
+                where,
+                f"the buffer keeps events for {buffer.for_}",
+                "keep them for more than zero time, e.g. for_=real.days(7)",
+            )
 
     def state(self, st: State) -> None:
         where = f"state {st.name!r}"

@@ -22,12 +22,13 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, ClassVar
 
 from taskflow.core.definition import expr as ex
+from taskflow.core.definition.events import Event
 from taskflow.core.definition.model import Slot, State
 
 
@@ -42,6 +43,8 @@ class Definition:
     calendar: str | None = None
     correlate_by: ex.Expr | None = None
     description: str | None = None
+    #: Rules about inbound events: who may raise them, which wait when early.
+    events: tuple[Event, ...] = ()
     #: Where it was written (``module.Class``), for error messages; not part of the digest.
     source: str = ""
 
@@ -52,6 +55,10 @@ class Definition:
                 return state
         known = ", ".join(s.name for s in self.states)
         raise KeyError(f"workflow {self.name!r} has no state {name!r} (it has {known})")
+
+    def event(self, name: str) -> Event | None:
+        """The declared rules of event ``name``; None when the workflow declares none."""
+        return next((e for e in self.events if e.name == name), None)
 
     def has_state(self, name: str) -> bool:
         """True when a state called ``name`` exists."""
@@ -102,6 +109,7 @@ def define(
     correlate_by: ex.Expr | None = None,
     description: str | None = None,
     source: str = "",
+    events: Sequence[Event] = (),
 ) -> Definition:
     """Build a :class:`Definition` from parts; each state takes the name it is keyed by."""
     return Definition(
@@ -113,6 +121,7 @@ def define(
         correlate_by=correlate_by,
         description=description,
         source=source,
+        events=tuple(events),
     )
 
 
@@ -126,7 +135,8 @@ class Workflow:
     Class attributes: ``name`` (default: the class name in kebab-case),
     ``version`` (default 1), ``tracks`` (the entity type), ``calendar`` (the
     default business calendar), ``correlate_by`` (a subject path inbound
-    events may be matched by), and the states. The docstring is the description.
+    events may be matched by), ``events`` (rules about inbound events: who may
+    raise them, which are buffered), and the states. The docstring is the description.
     """
 
     name: ClassVar[str] = ""
@@ -134,6 +144,7 @@ class Workflow:
     tracks: ClassVar[str] = ""
     calendar: ClassVar[str | None] = None
     correlate_by: ClassVar[ex.Expr | None] = None
+    events: ClassVar[Sequence[Event]] = ()
     #: The built definition; None for a base class that declares no states.
     definition: ClassVar[Definition | None] = None
 
@@ -152,6 +163,7 @@ class Workflow:
             states=states,
             calendar=cls.calendar,
             correlate_by=cls.correlate_by,
+            events=tuple(cls.events),
             description=(cls.__doc__ or "").strip() or None,
             source=f"{cls.__module__}.{cls.__qualname__}",
         )

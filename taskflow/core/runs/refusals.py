@@ -52,6 +52,12 @@ class MoveNotAllowed(Refusal):
     code = "MOVE_NOT_ALLOWED"
 
 
+class NotRaiser(Refusal):
+    """The event's ``raisers`` (or the application's grants) do not admit the caller."""
+
+    code = "NOT_RAISER"
+
+
 class NoSlotWaiting(Refusal):
     code = "NO_SLOT_WAITING"
 

@@ -1,0 +1,115 @@
+"""Events kept for a run until a slot waits for them (table ``event_buffer``).
+
+Every statement reads by run (index ``event_buffer_run``) or by expiry
+(``event_buffer_expires_at``). Writers hold
+the run's row lock, so the rows of one run are never written by two
+transactions at once.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from taskflow.store import db
+
+
+@dataclass(frozen=True)
+class Buffered:
+    """One kept event, in arrival order (``id``)."""
+
+    id: int
+    run_id: str
+    event: str
+    payload: Mapping[str, Any]
+    slot_name: str | None
+    item: Any
+    actor: str
+    arrived_at: datetime
+    expires_at: datetime
+
+
+_COLUMNS = "id, run, event, payload, slot_name, item, actor, arrived_at, expires_at"
+
+
+#: A run's kept events in arrival order (index ``event_buffer_run``).
+OF_RUN = f"SELECT {_COLUMNS} FROM event_buffer WHERE run = $1 ORDER BY id"
+
+
+def _row(row: Mapping[str, Any]) -> Buffered:
+    # The pool's codec decodes JSON (see db.py).
+    return Buffered(
+        id=int(row["id"]),
+        run_id=str(row["run"]),
+        event=row["event"],
+        payload=row["payload"] or {},
+        slot_name=row["slot_name"],
+        item=row["item"],
+        actor=row["actor"],
+        arrived_at=row["arrived_at"],
+        expires_at=row["expires_at"],
+    )
+
+
+async def of_run(conn: db.Connection, run_id: str) -> list[Buffered]:
+    """The run's kept events, oldest first."""
+    rows = await conn.fetch(OF_RUN, uuid.UUID(run_id))
+    return [_row(r) for r in rows]
+
+
+async def insert(
+    conn: db.Connection,
+    *,
+    run_id: str,
+    event: str,
+    payload: Mapping[str, Any],
+    slot_name: str | None,
+    item: Any,
+    actor: str,
+    arrived_at: datetime,
+    expires_at: datetime,
+) -> Buffered:
+    """Keep an event; returns it with its id (its place in arrival order)."""
+    row = await conn.fetchrow(
+        "INSERT INTO event_buffer (run, event, payload, slot_name, item, actor, arrived_at, "
+        "expires_at) VALUES ($1, $2, $3::jsonb, $4, $5::jsonb, $6, $7, $8) "
+        f"RETURNING {_COLUMNS}",
+        uuid.UUID(run_id),
+        event,
+        dict(payload),
+        slot_name,
+        item,
+        actor,
+        arrived_at,
+        expires_at,
+    )
+    assert row is not None
+    return _row(row)
+
+
+#: Runs with kept events past their time (index ``event_buffer_expires_at``).
+EXPIRED_RUNS = (
+    "SELECT DISTINCT run FROM (SELECT run FROM event_buffer WHERE expires_at <= $1 "
+    "ORDER BY expires_at LIMIT $2) due"
+)
+
+
+async def runs_with_expired(conn: db.Connection, now: datetime, limit: int) -> list[str]:
+    """Up to ``limit`` runs that keep an event past its time."""
+    return [str(r["run"]) for r in await conn.fetch(EXPIRED_RUNS, now, limit)]
+
+
+async def lock_runs(conn: db.Connection, run_ids: list[str]) -> list[str]:
+    """Lock these runs' rows in id order (the lock order), skipping those locked elsewhere."""
+    rows = await conn.fetch(
+        "SELECT id FROM run WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE SKIP LOCKED",
+        [uuid.UUID(r) for r in run_ids],
+    )
+    return [str(r["id"]) for r in rows]
+
+
+async def delete(conn: db.Connection, buffered_id: int) -> None:
+    await conn.execute("DELETE FROM event_buffer WHERE id = $1", buffered_id)
