@@ -87,6 +87,4 @@ async def test_the_throttle_key_is_keyed_not_a_plain_hash(
     for address in ("127.0.0.1", "testclient", "unknown", "None"):
         plain = hashlib.sha256(f"taskflow.link-client:{address}".encode()).hexdigest()
         assert plain not in stored
-    assert link_use.client_key(services, "127.0.0.1") != link_use.client_key(
-        services, "127.0.0.2"
-    )
+    assert link_use.client_key(services, "127.0.0.1") != link_use.client_key(services, "127.0.0.2")
