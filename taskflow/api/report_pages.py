@@ -83,6 +83,7 @@ def parse(services: Services, params: Mapping[str, list[str]]) -> PageRequest:
     request = reports.ReportRequest(
         start, end, group_by, milestone, one("period", "week"), zone_name
     )
+    reports.bound(request, now, services.settings.report_max_days)
     request = reports.check(request)
     chart_group = next(iter(request.keys), reports.WORKFLOW)
     pairs = [("from", start.isoformat()), ("to", end.isoformat()), ("zone", one("zone", "UTC"))]
