@@ -139,6 +139,10 @@ def elapsed(args: argparse.Namespace) -> int:
     calendar = find(args.name, args.calendars)
     start = parse_instant("START", args.start)
     end = parse_instant("END", args.end)
+    if end < start:
+        raise errors.ValidationError(
+            f"END {args.end} is before START {args.start}: give the earlier instant first."
+        )
     worked = calendar.elapsed(start, end)
     print(f"{calendars.explain.duration(worked)}  ({worked.total_seconds():g} s)")
     return 0

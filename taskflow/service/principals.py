@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import difflib
 import io
 import json
 from collections.abc import Mapping, Sequence
@@ -101,6 +102,38 @@ async def page(
     return found[:first], total, len(found) > first
 
 
+#: Keys a principal record in a file may have (camelCase spellings as in the API).
+FILE_KEYS: frozenset[str] = frozenset(
+    (
+        "id",
+        "display_name",
+        "displayName",
+        "email",
+        "roles",
+        "groups",
+        "attributes",
+        "time_zone",
+        "timeZone",
+        "calendar",
+        "active",
+    )
+)
+
+
+def _refuse_unknown_keys(path: Path, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A key nobody reads is a typo (``rolez``) that would silently load the wrong person."""
+    for number, record in enumerate(records, start=1):
+        unknown = sorted(k for k in record if k not in FILE_KEYS)
+        if unknown:
+            near = difflib.get_close_matches(unknown[0], sorted(FILE_KEYS), n=1)
+            hint = f" (did you mean {near[0]!r}?)" if near else ""
+            raise errors.ValidationError(
+                f"{path}, record {number} ({record.get('id')!r}): unknown key {unknown[0]!r}"
+                f"{hint}; the keys are {', '.join(sorted(FILE_KEYS))} (CSV: also attr.<name>)."
+            )
+    return records
+
+
 def parse_file(path: Path) -> list[dict[str, Any]]:
     """Read principals from a JSON (a list, or {"principals": [...]}) or CSV file.
 
@@ -120,7 +153,7 @@ def parse_file(path: Path) -> list[dict[str, Any]]:
             raise errors.ValidationError(
                 f'{path}: expected a JSON list of principal objects (or {{"principals": [...]}}).'
             )
-        return data
+        return _refuse_unknown_keys(path, data)
     if path.suffix.lower() == ".csv":
         records: list[dict[str, Any]] = []
         for number, row in enumerate(csv.DictReader(io.StringIO(text)), start=2):
@@ -140,7 +173,7 @@ def parse_file(path: Path) -> list[dict[str, Any]]:
             )
             record["attributes"] = attributes
             records.append(record)
-        return records
+        return _refuse_unknown_keys(path, records)
     raise errors.ValidationError(f"{path}: principals are loaded from .json or .csv files.")
 
 

@@ -89,10 +89,11 @@ def prune_dead_owners(pgdata: Path) -> list[int]:
 
 def stop_if_unowned(pgdata: Path) -> bool:
     """Stop the server in ``pgdata`` when no live process owns it. True if stopped."""
+    server_class = _server_class()  # imports pgserver, logging its warnings
     from pgserver import _commands
     from pgserver.utils import PostmasterInfo
 
-    with _server_class()._lock:
+    with server_class._lock:
         live = prune_dead_owners_locked(pgdata)
         if live:
             return False
