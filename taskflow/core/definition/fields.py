@@ -183,9 +183,7 @@ def _http_url(text: str, value: object) -> str:
         or not parsed.netloc
         or _IGNORED_BY_BROWSERS.search(text)
     ):
-        raise _Refused(
-            f"expected an http(s) URL such as https://example.com/x, got {_short(value)}"
-        )
+        raise _Refused(f"expected an http(s) URL, got {_short(value)}")
     return text
 
 

@@ -38,6 +38,8 @@ class SlotChecker(Checker):
         self.condition(swhere, "armed", slot.armed, (*roots, "payload"))
         if slot.label is not None:
             self.refs(swhere, "the label", labels.refs(slot.label), (*roots, "payload"))
+            if slot.magic_link:
+                self.shared_label(swhere, slot)
         prio = slot.priority_rule
         if prio.key is not None:
             self.refs(swhere, "the priority", exd.refs(prio.key), roots)
@@ -132,6 +134,22 @@ class SlotChecker(Checker):
                     f"({_offset(rem.until)}), so it would never fire",
                     "move until= later than the first firing, or drop it",
                 )
+
+    def shared_label(self, where: str, slot: Slot) -> None:
+        """A link slot's label is shown to the outsider: it reads only ``shareable`` fields."""
+        shared = set(slot.shareable)
+        for ref in labels.refs(slot.label or ""):
+            if isinstance(ref, ex.Ref) and ref.root == "subject":
+                field = ref.parts[0] if ref.parts else ""
+                if field not in shared:
+                    self.add(
+                        "LABEL_NOT_SHAREABLE",
+                        where,
+                        f"the label reads {ref.dotted}, which the outsider's "
+                        "link page would show although it is not in shareable",
+                        f"add {field!r} to shareable=[...] if outsiders may see it, or take it "
+                        "out of the label",
+                    )
 
     def link_request(self, where: str, slot: Slot, action: sla.Action) -> None:
         """``with_link=True``: the slot must allow links, and someone must receive them."""
