@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+from datetime import timedelta
 
 from taskflow.core import principals as core
 from taskflow.service import principals as principal_service
@@ -22,6 +23,8 @@ from taskflow.store import report_sessions as store
 ID_BYTES = 32
 #: Longest cookie value looked up (longer ones are not ours).
 MAX_ID_LENGTH = 100
+#: How long ended (expired or revoked) sessions are kept before a sign-in deletes them.
+KEEP_ENDED = timedelta(days=1)
 
 
 def _hash(session_id: str) -> str:
@@ -37,6 +40,8 @@ async def sign_in(services: Services, token: str) -> tuple[core.Principal, str]:
     session_id = secrets.token_urlsafe(ID_BYTES)
     now = services.clock.now()
     async with services.db.transaction() as conn:
+        # Housekeeping on the way: sessions over for a day are of no use to anyone.
+        await store.delete_ended(conn, now - KEEP_ENDED)
         await store.create(
             conn, _hash(session_id), principal.id, now, now + services.settings.report_session_ttl
         )
