@@ -71,6 +71,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 1
+    except OverflowError:
+        print(
+            "taskflow: error: a number, date or duration given is out of range (datetime holds "
+            "years 1 to 9999): give a smaller one.",
+            file=sys.stderr,
+        )
+        return 1
     except UnicodeDecodeError as exc:
         print(
             f"taskflow: error: a file is not UTF-8 text ({exc.reason} at byte {exc.start}): "

@@ -116,3 +116,8 @@ def test_a_closed_pipe_is_one_line_and_a_failure() -> None:
         "taskflow: error: the output was closed before it was all written (e.g. piped into "
         "head); the rest was dropped."
     ]
+
+
+def test_a_duration_out_of_range_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["token", "fiona", "--ttl", "99999999999d"]) == 1
+    assert "out of range" in _one_line(capsys)
