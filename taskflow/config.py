@@ -95,6 +95,15 @@ def _secret_keys(env: Mapping[str, str], data_dir: Path, embedded: bool) -> tupl
             f"in {key_file}. Set TASKFLOW_SECRET_KEYS for any shared or production use.",
             file=sys.stderr,
         )
+    elif stat.S_IMODE(key_file.stat().st_mode) & 0o077:
+        # A key file left readable by an older version (or by hand): close it now, and say so.
+        key_file.chmod(0o600)
+        print(
+            f"taskflow: warning: {key_file} was readable by other users; its mode is now 0600. "
+            "If anyone may have read it, delete it to generate a new key (every token signed "
+            "with the old one stops working).",
+            file=sys.stderr,
+        )
     try:
         key = key_file.read_text().strip()
     except OSError as exc:
@@ -253,7 +262,7 @@ def _whole(env: Mapping[str, str], name: str, default: int, *, most: int) -> int
     text = (env.get(name) or "").strip()
     if not text:
         return default
-    if text.isdigit() and 1 <= int(text[:9]) <= most and len(text) <= 9:
+    if text.isdigit() and len(text) <= 9 and 1 <= int(text) <= most:
         return int(text)
     raise errors.ConfigError(f"{name}={text!r} is not a whole number from 1 to {most}.")
 

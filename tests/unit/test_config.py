@@ -142,3 +142,16 @@ def test_prod_defaults_and_report_settings(tmp_path: Path) -> None:
     ):
         with pytest.raises(errors.ConfigError, match=name):
             config.load({**base, name: value})
+
+
+def test_a_key_file_readable_by_others_is_closed_with_a_warning(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    env = {"TASKFLOW_DATA_DIR": str(tmp_path)}
+    first = config.load(env)
+    key_file = tmp_path / "secret_key"
+    key_file.chmod(0o644)
+    capsys.readouterr()
+    assert config.load(env).secret_keys == first.secret_keys
+    assert stat.S_IMODE(key_file.stat().st_mode) == 0o600
+    assert "was readable by other users" in capsys.readouterr().err
