@@ -98,6 +98,8 @@ async def sign_in(
     token = (data.get("token") or "").strip()
     try:
         _, session_id = await report_sessions.sign_in(services, token)
+        # A new session never reuses the old one (fixation); the old one ends here.
+        await report_sessions.sign_out(services, request.cookies.get(COOKIE))
     except errors.AuthenticationError:
         return report_view.html(
             "sign_in.html",

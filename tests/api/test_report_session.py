@@ -137,3 +137,25 @@ async def test_the_cookie_is_secure_when_served_over_https(
     )
     assert signed.status_code == 303
     assert "Secure" in signed.headers["set-cookie"]
+
+
+async def test_signing_in_again_ends_the_previous_session(
+    client: httpx.AsyncClient, people: dict[str, str]
+) -> None:
+    await _sign_in(client, people["max"])
+    first = client.cookies["taskflow_report_session"]
+    await _sign_in(client, people["ada"])
+    assert client.cookies["taskflow_report_session"] != first
+    client.cookies.clear()
+    old = await client.get("/reports/sla", headers={"Cookie": f"taskflow_report_session={first}"})
+    assert old.status_code == 401
+
+
+async def test_a_deactivated_principal_loses_the_page_at_once(
+    client: httpx.AsyncClient, people: dict[str, str], services: Services
+) -> None:
+    await _sign_in(client, people["max"])
+    assert (await client.get("/reports/sla")).status_code == 200
+    async with services.db.connection() as conn:
+        await conn.execute("UPDATE principal SET active = false WHERE id = 'max'")
+    assert (await client.get("/reports/sla")).status_code == 401
