@@ -36,7 +36,15 @@ def test_file_and_url_fields_refuse_other_schemes(value: str) -> None:
         assert "http(s) URL" in refused.value.message
 
 
-@pytest.mark.parametrize("value", ["ref-77", "invoices/2026-11.pdf", "https://files.example/a"])
+@pytest.mark.parametrize(
+    "value",
+    [
+        "ref-77",
+        "invoices/2026-11.pdf",
+        "https://files.example/a",
+        "https://files.example/certificate of incorporation.pdf",
+    ],
+)
 def test_file_fields_take_http_urls_and_plain_references(value: str) -> None:
     assert fl.validate_payload([fl.Field.file("document")], {"document": value}) == {
         "document": value

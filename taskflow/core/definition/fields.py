@@ -177,11 +177,15 @@ def _short(value: object) -> str:
 
 
 def _http_url(text: str, value: object) -> str:
+    # The scheme as Python reads it and as a browser would (controls and spaces dropped)
+    # must both be http(s); spaces elsewhere ("certificate of incorporation.pdf") are fine.
     parsed = urlparse(text)
+    seen = _SCHEME.match(_IGNORED_BY_BROWSERS.sub("", text))
     if (
         parsed.scheme.lower() not in ("http", "https")
+        or seen is None
+        or seen.group(1).lower() not in ("http", "https")
         or not parsed.netloc
-        or _IGNORED_BY_BROWSERS.search(text)
     ):
         raise _Refused(f"expected an http(s) URL, got {_short(value)}")
     return text
