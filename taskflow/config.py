@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import os
 import secrets
+import stat
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -47,6 +49,12 @@ class Settings:
     timer_backoff_max: float = 3600.0
     #: The longest time to live ``taskflow token`` (and ``demo``) will mint.
     token_max_ttl: timedelta = timedelta(days=30)
+    #: How long a report page sign-in lasts (its server-side session).
+    report_session_ttl: timedelta = timedelta(hours=8)
+    #: The longest window ``slaReport`` and the report page accept.
+    report_max_days: int = 1830
+    #: GraphQL introspection (``__schema``, ``__type``); default: on in ``dev`` only.
+    introspection: bool = True
 
     @property
     def embedded(self) -> bool:
@@ -62,9 +70,21 @@ def _split(value: str) -> tuple[str, ...]:
     return tuple(part.strip() for part in value.split(",") if part.strip())
 
 
+#: The shortest signing key accepted (bytes of UTF-8): 256 bits.
+MIN_KEY_BYTES = 32
+
+
 def _secret_keys(env: Mapping[str, str], data_dir: Path, embedded: bool) -> tuple[str, ...]:
     configured = _split(env.get("TASKFLOW_SECRET_KEYS", ""))
     if configured:
+        for number, key in enumerate(configured, start=1):
+            if len(key.encode()) < MIN_KEY_BYTES:
+                raise errors.ConfigError(
+                    f"TASKFLOW_SECRET_KEYS: key number {number} is {len(key.encode())} bytes "
+                    f"long; every key must be at least {MIN_KEY_BYTES} bytes. Generate one with "
+                    'python -c "import secrets; print(secrets.token_urlsafe(48))" and put it '
+                    "first (keep the old key after it while its tokens should still verify)."
+                )
         return configured
     if not embedded:
         raise errors.ConfigError(
@@ -74,16 +94,88 @@ def _secret_keys(env: Mapping[str, str], data_dir: Path, embedded: bool) -> tupl
             '(e.g. python -c "import secrets; print(secrets.token_urlsafe(48))").'
         )
     key_file = data_dir / "secret_key"
+    check_data_dir(data_dir)
     if not key_file.exists():
-        data_dir.mkdir(parents=True, exist_ok=True)
-        key_file.write_text(secrets.token_urlsafe(48) + "\n")
-        key_file.chmod(0o600)
+        _write_private(key_file, secrets.token_urlsafe(48) + "\n")
         print(
             f"taskflow: warning: TASKFLOW_SECRET_KEYS is not set; generated a signing key "
             f"in {key_file}. Set TASKFLOW_SECRET_KEYS for any shared or production use.",
             file=sys.stderr,
         )
-    return (key_file.read_text().strip(),)
+    elif stat.S_IMODE(key_file.stat().st_mode) & 0o077:
+        # A key file left readable by an older version (or by hand): close it now, and say so.
+        key_file.chmod(0o600)
+        print(
+            f"taskflow: warning: {key_file} was readable by other users; its mode is now 0600. "
+            "If anyone may have read it, delete it to generate a new key (every token signed "
+            "with the old one stops working).",
+            file=sys.stderr,
+        )
+    try:
+        key = key_file.read_text().strip()
+    except OSError as exc:
+        raise errors.ConfigError(
+            f"Cannot read the signing key file {key_file}: {exc.strerror}. Fix its owner and "
+            "mode (chmod 600), or set TASKFLOW_SECRET_KEYS."
+        ) from None
+    if len(key.encode()) < MIN_KEY_BYTES:
+        raise errors.ConfigError(
+            f"The signing key in {key_file} is shorter than {MIN_KEY_BYTES} bytes: delete the "
+            "file to have a new one generated (every token it signed stops working), or set "
+            "TASKFLOW_SECRET_KEYS."
+        )
+    return (key,)
+
+
+def _write_private(path: Path, text: str) -> None:
+    """Create ``path`` readable by its owner only, atomically: it never exists with another
+    mode, and a half-written key is never read (write a 0600 temporary file, then rename)."""
+    temporary = path.with_name(f".{path.name}.{secrets.token_hex(8)}.tmp")
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    try:
+        with os.fdopen(fd, "w") as out:
+            out.write(text)
+            out.flush()
+            os.fsync(out.fileno())
+        # link() fails when another process made the key meanwhile: theirs is kept.
+        with contextlib.suppress(FileExistsError):
+            os.link(temporary, path)
+    finally:
+        temporary.unlink(missing_ok=True)
+
+
+def check_data_dir(data_dir: Path) -> None:
+    """Create the data dir (mode 0700) or refuse one that others could tamper with.
+
+    It holds the signing key and the embedded database: a folder anyone may write to
+    (or one another user owns) would let them swap either.
+    """
+    if not data_dir.exists():
+        try:
+            data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        except OSError as exc:
+            raise errors.ConfigError(
+                f"Cannot create the data dir {data_dir}: {exc.strerror}. Set TASKFLOW_DATA_DIR "
+                "to a folder you may write to."
+            ) from None
+        return
+    info = data_dir.stat()
+    if not stat.S_ISDIR(info.st_mode):
+        raise errors.ConfigError(
+            f"The data dir {data_dir} is not a folder: set TASKFLOW_DATA_DIR to a folder."
+        )
+    if hasattr(os, "geteuid") and info.st_uid != os.geteuid():
+        raise errors.ConfigError(
+            f"The data dir {data_dir} is owned by user id {info.st_uid}, not by the user "
+            f"running taskflow ({os.geteuid()}): run taskflow as its owner, or give it to this "
+            f"user (chown -R {os.geteuid()} {data_dir})."
+        )
+    if info.st_mode & stat.S_IWOTH:
+        raise errors.ConfigError(
+            f"The data dir {data_dir} may be written by any user (mode "
+            f"{stat.S_IMODE(info.st_mode):o}), who could replace the signing key or the "
+            f"database: chmod 700 {data_dir} (or o-w)."
+        )
 
 
 def load(env: Mapping[str, str] | None = None) -> Settings:
@@ -102,6 +194,7 @@ def load(env: Mapping[str, str] | None = None) -> Settings:
     workflows = _split(env.get("TASKFLOW_WORKFLOWS", "")) or (str(PROJECT_ROOT / "examples"),)
     calendars = Path(env.get("TASKFLOW_CALENDARS") or PROJECT_ROOT / "calendars")
     public_url = env.get("TASKFLOW_PUBLIC_URL") or f"http://{host}:{port}"
+    env_name = env.get("TASKFLOW_ENV", "dev")
     return Settings(
         database_url=database_url,
         data_dir=data_dir,
@@ -110,7 +203,7 @@ def load(env: Mapping[str, str] | None = None) -> Settings:
         port=port,
         workflows=workflows,
         calendars=calendars,
-        env=env.get("TASKFLOW_ENV", "dev"),
+        env=env_name,
         public_url=public_url.rstrip("/"),
         sla_at_risk=_fraction(env, "TASKFLOW_SLA_AT_RISK", 0.75),
         trusted_proxies=_networks(env, "TASKFLOW_TRUSTED_PROXIES"),
@@ -118,19 +211,9 @@ def load(env: Mapping[str, str] | None = None) -> Settings:
         timer_backoff_base=_positive(env, "TASKFLOW_TIMER_BACKOFF_BASE", 30.0),
         timer_backoff_max=_positive(env, "TASKFLOW_TIMER_BACKOFF_MAX", 3600.0),
         token_max_ttl=_duration(env, "TASKFLOW_TOKEN_MAX_TTL", timedelta(days=30)),
-    )
-
-
-def _duration(env: Mapping[str, str], name: str, default: timedelta) -> timedelta:
-    """A span such as ``90m``, ``8h``, ``30d`` or ``1w`` (the grammar of ``--ttl``)."""
-    text = (env.get(name) or "").strip().lower()
-    if not text:
-        return default
-    units = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
-    if len(text) >= 2 and text[-1] in units and text[:-1].isdigit() and int(text[:-1]) > 0:
-        return timedelta(seconds=int(text[:-1]) * units[text[-1]])
-    raise errors.ConfigError(
-        f"{name}={text!r} is not a span of time: write a number and a unit, e.g. 8h, 30d, 1w."
+        report_session_ttl=_duration(env, "TASKFLOW_REPORT_SESSION_TTL", timedelta(hours=8)),
+        report_max_days=_whole(env, "TASKFLOW_REPORT_MAX_DAYS", 1830, most=36500),
+        introspection=_flag(env, "TASKFLOW_GRAPHQL_INTROSPECTION", env_name == "dev"),
     )
 
 
@@ -182,3 +265,40 @@ def _positive(env: Mapping[str, str], name: str, default: float, *, whole: bool 
         kind = "a whole number above 0, e.g. 8" if whole else "a number of seconds above 0"
         raise errors.ConfigError(f"{name}={text!r} is not {kind}.")
     return value
+
+
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+
+
+def _duration(env: Mapping[str, str], name: str, default: timedelta) -> timedelta:
+    text = (env.get(name) or "").strip().lower()
+    if not text:
+        return default
+    if len(text) >= 2 and text[-1] in _UNITS and text[:-1].isdigit() and len(text) < 9:
+        seconds = int(text[:-1]) * _UNITS[text[-1]]
+        if 60 <= seconds <= 366 * 86400:
+            return timedelta(seconds=seconds)
+    raise errors.ConfigError(
+        f"{name}={text!r} is not a duration between 1 minute and a year: write a number and "
+        "a unit, e.g. 90m, 8h, 7d."
+    )
+
+
+def _whole(env: Mapping[str, str], name: str, default: int, *, most: int) -> int:
+    text = (env.get(name) or "").strip()
+    if not text:
+        return default
+    if text.isdigit() and len(text) <= 9 and 1 <= int(text) <= most:
+        return int(text)
+    raise errors.ConfigError(f"{name}={text!r} is not a whole number from 1 to {most}.")
+
+
+def _flag(env: Mapping[str, str], name: str, default: bool) -> bool:
+    text = (env.get(name) or "").strip().lower()
+    if not text:
+        return default
+    if text in ("1", "true", "yes", "on"):
+        return True
+    if text in ("0", "false", "no", "off"):
+        return False
+    raise errors.ConfigError(f"{name}={text!r} is not yes or no: write true or false.")

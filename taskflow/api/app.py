@@ -63,12 +63,15 @@ def create_app(
     services: Services | None = None,
     dev: bool = True,
     max_depth: int = graphql_schema.MAX_DEPTH,
+    introspection: bool | None = None,
 ) -> Litestar:
     """The ASGI app.
 
     Either ``provide_services`` runs for the app's lifespan (the server opens and
     closes its pool on its own event loop), or ready ``services`` are given (tests,
-    whose fixtures own the pool).
+    whose fixtures own the pool). ``introspection`` defaults to the given services'
+    setting (``TASKFLOW_GRAPHQL_INTROSPECTION``), else to ``dev``. Litestar's OpenAPI
+    pages (``/schema``) are never served: the API is GraphQL, and the pages are not API.
     """
     if (provide_services is None) == (services is None):
         raise ValueError("pass exactly one of provide_services and services")
@@ -82,8 +85,10 @@ def create_app(
             app.state.services = provided
             yield
 
+    if introspection is None:
+        introspection = services.settings.introspection if services is not None else dev
     graphql = make_graphql_controller(
-        graphql_schema.build_schema(max_depth=max_depth),
+        graphql_schema.build_schema(max_depth=max_depth, introspection=introspection),
         path="/graphql",
         context_getter=_graphql_context,
         graphql_ide="graphiql" if dev else None,
@@ -94,4 +99,5 @@ def create_app(
         lifespan=[lifespan],
         state=State({"services": services}) if services is not None else None,
         debug=False,
+        openapi_config=None,
     )

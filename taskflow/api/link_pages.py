@@ -89,10 +89,10 @@ def _services(state: State) -> Services:
     return services
 
 
-def _client(request: Request[Any, Any, Any]) -> str:
+def _client(request: Request[Any, Any, Any], services: Services) -> str:
     # The ASGI client address: the peer, or behind a trusted proxy the address it
     # forwarded (taskflow serve, TASKFLOW_TRUSTED_PROXIES); headers are never read here.
-    return link_use.client_key(request.client.host if request.client else None)
+    return link_use.client_key(services, request.client.host if request.client else None)
 
 
 def _form_page(
@@ -132,7 +132,8 @@ def _failed() -> Response[str]:
 
 async def _page(state: State, request: Request[Any, Any, Any], token: str) -> Response[str]:
     try:
-        page = await link_use.open_page(_services(state), token, _client(request))
+        services = _services(state)
+        page = await link_use.open_page(services, token, _client(request, services))
     except (core.LinkUnusable, core.Throttled) as refused:
         return _refused(refused)
     except Exception:
@@ -172,7 +173,7 @@ async def submit(
 ) -> Response[str]:
     """Validate the form, spend the link and complete the slot in one transaction."""
     services = _services(state)
-    client = _client(request)
+    client = _client(request, services)
     try:
         form = await _form(request)
         try:

@@ -1,11 +1,10 @@
 """The SLA report page ``/reports/sla`` and its CSV export ``/reports/sla.csv``.
 
 Plain server-rendered HTML (Jinja, autoescaped) with inline SVG charts and no
-script. Authentication is the staff token: an ``Authorization: Bearer``
-header, or a cookie set by the small sign-in form on the page (HttpOnly,
-SameSite=Strict, scoped to ``/reports``: the pages only read, and a strict
-cookie is never sent by another site's request). Leads, managers and admins
-only, as in GraphQL.
+script. Authentication is a staff token in an ``Authorization: Bearer`` header,
+or the report session the page's sign-in form opens (``report_signin``: a
+short-lived server-side session whose id alone is in the cookie). Leads,
+managers and admins only, as in GraphQL.
 """
 
 from __future__ import annotations
@@ -13,71 +12,30 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import date, datetime, time, timedelta
-from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 from urllib.parse import urlencode
 from zoneinfo import ZoneInfo
 
-import jinja2
-from litestar import Request, get, post
-from litestar.datastructures import Cookie, State
-from litestar.enums import RequestEncodingType
-from litestar.params import Body
-from litestar.response import Redirect, Response
+from litestar import Request, get
+from litestar.datastructures import State
+from litestar.response import Response
 
 from taskflow import errors
-from taskflow.api import charts, report_table
+from taskflow.api import charts, report_signin, report_table, report_view
 from taskflow.core import principals, reports
-from taskflow.service import principals as principal_service
 from taskflow.service import reports as report_service
 from taskflow.service.container import Services
 
-COOKIE = "taskflow_report_token"
-HTML = "text/html; charset=utf-8"
-HEADERS = {
-    "Cache-Control": "no-store",
-    "X-Content-Type-Options": "nosniff",
-    "X-Frame-Options": "DENY",
-    "Content-Security-Policy": (
-        "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; "
-        "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
-    ),
-}
+HTML = report_view.HTML
+HEADERS = report_view.HEADERS
+_html = report_view.html
 #: The default window: the last eight weeks.
 DEFAULT_DAYS = 56
-TOKEN_DAYS = 30
-
-_templates = jinja2.Environment(
-    loader=jinja2.FileSystemLoader(Path(__file__).parent / "templates" / "reports"),
-    autoescape=True,
-    undefined=jinja2.StrictUndefined,
-)
-
-
-def _html(template: str, status: int, **values: Any) -> Response[str]:
-    body = _templates.get_template(template).render(**values)
-    return Response(body, status_code=status, media_type=HTML, headers=HEADERS)
 
 
 def _services(state: State) -> Services:
     services: Services = state.services
     return services
-
-
-def _token(request: Request[Any, Any, Any]) -> str | None:
-    scheme, _, token = (request.headers.get("authorization") or "").partition(" ")
-    if scheme.lower() == "bearer" and token.strip():
-        return token.strip()
-    return request.cookies.get(COOKIE) or None
-
-
-async def _caller(services: Services, token: str | None) -> principals.Principal | None:
-    if not token:
-        return None
-    try:
-        return await principal_service.authenticate(services, token)
-    except errors.AuthenticationError:
-        return None
 
 
 @dataclass(frozen=True)
@@ -125,6 +83,7 @@ def parse(services: Services, params: Mapping[str, list[str]]) -> PageRequest:
     request = reports.ReportRequest(
         start, end, group_by, milestone, one("period", "week"), zone_name
     )
+    reports.bound(request, now, services.settings.report_max_days)
     request = reports.check(request)
     chart_group = next(iter(request.keys), reports.WORKFLOW)
     pairs = [("from", start.isoformat()), ("to", end.isoformat()), ("zone", one("zone", "UTC"))]
@@ -224,7 +183,7 @@ def _params(request: Request[Any, Any, Any]) -> dict[str, list[str]]:
 async def sla_page(request: Request[Any, Any, Any], state: State) -> Response[str]:
     """The report page (a sign-in form when no valid token comes with the request)."""
     services = _services(state)
-    me = await _caller(services, _token(request))
+    me = await report_signin.caller(services, request)
     params = _params(request)
     common = {"form": _form_values(params), "dimensions": report_table.DIMENSION_TITLES}
     if me is None:
@@ -265,7 +224,7 @@ async def sla_page(request: Request[Any, Any, Any], state: State) -> Response[st
 async def sla_csv(request: Request[Any, Any, Any], state: State) -> Response[str]:
     """The page's table as CSV (same query string)."""
     services = _services(state)
-    me = await _caller(services, _token(request))
+    me = await report_signin.caller(services, request)
     if me is None:
         return Response(
             "Sign in at /reports/sla first, or send a bearer token.\n",
@@ -289,40 +248,4 @@ async def sla_csv(request: Request[Any, Any, Any], state: State) -> Response[str
     )
 
 
-@post("/reports/sign-in", include_in_schema=False, status_code=303)
-async def sign_in(
-    state: State,
-    data: Annotated[dict[str, str], Body(media_type=RequestEncodingType.URL_ENCODED)],
-) -> Response[Any]:
-    """Check the pasted token; keep it in a strict, HttpOnly cookie for the report pages."""
-    services = _services(state)
-    token = (data.get("token") or "").strip()
-    if await _caller(services, token) is None:
-        return _html(
-            "sign_in.html",
-            401,
-            error="That token is not valid (expired, revoked or mistyped): mint a new one with "
-            "taskflow token <your-login>.",
-            next="/reports/sla",
-        )
-    cookie = Cookie(
-        key=COOKIE,
-        value=token,
-        path="/reports",
-        httponly=True,
-        samesite="strict",
-        # Sent over HTTPS only when taskflow is served over HTTPS (plain http on a dev machine).
-        secure=services.settings.public_url.startswith("https://"),
-        max_age=TOKEN_DAYS * 86400,
-    )
-    return Redirect("/reports/sla", status_code=303, cookies=[cookie])
-
-
-@post("/reports/sign-out", include_in_schema=False, status_code=303)
-async def sign_out() -> Response[Any]:
-    """Forget the cookie."""
-    cookie = Cookie(key=COOKIE, value="", path="/reports", max_age=0, httponly=True)
-    return Redirect("/reports/sla", status_code=303, cookies=[cookie])
-
-
-ROUTES = [sla_page, sla_csv, sign_in, sign_out]
+ROUTES = [sla_page, sla_csv, *report_signin.ROUTES]

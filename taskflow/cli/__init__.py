@@ -8,6 +8,7 @@ Each group of subcommands lives in its own module exposing
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 
@@ -49,10 +50,52 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
-        return int(handler(args))
+        code = int(handler(args))
+        sys.stdout.flush()  # a closed pipe shows here, not in an exit hook's traceback
+        return code
     except errors.TaskflowError as exc:
         print(f"taskflow: error [{exc.code}]: {exc.message}", file=sys.stderr)
         return 1
+    except BrokenPipeError:
+        # `taskflow show x | head -1`: the reader left. Later writes (and the flush at
+        # exit) go nowhere instead of raising again.
+        _silence_stdout()
+        print(
+            "taskflow: error: the output was closed before it was all written "
+            "(e.g. piped into head); the rest was dropped.",
+            file=sys.stderr,
+        )
+        return 1
+    except OverflowError:
+        print(
+            "taskflow: error: a number, date or duration given is out of range (datetime holds "
+            "years 1 to 9999): give a smaller one.",
+            file=sys.stderr,
+        )
+        return 1
+    except UnicodeDecodeError as exc:
+        print(
+            f"taskflow: error: a file is not UTF-8 text ({exc.reason} at byte {exc.start}): "
+            "save it as UTF-8.",
+            file=sys.stderr,
+        )
+        return 1
+    except OSError as exc:
+        name = exc.filename if exc.filename is not None else "a file"
+        print(
+            f"taskflow: error: cannot read or write {name}: {exc.strerror or exc}. "
+            "Check the path and its permissions.",
+            file=sys.stderr,
+        )
+        return 1
+
+
+def _silence_stdout() -> None:
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -32,10 +32,15 @@ def parse_budget(text: str) -> timedelta:
     match = _BUDGET.match(value)
     if value and match and any(match.groupdict().values()):
         parts = {k: float(v) if v else 0.0 for k, v in match.groupdict().items()}
-        budget = timedelta(hours=parts["h"], minutes=parts["m"], seconds=parts["s"])
+        try:
+            budget = timedelta(hours=parts["h"], minutes=parts["m"], seconds=parts["s"])
+        except OverflowError:
+            raise errors.ValidationError(
+                f"budget {text[:40]!r} is far too long: the longest budget is 100 years."
+            ) from None
         # Whole microseconds, never float hours: round once, here at the edge.
         return timedelta(microseconds=round(budget / timedelta(microseconds=1)))
-    clock = re.match(r"^(\d+):(\d{2})(?::(\d{2}))?$", value)
+    clock = re.match(r"^(\d{1,9}):(\d{2})(?::(\d{2}))?$", value)
     if clock:
         return timedelta(hours=int(clock[1]), minutes=int(clock[2]), seconds=int(clock[3] or 0))
     raise errors.ValidationError(
@@ -135,6 +140,10 @@ def elapsed(args: argparse.Namespace) -> int:
     calendar = find(args.name, args.calendars)
     start = parse_instant("START", args.start)
     end = parse_instant("END", args.end)
+    if end < start:
+        raise errors.ValidationError(
+            f"END {args.end} is before START {args.start}: give the earlier instant first."
+        )
     worked = calendar.elapsed(start, end)
     print(f"{calendars.explain.duration(worked)}  ({worked.total_seconds():g} s)")
     return 0

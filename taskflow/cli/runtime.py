@@ -30,6 +30,7 @@ def database_url(settings: config.Settings) -> Iterator[str]:
         return
     from taskflow.store import embedded
 
+    config.check_data_dir(settings.data_dir)
     server = embedded.EmbeddedPostgres(settings.data_dir)
     try:
         yield server.url()

@@ -41,7 +41,9 @@ def serve(args: argparse.Namespace) -> int:
                 settings, url, apply_migrations=apply, with_worker=with_worker
             )
 
-        application = api_app.create_app(provide, dev=settings.dev)
+        application = api_app.create_app(
+            provide, dev=settings.dev, introspection=settings.introspection
+        )
         print(f"taskflow: serving on http://{host}:{port} (GraphQL at /graphql)", flush=True)
         # uvicorn believes X-Forwarded-For from 127.0.0.1 unless told otherwise; the
         # magic-link throttle keys by client address, so only configured proxies count.

@@ -124,6 +124,46 @@ def check(request: ReportRequest) -> ReportRequest:
     )
 
 
+#: How far back a report may reach, and ahead of now: calendars are materialised for
+#: the years a report touches, so a window in year 1 or 9999 is refused, not computed.
+HISTORY: Final = timedelta(days=30 * 366)
+AHEAD: Final = timedelta(days=366)
+#: The longest window by default (``TASKFLOW_REPORT_MAX_DAYS``): five years.
+MAX_DAYS: Final = 1830
+
+
+def bound(request: ReportRequest, now: datetime, max_days: int = MAX_DAYS) -> None:
+    """Refuse a window outside [now - 30 years, now + 1 year] or longer than ``max_days``.
+
+    Compares aware instants only (no conversion), so extreme values such as
+    ``0001-01-01T00:00+14:00`` are refused rather than overflowing.
+    """
+    if request.start.tzinfo is None or request.end.tzinfo is None:
+        raise errors.ValidationError("from and to need a UTC offset.", field="from")
+    earliest, latest = now - HISTORY, now + AHEAD
+    if request.start < earliest:
+        raise errors.ValidationError(
+            f"from must be no earlier than {earliest.date().isoformat()}: reports reach back "
+            "30 years at most.",
+            field="from",
+        )
+    if request.end > latest:
+        raise errors.ValidationError(
+            f"to must be no later than {latest.date().isoformat()}: reports reach one year "
+            "ahead at most (leave to out for now).",
+            field="to",
+        )
+    days = (request.end - request.start) / timedelta(days=1)
+    if days > max_days:
+        raise errors.ValidationError(
+            f"The window from {request.start.isoformat()} to {request.end.isoformat()} is "
+            f"{days:.0f} days; a report covers at most {max_days} days: shorten it, or ask "
+            "for several windows.",
+            field="from",
+            max_days=max_days,
+        )
+
+
 def periods(request: ReportRequest) -> int:
     """An upper bound on the periods the window spans (for the size check)."""
     days = (request.end - request.start) / timedelta(days=1)

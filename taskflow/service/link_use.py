@@ -92,9 +92,16 @@ class _Dead(Exception):
         self.link = link
 
 
-def client_key(address: str | None) -> str:
-    """The throttle's key for a client: a hash, so no address is stored."""
-    return hashlib.sha256(f"taskflow.link-client:{address or 'unknown'}".encode()).hexdigest()
+def client_key(services: Services, address: str | None) -> str:
+    """The throttle's key for a client: an HMAC of its address under the signing key.
+
+    A plain hash of an IPv4 address is reversed by hashing all 2**32 of them; keyed
+    with the server's secret, the stored key tells nothing to someone who reads the
+    table without the key. (Rotating the signing key starts every client afresh.)
+    """
+    secret = services.settings.secret_keys[0].encode()
+    message = f"taskflow.link-client:{address or 'unknown'}".encode()
+    return hmac.new(secret, message, hashlib.sha256).hexdigest()
 
 
 async def check_throttle(services: Services, client: str) -> None:

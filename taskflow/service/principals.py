@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import difflib
 import io
 import json
 from collections.abc import Mapping, Sequence
@@ -14,7 +15,7 @@ from taskflow import errors
 from taskflow.core import principals as core
 from taskflow.service import held
 from taskflow.service.container import Services
-from taskflow.store import db
+from taskflow.store import db, report_sessions
 from taskflow.store import principals as rows
 
 MAX_PAGE = 100
@@ -88,6 +89,7 @@ async def _on_deactivation(
     """What deactivating someone does beside refusing their tokens: their slots go back
     to the pool, in the deactivation's transaction."""
     by = actor.id if actor is not None else "operator"
+    await report_sessions.revoke_all(conn, principal.id, now)
     await held.release_all(
         services, conn, principal, by, now, f"{principal.id} was deactivated by {by}"
     )
@@ -117,7 +119,8 @@ async def deactivate(
 async def sign_out_everywhere(
     services: Services, actor: core.Principal | None, principal_id: str
 ) -> core.Principal:
-    """Refuse every staff token of ``principal_id`` issued before now.
+    """Refuse every staff token of ``principal_id`` issued before now, and end its report
+    page sessions.
 
     Anyone may do it for themselves, an admin for anyone (``actor`` None: the operator's
     CLI, ``taskflow token PRINCIPAL --revoke``).
@@ -125,7 +128,10 @@ async def sign_out_everywhere(
     if actor is not None and principal_id != actor.id:
         require_admin(actor, "sign other principals out")
     async with services.db.transaction() as conn:
-        principal = await rows.revoke_tokens(conn, principal_id, services.clock.now())
+        now = services.clock.now()
+        principal = await rows.revoke_tokens(conn, principal_id, now)
+        # The report pages' sessions end with the tokens they were opened with.
+        await report_sessions.revoke_all(conn, principal_id, now)
     if principal is None:
         raise errors.NotFound(f"No principal with id {principal_id!r}.")
     return principal
@@ -159,6 +165,38 @@ async def page(
     return found[:first], total, len(found) > first
 
 
+#: Keys a principal record in a file may have (camelCase spellings as in the API).
+FILE_KEYS: frozenset[str] = frozenset(
+    (
+        "id",
+        "display_name",
+        "displayName",
+        "email",
+        "roles",
+        "groups",
+        "attributes",
+        "time_zone",
+        "timeZone",
+        "calendar",
+        "active",
+    )
+)
+
+
+def _refuse_unknown_keys(path: Path, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A key nobody reads is a typo (``rolez``) that would silently load the wrong person."""
+    for number, record in enumerate(records, start=1):
+        unknown = sorted(k for k in record if k not in FILE_KEYS)
+        if unknown:
+            near = difflib.get_close_matches(unknown[0], sorted(FILE_KEYS), n=1)
+            hint = f" (did you mean {near[0]!r}?)" if near else ""
+            raise errors.ValidationError(
+                f"{path}, record {number} ({record.get('id')!r}): unknown key {unknown[0]!r}"
+                f"{hint}; the keys are {', '.join(sorted(FILE_KEYS))} (CSV: also attr.<name>)."
+            )
+    return records
+
+
 def parse_file(path: Path) -> list[dict[str, Any]]:
     """Read principals from a JSON (a list, or {"principals": [...]}) or CSV file.
 
@@ -178,7 +216,7 @@ def parse_file(path: Path) -> list[dict[str, Any]]:
             raise errors.ValidationError(
                 f'{path}: expected a JSON list of principal objects (or {{"principals": [...]}}).'
             )
-        return data
+        return _refuse_unknown_keys(path, data)
     if path.suffix.lower() == ".csv":
         records: list[dict[str, Any]] = []
         for number, row in enumerate(csv.DictReader(io.StringIO(text)), start=2):
@@ -198,7 +236,7 @@ def parse_file(path: Path) -> list[dict[str, Any]]:
             )
             record["attributes"] = attributes
             records.append(record)
-        return records
+        return _refuse_unknown_keys(path, records)
     raise errors.ValidationError(f"{path}: principals are loaded from .json or .csv files.")
 
 

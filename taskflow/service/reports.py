@@ -81,11 +81,13 @@ async def sla_reports(
     access and calendar check, then each statement on its own connection, all at once
     (the database spreads them over its cores)."""
     require_lead(actor)
+    now = services.clock.now()
+    for request in requests:
+        reports.bound(request, now, services.settings.report_max_days)
     checked = [
         reports.check(replace(request, zone=zone_of(services, request.zone)))
         for request in requests
     ]
-    now = services.clock.now()
     await cover(
         services,
         min(r.start for r in checked),

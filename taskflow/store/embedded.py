@@ -12,22 +12,57 @@ pid behind, so no later process ever stops the server. We therefore
   no live owner remains.
 
 SIGTERM is turned into ``SystemExit`` by the CLI, so exit hooks run then too.
+
+The server trusts every local connection to its unix socket (superuser, no
+password), so the socket must never sit where other users can reach it. pgserver
+puts it in the data dir, unless that path is too long for a unix socket (about
+107 bytes); then it moves it to a world-writable folder under the temp dir.
+Here instead a long data dir is reached through a short symlink in a private
+folder (``$XDG_RUNTIME_DIR/taskflow`` or ``<tmp>/taskflow-<uid>``, mode 0700,
+ours, checked), so the socket still lives in the 0700 data dir;
+``unix_socket_permissions = 0700`` is set as well; a start whose socket ends up
+anywhere else is stopped and refused. pgserver's warnings are logged, not hidden.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import logging
 import os
+import stat
 import subprocess
 import sys
+import tempfile
 import warnings
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import psutil
 
-# pgserver's platformdirs warns when XDG_RUNTIME_DIR is unset (servers, CI) and then
-# falls back to /tmp, which is what we want: the warning is noise for operators.
-warnings.filterwarnings("ignore", message="XDG_RUNTIME_DIR is not set")
+from taskflow import errors
+
+log = logging.getLogger("taskflow.embedded")
+
+#: The longest unix socket path (``sun_path`` is 108 bytes with its terminating NUL).
+MAX_SOCKET_PATH = 107
+SOCKET_NAME = ".s.PGSQL.5432"
+#: The line taskflow keeps in the server's postgresql.conf.
+SOCKET_PERMISSIONS = "unix_socket_permissions = 0700"
+
+T = TypeVar("T")
+
+
+def _logging_warnings(action: Callable[[], T]) -> T:
+    """Run ``action``, logging pgserver's warnings (e.g. XDG_RUNTIME_DIR unset) at WARNING."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            return action()
+        finally:
+            for warning in caught:
+                log.warning("pgserver: %s", warning.message)
 
 
 def _alive(pid: int) -> bool:
@@ -38,9 +73,12 @@ def _alive(pid: int) -> bool:
 
 
 def _server_class() -> Any:
-    from pgserver import postgres_server
+    def load() -> Any:
+        from pgserver import postgres_server
 
-    return postgres_server.PostgresServer
+        return postgres_server.PostgresServer
+
+    return _logging_warnings(load)
 
 
 def prune_dead_owners(pgdata: Path) -> list[int]:
@@ -51,10 +89,11 @@ def prune_dead_owners(pgdata: Path) -> list[int]:
 
 def stop_if_unowned(pgdata: Path) -> bool:
     """Stop the server in ``pgdata`` when no live process owns it. True if stopped."""
+    server_class = _server_class()  # imports pgserver, logging its warnings
     from pgserver import _commands
     from pgserver.utils import PostmasterInfo
 
-    with _server_class()._lock:
+    with server_class._lock:
         live = prune_dead_owners_locked(pgdata)
         if live:
             return False
@@ -80,24 +119,114 @@ def prune_dead_owners_locked(pgdata: Path) -> list[int]:
     return live
 
 
+def _private_folder() -> Path:
+    """A folder only this user may write: ``$XDG_RUNTIME_DIR/taskflow`` or ``<tmp>/taskflow-<uid>``.
+
+    Created 0700; an existing one must be a real folder (not a symlink) of ours that
+    nobody else may write, else starting is refused (someone may have planted it).
+    """
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    base = Path(runtime) / "taskflow" if runtime else None
+    if base is None or len(str(base)) > 40:
+        base = Path(tempfile.gettempdir()) / f"taskflow-{os.geteuid()}"
+    with contextlib.suppress(FileExistsError):
+        base.mkdir(mode=0o700)
+    info = os.lstat(base)
+    if (
+        not stat.S_ISDIR(info.st_mode)
+        or info.st_uid != os.geteuid()
+        or info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+    ):
+        raise errors.ConfigError(
+            f"{base} (where taskflow keeps a short path to the embedded database's socket) is "
+            "not a private folder of this user: it must be a folder, owned by this user, that "
+            f"nobody else may write. Remove it (rm -rf {base}) and start again, or set "
+            "TASKFLOW_DATA_DIR to a shorter path."
+        )
+    return base
+
+
+def socket_home(pgdata: Path) -> Path:
+    """The path to hand pgserver: ``pgdata`` itself when its socket path fits, else a short
+    symlink to it in a private folder (so the socket still lands in ``pgdata``)."""
+    if len(str(pgdata / SOCKET_NAME).encode()) <= MAX_SOCKET_PATH:
+        return pgdata
+    digest = hashlib.sha256(str(pgdata).encode()).hexdigest()[:16]
+    link = _private_folder() / digest
+    if link.is_symlink() and Path(os.readlink(link)) == pgdata:
+        return link
+    if link.is_symlink() or link.exists():
+        link.unlink()
+    link.symlink_to(pgdata, target_is_directory=True)
+    if len(str(link / SOCKET_NAME).encode()) > MAX_SOCKET_PATH:
+        raise errors.ConfigError(
+            f"No short private path for the embedded database's socket ({link}): set "
+            "TASKFLOW_DATA_DIR to a shorter path."
+        )
+    return link
+
+
+def _keep_socket_private(pgdata: Path) -> None:
+    """Make sure postgresql.conf limits the socket to its owner (taken at the next start)."""
+    conf = pgdata / "postgresql.conf"
+    if not conf.exists():
+        return
+    text = conf.read_text()
+    if SOCKET_PERMISSIONS not in text.splitlines():
+        with conf.open("a") as out:
+            out.write(
+                f"\n# taskflow: only the server's user may use the socket\n{SOCKET_PERMISSIONS}\n"
+            )
+
+
+def _private_server_class() -> Any:
+    base = _server_class()
+
+    class PrivateServer(base):  # type: ignore[misc, valid-type]
+        """pgserver's server with the socket kept to its owner."""
+
+        def ensure_pgdata_inited(self) -> None:
+            if self.system_user is not None:
+                # As root the server runs as user "pgserver", which must reach the real
+                # folder too (pgserver opens the prefix of the path it is given only).
+                from pgserver.utils import ensure_prefix_permissions
+
+                ensure_prefix_permissions(self.pgdata.resolve())
+            super().ensure_pgdata_inited()
+            _keep_socket_private(self.pgdata)
+
+    return PrivateServer
+
+
 class EmbeddedPostgres:
     """A handle on the embedded server; :meth:`url` gives its connection URL."""
 
     def __init__(self, data_dir: Path) -> None:
-        import pgserver
-
-        self.pgdata = data_dir.resolve() / "pg"
-        self.pgdata.parent.mkdir(parents=True, exist_ok=True)
-        if self.pgdata.exists():
-            prune_dead_owners(self.pgdata)
-        self._server = pgserver.get_server(  # type: ignore[attr-defined]
-            self.pgdata, cleanup_mode="stop"
-        )
+        real = data_dir.resolve() / "pg"
+        real.parent.mkdir(parents=True, exist_ok=True)
+        real.mkdir(exist_ok=True)
+        self.pgdata = socket_home(real)
+        prune_dead_owners(self.pgdata)
+        self._server = _logging_warnings(self._attach)
+        socket_dir = self._server.get_postmaster_info().socket_dir
+        if socket_dir is None or Path(socket_dir) != self.pgdata:
+            self._server.cleanup()
+            raise errors.ConfigError(
+                f"The embedded database's socket is in {socket_dir}, not in its data dir "
+                f"{self.pgdata}: refusing to run with a socket other users may reach. Stop "
+                f"that server (pg_ctl -D {real} stop) and start taskflow again."
+            )
         self._watchdog = subprocess.Popen(
             [sys.executable, "-m", "taskflow.store.pg_watchdog", str(self.pgdata)],
             stdin=subprocess.PIPE,
             start_new_session=True,
         )
+
+    def _attach(self) -> Any:
+        # pgserver.get_server() without its resolve(): a symlinked short path stays short.
+        server_class = _private_server_class()
+        found = server_class._instances.get(self.pgdata)
+        return found if found is not None else server_class(self.pgdata, cleanup_mode="stop")
 
     def url(self, database: str = "postgres") -> str:
         """A libpq URL of ``database`` on the embedded server (unix socket, trust auth)."""

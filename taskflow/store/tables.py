@@ -294,6 +294,20 @@ class LinkThrottle(Table, tablename="link_throttle"):
     blocked_until = Timestamptz(null=True, default=None)
 
 
+class ReportSession(Table, tablename="report_session"):
+    """A signed-in browser of the report pages: short-lived, revoked on sign-out.
+
+    ``id`` is the SHA-256 of the random value in the cookie, so the table alone
+    cannot be used to sign in.
+    """
+
+    id = Varchar(length=64, primary_key=True)
+    principal = Varchar(length=200, index=True)
+    created_at = Timestamptz()
+    expires_at = Timestamptz()
+    revoked_at = Timestamptz(null=True, default=None)
+
+
 class CalendarSpan(Table, tablename="calendar_span"):
     """The local years of a calendar materialised in ``calendar_interval`` (for reports).
 
@@ -369,6 +383,7 @@ class EventBuffer(Table, tablename="event_buffer"):
 TABLES: tuple[type[Table], ...] = (Principal, Subject, Run, Slot, AuditEvent)
 TABLES += (SlaClock, Timer, Notification)
 TABLES += (MagicLink, LinkThrottle)
+TABLES += (ReportSession,)
 TABLES += (CalendarSpan, CalendarInterval)
 TABLES += (IdempotencyKey,)
 TABLES += (EventBuffer,)

@@ -58,6 +58,14 @@ async def test_report_page_in_chromium(
             assert await page.locator("h1").inner_text() == "SLA report: sign in"
             await page.fill("#token", people["max"])
             await page.click("button[type=submit]")
+            await page.wait_for_url(f"{base}/reports/sla")
+            # The browser keeps a session id, never the API token (its sign-in form passed
+            # the same-site check: Chromium sends Origin with the page's own POST).
+            [cookie] = await page.context.cookies()
+            assert cookie["name"] == "taskflow_report_session"
+            assert cookie["value"] != people["max"]
+            assert cookie["httpOnly"]
+            assert cookie["sameSite"] == "Strict"
             await page.goto(
                 f"{base}/reports/sla?from=2026-11-23&zone=uk-london&period=day&group=audience"
             )

@@ -190,7 +190,7 @@ async def test_a_vendor_is_onboarded_after_documents_and_reviews(
     assert await w.inbox(client, people["lee"]) == []
     for slot in uploads:
         done = await w.complete(
-            client, people["olga"], slot["id"], {"document": f"s3://docs/{slot['id']}"}
+            client, people["olga"], slot["id"], {"document": f"docs/{slot['id']}"}
         )
         assert done["__typename"] == "CompleteSuccess"
     legal = await w.slot_named(client, people["lee"], "legal_review")
@@ -244,7 +244,7 @@ async def test_raise_event_targets_and_refusals(
         client,
         people["app"],
         "document-uploaded",
-        {"document": "s3://bank"},
+        {"document": "docs/bank"},
         {**subject, "slotName": "upload", "item": "bank details"},
     )
     assert narrowed["slot"]["status"] == "SATISFIED"

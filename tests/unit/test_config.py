@@ -1,10 +1,16 @@
 from __future__ import annotations
 
+import os
+import stat
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
 from taskflow import config, errors
+
+KEY = "k" * 32
+NEW = "n" * 40
 
 
 def test_embedded_default_generates_and_keeps_a_secret(
@@ -29,13 +35,13 @@ def test_settings_from_the_environment(tmp_path: Path) -> None:
     settings = config.load(
         {
             "TASKFLOW_DATABASE_URL": "postgresql://db/x",
-            "TASKFLOW_SECRET_KEYS": "new, old",
+            "TASKFLOW_SECRET_KEYS": f"{NEW}, {KEY}",
             "TASKFLOW_PORT": "9000",
             "TASKFLOW_WORKFLOWS": "pkg.flows, /srv/flows",
             "TASKFLOW_ENV": "prod",
         }
     )
-    assert settings.secret_keys == ("new", "old")
+    assert settings.secret_keys == (NEW, KEY)
     assert settings.port == 9000
     assert settings.workflows == ("pkg.flows", "/srv/flows")
     assert not settings.dev
@@ -44,11 +50,11 @@ def test_settings_from_the_environment(tmp_path: Path) -> None:
 
 def test_a_bad_port_says_what_to_write() -> None:
     with pytest.raises(errors.ConfigError, match="write an integer"):
-        config.load({"TASKFLOW_PORT": "eighty", "TASKFLOW_SECRET_KEYS": "k"})
+        config.load({"TASKFLOW_PORT": "eighty", "TASKFLOW_SECRET_KEYS": KEY})
 
 
 def test_trusted_proxies_default_to_nobody_and_are_read_canonically(tmp_path: Path) -> None:
-    base = {"TASKFLOW_SECRET_KEYS": "k", "TASKFLOW_DATA_DIR": str(tmp_path)}
+    base = {"TASKFLOW_SECRET_KEYS": KEY, "TASKFLOW_DATA_DIR": str(tmp_path)}
     assert config.load(base).trusted_proxies == ()
     settings = config.load(
         {**base, "TASKFLOW_TRUSTED_PROXIES": " 10.0.0.5, 10.1.2.3/16 ,::1, fd00::/8"}
@@ -62,8 +68,90 @@ def test_a_trusted_proxy_that_is_not_an_address_is_refused(tmp_path: Path, entry
     with pytest.raises(errors.ConfigError, match=r"TASKFLOW_TRUSTED_PROXIES: .* is not an IP"):
         config.load(
             {
-                "TASKFLOW_SECRET_KEYS": "k",
+                "TASKFLOW_SECRET_KEYS": KEY,
                 "TASKFLOW_DATA_DIR": str(tmp_path),
                 "TASKFLOW_TRUSTED_PROXIES": f"10.0.0.1, {entry}",
             }
         )
+
+
+def test_signing_keys_shorter_than_32_bytes_are_refused() -> None:
+    with pytest.raises(errors.ConfigError, match="key number 2 is 5 bytes long") as refused:
+        config.load(
+            {"TASKFLOW_DATABASE_URL": "postgresql://db/x", "TASKFLOW_SECRET_KEYS": f"{KEY},short"}
+        )
+    assert "at least 32 bytes" in refused.value.message
+    assert "secrets.token_urlsafe" in refused.value.message
+
+
+def test_the_key_file_is_private_from_its_creation(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Not chmod after writing (a window where others may read it): created 0600.
+    monkeypatch.setattr(Path, "chmod", lambda self, mode: None)
+    old = os.umask(0)
+    try:
+        config.load({"TASKFLOW_DATA_DIR": str(tmp_path / "data")})
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((tmp_path / "data" / "secret_key").stat().st_mode) == 0o600
+    assert stat.S_IMODE((tmp_path / "data").stat().st_mode) == 0o700
+    assert [p.name for p in (tmp_path / "data").iterdir()] == ["secret_key"]
+
+
+def test_a_world_writable_data_dir_is_refused(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    data.chmod(0o777)
+    with pytest.raises(errors.ConfigError, match="may be written by any user") as refused:
+        config.load({"TASKFLOW_DATA_DIR": str(data)})
+    assert f"chmod 700 {data}" in refused.value.message
+    assert not (data / "secret_key").exists()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving a folder away needs root")
+def test_a_data_dir_owned_by_another_user_is_refused(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    data.mkdir(mode=0o700)
+    os.chown(data, 65534, 65534)
+    with pytest.raises(errors.ConfigError, match="owned by user id 65534") as refused:
+        config.load({"TASKFLOW_DATA_DIR": str(data)})
+    assert "chown -R" in refused.value.message
+
+
+def test_prod_defaults_and_report_settings(tmp_path: Path) -> None:
+    base = {"TASKFLOW_SECRET_KEYS": KEY, "TASKFLOW_DATA_DIR": str(tmp_path)}
+    dev = config.load(base)
+    assert dev.introspection
+    assert dev.report_session_ttl == timedelta(hours=8)
+    assert dev.report_max_days == 1830
+    prod = config.load({**base, "TASKFLOW_ENV": "prod"})
+    assert not prod.introspection
+    assert config.load(
+        {**base, "TASKFLOW_ENV": "prod", "TASKFLOW_GRAPHQL_INTROSPECTION": "true"}
+    ).introspection
+    custom = config.load(
+        {**base, "TASKFLOW_REPORT_SESSION_TTL": "90m", "TASKFLOW_REPORT_MAX_DAYS": "366"}
+    )
+    assert custom.report_session_ttl == timedelta(minutes=90)
+    assert custom.report_max_days == 366
+    for name, value in (
+        ("TASKFLOW_REPORT_SESSION_TTL", "99999999999999d"),
+        ("TASKFLOW_REPORT_MAX_DAYS", "99999999999999999999"),
+        ("TASKFLOW_GRAPHQL_INTROSPECTION", "maybe"),
+    ):
+        with pytest.raises(errors.ConfigError, match=name):
+            config.load({**base, name: value})
+
+
+def test_a_key_file_readable_by_others_is_closed_with_a_warning(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    env = {"TASKFLOW_DATA_DIR": str(tmp_path)}
+    first = config.load(env)
+    key_file = tmp_path / "secret_key"
+    key_file.chmod(0o644)
+    capsys.readouterr()
+    assert config.load(env).secret_keys == first.secret_keys
+    assert stat.S_IMODE(key_file.stat().st_mode) == 0o600
+    assert "was readable by other users" in capsys.readouterr().err

@@ -223,7 +223,7 @@ CompleteArg = Annotated[CompleteWithLinkInput, strawberry.argument(description="
 def _client(info: Info) -> str:
     request = info.context.request
     host = request.client.host if request is not None and request.client else None
-    return link_use.client_key(host)
+    return link_use.client_key(info.context.services, host)
 
 
 @strawberry.type

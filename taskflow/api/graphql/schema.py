@@ -6,7 +6,7 @@ from collections.abc import Awaitable, Callable
 from typing import Annotated
 
 import strawberry
-from graphql.validation import ASTValidationRule
+from graphql.validation import ASTValidationRule, NoSchemaIntrospectionCustomRule
 from strawberry.extensions import (
     AddValidationRules,
     MaxTokensLimiter,
@@ -83,14 +83,20 @@ class Mutation(
     pass
 
 
-def build_schema(*, max_depth: int = MAX_DEPTH) -> strawberry.Schema:
-    """The taskflow GraphQL schema (``max_depth`` is lowered only by tests)."""
+def build_schema(*, max_depth: int = MAX_DEPTH, introspection: bool = True) -> strawberry.Schema:
+    """The taskflow GraphQL schema (``max_depth`` is lowered only by tests).
+
+    Without ``introspection`` (the default outside ``TASKFLOW_ENV=dev``), ``__schema`` and
+    ``__type`` are refused at validation; ``__typename`` stays (clients need it).
+    """
     # The limit rules are built once: the validation cache keys on the rules, so rules
     # made afresh per request (as the limiter extensions do) would never let it hit.
     limits: list[type[ASTValidationRule]] = [
         query_depth_limiter.create_validator(max_depth, None, None),
         max_aliases.create_validator(MAX_ALIASES),
     ]
+    if not introspection:
+        limits.append(NoSchemaIntrospectionCustomRule)
     return strawberry.Schema(
         query=Query,
         mutation=Mutation,

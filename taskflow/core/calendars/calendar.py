@@ -92,7 +92,11 @@ _EMPTY = _Compiled(0, 0, 0, 0, [], [])
 
 
 def _year(us: int) -> int:
-    return (EPOCH + timedelta(microseconds=us)).year
+    try:
+        return (EPOCH + timedelta(microseconds=us)).year
+    except OverflowError:
+        # Beyond datetime's years 1..9999: far outside the range, refused by ``_span``.
+        return 0 if us < 0 else 10000
 
 
 class Calendar:

@@ -34,7 +34,17 @@ class BusinessClock(Protocol):
 def _aware(what: str, t: datetime) -> datetime:
     if t.utcoffset() is None:
         raise errors.NaiveDatetime(what, t)
-    return t.astimezone(UTC)
+    try:
+        return t.astimezone(UTC)
+    except OverflowError:
+        raise _outside(what, t) from None
+
+
+def _outside(what: str, t: datetime) -> errors.BudgetOutOfRange:
+    return errors.BudgetOutOfRange(
+        f"{what} {t.isoformat()} is too close to the years datetime can hold (1 to 9999): "
+        "pass an instant within them.",
+    )
 
 
 class RealTime:
@@ -54,7 +64,15 @@ class RealTime:
                 f"budget {budget} is negative: pass a duration of zero or more.",
                 budget=str(budget),
             )
-        return (_aware("start", start) + budget).astimezone(self.tz)
+        begin = _aware("start", start)
+        try:
+            return begin + budget
+        except OverflowError:
+            raise errors.BudgetOutOfRange(
+                f"budget {budget} from {begin.isoformat()} runs past the year 9999: pass a "
+                "shorter budget.",
+                budget=str(budget),
+            ) from None
 
     def elapsed(self, start: datetime, end: datetime) -> timedelta:
         """``end - start`` on the absolute time line; zero when ``end <= start``."""
@@ -78,7 +96,7 @@ class RealTime:
     def explain(self, start: datetime, budget: timedelta) -> explain.Explanation:
         """One stretch from ``start`` to the due instant; nothing skipped."""
         due = self.add(start, budget)
-        begin = start.astimezone(self.tz)
+        begin = _aware("start", start)
         windows = (explain.Consumed(begin, due),) if due > begin else ()
         return explain.Explanation(self.name, begin, budget, due, windows, ())
 

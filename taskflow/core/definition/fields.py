@@ -8,6 +8,7 @@ typed values (dates as ISO text).
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
@@ -126,8 +127,8 @@ def _clean(field: Field, value: Any) -> Any:
     if kind in ("text", "file"):
         if not isinstance(value, str):
             raise _Refused(f"expected text, got {type(value).__name__}")
-        if kind == "file" and not text:
-            raise _Refused("expected a file reference, got empty text")
+        if kind == "file":
+            return _file_reference(value)
         return value
     if kind == "boolean":
         if isinstance(value, bool):
@@ -160,11 +161,55 @@ def _clean(field: Field, value: Any) -> Any:
             raise _Refused(f"expected one of {', '.join(field.choices)}, got {value!r}")
         return value
     if kind == "url":
-        parsed = urlparse(text or "")
-        if parsed.scheme not in ("http", "https") or not parsed.netloc:
-            raise _Refused(f"expected an http(s) URL, got {value!r}")
-        return text
+        return _http_url(text or "", value)
     raise _Refused(f"the field has unknown type {kind!r}")
+
+
+#: A URL scheme as browsers read one: letters first, after any leading spaces or controls
+#: (which they drop, as they drop tabs and newlines inside it: "java\tscript:").
+_SCHEME = re.compile(r"^([a-z][a-z0-9+.\-]*):", re.IGNORECASE)
+_IGNORED_BY_BROWSERS = re.compile(r"[\x00-\x20\x7f]")
+
+
+def _short(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _http_url(text: str, value: object) -> str:
+    # The scheme as Python reads it and as a browser would (controls and spaces dropped)
+    # must both be http(s); spaces elsewhere ("certificate of incorporation.pdf") are fine.
+    parsed = urlparse(text)
+    seen = _SCHEME.match(_IGNORED_BY_BROWSERS.sub("", text))
+    if (
+        parsed.scheme.lower() not in ("http", "https")
+        or seen is None
+        or seen.group(1).lower() not in ("http", "https")
+        or not parsed.netloc
+    ):
+        raise _Refused(f"expected an http(s) URL, got {_short(value)}")
+    return text
+
+
+def _file_reference(value: str) -> str:
+    """An http(s) URL or a plain reference (an id or path); any other scheme is refused.
+
+    Staff pages and mailers may render the value as a link, so ``javascript:``,
+    ``data:``, ``file:`` and scheme-relative ``//host`` references never get in.
+    """
+    text = value.strip()
+    if not text:
+        raise _Refused("expected a file reference, got empty text")
+    squeezed = _IGNORED_BY_BROWSERS.sub("", text)
+    scheme = _SCHEME.match(squeezed)
+    if scheme is not None and scheme.group(1).lower() in ("http", "https"):
+        return _http_url(text, value)
+    if scheme is not None or squeezed.startswith(("//", "\\\\", "/\\", "\\/")):
+        raise _Refused(
+            "expected an http(s) URL or a plain file reference (an id or a path such as "
+            f"invoices/2026-11.pdf); other kinds of link are refused, got {_short(value)}"
+        )
+    return text
 
 
 def validate_payload(fields: Sequence[Field], payload: Mapping[str, Any] | None) -> dict[str, Any]:

@@ -409,3 +409,26 @@ def test_a_new_version_may_subclass_the_old_one_and_replace_states() -> None:
     assert [s.name for s in V2.definition.state("asked").slots] == ["approve", "hr"]
     assert (V2.definition.name, V2.definition.version) == ("leave", 2)
     assert V1.definition.digest != V2.definition.digest
+
+
+def test_a_link_slot_label_reads_only_shareable_fields() -> None:
+    leaky = review(
+        magic_link=True,
+        label="Review {subject.reference} for {subject.iban}",
+        shareable=["reference"],
+    )
+    problem = only(workflow(submitted=State(initial=True, slots=[leaky], then=[Route("done")])))
+    assert problem.code == "NOT_SHAREABLE"
+    assert "subject.iban" in problem.message
+    assert "add 'iban' to shareable" in problem.fix
+    # The same label on a slot without links, or with the field shared, is fine.
+    for slot in (
+        review(label="Review {subject.reference} for {subject.iban}"),
+        review(
+            magic_link=True,
+            label="Review {subject.reference} for {subject.iban}",
+            shareable=["reference", "iban"],
+        ),
+    ):
+        fine = workflow(submitted=State(initial=True, slots=[slot], then=[Route("done")]))
+        assert v.problems(fine, CALENDARS) == []

@@ -1,0 +1,135 @@
+"""Signing in to the report pages: a short-lived server-side session, never the API token.
+
+``POST /reports/sign-in`` checks a pasted staff token and answers with a cookie that
+holds only a random session id (HttpOnly, SameSite=Strict, scoped to ``/reports``,
+``Secure`` when ``TASKFLOW_PUBLIC_URL`` is https, expiring with the session:
+``TASKFLOW_REPORT_SESSION_TTL``). ``POST /reports/sign-out`` revokes the session
+on the server. Both refuse a form another site sent (login CSRF): the request's
+``Origin`` (or, lacking it, ``Referer``) must be this site, i.e. the public URL's
+origin or the host the request was sent to.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+from urllib.parse import urlsplit
+
+from litestar import Request, post
+from litestar.datastructures import Cookie, State
+from litestar.enums import RequestEncodingType
+from litestar.params import Body
+from litestar.response import Redirect, Response
+
+from taskflow import errors
+from taskflow.api import report_view
+from taskflow.core import principals
+from taskflow.service import principals as principal_service
+from taskflow.service import report_sessions
+from taskflow.service.container import Services
+
+#: The cookie holding the session id (a new name: cookies of old versions held a token).
+COOKIE = "taskflow_report_session"
+
+
+def _services(state: State) -> Services:
+    services: Services = state.services
+    return services
+
+
+def _bearer(request: Request[Any, Any, Any]) -> str | None:
+    scheme, _, token = (request.headers.get("authorization") or "").partition(" ")
+    if scheme.lower() == "bearer" and token.strip():
+        return token.strip()
+    return None
+
+
+async def caller(
+    services: Services, request: Request[Any, Any, Any]
+) -> principals.Principal | None:
+    """Who asks: a bearer token (scripts, the CSV) or the page's session cookie; else None."""
+    token = _bearer(request)
+    if token is not None:
+        try:
+            return await principal_service.authenticate(services, token)
+        except errors.AuthenticationError:
+            return None
+    return await report_sessions.principal_of(services, request.cookies.get(COOKIE))
+
+
+def _origin(url: str) -> tuple[str, str] | None:
+    parts = urlsplit(url)
+    if not parts.scheme or not parts.netloc:
+        return None
+    return parts.scheme.lower(), parts.netloc.lower()
+
+
+def same_site(services: Services, request: Request[Any, Any, Any]) -> bool:
+    """True when the form came from this site (Origin, else Referer; neither: refused)."""
+    sent = request.headers.get("origin")
+    if not sent or sent == "null":
+        sent = request.headers.get("referer")
+    if not sent:
+        return False
+    origin = _origin(sent)
+    if origin is None:
+        return False
+    if origin == _origin(services.settings.public_url):
+        return True
+    # The host the browser sent this request to (a browser sets Host itself): the page
+    # opened as localhost:8000 when the public URL says 127.0.0.1:8000.
+    host = (request.headers.get("host") or "").lower()
+    return bool(host) and origin[1] == host
+
+
+def _cross_site() -> Response[str]:
+    return report_view.html("cross_site.html", 403)
+
+
+@post("/reports/sign-in", include_in_schema=False, status_code=303)
+async def sign_in(
+    state: State,
+    request: Request[Any, Any, Any],
+    data: Annotated[dict[str, str], Body(media_type=RequestEncodingType.URL_ENCODED)],
+) -> Response[Any]:
+    """Check the pasted token; open a report session and keep its id in a strict cookie."""
+    services = _services(state)
+    if not same_site(services, request):
+        return _cross_site()
+    token = (data.get("token") or "").strip()
+    try:
+        _, session_id = await report_sessions.sign_in(services, token)
+        # A new session never reuses the old one (fixation); the old one ends here.
+        await report_sessions.sign_out(services, request.cookies.get(COOKIE))
+    except errors.AuthenticationError:
+        return report_view.html(
+            "sign_in.html",
+            401,
+            error="That token is not valid (expired, revoked or mistyped): mint a new one with "
+            "taskflow token <your-login>.",
+            next="/reports/sla",
+        )
+    cookie = Cookie(
+        key=COOKIE,
+        value=session_id,
+        path="/reports",
+        httponly=True,
+        samesite="strict",
+        # Sent over HTTPS only when taskflow is served over HTTPS (plain http on a dev machine).
+        secure=services.settings.public_url.startswith("https://"),
+        max_age=int(services.settings.report_session_ttl.total_seconds()),
+    )
+    return Redirect("/reports/sla", status_code=303, cookies=[cookie])
+
+
+@post("/reports/sign-out", include_in_schema=False, status_code=303)
+async def sign_out(state: State, request: Request[Any, Any, Any]) -> Response[Any]:
+    """Revoke the session on the server and forget the cookie."""
+    services = _services(state)
+    if not same_site(services, request):
+        return _cross_site()
+    await report_sessions.sign_out(services, request.cookies.get(COOKIE))
+    cookie = Cookie(key=COOKIE, value="", path="/reports", max_age=0, httponly=True)
+    return Redirect("/reports/sla", status_code=303, cookies=[cookie])
+
+
+ROUTES = [sign_in, sign_out]
