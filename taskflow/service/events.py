@@ -1,8 +1,9 @@
 """Events raised on runs: by run id, by subject, or by a correlation key the sender knows.
 
 The event completes the one slot waiting for it (``slotName`` and ``item`` pick
-one of several, e.g. a foreach); applications (role ``integration``) may raise
-any event, staff only those of slots they are candidates for. An
+one of several, e.g. a foreach); applications raise the events their integration
+grants name (``access.may_raise_as_application``), staff only those of slots
+they are candidates for. An
 ``idempotencyKey`` makes a retry return the first result.
 """
 
@@ -101,7 +102,10 @@ async def raise_event(
             if run is None or run.view.status != "active":
                 continue
             slots = await rows.slots_of_run(conn, run_id)
-            if not actor.is_integration and not access.can_read_run(actor, slots):
+            # An application raises only the events its grants name, on their workflows;
+            # anyone else raises as a candidate of a run they may read.
+            as_application = access.may_raise_as_application(actor, run.view.workflow, event)
+            if not as_application and not access.can_read_run(actor, slots, run.view.workflow):
                 continue
             candidates += [(run, s) for s in _waiting(slots, run.view, event, target)]
         if not candidates:
@@ -123,7 +127,8 @@ async def raise_event(
                 slots=names,
             )
         run, slot = candidates[0]
-        if not actor.is_integration and not slot.audience.admits(mine):
+        as_application = access.may_raise_as_application(actor, run.view.workflow, event)
+        if not as_application and not slot.audience.admits(mine):
             raise refusals.NotCandidate(
                 f"You may not raise {event!r} here: the slot is for {slot.audience}.",
                 audience=str(slot.audience),

@@ -11,6 +11,7 @@ from typing import Any
 
 from taskflow import errors
 from taskflow.core import principals as core
+from taskflow.service import access
 from taskflow.service.container import Services
 from taskflow.store import principals as rows
 
@@ -35,11 +36,7 @@ async def authenticate(services: Services, token: str) -> core.Principal:
 
 
 def require_admin(actor: core.Principal, action: str) -> None:
-    if not actor.is_admin:
-        raise errors.Forbidden(
-            f"Only principals with the {core.ADMIN_ROLE!r} role may {action}; "
-            f"{actor.id!r} has roles {list(actor.roles)}."
-        )
+    access.require_admin(actor, action)
 
 
 async def get(services: Services, principal_id: str) -> core.Principal | None:
@@ -55,7 +52,9 @@ async def upsert(
         require_admin(actor, "create or change principals")
     principal = core.build(data)
     async with services.db.transaction() as conn:
-        return await rows.upsert(conn, principal, services.clock.now())
+        return await rows.upsert(
+            conn, principal, services.clock.now(), keep_powers=data.get("powers") is None
+        )
 
 
 async def deactivate(
@@ -105,8 +104,8 @@ def parse_file(path: Path) -> list[dict[str, Any]]:
     """Read principals from a JSON (a list, or {"principals": [...]}) or CSV file.
 
     CSV columns: id, display_name, email, roles and groups (separated by ``;``),
-    time_zone, calendar, active, attributes (a JSON object) and ``attr.<name>``
-    columns for single attributes.
+    time_zone, calendar, active, attributes (a JSON object), powers (a JSON list of
+    grants, see docs/access.md) and ``attr.<name>`` columns for single attributes.
     """
     text = path.read_text(encoding="utf-8")
     if path.suffix.lower() == ".json":
@@ -149,13 +148,13 @@ async def load(services: Services, records: Sequence[Mapping[str, Any]]) -> tupl
     built = []
     for index, record in enumerate(records, start=1):
         try:
-            built.append(core.build(record))
+            built.append((core.build(record), record.get("powers") in (None, "")))
         except errors.ValidationError as exc:
             raise errors.ValidationError(f"record {index}: {exc.message}") from None
     created = 0
     async with services.db.transaction() as conn:
         now = services.clock.now()
-        for principal in built:
-            _, was_created = await rows.upsert(conn, principal, now)
+        for principal, keep_powers in built:
+            _, was_created = await rows.upsert(conn, principal, now, keep_powers=keep_powers)
             created += was_created
     return created, len(built) - created

@@ -11,7 +11,7 @@ import asyncpg
 from taskflow.core import principals
 from taskflow.store import db
 
-_COLUMNS = "id, display_name, email, roles, groups, attributes, time_zone, calendar, active"
+_COLUMNS = "id, display_name, email, roles, groups, attributes, time_zone, calendar, active, powers"
 
 
 def _to_core(row: asyncpg.Record) -> principals.Principal:
@@ -25,6 +25,7 @@ def _to_core(row: asyncpg.Record) -> principals.Principal:
         time_zone=row["time_zone"],
         calendar=row["calendar"],
         active=row["active"],
+        powers=principals.build_powers(row["powers"], row["id"]),
     )
 
 
@@ -39,18 +40,26 @@ async def get_many(conn: db.Connection, ids: list[str]) -> dict[str, principals.
 
 
 async def upsert(
-    conn: db.Connection, principal: principals.Principal, now: datetime
+    conn: db.Connection,
+    principal: principals.Principal,
+    now: datetime,
+    *,
+    keep_powers: bool = False,
 ) -> tuple[principals.Principal, bool]:
-    """Insert or update; returns the stored principal and whether it was created."""
+    """Insert or update; returns the stored principal and whether it was created.
+
+    ``keep_powers``: an update keeps the stored grants (the caller left them out).
+    """
     row = await conn.fetchrow(
         f"""
         INSERT INTO principal ({_COLUMNS}, created_at, updated_at)
-        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10)
+        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $11, $10, $10)
         ON CONFLICT (id) DO UPDATE SET
             display_name = EXCLUDED.display_name, email = EXCLUDED.email,
             roles = EXCLUDED.roles, groups = EXCLUDED.groups,
             attributes = EXCLUDED.attributes, time_zone = EXCLUDED.time_zone,
             calendar = EXCLUDED.calendar, active = EXCLUDED.active,
+            powers = CASE WHEN $12 THEN principal.powers ELSE EXCLUDED.powers END,
             updated_at = EXCLUDED.updated_at
         RETURNING {_COLUMNS}, (xmax = 0) AS created
         """,
@@ -64,6 +73,8 @@ async def upsert(
         principal.calendar,
         principal.active,
         now,
+        [g.as_dict() for g in principal.powers],
+        keep_powers,
     )
     assert row is not None
     return _to_core(row), bool(row["created"])

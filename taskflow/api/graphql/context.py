@@ -11,6 +11,7 @@ from strawberry.types import Info as StrawberryInfo
 
 from taskflow import errors
 from taskflow.core import principals
+from taskflow.service import access
 from taskflow.service.container import Services
 
 UNAUTHORIZED = 401
@@ -26,6 +27,8 @@ class Context(BaseContext, kw_only=True):
     principal: principals.Principal | None = None
     #: Per-request batch loaders by name (e.g. "run"), so lists resolve without N+1 queries.
     loaders: dict[str, DataLoader[Any, Any]] = msgspec.field(default_factory=dict)
+    #: The caller's access answers for this request (runs loaded and checked once).
+    checked: access.RequestAccess | None = None
 
 
 Info = StrawberryInfo[Context, Any]
@@ -58,3 +61,12 @@ async def caller(info: Info) -> principals.Principal:
             context.response.status_code = UNAUTHORIZED
         raise
     return context.principal
+
+
+async def checked(info: Info) -> access.RequestAccess:
+    """This request's access cache for the authenticated caller (UNAUTHENTICATED first)."""
+    me = await caller(info)
+    context = info.context
+    if context.checked is None:
+        context.checked = access.RequestAccess(context.services, me)
+    return context.checked

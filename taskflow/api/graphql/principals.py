@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from enum import Enum
 from typing import Annotated, Any, cast
 
 import strawberry
@@ -11,9 +12,59 @@ from taskflow import errors
 from taskflow.api.graphql import relay
 from taskflow.api.graphql.context import Info, caller
 from taskflow.core import principals as core
+from taskflow.service import access
 from taskflow.service import principals as service
 
 TYPE_NAME = "Principal"
+
+
+@strawberry.enum(description="A power granted per workflow (admin is a role, global).")
+class Power(Enum):
+    LEAD = strawberry.enum_value(
+        "lead", description="Read, board, report on, cancel and manage links of the work reached."
+    )
+    MANAGER = strawberry.enum_value("manager", description="The same powers as lead.")
+    INTEGRATION = strawberry.enum_value(
+        "integration",
+        description="An application: start runs, update subjects, raise the granted events, "
+        "read the runs and outbox of its workflows.",
+    )
+
+
+@strawberry.type(name="PowerGrant", description="One scoped power of a principal.")
+class PowerGrantType:
+    power: Power = strawberry.field(description="The power granted.")
+    workflows: list[str] | None = strawberry.field(
+        description="The workflows it reaches; null: every workflow."
+    )
+    teams: list[str] | None = strawberry.field(
+        description="Audience keys (role:finance) narrowing it to those teams' slots; "
+        "null: every team."
+    )
+    events: list[str] | None = strawberry.field(
+        description="Integration only: the events it may raise; null: every event."
+    )
+
+
+@strawberry.input(description="One scoped power to grant.")
+class PowerGrantInput:
+    power: Power = strawberry.field(description="The power granted.")
+    workflows: list[str] | None = strawberry.field(
+        default=None, description="The workflows it reaches; null: every workflow."
+    )
+    teams: list[str] | None = strawberry.field(
+        default=None, description="Audience keys narrowing it to those teams' slots."
+    )
+    events: list[str] | None = strawberry.field(
+        default=None, description="Integration only: the events it may raise."
+    )
+
+    def as_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"power": self.power.value}
+        for name in ("workflows", "teams", "events"):
+            if getattr(self, name) is not None:
+                out[name] = getattr(self, name)
+        return out
 
 
 @strawberry.type(name="Principal", description="A person or system account known to taskflow.")
@@ -33,6 +84,9 @@ class PrincipalType(relay.Node):
         description="The business calendar of the person's working hours, when set."
     )
     active: bool = strawberry.field(description="False once deactivated: tokens are refused.")
+    powers: list[PowerGrantType] = strawberry.field(
+        description="Scoped powers (lead, manager, integration) per workflow and team."
+    )
 
     @classmethod
     def of(cls, principal: core.Principal) -> PrincipalType:
@@ -47,13 +101,22 @@ class PrincipalType(relay.Node):
             time_zone=principal.time_zone,
             calendar=principal.calendar,
             active=principal.active,
+            powers=[
+                PowerGrantType(
+                    power=Power(g.power),
+                    workflows=list(g.workflows) if g.workflows is not None else None,
+                    teams=list(g.teams) if g.teams is not None else None,
+                    events=list(g.events) if g.events is not None else None,
+                )
+                for g in principal.powers
+            ],
         )
 
 
 async def resolve_node(info: Info, local_id: str) -> PrincipalType | None:
     """A principal by id: visible to itself and to admins; others answer as not found."""
     me = await caller(info)
-    if local_id != me.id and not me.is_admin:
+    if local_id != me.id and not access.may_manage_principals(me):
         return None
     principal = await service.get(info.context.services, local_id)
     return PrincipalType.of(principal) if principal else None
@@ -82,6 +145,10 @@ class UpsertPrincipalInput:
     time_zone: str = strawberry.field(default="UTC", description="IANA time zone.")
     calendar: str | None = strawberry.field(default=None, description="Business calendar name.")
     active: bool = strawberry.field(default=True, description="Whether tokens are accepted.")
+    powers: list[PowerGrantInput] | None = strawberry.field(
+        default=None,
+        description="Scoped powers; left out, an update keeps the stored ones ([] removes all).",
+    )
 
 
 @strawberry.type(description="The principal was created or updated.")
@@ -179,6 +246,7 @@ class PrincipalMutations:
             "time_zone": input.time_zone,
             "calendar": input.calendar,
             "active": input.active,
+            "powers": [g.as_dict() for g in input.powers] if input.powers is not None else None,
         }
         try:
             principal, created = await service.upsert(info.context.services, me, data)

@@ -13,12 +13,12 @@ from enum import Enum
 from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import strawberry
+from strawberry.dataloader import DataLoader
 from strawberry.scalars import JSON
 
 from taskflow.api.graphql import relay
-from taskflow.api.graphql.context import Info, caller
+from taskflow.api.graphql.context import Info, caller, checked
 from taskflow.core.runs.model import SlotView
-from taskflow.service import runs as run_service
 from taskflow.service import views
 
 if TYPE_CHECKING:
@@ -125,11 +125,15 @@ class SlotType(relay.Node):
 
         return await sla.clocks_of_slot(info, relay.from_global_id(str(self.id))[1])
 
-    @strawberry.field(description="The run it belongs to.")
+    @strawberry.field(
+        description="The run it belongs to; null when you may not read that run (the same "
+        "rule as run(id:))."
+    )
     async def run(
         self, info: Info
-    ) -> Annotated[RunType, strawberry.lazy("taskflow.api.graphql.types")]:
-        return cast(RunType, await info.context.loaders["run"].load(self.run_id))
+    ) -> Annotated[RunType, strawberry.lazy("taskflow.api.graphql.types")] | None:
+        found: RunType | None = await run_loader(info).load(self.run_id)
+        return found
 
     @classmethod
     def of(
@@ -256,7 +260,9 @@ class RunType(relay.Node):
         ] = False,
     ) -> list[SlotType]:
         me = await caller(info)
-        run, slots = await views.run_detail(info.context.services, me, self.local_id)
+        run, slots = await views.run_detail(
+            info.context.services, me, self.local_id, await checked(info)
+        )
         visit = run.view.visit
         return [
             SlotType.of(
@@ -283,13 +289,17 @@ class RunType(relay.Node):
     @strawberry.field(description="The manual moves of its state, with guards and checklists.")
     async def moves(self, info: Info) -> list[MoveOption]:
         me = await caller(info)
-        run, slots = await views.run_detail(info.context.services, me, self.local_id)
+        run, slots = await views.run_detail(
+            info.context.services, me, self.local_id, await checked(info)
+        )
         return move_options(views.moves_for(info.context.services, me, run, slots))
 
     @strawberry.field(description="Its state's preconditions, each with whether it holds now.")
     async def checklist(self, info: Info) -> list[CheckItem]:
         me = await caller(info)
-        run, slots = await views.run_detail(info.context.services, me, self.local_id)
+        run, slots = await views.run_detail(
+            info.context.services, me, self.local_id, await checked(info)
+        )
         found = views.checklist_for(info.context.services, me, run, slots)
         return [CheckItem(name=c.name, holds=c.holds, condition=c.condition) for c in found]
 
@@ -308,7 +318,13 @@ class RunType(relay.Node):
         me = await caller(info)
         after_id = int(relay.decode_cursor(after, 1)[0]) if after else 0
         found, total, has_next = await views.timeline(
-            info.context.services, me, self.local_id, kinds=kinds, first=first, after_id=after_id
+            info.context.services,
+            me,
+            self.local_id,
+            kinds=kinds,
+            first=first,
+            after_id=after_id,
+            checked=await checked(info),
         )
         edges = [
             relay.Edge(
@@ -358,7 +374,14 @@ class RunType(relay.Node):
         )
 
 
-async def load_runs(info_services: Any, keys: list[str]) -> list[RunType | None]:
-    """DataLoader batch: runs by id in one query."""
-    found = await run_service.runs_by_ids(info_services, keys)
-    return [RunType.of(found[k]) if k in found else None for k in keys]
+def run_loader(info: Info) -> DataLoader[str, RunType | None]:
+    """This request's loader of runs the caller may read (two queries per batch, cached)."""
+    loaders = info.context.loaders
+    if "readable_run" not in loaders:
+
+        async def load(keys: list[str]) -> list[RunType | None]:
+            found = await (await checked(info)).readable_runs(keys)
+            return [RunType.of(found[k][0]) if k in found else None for k in keys]
+
+        loaders["readable_run"] = DataLoader(load_fn=load)
+    return loaders["readable_run"]
