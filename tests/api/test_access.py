@@ -256,3 +256,17 @@ async def test_a_work_page_with_nested_runs_checks_and_loads_each_run_once(
     assert sum("FROM run r" in q for q in rest) == 1, rest  # the batch of runs
     assert sum("FROM slot WHERE run = ANY" in q for q in rest) == 1, rest  # their slots
     assert sum("FROM slot" in q or "FROM run" in q for q in rest) == 4, rest  # + count, page
+
+
+async def test_each_mutation_of_a_request_reads_runs_afresh(
+    client: httpx.AsyncClient, people: dict[str, str]
+) -> None:
+    expense, _ = await _expense_and_ticket(client, people)
+    review = (await _run(client, people["app"], expense["id"]) or {})["slots"][0]["id"]
+    both = """mutation($id: ID!) {
+      a: claim(input: {slotId: $id}) { ... on SlotSuccess { slot { run { slots { holder } } } } }
+      b: release(input: {slotId: $id}) { ... on SlotSuccess { slot { run { slots { holder } } } } }
+    }"""
+    done = (await gql(client, both, {"id": review}, token=people["fiona"])).ok()
+    assert done["a"]["slot"]["run"]["slots"] == [{"holder": "fiona"}]
+    assert done["b"]["slot"]["run"]["slots"] == [{"holder": None}]

@@ -29,6 +29,8 @@ class Context(BaseContext, kw_only=True):
     loaders: dict[str, DataLoader[Any, Any]] = msgspec.field(default_factory=dict)
     #: The caller's access answers for this request (runs loaded and checked once).
     checked: access.RequestAccess | None = None
+    #: The mutation field the cache was filled under (each mutation starts afresh).
+    checked_for: str | None = None
 
 
 Info = StrawberryInfo[Context, Any]
@@ -67,6 +69,14 @@ async def checked(info: Info) -> access.RequestAccess:
     """This request's access cache for the authenticated caller (UNAUTHENTICATED first)."""
     me = await caller(info)
     context = info.context
-    if context.checked is None:
+    root = None
+    if info.operation.operation.value == "mutation":
+        # Mutations run one after another and change runs: what one read is stale for the next.
+        path = info.path
+        while path.prev is not None:
+            path = path.prev
+        root = str(path.key)
+    if context.checked is None or root != context.checked_for:
         context.checked = access.RequestAccess(context.services, me)
+        context.checked_for = root
     return context.checked

@@ -132,7 +132,7 @@ class SlotType(relay.Node):
     async def run(
         self, info: Info
     ) -> Annotated[RunType, strawberry.lazy("taskflow.api.graphql.types")] | None:
-        found: RunType | None = await run_loader(info).load(self.run_id)
+        found: RunType | None = await (await run_loader(info)).load(self.run_id)
         return found
 
     @classmethod
@@ -374,14 +374,19 @@ class RunType(relay.Node):
         )
 
 
-def run_loader(info: Info) -> DataLoader[str, RunType | None]:
-    """This request's loader of runs the caller may read (two queries per batch, cached)."""
+async def run_loader(info: Info) -> DataLoader[str, RunType | None]:
+    """This request's loader of runs the caller may read (two queries per batch, cached
+    with the access answers: a mutation starts both afresh)."""
+    cache = await checked(info)
+    name = f"readable_run:{id(cache)}"
     loaders = info.context.loaders
-    if "readable_run" not in loaders:
+    if name not in loaders:
 
         async def load(keys: list[str]) -> list[RunType | None]:
-            found = await (await checked(info)).readable_runs(keys)
+            found = await cache.readable_runs(keys)
             return [RunType.of(found[k][0]) if k in found else None for k in keys]
 
-        loaders["readable_run"] = DataLoader(load_fn=load)
-    return loaders["readable_run"]
+        for stale in [k for k in loaders if k.startswith("readable_run:")]:
+            del loaders[stale]  # an earlier mutation's loader holds runs as they were
+        loaders[name] = DataLoader(load_fn=load)
+    return loaders[name]
