@@ -44,6 +44,15 @@ class Grant:
     teams: tuple[str, ...] | None = None
     events: tuple[str, ...] | None = None
 
+    def describe(self) -> str:
+        """In words, e.g. ``lead of expense-approval for group:emea``."""
+        text = f"{self.power} of " + (", ".join(self.workflows) if self.workflows else "all")
+        if self.teams is not None:
+            text += " for " + ", ".join(self.teams)
+        if self.events is not None:
+            text += " raising " + ", ".join(self.events)
+        return text
+
     def as_dict(self) -> dict[str, Any]:
         """The JSON shape files, the database and the API use (absent parts left out)."""
         out: dict[str, Any] = {"power": self.power}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from taskflow import errors
@@ -101,3 +103,18 @@ def test_grants_round_trip_through_json_text() -> None:
     assert [g.as_dict() for g in p.powers] == [
         {"power": "manager", "workflows": ["a"], "teams": ["role:x"]}
     ]
+
+
+def test_a_csv_file_carries_grants_in_a_powers_column(tmp_path: Path) -> None:
+    from taskflow.service import principals as service
+
+    path = tmp_path / "people.csv"
+    path.write_text(
+        "id,display_name,roles,powers\n"
+        'leah,Leah,lead,"[{""power"": ""lead"", ""workflows"": [""expense-approval""]}]"\n'
+        "fiona,Fiona,finance,\n",
+        encoding="utf-8",
+    )
+    leah, fiona = (core.build(r) for r in service.parse_file(path))
+    assert [g.describe() for g in leah.powers] == ["lead of expense-approval"]
+    assert fiona.powers == ()
