@@ -113,8 +113,13 @@ async def test_a_scoped_lead_reports_only_on_the_workflows_granted(
     assert {r["workflow"] for r in leah} == {"expense-approval"}
     other = {"filter": {"workflow": "vendor-onboarding"}}
     assert (await gql(client, REPORT, other, token=people["leah"])).error_codes == ["FORBIDDEN"]
-    page = await client.get("/reports/sla", headers={"Authorization": f"Bearer {people['leah']}"})
+    by_workflow = "/reports/sla?from=2026-11-16&group=workflow"
+    full = await client.get(by_workflow, headers={"Authorization": f"Bearer {people['max']}"})
+    assert full.status_code == 200
+    assert "vendor-onboarding" in full.text
+    page = await client.get(by_workflow, headers={"Authorization": f"Bearer {people['leah']}"})
     assert page.status_code == 200
+    assert "expense-approval" in page.text
     assert "vendor-onboarding" not in page.text
 
 
