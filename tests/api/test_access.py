@@ -111,6 +111,12 @@ async def test_a_scoped_lead_reports_only_on_the_workflows_granted(
     assert len({r["workflow"] for r in everyone}) > 1
     leah = (await gql(client, REPORT, {}, token=people["leah"])).ok()["slaReport"]["rows"]
     assert {r["workflow"] for r in leah} == {"expense-approval"}
+    tara = (await gql(client, REPORT, {}, token=people["tara"])).ok()["slaReport"]["rows"]
+    assert {r["workflow"] for r in tara} <= {"support-ticket"}  # her team's slots only
+    risky = {"filter": {"atRisk": True}}
+    for who, workflows in (("tara", {"support-ticket"}), ("leah", {"expense-approval"})):
+        at_risk = (await gql(client, WORK, risky, token=people[who])).ok()["work"]["edges"]
+        assert {e["node"]["workflow"] for e in at_risk} <= workflows
     other = {"filter": {"workflow": "vendor-onboarding"}}
     assert (await gql(client, REPORT, other, token=people["leah"])).error_codes == ["FORBIDDEN"]
     by_workflow = "/reports/sla?from=2026-11-16&group=workflow"
