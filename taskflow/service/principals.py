@@ -39,6 +39,28 @@ def require_admin(actor: core.Principal, action: str) -> None:
     access.require_admin(actor, action)
 
 
+def check_grants(services: Services, principal: core.Principal) -> None:
+    """Every workflow and event a grant names must exist: a typo would grant nothing."""
+    known = {d.name: d for d in services.catalog.latest()}
+    for grant in principal.powers:
+        unknown = sorted(set(grant.workflows or ()) - set(known))
+        if unknown:
+            raise errors.ValidationError(
+                f"principal {principal.id!r}: powers name unknown workflows {unknown}; known: "
+                f"{', '.join(sorted(known))}.",
+                field="powers",
+            )
+        reached = [known[w] for w in grant.workflows] if grant.workflows else known.values()
+        events = {slot.waits_for for d in reached for _, slot in d.slots()}
+        missing = sorted(set(grant.events or ()) - events)
+        if missing:
+            raise errors.ValidationError(
+                f"principal {principal.id!r}: powers name events {missing} that no slot of "
+                f"the granted workflows waits for; known: {', '.join(sorted(events))}.",
+                field="powers",
+            )
+
+
 async def get(services: Services, principal_id: str) -> core.Principal | None:
     async with services.db.connection() as conn:
         return await rows.get(conn, principal_id)
@@ -51,6 +73,7 @@ async def upsert(
     if actor is not None:
         require_admin(actor, "create or change principals")
     principal = core.build(data)
+    check_grants(services, principal)
     async with services.db.transaction() as conn:
         return await rows.upsert(
             conn, principal, services.clock.now(), keep_powers=data.get("powers") is None
@@ -148,7 +171,9 @@ async def load(services: Services, records: Sequence[Mapping[str, Any]]) -> tupl
     built = []
     for index, record in enumerate(records, start=1):
         try:
-            built.append((core.build(record), record.get("powers") in (None, "")))
+            principal = core.build(record)
+            check_grants(services, principal)
+            built.append((principal, record.get("powers") in (None, "")))
         except errors.ValidationError as exc:
             raise errors.ValidationError(f"record {index}: {exc.message}") from None
     created = 0

@@ -281,3 +281,40 @@ async def test_each_mutation_of_a_request_reads_runs_afresh(
     done = (await gql(client, both, {"id": review}, token=people["fiona"])).ok()
     assert done["a"]["slot"]["run"]["slots"] == [{"holder": "fiona"}]
     assert done["b"]["slot"]["run"]["slots"] == [{"holder": None}]
+
+
+GRANT = """mutation($input: UpsertPrincipalInput!) { upsertPrincipal(input: $input) {
+  __typename ... on UpsertPrincipalSuccess { principal { login powers {
+    power workflows teams events } } }
+  ... on InvalidInput { code message field } ... on Refusal { code message } } }"""
+
+
+async def test_admins_grant_scoped_powers_and_a_typo_grants_nothing(
+    client: httpx.AsyncClient, people: dict[str, str], services: container.Services
+) -> None:
+    nina = {
+        "login": "nina",
+        "displayName": "Nina",
+        "roles": ["lead"],
+        "powers": [{"power": "LEAD", "workflows": ["support-ticket"], "teams": ["group:emea"]}],
+    }
+    done = (await gql(client, GRANT, {"input": nina}, token=people["ada"])).ok()
+    assert done["upsertPrincipal"]["principal"]["powers"] == [
+        {"power": "LEAD", "workflows": ["support-ticket"], "teams": ["group:emea"], "events": None}
+    ]
+    # Left out, an update keeps the grants; [] removes them.
+    kept = {k: v for k, v in nina.items() if k != "powers"}
+    again = (await gql(client, GRANT, {"input": kept}, token=people["ada"])).ok()
+    assert len(again["upsertPrincipal"]["principal"]["powers"]) == 1
+    typo = {**nina, "powers": [{"power": "LEAD", "workflows": ["support-tickets"]}]}
+    refused = (await gql(client, GRANT, {"input": typo}, token=people["ada"])).ok()
+    assert refused["upsertPrincipal"]["__typename"] == "InvalidInput"
+    assert "support-tickets" in refused["upsertPrincipal"]["message"]
+    event = {**nina, "powers": [{"power": "INTEGRATION", "events": ["aproved"]}]}
+    refused = (await gql(client, GRANT, {"input": event}, token=people["ada"])).ok()
+    assert refused["upsertPrincipal"]["__typename"] == "InvalidInput"
+    cleared = await gql(client, GRANT, {"input": {**nina, "powers": []}}, token=people["ada"])
+    assert cleared.ok()["upsertPrincipal"]["principal"]["powers"] == []
+    # A bare lead role reaches nothing.
+    token = services.staff_tokens.mint("nina", services.clock.now())
+    assert (await gql(client, WORK, {}, token=token)).error_codes == ["FORBIDDEN"]
