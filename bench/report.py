@@ -50,7 +50,7 @@ import httpx  # noqa: E402
 from taskflow import clock  # noqa: E402
 from taskflow.api import app as api_app  # noqa: E402
 from taskflow.core import reports  # noqa: E402
-from taskflow.core.principals import Principal  # noqa: E402
+from taskflow.core.principals import Grant, Principal  # noqa: E402
 from taskflow.core.runs.filters import SlotFilter  # noqa: E402
 from taskflow.service import container  # noqa: E402
 from taskflow.service import reports as report_service  # noqa: E402
@@ -68,7 +68,9 @@ def _inbox() -> Any:
 
 
 inbox = _inbox()
-MANAGER = Principal(id="bench-manager", display_name="Bench", roles=("manager",))
+MANAGER = Principal(
+    id="bench-manager", display_name="Bench", roles=("manager",), powers=(Grant("manager"),)
+)
 GROUPS = (reports.PERIOD, reports.AUDIENCE)
 RAW = """
 SELECT date_trunc('week', sl.opened_at AT TIME ZONE 'Europe/London') AS k_period, au.key,

@@ -6,17 +6,14 @@ import logging
 import uuid
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import Any
 
 from litestar import Litestar, get
 from litestar.datastructures import Headers, State
 from litestar.response import Response
-from strawberry.dataloader import DataLoader
 from strawberry.litestar import make_graphql_controller
 
 from taskflow.api import link_pages, report_pages
 from taskflow.api.graphql import schema as graphql_schema
-from taskflow.api.graphql import types
 from taskflow.api.graphql.context import Context
 from taskflow.service.container import Services
 
@@ -33,16 +30,10 @@ def _services(state: State) -> Services:
 
 async def _graphql_context(headers: Headers, state: State) -> Context:
     # headers/state (not request) so one getter serves HTTP and websocket routes.
-    services = _services(state)
-
-    async def load_runs(keys: list[str]) -> list[Any]:
-        return await types.load_runs(services, keys)
-
     return Context(
-        services=services,
+        services=_services(state),
         request_id=headers.get("x-request-id") or uuid.uuid4().hex[:16],
         authorization=headers.get("authorization"),
-        loaders={"run": DataLoader(load_fn=load_runs)},
     )
 
 

@@ -50,7 +50,11 @@ def run_demo(args: argparse.Namespace) -> int:
     print("Tokens (send as 'Authorization: Bearer <token>'):")
     for principal in seeded.principals:
         roles = ", ".join(principal.roles)
-        print(f"  {principal.id:<9} {principal.display_name:<26} [{roles}]")
+        powers = "; ".join(g.describe() for g in principal.powers)
+        print(
+            f"  {principal.id:<9} {principal.display_name:<26} [{roles}]"
+            + (f" ({powers})" if powers else "")
+        )
         print(f"            {minted[principal.id]}")
     print(
         f"\nOpen {settings.public_url}/graphql (taskflow serve), set the header\n"

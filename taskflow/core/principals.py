@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import json
 import re
 import zoneinfo
 from collections.abc import Mapping
@@ -17,12 +18,50 @@ ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@+-]{0,199}$")
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:/+-]{0,99}$")
 EMAIL_PATTERN = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 
-#: Roles that grant powers beyond candidacy.
+#: The one global role: every power on every workflow, and managing principals.
 ADMIN_ROLE = "admin"
-#: Team leads and managers: read every live slot (work, board, runs), cancel runs.
+#: Kept for readers of the old name; a role alone grants no power (see ``Grant``).
 LEAD_ROLES = frozenset({"lead", "manager", ADMIN_ROLE})
-#: Applications acting through the API: start runs, update subjects, raise any event.
 INTEGRATION_ROLE = "integration"
+#: Powers granted per workflow (and team) on the principal: ``powers`` entries.
+LEAD, MANAGER, INTEGRATION = "lead", "manager", "integration"
+POWERS = (LEAD, MANAGER, INTEGRATION)
+#: What a team key looks like: an audience key of a role, group, user or attribute.
+TEAM_PATTERN = re.compile(r"^(role|group|user|attr):[A-Za-z0-9][A-Za-z0-9._:/+=@-]{0,199}$")
+
+
+@dataclass(frozen=True)
+class Grant:
+    """One scoped power: ``power`` over ``workflows`` (None: all), for ``teams`` (None: all).
+
+    ``teams`` are audience keys (``role:finance``): the grant then reaches only slots
+    whose candidates include one of them (and the runs holding such slots).
+    ``events`` (integrations only) are the events it may raise (None: all of the
+    granted workflows' events).
+    """
+
+    power: str
+    workflows: tuple[str, ...] | None = None
+    teams: tuple[str, ...] | None = None
+    events: tuple[str, ...] | None = None
+
+    def describe(self) -> str:
+        """In words, e.g. ``lead of expense-approval for group:emea``."""
+        text = f"{self.power} of " + (", ".join(self.workflows) if self.workflows else "all")
+        if self.teams is not None:
+            text += " for " + ", ".join(self.teams)
+        if self.events is not None:
+            text += " raising " + ", ".join(self.events)
+        return text
+
+    def as_dict(self) -> dict[str, Any]:
+        """The JSON shape files, the database and the API use (absent parts left out)."""
+        out: dict[str, Any] = {"power": self.power}
+        for name in ("workflows", "teams", "events"):
+            value = getattr(self, name)
+            if value is not None:
+                out[name] = list(value)
+        return out
 
 
 @dataclass(frozen=True)
@@ -40,6 +79,8 @@ class Principal:
     active: bool = True
     #: Staff tokens issued before this instant are refused (deactivation, sign out everywhere).
     tokens_valid_after: datetime | None = None
+    #: Scoped powers (lead, manager, integration); ``taskflow.core.access`` reads them.
+    powers: tuple[Grant, ...] = ()
 
     @functools.cached_property
     def audience_keys(self) -> frozenset[str]:
@@ -55,13 +96,13 @@ class Principal:
 
     @property
     def is_lead(self) -> bool:
-        """Leads, managers and admins see all work, not only their own."""
-        return any(role in LEAD_ROLES for role in self.roles)
+        """Admin, or holds a lead or manager grant *somewhere*: not where; ask ``core.access``."""
+        return self.is_admin or any(g.power in (LEAD, MANAGER) for g in self.powers)
 
     @property
     def is_integration(self) -> bool:
-        """Applications (and admins) that feed runs: start, update subjects, raise events."""
-        return self.has_any_role(INTEGRATION_ROLE, ADMIN_ROLE)
+        """Admin, or holds an integration grant *somewhere*: not where; ask ``core.access``."""
+        return self.is_admin or any(g.power == INTEGRATION for g in self.powers)
 
 
 def _names(value: Any, what: str, principal_id: str) -> tuple[str, ...]:
@@ -121,6 +162,7 @@ def build(data: Mapping[str, Any]) -> Principal:
         raise errors.ValidationError(
             f"principal {principal_id!r}: attributes must be a JSON object.", field="attributes"
         )
+    powers = build_powers(data.get("powers"), principal_id)
     active = requested_active(data)
     return Principal(
         id=principal_id,
@@ -132,6 +174,7 @@ def build(data: Mapping[str, Any]) -> Principal:
         time_zone=time_zone,
         calendar=(str(data["calendar"]) if data.get("calendar") else None),
         active=True if active is None else active,
+        powers=powers,
     )
 
 
@@ -164,3 +207,96 @@ def requested_active(data: Mapping[str, Any]) -> bool | None:
         f"principal {data.get('id')!r}: active must be true or false, got {value!r}.",
         field="active",
     )
+
+
+def _grant_names(
+    value: Any, what: str, principal_id: str, pattern: re.Pattern[str]
+) -> tuple[str, ...]:
+    names = _names(value, f"powers.{what}", principal_id)
+    for name in names:
+        if not pattern.match(name):
+            raise errors.ValidationError(
+                f"principal {principal_id!r}: powers.{what} entry {name!r} is not valid; "
+                + (
+                    "write an audience key such as role:finance or group:emea."
+                    if what == "teams"
+                    else "use a workflow or event name."
+                ),
+                field="powers",
+            )
+    if not names:
+        raise errors.ValidationError(
+            f"principal {principal_id!r}: powers.{what} is empty, which would grant nothing; "
+            f"leave {what} out to mean all, or name at least one.",
+            field="powers",
+        )
+    return names
+
+
+def build_powers(value: Any, principal_id: str) -> tuple[Grant, ...]:
+    """Check ``powers`` (a list of grants, or its JSON text from a CSV cell) and build them."""
+    if value is None or value == "":
+        return ()
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError:
+            raise errors.ValidationError(
+                f"principal {principal_id!r}: powers must be a JSON list such as "
+                '[{"power": "lead", "workflows": ["expense-approval"]}].',
+                field="powers",
+            ) from None
+    if not isinstance(value, list | tuple):
+        raise errors.ValidationError(
+            f"principal {principal_id!r}: powers must be a list of grants.", field="powers"
+        )
+    grants: list[Grant] = []
+    for entry in value:
+        if not isinstance(entry, Mapping):
+            raise errors.ValidationError(
+                f"principal {principal_id!r}: each powers entry is an object with a power.",
+                field="powers",
+            )
+        unknown = set(entry) - {"power", "workflows", "teams", "events"}
+        if unknown:
+            raise errors.ValidationError(
+                f"principal {principal_id!r}: powers entry has unknown keys {sorted(unknown)}; "
+                "use power, workflows, teams and (integration) events.",
+                field="powers",
+            )
+        power = entry.get("power")
+        if power not in POWERS:
+            raise errors.ValidationError(
+                f"principal {principal_id!r}: power {power!r} is unknown; use one of "
+                f"{', '.join(POWERS)} (admin is a role, global by design).",
+                field="powers",
+            )
+
+        def part(
+            name: str, pattern: re.Pattern[str], entry: Mapping[str, Any] = entry
+        ) -> tuple[str, ...] | None:
+            raw = entry.get(name)
+            return None if raw is None else _grant_names(raw, name, principal_id, pattern)
+
+        events = part("events", NAME_PATTERN)
+        if events is not None and power != INTEGRATION:
+            raise errors.ValidationError(
+                f"principal {principal_id!r}: only integration grants name events.",
+                field="powers",
+            )
+        teams = part("teams", TEAM_PATTERN)
+        if teams is not None and power == INTEGRATION:
+            raise errors.ValidationError(
+                f"principal {principal_id!r}: integration grants are per workflow and event, "
+                "not per team; leave teams out.",
+                field="powers",
+            )
+        grants.append(
+            Grant(
+                power=str(power),
+                workflows=part("workflows", NAME_PATTERN),
+                teams=teams,
+                events=events,
+            )
+        )
+    return tuple(dict.fromkeys(grants))

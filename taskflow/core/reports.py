@@ -16,7 +16,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from dateutil.relativedelta import relativedelta
 
 from taskflow import errors
-from taskflow.core import durations
+from taskflow.core import access, durations
 
 #: Groupings a report may combine, in the order their keys are shown.
 WORKFLOW, STATE, SLOT, AUDIENCE, HOLDER, PRIORITY, PERIOD = (
@@ -51,6 +51,8 @@ class ReportFilter:
     audience: tuple[str, ...] = ()
     holder: str | None = None
     priority: int | None = None
+    #: Where the reader's lead or manager grants reach (``core.access``); None: everywhere.
+    scope: access.Scope = None
 
 
 @dataclass(frozen=True)

@@ -1,14 +1,28 @@
-"""Who may see and do what, beyond slot candidacy (which the core decides)."""
+"""Who may see and do what: the one module every read and act path calls.
+
+The rules are pure (``taskflow.core.access``); this module loads what they read
+(a run and its slots), raises the refusals, and keeps a per-request cache
+(:class:`RequestAccess`) so nested GraphQL fields neither re-query nor re-check.
+``RULES`` (``taskflow.core.access_rules``) lists, for every query, mutation and
+object field of the schema, which of these rules guards it.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import uuid
+from collections.abc import Iterable, Sequence
 
 from taskflow import errors
+from taskflow.core import access as rules
 from taskflow.core.definition import audience as au
 from taskflow.core.definition.workflow import Definition
 from taskflow.core.principals import Principal
 from taskflow.core.runs.model import RunView, SlotView
+from taskflow.service.container import Services
+from taskflow.store import db
+from taskflow.store import runs as rows
+
+Scope = rules.Scope
 
 
 def keys(principal: Principal) -> frozenset[str]:
@@ -16,22 +30,19 @@ def keys(principal: Principal) -> frozenset[str]:
     return principal.audience_keys
 
 
-def can_read_run(principal: Principal, slots: Iterable[SlotView]) -> bool:
-    """Leads read every run; others the runs where they hold, could take, delegate or did a slot."""
-    if principal.is_lead or principal.is_integration:
-        return True
-    mine = keys(principal)
-    return any(involved(principal, mine, s) for s in slots)
-
-
 def involved(principal: Principal, mine: frozenset[str], slot: SlotView) -> bool:
     """True when the principal holds, did, could take or may delegate this slot."""
-    return (
-        slot.holder == principal.id
-        or slot.satisfied_by == principal.id
-        or slot.audience.admits(mine)
-        or (bool(slot.delegates.keys) and slot.delegates.admits(mine))
-    )
+    return rules.involved(principal, slot)
+
+
+def can_read_run(principal: Principal, slots: Iterable[SlotView], workflow: str = "") -> bool:
+    """Leads, managers and applications where granted; others where involved in a slot."""
+    return rules.may_read_run(principal, workflow, slots)
+
+
+def may_raise_as_application(principal: Principal, workflow: str, event: str) -> bool:
+    """Whether ``principal`` may raise ``event`` on ``workflow`` as an application."""
+    return rules.may_raise_as_application(principal, workflow, event)
 
 
 def may_move(principal: Principal, definition: Definition, run: RunView) -> bool:
@@ -43,40 +54,170 @@ def may_move(principal: Principal, definition: Definition, run: RunView) -> bool
     return any(m.by is not None and au.compile(m.by, run.subject).admits(mine) for m in state.moves)
 
 
-def may_raise_as_application(principal: Principal, workflow: str, event: str) -> bool:
-    """True when an application may raise ``event`` on runs of ``workflow``.
+def may_read(
+    principal: Principal, definition: Definition, run: RunView, slots: Sequence[SlotView]
+) -> bool:
+    """Read a run: by grant or involvement, or because one of its moves is meant for you."""
+    return rules.may_read_run(principal, run.workflow, slots) or may_move(
+        principal, definition, run
+    )
 
-    Today every application (role ``integration``) and admin may; scoped grants
-    per workflow replace this rule here, in one place, for every caller.
-    """
-    del workflow, event  # the grant is global until powers are scoped
-    return principal.is_integration
+
+def _forbidden(principal: Principal, action: str, who: str) -> errors.Forbidden:
+    return errors.Forbidden(
+        f"Only {who} may {action}; {principal.id!r} holds no such grant here "
+        "(ask an admin to grant the power for this workflow: see docs/access.md)."
+    )
+
+
+def may_start(principal: Principal, workflow: str) -> bool:
+    """Whether an application may start runs of ``workflow`` and update their subjects."""
+    return rules.may_start(principal, workflow)
+
+
+def require_start(principal: Principal, workflow: str, action: str = "start runs") -> None:
+    """Applications granted ``workflow`` (and admins)."""
+    if not rules.may_start(principal, workflow):
+        raise _forbidden(principal, f"{action} of {workflow!r}", "applications granted it")
 
 
 def require_integration(principal: Principal, action: str) -> None:
-    if not principal.is_integration:
+    """An application grant somewhere (the caller narrows to its workflows)."""
+    if not rules.anywhere(rules.application(principal)):
+        raise _forbidden(principal, action, "applications (an integration grant) and admins")
+
+
+def require_cancel(principal: Principal, workflow: str, slots: Sequence[SlotView]) -> None:
+    if not rules.may_cancel(principal, workflow, slots):
+        raise _forbidden(
+            principal, f"cancel runs of {workflow!r}", "its leads, managers and applications"
+        )
+
+
+def require_manage_links(principal: Principal, workflow: str, slot: SlotView, action: str) -> None:
+    if not rules.may_manage_links(principal, workflow, slot):
         raise errors.Forbidden(
-            f"Only applications (role 'integration') and admins may {action}; "
+            f"Only the slot's holder, its delegates ({slot.delegates}), and leads and "
+            f"applications granted {workflow!r} may {action} its magic links; claim the slot "
+            "first or ask a lead."
+        )
+
+
+def require_reports(principal: Principal) -> Scope:
+    """The scope of the caller's reports; FORBIDDEN when it reaches nowhere."""
+    found = rules.report_scope(principal)
+    if not rules.anywhere(found):
+        raise errors.Forbidden(
+            "SLA reports are for leads, managers and admins: ask an admin for a lead or manager "
+            "grant on your workflows."
+        )
+    return found
+
+
+def require_report_workflow(found: Scope, workflow: str | None) -> None:
+    """A report narrowed to a workflow the caller's grants do not reach is refused."""
+    if workflow is not None and not rules.covers_workflow(found, workflow):
+        raise errors.Forbidden(
+            f"Your lead or manager grants do not cover the workflow {workflow!r}."
+        )
+
+
+def work_scope(principal: Principal, team: Sequence[str] | None) -> Scope:
+    found = rules.work_scope(principal, team)
+    if not rules.anywhere(found):
+        raise errors.Forbidden(
+            "Only leads, managers and admins (where granted) may read all work; team members "
+            "may read their own team's queue (filter audience to a role or group you have, e.g. "
+            "role:finance)."
+        )
+    return found
+
+
+def may_manage_principals(principal: Principal) -> bool:
+    """Admins read and change every principal (anyone reads themselves)."""
+    return rules.may_manage_principals(principal)
+
+
+def require_admin(principal: Principal, action: str) -> None:
+    if not rules.may_manage_principals(principal):
+        raise errors.Forbidden(
+            f"Only principals with the 'admin' role may {action}; "
             f"{principal.id!r} has roles {list(principal.roles)}."
         )
 
 
-def require_lead(principal: Principal, action: str) -> None:
-    if not (principal.is_lead or principal.is_integration):
-        raise errors.Forbidden(
-            f"Only leads, managers, admins and applications may {action}; "
-            f"{principal.id!r} has roles {list(principal.roles)}."
-        )
+def may_keep_timers(principal: Principal, workflow: str) -> bool:
+    """Leads and managers granted ``workflow`` (and admins) see its timers and mend dead ones."""
+    return rules.may_keep_timers(principal, workflow)
 
 
-def may_keep_timers(principal: Principal) -> bool:
-    """Leads, managers and admins see timers (their errors too) and mend dead ones."""
-    return principal.is_lead or principal.is_admin
+def timer_workflows(principal: Principal, action: str) -> frozenset[str] | None:
+    """The workflows whose timers ``principal`` may see (None: all); FORBIDDEN if none."""
+    found = rules.oversight(principal)
+    if not rules.anywhere(found):
+        raise _forbidden(principal, action, "leads, managers and admins granted a workflow")
+    return rules.workflows_of(found)
 
 
-def require_timer_keeper(principal: Principal, action: str) -> None:
-    if not may_keep_timers(principal):
-        raise errors.Forbidden(
-            f"Only leads, managers and admins may {action}; "
-            f"{principal.id!r} has roles {list(principal.roles)}."
-        )
+def _valid(run_id: str) -> bool:
+    try:
+        uuid.UUID(run_id)
+    except ValueError:
+        return False
+    return True
+
+
+class RequestAccess:
+    """One request's access answers: each run loaded and checked once, in batches.
+
+    Built per GraphQL request (``Context.access``); service read paths take it so a
+    page of slots with nested runs costs two queries, not two per row.
+    """
+
+    def __init__(self, services: Services, actor: Principal) -> None:
+        self.services = services
+        self.actor = actor
+        self._runs: dict[str, tuple[rows.RunRow, list[SlotView]] | None] = {}
+
+    def _check(self, run: rows.RunRow, slots: list[SlotView]) -> bool:
+        definition = self.services.catalog.get(run.view.workflow, run.view.definition_version)
+        return may_read(self.actor, definition, run.view, slots)
+
+    async def readable_runs(
+        self, run_ids: Sequence[str], conn: db.Connection | None = None
+    ) -> dict[str, tuple[rows.RunRow, list[SlotView]]]:
+        """The runs among ``run_ids`` the actor may read, with all their slots."""
+        missing = [i for i in dict.fromkeys(run_ids) if i not in self._runs]
+        valid = [i for i in missing if _valid(i)]
+        for i in missing:
+            self._runs[i] = None
+        if valid:
+            if conn is None:
+                async with self.services.db.connection() as own:
+                    found, slots = await _load(own, valid)
+            else:
+                found, slots = await _load(conn, valid)
+            for i, run in found.items():
+                of_run = slots.get(i, [])
+                if self._check(run, of_run):
+                    self._runs[i] = (run, of_run)
+        return {i: got for i in run_ids if (got := self._runs.get(i)) is not None}
+
+    async def readable_run(
+        self, run_id: str, conn: db.Connection | None = None
+    ) -> tuple[rows.RunRow, list[SlotView]]:
+        """A run and its slots, if the actor may read it; NOT_FOUND otherwise (alike)."""
+        found = await self.readable_runs([run_id], conn)
+        if run_id not in found:
+            raise errors.NotFound(f"No run has the id {run_id!r}.")
+        return found[run_id]
+
+    def forget(self, run_id: str) -> None:
+        """Drop a cached run (after this request changed it)."""
+        self._runs.pop(run_id, None)
+
+
+async def _load(
+    conn: db.Connection, run_ids: list[str]
+) -> tuple[dict[str, rows.RunRow], dict[str, list[SlotView]]]:
+    return await rows.get_runs(conn, run_ids), await rows.slots_of_runs(conn, run_ids)

@@ -6,7 +6,7 @@ one of several, e.g. a foreach). Who may raise it, in one place
 
 - the event's ``raisers`` rule, when the workflow declares one, admits the caller
   (admins excepted);
-- an application (role ``integration``) must be granted the event
+- an application must be granted the event by an integration grant
   (:func:`taskflow.service.access.may_raise_as_application`); it completes the
   slot on the sender's behalf, held or not;
 - a staff caller obeys the slot's rules exactly as ``complete`` does: a held slot
@@ -84,7 +84,11 @@ class Raised:
 
 
 def check_raiser(actor: Principal, definition: Definition, run: RunView, event: str) -> None:
-    """Refuse (``NOT_RAISER``) a caller the event's raisers or the application grants exclude."""
+    """Refuse (``NOT_RAISER``) a caller the event's raisers or the application grants exclude.
+
+    An application (one with an integration grant somewhere) raising an event its grants
+    do not name here is refused as such: it may not raise it by candidacy either.
+    """
     if actor.is_integration and not access.may_raise_as_application(actor, definition.name, event):
         raise refusals.NotRaiser(
             f"Application {actor.id!r} is not granted the event {event!r} of "
@@ -147,7 +151,10 @@ async def _raise(
             if run is None or run.view.status != "active":
                 continue
             slots = await rows.slots_of_run(conn, run_id)
-            if not actor.is_integration and not access.can_read_run(actor, slots):
+            # An application raises only the events its grants name, on their workflows;
+            # anyone else raises as a candidate of a run they may read.
+            as_application = access.may_raise_as_application(actor, run.view.workflow, event)
+            if not as_application and not access.can_read_run(actor, slots, run.view.workflow):
                 continue
             visible.append(run)
             candidates += [
@@ -172,6 +179,7 @@ async def _raise(
             )
         run, slot = candidates[0]
         about[:] = [(run.view.id, slot.id)]
+        as_application = access.may_raise_as_application(actor, run.view.workflow, event)
         definition = definition_for(services, run.view)
         check_raiser(actor, definition, run.view, event)
         slots = await deadlines.load_slots(conn, run.view.id)
@@ -188,7 +196,7 @@ async def _raise(
             now=now,
             new_id=persist.new_id,
             # Applications act for the sender; staff obey the holder and candidate rules.
-            on_behalf=actor.is_integration,
+            on_behalf=as_application,
         )
         await persist.outcome(
             conn,
@@ -236,7 +244,8 @@ async def _keep(
     run, definition = keeping[0]
     check_raiser(actor, definition, run.view, event)
     declared = definition.event(event)
-    if not actor.is_integration and (declared is None or declared.raisers is None):
+    as_application = access.may_raise_as_application(actor, definition.name, event)
+    if not as_application and (declared is None or declared.raisers is None):
         # Staff are admitted by a slot's candidates; with no slot open, only raisers can.
         raise refusals.NoSlotWaiting(
             f"No slot waits for {event!r} now, and only applications or the event's declared "

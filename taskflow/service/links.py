@@ -21,6 +21,7 @@ from typing import Any
 from itsdangerous import BadSignature
 
 from taskflow import errors
+from taskflow.core import access as access_rules
 from taskflow.core import links as core
 from taskflow.core.definition import audience as au
 from taskflow.core.definition import expr as ex
@@ -78,19 +79,11 @@ def url_of(services: Services, token: str) -> str:
     return f"{services.settings.public_url}/l/{token}"
 
 
-def may_manage(actor: Principal, slot: SlotView) -> bool:
-    """Holder, delegates, leads and applications may mint and revoke a slot's links."""
-    if actor.is_lead or actor.is_integration or slot.holder == actor.id:
-        return True
-    return bool(slot.delegates.keys) and slot.delegates.admits(access.keys(actor))
-
-
-def _require_manage(actor: Principal, slot: SlotView, action: str) -> None:
-    if not may_manage(actor, slot):
-        raise errors.Forbidden(
-            f"Only the slot's holder, its delegates ({slot.delegates}), leads and applications "
-            f"may {action} its magic links; claim the slot first or ask a lead."
-        )
+async def _workflow_of(services: Services, slot: SlotView) -> str:
+    async with services.db.connection() as conn:
+        run = await rows.get_run(conn, slot.run_id)
+    assert run is not None  # slots are deleted only with their run
+    return run.view.workflow
 
 
 def require_recipient(
@@ -163,7 +156,9 @@ async def mint(
                 recipient_email=email,
                 expires_in=ttl,
                 actor=actor.id,
-                check=lambda current: _require_manage(actor, current, "mint"),
+                check=lambda workflow, current: access.require_manage_links(
+                    actor, workflow, current, "mint"
+                ),
                 chosen_recipient=True,
             )
 
@@ -182,7 +177,7 @@ async def mint_in(
     recipient_email: str,
     expires_in: timedelta | None = None,
     actor: str = "taskflow",
-    check: Callable[[SlotView], None] | None = None,
+    check: Callable[[str, SlotView], None] | None = None,
     details: Mapping[str, Any] | None = None,
     chosen_recipient: bool = False,
 ) -> Minted:
@@ -210,7 +205,7 @@ async def mint_in(
             "magic link; its definition would need magic_link=True."
         )
     if check is not None:
-        check(current)
+        check(run.view.workflow, current)
     if chosen_recipient:
         require_recipient(declared, current, run.view.subject, email)
     if current.status not in (OPEN, CLAIMED) or current.visit != run.view.visit:
@@ -262,7 +257,7 @@ async def revoke(services: Services, actor: Principal, link_id: str) -> core.Lin
     link = found[0]
     slot = await slot_service.visible_slot(services, actor, link.slot_id)
     if link.created_by != actor.id:
-        _require_manage(actor, slot, "revoke")
+        access.require_manage_links(actor, await _workflow_of(services, slot), slot, "revoke")
     now = services.clock.now()
     async with services.db.transaction() as conn:
         revoked = await store.revoke(conn, link_id, actor.id, now)
@@ -289,8 +284,10 @@ async def revoke(services: Services, actor: Principal, link_id: str) -> core.Lin
 
 
 async def of_slot(services: Services, actor: Principal, slot_id: str) -> list[core.LinkView]:
-    """The links minted for a slot the actor may see, oldest first."""
-    await slot_service.visible_slot(services, actor, slot_id)
+    """The links minted for a slot, oldest first, for who may read them (else none)."""
+    slot = await slot_service.visible_slot(services, actor, slot_id)
+    if not access_rules.may_read_links(actor, await _workflow_of(services, slot), slot):
+        return []
     async with services.db.connection() as conn:
         return await store.of_slot(conn, slot_id)
 
@@ -302,7 +299,9 @@ async def get(services: Services, actor: Principal, link_id: str) -> core.LinkVi
     if found is None:
         return None
     try:
-        await slot_service.visible_slot(services, actor, found[0].slot_id)
+        slot = await slot_service.visible_slot(services, actor, found[0].slot_id)
     except errors.NotFound:
+        return None
+    if not access_rules.may_read_links(actor, await _workflow_of(services, slot), slot):
         return None
     return found[0]

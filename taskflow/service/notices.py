@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
+from taskflow.core import access as access_rules
 from taskflow.core import deadlines, firing, recipients
 from taskflow.core.principals import Principal
 from taskflow.core.runs.model import RunView, SlotView
@@ -20,6 +21,7 @@ from taskflow.service.container import Services
 from taskflow.store import db
 from taskflow.store import notifications as outbox
 from taskflow.store import principals as principal_rows
+from taskflow.store import runs as run_rows
 
 
 async def outbox_rows(
@@ -86,10 +88,12 @@ async def listing(
     """Notifications oldest first: the actor's own, or (integrations) outsiders' or everyone's.
 
     Integrations (the mailer, the help desk) send what the outbox holds, so they read
-    every recipient's; anyone else reads only their own.
+    every recipient's, of the workflows their grants name; anyone else reads their own.
     """
+    workflows = None
     if scope != MINE:
         access.require_integration(actor, f"read the notifications of {scope}")
+        workflows = access_rules.workflows_of(access_rules.application(actor))
     async with services.db.connection() as conn:
         return await outbox.listing(
             conn,
@@ -97,6 +101,7 @@ async def listing(
             outsiders_only=scope == OUTSIDERS,
             after_id=after_id,
             limit=limit,
+            workflows=sorted(workflows) if workflows is not None else None,
         )
 
 
@@ -106,6 +111,9 @@ async def get(
     """One notification: the actor's own, or any for an integration (others read as absent)."""
     async with services.db.connection() as conn:
         found = await outbox.notification(conn, notification_id)
-    if found is None or not (actor.is_integration or found.recipient == actor.id):
+        run = await run_rows.get_run(conn, found.run_id) if found is not None else None
+    if found is None or not access_rules.may_read_notification(
+        actor, found.recipient, run.view.workflow if run else None
+    ):
         return None
     return found

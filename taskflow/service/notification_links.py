@@ -24,6 +24,7 @@ from taskflow.service.container import Services
 from taskflow.store import db
 from taskflow.store import links as link_rows
 from taskflow.store import notifications as outbox
+from taskflow.store import runs as run_rows
 
 
 async def mint(
@@ -37,7 +38,8 @@ async def mint(
     access.require_integration(actor, "mint links for notifications")
     async with services.db.connection() as conn:
         found = await outbox.notification(conn, notification_id)
-    if found is None:
+        run = await run_rows.get_run(conn, found.run_id) if found is not None else None
+    if found is None or run is None or not access.may_start(actor, run.view.workflow):
         raise errors.NotFound(f"No notification has the id {notification_id}.")
 
     async def work() -> links.Minted:

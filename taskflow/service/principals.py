@@ -13,7 +13,7 @@ from typing import Any
 
 from taskflow import errors
 from taskflow.core import principals as core
-from taskflow.service import held
+from taskflow.service import access, held
 from taskflow.service.container import Services
 from taskflow.store import db, report_sessions
 from taskflow.store import principals as rows
@@ -47,11 +47,29 @@ async def authenticate(services: Services, token: str) -> core.Principal:
 
 
 def require_admin(actor: core.Principal, action: str) -> None:
-    if not actor.is_admin:
-        raise errors.Forbidden(
-            f"Only principals with the {core.ADMIN_ROLE!r} role may {action}; "
-            f"{actor.id!r} has roles {list(actor.roles)}."
-        )
+    access.require_admin(actor, action)
+
+
+def check_grants(services: Services, principal: core.Principal) -> None:
+    """Every workflow and event a grant names must exist: a typo would grant nothing."""
+    known = {d.name: d for d in services.catalog.latest()}
+    for grant in principal.powers:
+        unknown = sorted(set(grant.workflows or ()) - set(known))
+        if unknown:
+            raise errors.ValidationError(
+                f"principal {principal.id!r}: powers name unknown workflows {unknown}; known: "
+                f"{', '.join(sorted(known))}.",
+                field="powers",
+            )
+        reached = [known[w] for w in grant.workflows] if grant.workflows else known.values()
+        events = {slot.waits_for for d in reached for _, slot in d.slots()}
+        missing = sorted(set(grant.events or ()) - events)
+        if missing:
+            raise errors.ValidationError(
+                f"principal {principal.id!r}: powers name events {missing} that no slot of "
+                f"the granted workflows waits for; known: {', '.join(sorted(events))}.",
+                field="powers",
+            )
 
 
 async def get(services: Services, principal_id: str) -> core.Principal | None:
@@ -71,9 +89,12 @@ async def upsert(
         raise errors.ValidationError(
             "You cannot deactivate yourself; ask another administrator.", field="active"
         )
+    check_grants(services, principal)
     async with services.db.transaction() as conn:
         now = services.clock.now()
-        stored, created, deactivated = await rows.upsert(conn, principal, now, active=active)
+        stored, created, deactivated = await rows.upsert(
+            conn, principal, now, active=active, keep_powers=data.get("powers") is None
+        )
         if deactivated:
             await _on_deactivation(services, conn, stored, actor, now)
     return stored, created
@@ -175,6 +196,7 @@ FILE_KEYS: frozenset[str] = frozenset(
         "roles",
         "groups",
         "attributes",
+        "powers",
         "time_zone",
         "timeZone",
         "calendar",
@@ -201,8 +223,8 @@ def parse_file(path: Path) -> list[dict[str, Any]]:
     """Read principals from a JSON (a list, or {"principals": [...]}) or CSV file.
 
     CSV columns: id, display_name, email, roles and groups (separated by ``;``),
-    time_zone, calendar, active, attributes (a JSON object) and ``attr.<name>``
-    columns for single attributes.
+    time_zone, calendar, active, attributes (a JSON object), powers (a JSON list of
+    grants, see docs/access.md) and ``attr.<name>`` columns for single attributes.
     """
     text = path.read_text(encoding="utf-8")
     if path.suffix.lower() == ".json":
@@ -245,15 +267,21 @@ async def load(services: Services, records: Sequence[Mapping[str, Any]]) -> tupl
     built = []
     for index, record in enumerate(records, start=1):
         try:
-            built.append(core.build(record))
+            principal = core.build(record)
+            check_grants(services, principal)
+            built.append((principal, record.get("powers") in (None, "")))
         except errors.ValidationError as exc:
             raise errors.ValidationError(f"record {index}: {exc.message}") from None
     created = 0
     async with services.db.transaction() as conn:
         now = services.clock.now()
-        for record, principal in zip(records, built, strict=True):
+        for record, (principal, keep_powers) in zip(records, built, strict=True):
             stored, was_created, deactivated = await rows.upsert(
-                conn, principal, now, active=core.requested_active(record)
+                conn,
+                principal,
+                now,
+                active=core.requested_active(record),
+                keep_powers=keep_powers,
             )
             created += was_created
             if deactivated:

@@ -15,7 +15,7 @@ from taskflow import errors
 from taskflow.core import clocks, reports
 from taskflow.core.principals import Principal
 from taskflow.core.runs import filters
-from taskflow.service import views
+from taskflow.service import access, views
 from taskflow.service.container import Services
 from taskflow.store import at_risk as at_risk_sql
 from taskflow.store import business_time, lead_time, report_sql, slot_measures
@@ -25,12 +25,17 @@ from taskflow.store import business_time, lead_time, report_sql, slot_measures
 _MARGIN_YEARS = 1
 
 
-def require_lead(actor: Principal) -> None:
-    """Reports are for leads, managers and admins; anyone else gets FORBIDDEN."""
-    if not actor.is_lead:
-        raise errors.Forbidden(
-            "SLA reports are for leads, managers and admins: ask an admin for the manager role."
-        )
+def require_lead(actor: Principal) -> access.Scope:
+    """Reports are for leads, managers and admins, over the workflows (and teams) their
+    grants reach; anyone else gets FORBIDDEN. Returns that scope."""
+    return access.require_reports(actor)
+
+
+def scoped(actor: Principal, request: reports.ReportRequest) -> reports.ReportRequest:
+    """The request narrowed to where the actor's grants reach (FORBIDDEN outside them)."""
+    found = require_lead(actor)
+    access.require_report_workflow(found, request.filter.workflow)
+    return replace(request, filter=replace(request.filter, scope=found))
 
 
 def workflow_calendars(services: Services) -> dict[str, str | None]:
@@ -85,7 +90,7 @@ async def sla_reports(
     for request in requests:
         reports.bound(request, now, services.settings.report_max_days)
     checked = [
-        reports.check(replace(request, zone=zone_of(services, request.zone)))
+        reports.check(replace(scoped(actor, request), zone=zone_of(services, request.zone)))
         for request in requests
     ]
     await cover(
@@ -160,7 +165,7 @@ async def at_risk(
     after: at_risk_sql.Cursor | None,
 ) -> tuple[list[tuple[views.SlotRow, int]], int, bool]:
     """Live slots at risk now, least business time left first: (rows with µs left, total, more)."""
-    require_lead(actor)
+    f = replace(f, scope=require_lead(actor))
     if not 0 < first <= views.MAX_FIRST:
         raise errors.ValidationError(
             f"first must be between 1 and {views.MAX_FIRST}; got {first}.", field="first"

@@ -95,8 +95,8 @@ async def start_run(
     idempotency_key: str | None,
 ) -> Started:
     """Start a run for a subject; the same idempotency key returns the live run again."""
-    access.require_integration(actor, "start runs")
     definition = services.catalog.get(workflow)
+    access.require_start(actor, definition.name)
     if subject_type != definition.tracks:
         raise errors.ValidationError(
             f"Workflow {workflow!r} tracks subjects of type {definition.tracks!r}, not "
@@ -206,17 +206,14 @@ async def decide(
 
 
 async def readable_run(
-    services: Services, conn: db.Connection, actor: Principal, run_id: str
+    services: Services,
+    conn: db.Connection,
+    actor: Principal,
+    run_id: str,
+    checked: access.RequestAccess | None = None,
 ) -> tuple[rows.RunRow, list[SlotView]]:
     """A run and its slots, if the actor may read it; NOT_FOUND otherwise (the two look alike)."""
-    run = await rows.get_run(conn, run_id)
-    slots = await rows.slots_of_run(conn, run_id) if run else []
-    if run is None or not (
-        access.can_read_run(actor, slots)
-        or access.may_move(actor, definition_for(services, run.view), run.view)
-    ):
-        raise errors.NotFound(f"No run has the id {run_id!r}.")
-    return run, slots
+    return await (checked or access.RequestAccess(services, actor)).readable_run(run_id, conn)
 
 
 async def update_subject(
@@ -229,6 +226,14 @@ async def update_subject(
 ) -> tuple[subjects.SubjectRow, list[str]]:
     """Replace a subject's attributes; every live run re-checks its rules. Returns the run ids."""
     access.require_integration(actor, "update subjects")
+    if not any(
+        d.tracks == subject_type and access.may_start(actor, d.name)
+        for d in services.catalog.latest()
+    ):
+        raise errors.Forbidden(
+            f"None of your integration grants covers a workflow tracking {subject_type!r}; "
+            "ask an admin for a grant on it (see docs/access.md)."
+        )
     now = services.clock.now()
     async with services.db.transaction() as conn:
         subject = await subjects.find(conn, subject_type, external_id)
@@ -244,7 +249,7 @@ async def update_subject(
                 conn,
                 run_id,
                 lambda definition, run, slots: engine.change_subject(
-                    definition,
+                    _granted(actor, definition),
                     run.view,
                     slots,
                     subject=attributes,
@@ -267,6 +272,12 @@ def _guarded(
         return decision(definition, run, slots)
 
     return checked
+
+
+def _granted(actor: Principal, definition: Definition) -> Definition:
+    """Refuse (rolling the whole update back) a subject feeding a workflow not granted."""
+    access.require_start(actor, definition.name, "update subjects")
+    return definition
 
 
 async def move(
@@ -325,8 +336,8 @@ async def cancel_run(
         raise errors.ValidationError("Say why the run is cancelled (reason).", field="reason")
     now = services.clock.now()
     async with services.db.connection() as conn:
-        await readable_run(services, conn, actor, run_id)
-    access.require_lead(actor, "cancel runs")
+        found, slots = await readable_run(services, conn, actor, run_id)
+    access.require_cancel(actor, found.view.workflow, slots)
     async with services.db.transaction() as conn:
         await decide(
             services,

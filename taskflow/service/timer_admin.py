@@ -19,7 +19,7 @@ from taskflow.core.runs.model import AuditEntry
 from taskflow.core.timer_states import TimerStatus
 from taskflow.service import access, persist
 from taskflow.service.container import Services
-from taskflow.store import db
+from taskflow.store import db, runs
 from taskflow.store import deadlines as timer_rows
 from taskflow.store import timer_admin as store
 
@@ -42,7 +42,7 @@ async def listing(
     limit: int,
 ) -> tuple[list[TimerRow], int]:
     """Timers in id order (``limit`` from ``after_id``) and how many match, for leads and admins."""
-    access.require_timer_keeper(actor, "list timers")
+    workflows = access.timer_workflows(actor, "list timers")
     async with services.db.connection() as conn:
         return await store.listing(
             conn,
@@ -50,23 +50,26 @@ async def listing(
             run_id=run_id,
             after_id=after_id,
             limit=limit,
+            workflows=workflows,
         )
 
 
 async def of_run(services: Services, actor: Principal, run_id: str) -> list[TimerRow] | None:
-    """A run's timers for leads and admins; None for anyone else (they see no timers)."""
-    if not access.may_keep_timers(actor):
-        return None
+    """A run's timers for its workflow's leads and admins; None for anyone else."""
     async with services.db.connection() as conn:
+        run = await runs.get_run(conn, run_id)
+        if run is None or not access.may_keep_timers(actor, run.view.workflow):
+            return None
         found, _ = await store.listing(conn, statuses=None, run_id=run_id, after_id=0, limit=10_000)
     return found
 
 
 async def get(services: Services, actor: Principal, timer_id: int) -> TimerRow | None:
-    """One timer, for leads and admins (None: absent, or not theirs to see)."""
-    if not access.may_keep_timers(actor):
-        return None
+    """One timer, for its workflow's leads and admins (None: absent, or not theirs to see)."""
     async with services.db.connection() as conn:
+        workflow = await store.workflow_of(conn, timer_id)
+        if workflow is None or not access.may_keep_timers(actor, workflow):
+            return None
         return await store.get(conn, timer_id)
 
 
@@ -77,9 +80,13 @@ def _line(kind: str, dead: TimerRow, actor: Principal, reason: str, now: datetim
     )
 
 
-async def _dead(services: Services, conn: db.Connection, timer_id: int) -> TimerRow:
+async def _dead(
+    services: Services, conn: db.Connection, actor: Principal, timer_id: int
+) -> TimerRow:
+    workflow = await store.workflow_of(conn, timer_id)
     found = await store.lock(conn, timer_id)
-    if found is None:
+    if found is None or workflow is None or not access.may_keep_timers(actor, workflow):
+        # A timer out of the caller's grants answers as one that does not exist.
         raise errors.NotFound(f"No timer has the id {timer_id}.", field="timerId")
     if found.status != TimerStatus.DEAD:
         raise TimerNotDead(
@@ -92,10 +99,10 @@ async def _dead(services: Services, conn: db.Connection, timer_id: int) -> Timer
 
 async def retry(services: Services, actor: Principal, timer_id: int) -> TimerRow:
     """Arm a dead timer again, due now, with its attempts reset; the timeline says who did."""
-    access.require_timer_keeper(actor, "retry timers")
+    access.timer_workflows(actor, "retry timers")
     now = services.clock.now()
     async with services.db.transaction() as conn:
-        dead = await _dead(services, conn, timer_id)
+        dead = await _dead(services, conn, actor, timer_id)
         timer = await store.rearm(conn, timer_id, now)
         await persist.audit(
             conn,
@@ -107,7 +114,7 @@ async def retry(services: Services, actor: Principal, timer_id: int) -> TimerRow
 
 async def discard(services: Services, actor: Principal, timer_id: int, reason: str) -> TimerRow:
     """Give up on a dead timer; ``reason`` goes on the run's timeline."""
-    access.require_timer_keeper(actor, "discard timers")
+    access.timer_workflows(actor, "discard timers")
     if not reason.strip():
         raise errors.ValidationError(
             "Say why the timer is discarded (reason): it goes on the run's timeline.",
@@ -115,7 +122,7 @@ async def discard(services: Services, actor: Principal, timer_id: int, reason: s
         )
     now = services.clock.now()
     async with services.db.transaction() as conn:
-        dead = await _dead(services, conn, timer_id)
+        dead = await _dead(services, conn, actor, timer_id)
         timer = await store.set_status(conn, timer_id, TimerStatus.DISCARDED, now)
         await persist.audit(
             conn,

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from taskflow import errors
+from taskflow.core import access as access_rules
 from taskflow.core.definition import audience as au
 from taskflow.core.definition import expr as ex
 from taskflow.core.definition import runtime
@@ -69,13 +70,7 @@ async def work(
 ) -> tuple[list[queries.SlotRow], int, bool]:
     """Every live slot, whoever holds it: for leads, and for members of the team queue asked for."""
     _check_first(first)
-    if not (actor.is_lead or actor.is_integration):
-        team = set(f.audience or ())
-        if not team or not team <= (access.keys(actor) - {au.ANY_KEY}):
-            raise errors.Forbidden(
-                "Only leads, managers and admins may read all work; team members may read their "
-                "own team's queue (filter audience to a role or group you have, e.g. role:finance)."
-            )
+    f = replace(f, scope=access.work_scope(actor, f.audience))
     async with services.db.connection() as conn:
         found, total = await queries.work(conn, f=f, after=after, limit=first + 1)
     return found[:first], total, len(found) > first
@@ -160,13 +155,20 @@ async def board(
     """One card per tracked entity, its state as the lane; (cards, total, has next)."""
     _check_first(first)
     services.catalog.get(workflow)
-    sees_all = actor.is_lead or actor.is_integration
+    reach = access_rules.reader(actor)
+    if access_rules.covers_whole_workflow(reach, workflow):
+        principal_id, keys = None, access.keys(actor)
+    else:
+        # Team grants reach the runs holding a live slot of their teams; anyone else sees
+        # the runs where they hold, could take or may delegate a live slot.
+        teams = {t for r in reach or () if r.covers_workflow(workflow) for t in r.teams or ()}
+        principal_id, keys = actor.id, access.keys(actor) | teams
     async with services.db.connection() as conn:
         found, total = await queries.board_runs(
             conn,
             workflow=workflow,
-            principal_id=None if sees_all else actor.id,
-            keys=sorted(access.keys(actor)),
+            principal_id=principal_id,
+            keys=sorted(keys),
             after=after,
             limit=first + 1,
             include_ended=include_ended,
@@ -180,11 +182,13 @@ async def board(
 
 
 async def run_detail(
-    services: Services, actor: Principal, run_id: str
+    services: Services,
+    actor: Principal,
+    run_id: str,
+    checked: access.RequestAccess | None = None,
 ) -> tuple[rows.RunRow, list[SlotView]]:
-    """A run and all its slots, if the actor may read it."""
-    async with services.db.connection() as conn:
-        return await run_service.readable_run(services, conn, actor, run_id)
+    """A run and all its slots, if the actor may read it (``checked``: this request's cache)."""
+    return await (checked or access.RequestAccess(services, actor)).readable_run(run_id)
 
 
 async def timeline(
@@ -195,14 +199,27 @@ async def timeline(
     kinds: Sequence[str] | None,
     first: int,
     after_id: int,
+    checked: access.RequestAccess | None = None,
 ) -> tuple[list[queries.TimelineRow], int, bool]:
+    """A page of a run's timeline; link lines only for those who may read that slot's links."""
     _check_first(first)
+    run, slots = await run_detail(services, actor, run_id, checked)
     async with services.db.connection() as conn:
-        await run_service.readable_run(services, conn, actor, run_id)
         found, total = await queries.timeline(
             conn, run_id, kinds=kinds, after_id=after_id, limit=first + 1
         )
-    return found[:first], total, len(found) > first
+    by_id = {s.id: s for s in slots}
+
+    def shown(line: queries.TimelineRow) -> queries.TimelineRow:
+        slot = by_id.get(line.slot_id or "")
+        if not line.kind.startswith("link.") or (
+            slot is not None and access_rules.may_read_links(actor, run.view.workflow, slot)
+        ):
+            return line
+        # The line stays (the count and the order hold); who the link was for does not.
+        return replace(line, reason=None, details={})
+
+    return [shown(t) for t in found[:first]], total, len(found) > first
 
 
 async def slot_detail(services: Services, actor: Principal, slot_id: str) -> SlotView:

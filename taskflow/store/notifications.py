@@ -7,7 +7,7 @@ A recipient is a principal's id, or ``email:<address>`` for an outsider (see
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -109,15 +109,18 @@ async def listing(
     outsiders_only: bool = False,
     after_id: int,
     limit: int,
+    workflows: Sequence[str] | None = None,
 ) -> tuple[list[NotificationRow], int | None]:
     """Notifications oldest first, and how many there are in all (one recipient's only).
 
     ``recipient`` narrows to one recipient (counted: the index holds them together);
     ``outsiders_only`` to outsiders' (``email:...``); neither gives the whole outbox.
     The outbox-wide listings are not counted: a sender polls them, and counting the
-    whole table each time would cost more than the page.
+    whole table each time would cost more than the page. ``workflows`` narrows them to
+    the runs of those workflows (an integration's grants).
     """
     # One statement per case (not "$1 IS NULL OR ..."), so each keeps its own index plan.
+    args: list[Any]
     if recipient is not None:
         total = await conn.fetchval(
             "SELECT count(*) FROM notification WHERE recipient = $1", recipient
@@ -127,6 +130,9 @@ async def listing(
         total = None
         where = "recipient LIKE 'email:%'" if outsiders_only else "true"
         args = []
+        if workflows is not None:
+            args.append(list(workflows))
+            where += " AND run IN (SELECT id FROM run WHERE workflow = ANY($1::text[]))"
     n = len(args)
     rows = await conn.fetch(
         f"SELECT {_COLUMNS} FROM notification WHERE {where} AND id > ${n + 1} "

@@ -11,7 +11,7 @@ import asyncpg
 from taskflow.core import principals
 from taskflow.store import db
 
-_COLUMNS = "id, display_name, email, roles, groups, attributes, time_zone, calendar, active"
+_COLUMNS = "id, display_name, email, roles, groups, attributes, time_zone, calendar, active, powers"
 _READ = f"{_COLUMNS}, tokens_valid_after"
 
 
@@ -27,6 +27,7 @@ def _to_core(row: asyncpg.Record) -> principals.Principal:
         calendar=row["calendar"],
         active=row["active"],
         tokens_valid_after=row["tokens_valid_after"],
+        powers=principals.build_powers(row["powers"], row["id"]),
     )
 
 
@@ -46,13 +47,15 @@ async def upsert(
     now: datetime,
     *,
     active: bool | None,
+    keep_powers: bool = False,
 ) -> tuple[principals.Principal, bool, bool]:
     """Insert or update; (the stored principal, whether it was created, whether this
     update deactivated it).
 
     ``active`` None keeps what is stored (a new principal starts active); a deactivation
     moves ``tokens_valid_after`` to ``now``, so the tokens issued before stay refused even
-    after an explicit re-activation.
+    after an explicit re-activation. ``keep_powers``: an update keeps the stored grants
+    (the caller left them out).
     """
     was_active = await conn.fetchval(
         "SELECT active FROM principal WHERE id = $1 FOR UPDATE", principal.id
@@ -60,7 +63,7 @@ async def upsert(
     row = await conn.fetchrow(
         f"""
         INSERT INTO principal ({_COLUMNS}, created_at, updated_at)
-        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, coalesce($9, true), $10, $10)
+        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, coalesce($9, true), $11, $10, $10)
         ON CONFLICT (id) DO UPDATE SET
             display_name = EXCLUDED.display_name, email = EXCLUDED.email,
             roles = EXCLUDED.roles, groups = EXCLUDED.groups,
@@ -68,6 +71,7 @@ async def upsert(
             calendar = EXCLUDED.calendar, active = coalesce($9, principal.active),
             tokens_valid_after = CASE WHEN principal.active AND $9 = false THEN $10
                                       ELSE principal.tokens_valid_after END,
+            powers = CASE WHEN $12 THEN principal.powers ELSE EXCLUDED.powers END,
             updated_at = EXCLUDED.updated_at
         RETURNING {_READ}, (xmax = 0) AS created
         """,
@@ -81,6 +85,8 @@ async def upsert(
         principal.calendar,
         active,
         now,
+        [g.as_dict() for g in principal.powers],
+        keep_powers,
     )
     assert row is not None
     return _to_core(row), bool(row["created"]), bool(was_active) and not row["active"]

@@ -21,6 +21,7 @@ from typing import Any
 
 import asyncpg
 
+from taskflow.core import access
 from taskflow.core.runs.filters import SlotFilter
 from taskflow.core.runs.model import SlotView
 from taskflow.store import db
@@ -97,7 +98,27 @@ def filter_sql(f: SlotFilter, args: list[Any]) -> str:
         parts.append(f"sl.audience && {param(list(f.audience))}::text[]")
     if f.status:
         parts.append(f"sl.status = ANY({param(list(f.status))}::text[])")
-    return "".join(f" AND {p}" for p in parts)
+    return "".join(f" AND {p}" for p in parts) + scope_sql(f.scope, args)
+
+
+def scope_sql(scope: access.Scope, args: list[Any], alias: str = "sl") -> str:
+    """`` AND (...)``: slots (alias ``alias``) where a scope of powers reaches; "" everywhere."""
+    if scope is None:
+        return ""
+    if not scope:
+        return " AND false"
+    param = functools.partial(db.placeholder, args)
+    reaches = []
+    for reach in scope:
+        conditions = ["true"]
+        if reach.workflows is not None:
+            conditions.append(
+                f"{alias}.workflow = ANY({param(sorted(reach.workflows), '::text[]')})"
+            )
+        if reach.teams is not None:
+            conditions.append(f"{alias}.audience && {param(sorted(reach.teams), '::text[]')}")
+        reaches.append(" AND ".join(conditions))
+    return " AND (" + " OR ".join(f"({r})" for r in reaches) + ")"
 
 
 def _keyset_sql(cursor: tuple[datetime | None, int, str] | None, args: list[Any]) -> str:

@@ -24,7 +24,7 @@ import asyncpg
 
 from taskflow.core import reports
 from taskflow.core.runs import model
-from taskflow.store import db, measure_sql
+from taskflow.store import db, measure_sql, queries
 from taskflow.store.business_sql import business_us
 
 
@@ -44,7 +44,7 @@ def _filters(f: reports.ReportFilter, args: list[Any]) -> str:
         parts.append(f"coalesce(sl.holder, sl.satisfied_by) = {param(f.holder)}")
     if f.priority is not None:
         parts.append(f"sl.priority = {param(f.priority)}")
-    return "".join(f" AND {p}" for p in parts)
+    return "".join(f" AND {p}" for p in parts) + queries.scope_sql(f.scope, args)
 
 
 #: Group key -> the column of ``m`` it reads.

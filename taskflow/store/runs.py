@@ -273,6 +273,20 @@ async def slots_of_run(conn: db.Connection, run_id: str) -> list[SlotView]:
     return [slot_from(r) for r in rows]
 
 
+async def slots_of_runs(conn: db.Connection, run_ids: Sequence[str]) -> dict[str, list[SlotView]]:
+    """Every slot of many runs in one query, by run id (per-request access checks)."""
+    rows = await conn.fetch(
+        f"SELECT {SLOT_COLUMNS} FROM slot WHERE run = ANY($1::uuid[]) "
+        "ORDER BY run, visit, name, item_index, id",
+        [uuid.UUID(i) for i in run_ids],
+    )
+    found: dict[str, list[SlotView]] = {i: [] for i in run_ids}
+    for r in rows:
+        slot = slot_from(r)
+        found.setdefault(slot.run_id, []).append(slot)
+    return found
+
+
 async def get_slot(conn: db.Connection, slot_id: str) -> SlotView | None:
     try:
         key = uuid.UUID(slot_id)

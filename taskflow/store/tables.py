@@ -47,6 +47,8 @@ class Principal(Table, tablename="principal"):
     time_zone = Varchar(length=64, default="UTC")
     calendar = Varchar(length=100, null=True, default=None)
     active = Boolean(default=True)
+    #: Scoped powers: a JSON list of grants (``core.principals.Grant``).
+    powers = JSONB(default="[]")
     created_at = Timestamptz(default=TimestamptzNow())
     updated_at = Timestamptz(default=TimestamptzNow())
     #: Staff tokens issued before this instant are refused (deactivation, sign out everywhere).

@@ -9,7 +9,7 @@ order every writer follows: run, then its slots, clocks, timers).
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import datetime
 
 from taskflow.core.timer_states import TimerStatus
@@ -26,23 +26,38 @@ async def listing(
     run_id: str | None,
     after_id: int,
     limit: int,
+    workflows: Collection[str] | None = None,
 ) -> tuple[list[timers.TimerRow], int]:
-    """Up to ``limit`` timers after ``after_id`` in id order, and how many match in all."""
+    """Up to ``limit`` timers after ``after_id`` in id order, and how many match in all
+    (``workflows``: only timers of runs of these workflows; None: any)."""
     where = (
         "($1::text[] IS NULL OR t.status = ANY($1::text[])) "
-        "AND ($2::uuid IS NULL OR t.run = $2::uuid)"
+        "AND ($2::uuid IS NULL OR t.run = $2::uuid) "
+        "AND ($3::text[] IS NULL OR t.run IN (SELECT id FROM run WHERE workflow = ANY($3)))"
     )
     run_key = uuid.UUID(run_id) if run_id is not None else None
     wanted = list(statuses) if statuses is not None else None
+    scope = sorted(workflows) if workflows is not None else None
     found = await conn.fetch(
-        f"SELECT {_COLUMNS} FROM timer t WHERE {where} AND t.id > $3 ORDER BY t.id LIMIT $4",
+        f"SELECT {_COLUMNS} FROM timer t WHERE {where} AND t.id > $4 ORDER BY t.id LIMIT $5",
         wanted,
         run_key,
+        scope,
         after_id,
         limit,
     )
-    total = await conn.fetchval(f"SELECT count(*) FROM timer t WHERE {where}", wanted, run_key)
+    total = await conn.fetchval(
+        f"SELECT count(*) FROM timer t WHERE {where}", wanted, run_key, scope
+    )
     return [timers.timer_from(r) for r in found], int(total)
+
+
+async def workflow_of(conn: db.Connection, timer_id: int) -> str | None:
+    """The workflow of the timer's run (None: no such timer)."""
+    value = await conn.fetchval(
+        "SELECT r.workflow FROM timer t JOIN run r ON r.id = t.run WHERE t.id = $1", timer_id
+    )
+    return None if value is None else str(value)
 
 
 async def get(conn: db.Connection, timer_id: int) -> timers.TimerRow | None:

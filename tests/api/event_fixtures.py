@@ -35,7 +35,12 @@ async def event_services(
     database = await db.Database.connect(database_url, min_size=1, max_size=10)
     try:
         services = container.build(database, with_ours, frozen_clock)
-        await principal_service.load(services, json.loads(EXAMPLE_PRINCIPALS.read_text()))
+        people = json.loads(EXAMPLE_PRINCIPALS.read_text())
+        for person in people:
+            if person["id"] == "app":
+                # The example app is granted the examples; here it feeds the tests' workflows.
+                person["powers"] = [{"power": "integration"}]
+        await principal_service.load(services, people)
         yield services
     finally:
         await database.close()

@@ -64,20 +64,20 @@ async def test_raise_event_keys_are_not_shared_between_actors(
             "idempotencyKey": "mail-1",
         }
 
-    first = await _call(client, RAISE, people["app"], **event("bank details", "s3://bank"))
+    first = await _call(client, RAISE, people["app"], **event("bank details", "docs/bank.pdf"))
     assert (first["__typename"], first["duplicate"]) == ("RaiseEventSuccess", False)
-    # Another integration happens to use the same key for its own event: it is not a
-    # duplicate of the first one, and its event is not dropped.
+    # Another sender (Ada, an admin, raising as an application) happens to use the same
+    # key for its own event: it is not a duplicate of the first one, and it is not dropped.
     other = await _call(
-        client, RAISE, people["helpdesk"], **event("certificate of incorporation", "s3://coi")
+        client, RAISE, people["ada"], **event("certificate of incorporation", "docs/coi.pdf")
     )
     assert other["__typename"] == "RaiseEventSuccess"
     assert other["duplicate"] is False
-    assert other["slot"]["payload"] == {"document": "s3://coi"}
+    assert other["slot"]["payload"] == {"document": "docs/coi.pdf"}
     # The first sender's retry is its own duplicate.
-    again = await _call(client, RAISE, people["app"], **event("bank details", "s3://bank"))
+    again = await _call(client, RAISE, people["app"], **event("bank details", "docs/bank.pdf"))
     assert again["duplicate"] is True
-    assert again["slot"]["payload"] == {"document": "s3://bank"}
+    assert again["slot"]["payload"] == {"document": "docs/bank.pdf"}
 
 
 async def test_a_retried_complete_returns_the_first_success(

@@ -78,9 +78,10 @@ async def test_an_inbox_page_of_fifty_costs_the_same_queries_as_a_page_of_one(
     assert len(page["edges"]) == 50
     assert page["pageInfo"]["hasNextPage"] is True
     assert all(edge["node"]["run"]["state"] == "submitted" for edge in page["edges"])
-    # Authenticate, the page itself, one batched load of the runs behind it.
+    # Authenticate, the page itself, one batched load of the runs behind it and one of
+    # their slots (the access check of Slot.run, as if each run were fetched by id).
     assert len(counter.statements) == for_one
-    assert len(counter.statements) <= 3, counter.statements
+    assert len(counter.statements) <= 4, counter.statements
 
 
 async def test_claim_next_is_one_statement_with_its_deadlines(

@@ -121,7 +121,7 @@ async def test_raise_event_operation(client: httpx.AsyncClient, people: dict[str
     raised = await op(
         client,
         "raise_event",
-        people["helpdesk"],
+        people["app"],  # the help desk's grant names only customer-replied
         event="triaged",
         payload={"priority": "P3", "category": "question"},
         correlationKey="T-5",

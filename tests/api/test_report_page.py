@@ -99,7 +99,7 @@ async def test_staff_and_bad_input(
     staff = {"Authorization": f"Bearer {people['fiona']}"}
     page = await client.get("/reports/sla", headers=staff)
     assert page.status_code == 403
-    assert "manager role" in page.text
+    assert "manager grant" in page.text
     csv_refused = await client.get("/reports/sla.csv", headers=staff)
     assert csv_refused.status_code == 403
     assert (await client.get("/reports/sla.csv")).status_code == 401

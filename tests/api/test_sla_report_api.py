@@ -185,6 +185,7 @@ async def test_a_manager_without_the_lead_role_reads_the_at_risk_list_and_the_re
         "id": "mona",
         "display_name": "Mona Manager",
         "roles": ["manager"],
+        "powers": [{"power": "manager"}],
         "attributes": {"reports": ["sam", "sid"]},
     }
     await principals.load(services, [mona])

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 
+from taskflow.core.principals import INTEGRATION, Grant
 from taskflow.core.runs.model import RunView
 from taskflow.service import container
 from taskflow.service import principals as principal_service
@@ -17,6 +19,8 @@ async def start_escalating(
     one slot's id)."""
     app = await principal_service.get(services, "app")
     assert app is not None
+    # The example app's grants name the example workflows; these are the tests' own.
+    app = dataclasses.replace(app, powers=(Grant(INTEGRATION, workflows=(workflow,)),))
     started = await run_service.start_run(
         services,
         app,

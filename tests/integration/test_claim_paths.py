@@ -27,7 +27,9 @@ from tests.api import workflows as w
 
 pytestmark = pytest.mark.anyio
 
-APP = core_principals.build({"id": "app", "display_name": "App", "roles": ["integration"]})
+APP = core_principals.build(
+    {"id": "app", "display_name": "App", "powers": [{"power": "integration"}]}
+)
 
 
 async def _who(services: container.Services, principal_id: str) -> core_principals.Principal:

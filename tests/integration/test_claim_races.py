@@ -41,7 +41,9 @@ async def procurement_staff(
 
 async def open_uploads(services: container.Services, documents: int) -> list[str]:
     """One vendor run whose foreach opens one upload slot per document."""
-    app = core_principals.build({"id": "app", "display_name": "App", "roles": ["integration"]})
+    app = core_principals.build(
+        {"id": "app", "display_name": "App", "powers": [{"power": "integration"}]}
+    )
     started = await runs.start_run(
         services,
         app,

@@ -160,6 +160,16 @@ async def test_a_failing_firing_backs_off_then_is_parked_dead_and_seen_and_retri
     ] is None
     refused = await gql(client, DEAD_TIMERS, token=fiona_token)
     assert refused.error_codes == ["FORBIDDEN"]
+    # A lead of another workflow (Olga: vendor-onboarding) neither sees nor mends it.
+    olga = token(services, "olga")
+    theirs = (await gql(client, DEAD_TIMERS, token=olga)).ok()["timers"]
+    assert (theirs["totalCount"], theirs["edges"]) == (0, [])
+    hidden = await gql(
+        client, "query($id: ID!) { node(id: $id) { id } }", {"id": node["id"]}, token=olga
+    )
+    assert hidden.ok()["node"] is None
+    not_theirs = (await gql(client, RETRY, {"timerId": node["id"]}, token=olga)).ok()
+    assert not_theirs["retryTimer"]["code"] == "NOT_FOUND"
 
     # Only admins and leads retry; only a dead timer can be retried.
     no = await gql(client, RETRY, {"timerId": node["id"]}, token=fiona_token)

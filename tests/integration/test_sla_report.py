@@ -8,14 +8,14 @@ from datetime import UTC, datetime
 import pytest
 
 from taskflow.core import reports
-from taskflow.core.principals import Principal
+from taskflow.core.principals import Grant, Principal
 from taskflow.service import reports as report_service
 from taskflow.service.container import Services
 from tests import reports_dataset as ds
 
 pytestmark = pytest.mark.anyio
 H = ds.H
-MANAGER = Principal(id="max", display_name="Max", roles=("manager",))
+MANAGER = Principal(id="max", display_name="Max", roles=("manager",), powers=(Grant("manager"),))
 
 
 @pytest.fixture

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from taskflow import clock
+from taskflow.core.principals import INTEGRATION, Grant
 from taskflow.service import container, timers
 from taskflow.service import principals as principal_service
 from taskflow.service import runs as run_service
@@ -108,6 +110,7 @@ async def test_an_outsiders_quiet_hours_follow_the_workflows_calendar(
     services = sla_services
     app = await principal_service.get(services, "app")
     assert app is not None
+    app = dataclasses.replace(app, powers=(Grant(INTEGRATION, workflows=("outsider-at-night",)),))
     frozen_clock.set(datetime(2026, 12, 1, 16, tzinfo=UTC))
     await run_service.start_run(
         services,

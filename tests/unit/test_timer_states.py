@@ -43,7 +43,9 @@ def test_a_long_error_is_cut_short() -> None:
 
 
 def _settings(tmp_path: Path, **env: str) -> config.Settings:
-    return config.load({"TASKFLOW_DATA_DIR": str(tmp_path), "TASKFLOW_SECRET_KEYS": "k", **env})
+    return config.load(
+        {"TASKFLOW_DATA_DIR": str(tmp_path), "TASKFLOW_SECRET_KEYS": "k" * 40, **env}
+    )
 
 
 def test_retry_settings_default_and_are_read(tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ from strawberry.types import Info as StrawberryInfo
 
 from taskflow import errors
 from taskflow.core import principals
+from taskflow.service import access
 from taskflow.service.container import Services
 
 UNAUTHORIZED = 401
@@ -26,6 +27,10 @@ class Context(BaseContext, kw_only=True):
     principal: principals.Principal | None = None
     #: Per-request batch loaders by name (e.g. "run"), so lists resolve without N+1 queries.
     loaders: dict[str, DataLoader[Any, Any]] = msgspec.field(default_factory=dict)
+    #: The caller's access answers for this request (runs loaded and checked once).
+    checked: access.RequestAccess | None = None
+    #: The mutation field the cache was filled under (each mutation starts afresh).
+    checked_for: str | None = None
 
 
 Info = StrawberryInfo[Context, Any]
@@ -58,3 +63,20 @@ async def caller(info: Info) -> principals.Principal:
             context.response.status_code = UNAUTHORIZED
         raise
     return context.principal
+
+
+async def checked(info: Info) -> access.RequestAccess:
+    """This request's access cache for the authenticated caller (UNAUTHENTICATED first)."""
+    me = await caller(info)
+    context = info.context
+    root = None
+    if info.operation.operation.value == "mutation":
+        # Mutations run one after another and change runs: what one read is stale for the next.
+        path = info.path
+        while path.prev is not None:
+            path = path.prev
+        root = str(path.key)
+    if context.checked is None or root != context.checked_for:
+        context.checked = access.RequestAccess(context.services, me)
+        context.checked_for = root
+    return context.checked

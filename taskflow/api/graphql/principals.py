@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from enum import Enum
 from typing import Annotated, Any, cast
 
 import strawberry
@@ -12,9 +13,59 @@ from taskflow import errors
 from taskflow.api.graphql import keyed, relay
 from taskflow.api.graphql.context import Info, caller
 from taskflow.core import principals as core
+from taskflow.service import access
 from taskflow.service import principals as service
 
 TYPE_NAME = "Principal"
+
+
+@strawberry.enum(description="A power granted per workflow (admin is a role, global).")
+class Power(Enum):
+    LEAD = strawberry.enum_value(
+        "lead", description="Read, board, report on, cancel and manage links of the work reached."
+    )
+    MANAGER = strawberry.enum_value("manager", description="The same powers as lead.")
+    INTEGRATION = strawberry.enum_value(
+        "integration",
+        description="An application: start runs, update subjects, raise the granted events, "
+        "read the runs and outbox of its workflows.",
+    )
+
+
+@strawberry.type(name="PowerGrant", description="One scoped power of a principal.")
+class PowerGrantType:
+    power: Power = strawberry.field(description="The power granted.")
+    workflows: list[str] | None = strawberry.field(
+        description="The workflows it reaches; null: every workflow."
+    )
+    teams: list[str] | None = strawberry.field(
+        description="Audience keys (role:finance) narrowing it to those teams' slots; "
+        "null: every team."
+    )
+    events: list[str] | None = strawberry.field(
+        description="Integration only: the events it may raise; null: every event."
+    )
+
+
+@strawberry.input(description="One scoped power to grant.")
+class PowerGrantInput:
+    power: Power = strawberry.field(description="The power granted.")
+    workflows: list[str] | None = strawberry.field(
+        default=None, description="The workflows it reaches; null: every workflow."
+    )
+    teams: list[str] | None = strawberry.field(
+        default=None, description="Audience keys narrowing it to those teams' slots."
+    )
+    events: list[str] | None = strawberry.field(
+        default=None, description="Integration only: the events it may raise."
+    )
+
+    def as_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"power": self.power.value}
+        for name in ("workflows", "teams", "events"):
+            if getattr(self, name) is not None:
+                out[name] = getattr(self, name)
+        return out
 
 
 @strawberry.type(name="Principal", description="A person or system account known to taskflow.")
@@ -38,6 +89,9 @@ class PrincipalType(relay.Node):
         description="Staff tokens issued before this instant are refused (set by deactivation "
         "and sign out everywhere); null when never set."
     )
+    powers: list[PowerGrantType] = strawberry.field(
+        description="Scoped powers (lead, manager, integration) per workflow and team."
+    )
 
     @classmethod
     def of(cls, principal: core.Principal) -> PrincipalType:
@@ -53,13 +107,22 @@ class PrincipalType(relay.Node):
             calendar=principal.calendar,
             active=principal.active,
             tokens_valid_after=principal.tokens_valid_after,
+            powers=[
+                PowerGrantType(
+                    power=Power(g.power),
+                    workflows=list(g.workflows) if g.workflows is not None else None,
+                    teams=list(g.teams) if g.teams is not None else None,
+                    events=list(g.events) if g.events is not None else None,
+                )
+                for g in principal.powers
+            ],
         )
 
 
 async def resolve_node(info: Info, local_id: str) -> PrincipalType | None:
     """A principal by id: visible to itself and to admins; others answer as not found."""
     me = await caller(info)
-    if local_id != me.id and not me.is_admin:
+    if local_id != me.id and not access.may_manage_principals(me):
         return None
     principal = await service.get(info.context.services, local_id)
     return PrincipalType.of(principal) if principal else None
@@ -94,6 +157,10 @@ class UpsertPrincipalInput:
         "deactivates (see deactivatePrincipal).",
     )
     idempotency_key: str | None = relay.idempotency_key_field()
+    powers: list[PowerGrantInput] | None = strawberry.field(
+        default=None,
+        description="Scoped powers; left out, an update keeps the stored ones ([] removes all).",
+    )
 
 
 @strawberry.type(description="The principal was created or updated.")
@@ -220,6 +287,7 @@ class PrincipalMutations:
             "time_zone": input.time_zone,
             "calendar": input.calendar,
             "active": input.active,
+            "powers": [g.as_dict() for g in input.powers] if input.powers is not None else None,
         }
 
         async def work() -> keyed.Answer:

@@ -13,12 +13,12 @@ from enum import Enum
 from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import strawberry
+from strawberry.dataloader import DataLoader
 from strawberry.scalars import JSON
 
 from taskflow.api.graphql import relay
-from taskflow.api.graphql.context import Info, caller
+from taskflow.api.graphql.context import Info, caller, checked
 from taskflow.core.runs.model import SlotView
-from taskflow.service import runs as run_service
 from taskflow.service import views
 
 if TYPE_CHECKING:
@@ -126,11 +126,15 @@ class SlotType(relay.Node):
 
         return await sla.clocks_of_slot(info, relay.from_global_id(str(self.id))[1])
 
-    @strawberry.field(description="The run it belongs to.")
+    @strawberry.field(
+        description="The run it belongs to; null when you may not read that run (the same "
+        "rule as run(id:))."
+    )
     async def run(
         self, info: Info
-    ) -> Annotated[RunType, strawberry.lazy("taskflow.api.graphql.types")]:
-        return cast(RunType, await info.context.loaders["run"].load(self.run_id))
+    ) -> Annotated[RunType, strawberry.lazy("taskflow.api.graphql.types")] | None:
+        found: RunType | None = await (await run_loader(info)).load(self.run_id)
+        return found
 
     @classmethod
     def of(
@@ -261,7 +265,9 @@ class RunType(relay.Node):
         ] = False,
     ) -> list[SlotType]:
         me = await caller(info)
-        run, slots = await views.run_detail(info.context.services, me, self.local_id)
+        run, slots = await views.run_detail(
+            info.context.services, me, self.local_id, await checked(info)
+        )
         visit = run.view.visit
         return [
             SlotType.of(
@@ -299,13 +305,17 @@ class RunType(relay.Node):
     @strawberry.field(description="The manual moves of its state, with guards and checklists.")
     async def moves(self, info: Info) -> list[MoveOption]:
         me = await caller(info)
-        run, slots = await views.run_detail(info.context.services, me, self.local_id)
+        run, slots = await views.run_detail(
+            info.context.services, me, self.local_id, await checked(info)
+        )
         return move_options(views.moves_for(info.context.services, me, run, slots))
 
     @strawberry.field(description="Its state's preconditions, each with whether it holds now.")
     async def checklist(self, info: Info) -> list[CheckItem]:
         me = await caller(info)
-        run, slots = await views.run_detail(info.context.services, me, self.local_id)
+        run, slots = await views.run_detail(
+            info.context.services, me, self.local_id, await checked(info)
+        )
         found = views.checklist_for(info.context.services, me, run, slots)
         return [CheckItem(name=c.name, holds=c.holds, condition=c.condition) for c in found]
 
@@ -324,7 +334,13 @@ class RunType(relay.Node):
         me = await caller(info)
         after_id = int(relay.decode_cursor(after, 1)[0]) if after else 0
         found, total, has_next = await views.timeline(
-            info.context.services, me, self.local_id, kinds=kinds, first=first, after_id=after_id
+            info.context.services,
+            me,
+            self.local_id,
+            kinds=kinds,
+            first=first,
+            after_id=after_id,
+            checked=await checked(info),
         )
         edges = [
             relay.Edge(
@@ -375,7 +391,19 @@ class RunType(relay.Node):
         )
 
 
-async def load_runs(info_services: Any, keys: list[str]) -> list[RunType | None]:
-    """DataLoader batch: runs by id in one query."""
-    found = await run_service.runs_by_ids(info_services, keys)
-    return [RunType.of(found[k]) if k in found else None for k in keys]
+async def run_loader(info: Info) -> DataLoader[str, RunType | None]:
+    """This request's loader of runs the caller may read (two queries per batch, cached
+    with the access answers: a mutation starts both afresh)."""
+    cache = await checked(info)
+    name = f"readable_run:{id(cache)}"
+    loaders = info.context.loaders
+    if name not in loaders:
+
+        async def load(keys: list[str]) -> list[RunType | None]:
+            found = await cache.readable_runs(keys)
+            return [RunType.of(found[k][0]) if k in found else None for k in keys]
+
+        for stale in [k for k in loaders if k.startswith("readable_run:")]:
+            del loaders[stale]  # an earlier mutation's loader holds runs as they were
+        loaders[name] = DataLoader(load_fn=load)
+    return loaders[name]

@@ -9,7 +9,7 @@ import strawberry
 
 from taskflow import errors
 from taskflow.api.graphql import relay, reports
-from taskflow.api.graphql.context import Info, caller
+from taskflow.api.graphql.context import Info, caller, checked
 from taskflow.api.graphql.types import (
     RUN,
     SLOT,
@@ -238,7 +238,7 @@ async def resolve_run(info: Info, local_id: str) -> RunType | None:
     if not local_id:
         return None
     try:
-        run, _ = await views.run_detail(info.context.services, me, local_id)
+        run, _ = await views.run_detail(info.context.services, me, local_id, await checked(info))
     except errors.NotFound:
         return None
     return RunType.of(run)
@@ -251,7 +251,7 @@ async def resolve_slot(info: Info, local_id: str) -> SlotType | None:
     services = info.context.services
     try:
         slot = await views.slot_detail(services, me, local_id)
-        run, _ = await views.run_detail(services, me, slot.run_id)
+        run, _ = await views.run_detail(services, me, slot.run_id, await checked(info))
     except errors.NotFound:
         return None
     return SlotType.of(

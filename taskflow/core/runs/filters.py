@@ -6,6 +6,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from taskflow.core import access
+
 
 @dataclass(frozen=True)
 class SlotFilter:
@@ -20,3 +22,5 @@ class SlotFilter:
     #: Audience keys a slot must carry one of (a team queue: ``role:finance``).
     audience: Sequence[str] | None = None
     status: Sequence[str] | None = None
+    #: Where the caller's powers reach (``core.access``); None: everywhere.
+    scope: access.Scope = None

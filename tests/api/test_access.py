@@ -1,0 +1,320 @@
+"""The access model over HTTP: scoped leads, scoped integrations, nested objects, links.
+
+Each test is a way around the model that worked before powers were scoped
+(leads and integrations were global, ``Slot.run`` was loaded unchecked, a
+candidate of a pending slot read the run's links); each must stay refused.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import replace
+from datetime import timedelta
+from typing import Any
+
+import httpx
+import pytest
+from httpx_ws.transport import ASGIWebSocketTransport
+
+from taskflow import clock
+from taskflow.api import app as api_app
+from taskflow.service import container, timers
+from taskflow.store import db
+from tests import reports_dataset as ds
+from tests.api import magic as m
+from tests.api import workflows as w
+from tests.api.test_inbox_queries import Counter
+from tests.conftest import gql
+
+pytestmark = pytest.mark.anyio
+
+RUN = """query($id: ID!) { run(id: $id) { id workflow state slots { id name status } } }"""
+NODE = """query($id: ID!) { node(id: $id) { id } }"""
+WORK = """query($filter: WorkFilter) { work(first: 100, filter: $filter) { totalCount
+  edges { node { id name workflow run { id } } } } }"""
+BOARD = """query($workflow: String!) { board(workflow: $workflow) { totalCount
+  edges { node { run { id } } } } }"""
+CANCEL = """mutation($input: CancelRunInput!) { cancelRun(input: $input) { __typename
+  ... on RunSuccess { run { status } } ... on Refusal { code message } } }"""
+MOVE = """mutation($input: MoveInput!) { move(input: $input) { __typename
+  ... on Refusal { code message } } }"""
+RAISE = """mutation($input: RaiseEventInput!) { raiseEvent(input: $input) { __typename
+  ... on RaiseEventSuccess { run { state } } ... on Refusal { code message } } }"""
+NOTIFICATIONS = """query($filter: NotificationFilter) {
+  notifications(first: 100, filter: $filter) { edges { node { id runId } } } }"""
+REPORT = """query($filter: SlaReportFilter) {
+  slaReport(from: "2026-11-16T00:00:00Z", groupBy: [WORKFLOW], filter: $filter) {
+  rows { workflow opened } } }"""
+LINKS = """query($id: ID!) { node(id: $id) { ... on Slot { links { id recipientEmail } } } }"""
+TIMELINE = """query($id: ID!) { run(id: $id) { timeline(first: 100, kinds: ["link.minted"]) {
+  edges { node { kind reason details } } } } }"""
+
+
+async def _run(client: httpx.AsyncClient, token: str, run_id: str) -> dict[str, Any] | None:
+    found: dict[str, Any] | None = (await gql(client, RUN, {"id": run_id}, token=token)).ok()["run"]
+    return found
+
+
+async def _expense_and_ticket(
+    client: httpx.AsyncClient, people: dict[str, str]
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    expense = await w.start(client, people["app"], "expense-approval", "expense", "E-1", w.EXPENSE)
+    ticket = await w.start(client, people["helpdesk"], "support-ticket", "ticket", "T-1", w.TICKET)
+    assert expense["__typename"] == ticket["__typename"] == "StartRunSuccess"
+    return expense["run"], ticket["run"]
+
+
+async def test_a_lead_of_one_workflow_cannot_read_cancel_move_or_mint_on_another(
+    client: httpx.AsyncClient, people: dict[str, str]
+) -> None:
+    expense, ticket = await _expense_and_ticket(client, people)
+    leah = people["leah"]  # lead of expense-approval only
+    ticket_slots = (await _run(client, people["app"], ticket["id"]) or {})["slots"]
+
+    assert await _run(client, leah, ticket["id"]) is None
+    assert (await gql(client, NODE, {"id": ticket["id"]}, token=leah)).ok()["node"] is None
+    assert (await gql(client, NODE, {"id": ticket_slots[0]["id"]}, token=leah)).ok()["node"] is None
+    work = (await gql(client, WORK, {}, token=leah)).ok()["work"]
+    assert {e["node"]["workflow"] for e in work["edges"]} == {"expense-approval"}
+    assert work["totalCount"] == len(work["edges"])
+    only_tickets = await gql(client, WORK, {"filter": {"workflow": "support-ticket"}}, token=leah)
+    assert only_tickets.ok()["work"]["totalCount"] == 0
+    board = await gql(client, BOARD, {"workflow": "support-ticket"}, token=leah)
+    assert board.ok()["board"]["totalCount"] == 0
+
+    cancel = {"input": {"runId": ticket["id"], "reason": "mine now"}}
+    refused = (await gql(client, CANCEL, cancel, token=leah)).ok()["cancelRun"]
+    assert refused["__typename"] == "NotFoundRefusal", refused
+    move = {"input": {"runId": ticket["id"], "move": "reopen"}}
+    assert (await gql(client, MOVE, move, token=leah)).ok()["move"]["__typename"] == (
+        "NotFoundRefusal"
+    )
+    minted = await m.mint(client, leah, ticket_slots[0]["id"], email="leah@example.org")
+    assert minted["__typename"] == "NotFoundRefusal", minted
+    assert (await _run(client, people["app"], ticket["id"]) or {})["state"] == ticket["state"]
+
+    # Within her grant she reads, boards and cancels as a lead does.
+    assert (await _run(client, leah, expense["id"]) or {})["workflow"] == "expense-approval"
+    board = await gql(client, BOARD, {"workflow": "expense-approval"}, token=leah)
+    assert board.ok()["board"]["totalCount"] == 1
+    cancel = {"input": {"runId": expense["id"], "reason": "duplicate claim"}}
+    done = (await gql(client, CANCEL, cancel, token=leah)).ok()["cancelRun"]
+    assert done == {"__typename": "RunSuccess", "run": {"status": "CANCELLED"}}
+
+
+async def test_a_scoped_lead_reports_only_on_the_workflows_granted(
+    client: httpx.AsyncClient, people: dict[str, str], services: container.Services
+) -> None:
+    async with services.db.transaction() as conn:
+        await ds.load(conn)
+    everyone = (await gql(client, REPORT, {}, token=people["max"])).ok()["slaReport"]["rows"]
+    assert len({r["workflow"] for r in everyone}) > 1
+    leah = (await gql(client, REPORT, {}, token=people["leah"])).ok()["slaReport"]["rows"]
+    assert {r["workflow"] for r in leah} == {"expense-approval"}
+    tara = (await gql(client, REPORT, {}, token=people["tara"])).ok()["slaReport"]["rows"]
+    assert {r["workflow"] for r in tara} <= {"support-ticket"}  # her team's slots only
+    risky = {"filter": {"atRisk": True}}
+    for who, workflows in (("tara", {"support-ticket"}), ("leah", {"expense-approval"})):
+        at_risk = (await gql(client, WORK, risky, token=people[who])).ok()["work"]["edges"]
+        assert {e["node"]["workflow"] for e in at_risk} <= workflows
+    other = {"filter": {"workflow": "vendor-onboarding"}}
+    assert (await gql(client, REPORT, other, token=people["leah"])).error_codes == ["FORBIDDEN"]
+    by_workflow = "/reports/sla?from=2026-11-16&group=workflow"
+    full = await client.get(by_workflow, headers={"Authorization": f"Bearer {people['max']}"})
+    assert full.status_code == 200
+    assert "vendor-onboarding" in full.text
+    page = await client.get(by_workflow, headers={"Authorization": f"Bearer {people['leah']}"})
+    assert page.status_code == 200
+    assert "expense-approval" in page.text
+    assert "vendor-onboarding" not in page.text
+
+
+async def test_the_mail_gateway_cannot_approve_an_expense_nor_read_it_or_its_outbox(
+    client: httpx.AsyncClient,
+    people: dict[str, str],
+    services: container.Services,
+    frozen_clock: clock.FrozenClock,
+) -> None:
+    expense, _ = await _expense_and_ticket(client, people)
+    gateway = people["helpdesk"]  # integration of support-ticket, event customer-replied
+    approve = {
+        "input": {
+            "event": "reviewed",
+            "payload": {"decision": "approve"},
+            "target": {"correlationKey": w.EXPENSE["reference"]},
+        }
+    }
+    refused = (await gql(client, RAISE, approve, token=gateway)).ok()["raiseEvent"]
+    assert refused["__typename"] == "NoSlotWaiting", refused
+    assert (await _run(client, people["app"], expense["id"]) or {})["state"] == "submitted"
+    assert await _run(client, gateway, expense["id"]) is None
+    # Nor an event of its own workflow that its grant does not name.
+    triage = {
+        "input": {
+            "event": "triaged",
+            "payload": {"priority": "P3", "category": "question"},
+            "target": {"correlationKey": "T-1"},
+        }
+    }
+    assert (await gql(client, RAISE, triage, token=gateway)).ok()["raiseEvent"][
+        "__typename"
+    ] == "NoSlotWaiting"
+    started = await w.start(client, gateway, "expense-approval", "expense", "E-2", w.EXPENSE)
+    assert started["__typename"] == "NotAllowed", started
+
+    # Reminders fill the outbox; the expense's are the back-office application's to read.
+    frozen_clock.advance(timedelta(days=5))
+    assert await timers.run_due(services, frozen_clock.now()) > 0
+    everyone = {"filter": {"recipients": "EVERYONE"}}
+    seen = (await gql(client, NOTIFICATIONS, everyone, token=people["app"])).ok()
+    expense_notes = [
+        e["node"] for e in seen["notifications"]["edges"] if e["node"]["runId"] == expense["id"]
+    ]
+    assert expense_notes
+    read = (await gql(client, NOTIFICATIONS, everyone, token=gateway)).ok()
+    assert all(e["node"]["runId"] != expense["id"] for e in read["notifications"]["edges"])
+    note = await gql(client, NODE, {"id": expense_notes[0]["id"]}, token=gateway)
+    assert note.ok()["node"] is None
+
+
+async def test_a_team_lead_reads_runs_through_their_teams_slots_and_slot_run_agrees(
+    client: httpx.AsyncClient, people: dict[str, str]
+) -> None:
+    _, ticket = await _expense_and_ticket(client, people)
+    tara = people["tara"]  # lead of support-ticket for group:billing-support only
+    # In triage the ticket has no slot of her team: not hers to read.
+    assert await _run(client, tara, ticket["id"]) is None
+    assert (await gql(client, WORK, {}, token=tara)).ok()["work"]["totalCount"] == 0
+    triage = {
+        "input": {
+            "event": "triaged",
+            "payload": {"priority": "P3", "category": "question"},
+            "target": {"runId": ticket["id"]},
+        }
+    }
+    assert (await gql(client, RAISE, triage, token=people["tess"])).ok()["raiseEvent"][
+        "__typename"
+    ] == "RaiseEventSuccess"
+    assert (await _run(client, tara, ticket["id"]) or {})["id"] == ticket["id"]
+    # A nested run answers as run(id:) does, for every slot of every page.
+    for who in ("tara", "leah", "max"):
+        edges = (await gql(client, WORK, {}, token=people[who])).ok()["work"]["edges"]
+        assert edges, who
+        for edge in edges:
+            nested = edge["node"]["run"]
+            assert nested is not None
+            assert (await _run(client, people[who], nested["id"]) or {}).get("id") == nested["id"]
+
+
+async def test_candidates_of_a_pending_slot_read_no_links_nor_their_recipients(
+    client: httpx.AsyncClient, people: dict[str, str]
+) -> None:
+    run = await m.start_vendor(client, people)
+    upload = (await m.upload_slots(client, people, run["id"]))["bank details"]
+    await m.minted(client, people, upload)
+    lee = people["lee"]  # legal: a candidate of the legal review, pending until uploads end
+    slots = (await _run(client, lee, run["id"]) or {})["slots"]
+    assert {s["name"]: s["status"] for s in slots}["legal_review"] == "PENDING"
+    links = (await gql(client, LINKS, {"id": upload}, token=lee)).ok()["node"]
+    assert links is None or links["links"] == []
+    lines = (await gql(client, TIMELINE, {"id": run["id"]}, token=lee)).ok()["run"]
+    assert [e["node"] for e in lines["timeline"]["edges"]] == [
+        {"kind": "link.minted", "reason": None, "details": {}}
+    ]
+    # Olga, the lead of vendor onboarding, still reads both.
+    olga = (await gql(client, LINKS, {"id": upload}, token=people["olga"])).ok()["node"]
+    assert [k["recipientEmail"] for k in olga["links"]] == ["onboarding@acme.example"]
+
+
+@pytest.fixture
+async def counted(services: container.Services) -> AsyncIterator[tuple[httpx.AsyncClient, Counter]]:
+    counter = Counter()
+    database = await db.Database.connect(services.db.url, query_logger=counter)
+    application = api_app.create_app(services=replace(services, db=database))
+    async with httpx.AsyncClient(
+        transport=ASGIWebSocketTransport(application), base_url="http://taskflow.test"
+    ) as http:
+        yield http, counter
+    await database.close()
+
+
+NESTED = """query { work(first: 50, filter: {workflow: "expense-approval"}) { edges { node {
+  id run { id state slots { name } moves { name allowed } checklist { name }
+  timeline(first: 5) { totalCount } } } } } }"""
+
+
+async def test_a_work_page_with_nested_runs_checks_and_loads_each_run_once(
+    client: httpx.AsyncClient,
+    people: dict[str, str],
+    counted: tuple[httpx.AsyncClient, Counter],
+) -> None:
+    http, counter = counted
+    for i in range(30):
+        reference = f"EXP-{i:03d}"
+        expense = {**w.EXPENSE, "reference": reference}
+        await w.start(client, people["app"], "expense-approval", "expense", reference, expense)
+    await gql(http, NESTED, token=people["leah"])  # warm the pool
+    counter.statements.clear()
+    page = (await gql(http, NESTED, token=people["leah"])).ok()["work"]["edges"]
+    assert len(page) == 30
+    assert all(e["node"]["run"]["state"] == "submitted" for e in page)
+    # Authenticate, count and page, one batch of runs and one of their slots (the access
+    # check and Run.slots, moves, checklist all read them); only each run's own timeline
+    # page costs statements per run (its count and its lines).
+    timeline = [q for q in counter.statements if "FROM audit_event" in q]
+    rest = [q for q in counter.statements if "FROM audit_event" not in q]
+    assert len(timeline) == 2 * 30
+    assert sum("FROM run r" in q for q in rest) == 1, rest  # the batch of runs
+    assert sum("FROM slot WHERE run = ANY" in q for q in rest) == 1, rest  # their slots
+    assert sum("FROM slot" in q or "FROM run" in q for q in rest) == 4, rest  # + count, page
+
+
+async def test_each_mutation_of_a_request_reads_runs_afresh(
+    client: httpx.AsyncClient, people: dict[str, str]
+) -> None:
+    expense, _ = await _expense_and_ticket(client, people)
+    review = (await _run(client, people["app"], expense["id"]) or {})["slots"][0]["id"]
+    both = """mutation($id: ID!) {
+      a: claim(input: {slotId: $id}) { ... on SlotSuccess { slot { run { slots { holder } } } } }
+      b: release(input: {slotId: $id}) { ... on SlotSuccess { slot { run { slots { holder } } } } }
+    }"""
+    done = (await gql(client, both, {"id": review}, token=people["fiona"])).ok()
+    assert done["a"]["slot"]["run"]["slots"] == [{"holder": "fiona"}]
+    assert done["b"]["slot"]["run"]["slots"] == [{"holder": None}]
+
+
+GRANT = """mutation($input: UpsertPrincipalInput!) { upsertPrincipal(input: $input) {
+  __typename ... on UpsertPrincipalSuccess { principal { login powers {
+    power workflows teams events } } }
+  ... on InvalidInput { code message field } ... on Refusal { code message } } }"""
+
+
+async def test_admins_grant_scoped_powers_and_a_typo_grants_nothing(
+    client: httpx.AsyncClient, people: dict[str, str], services: container.Services
+) -> None:
+    nina = {
+        "login": "nina",
+        "displayName": "Nina",
+        "roles": ["lead"],
+        "powers": [{"power": "LEAD", "workflows": ["support-ticket"], "teams": ["group:emea"]}],
+    }
+    done = (await gql(client, GRANT, {"input": nina}, token=people["ada"])).ok()
+    assert done["upsertPrincipal"]["principal"]["powers"] == [
+        {"power": "LEAD", "workflows": ["support-ticket"], "teams": ["group:emea"], "events": None}
+    ]
+    # Left out, an update keeps the grants; [] removes them.
+    kept = {k: v for k, v in nina.items() if k != "powers"}
+    again = (await gql(client, GRANT, {"input": kept}, token=people["ada"])).ok()
+    assert len(again["upsertPrincipal"]["principal"]["powers"]) == 1
+    typo = {**nina, "powers": [{"power": "LEAD", "workflows": ["support-tickets"]}]}
+    refused = (await gql(client, GRANT, {"input": typo}, token=people["ada"])).ok()
+    assert refused["upsertPrincipal"]["__typename"] == "InvalidInput"
+    assert "support-tickets" in refused["upsertPrincipal"]["message"]
+    event = {**nina, "powers": [{"power": "INTEGRATION", "events": ["aproved"]}]}
+    refused = (await gql(client, GRANT, {"input": event}, token=people["ada"])).ok()
+    assert refused["upsertPrincipal"]["__typename"] == "InvalidInput"
+    cleared = await gql(client, GRANT, {"input": {**nina, "powers": []}}, token=people["ada"])
+    assert cleared.ok()["upsertPrincipal"]["principal"]["powers"] == []
+    # A bare lead role reaches nothing.
+    token = services.staff_tokens.mint("nina", services.clock.now())
+    assert (await gql(client, WORK, {}, token=token)).error_codes == ["FORBIDDEN"]

@@ -1,0 +1,120 @@
+"""Scoped powers: how grants are read, and where each reaches (``core.access``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from taskflow import errors
+from taskflow.core import access
+from taskflow.core import principals as core
+from taskflow.core.definition import audience as au
+from taskflow.core.runs.model import SlotView
+
+
+def person(**data: object) -> core.Principal:
+    return core.build({"id": "p", "display_name": "P", **data})
+
+
+def slot(keys: tuple[str, ...], status: str = "open") -> SlotView:
+    return SlotView(
+        id="s",
+        run_id="r",
+        visit=1,
+        state="a",
+        name="n",
+        waits_for="e",
+        status=status,
+        audience=au.Audience(keys=frozenset(keys)),
+        delegates=au.Audience(keys=frozenset()),
+        priority=3,
+        label="l",
+    )
+
+
+def test_a_bare_lead_or_integration_role_reaches_nothing() -> None:
+    bare = person(roles=["lead", "manager", "integration"])
+    assert access.oversight(bare) == ()
+    assert access.application(bare) == ()
+    assert not access.may_read_run(bare, "expense-approval", [slot(("role:finance",))])
+    assert not access.may_raise_as_application(bare, "expense-approval", "reviewed")
+    assert not access.may_start(bare, "expense-approval")
+
+
+def test_admin_is_global() -> None:
+    admin = person(roles=["admin"])
+    assert access.reader(admin) is None
+    assert access.may_raise_as_application(admin, "any", "thing")
+    assert access.may_manage_principals(admin)
+
+
+def test_grants_reach_their_workflows_teams_and_events() -> None:
+    p = person(
+        powers=[
+            {"power": "lead", "workflows": ["a"]},
+            {"power": "lead", "workflows": ["b"], "teams": ["group:emea"]},
+            {"power": "integration", "workflows": ["c"], "events": ["replied"]},
+        ]
+    )
+    assert access.may_read_run(p, "a", [])
+    assert not access.may_read_run(p, "b", [slot(("group:apac",))])
+    assert access.may_read_run(p, "b", [slot(("group:apac",)), slot(("group:emea",))])
+    assert access.may_read_run(p, "c", [])  # an application reads its workflows' runs
+    assert not access.may_read_run(p, "d", [])
+    assert access.may_raise_as_application(p, "c", "replied")
+    assert not access.may_raise_as_application(p, "c", "triaged")
+    assert not access.may_raise_as_application(p, "a", "replied")
+    assert access.workflows_of(access.application(p)) == frozenset({"c"})
+    assert access.report_scope(p) == (
+        access.Reach(frozenset({"a"})),
+        access.Reach(frozenset({"b"}), frozenset({"group:emea"})),
+    )
+
+
+def test_candidates_of_a_pending_slot_read_no_links() -> None:
+    fiona = person(roles=["finance"])
+    assert not access.may_read_links(fiona, "a", slot(("role:finance",), "pending"))
+    assert access.may_read_links(fiona, "a", slot(("role:finance",), "open"))
+    assert not access.may_manage_links(fiona, "a", slot(("role:finance",), "open"))
+
+
+@pytest.mark.parametrize(
+    "powers",
+    [
+        [{"power": "admin"}],
+        [{"power": "lead", "events": ["x"]}],
+        [{"power": "integration", "teams": ["role:x"]}],
+        [{"power": "lead", "teams": ["finance"]}],
+        [{"power": "lead", "workflows": []}],
+        [{"power": "lead", "where": ["a"]}],
+        "not json",
+        {"power": "lead"},
+    ],
+)
+def test_bad_grants_are_refused_naming_the_fix(powers: object) -> None:
+    with pytest.raises(errors.ValidationError) as refused:
+        person(powers=powers)
+    assert refused.value.facts["field"] == "powers"
+
+
+def test_grants_round_trip_through_json_text() -> None:
+    p = person(powers='[{"power": "manager", "workflows": ["a"], "teams": ["role:x"]}]')
+    assert [g.as_dict() for g in p.powers] == [
+        {"power": "manager", "workflows": ["a"], "teams": ["role:x"]}
+    ]
+
+
+def test_a_csv_file_carries_grants_in_a_powers_column(tmp_path: Path) -> None:
+    from taskflow.service import principals as service
+
+    path = tmp_path / "people.csv"
+    path.write_text(
+        "id,display_name,roles,powers\n"
+        'leah,Leah,lead,"[{""power"": ""lead"", ""workflows"": [""expense-approval""]}]"\n'
+        "fiona,Fiona,finance,\n",
+        encoding="utf-8",
+    )
+    leah, fiona = (core.build(r) for r in service.parse_file(path))
+    assert [g.describe() for g in leah.powers] == ["lead of expense-approval"]
+    assert fiona.powers == ()

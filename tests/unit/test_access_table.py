@@ -1,0 +1,121 @@
+"""The access rule table covers every query, mutation and object field of the schema.
+
+A field added to ``graphql/schema.graphql`` without a rule in
+``taskflow.core.access_rules.FIELDS`` fails here, and so does a rule that no
+test exercises (``TEST_ROWS`` names, per rule, the tests that prove it).
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+from graphql import GraphQLObjectType, build_schema
+
+from taskflow.core import access_rules
+
+SCHEMA = Path(__file__).resolve().parents[2] / "graphql" / "schema.graphql"
+
+#: Rule -> tests that prove it over HTTP (``module::function``).
+TEST_ROWS: dict[str, list[str]] = {
+    "parent": [
+        "tests.api.test_access::test_a_team_lead_reads_runs_through_their_teams_slots_and_slot_run_agrees"
+    ],
+    "self": ["tests.api.test_principals_api::test_node_answers_only_what_the_caller_may_see"],
+    "admin": [
+        "tests.api.test_principals_api::test_non_admins_cannot_list_principals",
+        "tests.api.test_principals_api::test_non_admin_upsert_is_a_typed_refusal_and_changes_nothing",
+    ],
+    "candidate": ["tests.api.test_expense_flow::test_an_expense_goes_from_submitted_to_paid"],
+    "work": [
+        "tests.api.test_access::test_a_lead_of_one_workflow_cannot_read_cancel_move_or_mint_on_another"
+    ],
+    "board": [
+        "tests.api.test_access::test_a_lead_of_one_workflow_cannot_read_cancel_move_or_mint_on_another"
+    ],
+    "run.read": [
+        "tests.api.test_access::test_a_lead_of_one_workflow_cannot_read_cancel_move_or_mint_on_another",
+        "tests.api.test_access::test_a_team_lead_reads_runs_through_their_teams_slots_and_slot_run_agrees",
+        "tests.api.test_access::test_a_work_page_with_nested_runs_checks_and_loads_each_run_once",
+    ],
+    "node": [
+        "tests.api.test_access::test_a_lead_of_one_workflow_cannot_read_cancel_move_or_mint_on_another",
+        "tests.api.test_principals_api::test_node_answers_only_what_the_caller_may_see",
+    ],
+    "links.read": [
+        "tests.api.test_access::test_candidates_of_a_pending_slot_read_no_links_nor_their_recipients"
+    ],
+    "links.manage": [
+        "tests.api.test_access::test_a_lead_of_one_workflow_cannot_read_cancel_move_or_mint_on_another",
+        "tests.api.test_magic_links::test_a_candidate_mints_only_once_they_hold_the_slot",
+    ],
+    "link.token": ["tests.api.test_magic_links::test_complete_with_link_over_graphql"],
+    "application": [
+        "tests.api.test_access::test_the_mail_gateway_cannot_approve_an_expense_nor_read_it_or_its_outbox"
+    ],
+    "event.raise": [
+        "tests.api.test_access::test_the_mail_gateway_cannot_approve_an_expense_nor_read_it_or_its_outbox"
+    ],
+    "move": [
+        "tests.api.test_access::test_a_lead_of_one_workflow_cannot_read_cancel_move_or_mint_on_another",
+        "tests.api.test_expense_flow::test_the_submitter_may_withdraw_and_others_may_not",
+    ],
+    "cancel": [
+        "tests.api.test_access::test_a_lead_of_one_workflow_cannot_read_cancel_move_or_mint_on_another"
+    ],
+    "report": ["tests.api.test_access::test_a_scoped_lead_reports_only_on_the_workflows_granted"],
+    "outbox": [
+        "tests.api.test_access::test_the_mail_gateway_cannot_approve_an_expense_nor_read_it_or_its_outbox"
+    ],
+    "timers": [
+        "tests.integration.test_poison_timers::test_a_failing_firing_backs_off_then_is_parked_dead_and_seen_and_retried"
+    ],
+    "signout": [
+        "tests.api.test_principal_lifecycle::test_sign_out_everywhere_refuses_earlier_tokens",
+        "tests.api.test_principal_lifecycle::test_only_admins_sign_others_out",
+    ],
+    "outbox.link": [
+        "tests.api.test_outsider_reminders::test_minting_again_revokes_the_link_minted_before_for_the_same_reminder"
+    ],
+}
+
+
+def schema_fields() -> set[str]:
+    schema = build_schema(SCHEMA.read_text(encoding="utf-8"))
+    return {
+        f"{name}.{field}"
+        for name, t in schema.type_map.items()
+        if isinstance(t, GraphQLObjectType) and not name.startswith("__")
+        for field in t.fields
+    }
+
+
+def test_every_query_mutation_and_object_field_has_an_access_rule() -> None:
+    fields = schema_fields()
+    missing = sorted(fields - set(access_rules.FIELDS))
+    assert not missing, (
+        f"no access rule for {missing}: add each to taskflow/core/access_rules.py FIELDS "
+        "(and docs/access.md when it needs a new rule)"
+    )
+    stale = sorted(set(access_rules.FIELDS) - fields)
+    assert not stale, f"access rules for fields the schema no longer has: {stale}"
+    assert any(f.startswith("Query.") for f in fields)
+    assert any(f.startswith("Mutation.") for f in fields)
+
+
+def test_every_rule_is_named_and_has_a_test_row_that_exists() -> None:
+    unknown = sorted(set(access_rules.FIELDS.values()) - set(access_rules.RULES))
+    assert not unknown, f"FIELDS names rules RULES does not define: {unknown}"
+    untested = sorted(set(access_rules.RULES) - set(TEST_ROWS))
+    assert not untested, f"rules without a test row: {untested}"
+    for rule, rows in TEST_ROWS.items():
+        assert rows, rule
+        for row in rows:
+            module, function = row.split("::")
+            assert callable(getattr(importlib.import_module(module), function, None)), row
+
+
+def test_the_documented_table_names_every_rule() -> None:
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "access.md").read_text()
+    for rule in access_rules.RULES:
+        assert f"`{rule}`" in doc, f"docs/access.md does not describe the rule {rule!r}"
