@@ -37,26 +37,28 @@ async def inbox(
 ) -> tuple[list[queries.SlotRow], bool]:
     """What the actor can act on now, most urgent first; (rows, has next page).
 
-    SQL narrows by audience keys and deny keys; the few rows carrying residual
-    rules SQL cannot express are checked here, fetching further when they drop out.
+    SQL decides it whole: held by the actor, or open and the slot's whole candidate
+    rule (keys, deny keys, residual rules) admits them.
     """
     _check_first(first)
-    mine = access.keys(actor)
-    kept: list[queries.SlotRow] = []
-    cursor = after
     async with services.db.connection() as conn:
-        while True:
-            batch = await queries.inbox(
-                conn, principal_id=actor.id, keys=sorted(mine), f=f, after=cursor, limit=first + 1
-            )
-            for row in batch:
-                slot = row.slot
-                if slot.holder == actor.id or slot.audience.admits(mine):
-                    kept.append(row)
-            if len(kept) > first or len(batch) <= first:
-                break
-            cursor = batch[-1].cursor
-    return kept[:first], len(kept) > first
+        found = await queries.inbox(
+            conn,
+            principal_id=actor.id,
+            keys=sorted(access.keys(actor)),
+            f=f,
+            after=after,
+            limit=first + 1,
+        )
+    return found[:first], len(found) > first
+
+
+async def inbox_count(services: Services, actor: Principal, f: filters.SlotFilter) -> int:
+    """How many rows :func:`inbox` lists across all its pages (exact)."""
+    async with services.db.connection() as conn:
+        return await queries.inbox_count(
+            conn, principal_id=actor.id, keys=sorted(access.keys(actor)), f=f
+        )
 
 
 async def work(
@@ -69,15 +71,18 @@ async def work(
 ) -> tuple[list[queries.SlotRow], int, bool]:
     """Every live slot, whoever holds it: for leads, and for members of the team queue asked for."""
     _check_first(first)
-    if not (actor.is_lead or actor.is_integration):
+    sees_all = actor.is_lead or actor.is_integration
+    if not sees_all:
         team = set(f.audience or ())
         if not team or not team <= (access.keys(actor) - {au.ANY_KEY}):
             raise errors.Forbidden(
                 "Only leads, managers and admins may read all work; team members may read their "
                 "own team's queue (filter audience to a role or group you have, e.g. role:finance)."
             )
+    # A team member reads only the team's slots they hold or whose whole rule admits them.
+    viewer = None if sees_all else (actor.id, sorted(access.keys(actor)))
     async with services.db.connection() as conn:
-        found, total = await queries.work(conn, f=f, after=after, limit=first + 1)
+        found, total = await queries.work(conn, f=f, after=after, limit=first + 1, viewer=viewer)
     return found[:first], total, len(found) > first
 
 

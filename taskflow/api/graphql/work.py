@@ -129,10 +129,13 @@ class WorkQueries:
     ) -> relay.Connection[SlotType]:
         me = await caller(info)
         f = (filter or InboxFilter()).to_filter()
-        found, has_next = await views.inbox(
-            info.context.services, me, f, first=first, after=slot_cursor(after)
+        services = info.context.services
+        found, has_next = await views.inbox(services, me, f, first=first, after=slot_cursor(after))
+        # Counted only when asked for: the page alone is the hot path.
+        total = (
+            await views.inbox_count(services, me, f) if relay.selects(info, "totalCount") else None
         )
-        return slot_connection(found, None, has_next)
+        return slot_connection(found, total, has_next)
 
     @strawberry.field(
         description="Every live slot, whoever holds it, most urgent first: for leads, managers "

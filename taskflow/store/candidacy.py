@@ -1,0 +1,79 @@
+"""A slot's whole candidate rule as ONE SQL predicate over a principal's keys.
+
+A slot stores its compiled audience (``core/definition/audience.py``) in three
+columns (``store/runs.split_audience``): ``audience`` (any of these keys),
+``deny`` (none of these keys) and ``residual`` (the other rules, as the JSON of
+:meth:`Rule.to_json`). :func:`admits_sql` is the one expression every list
+and claim uses (inbox, claim-next, the team queue of ``work``, the board), so
+a page and its count agree with what ``claim`` and ``complete`` accept.
+
+The residual rules are evaluated by the SQL function ``residual_admits``
+(three-valued like :meth:`Rule.holds`: an ``unknown`` term never passes),
+called only for rows that carry some: most slots have none, and the cheap
+array tests run first. A property test (``tests/integration/test_candidacy_sql.py``)
+checks that the predicate agrees with :meth:`Audience.admits` on generated
+rules and key sets, evaluated by PostgreSQL.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+#: ``rule_holds(rule, keys)``: one residual rule, NULL when it cannot be decided (a
+#: subject field was missing); ``residual_admits(rules, keys)``: every rule holds.
+FUNCTIONS: Final[tuple[tuple[str, str], ...]] = (
+    (
+        "rule_holds",
+        "CREATE FUNCTION rule_holds(rule jsonb, keys text[]) RETURNS boolean "
+        "LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $$ "
+        "DECLARE part jsonb; r boolean; undecided boolean := false; "
+        "BEGIN "
+        "IF rule ? 'key' THEN RETURN (rule->>'key') = ANY(keys); END IF; "
+        "IF rule ? 'unknown' THEN RETURN NULL; END IF; "
+        "IF rule ? 'not' THEN RETURN NOT rule_holds(rule->'not', keys); END IF; "
+        "IF rule ? 'all' THEN "
+        "FOR part IN SELECT jsonb_array_elements(rule->'all') LOOP "
+        "r := rule_holds(part, keys); "
+        "IF r IS FALSE THEN RETURN false; END IF; "
+        "IF r IS NULL THEN undecided := true; END IF; "
+        "END LOOP; "
+        "RETURN CASE WHEN undecided THEN NULL ELSE true END; "
+        "END IF; "
+        "FOR part IN SELECT jsonb_array_elements(rule->'any') LOOP "
+        "r := rule_holds(part, keys); "
+        "IF r THEN RETURN true; END IF; "
+        "IF r IS NULL THEN undecided := true; END IF; "
+        "END LOOP; "
+        "RETURN CASE WHEN undecided THEN NULL ELSE false END; "
+        "END $$",
+    ),
+    (
+        "residual_admits",
+        "CREATE FUNCTION residual_admits(rules jsonb, keys text[]) RETURNS boolean "
+        "LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE COST 200 AS $$ "
+        "DECLARE part jsonb; "
+        "BEGIN "
+        "FOR part IN SELECT jsonb_array_elements(rules) LOOP "
+        "IF rule_holds(part, keys) IS NOT TRUE THEN RETURN false; END IF; "
+        "END LOOP; "
+        "RETURN true; "
+        "END $$",
+    ),
+)
+
+
+def admits_sql(alias: str, keys: str, *, column: str = "audience") -> str:
+    """SQL: the rule in columns ``column``, ``deny``, ``residual`` of ``alias`` admits ``keys``.
+
+    ``keys`` is SQL for the principal's keys (a ``text[]`` parameter, e.g. ``$2::text[]``).
+    ``column="delegates"`` reads the delegates' rule (``delegates_deny``,
+    ``delegates_residual``) instead of the candidates'.
+    """
+    deny, residual = (
+        ("deny", "residual") if column == "audience" else (f"{column}_deny", f"{column}_residual")
+    )
+    a = alias
+    return (
+        f"({a}.{column} && {keys} AND NOT {a}.{deny} && {keys}"
+        f" AND ({a}.{residual} = '[]'::jsonb OR residual_admits({a}.{residual}, {keys})))"
+    )
