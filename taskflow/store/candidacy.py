@@ -22,29 +22,27 @@ from typing import Final
 #: ``rule_holds(rule, keys)``: one residual rule, NULL when it cannot be decided (a
 #: subject field was missing); ``residual_admits(rules, keys)``: every rule holds.
 FUNCTIONS: Final[tuple[tuple[str, str], ...]] = (
+    # Loops index the JSON arrays (simple expressions, no SPI query per loop) and plain
+    # keys are read inline (no nested call): several times faster per row than
+    # iterating over jsonb_array_elements and recursing on every term.
     (
         "rule_holds",
         "CREATE FUNCTION rule_holds(rule jsonb, keys text[]) RETURNS boolean "
         "LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $$ "
-        "DECLARE part jsonb; r boolean; undecided boolean := false; "
+        "DECLARE parts jsonb; part jsonb; r boolean; undecided boolean := false; "
         "BEGIN "
         "IF rule ? 'key' THEN RETURN (rule->>'key') = ANY(keys); END IF; "
         "IF rule ? 'unknown' THEN RETURN NULL; END IF; "
         "IF rule ? 'not' THEN RETURN NOT rule_holds(rule->'not', keys); END IF; "
-        "IF rule ? 'all' THEN "
-        "FOR part IN SELECT jsonb_array_elements(rule->'all') LOOP "
-        "r := rule_holds(part, keys); "
-        "IF r IS FALSE THEN RETURN false; END IF; "
-        "IF r IS NULL THEN undecided := true; END IF; "
+        "parts := coalesce(rule->'all', rule->'any'); "
+        "FOR i IN 0 .. jsonb_array_length(parts) - 1 LOOP "
+        "part := parts->i; "
+        "IF part ? 'key' THEN r := (part->>'key') = ANY(keys); "
+        "ELSE r := rule_holds(part, keys); END IF; "
+        "IF r IS NULL THEN undecided := true; "
+        "ELSIF r <> (rule ? 'all') THEN RETURN r; END IF; "
         "END LOOP; "
-        "RETURN CASE WHEN undecided THEN NULL ELSE true END; "
-        "END IF; "
-        "FOR part IN SELECT jsonb_array_elements(rule->'any') LOOP "
-        "r := rule_holds(part, keys); "
-        "IF r THEN RETURN true; END IF; "
-        "IF r IS NULL THEN undecided := true; END IF; "
-        "END LOOP; "
-        "RETURN CASE WHEN undecided THEN NULL ELSE false END; "
+        "RETURN CASE WHEN undecided THEN NULL ELSE rule ? 'all' END; "
         "END $$",
     ),
     (
@@ -53,8 +51,11 @@ FUNCTIONS: Final[tuple[tuple[str, str], ...]] = (
         "LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE COST 200 AS $$ "
         "DECLARE part jsonb; "
         "BEGIN "
-        "FOR part IN SELECT jsonb_array_elements(rules) LOOP "
-        "IF rule_holds(part, keys) IS NOT TRUE THEN RETURN false; END IF; "
+        "FOR i IN 0 .. jsonb_array_length(rules) - 1 LOOP "
+        "part := rules->i; "
+        "IF part ? 'key' THEN "
+        "IF NOT (part->>'key') = ANY(keys) THEN RETURN false; END IF; "
+        "ELSIF rule_holds(part, keys) IS NOT TRUE THEN RETURN false; END IF; "
         "END LOOP; "
         "RETURN true; "
         "END $$",
