@@ -115,8 +115,9 @@ class Card:
 @strawberry.type
 class WorkQueries:
     @strawberry.field(
-        description="Every slot you can act on now (held by you, or open and you are a "
-        "candidate), across workflows, most urgent first (nearest due, then priority)."
+        description="Every slot you can act on now (held by you, or open and its whole "
+        "candidate rule admits you), across workflows, most urgent first (nearest due, then "
+        "priority). totalCount is exact; it costs one more query, so ask for it only when shown."
     )
     async def inbox(
         self,
