@@ -1,7 +1,7 @@
 """The whole candidate rule in SQL against the keys-only predicate it replaced, A/B interleaved.
 
     python bench/inbox.py --scale 0.25 --reuse    # generate (or keep) the bench database
-    python bench/candidacy.py --scale 0.25        # then compare on it (about a minute)
+    python bench/candidacy.py                     # then compare on it (about a minute)
 
 On the database ``bench/inbox.py`` generated (same ``--data-dir``), for the same
 random principals, call by call in alternation so that load on the machine hits
