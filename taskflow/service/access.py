@@ -8,7 +8,7 @@ from taskflow import errors
 from taskflow.core.definition import audience as au
 from taskflow.core.definition.workflow import Definition
 from taskflow.core.principals import Principal
-from taskflow.core.runs.model import RunView, SlotView
+from taskflow.core.runs.model import PENDING, RunView, SlotView
 
 
 def keys(principal: Principal) -> frozenset[str]:
@@ -32,6 +32,19 @@ def involved(principal: Principal, mine: frozenset[str], slot: SlotView) -> bool
         or slot.audience.admits(mine)
         or (bool(slot.delegates.keys) and slot.delegates.admits(mine))
     )
+
+
+def reads_links(principal: Principal, slots: Iterable[SlotView]) -> bool:
+    """May the principal read the run's magic links and their recipients?
+
+    Leads and applications may; others only through a slot of the run that has opened
+    (held, done, could take or may delegate it): a candidate of a slot still pending
+    (waiting for others) reads the run, not its links.
+    """
+    if principal.is_lead or principal.is_integration:
+        return True
+    mine = keys(principal)
+    return any(s.status != PENDING and involved(principal, mine, s) for s in slots)
 
 
 def may_move(principal: Principal, definition: Definition, run: RunView) -> bool:

@@ -254,10 +254,19 @@ async def revoke(services: Services, actor: Principal, link_id: str) -> core.Lin
 
 
 async def of_slot(services: Services, actor: Principal, slot_id: str) -> list[core.LinkView]:
-    """The links minted for a slot the actor may see, oldest first."""
-    await slot_service.visible_slot(services, actor, slot_id)
+    """The links minted for a slot the actor may see, oldest first (none for a candidate of
+    a slot still pending only: ``access.reads_links``)."""
+    slot = await slot_service.visible_slot(services, actor, slot_id)
     async with services.db.connection() as conn:
+        if not await _reads_links(conn, actor, slot.run_id):
+            return []
         return await store.of_slot(conn, slot_id)
+
+
+async def _reads_links(conn: db.Connection, actor: Principal, run_id: str) -> bool:
+    if actor.is_lead or actor.is_integration:
+        return True
+    return access.reads_links(actor, await rows.slots_of_run(conn, run_id))
 
 
 async def get(services: Services, actor: Principal, link_id: str) -> core.LinkView | None:
@@ -267,7 +276,10 @@ async def get(services: Services, actor: Principal, link_id: str) -> core.LinkVi
     if found is None:
         return None
     try:
-        await slot_service.visible_slot(services, actor, found[0].slot_id)
+        slot = await slot_service.visible_slot(services, actor, found[0].slot_id)
     except errors.NotFound:
         return None
+    async with services.db.connection() as conn:
+        if not await _reads_links(conn, actor, slot.run_id):
+            return None
     return found[0]
