@@ -158,6 +158,12 @@ async def test_inbox_total_count_is_exact_across_pages(
     assert len(first["edges"]) + len(rest["edges"]) == 3
     assert rest["pageInfo"]["hasNextPage"] is False
 
+    # Asked for through a fragment, it is counted too; not asked for, it costs nothing.
+    fragment = """query { inbox(first: 1) { ...Counted } }
+      fragment Counted on SlotConnection { totalCount }"""
+    counted = (await gql(client, fragment, token=staff["fiona"])).ok()["inbox"]
+    assert counted == {"totalCount": 3}
+
     # Sam and Sasha carry keys of these slots (role:finance, attr:region=eu) but their
     # rules exclude them: nothing listed, nothing counted.
     for person in ("sam", "sasha"):
