@@ -93,16 +93,19 @@ def effects(
         elif out.slot is None or decl is None:
             continue  # slot actions on a state timeout have no slot to act on
         elif action.kind == "escalate" and action.who is not None:
-            widened = au.compile(
-                (decl.candidates | action.who) if decl.candidates is not None else action.who,
-                run.subject,
-                item,
-            )
+            # Widened whole: the declared rule's exclusions cover what the escalation adds.
+            widened = compiled(au.widen(decl.candidates, action.who))
             out.slot = dataclasses.replace(out.slot, audience=widened)
             line("slot.escalated", slot=out.slot.name, added=str(action.who))
         elif action.kind == "reassign" and action.who is not None:
-            target = compiled(action.who)
-            person = _single_user(target)
+            # The declared rule's exclusions hold for the new pool too, and a person it
+            # excludes by id (the submitter) is not handed the slot: nothing changes.
+            kept = compiled(au.keeping_exclusions(action.who, decl.candidates))
+            person = _single_user(compiled(action.who))
+            target = kept
+            if person is not None and not kept.admits(frozenset({au.ANY_KEY, f"user:{person}"})):
+                line("slot.reassign_skipped", slot=out.slot.name, to=person, excluded=True)
+                continue
             if person is not None:
                 out.slot = dataclasses.replace(
                     out.slot, status=CLAIMED, holder=person, claimed_at=now

@@ -38,26 +38,28 @@ async def inbox(
 ) -> tuple[list[queries.SlotRow], bool]:
     """What the actor can act on now, most urgent first; (rows, has next page).
 
-    SQL narrows by audience keys and deny keys; the few rows carrying residual
-    rules SQL cannot express are checked here, fetching further when they drop out.
+    SQL decides it whole: held by the actor, or open and the slot's whole candidate
+    rule (keys, deny keys, residual rules) admits them.
     """
     _check_first(first)
-    mine = access.keys(actor)
-    kept: list[queries.SlotRow] = []
-    cursor = after
     async with services.db.connection() as conn:
-        while True:
-            batch = await queries.inbox(
-                conn, principal_id=actor.id, keys=sorted(mine), f=f, after=cursor, limit=first + 1
-            )
-            for row in batch:
-                slot = row.slot
-                if slot.holder == actor.id or slot.audience.admits(mine):
-                    kept.append(row)
-            if len(kept) > first or len(batch) <= first:
-                break
-            cursor = batch[-1].cursor
-    return kept[:first], len(kept) > first
+        found = await queries.inbox(
+            conn,
+            principal_id=actor.id,
+            keys=sorted(access.keys(actor)),
+            f=f,
+            after=after,
+            limit=first + 1,
+        )
+    return found[:first], len(found) > first
+
+
+async def inbox_count(services: Services, actor: Principal, f: filters.SlotFilter) -> int:
+    """How many rows :func:`inbox` lists across all its pages (exact)."""
+    async with services.db.connection() as conn:
+        return await queries.inbox_count(
+            conn, principal_id=actor.id, keys=sorted(access.keys(actor)), f=f
+        )
 
 
 async def work(
@@ -71,8 +73,13 @@ async def work(
     """Every live slot, whoever holds it: for leads, and for members of the team queue asked for."""
     _check_first(first)
     f = replace(f, scope=access.work_scope(actor, f.audience))
+    # Through the team-queue path (an audience filter of keys the caller carries) a member
+    # reads only the team's slots they hold or whose whole candidate rule admits them.
+    mine = access.keys(actor)
+    team = set(f.audience or ())
+    viewer = (actor.id, sorted(mine)) if team and team <= (mine - {au.ANY_KEY}) else None
     async with services.db.connection() as conn:
-        found, total = await queries.work(conn, f=f, after=after, limit=first + 1)
+        found, total = await queries.work(conn, f=f, after=after, limit=first + 1, viewer=viewer)
     return found[:first], total, len(found) > first
 
 

@@ -27,7 +27,7 @@ from typing import Any
 from taskflow.core import claim_facts
 from taskflow.core.runs.filters import SlotFilter
 from taskflow.core.runs.model import SlotView
-from taskflow.store import db, risk_sql
+from taskflow.store import candidacy, db, risk_sql
 from taskflow.store import deadlines as deadline_rows
 from taskflow.store.business_sql import real_us
 from taskflow.store.queries import URGENCY, context_of, filter_sql, with_context
@@ -55,14 +55,14 @@ def _iso(instant: str) -> str:
     )
 
 
-def _choice(filters: str, skip_residual: bool) -> str:
-    """The CTE ``next``: the most urgent open slot principal $1 (keys $2) may take, locked;
-    ``filters`` are :func:`queries.filter_sql`'s conditions."""
-    residual = " AND sl.residual = '[]'::jsonb" if skip_residual else ""
+def _choice(filters: str) -> str:
+    """The CTE ``next``: the most urgent open slot principal $1 (keys $2) may take by the
+    slot's whole candidate rule, locked; ``filters`` are :func:`queries.filter_sql`'s
+    conditions."""
     return f"""next AS (
             SELECT sl.id, sl.run, sl.workflow, sl.state, sl.name FROM slot sl
-            WHERE sl.status = 'open' AND sl.audience && $2::text[] AND NOT sl.deny && $2::text[]
-              {residual}{filters}
+            WHERE sl.status = 'open' AND {candidacy.admits_sql("sl", "$2::text[]")}
+              {filters}
             ORDER BY {URGENCY}
             LIMIT 1
             FOR UPDATE SKIP LOCKED
@@ -92,15 +92,12 @@ async def claim_next_plain(
     f: SlotFilter,
     now: datetime,
     facts: claim_facts.ClaimFacts,
-    skip_residual: bool = True,
 ) -> PlainClaim | None:
     """Claim the most urgent open slot with its deadlines if it is plain; None if none is open.
 
     Run it outside a transaction: it is one statement, atomic on its own.
     """
-    sql, args = claim_next_plain_statement(
-        principal_id, keys, f, now, facts, skip_residual=skip_residual
-    )
+    sql, args = claim_next_plain_statement(principal_id, keys, f, now, facts)
     row = await conn.fetchrow(sql, *args)
     if row is None:
         return None
@@ -113,19 +110,17 @@ def claim_next_plain_statement(
     f: SlotFilter,
     now: datetime,
     facts: claim_facts.ClaimFacts,
-    *,
-    skip_residual: bool = True,
 ) -> tuple[str, list[Any]]:
     """The statement of :func:`claim_next_plain` and its arguments."""
     args: list[Any] = [principal_id, list(keys), now]
-    return _plain_sql(filter_sql(f, args), skip_residual, facts), args
+    return _plain_sql(filter_sql(f, args), facts), args
 
 
 @functools.lru_cache(maxsize=64)
-def _plain_sql(filters: str, skip_residual: bool, facts: claim_facts.ClaimFacts) -> str:
+def _plain_sql(filters: str, facts: claim_facts.ClaimFacts) -> str:
     due = _iso("c.assigned_due")
     return f"""
-        WITH {_choice(filters, skip_residual)}, plan AS (
+        WITH {_choice(filters)}, plan AS (
             SELECT n.id, concat_ws(' ', n.workflow, r.definition_version, n.state, n.name) AS decl,
                    k.id AS assigned_id, k.met_at AS assigned_met, k.due_at AS assigned_due,
                    (k.id IS NULL OR k.met_at IS NOT NULL OR {_RUNNING}) AS running
@@ -187,15 +182,12 @@ async def claim_next(
     keys: Sequence[str],
     f: SlotFilter,
     now: datetime,
-    skip_residual: bool = True,
 ) -> deadline_rows.SlotContext | None:
     """Claim the most urgent open slot the principal may take, on its timeline; None if none.
 
-    Slots with residual rules SQL cannot check are skipped here (``skip_residual``)
-    and offered through the inbox instead, where they are checked in Python. The
-    claimed slot comes back with its run, clocks and timers (one round trip).
+    The claimed slot comes back with its run, clocks and timers (one round trip).
     """
-    sql, args = claim_next_statement(principal_id, keys, f, now, skip_residual=skip_residual)
+    sql, args = claim_next_statement(principal_id, keys, f, now)
     return context_of(await conn.fetchrow(sql, *args))
 
 
@@ -205,14 +197,13 @@ def claim_next_statement(
     f: SlotFilter,
     now: datetime,
     *,
-    skip_residual: bool = True,
     context: bool = True,
 ) -> tuple[str, list[Any]]:
     """The claim-next statement and its arguments; without ``context`` it is the bare claim
     (with its timeline line) returning the slot's columns only: what benchmarks compare with."""
     args: list[Any] = [principal_id, list(keys), now]
     sql = f"""
-        WITH {_choice(filter_sql(f, args), skip_residual)}
+        WITH {_choice(filter_sql(f, args))}
         , claimed AS (
             UPDATE slot s SET status = 'claimed', holder = $1, claimed_at = $3,
                               version = s.version + 1, updated_at = $3, {_HELD}

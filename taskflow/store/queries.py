@@ -24,7 +24,7 @@ import asyncpg
 from taskflow.core import access
 from taskflow.core.runs.filters import SlotFilter
 from taskflow.core.runs.model import SlotView
-from taskflow.store import db
+from taskflow.store import candidacy, db
 from taskflow.store import deadlines as deadline_rows
 from taskflow.store.runs import SLOT_COLUMNS, run_columns, slot_from
 
@@ -208,17 +208,28 @@ async def inbox(
     after: tuple[datetime | None, int, str] | None,
     limit: int,
 ) -> list[SlotRow]:
-    """Slots the principal can act on now: held by them, or open with them in the audience.
-
-    Rows with residual rules SQL cannot check come back too; the caller filters them.
-    """
+    """Slots the principal can act on now: held by them, or open and their whole candidate
+    rule admits them (``candidacy.admits_sql``)."""
     args: list[Any] = [principal_id, list(keys)]
-    where = f"""sl.status IN ('open', 'claimed')
-        AND ((sl.status = 'claimed' AND sl.holder = $1)
-             OR (sl.status = 'open' AND sl.audience && $2::text[] AND NOT sl.deny && $2::text[]))
-        {filter_sql(f, args)}{_keyset_sql(after, args)}"""
-    sql = _urgent_page(where, limit)
+    sql = _urgent_page(_inbox_where(f, args) + _keyset_sql(after, args), limit)
     return [_slot_row(r) for r in await conn.fetch(sql, *args)]
+
+
+def _inbox_where(f: SlotFilter, args: list[Any]) -> str:
+    """The inbox's condition for principal $1 with keys $2 (already in ``args``)."""
+    return f"""sl.status IN ('open', 'claimed')
+        AND ((sl.status = 'claimed' AND sl.holder = $1)
+             OR (sl.status = 'open' AND {candidacy.admits_sql("sl", "$2::text[]")}))
+        {filter_sql(f, args)}"""
+
+
+async def inbox_count(
+    conn: db.Connection, *, principal_id: str, keys: Sequence[str], f: SlotFilter
+) -> int:
+    """How many rows :func:`inbox` lists across all its pages."""
+    args: list[Any] = [principal_id, list(keys)]
+    where = _inbox_where(f, args)
+    return int(await conn.fetchval(f"SELECT count(*) FROM slot sl WHERE {where}", *args))
 
 
 async def work(
@@ -227,10 +238,19 @@ async def work(
     f: SlotFilter,
     after: tuple[datetime | None, int, str] | None,
     limit: int,
+    viewer: tuple[str, Sequence[str]] | None = None,
 ) -> tuple[list[SlotRow], int]:
-    """Every live slot matching ``f`` whoever holds it, and how many match in all."""
+    """Every live slot matching ``f`` whoever holds it, and how many match in all.
+
+    With ``viewer`` (principal id, keys): only the slots they hold or whose whole
+    candidate rule admits them (a team member reading their team's queue).
+    """
     args: list[Any] = []
-    where = "sl.status IN ('pending', 'open', 'claimed')" + filter_sql(f, args)
+    where = "sl.status IN ('pending', 'open', 'claimed')"
+    if viewer is not None:
+        args += [viewer[0], list(viewer[1])]
+        where += f" AND (sl.holder = $1 OR {candidacy.admits_sql('sl', '$2::text[]')})"
+    where += filter_sql(f, args)
     total = await conn.fetchval(f"SELECT count(*) FROM slot sl WHERE {where}", *args)
     page_args = list(args)
     sql = _urgent_page(where + _keyset_sql(after, page_args), limit)
@@ -298,7 +318,8 @@ async def board_runs(
 ) -> tuple[list[asyncpg.Record], int]:
     """Runs of a workflow for a board (``principal_id`` None: every run, for leads).
 
-    A non-lead sees the runs where they hold, could take or may delegate a live slot.
+    A non-lead sees the runs where they hold a live slot, or whose whole candidate (or
+    delegate) rule admits them.
     """
     from taskflow.store.runs import RUN_COLUMNS
 
@@ -306,10 +327,10 @@ async def board_runs(
     where = "r.workflow = $1 AND ($2 OR r.status = 'active')"
     if principal_id is not None:
         args += [principal_id, list(keys)]
-        where += """ AND EXISTS (
+        where += f""" AND EXISTS (
             SELECT 1 FROM slot x WHERE x.run = r.id AND x.status IN ('pending', 'open', 'claimed')
-              AND (x.holder = $3 OR (x.audience && $4::text[] AND NOT x.deny && $4::text[])
-                   OR x.delegates && $4::text[]))"""
+              AND (x.holder = $3 OR {candidacy.admits_sql("x", "$4::text[]")}
+                   OR {candidacy.admits_sql("x", "$4::text[]", column="delegates")}))"""
     total = await conn.fetchval(f"SELECT count(*) FROM run r WHERE {where}", *args)
     if after is not None:
         args += [after[0], uuid.UUID(after[1])]

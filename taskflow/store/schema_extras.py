@@ -7,6 +7,8 @@ migrated database with the table classes plus these.
 
 from __future__ import annotations
 
+from taskflow.store import candidacy
+
 #: Indexes beyond what the table classes can declare: (name, CREATE INDEX statement).
 EXTRA_INDEXES: tuple[tuple[str, str], ...] = (
     ("principal_roles_gin", "CREATE INDEX principal_roles_gin ON principal USING gin (roles)"),
@@ -161,3 +163,6 @@ EXTRA_FUNCTIONS: tuple[tuple[str, str], ...] = (
         "ELSE business_cum_us(cal, t1) - business_cum_us(cal, t0) END $$",
     ),
 )
+#: ``rule_holds`` and ``residual_admits``: a slot's residual candidate rules in SQL
+#: (``store/candidacy.py``).
+EXTRA_FUNCTIONS += candidacy.FUNCTIONS

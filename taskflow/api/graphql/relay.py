@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import base64
 import binascii
+from collections.abc import Iterable
 from enum import Enum
 from typing import Any, Generic, TypeVar
 
 import strawberry
+from strawberry.types import nodes
 
 from taskflow import errors
 
@@ -81,6 +83,21 @@ def check_first(first: int) -> int:
     return first
 
 
+def selects(info: Any, name: str) -> bool:
+    """True when the current field's selection asks for ``name`` (fragments included):
+    a connection counts its rows only when ``totalCount`` is asked for."""
+
+    def walk(selections: Iterable[nodes.Selection]) -> bool:
+        for selection in selections:
+            if isinstance(selection, nodes.SelectedField) and selection.name == name:
+                return True
+            if walk(selection.selections):
+                return True
+        return False
+
+    return any(walk(field.selections) for field in info.selected_fields)
+
+
 @strawberry.interface(description="An object with a global id, fetchable again through node(id:).")
 class Node:
     id: strawberry.ID = strawberry.field(description="The object's global, opaque id.")
@@ -106,8 +123,7 @@ class Connection(Generic[T]):
     page_info: PageInfo = strawberry.field(description="Whether more rows follow.")
     total_count: int | None = strawberry.field(
         description="How many rows match, across all pages; null where counting is not cheap "
-        "(the inbox, whose residual candidate rules are checked row by row; the outbox-wide "
-        "notification listings of integrations)."
+        "(the outbox-wide notification listings of integrations)."
     )
 
 

@@ -115,8 +115,9 @@ class Card:
 @strawberry.type
 class WorkQueries:
     @strawberry.field(
-        description="Every slot you can act on now (held by you, or open and you are a "
-        "candidate), across workflows, most urgent first (nearest due, then priority)."
+        description="Every slot you can act on now (held by you, or open and its whole "
+        "candidate rule admits you), across workflows, most urgent first (nearest due, then "
+        "priority). totalCount is exact; it costs one more query, so ask for it only when shown."
     )
     async def inbox(
         self,
@@ -129,10 +130,13 @@ class WorkQueries:
     ) -> relay.Connection[SlotType]:
         me = await caller(info)
         f = (filter or InboxFilter()).to_filter()
-        found, has_next = await views.inbox(
-            info.context.services, me, f, first=first, after=slot_cursor(after)
+        services = info.context.services
+        found, has_next = await views.inbox(services, me, f, first=first, after=slot_cursor(after))
+        # Counted only when asked for: the page alone is the hot path.
+        total = (
+            await views.inbox_count(services, me, f) if relay.selects(info, "totalCount") else None
         )
-        return slot_connection(found, None, has_next)
+        return slot_connection(found, total, has_next)
 
     @strawberry.field(
         description="Every live slot, whoever holds it, most urgent first: for leads, managers "

@@ -45,11 +45,14 @@ from taskflow.core.definition.who import (
     Who,
     describe,
     emails,
+    exclusions,
+    keeping_exclusions,
     key_text,
     refs,
     specials,
     to_json,
     who,
+    widen,
 )
 
 __all__ = [
@@ -66,12 +69,15 @@ __all__ = [
     "describe",
     "email_names",
     "emails",
+    "exclusions",
+    "keeping_exclusions",
     "matches",
     "principal_keys",
     "refs",
     "specials",
     "to_json",
     "who",
+    "widen",
 ]
 
 ANY_KEY: Final = "any"

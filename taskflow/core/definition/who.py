@@ -193,6 +193,37 @@ def emails(w: Who) -> tuple[Key, ...]:
     return ()
 
 
+def exclusions(w: Who) -> tuple[Who, ...]:
+    """What ``w`` excludes from all of itself: each ``- x`` among its top-level conjuncts
+    (``a - x - y``, ``a & (b - x)``), as the ``not x`` terms; an exclusion inside an
+    ``|`` branch narrows only that branch and is not listed."""
+    if isinstance(w, Combine):
+        if w.op == "not":
+            return (w,)
+        if w.op == "and":
+            return tuple(e for a in w.args for e in exclusions(a))
+    return ()
+
+
+def keeping_exclusions(w: Who, base: Who | None) -> Who:
+    """``w`` minus everything ``base`` excludes outright (see :func:`exclusions`)."""
+    for excluded in exclusions(base) if base is not None else ():
+        w = Combine("and", (w, excluded))
+    return w
+
+
+def widen(base: Who | None, extra: Who) -> Who:
+    """``base | extra`` that keeps every exclusion of ``base`` over the whole widened rule.
+
+    ``widen(who.role("finance") - who.id(subject.submitted_by), who.role("finance-lead"))``
+    is ``(finance | finance-lead) - submitter``: an escalation never lets in the person
+    the rule it widens keeps out (separation of duties).
+    """
+    if base is None:
+        return extra
+    return keeping_exclusions(base | extra, base)
+
+
 def specials(w: Who) -> frozenset[str]:
     """The special terms used (``holder``, ``candidates``, ``anyone``)."""
     if isinstance(w, Special):
