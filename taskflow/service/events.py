@@ -16,7 +16,7 @@ from taskflow import errors
 from taskflow.core.principals import Principal
 from taskflow.core.runs import engine, refusals
 from taskflow.core.runs.model import LIVE, AuditEntry, Outcome, RunView, SlotView
-from taskflow.service import access, deadlines, persist
+from taskflow.service import access, deadlines, persist, retry
 from taskflow.service.container import Services
 from taskflow.service.runs import definition_for
 from taskflow.store import db, subjects
@@ -70,6 +70,7 @@ def _waiting(
     ]
 
 
+@retry.retried("raise the event")
 async def raise_event(
     services: Services,
     actor: Principal,
@@ -80,7 +81,6 @@ async def raise_event(
     idempotency_key: str | None,
 ) -> tuple[rows.RunRow, SlotView, bool]:
     """Deposit an event in the one slot waiting for it; (run, slot, whether it was new)."""
-    now = services.clock.now()
     async with services.db.transaction() as conn:
         if idempotency_key is not None:
             seen = await conn.fetchrow(
@@ -96,7 +96,8 @@ async def raise_event(
                 return run, slot, False
         mine = access.keys(actor)
         candidates: list[tuple[rows.RunRow, SlotView]] = []
-        for run_id in await _target_runs(conn, target):
+        # Runs are locked in id order (the lock order of docs/architecture.md).
+        for run_id in sorted(await _target_runs(conn, target)):
             run = await rows.get_run(conn, run_id, lock=True)
             if run is None or run.view.status != "active":
                 continue
@@ -130,6 +131,7 @@ async def raise_event(
             )
         definition = definition_for(services, run.view)
         slots = await deadlines.load_slots(conn, run.view.id)
+        now = services.clock.now()  # once the runs are locked: one instant for the decision
         result = engine.deposit(
             definition,
             run.view,

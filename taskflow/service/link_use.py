@@ -30,11 +30,12 @@ from taskflow.core.definition import fields as fl
 from taskflow.core.definition.model import Slot as DeclaredSlot
 from taskflow.core.runs import engine, refusals
 from taskflow.core.runs.model import ACTIVE, CLAIMED, OPEN, AuditEntry, SlotView
-from taskflow.service import links, persist, tokens
+from taskflow.service import links, persist, retry, tokens
 from taskflow.service import runs as run_service
 from taskflow.service.container import Services
 from taskflow.store import db
 from taskflow.store import links as store
+from taskflow.store import runs as rows
 
 PAGE_SALT = "taskflow.magic-link-page.v1"
 #: How long a rendered form may wait before it is sent (then it is shown again, fresh).
@@ -208,6 +209,7 @@ async def open_page(services: Services, token: str, client: str) -> Page:
     )
 
 
+@retry.retried("complete through the link")
 async def complete(
     services: Services,
     token: str,
@@ -233,6 +235,8 @@ async def complete(
                 rendered = _page_rendered_at(services, page_token, link.id) if from_page else now
                 if from_page:
                     payload = core.payload_from_form(usable.declared.fields, payload or {})
+                # The run's lock first (the lock order), then the link row.
+                await rows.lock_run(conn, link.run_id)
                 spent = await store.consume(conn, link.id, usable.nonce_hash, now, rendered)
                 if spent is None:
                     raise _Dead("used", link)  # a concurrent submission won
@@ -240,7 +244,7 @@ async def complete(
                     services,
                     conn,
                     link.run_id,
-                    lambda definition, run, slots: engine.deposit(
+                    lambda definition, run, slots, _now: engine.deposit(
                         definition,
                         run.view,
                         slots,

@@ -25,7 +25,7 @@ from taskflow.core import links as core
 from taskflow.core.principals import Principal
 from taskflow.core.runs import refusals
 from taskflow.core.runs.model import CLAIMED, OPEN, AuditEntry, SlotView
-from taskflow.service import access, persist, tokens
+from taskflow.service import access, persist, retry, tokens
 from taskflow.service import runs as run_service
 from taskflow.service import slots as slot_service
 from taskflow.service.container import Services
@@ -110,6 +110,7 @@ def _ttl(expires_in: timedelta | None) -> timedelta:
     return ttl
 
 
+@retry.retried("mint a link")
 async def mint(
     services: Services,
     actor: Principal,
@@ -218,6 +219,7 @@ async def mint_in(
     return Minted(link, token, url_of(services, token))
 
 
+@retry.retried("revoke the link")
 async def revoke(services: Services, actor: Principal, link_id: str) -> core.LinkView:
     """Make a link unusable for good (its minter, or whoever may mint for the slot)."""
     async with services.db.connection() as conn:

@@ -1,17 +1,17 @@
 """Firing due timers (the worker's work; ``run_due`` for tests), SKIP LOCKED, one transaction.
 
-One batch is one transaction. Its timers and their runs are locked with ``FOR
-UPDATE SKIP LOCKED`` in one statement: another worker never gets them, and a
-timer whose run is busy in a use case is left for the next pass rather than
-waited for, because that use case may be about to move this very row (waiting
-both ways would deadlock). The batch's slots, clocks and timer rows are loaded
-at once; each firing decides with the same pure functions a use case uses and
-changes its run's state in memory (``timer_batch.py``), so a later firing on
-the same run sees an earlier one's effects; one flush then writes every table
-touched with one statement. A firing that fails is postponed and logged
-without undoing the others. ``fired`` counts firings; a repeating reminder's
-row is re-armed in place for its next firing by the same reconciliation that
-every use case runs.
+One batch is one transaction. It takes the runs of due timers first, with
+``FOR UPDATE SKIP LOCKED`` in id order, then their timers (the lock order of
+docs/architecture.md): another worker never gets them, and a timer whose run
+is busy in a use case is left for the next pass rather than waited for. A
+batch that still loses a race inside PostgreSQL is run again (``retry.py``).
+The batch's slots, clocks and timer rows are loaded at once; each firing
+decides with the same pure functions a use case uses and changes its run's
+state in memory (``timer_batch.py``), so a later firing on the same run sees
+an earlier one's effects; one flush then writes every table touched with one
+statement. A firing that fails is postponed and logged without undoing the
+others. ``fired`` counts firings; a repeating reminder's row is re-armed in
+place for its next firing by the same reconciliation that every use case runs.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from taskflow.core.runs import engine
 from taskflow.core.runs.model import LIVE, AuditEntry, Outcome, RunView, SlotView
 from taskflow.service import deadlines as sla_service
 from taskflow.service import notices as notice_rows
-from taskflow.service import persist
+from taskflow.service import persist, retry
 from taskflow.service import timer_batch as runs_batch
 from taskflow.service.container import Services
 from taskflow.store import db
@@ -69,10 +69,15 @@ async def fire_batch(services: Services, now: datetime, batch: int) -> tuple[int
     flush, the batch rolls back and runs again writing each firing in a
     savepoint of its own, so the failing one is postponed and the others fire.
     """
-    try:
-        return await _fire_batch(services, now, batch, isolate=False)
-    except _FiringFailed:
-        return await _fire_batch(services, now, batch, isolate=True)
+
+    async def once() -> tuple[int, int]:
+        try:
+            return await _fire_batch(services, now, batch, isolate=False)
+        except _FiringFailed:
+            return await _fire_batch(services, now, batch, isolate=True)
+
+    # A lost race (deadlock, serialization failure) rolled the whole batch back: run it again.
+    return await retry.run(services, "fire timers", once)
 
 
 class _FiringFailed(Exception):
@@ -92,7 +97,7 @@ async def _fire_batch(
             if not isolate:
                 try:
                     fired += await fire_one(services, conn, states[timer.run_id], timer, now)
-                except DATABASE_ERRORS:
+                except NOT_THE_FIRING:
                     raise
                 except Exception as exc:
                     raise _FiringFailed(timer.key) from exc
@@ -103,7 +108,7 @@ async def _fire_batch(
                 async with conn.transaction():
                     count = await fire_one(services, conn, trial, timer, now)
                     await runs_batch.flush(conn, [trial], now)
-            except DATABASE_ERRORS:
+            except NOT_THE_FIRING:
                 raise
             except Exception:
                 log.exception("timer %s (%s) failed; retrying later", timer.key, timer.kind)
@@ -116,7 +121,7 @@ async def _fire_batch(
         if not isolate:
             try:
                 await runs_batch.flush(conn, list(states.values()), now)
-            except DATABASE_ERRORS:
+            except NOT_THE_FIRING:
                 raise
             except Exception as exc:
                 raise _FiringFailed("flush") from exc
@@ -133,6 +138,9 @@ DATABASE_ERRORS = (
     asyncpg.CannotConnectNowError,
     asyncpg.AdminShutdownError,
 )
+#: Errors that say nothing about a firing: the connection's, and a race lost inside
+#: PostgreSQL (retried whole, see ``service/retry.py``); a firing is never postponed for them.
+NOT_THE_FIRING = (*DATABASE_ERRORS, *retry.LOST_RACE)
 
 
 @dataclass(frozen=True)

@@ -59,13 +59,16 @@ def _choice(filters: str, skip_residual: bool) -> str:
     """The CTE ``next``: the most urgent open slot principal $1 (keys $2) may take, locked;
     ``filters`` are :func:`queries.filter_sql`'s conditions."""
     residual = " AND sl.residual = '[]'::jsonb" if skip_residual else ""
+    # The slot's run is locked with it (the lock order: run, then slot, docs/architecture.md);
+    # SKIP LOCKED never waits, so a run another writer holds is passed over like a taken slot.
     return f"""next AS (
-            SELECT sl.id, sl.run, sl.workflow, sl.state, sl.name FROM slot sl
+            SELECT sl.id, sl.run, sl.workflow, sl.state, sl.name
+            FROM slot sl JOIN run lr ON lr.id = sl.run
             WHERE sl.status = 'open' AND sl.audience && $2::text[] AND NOT sl.deny && $2::text[]
               {residual}{filters}
             ORDER BY {URGENCY}
             LIMIT 1
-            FOR UPDATE SKIP LOCKED
+            FOR UPDATE OF lr, sl SKIP LOCKED
         )"""
 
 

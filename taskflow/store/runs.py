@@ -124,6 +124,13 @@ async def get_run(conn: db.Connection, run_id: str, *, lock: bool = False) -> Ru
     return run_from(row) if row else None
 
 
+async def lock_run(conn: db.Connection, run_id: str) -> bool:
+    """Take the run's row lock, the first lock of every writer (docs/architecture.md,
+    "Lock order"); False when there is no such run."""
+    found = await conn.fetchval("SELECT true FROM run WHERE id = $1 FOR UPDATE", uuid.UUID(run_id))
+    return bool(found)
+
+
 async def live_run_for(
     conn: db.Connection, workflow: str, subject_id: str, *, lock: bool = False
 ) -> RunRow | None:
@@ -153,12 +160,13 @@ async def run_by_idempotency_key(
 
 
 async def live_runs_of_subject(conn: db.Connection, subject_id: str) -> list[str]:
+    """The subject's live runs, locked in id order (the lock order); oldest first."""
     rows = await conn.fetch(
-        "SELECT id FROM run WHERE subject = $1 AND status = 'active' "
-        "ORDER BY started_at, id FOR UPDATE",
+        "SELECT id, started_at FROM run WHERE subject = $1 AND status = 'active' "
+        "ORDER BY id FOR UPDATE",
         uuid.UUID(subject_id),
     )
-    return [str(r["id"]) for r in rows]
+    return [str(r["id"]) for r in sorted(rows, key=lambda r: (r["started_at"], r["id"]))]
 
 
 async def runs_by_correlation(conn: db.Connection, key: str) -> list[str]:

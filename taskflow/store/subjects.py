@@ -59,10 +59,14 @@ async def upsert(
     return from_row(row), bool(row["created"])
 
 
-async def find(conn: db.Connection, type_: str, external_id: str) -> SubjectRow | None:
+async def find(
+    conn: db.Connection, type_: str, external_id: str, *, lock: bool = False
+) -> SubjectRow | None:
+    """A subject by its type and external id; ``lock`` takes its row lock (the subject comes
+    before its runs in the lock order)."""
     row = await conn.fetchrow(
         "SELECT id, type, external_id, attributes, version FROM subject "
-        "WHERE type = $1 AND external_id = $2",
+        "WHERE type = $1 AND external_id = $2" + (" FOR UPDATE" if lock else ""),
         type_,
         external_id,
     )

@@ -25,18 +25,30 @@ async def take_due(
 ) -> tuple[list[timers.TimerRow], dict[str, runs.RunRow]]:
     """Lock up to ``limit`` armed timers due at ``now``, oldest first, with their runs.
 
-    A timer whose row or run is locked elsewhere is skipped: another worker has
-    it, or a use case is changing its run (and may be about to move this very
-    row); the next pass gets it.
+    The lock order (docs/architecture.md): the runs of the due timers first, in id
+    order, then those runs' due timers. A run locked elsewhere is skipped (SKIP
+    LOCKED: never waited for): another worker has it, or a use case is changing it
+    (and may be about to move these very timers); the next pass gets them. Every
+    writer of a timer holds its run, so the timers of a run held here are free.
     """
     found = await conn.fetch(
         f"""
+        WITH due AS (
+            SELECT t.run FROM timer t
+            WHERE t.status = 'armed' AND t.due_at <= $1
+            ORDER BY t.due_at, t.id
+            LIMIT $2
+        ), held AS (
+            SELECT r.id FROM run r WHERE r.id IN (SELECT run FROM due)
+            ORDER BY r.id
+            FOR UPDATE SKIP LOCKED
+        )
         SELECT {timers.timer_columns("t_")}, {runs.RUN_COLUMNS}
         FROM timer t JOIN run r ON r.id = t.run JOIN subject s ON s.id = r.subject
-        WHERE t.status = 'armed' AND t.due_at <= $1
+        WHERE t.run IN (SELECT id FROM held) AND t.status = 'armed' AND t.due_at <= $1
         ORDER BY t.due_at, t.id
         LIMIT $2
-        FOR UPDATE OF t, r SKIP LOCKED
+        FOR UPDATE OF t
         """,
         now,
         limit,

@@ -179,15 +179,16 @@ MintMagicLinkPayload = Annotated[
     | r.SlotNotOpen
     | relay.InvalidInput
     | relay.NotAllowed
-    | relay.NotFoundRefusal,
+    | relay.NotFoundRefusal
+    | relay.Busy,
     strawberry.union("MintMagicLinkPayload", description="Result of mintMagicLink."),
 ]
 RevokeMagicLinkPayload = Annotated[
-    RevokeMagicLinkSuccess | LinkUnusable | relay.NotAllowed | relay.NotFoundRefusal,
+    RevokeMagicLinkSuccess | LinkUnusable | relay.NotAllowed | relay.NotFoundRefusal | relay.Busy,
     strawberry.union("RevokeMagicLinkPayload", description="Result of revokeMagicLink."),
 ]
 CompleteWithLinkPayload = Annotated[
-    CompleteWithLinkSuccess | LinkUnusable | TooManyRequests | r.PayloadInvalid,
+    CompleteWithLinkSuccess | LinkUnusable | TooManyRequests | r.PayloadInvalid | relay.Busy,
     strawberry.union("CompleteWithLinkPayload", description="Result of completeWithLink."),
 ]
 

@@ -214,7 +214,8 @@ MintNotificationLinkPayload = Annotated[
     | r.SlotNotOpen
     | relay.InvalidInput
     | relay.NotAllowed
-    | relay.NotFoundRefusal,
+    | relay.NotFoundRefusal
+    | relay.Busy,
     strawberry.union("MintNotificationLinkPayload", description="Result of mintNotificationLink."),
 ]
 MintNotificationArg = Annotated[

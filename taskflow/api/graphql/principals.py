@@ -91,7 +91,7 @@ class UpsertPrincipalSuccess:
 
 
 UpsertPrincipalPayload = Annotated[
-    UpsertPrincipalSuccess | relay.InvalidInput | relay.NotAllowed,
+    UpsertPrincipalSuccess | relay.InvalidInput | relay.NotAllowed | relay.Busy,
     strawberry.union("UpsertPrincipalPayload", description="Result of upsertPrincipal."),
 ]
 
@@ -107,7 +107,11 @@ class DeactivatePrincipalSuccess:
 
 
 DeactivatePrincipalPayload = Annotated[
-    DeactivatePrincipalSuccess | relay.InvalidInput | relay.NotAllowed | relay.NotFoundRefusal,
+    DeactivatePrincipalSuccess
+    | relay.InvalidInput
+    | relay.NotAllowed
+    | relay.NotFoundRefusal
+    | relay.Busy,
     strawberry.union("DeactivatePrincipalPayload", description="Result of deactivatePrincipal."),
 ]
 

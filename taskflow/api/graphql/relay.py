@@ -166,6 +166,11 @@ class RefusalCode(Enum):
     TOO_MANY_REQUESTS = strawberry.enum_value(
         "TOO_MANY_REQUESTS", description="Too many unusable links from this client; wait."
     )
+    BUSY = strawberry.enum_value(
+        "BUSY",
+        description="Others changed the same data at the same moment, again and again; nothing "
+        "changed. Retryable: send the same request again after retryAfterSeconds.",
+    )
 
 
 @strawberry.interface(description="A typed refusal: the mutation changed nothing.")
@@ -189,8 +194,26 @@ class NotFoundRefusal(Refusal):
     pass
 
 
-def refusal_for(error: errors.TaskflowError) -> InvalidInput | NotAllowed | NotFoundRefusal:
+@strawberry.type(
+    description="Others changed the same data at the same moment, again and again; nothing "
+    "changed. The same request again, after retryAfterSeconds, has the effect it asked for."
+)
+class Busy(Refusal):
+    retry_after_seconds: int = strawberry.field(
+        description="How many seconds to wait before sending the same request again."
+    )
+
+
+def refusal_for(
+    error: errors.TaskflowError,
+) -> InvalidInput | NotAllowed | NotFoundRefusal | Busy:
     """The payload refusal for a domain error raised by a use case."""
+    if isinstance(error, errors.Busy):
+        return Busy(
+            code=RefusalCode.BUSY,
+            message=error.message,
+            retry_after_seconds=int(error.facts.get("retry_after_seconds", 1)),
+        )
     if isinstance(error, errors.Forbidden):
         return NotAllowed(code=RefusalCode.FORBIDDEN, message=error.message)
     if isinstance(error, errors.NotFound):

@@ -56,6 +56,7 @@ Refusals = (
     | relay.InvalidInput
     | relay.NotAllowed
     | relay.NotFoundRefusal
+    | relay.Busy
 )
 
 
@@ -98,7 +99,12 @@ class RunSuccess:
 
 
 StartRunPayload = Annotated[
-    StartRunSuccess | r.RunExists | relay.InvalidInput | relay.NotAllowed | relay.NotFoundRefusal,
+    StartRunSuccess
+    | r.RunExists
+    | relay.InvalidInput
+    | relay.NotAllowed
+    | relay.NotFoundRefusal
+    | relay.Busy,
     strawberry.union("StartRunPayload", description="Result of startRun."),
 ]
 UpdateSubjectPayload = Annotated[
@@ -106,7 +112,8 @@ UpdateSubjectPayload = Annotated[
     | relay.InvalidInput
     | relay.NotAllowed
     | relay.NotFoundRefusal
-    | r.MoveNotAllowed,
+    | r.MoveNotAllowed
+    | relay.Busy,
     strawberry.union("UpdateSubjectPayload", description="Result of updateSubject."),
 ]
 RaiseEventPayload = Annotated[
@@ -117,7 +124,7 @@ ClaimPayload = Annotated[
     SlotSuccess | Refusals, strawberry.union("ClaimPayload", description="Result of claim.")
 ]
 ClaimNextPayload = Annotated[
-    SlotSuccess | r.NothingToClaim | relay.InvalidInput,
+    SlotSuccess | r.NothingToClaim | relay.InvalidInput | relay.Busy,
     strawberry.union("ClaimNextPayload", description="Result of claimNext."),
 ]
 ReleasePayload = Annotated[
