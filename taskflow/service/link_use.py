@@ -149,6 +149,8 @@ async def _refuse(services: Services, client: str, dead: _Dead, *, on_timeline: 
     """Count the refusal against the client (and tell staff why), then refuse alike."""
     now = services.clock.now()
     async with services.db.transaction() as conn:
+        if on_timeline and dead.link is not None:
+            await rows.lock_run(conn, dead.link.run_id)  # the lock order: the run first
         state = await store.lock_throttle(conn, client, now)
         await store.save_throttle(conn, client, core.after_refusal(state, now, LIMITS))
         if on_timeline and dead.link is not None:
@@ -299,6 +301,8 @@ def _opened_line(link: core.LinkView) -> AuditEntry:
 async def _count_open(services: Services, link: core.LinkView, rendered: datetime) -> None:
     """A submission that did not spend the link (a field was wrong) still counts as an open."""
     async with services.db.transaction() as conn:
+        # The run before the link row (the lock order), as completing with the link does.
+        await rows.lock_run(conn, link.run_id)
         counted = await store.count_open(conn, link.id, services.clock.now(), rendered)
         if counted is not None and link.opened_at is None and counted.opens == 1:
             await persist.audit(conn, link.run_id, _opened_line(counted))
