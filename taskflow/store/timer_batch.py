@@ -25,23 +25,23 @@ async def take_due(
 ) -> tuple[list[timers.TimerRow], dict[str, runs.RunRow]]:
     """Lock up to ``limit`` armed timers due at ``now``, oldest first, with their runs.
 
-    The lock order (docs/architecture.md): the runs of the due timers first, in id
-    order, then those runs' due timers. A run locked elsewhere is skipped (SKIP
-    LOCKED: never waited for): another worker has it, or a use case is changing it
-    (and may be about to move these very timers); the next pass gets them. Every
-    writer of a timer holds its run, so the timers of a run held here are free.
+    The lock order (docs/architecture.md): the runs of the due timers first (in due
+    order: SKIP LOCKED never waits, so no order of theirs can deadlock), then those
+    runs' due timers. A run locked elsewhere is skipped, never waited for: another
+    worker has it, or a use case is changing it (and may be about to move these very
+    timers); the next pass gets them. Every writer of a timer holds its run, so the
+    timers of a run held here are free.
     """
     found = await conn.fetch(
         f"""
-        WITH due AS (
-            SELECT t.run FROM timer t
+        WITH held AS (
+            -- Due order; a busy run is skipped and does not count, so busy runs at the
+            -- head of the queue never starve the others.
+            SELECT r.id FROM timer t JOIN run r ON r.id = t.run
             WHERE t.status = 'armed' AND t.due_at <= $1
             ORDER BY t.due_at, t.id
             LIMIT $2
-        ), held AS (
-            SELECT r.id FROM run r WHERE r.id IN (SELECT run FROM due)
-            ORDER BY r.id
-            FOR UPDATE SKIP LOCKED
+            FOR UPDATE OF r SKIP LOCKED
         )
         SELECT {timers.timer_columns("t_")}, {runs.RUN_COLUMNS}
         FROM timer t JOIN run r ON r.id = t.run JOIN subject s ON s.id = r.subject
