@@ -237,8 +237,10 @@ async def complete(
                 rendered = _page_rendered_at(services, page_token, link.id) if from_page else now
                 if from_page:
                     payload = core.payload_from_form(usable.declared.fields, payload or {})
-                # The run's lock first (the lock order), then the link row.
+                # The run's lock first (the lock order), then the link row; the decision's
+                # one instant is read once the run is held.
                 await rows.lock_run(conn, link.run_id)
+                now = services.clock.now()
                 spent = await store.consume(conn, link.id, usable.nonce_hash, now, rendered)
                 if spent is None:
                     raise _Dead("used", link)  # a concurrent submission won
@@ -246,7 +248,7 @@ async def complete(
                     services,
                     conn,
                     link.run_id,
-                    lambda definition, run, slots, _now: engine.deposit(
+                    lambda definition, run, slots, now: engine.deposit(
                         definition,
                         run.view,
                         slots,
@@ -260,6 +262,7 @@ async def complete(
                         new_id=persist.new_id,
                         on_behalf=True,  # the link is the permission
                     ),
+                    now=now,
                 )
                 await persist.audit(conn, link.run_id, *_use_lines(link, spent, now))
         except (refusals.SlotNotOpen, refusals.RunNotActive, refusals.StaleVersion) as refusal:

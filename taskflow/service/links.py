@@ -166,8 +166,8 @@ async def mint_in(
     """
     ttl = _ttl(expires_in)
     name, email = _recipient(recipient_name, recipient_email)
-    now = services.clock.now()
     run = await rows.get_run(conn, run_id, lock=True)
+    now = services.clock.now()  # once the run is held: the line's instant follows its order
     current = await rows.get_slot(conn, slot_id)
     if run is None or current is None or current.run_id != run_id:
         raise errors.NotFound(f"No slot has the id {slot_id!r}.")
