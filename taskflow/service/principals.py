@@ -11,6 +11,7 @@ from typing import Any
 
 from taskflow import errors
 from taskflow.core import principals as core
+from taskflow.service import retry
 from taskflow.service.container import Services
 from taskflow.store import principals as rows
 
@@ -47,6 +48,7 @@ async def get(services: Services, principal_id: str) -> core.Principal | None:
         return await rows.get(conn, principal_id)
 
 
+@retry.retried("save the principal")
 async def upsert(
     services: Services, actor: core.Principal | None, data: Mapping[str, Any]
 ) -> tuple[core.Principal, bool]:
@@ -58,6 +60,7 @@ async def upsert(
         return await rows.upsert(conn, principal, services.clock.now())
 
 
+@retry.retried("deactivate the principal")
 async def deactivate(
     services: Services, actor: core.Principal, principal_id: str
 ) -> core.Principal:
