@@ -101,6 +101,7 @@ async def raise_event(
             run = await rows.get_run(conn, run_id, lock=True)
             if run is None or run.view.status != "active":
                 continue
+            await rows.lock_live_slots(conn, [run_id])
             slots = await rows.slots_of_run(conn, run_id)
             if not actor.is_integration and not access.can_read_run(actor, slots):
                 continue

@@ -204,6 +204,7 @@ async def decide(
     run = await rows.get_run(conn, run_id, lock=True)
     if run is None:
         raise errors.NotFound(f"No run has the id {run_id!r}.")
+    await rows.lock_live_slots(conn, [run_id])  # the lock order: the run, then its slots
     if now is None:
         now = services.clock.now()
     slots = await deadlines.load_slots(conn, run_id)

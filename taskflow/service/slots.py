@@ -52,11 +52,11 @@ async def _guarded(
 
     async def work() -> SlotView:
         async with services.db.transaction() as conn:
-            # The lock order (docs/architecture.md): the run's row first, then the slot.
-            # Whoever holds the run decides on its slots, so the slot read now stays as read.
+            # The lock order (docs/architecture.md): the run's row first, then the slot, read
+            # with its lock: it stays as read until this transaction ends.
             await rows.lock_run(conn, slot.run_id)
             now = services.clock.now()
-            current = await rows.get_slot(conn, slot_id)
+            current = await rows.get_slot(conn, slot_id, lock=True)
             if current is None:
                 raise errors.NotFound(f"No slot has the id {slot_id!r}.")
             after = decide(current, now)

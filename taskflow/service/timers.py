@@ -1,8 +1,8 @@
 """Firing due timers (the worker's work; ``run_due`` for tests), SKIP LOCKED, one transaction.
 
 One batch is one transaction. It takes the runs of due timers first, with
-``FOR UPDATE SKIP LOCKED`` in id order, then their timers (the lock order of
-docs/architecture.md): another worker never gets them, and a timer whose run
+``FOR NO KEY UPDATE SKIP LOCKED``, then their live slots, then the timers (the
+lock order of docs/architecture.md): another worker never gets them, and a timer whose run
 is busy in a use case is left for the next pass rather than waited for. A
 batch that still loses a race inside PostgreSQL is run again (``retry.py``).
 The batch's slots, clocks and timer rows are loaded at once; each firing

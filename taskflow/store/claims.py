@@ -2,7 +2,10 @@
 
 Two statements, one choice of slot (``FOR UPDATE SKIP LOCKED`` on the open
 slots in urgency order, so concurrent claimers never wait on, or get, the
-same row):
+same row). Claim-next locks no run (docs/architecture.md, "Lock order"): it
+holds one slot, then that slot's clocks and timers, which every other writer
+takes only after the slot; its timeline line's key-share lock on the run is
+compatible with the ``FOR NO KEY UPDATE`` run lock of every writer.
 
 - :func:`claim_next_plain` claims *and* carries out the claim's deadlines in
   one autocommitted statement when the chosen slot is plain (see
@@ -59,16 +62,13 @@ def _choice(filters: str, skip_residual: bool) -> str:
     """The CTE ``next``: the most urgent open slot principal $1 (keys $2) may take, locked;
     ``filters`` are :func:`queries.filter_sql`'s conditions."""
     residual = " AND sl.residual = '[]'::jsonb" if skip_residual else ""
-    # The slot's run is locked with it (the lock order: run, then slot, docs/architecture.md);
-    # SKIP LOCKED never waits, so a run another writer holds is passed over like a taken slot.
     return f"""next AS (
-            SELECT sl.id, sl.run, sl.workflow, sl.state, sl.name
-            FROM slot sl JOIN run lr ON lr.id = sl.run
+            SELECT sl.id, sl.run, sl.workflow, sl.state, sl.name FROM slot sl
             WHERE sl.status = 'open' AND sl.audience && $2::text[] AND NOT sl.deny && $2::text[]
               {residual}{filters}
             ORDER BY {URGENCY}
             LIMIT 1
-            FOR UPDATE OF lr, sl SKIP LOCKED
+            FOR UPDATE SKIP LOCKED
         )"""
 
 

@@ -118,7 +118,7 @@ async def get_run(conn: db.Connection, run_id: str, *, lock: bool = False) -> Ru
         return None
     row = await conn.fetchrow(
         f"SELECT {RUN_COLUMNS} FROM run r JOIN subject s ON s.id = r.subject WHERE r.id = $1"
-        + (" FOR UPDATE OF r" if lock else ""),
+        + (" FOR NO KEY UPDATE OF r" if lock else ""),
         key,
     )
     return run_from(row) if row else None
@@ -126,9 +126,27 @@ async def get_run(conn: db.Connection, run_id: str, *, lock: bool = False) -> Ru
 
 async def lock_run(conn: db.Connection, run_id: str) -> bool:
     """Take the run's row lock, the first lock of every writer (docs/architecture.md,
-    "Lock order"); False when there is no such run."""
-    found = await conn.fetchval("SELECT true FROM run WHERE id = $1 FOR UPDATE", uuid.UUID(run_id))
+    "Lock order"); False when there is no such run.
+
+    ``FOR NO KEY UPDATE``: writers of one run go in turn, while the key-share lock that
+    inserting a timeline line (or a clock, a timer) takes on its run never waits for it.
+    """
+    found = await conn.fetchval(
+        "SELECT true FROM run WHERE id = $1 FOR NO KEY UPDATE", uuid.UUID(run_id)
+    )
     return bool(found)
+
+
+async def lock_live_slots(conn: db.Connection, run_ids: Sequence[str]) -> None:
+    """Lock the live slots of these (locked) runs, in id order: the second step of the lock
+    order. A claim-next holding one of them finishes first (it needs nothing the run's
+    writer holds), so what is read next is what it left; while they are held, claim-next
+    passes them over."""
+    await conn.execute(
+        "SELECT 1 FROM slot WHERE run = ANY($1::uuid[]) "
+        "AND status IN ('pending', 'open', 'claimed') ORDER BY id FOR UPDATE",
+        [uuid.UUID(r) for r in run_ids],
+    )
 
 
 async def live_run_for(
@@ -137,7 +155,7 @@ async def live_run_for(
     row = await conn.fetchrow(
         f"SELECT {RUN_COLUMNS} FROM run r JOIN subject s ON s.id = r.subject "
         "WHERE r.workflow = $1 AND r.subject = $2 AND r.status = 'active'"
-        + (" FOR UPDATE OF r" if lock else ""),
+        + (" FOR NO KEY UPDATE OF r" if lock else ""),
         workflow,
         uuid.UUID(subject_id),
     )
@@ -163,7 +181,7 @@ async def live_runs_of_subject(conn: db.Connection, subject_id: str) -> list[str
     """The subject's live runs, locked in id order (the lock order); oldest first."""
     rows = await conn.fetch(
         "SELECT id, started_at FROM run WHERE subject = $1 AND status = 'active' "
-        "ORDER BY id FOR UPDATE",
+        "ORDER BY id FOR NO KEY UPDATE",
         uuid.UUID(subject_id),
     )
     return [str(r["id"]) for r in sorted(rows, key=lambda r: (r["started_at"], r["id"]))]
@@ -277,12 +295,15 @@ async def slots_of_run(conn: db.Connection, run_id: str) -> list[SlotView]:
     return [slot_from(r) for r in rows]
 
 
-async def get_slot(conn: db.Connection, slot_id: str) -> SlotView | None:
+async def get_slot(conn: db.Connection, slot_id: str, *, lock: bool = False) -> SlotView | None:
+    """A slot; ``lock`` takes its row lock (after its run's, in the lock order)."""
     try:
         key = uuid.UUID(slot_id)
     except ValueError:
         return None
-    row = await conn.fetchrow(f"SELECT {SLOT_COLUMNS} FROM slot WHERE id = $1", key)
+    row = await conn.fetchrow(
+        f"SELECT {SLOT_COLUMNS} FROM slot WHERE id = $1" + (" FOR UPDATE" if lock else ""), key
+    )
     return slot_from(row) if row else None
 
 

@@ -104,7 +104,7 @@ async def backfill(
     await conn.execute(
         "SELECT 1 FROM run WHERE id IN (SELECT sl.run FROM slot sl WHERE sl.opened_at >= $1 "
         f"AND sl.opened_at < $2 AND ((sl.measured_clock IS NULL AND {report_sql.ENDED}) "
-        f"OR {UNKEPT_PICKUP})) ORDER BY id FOR UPDATE",
+        f"OR {UNKEPT_PICKUP})) ORDER BY id FOR NO KEY UPDATE",
         start,
         end,
     )

@@ -66,7 +66,7 @@ async def find(
     before its runs in the lock order)."""
     row = await conn.fetchrow(
         "SELECT id, type, external_id, attributes, version FROM subject "
-        "WHERE type = $1 AND external_id = $2" + (" FOR UPDATE" if lock else ""),
+        "WHERE type = $1 AND external_id = $2" + (" FOR NO KEY UPDATE" if lock else ""),
         type_,
         external_id,
     )

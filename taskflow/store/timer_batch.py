@@ -25,33 +25,38 @@ async def take_due(
 ) -> tuple[list[timers.TimerRow], dict[str, runs.RunRow]]:
     """Lock up to ``limit`` armed timers due at ``now``, oldest first, with their runs.
 
-    The lock order (docs/architecture.md): the runs of the due timers first (in due
-    order: SKIP LOCKED never waits, so no order of theirs can deadlock), then those
-    runs' due timers. A run locked elsewhere is skipped, never waited for: another
-    worker has it, or a use case is changing it (and may be about to move these very
-    timers); the next pass gets them. Every writer of a timer holds its run, so the
-    timers of a run held here are free.
+    The lock order (docs/architecture.md): the runs of the due timers first, then their
+    live slots (in id order), then the timers. The runs are taken
+    ``SKIP LOCKED`` in due order: a run locked elsewhere is skipped, never waited for
+    (another worker has it, or a use case is changing it and may be about to move these
+    very timers), and does not count toward ``limit``; the next pass gets it. The slots
+    may be waited for (a claim-next holding one finishes without needing anything of
+    ours); a timer cancelled meanwhile is left out.
     """
-    found = await conn.fetch(
-        f"""
-        WITH held AS (
-            -- Due order; a busy run is skipped and does not count, so busy runs at the
-            -- head of the queue never starve the others.
-            SELECT r.id FROM timer t JOIN run r ON r.id = t.run
-            WHERE t.status = 'armed' AND t.due_at <= $1
-            ORDER BY t.due_at, t.id
-            LIMIT $2
-            FOR UPDATE OF r SKIP LOCKED
-        )
-        SELECT {timers.timer_columns("t_")}, {runs.RUN_COLUMNS}
-        FROM timer t JOIN run r ON r.id = t.run JOIN subject s ON s.id = r.subject
-        WHERE t.run IN (SELECT id FROM held) AND t.status = 'armed' AND t.due_at <= $1
+    due = await conn.fetch(
+        """
+        SELECT t.id, t.run FROM timer t JOIN run r ON r.id = t.run
+        WHERE t.status = 'armed' AND t.due_at <= $1
         ORDER BY t.due_at, t.id
         LIMIT $2
-        FOR UPDATE OF t
+        FOR NO KEY UPDATE OF r SKIP LOCKED
         """,
         now,
         limit,
+    )
+    if not due:
+        return [], {}
+    await runs.lock_live_slots(conn, sorted({str(row["run"]) for row in due}))
+    found = await conn.fetch(
+        f"""
+        SELECT {timers.timer_columns("t_")}, {runs.RUN_COLUMNS}
+        FROM timer t JOIN run r ON r.id = t.run JOIN subject s ON s.id = r.subject
+        WHERE t.id = ANY($1::bigint[]) AND t.status = 'armed' AND t.due_at <= $2
+        ORDER BY t.due_at, t.id
+        FOR UPDATE OF t
+        """,
+        [row["id"] for row in due],
+        now,
     )
     taken = [timers.timer_from(row, "t_") for row in found]
     return taken, {str(row["id"]): runs.run_from(row) for row in found}
