@@ -1,1 +1,1 @@
-"""api layer (see ARCHITECTURE.md)."""
+"""api layer (see docs/architecture.md)."""

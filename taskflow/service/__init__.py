@@ -1,1 +1,1 @@
-"""service layer (see ARCHITECTURE.md)."""
+"""service layer (see docs/architecture.md)."""

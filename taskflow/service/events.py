@@ -19,7 +19,7 @@ from taskflow.core.runs.model import LIVE, AuditEntry, Outcome, RunView, SlotVie
 from taskflow.service import access, deadlines, persist, retry
 from taskflow.service.container import Services
 from taskflow.service.runs import definition_for
-from taskflow.store import db, subjects
+from taskflow.store import db, locks, subjects
 from taskflow.store import runs as rows
 
 
@@ -101,7 +101,7 @@ async def raise_event(
             run = await rows.get_run(conn, run_id, lock=True)
             if run is None or run.view.status != "active":
                 continue
-            await rows.lock_live_slots(conn, [run_id])
+            await locks.lock_live_slots(conn, [run_id])
             slots = await rows.slots_of_run(conn, run_id)
             if not actor.is_integration and not access.can_read_run(actor, slots):
                 continue

@@ -33,9 +33,8 @@ from taskflow.core.runs.model import ACTIVE, CLAIMED, OPEN, AuditEntry, SlotView
 from taskflow.service import links, persist, retry, tokens
 from taskflow.service import runs as run_service
 from taskflow.service.container import Services
-from taskflow.store import db
+from taskflow.store import db, locks
 from taskflow.store import links as store
-from taskflow.store import runs as rows
 
 PAGE_SALT = "taskflow.magic-link-page.v1"
 #: How long a rendered form may wait before it is sent (then it is shown again, fresh).
@@ -150,7 +149,7 @@ async def _refuse(services: Services, client: str, dead: _Dead, *, on_timeline: 
     now = services.clock.now()
     async with services.db.transaction() as conn:
         if on_timeline and dead.link is not None:
-            await rows.lock_run(conn, dead.link.run_id)  # the lock order: the run first
+            await locks.lock_run(conn, dead.link.run_id)  # the lock order: the run first
         state = await store.lock_throttle(conn, client, now)
         await store.save_throttle(conn, client, core.after_refusal(state, now, LIMITS))
         if on_timeline and dead.link is not None:
@@ -239,7 +238,7 @@ async def complete(
                     payload = core.payload_from_form(usable.declared.fields, payload or {})
                 # The run's lock first (the lock order), then the link row; the decision's
                 # one instant is read once the run is held.
-                await rows.lock_run(conn, link.run_id)
+                await locks.lock_run(conn, link.run_id)
                 now = services.clock.now()
                 spent = await store.consume(conn, link.id, usable.nonce_hash, now, rendered)
                 if spent is None:
@@ -305,7 +304,7 @@ async def _count_open(services: Services, link: core.LinkView, rendered: datetim
     """A submission that did not spend the link (a field was wrong) still counts as an open."""
     async with services.db.transaction() as conn:
         # The run before the link row (the lock order), as completing with the link does.
-        await rows.lock_run(conn, link.run_id)
+        await locks.lock_run(conn, link.run_id)
         counted = await store.count_open(conn, link.id, services.clock.now(), rendered)
         if counted is not None and link.opened_at is None and counted.opens == 1:
             await persist.audit(conn, link.run_id, _opened_line(counted))

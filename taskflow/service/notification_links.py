@@ -21,10 +21,9 @@ from taskflow.core.runs.model import AuditEntry
 from taskflow.service import access, links, persist, retry
 from taskflow.service import runs as run_service
 from taskflow.service.container import Services
-from taskflow.store import db
+from taskflow.store import db, locks
 from taskflow.store import links as link_rows
 from taskflow.store import notifications as outbox
-from taskflow.store import runs as run_rows
 
 
 @retry.retried("mint a link")
@@ -45,7 +44,7 @@ async def mint(
     async def work() -> links.Minted:
         async with services.db.transaction() as conn:
             # The lock order (docs/architecture.md): the run first, as completing with a link.
-            await run_rows.lock_run(conn, found.run_id)
+            await locks.lock_run(conn, found.run_id)
             # The notification's lock makes two sends of it mint in turn, never two live links.
             note = await outbox.notification(conn, notification_id, lock=True)
             assert note is not None  # notifications are deleted only with their run

@@ -23,7 +23,7 @@ from taskflow.core.runs import engine, refusals
 from taskflow.core.runs.model import AuditEntry, Outcome, RunView, SlotView
 from taskflow.service import access, deadlines, persist, retry
 from taskflow.service.container import Services
-from taskflow.store import db, subjects
+from taskflow.store import db, locks, subjects
 from taskflow.store import runs as rows
 
 T = TypeVar("T")
@@ -46,7 +46,7 @@ async def record_refusal(
     async with services.db.transaction() as conn:
         # The run's lock first, like every writer of its timeline: the line's place in the
         # timeline's order and its instant then agree.
-        await rows.lock_run(conn, run_id)
+        await locks.lock_run(conn, run_id)
         entry = AuditEntry(
             "refused",
             services.clock.now(),
@@ -204,7 +204,7 @@ async def decide(
     run = await rows.get_run(conn, run_id, lock=True)
     if run is None:
         raise errors.NotFound(f"No run has the id {run_id!r}.")
-    await rows.lock_live_slots(conn, [run_id])  # the lock order: the run, then its slots
+    await locks.lock_live_slots(conn, [run_id])  # the lock order: the run, then its slots
     if now is None:
         now = services.clock.now()
     slots = await deadlines.load_slots(conn, run_id)

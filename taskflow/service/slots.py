@@ -24,7 +24,7 @@ from taskflow.service import access, deadlines, persist, retry
 from taskflow.service import principals as principal_service
 from taskflow.service import runs as run_service
 from taskflow.service.container import Services
-from taskflow.store import claims, queries
+from taskflow.store import claims, locks, queries
 from taskflow.store import runs as rows
 
 
@@ -54,7 +54,7 @@ async def _guarded(
         async with services.db.transaction() as conn:
             # The lock order (docs/architecture.md): the run's row first, then the slot, read
             # with its lock: it stays as read until this transaction ends.
-            await rows.lock_run(conn, slot.run_id)
+            await locks.lock_run(conn, slot.run_id)
             now = services.clock.now()
             current = await rows.get_slot(conn, slot_id, lock=True)
             if current is None:

@@ -1,1 +1,1 @@
-"""store layer (see ARCHITECTURE.md)."""
+"""store layer (see docs/architecture.md)."""

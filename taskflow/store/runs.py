@@ -124,31 +124,6 @@ async def get_run(conn: db.Connection, run_id: str, *, lock: bool = False) -> Ru
     return run_from(row) if row else None
 
 
-async def lock_run(conn: db.Connection, run_id: str) -> bool:
-    """Take the run's row lock, the first lock of every writer (docs/architecture.md,
-    "Lock order"); False when there is no such run.
-
-    ``FOR NO KEY UPDATE``: writers of one run go in turn, while the key-share lock that
-    inserting a timeline line (or a clock, a timer) takes on its run never waits for it.
-    """
-    found = await conn.fetchval(
-        "SELECT true FROM run WHERE id = $1 FOR NO KEY UPDATE", uuid.UUID(run_id)
-    )
-    return bool(found)
-
-
-async def lock_live_slots(conn: db.Connection, run_ids: Sequence[str]) -> None:
-    """Lock the live slots of these (locked) runs, in id order: the second step of the lock
-    order. A claim-next holding one of them finishes first (it needs nothing the run's
-    writer holds), so what is read next is what it left; while they are held, claim-next
-    passes them over."""
-    await conn.execute(
-        "SELECT 1 FROM slot WHERE run = ANY($1::uuid[]) "
-        "AND status IN ('pending', 'open', 'claimed') ORDER BY id FOR UPDATE",
-        [uuid.UUID(r) for r in run_ids],
-    )
-
-
 async def live_run_for(
     conn: db.Connection, workflow: str, subject_id: str, *, lock: bool = False
 ) -> RunRow | None:

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from taskflow.core.runs.model import RunView
-from taskflow.store import db, runs
+from taskflow.store import db, locks, runs
 from taskflow.store import deadlines as timers
 
 
@@ -46,7 +46,7 @@ async def take_due(
     )
     if not due:
         return [], {}
-    await runs.lock_live_slots(conn, sorted({str(row["run"]) for row in due}))
+    await locks.lock_live_slots(conn, sorted({str(row["run"]) for row in due}))
     found = await conn.fetch(
         f"""
         SELECT {timers.timer_columns("t_")}, {runs.RUN_COLUMNS}

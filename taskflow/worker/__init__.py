@@ -1,1 +1,1 @@
-"""worker layer (see ARCHITECTURE.md)."""
+"""worker layer (see docs/architecture.md)."""

@@ -1,4 +1,4 @@
-"""The layer rules of ARCHITECTURE.md, checked on the real import statements."""
+"""The layer rules of docs/architecture.md, checked on the real import statements."""
 
 from __future__ import annotations
 
