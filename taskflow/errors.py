@@ -56,3 +56,10 @@ class Forbidden(TaskflowError):
     """The caller is known but lacks the role or candidacy the action needs."""
 
     code = "FORBIDDEN"
+
+
+class Busy(TaskflowError):
+    """Others kept changing the same rows at the same moment; nothing was changed. Retryable:
+    the same request again (after ``retry_after_seconds``) has the one effect it asked for."""
+
+    code = "BUSY"

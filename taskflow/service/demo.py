@@ -11,7 +11,11 @@ some breached, in the inboxes of the people they wait for.
 
 Seeding is idempotent: runs start with an idempotency key of their own, and
 the steps of a run are played only when it was created by this call, so
-``taskflow demo`` can be run again on the same database.
+``taskflow demo`` can be run again on the same database. Each run is started
+and played in ONE transaction (the use cases run inside it, see
+``Database.bound``), retried whole when it loses a race with a running server
+(its worker, its users): a failure leaves nothing half-played, and a rerun
+finishes the job. It is safe beside a running ``taskflow serve``.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import random
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -28,6 +33,7 @@ from zoneinfo import ZoneInfo
 from taskflow import clock, errors
 from taskflow.core.principals import Principal
 from taskflow.service import principals as principal_service
+from taskflow.service import retry
 from taskflow.service import runs as run_service
 from taskflow.service import slots as slot_service
 from taskflow.service.container import Services
@@ -155,17 +161,49 @@ async def _start(services: Services, spec: dict[str, Any]) -> str | None:
     return result.run.view.id if result.created else None
 
 
+async def _in_one_transaction(
+    services: Services, what: str, work: Callable[[Services], Awaitable[bool]]
+) -> bool:
+    """``work`` on services whose every use case writes in one transaction of ours: all of
+    it commits, or none; a race lost to a running server's worker or users is run again."""
+
+    async def once() -> bool:
+        async with services.db.transaction() as conn:
+            return await work(dataclasses.replace(services, db=services.db.bound(conn)))
+
+    return await retry.run(services, what, once)
+
+
+async def _seed_run(services: Services, spec: dict[str, Any]) -> bool:
+    """Start a live run and play its steps, in one transaction; False if it was there."""
+
+    async def work(inside: Services) -> bool:
+        run_id = await _start(inside, spec)
+        if run_id is None:
+            return False
+        for step in spec.get("steps", []):
+            await _play(inside, run_id, step)
+        return True
+
+    return await _in_one_transaction(services, f"seed {spec['external_id']}", work)
+
+
 async def _replay(services: Services, past: PastRun) -> bool:
-    """Start a past run and play its steps, each at its own instant; False if it was there."""
-    at = clock.FrozenClock(past.started_at)
-    then = dataclasses.replace(services, clock=at)
-    run_id = await _start(then, past.spec)
-    if run_id is None:
-        return False
-    for when, step in past.steps:
-        at.set(when)
-        await _play(then, run_id, step)
-    return True
+    """Start a past run and play its steps, each at its own instant, in one transaction;
+    False if it was there."""
+
+    async def work(inside: Services) -> bool:
+        at = clock.FrozenClock(past.started_at)
+        then = dataclasses.replace(inside, clock=at)
+        run_id = await _start(then, past.spec)
+        if run_id is None:
+            return False
+        for when, step in past.steps:
+            at.set(when)
+            await _play(then, run_id, step)
+        return True
+
+    return await _in_one_transaction(services, f"replay {past.spec['external_id']}", work)
 
 
 def read(principals_file: Path, runs_file: Path) -> tuple[list[dict[str, Any]], dict[str, Any]]:
@@ -179,13 +217,10 @@ async def seed(services: Services, records: list[dict[str, Any]], data: dict[str
     await principal_service.load(services, records)
     started = existing = 0
     for spec in data["runs"]:
-        run_id = await _start(services, spec)
-        if run_id is None:
+        if await _seed_run(services, spec):
+            started += 1
+        else:
             existing += 1
-            continue
-        started += 1
-        for step in spec.get("steps", []):
-            await _play(services, run_id, step)
     past_started = past_existing = 0
     for past in history(data, services.clock.now()):
         if await _replay(services, past):

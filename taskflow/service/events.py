@@ -32,11 +32,11 @@ from taskflow.core.definition.workflow import Definition
 from taskflow.core.principals import Principal
 from taskflow.core.runs import engine, refusals
 from taskflow.core.runs.model import RunView, SlotView
-from taskflow.service import access, buffered, deadlines, persist
+from taskflow.service import access, buffered, deadlines, persist, retry
 from taskflow.service import runs as run_service
 from taskflow.service.container import Services
 from taskflow.service.runs import definition_for
-from taskflow.store import db, subjects
+from taskflow.store import db, locks, subjects
 from taskflow.store import event_buffer as store_buffer
 from taskflow.store import runs as rows
 
@@ -109,6 +109,7 @@ def check_raiser(actor: Principal, definition: Definition, run: RunView, event: 
         )
 
 
+@retry.retried("raise the event")
 async def raise_event(
     services: Services,
     actor: Principal,
@@ -141,15 +142,16 @@ async def _raise(
     target: EventTarget,
     about: list[tuple[str, str | None]],
 ) -> Raised:
-    now = services.clock.now()
     async with services.db.transaction() as conn:
         mine = access.keys(actor)
         visible: list[rows.RunRow] = []
         candidates: list[tuple[rows.RunRow, SlotView]] = []
-        for run_id in await _target_runs(conn, target):
+        # Runs are locked in id order (the lock order of docs/architecture.md).
+        for run_id in sorted(await _target_runs(conn, target)):
             run = await rows.get_run(conn, run_id, lock=True)
             if run is None or run.view.status != "active":
                 continue
+            await locks.lock_live_slots(conn, [run_id])
             slots = await rows.slots_of_run(conn, run_id)
             # An application raises only the events its grants name, on their workflows;
             # anyone else raises as a candidate of a run they may read.
@@ -161,6 +163,7 @@ async def _raise(
                 (run, s)
                 for s in buffered.waiting(slots, run.view, event, target.slot_name, target.item)
             ]
+        now = services.clock.now()  # once the runs are locked: one instant for the decision
         if len(visible) == 1:
             about.append((visible[0].view.id, None))
         if not candidates:

@@ -16,11 +16,8 @@ from taskflow.core.runs import slots as core
 from taskflow.core.runs.model import CLAIMED, AuditEntry
 from taskflow.service import access, deadlines
 from taskflow.service.container import Services
-from taskflow.store import db, queries
+from taskflow.store import db, locks, queries
 from taskflow.store import runs as rows
-
-#: A guarded write misses only when the slot changed meanwhile; read it again this often.
-MAX_ATTEMPTS = 5
 
 
 async def release_all(
@@ -31,24 +28,25 @@ async def release_all(
     now: datetime,
     reason: str,
 ) -> list[str]:
-    """Release every slot ``holder`` holds, in ``conn``'s transaction; the released ids."""
-    found = await conn.fetch(
-        "SELECT id FROM slot WHERE holder = $1 AND status = 'claimed' ORDER BY id", holder.id
-    )
+    """Release every slot ``holder`` holds, in ``conn``'s transaction; the released ids.
+
+    Follows the lock order: each run (in id order), then its held slots, then what the
+    release writes (clocks, timers, the line).
+    """
     keys = access.keys(holder)
     released: list[str] = []
-    for record in found:
-        slot_id = str(record["id"])
-        for _ in range(MAX_ATTEMPTS):
-            slot = await rows.get_slot(conn, slot_id)
+    for run_id, slot_ids in (await locks.held_slots_by_run(conn, holder.id)).items():
+        await locks.lock_run(conn, run_id)
+        for slot_id in slot_ids:
+            slot = await rows.get_slot(conn, slot_id, lock=True)
             if slot is None or slot.status != CLAIMED or slot.holder != holder.id:
-                break
+                continue
             try:
                 after = core.release(slot, holder.id, keys, now)
             except refusals.Refusal:
-                break
+                continue
             written = await queries.write_slot_move(conn, slot, after, now)
-            if written is None:
+            if written is None:  # cannot happen while the slot's lock is held
                 continue
             line = AuditEntry(
                 "slot.released",
@@ -60,5 +58,4 @@ async def release_all(
             )
             await deadlines.after_slot_move(services, conn, written, now, actor, lines=[line])
             released.append(slot_id)
-            break
     return released

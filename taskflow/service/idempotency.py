@@ -33,7 +33,7 @@ RETENTION = timedelta(days=7)
 MAX_KEY_LENGTH = 200
 #: Refusal codes that invite a retry: never stored, the retry runs again.
 NOT_STORED = frozenset(
-    {"CONFLICT", "RETRYABLE", "RETRY", "UNAVAILABLE", "DEADLOCK", "SERIALIZATION_FAILURE"}
+    {"BUSY", "CONFLICT", "RETRYABLE", "RETRY", "UNAVAILABLE", "DEADLOCK", "SERIALIZATION_FAILURE"}
 )
 
 Answer = dict[str, Any]

@@ -30,10 +30,10 @@ from taskflow.core.definition import fields as fl
 from taskflow.core.definition.model import Slot as DeclaredSlot
 from taskflow.core.runs import engine, refusals
 from taskflow.core.runs.model import ACTIVE, CLAIMED, OPEN, AuditEntry, SlotView
-from taskflow.service import links, persist, tokens
+from taskflow.service import links, persist, retry, tokens
 from taskflow.service import runs as run_service
 from taskflow.service.container import Services
-from taskflow.store import db
+from taskflow.store import db, locks
 from taskflow.store import links as store
 
 PAGE_SALT = "taskflow.magic-link-page.v1"
@@ -155,6 +155,8 @@ async def _refuse(services: Services, client: str, dead: _Dead, *, on_timeline: 
     """Count the refusal against the client (and tell staff why), then refuse alike."""
     now = services.clock.now()
     async with services.db.transaction() as conn:
+        if on_timeline and dead.link is not None:
+            await locks.lock_run(conn, dead.link.run_id)  # the lock order: the run first
         state = await store.lock_throttle(conn, client, now)
         await store.save_throttle(conn, client, core.after_refusal(state, now, LIMITS))
         if on_timeline and dead.link is not None:
@@ -215,6 +217,7 @@ async def open_page(services: Services, token: str, client: str) -> Page:
     )
 
 
+@retry.retried("complete through the link")
 async def complete(
     services: Services,
     token: str,
@@ -240,6 +243,10 @@ async def complete(
                 rendered = _page_rendered_at(services, page_token, link.id) if from_page else now
                 if from_page:
                     payload = core.payload_from_form(usable.declared.fields, payload or {})
+                # The run's lock first (the lock order), then the link row; the decision's
+                # one instant is read once the run is held.
+                await locks.lock_run(conn, link.run_id)
+                now = services.clock.now()
                 spent = await store.consume(conn, link.id, usable.nonce_hash, now, rendered)
                 if spent is None:
                     raise _Dead("used", link)  # a concurrent submission won
@@ -247,7 +254,7 @@ async def complete(
                     services,
                     conn,
                     link.run_id,
-                    lambda definition, run, slots: engine.deposit(
+                    lambda definition, run, slots, now: engine.deposit(
                         definition,
                         run.view,
                         slots,
@@ -261,6 +268,7 @@ async def complete(
                         new_id=persist.new_id,
                         on_behalf=True,  # the link is the permission
                     ),
+                    now=now,
                 )
                 await persist.audit(conn, link.run_id, *_use_lines(link, spent, now))
         except (refusals.SlotNotOpen, refusals.RunNotActive, refusals.StaleVersion) as refusal:
@@ -302,6 +310,8 @@ def _opened_line(link: core.LinkView) -> AuditEntry:
 async def _count_open(services: Services, link: core.LinkView, rendered: datetime) -> None:
     """A submission that did not spend the link (a field was wrong) still counts as an open."""
     async with services.db.transaction() as conn:
+        # The run before the link row (the lock order), as completing with the link does.
+        await locks.lock_run(conn, link.run_id)
         counted = await store.count_open(conn, link.id, services.clock.now(), rendered)
         if counted is not None and link.opened_at is None and counted.opens == 1:
             await persist.audit(conn, link.run_id, _opened_line(counted))

@@ -29,7 +29,7 @@ from taskflow.core.definition.model import Slot
 from taskflow.core.principals import Principal
 from taskflow.core.runs import refusals
 from taskflow.core.runs.model import CLAIMED, OPEN, AuditEntry, SlotView
-from taskflow.service import access, persist, tokens
+from taskflow.service import access, persist, retry, tokens
 from taskflow.service import runs as run_service
 from taskflow.service import slots as slot_service
 from taskflow.service.container import Services
@@ -131,6 +131,7 @@ def _ttl(expires_in: timedelta | None) -> timedelta:
     return ttl
 
 
+@retry.retried("mint a link")
 async def mint(
     services: Services,
     actor: Principal,
@@ -193,8 +194,8 @@ async def mint_in(
     """
     ttl = _ttl(expires_in)
     name, email = _recipient(recipient_name, recipient_email)
-    now = services.clock.now()
     run = await rows.get_run(conn, run_id, lock=True)
+    now = services.clock.now()  # once the run is held: the line's instant follows its order
     current = await rows.get_slot(conn, slot_id)
     if run is None or current is None or current.run_id != run_id:
         raise errors.NotFound(f"No slot has the id {slot_id!r}.")
@@ -248,6 +249,7 @@ async def mint_in(
     return Minted(link, token, url_of(services, token))
 
 
+@retry.retried("revoke the link")
 async def revoke(services: Services, actor: Principal, link_id: str) -> core.LinkView:
     """Make a link unusable for good (its minter, or whoever may mint for the slot)."""
     async with services.db.connection() as conn:

@@ -18,15 +18,16 @@ from taskflow import errors
 from taskflow.core import links as core
 from taskflow.core.principals import Principal
 from taskflow.core.runs.model import AuditEntry
-from taskflow.service import access, links, persist
+from taskflow.service import access, links, persist, retry
 from taskflow.service import runs as run_service
 from taskflow.service.container import Services
-from taskflow.store import db
+from taskflow.store import db, locks
 from taskflow.store import links as link_rows
 from taskflow.store import notifications as outbox
 from taskflow.store import runs as run_rows
 
 
+@retry.retried("mint a link")
 async def mint(
     services: Services,
     actor: Principal,
@@ -44,6 +45,8 @@ async def mint(
 
     async def work() -> links.Minted:
         async with services.db.transaction() as conn:
+            # The lock order (docs/architecture.md): the run first, as completing with a link.
+            await locks.lock_run(conn, found.run_id)
             # The notification's lock makes two sends of it mint in turn, never two live links.
             note = await outbox.notification(conn, notification_id, lock=True)
             assert note is not None  # notifications are deleted only with their run
@@ -52,7 +55,7 @@ async def mint(
                     f"Notification {notification_id} asks for no magic link: only a reminder "
                     "declared with_link=True writes outsiders notifications that do."
                 )
-            # Revoke before minting: the link row, then the run, as completing with a link does.
+            # Revoke before minting (the run is held: no link completes meanwhile).
             if note.link_id is not None:
                 await _replace(conn, note, actor, services.clock.now())
             minted = await links.mint_in(

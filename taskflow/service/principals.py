@@ -13,7 +13,7 @@ from typing import Any
 
 from taskflow import errors
 from taskflow.core import principals as core
-from taskflow.service import access, held
+from taskflow.service import access, held, retry
 from taskflow.service.container import Services
 from taskflow.store import db, report_sessions
 from taskflow.store import principals as rows
@@ -77,6 +77,7 @@ async def get(services: Services, principal_id: str) -> core.Principal | None:
         return await rows.get(conn, principal_id)
 
 
+@retry.retried("save the principal")
 async def upsert(
     services: Services, actor: core.Principal | None, data: Mapping[str, Any]
 ) -> tuple[core.Principal, bool]:
@@ -116,6 +117,7 @@ async def _on_deactivation(
     )
 
 
+@retry.retried("deactivate the principal")
 async def deactivate(
     services: Services, actor: core.Principal, principal_id: str
 ) -> core.Principal:
@@ -137,6 +139,7 @@ async def deactivate(
     return principal
 
 
+@retry.retried("sign out everywhere")
 async def sign_out_everywhere(
     services: Services, actor: core.Principal | None, principal_id: str
 ) -> core.Principal:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, TypeVar
 
 import asyncpg
@@ -20,9 +21,9 @@ from taskflow.core.definition.workflow import Definition
 from taskflow.core.principals import Principal
 from taskflow.core.runs import engine, refusals
 from taskflow.core.runs.model import AuditEntry, Outcome, RunView, SlotView
-from taskflow.service import access, deadlines, persist
+from taskflow.service import access, deadlines, persist, retry
 from taskflow.service.container import Services
-from taskflow.store import db, subjects
+from taskflow.store import db, locks, subjects
 from taskflow.store import runs as rows
 
 T = TypeVar("T")
@@ -42,15 +43,18 @@ async def record_refusal(
     slot_id: str | None = None,
 ) -> None:
     """Put a refusal on the run's timeline (after the refused transaction rolled back)."""
-    entry = AuditEntry(
-        "refused",
-        services.clock.now(),
-        actor,
-        slot_id,
-        refusal.message,
-        {"action": action, "code": refusal.code},
-    )
     async with services.db.transaction() as conn:
+        # The run's lock first, like every writer of its timeline: the line's place in the
+        # timeline's order and its instant then agree.
+        await locks.lock_run(conn, run_id)
+        entry = AuditEntry(
+            "refused",
+            services.clock.now(),
+            actor,
+            slot_id,
+            refusal.message,
+            {"action": action, "code": refusal.code},
+        )
         await persist.audit(conn, run_id, entry)
 
 
@@ -84,6 +88,7 @@ def _correlation(definition: Definition, subject: Mapping[str, Any]) -> str | No
     return None if value is ex.MISSING or value is None else str(value)
 
 
+@retry.retried("start a run")
 async def start_run(
     services: Services,
     actor: Principal,
@@ -186,20 +191,30 @@ async def decide(
     services: Services,
     conn: db.Connection,
     run_id: str,
-    decision: Callable[[Definition, rows.RunRow, list[SlotView]], Outcome],
+    decision: Callable[[Definition, rows.RunRow, list[SlotView], datetime], Outcome],
+    *,
+    now: datetime | None = None,
 ) -> Outcome:
-    """Lock the run, load its slots, decide, persist: the shape of every run use case."""
+    """Lock the run, load its slots, decide, persist: the shape of every run use case.
+
+    The decision and everything written for it take ONE instant: ``now`` if the caller
+    holds the lock already, else the clock read once the run's lock is held (so a later
+    line of the timeline never carries an earlier instant).
+    """
     run = await rows.get_run(conn, run_id, lock=True)
     if run is None:
         raise errors.NotFound(f"No run has the id {run_id!r}.")
+    await locks.lock_live_slots(conn, [run_id])  # the lock order: the run, then its slots
+    if now is None:
+        now = services.clock.now()
     slots = await deadlines.load_slots(conn, run_id)
     definition = definition_for(services, run.view)
-    result = decision(definition, run, slots)
+    result = decision(definition, run, slots, now)
     await persist.outcome(
         conn,
         result,
         workflow=definition.name,
-        now=services.clock.now(),
+        now=now,
         sla=deadlines.context(definition, services.calendars, slots),
     )
     return result
@@ -216,6 +231,7 @@ async def readable_run(
     return await (checked or access.RequestAccess(services, actor)).readable_run(run_id, conn)
 
 
+@retry.retried("update the subject")
 async def update_subject(
     services: Services,
     actor: Principal,
@@ -234,21 +250,22 @@ async def update_subject(
             f"None of your integration grants covers a workflow tracking {subject_type!r}; "
             "ask an admin for a grant on it (see docs/access.md)."
         )
-    now = services.clock.now()
     async with services.db.transaction() as conn:
-        subject = await subjects.find(conn, subject_type, external_id)
+        subject = await subjects.find(conn, subject_type, external_id, lock=True)
         if subject is None:
             raise errors.NotFound(
                 f"No {subject_type} {external_id!r} is tracked; start a run for it first."
             )
+        # Every live run locked (in id order) before anything is written; one instant for all.
         run_ids = await rows.live_runs_of_subject(conn, subject.id)
+        now = services.clock.now()
         subject = await subjects.update(conn, subject.id, attributes, now)
         for run_id in run_ids:
             await decide(
                 services,
                 conn,
                 run_id,
-                lambda definition, run, slots: engine.change_subject(
+                lambda definition, run, slots, now: engine.change_subject(
                     _granted(actor, definition),
                     run.view,
                     slots,
@@ -257,19 +274,22 @@ async def update_subject(
                     actor=actor.id,
                     new_id=persist.new_id,
                 ),
+                now=now,
             )
     return subject, run_ids
 
 
 def _guarded(
     expected_version: int | None,
-    decision: Callable[[Definition, rows.RunRow, list[SlotView]], Outcome],
-) -> Callable[[Definition, rows.RunRow, list[SlotView]], Outcome]:
+    decision: Callable[[Definition, rows.RunRow, list[SlotView], datetime], Outcome],
+) -> Callable[[Definition, rows.RunRow, list[SlotView], datetime], Outcome]:
     """``decision``, refused first when the locked run's version is not ``expected_version``."""
 
-    def checked(definition: Definition, run: rows.RunRow, slots: list[SlotView]) -> Outcome:
+    def checked(
+        definition: Definition, run: rows.RunRow, slots: list[SlotView], now: datetime
+    ) -> Outcome:
         refusals.check_run_version(expected_version, run.version, run.view.state)
-        return decision(definition, run, slots)
+        return decision(definition, run, slots, now)
 
     return checked
 
@@ -280,6 +300,7 @@ def _granted(actor: Principal, definition: Definition) -> Definition:
     return definition
 
 
+@retry.retried("move the run")
 async def move(
     services: Services,
     actor: Principal,
@@ -291,7 +312,6 @@ async def move(
 ) -> rows.RunRow:
     """Make a manual move on a run the actor may read (refused if it is not at
     ``expected_version`` any more)."""
-    now = services.clock.now()
     async with services.db.connection() as conn:
         await readable_run(services, conn, actor, run_id)
 
@@ -303,7 +323,7 @@ async def move(
                 run_id,
                 _guarded(
                     expected_version,
-                    lambda definition, run, slots: engine.move(
+                    lambda definition, run, slots, now: engine.move(
                         definition,
                         run.view,
                         slots,
@@ -322,6 +342,7 @@ async def move(
     return await refusals_recorded(services, run_id, actor.id, f"move {name}", work)
 
 
+@retry.retried("cancel the run")
 async def cancel_run(
     services: Services,
     actor: Principal,
@@ -334,7 +355,6 @@ async def cancel_run(
     ``expected_version`` any more."""
     if not reason.strip():
         raise errors.ValidationError("Say why the run is cancelled (reason).", field="reason")
-    now = services.clock.now()
     async with services.db.connection() as conn:
         found, slots = await readable_run(services, conn, actor, run_id)
     access.require_cancel(actor, found.view.workflow, slots)
@@ -345,7 +365,7 @@ async def cancel_run(
             run_id,
             _guarded(
                 expected_version,
-                lambda definition, run, slots: engine.cancel(
+                lambda definition, run, slots, now: engine.cancel(
                     definition, run.view, slots, reason=reason, now=now, actor=actor.id
                 ),
             ),

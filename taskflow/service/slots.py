@@ -1,11 +1,12 @@
 """Slot use cases: claim, claim next, release, assign, complete.
 
 Claim, release and assign touch one slot: the core decides on the slot as
-read, and one guarded UPDATE (same status, same version) applies it. When a
-concurrent change slipped in, the write misses; the slot is read again and
-decided again, which now yields the refusal that explains what happened
-(already claimed by whom, stale copy...). Complete advances the run, so it
-takes the run's row lock like every run use case.
+read, and one guarded UPDATE (same status, same version) applies it. Like
+every writer they take the run's row lock first (the lock order of
+docs/architecture.md), so two people acting on one slot go in turn: the second
+is decided on what the first left, and told why it is refused (already claimed
+by whom, stale copy...). Every use case runs through :mod:`retry`: a deadlock
+or serialization failure PostgreSQL still reports is retried, then BUSY.
 """
 
 from __future__ import annotations
@@ -19,16 +20,12 @@ from taskflow.core.principals import Principal
 from taskflow.core.runs import engine, filters, refusals
 from taskflow.core.runs import slots as core
 from taskflow.core.runs.model import AuditEntry, SlotView
-from taskflow.service import access, deadlines, persist
+from taskflow.service import access, deadlines, persist, retry
 from taskflow.service import principals as principal_service
 from taskflow.service import runs as run_service
 from taskflow.service.container import Services
-from taskflow.store import claims, queries
+from taskflow.store import claims, locks, queries
 from taskflow.store import runs as rows
-
-#: A guarded write can only miss because something else changed the slot; after this many
-#: misses in a row something is badly wrong rather than busy.
-MAX_ATTEMPTS = 5
 
 
 async def visible_slot(services: Services, actor: Principal, slot_id: str) -> SlotView:
@@ -54,32 +51,30 @@ async def _guarded(
     slot = await visible_slot(services, actor, slot_id)
 
     async def work() -> SlotView:
-        current = slot
-        for _ in range(MAX_ATTEMPTS):
+        async with services.db.transaction() as conn:
+            # The lock order (docs/architecture.md): the run's row first, then the slot, read
+            # with its lock: it stays as read until this transaction ends.
+            await locks.lock_run(conn, slot.run_id)
             now = services.clock.now()
+            current = await rows.get_slot(conn, slot_id, lock=True)
+            if current is None:
+                raise errors.NotFound(f"No slot has the id {slot_id!r}.")
             after = decide(current, now)
-            async with services.db.transaction() as conn:
-                written = await queries.write_slot_move(conn, current, after, now)
-                if written is not None:
-                    # The line carries the instant the move was decided at, which the slot's
-                    # held facts folded in: the timeline and the facts agree to the µs.
-                    line = audit(current, written.slot, now)
-                    await deadlines.after_slot_move(
-                        services, conn, written, now, actor.id, lines=[line]
-                    )
-                    return written.slot
-                reread = await rows.get_slot(conn, slot_id)
-            assert reread is not None
-            current = reread
-        raise errors.TaskflowError(
-            f"The slot kept changing while you tried to {action} it; try again.", code="CONFLICT"
-        )
+            written = await queries.write_slot_move(conn, current, after, now)
+            if written is None:
+                raise retry.busy(action)
+            # The line carries the instant the move was decided at, which the slot's
+            # held facts folded in: the timeline and the facts agree to the µs.
+            line = audit(current, written.slot, now)
+            await deadlines.after_slot_move(services, conn, written, now, actor.id, lines=[line])
+            return written.slot
 
     return await run_service.refusals_recorded(
         services, slot.run_id, actor.id, action, work, slot_id=slot_id
     )
 
 
+@retry.retried("claim")
 async def claim(
     services: Services, actor: Principal, slot_id: str, expected_version: int | None
 ) -> SlotView:
@@ -110,6 +105,7 @@ async def claim(
     )
 
 
+@retry.retried("release")
 async def release(
     services: Services, actor: Principal, slot_id: str, reason: str | None
 ) -> SlotView:
@@ -132,6 +128,7 @@ async def release(
     )
 
 
+@retry.retried("assign")
 async def assign(
     services: Services,
     actor: Principal,
@@ -170,6 +167,7 @@ async def assign(
     )
 
 
+@retry.retried("claim next")
 async def claim_next(services: Services, actor: Principal, f: filters.SlotFilter) -> SlotView:
     """Take the most urgent open slot the actor may take.
 
@@ -205,6 +203,7 @@ async def claim_next(services: Services, actor: Principal, f: filters.SlotFilter
     return claimed.slot
 
 
+@retry.retried("complete")
 async def complete(
     services: Services,
     actor: Principal,
@@ -219,13 +218,12 @@ async def complete(
     mine = access.keys(actor)
 
     async def work() -> tuple[SlotView, rows.RunRow]:
-        now = services.clock.now()
         async with services.db.transaction() as conn:
             await run_service.decide(
                 services,
                 conn,
                 slot.run_id,
-                lambda definition, run, slots: engine.deposit(
+                lambda definition, run, slots, now: engine.deposit(
                     definition,
                     run.view,
                     slots,

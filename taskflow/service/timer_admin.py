@@ -18,6 +18,7 @@ from taskflow.core.principals import Principal
 from taskflow.core.runs.model import AuditEntry
 from taskflow.core.timer_states import TimerStatus
 from taskflow.service import access, persist
+from taskflow.service import retry as retries
 from taskflow.service.container import Services
 from taskflow.store import db, runs
 from taskflow.store import deadlines as timer_rows
@@ -97,6 +98,7 @@ async def _dead(
     return found
 
 
+@retries.retried("retry the timer")
 async def retry(services: Services, actor: Principal, timer_id: int) -> TimerRow:
     """Arm a dead timer again, due now, with its attempts reset; the timeline says who did."""
     access.timer_workflows(actor, "retry timers")
@@ -112,6 +114,7 @@ async def retry(services: Services, actor: Principal, timer_id: int) -> TimerRow
     return timer
 
 
+@retries.retried("discard the timer")
 async def discard(services: Services, actor: Principal, timer_id: int, reason: str) -> TimerRow:
     """Give up on a dead timer; ``reason`` goes on the run's timeline."""
     access.timer_workflows(actor, "discard timers")

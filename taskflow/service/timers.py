@@ -1,15 +1,16 @@
 """Firing due timers (the worker's work; ``run_due`` for tests), SKIP LOCKED, one transaction.
 
-One batch is one transaction. Its timers and their runs are locked with ``FOR
-UPDATE SKIP LOCKED`` in one statement: another worker never gets them, and a
-timer whose run is busy in a use case is left for the next pass rather than
-waited for, because that use case may be about to move this very row (waiting
-both ways would deadlock). The batch's slots, clocks and timer rows are loaded
-at once; each firing decides with the same pure functions a use case uses and
-changes its run's state in memory (``timer_batch.py``), so a later firing on
-the same run sees an earlier one's effects; one flush then writes every table
-touched with one statement. A firing that fails is logged and tried again
-after an exponential backoff with jitter, without undoing the others; after
+One batch is one transaction. It takes the runs of due timers first, with
+``FOR NO KEY UPDATE SKIP LOCKED``, then their live slots, then the timers (the
+lock order of docs/architecture.md): another worker never gets them, and a timer whose run
+is busy in a use case is left for the next pass rather than waited for. A
+batch that still loses a race inside PostgreSQL is run again (``retry.py``).
+The batch's slots, clocks and timer rows are loaded at once; each firing
+decides with the same pure functions a use case uses and changes its run's
+state in memory (``timer_batch.py``), so a later firing on the same run sees
+an earlier one's effects; one flush then writes every table touched with one
+statement. A firing that fails is logged and tried again after an exponential
+backoff with jitter, without undoing the others; after
 ``TASKFLOW_TIMER_MAX_ATTEMPTS`` failures it is parked ``dead`` with its last
 error (``core/timer_states.py``) until an admin retries or discards it.
 ``fired`` counts firings; a repeating reminder's row is re-armed in place for
@@ -29,7 +30,7 @@ from taskflow.core import deadlines, firing, timer_states
 from taskflow.core.definition.workflow import Definition
 from taskflow.core.runs import engine
 from taskflow.core.runs.model import LIVE, AuditEntry, Outcome, RunView, SlotView
-from taskflow.service import buffered, persist
+from taskflow.service import buffered, persist, retry
 from taskflow.service import deadlines as sla_service
 from taskflow.service import notices as notice_rows
 from taskflow.service import timer_batch as runs_batch
@@ -82,10 +83,15 @@ async def fire_batch(services: Services, now: datetime, batch: int) -> tuple[int
     """
     # Kept events past their time are dropped here: no timer is armed for each.
     await buffered.expire_due(services, now)
-    try:
-        return await _fire_batch(services, now, batch, isolate=False)
-    except _FiringFailed:
-        return await _fire_batch(services, now, batch, isolate=True)
+
+    async def once() -> tuple[int, int]:
+        try:
+            return await _fire_batch(services, now, batch, isolate=False)
+        except _FiringFailed:
+            return await _fire_batch(services, now, batch, isolate=True)
+
+    # A lost race (deadlock, serialization failure) rolled the whole batch back: run it again.
+    return await retry.run(services, "fire timers", once)
 
 
 class _FiringFailed(Exception):
@@ -105,7 +111,7 @@ async def _fire_batch(
             if not isolate:
                 try:
                     fired += await fire_one(services, conn, states[timer.run_id], timer, now)
-                except DATABASE_ERRORS:
+                except NOT_THE_FIRING:
                     raise
                 except Exception as exc:
                     raise _FiringFailed(timer.key) from exc
@@ -116,12 +122,8 @@ async def _fire_batch(
                 async with conn.transaction():
                     count = await fire_one(services, conn, trial, timer, now)
                     await runs_batch.flush(conn, [trial], now)
-            except DATABASE_ERRORS:
+            except NOT_THE_FIRING:
                 raise
-            except TRANSIENT as exc:
-                # A lock conflict, not a poison: nothing is counted, the next pass tries again.
-                log.warning("timer %s (%s) met %r; next pass", timer.key, timer.kind, exc)
-                continue
             except Exception as exc:
                 failure = runs_batch.failed(
                     state,
@@ -148,7 +150,7 @@ async def _fire_batch(
         if not isolate:
             try:
                 await runs_batch.flush(conn, list(states.values()), now)
-            except DATABASE_ERRORS:
+            except NOT_THE_FIRING:
                 raise
             except Exception as exc:
                 raise _FiringFailed("flush") from exc
@@ -174,9 +176,6 @@ async def _write_failure(
         await batch_store.write_timers(conn, [state.timers[key]], now, notify=False)
 
 
-#: Errors that say "try again" (a deadlock, a serialization failure), not "this firing fails".
-TRANSIENT = (asyncpg.TransactionRollbackError,)
-
 #: Errors that are about the connection, not the firing: they end the batch (the worker
 #: retries it once the database is back).
 DATABASE_ERRORS = (
@@ -187,6 +186,9 @@ DATABASE_ERRORS = (
     asyncpg.CannotConnectNowError,
     asyncpg.AdminShutdownError,
 )
+#: Errors that say nothing about a firing: the connection's, and a race lost inside
+#: PostgreSQL (retried whole, see ``service/retry.py``); a firing is never postponed for them.
+NOT_THE_FIRING = (*DATABASE_ERRORS, *retry.LOST_RACE)
 
 
 @dataclass(frozen=True)

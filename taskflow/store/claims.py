@@ -2,7 +2,10 @@
 
 Two statements, one choice of slot (``FOR UPDATE SKIP LOCKED`` on the open
 slots in urgency order, so concurrent claimers never wait on, or get, the
-same row):
+same row). Claim-next locks no run (docs/architecture.md, "Lock order"): it
+holds one slot, then that slot's clocks and timers, which every other writer
+takes only after the slot; its timeline line's key-share lock on the run is
+compatible with the ``FOR NO KEY UPDATE`` run lock of every writer.
 
 - :func:`claim_next_plain` claims *and* carries out the claim's deadlines in
   one autocommitted statement when the chosen slot is plain (see

@@ -66,6 +66,15 @@ class Database:
         #: main pool: a pool of their own, so holders never wait for what they hold.
         self.keys = keys or pool
 
+    #: True for :meth:`bound` views: the caller's transaction encloses every use case's.
+    in_transaction = False
+
+    def bound(self, conn: Connection) -> Database:
+        """This database seen from inside ``conn``'s open transaction: every use case run on
+        it writes in that one transaction (each of its own transactions a savepoint), so the
+        caller commits or rolls back the lot (the demo writes each past run this way)."""
+        return _Bound(self, conn)
+
     @classmethod
     async def connect(
         cls,
@@ -153,3 +162,29 @@ class Database:
                 return bool(await conn.fetchval("SELECT true", timeout=2))
         except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError, TimeoutError):
             return False
+
+
+class _Bound(Database):
+    """A :class:`Database` whose connections are all one connection, inside its transaction."""
+
+    in_transaction = True
+
+    def __init__(self, outer: Database, conn: Connection) -> None:
+        super().__init__(outer.pool, outer.url, outer.generic)
+        self._conn = conn
+
+    @asynccontextmanager
+    async def transaction(self) -> AsyncIterator[Connection]:
+        async with self._conn.transaction():
+            yield self._conn
+
+    @asynccontextmanager
+    async def connection(self) -> AsyncIterator[Connection]:
+        yield self._conn
+
+    @asynccontextmanager
+    async def planned_once(self) -> AsyncIterator[Connection]:
+        yield self._conn
+
+    def bound(self, conn: Connection) -> Database:
+        return _Bound(self, conn)

@@ -105,7 +105,7 @@ async def runs_with_expired(conn: db.Connection, now: datetime, limit: int) -> l
 async def lock_runs(conn: db.Connection, run_ids: list[str]) -> list[str]:
     """Lock these runs' rows in id order (the lock order), skipping those locked elsewhere."""
     rows = await conn.fetch(
-        "SELECT id FROM run WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE SKIP LOCKED",
+        "SELECT id FROM run WHERE id = ANY($1::uuid[]) ORDER BY id FOR NO KEY UPDATE SKIP LOCKED",
         [uuid.UUID(r) for r in run_ids],
     )
     return [str(r["id"]) for r in rows]

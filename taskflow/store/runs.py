@@ -118,7 +118,7 @@ async def get_run(conn: db.Connection, run_id: str, *, lock: bool = False) -> Ru
         return None
     row = await conn.fetchrow(
         f"SELECT {RUN_COLUMNS} FROM run r JOIN subject s ON s.id = r.subject WHERE r.id = $1"
-        + (" FOR UPDATE OF r" if lock else ""),
+        + (" FOR NO KEY UPDATE OF r" if lock else ""),
         key,
     )
     return run_from(row) if row else None
@@ -141,7 +141,9 @@ async def live_run_for(
     conn: db.Connection, workflow: str, subject_id: str, *, lock: bool = False
 ) -> RunRow | None:
     row = await conn.fetchrow(
-        LIVE_RUN_FOR + (" FOR UPDATE OF r" if lock else ""), workflow, uuid.UUID(subject_id)
+        LIVE_RUN_FOR + (" FOR NO KEY UPDATE OF r" if lock else ""),
+        workflow,
+        uuid.UUID(subject_id),
     )
     return run_from(row) if row else None
 
@@ -156,7 +158,8 @@ async def run_by_idempotency_key(
 
 #: The live runs of a subject, locked, oldest first (index ``run_subject``).
 LIVE_RUNS_OF_SUBJECT = (
-    "SELECT id FROM run WHERE subject = $1 AND status = 'active' ORDER BY started_at, id FOR UPDATE"
+    "SELECT id, started_at FROM run WHERE subject = $1 AND status = 'active' "
+    "ORDER BY id FOR NO KEY UPDATE"
 )
 #: The live runs an event's correlation key names, of any workflow (``run_correlation_key``).
 RUNS_BY_CORRELATION = (
@@ -165,8 +168,9 @@ RUNS_BY_CORRELATION = (
 
 
 async def live_runs_of_subject(conn: db.Connection, subject_id: str) -> list[str]:
+    """The subject's live runs, locked in id order (the lock order); oldest first."""
     rows = await conn.fetch(LIVE_RUNS_OF_SUBJECT, uuid.UUID(subject_id))
-    return [str(r["id"]) for r in rows]
+    return [str(r["id"]) for r in sorted(rows, key=lambda r: (r["started_at"], r["id"]))]
 
 
 async def runs_by_correlation(conn: db.Connection, key: str) -> list[str]:
@@ -287,12 +291,15 @@ async def slots_of_runs(conn: db.Connection, run_ids: Sequence[str]) -> dict[str
     return found
 
 
-async def get_slot(conn: db.Connection, slot_id: str) -> SlotView | None:
+async def get_slot(conn: db.Connection, slot_id: str, *, lock: bool = False) -> SlotView | None:
+    """A slot; ``lock`` takes its row lock (after its run's, in the lock order)."""
     try:
         key = uuid.UUID(slot_id)
     except ValueError:
         return None
-    row = await conn.fetchrow(f"SELECT {SLOT_COLUMNS} FROM slot WHERE id = $1", key)
+    row = await conn.fetchrow(
+        f"SELECT {SLOT_COLUMNS} FROM slot WHERE id = $1" + (" FOR UPDATE" if lock else ""), key
+    )
     return slot_from(row) if row else None
 
 

@@ -99,6 +99,15 @@ async def backfill(
     window = "sl.opened_at >= $2 AND sl.opened_at < $3"
     ended = f"{window} AND sl.measured_clock IS NULL AND {report_sql.ENDED}"
     picked = f"{window} AND {UNKEPT_PICKUP}"
+    # The lock order (docs/architecture.md): the runs of the slots about to be written first,
+    # in id order; a run a use case holds is waited for, never the other way round.
+    await conn.execute(
+        "SELECT 1 FROM run WHERE id IN (SELECT sl.run FROM slot sl WHERE sl.opened_at >= $1 "
+        f"AND sl.opened_at < $2 AND ((sl.measured_clock IS NULL AND {report_sql.ENDED}) "
+        f"OR {UNKEPT_PICKUP})) ORDER BY id FOR NO KEY UPDATE",
+        start,
+        end,
+    )
     await conn.execute(report_sql.PLANNER)
     count = 0
     for where, columns in (

@@ -66,8 +66,16 @@ FIND = (
 )
 
 
-async def find(conn: db.Connection, type_: str, external_id: str) -> SubjectRow | None:
-    row = await conn.fetchrow(FIND, type_, external_id)
+async def find(
+    conn: db.Connection, type_: str, external_id: str, *, lock: bool = False
+) -> SubjectRow | None:
+    """A subject by its type and external id; ``lock`` takes its row lock (the subject comes
+    before its runs in the lock order)."""
+    row = await conn.fetchrow(
+        FIND + (" FOR NO KEY UPDATE" if lock else ""),
+        type_,
+        external_id,
+    )
     return from_row(row) if row else None
 
 

@@ -71,7 +71,7 @@ async def lock(conn: db.Connection, timer_id: int) -> timers.TimerRow | None:
     run = await conn.fetchval("SELECT run FROM timer WHERE id = $1", timer_id)
     if run is None:
         return None
-    await conn.execute("SELECT 1 FROM run WHERE id = $1 FOR UPDATE", run)
+    await conn.execute("SELECT 1 FROM run WHERE id = $1 FOR NO KEY UPDATE", run)
     row = await conn.fetchrow(
         f"SELECT {_COLUMNS} FROM timer t WHERE t.id = $1 FOR UPDATE", timer_id
     )

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from taskflow.core.runs.model import RunView
-from taskflow.store import db, runs
+from taskflow.store import db, locks, runs
 from taskflow.store import deadlines as timers
 
 
@@ -25,21 +25,38 @@ async def take_due(
 ) -> tuple[list[timers.TimerRow], dict[str, runs.RunRow]]:
     """Lock up to ``limit`` armed timers due at ``now``, oldest first, with their runs.
 
-    A timer whose row or run is locked elsewhere is skipped: another worker has
-    it, or a use case is changing its run (and may be about to move this very
-    row); the next pass gets it.
+    The lock order (docs/architecture.md): the runs of the due timers first, then their
+    live slots (in id order), then the timers. The runs are taken
+    ``SKIP LOCKED`` in due order: a run locked elsewhere is skipped, never waited for
+    (another worker has it, or a use case is changing it and may be about to move these
+    very timers), and does not count toward ``limit``; the next pass gets it. The slots
+    may be waited for (a claim-next holding one finishes without needing anything of
+    ours); a timer cancelled meanwhile is left out.
     """
+    due = await conn.fetch(
+        """
+        SELECT t.id, t.run FROM timer t JOIN run r ON r.id = t.run
+        WHERE t.status = 'armed' AND t.due_at <= $1
+        ORDER BY t.due_at, t.id
+        LIMIT $2
+        FOR NO KEY UPDATE OF r SKIP LOCKED
+        """,
+        now,
+        limit,
+    )
+    if not due:
+        return [], {}
+    await locks.lock_live_slots(conn, sorted({str(row["run"]) for row in due}))
     found = await conn.fetch(
         f"""
         SELECT {timers.timer_columns("t_")}, {runs.RUN_COLUMNS}
         FROM timer t JOIN run r ON r.id = t.run JOIN subject s ON s.id = r.subject
-        WHERE t.status = 'armed' AND t.due_at <= $1
+        WHERE t.id = ANY($1::bigint[]) AND t.status = 'armed' AND t.due_at <= $2
         ORDER BY t.due_at, t.id
-        LIMIT $2
-        FOR UPDATE OF t, r SKIP LOCKED
+        FOR UPDATE OF t
         """,
+        [row["id"] for row in due],
         now,
-        limit,
     )
     taken = [timers.timer_from(row, "t_") for row in found]
     return taken, {str(row["id"]): runs.run_from(row) for row in found}

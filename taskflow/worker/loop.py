@@ -26,6 +26,7 @@ from typing import Any
 
 import asyncpg
 
+from taskflow import errors
 from taskflow.service import idempotency
 from taskflow.service import timers as firing
 from taskflow.service.container import Services
@@ -115,6 +116,9 @@ class Worker:
                     with contextlib.suppress(TimeoutError):
                         await asyncio.wait_for(self._stop.wait(), backoff)
                     backoff = min(backoff * 2, MAX_BACKOFF)
+                except errors.Busy as busy:
+                    # Lost races only (rolled back whole): the next pass takes the batch again.
+                    log.warning("timer batch: %s", busy.message)
                 except Exception:
                     # A bug, not an outage: say so loudly, but keep the other timers firing.
                     log.exception("unexpected error in the timer loop; carrying on")

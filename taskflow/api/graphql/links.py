@@ -195,7 +195,8 @@ MintMagicLinkPayload = Annotated[
     | relay.InvalidInput
     | relay.NotAllowed
     | relay.NotFoundRefusal
-    | relay.IdempotencyKeyReused,
+    | relay.IdempotencyKeyReused
+    | relay.Busy,
     strawberry.union("MintMagicLinkPayload", description="Result of mintMagicLink."),
 ]
 RevokeMagicLinkPayload = Annotated[
@@ -203,7 +204,8 @@ RevokeMagicLinkPayload = Annotated[
     | LinkUnusable
     | relay.NotAllowed
     | relay.NotFoundRefusal
-    | relay.IdempotencyKeyReused,
+    | relay.IdempotencyKeyReused
+    | relay.Busy,
     strawberry.union("RevokeMagicLinkPayload", description="Result of revokeMagicLink."),
 ]
 CompleteWithLinkPayload = Annotated[
@@ -211,7 +213,8 @@ CompleteWithLinkPayload = Annotated[
     | LinkUnusable
     | TooManyRequests
     | r.PayloadInvalid
-    | relay.IdempotencyKeyReused,
+    | relay.IdempotencyKeyReused
+    | relay.Busy,
     strawberry.union("CompleteWithLinkPayload", description="Result of completeWithLink."),
 ]
 

@@ -216,7 +216,8 @@ MintNotificationLinkPayload = Annotated[
     | relay.InvalidInput
     | relay.NotAllowed
     | relay.NotFoundRefusal
-    | relay.IdempotencyKeyReused,
+    | relay.IdempotencyKeyReused
+    | relay.Busy,
     strawberry.union("MintNotificationLinkPayload", description="Result of mintNotificationLink."),
 ]
 MintNotificationArg = Annotated[

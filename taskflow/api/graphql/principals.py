@@ -170,7 +170,11 @@ class UpsertPrincipalSuccess:
 
 
 UpsertPrincipalPayload = Annotated[
-    UpsertPrincipalSuccess | relay.InvalidInput | relay.NotAllowed | relay.IdempotencyKeyReused,
+    UpsertPrincipalSuccess
+    | relay.InvalidInput
+    | relay.NotAllowed
+    | relay.IdempotencyKeyReused
+    | relay.Busy,
     strawberry.union("UpsertPrincipalPayload", description="Result of upsertPrincipal."),
 ]
 
@@ -205,7 +209,8 @@ SignOutEverywherePayload = Annotated[
     | relay.InvalidInput
     | relay.NotAllowed
     | relay.NotFoundRefusal
-    | relay.IdempotencyKeyReused,
+    | relay.IdempotencyKeyReused
+    | relay.Busy,
     strawberry.union("SignOutEverywherePayload", description="Result of signOutEverywhere."),
 ]
 
@@ -215,7 +220,8 @@ DeactivatePrincipalPayload = Annotated[
     | relay.InvalidInput
     | relay.NotAllowed
     | relay.NotFoundRefusal
-    | relay.IdempotencyKeyReused,
+    | relay.IdempotencyKeyReused
+    | relay.Busy,
     strawberry.union("DeactivatePrincipalPayload", description="Result of deactivatePrincipal."),
 ]
 

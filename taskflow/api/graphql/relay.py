@@ -210,6 +210,11 @@ class RefusalCode(Enum):
         description="The idempotencyKey was used before for another input (or its first "
         "answer cannot be given again); use a new key.",
     )
+    BUSY = strawberry.enum_value(
+        "BUSY",
+        description="Others changed the same data at the same moment, again and again; nothing "
+        "changed. Retryable: send the same request again after retryAfterSeconds.",
+    )
 
 
 @strawberry.interface(description="A typed refusal: the mutation changed nothing.")
@@ -241,12 +246,28 @@ class IdempotencyKeyReused(Refusal):
     pass
 
 
+@strawberry.type(
+    description="Others changed the same data at the same moment, again and again; nothing "
+    "changed. The same request again, after retryAfterSeconds, has the effect it asked for."
+)
+class Busy(Refusal):
+    retry_after_seconds: int = strawberry.field(
+        description="How many seconds to wait before sending the same request again."
+    )
+
+
 def refusal_for(
     error: errors.TaskflowError,
-) -> InvalidInput | NotAllowed | NotFoundRefusal | IdempotencyKeyReused:
+) -> InvalidInput | NotAllowed | NotFoundRefusal | IdempotencyKeyReused | Busy:
     """The payload refusal for a domain error raised by a use case."""
     if error.code == "IDEMPOTENCY_KEY_REUSED":
         return IdempotencyKeyReused(code=RefusalCode.IDEMPOTENCY_KEY_REUSED, message=error.message)
+    if isinstance(error, errors.Busy):
+        return Busy(
+            code=RefusalCode.BUSY,
+            message=error.message,
+            retry_after_seconds=int(error.facts.get("retry_after_seconds", 1)),
+        )
     if isinstance(error, errors.Forbidden):
         return NotAllowed(code=RefusalCode.FORBIDDEN, message=error.message)
     if isinstance(error, errors.NotFound):

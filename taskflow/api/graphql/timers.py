@@ -218,7 +218,8 @@ TimerPayload = Annotated[
     | relay.InvalidInput
     | relay.NotAllowed
     | relay.NotFoundRefusal
-    | relay.IdempotencyKeyReused,
+    | relay.IdempotencyKeyReused
+    | relay.Busy,
     strawberry.union("TimerPayload", description="Result of retryTimer and discardTimer."),
 ]
 

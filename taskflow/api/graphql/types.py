@@ -229,12 +229,18 @@ def move_options(options: Sequence[views.MoveOption]) -> list[MoveOption]:
 
 @strawberry.type(description="One line of a run's timeline: who did what, when, and why.")
 class TimelineEntry:
-    id: strawberry.ID = strawberry.field(description="Position on the timeline.")
+    id: strawberry.ID = strawberry.field(
+        description="Position on the timeline, its total order: a larger id was decided later "
+        "(the list comes in this order; compare ids as integers)."
+    )
     kind: str = strawberry.field(description="What happened, e.g. slot.claimed, refused.")
     actor: str | None = strawberry.field(description="Who did it (null: taskflow itself).")
     reason: str | None = strawberry.field(description="Why, in words.")
     details: JSON = strawberry.field(description="The facts of the happening.")
-    at: datetime = strawberry.field(description="When.")
+    at: datetime = strawberry.field(
+        description="When: the one instant of the decision that wrote the line (every line of "
+        "one decision has the same)."
+    )
     slot_id: strawberry.ID | None = strawberry.field(description="Global id of the slot, if any.")
 
 

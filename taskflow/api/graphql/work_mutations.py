@@ -53,6 +53,7 @@ Refusals = (
     | relay.NotAllowed
     | relay.NotFoundRefusal
     | relay.IdempotencyKeyReused
+    | relay.Busy
 )
 
 
@@ -118,7 +119,8 @@ StartRunPayload = Annotated[
     | relay.InvalidInput
     | relay.NotAllowed
     | relay.NotFoundRefusal
-    | relay.IdempotencyKeyReused,
+    | relay.IdempotencyKeyReused
+    | relay.Busy,
     strawberry.union("StartRunPayload", description="Result of startRun."),
 ]
 UpdateSubjectPayload = Annotated[
@@ -127,7 +129,8 @@ UpdateSubjectPayload = Annotated[
     | relay.NotAllowed
     | relay.NotFoundRefusal
     | r.MoveNotAllowed
-    | relay.IdempotencyKeyReused,
+    | relay.IdempotencyKeyReused
+    | relay.Busy,
     strawberry.union("UpdateSubjectPayload", description="Result of updateSubject."),
 ]
 RaiseEventPayload = Annotated[
@@ -143,7 +146,7 @@ ClaimPayload = Annotated[
     SlotSuccess | Refusals, strawberry.union("ClaimPayload", description="Result of claim.")
 ]
 ClaimNextPayload = Annotated[
-    SlotSuccess | r.NothingToClaim | relay.InvalidInput | relay.IdempotencyKeyReused,
+    SlotSuccess | r.NothingToClaim | relay.InvalidInput | relay.IdempotencyKeyReused | relay.Busy,
     strawberry.union("ClaimNextPayload", description="Result of claimNext."),
 ]
 ReleasePayload = Annotated[

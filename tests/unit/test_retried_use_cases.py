@@ -1,0 +1,60 @@
+"""Every mutation's use case runs through the one retry helper (``service/retry.py``).
+
+The map below names the use case behind each mutation; it must cover every mutation the
+schema serves, so a new one cannot slip past the retry (and its ``Busy`` answer).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from taskflow.api.graphql import schema
+from taskflow.service import (
+    events,
+    link_use,
+    links,
+    notification_links,
+    principals,
+    retry,
+    runs,
+    slots,
+    timer_admin,
+)
+
+USE_CASES: dict[str, Callable[..., Any]] = {
+    "upsertPrincipal": principals.upsert,
+    "deactivatePrincipal": principals.deactivate,
+    "startRun": runs.start_run,
+    "updateSubject": runs.update_subject,
+    "raiseEvent": events.raise_event,
+    "claim": slots.claim,
+    "claimNext": slots.claim_next,
+    "release": slots.release,
+    "assign": slots.assign,
+    "complete": slots.complete,
+    "move": runs.move,
+    "cancelRun": runs.cancel_run,
+    "mintMagicLink": links.mint,
+    "revokeMagicLink": links.revoke,
+    "completeWithLink": link_use.complete,
+    "mintNotificationLink": notification_links.mint,
+    "signOutEverywhere": principals.sign_out_everywhere,
+    "retryTimer": timer_admin.retry,
+    "discardTimer": timer_admin.discard,
+}
+
+
+def test_the_map_names_every_mutation() -> None:
+    mutation_type = schema.build_schema()._schema.mutation_type
+    assert mutation_type is not None
+    assert set(mutation_type.fields) == set(USE_CASES)
+
+
+def _retried(use_case: Callable[..., Any]) -> bool:
+    """True when ``use_case`` is :func:`retry.retried`'s wrapper."""
+    return use_case.__code__.co_filename == retry.__file__
+
+
+def test_every_mutation_use_case_is_retried() -> None:
+    assert [name for name, use_case in USE_CASES.items() if not _retried(use_case)] == []
