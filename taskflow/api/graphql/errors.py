@@ -15,6 +15,10 @@ from graphql.error import GraphQLError
 from strawberry.extensions import MaskErrors
 
 from taskflow import errors
+from taskflow.service import outage
+
+#: HTTP status of a GraphQL answer carrying an UNAVAILABLE error (as for pages).
+UNAVAILABLE_STATUS = 503
 
 log = logging.getLogger("taskflow.api")
 
@@ -38,6 +42,8 @@ class ShapeErrors(MaskErrors):
 
     def anonymise_error(self, error: GraphQLError) -> GraphQLError:
         request_id = self._request_id()
+        if outage.is_unavailable(error.original_error):
+            return self._unavailable(error, request_id)
         log.error(
             "unexpected error in GraphQL request %s at %s",
             request_id,
@@ -52,6 +58,30 @@ class ShapeErrors(MaskErrors):
             path=error.path,
             original_error=None,
             extensions={"code": "INTERNAL", "requestId": request_id},
+        )
+
+    def _unavailable(self, error: GraphQLError, request_id: str) -> GraphQLError:
+        log.warning(
+            "GraphQL request %s: database unavailable (%s)",
+            request_id,
+            type(error.original_error).__name__,
+        )
+        response = getattr(self.execution_context.context, "response", None)
+        if response is not None:
+            response.status_code = UNAVAILABLE_STATUS
+            response.headers["Retry-After"] = str(outage.RETRY_AFTER_SECONDS)
+        return GraphQLError(
+            message=outage.MESSAGE,
+            nodes=error.nodes,
+            source=error.source,
+            positions=error.positions,
+            path=error.path,
+            original_error=None,
+            extensions={
+                "code": "UNAVAILABLE",
+                "retryAfterSeconds": outage.RETRY_AFTER_SECONDS,
+                "requestId": request_id,
+            },
         )
 
     def _process_errors(self, found: list[GraphQLError]) -> list[GraphQLError]:

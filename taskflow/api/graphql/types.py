@@ -304,9 +304,9 @@ class RunType(relay.Node):
         after: Annotated[
             str | None, strawberry.argument(description="endCursor of the previous page.")
         ] = None,
-    ) -> relay.Connection[TimelineEntry]:
+    ) -> relay.Connection[TimelineEntry] | None:
         me = await caller(info)
-        after_id = int(relay.decode_cursor(after, 1)[0]) if after else 0
+        after_id = relay.decode_typed(after, "bigint")[0] if after else 0
         found, total, has_next = await views.timeline(
             info.context.services, me, self.local_id, kinds=kinds, first=first, after_id=after_id
         )
