@@ -138,7 +138,7 @@ def check_arguments(arguments: Mapping[str, Any], limits: Limits) -> None:
             documents.append((depth, path, value))
             for key, item in value.items():
                 key_text = str(key)
-                check_text(key_text, f"{path} (a key)", limits.max_text_chars)
+                check_text(key_text, path, limits.max_text_chars)
                 stack.append((f"{path}.{_camel(key_text)}", _camel(key_text), item, depth + 1))
         elif isinstance(value, list | tuple):
             documents.append((depth, path, value))
