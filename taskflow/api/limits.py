@@ -117,7 +117,7 @@ def check_text(value: str, field: str, cap: int) -> None:
 
 
 def _document_size(value: Any) -> int:
-    return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode())
+    return len(json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str).encode())
 
 
 def check_arguments(arguments: Mapping[str, Any], limits: Limits) -> None:
