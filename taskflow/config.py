@@ -39,6 +39,11 @@ class Settings:
     #: Addresses and networks of reverse proxies whose ``X-Forwarded-For`` is believed;
     #: empty: nobody's, the client is the peer of the connection.
     trusted_proxies: tuple[str, ...] = ()
+    #: Input limits at the edge (taskflow/api/limits.py; README "GraphQL conventions and limits").
+    max_body_bytes: int = 1024 * 1024
+    max_text_chars: int = 10_000
+    max_document_bytes: int = 256 * 1024
+    max_query_cost: int = 50_000
 
     @property
     def embedded(self) -> bool:
@@ -106,7 +111,26 @@ def load(env: Mapping[str, str] | None = None) -> Settings:
         public_url=public_url.rstrip("/"),
         sla_at_risk=_fraction(env, "TASKFLOW_SLA_AT_RISK", 0.75),
         trusted_proxies=_networks(env, "TASKFLOW_TRUSTED_PROXIES"),
+        max_body_bytes=_positive(env, "TASKFLOW_MAX_BODY_BYTES", 1024 * 1024),
+        max_text_chars=_positive(env, "TASKFLOW_MAX_TEXT_CHARS", 10_000),
+        max_document_bytes=_positive(env, "TASKFLOW_MAX_DOCUMENT_BYTES", 256 * 1024),
+        max_query_cost=_positive(env, "TASKFLOW_MAX_QUERY_COST", 50_000),
     )
+
+
+def _positive(env: Mapping[str, str], name: str, default: int) -> int:
+    text = env.get(name)
+    if not text:
+        return default
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value <= 0:
+        raise errors.ConfigError(
+            f"{name}={text!r} is not a positive whole number: write e.g. {default}."
+        )
+    return value
 
 
 def _networks(env: Mapping[str, str], name: str) -> tuple[str, ...]:

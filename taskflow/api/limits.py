@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from taskflow import errors
+from taskflow import config, errors
 
 #: How much of a refused value a message quotes.
 PREFIX_CHARS = 24
@@ -80,6 +80,16 @@ class Limits:
     max_document_bytes: int = 256 * 1024
     #: The static cost of one GraphQL operation (taskflow/api/graphql/cost.py).
     max_query_cost: int = 50_000
+
+    @classmethod
+    def from_settings(cls, settings: config.Settings) -> Limits:
+        """The limits a :class:`taskflow.config.Settings` asks for."""
+        return cls(
+            max_body_bytes=settings.max_body_bytes,
+            max_text_chars=settings.max_text_chars,
+            max_document_bytes=settings.max_document_bytes,
+            max_query_cost=settings.max_query_cost,
+        )
 
     def cap(self, name: str) -> int:
         """The character cap of an argument or input field called ``name``."""

@@ -18,6 +18,7 @@ def serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from taskflow.api import app as api_app
+    from taskflow.api import limits
 
     settings = config.load()
     runtime.exit_on_sigterm()
@@ -41,7 +42,9 @@ def serve(args: argparse.Namespace) -> int:
                 settings, url, apply_migrations=apply, with_worker=with_worker
             )
 
-        application = api_app.create_app(provide, dev=settings.dev)
+        application = api_app.create_app(
+            provide, dev=settings.dev, limits=limits.Limits.from_settings(settings)
+        )
         print(f"taskflow: serving on http://{host}:{port} (GraphQL at /graphql)", flush=True)
         # uvicorn believes X-Forwarded-For from 127.0.0.1 unless told otherwise; the
         # magic-link throttle keys by client address, so only configured proxies count.
