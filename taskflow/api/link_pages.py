@@ -25,12 +25,13 @@ from litestar.response import Response
 from taskflow import errors
 from taskflow.core import links as core
 from taskflow.core.definition import fields as fl
-from taskflow.service import link_use
+from taskflow.service import link_use, outage
 from taskflow.service.container import Services
 
 log = logging.getLogger("taskflow.api.links")
 
-HTML = "text/html; charset=utf-8"
+#: Litestar adds "; charset=utf-8" to text types itself: naming it here sent it twice.
+HTML = "text/html"
 HEADERS = {
     "Cache-Control": "no-store",
     "Referrer-Policy": "no-referrer",
@@ -44,6 +45,7 @@ HEADERS = {
 }
 #: The same answer to every unusable link (410 Gone: it existed or not, it will not work).
 UNUSABLE_STATUS = 410
+UNAVAILABLE_STATUS = 503
 
 #: HTML input type per payload field type (choice and boolean have their own markup).
 INPUT_TYPES = {
@@ -123,7 +125,11 @@ def _refused(error: errors.TaskflowError) -> Response[str]:
     return _html("unusable.html", UNUSABLE_STATUS, message=link_use.UNUSABLE)
 
 
-def _failed() -> Response[str]:
+def _failed(error: Exception) -> Response[str]:
+    if outage.is_unavailable(error):
+        log.warning("magic-link page: database unavailable (%s)", type(error).__name__)
+        retry = {"Retry-After": str(outage.RETRY_AFTER_SECONDS)}
+        return _html("unavailable.html", UNAVAILABLE_STATUS, retry)
     reference = uuid.uuid4().hex[:12]
     # The traceback, never the path: the token is in the path.
     log.exception("magic-link page failed (reference %s)", reference)
@@ -135,8 +141,8 @@ async def _page(state: State, request: Request[Any, Any, Any], token: str) -> Re
         page = await link_use.open_page(_services(state), token, _client(request))
     except (core.LinkUnusable, core.Throttled) as refused:
         return _refused(refused)
-    except Exception:
-        return _failed()
+    except Exception as failed:
+        return _failed(failed)
     return _form_page(page)
 
 
@@ -154,7 +160,12 @@ async def show_head(
 ) -> Response[None]:
     """What GET answers, without the body; reads only."""
     answer = await _page(state, request, token)
-    return Response(None, status_code=answer.status_code, headers=dict(answer.headers))
+    return Response(
+        None,
+        status_code=answer.status_code,
+        headers=dict(answer.headers),
+        media_type=answer.media_type,
+    )
 
 
 async def _form(request: Request[Any, Any, Any]) -> dict[str, str]:
@@ -187,8 +198,8 @@ async def submit(
             return _form_page(page, 409, values=form, notice=expired.message)
     except (core.LinkUnusable, core.Throttled) as refused:
         return _refused(refused)
-    except Exception:
-        return _failed()
+    except Exception as failed:
+        return _failed(failed)
     return _html("done.html", 200, done=done)
 
 
