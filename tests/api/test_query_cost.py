@@ -17,7 +17,8 @@ OPERATIONS = Path(__file__).resolve().parents[2] / "graphql" / "operations"
 
 ROW = (
     "edges { node { id run { id timeline(first: 100) { edges { node { kind at actor } } } "
-    "slots { id name } moves { name allowed } checklist { name } leadTime { total { __typename } } } } }"
+    "slots { id name } moves { name allowed } checklist { name } "
+    "leadTime { total { __typename } } } } }"
 )
 #: Issue 15.7: this took 5.6 s and 1.16 MB on the 18-slot demo data.
 ATTACK = "{ " + " ".join(f"w{i}: work(first: 100) {{ {ROW} }}" for i in range(30)) + " }"
