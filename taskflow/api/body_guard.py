@@ -113,6 +113,15 @@ def _declared_length(scope: Scope) -> int | None:
     return None
 
 
+async def _drain(receive: Receive) -> None:
+    """Read (and drop) the rest of a refused body, so the client sees the answer rather than
+    a reset connection; nothing of it is kept."""
+    while True:
+        message = await receive()
+        if message["type"] != "http.request" or not message.get("more_body", False):
+            return
+
+
 def guard(limits: edge.Limits) -> Callable[[ASGIApp], ASGIApp]:
     """Middleware factory: refuse bad GraphQL bodies before strawberry parses them."""
 
@@ -133,21 +142,25 @@ def guard(limits: edge.Limits) -> Callable[[ASGIApp], ASGIApp]:
             chunks: list[bytes] = []
             size = 0
             too_big = declared is not None and declared > limits.max_body_bytes
+            finished = False
             while not too_big:
                 message = await receive()
                 if message["type"] == "http.disconnect":
                     return
                 chunk = message.get("body", b"")
                 size += len(chunk)
+                finished = not message.get("more_body", False)
                 if size > limits.max_body_bytes:
                     too_big = True
                     break
                 chunks.append(chunk)
-                if not message.get("more_body", False):
+                if finished:
                     break
             body = b"".join(chunks)
             try:
                 if too_big:
+                    if not finished:
+                        await _drain(receive)
                     raise BadBody(
                         f"The request body is over {limits.max_body_bytes} bytes: send less "
                         "data (large documents belong elsewhere, referenced from the subject)."
