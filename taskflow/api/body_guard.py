@@ -10,6 +10,7 @@ a 500 or a plain-text body). A good body is handed on unchanged.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
@@ -59,6 +60,18 @@ def _depth(value: Any, cap: int) -> None:
             stack.extend((child, depth + 1) for child in children)
 
 
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _finite(text: str) -> float:
+    # PostgreSQL's jsonb has no Infinity: 1e400 would pass here and fail in SQL.
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{text} is out of range")
+    return value
+
+
 def check_body(body: bytes, limits: edge.Limits) -> None:
     """Raise :class:`BadBody` unless ``body`` is a JSON GraphQL request within the caps."""
     if len(body) > limits.max_body_bytes:
@@ -71,14 +84,15 @@ def check_body(body: bytes, limits: edge.Limits) -> None:
     except UnicodeDecodeError:
         raise BadBody("The request body is not UTF-8 text: encode the JSON as UTF-8.") from None
     try:
-        data = json.loads(text)
+        data = json.loads(text, parse_constant=_no_constant, parse_float=_finite)
     except RecursionError:
         raise BadBody(
             f"The request body nests JSON deeper than {limits.max_json_depth} levels."
         ) from None
     except ValueError:
         raise BadBody(
-            'The request body is not JSON: send {"query": "...", "variables": {...}}.'
+            "The request body is not JSON (NaN and Infinity are not JSON either, nor numbers "
+            'beyond 1e308): send {"query": "...", "variables": {...}}.'
         ) from None
     if not isinstance(data, dict):
         raise BadBody(

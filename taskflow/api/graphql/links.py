@@ -183,11 +183,19 @@ MintMagicLinkPayload = Annotated[
     strawberry.union("MintMagicLinkPayload", description="Result of mintMagicLink."),
 ]
 RevokeMagicLinkPayload = Annotated[
-    RevokeMagicLinkSuccess | LinkUnusable | relay.NotAllowed | relay.NotFoundRefusal,
+    RevokeMagicLinkSuccess
+    | LinkUnusable
+    | relay.NotAllowed
+    | relay.NotFoundRefusal
+    | relay.InvalidInput,
     strawberry.union("RevokeMagicLinkPayload", description="Result of revokeMagicLink."),
 ]
 CompleteWithLinkPayload = Annotated[
-    CompleteWithLinkSuccess | LinkUnusable | TooManyRequests | r.PayloadInvalid,
+    CompleteWithLinkSuccess
+    | LinkUnusable
+    | TooManyRequests
+    | r.PayloadInvalid
+    | relay.InvalidInput,
     strawberry.union("CompleteWithLinkPayload", description="Result of completeWithLink."),
 ]
 
