@@ -23,6 +23,7 @@ from litestar.params import FromPath
 from litestar.response import Response
 
 from taskflow import errors
+from taskflow.api import limits as edge
 from taskflow.core import links as core
 from taskflow.core.definition import fields as fl
 from taskflow.service import link_use, outage
@@ -168,6 +169,32 @@ async def show_head(
     )
 
 
+def _check_form(services: Services, form: Mapping[str, str]) -> None:
+    """The edge's input limits (no NUL, no surrogates, capped lengths) on a form's values,
+    answered as a payload problem of the field at fault, before anything is read."""
+    caps = edge.Limits.from_settings(services.settings)
+    for name, value in form.items():
+        try:
+            edge.check_text(name, "field name", caps.max_text_chars)
+            edge.check_text(value, name, caps.max_text_chars)
+        except errors.ValidationError as refused:
+            reason = refused.message.removeprefix(f"{name} ")
+            raise fl.PayloadError([fl.FieldProblem(field=name, reason=reason)]) from None
+
+
+def _echoable(services: Services, form: Mapping[str, str]) -> dict[str, str]:
+    """The form's values fit to show again (a refused one is left out, not echoed)."""
+    caps = edge.Limits.from_settings(services.settings)
+    kept = {}
+    for name, value in form.items():
+        try:
+            edge.check_text(value, name, caps.max_text_chars)
+        except errors.ValidationError:
+            continue
+        kept[name] = value
+    return kept
+
+
 async def _form(request: Request[Any, Any, Any]) -> dict[str, str]:
     form = await request.form()
     values: dict[str, str] = {}
@@ -187,12 +214,15 @@ async def submit(
     try:
         form = await _form(request)
         try:
+            _check_form(services, form)
             done = await link_use.complete(
                 services, token, form, client, page_token=form.get("_page"), from_page=True
             )
         except fl.PayloadError as invalid:
             page = await link_use.open_page(services, token, client)
-            return _form_page(page, 422, values=form, problems=core.form_problems(invalid))
+            return _form_page(
+                page, 422, values=_echoable(services, form), problems=core.form_problems(invalid)
+            )
         except link_use.PageExpired as expired:
             page = await link_use.open_page(services, token, client)
             return _form_page(page, 409, values=form, notice=expired.message)

@@ -270,3 +270,24 @@ async def test_bad_inbox_and_board_cursors_are_invalid_input(
         token=people["leah"],
     )
     assert board.error_codes == ["INVALID_INPUT"]
+
+
+async def test_a_link_form_with_a_huge_or_nul_value_is_refused_and_stores_nothing(
+    client: httpx.AsyncClient, people: dict[str, str], database_url: str
+) -> None:
+    from tests.api import magic as m
+
+    vendor = await m.start_vendor(client, people)
+    upload = (await m.upload_slots(client, people, vendor["id"]))["bank details"]
+    link = await m.minted(client, people, upload)
+    path = m.path_of(link["url"])
+    before = await count(database_url, "audit_event")
+    for value in ("x" * 1_000_000, "bank\x00details"):
+        page = await client.get(path)
+        answer = await client.post(path, data={"document": value, "_page": m.page_token(page.text)})
+        assert answer.status_code == 422
+        assert "x" * 100 not in answer.text
+    assert await count(database_url, "audit_event") == before
+    slot = await m.slot_links(client, people["olga"], upload)
+    assert slot["status"] == "OPEN"
+    assert slot["links"][0]["usedAt"] is None
