@@ -113,7 +113,8 @@ def check_body(body: bytes, limits: edge.Limits) -> None:
 def _is_json(scope: Scope) -> bool:
     for name, value in scope.get("headers", []):
         if name == b"content-type":
-            return b"json" in value.lower()
+            # What strawberry parses as JSON; anything else it would answer in plain text.
+            return b"application/json" in value.lower()
     return False
 
 

@@ -130,33 +130,42 @@ def _document_size(value: Any) -> int:
     return len(json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str).encode())
 
 
+#: Input fields of the JSON scalar (their insides are the client's own keys and text).
+JSON_FIELDS = frozenset({"attributes", "payload", "item", "input"})
+
+
 def check_arguments(arguments: Mapping[str, Any], limits: Limits) -> None:
     """Walk every argument value; raise an INVALID_INPUT error for the first fault.
 
-    Strings are checked against the cap of the nearest named field; JSON documents
-    (objects and arrays) against ``max_document_bytes``, innermost first.
+    Strings are checked against the cap of the nearest named field (inside a JSON
+    value: ``max_text_chars``); JSON documents (objects and arrays) against
+    ``max_document_bytes``, innermost first.
     """
     documents: list[tuple[int, str, Any]] = []
-    stack: list[tuple[str, str, Any, int]] = [
-        (_camel(name), _camel(name), value, 0) for name, value in arguments.items()
+    # (path, field name, value, depth, inside a JSON value)
+    stack: list[tuple[str, str, Any, int, bool]] = [
+        (_camel(name), _camel(name), value, 0, False) for name, value in arguments.items()
     ]
     while stack:
-        path, name, value, depth = stack.pop()
+        path, name, value, depth, free = stack.pop()
         if isinstance(value, str):
-            check_text(value, path, limits.cap(name))
+            check_text(value, path, limits.max_text_chars if free else limits.cap(name))
         elif isinstance(value, Mapping):
             documents.append((depth, path, value))
+            # The top-level "input" argument is an input object; a nested one is JSON.
+            inside = free or (name in JSON_FIELDS and (depth > 0 or name != "input"))
             for key, item in value.items():
                 key_text = str(key)
                 check_text(key_text, path, limits.max_text_chars)
-                stack.append((f"{path}.{_camel(key_text)}", _camel(key_text), item, depth + 1))
+                child = key_text if inside else _camel(key_text)
+                stack.append((f"{path}.{child}", child, item, depth + 1, inside))
         elif isinstance(value, list | tuple):
             documents.append((depth, path, value))
             for index, item in enumerate(value):
-                stack.append((f"{path}[{index}]", name, item, depth + 1))
+                stack.append((f"{path}[{index}]", name, item, depth + 1, free))
         elif dataclasses.is_dataclass(value) and not isinstance(value, type):
             # A strawberry input object (when arguments arrive already converted).
-            stack.append((path, name, vars(value), depth))
+            stack.append((path, name, vars(value), depth, free))
     for _, path, value in sorted(documents, key=lambda d: -d[0]):
         size = _document_size(value)
         if size > limits.max_document_bytes:

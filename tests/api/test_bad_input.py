@@ -291,3 +291,11 @@ async def test_a_link_form_with_a_huge_or_nul_value_is_refused_and_stores_nothin
     slot = await m.slot_links(client, people["olga"], upload)
     assert slot["status"] == "OPEN"
     assert slot["links"][0]["usedAt"] is None
+
+
+async def test_keys_inside_a_json_document_get_the_text_cap_not_a_column_size(
+    client: httpx.AsyncClient, people: dict[str, str]
+) -> None:
+    attributes = {**w.EXPENSE, "type": "t" * 150, "externalId": "e" * 300}
+    result = await gql(client, START, start_input(attributes=attributes), token=people["app"])
+    assert result.ok()["startRun"]["__typename"] == "StartRunSuccess"
