@@ -21,7 +21,7 @@ import pytest
 from taskflow import clock, config
 from taskflow.api import app as api_app
 from taskflow.service import container
-from taskflow.store import db, embedded, migrate
+from taskflow.store import db, migrate
 from tests.api import magic as m
 from tests.api import workflows as w
 from tests.conftest import EXAMPLE_PRINCIPALS, T0, gql
@@ -34,6 +34,10 @@ class Server:
 
     def __init__(self) -> None:
         self.data_dir = Path(tempfile.mkdtemp(prefix="taskflow-outage-", dir="/tmp"))
+        # Imported here, not at collection: importing it installs a warnings filter that
+        # pytest would drop after collecting, before the session's server starts.
+        from taskflow.store import embedded
+
         with warnings.catch_warnings():
             # pgserver's import asks platformdirs for a runtime dir (unset in CI).
             warnings.simplefilter("ignore")
