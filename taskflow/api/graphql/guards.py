@@ -1,8 +1,8 @@
 """Schema extensions at the GraphQL edge: argument limits, query cost, quiet logs.
 
-:class:`InputGuard` checks every field's arguments (walking input objects and JSON
-values) with :mod:`taskflow.api.limits` before the resolver runs, so a new field
-cannot slip past: a mutation whose payload union has ``InvalidInput`` answers that
+:func:`guard_arguments` checks every field's arguments (walking input objects and
+JSON values) with :mod:`taskflow.api.limits` before the resolver runs, so a new
+field cannot slip past: a mutation whose payload union has ``InvalidInput`` answers that
 refusal, any other field a top-level ``INVALID_INPUT`` error on that field alone.
 :class:`CostLimit` refuses an operation whose static cost is over the limit before
 anything runs. :class:`QuietSchema` logs each error in one line: code and path, never
@@ -17,8 +17,8 @@ from typing import Any
 
 import strawberry
 from graphql import ExecutionResult as GraphQLExecutionResult
-from graphql import GraphQLError, GraphQLResolveInfo
-from graphql.type import GraphQLNonNull, GraphQLUnionType
+from graphql import GraphQLError, GraphQLResolveInfo, default_field_resolver
+from graphql.type import GraphQLNonNull, GraphQLObjectType, GraphQLUnionType
 from strawberry.extensions import SchemaExtension
 from strawberry.types import ExecutionContext
 
@@ -38,25 +38,26 @@ def _offers_invalid_input(info: GraphQLResolveInfo[Any]) -> bool:
     )
 
 
-class InputGuard(SchemaExtension):
-    """Every argument of every field within :class:`taskflow.api.limits.Limits`."""
+def guard_arguments(schema: strawberry.Schema, limits: edge.Limits) -> None:
+    """Wrap the resolver of every field that takes arguments with the edge's checks.
 
-    def __init__(
-        self, *, limits: edge.Limits, execution_context: ExecutionContext | None = None
-    ) -> None:
-        self.limits = limits
+    Done once on the built schema (every object type, so a new field cannot slip
+    past); fields without arguments keep their resolver untouched, which a schema
+    extension's ``resolve`` hook would not (it runs for every field of every row).
+    """
+    for named in schema._schema.type_map.values():
+        if not isinstance(named, GraphQLObjectType) or named.name.startswith("__"):
+            continue
+        for field in named.fields.values():
+            if field.args:
+                field.resolve = _guarded(field.resolve or default_field_resolver, limits)
 
-    def resolve(
-        self,
-        _next: Callable[..., Any],
-        root: Any,
-        info: GraphQLResolveInfo[Any],
-        *args: str,
-        **kwargs: Any,
-    ) -> Any:
+
+def _guarded(resolve: Callable[..., Any], limits: edge.Limits) -> Callable[..., Any]:
+    def guarded(root: Any, info: GraphQLResolveInfo[Any], **kwargs: Any) -> Any:
         if kwargs:
             try:
-                edge.check_arguments(kwargs, self.limits)
+                edge.check_arguments(kwargs, limits)
             except errors.ValidationError as refused:
                 if _offers_invalid_input(info):
                     return relay.InvalidInput(
@@ -65,7 +66,9 @@ class InputGuard(SchemaExtension):
                         field=refused.facts.get("field"),
                     )
                 raise
-        return _next(root, info, *args, **kwargs)
+        return resolve(root, info, **kwargs)
+
+    return guarded
 
 
 class CostLimit(SchemaExtension):

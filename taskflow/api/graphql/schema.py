@@ -92,7 +92,7 @@ def build_schema(
         query_depth_limiter.create_validator(max_depth, None, None),
         max_aliases.create_validator(MAX_ALIASES),
     ]
-    return guards.QuietSchema(
+    built = guards.QuietSchema(
         query=Query,
         mutation=Mutation,
         types=[principals.PrincipalType, types.RunType, types.SlotType],
@@ -105,10 +105,11 @@ def build_schema(
             # (the caches live at module level, shared by every request's extension).
             lambda: ParserCache(maxsize=512),
             lambda: ValidationCache(maxsize=512),
-            lambda: guards.InputGuard(limits=caps),
             lambda: guards.CostLimit(limit=caps.max_query_cost),
         ],
     )
+    guards.guard_arguments(built, caps)
+    return built
 
 
 def printed_schema() -> str:
