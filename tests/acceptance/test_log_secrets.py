@@ -98,3 +98,39 @@ async def test_the_server_log_holds_no_token(deployment: Deployment) -> None:
                 assert piece not in log, piece
     assert "Traceback" not in log
     assert "UNAUTHENTICATED" in log
+
+
+def test_a_real_server_answers_hostile_bodies_with_graphql_shaped_400s(
+    deployment: Deployment,
+) -> None:
+    server = deployment.serve()
+    url = f"{deployment.base_url}/graphql"
+    json_type = {"content-type": "application/json"}
+
+    def chunks() -> Any:
+        # No Content-Length: the cap is counted as the body streams in.
+        for _ in range(40):
+            yield b" " * 65536
+        yield b'{"query": "{ me { login } }"}'
+
+    try:
+        bodies: list[tuple[Any, dict[str, str]]] = [
+            (b"5", json_type),
+            (b'"x"', json_type),
+            (b"null", json_type),
+            (b'{"query": "\xff\xfe"}', json_type),
+            (b'{"query": "{ me { login } }", "v": ' + b"[" * 1000 + b"]" * 1000 + b"}", json_type),
+            (b'{"query": "' + b"x" * 2_000_000 + b'"}', json_type),
+            (b'{"query": "{ me { login } }", "variables": {"n": NaN}}', json_type),
+            (b"{ me { login } }", {"content-type": "text/plain"}),
+            (chunks(), json_type),
+        ]
+        for body, headers in bodies:
+            response = httpx.post(url, content=body, headers=headers, timeout=30)
+            assert response.status_code == 400, response.text[:200]
+            assert response.json()["errors"][0]["extensions"]["code"] == "BAD_REQUEST"
+        assert httpx.get(f"{deployment.base_url}/health", timeout=5).status_code == 200
+    finally:
+        server.send_signal(signal.SIGTERM)
+        server.wait(timeout=30)
+    assert "Traceback" not in deployment.log.read_text()
