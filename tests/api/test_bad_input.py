@@ -299,3 +299,13 @@ async def test_keys_inside_a_json_document_get_the_text_cap_not_a_column_size(
     attributes = {**w.EXPENSE, "type": "t" * 150, "externalId": "e" * 300}
     result = await gql(client, START, start_input(attributes=attributes), token=people["app"])
     assert result.ok()["startRun"]["__typename"] == "StartRunSuccess"
+
+
+async def test_a_huge_value_is_not_echoed_in_a_coercion_error(
+    client: httpx.AsyncClient, people: dict[str, str]
+) -> None:
+    query = "query($n: Int) { inbox(first: $n) { totalCount } }"
+    result = await gql(client, query, {"n": "x" * 100_000}, token=people["fiona"])
+    assert result.errors
+    assert all(len(e["message"]) < 600 for e in result.errors)
+    assert "x" * 100 not in str(result.body)

@@ -10,17 +10,48 @@ message with a request id and logged with its stack trace.
 from __future__ import annotations
 
 import logging
+import re
 
 from graphql.error import GraphQLError
 from strawberry.extensions import MaskErrors
 
 from taskflow import errors
+from taskflow.api import limits
 from taskflow.service import outage
 
 #: HTTP status of a GraphQL answer carrying an UNAVAILABLE error (as for pages).
 UNAVAILABLE_STATUS = 503
 
 log = logging.getLogger("taskflow.api")
+
+
+#: A value graphql-core quotes in a message: after a space or colon, up to the quote that
+#: ends it (followed by punctuation, a space or the end).
+_QUOTED = re.compile(
+    r"""(?<=[\s:(])(['"])([^'"]{N})(?s:.){4,}?\1(?=[;,.)\s]|$)""".replace(
+        "N", str(limits.PREFIX_CHARS)
+    )
+)
+#: The longest message a client gets (graphql-core quotes whole values when it refuses them).
+MAX_MESSAGE = 500
+
+
+def _shortened(error: GraphQLError) -> GraphQLError:
+    """``error`` with every quoted value cut to a short prefix, and a capped length."""
+    message = _QUOTED.sub(lambda m: f"{m[1]}{m[2]}...{m[1]}", error.message)
+    if len(message) > MAX_MESSAGE:
+        message = message[:MAX_MESSAGE] + " (cut)"
+    if message == error.message:
+        return error
+    return GraphQLError(
+        message=message,
+        nodes=error.nodes,
+        source=error.source,
+        positions=error.positions,
+        path=error.path,
+        original_error=error.original_error,
+        extensions=error.extensions,
+    )
 
 
 class ShapeErrors(MaskErrors):
@@ -87,6 +118,8 @@ class ShapeErrors(MaskErrors):
     def _process_errors(self, found: list[GraphQLError]) -> list[GraphQLError]:
         shaped = []
         for error in super()._process_errors(found):
+            if len(error.message) > limits.PREFIX_CHARS + 80:
+                error = _shortened(error)
             original = error.original_error
             if isinstance(original, errors.TaskflowError):
                 extensions = dict(error.extensions or {})
