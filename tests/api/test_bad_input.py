@@ -309,3 +309,22 @@ async def test_a_huge_value_is_not_echoed_in_a_coercion_error(
     assert result.errors
     assert all(len(e["message"]) < 600 for e in result.errors)
     assert "x" * 100 not in str(result.body)
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "{ me " + "{ login " * 1500 + "}" * 1501,
+        '{ board(workflow: "x", first: 1, after: ' + "[" * 1500 + "]" * 1500 + ") { totalCount } }",
+        "{ slaReport(from: " + "{a: " * 1500 + "1" + "}" * 1500 + ") { totalCount } }",
+    ],
+)
+async def test_deeply_nested_query_text_is_refused_without_a_500(
+    client: httpx.AsyncClient, people: dict[str, str], query: str
+) -> None:
+    response = await client.post(
+        "/graphql", json={"query": query}, headers={"Authorization": f"Bearer {people['ada']}"}
+    )
+    assert response.status_code < 500
+    assert response.json()["errors"]
+    assert "INTERNAL" not in response.text
