@@ -293,7 +293,10 @@ class RunType(relay.Node):
         found = views.checklist_for(info.context.services, me, run, slots)
         return [CheckItem(name=c.name, holds=c.holds, condition=c.condition) for c in found]
 
-    @strawberry.field(description="Its timeline, oldest first.")
+    @strawberry.field(
+        description="Its timeline, oldest first; null (with an INVALID_INPUT error on this "
+        "field alone) when `after` is not a cursor it gave out."
+    )
     async def timeline(
         self,
         info: Info,
