@@ -55,6 +55,11 @@ class Settings:
     report_max_days: int = 1830
     #: GraphQL introspection (``__schema``, ``__type``); default: on in ``dev`` only.
     introspection: bool = True
+    #: Input limits at the edge (taskflow/api/limits.py; README "GraphQL conventions and limits").
+    max_body_bytes: int = 1024 * 1024
+    max_text_chars: int = 10_000
+    max_document_bytes: int = 256 * 1024
+    max_query_cost: int = 50_000
 
     @property
     def embedded(self) -> bool:
@@ -214,6 +219,12 @@ def load(env: Mapping[str, str] | None = None) -> Settings:
         report_session_ttl=_duration(env, "TASKFLOW_REPORT_SESSION_TTL", timedelta(hours=8)),
         report_max_days=_whole(env, "TASKFLOW_REPORT_MAX_DAYS", 1830, most=36500),
         introspection=_flag(env, "TASKFLOW_GRAPHQL_INTROSPECTION", env_name == "dev"),
+        max_body_bytes=int(_positive(env, "TASKFLOW_MAX_BODY_BYTES", 1024 * 1024, whole=True)),
+        max_text_chars=int(_positive(env, "TASKFLOW_MAX_TEXT_CHARS", 10_000, whole=True)),
+        max_document_bytes=int(
+            _positive(env, "TASKFLOW_MAX_DOCUMENT_BYTES", 256 * 1024, whole=True)
+        ),
+        max_query_cost=int(_positive(env, "TASKFLOW_MAX_QUERY_COST", 50_000, whole=True)),
     )
 
 

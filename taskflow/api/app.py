@@ -6,15 +6,19 @@ import logging
 import uuid
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import Any, cast
 
-from litestar import Litestar, get
+from litestar import Litestar, Request, get
 from litestar.datastructures import Headers, State
+from litestar.exceptions import HTTPException
 from litestar.response import Response
 from strawberry.litestar import make_graphql_controller
 
-from taskflow.api import link_pages, report_pages
+from taskflow.api import body_guard, link_pages, report_pages
+from taskflow.api import limits as edge
 from taskflow.api.graphql import schema as graphql_schema
 from taskflow.api.graphql.context import Context
+from taskflow.service import outage
 from taskflow.service.container import Services
 
 log = logging.getLogger("taskflow.api")
@@ -45,7 +49,29 @@ async def health(state: State) -> Response[dict[str, str]]:
         "status": "ok" if reachable else "degraded",
         "database": "reachable" if reachable else "unreachable",
     }
-    return Response(body, status_code=200 if reachable else 503)
+    if reachable:
+        return Response(body, status_code=200)
+    return Response(body, status_code=503, headers={"Retry-After": str(outage.RETRY_AFTER_SECONDS)})
+
+
+def _outage_answer(request: Request[Any, Any, Any], error: Exception) -> Response[Any]:
+    """Uncaught outage errors (pages): 503 with Retry-After; anything else stays a 500."""
+    if isinstance(error, HTTPException):
+        return Response({"detail": error.detail}, status_code=error.status_code)
+    if not outage.is_unavailable(error):
+        log.error("unexpected error on a page (%s)", type(error).__name__, exc_info=error)
+        return Response(
+            "Something went wrong; nothing was saved. Try again in a few minutes.\n",
+            status_code=500,
+            media_type="text/plain",
+        )
+    log.warning("page request: database unavailable (%s)", type(error).__name__)
+    return Response(
+        outage.MESSAGE + "\n",
+        status_code=503,
+        media_type="text/plain",
+        headers={"Retry-After": str(outage.RETRY_AFTER_SECONDS)},
+    )
 
 
 def create_app(
@@ -55,6 +81,7 @@ def create_app(
     dev: bool = True,
     max_depth: int = graphql_schema.MAX_DEPTH,
     introspection: bool | None = None,
+    limits: edge.Limits | None = None,
 ) -> Litestar:
     """The ASGI app.
 
@@ -78,8 +105,9 @@ def create_app(
 
     if introspection is None:
         introspection = services.settings.introspection if services is not None else dev
+    caps = limits or edge.Limits()
     graphql = make_graphql_controller(
-        graphql_schema.build_schema(max_depth=max_depth, introspection=introspection),
+        graphql_schema.build_schema(max_depth=max_depth, introspection=introspection, limits=caps),
         path="/graphql",
         context_getter=_graphql_context,
         graphql_ide="graphiql" if dev else None,
@@ -91,4 +119,8 @@ def create_app(
         state=State({"services": services}) if services is not None else None,
         debug=False,
         openapi_config=None,
+        middleware=[cast(Any, body_guard.guard(caps))],
+        exception_handlers={
+            kind: _outage_answer for kind in outage.OUTAGE_ERRORS if issubclass(kind, Exception)
+        },
     )

@@ -23,14 +23,16 @@ from litestar.params import FromPath
 from litestar.response import Response
 
 from taskflow import errors
+from taskflow.api import limits as edge
 from taskflow.core import links as core
 from taskflow.core.definition import fields as fl
-from taskflow.service import link_use
+from taskflow.service import link_use, outage
 from taskflow.service.container import Services
 
 log = logging.getLogger("taskflow.api.links")
 
-HTML = "text/html; charset=utf-8"
+#: Litestar adds "; charset=utf-8" to text types itself: naming it here sent it twice.
+HTML = "text/html"
 HEADERS = {
     "Cache-Control": "no-store",
     "Referrer-Policy": "no-referrer",
@@ -44,6 +46,7 @@ HEADERS = {
 }
 #: The same answer to every unusable link (410 Gone: it existed or not, it will not work).
 UNUSABLE_STATUS = 410
+UNAVAILABLE_STATUS = 503
 
 #: HTML input type per payload field type (choice and boolean have their own markup).
 INPUT_TYPES = {
@@ -123,7 +126,11 @@ def _refused(error: errors.TaskflowError) -> Response[str]:
     return _html("unusable.html", UNUSABLE_STATUS, message=link_use.UNUSABLE)
 
 
-def _failed() -> Response[str]:
+def _failed(error: Exception) -> Response[str]:
+    if outage.is_unavailable(error):
+        log.warning("magic-link page: database unavailable (%s)", type(error).__name__)
+        retry = {"Retry-After": str(outage.RETRY_AFTER_SECONDS)}
+        return _html("unavailable.html", UNAVAILABLE_STATUS, retry)
     reference = uuid.uuid4().hex[:12]
     # The traceback, never the path: the token is in the path.
     log.exception("magic-link page failed (reference %s)", reference)
@@ -136,8 +143,8 @@ async def _page(state: State, request: Request[Any, Any, Any], token: str) -> Re
         page = await link_use.open_page(services, token, _client(request, services))
     except (core.LinkUnusable, core.Throttled) as refused:
         return _refused(refused)
-    except Exception:
-        return _failed()
+    except Exception as failed:
+        return _failed(failed)
     return _form_page(page)
 
 
@@ -155,7 +162,38 @@ async def show_head(
 ) -> Response[None]:
     """What GET answers, without the body; reads only."""
     answer = await _page(state, request, token)
-    return Response(None, status_code=answer.status_code, headers=dict(answer.headers))
+    return Response(
+        None,
+        status_code=answer.status_code,
+        headers=dict(answer.headers),
+        media_type=answer.media_type,
+    )
+
+
+def _check_form(services: Services, form: Mapping[str, str]) -> None:
+    """The edge's input limits (no NUL, no surrogates, capped lengths) on a form's values,
+    answered as a payload problem of the field at fault, before anything is read."""
+    caps = edge.Limits.from_settings(services.settings)
+    for name, value in form.items():
+        try:
+            edge.check_text(name, "field name", caps.max_text_chars)
+            edge.check_text(value, name, caps.max_text_chars)
+        except errors.ValidationError as refused:
+            reason = refused.message.removeprefix(f"{name} ")
+            raise fl.PayloadError([fl.FieldProblem(field=name, reason=reason)]) from None
+
+
+def _echoable(services: Services, form: Mapping[str, str]) -> dict[str, str]:
+    """The form's values fit to show again (a refused one is left out, not echoed)."""
+    caps = edge.Limits.from_settings(services.settings)
+    kept = {}
+    for name, value in form.items():
+        try:
+            edge.check_text(value, name, caps.max_text_chars)
+        except errors.ValidationError:
+            continue
+        kept[name] = value
+    return kept
 
 
 async def _form(request: Request[Any, Any, Any]) -> dict[str, str]:
@@ -177,19 +215,22 @@ async def submit(
     try:
         form = await _form(request)
         try:
+            _check_form(services, form)
             done = await link_use.complete(
                 services, token, form, client, page_token=form.get("_page"), from_page=True
             )
         except fl.PayloadError as invalid:
             page = await link_use.open_page(services, token, client)
-            return _form_page(page, 422, values=form, problems=core.form_problems(invalid))
+            return _form_page(
+                page, 422, values=_echoable(services, form), problems=core.form_problems(invalid)
+            )
         except link_use.PageExpired as expired:
             page = await link_use.open_page(services, token, client)
             return _form_page(page, 409, values=form, notice=expired.message)
     except (core.LinkUnusable, core.Throttled) as refused:
         return _refused(refused)
-    except Exception:
-        return _failed()
+    except Exception as failed:
+        return _failed(failed)
     return _html("done.html", 200, done=done)
 
 

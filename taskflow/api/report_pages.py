@@ -229,7 +229,7 @@ async def sla_csv(request: Request[Any, Any, Any], state: State) -> Response[str
         return Response(
             "Sign in at /reports/sla first, or send a bearer token.\n",
             status_code=401,
-            media_type="text/plain; charset=utf-8",
+            media_type="text/plain",
         )
     try:
         page = parse(services, _params(request))
@@ -243,7 +243,7 @@ async def sla_csv(request: Request[Any, Any, Any], state: State) -> Response[str
     name = f"sla-report-{report.start.date()}-{report.end.date()}.csv"
     return Response(
         body,
-        media_type="text/csv; charset=utf-8",
+        media_type="text/csv",
         headers={**HEADERS, "Content-Disposition": f'attachment; filename="{name}"'},
     )
 

@@ -8,7 +8,8 @@ from typing import Any
 import jinja2
 from litestar.response import Response
 
-HTML = "text/html; charset=utf-8"
+#: Litestar adds "; charset=utf-8" to text types itself: naming it here sent it twice.
+HTML = "text/html"
 HEADERS = {
     "Cache-Control": "no-store",
     "X-Content-Type-Options": "nosniff",

@@ -18,6 +18,7 @@ def serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from taskflow.api import app as api_app
+    from taskflow.api import limits
 
     settings = config.load()
     runtime.exit_on_sigterm()
@@ -42,7 +43,10 @@ def serve(args: argparse.Namespace) -> int:
             )
 
         application = api_app.create_app(
-            provide, dev=settings.dev, introspection=settings.introspection
+            provide,
+            dev=settings.dev,
+            introspection=settings.introspection,
+            limits=limits.Limits.from_settings(settings),
         )
         print(f"taskflow: serving on http://{host}:{port} (GraphQL at /graphql)", flush=True)
         # uvicorn believes X-Forwarded-For from 127.0.0.1 unless told otherwise; the

@@ -253,8 +253,12 @@ async def test_a_notification_that_requests_no_link_is_refused_one(
 
     missing = await mint_for(client, people["app"], relay.to_global_id("Notification", "999999"))
     assert missing["__typename"] == "NotFoundRefusal"
-    wrong_type = await mint_for(client, people["app"], relay.to_global_id("Run", "1"))
+    wrong_type = await mint_for(
+        client, people["app"], relay.to_global_id("Run", "00000000-0000-0000-0000-000000000001")
+    )
     assert wrong_type["__typename"] == "NotFoundRefusal"
+    malformed = await mint_for(client, people["app"], relay.to_global_id("Run", "1"))
+    assert malformed["__typename"] == "InvalidInput"
 
 
 async def test_a_reminder_to_an_attribute_audience_reaches_the_manager(

@@ -10,13 +10,48 @@ message with a request id and logged with its stack trace.
 from __future__ import annotations
 
 import logging
+import re
 
 from graphql.error import GraphQLError
 from strawberry.extensions import MaskErrors
 
 from taskflow import errors
+from taskflow.api import limits
+from taskflow.service import outage
+
+#: HTTP status of a GraphQL answer carrying an UNAVAILABLE error (as for pages).
+UNAVAILABLE_STATUS = 503
 
 log = logging.getLogger("taskflow.api")
+
+
+#: A value graphql-core quotes in a message: after a space or colon, up to the quote that
+#: ends it (followed by punctuation, a space or the end).
+_QUOTED = re.compile(
+    r"""(?<=[\s:(])(['"])([^'"]{N})(?s:.){4,}?\1(?=[;,.)\s]|$)""".replace(
+        "N", str(limits.PREFIX_CHARS)
+    )
+)
+#: The longest message a client gets (graphql-core quotes whole values when it refuses them).
+MAX_MESSAGE = 500
+
+
+def _shortened(error: GraphQLError) -> GraphQLError:
+    """``error`` with every quoted value cut to a short prefix, and a capped length."""
+    message = _QUOTED.sub(lambda m: f"{m[1]}{m[2]}...{m[1]}", error.message)
+    if len(message) > MAX_MESSAGE:
+        message = message[:MAX_MESSAGE] + " (cut)"
+    if message == error.message:
+        return error
+    return GraphQLError(
+        message=message,
+        nodes=error.nodes,
+        source=error.source,
+        positions=error.positions,
+        path=error.path,
+        original_error=error.original_error,
+        extensions=error.extensions,
+    )
 
 
 class ShapeErrors(MaskErrors):
@@ -38,6 +73,8 @@ class ShapeErrors(MaskErrors):
 
     def anonymise_error(self, error: GraphQLError) -> GraphQLError:
         request_id = self._request_id()
+        if outage.is_unavailable(error.original_error):
+            return self._unavailable(error, request_id)
         log.error(
             "unexpected error in GraphQL request %s at %s",
             request_id,
@@ -54,9 +91,35 @@ class ShapeErrors(MaskErrors):
             extensions={"code": "INTERNAL", "requestId": request_id},
         )
 
+    def _unavailable(self, error: GraphQLError, request_id: str) -> GraphQLError:
+        log.warning(
+            "GraphQL request %s: database unavailable (%s)",
+            request_id,
+            type(error.original_error).__name__,
+        )
+        response = getattr(self.execution_context.context, "response", None)
+        if response is not None:
+            response.status_code = UNAVAILABLE_STATUS
+            response.headers["Retry-After"] = str(outage.RETRY_AFTER_SECONDS)
+        return GraphQLError(
+            message=outage.MESSAGE,
+            nodes=error.nodes,
+            source=error.source,
+            positions=error.positions,
+            path=error.path,
+            original_error=None,
+            extensions={
+                "code": "UNAVAILABLE",
+                "retryAfterSeconds": outage.RETRY_AFTER_SECONDS,
+                "requestId": request_id,
+            },
+        )
+
     def _process_errors(self, found: list[GraphQLError]) -> list[GraphQLError]:
         shaped = []
         for error in super()._process_errors(found):
+            if len(error.message) > limits.PREFIX_CHARS + 80:
+                error = _shortened(error)
             original = error.original_error
             if isinstance(original, errors.TaskflowError):
                 extensions = dict(error.extensions or {})

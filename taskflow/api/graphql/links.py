@@ -205,7 +205,8 @@ RevokeMagicLinkPayload = Annotated[
     | relay.NotAllowed
     | relay.NotFoundRefusal
     | relay.IdempotencyKeyReused
-    | relay.Busy,
+    | relay.Busy
+    | relay.InvalidInput,
     strawberry.union("RevokeMagicLinkPayload", description="Result of revokeMagicLink."),
 ]
 CompleteWithLinkPayload = Annotated[
@@ -214,7 +215,8 @@ CompleteWithLinkPayload = Annotated[
     | TooManyRequests
     | r.PayloadInvalid
     | relay.IdempotencyKeyReused
-    | relay.Busy,
+    | relay.Busy
+    | relay.InvalidInput,
     strawberry.union("CompleteWithLinkPayload", description="Result of completeWithLink."),
 ]
 

@@ -149,10 +149,7 @@ class NotificationQueries:
         limit = relay.check_first(first)
         after_id = 0
         if after:
-            (text,) = relay.decode_cursor(after, 1)
-            if not text.isdigit():
-                raise errors.ValidationError("after is not a cursor of this list.", field="after")
-            after_id = int(text)
+            (after_id,) = relay.decode_typed(after, "bigint")
         scope = _SCOPES[(filter or NotificationFilter()).recipients]
         rows, total = await notices.listing(
             info.context.services, me, scope, after_id=after_id, limit=limit + 1

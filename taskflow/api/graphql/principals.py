@@ -248,7 +248,7 @@ class PrincipalQueries:
     ) -> relay.Connection[PrincipalType]:
         me = await caller(info)
         relay.check_first(first)
-        after_id = relay.decode_cursor(after, 1)[0] if after else None
+        after_id = relay.decode_typed(after, "text")[0] if after else None
         f = filter or PrincipalFilter()
         found, total, has_next = await service.page(
             info.context.services,

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import base64
 import binascii
+import uuid
 from collections.abc import Iterable
+from datetime import datetime
 from enum import Enum
 from typing import Any, Generic, TypeVar
 
@@ -24,23 +26,77 @@ def to_global_id(type_name: str, local_id: str) -> str:
     return base64.urlsafe_b64encode(f"{type_name}:{local_id}".encode()).decode().rstrip("=")
 
 
-def from_global_id(global_id: str) -> tuple[str, str]:
-    """(type name, local id) of a global id; NOT_FOUND for anything malformed."""
+#: The largest integer PostgreSQL's bigint holds (ids and cursor positions).
+MAX_BIGINT = 2**63 - 1
+#: Local id shapes by type name ("uuid", "bigint", "text"); unknown types are "text".
+ID_SHAPES = {
+    "Run": "uuid",
+    "Slot": "uuid",
+    "MagicLink": "uuid",
+    "Notification": "bigint",
+    "Principal": "text",
+}
+
+
+def _malformed(value: str, field: str, what: str) -> errors.ValidationError:
+    from taskflow.api import limits
+
+    return errors.ValidationError(
+        f"{field} {limits.prefix(value)} is not {what} taskflow gave out: pass the value as it "
+        "came in a previous answer.",
+        field=field,
+    )
+
+
+def _part(text: str, shape: str) -> object:
+    """``text`` parsed as ``shape`` ("uuid", "bigint", "int", "datetime", "text");
+    ValueError when it is not one."""
+    if "\x00" in text or any("\ud800" <= c <= "\udfff" for c in text):
+        raise ValueError(text)
+    if shape == "uuid":
+        return str(uuid.UUID(text))
+    if shape in ("bigint", "int"):
+        if not text.lstrip("-").isdigit() or len(text) > 20:
+            raise ValueError(text)
+        number = int(text)
+        if not -MAX_BIGINT <= number <= MAX_BIGINT or (shape == "int" and abs(number) >= 2**31):
+            raise ValueError(text)
+        return number
+    if shape == "datetime":
+        moment = datetime.fromisoformat(text)
+        if moment.tzinfo is None:
+            raise ValueError(text)
+        return moment
+    if len(text) > 200:
+        raise ValueError(text)
+    return text
+
+
+def from_global_id(global_id: str, field: str = "id") -> tuple[str, str]:
+    """(type name, local id) of a global id.
+
+    INVALID_INPUT (on ``field``) for anything that is no id taskflow gives out: not
+    base64, no type, or a local id of the wrong shape (a run id that is no uuid, a
+    notification id out of bigint's range); so nothing malformed reaches SQL.
+    """
     try:
         padded = global_id + "=" * (-len(global_id) % 4)
         type_name, _, local_id = base64.urlsafe_b64decode(padded).decode().partition(":")
-    except (binascii.Error, UnicodeDecodeError, ValueError):
-        type_name, local_id = "", ""
-    if not type_name or not local_id:
-        raise errors.NotFound(f"No object has the id {global_id!r}.")
+        if not type_name or not local_id:
+            raise ValueError(global_id)
+        local_id = str(_part(local_id, ID_SHAPES.get(type_name, "text")))
+    except (binascii.Error, UnicodeError, ValueError):
+        raise _malformed(global_id, field, "an id") from None
     return type_name, local_id
 
 
 def local_id(global_id: str, type_name: str, field: str) -> str:
-    """The local id of a ``type_name`` global id given in ``field``; NOT_FOUND otherwise."""
-    found_type, local = from_global_id(str(global_id))
+    """The local id of a ``type_name`` global id given in ``field``.
+
+    INVALID_INPUT when malformed, NOT_FOUND when it names another type."""
+    found_type, local = from_global_id(str(global_id), field)
     if found_type != type_name:
-        raise errors.NotFound(f"No {type_name} has the id {global_id!r}.", field=field)
+        raise errors.NotFound(f"No {type_name} has the id given in {field}.", field=field)
     return local
 
 
@@ -50,16 +106,13 @@ def encode_cursor(*parts: str) -> str:
 
 
 def decode_cursor(cursor: str, arity: int) -> tuple[str, ...]:
+    """The ``arity`` text parts of a cursor; INVALID_INPUT on ``after`` otherwise."""
     try:
         parts = tuple(base64.urlsafe_b64decode(cursor.encode()).decode().split("\x1f"))
-    except (binascii.Error, UnicodeDecodeError, ValueError):
+    except (binascii.Error, UnicodeError, ValueError):
         parts = ()
     if len(parts) != arity:
-        raise errors.ValidationError(
-            f"The cursor {cursor!r} is not one this list gave out; pass an endCursor from a "
-            "previous page, or omit after.",
-            field="after",
-        )
+        raise _malformed(cursor, "after", "a cursor")
     return parts
 
 
@@ -73,6 +126,19 @@ IDEMPOTENCY_KEY_DESCRIPTION = (
 def idempotency_key_field() -> Any:
     """The optional ``idempotencyKey`` field every mutation input carries."""
     return strawberry.field(default=None, description=IDEMPOTENCY_KEY_DESCRIPTION)
+
+
+def decode_typed(cursor: str, *shapes: str, field: str = "after") -> tuple[Any, ...]:
+    """A cursor's parts parsed by ``shapes`` (see :func:`_part`; "" in a part shaped
+    "datetime?" is None); INVALID_INPUT on ``field`` for anything else."""
+    parts = decode_cursor(cursor, len(shapes))
+    try:
+        return tuple(
+            None if shape.endswith("?") and not part else _part(part, shape.rstrip("?"))
+            for part, shape in zip(parts, shapes, strict=True)
+        )
+    except ValueError:
+        raise _malformed(cursor, field, "a cursor") from None
 
 
 def check_first(first: int) -> int:

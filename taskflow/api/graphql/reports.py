@@ -8,7 +8,6 @@ from typing import Annotated
 
 import strawberry
 
-from taskflow import errors
 from taskflow.api.graphql import relay, sla, types
 from taskflow.api.graphql.context import Info, caller
 from taskflow.core import reports
@@ -336,10 +335,8 @@ async def at_risk_connection(
     """``work(filter: {atRisk: true})``: at-risk slots, least business time left first."""
     cursor = None
     if after:
-        left, slot_id = relay.decode_cursor(after, 2)
-        if not left.isdigit():
-            raise errors.ValidationError("The cursor is not one this list gave out.", field="after")
-        cursor = (int(left), slot_id)
+        left, slot_id = relay.decode_typed(after, "bigint", "uuid")
+        cursor = (left, slot_id)
     found, total, has_next = await report_service.at_risk(
         info.context.services, me, f, first=first, after=cursor
     )

@@ -18,7 +18,9 @@ from strawberry.extensions import (
 from strawberry.schema.config import StrawberryConfig
 
 from taskflow import errors
+from taskflow.api import limits as edge
 from taskflow.api.graphql import (
+    guards,
     links,
     notifications,
     principals,
@@ -65,7 +67,7 @@ class Query(
         id: Annotated[strawberry.ID, strawberry.argument(description="A global id.")],
     ) -> relay.Node | None:
         try:
-            type_name, local_id = relay.from_global_id(str(id))
+            type_name, local_id = relay.from_global_id(str(id), "id")
         except errors.NotFound:
             return None
         resolver = NODE_RESOLVERS.get(type_name)
@@ -83,35 +85,44 @@ class Mutation(
     pass
 
 
-def build_schema(*, max_depth: int = MAX_DEPTH, introspection: bool = True) -> strawberry.Schema:
+def build_schema(
+    *,
+    max_depth: int = MAX_DEPTH,
+    introspection: bool = True,
+    limits: edge.Limits | None = None,
+) -> strawberry.Schema:
     """The taskflow GraphQL schema (``max_depth`` is lowered only by tests).
 
     Without ``introspection`` (the default outside ``TASKFLOW_ENV=dev``), ``__schema`` and
     ``__type`` are refused at validation; ``__typename`` stays (clients need it).
     """
+    caps = limits or edge.Limits()
     # The limit rules are built once: the validation cache keys on the rules, so rules
     # made afresh per request (as the limiter extensions do) would never let it hit.
-    limits: list[type[ASTValidationRule]] = [
+    rules: list[type[ASTValidationRule]] = [
         query_depth_limiter.create_validator(max_depth, None, None),
         max_aliases.create_validator(MAX_ALIASES),
     ]
     if not introspection:
-        limits.append(NoSchemaIntrospectionCustomRule)
-    return strawberry.Schema(
+        rules.append(NoSchemaIntrospectionCustomRule)
+    built = guards.QuietSchema(
         query=Query,
         mutation=Mutation,
         types=[principals.PrincipalType, types.RunType, types.SlotType],
         config=StrawberryConfig(auto_camel_case=True),
         extensions=[
-            lambda: AddValidationRules(limits),
+            lambda: AddValidationRules(rules),
             lambda: MaxTokensLimiter(max_token_count=MAX_TOKENS),
             ShapeErrors,
             # Frontends send the same few operations over and over: parse and validate once
             # (the caches live at module level, shared by every request's extension).
             lambda: ParserCache(maxsize=512),
             lambda: ValidationCache(maxsize=512),
+            lambda: guards.CostLimit(limit=caps.max_query_cost),
         ],
     )
+    guards.guard_arguments(built, caps)
+    return built
 
 
 def printed_schema() -> str:

@@ -325,7 +325,10 @@ class RunType(relay.Node):
         found = views.checklist_for(info.context.services, me, run, slots)
         return [CheckItem(name=c.name, holds=c.holds, condition=c.condition) for c in found]
 
-    @strawberry.field(description="Its timeline, oldest first.")
+    @strawberry.field(
+        description="Its timeline, oldest first; null (with an INVALID_INPUT error on this "
+        "field alone) when `after` is not a cursor it gave out."
+    )
     async def timeline(
         self,
         info: Info,
@@ -336,9 +339,9 @@ class RunType(relay.Node):
         after: Annotated[
             str | None, strawberry.argument(description="endCursor of the previous page.")
         ] = None,
-    ) -> relay.Connection[TimelineEntry]:
+    ) -> relay.Connection[TimelineEntry] | None:
         me = await caller(info)
-        after_id = int(relay.decode_cursor(after, 1)[0]) if after else 0
+        after_id = relay.decode_typed(after, "bigint")[0] if after else 0
         found, total, has_next = await views.timeline(
             info.context.services,
             me,

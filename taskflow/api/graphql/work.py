@@ -74,13 +74,8 @@ class WorkFilter:
 def slot_cursor(cursor: str | None) -> views.Cursor | None:
     if not cursor:
         return None
-    due, priority, slot_id = relay.decode_cursor(cursor, 3)
-    try:
-        return (datetime.fromisoformat(due) if due else None, int(priority), slot_id)
-    except ValueError:
-        raise errors.ValidationError(
-            "The cursor is not one this list gave out.", field="after"
-        ) from None
+    due, priority, slot_id = relay.decode_typed(cursor, "datetime?", "int", "uuid")
+    return (due, priority, slot_id)
 
 
 def encode_slot_cursor(row: views.SlotRow) -> str:
@@ -174,8 +169,8 @@ class WorkQueries:
         me = await caller(info)
         cursor = None
         if after:
-            started, run_id = relay.decode_cursor(after, 2)
-            cursor = (datetime.fromisoformat(started), run_id)
+            started, run_id = relay.decode_typed(after, "datetime", "uuid")
+            cursor = (started, run_id)
         services = info.context.services
         cards, total, has_next = await views.board(
             services, me, workflow, first=first, after=cursor, include_ended=include_ended

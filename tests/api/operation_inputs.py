@@ -1,0 +1,146 @@
+"""Every operation in graphql/operations/ with working variables, for tests that run them all.
+
+:func:`prepare` starts an expense and a vendor run and mints a magic link through the
+API; :func:`variables` then gives each operation variables that reach real objects.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from tests.api import magic as m
+from tests.api import workflows as w
+
+OPERATIONS = Path(__file__).resolve().parents[2] / "graphql" / "operations"
+
+#: Who runs each operation (a staff member allowed to, where one is).
+RUNNER = {
+    "start_run": "app",
+    "update_subject": "app",
+    "raise_event": "app",
+    "mint_magic_link": "olga",
+    "revoke_magic_link": "olga",
+    "slot_links": "olga",
+    "mint_notification_link": "app",
+    "outbox_page": "app",
+    "board": "leah",
+    "work_queue": "leah",
+    "cancel_run": "leah",
+    "move": "sam",
+    "sla_report": "leah",
+    "upsert_principal": "ada",
+    "deactivate_principal": "ada",
+    "principals_page": "ada",
+    "dead_timers": "ada",
+    "retry_timer": "ada",
+    "discard_timer": "ada",
+    # Signs its runner out: someone no other operation runs as.
+    "sign_out_everywhere": "sid",
+}
+
+
+def names() -> list[str]:
+    return sorted(p.stem for p in OPERATIONS.glob("*.graphql"))
+
+
+def text(name: str) -> str:
+    return (OPERATIONS / f"{name}.graphql").read_text()
+
+
+@dataclass
+class Objects:
+    run_id: str
+    slot_id: str
+    vendor_slot_id: str
+    link_id: str
+    link_token: str
+    principal_id: str
+
+
+async def prepare(client: httpx.AsyncClient, people: dict[str, str]) -> Objects:
+    started = await w.start(
+        client, people["app"], "expense-approval", "expense", "EXP-7", w.EXPENSE
+    )
+    slot = await w.slot_named(client, people["fiona"], "finance_review")
+    vendor = await m.start_vendor(client, people)
+    upload = (await m.upload_slots(client, people, vendor["id"]))["bank details"]
+    link = await m.minted(client, people, upload)
+    return Objects(
+        run_id=started["run"]["id"],
+        slot_id=slot["id"],
+        vendor_slot_id=upload,
+        link_id=link["link"]["id"],
+        link_token=link["token"],
+        principal_id="UHJpbmNpcGFsOmNoYXJsaWU",  # charlie
+    )
+
+
+def variables(name: str, o: Objects) -> dict[str, Any]:
+    """Variables for operation ``name`` that reach the objects of ``o``."""
+    table: dict[str, dict[str, Any]] = {
+        "assign": {"slotId": o.slot_id, "to": "fiona", "reason": "cover"},
+        "board": {"workflow": "expense-approval", "first": 10},
+        "cancel_run": {"runId": o.run_id, "reason": "duplicate"},
+        "claim": {"slotId": o.slot_id, "expectedVersion": None},
+        "claim_next": {"filter": {"workflow": "expense-approval"}},
+        "complete": {"slotId": o.slot_id, "payload": {"decision": "approve"}},
+        "complete_with_link": {
+            "input": {"token": o.link_token, "payload": {"document": "https://x.example/b"}}
+        },
+        "deactivate_principal": {"id": o.principal_id},
+        "dead_timers": {"first": 10},
+        "discard_timer": {"timerId": "VGltZXI6MQ", "reason": "obsolete"},
+        "retry_timer": {"timerId": "VGltZXI6MQ"},
+        "sign_out_everywhere": {"principalId": None},
+        "inbox_page": {"first": 10},
+        "me": {},
+        "mint_magic_link": {
+            "input": {
+                "slotId": o.vendor_slot_id,
+                "recipient": {"name": "Anna", "email": "anna@acme.example"},
+            }
+        },
+        "mint_notification_link": {"input": {"notificationId": "Tm90aWZpY2F0aW9uOjE"}},
+        "move": {"runId": o.run_id, "move": "withdraw", "input": None},
+        "notifications": {"first": 10},
+        "outbox_page": {"first": 10},
+        "principals_page": {"first": 10},
+        "raise_event": {
+            "event": "reviewed",
+            "payload": {"decision": "approve"},
+            "correlationKey": "EXP-7",
+            "key": "k-1",
+        },
+        "release": {"slotId": o.slot_id, "reason": "later"},
+        "revoke_magic_link": {"input": {"linkId": o.link_id}},
+        "run_lead_time": {"id": o.run_id},
+        "run_timeline": {"id": o.run_id, "first": 10},
+        "sla_report": {"from": "2026-11-01T00:00:00+00:00", "to": "2026-12-31T00:00:00+00:00"},
+        "slot": {"id": o.slot_id},
+        "slot_clocks": {"id": o.slot_id},
+        "slot_links": {"id": o.vendor_slot_id},
+        "start_run": {
+            "input": {
+                "workflow": "expense-approval",
+                "subject": {"type": "expense", "externalId": "EXP-8", "attributes": w.EXPENSE},
+                "idempotencyKey": "exp-8",
+            }
+        },
+        "update_subject": {"type": "expense", "externalId": "EXP-7", "attributes": w.EXPENSE},
+        "upsert_principal": {
+            "input": {
+                "login": "zoe",
+                "displayName": "Zoe",
+                "roles": ["finance"],
+                "groups": [],
+                "timeZone": "UTC",
+                "active": True,
+            }
+        },
+        "work_queue": {"audience": ["role:finance"], "first": 10},
+    }
+    return table[name]
