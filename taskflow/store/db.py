@@ -58,9 +58,16 @@ class Database:
         *,
         min_size: int = 1,
         max_size: int = 10,
+        statement_cache_size: int = 100,
         query_logger: Callable[[LoggedQuery], None] | None = None,
     ) -> Database:
-        """Open a pool on ``url``; ``query_logger`` sees every statement (diagnostics, tests)."""
+        """Open a pool on ``url``; ``query_logger`` sees every statement (diagnostics, tests).
+
+        ``statement_cache_size`` is asyncpg's per connection; 0 (behind a pooler that cannot
+        keep prepared statements) also drops the generic-plan pool, whose only gain is a
+        prepared statement planned once and kept, and whose ``plan_cache_mode`` startup
+        setting such a pooler refuses: :meth:`planned_once` then borrows from the main pool.
+        """
 
         async def init(conn: asyncpg.Connection[Any]) -> None:
             await _init_connection(conn)
@@ -68,9 +75,16 @@ class Database:
                 conn.add_query_logger(query_logger)
 
         pool = await asyncpg.create_pool(
-            url, min_size=min_size, max_size=max_size, init=init, reset=_keep_session
+            url,
+            min_size=min_size,
+            max_size=max_size,
+            init=init,
+            reset=_keep_session,
+            statement_cache_size=statement_cache_size,
         )
         assert pool is not None
+        if statement_cache_size == 0:
+            return cls(pool, url)
         # Opened on first use: a process that never claims holds no connection for it.
         generic = await asyncpg.create_pool(
             url,
@@ -78,6 +92,7 @@ class Database:
             max_size=max_size,
             init=init,
             reset=_keep_session,
+            statement_cache_size=statement_cache_size,
             server_settings={"plan_cache_mode": "force_generic_plan"},
         )
         assert generic is not None
