@@ -79,7 +79,8 @@ def rewrite(command: str, port: int) -> str:
     taskflow = f"{shlex.quote(sys.executable)} -m taskflow"
     rewritten = command.replace(".venv/bin/taskflow", taskflow)
     rewritten = rewritten.replace("localhost:8000", f"localhost:{port}")
-    leftover = re.search(rf"\.venv/bin/\S+|localhost:(?!{port}\b)\d+", rewritten)
+    rest = command.replace(".venv/bin/taskflow", "").replace("localhost:8000", "")
+    leftover = re.search(r"\.venv/\S+|localhost:\d+", rest)
     assert leftover is None, (
         f"cannot rewrite README's tour command {command!r} for a test machine "
         f"(no rule for {leftover.group(0)!r})"
@@ -185,7 +186,8 @@ def test_the_readme_tour_against_a_running_server(deployment: Deployment) -> Non
     def answer(fragment: str) -> str:
         return next(text for command, text in answers.items() if fragment in command)
 
-    if "inbox(" not in answer("taskflow demo"):
+    demo = answer("taskflow demo")
+    if demo and "inbox(" not in demo:
         failures.append("taskflow demo printed no ready-to-paste inbox query")
     try:
         data = json.loads(answer("/graphql"))["data"]
