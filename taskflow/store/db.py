@@ -45,11 +45,17 @@ class Database:
     """
 
     def __init__(
-        self, pool: asyncpg.Pool[Any], url: str, generic: asyncpg.Pool[Any] | None = None
+        self,
+        pool: asyncpg.Pool[Any],
+        url: str,
+        generic: asyncpg.Pool[Any] | None = None,
+        *,
+        statement_cache_size: int = 100,
     ) -> None:
         self.pool = pool
         self.url = url
         self.generic = generic or pool
+        self.statement_cache_size = statement_cache_size
 
     @classmethod
     async def connect(
@@ -84,7 +90,7 @@ class Database:
         )
         assert pool is not None
         if statement_cache_size == 0:
-            return cls(pool, url)
+            return cls(pool, url, statement_cache_size=0)
         # Opened on first use: a process that never claims holds no connection for it.
         generic = await asyncpg.create_pool(
             url,
@@ -96,7 +102,12 @@ class Database:
             server_settings={"plan_cache_mode": "force_generic_plan"},
         )
         assert generic is not None
-        return cls(pool, url, generic)
+        return cls(pool, url, generic, statement_cache_size=statement_cache_size)
+
+    async def dedicated(self) -> asyncpg.Connection[Any]:
+        """A connection of its own, outside the pools (a worker's LISTEN), with the pools'
+        statement cache size (0 behind a pooler that cannot keep prepared statements)."""
+        return await asyncpg.connect(self.url, statement_cache_size=self.statement_cache_size)
 
     async def close(self) -> None:
         await self.pool.close()

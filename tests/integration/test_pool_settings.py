@@ -66,6 +66,13 @@ async def test_without_a_statement_cache_no_prepared_statement_stays_on_the_serv
         assert services.db.generic is services.db.pool
         assert await claim_an_upload(services) == "buyer"
         assert await prepared_statements(services) == 0
+        # A worker's LISTEN connection, outside the pools, follows the same setting.
+        listener = await services.db.dedicated()
+        try:
+            await listener.add_listener("timers", lambda *_: None)
+            assert await listener.fetchval("SELECT count(*) FROM pg_prepared_statements") == 0
+        finally:
+            await listener.close()
 
 
 async def test_by_default_statements_are_prepared_once_and_kept(
