@@ -60,6 +60,12 @@ class Settings:
     max_text_chars: int = 10_000
     max_document_bytes: int = 256 * 1024
     max_query_cost: int = 50_000
+    #: Connections the pool keeps open and may open (``TASKFLOW_DB_POOL_MIN`` / ``_MAX``).
+    db_pool_min: int = 1
+    db_pool_max: int = 10
+    #: Prepared statements asyncpg keeps per connection (``TASKFLOW_DB_STATEMENT_CACHE_SIZE``);
+    #: 0 behind a pooler that cannot keep them (PgBouncer in transaction mode before 1.21).
+    db_statement_cache_size: int = 100
 
     @property
     def embedded(self) -> bool:
@@ -200,6 +206,7 @@ def load(env: Mapping[str, str] | None = None) -> Settings:
     calendars = Path(env.get("TASKFLOW_CALENDARS") or PROJECT_ROOT / "calendars")
     public_url = env.get("TASKFLOW_PUBLIC_URL") or f"http://{host}:{port}"
     env_name = env.get("TASKFLOW_ENV", "dev")
+    pool_min, pool_max = _pool_sizes(env)
     return Settings(
         database_url=database_url,
         data_dir=data_dir,
@@ -225,7 +232,39 @@ def load(env: Mapping[str, str] | None = None) -> Settings:
             _positive(env, "TASKFLOW_MAX_DOCUMENT_BYTES", 256 * 1024, whole=True)
         ),
         max_query_cost=int(_positive(env, "TASKFLOW_MAX_QUERY_COST", 50_000, whole=True)),
+        db_pool_min=pool_min,
+        db_pool_max=pool_max,
+        db_statement_cache_size=_count(env, "TASKFLOW_DB_STATEMENT_CACHE_SIZE", 100, least=0),
     )
+
+
+def _count(env: Mapping[str, str], name: str, default: int, *, least: int) -> int:
+    """A whole number of at least ``least``."""
+    text = env.get(name)
+    if not text:
+        return default
+    try:
+        value = int(text)
+    except ValueError:
+        value = least - 1
+    if value < least:
+        raise errors.ConfigError(
+            f"{name}={text!r} is not a whole number of at least {least}: write e.g. {default}."
+        )
+    return value
+
+
+def _pool_sizes(env: Mapping[str, str]) -> tuple[int, int]:
+    """The connection pool's least and largest size (docs/operations.md)."""
+    low = _count(env, "TASKFLOW_DB_POOL_MIN", 1, least=0)
+    high = _count(env, "TASKFLOW_DB_POOL_MAX", max(10, low), least=1)
+    if low > high:
+        raise errors.ConfigError(
+            f"TASKFLOW_DB_POOL_MIN={low} is above TASKFLOW_DB_POOL_MAX={high}: the pool "
+            "cannot keep more connections open than it may open; lower the first or raise "
+            "the second."
+        )
+    return low, high
 
 
 def _networks(env: Mapping[str, str], name: str) -> tuple[str, ...]:

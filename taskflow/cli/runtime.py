@@ -45,7 +45,12 @@ async def services(
     """Open the pool (migrating first if asked) and build the services."""
     if apply_migrations:
         await migrate.migrate(url)
-    database = await db.Database.connect(url)
+    database = await db.Database.connect(
+        url,
+        min_size=settings.db_pool_min,
+        max_size=settings.db_pool_max,
+        statement_cache_size=settings.db_statement_cache_size,
+    )
     try:
         yield container.build(database, settings, clock.SystemClock())
     finally:

@@ -58,6 +58,8 @@ class Database:
         url: str,
         generic: asyncpg.Pool[Any] | None = None,
         keys: asyncpg.Pool[Any] | None = None,
+        *,
+        statement_cache_size: int = 100,
     ) -> None:
         self.pool = pool
         self.url = url
@@ -65,6 +67,7 @@ class Database:
         #: Connections that hold an idempotency key's lock while the use case runs on the
         #: main pool: a pool of their own, so holders never wait for what they hold.
         self.keys = keys or pool
+        self.statement_cache_size = statement_cache_size
 
     #: True for :meth:`bound` views: the caller's transaction encloses every use case's.
     in_transaction = False
@@ -82,9 +85,16 @@ class Database:
         *,
         min_size: int = 1,
         max_size: int = 10,
+        statement_cache_size: int = 100,
         query_logger: Callable[[LoggedQuery], None] | None = None,
     ) -> Database:
-        """Open a pool on ``url``; ``query_logger`` sees every statement (diagnostics, tests)."""
+        """Open a pool on ``url``; ``query_logger`` sees every statement (diagnostics, tests).
+
+        ``statement_cache_size`` is asyncpg's per connection; 0 (behind a pooler that cannot
+        keep prepared statements) also drops the generic-plan pool, whose only gain is a
+        prepared statement planned once and kept, and whose ``plan_cache_mode`` startup
+        setting such a pooler refuses: :meth:`planned_once` then borrows from the main pool.
+        """
 
         async def init(conn: asyncpg.Connection[Any]) -> None:
             await _init_connection(conn)
@@ -92,9 +102,26 @@ class Database:
                 conn.add_query_logger(query_logger)
 
         pool = await asyncpg.create_pool(
-            url, min_size=min_size, max_size=max_size, init=init, reset=_keep_session
+            url,
+            min_size=min_size,
+            max_size=max_size,
+            init=init,
+            reset=_keep_session,
+            statement_cache_size=statement_cache_size,
         )
         assert pool is not None
+        # Connections that only hold idempotency keys' advisory locks (opened on first use).
+        keys = await asyncpg.create_pool(
+            url,
+            min_size=0,
+            max_size=max_size,
+            init=init,
+            reset=_keep_session,
+            statement_cache_size=statement_cache_size,
+        )
+        assert keys is not None
+        if statement_cache_size == 0:
+            return cls(pool, url, None, keys, statement_cache_size=0)
         # Opened on first use: a process that never claims holds no connection for it.
         generic = await asyncpg.create_pool(
             url,
@@ -102,14 +129,16 @@ class Database:
             max_size=max_size,
             init=init,
             reset=_keep_session,
+            statement_cache_size=statement_cache_size,
             server_settings={"plan_cache_mode": "force_generic_plan"},
         )
         assert generic is not None
-        keys = await asyncpg.create_pool(
-            url, min_size=0, max_size=max_size, init=init, reset=_keep_session
-        )
-        assert keys is not None
-        return cls(pool, url, generic, keys)
+        return cls(pool, url, generic, keys, statement_cache_size=statement_cache_size)
+
+    async def dedicated(self) -> asyncpg.Connection[Any]:
+        """A connection of its own, outside the pools (a worker's LISTEN), with the pools'
+        statement cache size (0 behind a pooler that cannot keep prepared statements)."""
+        return await asyncpg.connect(self.url, statement_cache_size=self.statement_cache_size)
 
     async def close(self) -> None:
         await self.pool.close()
@@ -170,7 +199,13 @@ class _Bound(Database):
     in_transaction = True
 
     def __init__(self, outer: Database, conn: Connection) -> None:
-        super().__init__(outer.pool, outer.url, outer.generic)
+        super().__init__(
+            outer.pool,
+            outer.url,
+            outer.generic,
+            outer.keys,
+            statement_cache_size=outer.statement_cache_size,
+        )
         self._conn = conn
 
     @asynccontextmanager

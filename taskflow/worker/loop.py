@@ -74,7 +74,7 @@ class Worker:
     async def _listen(self) -> None:
         if self._listener is not None and not self._listener.is_closed():
             return
-        self._listener = await asyncpg.connect(self.services.db.url)
+        self._listener = await self.services.db.dedicated()
         await self._listener.add_listener(firing.CHANNEL, self._notified)
         self._listener.add_termination_listener(lambda _conn: self._wake.set())
 

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import os
+import re
 import stat
 from datetime import timedelta
 from pathlib import Path
@@ -155,3 +156,67 @@ def test_a_key_file_readable_by_others_is_closed_with_a_warning(
     assert config.load(env).secret_keys == first.secret_keys
     assert stat.S_IMODE(key_file.stat().st_mode) == 0o600
     assert "was readable by other users" in capsys.readouterr().err
+
+
+def test_pool_sizes_and_statement_cache_default_and_come_from_the_environment(
+    tmp_path: Path,
+) -> None:
+    base = {"TASKFLOW_SECRET_KEYS": KEY, "TASKFLOW_DATA_DIR": str(tmp_path)}
+    default = config.load(base)
+    assert (default.db_pool_min, default.db_pool_max, default.db_statement_cache_size) == (
+        1,
+        10,
+        100,
+    )
+    behind_pgbouncer = config.load(
+        {
+            **base,
+            "TASKFLOW_DB_POOL_MIN": "0",
+            "TASKFLOW_DB_POOL_MAX": "4",
+            "TASKFLOW_DB_STATEMENT_CACHE_SIZE": "0",
+        }
+    )
+    assert behind_pgbouncer.db_pool_min == 0
+    assert behind_pgbouncer.db_pool_max == 4
+    assert behind_pgbouncer.db_statement_cache_size == 0
+    # A minimum above the default maximum raises the maximum with it.
+    assert config.load({**base, "TASKFLOW_DB_POOL_MIN": "20"}).db_pool_max == 20
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "message"),
+    [
+        (
+            "TASKFLOW_DB_POOL_MIN",
+            "-1",
+            "TASKFLOW_DB_POOL_MIN='-1' is not a whole number of at least 0",
+        ),
+        (
+            "TASKFLOW_DB_POOL_MAX",
+            "0",
+            "TASKFLOW_DB_POOL_MAX='0' is not a whole number of at least 1",
+        ),
+        ("TASKFLOW_DB_POOL_MAX", "ten", "TASKFLOW_DB_POOL_MAX='ten' is not a whole number"),
+        ("TASKFLOW_DB_STATEMENT_CACHE_SIZE", "-5", "is not a whole number of at least 0"),
+        ("TASKFLOW_DB_STATEMENT_CACHE_SIZE", "1.5", "write e.g. 100"),
+    ],
+)
+def test_a_bad_pool_setting_says_what_to_write(
+    tmp_path: Path, name: str, value: str, message: str
+) -> None:
+    with pytest.raises(errors.ConfigError, match=re.escape(message)):
+        config.load({"TASKFLOW_SECRET_KEYS": KEY, "TASKFLOW_DATA_DIR": str(tmp_path), name: value})
+
+
+def test_a_pool_minimum_above_its_maximum_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(
+        errors.ConfigError, match="TASKFLOW_DB_POOL_MIN=5 is above TASKFLOW_DB_POOL_MAX=2"
+    ):
+        config.load(
+            {
+                "TASKFLOW_SECRET_KEYS": KEY,
+                "TASKFLOW_DATA_DIR": str(tmp_path),
+                "TASKFLOW_DB_POOL_MIN": "5",
+                "TASKFLOW_DB_POOL_MAX": "2",
+            }
+        )
