@@ -47,6 +47,9 @@ class Settings:
     timer_backoff_max: float = 3600.0
     #: The longest time to live ``taskflow token`` (and ``demo``) will mint.
     token_max_ttl: timedelta = timedelta(days=30)
+    #: Who may read ``GET /metrics``: "loopback" (clients on this machine), "off", or
+    #: "token:<bearer>" (``TASKFLOW_METRICS``, see :func:`metrics_access`).
+    metrics: str = "loopback"
 
     @property
     def embedded(self) -> bool:
@@ -118,6 +121,31 @@ def load(env: Mapping[str, str] | None = None) -> Settings:
         timer_backoff_base=_positive(env, "TASKFLOW_TIMER_BACKOFF_BASE", 30.0),
         timer_backoff_max=_positive(env, "TASKFLOW_TIMER_BACKOFF_MAX", 3600.0),
         token_max_ttl=_duration(env, "TASKFLOW_TOKEN_MAX_TTL", timedelta(days=30)),
+        metrics=metrics_access(env.get("TASKFLOW_METRICS") or "loopback")[0],
+    )
+
+
+#: The shortest bearer token ``TASKFLOW_METRICS=token:...`` accepts.
+METRICS_TOKEN_MIN = 16
+
+
+def metrics_access(value: str) -> tuple[str, str | None]:
+    """``TASKFLOW_METRICS`` read: (the setting as given, the bearer token or None).
+
+    ``loopback`` (the default) serves clients on this machine, ``off`` nobody, and
+    ``token:<bearer>`` whoever sends ``Authorization: Bearer <bearer>``.
+    """
+    text = value.strip()
+    if text in ("loopback", "off"):
+        return text, None
+    if text.startswith("token:"):
+        token = text.removeprefix("token:")
+        if len(token) >= METRICS_TOKEN_MIN and token.strip() == token:
+            return text, token
+    raise errors.ConfigError(
+        "TASKFLOW_METRICS must be loopback (the default: clients on this machine), off, or "
+        f"token:<bearer> with a bearer of at least {METRICS_TOKEN_MIN} characters and no "
+        'spaces (e.g. token:$(python -c "import secrets; print(secrets.token_urlsafe(32))")).'
     )
 
 

@@ -19,7 +19,7 @@ from taskflow.core.principals import Principal
 from taskflow.core.runs import engine, filters, refusals
 from taskflow.core.runs import slots as core
 from taskflow.core.runs.model import AuditEntry, SlotView
-from taskflow.service import access, deadlines, persist
+from taskflow.service import access, deadlines, metrics, persist
 from taskflow.service import principals as principal_service
 from taskflow.service import runs as run_service
 from taskflow.service.container import Services
@@ -93,7 +93,7 @@ async def claim(
         expected, first[0] = first[0], None
         return core.claim(slot, actor.id, mine, now, expected)
 
-    return await _guarded(
+    claimed = await _guarded(
         services,
         actor,
         slot_id,
@@ -108,6 +108,8 @@ async def claim(
             {"slot": after.name},
         ),
     )
+    metrics.claimed("claim")
+    return claimed
 
 
 async def release(
@@ -189,6 +191,7 @@ async def claim_next(services: Services, actor: Principal, f: filters.SlotFilter
             facts=services.catalog.claim_facts,
         )
     if plain is not None and plain.slot is not None:
+        metrics.claimed("claim_next")
         return plain.slot
     claimed = None
     if plain is not None:
@@ -202,6 +205,7 @@ async def claim_next(services: Services, actor: Principal, f: filters.SlotFilter
             + (" that matches the filter" if f != filters.SlotFilter() else "")
             + "; check your inbox later."
         )
+    metrics.claimed("claim_next")
     return claimed.slot
 
 
@@ -245,6 +249,8 @@ async def complete(
         assert run is not None
         return done, run
 
-    return await run_service.refusals_recorded(
+    done, run = await run_service.refusals_recorded(
         services, slot.run_id, actor.id, "complete", work, slot_id=slot_id
     )
+    metrics.completed("staff")
+    return done, run

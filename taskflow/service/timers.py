@@ -21,7 +21,7 @@ from __future__ import annotations
 import logging
 import random
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 import asyncpg
 
@@ -30,8 +30,8 @@ from taskflow.core.definition.workflow import Definition
 from taskflow.core.runs import engine
 from taskflow.core.runs.model import LIVE, AuditEntry, Outcome, RunView, SlotView
 from taskflow.service import deadlines as sla_service
+from taskflow.service import metrics, persist
 from taskflow.service import notices as notice_rows
-from taskflow.service import persist
 from taskflow.service import timer_batch as runs_batch
 from taskflow.service.container import Services
 from taskflow.store import db
@@ -94,6 +94,8 @@ async def _fire_batch(
     services: Services, now: datetime, batch: int, *, isolate: bool
 ) -> tuple[int, int]:
     fired = 0
+    # What to count once the batch has committed: (kind, outcome, lag).
+    seen: list[tuple[str, str, timedelta | None]] = []
     async with services.db.transaction() as conn:
         timers, runs = await batch_store.take_due(conn, now, batch)
         if not timers:
@@ -102,7 +104,10 @@ async def _fire_batch(
         for timer in timers:
             if not isolate:
                 try:
-                    fired += await fire_one(services, conn, states[timer.run_id], timer, now)
+                    count = await fire_one(services, conn, states[timer.run_id], timer, now)
+                    fired += count
+                    if count:
+                        seen.append((timer.kind, "fired", now - timer.due_at))
                 except DATABASE_ERRORS:
                     raise
                 except Exception as exc:
@@ -140,9 +145,12 @@ async def _fire_batch(
                 )
                 await _write_failure(conn, state, timer.key, now)
                 states[timer.run_id] = state.written()
+                seen.append((timer.kind, "failed" if failure.next_at else "dead", None))
                 continue
             states[timer.run_id] = trial.written()
             fired += count
+            if count:
+                seen.append((timer.kind, "fired", now - timer.due_at))
         if not isolate:
             try:
                 await runs_batch.flush(conn, list(states.values()), now)
@@ -150,6 +158,8 @@ async def _fire_batch(
                 raise
             except Exception as exc:
                 raise _FiringFailed("flush") from exc
+    for kind, outcome, lag in seen:
+        metrics.firing(kind, outcome, lag)
     return fired, len(timers)
 
 

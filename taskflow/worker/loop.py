@@ -26,7 +26,7 @@ from typing import Any
 
 import asyncpg
 
-from taskflow.service import idempotency
+from taskflow.service import idempotency, metrics
 from taskflow.service import timers as firing
 from taskflow.service.container import Services
 
@@ -61,6 +61,7 @@ class Worker:
         self._stop = asyncio.Event()
         self._listener: asyncpg.Connection[Any] | None = None
         self._pruned: datetime | None = None
+        self._measured: datetime | None = None
 
     def stop(self) -> None:
         """Ask the loop to finish after the batch in hand."""
@@ -90,6 +91,19 @@ class Worker:
             return self.poll
         return min(self.poll, (due - now).total_seconds())
 
+    async def _snapshot(self, now: datetime) -> None:
+        """Recompute the gauges of live slots and clocks every ``metrics.SNAPSHOT_EVERY``."""
+        if self._measured is not None and now - self._measured < metrics.SNAPSHOT_EVERY:
+            return
+        self._measured = now
+        try:
+            await metrics.refresh(self.services)
+        except DATABASE_DOWN:
+            raise
+        except Exception:
+            # Metrics must never stop timers from firing.
+            log.exception("computing the metrics snapshot failed; trying again later")
+
     async def run(self) -> None:
         """Fire, wait, repeat; survive database restarts."""
         backoff = 0.1
@@ -104,6 +118,7 @@ class Worker:
                         self._pruned = now
                     fired, taken = await firing.fire_batch(self.services, now, self.batch)
                     self.fired += fired
+                    await self._snapshot(now)
                     backoff = 0.1
                     if taken >= self.batch:
                         continue  # more may be due right now
