@@ -78,11 +78,11 @@ class Deployment:
             check=False,
         )
 
-    def serve(self) -> subprocess.Popen[str]:
+    def serve(self, *options: str) -> subprocess.Popen[str]:
         # Output goes to a file: a pipe nobody reads would block the server when full.
         with self.log.open("a") as log:
             process = subprocess.Popen(
-                [*TASKFLOW, "serve"],
+                [*TASKFLOW, "serve", *options],
                 env=self.env,
                 cwd=config.PROJECT_ROOT,
                 stdout=log,
