@@ -62,6 +62,7 @@ class Worker:
         self._listener: asyncpg.Connection[Any] | None = None
         self._pruned: datetime | None = None
         self._measured: datetime | None = None
+        self._measuring: asyncio.Task[None] | None = None
 
     def stop(self) -> None:
         """Ask the loop to finish after the batch in hand."""
@@ -92,14 +93,23 @@ class Worker:
         return min(self.poll, (due - now).total_seconds())
 
     async def _snapshot(self, now: datetime) -> None:
-        """Recompute the gauges of live slots and clocks every ``metrics.SNAPSHOT_EVERY``."""
+        """Start recomputing the gauges of live slots and clocks every
+        ``metrics.SNAPSHOT_EVERY``, beside the firing (it reads every live slot: timers must
+        not wait for it)."""
+        if self._measuring is not None and not self._measuring.done():
+            return
         if self._measured is not None and now - self._measured < metrics.SNAPSHOT_EVERY:
             return
         self._measured = now
+        self._measuring = asyncio.get_running_loop().create_task(
+            self._measure(), context=contextvars.Context()
+        )
+
+    async def _measure(self) -> None:
         try:
             await metrics.refresh(self.services)
-        except DATABASE_DOWN:
-            raise
+        except DATABASE_DOWN as exc:
+            log.warning("metrics snapshot skipped: database unavailable (%s)", exc)
         except Exception:
             # Metrics must never stop timers from firing.
             log.exception("computing the metrics snapshot failed; trying again later")
@@ -136,6 +146,8 @@ class Worker:
                     with contextlib.suppress(TimeoutError):
                         await asyncio.wait_for(self._stop.wait(), MAX_BACKOFF)
         finally:
+            if self._measuring is not None:
+                await self._measuring
             await self._close_listener()
 
 

@@ -12,6 +12,7 @@ scrape before the day and one after; gauges are read as they are.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import uuid
 from collections.abc import AsyncIterator
@@ -29,6 +30,7 @@ from taskflow.api.graphql import relay
 from taskflow.service import container, metrics, timers
 from taskflow.service import principals as principal_service
 from taskflow.service import runs as run_service
+from taskflow.worker import loop
 from tests.conftest import gql
 
 pytestmark = pytest.mark.anyio
@@ -260,3 +262,43 @@ def test_a_bad_setting_is_refused_at_start_with_what_to_write(setting: str) -> N
         config.load(env)
     good = dict(env, TASKFLOW_METRICS="token:" + "t" * 16)
     assert config.load(good).metrics == "token:" + "t" * 16
+
+
+async def snapshot_taken_at(services: container.Services) -> datetime | None:
+    async with services.db.connection() as conn:
+        found: datetime | None = await conn.fetchval(
+            "SELECT taken_at FROM metric_snapshot WHERE name = 'live'"
+        )
+    return found
+
+
+async def test_a_running_worker_keeps_the_snapshot_every_15_seconds_of_its_clock(
+    services: container.Services, frozen_clock: clock.FrozenClock
+) -> None:
+    async with loop.running(services, poll=0.05):
+        for _ in range(100):
+            if await snapshot_taken_at(services) is not None:
+                break
+            await asyncio.sleep(0.05)
+        assert await snapshot_taken_at(services) == frozen_clock.now()
+        frozen_clock.advance(timedelta(seconds=5))
+        await asyncio.sleep(0.3)  # several passes: still fresh
+        assert await snapshot_taken_at(services) == frozen_clock.now() - timedelta(seconds=5)
+        frozen_clock.advance(timedelta(seconds=10))
+        for _ in range(100):
+            if await snapshot_taken_at(services) == frozen_clock.now():
+                break
+            await asyncio.sleep(0.05)
+        assert await snapshot_taken_at(services) == frozen_clock.now()
+
+
+def test_operation_names_are_bounded_labels(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(metrics, "_operations", set())  # this process's names stay as they were
+    assert metrics.operation_label(None) == "anonymous"
+    assert metrics.operation_label("Inbox") == "Inbox"
+    assert metrics.operation_label("x" * 65) == "other"
+    assert metrics.operation_label("drop table;") == "other"
+    for i in range(metrics.MAX_OPERATIONS):
+        metrics.operation_label(f"Generated{i}")
+    assert metrics.operation_label("OneTooMany") == "other"
+    assert metrics.operation_label("Inbox") == "Inbox"  # names seen before keep theirs
