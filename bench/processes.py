@@ -213,7 +213,7 @@ async def measure_processes(
 
 async def run(admin_url: str, options: argparse.Namespace, out: Callable[[str], None]) -> None:
     prepared = inbox.Options(
-        scale=options.scale, seed=options.seed, database="bench_processes", reuse=options.reuse
+        scale=options.scale, seed=options.seed, database=options.database, reuse=options.reuse
     )
     url = await inbox.prepare(admin_url, prepared, out)
     conn = await asyncpg.connect(url)
@@ -236,6 +236,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--claims", type=int, default=2000, help="claimNext calls per run")
     parser.add_argument("--clients", type=int, default=8, help="concurrent clients")
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--database", default="bench_processes", help=argparse.SUPPRESS)
     parser.add_argument(
         "--data-dir", default="/tmp/taskflow-bench-processes", help="embedded PostgreSQL data dir"
     )
