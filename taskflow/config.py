@@ -66,6 +66,9 @@ class Settings:
     #: Prepared statements asyncpg keeps per connection (``TASKFLOW_DB_STATEMENT_CACHE_SIZE``);
     #: 0 behind a pooler that cannot keep them (PgBouncer in transaction mode before 1.21).
     db_statement_cache_size: int = 100
+    #: Who may read ``GET /metrics``: "loopback" (clients on this machine), "off", or
+    #: "token:<bearer>" (``TASKFLOW_METRICS``, see :func:`metrics_access`).
+    metrics: str = "loopback"
 
     @property
     def embedded(self) -> bool:
@@ -235,6 +238,31 @@ def load(env: Mapping[str, str] | None = None) -> Settings:
         db_pool_min=pool_min,
         db_pool_max=pool_max,
         db_statement_cache_size=_count(env, "TASKFLOW_DB_STATEMENT_CACHE_SIZE", 100, least=0),
+        metrics=metrics_access(env.get("TASKFLOW_METRICS") or "loopback")[0],
+    )
+
+
+#: The shortest bearer token ``TASKFLOW_METRICS=token:...`` accepts.
+METRICS_TOKEN_MIN = 16
+
+
+def metrics_access(value: str) -> tuple[str, str | None]:
+    """``TASKFLOW_METRICS`` read: (the setting as given, the bearer token or None).
+
+    ``loopback`` (the default) serves clients on this machine, ``off`` nobody, and
+    ``token:<bearer>`` whoever sends ``Authorization: Bearer <bearer>``.
+    """
+    text = value.strip()
+    if text in ("loopback", "off"):
+        return text, None
+    if text.startswith("token:"):
+        token = text.removeprefix("token:")
+        if len(token) >= METRICS_TOKEN_MIN and token.strip() == token:
+            return text, token
+    raise errors.ConfigError(
+        "TASKFLOW_METRICS must be loopback (the default: clients on this machine), off, or "
+        f"token:<bearer> with a bearer of at least {METRICS_TOKEN_MIN} characters and no "
+        'spaces (e.g. token:$(python -c "import secrets; print(secrets.token_urlsafe(32))")).'
     )
 
 

@@ -14,11 +14,11 @@ from litestar.exceptions import HTTPException
 from litestar.response import Response
 from strawberry.litestar import make_graphql_controller
 
-from taskflow.api import body_guard, link_pages, report_pages
+from taskflow.api import body_guard, link_pages, metrics_page, report_pages
 from taskflow.api import limits as edge
 from taskflow.api.graphql import schema as graphql_schema
 from taskflow.api.graphql.context import Context
-from taskflow.service import outage
+from taskflow.service import metrics, outage
 from taskflow.service.container import Services
 
 log = logging.getLogger("taskflow.api")
@@ -99,9 +99,12 @@ def create_app(
         if provide_services is None:
             yield
             return
-        async with provide_services() as provided:
-            app.state.services = provided
-            yield
+        try:
+            async with provide_services() as provided:
+                app.state.services = provided
+                yield
+        finally:
+            metrics.process_exit()
 
     if introspection is None:
         introspection = services.settings.introspection if services is not None else dev
@@ -114,7 +117,13 @@ def create_app(
         allow_queries_via_get=False,
     )
     return Litestar(
-        route_handlers=[graphql, health, *link_pages.ROUTES, *report_pages.ROUTES],
+        route_handlers=[
+            graphql,
+            health,
+            *link_pages.ROUTES,
+            *report_pages.ROUTES,
+            *metrics_page.ROUTES,
+        ],
         lifespan=[lifespan],
         state=State({"services": services}) if services is not None else None,
         debug=False,

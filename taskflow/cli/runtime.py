@@ -7,6 +7,7 @@ import signal
 import sys
 from collections.abc import AsyncIterator, Iterator
 from types import FrameType
+from typing import Any
 
 from taskflow import clock, config
 from taskflow.service import container
@@ -60,3 +61,17 @@ async def services(
 def fail(message: str) -> int:
     print(f"taskflow: {message}", file=sys.stderr)
     return 1
+
+
+def app_for(settings: config.Settings, provide: Any) -> Any:
+    """The ASGI app ``serve`` runs (in one process or in each of ``--workers N``), with the
+    settings' GraphQL introspection and input limits; ``provide`` builds its services."""
+    from taskflow.api import app as api_app
+    from taskflow.api import limits
+
+    return api_app.create_app(
+        provide,
+        dev=settings.dev,
+        introspection=settings.introspection,
+        limits=limits.Limits.from_settings(settings),
+    )

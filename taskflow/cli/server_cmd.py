@@ -17,9 +17,6 @@ DEFAULT_SCHEMA_PATH = config.PROJECT_ROOT / "graphql" / "schema.graphql"
 def serve(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from taskflow.api import app as api_app
-    from taskflow.api import limits
-
     settings = config.load()
     runtime.exit_on_sigterm()
     logging.basicConfig(
@@ -42,26 +39,51 @@ def serve(args: argparse.Namespace) -> int:
                 settings, url, apply_migrations=apply, with_worker=with_worker
             )
 
-        application = api_app.create_app(
-            provide,
-            dev=settings.dev,
-            introspection=settings.introspection,
-            limits=limits.Limits.from_settings(settings),
-        )
-        print(f"taskflow: serving on http://{host}:{port} (GraphQL at /graphql)", flush=True)
         # uvicorn believes X-Forwarded-For from 127.0.0.1 unless told otherwise; the
         # magic-link throttle keys by client address, so only configured proxies count.
         trusted = list(settings.trusted_proxies)
-        uvicorn.run(
-            application,
-            host=host,
-            port=port,
-            log_level="info",
-            access_log=False,
-            proxy_headers=bool(trusted),
-            forwarded_allow_ips=trusted or None,
-        )
+        options: dict[str, Any] = {
+            "host": host,
+            "port": port,
+            "log_level": "info",
+            "access_log": False,
+            "proxy_headers": bool(trusted),
+            "forwarded_allow_ips": trusted or None,
+        }
+        if args.workers > 1:
+            from taskflow.cli import serve_workers
+
+            print(
+                f"taskflow: serving on http://{host}:{port} with {args.workers} processes "
+                "(GraphQL at /graphql)",
+                flush=True,
+            )
+            serve_workers.run(
+                settings,
+                url,
+                apply_migrations=apply,
+                with_worker=with_worker,
+                workers=args.workers,
+                uvicorn_options=options,
+            )
+            return 0
+        application = runtime.app_for(settings, provide)
+        print(f"taskflow: serving on http://{host}:{port} (GraphQL at /graphql)", flush=True)
+        uvicorn.run(application, **options)
     return 0
+
+
+def _workers(text: str) -> int:
+    try:
+        count = int(text)
+    except ValueError:
+        count = 0
+    if not 1 <= count <= 64:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a number of processes: write a whole number from 1 to 64, "
+            "e.g. the number of CPU cores."
+        )
+    return count
 
 
 def migrate(args: argparse.Namespace) -> int:
@@ -91,6 +113,13 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--port", type=int, help="Port (default TASKFLOW_PORT or 8000).")
     parser.add_argument(
         "--migrate", action="store_true", help="Apply migrations to an external database first."
+    )
+    parser.add_argument(
+        "--workers",
+        type=_workers,
+        default=1,
+        help="Server processes sharing the port, each with its own pool (default 1); "
+        "the embedded database is started once.",
     )
     parser.add_argument(
         "--with-worker",

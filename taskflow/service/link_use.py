@@ -30,7 +30,7 @@ from taskflow.core.definition import fields as fl
 from taskflow.core.definition.model import Slot as DeclaredSlot
 from taskflow.core.runs import engine, refusals
 from taskflow.core.runs.model import ACTIVE, CLAIMED, OPEN, AuditEntry, SlotView
-from taskflow.service import links, persist, retry, tokens
+from taskflow.service import links, metrics, persist, retry, tokens
 from taskflow.service import runs as run_service
 from taskflow.service.container import Services
 from taskflow.store import db, locks
@@ -278,6 +278,7 @@ async def complete(
     except fl.PayloadError:
         await _count_open(services, usable.link, rendered)
         raise
+    metrics.completed("link")
     return Done(spent, usable.slot.label, now)
 
 

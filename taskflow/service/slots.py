@@ -20,7 +20,7 @@ from taskflow.core.principals import Principal
 from taskflow.core.runs import engine, filters, refusals
 from taskflow.core.runs import slots as core
 from taskflow.core.runs.model import AuditEntry, SlotView
-from taskflow.service import access, deadlines, persist, retry
+from taskflow.service import access, deadlines, metrics, persist, retry
 from taskflow.service import principals as principal_service
 from taskflow.service import runs as run_service
 from taskflow.service.container import Services
@@ -88,7 +88,7 @@ async def claim(
         expected, first[0] = first[0], None
         return core.claim(slot, actor.id, mine, now, expected)
 
-    return await _guarded(
+    claimed = await _guarded(
         services,
         actor,
         slot_id,
@@ -103,6 +103,8 @@ async def claim(
             {"slot": after.name},
         ),
     )
+    metrics.claimed("claim")
+    return claimed
 
 
 @retry.retried("release")
@@ -187,6 +189,7 @@ async def claim_next(services: Services, actor: Principal, f: filters.SlotFilter
             facts=services.catalog.claim_facts,
         )
     if plain is not None and plain.slot is not None:
+        metrics.claimed("claim_next")
         return plain.slot
     claimed = None
     if plain is not None:
@@ -200,6 +203,7 @@ async def claim_next(services: Services, actor: Principal, f: filters.SlotFilter
             + (" that matches the filter" if f != filters.SlotFilter() else "")
             + "; check your inbox later."
         )
+    metrics.claimed("claim_next")
     return claimed.slot
 
 
@@ -243,6 +247,8 @@ async def complete(
         assert run is not None
         return done, run
 
-    return await run_service.refusals_recorded(
+    done, run = await run_service.refusals_recorded(
         services, slot.run_id, actor.id, "complete", work, slot_id=slot_id
     )
+    metrics.completed("staff")
+    return done, run

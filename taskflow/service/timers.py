@@ -22,7 +22,7 @@ from __future__ import annotations
 import logging
 import random
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 import asyncpg
 
@@ -30,7 +30,7 @@ from taskflow.core import deadlines, firing, timer_states
 from taskflow.core.definition.workflow import Definition
 from taskflow.core.runs import engine
 from taskflow.core.runs.model import LIVE, AuditEntry, Outcome, RunView, SlotView
-from taskflow.service import buffered, persist, retry
+from taskflow.service import buffered, metrics, persist, retry
 from taskflow.service import deadlines as sla_service
 from taskflow.service import notices as notice_rows
 from taskflow.service import timer_batch as runs_batch
@@ -102,6 +102,8 @@ async def _fire_batch(
     services: Services, now: datetime, batch: int, *, isolate: bool
 ) -> tuple[int, int]:
     fired = 0
+    # What to count once the batch has committed: (kind, outcome, lag).
+    seen: list[tuple[str, str, timedelta | None]] = []
     async with services.db.transaction() as conn:
         timers, runs = await batch_store.take_due(conn, now, batch)
         if not timers:
@@ -110,11 +112,14 @@ async def _fire_batch(
         for timer in timers:
             if not isolate:
                 try:
-                    fired += await fire_one(services, conn, states[timer.run_id], timer, now)
+                    count = await fire_one(services, conn, states[timer.run_id], timer, now)
                 except NOT_THE_FIRING:
                     raise
                 except Exception as exc:
                     raise _FiringFailed(timer.key) from exc
+                fired += count
+                if count:
+                    seen.append((timer.kind, "fired", now - timer.due_at))
                 continue
             state = states[timer.run_id]
             trial = state.copy()  # kept only if the firing and its writes succeed
@@ -144,9 +149,12 @@ async def _fire_batch(
                 )
                 await _write_failure(conn, state, timer.key, now)
                 states[timer.run_id] = state.written()
+                seen.append((timer.kind, "failed" if failure.next_at else "dead", None))
                 continue
             states[timer.run_id] = trial.written()
             fired += count
+            if count:
+                seen.append((timer.kind, "fired", now - timer.due_at))
         if not isolate:
             try:
                 await runs_batch.flush(conn, list(states.values()), now)
@@ -158,6 +166,9 @@ async def _fire_batch(
         await buffered.after_batch(
             conn, services, [s.run for s in states.values()], now, persist.write
         )
+    # Counted only once the batch has committed (a batch run again counts once).
+    for kind, outcome, lag in seen:
+        metrics.firing(kind, outcome, lag)
     return fired, len(timers)
 
 

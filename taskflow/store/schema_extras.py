@@ -98,6 +98,14 @@ EXTRA_INDEXES += (
 )
 
 EXTRA_INDEXES += (
+    # /metrics: the oldest open slot in one probe (migration 2026-12-01T19:10).
+    (
+        "slot_open_opened_at",
+        "CREATE INDEX slot_open_opened_at ON slot (opened_at) WHERE status = 'open'",
+    ),
+)
+
+EXTRA_INDEXES += (
     # One answer per actor, operation and key; a concurrent duplicate waits on it.
     (
         "idempotency_key_scope",

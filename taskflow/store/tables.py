@@ -381,6 +381,15 @@ class EventBuffer(Table, tablename="event_buffer"):
     expires_at = Timestamptz(index=True)
 
 
+class MetricSnapshot(Table, tablename="metric_snapshot"):
+    """Gauges a worker computes every few seconds over live slots and clocks (by ``name``),
+    read by ``/metrics`` in one lookup (``service/metrics.py``)."""
+
+    name = Varchar(length=50, primary_key=True)
+    taken_at = Timestamptz(default=TimestamptzNow())
+    body = JSONB(default="{}")
+
+
 #: Every table, in dependency order (referenced tables first).
 TABLES: tuple[type[Table], ...] = (Principal, Subject, Run, Slot, AuditEvent)
 TABLES += (SlaClock, Timer, Notification)
@@ -389,3 +398,4 @@ TABLES += (ReportSession,)
 TABLES += (CalendarSpan, CalendarInterval)
 TABLES += (IdempotencyKey,)
 TABLES += (EventBuffer,)
+TABLES += (MetricSnapshot,)

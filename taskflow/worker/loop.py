@@ -27,7 +27,7 @@ from typing import Any
 import asyncpg
 
 from taskflow import errors
-from taskflow.service import idempotency
+from taskflow.service import idempotency, metrics
 from taskflow.service import timers as firing
 from taskflow.service.container import Services
 
@@ -62,6 +62,8 @@ class Worker:
         self._stop = asyncio.Event()
         self._listener: asyncpg.Connection[Any] | None = None
         self._pruned: datetime | None = None
+        self._measured: datetime | None = None
+        self._measuring: asyncio.Task[None] | None = None
 
     def stop(self) -> None:
         """Ask the loop to finish after the batch in hand."""
@@ -91,6 +93,28 @@ class Worker:
             return self.poll
         return min(self.poll, (due - now).total_seconds())
 
+    async def _snapshot(self, now: datetime) -> None:
+        """Start recomputing the gauges of live slots and clocks every
+        ``metrics.SNAPSHOT_EVERY``, beside the firing (it reads every live slot: timers must
+        not wait for it)."""
+        if self._measuring is not None and not self._measuring.done():
+            return
+        if self._measured is not None and now - self._measured < metrics.SNAPSHOT_EVERY:
+            return
+        self._measured = now
+        self._measuring = asyncio.get_running_loop().create_task(
+            self._measure(), context=contextvars.Context()
+        )
+
+    async def _measure(self) -> None:
+        try:
+            await metrics.refresh(self.services)
+        except DATABASE_DOWN as exc:
+            log.warning("metrics snapshot skipped: database unavailable (%s)", exc)
+        except Exception:
+            # Metrics must never stop timers from firing.
+            log.exception("computing the metrics snapshot failed; trying again later")
+
     async def run(self) -> None:
         """Fire, wait, repeat; survive database restarts."""
         backoff = 0.1
@@ -105,6 +129,7 @@ class Worker:
                         self._pruned = now
                     fired, taken = await firing.fire_batch(self.services, now, self.batch)
                     self.fired += fired
+                    await self._snapshot(now)
                     backoff = 0.1
                     if taken >= self.batch:
                         continue  # more may be due right now
@@ -125,6 +150,8 @@ class Worker:
                     with contextlib.suppress(TimeoutError):
                         await asyncio.wait_for(self._stop.wait(), MAX_BACKOFF)
         finally:
+            if self._measuring is not None:
+                await self._measuring
             await self._close_listener()
 
 

@@ -14,6 +14,7 @@ import strawberry
 from strawberry.types import nodes
 
 from taskflow import errors
+from taskflow.api.graphql import timing
 
 T = TypeVar("T")
 
@@ -287,6 +288,10 @@ class RefusalCode(Enum):
 class Refusal:
     code: RefusalCode = strawberry.field(description="Machine-readable reason.")
     message: str = strawberry.field(description="What went wrong and what to do about it.")
+
+    def __post_init__(self) -> None:
+        # Every typed refusal passes here: counted by code for /metrics.
+        timing.note_refusal(self.code.name)
 
 
 @strawberry.type(description="An input value was refused; nothing changed.")

@@ -33,6 +33,7 @@ from taskflow.api.graphql import (
 )
 from taskflow.api.graphql.context import Info
 from taskflow.api.graphql.errors import ShapeErrors
+from taskflow.api.graphql.timing import Timing
 
 #: Bounds on every request (documented in README.md, "GraphQL limits").
 MAX_DEPTH = 12
@@ -111,6 +112,7 @@ def build_schema(
         types=[principals.PrincipalType, types.RunType, types.SlotType],
         config=StrawberryConfig(auto_camel_case=True),
         extensions=[
+            Timing,
             lambda: AddValidationRules(rules),
             lambda: MaxTokensLimiter(max_token_count=MAX_TOKENS),
             ShapeErrors,

@@ -1,0 +1,61 @@
+"""Each GraphQL request's latency by operation name and outcome (``/metrics``).
+
+Outcomes: ``unauthenticated`` (no valid token), ``error`` (any other top-level
+error: refused by the schema or its limits, or unexpected), ``refused`` (a
+mutation answered a typed refusal), ``ok``. A typed refusal marks the request
+through :data:`REFUSED` when it is built (``relay.Refusal``).
+"""
+
+from __future__ import annotations
+
+import contextvars
+import time
+from collections.abc import Iterator
+
+from strawberry.extensions import SchemaExtension
+
+from taskflow import errors
+from taskflow.service import metrics
+
+#: The current request's flags: set to a fresh list per request; a refusal appends to it.
+REFUSED: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar(
+    "taskflow_graphql_refused", default=None
+)
+
+
+def note_refusal(code: str) -> None:
+    """Count a typed refusal, and mark the request it answers as refused."""
+    metrics.refused(code)
+    marks = REFUSED.get()
+    if marks is not None:
+        marks.append(code)
+
+
+class Timing(SchemaExtension):
+    """Observes ``taskflow_graphql_request_duration_seconds`` once per request."""
+
+    def on_operation(self) -> Iterator[None]:
+        started = time.perf_counter()
+        marks: list[str] = []
+        REFUSED.set(marks)
+        try:
+            yield
+        finally:
+            REFUSED.set(None)
+            context = self.execution_context
+            outcome = "refused" if marks else "ok"
+            result = context.result
+            found = list(result.errors or []) if result is not None else []
+            found += list(context.pre_execution_errors or [])
+            if found:
+                outcome = "error"
+                for error in found:
+                    code = (error.extensions or {}).get("code")
+                    if code == "UNAUTHENTICATED" or isinstance(
+                        error.original_error, errors.AuthenticationError
+                    ):
+                        outcome = "unauthenticated"
+            metrics.graphql_request(context.operation_name, outcome, time.perf_counter() - started)
+            services = getattr(context.context, "services", None)
+            if services is not None:
+                metrics.sample_pools(services)
