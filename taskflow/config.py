@@ -55,6 +55,11 @@ class Settings:
     report_max_days: int = 1830
     #: GraphQL introspection (``__schema``, ``__type``); default: on in ``dev`` only.
     introspection: bool = True
+    #: Needs attention: an active run unchanged this long is IDLE (``TASKFLOW_IDLE_AFTER``) ...
+    idle_after: timedelta = timedelta(days=14)
+    #: ... and a kept event expiring within this is EVENT_EXPIRING
+    #: (``TASKFLOW_EVENT_EXPIRING_WITHIN``).
+    event_expiring_within: timedelta = timedelta(hours=1)
 
     @property
     def embedded(self) -> bool:
@@ -214,6 +219,8 @@ def load(env: Mapping[str, str] | None = None) -> Settings:
         report_session_ttl=_duration(env, "TASKFLOW_REPORT_SESSION_TTL", timedelta(hours=8)),
         report_max_days=_whole(env, "TASKFLOW_REPORT_MAX_DAYS", 1830, most=36500),
         introspection=_flag(env, "TASKFLOW_GRAPHQL_INTROSPECTION", env_name == "dev"),
+        idle_after=_duration(env, "TASKFLOW_IDLE_AFTER", timedelta(days=14)),
+        event_expiring_within=_duration(env, "TASKFLOW_EVENT_EXPIRING_WITHIN", timedelta(hours=1)),
     )
 
 

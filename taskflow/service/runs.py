@@ -261,7 +261,7 @@ async def update_subject(
     return subject, run_ids
 
 
-def _guarded(
+def guarded(
     expected_version: int | None,
     decision: Callable[[Definition, rows.RunRow, list[SlotView]], Outcome],
 ) -> Callable[[Definition, rows.RunRow, list[SlotView]], Outcome]:
@@ -301,7 +301,7 @@ async def move(
                 services,
                 conn,
                 run_id,
-                _guarded(
+                guarded(
                     expected_version,
                     lambda definition, run, slots: engine.move(
                         definition,
@@ -343,7 +343,7 @@ async def cancel_run(
             services,
             conn,
             run_id,
-            _guarded(
+            guarded(
                 expected_version,
                 lambda definition, run, slots: engine.cancel(
                     definition, run.view, slots, reason=reason, now=now, actor=actor.id

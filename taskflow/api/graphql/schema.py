@@ -19,8 +19,10 @@ from strawberry.schema.config import StrawberryConfig
 
 from taskflow import errors
 from taskflow.api.graphql import (
+    attention,
     links,
     notifications,
+    operate,
     principals,
     relay,
     reports,
@@ -57,6 +59,7 @@ class Query(
     notifications.NotificationQueries,
     reports.ReportQueries,
     timers.TimerQueries,
+    attention.AttentionQueries,
 ):
     @strawberry.field(description="Any object by its global id; null when absent or not visible.")
     async def node(
@@ -79,6 +82,7 @@ class Mutation(
     links.LinkMutations,
     notifications.NotificationMutations,
     timers.TimerMutations,
+    operate.OperateMutations,
 ):
     pass
 
