@@ -1,0 +1,223 @@
+"""Needs attention, produced by real use, and each reason cleared by its operator verb.
+
+Every reason is made the way it happens (a route that matches nothing, a timer
+whose firing keeps failing, a holder deactivated in SQL by an older version, a
+breach nobody holds, a run left alone, an early event about to expire), read
+over HTTP as an admin and as scoped leads, then cleared by the verb or the
+natural action that mends it. Time moves only with the frozen clock.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import uuid
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from httpx_ws.transport import ASGIWebSocketTransport
+
+from taskflow import clock, config
+from taskflow.api import app as api_app
+from taskflow.api.graphql import relay
+from taskflow.service import container, timers
+from taskflow.service import principals as principal_service
+from taskflow.service import runs as run_service
+from taskflow.service import slots as slot_service
+from taskflow.store import db
+from tests.conftest import EXAMPLE_PRINCIPALS, gql
+
+pytestmark = pytest.mark.anyio
+
+HERE = Path(__file__).resolve().parent
+SLA_WORKFLOWS = HERE.parent / "integration" / "sla_workflows.py"
+#: Tuesday 10:00 in London.
+START = datetime(2026, 12, 1, 10, tzinfo=UTC)
+
+LIST = """
+query($filter: AttentionFilter, $first: Int, $after: String) {
+  needsAttention(filter: $filter, first: $first, after: $after) {
+    totalCount
+    pageInfo { hasNextPage endCursor }
+    edges { node { reason since until runId workflow state slotId timerId principalId detail
+                   remedy } }
+  }
+}"""
+GOTO = """mutation($input: GotoInput!) { goto(input: $input) {
+  __typename ... on RunSuccess { run { state status } }
+  ... on Refusal { code message } } }"""
+PAUSE = """mutation($input: ClocksInput!) { pauseClocks(input: $input) {
+  __typename ... on Refusal { code message } } }"""
+RESUME = """mutation($input: ClocksInput!) { resumeClocks(input: $input) {
+  __typename ... on Refusal { code message } } }"""
+REASSIGN = """mutation($input: ReassignHeldInput!) { reassignHeld(input: $input) {
+  __typename ... on ReassignHeldSuccess { held moved skipped dryRun slotIds }
+  ... on Refusal { code message } } }"""
+RESCHEDULE = """mutation($input: RescheduleTimerInput!) { rescheduleTimer(input: $input) {
+  __typename ... on TimerSuccess { timer { state dueAt attempts } }
+  ... on TimerSpent { state }
+  ... on Refusal { code message } } }"""
+
+
+@pytest.fixture
+async def services(
+    database_url: str, settings: config.Settings, frozen_clock: clock.FrozenClock
+) -> AsyncIterator[container.Services]:
+    ours = dataclasses.replace(
+        settings,
+        workflows=(*settings.workflows, str(HERE / "attention_workflows.py"), str(SLA_WORKFLOWS)),
+    )
+    database = await db.Database.connect(database_url)
+    try:
+        built = container.build(database, ours, frozen_clock)
+        people = json.loads(EXAMPLE_PRINCIPALS.read_text())
+        for person in people:
+            if person["id"] == "app":
+                person["powers"] = [{"power": "integration"}]
+            if person["id"] == "leah":  # a lead of triage (and expenses), nothing else
+                person["powers"] = [{"power": "lead", "workflows": ["expense-approval", "triage"]}]
+        await principal_service.load(built, people)
+        yield built
+    finally:
+        await database.close()
+
+
+@pytest.fixture
+async def client(services: container.Services) -> AsyncIterator[httpx.AsyncClient]:
+    transport = ASGIWebSocketTransport(api_app.create_app(services=services))
+    async with httpx.AsyncClient(transport=transport, base_url="http://taskflow.test") as http:
+        yield http
+
+
+def token(services: container.Services, who: str) -> str:
+    return services.staff_tokens.mint(who, services.clock.now())
+
+
+async def start(
+    services: container.Services, workflow: str, ref: str, attributes: dict[str, Any]
+) -> str:
+    app = await principal_service.get(services, "app")
+    assert app is not None
+    kind = "case" if workflow == "triage" else "request"
+    started = await run_service.start_run(
+        services,
+        app,
+        workflow=workflow,
+        subject_type=kind,
+        external_id=ref,
+        attributes=attributes,
+        idempotency_key=None,
+    )
+    return started.run.view.id
+
+
+async def slot_of(services: container.Services, run_id: str, name: str) -> str:
+    async with services.db.connection() as conn:
+        value = await conn.fetchval(
+            "SELECT id FROM slot WHERE run = $1 AND name = $2 ORDER BY visit DESC LIMIT 1",
+            uuid.UUID(run_id),
+            name,
+        )
+    return str(value)
+
+
+async def items(
+    client: httpx.AsyncClient, who: str, services: container.Services, **filter: Any
+) -> list[dict[str, Any]]:
+    found = await gql(
+        client, LIST, {"filter": filter or None, "first": 100}, token=token(services, who)
+    )
+    data = found.ok()["needsAttention"]
+    nodes = [e["node"] for e in data["edges"]]
+    assert data["totalCount"] == len(nodes)
+    return nodes
+
+
+def gid(kind: str, local: str) -> str:
+    return relay.to_global_id(kind, local)
+
+
+async def timeline(services: container.Services, run_id: str) -> list[tuple[str, str, str]]:
+    async with services.db.connection() as conn:
+        found = await conn.fetch(
+            "SELECT kind, actor, reason FROM audit_event WHERE run = $1 ORDER BY id",
+            uuid.UUID(run_id),
+        )
+    return [(r["kind"], r["actor"] or "", r["reason"] or "") for r in found]
+
+
+async def test_needs_attention_is_scoped_and_refused_to_staff(
+    services: container.Services, frozen_clock: clock.FrozenClock, client: httpx.AsyncClient
+) -> None:
+    frozen_clock.set(START)
+    run_id = await start(services, "triage", "C-1", {})  # no size: no route will match
+    fiona = await principal_service.get(services, "fiona")
+    assert fiona is not None
+    check = await slot_of(services, run_id, "check")
+    await slot_service.complete(
+        services, fiona, check, event=None, payload={}, expected_version=None
+    )
+    # A timer of another workflow fails: the admin sees both, triage's lead only hers.
+    other = await start(services, "escalating-to-owner", "R-1", {"owner": "o" * 250})
+    frozen_clock.set(START + timedelta(hours=2))
+    assert await timers.run_due(services, frozen_clock.now()) == 1
+
+    seen = await items(client, "ada", services)
+    assert {(i["reason"], i["runId"]) for i in seen} == {
+        ("ROUTE_UNMATCHED", gid("Run", run_id)),
+        ("TIMER_FAILING", gid("Run", other)),
+        ("BREACHED_UNHELD", gid("Run", other)),
+    }
+    (unmatched,) = [i for i in seen if i["reason"] == "ROUTE_UNMATCHED"]
+    assert unmatched["since"] == START.isoformat()
+    assert (unmatched["workflow"], unmatched["state"]) == ("triage", "intake")
+    assert "goto" in unmatched["remedy"]
+    assert [i["reason"] for i in await items(client, "leah", services)] == ["ROUTE_UNMATCHED"]
+    assert await items(client, "olga", services) == []
+    only = await items(client, "ada", services, reasons=["TIMER_FAILING"])
+    assert [i["reason"] for i in only] == ["TIMER_FAILING"]
+    assert await items(client, "ada", services, workflow="triage") == [unmatched]
+    refused = await gql(client, LIST, token=token(services, "fiona"))
+    assert refused.error_codes == ["FORBIDDEN"]
+
+    # Paged by cursor, oldest first.
+    first = (await gql(client, LIST, {"first": 1}, token=token(services, "ada"))).ok()
+    page = first["needsAttention"]
+    assert page["pageInfo"]["hasNextPage"] and page["totalCount"] == 3
+    rest = await gql(
+        client,
+        LIST,
+        {"first": 5, "after": page["pageInfo"]["endCursor"]},
+        token=token(services, "ada"),
+    )
+    assert len(rest.ok()["needsAttention"]["edges"]) == 2
+
+    # goto clears it: refused to a candidate, to others, without a reason, for no state.
+    def goto(state: str, reason: str = "size is 4, per the customer") -> dict[str, Any]:
+        return {"input": {"runId": gid("Run", run_id), "state": state, "reason": reason}}
+
+    no = (await gql(client, GOTO, goto("small"), token=token(services, "fiona"))).ok()["goto"]
+    assert no["code"] == "FORBIDDEN"
+    # Olga leads another workflow: she reads the run (its move is for leads), operates none.
+    olga = (await gql(client, GOTO, goto("small"), token=token(services, "olga"))).ok()["goto"]
+    assert olga["code"] == "FORBIDDEN"
+    hidden = (await gql(client, GOTO, goto("small"), token=token(services, "paul"))).ok()["goto"]
+    assert hidden["code"] == "NOT_FOUND"
+    blank = (await gql(client, GOTO, goto("small", " "), token=token(services, "leah"))).ok()
+    assert blank["goto"]["code"] == "INVALID_INPUT"
+    nowhere = (await gql(client, GOTO, goto("nowhere"), token=token(services, "leah"))).ok()
+    assert nowhere["goto"]["code"] == "MOVE_NOT_ALLOWED"
+    moved = (await gql(client, GOTO, goto("small"), token=token(services, "leah"))).ok()["goto"]
+    assert moved["run"] == {"state": "small", "status": "COMPLETED"}, moved
+    assert ("run.goto", "leah", "size is 4, per the customer") in await timeline(services, run_id)
+    assert await items(client, "leah", services) == []
+    ended = (await gql(client, GOTO, goto("big"), token=token(services, "leah"))).ok()["goto"]
+    assert ended["code"] == "RUN_NOT_ACTIVE"
+
+    # A breach nobody holds clears when someone takes the slot.
+    await slot_service.claim(services, fiona, await slot_of(services, other, "approve"), None)
+    assert [i["reason"] for i in await items(client, "ada", services)] == ["TIMER_FAILING"]
