@@ -221,3 +221,185 @@ async def test_needs_attention_is_scoped_and_refused_to_staff(
     # A breach nobody holds clears when someone takes the slot.
     await slot_service.claim(services, fiona, await slot_of(services, other, "approve"), None)
     assert [i["reason"] for i in await items(client, "ada", services)] == ["TIMER_FAILING"]
+
+
+async def test_a_dead_timer_is_listed_and_cleared_by_reschedule(
+    services: container.Services, frozen_clock: clock.FrozenClock, client: httpx.AsyncClient
+) -> None:
+    frozen_clock.set(START)
+    run_id = await start(services, "escalating-to-owner", "R-2", {"owner": "o" * 250})
+    frozen_clock.set(START + timedelta(hours=2))
+    await timers.run_due(services, frozen_clock.now())
+    for _ in range(12):  # every backoff runs out: the escalation is parked dead
+        async with services.db.connection() as conn:
+            due = await conn.fetchval(
+                "SELECT due_at FROM timer WHERE run = $1 AND status = 'armed' AND attempts > 0",
+                uuid.UUID(run_id),
+            )
+        if due is None:
+            break
+        frozen_clock.set(due)
+        await timers.run_due(services, frozen_clock.now())
+    dead = await items(client, "max", services, reasons=["TIMER_DEAD", "TIMER_FAILING"])
+    assert [i["reason"] for i in dead] == ["TIMER_DEAD"]
+    timer_id = dead[0]["timerId"]
+    assert "StringDataRightTruncation" in dead[0]["detail"]
+
+    later = frozen_clock.now() + timedelta(hours=3)
+    ask = {"timerId": timer_id, "dueAt": later.isoformat(), "reason": "owner fixed tomorrow"}
+    no = (await gql(client, RESCHEDULE, {"input": ask}, token=token(services, "fiona"))).ok()
+    assert no["rescheduleTimer"]["code"] == "FORBIDDEN"
+    leah = (await gql(client, RESCHEDULE, {"input": ask}, token=token(services, "leah"))).ok()
+    assert leah["rescheduleTimer"]["code"] == "NOT_FOUND"  # not her workflow
+    done = (await gql(client, RESCHEDULE, {"input": ask}, token=token(services, "max"))).ok()
+    assert done["rescheduleTimer"]["timer"] == {
+        "state": "ARMED",
+        "dueAt": later.isoformat(),
+        "attempts": 0,
+    }
+    assert ("timer.rescheduled", "max", "owner fixed tomorrow") in await timeline(services, run_id)
+    assert await items(client, "max", services, reasons=["TIMER_DEAD", "TIMER_FAILING"]) == []
+
+    # A timer that is over cannot be rescheduled.
+    async with services.db.connection() as conn:
+        fired = await conn.fetchval(
+            "SELECT id FROM timer WHERE run = $1 AND status = 'fired'", uuid.UUID(run_id)
+        )
+    spent = {**ask, "timerId": gid("Timer", str(fired))}
+    over = (await gql(client, RESCHEDULE, {"input": spent}, token=token(services, "max"))).ok()
+    assert over["rescheduleTimer"]["__typename"] == "TimerSpent"
+    assert (over["rescheduleTimer"]["state"], over["rescheduleTimer"]["code"]) == (
+        "FIRED",
+        "TIMER_SPENT",
+    )
+
+
+async def test_work_held_by_a_deactivated_principal_is_reassigned_or_released(
+    services: container.Services, frozen_clock: clock.FrozenClock, client: httpx.AsyncClient
+) -> None:
+    frozen_clock.set(START)
+    fiona = await principal_service.get(services, "fiona")
+    assert fiona is not None
+    runs = [await start(services, "triage", f"C-{n}", {"size": n}) for n in (1, 2)]
+    slots = [await slot_of(services, r, "check") for r in runs]
+    for slot_id in slots:
+        await slot_service.claim(services, fiona, slot_id, None)
+    async with services.db.connection() as conn:  # as an older version, or by hand, would
+        await conn.execute("UPDATE principal SET active = false WHERE id = 'fiona'")
+    held = await items(client, "leah", services)
+    assert {(i["reason"], i["slotId"], i["principalId"]) for i in held} == {
+        ("HELD_BY_INACTIVE", gid("Slot", s), "fiona") for s in slots
+    }
+
+    def ask(to: str | None, dry: bool) -> dict[str, Any]:
+        return {"input": {"principalId": "fiona", "to": to, "reason": "fiona left", "dryRun": dry}}
+
+    no = (await gql(client, REASSIGN, ask("frank", False), token=token(services, "paul"))).ok()
+    assert no["reassignHeld"]["code"] == "FORBIDDEN"
+    # Sid is no candidate: nothing would move to him.
+    sid = (await gql(client, REASSIGN, ask("sid", True), token=token(services, "leah"))).ok()
+    assert sid["reassignHeld"] == {
+        "__typename": "ReassignHeldSuccess",
+        "held": 2,
+        "moved": 0,
+        "skipped": 2,
+        "dryRun": True,
+        "slotIds": [],
+    }
+    dry = (await gql(client, REASSIGN, ask("frank", True), token=token(services, "leah"))).ok()
+    assert (dry["reassignHeld"]["held"], dry["reassignHeld"]["moved"]) == (2, 2)
+    assert len(await items(client, "leah", services)) == 2  # a dry run changes nothing
+
+    async with services.db.connection() as conn:
+        await conn.execute("UPDATE principal SET active = true WHERE id = 'fiona'")
+    fiona = await principal_service.get(services, "fiona")
+    assert fiona is not None
+    await slot_service.release(services, fiona, slots[1], None)
+    async with services.db.connection() as conn:
+        await conn.execute("UPDATE principal SET active = false WHERE id = 'fiona'")
+    moved = (await gql(client, REASSIGN, ask("frank", False), token=token(services, "leah"))).ok()
+    assert moved["reassignHeld"]["slotIds"] == [gid("Slot", slots[0])]
+    assert await items(client, "leah", services) == []
+    async with services.db.connection() as conn:
+        holders = await conn.fetch(
+            "SELECT holder, status FROM slot WHERE id = ANY($1::uuid[]) ORDER BY id",
+            [uuid.UUID(s) for s in slots],
+        )
+    assert {(r["holder"], r["status"]) for r in holders} == {("frank", "claimed"), (None, "open")}
+    assert ("slot.assigned", "leah", "fiona left") in await timeline(services, runs[0])
+
+    # Released to the pool (to: null).
+    frank = await principal_service.get(services, "frank")
+    assert frank is not None
+    async with services.db.connection() as conn:
+        await conn.execute("UPDATE principal SET active = false WHERE id = 'frank'")
+    released = await gql(
+        client,
+        REASSIGN,
+        {"input": {"principalId": "frank", "to": None, "reason": "frank left too"}},
+        token=token(services, "ada"),
+    )
+    assert released.ok()["reassignHeld"]["moved"] == 1
+    assert await items(client, "ada", services) == []
+    assert ("slot.released", "ada", "frank left too") in await timeline(services, runs[0])
+
+
+async def test_idle_runs_clocks_by_hand_and_expiring_events(
+    services: container.Services, frozen_clock: clock.FrozenClock, client: httpx.AsyncClient
+) -> None:
+    frozen_clock.set(START)
+    run_id = await start(services, "triage", "C-9", {"size": 50})
+    app = token(services, "app")
+    kept = await gql(
+        client,
+        """mutation($input: RaiseEventInput!) { raiseEvent(input: $input) { __typename } }""",
+        {
+            "input": {
+                "event": "evidence",
+                "payload": {"code": "E1"},
+                "target": {"runId": gid("Run", run_id)},
+            }
+        },
+        token=app,
+    )
+    assert kept.ok()["raiseEvent"]["__typename"] == "RaiseEventBuffered"
+    assert await items(client, "leah", services) == []  # expires in 2 h: not yet "soon"
+    frozen_clock.set(START + timedelta(minutes=70))
+    (expiring,) = await items(client, "leah", services)
+    assert expiring["reason"] == "EVENT_EXPIRING"
+    assert expiring["until"] == (START + timedelta(hours=2)).isoformat()
+
+    # goto the state whose slot awaits it: the event is delivered and the run moves on.
+    ask = {"runId": gid("Run", run_id), "state": "big", "reason": "evidence came first"}
+    moved = (await gql(client, GOTO, {"input": ask}, token=token(services, "leah"))).ok()
+    assert moved["goto"]["run"] == {"state": "done", "status": "COMPLETED"}, moved
+    assert await items(client, "leah", services) == []
+
+    # A run nobody touches for longer than TASKFLOW_IDLE_AFTER (14 days) is idle.
+    idle_run = await start(services, "triage", "C-10", {"size": 3})
+    frozen_clock.set(START + timedelta(days=15))
+    idle = await items(client, "leah", services, reasons=["IDLE"])
+    assert [(i["runId"], i["since"]) for i in idle] == [
+        (gid("Run", idle_run), (START + timedelta(minutes=70)).isoformat())
+    ]
+
+    clocks = {"input": {"runId": gid("Run", idle_run), "reason": "customer on holiday"}}
+    no = (await gql(client, PAUSE, clocks, token=token(services, "fiona"))).ok()
+    assert no["pauseClocks"]["code"] == "FORBIDDEN"
+    paused = (await gql(client, PAUSE, clocks, token=token(services, "leah"))).ok()
+    assert paused["pauseClocks"]["__typename"] == "RunSuccess", paused
+    assert await items(client, "leah", services, reasons=["IDLE"]) == []  # it changed
+    again = (await gql(client, PAUSE, clocks, token=token(services, "leah"))).ok()
+    assert again["pauseClocks"]["code"] == "CLOCKS_UNCHANGED"
+    async with services.db.connection() as conn:
+        pauses = await conn.fetchval(
+            "SELECT pauses FROM sla_clock WHERE run = $1", uuid.UUID(idle_run)
+        )
+    assert pauses and pauses[-1][1] is None  # standing still
+    resumed = (await gql(client, RESUME, clocks, token=token(services, "leah"))).ok()
+    assert resumed["resumeClocks"]["__typename"] == "RunSuccess"
+    twice = (await gql(client, RESUME, clocks, token=token(services, "leah"))).ok()
+    assert twice["resumeClocks"]["code"] == "CLOCKS_UNCHANGED"
+    lines = await timeline(services, idle_run)
+    assert ("clocks.paused", "leah", "customer on holiday") in lines
+    assert ("clocks.resumed", "leah", "customer on holiday") in lines
