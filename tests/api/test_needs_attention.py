@@ -187,7 +187,8 @@ async def test_needs_attention_is_scoped_and_refused_to_staff(
     # Paged by cursor, oldest first.
     first = (await gql(client, LIST, {"first": 1}, token=token(services, "ada"))).ok()
     page = first["needsAttention"]
-    assert page["pageInfo"]["hasNextPage"] and page["totalCount"] == 3
+    assert page["pageInfo"]["hasNextPage"]
+    assert page["totalCount"] == 3
     rest = await gql(
         client,
         LIST,
@@ -395,7 +396,8 @@ async def test_idle_runs_clocks_by_hand_and_expiring_events(
         pauses = await conn.fetchval(
             "SELECT pauses FROM sla_clock WHERE run = $1", uuid.UUID(idle_run)
         )
-    assert pauses and pauses[-1][1] is None  # standing still
+    assert pauses
+    assert pauses[-1][1] is None
     resumed = (await gql(client, RESUME, clocks, token=token(services, "leah"))).ok()
     assert resumed["resumeClocks"]["__typename"] == "RunSuccess"
     twice = (await gql(client, RESUME, clocks, token=token(services, "leah"))).ok()
