@@ -398,6 +398,7 @@ async def test_idle_runs_clocks_by_hand_and_expiring_events(
         )
     assert pauses
     assert pauses[-1][1] is None
+
     resumed = (await gql(client, RESUME, clocks, token=token(services, "leah"))).ok()
     assert resumed["resumeClocks"]["__typename"] == "RunSuccess"
     twice = (await gql(client, RESUME, clocks, token=token(services, "leah"))).ok()
@@ -405,3 +406,32 @@ async def test_idle_runs_clocks_by_hand_and_expiring_events(
     lines = await timeline(services, idle_run)
     assert ("clocks.paused", "leah", "customer on holiday") in lines
     assert ("clocks.resumed", "leah", "customer on holiday") in lines
+
+
+async def test_a_clock_paused_by_hand_cannot_breach_and_resumes_later(
+    services: container.Services, frozen_clock: clock.FrozenClock, client: httpx.AsyncClient
+) -> None:
+    frozen_clock.set(START)
+    run_id = await start(services, "triage", "C-20", {"size": 3})
+
+    async def breach_timer() -> tuple[str, datetime]:
+        async with services.db.connection() as conn:
+            row = await conn.fetchrow(
+                "SELECT status, due_at FROM timer WHERE run = $1 AND kind = 'breach'",
+                uuid.UUID(run_id),
+            )
+        assert row is not None
+        return str(row["status"]), row["due_at"]
+
+    assert await breach_timer() == ("armed", START + timedelta(hours=2))
+    clocks = {"input": {"runId": gid("Run", run_id), "reason": "waiting on the customer"}}
+    frozen_clock.set(START + timedelta(minutes=30))
+    paused = (await gql(client, PAUSE, clocks, token=token(services, "leah"))).ok()
+    assert paused["pauseClocks"]["__typename"] == "RunSuccess"
+    assert (await breach_timer())[0] == "cancelled"  # a clock standing still cannot breach
+    frozen_clock.set(START + timedelta(hours=5))
+    assert await timers.run_due(services, frozen_clock.now()) == 0
+    resumed = (await gql(client, RESUME, clocks, token=token(services, "leah"))).ok()
+    assert resumed["resumeClocks"]["__typename"] == "RunSuccess"
+    # 30 minutes ran before the pause: 90 are left from the resumption.
+    assert await breach_timer() == ("armed", START + timedelta(hours=6, minutes=30))
