@@ -15,6 +15,7 @@ from taskflow import (
     milestone,
     real,
     subject,
+    timeout,
     who,
 )
 
@@ -41,6 +42,8 @@ class Triage(Workflow):
         then=[Route("big", when=subject.size > 10), Route("small", when=subject.size <= 10)],
         # A lead may close a case by hand (the definition needs a way out besides routes).
         moves=[Move("close", to="small", by=who.role("lead"))],
+        # A case nobody routes is taken as big after three days (the worker moves it).
+        timeouts=[timeout(real.days(3), move_to="big")],
     )
     big = State(
         slots=[Slot("file", waits_for="evidence", fields=[Field.text("code")])],

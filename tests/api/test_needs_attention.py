@@ -423,3 +423,27 @@ async def test_a_clock_paused_by_hand_cannot_breach_and_resumes_later(
     assert resumed["resumeClocks"]["__typename"] == "RunSuccess"
     # 30 minutes ran before the pause: 90 are left from the resumption.
     assert await breach_timer() == ("armed", START + timedelta(hours=6, minutes=30))
+
+
+async def test_a_run_the_worker_moves_on_is_no_longer_unmatched(
+    services: container.Services, frozen_clock: clock.FrozenClock, client: httpx.AsyncClient
+) -> None:
+    frozen_clock.set(START)
+    run_id = await start(services, "triage", "C-30", {})
+    fiona = await principal_service.get(services, "fiona")
+    assert fiona is not None
+    await slot_service.complete(
+        services,
+        fiona,
+        await slot_of(services, run_id, "check"),
+        event=None,
+        payload={},
+        expected_version=None,
+    )
+    assert [i["reason"] for i in await items(client, "leah", services)] == ["ROUTE_UNMATCHED"]
+    frozen_clock.set(START + timedelta(days=3))
+    assert await timers.run_due(services, frozen_clock.now()) >= 1  # the state's timeout
+    async with services.db.connection() as conn:
+        state = await conn.fetchval("SELECT state FROM run WHERE id = $1", uuid.UUID(run_id))
+    assert state == "big"  # still active, and routed: no longer unmatched
+    assert await items(client, "leah", services) == []
