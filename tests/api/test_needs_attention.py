@@ -9,6 +9,7 @@ natural action that mends it. Time moves only with the frozen clock.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import json
 import uuid
@@ -24,7 +25,7 @@ from httpx_ws.transport import ASGIWebSocketTransport
 from taskflow import clock, config
 from taskflow.api import app as api_app
 from taskflow.api.graphql import relay
-from taskflow.service import container, timers
+from taskflow.service import container, operate, timers
 from taskflow.service import principals as principal_service
 from taskflow.service import runs as run_service
 from taskflow.service import slots as slot_service
@@ -447,3 +448,45 @@ async def test_a_run_the_worker_moves_on_is_no_longer_unmatched(
         state = await conn.fetchval("SELECT state FROM run WHERE id = $1", uuid.UUID(run_id))
     assert state == "big"  # still active, and routed: no longer unmatched
     assert await items(client, "leah", services) == []
+
+
+async def test_two_operators_racing_over_the_same_held_work_move_each_slot_once(
+    services: container.Services, frozen_clock: clock.FrozenClock
+) -> None:
+    frozen_clock.set(START)
+    fiona = await principal_service.get(services, "fiona")
+    ada, leah = (
+        await principal_service.get(services, "ada"),
+        await principal_service.get(services, "leah"),
+    )
+    assert fiona is not None
+    assert ada is not None
+    assert leah is not None
+    runs = [await start(services, "triage", f"C-4{n}", {"size": n}) for n in range(6)]
+    slots = [await slot_of(services, r, "check") for r in runs]
+    for slot_id in slots:
+        await slot_service.claim(services, fiona, slot_id, None)
+    async with services.db.connection() as conn:
+        await conn.execute("UPDATE principal SET active = false WHERE id = 'fiona'")
+
+    to_frank, released = await asyncio.gather(
+        operate.reassign_held(
+            services, ada, principal_id="fiona", to="frank", reason="to frank", dry_run=False
+        ),
+        operate.reassign_held(
+            services, leah, principal_id="fiona", to=None, reason="to the pool", dry_run=False
+        ),
+    )
+    assert sorted(to_frank.moved + released.moved) == sorted(slots)
+    async with services.db.connection() as conn:
+        rows = await conn.fetch(
+            "SELECT s.id::text AS id, s.holder, s.status, "
+            "(SELECT count(*) FROM audit_event e WHERE e.slot = s.id "
+            " AND e.kind IN ('slot.assigned', 'slot.released') AND e.actor IN ('ada', 'leah')) "
+            "AS lines FROM slot s WHERE s.id = ANY($1::uuid[])",
+            [uuid.UUID(s) for s in slots],
+        )
+    for row in rows:
+        expected = ("frank", "claimed") if row["id"] in to_frank.moved else (None, "open")
+        assert (row["holder"], row["status"]) == expected
+        assert row["lines"] == 1
