@@ -69,6 +69,11 @@ class Settings:
     #: Who may read ``GET /metrics``: "loopback" (clients on this machine), "off", or
     #: "token:<bearer>" (``TASKFLOW_METRICS``, see :func:`metrics_access`).
     metrics: str = "loopback"
+    #: Needs attention: an active run unchanged this long is IDLE (``TASKFLOW_IDLE_AFTER``) ...
+    idle_after: timedelta = timedelta(days=14)
+    #: ... and a kept event expiring within this is EVENT_EXPIRING
+    #: (``TASKFLOW_EVENT_EXPIRING_WITHIN``).
+    event_expiring_within: timedelta = timedelta(hours=1)
 
     @property
     def embedded(self) -> bool:
@@ -239,6 +244,8 @@ def load(env: Mapping[str, str] | None = None) -> Settings:
         db_pool_max=pool_max,
         db_statement_cache_size=_count(env, "TASKFLOW_DB_STATEMENT_CACHE_SIZE", 100, least=0),
         metrics=metrics_access(env.get("TASKFLOW_METRICS") or "loopback")[0],
+        idle_after=_duration(env, "TASKFLOW_IDLE_AFTER", timedelta(days=14)),
+        event_expiring_within=_duration(env, "TASKFLOW_EVENT_EXPIRING_WITHIN", timedelta(hours=1)),
     )
 
 

@@ -223,6 +223,17 @@ def may_keep_timers(principal: Principal, workflow: str) -> bool:
     return covers_workflow(oversight(principal), workflow)
 
 
+def may_operate(principal: Principal, workflow: str) -> bool:
+    """Operator verbs (goto, clocks by hand, reassigning held work, rescheduling timers) and
+    the needs-attention list of ``workflow``: its leads and managers, and admins."""
+    return covers_workflow(oversight(principal), workflow)
+
+
+def attention_scope(principal: Principal) -> Scope:
+    """Where ``needsAttention`` lists items: leads and managers where granted, admins."""
+    return oversight(principal)
+
+
 def report_scope(principal: Principal) -> Scope:
     """SLA reports and the at-risk list: leads and managers where granted."""
     return oversight(principal)

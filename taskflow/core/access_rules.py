@@ -45,6 +45,9 @@ RULES: Final[dict[str, str]] = {
     "granted the workflow, and admins (may_keep_timers); others get FORBIDDEN, null or "
     "NOT_FOUND.",
     "signout": "Anyone signs themselves out everywhere; admins sign out anyone.",
+    "operate": "The needs-attention list and the operator verbs (goto, pauseClocks, "
+    "resumeClocks, reassignHeld, rescheduleTimer): leads and managers over the workflows "
+    "granted, and admins (may_operate, attention_scope); others get FORBIDDEN or NOT_FOUND.",
 }
 
 #: ``Type.field`` -> rule id, for every query, mutation and object field of the schema.
@@ -402,4 +405,37 @@ FIELDS: Final[dict[str, str]] = {
     "TimerNotDead.message": "parent",
     "TimerNotDead.state": "parent",
     "TimerSuccess.timer": "parent",
+    # needs attention and operator verbs
+    "AttentionItem.detail": "parent",
+    "AttentionItem.principalId": "parent",
+    "AttentionItem.reason": "parent",
+    "AttentionItem.remedy": "parent",
+    "AttentionItem.runId": "parent",
+    "AttentionItem.since": "parent",
+    "AttentionItem.slotId": "parent",
+    "AttentionItem.state": "parent",
+    "AttentionItem.timerId": "parent",
+    "AttentionItem.until": "parent",
+    "AttentionItem.workflow": "parent",
+    "AttentionItemConnection.edges": "parent",
+    "AttentionItemConnection.pageInfo": "parent",
+    "AttentionItemConnection.totalCount": "parent",
+    "AttentionItemEdge.cursor": "parent",
+    "AttentionItemEdge.node": "parent",
+    "ClocksUnchanged.code": "parent",
+    "ClocksUnchanged.message": "parent",
+    "Mutation.goto": "operate",
+    "Mutation.pauseClocks": "operate",
+    "Mutation.reassignHeld": "operate",
+    "Mutation.rescheduleTimer": "operate",
+    "Mutation.resumeClocks": "operate",
+    "Query.needsAttention": "operate",
+    "ReassignHeldSuccess.dryRun": "parent",
+    "ReassignHeldSuccess.held": "parent",
+    "ReassignHeldSuccess.moved": "parent",
+    "ReassignHeldSuccess.skipped": "parent",
+    "ReassignHeldSuccess.slotIds": "parent",
+    "TimerSpent.code": "parent",
+    "TimerSpent.message": "parent",
+    "TimerSpent.state": "parent",
 }

@@ -159,6 +159,26 @@ def timer_workflows(principal: Principal, action: str) -> frozenset[str] | None:
     return rules.workflows_of(found)
 
 
+def may_operate(principal: Principal, workflow: str) -> bool:
+    """Leads and managers granted ``workflow`` (and admins) use the operator verbs on it."""
+    return rules.may_operate(principal, workflow)
+
+
+def require_operate(principal: Principal, workflow: str) -> None:
+    if not rules.may_operate(principal, workflow):
+        raise _forbidden(
+            principal, f"operate runs of {workflow!r}", "its leads and managers, and admins"
+        )
+
+
+def operate_workflows(principal: Principal, action: str) -> frozenset[str] | None:
+    """The workflows ``principal`` may operate on (None: all); FORBIDDEN if none."""
+    found = rules.attention_scope(principal)
+    if not rules.anywhere(found):
+        raise _forbidden(principal, action, "leads, managers and admins granted a workflow")
+    return rules.workflows_of(found)
+
+
 def _valid(run_id: str) -> bool:
     try:
         uuid.UUID(run_id)

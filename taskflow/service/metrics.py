@@ -31,8 +31,9 @@ import prometheus_client
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, multiprocess
 from prometheus_client.core import GaugeMetricFamily, Metric
 
-from taskflow.service import reports
+from taskflow.service import attention, reports
 from taskflow.service.container import Services
+from taskflow.store import attention as attention_sql
 from taskflow.store import metrics_sql
 
 #: The environment variable that turns on prometheus-client's multiprocess mode.
@@ -179,7 +180,12 @@ async def refresh(services: Services, *, max_age: timedelta = SNAPSHOT_EVERY) ->
             day_us=reports.day_lengths(services),
             at_risk_left=reports.at_risk_left(services),
         )
-        body = {"slots": [list(s) for s in slots], "clocks": [list(c) for c in clocks]}
+        waiting = await attention_sql.counts(conn, attention.windows(services))
+        body = {
+            "slots": [list(s) for s in slots],
+            "clocks": [list(c) for c in clocks],
+            "attention": {str(reason.value): n for reason, n in waiting.items()},
+        }
         await metrics_sql.write_snapshot(conn, SNAPSHOT, now, body)
     return True
 
@@ -239,6 +245,11 @@ class _Read:
             "Seconds since a worker last computed the live slot and clock gauges "
             "(-1: never; a growing age means no worker runs).",
         )
+        attention_gauge = gauge(
+            "taskflow_needs_attention",
+            "Items of needsAttention by reason (kept by the worker with the other gauges).",
+            ["reason"],
+        )
         if self.snapshot is None:
             age.add_metric([], -1.0)
         else:
@@ -249,7 +260,9 @@ class _Read:
             for workflow, milestone, risky, late in body.get("clocks", []):
                 at_risk.add_metric([workflow, milestone], risky)
                 breached.add_metric([workflow, milestone], late)
-        yield from (slots, at_risk, breached, age)
+            for reason, n in sorted(body.get("attention", {}).items()):
+                attention_gauge.add_metric([reason], n)
+        yield from (slots, at_risk, breached, attention_gauge, age)
 
 
 class _Scrape:

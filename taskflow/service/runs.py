@@ -279,7 +279,7 @@ async def update_subject(
     return subject, run_ids
 
 
-def _guarded(
+def guarded(
     expected_version: int | None,
     decision: Callable[[Definition, rows.RunRow, list[SlotView], datetime], Outcome],
 ) -> Callable[[Definition, rows.RunRow, list[SlotView], datetime], Outcome]:
@@ -321,7 +321,7 @@ async def move(
                 services,
                 conn,
                 run_id,
-                _guarded(
+                guarded(
                     expected_version,
                     lambda definition, run, slots, now: engine.move(
                         definition,
@@ -363,7 +363,7 @@ async def cancel_run(
             services,
             conn,
             run_id,
-            _guarded(
+            guarded(
                 expected_version,
                 lambda definition, run, slots, now: engine.cancel(
                     definition, run.view, slots, reason=reason, now=now, actor=actor.id

@@ -66,7 +66,7 @@ def join_audience(keys: Sequence[str], deny: Sequence[str], residual: Sequence[A
 _RUN_FIELDS = (
     "id", "workflow", "definition_version", "definition_digest", "state", "status", "visit",
     "correlation_key", "idempotency_key", "started_by", "started_at", "state_entered_at",
-    "updated_at", "ended_at", "version",
+    "updated_at", "ended_at", "version", "unmatched_at",
 )  # fmt: skip
 _SUBJECT_COLUMNS = (
     "s.id AS s_id, s.type AS s_type, s.external_id AS s_external_id, "
@@ -98,6 +98,7 @@ def run_from(row: asyncpg.Record, prefix: str = "") -> RunRow:
             subject=subject.attributes,
             state_entered_at=row[f"{prefix}state_entered_at"],
             ended_at=row[f"{prefix}ended_at"],
+            unmatched_at=row[f"{prefix}unmatched_at"],
         ),
         subject=subject,
         definition_digest=row[f"{prefix}definition_digest"],
@@ -193,8 +194,8 @@ async def insert_run(
         """
         INSERT INTO run (id, workflow, definition_version, definition_digest, subject, state,
                          status, visit, correlation_key, idempotency_key, started_by, started_at,
-                         state_entered_at, updated_at, ended_at, version)
-        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $12, $14, 1)
+                         state_entered_at, updated_at, ended_at, version, unmatched_at)
+        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $12, $14, 1, $15)
         """,
         uuid.UUID(view.id),
         view.workflow,
@@ -210,6 +211,7 @@ async def insert_run(
         now,
         view.state_entered_at,
         view.ended_at,
+        view.unmatched_at,
     )
 
 
@@ -217,7 +219,7 @@ async def update_run(conn: db.Connection, view: RunView, now: datetime) -> None:
     await conn.execute(
         """
         UPDATE run SET state = $2, status = $3, visit = $4, state_entered_at = $5, ended_at = $6,
-                       updated_at = $7, version = version + 1
+                       updated_at = $7, version = version + 1, unmatched_at = $8
         WHERE id = $1
         """,
         uuid.UUID(view.id),
@@ -227,6 +229,7 @@ async def update_run(conn: db.Connection, view: RunView, now: datetime) -> None:
         view.state_entered_at,
         view.ended_at,
         now,
+        view.unmatched_at,
     )
 
 

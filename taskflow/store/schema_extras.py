@@ -117,6 +117,29 @@ EXTRA_INDEXES += (
     ),
 )
 
+#: Needs attention (``store/attention.py``): each reason reads one small partial index.
+EXTRA_INDEXES += (
+    (
+        "run_unmatched",
+        "CREATE INDEX run_unmatched ON run (unmatched_at) "
+        "WHERE unmatched_at IS NOT NULL AND status = 'active'",
+    ),
+    (
+        "run_active_updated",
+        "CREATE INDEX run_active_updated ON run (updated_at) WHERE status = 'active'",
+    ),
+    (
+        "timer_failing",
+        "CREATE INDEX timer_failing ON timer (failed_at) WHERE status = 'armed' AND attempts > 0",
+    ),
+    (
+        "slot_breached_unheld",
+        "CREATE INDEX slot_breached_unheld ON slot (sla_breached_at) "
+        "WHERE status = 'open' AND sla_breached_at IS NOT NULL",
+    ),
+    ("principal_inactive", "CREATE INDEX principal_inactive ON principal (id) WHERE NOT active"),
+)
+
 #: What a report reads of a slot that ended with its measures stored (``report_sql.py``:
 #: group keys, filters, outcome and measures). The index below carries them all, so the
 #: report reads those slots from the index alone (an index-only scan) instead of the wide

@@ -89,6 +89,9 @@ class Run(Table, tablename="run"):
     updated_at = Timestamptz(default=TimestamptzNow())
     ended_at = Timestamptz(null=True, default=None)
     version = Integer(default=1)
+    #: When the current state's completion rule held but no route matched (needs attention);
+    #: null once the run enters another state.
+    unmatched_at = Timestamptz(null=True, default=None)
 
 
 class Slot(Table, tablename="slot"):

@@ -113,3 +113,27 @@ async def set_status(
         now,
     )
     return timers.timer_from(row)
+
+
+async def reschedule(
+    conn: db.Connection, timer_id: int, due_at: datetime, now: datetime
+) -> timers.TimerRow:
+    """Arm a timer due at ``due_at`` as if planned so, its failures forgotten (the last error
+    stays shown); NOTIFY wakes the workers at commit."""
+    row = await conn.fetchrow(
+        f"""
+        WITH t AS (
+            UPDATE timer SET status = $2, due_at = $3, attempts = 0, planned_at = NULL,
+                             updated_at = $4
+            WHERE id = $1
+            RETURNING *
+        )
+        SELECT {_COLUMNS}, pg_notify($5, '') FROM t
+        """,
+        timer_id,
+        TimerStatus.ARMED.value,
+        due_at,
+        now,
+        timers.CHANNEL,
+    )
+    return timers.timer_from(row)

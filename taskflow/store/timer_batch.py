@@ -87,10 +87,10 @@ async def update_runs(
         """
         UPDATE run SET state = u.state, status = u.status, visit = u.visit,
                        state_entered_at = u.entered, ended_at = u.ended, updated_at = $8,
-                       version = run.version + u.writes
+                       version = run.version + u.writes, unmatched_at = u.unmatched
         FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::timestamptz[],
-                    $6::timestamptz[], $7::int[]) AS u(id, state, status, visit, entered, ended,
-                                                       writes)
+                    $6::timestamptz[], $7::int[], $9::timestamptz[])
+             AS u(id, state, status, visit, entered, ended, writes, unmatched)
         WHERE run.id = u.id::uuid
         """,
         [v.id for v, _ in changed],
@@ -101,6 +101,7 @@ async def update_runs(
         [v.ended_at for v, _ in changed],
         [n for _, n in changed],
         now,
+        [v.unmatched_at for v, _ in changed],
     )
 
 

@@ -40,6 +40,12 @@ RUNNER = {
     "discard_timer": "ada",
     # Signs its runner out: someone no other operation runs as.
     "sign_out_everywhere": "sid",
+    "goto": "ada",
+    "pause_clocks": "ada",
+    "resume_clocks": "ada",
+    "reassign_held": "ada",
+    "reschedule_timer": "ada",
+    "needs_attention": "ada",
 }
 
 
@@ -96,6 +102,16 @@ def variables(name: str, o: Objects) -> dict[str, Any]:
         "discard_timer": {"timerId": "VGltZXI6MQ", "reason": "obsolete"},
         "retry_timer": {"timerId": "VGltZXI6MQ"},
         "sign_out_everywhere": {"principalId": None},
+        "goto": {"input": {"runId": o.run_id, "state": "submitted", "reason": "redo"}},
+        "pause_clocks": {"input": {"runId": o.run_id, "reason": "customer on holiday"}},
+        "resume_clocks": {"input": {"runId": o.run_id, "reason": "back"}},
+        "reassign_held": {
+            "input": {"principalId": "fiona", "to": None, "reason": "leaving", "dryRun": True}
+        },
+        "reschedule_timer": {
+            "input": {"timerId": "VGltZXI6MQ", "dueAt": "2026-12-02T09:00:00+00:00", "reason": "x"}
+        },
+        "needs_attention": {"first": 10},
         "inbox_page": {"first": 10},
         "me": {},
         "mint_magic_link": {

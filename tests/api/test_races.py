@@ -148,6 +148,13 @@ NOT_ON_A_SLOT = {
     "signOutEverywhere",  # a principal's tokens, no slot
     "retryTimer",  # a dead timer, not a slot
     "discardTimer",
+    # Operator verbs: a run's state, clocks or held slots, or a timer, by an operator. They
+    # follow the lock order (service/operate.py) but are not raced here yet.
+    "goto",
+    "pauseClocks",
+    "resumeClocks",
+    "reassignHeld",
+    "rescheduleTimer",
 }
 #: Both of these deposit the slot's event: at most one may succeed.
 DEPOSITS = {"complete", "raiseEvent"}

@@ -157,6 +157,9 @@ async def test_a_scrape_after_a_day_finds_each_series_with_its_value(
     assert value(after, "taskflow_clocks_at_risk", workflow=wf, milestone="finished") == 1
     assert value(after, "taskflow_clocks_breached", workflow=wf, milestone="finished") == 3
     assert value(after, "taskflow_snapshot_age_seconds") == 0
+    # The parked escalation needs a person; the worker's snapshot counts it by reason.
+    assert value(after, "taskflow_needs_attention", reason="TIMER_DEAD") == 1
+    assert value(after, "taskflow_needs_attention", reason="ROUTE_UNMATCHED") == 0
     assert value(after, "taskflow_oldest_open_slot_age_seconds") == 100 * 60
     assert value(after, "taskflow_timers", state="due") == 0
     assert value(after, "taskflow_timers", state="overdue") == 0

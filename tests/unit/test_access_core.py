@@ -118,3 +118,20 @@ def test_a_csv_file_carries_grants_in_a_powers_column(tmp_path: Path) -> None:
     leah, fiona = (core.build(r) for r in service.parse_file(path))
     assert [g.describe() for g in leah.powers] == ["lead of expense-approval"]
     assert fiona.powers == ()
+
+
+def test_operators_are_leads_and_managers_of_the_workflow_and_admins() -> None:
+    lead = person(
+        powers=[
+            {"power": "lead", "workflows": ["a"]},
+            {"power": "manager", "workflows": ["b"], "teams": ["group:emea"]},
+            {"power": "integration", "workflows": ["c"]},
+        ]
+    )
+    assert access.may_operate(lead, "a")
+    assert access.may_operate(lead, "b")  # a team grant reaches the whole workflow's operations
+    assert not access.may_operate(lead, "c")  # applications do not operate
+    assert access.workflows_of(access.attention_scope(lead)) == frozenset({"a", "b"})
+    assert access.may_operate(person(roles=["admin"]), "anything")
+    assert not access.may_operate(person(roles=["lead", "finance"]), "a")
+    assert access.attention_scope(person(roles=["lead"])) == ()

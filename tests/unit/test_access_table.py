@@ -18,6 +18,9 @@ SCHEMA = Path(__file__).resolve().parents[2] / "graphql" / "schema.graphql"
 
 #: Rule -> tests that prove it over HTTP (``module::function``).
 TEST_ROWS: dict[str, list[str]] = {
+    "operate": [
+        "tests.api.test_needs_attention::test_needs_attention_is_scoped_and_refused_to_staff",
+    ],
     "parent": [
         "tests.api.test_access::test_a_team_lead_reads_runs_through_their_teams_slots_and_slot_run_agrees"
     ],

@@ -15,6 +15,7 @@ from taskflow.service import (
     link_use,
     links,
     notification_links,
+    operate,
     principals,
     retry,
     runs,
@@ -42,6 +43,11 @@ USE_CASES: dict[str, Callable[..., Any]] = {
     "signOutEverywhere": principals.sign_out_everywhere,
     "retryTimer": timer_admin.retry,
     "discardTimer": timer_admin.discard,
+    "goto": operate.goto,
+    "pauseClocks": operate.pause_clocks,
+    "resumeClocks": operate.resume_clocks,
+    "reassignHeld": operate.reassign_held,
+    "rescheduleTimer": operate.reschedule_timer,
 }
 
 

@@ -272,6 +272,13 @@ class RefusalCode(Enum):
     TIMER_NOT_DEAD = strawberry.enum_value(
         "TIMER_NOT_DEAD", description="Only a DEAD timer can be retried or discarded."
     )
+    CLOCKS_UNCHANGED = strawberry.enum_value(
+        "CLOCKS_UNCHANGED",
+        description="pauseClocks found no running clock, or resumeClocks no paused one.",
+    )
+    TIMER_SPENT = strawberry.enum_value(
+        "TIMER_SPENT", description="Only an armed or dead timer can be rescheduled."
+    )
     IDEMPOTENCY_KEY_REUSED = strawberry.enum_value(
         "IDEMPOTENCY_KEY_REUSED",
         description="The idempotencyKey was used before for another input (or its first "

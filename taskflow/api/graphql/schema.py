@@ -20,9 +20,11 @@ from strawberry.schema.config import StrawberryConfig
 from taskflow import errors
 from taskflow.api import limits as edge
 from taskflow.api.graphql import (
+    attention,
     guards,
     links,
     notifications,
+    operate,
     principals,
     relay,
     reports,
@@ -60,6 +62,7 @@ class Query(
     notifications.NotificationQueries,
     reports.ReportQueries,
     timers.TimerQueries,
+    attention.AttentionQueries,
 ):
     @strawberry.field(description="Any object by its global id; null when absent or not visible.")
     async def node(
@@ -82,6 +85,7 @@ class Mutation(
     links.LinkMutations,
     notifications.NotificationMutations,
     timers.TimerMutations,
+    operate.OperateMutations,
 ):
     pass
 

@@ -39,6 +39,8 @@ class RunView:
     subject: Mapping[str, Any]
     state_entered_at: datetime
     ended_at: datetime | None = None
+    #: Since when the current state is done but no route matched (null: not so).
+    unmatched_at: datetime | None = None
 
 
 @dataclass(frozen=True)

@@ -51,7 +51,9 @@ def enter(
 ) -> None:
     """Enter state ``name``: enter hook (which may redirect), held slots, then its slots."""
     state = decision.definition.state(name)
-    decision.set_run(state=name, visit=decision.run.visit + 1, state_entered_at=decision.now)
+    decision.set_run(
+        state=name, visit=decision.run.visit + 1, state_entered_at=decision.now, unmatched_at=None
+    )
     decision.log("state.entered", reason=reason, state=name, via=via)
     if state.on_enter is not None:
         redirect = _run_hook(decision, state, "enter")
@@ -163,6 +165,9 @@ def settle(decision: Decision) -> None:
                     ex.describe(r.when) if r.when is not None else "always" for r in state.routes
                 ],
             )
+            if decision.run.unmatched_at is None:
+                # Remembered on the run so "needs attention" finds it without the timeline.
+                decision.set_run(unmatched_at=decision.now)
             return
         transition(
             decision,

@@ -1,0 +1,274 @@
+"""Operator verbs in GraphQL: goto, pauseClocks, resumeClocks, reassignHeld, rescheduleTimer.
+
+Admins, and leads and managers granted the run's workflow (rule ``operate``);
+each takes a mandatory reason that goes on the run's timeline with the
+operator's id, and an idempotencyKey.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any
+
+import strawberry
+
+from taskflow import errors
+from taskflow.api.graphql import keyed, relay
+from taskflow.api.graphql import refusals as r
+from taskflow.api.graphql.context import Info, caller
+from taskflow.api.graphql.timers import TimerState, TimerSuccess, _of, _timer_id
+from taskflow.api.graphql.types import RUN
+from taskflow.api.graphql.work_mutations import Refusals, RunSuccess, _run
+from taskflow.core.timer_states import TimerStatus
+from taskflow.service import operate, timer_admin
+
+
+@strawberry.input(description="Move a live run to any state of its definition.")
+class GotoInput:
+    run_id: strawberry.ID = strawberry.field(description="The run's global id.")
+    state: str = strawberry.field(description="The state to move it to (any of its definition).")
+    reason: str = strawberry.field(description="Why, for the run's timeline (required).")
+    expected_version: int | None = strawberry.field(
+        default=None,
+        description="The run's version you saw; refused (STALE_VERSION) if it changed since.",
+    )
+    idempotency_key: str | None = relay.idempotency_key_field()
+
+
+@strawberry.input(description="Pause or resume a run's clocks by hand.")
+class ClocksInput:
+    run_id: strawberry.ID = strawberry.field(description="The run's global id.")
+    reason: str = strawberry.field(description="Why, for the run's timeline (required).")
+    idempotency_key: str | None = relay.idempotency_key_field()
+
+
+@strawberry.input(description="Hand over or release everything a principal holds.")
+class ReassignHeldInput:
+    principal_id: str = strawberry.field(description="Whose held slots (a principal id).")
+    to: str | None = strawberry.field(
+        default=None,
+        description="The principal id to assign them to; null releases them to the pool.",
+    )
+    reason: str = strawberry.field(description="Why, for each run's timeline (required).")
+    dry_run: bool = strawberry.field(
+        default=False, description="Only count what would move; change nothing."
+    )
+    idempotency_key: str | None = relay.idempotency_key_field()
+
+
+@strawberry.input(description="Make an armed or dead timer due at another instant.")
+class RescheduleTimerInput:
+    timer_id: strawberry.ID = strawberry.field(description="The timer's global id.")
+    due_at: datetime = strawberry.field(description="When it should fall due (with an offset).")
+    reason: str = strawberry.field(description="Why, for the run's timeline (required).")
+    idempotency_key: str | None = relay.idempotency_key_field()
+
+
+@strawberry.type(description="pauseClocks found no running clock, or resumeClocks no paused one.")
+class ClocksUnchanged(relay.Refusal):
+    pass
+
+
+@strawberry.type(description="Only an armed or dead timer can be rescheduled.")
+class TimerSpent(relay.Refusal):
+    state: TimerState | None = strawberry.field(description="The timer's state now.")
+
+
+@strawberry.type(description="What reassignHeld moved, or on a dry run would move.")
+class ReassignHeldSuccess:
+    held: int = strawberry.field(
+        description="Slots the principal holds in the workflows you may operate."
+    )
+    moved: int = strawberry.field(description="Slots moved (or, on a dry run, that would move).")
+    skipped: int = strawberry.field(
+        description="Slots left as they are: the target is not a candidate for them."
+    )
+    dry_run: bool = strawberry.field(description="True when nothing was changed.")
+    slot_ids: list[strawberry.ID] = strawberry.field(
+        description="Global ids of the slots moved (or that would move)."
+    )
+
+
+GotoPayload = Annotated[
+    RunSuccess | Refusals, strawberry.union("GotoPayload", description="Result of goto.")
+]
+ClocksPayload = Annotated[
+    RunSuccess | ClocksUnchanged | Refusals,
+    strawberry.union("ClocksPayload", description="Result of pauseClocks and resumeClocks."),
+]
+ReassignHeldPayload = Annotated[
+    ReassignHeldSuccess
+    | relay.InvalidInput
+    | relay.NotAllowed
+    | relay.NotFoundRefusal
+    | relay.IdempotencyKeyReused
+    | relay.Busy,
+    strawberry.union("ReassignHeldPayload", description="Result of reassignHeld."),
+]
+RescheduleTimerPayload = Annotated[
+    TimerSuccess
+    | TimerSpent
+    | relay.InvalidInput
+    | relay.NotAllowed
+    | relay.NotFoundRefusal
+    | relay.IdempotencyKeyReused
+    | relay.Busy,
+    strawberry.union("RescheduleTimerPayload", description="Result of rescheduleTimer."),
+]
+
+
+def _refusal(error: errors.TaskflowError) -> Any:
+    if error.code == "CLOCKS_UNCHANGED":
+        return ClocksUnchanged(code=relay.RefusalCode.CLOCKS_UNCHANGED, message=error.message)
+    if error.code == "TIMER_SPENT":
+        status = error.facts.get("status")
+        return TimerSpent(
+            code=relay.RefusalCode.TIMER_SPENT,
+            message=error.message,
+            state=TimerState[TimerStatus(status).name] if status else None,
+        )
+    return r.refusal_for(error)
+
+
+@strawberry.type
+class OperateMutations:
+    @strawberry.mutation(
+        description="Move a live run to any state of its definition, as a move does: the "
+        "current state's live slots are cancelled, the target's enter hook runs and its slots "
+        "open (admins, and leads and managers granted the workflow)."
+    )
+    async def goto(
+        self, info: Info, input: Annotated[GotoInput, strawberry.argument(description="What.")]
+    ) -> GotoPayload:
+        me = await caller(info)
+
+        async def work() -> keyed.Answer:
+            run = await operate.goto(
+                info.context.services,
+                me,
+                run_id=relay.local_id(input.run_id, RUN, "runId"),
+                state=input.state,
+                reason=input.reason,
+                expected_version=input.expected_version,
+            )
+            return {"run": run.view.id}
+
+        try:
+            answer, _ = await keyed.once(info, me.id, "goto", input, work)
+        except errors.TaskflowError as exc:
+            refused: GotoPayload = _refusal(exc)
+            return refused
+        return RunSuccess(run=await _run(info, answer["run"]))
+
+    @strawberry.mutation(
+        description="Pause every running clock of the run's current slots by hand (admins, "
+        "and leads and managers granted the workflow)."
+    )
+    async def pause_clocks(
+        self, info: Info, input: Annotated[ClocksInput, strawberry.argument(description="What.")]
+    ) -> ClocksPayload:
+        return await _clocks(info, input, "pauseClocks", operate.pause_clocks)
+
+    @strawberry.mutation(
+        description="Resume the paused clocks of the run's current slots (admins, and leads "
+        "and managers granted the workflow)."
+    )
+    async def resume_clocks(
+        self, info: Info, input: Annotated[ClocksInput, strawberry.argument(description="What.")]
+    ) -> ClocksPayload:
+        return await _clocks(info, input, "resumeClocks", operate.resume_clocks)
+
+    @strawberry.mutation(
+        description="Assign everything a principal holds to another (each slot where they are "
+        "a candidate), or release it all to the pool (to: null); dryRun counts first. Only "
+        "slots of workflows you may operate are touched."
+    )
+    async def reassign_held(
+        self,
+        info: Info,
+        input: Annotated[ReassignHeldInput, strawberry.argument(description="What.")],
+    ) -> ReassignHeldPayload:
+        me = await caller(info)
+
+        async def work() -> keyed.Answer:
+            done = await operate.reassign_held(
+                info.context.services,
+                me,
+                principal_id=input.principal_id,
+                to=input.to,
+                reason=input.reason,
+                dry_run=input.dry_run,
+            )
+            return {
+                "held": done.held,
+                "moved": done.moved,
+                "skipped": len(done.skipped),
+                "dry_run": done.dry_run,
+            }
+
+        try:
+            answer, _ = await keyed.once(info, me.id, "reassignHeld", input, work)
+        except errors.TaskflowError as exc:
+            refused: ReassignHeldPayload = _refusal(exc)
+            return refused
+        return ReassignHeldSuccess(
+            held=answer["held"],
+            moved=len(answer["moved"]),
+            skipped=answer["skipped"],
+            dry_run=answer["dry_run"],
+            slot_ids=[strawberry.ID(relay.to_global_id("Slot", s)) for s in answer["moved"]],
+        )
+
+    @strawberry.mutation(
+        description="Make an armed or DEAD timer due at another instant, armed with its "
+        "attempts reset (admins, and leads and managers granted the workflow); a "
+        "timer.rescheduled line goes on the run's timeline."
+    )
+    async def reschedule_timer(
+        self,
+        info: Info,
+        input: Annotated[RescheduleTimerInput, strawberry.argument(description="What.")],
+    ) -> RescheduleTimerPayload:
+        me = await caller(info)
+        services = info.context.services
+
+        async def work() -> keyed.Answer:
+            row = await operate.reschedule_timer(
+                services,
+                me,
+                timer_id=_timer_id(input.timer_id),
+                due_at=input.due_at,
+                reason=input.reason,
+            )
+            return {"timer": row.id}
+
+        try:
+            answer, _ = await keyed.once(info, me.id, "rescheduleTimer", input, work)
+        except errors.TaskflowError as exc:
+            refused: RescheduleTimerPayload = _refusal(exc)
+            return refused
+        row = await timer_admin.get(services, me, int(answer["timer"]))
+        if row is None:
+            gone: RescheduleTimerPayload = relay.refusal_for(errors.NotFound("The timer is gone."))
+            return gone
+        return TimerSuccess(timer=_of(info, row))
+
+
+async def _clocks(info: Info, input: ClocksInput, operation: str, verb: Any) -> ClocksPayload:
+    me = await caller(info)
+
+    async def work() -> keyed.Answer:
+        run = await verb(
+            info.context.services,
+            me,
+            run_id=relay.local_id(input.run_id, RUN, "runId"),
+            reason=input.reason,
+        )
+        return {"run": run.view.id}
+
+    try:
+        answer, _ = await keyed.once(info, me.id, operation, input, work)
+    except errors.TaskflowError as exc:
+        refused: ClocksPayload = _refusal(exc)
+        return refused
+    return RunSuccess(run=await _run(info, answer["run"]))

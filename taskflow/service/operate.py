@@ -1,0 +1,303 @@
+"""Operator verbs: goto, pause and resume a run's clocks, reassign or release what a
+principal holds, reschedule a timer.
+
+Each is for admins and the leads and managers granted the run's workflow
+(``access.require_operate``), takes a mandatory reason that goes on the run's
+timeline with the operator's id, and is one transaction per run that locks the
+run row first (then its slots, clocks and timers: the lock order). Run changes
+go through :func:`taskflow.service.runs.decide`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+
+from taskflow import errors
+from taskflow.core.definition.workflow import Definition
+from taskflow.core.principals import Principal
+from taskflow.core.runs import operator
+from taskflow.core.runs import slots as core_slots
+from taskflow.core.runs.model import CLAIMED, AuditEntry, Outcome, SlotView
+from taskflow.core.timer_states import TimerStatus
+from taskflow.service import access, deadlines, persist, retry
+from taskflow.service import principals as principal_service
+from taskflow.service import runs as run_service
+from taskflow.service.container import Services
+from taskflow.store import db, queries
+from taskflow.store import deadlines as timer_rows
+from taskflow.store import runs as rows
+from taskflow.store import timer_admin as timer_store
+
+#: A guarded slot write misses only when the slot changed meanwhile; read it again this often.
+MAX_ATTEMPTS = 5
+
+
+class TimerSpent(errors.TaskflowError):
+    """Only an armed or dead timer can be rescheduled."""
+
+    code = "TIMER_SPENT"
+
+
+def _reason(reason: str) -> str:
+    if not reason.strip():
+        raise errors.ValidationError(
+            "Say why (reason): it goes on the run's timeline with your id.", field="reason"
+        )
+    return reason.strip()
+
+
+async def _operable(services: Services, actor: Principal, run_id: str) -> rows.RunRow:
+    """The run, when the actor may operate on it; NOT_FOUND or FORBIDDEN otherwise."""
+    async with services.db.connection() as conn:
+        run, _ = await run_service.readable_run(services, conn, actor, run_id)
+    access.require_operate(actor, run.view.workflow)
+    return run
+
+
+async def _decided(
+    services: Services,
+    actor: Principal,
+    run_id: str,
+    action: str,
+    expected_version: int | None,
+    decision: Callable[[Definition, rows.RunRow, list[SlotView], datetime], Outcome],
+) -> rows.RunRow:
+    await _operable(services, actor, run_id)
+
+    async def work() -> rows.RunRow:
+        async with services.db.transaction() as conn:
+            await run_service.decide(
+                services, conn, run_id, run_service.guarded(expected_version, decision)
+            )
+            run = await rows.get_run(conn, run_id)
+        assert run is not None
+        return run
+
+    return await run_service.refusals_recorded(services, run_id, actor.id, action, work)
+
+
+@retry.retried("move the run")
+async def goto(
+    services: Services,
+    actor: Principal,
+    *,
+    run_id: str,
+    state: str,
+    reason: str,
+    expected_version: int | None = None,
+) -> rows.RunRow:
+    """Move a live run to any state of its definition (refused for an ended run)."""
+    why = _reason(reason)
+    return await _decided(
+        services,
+        actor,
+        run_id,
+        f"goto {state}",
+        expected_version,
+        lambda definition, run, slots, now: operator.goto(
+            definition,
+            run.view,
+            slots,
+            target=state,
+            reason=why,
+            now=now,
+            actor=actor.id,
+            new_id=persist.new_id,
+        ),
+    )
+
+
+@retry.retried("pause the clocks")
+async def pause_clocks(
+    services: Services, actor: Principal, *, run_id: str, reason: str
+) -> rows.RunRow:
+    """Pause the running clocks of the run's current slots by hand."""
+    why = _reason(reason)
+    return await _decided(
+        services,
+        actor,
+        run_id,
+        "pauseClocks",
+        None,
+        lambda definition, run, slots, now: operator.pause_clocks(
+            definition, run.view, slots, reason=why, now=now, actor=actor.id
+        ),
+    )
+
+
+@retry.retried("resume the clocks")
+async def resume_clocks(
+    services: Services, actor: Principal, *, run_id: str, reason: str
+) -> rows.RunRow:
+    """Resume the paused clocks of the run's current slots."""
+    why = _reason(reason)
+    return await _decided(
+        services,
+        actor,
+        run_id,
+        "resumeClocks",
+        None,
+        lambda definition, run, slots, now: operator.resume_clocks(
+            definition, run.view, slots, reason=why, now=now, actor=actor.id
+        ),
+    )
+
+
+# -- what a principal holds ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Reassigned:
+    """What reassignHeld did (or, on a dry run, would do)."""
+
+    #: Slots the principal holds in workflows the operator may operate.
+    held: int
+    #: Slots moved (released, or assigned to the target).
+    moved: list[str]
+    #: Slots left where they are: the target is not a candidate for them.
+    skipped: list[str]
+    dry_run: bool
+
+
+@retry.retried("reassign held slots")
+async def reassign_held(
+    services: Services,
+    actor: Principal,
+    *,
+    principal_id: str,
+    to: str | None,
+    reason: str,
+    dry_run: bool,
+) -> Reassigned:
+    """Hand every slot ``principal_id`` holds (where the actor may operate) to ``to``, or
+    release them to the pool (``to`` null); ``dry_run`` counts without changing anything."""
+    why = _reason(reason)
+    workflows = access.operate_workflows(actor, "reassign held work")
+    holder = await principal_service.get(services, principal_id)
+    if holder is None:
+        raise errors.NotFound(f"No principal has the id {principal_id!r}.", field="principalId")
+    target = await principal_service.get(services, to) if to is not None else None
+    if to is not None and (target is None or not target.active):
+        raise errors.ValidationError(
+            f"There is no active principal {to!r} to hand the work to.", field="to"
+        )
+    async with services.db.connection() as conn:
+        held = await _held(conn, holder.id, workflows)
+    theirs = access.keys(target) if target is not None else frozenset()
+    fits = [s for s in held if target is None or core_slots.is_candidate(s, theirs)]
+    skipped = [s.id for s in held if s not in fits]
+    if dry_run:
+        return Reassigned(len(held), [s.id for s in fits], skipped, True)
+    moved: list[str] = []
+    for slot in fits:
+        if await _move_one(services, actor, holder, target, slot.id, why):
+            moved.append(slot.id)
+    return Reassigned(len(held), moved, skipped, False)
+
+
+async def _held(
+    conn: db.Connection, holder: str, workflows: frozenset[str] | None
+) -> list[SlotView]:
+    found = await conn.fetch(
+        "SELECT id FROM slot WHERE holder = $1 AND status = 'claimed' "
+        "AND ($2::text[] IS NULL OR workflow = ANY($2::text[])) ORDER BY id",
+        holder,
+        sorted(workflows) if workflows is not None else None,
+    )
+    views = [await rows.get_slot(conn, str(r["id"])) for r in found]
+    return [v for v in views if v is not None]
+
+
+async def _move_one(
+    services: Services,
+    actor: Principal,
+    holder: Principal,
+    target: Principal | None,
+    slot_id: str,
+    reason: str,
+) -> bool:
+    """Release or assign one slot as its holder would, with the operator on the timeline."""
+    keys = access.keys(holder)
+    for _ in range(MAX_ATTEMPTS):
+        now = services.clock.now()
+        async with services.db.transaction() as conn:
+            slot = await rows.get_slot(conn, slot_id)
+            if slot is None or slot.status != CLAIMED or slot.holder != holder.id:
+                return False
+            if target is None:
+                after = core_slots.release(slot, holder.id, keys, now)
+                line = AuditEntry(
+                    "slot.released",
+                    now,
+                    actor.id,
+                    slot.id,
+                    reason,
+                    {"slot": slot.name, "previous_holder": holder.id, "by": "reassignHeld"},
+                )
+            else:
+                after = core_slots.assign(
+                    slot, holder.id, keys, target.id, access.keys(target), now, None
+                )
+                line = AuditEntry(
+                    "slot.assigned",
+                    now,
+                    actor.id,
+                    slot.id,
+                    reason,
+                    {
+                        "slot": slot.name,
+                        "to": target.id,
+                        "previous_holder": holder.id,
+                        "by": "reassignHeld",
+                    },
+                )
+            written = await queries.write_slot_move(conn, slot, after, now)
+            if written is not None:
+                await deadlines.after_slot_move(services, conn, written, now, actor.id, [line])
+                return True
+    return False
+
+
+# -- timers --------------------------------------------------------------------------------------
+
+
+@retry.retried("reschedule the timer")
+async def reschedule_timer(
+    services: Services, actor: Principal, *, timer_id: int, due_at: datetime, reason: str
+) -> timer_rows.TimerRow:
+    """Make an armed or dead timer due at ``due_at`` (armed, its failures forgotten)."""
+    why = _reason(reason)
+    if due_at.tzinfo is None:
+        raise errors.ValidationError("dueAt needs a time zone offset.", field="dueAt")
+    access.operate_workflows(actor, "reschedule timers")
+    now = services.clock.now()
+    async with services.db.transaction() as conn:
+        workflow = await timer_store.workflow_of(conn, timer_id)
+        found = await timer_store.lock(conn, timer_id)
+        if found is None or workflow is None or not access.may_operate(actor, workflow):
+            raise errors.NotFound(f"No timer has the id {timer_id}.", field="timerId")
+        if found.status not in (TimerStatus.ARMED, TimerStatus.DEAD):
+            raise TimerSpent(
+                f"The timer is {found.status}: only an armed or dead timer can be rescheduled "
+                "(a fired, cancelled or discarded one is over).",
+                status=found.status,
+            )
+        timer = await timer_store.reschedule(conn, timer_id, due_at, now)
+        line = AuditEntry(
+            "timer.rescheduled",
+            now,
+            actor.id,
+            found.slot_id,
+            why,
+            {
+                "key": found.key,
+                "kind": found.kind,
+                "from": found.due_at.isoformat(),
+                "to": due_at.isoformat(),
+                "status": str(found.status),
+            },
+        )
+        await persist.audit(conn, found.run_id, line)
+    return timer
