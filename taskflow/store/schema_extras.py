@@ -161,3 +161,18 @@ EXTRA_FUNCTIONS: tuple[tuple[str, str], ...] = (
         "ELSE business_cum_us(cal, t1) - business_cum_us(cal, t0) END $$",
     ),
 )
+# The runs list, newest first (migration 2026-12-01T19:12, ``store/run_list.py``).
+EXTRA_INDEXES += (
+    ("run_started", "CREATE INDEX run_started ON run (started_at, id)"),
+    ("run_workflow_started", "CREATE INDEX run_workflow_started ON run (workflow, started_at, id)"),
+    (
+        "run_state_started",
+        "CREATE INDEX run_state_started ON run (workflow, state, started_at, id)",
+    ),
+    (
+        "run_correlation_any",
+        "CREATE INDEX run_correlation_any ON run (correlation_key, started_at) "
+        "WHERE correlation_key IS NOT NULL",
+    ),
+    ("run_ended", "CREATE INDEX run_ended ON run (ended_at) WHERE ended_at IS NOT NULL"),
+)

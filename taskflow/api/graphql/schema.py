@@ -19,11 +19,13 @@ from strawberry.schema.config import StrawberryConfig
 
 from taskflow import errors
 from taskflow.api.graphql import (
+    definitions,
     links,
     notifications,
     principals,
     relay,
     reports,
+    run_list,
     timers,
     types,
     work,
@@ -57,6 +59,8 @@ class Query(
     notifications.NotificationQueries,
     reports.ReportQueries,
     timers.TimerQueries,
+    definitions.DefinitionQueries,
+    run_list.RunListQueries,
 ):
     @strawberry.field(description="Any object by its global id; null when absent or not visible.")
     async def node(
