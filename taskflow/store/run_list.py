@@ -78,6 +78,25 @@ def reach_sql(reach: RunReach, args: list[Any]) -> str:
     return " AND (" + " OR ".join(ways) + ")"
 
 
+def statements(
+    f: RunFilter, reach: RunReach, after: tuple[datetime, str] | None, limit: int
+) -> tuple[tuple[str, list[Any]], tuple[str, list[Any]]]:
+    """(count statement, page statement), each with its parameters (EXPLAINed by a test)."""
+    args: list[Any] = []
+    where = "true" + filter_sql(f, args) + reach_sql(reach, args)
+    count = (f"SELECT count(*) FROM run r WHERE {where}", list(args))
+    if after is not None:
+        started = db.placeholder(args, after[0])
+        run_id = db.placeholder(args, uuid.UUID(after[1]))
+        where += f" AND (r.started_at, r.id) < ({started}, {run_id})"
+    page = (
+        f"SELECT {RUN_COLUMNS} FROM run r JOIN subject s ON s.id = r.subject WHERE {where} "
+        f"ORDER BY r.started_at DESC, r.id DESC LIMIT {int(limit)}",
+        args,
+    )
+    return count, page
+
+
 async def runs(
     conn: db.Connection,
     *,
@@ -87,16 +106,7 @@ async def runs(
     limit: int,
 ) -> tuple[list[RunRow], int]:
     """A page of matching runs, newest first, and how many match in all."""
-    args: list[Any] = []
-    where = "true" + filter_sql(f, args) + reach_sql(reach, args)
-    total = await conn.fetchval(f"SELECT count(*) FROM run r WHERE {where}", *args)
-    if after is not None:
-        started = db.placeholder(args, after[0])
-        run_id = db.placeholder(args, uuid.UUID(after[1]))
-        where += f" AND (r.started_at, r.id) < ({started}, {run_id})"
-    rows = await conn.fetch(
-        f"SELECT {RUN_COLUMNS} FROM run r JOIN subject s ON s.id = r.subject WHERE {where} "
-        f"ORDER BY r.started_at DESC, r.id DESC LIMIT {int(limit)}",
-        *args,
-    )
+    (count_sql, count_args), (page_sql, page_args) = statements(f, reach, after, limit)
+    total = await conn.fetchval(count_sql, *count_args)
+    rows = await conn.fetch(page_sql, *page_args)
     return [run_from(r) for r in rows], int(total)

@@ -62,7 +62,8 @@ async def test_workflows_serve_the_documents_taskflow_show_prints(
     assert [s["lane"] for s in expense["states"]] == list(range(len(expense["states"])))
     assert any(s["kind"] == "TERMINAL" for s in expense["states"])
     slots = [slot for s in expense["states"] for slot in s["slots"]]
-    assert slots and all(slot["candidates"] for slot in slots)
+    assert slots
+    assert all(slot["candidates"] for slot in slots)
     # A candidate rule reads as words, not as the document's JSON tree.
     assert all(not slot["candidates"].startswith("{") for slot in slots)
     assert any(slot["milestones"] for slot in slots)
@@ -73,9 +74,7 @@ async def test_workflows_serve_the_documents_taskflow_show_prints(
     assert anonymous.error_codes == ["UNAUTHENTICATED"]
 
 
-async def _runs(
-    client: httpx.AsyncClient, token: str, **variables: Any
-) -> dict[str, Any]:
+async def _runs(client: httpx.AsyncClient, token: str, **variables: Any) -> dict[str, Any]:
     found: dict[str, Any] = (await gql(client, RUNS, variables, token=token)).ok()["runs"]
     return found
 
@@ -116,9 +115,11 @@ async def test_runs_filter_page_and_keep_to_the_callers_reach(
 
     # Paging: keyset cursors, the total on every page.
     page = await _runs(client, app, first=2)
-    assert _ids(page) == [t1, e2] and page["pageInfo"]["hasNextPage"]
+    assert _ids(page) == [t1, e2]
+    assert page["pageInfo"]["hasNextPage"]
     rest = await _runs(client, app, first=2, after=page["pageInfo"]["endCursor"])
-    assert _ids(rest) == [e1] and not rest["pageInfo"]["hasNextPage"]
+    assert _ids(rest) == [e1]
+    assert not rest["pageInfo"]["hasNextPage"]
     assert rest["totalCount"] == 3
 
     # Ended runs: by status and by the end window.
@@ -139,7 +140,8 @@ async def test_runs_filter_page_and_keep_to_the_callers_reach(
     leah = people["leah"]
     assert _ids(await _runs(client, leah)) == [e2, e1]
     tickets = await _runs(client, leah, filter={"workflow": "support-ticket"})
-    assert tickets["totalCount"] == 0 and tickets["edges"] == []
+    assert tickets["totalCount"] == 0
+    assert tickets["edges"] == []
     by_ticket = await _runs(client, leah, filter={"subject": {"externalId": "T-1"}})
     assert by_ticket["totalCount"] == 0
     # A team lead of support sees no ticket before a slot of her teams opens on it.

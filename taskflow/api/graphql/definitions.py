@@ -8,7 +8,7 @@ list states, lanes, slots and moves without parsing the document.
 from __future__ import annotations
 
 from enum import Enum
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 
 import strawberry
 from strawberry.scalars import JSON
@@ -189,7 +189,7 @@ def version_of(definition: Definition) -> WorkflowVersion:
         initial_state=definition.initial_state.name if definition.states else None,
         lanes=[s.name for s in definition.states],
         states=[_state(s, i) for i, s in enumerate(definition.states)],
-        document={**definition.to_document(), "digest": definition.digest},
+        document=cast(JSON, {**definition.to_document(), "digest": definition.digest}),
     )
 
 

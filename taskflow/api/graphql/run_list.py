@@ -67,7 +67,7 @@ class RunFilter:
             workflow=self.workflow,
             version=self.version,
             state=self.state,
-            status=tuple(s.value for s in self.status) if self.status else None,
+            status=tuple(str(s.value) for s in self.status) if self.status else None,
             subject_type=self.subject.type if self.subject else None,
             subject_external_id=self.subject.external_id if self.subject else None,
             correlation_key=self.correlation_key,
