@@ -22,18 +22,9 @@ pytestmark = pytest.mark.anyio
 
 EXAMPLES = str(config.PROJECT_ROOT / "examples")
 
-WORKFLOWS = """query($name: String) { workflows(name: $name) { name
-  latest { version digest tracks initialState lanes document
-    states { name kind lane pausing routes
-      slots { name waitsFor candidates milestones { kind within } fields { name type required } }
-      moves { name to by guard } } }
-  versions { version } } }"""
-
-RUNS = """query($filter: RunFilter, $first: Int, $after: String) {
-  runs(filter: $filter, first: $first, after: $after) { totalCount
-    pageInfo { hasNextPage endCursor }
-    edges { cursor node { id workflow state status correlationKey startedAt endedAt
-      subject { type externalId } } } } }"""
+OPERATIONS = config.PROJECT_ROOT / "graphql" / "operations"
+WORKFLOWS = (OPERATIONS / "workflows.graphql").read_text()
+RUNS = (OPERATIONS / "runs_page.graphql").read_text()
 
 CANCEL = """mutation($input: CancelRunInput!) { cancelRun(input: $input) { __typename } }"""
 
