@@ -12,7 +12,7 @@ from litestar.datastructures import Headers, State
 from litestar.response import Response
 from strawberry.litestar import make_graphql_controller
 
-from taskflow.api import link_pages, report_pages
+from taskflow.api import graphiql, link_pages, report_pages
 from taskflow.api.graphql import schema as graphql_schema
 from taskflow.api.graphql.context import Context
 from taskflow.service.container import Services
@@ -85,8 +85,16 @@ def create_app(
         graphql_ide="graphiql" if dev else None,
         allow_queries_via_get=False,
     )
+    if dev:
+        graphql = graphiql.offline(graphql)
     return Litestar(
-        route_handlers=[graphql, health, *link_pages.ROUTES, *report_pages.ROUTES],
+        route_handlers=[
+            graphql,
+            health,
+            *link_pages.ROUTES,
+            *report_pages.ROUTES,
+            *([graphiql.assets_router()] if dev else []),
+        ],
         lifespan=[lifespan],
         state=State({"services": services}) if services is not None else None,
         debug=False,
