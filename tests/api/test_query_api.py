@@ -142,6 +142,9 @@ async def test_runs_filter_page_and_keep_to_the_callers_reach(
     inbox = await w.inbox(client, people["tess"])
     assert inbox, "the triage slot of the ticket is tess's to take"
     assert _ids(await _runs(client, people["tess"])) == [t1]
+    nested = """{ runs { edges { node { id slots { name status } } } } }"""
+    [edge] = (await gql(client, nested, token=people["tess"])).ok()["runs"]["edges"]
+    assert [s["name"] for s in edge["node"]["slots"]] == [inbox[0]["name"]]
     # Admins see every run.
     assert (await _runs(client, people["ada"]))["totalCount"] == 3
 

@@ -10,7 +10,7 @@ import strawberry
 
 from taskflow import errors
 from taskflow.api.graphql import relay
-from taskflow.api.graphql.context import Info, caller
+from taskflow.api.graphql.context import Info, caller, checked
 from taskflow.api.graphql.types import RunStatus, RunType
 from taskflow.core.runs.run_filter import RunFilter as CoreRunFilter
 from taskflow.service import run_list
@@ -109,7 +109,7 @@ class RunListQueries:
                 ) from None
         f = (filter or RunFilter()).to_filter()
         found, total, has_next = await run_list.runs(
-            info.context.services, me, f, first=first, after=cursor
+            info.context.services, me, f, first=first, after=cursor, checked=await checked(info)
         )
         edges = [
             relay.Edge(
