@@ -14,7 +14,7 @@ from litestar.exceptions import HTTPException
 from litestar.response import Response
 from strawberry.litestar import make_graphql_controller
 
-from taskflow.api import body_guard, link_pages, metrics_page, report_pages
+from taskflow.api import body_guard, graphiql, link_pages, metrics_page, report_pages
 from taskflow.api import limits as edge
 from taskflow.api.graphql import schema as graphql_schema
 from taskflow.api.graphql.context import Context
@@ -116,6 +116,8 @@ def create_app(
         graphql_ide="graphiql" if dev else None,
         allow_queries_via_get=False,
     )
+    if dev:
+        graphql = graphiql.offline(graphql)
     return Litestar(
         route_handlers=[
             graphql,
@@ -123,6 +125,7 @@ def create_app(
             *link_pages.ROUTES,
             *report_pages.ROUTES,
             *metrics_page.ROUTES,
+            *([graphiql.assets_router()] if dev else []),
         ],
         lifespan=[lifespan],
         state=State({"services": services}) if services is not None else None,

@@ -146,7 +146,8 @@ def bar_chart(
     for n, s in enumerate(series):
         colour = PALETTE[n % len(PALETTE)][0]
         lx = left + n * 200
-        out.append(f'<rect x="{lx}" y="24" width="12" height="12" fill="{colour}"/>')
+        # The swatch is drawn exactly as the series' bars are (same fill, same opacity).
+        out.append(f'<rect x="{lx}" y="24" width="12" height="12" fill="{colour}"{_opacity(n)}/>')
         out.append(f'<text x="{lx + 18}" y="34">{escape(s.name)}</text>')
     for i, label in enumerate(labels):
         y0 = top + i * group_h
@@ -159,16 +160,19 @@ def bar_chart(
             colour = PALETTE[n % len(PALETTE)][0]
             y = y0 + n * bar_h
             w = 0.0 if v is None else plot_w * v / peak
-            # A lighter fill on every other series keeps bars apart in a greyscale print.
-            opacity = ' fill-opacity=".55"' if n % 2 else ""
             out.append(
                 f'<rect x="{left}" y="{y}" width="{w:.1f}" height="{bar_h - 2}" '
-                f'fill="{colour}"{opacity}/>'
+                f'fill="{colour}"{_opacity(n)}/>'
             )
             text = "-" if v is None else f"{fmt.format(v)} {_unit(unit, fmt.format(v))}"
             out.append(f'<text x="{left + w + 6:.1f}" y="{y + bar_h - 4}">{escape(text)}</text>')
     out.append("</svg>")
     return "".join(out)
+
+
+def _opacity(n: int) -> str:
+    """A lighter fill on every other series keeps bars apart in a greyscale print."""
+    return ' fill-opacity=".55"' if n % 2 else ""
 
 
 def _unit(unit: str | tuple[str, str], written: str) -> str:

@@ -58,7 +58,9 @@ INPUT_TYPES = {
     "file": "text",
 }
 HINTS = {
-    "date": "Write the date as YYYY-MM-DD, e.g. 2027-03-31.",
+    # The box is the browser's date widget, shown in the reader's own date order:
+    # a hint naming one format (YYYY-MM-DD) contradicted it (mm/dd/yyyy, dd.mm.yyyy).
+    "date": "Pick the date from the calendar, or type it in the order the box shows.",
     "file": "A link to the document (e.g. a shared-drive address) or its reference.",
     "url": "A web address starting with https://",
     "number": "A number, e.g. 12.50",

@@ -172,7 +172,17 @@ def _form_values(params: Mapping[str, list[str]]) -> dict[str, Any]:
         "period": (params.get("period") or ["week"])[0],
         "groups": params.get("group") or [reports.WORKFLOW],
         "milestone": (params.get("milestone") or [""])[0],
+        "cols": report_table.groups_of(params.get("cols")),
+        "from_placeholder": "",
     }
+
+
+def _used(form: dict[str, Any], report: reports.ReportRequest) -> dict[str, Any]:
+    """The form showing the window the report actually used (the default, or as bounded)."""
+    zone = ZoneInfo(report.zone)
+    start = report.start.astimezone(zone)
+    shown = start.date().isoformat() if start.time() == time() else start.isoformat()
+    return {**form, "from_": shown, "from_placeholder": shown}
 
 
 def _params(request: Request[Any, Any, Any]) -> dict[str, list[str]]:
@@ -185,7 +195,11 @@ async def sla_page(request: Request[Any, Any, Any], state: State) -> Response[st
     services = _services(state)
     me = await report_signin.caller(services, request)
     params = _params(request)
-    common = {"form": _form_values(params), "dimensions": report_table.DIMENSION_TITLES}
+    common = {
+        "form": _form_values(params),
+        "dimensions": report_table.DIMENSION_TITLES,
+        "column_groups": report_table.COLUMN_GROUPS,
+    }
     if me is None:
         return _html("sign_in.html", 401, error=None, next=str(request.url.path))
     try:
@@ -196,6 +210,8 @@ async def sla_page(request: Request[Any, Any, Any], state: State) -> Response[st
     except errors.ValidationError as invalid:
         return _html("report.html", 400, me=me, error=invalid.message, page=None, **common)
     report = page.report
+    common["form"] = _used(common["form"], report)
+    columns = report_table.columns_of(common["form"]["cols"])
     return _html(
         "report.html",
         200,
@@ -205,11 +221,12 @@ async def sla_page(request: Request[Any, Any, Any], state: State) -> Response[st
         report=report,
         generated_at=services.clock.now(),
         key_titles=report_table.key_titles(report.group_by),
-        columns=report_table.COLUMNS,
+        columns=columns,
+        header_groups=report_table.header_groups(columns),
         rows=[
             (
                 report_table.keys(r, report.group_by, report.zone),
-                [report_table.cell_text(c, r) for c in report_table.COLUMNS],
+                [report_table.cell_text(c, r) for c in columns],
             )
             for r in rows
         ],

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from zoneinfo import ZoneInfo
@@ -35,6 +36,18 @@ class Column:
     value: Callable[[reports.ReportRow], float | int | None]
     #: count | rate | business | real
     kind: str
+    #: The page's column group (``COLUMN_GROUPS``).
+    group: str = "counts"
+
+    @property
+    def head(self) -> str:
+        """The page's header under its group's (``pickup p90 (business h)``: ``p90``)."""
+        if self.group in ("pickup", "completion"):
+            found = re.match(r"\w+ (p\d\d) \((\w+) h\)", self.title)
+            if found is None:
+                return self.title
+            return found.group(1) if found.group(2) == "business" else f"{found.group(1)} real"
+        return self.title.split(",")[0] if self.group == "lead" else self.title
 
 
 def _p(name: str, which: str) -> Callable[[reports.ReportRow], float | None]:
@@ -53,18 +66,67 @@ COLUMNS: tuple[Column, ...] = (
     Column("breach rate", lambda r: r.breach_rate, "rate"),
     Column("at risk now", lambda r: r.at_risk_now, "count"),
     Column("breached now", lambda r: r.breached_now, "count"),
-    Column("pickup p50 (business h)", _p("pickup_business", "p50"), "business"),
-    Column("pickup p90 (business h)", _p("pickup_business", "p90"), "business"),
-    Column("pickup p95 (business h)", _p("pickup_business", "p95"), "business"),
-    Column("pickup p90 (real h)", _p("pickup_real", "p90"), "real"),
-    Column("completion p50 (business h)", _p("completion_business", "p50"), "business"),
-    Column("completion p90 (business h)", _p("completion_business", "p90"), "business"),
-    Column("completion p95 (business h)", _p("completion_business", "p95"), "business"),
-    Column("completion p90 (real h)", _p("completion_real", "p90"), "real"),
-    Column("lead time (real h)", lambda r: r.lead_us, "real"),
-    Column("worked (real h)", lambda r: r.worked_us, "real"),
-    Column("waiting (real h)", lambda r: r.waiting_us, "real"),
+    Column("pickup p50 (business h)", _p("pickup_business", "p50"), "business", "pickup"),
+    Column("pickup p90 (business h)", _p("pickup_business", "p90"), "business", "pickup"),
+    Column("pickup p95 (business h)", _p("pickup_business", "p95"), "business", "pickup"),
+    Column("pickup p90 (real h)", _p("pickup_real", "p90"), "real", "pickup"),
+    Column(
+        "completion p50 (business h)", _p("completion_business", "p50"), "business", "completion"
+    ),
+    Column(
+        "completion p90 (business h)", _p("completion_business", "p90"), "business", "completion"
+    ),
+    Column(
+        "completion p95 (business h)", _p("completion_business", "p95"), "business", "completion"
+    ),
+    Column("completion p90 (real h)", _p("completion_real", "p90"), "real", "completion"),
+    # Sums over the row's slots (not a typical slot's time): say so in the header.
+    Column("lead time, sum (real h)", lambda r: r.lead_us, "real", "lead"),
+    Column("worked, sum (real h)", lambda r: r.worked_us, "real", "lead"),
+    Column("waiting, sum (real h)", lambda r: r.waiting_us, "real", "lead"),
 )
+
+#: The page's column groups (the ``cols`` query parameter; the CSV has every column).
+COLUMN_GROUPS = {
+    "counts": "counts and breach rate",
+    "pickup": "time to pickup",
+    "completion": "time to completion",
+    "lead": "lead time, worked, waiting (sums)",
+}
+#: The page's header over each group's columns.
+GROUP_HEADS = {
+    "counts": "slots",
+    "pickup": "time to pickup (business h; real: wall clock)",
+    "completion": "time to completion (business h; real: wall clock)",
+    "lead": "sum over the slots (real h)",
+}
+
+
+def header_groups(columns: tuple[Column, ...]) -> list[tuple[str, int]]:
+    """(group header, how many columns it spans), in table order."""
+    spans: list[tuple[str, int]] = []
+    for column in columns:
+        head = GROUP_HEADS[column.group]
+        if spans and spans[-1][0] == head:
+            spans[-1] = (head, spans[-1][1] + 1)
+        else:
+            spans.append((head, 1))
+    return spans
+
+
+#: The page's columns when the reader picked none: what fits a 1280 px screen.
+DEFAULT_GROUPS = ("counts", "pickup", "completion")
+
+
+def groups_of(asked: list[str] | None) -> list[str]:
+    """The known column groups asked for (none known: the default ones)."""
+    return [g for g in COLUMN_GROUPS if g in set(asked or ())] or list(DEFAULT_GROUPS)
+
+
+def columns_of(groups: list[str] | None) -> tuple[Column, ...]:
+    """The columns of the named groups, in table order."""
+    wanted = set(groups_of(groups))
+    return tuple(c for c in COLUMNS if c.group in wanted)
 
 
 def key_titles(group_by: tuple[str, ...]) -> list[str]:

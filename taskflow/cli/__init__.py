@@ -38,7 +38,38 @@ def build_parser() -> argparse.ArgumentParser:
     for name in COMMAND_MODULES:
         # A listed module that is missing is a packaging bug: fail loudly, never drop it.
         importlib.import_module(name).register(subparsers)
+    _complete_help(parser)
     return parser
+
+
+class DefaultsHelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Shows ``(default: x)`` after an option's help, unless it has none worth saying
+    (None, a false flag) or the help already says it."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        if action.default in (None, False, argparse.SUPPRESS) or "default" in text.lower():
+            return action.help
+        return super()._get_help_string(action)
+
+
+def _complete_help(parser: argparse.ArgumentParser) -> None:
+    """Every subcommand's ``--help`` opens with a description line and shows defaults.
+
+    A subcommand without its own ``description`` gets the help line its parent lists
+    it with, else its handler's docstring's first line.
+    """
+    parser.formatter_class = DefaultsHelpFormatter
+    for action in parser._actions:
+        if not isinstance(action, argparse._SubParsersAction):
+            continue
+        listed = {a.dest: a.help for a in action._choices_actions}
+        for name, sub in action.choices.items():
+            if not sub.description:
+                handler = sub.get_default("handler")
+                doc = (getattr(handler, "__doc__", None) or "").strip().splitlines()
+                sub.description = listed.get(name) or (doc[0] if doc else None)
+            _complete_help(sub)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

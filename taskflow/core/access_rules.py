@@ -48,6 +48,11 @@ RULES: Final[dict[str, str]] = {
     "operate": "The needs-attention list and the operator verbs (goto, pauseClocks, "
     "resumeClocks, reassignHeld, rescheduleTimer): leads and managers over the workflows "
     "granted, and admins (may_operate, attention_scope); others get FORBIDDEN or NOT_FOUND.",
+    "definitions": "Any authenticated caller: workflow definitions hold no subject data "
+    "(the workflows query).",
+    "runs": "The runs list: runs where the reader's grants reach, or (team grants) with a "
+    "slot of their teams, and runs with a slot the caller holds, did, could take or "
+    "delegates (may_read_run as SQL asks it); others see none.",
 }
 
 #: ``Type.field`` -> rule id, for every query, mutation and object field of the schema.
@@ -439,3 +444,21 @@ FIELDS: Final[dict[str, str]] = {
     "TimerSpent.message": "parent",
     "TimerSpent.state": "parent",
 }
+
+# The query API for frontends (workflows, runs): the definition types are values of a
+# workflow the caller may read, so "parent" throughout.
+_PARENT_FIELDS = {
+    "DefinitionField": "name type required choices label help",
+    "DefinitionMilestone": "kind within calendar",
+    "DefinitionMove": "name label to by guard fields",
+    "DefinitionSlot": "name label description waitsFor fields candidates delegates milestones "
+    "after forEach magicLink",
+    "DefinitionState": "name label description kind lane pausing slots moves routes",
+    "Workflow": "name latest versions",
+    "WorkflowVersion": "version digest description tracks calendar initialState lanes states "
+    "document",
+    "RunConnection": "edges pageInfo totalCount",
+    "RunEdge": "cursor node",
+}
+FIELDS.update({f"{t}.{f}": "parent" for t, fs in _PARENT_FIELDS.items() for f in fs.split()})
+FIELDS.update({"Query.workflows": "definitions", "Query.runs": "runs"})

@@ -197,3 +197,18 @@ EXTRA_FUNCTIONS: tuple[tuple[str, str], ...] = (
 #: ``rule_holds`` and ``residual_admits``: a slot's residual candidate rules in SQL
 #: (``store/candidacy.py``).
 EXTRA_FUNCTIONS += candidacy.FUNCTIONS
+# The runs list, newest first (migration 2026-12-01T19:12, ``store/run_list.py``).
+EXTRA_INDEXES += (
+    ("run_started", "CREATE INDEX run_started ON run (started_at, id)"),
+    ("run_workflow_started", "CREATE INDEX run_workflow_started ON run (workflow, started_at, id)"),
+    (
+        "run_state_started",
+        "CREATE INDEX run_state_started ON run (workflow, state, started_at, id)",
+    ),
+    (
+        "run_correlation_any",
+        "CREATE INDEX run_correlation_any ON run (correlation_key, started_at) "
+        "WHERE correlation_key IS NOT NULL",
+    ),
+    ("run_ended", "CREATE INDEX run_ended ON run (ended_at) WHERE ended_at IS NOT NULL"),
+)

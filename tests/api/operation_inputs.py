@@ -46,6 +46,7 @@ RUNNER = {
     "reassign_held": "ada",
     "reschedule_timer": "ada",
     "needs_attention": "ada",
+    "runs_page": "leah",
 }
 
 
@@ -112,6 +113,8 @@ def variables(name: str, o: Objects) -> dict[str, Any]:
             "input": {"timerId": "VGltZXI6MQ", "dueAt": "2026-12-02T09:00:00+00:00", "reason": "x"}
         },
         "needs_attention": {"first": 10},
+        "runs_page": {"filter": {"workflow": "expense-approval"}, "first": 10},
+        "workflows": {"name": "expense-approval"},
         "inbox_page": {"first": 10},
         "me": {},
         "mint_magic_link": {

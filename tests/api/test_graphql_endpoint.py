@@ -76,3 +76,15 @@ async def test_graphiql_is_served_in_dev(client: httpx.AsyncClient) -> None:
     response = await client.get("/graphql", headers={"accept": "text/html"})
     assert response.status_code == 200
     assert "graphiql" in response.text.lower()
+
+
+async def test_graphiql_page_and_assets_come_from_the_server(client: httpx.AsyncClient) -> None:
+    page = await client.get("/graphql", headers={"Accept": "text/html"})
+    assert page.status_code == 200
+    assert '<script src="/graphiql/graphiql.min.js">' in page.text
+    assert "unpkg.com" not in page.text
+    for name in ("graphiql.min.js", "graphiql.min.css", "react.production.min.js"):
+        asset = await client.get(f"/graphiql/{name}")
+        assert asset.status_code == 200, name
+    licence = await client.get("/graphiql/LICENSE.graphiql.txt")
+    assert "MIT" in licence.text

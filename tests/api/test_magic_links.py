@@ -47,6 +47,10 @@ async def test_a_vendor_uploads_a_document_through_the_link(
     assert "onboarding@acme.example" not in html
     assert '<label for="f-document">Document <span class="req">(required)</span></label>' in html
     assert '<input id="f-valid_until" name="valid_until" type="date"' in html
+    # The box is the browser's date widget in the reader's own date order: the hint names
+    # no format of its own (it said YYYY-MM-DD while Chromium showed mm/dd/yyyy).
+    assert "Pick the date from the calendar, or type it in the order the box shows." in html
+    assert "YYYY-MM-DD" not in html
     assert "<script" not in html
 
     wrong = await m.submit(client, link["url"], {"document": "", "valid_until": "31/12/2027"})

@@ -78,7 +78,7 @@ async def test_the_csv_has_the_same_numbers(
     assert expense["breach rate"] == "0.5000"
     # Pickups 2.5, 0.5, 0.5, 3 business hours (S1, S2, S4, S5): median 1.5.
     assert expense["pickup p50 (business h)"] == "1.50"
-    assert expense["lead time (real h)"] == "155.00"
+    assert expense["lead time, sum (real h)"] == "155.00"
     assert rows[1]["completion p50 (business h)"] == "4.00"
 
     periods = await client.get(

@@ -21,6 +21,10 @@ TEST_ROWS: dict[str, list[str]] = {
     "operate": [
         "tests.api.test_needs_attention::test_needs_attention_is_scoped_and_refused_to_staff",
     ],
+    "definitions": [
+        "tests.api.test_query_api::test_workflows_serve_the_documents_taskflow_show_prints"
+    ],
+    "runs": ["tests.api.test_query_api::test_runs_filter_page_and_keep_to_the_callers_reach"],
     "parent": [
         "tests.api.test_access::test_a_team_lead_reads_runs_through_their_teams_slots_and_slot_run_agrees"
     ],

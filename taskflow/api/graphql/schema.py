@@ -21,6 +21,7 @@ from taskflow import errors
 from taskflow.api import limits as edge
 from taskflow.api.graphql import (
     attention,
+    definitions,
     guards,
     links,
     notifications,
@@ -28,6 +29,7 @@ from taskflow.api.graphql import (
     principals,
     relay,
     reports,
+    run_list,
     timers,
     types,
     work,
@@ -63,6 +65,8 @@ class Query(
     reports.ReportQueries,
     timers.TimerQueries,
     attention.AttentionQueries,
+    definitions.DefinitionQueries,
+    run_list.RunListQueries,
 ):
     @strawberry.field(description="Any object by its global id; null when absent or not visible.")
     async def node(

@@ -1,0 +1,127 @@
+"""The ``runs`` query: find runs by workflow, state, status, subject, key and time windows."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Annotated
+
+import strawberry
+
+from taskflow import errors
+from taskflow.api.graphql import relay
+from taskflow.api.graphql.context import Info, caller, checked
+from taskflow.api.graphql.types import RunStatus, RunType
+from taskflow.core.runs.run_filter import RunFilter as CoreRunFilter
+from taskflow.service import run_list
+
+
+@strawberry.input(description="Names the tracked entity a run is for.")
+class SubjectKey:
+    type: str | None = strawberry.field(default=None, description="Its type, e.g. expense.")
+    external_id: str | None = strawberry.field(
+        default=None, description="Its id in the application."
+    )
+
+
+@strawberry.input(description="A time window; a missing bound is open.")
+class TimeWindow:
+    from_: datetime | None = strawberry.field(
+        default=None, name="from", description="From this instant (included)."
+    )
+    before: datetime | None = strawberry.field(
+        default=None, description="Before this instant (excluded)."
+    )
+
+
+@strawberry.input(description="Narrows the runs list. All given filters must match.")
+class RunFilter:
+    workflow: str | None = strawberry.field(default=None, description="Only this workflow.")
+    version: int | None = strawberry.field(
+        default=None, description="Only this definition version (with workflow)."
+    )
+    state: str | None = strawberry.field(default=None, description="Only runs in this state.")
+    status: list[RunStatus] | None = strawberry.field(
+        default=None, description="Only runs with one of these statuses."
+    )
+    subject: SubjectKey | None = strawberry.field(
+        default=None, description="Only runs of this tracked entity."
+    )
+    correlation_key: str | None = strawberry.field(
+        default=None, description="Only runs with this correlation key."
+    )
+    started: TimeWindow | None = strawberry.field(
+        default=None, description="Only runs started in this window."
+    )
+    ended: TimeWindow | None = strawberry.field(
+        default=None, description="Only runs ended in this window (so ended runs only)."
+    )
+
+    def to_filter(self) -> CoreRunFilter:
+        if self.version is not None and self.workflow is None:
+            raise errors.ValidationError(
+                "A version filter needs a workflow: add filter.workflow.", field="version"
+            )
+        started, ended = self.started or TimeWindow(), self.ended or TimeWindow()
+        return CoreRunFilter(
+            workflow=self.workflow,
+            version=self.version,
+            state=self.state,
+            status=tuple(str(s.value) for s in self.status) if self.status else None,
+            subject_type=self.subject.type if self.subject else None,
+            subject_external_id=self.subject.external_id if self.subject else None,
+            correlation_key=self.correlation_key,
+            started_from=started.from_,
+            started_before=started.before,
+            ended_from=ended.from_,
+            ended_before=ended.before,
+        )
+
+
+@strawberry.type
+class RunListQueries:
+    @strawberry.field(
+        description="Runs you may read, newest first (started, then id): leads, managers and "
+        "applications see the runs their grants reach, anyone the runs they are involved in."
+    )
+    async def runs(
+        self,
+        info: Info,
+        first: Annotated[
+            int, strawberry.argument(description=f"Page size, 1-{run_list.MAX_FIRST}.")
+        ] = 50,
+        after: Annotated[
+            str | None, strawberry.argument(description="endCursor of the previous page.")
+        ] = None,
+        filter: Annotated[
+            RunFilter | None, strawberry.argument(description="Narrow the list.")
+        ] = None,
+    ) -> relay.Connection[RunType]:
+        me = await caller(info)
+        cursor = None
+        if after:
+            started, run_id = relay.decode_cursor(after, 2)
+            try:
+                cursor = (datetime.fromisoformat(started), str(uuid.UUID(run_id)))
+            except ValueError:
+                raise errors.ValidationError(
+                    "The cursor is not one this list gave out.", field="after"
+                ) from None
+        f = (filter or RunFilter()).to_filter()
+        found, total, has_next = await run_list.runs(
+            info.context.services, me, f, first=first, after=cursor, checked=await checked(info)
+        )
+        edges = [
+            relay.Edge(
+                cursor=relay.encode_cursor(r.started_at.isoformat(), r.view.id),
+                node=RunType.of(r),
+            )
+            for r in found
+        ]
+        return relay.Connection(
+            edges=edges,
+            page_info=relay.PageInfo(
+                has_next_page=has_next, end_cursor=edges[-1].cursor if edges else None
+            ),
+            total_count=total,
+        )
