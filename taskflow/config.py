@@ -55,6 +55,9 @@ class Settings:
     report_max_days: int = 1830
     #: GraphQL introspection (``__schema``, ``__type``); default: on in ``dev`` only.
     introspection: bool = True
+    #: Start even when a loaded definition differs from the one deployed at its name and
+    #: version (``TASKFLOW_ALLOW_DEFINITION_DRIFT``; development only, logged loudly).
+    allow_definition_drift: bool = False
 
     @property
     def embedded(self) -> bool:
@@ -214,6 +217,7 @@ def load(env: Mapping[str, str] | None = None) -> Settings:
         report_session_ttl=_duration(env, "TASKFLOW_REPORT_SESSION_TTL", timedelta(hours=8)),
         report_max_days=_whole(env, "TASKFLOW_REPORT_MAX_DAYS", 1830, most=36500),
         introspection=_flag(env, "TASKFLOW_GRAPHQL_INTROSPECTION", env_name == "dev"),
+        allow_definition_drift=_flag(env, "TASKFLOW_ALLOW_DEFINITION_DRIFT", False),
     )
 
 
