@@ -114,7 +114,7 @@ async def test_a_v1_run_completes_on_v1_rules_while_starts_go_to_v2(
     assert listed[("leave-request", 2)].live_runs == 1
 
     # The manager approves both: v1's rules end the old run, v2's send the new one to HR.
-    for external_id, run in (("LEAVE-1", old), ("LEAVE-2", new)):
+    for external_id, _run in (("LEAVE-1", old), ("LEAVE-2", new)):
         review = await _review_of(api, tokens["max"], external_id)
         await w.claim(api, tokens["max"], review["id"])
         done = await w.complete(api, tokens["max"], review["id"], {"decision": "approve"})
