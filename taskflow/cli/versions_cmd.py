@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+from datetime import UTC
 from typing import Any
 
 from taskflow import config
@@ -12,7 +13,7 @@ from taskflow.service import deployments
 
 
 def _when(value: Any) -> str:
-    return value.strftime("%Y-%m-%d %H:%M") if value is not None else "-"
+    return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%MZ") if value is not None else "-"
 
 
 def definitions(args: argparse.Namespace) -> int:
@@ -29,13 +30,13 @@ def definitions(args: argparse.Namespace) -> int:
         print("no workflow definitions are deployed or loaded")
         return 0
     print(
-        f"{'workflow':<28} {'version':>7}  {'digest':<19}  {'first seen':<16}  "
+        f"{'workflow':<28} {'version':>7}  {'digest':<19}  {'first seen':<17}  "
         f"{'live runs':>9}  status"
     )
     for d in found:
         print(
             f"{d.name:<28} {d.version:>7}  {d.digest[:19] or '-':<19}  "
-            f"{_when(d.first_seen_at):<16}  {d.live_runs:>9}  {d.status}"
+            f"{_when(d.first_seen_at):<17}  {d.live_runs:>9}  {d.status}"
         )
     return 0
 
