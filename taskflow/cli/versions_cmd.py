@@ -9,6 +9,7 @@ from typing import Any
 
 from taskflow import config
 from taskflow.cli import runtime
+from taskflow.core.definition import migrations
 from taskflow.service import deployments
 
 
@@ -41,6 +42,35 @@ def definitions(args: argparse.Namespace) -> int:
     return 0
 
 
+def migrate_runs(args: argparse.Namespace) -> int:
+    """Print what migrating the live runs of other versions to ``--to`` would do."""
+    if not args.plan:
+        return runtime.fail(
+            "only --plan is built so far: applying a migration is not (see docs/versions.md)."
+        )
+    settings = config.load()
+
+    async def go(url: str) -> list[migrations.PlanLine]:
+        async with runtime.services(settings, url, apply_migrations=settings.embedded) as svc:
+            return await deployments.migration_plan(svc, args.workflow, args.to)
+
+    with runtime.database_url(settings) as url:
+        lines = asyncio.run(go(url))
+    print(f"Plan: live runs of {args.workflow!r} to version {args.to} (nothing is changed)")
+    if not lines:
+        print(f"  every live run is on version {args.to} already (or there are none)")
+        return 0
+    for line in lines:
+        step = line.step.describe() if line.step else "none"
+        print(
+            f"  v{line.from_version} {line.state:<20} {line.runs:>8} run"
+            f"{'s' if line.runs != 1 else ' '}  {step:<24} {line.effect}"
+        )
+    summary = ", ".join(f"{kind} {count}" for kind, count in migrations.totals(lines).items())
+    print(f"Total: {summary}")
+    return 0
+
+
 def register(subparsers: Any) -> None:
     """Add ``definitions`` to the ``taskflow`` command."""
     parser = subparsers.add_parser(
@@ -53,3 +83,23 @@ def register(subparsers: Any) -> None:
         ),
     )
     parser.set_defaults(handler=definitions)
+
+    parser = subparsers.add_parser(
+        "runs", help="Operate on live runs (migrate them between workflow versions)."
+    )
+    commands = parser.add_subparsers(dest="runs_command", metavar="COMMAND", required=True)
+    migrate = commands.add_parser(
+        "migrate",
+        help="Plan moving live runs of a workflow to a version (per its declared migrations).",
+        description=(
+            "Per version and state of the live runs not on VERSION: how many runs, the step the "
+            "target version declares for them (stay, to STATE, cancel) and which clocks change. "
+            "Only --plan is built so far."
+        ),
+    )
+    migrate.add_argument("workflow", help="the workflow's name, e.g. expense-approval")
+    migrate.add_argument(
+        "--to", type=int, required=True, metavar="VERSION", help="the target version"
+    )
+    migrate.add_argument("--plan", action="store_true", help="print the plan; change nothing")
+    migrate.set_defaults(handler=migrate_runs)

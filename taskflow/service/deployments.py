@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from taskflow.core import deployments
+from taskflow.core.definition import migrations
 from taskflow.core.definition.workflow import Definition
 from taskflow.service.container import Services
 from taskflow.store import deployments as store
@@ -126,3 +127,15 @@ async def listing(services: Services) -> list[Deployed]:
         if key not in found:  # runs older than the registry, on a version no longer loaded
             found[key] = Deployed(key[0], key[1], "", None, None, count, "not loaded")
     return [found[key] for key in sorted(found)]
+
+
+async def migration_plan(
+    services: Services, workflow: str, to_version: int
+) -> list[migrations.PlanLine]:
+    """What ``taskflow runs migrate WORKFLOW --to VERSION`` would do to the live runs of other
+    versions, per (version, state): one read, no locks (nothing is changed)."""
+    target = services.catalog.get(workflow, to_version)
+    earlier = {d.version: d for d in services.catalog if d.name == workflow}
+    async with services.db.transaction() as conn:
+        counts = await store.live_by_state(conn, workflow)
+    return migrations.plan(target, counts, earlier)

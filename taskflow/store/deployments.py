@@ -82,3 +82,13 @@ async def record(
         now,
         drift_allowed,
     )
+
+
+async def live_by_state(conn: db.Connection, workflow: str) -> dict[tuple[int, str], int]:
+    """How many live runs of ``workflow`` each (version, state) has."""
+    rows = await conn.fetch(
+        "SELECT definition_version, state, count(*) AS n FROM run "
+        "WHERE workflow = $1 AND status = 'active' GROUP BY definition_version, state",
+        workflow,
+    )
+    return {(r["definition_version"], r["state"]): r["n"] for r in rows}

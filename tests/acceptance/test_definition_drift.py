@@ -78,6 +78,12 @@ def test_a_version_with_live_runs_missing_from_the_code_is_refused(
         if row.split()[1] == "1"
     }
     assert live["expense-approval"] > 0
+    plan = deployment.run("runs", "migrate", "expense-approval", "--to", "1", "--plan")
+    assert plan.returncode == 0, plan.stderr
+    assert "every live run is on version 1 already" in plan.stdout
+    apply = deployment.run("runs", "migrate", "expense-approval", "--to", "1")
+    assert apply.returncode == 1
+    assert "only --plan is built so far" in apply.stderr
 
     # A deploy that dropped the expense workflow's file would strand its live runs.
     deployment.env["TASKFLOW_WORKFLOWS"] = (

@@ -6,7 +6,7 @@ version 1 keep version 1's rules (approved straight after the manager).
 
 from __future__ import annotations
 
-from taskflow import Field, Route, Slot, State, Workflow, payload, who
+from taskflow import Field, Route, Slot, State, Workflow, migration, payload, who
 
 
 def _review(after_approval: str) -> State:
@@ -45,6 +45,8 @@ class LeaveRequestV2(Workflow):
     name = "leave-request"
     version = 2
     tracks = "leave"
+    # Runs waiting for the manager could stay where they are (taskflow runs migrate --plan).
+    migrations = [migration.from_version(1, review=migration.stay)]
 
     review = _review("hr_check")
     hr_check = State(

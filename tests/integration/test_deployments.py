@@ -135,3 +135,16 @@ async def test_a_version_whose_runs_all_ended_may_leave_the_code(
         await conn.execute("UPDATE run SET status = 'completed', ended_at = now()")
     plan = await deployments.register(_with(versioned, versioned.catalog.get("leave-request", 2)))
     assert plan.missing == ()
+
+
+async def test_the_migration_plan_counts_live_runs_per_version_and_state(
+    versioned: container.Services,
+) -> None:
+    await _start(versioned, "L-1", 1)
+    await _start(versioned, "L-2", 1)
+    await _start(versioned, "L-3", 2)
+    lines = await deployments.migration_plan(versioned, "leave-request", 2)
+    assert [
+        (x.from_version, x.state, x.runs, x.step.describe() if x.step else None) for x in lines
+    ] == [(1, "review", 2, "stay")]
+    assert lines[0].effect == "state, slots, holders and clock ledgers kept"
