@@ -43,12 +43,28 @@ def definitions(args: argparse.Namespace) -> int:
 
 
 def migrate_runs(args: argparse.Namespace) -> int:
-    """Print what migrating the live runs of other versions to ``--to`` would do."""
-    if not args.plan:
-        return runtime.fail(
-            "only --plan is built so far: applying a migration is not (see docs/versions.md)."
-        )
+    """Print what migrating the live runs of other versions to ``--to`` would do (``--plan``),
+    or do it (``--apply``)."""
+    if args.plan == args.apply:
+        return runtime.fail("say --plan (print what would happen) or --apply (do it).")
     settings = config.load()
+    if args.apply:
+        from taskflow.service import run_migrations
+
+        async def apply(url: str) -> run_migrations.Applied:
+            async with runtime.services(
+                settings, url, apply_migrations=settings.embedded, record_definitions=True
+            ) as svc:
+                return await run_migrations.apply(svc, args.workflow, args.to, batch=args.batch)
+
+        with runtime.database_url(settings) as url:
+            applied = asyncio.run(apply(url))
+        summary = ", ".join(f"{k} {n}" for k, n in sorted(applied.by_kind.items())) or "none"
+        print(
+            f"Migrated live runs of {args.workflow!r} to version {args.to} in "
+            f"{applied.batches} batch{'es' if applied.batches != 1 else ''}: {summary}"
+        )
+        return 0
 
     async def go(url: str) -> list[migrations.PlanLine]:
         async with runtime.services(settings, url, apply_migrations=settings.embedded) as svc:
@@ -94,7 +110,7 @@ def register(subparsers: Any) -> None:
         description=(
             "Per version and state of the live runs not on VERSION: how many runs, the step the "
             "target version declares for them (stay, to STATE, cancel) and which clocks change. "
-            "Only --plan is built so far."
+            "--apply migrates them in batches, each one transaction."
         ),
     )
     migrate.add_argument("workflow", help="the workflow's name, e.g. expense-approval")
@@ -102,4 +118,10 @@ def register(subparsers: Any) -> None:
         "--to", type=int, required=True, metavar="VERSION", help="the target version"
     )
     migrate.add_argument("--plan", action="store_true", help="print the plan; change nothing")
+    migrate.add_argument(
+        "--apply",
+        action="store_true",
+        help="migrate the runs, a batch per transaction (resumable: run it again)",
+    )
+    migrate.add_argument("--batch", type=int, default=100, help="runs per transaction")
     migrate.set_defaults(handler=migrate_runs)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -92,3 +93,35 @@ async def live_by_state(conn: db.Connection, workflow: str) -> dict[tuple[int, s
         workflow,
     )
     return {(r["definition_version"], r["state"]): r["n"] for r in rows}
+
+
+async def lock_batch(
+    conn: db.Connection, workflow: str, pairs: list[tuple[int, str]], limit: int
+) -> list[str]:
+    """Lock (run rows first, in id order: the lock order) up to ``limit`` live runs of
+    ``workflow`` parked at one of the (version, state) ``pairs``; their ids."""
+    rows = await conn.fetch(
+        "SELECT id FROM run WHERE workflow = $1 AND status = 'active' "
+        "AND (definition_version, state) IN "
+        "(SELECT * FROM unnest($2::int[], $3::text[])) "
+        "ORDER BY id LIMIT $4 FOR UPDATE",
+        workflow,
+        [v for v, _ in pairs],
+        [s for _, s in pairs],
+        limit,
+    )
+    return [str(r["id"]) for r in rows]
+
+
+async def set_version(
+    conn: db.Connection, run_id: str, version: int, digest: str, now: datetime
+) -> None:
+    """Put a (locked) run on another definition version."""
+    await conn.execute(
+        "UPDATE run SET definition_version = $2, definition_digest = $3, updated_at = $4, "
+        "version = version + 1 WHERE id = $1",
+        uuid.UUID(run_id),
+        version,
+        digest,
+        now,
+    )
