@@ -1,4 +1,4 @@
-"""A workflow in two versions with a declared run migration (tests/integration/test_run_migrations.py).
+"""A workflow in two versions with a declared run migration (test_run_migrations.py).
 
 Version 2 keeps ``submitted`` (runs stay), removes ``query`` (its runs go to the new
 ``checked``), and retires ``archived`` (its runs are cancelled).
