@@ -81,9 +81,12 @@ def test_a_version_with_live_runs_missing_from_the_code_is_refused(
     plan = deployment.run("runs", "migrate", "expense-approval", "--to", "1", "--plan")
     assert plan.returncode == 0, plan.stderr
     assert "every live run is on version 1 already" in plan.stdout
-    apply = deployment.run("runs", "migrate", "expense-approval", "--to", "1")
+    neither = deployment.run("runs", "migrate", "expense-approval", "--to", "1")
+    assert neither.returncode == 1
+    assert "say --plan" in neither.stderr
+    apply = deployment.run("runs", "migrate", "expense-approval", "--to", "1", "--apply")
     assert apply.returncode == 1
-    assert "only --plan is built so far" in apply.stderr
+    assert "declares no migrations" in apply.stderr
 
     # A deploy that dropped the expense workflow's file would strand its live runs.
     deployment.env["TASKFLOW_WORKFLOWS"] = (

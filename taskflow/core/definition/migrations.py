@@ -18,7 +18,7 @@ A version declares, per state of an earlier version, one step::
 
 Checked at load (:func:`problems` here, :func:`cross_problems` with the earlier
 version when it is loaded too) and planned by :func:`plan` (``taskflow runs
-migrate --plan``). Applying a plan is not built yet (docs/versions.md).
+migrate --plan``); ``service/run_migrations.py`` applies them (docs/versions.md).
 """
 
 from __future__ import annotations
