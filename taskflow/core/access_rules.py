@@ -357,6 +357,7 @@ FIELDS: Final[dict[str, str]] = {
     "IdempotencyKeyReused.code": "parent",
     "IdempotencyKeyReused.message": "parent",
     "Mutation.discardTimer": "timers",
+    "Mutation.migrateRuns": "admin",
     "Mutation.retryTimer": "timers",
     "Mutation.signOutEverywhere": "signout",
     "NotRaiser.code": "parent",
@@ -399,4 +400,8 @@ FIELDS: Final[dict[str, str]] = {
     "TimerNotDead.message": "parent",
     "TimerNotDead.state": "parent",
     "TimerSuccess.timer": "parent",
+    "MigrateRunsSuccess.migrated": "parent",
+    "MigrateRunsSuccess.batches": "parent",
+    "MigratedRuns.step": "parent",
+    "MigratedRuns.runs": "parent",
 }

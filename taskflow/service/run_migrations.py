@@ -27,10 +27,11 @@ from datetime import datetime
 from taskflow import errors
 from taskflow.core.definition import migrations
 from taskflow.core.definition.workflow import Definition
+from taskflow.core.principals import Principal
 from taskflow.core.runs import engine, pausing, states
 from taskflow.core.runs.decision import Decision
 from taskflow.core.runs.model import AuditEntry
-from taskflow.service import deadlines, persist
+from taskflow.service import access, deadlines, persist
 from taskflow.service.container import Services
 from taskflow.store import db
 from taskflow.store import deployments as store
@@ -50,6 +51,14 @@ class Applied:
 
 def _steps(target: Definition) -> dict[tuple[int, str], migrations.Step]:
     return {(m.from_version, state): step for m in target.migrations for state, step in m.steps}
+
+
+async def apply_as(
+    services: Services, actor: Principal, workflow: str, to_version: int, *, batch: int = 100
+) -> Applied:
+    """:func:`apply` for a principal (the ``migrateRuns`` mutation): admins only."""
+    access.require_admin(actor, "migrate runs between workflow versions")
+    return await apply(services, workflow, to_version, batch=batch)
 
 
 async def apply(services: Services, workflow: str, to_version: int, *, batch: int = 100) -> Applied:

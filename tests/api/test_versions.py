@@ -138,3 +138,46 @@ async def test_a_start_on_a_version_that_is_not_loaded_is_refused(
     refused = await _start(api, tokens["app"], "LEAVE-3", version=7)
     assert refused["__typename"] == "NotFoundRefusal", refused
     assert "has no version 7 (it has 1, 2)" in refused["message"]
+
+
+MIGRATE = """mutation($input: MigrateRunsInput!) { migrateRuns(input: $input) {
+  __typename
+  ... on MigrateRunsSuccess { batches migrated { step runs } }
+  ... on Refusal { code message }
+} }"""
+
+
+async def test_admins_migrate_runs_to_a_version_through_graphql(
+    api: httpx.AsyncClient, tokens: dict[str, str]
+) -> None:
+    old = await _start(api, tokens["app"], "LEAVE-4", version=1)
+    request = {"input": {"workflow": "leave-request", "toVersion": 2, "idempotencyKey": "m-1"}}
+
+    refused = (await gql(api, MIGRATE, request, token=tokens["max"])).ok()["migrateRuns"]
+    assert refused["__typename"] == "NotAllowed", refused
+    assert "'admin' role" in refused["message"]
+
+    done = (await gql(api, MIGRATE, request, token=tokens["ada"])).ok()["migrateRuns"]
+    assert done == {
+        "__typename": "MigrateRunsSuccess",
+        "batches": 1,
+        "migrated": [{"step": "STAY", "runs": 1}],
+    }
+    # The same key answers the same, and nothing is migrated twice.
+    again = (await gql(api, MIGRATE, request, token=tokens["ada"])).ok()["migrateRuns"]
+    assert again == done
+    fresh = {"input": {"workflow": "leave-request", "toVersion": 2}}
+    assert (await gql(api, MIGRATE, fresh, token=tokens["ada"])).ok()["migrateRuns"][
+        "migrated"
+    ] == []
+
+    run = (await gql(api, RUN, {"id": old["run"]["id"]}, token=tokens["ada"])).ok()["run"]
+    assert run == {"state": "review", "status": "ACTIVE", "definitionVersion": 2}
+    timeline = await w.timeline(api, tokens["ada"], old["run"]["id"], ["run.migrated"])
+    assert timeline[0]["details"] == {
+        "from_version": 1,
+        "to_version": 2,
+        "from_state": "review",
+        "to_state": "review",
+        "step": "stay",
+    }

@@ -26,6 +26,7 @@ from taskflow.api.graphql import (
     reports,
     timers,
     types,
+    versions,
     work,
     work_mutations,
 )
@@ -79,6 +80,7 @@ class Mutation(
     links.LinkMutations,
     notifications.NotificationMutations,
     timers.TimerMutations,
+    versions.VersionMutations,
 ):
     pass
 
