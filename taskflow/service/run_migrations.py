@@ -4,8 +4,8 @@ Runs are taken in batches, each batch one transaction: the batch's run rows are
 locked first in id order (the lock order: runs, then their slots, clocks and
 timers, which the writers below take), then each run is migrated by its step:
 
-- ``stay``: the run is put on the new version; state, slots, holders, clock
-  ledgers and armed timers are kept.
+- ``stay``: the run is put on the new version; state, slots, holders and clock
+  ledgers are kept; its timers are planned again by the new version's rules.
 - ``to(state)``: under the old version, the run's live (and held) slots are
   cancelled with the reason "migrated to version N" (their clocks stop, their
   timers are retired); the run is put on the new version and ``state`` is
@@ -167,5 +167,19 @@ async def _migrate(
             workflow=run.workflow,
             now=now,
             sla=deadlines.context(target, services.calendars, slots, ACTOR),
+        )
+    else:
+        # Stay: ledgers are kept as they are; the timers are planned again by the new
+        # version's reminders and timeouts (a timer that already fired keeps its count).
+        moved = dataclasses.replace(run, definition_version=target.version)
+        live = [s for s in slots if s.visit == run.visit and s.live]
+        await deadlines.carry_out(
+            conn,
+            moved,
+            live,
+            deadlines.context(target, services.calendars, slots, ACTOR),
+            now,
+            run_changed=True,
+            clock_lines=False,
         )
     return step.kind

@@ -118,6 +118,13 @@ async def test_runs_parked_in_every_state_migrate_by_their_steps(
         uuid.UUID(staying),
     )
     assert clocks_after == clocks_before
+    # Its reminder (half of the finished budget) is still armed, planned by version 2.
+    reminders = await _rows(
+        claims,
+        "SELECT t.key, t.status FROM timer t WHERE t.run = $1 AND t.kind = 'reminder'",
+        uuid.UUID(staying),
+    )
+    assert [r["status"] for r in reminders] == ["armed"]
     # To: the question's slot closed as migrated, the new state entered with a fresh clock.
     assert (runs[querying]["definition_version"], runs[querying]["state"]) == (2, "checked")
     slots = {
