@@ -74,6 +74,9 @@ class Settings:
     #: ... and a kept event expiring within this is EVENT_EXPIRING
     #: (``TASKFLOW_EVENT_EXPIRING_WITHIN``).
     event_expiring_within: timedelta = timedelta(hours=1)
+    #: Start even when a loaded definition differs from the one deployed at its name and
+    #: version (``TASKFLOW_ALLOW_DEFINITION_DRIFT``; development only, logged loudly).
+    allow_definition_drift: bool = False
 
     @property
     def embedded(self) -> bool:
@@ -246,6 +249,7 @@ def load(env: Mapping[str, str] | None = None) -> Settings:
         metrics=metrics_access(env.get("TASKFLOW_METRICS") or "loopback")[0],
         idle_after=_duration(env, "TASKFLOW_IDLE_AFTER", timedelta(days=14)),
         event_expiring_within=_duration(env, "TASKFLOW_EVENT_EXPIRING_WITHIN", timedelta(hours=1)),
+        allow_definition_drift=_flag(env, "TASKFLOW_ALLOW_DEFINITION_DRIFT", False),
     )
 
 

@@ -20,6 +20,7 @@ COMMAND_MODULES = (
     "taskflow.cli.principals_cmd",
     "taskflow.cli.calendar_cmd",
     "taskflow.cli.definitions_cmd",
+    "taskflow.cli.versions_cmd",
     "taskflow.cli.demo_cmd",
     "taskflow.cli.reports_cmd",
     "taskflow.cli.worker_cmd",

@@ -34,7 +34,9 @@ def run_demo(args: argparse.Namespace) -> int:
     records, data = demo.read(PRINCIPALS, RUNS)
 
     async def go(url: str) -> tuple[demo.Seeded, dict[str, str]]:
-        async with runtime.services(settings, url, apply_migrations=settings.embedded) as svc:
+        async with runtime.services(
+            settings, url, apply_migrations=settings.embedded, record_definitions=True
+        ) as svc:
             seeded = await demo.seed(svc, records, data)
             now = svc.clock.now()
             minted = {p.id: svc.staff_tokens.mint(p.id, now, ttl) for p in seeded.principals}

@@ -41,9 +41,15 @@ def database_url(settings: config.Settings) -> Iterator[str]:
 
 @contextlib.asynccontextmanager
 async def services(
-    settings: config.Settings, url: str, *, apply_migrations: bool
+    settings: config.Settings,
+    url: str,
+    *,
+    apply_migrations: bool,
+    record_definitions: bool = False,
 ) -> AsyncIterator[container.Services]:
-    """Open the pool (migrating first if asked) and build the services."""
+    """Open the pool (migrating first if asked) and build the services; with
+    ``record_definitions`` (processes that serve work) check the loaded definitions
+    against the deployed ones and record them (``service/deployments.py``)."""
     if apply_migrations:
         await migrate.migrate(url)
     database = await db.Database.connect(
@@ -53,7 +59,12 @@ async def services(
         statement_cache_size=settings.db_statement_cache_size,
     )
     try:
-        yield container.build(database, settings, clock.SystemClock())
+        built = container.build(database, settings, clock.SystemClock())
+        if record_definitions:
+            from taskflow.service import deployments
+
+            await deployments.register(built)
+        yield built
     finally:
         await database.close()
 

@@ -28,6 +28,9 @@ def serve(args: argparse.Namespace) -> int:
         # The embedded database is ours to keep current; an external one is migrated
         # deliberately by an operator (taskflow migrate), unless --migrate is given.
         apply = settings.embedded or args.migrate
+        # Refuse drifted or missing definitions here, as one clear error, before uvicorn
+        # starts (the app's lifespan records them again, which changes nothing).
+        asyncio.run(_record(settings, url, apply))
 
         # The embedded database means one machine: fire timers here unless told otherwise.
         with_worker = settings.embedded if args.with_worker is None else args.with_worker
@@ -73,6 +76,13 @@ def serve(args: argparse.Namespace) -> int:
     return 0
 
 
+async def _record(settings: config.Settings, url: str, apply_migrations: bool) -> None:
+    async with runtime.services(
+        settings, url, apply_migrations=apply_migrations, record_definitions=True
+    ):
+        pass
+
+
 def _workers(text: str) -> int:
     try:
         count = int(text)
@@ -92,7 +102,11 @@ def migrate(args: argparse.Namespace) -> int:
     settings = config.load()
     with runtime.database_url(settings) as url:
         asyncio.run(store_migrate.migrate(url, quiet=False))
-    print("taskflow: the database is up to date.")
+        print("taskflow: the database is up to date.")
+        # The definitions this deploy brings are checked against the deployed ones now,
+        # before any server or worker starts on them.
+        asyncio.run(_record(settings, url, False))
+    print("taskflow: the workflow definitions are recorded (taskflow definitions lists them).")
     return 0
 
 

@@ -28,7 +28,9 @@ def worker(args: argparse.Namespace) -> int:
 async def _work(settings: config.Settings, url: str, batch: int, poll: float) -> None:
     from taskflow.worker import loop
 
-    async with runtime.services(settings, url, apply_migrations=settings.embedded) as services:
+    async with runtime.services(
+        settings, url, apply_migrations=settings.embedded, record_definitions=True
+    ) as services:
         worker = loop.Worker(services, batch=batch, poll=poll)
         print(f"taskflow: worker started (batch {batch}, poll {worker.poll}s)", flush=True)
         await worker.run()
@@ -41,7 +43,9 @@ async def services_with_worker(
     """The services of ``serve``, with one in-process worker when asked."""
     from taskflow.worker import loop
 
-    async with runtime.services(settings, url, apply_migrations=apply_migrations) as services:
+    async with runtime.services(
+        settings, url, apply_migrations=apply_migrations, record_definitions=True
+    ) as services:
         if not with_worker:
             yield services
             return

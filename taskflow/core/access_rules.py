@@ -368,6 +368,7 @@ FIELDS: Final[dict[str, str]] = {
     "IdempotencyKeyReused.code": "parent",
     "IdempotencyKeyReused.message": "parent",
     "Mutation.discardTimer": "timers",
+    "Mutation.migrateRuns": "admin",
     "Mutation.retryTimer": "timers",
     "Mutation.signOutEverywhere": "signout",
     "NotRaiser.code": "parent",
@@ -443,6 +444,10 @@ FIELDS: Final[dict[str, str]] = {
     "TimerSpent.code": "parent",
     "TimerSpent.message": "parent",
     "TimerSpent.state": "parent",
+    "MigrateRunsSuccess.migrated": "parent",
+    "MigrateRunsSuccess.batches": "parent",
+    "MigratedRuns.step": "parent",
+    "MigratedRuns.runs": "parent",
 }
 
 # The query API for frontends (workflows, runs): the definition types are values of a

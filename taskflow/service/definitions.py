@@ -28,7 +28,7 @@ from types import ModuleType
 
 from taskflow import config, errors
 from taskflow.core import claim_facts
-from taskflow.core.definition import DefinitionError, Problem, Workflow
+from taskflow.core.definition import DefinitionError, Problem, Workflow, migrations
 from taskflow.core.definition import validate as validation
 from taskflow.core.definition.workflow import Definition
 from taskflow.service import calendar_files
@@ -237,6 +237,11 @@ def load(sources: Sequence[str], known_calendars: Collection[str] | None = None)
                     )
                 seen[key] = where
                 definitions.append(definition)
+    by_name: dict[str, dict[int, Definition]] = {}
+    for definition in definitions:
+        by_name.setdefault(definition.name, {})[definition.version] = definition
+    for definition in definitions:
+        found += migrations.cross_problems(definition, by_name[definition.name])
     if found:
         raise DefinitionError(found)
     return Catalog(definitions)

@@ -98,9 +98,11 @@ async def start_run(
     external_id: str,
     attributes: Mapping[str, Any],
     idempotency_key: str | None,
+    version: int | None = None,
 ) -> Started:
-    """Start a run for a subject; the same idempotency key returns the live run again."""
-    definition = services.catalog.get(workflow)
+    """Start a run for a subject (on ``version``, default the latest); the same idempotency
+    key returns the live run again."""
+    definition = services.catalog.get(workflow, version)
     access.require_start(actor, definition.name)
     if subject_type != definition.tracks:
         raise errors.ValidationError(

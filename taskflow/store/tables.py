@@ -394,6 +394,25 @@ class MetricSnapshot(Table, tablename="metric_snapshot"):
 
 
 #: Every table, in dependency order (referenced tables first).
+class DeployedDefinition(Table, tablename="deployed_definition"):
+    """A workflow definition (name and version) some start loaded, with its document.
+
+    ``id`` is ``name@version``. Start-up compares each loaded definition's digest
+    with the one recorded here (``service/deployments.py``).
+    """
+
+    id = Varchar(length=120, primary_key=True)
+    workflow = Varchar(length=100)
+    version = Integer()
+    digest = Varchar(length=100)
+    #: The JSON document of ``taskflow show`` (without the digest).
+    document = JSONB(default="{}")
+    first_seen_at = Timestamptz()
+    last_seen_at = Timestamptz()
+    #: When a start last replaced a drifted document (TASKFLOW_ALLOW_DEFINITION_DRIFT).
+    drift_allowed_at = Timestamptz(null=True, default=None)
+
+
 TABLES: tuple[type[Table], ...] = (Principal, Subject, Run, Slot, AuditEvent)
 TABLES += (SlaClock, Timer, Notification)
 TABLES += (MagicLink, LinkThrottle)
@@ -402,3 +421,4 @@ TABLES += (CalendarSpan, CalendarInterval)
 TABLES += (IdempotencyKey,)
 TABLES += (EventBuffer,)
 TABLES += (MetricSnapshot,)
+TABLES += (DeployedDefinition,)

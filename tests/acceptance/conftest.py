@@ -78,6 +78,15 @@ class Deployment:
             check=False,
         )
 
+    def run_with(self, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+        """:meth:`run` with ``env`` added to the deployment's environment."""
+        saved = dict(self.env)
+        self.env.update(env)
+        try:
+            return self.run(*args)
+        finally:
+            self.env = saved
+
     def serve(self, *options: str) -> subprocess.Popen[str]:
         # Output goes to a file: a pipe nobody reads would block the server when full.
         with self.log.open("a") as log:

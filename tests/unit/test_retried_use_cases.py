@@ -18,6 +18,7 @@ from taskflow.service import (
     operate,
     principals,
     retry,
+    run_migrations,
     runs,
     slots,
     timer_admin,
@@ -48,6 +49,7 @@ USE_CASES: dict[str, Callable[..., Any]] = {
     "resumeClocks": operate.resume_clocks,
     "reassignHeld": operate.reassign_held,
     "rescheduleTimer": operate.reschedule_timer,
+    "migrateRuns": run_migrations.apply_as,
 }
 
 

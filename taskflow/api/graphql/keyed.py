@@ -21,7 +21,16 @@ def request_of(input: Any) -> dict[str, Any]:
     """The input as plain data, without its key: what a retry must repeat."""
     data = dataclasses.asdict(input)
     data.pop("idempotency_key", None)
+    # Optional fields added to an input after keys were stored count only when given, so a
+    # retry sent across the deploy that added them keeps its fingerprint.
+    for name in ADDED_LATER:
+        if name in data and data[name] is None:
+            del data[name]
     return data
+
+
+#: Such fields (``StartRunInput.version``).
+ADDED_LATER = ("version",)
 
 
 async def once(

@@ -32,6 +32,7 @@ from taskflow.api.graphql import (
     run_list,
     timers,
     types,
+    versions,
     work,
     work_mutations,
 )
@@ -90,6 +91,7 @@ class Mutation(
     notifications.NotificationMutations,
     timers.TimerMutations,
     operate.OperateMutations,
+    versions.VersionMutations,
 ):
     pass
 

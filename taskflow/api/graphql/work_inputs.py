@@ -22,6 +22,11 @@ class SubjectInput:
 class StartRunInput:
     workflow: str = strawberry.field(description="The workflow's name.")
     subject: SubjectInput = strawberry.field(description="The tracked entity.")
+    version: int | None = strawberry.field(
+        default=None,
+        description="The workflow version to start (default: the latest loaded). Runs stay "
+        "on the version they started on until they end.",
+    )
     idempotency_key: str | None = strawberry.field(
         default=None,
         description="Repeat it to get the same run back instead of a refusal: a start of the "

@@ -178,6 +178,7 @@ class WorkMutations:
                 info.context.services,
                 me,
                 workflow=input.workflow,
+                version=input.version,
                 subject_type=input.subject.type,
                 external_id=input.subject.external_id,
                 attributes=_object(input.subject.attributes, "subject.attributes"),

@@ -16,6 +16,7 @@ The names below are the DSL vocabulary, re-exported by ``taskflow``.
 
 from __future__ import annotations
 
+from taskflow.core.definition import migrations as migration
 from taskflow.core.definition.audience import Audience, Rule, who
 from taskflow.core.definition.budgets import budget_by, business, real
 from taskflow.core.definition.events import Buffer, Event
@@ -61,6 +62,7 @@ __all__ = [
     "count",
     "define",
     "item",
+    "migration",
     "milestone",
     "payload",
     "principal",

@@ -99,6 +99,8 @@ def document(definition: Definition) -> dict[str, Any]:
     }
     if definition.events:  # only when declared: older digests stay as they were
         doc["events"] = [e.to_json() for e in definition.events]
+    if definition.migrations:  # likewise
+        doc["migrations"] = [m.to_json() for m in definition.migrations]
     return doc
 
 

@@ -13,6 +13,7 @@ from typing import Final
 from taskflow.core.definition import budgets as bu
 from taskflow.core.definition import events as ev
 from taskflow.core.definition import expr as ex
+from taskflow.core.definition import migrations
 from taskflow.core.definition.model import State
 from taskflow.core.definition.problems import DefinitionError, Problem
 from taskflow.core.definition.slot_checks import SlotChecker
@@ -303,7 +304,7 @@ def problems(
     definition: Definition, known_calendars: Collection[str] | None = None
 ) -> list[Problem]:
     """Every problem in ``definition``; ``known_calendars`` None skips the calendar check."""
-    return _Checker(definition, known_calendars).run()
+    return _Checker(definition, known_calendars).run() + migrations.problems(definition)
 
 
 def validate(definition: Definition, known_calendars: Collection[str] | None = None) -> Definition:

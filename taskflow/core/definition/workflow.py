@@ -29,6 +29,7 @@ from typing import Any, ClassVar
 
 from taskflow.core.definition import expr as ex
 from taskflow.core.definition.events import Event
+from taskflow.core.definition.migrations import Migration
 from taskflow.core.definition.model import Slot, State
 
 
@@ -47,6 +48,8 @@ class Definition:
     events: tuple[Event, ...] = ()
     #: Where it was written (``module.Class``), for error messages; not part of the digest.
     source: str = ""
+    #: What happens to runs of earlier versions (``migrations.py``; docs/versions.md).
+    migrations: tuple[Migration, ...] = ()
 
     def state(self, name: str) -> State:
         """The state called ``name``; KeyError naming the known states if none."""
@@ -110,6 +113,7 @@ def define(
     description: str | None = None,
     source: str = "",
     events: Sequence[Event] = (),
+    migrations: Sequence[Migration] = (),
 ) -> Definition:
     """Build a :class:`Definition` from parts; each state takes the name it is keyed by."""
     return Definition(
@@ -122,6 +126,7 @@ def define(
         description=description,
         source=source,
         events=tuple(events),
+        migrations=tuple(migrations),
     )
 
 
@@ -136,7 +141,8 @@ class Workflow:
     ``version`` (default 1), ``tracks`` (the entity type), ``calendar`` (the
     default business calendar), ``correlate_by`` (a subject path inbound
     events may be matched by), ``events`` (rules about inbound events: who may
-    raise them, which are buffered), and the states. The docstring is the description.
+    raise them, which are buffered), ``migrations`` (what happens to runs of earlier
+    versions: docs/versions.md), and the states. The docstring is the description.
     """
 
     name: ClassVar[str] = ""
@@ -145,6 +151,7 @@ class Workflow:
     calendar: ClassVar[str | None] = None
     correlate_by: ClassVar[ex.Expr | None] = None
     events: ClassVar[Sequence[Event]] = ()
+    migrations: ClassVar[Sequence[Migration]] = ()
     #: The built definition; None for a base class that declares no states.
     definition: ClassVar[Definition | None] = None
 
@@ -164,6 +171,7 @@ class Workflow:
             calendar=cls.calendar,
             correlate_by=cls.correlate_by,
             events=tuple(cls.events),
+            migrations=tuple(cls.migrations),
             description=(cls.__doc__ or "").strip() or None,
             source=f"{cls.__module__}.{cls.__qualname__}",
         )

@@ -1,0 +1,151 @@
+"""Run migrations declared in the DSL: checks at load and the plan (pure)."""
+
+from __future__ import annotations
+
+import pytest
+
+from taskflow import Route, Slot, State, Workflow, business, migration, milestone, who
+from taskflow.core.definition import migrations
+from taskflow.core.definition import validate as validation
+from taskflow.service import definitions
+
+
+def _review(name: str = "review") -> Slot:
+    return Slot(
+        name,
+        candidates=who.role("finance"),
+        milestones=[milestone.finished(within=business.hours(4))],
+    )
+
+
+class ClaimV1(Workflow):
+    name = "claim"
+    version = 1
+    tracks = "claim"
+    submitted = State(initial=True, slots=[_review()], then=[Route("archived")])
+    archived = State(slots=[Slot("file_it", candidates=who.role("finance"))], then=[Route("paid")])
+    paid = State(terminal=True)
+
+
+class ClaimV2(Workflow):
+    name = "claim"
+    version = 2
+    tracks = "claim"
+    migrations = [
+        migration.from_version(
+            1, submitted=migration.to("checked"), archived=migration.cancel("archiving retired")
+        )
+    ]
+    checked = State(initial=True, slots=[_review("check")], then=[Route("paid")])
+    paid = State(terminal=True)
+
+
+def _codes(found: list[object]) -> list[str]:
+    return sorted(p.code for p in found)  # type: ignore[attr-defined]
+
+
+def test_a_sound_migration_is_in_the_document_and_the_digest() -> None:
+    assert ClaimV2.definition is not None
+    assert ClaimV1.definition is not None
+    assert validation.problems(ClaimV2.definition) == []
+    assert migrations.cross_problems(ClaimV2.definition, {1: ClaimV1.definition}) == []
+    doc = ClaimV2.definition.to_document()
+    assert doc["migrations"] == [
+        {
+            "from_version": 1,
+            "states": {
+                "submitted": {"kind": "to", "to": "checked"},
+                "archived": {"kind": "cancel", "reason": "archiving retired"},
+            },
+        }
+    ]
+    # A definition without migrations keeps the document (and digest) it always had.
+    assert "migrations" not in ClaimV1.definition.to_document()
+
+
+def test_targets_and_stays_must_exist_and_cancels_need_a_reason() -> None:
+    class Bad(Workflow):
+        name = "claim"
+        version = 2
+        tracks = "claim"
+        migrations = [
+            migration.from_version(
+                1,
+                submitted=migration.to("nowhere"),
+                archived=migration.stay,
+                paid=migration.cancel(""),
+            ),
+            migration.from_version(3),
+        ]
+        checked = State(initial=True, slots=[_review("check")], then=[Route("paid")])
+        paid = State(terminal=True)
+
+    assert Bad.definition is not None
+    assert _codes(validation.problems(Bad.definition)) == [
+        "MIGRATION_REASON",
+        "MIGRATION_STAY",
+        "MIGRATION_TARGET",
+        "MIGRATION_VERSION",
+    ]
+
+
+def test_every_live_state_of_the_earlier_version_is_covered_and_stays_keep_slots() -> None:
+    class Partial(Workflow):
+        name = "claim"
+        version = 2
+        tracks = "claim"
+        migrations = [migration.from_version(1, submitted=migration.stay, gone=migration.stay)]
+        submitted = State(initial=True, slots=[_review("other")], then=[Route("paid")])
+        gone = State(then=[Route("paid")])
+        paid = State(terminal=True)
+
+    assert Partial.definition is not None
+    assert ClaimV1.definition is not None
+    found = migrations.cross_problems(Partial.definition, {1: ClaimV1.definition})
+    assert _codes(found) == ["MIGRATION_SLOTS", "MIGRATION_UNCOVERED", "MIGRATION_UNKNOWN_STATE"]
+    uncovered = next(p for p in found if p.code == "MIGRATION_UNCOVERED")
+    assert "'archived'" in uncovered.message
+
+
+def test_the_loader_checks_migrations_against_the_earlier_version(tmp_path: object) -> None:
+    from pathlib import Path
+
+    source = Path(str(tmp_path)) / "claims.py"
+    source.write_text(
+        "from taskflow import Route, Slot, State, Workflow, migration, who\n"
+        "class V1(Workflow):\n"
+        "    name = 'claim'\n    version = 1\n    tracks = 'claim'\n"
+        "    a = State(initial=True, slots=[Slot('s', candidates=who.role('x'))],\n"
+        "              then=[Route('z')])\n"
+        "    z = State(terminal=True)\n"
+        "class V2(Workflow):\n"
+        "    name = 'claim'\n    version = 2\n    tracks = 'claim'\n"
+        "    migrations = [migration.from_version(1)]\n"
+        "    a = State(initial=True, slots=[Slot('s', candidates=who.role('x'))],\n"
+        "              then=[Route('z')])\n"
+        "    z = State(terminal=True)\n"
+    )
+    with pytest.raises(definitions.DefinitionError) as refused:
+        definitions.load([str(source)], None)
+    assert [p.code for p in refused.value.problems] == ["MIGRATION_UNCOVERED"]
+
+
+def test_the_plan_says_per_state_what_happens_and_which_clocks_change() -> None:
+    assert ClaimV2.definition is not None
+    assert ClaimV1.definition is not None
+    counts = {(1, "submitted"): 70_000, (1, "archived"): 5, (2, "checked"): 9}
+    lines = migrations.plan(ClaimV2.definition, counts, {1: ClaimV1.definition})
+    assert [
+        (x.from_version, x.state, x.runs, x.step.describe() if x.step else None) for x in lines
+    ] == [
+        (1, "archived", 5, "cancel (archiving retired)"),
+        (1, "submitted", 70_000, "to checked"),
+    ]
+    assert lines[1].effect == (
+        "open slots closed as migrated (clocks stop: review); checked entered (new clocks: check)"
+    )
+    assert migrations.totals(lines) == {"cancel": 5, "to": 70_000}
+    # Runs of a version no migration names stay where they are.
+    (line,) = migrations.plan(ClaimV2.definition, {(0, "x"): 1}, {})
+    assert line.step is None
+    assert "stay on it" in line.effect
