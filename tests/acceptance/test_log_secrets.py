@@ -22,7 +22,7 @@ from tests.api import operation_inputs as ops
 
 pytestmark = [pytest.mark.slow, pytest.mark.anyio]
 
-PEOPLE = ("ada", "app", "fiona", "leah", "olga", "sam")
+PEOPLE = ("ada", "app", "fiona", "leah", "olga", "sam", "sid")
 
 
 async def post(http: httpx.AsyncClient, query: str, variables: Any, token: str | None) -> Any:

@@ -172,8 +172,21 @@ async def _books(url: str, due_before: datetime) -> tuple[dict[str, list[str]], 
         await conn.close()
 
 
-def test_the_whole_mix_under_load_keeps_the_books(database_url: str, processes: Processes) -> None:
+def test_the_whole_mix_under_load_keeps_the_books(
+    database_url: str, processes: Processes, tmp_path: Path
+) -> None:
     processes.run("principals", "load", "examples/principals.json")
+    # The example app and lead are granted the examples; here they run the soak workflow.
+    people_file = tmp_path / "soak-principals.json"
+    examples = json.loads((config.PROJECT_ROOT / "examples" / "principals.json").read_text())
+    grants = {
+        soak_load.APP: [{"power": "integration", "workflows": ["soak"]}],
+        soak_load.LEAD: [{"power": "lead", "workflows": ["soak"]}],
+    }
+    people_file.write_text(
+        json.dumps([{**p, "powers": grants[p["id"]]} for p in examples if p["id"] in grants])
+    )
+    processes.run("principals", "load", str(people_file))
     _serve(processes)
     _workers(processes, 2)
     signer = tokens.StaffTokens((KEY,))
