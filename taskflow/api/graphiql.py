@@ -2,7 +2,7 @@
 
 Strawberry's page loads React and GraphiQL from a CDN, so offline it stays a blank
 "Loading..." page. Ours loads the same pinned builds from ``/graphiql/`` (files under
-``static/graphiql/``, byte-identical to the npm packages graphiql 3.8.3, react 18.2.0
+``static/vendor/graphiql/``, byte-identical to the npm packages graphiql 3.8.3, react 18.2.0
 and react-dom 18.2.0, with their MIT licences).
 """
 
@@ -15,7 +15,8 @@ from litestar.datastructures import CacheControlHeader
 from litestar.router import Router
 from litestar.static_files import create_static_files_router
 
-ASSETS = Path(__file__).parent / "static" / "graphiql"
+# Third-party files live under vendor/ (kept as published; tools that compare code skip it).
+ASSETS = Path(__file__).parent / "static" / "vendor" / "graphiql"
 PAGE = (Path(__file__).parent / "templates" / "graphiql.html").read_text()
 #: Pinned versions of the files served (and where they came from: ``npm pack <name>@<v>``).
 VERSIONS = {"graphiql": "3.8.3", "react": "18.2.0", "react-dom": "18.2.0"}
