@@ -196,7 +196,9 @@ async def claim_next(services: Services, actor: Principal, f: filters.SlotFilter
         async with services.db.transaction() as conn:
             claimed = await claims.claim_next(conn, principal_id=actor.id, keys=keys, f=f, now=now)
             if claimed is not None:
-                await deadlines.after_slot_move(services, conn, claimed, now, actor.id)
+                # The statement's own instant (never before the slot opened): its deadlines too.
+                at = claimed.slot.claimed_at or now
+                await deadlines.after_slot_move(services, conn, claimed, at, actor.id)
     if claimed is None:
         raise refusals.NothingToClaim(
             "There is no open slot you may take right now"

@@ -22,6 +22,7 @@ compatible with the ``FOR NO KEY UPDATE`` run lock of every writer.
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -60,16 +61,29 @@ def _iso(instant: str) -> str:
 
 def _choice(filters: str) -> str:
     """The CTE ``next``: the most urgent open slot principal $1 (keys $2) may take by the
-    slot's whole candidate rule, locked; ``filters`` are :func:`queries.filter_sql`'s
-    conditions."""
+    slot's whole candidate rule, locked, with the claim's instant ``at``; ``filters`` are
+    :func:`queries.filter_sql`'s conditions. Everything after it writes ``at`` (see
+    :func:`_at`), never ``$3`` itself."""
     return f"""next AS (
-            SELECT sl.id, sl.run, sl.workflow, sl.state, sl.name FROM slot sl
+            SELECT sl.id, sl.run, sl.workflow, sl.state, sl.name,
+                   -- The claim's instant: never before the slot's last change (its
+                   -- opening, its clocks' start), which a writer may have committed
+                   -- after this statement's caller read the clock.
+                   greatest($3::timestamptz, sl.updated_at) AS at
+            FROM slot sl
             WHERE sl.status = 'open' AND {candidacy.admits_sql("sl", "$2::text[]")}
               {filters}
             ORDER BY {URGENCY}
             LIMIT 1
             FOR UPDATE SKIP LOCKED
         )"""
+
+
+def _at(sql: str) -> str:
+    """``sql`` (what follows the ``next`` CTE) with the caller's instant ``$3`` replaced by the
+    claim's own (``next.at``): claim-next reads the clock before it takes its slot, so a slot
+    opened meanwhile would otherwise be claimed, and its clock met, before it opened."""
+    return re.sub(r"\$3\b", "(SELECT at FROM next)", sql)
 
 
 def _text_array(values: Sequence[str]) -> str:
@@ -122,8 +136,7 @@ def claim_next_plain_statement(
 @functools.lru_cache(maxsize=64)
 def _plain_sql(filters: str, facts: claim_facts.ClaimFacts) -> str:
     due = _iso("c.assigned_due")
-    return f"""
-        WITH {_choice(filters)}, plan AS (
+    return f"WITH {_choice(filters)}, " + _at(f"""plan AS (
             SELECT n.id, concat_ws(' ', n.workflow, r.definition_version, n.state, n.name) AS decl,
                    k.id AS assigned_id, k.met_at AS assigned_met, k.due_at AS assigned_due,
                    (k.id IS NULL OR k.met_at IS NOT NULL OR {_RUNNING}) AS running
@@ -175,7 +188,7 @@ def _plain_sql(filters: str, facts: claim_facts.ClaimFacts) -> str:
         )
         SELECT p.id AS candidate, c.id IS NOT NULL AS plain, {_SLOT_OF_C}
         FROM plan p LEFT JOIN claimed c ON c.id = p.id
-    """
+    """)
 
 
 async def claim_next(
@@ -205,8 +218,8 @@ def claim_next_statement(
     """The claim-next statement and its arguments; without ``context`` it is the bare claim
     (with its timeline line) returning the slot's columns only: what benchmarks compare with."""
     args: list[Any] = [principal_id, list(keys), now]
-    sql = f"""
-        WITH {_choice(filter_sql(f, args))}
+    choice = _choice(filter_sql(f, args))
+    sql = f"WITH {choice}" + _at(f"""
         , claimed AS (
             UPDATE slot s SET status = 'claimed', holder = $1, claimed_at = $3,
                               version = s.version + 1, updated_at = $3, {_HELD}
@@ -219,5 +232,5 @@ def claim_next_statement(
             FROM claimed
         )
         {with_context("claimed") if context else f"SELECT {SLOT_COLUMNS} FROM claimed"}
-    """
+    """)
     return sql, args

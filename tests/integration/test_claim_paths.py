@@ -256,3 +256,55 @@ async def test_a_paused_pickup_clock_is_left_to_the_general_path(
     assigned = snapshot["clocks"][0]
     assert assigned["milestone"] == "assigned"
     assert assigned["met_at"] == frozen_clock.now()
+
+
+async def test_claim_next_never_claims_a_slot_before_it_opened(
+    services: container.Services, people: dict[str, str], frozen_clock: clock.FrozenClock
+) -> None:
+    """claim-next reads the clock before it takes its slot; a slot opened (and its clocks
+    started) by another transaction after that read is claimed, and its assigned clock met,
+    at the slot's opening, never before it (found by the soak: met before started)."""
+    run_id = await _start(services, "expense-approval", "expense", "E-late", w.EXPENSE)
+    slot_id = await _slot(services, run_id, "finance_review")
+    opened = frozen_clock.now()
+    fiona = await _who(services, "fiona")
+    for plain in (True, False):
+        stale = opened - timedelta(milliseconds=2)  # read just before the slot opened
+        async with services.db.connection() as conn:
+            if plain:
+                done = await claims.claim_next_plain(
+                    conn,
+                    principal_id=fiona.id,
+                    keys=sorted(access.keys(fiona)),
+                    f=SlotFilter(name="finance_review"),
+                    now=stale,
+                    facts=services.catalog.claim_facts,
+                )
+                assert done is not None
+                assert done.slot is not None
+                claimed_at = done.slot.claimed_at
+            else:
+                context = await claims.claim_next(
+                    conn,
+                    principal_id=fiona.id,
+                    keys=sorted(access.keys(fiona)),
+                    f=SlotFilter(name="finance_review"),
+                    now=stale,
+                )
+                assert context is not None
+                claimed_at = context.slot.claimed_at
+        assert claimed_at == opened
+        snapshot = await _snapshot(services, slot_id, 0)
+        assert [line["at"] for line in snapshot["timeline"] if line["kind"] == "slot.claimed"][
+            -1
+        ] == opened
+        met = next(c for c in snapshot["clocks"] if c["milestone"] == "assigned")
+        if plain:
+            assert met["met_at"] == opened >= met["started_at"]
+        await slots.release(services, fiona, slot_id, None)
+        frozen_clock.advance(timedelta(minutes=1))
+        # The release changed the slot last: the next claim may not come before it.
+        async with services.db.connection() as conn:
+            opened = await conn.fetchval(
+                "SELECT updated_at FROM slot WHERE id = $1", uuid.UUID(slot_id)
+            )
