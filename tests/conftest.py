@@ -12,6 +12,7 @@ them, so the pure unit tests load none of it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import json
 import os
@@ -172,6 +173,37 @@ async def people(services: container.Services) -> dict[str, str]:
     await principals.load(services, records)
     now = services.clock.now()
     return {r["id"]: services.staff_tokens.mint(r["id"], now) for r in records}
+
+
+def example_people(*, app_everywhere: bool = False) -> list[dict[str, Any]]:
+    """The example principals; ``app_everywhere`` grants the example app every workflow (its
+    own grants name the example workflows: tests with workflows of their own need more)."""
+    people: list[dict[str, Any]] = json.loads(EXAMPLE_PRINCIPALS.read_text())
+    if app_everywhere:
+        for person in people:
+            if person["id"] == "app":
+                person["powers"] = [{"power": "integration"}]
+    return people
+
+
+@contextlib.asynccontextmanager
+async def services_with(
+    database_url: str, settings: config.Settings, now: clock.Clock, *workflows: Path
+) -> AsyncIterator[container.Services]:
+    """Services with the examples plus ``workflows`` (test definitions), the example people
+    loaded and the example app granted every workflow."""
+    from taskflow.service import container
+    from taskflow.service import principals as principal_service
+    from taskflow.store import db
+
+    with_ours = replace(settings, workflows=(*settings.workflows, *map(str, workflows)))
+    database = await db.Database.connect(database_url, min_size=1, max_size=10)
+    try:
+        services = container.build(database, with_ours, now)
+        await principal_service.load(services, example_people(app_everywhere=True))
+        yield services
+    finally:
+        await database.close()
 
 
 class GraphQLResult:

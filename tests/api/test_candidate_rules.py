@@ -8,8 +8,6 @@ is null"), all through GraphQL over HTTP.
 
 from __future__ import annotations
 
-import dataclasses
-import json
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -21,9 +19,8 @@ import pytest
 from taskflow import clock, config
 from taskflow.service import container, timers
 from taskflow.service import principals as principal_service
-from taskflow.store import db
 from tests.api import workflows as w
-from tests.conftest import EXAMPLE_PRINCIPALS, gql
+from tests.conftest import example_people, gql, services_with
 
 pytestmark = pytest.mark.anyio
 
@@ -53,22 +50,16 @@ async def services(
     database_url: str, settings: config.Settings, frozen_clock: clock.FrozenClock
 ) -> AsyncIterator[container.Services]:
     """The examples plus this module's workflows."""
-    with_ours = dataclasses.replace(settings, workflows=(*settings.workflows, str(WORKFLOWS)))
-    database = await db.Database.connect(database_url, min_size=1, max_size=10)
-    try:
-        yield container.build(database, with_ours, frozen_clock)
-    finally:
-        await database.close()
+    async with services_with(database_url, settings, frozen_clock, WORKFLOWS) as services:
+        yield services
 
 
 @pytest.fixture
 async def staff(services: container.Services, people: dict[str, str]) -> dict[str, str]:
     """The example people and ``EXTRA_PEOPLE``: a bearer token per principal id."""
-    app = next(p for p in json.loads(EXAMPLE_PRINCIPALS.read_text()) if p["id"] == "app")
-    # The example app is granted the examples; here it also starts this module's workflows.
-    await principal_service.load(
-        services, [*EXTRA_PEOPLE, {**app, "powers": [{"power": "integration"}]}]
-    )
+    # ``people`` loaded the examples again: the app gets its every-workflow grant back.
+    app = [p for p in example_people(app_everywhere=True) if p["id"] == "app"]
+    await principal_service.load(services, [*EXTRA_PEOPLE, *app])
     now = services.clock.now()
     return {**people, **{p["id"]: services.staff_tokens.mint(p["id"], now) for p in EXTRA_PEOPLE}}
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -15,10 +14,8 @@ from httpx_ws.transport import ASGIWebSocketTransport
 from taskflow import clock, config
 from taskflow.api import app as api_app
 from taskflow.service import container, deployments
-from taskflow.service import principals as principal_service
-from taskflow.store import db
 from tests.api import workflows as w
-from tests.conftest import EXAMPLE_PRINCIPALS, gql
+from tests.conftest import EXAMPLE_PRINCIPALS, gql, services_with
 
 pytestmark = pytest.mark.anyio
 
@@ -35,20 +32,10 @@ START = """mutation($input: StartRunInput!) { startRun(input: $input) {
 async def versioned(
     database_url: str, settings: config.Settings, frozen_clock: clock.FrozenClock
 ) -> AsyncIterator[container.Services]:
-    with_ours = dataclasses.replace(
-        settings, workflows=(*settings.workflows, str(HERE / "version_workflows.py"))
-    )
-    database = await db.Database.connect(database_url, min_size=1, max_size=10)
-    try:
-        services = container.build(database, with_ours, frozen_clock)
-        people = json.loads(EXAMPLE_PRINCIPALS.read_text())
-        for person in people:
-            if person["id"] == "app":
-                person["powers"] = [{"power": "integration"}]
-        await principal_service.load(services, people)
+    async with services_with(
+        database_url, settings, frozen_clock, HERE / "version_workflows.py"
+    ) as services:
         yield services
-    finally:
-        await database.close()
 
 
 @pytest.fixture
