@@ -154,14 +154,26 @@ async def services(
 @pytest.fixture
 async def client(services: container.Services) -> AsyncIterator[httpx.AsyncClient]:
     """An HTTP (and websocket) client speaking to the real ASGI app."""
+    async with asgi_client(services) as http:
+        yield http
+
+
+@contextlib.asynccontextmanager
+async def asgi_client(services: container.Services) -> AsyncIterator[httpx.AsyncClient]:
+    """An HTTP (and websocket) client speaking to the real ASGI app built on ``services``."""
     from httpx_ws.transport import ASGIWebSocketTransport
 
     from taskflow.api import app as api_app
 
-    application = api_app.create_app(services=services)
-    transport = ASGIWebSocketTransport(application)
+    transport = ASGIWebSocketTransport(api_app.create_app(services=services))
     async with httpx.AsyncClient(transport=transport, base_url="http://taskflow.test") as http:
         yield http
+
+
+def tokens_for(services: container.Services) -> dict[str, str]:
+    """A bearer token for every example principal, minted at the services' now."""
+    now = services.clock.now()
+    return {r["id"]: services.staff_tokens.mint(r["id"], now) for r in example_people()}
 
 
 @pytest.fixture

@@ -20,17 +20,15 @@ from typing import Any
 
 import httpx
 import pytest
-from httpx_ws.transport import ASGIWebSocketTransport
 
 from taskflow import clock, config
-from taskflow.api import app as api_app
 from taskflow.api.graphql import relay
 from taskflow.service import container, operate, timers
 from taskflow.service import principals as principal_service
 from taskflow.service import runs as run_service
 from taskflow.service import slots as slot_service
 from taskflow.store import db
-from tests.conftest import EXAMPLE_PRINCIPALS, gql
+from tests.conftest import EXAMPLE_PRINCIPALS, asgi_client, gql
 
 pytestmark = pytest.mark.anyio
 
@@ -73,8 +71,7 @@ async def services(
 
 @pytest.fixture
 async def client(services: container.Services) -> AsyncIterator[httpx.AsyncClient]:
-    transport = ASGIWebSocketTransport(api_app.create_app(services=services))
-    async with httpx.AsyncClient(transport=transport, base_url="http://taskflow.test") as http:
+    async with asgi_client(services) as http:
         yield http
 
 

@@ -2,20 +2,17 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from httpx_ws.transport import ASGIWebSocketTransport
 
 from taskflow import clock, config
-from taskflow.api import app as api_app
 from taskflow.service import container, deployments
 from tests.api import workflows as w
-from tests.conftest import EXAMPLE_PRINCIPALS, gql, services_with
+from tests.conftest import asgi_client, gql, services_with, tokens_for
 
 pytestmark = pytest.mark.anyio
 
@@ -40,16 +37,13 @@ async def versioned(
 
 @pytest.fixture
 async def api(versioned: container.Services) -> AsyncIterator[httpx.AsyncClient]:
-    transport = ASGIWebSocketTransport(api_app.create_app(services=versioned))
-    async with httpx.AsyncClient(transport=transport, base_url="http://taskflow.test") as http:
+    async with asgi_client(versioned) as http:
         yield http
 
 
 @pytest.fixture
 def tokens(versioned: container.Services) -> dict[str, str]:
-    records = json.loads(EXAMPLE_PRINCIPALS.read_text())
-    now = versioned.clock.now()
-    return {r["id"]: versioned.staff_tokens.mint(r["id"], now) for r in records}
+    return tokens_for(versioned)
 
 
 async def _start(

@@ -31,7 +31,7 @@ from taskflow.service import container, metrics, timers
 from taskflow.service import principals as principal_service
 from taskflow.service import runs as run_service
 from taskflow.worker import loop
-from tests.conftest import gql
+from tests.conftest import asgi_client, gql
 
 pytestmark = pytest.mark.anyio
 
@@ -71,8 +71,7 @@ def day_services(sla_services: container.Services) -> container.Services:
 
 @pytest.fixture
 async def client(day_services: container.Services) -> AsyncIterator[httpx.AsyncClient]:
-    transport = ASGIWebSocketTransport(api_app.create_app(services=day_services))
-    async with httpx.AsyncClient(transport=transport, base_url="http://taskflow.test") as http:
+    async with asgi_client(day_services) as http:
         yield http
 
 

@@ -19,17 +19,15 @@ from typing import Any
 
 import httpx
 import pytest
-from httpx_ws.transport import ASGIWebSocketTransport
 
 from taskflow import clock
-from taskflow.api import app as api_app
 from taskflow.api.graphql import relay
 from taskflow.service import container, timer_admin, timers
 from taskflow.service import principals as principal_service
 from taskflow.service import runs as run_service
 from taskflow.service import slots as slot_service
 from taskflow.worker import loop
-from tests.conftest import gql
+from tests.conftest import asgi_client, gql
 
 pytestmark = pytest.mark.anyio
 
@@ -47,8 +45,7 @@ RUN_TIMERS = """query($id: ID!) { run(id: $id) { timers { id state attempts last
 
 @pytest.fixture
 async def client(sla_services: container.Services) -> AsyncIterator[httpx.AsyncClient]:
-    transport = ASGIWebSocketTransport(api_app.create_app(services=sla_services))
-    async with httpx.AsyncClient(transport=transport, base_url="http://taskflow.test") as http:
+    async with asgi_client(sla_services) as http:
         yield http
 
 
