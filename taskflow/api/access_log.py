@@ -2,7 +2,8 @@
 
 An ASGI wrapper, outermost, so even a request the body guard refuses is logged.
 Its fields: ``request_id`` (the ``X-Request-Id`` header, else made up here; the same
-id GraphQL's masked errors report), ``method``, ``path`` (never the query string),
+id GraphQL's masked errors report), ``method``, ``path`` (never the query string; a
+magic link's token replaced by its placeholder),
 ``status``, ``duration_ms``, ``principal`` (the authenticated principal's id, when
 there is one) and, for GraphQL, ``operation`` (the operation name) and ``outcome``
 (``ok``, ``refused:CODE`` or ``error:CODE``). Never a token, a query text or variables.
@@ -80,6 +81,15 @@ def _header(scope: Scope, name: bytes) -> str | None:
     return None
 
 
+def logged_path(scope: Scope) -> str:
+    """The request's path, with a secret path parameter (a magic link's token) as its
+    route's placeholder: ``/l/{token}``."""
+    params = scope.get("path_params") or {}
+    if any("token" in str(name).lower() for name in params):
+        return str(scope.get("path_template") or "(a path holding a token)")
+    return str(scope.get("path"))
+
+
 def wrap(app: ASGIApp) -> ASGIApp:
     """``app`` with an access line logged when each HTTP request is answered."""
 
@@ -105,7 +115,7 @@ def wrap(app: ASGIApp) -> ASGIApp:
             fields: dict[str, Any] = {
                 "request_id": access.request_id,
                 "method": scope.get("method"),
-                "path": scope.get("path"),
+                "path": logged_path(scope),
                 "status": status,
                 "duration_ms": round((time.perf_counter() - started) * 1000, 1),
                 "principal": access.principal,
