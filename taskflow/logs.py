@@ -26,7 +26,7 @@ FORMATS = ("text", "json")
 #: Attributes every ``LogRecord`` has: anything else on a record is an extra field.
 _STANDARD = frozenset(
     vars(logging.LogRecord("x", logging.INFO, "x", 0, "x", None, None)).keys()
-) | {"message", "asctime", "taskName"}
+) | {"message", "asctime", "taskName", "color_message"}  # uvicorn's ANSI copy of msg
 
 #: Loggers whose INFO lines are start-up chatter, demoted to DEBUG.
 CHATTY = ("pgserver",)

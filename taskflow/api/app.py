@@ -130,6 +130,7 @@ def create_app(
         state=State({"services": services}) if services is not None else None,
         debug=False,
         openapi_config=None,
+        logging_config=None,  # taskflow.logs formats every line; Litestar's would replace it
         middleware=[cast(Any, access_log.wrap), cast(Any, body_guard.guard(caps))],
         exception_handlers={
             kind: _outage_answer for kind in outage.OUTAGE_ERRORS if issubclass(kind, Exception)

@@ -7,6 +7,7 @@ import logging
 import httpx
 import pytest
 
+from taskflow.service import container
 from tests.conftest import gql
 
 pytestmark = pytest.mark.anyio
@@ -92,3 +93,10 @@ async def test_a_magic_link_path_is_logged_without_its_token(
     assert report.path == "/reports/sla"  # type: ignore[attr-defined]
     ours = [r for r in caplog.records if r.name.startswith("taskflow")]  # not httpx's own
     assert secret not in " ".join(f"{r.getMessage()} {vars(r)}" for r in ours)
+
+
+async def test_litestar_leaves_the_log_format_alone(services: container.Services) -> None:
+    from taskflow.api import app as api_app
+
+    # Litestar's default logging config would replace taskflow.logs' handler at startup.
+    assert api_app.create_app(services=services).logging_config is None
