@@ -101,3 +101,24 @@ async def test_litestar_leaves_the_log_format_alone(services: container.Services
 
     # Litestar's default logging config would replace taskflow.logs' handler at startup.
     assert api_app.create_app(services=services).logging_config is None
+
+
+async def test_a_refused_query_shares_its_request_id_with_the_access_line(
+    client: httpx.AsyncClient, people: dict[str, str], caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO)
+    row = "edges { node { id run { id timeline(first: 100) { edges { node { kind } } } } } }"
+    costly = "{ " + " ".join(f"w{i}: work(first: 100) {{ {row} }}" for i in range(30)) + " }"
+    result = await gql(client, costly, token=people["leah"])
+    assert result.error_codes == ["QUERY_TOO_COSTLY"]
+    (line,) = _access(caplog)
+    assert line.outcome == "error:QUERY_TOO_COSTLY"  # type: ignore[attr-defined]
+    assert line.operation is None  # type: ignore[attr-defined]
+    request_id = line.request_id  # type: ignore[attr-defined]
+    refusals = [
+        r.getMessage()
+        for r in caplog.records
+        if r.name == "taskflow.api" and "QUERY_TOO_COSTLY" in r.getMessage()
+    ]
+    assert refusals
+    assert all(f"graphql request {request_id} refused" in m for m in refusals)
