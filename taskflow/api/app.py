@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import uuid
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any, cast
@@ -14,7 +13,7 @@ from litestar.exceptions import HTTPException
 from litestar.response import Response
 from strawberry.litestar import make_graphql_controller
 
-from taskflow.api import body_guard, graphiql, link_pages, metrics_page, report_pages
+from taskflow.api import access_log, body_guard, graphiql, link_pages, metrics_page, report_pages
 from taskflow.api import limits as edge
 from taskflow.api.graphql import schema as graphql_schema
 from taskflow.api.graphql.context import Context
@@ -36,7 +35,7 @@ async def _graphql_context(headers: Headers, state: State) -> Context:
     # headers/state (not request) so one getter serves HTTP and websocket routes.
     return Context(
         services=_services(state),
-        request_id=headers.get("x-request-id") or uuid.uuid4().hex[:16],
+        request_id=access_log.request_id(headers.get("x-request-id")),
         authorization=headers.get("authorization"),
     )
 
@@ -131,7 +130,8 @@ def create_app(
         state=State({"services": services}) if services is not None else None,
         debug=False,
         openapi_config=None,
-        middleware=[cast(Any, body_guard.guard(caps))],
+        logging_config=None,  # taskflow.logs formats every line; Litestar's would replace it
+        middleware=[cast(Any, access_log.wrap), cast(Any, body_guard.guard(caps))],
         exception_handlers={
             kind: _outage_answer for kind in outage.OUTAGE_ERRORS if issubclass(kind, Exception)
         },

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import logging
 from typing import Any
 
-from taskflow import config, errors
+from taskflow import config, errors, logs
 from taskflow.cli import runtime
 from taskflow.service import demo, tokens
 
@@ -25,6 +26,7 @@ INBOX_QUERY = """{
 
 def run_demo(args: argparse.Namespace) -> int:
     settings = config.load()
+    logs.configure(logging.WARNING)  # the seeded tokens are the output; warnings only
     ttl = tokens.parse_ttl(args.ttl)
     try:
         tokens.check_ttl(ttl, settings.token_max_ttl)

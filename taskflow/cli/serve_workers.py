@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 import os
 import shutil
 import tempfile
@@ -26,7 +25,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from taskflow import config
+from taskflow import config, logs
 from taskflow.cli import runtime
 
 #: How the parent tells its processes what it prepared (the URL, whether to fire timers).
@@ -82,9 +81,7 @@ def app() -> Any:
     """The app of one server process (uvicorn calls it in each process it spawns)."""
     from taskflow.cli import worker_cmd
 
-    logging.basicConfig(
-        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
+    logs.configure()
     settings = config.load()
     url = os.environ[URL_ENV]
     with_worker = os.environ.get(WORKER_ENV) == "1"

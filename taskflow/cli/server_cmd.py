@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import logging
 from pathlib import Path
 from typing import Any
 
-from taskflow import config
+from taskflow import config, logs
 from taskflow.cli import runtime
 
 DEFAULT_SCHEMA_PATH = config.PROJECT_ROOT / "graphql" / "schema.graphql"
@@ -19,9 +18,7 @@ def serve(args: argparse.Namespace) -> int:
 
     settings = config.load()
     runtime.exit_on_sigterm()
-    logging.basicConfig(
-        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
+    logs.configure()
     host = args.host or settings.host
     port = args.port or settings.port
     with runtime.database_url(settings) as url:
@@ -49,7 +46,8 @@ def serve(args: argparse.Namespace) -> int:
             "host": host,
             "port": port,
             "log_level": "info",
-            "access_log": False,
+            "access_log": False,  # taskflow's own access line has the request id and outcome
+            "log_config": logs.uvicorn_config(),
             "proxy_headers": bool(trusted),
             "forwarded_allow_ips": trusted or None,
         }
@@ -100,6 +98,7 @@ def migrate(args: argparse.Namespace) -> int:
     from taskflow.store import migrate as store_migrate
 
     settings = config.load()
+    logs.configure()
     with runtime.database_url(settings) as url:
         asyncio.run(store_migrate.migrate(url, quiet=False))
         print("taskflow: the database is up to date.")

@@ -5,11 +5,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
-from taskflow import config
+from taskflow import config, logs
 from taskflow.cli import runtime
 from taskflow.service import container
 
@@ -17,9 +16,7 @@ from taskflow.service import container
 def worker(args: argparse.Namespace) -> int:
     settings = config.load()
     runtime.exit_on_sigterm()
-    logging.basicConfig(
-        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
+    logs.configure()
     with runtime.database_url(settings) as url, contextlib.suppress(KeyboardInterrupt):
         asyncio.run(_work(settings, url, args.batch, args.poll))
     return 0

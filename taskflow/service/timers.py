@@ -169,7 +169,22 @@ async def _fire_batch(
     # Counted only once the batch has committed (a batch run again counts once).
     for kind, outcome, lag in seen:
         metrics.firing(kind, outcome, lag)
+    _log_batch(len(timers), fired, seen)
     return fired, len(timers)
+
+
+def _log_batch(taken: int, fired: int, seen: list[tuple[str, str, timedelta | None]]) -> None:
+    """One line per batch that took timers: taken, fired, failed, the largest lag (ms)."""
+    failed = sum(1 for _, outcome, _ in seen if outcome != "fired")
+    lags = [lag for _, _, lag in seen if lag is not None]
+    lag_ms = round(max(lags).total_seconds() * 1000) if lags else None
+    log.info(
+        "timer batch: took %d, fired %d, failed %d",
+        taken,
+        fired,
+        failed,
+        extra={"taken": taken, "fired": fired, "failed": failed, "lag_ms": lag_ms},
+    )
 
 
 async def _write_failure(

@@ -39,6 +39,7 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     "errors": (),
     "clock": ("taskflow.errors",),
     "config": ("taskflow.errors",),
+    "logs": ("taskflow.errors",),
 }
 
 #: Modules the core may not import: the clock, randomness, files, processes, the network

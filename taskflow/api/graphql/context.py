@@ -10,6 +10,7 @@ from strawberry.litestar import BaseContext
 from strawberry.types import Info as StrawberryInfo
 
 from taskflow import errors
+from taskflow.api import access_log
 from taskflow.core import principals
 from taskflow.service import access
 from taskflow.service.container import Services
@@ -58,6 +59,7 @@ async def caller(info: Info) -> principals.Principal:
         from taskflow.service import principals as principal_service
 
         context.principal = await principal_service.authenticate(context.services, token)
+        access_log.note_principal(context.principal.id)
     except errors.AuthenticationError:
         if context.response is not None:
             context.response.status_code = UNAUTHORIZED

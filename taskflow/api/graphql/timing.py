@@ -1,4 +1,5 @@
-"""Each GraphQL request's latency by operation name and outcome (``/metrics``).
+"""Each GraphQL request's latency by operation name and outcome (``/metrics``), and
+the operation name and outcome (``ok``, ``refused:CODE``, ``error:CODE``) on its access line.
 
 Outcomes: ``unauthenticated`` (no valid token), ``error`` (any other top-level
 error: refused by the schema or its limits, or unexpected), ``refused`` (a
@@ -12,9 +13,11 @@ import contextvars
 import time
 from collections.abc import Iterator
 
+from graphql import GraphQLError
 from strawberry.extensions import SchemaExtension
 
 from taskflow import errors
+from taskflow.api import access_log
 from taskflow.service import metrics
 
 #: The current request's flags: set to a fresh list per request; a refusal appends to it.
@@ -29,6 +32,16 @@ def note_refusal(code: str) -> None:
     marks = REFUSED.get()
     if marks is not None:
         marks.append(code)
+
+
+def _code(error: GraphQLError) -> str:
+    """A top-level error's code (``INVALID`` for a document the schema refuses uncoded)."""
+    code = (error.extensions or {}).get("code")
+    if code:
+        return str(code)
+    if isinstance(error.original_error, errors.TaskflowError):
+        return error.original_error.code
+    return "INVALID" if error.original_error is None else "INTERNAL"
 
 
 class Timing(SchemaExtension):
@@ -47,15 +60,19 @@ class Timing(SchemaExtension):
             result = context.result
             found = list(result.errors or []) if result is not None else []
             found += list(context.pre_execution_errors or [])
+            detail = f"refused:{marks[0]}" if marks else "ok"
             if found:
                 outcome = "error"
+                detail = f"error:{_code(found[0])}"
                 for error in found:
                     code = (error.extensions or {}).get("code")
                     if code == "UNAUTHENTICATED" or isinstance(
                         error.original_error, errors.AuthenticationError
                     ):
                         outcome = "unauthenticated"
+                        detail = "error:UNAUTHENTICATED"
             metrics.graphql_request(context.operation_name, outcome, time.perf_counter() - started)
+            access_log.note_graphql(context.operation_name, detail)
             services = getattr(context.context, "services", None)
             if services is not None:
                 metrics.sample_pools(services)
