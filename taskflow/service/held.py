@@ -17,6 +17,7 @@ from taskflow.core.runs.model import CLAIMED, AuditEntry
 from taskflow.service import access, deadlines
 from taskflow.service.container import Services
 from taskflow.store import db, locks, queries
+from taskflow.store import held as held_rows
 from taskflow.store import runs as rows
 
 
@@ -35,7 +36,7 @@ async def release_all(
     """
     keys = access.keys(holder)
     released: list[str] = []
-    for run_id, slot_ids in (await locks.held_slots_by_run(conn, holder.id)).items():
+    for run_id, slot_ids in (await held_rows.held_slots_by_run(conn, holder.id)).items():
         await locks.lock_run(conn, run_id)
         for slot_id in slot_ids:
             slot = await rows.get_slot(conn, slot_id, lock=True)

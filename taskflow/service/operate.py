@@ -25,8 +25,9 @@ from taskflow.service import access, deadlines, persist, retry
 from taskflow.service import principals as principal_service
 from taskflow.service import runs as run_service
 from taskflow.service.container import Services
-from taskflow.store import db, queries
 from taskflow.store import deadlines as timer_rows
+from taskflow.store import held as held_rows
+from taskflow.store import queries
 from taskflow.store import runs as rows
 from taskflow.store import timer_admin as timer_store
 
@@ -184,7 +185,7 @@ async def reassign_held(
             f"There is no active principal {to!r} to hand the work to.", field="to"
         )
     async with services.db.connection() as conn:
-        held = await _held(conn, holder.id, workflows)
+        held = await held_rows.held_slots(conn, holder.id, workflows)
     theirs = access.keys(target) if target is not None else frozenset()
     fits = [s for s in held if target is None or core_slots.is_candidate(s, theirs)]
     skipped = [s.id for s in held if s not in fits]
@@ -195,19 +196,6 @@ async def reassign_held(
         if await _move_one(services, actor, holder, target, slot.id, why):
             moved.append(slot.id)
     return Reassigned(len(held), moved, skipped, False)
-
-
-async def _held(
-    conn: db.Connection, holder: str, workflows: frozenset[str] | None
-) -> list[SlotView]:
-    found = await conn.fetch(
-        "SELECT id FROM slot WHERE holder = $1 AND status = 'claimed' "
-        "AND ($2::text[] IS NULL OR workflow = ANY($2::text[])) ORDER BY id",
-        holder,
-        sorted(workflows) if workflows is not None else None,
-    )
-    views = [await rows.get_slot(conn, str(r["id"])) for r in found]
-    return [v for v in views if v is not None]
 
 
 async def _move_one(

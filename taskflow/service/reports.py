@@ -123,11 +123,8 @@ async def measure_ended_slots(services: Services, start: datetime | None = None)
     """
     now = services.clock.now()
     async with services.db.connection() as conn:
-        first = await conn.fetchval(
-            "SELECT min(opened_at) FROM slot sl WHERE ((sl.measured_clock IS NULL "
-            f"AND sl.status IN ('satisfied', 'cancelled')) OR {slot_measures.UNKEPT_PICKUP}) "
-            "AND sl.opened_at >= $1",
-            start or datetime.min.replace(tzinfo=UTC),
+        first = await slot_measures.first_unmeasured(
+            conn, start or datetime.min.replace(tzinfo=UTC)
         )
     if first is None:
         return 0

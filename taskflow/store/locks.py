@@ -38,16 +38,3 @@ async def lock_live_slots(conn: db.Connection, run_ids: Sequence[str]) -> None:
         "AND status IN ('pending', 'open', 'claimed') ORDER BY id FOR UPDATE",
         [uuid.UUID(r) for r in run_ids],
     )
-
-
-async def held_slots_by_run(conn: db.Connection, holder: str) -> dict[str, list[str]]:
-    """The slots ``holder`` holds, by run, runs and slots in id order (the order to lock
-    them in: each run, then its slots)."""
-    rows = await conn.fetch(
-        "SELECT run, id FROM slot WHERE holder = $1 AND status = 'claimed' ORDER BY run, id",
-        holder,
-    )
-    found: dict[str, list[str]] = {}
-    for row in rows:
-        found.setdefault(str(row["run"]), []).append(str(row["id"]))
-    return found

@@ -81,6 +81,18 @@ async def save(conn: db.Connection, measures: Mapping[str, slot_measures.Measure
     )
 
 
+async def first_unmeasured(conn: db.Connection, start: datetime) -> datetime | None:
+    """When the earliest slot opened (from ``start``) that ended without its report
+    measures, or was picked up without its time to pickup kept; None when there is none."""
+    found: datetime | None = await conn.fetchval(
+        "SELECT min(opened_at) FROM slot sl WHERE ((sl.measured_clock IS NULL "
+        f"AND sl.status IN ('satisfied', 'cancelled')) OR {UNKEPT_PICKUP}) "
+        "AND sl.opened_at >= $1",
+        start,
+    )
+    return found
+
+
 async def backfill(
     conn: db.Connection,
     now: datetime,
