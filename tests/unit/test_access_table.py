@@ -87,10 +87,11 @@ TEST_ROWS: dict[str, list[str]] = {
 }
 
 
-def schema_fields() -> set[str]:
+def schema_fields() -> dict[str, frozenset[str]]:
+    """Every object field of the schema (``Type.field``) with its type's interfaces."""
     schema = build_schema(SCHEMA.read_text(encoding="utf-8"))
     return {
-        f"{name}.{field}"
+        f"{name}.{field}": frozenset(i.name for i in t.interfaces)
         for name, t in schema.type_map.items()
         if isinstance(t, GraphQLObjectType) and not name.startswith("__")
         for field in t.fields
@@ -99,15 +100,24 @@ def schema_fields() -> set[str]:
 
 def test_every_query_mutation_and_object_field_has_an_access_rule() -> None:
     fields = schema_fields()
-    missing = sorted(fields - set(access_rules.FIELDS))
+    missing = sorted(
+        key
+        for key, interfaces in fields.items()
+        if access_rules.rule_of(*key.split("."), interfaces) is None
+    )
     assert not missing, (
         f"no access rule for {missing}: add each to taskflow/core/access_rules.py FIELDS "
         "(and docs/access.md when it needs a new rule)"
     )
-    stale = sorted(set(access_rules.FIELDS) - fields)
+    stale = sorted(set(access_rules.FIELDS) - set(fields))
     assert not stale, f"access rules for fields the schema no longer has: {stale}"
     assert any(f.startswith("Query.") for f in fields)
     assert any(f.startswith("Mutation.") for f in fields)
+    # Only values of checked objects are derived: no query, mutation or node type is.
+    derived = [k for k in fields if k not in access_rules.FIELDS]
+    assert derived
+    assert all(access_rules.rule_of(*k.split("."), fields[k]) == "parent" for k in derived)
+    assert not any(k.startswith(("Query.", "Mutation.", "Run.", "Slot.")) for k in derived)
 
 
 def test_every_rule_is_named_and_has_a_test_row_that_exists() -> None:
