@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from taskflow import errors
+from taskflow.core import refusals
 from taskflow.core.principals import Principal
 from taskflow.core.runs.model import AuditEntry
 from taskflow.core.timer_states import TimerStatus
@@ -27,10 +28,7 @@ from taskflow.store import timer_admin as store
 TimerRow = timer_rows.TimerRow
 
 
-class TimerNotDead(errors.TaskflowError):
-    """Only a dead timer can be retried or discarded."""
-
-    code = "TIMER_NOT_DEAD"
+TimerNotDead = refusals.TimerNotDead
 
 
 async def listing(

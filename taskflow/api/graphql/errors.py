@@ -3,8 +3,9 @@
 Domain refusals are payload types, not errors (GRAPHQL.md). What reaches the
 top-level ``errors`` list is authentication (``UNAUTHENTICATED``), requests the
 schema refuses (validation, limits), a few query-level refusals (``FORBIDDEN``,
-``INVALID_INPUT``) carrying their ``code``, and the unexpected: masked to a
-message with a request id and logged with its stack trace.
+``INVALID_INPUT``) carrying their ``code``, and the unexpected (any exception not a
+``TaskflowError``, and every ``errors.InternalError`` such as the engine's): masked to
+a message with a request id and logged with its stack trace.
 """
 
 from __future__ import annotations
@@ -63,6 +64,8 @@ class ShapeErrors(MaskErrors):
     @staticmethod
     def _is_unexpected(error: GraphQLError) -> bool:
         original = error.original_error
+        if isinstance(original, errors.InternalError):  # a fault of ours, e.g. the engine's
+            return True
         return original is not None and not isinstance(
             original, errors.TaskflowError | GraphQLError
         )

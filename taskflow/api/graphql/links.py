@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 from datetime import datetime, timedelta
 from enum import Enum
-from typing import Annotated, Any
+from typing import Annotated
 
 import strawberry
 from strawberry.scalars import JSON
@@ -96,45 +96,12 @@ async def links_of_slot(info: Info, slot_global_id: str) -> list[MagicLinkType]:
 # -- refusals ------------------------------------------------------------------------------------
 
 
-@strawberry.type(description="The link cannot be used (whatever the reason; staff see it).")
-class LinkUnusable(relay.Refusal):
-    pass
-
-
-@strawberry.type(description="The slot's definition does not let a magic link complete it.")
-class LinksNotAllowed(relay.Refusal):
-    pass
-
-
-@strawberry.type(
-    description="The recipient is not among the slot's candidates (e-mail addresses) and its "
-    "outsiders rule does not admit them either."
-)
-class RecipientNotAllowed(relay.Refusal):
-    pass
-
-
-@strawberry.type(description="Too many unusable links from this client; wait, then try again.")
-class TooManyRequests(relay.Refusal):
-    retry_after_seconds: int = strawberry.field(description="Seconds to wait before trying.")
-
-
-def refusal(error: errors.TaskflowError) -> Any:
-    """The typed refusal of a link use case's error (shared with mintNotificationLink)."""
-    base: dict[str, Any] = {"message": error.message}
-    if isinstance(error, core.LinkUnusable):
-        return LinkUnusable(code=relay.RefusalCode.LINK_UNUSABLE, **base)
-    if isinstance(error, core.LinksNotAllowed):
-        return LinksNotAllowed(code=relay.RefusalCode.LINKS_NOT_ALLOWED, **base)
-    if isinstance(error, core.RecipientNotAllowed):
-        return RecipientNotAllowed(code=relay.RefusalCode.RECIPIENT_NOT_ALLOWED, **base)
-    if isinstance(error, core.Throttled):
-        return TooManyRequests(
-            code=relay.RefusalCode.TOO_MANY_REQUESTS,
-            retry_after_seconds=int(error.facts.get("retry_after", 60)),
-            **base,
-        )
-    return r.refusal_for(error)
+LinkUnusable = r.LinkUnusable
+LinksNotAllowed = r.LinksNotAllowed
+RecipientNotAllowed = r.RecipientNotAllowed
+TooManyRequests = r.TooManyRequests
+#: The typed refusal of a link use case's error (shared with mintNotificationLink).
+refusal = r.refusal_for
 
 
 # -- inputs and payloads -------------------------------------------------------------------------

@@ -179,9 +179,7 @@ async def resolve_node(info: Info, local_id: str) -> Notification | None:
 # -- minting the link a reminder requests ---------------------------------------------------------
 
 
-@strawberry.type(description="The notification requests no magic link.")
-class LinkNotRequested(relay.Refusal):
-    pass
+LinkNotRequested = r.LinkNotRequested
 
 
 @strawberry.input(description="Mint the magic link an outsider's notification requests.")

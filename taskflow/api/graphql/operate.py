@@ -16,10 +16,9 @@ from taskflow import errors
 from taskflow.api.graphql import keyed, relay
 from taskflow.api.graphql import refusals as r
 from taskflow.api.graphql.context import Info, caller
-from taskflow.api.graphql.timers import TimerState, TimerSuccess, _of, _timer_id
+from taskflow.api.graphql.timers import TimerSuccess, _of, _timer_id
 from taskflow.api.graphql.types import RUN
 from taskflow.api.graphql.work_mutations import Refusals, RunSuccess, _run
-from taskflow.core.timer_states import TimerStatus
 from taskflow.service import operate, timer_admin
 
 
@@ -64,14 +63,8 @@ class RescheduleTimerInput:
     idempotency_key: str | None = relay.idempotency_key_field()
 
 
-@strawberry.type(description="pauseClocks found no running clock, or resumeClocks no paused one.")
-class ClocksUnchanged(relay.Refusal):
-    pass
-
-
-@strawberry.type(description="Only an armed or dead timer can be rescheduled.")
-class TimerSpent(relay.Refusal):
-    state: TimerState | None = strawberry.field(description="The timer's state now.")
+ClocksUnchanged = r.ClocksUnchanged
+TimerSpent = r.TimerSpent
 
 
 @strawberry.type(description="What reassignHeld moved, or on a dry run would move.")
@@ -117,17 +110,7 @@ RescheduleTimerPayload = Annotated[
 ]
 
 
-def _refusal(error: errors.TaskflowError) -> Any:
-    if error.code == "CLOCKS_UNCHANGED":
-        return ClocksUnchanged(code=relay.RefusalCode.CLOCKS_UNCHANGED, message=error.message)
-    if error.code == "TIMER_SPENT":
-        status = error.facts.get("status")
-        return TimerSpent(
-            code=relay.RefusalCode.TIMER_SPENT,
-            message=error.message,
-            state=TimerState[TimerStatus(status).name] if status else None,
-        )
-    return r.refusal_for(error)
+_refusal = r.refusal_for
 
 
 @strawberry.type

@@ -303,7 +303,7 @@ class PrincipalMutations:
         try:
             answer, _ = await keyed.once(info, me.id, "upsertPrincipal", input, work)
         except errors.TaskflowError as exc:
-            return relay.refusal_for(exc)  # type: ignore[return-value]
+            return relay.refusal_for(exc)  # type: ignore[no-any-return]
         return UpsertPrincipalSuccess(
             principal=await _principal(info, answer["principal"]), created=answer["created"]
         )
@@ -330,7 +330,7 @@ class PrincipalMutations:
         try:
             answer, _ = await keyed.once(info, me.id, "deactivatePrincipal", input, work)
         except errors.TaskflowError as exc:
-            return relay.refusal_for(exc)
+            return relay.refusal_for(exc)  # type: ignore[no-any-return]
         return DeactivatePrincipalSuccess(principal=await _principal(info, answer["principal"]))
 
     @strawberry.mutation(
@@ -359,7 +359,7 @@ class PrincipalMutations:
         try:
             answer, _ = await keyed.once(info, me.id, "signOutEverywhere", input, work)
         except errors.TaskflowError as exc:
-            return relay.refusal_for(exc)
+            return relay.refusal_for(exc)  # type: ignore[no-any-return]
         return SignOutEverywhereSuccess(principal=await _principal(info, answer["principal"]))
 
 

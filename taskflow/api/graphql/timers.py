@@ -10,41 +10,20 @@ from __future__ import annotations
 import uuid
 from collections.abc import Awaitable, Callable
 from datetime import datetime
-from enum import Enum
-from typing import Annotated, Any
+from typing import Annotated
 
 import strawberry
 
 from taskflow import errors
 from taskflow.api.graphql import keyed, relay
+from taskflow.api.graphql import refusals as r
 from taskflow.api.graphql.context import Info, caller
+from taskflow.api.graphql.timer_state import TimerState
 from taskflow.core.principals import Principal
 from taskflow.core.timer_states import TimerStatus
 from taskflow.service import timer_admin
 
 TYPE_NAME = "Timer"
-
-
-@strawberry.enum(description="Where a timer stands.")
-class TimerState(Enum):
-    ARMED = strawberry.enum_value(
-        TimerStatus.ARMED.value,
-        description="Waits for dueAt (after a failed firing: its next attempt).",
-    )
-    FIRED = strawberry.enum_value(TimerStatus.FIRED.value, description="It fired.")
-    CANCELLED = strawberry.enum_value(
-        TimerStatus.CANCELLED.value,
-        description="No longer wanted: its slot or run moved on or ended.",
-    )
-    DEAD = strawberry.enum_value(
-        TimerStatus.DEAD.value,
-        description="Its firing failed TASKFLOW_TIMER_MAX_ATTEMPTS times; see lastError, then "
-        "retryTimer or discardTimer.",
-    )
-    DISCARDED = strawberry.enum_value(
-        TimerStatus.DISCARDED.value,
-        description="A dead timer an admin gave up on (the reason is on the run's timeline).",
-    )
 
 
 @strawberry.type(description="A durable deadline of a run: a reminder, a breach or a timeout.")
@@ -189,9 +168,7 @@ def _uuid(run_id: str | None) -> str | None:
 # -- mending dead timers -------------------------------------------------------------------------
 
 
-@strawberry.type(description="Only a dead timer can be retried or discarded.")
-class TimerNotDead(relay.Refusal):
-    state: TimerState | None = strawberry.field(description="The timer's state now.")
+TimerNotDead = r.TimerNotDead
 
 
 @strawberry.type(description="The timer was retried or discarded.")
@@ -231,17 +208,6 @@ def _timer_id(global_id: str) -> int:
     return int(local)
 
 
-def _refusal(error: errors.TaskflowError) -> Any:
-    if isinstance(error, timer_admin.TimerNotDead):
-        status = error.facts.get("status")
-        return TimerNotDead(
-            code=relay.RefusalCode.TIMER_NOT_DEAD,
-            message=error.message,
-            state=TimerState[TimerStatus(status).name] if status else None,
-        )
-    return relay.refusal_for(error)
-
-
 async def _answer(
     info: Info,
     me: Principal,
@@ -253,7 +219,7 @@ async def _answer(
     try:
         answer, _ = await keyed.once(info, me.id, operation, input, work)
     except errors.TaskflowError as exc:
-        refused: TimerPayload = _refusal(exc)
+        refused: TimerPayload = r.refusal_for(exc)
         return refused
     row = await timer_admin.get(info.context.services, me, int(answer["timer"]))
     if row is None:

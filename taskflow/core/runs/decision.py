@@ -37,7 +37,7 @@ MAX_TRANSITIONS = 50
 NewId = Callable[[], str]
 
 
-class EngineError(errors.TaskflowError):
+class EngineError(errors.InternalError):
     """The definition led the engine somewhere it cannot go (a hook failed, a cycle)."""
 
     code = "ENGINE_ERROR"

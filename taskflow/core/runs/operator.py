@@ -12,16 +12,13 @@ from collections.abc import Iterable
 from datetime import datetime
 
 from taskflow.core import deadlines
+from taskflow.core import refusals as core_refusals
 from taskflow.core.definition.workflow import Definition
 from taskflow.core.runs import refusals, states
 from taskflow.core.runs.decision import Decision, NewId
 from taskflow.core.runs.model import Outcome, RunView, SlotView
 
-
-class ClocksUnchanged(refusals.Refusal):
-    """pauseClocks with no running clock, or resumeClocks with no paused one."""
-
-    code = "CLOCKS_UNCHANGED"
+ClocksUnchanged = core_refusals.ClocksUnchanged
 
 
 def goto(

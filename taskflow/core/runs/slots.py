@@ -35,7 +35,7 @@ def _refuse_unless_open(slot: SlotView, actor_id: str) -> None:
             f"The slot is already claimed by {who} (since {since}); "
             "pick another task, or ask a delegate to reassign it.",
             holder=slot.holder,
-            claimed_at=slot.claimed_at.isoformat() if slot.claimed_at else None,
+            claimed_at=slot.claimed_at,
         )
     raise refusals.SlotNotOpen(
         f"The slot is {slot.status}, not open: there is nothing to do on it any more.",
