@@ -20,7 +20,9 @@ from taskflow.api.graphql import keyed, relay
 from taskflow.api.graphql import refusals as r
 from taskflow.api.graphql.context import Info, caller
 from taskflow.core import links as core
+from taskflow.core import refusals
 from taskflow.core.definition import fields as fl
+from taskflow.core.principals import Principal
 from taskflow.service import link_use, links
 
 TYPE_NAME = "MagicLink"
@@ -155,15 +157,7 @@ class CompleteWithLinkSuccess:
 
 
 MintMagicLinkPayload = Annotated[
-    MintMagicLinkSuccess
-    | LinksNotAllowed
-    | RecipientNotAllowed
-    | r.SlotNotOpen
-    | relay.InvalidInput
-    | relay.NotAllowed
-    | relay.NotFoundRefusal
-    | relay.IdempotencyKeyReused
-    | relay.Busy,
+    MintMagicLinkSuccess | LinksNotAllowed | RecipientNotAllowed | r.SlotNotOpen | relay.Common,
     strawberry.union("MintMagicLinkPayload", description="Result of mintMagicLink."),
 ]
 RevokeMagicLinkPayload = Annotated[
@@ -206,11 +200,10 @@ class LinkMutations:
         "slot's candidates or its outsiders rule name."
     )
     async def mint_magic_link(self, info: Info, input: MintArg) -> MintMagicLinkPayload:
-        me = await caller(info)
         services = info.context.services
         made: list[links.Minted] = []
 
-        async def work() -> keyed.Answer:
+        async def work(me: Principal) -> keyed.Answer:
             made.append(
                 await links.mint(
                     services,
@@ -225,40 +218,37 @@ class LinkMutations:
             )
             return {"link": made[0].link.id}
 
-        try:
-            answer, again = await keyed.once(info, me.id, "mintMagicLink", input, work)
-            if again:
-                raise shown_once(str(answer["link"]))
-        except errors.TaskflowError as exc:
-            refused: MintMagicLinkPayload = refusal(exc)
-            return refused
-        minted = made[0]
-        return MintMagicLinkSuccess(
-            link=MagicLinkType.of(minted.link, services.clock.now()),
-            url=minted.url,
-            token=minted.token,
-        )
+        async def build(
+            info: Info, _: Principal, answer: keyed.Answer, again: bool
+        ) -> MintMagicLinkSuccess:
+            minted = minted_once(made, answer, again)
+            return MintMagicLinkSuccess(
+                link=MagicLinkType.of(minted.link, services.clock.now()),
+                url=minted.url,
+                token=minted.token,
+            )
+
+        return await keyed.answer(info, "mintMagicLink", input, work, build)
 
     @strawberry.mutation(description="Revoke a magic link that is not used yet.")
     async def revoke_magic_link(self, info: Info, input: RevokeArg) -> RevokeMagicLinkPayload:
-        me = await caller(info)
         services = info.context.services
 
-        async def work() -> keyed.Answer:
+        async def work(me: Principal) -> keyed.Answer:
             link = await links.revoke(
                 services, me, relay.local_id(input.link_id, TYPE_NAME, "linkId")
             )
             return {"link": link.id}
 
-        try:
-            answer, _ = await keyed.once(info, me.id, "revokeMagicLink", input, work)
+        async def build(
+            info: Info, me: Principal, answer: keyed.Answer, _: bool
+        ) -> RevokeMagicLinkSuccess:
             link = await links.get(services, me, str(answer["link"]))
             if link is None:
                 raise errors.NotFound(f"No magic link has the id {input.link_id!r}.")
-        except errors.TaskflowError as exc:
-            refused: RevokeMagicLinkPayload = refusal(exc)
-            return refused
-        return RevokeMagicLinkSuccess(link=MagicLinkType.of(link, services.clock.now()))
+            return RevokeMagicLinkSuccess(link=MagicLinkType.of(link, services.clock.now()))
+
+        return await keyed.answer(info, "revokeMagicLink", input, work, build)
 
     @strawberry.mutation(
         description="Complete the slot a magic link is for, with its payload; no staff token "
@@ -286,11 +276,17 @@ class LinkMutations:
         )
 
 
+def minted_once(made: list[links.Minted], answer: keyed.Answer, again: bool) -> links.Minted:
+    """The link this request minted; a retry is refused (:func:`shown_once`)."""
+    if again:
+        raise shown_once(str(answer["link"]))
+    return made[0]
+
+
 def shown_once(link_id: str) -> errors.TaskflowError:
     """The answer to a retried mint: its URL and token are shown once and never kept."""
-    return errors.TaskflowError(
+    return refusals.IdempotencyKeyReused(
         f"The first request with this idempotencyKey minted the link "
         f"{relay.to_global_id(TYPE_NAME, link_id)}; its URL and token are shown only once "
-        "and are not kept. Revoke that link (revokeMagicLink) and mint again with a new key.",
-        code="IDEMPOTENCY_KEY_REUSED",
+        "and are not kept. Revoke that link (revokeMagicLink) and mint again with a new key."
     )

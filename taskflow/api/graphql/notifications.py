@@ -19,8 +19,8 @@ from taskflow.api.graphql import keyed, relay
 from taskflow.api.graphql import links as link_types
 from taskflow.api.graphql import refusals as r
 from taskflow.api.graphql.context import Info, caller
-from taskflow.core import links as core
 from taskflow.core import recipients
+from taskflow.core.principals import Principal
 from taskflow.service import links, notices, notification_links
 
 TYPE_NAME = "Notification"
@@ -208,11 +208,7 @@ MintNotificationLinkPayload = Annotated[
     | LinkNotRequested
     | link_types.LinksNotAllowed
     | r.SlotNotOpen
-    | relay.InvalidInput
-    | relay.NotAllowed
-    | relay.NotFoundRefusal
-    | relay.IdempotencyKeyReused
-    | relay.Busy,
+    | relay.Common,
     strawberry.union("MintNotificationLinkPayload", description="Result of mintNotificationLink."),
 ]
 MintNotificationArg = Annotated[
@@ -237,11 +233,10 @@ class NotificationMutations:
     async def mint_notification_link(
         self, info: Info, input: MintNotificationArg
     ) -> MintNotificationLinkPayload:
-        me = await caller(info)
         services = info.context.services
         made: list[links.Minted] = []
 
-        async def work() -> keyed.Answer:
+        async def work(me: Principal) -> keyed.Answer:
             made.append(
                 await notification_links.mint(
                     services,
@@ -254,18 +249,14 @@ class NotificationMutations:
             )
             return {"link": made[0].link.id}
 
-        try:
-            answer, again = await keyed.once(info, me.id, "mintNotificationLink", input, work)
-            if again:
-                raise link_types.shown_once(str(answer["link"]))
-        except core.LinkNotRequested as exc:
-            return LinkNotRequested(code=relay.RefusalCode.LINK_NOT_REQUESTED, message=exc.message)
-        except errors.TaskflowError as exc:
-            refused: MintNotificationLinkPayload = link_types.refusal(exc)
-            return refused
-        minted = made[0]
-        return MintNotificationLinkSuccess(
-            link=link_types.MagicLinkType.of(minted.link, services.clock.now()),
-            url=minted.url,
-            token=minted.token,
-        )
+        async def build(
+            info: Info, _: Principal, answer: keyed.Answer, again: bool
+        ) -> MintNotificationLinkSuccess:
+            minted = link_types.minted_once(made, answer, again)
+            return MintNotificationLinkSuccess(
+                link=link_types.MagicLinkType.of(minted.link, services.clock.now()),
+                url=minted.url,
+                token=minted.token,
+            )
+
+        return await keyed.answer(info, "mintNotificationLink", input, work, build)

@@ -12,14 +12,14 @@ from typing import Annotated, Any
 
 import strawberry
 
-from taskflow import errors
 from taskflow.api.graphql import keyed, relay
 from taskflow.api.graphql import refusals as r
-from taskflow.api.graphql.context import Info, caller
-from taskflow.api.graphql.timers import TimerSuccess, _of, _timer_id
+from taskflow.api.graphql.context import Info
+from taskflow.api.graphql.timers import TimerSuccess, _timer_id, timer_success
 from taskflow.api.graphql.types import RUN
-from taskflow.api.graphql.work_mutations import Refusals, RunSuccess, _run
-from taskflow.service import operate, timer_admin
+from taskflow.api.graphql.work_mutations import Refusals, RunSuccess, run_success
+from taskflow.core.principals import Principal
+from taskflow.service import operate
 
 
 @strawberry.input(description="Move a live run to any state of its definition.")
@@ -90,27 +90,13 @@ ClocksPayload = Annotated[
     strawberry.union("ClocksPayload", description="Result of pauseClocks and resumeClocks."),
 ]
 ReassignHeldPayload = Annotated[
-    ReassignHeldSuccess
-    | relay.InvalidInput
-    | relay.NotAllowed
-    | relay.NotFoundRefusal
-    | relay.IdempotencyKeyReused
-    | relay.Busy,
+    ReassignHeldSuccess | relay.Common,
     strawberry.union("ReassignHeldPayload", description="Result of reassignHeld."),
 ]
 RescheduleTimerPayload = Annotated[
-    TimerSuccess
-    | TimerSpent
-    | relay.InvalidInput
-    | relay.NotAllowed
-    | relay.NotFoundRefusal
-    | relay.IdempotencyKeyReused
-    | relay.Busy,
+    TimerSuccess | TimerSpent | relay.Common,
     strawberry.union("RescheduleTimerPayload", description="Result of rescheduleTimer."),
 ]
-
-
-_refusal = r.refusal_for
 
 
 @strawberry.type
@@ -123,9 +109,7 @@ class OperateMutations:
     async def goto(
         self, info: Info, input: Annotated[GotoInput, strawberry.argument(description="What.")]
     ) -> GotoPayload:
-        me = await caller(info)
-
-        async def work() -> keyed.Answer:
+        async def work(me: Principal) -> keyed.Answer:
             run = await operate.goto(
                 info.context.services,
                 me,
@@ -136,12 +120,7 @@ class OperateMutations:
             )
             return {"run": run.view.id}
 
-        try:
-            answer, _ = await keyed.once(info, me.id, "goto", input, work)
-        except errors.TaskflowError as exc:
-            refused: GotoPayload = _refusal(exc)
-            return refused
-        return RunSuccess(run=await _run(info, answer["run"]))
+        return await keyed.answer(info, "goto", input, work, run_success)
 
     @strawberry.mutation(
         description="Pause every running clock of the run's current slots by hand (admins, "
@@ -171,9 +150,7 @@ class OperateMutations:
         info: Info,
         input: Annotated[ReassignHeldInput, strawberry.argument(description="What.")],
     ) -> ReassignHeldPayload:
-        me = await caller(info)
-
-        async def work() -> keyed.Answer:
+        async def work(me: Principal) -> keyed.Answer:
             done = await operate.reassign_held(
                 info.context.services,
                 me,
@@ -189,18 +166,7 @@ class OperateMutations:
                 "dry_run": done.dry_run,
             }
 
-        try:
-            answer, _ = await keyed.once(info, me.id, "reassignHeld", input, work)
-        except errors.TaskflowError as exc:
-            refused: ReassignHeldPayload = _refusal(exc)
-            return refused
-        return ReassignHeldSuccess(
-            held=answer["held"],
-            moved=len(answer["moved"]),
-            skipped=answer["skipped"],
-            dry_run=answer["dry_run"],
-            slot_ids=[strawberry.ID(relay.to_global_id("Slot", s)) for s in answer["moved"]],
-        )
+        return await keyed.answer(info, "reassignHeld", input, work, _reassigned)
 
     @strawberry.mutation(
         description="Make an armed or DEAD timer due at another instant, armed with its "
@@ -212,12 +178,9 @@ class OperateMutations:
         info: Info,
         input: Annotated[RescheduleTimerInput, strawberry.argument(description="What.")],
     ) -> RescheduleTimerPayload:
-        me = await caller(info)
-        services = info.context.services
-
-        async def work() -> keyed.Answer:
+        async def work(me: Principal) -> keyed.Answer:
             row = await operate.reschedule_timer(
-                services,
+                info.context.services,
                 me,
                 timer_id=_timer_id(input.timer_id),
                 due_at=input.due_at,
@@ -225,33 +188,25 @@ class OperateMutations:
             )
             return {"timer": row.id}
 
-        try:
-            answer, _ = await keyed.once(info, me.id, "rescheduleTimer", input, work)
-        except errors.TaskflowError as exc:
-            refused: RescheduleTimerPayload = _refusal(exc)
-            return refused
-        row = await timer_admin.get(services, me, int(answer["timer"]))
-        if row is None:
-            gone: RescheduleTimerPayload = relay.refusal_for(errors.NotFound("The timer is gone."))
-            return gone
-        return TimerSuccess(timer=_of(info, row))
+        return await keyed.answer(info, "rescheduleTimer", input, work, timer_success)
+
+
+async def _reassigned(
+    info: Info, _: Principal, answer: keyed.Answer, __: bool
+) -> ReassignHeldSuccess:
+    return ReassignHeldSuccess(
+        held=answer["held"],
+        moved=len(answer["moved"]),
+        skipped=answer["skipped"],
+        dry_run=answer["dry_run"],
+        slot_ids=[strawberry.ID(relay.to_global_id("Slot", s)) for s in answer["moved"]],
+    )
 
 
 async def _clocks(info: Info, input: ClocksInput, operation: str, verb: Any) -> ClocksPayload:
-    me = await caller(info)
-
-    async def work() -> keyed.Answer:
-        run = await verb(
-            info.context.services,
-            me,
-            run_id=relay.local_id(input.run_id, RUN, "runId"),
-            reason=input.reason,
-        )
+    async def work(me: Principal) -> keyed.Answer:
+        run_id = relay.local_id(input.run_id, RUN, "runId")
+        run = await verb(info.context.services, me, run_id=run_id, reason=input.reason)
         return {"run": run.view.id}
 
-    try:
-        answer, _ = await keyed.once(info, me.id, operation, input, work)
-    except errors.TaskflowError as exc:
-        refused: ClocksPayload = _refusal(exc)
-        return refused
-    return RunSuccess(run=await _run(info, answer["run"]))
+    return await keyed.answer(info, operation, input, work, run_success)

@@ -13,6 +13,7 @@ from taskflow import errors
 from taskflow.api.graphql import keyed, relay
 from taskflow.api.graphql.context import Info, caller
 from taskflow.core import principals as core
+from taskflow.core.principals import Principal
 from taskflow.service import access
 from taskflow.service import principals as service
 
@@ -282,7 +283,6 @@ class PrincipalMutations:
             UpsertPrincipalInput, strawberry.argument(description="The principal's fields.")
         ],
     ) -> UpsertPrincipalPayload:
-        me = await caller(info)
         data: dict[str, Any] = {
             "id": input.login,
             "display_name": input.display_name,
@@ -296,17 +296,11 @@ class PrincipalMutations:
             "powers": [g.as_dict() for g in input.powers] if input.powers is not None else None,
         }
 
-        async def work() -> keyed.Answer:
+        async def work(me: Principal) -> keyed.Answer:
             principal, created = await service.upsert(info.context.services, me, data)
             return {"principal": principal.id, "created": created}
 
-        try:
-            answer, _ = await keyed.once(info, me.id, "upsertPrincipal", input, work)
-        except errors.TaskflowError as exc:
-            return relay.refusal_for(exc)  # type: ignore[no-any-return]
-        return UpsertPrincipalSuccess(
-            principal=await _principal(info, answer["principal"]), created=answer["created"]
-        )
+        return await keyed.answer(info, "upsertPrincipal", input, work, _upserted)
 
     @strawberry.mutation(
         description="Deactivate a principal: their tokens stop working (admins only)."
@@ -318,20 +312,19 @@ class PrincipalMutations:
             DeactivatePrincipalInput, strawberry.argument(description="Whom to deactivate.")
         ],
     ) -> DeactivatePrincipalPayload:
-        me = await caller(info)
-
-        async def work() -> keyed.Answer:
+        async def work(me: Principal) -> keyed.Answer:
             type_name, local_id = relay.from_global_id(str(input.id))
             if type_name != TYPE_NAME:
                 raise errors.NotFound(f"No principal has the id {input.id!r}.")
             principal = await service.deactivate(info.context.services, me, local_id)
             return {"principal": principal.id}
 
-        try:
-            answer, _ = await keyed.once(info, me.id, "deactivatePrincipal", input, work)
-        except errors.TaskflowError as exc:
-            return relay.refusal_for(exc)  # type: ignore[no-any-return]
-        return DeactivatePrincipalSuccess(principal=await _principal(info, answer["principal"]))
+        async def build(
+            info: Info, _: Principal, answer: keyed.Answer, __: bool
+        ) -> DeactivatePrincipalSuccess:
+            return DeactivatePrincipalSuccess(principal=await _principal(info, answer["principal"]))
+
+        return await keyed.answer(info, "deactivatePrincipal", input, work, build)
 
     @strawberry.mutation(
         description="Sign out everywhere: every staff token of the principal (yourself by "
@@ -345,9 +338,7 @@ class PrincipalMutations:
             SignOutEverywhereInput, strawberry.argument(description="Whose tokens to refuse.")
         ],
     ) -> SignOutEverywherePayload:
-        me = await caller(info)
-
-        async def work() -> keyed.Answer:
+        async def work(me: Principal) -> keyed.Answer:
             local_id = me.id
             if input.principal_id is not None:
                 type_name, local_id = relay.from_global_id(str(input.principal_id))
@@ -356,11 +347,19 @@ class PrincipalMutations:
             principal = await service.sign_out_everywhere(info.context.services, me, local_id)
             return {"principal": principal.id}
 
-        try:
-            answer, _ = await keyed.once(info, me.id, "signOutEverywhere", input, work)
-        except errors.TaskflowError as exc:
-            return relay.refusal_for(exc)  # type: ignore[no-any-return]
-        return SignOutEverywhereSuccess(principal=await _principal(info, answer["principal"]))
+        async def build(
+            info: Info, _: Principal, answer: keyed.Answer, __: bool
+        ) -> SignOutEverywhereSuccess:
+            return SignOutEverywhereSuccess(principal=await _principal(info, answer["principal"]))
+
+        return await keyed.answer(info, "signOutEverywhere", input, work, build)
+
+
+async def _upserted(
+    info: Info, _: Principal, answer: keyed.Answer, __: bool
+) -> UpsertPrincipalSuccess:
+    principal = await _principal(info, answer["principal"])
+    return UpsertPrincipalSuccess(principal=principal, created=answer["created"])
 
 
 async def _principal(info: Info, principal_id: str) -> PrincipalType:

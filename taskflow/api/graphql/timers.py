@@ -8,7 +8,6 @@ see none.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Awaitable, Callable
 from datetime import datetime
 from typing import Annotated
 
@@ -190,13 +189,7 @@ class DiscardTimerInput:
 
 
 TimerPayload = Annotated[
-    TimerSuccess
-    | TimerNotDead
-    | relay.InvalidInput
-    | relay.NotAllowed
-    | relay.NotFoundRefusal
-    | relay.IdempotencyKeyReused
-    | relay.Busy,
+    TimerSuccess | TimerNotDead | relay.Common,
     strawberry.union("TimerPayload", description="Result of retryTimer and discardTimer."),
 ]
 
@@ -208,23 +201,11 @@ def _timer_id(global_id: str) -> int:
     return int(local)
 
 
-async def _answer(
-    info: Info,
-    me: Principal,
-    operation: str,
-    input: RetryTimerInput | DiscardTimerInput,
-    work: Callable[[], Awaitable[keyed.Answer]],
-) -> TimerPayload:
-    """Run a timer mutation under its idempotency key; the timer as it stands now, or why not."""
-    try:
-        answer, _ = await keyed.once(info, me.id, operation, input, work)
-    except errors.TaskflowError as exc:
-        refused: TimerPayload = r.refusal_for(exc)
-        return refused
+async def timer_success(info: Info, me: Principal, answer: keyed.Answer, _: bool) -> TimerSuccess:
+    """The timer of a timer mutation's answer as it stands now (NOT_FOUND when gone)."""
     row = await timer_admin.get(info.context.services, me, int(answer["timer"]))
     if row is None:
-        gone: TimerPayload = relay.refusal_for(errors.NotFound("The timer is gone."))
-        return gone
+        raise errors.NotFound("The timer is gone.")
     return TimerSuccess(timer=_of(info, row))
 
 
@@ -239,14 +220,11 @@ class TimerMutations:
         info: Info,
         input: Annotated[RetryTimerInput, strawberry.argument(description="What to do.")],
     ) -> TimerPayload:
-        me = await caller(info)
-        services = info.context.services
-
-        async def work() -> keyed.Answer:
-            row = await timer_admin.retry(services, me, _timer_id(input.timer_id))
+        async def work(me: Principal) -> keyed.Answer:
+            row = await timer_admin.retry(info.context.services, me, _timer_id(input.timer_id))
             return {"timer": row.id}
 
-        return await _answer(info, me, "retryTimer", input, work)
+        return await keyed.answer(info, "retryTimer", input, work, timer_success)
 
     @strawberry.mutation(
         description="Give up on a DEAD timer (leads, managers, admins): it never fires; the "
@@ -257,11 +235,9 @@ class TimerMutations:
         info: Info,
         input: Annotated[DiscardTimerInput, strawberry.argument(description="What to do.")],
     ) -> TimerPayload:
-        me = await caller(info)
-        services = info.context.services
-
-        async def work() -> keyed.Answer:
-            row = await timer_admin.discard(services, me, _timer_id(input.timer_id), input.reason)
+        async def work(me: Principal) -> keyed.Answer:
+            timer_id = _timer_id(input.timer_id)
+            row = await timer_admin.discard(info.context.services, me, timer_id, input.reason)
             return {"timer": row.id}
 
-        return await _answer(info, me, "discardTimer", input, work)
+        return await keyed.answer(info, "discardTimer", input, work, timer_success)
