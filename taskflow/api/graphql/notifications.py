@@ -134,12 +134,8 @@ class NotificationQueries:
     async def notifications(
         self,
         info: Info,
-        first: Annotated[
-            int, strawberry.argument(description=f"Page size, at most {relay.MAX_FIRST}.")
-        ] = 20,
-        after: Annotated[
-            str | None, strawberry.argument(description="endCursor of the previous page.")
-        ] = None,
+        first: relay.First = 20,
+        after: relay.After = None,
         filter: Annotated[
             NotificationFilter | None,
             strawberry.argument(description="Whose notifications (default: your own)."),
@@ -154,17 +150,7 @@ class NotificationQueries:
         rows, total = await notices.listing(
             info.context.services, me, scope, after_id=after_id, limit=limit + 1
         )
-        edges = [
-            relay.Edge(cursor=relay.encode_cursor(str(row.id)), node=Notification.of(row))
-            for row in rows[:limit]
-        ]
-        return relay.Connection(
-            edges=edges,
-            page_info=relay.PageInfo(
-                has_next_page=len(rows) > limit, end_cursor=edges[-1].cursor if edges else None
-            ),
-            total_count=total,
-        )
+        return relay.connection(rows, Notification.of, relay.id_cursor, total=total, limit=limit)
 
 
 async def resolve_node(info: Info, local_id: str) -> Notification | None:

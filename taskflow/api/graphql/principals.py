@@ -240,9 +240,7 @@ class PrincipalQueries:
         first: Annotated[
             int, strawberry.argument(description=f"Page size, 1-{relay.MAX_FIRST}.")
         ] = 50,
-        after: Annotated[
-            str | None, strawberry.argument(description="endCursor of the previous page.")
-        ] = None,
+        after: relay.After = None,
         filter: Annotated[
             PrincipalFilter | None, strawberry.argument(description="Which principals.")
         ] = None,
@@ -261,15 +259,8 @@ class PrincipalQueries:
             active=f.active,
             search=f.search,
         )
-        edges = [
-            relay.Edge(cursor=relay.encode_cursor(p.id), node=PrincipalType.of(p)) for p in found
-        ]
-        return relay.Connection(
-            edges=edges,
-            page_info=relay.PageInfo(
-                has_next_page=has_next, end_cursor=edges[-1].cursor if edges else None
-            ),
-            total_count=total,
+        return relay.connection(
+            found, PrincipalType.of, relay.id_cursor, total=total, has_next=has_next
         )
 
 

@@ -6,9 +6,9 @@ import base64
 import binascii
 import dataclasses
 import uuid
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
-from typing import Any, Generic, TypeVar
+from typing import Annotated, Any, Generic, TypeVar
 
 import strawberry
 from strawberry.types import nodes
@@ -19,6 +19,7 @@ from taskflow.core.refusals import PAGE_ONLY
 from taskflow.core.refusals import RefusalCode as RefusalCode
 
 T = TypeVar("T")
+R = TypeVar("R")
 
 #: The largest ``first`` any connection accepts.
 MAX_FIRST = 100
@@ -108,6 +109,11 @@ def encode_cursor(*parts: str) -> str:
     return base64.urlsafe_b64encode("\x1f".join(parts).encode()).decode()
 
 
+def id_cursor(row: Any) -> str:
+    """The cursor of a row listed in ``id`` order."""
+    return encode_cursor(str(row.id))
+
+
 def decode_cursor(cursor: str, arity: int) -> tuple[str, ...]:
     """The ``arity`` text parts of a cursor; INVALID_INPUT on ``after`` otherwise."""
     try:
@@ -193,6 +199,36 @@ class Connection(Generic[T]):
     total_count: int | None = strawberry.field(
         description="How many rows match, across all pages; null where counting is not cheap "
         "(the outbox-wide notification listings of integrations)."
+    )
+
+
+#: The ``first`` and ``after`` arguments of a connection.
+First = Annotated[int, strawberry.argument(description=f"Page size, at most {MAX_FIRST}.")]
+After = Annotated[str | None, strawberry.argument(description="endCursor of the previous page.")]
+
+
+def connection(
+    rows: Sequence[R],
+    node: Callable[[R], T],
+    cursor: Callable[[R], str],
+    *,
+    total: int | None,
+    limit: int | None = None,
+    has_next: bool = False,
+) -> Connection[T]:
+    """A page of ``rows`` as a connection. With ``limit``, ``rows`` is what was fetched (up
+    to ``limit + 1``): a row past the limit only says that a next page exists."""
+    if limit is not None:
+        has_next = len(rows) > limit
+        rows = rows[:limit]
+    return page([Edge(cursor=cursor(row), node=node(row)) for row in rows], has_next, total)
+
+
+def page(edges: list[Edge[T]], has_next: bool, total: int | None) -> Connection[T]:
+    """A connection of ready ``edges``."""
+    end = edges[-1].cursor if edges else None
+    return Connection(
+        edges=edges, page_info=PageInfo(has_next_page=has_next, end_cursor=end), total_count=total
     )
 
 

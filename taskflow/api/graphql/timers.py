@@ -114,12 +114,8 @@ class TimerQueries:
     async def timers(
         self,
         info: Info,
-        first: Annotated[
-            int, strawberry.argument(description=f"Page size, at most {relay.MAX_FIRST}.")
-        ] = 20,
-        after: Annotated[
-            str | None, strawberry.argument(description="endCursor of the previous page.")
-        ] = None,
+        first: relay.First = 20,
+        after: relay.After = None,
         filter: Annotated[
             TimerFilter | None, strawberry.argument(description="Which timers (default: all).")
         ] = None,
@@ -142,16 +138,8 @@ class TimerQueries:
             after_id=after_id,
             limit=limit + 1,
         )
-        edges = [
-            relay.Edge(cursor=relay.encode_cursor(str(row.id)), node=_of(info, row))
-            for row in rows[:limit]
-        ]
-        return relay.Connection(
-            edges=edges,
-            page_info=relay.PageInfo(
-                has_next_page=len(rows) > limit, end_cursor=edges[-1].cursor if edges else None
-            ),
-            total_count=total,
+        return relay.connection(
+            rows, lambda row: _of(info, row), relay.id_cursor, total=total, limit=limit
         )
 
 

@@ -368,13 +368,7 @@ class RunType(relay.Node):
             )
             for t in found
         ]
-        return relay.Connection(
-            edges=edges,
-            page_info=relay.PageInfo(
-                has_next_page=has_next, end_cursor=edges[-1].cursor if edges else None
-            ),
-            total_count=total,
-        )
+        return relay.page(edges, has_next, total)
 
     @classmethod
     def of(cls, run: Any) -> RunType:
