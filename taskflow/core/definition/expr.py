@@ -23,6 +23,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from taskflow.core.definition import problems
+
 ROOTS: Final = ("subject", "payload", "principal", "item")
 
 
@@ -123,10 +125,11 @@ class Expr:
         return Arith("/", self, lift(other))
 
     def __bool__(self) -> bool:
-        raise TypeError(
+        raise problems.ConditionMisused(
             f"the condition `{describe(self)}` has no truth value while a workflow is "
-            "being defined: combine conditions with & | ~ (not and/or/not), and "
-            "parenthesise comparisons: (subject.a > 1) & (subject.b == 'x')"
+            "being defined",
+            fix="combine conditions with & | ~ (not and/or/not), and "
+            "parenthesise comparisons: (subject.a > 1) & (subject.b == 'x')",
         )
 
     def is_in(self, values: Iterable[Any] | Expr) -> Membership:
@@ -165,7 +168,9 @@ class Ref(Expr):
 
     def __init__(self, root: str, parts: tuple[str, ...] = ()) -> None:
         if root not in ROOTS:
-            raise ValueError(f"unknown root {root!r}: use one of {', '.join(ROOTS)}")
+            raise problems.UnknownRoot(
+                f"unknown root {root!r}", fix=f"start the reference with one of {', '.join(ROOTS)}"
+            )
         object.__setattr__(self, "_root", root)
         object.__setattr__(self, "_parts", parts)
 
@@ -264,9 +269,10 @@ def _plain(value: object) -> Any:
         return value
     if isinstance(value, list | tuple):
         return [_plain(v) for v in value]
-    raise TypeError(
-        f"{value!r} cannot appear in a condition: use strings, numbers, booleans, "
-        "None or lists of them (write dates as ISO strings, '2026-01-31')"
+    raise problems.ConditionMisused(
+        f"{value!r} cannot appear in a condition",
+        fix="use strings, numbers, booleans, None or lists of them (write dates as ISO "
+        "strings, '2026-01-31')",
     )
 
 

@@ -16,7 +16,7 @@ from taskflow.core.definition import audience as au
 from taskflow.core.definition import expr as ex
 from taskflow.core.definition import expr_data as exd
 from taskflow.core.definition import fields as fl
-from taskflow.core.definition import sla
+from taskflow.core.definition import problems, sla
 
 
 def _tuple(obj: object, name: str, value: Any) -> None:
@@ -251,18 +251,28 @@ class State:
         return self.done
 
     def slot(self, name: str) -> Slot:
-        """The slot called ``name``; KeyError if none."""
+        """The slot called ``name``; ``UnknownSlot`` (a KeyError) if none."""
         for slot in self.slots:
             if slot.name == name:
                 return slot
-        raise KeyError(f"state {self.name!r} has no slot {name!r}")
+        known = ", ".join(s.name for s in self.slots) or "none"
+        raise problems.UnknownSlot(
+            f"state {self.name!r} has no slot {name!r}",
+            where=f"state {self.name}",
+            fix=f"name one of its slots ({known}) or declare {name!r} in it",
+        )
 
     def move(self, name: str) -> Move:
-        """The move called ``name``; KeyError if none."""
+        """The move called ``name``; ``UnknownMove`` (a KeyError) if none."""
         for move in self.moves:
             if move.name == name:
                 return move
-        raise KeyError(f"state {self.name!r} has no move {name!r}")
+        known = ", ".join(m.name for m in self.moves) or "none"
+        raise problems.UnknownMove(
+            f"state {self.name!r} has no move {name!r}",
+            where=f"state {self.name}",
+            fix=f"use one of its moves ({known}) or declare Move({name!r}, ...) in it",
+        )
 
     def exits(self) -> tuple[str, ...]:
         """Every state this one can lead to: routes, moves, timeouts, reminders, redirects."""

@@ -60,3 +60,63 @@ class DefinitionError(errors.TaskflowError):
     def codes(self) -> tuple[str, ...]:
         """The codes of the problems, in order (handy in tests)."""
         return tuple(p.code for p in self.problems)
+
+
+class DefinitionMistake(DefinitionError):
+    """One mistake the DSL found as it ran (naming the workflow and state where known, and
+    the fix). Each child is also the builtin error earlier versions raised there
+    (``KeyError``, ``TypeError``, ``ValueError``), so code that caught those still does."""
+
+    problem_code = "DEFINITION_MISTAKE"
+
+    def __init__(self, message: str, *, fix: str, workflow: str = "", where: str = "") -> None:
+        problem = Problem(self.problem_code, workflow, where, message, fix, source="")
+        super().__init__([problem])
+        if not workflow:  # raised while a class body runs: its name is not known yet
+            self.message = f"{where + ': ' if where else ''}{message} [{self.problem_code}]."
+            self.message += f" Fix: {fix}"
+        else:
+            self.message = str(problem)
+        self.args = (self.message,)
+
+
+class UnknownState(DefinitionMistake, KeyError):
+    """A state name the workflow does not declare."""
+
+    problem_code = "UNKNOWN_STATE"
+
+
+class UnknownSlot(DefinitionMistake, KeyError):
+    """A slot name its state does not declare."""
+
+    problem_code = "UNKNOWN_SLOT"
+
+
+class UnknownMove(DefinitionMistake, KeyError):
+    """A move name its state does not declare."""
+
+    problem_code = "UNKNOWN_MOVE"
+
+
+class NotAnAudience(DefinitionMistake, TypeError):
+    """Something that is no ``who.*`` audience where one is needed."""
+
+    problem_code = "NOT_AN_AUDIENCE"
+
+
+class ConditionMisused(DefinitionMistake, TypeError):
+    """A condition used as a Python truth value, or a value no condition can hold."""
+
+    problem_code = "CONDITION_MISUSED"
+
+
+class UnknownRoot(DefinitionMistake, ValueError):
+    """A reference whose root is none of the roots conditions know (subject, payload...)."""
+
+    problem_code = "UNKNOWN_ROOT"
+
+
+class CalendarOnRealTime(DefinitionMistake, ValueError):
+    """A calendar given to a real-time budget (only business time runs on calendars)."""
+
+    problem_code = "CALENDAR_ON_REAL_TIME"
