@@ -63,6 +63,17 @@ async def once(
     )
 
 
+def built(kind: Callable[..., P], **fields: Callable[[Info, Any], Awaitable[Any]]) -> Build[P]:
+    """A build making ``kind`` with each field resolved from the answer's value of that name:
+    ``built(SlotSuccess, slot=resolve_slot)`` is ``SlotSuccess(slot=await resolve_slot(info,
+    answer["slot"]))``."""
+
+    async def build(info: Info, _: Principal, found: Answer, __: bool) -> P:
+        return kind(**{name: await get(info, found[name]) for name, get in fields.items()})
+
+    return build
+
+
 async def answer(info: Info, operation: str, input: Any, work: Work, build: Build[P]) -> P:
     """The skeleton of every mutation: see the module doc."""
     me = await caller(info)

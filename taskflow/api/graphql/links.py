@@ -8,9 +8,10 @@ answers exactly as the HTML page does: every unusable link gets the same
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from enum import Enum
-from typing import Annotated
+from typing import Annotated, TypeVar
 
 import strawberry
 from strawberry.scalars import JSON
@@ -26,6 +27,7 @@ from taskflow.core.principals import Principal
 from taskflow.service import link_use, links
 
 TYPE_NAME = "MagicLink"
+S = TypeVar("S")
 SLOT = "Slot"
 
 
@@ -211,23 +213,12 @@ class LinkMutations:
                     relay.local_id(input.slot_id, SLOT, "slotId"),
                     recipient_name=input.recipient.name,
                     recipient_email=input.recipient.email,
-                    expires_in=timedelta(seconds=input.expires_in)
-                    if input.expires_in is not None
-                    else None,
+                    expires_in=expiry(input.expires_in),
                 )
             )
             return {"link": made[0].link.id}
 
-        async def build(
-            info: Info, _: Principal, answer: keyed.Answer, again: bool
-        ) -> MintMagicLinkSuccess:
-            minted = minted_once(made, answer, again)
-            return MintMagicLinkSuccess(
-                link=MagicLinkType.of(minted.link, services.clock.now()),
-                url=minted.url,
-                token=minted.token,
-            )
-
+        build = minting(made, MintMagicLinkSuccess)
         return await keyed.answer(info, "mintMagicLink", input, work, build)
 
     @strawberry.mutation(description="Revoke a magic link that is not used yet.")
@@ -276,11 +267,22 @@ class LinkMutations:
         )
 
 
-def minted_once(made: list[links.Minted], answer: keyed.Answer, again: bool) -> links.Minted:
-    """The link this request minted; a retry is refused (:func:`shown_once`)."""
-    if again:
-        raise shown_once(str(answer["link"]))
-    return made[0]
+def expiry(seconds: int | None) -> timedelta | None:
+    return timedelta(seconds=seconds) if seconds is not None else None
+
+
+def minting(made: list[links.Minted], success: Callable[..., S]) -> keyed.Build[S]:
+    """The build of a mint mutation: the link this request minted (``made``), its URL and
+    token shown once; a retry with the same key is refused (:func:`shown_once`)."""
+
+    async def build(info: Info, _: Principal, answer: keyed.Answer, again: bool) -> S:
+        if again:
+            raise shown_once(str(answer["link"]))
+        minted = made[0]
+        now = info.context.services.clock.now()
+        return success(link=MagicLinkType.of(minted.link, now), url=minted.url, token=minted.token)
+
+    return build
 
 
 def shown_once(link_id: str) -> errors.TaskflowError:

@@ -8,7 +8,7 @@ and mint the magic link an outsider's reminder requests
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import datetime
 from enum import Enum
 from typing import Annotated, Any
 
@@ -228,21 +228,10 @@ class NotificationMutations:
                     services,
                     me,
                     _notification_id(input.notification_id),
-                    expires_in=timedelta(seconds=input.expires_in)
-                    if input.expires_in is not None
-                    else None,
+                    expires_in=link_types.expiry(input.expires_in),
                 )
             )
             return {"link": made[0].link.id}
 
-        async def build(
-            info: Info, _: Principal, answer: keyed.Answer, again: bool
-        ) -> MintNotificationLinkSuccess:
-            minted = link_types.minted_once(made, answer, again)
-            return MintNotificationLinkSuccess(
-                link=link_types.MagicLinkType.of(minted.link, services.clock.now()),
-                url=minted.url,
-                token=minted.token,
-            )
-
+        build = link_types.minting(made, MintNotificationLinkSuccess)
         return await keyed.answer(info, "mintNotificationLink", input, work, build)

@@ -310,12 +310,7 @@ class PrincipalMutations:
             principal = await service.deactivate(info.context.services, me, local_id)
             return {"principal": principal.id}
 
-        async def build(
-            info: Info, _: Principal, answer: keyed.Answer, __: bool
-        ) -> DeactivatePrincipalSuccess:
-            return DeactivatePrincipalSuccess(principal=await _principal(info, answer["principal"]))
-
-        return await keyed.answer(info, "deactivatePrincipal", input, work, build)
+        return await keyed.answer(info, "deactivatePrincipal", input, work, _deactivated)
 
     @strawberry.mutation(
         description="Sign out everywhere: every staff token of the principal (yourself by "
@@ -338,19 +333,7 @@ class PrincipalMutations:
             principal = await service.sign_out_everywhere(info.context.services, me, local_id)
             return {"principal": principal.id}
 
-        async def build(
-            info: Info, _: Principal, answer: keyed.Answer, __: bool
-        ) -> SignOutEverywhereSuccess:
-            return SignOutEverywhereSuccess(principal=await _principal(info, answer["principal"]))
-
-        return await keyed.answer(info, "signOutEverywhere", input, work, build)
-
-
-async def _upserted(
-    info: Info, _: Principal, answer: keyed.Answer, __: bool
-) -> UpsertPrincipalSuccess:
-    principal = await _principal(info, answer["principal"])
-    return UpsertPrincipalSuccess(principal=principal, created=answer["created"])
+        return await keyed.answer(info, "signOutEverywhere", input, work, _signed_out)
 
 
 async def _principal(info: Info, principal_id: str) -> PrincipalType:
@@ -358,3 +341,12 @@ async def _principal(info: Info, principal_id: str) -> PrincipalType:
     if principal is None:
         raise errors.NotFound(f"No principal has the id {principal_id!r}.")
     return PrincipalType.of(principal)
+
+
+async def _created(_: Info, created: bool) -> bool:
+    return created
+
+
+_upserted = keyed.built(UpsertPrincipalSuccess, principal=_principal, created=_created)
+_deactivated = keyed.built(DeactivatePrincipalSuccess, principal=_principal)
+_signed_out = keyed.built(SignOutEverywhereSuccess, principal=_principal)

@@ -329,21 +329,6 @@ class WorkMutations:
 # -- successes from the answers' ids ---------------------------------------------------------------
 
 
-async def _slot_success(info: Info, _: Principal, answer: keyed.Answer, __: bool) -> SlotSuccess:
-    return SlotSuccess(slot=await _slot(info, answer["slot"]))
-
-
-async def run_success(info: Info, _: Principal, answer: keyed.Answer, __: bool) -> RunSuccess:
-    """``RunSuccess`` with the run as it stands now (shared with the operator verbs)."""
-    return RunSuccess(run=await _run(info, answer["run"]))
-
-
-async def _completed(info: Info, _: Principal, answer: keyed.Answer, __: bool) -> CompleteSuccess:
-    return CompleteSuccess(
-        slot=await _slot(info, answer["slot"]), run=await _run(info, answer["run"])
-    )
-
-
 async def _subject_success(
     info: Info, _: Principal, answer: keyed.Answer, __: bool
 ) -> UpdateSubjectSuccess:
@@ -390,3 +375,9 @@ def _object(value: Any, field: str) -> dict[str, Any]:
 
 def _payload(value: Any) -> dict[str, Any] | None:
     return _object(value, "payload") if value is not None else None
+
+
+_slot_success = keyed.built(SlotSuccess, slot=_slot)
+#: ``RunSuccess`` with the run as it stands now (shared with the operator verbs).
+run_success = keyed.built(RunSuccess, run=_run)
+_completed = keyed.built(CompleteSuccess, slot=_slot, run=_run)
