@@ -8,7 +8,7 @@ answers exactly as the HTML page does: every unusable link gets the same
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
 from enum import Enum
 from typing import Annotated, TypeVar
@@ -202,23 +202,17 @@ class LinkMutations:
         "slot's candidates or its outsiders rule name."
     )
     async def mint_magic_link(self, info: Info, input: MintArg) -> MintMagicLinkPayload:
-        services = info.context.services
-        made: list[links.Minted] = []
-
-        async def work(me: Principal) -> keyed.Answer:
-            made.append(
-                await links.mint(
-                    services,
-                    me,
-                    relay.local_id(input.slot_id, SLOT, "slotId"),
-                    recipient_name=input.recipient.name,
-                    recipient_email=input.recipient.email,
-                    expires_in=expiry(input.expires_in),
-                )
+        async def mint(me: Principal) -> links.Minted:
+            return await links.mint(
+                info.context.services,
+                me,
+                relay.local_id(input.slot_id, SLOT, "slotId"),
+                recipient_name=input.recipient.name,
+                recipient_email=input.recipient.email,
+                expires_in=expiry(input.expires_in),
             )
-            return {"link": made[0].link.id}
 
-        build = minting(made, MintMagicLinkSuccess)
+        work, build = minting(mint, MintMagicLinkSuccess)
         return await keyed.answer(info, "mintMagicLink", input, work, build)
 
     @strawberry.mutation(description="Revoke a magic link that is not used yet.")
@@ -271,9 +265,16 @@ def expiry(seconds: int | None) -> timedelta | None:
     return timedelta(seconds=seconds) if seconds is not None else None
 
 
-def minting(made: list[links.Minted], success: Callable[..., S]) -> keyed.Build[S]:
-    """The build of a mint mutation: the link this request minted (``made``), its URL and
+def minting(
+    mint: Callable[[Principal], Awaitable[links.Minted]], success: Callable[..., S]
+) -> tuple[keyed.Work, keyed.Build[S]]:
+    """The work and build of a mint mutation: the link this request minted, its URL and
     token shown once; a retry with the same key is refused (:func:`shown_once`)."""
+    made: list[links.Minted] = []
+
+    async def work(me: Principal) -> keyed.Answer:
+        made.append(await mint(me))
+        return {"link": made[0].link.id}
 
     async def build(info: Info, _: Principal, answer: keyed.Answer, again: bool) -> S:
         if again:
@@ -282,7 +283,7 @@ def minting(made: list[links.Minted], success: Callable[..., S]) -> keyed.Build[
         now = info.context.services.clock.now()
         return success(link=MagicLinkType.of(minted.link, now), url=minted.url, token=minted.token)
 
-    return build
+    return work, build
 
 
 def shown_once(link_id: str) -> errors.TaskflowError:

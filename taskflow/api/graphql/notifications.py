@@ -219,19 +219,13 @@ class NotificationMutations:
     async def mint_notification_link(
         self, info: Info, input: MintNotificationArg
     ) -> MintNotificationLinkPayload:
-        services = info.context.services
-        made: list[links.Minted] = []
-
-        async def work(me: Principal) -> keyed.Answer:
-            made.append(
-                await notification_links.mint(
-                    services,
-                    me,
-                    _notification_id(input.notification_id),
-                    expires_in=link_types.expiry(input.expires_in),
-                )
+        async def mint(me: Principal) -> links.Minted:
+            return await notification_links.mint(
+                info.context.services,
+                me,
+                _notification_id(input.notification_id),
+                expires_in=link_types.expiry(input.expires_in),
             )
-            return {"link": made[0].link.id}
 
-        build = link_types.minting(made, MintNotificationLinkSuccess)
+        work, build = link_types.minting(mint, MintNotificationLinkSuccess)
         return await keyed.answer(info, "mintNotificationLink", input, work, build)

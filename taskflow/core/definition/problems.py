@@ -80,43 +80,32 @@ class DefinitionMistake(DefinitionError):
         self.args = (self.message,)
 
 
-class UnknownState(DefinitionMistake, KeyError):
-    """A state name the workflow does not declare."""
-
-    problem_code = "UNKNOWN_STATE"
-
-
-class UnknownSlot(DefinitionMistake, KeyError):
-    """A slot name its state does not declare."""
-
-    problem_code = "UNKNOWN_SLOT"
+def _mistake(name: str, code: str, builtin: type[Exception], doc: str) -> type[DefinitionMistake]:
+    """A ``DefinitionMistake`` child with its problem code, also the ``builtin`` error."""
+    attrs = {"problem_code": code, "__doc__": doc, "__module__": __name__, "__qualname__": name}
+    return type(name, (DefinitionMistake, builtin), attrs)
 
 
-class UnknownMove(DefinitionMistake, KeyError):
-    """A move name its state does not declare."""
-
-    problem_code = "UNKNOWN_MOVE"
-
-
-class NotAnAudience(DefinitionMistake, TypeError):
-    """Something that is no ``who.*`` audience where one is needed."""
-
-    problem_code = "NOT_AN_AUDIENCE"
-
-
-class ConditionMisused(DefinitionMistake, TypeError):
-    """A condition used as a Python truth value, or a value no condition can hold."""
-
-    problem_code = "CONDITION_MISUSED"
-
-
-class UnknownRoot(DefinitionMistake, ValueError):
-    """A reference whose root is none of the roots conditions know (subject, payload...)."""
-
-    problem_code = "UNKNOWN_ROOT"
-
-
-class CalendarOnRealTime(DefinitionMistake, ValueError):
-    """A calendar given to a real-time budget (only business time runs on calendars)."""
-
-    problem_code = "CALENDAR_ON_REAL_TIME"
+UnknownState = _mistake(
+    "UnknownState", "UNKNOWN_STATE", KeyError, "A state name the workflow does not declare."
+)
+UnknownSlot = _mistake("UnknownSlot", "UNKNOWN_SLOT", KeyError, "A slot its state lacks.")
+UnknownMove = _mistake("UnknownMove", "UNKNOWN_MOVE", KeyError, "A move its state lacks.")
+NotAnAudience = _mistake(
+    "NotAnAudience", "NOT_AN_AUDIENCE", TypeError, "No ``who.*`` audience where one is needed."
+)
+ConditionMisused = _mistake(
+    "ConditionMisused",
+    "CONDITION_MISUSED",
+    TypeError,
+    "A condition used as a Python truth value, or a value no condition can hold.",
+)
+UnknownRoot = _mistake(
+    "UnknownRoot", "UNKNOWN_ROOT", ValueError, "A reference root conditions do not know."
+)
+CalendarOnRealTime = _mistake(
+    "CalendarOnRealTime",
+    "CALENDAR_ON_REAL_TIME",
+    ValueError,
+    "A calendar given to a real-time budget (only business time runs on calendars).",
+)
