@@ -183,9 +183,9 @@ CompleteWithLinkPayload = Annotated[
     strawberry.union("CompleteWithLinkPayload", description="Result of completeWithLink."),
 ]
 
-MintArg = Annotated[MintMagicLinkInput, strawberry.argument(description="What to do.")]
-RevokeArg = Annotated[RevokeMagicLinkInput, strawberry.argument(description="What to do.")]
-CompleteArg = Annotated[CompleteWithLinkInput, strawberry.argument(description="What to do.")]
+MintArg = relay.WhatToDo[MintMagicLinkInput]
+RevokeArg = relay.WhatToDo[RevokeMagicLinkInput]
+CompleteArg = relay.WhatToDo[CompleteWithLinkInput]
 
 
 def _client(info: Info) -> str:

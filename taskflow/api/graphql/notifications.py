@@ -197,9 +197,7 @@ MintNotificationLinkPayload = Annotated[
     | relay.Common,
     strawberry.union("MintNotificationLinkPayload", description="Result of mintNotificationLink."),
 ]
-MintNotificationArg = Annotated[
-    MintNotificationLinkInput, strawberry.argument(description="What to do.")
-]
+MintNotificationArg = relay.WhatToDo[MintNotificationLinkInput]
 
 
 def _notification_id(global_id: str) -> int:

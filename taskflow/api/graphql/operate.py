@@ -106,9 +106,7 @@ class OperateMutations:
         "current state's live slots are cancelled, the target's enter hook runs and its slots "
         "open (admins, and leads and managers granted the workflow)."
     )
-    async def goto(
-        self, info: Info, input: Annotated[GotoInput, strawberry.argument(description="What.")]
-    ) -> GotoPayload:
+    async def goto(self, info: Info, input: relay.What[GotoInput]) -> GotoPayload:
         async def work(me: Principal) -> keyed.Answer:
             run = await operate.goto(
                 info.context.services,
@@ -126,18 +124,14 @@ class OperateMutations:
         description="Pause every running clock of the run's current slots by hand (admins, "
         "and leads and managers granted the workflow)."
     )
-    async def pause_clocks(
-        self, info: Info, input: Annotated[ClocksInput, strawberry.argument(description="What.")]
-    ) -> ClocksPayload:
+    async def pause_clocks(self, info: Info, input: relay.What[ClocksInput]) -> ClocksPayload:
         return await _clocks(info, input, "pauseClocks", operate.pause_clocks)
 
     @strawberry.mutation(
         description="Resume the paused clocks of the run's current slots (admins, and leads "
         "and managers granted the workflow)."
     )
-    async def resume_clocks(
-        self, info: Info, input: Annotated[ClocksInput, strawberry.argument(description="What.")]
-    ) -> ClocksPayload:
+    async def resume_clocks(self, info: Info, input: relay.What[ClocksInput]) -> ClocksPayload:
         return await _clocks(info, input, "resumeClocks", operate.resume_clocks)
 
     @strawberry.mutation(
@@ -146,9 +140,7 @@ class OperateMutations:
         "slots of workflows you may operate are touched."
     )
     async def reassign_held(
-        self,
-        info: Info,
-        input: Annotated[ReassignHeldInput, strawberry.argument(description="What.")],
+        self, info: Info, input: relay.What[ReassignHeldInput]
     ) -> ReassignHeldPayload:
         async def work(me: Principal) -> keyed.Answer:
             done = await operate.reassign_held(
@@ -174,9 +166,7 @@ class OperateMutations:
         "timer.rescheduled line goes on the run's timeline."
     )
     async def reschedule_timer(
-        self,
-        info: Info,
-        input: Annotated[RescheduleTimerInput, strawberry.argument(description="What.")],
+        self, info: Info, input: relay.What[RescheduleTimerInput]
     ) -> RescheduleTimerPayload:
         async def work(me: Principal) -> keyed.Answer:
             row = await operate.reschedule_timer(

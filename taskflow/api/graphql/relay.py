@@ -202,6 +202,12 @@ class Connection(Generic[T]):
     )
 
 
+In = TypeVar("In")
+#: A mutation's ``input`` argument (``input: relay.WhatToDo[ClaimInput]``).
+WhatToDo = Annotated[In, strawberry.argument(description="What to do.")]
+#: The same, described in one word (the operator verbs).
+What = Annotated[In, strawberry.argument(description="What.")]
+
 #: The ``first`` and ``after`` arguments of a connection.
 First = Annotated[int, strawberry.argument(description=f"Page size, at most {MAX_FIRST}.")]
 After = Annotated[str | None, strawberry.argument(description="endCursor of the previous page.")]

@@ -203,11 +203,7 @@ class TimerMutations:
         description="Arm a DEAD timer again, due now, with its attempts reset (leads, managers, "
         "admins); a timer.retried line goes on the run's timeline."
     )
-    async def retry_timer(
-        self,
-        info: Info,
-        input: Annotated[RetryTimerInput, strawberry.argument(description="What to do.")],
-    ) -> TimerPayload:
+    async def retry_timer(self, info: Info, input: relay.WhatToDo[RetryTimerInput]) -> TimerPayload:
         async def work(me: Principal) -> keyed.Answer:
             row = await timer_admin.retry(info.context.services, me, _timer_id(input.timer_id))
             return {"timer": row.id}
@@ -219,9 +215,7 @@ class TimerMutations:
         "reason goes on the run's timeline as timer.discarded."
     )
     async def discard_timer(
-        self,
-        info: Info,
-        input: Annotated[DiscardTimerInput, strawberry.argument(description="What to do.")],
+        self, info: Info, input: relay.WhatToDo[DiscardTimerInput]
     ) -> TimerPayload:
         async def work(me: Principal) -> keyed.Answer:
             timer_id = _timer_id(input.timer_id)

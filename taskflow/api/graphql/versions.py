@@ -69,9 +69,7 @@ class VersionMutations:
         "Resumable: send it again to finish an interrupted one."
     )
     async def migrate_runs(
-        self,
-        info: Info,
-        input: Annotated[MigrateRunsInput, strawberry.argument(description="What to do.")],
+        self, info: Info, input: relay.WhatToDo[MigrateRunsInput]
     ) -> MigrateRunsPayload:
         async def work(me: Principal) -> keyed.Answer:
             if not 1 <= input.batch <= 1000:
