@@ -26,6 +26,10 @@ from typing import Any, Final
 from taskflow.core.definition import problems
 
 ROOTS: Final = ("subject", "payload", "principal", "item")
+NO_TRUTH_VALUE: Final = "combine conditions with & | ~ (not and/or/not), and parenthesise \
+comparisons: (subject.a > 1) & (subject.b == 'x')"
+PLAIN_VALUES: Final = "use strings, numbers, booleans, None or lists of them (write dates as \
+ISO strings, '2026-01-31')"
 
 
 class _Missing:
@@ -125,12 +129,8 @@ class Expr:
         return Arith("/", self, lift(other))
 
     def __bool__(self) -> bool:
-        raise problems.ConditionMisused(
-            f"the condition `{describe(self)}` has no truth value while a workflow is "
-            "being defined",
-            fix="combine conditions with & | ~ (not and/or/not), and "
-            "parenthesise comparisons: (subject.a > 1) & (subject.b == 'x')",
-        )
+        what = f"the condition `{describe(self)}` has no truth value while a workflow is defined"
+        raise problems.ConditionMisused(what, fix=NO_TRUTH_VALUE)
 
     def is_in(self, values: Iterable[Any] | Expr) -> Membership:
         """True when this value is one of ``values`` (a literal list or a path to a list)."""
@@ -168,9 +168,7 @@ class Ref(Expr):
 
     def __init__(self, root: str, parts: tuple[str, ...] = ()) -> None:
         if root not in ROOTS:
-            raise problems.UnknownRoot(
-                f"unknown root {root!r}", fix=f"start the reference with one of {', '.join(ROOTS)}"
-            )
+            raise problems.UnknownRoot(f"unknown root {root!r}", fix=f"use one of {ROOTS}")
         object.__setattr__(self, "_root", root)
         object.__setattr__(self, "_parts", parts)
 
@@ -269,11 +267,7 @@ def _plain(value: object) -> Any:
         return value
     if isinstance(value, list | tuple):
         return [_plain(v) for v in value]
-    raise problems.ConditionMisused(
-        f"{value!r} cannot appear in a condition",
-        fix="use strings, numbers, booleans, None or lists of them (write dates as ISO "
-        "strings, '2026-01-31')",
-    )
+    raise problems.ConditionMisused(f"{value!r} cannot appear in a condition", fix=PLAIN_VALUES)
 
 
 # -- evaluation ---------------------------------------------------------------------------------
