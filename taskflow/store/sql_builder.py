@@ -94,23 +94,39 @@ class Statement:
             out += [self.param(value), piece]
         return "".join(out)
 
+    def any_of(self, groups: Sequence[Sequence[tuple[str, tuple[Any, ...]]]]) -> str:
+        """``((a AND b) OR (c) ...)``: any group whose fragments all hold (no group: false;
+        an empty group: true)."""
+        if not groups:
+            return "false"
+        ors = []
+        for group in groups:
+            ands = [self.fragment(name, *values) for name, values in group] or ["true"]
+            ors.append("(" + " AND ".join(ands) + ")")
+        return "(" + " OR ".join(ors) + ")"
+
+    def wrapped(self, name: str, inner: str, *values: Any) -> str:
+        """Fragment ``name`` with ``inner`` (text composed by this statement) in its
+        ``/*:inner*/`` marker."""
+        text = self.fragment(name, *values)
+        if "/*:inner*/" not in text:
+            raise BuildError(f"fragment {name!r} has no /*:inner*/ marker.")
+        return text.replace("/*:inner*/", inner)
+
+    def where_text(self, text: str) -> Statement:
+        """Add `` AND <text>``, ``text`` composed by :meth:`fragment`, :meth:`any_of` or
+        :meth:`wrapped` of this statement (never by hand)."""
+        self._where.append(text)
+        return self
+
     def where(self, name: str, *values: Any) -> Statement:
         """Add `` AND <fragment>`` to the conditions."""
         self._where.append(self.fragment(name, *values))
         return self
 
     def where_any(self, groups: Sequence[Sequence[tuple[str, tuple[Any, ...]]]]) -> Statement:
-        """Add `` AND ((a AND b) OR (c) ...)``: any group whose fragments all hold
-        (no group: false; an empty group: true)."""
-        if not groups:
-            self._where.append("false")
-            return self
-        ors = []
-        for group in groups:
-            ands = [self.fragment(name, *values) for name, values in group] or ["true"]
-            ors.append("(" + " AND ".join(ands) + ")")
-        self._where.append("(" + " OR ".join(ors) + ")")
-        return self
+        """Add `` AND ((a AND b) OR (c) ...)`` (see :meth:`any_of`)."""
+        return self.where_text(self.any_of(groups))
 
     def conditions(self) -> str:
         """The conditions so far as `` AND ...`` text ("" when none)."""

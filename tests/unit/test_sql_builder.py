@@ -103,7 +103,7 @@ def test_fragments_are_one_line_conditions_without_comments() -> None:
     for name, text in FRAGMENTS.items():
         assert "--" not in text, name
         assert "\n" not in text, name
-        assert "$?" in text, f"{name} takes no value: it belongs in a base statement"
+        assert "$?" in text or "/*:inner*/" in text, f"{name} takes nothing: use a base statement"
         assert not re.search(r"\$\d", text), f"{name} numbers its own placeholders"
 
 
@@ -135,3 +135,18 @@ def test_the_written_out_candidate_rule_is_candidacy_admits_sql(
     text = _squash(queries.SQL[statement])
     for column in columns:
         assert _squash(candidacy.admits_sql(alias, keys, column=column)) in text
+
+
+def test_a_wrapped_fragment_takes_composed_text_only_where_it_says() -> None:
+    st = Statement("SELECT 1 FROM run r WHERE true/*:where*/", "me")
+    inner = st.any_of([[("reach_holder", ("me",))], [("reach_delegate", (["k"],))]])
+    st.where_text(st.wrapped("run_reached_through_slot", inner))
+    text, args = st.build()
+    assert text.endswith(
+        " AND EXISTS (SELECT 1 FROM slot x WHERE x.run = r.id AND "
+        "((x.holder = $2) OR (x.delegates && $3::text[])))"
+    )
+    assert args == ["me", "me", ["k"]]
+    with pytest.raises(BuildError, match="no /\\*:inner"):
+        st.wrapped("reach_holder", "true", "me")
+    assert st.any_of([]) == "false"

@@ -87,3 +87,28 @@ r.workflow = ANY($?::text[])
 -- name: run_before_in_start
 -- Keyset: after (started_at, id) newest first (the runs list).
 (r.started_at, r.id) < ($?, $?::uuid)
+
+-- Where a caller reads runs (core.runs.run_filter.RunReach): a slot x of the run r ...
+
+-- name: run_reached_through_slot
+-- ... any of the conditions composed into the marker holds for one of the run's slots.
+EXISTS (SELECT 1 FROM slot x WHERE x.run = r.id AND /*:inner*/)
+
+-- name: reach_holder
+x.holder = $?
+
+-- name: reach_satisfied_by
+x.satisfied_by = $?
+
+-- name: reach_candidate
+-- The slot's plain candidate keys (and deny keys) admit the caller's keys (twice the same).
+(x.audience && $?::text[] AND NOT x.deny && $?::text[])
+
+-- name: reach_delegate
+x.delegates && $?::text[]
+
+-- name: reach_team
+x.audience && $?::text[]
+
+-- name: reach_team_workflow
+x.workflow = ANY($?::text[])
