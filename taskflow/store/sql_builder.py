@@ -11,6 +11,7 @@ are a page's ``LIMIT`` (a checked ``int``, so the planner sees the real bound).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
@@ -28,6 +29,10 @@ def _one_line(text: str) -> str:
 #: The named condition fragments (``fragments.sql``), each with ``$?`` per value.
 FRAGMENTS: Final[Mapping[str, str]] = {
     name: _one_line(text) for name, text in sql.statements("fragments").items()
+}
+
+_PIECES: Final[Mapping[str, tuple[str, ...]]] = {
+    name: tuple(text.split("$?")) for name, text in FRAGMENTS.items()
 }
 
 #: The orders a statement may be sorted by, by name.
@@ -82,16 +87,20 @@ class Statement:
     def fragment(self, name: str, *values: Any) -> str:
         """The text of fragment ``name`` with its ``$?`` numbered for ``values``."""
         try:
-            text = FRAGMENTS[name]
+            pieces = _PIECES[name]
         except KeyError:
             raise BuildError(f"no fragment {name!r} in fragments.sql.") from None
-        pieces = text.split(_SLOT)
+        args = self.args
+        if len(pieces) == 2 and len(values) == 1:  # the common case, kept short
+            args.append(values[0])
+            return f"{pieces[0]}${len(args)}{pieces[1]}"
         if len(pieces) - 1 != len(values):
             wanted = len(pieces) - 1
             raise BuildError(f"fragment {name!r} takes {wanted} values, not {len(values)}.")
         out = [pieces[0]]
         for value, piece in zip(values, pieces[1:], strict=True):
-            out += [self.param(value), piece]
+            args.append(value)
+            out += ["$", str(len(args)), piece]
         return "".join(out)
 
     def any_of(self, groups: Sequence[Sequence[tuple[str, tuple[Any, ...]]]]) -> str:
@@ -140,20 +149,34 @@ class Statement:
 
     def text(self, *, limit: int | None = None) -> str:
         """The statement's text: the markers filled, ``/*:limit*/`` with ``limit``."""
-        text = self._base.replace("/*:where*/", self.conditions())
-        if "/*:order*/" in text:
-            if not self._order:
-                raise BuildError("the statement needs an order (Statement.order).")
-            text = text.replace("/*:order*/", self._order)
-        if "/*:limit*/" in text:
-            if type(limit) is not int or not 0 <= limit <= MAX_LIMIT:
-                raise BuildError(f"limit must be an int in [0, {MAX_LIMIT}], not {limit!r}.")
-            text = text.replace("/*:limit*/", str(limit))
-        return text
+        parts = _template(self._base)
+        out = [parts[0]]
+        for i in range(1, len(parts), 2):
+            marker = parts[i]
+            if marker == "where":
+                out.append(self.conditions())
+            elif marker == "order":
+                if not self._order:
+                    raise BuildError("the statement needs an order (Statement.order).")
+                out.append(self._order)
+            elif marker == "limit":
+                if type(limit) is not int or not 0 <= limit <= MAX_LIMIT:
+                    raise BuildError(f"limit must be an int in [0, {MAX_LIMIT}], not {limit!r}.")
+                out.append(str(limit))
+            else:
+                raise BuildError(f"marker /*:{marker}*/ is not filled (see with_columns).")
+            out.append(parts[i + 1])
+        return "".join(out)
 
     def build(self, *, limit: int | None = None) -> tuple[str, list[Any]]:
         """(text, args) ready for ``conn.fetch(text, *args)``."""
         return self.text(limit=limit), list(self.args)
+
+
+@functools.lru_cache(maxsize=512)
+def _template(base: str) -> tuple[str, ...]:
+    """``base`` split at its markers: text, marker name, text, ... (parsed once per text)."""
+    return tuple(_MARKER.split(base))
 
 
 def with_columns(statements: Mapping[str, str], **columns: str) -> dict[str, str]:

@@ -112,3 +112,12 @@ x.audience && $?::text[]
 
 -- name: reach_team_workflow
 x.workflow = ANY($?::text[])
+
+-- The SLA report's slot filters (core.reports.ReportFilter) beside the slot_* ones above.
+
+-- name: slot_priority
+sl.priority = $?
+
+-- name: slot_held_or_done_by
+-- Whoever holds the slot, or satisfied it.
+coalesce(sl.holder, sl.satisfied_by) = $?
