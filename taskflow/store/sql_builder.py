@@ -37,8 +37,7 @@ _PIECES: Final[Mapping[str, tuple[str, ...]]] = {
 
 #: The orders a statement may be sorted by, by name.
 ORDERS: Final[Mapping[str, str]] = {
-    "urgency": "sl.due_at ASC NULLS LAST, sl.priority, sl.id",
-    "started": "r.started_at, r.id",
+    #: The runs list: newest first (its keyset is ``run_before_in_start``).
     "newest": "r.started_at DESC, r.id DESC",
 }
 
