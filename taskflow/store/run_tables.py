@@ -21,6 +21,9 @@ from piccolo.columns.base import OnDelete
 from piccolo.columns.defaults.timestamptz import TimestamptzNow
 from piccolo.table import Table
 
+from taskflow.core.runs.statuses import RunStatus
+from taskflow.core.timer_states import TimerStatus
+
 
 class Principal(Table, tablename="principal"):
     """A person (or system account) known to taskflow."""
@@ -65,7 +68,7 @@ class Run(Table, tablename="run"):
     subject = ForeignKey(references=Subject, null=False, on_delete=OnDelete.restrict)
     state = Varchar(length=100)
     #: active | completed | cancelled
-    status = Varchar(length=20, default="active")
+    status = Varchar(length=20, default=RunStatus.ACTIVE.value)
     #: How many states the run has entered: slots belong to one visit.
     visit = Integer(default=1)
     correlation_key = Varchar(length=200, null=True, default=None)
@@ -211,7 +214,7 @@ class Timer(Table, tablename="timer"):
     part = Varchar(length=100)
     due_at = Timestamptz()
     #: armed | fired | cancelled | dead | discarded (``core.timer_states.TimerStatus``)
-    status = Varchar(length=20, default="armed")
+    status = Varchar(length=20, default=TimerStatus.ARMED.value)
     #: How many times it has fired (a repeating reminder fires many times).
     fired = Integer(default=0)
     fired_at = Timestamptz(null=True, default=None)
