@@ -31,8 +31,10 @@ FRAGMENTS: Final[Mapping[str, str]] = {
     name: _one_line(text) for name, text in sql.statements("fragments").items()
 }
 
+_SLOT = "$?"
+#: Each fragment split at its ``$?``.
 _PIECES: Final[Mapping[str, tuple[str, ...]]] = {
-    name: tuple(text.split("$?")) for name, text in FRAGMENTS.items()
+    name: tuple(text.split(_SLOT)) for name, text in FRAGMENTS.items()
 }
 
 #: The orders a statement may be sorted by, by name.
@@ -45,7 +47,6 @@ ORDERS: Final[Mapping[str, str]] = {
 CASTS: Final[frozenset[str]] = frozenset({"", "::text[]", "::uuid[]", "::uuid", "::int"})
 
 MAX_LIMIT: Final[int] = 100_000
-_SLOT = "$?"
 _MARKER = re.compile(r"/\*:(\w+)\*/")
 
 
