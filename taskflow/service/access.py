@@ -18,6 +18,7 @@ from taskflow.core.definition import audience as au
 from taskflow.core.definition.workflow import Definition
 from taskflow.core.principals import Principal
 from taskflow.core.runs.model import RunView, SlotView
+from taskflow.core.runs.statuses import RunStatus
 from taskflow.service.container import Services
 from taskflow.store import db
 from taskflow.store import runs as rows
@@ -47,7 +48,7 @@ def may_raise_as_application(principal: Principal, workflow: str, event: str) ->
 
 def may_move(principal: Principal, definition: Definition, run: RunView) -> bool:
     """True when a move of the run's current state is meant for the principal (e.g. withdraw)."""
-    if run.status != "active":
+    if run.status != RunStatus.ACTIVE:
         return False
     mine = keys(principal)
     state = definition.state(run.state)

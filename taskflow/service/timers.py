@@ -30,6 +30,7 @@ from taskflow.core import deadlines, firing, timer_states
 from taskflow.core.definition.workflow import Definition
 from taskflow.core.runs import engine
 from taskflow.core.runs.model import LIVE, AuditEntry, Outcome, RunView, SlotView
+from taskflow.core.runs.statuses import RunStatus
 from taskflow.service import buffered, metrics, persist, retry
 from taskflow.service import deadlines as sla_service
 from taskflow.service import notices as notice_rows
@@ -226,7 +227,7 @@ class _Live:
 def _live(services: Services, state: runs_batch.RunState, timer: store.TimerRow) -> _Live | None:
     """The definition and slot a timer acts on, or None when its run or slot has ended."""
     run = state.run
-    if run.status != "active":
+    if run.status != RunStatus.ACTIVE:
         return None
     definition = services.catalog.get(run.workflow, run.definition_version)
     slot = state.slots.get(timer.slot_id) if timer.slot_id is not None else None
