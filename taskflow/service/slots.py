@@ -170,8 +170,14 @@ async def assign(
 
 
 @retry.retried("claim next")
-async def claim_next(services: Services, actor: Principal, f: filters.SlotFilter) -> SlotView:
-    """Take the most urgent open slot the actor may take.
+async def claim_next(
+    services: Services,
+    actor: Principal,
+    f: filters.SlotFilter,
+    request: access.RequestAccess | None = None,
+) -> SlotView:
+    """Take the most urgent open slot the actor may take (``request``: the caller's
+    per-request access cache, told the slot and run the claim statement returned).
 
     One autocommitted statement claims a plain slot with its deadlines (the common
     case, ``store/claims.py``); a slot that is not plain goes the general way: claim,
@@ -190,6 +196,8 @@ async def claim_next(services: Services, actor: Principal, f: filters.SlotFilter
         )
     if plain is not None and plain.slot is not None:
         metrics.claimed("claim_next")
+        if request is not None and plain.run is not None:
+            request.saw(plain.slot, plain.run)
         return plain.slot
     claimed = None
     if plain is not None:
@@ -206,6 +214,8 @@ async def claim_next(services: Services, actor: Principal, f: filters.SlotFilter
             + "; check your inbox later."
         )
     metrics.claimed("claim_next")
+    if request is not None:
+        request.saw(claimed.slot, claimed.run)
     return claimed.slot
 
 

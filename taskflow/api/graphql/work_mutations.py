@@ -11,7 +11,7 @@ from strawberry.scalars import JSON
 from taskflow import errors
 from taskflow.api.graphql import keyed, relay
 from taskflow.api.graphql import refusals as r
-from taskflow.api.graphql.context import Info, caller
+from taskflow.api.graphql.context import Info, caller, checked
 from taskflow.api.graphql.types import RUN, SLOT, RunType, SlotType, Subject
 from taskflow.api.graphql.work import InboxFilter, resolve_slot
 from taskflow.api.graphql.work_inputs import (
@@ -302,7 +302,7 @@ class WorkMutations:
         f = input.filter.to_filter() if input.filter else InboxFilter().to_filter()
 
         async def work() -> keyed.Answer:
-            slot = await slot_service.claim_next(info.context.services, me, f)
+            slot = await slot_service.claim_next(info.context.services, me, f, await checked(info))
             return {"slot": slot.id}
 
         try:
