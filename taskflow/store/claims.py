@@ -12,11 +12,13 @@ compatible with the ``FOR NO KEY UPDATE`` run lock of every writer.
   ``core/claim_facts.py``): its ``assigned`` clock met, that clock's breach
   timer and reminders cancelled, its nearest due instant moved to its other
   running clocks, its ``slot.claimed`` and ``clock.met`` lines written. What
-  it writes is what the general path writes (a test compares the two on
-  every example). For a slot that is not plain it claims nothing and says so.
+  it writes is what the general path (the unit of work's planner,
+  ``core/unit_of_work.plan``) writes: ``tests/integration/test_claim_paths.py``
+  compares the two on every situation the statement takes. For a slot that is
+  not plain it claims nothing and says so.
 - :func:`claim_next` claims and returns the slot with its run, clocks and timers
-  so that the service's general path plans the deadlines in Python and writes
-  them in the same transaction (``service/deadlines.after_slot_move``).
+  so that the service's general path plans the deadlines with the unit of work
+  and writes them in the same transaction (``service/deadlines.after_slot_move``).
 """
 
 from __future__ import annotations
