@@ -200,7 +200,7 @@ async def _write_failure(
         raise
     except Exception:
         log.exception("timer %s: its failure's timeline line was refused; row only", key)
-        await writer.write_timers(conn, [state.timers[key]], now)
+        await writer.write(conn, uow.Writes(timers=(state.timers[key],)), now)
 
 
 #: Errors that are about the connection, not the firing: they end the batch (the worker

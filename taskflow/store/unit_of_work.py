@@ -124,12 +124,6 @@ def _timer_arrays(timers: Sequence[TimerRow]) -> list[list[object]]:
     ]
 
 
-async def write_timers(conn: db.Connection, timers: Sequence[TimerRow], now: datetime) -> None:
-    """Timer rows alone, as they now are (a failed firing's row when its line was refused)."""
-    if timers:
-        await conn.execute(_SQL["write_timers"], now, *_timer_arrays(timers))
-
-
 def _pause_list(c: clocks.Clock) -> list[list[str | None]]:
     return [[p.start.isoformat(), p.end.isoformat() if p.end else None] for p in c.pauses]
 

@@ -115,22 +115,3 @@ WITH k AS (
 )
 UPDATE slot s SET sla_breached_at = k.breached_at
 FROM k WHERE s.id = k.slot AND s.sla_milestone = k.milestone
-
--- name: write_timers
--- Timer rows as they now are, alone (a failed firing's row when its line was refused).
--- The parameters are those of ``deadlines``' timers, $1 now, $2..$13 as $27..$38 there.
-INSERT INTO timer AS t (key, run, slot, kind, part, due_at, status, fired, updated_at,
-                        attempts, last_error, failed_at, planned_at)
-SELECT key, run, slot, kind, part, due_at, status, fired, $1, attempts, last_error,
-       failed_at, planned_at
-FROM unnest($2::text[], $3::uuid[], $4::uuid[], $5::text[], $6::text[], $7::timestamptz[],
-            $8::text[], $9::int[], $10::int[], $11::text[], $12::timestamptz[],
-            $13::timestamptz[])
-     AS u(key, run, slot, kind, part, due_at, status, fired, attempts, last_error, failed_at,
-          planned_at)
-ON CONFLICT (key) DO UPDATE SET
-    due_at = EXCLUDED.due_at, status = EXCLUDED.status, fired = EXCLUDED.fired,
-    fired_at = CASE WHEN EXCLUDED.fired > t.fired THEN EXCLUDED.updated_at ELSE t.fired_at END,
-    attempts = EXCLUDED.attempts, last_error = EXCLUDED.last_error,
-    failed_at = EXCLUDED.failed_at, planned_at = EXCLUDED.planned_at,
-    updated_at = EXCLUDED.updated_at
