@@ -171,3 +171,23 @@ async def test_the_claim_next_mutation_answers_from_what_its_statement_returned(
     assert [
         s for s in counter.statements[after[0] + 1 :] if "FROM slot" in s or "FROM run" in s
     ] == []
+
+
+async def test_the_claim_mutation_answers_from_what_its_statement_returned(
+    client: httpx.AsyncClient, people: dict[str, str], counted: tuple[httpx.AsyncClient, Counter]
+) -> None:
+    """A claim by id answers from the row its guarded UPDATE returned: no read after it."""
+    http, counter = counted
+    for reference in ("EXP-WARM", "EXP-CLAIM"):
+        attributes = {**w.EXPENSE, "reference": reference}
+        await w.start(client, people["app"], "expense-approval", "expense", reference, attributes)
+    first, second = [s["id"] for s in await w.inbox(client, people["fiona"])][:2]
+    claim = """mutation($id: ID!) { claim(input: {slotId: $id}) { __typename
+      ... on SlotSuccess { slot { id status holder runState } } } }"""
+    await gql(http, claim, {"id": first}, token=people["fiona"])  # warm the pool
+    counter.statements.clear()
+    answer = (await gql(http, claim, {"id": second}, token=people["fiona"])).ok()["claim"]
+    assert (answer["slot"]["status"], answer["slot"]["holder"]) == ("CLAIMED", "fiona")
+    moved = [i for i, s in enumerate(counter.statements) if "UPDATE slot SET status" in s]
+    assert len(moved) == 1, counter.statements
+    assert [s for s in counter.statements[moved[0] + 1 :] if s.lstrip().startswith("SELECT")] == []

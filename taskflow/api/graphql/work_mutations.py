@@ -287,6 +287,7 @@ class WorkMutations:
                 me,
                 relay.local_id(input.slot_id, SLOT, "slotId"),
                 input.expected_version,
+                await checked(info),
             )
             return {"slot": slot.id}
 
@@ -321,6 +322,7 @@ class WorkMutations:
                 me,
                 relay.local_id(input.slot_id, SLOT, "slotId"),
                 input.reason,
+                await checked(info),
             )
             return {"slot": slot.id}
 
@@ -342,6 +344,7 @@ class WorkMutations:
                 input.to,
                 input.expected_version,
                 input.reason,
+                await checked(info),
             )
             return {"slot": slot.id}
 
