@@ -71,6 +71,34 @@ MOVES: Mapping[tuple[TimerStatus, TimerMove], TimerStatus] = MappingProxyType(
     }
 )
 
+
+@dataclass(frozen=True)
+class TimerRow:
+    """A timer row: a reminder, breach or timeout of a run, by its stable key."""
+
+    id: int
+    key: str
+    run_id: str
+    slot_id: str | None
+    kind: str
+    ref: str
+    due_at: datetime
+    status: str
+    fired: int
+    #: Failed firings since it last fired or was (re-)armed (see :func:`after_failure`).
+    attempts: int = 0
+    #: The last failure, ``Class: message`` (short).
+    last_error: str | None = None
+    failed_at: datetime | None = None
+    #: The due instant its definition planned, while a failure pushed ``due_at`` back.
+    planned_at: datetime | None = None
+
+    @property
+    def planned(self) -> datetime:
+        """The due instant its definition planned (``due_at`` unless a failure moved it)."""
+        return self.planned_at if self.planned_at is not None else self.due_at
+
+
 #: Statuses a use case's reconciliation leaves alone: only an admin moves a timer out of them.
 PARKED = frozenset(status for status in TimerStatus if (status, TimerMove.PLAN) not in MOVES)
 

@@ -246,7 +246,6 @@ async def deliver(
         await write(
             conn,
             result,
-            workflow=definition.name,
             now=now,
             sla=deadlines.context(definition, ctx.registry, slots, b.actor),
         )

@@ -205,7 +205,6 @@ async def _raise(
         await persist.outcome(
             conn,
             result,
-            workflow=definition.name,
             now=now,
             sla=deadlines.context(definition, services.calendars, slots, actor.id),
         )

@@ -237,11 +237,17 @@ async def resolve_slot(info: Info, local_id: str) -> SlotType | None:
     if not local_id:
         return None
     services = info.context.services
-    try:
-        slot = await views.slot_detail(services, me, local_id)
-        run, _ = await views.run_detail(services, me, slot.run_id, await checked(info))
-    except errors.NotFound:
-        return None
+    request = await checked(info)
+    # A mutation answers from the rows its own write returned (checked as if fetched).
+    seen = request.seen_slot(local_id)
+    if seen is not None:
+        slot, run = seen
+    else:
+        try:
+            slot = await views.slot_detail(services, me, local_id)
+            run, _ = await views.run_detail(services, me, slot.run_id, request)
+        except errors.NotFound:
+            return None
     return SlotType.of(
         slot,
         workflow=run.view.workflow,

@@ -11,7 +11,7 @@ from strawberry.scalars import JSON
 from taskflow import errors
 from taskflow.api.graphql import keyed, relay
 from taskflow.api.graphql import refusals as r
-from taskflow.api.graphql.context import Info
+from taskflow.api.graphql.context import Info, checked
 from taskflow.api.graphql.types import RUN, SLOT, RunType, SlotType, Subject
 from taskflow.api.graphql.work import InboxFilter, resolve_slot
 from taskflow.api.graphql.work_inputs import (
@@ -241,7 +241,7 @@ class WorkMutations:
         async def work(me: Principal) -> keyed.Answer:
             slot_id = relay.local_id(input.slot_id, SLOT, "slotId")
             slot = await slot_service.claim(
-                info.context.services, me, slot_id, input.expected_version
+                info.context.services, me, slot_id, input.expected_version, await checked(info)
             )
             return {"slot": slot.id}
 
@@ -252,7 +252,7 @@ class WorkMutations:
         f = input.filter.to_filter() if input.filter else InboxFilter().to_filter()
 
         async def work(me: Principal) -> keyed.Answer:
-            slot = await slot_service.claim_next(info.context.services, me, f)
+            slot = await slot_service.claim_next(info.context.services, me, f, await checked(info))
             return {"slot": slot.id}
 
         return await keyed.answer(info, "claimNext", input, work, _slot_success)
@@ -261,7 +261,9 @@ class WorkMutations:
     async def release(self, info: Info, input: ReleaseArg) -> ReleasePayload:
         async def work(me: Principal) -> keyed.Answer:
             slot_id = relay.local_id(input.slot_id, SLOT, "slotId")
-            slot = await slot_service.release(info.context.services, me, slot_id, input.reason)
+            slot = await slot_service.release(
+                info.context.services, me, slot_id, input.reason, await checked(info)
+            )
             return {"slot": slot.id}
 
         return await keyed.answer(info, "release", input, work, _slot_success)
@@ -276,6 +278,7 @@ class WorkMutations:
                 input.to,
                 input.expected_version,
                 input.reason,
+                await checked(info),
             )
             return {"slot": slot.id}
 
