@@ -26,7 +26,7 @@ from taskflow.store import runs as rows
 from taskflow.store import slot_measures as measures_store
 from taskflow.store.deadlines import CHANNEL
 
-_SQL = sql.statements("unit_of_work")
+SQL = sql.statements("unit_of_work")
 
 
 async def write(conn: db.Connection, writes: Writes, now: datetime) -> None:
@@ -34,7 +34,7 @@ async def write(conn: db.Connection, writes: Writes, now: datetime) -> None:
     if writes.runs:
         changed = writes.runs
         await conn.execute(
-            _SQL["update_runs"],
+            SQL["update_runs"],
             [v.id for v, _ in changed],
             [v.state for v, _ in changed],
             [v.status for v, _ in changed],
@@ -55,7 +55,7 @@ async def write(conn: db.Connection, writes: Writes, now: datetime) -> None:
     await _deadlines(conn, writes, now)
     if writes.breaches:
         await conn.execute(
-            _SQL["mark_breached"],
+            SQL["mark_breached"],
             [s for s, _, _ in writes.breaches],
             [m for _, m, _ in writes.breaches],
             [at for _, _, at in writes.breaches],
@@ -74,7 +74,7 @@ async def _deadlines(conn: db.Connection, writes: Writes, now: datetime) -> None
     picked = [pickups.get(slot) for slot, _, _ in writes.due]
     lines = writes.lines
     await conn.execute(
-        _SQL["deadlines"],
+        SQL["deadlines"],
         now,
         [uuid.UUID(c.slot_id) for c in ks],
         [uuid.UUID(c.run_id) for c in ks],
