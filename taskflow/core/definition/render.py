@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from taskflow.core.definition import audience as au
 from taskflow.core.definition import expr as ex
 from taskflow.core.definition import expr_data as exd
+from taskflow.core.definition import expr_text as ext
 from taskflow.core.definition.model import Slot, State
 
 if TYPE_CHECKING:
@@ -127,7 +128,7 @@ def _quote(text: str) -> str:
 def _slot_line(slot: Slot) -> str:
     parts = [f"slot {slot.name}"]
     if slot.foreach_expr is not None:
-        parts.append(f"for each {ex.describe(slot.foreach_expr)}")
+        parts.append(f"for each {ext.describe(slot.foreach_expr)}")
     if slot.candidates is not None:
         parts.append(f"by {au.describe(slot.candidates)}")
     if slot.after:
@@ -135,7 +136,7 @@ def _slot_line(slot: Slot) -> str:
     if slot.outsiders is not None:
         parts.append(f"links to {au.describe(slot.outsiders)}")
     if slot.armed is not None:
-        parts.append(f"if {ex.describe(slot.armed)}")
+        parts.append(f"if {ext.describe(slot.armed)}")
     parts += [f"{m.kind} within {m.within}" for m in slot.milestones]
     return _quote(" · ".join(parts))
 
@@ -157,7 +158,7 @@ def mermaid(definition: Definition) -> str:
             lines += [f"        {_slot_line(s)}" for s in state.slots]
             lines.append("    end note")
         for route in state.routes:
-            label = "otherwise" if route.when is None else ex.describe(route.when)
+            label = "otherwise" if route.when is None else ext.describe(route.when)
             if len(state.routes) == 1 and route.when is None:
                 # The one way on: say when it is taken ("straight on" for a slot-less state).
                 plain = state.completion.kind == "all" and not state.slots
