@@ -224,10 +224,12 @@ def explain(clock: Clock, cal: calendars.BusinessClock) -> list[str]:
     for t, used, p in _legs(clock, cal, whole):
         lines += cal.explain(t, used).lines()
         left -= used
-        if p is not None and p.end is None:
-            lines.append(f"paused since {p.start.isoformat()}: {duration(left)} left")
-        elif p is not None:
-            lines.append(f"paused {p.start.isoformat()} -> {p.end.isoformat()}")
+        if p is not None:
+            lines.append(
+                f"paused since {p.start.isoformat()}: {duration(left)} left"
+                if p.end is None
+                else f"paused {p.start.isoformat()} -> {p.end.isoformat()}"
+            )
     return lines
 
 
