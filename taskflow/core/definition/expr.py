@@ -209,12 +209,16 @@ class Lit(Expr):
 
 
 @dataclass(frozen=True, eq=False, repr=False)
-class Compare(Expr):
-    """``left <op> right`` with ``op`` one of == != < <= > >=; unknown if either side is missing."""
+class Binary(Expr):
+    """``left <op> right``: a comparison or an arithmetic operation."""
 
     op: str
     left: Expr
     right: Expr
+
+
+class Compare(Binary):
+    """``op`` one of == != < <= > >=; unknown if either side is missing."""
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -240,13 +244,8 @@ class IsSet(Expr):
     operand: Expr
 
 
-@dataclass(frozen=True, eq=False, repr=False)
-class Arith(Expr):
-    """``left <op> right`` for + - * /; missing or non-numeric operands give missing."""
-
-    op: str
-    left: Expr
-    right: Expr
+class Arith(Binary):
+    """``op`` one of + - * /; missing or non-numeric operands give missing."""
 
 
 subject: Final = Ref("subject")
