@@ -75,15 +75,11 @@ class AttentionItem:
             reason=item.reason,
             since=item.since,
             until=item.until,
-            run_id=strawberry.ID(relay.to_global_id(RUN, item.run_id)),
+            run_id=relay.node_id(RUN, item.run_id),
             workflow=item.workflow,
             state=item.state,
-            slot_id=strawberry.ID(relay.to_global_id("Slot", item.slot_id))
-            if item.slot_id
-            else None,
-            timer_id=strawberry.ID(relay.to_global_id("Timer", str(item.timer_id)))
-            if item.timer_id is not None
-            else None,
+            slot_id=relay.node_id("Slot", item.slot_id),
+            timer_id=relay.node_id("Timer", item.timer_id),
             principal_id=item.principal,
             detail=item.detail,
             remedy=item.remedy,

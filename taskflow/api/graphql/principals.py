@@ -97,7 +97,7 @@ class PrincipalType(relay.Node):
     @classmethod
     def of(cls, principal: core.Principal) -> PrincipalType:
         return cls(
-            id=strawberry.ID(relay.to_global_id(TYPE_NAME, principal.id)),
+            id=relay.node_id(TYPE_NAME, principal.id),
             login=principal.id,
             display_name=principal.display_name,
             email=principal.email,

@@ -177,7 +177,7 @@ def _payload_invalid(e: errors.TaskflowError) -> Refusal:
 
 
 def _run_exists(e: core.RunExists) -> Refusal:
-    run_id = strawberry.ID(relay.to_global_id("Run", e.run_id)) if e.run_id else None
+    run_id = relay.node_id("Run", e.run_id)
     return RunExists(code=RefusalCode.RUN_EXISTS, message=e.message, run_id=run_id)
 
 

@@ -9,7 +9,7 @@ import uuid
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from enum import Enum
-from typing import Annotated, Any, Generic, TypeVar
+from typing import Annotated, Any, Generic, TypeVar, overload
 
 import strawberry
 from strawberry.types import nodes
@@ -30,6 +30,17 @@ MAX_FIRST = 100
 def to_global_id(type_name: str, local_id: str) -> str:
     """The opaque global id of ``type_name`` object ``local_id``."""
     return base64.urlsafe_b64encode(f"{type_name}:{local_id}".encode()).decode().rstrip("=")
+
+
+@overload
+def node_id(type_name: str, local_id: str | int) -> strawberry.ID: ...
+@overload
+def node_id(type_name: str, local_id: str | int | None) -> strawberry.ID | None: ...
+def node_id(type_name: str, local_id: str | int | None) -> strawberry.ID | None:
+    """The global id as a GraphQL ``ID``; None for no object (``local_id`` None or empty)."""
+    if local_id is None or local_id == "":
+        return None
+    return strawberry.ID(to_global_id(type_name, str(local_id)))
 
 
 #: The largest integer PostgreSQL's bigint holds (ids and cursor positions).

@@ -143,7 +143,7 @@ class SlotType(relay.Node):
         due_at: datetime | None = None,
     ) -> SlotType:
         return cls(
-            id=strawberry.ID(relay.to_global_id(SLOT, slot.id)),
+            id=relay.node_id(SLOT, slot.id),
             name=slot.name,
             label=slot.label,
             workflow=workflow,

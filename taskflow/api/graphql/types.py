@@ -235,9 +235,7 @@ class RunType(relay.Node):
                     reason=t.reason,
                     details=cast(JSON, t.details),
                     at=t.at,
-                    slot_id=strawberry.ID(relay.to_global_id(SLOT, t.slot_id))
-                    if t.slot_id
-                    else None,
+                    slot_id=relay.node_id(SLOT, t.slot_id),
                 ),
             )
             for t in found
@@ -248,7 +246,7 @@ class RunType(relay.Node):
     def of(cls, run: Any) -> RunType:
         view = run.view
         return cls(
-            id=strawberry.ID(relay.to_global_id(RUN, view.id)),
+            id=relay.node_id(RUN, view.id),
             workflow=view.workflow,
             definition_version=view.definition_version,
             definition_digest=run.definition_digest,
