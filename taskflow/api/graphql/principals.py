@@ -206,23 +206,13 @@ class SignOutEverywhereSuccess:
 
 
 SignOutEverywherePayload = Annotated[
-    SignOutEverywhereSuccess
-    | relay.InvalidInput
-    | relay.NotAllowed
-    | relay.NotFoundRefusal
-    | relay.IdempotencyKeyReused
-    | relay.Busy,
+    SignOutEverywhereSuccess | relay.Common,
     strawberry.union("SignOutEverywherePayload", description="Result of signOutEverywhere."),
 ]
 
 
 DeactivatePrincipalPayload = Annotated[
-    DeactivatePrincipalSuccess
-    | relay.InvalidInput
-    | relay.NotAllowed
-    | relay.NotFoundRefusal
-    | relay.IdempotencyKeyReused
-    | relay.Busy,
+    DeactivatePrincipalSuccess | relay.Common,
     strawberry.union("DeactivatePrincipalPayload", description="Result of deactivatePrincipal."),
 ]
 
