@@ -10,6 +10,7 @@ from taskflow import errors
 from taskflow.core import access as access_rules
 from taskflow.core.definition import audience as au
 from taskflow.core.definition import expr as ex
+from taskflow.core.definition import expr_text as ext
 from taskflow.core.definition import runtime
 from taskflow.core.principals import Principal
 from taskflow.core.runs import filters
@@ -121,7 +122,7 @@ def moves_for(
                 to=move.to,
                 allowed=check.allowed and permitted,
                 guard=check.guard,
-                guard_text=ex.describe(move.guard) if move.guard is not None else None,
+                guard_text=ext.describe(move.guard) if move.guard is not None else None,
                 checklist=check.checklist,
                 reasons=tuple(reasons),
             )

@@ -66,8 +66,8 @@ class MagicLinkType(relay.Node):
     @classmethod
     def of(cls, link: core.LinkView, now: datetime) -> MagicLinkType:
         return cls(
-            id=strawberry.ID(relay.to_global_id(TYPE_NAME, link.id)),
-            slot_id=strawberry.ID(relay.to_global_id(SLOT, link.slot_id)),
+            id=relay.node_id(TYPE_NAME, link.id),
+            slot_id=relay.node_id(SLOT, link.slot_id),
             event=link.event,
             recipient_name=link.recipient_name,
             recipient_email=link.recipient_email,

@@ -97,7 +97,7 @@ class PrincipalType(relay.Node):
     @classmethod
     def of(cls, principal: core.Principal) -> PrincipalType:
         return cls(
-            id=strawberry.ID(relay.to_global_id(TYPE_NAME, principal.id)),
+            id=relay.node_id(TYPE_NAME, principal.id),
             login=principal.id,
             display_name=principal.display_name,
             email=principal.email,
@@ -206,23 +206,13 @@ class SignOutEverywhereSuccess:
 
 
 SignOutEverywherePayload = Annotated[
-    SignOutEverywhereSuccess
-    | relay.InvalidInput
-    | relay.NotAllowed
-    | relay.NotFoundRefusal
-    | relay.IdempotencyKeyReused
-    | relay.Busy,
+    SignOutEverywhereSuccess | relay.Common,
     strawberry.union("SignOutEverywherePayload", description="Result of signOutEverywhere."),
 ]
 
 
 DeactivatePrincipalPayload = Annotated[
-    DeactivatePrincipalSuccess
-    | relay.InvalidInput
-    | relay.NotAllowed
-    | relay.NotFoundRefusal
-    | relay.IdempotencyKeyReused
-    | relay.Busy,
+    DeactivatePrincipalSuccess | relay.Common,
     strawberry.union("DeactivatePrincipalPayload", description="Result of deactivatePrincipal."),
 ]
 
@@ -304,9 +294,7 @@ class PrincipalMutations:
         ],
     ) -> DeactivatePrincipalPayload:
         async def work(me: Principal) -> keyed.Answer:
-            type_name, local_id = relay.from_global_id(str(input.id))
-            if type_name != TYPE_NAME:
-                raise errors.NotFound(f"No principal has the id {input.id!r}.")
+            local_id = relay.local_id(input.id, TYPE_NAME, "id")
             principal = await service.deactivate(info.context.services, me, local_id)
             return {"principal": principal.id}
 
@@ -327,9 +315,7 @@ class PrincipalMutations:
         async def work(me: Principal) -> keyed.Answer:
             local_id = me.id
             if input.principal_id is not None:
-                type_name, local_id = relay.from_global_id(str(input.principal_id))
-                if type_name != TYPE_NAME:
-                    raise errors.NotFound(f"No principal has the id {input.principal_id!r}.")
+                local_id = relay.local_id(input.principal_id, TYPE_NAME, "principalId")
             principal = await service.sign_out_everywhere(info.context.services, me, local_id)
             return {"principal": principal.id}
 

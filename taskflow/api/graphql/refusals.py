@@ -30,15 +30,30 @@ class NotCandidate(Refusal):
     audience: str | None = strawberry.field(description="Who the slot is for, in words.")
 
 
-@strawberry.type(description="Someone already holds the slot.")
-class AlreadyClaimed(Refusal):
+# Bases that only share fact fields; the schema never names them.
+@strawberry.type
+class _HolderFact(Refusal):
     holder: str | None = strawberry.field(description="The login of the holder.")
+
+
+@strawberry.type
+class _EventFact(Refusal):
+    event: str | None = strawberry.field(description="The event raised.")
+
+
+@strawberry.type
+class _TimerStateFact(Refusal):
+    state: TimerState | None = strawberry.field(description="The timer's state now.")
+
+
+@strawberry.type(description="Someone already holds the slot.")
+class AlreadyClaimed(_HolderFact):
     claimed_at: datetime | None = strawberry.field(description="When they claimed it.")
 
 
 @strawberry.type(description="Only the holder may do this.")
-class NotHolder(Refusal):
-    holder: str | None = strawberry.field(description="The login of the holder.")
+class NotHolder(_HolderFact):
+    pass
 
 
 @strawberry.type(description="Only the holder or a delegate may hand the slot over.")
@@ -94,8 +109,8 @@ class MoveNotAllowed(Refusal):
 
 
 @strawberry.type(description="No slot of the target waits for this event now.")
-class NoSlotWaiting(Refusal):
-    event: str | None = strawberry.field(description="The event raised.")
+class NoSlotWaiting(_EventFact):
+    pass
 
 
 @strawberry.type(description="Several slots wait for the event; narrow the target.")
@@ -106,8 +121,7 @@ class AmbiguousEvent(Refusal):
 @strawberry.type(
     description="The event's raisers (or the application's grants) do not include the caller."
 )
-class NotRaiser(Refusal):
-    event: str | None = strawberry.field(description="The event raised.")
+class NotRaiser(_EventFact):
     raisers: str | None = strawberry.field(
         description="Who may raise it, in words (null when an application's grant is missing)."
     )
@@ -152,13 +166,13 @@ class ClocksUnchanged(Refusal):
 
 
 @strawberry.type(description="Only an armed or dead timer can be rescheduled.")
-class TimerSpent(Refusal):
-    state: TimerState | None = strawberry.field(description="The timer's state now.")
+class TimerSpent(_TimerStateFact):
+    pass
 
 
 @strawberry.type(description="Only a dead timer can be retried or discarded.")
-class TimerNotDead(Refusal):
-    state: TimerState | None = strawberry.field(description="The timer's state now.")
+class TimerNotDead(_TimerStateFact):
+    pass
 
 
 # -- the table -----------------------------------------------------------------------------------
@@ -177,7 +191,7 @@ def _payload_invalid(e: errors.TaskflowError) -> Refusal:
 
 
 def _run_exists(e: core.RunExists) -> Refusal:
-    run_id = strawberry.ID(relay.to_global_id("Run", e.run_id)) if e.run_id else None
+    run_id = relay.node_id("Run", e.run_id)
     return RunExists(code=RefusalCode.RUN_EXISTS, message=e.message, run_id=run_id)
 
 

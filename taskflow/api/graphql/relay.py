@@ -8,7 +8,8 @@ import dataclasses
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
-from typing import Annotated, Any, Generic, TypeVar
+from enum import Enum
+from typing import Annotated, Any, Generic, TypeVar, overload
 
 import strawberry
 from strawberry.types import nodes
@@ -20,6 +21,7 @@ from taskflow.core.refusals import RefusalCode as RefusalCode
 
 T = TypeVar("T")
 R = TypeVar("R")
+E = TypeVar("E", bound=Enum)
 
 #: The largest ``first`` any connection accepts.
 MAX_FIRST = 100
@@ -28,6 +30,17 @@ MAX_FIRST = 100
 def to_global_id(type_name: str, local_id: str) -> str:
     """The opaque global id of ``type_name`` object ``local_id``."""
     return base64.urlsafe_b64encode(f"{type_name}:{local_id}".encode()).decode().rstrip("=")
+
+
+@overload
+def node_id(type_name: str, local_id: str | int) -> strawberry.ID: ...
+@overload
+def node_id(type_name: str, local_id: str | int | None) -> strawberry.ID | None: ...
+def node_id(type_name: str, local_id: str | int | None) -> strawberry.ID | None:
+    """The global id as a GraphQL ``ID``; None for no object (``local_id`` None or empty)."""
+    if local_id is None or local_id == "":
+        return None
+    return strawberry.ID(to_global_id(type_name, str(local_id)))
 
 
 #: The largest integer PostgreSQL's bigint holds (ids and cursor positions).
@@ -285,19 +298,34 @@ CODE_DESCRIPTIONS: dict[RefusalCode, str] = {
 }
 
 
-def _graphql_enum() -> None:
-    """Register core's :class:`RefusalCode` as the GraphQL enum ``RefusalCode``: the same
-    members (codes only the HTML link pages use left out), each with its description."""
-    strawberry.enum(RefusalCode, description="Why a mutation did not do what was asked.")
-    definition = RefusalCode.__strawberry_definition__  # type: ignore[attr-defined]
+def core_enum(
+    kind: type[E],
+    *,
+    name: str,
+    description: str,
+    values: dict[E, str],
+    leave_out: Iterable[str] = (),
+) -> type[E]:
+    """Register core's enum ``kind`` as the GraphQL enum ``name``: the same members (but
+    ``leave_out``), each with its description in ``values``. One list of members, in core."""
+    strawberry.enum(kind, name=name, description=description)
+    definition = kind.__strawberry_definition__  # type: ignore[attr-defined]
+    skipped = set(leave_out)
     definition.values = [
-        dataclasses.replace(value, description=CODE_DESCRIPTIONS[RefusalCode(value.value)])
+        dataclasses.replace(value, description=values[kind(value.value)])
         for value in definition.values
-        if value.value not in PAGE_ONLY
+        if value.value not in skipped
     ]
+    return kind
 
 
-_graphql_enum()
+core_enum(
+    RefusalCode,
+    name="RefusalCode",
+    description="Why a mutation did not do what was asked.",
+    values=CODE_DESCRIPTIONS,
+    leave_out=PAGE_ONLY,
+)
 
 
 @strawberry.interface(description="A typed refusal: the mutation changed nothing.")

@@ -59,7 +59,7 @@ class Timer(relay.Node):
     @classmethod
     def of(cls, row: timer_admin.TimerRow, max_attempts: int) -> Timer:
         return cls(
-            id=strawberry.ID(relay.to_global_id(TYPE_NAME, str(row.id))),
+            id=relay.node_id(TYPE_NAME, row.id),
             key=row.key,
             kind=row.kind,
             part=row.ref,
@@ -71,8 +71,8 @@ class Timer(relay.Node):
             max_attempts=max_attempts,
             last_error=row.last_error,
             failed_at=row.failed_at,
-            run_id=strawberry.ID(relay.to_global_id("Run", row.run_id)),
-            slot_id=strawberry.ID(relay.to_global_id("Slot", row.slot_id)) if row.slot_id else None,
+            run_id=relay.node_id("Run", row.run_id),
+            slot_id=relay.node_id("Slot", row.slot_id),
         )
 
 

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any, cast
+from typing import Annotated, Any
 
 import strawberry
-from strawberry.scalars import JSON
 
 from taskflow import errors
 from taskflow.api.graphql import keyed, relay
@@ -338,7 +337,7 @@ async def _subject_success(
     found = await run_service.runs_by_ids(info.context.services, answer["runs"])
     kind, external_id, attributes = answer["subject"]
     return UpdateSubjectSuccess(
-        subject=Subject(type=kind, external_id=external_id, attributes=cast(JSON, attributes)),
+        subject=Subject.of(kind, external_id, attributes),
         runs=[RunType.of(found[i]) for i in answer["runs"] if i in found],
     )
 

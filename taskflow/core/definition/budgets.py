@@ -30,6 +30,7 @@ from typing import Any, Final, Literal
 
 from taskflow.core.definition import expr as ex
 from taskflow.core.definition import expr_data as exd
+from taskflow.core.definition import expr_text as ext
 from taskflow.core.definition import problems
 
 Kind = Literal["business", "real"]
@@ -87,7 +88,7 @@ class BudgetTable:
         parts = [f"{k}: {b}" for k, b in self.table]
         if self.default:
             parts.append(f"otherwise {self.default}")
-        return f"by {ex.describe(self.key)} (" + ", ".join(parts) + ")"
+        return f"by {ext.describe(self.key)} (" + ", ".join(parts) + ")"
 
     def __str__(self) -> str:
         return self.describe()

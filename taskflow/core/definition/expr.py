@@ -129,7 +129,7 @@ class Expr:
         return Arith("/", self, lift(other))
 
     def __bool__(self) -> bool:
-        what = f"the condition `{describe(self)}` has no truth value while a workflow is defined"
+        what = f"the condition `{self}` has no truth value while a workflow is defined"
         raise problems.ConditionMisused(what, fix=NO_TRUTH_VALUE)
 
     def is_in(self, values: Iterable[Any] | Expr) -> Membership:
@@ -149,10 +149,12 @@ class Expr:
         return Logic("not", (IsSet(self),))
 
     def __str__(self) -> str:
+        from taskflow.core.definition.expr_text import describe
+
         return describe(self)
 
     def __repr__(self) -> str:
-        return f"<{type(self).__name__} {describe(self)}>"
+        return f"<{type(self).__name__} {self}>"
 
 
 class Ref(Expr):
@@ -207,12 +209,16 @@ class Lit(Expr):
 
 
 @dataclass(frozen=True, eq=False, repr=False)
-class Compare(Expr):
-    """``left <op> right`` with ``op`` one of == != < <= > >=; unknown if either side is missing."""
+class Binary(Expr):
+    """``left <op> right``: a comparison or an arithmetic operation."""
 
     op: str
     left: Expr
     right: Expr
+
+
+class Compare(Binary):
+    """``op`` one of == != < <= > >=; unknown if either side is missing."""
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -238,13 +244,8 @@ class IsSet(Expr):
     operand: Expr
 
 
-@dataclass(frozen=True, eq=False, repr=False)
-class Arith(Expr):
-    """``left <op> right`` for + - * /; missing or non-numeric operands give missing."""
-
-    op: str
-    left: Expr
-    right: Expr
+class Arith(Binary):
+    """``op`` one of + - * /; missing or non-numeric operands give missing."""
 
 
 subject: Final = Ref("subject")

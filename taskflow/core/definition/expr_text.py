@@ -1,5 +1,8 @@
-"""The human reading of a condition (``expr.describe``, also importable from ``expr``):
-``subject.amount > 1000 and payload.review.decision == "approve"``."""
+"""The human reading of a condition: ``subject.amount > 1000 and payload.x == "approve"``.
+
+Parentheses appear only where precedence needs them (and always around an and/or
+inside another and/or); ``not x.is_set()`` reads ``x is missing``.
+"""
 
 from __future__ import annotations
 

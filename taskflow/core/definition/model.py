@@ -15,6 +15,7 @@ from typing import Any, Final, TypeVar
 from taskflow.core.definition import audience as au
 from taskflow.core.definition import expr as ex
 from taskflow.core.definition import expr_data as exd
+from taskflow.core.definition import expr_text as ext
 from taskflow.core.definition import fields as fl
 from taskflow.core.definition import problems, sla
 
@@ -35,7 +36,7 @@ class Completion:
     def describe(self) -> str:
         """``all slots satisfied``, ``2 slots satisfied``, ``when <condition>``."""
         if self.kind == "when":
-            return f"when {ex.describe(self.when)}"
+            return f"when {ext.describe(self.when)}"
         if self.kind == "count":
             return f"{self.count} slots satisfied"
         return f"{self.kind} slots satisfied"

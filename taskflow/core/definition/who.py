@@ -14,6 +14,7 @@ from typing import Any, Final
 
 from taskflow.core.definition import expr as ex
 from taskflow.core.definition import expr_data as exd
+from taskflow.core.definition import expr_text as ext
 from taskflow.core.definition import problems
 
 
@@ -160,7 +161,7 @@ def describe(w: Who, parent: int = 0) -> str:
 def _describe_value(value: ex.Expr) -> str:
     if isinstance(value, ex.Lit):
         return key_text(value.value)
-    return "{" + ex.describe(value) + "}"
+    return "{" + ext.describe(value) + "}"
 
 
 def to_json(w: Who) -> Any:

@@ -15,39 +15,16 @@ from datetime import datetime
 from taskflow.core import deadlines
 from taskflow.core import refusals as core_refusals
 from taskflow.core.definition.workflow import Definition
-from taskflow.core.runs import refusals, states
-from taskflow.core.runs.decision import Decision, NewId
+from taskflow.core.runs import engine
+from taskflow.core.runs.decision import Decision
 from taskflow.core.runs.model import Outcome, RunView, SlotView
 
 ClocksUnchanged = core_refusals.ClocksUnchanged
 
 
-def goto(
-    definition: Definition,
-    run: RunView,
-    slots: Iterable[SlotView],
-    *,
-    target: str,
-    reason: str,
-    now: datetime,
-    actor: str,
-    new_id: NewId,
-) -> Outcome:
-    """Move an active run to ``target`` as the engine does for a move: exit hook, live slots
-    cancelled (or held, entering a pausing state), enter hook, slots opened, then settle."""
-    decision = Decision(definition, run, slots, now=now, actor=actor, new_id=new_id)
-    decision.require_active()
-    if not definition.has_state(target):
-        known = ", ".join(s.name for s in definition.states)
-        raise refusals.MoveNotAllowed(
-            f"Workflow {definition.name!r} version {definition.version} has no state "
-            f"{target!r}; its states are: {known}.",
-            reasons=[f"no state {target!r}"],
-        )
-    decision.log("run.goto", reason=reason, source=run.state, target=target)
-    states.transition(decision, target, reason=f"goto by {actor}: {reason}", via="goto")
-    states.settle(decision)
-    return decision.outcome()
+#: Move an active run to any state of its definition as an operator (actor and reason on
+#: the timeline as ``run.goto``); an unknown state is refused.
+goto = functools.partial(engine.goto, via="goto")
 
 
 def _running(view: SlotView) -> bool:
