@@ -279,6 +279,11 @@ class RefusalCode(Enum):
     TIMER_SPENT = strawberry.enum_value(
         "TIMER_SPENT", description="Only an armed or dead timer can be rescheduled."
     )
+    LEASE_LOST = strawberry.enum_value(
+        "LEASE_LOST",
+        description="The notification is no longer leased to the caller (the lease ran out "
+        "and another sender took it, or it was marked already): do not mark it.",
+    )
     IDEMPOTENCY_KEY_REUSED = strawberry.enum_value(
         "IDEMPOTENCY_KEY_REUSED",
         description="The idempotencyKey was used before for another input (or its first "
