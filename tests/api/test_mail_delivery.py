@@ -259,3 +259,26 @@ async def test_a_server_that_is_down_counts_as_a_temporary_failure(
     for state, attempts, error in await outbox_states(client, people["app"]):
         assert (state, attempts) == ("FAILED", 1)
         assert "SMTPConnectError" in error
+
+
+async def test_a_reminder_for_a_slot_done_meanwhile_is_not_sent(
+    client: httpx.AsyncClient,
+    people: dict[str, str],
+    services: container.Services,
+    frozen_clock: clock.FrozenClock,
+    smtp: tuple[Inbox, int],
+) -> None:
+    inbox, _ = smtp
+    _, uploads, _ = await vendor_reminded(client, people, services, frozen_clock)
+    # Procurement hands the vendor a link by hand, and the vendor uses it before the mail goes.
+    minted = await m.mint(client, people["olga"], uploads["bank details"])
+    response = await m.submit(client, minted["url"], {"document": "https://f.example/b.pdf"})
+    assert response.status_code == 200
+    done = await mail.deliver_due(services, mailer_of(services))
+    assert (done.taken, done.sent, done.dead) == (2, 1, 1)
+    [message] = inbox.messages
+    assert "bank details" not in smtp_server.text_of(message).lower()
+    states = sorted(await outbox_states(client, people["app"]))
+    assert states[0][:2] == ("DEAD", 1)
+    assert states[0][2].startswith("not sent: The slot is satisfied")
+    assert states[1][:2] == ("SENT", 1)
