@@ -138,6 +138,15 @@ async def deliver_due(services: Services, mailer: Mailer, *, limit: int = BATCH)
             # The run was busy: leave it leased; the lease runs out and it is taken again.
             log.warning("mail for notification %s: %s", note.id, busy.message)
             outcomes.append("later")
+        except Exception as exc:
+            # A bug or an outage while sending one: the others still go; this one is tried
+            # again after the backoff (or, if even that cannot be written, when its lease ends).
+            log.exception("mail for notification %s failed unexpectedly", note.id)
+            try:
+                text = f"{type(exc).__name__}: {exc}"
+                outcomes.append(await _failed(services, note, taken.lease, text, False))
+            except Exception:
+                outcomes.append("later")
     done = Pass(
         taken=len(taken.notifications),
         sent=outcomes.count("sent"),
