@@ -271,3 +271,22 @@ async def test_only_integrations_take_and_mark_and_only_their_workflows(
     assert (await mark_sent(client, people["app"], note["id"], taken["lease"]))["notification"][
         "deliveryState"
     ] == "SENT"
+
+
+async def test_a_take_sent_again_with_its_key_answers_the_same_batch(
+    client: httpx.AsyncClient,
+    people: dict[str, str],
+    services: container.Services,
+    frozen_clock: clock.FrozenClock,
+) -> None:
+    await vendor_reminded(client, people, services, frozen_clock)
+    app = people["app"]
+    first = await take(client, app, limit=1, idempotencyKey="take-1")
+    again = await take(client, app, limit=1, idempotencyKey="take-1")
+    assert again["lease"] == first["lease"]
+    assert [n["id"] for n in again["notifications"]] == [n["id"] for n in first["notifications"]]
+    # A new key takes the next one; the same key with other input is refused.
+    other = await take(client, app, limit=1, idempotencyKey="take-2")
+    assert other["notifications"][0]["id"] != first["notifications"][0]["id"]
+    reused = await take(client, app, limit=5, idempotencyKey="take-1")
+    assert reused["__typename"] == "IdempotencyKeyReused"
