@@ -52,11 +52,12 @@ def free_port() -> int:
 
 
 @contextmanager
-def smtp_server() -> Iterator[tuple[Inbox, int]]:
-    """A running SMTP server on 127.0.0.1: (its inbox, its port)."""
+def smtp_server(**options: Any) -> Iterator[tuple[Inbox, int]]:
+    """A running SMTP server on 127.0.0.1: (its inbox, its port); ``options`` go to aiosmtpd
+    (``tls_context``, ``require_starttls``, ``authenticator``, ``ssl_context``...)."""
     inbox = Inbox()
     port = free_port()
-    controller = Controller(inbox, hostname="127.0.0.1", port=port)
+    controller = Controller(inbox, hostname="127.0.0.1", port=port, **options)
     controller.start()
     try:
         yield inbox, port
