@@ -155,6 +155,20 @@ async def deliver_due(services: Services, mailer: Mailer, *, limit: int = BATCH)
     )
     mailer.sent += done.sent
     mailer.failed += done.failed + done.dead
+    if done.taken:
+        log.info(
+            "mail pass: took %d, sent %d, failed %d, dead %d",
+            done.taken,
+            done.sent,
+            done.failed,
+            done.dead,
+            extra={
+                "taken": done.taken,
+                "sent": done.sent,
+                "failed": done.failed,
+                "dead": done.dead,
+            },
+        )
     return done
 
 
