@@ -25,6 +25,7 @@ import jinja2
 from taskflow import errors
 from taskflow.core import delivery as core
 from taskflow.core import links as core_links
+from taskflow.core import recipients
 from taskflow.core.runs import refusals
 from taskflow.mail_config import MailSettings
 from taskflow.service import delivery, links, mail_render, notification_links
@@ -175,13 +176,19 @@ async def deliver_due(services: Services, mailer: Mailer, *, limit: int = BATCH)
 async def _values(services: Services, note: outbox.NotificationRow) -> dict[str, Any] | None:
     async with services.db.connection() as conn:
         run = await run_rows.get_run(conn, note.run_id)
+        slot = await run_rows.get_slot(conn, note.slot_id) if note.slot_id else None
     if run is None:
         return None
+    attributes = dict(run.view.subject)
     try:
         definition = services.catalog.get(run.view.workflow, run.view.definition_version)
         title = definition.description or run.view.workflow
-    except errors.NotFound:
-        title = run.view.workflow
+        shareable = definition.slot(slot.state, slot.name).shareable if slot else ()
+    except (errors.NotFound, KeyError):
+        title, shareable = run.view.workflow, ()
+    if recipients.is_outsider(note.recipient):
+        # An outsider sees what the link's page would show them: the shareable fields only.
+        attributes = {k: attributes[k] for k in shareable if k in attributes}
     mail = services.settings.mail
     return {
         "kind": note.kind,
@@ -192,7 +199,7 @@ async def _values(services: Services, note: outbox.NotificationRow) -> dict[str,
         "workflow_title": title,
         "subject_type": run.subject.type,
         "subject_key": run.subject.external_id,
-        "subject": dict(run.view.subject),
+        "subject": attributes,
         "run_state": run.view.state,
         "deliver_at": note.deliver_at,
         "public_url": services.settings.public_url,

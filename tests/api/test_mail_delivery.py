@@ -49,7 +49,8 @@ def settings(settings: config.Settings, smtp: tuple[Inbox, int], tmp_path: Path)
     folder = tmp_path / "mail-templates"
     (folder / "vendor-onboarding").mkdir(parents=True)
     (folder / "vendor-onboarding" / "reminder.subject.j2").write_text(
-        "Acme Buyer needs something from you: {{ message }} ({{ subject_key }})"
+        # vat_number is not among the upload slot's shareable fields: an outsider never sees it.
+        "{{ subject.legal_name }} - {{ message }} ({{ subject_key }}){{ subject.vat_number }}"
     )
     mail_settings = mail_config.load(
         {
@@ -101,7 +102,7 @@ async def test_the_vendor_gets_the_reminder_by_mail_and_its_link_completes_the_s
         assert message["To"] == f"Anna Acme <{VENDOR_ADDRESS}>"
         assert message["From"] == SENDER
         assert message["Reply-To"] == REPLY_TO
-        assert message["Subject"].startswith("Acme Buyer needs something from you: Upload ")
+        assert message["Subject"].startswith("Acme Logistics GmbH - Upload ")
         assert message["Subject"].endswith("(V-20931)")
         assert message["Auto-Submitted"] == "auto-generated"
         assert message["List-Unsubscribe"] is None  # plain transactional mail
