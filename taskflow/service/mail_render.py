@@ -70,8 +70,9 @@ class Templates:
                     if folder is not None and not name.startswith("default/")
                     else name
                 )
+                why = str(exc.message).rstrip(".")
                 raise errors.ConfigError(
-                    f"Mail template {where}, line {exc.lineno}: {exc.message}. Fix it "
+                    f"Mail template {where}, line {exc.lineno}: {why}. Fix it "
                     "(docs/delivery.md lists the names and variables), or remove it to use "
                     "the built-in one."
                 ) from None
