@@ -28,7 +28,7 @@ from taskflow.core import links as core_links
 from taskflow.core import recipients
 from taskflow.core.runs import refusals
 from taskflow.mail_config import MailSettings
-from taskflow.service import delivery, links, mail_render, notification_links
+from taskflow.service import delivery, links, mail_render, metrics, notification_links
 from taskflow.service.container import Services
 from taskflow.store import delivery as store
 from taskflow.store import locks
@@ -156,6 +156,9 @@ async def deliver_due(services: Services, mailer: Mailer, *, limit: int = BATCH)
     )
     mailer.sent += done.sent
     mailer.failed += done.failed + done.dead
+    for outcome in ("sent", "failed", "dead"):
+        if getattr(done, outcome):
+            metrics.MAILS.labels(outcome=outcome).inc(getattr(done, outcome))
     if done.taken:
         log.info(
             "mail pass: took %d, sent %d, failed %d, dead %d",

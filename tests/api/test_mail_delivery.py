@@ -29,6 +29,7 @@ from tests.api import workflows as w
 from tests.api.test_notification_delivery import DELIVERABLE, deliverable
 from tests.api.test_outsider_reminders import VENDOR_ADDRESS, at, notifications, vendor_reminded
 from tests.conftest import gql
+from tests.integration.test_metrics import delta, scrape
 from tests.smtp_server import Inbox
 
 pytestmark = pytest.mark.anyio
@@ -187,7 +188,9 @@ async def test_a_refused_address_is_dead_at_once_and_never_tried_again(
     await vendor_reminded(client, people, services, frozen_clock)
     inbox.refuse[VENDOR_ADDRESS] = ["550 5.1.1 No such mailbox"] * 2
     mailer = mailer_of(services)
+    before = await scrape(client)
     done = await mail.deliver_due(services, mailer)
+    assert delta(await scrape(client), before, "taskflow_mails_total", outcome="dead") == 2
     assert (done.taken, done.dead) == (2, 2)
     dead = ("DEAD", 1, "550 5.1.1 No such mailbox")
     assert await outbox_states(client, people["app"]) == [dead, dead]
