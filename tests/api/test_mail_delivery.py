@@ -10,6 +10,7 @@ and quiet hours hold a notification back until its ``deliverAt``.
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Iterator
 from dataclasses import replace
@@ -23,6 +24,7 @@ from taskflow import clock, config, mail_config
 from taskflow.api.graphql import relay
 from taskflow.service import container, mail
 from taskflow.store import notifications as outbox
+from taskflow.worker import loop
 from tests import smtp_server
 from tests.api import magic as m
 from tests.api import workflows as w
@@ -286,3 +288,22 @@ async def test_a_reminder_for_a_slot_done_meanwhile_is_not_sent(
     assert states[0][:2] == ("DEAD", 1)
     assert states[0][2].startswith("not sent: The slot is satisfied")
     assert states[1][:2] == ("SENT", 1)
+
+
+async def test_a_running_worker_mails_beside_its_timers(
+    client: httpx.AsyncClient,
+    people: dict[str, str],
+    services: container.Services,
+    frozen_clock: clock.FrozenClock,
+    smtp: tuple[Inbox, int],
+) -> None:
+    inbox, _ = smtp
+    await vendor_reminded(client, people, services, frozen_clock)
+    async with loop.running(services) as worker:
+        assert worker.mailer is not None
+        for _ in range(200):  # the worker's own pace: wait for the effect, not a deadline
+            if len(inbox.messages) == 2:
+                break
+            await asyncio.sleep(0.05)
+    assert len(inbox.to(VENDOR_ADDRESS)) == 2
+    assert [s[:2] for s in await outbox_states(client, people["app"])] == [("SENT", 1)] * 2
