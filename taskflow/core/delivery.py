@@ -14,6 +14,7 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 
 from taskflow import errors
+from taskflow.core import refusals
 
 
 class DeliveryState(StrEnum):
@@ -42,11 +43,9 @@ BACKOFF_MAX = timedelta(hours=1)
 ERROR_CHARS = 500
 
 
-class LeaseLost(errors.TaskflowError):
-    """The caller's lease on a notification ran out and it was taken again, or it was
-    already marked: the caller must not mark it (another sender owns it now)."""
-
-    code = "LEASE_LOST"
+#: The caller's lease on a notification ran out and it was taken again, or it was already
+#: marked: the caller must not mark it (another sender owns it now).
+LeaseLost = refusals.LeaseLost
 
 
 def backoff(attempts: int) -> timedelta:

@@ -14,7 +14,7 @@ from datetime import datetime
 from taskflow.store import db, sql
 from taskflow.store import notifications as outbox
 
-_SQL = sql.statements("delivery")
+SQL = sql.statements("delivery")
 
 
 async def take(
@@ -30,7 +30,7 @@ async def take(
 ) -> list[outbox.NotificationRow]:
     """Lease up to ``limit`` deliverable notifications, in ``deliver_at`` order."""
     rows = await conn.fetch(
-        _SQL["take"],
+        SQL["take"],
         now,
         uuid.UUID(lease),
         until,
@@ -55,7 +55,7 @@ async def deliverable(
 ) -> list[outbox.NotificationRow]:
     """Deliverable notifications (what a take would lease now), oldest first by id."""
     rows = await conn.fetch(
-        _SQL["deliverable"],
+        SQL["deliverable"],
         now,
         after_id,
         limit,
@@ -70,7 +70,7 @@ async def held(
     conn: db.Connection, notification_id: int, lease: str
 ) -> outbox.NotificationRow | None:
     """The notification, locked, if ``lease`` still holds it; else None."""
-    row = await conn.fetchrow(_SQL["held"], notification_id, uuid.UUID(lease))
+    row = await conn.fetchrow(SQL["held"], notification_id, uuid.UUID(lease))
     return outbox.row_of(row) if row is not None else None
 
 
@@ -78,7 +78,7 @@ async def mark_sent(
     conn: db.Connection, notification_id: int, lease: str, at: datetime
 ) -> outbox.NotificationRow | None:
     """Mark it sent if ``lease`` holds it (None: it does not)."""
-    row = await conn.fetchrow(_SQL["mark_sent"], notification_id, uuid.UUID(lease), at)
+    row = await conn.fetchrow(SQL["mark_sent"], notification_id, uuid.UUID(lease), at)
     return outbox.row_of(row) if row is not None else None
 
 
@@ -93,10 +93,10 @@ async def mark_failed(
 ) -> outbox.NotificationRow | None:
     """Mark it failed (to retry from ``retry_at``) or dead, if ``lease`` holds it."""
     row = await conn.fetchrow(
-        _SQL["mark_failed"], notification_id, uuid.UUID(lease), state, retry_at, error
+        SQL["mark_failed"], notification_id, uuid.UUID(lease), state, retry_at, error
     )
     return outbox.row_of(row) if row is not None else None
 
 
 async def by_ids(conn: db.Connection, ids: Sequence[int]) -> list[outbox.NotificationRow]:
-    return [outbox.row_of(r) for r in await conn.fetch(_SQL["by_ids"], list(ids))]
+    return [outbox.row_of(r) for r in await conn.fetch(SQL["by_ids"], list(ids))]

@@ -10,15 +10,17 @@ from __future__ import annotations
 
 from datetime import datetime
 from enum import Enum
-from typing import Annotated, Any
+from typing import Annotated
 
 import strawberry
 
 from taskflow import errors
 from taskflow.api.graphql import keyed, relay
 from taskflow.api.graphql import notifications as types
-from taskflow.api.graphql.context import Info, caller
+from taskflow.api.graphql import refusals as r
+from taskflow.api.graphql.context import Info
 from taskflow.core import delivery as core
+from taskflow.core.principals import Principal
 from taskflow.service import delivery
 
 
@@ -59,11 +61,6 @@ class TakeNotificationsSuccess:
     )
 
 
-@strawberry.type(description="The notification is not leased to the caller any more.")
-class LeaseLost(relay.Refusal):
-    pass
-
-
 @strawberry.input(description="Say a leased notification was sent.")
 class MarkNotificationSentInput:
     notification_id: strawberry.ID = strawberry.field(description="The notification's global id.")
@@ -89,23 +86,14 @@ class MarkNotificationSuccess:
     notification: types.Notification = strawberry.field(description="Its new delivery state.")
 
 
+LeaseLost = r.LeaseLost
+
 TakeNotificationsPayload = Annotated[
-    TakeNotificationsSuccess
-    | relay.InvalidInput
-    | relay.NotAllowed
-    | relay.NotFoundRefusal
-    | relay.IdempotencyKeyReused
-    | relay.Busy,
+    TakeNotificationsSuccess | relay.Common,
     strawberry.union("TakeNotificationsPayload", description="Result of takeNotifications."),
 ]
 MarkNotificationPayload = Annotated[
-    MarkNotificationSuccess
-    | LeaseLost
-    | relay.InvalidInput
-    | relay.NotAllowed
-    | relay.NotFoundRefusal
-    | relay.IdempotencyKeyReused
-    | relay.Busy,
+    MarkNotificationSuccess | LeaseLost | relay.Common,
     strawberry.union(
         "MarkNotificationPayload",
         description="Result of markNotificationSent and markNotificationFailed.",
@@ -113,17 +101,32 @@ MarkNotificationPayload = Annotated[
 ]
 
 
-def _refusal(exc: errors.TaskflowError) -> Any:
-    if isinstance(exc, core.LeaseLost):
-        return LeaseLost(code=relay.RefusalCode.LEASE_LOST, message=exc.message)
-    return relay.refusal_for(exc)
-
-
 def _notification_id(global_id: str) -> int:
     found_type, local = relay.from_global_id(str(global_id))
     if found_type != types.TYPE_NAME or not local.isdigit() or len(local) > 18:
         raise errors.NotFound(f"No notification has the id {global_id!r}.", field="notificationId")
     return int(local)
+
+
+async def _taken(
+    info: Info, _: Principal, found: keyed.Answer, __: bool
+) -> TakeNotificationsSuccess:
+    """The batch a take leased (again: as it stands now, for a take sent again with its key)."""
+    ids = [int(i) for i in found["ids"]]
+    rows = await delivery.taken_again(info.context.services, ids)
+    order = {n: place for place, n in enumerate(ids)}
+    return TakeNotificationsSuccess(
+        lease=str(found["lease"]),
+        lease_expires_at=datetime.fromisoformat(str(found["until"])),
+        notifications=[types.Notification.of(r) for r in sorted(rows, key=lambda r: order[r.id])],
+    )
+
+
+async def _marked(
+    info: Info, _: Principal, found: keyed.Answer, __: bool
+) -> MarkNotificationSuccess:
+    [row] = await delivery.taken_again(info.context.services, [int(found["notification"])])
+    return MarkNotificationSuccess(notification=types.Notification.of(row))
 
 
 @strawberry.type
@@ -134,16 +137,11 @@ class DeliveryMutations:
         "of the workflows granted. Two senders never get the same notification."
     )
     async def take_notifications(
-        self,
-        info: Info,
-        input: Annotated[TakeNotificationsInput, strawberry.argument(description="What to take.")],
+        self, info: Info, input: relay.WhatToDo[TakeNotificationsInput]
     ) -> TakeNotificationsPayload:
-        me = await caller(info)
-        services = info.context.services
-
-        async def work() -> keyed.Answer:
+        async def work(me: Principal) -> keyed.Answer:
             taken = await delivery.take(
-                services,
+                info.context.services,
                 me,
                 limit=input.limit,
                 lease_seconds=input.lease_seconds,
@@ -155,56 +153,33 @@ class DeliveryMutations:
                 "ids": [n.id for n in taken.notifications],
             }
 
-        try:
-            answer, _ = await keyed.once(info, me.id, "takeNotifications", input, work)
-        except errors.TaskflowError as exc:
-            refused: TakeNotificationsPayload = _refusal(exc)
-            return refused
-        rows = await delivery.taken_again(services, [int(i) for i in answer["ids"]])
-        order = {int(i): n for n, i in enumerate(answer["ids"])}
-        return TakeNotificationsSuccess(
-            lease=str(answer["lease"]),
-            lease_expires_at=datetime.fromisoformat(str(answer["until"])),
-            notifications=[
-                types.Notification.of(r) for r in sorted(rows, key=lambda r: order[r.id])
-            ],
-        )
+        return await keyed.answer(info, "takeNotifications", input, work, _taken)
 
     @strawberry.mutation(
         description="Mark a notification you leased (takeNotifications) as sent: SENT. "
         "LeaseLost when your lease ran out and another sender took it."
     )
     async def mark_notification_sent(
-        self,
-        info: Info,
-        input: Annotated[MarkNotificationSentInput, strawberry.argument(description="Which.")],
+        self, info: Info, input: relay.WhatToDo[MarkNotificationSentInput]
     ) -> MarkNotificationPayload:
-        me = await caller(info)
-        services = info.context.services
-
-        async def work() -> keyed.Answer:
+        async def work(me: Principal) -> keyed.Answer:
             row = await delivery.mark_sent(
-                services, me, _notification_id(input.notification_id), input.lease
+                info.context.services, me, _notification_id(input.notification_id), input.lease
             )
             return {"notification": row.id}
 
-        return await _marked(info, "markNotificationSent", input, work)
+        return await keyed.answer(info, "markNotificationSent", input, work, _marked)
 
     @strawberry.mutation(
         description="Mark a notification you leased as failed: FAILED (taken again after a "
         "backoff) or, when permanent or out of attempts, DEAD; error is kept as lastError."
     )
     async def mark_notification_failed(
-        self,
-        info: Info,
-        input: Annotated[MarkNotificationFailedInput, strawberry.argument(description="Which.")],
+        self, info: Info, input: relay.WhatToDo[MarkNotificationFailedInput]
     ) -> MarkNotificationPayload:
-        me = await caller(info)
-        services = info.context.services
-
-        async def work() -> keyed.Answer:
+        async def work(me: Principal) -> keyed.Answer:
             row = await delivery.mark_failed(
-                services,
+                info.context.services,
                 me,
                 _notification_id(input.notification_id),
                 input.lease,
@@ -213,15 +188,4 @@ class DeliveryMutations:
             )
             return {"notification": row.id}
 
-        return await _marked(info, "markNotificationFailed", input, work)
-
-
-async def _marked(info: Info, operation: str, input: Any, work: Any) -> MarkNotificationPayload:
-    me = await caller(info)
-    try:
-        answer, _ = await keyed.once(info, me.id, operation, input, work)
-    except errors.TaskflowError as exc:
-        refused: MarkNotificationPayload = _refusal(exc)
-        return refused
-    rows = await delivery.taken_again(info.context.services, [int(answer["notification"])])
-    return MarkNotificationSuccess(notification=types.Notification.of(rows[0]))
+        return await keyed.answer(info, "markNotificationFailed", input, work, _marked)
