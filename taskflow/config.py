@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 
-from taskflow import errors
+from taskflow import errors, mail_config
 
 #: The repository (or source tree) root: bundled calendars/ and examples/ live here.
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -77,6 +77,8 @@ class Settings:
     #: Start even when a loaded definition differs from the one deployed at its name and
     #: version (``TASKFLOW_ALLOW_DEFINITION_DRIFT``; development only, logged loudly).
     allow_definition_drift: bool = False
+    #: E-mail (``TASKFLOW_SMTP_URL`` and friends, ``mail_config``); None: nothing is mailed.
+    mail: mail_config.MailSettings | None = None
 
     @property
     def embedded(self) -> bool:
@@ -250,6 +252,7 @@ def load(env: Mapping[str, str] | None = None) -> Settings:
         idle_after=_duration(env, "TASKFLOW_IDLE_AFTER", timedelta(days=14)),
         event_expiring_within=_duration(env, "TASKFLOW_EVENT_EXPIRING_WITHIN", timedelta(hours=1)),
         allow_definition_drift=_flag(env, "TASKFLOW_ALLOW_DEFINITION_DRIFT", False),
+        mail=mail_config.load(env),
     )
 
 

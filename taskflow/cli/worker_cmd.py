@@ -29,7 +29,9 @@ async def _work(settings: config.Settings, url: str, batch: int, poll: float) ->
         settings, url, apply_migrations=settings.embedded, record_definitions=True
     ) as services:
         worker = loop.Worker(services, batch=batch, poll=poll)
-        print(f"taskflow: worker started (batch {batch}, poll {worker.poll}s)", flush=True)
+        mail = settings.mail
+        sends = f"; e-mail via {mail.host}:{mail.port}" if mail is not None else ""
+        print(f"taskflow: worker started (batch {batch}, poll {worker.poll}s{sends})", flush=True)
         await worker.run()
 
 

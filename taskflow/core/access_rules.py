@@ -42,6 +42,9 @@ RULES: Final[dict[str, str]] = {
     "outbox": "One's own notifications; applications read the outbox of their workflows "
     "(may_read_notification).",
     "outbox.link": "Applications granted the notification's workflow (may_start).",
+    "outbox.send": "Applications take (lease) deliverable notifications of the workflows "
+    "granted and mark those they hold (require_integration, may_start); others get "
+    "FORBIDDEN or NOT_FOUND.",
     "timers": "Timers of a workflow, their errors, and mending dead ones: leads and managers "
     "granted the workflow, and admins (may_keep_timers); others get FORBIDDEN, null or "
     "NOT_FOUND.",
@@ -157,6 +160,19 @@ FIELDS: Final[dict[str, str]] = {
     "Notification.createdAt": "parent",
     "Notification.deliverAt": "parent",
     "Notification.details": "parent",
+    "Notification.deliveryState": "parent",
+    "Notification.attempts": "parent",
+    "Notification.lastError": "parent",
+    "Notification.leaseExpiresAt": "parent",
+    "Notification.nextAttemptAt": "parent",
+    "Notification.sentAt": "parent",
+    "Mutation.takeNotifications": "outbox.send",
+    "Mutation.markNotificationSent": "outbox.send",
+    "Mutation.markNotificationFailed": "outbox.send",
+    "TakeNotificationsSuccess.lease": "parent",
+    "TakeNotificationsSuccess.leaseExpiresAt": "parent",
+    "TakeNotificationsSuccess.notifications": "parent",
+    "MarkNotificationSuccess.notification": "parent",
     "PayloadField.name": "parent",
     "PayloadField.type": "parent",
     "PayloadField.required": "parent",

@@ -53,6 +53,7 @@ class RefusalCode(StrEnum):
     TIMER_NOT_DEAD = "TIMER_NOT_DEAD"
     CLOCKS_UNCHANGED = "CLOCKS_UNCHANGED"
     TIMER_SPENT = "TIMER_SPENT"
+    LEASE_LOST = "LEASE_LOST"
     IDEMPOTENCY_KEY_REUSED = "IDEMPOTENCY_KEY_REUSED"
     BUSY = "BUSY"
     #: Magic-link pages only (HTML forms); not in the GraphQL enum.
@@ -355,6 +356,12 @@ class TimerSpent(Refusal):
 
     code = RefusalCode.TIMER_SPENT
     status = Fact(str)
+
+
+class LeaseLost(Refusal):
+    """The notification is not leased to you any more: do not mark it, take again."""
+
+    code = RefusalCode.LEASE_LOST
 
 
 class IdempotencyKeyReused(Refusal):

@@ -68,6 +68,12 @@ FIRING_LAG = Histogram(
     buckets=(0.1, 0.5, 1, 2, 5, 10, 30, 60, 300, 900, 3600),
     registry=REGISTRY,
 )
+MAILS = Counter(
+    "taskflow_mails",
+    "Notifications the worker mailed, by outcome (sent; failed: tried again; dead).",
+    ["outcome"],
+    registry=REGISTRY,
+)
 CLAIMS = Counter(
     "taskflow_claims",
     "Slots claimed, by how (claim, claim_next).",

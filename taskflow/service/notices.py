@@ -19,6 +19,7 @@ from taskflow.core.runs.model import RunView, SlotView
 from taskflow.service import access
 from taskflow.service.container import Services
 from taskflow.store import db
+from taskflow.store import delivery as delivery_rows
 from taskflow.store import notifications as outbox
 from taskflow.store import principals as principal_rows
 from taskflow.store import runs as run_rows
@@ -83,7 +84,13 @@ MINE, OUTSIDERS, EVERYONE = "mine", "outsiders", "everyone"
 
 
 async def listing(
-    services: Services, actor: Principal, scope: str, *, after_id: int, limit: int
+    services: Services,
+    actor: Principal,
+    scope: str,
+    *,
+    after_id: int,
+    limit: int,
+    deliverable_now: bool = False,
 ) -> tuple[list[outbox.NotificationRow], int | None]:
     """Notifications oldest first: the actor's own, or (integrations) outsiders' or everyone's.
 
@@ -95,6 +102,18 @@ async def listing(
         access.require_integration(actor, f"read the notifications of {scope}")
         workflows = access_rules.workflows_of(access_rules.application(actor))
     async with services.db.connection() as conn:
+        if deliverable_now:
+            # What a sender could take now (not counted: it changes as senders take).
+            found = await delivery_rows.deliverable(
+                conn,
+                now=services.clock.now(),
+                after_id=after_id,
+                limit=limit,
+                workflows=sorted(workflows) if workflows is not None else None,
+                outsiders_only=scope == OUTSIDERS,
+                recipient=actor.id if scope == MINE else None,
+            )
+            return found, None
         return await outbox.listing(
             conn,
             recipient=actor.id if scope == MINE else None,

@@ -57,7 +57,7 @@ async def mint(
                 )
             # Revoke before minting (the run is held: no link completes meanwhile).
             if note.link_id is not None:
-                await _replace(conn, note, actor, services.clock.now())
+                await replace_previous(conn, note, actor.id, services.clock.now())
             minted = await links.mint_in(
                 services,
                 conn,
@@ -77,12 +77,12 @@ async def mint(
     )
 
 
-async def _replace(
-    conn: db.Connection, note: outbox.NotificationRow, actor: Principal, now: datetime
+async def replace_previous(
+    conn: db.Connection, note: outbox.NotificationRow, actor: str, now: datetime
 ) -> None:
     """Revoke the notification's previous link if it is still unused (used: nothing to do)."""
     assert note.link_id is not None
-    revoked = await link_rows.revoke(conn, note.link_id, actor.id, now)
+    revoked = await link_rows.revoke(conn, note.link_id, actor, now)
     if revoked is None:
         return
     await persist.audit(
@@ -91,7 +91,7 @@ async def _replace(
         AuditEntry(
             "link.revoked",
             now,
-            actor.id,
+            actor,
             note.slot_id,
             f"link for {revoked.recipient_email}, replaced by a new one for the same reminder",
             {

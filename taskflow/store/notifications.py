@@ -18,7 +18,8 @@ from taskflow.store import db
 
 _COLUMNS = (
     "id, recipient, recipient_email, recipient_name, run, slot, kind, message, details, "
-    "created_at, deliver_at, link_requested, link"
+    "created_at, deliver_at, link_requested, link, "
+    "delivery_state, attempts, last_error, lease_until, retry_at, sent_at"
 )
 
 
@@ -38,6 +39,13 @@ class NotificationRow:
     link_requested: bool = False
     #: The last link minted for it, if any.
     link_id: str | None = None
+    #: Delivery (``core.delivery``): state, takes, last failure, lease, next try, sent.
+    delivery_state: str = "pending"
+    attempts: int = 0
+    last_error: str | None = None
+    lease_until: datetime | None = None
+    retry_at: datetime | None = None
+    sent_at: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -57,7 +65,7 @@ class NewNotification:
     link_requested: bool = False
 
 
-def _row(r: asyncpg.Record) -> NotificationRow:
+def row_of(r: asyncpg.Record) -> NotificationRow:
     return NotificationRow(
         id=r["id"],
         recipient=r["recipient"],
@@ -72,6 +80,12 @@ def _row(r: asyncpg.Record) -> NotificationRow:
         recipient_name=r["recipient_name"],
         link_requested=r["link_requested"],
         link_id=str(r["link"]) if r["link"] else None,
+        delivery_state=r["delivery_state"],
+        attempts=r["attempts"],
+        last_error=r["last_error"],
+        lease_until=r["lease_until"],
+        retry_at=r["retry_at"],
+        sent_at=r["sent_at"],
     )
 
 
@@ -141,7 +155,7 @@ async def listing(
         after_id,
         limit,
     )
-    return [_row(r) for r in rows], (int(total) if total is not None else None)
+    return [row_of(r) for r in rows], (int(total) if total is not None else None)
 
 
 async def notification(
@@ -152,7 +166,7 @@ async def notification(
         f"SELECT {_COLUMNS} FROM notification WHERE id = $1" + (" FOR UPDATE" if lock else ""),
         notification_id,
     )
-    return _row(row) if row is not None else None
+    return row_of(row) if row is not None else None
 
 
 async def set_link(conn: db.Connection, notification_id: int, link_id: str) -> None:

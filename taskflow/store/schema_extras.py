@@ -212,3 +212,12 @@ EXTRA_INDEXES += (
     ),
     ("run_ended", "CREATE INDEX run_ended ON run (ended_at) WHERE ended_at IS NOT NULL"),
 )
+
+EXTRA_INDEXES += (
+    # Senders take deliverable notifications in deliver_at order (migration 2026-12-01T21:37).
+    (
+        "notification_deliverable",
+        "CREATE INDEX notification_deliverable ON notification (deliver_at, id) "
+        "WHERE delivery_state IN ('pending', 'sending', 'failed')",
+    ),
+)

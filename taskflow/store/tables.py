@@ -67,6 +67,17 @@ class Notification(Table, tablename="notification"):
     details = JSONB(default="{}")
     created_at = Timestamptz(default=TimestamptzNow())
     deliver_at = Timestamptz(default=TimestamptzNow())
+    #: pending | sending | sent | failed | dead (``core.delivery``, docs/delivery.md).
+    delivery_state = Varchar(length=10, default="pending")
+    #: Takes by a sender (each take counts, whatever came of it).
+    attempts = Integer(default=0)
+    last_error = Text(null=True, default=None)
+    #: The sender holding it while ``sending``, and until when.
+    lease = UUID(null=True, default=None)
+    lease_until = Timestamptz(null=True, default=None)
+    #: After a temporary failure: not taken again before this.
+    retry_at = Timestamptz(null=True, default=None)
+    sent_at = Timestamptz(null=True, default=None)
 
 
 class MagicLink(Table, tablename="magic_link"):

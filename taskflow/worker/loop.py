@@ -27,7 +27,7 @@ from typing import Any
 import asyncpg
 
 from taskflow import errors
-from taskflow.service import idempotency, metrics
+from taskflow.service import idempotency, mail, metrics
 from taskflow.service import timers as firing
 from taskflow.service.container import Services
 
@@ -64,6 +64,9 @@ class Worker:
         self._pruned: datetime | None = None
         self._measured: datetime | None = None
         self._measuring: asyncio.Task[None] | None = None
+        #: E-mail (TASKFLOW_SMTP_URL): sent beside the firing, like the metrics snapshot.
+        self.mailer = mail.Mailer.of(services)
+        self._mailing: asyncio.Task[None] | None = None
 
     def stop(self) -> None:
         """Ask the loop to finish after the batch in hand."""
@@ -115,6 +118,25 @@ class Worker:
             # Metrics must never stop timers from firing.
             log.exception("computing the metrics snapshot failed; trying again later")
 
+    def _send_mail(self) -> None:
+        """Start a mail pass unless one is running (SMTP must never hold timers back)."""
+        if self.mailer is None or (self._mailing is not None and not self._mailing.done()):
+            return
+        self._mailing = asyncio.get_running_loop().create_task(
+            self._mail(self.mailer), context=contextvars.Context()
+        )
+
+    async def _mail(self, mailer: mail.Mailer) -> None:
+        try:
+            while not self._stop.is_set():
+                done = await mail.deliver_due(self.services, mailer)
+                if done.taken < mail.BATCH:
+                    break
+        except DATABASE_DOWN as exc:
+            log.warning("mail pass skipped: database unavailable (%s)", exc)
+        except Exception:
+            log.exception("sending mail failed; trying again later")
+
     async def run(self) -> None:
         """Fire, wait, repeat; survive database restarts."""
         backoff = 0.1
@@ -130,6 +152,7 @@ class Worker:
                     fired, taken = await firing.fire_batch(self.services, now, self.batch)
                     self.fired += fired
                     await self._snapshot(now)
+                    self._send_mail()
                     backoff = 0.1
                     if taken >= self.batch:
                         continue  # more may be due right now
@@ -152,6 +175,8 @@ class Worker:
         finally:
             if self._measuring is not None:
                 await self._measuring
+            if self._mailing is not None:
+                await self._mailing
             await self._close_listener()
 
 

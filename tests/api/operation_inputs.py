@@ -27,6 +27,9 @@ RUNNER = {
     "slot_links": "olga",
     "mint_notification_link": "app",
     "outbox_page": "app",
+    "take_notifications": "app",
+    "mark_notification_sent": "app",
+    "mark_notification_failed": "app",
     "board": "leah",
     "work_queue": "leah",
     "cancel_run": "leah",
@@ -48,6 +51,10 @@ RUNNER = {
     "needs_attention": "ada",
     "runs_page": "leah",
 }
+
+
+#: A lease id no take answered (the mark operations then answer LeaseLost or NotFound).
+_LEASE = "00000000-0000-4000-8000-000000000000"
 
 
 def names() -> list[str]:
@@ -124,6 +131,13 @@ def variables(name: str, o: Objects) -> dict[str, Any]:
             }
         },
         "mint_notification_link": {"input": {"notificationId": "Tm90aWZpY2F0aW9uOjE"}},
+        "take_notifications": {"input": {"limit": 10, "leaseSeconds": 60}},
+        "mark_notification_sent": {
+            "input": {"notificationId": "Tm90aWZpY2F0aW9uOjE", "lease": _LEASE}
+        },
+        "mark_notification_failed": {
+            "input": {"notificationId": "Tm90aWZpY2F0aW9uOjE", "lease": _LEASE, "error": "451"}
+        },
         "move": {"runId": o.run_id, "move": "withdraw", "input": None},
         "notifications": {"first": 10},
         "outbox_page": {"first": 10},

@@ -84,6 +84,9 @@ TEST_ROWS: dict[str, list[str]] = {
     "outbox.link": [
         "tests.api.test_outsider_reminders::test_minting_again_revokes_the_link_minted_before_for_the_same_reminder"
     ],
+    "outbox.send": [
+        "tests.api.test_notification_delivery::test_only_integrations_take_and_mark_and_only_their_workflows"
+    ],
 }
 
 

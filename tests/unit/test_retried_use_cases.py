@@ -11,6 +11,7 @@ from typing import Any
 
 from taskflow.api.graphql import schema
 from taskflow.service import (
+    delivery,
     events,
     link_use,
     links,
@@ -41,6 +42,9 @@ USE_CASES: dict[str, Callable[..., Any]] = {
     "revokeMagicLink": links.revoke,
     "completeWithLink": link_use.complete,
     "mintNotificationLink": notification_links.mint,
+    "takeNotifications": delivery.take,
+    "markNotificationSent": delivery.mark_sent,
+    "markNotificationFailed": delivery.mark_failed,
     "signOutEverywhere": principals.sign_out_everywhere,
     "retryTimer": timer_admin.retry,
     "discardTimer": timer_admin.discard,

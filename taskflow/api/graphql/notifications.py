@@ -38,6 +38,29 @@ class NotificationRecipientKind(Enum):
     )
 
 
+@strawberry.enum(description="Where a notification's delivery stands.")
+class NotificationDeliveryState(Enum):
+    PENDING = strawberry.enum_value(
+        "pending", description="Not sent yet; deliverable from deliverAt."
+    )
+    SENDING = strawberry.enum_value(
+        "sending",
+        description="Leased to a sender (takeNotifications, or the worker's e-mail) until "
+        "leaseExpiresAt; deliverable again if it was not marked by then.",
+    )
+    SENT = strawberry.enum_value("sent", description="Sent (see sentAt).")
+    FAILED = strawberry.enum_value(
+        "failed",
+        description="The last attempt failed for a reason that may pass (see lastError); "
+        "deliverable again from nextAttemptAt.",
+    )
+    DEAD = strawberry.enum_value(
+        "dead",
+        description="Given up: a permanent failure (a rejected address) or too many attempts "
+        "(see lastError).",
+    )
+
+
 @strawberry.type(description="A message for one recipient: a reminder, an escalation, a timeout.")
 class Notification(relay.Node):
     kind: str = strawberry.field(description="reminder or timeout.")
@@ -71,6 +94,23 @@ class Notification(relay.Node):
         "their quiet hours (outside their calendar; an outsider's, outside the workflow's)."
     )
     details: strawberry.scalars.JSON = strawberry.field(description="Who it was for, and why.")
+    delivery_state: NotificationDeliveryState = strawberry.field(
+        description="Where its delivery stands: PENDING, SENDING, SENT, FAILED or DEAD."
+    )
+    attempts: int = strawberry.field(
+        description="How many times a sender took it (the worker's e-mail or takeNotifications)."
+    )
+    last_error: str | None = strawberry.field(
+        description="Why the last attempt failed (the SMTP reply, or the sender's error); null "
+        "if none failed."
+    )
+    lease_expires_at: datetime | None = strawberry.field(
+        description="While SENDING: when its sender's lease runs out."
+    )
+    next_attempt_at: datetime | None = strawberry.field(
+        description="While FAILED: when it is deliverable again."
+    )
+    sent_at: datetime | None = strawberry.field(description="When it was sent (SENT only).")
 
     @classmethod
     def of(cls, row: Any) -> Notification:
@@ -94,6 +134,12 @@ class Notification(relay.Node):
             created_at=row.created_at,
             deliver_at=row.deliver_at,
             details=row.details,
+            delivery_state=NotificationDeliveryState(row.delivery_state),
+            attempts=row.attempts,
+            last_error=row.last_error,
+            lease_expires_at=row.lease_until if row.delivery_state == "sending" else None,
+            next_attempt_at=row.retry_at if row.delivery_state == "failed" else None,
+            sent_at=row.sent_at,
         )
 
 
@@ -123,6 +169,11 @@ class NotificationFilter:
         description="Whose: MINE (default); OUTSIDERS or EVERYONE for integrations only "
         "(others get FORBIDDEN).",
     )
+    deliverable_now: bool = strawberry.field(
+        default=False,
+        description="Only those a sender may take now: deliverAt come, and PENDING, FAILED "
+        "past nextAttemptAt, or SENDING past leaseExpiresAt (not SENT, not DEAD).",
+    )
 
 
 @strawberry.type(description="Reading notifications.")
@@ -146,9 +197,14 @@ class NotificationQueries:
         after_id = 0
         if after:
             (after_id,) = relay.decode_typed(after, "bigint")
-        scope = _SCOPES[(filter or NotificationFilter()).recipients]
+        chosen = filter or NotificationFilter()
         rows, total = await notices.listing(
-            info.context.services, me, scope, after_id=after_id, limit=limit + 1
+            info.context.services,
+            me,
+            _SCOPES[chosen.recipients],
+            after_id=after_id,
+            limit=limit + 1,
+            deliverable_now=chosen.deliverable_now,
         )
         return relay.connection(rows, Notification.of, relay.id_cursor, total=total, limit=limit)
 

@@ -175,6 +175,11 @@ class TimerNotDead(_TimerStateFact):
     pass
 
 
+@strawberry.type(description="The notification is not leased to the caller any more.")
+class LeaseLost(Refusal):
+    pass
+
+
 # -- the table -----------------------------------------------------------------------------------
 
 Build = Callable[[Any], Refusal]
@@ -259,6 +264,7 @@ TABLE: dict[type[errors.TaskflowError], Build] = {
     core.TimerNotDead: lambda e: TimerNotDead(
         code=C.TIMER_NOT_DEAD, message=e.message, state=state_of(e.status)
     ),
+    core.LeaseLost: _plain(LeaseLost, C.LEASE_LOST),
     core.IdempotencyKeyReused: _plain(relay.IdempotencyKeyReused, C.IDEMPOTENCY_KEY_REUSED),
     errors.Busy: lambda e: relay.Busy(
         code=C.BUSY,

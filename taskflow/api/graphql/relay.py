@@ -287,6 +287,10 @@ CODE_DESCRIPTIONS: dict[RefusalCode, str] = {
         "pauseClocks found no running clock, or resumeClocks no paused one."
     ),
     RefusalCode.TIMER_SPENT: "Only an armed or dead timer can be rescheduled.",
+    RefusalCode.LEASE_LOST: (
+        "The notification is no longer leased to the caller (the lease ran out and another "
+        "sender took it, or it was marked already): do not mark it."
+    ),
     RefusalCode.IDEMPOTENCY_KEY_REUSED: (
         "The idempotencyKey was used before for another input (or its first answer cannot "
         "be given again); use a new key."

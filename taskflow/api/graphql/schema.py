@@ -22,6 +22,7 @@ from taskflow.api import limits as edge
 from taskflow.api.graphql import (
     attention,
     definitions,
+    delivery,
     guards,
     links,
     notifications,
@@ -89,6 +90,7 @@ class Mutation(
     work_mutations.WorkMutations,
     links.LinkMutations,
     notifications.NotificationMutations,
+    delivery.DeliveryMutations,
     timers.TimerMutations,
     operate.OperateMutations,
     versions.VersionMutations,

@@ -1,0 +1,309 @@
+"""E-mail: the worker mails the outbox to a real SMTP server (aiosmtpd on loopback).
+
+The vendor onboarding example reminds the vendor's contact on Thursday 10:00 in
+Berlin (two reminders, one per document, each requesting a magic link). The
+worker's mail pass (``mail.deliver_due``) takes them with the outbox lease,
+mints each link at send time and mails it; the link in the mail completes the
+slot. A 4xx reply is tried again after a backoff, a 5xx reply makes it dead,
+and quiet hours hold a notification back until its ``deliverAt``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Iterator
+from dataclasses import replace
+from datetime import timedelta
+from pathlib import Path
+
+import httpx
+import pytest
+
+from taskflow import clock, config, mail_config
+from taskflow.api.graphql import relay
+from taskflow.service import container, mail
+from taskflow.store import notifications as outbox
+from taskflow.worker import loop
+from tests import smtp_server
+from tests.api import magic as m
+from tests.api import workflows as w
+from tests.api.test_notification_delivery import DELIVERABLE, deliverable
+from tests.api.test_outsider_reminders import VENDOR_ADDRESS, at, notifications, vendor_reminded
+from tests.conftest import gql
+from tests.integration.test_metrics import delta, scrape
+from tests.smtp_server import Inbox
+
+pytestmark = pytest.mark.anyio
+
+SENDER = "Taskflow <taskflow@acme-buyer.example>"
+REPLY_TO = "procurement@acme-buyer.example"
+
+
+@pytest.fixture
+def smtp() -> Iterator[tuple[Inbox, int]]:
+    with smtp_server.smtp_server() as running:
+        yield running
+
+
+@pytest.fixture
+def settings(settings: config.Settings, smtp: tuple[Inbox, int], tmp_path: Path) -> config.Settings:
+    """The test settings with e-mail on, and a subject line of the vendor workflow's own."""
+    folder = tmp_path / "mail-templates"
+    (folder / "vendor-onboarding").mkdir(parents=True)
+    (folder / "vendor-onboarding" / "reminder.subject.j2").write_text(
+        # vat_number is not among the upload slot's shareable fields: an outsider never sees it.
+        "{{ subject.legal_name }} - {{ message }} ({{ subject_key }}){{ subject.vat_number }}"
+    )
+    mail_settings = mail_config.load(
+        {
+            "TASKFLOW_SMTP_URL": f"smtp://127.0.0.1:{smtp[1]}?starttls=false&timeout=5",
+            "TASKFLOW_MAIL_FROM": SENDER,
+            "TASKFLOW_MAIL_REPLY_TO": REPLY_TO,
+            "TASKFLOW_MAIL_TEMPLATES": str(folder),
+        }
+    )
+    return replace(settings, mail=mail_settings)
+
+
+def mailer_of(services: container.Services) -> mail.Mailer:
+    found = mail.Mailer.of(services)
+    assert found is not None
+    return found
+
+
+async def outbox_states(client: httpx.AsyncClient, token: str) -> list[tuple[str, int, str]]:
+    """(deliveryState, attempts, lastError) of every outsider's notification, oldest first."""
+    variables = {"filter": {"recipients": "OUTSIDERS"}}
+    result = (await gql(client, DELIVERABLE, variables, token=token)).ok()
+    nodes = [e["node"] for e in result["notifications"]["edges"]]
+    return [(n["deliveryState"], n["attempts"], n["lastError"]) for n in nodes]
+
+
+def link_in(text: str) -> str:
+    found = re.search(r"http://taskflow\.test/l/\S+", text)
+    assert found, text
+    return found.group(0)
+
+
+async def test_the_vendor_gets_the_reminder_by_mail_and_its_link_completes_the_slot(
+    client: httpx.AsyncClient,
+    people: dict[str, str],
+    services: container.Services,
+    frozen_clock: clock.FrozenClock,
+    smtp: tuple[Inbox, int],
+) -> None:
+    inbox, _ = smtp
+    run, uploads, found = await vendor_reminded(client, people, services, frozen_clock)
+    mailer = mailer_of(services)
+    done = await mail.deliver_due(services, mailer)
+    assert (done.taken, done.sent, done.failed, done.dead) == (2, 2, 0, 0)
+
+    received = inbox.to(VENDOR_ADDRESS)
+    assert len(received) == 2
+    for message in received:
+        assert message["To"] == f"Anna Acme <{VENDOR_ADDRESS}>"
+        assert message["From"] == SENDER
+        assert message["Reply-To"] == REPLY_TO
+        assert message["Subject"].startswith("Acme Logistics GmbH - Upload ")
+        assert message["Subject"].endswith("(V-20931)")
+        assert message["Auto-Submitted"] == "auto-generated"
+        assert message["List-Unsubscribe"] is None  # plain transactional mail
+        text, html = smtp_server.text_of(message), smtp_server.html_of(message)
+        assert text.startswith("Hello Anna Acme,")
+        assert link_in(text) in html
+    # Each mail carries its own link; the outbox kept only which link, never the token.
+    links = [link_in(smtp_server.text_of(msg)) for msg in received]
+    assert len(set(links)) == 2
+    sent = await notifications(client, people["app"], "OUTSIDERS")
+    assert {n["linkId"] is not None for n in sent} == {True}
+    for link in links:
+        assert link.rsplit("/", 1)[1] not in str(sent)
+    assert await deliverable(client, people["app"]) == []
+    assert [s[:2] for s in await outbox_states(client, people["app"])] == [("SENT", 1)] * 2
+
+    # The vendor follows the bank details mail's link: the slot is done.
+    bank = next(msg for msg in received if "bank details" in smtp_server.text_of(msg).lower())
+    url = link_in(smtp_server.text_of(bank))
+    page = await client.get(m.path_of(url))
+    assert page.status_code == 200
+    assert "Anna Acme" in page.text
+    response = await m.submit(client, url, {"document": "https://files.acme.example/b.pdf"})
+    assert response.status_code == 200
+    assert "Thank you" in response.text
+    slot = await m.slot_links(client, people["olga"], uploads["bank details"])
+    assert slot["status"] == "SATISFIED"
+    assert slot["satisfiedBy"] == f"email:{VENDOR_ADDRESS}"
+
+    # The links were minted by taskflow as it sent them: on the run's timeline.
+    minted = await w.timeline(client, people["olga"], run["id"], ["link.minted"])
+    assert [line["actor"] for line in minted] == ["taskflow", "taskflow"]
+    assert {line["details"]["notification"] for line in minted} == {
+        int(relay.from_global_id(n["id"])[1]) for n in found
+    }
+    # Nothing is sent twice.
+    assert (await mail.deliver_due(services, mailer)).taken == 0
+    assert len(inbox.messages) == 2
+
+
+async def test_a_busy_server_is_tried_again_after_a_backoff_and_no_link_outlives_a_failure(
+    client: httpx.AsyncClient,
+    people: dict[str, str],
+    services: container.Services,
+    frozen_clock: clock.FrozenClock,
+    smtp: tuple[Inbox, int],
+) -> None:
+    inbox, _ = smtp
+    run, _, _ = await vendor_reminded(client, people, services, frozen_clock)
+    inbox.refuse[VENDOR_ADDRESS] = ["451 4.3.0 Mailbox busy, try later"] * 2
+    mailer = mailer_of(services)
+    done = await mail.deliver_due(services, mailer)
+    assert (done.taken, done.failed) == (2, 2)
+    assert inbox.messages == []
+    failed = await notifications(client, people["app"], "OUTSIDERS")
+    # The failed sends' links rolled back with them: none was minted, none is live.
+    assert await w.timeline(client, people["olga"], run["id"], ["link.minted"]) == []
+    assert {n["linkId"] for n in failed} == {None}
+    assert await deliverable(client, people["app"]) == []
+    busy = ("FAILED", 1, "451 4.3.0 Mailbox busy, try later")
+    assert await outbox_states(client, people["app"]) == [busy, busy]
+
+    # Not before the backoff (1 minute), then sent.
+    assert (await mail.deliver_due(services, mailer)).taken == 0
+    frozen_clock.set(at(3, 9, 1))
+    again = await mail.deliver_due(services, mailer)
+    assert (again.taken, again.sent) == (2, 2)
+    assert len(inbox.to(VENDOR_ADDRESS)) == 2
+    minted = await w.timeline(client, people["olga"], run["id"], ["link.minted"])
+    assert len(minted) == 2
+    assert [s[:2] for s in await outbox_states(client, people["app"])] == [("SENT", 2)] * 2
+
+
+async def test_a_refused_address_is_dead_at_once_and_never_tried_again(
+    client: httpx.AsyncClient,
+    people: dict[str, str],
+    services: container.Services,
+    frozen_clock: clock.FrozenClock,
+    smtp: tuple[Inbox, int],
+) -> None:
+    inbox, _ = smtp
+    await vendor_reminded(client, people, services, frozen_clock)
+    inbox.refuse[VENDOR_ADDRESS] = ["550 5.1.1 No such mailbox"] * 2
+    mailer = mailer_of(services)
+    before = await scrape(client)
+    done = await mail.deliver_due(services, mailer)
+    assert delta(await scrape(client), before, "taskflow_mails_total", outcome="dead") == 2
+    assert (done.taken, done.dead) == (2, 2)
+    dead = ("DEAD", 1, "550 5.1.1 No such mailbox")
+    assert await outbox_states(client, people["app"]) == [dead, dead]
+    frozen_clock.set(at(10, 9))
+    assert (await mail.deliver_due(services, mailer)).taken == 0
+    assert inbox.messages == []
+
+
+async def test_quiet_hours_hold_a_staff_mail_back_until_deliver_at(
+    client: httpx.AsyncClient,
+    people: dict[str, str],
+    services: container.Services,
+    frozen_clock: clock.FrozenClock,
+    smtp: tuple[Inbox, int],
+) -> None:
+    inbox, _ = smtp
+    run = await m.start_vendor(client, people)
+    now = frozen_clock.now()
+    async with services.db.transaction() as conn:
+        await outbox.notify(
+            conn,
+            [
+                outbox.NewNotification(
+                    recipient="olga",
+                    recipient_email="olga@example.com",
+                    recipient_name="Olga",
+                    run_id=relay.from_global_id(run["id"])[1],
+                    slot_id=None,
+                    kind="reminder",
+                    message="The vendor's documents are late",
+                    created_at=now,
+                    deliver_at=now + timedelta(hours=14),
+                ),
+                # A principal without an address is left to the outbox (GraphQL), not mailed.
+                outbox.NewNotification(
+                    recipient="app",
+                    run_id=relay.from_global_id(run["id"])[1],
+                    slot_id=None,
+                    kind="reminder",
+                    message="No address",
+                    created_at=now,
+                    deliver_at=now,
+                ),
+            ],
+        )
+    mailer = mailer_of(services)
+    assert (await mail.deliver_due(services, mailer)).taken == 0
+    frozen_clock.set(now + timedelta(hours=14) - timedelta(seconds=1))
+    assert (await mail.deliver_due(services, mailer)).taken == 0
+    frozen_clock.set(now + timedelta(hours=14))
+    assert (await mail.deliver_due(services, mailer)).sent == 1
+    [message] = inbox.messages
+    assert message["To"] == "Olga <olga@example.com>"
+    assert "The vendor's documents are late" in smtp_server.text_of(message)
+    assert "/l/" not in smtp_server.text_of(message)  # no link requested, none sent
+
+
+async def test_a_server_that_is_down_counts_as_a_temporary_failure(
+    client: httpx.AsyncClient,
+    people: dict[str, str],
+    services: container.Services,
+    frozen_clock: clock.FrozenClock,
+) -> None:
+    await vendor_reminded(client, people, services, frozen_clock)
+    assert services.settings.mail is not None
+    down = replace(services.settings.mail, port=smtp_server.free_port())
+    mailer = mail.Mailer(down, mailer_of(services).templates, mail.SmtpSender(down))
+    done = await mail.deliver_due(services, mailer)
+    assert (done.taken, done.failed) == (2, 2)
+    for state, attempts, error in await outbox_states(client, people["app"]):
+        assert (state, attempts) == ("FAILED", 1)
+        assert "SMTPConnectError" in error
+
+
+async def test_a_reminder_for_a_slot_done_meanwhile_is_not_sent(
+    client: httpx.AsyncClient,
+    people: dict[str, str],
+    services: container.Services,
+    frozen_clock: clock.FrozenClock,
+    smtp: tuple[Inbox, int],
+) -> None:
+    inbox, _ = smtp
+    _, uploads, _ = await vendor_reminded(client, people, services, frozen_clock)
+    # Procurement hands the vendor a link by hand, and the vendor uses it before the mail goes.
+    minted = await m.mint(client, people["olga"], uploads["bank details"])
+    response = await m.submit(client, minted["url"], {"document": "https://f.example/b.pdf"})
+    assert response.status_code == 200
+    done = await mail.deliver_due(services, mailer_of(services))
+    assert (done.taken, done.sent, done.dead) == (2, 1, 1)
+    [message] = inbox.messages
+    assert "bank details" not in smtp_server.text_of(message).lower()
+    states = sorted(await outbox_states(client, people["app"]))
+    assert states[0][:2] == ("DEAD", 1)
+    assert states[0][2].startswith("not sent: The slot is satisfied")
+    assert states[1][:2] == ("SENT", 1)
+
+
+async def test_a_running_worker_mails_beside_its_timers(
+    client: httpx.AsyncClient,
+    people: dict[str, str],
+    services: container.Services,
+    frozen_clock: clock.FrozenClock,
+    smtp: tuple[Inbox, int],
+) -> None:
+    inbox, _ = smtp
+    await vendor_reminded(client, people, services, frozen_clock)
+    async with loop.running(services) as worker:
+        assert worker.mailer is not None
+        for _ in range(200):  # the worker's own pace: wait for the effect, not a deadline
+            if len(inbox.messages) == 2:
+                break
+            await asyncio.sleep(0.05)
+    assert len(inbox.to(VENDOR_ADDRESS)) == 2
+    assert [s[:2] for s in await outbox_states(client, people["app"])] == [("SENT", 1)] * 2
