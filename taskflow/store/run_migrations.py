@@ -1,0 +1,45 @@
+"""Rows a run migration changes beside the engine's writes, and what start-up counts.
+
+Statements live in ``sql/run_migrations.sql``; see ``service/run_migrations.py``.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from taskflow.store import db, sql
+
+_SQL = sql.statements("run_migrations")
+
+
+@dataclass(frozen=True)
+class Renamed:
+    """A kept slot's new place: the state it is in and its name there."""
+
+    slot_id: str
+    state: str
+    name: str
+    waits_for: str
+
+
+async def rename_slots(conn: db.Connection, renamed: Sequence[Renamed], now: datetime) -> None:
+    """Put kept slots under their new state and names (their run's row is locked)."""
+    if not renamed:
+        return
+    await conn.execute(
+        _SQL["rename_slots"],
+        [uuid.UUID(r.slot_id) for r in renamed],
+        [r.state for r in renamed],
+        [r.name for r in renamed],
+        [r.waits_for for r in renamed],
+        now,
+    )
+
+
+async def live_states(conn: db.Connection) -> dict[tuple[str, int, str], int]:
+    """Live runs by (workflow, version, state)."""
+    rows = await conn.fetch(_SQL["live_states"])
+    return {(r["workflow"], r["definition_version"], r["state"]): r["n"] for r in rows}
