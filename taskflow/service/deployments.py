@@ -9,6 +9,7 @@ recorded. See docs/versions.md.
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -17,6 +18,7 @@ from taskflow.core.definition import migrations
 from taskflow.core.definition.workflow import Definition
 from taskflow.service.container import Services
 from taskflow.store import deployments as store
+from taskflow.store import run_migrations as migrating
 
 log = logging.getLogger(__name__)
 
@@ -28,12 +30,26 @@ def loaded(definition: Definition) -> deployments.Loaded:
     )
 
 
+def declared(
+    definitions: Iterable[Definition],
+) -> dict[tuple[str, int], tuple[int, frozenset[str]]]:
+    """Per (name, earlier version): the latest loaded version declaring a migration from it,
+    and the states it has steps for."""
+    found: dict[tuple[str, int], tuple[int, frozenset[str]]] = {}
+    for d in sorted(definitions, key=lambda d: (d.name, d.version)):
+        for m in d.migrations:
+            found[(d.name, m.from_version)] = (d.version, frozenset(s for s, _ in m.steps))
+    return found
+
+
 async def register(services: Services) -> deployments.Plan:
     """Check the loaded definitions against the registry and record them, in one transaction.
 
     Raises :class:`~taskflow.core.deployments.VersionsMissing` when live runs are on a
-    version the code lacks, and :class:`~taskflow.core.deployments.DefinitionDrift` when a
-    definition changed at the same version (unless ``TASKFLOW_ALLOW_DEFINITION_DRIFT``).
+    version the code lacks (unless a loaded version's migration has a step for every
+    state they are parked in: then it warns), and
+    :class:`~taskflow.core.deployments.DefinitionDrift` when a definition changed at the
+    same version (unless ``TASKFLOW_ALLOW_DEFINITION_DRIFT``).
     """
     here = [loaded(d) for d in services.catalog]
     allowed = services.settings.allow_definition_drift
@@ -42,7 +58,12 @@ async def register(services: Services) -> deployments.Plan:
         await store.lock(conn)
         rows = await store.recorded(conn)
         live = await store.live_runs(conn)
-        plan = deployments.plan(here, [r.recorded for r in rows], live)
+        keys = {(d.name, d.version) for d in services.catalog}
+        missing = [key for key, n in live.items() if n > 0 and key not in keys]
+        states = await migrating.live_states(conn) if missing else {}
+        plan = deployments.plan(
+            here, [r.recorded for r in rows], live, states, declared(services.catalog)
+        )
         if plan.missing:
             raise deployments.VersionsMissing(
                 deployments.missing_message(plan.missing),
@@ -52,6 +73,10 @@ async def register(services: Services) -> deployments.Plan:
             raise deployments.DefinitionDrift(
                 deployments.drift_message(plan.drifts),
                 workflows=[(d.name, d.version) for d in plan.drifts],
+            )
+        if plan.migrating:
+            log.warning(
+                "DEFINITION VERSION NOT LOADED: %s", deployments.migrating_message(plan.migrating)
             )
         drifted = {(d.name, d.version) for d in plan.drifts}
         if drifted:

@@ -117,7 +117,9 @@ async def test_a_version_with_live_runs_missing_from_the_code_is_refused_with_co
     await _start(versioned, "L-2", 1)
     await _start(versioned, "L-3", 2)
     await deployments.register(versioned)
-    only_v2 = _with(versioned, versioned.catalog.get("leave-request", 2))
+    # Version 2 without its declared migration: nothing says what becomes of those runs.
+    v2 = dataclasses.replace(versioned.catalog.get("leave-request", 2), migrations=())
+    only_v2 = _with(versioned, v2)
     with pytest.raises(core.VersionsMissing) as refused:
         await deployments.register(only_v2)
     assert "'leave-request' version 1: 2 live runs" in refused.value.message
@@ -125,6 +127,30 @@ async def test_a_version_with_live_runs_missing_from_the_code_is_refused_with_co
     assert refused.value.facts["missing"] == [("leave-request", 1, 2)]
     listed = {d.version: d for d in await deployments.listing(only_v2)}
     assert (listed[1].live_runs, listed[1].status) == (2, "not loaded")
+
+
+async def test_a_missing_version_is_let_go_when_a_migration_covers_every_parked_state(
+    versioned: container.Services, caplog: pytest.LogCaptureFixture
+) -> None:
+    await _start(versioned, "L-1", 1)
+    await _start(versioned, "L-2", 1)
+    await deployments.register(versioned)
+    # Version 2 declares review=stay: both runs are parked in review, so the start goes on.
+    only_v2 = _with(versioned, versioned.catalog.get("leave-request", 2))
+    plan = await deployments.register(only_v2)
+    assert plan.missing == ()
+    assert [(m.version, m.live_runs, m.migrated_by) for m in plan.migrating] == [(1, 2, 2)]
+    assert "DEFINITION VERSION NOT LOADED" in caplog.text
+    assert "taskflow runs migrate leave-request --to 2 --apply" in caplog.text
+    # A run parked in a state the migration has no step for strands it: refused, named.
+    async with versioned.db.transaction() as conn:
+        await conn.execute("UPDATE run SET state = 'hr_check' WHERE id = (SELECT id FROM run LIMIT 1)")
+    with pytest.raises(core.VersionsMissing) as refused:
+        await deployments.register(only_v2)
+    assert (
+        "'leave-request' version 1: 2 live runs (version 2's migration has no step for "
+        "state(s) hr_check)" in refused.value.message
+    )
 
 
 async def test_a_version_whose_runs_all_ended_may_leave_the_code(
