@@ -144,7 +144,9 @@ async def test_a_missing_version_is_let_go_when_a_migration_covers_every_parked_
     assert "taskflow runs migrate leave-request --to 2 --apply" in caplog.text
     # A run parked in a state the migration has no step for strands it: refused, named.
     async with versioned.db.transaction() as conn:
-        await conn.execute("UPDATE run SET state = 'hr_check' WHERE id = (SELECT id FROM run LIMIT 1)")
+        await conn.execute(
+            "UPDATE run SET state = 'hr_check' WHERE id = (SELECT id FROM run LIMIT 1)"
+        )
     with pytest.raises(core.VersionsMissing) as refused:
         await deployments.register(only_v2)
     assert (
