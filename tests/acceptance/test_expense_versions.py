@@ -16,7 +16,7 @@ import json
 import os
 import subprocess
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -65,8 +65,8 @@ class Processes:
 
 
 @pytest.fixture
-def processes(database_url: str, tmp_path: Path) -> Iterator[Processes]:
-    yield Processes(database_url, tmp_path)
+def processes(database_url: str, tmp_path: Path) -> Processes:
+    return Processes(database_url, tmp_path)
 
 
 @pytest.fixture
