@@ -204,8 +204,8 @@ def migrating_message(migrating: Sequence[Missing]) -> str:
         for m in migrating
     ]
     return (
-        "; ".join(parts) + ". Until then nothing can happen to those runs (actions on them "
-        "are refused, their timers are retried)."
+        "; ".join(parts) + ". Until then whatever needs the old version's rules on those "
+        "runs fails (their timers are retried)."
     )
 
 

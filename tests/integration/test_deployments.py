@@ -11,7 +11,7 @@ import pytest
 
 from taskflow import clock, config
 from taskflow.core import deployments as core
-from taskflow.service import container, definitions, deployments
+from taskflow.service import container, definitions, deployments, run_migrations
 from taskflow.service import principals as principal_service
 from taskflow.service import runs as run_service
 from taskflow.store import db
@@ -142,8 +142,19 @@ async def test_a_missing_version_is_let_go_when_a_migration_covers_every_parked_
     assert [(m.version, m.live_runs, m.migrated_by) for m in plan.migrating] == [(1, 2, 2)]
     assert "DEFINITION VERSION NOT LOADED" in caplog.text
     assert "taskflow runs migrate leave-request --to 2 --apply" in caplog.text
+    # Version 1's rules are not needed to migrate its runs: both stay in review, on 2.
+    applied = await run_migrations.apply(only_v2, "leave-request", 2)
+    assert applied.by_kind == {"stay": 2}
+    async with versioned.db.connection() as conn:
+        rows = await conn.fetch("SELECT definition_version, state FROM run")
+    assert sorted((r["definition_version"], r["state"]) for r in rows) == [
+        (2, "review"),
+        (2, "review"),
+    ]
+    assert (await deployments.register(only_v2)).migrating == ()
     # A run parked in a state the migration has no step for strands it: refused, named.
     async with versioned.db.transaction() as conn:
+        await conn.execute("UPDATE run SET definition_version = 1")
         await conn.execute(
             "UPDATE run SET state = 'hr_check' WHERE id = (SELECT id FROM run LIMIT 1)"
         )
