@@ -45,9 +45,8 @@ def keep(decision: Decision, step: migrations.Step, renamed: Mapping[str, str]) 
                 previous=renamed[view.id],
                 state=view.state,
             )
-        kept = _restarted(decision, slot, kept, step.restart)
-        if kept != view or view.id in renamed:
-            decision.put(kept)
+        # Put even when unchanged: its timers are planned again by the new version's rules.
+        decision.put(_restarted(decision, slot, kept, step.restart))
     for slot in state.slots:
         if slot.name not in present:
             states.open_slot(decision, state, slot)
