@@ -188,7 +188,9 @@ class PlanLine:
 
 
 def _milestoned(definition: Definition | None, state: str) -> list[str]:
-    if definition is None or not definition.has_state(state):
+    if definition is None:
+        return ["those of its slots (its version is not loaded)"]
+    if not definition.has_state(state):
         return []
     return [s.name for s in definition.state(state).slots if s.milestones]
 
