@@ -9,12 +9,12 @@ recorded. See docs/versions.md.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
 from taskflow.core import deployments
-from taskflow.core.definition import migrations
+from taskflow.core.definition import DefinitionError, Problem, migrations, shapes
 from taskflow.core.definition.workflow import Definition
 from taskflow.service.container import Services
 from taskflow.store import deployments as store
@@ -40,6 +40,35 @@ def declared(
         for m in d.migrations:
             found[(d.name, m.from_version)] = (d.version, frozenset(s for s, _ in m.steps))
     return found
+
+
+def recorded_shapes(
+    rows: Iterable[store.Row], workflow: str, skip: Iterable[int] = ()
+) -> dict[int, shapes.Shape]:
+    """The recorded versions of ``workflow`` (but ``skip``) as shapes, by version."""
+    left_out = set(skip)
+    return {
+        r.recorded.version: shapes.from_document(r.recorded.document)
+        for r in rows
+        if r.recorded.name == workflow and r.recorded.version not in left_out
+    }
+
+
+def _check_against_recorded(
+    services: Services, migrating: Iterable[deployments.Missing], rows: Sequence[store.Row]
+) -> None:
+    """The load checks of a migration against the earlier version, when that version is
+    no longer loaded: against its recorded document instead (DEFINITION_INVALID)."""
+    found: list[Problem] = []
+    for m in migrating:
+        if m.migrated_by is None:
+            continue
+        target = services.catalog.get(m.name, m.migrated_by)
+        earlier = recorded_shapes(rows, m.name)
+        if m.version in earlier:
+            found += migrations.cross_problems(target, {m.version: earlier[m.version]})
+    if found:
+        raise DefinitionError(found)
 
 
 async def register(services: Services) -> deployments.Plan:
@@ -74,6 +103,7 @@ async def register(services: Services) -> deployments.Plan:
                 deployments.drift_message(plan.drifts),
                 workflows=[(d.name, d.version) for d in plan.drifts],
             )
+        _check_against_recorded(services, plan.migrating, rows)
         if plan.migrating:
             log.warning(
                 "DEFINITION VERSION NOT LOADED: %s", deployments.migrating_message(plan.migrating)
@@ -160,7 +190,13 @@ async def migration_plan(
     """What ``taskflow runs migrate WORKFLOW --to VERSION`` would do to the live runs of other
     versions, per (version, state): one read, no locks (nothing is changed)."""
     target = services.catalog.get(workflow, to_version)
-    earlier = {d.version: d for d in services.catalog if d.name == workflow}
+    loaded: dict[int, migrations.Earlier] = {
+        d.version: d for d in services.catalog if d.name == workflow
+    }
     async with services.db.transaction() as conn:
         counts = await store.live_by_state(conn, workflow)
+        # Versions no longer loaded are planned from their recorded documents.
+        missing = {v for v, _ in counts} - set(loaded)
+        rows = await store.recorded(conn) if missing else []
+    earlier = {**recorded_shapes(rows, workflow, skip=loaded), **loaded}
     return migrations.plan(target, counts, earlier)

@@ -224,6 +224,9 @@ async def test_expense_approval_v1_runs_migrate_to_v2_deployed_without_v1(
         "stay as manager_review (slots manager_approval -> sign_off)" in lines["manager_approval"]
     )
     assert "clocks restart: assigned, finished" in lines["payment"]
+    # Version 1 is not loaded: its recorded document says which slots and clocks change.
+    assert "new slots open: receipts_check" in lines["payment"]
+    assert "clocks stop: answer" in lines["awaiting_answer"]
     assert plan.stdout.splitlines()[-1] == "Total: to 1, stay 4"
 
     applied = processes.run(

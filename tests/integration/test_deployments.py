@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from taskflow import clock, config
+from taskflow import clock, config, migration
 from taskflow.core import deployments as core
+from taskflow.core.definition import DefinitionError
 from taskflow.service import container, definitions, deployments, run_migrations
 from taskflow.service import principals as principal_service
 from taskflow.service import runs as run_service
@@ -152,9 +153,19 @@ async def test_a_missing_version_is_let_go_when_a_migration_covers_every_parked_
         (2, "review"),
     ]
     assert (await deployments.register(only_v2)).migrating == ()
-    # A run parked in a state the migration has no step for strands it: refused, named.
+    # With version 1 gone, its recorded document stands in for the load checks: a stay
+    # that would lose the review slot is refused at start.
     async with versioned.db.transaction() as conn:
         await conn.execute("UPDATE run SET definition_version = 1")
+    bad = dataclasses.replace(
+        versioned.catalog.get("leave-request", 2),
+        migrations=(migration.from_version(1, review=migration.stay("approved")),),
+    )
+    with pytest.raises(DefinitionError) as invalid:
+        await deployments.register(_with(versioned, bad, allow=True))
+    assert invalid.value.codes == ("MIGRATION_SLOTS",)
+    # A run parked in a state the migration has no step for strands it: refused, named.
+    async with versioned.db.transaction() as conn:
         await conn.execute(
             "UPDATE run SET state = 'hr_check' WHERE id = (SELECT id FROM run LIMIT 1)"
         )

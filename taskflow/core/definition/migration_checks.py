@@ -16,7 +16,9 @@ from taskflow.core.definition.migrations import CANCEL, CLOCK_KINDS, STAY, TO, S
 from taskflow.core.definition.problems import Problem
 
 if TYPE_CHECKING:
+    from taskflow.core.definition.migrations import Earlier
     from taskflow.core.definition.model import Slot, State
+    from taskflow.core.definition.shapes import SlotShape, StateShape
     from taskflow.core.definition.workflow import Definition
 
 
@@ -139,9 +141,10 @@ def _step_problems(definition: Definition, at: str, state: str, step: object) ->
     return found
 
 
-def cross_problems(definition: Definition, earlier: Mapping[int, Definition]) -> list[Problem]:
+def cross_problems(definition: Definition, earlier: Mapping[int, Earlier]) -> list[Problem]:
     """What is wrong with ``definition``'s migrations against the earlier versions loaded
-    beside it (``earlier`` by version; versions not loaded are not checked)."""
+    beside it, or read back from their recorded documents (``earlier`` by version;
+    versions in neither are not checked)."""
     found: list[Problem] = []
     for m in definition.migrations:
         old = earlier.get(m.from_version)
@@ -185,7 +188,7 @@ def cross_problems(definition: Definition, earlier: Mapping[int, Definition]) ->
 
 
 def _kept_slots(
-    definition: Definition, at: str, version: int, old: State, step: Step
+    definition: Definition, at: str, version: int, old: State | StateShape, step: Step
 ) -> list[Problem]:
     """A stay keeps every slot of the old state, by name or by its mapping, as a compatible
     slot (both per item of a ``foreach`` or neither; fields of one name of one type)."""
@@ -233,7 +236,7 @@ def _kept_slots(
     return found
 
 
-def _incompatible(old: Slot, new: Slot) -> str | None:
+def _incompatible(old: Slot | SlotShape, new: Slot) -> str | None:
     if (old.foreach is None) != (new.foreach is None):
         return "one opens per item of a foreach, the other once"
     types = {f.name: f.type for f in old.fields}

@@ -25,12 +25,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from taskflow.core.definition.problems import Problem
 
 if TYPE_CHECKING:
+    from taskflow.core.definition.shapes import Shape
     from taskflow.core.definition.workflow import Definition
+
+    #: An earlier version: loaded, or read back from its recorded document.
+    Earlier: TypeAlias = Definition | Shape
 
 STAY, TO, CANCEL = "stay", "to", "cancel"
 
@@ -164,7 +168,7 @@ def problems(definition: Definition) -> list[Problem]:
     return migration_checks.problems(definition)
 
 
-def cross_problems(definition: Definition, earlier: Mapping[int, Definition]) -> list[Problem]:
+def cross_problems(definition: Definition, earlier: Mapping[int, Earlier]) -> list[Problem]:
     """What is wrong with ``definition``'s migrations against the earlier versions loaded
     beside it (``earlier`` by version; versions not loaded are not checked)."""
     from taskflow.core.definition import migration_checks
@@ -187,7 +191,7 @@ class PlanLine:
     effect: str
 
 
-def _milestoned(definition: Definition | None, state: str) -> list[str]:
+def _milestoned(definition: Earlier | None, state: str) -> list[str]:
     if definition is None:
         return ["those of its slots (its version is not loaded)"]
     if not definition.has_state(state):
@@ -195,7 +199,7 @@ def _milestoned(definition: Definition | None, state: str) -> list[str]:
     return [s.name for s in definition.state(state).slots if s.milestones]
 
 
-def added_slots(step: Step, old: Definition, state: str, target: Definition) -> list[str]:
+def added_slots(step: Step, old: Earlier, state: str, target: Definition) -> list[str]:
     """The slots of the state a ``stay`` keeps runs in that no slot of the old state becomes:
     they open at the migration."""
     name = step.state_after(state) or state
@@ -205,7 +209,7 @@ def added_slots(step: Step, old: Definition, state: str, target: Definition) -> 
     return [s.name for s in target.state(name).slots if s.name not in kept]
 
 
-def _stay_effect(step: Step, state: str, old: Definition | None, target: Definition) -> str:
+def _stay_effect(step: Step, state: str, old: Earlier | None, target: Definition) -> str:
     kept = "state, slots, holders and clock ledgers kept"
     if step.target is not None:
         kept += f"; the state is {step.target} now"
@@ -222,7 +226,7 @@ def _stay_effect(step: Step, state: str, old: Definition | None, target: Definit
 def plan(
     target: Definition,
     counts: Mapping[tuple[int, str], int],
-    earlier: Mapping[int, Definition],
+    earlier: Mapping[int, Earlier],
 ) -> list[PlanLine]:
     """Per (version, state) of live runs not on ``target``'s version, what would happen."""
     migrations = {m.from_version: m for m in target.migrations}

@@ -237,3 +237,31 @@ def test_mapped_slots_must_exist_and_be_compatible() -> None:
         "MIGRATION_SLOT_INCOMPATIBLE",  # file_it opens once, scan per item
     ]
     assert any("cannot become 'scan'" in p.message for p in found)
+
+
+def test_a_recorded_document_stands_in_for_a_version_no_longer_loaded() -> None:
+    from taskflow.core.definition import shapes
+
+    assert ClaimV1.definition is not None
+    assert ClaimV3.definition is not None
+    shape = shapes.from_document(ClaimV1.definition.to_document())
+    assert migrations.cross_problems(ClaimV3.definition, {1: shape}) == []
+    counts = {(1, "submitted"): 4}
+    assert migrations.plan(ClaimV3.definition, counts, {1: shape}) == migrations.plan(
+        ClaimV3.definition, counts, {1: ClaimV1.definition}
+    )
+
+    class Losing(Workflow):
+        name = "claim"
+        version = 2
+        tracks = "claim"
+        migrations = [migration.from_version(1, submitted=migration.stay, archived=migration.stay)]
+        submitted = State(initial=True, slots=[_review("other")], then=[Route("archived")])
+        archived = State(then=[Route("paid")])
+        paid = State(terminal=True)
+
+    assert Losing.definition is not None
+    assert _codes(migrations.cross_problems(Losing.definition, {1: shape})) == [
+        "MIGRATION_SLOTS",
+        "MIGRATION_SLOTS",
+    ]
