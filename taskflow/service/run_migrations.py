@@ -4,8 +4,10 @@ Runs are taken in batches, each batch one transaction: the batch's run rows are
 locked first in id order (the lock order: runs, then their slots, clocks and
 timers, which the writers below take), then each run is migrated by its step:
 
-- ``stay``: the run is put on the new version; state, slots, holders and clock
-  ledgers are kept; its timers are planned again by the new version's rules.
+- ``stay``: the run is put on the new version; slots, holders and clock ledgers
+  are kept, under the state and slot names the step gives, but for the clocks
+  it restarts; slots the state adds open; timers are planned again by the new
+  version's rules (``service/stays.py``).
 - ``to(state)``: under the old version, the run's live (and held) slots are
   cancelled with the reason "migrated to version N" (their clocks stop, their
   timers are retired); the run is put on the new version and ``state`` is
@@ -15,7 +17,8 @@ timers, which the writers below take), then each run is migrated by its step:
 Each run's timeline gets ``run.migrated`` (from/to version and state, the step).
 A run is selected only while it is still live at a (version, state) the
 migration names, so an interrupted apply is resumed by running it again, and a
-second apply changes nothing.
+second apply changes nothing. The old version need not be loaded (start-up lets
+it go when this migration covers its runs): the target then stands in for it.
 """
 
 from __future__ import annotations
