@@ -62,6 +62,7 @@ async def keep(
     renamed = renames(run, slots, step, target)
     old_names = {v.id: v.name for v in slots}
     await store.rename_slots(conn, renamed, now)
+    await store.rename_buffered(conn, run.id, {a: b for a, b in step.slots if a != b})
     loaded = await deadlines.load_slots(conn, run.id)
     moved = dataclasses.replace(run, definition_version=target.version)
     decision = Decision(target, moved, loaded, now=now, actor=actor, new_id=persist.new_id)

@@ -6,7 +6,7 @@ Statements live in ``sql/run_migrations.sql``; see ``service/run_migrations.py``
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -36,6 +36,15 @@ async def rename_slots(conn: db.Connection, renamed: Sequence[Renamed], now: dat
         [r.name for r in renamed],
         [r.waits_for for r in renamed],
         now,
+    )
+
+
+async def rename_buffered(conn: db.Connection, run_id: str, names: Mapping[str, str]) -> None:
+    """Events ``run_id`` keeps for a slot named ``old`` now wait for the slot named ``new``."""
+    if not names:
+        return
+    await conn.execute(
+        _SQL["rename_buffered"], uuid.UUID(run_id), list(names), list(names.values())
     )
 
 

@@ -77,6 +77,15 @@ async def test_a_renamed_state_and_slot_keep_holder_and_ledgers_and_restart_what
     await slot_service.claim(desk, fiona, str(look["id"]), None)
     desk.clock.advance(timedelta(hours=1))  # type: ignore[attr-defined]
     before = {r: await _rows(desk, CLOCKS, uuid.UUID(r)) for r in (held, waiting)}
+    # An event kept for the slot by its old name (as a buffering event is) follows the rename.
+    async with desk.db.connection() as conn:
+        await conn.execute(
+            "INSERT INTO event_buffer (run, event, payload, slot_name, actor, arrived_at, "
+            "expires_at) VALUES ($1, 'looked', '{}', 'look', 'app', $2, $3)",
+            uuid.UUID(waiting),
+            T0,
+            T0 + timedelta(days=1),
+        )
 
     applied = await run_migrations.apply(desk, "desk", 2)
     assert applied.by_kind == {"stay": 2}
@@ -123,6 +132,8 @@ async def test_a_renamed_state_and_slot_keep_holder_and_ledgers_and_restart_what
         details = renamed["details"]
         details = details if isinstance(details, dict) else json.loads(details)
         assert (details["previous"], details["slot"]) == ("look", "assess")
+    (kept,) = await _rows(desk, "SELECT slot_name FROM event_buffer")
+    assert kept["slot_name"] == "assess"
     # Fiona's reminder (half of the restarted finished budget) is armed on the kept slot.
     armed = await _rows(
         desk,

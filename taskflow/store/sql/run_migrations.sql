@@ -13,3 +13,11 @@ SELECT workflow, definition_version, state, count(*) AS n
 FROM run
 WHERE status = 'active'
 GROUP BY workflow, definition_version, state
+
+-- name: rename_buffered
+-- Events a run keeps for a slot by name follow the slot's new name ($1 run, $2 old names,
+-- $3 new names).
+UPDATE event_buffer
+SET slot_name = m.new
+FROM unnest($2::text[], $3::text[]) AS m(old, new)
+WHERE event_buffer.run = $1 AND event_buffer.slot_name = m.old
