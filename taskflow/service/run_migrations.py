@@ -148,7 +148,6 @@ async def _migrate(
         await persist.outcome(
             conn,
             result,
-            workflow=run.workflow,
             now=now,
             sla=deadlines.context(old, services.calendars, slots, ACTOR),
         )
@@ -164,7 +163,6 @@ async def _migrate(
         await persist.outcome(
             conn,
             closing.outcome(),
-            workflow=run.workflow,
             now=now,
             sla=deadlines.context(old, services.calendars, slots, ACTOR),
         )
@@ -181,7 +179,6 @@ async def _migrate(
         await persist.outcome(
             conn,
             entering.outcome(),
-            workflow=run.workflow,
             now=now,
             sla=deadlines.context(target, services.calendars, slots, ACTOR),
         )

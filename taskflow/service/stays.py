@@ -71,7 +71,6 @@ async def keep(
     await persist.outcome(
         conn,
         decision.outcome(),
-        workflow=run.workflow,
         now=now,
         sla=deadlines.context(target, services.calendars, loaded, actor),
     )
