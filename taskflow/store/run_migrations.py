@@ -12,7 +12,7 @@ from datetime import datetime
 
 from taskflow.store import db, sql
 
-_SQL = sql.statements("run_migrations")
+SQL = sql.statements("run_migrations")
 
 
 @dataclass(frozen=True)
@@ -30,7 +30,7 @@ async def rename_slots(conn: db.Connection, renamed: Sequence[Renamed], now: dat
     if not renamed:
         return
     await conn.execute(
-        _SQL["rename_slots"],
+        SQL["rename_slots"],
         [uuid.UUID(r.slot_id) for r in renamed],
         [r.state for r in renamed],
         [r.name for r in renamed],
@@ -43,12 +43,10 @@ async def rename_buffered(conn: db.Connection, run_id: str, names: Mapping[str, 
     """Events ``run_id`` keeps for a slot named ``old`` now wait for the slot named ``new``."""
     if not names:
         return
-    await conn.execute(
-        _SQL["rename_buffered"], uuid.UUID(run_id), list(names), list(names.values())
-    )
+    await conn.execute(SQL["rename_buffered"], uuid.UUID(run_id), list(names), list(names.values()))
 
 
 async def live_states(conn: db.Connection) -> dict[tuple[str, int, str], int]:
     """Live runs by (workflow, version, state)."""
-    rows = await conn.fetch(_SQL["live_states"])
+    rows = await conn.fetch(SQL["live_states"])
     return {(r["workflow"], r["definition_version"], r["state"]): r["n"] for r in rows}
