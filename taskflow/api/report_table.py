@@ -20,6 +20,7 @@ HOUR_US = 3600 * 1_000_000
 DIMENSION_TITLES = {
     reports.PERIOD: "period",
     reports.WORKFLOW: "workflow",
+    reports.VERSION: "version",
     reports.STATE: "state",
     reports.SLOT: "slot",
     reports.AUDIENCE: "team",

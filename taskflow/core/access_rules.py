@@ -232,6 +232,7 @@ FIELDS: Final[dict[str, str]] = {
     "SlaReport.zone": "parent",
     "SlaReport.rows": "parent",
     "SlaReportRow.workflow": "parent",
+    "SlaReportRow.version": "parent",
     "SlaReportRow.state": "parent",
     "SlaReportRow.slot": "parent",
     "SlaReportRow.audience": "parent",

@@ -57,6 +57,10 @@ class Missing:
     name: str
     version: int
     live_runs: int
+    #: The loaded version that declares a migration from this one (None: none does).
+    migrated_by: int | None = None
+    #: States live runs are parked in that the declared migration has no step for.
+    uncovered: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -67,6 +71,9 @@ class Plan:
     missing: tuple[Missing, ...]
     #: Loaded definitions not recorded yet (first seen now).
     new: tuple[Loaded, ...]
+    #: Missing versions whose live runs a loaded version's migration covers, state by state:
+    #: start-up goes on; they wait for ``taskflow runs migrate``.
+    migrating: tuple[Missing, ...] = ()
 
 
 def _lines(document: Mapping[str, Any]) -> list[str]:
@@ -91,8 +98,16 @@ def plan(
     loaded: Iterable[Loaded],
     recorded: Iterable[Recorded],
     live_runs: Mapping[tuple[str, int], int],
+    live_states: Mapping[tuple[str, int, str], int] | None = None,
+    declared: Mapping[tuple[str, int], tuple[int, frozenset[str]]] | None = None,
 ) -> Plan:
-    """Compare what the code loads now with what was deployed and which versions runs are on."""
+    """Compare what the code loads now with what was deployed and which versions runs are on.
+
+    ``live_states`` counts live runs by (name, version, state); ``declared`` says, per
+    (name, earlier version), which loaded version declares a migration from it and the
+    states it has steps for. A missing version whose every live state has a step is not
+    refused: its runs wait for the migration (``Plan.migrating``).
+    """
     known = {(r.name, r.version): r for r in recorded}
     here = {(d.name, d.version): d for d in loaded}
     drifts: list[Drift] = []
@@ -112,12 +127,25 @@ def plan(
                     diff(earlier.document, definition.document),
                 )
             )
-    missing = tuple(
-        Missing(name, version, count)
-        for (name, version), count in sorted(live_runs.items())
-        if count > 0 and (name, version) not in here
-    )
-    return Plan(tuple(drifts), missing, tuple(new))
+    missing: list[Missing] = []
+    migrating: list[Missing] = []
+    for (name, version), count in sorted(live_runs.items()):
+        if count <= 0 or (name, version) in here:
+            continue
+        by = (declared or {}).get((name, version))
+        if by is None:
+            missing.append(Missing(name, version, count))
+            continue
+        parked = {
+            state
+            for (n, v, state), k in (live_states or {}).items()
+            if (n, v) == (name, version) and k > 0
+        }
+        uncovered = tuple(sorted(parked - by[1]))
+        (missing if uncovered else migrating).append(
+            Missing(name, version, count, by[0], uncovered)
+        )
+    return Plan(tuple(drifts), tuple(missing), tuple(new), tuple(migrating))
 
 
 def drift_message(drifts: Sequence[Drift], *, allowed: bool = False) -> str:
@@ -142,17 +170,42 @@ def drift_message(drifts: Sequence[Drift], *, allowed: bool = False) -> str:
     )
 
 
+def _runs(n: int) -> str:
+    return f"{n} live run{'s' if n != 1 else ''}"
+
+
+def _missing_line(m: Missing) -> str:
+    line = f"{m.name!r} version {m.version}: {_runs(m.live_runs)}"
+    if m.uncovered:
+        line += (
+            f" (version {m.migrated_by}'s migration has no step for state(s) "
+            f"{', '.join(m.uncovered)})"
+        )
+    return line
+
+
 def missing_message(missing: Sequence[Missing]) -> str:
     """The refusal for versions live runs are on that the code no longer defines."""
-    listed = "; ".join(
-        f"{m.name!r} version {m.version}: {m.live_runs} live run{'s' if m.live_runs != 1 else ''}"
-        for m in missing
-    )
+    listed = "; ".join(_missing_line(m) for m in missing)
     return (
         f"Live runs are on workflow versions the loaded code does not define ({listed}). "
         "Keep each old version's class beside the new one (e.g. ExpenseApprovalV1 beside "
-        "ExpenseApprovalV2) until its runs end, or point TASKFLOW_WORKFLOWS at the module "
-        "that defines it."
+        "ExpenseApprovalV2) until its runs end, point TASKFLOW_WORKFLOWS at the module "
+        "that defines it, or declare in the new version what happens to runs in every "
+        "state they are parked in (migration.from_version, docs/versions.md)."
+    )
+
+
+def migrating_message(migrating: Sequence[Missing]) -> str:
+    """The warning for versions the code dropped whose live runs a migration covers."""
+    parts = [
+        f"{m.name!r} version {m.version} is not loaded: its {_runs(m.live_runs)} wait for "
+        f"'taskflow runs migrate {m.name} --to {m.migrated_by} --apply'"
+        for m in migrating
+    ]
+    return (
+        "; ".join(parts) + ". Until then whatever needs the old version's rules on those "
+        "runs fails (their timers are retried)."
     )
 
 

@@ -28,7 +28,9 @@ WORKFLOW, STATE, SLOT, AUDIENCE, HOLDER, PRIORITY, PERIOD = (
     "priority",
     "period",
 )
-DIMENSIONS: Final = (PERIOD, WORKFLOW, STATE, SLOT, AUDIENCE, HOLDER, PRIORITY)
+#: The definition version the slot's run is on now (docs/versions.md).
+VERSION: Final = "version"
+DIMENSIONS: Final = (PERIOD, WORKFLOW, VERSION, STATE, SLOT, AUDIENCE, HOLDER, PRIORITY)
 PERIOD_UNITS: Final = ("day", "week", "month")
 MILESTONES: Final = ("assigned", "finished")
 #: Share of a clock's budget left below which a running clock counts as at risk.
@@ -261,6 +263,8 @@ class ReportRow:
     lead_us: int
     #: The part of it a slot was held by someone (claimed); the rest waited.
     worked_us: int
+    #: The definition version of the group's runs (VERSION; None when not grouped by it).
+    version: int | None = None
 
     @property
     def breach_rate(self) -> float | None:

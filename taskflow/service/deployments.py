@@ -9,14 +9,16 @@ recorded. See docs/versions.md.
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
 from taskflow.core import deployments
-from taskflow.core.definition import migrations
+from taskflow.core.definition import DefinitionError, Problem, migrations, shapes
 from taskflow.core.definition.workflow import Definition
 from taskflow.service.container import Services
 from taskflow.store import deployments as store
+from taskflow.store import run_migrations as migrating
 
 log = logging.getLogger(__name__)
 
@@ -28,12 +30,55 @@ def loaded(definition: Definition) -> deployments.Loaded:
     )
 
 
+def declared(
+    definitions: Iterable[Definition],
+) -> dict[tuple[str, int], tuple[int, frozenset[str]]]:
+    """Per (name, earlier version): the latest loaded version declaring a migration from it,
+    and the states it has steps for."""
+    found: dict[tuple[str, int], tuple[int, frozenset[str]]] = {}
+    for d in sorted(definitions, key=lambda d: (d.name, d.version)):
+        for m in d.migrations:
+            found[(d.name, m.from_version)] = (d.version, frozenset(s for s, _ in m.steps))
+    return found
+
+
+def recorded_shapes(
+    rows: Iterable[store.Row], workflow: str, skip: Iterable[int] = ()
+) -> dict[int, shapes.Shape]:
+    """The recorded versions of ``workflow`` (but ``skip``) as shapes, by version."""
+    left_out = set(skip)
+    return {
+        r.recorded.version: shapes.from_document(r.recorded.document)
+        for r in rows
+        if r.recorded.name == workflow and r.recorded.version not in left_out
+    }
+
+
+def _check_against_recorded(
+    services: Services, migrating: Iterable[deployments.Missing], rows: Sequence[store.Row]
+) -> None:
+    """The load checks of a migration against the earlier version, when that version is
+    no longer loaded: against its recorded document instead (DEFINITION_INVALID)."""
+    found: list[Problem] = []
+    for m in migrating:
+        if m.migrated_by is None:
+            continue
+        target = services.catalog.get(m.name, m.migrated_by)
+        earlier = recorded_shapes(rows, m.name)
+        if m.version in earlier:
+            found += migrations.cross_problems(target, {m.version: earlier[m.version]})
+    if found:
+        raise DefinitionError(found)
+
+
 async def register(services: Services) -> deployments.Plan:
     """Check the loaded definitions against the registry and record them, in one transaction.
 
     Raises :class:`~taskflow.core.deployments.VersionsMissing` when live runs are on a
-    version the code lacks, and :class:`~taskflow.core.deployments.DefinitionDrift` when a
-    definition changed at the same version (unless ``TASKFLOW_ALLOW_DEFINITION_DRIFT``).
+    version the code lacks (unless a loaded version's migration has a step for every
+    state they are parked in: then it warns), and
+    :class:`~taskflow.core.deployments.DefinitionDrift` when a definition changed at the
+    same version (unless ``TASKFLOW_ALLOW_DEFINITION_DRIFT``).
     """
     here = [loaded(d) for d in services.catalog]
     allowed = services.settings.allow_definition_drift
@@ -42,7 +87,12 @@ async def register(services: Services) -> deployments.Plan:
         await store.lock(conn)
         rows = await store.recorded(conn)
         live = await store.live_runs(conn)
-        plan = deployments.plan(here, [r.recorded for r in rows], live)
+        keys = {(d.name, d.version) for d in services.catalog}
+        missing = [key for key, n in live.items() if n > 0 and key not in keys]
+        states = await migrating.live_states(conn) if missing else {}
+        plan = deployments.plan(
+            here, [r.recorded for r in rows], live, states, declared(services.catalog)
+        )
         if plan.missing:
             raise deployments.VersionsMissing(
                 deployments.missing_message(plan.missing),
@@ -52,6 +102,11 @@ async def register(services: Services) -> deployments.Plan:
             raise deployments.DefinitionDrift(
                 deployments.drift_message(plan.drifts),
                 workflows=[(d.name, d.version) for d in plan.drifts],
+            )
+        _check_against_recorded(services, plan.migrating, rows)
+        if plan.migrating:
+            log.warning(
+                "DEFINITION VERSION NOT LOADED: %s", deployments.migrating_message(plan.migrating)
             )
         drifted = {(d.name, d.version) for d in plan.drifts}
         if drifted:
@@ -135,7 +190,13 @@ async def migration_plan(
     """What ``taskflow runs migrate WORKFLOW --to VERSION`` would do to the live runs of other
     versions, per (version, state): one read, no locks (nothing is changed)."""
     target = services.catalog.get(workflow, to_version)
-    earlier = {d.version: d for d in services.catalog if d.name == workflow}
+    loaded: dict[int, migrations.Earlier] = {
+        d.version: d for d in services.catalog if d.name == workflow
+    }
     async with services.db.transaction() as conn:
         counts = await store.live_by_state(conn, workflow)
+        # Versions no longer loaded are planned from their recorded documents.
+        missing = {v for v, _ in counts} - set(loaded)
+        rows = await store.recorded(conn) if missing else []
+    earlier = {**recorded_shapes(rows, workflow, skip=loaded), **loaded}
     return migrations.plan(target, counts, earlier)

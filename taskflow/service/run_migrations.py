@@ -4,8 +4,10 @@ Runs are taken in batches, each batch one transaction: the batch's run rows are
 locked first in id order (the lock order: runs, then their slots, clocks and
 timers, which the writers below take), then each run is migrated by its step:
 
-- ``stay``: the run is put on the new version; state, slots, holders and clock
-  ledgers are kept; its timers are planned again by the new version's rules.
+- ``stay``: the run is put on the new version; slots, holders and clock ledgers
+  are kept, under the state and slot names the step gives, but for the clocks
+  it restarts; slots the state adds open; timers are planned again by the new
+  version's rules (``service/stays.py``).
 - ``to(state)``: under the old version, the run's live (and held) slots are
   cancelled with the reason "migrated to version N" (their clocks stop, their
   timers are retired); the run is put on the new version and ``state`` is
@@ -15,7 +17,8 @@ timers, which the writers below take), then each run is migrated by its step:
 Each run's timeline gets ``run.migrated`` (from/to version and state, the step).
 A run is selected only while it is still live at a (version, state) the
 migration names, so an interrupted apply is resumed by running it again, and a
-second apply changes nothing.
+second apply changes nothing. The old version need not be loaded (start-up lets
+it go when this migration covers its runs): the target then stands in for it.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from taskflow.core.principals import Principal
 from taskflow.core.runs import engine, pausing, states
 from taskflow.core.runs.decision import Decision
 from taskflow.core.runs.model import AuditEntry
-from taskflow.service import access, deadlines, persist, retry
+from taskflow.service import access, deadlines, persist, retry, stays
 from taskflow.service.container import Services
 from taskflow.store import db
 from taskflow.store import deployments as store
@@ -47,6 +50,16 @@ class Applied:
 
     by_kind: dict[str, int]
     batches: int
+
+
+def _old(services: Services, workflow: str, version: int, target: Definition) -> Definition:
+    """The version runs leave; when the code no longer has it (start-up let it go because this
+    migration is declared), the target stands in: closing slots and cancelling need no rule of
+    the old version beyond its calendar, and a stay reads only the target."""
+    try:
+        return services.catalog.get(workflow, version)
+    except errors.NotFound:
+        return target
 
 
 def _steps(target: Definition) -> dict[tuple[int, str], migrations.Step]:
@@ -73,8 +86,6 @@ async def apply(services: Services, workflow: str, to_version: int, *, batch: in
             f"Version {to_version} of {workflow!r} declares no migrations: add "
             "migrations = [migration.from_version(...)] to it (docs/versions.md)."
         )
-    for version, _ in steps:
-        services.catalog.get(workflow, version)  # the old version must be loaded to leave it
     pairs = sorted(steps)
     done: dict[str, int] = {}
     batches = 0
@@ -102,22 +113,27 @@ async def _migrate(
     assert found is not None
     run = found.view
     step = steps[(run.definition_version, run.state)]
-    old = services.catalog.get(run.workflow, run.definition_version)
+    old = _old(services, run.workflow, run.definition_version, target)
     slots = await deadlines.load_slots(conn, run_id)
-    to_state = step.target if step.kind == migrations.TO else run.state
+    to_state = step.state_after(run.state) if step.kind != migrations.TO else step.target
+    details: dict[str, object] = {
+        "from_version": run.definition_version,
+        "to_version": target.version if step.kind != migrations.CANCEL else None,
+        "from_state": run.state,
+        "to_state": to_state,
+        "step": step.kind,
+    }
+    if step.slots:
+        details["slots"] = dict(step.slots)
+    if step.restart:
+        details["restart_clocks"] = list(step.restart)
     line = AuditEntry(
         "run.migrated",
         now,
         ACTOR,
         None,
         f"migrated to version {target.version} ({step.describe()})",
-        {
-            "from_version": run.definition_version,
-            "to_version": target.version if step.kind != migrations.CANCEL else None,
-            "from_state": run.state,
-            "to_state": to_state if step.kind != migrations.CANCEL else None,
-            "step": step.kind,
-        },
+        details,
     )
     if step.kind == migrations.CANCEL:
         await persist.audit(conn, run_id, line)
@@ -167,16 +183,5 @@ async def _migrate(
             sla=deadlines.context(target, services.calendars, slots, ACTOR),
         )
     else:
-        # Stay: ledgers are kept as they are; the timers are planned again by the new
-        # version's reminders and timeouts (a timer that already fired keeps its count).
-        moved = dataclasses.replace(run, definition_version=target.version)
-        live = [s for s in slots if s.visit == run.visit and s.live]
-        await persist.deadlines(
-            conn,
-            moved,
-            live,
-            deadlines.context(target, services.calendars, slots, ACTOR),
-            now,
-            run_changed=True,
-        )
+        await stays.keep(services, conn, run, slots, step, target, now, ACTOR)
     return step.kind

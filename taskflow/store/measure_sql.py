@@ -183,7 +183,7 @@ def measured_ctes(milestone: str | None, where: str) -> str:
     {calendar_days.ctes("$6::text[]", "$2::timestamptz", DAYS_TO)},
     cal_now AS ({risk_sql.cal_now("$6::text[]", "$7::bigint[]", "$1::timestamptz")}),
     s AS (
-        SELECT sl.id, sl.workflow, sl.state, sl.name, sl.priority, sl.audience,
+        SELECT sl.id, sl.run, sl.workflow, sl.state, sl.name, sl.priority, sl.audience,
                coalesce(sl.holder, sl.satisfied_by) AS holder,
                sl.status IN ('pending', 'open', 'claimed') AS live,
                sl.opened_at, sl.satisfied_at,

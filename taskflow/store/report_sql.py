@@ -51,6 +51,7 @@ def _filters(f: reports.ReportFilter, args: list[Any]) -> str:
 #: Group key -> the column of ``m`` it reads.
 _KEY_COLUMNS = {
     reports.WORKFLOW: "workflow",
+    reports.VERSION: "version",
     reports.STATE: "state",
     reports.SLOT: "name",
     reports.AUDIENCE: "team",
@@ -60,6 +61,7 @@ _KEY_COLUMNS = {
 #: Group key -> (SQL expression over the measured rows ``m``, SQL type).
 KEYS = {
     reports.WORKFLOW: ("m.workflow", "text"),
+    reports.VERSION: ("m.version", "int"),
     reports.STATE: ("m.state", "text"),
     reports.SLOT: ("m.name", "text"),
     reports.AUDIENCE: ("m.team", "text"),
@@ -102,6 +104,7 @@ _COUNT_NAMES = ("opened", "met", "breached", "still_open", "at_risk_now", "breac
 _AGG_NAMES = (*_COUNT_NAMES, *_PERCENTILE_NAMES, "lead_us", "worked_us")
 
 
+_RUN_VERSION = "(SELECT r.definition_version FROM run r WHERE r.id = {})"
 #: Slots whose measures were stored when they ended (``store/slot_measures.py``).
 ENDED = "sl.status IN (" + ", ".join(f"'{status}'" for status in sorted(model.ENDED)) + ")"
 _BREACHED = "coalesce(sl.breach_from <= $1, false)"
@@ -111,6 +114,8 @@ _BIGINT_NAMES = ("pickup_biz", "pickup_real", "done_biz", "done_real", "lead_us"
 #: faster), times as bigint (cheaper to sort than numeric).
 _COLUMNS = {
     "workflow": "sl.workflow",
+    # The version the slot's run is on now: read only when a report groups by it.
+    "version": _RUN_VERSION.format("sl.run"),
     "state": "sl.state",
     "name": "sl.name",
     "priority": "sl.priority",
@@ -142,10 +147,8 @@ def union(names: list[str], stored: str) -> str:
     planner caches the unnest per audience (Memoize) as it does for a plain query;
     over the union's output it knew nothing and unnested every row (bench/README.md).
     """
-    read = ", ".join(
-        f"{n}::bigint" if n in _BIGINT_NAMES else "au.key AS team" if n == "team" else n
-        for n in names
-    )
+    special = {"team": "au.key AS team", "version": f"{_RUN_VERSION.format('mc.run')} AS version"}
+    read = ", ".join(f"{n}::bigint" if n in _BIGINT_NAMES else special.get(n, n) for n in names)
     kept = ", ".join(_COLUMNS[n] for n in names)
     by_team = "team" in names
     read_from = f"mc {teams('mc.audience')}" if by_team else "mc"
@@ -243,6 +246,7 @@ def _row(record: asyncpg.Record, zone: ZoneInfo) -> reports.ReportRow:
         audience=record.get("k_audience"),
         holder=record.get("k_holder"),
         priority=record.get("k_priority"),
+        version=record.get("k_version"),
         period_start=period.astimezone(zone) if period is not None else None,
         opened=record["opened"],
         met=record["met"],

@@ -162,6 +162,8 @@ ENDED_REPORT_COLUMNS = (
     "done_biz_us",
     "done_real_us",
     "worked_us",
+    # The run, for grouping by the version it is on (migration 2026-12-01T21:35).
+    "run",
 )
 EXTRA_INDEXES += (
     (

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -162,3 +163,53 @@ async def test_admins_migrate_runs_to_a_version_through_graphql(
         "to_state": "review",
         "step": "stay",
     }
+
+
+BOARD = """query($workflow: String!) { board(workflow: $workflow) {
+  edges { node { lane run { definitionVersion subject { externalId } } } }
+} }"""
+REPORT = """query($from: DateTime!) {
+  slaReport(from: $from, groupBy: [WORKFLOW, VERSION], filter: {workflow: "leave-request"}) {
+    rows { workflow version opened stillOpen }
+  }
+}"""
+LANES = """{ workflows { name versions { version lanes } } }"""
+
+
+async def test_the_board_and_the_report_show_runs_of_both_versions(
+    api: httpx.AsyncClient, tokens: dict[str, str], versioned: container.Services
+) -> None:
+    await _start(api, tokens["app"], "LEAVE-1", version=1)
+    await _start(api, tokens["app"], "LEAVE-2")
+    await _start(api, tokens["app"], "LEAVE-3")
+    # LEAVE-3 goes on to version 2's HR check, a state version 1 does not have.
+    review = await _review_of(api, tokens["max"], "LEAVE-3")
+    await w.claim(api, tokens["max"], review["id"])
+    await w.complete(api, tokens["max"], review["id"], {"decision": "approve"})
+
+    # One board, one set of lanes by state name: both versions' runs in "review".
+    board = (await gql(api, BOARD, {"workflow": "leave-request"}, token=tokens["ada"])).ok()
+    cards = {
+        e["node"]["run"]["subject"]["externalId"]: (
+            e["node"]["lane"],
+            e["node"]["run"]["definitionVersion"],
+        )
+        for e in board["board"]["edges"]
+    }
+    assert cards == {"LEAVE-1": ("review", 1), "LEAVE-2": ("review", 2), "LEAVE-3": ("hr_check", 2)}
+    # The lanes each version draws: hr_check is version 2's alone (docs/versions.md).
+    lanes = (await gql(api, LANES, {}, token=tokens["ada"])).ok()["workflows"]
+    (leave,) = [x for x in lanes if x["name"] == "leave-request"]
+    assert {v["version"]: v["lanes"] for v in leave["versions"]} == {
+        1: ["review", "approved", "rejected"],
+        2: ["review", "hr_check", "approved", "rejected"],
+    }
+
+    # The SLA report by version: one row per version, slots counted where their run is.
+    versioned.clock.advance(timedelta(minutes=1))  # type: ignore[attr-defined]
+    variables = {"from": "2026-11-01T00:00:00Z"}
+    rows = (await gql(api, REPORT, variables, token=tokens["ada"])).ok()["slaReport"]["rows"]
+    assert rows == [
+        {"workflow": "leave-request", "version": 1, "opened": 1, "stillOpen": 1},
+        {"workflow": "leave-request", "version": 2, "opened": 3, "stillOpen": 2},
+    ]

@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from taskflow import clock, config
+from taskflow import clock, config, migration
 from taskflow.core import deployments as core
-from taskflow.service import container, definitions, deployments
+from taskflow.core.definition import DefinitionError
+from taskflow.service import container, definitions, deployments, run_migrations
 from taskflow.service import principals as principal_service
 from taskflow.service import runs as run_service
 from taskflow.store import db
@@ -117,7 +118,9 @@ async def test_a_version_with_live_runs_missing_from_the_code_is_refused_with_co
     await _start(versioned, "L-2", 1)
     await _start(versioned, "L-3", 2)
     await deployments.register(versioned)
-    only_v2 = _with(versioned, versioned.catalog.get("leave-request", 2))
+    # Version 2 without its declared migration: nothing says what becomes of those runs.
+    v2 = dataclasses.replace(versioned.catalog.get("leave-request", 2), migrations=())
+    only_v2 = _with(versioned, v2)
     with pytest.raises(core.VersionsMissing) as refused:
         await deployments.register(only_v2)
     assert "'leave-request' version 1: 2 live runs" in refused.value.message
@@ -125,6 +128,53 @@ async def test_a_version_with_live_runs_missing_from_the_code_is_refused_with_co
     assert refused.value.facts["missing"] == [("leave-request", 1, 2)]
     listed = {d.version: d for d in await deployments.listing(only_v2)}
     assert (listed[1].live_runs, listed[1].status) == (2, "not loaded")
+
+
+async def test_a_missing_version_is_let_go_when_a_migration_covers_every_parked_state(
+    versioned: container.Services, caplog: pytest.LogCaptureFixture
+) -> None:
+    await _start(versioned, "L-1", 1)
+    await _start(versioned, "L-2", 1)
+    await deployments.register(versioned)
+    # Version 2 declares review=stay: both runs are parked in review, so the start goes on.
+    only_v2 = _with(versioned, versioned.catalog.get("leave-request", 2))
+    plan = await deployments.register(only_v2)
+    assert plan.missing == ()
+    assert [(m.version, m.live_runs, m.migrated_by) for m in plan.migrating] == [(1, 2, 2)]
+    assert "DEFINITION VERSION NOT LOADED" in caplog.text
+    assert "taskflow runs migrate leave-request --to 2 --apply" in caplog.text
+    # Version 1's rules are not needed to migrate its runs: both stay in review, on 2.
+    applied = await run_migrations.apply(only_v2, "leave-request", 2)
+    assert applied.by_kind == {"stay": 2}
+    async with versioned.db.connection() as conn:
+        rows = await conn.fetch("SELECT definition_version, state FROM run")
+    assert sorted((r["definition_version"], r["state"]) for r in rows) == [
+        (2, "review"),
+        (2, "review"),
+    ]
+    assert (await deployments.register(only_v2)).migrating == ()
+    # With version 1 gone, its recorded document stands in for the load checks: a stay
+    # that would lose the review slot is refused at start.
+    async with versioned.db.transaction() as conn:
+        await conn.execute("UPDATE run SET definition_version = 1")
+    bad = dataclasses.replace(
+        versioned.catalog.get("leave-request", 2),
+        migrations=(migration.from_version(1, review=migration.stay("approved")),),
+    )
+    with pytest.raises(DefinitionError) as invalid:
+        await deployments.register(_with(versioned, bad, allow=True))
+    assert invalid.value.codes == ("MIGRATION_SLOTS",)
+    # A run parked in a state the migration has no step for strands it: refused, named.
+    async with versioned.db.transaction() as conn:
+        await conn.execute(
+            "UPDATE run SET state = 'hr_check' WHERE id = (SELECT id FROM run LIMIT 1)"
+        )
+    with pytest.raises(core.VersionsMissing) as refused:
+        await deployments.register(only_v2)
+    assert (
+        "'leave-request' version 1: 2 live runs (version 2's migration has no step for "
+        "state(s) hr_check)" in refused.value.message
+    )
 
 
 async def test_a_version_whose_runs_all_ended_may_leave_the_code(

@@ -43,3 +43,22 @@ def test_missing_versions_count_only_live_runs() -> None:
     plan = d.plan([_loaded(2, "b")], [], live)
     assert plan.missing == (d.Missing("expense-approval", 1, 3),)
     assert "'expense-approval' version 1: 3 live runs" in d.missing_message(plan.missing)
+
+
+def test_a_missing_version_is_let_go_only_when_a_migration_covers_every_parked_state() -> None:
+    live = {("expense-approval", 1): 5}
+    states = {("expense-approval", 1, "submitted"): 3, ("expense-approval", 1, "payment"): 2}
+    covering = {("expense-approval", 1): (2, frozenset({"submitted", "payment", "paid"}))}
+    plan = d.plan([_loaded(2, "b")], [], live, states, covering)
+    assert plan.missing == ()
+    assert plan.migrating == (d.Missing("expense-approval", 1, 5, 2),)
+    assert "'taskflow runs migrate expense-approval --to 2 --apply'" in d.migrating_message(
+        plan.migrating
+    )
+    partial = {("expense-approval", 1): (2, frozenset({"submitted"}))}
+    plan = d.plan([_loaded(2, "b")], [], live, states, partial)
+    assert plan.migrating == ()
+    assert plan.missing == (d.Missing("expense-approval", 1, 5, 2, ("payment",)),)
+    assert "version 2's migration has no step for state(s) payment" in d.missing_message(
+        plan.missing
+    )

@@ -21,6 +21,11 @@ REAL, BUSINESS = "real", "business"
 @strawberry.enum(description="A way to group an SLA report; several may be combined.")
 class ReportGrouping(Enum):
     WORKFLOW = strawberry.enum_value(reports.WORKFLOW, description="By workflow.")
+    VERSION = strawberry.enum_value(
+        reports.VERSION,
+        description="By the definition version the slot's run is on now (add WORKFLOW to "
+        "tell workflows apart; a migrated run counts under its new version).",
+    )
     STATE = strawberry.enum_value(reports.STATE, description="By the state the slot belongs to.")
     SLOT = strawberry.enum_value(
         reports.SLOT, description="By slot name (add WORKFLOW to tell workflows apart)."
@@ -151,6 +156,7 @@ class RunLeadTime:
 @strawberry.type(description="One group of an SLA report: volumes, outcomes and times.")
 class SlaReportRow:
     workflow: str | None = strawberry.field(description="The group's workflow (WORKFLOW).")
+    version: int | None = strawberry.field(description="The group's definition version (VERSION).")
     state: str | None = strawberry.field(description="The group's state (STATE).")
     slot: str | None = strawberry.field(description="The group's slot name (SLOT).")
     audience: str | None = strawberry.field(description="The group's team key (AUDIENCE).")
@@ -207,6 +213,7 @@ class SlaReportRow:
         local = row.period_start.astimezone(ZoneInfo(zone)) if row.period_start else None
         return cls(
             workflow=row.workflow,
+            version=row.version,
             state=row.state,
             slot=row.slot,
             audience=row.audience,

@@ -25,44 +25,103 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from taskflow.core.definition.problems import Problem
 
 if TYPE_CHECKING:
+    from taskflow.core.definition.shapes import Shape
     from taskflow.core.definition.workflow import Definition
 
+    #: An earlier version: loaded, or read back from its recorded document.
+    Earlier: TypeAlias = Definition | Shape
+
 STAY, TO, CANCEL = "stay", "to", "cancel"
+
+#: The milestone kinds a ``restart_clocks`` may name (``True`` names them all).
+CLOCK_KINDS = ("assigned", "finished")
 
 
 @dataclass(frozen=True)
 class Step:
-    """What happens to a run parked in one state: ``stay``, ``to(state)`` or ``cancel(reason)``."""
+    """What happens to a run parked in one state: ``stay``, ``to(state)`` or ``cancel(reason)``.
+
+    A ``stay`` may name the state the runs stay in under a new name (``target``),
+    the slots renamed on the way (``slots``: old name, new name) and the milestone
+    clocks that start afresh (``restart``); every other clock keeps its ledger.
+    """
 
     kind: str
     target: str | None = None
     reason: str | None = None
+    slots: tuple[tuple[str, str], ...] = ()
+    restart: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
-        """The step in the definition's document."""
+        """The step in the definition's document (parts not declared are left out, so a
+        definition that declares none keeps the digest it always had)."""
         doc: dict[str, Any] = {"kind": self.kind}
         if self.target is not None:
             doc["to"] = self.target
         if self.reason is not None:
             doc["reason"] = self.reason
+        if self.slots:
+            doc["slots"] = dict(self.slots)
+        if self.restart:
+            doc["restart_clocks"] = list(self.restart)
         return doc
 
+    def state_after(self, state: str) -> str | None:
+        """The state a run parked in ``state`` is in after this step (None: cancelled)."""
+        if self.kind == CANCEL:
+            return None
+        return self.target or state
+
+    def slot_after(self, name: str) -> str:
+        """The name a kept slot has after this step."""
+        return dict(self.slots).get(name, name)
+
     def describe(self) -> str:
-        """``stay``, ``to submitted``, ``cancel (reason)``."""
+        """``stay``, ``stay as approval (slots review -> check)``, ``to submitted``..."""
         if self.kind == TO:
             return f"to {self.target}"
         if self.kind == CANCEL:
             return f"cancel ({self.reason})"
-        return self.kind
+        text = self.kind if self.target is None else f"{self.kind} as {self.target}"
+        extra = []
+        if self.slots:
+            extra.append("slots " + ", ".join(f"{a} -> {b}" for a, b in self.slots))
+        if self.restart:
+            extra.append("clocks restart: " + ", ".join(self.restart))
+        return f"{text} ({'; '.join(extra)})" if extra else text
 
 
-#: Runs stay in the state of the same name (it must exist with the old state's slots).
-stay = Step(STAY)
+class _Stay(Step):
+    """``migration.stay``, and called, a stay that renames or restarts (see :meth:`__call__`)."""
+
+    def __call__(
+        self,
+        state: str | None = None,
+        *,
+        slots: Mapping[str, str] | None = None,
+        restart_clocks: bool | Iterable[str] = False,
+    ) -> Step:
+        """Runs stay, holders and clock ledgers kept: in ``state`` (the same state under a new
+        name; default: the same name), with ``slots`` renamed (``{"old": "new"}``), and the
+        unmet clocks of ``restart_clocks`` (True: every milestone; or e.g. ``["finished"]``)
+        started afresh at the migration."""
+        if restart_clocks is True:
+            restart: tuple[str, ...] = CLOCK_KINDS
+        elif restart_clocks is False:
+            restart = ()
+        else:
+            restart = tuple(restart_clocks)
+        return Step(STAY, target=state, slots=tuple((slots or {}).items()), restart=restart)
+
+
+#: Runs stay in the state of the same name (it must exist with the old state's slots);
+#: ``migration.stay("new_name", slots={"old": "new"}, restart_clocks=True)`` says more.
+stay: _Stay = _Stay(STAY)
 
 
 def to(state: str) -> Step:
@@ -99,137 +158,22 @@ def from_version(version: int, **steps: Step) -> Migration:
     return Migration(version, tuple(steps.items()))
 
 
-# -- checks ---------------------------------------------------------------------------------------
-
-
-def _problem(d: Definition, where: str, code: str, message: str, fix: str) -> Problem:
-    return Problem(code, d.name, where, message, fix, d.source)
+# -- checks (``migration_checks.py``) ------------------------------------------------------------
 
 
 def problems(definition: Definition) -> list[Problem]:
     """What is wrong with ``definition``'s migrations on their own."""
-    found: list[Problem] = []
-    seen: set[int] = set()
-    for m in definition.migrations:
-        where = f"migration from version {m.from_version}"
-        if not 1 <= m.from_version < definition.version:
-            found.append(
-                _problem(
-                    definition,
-                    where,
-                    "MIGRATION_VERSION",
-                    f"a migration must come from an earlier version than {definition.version}",
-                    "name a lower version in migration.from_version",
-                )
-            )
-        if m.from_version in seen:
-            found.append(
-                _problem(
-                    definition,
-                    where,
-                    "MIGRATION_DUPLICATE",
-                    "declared twice",
-                    "merge the two into one migration.from_version",
-                )
-            )
-        seen.add(m.from_version)
-        for state, step in m.steps:
-            at = f"{where} / state {state}"
-            if not isinstance(step, Step):
-                found.append(
-                    _problem(
-                        definition,
-                        at,
-                        "MIGRATION_STEP",
-                        f"{step!r} is not a step",
-                        "use migration.stay, migration.to('state') or migration.cancel('reason')",
-                    )
-                )
-            elif step.kind == TO and not definition.has_state(step.target or ""):
-                found.append(
-                    _problem(
-                        definition,
-                        at,
-                        "MIGRATION_TARGET",
-                        f"target state {step.target!r} does not exist in version "
-                        f"{definition.version}",
-                        "name a state of this version",
-                    )
-                )
-            elif step.kind == STAY and not definition.has_state(state):
-                found.append(
-                    _problem(
-                        definition,
-                        at,
-                        "MIGRATION_STAY",
-                        f"runs cannot stay in {state!r}: version {definition.version} has no such "
-                        "state",
-                        "use migration.to('<a state of this version>') or cancel",
-                    )
-                )
-            elif step.kind == CANCEL and not (step.reason or "").strip():
-                found.append(
-                    _problem(
-                        definition,
-                        at,
-                        "MIGRATION_REASON",
-                        "a cancel needs a reason",
-                        "write migration.cancel('why')",
-                    )
-                )
-    return found
+    from taskflow.core.definition import migration_checks
+
+    return migration_checks.problems(definition)
 
 
-def cross_problems(definition: Definition, earlier: Mapping[int, Definition]) -> list[Problem]:
+def cross_problems(definition: Definition, earlier: Mapping[int, Earlier]) -> list[Problem]:
     """What is wrong with ``definition``'s migrations against the earlier versions loaded
     beside it (``earlier`` by version; versions not loaded are not checked)."""
-    found: list[Problem] = []
-    for m in definition.migrations:
-        old = earlier.get(m.from_version)
-        if old is None:
-            continue
-        where = f"migration from version {m.from_version}"
-        declared = dict(m.steps)
-        for state in old.states:
-            step = declared.get(state.name)
-            if step is None:
-                if not state.terminal:
-                    found.append(
-                        _problem(
-                            definition,
-                            where,
-                            "MIGRATION_UNCOVERED",
-                            f"state {state.name!r} of version {m.from_version} has no step",
-                            f"add {state.name}=migration.stay, .to('...') or .cancel('...')",
-                        )
-                    )
-                continue
-            if step.kind == STAY and definition.has_state(state.name):
-                new_slots = {s.name for s in definition.state(state.name).slots}
-                lost = [s.name for s in state.slots if s.name not in new_slots]
-                if lost:
-                    found.append(
-                        _problem(
-                            definition,
-                            f"{where} / state {state.name}",
-                            "MIGRATION_SLOTS",
-                            f"runs cannot stay: slot(s) {', '.join(lost)} of version "
-                            f"{m.from_version} are not in this version's state",
-                            "keep those slots, or use migration.to('...')",
-                        )
-                    )
-        for name in declared:
-            if not old.has_state(name):
-                found.append(
-                    _problem(
-                        definition,
-                        f"{where} / state {name}",
-                        "MIGRATION_UNKNOWN_STATE",
-                        f"version {m.from_version} has no state {name!r}",
-                        "name the states of the earlier version",
-                    )
-                )
-    return found
+    from taskflow.core.definition import migration_checks
+
+    return migration_checks.cross_problems(definition, earlier)
 
 
 # -- plans ----------------------------------------------------------------------------------------
@@ -247,16 +191,42 @@ class PlanLine:
     effect: str
 
 
-def _milestoned(definition: Definition | None, state: str) -> list[str]:
-    if definition is None or not definition.has_state(state):
+def _milestoned(definition: Earlier | None, state: str) -> list[str]:
+    if definition is None:
+        return ["those of its slots (its version is not loaded)"]
+    if not definition.has_state(state):
         return []
     return [s.name for s in definition.state(state).slots if s.milestones]
+
+
+def added_slots(step: Step, old: Earlier, state: str, target: Definition) -> list[str]:
+    """The slots of the state a ``stay`` keeps runs in that no slot of the old state becomes:
+    they open at the migration."""
+    name = step.state_after(state) or state
+    if not old.has_state(state) or not target.has_state(name):
+        return []
+    kept = {step.slot_after(s.name) for s in old.state(state).slots}
+    return [s.name for s in target.state(name).slots if s.name not in kept]
+
+
+def _stay_effect(step: Step, state: str, old: Earlier | None, target: Definition) -> str:
+    kept = "state, slots, holders and clock ledgers kept"
+    if step.target is not None:
+        kept += f"; the state is {step.target} now"
+    if step.slots:
+        kept += "; slots renamed " + ", ".join(f"{a} -> {b}" for a, b in step.slots)
+    if step.restart:
+        kept += f"; clocks restart: {', '.join(step.restart)}"
+    added = added_slots(step, old, state, target) if old is not None else []
+    if added:
+        kept += f"; new slots open: {', '.join(added)}"
+    return kept
 
 
 def plan(
     target: Definition,
     counts: Mapping[tuple[int, str], int],
-    earlier: Mapping[int, Definition],
+    earlier: Mapping[int, Earlier],
 ) -> list[PlanLine]:
     """Per (version, state) of live runs not on ``target``'s version, what would happen."""
     migrations = {m.from_version: m for m in target.migrations}
@@ -272,7 +242,7 @@ def plan(
         elif step is None:
             effect = "no step for this state: runs stay on their version"
         elif step.kind == STAY:
-            effect = "state, slots, holders and clock ledgers kept"
+            effect = _stay_effect(step, state, old, target)
         elif step.kind == TO:
             closed = _milestoned(old, state)
             opened = _milestoned(target, step.target or "")

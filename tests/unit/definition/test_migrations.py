@@ -149,3 +149,119 @@ def test_the_plan_says_per_state_what_happens_and_which_clocks_change() -> None:
     (line,) = migrations.plan(ClaimV2.definition, {(0, "x"): 1}, {})
     assert line.step is None
     assert "stay on it" in line.effect
+
+
+class ClaimV3(Workflow):
+    """Version 1's states renamed: submitted is now triage, its review slot is assess."""
+
+    name = "claim"
+    version = 3
+    tracks = "claim"
+    migrations = [
+        migration.from_version(
+            1,
+            submitted=migration.stay("triage", slots={"review": "assess"}),
+            archived=migration.stay(restart_clocks=["finished"]),
+        )
+    ]
+    triage = State(
+        initial=True,
+        slots=[_review("assess"), Slot("scan", candidates=who.role("finance"))],
+        then=[Route("archived")],
+    )
+    archived = State(slots=[Slot("file_it", candidates=who.role("finance"))], then=[Route("paid")])
+    paid = State(terminal=True)
+
+
+def test_a_stay_may_rename_the_state_and_its_slots_and_restart_clocks() -> None:
+    assert ClaimV3.definition is not None
+    assert ClaimV1.definition is not None
+    assert validation.problems(ClaimV3.definition) == []
+    assert migrations.cross_problems(ClaimV3.definition, {1: ClaimV1.definition}) == []
+    (m,) = ClaimV3.definition.to_document()["migrations"]
+    assert m["states"] == {
+        "submitted": {"kind": "stay", "to": "triage", "slots": {"review": "assess"}},
+        "archived": {"kind": "stay", "restart_clocks": ["finished"]},
+    }
+    assert migration.stay(restart_clocks=True).restart == ("assigned", "finished")
+    # A plain stay keeps its document (and so the digests of versions already deployed).
+    assert migration.stay.to_json() == {"kind": "stay"}
+    lines = migrations.plan(
+        ClaimV3.definition, {(1, "submitted"): 4, (1, "archived"): 2}, {1: ClaimV1.definition}
+    )
+    assert [(x.state, x.step.describe() if x.step else None) for x in lines] == [
+        ("archived", "stay (clocks restart: finished)"),
+        ("submitted", "stay as triage (slots review -> assess)"),
+    ]
+    assert lines[1].effect == (
+        "state, slots, holders and clock ledgers kept; the state is triage now; slots renamed "
+        "review -> assess; new slots open: scan"
+    )
+
+
+def test_mapped_slots_must_exist_and_be_compatible() -> None:
+    class Bad(Workflow):
+        name = "claim"
+        version = 2
+        tracks = "claim"
+        migrations = [
+            migration.from_version(
+                1,
+                submitted=migration.stay(
+                    "triage", slots={"review": "nowhere", "ghost": "scan"}, restart_clocks=["x"]
+                ),
+                archived=migration.stay(slots={"file_it": "scan"}),
+            )
+        ]
+        triage = State(
+            initial=True,
+            slots=[Slot("scan", candidates=who.role("finance"), foreach=["a", "b"])],
+            then=[Route("archived")],
+        )
+        archived = State(
+            slots=[Slot("scan", candidates=who.role("finance"), foreach=["a", "b"])],
+            then=[Route("paid")],
+        )
+        paid = State(terminal=True)
+
+    assert Bad.definition is not None
+    assert ClaimV1.definition is not None
+    assert _codes(validation.problems(Bad.definition)) == [
+        "MIGRATION_RESTART",
+        "MIGRATION_SLOT_TARGET",
+    ]
+    found = migrations.cross_problems(Bad.definition, {1: ClaimV1.definition})
+    assert _codes(found) == [
+        "MIGRATION_SLOTS",  # ghost is not a slot of version 1's submitted
+        "MIGRATION_SLOTS",  # review -> nowhere leaves review without a slot
+        "MIGRATION_SLOT_INCOMPATIBLE",  # file_it opens once, scan per item
+    ]
+    assert any("cannot become 'scan'" in p.message for p in found)
+
+
+def test_a_recorded_document_stands_in_for_a_version_no_longer_loaded() -> None:
+    from taskflow.core.definition import shapes
+
+    assert ClaimV1.definition is not None
+    assert ClaimV3.definition is not None
+    shape = shapes.from_document(ClaimV1.definition.to_document())
+    assert migrations.cross_problems(ClaimV3.definition, {1: shape}) == []
+    counts = {(1, "submitted"): 4}
+    assert migrations.plan(ClaimV3.definition, counts, {1: shape}) == migrations.plan(
+        ClaimV3.definition, counts, {1: ClaimV1.definition}
+    )
+
+    class Losing(Workflow):
+        name = "claim"
+        version = 2
+        tracks = "claim"
+        migrations = [migration.from_version(1, submitted=migration.stay, archived=migration.stay)]
+        submitted = State(initial=True, slots=[_review("other")], then=[Route("archived")])
+        archived = State(then=[Route("paid")])
+        paid = State(terminal=True)
+
+    assert Losing.definition is not None
+    assert _codes(migrations.cross_problems(Losing.definition, {1: shape})) == [
+        "MIGRATION_SLOTS",
+        "MIGRATION_SLOTS",
+    ]
