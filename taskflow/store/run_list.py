@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import Any
 
 from taskflow.core.runs.run_filter import RunFilter, RunReach
-from taskflow.store import db
+from taskflow.store import attention, db
 from taskflow.store.runs import RUN_COLUMNS, RunRow, run_from
 
 
@@ -51,6 +51,14 @@ def filter_sql(f: RunFilter, args: list[Any]) -> str:
         parts.append(f"r.ended_at >= {param(f.ended_from)} AND r.ended_at IS NOT NULL")
     if f.ended_before is not None:
         parts.append(f"r.ended_at < {param(f.ended_before)} AND r.ended_at IS NOT NULL")
+    if f.needs_attention is not None and f.attention_windows is not None:
+        flagged = attention.run_ids_sql(
+            args,
+            f.attention_windows,
+            workflows=f.attention_workflows,
+            reasons=f.attention_reasons,
+        )
+        parts.append(f"r.id {'' if f.needs_attention else 'NOT '}IN ({flagged})")
     return "".join(f" AND {p}" for p in parts)
 
 

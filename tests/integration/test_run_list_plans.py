@@ -13,6 +13,7 @@ from typing import Any
 import asyncpg
 import pytest
 
+from taskflow.core.attention import Reason, Windows
 from taskflow.core.runs.run_filter import RunFilter, RunReach
 from taskflow.store import run_list
 
@@ -67,6 +68,7 @@ async def test_the_runs_list_uses_indexes_for_its_common_filters(database_url: s
         keys=frozenset({"user:leah", "role:lead"}),
     )
     hour_ago = NOW - timedelta(hours=1)
+    windows = Windows(now=NOW, idle_after=timedelta(days=14), expiring_within=timedelta(hours=1))
     filters: dict[str, tuple[RunFilter, RunReach, bool]] = {
         # name: (filter, reach, count too): an unfiltered count reads every row by nature.
         "newest first": (RunFilter(), everywhere, False),
@@ -84,6 +86,22 @@ async def test_the_runs_list_uses_indexes_for_its_common_filters(database_url: s
         "ended in the last hour": (RunFilter(ended_from=hour_ago), everywhere, True),
         "a lead's workflow": (RunFilter(workflow="a"), lead_of_a, True),
         "a lead's subject": (RunFilter(subject_external_id="P-42"), lead_of_a, True),
+        "needs attention": (
+            RunFilter(needs_attention=True, attention_windows=windows),
+            everywhere,
+            True,
+        ),
+        "a workflow's runs needing attention for a reason": (
+            RunFilter(
+                workflow="c",
+                needs_attention=True,
+                attention_reasons=(Reason.ROUTE_UNMATCHED, Reason.IDLE),
+                attention_windows=windows,
+                attention_workflows=frozenset({"c"}),
+            ),
+            everywhere,
+            True,
+        ),
     }
     try:
         await _seed(conn)

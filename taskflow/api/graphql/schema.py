@@ -21,6 +21,7 @@ from taskflow import errors
 from taskflow.api import limits as edge
 from taskflow.api.graphql import (
     attention,
+    bulk,
     definitions,
     guards,
     links,
@@ -91,6 +92,7 @@ class Mutation(
     notifications.NotificationMutations,
     timers.TimerMutations,
     operate.OperateMutations,
+    bulk.BulkMutations,
     versions.VersionMutations,
 ):
     pass
