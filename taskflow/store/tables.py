@@ -31,6 +31,7 @@ from piccolo.columns.base import OnDelete
 from piccolo.columns.defaults.timestamptz import TimestamptzNow
 from piccolo.table import Table
 
+from taskflow.store import retention_tables
 from taskflow.store.schema_extras import EXTRA_FUNCTIONS as EXTRA_FUNCTIONS
 from taskflow.store.schema_extras import EXTRA_INDEXES as EXTRA_INDEXES
 
@@ -422,3 +423,4 @@ TABLES += (IdempotencyKey,)
 TABLES += (EventBuffer,)
 TABLES += (MetricSnapshot,)
 TABLES += (DeployedDefinition,)
+TABLES += retention_tables.TABLES
