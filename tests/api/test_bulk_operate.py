@@ -8,6 +8,7 @@ to the workflows the caller operates.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import json
 import uuid
@@ -336,3 +337,31 @@ async def test_bulk_operate_retries_and_discards_dead_timers(
     assert ("timer.discarded", "max", "owner left the company") in await timeline(services, run_id)
     again = await bulk(client, services, "max", filter=flow, verb="RETRY_DEAD_TIMERS", reason="r")
     assert again["applicable"] == 0
+
+
+async def test_two_operators_racing_one_bulk_cancel_cancel_each_run_once(
+    services: container.Services, frozen_clock: clock.FrozenClock, client: httpx.AsyncClient
+) -> None:
+    world = await _breached_world(services, frozen_clock)
+    ask = {
+        "filter": {"workflow": "triage", "status": ["ACTIVE"]},
+        "verb": "CANCEL",
+        "reason": "duplicates",
+        "dryRun": False,
+    }
+    first, second = await asyncio.gather(
+        bulk(client, services, "leah", **ask, idempotencyKey="cancel-1"),
+        bulk(client, services, "ada", **ask),
+    )
+    assert first["__typename"] == second["__typename"] == "BulkOperateSuccess", (first, second)
+    # Every live triage run is cancelled exactly once, by one of the two; a run the other
+    # took too answers RUN_NOT_ACTIVE (or, read after the cancel, was not taken at all).
+    assert first["applied"] + second["applied"] == 4
+    for answer in (first, second):
+        assert {r["code"] for r in answer["refused"]} <= {"RUN_NOT_ACTIVE"}
+    for run_id in world["breached"] + world["held"]:
+        cancelled = [t for t in await timeline(services, run_id) if t[0] == "run.cancelled"]
+        assert len(cancelled) == 1, cancelled
+    # The same key and input answer the first answer again, changing nothing.
+    again = await bulk(client, services, "leah", **ask, idempotencyKey="cancel-1")
+    assert again == first
