@@ -1,5 +1,6 @@
 """Retention: ``pruned_slot`` (what the SLA report reads of each slot of a pruned run) and
-``prune`` (one row per pruned batch: the count on the record). docs/operations.md,
+``prune`` (one row per pruned batch: the count on the record), and the index
+``run_workflow_ended`` retention finds a workflow's oldest ended runs by. docs/operations.md,
 "Retention"; ``store/retention_tables.py``.
 """
 
@@ -49,6 +50,10 @@ async def forwards():
             'CREATE INDEX pruned_slot_opened_at ON "pruned_slot" USING btree ("opened_at")'
         )
         await _Raw.raw(
+            "CREATE INDEX run_workflow_ended ON run (workflow, ended_at) "
+            "WHERE ended_at IS NOT NULL"
+        )
+        await _Raw.raw(
             'CREATE TABLE "prune" ('
             '"id" BIGSERIAL PRIMARY KEY NOT NULL, '
             '"pruned_at" TIMESTAMPTZ NOT NULL DEFAULT current_timestamp, '
@@ -67,6 +72,7 @@ async def forwards():
 
     async def drop() -> None:
         await _Raw.raw('DROP TABLE IF EXISTS "prune"')
+        await _Raw.raw("DROP INDEX IF EXISTS run_workflow_ended")
         await _Raw.raw('DROP TABLE IF EXISTS "pruned_slot"')
 
     manager.add_raw(create)

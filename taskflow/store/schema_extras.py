@@ -212,3 +212,11 @@ EXTRA_INDEXES += (
     ),
     ("run_ended", "CREATE INDEX run_ended ON run (ended_at) WHERE ended_at IS NOT NULL"),
 )
+# Retention's due runs of one workflow, oldest end first (migration 2026-12-01T21:34,
+# ``sql/retention.sql``).
+EXTRA_INDEXES += (
+    (
+        "run_workflow_ended",
+        "CREATE INDEX run_workflow_ended ON run (workflow, ended_at) WHERE ended_at IS NOT NULL",
+    ),
+)

@@ -115,3 +115,18 @@ async def test_the_runs_list_uses_indexes_for_its_common_filters(database_url: s
                 assert any(rel == "run" for _, rel in scans), f"{name}: {scans}"
     finally:
         await conn.close()
+
+
+async def test_retention_finds_a_workflows_oldest_ended_runs_by_index(database_url: str) -> None:
+    from taskflow.store import sql
+
+    conn = await asyncpg.connect(database_url)
+    try:
+        await _seed(conn)
+        due = sql.statements("retention")["due_runs"]
+        plan = json.loads(await conn.fetchval("EXPLAIN (FORMAT JSON) " + due, "c", NOW, 100))
+        scans = _scans(plan)
+        assert ("Index Scan", "run") in scans or ("Bitmap Heap Scan", "run") in scans, scans
+        assert not [rel for node, rel in scans if node == "Seq Scan" and rel == "run"], scans
+    finally:
+        await conn.close()

@@ -3,7 +3,8 @@
 -- name: due_runs
 -- Up to $3 ended runs of workflow $1 that ended before $2, oldest end first, locked
 -- (others skipped: another worker prunes them), whose opened slots all carry stored
--- report measures (the rest wait for them: `taskflow measure-slots`). Index run_ended.
+-- report measures (the rest wait for them: `taskflow measure-slots`). Index
+-- run_workflow_ended.
 SELECT r.id, r.subject, r.ended_at FROM run r
 WHERE r.ended_at < $2 AND r.ended_at IS NOT NULL AND r.workflow = $1
   AND r.status IN ('completed', 'cancelled')
