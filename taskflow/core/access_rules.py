@@ -336,6 +336,7 @@ FIELDS: Final[dict[str, str]] = {
     "BulkOperateSuccess.applicable": "parent",
     "BulkOperateSuccess.applied": "parent",
     "BulkOperateSuccess.dryRun": "parent",
+    "BulkOperateSuccess.endCursor": "parent",
     "BulkOperateSuccess.matched": "parent",
     "BulkOperateSuccess.notApplicable": "parent",
     "BulkOperateSuccess.refused": "parent",

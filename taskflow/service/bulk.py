@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 from collections import Counter
 from dataclasses import dataclass
+from datetime import datetime
 from enum import StrEnum
 
 from taskflow import errors
@@ -71,8 +72,11 @@ class Outcome:
     refused: dict[str, int]
     #: Runs this call took (a dry run: the first that it would take, up to ``SAMPLE``).
     run_ids: list[str]
-    #: Applicable runs beyond this call's limit: call again for them.
+    #: Applicable runs after the last one this call took: call again (with ``after``).
     remaining: int
+    #: The last run this call took and when it started: ``after`` for the next call, which
+    #: goes on past runs this one was refused on. None when it took none.
+    last: tuple[datetime, str] | None = None
 
 
 def _checked(verb: Verb, state: str | None, f: run_filter.RunFilter, reason: str) -> str:
@@ -104,8 +108,10 @@ async def bulk_operate(
     state: str | None = None,
     dry_run: bool = True,
     limit: int = DEFAULT_LIMIT,
+    after: tuple[datetime, str] | None = None,
 ) -> Outcome:
-    """Count (``dry_run``) or apply ``verb`` to up to ``limit`` runs matching ``f``."""
+    """Count (``dry_run``) or apply ``verb`` to up to ``limit`` runs matching ``f`` (after
+    the run ``after`` names, in (started, id) order)."""
     workflows = access.operate_workflows(actor, "operate runs in bulk")
     why = _checked(verb, state, f, reason)
     if not 0 < limit <= MAX_LIMIT:
@@ -122,12 +128,23 @@ async def bulk_operate(
     reach = run_filter.run_reach(actor)
     precondition = _PRECONDITION.get(verb, store.ACTIVE)
     async with services.db.connection() as conn:
-        counted = await store.counts(
-            conn, f=f, reach=reach, workflows=workflows, precondition=precondition
+        taken = await store.run_ids(
+            conn,
+            f=f,
+            reach=reach,
+            workflows=workflows,
+            precondition=precondition,
+            after=after,
+            limit=SAMPLE if dry_run else limit,
         )
-        take = SAMPLE if dry_run else limit
-        ids = await store.run_ids(
-            conn, f=f, reach=reach, workflows=workflows, precondition=precondition, limit=take
+        last = (taken[-1][1], taken[-1][0]) if taken and not dry_run else None
+        counted = await store.counts(
+            conn,
+            f=f,
+            reach=reach,
+            workflows=workflows,
+            precondition=precondition,
+            beyond=last or after,
         )
     done = Outcome(
         dry_run=dry_run,
@@ -137,14 +154,15 @@ async def bulk_operate(
         applicable=counted.applicable,
         applied=0,
         refused={},
-        run_ids=ids,
-        remaining=max(counted.applicable - (0 if dry_run else len(ids)), 0),
+        run_ids=[run_id for run_id, _ in taken],
+        remaining=counted.beyond,
+        last=last,
     )
     if dry_run:
         return done
     refused: Counter[str] = Counter()
     applied = 0
-    for run_id in ids:
+    for run_id in done.run_ids:
         try:
             await _one(services, actor, verb, run_id, why, state)
         except errors.TaskflowError as exc:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import uuid
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from taskflow.core.runs.run_filter import RunFilter, RunReach
@@ -46,6 +47,8 @@ class Counts:
     matched: int
     operable: int
     applicable: int
+    #: Applicable runs after a given one in (started, id) order.
+    beyond: int
 
 
 def _where(f: RunFilter, reach: RunReach, args: list[Any]) -> str:
@@ -65,19 +68,32 @@ async def counts(
     reach: RunReach,
     workflows: frozenset[str] | None,
     precondition: str,
+    beyond: tuple[datetime, str] | None,
 ) -> Counts:
-    """The three counts (one statement)."""
+    """The counts (one statement); ``beyond`` counts the applicable runs after that run."""
     args: list[Any] = []
     where = _where(f, reach, args)
     operable = _operable(workflows, args)
+    later = _after(beyond, args)
     row = await conn.fetchrow(
         f"SELECT count(*) AS matched, count(*) FILTER (WHERE {operable}) AS operable, "
-        f"count(*) FILTER (WHERE {operable} AND {precondition}) AS applicable "
+        f"count(*) FILTER (WHERE {operable} AND {precondition}) AS applicable, "
+        f"count(*) FILTER (WHERE {operable} AND {precondition} AND {later}) AS beyond "
         f"FROM run r WHERE {where}",
         *args,
     )
     assert row is not None
-    return Counts(int(row["matched"]), int(row["operable"]), int(row["applicable"]))
+    return Counts(
+        int(row["matched"]), int(row["operable"]), int(row["applicable"]), int(row["beyond"])
+    )
+
+
+def _after(run: tuple[datetime, str] | None, args: list[Any]) -> str:
+    """Runs after ``run`` (started, id) in the order verbs take them; all for None."""
+    if run is None:
+        return "true"
+    started, run_id = db.placeholder(args, run[0]), db.placeholder(args, uuid.UUID(run[1]))
+    return f"(r.started_at, r.id) > ({started}, {run_id})"
 
 
 async def run_ids(
@@ -87,17 +103,21 @@ async def run_ids(
     reach: RunReach,
     workflows: frozenset[str] | None,
     precondition: str,
+    after: tuple[datetime, str] | None,
     limit: int,
-) -> list[str]:
-    """Up to ``limit`` runs the verb applies to, oldest first (started, id)."""
+) -> list[tuple[str, datetime]]:
+    """Up to ``limit`` (run, started) the verb applies to, oldest first (started, id), after
+    the run ``after`` names."""
     args: list[Any] = []
     param = functools.partial(db.placeholder, args)
     where = f"{_where(f, reach, args)} AND {_operable(workflows, args)} AND {precondition}"
+    where += f" AND {_after(after, args)}"
     found = await conn.fetch(
-        f"SELECT r.id FROM run r WHERE {where} ORDER BY r.started_at, r.id LIMIT {param(limit)}",
+        f"SELECT r.id, r.started_at FROM run r WHERE {where} "
+        f"ORDER BY r.started_at, r.id LIMIT {param(limit)}",
         *args,
     )
-    return [str(r["id"]) for r in found]
+    return [(str(r["id"]), r["started_at"]) for r in found]
 
 
 async def dead_timers(conn: db.Connection, run_ids: list[str]) -> list[tuple[str, int]]:

@@ -365,3 +365,31 @@ async def test_two_operators_racing_one_bulk_cancel_cancel_each_run_once(
     # The same key and input answer the first answer again, changing nothing.
     again = await bulk(client, services, "leah", **ask, idempotencyKey="cancel-1")
     assert again == first
+
+
+async def test_a_bulk_goto_goes_on_after_the_last_run_it_took(
+    services: container.Services, frozen_clock: clock.FrozenClock, client: httpx.AsyncClient
+) -> None:
+    world = await _breached_world(services, frozen_clock)
+    # Runs moved to "big" stay live, so stay applicable: the cursor is how a caller goes on.
+    ask = {
+        "filter": {"workflow": "triage", "needsAttention": True},
+        "verb": "GOTO",
+        "state": "big",
+        "reason": "sized by hand",
+        "dryRun": False,
+        "limit": 2,
+    }
+    first = await bulk(client, services, "leah", **ask)
+    assert (first["applied"], first["remaining"]) == (2, 1), first
+    assert first["endCursor"]
+    second = await bulk(client, services, "leah", **ask, after=first["endCursor"])
+    assert (second["applied"], second["remaining"]) == (1, 0), second
+    assert set(first["runIds"] + second["runIds"]) == {gid(r) for r in world["breached"]}
+    last = await bulk(client, services, "leah", **ask, after=second["endCursor"])
+    assert (last["applied"], last["runIds"], last["endCursor"]) == (0, [], None)
+    bad = await bulk(client, services, "leah", **ask, after="bm90IGEgY3Vyc29y")
+    assert (bad["__typename"], bad["code"]) == ("InvalidInput", "INVALID_INPUT")
+    for run_id in world["breached"]:
+        moves = [t for t in await timeline(services, run_id) if t[0] == "run.goto"]
+        assert moves == [("run.goto", "leah", "sized by hand")]

@@ -3,6 +3,8 @@ applied to at most ``limit`` runs a call, each run in its own transaction."""
 
 from __future__ import annotations
 
+import uuid
+from datetime import datetime
 from enum import Enum
 from typing import Annotated, Any
 
@@ -55,6 +57,11 @@ class BulkOperateInput:
         default=True,
         description="True (the default): only count, and name a sample; false: apply.",
     )
+    after: str | None = strawberry.field(
+        default=None,
+        description="endCursor of the previous call: go on after the last run it took (past "
+        "runs it was refused on).",
+    )
     limit: int = strawberry.field(
         default=bulk.DEFAULT_LIMIT,
         description=f"The most runs one call changes, 1-{bulk.MAX_LIMIT} "
@@ -91,7 +98,12 @@ class BulkOperateSuccess:
         description="Runs this call took whose verb was refused, by code."
     )
     remaining: int = strawberry.field(
-        description="Applicable runs this call did not take (over its limit): call again."
+        description="Applicable runs after the last one this call took (a dry run: after "
+        "`after`): call again with after: endCursor."
+    )
+    end_cursor: str | None = strawberry.field(
+        description="Pass as `after` to the next call to go on after the last run this call "
+        "took; null on a dry run or when it took none."
     )
     run_ids: list[strawberry.ID] = strawberry.field(
         description="Global ids of the runs this call took, oldest first (a dry run: the "
@@ -127,6 +139,7 @@ class BulkMutations:
         me = await caller(info)
 
         async def work() -> keyed.Answer:
+            after = _cursor(input.after) if input.after else None
             done = await bulk.bulk_operate(
                 info.context.services,
                 me,
@@ -136,6 +149,7 @@ class BulkMutations:
                 state=input.state,
                 dry_run=input.dry_run,
                 limit=input.limit,
+                after=after,
             )
             return {
                 "dry_run": done.dry_run,
@@ -147,6 +161,9 @@ class BulkMutations:
                 "refused": done.refused,
                 "remaining": done.remaining,
                 "run_ids": done.run_ids,
+                "end_cursor": relay.encode_cursor(done.last[0].isoformat(), done.last[1])
+                if done.last
+                else None,
             }
 
         try:
@@ -170,4 +187,15 @@ def _success(answer: dict[str, Any]) -> BulkOperateSuccess:
         ],
         remaining=answer["remaining"],
         run_ids=[strawberry.ID(relay.to_global_id(RUN, r)) for r in answer["run_ids"]],
+        end_cursor=answer["end_cursor"],
     )
+
+
+def _cursor(after: str) -> tuple[datetime, str]:
+    started, run_id = relay.decode_cursor(after, 2)
+    try:
+        return datetime.fromisoformat(started), str(uuid.UUID(run_id))
+    except ValueError:
+        raise errors.ValidationError(
+            "The cursor is not one bulkOperate gave out.", field="after"
+        ) from None
