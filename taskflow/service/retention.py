@@ -11,6 +11,7 @@ docs/operations.md, "Retention".
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from datetime import datetime
 
 from taskflow.core import retention as core
@@ -29,6 +30,32 @@ def enabled(services: Services) -> bool:
     """True when some loaded workflow keeps its ended runs for a limited time."""
     default = services.settings.retention_days
     return any(core.age(d.retention, default) is not None for d in services.catalog.latest())
+
+
+@dataclass(frozen=True)
+class Due:
+    """A workflow that keeps ended runs for ``days``, and how many are past that now."""
+
+    workflow: str
+    days: int
+    runs: int
+
+
+async def due(services: Services, now: datetime | None = None) -> list[Due]:
+    """Per workflow with an age, how many ended runs a prune would take (a dry run)."""
+    at = now or services.clock.now()
+    default = services.settings.retention_days
+    found = []
+    async with services.db.connection() as conn:
+        for definition in services.catalog.latest():
+            kept = core.age(definition.retention, default)
+            if kept is None:
+                continue
+            runs = await store.due_count(
+                conn, workflow=definition.name, before=core.cutoff(at, kept)
+            )
+            found.append(Due(definition.name, core.days(kept), runs))
+    return found
 
 
 async def prune_due(

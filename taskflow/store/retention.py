@@ -80,3 +80,8 @@ async def prune_batch(
         done.subjects,
     )
     return done
+
+
+async def due_count(conn: db.Connection, *, workflow: str, before: datetime) -> int:
+    """How many runs of ``workflow`` a prune at cutoff ``before`` would take, in all."""
+    return int(await conn.fetchval(_SQL["due_count"], workflow, before))

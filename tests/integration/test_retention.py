@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from taskflow import clock, config, errors
+from taskflow import cli, clock, config, errors
 from taskflow.core import reports
 from taskflow.core.principals import Grant, Principal
 from taskflow.service import container, metrics, retention
@@ -181,3 +181,31 @@ def test_the_default_setting_is_checked() -> None:
     for wrong in ("0", "-1", "90d", "100000"):
         with pytest.raises(errors.ConfigError, match="TASKFLOW_RETENTION_DAYS"):
             config.load({**base, "TASKFLOW_RETENTION_DAYS": wrong})
+
+
+def test_taskflow_prune_counts_first_then_prunes(
+    database_url: str,
+    settings: config.Settings,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    async def script() -> None:
+        frozen = clock.FrozenClock(THEN)
+        async with services_with(database_url, settings, frozen, WORKFLOWS) as services:
+            await _run(services, frozen, "kept-briefly", "R-7", THEN, timedelta(minutes=20))
+
+    asyncio.run(script())
+    monkeypatch.setenv("TASKFLOW_DATABASE_URL", database_url)
+    monkeypatch.setenv("TASKFLOW_SECRET_KEYS", TEST_SECRET)
+    monkeypatch.setenv("TASKFLOW_WORKFLOWS", ",".join([*settings.workflows, str(WORKFLOWS)]))
+    # The command reads the system clock: the run ended in August, over 90 days ago.
+    assert cli.main(["prune", "--dry-run"]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        "kept-briefly: 1 ended runs older than 90 days would be pruned"
+    ]
+    assert cli.main(["prune"]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        "kept-briefly: 1 ended runs older than 90 days pruned"
+    ]
+    assert cli.main(["prune", "--dry-run"]) == 0
+    assert "kept-briefly: 0 ended runs" in capsys.readouterr().out

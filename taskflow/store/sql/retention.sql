@@ -60,3 +60,11 @@ INSERT INTO prune (pruned_at, workflow, retention_days, oldest_ended_at, newest_
                    runs, slots, timeline, notifications, links, timers, subjects)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
 RETURNING id
+
+-- name: due_count
+-- How many runs due_runs would find for workflow $1 and cutoff $2, without a limit.
+SELECT count(*) FROM run r
+WHERE r.ended_at < $2 AND r.ended_at IS NOT NULL AND r.workflow = $1
+  AND r.status IN ('completed', 'cancelled')
+  AND NOT EXISTS (SELECT 1 FROM slot s WHERE s.run = r.id AND s.opened_at IS NOT NULL
+                  AND s.measured_clock IS NULL)
