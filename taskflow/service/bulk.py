@@ -44,12 +44,13 @@ class Verb(StrEnum):
     DISCARD_DEAD_TIMERS = "DISCARD_DEAD_TIMERS"
 
 
-#: Which runs a verb applies to (others count as not applicable); GOTO and CANCEL: live runs.
-_PRECONDITION = {
-    Verb.PAUSE_CLOCKS: store.HAS_RUNNING_CLOCK,
-    Verb.RESUME_CLOCKS: store.HAS_PAUSED_CLOCK,
-    Verb.RETRY_DEAD_TIMERS: store.HAS_DEAD_TIMER,
-    Verb.DISCARD_DEAD_TIMERS: store.HAS_DEAD_TIMER,
+#: Which runs a verb applies to (others count as not applicable; ``store.bulk.NEEDS``);
+#: GOTO and CANCEL: live runs.
+_NEEDS = {
+    Verb.PAUSE_CLOCKS: "running_clock",
+    Verb.RESUME_CLOCKS: "paused_clock",
+    Verb.RETRY_DEAD_TIMERS: "dead_timer",
+    Verb.DISCARD_DEAD_TIMERS: "dead_timer",
 }
 
 
@@ -126,14 +127,14 @@ async def bulk_operate(
         raise errors.ValidationError(f"{f.workflow} has no state {state!r}.", field="state")
     f = run_list_service.prepared(services, actor, f)
     reach = run_filter.run_reach(actor)
-    precondition = _PRECONDITION.get(verb, store.ACTIVE)
+    needs = _NEEDS.get(verb, "active")
     async with services.db.connection() as conn:
-        taken = await store.run_ids(
+        taken = await store.take(
             conn,
             f=f,
             reach=reach,
             workflows=workflows,
-            precondition=precondition,
+            needs=needs,
             after=after,
             limit=SAMPLE if dry_run else limit,
         )
@@ -143,7 +144,7 @@ async def bulk_operate(
             f=f,
             reach=reach,
             workflows=workflows,
-            precondition=precondition,
+            needs=needs,
             beyond=last or after,
         )
     done = Outcome(

@@ -1,64 +1,60 @@
-"""bulkOperate's runs: the ``runs`` list's filter and reach, counted three ways, and the
-runs a verb would touch in (started, id) order.
+"""bulkOperate's runs: the ``runs`` list's filter and reach, counted, and the runs a verb
+would take in (started, id) order (statements in ``sql/bulk.sql``).
 
-The conditions are the runs list's builder (``store/run_list.py``); this module adds
-the operator's workflows and the verb's precondition (a live run, or a dead timer).
+The filter and reach are the runs list's (``store/run_list.py``), filled in at the
+statements' ``/*:where*/``; the statements add the operator's workflows and what the
+verb needs of a run (:data:`NEEDS`).
 """
 
 from __future__ import annotations
 
-import functools
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, Final
 
 from taskflow.core.runs.run_filter import RunFilter, RunReach
-from taskflow.store import db, risk_sql, run_list, sql
+from taskflow.store import db, run_list, sql
 
 _SQL = sql.statements("bulk")
 
-#: The verbs' preconditions on run ``r``.
-ACTIVE = "r.status = 'active'"
-HAS_DEAD_TIMER = "EXISTS (SELECT 1 FROM timer t WHERE t.run = r.id AND t.status = 'dead')"
-
-
-def _live_clock(paused: bool) -> str:
-    """A live run with a live slot whose clock is unmet and (not) paused: what pauseClocks
-    (resumeClocks) acts on (``core.runs.operator``), so repeated calls move on."""
-    stands = risk_sql.not_paused("k.pauses")
-    return (
-        f"{ACTIVE} AND EXISTS (SELECT 1 FROM sla_clock k JOIN slot s ON s.id = k.slot "
-        "WHERE k.run = r.id AND k.met_at IS NULL "
-        "AND s.status IN ('pending', 'open', 'claimed') "
-        f"AND {'NOT ' if paused else ''}{stands})"
-    )
-
-
-HAS_RUNNING_CLOCK = _live_clock(paused=False)
-HAS_PAUSED_CLOCK = _live_clock(paused=True)
+#: What a verb needs of a run, as the statements name it: a live run; a live slot's unmet
+#: clock running (pauseClocks acts on those) or paused (resumeClocks); a dead timer.
+NEEDS: Final = frozenset({"active", "running_clock", "paused_clock", "dead_timer"})
 
 
 @dataclass(frozen=True)
 class Counts:
     """How many runs the filter matches among those the caller reads, how many of them
-    lie in workflows the caller operates, and how many of those the verb applies to."""
+    lie in workflows the caller operates, how many of those the verb applies to, and how
+    many of those come after a given run."""
 
     matched: int
     operable: int
     applicable: int
-    #: Applicable runs after a given one in (started, id) order.
     beyond: int
 
 
-def _where(f: RunFilter, reach: RunReach, args: list[Any]) -> str:
-    return "true" + run_list.filter_sql(f, args) + run_list.reach_sql(reach, args)
-
-
-def _operable(workflows: frozenset[str] | None, args: list[Any]) -> str:
-    if workflows is None:
-        return "true"
-    return f"r.workflow = ANY({db.placeholder(args, sorted(workflows), '::text[]')})"
+def _statement(
+    name: str,
+    f: RunFilter,
+    reach: RunReach,
+    workflows: frozenset[str] | None,
+    needs: str,
+    after: tuple[datetime, str] | None,
+) -> tuple[str, list[Any]]:
+    if needs not in NEEDS:
+        raise ValueError(f"needs must be one of {sorted(NEEDS)}, not {needs!r}")
+    args: list[Any] = [
+        sorted(workflows) if workflows is not None else None,
+        needs,
+        after[0] if after is not None else None,
+        uuid.UUID(after[1]) if after is not None else None,
+    ]
+    if name == "take":
+        args.append(0)  # $5, the limit: set by the caller
+    where = run_list.filter_sql(f, args) + run_list.reach_sql(reach, args)
+    return _SQL[name].replace("/*:where*/", where), args
 
 
 async def counts(
@@ -67,56 +63,33 @@ async def counts(
     f: RunFilter,
     reach: RunReach,
     workflows: frozenset[str] | None,
-    precondition: str,
+    needs: str,
     beyond: tuple[datetime, str] | None,
 ) -> Counts:
     """The counts (one statement); ``beyond`` counts the applicable runs after that run."""
-    args: list[Any] = []
-    where = _where(f, reach, args)
-    operable = _operable(workflows, args)
-    later = _after(beyond, args)
-    row = await conn.fetchrow(
-        f"SELECT count(*) AS matched, count(*) FILTER (WHERE {operable}) AS operable, "
-        f"count(*) FILTER (WHERE {operable} AND {precondition}) AS applicable, "
-        f"count(*) FILTER (WHERE {operable} AND {precondition} AND {later}) AS beyond "
-        f"FROM run r WHERE {where}",
-        *args,
-    )
+    text, args = _statement("counts", f, reach, workflows, needs, beyond)
+    row = await conn.fetchrow(text, *args)
     assert row is not None
     return Counts(
         int(row["matched"]), int(row["operable"]), int(row["applicable"]), int(row["beyond"])
     )
 
 
-def _after(run: tuple[datetime, str] | None, args: list[Any]) -> str:
-    """Runs after ``run`` (started, id) in the order verbs take them; all for None."""
-    if run is None:
-        return "true"
-    started, run_id = db.placeholder(args, run[0]), db.placeholder(args, uuid.UUID(run[1]))
-    return f"(r.started_at, r.id) > ({started}, {run_id})"
-
-
-async def run_ids(
+async def take(
     conn: db.Connection,
     *,
     f: RunFilter,
     reach: RunReach,
     workflows: frozenset[str] | None,
-    precondition: str,
+    needs: str,
     after: tuple[datetime, str] | None,
     limit: int,
 ) -> list[tuple[str, datetime]]:
     """Up to ``limit`` (run, started) the verb applies to, oldest first (started, id), after
     the run ``after`` names."""
-    args: list[Any] = []
-    param = functools.partial(db.placeholder, args)
-    where = f"{_where(f, reach, args)} AND {_operable(workflows, args)} AND {precondition}"
-    where += f" AND {_after(after, args)}"
-    found = await conn.fetch(
-        f"SELECT r.id, r.started_at FROM run r WHERE {where} "
-        f"ORDER BY r.started_at, r.id LIMIT {param(limit)}",
-        *args,
-    )
+    text, args = _statement("take", f, reach, workflows, needs, after)
+    args[4] = limit
+    found = await conn.fetch(text, *args)
     return [(str(r["id"]), r["started_at"]) for r in found]
 
 

@@ -130,3 +130,25 @@ async def test_retention_finds_a_workflows_oldest_ended_runs_by_index(database_u
         assert not [rel for node, rel in scans if node == "Seq Scan" and rel == "run"], scans
     finally:
         await conn.close()
+
+
+async def test_bulk_operate_counts_and_takes_a_workflows_runs_by_index(database_url: str) -> None:
+    from taskflow.store import bulk
+
+    conn = await asyncpg.connect(database_url)
+    try:
+        await _seed(conn)
+        f = RunFilter(workflow="c")
+        for needs in sorted(bulk.NEEDS):
+            for name in ("counts", "take"):
+                text, args = bulk._statement(
+                    name, f, RunReach(everywhere=True), frozenset({"c"}), needs, None
+                )
+                if name == "take":
+                    args[4] = 100
+                plan = json.loads(await conn.fetchval("EXPLAIN (FORMAT JSON) " + text, *args))
+                scans = _scans(plan)
+                seq = [rel for node, rel in scans if node == "Seq Scan" and rel == "run"]
+                assert not seq, f"{name} {needs}: sequential scan of run: {scans}"
+    finally:
+        await conn.close()
