@@ -77,8 +77,7 @@ class Settings:
     #: Start even when a loaded definition differs from the one deployed at its name and
     #: version (``TASKFLOW_ALLOW_DEFINITION_DRIFT``; development only, logged loudly).
     allow_definition_drift: bool = False
-    #: Ended runs older than this many days are pruned by the worker, for workflows that set
-    #: no ``retention`` of their own (``TASKFLOW_RETENTION_DAYS``; None: kept for ever).
+    #: Days ended runs are kept when a workflow sets no retention (None: for ever).
     retention_days: int | None = None
 
     @property
@@ -253,11 +252,7 @@ def load(env: Mapping[str, str] | None = None) -> Settings:
         idle_after=_duration(env, "TASKFLOW_IDLE_AFTER", timedelta(days=14)),
         event_expiring_within=_duration(env, "TASKFLOW_EVENT_EXPIRING_WITHIN", timedelta(hours=1)),
         allow_definition_drift=_flag(env, "TASKFLOW_ALLOW_DEFINITION_DRIFT", False),
-        retention_days=(
-            _whole(env, "TASKFLOW_RETENTION_DAYS", 0, most=36500)
-            if (env.get("TASKFLOW_RETENTION_DAYS") or "").strip()
-            else None
-        ),
+        retention_days=_whole(env, "TASKFLOW_RETENTION_DAYS", 0, most=36500) or None,
     )
 
 

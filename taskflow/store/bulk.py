@@ -16,7 +16,7 @@ from typing import Any, Final
 from taskflow.core.runs.run_filter import RunFilter, RunReach
 from taskflow.store import db, run_list, sql
 
-_SQL = sql.statements("bulk")
+SQL = sql.statements("bulk")
 
 #: What a verb needs of a run, as the statements name it: a live run; a live slot's unmet
 #: clock running (pauseClocks acts on those) or paused (resumeClocks); a dead timer.
@@ -36,13 +36,16 @@ class Counts:
 
 
 def _statement(
-    name: str,
+    base: str,
     f: RunFilter,
     reach: RunReach,
     workflows: frozenset[str] | None,
     needs: str,
     after: tuple[datetime, str] | None,
+    limit: int | None = None,
 ) -> tuple[str, list[Any]]:
+    """Statement ``base`` (of ``sql/bulk.sql``) with the runs filter and reach at its
+    ``/*:where*/``, and its parameters (``limit``: the take's ``$5``)."""
     if needs not in NEEDS:
         raise ValueError(f"needs must be one of {sorted(NEEDS)}, not {needs!r}")
     args: list[Any] = [
@@ -51,10 +54,10 @@ def _statement(
         after[0] if after is not None else None,
         uuid.UUID(after[1]) if after is not None else None,
     ]
-    if name == "take":
-        args.append(0)  # $5, the limit: set by the caller
+    if limit is not None:
+        args.append(limit)  # $5
     where = run_list.filter_sql(f, args) + run_list.reach_sql(reach, args)
-    return _SQL[name].replace("/*:where*/", where), args
+    return base.replace("/*:where*/", where), args
 
 
 async def counts(
@@ -67,7 +70,7 @@ async def counts(
     beyond: tuple[datetime, str] | None,
 ) -> Counts:
     """The counts (one statement); ``beyond`` counts the applicable runs after that run."""
-    text, args = _statement("counts", f, reach, workflows, needs, beyond)
+    text, args = _statement(SQL["counts"], f, reach, workflows, needs, beyond)
     row = await conn.fetchrow(text, *args)
     assert row is not None
     return Counts(
@@ -87,13 +90,12 @@ async def take(
 ) -> list[tuple[str, datetime]]:
     """Up to ``limit`` (run, started) the verb applies to, oldest first (started, id), after
     the run ``after`` names."""
-    text, args = _statement("take", f, reach, workflows, needs, after)
-    args[4] = limit
+    text, args = _statement(SQL["take"], f, reach, workflows, needs, after, limit)
     found = await conn.fetch(text, *args)
     return [(str(r["id"]), r["started_at"]) for r in found]
 
 
 async def dead_timers(conn: db.Connection, run_ids: list[str]) -> list[tuple[str, int]]:
     """(run, timer) of the dead timers of ``run_ids``."""
-    found = await conn.fetch(_SQL["dead_timers"], [uuid.UUID(r) for r in run_ids])
+    found = await conn.fetch(SQL["dead_timers"], [uuid.UUID(r) for r in run_ids])
     return [(str(r["run"]), int(r["id"])) for r in found]

@@ -15,7 +15,7 @@ from datetime import datetime
 
 from taskflow.store import db, sql
 
-_SQL = sql.statements("retention")
+SQL = sql.statements("retention")
 
 
 @dataclass(frozen=True)
@@ -43,16 +43,16 @@ async def prune_batch(
 ) -> Pruned:
     """Prune up to ``limit`` runs of ``workflow`` that ended before ``before`` (call in a
     transaction); a batch that found none records nothing."""
-    due = await conn.fetch(_SQL["due_runs"], workflow, before, limit)
+    due = await conn.fetch(SQL["due_runs"], workflow, before, limit)
     if not due:
         return Pruned(workflow, 0)
     ids = [r["id"] for r in due]
     subjects = list({r["subject"] for r in due})
-    counted = await conn.fetchrow(_SQL["counts"], ids)
+    counted = await conn.fetchrow(SQL["counts"], ids)
     assert counted is not None
-    await conn.execute(_SQL["keep_measures"], ids, now)
-    await conn.execute(_SQL["delete_runs"], ids)
-    gone_subjects = await conn.fetchval(_SQL["delete_subjects"], subjects)
+    await conn.execute(SQL["keep_measures"], ids, now)
+    await conn.execute(SQL["delete_runs"], ids)
+    gone_subjects = await conn.fetchval(SQL["delete_subjects"], subjects)
     ended = [r["ended_at"] for r in due]
     done = Pruned(
         workflow,
@@ -65,7 +65,7 @@ async def prune_batch(
         subjects=int(gone_subjects),
     )
     await conn.fetchval(
-        _SQL["record"],
+        SQL["record"],
         now,
         workflow,
         retention_days,
@@ -84,4 +84,4 @@ async def prune_batch(
 
 async def due_count(conn: db.Connection, *, workflow: str, before: datetime) -> int:
     """How many runs of ``workflow`` a prune at cutoff ``before`` would take, in all."""
-    return int(await conn.fetchval(_SQL["due_count"], workflow, before))
+    return int(await conn.fetchval(SQL["due_count"], workflow, before))

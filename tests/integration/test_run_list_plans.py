@@ -140,12 +140,11 @@ async def test_bulk_operate_counts_and_takes_a_workflows_runs_by_index(database_
         await _seed(conn)
         f = RunFilter(workflow="c")
         for needs in sorted(bulk.NEEDS):
-            for name in ("counts", "take"):
+            for name, limit in (("counts", None), ("take", 100)):
+                everywhere = RunReach(everywhere=True)
                 text, args = bulk._statement(
-                    name, f, RunReach(everywhere=True), frozenset({"c"}), needs, None
+                    bulk.SQL[name], f, everywhere, frozenset({"c"}), needs, None, limit
                 )
-                if name == "take":
-                    args[4] = 100
                 plan = json.loads(await conn.fetchval("EXPLAIN (FORMAT JSON) " + text, *args))
                 scans = _scans(plan)
                 seq = [rel for node, rel in scans if node == "Seq Scan" and rel == "run"]
