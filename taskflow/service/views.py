@@ -14,6 +14,7 @@ from taskflow.core.definition import runtime
 from taskflow.core.principals import Principal
 from taskflow.core.runs import filters
 from taskflow.core.runs.model import SlotView
+from taskflow.core.runs.statuses import RunStatus, SlotStatus
 from taskflow.service import access
 from taskflow.service import runs as run_service
 from taskflow.service.container import Services
@@ -101,7 +102,7 @@ def moves_for(
     services: Services, actor: Principal, run: rows.RunRow, slots: Sequence[SlotView]
 ) -> list[MoveOption]:
     """The current state's moves: guards, checklists, and whether the actor may make them."""
-    if run.view.status != "active":
+    if run.view.status != RunStatus.ACTIVE:
         return []
     state = run_service.definition_for(services, run.view).state(run.view.state)
     env = _env(actor, run, slots)
@@ -131,7 +132,9 @@ def moves_for(
 def _env(actor: Principal, run: rows.RunRow, slots: Sequence[SlotView]) -> ex.Env:
     """What the run's conditions read: its subject, the payloads deposited, the actor."""
     payloads: dict[str, object] = {}
-    for slot in sorted((s for s in slots if s.status == "satisfied"), key=lambda s: s.visit):
+    for slot in sorted(
+        (s for s in slots if s.status == SlotStatus.SATISFIED), key=lambda s: s.visit
+    ):
         payloads[slot.name] = dict(slot.payload or {})
     return ex.Env(subject=run.view.subject, payload=payloads, principal=actor)
 

@@ -1,9 +1,9 @@
 """bulkOperate's runs: the ``runs`` list's filter and reach, counted, and the runs a verb
 would take in (started, id) order (statements in ``sql/bulk.sql``).
 
-The filter and reach are the runs list's (``store/run_list.py``), filled in at the
-statements' ``/*:where*/``; the statements add the operator's workflows and what the
-verb needs of a run (:data:`NEEDS`).
+The filter and reach are the runs list's (``store/run_list.py``), composed by the
+builder into the statements' ``/*:where*/``; the statements add the operator's
+workflows and what the verb needs of a run (:data:`NEEDS`).
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from typing import Any, Final
 
 from taskflow.core.runs.run_filter import RunFilter, RunReach
 from taskflow.store import db, run_list, sql
+from taskflow.store.sql_builder import Statement
 
 SQL = sql.statements("bulk")
 
@@ -56,8 +57,8 @@ def _statement(
     ]
     if limit is not None:
         args.append(limit)  # $5
-    where = run_list.filter_sql(f, args) + run_list.reach_sql(reach, args)
-    return base.replace("/*:where*/", where), args
+    st = Statement(base, *args)
+    return run_list.run_reach(run_list.run_filters(st, f), reach).build()
 
 
 async def counts(

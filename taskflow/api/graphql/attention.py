@@ -138,12 +138,8 @@ class AttentionQueries:
     async def needs_attention(
         self,
         info: Info,
-        first: Annotated[
-            int, strawberry.argument(description=f"Page size, at most {relay.MAX_FIRST}.")
-        ] = 20,
-        after: Annotated[
-            str | None, strawberry.argument(description="endCursor of the previous page.")
-        ] = None,
+        first: relay.First = 20,
+        after: relay.After = None,
         filter: Annotated[
             AttentionFilter | None,
             strawberry.argument(description="Which items (default: all you may see)."),
@@ -161,17 +157,10 @@ class AttentionQueries:
             after=_after(after),
             limit=limit + 1,
         )
-        edges = [
-            relay.Edge(
-                cursor=relay.encode_cursor(i.since.isoformat(), i.reason.value, i.ref),
-                node=AttentionItem.of(i),
-            )
-            for i in items[:limit]
-        ]
-        return relay.Connection(
-            edges=edges,
-            page_info=relay.PageInfo(
-                has_next_page=len(items) > limit, end_cursor=edges[-1].cursor if edges else None
-            ),
-            total_count=total,
+        return relay.connection(
+            items,
+            AttentionItem.of,
+            lambda i: relay.encode_cursor(i.since.isoformat(), i.reason.value, i.ref),
+            total=total,
+            limit=limit,
         )

@@ -12,9 +12,10 @@ import strawberry
 
 from taskflow import errors
 from taskflow.api.graphql import keyed, relay
-from taskflow.api.graphql.context import Info, caller
+from taskflow.api.graphql.context import Info
 from taskflow.api.graphql.run_list import RunFilter
 from taskflow.api.graphql.types import RUN
+from taskflow.core.principals import Principal
 from taskflow.service import bulk
 
 
@@ -112,12 +113,7 @@ class BulkOperateSuccess:
 
 
 BulkOperatePayload = Annotated[
-    BulkOperateSuccess
-    | relay.InvalidInput
-    | relay.NotAllowed
-    | relay.NotFoundRefusal
-    | relay.IdempotencyKeyReused
-    | relay.Busy,
+    BulkOperateSuccess | relay.Common,
     strawberry.union("BulkOperatePayload", description="Result of bulkOperate."),
 ]
 
@@ -132,13 +128,9 @@ class BulkMutations:
         "your id and the reason on its timeline."
     )
     async def bulk_operate(
-        self,
-        info: Info,
-        input: Annotated[BulkOperateInput, strawberry.argument(description="What.")],
+        self, info: Info, input: relay.What[BulkOperateInput]
     ) -> BulkOperatePayload:
-        me = await caller(info)
-
-        async def work() -> keyed.Answer:
+        async def work(me: Principal) -> keyed.Answer:
             after = _cursor(input.after) if input.after else None
             done = await bulk.bulk_operate(
                 info.context.services,
@@ -166,12 +158,11 @@ class BulkMutations:
                 else None,
             }
 
-        try:
-            answer, _ = await keyed.once(info, me.id, "bulkOperate", input, work)
-        except errors.TaskflowError as exc:
-            refused: BulkOperatePayload = relay.refusal_for(exc)
-            return refused
-        return _success(answer)
+        return await keyed.answer(info, "bulkOperate", input, work, _built)
+
+
+async def _built(info: Info, _: Principal, answer: keyed.Answer, __: bool) -> BulkOperateSuccess:
+    return _success(answer)
 
 
 def _success(answer: dict[str, Any]) -> BulkOperateSuccess:

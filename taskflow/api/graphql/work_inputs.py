@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Annotated
-
 import strawberry
 from strawberry.scalars import JSON
 
@@ -146,13 +144,13 @@ class CancelRunInput:
     idempotency_key: str | None = relay.idempotency_key_field()
 
 
-StartRunArg = Annotated[StartRunInput, strawberry.argument(description="What to do.")]
-UpdateSubjectArg = Annotated[UpdateSubjectInput, strawberry.argument(description="What to do.")]
-RaiseEventArg = Annotated[RaiseEventInput, strawberry.argument(description="What to do.")]
-ClaimArg = Annotated[ClaimInput, strawberry.argument(description="What to do.")]
-ClaimNextArg = Annotated[ClaimNextInput, strawberry.argument(description="What to do.")]
-ReleaseArg = Annotated[ReleaseInput, strawberry.argument(description="What to do.")]
-AssignArg = Annotated[AssignInput, strawberry.argument(description="What to do.")]
-CompleteArg = Annotated[CompleteInput, strawberry.argument(description="What to do.")]
-MoveArg = Annotated[MoveInput, strawberry.argument(description="What to do.")]
-CancelRunArg = Annotated[CancelRunInput, strawberry.argument(description="What to do.")]
+StartRunArg = relay.WhatToDo[StartRunInput]
+UpdateSubjectArg = relay.WhatToDo[UpdateSubjectInput]
+RaiseEventArg = relay.WhatToDo[RaiseEventInput]
+ClaimArg = relay.WhatToDo[ClaimInput]
+ClaimNextArg = relay.WhatToDo[ClaimNextInput]
+ReleaseArg = relay.WhatToDo[ReleaseInput]
+AssignArg = relay.WhatToDo[AssignInput]
+CompleteArg = relay.WhatToDo[CompleteInput]
+MoveArg = relay.WhatToDo[MoveInput]
+CancelRunArg = relay.WhatToDo[CancelRunInput]

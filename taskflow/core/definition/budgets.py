@@ -30,6 +30,7 @@ from typing import Any, Final, Literal
 
 from taskflow.core.definition import expr as ex
 from taskflow.core.definition import expr_data as exd
+from taskflow.core.definition import problems
 
 Kind = Literal["business", "real"]
 Unit = Literal["minutes", "hours", "days"]
@@ -123,7 +124,10 @@ class _Clock:
 
     def _calendar(self, calendar: str | None) -> str | None:
         if calendar is not None and self.kind == "real":
-            raise ValueError("real time runs on no calendar: drop calendar= or use business.*")
+            raise problems.CalendarOnRealTime(
+                "real time runs on no calendar",
+                fix="drop calendar= or use business.* for time on a calendar",
+            )
         return calendar
 
 

@@ -14,6 +14,7 @@ from typing import Any, Final
 
 from taskflow.core.definition import expr as ex
 from taskflow.core.definition import expr_data as exd
+from taskflow.core.definition import problems
 
 
 class Who:
@@ -37,7 +38,10 @@ class Who:
 
 def _who(value: object) -> Who:
     if not isinstance(value, Who):
-        raise TypeError(f"{value!r} is not an audience: use who.id(...), who.role(...), ...")
+        raise problems.NotAnAudience(
+            f"{value!r} is not an audience",
+            fix="use who.id(...), who.role(...), who.group(...), ... (combined with | & ~)",
+        )
     return value
 
 

@@ -19,7 +19,7 @@ from taskflow.core.definition import audience as au
 from taskflow.core.definition import expr as ex
 from taskflow.core.definition import fields, runtime
 from taskflow.core.definition.workflow import Definition
-from taskflow.core.runs import holding, opening, pausing, refusals, states
+from taskflow.core.runs import holding, opening, pausing, refusals, states, statuses
 from taskflow.core.runs import slots as slot_moves
 from taskflow.core.runs.decision import Decision, NewId
 from taskflow.core.runs.model import (
@@ -93,7 +93,7 @@ def deposit(
         )
     if on_behalf:
         slot_moves.check_version(view, expected_version)
-        if view.status not in (OPEN, "claimed"):
+        if not statuses.allows(view.status, statuses.SlotMove.COMPLETE):
             raise refusals.SlotNotOpen(
                 f"The slot is {view.status}, not open: it can no longer be completed.",
                 status=view.status,
