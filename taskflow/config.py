@@ -79,6 +79,8 @@ class Settings:
     allow_definition_drift: bool = False
     #: E-mail (``TASKFLOW_SMTP_URL`` and friends, ``mail_config``); None: nothing is mailed.
     mail: mail_config.MailSettings | None = None
+    #: Days ended runs are kept when a workflow sets no retention (None: for ever).
+    retention_days: int | None = None
 
     @property
     def embedded(self) -> bool:
@@ -253,6 +255,7 @@ def load(env: Mapping[str, str] | None = None) -> Settings:
         event_expiring_within=_duration(env, "TASKFLOW_EVENT_EXPIRING_WITHIN", timedelta(hours=1)),
         allow_definition_drift=_flag(env, "TASKFLOW_ALLOW_DEFINITION_DRIFT", False),
         mail=mail_config.load(env),
+        retention_days=_whole(env, "TASKFLOW_RETENTION_DAYS", 0, most=36500) or None,
     )
 
 

@@ -117,7 +117,7 @@ def create_app(
     )
     if dev:
         graphql = graphiql.offline(graphql)
-    return Litestar(
+    app = Litestar(
         route_handlers=[
             graphql,
             health,
@@ -131,8 +131,12 @@ def create_app(
         debug=False,
         openapi_config=None,
         logging_config=None,  # taskflow.logs formats every line; Litestar's would replace it
-        middleware=[cast(Any, access_log.wrap), cast(Any, body_guard.guard(caps))],
+        middleware=[cast(Any, body_guard.guard(caps))],
         exception_handlers={
             kind: _outage_answer for kind in outage.OUTAGE_ERRORS if issubclass(kind, Exception)
         },
     )
+    # The access line wraps the whole app, not as a middleware: Litestar runs middleware for
+    # matched routes only, so a 404 (no route) or 405 would go unlogged.
+    app.asgi_handler = cast(Any, access_log.wrap(cast(Any, app.asgi_handler)))
+    return app

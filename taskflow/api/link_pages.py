@@ -23,6 +23,7 @@ from litestar.params import FromPath
 from litestar.response import Response
 
 from taskflow import errors
+from taskflow.api import access_log
 from taskflow.api import limits as edge
 from taskflow.core import links as core
 from taskflow.core.definition import fields as fl
@@ -148,7 +149,14 @@ async def _page(state: State, request: Request[Any, Any, Any], token: str) -> Re
         return _refused(refused)
     except Exception as failed:
         return _failed(failed)
+    _note(page.link)
     return _form_page(page)
+
+
+def _note(link: core.LinkView) -> None:
+    """The access line's principal on a link's page: the link's id (never its token, nor
+    the recipient's address)."""
+    access_log.note_principal(f"link:{link.id}")
 
 
 @get("/l/{token:str}", include_in_schema=False)
@@ -224,16 +232,19 @@ async def submit(
             )
         except fl.PayloadError as invalid:
             page = await link_use.open_page(services, token, client)
+            _note(page.link)
             return _form_page(
                 page, 422, values=_echoable(services, form), problems=core.form_problems(invalid)
             )
         except link_use.PageExpired as expired:
             page = await link_use.open_page(services, token, client)
+            _note(page.link)
             return _form_page(page, 409, values=form, notice=expired.message)
     except (core.LinkUnusable, core.Throttled) as refused:
         return _refused(refused)
     except Exception as failed:
         return _failed(failed)
+    _note(done.link)
     return _html("done.html", 200, done=done)
 
 

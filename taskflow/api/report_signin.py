@@ -21,7 +21,7 @@ from litestar.params import Body
 from litestar.response import Redirect, Response
 
 from taskflow import errors
-from taskflow.api import report_view
+from taskflow.api import access_log, report_view
 from taskflow.core import principals
 from taskflow.service import principals as principal_service
 from taskflow.service import report_sessions
@@ -46,14 +46,20 @@ def _bearer(request: Request[Any, Any, Any]) -> str | None:
 async def caller(
     services: Services, request: Request[Any, Any, Any]
 ) -> principals.Principal | None:
-    """Who asks: a bearer token (scripts, the CSV) or the page's session cookie; else None."""
+    """Who asks: a bearer token (scripts, the CSV) or the page's session cookie; else None.
+    Noted on the request's access line."""
     token = _bearer(request)
+    found: principals.Principal | None
     if token is not None:
         try:
-            return await principal_service.authenticate(services, token)
+            found = await principal_service.authenticate(services, token)
         except errors.AuthenticationError:
             return None
-    return await report_sessions.principal_of(services, request.cookies.get(COOKIE))
+    else:
+        found = await report_sessions.principal_of(services, request.cookies.get(COOKIE))
+    if found is not None:
+        access_log.note_principal(found.id)
+    return found
 
 
 def _origin(url: str) -> tuple[str, str] | None:
@@ -97,7 +103,8 @@ async def sign_in(
         return _cross_site()
     token = (data.get("token") or "").strip()
     try:
-        _, session_id = await report_sessions.sign_in(services, token)
+        signed_in, session_id = await report_sessions.sign_in(services, token)
+        access_log.note_principal(signed_in.id)
         # A new session never reuses the old one (fixation); the old one ends here.
         await report_sessions.sign_out(services, request.cookies.get(COOKIE))
     except errors.AuthenticationError:

@@ -23,6 +23,7 @@ COMMAND_MODULES = (
     "taskflow.cli.versions_cmd",
     "taskflow.cli.demo_cmd",
     "taskflow.cli.reports_cmd",
+    "taskflow.cli.retention_cmd",
     "taskflow.cli.worker_cmd",
 )
 

@@ -50,8 +50,10 @@ RULES: Final[dict[str, str]] = {
     "NOT_FOUND.",
     "signout": "Anyone signs themselves out everywhere; admins sign out anyone.",
     "operate": "The needs-attention list and the operator verbs (goto, pauseClocks, "
-    "resumeClocks, reassignHeld, rescheduleTimer): leads and managers over the workflows "
-    "granted, and admins (may_operate, attention_scope); others get FORBIDDEN or NOT_FOUND.",
+    "resumeClocks, reassignHeld, rescheduleTimer, bulkOperate): leads and managers over the "
+    "workflows granted, and admins (may_operate, attention_scope); others get FORBIDDEN or "
+    "NOT_FOUND. bulkOperate touches only runs of those workflows (the rest are counted as "
+    "skipped); its CANCEL and timer verbs keep cancelRun's and the timers' own rules per run.",
     "definitions": "Any authenticated caller: workflow definitions hold no subject data "
     "(the workflows query).",
     "runs": "The runs list: runs where the reader's grants reach, or (team grants) with a "
@@ -347,6 +349,19 @@ FIELDS: Final[dict[str, str]] = {
     "ReassignHeldSuccess.moved": "parent",
     "ReassignHeldSuccess.skipped": "parent",
     "ReassignHeldSuccess.slotIds": "parent",
+    "Mutation.bulkOperate": "operate",
+    "BulkOperateSuccess.applicable": "parent",
+    "BulkOperateSuccess.applied": "parent",
+    "BulkOperateSuccess.dryRun": "parent",
+    "BulkOperateSuccess.endCursor": "parent",
+    "BulkOperateSuccess.matched": "parent",
+    "BulkOperateSuccess.notApplicable": "parent",
+    "BulkOperateSuccess.refused": "parent",
+    "BulkOperateSuccess.remaining": "parent",
+    "BulkOperateSuccess.runIds": "parent",
+    "BulkOperateSuccess.skippedForAccess": "parent",
+    "BulkRefusalCount.code": "parent",
+    "BulkRefusalCount.runs": "parent",
     "MigrateRunsSuccess.migrated": "parent",
     "MigrateRunsSuccess.batches": "parent",
     "MigratedRuns.step": "parent",

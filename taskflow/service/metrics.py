@@ -92,6 +92,12 @@ REFUSALS = Counter(
     ["code"],
     registry=REGISTRY,
 )
+PRUNED = Counter(
+    "taskflow_pruned_runs",
+    "Ended runs pruned by retention, by workflow.",
+    ["workflow"],
+    registry=REGISTRY,
+)
 GRAPHQL = Histogram(
     "taskflow_graphql_request_duration_seconds",
     "GraphQL requests by operation name and outcome (ok, refused, error, unauthenticated).",
@@ -148,6 +154,10 @@ def completed(via: str) -> None:
 
 def refused(code: str) -> None:
     REFUSALS.labels(code).inc()
+
+
+def pruned(workflow: str, runs: int) -> None:
+    PRUNED.labels(workflow).inc(runs)
 
 
 def graphql_request(operation: str | None, outcome: str, seconds: float) -> None:

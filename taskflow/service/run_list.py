@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import datetime
 
 from taskflow import errors
 from taskflow.core.principals import Principal
 from taskflow.core.runs import run_filter
 from taskflow.service import access
+from taskflow.service import attention as attention_service
 from taskflow.service.container import Services
 from taskflow.store import run_list
 from taskflow.store.runs import RunRow
@@ -37,14 +39,7 @@ async def runs(
         raise errors.ValidationError(
             f"first must be between 1 and {MAX_FIRST}; got {first}.", field="first"
         )
-    if f.workflow is not None:
-        services.catalog.get(f.workflow, f.version)
-    for status in f.status or ():
-        if status not in run_filter.STATUSES:
-            raise errors.ValidationError(
-                f"Unknown status {status!r}: use one of {', '.join(run_filter.STATUSES)}.",
-                field="status",
-            )
+    f = prepared(services, actor, f)
     reach = run_filter.run_reach(actor)
     async with services.db.connection() as conn:
         found, total = await run_list.runs(conn, f=f, reach=reach, after=after, limit=first + 1)
@@ -54,3 +49,26 @@ async def runs(
             readable = await checked.readable_runs([r.view.id for r in page], conn)
             page = [r for r in page if r.view.id in readable]
     return page, total, len(found) > first
+
+
+def prepared(services: Services, actor: Principal, f: run_filter.RunFilter) -> run_filter.RunFilter:
+    """``f`` checked (workflow, statuses) and completed with what its needs-attention part
+    is judged by: the list's windows and scope (admins, and leads and managers where
+    granted; FORBIDDEN for anyone else)."""
+    if f.workflow is not None:
+        services.catalog.get(f.workflow, f.version)
+    for status in f.status or ():
+        if status not in run_filter.STATUSES:
+            raise errors.ValidationError(
+                f"Unknown status {status!r}: use one of {', '.join(run_filter.STATUSES)}.",
+                field="status",
+            )
+    if f.attention_reasons and f.needs_attention is None:
+        f = dataclasses.replace(f, needs_attention=True)
+    if f.needs_attention is None:
+        return f
+    return dataclasses.replace(
+        f,
+        attention_windows=attention_service.windows(services),
+        attention_workflows=access.operate_workflows(actor, "filter runs by needs attention"),
+    )

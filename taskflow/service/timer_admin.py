@@ -97,8 +97,11 @@ async def _dead(
 
 
 @retries.retried("retry the timer")
-async def retry(services: Services, actor: Principal, timer_id: int) -> TimerRow:
-    """Arm a dead timer again, due now, with its attempts reset; the timeline says who did."""
+async def retry(
+    services: Services, actor: Principal, timer_id: int, *, reason: str | None = None
+) -> TimerRow:
+    """Arm a dead timer again, due now, with its attempts reset; the timeline says who did
+    (and ``reason``, when given: bulkOperate's)."""
     access.timer_workflows(actor, "retry timers")
     now = services.clock.now()
     async with services.db.transaction() as conn:
@@ -107,7 +110,13 @@ async def retry(services: Services, actor: Principal, timer_id: int) -> TimerRow
         await persist.audit(
             conn,
             dead.run_id,
-            _line("timer.retried", dead, actor, f"the dead {dead.kind} timer is armed again", now),
+            _line(
+                "timer.retried",
+                dead,
+                actor,
+                reason or f"the dead {dead.kind} timer is armed again",
+                now,
+            ),
         )
     return timer
 

@@ -9,6 +9,7 @@ pages them in (since, reason, ref) order; ``COUNT`` counts the same rows and
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection
 from datetime import datetime
 from typing import Any
@@ -45,6 +46,24 @@ ITEMS = SQL["items"]
 COUNT = SQL["count"]
 #: How many items of each reason (every workflow).
 COUNTS = SQL["counts"]
+
+
+def run_ids_sql(
+    args: list[Any],
+    windows: Windows,
+    *,
+    workflows: Collection[str] | None,
+    reasons: Collection[Reason] | None,
+) -> str:
+    """A subquery of the runs with an item (of ``reasons``; in ``workflows``), its parameters
+    appended to ``args``: the ``runs`` list's needs-attention filter, the same branches
+    (and partial indexes) as the list itself."""
+    names = {
+        str(n): db.placeholder(args, value)
+        for n, value in enumerate(_args(windows, workflows, reasons), start=1)
+    }
+    wanted = re.sub(r"\$([1-4])(?!\d)", lambda m: names[m.group(1)], _WANTED)
+    return f"SELECT w.run FROM ({wanted}) w"
 
 
 def _item(row: asyncpg.Record) -> Item:

@@ -139,6 +139,10 @@ _COLUMNS = {
 _ALWAYS = ["live", "met", "breached", "at_risk_now", "breached_now", *_BIGINT_NAMES]
 
 
+#: Where ended slots' stored measures are: live runs' slots, and pruned runs' (retention).
+KEPT_IN = ("slot", "pruned_slot")
+
+
 def union(names: list[str], stored: str) -> str:
     """Rows for the aggregate: measured on read (``mc``) and stored (``stored`` selects).
 
@@ -152,8 +156,11 @@ def union(names: list[str], stored: str) -> str:
     kept = ", ".join(_COLUMNS[n] for n in names)
     by_team = "team" in names
     read_from = f"mc {teams('mc.audience')}" if by_team else "mc"
-    kept_from = f"slot sl {teams('sl.audience')}" if by_team else "slot sl"
-    return f"SELECT {read} FROM {read_from} UNION ALL SELECT {kept} FROM {kept_from} WHERE {stored}"
+    # Slots of runs pruned by retention keep these very columns in pruned_slot.
+    kept_from = [f"{t} sl {teams('sl.audience')}" if by_team else f"{t} sl" for t in KEPT_IN]
+    return f"SELECT {read} FROM {read_from}" + "".join(
+        f" UNION ALL SELECT {kept} FROM {table} WHERE {stored}" for table in kept_from
+    )
 
 
 def statement(

@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from taskflow.core.runs.run_filter import RunFilter, RunReach
-from taskflow.store import db, sql
+from taskflow.store import attention, db, sql
 from taskflow.store.runs import RUN_COLUMNS, RunRow, run_from
 from taskflow.store.sql_builder import Statement, with_columns
 
@@ -50,6 +50,15 @@ def run_filters(st: Statement, f: RunFilter) -> Statement:
     for name, value in later:
         if value is not None:
             st.where(name, value)
+    if f.needs_attention is not None and f.attention_windows is not None:
+        flagged = attention.run_ids_sql(
+            st.args,
+            f.attention_windows,
+            workflows=f.attention_workflows,
+            reasons=f.attention_reasons,
+        )
+        name = "run_needs_attention" if f.needs_attention else "run_needs_no_attention"
+        st.where_text(st.wrapped(name, flagged))
     return st
 
 

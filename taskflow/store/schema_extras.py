@@ -223,3 +223,12 @@ EXTRA_INDEXES += (
         "WHERE delivery_state IN ('pending', 'sending', 'failed')",
     ),
 )
+
+# Retention's due runs of one workflow, oldest end first (migration 2026-12-01T21:34,
+# ``sql/retention.sql``).
+EXTRA_INDEXES += (
+    (
+        "run_workflow_ended",
+        "CREATE INDEX run_workflow_ended ON run (workflow, ended_at) WHERE ended_at IS NOT NULL",
+    ),
+)

@@ -32,6 +32,7 @@ from piccolo.columns.base import OnDelete
 from piccolo.columns.defaults.timestamptz import TimestamptzNow
 from piccolo.table import Table
 
+from taskflow.store import retention_tables
 from taskflow.store.run_tables import AuditEvent as AuditEvent
 from taskflow.store.run_tables import Principal as Principal
 from taskflow.store.run_tables import Run as Run
@@ -238,3 +239,4 @@ TABLES += (IdempotencyKey,)
 TABLES += (EventBuffer,)
 TABLES += (MetricSnapshot,)
 TABLES += (DeployedDefinition,)
+TABLES += retention_tables.TABLES

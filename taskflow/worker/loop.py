@@ -27,7 +27,7 @@ from typing import Any
 import asyncpg
 
 from taskflow import errors
-from taskflow.service import idempotency, mail, metrics
+from taskflow.service import idempotency, mail, metrics, retention
 from taskflow.service import timers as firing
 from taskflow.service.container import Services
 
@@ -44,8 +44,10 @@ DATABASE_DOWN = (
     asyncpg.ConnectionDoesNotExistError,
 )
 MAX_BACKOFF = 5.0
-#: How often a worker deletes idempotency keys past their retention.
+#: How often a worker deletes idempotency keys past their retention, and prunes ended runs
+#: past theirs (``service/retention.py``).
 PRUNE_EVERY = timedelta(hours=1)
+RETENTION_EVERY = timedelta(minutes=10)
 
 
 class Worker:
@@ -62,6 +64,7 @@ class Worker:
         self._stop = asyncio.Event()
         self._listener: asyncpg.Connection[Any] | None = None
         self._pruned: datetime | None = None
+        self._retained: datetime | None = None
         self._measured: datetime | None = None
         self._measuring: asyncio.Task[None] | None = None
         #: E-mail (TASKFLOW_SMTP_URL): sent beside the firing, like the metrics snapshot.
@@ -149,6 +152,10 @@ class Worker:
                     if self._pruned is None or now - self._pruned >= PRUNE_EVERY:
                         await idempotency.prune(self.services)
                         self._pruned = now
+                    if self._retained is None or now - self._retained >= RETENTION_EVERY:
+                        self._retained = now
+                        if retention.enabled(self.services):
+                            await retention.prune_due(self.services, now)
                     fired, taken = await firing.fire_batch(self.services, now, self.batch)
                     self.fired += fired
                     await self._snapshot(now)

@@ -48,6 +48,7 @@ RUNNER = {
     "resume_clocks": "ada",
     "reassign_held": "ada",
     "reschedule_timer": "ada",
+    "bulk_operate": "ada",
     "needs_attention": "ada",
     "runs_page": "leah",
 }
@@ -118,6 +119,13 @@ def variables(name: str, o: Objects) -> dict[str, Any]:
         },
         "reschedule_timer": {
             "input": {"timerId": "VGltZXI6MQ", "dueAt": "2026-12-02T09:00:00+00:00", "reason": "x"}
+        },
+        "bulk_operate": {
+            "input": {
+                "filter": {"workflow": "expense-approval"},
+                "verb": "PAUSE_CLOCKS",
+                "reason": "audit week",
+            }
         },
         "needs_attention": {"first": 10},
         "runs_page": {"filter": {"workflow": "expense-approval"}, "first": 10},

@@ -7,7 +7,9 @@ import logging
 import httpx
 import pytest
 
+from taskflow.api.graphql import relay
 from taskflow.service import container
+from tests.api import magic
 from tests.conftest import gql
 
 pytestmark = pytest.mark.anyio
@@ -122,3 +124,44 @@ async def test_a_refused_query_shares_its_request_id_with_the_access_line(
     ]
     assert refusals
     assert all(f"graphql request {request_id} refused" in m for m in refusals)
+
+
+async def test_unmatched_routes_and_wrong_methods_get_an_access_line(
+    client: httpx.AsyncClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO)
+    missing = await client.get("/no/such/page", headers={"X-Request-Id": "req-404"})
+    assert missing.status_code == 404
+    wrong = await client.delete("/health")
+    assert wrong.status_code == 405
+    gone, refused = _access(caplog)
+    assert (gone.path, gone.status, gone.request_id) == ("/no/such/page", 404, "req-404")  # type: ignore[attr-defined]
+    assert gone.principal is None  # type: ignore[attr-defined]
+    assert (refused.path, refused.status) == ("/health", 405)  # type: ignore[attr-defined]
+
+
+async def test_report_and_link_pages_name_their_principal(
+    client: httpx.AsyncClient, people: dict[str, str], caplog: pytest.LogCaptureFixture
+) -> None:
+    run = await magic.start_vendor(client, people)
+    slot_id = next(iter((await magic.upload_slots(client, people, run["id"])).values()))
+    link = await magic.minted(client, people, slot_id)
+    caplog.set_level(logging.INFO)
+    page = await client.get(magic.path_of(link["url"]))
+    assert page.status_code == 200
+    report = await client.get("/reports/sla", headers={"Authorization": f"Bearer {people['leah']}"})
+    assert report.status_code == 200
+    signed_in = await client.post(
+        "/reports/sign-in",
+        data={"token": people["max"]},
+        headers={"Origin": "http://taskflow.test"},
+    )
+    assert signed_in.status_code == 303
+    on_link, on_report, on_sign_in = _access(caplog)
+    link_id = relay.from_global_id(link["link"]["id"], "id")[1]
+    assert (on_link.path, on_link.principal) == ("/l/{token}", f"link:{link_id}")  # type: ignore[attr-defined]
+    assert on_report.principal == "leah"  # type: ignore[attr-defined]
+    assert on_sign_in.principal == "max"  # type: ignore[attr-defined]
+    ours = " ".join(f"{r.getMessage()} {vars(r)}" for r in _access(caplog))
+    assert link["token"] not in ours
+    assert "onboarding@acme.example" not in ours

@@ -159,6 +159,7 @@ NOT_ON_A_SLOT = {
     "resumeClocks",
     "reassignHeld",
     "rescheduleTimer",
+    "bulkOperate",  # single-run operator verbs over a filter, one run at a time
     "migrateRuns",  # an admin's batch over many runs, each run locked first (run_migrations)
 }
 #: Both of these deposit the slot's event: at most one may succeed.

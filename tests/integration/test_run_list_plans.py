@@ -13,6 +13,7 @@ from typing import Any
 import asyncpg
 import pytest
 
+from taskflow.core.attention import Reason, Windows
 from taskflow.core.runs.run_filter import RunFilter, RunReach
 from taskflow.store import run_list
 
@@ -67,6 +68,7 @@ async def test_the_runs_list_uses_indexes_for_its_common_filters(database_url: s
         keys=frozenset({"user:leah", "role:lead"}),
     )
     hour_ago = NOW - timedelta(hours=1)
+    windows = Windows(now=NOW, idle_after=timedelta(days=14), expiring_within=timedelta(hours=1))
     filters: dict[str, tuple[RunFilter, RunReach, bool]] = {
         # name: (filter, reach, count too): an unfiltered count reads every row by nature.
         "newest first": (RunFilter(), everywhere, False),
@@ -84,6 +86,22 @@ async def test_the_runs_list_uses_indexes_for_its_common_filters(database_url: s
         "ended in the last hour": (RunFilter(ended_from=hour_ago), everywhere, True),
         "a lead's workflow": (RunFilter(workflow="a"), lead_of_a, True),
         "a lead's subject": (RunFilter(subject_external_id="P-42"), lead_of_a, True),
+        "needs attention": (
+            RunFilter(needs_attention=True, attention_windows=windows),
+            everywhere,
+            True,
+        ),
+        "a workflow's runs needing attention for a reason": (
+            RunFilter(
+                workflow="c",
+                needs_attention=True,
+                attention_reasons=(Reason.ROUTE_UNMATCHED, Reason.IDLE),
+                attention_windows=windows,
+                attention_workflows=frozenset({"c"}),
+            ),
+            everywhere,
+            True,
+        ),
     }
     try:
         await _seed(conn)
@@ -95,5 +113,41 @@ async def test_the_runs_list_uses_indexes_for_its_common_filters(database_url: s
                 seq = [rel for node, rel in scans if node == "Seq Scan" and rel == "run"]
                 assert not seq, f"{name}: sequential scan of run: {scans}\n{sql}"
                 assert any(rel == "run" for _, rel in scans), f"{name}: {scans}"
+    finally:
+        await conn.close()
+
+
+async def test_retention_finds_a_workflows_oldest_ended_runs_by_index(database_url: str) -> None:
+    from taskflow.store import sql
+
+    conn = await asyncpg.connect(database_url)
+    try:
+        await _seed(conn)
+        due = sql.statements("retention")["due_runs"]
+        plan = json.loads(await conn.fetchval("EXPLAIN (FORMAT JSON) " + due, "c", NOW, 100))
+        scans = _scans(plan)
+        assert ("Index Scan", "run") in scans or ("Bitmap Heap Scan", "run") in scans, scans
+        assert not [rel for node, rel in scans if node == "Seq Scan" and rel == "run"], scans
+    finally:
+        await conn.close()
+
+
+async def test_bulk_operate_counts_and_takes_a_workflows_runs_by_index(database_url: str) -> None:
+    from taskflow.store import bulk
+
+    conn = await asyncpg.connect(database_url)
+    try:
+        await _seed(conn)
+        f = RunFilter(workflow="c")
+        for needs in sorted(bulk.NEEDS):
+            for name, limit in (("counts", None), ("take", 100)):
+                everywhere = RunReach(everywhere=True)
+                text, args = bulk._statement(
+                    bulk.SQL[name], f, everywhere, frozenset({"c"}), needs, None, limit
+                )
+                plan = json.loads(await conn.fetchval("EXPLAIN (FORMAT JSON) " + text, *args))
+                scans = _scans(plan)
+                seq = [rel for node, rel in scans if node == "Seq Scan" and rel == "run"]
+                assert not seq, f"{name} {needs}: sequential scan of run: {scans}"
     finally:
         await conn.close()

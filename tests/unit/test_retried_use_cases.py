@@ -11,6 +11,7 @@ from typing import Any
 
 from taskflow.api.graphql import schema
 from taskflow.service import (
+    bulk,
     delivery,
     events,
     link_use,
@@ -53,6 +54,7 @@ USE_CASES: dict[str, Callable[..., Any]] = {
     "resumeClocks": operate.resume_clocks,
     "reassignHeld": operate.reassign_held,
     "rescheduleTimer": operate.reschedule_timer,
+    "bulkOperate": bulk.bulk_operate,
     "migrateRuns": run_migrations.apply_as,
 }
 

@@ -9,9 +9,11 @@ from typing import Annotated
 import strawberry
 
 from taskflow import errors
+from taskflow.api.graphql import attention as _registers_attention_reason  # noqa: F401
 from taskflow.api.graphql import relay
 from taskflow.api.graphql.context import Info, caller, checked
 from taskflow.api.graphql.types import RunStatus, RunType
+from taskflow.core.attention import Reason
 from taskflow.core.runs.run_filter import RunFilter as CoreRunFilter
 from taskflow.service import run_list
 
@@ -56,6 +58,17 @@ class RunFilter:
     ended: TimeWindow | None = strawberry.field(
         default=None, description="Only runs ended in this window (so ended runs only)."
     )
+    needs_attention: bool | None = strawberry.field(
+        default=None,
+        description="True: only runs with an item on the needsAttention list (admins, and "
+        "leads and managers for the workflows they operate; FORBIDDEN for anyone else); "
+        "false: only runs without one.",
+    )
+    attention_reasons: list[Reason] | None = strawberry.field(
+        default=None,
+        description="Only runs needing attention for one of these reasons (implies "
+        "needsAttention: true).",
+    )
 
     def to_filter(self) -> CoreRunFilter:
         if self.version is not None and self.workflow is None:
@@ -75,6 +88,8 @@ class RunFilter:
             started_before=started.before,
             ended_from=ended.from_,
             ended_before=ended.before,
+            needs_attention=self.needs_attention,
+            attention_reasons=tuple(self.attention_reasons) if self.attention_reasons else None,
         )
 
 

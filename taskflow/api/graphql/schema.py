@@ -21,6 +21,7 @@ from taskflow import errors
 from taskflow.api import limits as edge
 from taskflow.api.graphql import (
     attention,
+    bulk,
     definitions,
     delivery,
     guards,
@@ -93,6 +94,7 @@ class Mutation(
     delivery.DeliveryMutations,
     timers.TimerMutations,
     operate.OperateMutations,
+    bulk.BulkMutations,
     versions.VersionMutations,
 ):
     pass

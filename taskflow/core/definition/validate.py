@@ -10,6 +10,7 @@ import re
 from collections.abc import Collection
 from typing import Final
 
+from taskflow.core import retention
 from taskflow.core.definition import budgets as bu
 from taskflow.core.definition import events as ev
 from taskflow.core.definition import expr as ex
@@ -49,6 +50,13 @@ class _Checker(SlotChecker):
                 "set tracks = '<entity type>', e.g. tracks = 'expense'",
             )
         self.calendar("", d.calendar)
+        if d.retention is not None and not retention.valid(d.retention):
+            self.add(
+                "BAD_RETENTION",
+                "retention",
+                f"retention {d.retention!r} is not a real duration of at least a day",
+                "write retention = real.days(90) (or leave it out for TASKFLOW_RETENTION_DAYS)",
+            )
         if d.correlate_by is not None and not (
             isinstance(d.correlate_by, ex.Ref) and d.correlate_by.root == "subject"
         ):

@@ -29,6 +29,7 @@ from typing import Any, ClassVar
 
 from taskflow.core.definition import expr as ex
 from taskflow.core.definition import problems
+from taskflow.core.definition.budgets import Budget
 from taskflow.core.definition.events import Event
 from taskflow.core.definition.migrations import Migration
 from taskflow.core.definition.model import Slot, State
@@ -51,6 +52,10 @@ class Definition:
     source: str = ""
     #: What happens to runs of earlier versions (``migrations.py``; docs/versions.md).
     migrations: tuple[Migration, ...] = ()
+    #: How long ended runs are kept before the worker prunes them (a real duration, e.g.
+    #: ``real.days(90)``); None: ``TASKFLOW_RETENTION_DAYS``. An operating setting: not in
+    #: the document nor the digest, so changing it needs no new version.
+    retention: Budget | None = None
 
     def state(self, name: str) -> State:
         """The state called ``name``; ``UnknownState`` (a KeyError) if none."""
@@ -120,6 +125,7 @@ def define(
     source: str = "",
     events: Sequence[Event] = (),
     migrations: Sequence[Migration] = (),
+    retention: Budget | None = None,
 ) -> Definition:
     """Build a :class:`Definition` from parts; each state takes the name it is keyed by."""
     return Definition(
@@ -133,6 +139,7 @@ def define(
         source=source,
         events=tuple(events),
         migrations=tuple(migrations),
+        retention=retention,
     )
 
 
@@ -148,7 +155,8 @@ class Workflow:
     default business calendar), ``correlate_by`` (a subject path inbound
     events may be matched by), ``events`` (rules about inbound events: who may
     raise them, which are buffered), ``migrations`` (what happens to runs of earlier
-    versions: docs/versions.md), and the states. The docstring is the description.
+    versions: docs/versions.md), ``retention`` (how long ended runs are kept:
+    docs/operations.md, "Retention"), and the states. The docstring is the description.
     """
 
     name: ClassVar[str] = ""
@@ -158,6 +166,7 @@ class Workflow:
     correlate_by: ClassVar[ex.Expr | None] = None
     events: ClassVar[Sequence[Event]] = ()
     migrations: ClassVar[Sequence[Migration]] = ()
+    retention: ClassVar[Budget | None] = None
     #: The built definition; None for a base class that declares no states.
     definition: ClassVar[Definition | None] = None
 
@@ -178,6 +187,7 @@ class Workflow:
             correlate_by=cls.correlate_by,
             events=tuple(cls.events),
             migrations=tuple(cls.migrations),
+            retention=cls.retention,
             description=(cls.__doc__ or "").strip() or None,
             source=f"{cls.__module__}.{cls.__qualname__}",
         )

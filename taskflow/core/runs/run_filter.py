@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from taskflow.core import access
+from taskflow.core.attention import Reason, Windows
 from taskflow.core.principals import Principal
 
 #: Run statuses a filter may name.
@@ -30,6 +31,14 @@ class RunFilter:
     started_before: datetime | None = None
     ended_from: datetime | None = None
     ended_before: datetime | None = None
+    #: True: only runs with an item on the needs-attention list (of ``attention_reasons``
+    #: when given); False: only runs without one.
+    needs_attention: bool | None = None
+    attention_reasons: tuple[Reason, ...] | None = None
+    #: The ages the list judges by, and the workflows the caller operates (None: all);
+    #: set by the service when ``needs_attention`` is.
+    attention_windows: Windows | None = None
+    attention_workflows: frozenset[str] | None = None
 
 
 @dataclass(frozen=True)

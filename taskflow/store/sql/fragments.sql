@@ -88,6 +88,13 @@ r.workflow = ANY($?::text[])
 -- Keyset: after (started_at, id) newest first (the runs list).
 (r.started_at, r.id) < ($?, $?::uuid)
 
+-- name: run_needs_attention
+-- Runs with an item on the needs-attention list: the list's branches (store/attention.py).
+r.id IN (/*:inner*/)
+
+-- name: run_needs_no_attention
+r.id NOT IN (/*:inner*/)
+
 -- Where a caller reads runs (core.runs.run_filter.RunReach): a slot x of the run r ...
 
 -- name: run_reached_through_slot

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
@@ -432,3 +433,28 @@ def test_a_link_slot_label_reads_only_shareable_fields() -> None:
     ):
         fine = workflow(submitted=State(initial=True, slots=[slot], then=[Route("done")]))
         assert v.problems(fine, CALENDARS) == []
+
+
+def test_retention_is_a_real_duration_of_at_least_a_day() -> None:
+    class Kept(Workflow):
+        tracks = "expense"
+        calendar = "uk-london"
+        retention = real.days(90)
+        submitted = State(initial=True, slots=[review()], then=[Route("done")])
+        done = State(terminal=True)
+
+    assert Kept.definition is not None
+    assert Kept.definition.retention == real.days(90)
+    assert v.problems(Kept.definition, CALENDARS) == []
+    # Not in the document: changing it needs no new version.
+    assert "retention" not in Kept.definition.to_document()
+    base = workflow()
+    kept = define(
+        "expense", tracks="expense", calendar="uk-london", states={}, retention=real.hours(36)
+    )
+    assert kept.retention == real.hours(36)
+    for wrong in (business.days(90), real.hours(2), real.days(0), 90, "90d"):
+        bad = dataclasses.replace(base, retention=wrong)
+        problem = only(bad)
+        assert (problem.code, problem.where) == ("BAD_RETENTION", "retention"), problem
+        assert "real.days(90)" in problem.fix
