@@ -11,7 +11,7 @@ import pytest
 from taskflow.core import access
 from taskflow.core.claim_facts import ClaimFacts
 from taskflow.core.runs.filters import SlotFilter
-from taskflow.store import candidacy, claims, queries
+from taskflow.store import calendar_days, candidacy, claims, queries
 from taskflow.store.sql_builder import FRAGMENTS, BuildError, Statement, with_columns
 
 EVIL = "x'); DROP TABLE slot; --"
@@ -174,3 +174,14 @@ def test_claim_next_takes_its_facts_and_filters_as_parameters() -> None:
         assert "DROP" not in text
         assert args == ["me", [EVIL], now, EVIL, 2]
         assert max(int(n) for n in re.findall(r"\$(\d+)", text)) == len(args)
+
+
+def test_the_day_rows_carry_as_many_pieces_as_cum_at_reads() -> None:
+    """``calendar_days.sql`` writes the day's pieces out; ``cum_at`` reads PIECES of them."""
+    text = calendar_days.ctes("$1::text[]", "$2::timestamptz", "$3::timestamptz")
+    for k in range(1, calendar_days.PIECES + 1):
+        assert f"AS s{k}" in text
+        assert f"AS e{k}" in text
+        assert f"{calendar_days.DAY_US}" in text
+    assert f"AS s{calendar_days.PIECES + 1}" not in text
+    assert "/*:" not in text
