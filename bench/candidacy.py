@@ -88,8 +88,10 @@ async def inbox_sql(principal_id: str, keys: list[str]) -> tuple[str, tuple[Any,
 async def measure(
     conn: db.Connection, people: list[tuple[str, list[str]]], calls: int, rng: random.Random
 ) -> dict[str, list[float]]:
-    claim_now, _ = claims.claim_next_statement(
-        "x", ["any"], SlotFilter(), clock.SystemClock().now(), context=False
+    claim_now = flat(
+        claims.claim_next_statement(
+            "x", ["any"], SlotFilter(), clock.SystemClock().now(), context=False
+        )[0]
     )
     assert NOW_PRED in claim_now
     claim_before = claim_now.replace(NOW_PRED, CLAIM_BEFORE)

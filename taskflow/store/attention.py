@@ -58,10 +58,10 @@ def run_ids_sql(
     """A subquery of the runs with an item (of ``reasons``; in ``workflows``), its parameters
     appended to ``args``: the ``runs`` list's needs-attention filter, the same branches
     (and partial indexes) as the list itself."""
-    names = {
-        str(n): db.placeholder(args, value)
-        for n, value in enumerate(_args(windows, workflows, reasons), start=1)
-    }
+    names = {}
+    for n, value in enumerate(_args(windows, workflows, reasons), start=1):
+        args.append(value)
+        names[str(n)] = f"${len(args)}"
     wanted = re.sub(r"\$([1-4])(?!\d)", lambda m: names[m.group(1)], _WANTED)
     return f"SELECT w.run FROM ({wanted}) w"
 

@@ -13,12 +13,16 @@ fallback for a day with more pieces or an instant outside the window.
 
 from __future__ import annotations
 
-from taskflow.store.business_sql import cum_us, epoch_us, real_us
+from taskflow.store import sql
+from taskflow.store.business_sql import cum_us
+from taskflow.store.sql_builder import with_columns
 
 #: Working pieces a day row carries (more: the instant falls back to the lookup).
 PIECES = 3
 DAY_US = 86_400_000_000
-_DAY = "interval '24 hours'"
+
+#: The day rows' CTEs of ``sql/calendar_days.sql`` (markers filled by :func:`ctes`).
+SQL = sql.statements("calendar_days")
 
 
 def utc_midnight(t: str) -> str:
@@ -28,58 +32,10 @@ def utc_midnight(t: str) -> str:
 
 def ctes(cals: str, lo: str, hi: str) -> str:
     """CTEs ending in ``cal_day``: every calendar in ``cals`` (text[]) x every UTC day of
-    ``[lo, hi]``."""
-    pieces = ", ".join(
-        f"min(p.s) FILTER (WHERE p.k = {k}) AS s{k}, min(p.e) FILTER (WHERE p.k = {k}) AS e{k}"
-        for k in range(1, PIECES + 1)
-    )
-    # Every interval touching the first UTC day counts, also those that ended before ``lo``
-    # on that day: the day's row adds up its pieces from midnight.
-    lo = utc_midnight(lo)
-    start = "greatest(v.starts_at, g.day_start)"
-    end = f"least(v.ends_at, g.day_start + {_DAY})"
-    return f"""
-    cal_iv AS (
-        SELECT i.calendar, i.starts_at, i.ends_at
-        FROM unnest({cals}) AS c(calendar)
-        CROSS JOIN LATERAL (
-            (SELECT j.calendar, j.starts_at, j.ends_at FROM calendar_interval j
-             WHERE j.calendar = c.calendar AND j.starts_at <= {lo}
-             ORDER BY j.starts_at DESC LIMIT 1)
-            UNION ALL
-            (SELECT j.calendar, j.starts_at, j.ends_at FROM calendar_interval j
-             WHERE j.calendar = c.calendar AND j.starts_at > {lo} AND j.starts_at <= {hi})
-        ) i
-        WHERE i.ends_at > i.starts_at
-    ),
-    cal_piece AS (
-        SELECT v.calendar, g.day_start,
-               row_number() OVER (PARTITION BY v.calendar, g.day_start ORDER BY v.starts_at) AS k,
-               {real_us("g.day_start", start)} AS s,
-               {real_us("g.day_start", end)} AS e
-        FROM cal_iv v
-        CROSS JOIN LATERAL generate_series({utc_midnight(f"greatest(v.starts_at, {lo})")},
-                                           least(v.ends_at, {hi}), {_DAY}) AS g(day_start)
-        WHERE {end} > {start}
-    ),
-    cal_work AS (
-        SELECT d.calendar, d.day_start, count(p.k) AS n, coalesce(sum(p.e - p.s), 0) AS work,
-               {pieces}
-        FROM (SELECT c.calendar, g.day_start FROM unnest({cals}) AS c(calendar),
-                     generate_series({lo}, {hi}, {_DAY}) AS g(day_start)) d
-        LEFT JOIN cal_piece p ON p.calendar = d.calendar AND p.day_start = d.day_start
-        GROUP BY d.calendar, d.day_start
-    ),
-    cal_day AS (
-        -- One lookup per calendar (OFFSET 0: not once per day after a pull-up); later days
-        -- add up the working time of the days before.
-        SELECT w.*, {epoch_us("w.day_start")} / {DAY_US} AS day_no,
-               (f.cum + coalesce(sum(w.work) OVER (PARTITION BY w.calendar ORDER BY w.day_start
-                   ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0))::bigint AS cum0
-        FROM cal_work w
-        JOIN (SELECT c.calendar, {cum_us("c.calendar", lo)} AS cum
-              FROM unnest({cals}) AS c(calendar) OFFSET 0) f ON f.calendar = w.calendar
-    )"""
+    ``[lo, hi]`` (``sql/calendar_days.sql``, filled by each statement that reads days, at
+    its import)."""
+    text = with_columns({"ctes": SQL["ctes"]}, cals=cals, lo=utc_midnight(lo), hi=hi)["ctes"]
+    return f"\n{text}"
 
 
 def join(alias: str, cal: str, t_us: str) -> str:

@@ -23,12 +23,6 @@ BEFORE_COMMIT: contextvars.ContextVar[Callable[[Connection], Awaitable[None]] | 
 )
 
 
-def placeholder(args: list[Any], value: Any, cast: str = "") -> str:
-    """Append ``value`` to a statement's ``args``; its placeholder (``$n``, then ``cast``)."""
-    args.append(value)
-    return f"${len(args)}{cast}"
-
-
 async def _init_connection(conn: asyncpg.Connection[Any]) -> None:
     for type_name in ("json", "jsonb"):
         await conn.set_type_codec(

@@ -20,10 +20,18 @@ from typing import Any
 from taskflow.core import clocks
 from taskflow.core.definition import budgets as bu
 from taskflow.core.runs.model import SlotView
-from taskflow.store import db, runs, timer_rows
+from taskflow.store import db, runs, sql, timer_rows
+from taskflow.store.sql_builder import with_columns
 
 #: The channel a worker LISTENs on; armed timers NOTIFY it when they commit.
 CHANNEL = "taskflow_timers"
+
+#: The statements of ``sql/deadlines.sql``, their column lists filled.
+SQL = with_columns(
+    sql.statements("deadlines"),
+    timer_columns=timer_rows.TIMER_COLUMNS,
+    slot_columns=runs.SLOT_COLUMNS,
+)
 
 # -- clocks ------------------------------------------------------------------------------------
 
@@ -46,11 +54,7 @@ async def clocks_of(
     """The clocks of these slots, by slot id (assigned before finished)."""
     if not slot_ids:
         return {}
-    rows = await conn.fetch(
-        "SELECT slot, milestone, budget_kind, budget_us, working_days, calendar, started_at, "
-        "pauses, met_at FROM sla_clock WHERE slot = ANY($1::uuid[]) ORDER BY slot, milestone",
-        [uuid.UUID(s) for s in slot_ids],
-    )
+    rows = await conn.fetch(SQL["clocks_of"], [uuid.UUID(s) for s in slot_ids])
     found: dict[str, list[clocks.Clock]] = {}
     for row in rows:
         found.setdefault(str(row["slot"]), []).append(_clock_from(row))
@@ -140,7 +144,6 @@ def _pauses(stored: Sequence[Sequence[str | None]]) -> tuple[clocks.Pause, ...]:
 TimerRow = timer_rows.TimerRow
 timer_from = timer_rows.timer_from
 timer_columns = timer_rows.timer_columns
-_TIMER_COLUMNS = timer_rows.TIMER_COLUMNS
 
 
 async def timers_for(
@@ -148,8 +151,7 @@ async def timers_for(
 ) -> tuple[list[TimerRow], list[TimerRow]]:
     """(the timer rows of these slots, the run-level rows of ``run_id`` if given), one read."""
     found = await conn.fetch(
-        f"SELECT {_TIMER_COLUMNS} FROM timer WHERE slot = ANY($1::uuid[]) "
-        "OR (run = $2 AND slot IS NULL)",
+        SQL["timers_for"],
         [uuid.UUID(s) for s in slot_ids],
         uuid.UUID(run_id) if run_id is not None else None,
     )
@@ -159,19 +161,13 @@ async def timers_for(
 
 async def next_due(conn: db.Connection, after: datetime) -> datetime | None:
     """The nearest armed due instant later than ``after`` (how long a worker may sleep)."""
-    value: datetime | None = await conn.fetchval(
-        "SELECT min(due_at) FROM timer WHERE status = 'armed' AND due_at > $1", after
-    )
+    value: datetime | None = await conn.fetchval(SQL["next_due"], after)
     return value
 
 
 async def slots_of_runs(conn: db.Connection, run_ids: Sequence[str]) -> dict[str, list[SlotView]]:
     """The slots of many runs with their clocks, by run (a worker's batch loads them at once)."""
-    found = await conn.fetch(
-        f"SELECT {runs.SLOT_COLUMNS} FROM slot WHERE run = ANY($1::uuid[]) "
-        "ORDER BY run, visit, name, item_index, id",
-        [uuid.UUID(r) for r in run_ids],
-    )
+    found = await conn.fetch(SQL["slots_of_runs"], [uuid.UUID(r) for r in run_ids])
     views = await with_clocks(conn, [runs.slot_from(r) for r in found])
     by_run: dict[str, list[SlotView]] = {r: [] for r in run_ids}
     for view in views:

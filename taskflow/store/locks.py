@@ -12,7 +12,10 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 
-from taskflow.store import db
+from taskflow.store import db, sql
+
+#: The statements of ``sql/locks.sql``.
+SQL = sql.statements("locks")
 
 
 async def lock_run(conn: db.Connection, run_id: str) -> bool:
@@ -22,9 +25,7 @@ async def lock_run(conn: db.Connection, run_id: str) -> bool:
     ``FOR NO KEY UPDATE``: writers of one run go in turn, while the key-share lock that
     inserting a timeline line (or a clock, a timer) takes on its run never waits for it.
     """
-    found = await conn.fetchval(
-        "SELECT true FROM run WHERE id = $1 FOR NO KEY UPDATE", uuid.UUID(run_id)
-    )
+    found = await conn.fetchval(SQL["lock_run"], uuid.UUID(run_id))
     return bool(found)
 
 
@@ -33,8 +34,4 @@ async def lock_live_slots(conn: db.Connection, run_ids: Sequence[str]) -> None:
     order. A claim-next holding one of them finishes first (it needs nothing the run's
     writer holds), so what is read next is what it left; while they are held, claim-next
     passes them over."""
-    await conn.execute(
-        "SELECT 1 FROM slot WHERE run = ANY($1::uuid[]) "
-        "AND status IN ('pending', 'open', 'claimed') ORDER BY id FOR UPDATE",
-        [uuid.UUID(r) for r in run_ids],
-    )
+    await conn.execute(SQL["lock_live_slots"], [uuid.UUID(r) for r in run_ids])

@@ -29,15 +29,15 @@ from taskflow.store.runs import RUN_COLUMNS, SLOT_COLUMNS, run_columns, slot_fro
 from taskflow.store.sql_builder import Statement, with_columns
 
 _RUN_PREFIX = "run_"
-_SLOT_OF_C = ", ".join(f"c.{name.strip()}" for name in SLOT_COLUMNS.split(","))
 
-
-def with_context(source: str) -> str:
-    """Select the slot row written by CTE ``source`` with its run, clocks and timers."""
-    return f"""
-        SELECT {_SLOT_OF_C}, {run_columns(_RUN_PREFIX)}, {deadline_rows.CONTEXT_COLUMNS}
-        FROM {source} c JOIN run r ON r.id = c.run JOIN subject s ON s.id = r.subject
-    """
+#: The column lists of a slot written by a CTE (alias ``c``) with its run (prefixed
+#: ``run_``), clocks and timers: the markers of statements answering a
+#: :class:`deadlines.SlotContext` (:func:`context_of`), filled at import.
+CONTEXT = {
+    "slot_of_c": ", ".join(f"c.{name.strip()}" for name in SLOT_COLUMNS.split(",")),
+    "context_run_columns": run_columns(_RUN_PREFIX),
+    "context_columns": deadline_rows.CONTEXT_COLUMNS,
+}
 
 
 def context_of(row: asyncpg.Record | None) -> deadline_rows.SlotContext | None:
@@ -52,15 +52,7 @@ async def write_slot_move(
     The written slot comes back with its run, clocks and timers (one round trip).
     """
     row = await conn.fetchrow(
-        f"""
-        WITH moved AS (
-            UPDATE slot SET status = $4, holder = $5, claimed_at = $6, version = $7,
-                            updated_at = $8, picked_at = $9, held_us = $10, held_since = $11
-            WHERE id = $1 AND status = $2 AND version = $3
-            RETURNING *
-        )
-        {with_context("moved")}
-        """,
+        SQL["slot_move"],
         uuid.UUID(before.id),
         before.status,
         before.version,
@@ -111,12 +103,6 @@ def scope(st: Statement, reach: access.Scope) -> Statement:
     return st.where_any(groups)
 
 
-def filter_sql(f: SlotFilter, args: list[Any]) -> str:
-    """`` AND ...`` conditions of ``f`` on alias ``sl``, their parameters appended to ``args``
-    (for statements that compose around them: claim-next, at-risk, reports)."""
-    return slot_filters(Statement.over(args), f).conditions()
-
-
 def scope_sql(reach: access.Scope, args: list[Any]) -> str:
     """`` AND (...)``: slots (alias ``sl``) where a scope of powers reaches; "" everywhere."""
     return scope(Statement.over(args), reach).conditions()
@@ -150,6 +136,7 @@ SQL = with_columns(
     row_columns=ROW_COLUMNS,
     slot_columns=SLOT_COLUMNS,
     run_columns=RUN_COLUMNS,
+    **CONTEXT,
 )
 
 

@@ -1,7 +1,8 @@
 """Subjects, runs and slots <-> the engine's views (timeline rows: ``timeline.py``).
 
-Statements that carry load (inbox, claim, claim-next, work) are in
-:mod:`taskflow.store.queries`; this module holds the plain reads and writes.
+Statements that carry load (inbox, claim, work) are in :mod:`taskflow.store.queries`,
+claim-next in :mod:`taskflow.store.claims`; this module holds the plain reads and writes
+(``sql/runs.sql``).
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ import asyncpg
 
 from taskflow.core.definition import audience as au
 from taskflow.core.runs.model import RunView, SlotView
-from taskflow.store import db, subjects
+from taskflow.store import db, sql, subjects
+from taskflow.store.sql_builder import with_columns
 
 
 @dataclass(frozen=True)
@@ -117,35 +119,15 @@ async def get_run(conn: db.Connection, run_id: str, *, lock: bool = False) -> Ru
         key = uuid.UUID(run_id)
     except ValueError:
         return None
-    row = await conn.fetchrow(
-        f"SELECT {RUN_COLUMNS} FROM run r JOIN subject s ON s.id = r.subject WHERE r.id = $1"
-        + (" FOR NO KEY UPDATE OF r" if lock else ""),
-        key,
-    )
+    row = await conn.fetchrow(SQL["get_run_locked"] if lock else SQL["get_run"], key)
     return run_from(row) if row else None
-
-
-#: A subject's live run of a workflow (index ``run_live_per_subject``).
-LIVE_RUN_FOR = (
-    f"SELECT {RUN_COLUMNS} FROM run r JOIN subject s ON s.id = r.subject "
-    "WHERE r.workflow = $1 AND r.subject = $2 AND r.status = 'active'"
-)
-#: The run a start with this idempotency key made, live or ended (index ``run_subject``).
-RUN_BY_IDEMPOTENCY_KEY = (
-    f"SELECT {RUN_COLUMNS} FROM run r JOIN subject s ON s.id = r.subject "
-    "WHERE r.workflow = $1 AND r.subject = $2 AND r.idempotency_key = $3 "
-    "ORDER BY r.started_at DESC LIMIT 1"
-)
 
 
 async def live_run_for(
     conn: db.Connection, workflow: str, subject_id: str, *, lock: bool = False
 ) -> RunRow | None:
-    row = await conn.fetchrow(
-        LIVE_RUN_FOR + (" FOR NO KEY UPDATE OF r" if lock else ""),
-        workflow,
-        uuid.UUID(subject_id),
-    )
+    text = SQL["live_run_for_locked"] if lock else SQL["live_run_for"]
+    row = await conn.fetchrow(text, workflow, uuid.UUID(subject_id))
     return run_from(row) if row else None
 
 
@@ -153,29 +135,18 @@ async def run_by_idempotency_key(
     conn: db.Connection, workflow: str, subject_id: str, key: str
 ) -> RunRow | None:
     """The run a start with this idempotency key made, live or ended."""
-    row = await conn.fetchrow(RUN_BY_IDEMPOTENCY_KEY, workflow, uuid.UUID(subject_id), key)
+    row = await conn.fetchrow(SQL["run_by_idempotency_key"], workflow, uuid.UUID(subject_id), key)
     return run_from(row) if row else None
-
-
-#: The live runs of a subject, locked, oldest first (index ``run_subject``).
-LIVE_RUNS_OF_SUBJECT = (
-    "SELECT id, started_at FROM run WHERE subject = $1 AND status = 'active' "
-    "ORDER BY id FOR NO KEY UPDATE"
-)
-#: The live runs an event's correlation key names, of any workflow (``run_correlation_key``).
-RUNS_BY_CORRELATION = (
-    "SELECT id FROM run WHERE correlation_key = $1 AND status = 'active' ORDER BY started_at, id"
-)
 
 
 async def live_runs_of_subject(conn: db.Connection, subject_id: str) -> list[str]:
     """The subject's live runs, locked in id order (the lock order); oldest first."""
-    rows = await conn.fetch(LIVE_RUNS_OF_SUBJECT, uuid.UUID(subject_id))
+    rows = await conn.fetch(SQL["live_runs_of_subject"], uuid.UUID(subject_id))
     return [str(r["id"]) for r in sorted(rows, key=lambda r: (r["started_at"], r["id"]))]
 
 
 async def runs_by_correlation(conn: db.Connection, key: str) -> list[str]:
-    rows = await conn.fetch(RUNS_BY_CORRELATION, key)
+    rows = await conn.fetch(SQL["runs_by_correlation"], key)
     return [str(r["id"]) for r in rows]
 
 
@@ -191,12 +162,7 @@ async def insert_run(
     now: datetime,
 ) -> None:
     await conn.execute(
-        """
-        INSERT INTO run (id, workflow, definition_version, definition_digest, subject, state,
-                         status, visit, correlation_key, idempotency_key, started_by, started_at,
-                         state_entered_at, updated_at, ended_at, version, unmatched_at)
-        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $12, $14, 1, $15)
-        """,
+        SQL["insert_run"],
         uuid.UUID(view.id),
         view.workflow,
         view.definition_version,
@@ -223,6 +189,9 @@ SLOT_COLUMNS = """
     due_at, payload, workflow, version, created_at, opened_at, claimed_at, satisfied_at,
     satisfied_by, cancelled_at, updated_at, picked_at, held_us, held_since
 """
+
+#: The statements of ``sql/runs.sql``, their column lists filled.
+SQL = with_columns(sql.statements("runs"), run_columns=RUN_COLUMNS, slot_columns=SLOT_COLUMNS)
 
 
 def slot_from(row: asyncpg.Record) -> SlotView:
@@ -255,20 +224,13 @@ def slot_from(row: asyncpg.Record) -> SlotView:
 
 
 async def slots_of_run(conn: db.Connection, run_id: str) -> list[SlotView]:
-    rows = await conn.fetch(
-        f"SELECT {SLOT_COLUMNS} FROM slot WHERE run = $1 ORDER BY visit, name, item_index, id",
-        uuid.UUID(run_id),
-    )
+    rows = await conn.fetch(SQL["slots_of_run"], uuid.UUID(run_id))
     return [slot_from(r) for r in rows]
 
 
 async def slots_of_runs(conn: db.Connection, run_ids: Sequence[str]) -> dict[str, list[SlotView]]:
     """Every slot of many runs in one query, by run id (per-request access checks)."""
-    rows = await conn.fetch(
-        f"SELECT {SLOT_COLUMNS} FROM slot WHERE run = ANY($1::uuid[]) "
-        "ORDER BY run, visit, name, item_index, id",
-        [uuid.UUID(i) for i in run_ids],
-    )
+    rows = await conn.fetch(SQL["slots_of_runs"], [uuid.UUID(i) for i in run_ids])
     found: dict[str, list[SlotView]] = {i: [] for i in run_ids}
     for r in rows:
         slot = slot_from(r)
@@ -282,9 +244,7 @@ async def get_slot(conn: db.Connection, slot_id: str, *, lock: bool = False) -> 
         key = uuid.UUID(slot_id)
     except ValueError:
         return None
-    row = await conn.fetchrow(
-        f"SELECT {SLOT_COLUMNS} FROM slot WHERE id = $1" + (" FOR UPDATE" if lock else ""), key
-    )
+    row = await conn.fetchrow(SQL["get_slot_locked"] if lock else SQL["get_slot"], key)
     return slot_from(row) if row else None
 
 
@@ -327,15 +287,7 @@ async def insert_slots(
     conn: db.Connection, views: Iterable[SlotView], workflow: str, now: datetime
 ) -> None:
     await conn.executemany(
-        """
-        INSERT INTO slot (id, run, visit, state, name, waits_for, item_index, item, label, status,
-                          holder, audience, deny, residual, delegates, delegates_deny,
-                          delegates_residual, priority, payload, workflow, version, opened_at,
-                          claimed_at, satisfied_at, satisfied_by, cancelled_at, created_at,
-                          updated_at, picked_at, held_us, held_since)
-        VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10, $11, $12, $13, $14, $15, $16, $17,
-                $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $27, $28, $29, $30)
-        """,
+        SQL["insert_slot"],
         [_slot_args(v, workflow, now) for v in views],
     )
 
@@ -366,24 +318,12 @@ async def update_slots(conn: db.Connection, views: Iterable[SlotView], now: date
             )
         )
     await conn.executemany(
-        """
-        UPDATE slot SET status = $2, holder = $3, audience = $4, deny = $5, residual = $6,
-                        delegates = $7, delegates_deny = $8, delegates_residual = $9,
-                        priority = $10, payload = $11, label = $12, version = $13,
-                        opened_at = $14, claimed_at = $15, satisfied_at = $16,
-                        satisfied_by = $17, cancelled_at = $18, updated_at = $19,
-                        picked_at = $20, held_us = $21, held_since = $22
-        WHERE id = $1
-        """,
+        SQL["update_slot"],
         rows,
     )
 
 
 async def get_runs(conn: db.Connection, run_ids: Sequence[str]) -> dict[str, RunRow]:
     """Many runs by id in one query."""
-    found = await conn.fetch(
-        f"SELECT {RUN_COLUMNS} FROM run r JOIN subject s ON s.id = r.subject "
-        "WHERE r.id = ANY($1::uuid[])",
-        [uuid.UUID(i) for i in run_ids],
-    )
+    found = await conn.fetch(SQL["get_runs"], [uuid.UUID(i) for i in run_ids])
     return {str(r["id"]): run_from(r) for r in found}

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-import functools
 import json
 import uuid
-from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from collections.abc import Iterable, Sequence
 
 from taskflow.core.runs.model import AuditEntry
-from taskflow.store import db
+from taskflow.store import db, sql
+
+#: The statements of ``sql/timeline.sql``.
+SQL = sql.statements("timeline")
 
 
 async def append_audit(conn: db.Connection, run_id: str, entries: Iterable[AuditEntry]) -> None:
@@ -20,22 +21,13 @@ async def append_audit(conn: db.Connection, run_id: str, entries: Iterable[Audit
 async def append_audits(conn: db.Connection, lines: Sequence[tuple[str, AuditEntry]]) -> None:
     """Add ``(run id, line)`` timeline lines of one or many runs, in the order given."""
     if lines:
-        args: list[Any] = []
-        await conn.execute(audit_insert(lines, functools.partial(db.placeholder, args)), *args)
-
-
-def audit_insert(lines: Sequence[tuple[str, AuditEntry]], arg: Callable[[Any], str]) -> str:
-    """An INSERT of ``(run id, line)`` timeline lines over arrays, in order; ``arg`` places a
-    parameter and names it."""
-    return f"""
-        INSERT INTO audit_event (run, slot, kind, actor, reason, details, at)
-        SELECT run, slot, kind, actor, reason, details::jsonb, at
-        FROM unnest({arg([uuid.UUID(r) for r, _ in lines])}::uuid[],
-                    {arg([uuid.UUID(e.slot_id) if e.slot_id else None for _, e in lines])}::uuid[],
-                    {arg([e.kind for _, e in lines])}::text[],
-                    {arg([e.actor for _, e in lines])}::text[],
-                    {arg([e.reason for _, e in lines])}::text[],
-                    {arg([json.dumps(dict(e.details)) for _, e in lines])}::text[],
-                    {arg([e.at for _, e in lines])}::timestamptz[])
-             WITH ORDINALITY AS a(run, slot, kind, actor, reason, details, at, n)
-        ORDER BY n"""
+        await conn.execute(
+            SQL["append_audits"],
+            [uuid.UUID(r) for r, _ in lines],
+            [uuid.UUID(e.slot_id) if e.slot_id else None for _, e in lines],
+            [e.kind for _, e in lines],
+            [e.actor for _, e in lines],
+            [e.reason for _, e in lines],
+            [json.dumps(dict(e.details)) for _, e in lines],
+            [e.at for _, e in lines],
+        )

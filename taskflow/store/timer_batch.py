@@ -15,8 +15,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from taskflow.store import db, locks, runs
+from taskflow.store import db, locks, runs, sql
 from taskflow.store import deadlines as timers
+from taskflow.store.sql_builder import with_columns
+
+#: The statements of ``sql/timer_batch.sql``, their column lists filled.
+SQL = with_columns(
+    sql.statements("timer_batch"),
+    timer_columns=timers.timer_columns("t_"),
+    run_columns=runs.RUN_COLUMNS,
+)
 
 
 async def take_due(
@@ -32,31 +40,11 @@ async def take_due(
     may be waited for (a claim-next holding one finishes without needing anything of
     ours); a timer cancelled meanwhile is left out.
     """
-    due = await conn.fetch(
-        """
-        SELECT t.id, t.run FROM timer t JOIN run r ON r.id = t.run
-        WHERE t.status = 'armed' AND t.due_at <= $1
-        ORDER BY t.due_at, t.id
-        LIMIT $2
-        FOR NO KEY UPDATE OF r SKIP LOCKED
-        """,
-        now,
-        limit,
-    )
+    due = await conn.fetch(SQL["take_due"], now, limit)
     if not due:
         return [], {}
     await locks.lock_live_slots(conn, sorted({str(row["run"]) for row in due}))
-    found = await conn.fetch(
-        f"""
-        SELECT {timers.timer_columns("t_")}, {runs.RUN_COLUMNS}
-        FROM timer t JOIN run r ON r.id = t.run JOIN subject s ON s.id = r.subject
-        WHERE t.id = ANY($1::bigint[]) AND t.status = 'armed' AND t.due_at <= $2
-        ORDER BY t.due_at, t.id
-        FOR UPDATE OF t
-        """,
-        [row["id"] for row in due],
-        now,
-    )
+    found = await conn.fetch(SQL["lock_taken"], [row["id"] for row in due], now)
     taken = [timers.timer_from(row, "t_") for row in found]
     return taken, {str(row["id"]): runs.run_from(row) for row in found}
 
@@ -65,10 +53,7 @@ async def timers_of_runs(
     conn: db.Connection, run_ids: Sequence[str]
 ) -> dict[str, list[timers.TimerRow]]:
     """Every timer row of these runs (slot and state timers, any status), by run."""
-    found = await conn.fetch(
-        f"SELECT {timers.timer_columns('t_')} FROM timer t WHERE t.run = ANY($1::text[]::uuid[])",
-        list(run_ids),
-    )
+    found = await conn.fetch(SQL["timers_of_runs"], list(run_ids))
     by_run: dict[str, list[timers.TimerRow]] = {r: [] for r in run_ids}
     for row in found:
         timer = timers.timer_from(row, "t_")

@@ -77,14 +77,14 @@ async def test_event_and_subject_lookups_use_indexes(database_url: str) -> None:
         some_subject = uuid.UUID(await conn.fetchval("SELECT md5('s' || 42)::text"))
         lookups: dict[str, tuple[str, tuple[Any, ...]]] = {
             "subject by type and external id": (subjects.FIND, ("parcel", "P-42")),
-            "live runs of a subject": (rows.LIVE_RUNS_OF_SUBJECT, (some_subject,)),
-            "runs by correlation key": (rows.RUNS_BY_CORRELATION, ("P-42",)),
+            "live runs of a subject": (rows.SQL["live_runs_of_subject"], (some_subject,)),
+            "runs by correlation key": (rows.SQL["runs_by_correlation"], ("P-42",)),
             "live run of a subject and workflow": (
-                rows.LIVE_RUN_FOR,
+                rows.SQL["live_run_for"],
                 ("delivery", some_subject),
             ),
             "start by idempotency key": (
-                rows.RUN_BY_IDEMPOTENCY_KEY,
+                rows.SQL["run_by_idempotency_key"],
                 ("delivery", some_subject, "k-42"),
             ),
             "kept events of a run": (event_buffer.OF_RUN, (some_run,)),

@@ -9,8 +9,9 @@ from datetime import UTC, datetime
 import pytest
 
 from taskflow.core import access
+from taskflow.core.claim_facts import ClaimFacts
 from taskflow.core.runs.filters import SlotFilter
-from taskflow.store import candidacy, queries
+from taskflow.store import calendar_days, candidacy, claims, queries
 from taskflow.store.sql_builder import FRAGMENTS, BuildError, Statement, with_columns
 
 EVIL = "x'); DROP TABLE slot; --"
@@ -39,7 +40,7 @@ def test_no_value_is_ever_written_into_the_text() -> None:
         scope=(access.Reach(workflows=frozenset({EVIL}), teams=frozenset({EVIL})),),
     )
     args: list[object] = ["me"]
-    text = queries.filter_sql(f, args)
+    text = queries.slot_filters(Statement.over(args), f).conditions()
     assert "DROP" not in text
     assert "2026" not in text
     numbers = [int(n) for n in re.findall(r"\$(\d+)", text)]
@@ -126,13 +127,18 @@ def _squash(text: str) -> str:
         ("team_count", "sl", "$2::text[]", ("audience",)),
         ("board_page_for", "x", "$4::text[]", ("audience", "delegates")),
         ("board_count_for", "x", "$4::text[]", ("audience", "delegates")),
+        ("claims.claim_next_plain", "sl", "$2::text[]", ("audience",)),
+        ("claims.claim_next", "sl", "$2::text[]", ("audience",)),
+        ("claims.claim_next_bare", "sl", "$2::text[]", ("audience",)),
     ],
 )
 def test_the_written_out_candidate_rule_is_candidacy_admits_sql(
     statement: str, alias: str, keys: str, columns: tuple[str, ...]
 ) -> None:
-    """The lists spell the predicate out (a static statement); it is the one every claim uses."""
-    text = _squash(queries.SQL[statement])
+    """The lists and claim-next spell the predicate out (static statements); it is the one
+    every claim uses."""
+    module, _, name = statement.rpartition(".")
+    text = _squash((claims.SQL if module == "claims" else queries.SQL)[name])
     for column in columns:
         assert _squash(candidacy.admits_sql(alias, keys, column=column)) in text
 
@@ -150,3 +156,32 @@ def test_a_wrapped_fragment_takes_composed_text_only_where_it_says() -> None:
     with pytest.raises(BuildError, match="no /\\*:inner"):
         st.wrapped("reach_holder", "true", "me")
     assert st.any_of([]) == "false"
+
+
+def test_claim_next_takes_its_facts_and_filters_as_parameters() -> None:
+    """The catalog's facts travel as parameters too: the statement's text is one per filter
+    shape, whatever the catalog or the principal."""
+    f = SlotFilter(workflow=EVIL, priority_at_most=2)
+    facts = ClaimFacts((f"wf 1 s {EVIL}",), (f"wf 1 s {EVIL} r1",))
+    now = datetime(2026, 12, 1, tzinfo=UTC)
+    text, args = claims.claim_next_plain_statement("me", [EVIL], f, now, facts)
+    assert "DROP" not in text
+    assert args == ["me", [EVIL], now, [f"wf 1 s {EVIL}"], [f"wf 1 s {EVIL} r1"], EVIL, 2]
+    other, _ = claims.claim_next_plain_statement("you", ["k"], f, now, ClaimFacts((), ()))
+    assert other == text
+    for context in (True, False):
+        text, args = claims.claim_next_statement("me", [EVIL], f, now, context=context)
+        assert "DROP" not in text
+        assert args == ["me", [EVIL], now, EVIL, 2]
+        assert max(int(n) for n in re.findall(r"\$(\d+)", text)) == len(args)
+
+
+def test_the_day_rows_carry_as_many_pieces_as_cum_at_reads() -> None:
+    """``calendar_days.sql`` writes the day's pieces out; ``cum_at`` reads PIECES of them."""
+    text = calendar_days.ctes("$1::text[]", "$2::timestamptz", "$3::timestamptz")
+    for k in range(1, calendar_days.PIECES + 1):
+        assert f"AS s{k}" in text
+        assert f"AS e{k}" in text
+        assert f"{calendar_days.DAY_US}" in text
+    assert f"AS s{calendar_days.PIECES + 1}" not in text
+    assert "/*:" not in text

@@ -1,8 +1,10 @@
 -- The lists that carry load (store/queries.py): the inbox, work lists and team queues,
 -- the board, a run's timeline. Urgency is due_at (nulls last), then priority, then id.
 -- /*:where*/ takes the filters the builder composes (store/sql_builder.py, fragments.sql),
--- /*:limit*/ a page's size; /*:row_columns*/ and /*:slot_columns*/ are the column lists
--- of store/queries.py (filled at import). The candidate predicate, written out here for
+-- /*:limit*/ a page's size; /*:row_columns*/, /*:slot_columns*/ and /*:run_columns*/ are
+-- the column lists of store/queries.py (filled at import), /*:slot_of_c*/,
+-- /*:context_run_columns*/ and /*:context_columns*/ those of a slot written by a CTE
+-- (alias c) with its run (prefixed run_), clocks and timers. The candidate predicate, written out here for
 -- the principal's keys, is candidacy.admits_sql's (a unit test checks they agree).
 
 -- name: inbox_page
@@ -158,3 +160,18 @@ ORDER BY r.started_at, r.id LIMIT /*:limit*/
 SELECT /*:slot_columns*/ FROM slot
 WHERE run = ANY($1::uuid[]) AND status IN ('pending', 'open', 'claimed')
 ORDER BY run, name, item_index, id
+
+-- name: slot_move
+-- Apply a claim, release or assign decided on the slot as it was: slot $1 (uuid), its
+-- status $2 and version $3 then (the guard: no row when it moved meanwhile); its new
+-- status $4, holder $5, claimed_at $6, version $7, picked_at $9, held_us $10 and held_since
+-- $11; now $8. The written slot comes back with its run, clocks and timers (the
+-- context columns of store/queries.py).
+WITH moved AS (
+    UPDATE slot SET status = $4, holder = $5, claimed_at = $6, version = $7,
+                    updated_at = $8, picked_at = $9, held_us = $10, held_since = $11
+    WHERE id = $1 AND status = $2 AND version = $3
+    RETURNING *
+)
+SELECT /*:slot_of_c*/, /*:context_run_columns*/, /*:context_columns*/
+FROM moved c JOIN run r ON r.id = c.run JOIN subject s ON s.id = r.subject

@@ -1,0 +1,23 @@
+-- Clock ledgers and timer rows (store/deadlines.py). /*:timer_columns*/ is the timer's
+-- columns (timer_rows.TIMER_COLUMNS) and /*:slot_columns*/ the slot's
+-- (runs.SLOT_COLUMNS), filled at import.
+
+-- name: clocks_of
+-- The clocks of the slots $1 (uuid[]), by slot, assigned before finished.
+SELECT slot, milestone, budget_kind, budget_us, working_days, calendar, started_at,
+       pauses, met_at
+FROM sla_clock WHERE slot = ANY($1::uuid[]) ORDER BY slot, milestone
+
+-- name: timers_for
+-- The timer rows of the slots $1 (uuid[]) and the run-level rows of run $2 (uuid; NULL:
+-- none), in one read.
+SELECT /*:timer_columns*/ FROM timer WHERE slot = ANY($1::uuid[]) OR (run = $2 AND slot IS NULL)
+
+-- name: next_due
+-- The nearest armed due instant later than $1 (timestamptz): how long a worker may sleep.
+SELECT min(due_at) FROM timer WHERE status = 'armed' AND due_at > $1
+
+-- name: slots_of_runs
+-- The slots of the runs $1 (uuid[]), by run, in visit, name, item order.
+SELECT /*:slot_columns*/ FROM slot WHERE run = ANY($1::uuid[])
+ORDER BY run, visit, name, item_index, id
