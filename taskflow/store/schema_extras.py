@@ -7,7 +7,7 @@ migrated database with the table classes plus these.
 
 from __future__ import annotations
 
-from taskflow.store import candidacy
+from taskflow.store import candidacy, sql
 
 #: Indexes beyond what the table classes can declare: (name, CREATE INDEX statement).
 EXTRA_INDEXES: tuple[tuple[str, str], ...] = (
@@ -211,4 +211,30 @@ EXTRA_INDEXES += (
         "WHERE correlation_key IS NOT NULL",
     ),
     ("run_ended", "CREATE INDEX run_ended ON run (ended_at) WHERE ended_at IS NOT NULL"),
+)
+
+#: The event outbox (``store/webhooks.py``): deliveries due, each run's queue per endpoint,
+#: an endpoint's log, and the events' cascade (migration 2026-12-01T21:36).
+EXTRA_INDEXES += (
+    (
+        "webhook_delivery_due",
+        "CREATE INDEX webhook_delivery_due ON webhook_delivery (next_at, id) "
+        "WHERE status = 'pending'",
+    ),
+    (
+        "webhook_delivery_queue",
+        "CREATE INDEX webhook_delivery_queue ON webhook_delivery (endpoint, run, id) "
+        "WHERE status = 'pending'",
+    ),
+    (
+        "webhook_delivery_endpoint",
+        "CREATE INDEX webhook_delivery_endpoint ON webhook_delivery (endpoint, id)",
+    ),
+    ("webhook_delivery_event", "CREATE INDEX webhook_delivery_event ON webhook_delivery (event)"),
+    ("outbox_event_occurred", "CREATE INDEX outbox_event_occurred ON outbox_event (occurred_at)"),
+)
+EXTRA_FUNCTIONS += (("outbox_rows", sql.statements("webhooks")["outbox_function"]),)
+#: Triggers: (name, CREATE TRIGGER statement), made by raw steps after their functions.
+EXTRA_TRIGGERS: tuple[tuple[str, str], ...] = (
+    ("audit_event_outbox", sql.statements("webhooks")["outbox_trigger"]),
 )

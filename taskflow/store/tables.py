@@ -33,6 +33,8 @@ from piccolo.table import Table
 
 from taskflow.store.schema_extras import EXTRA_FUNCTIONS as EXTRA_FUNCTIONS
 from taskflow.store.schema_extras import EXTRA_INDEXES as EXTRA_INDEXES
+from taskflow.store.schema_extras import EXTRA_TRIGGERS as EXTRA_TRIGGERS
+from taskflow.store import webhook_tables
 
 
 class Principal(Table, tablename="principal"):
@@ -422,3 +424,4 @@ TABLES += (IdempotencyKey,)
 TABLES += (EventBuffer,)
 TABLES += (MetricSnapshot,)
 TABLES += (DeployedDefinition,)
+TABLES += webhook_tables.TABLES
