@@ -9,11 +9,11 @@ import secrets
 import stat
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
 
-from taskflow import errors
+from taskflow import errors, webhook_settings
 
 #: The repository (or source tree) root: bundled calendars/ and examples/ live here.
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -77,6 +77,10 @@ class Settings:
     #: Start even when a loaded definition differs from the one deployed at its name and
     #: version (``TASKFLOW_ALLOW_DEFINITION_DRIFT``; development only, logged loudly).
     allow_definition_drift: bool = False
+    #: Webhook endpoints and delivery (``TASKFLOW_WEBHOOK_*``, taskflow/webhook_settings.py).
+    webhooks: webhook_settings.WebhookSettings = field(
+        default_factory=webhook_settings.WebhookSettings
+    )
 
     @property
     def embedded(self) -> bool:
@@ -250,6 +254,7 @@ def load(env: Mapping[str, str] | None = None) -> Settings:
         idle_after=_duration(env, "TASKFLOW_IDLE_AFTER", timedelta(days=14)),
         event_expiring_within=_duration(env, "TASKFLOW_EVENT_EXPIRING_WITHIN", timedelta(hours=1)),
         allow_definition_drift=_flag(env, "TASKFLOW_ALLOW_DEFINITION_DRIFT", False),
+        webhooks=webhook_settings.load(env, _flag, _duration, _positive),
     )
 
 

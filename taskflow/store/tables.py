@@ -31,10 +31,10 @@ from piccolo.columns.base import OnDelete
 from piccolo.columns.defaults.timestamptz import TimestamptzNow
 from piccolo.table import Table
 
+from taskflow.store import webhook_tables
 from taskflow.store.schema_extras import EXTRA_FUNCTIONS as EXTRA_FUNCTIONS
 from taskflow.store.schema_extras import EXTRA_INDEXES as EXTRA_INDEXES
 from taskflow.store.schema_extras import EXTRA_TRIGGERS as EXTRA_TRIGGERS
-from taskflow.store import webhook_tables
 
 
 class Principal(Table, tablename="principal"):

@@ -92,6 +92,8 @@ class WebhookDelivery(Table, tablename="webhook_delivery"):
     last_latency_ms = DoublePrecision(null=True, default=None)
     delivered_at = Timestamptz(null=True, default=None)
     created_at = Timestamptz(default=TimestamptzNow())
+    #: The retry horizon counts from here: its creation, or its last replay.
+    since = Timestamptz(default=TimestamptzNow())
 
 
 TABLES: tuple[type[Table], ...] = (WebhookEndpoint, OutboxEvent, WebhookDelivery)

@@ -22,6 +22,7 @@ from taskflow.service import (
     runs,
     slots,
     timer_admin,
+    webhooks,
 )
 
 USE_CASES: dict[str, Callable[..., Any]] = {
@@ -50,6 +51,11 @@ USE_CASES: dict[str, Callable[..., Any]] = {
     "reassignHeld": operate.reassign_held,
     "rescheduleTimer": operate.reschedule_timer,
     "migrateRuns": run_migrations.apply_as,
+    "createWebhookEndpoint": webhooks.create,
+    "updateWebhookEndpoint": webhooks.update,
+    "rotateWebhookSecret": webhooks.rotate,
+    "deleteWebhookEndpoint": webhooks.delete,
+    "replayWebhookDeliveries": webhooks.replay,
 }
 
 

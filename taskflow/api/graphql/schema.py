@@ -33,6 +33,7 @@ from taskflow.api.graphql import (
     timers,
     types,
     versions,
+    webhooks,
     work,
     work_mutations,
 )
@@ -55,6 +56,7 @@ NODE_RESOLVERS: dict[str, NodeResolver] = {
     links.TYPE_NAME: links.resolve_node,
     notifications.TYPE_NAME: notifications.resolve_node,
     timers.TYPE_NAME: timers.resolve_node,
+    webhooks.TYPE_NAME: webhooks.resolve_node,
 }
 
 
@@ -68,6 +70,7 @@ class Query(
     attention.AttentionQueries,
     definitions.DefinitionQueries,
     run_list.RunListQueries,
+    webhooks.WebhookQueries,
 ):
     @strawberry.field(description="Any object by its global id; null when absent or not visible.")
     async def node(
@@ -92,6 +95,7 @@ class Mutation(
     timers.TimerMutations,
     operate.OperateMutations,
     versions.VersionMutations,
+    webhooks.WebhookMutations,
 ):
     pass
 

@@ -52,8 +52,8 @@ BEGIN
     ORDER BY t.id
     RETURNING id, type, run, workflow, occurred_at
   )
-  INSERT INTO webhook_delivery (event, endpoint, run, next_at, created_at)
-  SELECT v.id, e.id, v.run, v.occurred_at, v.occurred_at
+  INSERT INTO webhook_delivery (event, endpoint, run, next_at, created_at, since)
+  SELECT v.id, e.id, v.run, v.occurred_at, v.occurred_at, v.occurred_at
   FROM events v
   JOIN webhook_endpoint e
     ON e.enabled
@@ -75,3 +75,130 @@ $$
 CREATE TRIGGER audit_event_outbox AFTER INSERT ON audit_event
 REFERENCING NEW TABLE AS outbox_lines
 FOR EACH STATEMENT EXECUTE FUNCTION outbox_rows()
+
+-- name: endpoint_insert
+-- $1 id, $2 url, $3 description, $4 event types, $5 workflows, $6 secret, $7 creator, $8 now
+INSERT INTO webhook_endpoint (id, url, description, event_types, workflows, enabled, secret,
+                              created_by, created_at, updated_at)
+VALUES ($1, $2, $3, $4, $5, true, $6, $7, $8, $8)
+
+-- name: endpoint_columns
+id, url, description, event_types, workflows, enabled, secret, previous_secret, previous_until,
+created_by, created_at, updated_at, failing_since, disabled_at, disabled_reason
+
+-- name: endpoint_update
+-- $1 id, $2 url, $3 description, $4 event types, $5 workflows, $6 enabled, $7 now; a null
+-- leaves the column as it is. Enabling clears the failure record.
+UPDATE webhook_endpoint SET
+  url = coalesce($2, url),
+  description = coalesce($3, description),
+  event_types = coalesce($4, event_types),
+  workflows = coalesce($5, workflows),
+  enabled = coalesce($6, enabled),
+  failing_since = CASE WHEN $6::boolean THEN NULL ELSE failing_since END,
+  disabled_at = CASE WHEN $6::boolean THEN NULL WHEN NOT $6::boolean THEN $7::timestamptz
+                     ELSE disabled_at END,
+  disabled_reason = CASE WHEN $6::boolean THEN NULL WHEN NOT $6::boolean THEN 'disabled by hand'
+                         ELSE disabled_reason END,
+  updated_at = $7
+WHERE id = $1
+
+-- name: endpoint_rotate
+-- $1 id, $2 new secret, $3 the old secret stays valid until then (null: not at all), $4 now
+UPDATE webhook_endpoint SET
+  previous_secret = CASE WHEN $3::timestamptz IS NULL THEN NULL ELSE secret END,
+  previous_until = $3, secret = $2, updated_at = $4
+WHERE id = $1
+
+-- name: endpoint_delete
+DELETE FROM webhook_endpoint WHERE id = $1
+
+-- name: take_due
+-- Due deliveries of enabled endpoints, each the oldest pending one of its run for its
+-- endpoint (per-run order), leased until $3. $1 now, $2 how many.
+WITH due AS (
+  SELECT d.id FROM webhook_delivery d
+  JOIN webhook_endpoint e ON e.id = d.endpoint AND e.enabled
+  WHERE d.status = 'pending' AND d.next_at <= $1
+    AND (d.lease_until IS NULL OR d.lease_until <= $1)
+    AND NOT EXISTS (SELECT 1 FROM webhook_delivery p
+                    WHERE p.endpoint = d.endpoint AND p.run = d.run
+                      AND p.status = 'pending' AND p.id < d.id)
+  ORDER BY d.next_at, d.id
+  LIMIT $2
+  FOR UPDATE OF d SKIP LOCKED
+), taken AS (
+  UPDATE webhook_delivery d SET lease_until = $3 FROM due WHERE d.id = due.id
+  RETURNING d.id, d.event, d.endpoint, d.attempts, d.since
+)
+SELECT t.id AS delivery, t.attempts, t.since, t.endpoint, e.url, e.secret, e.previous_secret,
+       e.previous_until, v.id, v.type, v.kind, v.run, v.slot, v.slot_name, v.workflow,
+       v.workflow_version, v.subject_type, v.subject_external_id, v.actor, v.reason, v.details,
+       v.occurred_at
+FROM taken t
+JOIN webhook_endpoint e ON e.id = t.endpoint
+JOIN outbox_event v ON v.id = t.event
+ORDER BY t.id
+
+-- name: record
+-- The outcome of attempts leased until $8 (a delivery whose lease another worker took over
+-- is left alone). $1 ids, $2 statuses (pending | delivered | dead), $3 next tries, $4 HTTP
+-- statuses, $5 errors, $6 latencies (ms), $7 when tried.
+UPDATE webhook_delivery d SET
+  status = r.status, attempts = d.attempts + 1, next_at = coalesce(r.next_at, d.next_at),
+  lease_until = NULL, last_attempt_at = $7, last_status = r.http, last_error = r.error,
+  last_latency_ms = r.latency,
+  delivered_at = CASE WHEN r.status = 'delivered' THEN $7 ELSE d.delivered_at END
+FROM unnest($1::bigint[], $2::text[], $3::timestamptz[], $4::int[], $5::text[], $6::float8[])
+     AS r(id, status, next_at, http, error, latency)
+WHERE d.id = r.id AND d.status = 'pending' AND d.lease_until = $8
+
+-- name: endpoint_health
+-- $1 endpoints answered, $2 endpoints failing, $3 now, $4 failing this long disables.
+-- Returns the endpoints disabled now.
+WITH ok AS (
+  UPDATE webhook_endpoint SET failing_since = NULL
+  WHERE id = ANY($1::uuid[]) AND failing_since IS NOT NULL
+)
+UPDATE webhook_endpoint SET
+  failing_since = coalesce(failing_since, $3::timestamptz),
+  enabled = CASE WHEN $3::timestamptz - failing_since >= $4::interval THEN false ELSE enabled END,
+  disabled_at = CASE WHEN $3::timestamptz - failing_since >= $4::interval THEN $3::timestamptz
+                     ELSE disabled_at END,
+  disabled_reason = CASE WHEN $3::timestamptz - failing_since >= $4::interval
+                         THEN 'every delivery failed since ' || to_char(failing_since AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')
+                         ELSE disabled_reason END
+WHERE id = ANY($2::uuid[]) AND NOT id = ANY($1::uuid[]) AND enabled
+RETURNING id, url, enabled
+
+-- name: next_due
+-- The nearest next try of a pending delivery of an enabled endpoint (the worker's sleep).
+SELECT min(d.next_at) FROM webhook_delivery d
+JOIN webhook_endpoint e ON e.id = d.endpoint AND e.enabled
+WHERE d.status = 'pending'
+
+-- name: log
+-- An endpoint's deliveries, newest first: $1 endpoint, $2 status or null, $3 before this id
+-- (keyset), $4 how many.
+SELECT d.id, d.event, d.status, d.attempts, d.next_at, d.lease_until, d.last_attempt_at,
+       d.last_status, d.last_error, d.last_latency_ms, d.delivered_at, d.created_at,
+       v.type, v.run, v.occurred_at
+FROM webhook_delivery d JOIN outbox_event v ON v.id = d.event
+WHERE d.endpoint = $1 AND ($2::text IS NULL OR d.status = $2) AND d.id < $3
+ORDER BY d.id DESC
+LIMIT $4
+
+-- name: log_count
+SELECT count(*) FROM webhook_delivery d
+WHERE d.endpoint = $1 AND ($2::text IS NULL OR d.status = $2)
+
+-- name: replay
+-- Send again (same webhook-id): deliveries of endpoint $1, the one numbered $2 or those whose
+-- event occurred in [$3, $4); due at $5, their horizon counting from then.
+UPDATE webhook_delivery d SET status = 'pending', next_at = $5, since = $5, lease_until = NULL
+FROM outbox_event v
+WHERE v.id = d.event AND d.endpoint = $1
+  AND ($2::bigint IS NULL OR d.id = $2)
+  AND ($3::timestamptz IS NULL OR v.occurred_at >= $3)
+  AND ($4::timestamptz IS NULL OR v.occurred_at < $4)
+RETURNING d.id
