@@ -243,14 +243,14 @@ def refused_address(address: str, *, allow_private: bool) -> str | None:
     ip = ipaddress.ip_address(address)
     if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
         ip = ip.ipv4_mapped
-    if ip.is_multicast or ip.is_unspecified or ip.is_reserved:
-        return "a multicast, unspecified or reserved address"
+    if ip.is_multicast or ip.is_unspecified:
+        return "a multicast or unspecified address"
     if allow_private:
         return None
     if ip.is_loopback:
         return "a loopback address"
     if ip.is_link_local:
         return "a link-local address"
-    if ip.is_private or not ip.is_global:
-        return "a private address"
+    if ip.is_private or ip.is_reserved or not ip.is_global:
+        return "a private or reserved address"
     return None
