@@ -198,7 +198,10 @@ async def expense_to_paid(client: httpx.AsyncClient, people: dict[str, str]) -> 
     await w.complete(client, people["max"], approval["id"], {"decision": "approve"})
     payment = await w.slot_named(client, people["paul"], "payment")
     await w.complete(
-        client, people["paul"], payment["id"], {"payment_reference": "PAYREF-77", "paid_on": "2026-12-02"}
+        client,
+        people["paul"],
+        payment["id"],
+        {"payment_reference": "PAYREF-77", "paid_on": "2026-12-02"},
     )
     return run_id
 
@@ -301,8 +304,10 @@ async def test_a_receiver_down_then_up_gets_each_event_once_after_retries(
     assert await drain(sender, frozen_clock) == 1
     log = await deliveries(client, people["ada"], endpoint)
     first = [d for d in log if d["attempts"] == 1]
-    assert len(first) == 1 and first[0]["state"] == "PENDING"
-    assert first[0]["lastStatusCode"] is None and "Connect" in first[0]["lastError"]
+    assert len(first) == 1
+    assert first[0]["state"] == "PENDING"
+    assert first[0]["lastStatusCode"] is None
+    assert "Connect" in first[0]["lastError"]
     assert first[0]["nextAttemptAt"] is not None
     # The first backoff is 5 s, jittered over its upper half: 2.5 s with no jitter.
     frozen_clock.advance(timedelta(seconds=2))
