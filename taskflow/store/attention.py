@@ -72,6 +72,19 @@ BRANCHES: dict[Reason, str] = {
                NULL, e.actor, e.expires_at, 'kept event ' || e.event || ' expires'
         FROM event_buffer e JOIN run r ON r.id = e.run
         WHERE e.expires_at <= $2 AND ($3::text[] IS NULL OR r.workflow = ANY($3::text[]))""",
+    # The run is that of the endpoint's oldest waiting (else latest) delivery; scoped readers
+    # see endpoints whose workflows they all reach (those they could mend).
+    Reason.WEBHOOK_DISABLED: """
+        SELECT 'WEBHOOK_DISABLED', w.disabled_at, w.id::text, r.id, r.workflow, r.state, NULL,
+               NULL, NULL, NULL, 'webhook endpoint ' || w.url || ' disabled: '
+                 || COALESCE(w.disabled_reason, '')
+        FROM webhook_endpoint w
+        CROSS JOIN LATERAL (SELECT d.run FROM webhook_delivery d WHERE d.endpoint = w.id
+                            ORDER BY d.status = 'pending' DESC, d.id LIMIT 1) d
+        JOIN run r ON r.id = d.run
+        WHERE NOT w.enabled AND w.failing_since IS NOT NULL AND w.disabled_at IS NOT NULL
+          AND ($3::text[] IS NULL
+               OR (cardinality(w.workflows) > 0 AND w.workflows <@ $3::varchar[]))""",
 }
 
 _UNION = " UNION ALL ".join(f"({sql})" for sql in BRANCHES.values())

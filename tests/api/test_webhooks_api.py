@@ -48,6 +48,8 @@ REPLAY = f"""mutation($input: ReplayWebhookDeliveriesInput!) {{
   replayWebhookDeliveries(input: $input) {{
     __typename ... on WebhookDeliveriesReplayed {{ count }} {REFUSAL}
   }} }}"""
+ATTENTION = """query { needsAttention(first: 50) { edges { node {
+  reason workflow detail remedy } } } }"""
 LIST = f"query {{ webhookEndpoints {{ {ENDPOINT_FIELDS} }} }}"
 LOG = """query($id: ID!, $state: WebhookDeliveryState) { node(id: $id) {
   ... on WebhookEndpoint { deliveries(first: 100, state: $state) { totalCount edges { node {
@@ -439,6 +441,15 @@ async def test_an_endpoint_failing_too_long_is_disabled_and_dead_past_the_horizo
         listed = (await gql(client, LIST, token=people["ada"])).ok()["webhookEndpoints"]
         assert listed[0]["enabled"] is False
         assert "every delivery failed since" in listed[0]["disabledReason"]
+        attention = await gql(client, ATTENTION, token=people["ada"])
+        (item,) = [
+            e["node"]
+            for e in attention.ok()["needsAttention"]["edges"]
+            if e["node"]["reason"] == "WEBHOOK_DISABLED"
+        ]
+        assert receiver.url in item["detail"]
+        assert "updateWebhookEndpoint" in item["remedy"]
+        assert item["workflow"] == "expense-approval"
     finally:
         await sender.close()
     # Enabling it again clears the failure record.

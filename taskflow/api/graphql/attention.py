@@ -56,6 +56,12 @@ class AttentionReason(Enum):
         description="An event kept for a slot not yet open expires within "
         "TASKFLOW_EVENT_EXPIRING_WITHIN. goto the state whose slot awaits it, or let it expire.",
     )
+    WEBHOOK_DISABLED = strawberry.enum_value(
+        core.Reason.WEBHOOK_DISABLED.value,
+        description="A webhook endpoint was disabled: every delivery failed for "
+        "TASKFLOW_WEBHOOK_DISABLE_AFTER (detail names it; the run is that of its oldest waiting "
+        "event). Mend the receiver, then updateWebhookEndpoint with enabled: true.",
+    )
 
 
 @strawberry.type(description="One thing that needs a person, and what it concerns.")
