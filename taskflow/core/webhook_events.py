@@ -214,19 +214,13 @@ def next_attempt(
 # -- where endpoints may point -------------------------------------------------------------------
 
 
-def check_url(url: str, *, allow_http: bool) -> str:
-    """The host of an endpoint URL, or INVALID_INPUT saying what to write."""
+def check_url(url: str) -> tuple[str, str]:
+    """The scheme and host of an endpoint URL, or INVALID_INPUT saying what to write."""
     parts = urlsplit(url.strip())
     if parts.scheme not in ("https", "http") or not parts.hostname:
         raise errors.ValidationError(
             f"The endpoint URL {url!r} is no absolute http(s) URL: write e.g. "
             "https://example.com/hooks/taskflow.",
-            field="url",
-        )
-    if parts.scheme == "http" and not allow_http:
-        raise errors.ValidationError(
-            f"The endpoint URL {url!r} is plain http: use https (an operator may allow http "
-            "with TASKFLOW_WEBHOOK_ALLOW_HTTP=true).",
             field="url",
         )
     if parts.username or parts.password:
@@ -235,7 +229,15 @@ def check_url(url: str, *, allow_http: bool) -> str:
             "signed (webhook-signature) for the receiver to verify.",
             field="url",
         )
-    return parts.hostname
+    return parts.scheme, parts.hostname
+
+
+def plain_http_refused(url: str, addresses: list[str], *, allow_http: bool) -> bool:
+    """Plain http goes to public addresses only with ``allow_http``; to addresses that are not
+    public (allowed by TASKFLOW_WEBHOOK_ALLOW_PRIVATE) it never leaves the host or network."""
+    if urlsplit(url.strip()).scheme != "http" or allow_http:
+        return False
+    return any(refused_address(a, allow_private=False) is None for a in addresses)
 
 
 def refused_address(address: str, *, allow_private: bool) -> str | None:

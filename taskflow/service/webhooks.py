@@ -48,7 +48,7 @@ async def check_destination(settings: WebhookSettings, url: str) -> None:
     may receive deliveries (TASKFLOW_WEBHOOK_ALLOW_PRIVATE, TASKFLOW_WEBHOOK_ALLOW_HTTP)."""
     if len(url) > MAX_URL:
         raise errors.ValidationError(f"The URL is longer than {MAX_URL} characters.", field="url")
-    host = webhook_events.check_url(url, allow_http=settings.allow_http)
+    _, host = webhook_events.check_url(url)
     try:
         addresses = await resolve(host)
     except OSError as exc:
@@ -64,6 +64,12 @@ async def check_destination(settings: WebhookSettings, url: str) -> None:
                 "TASKFLOW_WEBHOOK_ALLOW_PRIVATE=true).",
                 field="url",
             )
+    if webhook_events.plain_http_refused(url, addresses, allow_http=settings.allow_http):
+        raise errors.ValidationError(
+            f"The endpoint URL {url!r} is plain http to a public address: use https (an "
+            "operator may allow http with TASKFLOW_WEBHOOK_ALLOW_HTTP=true).",
+            field="url",
+        )
 
 
 def _check_types(event_types: Sequence[str]) -> list[str]:

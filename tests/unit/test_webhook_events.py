@@ -128,9 +128,13 @@ def test_addresses_refused_unless_private_ones_are_allowed(
     assert ev.refused_address(address, allow_private=True) == loose
 
 
-def test_urls_are_absolute_https_without_credentials() -> None:
-    assert ev.check_url("https://hooks.example.com/x", allow_http=False) == "hooks.example.com"
-    assert ev.check_url("http://127.0.0.1:9/x", allow_http=True) == "127.0.0.1"
-    for bad in ("http://hooks.example.com/", "hooks.example.com", "https://u:p@h.example/"):
+def test_urls_are_absolute_http_s_without_credentials_plain_http_stays_inside() -> None:
+    assert ev.check_url("https://hooks.example.com/x") == ("https", "hooks.example.com")
+    for bad in ("hooks.example.com", "ftp://h.example/", "https://u:p@h.example/"):
         with pytest.raises(errors.ValidationError):
-            ev.check_url(bad, allow_http=False)
+            ev.check_url(bad)
+    public, inside = ["93.184.215.14"], ["127.0.0.1"]
+    assert ev.plain_http_refused("http://h.example/", public, allow_http=False)
+    assert not ev.plain_http_refused("http://h.example/", public, allow_http=True)
+    assert not ev.plain_http_refused("http://127.0.0.1:9/", inside, allow_http=False)
+    assert not ev.plain_http_refused("https://h.example/", public, allow_http=False)
