@@ -32,7 +32,7 @@ class WebhookSettings:
     @property
     def lease(self) -> timedelta:
         """How long a worker holds the deliveries it sends (a killed worker's come back then)."""
-        return timedelta(seconds=2 * self.timeout + 30)
+        return timedelta(seconds=2 * self.timeout + 5)
 
 
 def load(

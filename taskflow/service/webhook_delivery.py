@@ -139,16 +139,19 @@ class Sender:
             error = f"refused: {refused}"
         else:
             try:
-                answer = await self.client.post(
-                    due.url,
-                    content=body.encode(),
-                    headers=signed_headers(due, body, self.wall(), now),
-                )
+                # The whole attempt is bounded (httpx's timeout is per phase): the lease
+                # (2 x timeout + 5 s) outlasts every send of a batch and its record.
+                async with asyncio.timeout(self.settings.timeout):
+                    answer = await self.client.post(
+                        due.url,
+                        content=body.encode(),
+                        headers=signed_headers(due, body, self.wall(), now),
+                    )
                 status = answer.status_code
                 asked = webhook_events.retry_after(answer.headers.get("retry-after"), now)
                 if not 200 <= status < 300:
                     error = f"HTTP {status}"
-            except httpx.HTTPError as exc:
+            except (httpx.HTTPError, TimeoutError) as exc:
                 error = f"{type(exc).__name__}: {exc}"[:500]
         latency = (time.perf_counter() - started) * 1000
         if error is None:
