@@ -7,6 +7,8 @@ the worker's sender stepped with the frozen clock: time moves only by ``advance`
 
 from __future__ import annotations
 
+import asyncio
+import contextvars
 import dataclasses
 from collections.abc import AsyncIterator, Iterator
 from datetime import timedelta
@@ -462,3 +464,41 @@ async def test_an_endpoint_failing_too_long_is_disabled_and_dead_past_the_horizo
         None,
         None,
     )
+
+
+async def test_two_workers_racing_send_each_event_once_in_order_per_run(
+    client: httpx.AsyncClient,
+    people: dict[str, str],
+    receiver: Receiver,
+    services: container.Services,
+    frozen_clock: clock.FrozenClock,
+) -> None:
+    made = await create(client, people["ada"], receiver.url, workflows=["expense-approval"])
+    receiver.secrets.append(made["endpoint"]["secret"])
+    runs = []
+    for n in range(6):
+        started = await w.start(
+            client, people["app"], "expense-approval", "expense", f"RACE-{n}", w.EXPENSE
+        )
+        runs.append(started["run"]["id"])
+    async with services.db.connection() as conn:
+        assert await conn.fetchval("SELECT count(*) FROM webhook_delivery") == 12
+    senders = [webhook_delivery.Sender(services, jitter=lambda: 0.0) for _ in range(2)]
+    try:
+
+        async def work(sender: webhook_delivery.Sender) -> int:
+            return await drain(sender, frozen_clock)
+
+        # Each in a fresh context: no transaction (nor its connection) is shared.
+        tasks = [
+            asyncio.get_running_loop().create_task(work(s), context=contextvars.Context())
+            for s in senders
+        ]
+        taken = await asyncio.gather(*tasks)
+    finally:
+        for s in senders:
+            await s.close()
+    assert sum(taken) == 12
+    assert sorted(receiver.ids()) == sorted(set(receiver.ids()))
+    for run_id in runs:
+        assert receiver.types_of(run_id) == ["run.started", "slot.opened"]
