@@ -104,11 +104,15 @@ class Sender:
         tried = self.services.clock.now()
         answered = [o.endpoint for o in outcomes if o.status == "delivered"]
         failing = [o.endpoint for o in outcomes if o.status != "delivered"]
+        # Endpoint health changes only on a failure, or on a success of a failing endpoint.
+        mending = failing or any(d.failing_since is not None for d in due)
+        disabled: list[str] = []
         async with self.services.db.transaction() as conn:
             await store.record(conn, outcomes, tried, leased_until)
-            disabled = await store.endpoint_health(
-                conn, answered, failing, tried, settings.disable_after
-            )
+            if mending:
+                disabled = await store.endpoint_health(
+                    conn, answered, failing, tried, settings.disable_after
+                )
         for url in disabled:
             log.warning("webhook endpoint %s disabled: every delivery failed too long", url)
         self.delivered += len(answered)
@@ -116,8 +120,7 @@ class Sender:
 
     async def _refused(self, url: str) -> str | None:
         """Why the endpoint may not be sent to now (its host resolves to a refused address)."""
-        host = httpx.URL(url).host
-        seen = self._resolved.get(host)
+        seen = self._resolved.get(url)
         if seen is not None and seen[0] > time.monotonic():
             return seen[1]
         try:
@@ -125,7 +128,7 @@ class Sender:
             why = None
         except Exception as exc:
             why = getattr(exc, "message", str(exc))
-        self._resolved[host] = (time.monotonic() + RESOLVE_TTL, why)
+        self._resolved[url] = (time.monotonic() + RESOLVE_TTL, why)
         return why
 
     async def _attempt(self, due: store.Due, now: datetime) -> store.Outcome:

@@ -161,6 +161,8 @@ class Due:
     secret: str
     previous_secret: str | None
     previous_until: datetime | None
+    #: The endpoint's failure record when the delivery was taken.
+    failing_since: datetime | None
     event: webhook_events.Event
 
 
@@ -196,6 +198,7 @@ async def take_due(conn: db.Connection, now: datetime, limit: int, lease: timede
             secret=r["secret"],
             previous_secret=r["previous_secret"],
             previous_until=r["previous_until"],
+            failing_since=r["failing_since"],
             event=_event(r),
         )
         for r in rows

@@ -132,7 +132,7 @@ WITH due AS (
   RETURNING d.id, d.event, d.endpoint, d.attempts, d.since
 )
 SELECT t.id AS delivery, t.attempts, t.since, t.endpoint, e.url, e.secret, e.previous_secret,
-       e.previous_until, v.id, v.type, v.kind, v.run, v.slot, v.slot_name, v.workflow,
+       e.previous_until, e.failing_since, v.id, v.type, v.kind, v.run, v.slot, v.slot_name, v.workflow,
        v.workflow_version, v.subject_type, v.subject_external_id, v.actor, v.reason, v.details,
        v.occurred_at
 FROM taken t
