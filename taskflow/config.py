@@ -254,7 +254,7 @@ def load(env: Mapping[str, str] | None = None) -> Settings:
         idle_after=_duration(env, "TASKFLOW_IDLE_AFTER", timedelta(days=14)),
         event_expiring_within=_duration(env, "TASKFLOW_EVENT_EXPIRING_WITHIN", timedelta(hours=1)),
         allow_definition_drift=_flag(env, "TASKFLOW_ALLOW_DEFINITION_DRIFT", False),
-        webhooks=webhook_settings.load(env, _flag, _duration, _positive),
+        webhooks=webhook_settings.load(env, _flag, _duration, _positive, dev=env_name == "dev"),
     )
 
 

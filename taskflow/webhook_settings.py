@@ -15,6 +15,8 @@ class WebhookSettings:
 
     #: Endpoints may resolve to loopback, link-local and private addresses.
     allow_private: bool = False
+    #: Endpoints may resolve to loopback addresses (this machine): by default in dev only.
+    allow_loopback: bool = False
     #: Endpoints may use plain http.
     allow_http: bool = False
     #: A delivery still failing this long after its event is ``dead``.
@@ -40,14 +42,18 @@ def load(
     flag: Callable[[Mapping[str, str], str, bool], bool],
     duration: Callable[[Mapping[str, str], str, timedelta], timedelta],
     seconds: Callable[[Mapping[str, str], str, float], float],
+    *,
+    dev: bool = False,
 ) -> WebhookSettings:
     """The settings from ``env``, read with ``config``'s parsers (CONFIG_ERROR naming the
     variable when one is wrong)."""
     concurrency = seconds(env, "TASKFLOW_WEBHOOK_CONCURRENCY", 32)
     if concurrency != int(concurrency):
         raise errors.ConfigError("TASKFLOW_WEBHOOK_CONCURRENCY must be a whole number, e.g. 32.")
+    private = flag(env, "TASKFLOW_WEBHOOK_ALLOW_PRIVATE", False)
     return WebhookSettings(
-        allow_private=flag(env, "TASKFLOW_WEBHOOK_ALLOW_PRIVATE", False),
+        allow_private=private,
+        allow_loopback=private or flag(env, "TASKFLOW_WEBHOOK_ALLOW_LOOPBACK", dev),
         allow_http=flag(env, "TASKFLOW_WEBHOOK_ALLOW_HTTP", False),
         horizon=duration(env, "TASKFLOW_WEBHOOK_HORIZON", timedelta(days=3)),
         disable_after=duration(env, "TASKFLOW_WEBHOOK_DISABLE_AFTER", timedelta(days=1)),

@@ -24,6 +24,7 @@ COMMAND_MODULES = (
     "taskflow.cli.demo_cmd",
     "taskflow.cli.reports_cmd",
     "taskflow.cli.worker_cmd",
+    "taskflow.cli.webhooks_cmd",
 )
 
 

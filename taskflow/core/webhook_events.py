@@ -240,14 +240,17 @@ def plain_http_refused(url: str, addresses: list[str], *, allow_http: bool) -> b
     return any(refused_address(a, allow_private=False) is None for a in addresses)
 
 
-def refused_address(address: str, *, allow_private: bool) -> str | None:
-    """Why ``address`` may not receive deliveries (loopback, link-local, private...), or None."""
+def refused_address(
+    address: str, *, allow_private: bool, allow_loopback: bool = False
+) -> str | None:
+    """Why ``address`` may not receive deliveries (loopback, link-local, private...), or None;
+    ``allow_private`` allows all of them, ``allow_loopback`` loopback ones."""
     ip = ipaddress.ip_address(address)
     if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
         ip = ip.ipv4_mapped
     if ip.is_multicast or ip.is_unspecified:
         return "a multicast or unspecified address"
-    if allow_private:
+    if allow_private or (allow_loopback and ip.is_loopback):
         return None
     if ip.is_loopback:
         return "a loopback address"

@@ -56,12 +56,15 @@ async def check_destination(settings: WebhookSettings, url: str) -> None:
             f"The endpoint host {host!r} does not resolve ({exc}); check the URL.", field="url"
         ) from None
     for address in addresses:
-        why = webhook_events.refused_address(address, allow_private=settings.allow_private)
+        why = webhook_events.refused_address(
+            address, allow_private=settings.allow_private, allow_loopback=settings.allow_loopback
+        )
         if why is not None:
             raise errors.ValidationError(
                 f"The endpoint host {host!r} resolves to {address}, {why}: deliveries go to "
                 "public addresses only (an operator may allow private ones with "
-                "TASKFLOW_WEBHOOK_ALLOW_PRIVATE=true).",
+                "TASKFLOW_WEBHOOK_ALLOW_PRIVATE=true, loopback ones with "
+                "TASKFLOW_WEBHOOK_ALLOW_LOOPBACK=true).",
                 field="url",
             )
     if webhook_events.plain_http_refused(url, addresses, allow_http=settings.allow_http):

@@ -138,3 +138,22 @@ def test_urls_are_absolute_http_s_without_credentials_plain_http_stays_inside() 
     assert not ev.plain_http_refused("http://h.example/", public, allow_http=True)
     assert not ev.plain_http_refused("http://127.0.0.1:9/", inside, allow_http=False)
     assert not ev.plain_http_refused("https://h.example/", public, allow_http=False)
+
+
+def test_loopback_endpoints_are_allowed_in_dev_only_unless_configured() -> None:
+    from taskflow import config
+
+    base = {
+        "TASKFLOW_DATABASE_URL": "postgresql://x/",
+        "TASKFLOW_SECRET_KEYS": "k" * 40,
+    }
+    dev = config.load({**base, "TASKFLOW_ENV": "dev"}).webhooks
+    prod = config.load({**base, "TASKFLOW_ENV": "prod"}).webhooks
+    assert (dev.allow_loopback, dev.allow_private) == (True, False)
+    assert (prod.allow_loopback, prod.allow_private) == (False, False)
+    opened = config.load({**base, "TASKFLOW_ENV": "prod", "TASKFLOW_WEBHOOK_ALLOW_PRIVATE": "1"})
+    assert opened.webhooks.allow_loopback
+    assert ev.refused_address("127.0.0.1", allow_private=False, allow_loopback=True) is None
+    assert ev.refused_address("10.0.0.1", allow_private=False, allow_loopback=True)
+    with pytest.raises(errors.ConfigError):
+        config.load({**base, "TASKFLOW_WEBHOOK_HORIZON": "soon"})
