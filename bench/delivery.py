@@ -369,6 +369,51 @@ async def prepare(admin_url: str, args: argparse.Namespace, receiver_url: str) -
     await execute(url, SEED, args=(args.events, datetime.now(UTC)))
 
 
+# -- what the outbox trigger costs the writers ----------------------------------------------------
+
+COST_LINES = """
+INSERT INTO audit_event (run, kind, actor, details, at)
+SELECT r, k, 'bench', '{}'::jsonb, now()
+FROM unnest($1::uuid[]) r, unnest(ARRAY['slot.claimed', 'clock.met', 'slot.pinged']) k
+"""
+
+
+async def outbox_cost(admin_url: str, statements: int) -> list[tuple[str, float]]:
+    """Microseconds per timeline write (one statement of three lines) in four setups."""
+    url = await fresh(admin_url, "bench_delivery_cost")
+    conn = await asyncpg.connect(url)
+    try:
+        runs = [r["id"] for r in await conn.fetch("SELECT id FROM run LIMIT 1")]
+        setups = [
+            ("no trigger", "ALTER TABLE audit_event DISABLE TRIGGER audit_event_outbox", None),
+            ("trigger, no endpoint enabled", "ALTER TABLE audit_event ENABLE TRIGGER ALL", False),
+            (
+                "trigger, an endpoint of another workflow",
+                "UPDATE webhook_endpoint SET workflows = ARRAY['vendor-onboarding']",
+                True,
+            ),
+            (
+                "trigger, a subscribed endpoint (writes 2 events, 2 deliveries)",
+                "UPDATE webhook_endpoint SET workflows = '{}'",
+                True,
+            ),
+        ]
+        found = []
+        for label, setup, enabled in setups:
+            await conn.execute(setup)
+            if enabled is not None:
+                await conn.execute("UPDATE webhook_endpoint SET enabled = $1", enabled)
+            for _ in range(200):  # warm up
+                await conn.execute(COST_LINES, runs)
+            started = time.perf_counter()
+            for _ in range(statements):
+                await conn.execute(COST_LINES, runs)
+            found.append((label, (time.perf_counter() - started) / statements * 1e6))
+        return found
+    finally:
+        await conn.close()
+
+
 def main(args: argparse.Namespace) -> None:
     admin_url = os.environ.get("TASKFLOW_BENCH_DATABASE_URL")
     server = None
@@ -391,6 +436,11 @@ def main(args: argparse.Namespace) -> None:
             except httpx.HTTPError:
                 time.sleep(0.1)
         asyncio.run(prepare(admin_url, args, f"{base}/hooks"))
+        if args.outbox_cost:
+            print(f"a timeline write of 3 lines, mean of {args.outbox_cost} statements:")
+            for label, us in asyncio.run(outbox_cost(admin_url, args.outbox_cost)):
+                print(f"  {label:<66} {us:>7.0f} us", flush=True)
+            return
         print(f"{args.events} events, concurrency {args.concurrency}; {os.cpu_count()} CPUs")
         print(f"{'workers':>7}  {'raw /s':>8}  {'taskflow /s':>11}  {'ratio':>6}")
         for workers in args.workers:
@@ -416,6 +466,13 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--paced", type=int, default=5000)
     parser.add_argument("--rate", type=float, default=500.0)
     parser.add_argument("--timeout", type=float, default=600.0)
+    parser.add_argument(
+        "--outbox-cost",
+        type=int,
+        default=0,
+        metavar="N",
+        help="Only measure what the outbox trigger adds to N timeline writes.",
+    )
     return parser.parse_args(argv)
 
 

@@ -31,11 +31,6 @@ class WebhookSettings:
     #: Deliveries one worker sends at once.
     concurrency: int = 32
 
-    @property
-    def lease(self) -> timedelta:
-        """How long a worker holds the deliveries it sends (a killed worker's come back then)."""
-        return timedelta(seconds=2 * self.timeout + 5)
-
 
 def load(
     env: Mapping[str, str],

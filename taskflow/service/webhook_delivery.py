@@ -1,11 +1,13 @@
-"""Sending webhook deliveries: take due ones under a lease, POST them signed, record outcomes.
+"""Sending webhook deliveries: take due ones locked, POST them signed, record the outcomes.
 
-One step (:meth:`Sender.step`) takes up to ``TASKFLOW_WEBHOOK_CONCURRENCY`` due
-deliveries (SKIP LOCKED; the oldest pending one per run and endpoint, so a run's
-events go in order), sends them at once with httpx, outside any transaction, and
-records every outcome in one statement guarded by the lease: a worker killed
-mid-send loses nothing, its deliveries are taken again when the lease runs out
-(at-least-once; ``webhook-id`` lets receivers drop the duplicate).
+One step (:meth:`Sender.step`) is one transaction: it locks up to
+``TASKFLOW_WEBHOOK_CONCURRENCY`` due deliveries (FOR UPDATE SKIP LOCKED; the oldest
+pending one per run and endpoint, so a run's events go in order), sends them at once
+with httpx (each attempt bounded by ``TASKFLOW_WEBHOOK_TIMEOUT``), and records every
+outcome in one statement before it commits. A worker killed mid-send loses nothing:
+its connection drops, PostgreSQL rolls the transaction back, and the deliveries are
+pending and free for any worker at once (at-least-once; ``webhook-id`` lets receivers
+drop the duplicate). No lease to write, nor to wait for.
 
 Signatures follow Standard Webhooks (``standardwebhooks``): ``webhook-id`` is the
 event's id, ``webhook-timestamp`` the attempt's wall-clock time (receivers check it
@@ -16,6 +18,7 @@ against their own clock, whatever clock drives due times), ``webhook-signature``
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import random
 import time
@@ -44,13 +47,18 @@ def wall_clock() -> datetime:
     return datetime.now(UTC)
 
 
+@functools.lru_cache(maxsize=256)
+def _signer(secret: str) -> standardwebhooks.Webhook:
+    return standardwebhooks.Webhook(secret)
+
+
 def signed_headers(due: store.Due, body: str, at: datetime, now: datetime) -> dict[str, str]:
     """The Standard Webhooks headers of one attempt of ``due`` sent at ``at``."""
     msg_id = webhook_events.message_id(due.event.id)
     keys = [due.secret]
     if due.previous_secret and due.previous_until is not None and due.previous_until > now:
         keys.append(due.previous_secret)
-    signatures = " ".join(standardwebhooks.Webhook(k).sign(msg_id, at, body) for k in keys)
+    signatures = " ".join(_signer(k).sign(msg_id, at, body) for k in keys)
     return {
         "webhook-id": msg_id,
         "webhook-timestamp": str(int(at.timestamp())),
@@ -82,7 +90,8 @@ class Sender:
         self.client = client or httpx.AsyncClient(
             timeout=settings.timeout,
             follow_redirects=False,
-            limits=httpx.Limits(max_connections=settings.concurrency),
+            # Two lanes of a worker share the client (worker/delivery.py).
+            limits=httpx.Limits(max_connections=2 * settings.concurrency),
         )
         self.jitter = jitter
         self.wall = wall
@@ -95,21 +104,18 @@ class Sender:
     async def step(self, now: datetime) -> int:
         """Take and send one batch of deliveries due at ``now``; how many were taken."""
         settings = self.settings
-        async with self.services.db.transaction() as conn:
-            due = await store.take_due(conn, now, settings.concurrency, settings.lease)
-        if not due:
-            return 0
-        leased_until = now + settings.lease
-        outcomes = await asyncio.gather(*(self._attempt(d, now) for d in due))
-        tried = self.services.clock.now()
-        answered = [o.endpoint for o in outcomes if o.status == "delivered"]
-        failing = [o.endpoint for o in outcomes if o.status != "delivered"]
-        # Endpoint health changes only on a failure, or on a success of a failing endpoint.
-        mending = failing or any(d.failing_since is not None for d in due)
         disabled: list[str] = []
         async with self.services.db.transaction() as conn:
-            await store.record(conn, outcomes, tried, leased_until)
-            if mending:
+            due = await store.take_due(conn, now, settings.concurrency)
+            if not due:
+                return 0
+            outcomes = await asyncio.gather(*(self._attempt(d, now) for d in due))
+            tried = self.services.clock.now()
+            answered = [o.endpoint for o in outcomes if o.status == "delivered"]
+            failing = [o.endpoint for o in outcomes if o.status != "delivered"]
+            await store.record(conn, outcomes, tried)
+            # Endpoint health changes only on a failure, or a success of a failing endpoint.
+            if failing or any(d.failing_since is not None for d in due):
                 disabled = await store.endpoint_health(
                     conn, answered, failing, tried, settings.disable_after
                 )
@@ -142,8 +148,8 @@ class Sender:
             error = f"refused: {refused}"
         else:
             try:
-                # The whole attempt is bounded (httpx's timeout is per phase): the lease
-                # (2 x timeout + 5 s) outlasts every send of a batch and its record.
+                # The whole attempt is bounded (httpx's timeout is per phase), and so is the
+                # transaction that holds the batch.
                 async with asyncio.timeout(self.settings.timeout):
                     answer = await self.client.post(
                         due.url,

@@ -214,7 +214,7 @@ EXTRA_INDEXES += (
 )
 
 #: The event outbox (``store/webhooks.py``): deliveries due, each run's queue per endpoint,
-#: an endpoint's log, and the events' cascade (migration 2026-12-01T21:36).
+#: an endpoint's log, events by instant (replays; migration 2026-12-01T21:36).
 EXTRA_INDEXES += (
     (
         "webhook_delivery_due",
@@ -230,7 +230,6 @@ EXTRA_INDEXES += (
         "webhook_delivery_endpoint",
         "CREATE INDEX webhook_delivery_endpoint ON webhook_delivery (endpoint, id)",
     ),
-    ("webhook_delivery_event", "CREATE INDEX webhook_delivery_event ON webhook_delivery (event)"),
     ("outbox_event_occurred", "CREATE INDEX outbox_event_occurred ON outbox_event (occurred_at)"),
 )
 EXTRA_FUNCTIONS += (("outbox_rows", sql.statements("webhooks")["outbox_function"]),)

@@ -84,8 +84,6 @@ class WebhookDelivery(Table, tablename="webhook_delivery"):
     status = Varchar(length=20, default="pending")
     attempts = Integer(default=0)
     next_at = Timestamptz(default=TimestamptzNow())
-    #: A worker sending it holds it until then (a killed worker's lease runs out).
-    lease_until = Timestamptz(null=True, default=None)
     last_attempt_at = Timestamptz(null=True, default=None)
     last_status = Integer(null=True, default=None)
     last_error = Text(null=True, default=None)

@@ -3,8 +3,9 @@
 Events and their deliveries are written by the ``outbox_rows`` trigger on
 ``audit_event``, in the statement that writes the timeline lines: no use case
 calls this module to emit an event. The worker takes due deliveries here
-(``take_due``: SKIP LOCKED, a lease, the oldest pending one per run and endpoint)
-and records what each attempt gave (``record``, ``endpoint_health``).
+(``take_due``: FOR UPDATE SKIP LOCKED, the oldest pending one per run and endpoint)
+and records what each attempt gave (``record``, ``endpoint_health``) in the same
+transaction.
 """
 
 from __future__ import annotations
@@ -151,7 +152,7 @@ async def delete_endpoint(conn: db.Connection, endpoint_id: str) -> None:
 
 @dataclass(frozen=True)
 class Due:
-    """A leased delivery: the event, where it goes, and how to sign it."""
+    """A delivery taken (locked): the event, where it goes, and how to sign it."""
 
     delivery: int
     attempts: int
@@ -185,9 +186,9 @@ def _event(row: Mapping[str, Any]) -> webhook_events.Event:
     )
 
 
-async def take_due(conn: db.Connection, now: datetime, limit: int, lease: timedelta) -> list[Due]:
-    """Lease up to ``limit`` due deliveries until ``now + lease`` (SKIP LOCKED)."""
-    rows = await conn.fetch(_SQL["take_due"], now, limit, now + lease)
+async def take_due(conn: db.Connection, now: datetime, limit: int) -> list[Due]:
+    """Lock up to ``limit`` due deliveries for this transaction (SKIP LOCKED)."""
+    rows = await conn.fetch(_SQL["take_due"], now, limit)
     return [
         Due(
             delivery=int(r["delivery"]),
@@ -219,10 +220,8 @@ class Outcome:
     latency_ms: float
 
 
-async def record(
-    conn: db.Connection, outcomes: Sequence[Outcome], tried_at: datetime, leased_until: datetime
-) -> None:
-    """Write the outcomes of attempts made under the lease ``leased_until`` (one statement)."""
+async def record(conn: db.Connection, outcomes: Sequence[Outcome], tried_at: datetime) -> None:
+    """Write the outcomes of attempts on deliveries this transaction took (one statement)."""
     if not outcomes:
         return
     await conn.execute(
@@ -234,7 +233,6 @@ async def record(
         [o.error for o in outcomes],
         [o.latency_ms for o in outcomes],
         tried_at,
-        leased_until,
     )
 
 
@@ -279,7 +277,6 @@ class LogRow:
     status: str
     attempts: int
     next_at: datetime
-    lease_until: datetime | None
     last_attempt_at: datetime | None
     last_status: int | None
     last_error: str | None
@@ -305,7 +302,6 @@ async def log(
             status=r["status"],
             attempts=int(r["attempts"]),
             next_at=r["next_at"],
-            lease_until=r["lease_until"],
             last_attempt_at=r["last_attempt_at"],
             last_status=r["last_status"],
             last_error=r["last_error"],

@@ -1,5 +1,5 @@
 """Real ``taskflow worker`` processes deliver webhooks: a worker SIGKILLed mid-delivery loses
-nothing (at-least-once), and its leased deliveries are sent again by another worker.
+nothing (at-least-once): what it held is rolled back and sent by another worker.
 
 Events come the real way: timeline lines inserted into ``audit_event`` fire the outbox
 trigger, which queues a delivery per event for the enabled endpoint. The receiver is
@@ -118,13 +118,8 @@ def test_a_worker_killed_mid_delivery_loses_nothing(
         wait_until(lambda: len(receiver.received) >= 30, 60, "the first deliveries")
         victim.send_signal(signal.SIGKILL)
         victim.wait(timeout=10)
-        assert delivered(database_url) < EVENTS
-        in_flight = sql(
-            database_url,
-            "SELECT count(*) FROM webhook_delivery WHERE status = 'pending' "
-            "AND lease_until IS NOT NULL",
-        )[0][0]
-        assert in_flight > 0, "the kill left no leased delivery: it came too late to test"
+        # Some reached the receiver but were never recorded: the kill came mid-delivery.
+        assert delivered(database_url) < len(set(receiver.ids())) < EVENTS
 
         start("heir")
         wait_until(lambda: delivered(database_url) == EVENTS, 90, "every delivery")
@@ -138,6 +133,6 @@ def test_a_worker_killed_mid_delivery_loses_nothing(
     assert not bad, bad[:2]
     ids = receiver.ids()
     assert len(set(ids)) == EVENTS, "every event reached the receiver"
-    # At least once: only what the killed worker had in flight may have come twice.
-    assert len(ids) - len(set(ids)) <= 20
+    # At least once: only what the killed worker had in flight (two lanes of 20) came twice.
+    assert len(ids) - len(set(ids)) <= 40
     assert {p["type"] for p in receiver.verified()} == {"run.started"}

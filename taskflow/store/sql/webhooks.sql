@@ -115,43 +115,34 @@ DELETE FROM webhook_endpoint WHERE id = $1
 
 -- name: take_due
 -- Due deliveries of enabled endpoints, each the oldest pending one of its run for its
--- endpoint (per-run order), leased until $3. $1 now, $2 how many.
-WITH due AS (
-  SELECT d.id FROM webhook_delivery d
-  JOIN webhook_endpoint e ON e.id = d.endpoint AND e.enabled
-  WHERE d.status = 'pending' AND d.next_at <= $1
-    AND (d.lease_until IS NULL OR d.lease_until <= $1)
-    AND NOT EXISTS (SELECT 1 FROM webhook_delivery p
-                    WHERE p.endpoint = d.endpoint AND p.run = d.run
-                      AND p.status = 'pending' AND p.id < d.id)
-  ORDER BY d.next_at, d.id
-  LIMIT $2
-  FOR UPDATE OF d SKIP LOCKED
-), taken AS (
-  UPDATE webhook_delivery d SET lease_until = $3 FROM due WHERE d.id = due.id
-  RETURNING d.id, d.event, d.endpoint, d.attempts, d.since
-)
-SELECT t.id AS delivery, t.attempts, t.since, t.endpoint, e.url, e.secret, e.previous_secret,
-       e.previous_until, e.failing_since, v.id, v.type, v.kind, v.run, v.slot, v.slot_name, v.workflow,
-       v.workflow_version, v.subject_type, v.subject_external_id, v.actor, v.reason, v.details,
-       v.occurred_at
-FROM taken t
-JOIN webhook_endpoint e ON e.id = t.endpoint
-JOIN outbox_event v ON v.id = t.event
-ORDER BY t.id
+-- endpoint (per-run order), locked FOR UPDATE SKIP LOCKED for the transaction that sends
+-- them and records what came of it. $1 now, $2 how many.
+SELECT d.id AS delivery, d.attempts, d.since, d.endpoint, e.url, e.secret, e.previous_secret,
+       e.previous_until, e.failing_since, v.id, v.type, v.kind, v.run, v.slot, v.slot_name,
+       v.workflow, v.workflow_version, v.subject_type, v.subject_external_id, v.actor,
+       v.reason, v.details, v.occurred_at
+FROM webhook_delivery d
+JOIN webhook_endpoint e ON e.id = d.endpoint AND e.enabled
+JOIN outbox_event v ON v.id = d.event
+WHERE d.status = 'pending' AND d.next_at <= $1
+  AND NOT EXISTS (SELECT 1 FROM webhook_delivery p
+                  WHERE p.endpoint = d.endpoint AND p.run = d.run
+                    AND p.status = 'pending' AND p.id < d.id)
+ORDER BY d.next_at, d.id
+LIMIT $2
+FOR UPDATE OF d SKIP LOCKED
 
 -- name: record
--- The outcome of attempts leased until $8 (a delivery whose lease another worker took over
--- is left alone). $1 ids, $2 statuses (pending | delivered | dead), $3 next tries, $4 HTTP
--- statuses, $5 errors, $6 latencies (ms), $7 when tried.
+-- The outcome of attempts on deliveries this transaction holds locked. $1 ids, $2 statuses
+-- (pending | delivered | dead), $3 next tries, $4 HTTP statuses, $5 errors, $6 latencies
+-- (ms), $7 when tried.
 UPDATE webhook_delivery d SET
   status = r.status, attempts = d.attempts + 1, next_at = coalesce(r.next_at, d.next_at),
-  lease_until = NULL, last_attempt_at = $7, last_status = r.http, last_error = r.error,
-  last_latency_ms = r.latency,
+  last_attempt_at = $7, last_status = r.http, last_error = r.error, last_latency_ms = r.latency,
   delivered_at = CASE WHEN r.status = 'delivered' THEN $7 ELSE d.delivered_at END
 FROM unnest($1::bigint[], $2::text[], $3::timestamptz[], $4::int[], $5::text[], $6::float8[])
      AS r(id, status, next_at, http, error, latency)
-WHERE d.id = r.id AND d.status = 'pending' AND d.lease_until = $8
+WHERE d.id = r.id
 
 -- name: endpoint_health
 -- $1 endpoints answered, $2 endpoints failing, $3 now, $4 failing this long disables.
@@ -180,7 +171,7 @@ WHERE d.status = 'pending'
 -- name: log
 -- An endpoint's deliveries, newest first: $1 endpoint, $2 status or null, $3 before this id
 -- (keyset), $4 how many.
-SELECT d.id, d.event, d.status, d.attempts, d.next_at, d.lease_until, d.last_attempt_at,
+SELECT d.id, d.event, d.status, d.attempts, d.next_at, d.last_attempt_at,
        d.last_status, d.last_error, d.last_latency_ms, d.delivered_at, d.created_at,
        v.type, v.run, v.occurred_at
 FROM webhook_delivery d JOIN outbox_event v ON v.id = d.event
@@ -195,7 +186,7 @@ WHERE d.endpoint = $1 AND ($2::text IS NULL OR d.status = $2)
 -- name: replay
 -- Send again (same webhook-id): deliveries of endpoint $1, the one numbered $2 or those whose
 -- event occurred in [$3, $4); due at $5, their horizon counting from then.
-UPDATE webhook_delivery d SET status = 'pending', next_at = $5, since = $5, lease_until = NULL
+UPDATE webhook_delivery d SET status = 'pending', next_at = $5, since = $5
 FROM outbox_event v
 WHERE v.id = d.event AND d.endpoint = $1
   AND ($2::bigint IS NULL OR d.id = $2)
