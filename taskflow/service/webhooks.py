@@ -99,8 +99,10 @@ def _check_workflows(services: Services, workflows: Sequence[str]) -> list[str]:
 
 
 async def _mine(conn: db.Connection, actor: Principal, endpoint_id: str) -> EndpointRow:
-    """The endpoint, locked, if ``actor`` manages it; NOT_FOUND alike otherwise."""
-    row = await store.get_endpoint(conn, endpoint_id, lock=True)
+    """The endpoint if ``actor`` manages it; NOT_FOUND alike otherwise. Not locked: a sender
+    holds deliveries, then writes its endpoint's health; a change that locked the endpoint
+    first and then waited for those deliveries (a replay) would deadlock with it."""
+    row = await store.get_endpoint(conn, endpoint_id)
     if row is None or not access.may_manage_webhook(actor, row.workflows):
         raise errors.NotFound(f"No webhook endpoint has the id {endpoint_id!r}.", field="id")
     return row
