@@ -78,10 +78,13 @@ class Sender:
         client: httpx.AsyncClient | None = None,
         jitter: Callable[[], float] = random.random,
         wall: Callable[[], datetime] = wall_clock,
+        batch: int | None = None,
     ) -> None:
         self.services = services
         settings = services.settings.webhooks
         self.settings = settings
+        #: Deliveries one step takes (the lanes of a worker split the concurrency).
+        self.batch = batch or settings.concurrency
         self.policy = webhook_events.RetryPolicy(
             base=_seconds(settings.backoff_base),
             cap=_seconds(settings.backoff_max),
@@ -90,8 +93,9 @@ class Sender:
         self.client = client or httpx.AsyncClient(
             timeout=settings.timeout,
             follow_redirects=False,
-            # Two lanes of a worker share the client (worker/delivery.py).
-            limits=httpx.Limits(max_connections=2 * settings.concurrency),
+            # At most ``concurrency`` connections: httpcore scans its pool on every request.
+            # Idle ones are dropped before common servers' keep-alive (uvicorn: 5 s) ends them.
+            limits=httpx.Limits(max_connections=settings.concurrency, keepalive_expiry=2.0),
         )
         self.jitter = jitter
         self.wall = wall
@@ -106,7 +110,7 @@ class Sender:
         settings = self.settings
         disabled: list[str] = []
         async with self.services.db.transaction() as conn:
-            due = await store.take_due(conn, now, settings.concurrency)
+            due = await store.take_due(conn, now, self.batch)
             if not due:
                 return 0
             outcomes = await asyncio.gather(*(self._attempt(d, now) for d in due))
@@ -137,6 +141,21 @@ class Sender:
         self._resolved[url] = (time.monotonic() + RESOLVE_TTL, why)
         return why
 
+    async def _post(self, due: store.Due, body: str, now: datetime) -> httpx.Response:
+        """POST once; again at once when a reused connection was closed under the request
+        (the receiver got nothing: its keep-alive ended as the request went out)."""
+        for attempt in (1, 2):
+            try:
+                return await self.client.post(
+                    due.url,
+                    content=body.encode(),
+                    headers=signed_headers(due, body, self.wall(), now),
+                )
+            except httpx.RemoteProtocolError:
+                if attempt == 2:
+                    raise
+        raise AssertionError("unreachable")
+
     async def _attempt(self, due: store.Due, now: datetime) -> store.Outcome:
         body = webhook_events.body(due.event)
         started = time.perf_counter()
@@ -151,11 +170,7 @@ class Sender:
                 # The whole attempt is bounded (httpx's timeout is per phase), and so is the
                 # transaction that holds the batch.
                 async with asyncio.timeout(self.settings.timeout):
-                    answer = await self.client.post(
-                        due.url,
-                        content=body.encode(),
-                        headers=signed_headers(due, body, self.wall(), now),
-                    )
+                    answer = await self._post(due, body, now)
                 status = answer.status_code
                 asked = webhook_events.retry_after(answer.headers.get("retry-after"), now)
                 if not 200 <= status < 300:

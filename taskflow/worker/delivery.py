@@ -5,9 +5,10 @@ their own loop: send a batch, and when none is left due, sleep until the nearest
 next try, a NOTIFY from the outbox trigger (a new event committed), or the poll
 interval, whichever comes first. Database outages back off as the timer loop does.
 
-Two lanes run that loop side by side (:data:`LANES`): while one waits for the
-slowest answer of its batch, the other takes and sends the next batch (SKIP
-LOCKED keeps them apart; a run's next event waits for the previous one either way).
+Two lanes run that loop side by side (:data:`LANES`), each with batches of half
+``TASKFLOW_WEBHOOK_CONCURRENCY``: while one waits for the slowest answer of its
+batch, the other takes and sends the next one (SKIP LOCKED keeps them apart; a
+run's next event waits for the previous one either way).
 """
 
 from __future__ import annotations
@@ -43,7 +44,8 @@ class DeliveryLoop:
     ) -> None:
         self.services = services
         self.poll = poll
-        self.sender = sender or webhook_delivery.Sender(services)
+        batch = max(1, services.settings.webhooks.concurrency // LANES)
+        self.sender = sender or webhook_delivery.Sender(services, batch=batch)
         self._wakes = [asyncio.Event() for _ in range(LANES)]
         self._stop = asyncio.Event()
         self._listener: asyncpg.Connection[Any] | None = None
@@ -102,7 +104,7 @@ class DeliveryLoop:
                 now = self.services.clock.now()
                 taken = await self.sender.step(now)
                 backoff = 0.1
-                if taken >= self.sender.settings.concurrency:
+                if taken >= self.sender.batch:
                     continue
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(wake.wait(), await self._sleep(now))
