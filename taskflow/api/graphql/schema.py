@@ -33,6 +33,7 @@ from taskflow.api.graphql import (
     timers,
     types,
     versions,
+    webhook_mutations,
     webhooks,
     work,
     work_mutations,
@@ -95,7 +96,7 @@ class Mutation(
     timers.TimerMutations,
     operate.OperateMutations,
     versions.VersionMutations,
-    webhooks.WebhookMutations,
+    webhook_mutations.WebhookMutations,
 ):
     pass
 
