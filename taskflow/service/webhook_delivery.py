@@ -124,7 +124,11 @@ class Sender:
                     conn, answered, failing, tried, settings.disable_after
                 )
         for url in disabled:
-            log.warning("webhook endpoint %s disabled: every delivery failed too long", url)
+            # The host only: a URL's path or query may carry the receiver's own secret.
+            log.warning(
+                "webhook endpoint on %s disabled: every delivery failed too long",
+                httpx.URL(url).host,
+            )
         self.delivered += len(answered)
         return len(due)
 
