@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from email.utils import parsedate_to_datetime
+from enum import StrEnum
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -47,6 +48,19 @@ KIND_TO_TYPE: Mapping[str, str] = {
 
 #: Every event type an endpoint may subscribe to, in catalog order.
 EVENT_TYPES: tuple[str, ...] = tuple(dict.fromkeys(KIND_TO_TYPE.values()))
+
+
+class DeliveryStatus(StrEnum):
+    """Where a webhook delivery stands (``webhook_delivery.status``)."""
+
+    #: Not delivered yet: due at its next try (or being sent).
+    PENDING = "pending"
+    #: The endpoint answered 2xx.
+    DELIVERED = "delivered"
+    #: Given up: a final answer, or still failing past the horizon.
+    DEAD = "dead"
+
+
 #: In the catalog, not emitted yet: no timeline line marks a clock crossing its at-risk share.
 PLANNED_TYPES: tuple[str, ...] = ("clock.at_risk",)
 

@@ -115,8 +115,9 @@ class Sender:
                 return 0
             outcomes = await asyncio.gather(*(self._attempt(d, now) for d in due))
             tried = self.services.clock.now()
-            answered = [o.endpoint for o in outcomes if o.status == "delivered"]
-            failing = [o.endpoint for o in outcomes if o.status != "delivered"]
+            done = webhook_events.DeliveryStatus.DELIVERED
+            answered = [o.endpoint for o in outcomes if o.status == done]
+            failing = [o.endpoint for o in outcomes if o.status != done]
             await store.record(conn, outcomes, tried)
             # Endpoint health changes only on a failure, or a success of a failing endpoint.
             if failing or any(d.failing_since is not None for d in due):
@@ -196,7 +197,9 @@ class Sender:
                 jitter=self.jitter(),
                 asked=asked,
             )
-        state = "pending" if next_at is not None else "dead"
+        state = (
+            webhook_events.DeliveryStatus.PENDING if next_at else webhook_events.DeliveryStatus.DEAD
+        )
         return store.Outcome(due.delivery, due.endpoint, state, next_at, status, error, latency)
 
 

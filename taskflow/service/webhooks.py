@@ -29,7 +29,6 @@ LogRow = store.LogRow
 #: How long the previous secret keeps signing after a rotation, unless told otherwise.
 DEFAULT_KEEP_PREVIOUS = timedelta(hours=24)
 MAX_URL = 2000
-STATUSES = ("pending", "delivered", "dead")
 
 
 def new_secret() -> str:

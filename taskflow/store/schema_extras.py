@@ -232,8 +232,7 @@ EXTRA_INDEXES += (
     ),
     ("outbox_event_occurred", "CREATE INDEX outbox_event_occurred ON outbox_event (occurred_at)"),
 )
-EXTRA_FUNCTIONS += (("outbox_rows", sql.statements("webhooks")["outbox_function"]),)
+SQL = sql.statements("webhooks")
+EXTRA_FUNCTIONS += (("outbox_rows", SQL["outbox_function"]),)
 #: Triggers: (name, CREATE TRIGGER statement), made by raw steps after their functions.
-EXTRA_TRIGGERS: tuple[tuple[str, str], ...] = (
-    ("audit_event_outbox", sql.statements("webhooks")["outbox_trigger"]),
-)
+EXTRA_TRIGGERS: tuple[tuple[str, str], ...] = (("audit_event_outbox", SQL["outbox_trigger"]),)

@@ -19,7 +19,7 @@ from typing import Any
 from taskflow.core import webhook_events
 from taskflow.store import db, sql
 
-_SQL = sql.statements("webhooks")
+SQL = sql.statements("webhooks")
 
 
 @dataclass(frozen=True)
@@ -65,7 +65,7 @@ async def insert_endpoint(
     """A new enabled endpoint; its id."""
     new_id = uuid.uuid4()
     await conn.execute(
-        _SQL["endpoint_insert"],
+        SQL["endpoint_insert"],
         new_id,
         url,
         description,
@@ -78,36 +78,25 @@ async def insert_endpoint(
     return str(new_id)
 
 
-async def get_endpoint(
-    conn: db.Connection, endpoint_id: str, *, lock: bool = False
-) -> EndpointRow | None:
-    """One endpoint (``lock``: FOR UPDATE, for a change)."""
+async def get_endpoint(conn: db.Connection, endpoint_id: str) -> EndpointRow | None:
+    """One endpoint (None for an id that is no uuid or names none)."""
     try:
         key = uuid.UUID(endpoint_id)
     except ValueError:
         return None
-    row = await conn.fetchrow(
-        f"SELECT {_SQL['endpoint_columns']} FROM webhook_endpoint WHERE id = $1"
-        + (" FOR UPDATE" if lock else ""),
-        key,
-    )
+    row = await conn.fetchrow(SQL["endpoint_get"], key)
     return _endpoint(row) if row is not None else None
 
 
 async def endpoints(conn: db.Connection) -> list[EndpointRow]:
     """Every endpoint, oldest first (the service keeps those the caller may manage)."""
-    rows = await conn.fetch(
-        f"SELECT {_SQL['endpoint_columns']} FROM webhook_endpoint ORDER BY created_at, id"
-    )
+    rows = await conn.fetch(SQL["endpoints"])
     return [_endpoint(r) for r in rows]
 
 
 async def disabled_endpoints(conn: db.Connection) -> list[EndpointRow]:
     """Endpoints disabled because they kept failing (needs attention)."""
-    rows = await conn.fetch(
-        f"SELECT {_SQL['endpoint_columns']} FROM webhook_endpoint "
-        "WHERE NOT enabled AND failing_since IS NOT NULL ORDER BY disabled_at, id"
-    )
+    rows = await conn.fetch(SQL["endpoints_disabled"])
     return [_endpoint(r) for r in rows]
 
 
@@ -124,7 +113,7 @@ async def update_endpoint(
 ) -> None:
     """Change what is given (None: unchanged)."""
     await conn.execute(
-        _SQL["endpoint_update"],
+        SQL["endpoint_update"],
         uuid.UUID(endpoint_id),
         url,
         description,
@@ -139,12 +128,12 @@ async def rotate_secret(
     conn: db.Connection, endpoint_id: str, secret: str, keep_until: datetime | None, now: datetime
 ) -> None:
     """Sign with ``secret`` from now on; the old one also signs until ``keep_until``."""
-    await conn.execute(_SQL["endpoint_rotate"], uuid.UUID(endpoint_id), secret, keep_until, now)
+    await conn.execute(SQL["endpoint_rotate"], uuid.UUID(endpoint_id), secret, keep_until, now)
 
 
 async def delete_endpoint(conn: db.Connection, endpoint_id: str) -> None:
     """Remove an endpoint and its deliveries."""
-    await conn.execute(_SQL["endpoint_delete"], uuid.UUID(endpoint_id))
+    await conn.execute(SQL["endpoint_delete"], uuid.UUID(endpoint_id))
 
 
 # -- the worker's statements ---------------------------------------------------------------------
@@ -188,7 +177,7 @@ def _event(row: Mapping[str, Any]) -> webhook_events.Event:
 
 async def take_due(conn: db.Connection, now: datetime, limit: int) -> list[Due]:
     """Lock up to ``limit`` due deliveries for this transaction (SKIP LOCKED)."""
-    rows = await conn.fetch(_SQL["take_due"], now, limit)
+    rows = await conn.fetch(SQL["take_due"], now, limit)
     return [
         Due(
             delivery=int(r["delivery"]),
@@ -225,7 +214,7 @@ async def record(conn: db.Connection, outcomes: Sequence[Outcome], tried_at: dat
     if not outcomes:
         return
     await conn.execute(
-        _SQL["record"],
+        SQL["record"],
         [o.delivery for o in outcomes],
         [o.status for o in outcomes],
         [o.next_at for o in outcomes],
@@ -247,7 +236,7 @@ async def endpoint_health(
     if not failing and not answered:
         return []
     rows = await conn.fetch(
-        _SQL["endpoint_health"],
+        SQL["endpoint_health"],
         [uuid.UUID(e) for e in set(answered)],
         [uuid.UUID(e) for e in set(failing)],
         now,
@@ -258,7 +247,7 @@ async def endpoint_health(
 
 async def next_due(conn: db.Connection) -> datetime | None:
     """The nearest next try of any pending delivery."""
-    value: datetime | None = await conn.fetchval(_SQL["next_due"])
+    value: datetime | None = await conn.fetchval(SQL["next_due"])
     return value
 
 
@@ -290,8 +279,8 @@ async def log(
 ) -> tuple[list[LogRow], int]:
     """A page of an endpoint's deliveries, newest first, and how many match."""
     key = uuid.UUID(endpoint_id)
-    rows = await conn.fetch(_SQL["log"], key, status, before or 2**62, limit)
-    total = await conn.fetchval(_SQL["log_count"], key, status)
+    rows = await conn.fetch(SQL["log"], key, status, before or 2**62, limit)
+    total = await conn.fetchval(SQL["log_count"], key, status)
     found = [
         LogRow(
             id=int(r["id"]),
@@ -324,5 +313,5 @@ async def replay(
     now: datetime,
 ) -> int:
     """Make deliveries pending again, due ``now``; how many."""
-    rows = await conn.fetch(_SQL["replay"], uuid.UUID(endpoint_id), delivery, start, end, now)
+    rows = await conn.fetch(SQL["replay"], uuid.UUID(endpoint_id), delivery, start, end, now)
     return len(rows)

@@ -82,9 +82,27 @@ INSERT INTO webhook_endpoint (id, url, description, event_types, workflows, enab
                               created_by, created_at, updated_at)
 VALUES ($1, $2, $3, $4, $5, true, $6, $7, $8, $8)
 
--- name: endpoint_columns
-id, url, description, event_types, workflows, enabled, secret, previous_secret, previous_until,
-created_by, created_at, updated_at, failing_since, disabled_at, disabled_reason
+-- name: endpoint_get
+-- One endpoint: $1 its id.
+SELECT id, url, description, event_types, workflows, enabled, secret, previous_secret,
+       previous_until, created_by, created_at, updated_at, failing_since, disabled_at,
+       disabled_reason
+FROM webhook_endpoint WHERE id = $1
+
+-- name: endpoints
+-- Every endpoint, oldest first.
+SELECT id, url, description, event_types, workflows, enabled, secret, previous_secret,
+       previous_until, created_by, created_at, updated_at, failing_since, disabled_at,
+       disabled_reason
+FROM webhook_endpoint ORDER BY created_at, id
+
+-- name: endpoints_disabled
+-- Endpoints the worker disabled because they kept failing, oldest first.
+SELECT id, url, description, event_types, workflows, enabled, secret, previous_secret,
+       previous_until, created_by, created_at, updated_at, failing_since, disabled_at,
+       disabled_reason
+FROM webhook_endpoint WHERE NOT enabled AND failing_since IS NOT NULL
+ORDER BY disabled_at, id
 
 -- name: endpoint_update
 -- $1 id, $2 url, $3 description, $4 event types, $5 workflows, $6 enabled, $7 now; a null
@@ -137,12 +155,12 @@ FOR UPDATE OF d SKIP LOCKED
 -- (pending | delivered | dead), $3 next tries, $4 HTTP statuses, $5 errors, $6 latencies
 -- (ms), $7 when tried.
 UPDATE webhook_delivery d SET
-  status = r.status, attempts = d.attempts + 1, next_at = coalesce(r.next_at, d.next_at),
-  last_attempt_at = $7, last_status = r.http, last_error = r.error, last_latency_ms = r.latency,
-  delivered_at = CASE WHEN r.status = 'delivered' THEN $7 ELSE d.delivered_at END
+  status = o.status, attempts = d.attempts + 1, next_at = coalesce(o.next_at, d.next_at),
+  last_attempt_at = $7, last_status = o.http, last_error = o.error, last_latency_ms = o.latency,
+  delivered_at = CASE WHEN o.status = 'delivered' THEN $7 ELSE d.delivered_at END
 FROM unnest($1::bigint[], $2::text[], $3::timestamptz[], $4::int[], $5::text[], $6::float8[])
-     AS r(id, status, next_at, http, error, latency)
-WHERE d.id = r.id
+     AS o(id, status, next_at, http, error, latency)
+WHERE d.id = o.id
 
 -- name: endpoint_health
 -- $1 endpoints answered, $2 endpoints failing, $3 now, $4 failing this long disables.
