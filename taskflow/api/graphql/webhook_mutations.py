@@ -7,15 +7,14 @@ common typed refusals. The types are in ``webhooks.py``.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
-from typing import Annotated, Any
+from typing import Annotated
 
 import strawberry
 
 from taskflow import errors
 from taskflow.api.graphql import keyed, relay
-from taskflow.api.graphql.context import Info, caller
+from taskflow.api.graphql.context import Info
 from taskflow.api.graphql.webhooks import DELIVERY, TYPE_NAME, WebhookEndpoint
 from taskflow.core.principals import Principal
 from taskflow.service import webhooks
@@ -107,28 +106,21 @@ class WebhookDeliveriesReplayed:
     endpoint: WebhookEndpoint = strawberry.field(description="The endpoint.")
 
 
-_REFUSALS = (
-    relay.InvalidInput
-    | relay.NotAllowed
-    | relay.NotFoundRefusal
-    | relay.IdempotencyKeyReused
-    | relay.Busy
-)
 WebhookEndpointPayload = Annotated[
-    WebhookEndpointSuccess | _REFUSALS,
+    WebhookEndpointSuccess | relay.Common,
     strawberry.union(
         "WebhookEndpointPayload",
         description="Result of createWebhookEndpoint, updateWebhookEndpoint, rotateWebhookSecret.",
     ),
 ]
 DeleteWebhookEndpointPayload = Annotated[
-    WebhookEndpointDeleted | _REFUSALS,
+    WebhookEndpointDeleted | relay.Common,
     strawberry.union(
         "DeleteWebhookEndpointPayload", description="Result of deleteWebhookEndpoint."
     ),
 ]
 ReplayWebhookDeliveriesPayload = Annotated[
-    WebhookDeliveriesReplayed | _REFUSALS,
+    WebhookDeliveriesReplayed | relay.Common,
     strawberry.union(
         "ReplayWebhookDeliveriesPayload", description="Result of replayWebhookDeliveries."
     ),
@@ -149,32 +141,32 @@ def _delivery_id(global_id: str) -> int:
     return int(local)
 
 
-async def _keyed(
-    info: Info, me: Principal, operation: str, input: Any, work: Callable[[], Awaitable[Any]]
-) -> tuple[keyed.Answer | None, Any]:
-    """The answer under the input's idempotency key, or the typed refusal."""
-    try:
-        answer, _ = await keyed.once(info, me.id, operation, input, work)
-    except errors.TaskflowError as exc:
-        return None, relay.refusal_for(exc)
-    return answer, None
-
-
-async def _endpoint_answer(
-    info: Info, me: Principal, operation: str, input: Any, work: Callable[[], Awaitable[str]]
-) -> WebhookEndpointPayload:
-    async def keyed_work() -> keyed.Answer:
-        return {"endpoint": await work()}
-
-    answer, refused = await _keyed(info, me, operation, input, keyed_work)
-    if answer is None:
-        out: WebhookEndpointPayload = refused
-        return out
+async def _endpoint(info: Info, me: Principal, answer: keyed.Answer) -> WebhookEndpoint:
     row = await webhooks.get(info.context.services, me, str(answer["endpoint"]))
     if row is None:
-        gone: WebhookEndpointPayload = relay.refusal_for(errors.NotFound("The endpoint is gone."))
-        return gone
-    return WebhookEndpointSuccess(endpoint=WebhookEndpoint.of(row))
+        raise errors.NotFound("The webhook endpoint is gone.")
+    return WebhookEndpoint.of(row)
+
+
+async def endpoint_success(
+    info: Info, me: Principal, answer: keyed.Answer, _: bool
+) -> WebhookEndpointSuccess:
+    """The endpoint of a mutation's answer as it stands now (NOT_FOUND when gone)."""
+    return WebhookEndpointSuccess(endpoint=await _endpoint(info, me, answer))
+
+
+async def deleted(
+    info: Info, me: Principal, answer: keyed.Answer, _: bool
+) -> WebhookEndpointDeleted:
+    gid = relay.to_global_id(TYPE_NAME, str(answer["endpoint"]))
+    return WebhookEndpointDeleted(endpoint_id=strawberry.ID(gid))
+
+
+async def replayed(
+    info: Info, me: Principal, answer: keyed.Answer, _: bool
+) -> WebhookDeliveriesReplayed:
+    endpoint = await _endpoint(info, me, answer)
+    return WebhookDeliveriesReplayed(count=int(answer["count"]), endpoint=endpoint)
 
 
 @strawberry.type
@@ -184,14 +176,10 @@ class WebhookMutations:
         "is in the answer (endpoint.secret)."
     )
     async def create_webhook_endpoint(
-        self,
-        info: Info,
-        input: Annotated[CreateWebhookEndpointInput, strawberry.argument(description="What.")],
+        self, info: Info, input: relay.WhatToDo[CreateWebhookEndpointInput]
     ) -> WebhookEndpointPayload:
-        me = await caller(info)
-
-        async def work() -> str:
-            return await webhooks.create(
+        async def work(me: Principal) -> keyed.Answer:
+            found = await webhooks.create(
                 info.context.services,
                 me,
                 url=input.url,
@@ -199,19 +187,16 @@ class WebhookMutations:
                 event_types=input.event_types,
                 workflows=input.workflows,
             )
+            return {"endpoint": found}
 
-        return await _endpoint_answer(info, me, "createWebhookEndpoint", input, work)
+        return await keyed.answer(info, "createWebhookEndpoint", input, work, endpoint_success)
 
     @strawberry.mutation(description="Change a webhook endpoint; enable or disable it.")
     async def update_webhook_endpoint(
-        self,
-        info: Info,
-        input: Annotated[UpdateWebhookEndpointInput, strawberry.argument(description="What.")],
+        self, info: Info, input: relay.WhatToDo[UpdateWebhookEndpointInput]
     ) -> WebhookEndpointPayload:
-        me = await caller(info)
-
-        async def work() -> str:
-            return await webhooks.update(
+        async def work(me: Principal) -> keyed.Answer:
+            found = await webhooks.update(
                 info.context.services,
                 me,
                 _endpoint_id(input.endpoint_id),
@@ -221,63 +206,45 @@ class WebhookMutations:
                 workflows=input.workflows,
                 enabled=input.enabled,
             )
+            return {"endpoint": found}
 
-        return await _endpoint_answer(info, me, "updateWebhookEndpoint", input, work)
+        return await keyed.answer(info, "updateWebhookEndpoint", input, work, endpoint_success)
 
     @strawberry.mutation(
         description="Sign with a new secret from now on; the previous one also signs for "
         "keepPreviousSeconds, so receivers can switch without losing a delivery."
     )
     async def rotate_webhook_secret(
-        self,
-        info: Info,
-        input: Annotated[RotateWebhookSecretInput, strawberry.argument(description="What.")],
+        self, info: Info, input: relay.WhatToDo[RotateWebhookSecretInput]
     ) -> WebhookEndpointPayload:
-        me = await caller(info)
-
-        async def work() -> str:
+        async def work(me: Principal) -> keyed.Answer:
             keep = timedelta(seconds=input.keep_previous_seconds)
-            return await webhooks.rotate(
-                info.context.services, me, _endpoint_id(input.endpoint_id), keep
-            )
+            local = _endpoint_id(input.endpoint_id)
+            return {"endpoint": await webhooks.rotate(info.context.services, me, local, keep)}
 
-        return await _endpoint_answer(info, me, "rotateWebhookSecret", input, work)
+        return await keyed.answer(info, "rotateWebhookSecret", input, work, endpoint_success)
 
     @strawberry.mutation(description="Delete a webhook endpoint and its delivery log.")
     async def delete_webhook_endpoint(
-        self,
-        info: Info,
-        input: Annotated[DeleteWebhookEndpointInput, strawberry.argument(description="What.")],
+        self, info: Info, input: relay.WhatToDo[DeleteWebhookEndpointInput]
     ) -> DeleteWebhookEndpointPayload:
-        me = await caller(info)
-
-        async def work() -> keyed.Answer:
+        async def work(me: Principal) -> keyed.Answer:
             local = _endpoint_id(input.endpoint_id)
             return {"endpoint": await webhooks.delete(info.context.services, me, local)}
 
-        answer, refused = await _keyed(info, me, "deleteWebhookEndpoint", input, work)
-        if answer is None:
-            out: DeleteWebhookEndpointPayload = refused
-            return out
-        gid = relay.to_global_id(TYPE_NAME, str(answer["endpoint"]))
-        return WebhookEndpointDeleted(endpoint_id=strawberry.ID(gid))
+        return await keyed.answer(info, "deleteWebhookEndpoint", input, work, deleted)
 
     @strawberry.mutation(
         description="Send one delivery, or an endpoint's deliveries of a time range, again "
         "(same webhook-id), due now."
     )
     async def replay_webhook_deliveries(
-        self,
-        info: Info,
-        input: Annotated[ReplayWebhookDeliveriesInput, strawberry.argument(description="What.")],
+        self, info: Info, input: relay.WhatToDo[ReplayWebhookDeliveriesInput]
     ) -> ReplayWebhookDeliveriesPayload:
-        me = await caller(info)
-        services = info.context.services
-
-        async def work() -> keyed.Answer:
+        async def work(me: Principal) -> keyed.Answer:
             local = _endpoint_id(input.endpoint_id)
             count = await webhooks.replay(
-                services,
+                info.context.services,
                 me,
                 local,
                 delivery=_delivery_id(input.delivery_id) if input.delivery_id else None,
@@ -286,16 +253,4 @@ class WebhookMutations:
             )
             return {"endpoint": local, "count": count}
 
-        answer, refused = await _keyed(info, me, "replayWebhookDeliveries", input, work)
-        if answer is None:
-            out: ReplayWebhookDeliveriesPayload = refused
-            return out
-        row = await webhooks.get(services, me, str(answer["endpoint"]))
-        if row is None:
-            gone: ReplayWebhookDeliveriesPayload = relay.refusal_for(
-                errors.NotFound("The endpoint is gone.")
-            )
-            return gone
-        return WebhookDeliveriesReplayed(
-            count=int(answer["count"]), endpoint=WebhookEndpoint.of(row)
-        )
+        return await keyed.answer(info, "replayWebhookDeliveries", input, work, replayed)
