@@ -9,11 +9,11 @@ import secrets
 import stat
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
 
-from taskflow import errors, mail_config
+from taskflow import errors, mail_config, webhook_settings
 
 #: The repository (or source tree) root: bundled calendars/ and examples/ live here.
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -81,6 +81,10 @@ class Settings:
     mail: mail_config.MailSettings | None = None
     #: Days ended runs are kept when a workflow sets no retention (None: for ever).
     retention_days: int | None = None
+    #: Webhook endpoints and delivery (``TASKFLOW_WEBHOOK_*``, taskflow/webhook_settings.py).
+    webhooks: webhook_settings.WebhookSettings = field(
+        default_factory=webhook_settings.WebhookSettings
+    )
 
     @property
     def embedded(self) -> bool:
@@ -256,6 +260,7 @@ def load(env: Mapping[str, str] | None = None) -> Settings:
         allow_definition_drift=_flag(env, "TASKFLOW_ALLOW_DEFINITION_DRIFT", False),
         mail=mail_config.load(env),
         retention_days=_whole(env, "TASKFLOW_RETENTION_DAYS", 0, most=36500) or None,
+        webhooks=webhook_settings.load(env, _flag, _duration, _positive, dev=env_name == "dev"),
     )
 
 

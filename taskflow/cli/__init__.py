@@ -25,6 +25,7 @@ COMMAND_MODULES = (
     "taskflow.cli.reports_cmd",
     "taskflow.cli.retention_cmd",
     "taskflow.cli.worker_cmd",
+    "taskflow.cli.webhooks_cmd",
 )
 
 

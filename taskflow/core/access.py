@@ -230,6 +230,20 @@ def may_operate(principal: Principal, workflow: str) -> bool:
     return covers_workflow(oversight(principal), workflow)
 
 
+def webhook_scope(principal: Principal) -> Scope:
+    """Where the principal manages webhook endpoints: admins everywhere, leads where granted."""
+    return scope(principal, (LEAD,))
+
+
+def may_manage_webhook(principal: Principal, workflows: Collection[str]) -> bool:
+    """An endpoint receiving events of ``workflows`` (empty: of every workflow): admins; leads
+    granted each of those workflows whole (a team grant would leak other teams' slots)."""
+    found = webhook_scope(principal)
+    if found is None:
+        return True
+    return bool(workflows) and all(covers_whole_workflow(found, w) for w in workflows)
+
+
 def attention_scope(principal: Principal) -> Scope:
     """Where ``needsAttention`` lists items: leads and managers where granted, admins."""
     return oversight(principal)

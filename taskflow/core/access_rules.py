@@ -56,6 +56,9 @@ RULES: Final[dict[str, str]] = {
     "skipped); its CANCEL and timer verbs keep cancelRun's and the timers' own rules per run.",
     "definitions": "Any authenticated caller: workflow definitions hold no subject data "
     "(the workflows query).",
+    "webhooks": "Webhook endpoints, their delivery logs and replays: admins (every endpoint), "
+    "and leads granted each of an endpoint's workflows whole (may_manage_webhook); others get "
+    "FORBIDDEN, null or NOT_FOUND.",
     "runs": "The runs list: runs where the reader's grants reach, or (team grants) with a "
     "slot of their teams, and runs with a slot the caller holds, did, could take or "
     "delegates (may_read_run as SQL asks it); others see none.",
@@ -366,6 +369,13 @@ FIELDS: Final[dict[str, str]] = {
     "MigrateRunsSuccess.batches": "parent",
     "MigratedRuns.step": "parent",
     "MigratedRuns.runs": "parent",
+    "Mutation.createWebhookEndpoint": "webhooks",
+    "Mutation.deleteWebhookEndpoint": "webhooks",
+    "Mutation.replayWebhookDeliveries": "webhooks",
+    "Mutation.rotateWebhookSecret": "webhooks",
+    "Mutation.updateWebhookEndpoint": "webhooks",
+    "Query.webhookEndpoints": "webhooks",
+    "WebhookEndpoint.deliveries": "webhooks",
 }
 
 # The query API for frontends (workflows, runs): the definition types are values of a
@@ -380,6 +390,13 @@ _PARENT_FIELDS = {
     "Workflow": "name latest versions",
     "WorkflowVersion": "version digest description tracks calendar initialState lanes states "
     "document",
+    "WebhookEndpoint": "id url description eventTypes workflows enabled disabledAt "
+    "disabledReason failingSince secret previousSecretValidUntil createdBy createdAt updatedAt",
+    "WebhookDelivery": "id eventId eventType runId occurredAt state attempts lastAttemptAt "
+    "lastStatusCode lastError latencyMs nextAttemptAt deliveredAt",
+    "WebhookEndpointSuccess": "endpoint",
+    "WebhookEndpointDeleted": "endpointId",
+    "WebhookDeliveriesReplayed": "count endpoint",
 }
 FIELDS.update({f"{t}.{f}": "parent" for t, fs in _PARENT_FIELDS.items() for f in fs.split()})
 FIELDS.update({"Query.workflows": "definitions", "Query.runs": "runs"})

@@ -29,6 +29,8 @@ class Reason(StrEnum):
     IDLE = "IDLE"
     #: An event kept for a slot not yet open expires soon.
     EVENT_EXPIRING = "EVENT_EXPIRING"
+    #: A webhook endpoint was disabled: every delivery failed for TASKFLOW_WEBHOOK_DISABLE_AFTER.
+    WEBHOOK_DISABLED = "WEBHOOK_DISABLED"
 
 
 #: What clears each reason (docs/operations.md says the same).
@@ -40,6 +42,7 @@ REMEDY: dict[Reason, str] = {
     Reason.BREACHED_UNHELD: "assign the slot, or someone claims it",
     Reason.IDLE: "goto, pauseClocks, or cancelRun",
     Reason.EVENT_EXPIRING: "goto the state whose slot awaits it, or let it expire",
+    Reason.WEBHOOK_DISABLED: "mend the receiver, then updateWebhookEndpoint(enabled: true)",
 }
 
 

@@ -10,7 +10,7 @@ object field of the schema, which of these rules guards it.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 
 from taskflow import errors
 from taskflow.core import access as rules
@@ -178,6 +178,25 @@ def operate_workflows(principal: Principal, action: str) -> frozenset[str] | Non
     if not rules.anywhere(found):
         raise _forbidden(principal, action, "leads, managers and admins granted a workflow")
     return rules.workflows_of(found)
+
+
+def require_webhooks(principal: Principal, workflows: Collection[str], action: str) -> None:
+    """FORBIDDEN unless ``principal`` may manage an endpoint for ``workflows`` (empty: all)."""
+    if not rules.may_manage_webhook(principal, workflows):
+        reach = f"workflows {sorted(workflows)}" if workflows else "every workflow"
+        raise _forbidden(
+            principal, f"{action} for {reach}", "admins, and leads granted each workflow named"
+        )
+
+
+def manages_webhooks(principal: Principal) -> bool:
+    """Whether ``principal`` may manage any webhook endpoint at all (admins, leads)."""
+    return rules.anywhere(rules.webhook_scope(principal))
+
+
+def may_manage_webhook(principal: Principal, workflows: Collection[str]) -> bool:
+    """Whether ``principal`` sees and changes an endpoint for ``workflows``."""
+    return rules.may_manage_webhook(principal, workflows)
 
 
 def _valid(run_id: str) -> bool:

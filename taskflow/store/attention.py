@@ -33,6 +33,7 @@ BRANCHES: dict[Reason, str] = {
     Reason.BREACHED_UNHELD: SQL["breached_unheld"],
     Reason.IDLE: SQL["idle"],
     Reason.EVENT_EXPIRING: SQL["event_expiring"],
+    Reason.WEBHOOK_DISABLED: SQL["webhook_disabled"],
 }
 
 _UNION = " UNION ALL ".join(f"({branch})" for branch in BRANCHES.values())

@@ -7,7 +7,7 @@ migrated database with the table classes plus these.
 
 from __future__ import annotations
 
-from taskflow.store import candidacy
+from taskflow.store import candidacy, sql
 
 #: Indexes beyond what the table classes can declare: (name, CREATE INDEX statement).
 EXTRA_INDEXES: tuple[tuple[str, str], ...] = (
@@ -232,3 +232,26 @@ EXTRA_INDEXES += (
         "CREATE INDEX run_workflow_ended ON run (workflow, ended_at) WHERE ended_at IS NOT NULL",
     ),
 )
+#: The event outbox (``store/webhooks.py``): deliveries due, each run's queue per endpoint,
+#: an endpoint's log, events by instant (replays; migration 2026-12-01T21:36).
+EXTRA_INDEXES += (
+    (
+        "webhook_delivery_due",
+        "CREATE INDEX webhook_delivery_due ON webhook_delivery (next_at, id) "
+        "WHERE status = 'pending'",
+    ),
+    (
+        "webhook_delivery_queue",
+        "CREATE INDEX webhook_delivery_queue ON webhook_delivery (endpoint, run, id) "
+        "WHERE status = 'pending'",
+    ),
+    (
+        "webhook_delivery_endpoint",
+        "CREATE INDEX webhook_delivery_endpoint ON webhook_delivery (endpoint, id)",
+    ),
+    ("outbox_event_occurred", "CREATE INDEX outbox_event_occurred ON outbox_event (occurred_at)"),
+)
+SQL = sql.statements("webhooks")
+EXTRA_FUNCTIONS += (("outbox_rows", SQL["outbox_function"]),)
+#: Triggers: (name, CREATE TRIGGER statement), made by raw steps after their functions.
+EXTRA_TRIGGERS: tuple[tuple[str, str], ...] = (("audit_event_outbox", SQL["outbox_trigger"]),)

@@ -32,7 +32,7 @@ from piccolo.columns.base import OnDelete
 from piccolo.columns.defaults.timestamptz import TimestamptzNow
 from piccolo.table import Table
 
-from taskflow.store import retention_tables
+from taskflow.store import retention_tables, webhook_tables
 from taskflow.store.run_tables import AuditEvent as AuditEvent
 from taskflow.store.run_tables import Principal as Principal
 from taskflow.store.run_tables import Run as Run
@@ -42,6 +42,7 @@ from taskflow.store.run_tables import Subject as Subject
 from taskflow.store.run_tables import Timer as Timer
 from taskflow.store.schema_extras import EXTRA_FUNCTIONS as EXTRA_FUNCTIONS
 from taskflow.store.schema_extras import EXTRA_INDEXES as EXTRA_INDEXES
+from taskflow.store.schema_extras import EXTRA_TRIGGERS as EXTRA_TRIGGERS
 
 
 class Notification(Table, tablename="notification"):
@@ -240,3 +241,4 @@ TABLES += (EventBuffer,)
 TABLES += (MetricSnapshot,)
 TABLES += (DeployedDefinition,)
 TABLES += retention_tables.TABLES
+TABLES += webhook_tables.TABLES

@@ -30,6 +30,7 @@ from taskflow import errors
 from taskflow.service import idempotency, mail, metrics, retention
 from taskflow.service import timers as firing
 from taskflow.service.container import Services
+from taskflow.worker import delivery
 
 log = logging.getLogger("taskflow.worker")
 
@@ -70,11 +71,14 @@ class Worker:
         #: E-mail (TASKFLOW_SMTP_URL): sent beside the firing, like the metrics snapshot.
         self.mailer = mail.Mailer.of(services)
         self._mailing: asyncio.Task[None] | None = None
+        #: Webhook deliveries, in a task of their own beside the timers (worker/delivery.py).
+        self.deliveries = delivery.DeliveryLoop(services, poll=self.poll)
 
     def stop(self) -> None:
         """Ask the loop to finish after the batch in hand."""
         self._stop.set()
         self._wake.set()
+        self.deliveries.stop()
 
     def _notified(self, *_: object) -> None:
         self._wake.set()
@@ -143,6 +147,9 @@ class Worker:
     async def run(self) -> None:
         """Fire, wait, repeat; survive database restarts."""
         backoff = 0.1
+        sending = asyncio.get_running_loop().create_task(
+            self.deliveries.run(), context=contextvars.Context()
+        )
         try:
             while not self._stop.is_set():
                 try:
@@ -180,6 +187,8 @@ class Worker:
                     with contextlib.suppress(TimeoutError):
                         await asyncio.wait_for(self._stop.wait(), MAX_BACKOFF)
         finally:
+            self.deliveries.stop()
+            await sending
             if self._measuring is not None:
                 await self._measuring
             if self._mailing is not None:

@@ -31,7 +31,14 @@ INSTALL_AND_SERVE = (
 TEST_COMMAND = ".venv/bin/pytest"
 TOUR_HEADING = "## A five-minute tour"
 #: Every step the tour must hold, by a fragment of its command.
-STEPS = ("taskflow demo", "taskflow principals load", "TOKEN=$(", "/graphql", "/health")
+STEPS = (
+    "taskflow demo",
+    "taskflow principals load",
+    "TOKEN=$(",
+    "/graphql",
+    "/health",
+    "webhooks listen",
+)
 #: The whole tour's time limit (the demo plays a hundred runs; a minute is usual).
 TOUR_TIMEOUT = 600
 
@@ -207,6 +214,10 @@ def test_the_readme_tour_against_a_running_server(deployment: Deployment) -> Non
         assert json.loads(answer("/health"))["database"] == "reachable"
     except (ValueError, KeyError, TypeError, AssertionError) as exc:
         failures.append(f"/health answer: {exc!r}: {answer('/health')[:500]!r}")
+
+    events = answer("webhooks listen")
+    if not all(f in events for f in ("run.started", "slot.opened", "T-TOUR-1", "verified")):
+        failures.append(f"the webhook receiver did not print the ticket's events: {events!r}")
 
     assert not failures, (
         "README's tour failed against a running `taskflow serve`:\n\n"

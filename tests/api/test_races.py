@@ -161,6 +161,12 @@ NOT_ON_A_SLOT = {
     "rescheduleTimer",
     "bulkOperate",  # single-run operator verbs over a filter, one run at a time
     "migrateRuns",  # an admin's batch over many runs, each run locked first (run_migrations)
+    # Webhook endpoints: no slot; an endpoint row locked FOR UPDATE per change.
+    "createWebhookEndpoint",
+    "updateWebhookEndpoint",
+    "rotateWebhookSecret",
+    "deleteWebhookEndpoint",
+    "replayWebhookDeliveries",
 }
 #: Both of these deposit the slot's event: at most one may succeed.
 DEPOSITS = {"complete", "raiseEvent"}

@@ -64,6 +64,15 @@ async def _seed(conn: asyncpg.Connection[Any]) -> None:
         SELECT md5('r' || n)::uuid, 'evidence', '{{}}'::jsonb, 'app', now(),
                now() + n * interval '1 hour'
         FROM generate_series(1, {RUNS}, 5) n;
+        INSERT INTO webhook_endpoint (id, url, workflows, enabled, secret, created_by,
+                                      failing_since, disabled_at, disabled_reason)
+        VALUES (md5('w')::uuid, 'https://hooks.example/x', ARRAY['triage'], false, 'whsec_x',
+                'ada', now() - interval '2 days', now(), 'every delivery failed');
+        INSERT INTO outbox_event (type, line, kind, run, workflow, workflow_version,
+                                  subject_type, subject_external_id)
+        VALUES ('run.started', 1, 'run.started', md5('r1')::uuid, 'triage', 1, 't', 'x');
+        INSERT INTO webhook_delivery (event, endpoint, run)
+        SELECT id, md5('w')::uuid, run FROM outbox_event;
         ANALYZE principal; ANALYZE subject; ANALYZE run; ANALYZE slot; ANALYZE timer;
         ANALYZE event_buffer;
         """

@@ -30,6 +30,9 @@ CONSTRAINTS = """
     WHERE connamespace = 'public'::regnamespace AND conrelid::regclass::text <> 'migration'
     ORDER BY 1, 2
 """
+TRIGGERS = """
+    SELECT tgname, pg_get_triggerdef(oid) FROM pg_trigger WHERE NOT tgisinternal ORDER BY 1
+"""
 FUNCTIONS = """
     SELECT proname, pg_get_functiondef(oid) FROM pg_proc
     WHERE pronamespace = 'public'::regnamespace ORDER BY 1
@@ -46,6 +49,7 @@ async def snapshot(url: str) -> dict[str, list[tuple[Any, ...]]]:
                 ("indexes", INDEXES),
                 ("constraints", CONSTRAINTS),
                 ("functions", FUNCTIONS),
+                ("triggers", TRIGGERS),
             )
         }
     finally:
@@ -71,6 +75,8 @@ async def test_migrations_build_the_declared_schema(pg_admin_url: str) -> None:
     for _, statement in tables.EXTRA_INDEXES:
         await conn.execute(statement)
     for _, statement in tables.EXTRA_FUNCTIONS:
+        await conn.execute(statement)
+    for _, statement in tables.EXTRA_TRIGGERS:
         await conn.execute(statement)
     await conn.close()
 

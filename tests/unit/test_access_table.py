@@ -74,6 +74,9 @@ TEST_ROWS: dict[str, list[str]] = {
     "outbox": [
         "tests.api.test_access::test_the_mail_gateway_cannot_approve_an_expense_nor_read_it_or_its_outbox"
     ],
+    "webhooks": [
+        "tests.api.test_webhooks_api::test_endpoints_are_managed_by_admins_and_leads_of_their_workflows"
+    ],
     "timers": [
         "tests.integration.test_poison_timers::test_a_failing_firing_backs_off_then_is_parked_dead_and_seen_and_retried"
     ],

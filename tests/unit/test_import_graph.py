@@ -21,7 +21,13 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[2] / "taskflow"
 
 _CORE = ("taskflow.core", "taskflow.errors")
-_SHELL = ("taskflow.errors", "taskflow.config", "taskflow.mail_config", "taskflow.clock")
+_SHELL = (
+    "taskflow.errors",
+    "taskflow.config",
+    "taskflow.mail_config",
+    "taskflow.clock",
+    "taskflow.webhook_settings",
+)
 
 #: layer -> the taskflow modules it may import (prefixes). A layer is a sub-package of
 #: taskflow or one top-level module; ``taskflow.__init__`` is the layer "taskflow".
@@ -38,8 +44,9 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     "taskflow": ("taskflow.core",),
     "errors": (),
     "clock": ("taskflow.errors",),
-    "config": ("taskflow.errors", "taskflow.mail_config"),
+    "config": ("taskflow.errors", "taskflow.mail_config", "taskflow.webhook_settings"),
     "mail_config": ("taskflow.errors",),
+    "webhook_settings": ("taskflow.errors",),
     "logs": ("taskflow.errors",),
 }
 

@@ -24,6 +24,7 @@ from taskflow.service import (
     runs,
     slots,
     timer_admin,
+    webhooks,
 )
 
 USE_CASES: dict[str, Callable[..., Any]] = {
@@ -56,6 +57,11 @@ USE_CASES: dict[str, Callable[..., Any]] = {
     "rescheduleTimer": operate.reschedule_timer,
     "bulkOperate": bulk.bulk_operate,
     "migrateRuns": run_migrations.apply_as,
+    "createWebhookEndpoint": webhooks.create,
+    "updateWebhookEndpoint": webhooks.update,
+    "rotateWebhookSecret": webhooks.rotate,
+    "deleteWebhookEndpoint": webhooks.delete,
+    "replayWebhookDeliveries": webhooks.replay,
 }
 
 

@@ -16,6 +16,7 @@ from taskflow.core.runs import refusals, slots, statuses
 from taskflow.core.runs.model import SlotView
 from taskflow.core.runs.statuses import MOVES, RunStatus, SlotMove, SlotStatus
 from taskflow.core.timer_states import TimerMove, TimerStatus
+from taskflow.core.webhook_events import DeliveryStatus
 
 NOW = datetime(2026, 12, 1, 9, tzinfo=UTC)
 ME = frozenset({"user:me"})
@@ -133,6 +134,8 @@ _KNOWN = {
     "r": {s.value for s in RunStatus},
     "run": {s.value for s in RunStatus},
     "timer": {s.value for s in TimerStatus},
+    # webhook deliveries (store/sql/webhooks.sql): d, p the rows, o an attempt's outcome
+    **{key: {s.value for s in DeliveryStatus} for key in ("d", "p", "o")},
 }
 _SLOT = {s.value for s in SlotStatus}
 _ANY = _SLOT | _KNOWN["t"] | _KNOWN["r"]

@@ -39,6 +39,9 @@ relay.core_enum(
         "Move it on (goto) or cancel it.",
         core.Reason.EVENT_EXPIRING: "An event kept for a slot not yet open expires within "
         "TASKFLOW_EVENT_EXPIRING_WITHIN. goto the state whose slot awaits it, or let it expire.",
+        core.Reason.WEBHOOK_DISABLED: "A webhook endpoint was disabled: every delivery failed "
+        "for TASKFLOW_WEBHOOK_DISABLE_AFTER (detail names it; the run is that of its oldest "
+        "waiting event). Mend the receiver, then updateWebhookEndpoint with enabled: true.",
     },
 )
 

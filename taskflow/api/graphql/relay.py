@@ -52,6 +52,8 @@ ID_SHAPES = {
     "MagicLink": "uuid",
     "Notification": "bigint",
     "Principal": "text",
+    "WebhookEndpoint": "uuid",
+    "WebhookDelivery": "bigint",
 }
 
 

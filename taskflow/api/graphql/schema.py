@@ -35,6 +35,8 @@ from taskflow.api.graphql import (
     timers,
     types,
     versions,
+    webhook_mutations,
+    webhooks,
     work,
     work_mutations,
 )
@@ -57,6 +59,7 @@ NODE_RESOLVERS: dict[str, NodeResolver] = {
     links.TYPE_NAME: links.resolve_node,
     notifications.TYPE_NAME: notifications.resolve_node,
     timers.TYPE_NAME: timers.resolve_node,
+    webhooks.TYPE_NAME: webhooks.resolve_node,
 }
 
 
@@ -70,6 +73,7 @@ class Query(
     attention.AttentionQueries,
     definitions.DefinitionQueries,
     run_list.RunListQueries,
+    webhooks.WebhookQueries,
 ):
     @strawberry.field(description="Any object by its global id; null when absent or not visible.")
     async def node(
@@ -96,6 +100,7 @@ class Mutation(
     operate.OperateMutations,
     bulk.BulkMutations,
     versions.VersionMutations,
+    webhook_mutations.WebhookMutations,
 ):
     pass
 

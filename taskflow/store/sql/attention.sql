@@ -62,6 +62,20 @@ SELECT 'EVENT_EXPIRING', e.arrived_at, e.id::text, r.id, r.workflow, r.state, NU
 FROM event_buffer e JOIN run r ON r.id = e.run
 WHERE e.expires_at <= $2 AND ($3::text[] IS NULL OR r.workflow = ANY($3::text[]))
 
+-- name: webhook_disabled
+-- The run is that of the endpoint's oldest waiting (else latest) delivery; scoped readers
+-- see endpoints whose workflows they all reach (those they could mend).
+SELECT 'WEBHOOK_DISABLED', w.disabled_at, w.id::text, r.id, r.workflow, r.state, NULL,
+       NULL, NULL, NULL, 'webhook endpoint ' || w.url || ' disabled: '
+         || COALESCE(w.disabled_reason, '')
+FROM webhook_endpoint w
+CROSS JOIN LATERAL (SELECT d.run FROM webhook_delivery d WHERE d.endpoint = w.id
+                    ORDER BY d.status = 'pending' DESC, d.id LIMIT 1) d
+JOIN run r ON r.id = d.run
+WHERE NOT w.enabled AND w.failing_since IS NOT NULL AND w.disabled_at IS NOT NULL
+  AND ($3::text[] IS NULL
+       OR (cardinality(w.workflows) > 0 AND w.workflows <@ $3::varchar[]))
+
 -- name: items
 -- A page in (since, reason, ref) order: after $5, $6, $7 the last (since, reason, ref)
 -- seen (NULLs: from the start), at most $8 items.

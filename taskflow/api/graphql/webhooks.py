@@ -1,0 +1,196 @@
+"""Webhook endpoints in GraphQL: manage them, read their delivery log, replay deliveries.
+
+Admins manage every endpoint; leads those whose workflows they are granted whole
+(docs/access.md, rule ``webhooks``). What is sent is in docs/events.md, how in
+docs/delivery.md.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import Enum
+from typing import Annotated
+
+import strawberry
+
+from taskflow import errors
+from taskflow.api.graphql import relay
+from taskflow.api.graphql.context import Info, caller
+from taskflow.core import webhook_events
+from taskflow.service import webhooks
+
+TYPE_NAME = "WebhookEndpoint"
+DELIVERY = "WebhookDelivery"
+
+
+@strawberry.enum(description="Where a webhook delivery stands.")
+class WebhookDeliveryState(Enum):
+    PENDING = strawberry.enum_value(
+        "pending", description="Not delivered yet: waits for nextAttemptAt (or is being sent)."
+    )
+    DELIVERED = strawberry.enum_value(
+        "delivered", description="The endpoint answered 2xx (see lastAttemptAt)."
+    )
+    DEAD = strawberry.enum_value(
+        "dead",
+        description="Given up: a final answer (4xx other than 429, 3xx), or still failing past "
+        "TASKFLOW_WEBHOOK_HORIZON. replayWebhookDeliveries sends it again.",
+    )
+
+
+@strawberry.type(description="One event sent (or to be sent) to one endpoint.")
+class WebhookDelivery:
+    id: strawberry.ID = strawberry.field(description="Its global id (replayWebhookDeliveries).")
+    event_id: str = strawberry.field(
+        description="The webhook-id header: the same on every attempt and replay; receivers "
+        "deduplicate by it."
+    )
+    event_type: str = strawberry.field(description="The event's type (docs/events.md).")
+    run_id: strawberry.ID = strawberry.field(description="Global id of the event's run.")
+    occurred_at: datetime = strawberry.field(description="When the event happened.")
+    state: WebhookDeliveryState = strawberry.field(description="Where it stands.")
+    attempts: int = strawberry.field(description="Attempts made so far.")
+    last_attempt_at: datetime | None = strawberry.field(description="When it was last tried.")
+    last_status_code: int | None = strawberry.field(
+        description="The HTTP status of the last attempt; null when none came (network error)."
+    )
+    last_error: str | None = strawberry.field(
+        description="Why the last attempt failed; null after a success."
+    )
+    latency_ms: float | None = strawberry.field(
+        description="How long the last attempt took, in milliseconds."
+    )
+    next_attempt_at: datetime | None = strawberry.field(
+        description="When it is tried next; null unless PENDING."
+    )
+    delivered_at: datetime | None = strawberry.field(description="When it was delivered.")
+
+    @classmethod
+    def of(cls, row: webhooks.LogRow) -> WebhookDelivery:
+        return cls(
+            id=strawberry.ID(relay.to_global_id(DELIVERY, str(row.id))),
+            event_id=webhook_events.message_id(row.event),
+            event_type=row.event_type,
+            run_id=strawberry.ID(relay.to_global_id("Run", row.run_id)),
+            occurred_at=row.occurred_at,
+            state=WebhookDeliveryState[row.status.upper()],
+            attempts=row.attempts,
+            last_attempt_at=row.last_attempt_at,
+            last_status_code=row.last_status,
+            last_error=row.last_error,
+            latency_ms=row.last_latency_ms,
+            next_attempt_at=row.next_at if row.status == "pending" else None,
+            delivered_at=row.delivered_at,
+        )
+
+
+@strawberry.type(description="Where taskflow POSTs events, signed (Standard Webhooks).")
+class WebhookEndpoint(relay.Node):
+    url: str = strawberry.field(description="The https URL events are POSTed to.")
+    description: str = strawberry.field(description="What it is for, in words.")
+    event_types: list[str] = strawberry.field(
+        description="The event types it receives; empty: every type."
+    )
+    workflows: list[str] = strawberry.field(
+        description="The workflows whose events it receives; empty: every workflow."
+    )
+    enabled: bool = strawberry.field(description="False: nothing is sent or queued for it.")
+    disabled_at: datetime | None = strawberry.field(description="When it was disabled.")
+    disabled_reason: str | None = strawberry.field(
+        description="Why it was disabled (by hand, or every delivery failed too long)."
+    )
+    failing_since: datetime | None = strawberry.field(
+        description="Since when every attempt failed; null once one succeeds."
+    )
+    secret: str = strawberry.field(
+        description="The whsec_ secret signing deliveries: verify webhook-signature with it."
+    )
+    previous_secret_valid_until: datetime | None = strawberry.field(
+        description="After rotateWebhookSecret, the previous secret also signs until then."
+    )
+    created_by: str = strawberry.field(description="Who created it.")
+    created_at: datetime = strawberry.field(description="When it was created.")
+    updated_at: datetime = strawberry.field(description="When it last changed.")
+    row: strawberry.Private[webhooks.EndpointRow]
+
+    @strawberry.field(description="Its deliveries, newest first: the delivery log.")
+    async def deliveries(
+        self,
+        info: Info,
+        first: Annotated[
+            int, strawberry.argument(description=f"Page size, at most {relay.MAX_FIRST}.")
+        ] = 20,
+        after: Annotated[
+            str | None, strawberry.argument(description="endCursor of the previous page.")
+        ] = None,
+        state: Annotated[
+            WebhookDeliveryState | None,
+            strawberry.argument(description="Only deliveries in this state (default: any)."),
+        ] = None,
+    ) -> relay.Connection[WebhookDelivery]:
+        me = await caller(info)
+        limit = relay.check_first(first)
+        before = None
+        if after:
+            (text,) = relay.decode_cursor(after, 1)
+            if not text.isdigit() or len(text) > 18:
+                raise errors.ValidationError("after is not a cursor of this list.", field="after")
+            before = int(text)
+        rows, total = await webhooks.log(
+            info.context.services,
+            me,
+            self.row,
+            status=state.name.lower() if state is not None else None,
+            before=before,
+            limit=limit + 1,
+        )
+        edges = [
+            relay.Edge(cursor=relay.encode_cursor(str(r.id)), node=WebhookDelivery.of(r))
+            for r in rows[:limit]
+        ]
+        return relay.Connection(
+            edges=edges,
+            page_info=relay.PageInfo(
+                has_next_page=len(rows) > limit, end_cursor=edges[-1].cursor if edges else None
+            ),
+            total_count=total,
+        )
+
+    @classmethod
+    def of(cls, row: webhooks.EndpointRow) -> WebhookEndpoint:
+        return cls(
+            id=strawberry.ID(relay.to_global_id(TYPE_NAME, row.id)),
+            url=row.url,
+            description=row.description,
+            event_types=list(row.event_types),
+            workflows=list(row.workflows),
+            enabled=row.enabled,
+            disabled_at=row.disabled_at,
+            disabled_reason=row.disabled_reason,
+            failing_since=row.failing_since,
+            secret=row.secret,
+            previous_secret_valid_until=row.previous_until if row.previous_secret else None,
+            created_by=row.created_by,
+            created_at=row.created_at,
+            updated_at=row.updated_at,
+            row=row,
+        )
+
+
+async def resolve_node(info: Info, local_id: str) -> WebhookEndpoint | None:
+    """``node(id:)`` for an endpoint: those who manage it see it."""
+    me = await caller(info)
+    row = await webhooks.get(info.context.services, me, local_id)
+    return WebhookEndpoint.of(row) if row is not None else None
+
+
+@strawberry.type(description="Webhook endpoints.")
+class WebhookQueries:
+    @strawberry.field(
+        description="The webhook endpoints the caller manages (admins: all; leads: those of "
+        "their workflows), oldest first."
+    )
+    async def webhook_endpoints(self, info: Info) -> list[WebhookEndpoint]:
+        me = await caller(info)
+        rows = await webhooks.listing(info.context.services, me)
+        return [WebhookEndpoint.of(r) for r in rows]

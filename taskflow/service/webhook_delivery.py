@@ -1,0 +1,213 @@
+"""Sending webhook deliveries: take due ones locked, POST them signed, record the outcomes.
+
+One step (:meth:`Sender.step`) is one transaction: it locks up to
+``TASKFLOW_WEBHOOK_CONCURRENCY`` due deliveries (FOR UPDATE SKIP LOCKED; the oldest
+pending one per run and endpoint, so a run's events go in order), sends them at once
+with httpx (each attempt bounded by ``TASKFLOW_WEBHOOK_TIMEOUT``), and records every
+outcome in one statement before it commits. A worker killed mid-send loses nothing:
+its connection drops, PostgreSQL rolls the transaction back, and the deliveries are
+pending and free for any worker at once (at-least-once; ``webhook-id`` lets receivers
+drop the duplicate). No lease to write, nor to wait for.
+
+Signatures follow Standard Webhooks (``standardwebhooks``): ``webhook-id`` is the
+event's id, ``webhook-timestamp`` the attempt's wall-clock time (receivers check it
+against their own clock, whatever clock drives due times), ``webhook-signature`` one
+``v1,`` signature per valid secret (two during a rotation).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import random
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+
+import httpx
+import standardwebhooks
+
+from taskflow.core import webhook_events
+from taskflow.service import webhooks
+from taskflow.service.container import Services
+from taskflow.store import webhooks as store
+
+log = logging.getLogger("taskflow.webhooks")
+
+#: The notification channel the outbox trigger wakes workers on.
+CHANNEL = "taskflow_webhooks"
+USER_AGENT = "taskflow-webhooks/1"
+#: How long a resolved endpoint host's addresses are trusted (seconds of monotonic time).
+RESOLVE_TTL = 30.0
+
+
+def wall_clock() -> datetime:
+    """The real time: what ``webhook-timestamp`` carries."""
+    return datetime.now(UTC)
+
+
+@functools.lru_cache(maxsize=256)
+def _signer(secret: str) -> standardwebhooks.Webhook:
+    return standardwebhooks.Webhook(secret)
+
+
+def signed_headers(due: store.Due, body: str, at: datetime, now: datetime) -> dict[str, str]:
+    """The Standard Webhooks headers of one attempt of ``due`` sent at ``at``."""
+    msg_id = webhook_events.message_id(due.event.id)
+    keys = [due.secret]
+    if due.previous_secret and due.previous_until is not None and due.previous_until > now:
+        keys.append(due.previous_secret)
+    signatures = " ".join(_signer(k).sign(msg_id, at, body) for k in keys)
+    return {
+        "webhook-id": msg_id,
+        "webhook-timestamp": str(int(at.timestamp())),
+        "webhook-signature": signatures,
+        "content-type": "application/json",
+        "user-agent": USER_AGENT,
+    }
+
+
+class Sender:
+    """Delivers due webhooks for one worker (one httpx client, kept between steps)."""
+
+    def __init__(
+        self,
+        services: Services,
+        *,
+        client: httpx.AsyncClient | None = None,
+        jitter: Callable[[], float] = random.random,
+        wall: Callable[[], datetime] = wall_clock,
+        batch: int | None = None,
+    ) -> None:
+        self.services = services
+        settings = services.settings.webhooks
+        self.settings = settings
+        #: Deliveries one step takes (the lanes of a worker split the concurrency).
+        self.batch = batch or settings.concurrency
+        self.policy = webhook_events.RetryPolicy(
+            base=_seconds(settings.backoff_base),
+            cap=_seconds(settings.backoff_max),
+            horizon=settings.horizon,
+        )
+        self.client = client or httpx.AsyncClient(
+            timeout=settings.timeout,
+            follow_redirects=False,
+            # At most ``concurrency`` connections: httpcore scans its pool on every request.
+            # Idle ones are dropped before common servers' keep-alive (uvicorn: 5 s) ends them.
+            limits=httpx.Limits(max_connections=settings.concurrency, keepalive_expiry=2.0),
+        )
+        self.jitter = jitter
+        self.wall = wall
+        self.delivered = 0
+        self._resolved: dict[str, tuple[float, str | None]] = {}
+
+    async def close(self) -> None:
+        await self.client.aclose()
+
+    async def step(self, now: datetime) -> int:
+        """Take and send one batch of deliveries due at ``now``; how many were taken."""
+        settings = self.settings
+        disabled: list[str] = []
+        async with self.services.db.transaction() as conn:
+            due = await store.take_due(conn, now, self.batch)
+            if not due:
+                return 0
+            outcomes = await asyncio.gather(*(self._attempt(d, now) for d in due))
+            tried = self.services.clock.now()
+            done = webhook_events.DeliveryStatus.DELIVERED
+            answered = [o.endpoint for o in outcomes if o.status == done]
+            failing = [o.endpoint for o in outcomes if o.status != done]
+            await store.record(conn, outcomes, tried)
+            # Endpoint health changes only on a failure, or a success of a failing endpoint.
+            if failing or any(d.failing_since is not None for d in due):
+                disabled = await store.endpoint_health(
+                    conn, answered, failing, tried, settings.disable_after
+                )
+        for url in disabled:
+            # The host only: a URL's path or query may carry the receiver's own secret.
+            log.warning(
+                "webhook endpoint on %s disabled: every delivery failed too long",
+                httpx.URL(url).host,
+            )
+        self.delivered += len(answered)
+        return len(due)
+
+    async def _refused(self, url: str) -> str | None:
+        """Why the endpoint may not be sent to now (its host resolves to a refused address)."""
+        seen = self._resolved.get(url)
+        if seen is not None and seen[0] > time.monotonic():
+            return seen[1]
+        try:
+            await webhooks.check_destination(self.settings, url)
+            why = None
+        except Exception as exc:
+            why = getattr(exc, "message", str(exc))
+        self._resolved[url] = (time.monotonic() + RESOLVE_TTL, why)
+        return why
+
+    async def _post(self, due: store.Due, body: str, now: datetime) -> httpx.Response:
+        """POST once; again at once when a reused connection was closed under the request
+        (the receiver got nothing: its keep-alive ended as the request went out)."""
+        for attempt in (1, 2):
+            try:
+                return await self.client.post(
+                    due.url,
+                    content=body.encode(),
+                    headers=signed_headers(due, body, self.wall(), now),
+                )
+            except httpx.RemoteProtocolError:
+                if attempt == 2:
+                    raise
+        raise AssertionError("unreachable")
+
+    async def _attempt(self, due: store.Due, now: datetime) -> store.Outcome:
+        body = webhook_events.body(due.event)
+        started = time.perf_counter()
+        status: int | None = None
+        error: str | None = None
+        asked = None
+        refused = await self._refused(due.url)
+        if refused is not None:
+            error = f"refused: {refused}"
+        else:
+            try:
+                # The whole attempt is bounded (httpx's timeout is per phase), and so is the
+                # transaction that holds the batch.
+                async with asyncio.timeout(self.settings.timeout):
+                    answer = await self._post(due, body, now)
+                status = answer.status_code
+                asked = webhook_events.retry_after(answer.headers.get("retry-after"), now)
+                if not 200 <= status < 300:
+                    error = f"HTTP {status}"
+            except (httpx.HTTPError, TimeoutError) as exc:
+                error = f"{type(exc).__name__}: {exc}"[:500]
+        latency = (time.perf_counter() - started) * 1000
+        if error is None:
+            return store.Outcome(
+                due.delivery, due.endpoint, "delivered", None, status, None, latency
+            )
+        next_at = None
+        if refused is not None or webhook_events.retryable(status):
+            next_at = webhook_events.next_attempt(
+                self.policy,
+                attempts=due.attempts + 1,
+                created_at=due.since,
+                now=now,
+                jitter=self.jitter(),
+                asked=asked,
+            )
+        state = (
+            webhook_events.DeliveryStatus.PENDING if next_at else webhook_events.DeliveryStatus.DEAD
+        )
+        return store.Outcome(due.delivery, due.endpoint, state, next_at, status, error, latency)
+
+
+def _seconds(value: float) -> timedelta:
+    return timedelta(seconds=value)
+
+
+async def next_due(services: Services) -> datetime | None:
+    """The nearest next try of a pending delivery (the worker sleeps until then)."""
+    async with services.db.connection() as conn:
+        return await store.next_due(conn)
