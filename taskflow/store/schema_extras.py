@@ -212,3 +212,14 @@ EXTRA_INDEXES += (
     ),
     ("run_ended", "CREATE INDEX run_ended ON run (ended_at) WHERE ended_at IS NOT NULL"),
 )
+# Automatic steps (migration 2026-12-01T21:38, ``store/steps.py``): workers take due steps
+# (and running ones whose lease ran out) in due order; operators list parked ones.
+EXTRA_INDEXES += (
+    (
+        "step_due",
+        "CREATE INDEX step_due ON step (due_at, id) WHERE status IN ('due', 'running')",
+    ),
+    ("step_parked", "CREATE INDEX step_parked ON step (updated_at) WHERE status = 'parked'"),
+    ("step_attempt_step", "CREATE UNIQUE INDEX step_attempt_step ON step_attempt (step, attempt)"),
+    ("step_once_run_name", "CREATE UNIQUE INDEX step_once_run_name ON step_once (run, name)"),
+)

@@ -21,7 +21,7 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[2] / "taskflow"
 
 _CORE = ("taskflow.core", "taskflow.errors")
-_SHELL = ("taskflow.errors", "taskflow.config", "taskflow.clock")
+_SHELL = ("taskflow.errors", "taskflow.config", "taskflow.clock", "taskflow.steps")
 
 #: layer -> the taskflow modules it may import (prefixes). A layer is a sub-package of
 #: taskflow or one top-level module; ``taskflow.__init__`` is the layer "taskflow".
@@ -40,6 +40,8 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     "clock": ("taskflow.errors",),
     "config": ("taskflow.errors",),
     "logs": ("taskflow.errors",),
+    # What actions of automatic steps import (``StepContext``, ``once``).
+    "steps": ("taskflow.errors",),
 }
 
 #: Modules the core may not import: the clock, randomness, files, processes, the network

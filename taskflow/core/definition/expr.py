@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-ROOTS: Final = ("subject", "payload", "principal", "item")
+ROOTS: Final = ("subject", "payload", "principal", "item", "result")
 
 
 class _Missing:
@@ -57,6 +57,8 @@ class Env:
     principal: Any = None
     #: The foreach element of the slot, if any.
     item: Any = MISSING
+    #: What automatic steps returned, keyed by state name (docs/automatic-steps.md).
+    result: Mapping[str, Any] = field(default_factory=dict)
 
 
 class Expr:
@@ -248,6 +250,7 @@ subject: Final = Ref("subject")
 payload: Final = Ref("payload")
 principal: Final = Ref("principal")
 item: Final = Ref("item")
+result: Final = Ref("result")
 
 
 def lift(value: object) -> Expr:

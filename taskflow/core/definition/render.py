@@ -81,7 +81,20 @@ def _state(state: State) -> dict[str, Any]:
         "on_enter": _hook(state.on_enter),
         "on_exit": _hook(state.on_exit),
         "redirects": list(state.redirects),
-    }
+    } | _automatic(state)
+
+
+def _automatic(state: State) -> dict[str, Any]:
+    """An automatic state's parts, only when declared: older digests stay as they were."""
+    doc: dict[str, Any] = {}
+    if state.automatic:
+        doc["action"] = state.action_path
+        doc["on_success"] = [r.to_json() for r in state.success_routes]
+        doc["on_error"] = [e.to_json() for e in state.on_error]
+        doc["retry"] = state.retry.to_json() if state.retry is not None else None
+    if state.every:
+        doc["every"] = [e.to_json() for e in state.every]
+    return doc
 
 
 def document(definition: Definition) -> dict[str, Any]:

@@ -15,7 +15,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, Final, Literal
@@ -24,6 +24,7 @@ from taskflow.core.definition import audience as au
 from taskflow.core.definition import budgets as bu
 from taskflow.core.definition import expr as ex
 from taskflow.core.definition import expr_data as exd
+from taskflow.core.definition import steps
 
 MilestoneKind = Literal["assigned", "finished"]
 MILESTONE_KINDS: Final = ("assigned", "finished")
@@ -76,6 +77,8 @@ class Action:
     priority: int | None = None
     target: str | None = None
     with_link: bool = False
+    #: ``run``: the import path of the action a timeout runs (the run stays where it is).
+    step: str | None = None
 
     def describe(self) -> str:
         """``notify holder``, ``escalate to role:finance-lead``, ``move to expired``."""
@@ -85,17 +88,22 @@ class Action:
             return f"{self.kind} to {self.who}"
         if self.kind == "raise_priority":
             return f"raise priority to {self.priority}"
+        if self.kind == "run":
+            return f"run {self.step}"
         return f"move to {self.target}"
 
     def to_json(self) -> Any:
-        """``{"kind", "who", "priority", "target"}`` (absent parts null)."""
-        return {
+        """``{"kind", "who", "priority", "target"}`` (absent parts null; ``step`` for a run)."""
+        doc = {
             "kind": self.kind,
             "who": au.to_json(self.who) if self.who is not None else None,
             "priority": self.priority,
             "target": self.target,
             "with_link": self.with_link,
         }
+        if self.step is not None:  # only then: older digests stay as they were
+            doc["step"] = self.step
+        return doc
 
 
 def actions(
@@ -257,9 +265,14 @@ def timeout(
     name: str = "",
     notify: au.Who | None = None,
     move_to: str | None = None,
+    action: str | Callable[..., Any] | None = None,
 ) -> Timeout:
-    """After ``after`` in the state, notify someone and/or move the run."""
-    return Timeout(after, actions(notify=notify, move_to=move_to), name)
+    """After ``after`` in the state, notify someone, run an ``action`` (an automatic step:
+    the run stays where it is) and/or move the run."""
+    found = actions(notify=notify, move_to=move_to)
+    if action is not None:
+        found = (*found, Action("run", step=steps.action_path(action)))
+    return Timeout(after, found, name)
 
 
 # -- priority -----------------------------------------------------------------------------------

@@ -147,6 +147,8 @@ def settle(decision: Decision) -> None:
     while decision.run.status == ACTIVE:
         open_ready(decision)
         state = decision.state
+        if state.automatic:
+            return  # it waits for its action (core/runs/automatic.py)
         current = [s for s in decision.current() if s.status != CANCELLED]
         satisfied = sum(1 for s in current if s.status == SATISFIED)
         env = decision.env()

@@ -1,0 +1,93 @@
+"""The actions of automatic steps: import paths resolved to async functions, checked at load.
+
+``module:function`` (dots allowed in both parts) names an async function taking a
+:class:`taskflow.steps.StepContext`. Definitions that name an action which does not
+import, or is not an async function, fail when they load (``ACTION_NOT_FOUND``,
+``ACTION_NOT_ASYNC``), naming the state and the fix, like every other definition problem.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import inspect
+from collections.abc import Awaitable, Callable, Iterator
+from typing import Any
+
+from taskflow.core.definition import steps as st
+from taskflow.core.definition.problems import Problem
+from taskflow.core.definition.workflow import Definition
+
+Action = Callable[[Any], Awaitable[Any]]
+
+
+class ActionNotFound(LookupError):
+    """An import path that names no function."""
+
+
+@functools.cache
+def resolve(path: str) -> Action:
+    """The function at ``module:name`` (cached); :class:`ActionNotFound` if there is none."""
+    module_name, _, name = path.partition(":")
+    try:
+        target: Any = importlib.import_module(module_name)
+    except Exception as exc:
+        raise ActionNotFound(f"module {module_name!r} does not import ({exc})") from exc
+    for part in name.split("."):
+        target = getattr(target, part, None)
+        if target is None:
+            raise ActionNotFound(f"module {module_name!r} has no {name!r}")
+    if not callable(target):
+        raise ActionNotFound(f"{path!r} is not a function")
+    fn: Action = target
+    return fn
+
+
+def paths(definition: Definition) -> Iterator[tuple[str, str]]:
+    """(where, import path) of every action a definition names."""
+    for state in definition.states:
+        where = f"state {state.name!r}"
+        if state.action_path is not None:
+            yield where, state.action_path
+        for i, every in enumerate(state.every):
+            if isinstance(every, st.Every):
+                yield f"{where} / every {every.name or i + 1}", every.path
+        for i, t in enumerate(state.timeouts):
+            for a in t.actions:
+                if a.kind == "run" and a.step:
+                    yield f"{where} / timeout {t.name or i + 1}", a.step
+
+
+def problems(definition: Definition) -> list[Problem]:
+    """The actions of ``definition`` that do not resolve to async functions."""
+    found = []
+    for where, path in paths(definition):
+        if not st.well_formed(path):
+            continue  # reported by the definition check (BAD_ACTION)
+        try:
+            fn = resolve(path)
+        except ActionNotFound as exc:
+            found.append(
+                Problem(
+                    "ACTION_NOT_FOUND",
+                    definition.name,
+                    where,
+                    f"the action {path!r} cannot be found: {exc}",
+                    "name an async function as 'package.module:function', importable where "
+                    "the server and workers run",
+                    definition.source,
+                )
+            )
+            continue
+        if not inspect.iscoroutinefunction(fn):
+            found.append(
+                Problem(
+                    "ACTION_NOT_ASYNC",
+                    definition.name,
+                    where,
+                    f"the action {path!r} is not an async function",
+                    "declare it 'async def name(ctx: StepContext) -> ...'",
+                    definition.source,
+                )
+            )
+    return found

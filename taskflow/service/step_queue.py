@@ -1,0 +1,61 @@
+"""Enqueueing automatic steps when their timers fire (inside the worker's timer batch).
+
+A state's ``step`` timer, an ``every`` timer and a timeout that runs an action
+each add a step row (``store/steps.py``) in the batch's transaction, under the
+run's lock; workers then run it outside any transaction (``service/steps.py``).
+A replayed firing adds nothing: the row's key is unique.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from taskflow.core import step_timers
+from taskflow.core.definition.workflow import Definition
+from taskflow.core.runs.model import RunView
+from taskflow.service import deadlines as sla_service
+from taskflow.service import timer_batch as runs_batch
+from taskflow.service.container import Services
+from taskflow.store import db
+from taskflow.store import deadlines as timer_rows
+from taskflow.store import steps as store
+
+#: The kinds of step rows: a state's action, recurring work, a timeout's action.
+ACTION, EVERY, TIMEOUT = "action", "every", "timeout"
+#: The timer kinds that enqueue a step when they fire.
+KINDS = (step_timers.STEP, step_timers.EVERY)
+
+
+async def fired(
+    services: Services,
+    conn: db.Connection,
+    batch: runs_batch.RunState,
+    definition: Definition,
+    timer: timer_rows.TimerRow,
+    count: int,
+    now: datetime,
+) -> None:
+    """A ``step`` or ``every`` timer fired (``count``-th time): enqueue its step, due now;
+    an ``every`` timer is armed again for its next firing, if any."""
+    run = batch.run
+    state = definition.state(run.state)
+    if timer.kind == step_timers.STEP:
+        path, key, kind = state.action_path, timer.key, ACTION
+    else:
+        path, key, kind = state.every[int(timer.ref)].path, f"{timer.key}:{count}", EVERY
+    assert path is not None
+    await store.enqueue(conn, store.NewStep(key, run.id, run.visit, run.state, kind, path, now))
+    if timer.kind == step_timers.EVERY:
+        ctx = sla_service.context(definition, services.calendars)
+        runs_batch.carry_out(batch, [], ctx, now, run_changed=True)
+
+
+async def timeout_actions(
+    conn: db.Connection, run: RunView, timer: timer_rows.TimerRow, paths: list[str], now: datetime
+) -> None:
+    """A timeout that runs actions fired: enqueue one step per action, due now."""
+    for index, path in enumerate(paths):
+        key = f"{timer.key}:run:{index}"
+        await store.enqueue(
+            conn, store.NewStep(key, run.id, run.visit, run.state, TIMEOUT, path, now)
+        )

@@ -1,0 +1,129 @@
+-- Automatic steps (store/steps.py): the step rows workers take, their attempts, and
+-- what steps.once recorded.
+
+-- name: enqueue
+-- A step to run: $1 key, $2 run, $3 visit, $4 state, $5 kind, $6 action path, $7 due at.
+-- The same key twice (a replayed firing) adds nothing.
+INSERT INTO step (key, run, visit, state, kind, action, status, attempts, due_at,
+                  created_at, updated_at)
+VALUES ($1, $2::uuid, $3, $4, $5, $6, 'due', 0, $7, $7, $7)
+ON CONFLICT (key) DO NOTHING
+
+-- name: take
+-- Up to $2 steps due at $1 (due, or running with an expired lease), SKIP LOCKED; each
+-- starts attempt n+1 under a lease to $1 + $3 seconds, taken by worker $4. The attempt of
+-- a lease that ran out is marked lost.
+WITH due AS (
+    SELECT id FROM step
+    WHERE status IN ('due', 'running') AND due_at <= $1
+    ORDER BY due_at, id
+    LIMIT $2
+    FOR UPDATE SKIP LOCKED
+), lost AS (
+    UPDATE step_attempt a SET outcome = 'lost', finished_at = $1
+    FROM step s JOIN due d ON d.id = s.id
+    WHERE s.status = 'running' AND a.step = s.id AND a.attempt = s.attempts
+      AND a.outcome = 'running'
+), taken AS (
+    UPDATE step s
+    SET status = 'running', attempts = s.attempts + 1,
+        due_at = $1 + make_interval(secs => $3), updated_at = $1
+    FROM due d WHERE s.id = d.id
+    RETURNING s.id, s.key, s.run, s.visit, s.state, s.kind, s.action, s.attempts, s.due_at
+), started AS (
+    INSERT INTO step_attempt (step, attempt, worker, started_at, outcome)
+    SELECT t.id, t.attempts, $4, $1, 'running' FROM taken t
+)
+SELECT t.*, r.workflow, r.definition_version
+FROM taken t JOIN run r ON r.id = t.run
+ORDER BY t.id
+
+-- name: lock
+-- Step $1, locked (after its run: see store/locks.py).
+SELECT id, key, run, visit, state, kind, action, status, attempts, due_at
+FROM step WHERE id = $1 FOR UPDATE
+
+-- name: finish_attempt
+-- Attempt $2 of step $1 ended at $3 with outcome $4 after $5 ms; error class, message,
+-- traceback $6, $7, $8.
+UPDATE step_attempt
+SET finished_at = $3, outcome = $4, duration_ms = $5, error_class = $6,
+    error_message = $7, traceback = $8
+WHERE step = $1 AND attempt = $2
+
+-- name: settle
+-- Step $1 becomes $2 at $3 with result $4 and last error $5 (an ended status ends it).
+UPDATE step
+SET status = $2, updated_at = $3, result = COALESCE($4::jsonb, result),
+    last_error = COALESCE($5, last_error),
+    ended_at = CASE WHEN $2 IN ('succeeded', 'failed', 'cancelled') THEN $3 END
+WHERE id = $1
+
+-- name: retry_at
+-- Step $1 waits for its next attempt at $2 (after error $3), written at $4.
+UPDATE step SET status = 'due', due_at = $2, last_error = $3, updated_at = $4 WHERE id = $1
+
+-- name: store_result
+-- Run $1 keeps result $3 of its automatic state $2 (``result.<state>`` in conditions).
+UPDATE run SET step_results = step_results || jsonb_build_object($2::text, $3::jsonb)
+WHERE id = $1
+
+-- name: cancel_left
+-- Steps of run $1 not yet ended in visits other than $2 are cancelled at $3 (the run left).
+UPDATE step SET status = 'cancelled', updated_at = $3, ended_at = $3
+WHERE run = $1 AND visit <> $2 AND status IN ('due', 'running', 'parked')
+
+-- name: of_runs
+-- Every step of runs $1 with its attempts (newest step first; attempts in order).
+SELECT s.id, s.key, s.run, s.visit, s.state, s.kind, s.action, s.status, s.attempts,
+       s.due_at, s.result, s.last_error, s.created_at, s.updated_at, s.ended_at,
+       COALESCE(
+           (SELECT jsonb_agg(jsonb_build_object(
+                'attempt', a.attempt, 'worker', a.worker, 'started_at', a.started_at,
+                'finished_at', a.finished_at, 'outcome', a.outcome,
+                'duration_ms', a.duration_ms, 'error_class', a.error_class,
+                'error_message', a.error_message, 'traceback', a.traceback)
+                ORDER BY a.attempt)
+            FROM step_attempt a WHERE a.step = s.id),
+           '[]'::jsonb) AS attempt_list
+FROM step s WHERE s.run = ANY($1::uuid[])
+ORDER BY s.run, s.id DESC
+
+-- name: reopen
+-- An operator retries parked step $1 at $2: due now, attempts counted anew.
+UPDATE step SET status = 'due', attempts = 0, due_at = $2, updated_at = $2
+WHERE id = $1 AND status = 'parked'
+RETURNING id, run
+
+-- name: next_due
+-- The nearest instant after $1 at which a step falls due (or a lease ends).
+SELECT min(due_at) AS due FROM step WHERE status IN ('due', 'running') AND due_at > $1
+
+-- name: once_get
+-- What steps.once recorded as $2 for run $1.
+SELECT result FROM step_once WHERE run = $1::uuid AND name = $2
+
+-- name: once_put
+-- Record $3 as $2 for run $1 at $4, unless recorded already; returns the kept value.
+WITH put AS (
+    INSERT INTO step_once (run, name, result, recorded_at)
+    VALUES ($1::uuid, $2, $3::jsonb, $4)
+    ON CONFLICT (run, name) DO NOTHING
+    RETURNING result, true AS fresh
+)
+SELECT result, fresh FROM put
+UNION ALL
+SELECT result, false FROM step_once WHERE run = $1::uuid AND name = $2
+LIMIT 1
+
+-- name: parked_of_run
+-- The parked steps of run $1.
+SELECT id FROM step WHERE run = $1::uuid AND status = 'parked'
+
+-- name: run_of
+-- The run of step $1 (to lock it first).
+SELECT run FROM step WHERE id = $1
+
+-- name: wake
+-- Wake the workers listening on channel $1 (at commit).
+SELECT pg_notify($1, '')

@@ -1,0 +1,280 @@
+"""Automatic steps in PostgreSQL: step rows, their attempts, and what ``steps.once`` kept.
+
+Statements by name from ``sql/steps.sql``. A step row is taken like a timer
+(``FOR UPDATE SKIP LOCKED``) but in a transaction of its own that ends before the
+action runs: while ``running``, ``due_at`` is the end of the taker's lease, so a
+worker that dies leaves the step to be taken again then. Lock order: a step row is
+locked only after its run (and the run's slots), see ``locks.py``.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import asyncpg
+
+from taskflow.store import db, deadlines, sql
+
+_SQL = sql.statements("steps")
+
+#: Step statuses: waiting for an attempt, running under a lease, ended, parked for an operator.
+DUE, RUNNING, SUCCEEDED, FAILED, PARKED, CANCELLED = (
+    "due",
+    "running",
+    "succeeded",
+    "failed",
+    "parked",
+    "cancelled",
+)
+
+
+@dataclass(frozen=True)
+class StepRow:
+    """A step as a worker takes or locks it."""
+
+    id: int
+    key: str
+    run_id: str
+    visit: int
+    state: str
+    kind: str
+    action: str
+    attempts: int
+    due_at: datetime
+    status: str = RUNNING
+    workflow: str = ""
+    definition_version: int = 0
+
+
+def _row(r: asyncpg.Record) -> StepRow:
+    keys = r.keys()
+    return StepRow(
+        id=r["id"],
+        key=r["key"],
+        run_id=str(r["run"]),
+        visit=r["visit"],
+        state=r["state"],
+        kind=r["kind"],
+        action=r["action"],
+        attempts=r["attempts"],
+        due_at=r["due_at"],
+        status=r["status"] if "status" in keys else RUNNING,
+        workflow=r["workflow"] if "workflow" in keys else "",
+        definition_version=r["definition_version"] if "definition_version" in keys else 0,
+    )
+
+
+@dataclass(frozen=True)
+class NewStep:
+    """A step to enqueue (see ``enqueue`` in ``sql/steps.sql``)."""
+
+    key: str
+    run_id: str
+    visit: int
+    state: str
+    kind: str
+    action: str
+    due_at: datetime
+
+
+async def enqueue(conn: db.Connection, step: NewStep) -> None:
+    """Add a step to run (none when its key exists: a replayed firing adds nothing)."""
+    await conn.execute(
+        _SQL["enqueue"],
+        step.key,
+        step.run_id,
+        step.visit,
+        step.state,
+        step.kind,
+        step.action,
+        step.due_at,
+    )
+
+
+async def take(
+    conn: db.Connection, now: datetime, limit: int, lease_seconds: float, worker: str
+) -> list[StepRow]:
+    """Start the next attempt of up to ``limit`` due steps under a lease (SKIP LOCKED)."""
+    return [_row(r) for r in await conn.fetch(_SQL["take"], now, limit, lease_seconds, worker)]
+
+
+async def lock(conn: db.Connection, step_id: int) -> StepRow | None:
+    """The step, locked (its run locked first by the caller)."""
+    found = await conn.fetchrow(_SQL["lock"], step_id)
+    return _row(found) if found else None
+
+
+async def finish_attempt(
+    conn: db.Connection,
+    step_id: int,
+    attempt: int,
+    now: datetime,
+    outcome: str,
+    duration_ms: int,
+    error: tuple[str, str, str] | None = None,
+) -> None:
+    """Record how attempt ``attempt`` ended (error: class, message, short traceback)."""
+    cls, message, trace = error if error is not None else (None, None, None)
+    await conn.execute(
+        _SQL["finish_attempt"], step_id, attempt, now, outcome, duration_ms, cls, message, trace
+    )
+
+
+async def settle(
+    conn: db.Connection,
+    step_id: int,
+    status: str,
+    now: datetime,
+    *,
+    result: Any = None,
+    error: str | None = None,
+) -> None:
+    """Set the step's status (and result or last error)."""
+    await conn.execute(_SQL["settle"], step_id, status, now, result, error)
+
+
+async def retry_at(
+    conn: db.Connection, step_id: int, at: datetime, error: str, now: datetime
+) -> None:
+    """The step waits for its next attempt at ``at``."""
+    await conn.execute(_SQL["retry_at"], step_id, at, error, now)
+
+
+async def store_result(conn: db.Connection, run_id: str, state: str, result: Any) -> None:
+    """Keep an automatic state's result on the run (``result.<state>``)."""
+    await conn.execute(_SQL["store_result"], uuid.UUID(run_id), state, result)
+
+
+async def cancel_left(conn: db.Connection, run_id: str, visit: int, now: datetime) -> None:
+    """Cancel the run's steps of other visits (it left their state)."""
+    await conn.execute(_SQL["cancel_left"], uuid.UUID(run_id), visit, now)
+
+
+async def run_of(conn: db.Connection, step_id: int) -> str | None:
+    """The id of the step's run (None: no such step)."""
+    found = await conn.fetchval(_SQL["run_of"], step_id)
+    return str(found) if found is not None else None
+
+
+async def reopen(conn: db.Connection, step_id: int, now: datetime) -> bool:
+    """A parked step due again now, its attempts counted anew (False: it is not parked).
+
+    The caller holds its run's lock; workers are woken at commit."""
+    found = await conn.fetchrow(_SQL["reopen"], step_id, now)
+    if found is not None:
+        await conn.execute(_SQL["wake"], deadlines.CHANNEL)
+    return found is not None
+
+
+async def next_due(conn: db.Connection, now: datetime) -> datetime | None:
+    """The nearest instant after ``now`` at which a step falls due."""
+    found: datetime | None = await conn.fetchval(_SQL["next_due"], now)
+    return found
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One attempt of a step, as recorded."""
+
+    attempt: int
+    worker: str | None
+    started_at: datetime
+    finished_at: datetime | None
+    outcome: str
+    duration_ms: int | None
+    error_class: str | None
+    error_message: str | None
+    traceback: str | None
+
+
+@dataclass(frozen=True)
+class StepRecord:
+    """A step with every attempt (what ``Run.steps`` shows)."""
+
+    id: int
+    key: str
+    run_id: str
+    visit: int
+    state: str
+    kind: str
+    action: str
+    status: str
+    attempts: int
+    due_at: datetime
+    result: Any
+    last_error: str | None
+    created_at: datetime
+    updated_at: datetime
+    ended_at: datetime | None
+    attempt_list: tuple[Attempt, ...] = field(default_factory=tuple)
+
+
+def _when(value: Any) -> datetime | None:
+    return datetime.fromisoformat(value) if isinstance(value, str) else value
+
+
+async def of_runs(conn: db.Connection, run_ids: Sequence[str]) -> dict[str, list[StepRecord]]:
+    """Every step of these runs with its attempts, newest step first, by run."""
+    found = await conn.fetch(_SQL["of_runs"], [uuid.UUID(r) for r in run_ids])
+    by_run: dict[str, list[StepRecord]] = {r: [] for r in run_ids}
+    for r in found:
+        attempts = tuple(
+            Attempt(
+                attempt=a["attempt"],
+                worker=a["worker"],
+                started_at=_when(a["started_at"]) or r["created_at"],
+                finished_at=_when(a["finished_at"]),
+                outcome=a["outcome"],
+                duration_ms=a["duration_ms"],
+                error_class=a["error_class"],
+                error_message=a["error_message"],
+                traceback=a["traceback"],
+            )
+            for a in r["attempt_list"]
+        )
+        record = StepRecord(
+            id=r["id"],
+            key=r["key"],
+            run_id=str(r["run"]),
+            visit=r["visit"],
+            state=r["state"],
+            kind=r["kind"],
+            action=r["action"],
+            status=r["status"],
+            attempts=r["attempts"],
+            due_at=r["due_at"],
+            result=r["result"],
+            last_error=r["last_error"],
+            created_at=r["created_at"],
+            updated_at=r["updated_at"],
+            ended_at=r["ended_at"],
+            attempt_list=attempts,
+        )
+        by_run.setdefault(record.run_id, []).append(record)
+    return by_run
+
+
+async def once_get(conn: db.Connection, run_id: str, name: str) -> tuple[bool, Any]:
+    """(found, value) of what ``steps.once`` recorded as ``name`` for the run."""
+    found = await conn.fetchrow(_SQL["once_get"], run_id, name)
+    return (True, found["result"]) if found else (False, None)
+
+
+async def once_put(
+    conn: db.Connection, run_id: str, name: str, value: Any, now: datetime
+) -> tuple[Any, bool]:
+    """Record ``value`` unless recorded already: (the kept value, True if this one)."""
+    found = await conn.fetchrow(_SQL["once_put"], run_id, name, value, now)
+    if found is None:  # a concurrent recording committed after this statement's snapshot
+        _, kept = await once_get(conn, run_id, name)
+        return kept, False
+    return found["result"], bool(found["fresh"])
+
+
+async def parked_of_run(conn: db.Connection, run_id: str) -> list[int]:
+    """The ids of the run's parked steps."""
+    return [r["id"] for r in await conn.fetch(_SQL["parked_of_run"], run_id)]
