@@ -21,6 +21,7 @@ _CREATE = (
     "\"action\" VARCHAR(300) NOT NULL DEFAULT '', "
     "\"status\" VARCHAR(20) NOT NULL DEFAULT 'due', "
     '"attempts" INTEGER NOT NULL DEFAULT 0, '
+    '"counted_from" INTEGER NOT NULL DEFAULT 0, '
     '"due_at" TIMESTAMPTZ NOT NULL DEFAULT current_timestamp, '
     '"result" JSONB DEFAULT null, '
     '"last_error" TEXT DEFAULT null, '

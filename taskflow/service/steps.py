@@ -165,7 +165,7 @@ async def execute(services: Services, step: store.StepRow) -> None:
         kind=step.kind,
         subject=run.subject,
         idempotency_key=f"{step.key}",
-        attempt=step.attempts,
+        attempt=step.attempt,
         now=services.clock.now(),
         payload=payload,
         result=run.results,
@@ -241,7 +241,7 @@ async def _finish(
 def _details(step: store.StepRow, ms: int, **more: Any) -> dict[str, Any]:
     return {
         "step": step.key,
-        "kind": step.kind,
+        "step_kind": step.kind,
         "action": step.action,
         "attempt": step.attempts,
         "duration_ms": ms,
@@ -298,7 +298,7 @@ async def _failed(
     policy = policy_of(definition, step)
     text = f"{err[0]}: {err[1]}"
     cal = _calendar(services, definition, policy)
-    next_at = retries.next_attempt_at(policy, step.attempts, now, cal, random.random(), classes)
+    next_at = retries.next_attempt_at(policy, step.attempt, now, cal, random.random(), classes)
     details = _details(step, ms, error=text, error_class=err[0])
     if next_at is not None:
         await store.retry_at(conn, step.id, next_at, text, now)
@@ -307,7 +307,7 @@ async def _failed(
             now,
             None,
             None,
-            f"{step.state}: attempt {step.attempts} failed ({text}); next attempt at "
+            f"{step.state}: attempt {step.attempt} failed ({text}); next attempt at "
             f"{next_at.isoformat()}",
             {**details, "next_at": next_at.isoformat()},
         )

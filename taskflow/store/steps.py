@@ -48,10 +48,17 @@ class StepRow:
     status: str = RUNNING
     workflow: str = ""
     definition_version: int = 0
+    #: Attempts made before an operator last retried it (the policy counts the rest).
+    counted_from: int = 0
+
+    @property
+    def attempt(self) -> int:
+        """The attempt's number as the retry policy counts it (from 1)."""
+        return self.attempts - self.counted_from
 
 
 def _row(r: asyncpg.Record) -> StepRow:
-    keys = r.keys()
+    keys = set(r.keys())
     return StepRow(
         id=r["id"],
         key=r["key"],
@@ -65,6 +72,7 @@ def _row(r: asyncpg.Record) -> StepRow:
         status=r["status"] if "status" in keys else RUNNING,
         workflow=r["workflow"] if "workflow" in keys else "",
         definition_version=r["definition_version"] if "definition_version" in keys else 0,
+        counted_from=r["counted_from"],
     )
 
 

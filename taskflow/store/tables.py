@@ -415,6 +415,8 @@ class Step(Table, tablename="step"):
     #: due | running | succeeded | failed | parked | cancelled
     status = Varchar(length=20, default="due")
     attempts = Integer(default=0)
+    #: ``attempts`` when an operator last retried it: the policy counts attempts after it.
+    counted_from = Integer(default=0)
     due_at = Timestamptz()
     result = JSONB(null=True, default=None)
     last_error = Text(null=True, default=None)

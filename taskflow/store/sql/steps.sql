@@ -29,7 +29,8 @@ WITH due AS (
     SET status = 'running', attempts = s.attempts + 1,
         due_at = $1 + make_interval(secs => $3), updated_at = $1
     FROM due d WHERE s.id = d.id
-    RETURNING s.id, s.key, s.run, s.visit, s.state, s.kind, s.action, s.attempts, s.due_at
+    RETURNING s.id, s.key, s.run, s.visit, s.state, s.kind, s.action, s.attempts, s.due_at,
+              s.counted_from
 ), started AS (
     INSERT INTO step_attempt (step, attempt, worker, started_at, outcome)
     SELECT t.id, t.attempts, $4, $1, 'running' FROM taken t
@@ -40,7 +41,7 @@ ORDER BY t.id
 
 -- name: lock
 -- Step $1, locked (after its run: see store/locks.py).
-SELECT id, key, run, visit, state, kind, action, status, attempts, due_at
+SELECT id, key, run, visit, state, kind, action, status, attempts, due_at, counted_from
 FROM step WHERE id = $1 FOR UPDATE
 
 -- name: finish_attempt
@@ -54,9 +55,10 @@ WHERE step = $1 AND attempt = $2
 -- name: settle
 -- Step $1 becomes $2 at $3 with result $4 and last error $5 (an ended status ends it).
 UPDATE step
-SET status = $2, updated_at = $3, result = COALESCE($4::jsonb, result),
-    last_error = COALESCE($5, last_error),
-    ended_at = CASE WHEN $2 IN ('succeeded', 'failed', 'cancelled') THEN $3 END
+SET status = $2::text, updated_at = $3::timestamptz, result = COALESCE($4::jsonb, result),
+    last_error = COALESCE($5::text, last_error),
+    ended_at = CASE WHEN $2::text IN ('succeeded', 'failed', 'cancelled')
+                    THEN $3::timestamptz END
 WHERE id = $1
 
 -- name: retry_at
@@ -76,7 +78,7 @@ WHERE run = $1 AND visit <> $2 AND status IN ('due', 'running', 'parked')
 -- name: of_runs
 -- Every step of runs $1 with its attempts (newest step first; attempts in order).
 SELECT s.id, s.key, s.run, s.visit, s.state, s.kind, s.action, s.status, s.attempts,
-       s.due_at, s.result, s.last_error, s.created_at, s.updated_at, s.ended_at,
+       s.counted_from, s.due_at, s.result, s.last_error, s.created_at, s.updated_at, s.ended_at,
        COALESCE(
            (SELECT jsonb_agg(jsonb_build_object(
                 'attempt', a.attempt, 'worker', a.worker, 'started_at', a.started_at,
@@ -90,8 +92,8 @@ FROM step s WHERE s.run = ANY($1::uuid[])
 ORDER BY s.run, s.id DESC
 
 -- name: reopen
--- An operator retries parked step $1 at $2: due now, attempts counted anew.
-UPDATE step SET status = 'due', attempts = 0, due_at = $2, updated_at = $2
+-- An operator retries parked step $1 at $2: due now, the policy's attempts counted anew.
+UPDATE step SET status = 'due', counted_from = attempts, due_at = $2, updated_at = $2
 WHERE id = $1 AND status = 'parked'
 RETURNING id, run
 
