@@ -58,7 +58,8 @@ def test_the_next_attempt_is_after_now_until_the_last(
     if n >= most:
         assert at is None  # on_error only after the last attempt
     else:
-        assert at is not None and at >= NOW + policy.base_wait(n)
+        assert at is not None
+        assert at >= NOW + policy.base_wait(n)
 
 
 def test_final_errors_are_not_retried_and_transient_lists_are_exclusive() -> None:

@@ -154,7 +154,8 @@ def test_the_document_carries_the_action_only_when_declared() -> None:
     doc = flow(retry=Fixed(wait=timedelta(seconds=5), max_attempts=2)).to_document()
     state = doc["states"][0]
     assert state["action"] == ACTION
-    assert state["retry"]["kind"] == "fixed" and state["retry"]["wait"] == 5
+    assert state["retry"]["kind"] == "fixed"
+    assert state["retry"]["wait"] == 5
     assert "action" not in doc["states"][1]  # older digests stay as they were
 
 
