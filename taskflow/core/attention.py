@@ -29,6 +29,8 @@ class Reason(StrEnum):
     IDLE = "IDLE"
     #: An event kept for a slot not yet open expires soon.
     EVENT_EXPIRING = "EVENT_EXPIRING"
+    #: An automatic step failed its last attempt and no on_error route took it: parked.
+    STEP_PARKED = "STEP_PARKED"
 
 
 #: What clears each reason (docs/operations.md says the same).
@@ -40,6 +42,7 @@ REMEDY: dict[Reason, str] = {
     Reason.BREACHED_UNHELD: "assign the slot, or someone claims it",
     Reason.IDLE: "goto, pauseClocks, or cancelRun",
     Reason.EVENT_EXPIRING: "goto the state whose slot awaits it, or let it expire",
+    Reason.STEP_PARKED: "mend the cause, then retryStep; or goto another state",
 }
 
 

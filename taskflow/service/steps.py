@@ -28,7 +28,6 @@ import random
 import socket
 import time
 import traceback
-from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -344,27 +343,3 @@ async def _failed(
         await persist.audit(conn, step.run_id, line)
     await store.settle(conn, step.id, store.FAILED if routed else store.PARKED, now, error=text)
     return "failed" if routed else "parked"
-
-
-async def retry_parked(services: Services, step_id: int) -> str | None:
-    """Make a parked step due now, its attempts counted anew; its run's id (None: no parked
-    step has that id). The caller checked the actor may (``service/access.py``)."""
-    async with services.db.transaction() as conn:
-        run_id = await store.run_of(conn, step_id)
-        if run_id is None:
-            return None
-        await locks.lock_run(conn, run_id)  # the lock order: the run before its step
-        now = services.clock.now()
-        if not await store.reopen(conn, step_id, now):
-            return None
-        line = AuditEntry(
-            "step.reopened", now, None, None, "an operator retried the parked step", {}
-        )
-        await persist.audit(conn, run_id, line)
-    return run_id
-
-
-async def of_runs(services: Services, run_ids: Sequence[str]) -> dict[str, list[store.StepRecord]]:
-    """Every step of these runs with its attempts (the caller checked visibility)."""
-    async with services.db.connection() as conn:
-        return await store.of_runs(conn, run_ids)

@@ -72,6 +72,14 @@ BRANCHES: dict[Reason, str] = {
                NULL, e.actor, e.expires_at, 'kept event ' || e.event || ' expires'
         FROM event_buffer e JOIN run r ON r.id = e.run
         WHERE e.expires_at <= $2 AND ($3::text[] IS NULL OR r.workflow = ANY($3::text[]))""",
+    Reason.STEP_PARKED: """
+        SELECT 'STEP_PARKED', st.updated_at, st.id::text, r.id, r.workflow, r.state, NULL,
+               NULL, NULL, NULL,
+               st.kind || ' ' || st.action || ' failed ' || st.attempts || ' time(s): '
+                 || COALESCE(st.last_error, '')
+        FROM step st JOIN run r ON r.id = st.run
+        WHERE st.status = 'parked' AND r.status = 'active' AND st.visit = r.visit
+          AND ($3::text[] IS NULL OR r.workflow = ANY($3::text[]))""",
 }
 
 _UNION = " UNION ALL ".join(f"({sql})" for sql in BRANCHES.values())

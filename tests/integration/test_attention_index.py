@@ -21,7 +21,7 @@ pytestmark = pytest.mark.anyio
 
 RUNS = 4000
 #: Tables the list may not read from end to end.
-WATCHED = {"run", "slot", "timer", "principal", "event_buffer"}
+WATCHED = {"run", "slot", "timer", "principal", "event_buffer", "step"}
 
 
 async def _seed(conn: asyncpg.Connection[Any]) -> None:
@@ -64,8 +64,13 @@ async def _seed(conn: asyncpg.Connection[Any]) -> None:
         SELECT md5('r' || n)::uuid, 'evidence', '{{}}'::jsonb, 'app', now(),
                now() + n * interval '1 hour'
         FROM generate_series(1, {RUNS}, 5) n;
+        INSERT INTO step (key, run, visit, state, kind, action, status, attempts, due_at)
+        SELECT 'k' || n, r.id, r.visit, r.state, 'action', 'm:f',
+               CASE WHEN n % 500 = 1 AND r.status = 'active' THEN 'parked' ELSE 'succeeded' END,
+               3, now()
+        FROM generate_series(1, {RUNS}) n JOIN run r ON r.id = md5('r' || n)::uuid;
         ANALYZE principal; ANALYZE subject; ANALYZE run; ANALYZE slot; ANALYZE timer;
-        ANALYZE event_buffer;
+        ANALYZE event_buffer; ANALYZE step;
         """
     )
 
@@ -121,6 +126,7 @@ async def test_each_reason_reads_its_index(database_url: str) -> None:
                 "principal_inactive",
                 "slot_breached_unheld",
                 "run_active_updated",
+                "step_parked",
             ):
                 assert index in used, f"{name}: {index} unused: {scans}"
         found, total = await attention.page(

@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from taskflow import clock, config
+from taskflow import clock, config, errors
 from taskflow.core.principals import INTEGRATION, Grant
-from taskflow.service import container, step_actions, steps
+from taskflow.service import container, step_actions, step_admin, steps
 from taskflow.service import principals as principal_service
 from taskflow.service import runs as run_service
 from taskflow.store import steps as step_store
@@ -81,7 +81,8 @@ def _calls(services: container.Services) -> Counter[str]:
 
 
 async def _steps(services: container.Services, run_id: str) -> list[step_store.StepRecord]:
-    return (await steps.of_runs(services, [run_id]))[run_id]
+    async with services.db.connection() as conn:
+        return (await step_store.of_runs(conn, [run_id]))[run_id]
 
 
 async def test_a_result_is_stored_and_routes_the_run(
@@ -164,8 +165,15 @@ async def test_exhausted_attempts_without_a_route_park_the_step_until_an_operato
     assert "step.parked" in run["timeline"]
     assert await steps.run_due(services, frozen_clock.now() + timedelta(days=1)) == 0
 
-    assert await steps.retry_parked(services, step.id) == run_id
-    assert await steps.retry_parked(services, step.id) is None  # not parked any more
+    leah = await principal_service.get(services, "leah")  # a lead, of another workflow
+    ada = await principal_service.get(services, "ada")  # an admin
+    assert leah is not None
+    assert ada is not None
+    with pytest.raises(errors.NotFound):
+        await step_admin.retry_step(services, leah, step.id)
+    assert await step_admin.retry_step(services, ada, step.id) == run_id
+    with pytest.raises(step_admin.StepNotParked):
+        await step_admin.retry_step(services, ada, step.id)  # not parked any more
     await steps.run_due(services, frozen_clock.now())
     [step] = await _steps(services, run_id)
     # Counted anew: attempt 1 again (whose plan word is "boom"), so it waits a minute.

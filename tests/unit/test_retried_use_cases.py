@@ -21,6 +21,7 @@ from taskflow.service import (
     run_migrations,
     runs,
     slots,
+    step_admin,
     timer_admin,
 )
 
@@ -50,6 +51,7 @@ USE_CASES: dict[str, Callable[..., Any]] = {
     "reassignHeld": operate.reassign_held,
     "rescheduleTimer": operate.reschedule_timer,
     "migrateRuns": run_migrations.apply_as,
+    "retryStep": step_admin.retry_step,
 }
 
 

@@ -56,6 +56,11 @@ class AttentionReason(Enum):
         description="An event kept for a slot not yet open expires within "
         "TASKFLOW_EVENT_EXPIRING_WITHIN. goto the state whose slot awaits it, or let it expire.",
     )
+    STEP_PARKED = strawberry.enum_value(
+        core.Reason.STEP_PARKED.value,
+        description="An automatic step failed its last attempt and no on_error route took it: "
+        "the run waits in its state. Mend the cause, then retryStep (or goto).",
+    )
 
 
 @strawberry.type(description="One thing that needs a person, and what it concerns.")

@@ -272,6 +272,9 @@ class RefusalCode(Enum):
     TIMER_NOT_DEAD = strawberry.enum_value(
         "TIMER_NOT_DEAD", description="Only a DEAD timer can be retried or discarded."
     )
+    STEP_NOT_PARKED = strawberry.enum_value(
+        "STEP_NOT_PARKED", description="Only a PARKED automatic step can be retried."
+    )
     CLOCKS_UNCHANGED = strawberry.enum_value(
         "CLOCKS_UNCHANGED",
         description="pauseClocks found no running clock, or resumeClocks no paused one.",

@@ -30,6 +30,7 @@ from taskflow.api.graphql import (
     relay,
     reports,
     run_list,
+    steps,
     timers,
     types,
     versions,
@@ -90,6 +91,7 @@ class Mutation(
     links.LinkMutations,
     notifications.NotificationMutations,
     timers.TimerMutations,
+    steps.StepMutations,
     operate.OperateMutations,
     versions.VersionMutations,
 ):
