@@ -3,8 +3,9 @@
 The actions stand for calls to other systems. What each attempt does is read
 from the subject (``plan``: one word per attempt, the last repeated): ``ok``
 returns, ``boom`` raises a transient error, ``declined`` a final one, ``slow``
-sleeps past the attempt's timeout. ``CALLS`` counts the side effects ``steps.once``
-must not repeat.
+sleeps past the attempt's timeout, ``hang`` writes the file named by the subject's
+``marker`` (one line per start) and waits a minute (a worker is killed meanwhile).
+``CALLS`` counts the side effects ``steps.once`` must not repeat.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import asyncio
 from collections import Counter
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 from taskflow import (
@@ -55,6 +57,10 @@ async def charge(ctx: tf_steps.StepContext) -> dict[str, Any]:
         raise Declined("the card was declined")
     if word == "slow":
         await asyncio.sleep(5)
+    if word == "hang":
+        with Path(str(ctx.subject["marker"])).open("a") as marker:
+            marker.write(f"attempt {ctx.attempt} key {ctx.idempotency_key}\n")
+        await asyncio.sleep(60)
     return {"amount": ctx.subject.get("amount", 0), "key": ctx.idempotency_key}
 
 
