@@ -48,6 +48,11 @@ def _word(ctx: tf_steps.StepContext) -> str:
     return str(plan[min(ctx.attempt, len(plan)) - 1])
 
 
+def _mark(path: Path, ctx: tf_steps.StepContext) -> None:
+    with path.open("a") as marker:
+        marker.write(f"attempt {ctx.attempt} key {ctx.idempotency_key}\n")
+
+
 async def charge(ctx: tf_steps.StepContext) -> dict[str, Any]:
     """Charge the order: behaves as the subject's plan says for this attempt."""
     word = _word(ctx)
@@ -58,8 +63,7 @@ async def charge(ctx: tf_steps.StepContext) -> dict[str, Any]:
     if word == "slow":
         await asyncio.sleep(5)
     if word == "hang":
-        with Path(str(ctx.subject["marker"])).open("a") as marker:
-            marker.write(f"attempt {ctx.attempt} key {ctx.idempotency_key}\n")
+        await asyncio.to_thread(_mark, Path(str(ctx.subject["marker"])), ctx)
         await asyncio.sleep(60)
     return {"amount": ctx.subject.get("amount", 0), "key": ctx.idempotency_key}
 
