@@ -8,10 +8,11 @@ import, or is not an async function, fail when they load (``ACTION_NOT_FOUND``,
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib
 import inspect
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from typing import Any
 
 from taskflow.core.definition import steps as st
@@ -25,8 +26,34 @@ class ActionNotFound(LookupError):
     """An import path that names no function."""
 
 
-@functools.cache
+#: Actions replaced by :func:`faked` (tests), by import path.
+_fakes: dict[str, Action] = {}
+
+
 def resolve(path: str) -> Action:
+    """The function at ``module:name`` (a fake while :func:`faked` holds one for it)."""
+    return _fakes.get(path) or _imported(path)
+
+
+@contextlib.contextmanager
+def faked(actions: Mapping[str | Callable[..., Any], Action]) -> Iterator[None]:
+    """Run workers' steps with these actions instead of the real ones (the testing kit):
+    keys are import paths or the real functions, values async functions taking a
+    :class:`taskflow.steps.StepContext`. Restored on exit."""
+    before = dict(_fakes)
+    for key, fake in actions.items():
+        path = st.action_path(key)
+        assert path is not None
+        _fakes[path] = fake
+    try:
+        yield
+    finally:
+        _fakes.clear()
+        _fakes.update(before)
+
+
+@functools.cache
+def _imported(path: str) -> Action:
     """The function at ``module:name`` (cached); :class:`ActionNotFound` if there is none."""
     module_name, _, name = path.partition(":")
     try:

@@ -254,3 +254,24 @@ async def test_every_runs_while_the_run_stays_until_its_limit_and_a_timeout_acti
         "every",
         "timeout",
     ]
+
+
+async def test_the_testing_kit_runs_a_definition_with_fake_actions_on_a_frozen_clock(
+    step_services: container.Services, frozen_clock: clock.FrozenClock
+) -> None:
+    services = step_services
+    seen: list[int] = []
+
+    async def fake_charge(ctx: Any) -> dict[str, Any]:
+        seen.append(ctx.attempt)
+        if ctx.attempt == 1:
+            raise TimeoutError("the fake payment service is slow")
+        return {"amount": 1000}
+
+    with step_actions.faked({"tests.integration.step_workflows:charge": fake_charge}):
+        run_id = await _start(services, "charging", "O-9", amount=1)
+        await steps.run_due(services, frozen_clock.now())
+        frozen_clock.advance(timedelta(minutes=1))
+        await steps.run_due(services, frozen_clock.now())
+    assert seen == [1, 2]
+    assert (await _run(services, run_id))["state"] == "large"  # the fake's result routed it
