@@ -47,7 +47,7 @@ RULES: Final[dict[str, str]] = {
     "NOT_FOUND.",
     "signout": "Anyone signs themselves out everywhere; admins sign out anyone.",
     "operate": "The needs-attention list and the operator verbs (goto, pauseClocks, "
-    "resumeClocks, reassignHeld, rescheduleTimer): leads and managers over the workflows "
+    "resumeClocks, reassignHeld, rescheduleTimer, retryStep): leads and managers over the workflows "
     "granted, and admins (may_operate, attention_scope); others get FORBIDDEN or NOT_FOUND.",
     "definitions": "Any authenticated caller: workflow definitions hold no subject data "
     "(the workflows query).",
