@@ -47,8 +47,9 @@ RULES: Final[dict[str, str]] = {
     "NOT_FOUND.",
     "signout": "Anyone signs themselves out everywhere; admins sign out anyone.",
     "operate": "The needs-attention list and the operator verbs (goto, pauseClocks, "
-    "resumeClocks, reassignHeld, rescheduleTimer, retryStep): leads and managers over the workflows "
-    "granted, and admins (may_operate, attention_scope); others get FORBIDDEN or NOT_FOUND.",
+    "resumeClocks, reassignHeld, rescheduleTimer, retryStep): leads and managers over the "
+    "workflows granted, and admins (may_operate, attention_scope); others get FORBIDDEN or "
+    "NOT_FOUND.",
     "definitions": "Any authenticated caller: workflow definitions hold no subject data "
     "(the workflows query).",
     "runs": "The runs list: runs where the reader's grants reach, or (team grants) with a "

@@ -81,8 +81,9 @@ def paths(definition: Definition) -> Iterator[tuple[str, str]]:
                 yield f"{where} / every {every.name or i + 1}", every.path
         for i, t in enumerate(state.timeouts):
             for a in t.actions:
-                if a.kind == "run" and a.step:
-                    yield f"{where} / timeout {t.name or i + 1}", a.step
+                path = st.action_path(a.step)
+                if a.kind == "run" and path:
+                    yield f"{where} / timeout {t.name or i + 1}", path
 
 
 def problems(definition: Definition) -> list[Problem]:

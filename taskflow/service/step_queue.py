@@ -11,6 +11,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from taskflow.core import step_timers
+from taskflow.core.definition import steps as st
 from taskflow.core.definition.workflow import Definition
 from taskflow.core.runs.model import RunView
 from taskflow.service import deadlines as sla_service
@@ -48,6 +49,11 @@ async def fired(
     if timer.kind == step_timers.EVERY:
         ctx = sla_service.context(definition, services.calendars)
         runs_batch.carry_out(batch, [], ctx, now, run_changed=True)
+
+
+def path(action: st.ActionLike | None) -> str | None:
+    """The import path of an action (a path as written, or a function's module:qualname)."""
+    return st.action_path(action)
 
 
 async def timeout_actions(

@@ -293,7 +293,7 @@ async def fire_one(
         message = f"{run.state}: {timeout.describe()}"
         kind, actions, quiet = "timeout.fired", timeout.actions, False
         details = {**base, "state": run.state, "timeout": timeout.describe()}
-        steps = [a.step for a in actions if a.kind == "run" and a.step]
+        steps = [p for a in actions if a.kind == "run" and (p := step_queue.path(a.step))]
         if steps:
             await step_queue.timeout_actions(conn, run, timer, steps, now)
     result = firing.effects(run, slot, decl, actions, message=message, now=now)

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from taskflow.core.definition import audience as au
 from taskflow.core.definition import expr as ex
 from taskflow.core.definition import expr_data as exd
+from taskflow.core.definition import steps
 from taskflow.core.definition.model import Slot, State
 
 if TYPE_CHECKING:
@@ -88,7 +89,7 @@ def _automatic(state: State) -> dict[str, Any]:
     """An automatic state's parts, only when declared: older digests stay as they were."""
     doc: dict[str, Any] = {}
     if state.automatic:
-        doc["action"] = state.action_path
+        doc["action"] = steps.shown(state.action)
         doc["on_success"] = [r.to_json() for r in state.success_routes]
         doc["on_error"] = [e.to_json() for e in state.on_error]
         doc["retry"] = state.retry.to_json() if state.retry is not None else None

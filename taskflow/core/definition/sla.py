@@ -15,7 +15,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, Final, Literal
@@ -77,8 +77,8 @@ class Action:
     priority: int | None = None
     target: str | None = None
     with_link: bool = False
-    #: ``run``: the import path of the action a timeout runs (the run stays where it is).
-    step: str | None = None
+    #: ``run``: the action a timeout runs, a path or a function (the run stays where it is).
+    step: steps.ActionLike | None = None
 
     def describe(self) -> str:
         """``notify holder``, ``escalate to role:finance-lead``, ``move to expired``."""
@@ -89,7 +89,7 @@ class Action:
         if self.kind == "raise_priority":
             return f"raise priority to {self.priority}"
         if self.kind == "run":
-            return f"run {self.step}"
+            return f"run {steps.shown(self.step)}"
         return f"move to {self.target}"
 
     def to_json(self) -> Any:
@@ -102,7 +102,7 @@ class Action:
             "with_link": self.with_link,
         }
         if self.step is not None:  # only then: older digests stay as they were
-            doc["step"] = self.step
+            doc["step"] = steps.shown(self.step)
         return doc
 
 
@@ -265,13 +265,13 @@ def timeout(
     name: str = "",
     notify: au.Who | None = None,
     move_to: str | None = None,
-    action: str | Callable[..., Any] | None = None,
+    action: steps.ActionLike | None = None,
 ) -> Timeout:
     """After ``after`` in the state, notify someone, run an ``action`` (an automatic step:
     the run stays where it is) and/or move the run."""
     found = actions(notify=notify, move_to=move_to)
     if action is not None:
-        found = (*found, Action("run", step=steps.action_path(action)))
+        found = (*found, Action("run", step=action))
     return Timeout(after, found, name)
 
 

@@ -30,6 +30,14 @@ def action_path(action: ActionLike | None) -> str | None:
     return f"{module}:{name}"
 
 
+def shown(action: ActionLike | None) -> str | None:
+    """What documents and digests show of an action: the import path as written, or a
+    function's qualified name (a module's name depends on how its file was loaded)."""
+    if action is None or isinstance(action, str):
+        return action
+    return str(getattr(action, "__qualname__", None) or getattr(action, "__name__", "?"))
+
+
 def well_formed(path: str) -> bool:
     """True for ``package.module:function`` (dots allowed on both sides)."""
     module, sep, name = path.partition(":")
@@ -81,7 +89,7 @@ class Every:
 
     def describe(self) -> str:
         """``every 7 real days until 28 real days: mod:fn``."""
-        return f"every {self.interval} until {self.until}: {self.path}"
+        return f"every {self.interval} until {self.until}: {shown(self.action)}"
 
     def to_json(self) -> Any:
         """``{"name", "interval", "until", "action"}``."""
@@ -89,7 +97,7 @@ class Every:
             "name": self.name,
             "interval": self.interval.to_json(),
             "until": self.until.to_json(),
-            "action": self.path,
+            "action": shown(self.action),
         }
 
 
