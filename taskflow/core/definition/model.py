@@ -2,7 +2,8 @@
 
 Every part is an immutable value, so a definition can be validated, rendered
 to JSON, compared by digest and explained. Lists given by the author are kept
-as tuples. Python callables appear only as enter/exit hooks.
+as tuples. Python callables appear only as enter/exit hooks and as the actions of
+automatic steps (run by the worker, never by the engine).
 """
 
 from __future__ import annotations
