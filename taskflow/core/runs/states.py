@@ -41,6 +41,7 @@ def open_slot(decision: Decision, state: State, slot: Slot) -> None:
         satisfied=set(),
         now=decision.now,
         new_id=decision.new_id,
+        results=run.results,
     ):
         decision.put(view, created=True)
         decision.log_opened(view)
@@ -135,7 +136,7 @@ def open_ready(decision: Decision) -> None:
                 status=OPEN,
                 opened_at=decision.now,
                 audience=opening.audience_for(slot, decision.run.subject, item),
-                label=opening.label_for(slot, decision.run.subject, item),
+                label=opening.label_for(slot, decision.run.subject, item, decision.run.results),
                 version=view.version + 1,
             )
             decision.put(opened)

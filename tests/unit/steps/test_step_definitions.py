@@ -195,3 +195,32 @@ def test_a_final_failure_takes_the_route_of_its_class_or_stays() -> None:
     )  # fmt: skip
     assert stays.run.state == "pay"
     assert [e.kind for e in stays.audit] == ["step.parked"]
+
+
+def test_a_later_slot_label_reads_the_result() -> None:
+    d = define(
+        "paying",
+        tracks="order",
+        states={
+            "pay": State(initial=True, action=ACTION, on_success=["check"]),
+            "check": State(
+                slots=[
+                    Slot(
+                        "check",
+                        label="Check payment {result.pay.id} of {subject.amount}",
+                        candidates=who.role("finance"),
+                    )
+                ],
+                then="done",
+            ),
+            "done": State(terminal=True),
+        },
+    )
+    assert v.problems(d) == []
+    out = engine.start(d, run_id="r", subject={"amount": 5}, now=NOW, actor=None, new_id=str)
+    ids = iter(["s1", "s2"])
+    done = automatic.succeeded(
+        d, out.run, (), result={"id": "PAY-7"}, details={}, now=NOW, new_id=lambda: next(ids)
+    )
+    [slot] = done.created
+    assert slot.label == "Check payment PAY-7 of 5"
