@@ -150,7 +150,7 @@ async def _raw_loop(url: str, batch: int, stop_after: float) -> None:
                 rows = await conn.fetch(
                     "SELECT t.id, t.run, t.key FROM timer t JOIN run r ON r.id = t.run "
                     "WHERE t.status = 'armed' AND t.due_at <= $1 ORDER BY t.due_at, t.id "
-                    "LIMIT $2 FOR NO KEY UPDATE OF r SKIP LOCKED",
+                    "LIMIT $2 FOR NO KEY UPDATE OF r FOR UPDATE OF t SKIP LOCKED",
                     now,
                     batch,
                 )

@@ -2,14 +2,16 @@
 
 A worker takes up to a batch of due step rows in a short transaction (``FOR
 UPDATE SKIP LOCKED``), each starting its next attempt under a lease
-(``TASKFLOW_STEP_LEASE``). It runs each action outside any transaction, with the
-per-attempt timeout of the state's retry policy (never beyond the lease), then
-finishes the attempt in one transaction that follows the lock order: the run,
-its live slots, then the step row. Success stores the result and, for a state's
-action, takes its ``on_success`` route through the same write path as every use
-case (:func:`taskflow.service.runs.decide`); a failure waits for the next attempt
-by the policy, or after the last one takes the matching ``on_error`` route, or
-parks the step for an operator (``STEP_PARKED`` in needs attention, ``retryStep``).
+(``TASKFLOW_STEP_LEASE``). It runs the actions outside any transaction (a few at
+once), each with the per-attempt timeout of its state's retry policy (never
+beyond the lease), then finishes the batch in one transaction that follows the
+lock order: the runs, their live slots, then the step rows (``step_batch.py``,
+which decides with :mod:`taskflow.core.runs.automatic` and writes through the
+worker's batch form of the use cases' write path, ``service/timer_batch.py``).
+Success stores the result and, for a state's action, takes its ``on_success``
+route; a failure waits for the next attempt by the policy, or after the last
+one takes the matching ``on_error`` route, or parks the step for an operator
+(``STEP_PARKED`` in needs attention, ``retryStep``).
 
 A worker killed mid-action leaves its step ``running``; once the lease has run
 out another worker takes it again (at-least-once; the attempt's idempotency key
@@ -20,11 +22,9 @@ lease ran out and another worker took the step is recorded as ``discarded``.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import json
 import logging
 import os
-import random
 import socket
 import time
 import traceback
@@ -39,9 +39,18 @@ from taskflow.core.definition.workflow import Definition
 from taskflow.core.runs import automatic
 from taskflow.core.runs.decision import Decision
 from taskflow.core.runs.model import AuditEntry
-from taskflow.service import deadlines, metrics, persist, retry, runs, step_actions, step_queue
+from taskflow.service import (
+    deadlines,
+    metrics,
+    persist,
+    retry,
+    step_actions,
+    step_batch,
+    step_queue,
+)
 from taskflow.service import timers as timer_service
 from taskflow.service.container import Services
+from taskflow.store import deadlines as deadline_rows
 from taskflow.store import locks
 from taskflow.store import runs as rows
 from taskflow.store import steps as store
@@ -52,15 +61,6 @@ log = logging.getLogger("taskflow.worker")
 WORKER = f"{socket.gethostname()}:{os.getpid()}"
 #: Characters of an error's message and traceback kept on its attempt.
 MESSAGE_CHARS, TRACE_CHARS = 1000, 4000
-
-
-@dataclass(frozen=True)
-class Ended:
-    """How one attempt ended (``error`` None: it succeeded with ``value``)."""
-
-    value: Any
-    error: BaseException | None
-    seconds: float
 
 
 async def run_due(services: Services, now: datetime, *, batch: int = 100) -> int:
@@ -84,24 +84,49 @@ async def next_due(services: Services, now: datetime) -> datetime | None:
 
 
 async def run_batch(services: Services, now: datetime, batch: int, worker: str = WORKER) -> int:
-    """Take up to ``batch`` due steps and run them (a few at once); returns how many."""
+    """Take up to ``batch`` due steps, run their actions (a few at once), then finish them
+    in one transaction (``step_batch.py``); returns how many were taken."""
     lease = services.settings.step_lease
     async with services.db.transaction() as conn:
         taken = await store.take(conn, now, batch, lease, worker)
     if not taken:
         return 0
+    run_ids = sorted({s.run_id for s in taken})
+    async with services.db.connection() as conn:
+        runs = await rows.get_runs(conn, run_ids)
+        slots = await deadline_rows.slots_of_runs(conn, run_ids)
     gate = asyncio.Semaphore(services.settings.step_concurrency)
 
-    async def one(step: store.StepRow) -> None:
+    async def one(step: store.StepRow) -> step_batch.Attempted | None:
         async with gate:
             try:
-                await execute(services, step)
+                return await attempt(services, step, runs.get(step.run_id), slots)
             except Exception:
                 # Its lease runs out and another attempt follows: never stop the others.
-                log.exception("step %s (%s) could not be finished", step.key, step.action)
+                log.exception("step %s (%s) could not be run", step.key, step.action)
+                return None
 
-    await asyncio.gather(*(one(s) for s in taken))
+    attempted = [a for a in await asyncio.gather(*(one(s) for s in taken)) if a is not None]
+    if attempted:
+        await _finish_all(services, attempted)
     return len(taken)
+
+
+async def _finish_all(services: Services, attempted: list[step_batch.Attempted]) -> None:
+    """Finish a batch of attempts in one transaction (a lost race runs it again whole)."""
+
+    async def work() -> dict[int, str]:
+        return await step_batch.finish(services, attempted)
+
+    try:
+        outcomes = await retry.run(services, "finish steps", work)
+    except Exception:
+        # Their leases run out and other attempts follow: the worker carries on.
+        log.exception("a batch of %d steps could not be finished", len(attempted))
+        return
+    for item in attempted:
+        if item.step.id in outcomes:
+            metrics.step_attempt(item.step.workflow, outcomes[item.step.id], item.seconds)
 
 
 def policy_of(definition: Definition, step: store.StepRow) -> retries.Policy:
@@ -143,20 +168,34 @@ class _Recorder:
 
 
 async def execute(services: Services, step: store.StepRow) -> None:
-    """Run one taken attempt of ``step`` and finish it."""
-    definition = services.catalog.get(step.workflow, step.definition_version)
+    """Run one taken attempt of ``step`` and finish it on its own."""
     async with services.db.connection() as conn:
         found = await rows.get_run(conn, step.run_id)
-        slots = await deadlines.load_slots(conn, step.run_id) if found else []
-    if found is None or not automatic.current(found.view, step.state, step.visit):
-        await _finish(services, definition, step, Ended(None, None, 0.0), stale=True)
-        return
-    run = found.view
+        slots = {step.run_id: await deadlines.load_slots(conn, step.run_id)} if found else {}
+    await _finish_all(services, [await attempt(services, step, found, slots)])
+
+
+async def attempt(
+    services: Services,
+    step: store.StepRow,
+    found: rows.RunRow | None,
+    slots: dict[str, list[Any]],
+) -> step_batch.Attempted:
+    """Run the action of a taken step (not when the run has left the step's state: the
+    attempt is then ``skipped``, and its step cancelled when the batch finishes)."""
+    definition = services.catalog.get(step.workflow, step.definition_version)
     policy = policy_of(definition, step)
+    calendar = _calendar(services, definition, policy)
+    if found is None or not automatic.current(found.view, step.state, step.visit):
+        return step_batch.Attempted(
+            definition, step, None, None, 0.0, None, (), policy, calendar, skipped=True
+        )
+    run = found.view
     limit = services.settings.step_lease
     if policy.timeout is not None:
         limit = min(limit, policy.timeout.total_seconds())
-    payload = Decision(definition, run, slots, now=step.due_at, actor=None, new_id=str).payloads()
+    loaded = slots.get(run.id, [])
+    payload = Decision(definition, run, loaded, now=step.due_at, actor=None, new_id=str).payloads()
     ctx = api.StepContext(
         run_id=run.id,
         workflow=run.workflow,
@@ -171,15 +210,26 @@ async def execute(services: Services, step: store.StepRow) -> None:
         settings=services.settings,
     )
     started = time.monotonic()
+    value: Any = None
+    error: BaseException | None = None
     try:
         action = step_actions.resolve(step.action)
         with api.recording(_Recorder(services, run.id, step.key)):
             value = await asyncio.wait_for(action(ctx), limit)
         json.dumps(value)  # a result must be JSON-able: it is stored on the run
-        ended = Ended(value, None, time.monotonic() - started)
     except Exception as exc:
-        ended = Ended(None, exc, time.monotonic() - started)
-    await retry.run(services, "finish a step", lambda: _finish(services, definition, step, ended))
+        value, error = None, exc
+    return step_batch.Attempted(
+        definition=definition,
+        step=step,
+        value=value,
+        error=error,
+        seconds=time.monotonic() - started,
+        parts=_error_parts(error) if error is not None else None,
+        classes=tuple(error_classes(error)) if error is not None else (),
+        policy=policy,
+        calendar=calendar,
+    )
 
 
 def error_classes(error: BaseException) -> list[str]:
@@ -199,147 +249,3 @@ def _calendar(services: Services, definition: Definition, policy: retries.Policy
         return calendars.REAL_TIME
     name = policy.calendar or definition.calendar
     return services.calendars.get(name) if name else calendars.REAL_TIME
-
-
-async def _finish(
-    services: Services,
-    definition: Definition,
-    step: store.StepRow,
-    ended: Ended,
-    *,
-    stale: bool = False,
-) -> None:
-    """One transaction, in the lock order (the run, its live slots, the step row)."""
-    ms = round(ended.seconds * 1000)
-    err = _error_parts(ended.error) if ended.error is not None else None
-    outcome = "succeeded" if err is None else "failed"
-    async with services.db.transaction() as conn:
-        now = services.clock.now()
-        found = await rows.get_run(conn, step.run_id, lock=True)
-        await locks.lock_live_slots(conn, [step.run_id])
-        row = await store.lock(conn, step.id)
-        if row is None or row.status != store.RUNNING or row.attempts != step.attempts:
-            # The lease ran out and another worker took the step: its attempt counts.
-            await store.finish_attempt(conn, step.id, step.attempts, now, "discarded", ms, err)
-            outcome = "discarded"
-        elif stale or found is None or not automatic.current(found.view, step.state, step.visit):
-            await store.finish_attempt(conn, step.id, step.attempts, now, "discarded", ms, err)
-            await store.settle(conn, step.id, store.CANCELLED, now)
-            outcome = "discarded"
-        elif err is None:
-            await store.finish_attempt(conn, step.id, step.attempts, now, "succeeded", ms)
-            await store.settle(conn, step.id, store.SUCCEEDED, now, result=ended.value)
-            await _succeeded(services, conn, definition, step, ended, now, ms)
-        else:
-            assert ended.error is not None
-            await store.finish_attempt(conn, step.id, step.attempts, now, "failed", ms, err)
-            outcome = await _failed(services, conn, definition, step, ended.error, err, now, ms)
-    metrics.step_attempt(step.workflow, outcome, ended.seconds)
-
-
-def _details(step: store.StepRow, ms: int, **more: Any) -> dict[str, Any]:
-    return {
-        "step": step.key,
-        "step_kind": step.kind,
-        "action": step.action,
-        "attempt": step.attempts,
-        "duration_ms": ms,
-        **more,
-    }
-
-
-async def _succeeded(
-    services: Services,
-    conn: Any,
-    definition: Definition,
-    step: store.StepRow,
-    ended: Ended,
-    now: datetime,
-    ms: int,
-) -> None:
-    details = _details(step, ms, result=ended.value)
-    if step.kind != step_queue.ACTION:
-        line = AuditEntry(
-            "step.succeeded", now, None, None, f"{step.state}: {step.action} succeeded", details
-        )
-        await persist.audit(conn, step.run_id, line)
-        return
-    await store.store_result(conn, step.run_id, step.state, ended.value)
-    await runs.decide(
-        services,
-        conn,
-        step.run_id,
-        lambda d, run, slots, at: automatic.succeeded(
-            d,
-            dataclasses.replace(run.view, results={**run.view.results, step.state: ended.value}),
-            slots,
-            result=ended.value,
-            details=details,
-            now=at,
-            new_id=persist.new_id,
-        ),
-        now=now,
-    )
-
-
-async def _failed(
-    services: Services,
-    conn: Any,
-    definition: Definition,
-    step: store.StepRow,
-    error: BaseException,
-    err: tuple[str, str, str],
-    now: datetime,
-    ms: int,
-) -> str:
-    """The attempt failed: wait for the next, take ``on_error``, or park; the outcome label."""
-    classes = error_classes(error)
-    policy = policy_of(definition, step)
-    text = f"{err[0]}: {err[1]}"
-    cal = _calendar(services, definition, policy)
-    next_at = retries.next_attempt_at(policy, step.attempt, now, cal, random.random(), classes)
-    details = _details(step, ms, error=text, error_class=err[0])
-    if next_at is not None:
-        await store.retry_at(conn, step.id, next_at, text, now)
-        line = AuditEntry(
-            "step.retrying",
-            now,
-            None,
-            None,
-            f"{step.state}: attempt {step.attempt} failed ({text}); next attempt at "
-            f"{next_at.isoformat()}",
-            {**details, "next_at": next_at.isoformat()},
-        )
-        await persist.audit(conn, step.run_id, line)
-        return "retrying"
-    routed = step.kind == step_queue.ACTION and (
-        automatic.error_route(definition, step.state, classes) is not None
-    )
-    if step.kind == step_queue.ACTION:
-        await runs.decide(
-            services,
-            conn,
-            step.run_id,
-            lambda d, run, slots, at: automatic.failed(
-                d,
-                run.view,
-                slots,
-                error_classes=classes,
-                details=details,
-                now=at,
-                new_id=persist.new_id,
-            ),
-            now=now,
-        )
-    else:
-        line = AuditEntry(
-            "step.parked",
-            now,
-            None,
-            None,
-            f"{step.state}: {step.action} failed ({text}); an operator retries it (retryStep)",
-            details,
-        )
-        await persist.audit(conn, step.run_id, line)
-    await store.settle(conn, step.id, store.FAILED if routed else store.PARKED, now, error=text)
-    return "failed" if routed else "parked"

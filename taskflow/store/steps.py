@@ -9,6 +9,7 @@ locked only after its run (and the run's slots), see ``locks.py``.
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -286,3 +287,71 @@ async def once_put(
 async def parked_of_run(conn: db.Connection, run_id: str) -> list[int]:
     """The ids of the run's parked steps."""
     return [r["id"] for r in await conn.fetch(_SQL["parked_of_run"], run_id)]
+
+
+# -- a batch of finished attempts ----------------------------------------------------------------
+
+
+async def lock_runs(conn: db.Connection, run_ids: Sequence[str]) -> None:
+    """Lock these runs in id order (the lock order's first step, for a batch of steps)."""
+    await conn.fetch(_SQL["lock_runs"], sorted(uuid.UUID(r) for r in run_ids))
+
+
+async def lock_many(conn: db.Connection, step_ids: Sequence[int]) -> dict[int, StepRow]:
+    """These steps, locked in id order (after their runs and live slots), by id."""
+    return {r["id"]: _row(r) for r in await conn.fetch(_SQL["lock_many"], sorted(step_ids))}
+
+
+@dataclass(frozen=True)
+class Finished:
+    """How one attempt ended and what its step becomes (see ``finish_many``)."""
+
+    step_id: int
+    attempt: int
+    outcome: str
+    duration_ms: int
+    error: tuple[str, str, str] | None
+    status: str | None  # None: the step row is left as it is
+    due_at: datetime | None = None
+    result: Any = None
+    last_error: str | None = None
+
+
+async def finish_many(conn: db.Connection, finished: Sequence[Finished], now: datetime) -> None:
+    """Record a batch of attempts and settle their steps: two statements."""
+    if not finished:
+        return
+    errors = [f.error or (None, None, None) for f in finished]
+    await conn.execute(
+        _SQL["finish_attempts"],
+        [f.step_id for f in finished],
+        [f.attempt for f in finished],
+        [f.outcome for f in finished],
+        [f.duration_ms for f in finished],
+        [e[0] for e in errors],
+        [e[1] for e in errors],
+        [e[2] for e in errors],
+        now,
+    )
+    settled = [f for f in finished if f.status is not None]
+    if settled:
+        await conn.execute(
+            _SQL["settle_many"],
+            [f.step_id for f in settled],
+            [f.status for f in settled],
+            [f.due_at for f in settled],
+            [json.dumps(f.result) if f.result is not None else None for f in settled],
+            [f.last_error for f in settled],
+            now,
+        )
+
+
+async def store_results(conn: db.Connection, results: Sequence[tuple[str, str, Any]]) -> None:
+    """Keep automatic states' results on their runs: (run, state, result) each."""
+    if results:
+        await conn.execute(
+            _SQL["store_results"],
+            [uuid.UUID(r) for r, _, _ in results],
+            [state for _, state, _ in results],
+            [json.dumps(value) for _, _, value in results],
+        )

@@ -139,3 +139,22 @@ class Ticketing(Workflow):
     )
     stuck = State(slots=[Slot("unstick", candidates=who.role("finance"))], then=["closed"])
     closed = State(terminal=True)
+
+
+def _broken_hook(ctx: Any) -> None:
+    raise RuntimeError("the enter hook is broken")
+
+
+class Hooked(Workflow):
+    """An action whose success leads to a state whose enter hook fails."""
+
+    name = "hooked"
+    tracks = "order"
+
+    work = State(initial=True, action=_CHARGE, on_success=["broken"])
+    broken = State(
+        on_enter=_broken_hook,
+        slots=[Slot("look", candidates=who.role("finance"))],
+        then=[Route("done")],
+    )
+    done = State(terminal=True)

@@ -16,7 +16,7 @@ import pytest
 
 from taskflow import clock, config, errors
 from taskflow.core.principals import INTEGRATION, Grant
-from taskflow.service import container, step_actions, step_admin, steps
+from taskflow.service import container, step_actions, step_admin, step_batch, steps
 from taskflow.service import principals as principal_service
 from taskflow.service import runs as run_service
 from taskflow.store import steps as step_store
@@ -204,12 +204,10 @@ async def test_a_worker_that_dies_mid_action_leaves_one_more_attempt_after_its_l
     ]
     assert (await _run(services, run_id))["state"] == "charged"
     # The dead worker's late answer, had it come, would have been discarded.
-    await steps._finish(
-        services,
-        services.catalog.get("charging"),
-        taken,
-        steps.Ended({"amount": 5}, None, 0.1),
-    )
+    definition = services.catalog.get("charging")
+    policy = steps.policy_of(definition, taken)
+    late = step_batch.Attempted(definition, taken, {"amount": 5}, None, 0.1, None, (), policy, None)
+    assert await step_batch.finish(services, [late]) == {taken.id: "discarded"}
     [step] = await _steps(services, run_id)
     assert step.attempt_list[0].outcome == "discarded"
     assert (await _run(services, run_id))["state"] == "charged"
@@ -275,3 +273,19 @@ async def test_the_testing_kit_runs_a_definition_with_fake_actions_on_a_frozen_c
         await steps.run_due(services, frozen_clock.now())
     assert seen == [1, 2]
     assert (await _run(services, run_id))["state"] == "large"  # the fake's result routed it
+
+
+async def test_an_outcome_that_cannot_be_decided_parks_its_step_and_changes_nothing_else(
+    step_services: container.Services, frozen_clock: clock.FrozenClock
+) -> None:
+    services = step_services
+    broken = await _start(services, "hooked", "O-10")
+    fine = await _start(services, "charging", "O-11")
+    assert await steps.run_due(services, frozen_clock.now()) == 2  # one batch, both
+    run = await _run(services, broken)
+    assert (run["state"], run["step_results"]) == ("work", {})  # nothing of it was written
+    assert "step.parked" in run["timeline"]
+    [step] = await _steps(services, broken)
+    assert step.status == "parked"
+    assert "enter hook" in (step.last_error or "")
+    assert (await _run(services, fine))["state"] == "charged"  # the batch went on

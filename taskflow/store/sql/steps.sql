@@ -129,3 +129,41 @@ SELECT run FROM step WHERE id = $1
 -- name: wake
 -- Wake the workers listening on channel $1 (at commit).
 SELECT pg_notify($1, '')
+
+-- name: lock_runs
+-- Lock runs $1 in id order (the first step of the lock order, for a batch of steps).
+SELECT id FROM run WHERE id = ANY($1::uuid[]) ORDER BY id FOR NO KEY UPDATE
+
+-- name: lock_many
+-- Steps $1, locked in id order (after their runs and live slots).
+SELECT id, key, run, visit, state, kind, action, status, attempts, due_at, counted_from
+FROM step WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE
+
+-- name: finish_attempts
+-- How attempts ended, a batch at once: steps $1, attempts $2, outcomes $3, ms $4, error
+-- classes $5, messages $6, tracebacks $7; ended at $8.
+UPDATE step_attempt a
+SET finished_at = $8::timestamptz, outcome = u.outcome, duration_ms = u.ms, error_class = u.cls,
+    error_message = u.msg, traceback = u.trace
+FROM unnest($1::bigint[], $2::int[], $3::text[], $4::int[], $5::text[], $6::text[],
+            $7::text[]) AS u(step, attempt, outcome, ms, cls, msg, trace)
+WHERE a.step = u.step AND a.attempt = u.attempt
+
+-- name: settle_many
+-- Steps $1 become statuses $2, due at $3 (null: unchanged), with results $4 (JSON text,
+-- null: unchanged) and last errors $5 (null: unchanged), written at $6.
+UPDATE step s
+SET status = u.status, due_at = COALESCE(u.due, s.due_at),
+    result = COALESCE(u.result::jsonb, s.result), last_error = COALESCE(u.err, s.last_error),
+    updated_at = $6::timestamptz,
+    ended_at = CASE WHEN u.status IN ('succeeded', 'failed', 'cancelled')
+                    THEN $6::timestamptz END
+FROM unnest($1::bigint[], $2::text[], $3::timestamptz[], $4::text[], $5::text[])
+     AS u(id, status, due, result, err)
+WHERE s.id = u.id
+
+-- name: store_results
+-- Runs $1 keep results $3 (JSON text) of their automatic states $2.
+UPDATE run r SET step_results = r.step_results || jsonb_build_object(u.state, u.result::jsonb)
+FROM unnest($1::uuid[], $2::text[], $3::text[]) AS u(run, state, result)
+WHERE r.id = u.run
