@@ -119,3 +119,37 @@ def problems(definition: Definition) -> list[Problem]:
                 )
             )
     return found
+
+
+#: What an action may ask for by parameter name, beside the whole context (one parameter).
+_BY_NAME = {
+    "subject": lambda ctx: ctx.subject,
+    "facts": lambda ctx: ctx.facts,
+    "idempotency_key": lambda ctx: ctx.idempotency_key,
+    "key": lambda ctx: ctx.idempotency_key,
+    "attempt": lambda ctx: ctx.attempt,
+    "payload": lambda ctx: ctx.payload,
+    "result": lambda ctx: ctx.result,
+    "ctx": lambda ctx: ctx,
+    "context": lambda ctx: ctx,
+}
+#: The order positional parameters are given in when their names say nothing.
+_POSITIONAL = ("subject", "facts", "idempotency_key")
+
+
+def invoke(action: Action, ctx: Any) -> Awaitable[Any]:
+    """Call ``action`` with what it asks for: one parameter gets the whole
+    :class:`taskflow.steps.StepContext`; more get ``subject``, ``facts``,
+    ``idempotency_key`` (and ``attempt``, ``payload``, ``result``, ``ctx``) by name, or
+    ``(subject, facts, idempotency_key)`` in that order."""
+    try:
+        params = list(inspect.signature(action).parameters.values())
+    except (TypeError, ValueError):
+        return action(ctx)
+    plain = [p for p in params if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    if len(plain) <= 1:
+        return action(ctx)
+    if all(p.name in _BY_NAME for p in plain):
+        return action(**{p.name: _BY_NAME[p.name](ctx) for p in plain})  # type: ignore[call-arg]
+    positional = [_BY_NAME[name](ctx) for name in _POSITIONAL[: len(plain)]]
+    return action(*positional)

@@ -215,7 +215,7 @@ async def attempt(
     try:
         action = step_actions.resolve(step.action)
         with api.recording(_Recorder(services, run.id, step.key)):
-            value = await asyncio.wait_for(action(ctx), limit)
+            value = await asyncio.wait_for(step_actions.invoke(action, ctx), limit)
         json.dumps(value)  # a result must be JSON-able: it is stored on the run
     except Exception as exc:
         value, error = None, exc
