@@ -67,7 +67,7 @@ def specs(
         return []
     state = definition.state(run.state)
     found = []
-    if state.automatic and not fired.get(step_key(run), 0):
+    if state.action is not None and not fired.get(step_key(run), 0):
         found.append((step_key(run), STEP, "action", run.state_entered_at))
     for index in range(len(state.every)):
         key = f"{run.id}:{run.visit}:{EVERY}:{index}"

@@ -164,6 +164,11 @@ def _one(
         if step.kind != step_queue.ACTION:
             line = f"{step.state}: {step.action} succeeded"
             state.audit.append(AuditEntry("step.succeeded", now, None, None, line, details))
+            if step.kind == step_queue.ENTRY:  # kept for later conditions, the run stays
+                batch.results.append((step.run_id, step.state, item.value))
+                state.run = replace(
+                    state.run, results={**state.run.results, step.state: item.value}
+                )
         else:
             run = replace(state.run, results={**state.run.results, step.state: item.value})
             _decided(

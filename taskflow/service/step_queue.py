@@ -21,8 +21,9 @@ from taskflow.store import db
 from taskflow.store import deadlines as timer_rows
 from taskflow.store import steps as store
 
-#: The kinds of step rows: a state's action, recurring work, a timeout's action.
-ACTION, EVERY, TIMEOUT = "action", "every", "timeout"
+#: The kinds of step rows: an automatic state's action, an action beside slots on entry,
+#: recurring work, a timeout's action.
+ACTION, ENTRY, EVERY, TIMEOUT = "action", "entry", "every", "timeout"
 #: The timer kinds that enqueue a step when they fire.
 KINDS = (step_timers.STEP, step_timers.EVERY)
 
@@ -41,7 +42,7 @@ async def fired(
     run = batch.run
     state = definition.state(run.state)
     if timer.kind == step_timers.STEP:
-        path, key, kind = state.action_path, timer.key, ACTION
+        path, key, kind = state.action_path, timer.key, ACTION if state.automatic else ENTRY
     else:
         path, key, kind = state.every[int(timer.ref)].path, f"{timer.key}:{count}", EVERY
     assert path is not None

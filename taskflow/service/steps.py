@@ -130,8 +130,9 @@ async def _finish_all(services: Services, attempted: list[step_batch.Attempted])
 
 
 def policy_of(definition: Definition, step: store.StepRow) -> retries.Policy:
-    """The retry policy of a step: its state's for a state's action, one attempt otherwise."""
-    if step.kind != step_queue.ACTION:
+    """The retry policy of a step: its state's for a state's action (automatic or on entry),
+    one attempt otherwise."""
+    if step.kind not in (step_queue.ACTION, step_queue.ENTRY):
         return retries.ONCE
     return definition.state(step.state).policy
 

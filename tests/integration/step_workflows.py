@@ -158,3 +158,19 @@ class Hooked(Workflow):
         then=[Route("done")],
     )
     done = State(terminal=True)
+
+
+class Noting(Workflow):
+    """A state that asks a person and, beside, tells another system (not waited for)."""
+
+    name = "noting"
+    tracks = "order"
+
+    asking = State(
+        initial=True,
+        slots=[Slot("answer", candidates=who.role("finance"))],
+        action=_CHARGE,
+        retry=Fixed(wait=timedelta(minutes=1), max_attempts=2),
+        then=[Route("done")],
+    )
+    done = State(terminal=True)

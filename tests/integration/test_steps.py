@@ -289,3 +289,21 @@ async def test_an_outcome_that_cannot_be_decided_parks_its_step_and_changes_noth
     assert step.status == "parked"
     assert "enter hook" in (step.last_error or "")
     assert (await _run(services, fine))["state"] == "charged"  # the batch went on
+
+
+async def test_an_action_on_entry_runs_beside_the_slots_without_holding_the_run(
+    step_services: container.Services, frozen_clock: clock.FrozenClock
+) -> None:
+    services = step_services
+    run_id = await _start(services, "noting", "O-12", amount=3, plan=["boom", "ok"])
+    await steps.run_due(services, frozen_clock.now())
+    frozen_clock.advance(timedelta(minutes=1))
+    await steps.run_due(services, frozen_clock.now())
+    run = await _run(services, run_id)
+    assert run["state"] == "asking"  # it waits for the person, not for the action
+    assert run["step_results"]["asking"]["amount"] == 3
+    [step] = await _steps(services, run_id)
+    assert (step.kind, step.status, step.attempts) == ("entry", "succeeded", 2)
+    async with services.db.connection() as conn:
+        status = await conn.fetchval("SELECT status FROM slot WHERE run = $1", uuid.UUID(run_id))
+    assert status == "open"

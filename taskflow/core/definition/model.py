@@ -216,7 +216,9 @@ class State:
     runs it with the ``retry`` policy, then takes the first matching
     ``on_success`` route (which may read ``result.<state>``), or after the last
     failed attempt the first ``on_error`` route matching the error's class.
-    ``every`` lists recurring work run while the run stays in the state.
+    ``every`` lists recurring work run while the run stays in the state. A state
+    with slots and an ``action`` runs the action on entry beside its slots and
+    does not wait for it (its routes are ``then``, as for any state with slots).
     """
 
     _: KW_ONLY
@@ -275,8 +277,13 @@ class State:
 
     @property
     def automatic(self) -> bool:
-        """True when the state runs an action and waits for it."""
-        return self.action is not None
+        """True when the state runs an action and waits for it (an action and no slots)."""
+        return self.action is not None and not self.slots
+
+    @property
+    def entry_action(self) -> bool:
+        """True when the state runs an action on entry beside its slots (it does not wait)."""
+        return self.action is not None and bool(self.slots)
 
     @property
     def policy(self) -> retries.Policy:

@@ -88,7 +88,7 @@ def _state(state: State) -> dict[str, Any]:
 def _automatic(state: State) -> dict[str, Any]:
     """An automatic state's parts, only when declared: older digests stay as they were."""
     doc: dict[str, Any] = {}
-    if state.automatic:
+    if state.action is not None:
         doc["action"] = steps.shown(state.action)
         doc["on_success"] = [r.to_json() for r in state.success_routes]
         doc["on_error"] = [e.to_json() for e in state.on_error]

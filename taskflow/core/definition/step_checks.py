@@ -1,7 +1,7 @@
 """Load-time checks of automatic steps: actions, their routes, retry policies, ``every``.
 
 Codes (docs/automatic-steps.md, "Validation"): ``BAD_ACTION``,
-``AUTOMATIC_WITH_SLOTS``, ``AUTOMATIC_WITH_ROUTES``, ``NO_SUCCESS_ROUTE``,
+``ENTRY_ACTION_ROUTES``, ``AUTOMATIC_WITH_ROUTES``, ``NO_SUCCESS_ROUTE``,
 ``NO_FALLBACK_ROUTE`` and ``ROUTE_SHADOWED`` (as for ``then``), ``UNKNOWN_STATE``,
 ``RETRY_WITHOUT_ACTION``, ``BAD_RETRY``, ``BAD_EVERY``, ``BAD_TIMEOUT``. Whether an
 action imports is checked where definitions load (``service/step_actions.py``).
@@ -50,7 +50,7 @@ def state(c: Checker, s: State) -> None:
             )
     for i, every in enumerate(s.every):
         _every(c, f"{where} / every {every.name or i + 1}", every)
-    if not s.automatic:
+    if s.action is None:
         if s.retry is not None or s.on_error or s.success_routes:
             c.add(
                 "RETRY_WITHOUT_ACTION",
@@ -60,13 +60,19 @@ def state(c: Checker, s: State) -> None:
             )
         return
     _action(c, where, s.action)
-    if s.slots:
-        c.add(
-            "AUTOMATIC_WITH_SLOTS",
-            where,
-            "an automatic state (with an action) also declares slots",
-            "put the slots in a state of their own, before or after the automatic one",
-        )
+    if s.retry is not None:
+        _policy(c, f"{where} / retry", s.retry)
+    if s.entry_action:
+        if s.on_error or s.success_routes:
+            c.add(
+                "ENTRY_ACTION_ROUTES",
+                where,
+                "the state runs its action beside its slots and does not wait for it, so "
+                "on_success and on_error routes would never be taken",
+                "route with then=[...] as for any state with slots, or move the action to a "
+                "state of its own (an automatic state)",
+            )
+        return
     if s.routes:
         c.add(
             "AUTOMATIC_WITH_ROUTES",
@@ -82,8 +88,6 @@ def state(c: Checker, s: State) -> None:
             "make the state non-terminal and route its on_success to a terminal state",
         )
     _routes(c, where, s)
-    if s.retry is not None:
-        _policy(c, f"{where} / retry", s.retry)
 
 
 def _routes(c: Checker, where: str, s: State) -> None:

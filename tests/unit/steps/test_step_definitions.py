@@ -76,7 +76,7 @@ def test_a_sound_automatic_state_loads() -> None:
         ({"on_success": [Route("done"), Route("big")]}, "ROUTE_SHADOWED"),
         ({"on_success": ["nowhere"]}, "UNKNOWN_STATE"),
         ({"on_error": [OnError("nowhere")]}, "UNKNOWN_STATE"),
-        ({"slots": [Slot("x", candidates=who.role("finance"))]}, "AUTOMATIC_WITH_SLOTS"),
+        ({"slots": [Slot("x", candidates=who.role("finance"))]}, "ENTRY_ACTION_ROUTES"),
         ({"then": ["done"]}, "AUTOMATIC_WITH_ROUTES"),
         ({"retry": Fixed(wait=timedelta(0))}, "BAD_RETRY"),
         ({"retry": Fixed(wait=timedelta(seconds=1), max_attempts=0)}, "BAD_RETRY"),
