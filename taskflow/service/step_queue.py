@@ -1,9 +1,10 @@
 """Enqueueing automatic steps when their timers fire (inside the worker's timer batch).
 
 A state's ``step`` timer, an ``every`` timer and a timeout that runs an action
-each add a step row (``store/steps.py``) in the batch's transaction, under the
-run's lock; workers then run it outside any transaction (``service/steps.py``).
-A replayed firing adds nothing: the row's key is unique.
+each add a step row (``store/steps.py``) to the batch's run state; the batch's
+flush writes them all with one statement, in its transaction, under the runs'
+locks. Workers then run them outside any transaction (``service/steps.py``). A
+replayed firing adds nothing: the row's key is unique.
 """
 
 from __future__ import annotations
@@ -13,11 +14,9 @@ from datetime import datetime
 from taskflow.core import step_timers
 from taskflow.core.definition import steps as st
 from taskflow.core.definition.workflow import Definition
-from taskflow.core.runs.model import RunView
 from taskflow.service import deadlines as sla_service
 from taskflow.service import timer_batch as runs_batch
 from taskflow.service.container import Services
-from taskflow.store import db
 from taskflow.store import deadlines as timer_rows
 from taskflow.store import steps as store
 
@@ -28,9 +27,8 @@ ACTION, ENTRY, EVERY, TIMEOUT = "action", "entry", "every", "timeout"
 KINDS = (step_timers.STEP, step_timers.EVERY)
 
 
-async def fired(
+def fired(
     services: Services,
-    conn: db.Connection,
     batch: runs_batch.RunState,
     definition: Definition,
     timer: timer_rows.TimerRow,
@@ -46,7 +44,8 @@ async def fired(
     else:
         path, key, kind = state.every[int(timer.ref)].path, f"{timer.key}:{count}", EVERY
     assert path is not None
-    await store.enqueue(conn, store.NewStep(key, run.id, run.visit, run.state, kind, path, now))
+    # Written with the batch's flush, one statement for every step the batch made due.
+    batch.steps.append(store.NewStep(key, run.id, run.visit, run.state, kind, path, now))
     if timer.kind == step_timers.EVERY:
         ctx = sla_service.context(definition, services.calendars)
         runs_batch.carry_out(batch, [], ctx, now, run_changed=True)
@@ -57,12 +56,12 @@ def path(action: st.ActionLike | None) -> str | None:
     return st.action_path(action)
 
 
-async def timeout_actions(
-    conn: db.Connection, run: RunView, timer: timer_rows.TimerRow, paths: list[str], now: datetime
+def timeout_actions(
+    batch: runs_batch.RunState, timer: timer_rows.TimerRow, paths: list[str], now: datetime
 ) -> None:
-    """A timeout that runs actions fired: enqueue one step per action, due now."""
+    """A timeout that runs actions fired: one step per action, due now (written with the
+    batch's flush)."""
+    run = batch.run
     for index, path in enumerate(paths):
         key = f"{timer.key}:run:{index}"
-        await store.enqueue(
-            conn, store.NewStep(key, run.id, run.visit, run.state, TIMEOUT, path, now)
-        )
+        batch.steps.append(store.NewStep(key, run.id, run.visit, run.state, TIMEOUT, path, now))

@@ -25,6 +25,7 @@ from taskflow.store import db, timeline
 from taskflow.store import deadlines as store
 from taskflow.store import notifications as outbox
 from taskflow.store import runs as rows
+from taskflow.store import steps as step_rows
 from taskflow.store import timer_batch as batch_store
 
 ARMED = TimerStatus.ARMED
@@ -46,6 +47,8 @@ class RunState:
     due: dict[str, tuple[int, datetime | None]] = field(default_factory=dict)
     breaches: dict[tuple[str, str], datetime] = field(default_factory=dict)
     notes: list[outbox.NewNotification] = field(default_factory=list)
+    #: Automatic steps the firings made due (``service/step_queue.py``).
+    steps: list[step_rows.NewStep] = field(default_factory=list)
     written_timers: set[str] = field(default_factory=set)
     armed: bool = False
     #: Slots the firings ended, for their report measures (read after the timeline is written).
@@ -64,6 +67,7 @@ class RunState:
             due=dict(self.due),
             breaches=dict(self.breaches),
             notes=list(self.notes),
+            steps=list(self.steps),
             written_timers=set(self.written_timers),
             ended=dict(self.ended),
         )
@@ -246,6 +250,7 @@ async def flush(conn: db.Connection, states: Sequence[RunState], now: datetime) 
     await timeline.append_audits(conn, [(s.run.id, e) for s in states for e in s.audit])
     await sla_service.save_measures(conn, [e for s in states for e in s.ended.values()])
     await outbox.notify(conn, [n for s in states for n in s.notes])
+    await step_rows.enqueue_many(conn, [n for s in states for n in s.steps])
     await batch_store.write_timers(
         conn,
         [s.timers[key] for s in states for key in sorted(s.written_timers)],

@@ -258,7 +258,7 @@ async def fire_one(
         return 0
     count = runs_batch.retire(state, timer, timer_states.TimerStatus.FIRED)
     if timer.kind in step_queue.KINDS:  # a step's row, run outside this transaction
-        await step_queue.fired(services, conn, state, loaded.definition, timer, count, now)
+        step_queue.fired(services, state, loaded.definition, timer, count, now)
         return 1
     late = now - timer.due_at
     base = {
@@ -295,7 +295,7 @@ async def fire_one(
         details = {**base, "state": run.state, "timeout": timeout.describe()}
         steps = [p for a in actions if a.kind == "run" and (p := step_queue.path(a.step))]
         if steps:
-            await step_queue.timeout_actions(conn, run, timer, steps, now)
+            step_queue.timeout_actions(state, timer, steps, now)
     result = firing.effects(run, slot, decl, actions, message=message, now=now)
     notified = await _notify(
         services, conn, run, slot, result.notices, kind, quiet, now, state.notes

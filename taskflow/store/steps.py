@@ -90,18 +90,19 @@ class NewStep:
     due_at: datetime
 
 
-async def enqueue(conn: db.Connection, step: NewStep) -> None:
-    """Add a step to run (none when its key exists: a replayed firing adds nothing)."""
-    await conn.execute(
-        _SQL["enqueue"],
-        step.key,
-        step.run_id,
-        step.visit,
-        step.state,
-        step.kind,
-        step.action,
-        step.due_at,
-    )
+async def enqueue_many(conn: db.Connection, steps: Sequence[NewStep]) -> None:
+    """Add many steps in one statement (keys that exist add nothing)."""
+    if steps:
+        await conn.execute(
+            _SQL["enqueue_many"],
+            [s.key for s in steps],
+            [uuid.UUID(s.run_id) for s in steps],
+            [s.visit for s in steps],
+            [s.state for s in steps],
+            [s.kind for s in steps],
+            [s.action for s in steps],
+            [s.due_at for s in steps],
+        )
 
 
 async def take(

@@ -1,12 +1,14 @@
 -- Automatic steps (store/steps.py): the step rows workers take, their attempts, and
 -- what steps.once recorded.
 
--- name: enqueue
--- A step to run: $1 key, $2 run, $3 visit, $4 state, $5 kind, $6 action path, $7 due at.
--- The same key twice (a replayed firing) adds nothing.
+-- name: enqueue_many
+-- Steps to run, a batch at once: keys $1, runs $2, visits $3, states $4, kinds $5, action
+-- paths $6, due at $7. A key that exists (a replayed firing) adds nothing.
 INSERT INTO step (key, run, visit, state, kind, action, status, attempts, due_at,
                   created_at, updated_at)
-VALUES ($1, $2::uuid, $3, $4, $5, $6, 'due', 0, $7, $7, $7)
+SELECT u.key, u.run, u.visit, u.state, u.kind, u.action, 'due', 0, u.due, u.due, u.due
+FROM unnest($1::text[], $2::uuid[], $3::int[], $4::text[], $5::text[], $6::text[],
+            $7::timestamptz[]) AS u(key, run, visit, state, kind, action, due)
 ON CONFLICT (key) DO NOTHING
 
 -- name: take
