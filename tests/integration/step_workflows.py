@@ -174,3 +174,20 @@ class Noting(Workflow):
         then=[Route("done")],
     )
     done = State(terminal=True)
+
+
+class Quick(Workflow):
+    """Charging with waits of a second, for real processes on the real clock."""
+
+    name = "quick"
+    tracks = "order"
+
+    charge = State(
+        initial=True,
+        action=_CHARGE,
+        retry=Fixed(wait=timedelta(seconds=1), max_attempts=2, final=[Declined]),
+        on_success=[Route("charged")],
+        on_error=[OnError("declined", errors=[Declined])],
+    )
+    charged = State(terminal=True)
+    declined = State(slots=[Slot("resolve", candidates=who.role("finance"))], then="charged")
