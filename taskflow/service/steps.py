@@ -127,6 +127,13 @@ async def _finish_all(services: Services, attempted: list[step_batch.Attempted])
     for item in attempted:
         if item.step.id in outcomes:
             metrics.step_attempt(item.step.workflow, outcomes[item.step.id], item.seconds)
+    counts = {o: sum(1 for v in outcomes.values() if v == o) for o in set(outcomes.values())}
+    log.info(
+        "step batch: ran %d, %s",
+        len(attempted),
+        ", ".join(f"{o} {n}" for o, n in sorted(counts.items())) or "none finished",
+        extra={"ran": len(attempted), **{f"steps_{o}": n for o, n in counts.items()}},
+    )
 
 
 def policy_of(definition: Definition, step: store.StepRow) -> retries.Policy:
