@@ -52,6 +52,13 @@ INBOX_BEFORE = "sl.audience && $2::text[] AND NOT sl.deny && $2::text[]"
 CLAIM_BEFORE = INBOX_BEFORE + " AND sl.residual = '[]'::jsonb"
 
 
+def flat(sql: str) -> str:
+    """A statement on one line, its comment lines dropped and white space collapsed (the
+    named statements of ``store/sql`` spread the predicate over lines)."""
+    kept = (line for line in sql.splitlines() if not line.strip().startswith("--"))
+    return " ".join(" ".join(kept).split()).replace("( ", "(").replace(" )", ")")
+
+
 class Capture:
     async def fetch(self, sql: str, *args: Any) -> list[Any]:
         self.sql, self.args = sql, args
@@ -73,8 +80,9 @@ async def inbox_sql(principal_id: str, keys: list[str]) -> tuple[str, tuple[Any,
         after=None,
         limit=PAGE + 1,
     )
-    assert NOW_PRED in capture.sql
-    return capture.sql, capture.args
+    sql = flat(capture.sql)
+    assert NOW_PRED in sql
+    return sql, capture.args
 
 
 async def measure(

@@ -47,12 +47,9 @@ class Settings:
     #: The first retry's backoff and its cap, in seconds (``TASKFLOW_TIMER_BACKOFF_*``).
     timer_backoff_base: float = 30.0
     timer_backoff_max: float = 3600.0
-    #: How long a worker holds an automatic step it runs (``TASKFLOW_STEP_LEASE``, seconds):
-    #: a worker that dies leaves it to be taken again then; an attempt never runs longer.
+    #: Automatic steps: a worker's lease on a step, seconds (``TASKFLOW_STEP_LEASE``); where
+    #: the expense-approval example posts payments (``TASKFLOW_PAYMENTS_URL``).
     step_lease: float = 300.0
-    #: Automatic steps a worker runs at once (``TASKFLOW_STEP_CONCURRENCY``).
-    step_concurrency: int = 8
-    #: Where the expense-approval example posts payments (``TASKFLOW_PAYMENTS_URL``).
     payments_url: str = "http://127.0.0.1:8765/payments"
     #: The longest time to live ``taskflow token`` (and ``demo``) will mint.
     token_max_ttl: timedelta = timedelta(days=30)
@@ -241,7 +238,6 @@ def load(env: Mapping[str, str] | None = None) -> Settings:
         timer_backoff_base=_positive(env, "TASKFLOW_TIMER_BACKOFF_BASE", 30.0),
         timer_backoff_max=_positive(env, "TASKFLOW_TIMER_BACKOFF_MAX", 3600.0),
         step_lease=_positive(env, "TASKFLOW_STEP_LEASE", 300.0),
-        step_concurrency=int(_positive(env, "TASKFLOW_STEP_CONCURRENCY", 8, whole=True)),
         payments_url=env.get("TASKFLOW_PAYMENTS_URL", "http://127.0.0.1:8765/payments"),
         token_max_ttl=_duration(env, "TASKFLOW_TOKEN_MAX_TTL", timedelta(days=30)),
         report_session_ttl=_duration(env, "TASKFLOW_REPORT_SESSION_TTL", timedelta(hours=8)),

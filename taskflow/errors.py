@@ -63,3 +63,11 @@ class Busy(TaskflowError):
     the same request again (after ``retry_after_seconds``) has the one effect it asked for."""
 
     code = "BUSY"
+
+
+class InternalError(TaskflowError):
+    """A fault of ours, never the caller's (a workflow definition that leads the engine
+    nowhere, a broken invariant): the API never answers it as a refusal but masks it as an
+    internal error with the request id, and logs it."""
+
+    code = "INTERNAL"

@@ -72,8 +72,9 @@ def _humanize(name: str) -> str:
     return name.replace("_", " ").capitalize()
 
 
+_HERE = Path(__file__).parent
 _templates = jinja2.Environment(
-    loader=jinja2.FileSystemLoader(Path(__file__).parent / "templates" / "links"),
+    loader=jinja2.FileSystemLoader([_HERE / "templates" / "links", _HERE / "templates"]),
     autoescape=True,
     undefined=jinja2.StrictUndefined,
 )

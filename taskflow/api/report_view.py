@@ -20,8 +20,9 @@ HEADERS = {
     ),
 }
 
+_HERE = Path(__file__).parent
 _templates = jinja2.Environment(
-    loader=jinja2.FileSystemLoader(Path(__file__).parent / "templates" / "reports"),
+    loader=jinja2.FileSystemLoader([_HERE / "templates" / "reports", _HERE / "templates"]),
     autoescape=True,
     undefined=jinja2.StrictUndefined,
 )

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from taskflow.core.definition import audience as au
 from taskflow.core.principals import INTEGRATION, LEAD, MANAGER, Principal
 from taskflow.core.runs.model import SlotView
+from taskflow.core.runs.statuses import SlotStatus
 
 #: The powers that oversee work: read, board, report, cancel, manage links.
 OVERSIGHT = (LEAD, MANAGER)
@@ -166,7 +167,7 @@ def may_read_links(principal: Principal, workflow: str, slot: SlotView) -> bool:
     involved in the slot once it is open (a candidate of a pending slot reads none)."""
     if may_manage_links(principal, workflow, slot):
         return True
-    return slot.status != "pending" and involved(principal, slot)
+    return slot.status != SlotStatus.PENDING and involved(principal, slot)
 
 
 def may_cancel(principal: Principal, workflow: str, slots: Iterable[SlotView]) -> bool:

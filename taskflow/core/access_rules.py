@@ -286,29 +286,6 @@ FIELDS: Final[dict[str, str]] = {
     "Mutation.retryStep": "operate",
     "RetryStepSuccess.step": "parent",
     "Run.steps": "run.read",
-    "Step.action": "parent",
-    "Step.attemptCount": "parent",
-    "Step.attempts": "parent",
-    "Step.createdAt": "parent",
-    "Step.dueAt": "parent",
-    "Step.endedAt": "parent",
-    "Step.id": "parent",
-    "Step.key": "parent",
-    "Step.kind": "parent",
-    "Step.lastError": "parent",
-    "Step.result": "parent",
-    "Step.state": "parent",
-    "Step.status": "parent",
-    "Step.visit": "parent",
-    "StepAttempt.attempt": "parent",
-    "StepAttempt.durationMs": "parent",
-    "StepAttempt.errorClass": "parent",
-    "StepAttempt.errorMessage": "parent",
-    "StepAttempt.finishedAt": "parent",
-    "StepAttempt.outcome": "parent",
-    "StepAttempt.startedAt": "parent",
-    "StepAttempt.traceback": "parent",
-    "StepAttempt.worker": "parent",
     "Mutation.signOutEverywhere": "signout",
     "Principal.tokensValidAfter": "parent",
     "Query.timers": "timers",
@@ -376,6 +353,11 @@ _PARENT_FIELDS = {
     "Workflow": "name latest versions",
     "WorkflowVersion": "version digest description tracks calendar initialState lanes states "
     "document",
+    # Automatic steps, values of a run the caller may read (Run.steps).
+    "Step": "id key kind state visit action status attemptCount dueAt result lastError "
+    "createdAt endedAt attempts",
+    "StepAttempt": "attempt worker startedAt finishedAt outcome durationMs errorClass "
+    "errorMessage traceback",
 }
 FIELDS.update({f"{t}.{f}": "parent" for t, fs in _PARENT_FIELDS.items() for f in fs.split()})
 FIELDS.update({"Query.workflows": "definitions", "Query.runs": "runs"})

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import lru_cache
@@ -148,24 +149,35 @@ def elapsed(clock: Clock, cal: calendars.BusinessClock, now: datetime) -> timede
     return max(total, _ZERO)
 
 
+def _legs(
+    clock: Clock, cal: calendars.BusinessClock, amount: timedelta
+) -> Iterator[tuple[datetime, timedelta, Pause | None]]:
+    """The walk from the start to where ``amount`` of business time has run: each leg is
+    where it starts, the business time it takes, and the pause that ends it (None for the
+    last leg, which ends where the amount runs out; a pause still open ends the walk)."""
+    t, left = clock.started_at, amount
+    for p in clock.pauses:
+        if p.start < t:
+            continue
+        if cal.add(t, left) <= p.start:
+            break
+        used = cal.elapsed(t, p.start)
+        left -= used
+        yield t, used, p
+        if p.end is None:
+            return
+        t = p.end
+    yield t, left, None
+
+
 def instant_at(clock: Clock, cal: calendars.BusinessClock, amount: timedelta) -> datetime | None:
     """When the clock's elapsed time reaches ``amount``; None while a pause holds it short.
 
     The walk adds business time from the start, and every time a pause comes
     first it takes what accrued up to the pause and carries on from its end.
     """
-    t, left = clock.started_at, amount
-    for p in clock.pauses:
-        if p.start < t:
-            continue
-        candidate = cal.add(t, left)
-        if candidate <= p.start:
-            return candidate
-        left -= cal.elapsed(t, p.start)
-        if p.end is None:
-            return None
-        t = p.end
-    return cal.add(t, left)
+    *_, (t, used, pause) = _legs(clock, cal, amount)
+    return cal.add(t, used) if pause is None else None
 
 
 def due_at(clock: Clock, cal: calendars.BusinessClock) -> datetime | None:
@@ -208,22 +220,17 @@ def explain(clock: Clock, cal: calendars.BusinessClock) -> list[str]:
     """The calendar walk behind :func:`due_at`, one line per item, pauses included."""
     whole = budget_time(clock, cal)
     lines = [f"{clock.milestone} budget {clock.budget.describe()} = {duration(whole)}"]
-    t, left = clock.started_at, whole
-    for p in clock.pauses:
-        if p.start < t:
-            continue
-        candidate = cal.add(t, left)
-        if candidate <= p.start:
-            break
-        used = cal.elapsed(t, p.start)
+    left = whole
+    for t, used, p in _legs(clock, cal, whole):
         lines += cal.explain(t, used).lines()
         left -= used
-        if p.end is None:
-            lines.append(f"paused since {p.start.isoformat()}: {duration(left)} left")
-            return lines
-        lines.append(f"paused {p.start.isoformat()} -> {p.end.isoformat()}")
-        t = p.end
-    return lines + cal.explain(t, left).lines()
+        if p is not None:
+            lines.append(
+                f"paused since {p.start.isoformat()}: {duration(left)} left"
+                if p.end is None
+                else f"paused {p.start.isoformat()} -> {p.end.isoformat()}"
+            )
+    return lines
 
 
 def duration(value: timedelta) -> str:

@@ -25,6 +25,7 @@ from taskflow.core.definition import budgets as bu
 from taskflow.core.definition import sla
 from taskflow.core.definition.workflow import Definition
 from taskflow.core.runs.model import CLAIMED, LIVE, OPEN, SATISFIED, AuditEntry, RunView, SlotView
+from taskflow.core.runs.statuses import RunStatus, SlotStatus
 
 BREACH, REMINDER, TIMEOUT = "breach", "reminder", "timeout"
 
@@ -132,7 +133,7 @@ def slot_timers(
     A slot that is no longer live, and a clock that is met or paused, needs none;
     ``fired`` holds how often each key has fired already.
     """
-    if view.status not in LIVE or view.status == "pending":
+    if view.status not in LIVE or view.status == SlotStatus.PENDING:
         return []
     decl = definition.slot(view.state, view.name)
     specs = []
@@ -157,7 +158,7 @@ def state_timers(
     definition: Definition, run: RunView, registry: calendars.Registry, fired: Mapping[str, int]
 ) -> list[TimerSpec]:
     """The current state's timeouts, counted from when the run entered it (each fires once)."""
-    if run.status != "active":
+    if run.status != RunStatus.ACTIVE:
         return []
     specs = []
     for index, timeout in enumerate(definition.state(run.state).timeouts):

@@ -20,8 +20,8 @@ DIFF_LINES = 24
 
 
 @dataclass(frozen=True)
-class Loaded:
-    """A definition the code defines now."""
+class _Facts:
+    """A definition's name, version, digest and JSON document."""
 
     name: str
     version: int
@@ -30,13 +30,13 @@ class Loaded:
 
 
 @dataclass(frozen=True)
-class Recorded:
-    """A definition some earlier start recorded as deployed."""
+class Loaded(_Facts):
+    """A definition the code defines now."""
 
-    name: str
-    version: int
-    digest: str
-    document: Mapping[str, Any]
+
+@dataclass(frozen=True)
+class Recorded(_Facts):
+    """A definition some earlier start recorded as deployed."""
 
 
 @dataclass(frozen=True)

@@ -17,8 +17,8 @@ from taskflow.core.definition import audience as au
 from taskflow.core.definition import expr as ex
 from taskflow.core.definition import sla
 from taskflow.core.definition.model import Slot
-from taskflow.core.runs import holding, opening
-from taskflow.core.runs.model import CLAIMED, OPEN, AuditEntry, RunView, SlotView
+from taskflow.core.runs import holding, opening, statuses
+from taskflow.core.runs.model import AuditEntry, RunView, SlotView
 
 
 @dataclass(frozen=True)
@@ -108,11 +108,18 @@ def effects(
                 continue
             if person is not None:
                 out.slot = dataclasses.replace(
-                    out.slot, status=CLAIMED, holder=person, claimed_at=now
+                    out.slot,
+                    status=statuses.after(out.slot.status, statuses.SlotMove.REASSIGN_TO_PERSON),
+                    holder=person,
+                    claimed_at=now,
                 )
             else:  # a role or group: back in the pool, for them
                 out.slot = dataclasses.replace(
-                    out.slot, status=OPEN, holder=None, claimed_at=None, audience=target
+                    out.slot,
+                    status=statuses.after(out.slot.status, statuses.SlotMove.REASSIGN_TO_POOL),
+                    holder=None,
+                    claimed_at=None,
+                    audience=target,
                 )
             # A move for held time: held by the person from now, or back in a pool (its
             # line says which, so the timeline reads as the slot's held facts count).

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from taskflow.core import refusals
 from taskflow.core.definition import fields as fl
-from taskflow.core.runs import refusals
 
 #: Link statuses, as staff see them.
 ACTIVE, USED, REVOKED, EXPIRED = "active", "used", "revoked", "expired"
@@ -134,31 +134,9 @@ def form_problems(error: fl.PayloadError) -> dict[str, str]:
 # -- refusals ------------------------------------------------------------------------------------
 
 
-class LinkUnusable(refusals.Refusal):
-    """The link cannot be used; to outsiders it says nothing about why."""
-
-    code = "LINK_UNUSABLE"
-
-
-class RecipientNotAllowed(refusals.Refusal):
-    """The recipient is neither a candidate (``email:`` key) nor admitted by ``outsiders``."""
-
-    code = "RECIPIENT_NOT_ALLOWED"
-
-
-class LinksNotAllowed(refusals.Refusal):
-    """The slot's definition does not let a magic link complete it."""
-
-    code = "LINKS_NOT_ALLOWED"
-
-
-class LinkNotRequested(refusals.Refusal):
-    """The notification asks for no magic link (not an outsider's, or its reminder has none)."""
-
-    code = "LINK_NOT_REQUESTED"
-
-
-class Throttled(refusals.Refusal):
-    """Too many refused link requests from this client; ``retry_after`` says how long to wait."""
-
-    code = "TOO_MANY_REQUESTS"
+# Defined with every other refusal; named here for this module's callers.
+LinkUnusable = refusals.LinkUnusable
+RecipientNotAllowed = refusals.RecipientNotAllowed
+LinksNotAllowed = refusals.LinksNotAllowed
+LinkNotRequested = refusals.LinkNotRequested
+Throttled = refusals.Throttled

@@ -1,5 +1,9 @@
 """A timer row's statuses, and what a failed firing does to it (backoff, then dead).
 
+Which move is legal from which status is :data:`MOVES`, the one table (a
+timer row's life: planned ``armed``, then ``fired``, ``cancelled`` or, after
+failures, ``dead``; an admin retries or discards a dead one).
+
 A timer whose firing raises is not lost and not retried in a tight loop: it is
 tried again after an exponential backoff with jitter, and after
 ``max_attempts`` failed firings it is parked ``dead`` with its last error,
@@ -9,9 +13,11 @@ discards it. Pure: the caller passes ``now`` and the jitter draw.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
+from types import MappingProxyType
 
 
 class TimerStatus(StrEnum):
@@ -29,8 +35,87 @@ class TimerStatus(StrEnum):
     DISCARDED = "discarded"
 
 
+class TimerMove(StrEnum):
+    """What can happen to a timer row."""
+
+    #: A use case plans it (again): armed for its due instant, attempts reset.
+    PLAN = "plan"
+    #: Its firing succeeded (a repeating reminder is planned again instead).
+    FIRE = "fire"
+    #: Its firing failed and it will be tried again after a backoff.
+    FAIL = "fail"
+    #: Its firing failed for the last allowed time.
+    GIVE_UP = "give_up"
+    #: Its slot or run moved on, or ended.
+    CANCEL = "cancel"
+    #: An admin arms a dead timer again.
+    RETRY = "retry"
+    #: An admin gives up on a dead timer.
+    DISCARD = "discard"
+
+
+_T, _V = TimerStatus, TimerMove
+
+#: (status, move) -> the status after the move; absent pairs are moves a timer cannot make.
+MOVES: Mapping[tuple[TimerStatus, TimerMove], TimerStatus] = MappingProxyType(
+    {
+        (_T.ARMED, _V.PLAN): _T.ARMED,
+        (_T.FIRED, _V.PLAN): _T.ARMED,
+        (_T.CANCELLED, _V.PLAN): _T.ARMED,
+        (_T.ARMED, _V.FIRE): _T.FIRED,
+        (_T.ARMED, _V.FAIL): _T.ARMED,
+        (_T.ARMED, _V.GIVE_UP): _T.DEAD,
+        (_T.ARMED, _V.CANCEL): _T.CANCELLED,
+        (_T.DEAD, _V.RETRY): _T.ARMED,
+        (_T.DEAD, _V.DISCARD): _T.DISCARDED,
+    }
+)
+
+
+@dataclass(frozen=True)
+class TimerRow:
+    """A timer row: a reminder, breach or timeout of a run, by its stable key."""
+
+    id: int
+    key: str
+    run_id: str
+    slot_id: str | None
+    kind: str
+    ref: str
+    due_at: datetime
+    status: str
+    fired: int
+    #: Failed firings since it last fired or was (re-)armed (see :func:`after_failure`).
+    attempts: int = 0
+    #: The last failure, ``Class: message`` (short).
+    last_error: str | None = None
+    failed_at: datetime | None = None
+    #: The due instant its definition planned, while a failure pushed ``due_at`` back.
+    planned_at: datetime | None = None
+
+    @property
+    def planned(self) -> datetime:
+        """The due instant its definition planned (``due_at`` unless a failure moved it)."""
+        return self.planned_at if self.planned_at is not None else self.due_at
+
+
 #: Statuses a use case's reconciliation leaves alone: only an admin moves a timer out of them.
-PARKED = frozenset({TimerStatus.DEAD, TimerStatus.DISCARDED})
+PARKED = frozenset(status for status in TimerStatus if (status, TimerMove.PLAN) not in MOVES)
+
+
+def allows(status: str, move: TimerMove) -> bool:
+    """Whether a timer in ``status`` can make ``move``."""
+    return (TimerStatus(status), move) in MOVES
+
+
+def after(status: str, move: TimerMove) -> TimerStatus:
+    """The status after ``move`` from ``status``; ``ValueError`` for a move the table lacks
+    (callers check :func:`allows` first and refuse with their typed refusal)."""
+    try:
+        return MOVES[TimerStatus(status), move]
+    except KeyError:
+        raise ValueError(f"A {status} timer cannot {move.value}.") from None
+
 
 #: The longest error text kept on a timer row.
 MAX_ERROR = 300
@@ -75,8 +160,9 @@ def after_failure(
     count = attempts + 1
     text = describe(error)
     if count >= policy.max_attempts:
-        return Failure(count, TimerStatus.DEAD, None, text)
-    return Failure(count, TimerStatus.ARMED, now + policy.backoff(count, jitter), text)
+        return Failure(count, after(TimerStatus.ARMED, TimerMove.GIVE_UP), None, text)
+    next_at = now + policy.backoff(count, jitter)
+    return Failure(count, after(TimerStatus.ARMED, TimerMove.FAIL), next_at, text)
 
 
 def describe(error: BaseException) -> str:

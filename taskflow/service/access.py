@@ -18,6 +18,7 @@ from taskflow.core.definition import audience as au
 from taskflow.core.definition.workflow import Definition
 from taskflow.core.principals import Principal
 from taskflow.core.runs.model import RunView, SlotView
+from taskflow.core.runs.statuses import RunStatus
 from taskflow.service.container import Services
 from taskflow.store import db
 from taskflow.store import runs as rows
@@ -47,7 +48,7 @@ def may_raise_as_application(principal: Principal, workflow: str, event: str) ->
 
 def may_move(principal: Principal, definition: Definition, run: RunView) -> bool:
     """True when a move of the run's current state is meant for the principal (e.g. withdraw)."""
-    if run.status != "active":
+    if run.status != RunStatus.ACTIVE:
         return False
     mine = keys(principal)
     state = definition.state(run.state)
@@ -198,6 +199,7 @@ class RequestAccess:
         self.services = services
         self.actor = actor
         self._runs: dict[str, tuple[rows.RunRow, list[SlotView]] | None] = {}
+        self._seen: dict[str, tuple[SlotView, rows.RunRow]] = {}
 
     def _check(self, run: rows.RunRow, slots: list[SlotView]) -> bool:
         definition = self.services.catalog.get(run.view.workflow, run.view.definition_version)
@@ -231,6 +233,21 @@ class RequestAccess:
         if run_id not in found:
             raise errors.NotFound(f"No run has the id {run_id!r}.")
         return found[run_id]
+
+    def saw(self, slot: SlotView, run: rows.RunRow) -> None:
+        """A slot and its run as this request's own write returned them, so that the
+        answer is given from them (:meth:`seen_slot` checks them like a fetch by id)."""
+        self._seen[slot.id] = (slot, run)
+
+    def seen_slot(self, slot_id: str) -> tuple[SlotView, rows.RunRow] | None:
+        """A slot this request wrote, with its run, if the actor may read that run on what
+        is known: by grant, by a move meant for them, or involved in this very slot. The
+        rule only grows with the run's slots, so a yes here is the yes a whole-run check
+        gives; None otherwise (the caller fetches and checks as for any id)."""
+        found = self._seen.get(slot_id)
+        if found is None or not self._check(found[1], [found[0]]):
+            return None
+        return found
 
     def forget(self, run_id: str) -> None:
         """Drop a cached run (after this request changed it)."""

@@ -24,6 +24,7 @@ from taskflow.core.definition import fields
 from taskflow.core.definition.workflow import Definition
 from taskflow.core.runs import engine, refusals
 from taskflow.core.runs.model import LIVE, OPEN, AuditEntry, Outcome, RunView, SlotView
+from taskflow.core.runs.statuses import RunStatus, SlotStatus
 from taskflow.service import deadlines
 from taskflow.service.container import Services
 from taskflow.store import db, timeline
@@ -44,7 +45,7 @@ def needs_delivery(definition: Definition, result: Outcome) -> bool:
     names = buffered_events(definition)
     if not names:
         return False
-    if result.run.status != "active":
+    if result.run.status != RunStatus.ACTIVE:
         return result.run_changed
     touched = (*result.created, *result.changed)
     return any(s.status == OPEN and s.waits_for in names for s in touched)
@@ -59,7 +60,7 @@ def waiting(
         for s in slots
         if s.visit == run.visit
         and s.status in LIVE
-        and s.status != "pending"
+        and s.status != SlotStatus.PENDING
         and s.waits_for == event
         and (slot_name is None or s.name == slot_name)
         and (item is None or s.item == item)
@@ -192,7 +193,7 @@ async def deliver(
         kept = await _drop_expired(conn, run_id, now)
         if not kept:
             return delivered
-        if run.view.status != "active":
+        if run.view.status != RunStatus.ACTIVE:
             for b in kept:
                 await _drop(conn, b, now, "event.expired", f"{b.event} dropped: the run ended")
             return delivered
@@ -245,7 +246,6 @@ async def deliver(
         await write(
             conn,
             result,
-            workflow=definition.name,
             now=now,
             sla=deadlines.context(definition, ctx.registry, slots, b.actor),
         )

@@ -172,6 +172,9 @@ def _modules(source: str, found: list[Problem]) -> list[tuple[str, ModuleType]]:
                 )
             )
             continue
+        except DefinitionError as exc:  # the DSL's own typed mistakes: code, place and fix
+            found.extend(dataclasses.replace(p, source=label) for p in exc.problems)
+            continue
         except Exception as exc:  # a user's file may fail in any way; report, don't crash
             found.append(
                 _problem(

@@ -32,6 +32,7 @@ from taskflow.core.definition.workflow import Definition
 from taskflow.core.principals import Principal
 from taskflow.core.runs import engine, refusals
 from taskflow.core.runs.model import RunView, SlotView
+from taskflow.core.runs.statuses import RunStatus
 from taskflow.service import access, buffered, deadlines, persist, retry
 from taskflow.service import runs as run_service
 from taskflow.service.container import Services
@@ -149,7 +150,7 @@ async def _raise(
         # Runs are locked in id order (the lock order of docs/architecture.md).
         for run_id in sorted(await _target_runs(conn, target)):
             run = await rows.get_run(conn, run_id, lock=True)
-            if run is None or run.view.status != "active":
+            if run is None or run.view.status != RunStatus.ACTIVE:
                 continue
             await locks.lock_live_slots(conn, [run_id])
             slots = await rows.slots_of_run(conn, run_id)
@@ -204,7 +205,6 @@ async def _raise(
         await persist.outcome(
             conn,
             result,
-            workflow=definition.name,
             now=now,
             sla=deadlines.context(definition, services.calendars, slots, actor.id),
         )

@@ -23,6 +23,7 @@ from datetime import timedelta
 from typing import Any
 
 from taskflow import errors
+from taskflow.core import refusals
 from taskflow.service.container import Services
 from taskflow.store import db
 from taskflow.store import idempotency as keys
@@ -39,10 +40,7 @@ NOT_STORED = frozenset(
 Answer = dict[str, Any]
 
 
-class IdempotencyKeyReused(errors.TaskflowError):
-    """The key was used before by the same caller for this operation with another input."""
-
-    code = "IDEMPOTENCY_KEY_REUSED"
+IdempotencyKeyReused = refusals.IdempotencyKeyReused
 
 
 def fingerprint(request: Mapping[str, Any]) -> str:

@@ -26,6 +26,7 @@ from typing import Any, NoReturn
 from itsdangerous import BadSignature
 
 from taskflow.core import links as core
+from taskflow.core import refusals as core_refusals
 from taskflow.core.definition import fields as fl
 from taskflow.core.definition.model import Slot as DeclaredSlot
 from taskflow.core.runs import engine, refusals
@@ -48,10 +49,7 @@ UNUSABLE = (
 LIMITS = core.Limits()
 
 
-class PageExpired(refusals.Refusal):
-    """The form's page token is missing, altered, for another link, or too old."""
-
-    code = "PAGE_EXPIRED"
+PageExpired = core_refusals.PageExpired
 
 
 @dataclass(frozen=True)

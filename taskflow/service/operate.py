@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from taskflow import errors
+from taskflow.core import refusals
 from taskflow.core.definition.workflow import Definition
 from taskflow.core.principals import Principal
 from taskflow.core.runs import operator
@@ -35,10 +36,7 @@ from taskflow.store import timer_admin as timer_store
 MAX_ATTEMPTS = 5
 
 
-class TimerSpent(errors.TaskflowError):
-    """Only an armed or dead timer can be rescheduled."""
-
-    code = "TIMER_SPENT"
+TimerSpent = refusals.TimerSpent
 
 
 def _reason(reason: str) -> str:

@@ -132,7 +132,6 @@ async def _migrate(
         await persist.outcome(
             conn,
             result,
-            workflow=run.workflow,
             now=now,
             sla=deadlines.context(old, services.calendars, slots, ACTOR),
         )
@@ -148,7 +147,6 @@ async def _migrate(
         await persist.outcome(
             conn,
             closing.outcome(),
-            workflow=run.workflow,
             now=now,
             sla=deadlines.context(old, services.calendars, slots, ACTOR),
         )
@@ -165,7 +163,6 @@ async def _migrate(
         await persist.outcome(
             conn,
             entering.outcome(),
-            workflow=run.workflow,
             now=now,
             sla=deadlines.context(target, services.calendars, slots, ACTOR),
         )
@@ -174,13 +171,12 @@ async def _migrate(
         # version's reminders and timeouts (a timer that already fired keeps its count).
         moved = dataclasses.replace(run, definition_version=target.version)
         live = [s for s in slots if s.visit == run.visit and s.live]
-        await deadlines.carry_out(
+        await persist.deadlines(
             conn,
             moved,
             live,
             deadlines.context(target, services.calendars, slots, ACTOR),
             now,
             run_changed=True,
-            clock_lines=False,
         )
     return step.kind

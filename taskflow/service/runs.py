@@ -175,7 +175,6 @@ async def _start(
         await persist.outcome(
             conn,
             _as_update(result),
-            workflow=definition.name,
             now=now,
             sla=deadlines.context(definition, services.calendars, actor=actor.id),
         )
@@ -215,7 +214,6 @@ async def decide(
     await persist.outcome(
         conn,
         result,
-        workflow=definition.name,
         now=now,
         sla=deadlines.context(definition, services.calendars, slots),
     )

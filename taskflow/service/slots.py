@@ -47,7 +47,10 @@ async def _guarded(
     action: str,
     decide: Callable[[SlotView, datetime], SlotView],
     audit: Callable[[SlotView, SlotView, datetime], AuditEntry],
+    request: access.RequestAccess | None = None,
 ) -> SlotView:
+    """Move a slot by one guarded statement; ``request`` (the caller's per-request access
+    cache) is told the slot and run the statement returned, to answer from."""
     slot = await visible_slot(services, actor, slot_id)
 
     async def work() -> SlotView:
@@ -67,7 +70,9 @@ async def _guarded(
             # held facts folded in: the timeline and the facts agree to the µs.
             line = audit(current, written.slot, now)
             await deadlines.after_slot_move(services, conn, written, now, actor.id, lines=[line])
-            return written.slot
+        if request is not None:
+            request.saw(written.slot, written.run)
+        return written.slot
 
     return await run_service.refusals_recorded(
         services, slot.run_id, actor.id, action, work, slot_id=slot_id
@@ -76,7 +81,11 @@ async def _guarded(
 
 @retry.retried("claim")
 async def claim(
-    services: Services, actor: Principal, slot_id: str, expected_version: int | None
+    services: Services,
+    actor: Principal,
+    slot_id: str,
+    expected_version: int | None,
+    request: access.RequestAccess | None = None,
 ) -> SlotView:
     """Take an open slot for yourself."""
     mine = access.keys(actor)
@@ -102,6 +111,7 @@ async def claim(
             None,
             {"slot": after.name},
         ),
+        request=request,
     )
     metrics.claimed("claim")
     return claimed
@@ -109,7 +119,11 @@ async def claim(
 
 @retry.retried("release")
 async def release(
-    services: Services, actor: Principal, slot_id: str, reason: str | None
+    services: Services,
+    actor: Principal,
+    slot_id: str,
+    reason: str | None,
+    request: access.RequestAccess | None = None,
 ) -> SlotView:
     """Put a claimed slot back in the pool (holder or delegate)."""
     mine = access.keys(actor)
@@ -127,6 +141,7 @@ async def release(
             reason,
             {"slot": after.name, "previous_holder": before.holder},
         ),
+        request=request,
     )
 
 
@@ -138,6 +153,7 @@ async def assign(
     to: str,
     expected_version: int | None,
     reason: str | None,
+    request: access.RequestAccess | None = None,
 ) -> SlotView:
     """Hand a slot to a named principal (by its holder or a delegate)."""
     target = await principal_service.get(services, to)
@@ -166,12 +182,19 @@ async def assign(
             reason,
             {"slot": after.name, "to": target.id, "previous_holder": before.holder},
         ),
+        request=request,
     )
 
 
 @retry.retried("claim next")
-async def claim_next(services: Services, actor: Principal, f: filters.SlotFilter) -> SlotView:
-    """Take the most urgent open slot the actor may take.
+async def claim_next(
+    services: Services,
+    actor: Principal,
+    f: filters.SlotFilter,
+    request: access.RequestAccess | None = None,
+) -> SlotView:
+    """Take the most urgent open slot the actor may take (``request``: the caller's
+    per-request access cache, told the slot and run the claim statement returned).
 
     One autocommitted statement claims a plain slot with its deadlines (the common
     case, ``store/claims.py``); a slot that is not plain goes the general way: claim,
@@ -190,6 +213,8 @@ async def claim_next(services: Services, actor: Principal, f: filters.SlotFilter
         )
     if plain is not None and plain.slot is not None:
         metrics.claimed("claim_next")
+        if request is not None and plain.run is not None:
+            request.saw(plain.slot, plain.run)
         return plain.slot
     claimed = None
     if plain is not None:
@@ -206,6 +231,8 @@ async def claim_next(services: Services, actor: Principal, f: filters.SlotFilter
             + "; check your inbox later."
         )
     metrics.claimed("claim_next")
+    if request is not None:
+        request.saw(claimed.slot, claimed.run)
     return claimed.slot
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from taskflow import errors
 from taskflow.core.principals import Principal
+from taskflow.core.refusals import StepNotParked as StepNotParked
 from taskflow.core.runs.model import AuditEntry
 from taskflow.service import access, persist, retry
 from taskflow.service.container import Services
@@ -18,12 +19,6 @@ from taskflow.store import steps as store
 
 #: A step with its attempts, as ``Run.steps`` shows it.
 StepRecord = store.StepRecord
-
-
-class StepNotParked(errors.TaskflowError):
-    """Only a parked step can be retried."""
-
-    code = "STEP_NOT_PARKED"
 
 
 async def of_run(
@@ -60,12 +55,16 @@ async def retry_step(services: Services, actor: Principal, step_id: int) -> str:
         run = await rows.get_run(conn, run_id, lock=True) if run_id else None  # run first
         if run_id is None or run is None or not access.may_operate(actor, run.view.workflow):
             raise errors.NotFound(f"No step has the id {step_id}.", field="stepId")
-        now = services.clock.now()
-        if not await store.reopen(conn, step_id, now):
+        found = await store.lock(conn, step_id)
+        if found is None or found.status != store.PARKED:
+            status = found.status if found is not None else "gone"
             raise StepNotParked(
-                "Only a PARKED step can be retried; this one is not (see its status).",
-                field="stepId",
+                f"The step is {status}, not parked: only a step whose last attempt failed "
+                "with no on_error route taking it can be retried.",
+                status=status,
             )
+        now = services.clock.now()
+        await store.reopen(conn, step_id, now)
         line = AuditEntry(
             "step.reopened",
             now,

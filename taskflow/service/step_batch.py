@@ -20,12 +20,12 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
+from taskflow.core import unit_of_work as uow
 from taskflow.core.definition import retries
 from taskflow.core.definition.workflow import Definition
 from taskflow.core.runs import automatic
 from taskflow.core.runs.model import AuditEntry, Outcome
 from taskflow.service import buffered, persist, step_queue
-from taskflow.service import deadlines as sla_service
 from taskflow.service import timer_batch as runs_batch
 from taskflow.service.container import Services
 from taskflow.store import locks
@@ -118,7 +118,7 @@ def _undecidable(
     text = f"{type(exc).__name__}: {exc}"[:1000]
     line = f"{step.state}: what follows the action could not be decided ({text})"
     details = _details(step, round(item.seconds * 1000), error=text)
-    state.audit.append(AuditEntry("step.parked", now, None, None, line, details))
+    state.log(AuditEntry("step.parked", now, None, None, line, details))
     batch.finished.append(
         store.Finished(
             step.id,
@@ -158,12 +158,12 @@ def _one(
     if item.skipped or state is None or not automatic.current(state.run, step.state, step.visit):
         done("discarded", store.CANCELLED)  # the run left the state: nothing follows
         return
-    ctx = sla_service.context(definition, services.calendars, list(state.slots.values()))
+    ctx = uow.context(definition, services.calendars, list(state.slots.values()))
     if item.error is None:
         details = _details(step, ms, result=item.value)
         if step.kind != step_queue.ACTION:
             line = f"{step.state}: {step.action} succeeded"
-            state.audit.append(AuditEntry("step.succeeded", now, None, None, line, details))
+            state.log(AuditEntry("step.succeeded", now, None, None, line, details))
             if step.kind == step_queue.ENTRY:  # kept for later conditions, the run stays
                 batch.results.append((step.run_id, step.state, item.value))
                 state.run = replace(
@@ -200,7 +200,7 @@ def _one(
             f"{next_at.isoformat()}"
         )
         details["next_at"] = next_at.isoformat()
-        state.audit.append(AuditEntry("step.retrying", now, None, None, line, details))
+        state.log(AuditEntry("step.retrying", now, None, None, line, details))
         done("retrying", store.DUE, due_at=next_at, last_error=text)
         return
     routed = step.kind == step_queue.ACTION and (
@@ -223,15 +223,13 @@ def _one(
         )
     else:
         line = f"{step.state}: {step.action} failed ({text}); an operator retries it (retryStep)"
-        state.audit.append(AuditEntry("step.parked", now, None, None, line, details))
+        state.log(AuditEntry("step.parked", now, None, None, line, details))
     if routed:
         done("failed", store.FAILED, last_error=text)
     else:
         done("parked", store.PARKED, last_error=text)
 
 
-def _decided(
-    state: runs_batch.RunState, result: Outcome, ctx: sla_service.Context, now: datetime
-) -> None:
+def _decided(state: runs_batch.RunState, result: Outcome, ctx: uow.Context, now: datetime) -> None:
     """The batch form of ``persist.outcome``: the run, slots, timeline and timers, in memory."""
     runs_batch.outcome(state, result, ctx, now)

@@ -12,9 +12,10 @@ from __future__ import annotations
 from datetime import datetime
 
 from taskflow.core import step_timers
+from taskflow.core import unit_of_work as uow
 from taskflow.core.definition import steps as st
 from taskflow.core.definition.workflow import Definition
-from taskflow.service import deadlines as sla_service
+from taskflow.core.runs.model import Outcome
 from taskflow.service import timer_batch as runs_batch
 from taskflow.service.container import Services
 from taskflow.store import deadlines as timer_rows
@@ -46,9 +47,10 @@ def fired(
     assert path is not None
     # Written with the batch's flush, one statement for every step the batch made due.
     batch.steps.append(store.NewStep(key, run.id, run.visit, run.state, kind, path, now))
-    if timer.kind == step_timers.EVERY:
-        ctx = sla_service.context(definition, services.calendars)
-        runs_batch.carry_out(batch, [], ctx, now, run_changed=True)
+    if timer.kind == step_timers.EVERY:  # the run's timers planned again: its next firing
+        ctx = uow.context(definition, services.calendars)
+        again = Outcome(run, (), (), (), run_changed=True)
+        runs_batch.outcome(batch, again, ctx, now, rows=False)
 
 
 def path(action: st.ActionLike | None) -> str | None:

@@ -59,6 +59,8 @@ log = logging.getLogger("taskflow.worker")
 
 #: This process, as the ``worker`` of the attempts it runs.
 WORKER = f"{socket.gethostname()}:{os.getpid()}"
+#: Actions a worker runs at once.
+CONCURRENCY = 8
 #: Characters of an error's message and traceback kept on its attempt.
 MESSAGE_CHARS, TRACE_CHARS = 1000, 4000
 
@@ -95,7 +97,7 @@ async def run_batch(services: Services, now: datetime, batch: int, worker: str =
     async with services.db.connection() as conn:
         runs = await rows.get_runs(conn, run_ids)
         slots = await deadline_rows.slots_of_runs(conn, run_ids)
-    gate = asyncio.Semaphore(services.settings.step_concurrency)
+    gate = asyncio.Semaphore(CONCURRENCY)
 
     async def one(step: store.StepRow) -> step_batch.Attempted | None:
         async with gate:

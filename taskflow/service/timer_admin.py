@@ -14,9 +14,10 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from taskflow import errors
+from taskflow.core import refusals, timer_states
 from taskflow.core.principals import Principal
 from taskflow.core.runs.model import AuditEntry
-from taskflow.core.timer_states import TimerStatus
+from taskflow.core.timer_states import TimerMove, TimerStatus
 from taskflow.service import access, persist
 from taskflow.service import retry as retries
 from taskflow.service.container import Services
@@ -27,10 +28,7 @@ from taskflow.store import timer_admin as store
 TimerRow = timer_rows.TimerRow
 
 
-class TimerNotDead(errors.TaskflowError):
-    """Only a dead timer can be retried or discarded."""
-
-    code = "TIMER_NOT_DEAD"
+TimerNotDead = refusals.TimerNotDead
 
 
 async def listing(
@@ -82,14 +80,14 @@ def _line(kind: str, dead: TimerRow, actor: Principal, reason: str, now: datetim
 
 
 async def _dead(
-    services: Services, conn: db.Connection, actor: Principal, timer_id: int
+    services: Services, conn: db.Connection, actor: Principal, timer_id: int, move: TimerMove
 ) -> TimerRow:
     workflow = await store.workflow_of(conn, timer_id)
     found = await store.lock(conn, timer_id)
     if found is None or workflow is None or not access.may_keep_timers(actor, workflow):
         # A timer out of the caller's grants answers as one that does not exist.
         raise errors.NotFound(f"No timer has the id {timer_id}.", field="timerId")
-    if found.status != TimerStatus.DEAD:
+    if not timer_states.allows(found.status, move):
         raise TimerNotDead(
             f"The timer is {found.status}, not dead: only a timer parked after failing "
             f"{services.settings.timer_max_attempts} times can be retried or discarded.",
@@ -104,7 +102,7 @@ async def retry(services: Services, actor: Principal, timer_id: int) -> TimerRow
     access.timer_workflows(actor, "retry timers")
     now = services.clock.now()
     async with services.db.transaction() as conn:
-        dead = await _dead(services, conn, actor, timer_id)
+        dead = await _dead(services, conn, actor, timer_id, TimerMove.RETRY)
         timer = await store.rearm(conn, timer_id, now)
         await persist.audit(
             conn,
@@ -125,8 +123,9 @@ async def discard(services: Services, actor: Principal, timer_id: int, reason: s
         )
     now = services.clock.now()
     async with services.db.transaction() as conn:
-        dead = await _dead(services, conn, actor, timer_id)
-        timer = await store.set_status(conn, timer_id, TimerStatus.DISCARDED, now)
+        dead = await _dead(services, conn, actor, timer_id, TimerMove.DISCARD)
+        discarded = timer_states.after(dead.status, TimerMove.DISCARD)
+        timer = await store.set_status(conn, timer_id, discarded, now)
         await persist.audit(
             conn,
             dead.run_id,

@@ -27,11 +27,12 @@ from datetime import datetime, timedelta
 import asyncpg
 
 from taskflow.core import deadlines, firing, timer_states
+from taskflow.core import unit_of_work as uow
 from taskflow.core.definition.workflow import Definition
 from taskflow.core.runs import engine
 from taskflow.core.runs.model import LIVE, AuditEntry, Outcome, RunView, SlotView
+from taskflow.core.runs.statuses import RunStatus
 from taskflow.service import buffered, metrics, persist, retry, step_queue
-from taskflow.service import deadlines as sla_service
 from taskflow.service import notices as notice_rows
 from taskflow.service import timer_batch as runs_batch
 from taskflow.service.container import Services
@@ -39,6 +40,7 @@ from taskflow.store import db
 from taskflow.store import deadlines as store
 from taskflow.store import notifications as outbox
 from taskflow.store import timer_batch as batch_store
+from taskflow.store import unit_of_work as writer
 
 log = logging.getLogger("taskflow.worker")
 
@@ -199,7 +201,7 @@ async def _write_failure(
         raise
     except Exception:
         log.exception("timer %s: its failure's timeline line was refused; row only", key)
-        await batch_store.write_timers(conn, [state.timers[key]], now, notify=False)
+        await writer.write(conn, uow.Writes(timers=(state.timers[key],)), now)
 
 
 #: Errors that are about the connection, not the firing: they end the batch (the worker
@@ -226,7 +228,7 @@ class _Live:
 def _live(services: Services, state: runs_batch.RunState, timer: store.TimerRow) -> _Live | None:
     """The definition and slot a timer acts on, or None when its run or slot has ended."""
     run = state.run
-    if run.status != "active":
+    if run.status != RunStatus.ACTIVE:
         return None
     definition = services.catalog.get(run.workflow, run.definition_version)
     slot = state.slots.get(timer.slot_id) if timer.slot_id is not None else None
@@ -269,7 +271,7 @@ async def fire_one(
     slot = loaded.slot
     if timer.kind == deadlines.BREACH:
         assert slot is not None
-        state.breaches.setdefault((slot.id, timer.ref), timer.due_at)
+        state.breach(slot.id, timer.ref, timer.due_at)
         entry = AuditEntry(
             "clock.breached",
             now,
@@ -322,7 +324,7 @@ async def fire_one(
     if result.move_to is not None:
         _move(services, state, loaded, result.move_to, message, now, lines)
     elif changed is None:
-        state.audit += lines
+        state.log(*lines)
     return 1
 
 
@@ -344,12 +346,8 @@ def _resync(
 ) -> None:
     """Write the slot (if it changed), the lines, and re-arm its timers (the firing counted)."""
     result = Outcome(state.run, (), (after,), tuple(audit), run_changed=False)
-    ctx = sla_service.context(loaded.definition, services.calendars, [before])
-    if after != before:
-        runs_batch.outcome(state, result, ctx, now)
-        return
-    state.audit += audit
-    runs_batch.carry_out(state, [after], ctx, now, run_changed=False)
+    ctx = uow.context(loaded.definition, services.calendars, [before])
+    runs_batch.outcome(state, result, ctx, now, rows=after != before)
 
 
 def _move(
@@ -375,7 +373,7 @@ def _move(
     result = Outcome(
         result.run, result.created, result.changed, (*lines, *result.audit), result.run_changed
     )
-    ctx = sla_service.context(loaded.definition, services.calendars, slots)
+    ctx = uow.context(loaded.definition, services.calendars, slots)
     runs_batch.outcome(state, result, ctx, now)
 
 

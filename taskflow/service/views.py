@@ -10,10 +10,12 @@ from taskflow import errors
 from taskflow.core import access as access_rules
 from taskflow.core.definition import audience as au
 from taskflow.core.definition import expr as ex
+from taskflow.core.definition import expr_text as ext
 from taskflow.core.definition import runtime
 from taskflow.core.principals import Principal
 from taskflow.core.runs import filters
 from taskflow.core.runs.model import SlotView
+from taskflow.core.runs.statuses import RunStatus, SlotStatus
 from taskflow.service import access
 from taskflow.service import runs as run_service
 from taskflow.service.container import Services
@@ -101,7 +103,7 @@ def moves_for(
     services: Services, actor: Principal, run: rows.RunRow, slots: Sequence[SlotView]
 ) -> list[MoveOption]:
     """The current state's moves: guards, checklists, and whether the actor may make them."""
-    if run.view.status != "active":
+    if run.view.status != RunStatus.ACTIVE:
         return []
     state = run_service.definition_for(services, run.view).state(run.view.state)
     env = _env(actor, run, slots)
@@ -120,7 +122,7 @@ def moves_for(
                 to=move.to,
                 allowed=check.allowed and permitted,
                 guard=check.guard,
-                guard_text=ex.describe(move.guard) if move.guard is not None else None,
+                guard_text=ext.describe(move.guard) if move.guard is not None else None,
                 checklist=check.checklist,
                 reasons=tuple(reasons),
             )
@@ -131,7 +133,9 @@ def moves_for(
 def _env(actor: Principal, run: rows.RunRow, slots: Sequence[SlotView]) -> ex.Env:
     """What the run's conditions read: its subject, the payloads deposited, the actor."""
     payloads: dict[str, object] = {}
-    for slot in sorted((s for s in slots if s.status == "satisfied"), key=lambda s: s.visit):
+    for slot in sorted(
+        (s for s in slots if s.status == SlotStatus.SATISFIED), key=lambda s: s.visit
+    ):
         payloads[slot.name] = dict(slot.payload or {})
     return ex.Env(subject=run.view.subject, payload=payloads, principal=actor)
 

@@ -16,86 +16,36 @@ from typing import Any
 import asyncpg
 
 from taskflow.core.attention import Item, Reason, Windows
-from taskflow.store import db
+from taskflow.store import db, sql
+from taskflow.store.sql_builder import with_columns
 
-_COLUMNS = "reason, since, ref, run, workflow, state, slot, timer, principal, until, detail"
+#: The statements of ``sql/attention.sql``: the branches, then (below) the three statements
+#: over their union, filled in.
+SQL = sql.statements("attention")
 
 #: reason -> its branch (the run is joined by primary key for its workflow and state).
 BRANCHES: dict[Reason, str] = {
-    Reason.ROUTE_UNMATCHED: """
-        SELECT 'ROUTE_UNMATCHED' AS reason, r.unmatched_at AS since, r.id::text AS ref,
-               r.id AS run, r.workflow, r.state, NULL::uuid AS slot, NULL::bigint AS timer,
-               NULL::text AS principal, NULL::timestamptz AS until,
-               'no route of ' || r.state || ' matched' AS detail
-        FROM run r
-        WHERE r.unmatched_at IS NOT NULL AND r.status = 'active'
-          AND ($3::text[] IS NULL OR r.workflow = ANY($3::text[]))""",
-    Reason.TIMER_DEAD: """
-        SELECT 'TIMER_DEAD', COALESCE(t.failed_at, t.updated_at), t.id::text, r.id, r.workflow,
-               r.state, t.slot, t.id, NULL, NULL,
-               t.kind || ' ' || t.part || ': ' || COALESCE(t.last_error, '')
-        FROM timer t JOIN run r ON r.id = t.run
-        WHERE t.status = 'dead' AND ($3::text[] IS NULL OR r.workflow = ANY($3::text[]))""",
-    Reason.TIMER_FAILING: """
-        SELECT 'TIMER_FAILING', COALESCE(t.planned_at, t.failed_at), t.id::text, r.id,
-               r.workflow, r.state, t.slot, t.id, NULL, t.due_at,
-               t.kind || ' ' || t.part || ' failed ' || t.attempts || ' time(s): '
-                 || COALESCE(t.last_error, '')
-        FROM timer t JOIN run r ON r.id = t.run
-        WHERE t.status = 'armed' AND t.attempts > 0
-          AND ($3::text[] IS NULL OR r.workflow = ANY($3::text[]))""",
-    Reason.HELD_BY_INACTIVE: """
-        SELECT 'HELD_BY_INACTIVE', COALESCE(s.held_since, s.claimed_at, s.updated_at),
-               s.id::text, r.id, r.workflow, r.state, s.id, NULL, p.id, NULL,
-               s.name || ' is held by deactivated ' || p.id
-        FROM principal p
-        JOIN slot s ON s.holder = p.id AND s.status = 'claimed'
-        JOIN run r ON r.id = s.run
-        WHERE NOT p.active AND ($3::text[] IS NULL OR s.workflow = ANY($3::text[]))""",
-    Reason.BREACHED_UNHELD: """
-        SELECT 'BREACHED_UNHELD', s.sla_breached_at, s.id::text, r.id, r.workflow, r.state,
-               s.id, NULL, NULL, NULL, s.name || ' breached ' || s.sla_milestone || ' unheld'
-        FROM slot s JOIN run r ON r.id = s.run
-        WHERE s.status = 'open' AND s.sla_breached_at IS NOT NULL
-          AND ($3::text[] IS NULL OR s.workflow = ANY($3::text[]))""",
-    Reason.IDLE: """
-        SELECT 'IDLE', GREATEST(r.updated_at, (SELECT max(x.updated_at) FROM slot x
-                                               WHERE x.run = r.id)),
-               r.id::text, r.id, r.workflow, r.state, NULL, NULL, NULL, NULL,
-               'no change in ' || r.state
-        FROM run r
-        WHERE r.status = 'active' AND r.updated_at < $1
-          AND NOT EXISTS (SELECT 1 FROM slot x WHERE x.run = r.id AND x.updated_at >= $1)
-          AND ($3::text[] IS NULL OR r.workflow = ANY($3::text[]))""",
-    Reason.EVENT_EXPIRING: """
-        SELECT 'EVENT_EXPIRING', e.arrived_at, e.id::text, r.id, r.workflow, r.state, NULL,
-               NULL, e.actor, e.expires_at, 'kept event ' || e.event || ' expires'
-        FROM event_buffer e JOIN run r ON r.id = e.run
-        WHERE e.expires_at <= $2 AND ($3::text[] IS NULL OR r.workflow = ANY($3::text[]))""",
-    Reason.STEP_PARKED: """
-        SELECT 'STEP_PARKED', st.updated_at, st.id::text, r.id, r.workflow, r.state, NULL,
-               NULL, NULL, NULL,
-               st.kind || ' ' || st.action || ' failed ' || st.attempts || ' time(s): '
-                 || COALESCE(st.last_error, '')
-        FROM step st JOIN run r ON r.id = st.run
-        WHERE st.status = 'parked' AND r.status = 'active' AND st.visit = r.visit
-          AND ($3::text[] IS NULL OR r.workflow = ANY($3::text[]))""",
+    Reason.ROUTE_UNMATCHED: SQL["route_unmatched"],
+    Reason.TIMER_DEAD: SQL["timer_dead"],
+    Reason.TIMER_FAILING: SQL["timer_failing"],
+    Reason.HELD_BY_INACTIVE: SQL["held_by_inactive"],
+    Reason.BREACHED_UNHELD: SQL["breached_unheld"],
+    Reason.IDLE: SQL["idle"],
+    Reason.EVENT_EXPIRING: SQL["event_expiring"],
+    Reason.STEP_PARKED: SQL["step_parked"],
 }
 
-_UNION = " UNION ALL ".join(f"({sql})" for sql in BRANCHES.values())
+_UNION = " UNION ALL ".join(f"({branch})" for branch in BRANCHES.values())
 _WANTED = f"SELECT * FROM ({_UNION}) a WHERE ($4::text[] IS NULL OR a.reason = ANY($4::text[]))"
+SQL = with_columns({name: SQL[name] for name in ("items", "count", "counts")}, wanted=_WANTED)
 
 #: A page: ``$5``, ``$6``, ``$7`` the last (since, reason, ref) seen (nulls: from the start),
 #: ``$8`` the page size.
-ITEMS = (
-    f"SELECT {_COLUMNS} FROM ({_WANTED}) w "
-    "WHERE $5::timestamptz IS NULL OR (w.since, w.reason, w.ref) > ($5, $6::text, $7::text) "
-    "ORDER BY w.since, w.reason, w.ref LIMIT $8"
-)
+ITEMS = SQL["items"]
 #: How many items match in all.
-COUNT = f"SELECT count(*) FROM ({_WANTED}) w"
+COUNT = SQL["count"]
 #: How many items of each reason (every workflow).
-COUNTS = f"SELECT w.reason, count(*) AS n FROM ({_WANTED}) w GROUP BY w.reason"
+COUNTS = SQL["counts"]
 
 
 def _item(row: asyncpg.Record) -> Item:

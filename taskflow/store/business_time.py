@@ -25,7 +25,10 @@ from typing import Any
 
 from taskflow.core import calendars
 from taskflow.core.calendars import timeline
-from taskflow.store import db
+from taskflow.store import db, sql
+
+#: The statements of ``sql/business_time.sql``.
+SQL = sql.statements("business_time")
 
 _MIN_YEAR, _MAX_YEAR = 1900, 2299
 
@@ -64,8 +67,7 @@ async def _write(conn: db.Connection, rows: list[tuple[Any, ...]]) -> None:
 async def covered(conn: db.Connection, names: list[str], digests: list[str]) -> list[Any]:
     """Each calendar's materialised span (None when absent or built from another definition)."""
     rows = await conn.fetch(
-        "SELECT n.name, s.first_year, s.stop_year FROM unnest($1::text[], $2::text[]) n(name, d) "
-        "LEFT JOIN calendar_span s ON s.calendar = n.name AND s.digest = n.d",
+        SQL["covered"],
         names,
         digests,
     )
@@ -96,21 +98,17 @@ async def ensure(
 async def _extend(conn: db.Connection, cal: calendars.Calendar, first: int, stop: int) -> None:
     fingerprint = digest(cal)
     await conn.execute(
-        "INSERT INTO calendar_span (calendar, first_year, stop_year, digest, updated_at) "
-        "VALUES ($1, $2, $2, $3, now()) ON CONFLICT (calendar) DO NOTHING",
+        SQL["span_create"],
         cal.name,
         first,
         fingerprint,
     )
-    span = await conn.fetchrow(
-        "SELECT first_year, stop_year, digest FROM calendar_span WHERE calendar = $1 FOR UPDATE",
-        cal.name,
-    )
+    span = await conn.fetchrow(SQL["span_lock"], cal.name)
     assert span is not None
     have_first, have_stop = span["first_year"], span["stop_year"]
     if span["digest"] != fingerprint or have_first == have_stop:
         # A changed definition invalidates every count: start over from this request's years.
-        await conn.execute("DELETE FROM calendar_interval WHERE calendar = $1", cal.name)
+        await conn.execute(SQL["intervals_drop"], cal.name)
         rows, _ = _records(cal, first, stop, 0)
         await _write(conn, rows)
         have_first, have_stop = first, stop
@@ -121,17 +119,12 @@ async def _extend(conn: db.Connection, cal: calendars.Calendar, first: int, stop
             await _write(conn, [(*r[:3], r[3] - total) for r in rows])
             have_first = first
         if stop > have_stop:
-            end = await conn.fetchval(
-                "SELECT cum_us + (extract(epoch FROM (ends_at - starts_at)) * 1000000)::bigint "
-                "FROM calendar_interval WHERE calendar = $1 ORDER BY starts_at DESC LIMIT 1",
-                cal.name,
-            )
+            end = await conn.fetchval(SQL["count_at_end"], cal.name)
             rows, _ = _records(cal, have_stop, stop, int(end))
             await _write(conn, rows)
             have_stop = stop
     await conn.execute(
-        "UPDATE calendar_span SET first_year = $2, stop_year = $3, digest = $4, updated_at = now() "
-        "WHERE calendar = $1",
+        SQL["span_save"],
         cal.name,
         have_first,
         have_stop,

@@ -12,11 +12,13 @@ compatible with the ``FOR NO KEY UPDATE`` run lock of every writer.
   ``core/claim_facts.py``): its ``assigned`` clock met, that clock's breach
   timer and reminders cancelled, its nearest due instant moved to its other
   running clocks, its ``slot.claimed`` and ``clock.met`` lines written. What
-  it writes is what the general path writes (a test compares the two on
-  every example). For a slot that is not plain it claims nothing and says so.
+  it writes is what the general path (the unit of work's planner,
+  ``core/unit_of_work.plan``) writes: ``tests/integration/test_claim_paths.py``
+  compares the two on every situation the statement takes. For a slot that is
+  not plain it claims nothing and says so.
 - :func:`claim_next` claims and returns the slot with its run, clocks and timers
-  so that the service's general path plans the deadlines in Python and writes
-  them in the same transaction (``service/deadlines.after_slot_move``).
+  so that the service's general path plans the deadlines with the unit of work
+  and writes them in the same transaction (``service/deadlines.after_slot_move``).
 """
 
 from __future__ import annotations
@@ -35,8 +37,10 @@ from taskflow.store import candidacy, db, risk_sql
 from taskflow.store import deadlines as deadline_rows
 from taskflow.store.business_sql import real_us
 from taskflow.store.queries import URGENCY, context_of, filter_sql, with_context
-from taskflow.store.runs import SLOT_COLUMNS, slot_from
+from taskflow.store.runs import SLOT_COLUMNS, RunRow, run_columns, run_from, slot_from
 
+#: The prefix of the run's own columns beside the slot's of the same names.
+_RUN = "r_"
 _SLOT_OF_C = ", ".join(f"c.{name.strip()}" for name in SLOT_COLUMNS.split(","))
 
 #: A claim's move folded onto the slot (``core/runs/holding.py``): the first pickup, and the
@@ -99,6 +103,8 @@ class PlainClaim:
 
     candidate: str
     slot: SlotView | None
+    #: The claimed slot's run as the statement read it (the answer needs no further read).
+    run: RunRow | None = None
 
 
 async def claim_next_plain(
@@ -118,7 +124,9 @@ async def claim_next_plain(
     row = await conn.fetchrow(sql, *args)
     if row is None:
         return None
-    return PlainClaim(str(row["candidate"]), slot_from(row) if row["plain"] else None)
+    if not row["plain"]:
+        return PlainClaim(str(row["candidate"]), None)
+    return PlainClaim(str(row["candidate"]), slot_from(row), run_from(row, _RUN))
 
 
 def claim_next_plain_statement(
@@ -186,8 +194,10 @@ def _plain_sql(filters: str, facts: claim_facts.ClaimFacts) -> str:
             WHERE l.details IS NOT NULL
             ORDER BY c.id, l.n
         )
-        SELECT p.id AS candidate, c.id IS NOT NULL AS plain, {_SLOT_OF_C}
+        SELECT p.id AS candidate, c.id IS NOT NULL AS plain, {_SLOT_OF_C},
+               {run_columns(_RUN)}
         FROM plan p LEFT JOIN claimed c ON c.id = p.id
+        LEFT JOIN run r ON r.id = c.run LEFT JOIN subject s ON s.id = r.subject
     """)
 
 

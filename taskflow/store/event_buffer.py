@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from taskflow.store import db
+from taskflow.store import db, sql
 
 
 @dataclass(frozen=True)
@@ -32,11 +32,11 @@ class Buffered:
     expires_at: datetime
 
 
-_COLUMNS = "id, run, event, payload, slot_name, item, actor, arrived_at, expires_at"
-
+#: The statements of ``sql/event_buffer.sql``.
+SQL = sql.statements("event_buffer")
 
 #: A run's kept events in arrival order (index ``event_buffer_run``).
-OF_RUN = f"SELECT {_COLUMNS} FROM event_buffer WHERE run = $1 ORDER BY id"
+OF_RUN = SQL["of_run"]
 
 
 def _row(row: Mapping[str, Any]) -> Buffered:
@@ -74,9 +74,7 @@ async def insert(
 ) -> Buffered:
     """Keep an event; returns it with its id (its place in arrival order)."""
     row = await conn.fetchrow(
-        "INSERT INTO event_buffer (run, event, payload, slot_name, item, actor, arrived_at, "
-        "expires_at) VALUES ($1, $2, $3::jsonb, $4, $5::jsonb, $6, $7, $8) "
-        f"RETURNING {_COLUMNS}",
+        SQL["insert"],
         uuid.UUID(run_id),
         event,
         dict(payload),
@@ -91,10 +89,7 @@ async def insert(
 
 
 #: Runs with kept events past their time (index ``event_buffer_expires_at``).
-EXPIRED_RUNS = (
-    "SELECT DISTINCT run FROM (SELECT run FROM event_buffer WHERE expires_at <= $1 "
-    "ORDER BY expires_at LIMIT $2) due"
-)
+EXPIRED_RUNS = SQL["expired_runs"]
 
 
 async def runs_with_expired(conn: db.Connection, now: datetime, limit: int) -> list[str]:
@@ -105,11 +100,11 @@ async def runs_with_expired(conn: db.Connection, now: datetime, limit: int) -> l
 async def lock_runs(conn: db.Connection, run_ids: list[str]) -> list[str]:
     """Lock these runs' rows in id order (the lock order), skipping those locked elsewhere."""
     rows = await conn.fetch(
-        "SELECT id FROM run WHERE id = ANY($1::uuid[]) ORDER BY id FOR NO KEY UPDATE SKIP LOCKED",
+        SQL["lock_runs"],
         [uuid.UUID(r) for r in run_ids],
     )
     return [str(r["id"]) for r in rows]
 
 
 async def delete(conn: db.Connection, buffered_id: int) -> None:
-    await conn.execute("DELETE FROM event_buffer WHERE id = $1", buffered_id)
+    await conn.execute(SQL["delete"], buffered_id)

@@ -5,8 +5,12 @@ from __future__ import annotations
 from collections.abc import Collection
 
 from taskflow.core.runs.model import SlotView
-from taskflow.store import db
+from taskflow.store import db, sql
 from taskflow.store.runs import SLOT_COLUMNS, slot_from
+from taskflow.store.sql_builder import with_columns
+
+#: The statements of ``sql/held.sql``, their column lists filled.
+SQL = with_columns(sql.statements("held"), slot_columns=SLOT_COLUMNS)
 
 
 async def held_slots(
@@ -14,8 +18,7 @@ async def held_slots(
 ) -> list[SlotView]:
     """The slots ``holder`` holds (of ``workflows``; None: any), in id order, in one query."""
     rows = await conn.fetch(
-        f"SELECT {SLOT_COLUMNS} FROM slot WHERE holder = $1 AND status = 'claimed' "
-        "AND ($2::text[] IS NULL OR workflow = ANY($2::text[])) ORDER BY id",
+        SQL["held_slots"],
         holder,
         sorted(workflows) if workflows is not None else None,
     )
@@ -25,10 +28,7 @@ async def held_slots(
 async def held_slots_by_run(conn: db.Connection, holder: str) -> dict[str, list[str]]:
     """The slots ``holder`` holds, by run, runs and slots in id order (the order to lock
     them in: each run, then its slots)."""
-    rows = await conn.fetch(
-        "SELECT run, id FROM slot WHERE holder = $1 AND status = 'claimed' ORDER BY run, id",
-        holder,
-    )
+    rows = await conn.fetch(SQL["held_slots_by_run"], holder)
     found: dict[str, list[str]] = {}
     for row in rows:
         found.setdefault(str(row["run"]), []).append(str(row["id"]))

@@ -13,7 +13,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from taskflow.store import db
+from taskflow.store import db, sql
+
+#: The statements of ``sql/idempotency.sql``.
+SQL = sql.statements("idempotency")
 
 
 @dataclass(frozen=True)
@@ -40,13 +43,12 @@ class Stored:
 
 async def lock(conn: db.Connection, scope: Scope) -> None:
     """Wait for any other request with the same key to finish (until ``conn`` commits)."""
-    await conn.execute("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", scope.lock_text)
+    await conn.execute(SQL["lock"], scope.lock_text)
 
 
 async def find(conn: db.Connection, scope: Scope) -> Stored | None:
     row = await conn.fetchrow(
-        "SELECT fingerprint, answer, created_at FROM idempotency_key "
-        "WHERE actor = $1 AND operation = $2 AND key = $3",
+        SQL["find"],
         scope.actor,
         scope.operation,
         scope.key,
@@ -64,12 +66,11 @@ async def mark_effect(conn: db.Connection, scope: Scope, now: datetime) -> bool:
 
     Returns whether it did. A transaction that wrote nothing has no transaction id yet.
     """
-    wrote = await conn.fetchval("SELECT txid_current_if_assigned() IS NOT NULL")
+    wrote = await conn.fetchval(SQL["wrote"])
     if not wrote:
         return False
     await conn.execute(
-        "INSERT INTO idempotency_key (actor, operation, key, fingerprint, answer, created_at) "
-        "VALUES ($1, $2, $3, $4, NULL, $5) ON CONFLICT (actor, operation, key) DO NOTHING",
+        SQL["mark_effect"],
         scope.actor,
         scope.operation,
         scope.key,
@@ -82,9 +83,7 @@ async def mark_effect(conn: db.Connection, scope: Scope, now: datetime) -> bool:
 async def record(conn: db.Connection, scope: Scope, answer: dict[str, Any], now: datetime) -> None:
     """Store the answer to give again (creating the row when no effect wrote it)."""
     await conn.execute(
-        "INSERT INTO idempotency_key (actor, operation, key, fingerprint, answer, created_at) "
-        "VALUES ($1, $2, $3, $4, $5::jsonb, $6) ON CONFLICT (actor, operation, key) "
-        "DO UPDATE SET answer = EXCLUDED.answer, fingerprint = EXCLUDED.fingerprint",
+        SQL["record"],
         scope.actor,
         scope.operation,
         scope.key,
@@ -97,7 +96,7 @@ async def record(conn: db.Connection, scope: Scope, answer: dict[str, Any], now:
 async def forget(conn: db.Connection, scope: Scope) -> None:
     """Drop one expired key (found again after its retention)."""
     await conn.execute(
-        "DELETE FROM idempotency_key WHERE actor = $1 AND operation = $2 AND key = $3",
+        SQL["forget"],
         scope.actor,
         scope.operation,
         scope.key,
@@ -107,9 +106,7 @@ async def forget(conn: db.Connection, scope: Scope) -> None:
 async def prune(conn: db.Connection, before: datetime, limit: int = 1000) -> int:
     """Delete up to ``limit`` keys created before ``before``; how many went."""
     deleted = await conn.fetchval(
-        "WITH gone AS (DELETE FROM idempotency_key WHERE id IN (SELECT id FROM idempotency_key "
-        "WHERE created_at < $1 ORDER BY created_at LIMIT $2) RETURNING 1) "
-        "SELECT count(*) FROM gone",
+        SQL["prune"],
         before,
         limit,
     )

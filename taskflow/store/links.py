@@ -11,7 +11,8 @@ import asyncpg
 
 from taskflow.core import links as core
 from taskflow.core.runs.model import SlotView
-from taskflow.store import db, runs
+from taskflow.store import db, runs, sql
+from taskflow.store.sql_builder import with_columns
 
 _COLUMNS = (
     "id, run, slot, event, recipient_name, recipient_email, created_by, created_at, expires_at, "
@@ -54,9 +55,7 @@ def as_uuid(text: Any) -> uuid.UUID:
 
 async def insert(conn: db.Connection, link: core.LinkView, nonce_hash: str) -> None:
     await conn.execute(
-        "INSERT INTO magic_link (id, run, slot, event, nonce_hash, recipient_name, "
-        "recipient_email, created_by, created_at, expires_at, opens) "
-        "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 0)",
+        SQL["insert"],
         uuid.UUID(link.id),
         uuid.UUID(link.run_id),
         uuid.UUID(link.slot_id),
@@ -72,9 +71,7 @@ async def insert(conn: db.Connection, link: core.LinkView, nonce_hash: str) -> N
 
 async def get(conn: db.Connection, link_id: str) -> tuple[core.LinkView, str] | None:
     """A link and its nonce hash."""
-    row = await conn.fetchrow(
-        f"SELECT {_COLUMNS}, nonce_hash FROM magic_link WHERE id = $1", as_uuid(link_id)
-    )
+    row = await conn.fetchrow(SQL["get"], as_uuid(link_id))
     return (_link(row), row["nonce_hash"]) if row else None
 
 
@@ -90,6 +87,15 @@ class Target:
 _LINK_AS = ", ".join(f"l.{c.strip()} AS l_{c.strip()}" for c in _COLUMNS.split(","))
 _SLOT_OF_C = ", ".join(f"c.{c.strip()}" for c in runs.SLOT_COLUMNS.split(","))
 
+#: The statements of ``sql/links.sql``, their column lists filled.
+SQL = with_columns(
+    sql.statements("links"),
+    link_columns=_COLUMNS,
+    link_as=_LINK_AS,
+    run_columns_r=runs.run_columns("r_"),
+    slot_columns_c=_SLOT_OF_C,
+)
+
 
 async def get_with_target(conn: db.Connection, link_id: str) -> Target:
     """A link, its run and its slot in ONE statement (one snapshot).
@@ -99,14 +105,7 @@ async def get_with_target(conn: db.Connection, link_id: str) -> Target:
     probes the run and slot indexes (with the nil id), so every token costs the same.
     """
     row = await conn.fetchrow(
-        f"""
-        SELECT {_LINK_AS}, l.nonce_hash AS l_nonce_hash, {runs.run_columns("r_")}, {_SLOT_OF_C}
-        FROM (SELECT $1::uuid AS id) k
-        LEFT JOIN magic_link l ON l.id = k.id
-        LEFT JOIN run r ON r.id = coalesce(l.run, $2)
-        LEFT JOIN subject s ON s.id = r.subject
-        LEFT JOIN slot c ON c.id = coalesce(l.slot, $2)
-        """,
+        SQL["get_with_target"],
         as_uuid(link_id),
         NO_SUCH_LINK,
     )
@@ -119,10 +118,7 @@ async def get_with_target(conn: db.Connection, link_id: str) -> Target:
 
 
 async def of_slot(conn: db.Connection, slot_id: str) -> list[core.LinkView]:
-    rows = await conn.fetch(
-        f"SELECT {_COLUMNS} FROM magic_link WHERE slot = $1 ORDER BY created_at, id",
-        uuid.UUID(slot_id),
-    )
+    rows = await conn.fetch(SQL["of_slot"], uuid.UUID(slot_id))
     return [_link(r) for r in rows]
 
 
@@ -135,10 +131,7 @@ async def consume(
     lock, then re-check the WHERE clause and find nothing.
     """
     row = await conn.fetchrow(
-        "UPDATE magic_link SET consumed_at = $3, opens = opens + 1, "
-        "opened_at = coalesce(opened_at, $4) "
-        "WHERE id = $1 AND nonce_hash = $2 AND consumed_at IS NULL AND revoked_at IS NULL "
-        f"AND expires_at > $3 RETURNING {_COLUMNS}",
+        SQL["consume"],
         as_uuid(link_id),
         nonce_hash,
         now,
@@ -152,9 +145,7 @@ async def count_open(
 ) -> core.LinkView | None:
     """Count a submission that did not spend the link (e.g. a field was wrong)."""
     row = await conn.fetchrow(
-        "UPDATE magic_link SET opens = opens + 1, opened_at = coalesce(opened_at, $3) "
-        "WHERE id = $1 AND consumed_at IS NULL AND revoked_at IS NULL AND expires_at > $2 "
-        f"RETURNING {_COLUMNS}",
+        SQL["count_open"],
         as_uuid(link_id),
         now,
         opened_at,
@@ -165,8 +156,7 @@ async def count_open(
 async def revoke(conn: db.Connection, link_id: str, by: str, now: datetime) -> core.LinkView | None:
     """Revoke a link that is neither used nor revoked yet; None otherwise."""
     row = await conn.fetchrow(
-        "UPDATE magic_link SET revoked_at = $2, revoked_by = $3 "
-        f"WHERE id = $1 AND consumed_at IS NULL AND revoked_at IS NULL RETURNING {_COLUMNS}",
+        SQL["revoke"],
         as_uuid(link_id),
         now,
         by,
@@ -178,33 +168,21 @@ async def revoke(conn: db.Connection, link_id: str, by: str, now: datetime) -> c
 
 
 async def throttle(conn: db.Connection, client: str) -> core.Throttle | None:
-    row = await conn.fetchrow(
-        "SELECT window_start, failures, blocked_until FROM link_throttle WHERE client = $1", client
-    )
+    row = await conn.fetchrow(SQL["throttle"], client)
     return core.Throttle(row[0], row[1], row[2]) if row else None
 
 
 async def lock_throttle(conn: db.Connection, client: str, now: datetime) -> core.Throttle | None:
     """The client's row, locked (created empty first), so two API nodes count in turn."""
-    await conn.execute(
-        "INSERT INTO link_throttle (client, window_start, failures) VALUES ($1, $2, 0) "
-        "ON CONFLICT (client) DO NOTHING",
-        client,
-        now,
-    )
-    row = await conn.fetchrow(
-        "SELECT window_start, failures, blocked_until FROM link_throttle "
-        "WHERE client = $1 FOR UPDATE",
-        client,
-    )
+    await conn.execute(SQL["throttle_create"], client, now)
+    row = await conn.fetchrow(SQL["throttle_lock"], client)
     assert row is not None
     return core.Throttle(row[0], row[1], row[2]) if row[1] else None
 
 
 async def save_throttle(conn: db.Connection, client: str, state: core.Throttle) -> None:
     await conn.execute(
-        "UPDATE link_throttle SET window_start = $2, failures = $3, blocked_until = $4 "
-        "WHERE client = $1",
+        SQL["throttle_save"],
         client,
         state.window_start,
         state.failures,

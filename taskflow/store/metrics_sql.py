@@ -17,23 +17,32 @@ from datetime import datetime
 from typing import Any
 
 from taskflow.core import durations
-from taskflow.store import calendar_days, db, risk_sql
+from taskflow.store import calendar_days, db, risk_sql, sql
 from taskflow.store.business_sql import epoch_us
+from taskflow.store.sql_builder import with_columns
 
-#: The statuses of a slot still waiting for work.
-LIVE = ("pending", "open", "claimed")
-_LIVE_SQL = "('pending', 'open', 'claimed')"
 _DUE_US = epoch_us("k.due_at")
 #: Due instants this far ahead read their day rows; later ones, the exact lookup.
 _AHEAD = "interval '35 days'"
 
+#: The statements of ``sql/metrics_sql.sql``, the shared pieces filled in.
+SQL = with_columns(
+    sql.statements("metrics_sql"),
+    calendar_ctes=calendar_days.ctes(
+        "$2::text[]", "$1::timestamptz", f"$1::timestamptz + {_AHEAD}"
+    ),
+    cal_now=risk_sql.cal_now("$2::text[]", "$3::bigint[]", "$1::timestamptz"),
+    running=risk_sql.running("k.met_at", "k.due_at", "$1", "k.pauses"),
+    within_share=risk_sql.within_share("x.left_us", "k.budget_us", "k.working_days", "$4"),
+    left=risk_sql.business_left("xd", "k.calendar", "k.due_at", _DUE_US, "$5::bigint"),
+    due_us=_DUE_US,
+    day_us=str(calendar_days.DAY_US),
+)
+
 
 async def live_slots(conn: db.Connection) -> list[tuple[str, str, str, int]]:
     """(workflow, state, status, count) of every live slot."""
-    rows = await conn.fetch(
-        f"""SELECT workflow, state, status, count(*) AS n FROM slot
-        WHERE status IN {_LIVE_SQL} GROUP BY workflow, state, status"""
-    )
+    rows = await conn.fetch(SQL["live_slots"])
     return [(r["workflow"], r["state"], r["status"], int(r["n"])) for r in rows]
 
 
@@ -45,27 +54,8 @@ async def clocks(
     At risk as ``store/at_risk.py`` counts it (running, at most ``at_risk_left`` of the
     budget left); breached: not met and due (or recorded breached) by ``now``.
     """
-    left = risk_sql.business_left("xd", "k.calendar", "k.due_at", _DUE_US, "$5::bigint")
     rows = await conn.fetch(
-        f"""WITH
-        {calendar_days.ctes("$2::text[]", "$1::timestamptz", f"$1::timestamptz + {_AHEAD}")},
-        cal_now AS ({risk_sql.cal_now("$2::text[]", "$3::bigint[]", "$1::timestamptz")})
-        SELECT sl.workflow, k.milestone,
-            count(*) FILTER (
-                WHERE {risk_sql.running("k.met_at", "k.due_at", "$1", "k.pauses")}
-                  AND {risk_sql.within_share("x.left_us", "k.budget_us", "k.working_days", "$4")}
-            ) AS at_risk,
-            count(*) FILTER (
-                WHERE k.met_at IS NULL AND (k.due_at <= $1 OR k.breached_at <= $1) IS TRUE
-            ) AS breached
-        FROM slot sl
-        JOIN sla_clock k ON k.slot = sl.id
-        LEFT JOIN cal_now nw ON nw.calendar = k.calendar
-        LEFT JOIN cal_day xd ON xd.calendar = k.calendar
-            AND xd.day_no = {_DUE_US} / {calendar_days.DAY_US}
-        CROSS JOIN LATERAL (SELECT {left} AS left_us) x
-        WHERE sl.status IN {_LIVE_SQL}
-        GROUP BY sl.workflow, k.milestone""",
+        SQL["clocks"],
         now,
         list(day_us),
         list(day_us.values()),
@@ -77,10 +67,7 @@ async def clocks(
 
 async def oldest_open(conn: db.Connection) -> datetime | None:
     """When the open slot that opened first opened (None: no slot is open)."""
-    found: datetime | None = await conn.fetchval(
-        "SELECT opened_at FROM slot WHERE status = 'open' AND opened_at IS NOT NULL "
-        "ORDER BY opened_at LIMIT 1"
-    )
+    found: datetime | None = await conn.fetchval(SQL["oldest_open"])
     return found
 
 
@@ -89,10 +76,7 @@ async def timers(
 ) -> tuple[int, int, int]:
     """(armed and due by ``now``, of those due before ``overdue_before``, dead)."""
     row = await conn.fetchrow(
-        """SELECT
-            (SELECT count(*) FROM timer WHERE status = 'armed' AND due_at <= $1) AS due,
-            (SELECT count(*) FROM timer WHERE status = 'armed' AND due_at < $2) AS overdue,
-            (SELECT count(*) FROM timer WHERE status = 'dead') AS dead""",
+        SQL["timers"],
         now,
         overdue_before,
     )
@@ -102,15 +86,14 @@ async def timers(
 
 async def read_snapshot(conn: db.Connection, name: str) -> tuple[datetime, Any] | None:
     """The snapshot ``name``: (when it was taken, its body), or None before the first."""
-    row = await conn.fetchrow("SELECT taken_at, body FROM metric_snapshot WHERE name = $1", name)
+    row = await conn.fetchrow(SQL["read_snapshot"], name)
     return None if row is None else (row["taken_at"], row["body"])
 
 
 async def write_snapshot(conn: db.Connection, name: str, taken_at: datetime, body: Any) -> None:
     """Replace the snapshot ``name``."""
     await conn.execute(
-        """INSERT INTO metric_snapshot (name, taken_at, body) VALUES ($1, $2, $3)
-        ON CONFLICT (name) DO UPDATE SET taken_at = EXCLUDED.taken_at, body = EXCLUDED.body""",
+        SQL["write_snapshot"],
         name,
         taken_at,
         body,

@@ -9,10 +9,14 @@ from typing import Any
 import asyncpg
 
 from taskflow.core import principals
-from taskflow.store import db
+from taskflow.store import db, sql
+from taskflow.store.sql_builder import with_columns
 
 _COLUMNS = "id, display_name, email, roles, groups, attributes, time_zone, calendar, active, powers"
 _READ = f"{_COLUMNS}, tokens_valid_after"
+
+#: The statements of ``sql/principals.sql``, their column lists filled.
+SQL = with_columns(sql.statements("principals"), read=_READ)
 
 
 def _to_core(row: asyncpg.Record) -> principals.Principal:
@@ -32,12 +36,12 @@ def _to_core(row: asyncpg.Record) -> principals.Principal:
 
 
 async def get(conn: db.Connection, principal_id: str) -> principals.Principal | None:
-    row = await conn.fetchrow(f"SELECT {_READ} FROM principal WHERE id = $1", principal_id)
+    row = await conn.fetchrow(SQL["get"], principal_id)
     return _to_core(row) if row else None
 
 
 async def get_many(conn: db.Connection, ids: list[str]) -> dict[str, principals.Principal]:
-    rows = await conn.fetch(f"SELECT {_READ} FROM principal WHERE id = ANY($1)", ids)
+    rows = await conn.fetch(SQL["get_many"], ids)
     return {row["id"]: _to_core(row) for row in rows}
 
 
@@ -57,24 +61,9 @@ async def upsert(
     after an explicit re-activation. ``keep_powers``: an update keeps the stored grants
     (the caller left them out).
     """
-    was_active = await conn.fetchval(
-        "SELECT active FROM principal WHERE id = $1 FOR UPDATE", principal.id
-    )
+    was_active = await conn.fetchval(SQL["lock_active"], principal.id)
     row = await conn.fetchrow(
-        f"""
-        INSERT INTO principal ({_COLUMNS}, created_at, updated_at)
-        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, coalesce($9, true), $11, $10, $10)
-        ON CONFLICT (id) DO UPDATE SET
-            display_name = EXCLUDED.display_name, email = EXCLUDED.email,
-            roles = EXCLUDED.roles, groups = EXCLUDED.groups,
-            attributes = EXCLUDED.attributes, time_zone = EXCLUDED.time_zone,
-            calendar = EXCLUDED.calendar, active = coalesce($9, principal.active),
-            tokens_valid_after = CASE WHEN principal.active AND $9 = false THEN $10
-                                      ELSE principal.tokens_valid_after END,
-            powers = CASE WHEN $12 THEN principal.powers ELSE EXCLUDED.powers END,
-            updated_at = EXCLUDED.updated_at
-        RETURNING {_READ}, (xmax = 0) AS created
-        """,
+        SQL["upsert"],
         principal.id,
         principal.display_name,
         principal.email,
@@ -96,16 +85,9 @@ async def deactivate(
     conn: db.Connection, principal_id: str, now: datetime
 ) -> tuple[principals.Principal, bool] | None:
     """Deactivate; (the principal, whether it was active before). Moves tokens_valid_after."""
-    was_active = await conn.fetchval(
-        "SELECT active FROM principal WHERE id = $1 FOR UPDATE", principal_id
-    )
+    was_active = await conn.fetchval(SQL["lock_active"], principal_id)
     row = await conn.fetchrow(
-        f"""
-        UPDATE principal SET active = false, updated_at = $2,
-            tokens_valid_after = CASE WHEN active THEN $2 ELSE tokens_valid_after END
-        WHERE id = $1
-        RETURNING {_READ}
-        """,
+        SQL["deactivate"],
         principal_id,
         now,
     )
@@ -117,8 +99,7 @@ async def revoke_tokens(
 ) -> principals.Principal | None:
     """Refuse every token issued before ``now`` ("sign out everywhere")."""
     row = await conn.fetchrow(
-        f"UPDATE principal SET tokens_valid_after = greatest(tokens_valid_after, $2), "
-        f"updated_at = $2 WHERE id = $1 RETURNING {_READ}",
+        SQL["revoke_tokens"],
         principal_id,
         now,
     )
@@ -136,22 +117,9 @@ async def page(
     search: str | None = None,
 ) -> tuple[list[principals.Principal], int]:
     """A keyset page ordered by id, and the total count matching the filter."""
-    where = [
-        "($1::text IS NULL OR $1 = ANY(roles))",
-        "($2::text IS NULL OR $2 = ANY(groups))",
-        "($3::bool IS NULL OR active = $3)",
-        "($4::text IS NULL OR id ILIKE '%' || $4 || '%' OR display_name ILIKE '%' || $4 || '%')",
-    ]
     args: list[Any] = [role, group, active, search]
-    condition = " AND ".join(where)
-    total = await conn.fetchval(f"SELECT count(*) FROM principal WHERE {condition}", *args)
-    rows = await conn.fetch(
-        f"SELECT {_READ} FROM principal WHERE {condition} AND ($5::text IS NULL OR id > $5) "
-        "ORDER BY id LIMIT $6",
-        *args,
-        after_id,
-        limit,
-    )
+    total = await conn.fetchval(SQL["page_count"], *args)
+    rows = await conn.fetch(SQL["page"], *args, after_id, limit)
     return [_to_core(row) for row in rows], int(total)
 
 
@@ -164,22 +132,13 @@ async def carrying_any(conn: db.Connection, keys: Sequence[str]) -> list[princip
     checks the audience on the rows (``recipients.decide``).
     """
     if "any" in keys:
-        rows = await conn.fetch(f"SELECT {_READ} FROM principal WHERE active ORDER BY id")
+        rows = await conn.fetch(SQL["active"])
         return [_to_core(row) for row in rows]
     attributes = sorted(
         {k.removeprefix("attr:").split("=", 1)[0] for k in keys if k.startswith("attr:")}
     )
     rows = await conn.fetch(
-        f"""
-        SELECT {_READ} FROM principal
-        WHERE active AND (
-            ('user:' || id) = ANY($1::text[])
-            OR ('email:' || coalesce(email, '')) = ANY($1::text[])
-            OR EXISTS (SELECT 1 FROM unnest(roles) r WHERE 'role:' || r = ANY($1::text[]))
-            OR EXISTS (SELECT 1 FROM unnest(groups) g WHERE 'group:' || g = ANY($1::text[]))
-            OR attributes ?| $2::text[])
-        ORDER BY id
-        """,
+        SQL["carrying_any"],
         list(keys),
         attributes,
     )

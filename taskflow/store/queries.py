@@ -12,7 +12,6 @@ Urgency is ``due_at`` (nearest SLA due instant; nulls last), then ``priority``
 
 from __future__ import annotations
 
-import functools
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -24,9 +23,10 @@ import asyncpg
 from taskflow.core import access
 from taskflow.core.runs.filters import SlotFilter
 from taskflow.core.runs.model import SlotView
-from taskflow.store import candidacy, db
+from taskflow.store import db, sql
 from taskflow.store import deadlines as deadline_rows
-from taskflow.store.runs import SLOT_COLUMNS, run_columns, slot_from
+from taskflow.store.runs import RUN_COLUMNS, SLOT_COLUMNS, run_columns, slot_from
+from taskflow.store.sql_builder import Statement, with_columns
 
 _RUN_PREFIX = "run_"
 _SLOT_OF_C = ", ".join(f"c.{name.strip()}" for name in SLOT_COLUMNS.split(","))
@@ -76,66 +76,60 @@ async def write_slot_move(
     return context_of(row)
 
 
-def filter_sql(f: SlotFilter, args: list[Any]) -> str:
-    """SQL conditions for ``f`` on alias ``sl``, appending their parameters to ``args``."""
-    parts = []
-
-    param = functools.partial(db.placeholder, args)
-
-    if f.workflow is not None:
-        parts.append(f"sl.workflow = {param(f.workflow)}")
-    if f.state is not None:
-        parts.append(f"sl.state = {param(f.state)}")
-    if f.name is not None:
-        parts.append(f"sl.name = {param(f.name)}")
-    if f.priority_at_most is not None:
-        parts.append(f"sl.priority <= {param(f.priority_at_most)}")
-    if f.due_before is not None:
-        parts.append(f"sl.due_at < {param(f.due_before)}")
-    if f.holder is not None:
-        parts.append(f"sl.holder = {param(f.holder)}")
+def slot_filters(st: Statement, f: SlotFilter) -> Statement:
+    """Add the conditions of ``f`` (on alias ``sl``) to ``st``."""
+    for name, value in (
+        ("slot_workflow", f.workflow),
+        ("slot_state", f.state),
+        ("slot_name", f.name),
+        ("slot_priority_at_most", f.priority_at_most),
+        ("slot_due_before", f.due_before),
+        ("slot_holder", f.holder),
+    ):
+        if value is not None:
+            st.where(name, value)
     if f.audience:
-        parts.append(f"sl.audience && {param(list(f.audience))}::text[]")
+        st.where("slot_audience_any", list(f.audience))
     if f.status:
-        parts.append(f"sl.status = ANY({param(list(f.status))}::text[])")
-    return "".join(f" AND {p}" for p in parts) + scope_sql(f.scope, args)
+        st.where("slot_status_in", list(f.status))
+    return scope(st, f.scope)
 
 
-def scope_sql(scope: access.Scope, args: list[Any], alias: str = "sl") -> str:
-    """`` AND (...)``: slots (alias ``alias``) where a scope of powers reaches; "" everywhere."""
-    if scope is None:
-        return ""
-    if not scope:
-        return " AND false"
-    param = functools.partial(db.placeholder, args)
-    reaches = []
-    for reach in scope:
-        conditions = ["true"]
-        if reach.workflows is not None:
-            conditions.append(
-                f"{alias}.workflow = ANY({param(sorted(reach.workflows), '::text[]')})"
-            )
-        if reach.teams is not None:
-            conditions.append(f"{alias}.audience && {param(sorted(reach.teams), '::text[]')}")
-        reaches.append(" AND ".join(conditions))
-    return " AND (" + " OR ".join(f"({r})" for r in reaches) + ")"
+def scope(st: Statement, reach: access.Scope) -> Statement:
+    """Add ``(...)``: slots (alias ``sl``) where a scope of powers reaches (nothing when
+    everywhere, false when nowhere)."""
+    if reach is None:
+        return st
+    groups = []
+    for one in reach:
+        group: list[tuple[str, tuple[Any, ...]]] = []
+        if one.workflows is not None:
+            group.append(("slot_workflow_in", (sorted(one.workflows),)))
+        if one.teams is not None:
+            group.append(("slot_audience_any", (sorted(one.teams),)))
+        groups.append(group)
+    return st.where_any(groups)
 
 
-def _keyset_sql(cursor: tuple[datetime | None, int, str] | None, args: list[Any]) -> str:
+def filter_sql(f: SlotFilter, args: list[Any]) -> str:
+    """`` AND ...`` conditions of ``f`` on alias ``sl``, their parameters appended to ``args``
+    (for statements that compose around them: claim-next, at-risk, reports)."""
+    return slot_filters(Statement.over(args), f).conditions()
+
+
+def scope_sql(reach: access.Scope, args: list[Any]) -> str:
+    """`` AND (...)``: slots (alias ``sl``) where a scope of powers reaches; "" everywhere."""
+    return scope(Statement.over(args), reach).conditions()
+
+
+def _after(st: Statement, cursor: tuple[datetime | None, int, str] | None) -> Statement:
     """Rows strictly after ``cursor`` in (due_at nulls last, priority, id) order."""
     if cursor is None:
-        return ""
+        return st
     due, priority, slot_id = cursor
-    args += [priority, uuid.UUID(slot_id)]
-    p, i = f"${len(args) - 1}", f"${len(args)}"
     if due is None:
-        return f" AND sl.due_at IS NULL AND (sl.priority, sl.id) > ({p}, {i})"
-    args.append(due)
-    d = f"${len(args)}"
-    return (
-        f" AND (sl.due_at > {d} OR sl.due_at IS NULL"
-        f" OR (sl.due_at = {d} AND (sl.priority, sl.id) > ({p}, {i})))"
-    )
+        return st.where("slot_after_in_urgency_undue", priority, uuid.UUID(slot_id))
+    return st.where("slot_after_in_urgency", due, due, priority, uuid.UUID(slot_id))
 
 
 ROW_COLUMNS = (
@@ -150,20 +144,13 @@ ROW_COLUMNS = (
 
 URGENCY = "sl.due_at ASC NULLS LAST, sl.priority, sl.id"
 
-
-def _urgent_page(where: str, limit: int) -> str:
-    """The most urgent ``limit`` slots matching ``where``, with their runs and subjects.
-
-    Slots are sorted and cut first, and only the kept rows are joined: the planner
-    underestimates audience filters (``audience && keys``) and would otherwise join
-    every candidate row before sorting (bench/README.md, "Inbox and claims").
-    """
-    return f"""
-        SELECT {ROW_COLUMNS}
-        FROM (SELECT sl.* FROM slot sl WHERE {where} ORDER BY {URGENCY} LIMIT {int(limit)}) sl
-        JOIN run r ON r.id = sl.run JOIN subject sub ON sub.id = r.subject
-        ORDER BY {URGENCY}
-    """
+#: The statements of ``sql/queries.sql``, their column lists filled.
+SQL = with_columns(
+    sql.statements("queries"),
+    row_columns=ROW_COLUMNS,
+    slot_columns=SLOT_COLUMNS,
+    run_columns=RUN_COLUMNS,
+)
 
 
 @dataclass(frozen=True)
@@ -210,26 +197,17 @@ async def inbox(
 ) -> list[SlotRow]:
     """Slots the principal can act on now: held by them, or open and their whole candidate
     rule admits them (``candidacy.admits_sql``)."""
-    args: list[Any] = [principal_id, list(keys)]
-    sql = _urgent_page(_inbox_where(f, args) + _keyset_sql(after, args), limit)
-    return [_slot_row(r) for r in await conn.fetch(sql, *args)]
-
-
-def _inbox_where(f: SlotFilter, args: list[Any]) -> str:
-    """The inbox's condition for principal $1 with keys $2 (already in ``args``)."""
-    return f"""sl.status IN ('open', 'claimed')
-        AND ((sl.status = 'claimed' AND sl.holder = $1)
-             OR (sl.status = 'open' AND {candidacy.admits_sql("sl", "$2::text[]")}))
-        {filter_sql(f, args)}"""
+    st = _after(slot_filters(Statement(SQL["inbox_page"], principal_id, list(keys)), f), after)
+    text, args = st.build(limit=limit)
+    return [_slot_row(r) for r in await conn.fetch(text, *args)]
 
 
 async def inbox_count(
     conn: db.Connection, *, principal_id: str, keys: Sequence[str], f: SlotFilter
 ) -> int:
     """How many rows :func:`inbox` lists across all its pages."""
-    args: list[Any] = [principal_id, list(keys)]
-    where = _inbox_where(f, args)
-    return int(await conn.fetchval(f"SELECT count(*) FROM slot sl WHERE {where}", *args))
+    text, args = slot_filters(Statement(SQL["inbox_count"], principal_id, list(keys)), f).build()
+    return int(await conn.fetchval(text, *args))
 
 
 async def work(
@@ -245,17 +223,20 @@ async def work(
     With ``viewer`` (principal id, keys): only the slots they hold or whose whole
     candidate rule admits them (a team member reading their team's queue).
     """
-    args: list[Any] = []
-    where = "sl.status IN ('pending', 'open', 'claimed')"
-    if viewer is not None:
-        args += [viewer[0], list(viewer[1])]
-        where += f" AND (sl.holder = $1 OR {candidacy.admits_sql('sl', '$2::text[]')})"
-    where += filter_sql(f, args)
-    total = await conn.fetchval(f"SELECT count(*) FROM slot sl WHERE {where}", *args)
-    page_args = list(args)
-    sql = _urgent_page(where + _keyset_sql(after, page_args), limit)
-    rows = await conn.fetch(sql, *page_args)
+    if viewer is None:
+        count = slot_filters(Statement(SQL["work_count"]), f)
+        page = SQL["work_page"]
+    else:
+        count = slot_filters(Statement(SQL["team_count"], viewer[0], list(viewer[1])), f)
+        page = SQL["team_page"]
+    total = await conn.fetchval(*_flat(count.build()))
+    text, args = _after(count.copy(page), after).build(limit=limit)
+    rows = await conn.fetch(text, *args)
     return [_slot_row(r) for r in rows], int(total)
+
+
+def _flat(built: tuple[str, list[Any]]) -> list[Any]:
+    return [built[0], *built[1]]
 
 
 @dataclass(frozen=True)
@@ -275,23 +256,8 @@ async def timeline(
     """A run's timeline in order, and its total length for these kinds."""
     key = uuid.UUID(run_id)
     kind_list = list(kinds) if kinds else None
-    total = await conn.fetchval(
-        "SELECT count(*) FROM audit_event "
-        "WHERE run = $1 AND ($2::text[] IS NULL OR kind = ANY($2))",
-        key,
-        kind_list,
-    )
-    rows = await conn.fetch(
-        """
-        SELECT id, slot, kind, actor, reason, details, at FROM audit_event
-        WHERE run = $1 AND ($2::text[] IS NULL OR kind = ANY($2)) AND id > $3
-        ORDER BY id LIMIT $4
-        """,
-        key,
-        kind_list,
-        after_id,
-        limit,
-    )
+    total = await conn.fetchval(SQL["timeline_count"], key, kind_list)
+    rows = await conn.fetch(SQL["timeline_page"], key, kind_list, after_id, limit)
     return [
         TimelineRow(
             id=r["id"],
@@ -321,33 +287,23 @@ async def board_runs(
     A non-lead sees the runs where they hold a live slot, or whose whole candidate (or
     delegate) rule admits them.
     """
-    from taskflow.store.runs import RUN_COLUMNS
-
-    args: list[Any] = [workflow, include_ended]
-    where = "r.workflow = $1 AND ($2 OR r.status = 'active')"
-    if principal_id is not None:
-        args += [principal_id, list(keys)]
-        where += f""" AND EXISTS (
-            SELECT 1 FROM slot x WHERE x.run = r.id AND x.status IN ('pending', 'open', 'claimed')
-              AND (x.holder = $3 OR {candidacy.admits_sql("x", "$4::text[]")}
-                   OR {candidacy.admits_sql("x", "$4::text[]", column="delegates")}))"""
-    total = await conn.fetchval(f"SELECT count(*) FROM run r WHERE {where}", *args)
+    if principal_id is None:
+        count = Statement(SQL["board_count"], workflow, include_ended)
+        page = SQL["board_page"]
+    else:
+        fixed = (workflow, include_ended, principal_id, list(keys))
+        count = Statement(SQL["board_count_for"], *fixed)
+        page = SQL["board_page_for"]
+    total = await conn.fetchval(*_flat(count.build()))
+    st = count.copy(page)
     if after is not None:
-        args += [after[0], uuid.UUID(after[1])]
-        where += f" AND (r.started_at, r.id) > (${len(args) - 1}, ${len(args)})"
-    rows = await conn.fetch(
-        f"SELECT {RUN_COLUMNS} FROM run r JOIN subject s ON s.id = r.subject WHERE {where} "
-        f"ORDER BY r.started_at, r.id LIMIT {int(limit)}",
-        *args,
-    )
+        st.where("run_after_in_start", after[0], uuid.UUID(after[1]))
+    text, args = st.build(limit=limit)
+    rows = await conn.fetch(text, *args)
     return list(rows), int(total)
 
 
 async def live_slots_of_runs(conn: db.Connection, run_ids: Sequence[str]) -> list[SlotView]:
     """The live slots of many runs in one query (board cards)."""
-    rows = await conn.fetch(
-        f"SELECT {SLOT_COLUMNS} FROM slot WHERE run = ANY($1::uuid[]) "
-        "AND status IN ('pending', 'open', 'claimed') ORDER BY run, name, item_index, id",
-        [uuid.UUID(r) for r in run_ids],
-    )
+    rows = await conn.fetch(SQL["live_slots_of_runs"], [uuid.UUID(r) for r in run_ids])
     return [slot_from(r) for r in rows]

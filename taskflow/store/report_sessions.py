@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from taskflow.store import db
+from taskflow.store import db, sql
+
+#: The statements of ``sql/report_sessions.sql``.
+SQL = sql.statements("report_sessions")
 
 
 async def create(
@@ -12,8 +15,7 @@ async def create(
 ) -> None:
     """Store a new session; ``id_hash`` is the SHA-256 of the value the cookie holds."""
     await conn.execute(
-        "INSERT INTO report_session (id, principal, created_at, expires_at) "
-        "VALUES ($1, $2, $3, $4)",
+        SQL["create"],
         id_hash,
         principal_id,
         now,
@@ -24,8 +26,7 @@ async def create(
 async def live_principal(conn: db.Connection, id_hash: str, now: datetime) -> str | None:
     """The principal of a session that is neither revoked nor expired at ``now``."""
     value = await conn.fetchval(
-        "SELECT principal FROM report_session "
-        "WHERE id = $1 AND revoked_at IS NULL AND expires_at > $2",
+        SQL["live_principal"],
         id_hash,
         now,
     )
@@ -35,7 +36,7 @@ async def live_principal(conn: db.Connection, id_hash: str, now: datetime) -> st
 async def revoke(conn: db.Connection, id_hash: str, now: datetime) -> bool:
     """Revoke one session (sign-out); True when a live one was revoked."""
     status = await conn.execute(
-        "UPDATE report_session SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL",
+        SQL["revoke"],
         id_hash,
         now,
     )
@@ -45,7 +46,7 @@ async def revoke(conn: db.Connection, id_hash: str, now: datetime) -> bool:
 async def revoke_all(conn: db.Connection, principal_id: str, now: datetime) -> int:
     """Revoke every live session of a principal (deactivation, "sign out everywhere")."""
     status = await conn.execute(
-        "UPDATE report_session SET revoked_at = $2 WHERE principal = $1 AND revoked_at IS NULL",
+        SQL["revoke_all"],
         principal_id,
         now,
     )
@@ -54,7 +55,5 @@ async def revoke_all(conn: db.Connection, principal_id: str, now: datetime) -> i
 
 async def delete_ended(conn: db.Connection, before: datetime) -> int:
     """Forget sessions that expired or were revoked before ``before`` (housekeeping)."""
-    status = await conn.execute(
-        "DELETE FROM report_session WHERE expires_at < $1 OR revoked_at < $1", before
-    )
+    status = await conn.execute(SQL["delete_ended"], before)
     return int(str(status).rsplit(" ", 1)[-1])

@@ -15,7 +15,6 @@ Python.
 
 from __future__ import annotations
 
-import functools
 from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -26,25 +25,27 @@ from taskflow.core import reports
 from taskflow.core.runs import model
 from taskflow.store import db, measure_sql, queries
 from taskflow.store.business_sql import business_us
+from taskflow.store.sql_builder import Statement
 
 
 def _filters(f: reports.ReportFilter, args: list[Any]) -> str:
-    param = functools.partial(db.placeholder, args)
-
-    parts = []
-    if f.workflow is not None:
-        parts.append(f"sl.workflow = {param(f.workflow)}")
-    if f.state is not None:
-        parts.append(f"sl.state = {param(f.state)}")
-    if f.slot is not None:
-        parts.append(f"sl.name = {param(f.slot)}")
+    """`` AND ...`` conditions of ``f`` on slot ``sl`` (the builder's fragments), their
+    parameters appended to ``args``."""
+    st = Statement.over(args)
+    for name, value in (
+        ("slot_workflow", f.workflow),
+        ("slot_state", f.state),
+        ("slot_name", f.slot),
+    ):
+        if value is not None:
+            st.where(name, value)
     if f.audience:
-        parts.append(f"sl.audience && {param(list(f.audience), '::text[]')}")
+        st.where("slot_audience_any", list(f.audience))
     if f.holder is not None:
-        parts.append(f"coalesce(sl.holder, sl.satisfied_by) = {param(f.holder)}")
+        st.where("slot_held_or_done_by", f.holder)
     if f.priority is not None:
-        parts.append(f"sl.priority = {param(f.priority)}")
-    return "".join(f" AND {p}" for p in parts) + queries.scope_sql(f.scope, args)
+        st.where("slot_priority", f.priority)
+    return queries.scope(st, f.scope).conditions()
 
 
 #: Group key -> the column of ``m`` it reads.

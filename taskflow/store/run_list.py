@@ -10,91 +10,82 @@ subject is found by ``subject_type_external_id_key`` and its runs by ``run_subje
 
 from __future__ import annotations
 
-import functools
 import uuid
 from datetime import datetime
 from typing import Any
 
 from taskflow.core.runs.run_filter import RunFilter, RunReach
-from taskflow.store import db
+from taskflow.store import db, sql
 from taskflow.store.runs import RUN_COLUMNS, RunRow, run_from
+from taskflow.store.sql_builder import Statement, with_columns
+
+#: The statements of ``sql/run_list.sql``, their column lists filled.
+SQL = with_columns(sql.statements("run_list"), run_columns=RUN_COLUMNS)
 
 
-def filter_sql(f: RunFilter, args: list[Any]) -> str:
-    """`` AND ...`` conditions of ``f`` on run ``r`` (parameters appended to ``args``)."""
-    param = functools.partial(db.placeholder, args)
-    parts = []
-    if f.workflow is not None:
-        parts.append(f"r.workflow = {param(f.workflow)}")
-    if f.version is not None:
-        parts.append(f"r.definition_version = {param(f.version)}")
-    if f.state is not None:
-        parts.append(f"r.state = {param(f.state)}")
+def run_filters(st: Statement, f: RunFilter) -> Statement:
+    """Add the conditions of ``f`` on run ``r`` to ``st``."""
+    for name, value in (
+        ("run_workflow", f.workflow),
+        ("run_version", f.version),
+        ("run_state", f.state),
+    ):
+        if value is not None:
+            st.where(name, value)
     if f.status:
-        parts.append(f"r.status = ANY({param(list(f.status), '::text[]')})")
-    if f.subject_type is not None or f.subject_external_id is not None:
-        sub = ["true"]
-        if f.subject_type is not None:
-            sub.append(f"sx.type = {param(f.subject_type)}")
-        if f.subject_external_id is not None:
-            sub.append(f"sx.external_id = {param(f.subject_external_id)}")
-        parts.append(f"r.subject IN (SELECT sx.id FROM subject sx WHERE {' AND '.join(sub)})")
-    if f.correlation_key is not None:
-        parts.append(
-            f"r.correlation_key = {param(f.correlation_key)} AND r.correlation_key IS NOT NULL"
-        )
-    if f.started_from is not None:
-        parts.append(f"r.started_at >= {param(f.started_from)}")
-    if f.started_before is not None:
-        parts.append(f"r.started_at < {param(f.started_before)}")
-    if f.ended_from is not None:
-        parts.append(f"r.ended_at >= {param(f.ended_from)} AND r.ended_at IS NOT NULL")
-    if f.ended_before is not None:
-        parts.append(f"r.ended_at < {param(f.ended_before)} AND r.ended_at IS NOT NULL")
-    return "".join(f" AND {p}" for p in parts)
+        st.where("run_status_in", list(f.status))
+    if f.subject_type is not None and f.subject_external_id is not None:
+        st.where("run_subject", f.subject_type, f.subject_external_id)
+    elif f.subject_type is not None:
+        st.where("run_subject_type", f.subject_type)
+    elif f.subject_external_id is not None:
+        st.where("run_subject_external_id", f.subject_external_id)
+    later: tuple[tuple[str, Any], ...] = (
+        ("run_correlation_key", f.correlation_key),
+        ("run_started_from", f.started_from),
+        ("run_started_before", f.started_before),
+        ("run_ended_from", f.ended_from),
+        ("run_ended_before", f.ended_before),
+    )
+    for name, value in later:
+        if value is not None:
+            st.where(name, value)
+    return st
 
 
-def reach_sql(reach: RunReach, args: list[Any]) -> str:
-    """`` AND (...)``: the runs ``reach`` reads (see ``core.runs.run_filter.RunReach``)."""
+def run_reach(st: Statement, reach: RunReach) -> Statement:
+    """Add ``(...)``: the runs ``reach`` reads (see ``core.runs.run_filter.RunReach``)."""
     if reach.everywhere:
-        return ""
-    param = functools.partial(db.placeholder, args)
-    keys = param(sorted(reach.keys), "::text[]")
-    me = param(reach.principal_id)
-    through_slot = [
-        f"x.holder = {me}",
-        f"x.satisfied_by = {me}",
-        f"(x.audience && {keys} AND NOT x.deny && {keys})",
-        f"x.delegates && {keys}",
+        return st
+    keys = sorted(reach.keys)
+    me = reach.principal_id
+    through_slot: list[list[tuple[str, tuple[Any, ...]]]] = [
+        [("reach_holder", (me,))],
+        [("reach_satisfied_by", (me,))],
+        [("reach_candidate", (keys, keys))],
+        [("reach_delegate", (keys,))],
     ]
     for workflows, teams in reach.teams:
-        team = f"x.audience && {param(sorted(teams), '::text[]')}"
+        team: list[tuple[str, tuple[Any, ...]]] = [("reach_team", (sorted(teams),))]
         if workflows is not None:
-            team += f" AND x.workflow = ANY({param(sorted(workflows), '::text[]')})"
-        through_slot.append(f"({team})")
-    ways = [f"EXISTS (SELECT 1 FROM slot x WHERE x.run = r.id AND ({' OR '.join(through_slot)}))"]
+            team.append(("reach_team_workflow", (sorted(workflows),)))
+        through_slot.append(team)
+    ways = []
     if reach.workflows:
-        ways.insert(0, f"r.workflow = ANY({param(sorted(reach.workflows), '::text[]')})")
-    return " AND (" + " OR ".join(ways) + ")"
+        ways.append(st.fragment("run_workflow_in", sorted(reach.workflows)))
+    ways.append(st.wrapped("run_reached_through_slot", st.any_of(through_slot)))
+    return st.where_text("(" + " OR ".join(ways) + ")")
 
 
 def statements(
     f: RunFilter, reach: RunReach, after: tuple[datetime, str] | None, limit: int
 ) -> tuple[tuple[str, list[Any]], tuple[str, list[Any]]]:
     """(count statement, page statement), each with its parameters (EXPLAINed by a test)."""
-    args: list[Any] = []
-    where = "true" + filter_sql(f, args) + reach_sql(reach, args)
-    count = (f"SELECT count(*) FROM run r WHERE {where}", list(args))
+    count = run_reach(run_filters(Statement(SQL["runs_count"]), f), reach)
+    page = count.copy(SQL["runs_page"]).order("newest")
     if after is not None:
-        started = db.placeholder(args, after[0])
-        run_id = db.placeholder(args, uuid.UUID(after[1]))
-        where += f" AND (r.started_at, r.id) < ({started}, {run_id})"
-    page = (
-        f"SELECT {RUN_COLUMNS} FROM run r JOIN subject s ON s.id = r.subject WHERE {where} "
-        f"ORDER BY r.started_at DESC, r.id DESC LIMIT {int(limit)}",
-        args,
-    )
-    return count, page
+        page.where("run_before_in_start", after[0], uuid.UUID(after[1]))
+    return count.build(), page.build(limit=limit)
 
 
 async def runs(

@@ -216,24 +216,6 @@ async def insert_run(
     )
 
 
-async def update_run(conn: db.Connection, view: RunView, now: datetime) -> None:
-    await conn.execute(
-        """
-        UPDATE run SET state = $2, status = $3, visit = $4, state_entered_at = $5, ended_at = $6,
-                       updated_at = $7, version = version + 1, unmatched_at = $8
-        WHERE id = $1
-        """,
-        uuid.UUID(view.id),
-        view.state,
-        view.status,
-        view.visit,
-        view.state_entered_at,
-        view.ended_at,
-        now,
-        view.unmatched_at,
-    )
-
-
 # -- slots ---------------------------------------------------------------------------------------
 
 SLOT_COLUMNS = """

@@ -1,6 +1,6 @@
 """Report measures stored on ended slots (``core/slot_measures.py`` says what they are).
 
-The write path measures a slot when it ends (``service/deadlines.carry_out``):
+The write path measures a slot when it ends (``unit_of_work.py``):
 one read of the ended slots' moves, then one UPDATE that stores the measures
 with the clock's outcome (met, and from when it counts as breached) taken from
 the ``sla_clock`` row just saved, as the report reads it. Slots that ended

@@ -18,18 +18,19 @@ from typing import Any
 
 import asyncpg
 
+from taskflow.core.runs.statuses import StepStatus
 from taskflow.store import db, deadlines, sql
 
-_SQL = sql.statements("steps")
+SQL = sql.statements("steps")
 
-#: Step statuses: waiting for an attempt, running under a lease, ended, parked for an operator.
+#: Step statuses (``core/runs/statuses.StepStatus``).
 DUE, RUNNING, SUCCEEDED, FAILED, PARKED, CANCELLED = (
-    "due",
-    "running",
-    "succeeded",
-    "failed",
-    "parked",
-    "cancelled",
+    StepStatus.DUE,
+    StepStatus.RUNNING,
+    StepStatus.SUCCEEDED,
+    StepStatus.FAILED,
+    StepStatus.PARKED,
+    StepStatus.CANCELLED,
 )
 
 
@@ -94,7 +95,7 @@ async def enqueue_many(conn: db.Connection, steps: Sequence[NewStep]) -> None:
     """Add many steps in one statement (keys that exist add nothing)."""
     if steps:
         await conn.execute(
-            _SQL["enqueue_many"],
+            SQL["enqueue_many"],
             [s.key for s in steps],
             [uuid.UUID(s.run_id) for s in steps],
             [s.visit for s in steps],
@@ -109,64 +110,18 @@ async def take(
     conn: db.Connection, now: datetime, limit: int, lease_seconds: float, worker: str
 ) -> list[StepRow]:
     """Start the next attempt of up to ``limit`` due steps under a lease (SKIP LOCKED)."""
-    return [_row(r) for r in await conn.fetch(_SQL["take"], now, limit, lease_seconds, worker)]
+    return [_row(r) for r in await conn.fetch(SQL["take"], now, limit, lease_seconds, worker)]
 
 
 async def lock(conn: db.Connection, step_id: int) -> StepRow | None:
     """The step, locked (its run locked first by the caller)."""
-    found = await conn.fetchrow(_SQL["lock"], step_id)
+    found = await conn.fetchrow(SQL["lock"], step_id)
     return _row(found) if found else None
-
-
-async def finish_attempt(
-    conn: db.Connection,
-    step_id: int,
-    attempt: int,
-    now: datetime,
-    outcome: str,
-    duration_ms: int,
-    error: tuple[str, str, str] | None = None,
-) -> None:
-    """Record how attempt ``attempt`` ended (error: class, message, short traceback)."""
-    cls, message, trace = error if error is not None else (None, None, None)
-    await conn.execute(
-        _SQL["finish_attempt"], step_id, attempt, now, outcome, duration_ms, cls, message, trace
-    )
-
-
-async def settle(
-    conn: db.Connection,
-    step_id: int,
-    status: str,
-    now: datetime,
-    *,
-    result: Any = None,
-    error: str | None = None,
-) -> None:
-    """Set the step's status (and result or last error)."""
-    await conn.execute(_SQL["settle"], step_id, status, now, result, error)
-
-
-async def retry_at(
-    conn: db.Connection, step_id: int, at: datetime, error: str, now: datetime
-) -> None:
-    """The step waits for its next attempt at ``at``."""
-    await conn.execute(_SQL["retry_at"], step_id, at, error, now)
-
-
-async def store_result(conn: db.Connection, run_id: str, state: str, result: Any) -> None:
-    """Keep an automatic state's result on the run (``result.<state>``)."""
-    await conn.execute(_SQL["store_result"], uuid.UUID(run_id), state, result)
-
-
-async def cancel_left(conn: db.Connection, run_id: str, visit: int, now: datetime) -> None:
-    """Cancel the run's steps of other visits (it left their state)."""
-    await conn.execute(_SQL["cancel_left"], uuid.UUID(run_id), visit, now)
 
 
 async def run_of(conn: db.Connection, step_id: int) -> str | None:
     """The id of the step's run (None: no such step)."""
-    found = await conn.fetchval(_SQL["run_of"], step_id)
+    found = await conn.fetchval(SQL["run_of"], step_id)
     return str(found) if found is not None else None
 
 
@@ -174,15 +129,15 @@ async def reopen(conn: db.Connection, step_id: int, now: datetime) -> bool:
     """A parked step due again now, its attempts counted anew (False: it is not parked).
 
     The caller holds its run's lock; workers are woken at commit."""
-    found = await conn.fetchrow(_SQL["reopen"], step_id, now)
+    found = await conn.fetchrow(SQL["reopen"], step_id, now)
     if found is not None:
-        await conn.execute(_SQL["wake"], deadlines.CHANNEL)
+        await conn.execute(SQL["wake"], deadlines.CHANNEL)
     return found is not None
 
 
 async def next_due(conn: db.Connection, now: datetime) -> datetime | None:
     """The nearest instant after ``now`` at which a step falls due."""
-    found: datetime | None = await conn.fetchval(_SQL["next_due"], now)
+    found: datetime | None = await conn.fetchval(SQL["next_due"], now)
     return found
 
 
@@ -229,7 +184,7 @@ def _when(value: Any) -> datetime | None:
 
 async def of_runs(conn: db.Connection, run_ids: Sequence[str]) -> dict[str, list[StepRecord]]:
     """Every step of these runs with its attempts, newest step first, by run."""
-    found = await conn.fetch(_SQL["of_runs"], [uuid.UUID(r) for r in run_ids])
+    found = await conn.fetch(SQL["of_runs"], [uuid.UUID(r) for r in run_ids])
     by_run: dict[str, list[StepRecord]] = {r: [] for r in run_ids}
     for r in found:
         attempts = tuple(
@@ -270,7 +225,7 @@ async def of_runs(conn: db.Connection, run_ids: Sequence[str]) -> dict[str, list
 
 async def once_get(conn: db.Connection, run_id: str, name: str) -> tuple[bool, Any]:
     """(found, value) of what ``steps.once`` recorded as ``name`` for the run."""
-    found = await conn.fetchrow(_SQL["once_get"], run_id, name)
+    found = await conn.fetchrow(SQL["once_get"], run_id, name)
     return (True, found["result"]) if found else (False, None)
 
 
@@ -278,16 +233,11 @@ async def once_put(
     conn: db.Connection, run_id: str, name: str, value: Any, now: datetime
 ) -> tuple[Any, bool]:
     """Record ``value`` unless recorded already: (the kept value, True if this one)."""
-    found = await conn.fetchrow(_SQL["once_put"], run_id, name, value, now)
+    found = await conn.fetchrow(SQL["once_put"], run_id, name, value, now)
     if found is None:  # a concurrent recording committed after this statement's snapshot
         _, kept = await once_get(conn, run_id, name)
         return kept, False
     return found["result"], bool(found["fresh"])
-
-
-async def parked_of_run(conn: db.Connection, run_id: str) -> list[int]:
-    """The ids of the run's parked steps."""
-    return [r["id"] for r in await conn.fetch(_SQL["parked_of_run"], run_id)]
 
 
 # -- a batch of finished attempts ----------------------------------------------------------------
@@ -295,12 +245,12 @@ async def parked_of_run(conn: db.Connection, run_id: str) -> list[int]:
 
 async def lock_runs(conn: db.Connection, run_ids: Sequence[str]) -> None:
     """Lock these runs in id order (the lock order's first step, for a batch of steps)."""
-    await conn.fetch(_SQL["lock_runs"], sorted(uuid.UUID(r) for r in run_ids))
+    await conn.fetch(SQL["lock_runs"], sorted(uuid.UUID(r) for r in run_ids))
 
 
 async def lock_many(conn: db.Connection, step_ids: Sequence[int]) -> dict[int, StepRow]:
     """These steps, locked in id order (after their runs and live slots), by id."""
-    return {r["id"]: _row(r) for r in await conn.fetch(_SQL["lock_many"], sorted(step_ids))}
+    return {r["id"]: _row(r) for r in await conn.fetch(SQL["lock_many"], sorted(step_ids))}
 
 
 @dataclass(frozen=True)
@@ -324,7 +274,7 @@ async def finish_many(conn: db.Connection, finished: Sequence[Finished], now: da
         return
     errors = [f.error or (None, None, None) for f in finished]
     await conn.execute(
-        _SQL["finish_attempts"],
+        SQL["finish_attempts"],
         [f.step_id for f in finished],
         [f.attempt for f in finished],
         [f.outcome for f in finished],
@@ -337,7 +287,7 @@ async def finish_many(conn: db.Connection, finished: Sequence[Finished], now: da
     settled = [f for f in finished if f.status is not None]
     if settled:
         await conn.execute(
-            _SQL["settle_many"],
+            SQL["settle_many"],
             [f.step_id for f in settled],
             [f.status for f in settled],
             [f.due_at for f in settled],
@@ -351,7 +301,7 @@ async def store_results(conn: db.Connection, results: Sequence[tuple[str, str, A
     """Keep automatic states' results on their runs: (run, state, result) each."""
     if results:
         await conn.execute(
-            _SQL["store_results"],
+            SQL["store_results"],
             [uuid.UUID(r) for r, _, _ in results],
             [state for _, state, _ in results],
             [json.dumps(value) for _, _, value in results],

@@ -10,7 +10,10 @@ from typing import Any
 
 import asyncpg
 
-from taskflow.store import db
+from taskflow.store import db, sql
+
+#: The statements of ``sql/subjects.sql``.
+SQL = sql.statements("subjects")
 
 
 @dataclass(frozen=True)
@@ -38,17 +41,7 @@ async def upsert(
 ) -> tuple[SubjectRow, bool]:
     """Insert or replace a subject's attributes; (row, whether they changed)."""
     row = await conn.fetchrow(
-        """
-        INSERT INTO subject (id, type, external_id, attributes, version, created_at, updated_at)
-        VALUES ($1, $2, $3, $4, 1, $5, $5)
-        ON CONFLICT (type, external_id) DO UPDATE SET
-            attributes = EXCLUDED.attributes,
-            version = subject.version
-                      + (subject.attributes IS DISTINCT FROM EXCLUDED.attributes)::int,
-            updated_at = CASE WHEN subject.attributes IS DISTINCT FROM EXCLUDED.attributes
-                              THEN EXCLUDED.updated_at ELSE subject.updated_at END
-        RETURNING id, type, external_id, attributes, version, (xmax = 0) AS created
-        """,
+        SQL["upsert"],
         uuid.uuid4(),
         type_,
         external_id,
@@ -60,10 +53,7 @@ async def upsert(
 
 
 #: A subject by type and external id (index ``subject_type_external_id_key``).
-FIND = (
-    "SELECT id, type, external_id, attributes, version FROM subject "
-    "WHERE type = $1 AND external_id = $2"
-)
+FIND = SQL["find"]
 
 
 async def find(
@@ -72,7 +62,7 @@ async def find(
     """A subject by its type and external id; ``lock`` takes its row lock (the subject comes
     before its runs in the lock order)."""
     row = await conn.fetchrow(
-        FIND + (" FOR NO KEY UPDATE" if lock else ""),
+        SQL["find_locked"] if lock else SQL["find"],
         type_,
         external_id,
     )
@@ -83,8 +73,7 @@ async def update(
     conn: db.Connection, subject_id: str, attributes: Mapping[str, Any], now: datetime
 ) -> SubjectRow:
     row = await conn.fetchrow(
-        "UPDATE subject SET attributes = $2, version = version + 1, updated_at = $3 "
-        "WHERE id = $1 RETURNING id, type, external_id, attributes, version",
+        SQL["update"],
         uuid.UUID(subject_id),
         dict(attributes),
         now,

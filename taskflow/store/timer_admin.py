@@ -13,10 +13,14 @@ from collections.abc import Collection, Sequence
 from datetime import datetime
 
 from taskflow.core.timer_states import TimerStatus
-from taskflow.store import db
+from taskflow.store import db, sql
 from taskflow.store import deadlines as timers
+from taskflow.store.sql_builder import with_columns
 
 _COLUMNS = timers.timer_columns("")
+
+#: The statements of ``sql/timer_admin.sql``, their column lists filled.
+SQL = with_columns(sql.statements("timer_admin"), timer_columns=_COLUMNS)
 
 
 async def listing(
@@ -30,51 +34,33 @@ async def listing(
 ) -> tuple[list[timers.TimerRow], int]:
     """Up to ``limit`` timers after ``after_id`` in id order, and how many match in all
     (``workflows``: only timers of runs of these workflows; None: any)."""
-    where = (
-        "($1::text[] IS NULL OR t.status = ANY($1::text[])) "
-        "AND ($2::uuid IS NULL OR t.run = $2::uuid) "
-        "AND ($3::text[] IS NULL OR t.run IN (SELECT id FROM run WHERE workflow = ANY($3)))"
-    )
     run_key = uuid.UUID(run_id) if run_id is not None else None
     wanted = list(statuses) if statuses is not None else None
     scope = sorted(workflows) if workflows is not None else None
-    found = await conn.fetch(
-        f"SELECT {_COLUMNS} FROM timer t WHERE {where} AND t.id > $4 ORDER BY t.id LIMIT $5",
-        wanted,
-        run_key,
-        scope,
-        after_id,
-        limit,
-    )
-    total = await conn.fetchval(
-        f"SELECT count(*) FROM timer t WHERE {where}", wanted, run_key, scope
-    )
+    found = await conn.fetch(SQL["listing"], wanted, run_key, scope, after_id, limit)
+    total = await conn.fetchval(SQL["listing_count"], wanted, run_key, scope)
     return [timers.timer_from(r) for r in found], int(total)
 
 
 async def workflow_of(conn: db.Connection, timer_id: int) -> str | None:
     """The workflow of the timer's run (None: no such timer)."""
-    value = await conn.fetchval(
-        "SELECT r.workflow FROM timer t JOIN run r ON r.id = t.run WHERE t.id = $1", timer_id
-    )
+    value = await conn.fetchval(SQL["workflow_of"], timer_id)
     return None if value is None else str(value)
 
 
 async def get(conn: db.Connection, timer_id: int) -> timers.TimerRow | None:
     """One timer row by id."""
-    row = await conn.fetchrow(f"SELECT {_COLUMNS} FROM timer t WHERE t.id = $1", timer_id)
+    row = await conn.fetchrow(SQL["get"], timer_id)
     return timers.timer_from(row) if row else None
 
 
 async def lock(conn: db.Connection, timer_id: int) -> timers.TimerRow | None:
     """The timer, locked after its run (the lock order); None when there is none."""
-    run = await conn.fetchval("SELECT run FROM timer WHERE id = $1", timer_id)
+    run = await conn.fetchval(SQL["run_of"], timer_id)
     if run is None:
         return None
-    await conn.execute("SELECT 1 FROM run WHERE id = $1 FOR NO KEY UPDATE", run)
-    row = await conn.fetchrow(
-        f"SELECT {_COLUMNS} FROM timer t WHERE t.id = $1 FOR UPDATE", timer_id
-    )
+    await conn.execute(SQL["lock_run"], run)
+    row = await conn.fetchrow(SQL["lock"], timer_id)
     return timers.timer_from(row) if row else None
 
 
@@ -82,15 +68,7 @@ async def rearm(conn: db.Connection, timer_id: int, now: datetime) -> timers.Tim
     """Arm a timer again, due ``now``, its failures forgotten (the last error stays shown);
     NOTIFY wakes the workers at commit."""
     row = await conn.fetchrow(
-        f"""
-        WITH t AS (
-            UPDATE timer SET status = $2, due_at = $3, attempts = 0,
-                             planned_at = COALESCE(planned_at, due_at), updated_at = $3
-            WHERE id = $1
-            RETURNING *
-        )
-        SELECT {_COLUMNS}, pg_notify($4, '') FROM t
-        """,
+        SQL["rearm"],
         timer_id,
         TimerStatus.ARMED.value,
         now,
@@ -104,10 +82,7 @@ async def set_status(
 ) -> timers.TimerRow:
     """Give a timer a new status (e.g. discarded)."""
     row = await conn.fetchrow(
-        f"""
-        WITH t AS (UPDATE timer SET status = $2, updated_at = $3 WHERE id = $1 RETURNING *)
-        SELECT {_COLUMNS} FROM t
-        """,
+        SQL["set_status"],
         timer_id,
         status.value,
         now,
@@ -121,15 +96,7 @@ async def reschedule(
     """Arm a timer due at ``due_at`` as if planned so, its failures forgotten (the last error
     stays shown); NOTIFY wakes the workers at commit."""
     row = await conn.fetchrow(
-        f"""
-        WITH t AS (
-            UPDATE timer SET status = $2, due_at = $3, attempts = 0, planned_at = NULL,
-                             updated_at = $4
-            WHERE id = $1
-            RETURNING *
-        )
-        SELECT {_COLUMNS}, pg_notify($5, '') FROM t
-        """,
+        SQL["reschedule"],
         timer_id,
         TimerStatus.ARMED.value,
         due_at,

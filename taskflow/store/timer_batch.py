@@ -6,8 +6,8 @@ writing what the firings changed each take one statement for the whole batch
 (arrays bound as parameters, ``unnest`` on the server), so the round trips do
 not grow with the number of firings. Ids and JSON travel as text and are cast on
 the server: cheaper on both sides than ``uuid[]`` and ``jsonb[]`` parameters.
-The single-row writes use cases make are
-in ``runs.py`` and ``deadlines.py``; these are their batch variants.
+What the firings decided is written by
+the one writer every use case uses (``unit_of_work.py``).
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from taskflow.core.runs.model import RunView
 from taskflow.store import db, locks, runs
 from taskflow.store import deadlines as timers
 
@@ -75,103 +74,3 @@ async def timers_of_runs(
         timer = timers.timer_from(row, "t_")
         by_run[timer.run_id].append(timer)
     return by_run
-
-
-async def update_runs(
-    conn: db.Connection, changed: Sequence[tuple[RunView, int]], now: datetime
-) -> None:
-    """Write runs as they now are; each ``(view, writes)`` bumps the version ``writes`` times."""
-    if not changed:
-        return
-    await conn.execute(
-        """
-        UPDATE run SET state = u.state, status = u.status, visit = u.visit,
-                       state_entered_at = u.entered, ended_at = u.ended, updated_at = $8,
-                       version = run.version + u.writes, unmatched_at = u.unmatched
-        FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::timestamptz[],
-                    $6::timestamptz[], $7::int[], $9::timestamptz[])
-             AS u(id, state, status, visit, entered, ended, writes, unmatched)
-        WHERE run.id = u.id::uuid
-        """,
-        [v.id for v, _ in changed],
-        [v.state for v, _ in changed],
-        [v.status for v, _ in changed],
-        [v.visit for v, _ in changed],
-        [v.state_entered_at for v, _ in changed],
-        [v.ended_at for v, _ in changed],
-        [n for _, n in changed],
-        now,
-        [v.unmatched_at for v, _ in changed],
-    )
-
-
-async def mark_breached(conn: db.Connection, marks: Sequence[tuple[str, str, datetime]]) -> None:
-    """Record ``(slot, milestone, at)`` breaches (the first record of each stays)."""
-    if not marks:
-        return
-    await conn.execute(
-        """
-        WITH k AS (
-            UPDATE sla_clock SET breached_at = COALESCE(sla_clock.breached_at, u.at)
-            FROM unnest($1::text[], $2::text[], $3::timestamptz[]) AS u(slot, milestone, at)
-            WHERE sla_clock.slot = u.slot::uuid AND sla_clock.milestone = u.milestone
-            RETURNING sla_clock.slot, sla_clock.milestone, sla_clock.breached_at
-        )
-        -- The slot's copy of its report clock (store/deadlines.py) keeps the breach too.
-        UPDATE slot s SET sla_breached_at = k.breached_at
-        FROM k WHERE s.id = k.slot AND s.sla_milestone = k.milestone
-        """,
-        [s for s, _, _ in marks],
-        [m for _, m, _ in marks],
-        [at for _, _, at in marks],
-    )
-
-
-async def write_timers(
-    conn: db.Connection, rows: Sequence[timers.TimerRow], now: datetime, *, notify: bool
-) -> None:
-    """Write timer rows as they now are (new keys inserted); ``notify`` wakes sleeping workers.
-
-    A row whose firing count went up was fired at ``now``. The NOTIFY is delivered
-    at commit, like the one a use case's :class:`~taskflow.store.deadlines.DeadlineWrites` sends.
-    """
-    if not rows:
-        return
-    await conn.execute(
-        """
-        WITH written AS (
-            INSERT INTO timer AS t (key, run, slot, kind, part, due_at, status, fired,
-                                    updated_at, attempts, last_error, failed_at, planned_at)
-            SELECT key, run::uuid, slot::uuid, kind, part, due_at, status, fired, $9,
-                   attempts, last_error, failed_at, planned_at
-            FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[],
-                        $6::timestamptz[], $7::text[], $8::int[], $12::int[], $13::text[],
-                        $14::timestamptz[], $15::timestamptz[])
-                 AS u(key, run, slot, kind, part, due_at, status, fired, attempts, last_error,
-                      failed_at, planned_at)
-            ON CONFLICT (key) DO UPDATE SET
-                due_at = EXCLUDED.due_at, status = EXCLUDED.status, fired = EXCLUDED.fired,
-                fired_at = CASE WHEN EXCLUDED.fired > t.fired THEN EXCLUDED.updated_at
-                                ELSE t.fired_at END,
-                attempts = EXCLUDED.attempts, last_error = EXCLUDED.last_error,
-                failed_at = EXCLUDED.failed_at, planned_at = EXCLUDED.planned_at,
-                updated_at = EXCLUDED.updated_at
-        )
-        SELECT pg_notify($10, '') WHERE $11
-        """,
-        [t.key for t in rows],
-        [t.run_id for t in rows],
-        [t.slot_id for t in rows],
-        [t.kind for t in rows],
-        [t.ref for t in rows],
-        [t.due_at for t in rows],
-        [t.status for t in rows],
-        [t.fired for t in rows],
-        now,
-        timers.CHANNEL,
-        notify,
-        [t.attempts for t in rows],
-        [t.last_error for t in rows],
-        [t.failed_at for t in rows],
-        [t.planned_at for t in rows],
-    )

@@ -142,3 +142,52 @@ async def test_claim_next_runs_on_connections_that_plan_once(
         assert await conn.fetchval("SHOW plan_cache_mode") == "force_generic_plan"
     async with services.db.connection() as conn:
         assert await conn.fetchval("SHOW plan_cache_mode") == "auto"
+
+
+CLAIM_NEXT = """mutation { claimNext(input: {}) { __typename
+  ... on SlotSuccess { slot { id status holder version runState workflow
+                              subject { externalId } } } } }"""
+
+
+async def test_the_claim_next_mutation_answers_from_what_its_statement_returned(
+    client: httpx.AsyncClient, people: dict[str, str], counted: tuple[httpx.AsyncClient, Counter]
+) -> None:
+    """The payload's slot is the row the claim returned, with its run: no slot or run is
+    read again after the claim (it was: the slot twice more, the run and all its slots)."""
+    http, counter = counted
+    for reference in ("EXP-WARM", "EXP-CLAIM"):
+        attributes = {**w.EXPENSE, "reference": reference}
+        await w.start(client, people["app"], "expense-approval", "expense", reference, attributes)
+    await gql(http, CLAIM_NEXT, token=people["fiona"])  # warm the pool: connections, codecs
+    counter.statements.clear()
+    answer = (await gql(http, CLAIM_NEXT, token=people["fiona"])).ok()["claimNext"]
+    assert answer["__typename"] == "SlotSuccess"
+    slot = answer["slot"]
+    assert (slot["status"], slot["holder"], slot["runState"]) == ("CLAIMED", "fiona", "submitted")
+    assert slot["subject"]["externalId"] in ("EXP-WARM", "EXP-CLAIM")
+    after = [i for i, s in enumerate(counter.statements) if "UPDATE slot" in s]
+    assert len(after) == 1, counter.statements
+    # Nothing after the claim statement reads a slot or a run.
+    assert [
+        s for s in counter.statements[after[0] + 1 :] if "FROM slot" in s or "FROM run" in s
+    ] == []
+
+
+async def test_the_claim_mutation_answers_from_what_its_statement_returned(
+    client: httpx.AsyncClient, people: dict[str, str], counted: tuple[httpx.AsyncClient, Counter]
+) -> None:
+    """A claim by id answers from the row its guarded UPDATE returned: no read after it."""
+    http, counter = counted
+    for reference in ("EXP-WARM", "EXP-CLAIM"):
+        attributes = {**w.EXPENSE, "reference": reference}
+        await w.start(client, people["app"], "expense-approval", "expense", reference, attributes)
+    first, second = [s["id"] for s in await w.inbox(client, people["fiona"])][:2]
+    claim = """mutation($id: ID!) { claim(input: {slotId: $id}) { __typename
+      ... on SlotSuccess { slot { id status holder runState } } } }"""
+    await gql(http, claim, {"id": first}, token=people["fiona"])  # warm the pool
+    counter.statements.clear()
+    answer = (await gql(http, claim, {"id": second}, token=people["fiona"])).ok()["claim"]
+    assert (answer["slot"]["status"], answer["slot"]["holder"]) == ("CLAIMED", "fiona")
+    moved = [i for i, s in enumerate(counter.statements) if "UPDATE slot SET status" in s]
+    assert len(moved) == 1, counter.statements
+    assert [s for s in counter.statements[moved[0] + 1 :] if s.lstrip().startswith("SELECT")] == []

@@ -1,9 +1,11 @@
 """claim-next's one-statement path writes exactly what the general path writes.
 
 For each situation, two runs are brought to the same point at the same instant;
-one slot is claimed the general way (the ``claim`` use case: the core plans the
-clocks, timers and timeline in Python), its twin by the plain claim-next
-statement (``store/claims.py``: the same planning done in SQL). Slot, clock
+one slot is claimed the general way (the ``claim`` use case: the unit of work's
+one planner, ``core/unit_of_work.plan``, plans the clocks, timers and timeline and
+its one writer writes them), its twin by the plain claim-next statement
+(``store/claims.py``: the same planning done in SQL, checked here against the planner
+on every situation it takes). Slot, clock
 ledgers, timer rows and timeline lines must come out the same. A slot the
 statement cannot plan (a paused clock) is left to the general path.
 """

@@ -3,6 +3,8 @@ what would make a statement ambiguous."""
 
 from __future__ import annotations
 
+import ast
+import importlib
 from pathlib import Path
 
 import pytest
@@ -35,3 +37,58 @@ def test_a_malformed_file_is_refused(text: str, says: str) -> None:
 def test_every_statement_file_in_the_package_loads() -> None:
     for path in sorted(SQL_DIR.glob("*.sql")):
         assert sql.statements(path.stem), f"{path.name} holds no statement"
+
+
+STORE = SQL_DIR.parent
+
+
+def _named_uses() -> dict[str, tuple[str, set[str]]]:
+    """Per store module: the file it loads (``sql.statements("file")``) and the names it
+    reads from it (``SQL["name"]``)."""
+    uses: dict[str, tuple[str, set[str]]] = {}
+    for path in sorted(STORE.glob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        files = [
+            node.args[0].value
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "statements"
+            and isinstance(node.func.value, ast.Name)
+            and node.func.value.id == "sql"
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+        ]
+        names = {
+            node.slice.value
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Subscript)
+            and isinstance(node.value, ast.Name)
+            and node.value.id == "SQL"
+            and isinstance(node.slice, ast.Constant)
+            and isinstance(node.slice.value, str)
+        }
+        if files or names:
+            assert len(files) == 1, f"{path.name}: one statement file per module, read as SQL"
+            uses[path.stem] = (files[0], names)
+    return uses
+
+
+def test_every_store_module_loads_its_statements_at_import() -> None:
+    for module in _named_uses():
+        importlib.import_module(f"taskflow.store.{module}")
+
+
+def test_every_statement_a_module_names_exists_and_every_statement_is_used() -> None:
+    uses = _named_uses()
+    assert "queries" in uses, "the scan found no module reading named statements"
+    read: dict[str, set[str]] = {}
+    for module, (file, names) in uses.items():
+        missing = names - set(sql.statements(file))
+        assert not missing, f"store/{module}.py names {sorted(missing)}, not in {file}.sql"
+        read.setdefault(file, set()).update(names)
+    for path in sorted(SQL_DIR.glob("*.sql")):
+        if path.stem == "fragments":
+            continue
+        unused = set(sql.statements(path.stem)) - read.get(path.stem, set())
+        assert not unused, f"{path.name}: statements {sorted(unused)} are read by no module"

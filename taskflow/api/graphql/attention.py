@@ -8,7 +8,6 @@ reason for the run's timeline and an idempotencyKey.
 from __future__ import annotations
 
 from datetime import datetime
-from enum import Enum
 from typing import Annotated
 
 import strawberry
@@ -20,52 +19,35 @@ from taskflow.api.graphql.types import RUN
 from taskflow.core import attention as core
 from taskflow.service import attention
 
-
-@strawberry.enum(description="Why something needs a person.")
-class AttentionReason(Enum):
-    ROUTE_UNMATCHED = strawberry.enum_value(
-        core.Reason.ROUTE_UNMATCHED.value,
-        description="The state's completion rule held but no route matched: the run waits. "
-        "Clear it with goto (or by updating the subject).",
-    )
-    TIMER_DEAD = strawberry.enum_value(
-        core.Reason.TIMER_DEAD.value,
-        description="A timer failed every attempt and is parked DEAD. Clear it with retryTimer, "
-        "rescheduleTimer or discardTimer.",
-    )
-    TIMER_FAILING = strawberry.enum_value(
-        core.Reason.TIMER_FAILING.value,
-        description="A timer's firing failed and is retried with backoff. Mend the cause, or "
-        "rescheduleTimer.",
-    )
-    HELD_BY_INACTIVE = strawberry.enum_value(
-        core.Reason.HELD_BY_INACTIVE.value,
-        description="A slot is held by a deactivated principal. Clear it with reassignHeld.",
-    )
-    BREACHED_UNHELD = strawberry.enum_value(
-        core.Reason.BREACHED_UNHELD.value,
-        description="A slot breached its SLA and nobody holds it. Assign it, or someone claims it.",
-    )
-    IDLE = strawberry.enum_value(
-        core.Reason.IDLE.value,
-        description="An active run has not changed for longer than TASKFLOW_IDLE_AFTER. Move it "
-        "on (goto) or cancel it.",
-    )
-    EVENT_EXPIRING = strawberry.enum_value(
-        core.Reason.EVENT_EXPIRING.value,
-        description="An event kept for a slot not yet open expires within "
+# Core's reasons are the GraphQL enum AttentionReason, each described with what clears it.
+relay.core_enum(
+    core.Reason,
+    name="AttentionReason",
+    description="Why something needs a person.",
+    values={
+        core.Reason.ROUTE_UNMATCHED: "The state's completion rule held but no route matched: "
+        "the run waits. Clear it with goto (or by updating the subject).",
+        core.Reason.TIMER_DEAD: "A timer failed every attempt and is parked DEAD. Clear it "
+        "with retryTimer, rescheduleTimer or discardTimer.",
+        core.Reason.TIMER_FAILING: "A timer's firing failed and is retried with backoff. Mend "
+        "the cause, or rescheduleTimer.",
+        core.Reason.HELD_BY_INACTIVE: "A slot is held by a deactivated principal. Clear it "
+        "with reassignHeld.",
+        core.Reason.BREACHED_UNHELD: "A slot breached its SLA and nobody holds it. Assign it, "
+        "or someone claims it.",
+        core.Reason.IDLE: "An active run has not changed for longer than TASKFLOW_IDLE_AFTER. "
+        "Move it on (goto) or cancel it.",
+        core.Reason.EVENT_EXPIRING: "An event kept for a slot not yet open expires within "
         "TASKFLOW_EVENT_EXPIRING_WITHIN. goto the state whose slot awaits it, or let it expire.",
-    )
-    STEP_PARKED = strawberry.enum_value(
-        core.Reason.STEP_PARKED.value,
-        description="An automatic step failed its last attempt and no on_error route took it: "
-        "the run waits in its state. Mend the cause, then retryStep (or goto).",
-    )
+        core.Reason.STEP_PARKED: "An automatic step failed its last attempt and no on_error "
+        "route took it: the run waits in its state. Mend the cause, then retryStep (or goto).",
+    },
+)
 
 
 @strawberry.type(description="One thing that needs a person, and what it concerns.")
 class AttentionItem:
-    reason: AttentionReason = strawberry.field(description="Why it needs attention.")
+    reason: core.Reason = strawberry.field(description="Why it needs attention.")
     since: datetime = strawberry.field(
         description="Since when: the unmatched route, the timer's planned instant or last "
         "failure, the hold, the breach, the last change, the event's arrival."
@@ -92,18 +74,14 @@ class AttentionItem:
     @classmethod
     def of(cls, item: core.Item) -> AttentionItem:
         return cls(
-            reason=AttentionReason[item.reason.name],
+            reason=item.reason,
             since=item.since,
             until=item.until,
-            run_id=strawberry.ID(relay.to_global_id(RUN, item.run_id)),
+            run_id=relay.node_id(RUN, item.run_id),
             workflow=item.workflow,
             state=item.state,
-            slot_id=strawberry.ID(relay.to_global_id("Slot", item.slot_id))
-            if item.slot_id
-            else None,
-            timer_id=strawberry.ID(relay.to_global_id("Timer", str(item.timer_id)))
-            if item.timer_id is not None
-            else None,
+            slot_id=relay.node_id("Slot", item.slot_id),
+            timer_id=relay.node_id("Timer", item.timer_id),
             principal_id=item.principal,
             detail=item.detail,
             remedy=item.remedy,
@@ -112,7 +90,7 @@ class AttentionItem:
 
 @strawberry.input(description="Narrows the needs-attention list.")
 class AttentionFilter:
-    reasons: list[AttentionReason] | None = strawberry.field(
+    reasons: list[core.Reason] | None = strawberry.field(
         default=None, description="Only these reasons; default: all."
     )
     workflow: str | None = strawberry.field(
@@ -143,12 +121,8 @@ class AttentionQueries:
     async def needs_attention(
         self,
         info: Info,
-        first: Annotated[
-            int, strawberry.argument(description=f"Page size, at most {relay.MAX_FIRST}.")
-        ] = 20,
-        after: Annotated[
-            str | None, strawberry.argument(description="endCursor of the previous page.")
-        ] = None,
+        first: relay.First = 20,
+        after: relay.After = None,
         filter: Annotated[
             AttentionFilter | None,
             strawberry.argument(description="Which items (default: all you may see)."),
@@ -157,7 +131,7 @@ class AttentionQueries:
         me = await caller(info)
         limit = relay.check_first(first)
         f = filter or AttentionFilter()
-        reasons = [core.Reason[x.name] for x in f.reasons] if f.reasons else None
+        reasons = list(f.reasons) if f.reasons else None
         items, total = await attention.listing(
             info.context.services,
             me,
@@ -166,17 +140,10 @@ class AttentionQueries:
             after=_after(after),
             limit=limit + 1,
         )
-        edges = [
-            relay.Edge(
-                cursor=relay.encode_cursor(i.since.isoformat(), i.reason.value, i.ref),
-                node=AttentionItem.of(i),
-            )
-            for i in items[:limit]
-        ]
-        return relay.Connection(
-            edges=edges,
-            page_info=relay.PageInfo(
-                has_next_page=len(items) > limit, end_cursor=edges[-1].cursor if edges else None
-            ),
-            total_count=total,
+        return relay.connection(
+            items,
+            AttentionItem.of,
+            lambda i: relay.encode_cursor(i.since.isoformat(), i.reason.value, i.ref),
+            total=total,
+            limit=limit,
         )

@@ -3,14 +3,16 @@
 Domain refusals are payload types, not errors (GRAPHQL.md). What reaches the
 top-level ``errors`` list is authentication (``UNAUTHENTICATED``), requests the
 schema refuses (validation, limits), a few query-level refusals (``FORBIDDEN``,
-``INVALID_INPUT``) carrying their ``code``, and the unexpected: masked to a
-message with a request id and logged with its stack trace.
+``INVALID_INPUT``) carrying their ``code``, and the unexpected (any exception not a
+``TaskflowError``, and every ``errors.InternalError`` such as the engine's): masked to
+a message with a request id and logged with its stack trace.
 """
 
 from __future__ import annotations
 
 import logging
 import re
+from typing import Any
 
 from graphql.error import GraphQLError
 from strawberry.extensions import MaskErrors
@@ -36,6 +38,19 @@ _QUOTED = re.compile(
 MAX_MESSAGE = 500
 
 
+def _with(
+    error: GraphQLError,
+    message: str,
+    extensions: dict[str, Any] | None,
+    original: Exception | None = None,
+) -> GraphQLError:
+    """``error`` at the same place with another message, extensions and original error."""
+    at = error.path
+    return GraphQLError(
+        message, error.nodes, error.source, error.positions, at, original, extensions
+    )
+
+
 def _shortened(error: GraphQLError) -> GraphQLError:
     """``error`` with every quoted value cut to a short prefix, and a capped length."""
     message = _QUOTED.sub(lambda m: f"{m[1]}{m[2]}...{m[1]}", error.message)
@@ -43,15 +58,7 @@ def _shortened(error: GraphQLError) -> GraphQLError:
         message = message[:MAX_MESSAGE] + " (cut)"
     if message == error.message:
         return error
-    return GraphQLError(
-        message=message,
-        nodes=error.nodes,
-        source=error.source,
-        positions=error.positions,
-        path=error.path,
-        original_error=error.original_error,
-        extensions=error.extensions,
-    )
+    return _with(error, message, error.extensions, error.original_error)
 
 
 class ShapeErrors(MaskErrors):
@@ -63,6 +70,8 @@ class ShapeErrors(MaskErrors):
     @staticmethod
     def _is_unexpected(error: GraphQLError) -> bool:
         original = error.original_error
+        if isinstance(original, errors.InternalError):  # a fault of ours, e.g. the engine's
+            return True
         return original is not None and not isinstance(
             original, errors.TaskflowError | GraphQLError
         )
@@ -81,15 +90,8 @@ class ShapeErrors(MaskErrors):
             error.path,
             exc_info=error.original_error,
         )
-        return GraphQLError(
-            message=f"Unexpected error. It has been logged with request id {request_id}.",
-            nodes=error.nodes,
-            source=error.source,
-            positions=error.positions,
-            path=error.path,
-            original_error=None,
-            extensions={"code": "INTERNAL", "requestId": request_id},
-        )
+        message = f"Unexpected error. It has been logged with request id {request_id}."
+        return _with(error, message, {"code": "INTERNAL", "requestId": request_id})
 
     def _unavailable(self, error: GraphQLError, request_id: str) -> GraphQLError:
         log.warning(
@@ -101,19 +103,9 @@ class ShapeErrors(MaskErrors):
         if response is not None:
             response.status_code = UNAVAILABLE_STATUS
             response.headers["Retry-After"] = str(outage.RETRY_AFTER_SECONDS)
-        return GraphQLError(
-            message=outage.MESSAGE,
-            nodes=error.nodes,
-            source=error.source,
-            positions=error.positions,
-            path=error.path,
-            original_error=None,
-            extensions={
-                "code": "UNAVAILABLE",
-                "retryAfterSeconds": outage.RETRY_AFTER_SECONDS,
-                "requestId": request_id,
-            },
-        )
+        retry = outage.RETRY_AFTER_SECONDS
+        extensions = {"code": "UNAVAILABLE", "retryAfterSeconds": retry, "requestId": request_id}
+        return _with(error, outage.MESSAGE, extensions)
 
     def _process_errors(self, found: list[GraphQLError]) -> list[GraphQLError]:
         shaped = []
@@ -126,14 +118,6 @@ class ShapeErrors(MaskErrors):
                 extensions["code"] = original.code
                 if original.facts:
                     extensions["facts"] = original.facts
-                error = GraphQLError(
-                    message=original.message,
-                    nodes=error.nodes,
-                    source=error.source,
-                    positions=error.positions,
-                    path=error.path,
-                    original_error=original,
-                    extensions=extensions,
-                )
+                error = _with(error, original.message, extensions, original)
             shaped.append(error)
         return shaped

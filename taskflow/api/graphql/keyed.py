@@ -1,20 +1,32 @@
-"""Idempotency keys at the edge: every mutation's input may carry ``idempotencyKey``.
+"""Idempotency keys at the edge, and the one skeleton every mutation runs through.
 
-A resolver hands its use case to :func:`once` as a function returning the ids its
-payload is built from; the first answer under a key (those ids, or the refusal)
-comes back for a retry with the same key and input (``service/idempotency.py``).
+A resolver hands :func:`answer` its use case (``work``: the caller -> the ids its
+payload is built from) and the builder of its success from those ids; ``answer``
+finds the caller, runs the work once per idempotency key (:func:`once`: the first
+answer under a key, ids or refusal, comes back for a retry with the same key and
+input, ``service/idempotency.py``), builds the success, and answers a refusal as
+its typed payload member (``refusals.refusal_for``; internal errors are raised
+again, to be masked).
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, TypeVar
 
-from taskflow.api.graphql.context import Info
+from taskflow import errors
+from taskflow.api.graphql import refusals
+from taskflow.api.graphql.context import Info, caller
+from taskflow.core.principals import Principal
 from taskflow.service import idempotency
 
 Answer = dict[str, Any]
+P = TypeVar("P")
+#: A mutation's use case: the caller -> the plain data (ids) its payload is built from.
+Work = Callable[[Principal], Awaitable[Answer]]
+#: A mutation's success from (info, caller, the work's answer, whether it was given again).
+Build = Callable[[Info, Principal, Answer, bool], Awaitable[P]]
 
 
 def request_of(input: Any) -> dict[str, Any]:
@@ -49,3 +61,25 @@ async def once(
         request=request_of(input),
         work=work,
     )
+
+
+def built(kind: Callable[..., P], **fields: Callable[[Info, Any], Awaitable[Any]]) -> Build[P]:
+    """A build making ``kind`` with each field resolved from the answer's value of that name:
+    ``built(SlotSuccess, slot=resolve_slot)`` is ``SlotSuccess(slot=await resolve_slot(info,
+    answer["slot"]))``."""
+
+    async def build(info: Info, _: Principal, found: Answer, __: bool) -> P:
+        return kind(**{name: await get(info, found[name]) for name, get in fields.items()})
+
+    return build
+
+
+async def answer(info: Info, operation: str, input: Any, work: Work, build: Build[P]) -> P:
+    """The skeleton of every mutation: see the module doc."""
+    me = await caller(info)
+    try:
+        found, again = await once(info, me.id, operation, input, lambda: work(me))
+        return await build(info, me, found, again)
+    except errors.TaskflowError as exc:
+        refused: P = refusals.refusal_for(exc)
+        return refused

@@ -8,9 +8,10 @@ answers exactly as the HTML page does: every unusable link gets the same
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
 from enum import Enum
-from typing import Annotated, Any
+from typing import Annotated, TypeVar
 
 import strawberry
 from strawberry.scalars import JSON
@@ -20,10 +21,13 @@ from taskflow.api.graphql import keyed, relay
 from taskflow.api.graphql import refusals as r
 from taskflow.api.graphql.context import Info, caller
 from taskflow.core import links as core
+from taskflow.core import refusals
 from taskflow.core.definition import fields as fl
+from taskflow.core.principals import Principal
 from taskflow.service import link_use, links
 
 TYPE_NAME = "MagicLink"
+S = TypeVar("S")
 SLOT = "Slot"
 
 
@@ -62,8 +66,8 @@ class MagicLinkType(relay.Node):
     @classmethod
     def of(cls, link: core.LinkView, now: datetime) -> MagicLinkType:
         return cls(
-            id=strawberry.ID(relay.to_global_id(TYPE_NAME, link.id)),
-            slot_id=strawberry.ID(relay.to_global_id(SLOT, link.slot_id)),
+            id=relay.node_id(TYPE_NAME, link.id),
+            slot_id=relay.node_id(SLOT, link.slot_id),
             event=link.event,
             recipient_name=link.recipient_name,
             recipient_email=link.recipient_email,
@@ -96,45 +100,12 @@ async def links_of_slot(info: Info, slot_global_id: str) -> list[MagicLinkType]:
 # -- refusals ------------------------------------------------------------------------------------
 
 
-@strawberry.type(description="The link cannot be used (whatever the reason; staff see it).")
-class LinkUnusable(relay.Refusal):
-    pass
-
-
-@strawberry.type(description="The slot's definition does not let a magic link complete it.")
-class LinksNotAllowed(relay.Refusal):
-    pass
-
-
-@strawberry.type(
-    description="The recipient is not among the slot's candidates (e-mail addresses) and its "
-    "outsiders rule does not admit them either."
-)
-class RecipientNotAllowed(relay.Refusal):
-    pass
-
-
-@strawberry.type(description="Too many unusable links from this client; wait, then try again.")
-class TooManyRequests(relay.Refusal):
-    retry_after_seconds: int = strawberry.field(description="Seconds to wait before trying.")
-
-
-def refusal(error: errors.TaskflowError) -> Any:
-    """The typed refusal of a link use case's error (shared with mintNotificationLink)."""
-    base: dict[str, Any] = {"message": error.message}
-    if isinstance(error, core.LinkUnusable):
-        return LinkUnusable(code=relay.RefusalCode.LINK_UNUSABLE, **base)
-    if isinstance(error, core.LinksNotAllowed):
-        return LinksNotAllowed(code=relay.RefusalCode.LINKS_NOT_ALLOWED, **base)
-    if isinstance(error, core.RecipientNotAllowed):
-        return RecipientNotAllowed(code=relay.RefusalCode.RECIPIENT_NOT_ALLOWED, **base)
-    if isinstance(error, core.Throttled):
-        return TooManyRequests(
-            code=relay.RefusalCode.TOO_MANY_REQUESTS,
-            retry_after_seconds=int(error.facts.get("retry_after", 60)),
-            **base,
-        )
-    return r.refusal_for(error)
+LinkUnusable = r.LinkUnusable
+LinksNotAllowed = r.LinksNotAllowed
+RecipientNotAllowed = r.RecipientNotAllowed
+TooManyRequests = r.TooManyRequests
+#: The typed refusal of a link use case's error (shared with mintNotificationLink).
+refusal = r.refusal_for
 
 
 # -- inputs and payloads -------------------------------------------------------------------------
@@ -188,15 +159,7 @@ class CompleteWithLinkSuccess:
 
 
 MintMagicLinkPayload = Annotated[
-    MintMagicLinkSuccess
-    | LinksNotAllowed
-    | RecipientNotAllowed
-    | r.SlotNotOpen
-    | relay.InvalidInput
-    | relay.NotAllowed
-    | relay.NotFoundRefusal
-    | relay.IdempotencyKeyReused
-    | relay.Busy,
+    MintMagicLinkSuccess | LinksNotAllowed | RecipientNotAllowed | r.SlotNotOpen | relay.Common,
     strawberry.union("MintMagicLinkPayload", description="Result of mintMagicLink."),
 ]
 RevokeMagicLinkPayload = Annotated[
@@ -220,9 +183,9 @@ CompleteWithLinkPayload = Annotated[
     strawberry.union("CompleteWithLinkPayload", description="Result of completeWithLink."),
 ]
 
-MintArg = Annotated[MintMagicLinkInput, strawberry.argument(description="What to do.")]
-RevokeArg = Annotated[RevokeMagicLinkInput, strawberry.argument(description="What to do.")]
-CompleteArg = Annotated[CompleteWithLinkInput, strawberry.argument(description="What to do.")]
+MintArg = relay.WhatToDo[MintMagicLinkInput]
+RevokeArg = relay.WhatToDo[RevokeMagicLinkInput]
+CompleteArg = relay.WhatToDo[CompleteWithLinkInput]
 
 
 def _client(info: Info) -> str:
@@ -239,59 +202,38 @@ class LinkMutations:
         "slot's candidates or its outsiders rule name."
     )
     async def mint_magic_link(self, info: Info, input: MintArg) -> MintMagicLinkPayload:
-        me = await caller(info)
-        services = info.context.services
-        made: list[links.Minted] = []
-
-        async def work() -> keyed.Answer:
-            made.append(
-                await links.mint(
-                    services,
-                    me,
-                    relay.local_id(input.slot_id, SLOT, "slotId"),
-                    recipient_name=input.recipient.name,
-                    recipient_email=input.recipient.email,
-                    expires_in=timedelta(seconds=input.expires_in)
-                    if input.expires_in is not None
-                    else None,
-                )
+        async def mint(me: Principal) -> links.Minted:
+            return await links.mint(
+                info.context.services,
+                me,
+                relay.local_id(input.slot_id, SLOT, "slotId"),
+                recipient_name=input.recipient.name,
+                recipient_email=input.recipient.email,
+                expires_in=expiry(input.expires_in),
             )
-            return {"link": made[0].link.id}
 
-        try:
-            answer, again = await keyed.once(info, me.id, "mintMagicLink", input, work)
-            if again:
-                raise shown_once(str(answer["link"]))
-        except errors.TaskflowError as exc:
-            refused: MintMagicLinkPayload = refusal(exc)
-            return refused
-        minted = made[0]
-        return MintMagicLinkSuccess(
-            link=MagicLinkType.of(minted.link, services.clock.now()),
-            url=minted.url,
-            token=minted.token,
-        )
+        work, build = minting(mint, MintMagicLinkSuccess)
+        return await keyed.answer(info, "mintMagicLink", input, work, build)
 
     @strawberry.mutation(description="Revoke a magic link that is not used yet.")
     async def revoke_magic_link(self, info: Info, input: RevokeArg) -> RevokeMagicLinkPayload:
-        me = await caller(info)
         services = info.context.services
 
-        async def work() -> keyed.Answer:
+        async def work(me: Principal) -> keyed.Answer:
             link = await links.revoke(
                 services, me, relay.local_id(input.link_id, TYPE_NAME, "linkId")
             )
             return {"link": link.id}
 
-        try:
-            answer, _ = await keyed.once(info, me.id, "revokeMagicLink", input, work)
+        async def build(
+            info: Info, me: Principal, answer: keyed.Answer, _: bool
+        ) -> RevokeMagicLinkSuccess:
             link = await links.get(services, me, str(answer["link"]))
             if link is None:
                 raise errors.NotFound(f"No magic link has the id {input.link_id!r}.")
-        except errors.TaskflowError as exc:
-            refused: RevokeMagicLinkPayload = refusal(exc)
-            return refused
-        return RevokeMagicLinkSuccess(link=MagicLinkType.of(link, services.clock.now()))
+            return RevokeMagicLinkSuccess(link=MagicLinkType.of(link, services.clock.now()))
+
+        return await keyed.answer(info, "revokeMagicLink", input, work, build)
 
     @strawberry.mutation(
         description="Complete the slot a magic link is for, with its payload; no staff token "
@@ -319,11 +261,35 @@ class LinkMutations:
         )
 
 
+def expiry(seconds: int | None) -> timedelta | None:
+    return timedelta(seconds=seconds) if seconds is not None else None
+
+
+def minting(
+    mint: Callable[[Principal], Awaitable[links.Minted]], success: Callable[..., S]
+) -> tuple[keyed.Work, keyed.Build[S]]:
+    """The work and build of a mint mutation: the link this request minted, its URL and
+    token shown once; a retry with the same key is refused (:func:`shown_once`)."""
+    made: list[links.Minted] = []
+
+    async def work(me: Principal) -> keyed.Answer:
+        made.append(await mint(me))
+        return {"link": made[0].link.id}
+
+    async def build(info: Info, _: Principal, answer: keyed.Answer, again: bool) -> S:
+        if again:
+            raise shown_once(str(answer["link"]))
+        minted = made[0]
+        now = info.context.services.clock.now()
+        return success(link=MagicLinkType.of(minted.link, now), url=minted.url, token=minted.token)
+
+    return work, build
+
+
 def shown_once(link_id: str) -> errors.TaskflowError:
     """The answer to a retried mint: its URL and token are shown once and never kept."""
-    return errors.TaskflowError(
+    return refusals.IdempotencyKeyReused(
         f"The first request with this idempotencyKey minted the link "
         f"{relay.to_global_id(TYPE_NAME, link_id)}; its URL and token are shown only once "
-        "and are not kept. Revoke that link (revokeMagicLink) and mint again with a new key.",
-        code="IDEMPOTENCY_KEY_REUSED",
+        "and are not kept. Revoke that link (revokeMagicLink) and mint again with a new key."
     )

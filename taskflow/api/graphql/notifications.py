@@ -8,7 +8,7 @@ and mint the magic link an outsider's reminder requests
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import datetime
 from enum import Enum
 from typing import Annotated, Any
 
@@ -19,8 +19,8 @@ from taskflow.api.graphql import keyed, relay
 from taskflow.api.graphql import links as link_types
 from taskflow.api.graphql import refusals as r
 from taskflow.api.graphql.context import Info, caller
-from taskflow.core import links as core
 from taskflow.core import recipients
+from taskflow.core.principals import Principal
 from taskflow.service import links, notices, notification_links
 
 TYPE_NAME = "Notification"
@@ -134,12 +134,8 @@ class NotificationQueries:
     async def notifications(
         self,
         info: Info,
-        first: Annotated[
-            int, strawberry.argument(description=f"Page size, at most {relay.MAX_FIRST}.")
-        ] = 20,
-        after: Annotated[
-            str | None, strawberry.argument(description="endCursor of the previous page.")
-        ] = None,
+        first: relay.First = 20,
+        after: relay.After = None,
         filter: Annotated[
             NotificationFilter | None,
             strawberry.argument(description="Whose notifications (default: your own)."),
@@ -154,17 +150,7 @@ class NotificationQueries:
         rows, total = await notices.listing(
             info.context.services, me, scope, after_id=after_id, limit=limit + 1
         )
-        edges = [
-            relay.Edge(cursor=relay.encode_cursor(str(row.id)), node=Notification.of(row))
-            for row in rows[:limit]
-        ]
-        return relay.Connection(
-            edges=edges,
-            page_info=relay.PageInfo(
-                has_next_page=len(rows) > limit, end_cursor=edges[-1].cursor if edges else None
-            ),
-            total_count=total,
-        )
+        return relay.connection(rows, Notification.of, relay.id_cursor, total=total, limit=limit)
 
 
 async def resolve_node(info: Info, local_id: str) -> Notification | None:
@@ -179,9 +165,7 @@ async def resolve_node(info: Info, local_id: str) -> Notification | None:
 # -- minting the link a reminder requests ---------------------------------------------------------
 
 
-@strawberry.type(description="The notification requests no magic link.")
-class LinkNotRequested(relay.Refusal):
-    pass
+LinkNotRequested = r.LinkNotRequested
 
 
 @strawberry.input(description="Mint the magic link an outsider's notification requests.")
@@ -210,16 +194,10 @@ MintNotificationLinkPayload = Annotated[
     | LinkNotRequested
     | link_types.LinksNotAllowed
     | r.SlotNotOpen
-    | relay.InvalidInput
-    | relay.NotAllowed
-    | relay.NotFoundRefusal
-    | relay.IdempotencyKeyReused
-    | relay.Busy,
+    | relay.Common,
     strawberry.union("MintNotificationLinkPayload", description="Result of mintNotificationLink."),
 ]
-MintNotificationArg = Annotated[
-    MintNotificationLinkInput, strawberry.argument(description="What to do.")
-]
+MintNotificationArg = relay.WhatToDo[MintNotificationLinkInput]
 
 
 def _notification_id(global_id: str) -> int:
@@ -239,35 +217,13 @@ class NotificationMutations:
     async def mint_notification_link(
         self, info: Info, input: MintNotificationArg
     ) -> MintNotificationLinkPayload:
-        me = await caller(info)
-        services = info.context.services
-        made: list[links.Minted] = []
-
-        async def work() -> keyed.Answer:
-            made.append(
-                await notification_links.mint(
-                    services,
-                    me,
-                    _notification_id(input.notification_id),
-                    expires_in=timedelta(seconds=input.expires_in)
-                    if input.expires_in is not None
-                    else None,
-                )
+        async def mint(me: Principal) -> links.Minted:
+            return await notification_links.mint(
+                info.context.services,
+                me,
+                _notification_id(input.notification_id),
+                expires_in=link_types.expiry(input.expires_in),
             )
-            return {"link": made[0].link.id}
 
-        try:
-            answer, again = await keyed.once(info, me.id, "mintNotificationLink", input, work)
-            if again:
-                raise link_types.shown_once(str(answer["link"]))
-        except core.LinkNotRequested as exc:
-            return LinkNotRequested(code=relay.RefusalCode.LINK_NOT_REQUESTED, message=exc.message)
-        except errors.TaskflowError as exc:
-            refused: MintNotificationLinkPayload = link_types.refusal(exc)
-            return refused
-        minted = made[0]
-        return MintNotificationLinkSuccess(
-            link=link_types.MagicLinkType.of(minted.link, services.clock.now()),
-            url=minted.url,
-            token=minted.token,
-        )
+        work, build = link_types.minting(mint, MintNotificationLinkSuccess)
+        return await keyed.answer(info, "mintNotificationLink", input, work, build)

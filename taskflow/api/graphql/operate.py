@@ -12,15 +12,14 @@ from typing import Annotated, Any
 
 import strawberry
 
-from taskflow import errors
 from taskflow.api.graphql import keyed, relay
 from taskflow.api.graphql import refusals as r
-from taskflow.api.graphql.context import Info, caller
-from taskflow.api.graphql.timers import TimerState, TimerSuccess, _of, _timer_id
+from taskflow.api.graphql.context import Info
+from taskflow.api.graphql.timers import TimerSuccess, _timer_id, timer_success
 from taskflow.api.graphql.types import RUN
-from taskflow.api.graphql.work_mutations import Refusals, RunSuccess, _run
-from taskflow.core.timer_states import TimerStatus
-from taskflow.service import operate, timer_admin
+from taskflow.api.graphql.work_mutations import Refusals, RunSuccess, run_success
+from taskflow.core.principals import Principal
+from taskflow.service import operate
 
 
 @strawberry.input(description="Move a live run to any state of its definition.")
@@ -64,14 +63,8 @@ class RescheduleTimerInput:
     idempotency_key: str | None = relay.idempotency_key_field()
 
 
-@strawberry.type(description="pauseClocks found no running clock, or resumeClocks no paused one.")
-class ClocksUnchanged(relay.Refusal):
-    pass
-
-
-@strawberry.type(description="Only an armed or dead timer can be rescheduled.")
-class TimerSpent(relay.Refusal):
-    state: TimerState | None = strawberry.field(description="The timer's state now.")
+ClocksUnchanged = r.ClocksUnchanged
+TimerSpent = r.TimerSpent
 
 
 @strawberry.type(description="What reassignHeld moved, or on a dry run would move.")
@@ -97,37 +90,13 @@ ClocksPayload = Annotated[
     strawberry.union("ClocksPayload", description="Result of pauseClocks and resumeClocks."),
 ]
 ReassignHeldPayload = Annotated[
-    ReassignHeldSuccess
-    | relay.InvalidInput
-    | relay.NotAllowed
-    | relay.NotFoundRefusal
-    | relay.IdempotencyKeyReused
-    | relay.Busy,
+    ReassignHeldSuccess | relay.Common,
     strawberry.union("ReassignHeldPayload", description="Result of reassignHeld."),
 ]
 RescheduleTimerPayload = Annotated[
-    TimerSuccess
-    | TimerSpent
-    | relay.InvalidInput
-    | relay.NotAllowed
-    | relay.NotFoundRefusal
-    | relay.IdempotencyKeyReused
-    | relay.Busy,
+    TimerSuccess | TimerSpent | relay.Common,
     strawberry.union("RescheduleTimerPayload", description="Result of rescheduleTimer."),
 ]
-
-
-def _refusal(error: errors.TaskflowError) -> Any:
-    if error.code == "CLOCKS_UNCHANGED":
-        return ClocksUnchanged(code=relay.RefusalCode.CLOCKS_UNCHANGED, message=error.message)
-    if error.code == "TIMER_SPENT":
-        status = error.facts.get("status")
-        return TimerSpent(
-            code=relay.RefusalCode.TIMER_SPENT,
-            message=error.message,
-            state=TimerState[TimerStatus(status).name] if status else None,
-        )
-    return r.refusal_for(error)
 
 
 @strawberry.type
@@ -137,12 +106,8 @@ class OperateMutations:
         "current state's live slots are cancelled, the target's enter hook runs and its slots "
         "open (admins, and leads and managers granted the workflow)."
     )
-    async def goto(
-        self, info: Info, input: Annotated[GotoInput, strawberry.argument(description="What.")]
-    ) -> GotoPayload:
-        me = await caller(info)
-
-        async def work() -> keyed.Answer:
+    async def goto(self, info: Info, input: relay.What[GotoInput]) -> GotoPayload:
+        async def work(me: Principal) -> keyed.Answer:
             run = await operate.goto(
                 info.context.services,
                 me,
@@ -153,29 +118,20 @@ class OperateMutations:
             )
             return {"run": run.view.id}
 
-        try:
-            answer, _ = await keyed.once(info, me.id, "goto", input, work)
-        except errors.TaskflowError as exc:
-            refused: GotoPayload = _refusal(exc)
-            return refused
-        return RunSuccess(run=await _run(info, answer["run"]))
+        return await keyed.answer(info, "goto", input, work, run_success)
 
     @strawberry.mutation(
         description="Pause every running clock of the run's current slots by hand (admins, "
         "and leads and managers granted the workflow)."
     )
-    async def pause_clocks(
-        self, info: Info, input: Annotated[ClocksInput, strawberry.argument(description="What.")]
-    ) -> ClocksPayload:
+    async def pause_clocks(self, info: Info, input: relay.What[ClocksInput]) -> ClocksPayload:
         return await _clocks(info, input, "pauseClocks", operate.pause_clocks)
 
     @strawberry.mutation(
         description="Resume the paused clocks of the run's current slots (admins, and leads "
         "and managers granted the workflow)."
     )
-    async def resume_clocks(
-        self, info: Info, input: Annotated[ClocksInput, strawberry.argument(description="What.")]
-    ) -> ClocksPayload:
+    async def resume_clocks(self, info: Info, input: relay.What[ClocksInput]) -> ClocksPayload:
         return await _clocks(info, input, "resumeClocks", operate.resume_clocks)
 
     @strawberry.mutation(
@@ -184,13 +140,9 @@ class OperateMutations:
         "slots of workflows you may operate are touched."
     )
     async def reassign_held(
-        self,
-        info: Info,
-        input: Annotated[ReassignHeldInput, strawberry.argument(description="What.")],
+        self, info: Info, input: relay.What[ReassignHeldInput]
     ) -> ReassignHeldPayload:
-        me = await caller(info)
-
-        async def work() -> keyed.Answer:
+        async def work(me: Principal) -> keyed.Answer:
             done = await operate.reassign_held(
                 info.context.services,
                 me,
@@ -206,18 +158,7 @@ class OperateMutations:
                 "dry_run": done.dry_run,
             }
 
-        try:
-            answer, _ = await keyed.once(info, me.id, "reassignHeld", input, work)
-        except errors.TaskflowError as exc:
-            refused: ReassignHeldPayload = _refusal(exc)
-            return refused
-        return ReassignHeldSuccess(
-            held=answer["held"],
-            moved=len(answer["moved"]),
-            skipped=answer["skipped"],
-            dry_run=answer["dry_run"],
-            slot_ids=[strawberry.ID(relay.to_global_id("Slot", s)) for s in answer["moved"]],
-        )
+        return await keyed.answer(info, "reassignHeld", input, work, _reassigned)
 
     @strawberry.mutation(
         description="Make an armed or DEAD timer due at another instant, armed with its "
@@ -225,16 +166,11 @@ class OperateMutations:
         "timer.rescheduled line goes on the run's timeline."
     )
     async def reschedule_timer(
-        self,
-        info: Info,
-        input: Annotated[RescheduleTimerInput, strawberry.argument(description="What.")],
+        self, info: Info, input: relay.What[RescheduleTimerInput]
     ) -> RescheduleTimerPayload:
-        me = await caller(info)
-        services = info.context.services
-
-        async def work() -> keyed.Answer:
+        async def work(me: Principal) -> keyed.Answer:
             row = await operate.reschedule_timer(
-                services,
+                info.context.services,
                 me,
                 timer_id=_timer_id(input.timer_id),
                 due_at=input.due_at,
@@ -242,33 +178,25 @@ class OperateMutations:
             )
             return {"timer": row.id}
 
-        try:
-            answer, _ = await keyed.once(info, me.id, "rescheduleTimer", input, work)
-        except errors.TaskflowError as exc:
-            refused: RescheduleTimerPayload = _refusal(exc)
-            return refused
-        row = await timer_admin.get(services, me, int(answer["timer"]))
-        if row is None:
-            gone: RescheduleTimerPayload = relay.refusal_for(errors.NotFound("The timer is gone."))
-            return gone
-        return TimerSuccess(timer=_of(info, row))
+        return await keyed.answer(info, "rescheduleTimer", input, work, timer_success)
+
+
+async def _reassigned(
+    info: Info, _: Principal, answer: keyed.Answer, __: bool
+) -> ReassignHeldSuccess:
+    return ReassignHeldSuccess(
+        held=answer["held"],
+        moved=len(answer["moved"]),
+        skipped=answer["skipped"],
+        dry_run=answer["dry_run"],
+        slot_ids=[strawberry.ID(relay.to_global_id("Slot", s)) for s in answer["moved"]],
+    )
 
 
 async def _clocks(info: Info, input: ClocksInput, operation: str, verb: Any) -> ClocksPayload:
-    me = await caller(info)
-
-    async def work() -> keyed.Answer:
-        run = await verb(
-            info.context.services,
-            me,
-            run_id=relay.local_id(input.run_id, RUN, "runId"),
-            reason=input.reason,
-        )
+    async def work(me: Principal) -> keyed.Answer:
+        run_id = relay.local_id(input.run_id, RUN, "runId")
+        run = await verb(info.context.services, me, run_id=run_id, reason=input.reason)
         return {"run": run.view.id}
 
-    try:
-        answer, _ = await keyed.once(info, me.id, operation, input, work)
-    except errors.TaskflowError as exc:
-        refused: ClocksPayload = _refusal(exc)
-        return refused
-    return RunSuccess(run=await _run(info, answer["run"]))
+    return await keyed.answer(info, operation, input, work, run_success)

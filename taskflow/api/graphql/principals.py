@@ -13,6 +13,7 @@ from taskflow import errors
 from taskflow.api.graphql import keyed, relay
 from taskflow.api.graphql.context import Info, caller
 from taskflow.core import principals as core
+from taskflow.core.principals import Principal
 from taskflow.service import access
 from taskflow.service import principals as service
 
@@ -96,7 +97,7 @@ class PrincipalType(relay.Node):
     @classmethod
     def of(cls, principal: core.Principal) -> PrincipalType:
         return cls(
-            id=strawberry.ID(relay.to_global_id(TYPE_NAME, principal.id)),
+            id=relay.node_id(TYPE_NAME, principal.id),
             login=principal.id,
             display_name=principal.display_name,
             email=principal.email,
@@ -205,23 +206,13 @@ class SignOutEverywhereSuccess:
 
 
 SignOutEverywherePayload = Annotated[
-    SignOutEverywhereSuccess
-    | relay.InvalidInput
-    | relay.NotAllowed
-    | relay.NotFoundRefusal
-    | relay.IdempotencyKeyReused
-    | relay.Busy,
+    SignOutEverywhereSuccess | relay.Common,
     strawberry.union("SignOutEverywherePayload", description="Result of signOutEverywhere."),
 ]
 
 
 DeactivatePrincipalPayload = Annotated[
-    DeactivatePrincipalSuccess
-    | relay.InvalidInput
-    | relay.NotAllowed
-    | relay.NotFoundRefusal
-    | relay.IdempotencyKeyReused
-    | relay.Busy,
+    DeactivatePrincipalSuccess | relay.Common,
     strawberry.union("DeactivatePrincipalPayload", description="Result of deactivatePrincipal."),
 ]
 
@@ -239,9 +230,7 @@ class PrincipalQueries:
         first: Annotated[
             int, strawberry.argument(description=f"Page size, 1-{relay.MAX_FIRST}.")
         ] = 50,
-        after: Annotated[
-            str | None, strawberry.argument(description="endCursor of the previous page.")
-        ] = None,
+        after: relay.After = None,
         filter: Annotated[
             PrincipalFilter | None, strawberry.argument(description="Which principals.")
         ] = None,
@@ -260,15 +249,8 @@ class PrincipalQueries:
             active=f.active,
             search=f.search,
         )
-        edges = [
-            relay.Edge(cursor=relay.encode_cursor(p.id), node=PrincipalType.of(p)) for p in found
-        ]
-        return relay.Connection(
-            edges=edges,
-            page_info=relay.PageInfo(
-                has_next_page=has_next, end_cursor=edges[-1].cursor if edges else None
-            ),
-            total_count=total,
+        return relay.connection(
+            found, PrincipalType.of, relay.id_cursor, total=total, has_next=has_next
         )
 
 
@@ -282,7 +264,6 @@ class PrincipalMutations:
             UpsertPrincipalInput, strawberry.argument(description="The principal's fields.")
         ],
     ) -> UpsertPrincipalPayload:
-        me = await caller(info)
         data: dict[str, Any] = {
             "id": input.login,
             "display_name": input.display_name,
@@ -296,17 +277,11 @@ class PrincipalMutations:
             "powers": [g.as_dict() for g in input.powers] if input.powers is not None else None,
         }
 
-        async def work() -> keyed.Answer:
+        async def work(me: Principal) -> keyed.Answer:
             principal, created = await service.upsert(info.context.services, me, data)
             return {"principal": principal.id, "created": created}
 
-        try:
-            answer, _ = await keyed.once(info, me.id, "upsertPrincipal", input, work)
-        except errors.TaskflowError as exc:
-            return relay.refusal_for(exc)  # type: ignore[return-value]
-        return UpsertPrincipalSuccess(
-            principal=await _principal(info, answer["principal"]), created=answer["created"]
-        )
+        return await keyed.answer(info, "upsertPrincipal", input, work, _upserted)
 
     @strawberry.mutation(
         description="Deactivate a principal: their tokens stop working (admins only)."
@@ -318,20 +293,12 @@ class PrincipalMutations:
             DeactivatePrincipalInput, strawberry.argument(description="Whom to deactivate.")
         ],
     ) -> DeactivatePrincipalPayload:
-        me = await caller(info)
-
-        async def work() -> keyed.Answer:
-            type_name, local_id = relay.from_global_id(str(input.id))
-            if type_name != TYPE_NAME:
-                raise errors.NotFound(f"No principal has the id {input.id!r}.")
+        async def work(me: Principal) -> keyed.Answer:
+            local_id = relay.local_id(input.id, TYPE_NAME, "id")
             principal = await service.deactivate(info.context.services, me, local_id)
             return {"principal": principal.id}
 
-        try:
-            answer, _ = await keyed.once(info, me.id, "deactivatePrincipal", input, work)
-        except errors.TaskflowError as exc:
-            return relay.refusal_for(exc)
-        return DeactivatePrincipalSuccess(principal=await _principal(info, answer["principal"]))
+        return await keyed.answer(info, "deactivatePrincipal", input, work, _deactivated)
 
     @strawberry.mutation(
         description="Sign out everywhere: every staff token of the principal (yourself by "
@@ -345,22 +312,14 @@ class PrincipalMutations:
             SignOutEverywhereInput, strawberry.argument(description="Whose tokens to refuse.")
         ],
     ) -> SignOutEverywherePayload:
-        me = await caller(info)
-
-        async def work() -> keyed.Answer:
+        async def work(me: Principal) -> keyed.Answer:
             local_id = me.id
             if input.principal_id is not None:
-                type_name, local_id = relay.from_global_id(str(input.principal_id))
-                if type_name != TYPE_NAME:
-                    raise errors.NotFound(f"No principal has the id {input.principal_id!r}.")
+                local_id = relay.local_id(input.principal_id, TYPE_NAME, "principalId")
             principal = await service.sign_out_everywhere(info.context.services, me, local_id)
             return {"principal": principal.id}
 
-        try:
-            answer, _ = await keyed.once(info, me.id, "signOutEverywhere", input, work)
-        except errors.TaskflowError as exc:
-            return relay.refusal_for(exc)
-        return SignOutEverywhereSuccess(principal=await _principal(info, answer["principal"]))
+        return await keyed.answer(info, "signOutEverywhere", input, work, _signed_out)
 
 
 async def _principal(info: Info, principal_id: str) -> PrincipalType:
@@ -368,3 +327,12 @@ async def _principal(info: Info, principal_id: str) -> PrincipalType:
     if principal is None:
         raise errors.NotFound(f"No principal has the id {principal_id!r}.")
     return PrincipalType.of(principal)
+
+
+async def _created(_: Info, created: bool) -> bool:
+    return created
+
+
+_upserted = keyed.built(UpsertPrincipalSuccess, principal=_principal, created=_created)
+_deactivated = keyed.built(DeactivatePrincipalSuccess, principal=_principal)
+_signed_out = keyed.built(SignOutEverywhereSuccess, principal=_principal)

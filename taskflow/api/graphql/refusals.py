@@ -1,7 +1,17 @@
-"""Typed refusals of the work API: one GraphQL type per refusal code, with its facts."""
+"""Typed refusals in GraphQL: one type per refusal class, chosen by a table.
+
+A use case raises a refusal class (``taskflow.core.refusals``, or one of the
+``taskflow.errors`` children a client can mend: invalid input, not found, forbidden,
+busy); :data:`TABLE` maps each class to the builder of its GraphQL type (the nearest
+class in the error's MRO wins). An untyped ``TaskflowError(code=...)`` is first made
+typed by its code (``core.refusals.typed``). Internal errors (``errors.InternalError``,
+e.g. the engine's) are never refusals: :func:`refusal_for` raises them again and the
+schema's error shaping masks them with the request id.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
@@ -10,6 +20,9 @@ import strawberry
 from taskflow import errors
 from taskflow.api.graphql import relay
 from taskflow.api.graphql.relay import Refusal, RefusalCode
+from taskflow.api.graphql.timer_state import TimerState, state_of
+from taskflow.core import refusals as core
+from taskflow.core.definition.fields import PayloadError
 
 
 @strawberry.type(description="The caller is not among the slot's candidates.")
@@ -17,15 +30,30 @@ class NotCandidate(Refusal):
     audience: str | None = strawberry.field(description="Who the slot is for, in words.")
 
 
-@strawberry.type(description="Someone already holds the slot.")
-class AlreadyClaimed(Refusal):
+# Bases that only share fact fields; the schema never names them.
+@strawberry.type
+class _HolderFact(Refusal):
     holder: str | None = strawberry.field(description="The login of the holder.")
+
+
+@strawberry.type
+class _EventFact(Refusal):
+    event: str | None = strawberry.field(description="The event raised.")
+
+
+@strawberry.type
+class _TimerStateFact(Refusal):
+    state: TimerState | None = strawberry.field(description="The timer's state now.")
+
+
+@strawberry.type(description="Someone already holds the slot.")
+class AlreadyClaimed(_HolderFact):
     claimed_at: datetime | None = strawberry.field(description="When they claimed it.")
 
 
 @strawberry.type(description="Only the holder may do this.")
-class NotHolder(Refusal):
-    holder: str | None = strawberry.field(description="The login of the holder.")
+class NotHolder(_HolderFact):
+    pass
 
 
 @strawberry.type(description="Only the holder or a delegate may hand the slot over.")
@@ -81,8 +109,8 @@ class MoveNotAllowed(Refusal):
 
 
 @strawberry.type(description="No slot of the target waits for this event now.")
-class NoSlotWaiting(Refusal):
-    event: str | None = strawberry.field(description="The event raised.")
+class NoSlotWaiting(_EventFact):
+    pass
 
 
 @strawberry.type(description="Several slots wait for the event; narrow the target.")
@@ -93,8 +121,7 @@ class AmbiguousEvent(Refusal):
 @strawberry.type(
     description="The event's raisers (or the application's grants) do not include the caller."
 )
-class NotRaiser(Refusal):
-    event: str | None = strawberry.field(description="The event raised.")
+class NotRaiser(_EventFact):
     raisers: str | None = strawberry.field(
         description="Who may raise it, in words (null when an application's grant is missing)."
     )
@@ -105,71 +132,169 @@ class NothingToClaim(Refusal):
     pass
 
 
-def _facts(error: errors.TaskflowError) -> dict[str, Any]:
-    return error.facts
+@strawberry.type(description="The link cannot be used (whatever the reason; staff see it).")
+class LinkUnusable(Refusal):
+    pass
+
+
+@strawberry.type(description="The slot's definition does not let a magic link complete it.")
+class LinksNotAllowed(Refusal):
+    pass
+
+
+@strawberry.type(
+    description="The recipient is not among the slot's candidates (e-mail addresses) and its "
+    "outsiders rule does not admit them either."
+)
+class RecipientNotAllowed(Refusal):
+    pass
+
+
+@strawberry.type(description="Too many unusable links from this client; wait, then try again.")
+class TooManyRequests(Refusal):
+    retry_after_seconds: int = strawberry.field(description="Seconds to wait before trying.")
+
+
+@strawberry.type(description="The notification requests no magic link.")
+class LinkNotRequested(Refusal):
+    pass
+
+
+@strawberry.type(description="pauseClocks found no running clock, or resumeClocks no paused one.")
+class ClocksUnchanged(Refusal):
+    pass
+
+
+@strawberry.type(description="Only an armed or dead timer can be rescheduled.")
+class TimerSpent(_TimerStateFact):
+    pass
+
+
+@strawberry.type(description="Only a dead timer can be retried or discarded.")
+class TimerNotDead(_TimerStateFact):
+    pass
+
+
+@strawberry.type(description="Only a PARKED automatic step can be retried.")
+class StepNotParked(Refusal):
+    status: str | None = strawberry.field(description="The step's status now (lower case).")
+
+
+# -- the table -----------------------------------------------------------------------------------
+
+Build = Callable[[Any], Refusal]
+
+
+def _plain(kind: type[Refusal], code: RefusalCode) -> Build:
+    """A builder of a refusal type with no facts beyond code and message."""
+    return lambda e: kind(code=code, message=e.message)
+
+
+def _payload_invalid(e: errors.TaskflowError) -> Refusal:
+    problems = [FieldProblem(field=p["field"], reason=p["reason"]) for p in e.facts["problems"]]
+    return PayloadInvalid(code=RefusalCode.PAYLOAD_INVALID, message=e.message, problems=problems)
+
+
+def _run_exists(e: core.RunExists) -> Refusal:
+    run_id = relay.node_id("Run", e.run_id)
+    return RunExists(code=RefusalCode.RUN_EXISTS, message=e.message, run_id=run_id)
+
+
+def _invalid_input(e: errors.TaskflowError) -> Refusal:
+    return relay.InvalidInput(
+        code=RefusalCode.INVALID_INPUT, message=e.message, field=e.facts.get("field")
+    )
+
+
+C = RefusalCode
+#: The GraphQL refusal of each refusal class (the nearest class in an error's MRO wins).
+TABLE: dict[type[errors.TaskflowError], Build] = {
+    core.NotCandidate: lambda e: NotCandidate(
+        code=C.NOT_CANDIDATE, message=e.message, audience=e.audience
+    ),
+    core.AlreadyClaimed: lambda e: AlreadyClaimed(
+        code=C.ALREADY_CLAIMED, message=e.message, holder=e.holder, claimed_at=e.claimed_at
+    ),
+    core.NotHolder: lambda e: NotHolder(code=C.NOT_HOLDER, message=e.message, holder=e.holder),
+    core.NotDelegate: lambda e: NotDelegate(
+        code=C.NOT_DELEGATE, message=e.message, delegates=e.delegates
+    ),
+    core.SlotNotOpen: lambda e: SlotNotOpen(
+        code=C.SLOT_NOT_OPEN, message=e.message, status=e.status
+    ),
+    core.StaleVersion: lambda e: StaleVersion(
+        code=C.STALE_VERSION,
+        message=e.message,
+        current_version=e.current_version,
+        current_state=e.current_state,
+    ),
+    core.PayloadInvalid: _payload_invalid,
+    PayloadError: _payload_invalid,
+    core.WrongEvent: lambda e: WrongEvent(
+        code=C.WRONG_EVENT, message=e.message, waits_for=e.waits_for
+    ),
+    core.RunNotActive: lambda e: RunNotActive(
+        code=C.RUN_NOT_ACTIVE, message=e.message, status=e.status
+    ),
+    core.RunExists: _run_exists,
+    core.MoveNotAllowed: lambda e: MoveNotAllowed(
+        code=C.MOVE_NOT_ALLOWED, message=e.message, reasons=e.reasons or []
+    ),
+    core.NoSlotWaiting: lambda e: NoSlotWaiting(
+        code=C.NO_SLOT_WAITING, message=e.message, event=e.event
+    ),
+    core.AmbiguousEvent: lambda e: AmbiguousEvent(
+        code=C.AMBIGUOUS_EVENT, message=e.message, slots=e.slots or []
+    ),
+    core.NotRaiser: lambda e: NotRaiser(
+        code=C.NOT_RAISER, message=e.message, event=e.event, raisers=e.raisers
+    ),
+    core.NothingToClaim: _plain(NothingToClaim, C.NOTHING_TO_CLAIM),
+    core.LinkUnusable: _plain(LinkUnusable, C.LINK_UNUSABLE),
+    core.LinksNotAllowed: _plain(LinksNotAllowed, C.LINKS_NOT_ALLOWED),
+    core.RecipientNotAllowed: _plain(RecipientNotAllowed, C.RECIPIENT_NOT_ALLOWED),
+    core.LinkNotRequested: _plain(LinkNotRequested, C.LINK_NOT_REQUESTED),
+    core.Throttled: lambda e: TooManyRequests(
+        code=C.TOO_MANY_REQUESTS, message=e.message, retry_after_seconds=e.retry_after or 60
+    ),
+    core.ClocksUnchanged: _plain(ClocksUnchanged, C.CLOCKS_UNCHANGED),
+    core.TimerSpent: lambda e: TimerSpent(
+        code=C.TIMER_SPENT, message=e.message, state=state_of(e.status)
+    ),
+    core.TimerNotDead: lambda e: TimerNotDead(
+        code=C.TIMER_NOT_DEAD, message=e.message, state=state_of(e.status)
+    ),
+    core.StepNotParked: lambda e: StepNotParked(
+        code=C.STEP_NOT_PARKED, message=e.message, status=e.status
+    ),
+    core.IdempotencyKeyReused: _plain(relay.IdempotencyKeyReused, C.IDEMPOTENCY_KEY_REUSED),
+    errors.Busy: lambda e: relay.Busy(
+        code=C.BUSY,
+        message=e.message,
+        retry_after_seconds=int(e.facts.get("retry_after_seconds", 1)),
+    ),
+    errors.Forbidden: _plain(relay.NotAllowed, C.FORBIDDEN),
+    errors.NotFound: _plain(relay.NotFoundRefusal, C.NOT_FOUND),
+    errors.ValidationError: _invalid_input,
+    # A TaskflowError whose code names no refusal (raised by code not converted yet, or a
+    # child of TaskflowError with no entry): the input was refused, as it always was.
+    errors.TaskflowError: _invalid_input,
+}
+#: Errors that are never a client's refusal: raised again, then masked (see api/graphql/errors).
+NOT_REFUSALS: tuple[type[errors.TaskflowError], ...] = (
+    errors.InternalError,
+    errors.AuthenticationError,
+)
 
 
 def refusal_for(error: errors.TaskflowError) -> Any:
-    """The GraphQL refusal object for a domain error."""
-    facts = _facts(error)
-    code = error.code
-    base: dict[str, Any] = {"message": error.message}
-    if code == "NOT_CANDIDATE":
-        return NotCandidate(code=RefusalCode.NOT_CANDIDATE, audience=facts.get("audience"), **base)
-    if code == "ALREADY_CLAIMED":
-        claimed = facts.get("claimed_at")
-        return AlreadyClaimed(
-            code=RefusalCode.ALREADY_CLAIMED,
-            holder=facts.get("holder"),
-            claimed_at=datetime.fromisoformat(claimed) if claimed else None,
-            **base,
-        )
-    if code == "NOT_HOLDER":
-        return NotHolder(code=RefusalCode.NOT_HOLDER, holder=facts.get("holder"), **base)
-    if code == "NOT_DELEGATE":
-        return NotDelegate(code=RefusalCode.NOT_DELEGATE, delegates=facts.get("delegates"), **base)
-    if code == "SLOT_NOT_OPEN":
-        return SlotNotOpen(code=RefusalCode.SLOT_NOT_OPEN, status=facts.get("status"), **base)
-    if code == "STALE_VERSION":
-        return StaleVersion(
-            code=RefusalCode.STALE_VERSION,
-            current_version=facts.get("current_version"),
-            current_state=facts.get("current_state"),
-            **base,
-        )
-    if code == "PAYLOAD_INVALID":
-        problems = [
-            FieldProblem(field=p["field"], reason=p["reason"]) for p in facts.get("problems", [])
-        ]
-        return PayloadInvalid(code=RefusalCode.PAYLOAD_INVALID, problems=problems, **base)
-    if code == "WRONG_EVENT":
-        return WrongEvent(code=RefusalCode.WRONG_EVENT, waits_for=facts.get("waits_for"), **base)
-    if code == "RUN_NOT_ACTIVE":
-        return RunNotActive(code=RefusalCode.RUN_NOT_ACTIVE, status=facts.get("status"), **base)
-    if code == "RUN_EXISTS":
-        run_id = facts.get("run_id")
-        return RunExists(
-            code=RefusalCode.RUN_EXISTS,
-            run_id=strawberry.ID(relay.to_global_id("Run", run_id)) if run_id else None,
-            **base,
-        )
-    if code == "MOVE_NOT_ALLOWED":
-        return MoveNotAllowed(
-            code=RefusalCode.MOVE_NOT_ALLOWED, reasons=facts.get("reasons", []), **base
-        )
-    if code == "NO_SLOT_WAITING":
-        return NoSlotWaiting(code=RefusalCode.NO_SLOT_WAITING, event=facts.get("event"), **base)
-    if code == "AMBIGUOUS_EVENT":
-        return AmbiguousEvent(
-            code=RefusalCode.AMBIGUOUS_EVENT, slots=facts.get("slots", []), **base
-        )
-    if code == "NOT_RAISER":
-        return NotRaiser(
-            code=RefusalCode.NOT_RAISER,
-            event=facts.get("event"),
-            raisers=facts.get("raisers"),
-            **base,
-        )
-    if code == "NOTHING_TO_CLAIM":
-        return NothingToClaim(code=RefusalCode.NOTHING_TO_CLAIM, **base)
-    return relay.refusal_for(error)
+    """The GraphQL refusal (payload union member) of a use case's error; an internal error or
+    a failed authentication is raised again (a top-level GraphQL error)."""
+    if isinstance(error, NOT_REFUSALS):
+        raise error
+    found = core.typed(error)
+    for cls in type(found).__mro__:
+        build = TABLE.get(cls)
+        if build is not None:
+            return build(found)
+    raise error  # not reached: TaskflowError is in the table

@@ -4,19 +4,24 @@ from __future__ import annotations
 
 import base64
 import binascii
+import dataclasses
 import uuid
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from enum import Enum
-from typing import Any, Generic, TypeVar
+from typing import Annotated, Any, Generic, TypeVar, overload
 
 import strawberry
 from strawberry.types import nodes
 
 from taskflow import errors
 from taskflow.api.graphql import timing
+from taskflow.core.refusals import PAGE_ONLY
+from taskflow.core.refusals import RefusalCode as RefusalCode
 
 T = TypeVar("T")
+R = TypeVar("R")
+E = TypeVar("E", bound=Enum)
 
 #: The largest ``first`` any connection accepts.
 MAX_FIRST = 100
@@ -25,6 +30,17 @@ MAX_FIRST = 100
 def to_global_id(type_name: str, local_id: str) -> str:
     """The opaque global id of ``type_name`` object ``local_id``."""
     return base64.urlsafe_b64encode(f"{type_name}:{local_id}".encode()).decode().rstrip("=")
+
+
+@overload
+def node_id(type_name: str, local_id: str | int) -> strawberry.ID: ...
+@overload
+def node_id(type_name: str, local_id: str | int | None) -> strawberry.ID | None: ...
+def node_id(type_name: str, local_id: str | int | None) -> strawberry.ID | None:
+    """The global id as a GraphQL ``ID``; None for no object (``local_id`` None or empty)."""
+    if local_id is None or local_id == "":
+        return None
+    return strawberry.ID(to_global_id(type_name, str(local_id)))
 
 
 #: The largest integer PostgreSQL's bigint holds (ids and cursor positions).
@@ -104,6 +120,11 @@ def local_id(global_id: str, type_name: str, field: str) -> str:
 def encode_cursor(*parts: str) -> str:
     """An opaque keyset cursor."""
     return base64.urlsafe_b64encode("\x1f".join(parts).encode()).decode()
+
+
+def id_cursor(row: Any) -> str:
+    """The cursor of a row listed in ``id`` order."""
+    return encode_cursor(str(row.id))
 
 
 def decode_cursor(cursor: str, arity: int) -> tuple[str, ...]:
@@ -194,104 +215,118 @@ class Connection(Generic[T]):
     )
 
 
-@strawberry.enum(description="Why a mutation did not do what was asked.")
-class RefusalCode(Enum):
-    INVALID_INPUT = strawberry.enum_value(
-        "INVALID_INPUT", description="An input value is wrong; see field and message."
+In = TypeVar("In")
+#: A mutation's ``input`` argument (``input: relay.WhatToDo[ClaimInput]``).
+WhatToDo = Annotated[In, strawberry.argument(description="What to do.")]
+#: The same, described in one word (the operator verbs).
+What = Annotated[In, strawberry.argument(description="What.")]
+
+#: The ``first`` and ``after`` arguments of a connection.
+First = Annotated[int, strawberry.argument(description=f"Page size, at most {MAX_FIRST}.")]
+After = Annotated[str | None, strawberry.argument(description="endCursor of the previous page.")]
+
+
+def connection(
+    rows: Sequence[R],
+    node: Callable[[R], T],
+    cursor: Callable[[R], str],
+    *,
+    total: int | None,
+    limit: int | None = None,
+    has_next: bool = False,
+) -> Connection[T]:
+    """A page of ``rows`` as a connection. With ``limit``, ``rows`` is what was fetched (up
+    to ``limit + 1``): a row past the limit only says that a next page exists."""
+    if limit is not None:
+        has_next = len(rows) > limit
+        rows = rows[:limit]
+    return page([Edge(cursor=cursor(row), node=node(row)) for row in rows], has_next, total)
+
+
+def page(edges: list[Edge[T]], has_next: bool, total: int | None) -> Connection[T]:
+    """A connection of ready ``edges``."""
+    end = edges[-1].cursor if edges else None
+    return Connection(
+        edges=edges, page_info=PageInfo(has_next_page=has_next, end_cursor=end), total_count=total
     )
-    FORBIDDEN = strawberry.enum_value(
-        "FORBIDDEN", description="The caller lacks the role or candidacy the action needs."
-    )
-    NOT_FOUND = strawberry.enum_value(
-        "NOT_FOUND", description="The target does not exist or is not visible to the caller."
-    )
-    NOT_CANDIDATE = strawberry.enum_value(
-        "NOT_CANDIDATE", description="The principal is not among the slot's candidates."
-    )
-    ALREADY_CLAIMED = strawberry.enum_value(
-        "ALREADY_CLAIMED", description="Someone holds the slot already; see holder."
-    )
-    NOT_HOLDER = strawberry.enum_value(
-        "NOT_HOLDER", description="Only the slot's holder may do this."
-    )
-    NOT_DELEGATE = strawberry.enum_value(
-        "NOT_DELEGATE", description="Only the holder or a delegate may hand the slot over."
-    )
-    SLOT_NOT_OPEN = strawberry.enum_value(
-        "SLOT_NOT_OPEN", description="The slot is no longer open (satisfied or cancelled)."
-    )
-    STALE_VERSION = strawberry.enum_value(
-        "STALE_VERSION", description="The slot (or run) changed since the caller loaded it; reload."
-    )
-    PAYLOAD_INVALID = strawberry.enum_value(
-        "PAYLOAD_INVALID", description="The payload does not fit the slot's fields; see problems."
-    )
-    WRONG_EVENT = strawberry.enum_value(
-        "WRONG_EVENT", description="The slot waits for another event."
-    )
-    RUN_NOT_ACTIVE = strawberry.enum_value(
-        "RUN_NOT_ACTIVE", description="The run has ended; nothing more can happen on it."
-    )
-    RUN_EXISTS = strawberry.enum_value(
-        "RUN_EXISTS", description="The subject already has a live run of this workflow."
-    )
-    MOVE_NOT_ALLOWED = strawberry.enum_value(
-        "MOVE_NOT_ALLOWED", description="The move's guard, checklist or permission refuses it."
-    )
-    NO_SLOT_WAITING = strawberry.enum_value(
-        "NO_SLOT_WAITING", description="No slot of the target waits for this event now."
-    )
-    AMBIGUOUS_EVENT = strawberry.enum_value(
-        "AMBIGUOUS_EVENT", description="Several slots wait for the event; narrow the target."
-    )
-    NOT_RAISER = strawberry.enum_value(
-        "NOT_RAISER",
-        description="The event's raisers (or the application's grants) do not include the caller.",
-    )
-    RECIPIENT_NOT_ALLOWED = strawberry.enum_value(
-        "RECIPIENT_NOT_ALLOWED",
-        description="The slot's candidates and outsiders rule do not name this link recipient.",
-    )
-    NOTHING_TO_CLAIM = strawberry.enum_value(
-        "NOTHING_TO_CLAIM", description="No open slot the caller may take matches."
-    )
-    LINK_UNUSABLE = strawberry.enum_value(
-        "LINK_UNUSABLE", description="The magic link cannot be used (any reason, told alike)."
-    )
-    LINKS_NOT_ALLOWED = strawberry.enum_value(
-        "LINKS_NOT_ALLOWED", description="The slot's definition does not allow magic links."
-    )
-    LINK_NOT_REQUESTED = strawberry.enum_value(
-        "LINK_NOT_REQUESTED",
-        description="The notification asks for no magic link (a principal's, or its reminder "
-        "has no with_link).",
-    )
-    TOO_MANY_REQUESTS = strawberry.enum_value(
-        "TOO_MANY_REQUESTS", description="Too many unusable links from this client; wait."
-    )
-    TIMER_NOT_DEAD = strawberry.enum_value(
-        "TIMER_NOT_DEAD", description="Only a DEAD timer can be retried or discarded."
-    )
-    STEP_NOT_PARKED = strawberry.enum_value(
-        "STEP_NOT_PARKED", description="Only a PARKED automatic step can be retried."
-    )
-    CLOCKS_UNCHANGED = strawberry.enum_value(
-        "CLOCKS_UNCHANGED",
-        description="pauseClocks found no running clock, or resumeClocks no paused one.",
-    )
-    TIMER_SPENT = strawberry.enum_value(
-        "TIMER_SPENT", description="Only an armed or dead timer can be rescheduled."
-    )
-    IDEMPOTENCY_KEY_REUSED = strawberry.enum_value(
-        "IDEMPOTENCY_KEY_REUSED",
-        description="The idempotencyKey was used before for another input (or its first "
-        "answer cannot be given again); use a new key.",
-    )
-    BUSY = strawberry.enum_value(
-        "BUSY",
-        description="Others changed the same data at the same moment, again and again; nothing "
-        "changed. Retryable: send the same request again after retryAfterSeconds.",
-    )
+
+
+#: What each refusal code means, as the GraphQL enum describes it (in the enum's order).
+CODE_DESCRIPTIONS: dict[RefusalCode, str] = {
+    RefusalCode.INVALID_INPUT: "An input value is wrong; see field and message.",
+    RefusalCode.FORBIDDEN: "The caller lacks the role or candidacy the action needs.",
+    RefusalCode.NOT_FOUND: "The target does not exist or is not visible to the caller.",
+    RefusalCode.NOT_CANDIDATE: "The principal is not among the slot's candidates.",
+    RefusalCode.ALREADY_CLAIMED: "Someone holds the slot already; see holder.",
+    RefusalCode.NOT_HOLDER: "Only the slot's holder may do this.",
+    RefusalCode.NOT_DELEGATE: "Only the holder or a delegate may hand the slot over.",
+    RefusalCode.SLOT_NOT_OPEN: "The slot is no longer open (satisfied or cancelled).",
+    RefusalCode.STALE_VERSION: "The slot (or run) changed since the caller loaded it; reload.",
+    RefusalCode.PAYLOAD_INVALID: "The payload does not fit the slot's fields; see problems.",
+    RefusalCode.WRONG_EVENT: "The slot waits for another event.",
+    RefusalCode.RUN_NOT_ACTIVE: "The run has ended; nothing more can happen on it.",
+    RefusalCode.RUN_EXISTS: "The subject already has a live run of this workflow.",
+    RefusalCode.MOVE_NOT_ALLOWED: "The move's guard, checklist or permission refuses it.",
+    RefusalCode.NO_SLOT_WAITING: "No slot of the target waits for this event now.",
+    RefusalCode.AMBIGUOUS_EVENT: "Several slots wait for the event; narrow the target.",
+    RefusalCode.NOT_RAISER: (
+        "The event's raisers (or the application's grants) do not include the caller."
+    ),
+    RefusalCode.RECIPIENT_NOT_ALLOWED: (
+        "The slot's candidates and outsiders rule do not name this link recipient."
+    ),
+    RefusalCode.NOTHING_TO_CLAIM: "No open slot the caller may take matches.",
+    RefusalCode.LINK_UNUSABLE: "The magic link cannot be used (any reason, told alike).",
+    RefusalCode.LINKS_NOT_ALLOWED: "The slot's definition does not allow magic links.",
+    RefusalCode.LINK_NOT_REQUESTED: (
+        "The notification asks for no magic link (a principal's, or its reminder has no with_link)."
+    ),
+    RefusalCode.TOO_MANY_REQUESTS: "Too many unusable links from this client; wait.",
+    RefusalCode.TIMER_NOT_DEAD: "Only a DEAD timer can be retried or discarded.",
+    RefusalCode.STEP_NOT_PARKED: "Only a PARKED automatic step can be retried.",
+    RefusalCode.CLOCKS_UNCHANGED: (
+        "pauseClocks found no running clock, or resumeClocks no paused one."
+    ),
+    RefusalCode.TIMER_SPENT: "Only an armed or dead timer can be rescheduled.",
+    RefusalCode.IDEMPOTENCY_KEY_REUSED: (
+        "The idempotencyKey was used before for another input (or its first answer cannot "
+        "be given again); use a new key."
+    ),
+    RefusalCode.BUSY: (
+        "Others changed the same data at the same moment, again and again; nothing changed. "
+        "Retryable: send the same request again after retryAfterSeconds."
+    ),
+}
+
+
+def core_enum(
+    kind: type[E],
+    *,
+    name: str,
+    description: str,
+    values: dict[E, str],
+    leave_out: Iterable[str] = (),
+) -> type[E]:
+    """Register core's enum ``kind`` as the GraphQL enum ``name``: the same members (but
+    ``leave_out``), each with its description in ``values``. One list of members, in core."""
+    strawberry.enum(kind, name=name, description=description)
+    definition = kind.__strawberry_definition__  # type: ignore[attr-defined]
+    skipped = set(leave_out)
+    definition.values = [
+        dataclasses.replace(value, description=values[kind(value.value)])
+        for value in definition.values
+        if value.value not in skipped
+    ]
+    return kind
+
+
+core_enum(
+    RefusalCode,
+    name="RefusalCode",
+    description="Why a mutation did not do what was asked.",
+    values=CODE_DESCRIPTIONS,
+    leave_out=PAGE_ONLY,
+)
 
 
 @strawberry.interface(description="A typed refusal: the mutation changed nothing.")
@@ -337,22 +372,12 @@ class Busy(Refusal):
     )
 
 
-def refusal_for(
-    error: errors.TaskflowError,
-) -> InvalidInput | NotAllowed | NotFoundRefusal | IdempotencyKeyReused | Busy:
-    """The payload refusal for a domain error raised by a use case."""
-    if error.code == "IDEMPOTENCY_KEY_REUSED":
-        return IdempotencyKeyReused(code=RefusalCode.IDEMPOTENCY_KEY_REUSED, message=error.message)
-    if isinstance(error, errors.Busy):
-        return Busy(
-            code=RefusalCode.BUSY,
-            message=error.message,
-            retry_after_seconds=int(error.facts.get("retry_after_seconds", 1)),
-        )
-    if isinstance(error, errors.Forbidden):
-        return NotAllowed(code=RefusalCode.FORBIDDEN, message=error.message)
-    if isinstance(error, errors.NotFound):
-        return NotFoundRefusal(code=RefusalCode.NOT_FOUND, message=error.message)
-    return InvalidInput(
-        code=RefusalCode.INVALID_INPUT, message=error.message, field=error.facts.get("field")
-    )
+#: The refusals every mutation may answer, in the order the payload unions list them.
+Common = InvalidInput | NotAllowed | NotFoundRefusal | IdempotencyKeyReused | Busy
+
+
+def refusal_for(error: errors.TaskflowError) -> Any:
+    """The payload refusal for a use case's error (kept for callers; see ``refusals.TABLE``)."""
+    from taskflow.api.graphql import refusals
+
+    return refusals.refusal_for(error)

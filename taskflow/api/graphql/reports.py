@@ -346,10 +346,4 @@ async def at_risk_connection(
         )
         for row, left in found
     ]
-    return relay.Connection(
-        edges=edges,
-        page_info=relay.PageInfo(
-            has_next_page=has_next, end_cursor=edges[-1].cursor if edges else None
-        ),
-        total_count=total,
-    )
+    return relay.page(edges, has_next, total)

@@ -90,9 +90,7 @@ class RunListQueries:
         first: Annotated[
             int, strawberry.argument(description=f"Page size, 1-{run_list.MAX_FIRST}.")
         ] = 50,
-        after: Annotated[
-            str | None, strawberry.argument(description="endCursor of the previous page.")
-        ] = None,
+        after: relay.After = None,
         filter: Annotated[
             RunFilter | None, strawberry.argument(description="Narrow the list.")
         ] = None,
@@ -111,17 +109,10 @@ class RunListQueries:
         found, total, has_next = await run_list.runs(
             info.context.services, me, f, first=first, after=cursor, checked=await checked(info)
         )
-        edges = [
-            relay.Edge(
-                cursor=relay.encode_cursor(r.started_at.isoformat(), r.view.id),
-                node=RunType.of(r),
-            )
-            for r in found
-        ]
-        return relay.Connection(
-            edges=edges,
-            page_info=relay.PageInfo(
-                has_next_page=has_next, end_cursor=edges[-1].cursor if edges else None
-            ),
-            total_count=total,
+        return relay.connection(
+            found,
+            RunType.of,
+            lambda r: relay.encode_cursor(r.started_at.isoformat(), r.view.id),
+            total=total,
+            has_next=has_next,
         )

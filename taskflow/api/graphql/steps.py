@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from datetime import datetime
 from enum import Enum
-from typing import Annotated, Any
+from typing import Annotated
 
 import strawberry
 from strawberry.scalars import JSON
@@ -16,6 +16,8 @@ from strawberry.scalars import JSON
 from taskflow import errors
 from taskflow.api.graphql import keyed, relay
 from taskflow.api.graphql.context import Info, caller, checked
+from taskflow.api.graphql.refusals import StepNotParked
+from taskflow.core.principals import Principal
 from taskflow.service import step_admin
 
 TYPE_NAME = "Step"
@@ -126,11 +128,6 @@ async def steps_of_run(info: Info, run_id: str) -> list[Step]:
 # -- retrying a parked step ----------------------------------------------------------------------
 
 
-@strawberry.type(description="Only a PARKED step can be retried.")
-class StepNotParked(relay.Refusal):
-    pass
-
-
 @strawberry.type(description="The step is due again now.")
 class RetryStepSuccess:
     step: Step = strawberry.field(description="The step as it stands now.")
@@ -143,13 +140,7 @@ class RetryStepInput:
 
 
 RetryStepPayload = Annotated[
-    RetryStepSuccess
-    | StepNotParked
-    | relay.InvalidInput
-    | relay.NotAllowed
-    | relay.NotFoundRefusal
-    | relay.IdempotencyKeyReused
-    | relay.Busy,
+    RetryStepSuccess | StepNotParked | relay.Common,
     strawberry.union("RetryStepPayload", description="Result of retryStep."),
 ]
 
@@ -161,10 +152,14 @@ def _step_id(global_id: str) -> int:
     return int(local)
 
 
-def _refusal(error: errors.TaskflowError) -> Any:
-    if isinstance(error, step_admin.StepNotParked):
-        return StepNotParked(code=relay.RefusalCode.STEP_NOT_PARKED, message=error.message)
-    return relay.refusal_for(error)
+async def step_success(
+    info: Info, me: Principal, answer: keyed.Answer, _: bool
+) -> RetryStepSuccess:
+    """The step of a retryStep answer as it stands now (NOT_FOUND when gone)."""
+    row = await step_admin.get(info.context.services, me, int(answer["step"]))
+    if row is None:
+        raise errors.NotFound("The step is gone.")
+    return RetryStepSuccess(step=Step.of(row))
 
 
 @strawberry.type
@@ -174,25 +169,11 @@ class StepMutations:
         "counted anew (leads, managers, admins); a step.reopened line goes on the timeline."
     )
     async def retry_step(
-        self,
-        info: Info,
-        input: Annotated[RetryStepInput, strawberry.argument(description="Which step.")],
+        self, info: Info, input: relay.WhatToDo[RetryStepInput]
     ) -> RetryStepPayload:
-        me = await caller(info)
-        services = info.context.services
-
-        async def work() -> keyed.Answer:
+        async def work(me: Principal) -> keyed.Answer:
             step_id = _step_id(input.step_id)
-            await step_admin.retry_step(services, me, step_id)
+            await step_admin.retry_step(info.context.services, me, step_id)
             return {"step": step_id}
 
-        try:
-            answer, _ = await keyed.once(info, me.id, "retryStep", input, work)
-        except errors.TaskflowError as exc:
-            refused: RetryStepPayload = _refusal(exc)
-            return refused
-        row = await step_admin.get(services, me, int(answer["step"]))
-        if row is None:
-            gone: RetryStepPayload = relay.refusal_for(errors.NotFound("The step is gone."))
-            return gone
-        return RetryStepSuccess(step=Step.of(row))
+        return await keyed.answer(info, "retryStep", input, work, step_success)

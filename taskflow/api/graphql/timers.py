@@ -8,43 +8,21 @@ see none.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Awaitable, Callable
 from datetime import datetime
-from enum import Enum
-from typing import Annotated, Any
+from typing import Annotated
 
 import strawberry
 
 from taskflow import errors
 from taskflow.api.graphql import keyed, relay
+from taskflow.api.graphql import refusals as r
 from taskflow.api.graphql.context import Info, caller
+from taskflow.api.graphql.timer_state import TimerState
 from taskflow.core.principals import Principal
 from taskflow.core.timer_states import TimerStatus
 from taskflow.service import timer_admin
 
 TYPE_NAME = "Timer"
-
-
-@strawberry.enum(description="Where a timer stands.")
-class TimerState(Enum):
-    ARMED = strawberry.enum_value(
-        TimerStatus.ARMED.value,
-        description="Waits for dueAt (after a failed firing: its next attempt).",
-    )
-    FIRED = strawberry.enum_value(TimerStatus.FIRED.value, description="It fired.")
-    CANCELLED = strawberry.enum_value(
-        TimerStatus.CANCELLED.value,
-        description="No longer wanted: its slot or run moved on or ended.",
-    )
-    DEAD = strawberry.enum_value(
-        TimerStatus.DEAD.value,
-        description="Its firing failed TASKFLOW_TIMER_MAX_ATTEMPTS times; see lastError, then "
-        "retryTimer or discardTimer.",
-    )
-    DISCARDED = strawberry.enum_value(
-        TimerStatus.DISCARDED.value,
-        description="A dead timer an admin gave up on (the reason is on the run's timeline).",
-    )
 
 
 @strawberry.type(description="A durable deadline of a run: a reminder, a breach or a timeout.")
@@ -81,7 +59,7 @@ class Timer(relay.Node):
     @classmethod
     def of(cls, row: timer_admin.TimerRow, max_attempts: int) -> Timer:
         return cls(
-            id=strawberry.ID(relay.to_global_id(TYPE_NAME, str(row.id))),
+            id=relay.node_id(TYPE_NAME, row.id),
             key=row.key,
             kind=row.kind,
             part=row.ref,
@@ -93,8 +71,8 @@ class Timer(relay.Node):
             max_attempts=max_attempts,
             last_error=row.last_error,
             failed_at=row.failed_at,
-            run_id=strawberry.ID(relay.to_global_id("Run", row.run_id)),
-            slot_id=strawberry.ID(relay.to_global_id("Slot", row.slot_id)) if row.slot_id else None,
+            run_id=relay.node_id("Run", row.run_id),
+            slot_id=relay.node_id("Slot", row.slot_id),
         )
 
 
@@ -136,12 +114,8 @@ class TimerQueries:
     async def timers(
         self,
         info: Info,
-        first: Annotated[
-            int, strawberry.argument(description=f"Page size, at most {relay.MAX_FIRST}.")
-        ] = 20,
-        after: Annotated[
-            str | None, strawberry.argument(description="endCursor of the previous page.")
-        ] = None,
+        first: relay.First = 20,
+        after: relay.After = None,
         filter: Annotated[
             TimerFilter | None, strawberry.argument(description="Which timers (default: all).")
         ] = None,
@@ -164,16 +138,8 @@ class TimerQueries:
             after_id=after_id,
             limit=limit + 1,
         )
-        edges = [
-            relay.Edge(cursor=relay.encode_cursor(str(row.id)), node=_of(info, row))
-            for row in rows[:limit]
-        ]
-        return relay.Connection(
-            edges=edges,
-            page_info=relay.PageInfo(
-                has_next_page=len(rows) > limit, end_cursor=edges[-1].cursor if edges else None
-            ),
-            total_count=total,
+        return relay.connection(
+            rows, lambda row: _of(info, row), relay.id_cursor, total=total, limit=limit
         )
 
 
@@ -189,9 +155,7 @@ def _uuid(run_id: str | None) -> str | None:
 # -- mending dead timers -------------------------------------------------------------------------
 
 
-@strawberry.type(description="Only a dead timer can be retried or discarded.")
-class TimerNotDead(relay.Refusal):
-    state: TimerState | None = strawberry.field(description="The timer's state now.")
+TimerNotDead = r.TimerNotDead
 
 
 @strawberry.type(description="The timer was retried or discarded.")
@@ -213,13 +177,7 @@ class DiscardTimerInput:
 
 
 TimerPayload = Annotated[
-    TimerSuccess
-    | TimerNotDead
-    | relay.InvalidInput
-    | relay.NotAllowed
-    | relay.NotFoundRefusal
-    | relay.IdempotencyKeyReused
-    | relay.Busy,
+    TimerSuccess | TimerNotDead | relay.Common,
     strawberry.union("TimerPayload", description="Result of retryTimer and discardTimer."),
 ]
 
@@ -231,34 +189,11 @@ def _timer_id(global_id: str) -> int:
     return int(local)
 
 
-def _refusal(error: errors.TaskflowError) -> Any:
-    if isinstance(error, timer_admin.TimerNotDead):
-        status = error.facts.get("status")
-        return TimerNotDead(
-            code=relay.RefusalCode.TIMER_NOT_DEAD,
-            message=error.message,
-            state=TimerState[TimerStatus(status).name] if status else None,
-        )
-    return relay.refusal_for(error)
-
-
-async def _answer(
-    info: Info,
-    me: Principal,
-    operation: str,
-    input: RetryTimerInput | DiscardTimerInput,
-    work: Callable[[], Awaitable[keyed.Answer]],
-) -> TimerPayload:
-    """Run a timer mutation under its idempotency key; the timer as it stands now, or why not."""
-    try:
-        answer, _ = await keyed.once(info, me.id, operation, input, work)
-    except errors.TaskflowError as exc:
-        refused: TimerPayload = _refusal(exc)
-        return refused
+async def timer_success(info: Info, me: Principal, answer: keyed.Answer, _: bool) -> TimerSuccess:
+    """The timer of a timer mutation's answer as it stands now (NOT_FOUND when gone)."""
     row = await timer_admin.get(info.context.services, me, int(answer["timer"]))
     if row is None:
-        gone: TimerPayload = relay.refusal_for(errors.NotFound("The timer is gone."))
-        return gone
+        raise errors.NotFound("The timer is gone.")
     return TimerSuccess(timer=_of(info, row))
 
 
@@ -268,34 +203,23 @@ class TimerMutations:
         description="Arm a DEAD timer again, due now, with its attempts reset (leads, managers, "
         "admins); a timer.retried line goes on the run's timeline."
     )
-    async def retry_timer(
-        self,
-        info: Info,
-        input: Annotated[RetryTimerInput, strawberry.argument(description="What to do.")],
-    ) -> TimerPayload:
-        me = await caller(info)
-        services = info.context.services
-
-        async def work() -> keyed.Answer:
-            row = await timer_admin.retry(services, me, _timer_id(input.timer_id))
+    async def retry_timer(self, info: Info, input: relay.WhatToDo[RetryTimerInput]) -> TimerPayload:
+        async def work(me: Principal) -> keyed.Answer:
+            row = await timer_admin.retry(info.context.services, me, _timer_id(input.timer_id))
             return {"timer": row.id}
 
-        return await _answer(info, me, "retryTimer", input, work)
+        return await keyed.answer(info, "retryTimer", input, work, timer_success)
 
     @strawberry.mutation(
         description="Give up on a DEAD timer (leads, managers, admins): it never fires; the "
         "reason goes on the run's timeline as timer.discarded."
     )
     async def discard_timer(
-        self,
-        info: Info,
-        input: Annotated[DiscardTimerInput, strawberry.argument(description="What to do.")],
+        self, info: Info, input: relay.WhatToDo[DiscardTimerInput]
     ) -> TimerPayload:
-        me = await caller(info)
-        services = info.context.services
-
-        async def work() -> keyed.Answer:
-            row = await timer_admin.discard(services, me, _timer_id(input.timer_id), input.reason)
+        async def work(me: Principal) -> keyed.Answer:
+            timer_id = _timer_id(input.timer_id)
+            row = await timer_admin.discard(info.context.services, me, timer_id, input.reason)
             return {"timer": row.id}
 
-        return await _answer(info, me, "discardTimer", input, work)
+        return await keyed.answer(info, "discardTimer", input, work, timer_success)

@@ -1,8 +1,9 @@
-"""The object types of the work API: Subject, Slot, Run, timeline entries, moves.
+"""The Run object type of the work API, with its timeline entries, moves and checklists.
 
-Types are built from rows the service already loaded (an inbox row carries its
-subject and run state), so list pages resolve without further queries; the
-few fields that need more (``Slot.run``) go through a per-request DataLoader.
+Types are built from rows the service already loaded, so list pages resolve
+without further queries; ``Slot.run`` goes through :func:`run_loader`, a
+per-request DataLoader. The Slot type and the subject live in
+:mod:`taskflow.api.graphql.slot_type` (re-exported here).
 """
 
 from __future__ import annotations
@@ -18,26 +19,42 @@ from strawberry.scalars import JSON
 
 from taskflow.api.graphql import relay
 from taskflow.api.graphql.context import Info, caller, checked
+from taskflow.api.graphql.slot_type import (
+    SLOT,
+    PayloadField,
+    SlotStatus,
+    SlotType,
+    Subject,
+    slot_from_row,
+)
+from taskflow.core.definition import runtime
+from taskflow.core.principals import Principal
 from taskflow.core.runs.model import SlotView
 from taskflow.service import views
 
 if TYPE_CHECKING:
-    from taskflow.api.graphql.links import MagicLinkType
     from taskflow.api.graphql.reports import RunLeadTime
-    from taskflow.api.graphql.sla import Clock
     from taskflow.api.graphql.steps import Step
     from taskflow.api.graphql.timers import Timer
 
-RUN, SLOT = "Run", "Slot"
+__all__ = [
+    "RUN",
+    "SLOT",
+    "CheckItem",
+    "MoveOption",
+    "PayloadField",
+    "RunStatus",
+    "RunType",
+    "SlotStatus",
+    "SlotType",
+    "Subject",
+    "TimelineEntry",
+    "move_options",
+    "run_loader",
+    "slot_from_row",
+]
 
-
-@strawberry.enum(description="Where a slot stands.")
-class SlotStatus(Enum):
-    PENDING = strawberry.enum_value("pending", description="Waits for sibling slots (after).")
-    OPEN = strawberry.enum_value("open", description="Anyone among its candidates may take it.")
-    CLAIMED = strawberry.enum_value("claimed", description="Held by one principal.")
-    SATISFIED = strawberry.enum_value("satisfied", description="Its event was deposited.")
-    CANCELLED = strawberry.enum_value("cancelled", description="The run left the state first.")
+RUN = "Run"
 
 
 @strawberry.enum(description="Where a run stands.")
@@ -47,155 +64,15 @@ class RunStatus(Enum):
     CANCELLED = strawberry.enum_value("cancelled", description="Cancelled by someone.")
 
 
-@strawberry.type(description="The tracked entity, as the application sent it.")
-class Subject:
-    type: str = strawberry.field(description="Its type, e.g. expense.")
-    external_id: str = strawberry.field(description="The application's id for it.")
-    attributes: JSON = strawberry.field(description="Its data, as last sent.")
-
-
-@strawberry.type(description="A field of the payload a slot's event carries (drives forms).")
-class PayloadField:
-    name: str = strawberry.field(description="The payload key.")
-    type: str = strawberry.field(
-        description="text, number, integer, boolean, date, choice, file, url."
-    )
-    required: bool = strawberry.field(description="Whether it must be given.")
-    choices: list[str] | None = strawberry.field(description="The allowed values of a choice.")
-    label: str | None = strawberry.field(description="A human label, when declared.")
-
-
-def _fields(workflow: str, version: int, state: str, name: str, info: Info) -> list[PayloadField]:
-    definition = info.context.services.catalog.get(workflow, version)
-    slot = definition.slot(state, name)
-    return [
-        PayloadField(
-            name=f.name,
-            type=f.type,
-            required=f.required,
-            choices=list(f.choices) if f.choices else None,
-            label=f.label,
-        )
-        for f in slot.fields
-    ]
-
-
-@strawberry.type(
-    name="Slot", description="A human task: a wait for one event in one state of a run."
-)
-class SlotType(relay.Node):
-    name: str = strawberry.field(description="The slot's name in its state.")
-    label: str = strawberry.field(description="What to do, in words, for this subject.")
-    workflow: str = strawberry.field(description="The workflow of its run.")
-    state: str = strawberry.field(description="The state the slot belongs to.")
-    run_state: str = strawberry.field(description="The state its run is in now.")
-    status: SlotStatus = strawberry.field(description="Where the slot stands.")
-    event: str = strawberry.field(description="The event completing it.")
-    holder: str | None = strawberry.field(description="Login of the principal holding it.")
-    priority: int = strawberry.field(description="1 is the most urgent.")
-    due_at: datetime | None = strawberry.field(description="Nearest SLA due instant, if any.")
-    version: int = strawberry.field(description="Pass as expectedVersion to guard a move.")
-    item: JSON | None = strawberry.field(description="Its foreach element, if any.")
-    item_index: int | None = strawberry.field(description="Position of that element.")
-    payload: JSON | None = strawberry.field(description="The deposited payload, once satisfied.")
-    candidates: str = strawberry.field(description="Who may take it, in words.")
-    subject: Subject = strawberry.field(description="The tracked entity.")
-    opened_at: datetime | None = strawberry.field(description="When it opened.")
-    claimed_at: datetime | None = strawberry.field(description="When its holder took it.")
-    satisfied_at: datetime | None = strawberry.field(description="When it was completed.")
-    satisfied_by: str | None = strawberry.field(description="Who completed it.")
-    run_id: strawberry.Private[str]
-    definition_version: strawberry.Private[int]
-
-    @strawberry.field(description="The payload fields its event takes (build the form from these).")
-    def fields(self, info: Info) -> list[PayloadField]:
-        return _fields(self.workflow, self.definition_version, self.state, self.name, info)
-
-    @strawberry.field(description="Magic links minted for it, oldest first.")
-    async def links(
-        self, info: Info
-    ) -> list[Annotated[MagicLinkType, strawberry.lazy("taskflow.api.graphql.links")]]:
-        from taskflow.api.graphql import links
-
-        return await links.links_of_slot(info, str(self.id))
-
-    @strawberry.field(description="Its SLA milestone clocks (assigned, finished) as of now.")
-    async def clocks(
-        self, info: Info
-    ) -> list[Annotated[Clock, strawberry.lazy("taskflow.api.graphql.sla")]]:
-        from taskflow.api.graphql import sla
-
-        return await sla.clocks_of_slot(info, relay.from_global_id(str(self.id))[1])
-
-    @strawberry.field(
-        description="The run it belongs to; null when you may not read that run (the same "
-        "rule as run(id:))."
-    )
-    async def run(
-        self, info: Info
-    ) -> Annotated[RunType, strawberry.lazy("taskflow.api.graphql.types")] | None:
-        found: RunType | None = await (await run_loader(info)).load(self.run_id)
-        return found
-
-    @classmethod
-    def of(
-        cls,
-        slot: SlotView,
-        *,
-        workflow: str,
-        definition_version: int,
-        run_state: str,
-        subject: Subject,
-        due_at: datetime | None = None,
-    ) -> SlotType:
-        return cls(
-            id=strawberry.ID(relay.to_global_id(SLOT, slot.id)),
-            name=slot.name,
-            label=slot.label,
-            workflow=workflow,
-            state=slot.state,
-            run_state=run_state,
-            status=SlotStatus(slot.status),
-            event=slot.waits_for,
-            holder=slot.holder,
-            priority=slot.priority,
-            due_at=due_at,
-            version=slot.version,
-            item=cast(JSON, slot.item),
-            item_index=slot.item_index,
-            payload=cast(JSON, dict(slot.payload)) if slot.payload is not None else None,
-            candidates=str(slot.audience),
-            subject=subject,
-            opened_at=slot.opened_at,
-            claimed_at=slot.claimed_at,
-            satisfied_at=slot.satisfied_at,
-            satisfied_by=slot.satisfied_by,
-            run_id=slot.run_id,
-            definition_version=definition_version,
-        )
-
-
-def slot_from_row(row: Any) -> SlotType:
-    """A Slot from an inbox/work row (slot, its run's state and subject)."""
-    return SlotType.of(
-        row.slot,
-        workflow=row.workflow,
-        definition_version=row.definition_version,
-        run_state=row.run_state,
-        subject=Subject(
-            type=row.subject_type,
-            external_id=row.subject_external_id,
-            attributes=cast(JSON, row.subject_attributes),
-        ),
-        due_at=row.due_at,
-    )
-
-
 @strawberry.type(description="One item of a checklist: a named precondition and whether it holds.")
 class CheckItem:
     name: str = strawberry.field(description="What must be true.")
     holds: bool | None = strawberry.field(description="True, false, or null when unknown.")
     condition: str = strawberry.field(description="The condition, in words.")
+
+    @classmethod
+    def of(cls, item: runtime.CheckItem) -> CheckItem:
+        return cls(name=item.name, holds=item.holds, condition=item.condition)
 
 
 @strawberry.type(description="A manual move of the run's current state, as it stands now.")
@@ -219,9 +96,7 @@ def move_options(options: Sequence[views.MoveOption]) -> list[MoveOption]:
             allowed=o.allowed,
             guard=o.guard,
             guard_text=o.guard_text,
-            checklist=[
-                CheckItem(name=c.name, holds=c.holds, condition=c.condition) for c in o.checklist
-            ],
+            checklist=[CheckItem.of(c) for c in o.checklist],
             reasons=list(o.reasons),
         )
         for o in options
@@ -263,6 +138,14 @@ class RunType(relay.Node):
     )
     local_id: strawberry.Private[str]
 
+    async def _detail(self, info: Info) -> tuple[Principal, Any, list[SlotView]]:
+        """The caller, this run as they may read it, and its slots."""
+        me = await caller(info)
+        run, slots = await views.run_detail(
+            info.context.services, me, self.local_id, await checked(info)
+        )
+        return me, run, slots
+
     @strawberry.field(description="Its slots in the current state (all states: allStates).")
     async def slots(
         self,
@@ -271,10 +154,7 @@ class RunType(relay.Node):
             bool, strawberry.argument(description="Include slots of states it has left.")
         ] = False,
     ) -> list[SlotType]:
-        me = await caller(info)
-        run, slots = await views.run_detail(
-            info.context.services, me, self.local_id, await checked(info)
-        )
+        _, run, slots = await self._detail(info)
         visit = run.view.visit
         return [
             SlotType.of(
@@ -322,20 +202,14 @@ class RunType(relay.Node):
 
     @strawberry.field(description="The manual moves of its state, with guards and checklists.")
     async def moves(self, info: Info) -> list[MoveOption]:
-        me = await caller(info)
-        run, slots = await views.run_detail(
-            info.context.services, me, self.local_id, await checked(info)
-        )
+        me, run, slots = await self._detail(info)
         return move_options(views.moves_for(info.context.services, me, run, slots))
 
     @strawberry.field(description="Its state's preconditions, each with whether it holds now.")
     async def checklist(self, info: Info) -> list[CheckItem]:
-        me = await caller(info)
-        run, slots = await views.run_detail(
-            info.context.services, me, self.local_id, await checked(info)
-        )
+        me, run, slots = await self._detail(info)
         found = views.checklist_for(info.context.services, me, run, slots)
-        return [CheckItem(name=c.name, holds=c.holds, condition=c.condition) for c in found]
+        return [CheckItem.of(c) for c in found]
 
     @strawberry.field(
         description="Its timeline, oldest first; null (with an INVALID_INPUT error on this "
@@ -373,36 +247,24 @@ class RunType(relay.Node):
                     reason=t.reason,
                     details=cast(JSON, t.details),
                     at=t.at,
-                    slot_id=strawberry.ID(relay.to_global_id(SLOT, t.slot_id))
-                    if t.slot_id
-                    else None,
+                    slot_id=relay.node_id(SLOT, t.slot_id),
                 ),
             )
             for t in found
         ]
-        return relay.Connection(
-            edges=edges,
-            page_info=relay.PageInfo(
-                has_next_page=has_next, end_cursor=edges[-1].cursor if edges else None
-            ),
-            total_count=total,
-        )
+        return relay.page(edges, has_next, total)
 
     @classmethod
     def of(cls, run: Any) -> RunType:
         view = run.view
         return cls(
-            id=strawberry.ID(relay.to_global_id(RUN, view.id)),
+            id=relay.node_id(RUN, view.id),
             workflow=view.workflow,
             definition_version=view.definition_version,
             definition_digest=run.definition_digest,
             state=view.state,
             status=RunStatus(view.status),
-            subject=Subject(
-                type=run.subject.type,
-                external_id=run.subject.external_id,
-                attributes=cast(JSON, run.subject.attributes),
-            ),
+            subject=Subject.of(run.subject.type, run.subject.external_id, run.subject.attributes),
             correlation_key=run.correlation_key,
             started_at=run.started_at,
             state_entered_at=view.state_entered_at,

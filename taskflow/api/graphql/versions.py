@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from enum import Enum
-from typing import Annotated, Any
+from typing import Annotated
 
 import strawberry
 
 from taskflow import errors
 from taskflow.api.graphql import keyed, relay
-from taskflow.api.graphql.context import Info, caller
+from taskflow.api.graphql.context import Info
+from taskflow.core.principals import Principal
 from taskflow.service import run_migrations
 
 
@@ -68,30 +69,24 @@ class VersionMutations:
         "Resumable: send it again to finish an interrupted one."
     )
     async def migrate_runs(
-        self,
-        info: Info,
-        input: Annotated[MigrateRunsInput, strawberry.argument(description="What to do.")],
+        self, info: Info, input: relay.WhatToDo[MigrateRunsInput]
     ) -> MigrateRunsPayload:
-        me = await caller(info)
-        services = info.context.services
-
-        async def work() -> keyed.Answer:
+        async def work(me: Principal) -> keyed.Answer:
             if not 1 <= input.batch <= 1000:
                 raise errors.ValidationError("batch must be from 1 to 1000.", field="batch")
             applied = await run_migrations.apply_as(
-                services, me, input.workflow, input.to_version, batch=input.batch
+                info.context.services, me, input.workflow, input.to_version, batch=input.batch
             )
             return {"by_kind": applied.by_kind, "batches": applied.batches}
 
-        try:
-            answer, _ = await keyed.once(info, me.id, "migrateRuns", input, work)
-        except errors.TaskflowError as exc:
-            refused: Any = relay.refusal_for(exc)
-            return refused  # type: ignore[no-any-return]
-        return MigrateRunsSuccess(
-            migrated=[
-                MigratedRuns(step=MigrationStep(kind), runs=count)
-                for kind, count in sorted(answer["by_kind"].items())
-            ],
-            batches=answer["batches"],
-        )
+        return await keyed.answer(info, "migrateRuns", input, work, _migrated)
+
+
+async def _migrated(info: Info, _: Principal, answer: keyed.Answer, __: bool) -> MigrateRunsSuccess:
+    return MigrateRunsSuccess(
+        migrated=[
+            MigratedRuns(step=MigrationStep(kind), runs=count)
+            for kind, count in sorted(answer["by_kind"].items())
+        ],
+        batches=answer["batches"],
+    )

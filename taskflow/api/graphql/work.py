@@ -86,13 +86,8 @@ def encode_slot_cursor(row: views.SlotRow) -> str:
 def slot_connection(
     found: list[views.SlotRow], total: int | None, has_next: bool
 ) -> relay.Connection[SlotType]:
-    edges = [relay.Edge(cursor=encode_slot_cursor(r), node=slot_from_row(r)) for r in found]
-    return relay.Connection(
-        edges=edges,
-        page_info=relay.PageInfo(
-            has_next_page=has_next, end_cursor=edges[-1].cursor if edges else None
-        ),
-        total_count=total,
+    return relay.connection(
+        found, slot_from_row, encode_slot_cursor, total=total, has_next=has_next
     )
 
 
@@ -199,13 +194,7 @@ class WorkQueries:
                     ),
                 )
             )
-        return relay.Connection(
-            edges=edges,
-            page_info=relay.PageInfo(
-                has_next_page=has_next, end_cursor=edges[-1].cursor if edges else None
-            ),
-            total_count=total,
-        )
+        return relay.page(edges, has_next, total)
 
     @strawberry.field(description="A run you may read (null when absent or not visible).")
     async def run(
@@ -248,11 +237,17 @@ async def resolve_slot(info: Info, local_id: str) -> SlotType | None:
     if not local_id:
         return None
     services = info.context.services
-    try:
-        slot = await views.slot_detail(services, me, local_id)
-        run, _ = await views.run_detail(services, me, slot.run_id, await checked(info))
-    except errors.NotFound:
-        return None
+    request = await checked(info)
+    # A mutation answers from the rows its own write returned (checked as if fetched).
+    seen = request.seen_slot(local_id)
+    if seen is not None:
+        slot, run = seen
+    else:
+        try:
+            slot = await views.slot_detail(services, me, local_id)
+            run, _ = await views.run_detail(services, me, slot.run_id, request)
+        except errors.NotFound:
+            return None
     return SlotType.of(
         slot,
         workflow=run.view.workflow,

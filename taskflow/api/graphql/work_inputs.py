@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Annotated
-
 import strawberry
 from strawberry.scalars import JSON
 
@@ -77,9 +75,19 @@ class RaiseEventInput:
     idempotency_key: str | None = relay.idempotency_key_field()
 
 
-@strawberry.input(description="Claim an open slot.")
-class ClaimInput:
+# Bases that only share the target's id (first among the fields); the schema never names them.
+@strawberry.input
+class _OnSlot:
     slot_id: strawberry.ID = strawberry.field(description="The slot's global id.")
+
+
+@strawberry.input
+class _OnRun:
+    run_id: strawberry.ID = strawberry.field(description="The run's global id.")
+
+
+@strawberry.input(description="Claim an open slot.")
+class ClaimInput(_OnSlot):
     expected_version: int | None = strawberry.field(
         default=None, description="Refuse if the slot changed since this version was read."
     )
@@ -93,15 +101,13 @@ class ClaimNextInput:
 
 
 @strawberry.input(description="Put a claimed slot back in the pool.")
-class ReleaseInput:
-    slot_id: strawberry.ID = strawberry.field(description="The slot's global id.")
+class ReleaseInput(_OnSlot):
     reason: str | None = strawberry.field(default=None, description="Why, for the timeline.")
     idempotency_key: str | None = relay.idempotency_key_field()
 
 
 @strawberry.input(description="Hand a slot to someone.")
-class AssignInput:
-    slot_id: strawberry.ID = strawberry.field(description="The slot's global id.")
+class AssignInput(_OnSlot):
     to: str = strawberry.field(description="The login of the new holder (a candidate).")
     expected_version: int | None = strawberry.field(default=None, description="Guard, as in claim.")
     reason: str | None = strawberry.field(default=None, description="Why, for the timeline.")
@@ -109,8 +115,7 @@ class AssignInput:
 
 
 @strawberry.input(description="Complete a slot with its event's payload.")
-class CompleteInput:
-    slot_id: strawberry.ID = strawberry.field(description="The slot's global id.")
+class CompleteInput(_OnSlot):
     event: str | None = strawberry.field(
         default=None, description="The slot's event (checked if given)."
     )
@@ -122,8 +127,7 @@ class CompleteInput:
 
 
 @strawberry.input(description="Make a manual move on a run.")
-class MoveInput:
-    run_id: strawberry.ID = strawberry.field(description="The run's global id.")
+class MoveInput(_OnRun):
     move: str = strawberry.field(description="The move's name (see Run.moves).")
     input: JSON | None = strawberry.field(default=None, description="The move's fields, if any.")
     expected_version: int | None = strawberry.field(
@@ -135,8 +139,7 @@ class MoveInput:
 
 
 @strawberry.input(description="Cancel a live run.")
-class CancelRunInput:
-    run_id: strawberry.ID = strawberry.field(description="The run's global id.")
+class CancelRunInput(_OnRun):
     reason: str = strawberry.field(description="Why, for the timeline.")
     expected_version: int | None = strawberry.field(
         default=None,
@@ -146,13 +149,13 @@ class CancelRunInput:
     idempotency_key: str | None = relay.idempotency_key_field()
 
 
-StartRunArg = Annotated[StartRunInput, strawberry.argument(description="What to do.")]
-UpdateSubjectArg = Annotated[UpdateSubjectInput, strawberry.argument(description="What to do.")]
-RaiseEventArg = Annotated[RaiseEventInput, strawberry.argument(description="What to do.")]
-ClaimArg = Annotated[ClaimInput, strawberry.argument(description="What to do.")]
-ClaimNextArg = Annotated[ClaimNextInput, strawberry.argument(description="What to do.")]
-ReleaseArg = Annotated[ReleaseInput, strawberry.argument(description="What to do.")]
-AssignArg = Annotated[AssignInput, strawberry.argument(description="What to do.")]
-CompleteArg = Annotated[CompleteInput, strawberry.argument(description="What to do.")]
-MoveArg = Annotated[MoveInput, strawberry.argument(description="What to do.")]
-CancelRunArg = Annotated[CancelRunInput, strawberry.argument(description="What to do.")]
+StartRunArg = relay.WhatToDo[StartRunInput]
+UpdateSubjectArg = relay.WhatToDo[UpdateSubjectInput]
+RaiseEventArg = relay.WhatToDo[RaiseEventInput]
+ClaimArg = relay.WhatToDo[ClaimInput]
+ClaimNextArg = relay.WhatToDo[ClaimNextInput]
+ReleaseArg = relay.WhatToDo[ReleaseInput]
+AssignArg = relay.WhatToDo[AssignInput]
+CompleteArg = relay.WhatToDo[CompleteInput]
+MoveArg = relay.WhatToDo[MoveInput]
+CancelRunArg = relay.WhatToDo[CancelRunInput]

@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any, cast
+from typing import Annotated, Any
 
 import strawberry
-from strawberry.scalars import JSON
 
 from taskflow import errors
 from taskflow.api.graphql import keyed, relay
 from taskflow.api.graphql import refusals as r
-from taskflow.api.graphql.context import Info, caller
+from taskflow.api.graphql.context import Info, checked
 from taskflow.api.graphql.types import RUN, SLOT, RunType, SlotType, Subject
 from taskflow.api.graphql.work import InboxFilter, resolve_slot
 from taskflow.api.graphql.work_inputs import (
@@ -26,6 +25,7 @@ from taskflow.api.graphql.work_inputs import (
     StartRunArg,
     UpdateSubjectArg,
 )
+from taskflow.core.principals import Principal
 from taskflow.service import events
 from taskflow.service import runs as run_service
 from taskflow.service import slots as slot_service
@@ -49,11 +49,7 @@ Refusals = (
     | r.WrongEvent
     | r.RunNotActive
     | r.MoveNotAllowed
-    | relay.InvalidInput
-    | relay.NotAllowed
-    | relay.NotFoundRefusal
-    | relay.IdempotencyKeyReused
-    | relay.Busy
+    | relay.Common
 )
 
 
@@ -114,13 +110,7 @@ class RunSuccess:
 
 
 StartRunPayload = Annotated[
-    StartRunSuccess
-    | r.RunExists
-    | relay.InvalidInput
-    | relay.NotAllowed
-    | relay.NotFoundRefusal
-    | relay.IdempotencyKeyReused
-    | relay.Busy,
+    StartRunSuccess | r.RunExists | relay.Common,
     strawberry.union("StartRunPayload", description="Result of startRun."),
 ]
 UpdateSubjectPayload = Annotated[
@@ -171,9 +161,7 @@ CancelRunPayload = Annotated[
 class WorkMutations:
     @strawberry.mutation(description="Start a run of a workflow for a subject (applications).")
     async def start_run(self, info: Info, input: StartRunArg) -> StartRunPayload:
-        me = await caller(info)
-
-        async def work() -> keyed.Answer:
+        async def work(me: Principal) -> keyed.Answer:
             started = await run_service.start_run(
                 info.context.services,
                 me,
@@ -186,21 +174,18 @@ class WorkMutations:
             )
             return {"run": started.run.view.id, "created": started.created}
 
-        try:
-            answer, again = await keyed.once(info, me.id, "startRun", input, work)
-        except errors.TaskflowError as exc:
-            return r.refusal_for(exc)
-        return StartRunSuccess(
-            run=await _run(info, answer["run"]), created=answer["created"] and not again
-        )
+        async def build(info: Info, _: Principal, a: keyed.Answer, again: bool) -> StartRunSuccess:
+            return StartRunSuccess(
+                run=await _run(info, a["run"]), created=a["created"] and not again
+            )
+
+        return await keyed.answer(info, "startRun", input, work, build)
 
     @strawberry.mutation(
         description="Replace a subject's attributes; its runs re-check their rules."
     )
     async def update_subject(self, info: Info, input: UpdateSubjectArg) -> UpdateSubjectPayload:
-        me = await caller(info)
-
-        async def work() -> keyed.Answer:
+        async def work(me: Principal) -> keyed.Answer:
             subject, run_ids = await run_service.update_subject(
                 info.context.services,
                 me,
@@ -213,16 +198,7 @@ class WorkMutations:
                 "runs": list(run_ids),
             }
 
-        try:
-            answer, _ = await keyed.once(info, me.id, "updateSubject", input, work)
-            found = await run_service.runs_by_ids(info.context.services, answer["runs"])
-        except errors.TaskflowError as exc:
-            return r.refusal_for(exc)
-        kind, external_id, attributes = answer["subject"]
-        return UpdateSubjectSuccess(
-            subject=Subject(type=kind, external_id=external_id, attributes=cast(JSON, attributes)),
-            runs=[RunType.of(found[i]) for i in answer["runs"] if i in found],
-        )
+        return await keyed.answer(info, "updateSubject", input, work, _subject_success)
 
     @strawberry.mutation(
         description="Raise an event: it completes the one slot waiting for it (staff obey the "
@@ -230,10 +206,9 @@ class WorkMutations:
         "everyone). When no slot waits and the workflow buffers the event, the run keeps it."
     )
     async def raise_event(self, info: Info, input: RaiseEventArg) -> RaiseEventPayload:
-        me = await caller(info)
         t = input.target
 
-        async def work() -> keyed.Answer:
+        async def work(me: Principal) -> keyed.Answer:
             target = events.EventTarget(
                 run_id=relay.local_id(t.run_id, RUN, "target.runId") if t.run_id else None,
                 subject_type=t.subject.type if t.subject else None,
@@ -246,7 +221,7 @@ class WorkMutations:
                 info.context.services,
                 me,
                 event=input.event,
-                payload=_object(input.payload, "payload") if input.payload is not None else None,
+                payload=_payload(input.payload),
                 target=target,
             )
             if raised.buffered is not None:
@@ -258,83 +233,43 @@ class WorkMutations:
             assert raised.slot is not None
             return {"run": raised.run.view.id, "slot": raised.slot.id}
 
-        try:
-            answer, again = await keyed.once(info, me.id, "raiseEvent", input, work)
-        except errors.TaskflowError as exc:
-            return r.refusal_for(exc)
-        if "kept" in answer:
-            event, arrived_at, expires_at = answer["kept"]
-            return RaiseEventBuffered(
-                run=await _run(info, answer["run"]),
-                event=event,
-                arrived_at=datetime.fromisoformat(arrived_at),
-                expires_at=datetime.fromisoformat(expires_at),
-                duplicate=again,
-            )
-        return RaiseEventSuccess(
-            run=await _run(info, answer["run"]),
-            slot=await _slot(info, answer["slot"]),
-            duplicate=again,
-        )
+        return await keyed.answer(info, "raiseEvent", input, work, _raised)
 
     @strawberry.mutation(description="Take an open slot for yourself.")
     async def claim(self, info: Info, input: ClaimArg) -> ClaimPayload:
-        me = await caller(info)
-
-        async def work() -> keyed.Answer:
+        async def work(me: Principal) -> keyed.Answer:
+            slot_id = relay.local_id(input.slot_id, SLOT, "slotId")
             slot = await slot_service.claim(
-                info.context.services,
-                me,
-                relay.local_id(input.slot_id, SLOT, "slotId"),
-                input.expected_version,
+                info.context.services, me, slot_id, input.expected_version, await checked(info)
             )
             return {"slot": slot.id}
 
-        try:
-            answer, _ = await keyed.once(info, me.id, "claim", input, work)
-        except errors.TaskflowError as exc:
-            return r.refusal_for(exc)
-        return SlotSuccess(slot=await _slot(info, answer["slot"]))
+        return await keyed.answer(info, "claim", input, work, _slot_success)
 
     @strawberry.mutation(description="Take the most urgent open slot you may take.")
     async def claim_next(self, info: Info, input: ClaimNextArg) -> ClaimNextPayload:
-        me = await caller(info)
         f = input.filter.to_filter() if input.filter else InboxFilter().to_filter()
 
-        async def work() -> keyed.Answer:
-            slot = await slot_service.claim_next(info.context.services, me, f)
+        async def work(me: Principal) -> keyed.Answer:
+            slot = await slot_service.claim_next(info.context.services, me, f, await checked(info))
             return {"slot": slot.id}
 
-        try:
-            answer, _ = await keyed.once(info, me.id, "claimNext", input, work)
-        except errors.TaskflowError as exc:
-            return r.refusal_for(exc)
-        return SlotSuccess(slot=await _slot(info, answer["slot"]))
+        return await keyed.answer(info, "claimNext", input, work, _slot_success)
 
     @strawberry.mutation(description="Put a claimed slot back in the pool (holder or delegate).")
     async def release(self, info: Info, input: ReleaseArg) -> ReleasePayload:
-        me = await caller(info)
-
-        async def work() -> keyed.Answer:
+        async def work(me: Principal) -> keyed.Answer:
+            slot_id = relay.local_id(input.slot_id, SLOT, "slotId")
             slot = await slot_service.release(
-                info.context.services,
-                me,
-                relay.local_id(input.slot_id, SLOT, "slotId"),
-                input.reason,
+                info.context.services, me, slot_id, input.reason, await checked(info)
             )
             return {"slot": slot.id}
 
-        try:
-            answer, _ = await keyed.once(info, me.id, "release", input, work)
-        except errors.TaskflowError as exc:
-            return r.refusal_for(exc)
-        return SlotSuccess(slot=await _slot(info, answer["slot"]))
+        return await keyed.answer(info, "release", input, work, _slot_success)
 
     @strawberry.mutation(description="Hand a slot to a candidate (its holder or a delegate).")
     async def assign(self, info: Info, input: AssignArg) -> AssignPayload:
-        me = await caller(info)
-
-        async def work() -> keyed.Answer:
+        async def work(me: Principal) -> keyed.Answer:
             slot = await slot_service.assign(
                 info.context.services,
                 me,
@@ -342,43 +277,30 @@ class WorkMutations:
                 input.to,
                 input.expected_version,
                 input.reason,
+                await checked(info),
             )
             return {"slot": slot.id}
 
-        try:
-            answer, _ = await keyed.once(info, me.id, "assign", input, work)
-        except errors.TaskflowError as exc:
-            return r.refusal_for(exc)
-        return SlotSuccess(slot=await _slot(info, answer["slot"]))
+        return await keyed.answer(info, "assign", input, work, _slot_success)
 
     @strawberry.mutation(description="Complete a slot with its event's payload; the run moves on.")
     async def complete(self, info: Info, input: CompleteArg) -> CompletePayload:
-        me = await caller(info)
-
-        async def work() -> keyed.Answer:
+        async def work(me: Principal) -> keyed.Answer:
             slot, run = await slot_service.complete(
                 info.context.services,
                 me,
                 relay.local_id(input.slot_id, SLOT, "slotId"),
                 event=input.event,
-                payload=_object(input.payload, "payload") if input.payload is not None else None,
+                payload=_payload(input.payload),
                 expected_version=input.expected_version,
             )
             return {"slot": slot.id, "run": run.view.id}
 
-        try:
-            answer, _ = await keyed.once(info, me.id, "complete", input, work)
-        except errors.TaskflowError as exc:
-            return r.refusal_for(exc)
-        return CompleteSuccess(
-            slot=await _slot(info, answer["slot"]), run=await _run(info, answer["run"])
-        )
+        return await keyed.answer(info, "complete", input, work, _completed)
 
     @strawberry.mutation(description="Make a manual move on a run (see Run.moves).")
     async def move(self, info: Info, input: MoveArg) -> MovePayload:
-        me = await caller(info)
-
-        async def work() -> keyed.Answer:
+        async def work(me: Principal) -> keyed.Answer:
             run = await run_service.move(
                 info.context.services,
                 me,
@@ -389,17 +311,11 @@ class WorkMutations:
             )
             return {"run": run.view.id}
 
-        try:
-            answer, _ = await keyed.once(info, me.id, "move", input, work)
-        except errors.TaskflowError as exc:
-            return r.refusal_for(exc)
-        return RunSuccess(run=await _run(info, answer["run"]))
+        return await keyed.answer(info, "move", input, work, run_success)
 
     @strawberry.mutation(description="Cancel a live run (leads, admins, applications).")
     async def cancel_run(self, info: Info, input: CancelRunArg) -> CancelRunPayload:
-        me = await caller(info)
-
-        async def work() -> keyed.Answer:
+        async def work(me: Principal) -> keyed.Answer:
             run = await run_service.cancel_run(
                 info.context.services,
                 me,
@@ -409,11 +325,40 @@ class WorkMutations:
             )
             return {"run": run.view.id}
 
-        try:
-            answer, _ = await keyed.once(info, me.id, "cancelRun", input, work)
-        except errors.TaskflowError as exc:
-            return r.refusal_for(exc)
-        return RunSuccess(run=await _run(info, answer["run"]))
+        return await keyed.answer(info, "cancelRun", input, work, run_success)
+
+
+# -- successes from the answers' ids ---------------------------------------------------------------
+
+
+async def _subject_success(
+    info: Info, _: Principal, answer: keyed.Answer, __: bool
+) -> UpdateSubjectSuccess:
+    found = await run_service.runs_by_ids(info.context.services, answer["runs"])
+    kind, external_id, attributes = answer["subject"]
+    return UpdateSubjectSuccess(
+        subject=Subject.of(kind, external_id, attributes),
+        runs=[RunType.of(found[i]) for i in answer["runs"] if i in found],
+    )
+
+
+async def _raised(
+    info: Info, _: Principal, answer: keyed.Answer, again: bool
+) -> RaiseEventSuccess | RaiseEventBuffered:
+    if "kept" in answer:
+        event, arrived_at, expires_at = answer["kept"]
+        return RaiseEventBuffered(
+            run=await _run(info, answer["run"]),
+            event=event,
+            arrived_at=datetime.fromisoformat(arrived_at),
+            expires_at=datetime.fromisoformat(expires_at),
+            duplicate=again,
+        )
+    return RaiseEventSuccess(
+        run=await _run(info, answer["run"]),
+        slot=await _slot(info, answer["slot"]),
+        duplicate=again,
+    )
 
 
 async def _run(info: Info, run_id: str) -> RunType:
@@ -428,3 +373,13 @@ def _object(value: Any, field: str) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise errors.ValidationError(f"{field} must be a JSON object.", field=field)
     return value
+
+
+def _payload(value: Any) -> dict[str, Any] | None:
+    return _object(value, "payload") if value is not None else None
+
+
+_slot_success = keyed.built(SlotSuccess, slot=_slot)
+#: ``RunSuccess`` with the run as it stands now (shared with the operator verbs).
+run_success = keyed.built(RunSuccess, run=_run)
+_completed = keyed.built(CompleteSuccess, slot=_slot, run=_run)

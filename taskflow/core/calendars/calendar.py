@@ -192,21 +192,21 @@ class Calendar:
 
     # --- point queries ------------------------------------------------------
 
-    def is_open(self, t: datetime) -> bool:
-        """True when ``t`` is inside a working window (windows are ``[open, close)``)."""
+    def _point(self, t: datetime) -> tuple[int, _Compiled]:
+        """``t`` in microseconds, and compiled windows that cover it."""
         us = self._us("t", t)
         c = self._compiled
-        if not c.lo <= us < c.hi:
-            c = self._cover(us, us)
+        return us, c if c.lo <= us < c.hi else self._cover(us, us)
+
+    def is_open(self, t: datetime) -> bool:
+        """True when ``t`` is inside a working window (windows are ``[open, close)``)."""
+        us, c = self._point(t)
         i = bisect_right(c.ends, us)
         return i < c.n and c.starts[i] <= us
 
     def next_open(self, t: datetime) -> datetime:
         """The first instant at or after ``t`` when the calendar is open (``t`` itself if open)."""
-        us = self._us("t", t)
-        c = self._compiled
-        if not c.lo <= us < c.hi:
-            c = self._cover(us, us)
+        us, c = self._point(t)
         while True:
             i = bisect_right(c.ends, us)
             if i < len(c.ends):
@@ -215,10 +215,7 @@ class Calendar:
 
     def next_close(self, t: datetime) -> datetime:
         """The end of the window containing ``t``, or of the next window if closed at ``t``."""
-        us = self._us("t", t)
-        c = self._compiled
-        if not c.lo <= us < c.hi:
-            c = self._cover(us, us)
+        us, c = self._point(t)
         while True:
             i = bisect_right(c.ends, us)
             # A window cut at the compiled horizon may go on: look further.

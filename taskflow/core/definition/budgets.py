@@ -30,6 +30,8 @@ from typing import Any, Final, Literal
 
 from taskflow.core.definition import expr as ex
 from taskflow.core.definition import expr_data as exd
+from taskflow.core.definition import expr_text as ext
+from taskflow.core.definition import problems
 
 Kind = Literal["business", "real"]
 Unit = Literal["minutes", "hours", "days"]
@@ -86,7 +88,7 @@ class BudgetTable:
         parts = [f"{k}: {b}" for k, b in self.table]
         if self.default:
             parts.append(f"otherwise {self.default}")
-        return f"by {ex.describe(self.key)} (" + ", ".join(parts) + ")"
+        return f"by {ext.describe(self.key)} (" + ", ".join(parts) + ")"
 
     def __str__(self) -> str:
         return self.describe()
@@ -123,7 +125,10 @@ class _Clock:
 
     def _calendar(self, calendar: str | None) -> str | None:
         if calendar is not None and self.kind == "real":
-            raise ValueError("real time runs on no calendar: drop calendar= or use business.*")
+            raise problems.CalendarOnRealTime(
+                "real time runs on no calendar",
+                fix="drop calendar= or use business.* for time on a calendar",
+            )
         return calendar
 
 

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable
+from types import UnionType
 
 from taskflow.core.definition import audience as au
 from taskflow.core.definition import budgets as bu
@@ -30,6 +31,22 @@ class Checker:
         self.found.append(Problem(code, self.d.name, where, message, fix, self.d.source))
 
     # -- shared checks --------------------------------------------------------------------------
+
+    def is_a(
+        self,
+        where: str,
+        what: str,
+        value: object,
+        kind: type | UnionType,
+        code: str,
+        noun: str,
+        fix: str,
+    ) -> bool:
+        """True when ``value`` is a ``kind``, else the problem: {what} is {value!r}, not {noun}."""
+        if isinstance(value, kind):
+            return True
+        self.add(code, where, f"{what} is {value!r}, not {noun}", fix)
+        return False
 
     def duplicates(self, where: str, kind: str, names: Iterable[str]) -> None:
         seen: set[str] = set()
@@ -119,15 +136,11 @@ class Checker:
     def condition(
         self, where: str, what: str, cond: ex.Expr | None, roots: Collection[str]
     ) -> None:
-        if cond is None:
-            return
-        if not isinstance(cond, ex.Expr):  # e.g. a lambda, or a plain True
-            self.add(
-                "BAD_CONDITION",
-                where,
-                f"{what} is {cond!r}, not a condition",
-                "build it from subject, payload, principal or item, e.g. subject.amount > 1000",
-            )
+        fix = "build it from subject, payload, principal or item, e.g. subject.amount > 1000"
+        # e.g. a lambda, or a plain True
+        if cond is None or not self.is_a(
+            where, what, cond, ex.Expr, "BAD_CONDITION", "a condition", fix
+        ):
             return
         self.refs(where, what, exd.refs(cond), roots)
 
@@ -139,15 +152,9 @@ class Checker:
         roots: Collection[str],
         specials: Collection[str],
     ) -> None:
-        if w is None:
-            return
-        if not isinstance(w, au.Who):  # e.g. candidates="finance"
-            self.add(
-                "BAD_AUDIENCE",
-                where,
-                f"{what} is {w!r}, not an audience",
-                "build it with who.role(...), who.id(...), who.group(...), who.attr(...)",
-            )
+        fix = "build it with who.role(...), who.id(...), who.group(...), who.attr(...)"
+        # e.g. candidates="finance"
+        if w is None or not self.is_a(where, what, w, au.Who, "BAD_AUDIENCE", "an audience", fix):
             return
         self.refs(where, what, au.refs(w), roots)
         for special in sorted(au.specials(w) - set(specials)):
@@ -159,13 +166,10 @@ class Checker:
             )
 
     def budget(self, where: str, what: str, budget: bu.BudgetLike, roots: Collection[str]) -> None:
-        if not isinstance(budget, bu.Budget | bu.BudgetTable):
-            self.add(
-                "BAD_BUDGET",
-                where,
-                f"{what} is {budget!r}, not a budget",
-                "write business.hours(4), business.days(2), real.hours(1) or budget_by(...)",
-            )
+        fix = "write business.hours(4), business.days(2), real.hours(1) or budget_by(...)"
+        if not self.is_a(
+            where, what, budget, bu.Budget | bu.BudgetTable, "BAD_BUDGET", "a budget", fix
+        ):
             return
         items = budget.budgets() if isinstance(budget, bu.BudgetTable) else (budget,)
         for b in items:

@@ -23,7 +23,13 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from taskflow.core.definition import problems
+
 ROOTS: Final = ("subject", "payload", "principal", "item", "result")
+NO_TRUTH_VALUE: Final = "combine conditions with & | ~ (not and/or/not), and parenthesise \
+comparisons: (subject.a > 1) & (subject.b == 'x')"
+PLAIN_VALUES: Final = "use strings, numbers, booleans, None or lists of them (write dates as \
+ISO strings, '2026-01-31')"
 
 
 class _Missing:
@@ -125,11 +131,8 @@ class Expr:
         return Arith("/", self, lift(other))
 
     def __bool__(self) -> bool:
-        raise TypeError(
-            f"the condition `{describe(self)}` has no truth value while a workflow is "
-            "being defined: combine conditions with & | ~ (not and/or/not), and "
-            "parenthesise comparisons: (subject.a > 1) & (subject.b == 'x')"
-        )
+        what = f"the condition `{self}` has no truth value while a workflow is defined"
+        raise problems.ConditionMisused(what, fix=NO_TRUTH_VALUE)
 
     def is_in(self, values: Iterable[Any] | Expr) -> Membership:
         """True when this value is one of ``values`` (a literal list or a path to a list)."""
@@ -148,10 +151,12 @@ class Expr:
         return Logic("not", (IsSet(self),))
 
     def __str__(self) -> str:
+        from taskflow.core.definition.expr_text import describe
+
         return describe(self)
 
     def __repr__(self) -> str:
-        return f"<{type(self).__name__} {describe(self)}>"
+        return f"<{type(self).__name__} {self}>"
 
 
 class Ref(Expr):
@@ -167,7 +172,7 @@ class Ref(Expr):
 
     def __init__(self, root: str, parts: tuple[str, ...] = ()) -> None:
         if root not in ROOTS:
-            raise ValueError(f"unknown root {root!r}: use one of {', '.join(ROOTS)}")
+            raise problems.UnknownRoot(f"unknown root {root!r}", fix=f"use one of {ROOTS}")
         object.__setattr__(self, "_root", root)
         object.__setattr__(self, "_parts", parts)
 
@@ -206,12 +211,16 @@ class Lit(Expr):
 
 
 @dataclass(frozen=True, eq=False, repr=False)
-class Compare(Expr):
-    """``left <op> right`` with ``op`` one of == != < <= > >=; unknown if either side is missing."""
+class Binary(Expr):
+    """``left <op> right``: a comparison or an arithmetic operation."""
 
     op: str
     left: Expr
     right: Expr
+
+
+class Compare(Binary):
+    """``op`` one of == != < <= > >=; unknown if either side is missing."""
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -237,13 +246,8 @@ class IsSet(Expr):
     operand: Expr
 
 
-@dataclass(frozen=True, eq=False, repr=False)
-class Arith(Expr):
-    """``left <op> right`` for + - * /; missing or non-numeric operands give missing."""
-
-    op: str
-    left: Expr
-    right: Expr
+class Arith(Binary):
+    """``op`` one of + - * /; missing or non-numeric operands give missing."""
 
 
 subject: Final = Ref("subject")
@@ -267,10 +271,7 @@ def _plain(value: object) -> Any:
         return value
     if isinstance(value, list | tuple):
         return [_plain(v) for v in value]
-    raise TypeError(
-        f"{value!r} cannot appear in a condition: use strings, numbers, booleans, "
-        "None or lists of them (write dates as ISO strings, '2026-01-31')"
-    )
+    raise problems.ConditionMisused(f"{value!r} cannot appear in a condition", fix=PLAIN_VALUES)
 
 
 # -- evaluation ---------------------------------------------------------------------------------
@@ -372,51 +373,6 @@ def matches(expr: Expr | None, env: Env) -> bool:
     return evaluate(expr, env) is True
 
 
-# -- reading --------------------------------------------------------------------------------------
-
-
-_PRECEDENCE: Final = {"or": 1, "and": 2, "not": 3, "cmp": 4, "+": 5, "-": 5, "*": 6, "/": 6}
-
-
-def describe(expr: Expr | None, parent: int = 0) -> str:
-    """A human reading: ``subject.amount > 1000 and payload.review.decision == "approve"``."""
-    if expr is None:
-        return "always"
-    if isinstance(expr, Ref):
-        return expr.dotted
-    if isinstance(expr, Lit):
-        return _literal(expr.value)
-    if isinstance(expr, Compare):
-        text, level = f"{describe(expr.left, 5)} {expr.op} {describe(expr.right, 5)}", 4
-    elif isinstance(expr, Arith):
-        level = _PRECEDENCE[expr.op]
-        text = f"{describe(expr.left, level)} {expr.op} {describe(expr.right, level + 1)}"
-    elif isinstance(expr, Logic):
-        level = _PRECEDENCE[expr.op]
-        if expr.op == "not":
-            inner = expr.args[0]
-            if isinstance(inner, IsSet):
-                return f"{describe(inner.operand, 5)} is missing"
-            text = f"not {describe(inner, level)}"
-        else:
-            # and/or inside and/or always get parentheses: nobody should need precedence rules
-            text = f" {expr.op} ".join(describe(a, 3) for a in expr.args)
-    elif isinstance(expr, Membership):
-        text, level = f"{describe(expr.needle, 5)} in {describe(expr.haystack, 5)}", 4
-    elif isinstance(expr, IsSet):
-        text, level = f"{describe(expr.operand, 5)} is set", 4
-    else:  # pragma: no cover - every node kind is handled above
-        raise TypeError(f"not an expression: {expr!r}")
-    return f"({text})" if level < parent else text
-
-
-def _literal(value: Any) -> str:
-    if isinstance(value, str):
-        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
-    if isinstance(value, list):
-        return "[" + ", ".join(_literal(v) for v in value) + "]"
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return repr(value)
+# ``describe`` (the human reading) lives in ``expr_text.py``; imported last, because it
+# reads the node classes above (the methods above call it at run time only).
+from taskflow.core.definition.expr_text import describe as describe  # noqa: E402

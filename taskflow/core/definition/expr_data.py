@@ -9,6 +9,7 @@ from taskflow.core.definition.expr import (
     ARITH_OPS,
     COMPARE_OPS,
     Arith,
+    Binary,
     Compare,
     Expr,
     IsSet,
@@ -23,7 +24,7 @@ def walk(expr: Expr) -> Iterable[Expr]:
     """Every node of ``expr``, parents before children."""
     yield expr
     children: tuple[Expr, ...] = ()
-    if isinstance(expr, Compare | Arith):
+    if isinstance(expr, Binary):
         children = (expr.left, expr.right)
     elif isinstance(expr, Logic):
         children = expr.args
@@ -60,7 +61,7 @@ def to_json(expr: Expr) -> Any:
         return {"ref": expr.dotted}
     if isinstance(expr, Lit):
         return {"lit": expr.value}
-    if isinstance(expr, Compare | Arith):
+    if isinstance(expr, Binary):
         return {"op": expr.op, "args": [to_json(expr.left), to_json(expr.right)]}
     if isinstance(expr, Logic):
         return {"op": expr.op, "args": [to_json(a) for a in expr.args]}

@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
-from typing import Any, Final
+from typing import Any, ClassVar, Final, Protocol
 from urllib.parse import urlparse
 
 from taskflow import errors
@@ -22,6 +22,20 @@ FIELD_TYPES: Final = ("text", "number", "integer", "boolean", "date", "choice", 
 
 _TRUE: Final = frozenset({"true", "yes", "on", "1"})
 _FALSE: Final = frozenset({"false", "no", "off", "0"})
+
+
+class _Make(Protocol):
+    """``Field.text(name, required=..., label=...)`` and the other one-type constructors."""
+
+    def __call__(self, name: str, *, required: bool = True, label: str | None = None) -> Field: ...
+
+
+def _kind(type: str, doc: str) -> _Make:
+    def make(name: str, *, required: bool = True, label: str | None = None) -> Field:
+        return Field(name, type, required, label=label)
+
+    make.__name__, make.__doc__ = type, doc
+    return make
 
 
 @dataclass(frozen=True)
@@ -35,30 +49,15 @@ class Field:
     label: str | None = None
     help: str | None = None
 
-    @classmethod
-    def text(cls, name: str, *, required: bool = True, label: str | None = None) -> Field:
-        """Free text."""
-        return cls(name, "text", required, label=label)
-
-    @classmethod
-    def number(cls, name: str, *, required: bool = True, label: str | None = None) -> Field:
-        """A number, integral or not."""
-        return cls(name, "number", required, label=label)
-
-    @classmethod
-    def integer(cls, name: str, *, required: bool = True, label: str | None = None) -> Field:
-        """A whole number."""
-        return cls(name, "integer", required, label=label)
-
-    @classmethod
-    def boolean(cls, name: str, *, required: bool = True, label: str | None = None) -> Field:
-        """Yes or no (a form checkbox sends "on")."""
-        return cls(name, "boolean", required, label=label)
-
-    @classmethod
-    def date(cls, name: str, *, required: bool = True, label: str | None = None) -> Field:
-        """A calendar date, ``YYYY-MM-DD``."""
-        return cls(name, "date", required, label=label)
+    text: ClassVar[_Make] = _kind("text", "Free text.")
+    number: ClassVar[_Make] = _kind("number", "A number, integral or not.")
+    integer: ClassVar[_Make] = _kind("integer", "A whole number.")
+    boolean: ClassVar[_Make] = _kind("boolean", 'Yes or no (a form checkbox sends "on").')
+    date: ClassVar[_Make] = _kind("date", "A calendar date, ``YYYY-MM-DD``.")
+    file: ClassVar[_Make] = _kind(
+        "file", "A reference to an uploaded file (an id or a URL the application understands)."
+    )
+    url: ClassVar[_Make] = _kind("url", "An http(s) URL.")
 
     @classmethod
     def choice(
@@ -66,16 +65,6 @@ class Field:
     ) -> Field:
         """One of ``choices``."""
         return cls(name, "choice", required, tuple(choices), label=label)
-
-    @classmethod
-    def file(cls, name: str, *, required: bool = True, label: str | None = None) -> Field:
-        """A reference to an uploaded file (an id or a URL the application understands)."""
-        return cls(name, "file", required, label=label)
-
-    @classmethod
-    def url(cls, name: str, *, required: bool = True, label: str | None = None) -> Field:
-        """An http(s) URL."""
-        return cls(name, "url", required, label=label)
 
     def to_json(self) -> Any:
         """``{"name", "type", "required", "choices", "label", "help"}``."""

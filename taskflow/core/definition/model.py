@@ -11,13 +11,14 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import KW_ONLY, dataclass, field
 from datetime import datetime
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 from taskflow.core.definition import audience as au
 from taskflow.core.definition import expr as ex
 from taskflow.core.definition import expr_data as exd
+from taskflow.core.definition import expr_text as ext
 from taskflow.core.definition import fields as fl
-from taskflow.core.definition import retries, sla
+from taskflow.core.definition import problems, retries, sla
 from taskflow.core.definition import steps as st
 
 
@@ -37,7 +38,7 @@ class Completion:
     def describe(self) -> str:
         """``all slots satisfied``, ``2 slots satisfied``, ``when <condition>``."""
         if self.kind == "when":
-            return f"when {ex.describe(self.when)}"
+            return f"when {ext.describe(self.when)}"
         if self.kind == "count":
             return f"{self.count} slots satisfied"
         return f"{self.kind} slots satisfied"
@@ -119,6 +120,9 @@ class Move:
             "by": au.to_json(self.by) if self.by is not None else None,
             "fields": [f.to_json() for f in self.fields],
         }
+
+
+Named = TypeVar("Named", "Slot", "Move")
 
 
 @dataclass(frozen=True, eq=False)
@@ -297,18 +301,30 @@ class State:
         return self.done
 
     def slot(self, name: str) -> Slot:
-        """The slot called ``name``; KeyError if none."""
-        for slot in self.slots:
-            if slot.name == name:
-                return slot
-        raise KeyError(f"state {self.name!r} has no slot {name!r}")
+        """The slot called ``name``; ``UnknownSlot`` (a KeyError) if none."""
+        return self._named(self.slots, name, problems.UnknownSlot, "slot", f"{name!r} in it")
 
     def move(self, name: str) -> Move:
-        """The move called ``name``; KeyError if none."""
-        for move in self.moves:
-            if move.name == name:
-                return move
-        raise KeyError(f"state {self.name!r} has no move {name!r}")
+        """The move called ``name``; ``UnknownMove`` (a KeyError) if none."""
+        return self._named(self.moves, name, problems.UnknownMove, "move", f"Move({name!r}, ...)")
+
+    def _named(
+        self,
+        items: Sequence[Named],
+        name: str,
+        error: type[problems.DefinitionMistake],
+        what: str,
+        declare: str,
+    ) -> Named:
+        for item in items:
+            if item.name == name:
+                return item
+        known = ", ".join(i.name for i in items) or "none"
+        raise error(
+            f"state {self.name!r} has no {what} {name!r}",
+            where=f"state {self.name}",
+            fix=f"use one of its {what}s ({known}) or declare {declare}",
+        )
 
     def exits(self) -> tuple[str, ...]:
         """Every state this one can lead to: routes, moves, timeouts, reminders, redirects."""

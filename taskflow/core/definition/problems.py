@@ -60,3 +60,52 @@ class DefinitionError(errors.TaskflowError):
     def codes(self) -> tuple[str, ...]:
         """The codes of the problems, in order (handy in tests)."""
         return tuple(p.code for p in self.problems)
+
+
+class DefinitionMistake(DefinitionError):
+    """One mistake the DSL found as it ran (naming the workflow and state where known, and
+    the fix). Each child is also the builtin error earlier versions raised there
+    (``KeyError``, ``TypeError``, ``ValueError``), so code that caught those still does."""
+
+    problem_code = "DEFINITION_MISTAKE"
+
+    def __init__(self, message: str, *, fix: str, workflow: str = "", where: str = "") -> None:
+        problem = Problem(self.problem_code, workflow, where, message, fix, source="")
+        super().__init__([problem])
+        if not workflow:  # raised while a class body runs: its name is not known yet
+            self.message = f"{where + ': ' if where else ''}{message} [{self.problem_code}]."
+            self.message += f" Fix: {fix}"
+        else:
+            self.message = str(problem)
+        self.args = (self.message,)
+
+
+def _mistake(name: str, code: str, builtin: type[Exception], doc: str) -> type[DefinitionMistake]:
+    """A ``DefinitionMistake`` child with its problem code, also the ``builtin`` error."""
+    attrs = {"problem_code": code, "__doc__": doc, "__module__": __name__, "__qualname__": name}
+    return type(name, (DefinitionMistake, builtin), attrs)
+
+
+UnknownState = _mistake(
+    "UnknownState", "UNKNOWN_STATE", KeyError, "A state name the workflow does not declare."
+)
+UnknownSlot = _mistake("UnknownSlot", "UNKNOWN_SLOT", KeyError, "A slot its state lacks.")
+UnknownMove = _mistake("UnknownMove", "UNKNOWN_MOVE", KeyError, "A move its state lacks.")
+NotAnAudience = _mistake(
+    "NotAnAudience", "NOT_AN_AUDIENCE", TypeError, "No ``who.*`` audience where one is needed."
+)
+ConditionMisused = _mistake(
+    "ConditionMisused",
+    "CONDITION_MISUSED",
+    TypeError,
+    "A condition used as a Python truth value, or a value no condition can hold.",
+)
+UnknownRoot = _mistake(
+    "UnknownRoot", "UNKNOWN_ROOT", ValueError, "A reference root conditions do not know."
+)
+CalendarOnRealTime = _mistake(
+    "CalendarOnRealTime",
+    "CALENDAR_ON_REAL_TIME",
+    ValueError,
+    "A calendar given to a real-time budget (only business time runs on calendars).",
+)

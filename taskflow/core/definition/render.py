@@ -17,8 +17,9 @@ from typing import TYPE_CHECKING, Any
 from taskflow.core.definition import audience as au
 from taskflow.core.definition import expr as ex
 from taskflow.core.definition import expr_data as exd
+from taskflow.core.definition import expr_text as ext
 from taskflow.core.definition import steps
-from taskflow.core.definition.model import Slot, State
+from taskflow.core.definition.model import Route, Slot, State
 
 if TYPE_CHECKING:
     from taskflow.core.definition.workflow import Definition
@@ -141,7 +142,7 @@ def _quote(text: str) -> str:
 def _slot_line(slot: Slot) -> str:
     parts = [f"slot {slot.name}"]
     if slot.foreach_expr is not None:
-        parts.append(f"for each {ex.describe(slot.foreach_expr)}")
+        parts.append(f"for each {ext.describe(slot.foreach_expr)}")
     if slot.candidates is not None:
         parts.append(f"by {au.describe(slot.candidates)}")
     if slot.after:
@@ -149,7 +150,7 @@ def _slot_line(slot: Slot) -> str:
     if slot.outsiders is not None:
         parts.append(f"links to {au.describe(slot.outsiders)}")
     if slot.armed is not None:
-        parts.append(f"if {ex.describe(slot.armed)}")
+        parts.append(f"if {ext.describe(slot.armed)}")
     parts += [f"{m.kind} within {m.within}" for m in slot.milestones]
     return _quote(" · ".join(parts))
 
@@ -170,28 +171,28 @@ def mermaid(definition: Definition) -> str:
             lines.append(f"    note right of {state.name}")
             lines += [f"        {_slot_line(s)}" for s in state.slots]
             lines.append("    end note")
-        for route in state.routes:
-            label = "otherwise" if route.when is None else ex.describe(route.when)
-            if len(state.routes) == 1 and route.when is None:
-                # The one way on: say when it is taken ("straight on" for a slot-less state).
-                plain = state.completion.kind == "all" and not state.slots
-                label = "straight on" if plain else state.completion.describe()
-            lines.append(f"    {state.name} --> {route.to}: {_quote(label)}")
-        for move in state.moves:
-            lines.append(f"    {state.name} --> {move.to}: {_quote('move ' + move.name)}")
-        for timeout in state.timeouts:
-            for action in timeout.actions:
-                if action.target:
-                    text = f"after {timeout.after}"
-                    lines.append(f"    {state.name} --> {action.target}: {_quote(text)}")
-        for slot in state.slots:
-            for rem in slot.reminders:
-                for action in rem.actions:
-                    if action.target:
-                        text = f"reminder on {slot.name}.{rem.milestone}"
-                        lines.append(f"    {state.name} --> {action.target}: {_quote(text)}")
-        for target in state.redirects:
-            lines.append(f"    {state.name} --> {target}: {_quote('redirected on enter')}")
+        edges = [(route.to, _route_label(state, route)) for route in state.routes]
+        edges += [(move.to, "move " + move.name) for move in state.moves]
+        edges += [
+            (a.target, f"after {t.after}") for t in state.timeouts for a in t.actions if a.target
+        ]
+        edges += [
+            (a.target, f"reminder on {slot.name}.{rem.milestone}")
+            for slot in state.slots
+            for rem in slot.reminders
+            for a in rem.actions
+            if a.target
+        ]
+        edges += [(target, "redirected on enter") for target in state.redirects]
+        lines += [f"    {state.name} --> {to}: {_quote(label)}" for to, label in edges]
         if state.terminal:
             lines.append(f"    {state.name} --> [*]")
     return "\n".join(lines) + "\n"
+
+
+def _route_label(state: State, route: Route) -> str:
+    if len(state.routes) == 1 and route.when is None:
+        # The one way on: say when it is taken ("straight on" for a slot-less state).
+        plain = state.completion.kind == "all" and not state.slots
+        return "straight on" if plain else state.completion.describe()
+    return "otherwise" if route.when is None else ext.describe(route.when)

@@ -18,12 +18,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, TypedDict, Unpack
 
 from taskflow.core.definition import audience as au
 from taskflow.core.definition import budgets as bu
 from taskflow.core.definition import expr as ex
 from taskflow.core.definition import expr_data as exd
+from taskflow.core.definition import expr_text as ext
 from taskflow.core.definition import steps
 
 MilestoneKind = Literal["assigned", "finished"]
@@ -88,9 +89,7 @@ class Action:
             return f"{self.kind} to {self.who}"
         if self.kind == "raise_priority":
             return f"raise priority to {self.priority}"
-        if self.kind == "run":
-            return f"run {steps.shown(self.step)}"
-        return f"move to {self.target}"
+        return f"run {steps.shown(self.step)}" if self.kind == "run" else f"move to {self.target}"
 
     def to_json(self) -> Any:
         """``{"kind", "who", "priority", "target"}`` (absent parts null; ``step`` for a run)."""
@@ -190,49 +189,51 @@ class Reminder:
         }
 
 
+class ReminderOptions(TypedDict, total=False):
+    """The keywords every ``reminder`` form takes: how it repeats, then its actions."""
+
+    every: bu.Budget | None
+    times: int | None
+    until: Offset | None
+    quiet_hours: bool
+    notify: au.Who | None
+    with_link: bool
+    escalate_to: au.Who | None
+    reassign_to: au.Who | None
+    raise_priority_to: int | None
+    move_to: str | None
+
+
+def _reminder(
+    of: str,
+    first: Offset,
+    every: bu.Budget | None = None,
+    times: int | None = None,
+    until: Offset | None = None,
+    quiet_hours: bool = False,
+    **action: Any,
+) -> Reminder:
+    return Reminder(of, first, actions(**action), every, times, until, quiet_hours)
+
+
 class _ReminderFactory:
-    """The ``reminder`` namespace of the DSL."""
+    """The ``reminder`` namespace of the DSL (actions by keyword, see :func:`actions`)."""
 
     def after(
-        self,
-        offset: bu.Budget,
-        *,
-        of: str = "finished",
-        every: bu.Budget | None = None,
-        times: int | None = None,
-        until: Offset | None = None,
-        quiet_hours: bool = False,
-        **action: Any,
+        self, offset: bu.Budget, *, of: str = "finished", **options: Unpack[ReminderOptions]
     ) -> Reminder:
-        """First fire ``offset`` after the slot opened (actions by keyword, see :func:`actions`)."""
-        return Reminder(of, offset, actions(**action), every, times, until, quiet_hours)
+        """First fire ``offset`` after the slot opened."""
+        return _reminder(of, offset, **options)
 
     def at(
-        self,
-        fraction: float,
-        *,
-        of: str = "finished",
-        every: bu.Budget | None = None,
-        times: int | None = None,
-        until: Offset | None = None,
-        quiet_hours: bool = False,
-        **action: Any,
+        self, fraction: float, *, of: str = "finished", **options: Unpack[ReminderOptions]
     ) -> Reminder:
         """First fire at ``fraction`` (0.75 = 75 %) of the milestone's budget."""
-        return Reminder(of, float(fraction), actions(**action), every, times, until, quiet_hours)
+        return _reminder(of, float(fraction), **options)
 
-    def on_breach(
-        self,
-        of: str = "finished",
-        *,
-        every: bu.Budget | None = None,
-        times: int | None = None,
-        until: Offset | None = None,
-        quiet_hours: bool = False,
-        **action: Any,
-    ) -> Reminder:
+    def on_breach(self, of: str = "finished", **options: Unpack[ReminderOptions]) -> Reminder:
         """Fire when the milestone is breached (100 % of its budget)."""
-        return Reminder(of, 1.0, actions(**action), every, times, until, quiet_hours)
+        return _reminder(of, 1.0, **options)
 
 
 reminder: Final = _ReminderFactory()
@@ -267,8 +268,7 @@ def timeout(
     move_to: str | None = None,
     action: steps.ActionLike | None = None,
 ) -> Timeout:
-    """After ``after`` in the state, notify someone, run an ``action`` (an automatic step:
-    the run stays where it is) and/or move the run."""
+    """After ``after`` in the state, notify, run an ``action`` (it keeps the run) and/or move."""
     found = actions(notify=notify, move_to=move_to)
     if action is not None:
         found = (*found, Action("run", step=action))
@@ -301,7 +301,7 @@ class Priority:
             return str(self.fixed if self.fixed is not None else self.default)
         table = ", ".join(f"{k}: {v}" for k, v in self.table)
         return (
-            f"by {ex.describe(self.key)}"
+            f"by {ext.describe(self.key)}"
             + (f" ({table})" if table else "")
             + (f", otherwise {self.default}")
         )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Mapping
 from typing import Final
 
 from taskflow.core.definition import audience as au
@@ -75,7 +75,13 @@ class SlotChecker(Checker):
         for i, rem in enumerate(slot.reminders):
             self.reminder(f"{swhere} / reminder {i + 1}", slot, rem)
 
-    def actions(self, where: str, actions: Iterable[sla.Action], specials: Collection[str]) -> None:
+    def actions(
+        self, where: str, actions: tuple[sla.Action, ...], code: str, what: str, fix: str
+    ) -> None:
+        """The actions of a reminder or timeout (``what``): at least one, and each sound."""
+        if not actions:
+            self.add(code, where, f"{what} does nothing", fix)
+        specials = ("holder", "candidates", "anyone")
         for a in actions:
             self.target(where, "a move action", a.target)
             self.who(where, f"the {a.kind} action", a.who, ("subject", "item"), specials)
@@ -99,14 +105,8 @@ class SlotChecker(Checker):
                 f"(declared: {declared})",
                 f"add milestone.{rem.milestone}(within=...) or change of=",
             )
-        if not rem.actions:
-            self.add(
-                "BAD_REMINDER",
-                where,
-                "the reminder does nothing",
-                "give it notify=, escalate_to=, reassign_to=, raise_priority_to= or move_to=",
-            )
-        self.actions(where, rem.actions, ("holder", "candidates", "anyone"))
+        fix = "give it notify=, escalate_to=, reassign_to=, raise_priority_to= or move_to="
+        self.actions(where, rem.actions, "BAD_REMINDER", "the reminder", fix)
         for action in rem.actions:
             if action.with_link:
                 self.link_request(where, slot, action)

@@ -174,14 +174,8 @@ class _Checker(SlotChecker):
         for i, t in enumerate(st.timeouts):
             twhere = f"{where} / timeout {t.name or i + 1}"
             self.budget(twhere, "the timeout", t.after, ())
-            if not t.actions:
-                self.add(
-                    "BAD_TIMEOUT",
-                    twhere,
-                    "the timeout does nothing",
-                    "give it notify=... and/or move_to=...",
-                )
-            self.actions(twhere, t.actions, ("holder", "candidates", "anyone"))
+            fix = "give it notify=... and/or move_to=..."
+            self.actions(twhere, t.actions, "BAD_TIMEOUT", "the timeout", fix)
         for target in st.redirects:
             self.target(where, "redirects", target)
         if st.redirects and st.on_enter is None:

@@ -14,6 +14,8 @@ from typing import Any, Final
 
 from taskflow.core.definition import expr as ex
 from taskflow.core.definition import expr_data as exd
+from taskflow.core.definition import expr_text as ext
+from taskflow.core.definition import problems
 
 
 class Who:
@@ -37,7 +39,10 @@ class Who:
 
 def _who(value: object) -> Who:
     if not isinstance(value, Who):
-        raise TypeError(f"{value!r} is not an audience: use who.id(...), who.role(...), ...")
+        raise problems.NotAnAudience(
+            f"{value!r} is not an audience",
+            fix="use who.id(...), who.role(...), who.group(...), ... (combined with | & ~)",
+        )
     return value
 
 
@@ -156,7 +161,7 @@ def describe(w: Who, parent: int = 0) -> str:
 def _describe_value(value: ex.Expr) -> str:
     if isinstance(value, ex.Lit):
         return key_text(value.value)
-    return "{" + ex.describe(value) + "}"
+    return "{" + ext.describe(value) + "}"
 
 
 def to_json(w: Who) -> Any:

@@ -28,6 +28,7 @@ from functools import cached_property
 from typing import Any, ClassVar
 
 from taskflow.core.definition import expr as ex
+from taskflow.core.definition import problems
 from taskflow.core.definition.events import Event
 from taskflow.core.definition.migrations import Migration
 from taskflow.core.definition.model import Slot, State
@@ -52,12 +53,17 @@ class Definition:
     migrations: tuple[Migration, ...] = ()
 
     def state(self, name: str) -> State:
-        """The state called ``name``; KeyError naming the known states if none."""
+        """The state called ``name``; ``UnknownState`` (a KeyError) if none."""
         for state in self.states:
             if state.name == name:
                 return state
         known = ", ".join(s.name for s in self.states)
-        raise KeyError(f"workflow {self.name!r} has no state {name!r} (it has {known})")
+        raise problems.UnknownState(
+            f"workflow {self.name!r} has no state {name!r} (it has {known})",
+            workflow=self.name,
+            where=f"state {name}",
+            fix=f"use one of its states ({known}) or declare {name} = State(...)",
+        )
 
     def event(self, name: str) -> Event | None:
         """The declared rules of event ``name``; None when the workflow declares none."""

@@ -19,7 +19,7 @@ from taskflow.core import deadlines
 from taskflow.core.definition import expr as ex
 from taskflow.core.definition.model import HookContext, State
 from taskflow.core.definition.workflow import Definition
-from taskflow.core.runs import holding, refusals
+from taskflow.core.runs import holding, refusals, statuses
 from taskflow.core.runs.model import (
     ACTIVE,
     CANCELLED,
@@ -37,7 +37,7 @@ MAX_TRANSITIONS = 50
 NewId = Callable[[], str]
 
 
-class EngineError(errors.TaskflowError):
+class EngineError(errors.InternalError):
     """The definition led the engine somewhere it cannot go (a hook failed, a cycle)."""
 
     code = "ENGINE_ERROR"
@@ -113,7 +113,10 @@ class Decision:
         for view in list(views):
             if view.live:
                 cancelled = dataclasses.replace(
-                    view, status=CANCELLED, cancelled_at=self.now, version=view.version + 1
+                    view,
+                    status=statuses.after(view.status, statuses.SlotMove.CANCEL),
+                    cancelled_at=self.now,
+                    version=view.version + 1,
                 )
                 self.put(holding.moved(cancelled, kind, self.now))
                 self.log(kind, slot_id=view.id, reason=reason, slot=view.name)

@@ -19,7 +19,7 @@ from taskflow.core.definition import audience as au
 from taskflow.core.definition import expr as ex
 from taskflow.core.definition import fields, runtime
 from taskflow.core.definition.workflow import Definition
-from taskflow.core.runs import holding, opening, pausing, refusals, states
+from taskflow.core.runs import holding, opening, pausing, refusals, states, statuses
 from taskflow.core.runs import slots as slot_moves
 from taskflow.core.runs.decision import Decision, NewId
 from taskflow.core.runs.model import (
@@ -93,7 +93,7 @@ def deposit(
         )
     if on_behalf:
         slot_moves.check_version(view, expected_version)
-        if view.status not in (OPEN, "claimed"):
+        if not statuses.allows(view.status, statuses.SlotMove.COMPLETE):
             raise refusals.SlotNotOpen(
                 f"The slot is {view.status}, not open: it can no longer be completed.",
                 status=view.status,
@@ -226,11 +226,25 @@ def goto(
     now: datetime,
     actor: str | None,
     new_id: NewId,
+    via: str = "timer",
 ) -> Outcome:
-    """Move the run to ``target`` for a reason outside people's moves (timeouts, reminders)."""
+    """Move the run to ``target`` for a reason outside people's moves: a timer's (timeouts,
+    reminders) or, ``via="goto"``, an operator's (see :func:`operator.goto`): an unknown
+    target is refused, the goto logged, then exit hook, live slots cancelled (or held,
+    entering a pausing state), enter hook, slots opened and settled as for a move."""
     decision = Decision(definition, run, slots, now=now, actor=actor, new_id=new_id)
     decision.require_active()
-    states.transition(decision, target, reason=reason, via="timer")
+    if via == "goto":
+        if not definition.has_state(target):
+            known = ", ".join(s.name for s in definition.states)
+            raise refusals.MoveNotAllowed(
+                f"Workflow {definition.name!r} version {definition.version} has no state "
+                f"{target!r}; its states are: {known}.",
+                reasons=[f"no state {target!r}"],
+            )
+        decision.log("run.goto", reason=reason, source=run.state, target=target)
+        reason = f"goto by {actor}: {reason}"
+    states.transition(decision, target, reason=reason, via=via)
     states.settle(decision)
     return decision.outcome()
 

@@ -9,21 +9,20 @@ from typing import Any
 
 from taskflow.core import clocks as sla_clocks
 from taskflow.core.definition import audience as au
+from taskflow.core.runs.statuses import ENDED as ENDED
+from taskflow.core.runs.statuses import LIVE as LIVE
+from taskflow.core.runs.statuses import RunStatus, SlotStatus
 
-#: Slot statuses, in lifecycle order.
+#: Slot statuses, in lifecycle order (``statuses.SlotStatus``; its table says the moves).
 PENDING, OPEN, CLAIMED, SATISFIED, CANCELLED = (
-    "pending",
-    "open",
-    "claimed",
-    "satisfied",
-    "cancelled",
+    SlotStatus.PENDING,
+    SlotStatus.OPEN,
+    SlotStatus.CLAIMED,
+    SlotStatus.SATISFIED,
+    SlotStatus.CANCELLED,
 )
-#: Statuses of a slot that still waits (it can be acted on, now or later).
-LIVE = frozenset({PENDING, OPEN, CLAIMED})
-#: Statuses of a slot that is over (its report measures are fixed).
-ENDED = frozenset({SATISFIED, CANCELLED})
-#: Run statuses.
-ACTIVE, COMPLETED, RUN_CANCELLED = "active", "completed", "cancelled"
+#: Run statuses (``statuses.RunStatus``).
+ACTIVE, COMPLETED, RUN_CANCELLED = RunStatus.ACTIVE, RunStatus.COMPLETED, RunStatus.CANCELLED
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from taskflow.core.definition import audience as au
 from taskflow.core.definition import expr as ex
 from taskflow.core.definition import labels, runtime, sla
 from taskflow.core.definition.model import Slot, State
-from taskflow.core.runs.model import OPEN, PENDING, SATISFIED, SlotView
+from taskflow.core.runs.model import CANCELLED, OPEN, PENDING, SATISFIED, SlotView
 
 NOBODY = au.Audience(keys=frozenset())
 
@@ -45,7 +45,7 @@ def satisfied_names(state: State, slots: Iterable[SlotView]) -> set[str]:
     """
     by_name: dict[str, list[SlotView]] = {s.name: [] for s in state.slots}
     for view in slots:
-        if view.status != "cancelled" and view.name in by_name:
+        if view.status != CANCELLED and view.name in by_name:
             by_name[view.name].append(view)
     return {name for name, views in by_name.items() if all(v.status == SATISFIED for v in views)}
 

@@ -8,48 +8,23 @@ touched: slots a pausing state holds for an earlier state keep their pause.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from datetime import datetime
 
 from taskflow.core import deadlines
+from taskflow.core import refusals as core_refusals
 from taskflow.core.definition.workflow import Definition
-from taskflow.core.runs import refusals, states
-from taskflow.core.runs.decision import Decision, NewId
+from taskflow.core.runs import engine
+from taskflow.core.runs.decision import Decision
 from taskflow.core.runs.model import Outcome, RunView, SlotView
 
-
-class ClocksUnchanged(refusals.Refusal):
-    """pauseClocks with no running clock, or resumeClocks with no paused one."""
-
-    code = "CLOCKS_UNCHANGED"
+ClocksUnchanged = core_refusals.ClocksUnchanged
 
 
-def goto(
-    definition: Definition,
-    run: RunView,
-    slots: Iterable[SlotView],
-    *,
-    target: str,
-    reason: str,
-    now: datetime,
-    actor: str,
-    new_id: NewId,
-) -> Outcome:
-    """Move an active run to ``target`` as the engine does for a move: exit hook, live slots
-    cancelled (or held, entering a pausing state), enter hook, slots opened, then settle."""
-    decision = Decision(definition, run, slots, now=now, actor=actor, new_id=new_id)
-    decision.require_active()
-    if not definition.has_state(target):
-        known = ", ".join(s.name for s in definition.states)
-        raise refusals.MoveNotAllowed(
-            f"Workflow {definition.name!r} version {definition.version} has no state "
-            f"{target!r}; its states are: {known}.",
-            reasons=[f"no state {target!r}"],
-        )
-    decision.log("run.goto", reason=reason, source=run.state, target=target)
-    states.transition(decision, target, reason=f"goto by {actor}: {reason}", via="goto")
-    states.settle(decision)
-    return decision.outcome()
+#: Move an active run to any state of its definition as an operator (actor and reason on
+#: the timeline as ``run.goto``); an unknown state is refused.
+goto = functools.partial(engine.goto, via="goto")
 
 
 def _running(view: SlotView) -> bool:
@@ -60,7 +35,7 @@ def _paused(view: SlotView) -> bool:
     return view.live and any(c.met_at is None and c.paused for c in view.clocks)
 
 
-def pause_clocks(
+def hand_on_clocks(
     definition: Definition,
     run: RunView,
     slots: Iterable[SlotView],
@@ -68,44 +43,33 @@ def pause_clocks(
     reason: str,
     now: datetime,
     actor: str,
+    pause: bool,
 ) -> Outcome:
-    """Stand every running clock of the current state's live slots still from ``now``."""
+    """Stand every running clock of the current state's live slots still from ``now``
+    (``pause``), or let every paused one run again."""
     decision = Decision(definition, run, slots, now=now, actor=actor, new_id=lambda: "")
     decision.require_active()
-    touched = [v for v in decision.current() if _running(v)]
-    if not touched:
-        raise ClocksUnchanged(
-            f"No clock of the run runs in {run.state}: nothing to pause (see its slots' clocks).",
-        )
-    for view in touched:
-        decision.put(deadlines.paused(view, now))
-        decision.log("clocks.paused", slot_id=view.id, reason=reason, slot=view.name)
-    return decision.outcome()
-
-
-def resume_clocks(
-    definition: Definition,
-    run: RunView,
-    slots: Iterable[SlotView],
-    *,
-    reason: str,
-    now: datetime,
-    actor: str,
-) -> Outcome:
-    """Let every paused clock of the current state's live slots run again from ``now``."""
-    decision = Decision(definition, run, slots, now=now, actor=actor, new_id=lambda: "")
-    decision.require_active()
-    if definition.state(run.state).pausing:
+    if not pause and definition.state(run.state).pausing:
         raise ClocksUnchanged(
             f"{run.state} is a pausing state: its clocks stand still by definition; move the "
             "run on (or goto another state) to resume them.",
         )
-    touched = [v for v in decision.current() if _paused(v)]
+    touched = [v for v in decision.current() if (_running if pause else _paused)(v)]
     if not touched:
         raise ClocksUnchanged(
-            f"No clock of the run is paused in {run.state}: nothing to resume.",
+            f"No clock of the run runs in {run.state}: nothing to pause (see its slots' clocks)."
+            if pause
+            else f"No clock of the run is paused in {run.state}: nothing to resume.",
         )
+    change, line = (
+        (deadlines.paused, "clocks.paused") if pause else (deadlines.resumed, "clocks.resumed")
+    )
     for view in touched:
-        decision.put(deadlines.resumed(view, now))
-        decision.log("clocks.resumed", slot_id=view.id, reason=reason, slot=view.name)
+        decision.put(change(view, now))
+        decision.log(line, slot_id=view.id, reason=reason, slot=view.name)
     return decision.outcome()
+
+
+#: pauseClocks and resumeClocks.
+pause_clocks = functools.partial(hand_on_clocks, pause=True)
+resume_clocks = functools.partial(hand_on_clocks, pause=False)

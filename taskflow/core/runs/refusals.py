@@ -1,77 +1,43 @@
-"""Typed refusals: the expected ways a move on a run or slot is turned down.
-
-Each is a :class:`taskflow.errors.TaskflowError` with a stable ``code`` and the
-facts a client needs (who holds the slot, its status, the current version...).
-The API turns them into payload union members; nothing is changed when one is raised.
-"""
+"""The refusals of moves on a run or slot (defined in :mod:`taskflow.core.refusals`)."""
 
 from __future__ import annotations
 
-from taskflow import errors
+from taskflow.core.refusals import (
+    AlreadyClaimed,
+    AmbiguousEvent,
+    MoveNotAllowed,
+    NoSlotWaiting,
+    NotCandidate,
+    NotDelegate,
+    NothingToClaim,
+    NotHolder,
+    NotRaiser,
+    Refusal,
+    RunExists,
+    RunNotActive,
+    SlotNotOpen,
+    StaleVersion,
+    WrongEvent,
+)
 
-
-class Refusal(errors.TaskflowError):
-    """Base of every refusal of a move on a run or slot."""
-
-    code = "REFUSED"
-
-
-class NotCandidate(Refusal):
-    code = "NOT_CANDIDATE"
-
-
-class AlreadyClaimed(Refusal):
-    code = "ALREADY_CLAIMED"
-
-
-class NotHolder(Refusal):
-    code = "NOT_HOLDER"
-
-
-class NotDelegate(Refusal):
-    code = "NOT_DELEGATE"
-
-
-class SlotNotOpen(Refusal):
-    code = "SLOT_NOT_OPEN"
-
-
-class StaleVersion(Refusal):
-    code = "STALE_VERSION"
-
-
-class WrongEvent(Refusal):
-    code = "WRONG_EVENT"
-
-
-class RunNotActive(Refusal):
-    code = "RUN_NOT_ACTIVE"
-
-
-class MoveNotAllowed(Refusal):
-    code = "MOVE_NOT_ALLOWED"
-
-
-class NotRaiser(Refusal):
-    """The event's ``raisers`` (or the application's grants) do not admit the caller."""
-
-    code = "NOT_RAISER"
-
-
-class NoSlotWaiting(Refusal):
-    code = "NO_SLOT_WAITING"
-
-
-class AmbiguousEvent(Refusal):
-    code = "AMBIGUOUS_EVENT"
-
-
-class RunExists(Refusal):
-    code = "RUN_EXISTS"
-
-
-class NothingToClaim(Refusal):
-    code = "NOTHING_TO_CLAIM"
+__all__ = [
+    "AlreadyClaimed",
+    "AmbiguousEvent",
+    "MoveNotAllowed",
+    "NoSlotWaiting",
+    "NotCandidate",
+    "NotDelegate",
+    "NotHolder",
+    "NotRaiser",
+    "NothingToClaim",
+    "Refusal",
+    "RunExists",
+    "RunNotActive",
+    "SlotNotOpen",
+    "StaleVersion",
+    "WrongEvent",
+    "check_run_version",
+]
 
 
 def check_run_version(expected: int | None, version: int, state: str) -> None:

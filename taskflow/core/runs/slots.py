@@ -1,7 +1,8 @@
 """Moves that touch one slot only: claim, release, assign, and who may complete.
 
-Each function checks the move against the slot as read and returns the slot as
-it should become, or raises a refusal. The store applies the result with a
+Each function checks the move against the slot as read (which moves a status
+allows is ``statuses.MOVES``, the one table) and returns the slot as it should
+become, or raises a refusal. The store applies the result with a
 guarded statement (status and version in the WHERE clause), so a concurrent
 change that slipped in between makes the write miss and the caller re-reads.
 """
@@ -12,7 +13,8 @@ import dataclasses
 from datetime import datetime
 
 from taskflow.core.runs import holding, refusals
-from taskflow.core.runs.model import CLAIMED, OPEN, SlotView
+from taskflow.core.runs.model import CLAIMED, SlotView
+from taskflow.core.runs.statuses import SlotMove, after, allows
 
 
 def check_version(slot: SlotView, expected: int | None) -> None:
@@ -25,8 +27,8 @@ def check_version(slot: SlotView, expected: int | None) -> None:
         )
 
 
-def _refuse_unless_open(slot: SlotView, actor_id: str) -> None:
-    if slot.status == OPEN:
+def _refuse_unless_claimable(slot: SlotView, actor_id: str) -> None:
+    if allows(slot.status, SlotMove.CLAIM):
         return
     if slot.status == CLAIMED:
         who = "you" if slot.holder == actor_id else repr(slot.holder)
@@ -35,7 +37,7 @@ def _refuse_unless_open(slot: SlotView, actor_id: str) -> None:
             f"The slot is already claimed by {who} (since {since}); "
             "pick another task, or ask a delegate to reassign it.",
             holder=slot.holder,
-            claimed_at=slot.claimed_at.isoformat() if slot.claimed_at else None,
+            claimed_at=slot.claimed_at,
         )
     raise refusals.SlotNotOpen(
         f"The slot is {slot.status}, not open: there is nothing to do on it any more.",
@@ -56,21 +58,25 @@ def claim(
 ) -> SlotView:
     """The slot held by ``actor_id``; refused unless open, current and the actor a candidate."""
     check_version(slot, expected)
-    _refuse_unless_open(slot, actor_id)
+    _refuse_unless_claimable(slot, actor_id)
     if not is_candidate(slot, keys):
         raise refusals.NotCandidate(
             f"You are not a candidate for this slot (it is for {slot.audience}).",
             audience=str(slot.audience),
         )
     claimed = dataclasses.replace(
-        slot, status=CLAIMED, holder=actor_id, claimed_at=now, version=slot.version + 1
+        slot,
+        status=after(slot.status, SlotMove.CLAIM),
+        holder=actor_id,
+        claimed_at=now,
+        version=slot.version + 1,
     )
     return holding.moved(claimed, "slot.claimed", now)
 
 
 def release(slot: SlotView, actor_id: str, keys: frozenset[str], now: datetime) -> SlotView:
     """The slot back in the pool; by its holder or a delegate."""
-    if slot.status != CLAIMED:
+    if not allows(slot.status, SlotMove.RELEASE):
         raise refusals.SlotNotOpen(
             f"The slot is {slot.status}; only a claimed slot can be released.", status=slot.status
         )
@@ -80,7 +86,11 @@ def release(slot: SlotView, actor_id: str, keys: frozenset[str], now: datetime) 
             holder=slot.holder,
         )
     released = dataclasses.replace(
-        slot, status=OPEN, holder=None, claimed_at=None, version=slot.version + 1
+        slot,
+        status=after(slot.status, SlotMove.RELEASE),
+        holder=None,
+        claimed_at=None,
+        version=slot.version + 1,
     )
     return holding.moved(released, "slot.released", now)
 
@@ -96,7 +106,7 @@ def assign(
 ) -> SlotView:
     """The slot held by ``target_id``; by its holder or a delegate, to a candidate."""
     check_version(slot, expected)
-    if slot.status not in (OPEN, CLAIMED):
+    if not allows(slot.status, SlotMove.ASSIGN):
         raise refusals.SlotNotOpen(
             f"The slot is {slot.status}; only an open or claimed slot can be assigned.",
             status=slot.status,
@@ -116,7 +126,11 @@ def assign(
             audience=str(slot.audience),
         )
     assigned = dataclasses.replace(
-        slot, status=CLAIMED, holder=target_id, claimed_at=now, version=slot.version + 1
+        slot,
+        status=after(slot.status, SlotMove.ASSIGN),
+        holder=target_id,
+        claimed_at=now,
+        version=slot.version + 1,
     )
     return holding.moved(assigned, "slot.assigned", now)
 
@@ -131,6 +145,11 @@ def check_may_complete(
             f"This slot waits for the event {slot.waits_for!r}, not {event!r}.",
             waits_for=slot.waits_for,
         )
+    if not allows(slot.status, SlotMove.COMPLETE):
+        raise refusals.SlotNotOpen(
+            f"The slot is {slot.status}, not open: it can no longer be completed.",
+            status=slot.status,
+        )
     if slot.status == CLAIMED:
         if slot.holder != actor_id:
             raise refusals.NotHolder(
@@ -138,11 +157,6 @@ def check_may_complete(
                 holder=slot.holder,
             )
         return
-    if slot.status != OPEN:
-        raise refusals.SlotNotOpen(
-            f"The slot is {slot.status}, not open: it can no longer be completed.",
-            status=slot.status,
-        )
     if not is_candidate(slot, keys):
         raise refusals.NotCandidate(
             f"You are not a candidate for this slot (it is for {slot.audience}).",

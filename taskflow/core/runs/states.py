@@ -13,16 +13,15 @@ from __future__ import annotations
 
 import dataclasses
 
-from taskflow.core.definition import expr as ex
+from taskflow.core.definition import expr_text as ext
 from taskflow.core.definition import runtime
 from taskflow.core.definition.model import Slot, State
-from taskflow.core.runs import opening, pausing
+from taskflow.core.runs import opening, pausing, statuses
 from taskflow.core.runs.decision import Decision, EngineError
 from taskflow.core.runs.model import (
     ACTIVE,
     CANCELLED,
     COMPLETED,
-    OPEN,
     PENDING,
     SATISFIED,
     SlotView,
@@ -133,7 +132,7 @@ def open_ready(decision: Decision) -> None:
             item = opening.item_of(view)
             opened = dataclasses.replace(
                 view,
-                status=OPEN,
+                status=statuses.after(view.status, statuses.SlotMove.OPEN),
                 opened_at=decision.now,
                 audience=opening.audience_for(slot, decision.run.subject, item),
                 label=opening.label_for(slot, decision.run.subject, item, decision.run.results),
@@ -165,7 +164,7 @@ def settle(decision: Decision) -> None:
                 "matched; the run waits here until the subject changes or someone moves it",
                 state=state.name,
                 routes=[
-                    ex.describe(r.when) if r.when is not None else "always" for r in state.routes
+                    ext.describe(r.when) if r.when is not None else "always" for r in state.routes
                 ],
             )
             if decision.run.unmatched_at is None:

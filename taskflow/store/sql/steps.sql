@@ -16,23 +16,23 @@ ON CONFLICT (key) DO NOTHING
 -- starts attempt n+1 under a lease to $1 + $3 seconds, taken by worker $4. The attempt of
 -- a lease that ran out is marked lost.
 WITH due AS (
-    SELECT id FROM step
-    WHERE status IN ('due', 'running') AND due_at <= $1
-    ORDER BY due_at, id
+    SELECT st.id FROM step st
+    WHERE st.status IN ('due', 'running') AND st.due_at <= $1
+    ORDER BY st.due_at, st.id
     LIMIT $2
     FOR UPDATE SKIP LOCKED
 ), lost AS (
     UPDATE step_attempt a SET outcome = 'lost', finished_at = $1
-    FROM step s JOIN due d ON d.id = s.id
-    WHERE s.status = 'running' AND a.step = s.id AND a.attempt = s.attempts
+    FROM step st JOIN due d ON d.id = st.id
+    WHERE st.status = 'running' AND a.step = st.id AND a.attempt = st.attempts
       AND a.outcome = 'running'
 ), taken AS (
-    UPDATE step s
-    SET status = 'running', attempts = s.attempts + 1,
+    UPDATE step st
+    SET status = 'running', attempts = st.attempts + 1,
         due_at = $1 + make_interval(secs => $3), updated_at = $1
-    FROM due d WHERE s.id = d.id
-    RETURNING s.id, s.key, s.run, s.visit, s.state, s.kind, s.action, s.attempts, s.due_at,
-              s.counted_from
+    FROM due d WHERE st.id = d.id
+    RETURNING st.id, st.key, st.run, st.visit, st.state, st.kind, st.action, st.attempts,
+              st.due_at, st.counted_from
 ), started AS (
     INSERT INTO step_attempt (step, attempt, worker, started_at, outcome)
     SELECT t.id, t.attempts, $4, $1, 'running' FROM taken t
@@ -45,37 +45,6 @@ ORDER BY t.id
 -- Step $1, locked (after its run: see store/locks.py).
 SELECT id, key, run, visit, state, kind, action, status, attempts, due_at, counted_from
 FROM step WHERE id = $1 FOR UPDATE
-
--- name: finish_attempt
--- Attempt $2 of step $1 ended at $3 with outcome $4 after $5 ms; error class, message,
--- traceback $6, $7, $8.
-UPDATE step_attempt
-SET finished_at = $3, outcome = $4, duration_ms = $5, error_class = $6,
-    error_message = $7, traceback = $8
-WHERE step = $1 AND attempt = $2
-
--- name: settle
--- Step $1 becomes $2 at $3 with result $4 and last error $5 (an ended status ends it).
-UPDATE step
-SET status = $2::text, updated_at = $3::timestamptz, result = COALESCE($4::jsonb, result),
-    last_error = COALESCE($5::text, last_error),
-    ended_at = CASE WHEN $2::text IN ('succeeded', 'failed', 'cancelled')
-                    THEN $3::timestamptz END
-WHERE id = $1
-
--- name: retry_at
--- Step $1 waits for its next attempt at $2 (after error $3), written at $4.
-UPDATE step SET status = 'due', due_at = $2, last_error = $3, updated_at = $4 WHERE id = $1
-
--- name: store_result
--- Run $1 keeps result $3 of its automatic state $2 (``result.<state>`` in conditions).
-UPDATE run SET step_results = step_results || jsonb_build_object($2::text, $3::jsonb)
-WHERE id = $1
-
--- name: cancel_left
--- Steps of run $1 not yet ended in visits other than $2 are cancelled at $3 (the run left).
-UPDATE step SET status = 'cancelled', updated_at = $3, ended_at = $3
-WHERE run = $1 AND visit <> $2 AND status IN ('due', 'running', 'parked')
 
 -- name: of_runs
 -- Every step of runs $1 with its attempts (newest step first; attempts in order).
@@ -95,13 +64,14 @@ ORDER BY s.run, s.id DESC
 
 -- name: reopen
 -- An operator retries parked step $1 at $2: due now, the policy's attempts counted anew.
-UPDATE step SET status = 'due', counted_from = attempts, due_at = $2, updated_at = $2
-WHERE id = $1 AND status = 'parked'
+UPDATE step st SET status = 'due', counted_from = attempts, due_at = $2, updated_at = $2
+WHERE st.id = $1 AND st.status = 'parked'
 RETURNING id, run
 
 -- name: next_due
 -- The nearest instant after $1 at which a step falls due (or a lease ends).
-SELECT min(due_at) AS due FROM step WHERE status IN ('due', 'running') AND due_at > $1
+SELECT min(st.due_at) AS due FROM step st
+WHERE st.status IN ('due', 'running') AND st.due_at > $1
 
 -- name: once_get
 -- What steps.once recorded as $2 for run $1.
@@ -119,10 +89,6 @@ SELECT result, fresh FROM put
 UNION ALL
 SELECT result, false FROM step_once WHERE run = $1::uuid AND name = $2
 LIMIT 1
-
--- name: parked_of_run
--- The parked steps of run $1.
-SELECT id FROM step WHERE run = $1::uuid AND status = 'parked'
 
 -- name: run_of
 -- The run of step $1 (to lock it first).
@@ -154,15 +120,15 @@ WHERE a.step = u.step AND a.attempt = u.attempt
 -- name: settle_many
 -- Steps $1 become statuses $2, due at $3 (null: unchanged), with results $4 (JSON text,
 -- null: unchanged) and last errors $5 (null: unchanged), written at $6.
-UPDATE step s
-SET status = u.status, due_at = COALESCE(u.due, s.due_at),
-    result = COALESCE(u.result::jsonb, s.result), last_error = COALESCE(u.err, s.last_error),
+UPDATE step st
+SET status = u.status, due_at = COALESCE(u.due, st.due_at),
+    result = COALESCE(u.result::jsonb, st.result), last_error = COALESCE(u.err, st.last_error),
     updated_at = $6::timestamptz,
     ended_at = CASE WHEN u.status IN ('succeeded', 'failed', 'cancelled')
                     THEN $6::timestamptz END
 FROM unnest($1::bigint[], $2::text[], $3::timestamptz[], $4::text[], $5::text[])
      AS u(id, status, due, result, err)
-WHERE s.id = u.id
+WHERE st.id = u.id
 
 -- name: store_results
 -- Runs $1 keep results $3 (JSON text) of their automatic states $2.

@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from taskflow.core.definition import expr as ex
 from taskflow.core.definition import expr_data as exd
+from taskflow.core.definition import expr_text as ext
 from taskflow.core.definition.expr import Env, item, payload, principal, subject
 
 
@@ -97,7 +98,7 @@ def test_python_boolean_operators_are_refused_with_the_fix() -> None:
 
 def test_describe_reads_like_the_rule() -> None:
     cond = (subject.amount > 1000) & ((payload.review.decision == "reject") | subject.flagged)
-    assert ex.describe(cond) == (
+    assert ext.describe(cond) == (
         'subject.amount > 1000 and (payload.review.decision == "reject" or subject.flagged)'
     )
     assert str(subject.x.is_missing()) == "subject.x is missing"
@@ -125,7 +126,7 @@ def test_json_round_trip_evaluates_alike(a: object, b: object) -> None:
     again = exd.from_json(exd.to_json(cond))
     e = env(a=a, b=b)
     assert ex.evaluate(again, e) is ex.evaluate(cond, e)
-    assert ex.describe(again) == ex.describe(cond)
+    assert ext.describe(again) == ext.describe(cond)
 
 
 def test_literals_must_be_json_values() -> None:

@@ -1,0 +1,399 @@
+"""Typed refusals: the expected ways a request is turned down, one class each.
+
+A refusal is a :class:`taskflow.errors.TaskflowError` whose ``code`` is a member of
+the one :class:`RefusalCode` enum (shared with the API's GraphQL ``RefusalCode``).
+Each class declares its typed facts (:class:`Fact`) and builds its own message from
+them when the raise site gives none (starlette's ``HTTPException`` is the model: a
+default ``detail`` the caller may override). Nothing is changed when one is raised.
+
+Facts are kept in ``facts`` too, as they always were: a refusal stored under an
+idempotency key comes back with JSON facts, and its typed attributes read them back
+(``AlreadyClaimed.claimed_at`` is a datetime either way). :func:`typed` turns an
+untyped ``TaskflowError(code=...)`` (code not converted yet) into its class.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from enum import StrEnum
+from typing import Any, Generic, TypeVar
+
+from taskflow import errors
+
+T = TypeVar("T")
+
+
+class RefusalCode(StrEnum):
+    """Why a request did not do what was asked (the GraphQL enum has the same values, in order)."""
+
+    INVALID_INPUT = "INVALID_INPUT"
+    FORBIDDEN = "FORBIDDEN"
+    NOT_FOUND = "NOT_FOUND"
+    NOT_CANDIDATE = "NOT_CANDIDATE"
+    ALREADY_CLAIMED = "ALREADY_CLAIMED"
+    NOT_HOLDER = "NOT_HOLDER"
+    NOT_DELEGATE = "NOT_DELEGATE"
+    SLOT_NOT_OPEN = "SLOT_NOT_OPEN"
+    STALE_VERSION = "STALE_VERSION"
+    PAYLOAD_INVALID = "PAYLOAD_INVALID"
+    WRONG_EVENT = "WRONG_EVENT"
+    RUN_NOT_ACTIVE = "RUN_NOT_ACTIVE"
+    RUN_EXISTS = "RUN_EXISTS"
+    MOVE_NOT_ALLOWED = "MOVE_NOT_ALLOWED"
+    NO_SLOT_WAITING = "NO_SLOT_WAITING"
+    AMBIGUOUS_EVENT = "AMBIGUOUS_EVENT"
+    NOT_RAISER = "NOT_RAISER"
+    RECIPIENT_NOT_ALLOWED = "RECIPIENT_NOT_ALLOWED"
+    NOTHING_TO_CLAIM = "NOTHING_TO_CLAIM"
+    LINK_UNUSABLE = "LINK_UNUSABLE"
+    LINKS_NOT_ALLOWED = "LINKS_NOT_ALLOWED"
+    LINK_NOT_REQUESTED = "LINK_NOT_REQUESTED"
+    TOO_MANY_REQUESTS = "TOO_MANY_REQUESTS"
+    TIMER_NOT_DEAD = "TIMER_NOT_DEAD"
+    STEP_NOT_PARKED = "STEP_NOT_PARKED"
+    CLOCKS_UNCHANGED = "CLOCKS_UNCHANGED"
+    TIMER_SPENT = "TIMER_SPENT"
+    IDEMPOTENCY_KEY_REUSED = "IDEMPOTENCY_KEY_REUSED"
+    BUSY = "BUSY"
+    #: Magic-link pages only (HTML forms); not in the GraphQL enum.
+    PAGE_EXPIRED = "PAGE_EXPIRED"
+
+
+#: Codes only the HTML link pages answer with.
+PAGE_ONLY = frozenset({RefusalCode.PAGE_EXPIRED})
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+def moment(value: Any) -> datetime:
+    """A datetime fact, also when it came back from JSON as ISO text."""
+    return value if isinstance(value, datetime) else datetime.fromisoformat(str(value))
+
+
+def texts(value: Any) -> list[str]:
+    return [str(v) for v in value]
+
+
+class Fact(Generic[T]):
+    """A typed fact of a refusal, kept in ``facts`` and read back parsed (``None`` if absent)."""
+
+    def __init__(self, parse: Callable[[Any], T] = _same) -> None:
+        self.parse = parse
+        self.name = ""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj: Any, owner: Any = None) -> T | None:
+        if obj is None:
+            return None
+        value = obj.facts.get(self.name)
+        return None if value is None else self.parse(value)
+
+
+class Refusal(errors.TaskflowError):
+    """Base of every typed refusal; subclasses set ``code`` and may build their message."""
+
+    code: str = "REFUSED"
+
+    def __init__(self, message: str | None = None, **facts: Any) -> None:
+        super().__init__(message or self.explain(facts), **facts)
+
+    @classmethod
+    def explain(cls, facts: dict[str, Any]) -> str:
+        """The message when the raise site gives none (subclasses say more)."""
+        return (cls.__doc__ or cls.__name__).strip().splitlines()[0]
+
+    @classmethod
+    def fact_names(cls) -> tuple[str, ...]:
+        """Names of the typed facts the class declares (its own and its bases')."""
+        return tuple(
+            name
+            for klass in reversed(cls.__mro__)
+            for name, value in vars(klass).items()
+            if isinstance(value, Fact)
+        )
+
+
+class NotCandidate(Refusal):
+    """You are not among the slot's candidates; pick a task offered to you."""
+
+    code = RefusalCode.NOT_CANDIDATE
+    audience = Fact(str)
+
+    def __init__(self, message: str | None = None, *, audience: str | None, **context: Any):
+        super().__init__(message, audience=audience, **context)
+
+
+class AlreadyClaimed(Refusal):
+    """Someone already holds the slot; pick another task or ask a delegate to reassign it."""
+
+    code = RefusalCode.ALREADY_CLAIMED
+    holder = Fact(str)
+    claimed_at = Fact(moment)
+
+    def __init__(
+        self,
+        message: str | None = None,
+        *,
+        holder: str | None,
+        claimed_at: datetime | None,
+        **context: Any,
+    ) -> None:
+        super().__init__(message, holder=holder, claimed_at=claimed_at, **context)
+
+
+class NotHolder(Refusal):
+    """Only the slot's holder may do this."""
+
+    code = RefusalCode.NOT_HOLDER
+    holder = Fact(str)
+
+    def __init__(self, message: str | None = None, *, holder: str | None, **context: Any):
+        super().__init__(message, holder=holder, **context)
+
+
+class NotDelegate(Refusal):
+    """Only the slot's holder or one of its delegates may hand it over."""
+
+    code = RefusalCode.NOT_DELEGATE
+    delegates = Fact(str)
+
+    def __init__(self, message: str | None = None, *, delegates: str | None, **context: Any):
+        super().__init__(message, delegates=delegates, **context)
+
+
+class SlotNotOpen(Refusal):
+    """The slot is not open any more: there is nothing to do on it."""
+
+    code = RefusalCode.SLOT_NOT_OPEN
+    status = Fact(str)
+
+    def __init__(self, message: str | None = None, *, status: str | None, **context: Any):
+        super().__init__(message, status=status, **context)
+
+
+class StaleVersion(Refusal):
+    """The slot or run changed since you loaded it; reload it and try again."""
+
+    code = RefusalCode.STALE_VERSION
+    current_version = Fact(int)
+    current_state = Fact(str)
+
+    def __init__(
+        self,
+        message: str | None = None,
+        *,
+        current_version: int | None,
+        current_state: str | None = None,
+        **context: Any,
+    ) -> None:
+        super().__init__(
+            message, current_version=current_version, current_state=current_state, **context
+        )
+
+
+class WrongEvent(Refusal):
+    """The slot waits for another event; raise the one it waits for."""
+
+    code = RefusalCode.WRONG_EVENT
+    waits_for = Fact(str)
+
+    def __init__(self, message: str | None = None, *, waits_for: str | None, **context: Any):
+        super().__init__(message, waits_for=waits_for, **context)
+
+
+class RunNotActive(Refusal):
+    """The run has ended; nothing more can happen on it."""
+
+    code = RefusalCode.RUN_NOT_ACTIVE
+    status = Fact(str)
+
+    def __init__(self, message: str | None = None, *, status: str | None, **context: Any):
+        super().__init__(message, status=status, **context)
+
+
+class RunExists(Refusal):
+    """The subject already has a live run of this workflow; use that run."""
+
+    code = RefusalCode.RUN_EXISTS
+    run_id = Fact(str)
+
+    def __init__(self, message: str | None = None, *, run_id: str | None, **context: Any):
+        super().__init__(message, run_id=run_id, **context)
+
+
+class MoveNotAllowed(Refusal):
+    """The move may not be made now; see its reasons."""
+
+    code = RefusalCode.MOVE_NOT_ALLOWED
+    reasons = Fact(texts)
+
+    def __init__(
+        self, message: str | None = None, *, reasons: Sequence[str] = (), **context: Any
+    ) -> None:
+        super().__init__(message, reasons=list(reasons), **context)
+
+    @classmethod
+    def explain(cls, facts: dict[str, Any]) -> str:
+        return "The move is not allowed now: " + "; ".join(facts.get("reasons") or ["refused"])
+
+
+class NotRaiser(Refusal):
+    """The event's raisers (or the application's grants) do not include you."""
+
+    code = RefusalCode.NOT_RAISER
+    event = Fact(str)
+    raisers = Fact(str)
+
+    def __init__(
+        self,
+        message: str | None = None,
+        *,
+        event: str | None,
+        raisers: str | None = None,
+        **context: Any,
+    ) -> None:
+        super().__init__(message, event=event, raisers=raisers, **context)
+
+
+class NoSlotWaiting(Refusal):
+    """No slot of the target waits for this event now."""
+
+    code = RefusalCode.NO_SLOT_WAITING
+    event = Fact(str)
+
+    def __init__(self, message: str | None = None, *, event: str | None, **context: Any):
+        super().__init__(message, event=event, **context)
+
+
+class AmbiguousEvent(Refusal):
+    """Several slots wait for the event; narrow the target (slotName, item)."""
+
+    code = RefusalCode.AMBIGUOUS_EVENT
+    slots = Fact(texts)
+
+    def __init__(
+        self, message: str | None = None, *, slots: Sequence[str] = (), **context: Any
+    ) -> None:
+        super().__init__(message, slots=list(slots), **context)
+
+
+class NothingToClaim(Refusal):
+    """No open slot you may take matches; widen the filter or wait."""
+
+    code = RefusalCode.NOTHING_TO_CLAIM
+
+
+class PayloadInvalid(Refusal):
+    """The payload does not fit the slot's fields; see its problems."""
+
+    code = RefusalCode.PAYLOAD_INVALID
+    problems = Fact(list)
+
+
+# -- magic links ---------------------------------------------------------------------------------
+
+
+class LinkUnusable(Refusal):
+    """The link cannot be used; to outsiders it says nothing about why."""
+
+    code = RefusalCode.LINK_UNUSABLE
+
+
+class RecipientNotAllowed(Refusal):
+    """The recipient is neither a candidate (``email:`` key) nor admitted by ``outsiders``."""
+
+    code = RefusalCode.RECIPIENT_NOT_ALLOWED
+
+
+class LinksNotAllowed(Refusal):
+    """The slot's definition does not let a magic link complete it."""
+
+    code = RefusalCode.LINKS_NOT_ALLOWED
+
+
+class LinkNotRequested(Refusal):
+    """The notification asks for no magic link (not an outsider's, or its reminder has none)."""
+
+    code = RefusalCode.LINK_NOT_REQUESTED
+
+
+class Throttled(Refusal):
+    """Too many refused link requests from this client; wait ``retry_after`` seconds."""
+
+    code = RefusalCode.TOO_MANY_REQUESTS
+    retry_after = Fact(int)
+
+
+class PageExpired(Refusal):
+    """The form's page token is missing, altered, for another link, or too old."""
+
+    code = RefusalCode.PAGE_EXPIRED
+
+
+# -- operators and timers ------------------------------------------------------------------------
+
+
+class ClocksUnchanged(Refusal):
+    """pauseClocks found no running clock, or resumeClocks no paused one."""
+
+    code = RefusalCode.CLOCKS_UNCHANGED
+
+
+class TimerNotDead(Refusal):
+    """Only a dead timer can be retried or discarded."""
+
+    code = RefusalCode.TIMER_NOT_DEAD
+    status = Fact(str)
+
+
+class StepNotParked(Refusal):
+    """Only a parked automatic step can be retried (``retryStep``)."""
+
+    code, status = RefusalCode.STEP_NOT_PARKED, Fact(str)
+
+
+class TimerSpent(Refusal):
+    """Only an armed or dead timer can be rescheduled."""
+
+    code = RefusalCode.TIMER_SPENT
+    status = Fact(str)
+
+
+class IdempotencyKeyReused(Refusal):
+    """The idempotency key was used before by you for this operation with another input."""
+
+    code = RefusalCode.IDEMPOTENCY_KEY_REUSED
+
+
+def _classes(root: type[Refusal]) -> list[type[Refusal]]:
+    found: list[type[Refusal]] = []
+    for sub in root.__subclasses__():
+        found.append(sub)
+        found.extend(_classes(sub))
+    return found
+
+
+def by_code() -> dict[str, type[Refusal]]:
+    """The refusal class of each code (the first class that declared it)."""
+    table: dict[str, type[Refusal]] = {}
+    for cls in _classes(Refusal):
+        table.setdefault(cls.code, cls)
+    return table
+
+
+def typed(error: errors.TaskflowError) -> errors.TaskflowError:
+    """``error`` as its refusal class: an untyped ``TaskflowError(code=...)`` whose code is a
+    refusal's becomes that class (same message and facts); anything else comes back as is."""
+    if isinstance(error, Refusal) or type(error) is not errors.TaskflowError:
+        return error
+    cls = by_code().get(error.code)
+    if cls is None:
+        return error
+    converted = cls.__new__(cls)
+    errors.TaskflowError.__init__(converted, error.message, code=error.code, **error.facts)
+    return converted

@@ -1,0 +1,33 @@
+-- A run's lead time (store/lead_time.py). Markers filled at import from the report's
+-- per-slot pieces (store/measure_sql.py): /*:clock*/ a slot's clock (lateral),
+-- /*:held*/ its held ranges up to $2 (lateral), /*:paused*/ its clock's paused ranges,
+-- /*:worked*/ the measure of a union of worked ranges in µs.
+
+-- name: of_run
+-- Run $1's (uuid) lead time at $2: in all, worked, and per state (first entered first).
+WITH r AS (
+    SELECT id, started_at, greatest(started_at, least(coalesce(ended_at, $2), $2)) AS ended
+    FROM run WHERE id = $1
+),
+visits AS (
+    SELECT a.details->>'state' AS state, a.at AS entered, a.id,
+           least(coalesce(lead(a.at) OVER (ORDER BY a.at, a.id), r.ended), r.ended) AS left_at
+    FROM audit_event a JOIN r ON a.run = r.id
+    WHERE a.kind = 'state.entered'
+),
+w AS (
+    SELECT sl.state, ev.held - coalesce(/*:paused*/, '{}') AS worked
+    FROM slot sl /*:clock*/ /*:held*/
+    WHERE sl.run = $1 AND ev.held IS NOT NULL
+),
+per_state AS (
+    SELECT v.state, min(v.id) AS first_entry,
+           sum((extract(epoch FROM v.left_at - v.entered) * 1000000)::bigint) AS total_us,
+           (SELECT /*:worked*/ FROM w WHERE w.state = v.state) AS worked_us
+    FROM visits v GROUP BY v.state
+)
+SELECT (extract(epoch FROM r.ended - r.started_at) * 1000000)::bigint AS total_us,
+       (SELECT /*:worked*/ FROM w) AS worked_us,
+       coalesce((SELECT json_agg(json_build_array(p.state, p.total_us, p.worked_us)
+                                 ORDER BY p.first_entry) FROM per_state p), '[]') AS states
+FROM r

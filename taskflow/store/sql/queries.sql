@@ -1,0 +1,160 @@
+-- The lists that carry load (store/queries.py): the inbox, work lists and team queues,
+-- the board, a run's timeline. Urgency is due_at (nulls last), then priority, then id.
+-- /*:where*/ takes the filters the builder composes (store/sql_builder.py, fragments.sql),
+-- /*:limit*/ a page's size; /*:row_columns*/ and /*:slot_columns*/ are the column lists
+-- of store/queries.py (filled at import). The candidate predicate, written out here for
+-- the principal's keys, is candidacy.admits_sql's (a unit test checks they agree).
+
+-- name: inbox_page
+-- The most urgent slots principal $1 (text) can act on now: held by them, or open and
+-- their whole candidate rule admits their keys $2 (text[]). Slots are sorted and cut first
+-- and only the kept rows are joined (the planner underestimates `audience && keys`).
+SELECT /*:row_columns*/
+FROM (
+    SELECT sl.* FROM slot sl
+    WHERE sl.status IN ('open', 'claimed')
+      AND ((sl.status = 'claimed' AND sl.holder = $1)
+           OR (sl.status = 'open'
+               AND (sl.audience && $2::text[] AND NOT sl.deny && $2::text[]
+                    AND (sl.residual = '[]'::jsonb
+                         OR CASE WHEN jsonb_array_length(sl.residual) = 1 AND sl.residual->0 ? 'key'
+                            THEN (sl.residual->0->>'key') = ANY($2::text[])
+                            ELSE residual_admits(sl.residual, $2::text[]) END))))
+      /*:where*/
+    ORDER BY sl.due_at ASC NULLS LAST, sl.priority, sl.id LIMIT /*:limit*/
+) sl
+JOIN run r ON r.id = sl.run JOIN subject sub ON sub.id = r.subject
+ORDER BY sl.due_at ASC NULLS LAST, sl.priority, sl.id
+
+-- name: inbox_count
+-- How many slots inbox_page lists across its pages: principal $1 (text), keys $2 (text[]).
+SELECT count(*) FROM slot sl
+WHERE sl.status IN ('open', 'claimed')
+  AND ((sl.status = 'claimed' AND sl.holder = $1)
+       OR (sl.status = 'open'
+           AND (sl.audience && $2::text[] AND NOT sl.deny && $2::text[]
+                AND (sl.residual = '[]'::jsonb
+                     OR CASE WHEN jsonb_array_length(sl.residual) = 1 AND sl.residual->0 ? 'key'
+                        THEN (sl.residual->0->>'key') = ANY($2::text[])
+                        ELSE residual_admits(sl.residual, $2::text[]) END))))
+  /*:where*/
+
+-- name: work_page
+-- The most urgent live slots whoever holds them (no fixed parameters).
+SELECT /*:row_columns*/
+FROM (
+    SELECT sl.* FROM slot sl
+    WHERE sl.status IN ('pending', 'open', 'claimed')
+      /*:where*/
+    ORDER BY sl.due_at ASC NULLS LAST, sl.priority, sl.id LIMIT /*:limit*/
+) sl
+JOIN run r ON r.id = sl.run JOIN subject sub ON sub.id = r.subject
+ORDER BY sl.due_at ASC NULLS LAST, sl.priority, sl.id
+
+-- name: work_count
+-- How many slots work_page lists across its pages.
+SELECT count(*) FROM slot sl
+WHERE sl.status IN ('pending', 'open', 'claimed')
+  /*:where*/
+
+-- name: team_page
+-- A team member's view of the live slots: held by principal $1 (text) or whose whole
+-- candidate rule admits their keys $2 (text[]), most urgent first.
+SELECT /*:row_columns*/
+FROM (
+    SELECT sl.* FROM slot sl
+    WHERE sl.status IN ('pending', 'open', 'claimed')
+      AND (sl.holder = $1
+           OR (sl.audience && $2::text[] AND NOT sl.deny && $2::text[]
+               AND (sl.residual = '[]'::jsonb
+                    OR CASE WHEN jsonb_array_length(sl.residual) = 1 AND sl.residual->0 ? 'key'
+                       THEN (sl.residual->0->>'key') = ANY($2::text[])
+                       ELSE residual_admits(sl.residual, $2::text[]) END)))
+      /*:where*/
+    ORDER BY sl.due_at ASC NULLS LAST, sl.priority, sl.id LIMIT /*:limit*/
+) sl
+JOIN run r ON r.id = sl.run JOIN subject sub ON sub.id = r.subject
+ORDER BY sl.due_at ASC NULLS LAST, sl.priority, sl.id
+
+-- name: team_count
+-- How many slots team_page lists across its pages: principal $1 (text), keys $2 (text[]).
+SELECT count(*) FROM slot sl
+WHERE sl.status IN ('pending', 'open', 'claimed')
+  AND (sl.holder = $1
+       OR (sl.audience && $2::text[] AND NOT sl.deny && $2::text[]
+           AND (sl.residual = '[]'::jsonb
+                OR CASE WHEN jsonb_array_length(sl.residual) = 1 AND sl.residual->0 ? 'key'
+                   THEN (sl.residual->0->>'key') = ANY($2::text[])
+                   ELSE residual_admits(sl.residual, $2::text[]) END)))
+  /*:where*/
+
+-- name: timeline_count
+-- A run's timeline length: run $1 (uuid), kinds $2 (text[], NULL: every kind).
+SELECT count(*) FROM audit_event
+WHERE run = $1 AND ($2::text[] IS NULL OR kind = ANY($2))
+
+-- name: timeline_page
+-- A run's timeline in order: run $1 (uuid), kinds $2 (text[], NULL: every kind),
+-- after line id $3 (bigint), at most $4 lines.
+SELECT id, slot, kind, actor, reason, details, at FROM audit_event
+WHERE run = $1 AND ($2::text[] IS NULL OR kind = ANY($2)) AND id > $3
+ORDER BY id LIMIT $4
+
+-- name: board_count
+-- How many runs of workflow $1 (text) a lead's board shows; $2 (boolean): ended runs too.
+SELECT count(*) FROM run r WHERE r.workflow = $1 AND ($2 OR r.status = 'active')
+
+-- name: board_page
+-- A lead's board: runs of workflow $1 (text), $2 (boolean): ended runs too; oldest first.
+SELECT /*:run_columns*/ FROM run r JOIN subject s ON s.id = r.subject
+WHERE r.workflow = $1 AND ($2 OR r.status = 'active')
+  /*:where*/
+ORDER BY r.started_at, r.id LIMIT /*:limit*/
+
+-- name: board_count_for
+-- How many runs board_page_for shows (parameters as there).
+SELECT count(*) FROM run r
+WHERE r.workflow = $1 AND ($2 OR r.status = 'active')
+  AND EXISTS (
+      SELECT 1 FROM slot x WHERE x.run = r.id AND x.status IN ('pending', 'open', 'claimed')
+        AND (x.holder = $3
+             OR (x.audience && $4::text[] AND NOT x.deny && $4::text[]
+                 AND (x.residual = '[]'::jsonb
+                      OR CASE WHEN jsonb_array_length(x.residual) = 1 AND x.residual->0 ? 'key'
+                         THEN (x.residual->0->>'key') = ANY($4::text[])
+                         ELSE residual_admits(x.residual, $4::text[]) END))
+             OR (x.delegates && $4::text[] AND NOT x.delegates_deny && $4::text[]
+                 AND (x.delegates_residual = '[]'::jsonb
+                      OR CASE WHEN jsonb_array_length(x.delegates_residual) = 1
+                                   AND x.delegates_residual->0 ? 'key'
+                         THEN (x.delegates_residual->0->>'key') = ANY($4::text[])
+                         ELSE residual_admits(x.delegates_residual, $4::text[]) END))))
+
+-- name: board_page_for
+-- A non-lead's board: runs of workflow $1 (text), $2 (boolean): ended runs too, where
+-- principal $3 (text) holds a live slot or whose candidate or delegate rule admits
+-- their keys $4 (text[]); oldest first.
+SELECT /*:run_columns*/ FROM run r JOIN subject s ON s.id = r.subject
+WHERE r.workflow = $1 AND ($2 OR r.status = 'active')
+  AND EXISTS (
+      SELECT 1 FROM slot x WHERE x.run = r.id AND x.status IN ('pending', 'open', 'claimed')
+        AND (x.holder = $3
+             OR (x.audience && $4::text[] AND NOT x.deny && $4::text[]
+                 AND (x.residual = '[]'::jsonb
+                      OR CASE WHEN jsonb_array_length(x.residual) = 1 AND x.residual->0 ? 'key'
+                         THEN (x.residual->0->>'key') = ANY($4::text[])
+                         ELSE residual_admits(x.residual, $4::text[]) END))
+             OR (x.delegates && $4::text[] AND NOT x.delegates_deny && $4::text[]
+                 AND (x.delegates_residual = '[]'::jsonb
+                      OR CASE WHEN jsonb_array_length(x.delegates_residual) = 1
+                                   AND x.delegates_residual->0 ? 'key'
+                         THEN (x.delegates_residual->0->>'key') = ANY($4::text[])
+                         ELSE residual_admits(x.delegates_residual, $4::text[]) END))))
+  /*:where*/
+ORDER BY r.started_at, r.id LIMIT /*:limit*/
+
+-- name: live_slots_of_runs
+-- The live slots of runs $1 (uuid[]) in one query (board cards).
+SELECT /*:slot_columns*/ FROM slot
+WHERE run = ANY($1::uuid[]) AND status IN ('pending', 'open', 'claimed')
+ORDER BY run, name, item_index, id

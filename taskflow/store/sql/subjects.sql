@@ -1,0 +1,30 @@
+-- Subjects, the tracked entities (store/subjects.py).
+
+-- name: upsert
+-- Insert subject $1 (uuid, used when new) of type $2 and external id $3 with attributes
+-- $4 (jsonb) at $5, or replace its attributes (its version moves only when they change).
+INSERT INTO subject (id, type, external_id, attributes, version, created_at, updated_at)
+VALUES ($1, $2, $3, $4, 1, $5, $5)
+ON CONFLICT (type, external_id) DO UPDATE SET
+    attributes = EXCLUDED.attributes,
+    version = subject.version
+              + (subject.attributes IS DISTINCT FROM EXCLUDED.attributes)::int,
+    updated_at = CASE WHEN subject.attributes IS DISTINCT FROM EXCLUDED.attributes
+                      THEN EXCLUDED.updated_at ELSE subject.updated_at END
+RETURNING id, type, external_id, attributes, version, (xmax = 0) AS created
+
+-- name: find
+-- The subject of type $1 and external id $2 (index subject_type_external_id_key).
+SELECT id, type, external_id, attributes, version FROM subject
+WHERE type = $1 AND external_id = $2
+
+-- name: find_locked
+-- As find, its row locked (the subject comes before its runs in the lock order).
+SELECT id, type, external_id, attributes, version FROM subject
+WHERE type = $1 AND external_id = $2
+FOR NO KEY UPDATE
+
+-- name: update
+-- Replace subject $1's (uuid) attributes with $2 (jsonb) at $3.
+UPDATE subject SET attributes = $2, version = version + 1, updated_at = $3
+WHERE id = $1 RETURNING id, type, external_id, attributes, version

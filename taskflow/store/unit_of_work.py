@@ -1,0 +1,152 @@
+"""The one writer of a decision: :func:`write` writes a ``core.unit_of_work.Writes``.
+
+Whoever decided (a use case, a worker's batch of firings, an automatic step), the
+planner in ``core/unit_of_work.py`` said what to write and this writes it, in the
+caller's transaction, with one statement per table: the runs, the new slots, the
+changed slots, then ONE statement of data-modifying CTEs for clocks, due instants,
+timeline lines and timer rows (with the NOTIFY that wakes the workers), then the
+breaches a batch recorded and the report measures of the slots that ended (these read
+the lines just written). Statements: ``taskflow/store/sql/unit_of_work.sql``. The caller
+holds the locks (``locks.py``: runs, then live slots, then clocks and timers).
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Sequence
+from datetime import datetime
+
+from taskflow.core import clocks, durations, slot_measures
+from taskflow.core.runs.model import SlotView
+from taskflow.core.timer_states import TimerRow
+from taskflow.core.unit_of_work import Writes
+from taskflow.store import db, sql
+from taskflow.store import runs as rows
+from taskflow.store import slot_measures as measures_store
+from taskflow.store.deadlines import CHANNEL
+
+SQL = sql.statements("unit_of_work")
+
+
+async def write(conn: db.Connection, writes: Writes, now: datetime) -> None:
+    """Write everything ``writes`` holds (THE writer: use cases and the worker call it)."""
+    if writes.runs:
+        changed = writes.runs
+        await conn.execute(
+            SQL["update_runs"],
+            [v.id for v, _ in changed],
+            [v.state for v, _ in changed],
+            [v.status for v, _ in changed],
+            [v.visit for v, _ in changed],
+            [v.state_entered_at for v, _ in changed],
+            [v.ended_at for v, _ in changed],
+            [n for _, n in changed],
+            now,
+            [v.unmatched_at for v, _ in changed],
+        )
+    by_workflow: dict[str, list[SlotView]] = {}
+    for workflow, view in writes.created:
+        by_workflow.setdefault(workflow, []).append(view)
+    for workflow, created in by_workflow.items():
+        await rows.insert_slots(conn, created, workflow, now)
+    if writes.changed:
+        await rows.update_slots(conn, writes.changed, now)
+    await _deadlines(conn, writes, now)
+    if writes.breaches:
+        await conn.execute(
+            SQL["mark_breached"],
+            [s for s, _, _ in writes.breaches],
+            [m for _, m, _ in writes.breaches],
+            [at for _, _, at in writes.breaches],
+        )
+    await _measure(conn, writes)
+
+
+async def _deadlines(conn: db.Connection, writes: Writes, now: datetime) -> None:
+    if not (writes.clocks or writes.due or writes.lines or writes.timers):
+        return
+    due_slots = {slot for slot, _, _ in writes.due}
+    # The slot's copy of its report clock is written with its due instant.
+    assert all(c.slot_id in due_slots for c in writes.clocks), "a clock without its due row"
+    ks = writes.clocks
+    pickups = {p.slot_id: p for p in writes.pickups}
+    picked = [pickups.get(slot) for slot, _, _ in writes.due]
+    lines = writes.lines
+    await conn.execute(
+        SQL["deadlines"],
+        now,
+        [uuid.UUID(c.slot_id) for c in ks],
+        [uuid.UUID(c.run_id) for c in ks],
+        [c.clock.milestone for c in ks],
+        [c.clock.budget.kind for c in ks],
+        [c.clock.budget.duration // durations.US for c in ks],
+        [c.clock.budget.working_days for c in ks],
+        [c.clock.budget.calendar for c in ks],
+        [c.clock.started_at for c in ks],
+        [json.dumps(_pause_list(c.clock)) for c in ks],
+        [c.clock.met_at for c in ks],
+        [c.due_at for c in ks],
+        [c.breached_at for c in ks],
+        [uuid.UUID(slot) for slot, _, _ in writes.due],
+        [visit for _, visit, _ in writes.due],
+        [due for _, _, due in writes.due],
+        [p.clock if p else None for p in picked],
+        [p.business_us if p else None for p in picked],
+        [p.real_us if p else None for p in picked],
+        [uuid.UUID(run) for run, _ in lines],
+        [uuid.UUID(e.slot_id) if e.slot_id else None for _, e in lines],
+        [e.kind for _, e in lines],
+        [e.actor for _, e in lines],
+        [e.reason for _, e in lines],
+        [json.dumps(dict(e.details)) for _, e in lines],
+        [e.at for _, e in lines],
+        *_timer_arrays(writes.timers),
+        writes.notify,
+        CHANNEL,
+    )
+
+
+def _timer_arrays(timers: Sequence[TimerRow]) -> list[list[object]]:
+    return [
+        [t.key for t in timers],
+        [uuid.UUID(t.run_id) for t in timers],
+        [uuid.UUID(t.slot_id) if t.slot_id else None for t in timers],
+        [t.kind for t in timers],
+        [t.ref for t in timers],
+        [t.due_at for t in timers],
+        [str(t.status) for t in timers],
+        [t.fired for t in timers],
+        [t.attempts for t in timers],
+        [t.last_error for t in timers],
+        [t.failed_at for t in timers],
+        [t.planned_at for t in timers],
+    ]
+
+
+def _pause_list(c: clocks.Clock) -> list[list[str | None]]:
+    return [[p.start.isoformat(), p.end.isoformat() if p.end else None] for p in c.pauses]
+
+
+async def _measure(conn: db.Connection, writes: Writes) -> None:
+    """Store the report measures of the slots that ended, after their lines were written:
+    one read of their timelines' moves and one write, only when a slot ended."""
+    if not writes.ended:
+        return
+    moves = await measures_store.moves_of(
+        conn, [e.slot.run_id for e in writes.ended], [e.slot.id for e in writes.ended]
+    )
+    found = {}
+    for e in writes.ended:
+        view = e.slot
+        assert view.opened_at is not None
+        found[view.id] = slot_measures.measure(
+            opened_at=view.opened_at,
+            claimed_at=view.claimed_at,
+            satisfied_at=view.satisfied_at,
+            ended_at=view.satisfied_at or view.cancelled_at or view.opened_at,
+            clock=e.clock,
+            calendar=e.calendar,
+            moves=moves[view.id],
+        )
+    await measures_store.save(conn, found)

@@ -1,0 +1,152 @@
+"""The statement builder: placeholders numbered after the base statement's, values only
+ever as parameters, fragments and orders only from their fixed lists."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+
+import pytest
+
+from taskflow.core import access
+from taskflow.core.runs.filters import SlotFilter
+from taskflow.store import candidacy, queries
+from taskflow.store.sql_builder import FRAGMENTS, BuildError, Statement, with_columns
+
+EVIL = "x'); DROP TABLE slot; --"
+
+
+def test_placeholders_follow_the_base_statements_own() -> None:
+    st = Statement("SELECT 1 FROM slot sl WHERE sl.holder = $1/*:where*/", "ann")
+    st.where("slot_workflow", "expense").where("slot_priority_at_most", 2)
+    text, args = st.build()
+    assert text == (
+        "SELECT 1 FROM slot sl WHERE sl.holder = $1 AND sl.workflow = $2 AND sl.priority <= $3"
+    )
+    assert args == ["ann", "expense", 2]
+
+
+def test_no_value_is_ever_written_into_the_text() -> None:
+    due = datetime(2026, 12, 1, tzinfo=UTC)
+    f = SlotFilter(
+        workflow=EVIL,
+        state=EVIL,
+        name=EVIL,
+        holder=EVIL,
+        due_before=due,
+        audience=[EVIL],
+        status=[EVIL],
+        scope=(access.Reach(workflows=frozenset({EVIL}), teams=frozenset({EVIL})),),
+    )
+    args: list[object] = ["me"]
+    text = queries.filter_sql(f, args)
+    assert "DROP" not in text
+    assert "2026" not in text
+    numbers = [int(n) for n in re.findall(r"\$(\d+)", text)]
+    assert numbers == list(range(2, len(args) + 1))
+    assert args[1:5] == [EVIL, EVIL, EVIL, due]
+
+
+def test_a_keyset_cursor_is_parameters_too() -> None:
+    due = datetime(2026, 12, 1, tzinfo=UTC)
+    slot_id = "00000000-0000-0000-0000-000000000001"
+    st = Statement("SELECT 1 FROM slot sl WHERE true /*:where*/")
+    text, args = queries._after(st, (due, 3, slot_id)).build()
+    assert "2026" not in text
+    assert slot_id not in text
+    assert args[:3] == [due, due, 3]
+
+
+@pytest.mark.parametrize(
+    ("scope", "says"),
+    [
+        (access.EVERYWHERE, ""),
+        (access.NOWHERE, " AND false"),
+        ((access.Reach(),), " AND ((true))"),
+        (
+            (access.Reach(workflows=frozenset({"b", "a"})), access.Reach(teams=frozenset({"t"}))),
+            " AND ((sl.workflow = ANY($1::text[])) OR (sl.audience && $2::text[]))",
+        ),
+    ],
+)
+def test_scopes_compose_as_before(scope: access.Scope, says: str) -> None:
+    args: list[object] = []
+    assert queries.scope_sql(scope, args) == says
+    if args:
+        assert args == [["a", "b"], ["t"]]
+
+
+def test_a_limit_is_a_checked_int() -> None:
+    st = Statement("SELECT 1 LIMIT /*:limit*/")
+    assert st.text(limit=20) == "SELECT 1 LIMIT 20"
+    for bad in ("20; DROP TABLE slot", -1, 20.0, True, None):
+        with pytest.raises(BuildError):
+            st.text(limit=bad)  # type: ignore[arg-type]
+
+
+def test_fragments_orders_and_casts_only_from_their_lists() -> None:
+    st = Statement("SELECT 1 FROM run r ORDER BY /*:order*/")
+    with pytest.raises(BuildError, match="no fragment"):
+        st.where("sl.workflow = 'x'")
+    with pytest.raises(BuildError, match="takes 1 values"):
+        st.where("slot_workflow", "a", "b")
+    with pytest.raises(BuildError, match="order"):
+        st.order("r.id; DROP TABLE run")
+    with pytest.raises(BuildError, match="needs an order"):
+        st.text()
+    with pytest.raises(BuildError, match="cast"):
+        st.param(1, "::int; DROP TABLE run")
+    assert st.order("newest").text() == "SELECT 1 FROM run r ORDER BY r.started_at DESC, r.id DESC"
+
+
+def test_fragments_are_one_line_conditions_without_comments() -> None:
+    for name, text in FRAGMENTS.items():
+        assert "--" not in text, name
+        assert "\n" not in text, name
+        assert "$?" in text or "/*:inner*/" in text, f"{name} takes nothing: use a base statement"
+        assert not re.search(r"\$\d", text), f"{name} numbers its own placeholders"
+
+
+def test_unfilled_column_markers_are_refused() -> None:
+    with pytest.raises(BuildError, match="unfilled"):
+        with_columns({"s": "SELECT /*:columnz*/ FROM slot"}, columns="id")
+    assert with_columns({"s": "SELECT /*:c*/ /*:where*/"}, c="id") == {"s": "SELECT id /*:where*/"}
+
+
+def _squash(text: str) -> str:
+    return re.sub(r"\s+", "", text)
+
+
+@pytest.mark.parametrize(
+    ("statement", "alias", "keys", "columns"),
+    [
+        ("inbox_page", "sl", "$2::text[]", ("audience",)),
+        ("inbox_count", "sl", "$2::text[]", ("audience",)),
+        ("team_page", "sl", "$2::text[]", ("audience",)),
+        ("team_count", "sl", "$2::text[]", ("audience",)),
+        ("board_page_for", "x", "$4::text[]", ("audience", "delegates")),
+        ("board_count_for", "x", "$4::text[]", ("audience", "delegates")),
+    ],
+)
+def test_the_written_out_candidate_rule_is_candidacy_admits_sql(
+    statement: str, alias: str, keys: str, columns: tuple[str, ...]
+) -> None:
+    """The lists spell the predicate out (a static statement); it is the one every claim uses."""
+    text = _squash(queries.SQL[statement])
+    for column in columns:
+        assert _squash(candidacy.admits_sql(alias, keys, column=column)) in text
+
+
+def test_a_wrapped_fragment_takes_composed_text_only_where_it_says() -> None:
+    st = Statement("SELECT 1 FROM run r WHERE true/*:where*/", "me")
+    inner = st.any_of([[("reach_holder", ("me",))], [("reach_delegate", (["k"],))]])
+    st.where_text(st.wrapped("run_reached_through_slot", inner))
+    text, args = st.build()
+    assert text.endswith(
+        " AND EXISTS (SELECT 1 FROM slot x WHERE x.run = r.id AND "
+        "((x.holder = $2) OR (x.delegates && $3::text[])))"
+    )
+    assert args == ["me", "me", ["k"]]
+    with pytest.raises(BuildError, match="no /\\*:inner"):
+        st.wrapped("reach_holder", "true", "me")
+    assert st.any_of([]) == "false"
