@@ -3,12 +3,11 @@
 ``service/steps.py`` runs a batch of actions, then hands their outcomes here.
 One transaction takes the lock order for the whole batch (the runs in id order,
 their live slots, then the step rows), loads the runs' slots, clocks and timers
-at once (``service/timer_batch.py``), lets each outcome decide with the same pure
-functions a single finish uses (:mod:`taskflow.core.runs.automatic`, whose
-outcome goes through ``timer_batch.outcome``, the batch form of
-``persist.outcome``), and writes the lot with one statement per table. An
-outcome whose decision raises is left out of the batch and finished on its own
-afterwards (``steps._finish``), where its error is logged.
+at once (``service/timer_batch.py``), lets each outcome decide with the pure
+functions of :mod:`taskflow.core.runs.automatic`, plans each decision with the
+unit of work's planner (``timer_batch.outcome`` calls ``core/unit_of_work.plan``,
+as use cases do) and writes the batch through the one writer. An outcome whose
+decision raises changes nothing of its run: its step is parked with the error.
 """
 
 from __future__ import annotations
@@ -231,5 +230,5 @@ def _one(
 
 
 def _decided(state: runs_batch.RunState, result: Outcome, ctx: uow.Context, now: datetime) -> None:
-    """The batch form of ``persist.outcome``: the run, slots, timeline and timers, in memory."""
+    """Plan ``result`` against the run's batch state (the unit of work's planner)."""
     runs_batch.outcome(state, result, ctx, now)

@@ -6,8 +6,8 @@ UPDATE SKIP LOCKED``), each starting its next attempt under a lease
 once), each with the per-attempt timeout of its state's retry policy (never
 beyond the lease), then finishes the batch in one transaction that follows the
 lock order: the runs, their live slots, then the step rows (``step_batch.py``,
-which decides with :mod:`taskflow.core.runs.automatic` and writes through the
-worker's batch form of the use cases' write path, ``service/timer_batch.py``).
+which decides with :mod:`taskflow.core.runs.automatic`, plans with the unit of
+work's planner and writes through its one writer).
 Success stores the result and, for a state's action, takes its ``on_success``
 route; a failure waits for the next attempt by the policy, or after the last
 one takes the matching ``on_error`` route, or parks the step for an operator
