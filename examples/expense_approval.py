@@ -11,7 +11,12 @@ The story, as the finance team tells it:
    question pauses nothing on our side: the claim waits for the employee's
    answer, and is withdrawn if they do not answer within two weeks.
 3. Claims over 1000 also need the approval of the employee's own manager.
-4. Accounts payable pays approved claims and records the payment reference.
+4. Approved claims are paid. A claim whose subject says ``"payout": "api"`` is
+   posted to the payments service (``TASKFLOW_PAYMENTS_URL``) by an automatic
+   step, retried with exponential backoff while the service is unavailable;
+   if the service refuses it, or stays down, accounts payable pays it by hand.
+   Other claims go to accounts payable directly, who pay them and record the
+   payment reference.
 
 The application that owns expenses starts a run per claim with the claim as
 the subject, e.g.::
@@ -22,10 +27,17 @@ the subject, e.g.::
 
 from __future__ import annotations
 
+from datetime import timedelta
+from typing import Any
+
+import httpx
+
 from taskflow import (
     Event,
+    Exponential,
     Field,
     Move,
+    OnError,
     Precondition,
     Route,
     Slot,
@@ -46,6 +58,47 @@ MANAGER_APPROVAL_ABOVE = 1000
 
 #: The employee who submitted the claim: they may never approve their own money.
 submitter = who.id(subject.submitted_by)
+
+#: Claims paid through the payments service rather than by accounts payable's hand.
+paid_by_api = subject.payout == "api"
+
+
+class PaymentRefused(Exception):
+    """The payments service refused the payment (4xx): retrying will not change its mind."""
+
+
+class PaymentUnavailable(Exception):
+    """The payments service could not be reached or failed (5xx): worth another attempt."""
+
+
+async def post_payment(ctx: Any) -> dict[str, Any]:
+    """Post the claim to the payments service (``TASKFLOW_PAYMENTS_URL``).
+
+    The step's idempotency key travels as ``Idempotency-Key``: a repeated attempt (a retry,
+    or a worker that died mid-call) is answered once by the service.
+    """
+    claim = ctx.subject
+    body = {
+        "reference": claim.get("reference"),
+        "amount": claim.get("amount"),
+        "currency": claim.get("currency"),
+        "payee": claim.get("submitted_by"),
+    }
+    try:
+        async with httpx.AsyncClient(timeout=15) as http:
+            response = await http.post(
+                ctx.settings.payments_url,
+                json=body,
+                headers={"Idempotency-Key": ctx.idempotency_key},
+            )
+    except httpx.HTTPError as exc:
+        raise PaymentUnavailable(f"the payments service is unreachable: {exc}") from exc
+    if response.status_code >= 500:
+        raise PaymentUnavailable(f"the payments service answered {response.status_code}")
+    if response.status_code >= 400:
+        raise PaymentRefused(f"the payments service refused: {response.text[:200]}")
+    answer = response.json()
+    return {"payment_reference": str(answer.get("payment_reference", "")), "status": "paid"}
 
 
 class ExpenseApproval(Workflow):
@@ -96,6 +149,7 @@ class ExpenseApproval(Workflow):
             Route("rejected", when=payload.finance_review.decision == "reject"),
             Route("awaiting_answer", when=payload.finance_review.decision == "query"),
             Route("manager_approval", when=subject.amount > MANAGER_APPROVAL_ABOVE),
+            Route("paying", when=paid_by_api),
             Route("payment"),
         ],
         moves=[
@@ -152,9 +206,27 @@ class ExpenseApproval(Workflow):
         ],
         then=[
             Route("rejected", when=payload.manager_approval.decision == "reject"),
+            Route("paying", when=paid_by_api),
             Route("payment"),
         ],
         moves=[Move("withdraw", to="withdrawn", by=submitter)],
+    )
+
+    paying = State(
+        label="Payment by the payments service",
+        action=post_payment,
+        retry=Exponential(
+            first=timedelta(seconds=30),
+            factor=2,
+            max_wait=timedelta(minutes=30),
+            max_attempts=6,
+            jitter=0.2,
+            timeout=timedelta(seconds=20),
+            final=[PaymentRefused],
+        ),
+        on_success=[Route("paid")],
+        # Refused, or still down after the last attempt: accounts payable pays it by hand.
+        on_error=[OnError("payment")],
     )
 
     payment = State(

@@ -23,7 +23,8 @@ The story, as the support team tells it:
 3. While the team waits for the customer ("can you send a screenshot?"),
    the ticket sits in *waiting for customer*: the SLA clocks stop, and start
    again where they stopped when the customer replies (by e-mail, or through
-   the link in our message). A customer silent for 7 days gets the ticket closed.
+   the link in our message). A silent customer is sent a follow-up every week
+   (an automatic step), four times; after 29 days of silence the ticket closes.
 4. A resolved ticket closes itself after 7 days unless the customer reopens it.
 
 If the triage desk changes the priority, the help desk updates the ticket
@@ -36,6 +37,9 @@ already spent. Subject example::
 
 from __future__ import annotations
 
+import logging
+from typing import Any
+
 from taskflow import (
     Field,
     Move,
@@ -46,6 +50,7 @@ from taskflow import (
     Workflow,
     budget_by,
     business,
+    every,
     milestone,
     payload,
     priority_by,
@@ -55,6 +60,20 @@ from taskflow import (
     timeout,
     who,
 )
+
+log = logging.getLogger("taskflow.examples.support")
+
+
+async def follow_up(ctx: Any) -> dict[str, Any]:
+    """Remind a silent customer that we wait for their answer.
+
+    A real deployment calls its help desk here (which sends the e-mail); the example
+    logs it. The result (who was reminded) is on the run's timeline and in ``Run.steps``.
+    """
+    to = ctx.subject.get("customer_email")
+    log.info("follow-up about %s to %s", ctx.subject.get("reference"), to)
+    return {"to": to, "reference": ctx.subject.get("reference")}
+
 
 #: P1 is measured round the clock: the 24x7 calendar counts every hour.
 ROUND_THE_CLOCK = "24x7"
@@ -196,7 +215,9 @@ class SupportTicket(Workflow):
             )
         ],
         then=[Route("open")],
-        timeouts=[timeout(real.days(7), notify=team, move_to="closed")],
+        # A follow-up every week while the customer stays silent, four times; then closed.
+        every=[every(real.days(7), action=follow_up, until=real.days(28))],
+        timeouts=[timeout(real.days(29), notify=team, move_to="closed")],
     )
 
     resolved = State(

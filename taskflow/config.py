@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
 
-from taskflow import errors, mail_config, webhook_settings
+from taskflow import env_values, errors, mail_config, webhook_settings
 
 #: The repository (or source tree) root: bundled calendars/ and examples/ live here.
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -47,6 +47,10 @@ class Settings:
     #: The first retry's backoff and its cap, in seconds (``TASKFLOW_TIMER_BACKOFF_*``).
     timer_backoff_base: float = 30.0
     timer_backoff_max: float = 3600.0
+    #: Automatic steps: a worker's lease on a step, seconds (``TASKFLOW_STEP_LEASE``); where
+    #: the expense-approval example posts payments (``TASKFLOW_PAYMENTS_URL``).
+    step_lease: float = 300.0
+    payments_url: str = "http://127.0.0.1:8765/payments"
     #: The longest time to live ``taskflow token`` (and ``demo``) will mint.
     token_max_ttl: timedelta = timedelta(days=30)
     #: How long a report page sign-in lasts (its server-side session).
@@ -241,6 +245,8 @@ def load(env: Mapping[str, str] | None = None) -> Settings:
         timer_max_attempts=int(_positive(env, "TASKFLOW_TIMER_MAX_ATTEMPTS", 8, whole=True)),
         timer_backoff_base=_positive(env, "TASKFLOW_TIMER_BACKOFF_BASE", 30.0),
         timer_backoff_max=_positive(env, "TASKFLOW_TIMER_BACKOFF_MAX", 3600.0),
+        step_lease=_positive(env, "TASKFLOW_STEP_LEASE", 300.0),
+        payments_url=env.get("TASKFLOW_PAYMENTS_URL", "http://127.0.0.1:8765/payments"),
         token_max_ttl=_duration(env, "TASKFLOW_TOKEN_MAX_TTL", timedelta(days=30)),
         report_session_ttl=_duration(env, "TASKFLOW_REPORT_SESSION_TTL", timedelta(hours=8)),
         report_max_days=_whole(env, "TASKFLOW_REPORT_MAX_DAYS", 1830, most=36500),
@@ -339,66 +345,8 @@ def _networks(env: Mapping[str, str], name: str) -> tuple[str, ...]:
     return tuple(found)
 
 
-def _fraction(env: Mapping[str, str], name: str, default: float) -> float:
-    text = env.get(name)
-    if not text:
-        return default
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not 0 < value <= 1:
-        raise errors.ConfigError(f"{name}={text!r} is not a fraction: write e.g. 0.75 (75 %).")
-    return value
-
-
-def _positive(env: Mapping[str, str], name: str, default: float, *, whole: bool = False) -> float:
-    """A positive number of seconds (or, ``whole``, a positive integer count)."""
-    text = env.get(name)
-    if not text:
-        return default
-    try:
-        value = float(int(text)) if whole else float(text)
-    except ValueError:
-        value = -1.0
-    if not 0 < value < float("inf"):
-        kind = "a whole number above 0, e.g. 8" if whole else "a number of seconds above 0"
-        raise errors.ConfigError(f"{name}={text!r} is not {kind}.")
-    return value
-
-
-_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
-
-
-def _duration(env: Mapping[str, str], name: str, default: timedelta) -> timedelta:
-    text = (env.get(name) or "").strip().lower()
-    if not text:
-        return default
-    if len(text) >= 2 and text[-1] in _UNITS and text[:-1].isdigit() and len(text) < 9:
-        seconds = int(text[:-1]) * _UNITS[text[-1]]
-        if 60 <= seconds <= 366 * 86400:
-            return timedelta(seconds=seconds)
-    raise errors.ConfigError(
-        f"{name}={text!r} is not a duration between 1 minute and a year: write a number and "
-        "a unit, e.g. 90m, 8h, 7d."
-    )
-
-
-def _whole(env: Mapping[str, str], name: str, default: int, *, most: int) -> int:
-    text = (env.get(name) or "").strip()
-    if not text:
-        return default
-    if text.isdigit() and len(text) <= 9 and 1 <= int(text) <= most:
-        return int(text)
-    raise errors.ConfigError(f"{name}={text!r} is not a whole number from 1 to {most}.")
-
-
-def _flag(env: Mapping[str, str], name: str, default: bool) -> bool:
-    text = (env.get(name) or "").strip().lower()
-    if not text:
-        return default
-    if text in ("1", "true", "yes", "on"):
-        return True
-    if text in ("0", "false", "no", "off"):
-        return False
-    raise errors.ConfigError(f"{name}={text!r} is not yes or no: write true or false.")
+_fraction = env_values.fraction
+_positive = env_values.positive
+_duration = env_values.duration
+_whole = env_values.whole
+_flag = env_values.flag

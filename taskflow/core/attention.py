@@ -31,6 +31,8 @@ class Reason(StrEnum):
     EVENT_EXPIRING = "EVENT_EXPIRING"
     #: A webhook endpoint was disabled: every delivery failed for TASKFLOW_WEBHOOK_DISABLE_AFTER.
     WEBHOOK_DISABLED = "WEBHOOK_DISABLED"
+    #: An automatic step failed its last attempt and no on_error route took it: parked.
+    STEP_PARKED = "STEP_PARKED"
 
 
 #: What clears each reason (docs/operations.md says the same).
@@ -43,6 +45,7 @@ REMEDY: dict[Reason, str] = {
     Reason.IDLE: "goto, pauseClocks, or cancelRun",
     Reason.EVENT_EXPIRING: "goto the state whose slot awaits it, or let it expire",
     Reason.WEBHOOK_DISABLED: "mend the receiver, then updateWebhookEndpoint(enabled: true)",
+    Reason.STEP_PARKED: "mend the cause, then retryStep; or goto another state",
 }
 
 

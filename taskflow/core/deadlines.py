@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from taskflow.core import calendars, clocks
+from taskflow.core import calendars, clocks, step_timers
 from taskflow.core.definition import budgets as bu
 from taskflow.core.definition import sla
 from taskflow.core.definition.workflow import Definition
@@ -173,6 +173,8 @@ def state_timers(
         )
         due = cal.add(run.state_entered_at, budget.business_time(clocks.day_length(cal)))
         specs.append(TimerSpec(key, run.id, None, TIMEOUT, str(index), due))
+    for key, kind, ref, due in step_timers.specs(definition, run, registry, fired):
+        specs.append(TimerSpec(key, run.id, None, kind, ref, due))
     return specs
 
 

@@ -51,6 +51,7 @@ class RefusalCode(StrEnum):
     LINK_NOT_REQUESTED = "LINK_NOT_REQUESTED"
     TOO_MANY_REQUESTS = "TOO_MANY_REQUESTS"
     TIMER_NOT_DEAD = "TIMER_NOT_DEAD"
+    STEP_NOT_PARKED = "STEP_NOT_PARKED"
     CLOCKS_UNCHANGED = "CLOCKS_UNCHANGED"
     TIMER_SPENT = "TIMER_SPENT"
     LEASE_LOST = "LEASE_LOST"
@@ -349,6 +350,12 @@ class TimerNotDead(Refusal):
 
     code = RefusalCode.TIMER_NOT_DEAD
     status = Fact(str)
+
+
+class StepNotParked(Refusal):
+    """Only a parked automatic step can be retried (``retryStep``)."""
+
+    code, status = RefusalCode.STEP_NOT_PARKED, Fact(str)
 
 
 class TimerSpent(Refusal):

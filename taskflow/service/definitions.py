@@ -31,7 +31,7 @@ from taskflow.core import claim_facts
 from taskflow.core.definition import DefinitionError, Problem, Workflow, migrations
 from taskflow.core.definition import validate as validation
 from taskflow.core.definition.workflow import Definition
-from taskflow.service import calendar_files
+from taskflow.service import calendar_files, step_actions
 
 
 class Catalog:
@@ -226,6 +226,7 @@ def load(sources: Sequence[str], known_calendars: Collection[str] | None = None)
                 )
                 definition = dataclasses.replace(cls.definition, source=where)
                 found += validation.problems(definition, known_calendars)
+                found += step_actions.problems(definition)
                 key = (definition.name, definition.version)
                 if key in seen:
                     found.append(

@@ -114,6 +114,21 @@ POOL = Gauge(
     registry=REGISTRY,
 )
 
+STEP_ATTEMPTS = Counter(
+    "taskflow_step_attempts",
+    "Attempts of automatic steps, by workflow and outcome (succeeded, retrying, failed, "
+    "parked, discarded).",
+    ["workflow", "outcome"],
+    registry=REGISTRY,
+)
+STEP_DURATION = Histogram(
+    "taskflow_step_duration_seconds",
+    "How long automatic steps' actions ran, by workflow and outcome.",
+    ["workflow", "outcome"],
+    buckets=(0.005, 0.01, 0.05, 0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 300),
+    registry=REGISTRY,
+)
+
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
 _operations: set[str] = set()
 
@@ -142,6 +157,13 @@ def firing(kind: str, outcome: str, lag: timedelta | None = None) -> None:
     FIRINGS.labels(kind, outcome).inc()
     if lag is not None:
         FIRING_LAG.labels(kind).observe(max(lag.total_seconds(), 0.0))
+
+
+def step_attempt(workflow: str, outcome: str, seconds: float) -> None:
+    """Count an automatic step's attempt (``outcome`` succeeded, retrying, failed, parked,
+    discarded) and observe how long its action ran."""
+    STEP_ATTEMPTS.labels(workflow, outcome).inc()
+    STEP_DURATION.labels(workflow, outcome).observe(max(seconds, 0.0))
 
 
 def claimed(how: str) -> None:

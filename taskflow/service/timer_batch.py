@@ -23,6 +23,7 @@ from taskflow.store import db
 from taskflow.store import deadlines as store
 from taskflow.store import notifications as outbox
 from taskflow.store import runs as rows
+from taskflow.store import steps as step_rows
 from taskflow.store import timer_batch as batch_store
 from taskflow.store import unit_of_work as writer
 
@@ -37,11 +38,17 @@ class RunState:
     #: What the firings so far decided to write (merged in order).
     writes: uow.Writes = field(default_factory=uow.Writes)
     notes: list[outbox.NewNotification] = field(default_factory=list)
+    #: Automatic steps the firings made due (``service/step_queue.py``).
+    steps: list[step_rows.NewStep] = field(default_factory=list)
 
     def copy(self) -> RunState:
         """A copy to go back to when a firing fails half-way (the values are immutable)."""
         return dataclasses.replace(
-            self, slots=dict(self.slots), timers=dict(self.timers), notes=list(self.notes)
+            self,
+            slots=dict(self.slots),
+            timers=dict(self.timers),
+            notes=list(self.notes),
+            steps=list(self.steps),
         )
 
     def written(self) -> RunState:
@@ -150,3 +157,4 @@ async def flush(conn: db.Connection, states: Sequence[RunState], now: datetime) 
     """Write what the firings did to ``states``: their writes merged, through the one writer."""
     await writer.write(conn, uow.merged(s.writes for s in states), now)
     await outbox.notify(conn, [n for s in states for n in s.notes])
+    await step_rows.enqueue_many(conn, [n for s in states for n in s.steps])

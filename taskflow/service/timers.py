@@ -32,7 +32,7 @@ from taskflow.core.definition.workflow import Definition
 from taskflow.core.runs import engine
 from taskflow.core.runs.model import LIVE, AuditEntry, Outcome, RunView, SlotView
 from taskflow.core.runs.statuses import RunStatus
-from taskflow.service import buffered, metrics, persist, retry
+from taskflow.service import buffered, metrics, persist, retry, step_queue
 from taskflow.service import notices as notice_rows
 from taskflow.service import timer_batch as runs_batch
 from taskflow.service.container import Services
@@ -255,10 +255,13 @@ async def fire_one(
         return 0
     loaded = _live(services, state, timer)
     run = state.run
-    if loaded is None or (timer.kind == deadlines.TIMEOUT and not _same_visit(timer, run)):
+    if loaded is None or (timer.kind in _OF_A_VISIT and not _same_visit(timer, run)):
         runs_batch.retire(state, timer, timer_states.TimerStatus.CANCELLED)
         return 0
     count = runs_batch.retire(state, timer, timer_states.TimerStatus.FIRED)
+    if timer.kind in step_queue.KINDS:  # a step's row, run outside this transaction
+        step_queue.fired(services, state, loaded.definition, timer, count, now)
+        return 1
     late = now - timer.due_at
     base = {
         "key": timer.key,
@@ -292,6 +295,9 @@ async def fire_one(
         message = f"{run.state}: {timeout.describe()}"
         kind, actions, quiet = "timeout.fired", timeout.actions, False
         details = {**base, "state": run.state, "timeout": timeout.describe()}
+        steps = [p for a in actions if a.kind == "run" and (p := step_queue.path(a.step))]
+        if steps:
+            step_queue.timeout_actions(state, timer, steps, now)
     result = firing.effects(run, slot, decl, actions, message=message, now=now)
     notified = await _notify(
         services, conn, run, slot, result.notices, kind, quiet, now, state.notes
@@ -320,6 +326,9 @@ async def fire_one(
     elif changed is None:
         state.log(*lines)
     return 1
+
+
+_OF_A_VISIT = (deadlines.TIMEOUT, *step_queue.KINDS)  # stale once the run left the visit
 
 
 def _same_visit(timer: store.TimerRow, run: RunView) -> bool:

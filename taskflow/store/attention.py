@@ -34,6 +34,7 @@ BRANCHES: dict[Reason, str] = {
     Reason.IDLE: SQL["idle"],
     Reason.EVENT_EXPIRING: SQL["event_expiring"],
     Reason.WEBHOOK_DISABLED: SQL["webhook_disabled"],
+    Reason.STEP_PARKED: SQL["step_parked"],
 }
 
 _UNION = " UNION ALL ".join(f"({branch})" for branch in BRANCHES.values())

@@ -82,6 +82,8 @@ class Run(Table, tablename="run"):
     #: When the current state's completion rule held but no route matched (needs attention);
     #: null once the run enters another state.
     unmatched_at = Timestamptz(null=True, default=None)
+    #: What automatic steps returned, by state name (``result.<state>`` in conditions).
+    step_results = JSONB(default="{}")
 
 
 class Slot(Table, tablename="slot"):

@@ -68,7 +68,7 @@ def join_audience(keys: Sequence[str], deny: Sequence[str], residual: Sequence[A
 _RUN_FIELDS = (
     "id", "workflow", "definition_version", "definition_digest", "state", "status", "visit",
     "correlation_key", "idempotency_key", "started_by", "started_at", "state_entered_at",
-    "updated_at", "ended_at", "version", "unmatched_at",
+    "updated_at", "ended_at", "version", "unmatched_at", "step_results",
 )  # fmt: skip
 _SUBJECT_COLUMNS = (
     "s.id AS s_id, s.type AS s_type, s.external_id AS s_external_id, "
@@ -101,6 +101,7 @@ def run_from(row: asyncpg.Record, prefix: str = "") -> RunRow:
             state_entered_at=row[f"{prefix}state_entered_at"],
             ended_at=row[f"{prefix}ended_at"],
             unmatched_at=row[f"{prefix}unmatched_at"],
+            results=row[f"{prefix}step_results"] or {},
         ),
         subject=subject,
         definition_digest=row[f"{prefix}definition_digest"],

@@ -255,3 +255,14 @@ SQL = sql.statements("webhooks")
 EXTRA_FUNCTIONS += (("outbox_rows", SQL["outbox_function"]),)
 #: Triggers: (name, CREATE TRIGGER statement), made by raw steps after their functions.
 EXTRA_TRIGGERS: tuple[tuple[str, str], ...] = (("audit_event_outbox", SQL["outbox_trigger"]),)
+# Automatic steps (migration 2026-12-01T21:38, ``store/steps.py``): workers take due steps
+# (and running ones whose lease ran out) in due order; operators list parked ones.
+EXTRA_INDEXES += (
+    (
+        "step_due",
+        "CREATE INDEX step_due ON step (due_at, id) WHERE status IN ('due', 'running')",
+    ),
+    ("step_parked", "CREATE INDEX step_parked ON step (updated_at) WHERE status = 'parked'"),
+    ("step_attempt_step", "CREATE UNIQUE INDEX step_attempt_step ON step_attempt (step, attempt)"),
+    ("step_once_run_name", "CREATE UNIQUE INDEX step_once_run_name ON step_once (run, name)"),
+)

@@ -11,7 +11,8 @@ also importable from here) and created by raw steps in the migrations; the
 schema test treats them as part of the declaration.
 
 The tables of runs (principals, subjects, runs, slots, timeline, clocks, timers) are
-declared in ``run_tables.py`` and importable from here.
+declared in ``run_tables.py``, those of automatic steps in ``step_tables.py``; both are
+importable from here.
 """
 
 from __future__ import annotations
@@ -43,6 +44,9 @@ from taskflow.store.run_tables import Timer as Timer
 from taskflow.store.schema_extras import EXTRA_FUNCTIONS as EXTRA_FUNCTIONS
 from taskflow.store.schema_extras import EXTRA_INDEXES as EXTRA_INDEXES
 from taskflow.store.schema_extras import EXTRA_TRIGGERS as EXTRA_TRIGGERS
+from taskflow.store.step_tables import Step as Step
+from taskflow.store.step_tables import StepAttempt as StepAttempt
+from taskflow.store.step_tables import StepOnce as StepOnce
 
 
 class Notification(Table, tablename="notification"):
@@ -242,3 +246,4 @@ TABLES += (MetricSnapshot,)
 TABLES += (DeployedDefinition,)
 TABLES += retention_tables.TABLES
 TABLES += webhook_tables.TABLES
+TABLES += (Step, StepAttempt, StepOnce)

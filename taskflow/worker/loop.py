@@ -28,6 +28,7 @@ import asyncpg
 
 from taskflow import errors
 from taskflow.service import idempotency, mail, metrics, retention
+from taskflow.service import steps as step_runner
 from taskflow.service import timers as firing
 from taskflow.service.container import Services
 from taskflow.worker import delivery
@@ -61,6 +62,8 @@ class Worker:
         self.batch = batch
         self.poll = min(poll, 1.0)
         self.fired = 0
+        #: Attempts of automatic steps this worker ran.
+        self.steps = 0
         self._wake = asyncio.Event()
         self._stop = asyncio.Event()
         self._listener: asyncpg.Connection[Any] | None = None
@@ -98,10 +101,17 @@ class Worker:
 
     async def _sleep(self, now: datetime) -> float:
         """Seconds until the next armed timer falls due, at most the poll interval."""
-        due = await firing.next_due(self.services, now)
-        if due is None:
+        dues = [
+            d
+            for d in (
+                await firing.next_due(self.services, now),
+                await step_runner.next_due(self.services, now),
+            )
+            if d is not None
+        ]
+        if not dues:
             return self.poll
-        return min(self.poll, (due - now).total_seconds())
+        return min(self.poll, (min(dues) - now).total_seconds())
 
     async def _snapshot(self, now: datetime) -> None:
         """Start recomputing the gauges of live slots and clocks every
@@ -165,6 +175,11 @@ class Worker:
                             await retention.prune_due(self.services, now)
                     fired, taken = await firing.fire_batch(self.services, now, self.batch)
                     self.fired += fired
+                    # Automatic steps due (some just enqueued by those firings): their
+                    # actions run outside any transaction, under a lease.
+                    ran = await step_runner.run_batch(self.services, now, self.batch)
+                    self.steps += ran
+                    taken = max(taken, ran)
                     await self._snapshot(now)
                     self._send_mail()
                     backoff = 0.1

@@ -40,6 +40,7 @@ RUNNER = {
     "principals_page": "ada",
     "dead_timers": "ada",
     "retry_timer": "ada",
+    "retry_step": "ada",
     "discard_timer": "ada",
     # Signs its runner out: someone no other operation runs as.
     "sign_out_everywhere": "sid",
@@ -110,6 +111,8 @@ def variables(name: str, o: Objects) -> dict[str, Any]:
         "dead_timers": {"first": 10},
         "discard_timer": {"timerId": "VGltZXI6MQ", "reason": "obsolete"},
         "retry_timer": {"timerId": "VGltZXI6MQ"},
+        "retry_step": {"stepId": "U3RlcDox"},
+        "run_steps": {"id": o.run_id},
         "sign_out_everywhere": {"principalId": None},
         "goto": {"input": {"runId": o.run_id, "state": "submitted", "reason": "redo"}},
         "pause_clocks": {"input": {"runId": o.run_id, "reason": "customer on holiday"}},

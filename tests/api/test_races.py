@@ -152,6 +152,7 @@ NOT_ON_A_SLOT = {
     "signOutEverywhere",  # a principal's tokens, no slot
     "retryTimer",  # a dead timer, not a slot
     "discardTimer",
+    "retryStep",  # a parked automatic step, not a slot (its run locked first)
     # Operator verbs: a run's state, clocks or held slots, or a timer, by an operator. They
     # follow the lock order (service/operate.py) but are not raced here yet.
     "goto",

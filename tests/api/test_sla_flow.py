@@ -311,8 +311,8 @@ async def test_slots_a_timer_ends_keep_their_report_measures(
     ).ok()["move"]
     assert moved["__typename"] == "RunSuccess", moved
 
-    # The customer stays silent for a week: the state's timeout closes the ticket.
-    frozen_clock.set(datetime.fromisoformat(at(1, 9, 20)) + timedelta(days=8))
+    # The customer stays silent for four weeks (weekly follow-ups): the timeout closes it.
+    frozen_clock.set(datetime.fromisoformat(at(1, 9, 20)) + timedelta(days=30))
     assert await timers.run_due(services, frozen_clock.now()) >= 1
     key = relay.from_global_id(run_id)[1]
     async with services.db.connection() as conn:

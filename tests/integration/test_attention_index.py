@@ -21,7 +21,7 @@ pytestmark = pytest.mark.anyio
 
 RUNS = 4000
 #: Tables the list may not read from end to end.
-WATCHED = {"run", "slot", "timer", "principal", "event_buffer"}
+WATCHED = {"run", "slot", "timer", "principal", "event_buffer", "step"}
 
 
 async def _seed(conn: asyncpg.Connection[Any]) -> None:
@@ -73,8 +73,13 @@ async def _seed(conn: asyncpg.Connection[Any]) -> None:
         VALUES ('run.started', 1, 'run.started', md5('r1')::uuid, 'triage', 1, 't', 'x');
         INSERT INTO webhook_delivery (event, endpoint, run)
         SELECT id, md5('w')::uuid, run FROM outbox_event;
+        INSERT INTO step (key, run, visit, state, kind, action, status, attempts, due_at)
+        SELECT 'k' || n, r.id, r.visit, r.state, 'action', 'm:f',
+               CASE WHEN n % 500 = 1 AND r.status = 'active' THEN 'parked' ELSE 'succeeded' END,
+               3, now()
+        FROM generate_series(1, {RUNS}) n JOIN run r ON r.id = md5('r' || n)::uuid;
         ANALYZE principal; ANALYZE subject; ANALYZE run; ANALYZE slot; ANALYZE timer;
-        ANALYZE event_buffer;
+        ANALYZE event_buffer; ANALYZE step;
         """
     )
 
@@ -130,6 +135,7 @@ async def test_each_reason_reads_its_index(database_url: str) -> None:
                 "principal_inactive",
                 "slot_breached_unheld",
                 "run_active_updated",
+                "step_parked",
             ):
                 assert index in used, f"{name}: {index} unused: {scans}"
         found, total = await attention.page(

@@ -112,7 +112,7 @@ def test_every_query_mutation_and_object_field_has_an_access_rule() -> None:
         if access_rules.rule_of(*key.split("."), interfaces) is None
     )
     assert not missing, (
-        f"no access rule for {missing}: add each to taskflow/core/access_rules.py FIELDS "
+        f"no access rule for {missing}: add each to taskflow/core/access_fields.py FIELDS "
         "(and docs/access.md when it needs a new rule)"
     )
     stale = sorted(set(access_rules.FIELDS) - set(fields))

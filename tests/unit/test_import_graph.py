@@ -24,9 +24,11 @@ _CORE = ("taskflow.core", "taskflow.errors")
 _SHELL = (
     "taskflow.errors",
     "taskflow.config",
+    "taskflow.env_values",
     "taskflow.mail_config",
     "taskflow.clock",
     "taskflow.webhook_settings",
+    "taskflow.steps",
 )
 
 #: layer -> the taskflow modules it may import (prefixes). A layer is a sub-package of
@@ -44,10 +46,18 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     "taskflow": ("taskflow.core",),
     "errors": (),
     "clock": ("taskflow.errors",),
-    "config": ("taskflow.errors", "taskflow.mail_config", "taskflow.webhook_settings"),
+    "config": (
+        "taskflow.errors",
+        "taskflow.env_values",
+        "taskflow.mail_config",
+        "taskflow.webhook_settings",
+    ),
+    "env_values": ("taskflow.errors",),
     "mail_config": ("taskflow.errors",),
     "webhook_settings": ("taskflow.errors",),
     "logs": ("taskflow.errors",),
+    # What actions of automatic steps import (``StepContext``, ``once``).
+    "steps": ("taskflow.errors",),
 }
 
 #: Modules the core may not import: the clock, randomness, files, processes, the network

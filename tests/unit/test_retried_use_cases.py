@@ -23,6 +23,7 @@ from taskflow.service import (
     run_migrations,
     runs,
     slots,
+    step_admin,
     timer_admin,
     webhooks,
 )
@@ -62,6 +63,7 @@ USE_CASES: dict[str, Callable[..., Any]] = {
     "rotateWebhookSecret": webhooks.rotate,
     "deleteWebhookEndpoint": webhooks.delete,
     "replayWebhookDeliveries": webhooks.replay,
+    "retryStep": step_admin.retry_step,
 }
 
 

@@ -14,7 +14,7 @@ from taskflow.core import timer_states
 from taskflow.core.definition import audience as au
 from taskflow.core.runs import refusals, slots, statuses
 from taskflow.core.runs.model import SlotView
-from taskflow.core.runs.statuses import MOVES, RunStatus, SlotMove, SlotStatus
+from taskflow.core.runs.statuses import MOVES, RunStatus, SlotMove, SlotStatus, StepStatus
 from taskflow.core.timer_states import TimerMove, TimerStatus
 from taskflow.core.webhook_events import DeliveryStatus
 
@@ -136,9 +136,11 @@ _KNOWN = {
     "timer": {s.value for s in TimerStatus},
     # webhook deliveries (store/sql/webhooks.sql): d, p the rows, o an attempt's outcome
     **{key: {s.value for s in DeliveryStatus} for key in ("d", "p", "o")},
+    "st": {s.value for s in StepStatus},
+    "step": {s.value for s in StepStatus},
 }
 _SLOT = {s.value for s in SlotStatus}
-_ANY = _SLOT | _KNOWN["t"] | _KNOWN["r"]
+_ANY = _SLOT | _KNOWN["t"] | _KNOWN["r"] | _KNOWN["st"]
 _COMPARED = re.compile(r"(?:\b(\w+)\.)?\bstatus\s*(?:=|<>|!=)\s*'([^']*)'")
 _LISTED = re.compile(r"(?:\b(\w+)\.)?\bstatus\s+(?:NOT\s+)?IN\s*\(([^)]*)\)", re.IGNORECASE)
 

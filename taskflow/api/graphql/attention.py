@@ -42,6 +42,8 @@ relay.core_enum(
         core.Reason.WEBHOOK_DISABLED: "A webhook endpoint was disabled: every delivery failed "
         "for TASKFLOW_WEBHOOK_DISABLE_AFTER (detail names it; the run is that of its oldest "
         "waiting event). Mend the receiver, then updateWebhookEndpoint with enabled: true.",
+        core.Reason.STEP_PARKED: "An automatic step failed its last attempt and no on_error "
+        "route took it: the run waits in its state. Mend the cause, then retryStep (or goto).",
     },
 )
 

@@ -180,6 +180,11 @@ class LeaseLost(Refusal):
     pass
 
 
+@strawberry.type(description="Only a PARKED automatic step can be retried.")
+class StepNotParked(Refusal):
+    status: str | None = strawberry.field(description="The step's status now (lower case).")
+
+
 # -- the table -----------------------------------------------------------------------------------
 
 Build = Callable[[Any], Refusal]
@@ -265,6 +270,9 @@ TABLE: dict[type[errors.TaskflowError], Build] = {
         code=C.TIMER_NOT_DEAD, message=e.message, state=state_of(e.status)
     ),
     core.LeaseLost: _plain(LeaseLost, C.LEASE_LOST),
+    core.StepNotParked: lambda e: StepNotParked(
+        code=C.STEP_NOT_PARKED, message=e.message, status=e.status
+    ),
     core.IdempotencyKeyReused: _plain(relay.IdempotencyKeyReused, C.IDEMPOTENCY_KEY_REUSED),
     errors.Busy: lambda e: relay.Busy(
         code=C.BUSY,

@@ -285,6 +285,7 @@ CODE_DESCRIPTIONS: dict[RefusalCode, str] = {
     ),
     RefusalCode.TOO_MANY_REQUESTS: "Too many unusable links from this client; wait.",
     RefusalCode.TIMER_NOT_DEAD: "Only a DEAD timer can be retried or discarded.",
+    RefusalCode.STEP_NOT_PARKED: "Only a PARKED automatic step can be retried.",
     RefusalCode.CLOCKS_UNCHANGED: (
         "pauseClocks found no running clock, or resumeClocks no paused one."
     ),

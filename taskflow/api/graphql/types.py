@@ -34,6 +34,7 @@ from taskflow.service import views
 
 if TYPE_CHECKING:
     from taskflow.api.graphql.reports import RunLeadTime
+    from taskflow.api.graphql.steps import Step
     from taskflow.api.graphql.timers import Timer
 
 __all__ = [
@@ -187,6 +188,17 @@ class RunType(relay.Node):
         from taskflow.api.graphql import timers
 
         return await timers.timers_of_run(info, self.local_id)
+
+    @strawberry.field(
+        description="Its automatic steps (actions, recurring work, timeouts' actions), newest "
+        "first, each with its attempts, result and errors."
+    )
+    async def steps(
+        self, info: Info
+    ) -> list[Annotated[Step, strawberry.lazy("taskflow.api.graphql.steps")]]:
+        from taskflow.api.graphql import steps
+
+        return await steps.steps_of_run(info, self.local_id)
 
     @strawberry.field(description="The manual moves of its state, with guards and checklists.")
     async def moves(self, info: Info) -> list[MoveOption]:

@@ -34,7 +34,9 @@ from taskflow.core.definition.model import (
     count,
 )
 from taskflow.core.definition.problems import DefinitionError, Problem
+from taskflow.core.definition.retries import Exponential, Fixed, Linear
 from taskflow.core.definition.sla import milestone, priority_by, reminder, timeout
+from taskflow.core.definition.steps import OnError, every, result
 from taskflow.core.definition.workflow import Definition, Workflow, define
 
 __all__ = [
@@ -43,10 +45,14 @@ __all__ = [
     "Definition",
     "DefinitionError",
     "Event",
+    "Exponential",
     "Expr",
     "Field",
+    "Fixed",
     "HookContext",
+    "Linear",
     "Move",
+    "OnError",
     "PayloadError",
     "Precondition",
     "Problem",
@@ -61,6 +67,7 @@ __all__ = [
     "business",
     "count",
     "define",
+    "every",
     "item",
     "migration",
     "milestone",
@@ -69,6 +76,7 @@ __all__ = [
     "priority_by",
     "real",
     "reminder",
+    "result",
     "subject",
     "timeout",
     "who",

@@ -25,7 +25,7 @@ from typing import Any, Final
 
 from taskflow.core.definition import problems
 
-ROOTS: Final = ("subject", "payload", "principal", "item")
+ROOTS: Final = ("subject", "payload", "principal", "item", "result")
 NO_TRUTH_VALUE: Final = "combine conditions with & | ~ (not and/or/not), and parenthesise \
 comparisons: (subject.a > 1) & (subject.b == 'x')"
 PLAIN_VALUES: Final = "use strings, numbers, booleans, None or lists of them (write dates as \
@@ -63,6 +63,8 @@ class Env:
     principal: Any = None
     #: The foreach element of the slot, if any.
     item: Any = MISSING
+    #: What automatic steps returned, keyed by state name (docs/automatic-steps.md).
+    result: Mapping[str, Any] = field(default_factory=dict)
 
 
 class Expr:
@@ -252,6 +254,7 @@ subject: Final = Ref("subject")
 payload: Final = Ref("payload")
 principal: Final = Ref("principal")
 item: Final = Ref("item")
+result: Final = Ref("result")
 
 
 def lift(value: object) -> Expr:

@@ -1,6 +1,7 @@
 """Human labels of slots: ``"Review expense {subject.reference}: {subject.amount:.2f}"``.
 
-Placeholders are paths from ``subject``, ``item`` or ``payload`` with an
+Placeholders are paths from ``subject``, ``item``, ``payload`` or ``result`` (what
+automatic steps returned) with an
 optional Python format spec; ``{{`` and ``}}`` are literal braces. A value that
 is missing renders visibly as ``{?subject.reference}`` so a bad label is seen
 in the inbox, never a crash.
@@ -60,9 +61,10 @@ def render_label(
     subject: Mapping[str, Any],
     item: Any = ex.MISSING,
     payload: Mapping[str, Any] | None = None,
+    result: Mapping[str, Any] | None = None,
 ) -> str:
     """The label for one slot; missing values appear as ``{?path}``."""
-    env = ex.Env(subject=subject, item=item, payload=payload or {})
+    env = ex.Env(subject=subject, item=item, payload=payload or {}, result=result or {})
 
     def replace(match: re.Match[str]) -> str:
         whole, path, spec = match.group(0), match.group(1), match.group(2)

@@ -2,7 +2,8 @@
 
 Every part is an immutable value, so a definition can be validated, rendered
 to JSON, compared by digest and explained. Lists given by the author are kept
-as tuples. Python callables appear only as enter/exit hooks.
+as tuples. Python callables appear only as enter/exit hooks and as the actions of
+automatic steps (run by the worker, never by the engine).
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ from taskflow.core.definition import expr as ex
 from taskflow.core.definition import expr_data as exd
 from taskflow.core.definition import expr_text as ext
 from taskflow.core.definition import fields as fl
-from taskflow.core.definition import problems, sla
+from taskflow.core.definition import problems, retries, sla
+from taskflow.core.definition import steps as st
 
 
 def _tuple(obj: object, name: str, value: Any) -> None:
@@ -213,6 +215,14 @@ class State:
     and claimed slots keep their holders and (paused) clocks, and resume when
     the run returns there; moving anywhere else from the pausing state cancels
     them. ``preconditions`` apply to every move of the state.
+
+    An *automatic* state has an ``action`` (docs/automatic-steps.md): the worker
+    runs it with the ``retry`` policy, then takes the first matching
+    ``on_success`` route (which may read ``result.<state>``), or after the last
+    failed attempt the first ``on_error`` route matching the error's class.
+    ``every`` lists recurring work run while the run stays in the state. A state
+    with slots and an ``action`` runs the action on entry beside its slots and
+    does not wait for it (its routes are ``then``, as for any state with slots).
     """
 
     _: KW_ONLY
@@ -231,12 +241,22 @@ class State:
     redirects: Sequence[str] = ()
     label: str | None = None
     description: str | None = None
+    action: st.ActionLike | None = None
+    on_success: RouteLike | Sequence[RouteLike] = ()
+    on_error: Sequence[st.OnError] = ()
+    retry: retries.Policy | None = None
+    every: Sequence[st.Every] = ()
 
     def __post_init__(self) -> None:
-        then = [self.then] if isinstance(self.then, str | Route) else list(self.then)
-        object.__setattr__(self, "then", tuple(Route(r) if isinstance(r, str) else r for r in then))
-        for name in ("slots", "moves", "timeouts", "preconditions", "redirects"):
+        for name in ("then", "on_success"):
+            value = getattr(self, name)
+            listed = [value] if isinstance(value, str | Route) else list(value)
+            object.__setattr__(
+                self, name, tuple(Route(r) if isinstance(r, str) else r for r in listed)
+            )
+        for name in ("slots", "moves", "timeouts", "preconditions", "redirects", "on_error"):
             _tuple(self, name, getattr(self, name))
+        _tuple(self, "every", self.every)
         if self.done is None:
             object.__setattr__(self, "done", all_satisfied)
         elif isinstance(self.done, ex.Expr):
@@ -247,6 +267,32 @@ class State:
         """The routes, in order (normalised ``then``)."""
         assert isinstance(self.then, tuple)
         return self.then
+
+    @property
+    def success_routes(self) -> tuple[Route, ...]:
+        """The normalised ``on_success`` routes of an automatic state, in order."""
+        assert isinstance(self.on_success, tuple)
+        return self.on_success
+
+    @property
+    def action_path(self) -> str | None:
+        """The import path of the state's action (None: not automatic)."""
+        return st.action_path(self.action)
+
+    @property
+    def automatic(self) -> bool:
+        """True when the state runs an action and waits for it (an action and no slots)."""
+        return self.action is not None and not self.slots
+
+    @property
+    def entry_action(self) -> bool:
+        """True when the state runs an action on entry beside its slots (it does not wait)."""
+        return self.action is not None and bool(self.slots)
+
+    @property
+    def policy(self) -> retries.Policy:
+        """The retry policy (one attempt when none is declared)."""
+        return self.retry if self.retry is not None else retries.ONCE
 
     @property
     def completion(self) -> Completion:
@@ -283,6 +329,7 @@ class State:
     def exits(self) -> tuple[str, ...]:
         """Every state this one can lead to: routes, moves, timeouts, reminders, redirects."""
         targets = [r.to for r in self.routes] + [m.to for m in self.moves]
+        targets += [r.to for r in self.success_routes] + [e.to for e in self.on_error]
         targets += [a.target for t in self.timeouts for a in t.actions if a.target]
         reminders = (r for s in self.slots for r in s.reminders)
         targets += [a.target for r in reminders for a in r.actions if a.target]

@@ -18,6 +18,7 @@ from taskflow.core.definition import audience as au
 from taskflow.core.definition import expr as ex
 from taskflow.core.definition import expr_data as exd
 from taskflow.core.definition import expr_text as ext
+from taskflow.core.definition import steps
 from taskflow.core.definition.model import Route, Slot, State
 
 if TYPE_CHECKING:
@@ -82,7 +83,20 @@ def _state(state: State) -> dict[str, Any]:
         "on_enter": _hook(state.on_enter),
         "on_exit": _hook(state.on_exit),
         "redirects": list(state.redirects),
-    }
+    } | _automatic(state)
+
+
+def _automatic(state: State) -> dict[str, Any]:
+    """An automatic state's parts, only when declared: older digests stay as they were."""
+    doc: dict[str, Any] = {}
+    if state.action is not None:
+        doc["action"] = steps.shown(state.action)
+        doc["on_success"] = [r.to_json() for r in state.success_routes]
+        doc["on_error"] = [e.to_json() for e in state.on_error]
+        doc["retry"] = state.retry.to_json() if state.retry is not None else None
+    if state.every:
+        doc["every"] = [e.to_json() for e in state.every]
+    return doc
 
 
 def document(definition: Definition) -> dict[str, Any]:

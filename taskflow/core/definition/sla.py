@@ -25,6 +25,7 @@ from taskflow.core.definition import budgets as bu
 from taskflow.core.definition import expr as ex
 from taskflow.core.definition import expr_data as exd
 from taskflow.core.definition import expr_text as ext
+from taskflow.core.definition import steps
 
 MilestoneKind = Literal["assigned", "finished"]
 MILESTONE_KINDS: Final = ("assigned", "finished")
@@ -77,6 +78,8 @@ class Action:
     priority: int | None = None
     target: str | None = None
     with_link: bool = False
+    #: ``run``: the action a timeout runs, a path or a function (the run stays where it is).
+    step: steps.ActionLike | None = None
 
     def describe(self) -> str:
         """``notify holder``, ``escalate to role:finance-lead``, ``move to expired``."""
@@ -86,17 +89,20 @@ class Action:
             return f"{self.kind} to {self.who}"
         if self.kind == "raise_priority":
             return f"raise priority to {self.priority}"
-        return f"move to {self.target}"
+        return f"run {steps.shown(self.step)}" if self.kind == "run" else f"move to {self.target}"
 
     def to_json(self) -> Any:
-        """``{"kind", "who", "priority", "target"}`` (absent parts null)."""
-        return {
+        """``{"kind", "who", "priority", "target"}`` (absent parts null; ``step`` for a run)."""
+        doc = {
             "kind": self.kind,
             "who": au.to_json(self.who) if self.who is not None else None,
             "priority": self.priority,
             "target": self.target,
             "with_link": self.with_link,
         }
+        if self.step is not None:  # only then: older digests stay as they were
+            doc["step"] = steps.shown(self.step)
+        return doc
 
 
 def actions(
@@ -260,9 +266,13 @@ def timeout(
     name: str = "",
     notify: au.Who | None = None,
     move_to: str | None = None,
+    action: steps.ActionLike | None = None,
 ) -> Timeout:
-    """After ``after`` in the state, notify someone and/or move the run."""
-    return Timeout(after, actions(notify=notify, move_to=move_to), name)
+    """After ``after`` in the state, notify, run an ``action`` (it keeps the run) and/or move."""
+    found = actions(notify=notify, move_to=move_to)
+    if action is not None:
+        found = (*found, Action("run", step=action))
+    return Timeout(after, found, name)
 
 
 # -- priority -----------------------------------------------------------------------------------

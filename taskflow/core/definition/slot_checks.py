@@ -47,7 +47,7 @@ class SlotChecker(Checker):
             self.shareable(swhere, slot)
         self.condition(swhere, "armed", slot.armed, (*roots, "payload"))
         if slot.label is not None:
-            self.refs(swhere, "the label", labels.refs(slot.label), (*roots, "payload"))
+            self.refs(swhere, "the label", labels.refs(slot.label), (*roots, "payload", "result"))
         prio = slot.priority_rule
         if prio.key is not None:
             self.refs(swhere, "the priority", exd.refs(prio.key), roots)

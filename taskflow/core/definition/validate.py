@@ -14,13 +14,15 @@ from taskflow.core import retention
 from taskflow.core.definition import budgets as bu
 from taskflow.core.definition import events as ev
 from taskflow.core.definition import expr as ex
-from taskflow.core.definition import migrations
+from taskflow.core.definition import migrations, step_checks
 from taskflow.core.definition.model import State
 from taskflow.core.definition.problems import DefinitionError, Problem
 from taskflow.core.definition.slot_checks import SlotChecker
 from taskflow.core.definition.workflow import Definition
 
 _NAME: Final = re.compile(r"^[a-z][a-z0-9_-]*$")
+#: What routes and completion rules may read (``result``: what automatic steps returned).
+ROUTE_ROOTS: Final = ("subject", "payload", "result")
 
 
 class _Checker(SlotChecker):
@@ -92,6 +94,7 @@ class _Checker(SlotChecker):
             )
         for state in d.states:
             self.state(state)
+            step_checks.state(self, state)
         self.reachability()
         self.events()
         return self.found
@@ -157,7 +160,7 @@ class _Checker(SlotChecker):
         where = f"state {st.name!r}"
         for route in st.routes:
             self.target(where, "a route", route.to)
-            self.condition(where, f"the route to {route.to!r}", route.when, ("subject", "payload"))
+            self.condition(where, f"the route to {route.to!r}", route.when, ROUTE_ROOTS)
         for move in st.moves:
             self.target(f"{where} / move {move.name!r}", "the move", move.to)
             mwhere = f"{where} / move {move.name!r}"
@@ -230,7 +233,7 @@ class _Checker(SlotChecker):
     def completion(self, where: str, st: State) -> None:
         done = st.completion
         if done.kind == "when":
-            self.condition(where, "the completion rule", done.when, ("subject", "payload"))
+            self.condition(where, "the completion rule", done.when, ROUTE_ROOTS)
         elif done.kind == "count":
             expandable = any(s.foreach is not None for s in st.slots)
             if done.count < 1 or (done.count > len(st.slots) and not expandable):

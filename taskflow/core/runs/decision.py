@@ -172,7 +172,12 @@ class Decision:
         return by_name
 
     def env(self, principal: Any = None) -> ex.Env:
-        return ex.Env(subject=self.run.subject, payload=self.payloads(), principal=principal)
+        return ex.Env(
+            subject=self.run.subject,
+            payload=self.payloads(),
+            principal=principal,
+            result=self.run.results,
+        )
 
     def hook_context(self, state: State) -> HookContext:
         return HookContext(

@@ -163,7 +163,7 @@ def change_subject(
                     view,
                     audience=opening.audience_for(slot, subject, item),
                     delegates=opening.delegates_for(slot, subject, item),
-                    label=opening.label_for(slot, subject, item),
+                    label=opening.label_for(slot, subject, item, decision.run.results),
                 )
                 if refreshed != view:
                     decision.put(dataclasses.replace(refreshed, version=view.version + 1))

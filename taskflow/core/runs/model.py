@@ -40,6 +40,8 @@ class RunView:
     ended_at: datetime | None = None
     #: Since when the current state is done but no route matched (null: not so).
     unmatched_at: datetime | None = None
+    #: What automatic steps returned, by state name (``result.<state>`` in conditions).
+    results: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -30,9 +30,11 @@ def delegates_for(
     return au.compile(slot.delegates, subject, item, holder=holder, candidates=slot.candidates)
 
 
-def label_for(slot: Slot, subject: Mapping[str, Any], item: Any) -> str:
+def label_for(
+    slot: Slot, subject: Mapping[str, Any], item: Any, results: Mapping[str, Any] | None = None
+) -> str:
     template = slot.label or slot.name.replace("_", " ").capitalize()
-    return labels.render_label(template, subject, item)
+    return labels.render_label(template, subject, item, result=results)
 
 
 def satisfied_names(state: State, slots: Iterable[SlotView]) -> set[str]:
@@ -58,8 +60,10 @@ def instantiate(
     satisfied: set[str],
     now: datetime,
     new_id: Callable[[], str],
+    results: Mapping[str, Any] | None = None,
 ) -> list[SlotView]:
-    """The instances of ``slot`` for this visit: none when disarmed, one per foreach element."""
+    """The instances of ``slot`` for this visit: none when disarmed, one per foreach element
+    (``results``: what automatic steps returned, for labels reading ``result``)."""
     env = ex.Env(subject=subject)
     if not runtime.is_armed(slot, env):
         return []
@@ -82,7 +86,7 @@ def instantiate(
                 audience=audience_for(slot, subject, item),
                 delegates=delegates_for(slot, subject, item),
                 priority=sla.resolve_priority(slot.priority_rule, subject, item),
-                label=label_for(slot, subject, item),
+                label=label_for(slot, subject, item, results),
                 item_index=index,
                 item=None if item is ex.MISSING else item,
                 opened_at=now if status == OPEN else None,

@@ -40,6 +40,7 @@ def open_slot(decision: Decision, state: State, slot: Slot) -> None:
         satisfied=set(),
         now=decision.now,
         new_id=decision.new_id,
+        results=run.results,
     ):
         decision.put(view, created=True)
         decision.log_opened(view)
@@ -134,7 +135,7 @@ def open_ready(decision: Decision) -> None:
                 status=statuses.after(view.status, statuses.SlotMove.OPEN),
                 opened_at=decision.now,
                 audience=opening.audience_for(slot, decision.run.subject, item),
-                label=opening.label_for(slot, decision.run.subject, item),
+                label=opening.label_for(slot, decision.run.subject, item, decision.run.results),
                 version=view.version + 1,
             )
             decision.put(opened)
@@ -146,6 +147,8 @@ def settle(decision: Decision) -> None:
     while decision.run.status == ACTIVE:
         open_ready(decision)
         state = decision.state
+        if state.automatic:
+            return  # it waits for its action (core/runs/automatic.py)
         current = [s for s in decision.current() if s.status != CANCELLED]
         satisfied = sum(1 for s in current if s.status == SATISFIED)
         env = decision.env()

@@ -42,6 +42,22 @@ class RunStatus(StrEnum):
     CANCELLED = "cancelled"
 
 
+class StepStatus(StrEnum):
+    """Every status an automatic step can have (``step.status``, docs/automatic-steps.md)."""
+
+    #: Waits for its next attempt (``due_at``).
+    DUE = "due"
+    #: A worker runs it; ``due_at`` is the end of the worker's lease.
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"
+    #: Its last attempt failed and an ``on_error`` route moved the run.
+    FAILED = "failed"
+    #: Its last attempt failed and nothing took it: an operator retries it.
+    PARKED = "parked"
+    #: The run left the state first.
+    CANCELLED = "cancelled"
+
+
 class SlotMove(StrEnum):
     """What can happen to a slot."""
 

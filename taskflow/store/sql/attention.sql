@@ -76,6 +76,15 @@ WHERE NOT w.enabled AND w.failing_since IS NOT NULL AND w.disabled_at IS NOT NUL
   AND ($3::text[] IS NULL
        OR (cardinality(w.workflows) > 0 AND w.workflows <@ $3::varchar[]))
 
+-- name: step_parked
+SELECT 'STEP_PARKED', st.updated_at, st.id::text, r.id, r.workflow, r.state, NULL,
+       NULL, NULL, NULL,
+       st.kind || ' ' || st.action || ' failed ' || st.attempts || ' time(s): '
+         || COALESCE(st.last_error, '')
+FROM step st JOIN run r ON r.id = st.run
+WHERE st.status = 'parked' AND r.status = 'active' AND st.visit = r.visit
+  AND ($3::text[] IS NULL OR r.workflow = ANY($3::text[]))
+
 -- name: items
 -- A page in (since, reason, ref) order: after $5, $6, $7 the last (since, reason, ref)
 -- seen (NULLs: from the start), at most $8 items.

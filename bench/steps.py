@@ -1,0 +1,298 @@
+"""Automatic steps: ``taskflow worker`` processes against a raw SQL loop doing the same row work.
+
+    python bench/steps.py [--steps 10000] [--workers 1,4] [--batch 100]
+
+Each round gets a fresh database (a copy of a migrated template) seeded with
+``--steps`` runs of ``bench/step_workflow.py`` sitting in their automatic state,
+each with its step timer armed and due at once (capacity, not lateness). A
+worker fires the timer (which enqueues the step), takes the step under a lease,
+runs the action (it returns at once), records the attempt, stores the result,
+and takes the ``on_success`` route: the run completes. The baseline, in the same
+run and on the same database server, is a raw SQL loop in as many processes
+doing the same row work in one transaction per batch: take due step timers and
+their runs ``SKIP LOCKED``, retire the timers, write the step rows and their
+attempts, complete the runs with their results, and write the five timeline
+lines a completed step writes.
+
+Prints, per worker count: steps per second (steps / (last run completed - first
+due instant)) and the ratio to the raw loop. The database:
+``TASKFLOW_BENCH_DATABASE_URL`` (an admin URL), else an embedded PostgreSQL in
+``/tmp/tfbench-steps``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import multiprocessing
+import os
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+import asyncpg
+
+# bench/calendar.py would shadow the standard library's calendar module (which holidays
+# imports) if this folder stayed first on sys.path; drop it, make the repository importable.
+_HERE = Path(__file__).resolve().parent
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
+ROOT = _HERE.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from taskflow.service import definitions  # noqa: E402
+from taskflow.store import migrate  # noqa: E402
+
+TEMPLATE = "bench_steps_template"
+WORKFLOW = _HERE / "step_workflow.py"
+SOURCES = f"{ROOT / 'examples'},{WORKFLOW}"
+
+SEED = """
+WITH subjects AS (
+    INSERT INTO subject (id, type, external_id, attributes, version, created_at, updated_at)
+    SELECT gen_random_uuid(), 'item', 'S-' || g, '{}'::jsonb, 1, now(), now()
+    FROM generate_series(1, $1) g
+    RETURNING id
+), runs AS (
+    INSERT INTO run (id, workflow, definition_version, definition_digest, subject, state, status,
+                     visit, started_at, state_entered_at, updated_at, version)
+    SELECT gen_random_uuid(), 'bench-steps', 1, $2, id, 'work', 'active', 1,
+           now(), now(), now(), 1
+    FROM subjects
+    RETURNING id
+)
+INSERT INTO timer (key, run, slot, kind, part, due_at, status, fired, updated_at)
+SELECT id || ':1:step', id, NULL, 'step', 'action', now(), 'cancelled', 0, now()
+FROM runs
+"""
+
+#: Armed in a second, light statement (seeding takes a while): all due at once.
+ARM = "UPDATE timer SET status = 'armed', due_at = $1::timestamptz"
+
+STATS = """
+SELECT count(*) FILTER (WHERE r.status = 'completed') AS done,
+       extract(epoch FROM max(r.ended_at) - (SELECT min(due_at) FROM timer)) AS span
+FROM run r
+"""
+
+
+def with_database(url: str, name: str) -> str:
+    base, _, query = url.partition("?")
+    scheme, _, rest = base.partition("://")
+    authority = rest.partition("/")[0]
+    return f"{scheme}://{authority}/{name}" + (f"?{query}" if query else "")
+
+
+async def admin(url: str, *statements: str) -> None:
+    conn = await asyncpg.connect(url)
+    try:
+        for statement in statements:
+            await conn.execute(statement)
+    finally:
+        await conn.close()
+
+
+async def fresh_database(admin_url: str, name: str) -> str:
+    await admin(
+        admin_url,
+        f"DROP DATABASE IF EXISTS {name} WITH (FORCE)",
+        f"CREATE DATABASE {name} TEMPLATE {TEMPLATE}",
+    )
+    return with_database(admin_url, name)
+
+
+async def seed(url: str, steps: int) -> None:
+    digest = definitions.load(SOURCES.split(",")).get("bench-steps").digest
+    conn = await asyncpg.connect(url)
+    try:
+        await conn.execute(SEED, steps, digest)
+        await conn.execute(ARM, datetime.now(UTC))
+    finally:
+        await conn.close()
+
+
+async def stats(url: str) -> asyncpg.Record:
+    conn = await asyncpg.connect(url)
+    try:
+        row = await conn.fetchrow(STATS)
+        assert row is not None
+        return row
+    finally:
+        await conn.close()
+
+
+async def wait_done(url: str, steps: int, limit: float) -> asyncpg.Record:
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        row = await stats(url)
+        if row["done"] == steps:
+            return row
+        await asyncio.sleep(0.5)
+    raise SystemExit(f"bench: runs still waiting after {limit:.0f}s")
+
+
+# -- the raw SQL loop ----------------------------------------------------------------------------
+
+#: The timeline lines a completed automatic step writes in taskflow.
+TIMELINE = ("step.succeeded", "state.exited", "run.transitioned", "state.entered", "run.completed")
+RESULT = json.dumps({"ok": True})
+
+
+async def _raw_loop(url: str, batch: int, stop_after: float) -> None:
+    conn = await asyncpg.connect(url)
+    deadline = time.monotonic() + stop_after
+    try:
+        while time.monotonic() < deadline:
+            now = datetime.now(UTC)
+            async with conn.transaction():
+                rows = await conn.fetch(
+                    "SELECT t.id, t.run, t.key FROM timer t JOIN run r ON r.id = t.run "
+                    "WHERE t.status = 'armed' AND t.due_at <= $1 ORDER BY t.due_at, t.id "
+                    "LIMIT $2 FOR NO KEY UPDATE OF r FOR UPDATE OF t SKIP LOCKED",
+                    now,
+                    batch,
+                )
+                if rows:
+                    await conn.executemany(
+                        "UPDATE timer SET status = 'fired', fired = fired + 1, fired_at = $2, "
+                        "updated_at = $2 WHERE id = $1",
+                        [(r["id"], now) for r in rows],
+                    )
+                    steps = await conn.fetch(
+                        "INSERT INTO step (key, run, visit, state, kind, action, status, "
+                        "attempts, due_at, result, ended_at) "
+                        "SELECT k, r, 1, 'work', 'action', 'bench:noop', 'succeeded', 1, $3, "
+                        "$4::jsonb, $3 FROM unnest($1::text[], $2::uuid[]) AS u(k, r) "
+                        "RETURNING id",
+                        [r["key"] for r in rows],
+                        [r["run"] for r in rows],
+                        now,
+                        RESULT,
+                    )
+                    await conn.execute(
+                        "INSERT INTO step_attempt (step, attempt, worker, started_at, "
+                        "finished_at, outcome, duration_ms) "
+                        "SELECT s, 1, 'raw', $2, $2, 'succeeded', 0 FROM unnest($1::bigint[]) s",
+                        [s["id"] for s in steps],
+                        now,
+                    )
+                    await conn.executemany(
+                        "UPDATE run SET state = 'done', status = 'completed', visit = visit + 1, "
+                        "step_results = jsonb_build_object('work', $3::jsonb), ended_at = $2, "
+                        "updated_at = $2, version = version + 1 WHERE id = $1",
+                        [(r["run"], now, RESULT) for r in rows],
+                    )
+                    await conn.executemany(
+                        "INSERT INTO audit_event (run, kind, details, at) "
+                        "VALUES ($1, $2, '{}'::jsonb, $3)",
+                        [(r["run"], kind, now) for r in rows for kind in TIMELINE],
+                    )
+            if not rows:
+                await asyncio.sleep(0.05)
+    finally:
+        await conn.close()
+
+
+def raw_process(url: str, batch: int, stop_after: float) -> None:
+    asyncio.run(_raw_loop(url, batch, stop_after))
+
+
+# -- a round -------------------------------------------------------------------------------------
+
+
+async def round_raw(admin_url: str, steps: int, workers: int, args: argparse.Namespace) -> float:
+    url = await fresh_database(admin_url, "bench_steps_raw")
+    ctx = multiprocessing.get_context("spawn")
+    procs = [
+        ctx.Process(target=raw_process, args=(url, args.batch, args.timeout))
+        for _ in range(workers)
+    ]
+    for p in procs:
+        p.start()
+    await asyncio.sleep(1.0)
+    await seed(url, steps)
+    row = await wait_done(url, steps, args.timeout)
+    for p in procs:
+        p.terminate()
+        p.join()
+    return steps / max(float(row["span"]), 1e-9)
+
+
+async def round_taskflow(
+    admin_url: str, steps: int, workers: int, args: argparse.Namespace
+) -> float:
+    url = await fresh_database(admin_url, "bench_steps_taskflow")
+    env = {
+        **os.environ,
+        "TASKFLOW_DATABASE_URL": url,
+        "TASKFLOW_SECRET_KEYS": "bench-signing-key-0123456789abcdef0123456789",
+        "TASKFLOW_WORKFLOWS": SOURCES,
+    }
+    procs = [
+        await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "taskflow",
+            "worker",
+            "--batch",
+            str(args.batch),
+            env=env,
+            cwd=ROOT,
+            stdout=asyncio.subprocess.DEVNULL,
+            stderr=asyncio.subprocess.DEVNULL,
+        )
+        for _ in range(workers)
+    ]
+    await asyncio.sleep(3.0)  # let them start and LISTEN
+    await seed(url, steps)
+    try:
+        row = await wait_done(url, steps, args.timeout)
+    finally:
+        for p in procs:
+            p.terminate()
+        for p in procs:
+            await asyncio.wait_for(p.wait(), 10)
+    return steps / max(float(row["span"]), 1e-9)
+
+
+async def main(args: argparse.Namespace) -> None:
+    admin_url = os.environ.get("TASKFLOW_BENCH_DATABASE_URL")
+    server = None
+    if admin_url is None:
+        from taskflow.store import embedded
+
+        server = embedded.EmbeddedPostgres(Path("/tmp/tfbench-steps"))
+        admin_url = server.url()
+    try:
+        await admin(
+            admin_url,
+            f"DROP DATABASE IF EXISTS {TEMPLATE} WITH (FORCE)",
+            f"CREATE DATABASE {TEMPLATE}",
+        )
+        await migrate.migrate(with_database(admin_url, TEMPLATE))
+        print(
+            f"{args.steps} automatic steps due at once, batch {args.batch}; {os.cpu_count()} CPUs"
+        )
+        print(f"{'workers':>7}  {'raw /s':>9}  {'taskflow /s':>11}  {'ratio':>6}")
+        for workers in args.workers:
+            raw = await round_raw(admin_url, args.steps, workers, args)
+            ours = await round_taskflow(admin_url, args.steps, workers, args)
+            print(f"{workers:>7}  {raw:>9.0f}  {ours:>11.0f}  {ours / raw:>6.2f}", flush=True)
+    finally:
+        if server is not None:
+            server.stop()
+
+
+def parse(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=10_000)
+    parser.add_argument("--workers", type=lambda s: [int(x) for x in s.split(",")], default=[1, 4])
+    parser.add_argument("--batch", type=int, default=100)
+    parser.add_argument("--timeout", type=float, default=1800.0, help="Seconds to give up.")
+    return parser.parse_args(argv)
+
+
+if __name__ == "__main__":
+    asyncio.run(main(parse()))

@@ -1,0 +1,179 @@
+"""Automatic steps in GraphQL: ``Run.steps`` with their attempts, and ``retryStep``.
+
+Whoever may read a run sees its steps, their results and why attempts failed;
+leads and managers granted the workflow, and admins, retry a parked step.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import Enum
+from typing import Annotated
+
+import strawberry
+from strawberry.scalars import JSON
+
+from taskflow import errors
+from taskflow.api.graphql import keyed, relay
+from taskflow.api.graphql.context import Info, caller, checked
+from taskflow.api.graphql.refusals import StepNotParked
+from taskflow.core.principals import Principal
+from taskflow.service import step_admin
+
+TYPE_NAME = "Step"
+
+
+@strawberry.enum(description="Where an automatic step stands.")
+class StepStatus(Enum):
+    DUE = strawberry.enum_value(
+        "due", description="Waits for its next attempt (dueAt), or for a worker to take it."
+    )
+    RUNNING = strawberry.enum_value(
+        "running", description="A worker runs it; dueAt is the end of that worker's lease."
+    )
+    SUCCEEDED = strawberry.enum_value("succeeded", description="Its action returned result.")
+    FAILED = strawberry.enum_value(
+        "failed", description="Its last attempt failed and an on_error route moved the run."
+    )
+    PARKED = strawberry.enum_value(
+        "parked",
+        description="Its last attempt failed and no on_error route took it: retryStep it.",
+    )
+    CANCELLED = strawberry.enum_value(
+        "cancelled", description="The run left the state before it ran (or finished)."
+    )
+
+
+@strawberry.type(description="One attempt of an automatic step.")
+class StepAttempt:
+    attempt: int = strawberry.field(description="Its number, from 1, over the step's life.")
+    worker: str | None = strawberry.field(description="The worker (host:pid) that ran it.")
+    started_at: datetime = strawberry.field(description="When it started.")
+    finished_at: datetime | None = strawberry.field(
+        description="When it ended; null while it runs (or if its worker died)."
+    )
+    outcome: str = strawberry.field(
+        description="running, succeeded, failed, lost (its worker's lease ran out) or discarded "
+        "(it ended after another worker took the step)."
+    )
+    duration_ms: int | None = strawberry.field(description="How long the action ran (ms).")
+    error_class: str | None = strawberry.field(description="The error's class, if it failed.")
+    error_message: str | None = strawberry.field(description="The error's message (short).")
+    traceback: str | None = strawberry.field(description="The last frames of its traceback.")
+
+
+@strawberry.type(description="An automatic step of a run: a state's action, recurring work "
+                 "(every) or a timeout's action.")  # fmt: skip
+class Step:
+    id: strawberry.ID = strawberry.field(description="Its global id (for retryStep).")
+    key: str = strawberry.field(description="Its stable name, e.g. <run>:<visit>:step.")
+    kind: str = strawberry.field(description="action, every or timeout.")
+    state: str = strawberry.field(description="The state it belongs to.")
+    visit: int = strawberry.field(description="The visit of that state it belongs to.")
+    action: str = strawberry.field(description="The action's import path (module:function).")
+    status: StepStatus = strawberry.field(description="Where it stands.")
+    attempt_count: int = strawberry.field(description="Attempts made so far.")
+    due_at: datetime = strawberry.field(
+        description="Its next attempt, or while RUNNING the end of the worker's lease."
+    )
+    result: JSON | None = strawberry.field(description="What the action returned, if it did.")
+    last_error: str | None = strawberry.field(description="Its last error, Class: message.")
+    created_at: datetime = strawberry.field(description="When it fell due first.")
+    ended_at: datetime | None = strawberry.field(description="When it succeeded or failed.")
+    attempts: list[StepAttempt] = strawberry.field(
+        description="Every attempt, oldest first: when, by which worker, how it ended, how "
+        "long it ran, and its error."
+    )
+
+    @classmethod
+    def of(cls, row: step_admin.StepRecord) -> Step:
+        return cls(
+            id=strawberry.ID(relay.to_global_id(TYPE_NAME, str(row.id))),
+            key=row.key,
+            kind=row.kind,
+            state=row.state,
+            visit=row.visit,
+            action=row.action,
+            status=StepStatus(row.status),
+            attempt_count=row.attempts,
+            due_at=row.due_at,
+            result=row.result,
+            last_error=row.last_error,
+            created_at=row.created_at,
+            ended_at=row.ended_at,
+            attempts=[
+                StepAttempt(
+                    attempt=a.attempt,
+                    worker=a.worker,
+                    started_at=a.started_at,
+                    finished_at=a.finished_at,
+                    outcome=a.outcome,
+                    duration_ms=a.duration_ms,
+                    error_class=a.error_class,
+                    error_message=a.error_message,
+                    traceback=a.traceback,
+                )
+                for a in row.attempt_list
+            ],
+        )
+
+
+async def steps_of_run(info: Info, run_id: str) -> list[Step]:
+    """``Run.steps``: the run's automatic steps, newest first (whoever may read the run)."""
+    me = await caller(info)
+    found = await step_admin.of_run(info.context.services, me, run_id, await checked(info))
+    return [Step.of(s) for s in found]
+
+
+# -- retrying a parked step ----------------------------------------------------------------------
+
+
+@strawberry.type(description="The step is due again now.")
+class RetryStepSuccess:
+    step: Step = strawberry.field(description="The step as it stands now.")
+
+
+@strawberry.input(description="Run a PARKED step again, due now, its attempts counted anew.")
+class RetryStepInput:
+    step_id: strawberry.ID = strawberry.field(description="The step's global id (Step.id).")
+    idempotency_key: str | None = relay.idempotency_key_field()
+
+
+RetryStepPayload = Annotated[
+    RetryStepSuccess | StepNotParked | relay.Common,
+    strawberry.union("RetryStepPayload", description="Result of retryStep."),
+]
+
+
+def _step_id(global_id: str) -> int:
+    found_type, local = relay.from_global_id(str(global_id))
+    if found_type != TYPE_NAME or not local.isdigit() or len(local) > 18:
+        raise errors.NotFound(f"No step has the id {global_id!r}.", field="stepId")
+    return int(local)
+
+
+async def step_success(
+    info: Info, me: Principal, answer: keyed.Answer, _: bool
+) -> RetryStepSuccess:
+    """The step of a retryStep answer as it stands now (NOT_FOUND when gone)."""
+    row = await step_admin.get(info.context.services, me, int(answer["step"]))
+    if row is None:
+        raise errors.NotFound("The step is gone.")
+    return RetryStepSuccess(step=Step.of(row))
+
+
+@strawberry.type
+class StepMutations:
+    @strawberry.mutation(
+        description="Run a PARKED automatic step again, due now, its retry policy's attempts "
+        "counted anew (leads, managers, admins); a step.reopened line goes on the timeline."
+    )
+    async def retry_step(
+        self, info: Info, input: relay.WhatToDo[RetryStepInput]
+    ) -> RetryStepPayload:
+        async def work(me: Principal) -> keyed.Answer:
+            step_id = _step_id(input.step_id)
+            await step_admin.retry_step(info.context.services, me, step_id)
+            return {"step": step_id}
+
+        return await keyed.answer(info, "retryStep", input, work, step_success)

@@ -1,0 +1,105 @@
+"""What an automatic state's outcome does to a run: pure decisions after the worker ran it.
+
+The worker runs a state's action outside any transaction (``service/steps.py``);
+once it has a result, or the last attempt failed, it locks the run and asks
+this module what follows. :func:`succeeded` stores the result on the run under
+the state's name and takes the first matching ``on_success`` route;
+:func:`failed` takes the first ``on_error`` route matching the error's class,
+or leaves the run where it is (the step is then parked for an operator).
+:func:`recorded` writes a recurring action's result without moving the run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from taskflow.core.definition import expr as ex
+from taskflow.core.definition.workflow import Definition
+from taskflow.core.runs import states
+from taskflow.core.runs.decision import Decision, NewId
+from taskflow.core.runs.model import ACTIVE, Outcome, RunView, SlotView
+
+
+def current(run: RunView, state: str, visit: int) -> bool:
+    """Whether the run still sits in the visit of ``state`` a step belongs to."""
+    return run.status == ACTIVE and run.state == state and run.visit == visit
+
+
+def succeeded(
+    definition: Definition,
+    run: RunView,
+    slots: Iterable[SlotView],
+    *,
+    result: Any,
+    details: Mapping[str, Any],
+    now: datetime,
+    new_id: NewId,
+) -> Outcome:
+    """The state's action returned ``result``: store it, take the first matching route."""
+    decision = Decision(definition, run, slots, now=now, actor=None, new_id=new_id)
+    decision.require_active()
+    state = decision.state
+    decision.set_run(results={**run.results, state.name: result})
+    decision.log(
+        "step.succeeded", reason=f"{state.name}: the action succeeded", state=state.name, **details
+    )
+    env = decision.env()
+    target = next((r.to for r in state.success_routes if ex.matches(r.when, env)), None)
+    if target is None:
+        decision.log(
+            "route.unmatched",
+            reason=f"{state.name}'s action succeeded but no on_success route matched; the run "
+            "waits here until someone moves it",
+            state=state.name,
+            routes=[
+                ex.describe(r.when) if r.when is not None else "always"
+                for r in state.success_routes
+            ],
+        )
+        if decision.run.unmatched_at is None:
+            decision.set_run(unmatched_at=now)
+        return decision.outcome()
+    states.transition(decision, target, reason=f"{state.name} succeeded", via="step")
+    states.settle(decision)
+    return decision.outcome()
+
+
+def error_route(definition: Definition, state: str, error_classes: Sequence[str]) -> str | None:
+    """The target of the first ``on_error`` route matching an error of these classes."""
+    for route in definition.state(state).on_error:
+        if route.matches(error_classes):
+            return route.to
+    return None
+
+
+def failed(
+    definition: Definition,
+    run: RunView,
+    slots: Iterable[SlotView],
+    *,
+    error_classes: Sequence[str],
+    details: Mapping[str, Any],
+    now: datetime,
+    new_id: NewId,
+) -> Outcome:
+    """The last attempt failed: take the matching ``on_error`` route, or stay (parked)."""
+    decision = Decision(definition, run, slots, now=now, actor=None, new_id=new_id)
+    decision.require_active()
+    state = decision.state
+    target = error_route(definition, state.name, error_classes)
+    message = details.get("error", "")
+    if target is None:
+        decision.log(
+            "step.parked",
+            reason=f"{state.name}: the action failed ({message}) and no on_error route "
+            "matches; an operator retries it (retryStep) or moves the run",
+            state=state.name,
+            **details,
+        )
+        return decision.outcome()
+    decision.log("step.failed", reason=f"{state.name}: the action failed ({message})", **details)
+    states.transition(decision, target, reason=f"{state.name} failed", via="step")
+    states.settle(decision)
+    return decision.outcome()

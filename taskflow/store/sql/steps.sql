@@ -1,0 +1,137 @@
+-- Automatic steps (store/steps.py): the step rows workers take, their attempts, and
+-- what steps.once recorded.
+
+-- name: enqueue_many
+-- Steps to run, a batch at once: keys $1, runs $2, visits $3, states $4, kinds $5, action
+-- paths $6, due at $7. A key that exists (a replayed firing) adds nothing.
+INSERT INTO step (key, run, visit, state, kind, action, status, attempts, due_at,
+                  created_at, updated_at)
+SELECT u.key, u.run, u.visit, u.state, u.kind, u.action, 'due', 0, u.due, u.due, u.due
+FROM unnest($1::text[], $2::uuid[], $3::int[], $4::text[], $5::text[], $6::text[],
+            $7::timestamptz[]) AS u(key, run, visit, state, kind, action, due)
+ON CONFLICT (key) DO NOTHING
+
+-- name: take
+-- Up to $2 steps due at $1 (due, or running with an expired lease), SKIP LOCKED; each
+-- starts attempt n+1 under a lease to $1 + $3 seconds, taken by worker $4. The attempt of
+-- a lease that ran out is marked lost.
+WITH due AS (
+    SELECT st.id FROM step st
+    WHERE st.status IN ('due', 'running') AND st.due_at <= $1
+    ORDER BY st.due_at, st.id
+    LIMIT $2
+    FOR UPDATE SKIP LOCKED
+), lost AS (
+    UPDATE step_attempt a SET outcome = 'lost', finished_at = $1
+    FROM step st JOIN due d ON d.id = st.id
+    WHERE st.status = 'running' AND a.step = st.id AND a.attempt = st.attempts
+      AND a.outcome = 'running'
+), taken AS (
+    UPDATE step st
+    SET status = 'running', attempts = st.attempts + 1,
+        due_at = $1 + make_interval(secs => $3), updated_at = $1
+    FROM due d WHERE st.id = d.id
+    RETURNING st.id, st.key, st.run, st.visit, st.state, st.kind, st.action, st.attempts,
+              st.due_at, st.counted_from
+), started AS (
+    INSERT INTO step_attempt (step, attempt, worker, started_at, outcome)
+    SELECT t.id, t.attempts, $4, $1, 'running' FROM taken t
+)
+SELECT t.*, r.workflow, r.definition_version
+FROM taken t JOIN run r ON r.id = t.run
+ORDER BY t.id
+
+-- name: lock
+-- Step $1, locked (after its run: see store/locks.py).
+SELECT id, key, run, visit, state, kind, action, status, attempts, due_at, counted_from
+FROM step WHERE id = $1 FOR UPDATE
+
+-- name: of_runs
+-- Every step of runs $1 with its attempts (newest step first; attempts in order).
+SELECT s.id, s.key, s.run, s.visit, s.state, s.kind, s.action, s.status, s.attempts,
+       s.counted_from, s.due_at, s.result, s.last_error, s.created_at, s.updated_at, s.ended_at,
+       COALESCE(
+           (SELECT jsonb_agg(jsonb_build_object(
+                'attempt', a.attempt, 'worker', a.worker, 'started_at', a.started_at,
+                'finished_at', a.finished_at, 'outcome', a.outcome,
+                'duration_ms', a.duration_ms, 'error_class', a.error_class,
+                'error_message', a.error_message, 'traceback', a.traceback)
+                ORDER BY a.attempt)
+            FROM step_attempt a WHERE a.step = s.id),
+           '[]'::jsonb) AS attempt_list
+FROM step s WHERE s.run = ANY($1::uuid[])
+ORDER BY s.run, s.id DESC
+
+-- name: reopen
+-- An operator retries parked step $1 at $2: due now, the policy's attempts counted anew.
+UPDATE step st SET status = 'due', counted_from = attempts, due_at = $2, updated_at = $2
+WHERE st.id = $1 AND st.status = 'parked'
+RETURNING id, run
+
+-- name: next_due
+-- The nearest instant after $1 at which a step falls due (or a lease ends).
+SELECT min(st.due_at) AS due FROM step st
+WHERE st.status IN ('due', 'running') AND st.due_at > $1
+
+-- name: once_get
+-- What steps.once recorded as $2 for run $1.
+SELECT result FROM step_once WHERE run = $1::uuid AND name = $2
+
+-- name: once_put
+-- Record $3 as $2 for run $1 at $4, unless recorded already; returns the kept value.
+WITH put AS (
+    INSERT INTO step_once (run, name, result, recorded_at)
+    VALUES ($1::uuid, $2, $3::jsonb, $4)
+    ON CONFLICT (run, name) DO NOTHING
+    RETURNING result, true AS fresh
+)
+SELECT result, fresh FROM put
+UNION ALL
+SELECT result, false FROM step_once WHERE run = $1::uuid AND name = $2
+LIMIT 1
+
+-- name: run_of
+-- The run of step $1 (to lock it first).
+SELECT run FROM step WHERE id = $1
+
+-- name: wake
+-- Wake the workers listening on channel $1 (at commit).
+SELECT pg_notify($1, '')
+
+-- name: lock_runs
+-- Lock runs $1 in id order (the first step of the lock order, for a batch of steps).
+SELECT id FROM run WHERE id = ANY($1::uuid[]) ORDER BY id FOR NO KEY UPDATE
+
+-- name: lock_many
+-- Steps $1, locked in id order (after their runs and live slots).
+SELECT id, key, run, visit, state, kind, action, status, attempts, due_at, counted_from
+FROM step WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE
+
+-- name: finish_attempts
+-- How attempts ended, a batch at once: steps $1, attempts $2, outcomes $3, ms $4, error
+-- classes $5, messages $6, tracebacks $7; ended at $8.
+UPDATE step_attempt a
+SET finished_at = $8::timestamptz, outcome = u.outcome, duration_ms = u.ms, error_class = u.cls,
+    error_message = u.msg, traceback = u.trace
+FROM unnest($1::bigint[], $2::int[], $3::text[], $4::int[], $5::text[], $6::text[],
+            $7::text[]) AS u(step, attempt, outcome, ms, cls, msg, trace)
+WHERE a.step = u.step AND a.attempt = u.attempt
+
+-- name: settle_many
+-- Steps $1 become statuses $2, due at $3 (null: unchanged), with results $4 (JSON text,
+-- null: unchanged) and last errors $5 (null: unchanged), written at $6.
+UPDATE step st
+SET status = u.status, due_at = COALESCE(u.due, st.due_at),
+    result = COALESCE(u.result::jsonb, st.result), last_error = COALESCE(u.err, st.last_error),
+    updated_at = $6::timestamptz,
+    ended_at = CASE WHEN u.status IN ('succeeded', 'failed', 'cancelled')
+                    THEN $6::timestamptz END
+FROM unnest($1::bigint[], $2::text[], $3::timestamptz[], $4::text[], $5::text[])
+     AS u(id, status, due, result, err)
+WHERE st.id = u.id
+
+-- name: store_results
+-- Runs $1 keep results $3 (JSON text) of their automatic states $2.
+UPDATE run r SET step_results = r.step_results || jsonb_build_object(u.state, u.result::jsonb)
+FROM unnest($1::uuid[], $2::text[], $3::text[]) AS u(run, state, result)
+WHERE r.id = u.run

@@ -1,0 +1,308 @@
+"""Automatic steps in PostgreSQL: step rows, their attempts, and what ``steps.once`` kept.
+
+Statements by name from ``sql/steps.sql``. A step row is taken like a timer
+(``FOR UPDATE SKIP LOCKED``) but in a transaction of its own that ends before the
+action runs: while ``running``, ``due_at`` is the end of the taker's lease, so a
+worker that dies leaves the step to be taken again then. Lock order: a step row is
+locked only after its run (and the run's slots), see ``locks.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import asyncpg
+
+from taskflow.core.runs.statuses import StepStatus
+from taskflow.store import db, deadlines, sql
+
+SQL = sql.statements("steps")
+
+#: Step statuses (``core/runs/statuses.StepStatus``).
+DUE, RUNNING, SUCCEEDED, FAILED, PARKED, CANCELLED = (
+    StepStatus.DUE,
+    StepStatus.RUNNING,
+    StepStatus.SUCCEEDED,
+    StepStatus.FAILED,
+    StepStatus.PARKED,
+    StepStatus.CANCELLED,
+)
+
+
+@dataclass(frozen=True)
+class StepRow:
+    """A step as a worker takes or locks it."""
+
+    id: int
+    key: str
+    run_id: str
+    visit: int
+    state: str
+    kind: str
+    action: str
+    attempts: int
+    due_at: datetime
+    status: str = RUNNING
+    workflow: str = ""
+    definition_version: int = 0
+    #: Attempts made before an operator last retried it (the policy counts the rest).
+    counted_from: int = 0
+
+    @property
+    def attempt(self) -> int:
+        """The attempt's number as the retry policy counts it (from 1)."""
+        return self.attempts - self.counted_from
+
+
+def _row(r: asyncpg.Record) -> StepRow:
+    keys = set(r.keys())
+    return StepRow(
+        id=r["id"],
+        key=r["key"],
+        run_id=str(r["run"]),
+        visit=r["visit"],
+        state=r["state"],
+        kind=r["kind"],
+        action=r["action"],
+        attempts=r["attempts"],
+        due_at=r["due_at"],
+        status=r["status"] if "status" in keys else RUNNING,
+        workflow=r["workflow"] if "workflow" in keys else "",
+        definition_version=r["definition_version"] if "definition_version" in keys else 0,
+        counted_from=r["counted_from"],
+    )
+
+
+@dataclass(frozen=True)
+class NewStep:
+    """A step to enqueue (see ``enqueue`` in ``sql/steps.sql``)."""
+
+    key: str
+    run_id: str
+    visit: int
+    state: str
+    kind: str
+    action: str
+    due_at: datetime
+
+
+async def enqueue_many(conn: db.Connection, steps: Sequence[NewStep]) -> None:
+    """Add many steps in one statement (keys that exist add nothing)."""
+    if steps:
+        await conn.execute(
+            SQL["enqueue_many"],
+            [s.key for s in steps],
+            [uuid.UUID(s.run_id) for s in steps],
+            [s.visit for s in steps],
+            [s.state for s in steps],
+            [s.kind for s in steps],
+            [s.action for s in steps],
+            [s.due_at for s in steps],
+        )
+
+
+async def take(
+    conn: db.Connection, now: datetime, limit: int, lease_seconds: float, worker: str
+) -> list[StepRow]:
+    """Start the next attempt of up to ``limit`` due steps under a lease (SKIP LOCKED)."""
+    return [_row(r) for r in await conn.fetch(SQL["take"], now, limit, lease_seconds, worker)]
+
+
+async def lock(conn: db.Connection, step_id: int) -> StepRow | None:
+    """The step, locked (its run locked first by the caller)."""
+    found = await conn.fetchrow(SQL["lock"], step_id)
+    return _row(found) if found else None
+
+
+async def run_of(conn: db.Connection, step_id: int) -> str | None:
+    """The id of the step's run (None: no such step)."""
+    found = await conn.fetchval(SQL["run_of"], step_id)
+    return str(found) if found is not None else None
+
+
+async def reopen(conn: db.Connection, step_id: int, now: datetime) -> bool:
+    """A parked step due again now, its attempts counted anew (False: it is not parked).
+
+    The caller holds its run's lock; workers are woken at commit."""
+    found = await conn.fetchrow(SQL["reopen"], step_id, now)
+    if found is not None:
+        await conn.execute(SQL["wake"], deadlines.CHANNEL)
+    return found is not None
+
+
+async def next_due(conn: db.Connection, now: datetime) -> datetime | None:
+    """The nearest instant after ``now`` at which a step falls due."""
+    found: datetime | None = await conn.fetchval(SQL["next_due"], now)
+    return found
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One attempt of a step, as recorded."""
+
+    attempt: int
+    worker: str | None
+    started_at: datetime
+    finished_at: datetime | None
+    outcome: str
+    duration_ms: int | None
+    error_class: str | None
+    error_message: str | None
+    traceback: str | None
+
+
+@dataclass(frozen=True)
+class StepRecord:
+    """A step with every attempt (what ``Run.steps`` shows)."""
+
+    id: int
+    key: str
+    run_id: str
+    visit: int
+    state: str
+    kind: str
+    action: str
+    status: str
+    attempts: int
+    due_at: datetime
+    result: Any
+    last_error: str | None
+    created_at: datetime
+    updated_at: datetime
+    ended_at: datetime | None
+    attempt_list: tuple[Attempt, ...] = field(default_factory=tuple)
+
+
+def _when(value: Any) -> datetime | None:
+    return datetime.fromisoformat(value) if isinstance(value, str) else value
+
+
+async def of_runs(conn: db.Connection, run_ids: Sequence[str]) -> dict[str, list[StepRecord]]:
+    """Every step of these runs with its attempts, newest step first, by run."""
+    found = await conn.fetch(SQL["of_runs"], [uuid.UUID(r) for r in run_ids])
+    by_run: dict[str, list[StepRecord]] = {r: [] for r in run_ids}
+    for r in found:
+        attempts = tuple(
+            Attempt(
+                attempt=a["attempt"],
+                worker=a["worker"],
+                started_at=_when(a["started_at"]) or r["created_at"],
+                finished_at=_when(a["finished_at"]),
+                outcome=a["outcome"],
+                duration_ms=a["duration_ms"],
+                error_class=a["error_class"],
+                error_message=a["error_message"],
+                traceback=a["traceback"],
+            )
+            for a in r["attempt_list"]
+        )
+        record = StepRecord(
+            id=r["id"],
+            key=r["key"],
+            run_id=str(r["run"]),
+            visit=r["visit"],
+            state=r["state"],
+            kind=r["kind"],
+            action=r["action"],
+            status=r["status"],
+            attempts=r["attempts"],
+            due_at=r["due_at"],
+            result=r["result"],
+            last_error=r["last_error"],
+            created_at=r["created_at"],
+            updated_at=r["updated_at"],
+            ended_at=r["ended_at"],
+            attempt_list=attempts,
+        )
+        by_run.setdefault(record.run_id, []).append(record)
+    return by_run
+
+
+async def once_get(conn: db.Connection, run_id: str, name: str) -> tuple[bool, Any]:
+    """(found, value) of what ``steps.once`` recorded as ``name`` for the run."""
+    found = await conn.fetchrow(SQL["once_get"], run_id, name)
+    return (True, found["result"]) if found else (False, None)
+
+
+async def once_put(
+    conn: db.Connection, run_id: str, name: str, value: Any, now: datetime
+) -> tuple[Any, bool]:
+    """Record ``value`` unless recorded already: (the kept value, True if this one)."""
+    found = await conn.fetchrow(SQL["once_put"], run_id, name, value, now)
+    if found is None:  # a concurrent recording committed after this statement's snapshot
+        _, kept = await once_get(conn, run_id, name)
+        return kept, False
+    return found["result"], bool(found["fresh"])
+
+
+# -- a batch of finished attempts ----------------------------------------------------------------
+
+
+async def lock_runs(conn: db.Connection, run_ids: Sequence[str]) -> None:
+    """Lock these runs in id order (the lock order's first step, for a batch of steps)."""
+    await conn.fetch(SQL["lock_runs"], sorted(uuid.UUID(r) for r in run_ids))
+
+
+async def lock_many(conn: db.Connection, step_ids: Sequence[int]) -> dict[int, StepRow]:
+    """These steps, locked in id order (after their runs and live slots), by id."""
+    return {r["id"]: _row(r) for r in await conn.fetch(SQL["lock_many"], sorted(step_ids))}
+
+
+@dataclass(frozen=True)
+class Finished:
+    """How one attempt ended and what its step becomes (see ``finish_many``)."""
+
+    step_id: int
+    attempt: int
+    outcome: str
+    duration_ms: int
+    error: tuple[str, str, str] | None
+    status: str | None  # None: the step row is left as it is
+    due_at: datetime | None = None
+    result: Any = None
+    last_error: str | None = None
+
+
+async def finish_many(conn: db.Connection, finished: Sequence[Finished], now: datetime) -> None:
+    """Record a batch of attempts and settle their steps: two statements."""
+    if not finished:
+        return
+    errors = [f.error or (None, None, None) for f in finished]
+    await conn.execute(
+        SQL["finish_attempts"],
+        [f.step_id for f in finished],
+        [f.attempt for f in finished],
+        [f.outcome for f in finished],
+        [f.duration_ms for f in finished],
+        [e[0] for e in errors],
+        [e[1] for e in errors],
+        [e[2] for e in errors],
+        now,
+    )
+    settled = [f for f in finished if f.status is not None]
+    if settled:
+        await conn.execute(
+            SQL["settle_many"],
+            [f.step_id for f in settled],
+            [f.status for f in settled],
+            [f.due_at for f in settled],
+            [json.dumps(f.result) if f.result is not None else None for f in settled],
+            [f.last_error for f in settled],
+            now,
+        )
+
+
+async def store_results(conn: db.Connection, results: Sequence[tuple[str, str, Any]]) -> None:
+    """Keep automatic states' results on their runs: (run, state, result) each."""
+    if results:
+        await conn.execute(
+            SQL["store_results"],
+            [uuid.UUID(r) for r, _, _ in results],
+            [state for _, state, _ in results],
+            [json.dumps(value) for _, _, value in results],
+        )

@@ -1,0 +1,110 @@
+"""Automatic steps over HTTP: a run started through the API runs its action on the worker's
+pass; ``Run.steps`` shows attempts and errors; a parked step is listed as needing attention
+and retried by an operator (``retryStep``), refused to others."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from datetime import timedelta
+from typing import Any
+
+import httpx
+import pytest
+
+from taskflow import clock, config
+from taskflow.service import container, steps
+from tests.conftest import asgi_client, gql, services_with, tokens_for
+
+pytestmark = pytest.mark.anyio
+
+OPERATIONS = config.PROJECT_ROOT / "graphql" / "operations"
+RUN_STEPS = (OPERATIONS / "run_steps.graphql").read_text()
+RETRY_STEP = (OPERATIONS / "retry_step.graphql").read_text()
+LIST = (OPERATIONS / "needs_attention.graphql").read_text()
+WORKFLOWS = config.PROJECT_ROOT / "tests" / "integration" / "step_workflows.py"
+START = """mutation($input: StartRunInput!) { startRun(input: $input) {
+  __typename
+  ... on StartRunSuccess { run { id state } }
+  ... on Refusal { code message }
+} }"""
+
+
+@pytest.fixture
+async def step_services(
+    database_url: str, settings: config.Settings, frozen_clock: clock.FrozenClock
+) -> AsyncIterator[container.Services]:
+    async with services_with(database_url, settings, frozen_clock, WORKFLOWS) as services:
+        yield services
+
+
+@pytest.fixture
+async def api(step_services: container.Services) -> AsyncIterator[httpx.AsyncClient]:
+    async with asgi_client(step_services) as http:
+        yield http
+
+
+async def _start(api: httpx.AsyncClient, token: str, external_id: str, **attrs: Any) -> str:
+    variables = {
+        "input": {
+            "workflow": "charging",
+            "subject": {"type": "order", "externalId": external_id, "attributes": attrs},
+        }
+    }
+    started = (await gql(api, START, variables, token=token)).ok()["startRun"]
+    assert started["run"]["state"] == "charge"
+    return str(started["run"]["id"])
+
+
+async def _run(api: httpx.AsyncClient, token: str, run_id: str) -> dict[str, Any]:
+    found: dict[str, Any] = (await gql(api, RUN_STEPS, {"id": run_id}, token=token)).ok()["run"]
+    return found
+
+
+async def test_a_run_started_over_http_runs_its_action_and_shows_the_attempts(
+    api: httpx.AsyncClient, step_services: container.Services, frozen_clock: clock.FrozenClock
+) -> None:
+    tokens = tokens_for(step_services)
+    run_id = await _start(api, tokens["app"], "H-1", amount=250, plan=["boom", "ok"])
+    await steps.run_due(step_services, frozen_clock.now())
+    run = await _run(api, tokens["ada"], run_id)
+    [step] = run["steps"]
+    assert (run["state"], step["status"], step["attemptCount"]) == ("charge", "DUE", 1)
+    assert step["attempts"][0]["errorClass"] == "Flaky"
+
+    frozen_clock.advance(timedelta(minutes=1))
+    await steps.run_due(step_services, frozen_clock.now())
+    run = await _run(api, tokens["ada"], run_id)
+    [step] = run["steps"]
+    assert (run["state"], run["status"]) == ("large", "COMPLETED")
+    assert step["status"] == "SUCCEEDED"
+    assert step["result"]["amount"] == 250
+    assert [a["outcome"] for a in step["attempts"]] == ["failed", "succeeded"]
+    # Someone who may not read the run sees nothing of it.
+    hidden = await gql(api, RUN_STEPS, {"id": run_id}, token=tokens["sid"])
+    assert hidden.data is not None
+    assert hidden.data["run"] is None
+
+
+async def test_a_parked_step_needs_attention_and_only_an_operator_retries_it(
+    api: httpx.AsyncClient, step_services: container.Services, frozen_clock: clock.FrozenClock
+) -> None:
+    tokens = tokens_for(step_services)
+    run_id = await _start(api, tokens["app"], "H-2", plan=["boom"])
+    for _ in range(3):
+        await steps.run_due(step_services, frozen_clock.now())
+        frozen_clock.advance(timedelta(minutes=1))
+    [step] = (await _run(api, tokens["ada"], run_id))["steps"]
+    assert (step["status"], step["attemptCount"]) == ("PARKED", 3)
+    listed = (await gql(api, LIST, {"first": 50}, token=tokens["ada"])).ok()["needsAttention"]
+    reasons = {e["node"]["reason"] for e in listed["edges"]}
+    assert "STEP_PARKED" in reasons
+
+    refused = await gql(api, RETRY_STEP, {"stepId": step["id"]}, token=tokens["sam"])
+    assert refused.ok()["retryStep"]["__typename"] in ("NotAllowed", "NotFoundRefusal")
+    retried = (await gql(api, RETRY_STEP, {"stepId": step["id"]}, token=tokens["ada"])).ok()
+    assert retried["retryStep"]["__typename"] == "RetryStepSuccess"
+    assert retried["retryStep"]["step"]["status"] == "DUE"
+    again = (await gql(api, RETRY_STEP, {"stepId": step["id"]}, token=tokens["ada"])).ok()
+    assert again["retryStep"]["code"] == "STEP_NOT_PARKED"
+    bad = (await gql(api, RETRY_STEP, {"stepId": "U3RlcDo5OTk"}, token=tokens["ada"])).ok()
+    assert bad["retryStep"]["__typename"] == "NotFoundRefusal"
