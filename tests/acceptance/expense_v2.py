@@ -51,6 +51,8 @@ class ExpenseApprovalV2(Workflow):
                 "manager_review", slots={"manager_approval": "sign_off"}
             ),
             payment=migration.stay(restart_clocks=True),
+            # Version 1's automatic payout (an API payout in flight) becomes the manual one.
+            paying=migration.to("payment"),
         )
     ]
 
