@@ -18,7 +18,7 @@ import asyncpg
 
 from taskflow.core.attention import Item, Reason, Windows
 from taskflow.store import db, sql
-from taskflow.store.sql_builder import with_columns
+from taskflow.store.sql_builder import compose, with_columns
 
 #: The statements of ``sql/attention.sql``: the branches, then (below) the three statements
 #: over their union, filled in.
@@ -37,8 +37,15 @@ BRANCHES: dict[Reason, str] = {
     Reason.STEP_PARKED: SQL["step_parked"],
 }
 
+
+def _uncommented(text: str) -> str:
+    """``text`` without its comment lines (a piece filled into other statements)."""
+    return "\n".join(line for line in text.splitlines() if not line.startswith("--"))
+
+
 _UNION = " UNION ALL ".join(f"({branch})" for branch in BRANCHES.values())
-_WANTED = f"SELECT * FROM ({_UNION}) a WHERE ($4::text[] IS NULL OR a.reason = ANY($4::text[]))"
+_WANTED = compose(_uncommented(SQL["wanted"]), union=_UNION)
+_RUN_IDS = _uncommented(SQL["run_ids"])
 SQL = with_columns({name: SQL[name] for name in ("items", "count", "counts")}, wanted=_WANTED)
 
 #: A page: ``$5``, ``$6``, ``$7`` the last (since, reason, ref) seen (nulls: from the start),
@@ -65,7 +72,7 @@ def run_ids_sql(
         args.append(value)
         names[str(n)] = f"${len(args)}"
     wanted = re.sub(r"\$([1-4])(?!\d)", lambda m: names[m.group(1)], _WANTED)
-    return f"SELECT w.run FROM ({wanted}) w"
+    return compose(_RUN_IDS, wanted=wanted)
 
 
 def _item(row: asyncpg.Record) -> Item:

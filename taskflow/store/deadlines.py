@@ -69,15 +69,9 @@ async def with_clocks(conn: db.Connection, views: Sequence[SlotView]) -> list[Sl
 
 #: Columns that read a just-written slot's clock ledgers and timer rows in the statement that
 #: wrote it (``c`` is the slot row): carrying out its deadlines then needs no further read.
-CONTEXT_COLUMNS = """
-    (SELECT json_agg(json_build_array(k.milestone, k.budget_kind, k.budget_us, k.working_days,
-                                      k.calendar, k.started_at, k.pauses, k.met_at)
-                     ORDER BY k.milestone)
-       FROM sla_clock k WHERE k.slot = c.id) AS ctx_clocks,
-    (SELECT json_agg(json_build_array(t.id, t.key, t.kind, t.part, t.due_at, t.status, t.fired,
-                                      t.planned_at))
-       FROM timer t WHERE t.slot = c.id) AS ctx_timers
-"""
+CONTEXT_COLUMNS = "\n".join(
+    line for line in SQL["context_columns"].splitlines() if not line.startswith("--")
+)
 
 
 @dataclass(frozen=True)

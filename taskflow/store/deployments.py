@@ -9,7 +9,10 @@ from datetime import datetime
 from typing import Any
 
 from taskflow.core import deployments
-from taskflow.store import db
+from taskflow.store import db, sql
+
+#: The statements of ``sql/deployments.sql``.
+SQL = sql.statements("deployments")
 
 #: One start at a time records definitions (``serve --workers N`` starts several at once).
 _LOCK_KEY = 0x7461736B666C6F77  # "taskflow"
@@ -27,15 +30,12 @@ class Row:
 
 async def lock(conn: db.Connection) -> None:
     """Serialize starts that record definitions, until the transaction ends."""
-    await conn.execute("SELECT pg_advisory_xact_lock($1)", _LOCK_KEY)
+    await conn.execute(SQL["lock"], _LOCK_KEY)
 
 
 async def recorded(conn: db.Connection) -> list[Row]:
     """Every recorded definition, by name then version."""
-    rows = await conn.fetch(
-        "SELECT workflow, version, digest, document, first_seen_at, last_seen_at, "
-        "drift_allowed_at FROM deployed_definition ORDER BY workflow, version"
-    )
+    rows = await conn.fetch(SQL["recorded"])
     return [
         Row(
             deployments.Recorded(r["workflow"], r["version"], r["digest"], r["document"]),
@@ -49,10 +49,7 @@ async def recorded(conn: db.Connection) -> list[Row]:
 
 async def live_runs(conn: db.Connection) -> dict[tuple[str, int], int]:
     """How many live runs each (workflow, version) has."""
-    rows = await conn.fetch(
-        "SELECT workflow, definition_version, count(*) AS n FROM run "
-        "WHERE status = 'active' GROUP BY workflow, definition_version"
-    )
+    rows = await conn.fetch(SQL["live_runs"])
     return {(r["workflow"], r["definition_version"]): r["n"] for r in rows}
 
 
@@ -67,14 +64,7 @@ async def record(
     document when ``drift_allowed``)."""
     document: Mapping[str, Any] = definition.document
     await conn.execute(
-        "INSERT INTO deployed_definition (id, workflow, version, digest, document, "
-        "first_seen_at, last_seen_at, drift_allowed_at) "
-        "VALUES ($1, $2, $3, $4, $5, $6::timestamptz, $6::timestamptz, "
-        "CASE WHEN $7::boolean THEN $6::timestamptz END) "
-        "ON CONFLICT (id) DO UPDATE SET last_seen_at = EXCLUDED.last_seen_at, "
-        "digest = EXCLUDED.digest, document = EXCLUDED.document, "
-        "drift_allowed_at = COALESCE(EXCLUDED.drift_allowed_at, "
-        "deployed_definition.drift_allowed_at)",
+        SQL["record"],
         f"{definition.name}@{definition.version}",
         definition.name,
         definition.version,
@@ -87,11 +77,7 @@ async def record(
 
 async def live_by_state(conn: db.Connection, workflow: str) -> dict[tuple[int, str], int]:
     """How many live runs of ``workflow`` each (version, state) has."""
-    rows = await conn.fetch(
-        "SELECT definition_version, state, count(*) AS n FROM run "
-        "WHERE workflow = $1 AND status = 'active' GROUP BY definition_version, state",
-        workflow,
-    )
+    rows = await conn.fetch(SQL["live_by_state"], workflow)
     return {(r["definition_version"], r["state"]): r["n"] for r in rows}
 
 
@@ -101,10 +87,7 @@ async def lock_batch(
     """Lock (run rows first, in id order: the lock order) up to ``limit`` live runs of
     ``workflow`` parked at one of the (version, state) ``pairs``; their ids."""
     rows = await conn.fetch(
-        "SELECT id FROM run WHERE workflow = $1 AND status = 'active' "
-        "AND (definition_version, state) IN "
-        "(SELECT * FROM unnest($2::int[], $3::text[])) "
-        "ORDER BY id LIMIT $4 FOR UPDATE",
+        SQL["lock_batch"],
         workflow,
         [v for v, _ in pairs],
         [s for _, s in pairs],
@@ -118,8 +101,7 @@ async def set_version(
 ) -> None:
     """Put a (locked) run on another definition version."""
     await conn.execute(
-        "UPDATE run SET definition_version = $2, definition_digest = $3, updated_at = $4, "
-        "version = version + 1 WHERE id = $1",
+        SQL["set_version"],
         uuid.UUID(run_id),
         version,
         digest,

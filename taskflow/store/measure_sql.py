@@ -19,8 +19,9 @@ from typing import Any
 
 from taskflow.core import durations
 from taskflow.core.runs import holding
-from taskflow.store import calendar_days, report_kept, risk_sql
-from taskflow.store.business_sql import business_us, epoch_us, real_us
+from taskflow.store import calendar_days, report_kept, risk_sql, sql
+from taskflow.store.business_sql import business_us, real_us
+from taskflow.store.sql_builder import compose
 
 #: Timeline kinds that start (claimed, assigned) or end (the rest) a slot's held time.
 HELD_KINDS = "(" + ", ".join(f"'{k}'" for k in holding.HELD_KINDS) + ")"
@@ -170,6 +171,45 @@ _O_DAY = (
 )
 
 
+#: The statements of ``sql/measure_sql.sql`` (the skeleton of the per-slot measures).
+SQL = sql.statements("measure_sql")
+
+
+def _measured() -> str:
+    """The ``measured`` statement of ``sql/measure_sql.sql``, its shared pieces filled in
+    (its ``/*:clock*/`` and ``/*:where*/`` left for :func:`measured_ctes`)."""
+    text = "\n".join(
+        line
+        for line in SQL["measured"].splitlines()
+        if not line.startswith("--")  # its leading comments: the text goes inside others
+    )
+    picked, done = ("s.picked_at", "s.p_us", "x1"), ("s.satisfied_at", "s.d_us", "x2")
+    risk_day = f"CASE WHEN {_RISK_OPEN} THEN s.due_us END"
+    return compose(
+        text,
+        calendar_ctes=calendar_days.ctes("$6::text[]", "$2::timestamptz", DAYS_TO),
+        cal_now=risk_sql.cal_now("$6::text[]", "$7::bigint[]", "$1::timestamptz"),
+        worked=worked("sl", "c.pauses", "$1"),
+        has_pauses=has_pauses("c.pauses"),
+        pickup_biz=f"{_business(*picked)} - {_paused('s.cal', 's.picked_at')}",
+        pickup_real=f"(s.p_us - s.o_us) - {_paused('NULL', 's.picked_at')}",
+        done_biz=f"{_business(*done)} - {_paused('s.cal', 's.satisfied_at')}",
+        done_real=f"(s.d_us - s.o_us) - {_paused('NULL', 's.satisfied_at')}",
+        lead_biz=business_us("NULL", "s.opened_at", "s.ended_at"),
+        at_risk_now=_at_risk_now(),
+        join_x0=calendar_days.join("x0", "s.cal", _O_DAY),
+        join_x1=calendar_days.join("x1", "s.cal", "CASE WHEN NOT s.pickup_kept THEN s.p_us END"),
+        join_x2=calendar_days.join("x2", "s.cal", "s.d_us"),
+        join_xd=calendar_days.join("xd", "s.clock_cal", risk_day),
+        clock="/*:clock*/",
+        where="/*:where*/",
+    )
+
+
+#: The statement read by :func:`measured_ctes`, composed once.
+_MEASURED = _measured()
+
+
 def measured_ctes(milestone: str | None, where: str) -> str:
     """CTEs ending in ``mc``: per-slot measures, on read, of the slots ``where`` selects.
 
@@ -178,71 +218,7 @@ def measured_ctes(milestone: str | None, where: str) -> str:
     """
     # With a milestone asked, a slot may be measured on another clock than the one it keeps.
     clock = clock_lateral("sl", milestone) if milestone is not None else slot_clock("sl")
-    return f"""
-    WITH wfcal AS (SELECT * FROM unnest($4::text[], $5::text[]) AS w(workflow, calendar)),
-    {calendar_days.ctes("$6::text[]", "$2::timestamptz", DAYS_TO)},
-    cal_now AS ({risk_sql.cal_now("$6::text[]", "$7::bigint[]", "$1::timestamptz")}),
-    s AS (
-        SELECT sl.id, sl.run, sl.workflow, sl.state, sl.name, sl.priority, sl.audience,
-               coalesce(sl.holder, sl.satisfied_by) AS holder,
-               sl.status IN ('pending', 'open', 'claimed') AS live,
-               sl.opened_at, sl.satisfied_at,
-               least(coalesce(sl.satisfied_at, sl.cancelled_at, $1), $1) AS ended_at,
-               coalesce(sl.picked_at, sl.claimed_at, sl.satisfied_at) AS picked_at,
-               {epoch_us("sl.opened_at")} AS o_us,
-               {epoch_us("coalesce(sl.picked_at, sl.claimed_at, sl.satisfied_at)")} AS p_us,
-               {epoch_us("sl.satisfied_at")} AS d_us,
-               {epoch_us("c.due_at")} AS due_us,
-               {worked("sl", "c.pauses", "$1")} AS worked_us,
-               c.calendar AS clock_cal, coalesce(c.calendar, w.calendar) AS cal,
-               coalesce(c.milestone, '') AS clock_milestone,
-               -- Time to pickup kept on the slot at its pickup, on this very clock.
-               coalesce(sl.pickup_clock = coalesce(c.milestone, ''), false) AS pickup_kept,
-               sl.pickup_biz_us, sl.pickup_real_us,
-               c.budget_us IS NOT NULL AS has_clock, {has_pauses("c.pauses")} AS has_pauses,
-               c.pauses, c.met_at, c.due_at,
-               c.breached_at, c.budget_us, c.working_days
-        FROM slot sl
-        LEFT JOIN wfcal w ON w.workflow = sl.workflow
-        {clock}
-        WHERE {where}
-        -- A fence: planned with the day-row joins, the clock probe went inside a nested loop
-        -- that rescanned the day rows per slot (bench/report.py).
-        OFFSET 0
-    ),
-    mc AS (
-        SELECT s.*,
-               CASE WHEN s.pickup_kept THEN s.pickup_biz_us
-                    ELSE {_business("s.picked_at", "s.p_us", "x1")}
-                         - {_paused("s.cal", "s.picked_at")}
-               END AS pickup_biz,
-               CASE WHEN s.pickup_kept THEN s.pickup_real_us
-                    ELSE (s.p_us - s.o_us) - {_paused("NULL", "s.picked_at")}
-               END AS pickup_real,
-               {_business("s.satisfied_at", "s.d_us", "x2")} - {_paused("s.cal", "s.satisfied_at")}
-                   AS done_biz,
-               (s.d_us - s.o_us) - {_paused("NULL", "s.satisfied_at")}
-                   AS done_real,
-               -- Live slots end now: the µs of both instants are at hand.
-               CASE WHEN s.ended_at = $1 AND s.o_us <= {NOW_US} THEN {NOW_US} - s.o_us
-                    ELSE {business_us("NULL", "s.opened_at", "s.ended_at")} END AS lead_us,
-               s.has_clock AND s.met_at IS NOT NULL AND NOT bz.breached AS met,
-               bz.breached,
-               s.live AND s.has_clock AND s.met_at IS NULL
-                   AND (s.due_at <= $1 OR s.breached_at <= $1) IS TRUE AS breached_now,
-               {_at_risk_now()} AS at_risk_now
-        FROM s
-        -- Day rows only for the instants measured here (no key: no probe).
-        {calendar_days.join("x0", "s.cal", _O_DAY)}
-        {calendar_days.join("x1", "s.cal", "CASE WHEN NOT s.pickup_kept THEN s.p_us END")}
-        {calendar_days.join("x2", "s.cal", "s.d_us")}
-        LEFT JOIN cal_now nw ON nw.calendar = s.clock_cal
-        {calendar_days.join("xd", "s.clock_cal", f"CASE WHEN {_RISK_OPEN} THEN s.due_us END")}
-        CROSS JOIN LATERAL (SELECT s.has_clock AND (
-            (s.breached_at IS NOT NULL AND s.breached_at <= $1)
-            OR coalesce(CASE WHEN s.met_at IS NOT NULL THEN s.due_at < s.met_at
-                             ELSE s.due_at <= $1 END, false)) AS breached) bz
-    )"""
+    return compose(_MEASURED, clock=clock, where=where)
 
 
 def base_args(

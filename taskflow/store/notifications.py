@@ -14,13 +14,17 @@ from typing import Any
 
 import asyncpg
 
-from taskflow.store import db
+from taskflow.store import db, sql
+from taskflow.store.sql_builder import with_columns
 
 _COLUMNS = (
     "id, recipient, recipient_email, recipient_name, run, slot, kind, message, details, "
     "created_at, deliver_at, link_requested, link, "
     "delivery_state, attempts, last_error, lease_until, retry_at, sent_at"
 )
+
+#: The statements of ``sql/notifications.sql``, the column list filled in.
+SQL = with_columns(sql.statements("notifications"), columns=_COLUMNS)
 
 
 @dataclass(frozen=True)
@@ -108,12 +112,7 @@ async def notify(conn: db.Connection, rows: Iterable[NewNotification]) -> None:
         for n in rows
     ]
     if args:
-        await conn.executemany(
-            "INSERT INTO notification (recipient, recipient_email, recipient_name, run, slot, "
-            "kind, message, details, created_at, deliver_at, link_requested) "
-            "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
-            args,
-        )
+        await conn.executemany(SQL["insert"], args)
 
 
 async def listing(
@@ -134,27 +133,18 @@ async def listing(
     the runs of those workflows (an integration's grants).
     """
     # One statement per case (not "$1 IS NULL OR ..."), so each keeps its own index plan.
-    args: list[Any]
+    args: list[Any] = []
+    total = None
     if recipient is not None:
-        total = await conn.fetchval(
-            "SELECT count(*) FROM notification WHERE recipient = $1", recipient
-        )
-        where, args = "recipient = $1", [recipient]
+        total = await conn.fetchval(SQL["count_of_recipient"], recipient)
+        text, args = SQL["page_of_recipient"], [recipient]
+    elif workflows is not None:
+        outsiders = SQL["page_of_outsiders_in_workflows"]
+        text = outsiders if outsiders_only else SQL["page_in_workflows"]
+        args = [list(workflows)]
     else:
-        total = None
-        where = "recipient LIKE 'email:%'" if outsiders_only else "true"
-        args = []
-        if workflows is not None:
-            args.append(list(workflows))
-            where += " AND run IN (SELECT id FROM run WHERE workflow = ANY($1::text[]))"
-    n = len(args)
-    rows = await conn.fetch(
-        f"SELECT {_COLUMNS} FROM notification WHERE {where} AND id > ${n + 1} "
-        f"ORDER BY id LIMIT ${n + 2}",
-        *args,
-        after_id,
-        limit,
-    )
+        text = SQL["page_of_outsiders"] if outsiders_only else SQL["page"]
+    rows = await conn.fetch(text, *args, after_id, limit)
     return [row_of(r) for r in rows], (int(total) if total is not None else None)
 
 
@@ -162,15 +152,10 @@ async def notification(
     conn: db.Connection, notification_id: int, *, lock: bool = False
 ) -> NotificationRow | None:
     """One notification by id (``lock``: FOR UPDATE, so link minting for it goes in turn)."""
-    row = await conn.fetchrow(
-        f"SELECT {_COLUMNS} FROM notification WHERE id = $1" + (" FOR UPDATE" if lock else ""),
-        notification_id,
-    )
+    row = await conn.fetchrow(SQL["one_locked"] if lock else SQL["one"], notification_id)
     return row_of(row) if row is not None else None
 
 
 async def set_link(conn: db.Connection, notification_id: int, link_id: str) -> None:
     """Remember the link last minted for a notification."""
-    await conn.execute(
-        "UPDATE notification SET link = $2 WHERE id = $1", notification_id, uuid.UUID(link_id)
-    )
+    await conn.execute(SQL["set_link"], notification_id, uuid.UUID(link_id))

@@ -23,9 +23,9 @@ import asyncpg
 
 from taskflow.core import reports
 from taskflow.core.runs import model
-from taskflow.store import db, measure_sql, queries
+from taskflow.store import db, measure_sql, queries, sql
 from taskflow.store.business_sql import business_us
-from taskflow.store.sql_builder import Statement
+from taskflow.store.sql_builder import BuildError, Statement, compose
 
 
 def _filters(f: reports.ReportFilter, args: list[Any]) -> str:
@@ -79,29 +79,18 @@ def teams(audience: str) -> str:
     )
 
 
-_PCT = "percentile_cont(ARRAY[0.5, 0.9, 0.95]) WITHIN GROUP (ORDER BY {})"
-AGGREGATES = f"""
-    count(*) AS opened,
-    count(*) FILTER (WHERE m.met) AS met,
-    count(*) FILTER (WHERE m.breached) AS breached,
-    count(*) FILTER (WHERE m.live) AS still_open,
-    count(*) FILTER (WHERE m.at_risk_now) AS at_risk_now,
-    count(*) FILTER (WHERE m.breached_now) AS breached_now,
-    {_PCT.format("m.pickup_biz")} AS pickup_biz,
-    {_PCT.format("m.pickup_real")} AS pickup_real,
-    {_PCT.format("m.done_biz")} AS done_biz,
-    {_PCT.format("m.done_real")} AS done_real,
-    coalesce(sum(m.lead_us), 0)::bigint AS lead_us,
-    coalesce(sum(m.worked_us), 0)::bigint AS worked_us"""
 #: Run before the statement, in its transaction. The day rows (calendar_days) are few and
 #: probed once per slot instant; the planner, unsure of their count, picks merge joins that
 #: rescan them, four times slower than hashing (bench/report.py).
 #: The grouped sort of a 90-day report (tens of thousands of rows, four percentile arrays)
 #: spilled to disk with the default 4 MB of work memory.
 PLANNER = "SET LOCAL enable_mergejoin = off; SET LOCAL work_mem = '64MB'"
-_PERCENTILE_NAMES = ("pickup_biz", "pickup_real", "done_biz", "done_real")
-_COUNT_NAMES = ("opened", "met", "breached", "still_open", "at_risk_now", "breached_now")
-_AGG_NAMES = (*_COUNT_NAMES, *_PERCENTILE_NAMES, "lead_us", "worked_us")
+#: The statements of ``sql/report_sql.sql``: by grouping (none, keys, periods, both).
+SQL = sql.statements("report_sql")
+#: The figures of a group (the file's ``aggregates`` piece, without its comment).
+AGGREGATES = "\n".join(
+    line for line in SQL["aggregates"].splitlines() if not line.lstrip().startswith("--")
+)
 
 
 _RUN_VERSION = "(SELECT r.definition_version FROM run r WHERE r.id = {})"
@@ -200,48 +189,39 @@ def statement(
     if request.by_period:
         args.append(reports.period_starts(request))
         bounds = f"${len(args)}::timestamptz[]"
-    keys = [(d, *KEYS[d]) for d in request.keys]
-    select_keys = [f"{expr} AS k_{d}" for d, expr, _ in keys]
-    if request.by_period:
-        # The period's number (1, 2, ...): a binary search of the periods' first instants,
-        # several times cheaper per slot than date_trunc of the local time (bench/README.md).
-        select_keys.insert(0, f"width_bucket(m.opened_at, {bounds}) AS k_period")
-    names = [f"k_{d}" for d, _, _ in keys]
-    grouped = f"GROUP BY {', '.join(str(i + 1) for i in range(len(select_keys)))}"
-    measured += f""",
-    agg AS (
-        SELECT {", ".join([*select_keys, AGGREGATES]) if select_keys else AGGREGATES}
-        FROM m
-        {grouped if select_keys else ""}
-    )"""
-    if not request.by_period:
-        order = ", ".join(f"{n} NULLS LAST" for n in names) or "1"
-        return f"{measured} SELECT * FROM agg ORDER BY {order}", args
-    # Every period for every group seen. Groups are numbered (null keys alike) so the grid
-    # joins the aggregates on a number, by hash: joined on the keys themselves (IS NOT
-    # DISTINCT FROM, which no hash join takes), every grid row was compared with every
-    # group's rows, 18 s for 6 000 holders over five weeks (bench/README.md).
-    if names:
-        listed = ", ".join(names)
-        numbered = f"SELECT agg.*, dense_rank() OVER (ORDER BY {listed}) AS gid FROM agg"
-        groups, on = f"SELECT DISTINCT gid, {listed} FROM ag", " AND a.gid = g.gid"
-    else:
-        numbered, groups, on = "SELECT * FROM agg", "SELECT 1 AS one", ""
-    counts = ", ".join(
-        f"coalesce(a.{n}, 0) AS {n}"
-        if n not in ("pickup_biz", "pickup_real", "done_biz", "done_real")
-        else f"a.{n}"
-        for n in _AGG_NAMES
-    )
-    sql = f"""{measured},
-    periods AS (SELECT generate_series(1, cardinality({bounds})) AS k_period),
-    ag AS ({numbered}),
-    g AS ({groups})
-    SELECT ({bounds})[p.k_period] AS k_period, {"".join(f"g.{n}, " for n in names)}{counts}
-    FROM periods p CROSS JOIN g
-    LEFT JOIN ag a ON a.k_period = p.k_period{on}
-    ORDER BY p.k_period{"".join(f", g.{n} NULLS LAST" for n in names)}"""
-    return sql, args
+    return grouping(request.keys, measured=measured, bounds=bounds), args
+
+
+def grouping(keys: tuple[str, ...], *, measured: str, bounds: str = "") -> str:
+    """The report's statement for groupings ``keys`` (each one of :data:`KEYS`, the fixed
+    list), by period when ``bounds`` (the periods' first instants' placeholder) is given,
+    over the ``measured`` CTEs (ending in ``m``)."""
+    unknown = [k for k in keys if k not in KEYS]
+    if unknown:
+        raise BuildError(f"groupings {unknown} are not among {sorted(KEYS)}.")
+    names = [f"k_{k}" for k in keys]
+    parts = {"measured": measured, "aggregates": AGGREGATES}
+    if keys:
+        first = 2 if bounds else 1  # by period, the period's number is the first key
+        parts |= {
+            "keys": ", ".join(f"{KEYS[k][0]} AS k_{k}" for k in keys),
+            "positions": ", ".join(str(first + i) for i in range(len(keys))),
+        }
+    if bounds:
+        parts["bounds"] = bounds
+    if not bounds:
+        if not keys:
+            return compose(SQL["totals"], **parts)
+        parts["key_order"] = ", ".join(f"{n} NULLS LAST" for n in names)
+        return compose(SQL["grouped"], **parts)
+    if not keys:
+        return compose(SQL["periods"], **parts)
+    parts |= {
+        "key_names": ", ".join(names),
+        "grid_keys": ", ".join(f"g.{n}" for n in names),
+        "grid_order": ", ".join(f"g.{n} NULLS LAST" for n in names),
+    }
+    return compose(SQL["grouped_periods"], **parts)
 
 
 def _row(record: asyncpg.Record, zone: ZoneInfo) -> reports.ReportRow:

@@ -192,3 +192,15 @@ def with_columns(statements: Mapping[str, str], **columns: str) -> dict[str, str
             raise BuildError(f"statement {name!r} has unfilled markers {sorted(left)}.")
         filled[name] = text
     return filled
+
+
+def compose(base: str, **parts: str) -> str:
+    """``base`` with each of its ``/*:<name>*/`` markers filled from ``parts``: text the
+    store composed from its own fixed lists (a report's groupings, a measured rows' CTE),
+    never a value. A marker left unfilled, or a part ``base`` has no marker for, is refused."""
+    markers = set(_MARKER.findall(base))
+    if markers != set(parts):
+        raise BuildError(
+            f"markers {sorted(markers)} and parts {sorted(parts)} differ: fill each marker once."
+        )
+    return _MARKER.sub(lambda m: parts[m.group(1)], base)

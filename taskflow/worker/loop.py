@@ -76,12 +76,31 @@ class Worker:
         self._mailing: asyncio.Task[None] | None = None
         #: Webhook deliveries, in a task of their own beside the timers (worker/delivery.py).
         self.deliveries = delivery.DeliveryLoop(services, poll=self.poll)
+        #: Passes finished (fired, ran steps, snapshot taken); awaited by ``passes_done``.
+        self.passes = 0
+        self._passing = False
+        self._passed = asyncio.Condition()
 
     def stop(self) -> None:
         """Ask the loop to finish after the batch in hand."""
         self._stop.set()
         self._wake.set()
         self.deliveries.stop()
+
+    async def passes_done(self, n: int) -> None:
+        """Return once ``n`` passes have finished since the worker started."""
+        async with self._passed:
+            await self._passed.wait_for(lambda: self.passes >= n)
+
+    async def next_pass(self) -> None:
+        """Return once a pass that began after this call has finished."""
+        await self.passes_done(self.passes + (2 if self._passing else 1))
+
+    async def _pass_finished(self) -> None:
+        self._passing = False
+        async with self._passed:
+            self.passes += 1
+            self._passed.notify_all()
 
     def _notified(self, *_: object) -> None:
         self._wake.set()
@@ -165,6 +184,7 @@ class Worker:
                 try:
                     await self._listen()
                     self._wake.clear()
+                    self._passing = True
                     now = self.services.clock.now()
                     if self._pruned is None or now - self._pruned >= PRUNE_EVERY:
                         await idempotency.prune(self.services)
@@ -182,6 +202,7 @@ class Worker:
                     taken = max(taken, ran)
                     await self._snapshot(now)
                     self._send_mail()
+                    await self._pass_finished()
                     backoff = 0.1
                     if taken >= self.batch:
                         continue  # more may be due right now

@@ -21,6 +21,7 @@ from tests.api import magic as m
 from tests.api import workflows as w
 from tests.api.test_example_flows import RAISE
 from tests.conftest import gql
+from tests.lock_waits import until_waiting
 
 pytestmark = pytest.mark.anyio
 
@@ -155,7 +156,8 @@ async def test_concurrent_duplicates_have_one_effect_and_one_answer(
         tasks = [
             asyncio.create_task(_call(client, COMPLETE, people["fiona"], **done)) for _ in range(2)
         ]
-        await asyncio.sleep(0.3)
+        # The first waits for the run, its duplicate for the key.
+        await until_waiting(database_url, 2)
         await tx.rollback()
         answers = await asyncio.gather(*tasks)
     finally:

@@ -23,7 +23,8 @@ pytestmark = pytest.mark.anyio
 
 async def _waiting_on_a_lock(conn: asyncpg.Connection, others: int) -> bool:
     found = await conn.fetchval(
-        "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND pid <> $1",
+        "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND pid <> $1 "
+        "AND datname = current_database()",
         others,
     )
     return bool(found)

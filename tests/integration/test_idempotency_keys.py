@@ -13,6 +13,7 @@ import pytest
 from taskflow import errors
 from taskflow.service import container, idempotency
 from taskflow.service import principals as principal_service
+from tests.lock_waits import until_waiting
 
 pytestmark = pytest.mark.anyio
 
@@ -83,7 +84,7 @@ async def test_racing_duplicates_run_once(
 
     async def slow() -> dict[str, str]:
         calls.append(1)
-        await asyncio.sleep(0.2)
+        await until_waiting(services.db.url)  # a duplicate waits for the key meanwhile
         return await _rename(services, f"Fiona {len(calls)}")
 
     answers = await asyncio.gather(

@@ -277,20 +277,19 @@ async def snapshot_taken_at(services: container.Services) -> datetime | None:
 async def test_a_running_worker_keeps_the_snapshot_every_15_seconds_of_its_clock(
     services: container.Services, frozen_clock: clock.FrozenClock
 ) -> None:
-    async with loop.running(services, poll=0.05):
-        for _ in range(100):
-            if await snapshot_taken_at(services) is not None:
-                break
-            await asyncio.sleep(0.05)
+    async with loop.running(services, poll=0.05) as worker:
+        async with asyncio.timeout(5):
+            while await snapshot_taken_at(services) is None:
+                await worker.next_pass()
         assert await snapshot_taken_at(services) == frozen_clock.now()
         frozen_clock.advance(timedelta(seconds=5))
-        await asyncio.sleep(0.3)  # several passes: still fresh
+        async with asyncio.timeout(5):  # several passes: still fresh
+            await worker.passes_done(worker.passes + 5)
         assert await snapshot_taken_at(services) == frozen_clock.now() - timedelta(seconds=5)
         frozen_clock.advance(timedelta(seconds=10))
-        for _ in range(100):
-            if await snapshot_taken_at(services) == frozen_clock.now():
-                break
-            await asyncio.sleep(0.05)
+        async with asyncio.timeout(5):
+            while await snapshot_taken_at(services) != frozen_clock.now():
+                await worker.next_pass()
         assert await snapshot_taken_at(services) == frozen_clock.now()
 
 

@@ -259,17 +259,16 @@ async def test_a_running_worker_backs_off_parks_the_timer_dead_and_fires_a_retry
     run_id = await start(services, "P-3", BROKEN_OWNER)
 
     async def attempts_reach(n: int) -> dict[str, Any]:
-        for _ in range(200):
-            timer = await escalation(services, run_id)
-            if timer["attempts"] >= n:
-                return timer
-            await asyncio.sleep(0.02)
-        raise AssertionError(f"the worker made no attempt {n}: {timer}")
+        async with asyncio.timeout(5):
+            while (timer := await escalation(services, run_id))["attempts"] < n:
+                await worker.next_pass()
+        return timer
 
-    async with loop.running(services, poll=0.02):
+    async with loop.running(services, poll=0.02) as worker:
         frozen_clock.set(BREACH)
         timer = await attempts_reach(1)
-        await asyncio.sleep(0.2)  # many polls: no attempt before the backoff is up
+        async with asyncio.timeout(5):  # many passes: no attempt before the backoff is up
+            await worker.passes_done(worker.passes + 5)
         assert (await escalation(services, run_id))["attempts"] == 1
         frozen_clock.set(timer["due_at"])
         timer = await attempts_reach(2)
@@ -277,7 +276,8 @@ async def test_a_running_worker_backs_off_parks_the_timer_dead_and_fires_a_retry
         timer = await attempts_reach(3)
         assert timer["status"] == "dead"
         frozen_clock.advance(timedelta(days=1))
-        await asyncio.sleep(0.2)
+        async with asyncio.timeout(5):
+            await worker.passes_done(worker.passes + 5)
         assert (await escalation(services, run_id))["status"] == "dead"
 
         ada = await principal_service.get(services, "ada")

@@ -41,13 +41,13 @@ async def test_a_running_worker_fires_when_its_clock_reaches_the_due_instant(
             attributes={"reference": "T-9", "title": "x", "priority": "P3", "team": "t"},
             idempotency_key=None,
         )
-        await asyncio.sleep(0.3)  # several polls: nothing is due on the frozen clock yet
+        async with asyncio.timeout(5):
+            await worker.passes_done(3)  # several passes: nothing is due on the frozen clock yet
         assert await breaches(services) == 0
         frozen_clock.advance(timedelta(minutes=30))  # triage's 30 minutes are up
-        for _ in range(100):
-            if await breaches(services):
-                break
-            await asyncio.sleep(0.05)
+        async with asyncio.timeout(5):
+            while not await breaches(services):
+                await worker.next_pass()
         assert await breaches(services) == 1
         assert worker.fired == 2  # the breach and the reminder on breach
 
@@ -59,14 +59,14 @@ async def test_a_notify_wakes_a_sleeping_worker_long_before_its_next_poll(
 
     async with loop.running(services) as worker:
         worker.poll = 60.0  # only a NOTIFY can wake it within this test
-        await asyncio.sleep(0.3)  # let it take its first (empty) pass and go to sleep
+        async with asyncio.timeout(5):
+            await worker.passes_done(1)  # its first (empty) pass: then it sleeps
         async with services.db.transaction() as conn:
             await conn.execute(SEED, "N-", 5, DIGEST, 0.0, -1.0, services.clock.now())
             await conn.execute("SELECT pg_notify('taskflow_timers', '')")
-        for _ in range(100):
-            if worker.fired == 5:
-                break
-            await asyncio.sleep(0.05)
+        async with asyncio.timeout(5):  # far less than its poll
+            while worker.fired < 5:
+                await worker.next_pass()
         assert worker.fired == 5
 
 
@@ -83,10 +83,11 @@ async def test_a_sleeping_worker_wakes_when_the_nearest_timer_falls_due_without_
         )
     async with loop.running(services) as worker:
         worker.poll = 60.0  # a poll cannot be what fires them within this test
-        await asyncio.sleep(0.1)  # its first pass: nothing due yet; it sleeps until the due
+        async with asyncio.timeout(5):
+            await worker.passes_done(1)  # its first pass: nothing due yet; it sleeps until the due
+        assert worker.fired == 0
         frozen_clock.advance(timedelta(seconds=1))
-        for _ in range(100):
-            if worker.fired == 3:
-                break
-            await asyncio.sleep(0.05)
+        async with asyncio.timeout(5):  # far less than its poll
+            while worker.fired < 3:
+                await worker.next_pass()
         assert worker.fired == 3

@@ -100,3 +100,14 @@ SELECT count(*) FROM (/*:wanted*/) w
 -- name: counts
 -- How many items of each reason.
 SELECT w.reason, count(*) AS n FROM (/*:wanted*/) w GROUP BY w.reason
+
+-- name: wanted
+-- A piece (attention._WANTED, filled into the statements above and the runs list's
+-- needs-attention filter): the branches' union (/*:union*/, one parenthesized branch per
+-- reason joined by UNION ALL) narrowed to reasons $4 (text[], NULL: all).
+SELECT * FROM (/*:union*/) a WHERE ($4::text[] IS NULL OR a.reason = ANY($4::text[]))
+
+-- name: run_ids
+-- A piece (attention.run_ids_sql): the runs of the items of /*:wanted*/, its $1..$4
+-- renumbered after the statement's own parameters.
+SELECT w.run FROM (/*:wanted*/) w

@@ -21,3 +21,15 @@ SELECT min(due_at) FROM timer WHERE status = 'armed' AND due_at > $1
 -- The slots of the runs $1 (uuid[]), by run, in visit, name, item order.
 SELECT /*:slot_columns*/ FROM slot WHERE run = ANY($1::uuid[])
 ORDER BY run, visit, name, item_index, id
+
+-- name: context_columns
+-- A piece (no statement of its own; deadlines.CONTEXT_COLUMNS): columns that read a
+-- just-written slot's clock ledgers and timer rows in the statement that wrote it (c is
+-- the slot row): carrying out its deadlines then needs no further read.
+(SELECT json_agg(json_build_array(k.milestone, k.budget_kind, k.budget_us, k.working_days,
+                                  k.calendar, k.started_at, k.pauses, k.met_at)
+                 ORDER BY k.milestone)
+   FROM sla_clock k WHERE k.slot = c.id) AS ctx_clocks,
+(SELECT json_agg(json_build_array(t.id, t.key, t.kind, t.part, t.due_at, t.status, t.fired,
+                                  t.planned_at))
+   FROM timer t WHERE t.slot = c.id) AS ctx_timers
