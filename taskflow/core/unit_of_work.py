@@ -41,6 +41,8 @@ class Context:
     registry: calendars.Registry
     before: Mapping[str, SlotView] = field(default_factory=dict)
     actor: str | None = None
+    #: The share of a budget past which a running clock is at risk (its ``at_risk`` timer).
+    at_risk: float = clocks.DEFAULT_AT_RISK
 
 
 def context(
@@ -261,7 +263,7 @@ def _timers(
     wanted = [
         spec
         for view in touched
-        for spec in deadlines.slot_timers(ctx.definition, view, ctx.registry, fired)
+        for spec in deadlines.slot_timers(ctx.definition, view, ctx.registry, fired, ctx.at_risk)
     ]
     if result.run_changed:
         wanted += deadlines.state_timers(ctx.definition, result.run, ctx.registry, fired)

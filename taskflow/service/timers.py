@@ -269,16 +269,12 @@ async def fire_one(
         "late_seconds": round(late.total_seconds(), 3),
     }
     slot = loaded.slot
-    if timer.kind == deadlines.BREACH:
+    if timer.kind in (deadlines.AT_RISK, deadlines.BREACH):  # at risk: a line, nothing else
         assert slot is not None
-        state.breach(slot.id, timer.ref, timer.due_at)
-        entry = AuditEntry(
-            "clock.breached",
-            now,
-            None,
-            slot.id,
-            f"the {timer.ref} budget of {slot.name} ran out at {timer.due_at.isoformat()}",
-            {**base, "slot": slot.name, "milestone": timer.ref},
+        if timer.kind == deadlines.BREACH:
+            state.breach(slot.id, timer.ref, timer.due_at)
+        entry = deadlines.clock_firing(
+            timer.kind, slot, timer.ref, timer.due_at, services.calendars, now, base
         )
         _resync(services, state, loaded, slot, slot, now, [entry])
         return 1
