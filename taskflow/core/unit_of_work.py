@@ -50,9 +50,11 @@ def context(
     registry: calendars.Registry,
     before: Sequence[SlotView] = (),
     actor: str | None = None,
+    at_risk: float = clocks.DEFAULT_AT_RISK,
 ) -> Context:
-    """A :class:`Context` for slots loaded as ``before``."""
-    return Context(definition, registry, {s.id: s for s in before}, actor)
+    """A :class:`Context` for slots loaded as ``before`` (``at_risk``: the setting
+    ``TASKFLOW_SLA_AT_RISK``, where the ``at_risk`` timers are due)."""
+    return Context(definition, registry, {s.id: s for s in before}, actor, at_risk)
 
 
 @dataclass(frozen=True)

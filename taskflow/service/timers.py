@@ -342,7 +342,9 @@ def _resync(
 ) -> None:
     """Write the slot (if it changed), the lines, and re-arm its timers (the firing counted)."""
     result = Outcome(state.run, (), (after,), tuple(audit), run_changed=False)
-    ctx = uow.context(loaded.definition, services.calendars, [before])
+    ctx = uow.context(
+        loaded.definition, services.calendars, [before], at_risk=services.settings.sla_at_risk
+    )
     runs_batch.outcome(state, result, ctx, now, rows=after != before)
 
 
@@ -369,7 +371,9 @@ def _move(
     result = Outcome(
         result.run, result.created, result.changed, (*lines, *result.audit), result.run_changed
     )
-    ctx = uow.context(loaded.definition, services.calendars, slots)
+    ctx = uow.context(
+        loaded.definition, services.calendars, slots, at_risk=services.settings.sla_at_risk
+    )
     runs_batch.outcome(state, result, ctx, now)
 
 

@@ -18,7 +18,9 @@ pytestmark = pytest.mark.anyio
 
 async def _state(services: container.Services, run_id: str) -> dict[str, Any]:
     async with services.db.connection() as conn:
-        slot = await conn.fetchrow("SELECT name, status, holder, priority, version, due_at FROM slot")
+        slot = await conn.fetchrow(
+            "SELECT name, status, holder, priority, version, due_at FROM slot"
+        )
         lines = await conn.fetch(
             "SELECT kind, slot, actor, details FROM audit_event WHERE run = $1 ORDER BY id",
             uuid.UUID(run_id),

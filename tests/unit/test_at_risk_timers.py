@@ -99,3 +99,13 @@ def test_a_fired_at_risk_timer_is_not_armed_again_and_its_line_says_what_crossed
         "due_at": "2026-12-01T13:10:00+00:00",
         "at_risk_at": "2026-12-01T12:10:00+00:00",
     }
+
+
+def test_the_share_comes_from_the_context_the_setting_fills() -> None:
+    ticket = triaged()
+    slot = ticket.named("first_response")
+    ctx = uow.context(SUPPORT, REGISTRY, [slot], at_risk=0.5)
+    writes = uow.plan(Outcome(ticket.run, (), (slot,), (), run_changed=False), ctx, [], ticket.now)
+    finished = next(c for c in slot.clocks if c.milestone == "finished")
+    half = deadlines.at_risk_at(finished, clocks.calendar_of(REGISTRY, finished), 0.5)
+    assert _at_risk(list(writes.timers))["finished"] == (TimerStatus.ARMED, half)
