@@ -3,7 +3,7 @@
 Claiming changes one thing the deadlines depend on (``deadlines.sync_clocks``):
 the slot's ``assigned`` clock is met at the claim instant. So, for a slot whose
 clocks are already started and whose ``assigned`` clock is not paused, a claim
-needs no calendar arithmetic: the clock is met; the breach timer and the
+needs no calendar arithmetic: the clock is met; its breach and at-risk timers and the
 reminders of ``assigned`` are no longer wanted (``deadlines.slot_timers``); the
 slot's nearest due instant becomes the nearest among its other running clocks
 (their due instants are stored beside the ledgers); the timeline gains the

@@ -7,7 +7,7 @@ pausing states, re-budgeted when the subject changes); the shell asks this
 module which timers should be armed for the slots and state a decision touched
 and arms, moves or cancels timer rows to match (see ``service/deadlines.py``).
 
-Timers are keyed by what they stand for (``<slot>:breach:finished``,
+Timers are keyed by what they stand for (``<slot>:breach:finished``, ``<slot>:at_risk:finished``,
 ``<slot>:reminder:0``, ``<run>:<visit>:timeout:0``): one row per key, re-armed
 in place, so a firing count survives pauses and recomputes.
 """
@@ -28,6 +28,8 @@ from taskflow.core.runs.model import CLAIMED, LIVE, OPEN, SATISFIED, AuditEntry,
 from taskflow.core.runs.statuses import RunStatus, SlotStatus
 
 BREACH, REMINDER, TIMEOUT = "breach", "reminder", "timeout"
+#: The timer of a running clock crossing its at-risk share of the budget (``clock.at_risk``).
+AT_RISK = "at_risk"
 
 
 @dataclass(frozen=True)
@@ -105,6 +107,14 @@ def _clock(view: SlotView, milestone: str) -> clocks.Clock | None:
     return next((c for c in view.clocks if c.milestone == milestone), None)
 
 
+def at_risk_at(
+    clock: clocks.Clock, cal: calendars.BusinessClock, share: float = clocks.DEFAULT_AT_RISK
+) -> datetime | None:
+    """When the clock's spent business time reaches ``share`` of its budget (None while a
+    pause holds it short)."""
+    return clocks.instant_at(clock, cal, clocks.budget_time(clock, cal) * share)
+
+
 def _reminder_due(
     rem: sla.Reminder, clock: clocks.Clock, cal: calendars.BusinessClock, fired: int
 ) -> datetime | None:
@@ -127,11 +137,14 @@ def slot_timers(
     view: SlotView,
     registry: calendars.Registry,
     fired: Mapping[str, int],
+    at_risk: float = clocks.DEFAULT_AT_RISK,
 ) -> list[TimerSpec]:
-    """The timers a slot needs now: a breach per unmet clock, its reminders' next firings.
+    """The timers a slot needs now: a breach and an at-risk timer per unmet clock, its
+    reminders' next firings.
 
     A slot that is no longer live, and a clock that is met or paused, needs none;
-    ``fired`` holds how often each key has fired already.
+    ``fired`` holds how often each key has fired already. The at-risk timer is due where
+    the clock's spent business time reaches ``at_risk`` of its budget (each fires once).
     """
     if view.status not in LIVE or view.status == SlotStatus.PENDING:
         return []
@@ -143,6 +156,11 @@ def slot_timers(
             due = clocks.due_at(c, clocks.calendar_of(registry, c))
             if due is not None:
                 specs.append(TimerSpec(key, view.run_id, view.id, BREACH, c.milestone, due))
+        key = f"{view.id}:{AT_RISK}:{c.milestone}"
+        if c.met_at is None and fired.get(key, 0) == 0 and 0 < at_risk < 1:
+            due = at_risk_at(c, clocks.calendar_of(registry, c), at_risk)
+            if due is not None:
+                specs.append(TimerSpec(key, view.run_id, view.id, AT_RISK, c.milestone, due))
     for index, rem in enumerate(decl.reminders):
         clock = _clock(view, rem.milestone)
         if clock is None or clock.met_at is not None:
@@ -234,6 +252,57 @@ def clock_audit(
         if c.met_at is not None and prev.met_at is None:
             line("clock.met", due_at=due, breached=_iso(clocks.breached_at(c, cal, c.met_at)))
     return lines
+
+
+def at_risk_line(
+    view: SlotView,
+    milestone: str,
+    at: datetime,
+    registry: calendars.Registry,
+    now: datetime,
+    base: Mapping[str, Any] | None = None,
+) -> AuditEntry:
+    """The ``clock.at_risk`` line of the slot's ``milestone`` clock, past its at-risk
+    share since ``at``: the slot, the milestone, the due instant and ``at`` (``base``, the
+    firing's key and lateness, first)."""
+    clock = _clock(view, milestone)
+    due = clocks.due_at(clock, clocks.calendar_of(registry, clock)) if clock else None
+    return AuditEntry(
+        "clock.at_risk",
+        now,
+        None,
+        view.id,
+        f"the {milestone} clock of {view.name} passed its at-risk share at {_iso(at)}",
+        {
+            **(base or {}),
+            "slot": view.name,
+            "milestone": milestone,
+            "due_at": _iso(due),
+            "at_risk_at": _iso(at),
+        },
+    )
+
+
+def clock_firing(
+    kind: str,
+    view: SlotView,
+    milestone: str,
+    at: datetime,
+    registry: calendars.Registry,
+    now: datetime,
+    base: Mapping[str, Any],
+) -> AuditEntry:
+    """The line of a clock's timer of ``kind`` (breach or at risk) due ``at`` firing."""
+    if kind == AT_RISK:
+        return at_risk_line(view, milestone, at, registry, now, base)
+    return AuditEntry(
+        "clock.breached",
+        now,
+        None,
+        view.id,
+        f"the {milestone} budget of {view.name} ran out at {at.isoformat()}",
+        {**base, "slot": view.name, "milestone": milestone},
+    )
 
 
 # -- quiet hours ---------------------------------------------------------------------------------

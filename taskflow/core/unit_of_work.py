@@ -41,6 +41,8 @@ class Context:
     registry: calendars.Registry
     before: Mapping[str, SlotView] = field(default_factory=dict)
     actor: str | None = None
+    #: The share of a budget past which a running clock is at risk (its ``at_risk`` timer).
+    at_risk: float = clocks.DEFAULT_AT_RISK
 
 
 def context(
@@ -48,9 +50,11 @@ def context(
     registry: calendars.Registry,
     before: Sequence[SlotView] = (),
     actor: str | None = None,
+    at_risk: float = clocks.DEFAULT_AT_RISK,
 ) -> Context:
-    """A :class:`Context` for slots loaded as ``before``."""
-    return Context(definition, registry, {s.id: s for s in before}, actor)
+    """A :class:`Context` for slots loaded as ``before`` (``at_risk``: the setting
+    ``TASKFLOW_SLA_AT_RISK``, where the ``at_risk`` timers are due)."""
+    return Context(definition, registry, {s.id: s for s in before}, actor, at_risk)
 
 
 @dataclass(frozen=True)
@@ -261,7 +265,7 @@ def _timers(
     wanted = [
         spec
         for view in touched
-        for spec in deadlines.slot_timers(ctx.definition, view, ctx.registry, fired)
+        for spec in deadlines.slot_timers(ctx.definition, view, ctx.registry, fired, ctx.at_risk)
     ]
     if result.run_changed:
         wanted += deadlines.state_timers(ctx.definition, result.run, ctx.registry, fired)

@@ -37,6 +37,7 @@ KIND_TO_TYPE: Mapping[str, str] = {
     "slot.assigned": "slot.assigned",
     "slot.reassigned": "slot.assigned",
     "slot.satisfied": "slot.completed",
+    "clock.at_risk": "clock.at_risk",
     "clock.breached": "clock.breached",
     "clock.met": "clock.met",
     "reminder.fired": "reminder.fired",
@@ -61,8 +62,8 @@ class DeliveryStatus(StrEnum):
     DEAD = "dead"
 
 
-#: In the catalog, not emitted yet: no timeline line marks a clock crossing its at-risk share.
-PLANNED_TYPES: tuple[str, ...] = ("clock.at_risk",)
+#: In the catalog, not emitted yet (none today: ``clock.at_risk`` comes from its timer).
+PLANNED_TYPES: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -116,6 +117,12 @@ def _specific(e: Event) -> dict[str, Any]:
         return {"holder": _text(d.get("to")), "previousHolder": _text(d.get("previous_holder"))}
     if e.type == "slot.completed":
         return {"event": _text(d.get("event")), "by": e.actor}
+    if e.type == "clock.at_risk":
+        return {
+            "milestone": _text(d.get("milestone")),
+            "dueAt": _text(d.get("due_at")),
+            "atRiskAt": _text(d.get("at_risk_at")),
+        }
     if e.type == "clock.breached":
         return {"milestone": _text(d.get("milestone")), "dueAt": _text(d.get("due_at"))}
     if e.type == "clock.met":

@@ -247,7 +247,7 @@ async def deliver(
             conn,
             result,
             now=now,
-            sla=deadlines.context(definition, ctx.registry, slots, b.actor),
+            sla=deadlines.context(definition, ctx.registry, slots, b.actor, ctx.at_risk),
         )
         delivered += 1
 
@@ -285,7 +285,9 @@ async def after_batch(
     for run in runs:
         definition = services.catalog.get(run.workflow, run.definition_version)
         if buffered_events(definition):
-            ctx = deadlines.context(definition, services.calendars)
+            ctx = deadlines.context(
+                definition, services.calendars, at_risk=services.settings.sla_at_risk
+            )
             delivered += await deliver(conn, ctx, run.id, now, write)
     return delivered
 

@@ -42,7 +42,9 @@ async def after_slot_move(
     run = moved.run.view
     definition = services.catalog.get(run.workflow, run.definition_version)
     after = deadlines.sync_clocks(definition, moved.slot, run.subject, now)
-    ctx = context(definition, services.calendars, [moved.slot], actor)
+    ctx = context(
+        definition, services.calendars, [moved.slot], actor, at_risk=services.settings.sla_at_risk
+    )
     result = Outcome(run, (), (after,), tuple(lines), run_changed=False)
     await writer.write(conn, uow.plan(result, ctx, moved.timers, now, rows=False), now)
 

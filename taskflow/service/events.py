@@ -206,7 +206,13 @@ async def _raise(
             conn,
             result,
             now=now,
-            sla=deadlines.context(definition, services.calendars, slots, actor.id),
+            sla=deadlines.context(
+                definition,
+                services.calendars,
+                slots,
+                actor.id,
+                at_risk=services.settings.sla_at_risk,
+            ),
         )
         fresh_run = await rows.get_run(conn, run.view.id)
         fresh_slot = await rows.get_slot(conn, slot.id)

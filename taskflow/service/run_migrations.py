@@ -149,7 +149,9 @@ async def _migrate(
             conn,
             result,
             now=now,
-            sla=deadlines.context(old, services.calendars, slots, ACTOR),
+            sla=deadlines.context(
+                old, services.calendars, slots, ACTOR, at_risk=services.settings.sla_at_risk
+            ),
         )
         return step.kind
     if step.kind == migrations.TO:
@@ -164,7 +166,9 @@ async def _migrate(
             conn,
             closing.outcome(),
             now=now,
-            sla=deadlines.context(old, services.calendars, slots, ACTOR),
+            sla=deadlines.context(
+                old, services.calendars, slots, ACTOR, at_risk=services.settings.sla_at_risk
+            ),
         )
     else:
         await persist.audit(conn, run_id, line)
@@ -180,7 +184,9 @@ async def _migrate(
             conn,
             entering.outcome(),
             now=now,
-            sla=deadlines.context(target, services.calendars, slots, ACTOR),
+            sla=deadlines.context(
+                target, services.calendars, slots, ACTOR, at_risk=services.settings.sla_at_risk
+            ),
         )
     else:
         await stays.keep(services, conn, run, slots, step, target, now, ACTOR)

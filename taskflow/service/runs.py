@@ -176,7 +176,12 @@ async def _start(
             conn,
             _as_update(result),
             now=now,
-            sla=deadlines.context(definition, services.calendars, actor=actor.id),
+            sla=deadlines.context(
+                definition,
+                services.calendars,
+                actor=actor.id,
+                at_risk=services.settings.sla_at_risk,
+            ),
         )
         run = await rows.get_run(conn, run_id)
     assert run is not None
@@ -215,7 +220,9 @@ async def decide(
         conn,
         result,
         now=now,
-        sla=deadlines.context(definition, services.calendars, slots),
+        sla=deadlines.context(
+            definition, services.calendars, slots, at_risk=services.settings.sla_at_risk
+        ),
     )
     return result
 

@@ -72,5 +72,7 @@ async def keep(
         conn,
         decision.outcome(),
         now=now,
-        sla=deadlines.context(target, services.calendars, loaded, actor),
+        sla=deadlines.context(
+            target, services.calendars, loaded, actor, at_risk=services.settings.sla_at_risk
+        ),
     )

@@ -157,7 +157,8 @@ def _one(
     if item.skipped or state is None or not automatic.current(state.run, step.state, step.visit):
         done("discarded", store.CANCELLED)  # the run left the state: nothing follows
         return
-    ctx = uow.context(definition, services.calendars, list(state.slots.values()))
+    slots = list(state.slots.values())
+    ctx = uow.context(definition, services.calendars, slots, at_risk=services.settings.sla_at_risk)
     if item.error is None:
         details = _details(step, ms, result=item.value)
         if step.kind != step_queue.ACTION:

@@ -48,7 +48,7 @@ def fired(
     # Written with the batch's flush, one statement for every step the batch made due.
     batch.steps.append(store.NewStep(key, run.id, run.visit, run.state, kind, path, now))
     if timer.kind == step_timers.EVERY:  # the run's timers planned again: its next firing
-        ctx = uow.context(definition, services.calendars)
+        ctx = uow.context(definition, services.calendars, at_risk=services.settings.sla_at_risk)
         again = Outcome(run, (), (), (), run_changed=True)
         runs_batch.outcome(batch, again, ctx, now, rows=False)
 

@@ -269,16 +269,12 @@ async def fire_one(
         "late_seconds": round(late.total_seconds(), 3),
     }
     slot = loaded.slot
-    if timer.kind == deadlines.BREACH:
+    if timer.kind in (deadlines.AT_RISK, deadlines.BREACH):  # at risk: a line, nothing else
         assert slot is not None
-        state.breach(slot.id, timer.ref, timer.due_at)
-        entry = AuditEntry(
-            "clock.breached",
-            now,
-            None,
-            slot.id,
-            f"the {timer.ref} budget of {slot.name} ran out at {timer.due_at.isoformat()}",
-            {**base, "slot": slot.name, "milestone": timer.ref},
+        if timer.kind == deadlines.BREACH:
+            state.breach(slot.id, timer.ref, timer.due_at)
+        entry = deadlines.clock_firing(
+            timer.kind, slot, timer.ref, timer.due_at, services.calendars, now, base
         )
         _resync(services, state, loaded, slot, slot, now, [entry])
         return 1
@@ -346,7 +342,9 @@ def _resync(
 ) -> None:
     """Write the slot (if it changed), the lines, and re-arm its timers (the firing counted)."""
     result = Outcome(state.run, (), (after,), tuple(audit), run_changed=False)
-    ctx = uow.context(loaded.definition, services.calendars, [before])
+    ctx = uow.context(
+        loaded.definition, services.calendars, [before], at_risk=services.settings.sla_at_risk
+    )
     runs_batch.outcome(state, result, ctx, now, rows=after != before)
 
 
@@ -373,7 +371,9 @@ def _move(
     result = Outcome(
         result.run, result.created, result.changed, (*lines, *result.audit), result.run_changed
     )
-    ctx = uow.context(loaded.definition, services.calendars, slots)
+    ctx = uow.context(
+        loaded.definition, services.calendars, slots, at_risk=services.settings.sla_at_risk
+    )
     runs_batch.outcome(state, result, ctx, now)
 
 

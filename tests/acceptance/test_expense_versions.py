@@ -289,7 +289,7 @@ async def test_expense_approval_v1_runs_migrate_to_v2_deployed_without_v1(
     fresh = [c for c in after["question"] if c["name"] == "finance_review" and not c["met_at"]]
     assert [c["milestone"] for c in fresh] == ["assigned", "finished"]
     assert all(c["started_at"] > T0 + timedelta(hours=1) for c in fresh)
-    assert {k for _, k in await armed("question")} <= {"breach", "reminder"}
+    assert {k for _, k in await armed("question")} <= {"at_risk", "breach", "reminder"}
     assert (None, "timeout") not in await armed("question")  # the 14-day timeout is gone
 
     # Renamed state and slot: same slot row, same holder, same ledger under the new name.

@@ -120,6 +120,7 @@ async def test_claim_next_is_one_statement_with_its_deadlines(
     armed_after = await _timers(services, "armed")
     # The assigned milestone's breach and its escalation (the definition's second reminder).
     assert armed_before - armed_after == {
+        f"{claimed.id}:at_risk:assigned",
         f"{claimed.id}:breach:assigned",
         f"{claimed.id}:reminder:1",
     }

@@ -116,7 +116,7 @@ async def test_a_support_ticket_with_due_instants_reminders_pause_and_breach(
 
     # 12:10 is 75 % of the four hours: the holder and the team are reminded, once.
     assert await step(services, frozen_clock, at(1, 12, 9)) == 0
-    assert await step(services, frozen_clock, at(1, 12, 10)) == 1  # 75 % of the first response
+    assert await step(services, frozen_clock, at(1, 12, 10)) == 2  # 75 %: reminder, at risk
     assert await step(services, frozen_clock, at(1, 12, 15)) == 0
     first = (await inbox_clocks(client, people["sasha"]))["first_response"]
     assert clock_of(first, "finished")["status"] == "AT_RISK"
@@ -260,7 +260,7 @@ async def test_notifications_page_by_cursor(
     for n in range(3):
         await w.start(client, people["app"], "support-ticket", "ticket", f"T-{n}", TICKET)
     # Triage breaches at 09:30: the desk is told once per ticket.
-    assert await step(services, frozen_clock, at(1, 9, 30)) == 6
+    assert await step(services, frozen_clock, at(1, 9, 30)) == 9  # with 3 at-risk firings
     page = (await gql(client, NOTIFICATIONS, {"first": 2}, token=people["tess"])).ok()
     connection = page["notifications"]
     assert connection["totalCount"] == 3

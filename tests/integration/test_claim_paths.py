@@ -158,6 +158,7 @@ async def test_a_fresh_slot_meets_its_assigned_clock_and_cancels_its_timers(
     _same(before, after)
     assert [c["met_at"] for c in after["clocks"]] == [frozen_clock.now(), None]
     assert [t["key"] for t in after["timers"] if t["status"] == "cancelled"] == [
+        "<slot>:at_risk:assigned",
         "<slot>:breach:assigned",
         "<slot>:reminder:1",
     ]

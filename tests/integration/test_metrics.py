@@ -141,10 +141,11 @@ async def test_a_scrape_after_a_day_finds_each_series_with_its_value(
     # 12:00:30: the worker's pass, 30 s late: three breaches (R-1, R-3, R-4), two
     # escalations to leah, and R-1's escalation fails once and is parked dead.
     frozen_clock.set(T10 + timedelta(hours=2, seconds=30))
-    assert await timers.run_due(services, frozen_clock.now()) == 5
+    assert await timers.run_due(services, frozen_clock.now()) == 8  # with 3 at-risk firings
 
     # 12:40: R-5 has 20 of its 120 minutes left: at risk. The worker's snapshot step.
     frozen_clock.set(T10 + timedelta(hours=2, minutes=40))
+    assert await timers.run_due(services, frozen_clock.now()) == 1  # R-5's at-risk timer
     assert await metrics.refresh(services)
     assert not await metrics.refresh(services)  # fresh: another worker's pass skips it
     after = await scrape(client)
@@ -166,6 +167,7 @@ async def test_a_scrape_after_a_day_finds_each_series_with_its_value(
 
     firings = "taskflow_timer_firings_total"
     assert delta(after, before, firings, kind="breach", outcome="fired") == 3
+    assert delta(after, before, firings, kind="at_risk", outcome="fired") == 4
     assert delta(after, before, firings, kind="reminder", outcome="fired") == 2
     assert delta(after, before, firings, kind="reminder", outcome="dead") == 1
     lag = "taskflow_timer_firing_lag_seconds"

@@ -101,7 +101,7 @@ async def test_a_failing_firing_backs_off_then_is_parked_dead_and_seen_and_retri
     run_id = await start(services, "P-1", BROKEN_OWNER)
 
     frozen_clock.set(BREACH)  # the breach is recorded; the escalation on it fails
-    assert await timers.run_due(services, frozen_clock.now()) == 1
+    assert await timers.run_due(services, frozen_clock.now()) == 2  # at risk, then breached
     timer = await escalation(services, run_id)
     assert (timer["status"], timer["attempts"], timer["planned_at"]) == ("armed", 1, BREACH)
     assert "StringDataRightTruncation" in timer["last_error"]
@@ -211,7 +211,7 @@ async def test_an_admin_discards_a_dead_timer_with_a_reason_on_the_timeline(
     frozen_clock.set(START)
     run_id = await start(services, "P-2", BROKEN_OWNER)
     frozen_clock.set(BREACH)
-    assert await timers.run_due(services, frozen_clock.now()) == 1  # the breach, not its escalation
+    assert await timers.run_due(services, frozen_clock.now()) == 2  # at risk, breach: no escalation
     frozen_clock.set((await escalation(services, run_id))["due_at"])
     assert await timers.run_due(services, frozen_clock.now()) == 0
     timer = await escalation(services, run_id)

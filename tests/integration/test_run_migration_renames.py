@@ -141,7 +141,11 @@ async def test_a_renamed_state_and_slot_keep_holder_and_ledgers_and_restart_what
         "WHERE t.run = $1 AND t.status = 'armed' ORDER BY s.name, t.kind",
         uuid.UUID(held),
     )
-    assert [(t["name"], t["kind"]) for t in armed] == [("assess", "breach"), ("assess", "reminder")]
+    assert [(t["name"], t["kind"]) for t in armed] == [
+        ("assess", "at_risk"),
+        ("assess", "breach"),
+        ("assess", "reminder"),
+    ]
     assert all(t["due_at"] > now for t in armed)
 
     # The run goes on by version 2's rules: both slots done, it ends.

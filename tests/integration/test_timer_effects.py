@@ -33,9 +33,10 @@ async def test_a_breach_reassigns_raises_priority_and_quiet_hours_defer_a_remind
     # 17:00: half the budget. Fiona's calendar (uk-london) is open: delivered now.
     frozen_clock.set(datetime(2026, 12, 1, 17, tzinfo=UTC))
     assert await timers.run_due(services, frozen_clock.now()) == 1
-    # Breach: Wednesday 09:30. The reminder to Leah is at once (no quiet hours for it).
+    # Breach: Wednesday 09:30. The reminder to Leah is at once (no quiet hours for it);
+    # the at-risk timer (75 %: Tuesday 17:30) fires in the same pass.
     frozen_clock.set(datetime(2026, 12, 2, 9, 30, tzinfo=UTC))
-    assert await timers.run_due(services, frozen_clock.now()) == 2
+    assert await timers.run_due(services, frozen_clock.now()) == 3
     async with services.db.connection() as conn:
         slot = await conn.fetchrow("SELECT status, holder, priority, due_at FROM slot")
         notes = await conn.fetch(
@@ -52,7 +53,13 @@ async def test_a_breach_reassigns_raises_priority_and_quiet_hours_defer_a_remind
         ("fiona", True),
         ("leah", True),
     ]
-    for kind in ("reminder.fired", "clock.breached", "slot.reassigned", "slot.priority_raised"):
+    for kind in (
+        "reminder.fired",
+        "clock.at_risk",
+        "clock.breached",
+        "slot.reassigned",
+        "slot.priority_raised",
+    ):
         assert kind in kinds, kind
 
 

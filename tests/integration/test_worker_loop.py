@@ -49,7 +49,7 @@ async def test_a_running_worker_fires_when_its_clock_reaches_the_due_instant(
             while not await breaches(services):
                 await worker.next_pass()
         assert await breaches(services) == 1
-        assert worker.fired == 2  # the breach and the reminder on breach
+        assert worker.fired == 3  # at risk, the breach and the reminder on breach
 
 
 async def test_a_notify_wakes_a_sleeping_worker_long_before_its_next_poll(

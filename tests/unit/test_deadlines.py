@@ -232,6 +232,8 @@ def test_timers_breach_and_reminders_at_a_fraction_then_every_interval() -> None
     assert specs == {
         "breach:assigned": at(9, 40),
         "breach:finished": at(13, 10),
+        "at_risk:assigned": datetime(2026, 12, 1, 9, 32, 30, tzinfo=UTC),  # 75 % of 30 min
+        "at_risk:finished": at(12, 10),  # 75 % of 4 business hours
         "reminder:0": at(12, 10),  # 75 % of 4 business hours
         "reminder:1": at(13, 10),  # on breach
     }

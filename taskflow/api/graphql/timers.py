@@ -28,7 +28,9 @@ TYPE_NAME = "Timer"
 @strawberry.type(description="A durable deadline of a run: a reminder, a breach or a timeout.")
 class Timer(relay.Node):
     key: str = strawberry.field(description="Its stable name, e.g. <slot>:reminder:0.")
-    kind: str = strawberry.field(description="breach, reminder or timeout.")
+    kind: str = strawberry.field(
+        description="breach, at_risk, reminder, timeout, or an automatic step's kind."
+    )
     part: str = strawberry.field(
         description="The milestone (breach), reminder index or timeout index it belongs to."
     )

@@ -73,7 +73,7 @@ WITH next AS (
     UPDATE timer t SET status = 'cancelled', updated_at = (SELECT at FROM next)
     FROM claimed c
     WHERE t.slot = c.id AND t.status = 'armed'
-      AND ((t.kind = 'breach' AND t.part = 'assigned')
+      AND ((t.kind IN ('breach', 'at_risk') AND t.part = 'assigned')
            OR (t.kind = 'reminder' AND c.decl || ' ' || t.part = ANY($5::text[])))
 ), audited AS (
     INSERT INTO audit_event (run, slot, kind, actor, reason, details, at)

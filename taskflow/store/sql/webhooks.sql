@@ -2,7 +2,8 @@
 
 -- name: outbox_function
 -- The trigger function deriving outbox events (and one delivery per subscribed endpoint)
--- from the timeline lines a statement inserted; created by migration 2026-12-01T21:36.
+-- from the timeline lines a statement inserted; created by migration 2026-12-01T21:36,
+-- replaced by 2026-12-01T22:41 (clock.at_risk).
 CREATE FUNCTION outbox_rows() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
   written integer;
@@ -24,6 +25,7 @@ BEGIN
              WHEN 'slot.assigned' THEN 'slot.assigned'
              WHEN 'slot.reassigned' THEN 'slot.assigned'
              WHEN 'slot.satisfied' THEN 'slot.completed'
+             WHEN 'clock.at_risk' THEN 'clock.at_risk'
              WHEN 'clock.breached' THEN 'clock.breached'
              WHEN 'clock.met' THEN 'clock.met'
              WHEN 'reminder.fired' THEN 'reminder.fired'
