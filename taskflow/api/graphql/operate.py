@@ -17,7 +17,7 @@ from taskflow.api.graphql import refusals as r
 from taskflow.api.graphql.context import Info
 from taskflow.api.graphql.timers import TimerSuccess, _timer_id, timer_success
 from taskflow.api.graphql.types import RUN
-from taskflow.api.graphql.work_mutations import Refusals, RunSuccess, run_success
+from taskflow.api.graphql.work_answers import Refusals, RunSuccess, run_success
 from taskflow.core.principals import Principal
 from taskflow.service import operate
 
