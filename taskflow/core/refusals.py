@@ -16,53 +16,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from enum import StrEnum
 from typing import Any, Generic, TypeVar
 
 from taskflow import errors
+from taskflow.core.refusal_codes import PAGE_ONLY as PAGE_ONLY
+from taskflow.core.refusal_codes import RefusalCode as RefusalCode
 
 T = TypeVar("T")
-
-
-class RefusalCode(StrEnum):
-    """Why a request did not do what was asked (the GraphQL enum has the same values, in order)."""
-
-    INVALID_INPUT = "INVALID_INPUT"
-    FORBIDDEN = "FORBIDDEN"
-    NOT_FOUND = "NOT_FOUND"
-    NOT_CANDIDATE = "NOT_CANDIDATE"
-    ALREADY_CLAIMED = "ALREADY_CLAIMED"
-    NOT_HOLDER = "NOT_HOLDER"
-    NOT_DELEGATE = "NOT_DELEGATE"
-    SLOT_NOT_OPEN = "SLOT_NOT_OPEN"
-    STALE_VERSION = "STALE_VERSION"
-    PAYLOAD_INVALID = "PAYLOAD_INVALID"
-    WRONG_EVENT = "WRONG_EVENT"
-    RUN_NOT_ACTIVE = "RUN_NOT_ACTIVE"
-    RUN_EXISTS = "RUN_EXISTS"
-    MOVE_NOT_ALLOWED = "MOVE_NOT_ALLOWED"
-    NO_SLOT_WAITING = "NO_SLOT_WAITING"
-    AMBIGUOUS_EVENT = "AMBIGUOUS_EVENT"
-    NOT_RAISER = "NOT_RAISER"
-    RECIPIENT_NOT_ALLOWED = "RECIPIENT_NOT_ALLOWED"
-    NOTHING_TO_CLAIM = "NOTHING_TO_CLAIM"
-    LINK_UNUSABLE = "LINK_UNUSABLE"
-    LINKS_NOT_ALLOWED = "LINKS_NOT_ALLOWED"
-    LINK_NOT_REQUESTED = "LINK_NOT_REQUESTED"
-    TOO_MANY_REQUESTS = "TOO_MANY_REQUESTS"
-    TIMER_NOT_DEAD = "TIMER_NOT_DEAD"
-    STEP_NOT_PARKED = "STEP_NOT_PARKED"
-    CLOCKS_UNCHANGED = "CLOCKS_UNCHANGED"
-    TIMER_SPENT = "TIMER_SPENT"
-    LEASE_LOST = "LEASE_LOST"
-    IDEMPOTENCY_KEY_REUSED = "IDEMPOTENCY_KEY_REUSED"
-    BUSY = "BUSY"
-    #: Magic-link pages only (HTML forms); not in the GraphQL enum.
-    PAGE_EXPIRED = "PAGE_EXPIRED"
-
-
-#: Codes only the HTML link pages answer with.
-PAGE_ONLY = frozenset({RefusalCode.PAGE_EXPIRED})
 
 
 def _same(value: Any) -> Any:
@@ -119,6 +79,30 @@ class Refusal(errors.TaskflowError):
         )
 
 
+# Bases that only share a fact; they declare no code (``by_code`` passes them over).
+
+
+class _StatusFact(Refusal):
+    status = Fact(str)
+
+    def __init__(self, message: str | None = None, *, status: str | None, **context: Any):
+        super().__init__(message, status=status, **context)
+
+
+class _HolderFact(Refusal):
+    holder = Fact(str)
+
+    def __init__(self, message: str | None = None, *, holder: str | None, **context: Any):
+        super().__init__(message, holder=holder, **context)
+
+
+class _EventFact(Refusal):
+    event = Fact(str)
+
+    def __init__(self, message: str | None = None, *, event: str | None, **context: Any):
+        super().__init__(message, event=event, **context)
+
+
 class NotCandidate(Refusal):
     """You are not among the slot's candidates; pick a task offered to you."""
 
@@ -129,11 +113,10 @@ class NotCandidate(Refusal):
         super().__init__(message, audience=audience, **context)
 
 
-class AlreadyClaimed(Refusal):
+class AlreadyClaimed(_HolderFact):
     """Someone already holds the slot; pick another task or ask a delegate to reassign it."""
 
     code = RefusalCode.ALREADY_CLAIMED
-    holder = Fact(str)
     claimed_at = Fact(moment)
 
     def __init__(
@@ -147,14 +130,10 @@ class AlreadyClaimed(Refusal):
         super().__init__(message, holder=holder, claimed_at=claimed_at, **context)
 
 
-class NotHolder(Refusal):
+class NotHolder(_HolderFact):
     """Only the slot's holder may do this."""
 
     code = RefusalCode.NOT_HOLDER
-    holder = Fact(str)
-
-    def __init__(self, message: str | None = None, *, holder: str | None, **context: Any):
-        super().__init__(message, holder=holder, **context)
 
 
 class NotDelegate(Refusal):
@@ -167,14 +146,10 @@ class NotDelegate(Refusal):
         super().__init__(message, delegates=delegates, **context)
 
 
-class SlotNotOpen(Refusal):
+class SlotNotOpen(_StatusFact):
     """The slot is not open any more: there is nothing to do on it."""
 
     code = RefusalCode.SLOT_NOT_OPEN
-    status = Fact(str)
-
-    def __init__(self, message: str | None = None, *, status: str | None, **context: Any):
-        super().__init__(message, status=status, **context)
 
 
 class StaleVersion(Refusal):
@@ -207,14 +182,10 @@ class WrongEvent(Refusal):
         super().__init__(message, waits_for=waits_for, **context)
 
 
-class RunNotActive(Refusal):
+class RunNotActive(_StatusFact):
     """The run has ended; nothing more can happen on it."""
 
     code = RefusalCode.RUN_NOT_ACTIVE
-    status = Fact(str)
-
-    def __init__(self, message: str | None = None, *, status: str | None, **context: Any):
-        super().__init__(message, status=status, **context)
 
 
 class RunExists(Refusal):
@@ -243,11 +214,10 @@ class MoveNotAllowed(Refusal):
         return "The move is not allowed now: " + "; ".join(facts.get("reasons") or ["refused"])
 
 
-class NotRaiser(Refusal):
+class NotRaiser(_EventFact):
     """The event's raisers (or the application's grants) do not include you."""
 
     code = RefusalCode.NOT_RAISER
-    event = Fact(str)
     raisers = Fact(str)
 
     def __init__(
@@ -261,14 +231,10 @@ class NotRaiser(Refusal):
         super().__init__(message, event=event, raisers=raisers, **context)
 
 
-class NoSlotWaiting(Refusal):
+class NoSlotWaiting(_EventFact):
     """No slot of the target waits for this event now."""
 
     code = RefusalCode.NO_SLOT_WAITING
-    event = Fact(str)
-
-    def __init__(self, message: str | None = None, *, event: str | None, **context: Any):
-        super().__init__(message, event=event, **context)
 
 
 class AmbiguousEvent(Refusal):
@@ -345,24 +311,22 @@ class ClocksUnchanged(Refusal):
     code = RefusalCode.CLOCKS_UNCHANGED
 
 
-class TimerNotDead(Refusal):
+class TimerNotDead(_StatusFact):
     """Only a dead timer can be retried or discarded."""
 
     code = RefusalCode.TIMER_NOT_DEAD
-    status = Fact(str)
 
 
-class StepNotParked(Refusal):
+class StepNotParked(_StatusFact):
     """Only a parked automatic step can be retried (``retryStep``)."""
 
-    code, status = RefusalCode.STEP_NOT_PARKED, Fact(str)
+    code = RefusalCode.STEP_NOT_PARKED
 
 
-class TimerSpent(Refusal):
+class TimerSpent(_StatusFact):
     """Only an armed or dead timer can be rescheduled."""
 
     code = RefusalCode.TIMER_SPENT
-    status = Fact(str)
 
 
 class LeaseLost(Refusal):
@@ -389,7 +353,8 @@ def by_code() -> dict[str, type[Refusal]]:
     """The refusal class of each code (the first class that declared it)."""
     table: dict[str, type[Refusal]] = {}
     for cls in _classes(Refusal):
-        table.setdefault(cls.code, cls)
+        if cls.code != Refusal.code:
+            table.setdefault(cls.code, cls)
     return table
 
 
