@@ -116,7 +116,7 @@ class Notification(relay.Node):
     def of(cls, row: Any) -> Notification:
         outsider = recipients.is_outsider(row.recipient)
         return cls(
-            id=strawberry.ID(relay.to_global_id(TYPE_NAME, str(row.id))),
+            id=relay.node_id(TYPE_NAME, row.id),
             kind=row.kind,
             message=row.message,
             recipient=row.recipient,
@@ -126,11 +126,9 @@ class Notification(relay.Node):
             recipient_email=row.recipient_email,
             recipient_name=row.recipient_name,
             link_requested=row.link_requested,
-            link_id=strawberry.ID(relay.to_global_id(link_types.TYPE_NAME, row.link_id))
-            if row.link_id
-            else None,
-            run_id=strawberry.ID(relay.to_global_id("Run", row.run_id)),
-            slot_id=strawberry.ID(relay.to_global_id("Slot", row.slot_id)) if row.slot_id else None,
+            link_id=relay.node_id(link_types.TYPE_NAME, row.link_id),
+            run_id=relay.node_id("Run", row.run_id),
+            slot_id=relay.node_id("Slot", row.slot_id),
             created_at=row.created_at,
             deliver_at=row.deliver_at,
             details=row.details,

@@ -189,7 +189,7 @@ async def _reassigned(
         moved=len(answer["moved"]),
         skipped=answer["skipped"],
         dry_run=answer["dry_run"],
-        slot_ids=[strawberry.ID(relay.to_global_id("Slot", s)) for s in answer["moved"]],
+        slot_ids=[relay.node_id("Slot", s) for s in answer["moved"]],
     )
 
 

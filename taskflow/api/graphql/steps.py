@@ -88,7 +88,7 @@ class Step:
     @classmethod
     def of(cls, row: step_admin.StepRecord) -> Step:
         return cls(
-            id=strawberry.ID(relay.to_global_id(TYPE_NAME, str(row.id))),
+            id=relay.node_id(TYPE_NAME, row.id),
             key=row.key,
             kind=row.kind,
             state=row.state,
