@@ -10,7 +10,7 @@ go through :func:`taskflow.service.runs.decide`.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -65,14 +65,8 @@ async def _decided(
 ) -> rows.RunRow:
     await _operable(services, actor, run_id)
 
-    async def work() -> rows.RunRow:
-        async with services.db.transaction() as conn:
-            await run_service.decide(
-                services, conn, run_id, run_service.guarded(expected_version, decision)
-            )
-            run = await rows.get_run(conn, run_id)
-        assert run is not None
-        return run
+    def work() -> Awaitable[rows.RunRow]:
+        return run_service.decided(services, run_id, expected_version, decision)
 
     return await run_service.refusals_recorded(services, run_id, actor.id, action, work)
 
