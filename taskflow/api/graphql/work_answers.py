@@ -106,8 +106,9 @@ class RunSuccess:
 SlotVerb = Callable[[Principal, str, access.RequestAccess], Awaitable[SlotView]]
 
 
-async def on_slot(info: Info, mutation: str, input: Any, verb: SlotVerb) -> Any:
-    """Run ``verb`` on the slot ``input.slot_id`` names; answer ``SlotSuccess`` (or a refusal)."""
+async def on_slot(info: Info, mutation: str, input: Any, verb: SlotVerb) -> SlotSuccess:
+    """Run ``verb`` on the slot ``input.slot_id`` names; answer ``SlotSuccess`` or a refusal
+    (typed as its success, as ``keyed.answer``)."""
 
     async def work(me: Principal) -> keyed.Answer:
         slot_id = relay.local_id(input.slot_id, SLOT, "slotId")
@@ -126,8 +127,9 @@ class _Viewed(Protocol):
 
 async def on_run(
     info: Info, mutation: str, input: Any, verb: Callable[[Principal, str], Awaitable[_Viewed]]
-) -> Any:
-    """Run ``verb`` on the run ``input.run_id`` names; answer ``RunSuccess`` (or a refusal)."""
+) -> RunSuccess:
+    """Run ``verb`` on the run ``input.run_id`` names; answer ``RunSuccess`` or a refusal
+    (typed as its success, as ``keyed.answer``)."""
 
     async def work(me: Principal) -> keyed.Answer:
         run = await verb(me, relay.local_id(input.run_id, RUN, "runId"))
