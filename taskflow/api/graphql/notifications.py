@@ -14,7 +14,6 @@ from typing import Annotated, Any
 
 import strawberry
 
-from taskflow import errors
 from taskflow.api.graphql import keyed, relay
 from taskflow.api.graphql import links as link_types
 from taskflow.api.graphql import refusals as r
@@ -255,10 +254,7 @@ MintNotificationArg = relay.WhatToDo[MintNotificationLinkInput]
 
 
 def _notification_id(global_id: str) -> int:
-    found_type, local = relay.from_global_id(str(global_id))
-    if found_type != TYPE_NAME or not local.isdigit():
-        raise errors.NotFound(f"No notification has the id {global_id!r}.", field="notificationId")
-    return int(local)
+    return relay.number_id(global_id, TYPE_NAME, "notification", "notificationId")
 
 
 @strawberry.type
