@@ -14,17 +14,93 @@ untyped ``TaskflowError(code=...)`` (code not converted yet) into its class.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from taskflow import errors
-from taskflow.core.refusal_base import PAGE_ONLY as PAGE_ONLY
-from taskflow.core.refusal_base import Fact as Fact
-from taskflow.core.refusal_base import Refusal as Refusal
-from taskflow.core.refusal_base import RefusalCode as RefusalCode
-from taskflow.core.refusal_base import moment as moment
-from taskflow.core.refusal_base import texts as texts
+from taskflow.core.refusal_codes import PAGE_ONLY as PAGE_ONLY
+from taskflow.core.refusal_codes import RefusalCode as RefusalCode
+
+T = TypeVar("T")
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+def moment(value: Any) -> datetime:
+    """A datetime fact, also when it came back from JSON as ISO text."""
+    return value if isinstance(value, datetime) else datetime.fromisoformat(str(value))
+
+
+def texts(value: Any) -> list[str]:
+    return [str(v) for v in value]
+
+
+class Fact(Generic[T]):
+    """A typed fact of a refusal, kept in ``facts`` and read back parsed (``None`` if absent)."""
+
+    def __init__(self, parse: Callable[[Any], T] = _same) -> None:
+        self.parse = parse
+        self.name = ""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj: Any, owner: Any = None) -> T | None:
+        if obj is None:
+            return None
+        value = obj.facts.get(self.name)
+        return None if value is None else self.parse(value)
+
+
+class Refusal(errors.TaskflowError):
+    """Base of every typed refusal; subclasses set ``code`` and may build their message."""
+
+    code: str = "REFUSED"
+
+    def __init__(self, message: str | None = None, **facts: Any) -> None:
+        super().__init__(message or self.explain(facts), **facts)
+
+    @classmethod
+    def explain(cls, facts: dict[str, Any]) -> str:
+        """The message when the raise site gives none (subclasses say more)."""
+        return (cls.__doc__ or cls.__name__).strip().splitlines()[0]
+
+    @classmethod
+    def fact_names(cls) -> tuple[str, ...]:
+        """Names of the typed facts the class declares (its own and its bases')."""
+        return tuple(
+            name
+            for klass in reversed(cls.__mro__)
+            for name, value in vars(klass).items()
+            if isinstance(value, Fact)
+        )
+
+
+# Bases that only share a fact; they declare no code (``by_code`` passes them over).
+
+
+class _StatusFact(Refusal):
+    status = Fact(str)
+
+    def __init__(self, message: str | None = None, *, status: str | None, **context: Any):
+        super().__init__(message, status=status, **context)
+
+
+class _HolderFact(Refusal):
+    holder = Fact(str)
+
+    def __init__(self, message: str | None = None, *, holder: str | None, **context: Any):
+        super().__init__(message, holder=holder, **context)
+
+
+class _EventFact(Refusal):
+    event = Fact(str)
+
+    def __init__(self, message: str | None = None, *, event: str | None, **context: Any):
+        super().__init__(message, event=event, **context)
 
 
 class NotCandidate(Refusal):
@@ -37,11 +113,10 @@ class NotCandidate(Refusal):
         super().__init__(message, audience=audience, **context)
 
 
-class AlreadyClaimed(Refusal):
+class AlreadyClaimed(_HolderFact):
     """Someone already holds the slot; pick another task or ask a delegate to reassign it."""
 
     code = RefusalCode.ALREADY_CLAIMED
-    holder = Fact(str)
     claimed_at = Fact(moment)
 
     def __init__(
@@ -55,14 +130,10 @@ class AlreadyClaimed(Refusal):
         super().__init__(message, holder=holder, claimed_at=claimed_at, **context)
 
 
-class NotHolder(Refusal):
+class NotHolder(_HolderFact):
     """Only the slot's holder may do this."""
 
     code = RefusalCode.NOT_HOLDER
-    holder = Fact(str)
-
-    def __init__(self, message: str | None = None, *, holder: str | None, **context: Any):
-        super().__init__(message, holder=holder, **context)
 
 
 class NotDelegate(Refusal):
@@ -75,14 +146,10 @@ class NotDelegate(Refusal):
         super().__init__(message, delegates=delegates, **context)
 
 
-class SlotNotOpen(Refusal):
+class SlotNotOpen(_StatusFact):
     """The slot is not open any more: there is nothing to do on it."""
 
     code = RefusalCode.SLOT_NOT_OPEN
-    status = Fact(str)
-
-    def __init__(self, message: str | None = None, *, status: str | None, **context: Any):
-        super().__init__(message, status=status, **context)
 
 
 class StaleVersion(Refusal):
@@ -115,14 +182,10 @@ class WrongEvent(Refusal):
         super().__init__(message, waits_for=waits_for, **context)
 
 
-class RunNotActive(Refusal):
+class RunNotActive(_StatusFact):
     """The run has ended; nothing more can happen on it."""
 
     code = RefusalCode.RUN_NOT_ACTIVE
-    status = Fact(str)
-
-    def __init__(self, message: str | None = None, *, status: str | None, **context: Any):
-        super().__init__(message, status=status, **context)
 
 
 class RunExists(Refusal):
@@ -151,11 +214,10 @@ class MoveNotAllowed(Refusal):
         return "The move is not allowed now: " + "; ".join(facts.get("reasons") or ["refused"])
 
 
-class NotRaiser(Refusal):
+class NotRaiser(_EventFact):
     """The event's raisers (or the application's grants) do not include you."""
 
     code = RefusalCode.NOT_RAISER
-    event = Fact(str)
     raisers = Fact(str)
 
     def __init__(
@@ -169,14 +231,10 @@ class NotRaiser(Refusal):
         super().__init__(message, event=event, raisers=raisers, **context)
 
 
-class NoSlotWaiting(Refusal):
+class NoSlotWaiting(_EventFact):
     """No slot of the target waits for this event now."""
 
     code = RefusalCode.NO_SLOT_WAITING
-    event = Fact(str)
-
-    def __init__(self, message: str | None = None, *, event: str | None, **context: Any):
-        super().__init__(message, event=event, **context)
 
 
 class AmbiguousEvent(Refusal):
@@ -253,24 +311,22 @@ class ClocksUnchanged(Refusal):
     code = RefusalCode.CLOCKS_UNCHANGED
 
 
-class TimerNotDead(Refusal):
+class TimerNotDead(_StatusFact):
     """Only a dead timer can be retried or discarded."""
 
     code = RefusalCode.TIMER_NOT_DEAD
-    status = Fact(str)
 
 
-class StepNotParked(Refusal):
+class StepNotParked(_StatusFact):
     """Only a parked automatic step can be retried (``retryStep``)."""
 
-    code, status = RefusalCode.STEP_NOT_PARKED, Fact(str)
+    code = RefusalCode.STEP_NOT_PARKED
 
 
-class TimerSpent(Refusal):
+class TimerSpent(_StatusFact):
     """Only an armed or dead timer can be rescheduled."""
 
     code = RefusalCode.TIMER_SPENT
-    status = Fact(str)
 
 
 class LeaseLost(Refusal):
@@ -297,7 +353,8 @@ def by_code() -> dict[str, type[Refusal]]:
     """The refusal class of each code (the first class that declared it)."""
     table: dict[str, type[Refusal]] = {}
     for cls in _classes(Refusal):
-        table.setdefault(cls.code, cls)
+        if cls.code != Refusal.code:
+            table.setdefault(cls.code, cls)
     return table
 
 

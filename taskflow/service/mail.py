@@ -28,7 +28,7 @@ from taskflow.core import links as core_links
 from taskflow.core import recipients
 from taskflow.core.runs import refusals
 from taskflow.mail_config import MailSettings
-from taskflow.service import delivery, links, mail_render, metrics, notification_links
+from taskflow.service import delivery, mail_render, metrics, notification_links
 from taskflow.service.container import Services
 from taskflow.store import delivery as store
 from taskflow.store import locks
@@ -259,22 +259,8 @@ async def _with_link(
         held = await store.held(conn, note.id, lease)
         if held is None:
             return "lost"
-        assert held.slot_id is not None
-        assert held.recipient_email is not None
-        if held.link_id is not None:
-            # A send whose mark did not commit minted it: revoke it, as mintNotificationLink.
-            await notification_links.replace_previous(conn, held, ACTOR, services.clock.now())
-        minted = await links.mint_in(
-            services,
-            conn,
-            run_id=held.run_id,
-            slot_id=held.slot_id,
-            recipient_name=held.recipient_name,
-            recipient_email=held.recipient_email,
-            actor=ACTOR,
-            details={"notification": held.id, "reminder": held.message},
-        )
-        await outbox.set_link(conn, held.id, minted.link.id)
+        # A send whose mark did not commit minted a link: revoked, as mintNotificationLink.
+        minted = await notification_links.mint_for(services, conn, held, ACTOR)
         values = {**values, "link_url": minted.url, "link_expires_at": minted.link.expires_at}
         await mailer.sender.send(_render(mailer, services, held, values))
         # Sent: mark it in the same transaction as the link, so both or neither stay.

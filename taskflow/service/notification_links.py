@@ -55,26 +55,40 @@ async def mint(
                     f"Notification {notification_id} asks for no magic link: only a reminder "
                     "declared with_link=True writes outsiders notifications that do."
                 )
-            # Revoke before minting (the run is held: no link completes meanwhile).
-            if note.link_id is not None:
-                await replace_previous(conn, note, actor.id, services.clock.now())
-            minted = await links.mint_in(
-                services,
-                conn,
-                run_id=note.run_id,
-                slot_id=note.slot_id,
-                recipient_name=note.recipient_name,
-                recipient_email=note.recipient_email,
-                expires_in=expires_in,
-                actor=actor.id,
-                details={"notification": note.id, "reminder": note.message},
-            )
-            await outbox.set_link(conn, note.id, minted.link.id)
-            return minted
+            return await mint_for(services, conn, note, actor.id, expires_in)
 
     return await run_service.refusals_recorded(
         services, found.run_id, actor.id, "mint link", work, slot_id=found.slot_id
     )
+
+
+async def mint_for(
+    services: Services,
+    conn: db.Connection,
+    note: outbox.NotificationRow,
+    actor: str,
+    expires_in: timedelta | None = None,
+) -> links.Minted:
+    """Inside the caller's transaction (the run and the notification held): revoke the
+    notification's previous link, mint a new one for its slot and recipient, note it."""
+    assert note.slot_id is not None
+    assert note.recipient_email is not None
+    # Revoke before minting (the run is held: no link completes meanwhile).
+    if note.link_id is not None:
+        await replace_previous(conn, note, actor, services.clock.now())
+    minted = await links.mint_in(
+        services,
+        conn,
+        run_id=note.run_id,
+        slot_id=note.slot_id,
+        recipient_name=note.recipient_name,
+        recipient_email=note.recipient_email,
+        expires_in=expires_in,
+        actor=actor,
+        details={"notification": note.id, "reminder": note.message},
+    )
+    await outbox.set_link(conn, note.id, minted.link.id)
+    return minted
 
 
 async def replace_previous(

@@ -10,7 +10,7 @@ go through :func:`taskflow.service.runs.decide`.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -65,14 +65,8 @@ async def _decided(
 ) -> rows.RunRow:
     await _operable(services, actor, run_id)
 
-    async def work() -> rows.RunRow:
-        async with services.db.transaction() as conn:
-            await run_service.decide(
-                services, conn, run_id, run_service.guarded(expected_version, decision)
-            )
-            run = await rows.get_run(conn, run_id)
-        assert run is not None
-        return run
+    def work() -> Awaitable[rows.RunRow]:
+        return run_service.decided(services, run_id, expected_version, decision)
 
     return await run_service.refusals_recorded(services, run_id, actor.id, action, work)
 
@@ -108,22 +102,28 @@ async def goto(
     )
 
 
-@retry.retried("pause the clocks")
-async def pause_clocks(
-    services: Services, actor: Principal, *, run_id: str, reason: str
+async def _hand_on_clocks(
+    services: Services, actor: Principal, run_id: str, reason: str, *, pause: bool
 ) -> rows.RunRow:
-    """Pause the running clocks of the run's current slots by hand."""
     why = _reason(reason)
     return await _decided(
         services,
         actor,
         run_id,
-        "pauseClocks",
+        "pauseClocks" if pause else "resumeClocks",
         None,
-        lambda definition, run, slots, now: operator.pause_clocks(
-            definition, run.view, slots, reason=why, now=now, actor=actor.id
+        lambda definition, run, slots, now: operator.hand_on_clocks(
+            definition, run.view, slots, reason=why, now=now, actor=actor.id, pause=pause
         ),
     )
+
+
+@retry.retried("pause the clocks")
+async def pause_clocks(
+    services: Services, actor: Principal, *, run_id: str, reason: str
+) -> rows.RunRow:
+    """Pause the running clocks of the run's current slots by hand."""
+    return await _hand_on_clocks(services, actor, run_id, reason, pause=True)
 
 
 @retry.retried("resume the clocks")
@@ -131,17 +131,7 @@ async def resume_clocks(
     services: Services, actor: Principal, *, run_id: str, reason: str
 ) -> rows.RunRow:
     """Resume the paused clocks of the run's current slots."""
-    why = _reason(reason)
-    return await _decided(
-        services,
-        actor,
-        run_id,
-        "resumeClocks",
-        None,
-        lambda definition, run, slots, now: operator.resume_clocks(
-            definition, run.view, slots, reason=why, now=now, actor=actor.id
-        ),
-    )
+    return await _hand_on_clocks(services, actor, run_id, reason, pause=False)
 
 
 # -- what a principal holds ----------------------------------------------------------------------

@@ -301,6 +301,21 @@ def guarded(
     return checked
 
 
+async def decided(
+    services: Services,
+    run_id: str,
+    expected_version: int | None,
+    decision: Callable[[Definition, rows.RunRow, list[SlotView], datetime], Outcome],
+) -> rows.RunRow:
+    """In one transaction: ``decision`` (refused when the run is not at ``expected_version``)
+    carried out by :func:`decide`; answers the run as it stands after it."""
+    async with services.db.transaction() as conn:
+        await decide(services, conn, run_id, guarded(expected_version, decision))
+        run = await rows.get_run(conn, run_id)
+    assert run is not None
+    return run
+
+
 def _granted(actor: Principal, definition: Definition) -> Definition:
     """Refuse (rolling the whole update back) a subject feeding a workflow not granted."""
     access.require_start(actor, definition.name, "update subjects")
@@ -322,29 +337,22 @@ async def move(
     async with services.db.connection() as conn:
         await readable_run(services, conn, actor, run_id)
 
-    async def work() -> rows.RunRow:
-        async with services.db.transaction() as conn:
-            await decide(
-                services,
-                conn,
-                run_id,
-                guarded(
-                    expected_version,
-                    lambda definition, run, slots, now: engine.move(
-                        definition,
-                        run.view,
-                        slots,
-                        name=name,
-                        data=data,
-                        principal=actor,
-                        now=now,
-                        new_id=persist.new_id,
-                    ),
-                ),
-            )
-            run = await rows.get_run(conn, run_id)
-        assert run is not None
-        return run
+    def work() -> Awaitable[rows.RunRow]:
+        return decided(
+            services,
+            run_id,
+            expected_version,
+            lambda definition, run, slots, now: engine.move(
+                definition,
+                run.view,
+                slots,
+                name=name,
+                data=data,
+                principal=actor,
+                now=now,
+                new_id=persist.new_id,
+            ),
+        )
 
     return await refusals_recorded(services, run_id, actor.id, f"move {name}", work)
 
@@ -365,21 +373,14 @@ async def cancel_run(
     async with services.db.connection() as conn:
         found, slots = await readable_run(services, conn, actor, run_id)
     access.require_cancel(actor, found.view.workflow, slots)
-    async with services.db.transaction() as conn:
-        await decide(
-            services,
-            conn,
-            run_id,
-            guarded(
-                expected_version,
-                lambda definition, run, slots, now: engine.cancel(
-                    definition, run.view, slots, reason=reason, now=now, actor=actor.id
-                ),
-            ),
-        )
-        run = await rows.get_run(conn, run_id)
-    assert run is not None
-    return run
+    return await decided(
+        services,
+        run_id,
+        expected_version,
+        lambda definition, run, slots, now: engine.cancel(
+            definition, run.view, slots, reason=reason, now=now, actor=actor.id
+        ),
+    )
 
 
 async def runs_by_ids(services: Services, run_ids: list[str]) -> dict[str, rows.RunRow]:

@@ -177,7 +177,7 @@ def _success(answer: dict[str, Any]) -> BulkOperateSuccess:
             BulkRefusalCount(code=code, runs=n) for code, n in sorted(answer["refused"].items())
         ],
         remaining=answer["remaining"],
-        run_ids=[strawberry.ID(relay.to_global_id(RUN, r)) for r in answer["run_ids"]],
+        run_ids=[relay.node_id(RUN, r) for r in answer["run_ids"]],
         end_cursor=answer["end_cursor"],
     )
 

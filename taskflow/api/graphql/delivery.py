@@ -14,7 +14,6 @@ from typing import Annotated
 
 import strawberry
 
-from taskflow import errors
 from taskflow.api.graphql import keyed, relay
 from taskflow.api.graphql import notifications as types
 from taskflow.api.graphql import refusals as r
@@ -102,10 +101,7 @@ MarkNotificationPayload = Annotated[
 
 
 def _notification_id(global_id: str) -> int:
-    found_type, local = relay.from_global_id(str(global_id))
-    if found_type != types.TYPE_NAME or not local.isdigit() or len(local) > 18:
-        raise errors.NotFound(f"No notification has the id {global_id!r}.", field="notificationId")
-    return int(local)
+    return relay.number_id(global_id, types.TYPE_NAME, "notification", "notificationId")
 
 
 async def _taken(

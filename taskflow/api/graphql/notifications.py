@@ -14,7 +14,6 @@ from typing import Annotated, Any
 
 import strawberry
 
-from taskflow import errors
 from taskflow.api.graphql import keyed, relay
 from taskflow.api.graphql import links as link_types
 from taskflow.api.graphql import refusals as r
@@ -116,7 +115,7 @@ class Notification(relay.Node):
     def of(cls, row: Any) -> Notification:
         outsider = recipients.is_outsider(row.recipient)
         return cls(
-            id=strawberry.ID(relay.to_global_id(TYPE_NAME, str(row.id))),
+            id=relay.node_id(TYPE_NAME, row.id),
             kind=row.kind,
             message=row.message,
             recipient=row.recipient,
@@ -126,11 +125,9 @@ class Notification(relay.Node):
             recipient_email=row.recipient_email,
             recipient_name=row.recipient_name,
             link_requested=row.link_requested,
-            link_id=strawberry.ID(relay.to_global_id(link_types.TYPE_NAME, row.link_id))
-            if row.link_id
-            else None,
-            run_id=strawberry.ID(relay.to_global_id("Run", row.run_id)),
-            slot_id=strawberry.ID(relay.to_global_id("Slot", row.slot_id)) if row.slot_id else None,
+            link_id=relay.node_id(link_types.TYPE_NAME, row.link_id),
+            run_id=relay.node_id("Run", row.run_id),
+            slot_id=relay.node_id("Slot", row.slot_id),
             created_at=row.created_at,
             deliver_at=row.deliver_at,
             details=row.details,
@@ -257,10 +254,7 @@ MintNotificationArg = relay.WhatToDo[MintNotificationLinkInput]
 
 
 def _notification_id(global_id: str) -> int:
-    found_type, local = relay.from_global_id(str(global_id))
-    if found_type != TYPE_NAME or not local.isdigit():
-        raise errors.NotFound(f"No notification has the id {global_id!r}.", field="notificationId")
-    return int(local)
+    return relay.number_id(global_id, TYPE_NAME, "notification", "notificationId")
 
 
 @strawberry.type

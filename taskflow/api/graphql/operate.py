@@ -16,8 +16,7 @@ from taskflow.api.graphql import keyed, relay
 from taskflow.api.graphql import refusals as r
 from taskflow.api.graphql.context import Info
 from taskflow.api.graphql.timers import TimerSuccess, _timer_id, timer_success
-from taskflow.api.graphql.types import RUN
-from taskflow.api.graphql.work_mutations import Refusals, RunSuccess, run_success
+from taskflow.api.graphql.work_answers import Refusals, RunSuccess, on_run
 from taskflow.core.principals import Principal
 from taskflow.service import operate
 
@@ -107,18 +106,19 @@ class OperateMutations:
         "open (admins, and leads and managers granted the workflow)."
     )
     async def goto(self, info: Info, input: relay.What[GotoInput]) -> GotoPayload:
-        async def work(me: Principal) -> keyed.Answer:
-            run = await operate.goto(
+        return await on_run(
+            info,
+            "goto",
+            input,
+            lambda me, run_id: operate.goto(
                 info.context.services,
                 me,
-                run_id=relay.local_id(input.run_id, RUN, "runId"),
+                run_id=run_id,
                 state=input.state,
                 reason=input.reason,
                 expected_version=input.expected_version,
-            )
-            return {"run": run.view.id}
-
-        return await keyed.answer(info, "goto", input, work, run_success)
+            ),
+        )
 
     @strawberry.mutation(
         description="Pause every running clock of the run's current slots by hand (admins, "
@@ -189,14 +189,14 @@ async def _reassigned(
         moved=len(answer["moved"]),
         skipped=answer["skipped"],
         dry_run=answer["dry_run"],
-        slot_ids=[strawberry.ID(relay.to_global_id("Slot", s)) for s in answer["moved"]],
+        slot_ids=[relay.node_id("Slot", s) for s in answer["moved"]],
     )
 
 
 async def _clocks(info: Info, input: ClocksInput, operation: str, verb: Any) -> ClocksPayload:
-    async def work(me: Principal) -> keyed.Answer:
-        run_id = relay.local_id(input.run_id, RUN, "runId")
-        run = await verb(info.context.services, me, run_id=run_id, reason=input.reason)
-        return {"run": run.view.id}
-
-    return await keyed.answer(info, operation, input, work, run_success)
+    return await on_run(
+        info,
+        operation,
+        input,
+        lambda me, run_id: verb(info.context.services, me, run_id=run_id, reason=input.reason),
+    )

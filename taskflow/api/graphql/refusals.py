@@ -190,9 +190,10 @@ class StepNotParked(Refusal):
 Build = Callable[[Any], Refusal]
 
 
-def _plain(kind: type[Refusal], code: RefusalCode) -> Build:
-    """A builder of a refusal type with no facts beyond code and message."""
-    return lambda e: kind(code=code, message=e.message)
+def _plain(kind: type[Refusal], code: RefusalCode, *facts: str) -> Build:
+    """A builder of a refusal type whose fact fields bear the same names as the refusal
+    class's attributes (none: only code and message)."""
+    return lambda e: kind(code=code, message=e.message, **{f: getattr(e, f) for f in facts})
 
 
 def _payload_invalid(e: errors.TaskflowError) -> Refusal:
@@ -211,49 +212,33 @@ def _invalid_input(e: errors.TaskflowError) -> Refusal:
     )
 
 
+def _timer(kind: type[_TimerStateFact], code: RefusalCode) -> Build:
+    """A builder of a timer refusal: the status as the API's timer state."""
+    return lambda e: kind(code=code, message=e.message, state=state_of(e.status))
+
+
 C = RefusalCode
 #: The GraphQL refusal of each refusal class (the nearest class in an error's MRO wins).
 TABLE: dict[type[errors.TaskflowError], Build] = {
-    core.NotCandidate: lambda e: NotCandidate(
-        code=C.NOT_CANDIDATE, message=e.message, audience=e.audience
-    ),
-    core.AlreadyClaimed: lambda e: AlreadyClaimed(
-        code=C.ALREADY_CLAIMED, message=e.message, holder=e.holder, claimed_at=e.claimed_at
-    ),
-    core.NotHolder: lambda e: NotHolder(code=C.NOT_HOLDER, message=e.message, holder=e.holder),
-    core.NotDelegate: lambda e: NotDelegate(
-        code=C.NOT_DELEGATE, message=e.message, delegates=e.delegates
-    ),
-    core.SlotNotOpen: lambda e: SlotNotOpen(
-        code=C.SLOT_NOT_OPEN, message=e.message, status=e.status
-    ),
-    core.StaleVersion: lambda e: StaleVersion(
-        code=C.STALE_VERSION,
-        message=e.message,
-        current_version=e.current_version,
-        current_state=e.current_state,
-    ),
+    core.NotCandidate: _plain(NotCandidate, C.NOT_CANDIDATE, "audience"),
+    core.AlreadyClaimed: _plain(AlreadyClaimed, C.ALREADY_CLAIMED, "holder", "claimed_at"),
+    core.NotHolder: _plain(NotHolder, C.NOT_HOLDER, "holder"),
+    core.NotDelegate: _plain(NotDelegate, C.NOT_DELEGATE, "delegates"),
+    core.SlotNotOpen: _plain(SlotNotOpen, C.SLOT_NOT_OPEN, "status"),
+    core.StaleVersion: _plain(StaleVersion, C.STALE_VERSION, "current_version", "current_state"),
     core.PayloadInvalid: _payload_invalid,
     PayloadError: _payload_invalid,
-    core.WrongEvent: lambda e: WrongEvent(
-        code=C.WRONG_EVENT, message=e.message, waits_for=e.waits_for
-    ),
-    core.RunNotActive: lambda e: RunNotActive(
-        code=C.RUN_NOT_ACTIVE, message=e.message, status=e.status
-    ),
+    core.WrongEvent: _plain(WrongEvent, C.WRONG_EVENT, "waits_for"),
+    core.RunNotActive: _plain(RunNotActive, C.RUN_NOT_ACTIVE, "status"),
     core.RunExists: _run_exists,
     core.MoveNotAllowed: lambda e: MoveNotAllowed(
         code=C.MOVE_NOT_ALLOWED, message=e.message, reasons=e.reasons or []
     ),
-    core.NoSlotWaiting: lambda e: NoSlotWaiting(
-        code=C.NO_SLOT_WAITING, message=e.message, event=e.event
-    ),
+    core.NoSlotWaiting: _plain(NoSlotWaiting, C.NO_SLOT_WAITING, "event"),
     core.AmbiguousEvent: lambda e: AmbiguousEvent(
         code=C.AMBIGUOUS_EVENT, message=e.message, slots=e.slots or []
     ),
-    core.NotRaiser: lambda e: NotRaiser(
-        code=C.NOT_RAISER, message=e.message, event=e.event, raisers=e.raisers
-    ),
+    core.NotRaiser: _plain(NotRaiser, C.NOT_RAISER, "event", "raisers"),
     core.NothingToClaim: _plain(NothingToClaim, C.NOTHING_TO_CLAIM),
     core.LinkUnusable: _plain(LinkUnusable, C.LINK_UNUSABLE),
     core.LinksNotAllowed: _plain(LinksNotAllowed, C.LINKS_NOT_ALLOWED),
@@ -263,16 +248,10 @@ TABLE: dict[type[errors.TaskflowError], Build] = {
         code=C.TOO_MANY_REQUESTS, message=e.message, retry_after_seconds=e.retry_after or 60
     ),
     core.ClocksUnchanged: _plain(ClocksUnchanged, C.CLOCKS_UNCHANGED),
-    core.TimerSpent: lambda e: TimerSpent(
-        code=C.TIMER_SPENT, message=e.message, state=state_of(e.status)
-    ),
-    core.TimerNotDead: lambda e: TimerNotDead(
-        code=C.TIMER_NOT_DEAD, message=e.message, state=state_of(e.status)
-    ),
+    core.TimerSpent: _timer(TimerSpent, C.TIMER_SPENT),
+    core.TimerNotDead: _timer(TimerNotDead, C.TIMER_NOT_DEAD),
     core.LeaseLost: _plain(LeaseLost, C.LEASE_LOST),
-    core.StepNotParked: lambda e: StepNotParked(
-        code=C.STEP_NOT_PARKED, message=e.message, status=e.status
-    ),
+    core.StepNotParked: _plain(StepNotParked, C.STEP_NOT_PARKED, "status"),
     core.IdempotencyKeyReused: _plain(relay.IdempotencyKeyReused, C.IDEMPOTENCY_KEY_REUSED),
     errors.Busy: lambda e: relay.Busy(
         code=C.BUSY,

@@ -119,6 +119,15 @@ def local_id(global_id: str, type_name: str, field: str) -> str:
     return local
 
 
+def number_id(global_id: str, type_name: str, what: str, field: str) -> int:
+    """The numeric local id of a ``type_name`` global id given in ``field``; NOT_FOUND ("No
+    ``what`` has the id ...") when it names another type or no bigint."""
+    found_type, local = from_global_id(str(global_id), field)
+    if found_type != type_name or not local.isdigit() or len(local) > 18:
+        raise errors.NotFound(f"No {what} has the id {global_id!r}.", field=field)
+    return int(local)
+
+
 def encode_cursor(*parts: str) -> str:
     """An opaque keyset cursor."""
     return base64.urlsafe_b64encode("\x1f".join(parts).encode()).decode()

@@ -88,7 +88,7 @@ class Step:
     @classmethod
     def of(cls, row: step_admin.StepRecord) -> Step:
         return cls(
-            id=strawberry.ID(relay.to_global_id(TYPE_NAME, str(row.id))),
+            id=relay.node_id(TYPE_NAME, row.id),
             key=row.key,
             kind=row.kind,
             state=row.state,
@@ -146,10 +146,7 @@ RetryStepPayload = Annotated[
 
 
 def _step_id(global_id: str) -> int:
-    found_type, local = relay.from_global_id(str(global_id))
-    if found_type != TYPE_NAME or not local.isdigit() or len(local) > 18:
-        raise errors.NotFound(f"No step has the id {global_id!r}.", field="stepId")
-    return int(local)
+    return relay.number_id(global_id, TYPE_NAME, "step", "stepId")
 
 
 async def step_success(

@@ -185,10 +185,7 @@ TimerPayload = Annotated[
 
 
 def _timer_id(global_id: str) -> int:
-    found_type, local = relay.from_global_id(str(global_id))
-    if found_type != TYPE_NAME or not local.isdigit() or len(local) > 18:
-        raise errors.NotFound(f"No timer has the id {global_id!r}.", field="timerId")
-    return int(local)
+    return relay.number_id(global_id, TYPE_NAME, "timer", "timerId")
 
 
 async def timer_success(info: Info, me: Principal, answer: keyed.Answer, _: bool) -> TimerSuccess:

@@ -135,10 +135,7 @@ def _endpoint_id(global_id: str, field: str = "endpointId") -> str:
 
 
 def _delivery_id(global_id: str) -> int:
-    found_type, local = relay.from_global_id(str(global_id), "deliveryId")
-    if found_type != DELIVERY or not local.isdigit() or len(local) > 18:
-        raise errors.NotFound(f"No delivery has the id {global_id!r}.", field="deliveryId")
-    return int(local)
+    return relay.number_id(global_id, DELIVERY, "delivery", "deliveryId")
 
 
 async def _endpoint(info: Info, me: Principal, answer: keyed.Answer) -> WebhookEndpoint:

@@ -68,10 +68,10 @@ class WebhookDelivery:
     @classmethod
     def of(cls, row: webhooks.LogRow) -> WebhookDelivery:
         return cls(
-            id=strawberry.ID(relay.to_global_id(DELIVERY, str(row.id))),
+            id=relay.node_id(DELIVERY, row.id),
             event_id=webhook_events.message_id(row.event),
             event_type=row.event_type,
-            run_id=strawberry.ID(relay.to_global_id("Run", row.run_id)),
+            run_id=relay.node_id("Run", row.run_id),
             occurred_at=row.occurred_at,
             state=WebhookDeliveryState[row.status.upper()],
             attempts=row.attempts,
@@ -159,7 +159,7 @@ class WebhookEndpoint(relay.Node):
     @classmethod
     def of(cls, row: webhooks.EndpointRow) -> WebhookEndpoint:
         return cls(
-            id=strawberry.ID(relay.to_global_id(TYPE_NAME, row.id)),
+            id=relay.node_id(TYPE_NAME, row.id),
             url=row.url,
             description=row.description,
             event_types=list(row.event_types),

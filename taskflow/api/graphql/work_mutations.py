@@ -2,17 +2,34 @@
 
 from __future__ import annotations
 
-from datetime import datetime
-from typing import Annotated, Any
+from typing import Annotated
 
 import strawberry
 
-from taskflow import errors
 from taskflow.api.graphql import keyed, relay
 from taskflow.api.graphql import refusals as r
 from taskflow.api.graphql.context import Info, checked
-from taskflow.api.graphql.types import RUN, SLOT, RunType, SlotType, Subject
-from taskflow.api.graphql.work import InboxFilter, resolve_slot
+from taskflow.api.graphql.types import RUN, SLOT
+from taskflow.api.graphql.work import InboxFilter
+from taskflow.api.graphql.work_answers import (
+    CompleteSuccess,
+    RaiseEventBuffered,
+    RaiseEventSuccess,
+    Refusals,
+    RunSuccess,
+    SlotSuccess,
+    StartRunSuccess,
+    UpdateSubjectSuccess,
+    as_object,
+    completed,
+    on_run,
+    on_slot,
+    payload_of,
+    raised,
+    run_now,
+    slot_success,
+    subject_success,
+)
 from taskflow.api.graphql.work_inputs import (
     AssignArg,
     CancelRunArg,
@@ -29,85 +46,6 @@ from taskflow.core.principals import Principal
 from taskflow.service import events
 from taskflow.service import runs as run_service
 from taskflow.service import slots as slot_service
-
-
-async def _slot(info: Info, local_id: str) -> SlotType:
-    slot = await resolve_slot(info, local_id)
-    if slot is None:  # a replayed answer's slot the caller may no longer see
-        raise errors.NotFound(f"No Slot has the id {local_id!r} that you may see now.")
-    return slot
-
-
-Refusals = (
-    r.NotCandidate
-    | r.AlreadyClaimed
-    | r.NotHolder
-    | r.NotDelegate
-    | r.SlotNotOpen
-    | r.StaleVersion
-    | r.PayloadInvalid
-    | r.WrongEvent
-    | r.RunNotActive
-    | r.MoveNotAllowed
-    | relay.Common
-)
-
-
-# -- successes ---------------------------------------------------------------------------------
-
-
-@strawberry.type(description="The run was started, or returned again for the same idempotency key.")
-class StartRunSuccess:
-    run: RunType = strawberry.field(description="The run.")
-    created: bool = strawberry.field(description="False when an earlier start is returned again.")
-
-
-@strawberry.type(description="The subject was updated; its live runs re-checked their rules.")
-class UpdateSubjectSuccess:
-    subject: Subject = strawberry.field(description="The subject as stored.")
-    runs: list[RunType] = strawberry.field(description="Its live runs, as they stand now.")
-
-
-@strawberry.type(description="The event completed a slot.")
-class RaiseEventSuccess:
-    run: RunType = strawberry.field(description="The run, as it stands now.")
-    slot: SlotType = strawberry.field(description="The slot the event completed.")
-    duplicate: bool = strawberry.field(description="True when an earlier raise is returned again.")
-
-
-@strawberry.type(
-    description="No slot waited for the event, and its workflow buffers it: the run keeps it "
-    "and delivers it, in arrival order, to the first matching slot that opens before it expires "
-    "(timeline: event.buffered, then event.delivered or event.expired)."
-)
-class RaiseEventBuffered:
-    run: RunType = strawberry.field(description="The run that keeps the event.")
-    # Nullable like the refusals' ``event``, so one selection can ask both (never null here).
-    event: str | None = strawberry.field(description="The event kept (always given).")
-    arrived_at: datetime = strawberry.field(description="When it arrived.")
-    expires_at: datetime = strawberry.field(
-        description="When it is dropped if no matching slot has opened by then."
-    )
-    duplicate: bool = strawberry.field(
-        description="True when an earlier raise with the same idempotency key is returned again."
-    )
-
-
-@strawberry.type(description="The slot changed hands (claimed, released or assigned).")
-class SlotSuccess:
-    slot: SlotType = strawberry.field(description="The slot as it stands now.")
-
-
-@strawberry.type(description="The slot was completed.")
-class CompleteSuccess:
-    slot: SlotType = strawberry.field(description="The completed slot.")
-    run: RunType = strawberry.field(description="The run, as it stands now.")
-
-
-@strawberry.type(description="The run moved or was cancelled.")
-class RunSuccess:
-    run: RunType = strawberry.field(description="The run, as it stands now.")
-
 
 StartRunPayload = Annotated[
     StartRunSuccess | r.RunExists | relay.Common,
@@ -169,14 +107,14 @@ class WorkMutations:
                 version=input.version,
                 subject_type=input.subject.type,
                 external_id=input.subject.external_id,
-                attributes=_object(input.subject.attributes, "subject.attributes"),
+                attributes=as_object(input.subject.attributes, "subject.attributes"),
                 idempotency_key=input.idempotency_key,
             )
             return {"run": started.run.view.id, "created": started.created}
 
         async def build(info: Info, _: Principal, a: keyed.Answer, again: bool) -> StartRunSuccess:
             return StartRunSuccess(
-                run=await _run(info, a["run"]), created=a["created"] and not again
+                run=await run_now(info, a["run"]), created=a["created"] and not again
             )
 
         return await keyed.answer(info, "startRun", input, work, build)
@@ -191,14 +129,14 @@ class WorkMutations:
                 me,
                 subject_type=input.type,
                 external_id=input.external_id,
-                attributes=_object(input.attributes, "attributes"),
+                attributes=as_object(input.attributes, "attributes"),
             )
             return {
                 "subject": [subject.type, subject.external_id, subject.attributes],
                 "runs": list(run_ids),
             }
 
-        return await keyed.answer(info, "updateSubject", input, work, _subject_success)
+        return await keyed.answer(info, "updateSubject", input, work, subject_success)
 
     @strawberry.mutation(
         description="Raise an event: it completes the one slot waiting for it (staff obey the "
@@ -221,7 +159,7 @@ class WorkMutations:
                 info.context.services,
                 me,
                 event=input.event,
-                payload=_payload(input.payload),
+                payload=payload_of(input.payload),
                 target=target,
             )
             if raised.buffered is not None:
@@ -233,18 +171,18 @@ class WorkMutations:
             assert raised.slot is not None
             return {"run": raised.run.view.id, "slot": raised.slot.id}
 
-        return await keyed.answer(info, "raiseEvent", input, work, _raised)
+        return await keyed.answer(info, "raiseEvent", input, work, raised)
 
     @strawberry.mutation(description="Take an open slot for yourself.")
     async def claim(self, info: Info, input: ClaimArg) -> ClaimPayload:
-        async def work(me: Principal) -> keyed.Answer:
-            slot_id = relay.local_id(input.slot_id, SLOT, "slotId")
-            slot = await slot_service.claim(
-                info.context.services, me, slot_id, input.expected_version, await checked(info)
-            )
-            return {"slot": slot.id}
-
-        return await keyed.answer(info, "claim", input, work, _slot_success)
+        return await on_slot(
+            info,
+            "claim",
+            input,
+            lambda me, slot_id, request: slot_service.claim(
+                info.context.services, me, slot_id, input.expected_version, request
+            ),
+        )
 
     @strawberry.mutation(description="Take the most urgent open slot you may take.")
     async def claim_next(self, info: Info, input: ClaimNextArg) -> ClaimNextPayload:
@@ -254,34 +192,35 @@ class WorkMutations:
             slot = await slot_service.claim_next(info.context.services, me, f, await checked(info))
             return {"slot": slot.id}
 
-        return await keyed.answer(info, "claimNext", input, work, _slot_success)
+        return await keyed.answer(info, "claimNext", input, work, slot_success)
 
     @strawberry.mutation(description="Put a claimed slot back in the pool (holder or delegate).")
     async def release(self, info: Info, input: ReleaseArg) -> ReleasePayload:
-        async def work(me: Principal) -> keyed.Answer:
-            slot_id = relay.local_id(input.slot_id, SLOT, "slotId")
-            slot = await slot_service.release(
-                info.context.services, me, slot_id, input.reason, await checked(info)
-            )
-            return {"slot": slot.id}
-
-        return await keyed.answer(info, "release", input, work, _slot_success)
+        return await on_slot(
+            info,
+            "release",
+            input,
+            lambda me, slot_id, request: slot_service.release(
+                info.context.services, me, slot_id, input.reason, request
+            ),
+        )
 
     @strawberry.mutation(description="Hand a slot to a candidate (its holder or a delegate).")
     async def assign(self, info: Info, input: AssignArg) -> AssignPayload:
-        async def work(me: Principal) -> keyed.Answer:
-            slot = await slot_service.assign(
+        return await on_slot(
+            info,
+            "assign",
+            input,
+            lambda me, slot_id, request: slot_service.assign(
                 info.context.services,
                 me,
-                relay.local_id(input.slot_id, SLOT, "slotId"),
+                slot_id,
                 input.to,
                 input.expected_version,
                 input.reason,
-                await checked(info),
-            )
-            return {"slot": slot.id}
-
-        return await keyed.answer(info, "assign", input, work, _slot_success)
+                request,
+            ),
+        )
 
     @strawberry.mutation(description="Complete a slot with its event's payload; the run moves on.")
     async def complete(self, info: Info, input: CompleteArg) -> CompletePayload:
@@ -291,95 +230,41 @@ class WorkMutations:
                 me,
                 relay.local_id(input.slot_id, SLOT, "slotId"),
                 event=input.event,
-                payload=_payload(input.payload),
+                payload=payload_of(input.payload),
                 expected_version=input.expected_version,
             )
             return {"slot": slot.id, "run": run.view.id}
 
-        return await keyed.answer(info, "complete", input, work, _completed)
+        return await keyed.answer(info, "complete", input, work, completed)
 
     @strawberry.mutation(description="Make a manual move on a run (see Run.moves).")
     async def move(self, info: Info, input: MoveArg) -> MovePayload:
-        async def work(me: Principal) -> keyed.Answer:
-            run = await run_service.move(
+        data = as_object(input.input, "input") if input.input is not None else None
+        return await on_run(
+            info,
+            "move",
+            input,
+            lambda me, run_id: run_service.move(
                 info.context.services,
                 me,
-                run_id=relay.local_id(input.run_id, RUN, "runId"),
+                run_id=run_id,
                 name=input.move,
-                data=_object(input.input, "input") if input.input is not None else None,
+                data=data,
                 expected_version=input.expected_version,
-            )
-            return {"run": run.view.id}
-
-        return await keyed.answer(info, "move", input, work, run_success)
+            ),
+        )
 
     @strawberry.mutation(description="Cancel a live run (leads, admins, applications).")
     async def cancel_run(self, info: Info, input: CancelRunArg) -> CancelRunPayload:
-        async def work(me: Principal) -> keyed.Answer:
-            run = await run_service.cancel_run(
+        return await on_run(
+            info,
+            "cancelRun",
+            input,
+            lambda me, run_id: run_service.cancel_run(
                 info.context.services,
                 me,
-                run_id=relay.local_id(input.run_id, RUN, "runId"),
+                run_id=run_id,
                 reason=input.reason,
                 expected_version=input.expected_version,
-            )
-            return {"run": run.view.id}
-
-        return await keyed.answer(info, "cancelRun", input, work, run_success)
-
-
-# -- successes from the answers' ids ---------------------------------------------------------------
-
-
-async def _subject_success(
-    info: Info, _: Principal, answer: keyed.Answer, __: bool
-) -> UpdateSubjectSuccess:
-    found = await run_service.runs_by_ids(info.context.services, answer["runs"])
-    kind, external_id, attributes = answer["subject"]
-    return UpdateSubjectSuccess(
-        subject=Subject.of(kind, external_id, attributes),
-        runs=[RunType.of(found[i]) for i in answer["runs"] if i in found],
-    )
-
-
-async def _raised(
-    info: Info, _: Principal, answer: keyed.Answer, again: bool
-) -> RaiseEventSuccess | RaiseEventBuffered:
-    if "kept" in answer:
-        event, arrived_at, expires_at = answer["kept"]
-        return RaiseEventBuffered(
-            run=await _run(info, answer["run"]),
-            event=event,
-            arrived_at=datetime.fromisoformat(arrived_at),
-            expires_at=datetime.fromisoformat(expires_at),
-            duplicate=again,
+            ),
         )
-    return RaiseEventSuccess(
-        run=await _run(info, answer["run"]),
-        slot=await _slot(info, answer["slot"]),
-        duplicate=again,
-    )
-
-
-async def _run(info: Info, run_id: str) -> RunType:
-    """The run as it stands now (a replayed answer shows the run's present state)."""
-    found = await run_service.runs_by_ids(info.context.services, [run_id])
-    if run_id not in found:
-        raise errors.NotFound(f"No Run has the id {run_id!r}.")
-    return RunType.of(found[run_id])
-
-
-def _object(value: Any, field: str) -> dict[str, Any]:
-    if not isinstance(value, dict):
-        raise errors.ValidationError(f"{field} must be a JSON object.", field=field)
-    return value
-
-
-def _payload(value: Any) -> dict[str, Any] | None:
-    return _object(value, "payload") if value is not None else None
-
-
-_slot_success = keyed.built(SlotSuccess, slot=_slot)
-#: ``RunSuccess`` with the run as it stands now (shared with the operator verbs).
-run_success = keyed.built(RunSuccess, run=_run)
-_completed = keyed.built(CompleteSuccess, slot=_slot, run=_run)

@@ -1,0 +1,46 @@
+"""The one code enum of refusals, shared by core and the API (``RefusalCode``)."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class RefusalCode(StrEnum):
+    """Why a request did not do what was asked (the GraphQL enum has the same values, in order)."""
+
+    INVALID_INPUT = "INVALID_INPUT"
+    FORBIDDEN = "FORBIDDEN"
+    NOT_FOUND = "NOT_FOUND"
+    NOT_CANDIDATE = "NOT_CANDIDATE"
+    ALREADY_CLAIMED = "ALREADY_CLAIMED"
+    NOT_HOLDER = "NOT_HOLDER"
+    NOT_DELEGATE = "NOT_DELEGATE"
+    SLOT_NOT_OPEN = "SLOT_NOT_OPEN"
+    STALE_VERSION = "STALE_VERSION"
+    PAYLOAD_INVALID = "PAYLOAD_INVALID"
+    WRONG_EVENT = "WRONG_EVENT"
+    RUN_NOT_ACTIVE = "RUN_NOT_ACTIVE"
+    RUN_EXISTS = "RUN_EXISTS"
+    MOVE_NOT_ALLOWED = "MOVE_NOT_ALLOWED"
+    NO_SLOT_WAITING = "NO_SLOT_WAITING"
+    AMBIGUOUS_EVENT = "AMBIGUOUS_EVENT"
+    NOT_RAISER = "NOT_RAISER"
+    RECIPIENT_NOT_ALLOWED = "RECIPIENT_NOT_ALLOWED"
+    NOTHING_TO_CLAIM = "NOTHING_TO_CLAIM"
+    LINK_UNUSABLE = "LINK_UNUSABLE"
+    LINKS_NOT_ALLOWED = "LINKS_NOT_ALLOWED"
+    LINK_NOT_REQUESTED = "LINK_NOT_REQUESTED"
+    TOO_MANY_REQUESTS = "TOO_MANY_REQUESTS"
+    TIMER_NOT_DEAD = "TIMER_NOT_DEAD"
+    STEP_NOT_PARKED = "STEP_NOT_PARKED"
+    CLOCKS_UNCHANGED = "CLOCKS_UNCHANGED"
+    TIMER_SPENT = "TIMER_SPENT"
+    LEASE_LOST = "LEASE_LOST"
+    IDEMPOTENCY_KEY_REUSED = "IDEMPOTENCY_KEY_REUSED"
+    BUSY = "BUSY"
+    #: Magic-link pages only (HTML forms); not in the GraphQL enum.
+    PAGE_EXPIRED = "PAGE_EXPIRED"
+
+
+#: Codes only the HTML link pages answer with.
+PAGE_ONLY = frozenset({RefusalCode.PAGE_EXPIRED})
