@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TypeVar
 
-from taskflow.core import calendars, clocks, deadlines, slot_measures
+from taskflow.core import calendars, clocks, deadlines, slot_measures, step_timers
 from taskflow.core.definition.workflow import Definition
 from taskflow.core.runs.model import ENDED, AuditEntry, Outcome, RunView, SlotView
 from taskflow.core.timer_states import PARKED, TimerRow, TimerStatus
@@ -104,6 +104,8 @@ class Writes:
     timers: tuple[TimerRow, ...] = ()
     notify: bool = False
     ended: tuple[Ended, ...] = ()
+    #: Step rows made due (a state with an action entered); a key that exists adds nothing.
+    steps: tuple[step_timers.DueStep, ...] = ()
 
     def merge(self, later: Writes) -> Writes:
         """These writes followed by ``later``'s: per row the later value wins (a run's
@@ -133,6 +135,7 @@ class Writes:
             timers=_keyed(self.timers, later.timers, lambda t: t.key),
             notify=self.notify or later.notify,
             ended=_keyed(self.ended, later.ended, lambda e: e.slot.id),
+            steps=_keyed(self.steps, later.steps, lambda s: s.key),
         )
 
 
@@ -175,6 +178,7 @@ def plan(
     lines = timeline(result, ctx, now)
     clock_rows, due_rows = ledgers(touched, ctx.registry, ctx.before)
     timer_rows = _timers(result, touched, ctx, timers)
+    due_steps = step_timers.due_steps(ctx.definition, result.run) if result.run_changed else []
     return Writes(
         runs=((result.run, 1),) if rows and result.run_changed else (),
         created=tuple((result.run.workflow, v) for v in result.created) if rows else (),
@@ -184,8 +188,9 @@ def plan(
         pickups=tuple(pickups(touched, ctx)),
         lines=tuple((result.run.id, line) for line in lines),
         timers=tuple(timer_rows),
-        notify=any(t.status == ARMED for t in timer_rows),
+        notify=bool(due_steps) or any(t.status == ARMED for t in timer_rows),
         ended=tuple(ended(touched, ctx)),
+        steps=tuple(due_steps),
     )
 
 

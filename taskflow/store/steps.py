@@ -18,6 +18,7 @@ from typing import Any
 
 import asyncpg
 
+from taskflow.core import step_timers
 from taskflow.core.runs.statuses import StepStatus
 from taskflow.store import db, deadlines, sql
 
@@ -78,17 +79,8 @@ def _row(r: asyncpg.Record) -> StepRow:
     )
 
 
-@dataclass(frozen=True)
-class NewStep:
-    """A step to enqueue (see ``enqueue`` in ``sql/steps.sql``)."""
-
-    key: str
-    run_id: str
-    visit: int
-    state: str
-    kind: str
-    action: str
-    due_at: datetime
+#: A step to enqueue (see ``enqueue_many`` in ``sql/steps.sql``).
+NewStep = step_timers.DueStep
 
 
 async def enqueue_many(conn: db.Connection, steps: Sequence[NewStep]) -> None:
