@@ -98,6 +98,22 @@ async def enqueue_many(conn: db.Connection, steps: Sequence[NewStep]) -> None:
         )
 
 
+async def cancel_left(
+    conn: db.Connection, runs: Sequence[tuple[str, int, str]], now: datetime
+) -> None:
+    """Cancel the due steps of states these runs (id, visit, status as now written) left:
+    a state's step row is written when it is entered, and dropped when it is left before
+    a worker took it (the caller holds the runs' locks)."""
+    if runs:
+        await conn.execute(
+            SQL["cancel_left"],
+            [uuid.UUID(r) for r, _, _ in runs],
+            [v for _, v, _ in runs],
+            [s for _, _, s in runs],
+            now,
+        )
+
+
 async def take(
     conn: db.Connection, now: datetime, limit: int, lease_seconds: float, worker: str
 ) -> list[StepRow]:

@@ -55,7 +55,9 @@ async def write(conn: db.Connection, writes: Writes, now: datetime) -> None:
     if writes.changed:
         await rows.update_slots(conn, writes.changed, now)
     await _deadlines(conn, writes, now)
-    # Step rows made due with the decision that entered their state (after the runs).
+    # Step rows made due with the decision that entered their state, and the due ones of
+    # states left dropped (after the runs, slots, clocks and timers: the lock order).
+    await step_rows.cancel_left(conn, [(v.id, v.visit, str(v.status)) for v, _ in writes.runs], now)
     await step_rows.enqueue_many(conn, writes.steps)
     if writes.breaches:
         await conn.execute(
