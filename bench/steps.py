@@ -4,15 +4,15 @@
 
 Each round gets a fresh database (a copy of a migrated template) seeded with
 ``--steps`` runs of ``bench/step_workflow.py`` sitting in their automatic state,
-each with its step timer armed and due at once (capacity, not lateness). A
-worker fires the timer (which enqueues the step), takes the step under a lease,
-runs the action (it returns at once), records the attempt, stores the result,
-and takes the ``on_success`` route: the run completes. The baseline, in the same
-run and on the same database server, is a raw SQL loop in as many processes
-doing the same row work in one transaction per batch: take due step timers and
-their runs ``SKIP LOCKED``, retire the timers, write the step rows and their
-attempts, complete the runs with their results, and write the five timeline
-lines a completed step writes.
+each with its step row due at once, as the decision that enters the state writes
+it (capacity, not lateness; the workers are woken as that decision wakes them). A
+worker takes the steps under a lease, runs the actions (they return at once),
+records the attempts, stores the results, and takes the ``on_success`` routes:
+the runs complete. The baseline, in the same run and on the same database
+server, is a raw SQL loop in as many processes doing the same row work in one
+transaction per batch: take due steps and their runs ``SKIP LOCKED``, mark the
+steps succeeded with their results, write their attempts, complete the runs with
+their results, and write the five timeline lines a completed step writes.
 
 Prints, per worker count: steps per second (steps / (last run completed - first
 due instant)) and the ratio to the raw loop. The database:
@@ -63,17 +63,22 @@ WITH subjects AS (
     FROM subjects
     RETURNING id
 )
-INSERT INTO timer (key, run, slot, kind, part, due_at, status, fired, updated_at)
-SELECT id || ':1:step', id, NULL, 'step', 'action', now(), 'cancelled', 0, now()
+INSERT INTO step (key, run, visit, state, kind, action, status, attempts, due_at,
+                  created_at, updated_at)
+SELECT id || ':1:step', id, 1, 'work', 'action', $3, 'cancelled', 0, now(), now(), now()
 FROM runs
 """
 
-#: Armed in a second, light statement (seeding takes a while): all due at once.
-ARM = "UPDATE timer SET status = 'armed', due_at = $1::timestamptz"
+#: Made due in a second, light statement (seeding takes a while): all due at once, and
+#: the workers woken (as the writer of the decision that enters the state does).
+ARM = (
+    "UPDATE step SET status = 'due', due_at = $1::timestamptz, created_at = $1::timestamptz",
+    "SELECT pg_notify('taskflow_timers', '')",
+)
 
 STATS = """
 SELECT count(*) FILTER (WHERE r.status = 'completed') AS done,
-       extract(epoch FROM max(r.ended_at) - (SELECT min(due_at) FROM timer)) AS span
+       extract(epoch FROM max(r.ended_at) - (SELECT min(created_at) FROM step)) AS span
 FROM run r
 """
 
@@ -104,11 +109,13 @@ async def fresh_database(admin_url: str, name: str) -> str:
 
 
 async def seed(url: str, steps: int) -> None:
-    digest = definitions.load(SOURCES.split(",")).get("bench-steps").digest
+    definition = definitions.load(SOURCES.split(",")).get("bench-steps")
+    action = definition.state("work").action_path
     conn = await asyncpg.connect(url)
     try:
-        await conn.execute(SEED, steps, digest)
-        await conn.execute(ARM, datetime.now(UTC))
+        await conn.execute(SEED, steps, definition.digest, action)
+        await conn.execute(ARM[0], datetime.now(UTC))
+        await conn.execute(ARM[1])
     finally:
         await conn.close()
 
@@ -148,26 +155,18 @@ async def _raw_loop(url: str, batch: int, stop_after: float) -> None:
             now = datetime.now(UTC)
             async with conn.transaction():
                 rows = await conn.fetch(
-                    "SELECT t.id, t.run, t.key FROM timer t JOIN run r ON r.id = t.run "
-                    "WHERE t.status = 'armed' AND t.due_at <= $1 ORDER BY t.due_at, t.id "
-                    "LIMIT $2 FOR NO KEY UPDATE OF r FOR UPDATE OF t SKIP LOCKED",
+                    "SELECT st.id, st.run FROM step st JOIN run r ON r.id = st.run "
+                    "WHERE st.status = 'due' AND st.due_at <= $1 ORDER BY st.due_at, st.id "
+                    "LIMIT $2 FOR NO KEY UPDATE OF r FOR UPDATE OF st SKIP LOCKED",
                     now,
                     batch,
                 )
                 if rows:
-                    await conn.executemany(
-                        "UPDATE timer SET status = 'fired', fired = fired + 1, fired_at = $2, "
-                        "updated_at = $2 WHERE id = $1",
-                        [(r["id"], now) for r in rows],
-                    )
                     steps = await conn.fetch(
-                        "INSERT INTO step (key, run, visit, state, kind, action, status, "
-                        "attempts, due_at, result, ended_at) "
-                        "SELECT k, r, 1, 'work', 'action', 'bench:noop', 'succeeded', 1, $3, "
-                        "$4::jsonb, $3 FROM unnest($1::text[], $2::uuid[]) AS u(k, r) "
+                        "UPDATE step SET status = 'succeeded', attempts = 1, result = $3::jsonb, "
+                        "ended_at = $2, updated_at = $2 WHERE id = ANY($1::bigint[]) "
                         "RETURNING id",
-                        [r["key"] for r in rows],
-                        [r["run"] for r in rows],
+                        [r["id"] for r in rows],
                         now,
                         RESULT,
                     )

@@ -1,15 +1,18 @@
 """The timers of automatic steps: when a state's action, and each ``every``, falls due.
 
-Pure. A state with an action arms one ``step`` timer due when the run entered
-the state; an ``every`` arms an ``every`` timer for its next firing (the n-th at
-``n * interval`` after entering, while that is within ``until``). Firing either
-enqueues a step row that workers run outside any transaction (``service/steps.py``).
-Keys carry the visit, so a re-entered state starts anew.
+Pure. A state with an action makes its step row due when the run enters the state:
+the unit of work that enters it writes the row (:func:`due_steps`, no timer hop);
+an ``every`` arms an ``every`` timer for its next firing (the n-th at ``n *
+interval`` after entering, while that is within ``until``), whose firing enqueues a
+step row. Workers run step rows outside any transaction (``service/steps.py``).
+Keys carry the visit, so a re-entered state starts anew. (A ``step`` timer armed
+by an older version still fires and enqueues its step: ``service/step_queue.py``.)
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from taskflow.core import calendars, clocks
@@ -18,11 +21,41 @@ from taskflow.core.definition.workflow import Definition
 from taskflow.core.runs.model import ACTIVE, RunView
 
 STEP, EVERY = "step", "every"
+#: The kinds of step rows: an automatic state's action, an action beside slots on entry,
+#: recurring work, a timeout's action.
+ACTION, ENTRY, EVERY_STEP, TIMEOUT = "action", "entry", "every", "timeout"
+
+
+@dataclass(frozen=True)
+class DueStep:
+    """A step row to add, due at ``due_at`` (a key that exists adds nothing)."""
+
+    key: str
+    run_id: str
+    visit: int
+    state: str
+    kind: str
+    action: str
+    due_at: datetime
 
 
 def step_key(run: RunView) -> str:
     """The key of the ``step`` timer (and step row) of the run's current visit."""
     return f"{run.id}:{run.visit}:{STEP}"
+
+
+def due_steps(definition: Definition, run: RunView) -> list[DueStep]:
+    """The step row of the current state's action, due when the run entered the state
+    (none when the state has no action or the run is not active). Written by the unit of
+    work that enters the state; planned again while the run stays, it adds nothing."""
+    if run.status != ACTIVE:
+        return []
+    state = definition.state(run.state)
+    path = state.action_path
+    if path is None:
+        return []
+    kind = ACTION if state.automatic else ENTRY
+    return [DueStep(step_key(run), run.id, run.visit, run.state, kind, path, run.state_entered_at)]
 
 
 def _offset(
@@ -62,13 +95,12 @@ def every_due(
 def specs(
     definition: Definition, run: RunView, registry: calendars.Registry, fired: Mapping[str, int]
 ) -> list[tuple[str, str, str, datetime]]:
-    """(key, kind, ref, due) of the step timers the run's current state needs now."""
+    """(key, kind, ref, due) of the ``every`` timers the run's current state needs now
+    (a state's action needs none: its step row is written at once, :func:`due_steps`)."""
     if run.status != ACTIVE:
         return []
     state = definition.state(run.state)
     found = []
-    if state.action is not None and not fired.get(step_key(run), 0):
-        found.append((step_key(run), STEP, "action", run.state_entered_at))
     for index in range(len(state.every)):
         key = f"{run.id}:{run.visit}:{EVERY}:{index}"
         due = every_due(definition, run, index, fired.get(key, 0) + 1, registry)

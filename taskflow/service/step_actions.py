@@ -137,19 +137,29 @@ _BY_NAME = {
 _POSITIONAL = ("subject", "facts", "idempotency_key")
 
 
+@functools.lru_cache(maxsize=1024)
+def _plain_parameters(action: Action) -> tuple[str, ...] | None:
+    """The names of the action's plain parameters (read once per action: signatures are
+    slow to compute); None when it has no signature to read."""
+    try:
+        params = inspect.signature(action).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    return tuple(p.name for p in params if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD))
+
+
 def invoke(action: Action, ctx: Any) -> Awaitable[Any]:
     """Call ``action`` with what it asks for: one parameter gets the whole
     :class:`taskflow.steps.StepContext`; more get ``subject``, ``facts``,
     ``idempotency_key`` (and ``attempt``, ``payload``, ``result``, ``ctx``) by name, or
     ``(subject, facts, idempotency_key)`` in that order."""
     try:
-        params = list(inspect.signature(action).parameters.values())
-    except (TypeError, ValueError):
+        plain = _plain_parameters(action)
+    except TypeError:  # not hashable: read its signature each time
+        plain = _plain_parameters.__wrapped__(action)
+    if plain is None or len(plain) <= 1:
         return action(ctx)
-    plain = [p for p in params if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
-    if len(plain) <= 1:
-        return action(ctx)
-    if all(p.name in _BY_NAME for p in plain):
-        return action(**{p.name: _BY_NAME[p.name](ctx) for p in plain})  # type: ignore[call-arg]
+    if all(name in _BY_NAME for name in plain):
+        return action(**{name: _BY_NAME[name](ctx) for name in plain})  # type: ignore[call-arg]
     positional = [_BY_NAME[name](ctx) for name in _POSITIONAL[: len(plain)]]
     return action(*positional)

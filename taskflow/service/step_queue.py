@@ -1,7 +1,9 @@
 """Enqueueing automatic steps when their timers fire (inside the worker's timer batch).
 
-A state's ``step`` timer, an ``every`` timer and a timeout that runs an action
-each add a step row (``store/steps.py``) to the batch's run state; the batch's
+A state's own action needs no timer: the unit of work that enters the state writes
+its step row (``core/step_timers.due_steps``). An ``every`` timer, a timeout that
+runs an action, and a ``step`` timer armed by an older version each add a step row
+(``store/steps.py``) to the batch's run state; the batch's
 flush writes them all with one statement, in its transaction, under the runs'
 locks. Workers then run them outside any transaction (``service/steps.py``). A
 replayed firing adds nothing: the row's key is unique.
@@ -23,7 +25,12 @@ from taskflow.store import steps as store
 
 #: The kinds of step rows: an automatic state's action, an action beside slots on entry,
 #: recurring work, a timeout's action.
-ACTION, ENTRY, EVERY, TIMEOUT = "action", "entry", "every", "timeout"
+ACTION, ENTRY, EVERY, TIMEOUT = (
+    step_timers.ACTION,
+    step_timers.ENTRY,
+    step_timers.EVERY_STEP,
+    step_timers.TIMEOUT,
+)
 #: The timer kinds that enqueue a step when they fire.
 KINDS = (step_timers.STEP, step_timers.EVERY)
 

@@ -18,6 +18,7 @@ from typing import Any
 
 import asyncpg
 
+from taskflow.core import step_timers
 from taskflow.core.runs.statuses import StepStatus
 from taskflow.store import db, deadlines, sql
 
@@ -78,17 +79,8 @@ def _row(r: asyncpg.Record) -> StepRow:
     )
 
 
-@dataclass(frozen=True)
-class NewStep:
-    """A step to enqueue (see ``enqueue`` in ``sql/steps.sql``)."""
-
-    key: str
-    run_id: str
-    visit: int
-    state: str
-    kind: str
-    action: str
-    due_at: datetime
+#: A step to enqueue (see ``enqueue_many`` in ``sql/steps.sql``).
+NewStep = step_timers.DueStep
 
 
 async def enqueue_many(conn: db.Connection, steps: Sequence[NewStep]) -> None:
@@ -103,6 +95,22 @@ async def enqueue_many(conn: db.Connection, steps: Sequence[NewStep]) -> None:
             [s.kind for s in steps],
             [s.action for s in steps],
             [s.due_at for s in steps],
+        )
+
+
+async def cancel_left(
+    conn: db.Connection, runs: Sequence[tuple[str, int, str]], now: datetime
+) -> None:
+    """Cancel the due steps of states these runs (id, visit, status as now written) left:
+    a state's step row is written when it is entered, and dropped when it is left before
+    a worker took it (the caller holds the runs' locks)."""
+    if runs:
+        await conn.execute(
+            SQL["cancel_left"],
+            [uuid.UUID(r) for r, _, _ in runs],
+            [v for _, v, _ in runs],
+            [s for _, _, s in runs],
+            now,
         )
 
 

@@ -4,8 +4,9 @@ Whoever decided (a use case, a worker's batch of firings, an automatic step), th
 planner in ``core/unit_of_work.py`` said what to write and this writes it, in the
 caller's transaction, with one statement per table: the runs, the new slots, the
 changed slots, then ONE statement of data-modifying CTEs for clocks, due instants,
-timeline lines and timer rows (with the NOTIFY that wakes the workers), then the
-breaches a batch recorded and the report measures of the slots that ended (these read
+timeline lines and timer rows (with the NOTIFY that wakes the workers), then the step
+rows made due (a state with an action entered), then the breaches a batch recorded
+and the report measures of the slots that ended (these read
 the lines just written). Statements: ``taskflow/store/sql/unit_of_work.sql``. The caller
 holds the locks (``locks.py``: runs, then live slots, then clocks and timers).
 """
@@ -24,6 +25,7 @@ from taskflow.core.unit_of_work import Writes
 from taskflow.store import db, sql
 from taskflow.store import runs as rows
 from taskflow.store import slot_measures as measures_store
+from taskflow.store import steps as step_rows
 from taskflow.store.deadlines import CHANNEL
 
 SQL = sql.statements("unit_of_work")
@@ -53,6 +55,10 @@ async def write(conn: db.Connection, writes: Writes, now: datetime) -> None:
     if writes.changed:
         await rows.update_slots(conn, writes.changed, now)
     await _deadlines(conn, writes, now)
+    # Step rows made due with the decision that entered their state, and the due ones of
+    # states left dropped (after the runs, slots, clocks and timers: the lock order).
+    await step_rows.cancel_left(conn, [(v.id, v.visit, str(v.status)) for v, _ in writes.runs], now)
+    await step_rows.enqueue_many(conn, writes.steps)
     if writes.breaches:
         await conn.execute(
             SQL["mark_breached"],
@@ -64,7 +70,7 @@ async def write(conn: db.Connection, writes: Writes, now: datetime) -> None:
 
 
 async def _deadlines(conn: db.Connection, writes: Writes, now: datetime) -> None:
-    if not (writes.clocks or writes.due or writes.lines or writes.timers):
+    if not (writes.clocks or writes.due or writes.lines or writes.timers or writes.notify):
         return
     due_slots = {slot for slot, _, _ in writes.due}
     # The slot's copy of its report clock is written with its due instant.

@@ -108,3 +108,27 @@ async def test_a_parked_step_needs_attention_and_only_an_operator_retries_it(
     assert again["retryStep"]["code"] == "STEP_NOT_PARKED"
     bad = (await gql(api, RETRY_STEP, {"stepId": "U3RlcDo5OTk"}, token=tokens["ada"])).ok()
     assert bad["retryStep"]["__typename"] == "NotFoundRefusal"
+
+
+NODE = """query($id: ID!) { node(id: $id) {
+  __typename id
+  ... on Step { key status attemptCount attempts { outcome } }
+} }"""
+
+
+async def test_a_step_is_a_node_seen_by_whoever_may_read_its_run(
+    api: httpx.AsyncClient, step_services: container.Services, frozen_clock: clock.FrozenClock
+) -> None:
+    tokens = tokens_for(step_services)
+    run_id = await _start(api, tokens["app"], "H-3", amount=10, plan=["ok"])
+    await steps.run_due(step_services, frozen_clock.now())
+    [step] = (await _run(api, tokens["ada"], run_id))["steps"]
+    found = (await gql(api, NODE, {"id": step["id"]}, token=tokens["ada"])).ok()["node"]
+    assert found["__typename"] == "Step"
+    assert (found["id"], found["status"], found["attemptCount"]) == (step["id"], "SUCCEEDED", 1)
+    assert [a["outcome"] for a in found["attempts"]] == ["succeeded"]
+    # Someone who may not read the run gets null, as for an id that does not exist.
+    hidden = (await gql(api, NODE, {"id": step["id"]}, token=tokens["sid"])).ok()
+    assert hidden["node"] is None
+    missing = (await gql(api, NODE, {"id": "U3RlcDo5OTk5OQ"}, token=tokens["ada"])).ok()
+    assert missing["node"] is None

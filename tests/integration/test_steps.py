@@ -307,3 +307,26 @@ async def test_an_action_on_entry_runs_beside_the_slots_without_holding_the_run(
     async with services.db.connection() as conn:
         status = await conn.fetchval("SELECT status FROM slot WHERE run = $1", uuid.UUID(run_id))
     assert status == "open"
+
+
+async def test_the_step_row_is_due_when_the_state_is_entered_and_dropped_when_it_is_left(
+    step_services: container.Services, frozen_clock: clock.FrozenClock
+) -> None:
+    """No timer hop: starting the run writes its step row, due at once; an operator's goto
+    before any worker took it cancels it, and no worker ever runs it."""
+    from taskflow.service import operate
+
+    services = step_services
+    run_id = await _start(services, "charging", "O-9", amount=5)
+    [step] = await _steps(services, run_id)
+    assert (step.status, step.kind, step.attempts) == ("due", "action", 0)
+    async with services.db.connection() as conn:
+        timers = await conn.fetchval("SELECT count(*) FROM timer WHERE run = $1", uuid.UUID(run_id))
+    assert timers == 0
+    ada = await principal_service.get(services, "ada")
+    assert ada is not None
+    await operate.goto(services, ada, run_id=run_id, state="charged", reason="paid by hand")
+    [step] = await _steps(services, run_id)
+    assert (step.status, step.attempt_list) == ("cancelled", ())
+    assert await steps.run_due(services, frozen_clock.now()) == 0
+    assert (await _run(services, run_id))["state"] == "charged"

@@ -48,6 +48,7 @@ TEST_ROWS: dict[str, list[str]] = {
     "node": [
         "tests.api.test_access::test_a_lead_of_one_workflow_cannot_read_cancel_move_or_mint_on_another",
         "tests.api.test_principals_api::test_node_answers_only_what_the_caller_may_see",
+        "tests.api.test_steps_api::test_a_step_is_a_node_seen_by_whoever_may_read_its_run",
     ],
     "links.read": [
         "tests.api.test_access::test_candidates_of_a_pending_slot_read_no_links_nor_their_recipients"

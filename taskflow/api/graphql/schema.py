@@ -61,6 +61,7 @@ NODE_RESOLVERS: dict[str, NodeResolver] = {
     notifications.TYPE_NAME: notifications.resolve_node,
     timers.TYPE_NAME: timers.resolve_node,
     webhooks.TYPE_NAME: webhooks.resolve_node,
+    steps.TYPE_NAME: steps.resolve_node,
 }
 
 

@@ -1,5 +1,6 @@
 """Automatic steps in GraphQL: ``Run.steps`` with their attempts, and ``retryStep``.
 
+``node(id:)`` fetches a step again by its global id (the run's read rule).
 Whoever may read a run sees its steps, their results and why attempts failed;
 leads and managers granted the workflow, and admins, retry a parked step.
 """
@@ -64,8 +65,7 @@ class StepAttempt:
 
 @strawberry.type(description="An automatic step of a run: a state's action, recurring work "
                  "(every) or a timeout's action.")  # fmt: skip
-class Step:
-    id: strawberry.ID = strawberry.field(description="Its global id (for retryStep).")
+class Step(relay.Node):
     key: str = strawberry.field(description="Its stable name, e.g. <run>:<visit>:step.")
     kind: str = strawberry.field(description="action, every or timeout.")
     state: str = strawberry.field(description="The state it belongs to.")
@@ -116,6 +116,15 @@ class Step:
                 for a in row.attempt_list
             ],
         )
+
+
+async def resolve_node(info: Info, local_id: str) -> Step | None:
+    """``node(id:)`` for a step: whoever may read its run sees it (null otherwise)."""
+    me = await caller(info)
+    if not local_id.isdigit() or len(local_id) > 18:
+        return None
+    row = await step_admin.get(info.context.services, me, int(local_id))
+    return Step.of(row) if row is not None else None
 
 
 async def steps_of_run(info: Info, run_id: str) -> list[Step]:

@@ -11,6 +11,14 @@ FROM unnest($1::text[], $2::uuid[], $3::int[], $4::text[], $5::text[], $6::text[
             $7::timestamptz[]) AS u(key, run, visit, state, kind, action, due)
 ON CONFLICT (key) DO NOTHING
 
+-- name: cancel_left
+-- Due steps of runs $1 that their runs left: the run is at visit $2 with status $3 now,
+-- a step of another visit (or of a run no longer active) will never run; cancelled at $4.
+-- (A running step is left to its worker, which discards its outcome.)
+UPDATE step st SET status = 'cancelled', updated_at = $4
+FROM unnest($1::uuid[], $2::int[], $3::text[]) AS u(run, visit, status)
+WHERE st.run = u.run AND st.status = 'due' AND (st.visit <> u.visit OR u.status <> 'active')
+
 -- name: take
 -- Up to $2 steps due at $1 (due, or running with an expired lease), SKIP LOCKED; each
 -- starts attempt n+1 under a lease to $1 + $3 seconds, taken by worker $4. The attempt of
