@@ -20,7 +20,7 @@ import asyncio
 import contextlib
 import contextvars
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -91,6 +91,12 @@ class Worker:
         """Return once ``n`` passes have finished since the worker started."""
         async with self._passed:
             await self._passed.wait_for(lambda: self.passes >= n)
+
+    async def until(self, done: Callable[[], bool]) -> None:
+        """Return once ``done()`` holds, checked now and at the end of every pass (a wait that
+        cannot miss a pass already under way, as counting passes could)."""
+        async with self._passed:
+            await self._passed.wait_for(done)
 
     async def next_pass(self) -> None:
         """Return once a pass that began after this call has finished."""

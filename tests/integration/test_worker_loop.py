@@ -65,8 +65,7 @@ async def test_a_notify_wakes_a_sleeping_worker_long_before_its_next_poll(
             await conn.execute(SEED, "N-", 5, DIGEST, 0.0, -1.0, services.clock.now())
             await conn.execute("SELECT pg_notify('taskflow_timers', '')")
         async with asyncio.timeout(20):  # a third of its poll: a loaded machine's pass fits
-            while worker.fired < 5:
-                await worker.next_pass()
+            await worker.until(lambda: worker.fired >= 5)
         assert worker.fired == 5
 
 
@@ -88,6 +87,5 @@ async def test_a_sleeping_worker_wakes_when_the_nearest_timer_falls_due_without_
         assert worker.fired == 0
         frozen_clock.advance(timedelta(seconds=1))
         async with asyncio.timeout(20):  # a third of its poll: a loaded machine's pass fits
-            while worker.fired < 3:
-                await worker.next_pass()
+            await worker.until(lambda: worker.fired >= 3)
         assert worker.fired == 3
