@@ -16,6 +16,7 @@ next attempt, or None when no attempt is left.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -27,8 +28,8 @@ TimeKind = Literal["real", "business"]
 
 
 @dataclass(frozen=True, kw_only=True)
-class Policy:
-    """What every policy shares (see the module docs)."""
+class Policy(ABC):
+    """What every policy shares (see the module docs); a policy is one of its subclasses."""
 
     max_attempts: int = 3
     jitter: float = 0.0
@@ -44,9 +45,9 @@ class Policy:
 
     kind = "policy"
 
+    @abstractmethod
     def base_wait(self, attempt: int) -> timedelta:
         """The wait after failed attempt ``attempt`` (1-based), before jitter."""
-        raise NotImplementedError
 
     def describe(self) -> str:
         """``exponential from 10s x2 up to 1h, 5 attempts, real time``."""
