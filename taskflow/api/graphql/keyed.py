@@ -12,8 +12,11 @@ again, to be masked).
 from __future__ import annotations
 
 import dataclasses
+import inspect
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
+
+import strawberry
 
 from taskflow import errors
 from taskflow.api.graphql import refusals
@@ -83,3 +86,42 @@ async def answer(info: Info, operation: str, input: Any, work: Work, build: Buil
     except errors.TaskflowError as exc:
         refused: P = refusals.refusal_for(exc)
         return refused
+
+
+In = TypeVar("In")
+#: A mutation's use case over its input: (info, the caller, the input) -> the answer's ids.
+InputWork = Callable[[Info, Principal, In], Awaitable[Answer]]
+#: The description of a mutation's ``input`` argument (``relay.WhatToDo``'s).
+WHAT_TO_DO = "What to do."
+
+
+def mutation(
+    operation: str,
+    input: type[In],
+    payload: object,
+    work: InputWork[In],
+    build: Build[Any],
+    *,
+    description: str,
+    argument: str = WHAT_TO_DO,
+) -> Any:
+    """The GraphQL mutation ``operation``: one argument ``input`` of type ``input`` (described
+    by ``argument``), answering the union ``payload`` through :func:`answer` with ``work`` and
+    ``build``. Declared in a strawberry type as ``claim = keyed.mutation("claim", ...)``."""
+
+    async def resolve(self: Any, info: Info, input: Any) -> Any:
+        return await answer(info, operation, input, lambda me: work(info, me, input), build)
+
+    resolve.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [
+            inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD),
+            inspect.Parameter("info", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=Info),
+            inspect.Parameter(
+                "input",
+                inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                annotation=Annotated[input, strawberry.argument(description=argument)],
+            ),
+        ],
+        return_annotation=payload,
+    )
+    return strawberry.mutation(resolver=resolve, description=description)
