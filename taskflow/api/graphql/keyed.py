@@ -13,13 +13,15 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import typing
 from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, TypeVar
 
 import strawberry
+from strawberry.utils.str_converters import to_camel_case
 
 from taskflow import errors
-from taskflow.api.graphql import refusals
+from taskflow.api.graphql import refusals, relay
 from taskflow.api.graphql.context import Info, caller
 from taskflow.core.principals import Principal
 from taskflow.service import idempotency
@@ -89,39 +91,45 @@ async def answer(info: Info, operation: str, input: Any, work: Work, build: Buil
 
 
 In = TypeVar("In")
-#: A mutation's use case over its input: (info, the caller, the input) -> the answer's ids.
-InputWork = Callable[[Info, Principal, In], Awaitable[Answer]]
-#: The description of a mutation's ``input`` argument (``relay.WhatToDo``'s).
-WHAT_TO_DO = "What to do."
+#: A mutation's use case as a method of its strawberry type: (self, info, the caller, the
+#: input) -> the answer's ids.
+InputWork = Callable[[Any, Info, Principal, In], Awaitable[Answer]]
 
 
 def mutation(
-    operation: str,
-    input: type[In],
-    payload: object,
-    work: InputWork[In],
-    build: Build[Any],
-    *,
-    description: str,
-    argument: str = WHAT_TO_DO,
-) -> Any:
-    """The GraphQL mutation ``operation``: one argument ``input`` of type ``input`` (described
-    by ``argument``), answering the union ``payload`` through :func:`answer` with ``work`` and
-    ``build``. Declared in a strawberry type as ``claim = keyed.mutation("claim", ...)``."""
+    payload: object, build: Build[Any], *, description: str, argument: str = relay.WHAT_TO_DO
+) -> Callable[[InputWork[In]], Any]:
+    """Declare the decorated use case as a GraphQL mutation answering the union ``payload``::
 
-    async def resolve(self: Any, info: Info, input: Any) -> Any:
-        return await answer(info, operation, input, lambda me: work(info, me, input), build)
+        @keyed.mutation(ClaimPayload, slot_success, description="Take an open slot.")
+        async def claim(self, info: Info, me: Principal, input: ClaimInput) -> keyed.Answer:
 
-    resolve.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
-        [
-            inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD),
-            inspect.Parameter("info", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=Info),
-            inspect.Parameter(
-                "input",
-                inspect.Parameter.POSITIONAL_OR_KEYWORD,
-                annotation=Annotated[input, strawberry.argument(description=argument)],
-            ),
-        ],
-        return_annotation=payload,
-    )
-    return strawberry.mutation(resolver=resolve, description=description)
+    The mutation is named after the method (``claim``; ``cancel_run`` is ``cancelRun``, also
+    its idempotency keys' operation); its one argument ``input`` has the type the method's
+    ``input`` parameter is annotated with, described by ``argument``. It runs through
+    :func:`answer`: ``build`` makes the success from the method's answer."""
+
+    def declare(work: InputWork[In]) -> Any:
+        operation = to_camel_case(work.__name__)
+        input_type = typing.get_type_hints(inspect.unwrap(work))["input"]
+
+        async def resolve(self: Any, info: Info, input: Any) -> Any:
+            return await answer(
+                info, operation, input, lambda me: work(self, info, me, input), build
+            )
+
+        resolve.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+            [
+                inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD),
+                inspect.Parameter("info", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=Info),
+                inspect.Parameter(
+                    "input",
+                    inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                    annotation=Annotated[input_type, strawberry.argument(description=argument)],
+                ),
+            ],
+            return_annotation=payload,
+        )
+        return strawberry.mutation(resolver=resolve, description=description)
+
+    return declare

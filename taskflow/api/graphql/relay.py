@@ -227,10 +227,14 @@ class Connection(Generic[T]):
 
 
 In = TypeVar("In")
+#: How a mutation's ``input`` argument is described (``keyed.mutation``'s ``argument``).
+WHAT_TO_DO = "What to do."
+#: The same, in one word (the operator verbs).
+WHAT = "What."
 #: A mutation's ``input`` argument (``input: relay.WhatToDo[ClaimInput]``).
-WhatToDo = Annotated[In, strawberry.argument(description="What to do.")]
+WhatToDo = Annotated[In, strawberry.argument(description=WHAT_TO_DO)]
 #: The same, described in one word (the operator verbs).
-What = Annotated[In, strawberry.argument(description="What.")]
+What = Annotated[In, strawberry.argument(description=WHAT)]
 
 #: The ``first`` and ``after`` arguments of a connection.
 First = Annotated[int, strawberry.argument(description=f"Page size, at most {MAX_FIRST}.")]

@@ -170,16 +170,13 @@ async def step_success(
 
 @strawberry.type
 class StepMutations:
-    @strawberry.mutation(
+    @keyed.mutation(
+        RetryStepPayload,
+        step_success,
         description="Run a PARKED automatic step again, due now, its retry policy's attempts "
-        "counted anew (leads, managers, admins); a step.reopened line goes on the timeline."
+        "counted anew (leads, managers, admins); a step.reopened line goes on the timeline.",
     )
-    async def retry_step(
-        self, info: Info, input: relay.WhatToDo[RetryStepInput]
-    ) -> RetryStepPayload:
-        async def work(me: Principal) -> keyed.Answer:
-            step_id = _step_id(input.step_id)
-            await step_admin.retry_step(info.context.services, me, step_id)
-            return {"step": step_id}
-
-        return await keyed.answer(info, "retryStep", input, work, step_success)
+    async def retry_step(self, info: Info, me: Principal, input: RetryStepInput) -> keyed.Answer:
+        step_id = _step_id(input.step_id)
+        await step_admin.retry_step(info.context.services, me, step_id)
+        return {"step": step_id}

@@ -198,27 +198,25 @@ async def timer_success(info: Info, me: Principal, answer: keyed.Answer, _: bool
 
 @strawberry.type
 class TimerMutations:
-    @strawberry.mutation(
+    @keyed.mutation(
+        TimerPayload,
+        timer_success,
         description="Arm a DEAD timer again, due now, with its attempts reset (leads, managers, "
-        "admins); a timer.retried line goes on the run's timeline."
+        "admins); a timer.retried line goes on the run's timeline.",
     )
-    async def retry_timer(self, info: Info, input: relay.WhatToDo[RetryTimerInput]) -> TimerPayload:
-        async def work(me: Principal) -> keyed.Answer:
-            row = await timer_admin.retry(info.context.services, me, _timer_id(input.timer_id))
-            return {"timer": row.id}
+    async def retry_timer(self, info: Info, me: Principal, input: RetryTimerInput) -> keyed.Answer:
+        row = await timer_admin.retry(info.context.services, me, _timer_id(input.timer_id))
+        return {"timer": row.id}
 
-        return await keyed.answer(info, "retryTimer", input, work, timer_success)
-
-    @strawberry.mutation(
+    @keyed.mutation(
+        TimerPayload,
+        timer_success,
         description="Give up on a DEAD timer (leads, managers, admins): it never fires; the "
-        "reason goes on the run's timeline as timer.discarded."
+        "reason goes on the run's timeline as timer.discarded.",
     )
     async def discard_timer(
-        self, info: Info, input: relay.WhatToDo[DiscardTimerInput]
-    ) -> TimerPayload:
-        async def work(me: Principal) -> keyed.Answer:
-            timer_id = _timer_id(input.timer_id)
-            row = await timer_admin.discard(info.context.services, me, timer_id, input.reason)
-            return {"timer": row.id}
-
-        return await keyed.answer(info, "discardTimer", input, work, timer_success)
+        self, info: Info, me: Principal, input: DiscardTimerInput
+    ) -> keyed.Answer:
+        timer_id = _timer_id(input.timer_id)
+        row = await timer_admin.discard(info.context.services, me, timer_id, input.reason)
+        return {"timer": row.id}

@@ -166,98 +166,87 @@ async def replayed(
     return WebhookDeliveriesReplayed(count=int(answer["count"]), endpoint=endpoint)
 
 
-async def _create(info: Info, me: Principal, input: CreateWebhookEndpointInput) -> keyed.Answer:
-    found = await webhooks.create(
-        info.context.services,
-        me,
-        url=input.url,
-        description=input.description,
-        event_types=input.event_types,
-        workflows=input.workflows,
-    )
-    return {"endpoint": found}
-
-
-async def _update(info: Info, me: Principal, input: UpdateWebhookEndpointInput) -> keyed.Answer:
-    found = await webhooks.update(
-        info.context.services,
-        me,
-        _endpoint_id(input.endpoint_id),
-        url=input.url,
-        description=input.description,
-        event_types=input.event_types,
-        workflows=input.workflows,
-        enabled=input.enabled,
-    )
-    return {"endpoint": found}
-
-
-async def _rotate(info: Info, me: Principal, input: RotateWebhookSecretInput) -> keyed.Answer:
-    keep = timedelta(seconds=input.keep_previous_seconds)
-    local = _endpoint_id(input.endpoint_id)
-    return {"endpoint": await webhooks.rotate(info.context.services, me, local, keep)}
-
-
-async def _delete(info: Info, me: Principal, input: DeleteWebhookEndpointInput) -> keyed.Answer:
-    local = _endpoint_id(input.endpoint_id)
-    return {"endpoint": await webhooks.delete(info.context.services, me, local)}
-
-
-async def _replay(info: Info, me: Principal, input: ReplayWebhookDeliveriesInput) -> keyed.Answer:
-    local = _endpoint_id(input.endpoint_id)
-    count = await webhooks.replay(
-        info.context.services,
-        me,
-        local,
-        delivery=_delivery_id(input.delivery_id) if input.delivery_id else None,
-        start=input.from_,
-        end=input.to,
-    )
-    return {"endpoint": local, "count": count}
-
-
 @strawberry.type
 class WebhookMutations:
-    create_webhook_endpoint = keyed.mutation(
-        "createWebhookEndpoint",
-        CreateWebhookEndpointInput,
+    @keyed.mutation(
         WebhookEndpointPayload,
-        _create,
         endpoint_success,
         description="Create a webhook endpoint (admins; leads for their workflows); its secret "
         "is in the answer (endpoint.secret).",
     )
-    update_webhook_endpoint = keyed.mutation(
-        "updateWebhookEndpoint",
-        UpdateWebhookEndpointInput,
+    async def create_webhook_endpoint(
+        self, info: Info, me: Principal, input: CreateWebhookEndpointInput
+    ) -> keyed.Answer:
+        found = await webhooks.create(
+            info.context.services,
+            me,
+            url=input.url,
+            description=input.description,
+            event_types=input.event_types,
+            workflows=input.workflows,
+        )
+        return {"endpoint": found}
+
+    @keyed.mutation(
         WebhookEndpointPayload,
-        _update,
         endpoint_success,
         description="Change a webhook endpoint; enable or disable it.",
     )
-    rotate_webhook_secret = keyed.mutation(
-        "rotateWebhookSecret",
-        RotateWebhookSecretInput,
+    async def update_webhook_endpoint(
+        self, info: Info, me: Principal, input: UpdateWebhookEndpointInput
+    ) -> keyed.Answer:
+        found = await webhooks.update(
+            info.context.services,
+            me,
+            _endpoint_id(input.endpoint_id),
+            url=input.url,
+            description=input.description,
+            event_types=input.event_types,
+            workflows=input.workflows,
+            enabled=input.enabled,
+        )
+        return {"endpoint": found}
+
+    @keyed.mutation(
         WebhookEndpointPayload,
-        _rotate,
         endpoint_success,
         description="Sign with a new secret from now on; the previous one also signs for "
         "keepPreviousSeconds, so receivers can switch without losing a delivery.",
     )
-    delete_webhook_endpoint = keyed.mutation(
-        "deleteWebhookEndpoint",
-        DeleteWebhookEndpointInput,
+    async def rotate_webhook_secret(
+        self, info: Info, me: Principal, input: RotateWebhookSecretInput
+    ) -> keyed.Answer:
+        keep = timedelta(seconds=input.keep_previous_seconds)
+        local = _endpoint_id(input.endpoint_id)
+        return {"endpoint": await webhooks.rotate(info.context.services, me, local, keep)}
+
+    @keyed.mutation(
         DeleteWebhookEndpointPayload,
-        _delete,
         deleted,
         description="Delete a webhook endpoint and its delivery log.",
     )
-    replay_webhook_deliveries = keyed.mutation(
-        "replayWebhookDeliveries",
-        ReplayWebhookDeliveriesInput,
+    async def delete_webhook_endpoint(
+        self, info: Info, me: Principal, input: DeleteWebhookEndpointInput
+    ) -> keyed.Answer:
+        local = _endpoint_id(input.endpoint_id)
+        return {"endpoint": await webhooks.delete(info.context.services, me, local)}
+
+    @keyed.mutation(
         ReplayWebhookDeliveriesPayload,
-        _replay,
         replayed,
         description="Send one delivery, or an endpoint's deliveries of a time range, again "
         "(same webhook-id), due now.",
     )
+    async def replay_webhook_deliveries(
+        self, info: Info, me: Principal, input: ReplayWebhookDeliveriesInput
+    ) -> keyed.Answer:
+        local = _endpoint_id(input.endpoint_id)
+        count = await webhooks.replay(
+            info.context.services,
+            me,
+            local,
+            delivery=_delivery_id(input.delivery_id) if input.delivery_id else None,
+            start=input.from_,
+            end=input.to,
+        )
+        return {"endpoint": local, "count": count}
