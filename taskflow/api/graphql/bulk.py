@@ -151,19 +151,15 @@ def _cursor(after: str) -> tuple[datetime, str]:
 
 @strawberry.type
 class BulkMutations:
-    @keyed.mutation(
-        BulkOperatePayload,
-        _built,
-        argument=relay.WHAT,
-        description="An operator verb (goto, pause or resume clocks, cancel, retry or discard "
-        "dead timers) over the runs a filter matches, in the workflows you operate (admins, "
-        "and leads and managers granted them). dryRun (the default) counts and changes "
-        "nothing; otherwise up to limit runs are changed, each in its own transaction with "
-        "your id and the reason on its timeline.",
-    )
+    @keyed.mutation(BulkOperatePayload, _built, argument=relay.WHAT)
     async def bulk_operate(
         self, info: Info, me: Principal, input: BulkOperateInput
     ) -> keyed.Answer:
+        """An operator verb (goto, pause or resume clocks, cancel, retry or discard dead timers)
+        over the runs a filter matches, in the workflows you operate (admins, and leads and
+        managers granted them). dryRun (the default) counts and changes nothing; otherwise up to
+        limit runs are changed, each in its own transaction with your id and the reason on its
+        timeline."""
         after = _cursor(input.after) if input.after else None
         done = await bulk.bulk_operate(
             info.context.services,

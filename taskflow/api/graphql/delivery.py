@@ -127,16 +127,13 @@ async def _marked(
 
 @strawberry.type
 class DeliveryMutations:
-    @keyed.mutation(
-        TakeNotificationsPayload,
-        _taken,
-        description="Lease deliverable notifications (deliverAt come; PENDING, FAILED whose "
-        "retry time came, or SENDING whose lease ran out) to send them: integrations only, "
-        "of the workflows granted. Two senders never get the same notification.",
-    )
+    @keyed.mutation(TakeNotificationsPayload, _taken)
     async def take_notifications(
         self, info: Info, me: Principal, input: TakeNotificationsInput
     ) -> keyed.Answer:
+        """Lease deliverable notifications (deliverAt come; PENDING, FAILED whose retry time came,
+        or SENDING whose lease ran out) to send them: integrations only, of the workflows
+        granted. Two senders never get the same notification."""
         taken = await delivery.take(
             info.context.services,
             me,
@@ -150,29 +147,23 @@ class DeliveryMutations:
             "ids": [n.id for n in taken.notifications],
         }
 
-    @keyed.mutation(
-        MarkNotificationPayload,
-        _marked,
-        description="Mark a notification you leased (takeNotifications) as sent: SENT. "
-        "LeaseLost when your lease ran out and another sender took it.",
-    )
+    @keyed.mutation(MarkNotificationPayload, _marked)
     async def mark_notification_sent(
         self, info: Info, me: Principal, input: MarkNotificationSentInput
     ) -> keyed.Answer:
+        """Mark a notification you leased (takeNotifications) as sent: SENT. LeaseLost when your
+        lease ran out and another sender took it."""
         row = await delivery.mark_sent(
             info.context.services, me, _notification_id(input.notification_id), input.lease
         )
         return {"notification": row.id}
 
-    @keyed.mutation(
-        MarkNotificationPayload,
-        _marked,
-        description="Mark a notification you leased as failed: FAILED (taken again after a "
-        "backoff) or, when permanent or out of attempts, DEAD; error is kept as lastError.",
-    )
+    @keyed.mutation(MarkNotificationPayload, _marked)
     async def mark_notification_failed(
         self, info: Info, me: Principal, input: MarkNotificationFailedInput
     ) -> keyed.Answer:
+        """Mark a notification you leased as failed: FAILED (taken again after a backoff) or, when
+        permanent or out of attempts, DEAD; error is kept as lastError."""
         row = await delivery.mark_failed(
             info.context.services,
             me,

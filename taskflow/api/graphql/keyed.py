@@ -97,20 +97,25 @@ InputWork = Callable[[Any, Info, Principal, In], Awaitable[Answer]]
 
 
 def mutation(
-    payload: object, build: Build[Any], *, description: str, argument: str = relay.WHAT_TO_DO
+    payload: object, build: Build[Any], *, argument: str = relay.WHAT_TO_DO
 ) -> Callable[[InputWork[In]], Any]:
     """Declare the decorated use case as a GraphQL mutation answering the union ``payload``::
 
-        @keyed.mutation(ClaimPayload, slot_success, description="Take an open slot.")
+        @keyed.mutation(ClaimPayload, slot_success)
         async def claim(self, info: Info, me: Principal, input: ClaimInput) -> keyed.Answer:
+            ...  # (docstring: "Take an open slot for yourself.")
 
     The mutation is named after the method (``claim``; ``cancel_run`` is ``cancelRun``, also
-    its idempotency keys' operation); its one argument ``input`` has the type the method's
+    its idempotency keys' operation) and described by its docstring (one text for readers of
+    the code and of the schema); its one argument ``input`` has the type the method's
     ``input`` parameter is annotated with, described by ``argument``. It runs through
     :func:`answer`: ``build`` makes the success from the method's answer."""
 
     def declare(work: InputWork[In]) -> Any:
         operation = to_camel_case(work.__name__)
+        if not work.__doc__:
+            raise TypeError(f"The mutation {operation} needs a docstring: it is its description.")
+        description = " ".join(work.__doc__.split())
         input_type = typing.get_type_hints(inspect.unwrap(work))["input"]
 
         async def resolve(self: Any, info: Info, input: Any) -> Any:

@@ -18,6 +18,7 @@ from taskflow.api.graphql import keyed, relay
 from taskflow.api.graphql import links as link_types
 from taskflow.api.graphql import refusals as r
 from taskflow.api.graphql.context import Info, caller
+from taskflow.api.graphql.enums import DeliveryState
 from taskflow.core import recipients
 from taskflow.core.principals import Principal
 from taskflow.service import links, notices, notification_links
@@ -34,29 +35,6 @@ class NotificationRecipientKind(Enum):
         "outsider",
         description="Someone without an account (a vendor, a customer), reached by e-mail: "
         "recipient is email:<address>.",
-    )
-
-
-@strawberry.enum(description="Where a notification's delivery stands.")
-class NotificationDeliveryState(Enum):
-    PENDING = strawberry.enum_value(
-        "pending", description="Not sent yet; deliverable from deliverAt."
-    )
-    SENDING = strawberry.enum_value(
-        "sending",
-        description="Leased to a sender (takeNotifications, or the worker's e-mail) until "
-        "leaseExpiresAt; deliverable again if it was not marked by then.",
-    )
-    SENT = strawberry.enum_value("sent", description="Sent (see sentAt).")
-    FAILED = strawberry.enum_value(
-        "failed",
-        description="The last attempt failed for a reason that may pass (see lastError); "
-        "deliverable again from nextAttemptAt.",
-    )
-    DEAD = strawberry.enum_value(
-        "dead",
-        description="Given up: a permanent failure (a rejected address) or too many attempts "
-        "(see lastError).",
     )
 
 
@@ -93,7 +71,7 @@ class Notification(relay.Node):
         "their quiet hours (outside their calendar; an outsider's, outside the workflow's)."
     )
     details: strawberry.scalars.JSON = strawberry.field(description="Who it was for, and why.")
-    delivery_state: NotificationDeliveryState = strawberry.field(
+    delivery_state: DeliveryState = strawberry.field(
         description="Where its delivery stands: PENDING, SENDING, SENT, FAILED or DEAD."
     )
     attempts: int = strawberry.field(
@@ -131,7 +109,7 @@ class Notification(relay.Node):
             created_at=row.created_at,
             deliver_at=row.deliver_at,
             details=row.details,
-            delivery_state=NotificationDeliveryState(row.delivery_state),
+            delivery_state=DeliveryState(row.delivery_state),
             attempts=row.attempts,
             last_error=row.last_error,
             lease_expires_at=row.lease_until if row.delivery_state == "sending" else None,

@@ -112,16 +112,12 @@ async def _reassigned(
 
 @strawberry.type
 class OperateMutations:
-    @keyed.mutation(
-        GotoPayload,
-        run_success,
-        argument=relay.WHAT,
-        description="Move a live run to any state of its definition, as a move does: the "
-        "current state's live slots are cancelled, the target's enter hook runs and its slots "
-        "open (admins, and leads and managers granted the workflow).",
-    )
+    @keyed.mutation(GotoPayload, run_success, argument=relay.WHAT)
     @on_run
     async def goto(self, info: Info, me: Principal, input: GotoInput, run_id: str) -> Viewed:
+        """Move a live run to any state of its definition, as a move does: the current state's live
+        slots are cancelled, the target's enter hook runs and its slots open (admins, and leads
+        and managers granted the workflow)."""
         return await operate.goto(
             info.context.services,
             me,
@@ -131,47 +127,35 @@ class OperateMutations:
             expected_version=input.expected_version,
         )
 
-    @keyed.mutation(
-        ClocksPayload,
-        run_success,
-        argument=relay.WHAT,
-        description="Pause every running clock of the run's current slots by hand (admins, "
-        "and leads and managers granted the workflow).",
-    )
+    @keyed.mutation(ClocksPayload, run_success, argument=relay.WHAT)
     @on_run
     async def pause_clocks(
         self, info: Info, me: Principal, input: ClocksInput, run_id: str
     ) -> Viewed:
+        """Pause every running clock of the run's current slots by hand (admins, and leads and
+        managers granted the workflow)."""
         return await operate.pause_clocks(
             info.context.services, me, run_id=run_id, reason=input.reason
         )
 
-    @keyed.mutation(
-        ClocksPayload,
-        run_success,
-        argument=relay.WHAT,
-        description="Resume the paused clocks of the run's current slots (admins, and leads "
-        "and managers granted the workflow).",
-    )
+    @keyed.mutation(ClocksPayload, run_success, argument=relay.WHAT)
     @on_run
     async def resume_clocks(
         self, info: Info, me: Principal, input: ClocksInput, run_id: str
     ) -> Viewed:
+        """Resume the paused clocks of the run's current slots (admins, and leads and managers
+        granted the workflow)."""
         return await operate.resume_clocks(
             info.context.services, me, run_id=run_id, reason=input.reason
         )
 
-    @keyed.mutation(
-        ReassignHeldPayload,
-        _reassigned,
-        argument=relay.WHAT,
-        description="Assign everything a principal holds to another (each slot where they are "
-        "a candidate), or release it all to the pool (to: null); dryRun counts first. Only "
-        "slots of workflows you may operate are touched.",
-    )
+    @keyed.mutation(ReassignHeldPayload, _reassigned, argument=relay.WHAT)
     async def reassign_held(
         self, info: Info, me: Principal, input: ReassignHeldInput
     ) -> keyed.Answer:
+        """Assign everything a principal holds to another (each slot where they are a candidate), or
+        release it all to the pool (to: null); dryRun counts first. Only slots of workflows you
+        may operate are touched."""
         done = await operate.reassign_held(
             info.context.services,
             me,
@@ -187,17 +171,13 @@ class OperateMutations:
             "dry_run": done.dry_run,
         }
 
-    @keyed.mutation(
-        RescheduleTimerPayload,
-        timer_success,
-        argument=relay.WHAT,
-        description="Make an armed or DEAD timer due at another instant, armed with its "
-        "attempts reset (admins, and leads and managers granted the workflow); a "
-        "timer.rescheduled line goes on the run's timeline.",
-    )
+    @keyed.mutation(RescheduleTimerPayload, timer_success, argument=relay.WHAT)
     async def reschedule_timer(
         self, info: Info, me: Principal, input: RescheduleTimerInput
     ) -> keyed.Answer:
+        """Make an armed or DEAD timer due at another instant, armed with its attempts reset
+        (admins, and leads and managers granted the workflow); a timer.rescheduled line goes on
+        the run's timeline."""
         row = await operate.reschedule_timer(
             info.context.services,
             me,

@@ -19,8 +19,8 @@ import strawberry
 
 from taskflow import errors
 from taskflow.api.graphql import relay
+from taskflow.api.graphql.enums import TimerState, state_of
 from taskflow.api.graphql.relay import Refusal, RefusalCode
-from taskflow.api.graphql.timer_state import TimerState, state_of
 from taskflow.core import refusals as core
 from taskflow.core.definition.fields import PayloadError
 

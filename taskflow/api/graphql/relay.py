@@ -227,14 +227,11 @@ class Connection(Generic[T]):
 
 
 In = TypeVar("In")
-#: How a mutation's ``input`` argument is described (``keyed.mutation``'s ``argument``).
-WHAT_TO_DO = "What to do."
-#: The same, in one word (the operator verbs).
-WHAT = "What."
-#: A mutation's ``input`` argument (``input: relay.WhatToDo[ClaimInput]``).
+#: How a mutation's ``input`` argument is described (``keyed.mutation``'s ``argument``); the
+#: operator verbs say it in one word.
+WHAT_TO_DO, WHAT = "What to do.", "What."
+#: A mutation's ``input`` argument (``input: relay.WhatToDo[MintMagicLinkInput]``).
 WhatToDo = Annotated[In, strawberry.argument(description=WHAT_TO_DO)]
-#: The same, described in one word (the operator verbs).
-What = Annotated[In, strawberry.argument(description=WHAT)]
 
 #: The ``first`` and ``after`` arguments of a connection.
 First = Annotated[int, strawberry.argument(description=f"Page size, at most {MAX_FIRST}.")]

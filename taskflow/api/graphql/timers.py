@@ -17,7 +17,7 @@ from taskflow import errors
 from taskflow.api.graphql import keyed, relay
 from taskflow.api.graphql import refusals as r
 from taskflow.api.graphql.context import Info, caller
-from taskflow.api.graphql.timer_state import TimerState
+from taskflow.api.graphql.enums import TimerState
 from taskflow.core.principals import Principal
 from taskflow.core.timer_states import TimerStatus
 from taskflow.service import timer_admin
@@ -65,7 +65,7 @@ class Timer(relay.Node):
             key=row.key,
             kind=row.kind,
             part=row.ref,
-            state=TimerState[TimerStatus(row.status).name],
+            state=TimerStatus(row.status),
             due_at=row.due_at,
             planned_at=row.planned,
             fired=row.fired,
@@ -135,7 +135,7 @@ class TimerQueries:
         rows, total = await timer_admin.listing(
             info.context.services,
             me,
-            statuses=[TimerStatus[f.state.name]] if f.state is not None else None,
+            statuses=[f.state] if f.state is not None else None,
             run_id=_uuid(run_id),
             after_id=after_id,
             limit=limit + 1,
@@ -198,25 +198,19 @@ async def timer_success(info: Info, me: Principal, answer: keyed.Answer, _: bool
 
 @strawberry.type
 class TimerMutations:
-    @keyed.mutation(
-        TimerPayload,
-        timer_success,
-        description="Arm a DEAD timer again, due now, with its attempts reset (leads, managers, "
-        "admins); a timer.retried line goes on the run's timeline.",
-    )
+    @keyed.mutation(TimerPayload, timer_success)
     async def retry_timer(self, info: Info, me: Principal, input: RetryTimerInput) -> keyed.Answer:
+        """Arm a DEAD timer again, due now, with its attempts reset (leads, managers, admins); a
+        timer.retried line goes on the run's timeline."""
         row = await timer_admin.retry(info.context.services, me, _timer_id(input.timer_id))
         return {"timer": row.id}
 
-    @keyed.mutation(
-        TimerPayload,
-        timer_success,
-        description="Give up on a DEAD timer (leads, managers, admins): it never fires; the "
-        "reason goes on the run's timeline as timer.discarded.",
-    )
+    @keyed.mutation(TimerPayload, timer_success)
     async def discard_timer(
         self, info: Info, me: Principal, input: DiscardTimerInput
     ) -> keyed.Answer:
+        """Give up on a DEAD timer (leads, managers, admins): it never fires; the reason goes on the
+        run's timeline as timer.discarded."""
         timer_id = _timer_id(input.timer_id)
         row = await timer_admin.discard(info.context.services, me, timer_id, input.reason)
         return {"timer": row.id}

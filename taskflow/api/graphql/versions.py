@@ -73,16 +73,13 @@ async def _migrated(info: Info, _: Principal, answer: keyed.Answer, __: bool) ->
 
 @strawberry.type
 class VersionMutations:
-    @keyed.mutation(
-        MigrateRunsPayload,
-        _migrated,
-        description="Apply the run migration a version declares (admins): stay, to a state, or "
-        "cancel, per state of the earlier version; run.migrated on each run's timeline. "
-        "Resumable: send it again to finish an interrupted one.",
-    )
+    @keyed.mutation(MigrateRunsPayload, _migrated)
     async def migrate_runs(
         self, info: Info, me: Principal, input: MigrateRunsInput
     ) -> keyed.Answer:
+        """Apply the run migration a version declares (admins): stay, to a state, or cancel, per
+        state of the earlier version; run.migrated on each run's timeline. Resumable: send it
+        again to finish an interrupted one."""
         if not 1 <= input.batch <= 1000:
             raise errors.ValidationError("batch must be from 1 to 1000.", field="batch")
         applied = await run_migrations.apply_as(

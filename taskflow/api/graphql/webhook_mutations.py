@@ -168,15 +168,12 @@ async def replayed(
 
 @strawberry.type
 class WebhookMutations:
-    @keyed.mutation(
-        WebhookEndpointPayload,
-        endpoint_success,
-        description="Create a webhook endpoint (admins; leads for their workflows); its secret "
-        "is in the answer (endpoint.secret).",
-    )
+    @keyed.mutation(WebhookEndpointPayload, endpoint_success)
     async def create_webhook_endpoint(
         self, info: Info, me: Principal, input: CreateWebhookEndpointInput
     ) -> keyed.Answer:
+        """Create a webhook endpoint (admins; leads for their workflows); its secret is in the
+        answer (endpoint.secret)."""
         found = await webhooks.create(
             info.context.services,
             me,
@@ -187,14 +184,11 @@ class WebhookMutations:
         )
         return {"endpoint": found}
 
-    @keyed.mutation(
-        WebhookEndpointPayload,
-        endpoint_success,
-        description="Change a webhook endpoint; enable or disable it.",
-    )
+    @keyed.mutation(WebhookEndpointPayload, endpoint_success)
     async def update_webhook_endpoint(
         self, info: Info, me: Principal, input: UpdateWebhookEndpointInput
     ) -> keyed.Answer:
+        """Change a webhook endpoint; enable or disable it."""
         found = await webhooks.update(
             info.context.services,
             me,
@@ -207,39 +201,30 @@ class WebhookMutations:
         )
         return {"endpoint": found}
 
-    @keyed.mutation(
-        WebhookEndpointPayload,
-        endpoint_success,
-        description="Sign with a new secret from now on; the previous one also signs for "
-        "keepPreviousSeconds, so receivers can switch without losing a delivery.",
-    )
+    @keyed.mutation(WebhookEndpointPayload, endpoint_success)
     async def rotate_webhook_secret(
         self, info: Info, me: Principal, input: RotateWebhookSecretInput
     ) -> keyed.Answer:
+        """Sign with a new secret from now on; the previous one also signs for keepPreviousSeconds,
+        so receivers can switch without losing a delivery."""
         keep = timedelta(seconds=input.keep_previous_seconds)
         local = _endpoint_id(input.endpoint_id)
         return {"endpoint": await webhooks.rotate(info.context.services, me, local, keep)}
 
-    @keyed.mutation(
-        DeleteWebhookEndpointPayload,
-        deleted,
-        description="Delete a webhook endpoint and its delivery log.",
-    )
+    @keyed.mutation(DeleteWebhookEndpointPayload, deleted)
     async def delete_webhook_endpoint(
         self, info: Info, me: Principal, input: DeleteWebhookEndpointInput
     ) -> keyed.Answer:
+        """Delete a webhook endpoint and its delivery log."""
         local = _endpoint_id(input.endpoint_id)
         return {"endpoint": await webhooks.delete(info.context.services, me, local)}
 
-    @keyed.mutation(
-        ReplayWebhookDeliveriesPayload,
-        replayed,
-        description="Send one delivery, or an endpoint's deliveries of a time range, again "
-        "(same webhook-id), due now.",
-    )
+    @keyed.mutation(ReplayWebhookDeliveriesPayload, replayed)
     async def replay_webhook_deliveries(
         self, info: Info, me: Principal, input: ReplayWebhookDeliveriesInput
     ) -> keyed.Answer:
+        """Send one delivery, or an endpoint's deliveries of a time range, again (same webhook-id),
+        due now."""
         local = _endpoint_id(input.endpoint_id)
         count = await webhooks.replay(
             info.context.services,

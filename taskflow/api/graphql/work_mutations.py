@@ -104,12 +104,9 @@ async def _started(info: Info, _: Principal, a: keyed.Answer, again: bool) -> St
 
 @strawberry.type
 class WorkMutations:
-    @keyed.mutation(
-        StartRunPayload,
-        _started,
-        description="Start a run of a workflow for a subject (applications).",
-    )
+    @keyed.mutation(StartRunPayload, _started)
     async def start_run(self, info: Info, me: Principal, input: StartRunInput) -> keyed.Answer:
+        """Start a run of a workflow for a subject (applications)."""
         started = await run_service.start_run(
             info.context.services,
             me,
@@ -122,14 +119,11 @@ class WorkMutations:
         )
         return {"run": started.run.view.id, "created": started.created}
 
-    @keyed.mutation(
-        UpdateSubjectPayload,
-        subject_success,
-        description="Replace a subject's attributes; its runs re-check their rules.",
-    )
+    @keyed.mutation(UpdateSubjectPayload, subject_success)
     async def update_subject(
         self, info: Info, me: Principal, input: UpdateSubjectInput
     ) -> keyed.Answer:
+        """Replace a subject's attributes; its runs re-check their rules."""
         subject, run_ids = await run_service.update_subject(
             info.context.services,
             me,
@@ -142,14 +136,11 @@ class WorkMutations:
             "runs": list(run_ids),
         }
 
-    @keyed.mutation(
-        RaiseEventPayload,
-        raised,
-        description="Raise an event: it completes the one slot waiting for it (staff obey the "
-        "holder and candidate rules of complete; the event's declared raisers apply to "
-        "everyone). When no slot waits and the workflow buffers the event, the run keeps it.",
-    )
+    @keyed.mutation(RaiseEventPayload, raised)
     async def raise_event(self, info: Info, me: Principal, input: RaiseEventInput) -> keyed.Answer:
+        """Raise an event: it completes the one slot waiting for it (staff obey the holder and
+        candidate rules of complete; the event's declared raisers apply to everyone). When no
+        slot waits and the workflow buffers the event, the run keeps it."""
         t = input.target
         target = events.EventTarget(
             run_id=relay.local_id(t.run_id, RUN, "target.runId") if t.run_id else None,
@@ -175,7 +166,7 @@ class WorkMutations:
         assert raised.slot is not None
         return {"run": raised.run.view.id, "slot": raised.slot.id}
 
-    @keyed.mutation(ClaimPayload, slot_success, description="Take an open slot for yourself.")
+    @keyed.mutation(ClaimPayload, slot_success)
     @on_slot
     async def claim(
         self,
@@ -185,23 +176,19 @@ class WorkMutations:
         slot_id: str,
         request: access.RequestAccess,
     ) -> SlotView:
+        """Take an open slot for yourself."""
         return await slot_service.claim(
             info.context.services, me, slot_id, input.expected_version, request
         )
 
-    @keyed.mutation(
-        ClaimNextPayload, slot_success, description="Take the most urgent open slot you may take."
-    )
+    @keyed.mutation(ClaimNextPayload, slot_success)
     async def claim_next(self, info: Info, me: Principal, input: ClaimNextInput) -> keyed.Answer:
+        """Take the most urgent open slot you may take."""
         f = input.filter.to_filter() if input.filter else InboxFilter().to_filter()
         slot = await slot_service.claim_next(info.context.services, me, f, await checked(info))
         return {"slot": slot.id}
 
-    @keyed.mutation(
-        ReleasePayload,
-        slot_success,
-        description="Put a claimed slot back in the pool (holder or delegate).",
-    )
+    @keyed.mutation(ReleasePayload, slot_success)
     @on_slot
     async def release(
         self,
@@ -211,13 +198,10 @@ class WorkMutations:
         slot_id: str,
         request: access.RequestAccess,
     ) -> SlotView:
+        """Put a claimed slot back in the pool (holder or delegate)."""
         return await slot_service.release(info.context.services, me, slot_id, input.reason, request)
 
-    @keyed.mutation(
-        AssignPayload,
-        slot_success,
-        description="Hand a slot to a candidate (its holder or a delegate).",
-    )
+    @keyed.mutation(AssignPayload, slot_success)
     @on_slot
     async def assign(
         self,
@@ -227,6 +211,7 @@ class WorkMutations:
         slot_id: str,
         request: access.RequestAccess,
     ) -> SlotView:
+        """Hand a slot to a candidate (its holder or a delegate)."""
         return await slot_service.assign(
             info.context.services,
             me,
@@ -237,12 +222,9 @@ class WorkMutations:
             request,
         )
 
-    @keyed.mutation(
-        CompletePayload,
-        completed,
-        description="Complete a slot with its event's payload; the run moves on.",
-    )
+    @keyed.mutation(CompletePayload, completed)
     async def complete(self, info: Info, me: Principal, input: CompleteInput) -> keyed.Answer:
+        """Complete a slot with its event's payload; the run moves on."""
         slot, run = await slot_service.complete(
             info.context.services,
             me,
@@ -253,11 +235,10 @@ class WorkMutations:
         )
         return {"slot": slot.id, "run": run.view.id}
 
-    @keyed.mutation(
-        MovePayload, run_success, description="Make a manual move on a run (see Run.moves)."
-    )
+    @keyed.mutation(MovePayload, run_success)
     @on_run
     async def move(self, info: Info, me: Principal, input: MoveInput, run_id: str) -> Viewed:
+        """Make a manual move on a run (see Run.moves)."""
         return await run_service.move(
             info.context.services,
             me,
@@ -267,15 +248,12 @@ class WorkMutations:
             expected_version=input.expected_version,
         )
 
-    @keyed.mutation(
-        CancelRunPayload,
-        run_success,
-        description="Cancel a live run (leads, admins, applications).",
-    )
+    @keyed.mutation(CancelRunPayload, run_success)
     @on_run
     async def cancel_run(
         self, info: Info, me: Principal, input: CancelRunInput, run_id: str
     ) -> Viewed:
+        """Cancel a live run (leads, admins, applications)."""
         return await run_service.cancel_run(
             info.context.services,
             me,
