@@ -390,10 +390,3 @@ class Busy(Refusal):
 
 #: The refusals every mutation may answer, in the order the payload unions list them.
 Common = InvalidInput | NotAllowed | NotFoundRefusal | IdempotencyKeyReused | Busy
-
-
-def refusal_for(error: errors.TaskflowError) -> Any:
-    """The payload refusal for a use case's error (kept for callers; see ``refusals.TABLE``)."""
-    from taskflow.api.graphql import refusals
-
-    return refusals.refusal_for(error)
