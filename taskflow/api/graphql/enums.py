@@ -1,13 +1,19 @@
-"""The GraphQL enums that are core's own: each core enum registered once (``relay.core_enum``)
-under its GraphQL name, with what each member means to a client. Modules of the API import them
-from here (so they are registered before the schema is built); the refusal codes are in
-``relay``."""
+"""The GraphQL enums that are core's own: each core enum registered once (:func:`core_enum`)
+under its GraphQL name, with what each member means to a client (the refusal codes too). Modules
+of the API import them from here, so they are registered before the schema is built."""
 
 from __future__ import annotations
 
-from taskflow.api.graphql import relay
+import dataclasses
+from collections.abc import Iterable
+from enum import Enum
+from typing import TypeVar
+
+import strawberry
+
 from taskflow.core.attention import Reason
 from taskflow.core.delivery import DeliveryState
+from taskflow.core.refusal_codes import PAGE_ONLY, RefusalCode
 from taskflow.core.runs.statuses import RunStatus, SlotStatus, StepStatus
 from taskflow.core.timer_states import TimerStatus
 from taskflow.core.webhook_events import DeliveryStatus
@@ -16,6 +22,7 @@ __all__ = [
     "DeliveryState",
     "DeliveryStatus",
     "Reason",
+    "RefusalCode",
     "RunStatus",
     "SlotStatus",
     "StepStatus",
@@ -25,7 +32,92 @@ __all__ = [
 ]
 
 
-relay.core_enum(
+E = TypeVar("E", bound=Enum)
+
+
+#: What each refusal code means, as the GraphQL enum describes it (in the enum's order).
+CODE_DESCRIPTIONS: dict[RefusalCode, str] = {
+    RefusalCode.INVALID_INPUT: "An input value is wrong; see field and message.",
+    RefusalCode.FORBIDDEN: "The caller lacks the role or candidacy the action needs.",
+    RefusalCode.NOT_FOUND: "The target does not exist or is not visible to the caller.",
+    RefusalCode.NOT_CANDIDATE: "The principal is not among the slot's candidates.",
+    RefusalCode.ALREADY_CLAIMED: "Someone holds the slot already; see holder.",
+    RefusalCode.NOT_HOLDER: "Only the slot's holder may do this.",
+    RefusalCode.NOT_DELEGATE: "Only the holder or a delegate may hand the slot over.",
+    RefusalCode.SLOT_NOT_OPEN: "The slot is no longer open (satisfied or cancelled).",
+    RefusalCode.STALE_VERSION: "The slot (or run) changed since the caller loaded it; reload.",
+    RefusalCode.PAYLOAD_INVALID: "The payload does not fit the slot's fields; see problems.",
+    RefusalCode.WRONG_EVENT: "The slot waits for another event.",
+    RefusalCode.RUN_NOT_ACTIVE: "The run has ended; nothing more can happen on it.",
+    RefusalCode.RUN_EXISTS: "The subject already has a live run of this workflow.",
+    RefusalCode.MOVE_NOT_ALLOWED: "The move's guard, checklist or permission refuses it.",
+    RefusalCode.NO_SLOT_WAITING: "No slot of the target waits for this event now.",
+    RefusalCode.AMBIGUOUS_EVENT: "Several slots wait for the event; narrow the target.",
+    RefusalCode.NOT_RAISER: (
+        "The event's raisers (or the application's grants) do not include the caller."
+    ),
+    RefusalCode.RECIPIENT_NOT_ALLOWED: (
+        "The slot's candidates and outsiders rule do not name this link recipient."
+    ),
+    RefusalCode.NOTHING_TO_CLAIM: "No open slot the caller may take matches.",
+    RefusalCode.LINK_UNUSABLE: "The magic link cannot be used (any reason, told alike).",
+    RefusalCode.LINKS_NOT_ALLOWED: "The slot's definition does not allow magic links.",
+    RefusalCode.LINK_NOT_REQUESTED: (
+        "The notification asks for no magic link (a principal's, or its reminder has no with_link)."
+    ),
+    RefusalCode.TOO_MANY_REQUESTS: "Too many unusable links from this client; wait.",
+    RefusalCode.TIMER_NOT_DEAD: "Only a DEAD timer can be retried or discarded.",
+    RefusalCode.STEP_NOT_PARKED: "Only a PARKED automatic step can be retried.",
+    RefusalCode.CLOCKS_UNCHANGED: (
+        "pauseClocks found no running clock, or resumeClocks no paused one."
+    ),
+    RefusalCode.TIMER_SPENT: "Only an armed or dead timer can be rescheduled.",
+    RefusalCode.LEASE_LOST: (
+        "The notification is no longer leased to the caller (the lease ran out and another "
+        "sender took it, or it was marked already): do not mark it."
+    ),
+    RefusalCode.IDEMPOTENCY_KEY_REUSED: (
+        "The idempotencyKey was used before for another input (or its first answer cannot "
+        "be given again); use a new key."
+    ),
+    RefusalCode.BUSY: (
+        "Others changed the same data at the same moment, again and again; nothing changed. "
+        "Retryable: send the same request again after retryAfterSeconds."
+    ),
+}
+
+
+def core_enum(
+    kind: type[E],
+    *,
+    name: str,
+    description: str,
+    values: dict[E, str],
+    leave_out: Iterable[str] = (),
+) -> type[E]:
+    """Register core's enum ``kind`` as the GraphQL enum ``name``: the same members (but
+    ``leave_out``), each with its description in ``values``. One list of members, in core."""
+    strawberry.enum(kind, name=name, description=description)
+    definition = kind.__strawberry_definition__  # type: ignore[attr-defined]
+    skipped = set(leave_out)
+    definition.values = [
+        dataclasses.replace(value, description=values[kind(value.value)])
+        for value in definition.values
+        if value.value not in skipped
+    ]
+    return kind
+
+
+core_enum(
+    RefusalCode,
+    name="RefusalCode",
+    description="Why a mutation did not do what was asked.",
+    values=CODE_DESCRIPTIONS,
+    leave_out=PAGE_ONLY,
+)
+
+
+core_enum(
     RunStatus,
     name="RunStatus",
     description="Where a run stands.",
@@ -37,7 +129,7 @@ relay.core_enum(
 )
 
 
-relay.core_enum(
+core_enum(
     SlotStatus,
     name="SlotStatus",
     description="Where a slot stands.",
@@ -51,7 +143,7 @@ relay.core_enum(
 )
 
 
-relay.core_enum(
+core_enum(
     StepStatus,
     name="StepStatus",
     description="Where an automatic step stands.",
@@ -66,7 +158,7 @@ relay.core_enum(
 )
 
 
-relay.core_enum(
+core_enum(
     TimerStatus,
     name="TimerState",
     description="Where a timer stands.",
@@ -82,7 +174,7 @@ relay.core_enum(
 )
 
 
-relay.core_enum(
+core_enum(
     DeliveryStatus,
     name="WebhookDeliveryState",
     description="Where a webhook delivery stands.",
@@ -95,7 +187,7 @@ relay.core_enum(
 )
 
 
-relay.core_enum(
+core_enum(
     DeliveryState,
     name="NotificationDeliveryState",
     description="Where a notification's delivery stands.",
@@ -113,7 +205,7 @@ relay.core_enum(
 
 
 # Core's reasons are the GraphQL enum AttentionReason, each described with what clears it.
-relay.core_enum(
+core_enum(
     Reason,
     name="AttentionReason",
     description="Why something needs a person.",
