@@ -49,18 +49,13 @@ class AttentionItem:
 
     @classmethod
     def of(cls, item: core.Item) -> AttentionItem:
-        return cls(
-            reason=item.reason,
-            since=item.since,
-            until=item.until,
+        return relay.copied(
+            cls,
+            item,
             run_id=relay.node_id(RUN, item.run_id),
-            workflow=item.workflow,
-            state=item.state,
             slot_id=relay.node_id("Slot", item.slot_id),
             timer_id=relay.node_id("Timer", item.timer_id),
             principal_id=item.principal,
-            detail=item.detail,
-            remedy=item.remedy,
         )
 
 

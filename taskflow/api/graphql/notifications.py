@@ -92,29 +92,19 @@ class Notification(relay.Node):
     @classmethod
     def of(cls, row: Any) -> Notification:
         outsider = recipients.is_outsider(row.recipient)
-        return cls(
+        return relay.copied(
+            cls,
+            row,
             id=relay.node_id(TYPE_NAME, row.id),
-            kind=row.kind,
-            message=row.message,
-            recipient=row.recipient,
             recipient_kind=NotificationRecipientKind.OUTSIDER
             if outsider
             else NotificationRecipientKind.PRINCIPAL,
-            recipient_email=row.recipient_email,
-            recipient_name=row.recipient_name,
-            link_requested=row.link_requested,
             link_id=relay.node_id(link_types.TYPE_NAME, row.link_id),
             run_id=relay.node_id("Run", row.run_id),
             slot_id=relay.node_id("Slot", row.slot_id),
-            created_at=row.created_at,
-            deliver_at=row.deliver_at,
-            details=row.details,
             delivery_state=DeliveryState(row.delivery_state),
-            attempts=row.attempts,
-            last_error=row.last_error,
             lease_expires_at=row.lease_until if row.delivery_state == "sending" else None,
             next_attempt_at=row.retry_at if row.delivery_state == "failed" else None,
-            sent_at=row.sent_at,
         )
 
 

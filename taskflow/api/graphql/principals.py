@@ -96,18 +96,14 @@ class PrincipalType(relay.Node):
 
     @classmethod
     def of(cls, principal: core.Principal) -> PrincipalType:
-        return cls(
+        return relay.copied(
+            cls,
+            principal,
             id=relay.node_id(TYPE_NAME, principal.id),
             login=principal.id,
-            display_name=principal.display_name,
-            email=principal.email,
             roles=list(principal.roles),
             groups=list(principal.groups),
             attributes=cast(JSON, dict(principal.attributes)),
-            time_zone=principal.time_zone,
-            calendar=principal.calendar,
-            active=principal.active,
-            tokens_valid_after=principal.tokens_valid_after,
             powers=[
                 PowerGrantType(
                     power=Power(g.power),

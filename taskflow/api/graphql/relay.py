@@ -12,6 +12,7 @@ from typing import Annotated, Any, Generic, TypeVar, overload
 
 import strawberry
 from strawberry.types import nodes
+from strawberry.types.base import get_object_definition
 
 from taskflow import errors
 from taskflow.api.graphql.refused import Busy as Busy
@@ -129,6 +130,14 @@ def number_id(global_id: str, type_name: str, what: str, field: str) -> int:
     if found_type != type_name or not local.isdigit() or len(local) > 18:
         raise errors.NotFound(f"No {what} has the id {global_id!r}.", field=field)
     return int(local)
+
+
+def copied(kind: type[T], source: object, **given: Any) -> T:
+    """``kind`` (a strawberry type) made from ``source``: each field not ``given`` is the
+    attribute of the same name (an ``of(row)`` converter names only what differs)."""
+    fields = get_object_definition(kind, strict=True).fields
+    names = [f.python_name for f in fields if f.base_resolver is None]
+    return kind(**{name: getattr(source, name) for name in names if name not in given}, **given)
 
 
 def encode_cursor(*parts: str) -> str:

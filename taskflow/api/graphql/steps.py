@@ -66,34 +66,13 @@ class Step(relay.Node):
 
     @classmethod
     def of(cls, row: step_admin.StepRecord) -> Step:
-        return cls(
+        return relay.copied(
+            cls,
+            row,
             id=relay.node_id(TYPE_NAME, row.id),
-            key=row.key,
-            kind=row.kind,
-            state=row.state,
-            visit=row.visit,
-            action=row.action,
             status=StepStatus(row.status),
             attempt_count=row.attempts,
-            due_at=row.due_at,
-            result=row.result,
-            last_error=row.last_error,
-            created_at=row.created_at,
-            ended_at=row.ended_at,
-            attempts=[
-                StepAttempt(
-                    attempt=a.attempt,
-                    worker=a.worker,
-                    started_at=a.started_at,
-                    finished_at=a.finished_at,
-                    outcome=a.outcome,
-                    duration_ms=a.duration_ms,
-                    error_class=a.error_class,
-                    error_message=a.error_message,
-                    traceback=a.traceback,
-                )
-                for a in row.attempt_list
-            ],
+            attempts=[relay.copied(StepAttempt, a) for a in row.attempt_list],
         )
 
 

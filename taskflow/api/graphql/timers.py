@@ -60,19 +60,14 @@ class Timer(relay.Node):
 
     @classmethod
     def of(cls, row: timer_admin.TimerRow, max_attempts: int) -> Timer:
-        return cls(
+        return relay.copied(
+            cls,
+            row,
             id=relay.node_id(TYPE_NAME, row.id),
-            key=row.key,
-            kind=row.kind,
             part=row.ref,
             state=TimerStatus(row.status),
-            due_at=row.due_at,
             planned_at=row.planned,
-            fired=row.fired,
-            attempts=row.attempts,
             max_attempts=max_attempts,
-            last_error=row.last_error,
-            failed_at=row.failed_at,
             run_id=relay.node_id("Run", row.run_id),
             slot_id=relay.node_id("Slot", row.slot_id),
         )

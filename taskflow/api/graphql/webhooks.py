@@ -52,20 +52,16 @@ class WebhookDelivery:
 
     @classmethod
     def of(cls, row: webhooks.LogRow) -> WebhookDelivery:
-        return cls(
+        return relay.copied(
+            cls,
+            row,
             id=relay.node_id(DELIVERY, row.id),
             event_id=webhook_events.message_id(row.event),
-            event_type=row.event_type,
             run_id=relay.node_id("Run", row.run_id),
-            occurred_at=row.occurred_at,
             state=DeliveryStatus(row.status),
-            attempts=row.attempts,
-            last_attempt_at=row.last_attempt_at,
             last_status_code=row.last_status,
-            last_error=row.last_error,
             latency_ms=row.last_latency_ms,
             next_attempt_at=row.next_at if row.status == "pending" else None,
-            delivered_at=row.delivered_at,
         )
 
 
@@ -143,21 +139,13 @@ class WebhookEndpoint(relay.Node):
 
     @classmethod
     def of(cls, row: webhooks.EndpointRow) -> WebhookEndpoint:
-        return cls(
+        return relay.copied(
+            cls,
+            row,
             id=relay.node_id(TYPE_NAME, row.id),
-            url=row.url,
-            description=row.description,
             event_types=list(row.event_types),
             workflows=list(row.workflows),
-            enabled=row.enabled,
-            disabled_at=row.disabled_at,
-            disabled_reason=row.disabled_reason,
-            failing_since=row.failing_since,
-            secret=row.secret,
             previous_secret_valid_until=row.previous_until if row.previous_secret else None,
-            created_by=row.created_by,
-            created_at=row.created_at,
-            updated_at=row.updated_at,
             row=row,
         )
 
