@@ -6,7 +6,8 @@ finds the caller, runs the work once per idempotency key (:func:`once`: the firs
 answer under a key, ids or refusal, comes back for a retry with the same key and
 input, ``service/idempotency.py``), builds the success, and answers a refusal as
 its typed payload member (``refusals.refusal_for``; internal errors are raised
-again, to be masked).
+again, to be masked). :func:`mutation` declares a mutation as its use case (a method
+of its strawberry type) plus one decorator line.
 """
 
 from __future__ import annotations
