@@ -100,10 +100,6 @@ MarkNotificationPayload = Annotated[
 ]
 
 
-def _notification_id(global_id: str) -> int:
-    return relay.number_id(global_id, types.TYPE_NAME, "notification", "notificationId")
-
-
 async def _taken(
     info: Info, _: Principal, found: keyed.Answer, __: bool
 ) -> TakeNotificationsSuccess:
@@ -154,7 +150,7 @@ class DeliveryMutations:
         """Mark a notification you leased (takeNotifications) as sent: SENT. LeaseLost when your
         lease ran out and another sender took it."""
         row = await delivery.mark_sent(
-            info.context.services, me, _notification_id(input.notification_id), input.lease
+            info.context.services, me, types.notification_id(input.notification_id), input.lease
         )
         return {"notification": row.id}
 
@@ -167,7 +163,7 @@ class DeliveryMutations:
         row = await delivery.mark_failed(
             info.context.services,
             me,
-            _notification_id(input.notification_id),
+            types.notification_id(input.notification_id),
             input.lease,
             error=input.error,
             permanent=input.permanent,

@@ -221,7 +221,8 @@ MintNotificationLinkPayload = Annotated[
 MintNotificationArg = relay.WhatToDo[MintNotificationLinkInput]
 
 
-def _notification_id(global_id: str) -> int:
+def notification_id(global_id: str) -> int:
+    """The numeric id of a Notification global id given in ``notificationId``."""
     return relay.number_id(global_id, TYPE_NAME, "notification", "notificationId")
 
 
@@ -239,7 +240,7 @@ class NotificationMutations:
             return await notification_links.mint(
                 info.context.services,
                 me,
-                _notification_id(input.notification_id),
+                notification_id(input.notification_id),
                 expires_in=link_types.expiry(input.expires_in),
             )
 
