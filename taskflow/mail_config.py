@@ -11,7 +11,7 @@ outbox through GraphQL. The URL is ``smtp://[user:password@]host[:port][?options
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from email.headerregistry import Address
 from email.utils import parseaddr
 from pathlib import Path
@@ -125,15 +125,9 @@ def load(env: Mapping[str, str]) -> MailSettings | None:
             f"TASKFLOW_MAIL_TEMPLATES={templates_text!r} is not a folder: point it at a folder "
             "of templates (docs/delivery.md), or unset it for the built-in ones."
         )
-    return MailSettings(
-        host=server.host,
-        port=server.port,
-        use_tls=server.use_tls,
-        start_tls=server.start_tls,
-        username=server.username,
-        password=server.password,
+    return replace(
+        server,
         sender=sender,
         reply_to=_address("TASKFLOW_MAIL_REPLY_TO", reply_to) if reply_to else None,
         templates=templates,
-        timeout=server.timeout,
     )

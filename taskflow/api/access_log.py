@@ -15,17 +15,13 @@ import contextvars
 import logging
 import time
 import uuid
-from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass
 from typing import Any
 
+from taskflow.api.asgi import ASGIApp, Message, Receive, Scope, Send
+
 log = logging.getLogger("taskflow.access")
 
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 #: Longest request id taken from a client's header (longer ones are replaced).
 MAX_REQUEST_ID = 64

@@ -11,17 +11,11 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Callable
 from typing import Any
 
 from taskflow.api import limits as edge
-
-# Plain ASGI shapes: Litestar's TypedDicts cannot express a replayed request message.
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+from taskflow.api.asgi import ASGIApp, Message, Receive, Scope, Send
 
 BAD_REQUEST = 400
 PATH = "/graphql"

@@ -15,42 +15,15 @@ import strawberry
 from taskflow import errors
 from taskflow.api.graphql import relay
 from taskflow.api.graphql.context import Info, caller
+from taskflow.api.graphql.enums import Reason
 from taskflow.api.graphql.types import RUN
 from taskflow.core import attention as core
 from taskflow.service import attention
 
-# Core's reasons are the GraphQL enum AttentionReason, each described with what clears it.
-relay.core_enum(
-    core.Reason,
-    name="AttentionReason",
-    description="Why something needs a person.",
-    values={
-        core.Reason.ROUTE_UNMATCHED: "The state's completion rule held but no route matched: "
-        "the run waits. Clear it with goto (or by updating the subject).",
-        core.Reason.TIMER_DEAD: "A timer failed every attempt and is parked DEAD. Clear it "
-        "with retryTimer, rescheduleTimer or discardTimer.",
-        core.Reason.TIMER_FAILING: "A timer's firing failed and is retried with backoff. Mend "
-        "the cause, or rescheduleTimer.",
-        core.Reason.HELD_BY_INACTIVE: "A slot is held by a deactivated principal. Clear it "
-        "with reassignHeld.",
-        core.Reason.BREACHED_UNHELD: "A slot breached its SLA and nobody holds it. Assign it, "
-        "or someone claims it.",
-        core.Reason.IDLE: "An active run has not changed for longer than TASKFLOW_IDLE_AFTER. "
-        "Move it on (goto) or cancel it.",
-        core.Reason.EVENT_EXPIRING: "An event kept for a slot not yet open expires within "
-        "TASKFLOW_EVENT_EXPIRING_WITHIN. goto the state whose slot awaits it, or let it expire.",
-        core.Reason.WEBHOOK_DISABLED: "A webhook endpoint was disabled: every delivery failed "
-        "for TASKFLOW_WEBHOOK_DISABLE_AFTER (detail names it; the run is that of its oldest "
-        "waiting event). Mend the receiver, then updateWebhookEndpoint with enabled: true.",
-        core.Reason.STEP_PARKED: "An automatic step failed its last attempt and no on_error "
-        "route took it: the run waits in its state. Mend the cause, then retryStep (or goto).",
-    },
-)
-
 
 @strawberry.type(description="One thing that needs a person, and what it concerns.")
 class AttentionItem:
-    reason: core.Reason = strawberry.field(description="Why it needs attention.")
+    reason: Reason = strawberry.field(description="Why it needs attention.")
     since: datetime = strawberry.field(
         description="Since when: the unmatched route, the timer's planned instant or last "
         "failure, the hold, the breach, the last change, the event's arrival."
@@ -76,24 +49,19 @@ class AttentionItem:
 
     @classmethod
     def of(cls, item: core.Item) -> AttentionItem:
-        return cls(
-            reason=item.reason,
-            since=item.since,
-            until=item.until,
+        return relay.copied(
+            cls,
+            item,
             run_id=relay.node_id(RUN, item.run_id),
-            workflow=item.workflow,
-            state=item.state,
             slot_id=relay.node_id("Slot", item.slot_id),
             timer_id=relay.node_id("Timer", item.timer_id),
             principal_id=item.principal,
-            detail=item.detail,
-            remedy=item.remedy,
         )
 
 
 @strawberry.input(description="Narrows the needs-attention list.")
 class AttentionFilter:
-    reasons: list[core.Reason] | None = strawberry.field(
+    reasons: list[Reason] | None = strawberry.field(
         default=None, description="Only these reasons; default: all."
     )
     workflow: str | None = strawberry.field(
@@ -107,7 +75,7 @@ def _after(cursor: str | None) -> tuple[datetime, str, str] | None:
     since, reason, ref = relay.decode_cursor(cursor, 3)
     try:
         at = datetime.fromisoformat(since)
-        core.Reason(reason)
+        Reason(reason)
     except ValueError:
         raise errors.ValidationError("after is not a cursor of this list.", field="after") from None
     if at.tzinfo is None or len(ref) > 64:

@@ -118,49 +118,6 @@ BulkOperatePayload = Annotated[
 ]
 
 
-@strawberry.type
-class BulkMutations:
-    @strawberry.mutation(
-        description="An operator verb (goto, pause or resume clocks, cancel, retry or discard "
-        "dead timers) over the runs a filter matches, in the workflows you operate (admins, "
-        "and leads and managers granted them). dryRun (the default) counts and changes "
-        "nothing; otherwise up to limit runs are changed, each in its own transaction with "
-        "your id and the reason on its timeline."
-    )
-    async def bulk_operate(
-        self, info: Info, input: relay.What[BulkOperateInput]
-    ) -> BulkOperatePayload:
-        async def work(me: Principal) -> keyed.Answer:
-            after = _cursor(input.after) if input.after else None
-            done = await bulk.bulk_operate(
-                info.context.services,
-                me,
-                f=input.filter.to_filter(),
-                verb=bulk.Verb[input.verb.name],
-                reason=input.reason,
-                state=input.state,
-                dry_run=input.dry_run,
-                limit=input.limit,
-                after=after,
-            )
-            return {
-                "dry_run": done.dry_run,
-                "matched": done.matched,
-                "skipped_for_access": done.skipped_for_access,
-                "not_applicable": done.not_applicable,
-                "applicable": done.applicable,
-                "applied": done.applied,
-                "refused": done.refused,
-                "remaining": done.remaining,
-                "run_ids": done.run_ids,
-                "end_cursor": relay.encode_cursor(done.last[0].isoformat(), done.last[1])
-                if done.last
-                else None,
-            }
-
-        return await keyed.answer(info, "bulkOperate", input, work, _built)
-
-
 async def _built(info: Info, _: Principal, answer: keyed.Answer, __: bool) -> BulkOperateSuccess:
     return _success(answer)
 
@@ -190,3 +147,42 @@ def _cursor(after: str) -> tuple[datetime, str]:
         raise errors.ValidationError(
             "The cursor is not one bulkOperate gave out.", field="after"
         ) from None
+
+
+@strawberry.type
+class BulkMutations:
+    @keyed.mutation(BulkOperatePayload, _built, argument=relay.WHAT)
+    async def bulk_operate(
+        self, info: Info, me: Principal, input: BulkOperateInput
+    ) -> keyed.Answer:
+        """An operator verb (goto, pause or resume clocks, cancel, retry or discard dead timers)
+        over the runs a filter matches, in the workflows you operate (admins, and leads and
+        managers granted them). dryRun (the default) counts and changes nothing; otherwise up to
+        limit runs are changed, each in its own transaction with your id and the reason on its
+        timeline."""
+        after = _cursor(input.after) if input.after else None
+        done = await bulk.bulk_operate(
+            info.context.services,
+            me,
+            f=input.filter.to_filter(),
+            verb=bulk.Verb[input.verb.name],
+            reason=input.reason,
+            state=input.state,
+            dry_run=input.dry_run,
+            limit=input.limit,
+            after=after,
+        )
+        return {
+            "dry_run": done.dry_run,
+            "matched": done.matched,
+            "skipped_for_access": done.skipped_for_access,
+            "not_applicable": done.not_applicable,
+            "applicable": done.applicable,
+            "applied": done.applied,
+            "refused": done.refused,
+            "remaining": done.remaining,
+            "run_ids": done.run_ids,
+            "end_cursor": relay.encode_cursor(done.last[0].isoformat(), done.last[1])
+            if done.last
+            else None,
+        }

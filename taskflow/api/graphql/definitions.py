@@ -13,6 +13,7 @@ from typing import Annotated, Any, cast
 import strawberry
 from strawberry.scalars import JSON
 
+from taskflow.api.graphql import relay
 from taskflow.api.graphql.context import Info, caller
 from taskflow.core.definition import audience as au
 from taskflow.core.definition import expr_text as ext
@@ -180,12 +181,9 @@ def _state(state: State, lane: int) -> DefinitionState:
 
 def version_of(definition: Definition) -> WorkflowVersion:
     """The typed reading of one definition, with its ``taskflow show`` document."""
-    return WorkflowVersion(
-        version=definition.version,
-        digest=definition.digest,
-        description=definition.description,
-        tracks=definition.tracks,
-        calendar=definition.calendar,
+    return relay.copied(
+        WorkflowVersion,
+        definition,
         initial_state=definition.initial_state.name if definition.states else None,
         lanes=[s.name for s in definition.states],
         states=[_state(s, i) for i, s in enumerate(definition.states)],

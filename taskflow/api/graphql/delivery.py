@@ -100,10 +100,6 @@ MarkNotificationPayload = Annotated[
 ]
 
 
-def _notification_id(global_id: str) -> int:
-    return relay.number_id(global_id, types.TYPE_NAME, "notification", "notificationId")
-
-
 async def _taken(
     info: Info, _: Principal, found: keyed.Answer, __: bool
 ) -> TakeNotificationsSuccess:
@@ -127,61 +123,49 @@ async def _marked(
 
 @strawberry.type
 class DeliveryMutations:
-    @strawberry.mutation(
-        description="Lease deliverable notifications (deliverAt come; PENDING, FAILED whose "
-        "retry time came, or SENDING whose lease ran out) to send them: integrations only, "
-        "of the workflows granted. Two senders never get the same notification."
-    )
+    @keyed.mutation(TakeNotificationsPayload, _taken)
     async def take_notifications(
-        self, info: Info, input: relay.WhatToDo[TakeNotificationsInput]
-    ) -> TakeNotificationsPayload:
-        async def work(me: Principal) -> keyed.Answer:
-            taken = await delivery.take(
-                info.context.services,
-                me,
-                limit=input.limit,
-                lease_seconds=input.lease_seconds,
-                outsiders_only=input.recipients is TakeRecipients.OUTSIDERS,
-            )
-            return {
-                "lease": taken.lease,
-                "until": taken.until.isoformat(),
-                "ids": [n.id for n in taken.notifications],
-            }
+        self, info: Info, me: Principal, input: TakeNotificationsInput
+    ) -> keyed.Answer:
+        """Lease deliverable notifications (deliverAt come; PENDING, FAILED whose retry time came,
+        or SENDING whose lease ran out) to send them: integrations only, of the workflows
+        granted. Two senders never get the same notification."""
+        taken = await delivery.take(
+            info.context.services,
+            me,
+            limit=input.limit,
+            lease_seconds=input.lease_seconds,
+            outsiders_only=input.recipients is TakeRecipients.OUTSIDERS,
+        )
+        return {
+            "lease": taken.lease,
+            "until": taken.until.isoformat(),
+            "ids": [n.id for n in taken.notifications],
+        }
 
-        return await keyed.answer(info, "takeNotifications", input, work, _taken)
-
-    @strawberry.mutation(
-        description="Mark a notification you leased (takeNotifications) as sent: SENT. "
-        "LeaseLost when your lease ran out and another sender took it."
-    )
+    @keyed.mutation(MarkNotificationPayload, _marked)
     async def mark_notification_sent(
-        self, info: Info, input: relay.WhatToDo[MarkNotificationSentInput]
-    ) -> MarkNotificationPayload:
-        async def work(me: Principal) -> keyed.Answer:
-            row = await delivery.mark_sent(
-                info.context.services, me, _notification_id(input.notification_id), input.lease
-            )
-            return {"notification": row.id}
+        self, info: Info, me: Principal, input: MarkNotificationSentInput
+    ) -> keyed.Answer:
+        """Mark a notification you leased (takeNotifications) as sent: SENT. LeaseLost when your
+        lease ran out and another sender took it."""
+        row = await delivery.mark_sent(
+            info.context.services, me, types.notification_id(input.notification_id), input.lease
+        )
+        return {"notification": row.id}
 
-        return await keyed.answer(info, "markNotificationSent", input, work, _marked)
-
-    @strawberry.mutation(
-        description="Mark a notification you leased as failed: FAILED (taken again after a "
-        "backoff) or, when permanent or out of attempts, DEAD; error is kept as lastError."
-    )
+    @keyed.mutation(MarkNotificationPayload, _marked)
     async def mark_notification_failed(
-        self, info: Info, input: relay.WhatToDo[MarkNotificationFailedInput]
-    ) -> MarkNotificationPayload:
-        async def work(me: Principal) -> keyed.Answer:
-            row = await delivery.mark_failed(
-                info.context.services,
-                me,
-                _notification_id(input.notification_id),
-                input.lease,
-                error=input.error,
-                permanent=input.permanent,
-            )
-            return {"notification": row.id}
-
-        return await keyed.answer(info, "markNotificationFailed", input, work, _marked)
+        self, info: Info, me: Principal, input: MarkNotificationFailedInput
+    ) -> keyed.Answer:
+        """Mark a notification you leased as failed: FAILED (taken again after a backoff) or, when
+        permanent or out of attempts, DEAD; error is kept as lastError."""
+        row = await delivery.mark_failed(
+            info.context.services,
+            me,
+            types.notification_id(input.notification_id),
+            input.lease,
+            error=input.error,
+            permanent=input.permanent,
+        )
+        return {"notification": row.id}

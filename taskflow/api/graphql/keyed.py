@@ -6,17 +6,23 @@ finds the caller, runs the work once per idempotency key (:func:`once`: the firs
 answer under a key, ids or refusal, comes back for a retry with the same key and
 input, ``service/idempotency.py``), builds the success, and answers a refusal as
 its typed payload member (``refusals.refusal_for``; internal errors are raised
-again, to be masked).
+again, to be masked). :func:`mutation` declares a mutation as its use case (a method
+of its strawberry type) plus one decorator line.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import inspect
+import typing
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
+
+import strawberry
+from strawberry.utils.str_converters import to_camel_case
 
 from taskflow import errors
-from taskflow.api.graphql import refusals
+from taskflow.api.graphql import refusals, relay
 from taskflow.api.graphql.context import Info, caller
 from taskflow.core.principals import Principal
 from taskflow.service import idempotency
@@ -83,3 +89,53 @@ async def answer(info: Info, operation: str, input: Any, work: Work, build: Buil
     except errors.TaskflowError as exc:
         refused: P = refusals.refusal_for(exc)
         return refused
+
+
+In = TypeVar("In")
+#: A mutation's use case as a method of its strawberry type: (self, info, the caller, the
+#: input) -> the answer's ids.
+InputWork = Callable[[Any, Info, Principal, In], Awaitable[Answer]]
+
+
+def mutation(
+    payload: object, build: Build[Any], *, argument: str = relay.WHAT_TO_DO
+) -> Callable[[InputWork[In]], Any]:
+    """Declare the decorated use case as a GraphQL mutation answering the union ``payload``::
+
+        @keyed.mutation(ClaimPayload, slot_success)
+        async def claim(self, info: Info, me: Principal, input: ClaimInput) -> keyed.Answer:
+            ...  # (docstring: "Take an open slot for yourself.")
+
+    The mutation is named after the method (``claim``; ``cancel_run`` is ``cancelRun``, also
+    its idempotency keys' operation) and described by its docstring (one text for readers of
+    the code and of the schema); its one argument ``input`` has the type the method's
+    ``input`` parameter is annotated with, described by ``argument``. It runs through
+    :func:`answer`: ``build`` makes the success from the method's answer."""
+
+    def declare(work: InputWork[In]) -> Any:
+        operation = to_camel_case(work.__name__)
+        if not work.__doc__:
+            raise TypeError(f"The mutation {operation} needs a docstring: it is its description.")
+        description = " ".join(work.__doc__.split())
+        input_type = typing.get_type_hints(inspect.unwrap(work))["input"]
+
+        async def resolve(self: Any, info: Info, input: Any) -> Any:
+            return await answer(
+                info, operation, input, lambda me: work(self, info, me, input), build
+            )
+
+        resolve.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+            [
+                inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD),
+                inspect.Parameter("info", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=Info),
+                inspect.Parameter(
+                    "input",
+                    inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                    annotation=Annotated[input_type, strawberry.argument(description=argument)],
+                ),
+            ],
+            return_annotation=payload,
+        )
+        return strawberry.mutation(resolver=resolve, description=description)
+
+    return declare

@@ -18,6 +18,7 @@ from taskflow.api.graphql import keyed, relay
 from taskflow.api.graphql import links as link_types
 from taskflow.api.graphql import refusals as r
 from taskflow.api.graphql.context import Info, caller
+from taskflow.api.graphql.enums import DeliveryState
 from taskflow.core import recipients
 from taskflow.core.principals import Principal
 from taskflow.service import links, notices, notification_links
@@ -34,29 +35,6 @@ class NotificationRecipientKind(Enum):
         "outsider",
         description="Someone without an account (a vendor, a customer), reached by e-mail: "
         "recipient is email:<address>.",
-    )
-
-
-@strawberry.enum(description="Where a notification's delivery stands.")
-class NotificationDeliveryState(Enum):
-    PENDING = strawberry.enum_value(
-        "pending", description="Not sent yet; deliverable from deliverAt."
-    )
-    SENDING = strawberry.enum_value(
-        "sending",
-        description="Leased to a sender (takeNotifications, or the worker's e-mail) until "
-        "leaseExpiresAt; deliverable again if it was not marked by then.",
-    )
-    SENT = strawberry.enum_value("sent", description="Sent (see sentAt).")
-    FAILED = strawberry.enum_value(
-        "failed",
-        description="The last attempt failed for a reason that may pass (see lastError); "
-        "deliverable again from nextAttemptAt.",
-    )
-    DEAD = strawberry.enum_value(
-        "dead",
-        description="Given up: a permanent failure (a rejected address) or too many attempts "
-        "(see lastError).",
     )
 
 
@@ -93,7 +71,7 @@ class Notification(relay.Node):
         "their quiet hours (outside their calendar; an outsider's, outside the workflow's)."
     )
     details: strawberry.scalars.JSON = strawberry.field(description="Who it was for, and why.")
-    delivery_state: NotificationDeliveryState = strawberry.field(
+    delivery_state: DeliveryState = strawberry.field(
         description="Where its delivery stands: PENDING, SENDING, SENT, FAILED or DEAD."
     )
     attempts: int = strawberry.field(
@@ -114,29 +92,19 @@ class Notification(relay.Node):
     @classmethod
     def of(cls, row: Any) -> Notification:
         outsider = recipients.is_outsider(row.recipient)
-        return cls(
+        return relay.copied(
+            cls,
+            row,
             id=relay.node_id(TYPE_NAME, row.id),
-            kind=row.kind,
-            message=row.message,
-            recipient=row.recipient,
             recipient_kind=NotificationRecipientKind.OUTSIDER
             if outsider
             else NotificationRecipientKind.PRINCIPAL,
-            recipient_email=row.recipient_email,
-            recipient_name=row.recipient_name,
-            link_requested=row.link_requested,
             link_id=relay.node_id(link_types.TYPE_NAME, row.link_id),
             run_id=relay.node_id("Run", row.run_id),
             slot_id=relay.node_id("Slot", row.slot_id),
-            created_at=row.created_at,
-            deliver_at=row.deliver_at,
-            details=row.details,
-            delivery_state=NotificationDeliveryState(row.delivery_state),
-            attempts=row.attempts,
-            last_error=row.last_error,
+            delivery_state=DeliveryState(row.delivery_state),
             lease_expires_at=row.lease_until if row.delivery_state == "sending" else None,
             next_attempt_at=row.retry_at if row.delivery_state == "failed" else None,
-            sent_at=row.sent_at,
         )
 
 
@@ -253,7 +221,8 @@ MintNotificationLinkPayload = Annotated[
 MintNotificationArg = relay.WhatToDo[MintNotificationLinkInput]
 
 
-def _notification_id(global_id: str) -> int:
+def notification_id(global_id: str) -> int:
+    """The numeric id of a Notification global id given in ``notificationId``."""
     return relay.number_id(global_id, TYPE_NAME, "notification", "notificationId")
 
 
@@ -271,7 +240,7 @@ class NotificationMutations:
             return await notification_links.mint(
                 info.context.services,
                 me,
-                _notification_id(input.notification_id),
+                notification_id(input.notification_id),
                 expires_in=link_types.expiry(input.expires_in),
             )
 

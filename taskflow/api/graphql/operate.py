@@ -8,7 +8,7 @@ operator's id, and an idempotencyKey.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any
+from typing import Annotated
 
 import strawberry
 
@@ -16,7 +16,7 @@ from taskflow.api.graphql import keyed, relay
 from taskflow.api.graphql import refusals as r
 from taskflow.api.graphql.context import Info
 from taskflow.api.graphql.timers import TimerSuccess, _timer_id, timer_success
-from taskflow.api.graphql.work_answers import Refusals, RunSuccess, on_run
+from taskflow.api.graphql.work_answers import Refusals, RunSuccess, Viewed, on_run, run_success
 from taskflow.core.principals import Principal
 from taskflow.service import operate
 
@@ -98,89 +98,6 @@ RescheduleTimerPayload = Annotated[
 ]
 
 
-@strawberry.type
-class OperateMutations:
-    @strawberry.mutation(
-        description="Move a live run to any state of its definition, as a move does: the "
-        "current state's live slots are cancelled, the target's enter hook runs and its slots "
-        "open (admins, and leads and managers granted the workflow)."
-    )
-    async def goto(self, info: Info, input: relay.What[GotoInput]) -> GotoPayload:
-        return await on_run(
-            info,
-            "goto",
-            input,
-            lambda me, run_id: operate.goto(
-                info.context.services,
-                me,
-                run_id=run_id,
-                state=input.state,
-                reason=input.reason,
-                expected_version=input.expected_version,
-            ),
-        )
-
-    @strawberry.mutation(
-        description="Pause every running clock of the run's current slots by hand (admins, "
-        "and leads and managers granted the workflow)."
-    )
-    async def pause_clocks(self, info: Info, input: relay.What[ClocksInput]) -> ClocksPayload:
-        return await _clocks(info, input, "pauseClocks", operate.pause_clocks)
-
-    @strawberry.mutation(
-        description="Resume the paused clocks of the run's current slots (admins, and leads "
-        "and managers granted the workflow)."
-    )
-    async def resume_clocks(self, info: Info, input: relay.What[ClocksInput]) -> ClocksPayload:
-        return await _clocks(info, input, "resumeClocks", operate.resume_clocks)
-
-    @strawberry.mutation(
-        description="Assign everything a principal holds to another (each slot where they are "
-        "a candidate), or release it all to the pool (to: null); dryRun counts first. Only "
-        "slots of workflows you may operate are touched."
-    )
-    async def reassign_held(
-        self, info: Info, input: relay.What[ReassignHeldInput]
-    ) -> ReassignHeldPayload:
-        async def work(me: Principal) -> keyed.Answer:
-            done = await operate.reassign_held(
-                info.context.services,
-                me,
-                principal_id=input.principal_id,
-                to=input.to,
-                reason=input.reason,
-                dry_run=input.dry_run,
-            )
-            return {
-                "held": done.held,
-                "moved": done.moved,
-                "skipped": len(done.skipped),
-                "dry_run": done.dry_run,
-            }
-
-        return await keyed.answer(info, "reassignHeld", input, work, _reassigned)
-
-    @strawberry.mutation(
-        description="Make an armed or DEAD timer due at another instant, armed with its "
-        "attempts reset (admins, and leads and managers granted the workflow); a "
-        "timer.rescheduled line goes on the run's timeline."
-    )
-    async def reschedule_timer(
-        self, info: Info, input: relay.What[RescheduleTimerInput]
-    ) -> RescheduleTimerPayload:
-        async def work(me: Principal) -> keyed.Answer:
-            row = await operate.reschedule_timer(
-                info.context.services,
-                me,
-                timer_id=_timer_id(input.timer_id),
-                due_at=input.due_at,
-                reason=input.reason,
-            )
-            return {"timer": row.id}
-
-        return await keyed.answer(info, "rescheduleTimer", input, work, timer_success)
-
-
 async def _reassigned(
     info: Info, _: Principal, answer: keyed.Answer, __: bool
 ) -> ReassignHeldSuccess:
@@ -193,10 +110,79 @@ async def _reassigned(
     )
 
 
-async def _clocks(info: Info, input: ClocksInput, operation: str, verb: Any) -> ClocksPayload:
-    return await on_run(
-        info,
-        operation,
-        input,
-        lambda me, run_id: verb(info.context.services, me, run_id=run_id, reason=input.reason),
-    )
+@strawberry.type
+class OperateMutations:
+    @keyed.mutation(GotoPayload, run_success, argument=relay.WHAT)
+    @on_run
+    async def goto(self, info: Info, me: Principal, input: GotoInput, run_id: str) -> Viewed:
+        """Move a live run to any state of its definition, as a move does: the current state's live
+        slots are cancelled, the target's enter hook runs and its slots open (admins, and leads
+        and managers granted the workflow)."""
+        return await operate.goto(
+            info.context.services,
+            me,
+            run_id=run_id,
+            state=input.state,
+            reason=input.reason,
+            expected_version=input.expected_version,
+        )
+
+    @keyed.mutation(ClocksPayload, run_success, argument=relay.WHAT)
+    @on_run
+    async def pause_clocks(
+        self, info: Info, me: Principal, input: ClocksInput, run_id: str
+    ) -> Viewed:
+        """Pause every running clock of the run's current slots by hand (admins, and leads and
+        managers granted the workflow)."""
+        return await operate.pause_clocks(
+            info.context.services, me, run_id=run_id, reason=input.reason
+        )
+
+    @keyed.mutation(ClocksPayload, run_success, argument=relay.WHAT)
+    @on_run
+    async def resume_clocks(
+        self, info: Info, me: Principal, input: ClocksInput, run_id: str
+    ) -> Viewed:
+        """Resume the paused clocks of the run's current slots (admins, and leads and managers
+        granted the workflow)."""
+        return await operate.resume_clocks(
+            info.context.services, me, run_id=run_id, reason=input.reason
+        )
+
+    @keyed.mutation(ReassignHeldPayload, _reassigned, argument=relay.WHAT)
+    async def reassign_held(
+        self, info: Info, me: Principal, input: ReassignHeldInput
+    ) -> keyed.Answer:
+        """Assign everything a principal holds to another (each slot where they are a candidate), or
+        release it all to the pool (to: null); dryRun counts first. Only slots of workflows you
+        may operate are touched."""
+        done = await operate.reassign_held(
+            info.context.services,
+            me,
+            principal_id=input.principal_id,
+            to=input.to,
+            reason=input.reason,
+            dry_run=input.dry_run,
+        )
+        return {
+            "held": done.held,
+            "moved": done.moved,
+            "skipped": len(done.skipped),
+            "dry_run": done.dry_run,
+        }
+
+    @keyed.mutation(RescheduleTimerPayload, timer_success, argument=relay.WHAT)
+    async def reschedule_timer(
+        self, info: Info, me: Principal, input: RescheduleTimerInput
+    ) -> keyed.Answer:
+        """Make an armed or DEAD timer due at another instant, armed with its attempts reset
+        (admins, and leads and managers granted the workflow); a timer.rescheduled line goes on
+        the run's timeline."""
+        row = await operate.reschedule_timer(
+            info.context.services,
+            me,
+            timer_id=_timer_id(input.timer_id),
+            due_at=input.due_at,
+            reason=input.reason,
+        )
+        return {"timer": row.id}

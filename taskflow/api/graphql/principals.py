@@ -96,18 +96,14 @@ class PrincipalType(relay.Node):
 
     @classmethod
     def of(cls, principal: core.Principal) -> PrincipalType:
-        return cls(
+        return relay.copied(
+            cls,
+            principal,
             id=relay.node_id(TYPE_NAME, principal.id),
             login=principal.id,
-            display_name=principal.display_name,
-            email=principal.email,
             roles=list(principal.roles),
             groups=list(principal.groups),
             attributes=cast(JSON, dict(principal.attributes)),
-            time_zone=principal.time_zone,
-            calendar=principal.calendar,
-            active=principal.active,
-            tokens_valid_after=principal.tokens_valid_after,
             powers=[
                 PowerGrantType(
                     power=Power(g.power),
@@ -254,74 +250,6 @@ class PrincipalQueries:
         )
 
 
-@strawberry.type
-class PrincipalMutations:
-    @strawberry.mutation(description="Create or update a principal (admins only).")
-    async def upsert_principal(
-        self,
-        info: Info,
-        input: Annotated[
-            UpsertPrincipalInput, strawberry.argument(description="The principal's fields.")
-        ],
-    ) -> UpsertPrincipalPayload:
-        data: dict[str, Any] = {
-            "id": input.login,
-            "display_name": input.display_name,
-            "email": input.email,
-            "roles": input.roles,
-            "groups": input.groups,
-            "attributes": input.attributes or {},
-            "time_zone": input.time_zone,
-            "calendar": input.calendar,
-            "active": input.active,
-            "powers": [g.as_dict() for g in input.powers] if input.powers is not None else None,
-        }
-
-        async def work(me: Principal) -> keyed.Answer:
-            principal, created = await service.upsert(info.context.services, me, data)
-            return {"principal": principal.id, "created": created}
-
-        return await keyed.answer(info, "upsertPrincipal", input, work, _upserted)
-
-    @strawberry.mutation(
-        description="Deactivate a principal: their tokens stop working (admins only)."
-    )
-    async def deactivate_principal(
-        self,
-        info: Info,
-        input: Annotated[
-            DeactivatePrincipalInput, strawberry.argument(description="Whom to deactivate.")
-        ],
-    ) -> DeactivatePrincipalPayload:
-        async def work(me: Principal) -> keyed.Answer:
-            local_id = relay.local_id(input.id, TYPE_NAME, "id")
-            principal = await service.deactivate(info.context.services, me, local_id)
-            return {"principal": principal.id}
-
-        return await keyed.answer(info, "deactivatePrincipal", input, work, _deactivated)
-
-    @strawberry.mutation(
-        description="Sign out everywhere: every staff token of the principal (yourself by "
-        "default; anyone for admins) issued until now is refused from now on. Mint a new "
-        "token afterwards (taskflow token)."
-    )
-    async def sign_out_everywhere(
-        self,
-        info: Info,
-        input: Annotated[
-            SignOutEverywhereInput, strawberry.argument(description="Whose tokens to refuse.")
-        ],
-    ) -> SignOutEverywherePayload:
-        async def work(me: Principal) -> keyed.Answer:
-            local_id = me.id
-            if input.principal_id is not None:
-                local_id = relay.local_id(input.principal_id, TYPE_NAME, "principalId")
-            principal = await service.sign_out_everywhere(info.context.services, me, local_id)
-            return {"principal": principal.id}
-
-        return await keyed.answer(info, "signOutEverywhere", input, work, _signed_out)
-
-
 async def _principal(info: Info, principal_id: str) -> PrincipalType:
     principal = await service.get(info.context.services, principal_id)
     if principal is None:
@@ -336,3 +264,48 @@ async def _created(_: Info, created: bool) -> bool:
 _upserted = keyed.built(UpsertPrincipalSuccess, principal=_principal, created=_created)
 _deactivated = keyed.built(DeactivatePrincipalSuccess, principal=_principal)
 _signed_out = keyed.built(SignOutEverywhereSuccess, principal=_principal)
+
+
+@strawberry.type
+class PrincipalMutations:
+    @keyed.mutation(UpsertPrincipalPayload, _upserted, argument="The principal's fields.")
+    async def upsert_principal(
+        self, info: Info, me: Principal, input: UpsertPrincipalInput
+    ) -> keyed.Answer:
+        """Create or update a principal (admins only)."""
+        data: dict[str, Any] = {
+            "id": input.login,
+            "display_name": input.display_name,
+            "email": input.email,
+            "roles": input.roles,
+            "groups": input.groups,
+            "attributes": input.attributes or {},
+            "time_zone": input.time_zone,
+            "calendar": input.calendar,
+            "active": input.active,
+            "powers": [g.as_dict() for g in input.powers] if input.powers is not None else None,
+        }
+        principal, created = await service.upsert(info.context.services, me, data)
+        return {"principal": principal.id, "created": created}
+
+    @keyed.mutation(DeactivatePrincipalPayload, _deactivated, argument="Whom to deactivate.")
+    async def deactivate_principal(
+        self, info: Info, me: Principal, input: DeactivatePrincipalInput
+    ) -> keyed.Answer:
+        """Deactivate a principal: their tokens stop working (admins only)."""
+        local_id = relay.local_id(input.id, TYPE_NAME, "id")
+        principal = await service.deactivate(info.context.services, me, local_id)
+        return {"principal": principal.id}
+
+    @keyed.mutation(SignOutEverywherePayload, _signed_out, argument="Whose tokens to refuse.")
+    async def sign_out_everywhere(
+        self, info: Info, me: Principal, input: SignOutEverywhereInput
+    ) -> keyed.Answer:
+        """Sign out everywhere: every staff token of the principal (yourself by default; anyone
+        for admins) issued until now is refused from now on. Mint a new token afterwards
+        (taskflow token)."""
+        local_id = me.id
+        if input.principal_id is not None:
+            local_id = relay.local_id(input.principal_id, TYPE_NAME, "principalId")
+        principal = await service.sign_out_everywhere(info.context.services, me, local_id)
+        return {"principal": principal.id}

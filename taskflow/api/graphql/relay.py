@@ -1,27 +1,31 @@
-"""Relay vocabulary: global ids, the Node interface, connections, refusals."""
+"""Relay vocabulary: global ids, the Node interface, connections; the refusals every mutation
+may answer (declared in ``refused``)."""
 
 from __future__ import annotations
 
 import base64
 import binascii
-import dataclasses
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
-from enum import Enum
 from typing import Annotated, Any, Generic, TypeVar, overload
 
 import strawberry
 from strawberry.types import nodes
+from strawberry.types.base import get_object_definition
 
 from taskflow import errors
-from taskflow.api.graphql import timing
-from taskflow.core.refusals import PAGE_ONLY
+from taskflow.api.graphql.refused import Busy as Busy
+from taskflow.api.graphql.refused import Common as Common
+from taskflow.api.graphql.refused import IdempotencyKeyReused as IdempotencyKeyReused
+from taskflow.api.graphql.refused import InvalidInput as InvalidInput
+from taskflow.api.graphql.refused import NotAllowed as NotAllowed
+from taskflow.api.graphql.refused import NotFoundRefusal as NotFoundRefusal
+from taskflow.api.graphql.refused import Refusal as Refusal
 from taskflow.core.refusals import RefusalCode as RefusalCode
 
 T = TypeVar("T")
 R = TypeVar("R")
-E = TypeVar("E", bound=Enum)
 
 #: The largest ``first`` any connection accepts.
 MAX_FIRST = 100
@@ -128,6 +132,14 @@ def number_id(global_id: str, type_name: str, what: str, field: str) -> int:
     return int(local)
 
 
+def copied(kind: type[T], source: object, **given: Any) -> T:
+    """``kind`` (a strawberry type) made from ``source``: each field not ``given`` is the
+    attribute of the same name (an ``of(row)`` converter names only what differs)."""
+    fields = get_object_definition(kind, strict=True).fields
+    names = [f.python_name for f in fields if f.base_resolver is None]
+    return kind(**{name: getattr(source, name) for name in names if name not in given}, **given)
+
+
 def encode_cursor(*parts: str) -> str:
     """An opaque keyset cursor."""
     return base64.urlsafe_b64encode("\x1f".join(parts).encode()).decode()
@@ -227,10 +239,11 @@ class Connection(Generic[T]):
 
 
 In = TypeVar("In")
-#: A mutation's ``input`` argument (``input: relay.WhatToDo[ClaimInput]``).
-WhatToDo = Annotated[In, strawberry.argument(description="What to do.")]
-#: The same, described in one word (the operator verbs).
-What = Annotated[In, strawberry.argument(description="What.")]
+#: How a mutation's ``input`` argument is described (``keyed.mutation``'s ``argument``); the
+#: operator verbs say it in one word.
+WHAT_TO_DO, WHAT = "What to do.", "What."
+#: A mutation's ``input`` argument (``input: relay.WhatToDo[MintMagicLinkInput]``).
+WhatToDo = Annotated[In, strawberry.argument(description=WHAT_TO_DO)]
 
 #: The ``first`` and ``after`` arguments of a connection.
 First = Annotated[int, strawberry.argument(description=f"Page size, at most {MAX_FIRST}.")]
@@ -260,139 +273,3 @@ def page(edges: list[Edge[T]], has_next: bool, total: int | None) -> Connection[
     return Connection(
         edges=edges, page_info=PageInfo(has_next_page=has_next, end_cursor=end), total_count=total
     )
-
-
-#: What each refusal code means, as the GraphQL enum describes it (in the enum's order).
-CODE_DESCRIPTIONS: dict[RefusalCode, str] = {
-    RefusalCode.INVALID_INPUT: "An input value is wrong; see field and message.",
-    RefusalCode.FORBIDDEN: "The caller lacks the role or candidacy the action needs.",
-    RefusalCode.NOT_FOUND: "The target does not exist or is not visible to the caller.",
-    RefusalCode.NOT_CANDIDATE: "The principal is not among the slot's candidates.",
-    RefusalCode.ALREADY_CLAIMED: "Someone holds the slot already; see holder.",
-    RefusalCode.NOT_HOLDER: "Only the slot's holder may do this.",
-    RefusalCode.NOT_DELEGATE: "Only the holder or a delegate may hand the slot over.",
-    RefusalCode.SLOT_NOT_OPEN: "The slot is no longer open (satisfied or cancelled).",
-    RefusalCode.STALE_VERSION: "The slot (or run) changed since the caller loaded it; reload.",
-    RefusalCode.PAYLOAD_INVALID: "The payload does not fit the slot's fields; see problems.",
-    RefusalCode.WRONG_EVENT: "The slot waits for another event.",
-    RefusalCode.RUN_NOT_ACTIVE: "The run has ended; nothing more can happen on it.",
-    RefusalCode.RUN_EXISTS: "The subject already has a live run of this workflow.",
-    RefusalCode.MOVE_NOT_ALLOWED: "The move's guard, checklist or permission refuses it.",
-    RefusalCode.NO_SLOT_WAITING: "No slot of the target waits for this event now.",
-    RefusalCode.AMBIGUOUS_EVENT: "Several slots wait for the event; narrow the target.",
-    RefusalCode.NOT_RAISER: (
-        "The event's raisers (or the application's grants) do not include the caller."
-    ),
-    RefusalCode.RECIPIENT_NOT_ALLOWED: (
-        "The slot's candidates and outsiders rule do not name this link recipient."
-    ),
-    RefusalCode.NOTHING_TO_CLAIM: "No open slot the caller may take matches.",
-    RefusalCode.LINK_UNUSABLE: "The magic link cannot be used (any reason, told alike).",
-    RefusalCode.LINKS_NOT_ALLOWED: "The slot's definition does not allow magic links.",
-    RefusalCode.LINK_NOT_REQUESTED: (
-        "The notification asks for no magic link (a principal's, or its reminder has no with_link)."
-    ),
-    RefusalCode.TOO_MANY_REQUESTS: "Too many unusable links from this client; wait.",
-    RefusalCode.TIMER_NOT_DEAD: "Only a DEAD timer can be retried or discarded.",
-    RefusalCode.STEP_NOT_PARKED: "Only a PARKED automatic step can be retried.",
-    RefusalCode.CLOCKS_UNCHANGED: (
-        "pauseClocks found no running clock, or resumeClocks no paused one."
-    ),
-    RefusalCode.TIMER_SPENT: "Only an armed or dead timer can be rescheduled.",
-    RefusalCode.LEASE_LOST: (
-        "The notification is no longer leased to the caller (the lease ran out and another "
-        "sender took it, or it was marked already): do not mark it."
-    ),
-    RefusalCode.IDEMPOTENCY_KEY_REUSED: (
-        "The idempotencyKey was used before for another input (or its first answer cannot "
-        "be given again); use a new key."
-    ),
-    RefusalCode.BUSY: (
-        "Others changed the same data at the same moment, again and again; nothing changed. "
-        "Retryable: send the same request again after retryAfterSeconds."
-    ),
-}
-
-
-def core_enum(
-    kind: type[E],
-    *,
-    name: str,
-    description: str,
-    values: dict[E, str],
-    leave_out: Iterable[str] = (),
-) -> type[E]:
-    """Register core's enum ``kind`` as the GraphQL enum ``name``: the same members (but
-    ``leave_out``), each with its description in ``values``. One list of members, in core."""
-    strawberry.enum(kind, name=name, description=description)
-    definition = kind.__strawberry_definition__  # type: ignore[attr-defined]
-    skipped = set(leave_out)
-    definition.values = [
-        dataclasses.replace(value, description=values[kind(value.value)])
-        for value in definition.values
-        if value.value not in skipped
-    ]
-    return kind
-
-
-core_enum(
-    RefusalCode,
-    name="RefusalCode",
-    description="Why a mutation did not do what was asked.",
-    values=CODE_DESCRIPTIONS,
-    leave_out=PAGE_ONLY,
-)
-
-
-@strawberry.interface(description="A typed refusal: the mutation changed nothing.")
-class Refusal:
-    code: RefusalCode = strawberry.field(description="Machine-readable reason.")
-    message: str = strawberry.field(description="What went wrong and what to do about it.")
-
-    def __post_init__(self) -> None:
-        # Every typed refusal passes here: counted by code for /metrics.
-        timing.note_refusal(self.code.name)
-
-
-@strawberry.type(description="An input value was refused; nothing changed.")
-class InvalidInput(Refusal):
-    field: str | None = strawberry.field(description="The input field at fault, when one is.")
-
-
-@strawberry.type(description="The caller may not do this; nothing changed.")
-class NotAllowed(Refusal):
-    pass
-
-
-@strawberry.type(description="The target does not exist or is not visible to the caller.")
-class NotFoundRefusal(Refusal):
-    pass
-
-
-@strawberry.type(
-    description="The idempotencyKey was used before by you for this mutation with another "
-    "input, or its first answer cannot be given again; nothing changed. Use a new key."
-)
-class IdempotencyKeyReused(Refusal):
-    pass
-
-
-@strawberry.type(
-    description="Others changed the same data at the same moment, again and again; nothing "
-    "changed. The same request again, after retryAfterSeconds, has the effect it asked for."
-)
-class Busy(Refusal):
-    retry_after_seconds: int = strawberry.field(
-        description="How many seconds to wait before sending the same request again."
-    )
-
-
-#: The refusals every mutation may answer, in the order the payload unions list them.
-Common = InvalidInput | NotAllowed | NotFoundRefusal | IdempotencyKeyReused | Busy
-
-
-def refusal_for(error: errors.TaskflowError) -> Any:
-    """The payload refusal for a use case's error (kept for callers; see ``refusals.TABLE``)."""
-    from taskflow.api.graphql import refusals
-
-    return refusals.refusal_for(error)

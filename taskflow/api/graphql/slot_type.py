@@ -8,7 +8,6 @@ through the per-request run loader of :mod:`taskflow.api.graphql.types`.
 from __future__ import annotations
 
 from datetime import datetime
-from enum import Enum
 from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import strawberry
@@ -16,6 +15,7 @@ from strawberry.scalars import JSON
 
 from taskflow.api.graphql import relay
 from taskflow.api.graphql.context import Info
+from taskflow.api.graphql.enums import SlotStatus
 from taskflow.core.runs.model import SlotView
 
 if TYPE_CHECKING:
@@ -24,15 +24,6 @@ if TYPE_CHECKING:
     from taskflow.api.graphql.types import RunType
 
 SLOT = "Slot"
-
-
-@strawberry.enum(description="Where a slot stands.")
-class SlotStatus(Enum):
-    PENDING = strawberry.enum_value("pending", description="Waits for sibling slots (after).")
-    OPEN = strawberry.enum_value("open", description="Anyone among its candidates may take it.")
-    CLAIMED = strawberry.enum_value("claimed", description="Held by one principal.")
-    SATISFIED = strawberry.enum_value("satisfied", description="Its event was deposited.")
-    CANCELLED = strawberry.enum_value("cancelled", description="The run left the state first.")
 
 
 @strawberry.type(description="The tracked entity, as the application sent it.")

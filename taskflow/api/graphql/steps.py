@@ -8,7 +8,6 @@ leads and managers granted the workflow, and admins, retry a parked step.
 from __future__ import annotations
 
 from datetime import datetime
-from enum import Enum
 from typing import Annotated
 
 import strawberry
@@ -17,32 +16,12 @@ from strawberry.scalars import JSON
 from taskflow import errors
 from taskflow.api.graphql import keyed, relay
 from taskflow.api.graphql.context import Info, caller, checked
+from taskflow.api.graphql.enums import StepStatus
 from taskflow.api.graphql.refusals import StepNotParked
 from taskflow.core.principals import Principal
 from taskflow.service import step_admin
 
 TYPE_NAME = "Step"
-
-
-@strawberry.enum(description="Where an automatic step stands.")
-class StepStatus(Enum):
-    DUE = strawberry.enum_value(
-        "due", description="Waits for its next attempt (dueAt), or for a worker to take it."
-    )
-    RUNNING = strawberry.enum_value(
-        "running", description="A worker runs it; dueAt is the end of that worker's lease."
-    )
-    SUCCEEDED = strawberry.enum_value("succeeded", description="Its action returned result.")
-    FAILED = strawberry.enum_value(
-        "failed", description="Its last attempt failed and an on_error route moved the run."
-    )
-    PARKED = strawberry.enum_value(
-        "parked",
-        description="Its last attempt failed and no on_error route took it: retryStep it.",
-    )
-    CANCELLED = strawberry.enum_value(
-        "cancelled", description="The run left the state before it ran (or finished)."
-    )
 
 
 @strawberry.type(description="One attempt of an automatic step.")
@@ -87,34 +66,13 @@ class Step(relay.Node):
 
     @classmethod
     def of(cls, row: step_admin.StepRecord) -> Step:
-        return cls(
+        return relay.copied(
+            cls,
+            row,
             id=relay.node_id(TYPE_NAME, row.id),
-            key=row.key,
-            kind=row.kind,
-            state=row.state,
-            visit=row.visit,
-            action=row.action,
             status=StepStatus(row.status),
             attempt_count=row.attempts,
-            due_at=row.due_at,
-            result=row.result,
-            last_error=row.last_error,
-            created_at=row.created_at,
-            ended_at=row.ended_at,
-            attempts=[
-                StepAttempt(
-                    attempt=a.attempt,
-                    worker=a.worker,
-                    started_at=a.started_at,
-                    finished_at=a.finished_at,
-                    outcome=a.outcome,
-                    duration_ms=a.duration_ms,
-                    error_class=a.error_class,
-                    error_message=a.error_message,
-                    traceback=a.traceback,
-                )
-                for a in row.attempt_list
-            ],
+            attempts=[relay.copied(StepAttempt, a) for a in row.attempt_list],
         )
 
 
@@ -170,16 +128,10 @@ async def step_success(
 
 @strawberry.type
 class StepMutations:
-    @strawberry.mutation(
-        description="Run a PARKED automatic step again, due now, its retry policy's attempts "
-        "counted anew (leads, managers, admins); a step.reopened line goes on the timeline."
-    )
-    async def retry_step(
-        self, info: Info, input: relay.WhatToDo[RetryStepInput]
-    ) -> RetryStepPayload:
-        async def work(me: Principal) -> keyed.Answer:
-            step_id = _step_id(input.step_id)
-            await step_admin.retry_step(info.context.services, me, step_id)
-            return {"step": step_id}
-
-        return await keyed.answer(info, "retryStep", input, work, step_success)
+    @keyed.mutation(RetryStepPayload, step_success)
+    async def retry_step(self, info: Info, me: Principal, input: RetryStepInput) -> keyed.Answer:
+        """Run a PARKED automatic step again, due now, its retry policy's attempts counted anew
+        (leads, managers, admins); a step.reopened line goes on the timeline."""
+        step_id = _step_id(input.step_id)
+        await step_admin.retry_step(info.context.services, me, step_id)
+        return {"step": step_id}

@@ -17,7 +17,7 @@ from taskflow import errors
 from taskflow.api.graphql import keyed, relay
 from taskflow.api.graphql import refusals as r
 from taskflow.api.graphql.context import Info, caller
-from taskflow.api.graphql.timer_state import TimerState
+from taskflow.api.graphql.enums import TimerState
 from taskflow.core.principals import Principal
 from taskflow.core.timer_states import TimerStatus
 from taskflow.service import timer_admin
@@ -60,19 +60,14 @@ class Timer(relay.Node):
 
     @classmethod
     def of(cls, row: timer_admin.TimerRow, max_attempts: int) -> Timer:
-        return cls(
+        return relay.copied(
+            cls,
+            row,
             id=relay.node_id(TYPE_NAME, row.id),
-            key=row.key,
-            kind=row.kind,
             part=row.ref,
-            state=TimerState[TimerStatus(row.status).name],
-            due_at=row.due_at,
+            state=TimerStatus(row.status),
             planned_at=row.planned,
-            fired=row.fired,
-            attempts=row.attempts,
             max_attempts=max_attempts,
-            last_error=row.last_error,
-            failed_at=row.failed_at,
             run_id=relay.node_id("Run", row.run_id),
             slot_id=relay.node_id("Slot", row.slot_id),
         )
@@ -135,7 +130,7 @@ class TimerQueries:
         rows, total = await timer_admin.listing(
             info.context.services,
             me,
-            statuses=[TimerStatus[f.state.name]] if f.state is not None else None,
+            statuses=[f.state] if f.state is not None else None,
             run_id=_uuid(run_id),
             after_id=after_id,
             limit=limit + 1,
@@ -198,27 +193,19 @@ async def timer_success(info: Info, me: Principal, answer: keyed.Answer, _: bool
 
 @strawberry.type
 class TimerMutations:
-    @strawberry.mutation(
-        description="Arm a DEAD timer again, due now, with its attempts reset (leads, managers, "
-        "admins); a timer.retried line goes on the run's timeline."
-    )
-    async def retry_timer(self, info: Info, input: relay.WhatToDo[RetryTimerInput]) -> TimerPayload:
-        async def work(me: Principal) -> keyed.Answer:
-            row = await timer_admin.retry(info.context.services, me, _timer_id(input.timer_id))
-            return {"timer": row.id}
+    @keyed.mutation(TimerPayload, timer_success)
+    async def retry_timer(self, info: Info, me: Principal, input: RetryTimerInput) -> keyed.Answer:
+        """Arm a DEAD timer again, due now, with its attempts reset (leads, managers, admins); a
+        timer.retried line goes on the run's timeline."""
+        row = await timer_admin.retry(info.context.services, me, _timer_id(input.timer_id))
+        return {"timer": row.id}
 
-        return await keyed.answer(info, "retryTimer", input, work, timer_success)
-
-    @strawberry.mutation(
-        description="Give up on a DEAD timer (leads, managers, admins): it never fires; the "
-        "reason goes on the run's timeline as timer.discarded."
-    )
+    @keyed.mutation(TimerPayload, timer_success)
     async def discard_timer(
-        self, info: Info, input: relay.WhatToDo[DiscardTimerInput]
-    ) -> TimerPayload:
-        async def work(me: Principal) -> keyed.Answer:
-            timer_id = _timer_id(input.timer_id)
-            row = await timer_admin.discard(info.context.services, me, timer_id, input.reason)
-            return {"timer": row.id}
-
-        return await keyed.answer(info, "discardTimer", input, work, timer_success)
+        self, info: Info, me: Principal, input: DiscardTimerInput
+    ) -> keyed.Answer:
+        """Give up on a DEAD timer (leads, managers, admins): it never fires; the reason goes on the
+        run's timeline as timer.discarded."""
+        timer_id = _timer_id(input.timer_id)
+        row = await timer_admin.discard(info.context.services, me, timer_id, input.reason)
+        return {"timer": row.id}

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from enum import Enum
 from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import strawberry
@@ -19,10 +18,10 @@ from strawberry.scalars import JSON
 
 from taskflow.api.graphql import relay
 from taskflow.api.graphql.context import Info, caller, checked
+from taskflow.api.graphql.enums import RunStatus, SlotStatus
 from taskflow.api.graphql.slot_type import (
     SLOT,
     PayloadField,
-    SlotStatus,
     SlotType,
     Subject,
     slot_from_row,
@@ -55,13 +54,6 @@ __all__ = [
 ]
 
 RUN = "Run"
-
-
-@strawberry.enum(description="Where a run stands.")
-class RunStatus(Enum):
-    ACTIVE = strawberry.enum_value("active", description="Moving through its states.")
-    COMPLETED = strawberry.enum_value("completed", description="Reached a terminal state.")
-    CANCELLED = strawberry.enum_value("cancelled", description="Cancelled by someone.")
 
 
 @strawberry.type(description="One item of a checklist: a named precondition and whether it holds.")

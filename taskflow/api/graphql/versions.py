@@ -61,27 +61,6 @@ MigrateRunsPayload = Annotated[
 ]
 
 
-@strawberry.type
-class VersionMutations:
-    @strawberry.mutation(
-        description="Apply the run migration a version declares (admins): stay, to a state, or "
-        "cancel, per state of the earlier version; run.migrated on each run's timeline. "
-        "Resumable: send it again to finish an interrupted one."
-    )
-    async def migrate_runs(
-        self, info: Info, input: relay.WhatToDo[MigrateRunsInput]
-    ) -> MigrateRunsPayload:
-        async def work(me: Principal) -> keyed.Answer:
-            if not 1 <= input.batch <= 1000:
-                raise errors.ValidationError("batch must be from 1 to 1000.", field="batch")
-            applied = await run_migrations.apply_as(
-                info.context.services, me, input.workflow, input.to_version, batch=input.batch
-            )
-            return {"by_kind": applied.by_kind, "batches": applied.batches}
-
-        return await keyed.answer(info, "migrateRuns", input, work, _migrated)
-
-
 async def _migrated(info: Info, _: Principal, answer: keyed.Answer, __: bool) -> MigrateRunsSuccess:
     return MigrateRunsSuccess(
         migrated=[
@@ -90,3 +69,20 @@ async def _migrated(info: Info, _: Principal, answer: keyed.Answer, __: bool) ->
         ],
         batches=answer["batches"],
     )
+
+
+@strawberry.type
+class VersionMutations:
+    @keyed.mutation(MigrateRunsPayload, _migrated)
+    async def migrate_runs(
+        self, info: Info, me: Principal, input: MigrateRunsInput
+    ) -> keyed.Answer:
+        """Apply the run migration a version declares (admins): stay, to a state, or cancel, per
+        state of the earlier version; run.migrated on each run's timeline. Resumable: send it
+        again to finish an interrupted one."""
+        if not 1 <= input.batch <= 1000:
+            raise errors.ValidationError("batch must be from 1 to 1000.", field="batch")
+        applied = await run_migrations.apply_as(
+            info.context.services, me, input.workflow, input.to_version, batch=input.batch
+        )
+        return {"by_kind": applied.by_kind, "batches": applied.batches}

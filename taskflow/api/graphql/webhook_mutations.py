@@ -168,86 +168,70 @@ async def replayed(
 
 @strawberry.type
 class WebhookMutations:
-    @strawberry.mutation(
-        description="Create a webhook endpoint (admins; leads for their workflows); its secret "
-        "is in the answer (endpoint.secret)."
-    )
+    @keyed.mutation(WebhookEndpointPayload, endpoint_success)
     async def create_webhook_endpoint(
-        self, info: Info, input: relay.WhatToDo[CreateWebhookEndpointInput]
-    ) -> WebhookEndpointPayload:
-        async def work(me: Principal) -> keyed.Answer:
-            found = await webhooks.create(
-                info.context.services,
-                me,
-                url=input.url,
-                description=input.description,
-                event_types=input.event_types,
-                workflows=input.workflows,
-            )
-            return {"endpoint": found}
+        self, info: Info, me: Principal, input: CreateWebhookEndpointInput
+    ) -> keyed.Answer:
+        """Create a webhook endpoint (admins; leads for their workflows); its secret is in the
+        answer (endpoint.secret)."""
+        found = await webhooks.create(
+            info.context.services,
+            me,
+            url=input.url,
+            description=input.description,
+            event_types=input.event_types,
+            workflows=input.workflows,
+        )
+        return {"endpoint": found}
 
-        return await keyed.answer(info, "createWebhookEndpoint", input, work, endpoint_success)
-
-    @strawberry.mutation(description="Change a webhook endpoint; enable or disable it.")
+    @keyed.mutation(WebhookEndpointPayload, endpoint_success)
     async def update_webhook_endpoint(
-        self, info: Info, input: relay.WhatToDo[UpdateWebhookEndpointInput]
-    ) -> WebhookEndpointPayload:
-        async def work(me: Principal) -> keyed.Answer:
-            found = await webhooks.update(
-                info.context.services,
-                me,
-                _endpoint_id(input.endpoint_id),
-                url=input.url,
-                description=input.description,
-                event_types=input.event_types,
-                workflows=input.workflows,
-                enabled=input.enabled,
-            )
-            return {"endpoint": found}
+        self, info: Info, me: Principal, input: UpdateWebhookEndpointInput
+    ) -> keyed.Answer:
+        """Change a webhook endpoint; enable or disable it."""
+        found = await webhooks.update(
+            info.context.services,
+            me,
+            _endpoint_id(input.endpoint_id),
+            url=input.url,
+            description=input.description,
+            event_types=input.event_types,
+            workflows=input.workflows,
+            enabled=input.enabled,
+        )
+        return {"endpoint": found}
 
-        return await keyed.answer(info, "updateWebhookEndpoint", input, work, endpoint_success)
-
-    @strawberry.mutation(
-        description="Sign with a new secret from now on; the previous one also signs for "
-        "keepPreviousSeconds, so receivers can switch without losing a delivery."
-    )
+    @keyed.mutation(WebhookEndpointPayload, endpoint_success)
     async def rotate_webhook_secret(
-        self, info: Info, input: relay.WhatToDo[RotateWebhookSecretInput]
-    ) -> WebhookEndpointPayload:
-        async def work(me: Principal) -> keyed.Answer:
-            keep = timedelta(seconds=input.keep_previous_seconds)
-            local = _endpoint_id(input.endpoint_id)
-            return {"endpoint": await webhooks.rotate(info.context.services, me, local, keep)}
+        self, info: Info, me: Principal, input: RotateWebhookSecretInput
+    ) -> keyed.Answer:
+        """Sign with a new secret from now on; the previous one also signs for keepPreviousSeconds,
+        so receivers can switch without losing a delivery."""
+        keep = timedelta(seconds=input.keep_previous_seconds)
+        local = _endpoint_id(input.endpoint_id)
+        return {"endpoint": await webhooks.rotate(info.context.services, me, local, keep)}
 
-        return await keyed.answer(info, "rotateWebhookSecret", input, work, endpoint_success)
-
-    @strawberry.mutation(description="Delete a webhook endpoint and its delivery log.")
+    @keyed.mutation(DeleteWebhookEndpointPayload, deleted)
     async def delete_webhook_endpoint(
-        self, info: Info, input: relay.WhatToDo[DeleteWebhookEndpointInput]
-    ) -> DeleteWebhookEndpointPayload:
-        async def work(me: Principal) -> keyed.Answer:
-            local = _endpoint_id(input.endpoint_id)
-            return {"endpoint": await webhooks.delete(info.context.services, me, local)}
+        self, info: Info, me: Principal, input: DeleteWebhookEndpointInput
+    ) -> keyed.Answer:
+        """Delete a webhook endpoint and its delivery log."""
+        local = _endpoint_id(input.endpoint_id)
+        return {"endpoint": await webhooks.delete(info.context.services, me, local)}
 
-        return await keyed.answer(info, "deleteWebhookEndpoint", input, work, deleted)
-
-    @strawberry.mutation(
-        description="Send one delivery, or an endpoint's deliveries of a time range, again "
-        "(same webhook-id), due now."
-    )
+    @keyed.mutation(ReplayWebhookDeliveriesPayload, replayed)
     async def replay_webhook_deliveries(
-        self, info: Info, input: relay.WhatToDo[ReplayWebhookDeliveriesInput]
-    ) -> ReplayWebhookDeliveriesPayload:
-        async def work(me: Principal) -> keyed.Answer:
-            local = _endpoint_id(input.endpoint_id)
-            count = await webhooks.replay(
-                info.context.services,
-                me,
-                local,
-                delivery=_delivery_id(input.delivery_id) if input.delivery_id else None,
-                start=input.from_,
-                end=input.to,
-            )
-            return {"endpoint": local, "count": count}
-
-        return await keyed.answer(info, "replayWebhookDeliveries", input, work, replayed)
+        self, info: Info, me: Principal, input: ReplayWebhookDeliveriesInput
+    ) -> keyed.Answer:
+        """Send one delivery, or an endpoint's deliveries of a time range, again (same webhook-id),
+        due now."""
+        local = _endpoint_id(input.endpoint_id)
+        count = await webhooks.replay(
+            info.context.services,
+            me,
+            local,
+            delivery=_delivery_id(input.delivery_id) if input.delivery_id else None,
+            start=input.from_,
+            end=input.to,
+        )
+        return {"endpoint": local, "count": count}

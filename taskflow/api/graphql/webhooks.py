@@ -8,7 +8,6 @@ docs/delivery.md.
 from __future__ import annotations
 
 from datetime import datetime
-from enum import Enum
 from typing import Annotated
 
 import strawberry
@@ -16,26 +15,12 @@ import strawberry
 from taskflow import errors
 from taskflow.api.graphql import relay
 from taskflow.api.graphql.context import Info, caller
+from taskflow.api.graphql.enums import DeliveryStatus
 from taskflow.core import webhook_events
 from taskflow.service import webhooks
 
 TYPE_NAME = "WebhookEndpoint"
 DELIVERY = "WebhookDelivery"
-
-
-@strawberry.enum(description="Where a webhook delivery stands.")
-class WebhookDeliveryState(Enum):
-    PENDING = strawberry.enum_value(
-        "pending", description="Not delivered yet: waits for nextAttemptAt (or is being sent)."
-    )
-    DELIVERED = strawberry.enum_value(
-        "delivered", description="The endpoint answered 2xx (see lastAttemptAt)."
-    )
-    DEAD = strawberry.enum_value(
-        "dead",
-        description="Given up: a final answer (4xx other than 429, 3xx), or still failing past "
-        "TASKFLOW_WEBHOOK_HORIZON. replayWebhookDeliveries sends it again.",
-    )
 
 
 @strawberry.type(description="One event sent (or to be sent) to one endpoint.")
@@ -48,7 +33,7 @@ class WebhookDelivery:
     event_type: str = strawberry.field(description="The event's type (docs/events.md).")
     run_id: strawberry.ID = strawberry.field(description="Global id of the event's run.")
     occurred_at: datetime = strawberry.field(description="When the event happened.")
-    state: WebhookDeliveryState = strawberry.field(description="Where it stands.")
+    state: DeliveryStatus = strawberry.field(description="Where it stands.")
     attempts: int = strawberry.field(description="Attempts made so far.")
     last_attempt_at: datetime | None = strawberry.field(description="When it was last tried.")
     last_status_code: int | None = strawberry.field(
@@ -67,20 +52,16 @@ class WebhookDelivery:
 
     @classmethod
     def of(cls, row: webhooks.LogRow) -> WebhookDelivery:
-        return cls(
+        return relay.copied(
+            cls,
+            row,
             id=relay.node_id(DELIVERY, row.id),
             event_id=webhook_events.message_id(row.event),
-            event_type=row.event_type,
             run_id=relay.node_id("Run", row.run_id),
-            occurred_at=row.occurred_at,
-            state=WebhookDeliveryState[row.status.upper()],
-            attempts=row.attempts,
-            last_attempt_at=row.last_attempt_at,
+            state=DeliveryStatus(row.status),
             last_status_code=row.last_status,
-            last_error=row.last_error,
             latency_ms=row.last_latency_ms,
             next_attempt_at=row.next_at if row.status == "pending" else None,
-            delivered_at=row.delivered_at,
         )
 
 
@@ -124,7 +105,7 @@ class WebhookEndpoint(relay.Node):
             str | None, strawberry.argument(description="endCursor of the previous page.")
         ] = None,
         state: Annotated[
-            WebhookDeliveryState | None,
+            DeliveryStatus | None,
             strawberry.argument(description="Only deliveries in this state (default: any)."),
         ] = None,
     ) -> relay.Connection[WebhookDelivery]:
@@ -158,21 +139,13 @@ class WebhookEndpoint(relay.Node):
 
     @classmethod
     def of(cls, row: webhooks.EndpointRow) -> WebhookEndpoint:
-        return cls(
+        return relay.copied(
+            cls,
+            row,
             id=relay.node_id(TYPE_NAME, row.id),
-            url=row.url,
-            description=row.description,
             event_types=list(row.event_types),
             workflows=list(row.workflows),
-            enabled=row.enabled,
-            disabled_at=row.disabled_at,
-            disabled_reason=row.disabled_reason,
-            failing_since=row.failing_since,
-            secret=row.secret,
             previous_secret_valid_until=row.previous_until if row.previous_secret else None,
-            created_by=row.created_by,
-            created_at=row.created_at,
-            updated_at=row.updated_at,
             row=row,
         )
 

@@ -3,9 +3,10 @@ run a verb on a slot or a run and build its success from the answer's ids."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Awaitable, Callable
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 import strawberry
 
@@ -102,40 +103,56 @@ class RunSuccess:
 
 # -- the shared steps ----------------------------------------------------------------------------
 
-#: A slot verb of the service: (caller, the slot's local id, the request's access cache).
-SlotVerb = Callable[[Principal, str, access.RequestAccess], Awaitable[SlotView]]
+
+class _NamesSlot(Protocol):
+    @property
+    def slot_id(self) -> str: ...
 
 
-async def on_slot(info: Info, mutation: str, input: Any, verb: SlotVerb) -> SlotSuccess:
-    """Run ``verb`` on the slot ``input.slot_id`` names; answer ``SlotSuccess`` or a refusal
-    (typed as its success, as ``keyed.answer``)."""
-
-    async def work(me: Principal) -> keyed.Answer:
-        slot_id = relay.local_id(input.slot_id, SLOT, "slotId")
-        slot = await verb(me, slot_id, await checked(info))
-        return {"slot": slot.id}
-
-    return await keyed.answer(info, mutation, input, work, slot_success)
+class _NamesRun(Protocol):
+    @property
+    def run_id(self) -> str: ...
 
 
-class _Viewed(Protocol):
+class Viewed(Protocol):
     """What a run verb of the service returns: a row with the run's view."""
 
     @property
     def view(self) -> RunView: ...
 
 
-async def on_run(
-    info: Info, mutation: str, input: Any, verb: Callable[[Principal, str], Awaitable[_Viewed]]
-) -> RunSuccess:
-    """Run ``verb`` on the run ``input.run_id`` names; answer ``RunSuccess`` or a refusal
-    (typed as its success, as ``keyed.answer``)."""
+OnSlot = TypeVar("OnSlot", bound=_NamesSlot)
+OnRun = TypeVar("OnRun", bound=_NamesRun)
+#: A slot verb as a mutation's method: (self, info, caller, input, the slot's local id, the
+#: request's access cache) -> the slot.
+SlotVerb = Callable[[Any, Info, Principal, OnSlot, str, access.RequestAccess], Awaitable[SlotView]]
+#: A run verb as a mutation's method: (self, info, caller, input, the run's local id) -> the run.
+RunVerb = Callable[[Any, Info, Principal, OnRun, str], Awaitable[Viewed]]
 
-    async def work(me: Principal) -> keyed.Answer:
-        run = await verb(me, relay.local_id(input.run_id, RUN, "runId"))
+
+def on_slot(verb: SlotVerb[OnSlot]) -> keyed.InputWork[OnSlot]:
+    """The use case of ``verb`` (a ``keyed.mutation``) on the slot ``input.slot_id`` names;
+    its success is :data:`slot_success`."""
+
+    @functools.wraps(verb)
+    async def work(self: Any, info: Info, me: Principal, input: OnSlot) -> keyed.Answer:
+        slot_id = relay.local_id(input.slot_id, SLOT, "slotId")
+        slot = await verb(self, info, me, input, slot_id, await checked(info))
+        return {"slot": slot.id}
+
+    return work
+
+
+def on_run(verb: RunVerb[OnRun]) -> keyed.InputWork[OnRun]:
+    """The use case of ``verb`` (a ``keyed.mutation``) on the run ``input.run_id`` names; its
+    success is :data:`run_success`."""
+
+    @functools.wraps(verb)
+    async def work(self: Any, info: Info, me: Principal, input: OnRun) -> keyed.Answer:
+        run = await verb(self, info, me, input, relay.local_id(input.run_id, RUN, "runId"))
         return {"run": run.view.id}
 
-    return await keyed.answer(info, mutation, input, work, run_success)
+    return work
 
 
 # -- successes from the answers' ids ---------------------------------------------------------------

@@ -147,15 +147,3 @@ class CancelRunInput(_OnRun):
         "if the run changed since. Omit to cancel whatever it is now.",
     )
     idempotency_key: str | None = relay.idempotency_key_field()
-
-
-StartRunArg = relay.WhatToDo[StartRunInput]
-UpdateSubjectArg = relay.WhatToDo[UpdateSubjectInput]
-RaiseEventArg = relay.WhatToDo[RaiseEventInput]
-ClaimArg = relay.WhatToDo[ClaimInput]
-ClaimNextArg = relay.WhatToDo[ClaimNextInput]
-ReleaseArg = relay.WhatToDo[ReleaseInput]
-AssignArg = relay.WhatToDo[AssignInput]
-CompleteArg = relay.WhatToDo[CompleteInput]
-MoveArg = relay.WhatToDo[MoveInput]
-CancelRunArg = relay.WhatToDo[CancelRunInput]

@@ -20,6 +20,7 @@ from taskflow.api.graphql.work_answers import (
     SlotSuccess,
     StartRunSuccess,
     UpdateSubjectSuccess,
+    Viewed,
     as_object,
     completed,
     on_run,
@@ -27,23 +28,25 @@ from taskflow.api.graphql.work_answers import (
     payload_of,
     raised,
     run_now,
+    run_success,
     slot_success,
     subject_success,
 )
 from taskflow.api.graphql.work_inputs import (
-    AssignArg,
-    CancelRunArg,
-    ClaimArg,
-    ClaimNextArg,
-    CompleteArg,
-    MoveArg,
-    RaiseEventArg,
-    ReleaseArg,
-    StartRunArg,
-    UpdateSubjectArg,
+    AssignInput,
+    CancelRunInput,
+    ClaimInput,
+    ClaimNextInput,
+    CompleteInput,
+    MoveInput,
+    RaiseEventInput,
+    ReleaseInput,
+    StartRunInput,
+    UpdateSubjectInput,
 )
 from taskflow.core.principals import Principal
-from taskflow.service import events
+from taskflow.core.runs.model import SlotView
+from taskflow.service import access, events
 from taskflow.service import runs as run_service
 from taskflow.service import slots as slot_service
 
@@ -95,176 +98,166 @@ CancelRunPayload = Annotated[
 ]
 
 
+async def _started(info: Info, _: Principal, a: keyed.Answer, again: bool) -> StartRunSuccess:
+    return StartRunSuccess(run=await run_now(info, a["run"]), created=a["created"] and not again)
+
+
 @strawberry.type
 class WorkMutations:
-    @strawberry.mutation(description="Start a run of a workflow for a subject (applications).")
-    async def start_run(self, info: Info, input: StartRunArg) -> StartRunPayload:
-        async def work(me: Principal) -> keyed.Answer:
-            started = await run_service.start_run(
-                info.context.services,
-                me,
-                workflow=input.workflow,
-                version=input.version,
-                subject_type=input.subject.type,
-                external_id=input.subject.external_id,
-                attributes=as_object(input.subject.attributes, "subject.attributes"),
-                idempotency_key=input.idempotency_key,
-            )
-            return {"run": started.run.view.id, "created": started.created}
+    @keyed.mutation(StartRunPayload, _started)
+    async def start_run(self, info: Info, me: Principal, input: StartRunInput) -> keyed.Answer:
+        """Start a run of a workflow for a subject (applications)."""
+        started = await run_service.start_run(
+            info.context.services,
+            me,
+            workflow=input.workflow,
+            version=input.version,
+            subject_type=input.subject.type,
+            external_id=input.subject.external_id,
+            attributes=as_object(input.subject.attributes, "subject.attributes"),
+            idempotency_key=input.idempotency_key,
+        )
+        return {"run": started.run.view.id, "created": started.created}
 
-        async def build(info: Info, _: Principal, a: keyed.Answer, again: bool) -> StartRunSuccess:
-            return StartRunSuccess(
-                run=await run_now(info, a["run"]), created=a["created"] and not again
-            )
+    @keyed.mutation(UpdateSubjectPayload, subject_success)
+    async def update_subject(
+        self, info: Info, me: Principal, input: UpdateSubjectInput
+    ) -> keyed.Answer:
+        """Replace a subject's attributes; its runs re-check their rules."""
+        subject, run_ids = await run_service.update_subject(
+            info.context.services,
+            me,
+            subject_type=input.type,
+            external_id=input.external_id,
+            attributes=as_object(input.attributes, "attributes"),
+        )
+        return {
+            "subject": [subject.type, subject.external_id, subject.attributes],
+            "runs": list(run_ids),
+        }
 
-        return await keyed.answer(info, "startRun", input, work, build)
-
-    @strawberry.mutation(
-        description="Replace a subject's attributes; its runs re-check their rules."
-    )
-    async def update_subject(self, info: Info, input: UpdateSubjectArg) -> UpdateSubjectPayload:
-        async def work(me: Principal) -> keyed.Answer:
-            subject, run_ids = await run_service.update_subject(
-                info.context.services,
-                me,
-                subject_type=input.type,
-                external_id=input.external_id,
-                attributes=as_object(input.attributes, "attributes"),
-            )
-            return {
-                "subject": [subject.type, subject.external_id, subject.attributes],
-                "runs": list(run_ids),
-            }
-
-        return await keyed.answer(info, "updateSubject", input, work, subject_success)
-
-    @strawberry.mutation(
-        description="Raise an event: it completes the one slot waiting for it (staff obey the "
-        "holder and candidate rules of complete; the event's declared raisers apply to "
-        "everyone). When no slot waits and the workflow buffers the event, the run keeps it."
-    )
-    async def raise_event(self, info: Info, input: RaiseEventArg) -> RaiseEventPayload:
+    @keyed.mutation(RaiseEventPayload, raised)
+    async def raise_event(self, info: Info, me: Principal, input: RaiseEventInput) -> keyed.Answer:
+        """Raise an event: it completes the one slot waiting for it (staff obey the holder and
+        candidate rules of complete; the event's declared raisers apply to everyone). When no
+        slot waits and the workflow buffers the event, the run keeps it."""
         t = input.target
+        target = events.EventTarget(
+            run_id=relay.local_id(t.run_id, RUN, "target.runId") if t.run_id else None,
+            subject_type=t.subject.type if t.subject else None,
+            subject_external_id=t.subject.external_id if t.subject else None,
+            correlation_key=t.correlation_key,
+            slot_name=t.slot_name,
+            item=t.item,
+        )
+        raised = await events.raise_event(
+            info.context.services,
+            me,
+            event=input.event,
+            payload=payload_of(input.payload),
+            target=target,
+        )
+        if raised.buffered is not None:
+            kept = raised.buffered
+            return {
+                "run": raised.run.view.id,
+                "kept": [kept.event, kept.arrived_at.isoformat(), kept.expires_at.isoformat()],
+            }
+        assert raised.slot is not None
+        return {"run": raised.run.view.id, "slot": raised.slot.id}
 
-        async def work(me: Principal) -> keyed.Answer:
-            target = events.EventTarget(
-                run_id=relay.local_id(t.run_id, RUN, "target.runId") if t.run_id else None,
-                subject_type=t.subject.type if t.subject else None,
-                subject_external_id=t.subject.external_id if t.subject else None,
-                correlation_key=t.correlation_key,
-                slot_name=t.slot_name,
-                item=t.item,
-            )
-            raised = await events.raise_event(
-                info.context.services,
-                me,
-                event=input.event,
-                payload=payload_of(input.payload),
-                target=target,
-            )
-            if raised.buffered is not None:
-                kept = raised.buffered
-                return {
-                    "run": raised.run.view.id,
-                    "kept": [kept.event, kept.arrived_at.isoformat(), kept.expires_at.isoformat()],
-                }
-            assert raised.slot is not None
-            return {"run": raised.run.view.id, "slot": raised.slot.id}
-
-        return await keyed.answer(info, "raiseEvent", input, work, raised)
-
-    @strawberry.mutation(description="Take an open slot for yourself.")
-    async def claim(self, info: Info, input: ClaimArg) -> ClaimPayload:
-        return await on_slot(
-            info,
-            "claim",
-            input,
-            lambda me, slot_id, request: slot_service.claim(
-                info.context.services, me, slot_id, input.expected_version, request
-            ),
+    @keyed.mutation(ClaimPayload, slot_success)
+    @on_slot
+    async def claim(
+        self,
+        info: Info,
+        me: Principal,
+        input: ClaimInput,
+        slot_id: str,
+        request: access.RequestAccess,
+    ) -> SlotView:
+        """Take an open slot for yourself."""
+        return await slot_service.claim(
+            info.context.services, me, slot_id, input.expected_version, request
         )
 
-    @strawberry.mutation(description="Take the most urgent open slot you may take.")
-    async def claim_next(self, info: Info, input: ClaimNextArg) -> ClaimNextPayload:
+    @keyed.mutation(ClaimNextPayload, slot_success)
+    async def claim_next(self, info: Info, me: Principal, input: ClaimNextInput) -> keyed.Answer:
+        """Take the most urgent open slot you may take."""
         f = input.filter.to_filter() if input.filter else InboxFilter().to_filter()
+        slot = await slot_service.claim_next(info.context.services, me, f, await checked(info))
+        return {"slot": slot.id}
 
-        async def work(me: Principal) -> keyed.Answer:
-            slot = await slot_service.claim_next(info.context.services, me, f, await checked(info))
-            return {"slot": slot.id}
+    @keyed.mutation(ReleasePayload, slot_success)
+    @on_slot
+    async def release(
+        self,
+        info: Info,
+        me: Principal,
+        input: ReleaseInput,
+        slot_id: str,
+        request: access.RequestAccess,
+    ) -> SlotView:
+        """Put a claimed slot back in the pool (holder or delegate)."""
+        return await slot_service.release(info.context.services, me, slot_id, input.reason, request)
 
-        return await keyed.answer(info, "claimNext", input, work, slot_success)
-
-    @strawberry.mutation(description="Put a claimed slot back in the pool (holder or delegate).")
-    async def release(self, info: Info, input: ReleaseArg) -> ReleasePayload:
-        return await on_slot(
-            info,
-            "release",
-            input,
-            lambda me, slot_id, request: slot_service.release(
-                info.context.services, me, slot_id, input.reason, request
-            ),
+    @keyed.mutation(AssignPayload, slot_success)
+    @on_slot
+    async def assign(
+        self,
+        info: Info,
+        me: Principal,
+        input: AssignInput,
+        slot_id: str,
+        request: access.RequestAccess,
+    ) -> SlotView:
+        """Hand a slot to a candidate (its holder or a delegate)."""
+        return await slot_service.assign(
+            info.context.services,
+            me,
+            slot_id,
+            input.to,
+            input.expected_version,
+            input.reason,
+            request,
         )
 
-    @strawberry.mutation(description="Hand a slot to a candidate (its holder or a delegate).")
-    async def assign(self, info: Info, input: AssignArg) -> AssignPayload:
-        return await on_slot(
-            info,
-            "assign",
-            input,
-            lambda me, slot_id, request: slot_service.assign(
-                info.context.services,
-                me,
-                slot_id,
-                input.to,
-                input.expected_version,
-                input.reason,
-                request,
-            ),
+    @keyed.mutation(CompletePayload, completed)
+    async def complete(self, info: Info, me: Principal, input: CompleteInput) -> keyed.Answer:
+        """Complete a slot with its event's payload; the run moves on."""
+        slot, run = await slot_service.complete(
+            info.context.services,
+            me,
+            relay.local_id(input.slot_id, SLOT, "slotId"),
+            event=input.event,
+            payload=payload_of(input.payload),
+            expected_version=input.expected_version,
+        )
+        return {"slot": slot.id, "run": run.view.id}
+
+    @keyed.mutation(MovePayload, run_success)
+    @on_run
+    async def move(self, info: Info, me: Principal, input: MoveInput, run_id: str) -> Viewed:
+        """Make a manual move on a run (see Run.moves)."""
+        return await run_service.move(
+            info.context.services,
+            me,
+            run_id=run_id,
+            name=input.move,
+            data=as_object(input.input, "input") if input.input is not None else None,
+            expected_version=input.expected_version,
         )
 
-    @strawberry.mutation(description="Complete a slot with its event's payload; the run moves on.")
-    async def complete(self, info: Info, input: CompleteArg) -> CompletePayload:
-        async def work(me: Principal) -> keyed.Answer:
-            slot, run = await slot_service.complete(
-                info.context.services,
-                me,
-                relay.local_id(input.slot_id, SLOT, "slotId"),
-                event=input.event,
-                payload=payload_of(input.payload),
-                expected_version=input.expected_version,
-            )
-            return {"slot": slot.id, "run": run.view.id}
-
-        return await keyed.answer(info, "complete", input, work, completed)
-
-    @strawberry.mutation(description="Make a manual move on a run (see Run.moves).")
-    async def move(self, info: Info, input: MoveArg) -> MovePayload:
-        data = as_object(input.input, "input") if input.input is not None else None
-        return await on_run(
-            info,
-            "move",
-            input,
-            lambda me, run_id: run_service.move(
-                info.context.services,
-                me,
-                run_id=run_id,
-                name=input.move,
-                data=data,
-                expected_version=input.expected_version,
-            ),
-        )
-
-    @strawberry.mutation(description="Cancel a live run (leads, admins, applications).")
-    async def cancel_run(self, info: Info, input: CancelRunArg) -> CancelRunPayload:
-        return await on_run(
-            info,
-            "cancelRun",
-            input,
-            lambda me, run_id: run_service.cancel_run(
-                info.context.services,
-                me,
-                run_id=run_id,
-                reason=input.reason,
-                expected_version=input.expected_version,
-            ),
+    @keyed.mutation(CancelRunPayload, run_success)
+    @on_run
+    async def cancel_run(
+        self, info: Info, me: Principal, input: CancelRunInput, run_id: str
+    ) -> Viewed:
+        """Cancel a live run (leads, admins, applications)."""
+        return await run_service.cancel_run(
+            info.context.services,
+            me,
+            run_id=run_id,
+            reason=input.reason,
+            expected_version=input.expected_version,
         )
