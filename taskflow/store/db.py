@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import contextvars
+import dataclasses
+import functools
 import json
-from collections.abc import AsyncIterator, Awaitable, Callable
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
-from typing import Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
 import asyncpg
 from asyncpg.connection import LoggedQuery
@@ -14,6 +17,9 @@ from asyncpg.pool import PoolConnectionProxy
 
 #: A connection as use cases hold it: borrowed from the pool.
 Connection: TypeAlias = "PoolConnectionProxy[Any]"
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
 #: Called with the connection at the end of every :meth:`Database.transaction` of the
 #: current task, just before it commits (``service.idempotency`` writes its key there, in
@@ -217,3 +223,64 @@ class _Bound(Database):
 
     def bound(self, conn: Connection) -> Database:
         return _Bound(self, conn)
+
+
+# -- rows as dataclasses -------------------------------------------------------------------------
+
+_Row = TypeVar("_Row", bound="DataclassInstance")
+_ABSENT = object()
+
+#: The usual renames for :func:`record_as`: a row's references are named by the table they
+#: point to (``run``), the dataclasses' fields by what they hold (``run_id``).
+REFERENCES: Mapping[str, str] = {"run_id": "run", "slot_id": "slot", "link_id": "link"}
+
+
+@functools.cache
+def _plan(
+    cls: type[DataclassInstance], prefix: str, columns: tuple[tuple[str, str], ...]
+) -> tuple[tuple[str, str, bool, bool], ...]:
+    """(field, column, declared a tuple, has a default) for each init field of ``cls``."""
+    renamed = dict(columns)
+    return tuple(
+        (
+            f.name,
+            prefix + renamed.get(f.name, f.name),
+            str(f.type).startswith("tuple"),
+            f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING,
+        )
+        for f in dataclasses.fields(cls)
+        if f.init
+    )
+
+
+def record_as(
+    cls: type[_Row],
+    record: asyncpg.Record | Mapping[str, Any],
+    prefix: str = "",
+    *,
+    columns: Mapping[str, str] | None = None,
+    **given: Any,
+) -> _Row:
+    """The frozen dataclass ``cls`` built from ``record``, field by field.
+
+    Each field reads the column of its name (``columns`` renames: ``{"run_id": "run"}``),
+    after ``prefix`` (joined rows: ``"s_"``); ``given`` fields are not read. The conversions,
+    the same for every row: a UUID becomes its text (ids are strings above the store); an
+    array read into a field declared a tuple becomes a tuple; JSON arrives decoded (the pool's
+    codec). A field with a default keeps it when the record has no such column.
+    """
+    values = dict(given)
+    for name, column, as_tuple, optional in _plan(
+        cls, prefix, tuple(sorted((columns or {}).items()))
+    ):
+        if name in values:
+            continue
+        value = record.get(column, _ABSENT) if optional else record[column]
+        if value is _ABSENT:
+            continue
+        if isinstance(value, uuid.UUID):
+            value = str(value)
+        elif as_tuple and isinstance(value, list):
+            value = tuple(value)
+        values[name] = value
+    return cls(**values)

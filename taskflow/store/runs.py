@@ -89,29 +89,14 @@ RUN_COLUMNS = run_columns()
 def run_from(row: asyncpg.Record, prefix: str = "") -> RunRow:
     """A run read with :func:`run_columns` (the same ``prefix``)."""
     subject = subjects.from_row(row, "s_")
-    return RunRow(
-        view=RunView(
-            id=str(row[f"{prefix}id"]),
-            workflow=row[f"{prefix}workflow"],
-            definition_version=row[f"{prefix}definition_version"],
-            state=row[f"{prefix}state"],
-            status=row[f"{prefix}status"],
-            visit=row[f"{prefix}visit"],
-            subject=subject.attributes,
-            state_entered_at=row[f"{prefix}state_entered_at"],
-            ended_at=row[f"{prefix}ended_at"],
-            unmatched_at=row[f"{prefix}unmatched_at"],
-            results=row[f"{prefix}step_results"] or {},
-        ),
-        subject=subject,
-        definition_digest=row[f"{prefix}definition_digest"],
-        correlation_key=row[f"{prefix}correlation_key"],
-        idempotency_key=row[f"{prefix}idempotency_key"],
-        started_by=row[f"{prefix}started_by"],
-        started_at=row[f"{prefix}started_at"],
-        updated_at=row[f"{prefix}updated_at"],
-        version=row[f"{prefix}version"],
+    view = db.record_as(
+        RunView,
+        row,
+        prefix,
+        subject=subject.attributes,
+        results=row[f"{prefix}step_results"] or {},
     )
+    return db.record_as(RunRow, row, prefix, view=view, subject=subject)
 
 
 async def get_run(conn: db.Connection, run_id: str, *, lock: bool = False) -> RunRow | None:
@@ -196,31 +181,12 @@ SQL = with_columns(sql.statements("runs"), run_columns=RUN_COLUMNS, slot_columns
 
 
 def slot_from(row: asyncpg.Record) -> SlotView:
-    return SlotView(
-        id=str(row["id"]),
-        run_id=str(row["run"]),
-        visit=row["visit"],
-        state=row["state"],
-        name=row["name"],
-        waits_for=row["waits_for"],
-        status=row["status"],
+    return db.record_as(
+        SlotView,
+        row,
+        columns=db.REFERENCES,
         audience=join_audience(row["audience"], row["deny"], row["residual"]),
         delegates=join_audience(row["delegates"], row["delegates_deny"], row["delegates_residual"]),
-        priority=row["priority"],
-        label=row["label"],
-        version=row["version"],
-        item_index=row["item_index"],
-        item=row["item"],
-        holder=row["holder"],
-        payload=row["payload"],
-        opened_at=row["opened_at"],
-        claimed_at=row["claimed_at"],
-        satisfied_at=row["satisfied_at"],
-        satisfied_by=row["satisfied_by"],
-        cancelled_at=row["cancelled_at"],
-        picked_at=row["picked_at"],
-        held_us=row["held_us"],
-        held_since=row["held_since"],
     )
 
 
