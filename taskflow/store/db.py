@@ -101,38 +101,26 @@ class Database:
             if query_logger is not None:
                 conn.add_query_logger(query_logger)
 
-        pool = await asyncpg.create_pool(
-            url,
-            min_size=min_size,
-            max_size=max_size,
-            init=init,
-            reset=_keep_session,
-            statement_cache_size=statement_cache_size,
-        )
-        assert pool is not None
+        async def open_pool(min_size: int, **settings: Any) -> asyncpg.Pool[Any]:
+            pool = await asyncpg.create_pool(
+                url,
+                min_size=min_size,
+                max_size=max_size,
+                init=init,
+                reset=_keep_session,
+                statement_cache_size=statement_cache_size,
+                **settings,
+            )
+            assert pool is not None
+            return pool
+
+        pool = await open_pool(min_size)
         # Connections that only hold idempotency keys' advisory locks (opened on first use).
-        keys = await asyncpg.create_pool(
-            url,
-            min_size=0,
-            max_size=max_size,
-            init=init,
-            reset=_keep_session,
-            statement_cache_size=statement_cache_size,
-        )
-        assert keys is not None
+        keys = await open_pool(0)
         if statement_cache_size == 0:
             return cls(pool, url, None, keys, statement_cache_size=0)
         # Opened on first use: a process that never claims holds no connection for it.
-        generic = await asyncpg.create_pool(
-            url,
-            min_size=0,
-            max_size=max_size,
-            init=init,
-            reset=_keep_session,
-            statement_cache_size=statement_cache_size,
-            server_settings={"plan_cache_mode": "force_generic_plan"},
-        )
-        assert generic is not None
+        generic = await open_pool(0, server_settings={"plan_cache_mode": "force_generic_plan"})
         return cls(pool, url, generic, keys, statement_cache_size=statement_cache_size)
 
     async def dedicated(self) -> asyncpg.Connection[Any]:
