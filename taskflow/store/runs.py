@@ -220,23 +220,15 @@ def _audience_columns(view: SlotView) -> tuple[Any, ...]:
     return (*split_audience(view.audience), *split_audience(view.delegates))
 
 
-def _slot_args(view: SlotView, workflow: str, now: datetime) -> tuple[Any, ...]:
+def _changed_columns(view: SlotView, now: datetime) -> tuple[Any, ...]:
+    """What a decision may change of a slot, in update_slot's order (insert_slot's tail)."""
     return (
-        uuid.UUID(view.id),
-        uuid.UUID(view.run_id),
-        view.visit,
-        view.state,
-        view.name,
-        view.waits_for,
-        view.item_index,
-        view.item,  # the jsonb codec encodes it; None stays SQL NULL
-        view.label,
         view.status,
         view.holder,
         *_audience_columns(view),
         view.priority,
         dict(view.payload) if view.payload is not None else None,
-        workflow,
+        view.label,
         view.version,
         view.opened_at,
         view.claimed_at,
@@ -247,6 +239,21 @@ def _slot_args(view: SlotView, workflow: str, now: datetime) -> tuple[Any, ...]:
         view.picked_at,
         view.held_us,
         view.held_since,
+    )
+
+
+def _slot_args(view: SlotView, workflow: str, now: datetime) -> tuple[Any, ...]:
+    return (
+        uuid.UUID(view.id),
+        uuid.UUID(view.run_id),
+        view.visit,
+        view.state,
+        view.name,
+        view.waits_for,
+        view.item_index,
+        view.item,  # the jsonb codec encodes it; None stays SQL NULL
+        workflow,
+        *_changed_columns(view, now),
     )
 
 
@@ -261,29 +268,7 @@ async def insert_slots(
 
 async def update_slots(conn: db.Connection, views: Iterable[SlotView], now: datetime) -> None:
     """Write slots a decision changed (the run's row lock serialises decisions)."""
-    rows = []
-    for view in views:
-        rows.append(
-            (
-                uuid.UUID(view.id),
-                view.status,
-                view.holder,
-                *_audience_columns(view),
-                view.priority,
-                dict(view.payload) if view.payload is not None else None,
-                view.label,
-                view.version,
-                view.opened_at,
-                view.claimed_at,
-                view.satisfied_at,
-                view.satisfied_by,
-                view.cancelled_at,
-                now,
-                view.picked_at,
-                view.held_us,
-                view.held_since,
-            )
-        )
+    rows = [(uuid.UUID(view.id), *_changed_columns(view, now)) for view in views]
     await conn.executemany(
         SQL["update_slot"],
         rows,
