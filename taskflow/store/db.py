@@ -213,6 +213,14 @@ class _Bound(Database):
         return _Bound(self, conn)
 
 
+def uuid_or_none(text: str) -> uuid.UUID | None:
+    """``text`` as a UUID, or None when it is none (an id no row can have)."""
+    try:
+        return uuid.UUID(text)
+    except ValueError:
+        return None
+
+
 # -- rows as dataclasses -------------------------------------------------------------------------
 
 _Row = TypeVar("_Row", bound="DataclassInstance")

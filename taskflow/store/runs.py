@@ -101,9 +101,8 @@ def run_from(row: asyncpg.Record, prefix: str = "") -> RunRow:
 
 async def get_run(conn: db.Connection, run_id: str, *, lock: bool = False) -> RunRow | None:
     """A run and its subject; ``lock`` takes the run's row lock for a decision."""
-    try:
-        key = uuid.UUID(run_id)
-    except ValueError:
+    key = db.uuid_or_none(run_id)
+    if key is None:
         return None
     row = await conn.fetchrow(SQL["get_run_locked"] if lock else SQL["get_run"], key)
     return run_from(row) if row else None
@@ -207,9 +206,8 @@ async def slots_of_runs(conn: db.Connection, run_ids: Sequence[str]) -> dict[str
 
 async def get_slot(conn: db.Connection, slot_id: str, *, lock: bool = False) -> SlotView | None:
     """A slot; ``lock`` takes its row lock (after its run's, in the lock order)."""
-    try:
-        key = uuid.UUID(slot_id)
-    except ValueError:
+    key = db.uuid_or_none(slot_id)
+    if key is None:
         return None
     row = await conn.fetchrow(SQL["get_slot_locked"] if lock else SQL["get_slot"], key)
     return slot_from(row) if row else None

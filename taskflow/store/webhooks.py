@@ -76,9 +76,8 @@ async def insert_endpoint(
 
 async def get_endpoint(conn: db.Connection, endpoint_id: str) -> EndpointRow | None:
     """One endpoint (None for an id that is no uuid or names none)."""
-    try:
-        key = uuid.UUID(endpoint_id)
-    except ValueError:
+    key = db.uuid_or_none(endpoint_id)
+    if key is None:
         return None
     row = await conn.fetchrow(SQL["endpoint_get"], key)
     return _endpoint(row) if row is not None else None
