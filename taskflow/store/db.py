@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import contextvars
 import dataclasses
 import functools
@@ -128,6 +130,10 @@ class Database:
         statement cache size (0 behind a pooler that cannot keep prepared statements)."""
         return await asyncpg.connect(self.url, statement_cache_size=self.statement_cache_size)
 
+    def listener(self, channel: str, wake: Callable[[], None]) -> Listener:
+        """A :class:`Listener` on ``channel`` over a connection of its own (a worker's)."""
+        return Listener(self, channel, wake)
+
     async def close(self) -> None:
         await self.pool.close()
         if self.generic is not self.pool:
@@ -211,6 +217,35 @@ class _Bound(Database):
 
     def bound(self, conn: Connection) -> Database:
         return _Bound(self, conn)
+
+
+class Listener:
+    """A connection of its own LISTENing on ``channel`` (a worker's wake-ups): ``wake`` is
+    called on each notification, and when the connection ends (so its loop wakes, finds it
+    closed and listens again)."""
+
+    def __init__(self, database: Database, channel: str, wake: Callable[[], None]) -> None:
+        self.database = database
+        self.channel = channel
+        self.wake = wake
+        self._conn: asyncpg.Connection[Any] | None = None
+        self._opening = asyncio.Lock()
+
+    async def listen(self) -> None:
+        """Listen, unless listening already (one connection for every caller)."""
+        async with self._opening:
+            if self._conn is not None and not self._conn.is_closed():
+                return
+            self._conn = await self.database.dedicated()
+            await self._conn.add_listener(self.channel, lambda *_: self.wake())
+            self._conn.add_termination_listener(lambda _conn: self.wake())
+
+    async def close(self) -> None:
+        """Stop listening (a connection already broken is simply dropped)."""
+        if self._conn is not None:
+            with contextlib.suppress(Exception):
+                await self._conn.close(timeout=1)
+            self._conn = None
 
 
 def uuid_or_none(text: str) -> uuid.UUID | None:
