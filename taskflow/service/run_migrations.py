@@ -149,9 +149,7 @@ async def _migrate(
             conn,
             result,
             now=now,
-            sla=deadlines.context(
-                old, services.calendars, slots, ACTOR, at_risk=services.settings.sla_at_risk
-            ),
+            sla=deadlines.sla_of(services, old, slots, ACTOR),
         )
         return step.kind
     if step.kind == migrations.TO:
@@ -166,9 +164,7 @@ async def _migrate(
             conn,
             closing.outcome(),
             now=now,
-            sla=deadlines.context(
-                old, services.calendars, slots, ACTOR, at_risk=services.settings.sla_at_risk
-            ),
+            sla=deadlines.sla_of(services, old, slots, ACTOR),
         )
     else:
         await persist.audit(conn, run_id, line)
@@ -184,9 +180,7 @@ async def _migrate(
             conn,
             entering.outcome(),
             now=now,
-            sla=deadlines.context(
-                target, services.calendars, slots, ACTOR, at_risk=services.settings.sla_at_risk
-            ),
+            sla=deadlines.sla_of(services, target, slots, ACTOR),
         )
     else:
         await stays.keep(services, conn, run, slots, step, target, now, ACTOR)

@@ -176,12 +176,7 @@ async def _start(
             conn,
             _as_update(result),
             now=now,
-            sla=deadlines.context(
-                definition,
-                services.calendars,
-                actor=actor.id,
-                at_risk=services.settings.sla_at_risk,
-            ),
+            sla=deadlines.sla_of(services, definition, actor=actor.id),
         )
         run = await rows.get_run(conn, run_id)
     assert run is not None
@@ -220,9 +215,7 @@ async def decide(
         conn,
         result,
         now=now,
-        sla=deadlines.context(
-            definition, services.calendars, slots, at_risk=services.settings.sla_at_risk
-        ),
+        sla=deadlines.sla_of(services, definition, slots),
     )
     return result
 

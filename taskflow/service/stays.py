@@ -72,7 +72,5 @@ async def keep(
         conn,
         decision.outcome(),
         now=now,
-        sla=deadlines.context(
-            target, services.calendars, loaded, actor, at_risk=services.settings.sla_at_risk
-        ),
+        sla=deadlines.sla_of(services, target, loaded, actor),
     )
