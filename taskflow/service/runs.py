@@ -211,12 +211,7 @@ async def decide(
     slots = await deadlines.load_slots(conn, run_id)
     definition = definition_for(services, run.view)
     result = decision(definition, run, slots, now)
-    await persist.outcome(
-        conn,
-        result,
-        now=now,
-        sla=deadlines.sla_of(services, definition, slots),
-    )
+    await persist.outcome(conn, result, now=now, sla=deadlines.sla_of(services, definition, slots))
     return result
 
 

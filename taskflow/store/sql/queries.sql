@@ -48,9 +48,15 @@ WHERE r.workflow = $1 AND ($2 OR r.status = 'active')
                          THEN (x.delegates_residual->0->>'key') = ANY($4::text[])
                          ELSE residual_admits(x.delegates_residual, $4::text[]) END))))
 
--- fragment: page_of_slots
--- The end of a page of slots (alias sl), the sorted and cut ones joined to their run and
--- subject only then (the planner underestimates `audience && keys`).
+-- fragment: page_of_slots_from
+-- A page of slots (alias sl) with their list columns: from here to page_of_slots_end the
+-- slots are sorted and cut first, and only the kept rows are joined to their run and subject
+-- (the planner underestimates `audience && keys`); the page's conditions go between.
+SELECT /*:row_columns*/
+FROM (
+    SELECT sl.* FROM slot sl
+
+-- fragment: page_of_slots_end
 ORDER BY sl.due_at ASC NULLS LAST, sl.priority, sl.id LIMIT /*:limit*/
 ) sl
 JOIN run r ON r.id = sl.run JOIN subject sub ON sub.id = r.subject
@@ -60,12 +66,10 @@ ORDER BY sl.due_at ASC NULLS LAST, sl.priority, sl.id
 -- The most urgent slots principal $1 (text) can act on now: held by them, or open and
 -- their whole candidate rule admits their keys $2 (text[]). Slots are sorted and cut first
 -- and only the kept rows are joined (the planner underestimates `audience && keys`).
-SELECT /*:row_columns*/
-FROM (
-    SELECT sl.* FROM slot sl
+/*fragment:page_of_slots_from*/
     WHERE /*fragment:inbox_slots*/
       /*:where*/
-/*fragment:page_of_slots*/
+/*fragment:page_of_slots_end*/
 
 -- name: inbox_count
 -- How many slots inbox_page lists across its pages: principal $1 (text), keys $2 (text[]).
@@ -75,12 +79,10 @@ WHERE /*fragment:inbox_slots*/
 
 -- name: work_page
 -- The most urgent live slots whoever holds them (no fixed parameters).
-SELECT /*:row_columns*/
-FROM (
-    SELECT sl.* FROM slot sl
+/*fragment:page_of_slots_from*/
     WHERE sl.status IN ('pending', 'open', 'claimed')
       /*:where*/
-/*fragment:page_of_slots*/
+/*fragment:page_of_slots_end*/
 
 -- name: work_count
 -- How many slots work_page lists across its pages.
@@ -91,12 +93,10 @@ WHERE sl.status IN ('pending', 'open', 'claimed')
 -- name: team_page
 -- A team member's view of the live slots: held by principal $1 (text) or whose whole
 -- candidate rule admits their keys $2 (text[]), most urgent first.
-SELECT /*:row_columns*/
-FROM (
-    SELECT sl.* FROM slot sl
+/*fragment:page_of_slots_from*/
     WHERE /*fragment:team_slots*/
       /*:where*/
-/*fragment:page_of_slots*/
+/*fragment:page_of_slots_end*/
 
 -- name: team_count
 -- How many slots team_page lists across its pages: principal $1 (text), keys $2 (text[]).
