@@ -99,12 +99,15 @@ def run_from(row: asyncpg.Record, prefix: str = "") -> RunRow:
     return db.record_as(RunRow, row, prefix, view=view, subject=subject)
 
 
+async def _by_id(conn: db.Connection, text_id: str, statement: str) -> asyncpg.Record | None:
+    """The row ``statement`` reads for the id a caller gave (None when it is no UUID)."""
+    key = db.uuid_or_none(text_id)
+    return None if key is None else await conn.fetchrow(statement, key)
+
+
 async def get_run(conn: db.Connection, run_id: str, *, lock: bool = False) -> RunRow | None:
     """A run and its subject; ``lock`` takes the run's row lock for a decision."""
-    key = db.uuid_or_none(run_id)
-    if key is None:
-        return None
-    row = await conn.fetchrow(SQL["get_run_locked"] if lock else SQL["get_run"], key)
+    row = await _by_id(conn, run_id, SQL["get_run_locked"] if lock else SQL["get_run"])
     return run_from(row) if row else None
 
 
@@ -206,10 +209,7 @@ async def slots_of_runs(conn: db.Connection, run_ids: Sequence[str]) -> dict[str
 
 async def get_slot(conn: db.Connection, slot_id: str, *, lock: bool = False) -> SlotView | None:
     """A slot; ``lock`` takes its row lock (after its run's, in the lock order)."""
-    key = db.uuid_or_none(slot_id)
-    if key is None:
-        return None
-    row = await conn.fetchrow(SQL["get_slot_locked"] if lock else SQL["get_slot"], key)
+    row = await _by_id(conn, slot_id, SQL["get_slot_locked"] if lock else SQL["get_slot"])
     return slot_from(row) if row else None
 
 
