@@ -294,22 +294,6 @@ def metrics_access(value: str) -> tuple[str, str | None]:
     )
 
 
-def _count(env: Mapping[str, str], name: str, default: int, *, least: int) -> int:
-    """A whole number of at least ``least``."""
-    text = env.get(name)
-    if not text:
-        return default
-    try:
-        value = int(text)
-    except ValueError:
-        value = least - 1
-    if value < least:
-        raise errors.ConfigError(
-            f"{name}={text!r} is not a whole number of at least {least}: write e.g. {default}."
-        )
-    return value
-
-
 def _pool_sizes(env: Mapping[str, str]) -> tuple[int, int]:
     """The connection pool's least and largest size (docs/operations.md)."""
     low = _count(env, "TASKFLOW_DB_POOL_MIN", 1, least=0)
@@ -350,3 +334,4 @@ _positive = env_values.positive
 _duration = env_values.duration
 _whole = env_values.whole
 _flag = env_values.flag
+_count = env_values.count

@@ -6,38 +6,48 @@ malformed one with a :class:`~taskflow.errors.ConfigError` that says what to wri
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import timedelta
+from typing import TypeVar
 
 from taskflow import errors
 
+N = TypeVar("N", int, float)
 
-def fraction(env: Mapping[str, str], name: str, default: float) -> float:
+
+def _number(
+    env: Mapping[str, str],
+    name: str,
+    default: N,
+    parse: Callable[[str], N],
+    fits: Callable[[N], bool],
+    says: str,
+) -> N:
+    """The variable's number when it parses and fits, the default when it is unset or
+    empty; refused as ``NAME='text' is not <says>`` otherwise."""
     text = env.get(name)
     if not text:
         return default
     try:
-        value = float(text)
+        value: N | None = parse(text)
     except ValueError:
-        value = -1.0
-    if not 0 < value <= 1:
-        raise errors.ConfigError(f"{name}={text!r} is not a fraction: write e.g. 0.75 (75 %).")
+        value = None
+    if value is None or not fits(value):
+        raise errors.ConfigError(f"{name}={text!r} is not {says}")
     return value
+
+
+def fraction(env: Mapping[str, str], name: str, default: float) -> float:
+    return _number(
+        env, name, default, float, lambda v: 0 < v <= 1, "a fraction: write e.g. 0.75 (75 %)."
+    )
 
 
 def positive(env: Mapping[str, str], name: str, default: float, *, whole: bool = False) -> float:
     """A positive number of seconds (or, ``whole``, a positive integer count)."""
-    text = env.get(name)
-    if not text:
-        return default
-    try:
-        value = float(int(text)) if whole else float(text)
-    except ValueError:
-        value = -1.0
-    if not 0 < value < float("inf"):
-        kind = "a whole number above 0, e.g. 8" if whole else "a number of seconds above 0"
-        raise errors.ConfigError(f"{name}={text!r} is not {kind}.")
-    return value
+    kind = "a whole number above 0, e.g. 8" if whole else "a number of seconds above 0"
+    parse: Callable[[str], float] = (lambda t: float(int(t))) if whole else float
+    return _number(env, name, default, parse, lambda v: 0 < v < float("inf"), f"{kind}.")
 
 
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
@@ -55,6 +65,12 @@ def duration(env: Mapping[str, str], name: str, default: timedelta) -> timedelta
         f"{name}={text!r} is not a duration between 1 minute and a year: write a number and "
         "a unit, e.g. 90m, 8h, 7d."
     )
+
+
+def count(env: Mapping[str, str], name: str, default: int, *, least: int) -> int:
+    """A whole number of at least ``least``."""
+    says = f"a whole number of at least {least}: write e.g. {default}."
+    return _number(env, name, default, int, lambda v: v >= least, says)
 
 
 def whole(env: Mapping[str, str], name: str, default: int, *, most: int) -> int:

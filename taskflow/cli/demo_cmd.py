@@ -4,13 +4,13 @@ to paste."""
 from __future__ import annotations
 
 import argparse
-import asyncio
 import logging
 from typing import Any
 
 from taskflow import config, errors, logs
 from taskflow.cli import runtime
 from taskflow.service import demo, tokens
+from taskflow.service.container import Services
 
 PRINCIPALS = config.PROJECT_ROOT / "examples" / "principals.json"
 RUNS = config.PROJECT_ROOT / "examples" / "demo.json"
@@ -35,17 +35,13 @@ def run_demo(args: argparse.Namespace) -> int:
         return 2
     records, data = demo.read(PRINCIPALS, RUNS)
 
-    async def go(url: str) -> tuple[demo.Seeded, dict[str, str]]:
-        async with runtime.services(
-            settings, url, apply_migrations=settings.embedded, record_definitions=True
-        ) as svc:
-            seeded = await demo.seed(svc, records, data)
-            now = svc.clock.now()
-            minted = {p.id: svc.staff_tokens.mint(p.id, now, ttl) for p in seeded.principals}
-            return seeded, minted
+    async def go(svc: Services) -> tuple[demo.Seeded, dict[str, str]]:
+        seeded = await demo.seed(svc, records, data)
+        now = svc.clock.now()
+        minted = {p.id: svc.staff_tokens.mint(p.id, now, ttl) for p in seeded.principals}
+        return seeded, minted
 
-    with runtime.database_url(settings) as url:
-        seeded, minted = asyncio.run(go(url))
+    seeded, minted = runtime.on_services(settings, go, record_definitions=True)
     print(f"taskflow demo: {seeded.started} runs started, {seeded.existing} already there.")
     print(
         f"Past runs for the SLA report (/reports/sla): {seeded.past_started} played at their "

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 from pathlib import Path
 from typing import Any
 
 from taskflow import config, errors
 from taskflow.cli import runtime
 from taskflow.service import principals, tokens
+from taskflow.service.container import Services
 
 #: Exit code of a refused command line (as argparse uses).
 USAGE = 2
@@ -26,20 +26,18 @@ def token(args: argparse.Namespace) -> int:
         runtime.fail(exc.message)
         return USAGE
 
-    async def run(url: str) -> str | None:
-        async with runtime.services(settings, url, apply_migrations=settings.embedded) as svc:
-            principal = await principals.get(svc, args.principal_id)
-            if principal is None or not principal.active:
-                state = "does not exist" if principal is None else "is deactivated"
-                runtime.fail(
-                    f"principal {args.principal_id!r} {state}: load it first "
-                    "(taskflow principals load FILE)."
-                )
-                return None
-            return svc.staff_tokens.mint(principal.id, svc.clock.now(), ttl)
+    async def run(svc: Services) -> str | None:
+        principal = await principals.get(svc, args.principal_id)
+        if principal is None or not principal.active:
+            state = "does not exist" if principal is None else "is deactivated"
+            runtime.fail(
+                f"principal {args.principal_id!r} {state}: load it first "
+                "(taskflow principals load FILE)."
+            )
+            return None
+        return svc.staff_tokens.mint(principal.id, svc.clock.now(), ttl)
 
-    with runtime.database_url(settings) as url:
-        minted = asyncio.run(run(url))
+    minted = runtime.on_services(settings, run)
     if minted is None:
         return 1
     print(minted)
@@ -47,14 +45,12 @@ def token(args: argparse.Namespace) -> int:
 
 
 def _revoke(settings: config.Settings, principal_id: str) -> int:
-    async def run(url: str) -> str:
-        async with runtime.services(settings, url, apply_migrations=settings.embedded) as svc:
-            principal = await principals.sign_out_everywhere(svc, None, principal_id)
-            assert principal.tokens_valid_after is not None
-            return principal.tokens_valid_after.isoformat()
+    async def run(svc: Services) -> str:
+        principal = await principals.sign_out_everywhere(svc, None, principal_id)
+        assert principal.tokens_valid_after is not None
+        return principal.tokens_valid_after.isoformat()
 
-    with runtime.database_url(settings) as url:
-        cutoff = asyncio.run(run(url))
+    cutoff = runtime.on_services(settings, run)
     print(
         f"taskflow: every token of {principal_id!r} issued before {cutoff} is refused from now "
         f"on; mint a new one with: taskflow token {principal_id}"
@@ -66,12 +62,10 @@ def load_principals(args: argparse.Namespace) -> int:
     settings = config.load()
     records = principals.parse_file(Path(args.file))
 
-    async def run(url: str) -> tuple[int, int]:
-        async with runtime.services(settings, url, apply_migrations=settings.embedded) as svc:
-            return await principals.load(svc, records)
+    async def run(svc: Services) -> tuple[int, int]:
+        return await principals.load(svc, records)
 
-    with runtime.database_url(settings) as url:
-        created, updated = asyncio.run(run(url))
+    created, updated = runtime.on_services(settings, run)
     print(f"taskflow: {created} principals created, {updated} updated.")
     return 0
 

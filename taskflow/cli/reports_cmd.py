@@ -4,7 +4,6 @@ before they were kept."""
 from __future__ import annotations
 
 import argparse
-import asyncio
 from typing import Any
 
 from taskflow import config
@@ -15,12 +14,7 @@ from taskflow.service import reports
 def run_measure(args: argparse.Namespace) -> int:
     settings = config.load()
 
-    async def go(url: str) -> int:
-        async with runtime.services(settings, url, apply_migrations=settings.embedded) as svc:
-            return await reports.measure_ended_slots(svc)
-
-    with runtime.database_url(settings) as url:
-        measured = asyncio.run(go(url))
+    measured = runtime.on_services(settings, reports.measure_ended_slots)
     print(
         f"taskflow measure-slots: {measured} slots measured "
         "(ended ones, and live ones' time to pickup)."

@@ -4,40 +4,37 @@ ten minutes), or with ``--dry-run`` count what it would prune."""
 from __future__ import annotations
 
 import argparse
-import asyncio
 from typing import Any
 
 from taskflow import config
 from taskflow.cli import runtime
 from taskflow.service import retention
+from taskflow.service.container import Services
 
 
 def run_prune(args: argparse.Namespace) -> int:
     settings = config.load()
 
-    async def go(url: str) -> list[str]:
-        async with runtime.services(settings, url, apply_migrations=settings.embedded) as svc:
-            due = await retention.due(svc)
-            if not due:
-                return [
-                    "taskflow prune: no workflow sets a retention and TASKFLOW_RETENTION_DAYS "
-                    "is unset: nothing is ever pruned."
-                ]
-            if args.dry_run:
-                return [
-                    f"{d.workflow}: {d.runs} ended runs older than {d.days} days would be pruned"
-                    for d in due
-                ]
-            pruned = await retention.prune_due(svc, max_batches=args.max_batches)
+    async def go(svc: Services) -> list[str]:
+        due = await retention.due(svc)
+        if not due:
             return [
-                f"{d.workflow}: {pruned.get(d.workflow, 0)} ended runs older than {d.days} days "
-                "pruned"
+                "taskflow prune: no workflow sets a retention and TASKFLOW_RETENTION_DAYS "
+                "is unset: nothing is ever pruned."
+            ]
+        if args.dry_run:
+            return [
+                f"{d.workflow}: {d.runs} ended runs older than {d.days} days would be pruned"
                 for d in due
             ]
+        pruned = await retention.prune_due(svc, max_batches=args.max_batches)
+        return [
+            f"{d.workflow}: {pruned.get(d.workflow, 0)} ended runs older than {d.days} days pruned"
+            for d in due
+        ]
 
-    with runtime.database_url(settings) as url:
-        for line in asyncio.run(go(url)):
-            print(line)
+    for line in runtime.on_services(settings, go):
+        print(line)
     return 0
 
 

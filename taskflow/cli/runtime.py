@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import signal
 import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from types import FrameType
-from typing import Any
+from typing import Any, TypeVar
 
 from taskflow import clock, config
 from taskflow.service import container
@@ -67,6 +68,31 @@ async def services(
         yield built
     finally:
         await database.close()
+
+
+T = TypeVar("T")
+
+
+def on_services(
+    settings: config.Settings,
+    use: Callable[[container.Services], Awaitable[T]],
+    *,
+    record_definitions: bool = False,
+) -> T:
+    """What ``use`` answers, run once on the services over the configured database (migrated
+    first when embedded) in an event loop of its own: a one-shot command's work."""
+
+    async def go(url: str) -> T:
+        async with services(
+            settings,
+            url,
+            apply_migrations=settings.embedded,
+            record_definitions=record_definitions,
+        ) as svc:
+            return await use(svc)
+
+    with database_url(settings) as url:
+        return asyncio.run(go(url))
 
 
 def fail(message: str) -> int:

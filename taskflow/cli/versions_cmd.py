@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 from datetime import UTC
 from typing import Any
 
@@ -11,6 +10,7 @@ from taskflow import config
 from taskflow.cli import runtime
 from taskflow.core.definition import migrations
 from taskflow.service import deployments
+from taskflow.service.container import Services
 
 
 def _when(value: Any) -> str:
@@ -21,12 +21,7 @@ def definitions(args: argparse.Namespace) -> int:
     """Print one line per recorded or loaded version: digest, first seen, live runs, status."""
     settings = config.load()
 
-    async def go(url: str) -> list[deployments.Deployed]:
-        async with runtime.services(settings, url, apply_migrations=settings.embedded) as svc:
-            return await deployments.listing(svc)
-
-    with runtime.database_url(settings) as url:
-        found = asyncio.run(go(url))
+    found = runtime.on_services(settings, deployments.listing)
     if not found:
         print("no workflow definitions are deployed or loaded")
         return 0
@@ -51,14 +46,10 @@ def migrate_runs(args: argparse.Namespace) -> int:
     if args.apply:
         from taskflow.service import run_migrations
 
-        async def apply(url: str) -> run_migrations.Applied:
-            async with runtime.services(
-                settings, url, apply_migrations=settings.embedded, record_definitions=True
-            ) as svc:
-                return await run_migrations.apply(svc, args.workflow, args.to, batch=args.batch)
+        async def apply(svc: Services) -> run_migrations.Applied:
+            return await run_migrations.apply(svc, args.workflow, args.to, batch=args.batch)
 
-        with runtime.database_url(settings) as url:
-            applied = asyncio.run(apply(url))
+        applied = runtime.on_services(settings, apply, record_definitions=True)
         summary = ", ".join(f"{k} {n}" for k, n in sorted(applied.by_kind.items())) or "none"
         print(
             f"Migrated live runs of {args.workflow!r} to version {args.to} in "
@@ -66,12 +57,10 @@ def migrate_runs(args: argparse.Namespace) -> int:
         )
         return 0
 
-    async def go(url: str) -> list[migrations.PlanLine]:
-        async with runtime.services(settings, url, apply_migrations=settings.embedded) as svc:
-            return await deployments.migration_plan(svc, args.workflow, args.to)
+    async def go(svc: Services) -> list[migrations.PlanLine]:
+        return await deployments.migration_plan(svc, args.workflow, args.to)
 
-    with runtime.database_url(settings) as url:
-        lines = asyncio.run(go(url))
+    lines = runtime.on_services(settings, go)
     print(f"Plan: live runs of {args.workflow!r} to version {args.to} (nothing is changed)")
     if not lines:
         print(f"  every live run is on version {args.to} already (or there are none)")

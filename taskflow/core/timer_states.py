@@ -13,11 +13,11 @@ discards it. Pure: the caller passes ``now`` and the jitter draw.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
-from types import MappingProxyType
+
+from taskflow.core.transitions import Transitions
 
 
 class TimerStatus(StrEnum):
@@ -57,7 +57,9 @@ class TimerMove(StrEnum):
 _T, _V = TimerStatus, TimerMove
 
 #: (status, move) -> the status after the move; absent pairs are moves a timer cannot make.
-MOVES: Mapping[tuple[TimerStatus, TimerMove], TimerStatus] = MappingProxyType(
+MOVES: Transitions[TimerStatus, TimerMove] = Transitions(
+    "timer",
+    TimerStatus,
     {
         (_T.ARMED, _V.PLAN): _T.ARMED,
         (_T.FIRED, _V.PLAN): _T.ARMED,
@@ -68,7 +70,7 @@ MOVES: Mapping[tuple[TimerStatus, TimerMove], TimerStatus] = MappingProxyType(
         (_T.ARMED, _V.CANCEL): _T.CANCELLED,
         (_T.DEAD, _V.RETRY): _T.ARMED,
         (_T.DEAD, _V.DISCARD): _T.DISCARDED,
-    }
+    },
 )
 
 
@@ -103,18 +105,10 @@ class TimerRow:
 PARKED = frozenset(status for status in TimerStatus if (status, TimerMove.PLAN) not in MOVES)
 
 
-def allows(status: str, move: TimerMove) -> bool:
-    """Whether a timer in ``status`` can make ``move``."""
-    return (TimerStatus(status), move) in MOVES
-
-
-def after(status: str, move: TimerMove) -> TimerStatus:
-    """The status after ``move`` from ``status``; ``ValueError`` for a move the table lacks
-    (callers check :func:`allows` first and refuse with their typed refusal)."""
-    try:
-        return MOVES[TimerStatus(status), move]
-    except KeyError:
-        raise ValueError(f"A {status} timer cannot {move.value}.") from None
+#: Whether a timer in ``status`` can make ``move``.
+allows = MOVES.allows
+#: The status after ``move`` from ``status`` (``ValueError`` for a move the table lacks).
+after = MOVES.after
 
 
 #: The longest error text kept on a timer row.

@@ -125,28 +125,16 @@ async def bulk_operate(
         and not services.catalog.get(f.workflow, f.version).has_state(state)
     ):
         raise errors.ValidationError(f"{f.workflow} has no state {state!r}.", field="state")
-    f = run_list_service.prepared(services, actor, f)
-    reach = run_filter.run_reach(actor)
-    needs = _NEEDS.get(verb, "active")
+    selection = store.Selection(
+        f=run_list_service.prepared(services, actor, f),
+        reach=run_filter.run_reach(actor),
+        workflows=workflows,
+        needs=_NEEDS.get(verb, "active"),
+    )
     async with services.db.connection() as conn:
-        taken = await store.take(
-            conn,
-            f=f,
-            reach=reach,
-            workflows=workflows,
-            needs=needs,
-            after=after,
-            limit=SAMPLE if dry_run else limit,
-        )
+        taken = await store.take(conn, selection, after=after, limit=SAMPLE if dry_run else limit)
         last = (taken[-1][1], taken[-1][0]) if taken and not dry_run else None
-        counted = await store.counts(
-            conn,
-            f=f,
-            reach=reach,
-            workflows=workflows,
-            needs=needs,
-            beyond=last or after,
-        )
+        counted = await store.counts(conn, selection, beyond=last or after)
     done = Outcome(
         dry_run=dry_run,
         matched=counted.matched,

@@ -13,6 +13,7 @@ from datetime import datetime, timedelta
 
 from taskflow.core import calendars, clocks, deadlines
 from taskflow.core import unit_of_work as uow
+from taskflow.core.definition.workflow import Definition
 from taskflow.core.runs.model import AuditEntry, Outcome, SlotView
 from taskflow.core.unit_of_work import Context, context
 from taskflow.service.container import Services
@@ -22,6 +23,19 @@ from taskflow.store import runs as rows
 from taskflow.store import unit_of_work as writer
 
 __all__ = ["Context", "context"]
+
+
+def sla_of(
+    services: Services,
+    definition: Definition,
+    slots: Sequence[SlotView] = (),
+    actor: str | None = None,
+) -> Context:
+    """The deadline context of a decision on ``definition`` over ``slots`` as loaded: the
+    services' calendars and at-risk share (``TASKFLOW_SLA_AT_RISK``)."""
+    return context(
+        definition, services.calendars, slots, actor, at_risk=services.settings.sla_at_risk
+    )
 
 
 async def load_slots(conn: db.Connection, run_id: str) -> list[SlotView]:
@@ -42,9 +56,7 @@ async def after_slot_move(
     run = moved.run.view
     definition = services.catalog.get(run.workflow, run.definition_version)
     after = deadlines.sync_clocks(definition, moved.slot, run.subject, now)
-    ctx = context(
-        definition, services.calendars, [moved.slot], actor, at_risk=services.settings.sla_at_risk
-    )
+    ctx = sla_of(services, definition, [moved.slot], actor)
     result = Outcome(run, (), (after,), tuple(lines), run_changed=False)
     await writer.write(conn, uow.plan(result, ctx, moved.timers, now, rows=False), now)
 

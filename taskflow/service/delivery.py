@@ -89,13 +89,22 @@ async def taken_again(services: Services, ids: Sequence[int]) -> list[outbox.Not
         return await store.by_ids(conn, ids)
 
 
-async def _check_reach(services: Services, actor: Principal, notification_id: int) -> None:
-    access.require_integration(actor, "mark notifications")
+async def reachable(
+    services: Services, actor: Principal, notification_id: int
+) -> outbox.NotificationRow:
+    """The notification, when its run is of a workflow the application may start (it
+    delivers or links for those); NOT_FOUND otherwise, as for an id that names none."""
     async with services.db.connection() as conn:
         found = await outbox.notification(conn, notification_id)
         run = await run_rows.get_run(conn, found.run_id) if found is not None else None
     if found is None or run is None or not access_rules.may_start(actor, run.view.workflow):
         raise errors.NotFound(f"No notification has the id {notification_id}.")
+    return found
+
+
+async def _check_reach(services: Services, actor: Principal, notification_id: int) -> None:
+    access.require_integration(actor, "mark notifications")
+    await reachable(services, actor, notification_id)
 
 
 def _lease_lost(notification_id: int) -> core.LeaseLost:

@@ -203,16 +203,7 @@ async def _raise(
             on_behalf=as_application,
         )
         await persist.outcome(
-            conn,
-            result,
-            now=now,
-            sla=deadlines.context(
-                definition,
-                services.calendars,
-                slots,
-                actor.id,
-                at_risk=services.settings.sla_at_risk,
-            ),
+            conn, result, now=now, sla=deadlines.sla_of(services, definition, slots, actor.id)
         )
         fresh_run = await rows.get_run(conn, run.view.id)
         fresh_slot = await rows.get_slot(conn, slot.id)

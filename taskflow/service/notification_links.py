@@ -14,17 +14,15 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from taskflow import errors
 from taskflow.core import links as core
 from taskflow.core.principals import Principal
 from taskflow.core.runs.model import AuditEntry
-from taskflow.service import access, links, persist, retry
+from taskflow.service import access, delivery, links, persist, retry
 from taskflow.service import runs as run_service
 from taskflow.service.container import Services
 from taskflow.store import db, locks
 from taskflow.store import links as link_rows
 from taskflow.store import notifications as outbox
-from taskflow.store import runs as run_rows
 
 
 @retry.retried("mint a link")
@@ -37,11 +35,7 @@ async def mint(
 ) -> links.Minted:
     """Mint the link a notification requests, for its slot and recipient; revoke the last one."""
     access.require_integration(actor, "mint links for notifications")
-    async with services.db.connection() as conn:
-        found = await outbox.notification(conn, notification_id)
-        run = await run_rows.get_run(conn, found.run_id) if found is not None else None
-    if found is None or run is None or not access.may_start(actor, run.view.workflow):
-        raise errors.NotFound(f"No notification has the id {notification_id}.")
+    found = await delivery.reachable(services, actor, notification_id)
 
     async def work() -> links.Minted:
         async with services.db.transaction() as conn:

@@ -146,12 +146,7 @@ async def _migrate(
             actor=ACTOR,
         )
         await persist.outcome(
-            conn,
-            result,
-            now=now,
-            sla=deadlines.context(
-                old, services.calendars, slots, ACTOR, at_risk=services.settings.sla_at_risk
-            ),
+            conn, result, now=now, sla=deadlines.sla_of(services, old, slots, ACTOR)
         )
         return step.kind
     if step.kind == migrations.TO:
@@ -163,12 +158,7 @@ async def _migrate(
         closing.cancel_slots(held, reason=reason)
         closing.log("run.migrated", reason=line.reason, **line.details)
         await persist.outcome(
-            conn,
-            closing.outcome(),
-            now=now,
-            sla=deadlines.context(
-                old, services.calendars, slots, ACTOR, at_risk=services.settings.sla_at_risk
-            ),
+            conn, closing.outcome(), now=now, sla=deadlines.sla_of(services, old, slots, ACTOR)
         )
     else:
         await persist.audit(conn, run_id, line)
@@ -181,12 +171,7 @@ async def _migrate(
         states.enter(entering, step.target, reason=line.reason or "", via="migration")
         states.settle(entering)
         await persist.outcome(
-            conn,
-            entering.outcome(),
-            now=now,
-            sla=deadlines.context(
-                target, services.calendars, slots, ACTOR, at_risk=services.settings.sla_at_risk
-            ),
+            conn, entering.outcome(), now=now, sla=deadlines.sla_of(services, target, slots, ACTOR)
         )
     else:
         await stays.keep(services, conn, run, slots, step, target, now, ACTOR)

@@ -176,12 +176,7 @@ async def _start(
             conn,
             _as_update(result),
             now=now,
-            sla=deadlines.context(
-                definition,
-                services.calendars,
-                actor=actor.id,
-                at_risk=services.settings.sla_at_risk,
-            ),
+            sla=deadlines.sla_of(services, definition, actor=actor.id),
         )
         run = await rows.get_run(conn, run_id)
     assert run is not None
@@ -216,14 +211,7 @@ async def decide(
     slots = await deadlines.load_slots(conn, run_id)
     definition = definition_for(services, run.view)
     result = decision(definition, run, slots, now)
-    await persist.outcome(
-        conn,
-        result,
-        now=now,
-        sla=deadlines.context(
-            definition, services.calendars, slots, at_risk=services.settings.sla_at_risk
-        ),
-    )
+    await persist.outcome(conn, result, now=now, sla=deadlines.sla_of(services, definition, slots))
     return result
 
 

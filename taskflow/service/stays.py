@@ -69,10 +69,5 @@ async def keep(
     decision.set_run(state=step.state_after(run.state) or run.state)
     staying.keep(decision, step, {r.slot_id: old_names[r.slot_id] for r in renamed})
     await persist.outcome(
-        conn,
-        decision.outcome(),
-        now=now,
-        sla=deadlines.context(
-            target, services.calendars, loaded, actor, at_risk=services.settings.sla_at_risk
-        ),
+        conn, decision.outcome(), now=now, sla=deadlines.sla_of(services, target, loaded, actor)
     )

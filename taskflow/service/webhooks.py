@@ -11,7 +11,7 @@ import asyncio
 import base64
 import secrets
 import socket
-from collections.abc import Sequence
+from collections.abc import Callable, Collection, Sequence
 from datetime import datetime, timedelta
 
 from taskflow import errors
@@ -74,27 +74,38 @@ async def check_destination(settings: WebhookSettings, url: str) -> None:
         )
 
 
-def _check_types(event_types: Sequence[str]) -> list[str]:
-    unknown = sorted(set(event_types) - set(webhook_events.EVENT_TYPES))
+def _only_known(
+    given: Sequence[str], known: Collection[str], field: str, says: Callable[[list[str]], str]
+) -> list[str]:
+    """``given`` sorted without repeats; refused (``says`` the unknown names) unless known."""
+    unknown = sorted(set(given) - set(known))
     if unknown:
-        raise errors.ValidationError(
+        raise errors.ValidationError(says(unknown), field=field)
+    return sorted(set(given))
+
+
+def _check_types(event_types: Sequence[str]) -> list[str]:
+    return _only_known(
+        event_types,
+        webhook_events.EVENT_TYPES,
+        "eventTypes",
+        lambda unknown: (
             f"Unknown event types {unknown}; the catalog has: "
-            f"{', '.join(webhook_events.EVENT_TYPES)} (docs/events.md).",
-            field="eventTypes",
-        )
-    return sorted(set(event_types))
+            f"{', '.join(webhook_events.EVENT_TYPES)} (docs/events.md)."
+        ),
+    )
 
 
 def _check_workflows(services: Services, workflows: Sequence[str]) -> list[str]:
-    known = set(services.catalog.names())
-    unknown = sorted(set(workflows) - known)
-    if unknown:
-        raise errors.ValidationError(
-            f"No workflow is called {', '.join(map(repr, unknown))} (known: "
-            f"{', '.join(sorted(known))}).",
-            field="workflows",
-        )
-    return sorted(set(workflows))
+    known = sorted(services.catalog.names())
+    return _only_known(
+        workflows,
+        known,
+        "workflows",
+        lambda unknown: (
+            f"No workflow is called {', '.join(map(repr, unknown))} (known: {', '.join(known)})."
+        ),
+    )
 
 
 async def _mine(conn: db.Connection, actor: Principal, endpoint_id: str) -> EndpointRow:

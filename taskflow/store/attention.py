@@ -76,17 +76,11 @@ def run_ids_sql(
 
 
 def _item(row: asyncpg.Record) -> Item:
-    return Item(
+    return db.record_as(
+        Item,
+        row,
+        columns={**db.REFERENCES, "timer_id": "timer"},
         reason=Reason(row["reason"]),
-        since=row["since"],
-        ref=row["ref"],
-        run_id=str(row["run"]),
-        workflow=row["workflow"],
-        state=row["state"],
-        slot_id=str(row["slot"]) if row["slot"] is not None else None,
-        timer_id=row["timer"],
-        principal=row["principal"],
-        until=row["until"],
         detail=row["detail"] or "",
     )
 

@@ -36,19 +36,31 @@ class Counts:
     beyond: int
 
 
+@dataclass(frozen=True)
+class Selection:
+    """The runs a bulk operation looks at: the runs list's filter and the caller's reach,
+    the workflows the caller operates (None: all) and what the verb needs of a run
+    (:data:`NEEDS`)."""
+
+    f: RunFilter
+    reach: RunReach
+    workflows: frozenset[str] | None
+    needs: str
+
+    def __post_init__(self) -> None:
+        if self.needs not in NEEDS:
+            raise ValueError(f"needs must be one of {sorted(NEEDS)}, not {self.needs!r}")
+
+
 def _statement(
     base: str,
-    f: RunFilter,
-    reach: RunReach,
-    workflows: frozenset[str] | None,
-    needs: str,
+    selection: Selection,
     after: tuple[datetime, str] | None,
     limit: int | None = None,
 ) -> tuple[str, list[Any]]:
     """Statement ``base`` (of ``sql/bulk.sql``) with the runs filter and reach at its
     ``/*:where*/``, and its parameters (``limit``: the take's ``$5``)."""
-    if needs not in NEEDS:
-        raise ValueError(f"needs must be one of {sorted(NEEDS)}, not {needs!r}")
+    workflows, needs = selection.workflows, selection.needs
     args: list[Any] = [
         sorted(workflows) if workflows is not None else None,
         needs,
@@ -58,20 +70,14 @@ def _statement(
     if limit is not None:
         args.append(limit)  # $5
     st = Statement(base, *args)
-    return run_list.run_reach(run_list.run_filters(st, f), reach).build()
+    return run_list.run_reach(run_list.run_filters(st, selection.f), selection.reach).build()
 
 
 async def counts(
-    conn: db.Connection,
-    *,
-    f: RunFilter,
-    reach: RunReach,
-    workflows: frozenset[str] | None,
-    needs: str,
-    beyond: tuple[datetime, str] | None,
+    conn: db.Connection, selection: Selection, *, beyond: tuple[datetime, str] | None
 ) -> Counts:
     """The counts (one statement); ``beyond`` counts the applicable runs after that run."""
-    text, args = _statement(SQL["counts"], f, reach, workflows, needs, beyond)
+    text, args = _statement(SQL["counts"], selection, beyond)
     row = await conn.fetchrow(text, *args)
     assert row is not None
     return Counts(
@@ -80,18 +86,11 @@ async def counts(
 
 
 async def take(
-    conn: db.Connection,
-    *,
-    f: RunFilter,
-    reach: RunReach,
-    workflows: frozenset[str] | None,
-    needs: str,
-    after: tuple[datetime, str] | None,
-    limit: int,
+    conn: db.Connection, selection: Selection, *, after: tuple[datetime, str] | None, limit: int
 ) -> list[tuple[str, datetime]]:
     """Up to ``limit`` (run, started) the verb applies to, oldest first (started, id), after
     the run ``after`` names."""
-    text, args = _statement(SQL["take"], f, reach, workflows, needs, after, limit)
+    text, args = _statement(SQL["take"], selection, after, limit)
     found = await conn.fetch(text, *args)
     return [(str(r["id"]), r["started_at"]) for r in found]
 

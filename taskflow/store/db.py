@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import contextvars
+import dataclasses
+import functools
 import json
-from collections.abc import AsyncIterator, Awaitable, Callable
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
-from typing import Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
 import asyncpg
 from asyncpg.connection import LoggedQuery
@@ -14,6 +19,9 @@ from asyncpg.pool import PoolConnectionProxy
 
 #: A connection as use cases hold it: borrowed from the pool.
 Connection: TypeAlias = "PoolConnectionProxy[Any]"
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
 #: Called with the connection at the end of every :meth:`Database.transaction` of the
 #: current task, just before it commits (``service.idempotency`` writes its key there, in
@@ -95,44 +103,36 @@ class Database:
             if query_logger is not None:
                 conn.add_query_logger(query_logger)
 
-        pool = await asyncpg.create_pool(
-            url,
-            min_size=min_size,
-            max_size=max_size,
-            init=init,
-            reset=_keep_session,
-            statement_cache_size=statement_cache_size,
-        )
-        assert pool is not None
+        async def open_pool(min_size: int, **settings: Any) -> asyncpg.Pool[Any]:
+            pool = await asyncpg.create_pool(
+                url,
+                min_size=min_size,
+                max_size=max_size,
+                init=init,
+                reset=_keep_session,
+                statement_cache_size=statement_cache_size,
+                **settings,
+            )
+            assert pool is not None
+            return pool
+
+        pool = await open_pool(min_size)
         # Connections that only hold idempotency keys' advisory locks (opened on first use).
-        keys = await asyncpg.create_pool(
-            url,
-            min_size=0,
-            max_size=max_size,
-            init=init,
-            reset=_keep_session,
-            statement_cache_size=statement_cache_size,
-        )
-        assert keys is not None
+        keys = await open_pool(0)
         if statement_cache_size == 0:
             return cls(pool, url, None, keys, statement_cache_size=0)
         # Opened on first use: a process that never claims holds no connection for it.
-        generic = await asyncpg.create_pool(
-            url,
-            min_size=0,
-            max_size=max_size,
-            init=init,
-            reset=_keep_session,
-            statement_cache_size=statement_cache_size,
-            server_settings={"plan_cache_mode": "force_generic_plan"},
-        )
-        assert generic is not None
+        generic = await open_pool(0, server_settings={"plan_cache_mode": "force_generic_plan"})
         return cls(pool, url, generic, keys, statement_cache_size=statement_cache_size)
 
     async def dedicated(self) -> asyncpg.Connection[Any]:
         """A connection of its own, outside the pools (a worker's LISTEN), with the pools'
         statement cache size (0 behind a pooler that cannot keep prepared statements)."""
         return await asyncpg.connect(self.url, statement_cache_size=self.statement_cache_size)
+
+    def listener(self, channel: str, wake: Callable[[], None]) -> Listener:
+        """A :class:`Listener` on ``channel`` over a connection of its own (a worker's)."""
+        return Listener(self, channel, wake)
 
     async def close(self) -> None:
         await self.pool.close()
@@ -217,3 +217,101 @@ class _Bound(Database):
 
     def bound(self, conn: Connection) -> Database:
         return _Bound(self, conn)
+
+
+class Listener:
+    """A connection of its own LISTENing on ``channel`` (a worker's wake-ups): ``wake`` is
+    called on each notification, and when the connection ends (so its loop wakes, finds it
+    closed and listens again)."""
+
+    def __init__(self, database: Database, channel: str, wake: Callable[[], None]) -> None:
+        self.database = database
+        self.channel = channel
+        self.wake = wake
+        self._conn: asyncpg.Connection[Any] | None = None
+        self._opening = asyncio.Lock()
+
+    async def listen(self) -> None:
+        """Listen, unless listening already (one connection for every caller)."""
+        async with self._opening:
+            if self._conn is not None and not self._conn.is_closed():
+                return
+            self._conn = await self.database.dedicated()
+            await self._conn.add_listener(self.channel, lambda *_: self.wake())
+            self._conn.add_termination_listener(lambda _conn: self.wake())
+
+    async def close(self) -> None:
+        """Stop listening (a connection already broken is simply dropped)."""
+        if self._conn is not None:
+            with contextlib.suppress(Exception):
+                await self._conn.close(timeout=1)
+            self._conn = None
+
+
+def uuid_or_none(text: str) -> uuid.UUID | None:
+    """``text`` as a UUID, or None when it is none (an id no row can have)."""
+    try:
+        return uuid.UUID(text)
+    except ValueError:
+        return None
+
+
+# -- rows as dataclasses -------------------------------------------------------------------------
+
+_Row = TypeVar("_Row", bound="DataclassInstance")
+_ABSENT = object()
+
+#: The usual renames for :func:`record_as`: a row's references are named by the table they
+#: point to (``run``), the dataclasses' fields by what they hold (``run_id``).
+REFERENCES: Mapping[str, str] = {"run_id": "run", "slot_id": "slot", "link_id": "link"}
+
+
+@functools.cache
+def _plan(
+    cls: type[DataclassInstance], prefix: str, columns: tuple[tuple[str, str], ...]
+) -> tuple[tuple[str, str, bool, bool], ...]:
+    """(field, column, declared a tuple, has a default) for each init field of ``cls``."""
+    renamed = dict(columns)
+    return tuple(
+        (
+            f.name,
+            prefix + renamed.get(f.name, f.name),
+            str(f.type).startswith("tuple"),
+            f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING,
+        )
+        for f in dataclasses.fields(cls)
+        if f.init
+    )
+
+
+def record_as(
+    cls: type[_Row],
+    record: asyncpg.Record | Mapping[str, Any],
+    prefix: str = "",
+    *,
+    columns: Mapping[str, str] | None = None,
+    **given: Any,
+) -> _Row:
+    """The frozen dataclass ``cls`` built from ``record``, field by field.
+
+    Each field reads the column of its name (``columns`` renames: ``{"run_id": "run"}``),
+    after ``prefix`` (joined rows: ``"s_"``); ``given`` fields are not read. The conversions,
+    the same for every row: a UUID becomes its text (ids are strings above the store); an
+    array read into a field declared a tuple becomes a tuple; JSON arrives decoded (the pool's
+    codec). A field with a default keeps it when the record has no such column.
+    """
+    values = dict(given)
+    for name, column, as_tuple, optional in _plan(
+        cls, prefix, tuple(sorted((columns or {}).items()))
+    ):
+        if name in values:
+            continue
+        value = record.get(column, _ABSENT) if optional else record[column]
+        if value is _ABSENT:
+            continue
+        if isinstance(value, uuid.UUID):
+            value = str(value)
+        elif as_tuple and isinstance(value, list):
+            value = tuple(value)
+        values[name] = value
+    return cls(**values)

@@ -41,17 +41,7 @@ OF_RUN = SQL["of_run"]
 
 def _row(row: Mapping[str, Any]) -> Buffered:
     # The pool's codec decodes JSON (see db.py).
-    return Buffered(
-        id=int(row["id"]),
-        run_id=str(row["run"]),
-        event=row["event"],
-        payload=row["payload"] or {},
-        slot_name=row["slot_name"],
-        item=row["item"],
-        actor=row["actor"],
-        arrived_at=row["arrived_at"],
-        expires_at=row["expires_at"],
-    )
+    return db.record_as(Buffered, row, columns=db.REFERENCES, payload=row["payload"] or {})
 
 
 async def of_run(conn: db.Connection, run_id: str) -> list[Buffered]:

@@ -24,25 +24,7 @@ NO_SUCH_LINK = uuid.UUID(int=0)
 
 
 def _link(row: asyncpg.Record, prefix: str = "") -> core.LinkView:
-    def get(name: str) -> Any:
-        return row[prefix + name]
-
-    return core.LinkView(
-        id=str(get("id")),
-        run_id=str(get("run")),
-        slot_id=str(get("slot")),
-        event=get("event"),
-        recipient_name=get("recipient_name"),
-        recipient_email=get("recipient_email"),
-        created_by=get("created_by"),
-        created_at=get("created_at"),
-        expires_at=get("expires_at"),
-        consumed_at=get("consumed_at"),
-        revoked_at=get("revoked_at"),
-        revoked_by=get("revoked_by"),
-        opens=get("opens"),
-        opened_at=get("opened_at"),
-    )
+    return db.record_as(core.LinkView, row, prefix, columns=db.REFERENCES)
 
 
 def as_uuid(text: Any) -> uuid.UUID:
@@ -122,6 +104,14 @@ async def of_slot(conn: db.Connection, slot_id: str) -> list[core.LinkView]:
     return [_link(r) for r in rows]
 
 
+async def _written(
+    conn: db.Connection, statement: str, link_id: str, *args: Any
+) -> core.LinkView | None:
+    """The link as ``statement`` (on its id, then ``args``) left it; None: it wrote nothing."""
+    row = await conn.fetchrow(statement, as_uuid(link_id), *args)
+    return _link(row) if row else None
+
+
 async def consume(
     conn: db.Connection, link_id: str, nonce_hash: str, now: datetime, opened_at: datetime
 ) -> core.LinkView | None:
@@ -130,38 +120,19 @@ async def consume(
     A concurrent transaction that spent it first makes this one wait on the row
     lock, then re-check the WHERE clause and find nothing.
     """
-    row = await conn.fetchrow(
-        SQL["consume"],
-        as_uuid(link_id),
-        nonce_hash,
-        now,
-        opened_at,
-    )
-    return _link(row) if row else None
+    return await _written(conn, SQL["consume"], link_id, nonce_hash, now, opened_at)
 
 
 async def count_open(
     conn: db.Connection, link_id: str, now: datetime, opened_at: datetime
 ) -> core.LinkView | None:
     """Count a submission that did not spend the link (e.g. a field was wrong)."""
-    row = await conn.fetchrow(
-        SQL["count_open"],
-        as_uuid(link_id),
-        now,
-        opened_at,
-    )
-    return _link(row) if row else None
+    return await _written(conn, SQL["count_open"], link_id, now, opened_at)
 
 
 async def revoke(conn: db.Connection, link_id: str, by: str, now: datetime) -> core.LinkView | None:
     """Revoke a link that is neither used nor revoked yet; None otherwise."""
-    row = await conn.fetchrow(
-        SQL["revoke"],
-        as_uuid(link_id),
-        now,
-        by,
-    )
-    return _link(row) if row else None
+    return await _written(conn, SQL["revoke"], link_id, now, by)
 
 
 # -- throttle ------------------------------------------------------------------------------------

@@ -17,26 +17,13 @@ from datetime import datetime
 from typing import Any
 
 from taskflow.core import durations
-from taskflow.store import calendar_days, db, risk_sql, sql
-from taskflow.store.business_sql import epoch_us
+from taskflow.store import db, risk_sql, sql
 from taskflow.store.sql_builder import with_columns
-
-_DUE_US = epoch_us("k.due_at")
-#: Due instants this far ahead read their day rows; later ones, the exact lookup.
-_AHEAD = "interval '35 days'"
 
 #: The statements of ``sql/metrics_sql.sql``, the shared pieces filled in.
 SQL = with_columns(
     sql.statements("metrics_sql"),
-    calendar_ctes=calendar_days.ctes(
-        "$2::text[]", "$1::timestamptz", f"$1::timestamptz + {_AHEAD}"
-    ),
-    cal_now=risk_sql.cal_now("$2::text[]", "$3::bigint[]", "$1::timestamptz"),
-    running=risk_sql.running("k.met_at", "k.due_at", "$1", "k.pauses"),
-    within_share=risk_sql.within_share("x.left_us", "k.budget_us", "k.working_days", "$4"),
-    left=risk_sql.business_left("xd", "k.calendar", "k.due_at", _DUE_US, "$5::bigint"),
-    due_us=_DUE_US,
-    day_us=str(calendar_days.DAY_US),
+    **risk_sql.AT_RISK_MARKERS,
 )
 
 

@@ -70,27 +70,7 @@ class NewNotification:
 
 
 def row_of(r: asyncpg.Record) -> NotificationRow:
-    return NotificationRow(
-        id=r["id"],
-        recipient=r["recipient"],
-        run_id=str(r["run"]),
-        slot_id=str(r["slot"]) if r["slot"] else None,
-        kind=r["kind"],
-        message=r["message"],
-        details=r["details"],
-        created_at=r["created_at"],
-        deliver_at=r["deliver_at"],
-        recipient_email=r["recipient_email"],
-        recipient_name=r["recipient_name"],
-        link_requested=r["link_requested"],
-        link_id=str(r["link"]) if r["link"] else None,
-        delivery_state=r["delivery_state"],
-        attempts=r["attempts"],
-        last_error=r["last_error"],
-        lease_until=r["lease_until"],
-        retry_at=r["retry_at"],
-        sent_at=r["sent_at"],
-    )
+    return db.record_as(NotificationRow, r, columns=db.REFERENCES)
 
 
 async def notify(conn: db.Connection, rows: Iterable[NewNotification]) -> None:

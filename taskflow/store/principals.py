@@ -20,18 +20,8 @@ SQL = with_columns(sql.statements("principals"), read=_READ)
 
 
 def _to_core(row: asyncpg.Record) -> principals.Principal:
-    return principals.Principal(
-        id=row["id"],
-        display_name=row["display_name"],
-        email=row["email"],
-        roles=tuple(row["roles"]),
-        groups=tuple(row["groups"]),
-        attributes=row["attributes"],
-        time_zone=row["time_zone"],
-        calendar=row["calendar"],
-        active=row["active"],
-        tokens_valid_after=row["tokens_valid_after"],
-        powers=principals.build_powers(row["powers"], row["id"]),
+    return db.record_as(
+        principals.Principal, row, powers=principals.build_powers(row["powers"], row["id"])
     )
 
 

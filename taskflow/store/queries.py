@@ -160,17 +160,7 @@ class SlotRow:
 
 
 def _slot_row(row: asyncpg.Record) -> SlotRow:
-    return SlotRow(
-        slot=slot_from(row),
-        due_at=row["due_at"],
-        workflow=row["workflow"],
-        definition_version=row["definition_version"],
-        run_state=row["run_state"],
-        run_status=row["run_status"],
-        subject_type=row["subject_type"],
-        subject_external_id=row["subject_external_id"],
-        subject_attributes=row["subject_attributes"],
-    )
+    return db.record_as(SlotRow, row, slot=slot_from(row))
 
 
 async def inbox(
@@ -245,18 +235,7 @@ async def timeline(
     kind_list = list(kinds) if kinds else None
     total = await conn.fetchval(SQL["timeline_count"], key, kind_list)
     rows = await conn.fetch(SQL["timeline_page"], key, kind_list, after_id, limit)
-    return [
-        TimelineRow(
-            id=r["id"],
-            slot_id=str(r["slot"]) if r["slot"] else None,
-            kind=r["kind"],
-            actor=r["actor"],
-            reason=r["reason"],
-            details=r["details"],
-            at=r["at"],
-        )
-        for r in rows
-    ], int(total)
+    return [db.record_as(TimelineRow, r, columns=db.REFERENCES) for r in rows], int(total)
 
 
 async def board_runs(

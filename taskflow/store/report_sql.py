@@ -23,6 +23,7 @@ import asyncpg
 
 from taskflow.core import reports
 from taskflow.core.runs import model
+from taskflow.core.runs.filters import SlotFilter
 from taskflow.store import db, measure_sql, queries, sql
 from taskflow.store.business_sql import business_us
 from taskflow.store.sql_builder import BuildError, Statement, compose
@@ -30,22 +31,17 @@ from taskflow.store.sql_builder import BuildError, Statement, compose
 
 def _filters(f: reports.ReportFilter, args: list[Any]) -> str:
     """`` AND ...`` conditions of ``f`` on slot ``sl`` (the builder's fragments), their
-    parameters appended to ``args``."""
-    st = Statement.over(args)
-    for name, value in (
-        ("slot_workflow", f.workflow),
-        ("slot_state", f.state),
-        ("slot_name", f.slot),
-    ):
-        if value is not None:
-            st.where(name, value)
-    if f.audience:
-        st.where("slot_audience_any", list(f.audience))
+    parameters appended to ``args``: the lists' slot filters, then the report's own holder
+    (held or done by) and exact priority."""
+    same = SlotFilter(
+        workflow=f.workflow, state=f.state, name=f.slot, audience=f.audience, scope=f.scope
+    )
+    st = queries.slot_filters(Statement.over(args), same)
     if f.holder is not None:
         st.where("slot_held_or_done_by", f.holder)
     if f.priority is not None:
         st.where("slot_priority", f.priority)
-    return queries.scope(st, f.scope).conditions()
+    return st.conditions()
 
 
 #: Group key -> the column of ``m`` it reads.

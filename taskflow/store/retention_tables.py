@@ -11,9 +11,7 @@ from __future__ import annotations
 from piccolo.columns import (
     UUID,
     Array,
-    BigInt,
     BigSerial,
-    Boolean,
     Integer,
     Text,
     Timestamptz,
@@ -22,8 +20,10 @@ from piccolo.columns import (
 from piccolo.columns.defaults.timestamptz import TimestamptzNow
 from piccolo.table import Table
 
+from taskflow.store.run_tables import Measures
 
-class PrunedSlot(Table, tablename="pruned_slot"):
+
+class PrunedSlot(Table, Measures, tablename="pruned_slot"):
     """An ended slot of a pruned run, as the SLA report reads it (no subject data, no
     payload, no timeline)."""
 
@@ -42,14 +42,6 @@ class PrunedSlot(Table, tablename="pruned_slot"):
     opened_at = Timestamptz(null=True, default=None, index=True)
     satisfied_at = Timestamptz(null=True, default=None)
     cancelled_at = Timestamptz(null=True, default=None)
-    measured_clock = Varchar(length=20, null=True, default=None)
-    pickup_biz_us = BigInt(null=True, default=None)
-    pickup_real_us = BigInt(null=True, default=None)
-    done_biz_us = BigInt(null=True, default=None)
-    done_real_us = BigInt(null=True, default=None)
-    worked_us = BigInt(null=True, default=None)
-    clock_met = Boolean(null=True, default=None)
-    breach_from = Timestamptz(null=True, default=None)
     pruned_at = Timestamptz(default=TimestamptzNow())
 
 

@@ -10,7 +10,7 @@ at now, looked up once per calendar (``cal_now``): no lookup per clock.
 from __future__ import annotations
 
 from taskflow.store import calendar_days
-from taskflow.store.business_sql import cum_us
+from taskflow.store.business_sql import cum_us, epoch_us
 
 
 def not_paused(pauses: str) -> str:
@@ -46,3 +46,24 @@ def within_share(left: str, budget_us: str, working_days: str, share: str, nw: s
     calendar's day length (``nw``; a whole day without a calendar)."""
     day = f"coalesce({nw}.day_us, {calendar_days.DAY_US})"
     return f"{left} <= {share}::float8 * ({budget_us} + {working_days} * {day})"
+
+
+#: The due instant's µs of clock ``k``.
+_DUE_US = epoch_us("k.due_at")
+#: Due instants this far ahead read their day rows; later ones, the exact lookup.
+_AHEAD = "interval '35 days'"
+
+#: The markers the at-risk statements share (``sql/at_risk.sql``, ``sql/metrics_sql.sql``):
+#: now $1, calendars $2 (text[]) and their working-day lengths $3 (bigint[]), the at-risk
+#: share of the budget $4 (float8), now in µs $5 (bigint); the clock is ``k``.
+AT_RISK_MARKERS = {
+    "calendar_ctes": calendar_days.ctes(
+        "$2::text[]", "$1::timestamptz", f"$1::timestamptz + {_AHEAD}"
+    ),
+    "cal_now": cal_now("$2::text[]", "$3::bigint[]", "$1::timestamptz"),
+    "running": running("k.met_at", "k.due_at", "$1", "k.pauses"),
+    "within_share": within_share("x.left_us", "k.budget_us", "k.working_days", "$4"),
+    "left": business_left("xd", "k.calendar", "k.due_at", _DUE_US, "$5::bigint"),
+    "due_us": _DUE_US,
+    "day_us": str(calendar_days.DAY_US),
+}

@@ -25,6 +25,24 @@ from taskflow.core.runs.statuses import RunStatus
 from taskflow.core.timer_states import TimerStatus
 
 
+class Measures:
+    """A slot's report measures, stored once it has ended (``store/slot_measures.py``): the
+    columns ``slot`` and ``pruned_slot`` share (a mixin: Piccolo copies its columns)."""
+
+    #: The milestone of the clock they were taken on ('' when none; null: not measured).
+    measured_clock = Varchar(length=20, null=True, default=None)
+    #: Opening to first pickup, and to completion, in business and real time, minus pauses (µs).
+    pickup_biz_us = BigInt(null=True, default=None)
+    pickup_real_us = BigInt(null=True, default=None)
+    done_biz_us = BigInt(null=True, default=None)
+    done_real_us = BigInt(null=True, default=None)
+    #: Held (claimed or assigned) and not paused, in µs.
+    worked_us = BigInt(null=True, default=None)
+    #: The measured clock was met; it counts as breached from ``breach_from`` (null: never).
+    clock_met = Boolean(null=True, default=None)
+    breach_from = Timestamptz(null=True, default=None)
+
+
 class Principal(Table, tablename="principal"):
     """A person (or system account) known to taskflow."""
 
@@ -86,7 +104,7 @@ class Run(Table, tablename="run"):
     step_results = JSONB(default="{}")
 
 
-class Slot(Table, tablename="slot"):
+class Slot(Table, Measures, tablename="slot"):
     """A human task: a wait for one event in one visit of a state."""
 
     id = UUID(primary_key=True)
@@ -146,19 +164,6 @@ class Slot(Table, tablename="slot"):
     sla_met_at = Timestamptz(null=True, default=None)
     sla_due_at = Timestamptz(null=True, default=None)
     sla_breached_at = Timestamptz(null=True, default=None)
-    #: Report measures, stored once the slot has ended (see ``store/slot_measures.py``):
-    #: the milestone of the clock they were taken on ('' when none; null: not measured).
-    measured_clock = Varchar(length=20, null=True, default=None)
-    #: Opening to first pickup, and to completion, in business and real time, minus pauses (µs).
-    pickup_biz_us = BigInt(null=True, default=None)
-    pickup_real_us = BigInt(null=True, default=None)
-    done_biz_us = BigInt(null=True, default=None)
-    done_real_us = BigInt(null=True, default=None)
-    #: Held (claimed or assigned) and not paused, in µs.
-    worked_us = BigInt(null=True, default=None)
-    #: The measured clock was met; it counts as breached from ``breach_from`` (null: never).
-    clock_met = Boolean(null=True, default=None)
-    breach_from = Timestamptz(null=True, default=None)
 
 
 class AuditEvent(Table, tablename="audit_event"):

@@ -89,38 +89,25 @@ RUN_COLUMNS = run_columns()
 def run_from(row: asyncpg.Record, prefix: str = "") -> RunRow:
     """A run read with :func:`run_columns` (the same ``prefix``)."""
     subject = subjects.from_row(row, "s_")
-    return RunRow(
-        view=RunView(
-            id=str(row[f"{prefix}id"]),
-            workflow=row[f"{prefix}workflow"],
-            definition_version=row[f"{prefix}definition_version"],
-            state=row[f"{prefix}state"],
-            status=row[f"{prefix}status"],
-            visit=row[f"{prefix}visit"],
-            subject=subject.attributes,
-            state_entered_at=row[f"{prefix}state_entered_at"],
-            ended_at=row[f"{prefix}ended_at"],
-            unmatched_at=row[f"{prefix}unmatched_at"],
-            results=row[f"{prefix}step_results"] or {},
-        ),
-        subject=subject,
-        definition_digest=row[f"{prefix}definition_digest"],
-        correlation_key=row[f"{prefix}correlation_key"],
-        idempotency_key=row[f"{prefix}idempotency_key"],
-        started_by=row[f"{prefix}started_by"],
-        started_at=row[f"{prefix}started_at"],
-        updated_at=row[f"{prefix}updated_at"],
-        version=row[f"{prefix}version"],
+    view = db.record_as(
+        RunView,
+        row,
+        prefix,
+        subject=subject.attributes,
+        results=row[f"{prefix}step_results"] or {},
     )
+    return db.record_as(RunRow, row, prefix, view=view, subject=subject)
+
+
+async def _by_id(conn: db.Connection, text_id: str, statement: str) -> asyncpg.Record | None:
+    """The row ``statement`` reads for the id a caller gave (None when it is no UUID)."""
+    key = db.uuid_or_none(text_id)
+    return None if key is None else await conn.fetchrow(statement, key)
 
 
 async def get_run(conn: db.Connection, run_id: str, *, lock: bool = False) -> RunRow | None:
     """A run and its subject; ``lock`` takes the run's row lock for a decision."""
-    try:
-        key = uuid.UUID(run_id)
-    except ValueError:
-        return None
-    row = await conn.fetchrow(SQL["get_run_locked"] if lock else SQL["get_run"], key)
+    row = await _by_id(conn, run_id, SQL["get_run_locked"] if lock else SQL["get_run"])
     return run_from(row) if row else None
 
 
@@ -196,31 +183,12 @@ SQL = with_columns(sql.statements("runs"), run_columns=RUN_COLUMNS, slot_columns
 
 
 def slot_from(row: asyncpg.Record) -> SlotView:
-    return SlotView(
-        id=str(row["id"]),
-        run_id=str(row["run"]),
-        visit=row["visit"],
-        state=row["state"],
-        name=row["name"],
-        waits_for=row["waits_for"],
-        status=row["status"],
+    return db.record_as(
+        SlotView,
+        row,
+        columns=db.REFERENCES,
         audience=join_audience(row["audience"], row["deny"], row["residual"]),
         delegates=join_audience(row["delegates"], row["delegates_deny"], row["delegates_residual"]),
-        priority=row["priority"],
-        label=row["label"],
-        version=row["version"],
-        item_index=row["item_index"],
-        item=row["item"],
-        holder=row["holder"],
-        payload=row["payload"],
-        opened_at=row["opened_at"],
-        claimed_at=row["claimed_at"],
-        satisfied_at=row["satisfied_at"],
-        satisfied_by=row["satisfied_by"],
-        cancelled_at=row["cancelled_at"],
-        picked_at=row["picked_at"],
-        held_us=row["held_us"],
-        held_since=row["held_since"],
     )
 
 
@@ -241,17 +209,35 @@ async def slots_of_runs(conn: db.Connection, run_ids: Sequence[str]) -> dict[str
 
 async def get_slot(conn: db.Connection, slot_id: str, *, lock: bool = False) -> SlotView | None:
     """A slot; ``lock`` takes its row lock (after its run's, in the lock order)."""
-    try:
-        key = uuid.UUID(slot_id)
-    except ValueError:
-        return None
-    row = await conn.fetchrow(SQL["get_slot_locked"] if lock else SQL["get_slot"], key)
+    row = await _by_id(conn, slot_id, SQL["get_slot_locked"] if lock else SQL["get_slot"])
     return slot_from(row) if row else None
 
 
 def _audience_columns(view: SlotView) -> tuple[Any, ...]:
     """audience, deny, residual, delegates, delegates_deny, delegates_residual."""
     return (*split_audience(view.audience), *split_audience(view.delegates))
+
+
+def _changed_columns(view: SlotView, now: datetime) -> tuple[Any, ...]:
+    """What a decision may change of a slot, in update_slot's order (insert_slot's tail)."""
+    return (
+        view.status,
+        view.holder,
+        *_audience_columns(view),
+        view.priority,
+        dict(view.payload) if view.payload is not None else None,
+        view.label,
+        view.version,
+        view.opened_at,
+        view.claimed_at,
+        view.satisfied_at,
+        view.satisfied_by,
+        view.cancelled_at,
+        now,
+        view.picked_at,
+        view.held_us,
+        view.held_since,
+    )
 
 
 def _slot_args(view: SlotView, workflow: str, now: datetime) -> tuple[Any, ...]:
@@ -264,23 +250,8 @@ def _slot_args(view: SlotView, workflow: str, now: datetime) -> tuple[Any, ...]:
         view.waits_for,
         view.item_index,
         view.item,  # the jsonb codec encodes it; None stays SQL NULL
-        view.label,
-        view.status,
-        view.holder,
-        *_audience_columns(view),
-        view.priority,
-        dict(view.payload) if view.payload is not None else None,
         workflow,
-        view.version,
-        view.opened_at,
-        view.claimed_at,
-        view.satisfied_at,
-        view.satisfied_by,
-        view.cancelled_at,
-        now,
-        view.picked_at,
-        view.held_us,
-        view.held_since,
+        *_changed_columns(view, now),
     )
 
 
@@ -295,29 +266,7 @@ async def insert_slots(
 
 async def update_slots(conn: db.Connection, views: Iterable[SlotView], now: datetime) -> None:
     """Write slots a decision changed (the run's row lock serialises decisions)."""
-    rows = []
-    for view in views:
-        rows.append(
-            (
-                uuid.UUID(view.id),
-                view.status,
-                view.holder,
-                *_audience_columns(view),
-                view.priority,
-                dict(view.payload) if view.payload is not None else None,
-                view.label,
-                view.version,
-                view.opened_at,
-                view.claimed_at,
-                view.satisfied_at,
-                view.satisfied_by,
-                view.cancelled_at,
-                now,
-                view.picked_at,
-                view.held_us,
-                view.held_since,
-            )
-        )
+    rows = [(uuid.UUID(view.id), *_changed_columns(view, now)) for view in views]
     await conn.executemany(
         SQL["update_slot"],
         rows,

@@ -27,13 +27,7 @@ class SubjectRow:
 
 def from_row(row: asyncpg.Record, prefix: str = "") -> SubjectRow:
     """A subject from a row (its columns may carry a prefix, as in joins)."""
-    return SubjectRow(
-        id=str(row[f"{prefix}id"]),
-        type=row[f"{prefix}type"],
-        external_id=row[f"{prefix}external_id"],
-        attributes=row[f"{prefix}attributes"],
-        version=row[f"{prefix}version"],
-    )
+    return db.record_as(SubjectRow, row, prefix)
 
 
 async def upsert(

@@ -22,7 +22,7 @@ from taskflow.core import clocks, durations, slot_measures
 from taskflow.core.runs.model import SlotView
 from taskflow.core.timer_states import TimerRow
 from taskflow.core.unit_of_work import Writes
-from taskflow.store import db, sql
+from taskflow.store import db, sql, timeline
 from taskflow.store import runs as rows
 from taskflow.store import slot_measures as measures_store
 from taskflow.store import steps as step_rows
@@ -100,13 +100,7 @@ async def _deadlines(conn: db.Connection, writes: Writes, now: datetime) -> None
         [p.clock if p else None for p in picked],
         [p.business_us if p else None for p in picked],
         [p.real_us if p else None for p in picked],
-        [uuid.UUID(run) for run, _ in lines],
-        [uuid.UUID(e.slot_id) if e.slot_id else None for _, e in lines],
-        [e.kind for _, e in lines],
-        [e.actor for _, e in lines],
-        [e.reason for _, e in lines],
-        [json.dumps(dict(e.details)) for _, e in lines],
-        [e.at for _, e in lines],
+        *timeline.audit_arrays(lines),
         *_timer_arrays(writes.timers),
         writes.notify,
         CHANNEL,

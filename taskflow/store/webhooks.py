@@ -44,11 +44,7 @@ class EndpointRow:
 
 
 def _endpoint(row: Mapping[str, Any]) -> EndpointRow:
-    values = dict(row)
-    values["id"] = str(values["id"])
-    values["event_types"] = tuple(values["event_types"])
-    values["workflows"] = tuple(values["workflows"])
-    return EndpointRow(**values)
+    return db.record_as(EndpointRow, row)
 
 
 async def insert_endpoint(
@@ -80,9 +76,8 @@ async def insert_endpoint(
 
 async def get_endpoint(conn: db.Connection, endpoint_id: str) -> EndpointRow | None:
     """One endpoint (None for an id that is no uuid or names none)."""
-    try:
-        key = uuid.UUID(endpoint_id)
-    except ValueError:
+    key = db.uuid_or_none(endpoint_id)
+    if key is None:
         return None
     row = await conn.fetchrow(SQL["endpoint_get"], key)
     return _endpoint(row) if row is not None else None
@@ -157,42 +152,15 @@ class Due:
 
 
 def _event(row: Mapping[str, Any]) -> webhook_events.Event:
-    return webhook_events.Event(
-        id=int(row["id"]),
-        type=row["type"],
-        kind=row["kind"],
-        run_id=str(row["run"]),
-        slot_id=str(row["slot"]) if row["slot"] is not None else None,
-        slot_name=row["slot_name"],
-        workflow=row["workflow"],
-        workflow_version=int(row["workflow_version"]),
-        subject_type=row["subject_type"],
-        subject_external_id=row["subject_external_id"],
-        actor=row["actor"],
-        reason=row["reason"],
-        details=row["details"] or {},
-        occurred_at=row["occurred_at"],
+    return db.record_as(
+        webhook_events.Event, row, columns=db.REFERENCES, details=row["details"] or {}
     )
 
 
 async def take_due(conn: db.Connection, now: datetime, limit: int) -> list[Due]:
     """Lock up to ``limit`` due deliveries for this transaction (SKIP LOCKED)."""
     rows = await conn.fetch(SQL["take_due"], now, limit)
-    return [
-        Due(
-            delivery=int(r["delivery"]),
-            attempts=int(r["attempts"]),
-            since=r["since"],
-            endpoint=str(r["endpoint"]),
-            url=r["url"],
-            secret=r["secret"],
-            previous_secret=r["previous_secret"],
-            previous_until=r["previous_until"],
-            failing_since=r["failing_since"],
-            event=_event(r),
-        )
-        for r in rows
-    ]
+    return [db.record_as(Due, r, event=_event(r)) for r in rows]
 
 
 @dataclass(frozen=True)
@@ -281,25 +249,7 @@ async def log(
     key = uuid.UUID(endpoint_id)
     rows = await conn.fetch(SQL["log"], key, status, before or 2**62, limit)
     total = await conn.fetchval(SQL["log_count"], key, status)
-    found = [
-        LogRow(
-            id=int(r["id"]),
-            event=int(r["event"]),
-            event_type=r["type"],
-            run_id=str(r["run"]),
-            occurred_at=r["occurred_at"],
-            status=r["status"],
-            attempts=int(r["attempts"]),
-            next_at=r["next_at"],
-            last_attempt_at=r["last_attempt_at"],
-            last_status=r["last_status"],
-            last_error=r["last_error"],
-            last_latency_ms=r["last_latency_ms"],
-            delivered_at=r["delivered_at"],
-            created_at=r["created_at"],
-        )
-        for r in rows
-    ]
+    found = [db.record_as(LogRow, r, columns={"event_type": "type", "run_id": "run"}) for r in rows]
     return found, int(total)
 
 

@@ -18,9 +18,6 @@ import contextlib
 import contextvars
 import logging
 from datetime import datetime
-from typing import Any
-
-import asyncpg
 
 from taskflow.service import webhook_delivery
 from taskflow.service.container import Services
@@ -48,8 +45,8 @@ class DeliveryLoop:
         self.sender = sender or webhook_delivery.Sender(services, batch=batch)
         self._wakes = [asyncio.Event() for _ in range(LANES)]
         self._stop = asyncio.Event()
-        self._listener: asyncpg.Connection[Any] | None = None
-        self._listening = asyncio.Lock()
+        # One listener for both lanes.
+        self._listener = services.db.listener(webhook_delivery.CHANNEL, self._wake_all)
 
     def stop(self) -> None:
         self._stop.set()
@@ -58,20 +55,6 @@ class DeliveryLoop:
     def _wake_all(self, *_: object) -> None:
         for wake in self._wakes:
             wake.set()
-
-    async def _listen(self) -> None:
-        async with self._listening:  # one listener for both lanes
-            if self._listener is not None and not self._listener.is_closed():
-                return
-            self._listener = await self.services.db.dedicated()
-            await self._listener.add_listener(webhook_delivery.CHANNEL, self._wake_all)
-            self._listener.add_termination_listener(self._wake_all)
-
-    async def _close_listener(self) -> None:
-        if self._listener is not None:
-            with contextlib.suppress(Exception):
-                await self._listener.close(timeout=1)
-            self._listener = None
 
     async def _sleep(self, now: datetime) -> float:
         due = await webhook_delivery.next_due(self.services)
@@ -89,7 +72,7 @@ class DeliveryLoop:
         try:
             await asyncio.gather(*lanes)
         finally:
-            await self._close_listener()
+            await self._listener.close()
             await self.sender.close()
 
     async def _lane(self, wake: asyncio.Event) -> None:
@@ -99,7 +82,7 @@ class DeliveryLoop:
         backoff = 0.1
         while not self._stop.is_set():
             try:
-                await self._listen()
+                await self._listener.listen()
                 wake.clear()
                 now = self.services.clock.now()
                 taken = await self.sender.step(now)
@@ -110,7 +93,7 @@ class DeliveryLoop:
                     await asyncio.wait_for(wake.wait(), await self._sleep(now))
             except DATABASE_DOWN as exc:
                 log.warning("deliveries paused: database unavailable (%s)", exc)
-                await self._close_listener()
+                await self._listener.close()
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._stop.wait(), backoff)
                 backoff = min(backoff * 2, MAX_BACKOFF)

@@ -66,7 +66,7 @@ class Worker:
         self.steps = 0
         self._wake = asyncio.Event()
         self._stop = asyncio.Event()
-        self._listener: asyncpg.Connection[Any] | None = None
+        self._listener = services.db.listener(firing.CHANNEL, self._wake.set)
         self._pruned: datetime | None = None
         self._retained: datetime | None = None
         self._measured: datetime | None = None
@@ -107,22 +107,6 @@ class Worker:
         async with self._passed:
             self.passes += 1
             self._passed.notify_all()
-
-    def _notified(self, *_: object) -> None:
-        self._wake.set()
-
-    async def _listen(self) -> None:
-        if self._listener is not None and not self._listener.is_closed():
-            return
-        self._listener = await self.services.db.dedicated()
-        await self._listener.add_listener(firing.CHANNEL, self._notified)
-        self._listener.add_termination_listener(lambda _conn: self._wake.set())
-
-    async def _close_listener(self) -> None:
-        if self._listener is not None:
-            with contextlib.suppress(Exception):
-                await self._listener.close(timeout=1)
-            self._listener = None
 
     async def _sleep(self, now: datetime) -> float:
         """Seconds until the next armed timer falls due, at most the poll interval."""
@@ -188,7 +172,7 @@ class Worker:
         try:
             while not self._stop.is_set():
                 try:
-                    await self._listen()
+                    await self._listener.listen()
                     self._wake.clear()
                     self._passing = True
                     now = self.services.clock.now()
@@ -216,7 +200,7 @@ class Worker:
                         await asyncio.wait_for(self._wake.wait(), await self._sleep(now))
                 except DATABASE_DOWN as exc:
                     log.warning("database unavailable (%s); retrying in %.1fs", exc, backoff)
-                    await self._close_listener()
+                    await self._listener.close()
                     with contextlib.suppress(TimeoutError):
                         await asyncio.wait_for(self._stop.wait(), backoff)
                     backoff = min(backoff * 2, MAX_BACKOFF)
@@ -235,7 +219,7 @@ class Worker:
                 await self._measuring
             if self._mailing is not None:
                 await self._mailing
-            await self._close_listener()
+            await self._listener.close()
 
 
 @contextlib.asynccontextmanager

@@ -154,9 +154,8 @@ async def test_bulk_operate_counts_and_takes_a_workflows_runs_by_index(database_
         for needs in sorted(bulk.NEEDS):
             for name, limit in (("counts", None), ("take", 100)):
                 everywhere = RunReach(everywhere=True)
-                text, args = bulk._statement(
-                    bulk.SQL[name], f, everywhere, frozenset({"c"}), needs, None, limit
-                )
+                selection = bulk.Selection(f, everywhere, frozenset({"c"}), needs)
+                text, args = bulk._statement(bulk.SQL[name], selection, None, limit)
                 plan = json.loads(await conn.fetchval("EXPLAIN (FORMAT JSON) " + text, *args))
                 scans = _scans(plan)
                 seq = [rel for node, rel in scans if node == "Seq Scan" and rel == "run"]

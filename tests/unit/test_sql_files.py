@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import re
 from pathlib import Path
 
 import pytest
@@ -31,6 +32,33 @@ def test_named_statements_are_split_at_their_names() -> None:
 )
 def test_a_malformed_file_is_refused(text: str, says: str) -> None:
     with pytest.raises(sql.StatementFileError, match=says):
+        sql.parse(text)
+
+
+def test_fragments_are_filled_into_the_statements_that_name_them() -> None:
+    text = (
+        "-- fragment: open\n-- its doc, not copied\nstatus = 'open'\n"
+        "-- fragment: open_and_mine\n/*fragment:open*/ AND holder = $1\n"
+        "-- name: one\nSELECT 1 FROM slot WHERE /*fragment:open*/\n"
+        "-- name: two\nSELECT 2 FROM slot WHERE /*fragment:open_and_mine*/\n"
+    )
+    assert sql.parse(text) == {
+        "one": "SELECT 1 FROM slot WHERE status = 'open'",
+        "two": "SELECT 2 FROM slot WHERE status = 'open' AND holder = $1",
+    }
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ("-- name: one\nSELECT /*fragment:nope*/\n", "unknown or circular fragment 'nope'"),
+        ("-- fragment: a\n/*fragment:a*/\n-- name: one\nSELECT /*fragment:a*/\n", "circular"),
+        ("-- fragment: a\n1\n-- name: one\nSELECT 1\n", "fragments ['a'] unused"),
+        ("-- fragment: one\n1\n-- name: one\nSELECT /*fragment:one*/\n", "named twice"),
+    ],
+)
+def test_a_bad_fragment_is_refused(text: str, says: str) -> None:
+    with pytest.raises(sql.StatementFileError, match=re.escape(says)):
         sql.parse(text)
 
 

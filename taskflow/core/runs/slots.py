@@ -17,6 +17,27 @@ from taskflow.core.runs.model import CLAIMED, SlotView
 from taskflow.core.runs.statuses import SlotMove, after, allows
 
 
+def _moved(
+    slot: SlotView,
+    move: SlotMove,
+    kind: str,
+    now: datetime,
+    *,
+    holder: str | None,
+    claimed_at: datetime | None,
+) -> SlotView:
+    """The slot after ``move``: its new status, holder and claim instant, one version on,
+    and its holding recorded as a ``kind`` line would (``holding.moved``)."""
+    moved = dataclasses.replace(
+        slot,
+        status=after(slot.status, move),
+        holder=holder,
+        claimed_at=claimed_at,
+        version=slot.version + 1,
+    )
+    return holding.moved(moved, kind, now)
+
+
 def check_version(slot: SlotView, expected: int | None) -> None:
     """Refuse when the caller acted on a copy older than the slot."""
     if expected is not None and expected != slot.version:
@@ -64,14 +85,7 @@ def claim(
             f"You are not a candidate for this slot (it is for {slot.audience}).",
             audience=str(slot.audience),
         )
-    claimed = dataclasses.replace(
-        slot,
-        status=after(slot.status, SlotMove.CLAIM),
-        holder=actor_id,
-        claimed_at=now,
-        version=slot.version + 1,
-    )
-    return holding.moved(claimed, "slot.claimed", now)
+    return _moved(slot, SlotMove.CLAIM, "slot.claimed", now, holder=actor_id, claimed_at=now)
 
 
 def release(slot: SlotView, actor_id: str, keys: frozenset[str], now: datetime) -> SlotView:
@@ -85,14 +99,7 @@ def release(slot: SlotView, actor_id: str, keys: frozenset[str], now: datetime) 
             f"Only the holder ({slot.holder!r}) or a delegate may release this slot.",
             holder=slot.holder,
         )
-    released = dataclasses.replace(
-        slot,
-        status=after(slot.status, SlotMove.RELEASE),
-        holder=None,
-        claimed_at=None,
-        version=slot.version + 1,
-    )
-    return holding.moved(released, "slot.released", now)
+    return _moved(slot, SlotMove.RELEASE, "slot.released", now, holder=None, claimed_at=None)
 
 
 def assign(
@@ -125,14 +132,7 @@ def assign(
             "assign it to a candidate.",
             audience=str(slot.audience),
         )
-    assigned = dataclasses.replace(
-        slot,
-        status=after(slot.status, SlotMove.ASSIGN),
-        holder=target_id,
-        claimed_at=now,
-        version=slot.version + 1,
-    )
-    return holding.moved(assigned, "slot.assigned", now)
+    return _moved(slot, SlotMove.ASSIGN, "slot.assigned", now, holder=target_id, claimed_at=now)
 
 
 def check_may_complete(

@@ -13,10 +13,10 @@ are checked against these enums by a unit test.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from enum import StrEnum
-from types import MappingProxyType
 from typing import Final
+
+from taskflow.core.transitions import Transitions
 
 
 class SlotStatus(StrEnum):
@@ -82,7 +82,9 @@ class SlotMove(StrEnum):
 _S, _M = SlotStatus, SlotMove
 
 #: (status, move) -> the status after the move; absent pairs are refused.
-MOVES: Final[Mapping[tuple[SlotStatus, SlotMove], SlotStatus]] = MappingProxyType(
+MOVES: Final[Transitions[SlotStatus, SlotMove]] = Transitions(
+    "slot",
+    SlotStatus,
     {
         (_S.PENDING, _M.OPEN): _S.OPEN,
         (_S.OPEN, _M.CLAIM): _S.CLAIMED,
@@ -98,7 +100,7 @@ MOVES: Final[Mapping[tuple[SlotStatus, SlotMove], SlotStatus]] = MappingProxyTyp
         (_S.PENDING, _M.CANCEL): _S.CANCELLED,
         (_S.OPEN, _M.CANCEL): _S.CANCELLED,
         (_S.CLAIMED, _M.CANCEL): _S.CANCELLED,
-    }
+    },
 )
 
 #: Statuses of a slot that still waits (it can be acted on, now or later).
@@ -109,15 +111,7 @@ LIVE: Final[frozenset[SlotStatus]] = frozenset(
 ENDED: Final[frozenset[SlotStatus]] = frozenset(SlotStatus) - {s for s, _ in MOVES}
 
 
-def allows(status: str, move: SlotMove) -> bool:
-    """Whether a slot in ``status`` can make ``move``."""
-    return (SlotStatus(status), move) in MOVES
-
-
-def after(status: str, move: SlotMove) -> SlotStatus:
-    """The status after ``move`` from ``status``; ``ValueError`` for a move the table lacks
-    (callers check :func:`allows` first and refuse with their typed refusal)."""
-    try:
-        return MOVES[SlotStatus(status), move]
-    except KeyError:
-        raise ValueError(f"A {status} slot cannot {move.value}.") from None
+#: Whether a slot in ``status`` can make ``move``.
+allows = MOVES.allows
+#: The status after ``move`` from ``status`` (``ValueError`` for a move the table lacks).
+after = MOVES.after

@@ -12,14 +12,9 @@
 -- run_), clocks and timers (queries.CONTEXT), /*:slot_columns*/ the slot's.
 -- The candidate predicate written out is candidacy.admits_sql's (a unit test checks it).
 
--- name: claim_next_plain
--- Claim the most urgent open slot and carry out its deadlines, when it is plain
--- (core/claim_facts.py): principal $1 (text), keys $2 (text[]), now $3 (timestamptz),
--- the declarations with milestones $4 (text[], "workflow version state slot") and the
--- reminders on the assigned milestone $5 (text[], "workflow version state slot part");
--- the filters' values follow. One row per chosen slot: candidate, plain (false: nothing
--- was written, the general path claims it), and the claimed slot with its run.
-WITH next AS (
+-- fragment: next
+-- The slot to claim: open, admitted, filtered, the most urgent, locked (SKIP LOCKED).
+next AS (
     SELECT sl.id, sl.run, sl.workflow, sl.state, sl.name,
            -- The claim's instant: never before the slot's last change (its opening, its
            -- clocks' start), which a writer may have committed after the caller read the clock.
@@ -35,7 +30,40 @@ WITH next AS (
     ORDER BY sl.due_at ASC NULLS LAST, sl.priority, sl.id
     LIMIT 1
     FOR UPDATE SKIP LOCKED
-), plan AS (
+)
+
+-- fragment: claim_set
+-- The claim's SET list on slot s.
+status = 'claimed', holder = $1, claimed_at = (SELECT at FROM next),
+    version = s.version + 1, updated_at = (SELECT at FROM next),
+    -- The first pickup, and the open hold the claim closes (an
+    -- escalation may have reopened a held slot) added to the held time.
+    picked_at = coalesce(s.picked_at, (SELECT at FROM next)),
+    held_us = s.held_us + coalesce(greatest(0, /*:held_us*/), 0),
+    held_since = (SELECT at FROM next)
+
+-- fragment: claim_and_audit
+-- The plain claim and its timeline line (claim_next, claim_next_bare).
+/*fragment:next*/, claimed AS (
+    UPDATE slot s SET /*fragment:claim_set*/
+    FROM next WHERE s.id = next.id
+    RETURNING s.*
+), audited AS (
+    -- The timeline line travels in the same statement: one round trip, not two.
+    INSERT INTO audit_event (run, slot, kind, actor, reason, details, at)
+    SELECT run, id, 'slot.claimed', $1, 'claim next', jsonb_build_object('slot', name),
+           (SELECT at FROM next)
+    FROM claimed
+)
+
+-- name: claim_next_plain
+-- Claim the most urgent open slot and carry out its deadlines, when it is plain
+-- (core/claim_facts.py): principal $1 (text), keys $2 (text[]), now $3 (timestamptz),
+-- the declarations with milestones $4 (text[], "workflow version state slot") and the
+-- reminders on the assigned milestone $5 (text[], "workflow version state slot part");
+-- the filters' values follow. One row per chosen slot: candidate, plain (false: nothing
+-- was written, the general path claims it), and the claimed slot with its run.
+WITH /*fragment:next*/, plan AS (
     SELECT n.id, concat_ws(' ', n.workflow, r.definition_version, n.state, n.name) AS decl,
            k.id AS assigned_id, k.met_at AS assigned_met, k.due_at AS assigned_due,
            (k.id IS NULL OR k.met_at IS NOT NULL OR /*:running*/) AS running
@@ -49,13 +77,7 @@ WITH next AS (
       AND (p.assigned_id IS NOT NULL OR p.decl <> ALL($4::text[])
            OR EXISTS (SELECT 1 FROM sla_clock a WHERE a.slot = p.id))
 ), claimed AS (
-    UPDATE slot s SET status = 'claimed', holder = $1, claimed_at = (SELECT at FROM next),
-                      version = s.version + 1, updated_at = (SELECT at FROM next),
-                      -- The first pickup, and the open hold the claim closes (an
-                      -- escalation may have reopened a held slot) added to the held time.
-                      picked_at = coalesce(s.picked_at, (SELECT at FROM next)),
-                      held_us = s.held_us + coalesce(greatest(0, /*:held_us*/), 0),
-                      held_since = (SELECT at FROM next),
+    UPDATE slot s SET /*fragment:claim_set*/,
                       -- The slot's copy of its report clock (store/report_kept.py)
                       -- when that is the assigned one (no finished clock).
                       sla_met_at = CASE WHEN s.sla_milestone = 'assigned'
@@ -100,68 +122,12 @@ LEFT JOIN run r ON r.id = c.run LEFT JOIN subject s ON s.id = r.subject
 -- service plans its deadlines and writes them in the same transaction): principal $1
 -- (text), keys $2 (text[]), now $3 (timestamptz); the filters' values follow. The claimed
 -- slot comes back with its run, clocks and timers; no row when none is open.
-WITH next AS (
-    SELECT sl.id, sl.run, sl.workflow, sl.state, sl.name,
-           -- The claim's instant (see claim_next_plain).
-           greatest($3::timestamptz, sl.updated_at) AS at
-    FROM slot sl
-    WHERE sl.status = 'open'
-      AND (sl.audience && $2::text[] AND NOT sl.deny && $2::text[]
-           AND (sl.residual = '[]'::jsonb
-                OR CASE WHEN jsonb_array_length(sl.residual) = 1 AND sl.residual->0 ? 'key'
-                   THEN (sl.residual->0->>'key') = ANY($2::text[])
-                   ELSE residual_admits(sl.residual, $2::text[]) END))
-      /*:where*/
-    ORDER BY sl.due_at ASC NULLS LAST, sl.priority, sl.id
-    LIMIT 1
-    FOR UPDATE SKIP LOCKED
-), claimed AS (
-    UPDATE slot s SET status = 'claimed', holder = $1, claimed_at = (SELECT at FROM next),
-                      version = s.version + 1, updated_at = (SELECT at FROM next),
-                      picked_at = coalesce(s.picked_at, (SELECT at FROM next)),
-                      held_us = s.held_us + coalesce(greatest(0, /*:held_us*/), 0),
-                      held_since = (SELECT at FROM next)
-    FROM next WHERE s.id = next.id
-    RETURNING s.*
-), audited AS (
-    -- The timeline line travels in the same statement: one round trip, not two.
-    INSERT INTO audit_event (run, slot, kind, actor, reason, details, at)
-    SELECT run, id, 'slot.claimed', $1, 'claim next', jsonb_build_object('slot', name),
-           (SELECT at FROM next)
-    FROM claimed
-)
+WITH /*fragment:claim_and_audit*/
 SELECT /*:slot_of_c*/, /*:context_run_columns*/, /*:context_columns*/
 FROM claimed c JOIN run r ON r.id = c.run JOIN subject s ON s.id = r.subject
 
 -- name: claim_next_bare
 -- claim_next without the slot's context (its parameters; the slot's columns only): the
 -- bare claim with its timeline line, what benchmarks compare with.
-WITH next AS (
-    SELECT sl.id, sl.run, sl.workflow, sl.state, sl.name,
-           greatest($3::timestamptz, sl.updated_at) AS at
-    FROM slot sl
-    WHERE sl.status = 'open'
-      AND (sl.audience && $2::text[] AND NOT sl.deny && $2::text[]
-           AND (sl.residual = '[]'::jsonb
-                OR CASE WHEN jsonb_array_length(sl.residual) = 1 AND sl.residual->0 ? 'key'
-                   THEN (sl.residual->0->>'key') = ANY($2::text[])
-                   ELSE residual_admits(sl.residual, $2::text[]) END))
-      /*:where*/
-    ORDER BY sl.due_at ASC NULLS LAST, sl.priority, sl.id
-    LIMIT 1
-    FOR UPDATE SKIP LOCKED
-), claimed AS (
-    UPDATE slot s SET status = 'claimed', holder = $1, claimed_at = (SELECT at FROM next),
-                      version = s.version + 1, updated_at = (SELECT at FROM next),
-                      picked_at = coalesce(s.picked_at, (SELECT at FROM next)),
-                      held_us = s.held_us + coalesce(greatest(0, /*:held_us*/), 0),
-                      held_since = (SELECT at FROM next)
-    FROM next WHERE s.id = next.id
-    RETURNING s.*
-), audited AS (
-    INSERT INTO audit_event (run, slot, kind, actor, reason, details, at)
-    SELECT run, id, 'slot.claimed', $1, 'claim next', jsonb_build_object('slot', name),
-           (SELECT at FROM next)
-    FROM claimed
-)
+WITH /*fragment:claim_and_audit*/
 SELECT /*:slot_columns*/ FROM claimed

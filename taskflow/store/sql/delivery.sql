@@ -1,5 +1,12 @@
 -- Delivering notifications (store/delivery.py; states in core/delivery.py).
 
+-- fragment: deliverable_now
+-- Notification n may be delivered at $1 (its state and times; core/delivery.py).
+n.delivery_state IN ('pending', 'sending', 'failed')
+  AND n.deliver_at <= $1
+  AND (n.delivery_state <> 'failed' OR n.retry_at <= $1)
+  AND (n.delivery_state <> 'sending' OR n.lease_until <= $1)
+
 -- name: take
 -- A batch of deliverable notifications, leased: $1 now, $2 the lease's id, $3 its end,
 -- $4 how many, $5 workflows (NULL: all), $6 outsiders' only, $7 only those with an address.
@@ -7,10 +14,7 @@
 -- ever lease one notification.
 WITH due AS (
     SELECT n.id FROM notification n
-    WHERE n.delivery_state IN ('pending', 'sending', 'failed')
-      AND n.deliver_at <= $1
-      AND (n.delivery_state <> 'failed' OR n.retry_at <= $1)
-      AND (n.delivery_state <> 'sending' OR n.lease_until <= $1)
+    WHERE /*fragment:deliverable_now*/
       AND ($5::text[] IS NULL OR n.run IN (SELECT id FROM run WHERE workflow = ANY($5::text[])))
       AND (NOT $6::boolean OR n.recipient LIKE 'email:%')
       AND (NOT $7::boolean OR n.recipient_email IS NOT NULL)
@@ -27,10 +31,7 @@ RETURNING notification.*
 -- The deliverable-now listing, oldest first: $1 now, $2 after this id, $3 how many,
 -- $4 workflows (NULL: all), $5 outsiders' only, $6 one recipient (NULL: any).
 SELECT n.* FROM notification n
-WHERE n.delivery_state IN ('pending', 'sending', 'failed')
-  AND n.deliver_at <= $1
-  AND (n.delivery_state <> 'failed' OR n.retry_at <= $1)
-  AND (n.delivery_state <> 'sending' OR n.lease_until <= $1)
+WHERE /*fragment:deliverable_now*/
   AND ($4::text[] IS NULL OR n.run IN (SELECT id FROM run WHERE workflow = ANY($4::text[])))
   AND (NOT $5::boolean OR n.recipient LIKE 'email:%')
   AND ($6::text IS NULL OR n.recipient = $6::text)

@@ -7,31 +7,10 @@
 -- (alias c) with its run (prefixed run_), clocks and timers. The candidate predicate, written out here for
 -- the principal's keys, is candidacy.admits_sql's (a unit test checks they agree).
 
--- name: inbox_page
--- The most urgent slots principal $1 (text) can act on now: held by them, or open and
--- their whole candidate rule admits their keys $2 (text[]). Slots are sorted and cut first
--- and only the kept rows are joined (the planner underestimates `audience && keys`).
-SELECT /*:row_columns*/
-FROM (
-    SELECT sl.* FROM slot sl
-    WHERE sl.status IN ('open', 'claimed')
-      AND ((sl.status = 'claimed' AND sl.holder = $1)
-           OR (sl.status = 'open'
-               AND (sl.audience && $2::text[] AND NOT sl.deny && $2::text[]
-                    AND (sl.residual = '[]'::jsonb
-                         OR CASE WHEN jsonb_array_length(sl.residual) = 1 AND sl.residual->0 ? 'key'
-                            THEN (sl.residual->0->>'key') = ANY($2::text[])
-                            ELSE residual_admits(sl.residual, $2::text[]) END))))
-      /*:where*/
-    ORDER BY sl.due_at ASC NULLS LAST, sl.priority, sl.id LIMIT /*:limit*/
-) sl
-JOIN run r ON r.id = sl.run JOIN subject sub ON sub.id = r.subject
-ORDER BY sl.due_at ASC NULLS LAST, sl.priority, sl.id
-
--- name: inbox_count
--- How many slots inbox_page lists across its pages: principal $1 (text), keys $2 (text[]).
-SELECT count(*) FROM slot sl
-WHERE sl.status IN ('open', 'claimed')
+-- fragment: inbox_slots
+-- What principal $1 (text) can act on now: held by them, or open and their whole candidate
+-- rule admits their keys $2 (text[]).
+sl.status IN ('open', 'claimed')
   AND ((sl.status = 'claimed' AND sl.holder = $1)
        OR (sl.status = 'open'
            AND (sl.audience && $2::text[] AND NOT sl.deny && $2::text[]
@@ -39,19 +18,71 @@ WHERE sl.status IN ('open', 'claimed')
                      OR CASE WHEN jsonb_array_length(sl.residual) = 1 AND sl.residual->0 ? 'key'
                         THEN (sl.residual->0->>'key') = ANY($2::text[])
                         ELSE residual_admits(sl.residual, $2::text[]) END))))
+
+-- fragment: team_slots
+-- Live slots held by principal $1 (text) or whose whole candidate rule admits keys $2.
+sl.status IN ('pending', 'open', 'claimed')
+  AND (sl.holder = $1
+       OR (sl.audience && $2::text[] AND NOT sl.deny && $2::text[]
+           AND (sl.residual = '[]'::jsonb
+                OR CASE WHEN jsonb_array_length(sl.residual) = 1 AND sl.residual->0 ? 'key'
+                   THEN (sl.residual->0->>'key') = ANY($2::text[])
+                   ELSE residual_admits(sl.residual, $2::text[]) END)))
+
+-- fragment: board_runs_for
+-- Runs of workflow $1, ended ones too when $2, where principal $3 holds a live slot or whose
+-- candidate or delegate rule admits their keys $4 (text[]).
+WHERE r.workflow = $1 AND ($2 OR r.status = 'active')
+  AND EXISTS (
+      SELECT 1 FROM slot x WHERE x.run = r.id AND x.status IN ('pending', 'open', 'claimed')
+        AND (x.holder = $3
+             OR (x.audience && $4::text[] AND NOT x.deny && $4::text[]
+                 AND (x.residual = '[]'::jsonb
+                      OR CASE WHEN jsonb_array_length(x.residual) = 1 AND x.residual->0 ? 'key'
+                         THEN (x.residual->0->>'key') = ANY($4::text[])
+                         ELSE residual_admits(x.residual, $4::text[]) END))
+             OR (x.delegates && $4::text[] AND NOT x.delegates_deny && $4::text[]
+                 AND (x.delegates_residual = '[]'::jsonb
+                      OR CASE WHEN jsonb_array_length(x.delegates_residual) = 1
+                                   AND x.delegates_residual->0 ? 'key'
+                         THEN (x.delegates_residual->0->>'key') = ANY($4::text[])
+                         ELSE residual_admits(x.delegates_residual, $4::text[]) END))))
+
+-- fragment: page_of_slots_from
+-- A page of slots (alias sl) with their list columns: from here to page_of_slots_end the
+-- slots are sorted and cut first, and only the kept rows are joined to their run and subject
+-- (the planner underestimates `audience && keys`); the page's conditions go between.
+SELECT /*:row_columns*/
+FROM (
+    SELECT sl.* FROM slot sl
+
+-- fragment: page_of_slots_end
+ORDER BY sl.due_at ASC NULLS LAST, sl.priority, sl.id LIMIT /*:limit*/
+) sl
+JOIN run r ON r.id = sl.run JOIN subject sub ON sub.id = r.subject
+ORDER BY sl.due_at ASC NULLS LAST, sl.priority, sl.id
+
+-- name: inbox_page
+-- The most urgent slots principal $1 (text) can act on now: held by them, or open and
+-- their whole candidate rule admits their keys $2 (text[]). Slots are sorted and cut first
+-- and only the kept rows are joined (the planner underestimates `audience && keys`).
+/*fragment:page_of_slots_from*/
+    WHERE /*fragment:inbox_slots*/
+      /*:where*/
+/*fragment:page_of_slots_end*/
+
+-- name: inbox_count
+-- How many slots inbox_page lists across its pages: principal $1 (text), keys $2 (text[]).
+SELECT count(*) FROM slot sl
+WHERE /*fragment:inbox_slots*/
   /*:where*/
 
 -- name: work_page
 -- The most urgent live slots whoever holds them (no fixed parameters).
-SELECT /*:row_columns*/
-FROM (
-    SELECT sl.* FROM slot sl
+/*fragment:page_of_slots_from*/
     WHERE sl.status IN ('pending', 'open', 'claimed')
       /*:where*/
-    ORDER BY sl.due_at ASC NULLS LAST, sl.priority, sl.id LIMIT /*:limit*/
-) sl
-JOIN run r ON r.id = sl.run JOIN subject sub ON sub.id = r.subject
-ORDER BY sl.due_at ASC NULLS LAST, sl.priority, sl.id
+/*fragment:page_of_slots_end*/
 
 -- name: work_count
 -- How many slots work_page lists across its pages.
@@ -62,32 +93,15 @@ WHERE sl.status IN ('pending', 'open', 'claimed')
 -- name: team_page
 -- A team member's view of the live slots: held by principal $1 (text) or whose whole
 -- candidate rule admits their keys $2 (text[]), most urgent first.
-SELECT /*:row_columns*/
-FROM (
-    SELECT sl.* FROM slot sl
-    WHERE sl.status IN ('pending', 'open', 'claimed')
-      AND (sl.holder = $1
-           OR (sl.audience && $2::text[] AND NOT sl.deny && $2::text[]
-               AND (sl.residual = '[]'::jsonb
-                    OR CASE WHEN jsonb_array_length(sl.residual) = 1 AND sl.residual->0 ? 'key'
-                       THEN (sl.residual->0->>'key') = ANY($2::text[])
-                       ELSE residual_admits(sl.residual, $2::text[]) END)))
+/*fragment:page_of_slots_from*/
+    WHERE /*fragment:team_slots*/
       /*:where*/
-    ORDER BY sl.due_at ASC NULLS LAST, sl.priority, sl.id LIMIT /*:limit*/
-) sl
-JOIN run r ON r.id = sl.run JOIN subject sub ON sub.id = r.subject
-ORDER BY sl.due_at ASC NULLS LAST, sl.priority, sl.id
+/*fragment:page_of_slots_end*/
 
 -- name: team_count
 -- How many slots team_page lists across its pages: principal $1 (text), keys $2 (text[]).
 SELECT count(*) FROM slot sl
-WHERE sl.status IN ('pending', 'open', 'claimed')
-  AND (sl.holder = $1
-       OR (sl.audience && $2::text[] AND NOT sl.deny && $2::text[]
-           AND (sl.residual = '[]'::jsonb
-                OR CASE WHEN jsonb_array_length(sl.residual) = 1 AND sl.residual->0 ? 'key'
-                   THEN (sl.residual->0->>'key') = ANY($2::text[])
-                   ELSE residual_admits(sl.residual, $2::text[]) END)))
+WHERE /*fragment:team_slots*/
   /*:where*/
 
 -- name: timeline_count
@@ -116,42 +130,14 @@ ORDER BY r.started_at, r.id LIMIT /*:limit*/
 -- name: board_count_for
 -- How many runs board_page_for shows (parameters as there).
 SELECT count(*) FROM run r
-WHERE r.workflow = $1 AND ($2 OR r.status = 'active')
-  AND EXISTS (
-      SELECT 1 FROM slot x WHERE x.run = r.id AND x.status IN ('pending', 'open', 'claimed')
-        AND (x.holder = $3
-             OR (x.audience && $4::text[] AND NOT x.deny && $4::text[]
-                 AND (x.residual = '[]'::jsonb
-                      OR CASE WHEN jsonb_array_length(x.residual) = 1 AND x.residual->0 ? 'key'
-                         THEN (x.residual->0->>'key') = ANY($4::text[])
-                         ELSE residual_admits(x.residual, $4::text[]) END))
-             OR (x.delegates && $4::text[] AND NOT x.delegates_deny && $4::text[]
-                 AND (x.delegates_residual = '[]'::jsonb
-                      OR CASE WHEN jsonb_array_length(x.delegates_residual) = 1
-                                   AND x.delegates_residual->0 ? 'key'
-                         THEN (x.delegates_residual->0->>'key') = ANY($4::text[])
-                         ELSE residual_admits(x.delegates_residual, $4::text[]) END))))
+/*fragment:board_runs_for*/
 
 -- name: board_page_for
 -- A non-lead's board: runs of workflow $1 (text), $2 (boolean): ended runs too, where
 -- principal $3 (text) holds a live slot or whose candidate or delegate rule admits
 -- their keys $4 (text[]); oldest first.
 SELECT /*:run_columns*/ FROM run r JOIN subject s ON s.id = r.subject
-WHERE r.workflow = $1 AND ($2 OR r.status = 'active')
-  AND EXISTS (
-      SELECT 1 FROM slot x WHERE x.run = r.id AND x.status IN ('pending', 'open', 'claimed')
-        AND (x.holder = $3
-             OR (x.audience && $4::text[] AND NOT x.deny && $4::text[]
-                 AND (x.residual = '[]'::jsonb
-                      OR CASE WHEN jsonb_array_length(x.residual) = 1 AND x.residual->0 ? 'key'
-                         THEN (x.residual->0->>'key') = ANY($4::text[])
-                         ELSE residual_admits(x.residual, $4::text[]) END))
-             OR (x.delegates && $4::text[] AND NOT x.delegates_deny && $4::text[]
-                 AND (x.delegates_residual = '[]'::jsonb
-                      OR CASE WHEN jsonb_array_length(x.delegates_residual) = 1
-                                   AND x.delegates_residual->0 ? 'key'
-                         THEN (x.delegates_residual->0->>'key') = ANY($4::text[])
-                         ELSE residual_admits(x.delegates_residual, $4::text[]) END))))
+/*fragment:board_runs_for*/
   /*:where*/
 ORDER BY r.started_at, r.id LIMIT /*:limit*/
 

@@ -18,6 +18,14 @@
 --   /*:bounds*/       the periods' first instants' placeholder ($n::timestamptz[]).
 -- /*:aggregates*/ is the piece below, filled at import.
 
+-- fragment: grid_figures
+-- A period's figures from its aggregates a (LEFT JOINed: an empty period counts zeros).
+coalesce(a.opened, 0) AS opened, coalesce(a.met, 0) AS met,
+       coalesce(a.breached, 0) AS breached, coalesce(a.still_open, 0) AS still_open,
+       coalesce(a.at_risk_now, 0) AS at_risk_now, coalesce(a.breached_now, 0) AS breached_now,
+       a.pickup_biz, a.pickup_real, a.done_biz, a.done_real,
+       coalesce(a.lead_us, 0) AS lead_us, coalesce(a.worked_us, 0) AS worked_us
+
 -- name: aggregates
 -- A piece (no statement of its own): the figures of a group of measured rows m.
 count(*) AS opened,
@@ -66,11 +74,7 @@ periods AS (SELECT generate_series(1, cardinality(/*:bounds*/)) AS k_period),
 ag AS (SELECT * FROM agg),
 g AS (SELECT 1 AS one)
 SELECT (/*:bounds*/)[p.k_period] AS k_period,
-       coalesce(a.opened, 0) AS opened, coalesce(a.met, 0) AS met,
-       coalesce(a.breached, 0) AS breached, coalesce(a.still_open, 0) AS still_open,
-       coalesce(a.at_risk_now, 0) AS at_risk_now, coalesce(a.breached_now, 0) AS breached_now,
-       a.pickup_biz, a.pickup_real, a.done_biz, a.done_real,
-       coalesce(a.lead_us, 0) AS lead_us, coalesce(a.worked_us, 0) AS worked_us
+       /*fragment:grid_figures*/
 FROM periods p CROSS JOIN g
 LEFT JOIN ag a ON a.k_period = p.k_period
 ORDER BY p.k_period
@@ -91,11 +95,7 @@ periods AS (SELECT generate_series(1, cardinality(/*:bounds*/)) AS k_period),
 ag AS (SELECT agg.*, dense_rank() OVER (ORDER BY /*:key_names*/) AS gid FROM agg),
 g AS (SELECT DISTINCT gid, /*:key_names*/ FROM ag)
 SELECT (/*:bounds*/)[p.k_period] AS k_period, /*:grid_keys*/,
-       coalesce(a.opened, 0) AS opened, coalesce(a.met, 0) AS met,
-       coalesce(a.breached, 0) AS breached, coalesce(a.still_open, 0) AS still_open,
-       coalesce(a.at_risk_now, 0) AS at_risk_now, coalesce(a.breached_now, 0) AS breached_now,
-       a.pickup_biz, a.pickup_real, a.done_biz, a.done_real,
-       coalesce(a.lead_us, 0) AS lead_us, coalesce(a.worked_us, 0) AS worked_us
+       /*fragment:grid_figures*/
 FROM periods p CROSS JOIN g
 LEFT JOIN ag a ON a.k_period = p.k_period AND a.gid = g.gid
 ORDER BY p.k_period, /*:grid_order*/

@@ -71,15 +71,15 @@ SELECT /*:slot_columns*/ FROM slot WHERE id = $1
 SELECT /*:slot_columns*/ FROM slot WHERE id = $1 FOR UPDATE
 
 -- name: insert_slot
--- A new slot (run with executemany): $1..$30 are runs._slot_args in column order, $27
--- now (created and updated).
-INSERT INTO slot (id, run, visit, state, name, waits_for, item_index, item, label, status,
-                  holder, audience, deny, residual, delegates, delegates_deny,
-                  delegates_residual, priority, payload, workflow, version, opened_at,
-                  claimed_at, satisfied_at, satisfied_by, cancelled_at, created_at,
-                  updated_at, picked_at, held_us, held_since)
+-- A new slot (run with executemany): $1..$9 its fixed columns, then $10..$30 what a decision
+-- may change, as update_slot takes them (runs._changed_columns), now $27 (created and updated).
+INSERT INTO slot (id, run, visit, state, name, waits_for, item_index, item, workflow,
+                  status, holder, audience, deny, residual, delegates, delegates_deny,
+                  delegates_residual, priority, payload, label, version, opened_at,
+                  claimed_at, satisfied_at, satisfied_by, cancelled_at, updated_at,
+                  picked_at, held_us, held_since, created_at)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10, $11, $12, $13, $14, $15, $16, $17,
-        $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $27, $28, $29, $30)
+        $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $27)
 
 -- name: update_slot
 -- A slot a decision changed (run with executemany; the run's row lock serialises
