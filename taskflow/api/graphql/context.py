@@ -67,6 +67,42 @@ async def caller(info: Info) -> principals.Principal:
     return context.principal
 
 
+def presume(info: Info) -> str | None:
+    """Take the caller as this process last authenticated it, without reading it now
+    (``service/callers.py``): the digest of its row, for the statement that checks it and
+    must run next (then :func:`confirm` or :func:`doubt`); None when this request knows its
+    caller already or must authenticate it now (:func:`caller`: no token, an invalid one,
+    a principal this process does not know or would refuse)."""
+    context = info.context
+    token = _bearer(context.authorization)
+    if context.principal is not None or token is None:
+        return None
+    from taskflow.service import principals as principal_service
+
+    try:
+        found = principal_service.presume(context.services, token)
+    except errors.AuthenticationError:
+        return None  # caller() refuses it, with its 401
+    if found is None:
+        return None
+    context.principal = found.principal
+    context.checked = None
+    return found.digest
+
+
+def confirm(info: Info) -> None:
+    """The statement that checked the presumed caller acted: the caller is authenticated."""
+    principal = info.context.principal
+    if principal is not None:
+        access_log.note_principal(principal.id)
+
+
+def doubt(info: Info) -> None:
+    """Forget the presumed caller (and what was checked for it): :func:`caller` reads it."""
+    info.context.principal = None
+    info.context.checked = None
+
+
 async def checked(info: Info) -> access.RequestAccess:
     """This request's access cache for the authenticated caller (UNAUTHENTICATED first)."""
     me = await caller(info)

@@ -17,9 +17,9 @@ from typing import Any, TypeVar
 
 from taskflow import errors
 from taskflow.api.graphql import refusals
-from taskflow.api.graphql.context import Info, caller
+from taskflow.api.graphql.context import Info, caller, confirm, doubt, presume
 from taskflow.core.principals import Principal
-from taskflow.service import idempotency
+from taskflow.service import callers, idempotency
 
 Answer = dict[str, Any]
 P = TypeVar("P")
@@ -72,6 +72,41 @@ def built(kind: Callable[..., P], **fields: Callable[[Info, Any], Awaitable[Any]
         return kind(**{name: await get(info, found[name]) for name, get in fields.items()})
 
     return build
+
+
+#: A use case whose statement checks a presumed caller: (caller, its row's digest or None).
+CheckedWork = Callable[[Principal, str | None], Awaitable[Answer]]
+
+
+async def answer_presumed(
+    info: Info,
+    operation: str,
+    input: Any,
+    work: CheckedWork,
+    build: Build[P],
+    success: type[Any],
+) -> P:
+    """:func:`answer` for a use case whose one statement checks its caller itself
+    (``claimNext``): without an idempotency key, the caller as this process last
+    authenticated it is not read first (``context.presume``); ``work`` gets the digest its
+    statement checks, and raises ``CallerChanged`` when the statement did nothing. Anything
+    but a ``success`` is answered again the ordinary way, the caller authenticated first."""
+    digest = presume(info) if getattr(input, "idempotency_key", None) is None else None
+    if digest is not None:
+        found: P | None
+        try:
+            found = await answer(info, operation, input, lambda me: work(me, digest), build)
+        except callers.CallerChanged:
+            found = None
+        except BaseException:
+            doubt(info)
+            raise
+        if found is not None and isinstance(found, success):
+            confirm(info)
+            answered: P = found
+            return answered
+        doubt(info)
+    return await answer(info, operation, input, lambda me: work(me, None), build)
 
 
 async def answer(info: Info, operation: str, input: Any, work: Work, build: Build[P]) -> P:

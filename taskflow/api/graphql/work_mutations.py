@@ -188,11 +188,15 @@ class WorkMutations:
     async def claim_next(self, info: Info, input: ClaimNextArg) -> ClaimNextPayload:
         f = input.filter.to_filter() if input.filter else InboxFilter().to_filter()
 
-        async def work(me: Principal) -> keyed.Answer:
-            slot = await slot_service.claim_next(info.context.services, me, f, await checked(info))
+        async def work(me: Principal, digest: str | None) -> keyed.Answer:
+            services, request = info.context.services, await checked(info)
+            slot = await slot_service.claim_next(services, me, f, request, caller_digest=digest)
             return {"slot": slot.id}
 
-        return await keyed.answer(info, "claimNext", input, work, slot_success)
+        # The claim statement checks the caller itself: one round trip (service/callers.py).
+        return await keyed.answer_presumed(
+            info, "claimNext", input, work, slot_success, SlotSuccess
+        )
 
     @strawberry.mutation(description="Put a claimed slot back in the pool (holder or delegate).")
     async def release(self, info: Info, input: ReleaseArg) -> ReleasePayload:
