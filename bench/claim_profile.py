@@ -37,6 +37,7 @@ import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -209,19 +210,30 @@ if __name__ == "bench_try":
 # -- the client --------------------------------------------------------------------------------
 
 
-def _load_inbox() -> Any:
-    spec = importlib.util.spec_from_file_location(
-        "bench_inbox", Path(__file__).with_name("inbox.py")
-    )
+def _load_inbox(folder: Path, name: str) -> Any:
+    """``folder/inbox.py`` as a module (a bench folder of this or another checkout)."""
+    spec = importlib.util.spec_from_file_location(name, folder / "inbox.py")
     assert spec is not None
     assert spec.loader is not None
     module = importlib.util.module_from_spec(spec)
-    sys.modules["bench_inbox"] = module
+    sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
 
 
-async def drive(inbox: Any, url: str, calls: int, out: str) -> None:
+@dataclass
+class Served:
+    """One server under measurement: its label, bench module, report file and client."""
+
+    label: str
+    inbox: Any
+    out: str
+    http: Any = None
+
+
+async def drive(inbox: Any, url: str, calls: int, served: list[Served]) -> None:
+    """Warm up, then send each phase's requests to every server in turn, one at a time
+    (servers measured side by side share the machine's noise alike)."""
     import asyncpg
     import httpx
 
@@ -249,38 +261,56 @@ async def drive(inbox: Any, url: str, calls: int, out: str) -> None:
             claim_sql=await inbox.claim_statement(),
             rng=random.Random(7),
         )
-        try_file = str(HERE)
-        with inbox.server(url, try_file) as (base, _):
-            async with httpx.AsyncClient(base_url=base, timeout=60) as http:
-                taken: list[str] = []
-                for phase, n in (("warmup", 40), ("claim", calls)):
-                    for _ in range(n):
-                        actor = world.rng.choice(world.principals)
-                        headers = {
-                            "Authorization": f"Bearer {world.token(actor)}",
-                            "x-profile-phase": phase,
-                        }
-                        answer = await http.post(
-                            "/graphql", json={"query": inbox.CLAIM_NEXT_MUTATION}, headers=headers
-                        )
-                        result = answer.json()["data"]["claimNext"]
-                        if result["__typename"] == "SlotSuccess":
-                            taken.append(relay.from_global_id(result["slot"]["id"])[1])
-                async with database.connection() as conn:
-                    await inbox.release(conn, taken)
-                body = {"query": inbox.INBOX_QUERY, "variables": {"first": inbox.PAGE}}
-                for _ in range(calls):
-                    actor = world.rng.choice(world.principals)
-                    headers = {
-                        "Authorization": f"Bearer {world.token(actor)}",
-                        "x-profile-phase": "inbox",
-                    }
-                    assert (await http.post("/graphql", json=body, headers=headers)).is_success
-                for _ in range(calls):
-                    await http.get("/plain/ping", headers={"x-profile-phase": "ping"})
+        with contextlib.ExitStack() as stack:
+            for one in served:
+                os.environ[OUT_ENV] = one.out
+                try_file = str(Path(one.inbox.__file__).with_name("claim_profile.py"))
+                base, _ = stack.enter_context(one.inbox.server(url, try_file))
+                one.http = httpx.AsyncClient(base_url=base, timeout=60)
+            try:
+                await _phases(world, inbox, served, calls, relay.from_global_id)
+            finally:
+                for one in served:
+                    await one.http.aclose()
     finally:
         await admin.close()
         await database.close()
+
+
+async def _phases(
+    world: Any, inbox: Any, served: list[Served], calls: int, local: Callable[..., Any]
+) -> None:
+    taken: list[str] = []
+    # Every principal has been seen once, as by a frontend's first request of a session.
+    for actor in world.principals:
+        for one in served:
+            headers = {"Authorization": f"Bearer {world.token(actor)}"}
+            await one.http.post("/graphql", json={"query": "{ me { login } }"}, headers=headers)
+    for phase, n in (("warmup", 40), ("claim", calls)):
+        for _ in range(n):
+            for one in served:
+                actor = world.rng.choice(world.principals)
+                headers = {
+                    "Authorization": f"Bearer {world.token(actor)}",
+                    "x-profile-phase": phase,
+                }
+                answer = await one.http.post(
+                    "/graphql", json={"query": inbox.CLAIM_NEXT_MUTATION}, headers=headers
+                )
+                result = answer.json()["data"]["claimNext"]
+                if result["__typename"] == "SlotSuccess":
+                    taken.append(local(result["slot"]["id"])[1])
+    async with world.services.db.connection() as conn:
+        await inbox.release(conn, taken)
+    body = {"query": inbox.INBOX_QUERY, "variables": {"first": inbox.PAGE}}
+    for _ in range(calls):
+        for one in served:
+            actor = world.rng.choice(world.principals)
+            headers = {"Authorization": f"Bearer {world.token(actor)}", "x-profile-phase": "inbox"}
+            assert (await one.http.post("/graphql", json=body, headers=headers)).is_success
+    for _ in range(calls):
+        for one in served:
+            await one.http.get("/plain/ping", headers={"x-profile-phase": "ping"})
 
 
 def _summary(values: list[float]) -> str:
@@ -316,8 +346,14 @@ def main() -> None:
     parser.add_argument("--no-cprofile", action="store_true", help="spans and CPU only")
     parser.add_argument("--profile", action="store_true", help="print the cProfile tables")
     parser.add_argument("--try", dest="try_file", default=None)
+    parser.add_argument(
+        "--against",
+        default=None,
+        help="another checkout (e.g. main's): its server is measured too, request by request "
+        "in turn with this one's",
+    )
     args = parser.parse_args()
-    inbox = _load_inbox()
+    inbox = _load_inbox(HERE.parent, "bench_inbox")
     inbox.apply_try(args.try_file)
     if args.try_file:
         os.environ[TRY_ENV] = str(Path(args.try_file).resolve())
@@ -326,15 +362,19 @@ def main() -> None:
 
     handle = embedded.EmbeddedPostgres(Path(args.data_dir))
     with tempfile.TemporaryDirectory() as scratch:
-        out = os.path.join(scratch, "profile.json")
-        os.environ[OUT_ENV] = out
+        served = [Served("this checkout", inbox, os.path.join(scratch, "this.json"))]
+        if args.against:
+            other = _load_inbox(Path(args.against).resolve() / "bench", "bench_inbox_against")
+            served.insert(0, Served(args.against, other, os.path.join(scratch, "other.json")))
         try:
             url = inbox.with_database(handle.url(), inbox.Options.database)
-            asyncio.run(drive(inbox, url, args.calls, out))
+            asyncio.run(drive(inbox, url, args.calls, served))
         finally:
             handle.stop()
-        with contextlib.suppress(FileNotFoundError):
-            report(out, args.profile)
+        for one in served:
+            print(f"\n#### {one.label}")
+            with contextlib.suppress(FileNotFoundError):
+                report(one.out, args.profile)
 
 
 if __name__ == "__main__":

@@ -605,8 +605,15 @@ class World:
     claim_sql: str
     rng: random.Random
 
+    #: One bearer token per principal, as a frontend keeps its session's token.
+    tokens: dict[str, str] = field(default_factory=dict)
+
     def token(self, actor: Principal) -> str:
-        return self.services.staff_tokens.mint(actor.id, self.services.clock.now())
+        if actor.id not in self.tokens:
+            self.tokens[actor.id] = self.services.staff_tokens.mint(
+                actor.id, self.services.clock.now()
+            )
+        return self.tokens[actor.id]
 
 
 async def measure_inbox(

@@ -11,13 +11,16 @@ the query text, variables or the message (which may quote a value).
 
 from __future__ import annotations
 
+import json
 import logging
+from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import strawberry
 from graphql import ExecutionResult as GraphQLExecutionResult
 from graphql import GraphQLError, GraphQLResolveInfo, default_field_resolver
+from graphql.language import DocumentNode
 from graphql.type import GraphQLNonNull, GraphQLObjectType, GraphQLUnionType
 from strawberry.extensions import SchemaExtension
 from strawberry.types import ExecutionContext
@@ -81,9 +84,7 @@ class CostLimit(SchemaExtension):
         context = self.execution_context
         document = context.graphql_document
         if document is not None and context.result is None:
-            found = cost.of_operation(
-                context.schema._schema, document, context.operation_name, context.variables or {}
-            )
+            found = _cost(context, document)
             if found > self.limit:
                 context.result = GraphQLExecutionResult(
                     data=None,
@@ -101,6 +102,38 @@ class CostLimit(SchemaExtension):
                     ],
                 )
         yield
+
+
+#: Costs by (schema, document, operation name, variables): frontends send the same few
+#: operations, and the parser cache gives the same document for the same text. An entry
+#: keeps its schema and document alive, so the ids in its key are not reused meanwhile.
+_COSTS: OrderedDict[tuple[int, int, str | None, str], tuple[object, DocumentNode, int]] = (
+    OrderedDict()
+)
+COSTS_KEPT = 512
+#: Variables longer than this (as JSON) are not worth a key: such a cost is computed afresh.
+COST_KEY_CHARS = 512
+
+
+def _cost(context: ExecutionContext, document: DocumentNode) -> int:
+    """The static cost of the request's operation (``cost.of_operation``), remembered."""
+    schema, name, variables = context.schema._schema, context.operation_name, context.variables
+    variables = variables or {}
+    try:
+        shown: str | None = json.dumps(variables, sort_keys=True) if variables else ""
+    except (TypeError, ValueError):
+        shown = None
+    if shown is None or len(shown) > COST_KEY_CHARS:
+        return cost.of_operation(schema, document, name, variables)
+    key = (id(schema), id(document), name, shown)
+    kept = _COSTS.get(key)
+    if kept is not None and kept[0] is schema and kept[1] is document:
+        return kept[2]
+    found = cost.of_operation(schema, document, name, variables)
+    _COSTS[key] = (schema, document, found)
+    if len(_COSTS) > COSTS_KEPT:
+        _COSTS.popitem(last=False)
+    return found
 
 
 class QuietSchema(strawberry.Schema):

@@ -53,11 +53,14 @@ async def once(
     work: Callable[[], Awaitable[Answer]],
 ) -> tuple[Answer, bool]:
     """(the answer, whether it was given again) for ``input``'s key; see the module doc."""
+    key = getattr(input, "idempotency_key", None)
+    if key is None:  # nothing to store or compare: the input is not even looked at
+        return await work(), False
     return await idempotency.once(
         info.context.services,
         actor=actor,
         operation=operation,
-        key=getattr(input, "idempotency_key", None),
+        key=key,
         request=request_of(input),
         work=work,
     )
