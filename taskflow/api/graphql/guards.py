@@ -4,25 +4,29 @@
 JSON values) with :mod:`taskflow.api.limits` before the resolver runs, so a new
 field cannot slip past: a mutation whose payload union has ``InvalidInput`` answers that
 refusal, any other field a top-level ``INVALID_INPUT`` error on that field alone.
-:class:`CostLimit` refuses an operation whose static cost is over the limit before
-anything runs. :class:`QuietSchema` logs each error in one line: code and path, never
-the query text, variables or the message (which may quote a value).
+:class:`Gate` parses and validates (both cached) within the token cap and the limit
+rules, and refuses an operation whose static cost is over the limit before anything
+runs. :class:`QuietSchema` logs each error in one line: code and path, never the query
+text, variables or the message (which may quote a value).
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 from collections import OrderedDict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import strawberry
 from graphql import ExecutionResult as GraphQLExecutionResult
-from graphql import GraphQLError, GraphQLResolveInfo, default_field_resolver
+from graphql import GraphQLError, GraphQLResolveInfo, default_field_resolver, parse
 from graphql.language import DocumentNode
 from graphql.type import GraphQLNonNull, GraphQLObjectType, GraphQLUnionType
+from graphql.validation import ASTValidationRule
 from strawberry.extensions import SchemaExtension
+from strawberry.schema.schema import validate_document
 from strawberry.types import ExecutionContext
 
 from taskflow import errors
@@ -74,11 +78,43 @@ def _guarded(resolve: Callable[..., Any], limits: edge.Limits) -> Callable[..., 
     return guarded
 
 
-class CostLimit(SchemaExtension):
-    """Refuses an operation whose static cost (:mod:`cost`) is over ``limit``."""
+class Gate(SchemaExtension):
+    """Every request's way in, as one extension (one set of hooks per request, where
+    strawberry's own would be five): the token cap on parsing, the parser cache, the
+    limit rules added to validation, the validation cache, and the cost limit
+    (:mod:`cost`), which refuses an operation whose static cost is over ``limit`` before
+    anything runs. The caches live at module level, shared by every request."""
 
-    def __init__(self, *, limit: int, execution_context: ExecutionContext | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        rules: Sequence[type[ASTValidationRule]],
+        max_tokens: int,
+        limit: int,
+        execution_context: ExecutionContext | None = None,
+    ) -> None:
+        self.rules = tuple(rules)
+        self.max_tokens = max_tokens
         self.limit = limit
+
+    def on_operation(self) -> Iterator[None]:
+        context = self.execution_context
+        context.parse_options["max_tokens"] = self.max_tokens
+        context.validation_rules = context.validation_rules + self.rules
+        yield
+
+    def on_parse(self) -> Iterator[None]:
+        context = self.execution_context
+        context.graphql_document = _parsed(context.query, **context.parse_options)
+        yield
+
+    def on_validate(self) -> Iterator[None]:
+        context = self.execution_context
+        assert context.graphql_document is not None
+        context.pre_execution_errors = _validated(
+            context.schema._schema, context.graphql_document, context.validation_rules
+        )
+        yield
 
     def on_execute(self) -> Iterator[None]:
         context = self.execution_context
@@ -102,6 +138,12 @@ class CostLimit(SchemaExtension):
                     ],
                 )
         yield
+
+
+#: Frontends send the same few operations over and over: parse and validate them once.
+DOCUMENTS_KEPT = 512
+_parsed = functools.lru_cache(maxsize=DOCUMENTS_KEPT)(parse)
+_validated = functools.lru_cache(maxsize=DOCUMENTS_KEPT)(validate_document)
 
 
 #: Costs by (schema, document, operation name, variables): frontends send the same few
