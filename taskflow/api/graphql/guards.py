@@ -23,7 +23,7 @@ import strawberry
 from graphql import ExecutionResult as GraphQLExecutionResult
 from graphql import GraphQLError, GraphQLResolveInfo, default_field_resolver, parse
 from graphql.language import DocumentNode
-from graphql.type import GraphQLNonNull, GraphQLObjectType, GraphQLUnionType
+from graphql.type import GraphQLNonNull, GraphQLObjectType, GraphQLSchema, GraphQLUnionType
 from graphql.validation import ASTValidationRule
 from strawberry.extensions import SchemaExtension
 from strawberry.schema.schema import validate_document
@@ -143,7 +143,27 @@ class Gate(SchemaExtension):
 #: Frontends send the same few operations over and over: parse and validate them once.
 DOCUMENTS_KEPT = 512
 _parsed = functools.lru_cache(maxsize=DOCUMENTS_KEPT)(parse)
-_validated = functools.lru_cache(maxsize=DOCUMENTS_KEPT)(validate_document)
+#: Validation errors by (schema, document, rules), the first two by identity: a document
+#: hashes by walking its whole tree, and the parser cache gives the same one for the same
+#: text. An entry keeps its schema and document alive, so their ids are not reused meanwhile.
+_VALIDATED: OrderedDict[
+    tuple[int, int, tuple[type[ASTValidationRule], ...]],
+    tuple[GraphQLSchema, DocumentNode, list[GraphQLError]],
+] = OrderedDict()
+
+
+def _validated(
+    schema: GraphQLSchema, document: DocumentNode, rules: tuple[type[ASTValidationRule], ...]
+) -> list[GraphQLError]:
+    key = (id(schema), id(document), rules)
+    kept = _VALIDATED.get(key)
+    if kept is not None and kept[0] is schema and kept[1] is document:
+        return kept[2]
+    found = validate_document(schema, document, rules)
+    _VALIDATED[key] = (schema, document, found)
+    if len(_VALIDATED) > DOCUMENTS_KEPT:
+        _VALIDATED.popitem(last=False)
+    return found
 
 
 #: Costs by (schema, document, operation name, variables): frontends send the same few
