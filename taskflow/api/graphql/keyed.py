@@ -92,23 +92,25 @@ async def answer_presumed(
     """:func:`answer` for a use case whose one statement checks its caller itself
     (``claimNext``): without an idempotency key, the caller as this process last
     authenticated it is not read first (``context.presume``); ``work`` gets the digest its
-    statement checks, and raises ``CallerChanged`` when the statement did nothing. Anything
-    but a ``success`` is answered again the ordinary way, the caller authenticated first."""
+    statement checks, and raises ``CallerChanged`` when the statement did nothing: then the
+    caller is authenticated and the use case runs again the ordinary way. A ``success``
+    confirms the caller; a refusal (the statement did not get to check it, e.g. ``Busy``)
+    is answered as it is, and later fields of the request read the caller afresh."""
     digest = presume(info) if getattr(input, "idempotency_key", None) is None else None
     if digest is not None:
-        found: P | None
         try:
             found = await answer(info, operation, input, lambda me: work(me, digest), build)
         except callers.CallerChanged:
-            found = None
+            doubt(info)
         except BaseException:
             doubt(info)
             raise
-        if found is not None and isinstance(found, success):
-            confirm(info)
-            answered: P = found
-            return answered
-        doubt(info)
+        else:
+            if isinstance(found, success):
+                confirm(info)
+            else:
+                doubt(info)
+            return found
     return await answer(info, operation, input, lambda me: work(me, None), build)
 
 
