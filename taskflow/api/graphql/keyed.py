@@ -77,29 +77,19 @@ def built(kind: Callable[..., P], **fields: Callable[[Info, Any], Awaitable[Any]
     return build
 
 
-#: A use case whose statement checks a presumed caller: (caller, its row's digest or None).
-CheckedWork = Callable[[Principal, str | None], Awaitable[Answer]]
-
-
 async def answer_presumed(
-    info: Info,
-    operation: str,
-    input: Any,
-    work: CheckedWork,
-    build: Build[P],
-    success: type[Any],
+    info: Info, operation: str, input: Any, work: Work, build: Build[P], success: type[Any]
 ) -> P:
     """:func:`answer` for a use case whose one statement checks its caller itself
     (``claimNext``): without an idempotency key, the caller as this process last
-    authenticated it is not read first (``context.presume``); ``work`` gets the digest its
-    statement checks, and raises ``CallerChanged`` when the statement did nothing: then the
-    caller is authenticated and the use case runs again the ordinary way. A ``success``
-    confirms the caller; a refusal (the statement did not get to check it, e.g. ``Busy``)
-    is answered as it is, and later fields of the request read the caller afresh."""
-    digest = presume(info) if getattr(input, "idempotency_key", None) is None else None
-    if digest is not None:
+    authenticated it is not read first (``context.presume``); ``work`` passes
+    ``info.context.caller_digest`` to its statement, and raises ``CallerChanged`` when the
+    statement did nothing: then the caller is authenticated and ``work`` runs again the
+    ordinary way. A ``success`` confirms the caller; a refusal (the statement did not get to
+    check it, e.g. ``Busy``) is answered as it is, and later fields read the caller afresh."""
+    if getattr(input, "idempotency_key", None) is None and presume(info):
         try:
-            found = await answer(info, operation, input, lambda me: work(me, digest), build)
+            found = await answer(info, operation, input, work, build)
         except callers.CallerChanged:
             doubt(info)
         except BaseException:
@@ -111,7 +101,7 @@ async def answer_presumed(
             else:
                 doubt(info)
             return found
-    return await answer(info, operation, input, lambda me: work(me, None), build)
+    return await answer(info, operation, input, work, build)
 
 
 async def answer(info: Info, operation: str, input: Any, work: Work, build: Build[P]) -> P:

@@ -188,9 +188,11 @@ class WorkMutations:
     async def claim_next(self, info: Info, input: ClaimNextArg) -> ClaimNextPayload:
         f = input.filter.to_filter() if input.filter else InboxFilter().to_filter()
 
-        async def work(me: Principal, digest: str | None) -> keyed.Answer:
-            services, request = info.context.services, await checked(info)
-            slot = await slot_service.claim_next(services, me, f, request, caller_digest=digest)
+        async def work(me: Principal) -> keyed.Answer:
+            context, request = info.context, await checked(info)
+            slot = await slot_service.claim_next(
+                context.services, me, f, request, caller_digest=context.caller_digest
+            )
             return {"slot": slot.id}
 
         # The claim statement checks the caller itself: one round trip (service/callers.py).
