@@ -13,7 +13,15 @@ from litestar.exceptions import HTTPException
 from litestar.response import Response
 from strawberry.litestar import make_graphql_controller
 
-from taskflow.api import access_log, body_guard, graphiql, link_pages, metrics_page, report_pages
+from taskflow.api import (
+    access_log,
+    body_guard,
+    graphiql,
+    graphql_post,
+    link_pages,
+    metrics_page,
+    report_pages,
+)
 from taskflow.api import limits as edge
 from taskflow.api.graphql import schema as graphql_schema
 from taskflow.api.graphql.context import Context
@@ -115,6 +123,7 @@ def create_app(
         graphql_ide="graphiql" if dev else None,
         allow_queries_via_get=False,
     )
+    graphql = graphql_post.direct_post(graphql, _graphql_context)
     if dev:
         graphql = graphiql.offline(graphql)
     app = Litestar(

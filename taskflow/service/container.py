@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from taskflow import clock as clocks
 from taskflow.config import Settings
 from taskflow.core import calendars
-from taskflow.service import calendar_files, definitions, tokens
+from taskflow.service import calendar_files, callers, definitions, tokens
 from taskflow.store import db
 
 
@@ -21,6 +21,8 @@ class Services:
     settings: Settings
     calendars: calendars.Registry
     catalog: definitions.Catalog
+    #: The principals this process authenticated (``service/callers.py``).
+    callers: callers.KnownCallers = field(default_factory=callers.KnownCallers)
 
 
 def load_definitions(settings: Settings) -> tuple[calendars.Registry, definitions.Catalog]:

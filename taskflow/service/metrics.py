@@ -20,6 +20,7 @@ multiprocess mode).
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Iterable, Iterator
@@ -187,13 +188,20 @@ def graphql_request(operation: str | None, outcome: str, seconds: float) -> None
 
 
 def sample_pools(services: Services) -> None:
-    """Set this process's pool gauges from its pools now."""
+    """Set this process's pool gauges from its pools now (every GraphQL request)."""
     database = services.db
-    pools = {"main": database.pool, "generic": database.generic, "keys": database.keys}
-    for name, pool in pools.items():
+    pools = (("main", database.pool), ("generic", database.generic), ("keys", database.keys))
+    for name, pool in pools:
         size, idle = pool.get_size(), pool.get_idle_size()
-        POOL.labels(name, "in_use").set(size - idle)
-        POOL.labels(name, "idle").set(idle)
+        in_use, idle_gauge = _pool_gauges(name)
+        in_use.set(size - idle)
+        idle_gauge.set(idle)
+
+
+@functools.cache
+def _pool_gauges(name: str) -> tuple[Any, Any]:
+    """The (in use, idle) gauges of pool ``name``, looked up once (``labels`` is not free)."""
+    return POOL.labels(name, "in_use"), POOL.labels(name, "idle")
 
 
 def process_exit() -> None:

@@ -13,7 +13,7 @@ from typing import Any
 
 from taskflow import errors
 from taskflow.core import principals as core
-from taskflow.service import access, held, retry
+from taskflow.service import access, callers, held, retry
 from taskflow.service.container import Services
 from taskflow.store import db, report_sessions
 from taskflow.store import principals as rows
@@ -25,11 +25,37 @@ async def authenticate(services: Services, token: str) -> core.Principal:
     """The active principal a bearer token names, or :class:`AuthenticationError`."""
     principal_id, issued_at = services.staff_tokens.verify_claims(token, services.clock.now())
     async with services.db.connection() as conn:
-        principal = await rows.get(conn, principal_id)
-    if principal is None:
+        found = await rows.get_checked(conn, principal_id)
+    services.callers.forget(principal_id)
+    if found is None:
         raise errors.AuthenticationError(
             f"The bearer token names principal {principal_id!r}, who is not known here."
         )
+    principal, digest = found
+    _admit(principal, issued_at)
+    services.callers.keep(callers.Presumed(principal, digest))
+    return principal
+
+
+def presume(services: Services, token: str) -> callers.Presumed | None:
+    """The principal a valid bearer token names as this process last authenticated it,
+    not read now (a statement checks its row's digest: ``service/callers.py``); None when
+    this process does not know it or it would refuse this token (:func:`authenticate`).
+    An invalid or expired token is refused as by :func:`authenticate`."""
+    principal_id, issued_at = services.staff_tokens.verify_claims(token, services.clock.now())
+    kept = services.callers.get(principal_id)
+    if kept is None:
+        return None
+    try:
+        _admit(kept.principal, issued_at)
+    except errors.AuthenticationError:
+        return None
+    return kept
+
+
+def _admit(principal: core.Principal, issued_at: datetime | None) -> None:
+    """Refuse a deactivated principal, and a token issued before its sign-out cutoff."""
+    principal_id = principal.id
     if not principal.active:
         raise errors.AuthenticationError(
             f"Principal {principal_id!r} has been deactivated; ask an administrator to "
@@ -43,7 +69,6 @@ async def authenticate(services: Services, token: str) -> core.Principal:
             "Ask for a new token (taskflow token <principal-id>).",
             tokens_valid_after=cutoff.isoformat(),
         )
-    return principal
 
 
 def require_admin(actor: core.Principal, action: str) -> None:

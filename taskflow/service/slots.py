@@ -20,7 +20,7 @@ from taskflow.core.principals import Principal
 from taskflow.core.runs import engine, filters, refusals
 from taskflow.core.runs import slots as core
 from taskflow.core.runs.model import AuditEntry, SlotView
-from taskflow.service import access, deadlines, metrics, persist, retry
+from taskflow.service import access, callers, deadlines, metrics, persist, retry
 from taskflow.service import principals as principal_service
 from taskflow.service import runs as run_service
 from taskflow.service.container import Services
@@ -192,13 +192,16 @@ async def claim_next(
     actor: Principal,
     f: filters.SlotFilter,
     request: access.RequestAccess | None = None,
+    caller_digest: str | None = None,
 ) -> SlotView:
     """Take the most urgent open slot the actor may take (``request``: the caller's
     per-request access cache, told the slot and run the claim statement returned).
 
     One autocommitted statement claims a plain slot with its deadlines (the common
     case, ``store/claims.py``); a slot that is not plain goes the general way: claim,
-    plan the deadlines in Python, write them, in one transaction.
+    plan the deadlines in Python, write them, in one transaction. ``caller_digest``: the
+    actor is presumed (``service/callers.py``); when the statement finds nothing to claim
+    for it, :class:`callers.CallerChanged` (authenticate, then claim again without it).
     """
     keys = sorted(access.keys(actor))
     now = services.clock.now()
@@ -210,7 +213,10 @@ async def claim_next(
             f=f,
             now=now,
             facts=services.catalog.claim_facts,
+            caller_digest=caller_digest,
         )
+    if plain is None and caller_digest is not None:
+        raise callers.CallerChanged
     if plain is not None and plain.slot is not None:
         metrics.claimed("claim_next")
         if request is not None and plain.run is not None:

@@ -12,6 +12,7 @@ as issued at the epoch.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 
@@ -21,6 +22,8 @@ from taskflow import errors
 
 STAFF_SALT = "taskflow.staff-token.v1"
 DEFAULT_TTL = timedelta(days=30)
+#: How many verified tokens a process remembers (the first verified are forgotten first).
+VERIFIED_TOKENS = 4096
 #: The longest time to live ``taskflow token`` mints unless TASKFLOW_TOKEN_MAX_TTL says otherwise.
 DEFAULT_MAX_TTL = timedelta(days=30)
 
@@ -38,6 +41,9 @@ class StaffTokens:
 
     def __init__(self, secret_keys: Sequence[str]) -> None:
         self._serializer = serializer(secret_keys, STAFF_SALT)
+        #: Tokens whose signature verified (the keys never change for an instance):
+        #: token -> (subject, expiry, issue instant). Expiry is checked on every use.
+        self._verified: OrderedDict[str, tuple[str, datetime, datetime | None]] = OrderedDict()
 
     def mint(self, principal_id: str, now: datetime, ttl: timedelta = DEFAULT_TTL) -> str:
         """A token for ``principal_id`` valid until ``now + ttl``."""
@@ -54,6 +60,23 @@ class StaffTokens:
     def verify_claims(self, token: str, now: datetime) -> tuple[str, datetime | None]:
         """(principal id, issue instant or None for tokens minted before it was carried)
         of a valid token; :class:`AuthenticationError` otherwise."""
+        known = self._verified.get(token)
+        if known is None:
+            known = self._checked(token)
+            self._verified[token] = known
+            if len(self._verified) > VERIFIED_TOKENS:
+                self._verified.popitem(last=False)
+        subject, expires, issued_at = known
+        if expires <= now:
+            raise errors.AuthenticationError(
+                f"The bearer token expired at {expires.isoformat()}. Ask for a new token "
+                "(taskflow token <principal-id>).",
+                expired_at=expires.isoformat(),
+            )
+        return subject, issued_at
+
+    def _checked(self, token: str) -> tuple[str, datetime, datetime | None]:
+        """(subject, expiry, issue instant) of a token whose signature verifies."""
         try:
             claims = self._serializer.loads(token)
         except BadSignature:
@@ -65,19 +88,13 @@ class StaffTokens:
         if not isinstance(claims, dict) or not isinstance(claims.get("sub"), str):
             raise errors.AuthenticationError("The bearer token carries no principal.")
         expires = datetime.fromtimestamp(int(claims.get("exp", 0)), UTC)
-        if expires <= now:
-            raise errors.AuthenticationError(
-                f"The bearer token expired at {expires.isoformat()}. Ask for a new token "
-                "(taskflow token <principal-id>).",
-                expired_at=expires.isoformat(),
-            )
         issued = claims.get("iat")
         issued_at = (
             _EPOCH + timedelta(microseconds=issued)
             if isinstance(issued, int) and not isinstance(issued, bool)
             else None
         )
-        return str(claims["sub"]), issued_at
+        return str(claims["sub"]), expires, issued_at
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)

@@ -84,12 +84,15 @@ async def claim_next_plain(
     f: SlotFilter,
     now: datetime,
     facts: claim_facts.ClaimFacts,
+    caller_digest: str | None = None,
 ) -> PlainClaim | None:
     """Claim the most urgent open slot with its deadlines if it is plain; None if none is open.
 
-    Run it outside a transaction: it is one statement, atomic on its own.
+    Run it outside a transaction: it is one statement, atomic on its own. With
+    ``caller_digest`` (``principals.get_checked``'s) it claims nothing (None) unless the
+    principal's row is still the one read with that digest.
     """
-    sql, args = claim_next_plain_statement(principal_id, keys, f, now, facts)
+    sql, args = claim_next_plain_statement(principal_id, keys, f, now, facts, caller_digest)
     row = await conn.fetchrow(sql, *args)
     if row is None:
         return None
@@ -104,10 +107,13 @@ def claim_next_plain_statement(
     f: SlotFilter,
     now: datetime,
     facts: claim_facts.ClaimFacts,
+    caller_digest: str | None = None,
 ) -> tuple[str, list[Any]]:
     """The statement of :func:`claim_next_plain` and its arguments."""
     fixed = (principal_id, list(keys), now, list(facts.declaring))
     st = Statement(SQL["claim_next_plain"], *fixed, list(facts.assigned_reminders))
+    if caller_digest is not None:
+        st.where("caller_unchanged", principal_id, caller_digest)
     return slot_filters(st, f).build()
 
 

@@ -30,6 +30,14 @@ async def get(conn: db.Connection, principal_id: str) -> principals.Principal | 
     return _to_core(row) if row else None
 
 
+async def get_checked(
+    conn: db.Connection, principal_id: str
+) -> tuple[principals.Principal, str] | None:
+    """The principal and the digest of its row (fragment ``caller_unchanged`` checks it)."""
+    row = await conn.fetchrow(SQL["get_checked"], principal_id)
+    return (_to_core(row), str(row["digest"])) if row else None
+
+
 async def get_many(conn: db.Connection, ids: list[str]) -> dict[str, principals.Principal]:
     rows = await conn.fetch(SQL["get_many"], ids)
     return {row["id"]: _to_core(row) for row in rows}

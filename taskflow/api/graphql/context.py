@@ -32,6 +32,9 @@ class Context(BaseContext, kw_only=True):
     checked: access.RequestAccess | None = None
     #: The mutation field the cache was filled under (each mutation starts afresh).
     checked_for: str | None = None
+    #: Set while ``principal`` is presumed (:func:`presume`): the digest of its row, which
+    #: the one statement that follows checks (``claimNext``); None once it is authenticated.
+    caller_digest: str | None = None
 
 
 Info = StrawberryInfo[Context, Any]
@@ -65,6 +68,46 @@ async def caller(info: Info) -> principals.Principal:
             context.response.status_code = UNAUTHORIZED
         raise
     return context.principal
+
+
+def presume(info: Info) -> bool:
+    """Take the caller as this process last authenticated it, without reading it now
+    (``service/callers.py``): ``principal`` set, and ``caller_digest`` for the statement
+    that checks it and must run next (then :func:`confirm` or :func:`doubt`). False when
+    this request knows its caller already or must authenticate it now (:func:`caller`: no
+    token, an invalid one, a principal this process does not know or would refuse)."""
+    context = info.context
+    token = _bearer(context.authorization)
+    if context.principal is not None or token is None:
+        return False
+    from taskflow.service import principals as principal_service
+
+    try:
+        found = principal_service.presume(context.services, token)
+    except errors.AuthenticationError:
+        return False  # caller() refuses it, with its 401
+    if found is None:
+        return False
+    context.principal = found.principal
+    context.caller_digest = found.digest
+    context.checked = None
+    return True
+
+
+def confirm(info: Info) -> None:
+    """The statement that checked the presumed caller acted: the caller is authenticated."""
+    context = info.context
+    context.caller_digest = None
+    if context.principal is not None:
+        access_log.note_principal(context.principal.id)
+
+
+def doubt(info: Info) -> None:
+    """Forget the presumed caller (and what was checked for it): :func:`caller` reads it."""
+    context = info.context
+    context.principal = None
+    context.caller_digest = None
+    context.checked = None
 
 
 async def checked(info: Info) -> access.RequestAccess:

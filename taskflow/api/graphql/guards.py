@@ -4,22 +4,29 @@
 JSON values) with :mod:`taskflow.api.limits` before the resolver runs, so a new
 field cannot slip past: a mutation whose payload union has ``InvalidInput`` answers that
 refusal, any other field a top-level ``INVALID_INPUT`` error on that field alone.
-:class:`CostLimit` refuses an operation whose static cost is over the limit before
-anything runs. :class:`QuietSchema` logs each error in one line: code and path, never
-the query text, variables or the message (which may quote a value).
+:class:`Gate` parses and validates (both cached) within the token cap and the limit
+rules, and refuses an operation whose static cost is over the limit before anything
+runs. :class:`QuietSchema` logs each error in one line: code and path, never the query
+text, variables or the message (which may quote a value).
 """
 
 from __future__ import annotations
 
+import functools
+import json
 import logging
-from collections.abc import Callable, Iterator
+from collections import OrderedDict
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import strawberry
 from graphql import ExecutionResult as GraphQLExecutionResult
-from graphql import GraphQLError, GraphQLResolveInfo, default_field_resolver
-from graphql.type import GraphQLNonNull, GraphQLObjectType, GraphQLUnionType
+from graphql import GraphQLError, GraphQLResolveInfo, default_field_resolver, parse
+from graphql.language import DocumentNode
+from graphql.type import GraphQLNonNull, GraphQLObjectType, GraphQLSchema, GraphQLUnionType
+from graphql.validation import ASTValidationRule
 from strawberry.extensions import SchemaExtension
+from strawberry.schema.schema import validate_document
 from strawberry.types import ExecutionContext
 
 from taskflow import errors
@@ -71,19 +78,49 @@ def _guarded(resolve: Callable[..., Any], limits: edge.Limits) -> Callable[..., 
     return guarded
 
 
-class CostLimit(SchemaExtension):
-    """Refuses an operation whose static cost (:mod:`cost`) is over ``limit``."""
+class Gate(SchemaExtension):
+    """Every request's way in, as one extension (one set of hooks per request, where
+    strawberry's own would be five): the token cap on parsing, the parser cache, the
+    limit rules added to validation, the validation cache, and the cost limit
+    (:mod:`cost`), which refuses an operation whose static cost is over ``limit`` before
+    anything runs. The caches live at module level, shared by every request."""
 
-    def __init__(self, *, limit: int, execution_context: ExecutionContext | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        rules: Sequence[type[ASTValidationRule]],
+        max_tokens: int,
+        limit: int,
+        execution_context: ExecutionContext | None = None,
+    ) -> None:
+        self.rules = tuple(rules)
+        self.max_tokens = max_tokens
         self.limit = limit
+
+    def on_operation(self) -> Iterator[None]:
+        context = self.execution_context
+        context.parse_options["max_tokens"] = self.max_tokens
+        context.validation_rules = context.validation_rules + self.rules
+        yield
+
+    def on_parse(self) -> Iterator[None]:
+        context = self.execution_context
+        context.graphql_document = _parsed(context.query, **context.parse_options)
+        yield
+
+    def on_validate(self) -> Iterator[None]:
+        context = self.execution_context
+        assert context.graphql_document is not None
+        context.pre_execution_errors = _validated(
+            context.schema._schema, context.graphql_document, context.validation_rules
+        )
+        yield
 
     def on_execute(self) -> Iterator[None]:
         context = self.execution_context
         document = context.graphql_document
         if document is not None and context.result is None:
-            found = cost.of_operation(
-                context.schema._schema, document, context.operation_name, context.variables or {}
-            )
+            found = _cost(context, document)
             if found > self.limit:
                 context.result = GraphQLExecutionResult(
                     data=None,
@@ -101,6 +138,64 @@ class CostLimit(SchemaExtension):
                     ],
                 )
         yield
+
+
+#: Frontends send the same few operations over and over: parse and validate them once.
+DOCUMENTS_KEPT = 512
+_parsed = functools.lru_cache(maxsize=DOCUMENTS_KEPT)(parse)
+#: Validation errors by (schema, document, rules), the first two by identity: a document
+#: hashes by walking its whole tree, and the parser cache gives the same one for the same
+#: text. An entry keeps its schema and document alive, so their ids are not reused meanwhile.
+_VALIDATED: OrderedDict[
+    tuple[int, int, tuple[type[ASTValidationRule], ...]],
+    tuple[GraphQLSchema, DocumentNode, list[GraphQLError]],
+] = OrderedDict()
+
+
+def _validated(
+    schema: GraphQLSchema, document: DocumentNode, rules: tuple[type[ASTValidationRule], ...]
+) -> list[GraphQLError]:
+    key = (id(schema), id(document), rules)
+    kept = _VALIDATED.get(key)
+    if kept is not None and kept[0] is schema and kept[1] is document:
+        return kept[2]
+    found = validate_document(schema, document, rules)
+    _VALIDATED[key] = (schema, document, found)
+    if len(_VALIDATED) > DOCUMENTS_KEPT:
+        _VALIDATED.popitem(last=False)
+    return found
+
+
+#: Costs by (schema, document, operation name, variables): frontends send the same few
+#: operations, and the parser cache gives the same document for the same text. An entry
+#: keeps its schema and document alive, so the ids in its key are not reused meanwhile.
+_COSTS: OrderedDict[tuple[int, int, str | None, str], tuple[object, DocumentNode, int]] = (
+    OrderedDict()
+)
+COSTS_KEPT = 512
+#: Variables longer than this (as JSON) are not worth a key: such a cost is computed afresh.
+COST_KEY_CHARS = 512
+
+
+def _cost(context: ExecutionContext, document: DocumentNode) -> int:
+    """The static cost of the request's operation (``cost.of_operation``), remembered."""
+    schema, name, variables = context.schema._schema, context.operation_name, context.variables
+    variables = variables or {}
+    try:
+        shown: str | None = json.dumps(variables, sort_keys=True) if variables else ""
+    except (TypeError, ValueError):
+        shown = None
+    if shown is None or len(shown) > COST_KEY_CHARS:
+        return cost.of_operation(schema, document, name, variables)
+    key = (id(schema), id(document), name, shown)
+    kept = _COSTS.get(key)
+    if kept is not None and kept[0] is schema and kept[1] is document:
+        return kept[2]
+    found = cost.of_operation(schema, document, name, variables)
+    _COSTS[key] = (schema, document, found)
+    if len(_COSTS) > COSTS_KEPT:
+        _COSTS.popitem(last=False)
+    return found
 
 
 class QuietSchema(strawberry.Schema):

@@ -23,9 +23,9 @@ from strawberry.utils.str_converters import to_camel_case
 
 from taskflow import errors
 from taskflow.api.graphql import refusals, relay
-from taskflow.api.graphql.context import Info, caller
+from taskflow.api.graphql.context import Info, caller, confirm, doubt, presume
 from taskflow.core.principals import Principal
-from taskflow.service import idempotency
+from taskflow.service import callers, idempotency
 
 Answer = dict[str, Any]
 P = TypeVar("P")
@@ -59,11 +59,14 @@ async def once(
     work: Callable[[], Awaitable[Answer]],
 ) -> tuple[Answer, bool]:
     """(the answer, whether it was given again) for ``input``'s key; see the module doc."""
+    key = getattr(input, "idempotency_key", None)
+    if key is None:  # nothing to store or compare: the input is not even looked at
+        return await work(), False
     return await idempotency.once(
         info.context.services,
         actor=actor,
         operation=operation,
-        key=getattr(input, "idempotency_key", None),
+        key=key,
         request=request_of(input),
         work=work,
     )
@@ -78,6 +81,33 @@ def built(kind: Callable[..., P], **fields: Callable[[Info, Any], Awaitable[Any]
         return kind(**{name: await get(info, found[name]) for name, get in fields.items()})
 
     return build
+
+
+async def answer_presumed(
+    info: Info, operation: str, input: Any, work: Work, build: Build[P], success: type[Any]
+) -> P:
+    """:func:`answer` for a use case whose one statement checks its caller itself
+    (``claimNext``): without an idempotency key, the caller as this process last
+    authenticated it is not read first (``context.presume``); ``work`` passes
+    ``info.context.caller_digest`` to its statement, and raises ``CallerChanged`` when the
+    statement did nothing: then the caller is authenticated and ``work`` runs again the
+    ordinary way. A ``success`` confirms the caller; a refusal (the statement did not get to
+    check it, e.g. ``Busy``) is answered as it is, and later fields read the caller afresh."""
+    if getattr(input, "idempotency_key", None) is None and presume(info):
+        try:
+            found = await answer(info, operation, input, work, build)
+        except callers.CallerChanged:
+            doubt(info)
+        except BaseException:
+            doubt(info)
+            raise
+        else:
+            if isinstance(found, success):
+                confirm(info)
+            else:
+                doubt(info)
+            return found
+    return await answer(info, operation, input, work, build)
 
 
 async def answer(info: Info, operation: str, input: Any, work: Work, build: Build[P]) -> P:
@@ -98,7 +128,11 @@ InputWork = Callable[[Any, Info, Principal, In], Awaitable[Answer]]
 
 
 def mutation(
-    payload: object, build: Build[Any], *, argument: str = relay.WHAT_TO_DO
+    payload: object,
+    build: Build[Any],
+    *,
+    argument: str = relay.WHAT_TO_DO,
+    presumed: type[Any] | None = None,
 ) -> Callable[[InputWork[In]], Any]:
     """Declare the decorated use case as a GraphQL mutation answering the union ``payload``::
 
@@ -110,7 +144,9 @@ def mutation(
     its idempotency keys' operation) and described by its docstring (one text for readers of
     the code and of the schema); its one argument ``input`` has the type the method's
     ``input`` parameter is annotated with, described by ``argument``. It runs through
-    :func:`answer`: ``build`` makes the success from the method's answer."""
+    :func:`answer`: ``build`` makes the success from the method's answer. With ``presumed``
+    (the success type), it runs through :func:`answer_presumed` instead: the method's statement
+    checks the caller itself (``info.context.caller_digest``)."""
 
     def declare(work: InputWork[In]) -> Any:
         operation = to_camel_case(work.__name__)
@@ -120,9 +156,12 @@ def mutation(
         input_type = typing.get_type_hints(inspect.unwrap(work))["input"]
 
         async def resolve(self: Any, info: Info, input: Any) -> Any:
-            return await answer(
-                info, operation, input, lambda me: work(self, info, me, input), build
-            )
+            def bound(me: Principal) -> Awaitable[Answer]:
+                return work(self, info, me, input)
+
+            if presumed is not None:
+                return await answer_presumed(info, operation, input, bound, build, presumed)
+            return await answer(info, operation, input, bound, build)
 
         resolve.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
             [

@@ -7,14 +7,7 @@ from typing import Annotated
 
 import strawberry
 from graphql.validation import ASTValidationRule, NoSchemaIntrospectionCustomRule
-from strawberry.extensions import (
-    AddValidationRules,
-    MaxTokensLimiter,
-    ParserCache,
-    ValidationCache,
-    max_aliases,
-    query_depth_limiter,
-)
+from strawberry.extensions import max_aliases, query_depth_limiter
 from strawberry.schema.config import StrawberryConfig
 
 from taskflow import errors
@@ -135,14 +128,10 @@ def build_schema(
         config=StrawberryConfig(auto_camel_case=True),
         extensions=[
             Timing,
-            lambda: AddValidationRules(rules),
-            lambda: MaxTokensLimiter(max_token_count=MAX_TOKENS),
+            # Parse and validate once per text (frontends send the same few operations over
+            # and over), within the token cap and the limit rules, then the cost limit.
+            lambda: guards.Gate(rules=rules, max_tokens=MAX_TOKENS, limit=caps.max_query_cost),
             ShapeErrors,
-            # Frontends send the same few operations over and over: parse and validate once
-            # (the caches live at module level, shared by every request's extension).
-            lambda: ParserCache(maxsize=512),
-            lambda: ValidationCache(maxsize=512),
-            lambda: guards.CostLimit(limit=caps.max_query_cost),
         ],
     )
     guards.guard_arguments(built, caps)

@@ -181,11 +181,15 @@ class WorkMutations:
             info.context.services, me, slot_id, input.expected_version, request
         )
 
-    @keyed.mutation(ClaimNextPayload, slot_success)
+    # The claim statement checks the caller itself: one round trip (service/callers.py).
+    @keyed.mutation(ClaimNextPayload, slot_success, presumed=SlotSuccess)
     async def claim_next(self, info: Info, me: Principal, input: ClaimNextInput) -> keyed.Answer:
         """Take the most urgent open slot you may take."""
         f = input.filter.to_filter() if input.filter else InboxFilter().to_filter()
-        slot = await slot_service.claim_next(info.context.services, me, f, await checked(info))
+        context, request = info.context, await checked(info)
+        slot = await slot_service.claim_next(
+            context.services, me, f, request, caller_digest=context.caller_digest
+        )
         return {"slot": slot.id}
 
     @keyed.mutation(ReleasePayload, slot_success)

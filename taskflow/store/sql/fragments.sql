@@ -128,3 +128,9 @@ sl.priority = $?
 -- name: slot_held_or_done_by
 -- Whoever holds the slot, or satisfied it.
 coalesce(sl.holder, sl.satisfied_by) = $?
+
+-- name: caller_unchanged
+-- The statement's caller (principal id, then the digest of its row as read by
+-- principals.sql get_checked) is unchanged: a statement run for a caller read earlier
+-- acts only if nothing of its row changed since.
+EXISTS (SELECT 1 FROM principal pr WHERE pr.id = $? AND md5(pr::text) = $?)

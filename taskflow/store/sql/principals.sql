@@ -80,3 +80,8 @@ WHERE active AND (
     OR EXISTS (SELECT 1 FROM unnest(groups) g WHERE 'group:' || g = ANY($1::text[]))
     OR attributes ?| $2::text[])
 ORDER BY id
+
+-- name: get_checked
+-- Principal $1 (text) with the digest of its whole row (fragment caller_unchanged checks
+-- a statement's caller against it: any change of the row changes it).
+SELECT /*:read*/, md5(principal::text) AS digest FROM principal WHERE id = $1
