@@ -28,7 +28,6 @@ from taskflow.service import buffered, persist, step_queue
 from taskflow.service import timer_batch as runs_batch
 from taskflow.service.container import Services
 from taskflow.store import locks
-from taskflow.store import runs as rows
 from taskflow.store import steps as store
 
 log = logging.getLogger("taskflow.worker")
@@ -79,10 +78,9 @@ async def finish(services: Services, attempted: Sequence[Attempted]) -> dict[int
     async with services.db.transaction() as conn:
         now = services.clock.now()
         run_ids = sorted({a.step.run_id for a in attempted})
-        await store.lock_runs(conn, run_ids)
+        found = await store.lock_runs(conn, run_ids)
         await locks.lock_live_slots(conn, run_ids)
         locked = await store.lock_many(conn, [a.step.id for a in attempted])
-        found = await rows.get_runs(conn, run_ids)
         states = await runs_batch.load(conn, found)
         batch = _Batch([], [], {})
         for item in attempted:
@@ -99,8 +97,7 @@ async def finish(services: Services, attempted: Sequence[Attempted]) -> dict[int
             if trial is not None and state is not None:
                 states[item.step.run_id] = trial
         await runs_batch.flush(conn, list(states.values()), now)
-        await store.store_results(conn, batch.results)
-        await store.finish_many(conn, batch.finished, now)
+        await store.finish_many(conn, batch.finished, batch.results, now)
         # Slots the outcomes opened take the events their runs kept (same transaction).
         await buffered.after_batch(
             conn, services, [s.run for s in states.values()], now, persist.write

@@ -40,7 +40,6 @@ from taskflow.core.runs import automatic
 from taskflow.core.runs.decision import Decision
 from taskflow.core.runs.model import AuditEntry
 from taskflow.service import (
-    deadlines,
     metrics,
     persist,
     retry,
@@ -89,14 +88,14 @@ async def run_batch(services: Services, now: datetime, batch: int, worker: str =
     """Take up to ``batch`` due steps, run their actions (a few at once), then finish them
     in one transaction (``step_batch.py``); returns how many were taken."""
     lease = services.settings.step_lease
-    async with services.db.transaction() as conn:
-        taken = await store.take(conn, now, batch, lease, worker)
-    if not taken:
-        return 0
-    run_ids = sorted({s.run_id for s in taken})
-    async with services.db.connection() as conn:
-        runs = await rows.get_runs(conn, run_ids)
-        slots = await deadline_rows.slots_of_runs(conn, run_ids)
+    async with services.db.connection() as conn:  # one statement: its own transaction
+        taken = await store.take_batch(conn, now, batch, lease, worker)
+        if not taken.steps:
+            return 0
+        runs = taken.runs
+        # Payloads for the actions: only runs with slots have any.
+        with_slots = sorted(taken.with_slots)
+        slots = await deadline_rows.slots_of_runs(conn, with_slots) if with_slots else {}
     gate = asyncio.Semaphore(CONCURRENCY)
 
     async def one(step: store.StepRow) -> step_batch.Attempted | None:
@@ -108,10 +107,10 @@ async def run_batch(services: Services, now: datetime, batch: int, worker: str =
                 log.exception("step %s (%s) could not be run", step.key, step.action)
                 return None
 
-    attempted = [a for a in await asyncio.gather(*(one(s) for s in taken)) if a is not None]
+    attempted = [a for a in await asyncio.gather(*(one(s) for s in taken.steps)) if a is not None]
     if attempted:
         await _finish_all(services, attempted)
-    return len(taken)
+    return len(taken.steps)
 
 
 async def _finish_all(services: Services, attempted: list[step_batch.Attempted]) -> None:
@@ -177,14 +176,6 @@ class _Recorder:
         return kept
 
 
-async def execute(services: Services, step: store.StepRow) -> None:
-    """Run one taken attempt of ``step`` and finish it on its own."""
-    async with services.db.connection() as conn:
-        found = await rows.get_run(conn, step.run_id)
-        slots = {step.run_id: await deadlines.load_slots(conn, step.run_id)} if found else {}
-    await _finish_all(services, [await attempt(services, step, found, slots)])
-
-
 async def attempt(
     services: Services,
     step: store.StepRow,
@@ -205,7 +196,11 @@ async def attempt(
     if policy.timeout is not None:
         limit = min(limit, policy.timeout.total_seconds())
     loaded = slots.get(run.id, [])
-    payload = Decision(definition, run, loaded, now=step.due_at, actor=None, new_id=str).payloads()
+    payload = (
+        Decision(definition, run, loaded, now=step.due_at, actor=None, new_id=str).payloads()
+        if loaded
+        else {}
+    )
     ctx = api.StepContext(
         run_id=run.id,
         workflow=run.workflow,
@@ -225,7 +220,8 @@ async def attempt(
     try:
         action = step_actions.resolve(step.action)
         with api.recording(_Recorder(services, run.id, step.key)):
-            value = await asyncio.wait_for(step_actions.invoke(action, ctx), limit)
+            async with asyncio.timeout(limit):  # in this task: no task of its own per action
+                value = await step_actions.invoke(action, ctx)
         json.dumps(value)  # a result must be JSON-able: it is stored on the run
     except Exception as exc:
         value, error = None, exc

@@ -21,8 +21,10 @@ import asyncpg
 from taskflow.core import step_timers
 from taskflow.core.runs.statuses import StepStatus
 from taskflow.store import db, deadlines, sql
+from taskflow.store import runs as run_rows
+from taskflow.store.sql_builder import with_columns
 
-SQL = sql.statements("steps")
+SQL = with_columns(sql.statements("steps"), run_columns=run_rows.run_columns("r_"))
 
 #: Step statuses (``core/runs/statuses.StepStatus``).
 DUE, RUNNING, SUCCEEDED, FAILED, PARKED, CANCELLED = (
@@ -114,11 +116,33 @@ async def cancel_left(
         )
 
 
+@dataclass(frozen=True)
+class Taken:
+    """Steps a worker took, with their runs as they were (by id) and the runs that have
+    any slot (the others have no payloads to read)."""
+
+    steps: list[StepRow]
+    runs: dict[str, run_rows.RunRow]
+    with_slots: set[str]
+
+
+async def take_batch(
+    conn: db.Connection, now: datetime, limit: int, lease_seconds: float, worker: str
+) -> Taken:
+    """Start the next attempt of up to ``limit`` due steps under a lease (SKIP LOCKED), and
+    read their runs in the same statement (one statement: no transaction needed)."""
+    found = await conn.fetch(SQL["take"], now, limit, lease_seconds, worker)
+    runs = {str(r["run"]): run_rows.run_from(r, "r_") for r in found}
+    return Taken(
+        [_row(r) for r in found], runs, {str(r["run"]) for r in found if r["has_slots"]}
+    )
+
+
 async def take(
     conn: db.Connection, now: datetime, limit: int, lease_seconds: float, worker: str
 ) -> list[StepRow]:
     """Start the next attempt of up to ``limit`` due steps under a lease (SKIP LOCKED)."""
-    return [_row(r) for r in await conn.fetch(SQL["take"], now, limit, lease_seconds, worker)]
+    return (await take_batch(conn, now, limit, lease_seconds, worker)).steps
 
 
 async def lock(conn: db.Connection, step_id: int) -> StepRow | None:
@@ -251,9 +275,11 @@ async def once_put(
 # -- a batch of finished attempts ----------------------------------------------------------------
 
 
-async def lock_runs(conn: db.Connection, run_ids: Sequence[str]) -> None:
-    """Lock these runs in id order (the lock order's first step, for a batch of steps)."""
-    await conn.fetch(SQL["lock_runs"], sorted(uuid.UUID(r) for r in run_ids))
+async def lock_runs(conn: db.Connection, run_ids: Sequence[str]) -> dict[str, run_rows.RunRow]:
+    """Lock these runs in id order (the lock order's first step, for a batch of steps) and
+    read them, by id."""
+    found = await conn.fetch(SQL["lock_runs"], sorted(uuid.UUID(r) for r in run_ids))
+    return {str(r["r_id"]): run_rows.run_from(r, "r_") for r in found}
 
 
 async def lock_many(conn: db.Connection, step_ids: Sequence[int]) -> dict[int, StepRow]:
@@ -276,13 +302,20 @@ class Finished:
     last_error: str | None = None
 
 
-async def finish_many(conn: db.Connection, finished: Sequence[Finished], now: datetime) -> None:
-    """Record a batch of attempts and settle their steps: two statements."""
-    if not finished:
+async def finish_many(
+    conn: db.Connection,
+    finished: Sequence[Finished],
+    results: Sequence[tuple[str, str, Any]],
+    now: datetime,
+) -> None:
+    """Record a batch of attempts, settle their steps and keep automatic states' results on
+    their runs ((run, state, result) each): one statement."""
+    if not finished and not results:
         return
     errors = [f.error or (None, None, None) for f in finished]
+    settled = [f for f in finished if f.status is not None]
     await conn.execute(
-        SQL["finish_attempts"],
+        SQL["finish_many"],
         [f.step_id for f in finished],
         [f.attempt for f in finished],
         [f.outcome for f in finished],
@@ -291,26 +324,12 @@ async def finish_many(conn: db.Connection, finished: Sequence[Finished], now: da
         [e[1] for e in errors],
         [e[2] for e in errors],
         now,
+        [f.step_id for f in settled],
+        [f.status for f in settled],
+        [f.due_at for f in settled],
+        [json.dumps(f.result) if f.result is not None else None for f in settled],
+        [f.last_error for f in settled],
+        [uuid.UUID(r) for r, _, _ in results],
+        [state for _, state, _ in results],
+        [json.dumps(value) for _, _, value in results],
     )
-    settled = [f for f in finished if f.status is not None]
-    if settled:
-        await conn.execute(
-            SQL["settle_many"],
-            [f.step_id for f in settled],
-            [f.status for f in settled],
-            [f.due_at for f in settled],
-            [json.dumps(f.result) if f.result is not None else None for f in settled],
-            [f.last_error for f in settled],
-            now,
-        )
-
-
-async def store_results(conn: db.Connection, results: Sequence[tuple[str, str, Any]]) -> None:
-    """Keep automatic states' results on their runs: (run, state, result) each."""
-    if results:
-        await conn.execute(
-            SQL["store_results"],
-            [uuid.UUID(r) for r, _, _ in results],
-            [state for _, state, _ in results],
-            [json.dumps(value) for _, _, value in results],
-        )

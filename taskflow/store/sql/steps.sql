@@ -22,7 +22,8 @@ WHERE st.run = u.run AND st.status = 'due' AND (st.visit <> u.visit OR u.status 
 -- name: take
 -- Up to $2 steps due at $1 (due, or running with an expired lease), SKIP LOCKED; each
 -- starts attempt n+1 under a lease to $1 + $3 seconds, taken by worker $4. The attempt of
--- a lease that ran out is marked lost.
+-- a lease that ran out is marked lost. Each comes with its run and subject (columns r_*,
+-- s_*: what the action is given) and whether the run has any slot (whose payloads to read).
 WITH due AS (
     SELECT st.id FROM step st
     WHERE st.status IN ('due', 'running') AND st.due_at <= $1
@@ -45,8 +46,9 @@ WITH due AS (
     INSERT INTO step_attempt (step, attempt, worker, started_at, outcome)
     SELECT t.id, t.attempts, $4, $1, 'running' FROM taken t
 )
-SELECT t.*, r.workflow, r.definition_version
-FROM taken t JOIN run r ON r.id = t.run
+SELECT t.*, r.workflow, r.definition_version, /*:run_columns*/,
+       EXISTS (SELECT 1 FROM slot sl WHERE sl.run = t.run) AS has_slots
+FROM taken t JOIN run r ON r.id = t.run JOIN subject s ON s.id = r.subject
 ORDER BY t.id
 
 -- name: lock
@@ -107,39 +109,40 @@ SELECT run FROM step WHERE id = $1
 SELECT pg_notify($1, '')
 
 -- name: lock_runs
--- Lock runs $1 in id order (the first step of the lock order, for a batch of steps).
-SELECT id FROM run WHERE id = ANY($1::uuid[]) ORDER BY id FOR NO KEY UPDATE
+-- Lock runs $1 in id order (the first step of the lock order, for a batch of steps) and
+-- read them with their subjects (columns r_*, s_*), as get_run_locked does for one run.
+SELECT /*:run_columns*/ FROM run r JOIN subject s ON s.id = r.subject
+WHERE r.id = ANY($1::uuid[]) ORDER BY r.id FOR NO KEY UPDATE OF r
 
 -- name: lock_many
 -- Steps $1, locked in id order (after their runs and live slots).
 SELECT id, key, run, visit, state, kind, action, status, attempts, due_at, counted_from
 FROM step WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE
 
--- name: finish_attempts
--- How attempts ended, a batch at once: steps $1, attempts $2, outcomes $3, ms $4, error
--- classes $5, messages $6, tracebacks $7; ended at $8.
-UPDATE step_attempt a
-SET finished_at = $8::timestamptz, outcome = u.outcome, duration_ms = u.ms, error_class = u.cls,
-    error_message = u.msg, traceback = u.trace
-FROM unnest($1::bigint[], $2::int[], $3::text[], $4::int[], $5::text[], $6::text[],
-            $7::text[]) AS u(step, attempt, outcome, ms, cls, msg, trace)
-WHERE a.step = u.step AND a.attempt = u.attempt
-
--- name: settle_many
--- Steps $1 become statuses $2, due at $3 (null: unchanged), with results $4 (JSON text,
--- null: unchanged) and last errors $5 (null: unchanged), written at $6.
-UPDATE step st
-SET status = u.status, due_at = COALESCE(u.due, st.due_at),
-    result = COALESCE(u.result::jsonb, st.result), last_error = COALESCE(u.err, st.last_error),
-    updated_at = $6::timestamptz,
-    ended_at = CASE WHEN u.status IN ('succeeded', 'failed', 'cancelled')
-                    THEN $6::timestamptz END
-FROM unnest($1::bigint[], $2::text[], $3::timestamptz[], $4::text[], $5::text[])
-     AS u(id, status, due, result, err)
-WHERE st.id = u.id
-
--- name: store_results
--- Runs $1 keep results $3 (JSON text) of their automatic states $2.
+-- name: finish_many
+-- A batch of finished attempts in one statement. How they ended: steps $1, attempts $2,
+-- outcomes $3, ms $4, error classes $5, messages $6, tracebacks $7; ended at $8. The steps
+-- they settle: ids $9 become statuses $10, due at $11 (null: unchanged), with results $12
+-- (JSON text, null: unchanged) and last errors $13 (null: unchanged). Runs $14 keep results
+-- $16 (JSON text) of their automatic states $15.
+WITH attempts AS (
+    UPDATE step_attempt a
+    SET finished_at = $8::timestamptz, outcome = u.outcome, duration_ms = u.ms,
+        error_class = u.cls, error_message = u.msg, traceback = u.trace
+    FROM unnest($1::bigint[], $2::int[], $3::text[], $4::int[], $5::text[], $6::text[],
+                $7::text[]) AS u(step, attempt, outcome, ms, cls, msg, trace)
+    WHERE a.step = u.step AND a.attempt = u.attempt
+), settled AS (
+    UPDATE step st
+    SET status = u.status, due_at = COALESCE(u.due, st.due_at),
+        result = COALESCE(u.result::jsonb, st.result), last_error = COALESCE(u.err, st.last_error),
+        updated_at = $8::timestamptz,
+        ended_at = CASE WHEN u.status IN ('succeeded', 'failed', 'cancelled')
+                        THEN $8::timestamptz END
+    FROM unnest($9::bigint[], $10::text[], $11::timestamptz[], $12::text[], $13::text[])
+         AS u(id, status, due, result, err)
+    WHERE st.id = u.id
+)
 UPDATE run r SET step_results = r.step_results || jsonb_build_object(u.state, u.result::jsonb)
-FROM unnest($1::uuid[], $2::text[], $3::text[]) AS u(run, state, result)
+FROM unnest($14::uuid[], $15::text[], $16::text[]) AS u(run, state, result)
 WHERE r.id = u.run
