@@ -133,9 +133,7 @@ async def take_batch(
     read their runs in the same statement (one statement: no transaction needed)."""
     found = await conn.fetch(SQL["take"], now, limit, lease_seconds, worker)
     runs = {str(r["run"]): run_rows.run_from(r, "r_") for r in found}
-    return Taken(
-        [_row(r) for r in found], runs, {str(r["run"]) for r in found if r["has_slots"]}
-    )
+    return Taken([_row(r) for r in found], runs, {str(r["run"]) for r in found if r["has_slots"]})
 
 
 async def take(
@@ -270,6 +268,30 @@ async def once_put(
         _, kept = await once_get(conn, run_id, name)
         return kept, False
     return found["result"], bool(found["fresh"])
+
+
+async def once_many(
+    conn: db.Connection, values: Sequence[tuple[str, str, Any]], now: datetime
+) -> None:
+    """Record what ``steps.once`` returned in hooks: (run, name, value) each, at ``now``.
+
+    A name another transaction recorded first (after this one read the run) means the
+    decision used a value that is not the run's: it lost a race, and is rolled back and
+    decided again (``service/retry.py``), reading the recorded value then.
+    """
+    if not values:
+        return
+    fresh = await conn.fetchval(
+        SQL["once_many"],
+        [uuid.UUID(r) for r, _, _ in values],
+        [name for _, name, _ in values],
+        [json.dumps(value) for _, _, value in values],
+        now,
+    )
+    if fresh != len(values):
+        raise asyncpg.SerializationError(
+            "steps.once: a value was recorded by another transaction first; decide again"
+        )
 
 
 # -- a batch of finished attempts ----------------------------------------------------------------

@@ -100,6 +100,18 @@ UNION ALL
 SELECT result, false FROM step_once WHERE run = $1::uuid AND name = $2
 LIMIT 1
 
+-- name: once_many
+-- What steps.once recorded in hooks: runs $1, names $2, values $3 (JSON text), at $4; a
+-- name recorded already adds nothing. Returns how many were added.
+WITH put AS (
+    INSERT INTO step_once (run, name, result, recorded_at)
+    SELECT u.run, u.name, u.value::jsonb, $4 FROM unnest($1::uuid[], $2::text[], $3::text[])
+        AS u(run, name, value)
+    ON CONFLICT (run, name) DO NOTHING
+    RETURNING 1
+)
+SELECT count(*) FROM put
+
 -- name: run_of
 -- The run of step $1 (to lock it first).
 SELECT run FROM step WHERE id = $1
