@@ -181,8 +181,7 @@ def _one(
                 ),
                 ctx,
                 now,
-            )
-            batch.results.append((step.run_id, step.state, item.value))
+            )  # the run is written with its results by the unit of work
         done("succeeded", store.SUCCEEDED, result=item.value)
         return
     assert item.parts is not None

@@ -47,6 +47,7 @@ async def write(conn: db.Connection, writes: Writes, now: datetime) -> None:
             [n for _, n in changed],
             now,
             [v.unmatched_at for v, _ in changed],
+            [json.dumps(dict(v.results)) for v, _ in changed],
         )
     by_workflow: dict[str, list[SlotView]] = {}
     for workflow, view in writes.created:
