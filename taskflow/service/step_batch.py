@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
@@ -166,22 +166,8 @@ def _one(
                 state.run = replace(
                     state.run, results={**state.run.results, step.state: item.value}
                 )
-        else:
-            run = replace(state.run, results={**state.run.results, step.state: item.value})
-            _decided(
-                state,
-                automatic.succeeded(
-                    definition,
-                    run,
-                    list(state.slots.values()),
-                    result=item.value,
-                    details=details,
-                    now=now,
-                    new_id=persist.new_id,
-                ),
-                ctx,
-                now,
-            )  # the run is written with its results by the unit of work
+        else:  # the run is written with its result by the unit of work
+            _decide(state, ctx, now, automatic.succeeded, result=item.value, details=details)
         done("succeeded", store.SUCCEEDED, result=item.value)
         return
     assert item.parts is not None
@@ -203,20 +189,7 @@ def _one(
         automatic.error_route(definition, step.state, item.classes) is not None
     )
     if step.kind == step_queue.ACTION:
-        _decided(
-            state,
-            automatic.failed(
-                definition,
-                state.run,
-                list(state.slots.values()),
-                error_classes=item.classes,
-                details=details,
-                now=now,
-                new_id=persist.new_id,
-            ),
-            ctx,
-            now,
-        )
+        _decide(state, ctx, now, automatic.failed, error_classes=item.classes, details=details)
     else:
         line = f"{step.state}: {step.action} failed ({text}); an operator retries it (retryStep)"
         state.log(AuditEntry("step.parked", now, None, None, line, details))
@@ -226,6 +199,15 @@ def _one(
         done("parked", store.PARKED, last_error=text)
 
 
-def _decided(state: runs_batch.RunState, result: Outcome, ctx: uow.Context, now: datetime) -> None:
-    """Plan ``result`` against the run's batch state (the unit of work's planner)."""
+def _decide(
+    state: runs_batch.RunState,
+    ctx: uow.Context,
+    now: datetime,
+    decide: Callable[..., Outcome],
+    **how: Any,
+) -> None:
+    """Decide what an action's outcome does with ``decide`` (``automatic.succeeded`` or
+    ``automatic.failed``) on the run's batch state, and plan it (the unit of work's planner)."""
+    slots = list(state.slots.values())
+    result = decide(ctx.definition, state.run, slots, now=now, new_id=persist.new_id, **how)
     runs_batch.outcome(state, result, ctx, now)

@@ -38,18 +38,11 @@ DUE, RUNNING, SUCCEEDED, FAILED, PARKED, CANCELLED = (
 
 
 @dataclass(frozen=True)
-class StepRow:
-    """A step as a worker takes or locks it."""
+class StepRow(step_timers.DueStep):
+    """A step as a worker takes or locks it: the row as it was added, its id and attempts."""
 
     id: int
-    key: str
-    run_id: str
-    visit: int
-    state: str
-    kind: str
-    action: str
     attempts: int
-    due_at: datetime
     status: str = RUNNING
     workflow: str = ""
     definition_version: int = 0
@@ -62,21 +55,28 @@ class StepRow:
         return self.attempts - self.counted_from
 
 
+def _added(r: asyncpg.Record) -> dict[str, Any]:
+    """What every read of a step row has: the fields it was added with, its id and attempts."""
+    return {
+        "key": r["key"],
+        "run_id": str(r["run"]),
+        "visit": r["visit"],
+        "state": r["state"],
+        "kind": r["kind"],
+        "action": r["action"],
+        "due_at": r["due_at"],
+        "id": r["id"],
+        "attempts": r["attempts"],
+    }
+
+
 def _row(r: asyncpg.Record) -> StepRow:
-    keys = set(r.keys())
+    """A taken step (no status column: running; its run's workflow and version) or a locked one."""
     return StepRow(
-        id=r["id"],
-        key=r["key"],
-        run_id=str(r["run"]),
-        visit=r["visit"],
-        state=r["state"],
-        kind=r["kind"],
-        action=r["action"],
-        attempts=r["attempts"],
-        due_at=r["due_at"],
-        status=r["status"] if "status" in keys else RUNNING,
-        workflow=r["workflow"] if "workflow" in keys else "",
-        definition_version=r["definition_version"] if "definition_version" in keys else 0,
+        **_added(r),
+        status=r.get("status", RUNNING),
+        workflow=r.get("workflow", ""),
+        definition_version=r.get("definition_version", 0),
         counted_from=r["counted_from"],
     )
 
@@ -187,19 +187,12 @@ class Attempt:
 
 
 @dataclass(frozen=True)
-class StepRecord:
+class StepRecord(step_timers.DueStep):
     """A step with every attempt (what ``Run.steps`` shows)."""
 
     id: int
-    key: str
-    run_id: str
-    visit: int
-    state: str
-    kind: str
-    action: str
-    status: str
     attempts: int
-    due_at: datetime
+    status: str
     result: Any
     last_error: str | None
     created_at: datetime
@@ -232,16 +225,8 @@ async def of_runs(conn: db.Connection, run_ids: Sequence[str]) -> dict[str, list
             for a in r["attempt_list"]
         )
         record = StepRecord(
-            id=r["id"],
-            key=r["key"],
-            run_id=str(r["run"]),
-            visit=r["visit"],
-            state=r["state"],
-            kind=r["kind"],
-            action=r["action"],
+            **_added(r),
             status=r["status"],
-            attempts=r["attempts"],
-            due_at=r["due_at"],
             result=r["result"],
             last_error=r["last_error"],
             created_at=r["created_at"],

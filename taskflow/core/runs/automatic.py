@@ -38,8 +38,7 @@ def succeeded(
     new_id: NewId,
 ) -> Outcome:
     """The state's action returned ``result``: store it, take the first matching route."""
-    decision = Decision(definition, run, slots, now=now, actor=None, new_id=new_id)
-    decision.require_active()
+    decision = _deciding(definition, run, slots, now, new_id)
     state = decision.state
     decision.set_run(results={**run.results, state.name: result})
     decision.log(
@@ -61,9 +60,7 @@ def succeeded(
         if decision.run.unmatched_at is None:
             decision.set_run(unmatched_at=now)
         return decision.outcome()
-    states.transition(decision, target, reason=f"{state.name} succeeded", via="step")
-    states.settle(decision)
-    return decision.outcome()
+    return _moved(decision, target, f"{state.name} succeeded")
 
 
 def error_route(definition: Definition, state: str, error_classes: Sequence[str]) -> str | None:
@@ -85,8 +82,7 @@ def failed(
     new_id: NewId,
 ) -> Outcome:
     """The last attempt failed: take the matching ``on_error`` route, or stay (parked)."""
-    decision = Decision(definition, run, slots, now=now, actor=None, new_id=new_id)
-    decision.require_active()
+    decision = _deciding(definition, run, slots, now, new_id)
     state = decision.state
     target = error_route(definition, state.name, error_classes)
     message = details.get("error", "")
@@ -100,6 +96,20 @@ def failed(
         )
         return decision.outcome()
     decision.log("step.failed", reason=f"{state.name}: the action failed ({message})", **details)
-    states.transition(decision, target, reason=f"{state.name} failed", via="step")
+    return _moved(decision, target, f"{state.name} failed")
+
+
+def _deciding(
+    definition: Definition, run: RunView, slots: Iterable[SlotView], now: datetime, new_id: NewId
+) -> Decision:
+    """A decision on the run, refused unless it is active (an ended run has no step to follow)."""
+    decision = Decision(definition, run, slots, now=now, actor=None, new_id=new_id)
+    decision.require_active()
+    return decision
+
+
+def _moved(decision: Decision, target: str, reason: str) -> Outcome:
+    """Move to ``target`` by the step's outcome and settle there (automatic states follow)."""
+    states.transition(decision, target, reason=reason, via="step")
     states.settle(decision)
     return decision.outcome()
