@@ -22,6 +22,7 @@ lease ran out and another worker took the step is recorded as ``discarded``.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import json
 import logging
 import os
@@ -87,11 +88,49 @@ async def next_due(services: Services, now: datetime) -> datetime | None:
 async def run_batch(services: Services, now: datetime, batch: int, worker: str = WORKER) -> int:
     """Take up to ``batch`` due steps, run their actions (a few at once), then finish them
     in one transaction (``step_batch.py``); returns how many were taken."""
+    steps = Pipeline(services, worker)
+    taken = await steps.run_batch(now, batch)
+    await steps.drain()
+    return taken
+
+
+class Pipeline:
+    """A worker's batches of steps, each finished while the next is taken and its actions
+    run: the database writes one batch while this process prepares the next. One finish
+    at a time, in order (a batch's finish starts once the one before has committed)."""
+
+    def __init__(self, services: Services, worker: str = WORKER) -> None:
+        self.services = services
+        self.worker = worker
+        self._finishing: asyncio.Task[None] | None = None
+
+    async def run_batch(self, now: datetime, batch: int) -> int:
+        """Take up to ``batch`` due steps and run their actions; their finish is under way
+        when this returns (:meth:`drain` waits for it). Returns how many were taken."""
+        attempted, taken = await _take_and_run(self.services, now, batch, self.worker)
+        await self.drain()
+        if attempted:
+            self._finishing = asyncio.get_running_loop().create_task(
+                _finish_all(self.services, attempted), context=contextvars.Context()
+            )
+        return taken
+
+    async def drain(self) -> None:
+        """Wait until the batch being finished is written."""
+        if self._finishing is not None:
+            finishing, self._finishing = self._finishing, None
+            await finishing
+
+
+async def _take_and_run(
+    services: Services, now: datetime, batch: int, worker: str
+) -> tuple[list[step_batch.Attempted], int]:
+    """Take up to ``batch`` due steps and run their actions: (the attempts, how many taken)."""
     lease = services.settings.step_lease
     async with services.db.connection() as conn:  # one statement: its own transaction
         taken = await store.take_batch(conn, now, batch, lease, worker)
         if not taken.steps:
-            return 0
+            return [], 0
         runs = taken.runs
         # Payloads for the actions: only runs with slots have any.
         with_slots = sorted(taken.with_slots)
@@ -108,9 +147,7 @@ async def run_batch(services: Services, now: datetime, batch: int, worker: str =
                 return None
 
     attempted = [a for a in await asyncio.gather(*(one(s) for s in taken.steps)) if a is not None]
-    if attempted:
-        await _finish_all(services, attempted)
-    return len(taken.steps)
+    return attempted, len(taken.steps)
 
 
 async def _finish_all(services: Services, attempted: list[step_batch.Attempted]) -> None:
