@@ -25,15 +25,15 @@ WHERE st.run = u.run AND st.status = 'due' AND (st.visit <> u.visit OR u.status 
 -- a lease that ran out is marked lost. Each comes with its run and subject (columns r_*,
 -- s_*: what the action is given) and whether the run has any slot (whose payloads to read).
 WITH due AS (
-    SELECT st.id FROM step st
+    SELECT st.id, st.status, st.attempts FROM step st
     WHERE st.status IN ('due', 'running') AND st.due_at <= $1
     ORDER BY st.due_at, st.id
     LIMIT $2
     FOR UPDATE SKIP LOCKED
 ), lost AS (
     UPDATE step_attempt a SET outcome = 'lost', finished_at = $1
-    FROM step st JOIN due d ON d.id = st.id
-    WHERE st.status = 'running' AND a.step = st.id AND a.attempt = st.attempts
+    FROM due d
+    WHERE d.status = 'running' AND a.step = d.id AND a.attempt = d.attempts
       AND a.outcome = 'running'
 ), taken AS (
     UPDATE step st
