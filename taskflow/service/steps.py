@@ -135,18 +135,20 @@ async def _take_and_run(
         # Payloads for the actions: only runs with slots have any.
         with_slots = sorted(taken.with_slots)
         slots = await deadline_rows.slots_of_runs(conn, with_slots) if with_slots else {}
-    gate = asyncio.Semaphore(CONCURRENCY)
+    done: list[step_batch.Attempted | None] = [None] * len(taken.steps)
+    todo = iter(enumerate(taken.steps))
 
-    async def one(step: store.StepRow) -> step_batch.Attempted | None:
-        async with gate:
+    async def runner() -> None:
+        """Run the batch's actions one after the other; CONCURRENCY of these run at once."""
+        for i, step in todo:
             try:
-                return await attempt(services, step, runs.get(step.run_id), slots)
+                done[i] = await attempt(services, step, runs.get(step.run_id), slots)
             except Exception:
                 # Its lease runs out and another attempt follows: never stop the others.
                 log.exception("step %s (%s) could not be run", step.key, step.action)
-                return None
 
-    attempted = [a for a in await asyncio.gather(*(one(s) for s in taken.steps)) if a is not None]
+    await asyncio.gather(*(runner() for _ in range(min(CONCURRENCY, len(taken.steps)))))
+    attempted = [a for a in done if a is not None]
     return attempted, len(taken.steps)
 
 
