@@ -167,7 +167,18 @@ def _one(
                     state.run, results={**state.run.results, step.state: item.value}
                 )
         else:  # the run is written with its result by the unit of work
-            _decide(state, ctx, now, automatic.succeeded, result=item.value, details=details)
+            plain = automatic.succeeded_plainly(
+                definition,
+                state.run,
+                touched=bool(state.slots or state.timers),
+                result=item.value,
+                details=details,
+                now=now,
+            )
+            if plain is not None:  # no engine working copy needed: plan it as it is
+                runs_batch.outcome(state, plain, ctx, now)
+            else:
+                _decide(state, ctx, now, automatic.succeeded, result=item.value, details=details)
         done("succeeded", store.SUCCEEDED, result=item.value)
         return
     assert item.parts is not None
