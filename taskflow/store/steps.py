@@ -26,6 +26,8 @@ from taskflow.store.sql_builder import with_columns
 
 SQL = with_columns(sql.statements("steps"), run_columns=run_rows.run_columns("r_"))
 
+# Run ids are passed as text where the column is a uuid: asyncpg parses them itself.
+
 #: Step statuses (``core/runs/statuses.StepStatus``).
 DUE, RUNNING, SUCCEEDED, FAILED, PARKED, CANCELLED = (
     StepStatus.DUE,
@@ -109,7 +111,7 @@ async def cancel_left(
     if runs:
         await conn.execute(
             SQL["cancel_left"],
-            [uuid.UUID(r) for r, _, _ in runs],
+            [r for r, _, _ in runs],
             [v for _, v, _ in runs],
             [s for _, _, s in runs],
             now,
@@ -268,7 +270,7 @@ async def once_many(
         return
     fresh = await conn.fetchval(
         SQL["once_many"],
-        [uuid.UUID(r) for r, _, _ in values],
+        [r for r, _, _ in values],
         [name for _, name, _ in values],
         [json.dumps(value) for _, _, value in values],
         now,
@@ -285,7 +287,7 @@ async def once_many(
 async def lock_runs(conn: db.Connection, run_ids: Sequence[str]) -> dict[str, run_rows.RunRow]:
     """Lock these runs in id order (the lock order's first step, for a batch of steps) and
     read them, by id."""
-    found = await conn.fetch(SQL["lock_runs"], sorted(uuid.UUID(r) for r in run_ids))
+    found = await conn.fetch(SQL["lock_runs"], list(run_ids))
     return {str(r["r_id"]): run_rows.run_from(r, "r_") for r in found}
 
 
@@ -336,7 +338,7 @@ async def finish_many(
         [f.due_at for f in settled],
         [json.dumps(f.result) if f.result is not None else None for f in settled],
         [f.last_error for f in settled],
-        [uuid.UUID(r) for r, _, _ in results],
+        [r for r, _, _ in results],
         [state for _, state, _ in results],
         [json.dumps(value) for _, _, value in results],
     )

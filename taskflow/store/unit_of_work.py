@@ -103,8 +103,8 @@ async def _deadlines(conn: db.Connection, writes: Writes, now: datetime) -> None
         [p.clock if p else None for p in picked],
         [p.business_us if p else None for p in picked],
         [p.real_us if p else None for p in picked],
-        [uuid.UUID(run) for run, _ in lines],
-        [uuid.UUID(e.slot_id) if e.slot_id else None for _, e in lines],
+        [run for run, _ in lines],  # ids as text: asyncpg parses them (in C) for uuid[]
+        [e.slot_id or None for _, e in lines],
         [e.kind for _, e in lines],
         [e.actor for _, e in lines],
         [e.reason for _, e in lines],
