@@ -1,11 +1,12 @@
 """Running automatic steps: take due steps under a lease, run actions, decide what follows.
 
-A worker takes up to a batch of due step rows in a short transaction (``FOR
-UPDATE SKIP LOCKED``), each starting its next attempt under a lease
-(``TASKFLOW_STEP_LEASE``). It runs the actions outside any transaction (a few at
-once), each with the per-attempt timeout of its state's retry policy (never
-beyond the lease), then finishes the batch in one transaction that follows the
-lock order: the runs, their live slots, then the step rows (``step_batch.py``,
+A worker takes up to a batch of due step rows in one statement (``FOR UPDATE
+SKIP LOCKED``), each starting its next attempt under a lease
+(``TASKFLOW_STEP_LEASE``), with the runs they belong to. It runs the actions
+outside any transaction (a few at once), each with the per-attempt timeout of its
+state's retry policy (never beyond the lease), then finishes the batch in one
+transaction that follows the lock order: the runs, their live slots, then the step
+rows (:class:`Pipeline` lets a worker take the next batch meanwhile; ``step_batch.py``,
 which decides with :mod:`taskflow.core.runs.automatic`, plans with the unit of
 work's planner and writes through its one writer).
 Success stores the result and, for a state's action, takes its ``on_success``
