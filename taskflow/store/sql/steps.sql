@@ -46,9 +46,12 @@ WITH due AS (
     INSERT INTO step_attempt (step, attempt, worker, started_at, outcome)
     SELECT t.id, t.attempts, $4, $1, 'running' FROM taken t
 )
-SELECT t.*, r.workflow, r.definition_version, /*:run_columns*/,
-       EXISTS (SELECT 1 FROM slot sl WHERE sl.run = t.run) AS has_slots
-FROM taken t JOIN run r ON r.id = t.run JOIN subject s ON s.id = r.subject
+SELECT t.*, x.*
+FROM taken t CROSS JOIN LATERAL (  -- by key, each (LIMIT 1: not flattened into a scan of run)
+    SELECT r.workflow, r.definition_version, /*:run_columns*/,
+           EXISTS (SELECT 1 FROM slot sl WHERE sl.run = r.id) AS has_slots
+    FROM run r JOIN subject s ON s.id = r.subject WHERE r.id = t.run LIMIT 1
+) x
 ORDER BY t.id
 
 -- name: lock
@@ -122,9 +125,15 @@ SELECT pg_notify($1, '')
 
 -- name: lock_runs
 -- Lock runs $1 in id order (the first step of the lock order, for a batch of steps) and
--- read them with their subjects (columns r_*, s_*), as get_run_locked does for one run.
-SELECT /*:run_columns*/ FROM run r JOIN subject s ON s.id = r.subject
-WHERE r.id = ANY($1::uuid[]) ORDER BY r.id FOR NO KEY UPDATE OF r
+-- read them with their subjects (columns r_*, s_*), as get_run_locked does for one run:
+-- each by key, in id order (LIMIT 1: not flattened into a scan of run).
+SELECT x.*
+FROM (SELECT DISTINCT id FROM unnest($1::uuid[]) AS u(id) ORDER BY id) u
+CROSS JOIN LATERAL (
+    SELECT /*:run_columns*/ FROM run r JOIN subject s ON s.id = r.subject
+    WHERE r.id = u.id LIMIT 1 FOR NO KEY UPDATE OF r
+) x
+ORDER BY u.id
 
 -- name: lock_many
 -- Steps $1, locked in id order (after their runs and live slots).
