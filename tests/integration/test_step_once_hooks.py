@@ -7,36 +7,23 @@ from __future__ import annotations
 import asyncio
 import sys
 import uuid
-from collections.abc import AsyncIterator
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
 
-from taskflow import clock, config
 from taskflow import steps as tf_steps
 from taskflow.core.runs import once as hook_once
 from taskflow.core.runs.decision import Decision
 from taskflow.service import container, operate
 from taskflow.service import principals as principal_service
 from taskflow.store import runs as rows
-from tests.conftest import services_with
 from tests.integration.test_steps import _run, _start
 
 pytestmark = pytest.mark.anyio
 
 HERE = Path(__file__).resolve().parent
-
-
-@pytest.fixture
-async def once_services(
-    database_url: str, settings: config.Settings, frozen_clock: clock.FrozenClock
-) -> AsyncIterator[container.Services]:
-    async with services_with(
-        database_url, settings, frozen_clock, HERE / "step_workflows.py"
-    ) as services:
-        yield services
 
 
 def _module(services: container.Services) -> ModuleType:
@@ -61,9 +48,9 @@ async def _recorded(services: container.Services, run_id: str) -> list[tuple[str
 
 
 async def test_a_hook_records_once_and_gets_the_value_back_when_the_state_is_entered_again(
-    once_services: container.Services,
+    step_services: container.Services,
 ) -> None:
-    services = once_services
+    services = step_services
     module = _module(services)
     run_id = await _start(services, "welcoming", "W-1")
     await _goto(services, run_id, "greeting")  # entered: fn runs, the value is recorded
@@ -85,13 +72,13 @@ async def test_a_hook_records_once_and_gets_the_value_back_when_the_state_is_ent
 
 
 async def test_a_decision_that_lost_the_race_for_a_name_is_decided_again_with_the_kept_value(
-    once_services: container.Services,
+    step_services: container.Services,
 ) -> None:
     """Another writer holds the run and records ``badge`` while the operator's goto waits for
     the run; the goto read the run before that commit, so its hook makes a value of its own,
     whose write finds the name taken: the decision is rolled back whole and decided again,
     and the hook then gets the value that was committed first (``fn`` is not run again)."""
-    services = once_services
+    services = step_services
     module = _module(services)
     run_id = await _start(services, "welcoming", "W-2")
     async with services.db.connection() as other:
@@ -127,17 +114,17 @@ async def test_a_decision_that_lost_the_race_for_a_name_is_decided_again_with_th
 
 
 async def test_an_async_fn_in_a_hook_is_refused_and_nothing_is_recorded(
-    once_services: container.Services,
+    step_services: container.Services,
 ) -> None:
     """A hook is synchronous: ``steps.once`` there refuses a function returning an awaitable
     (the decision then fails as for any failing hook, and changes nothing)."""
-    definition = once_services.catalog.get("welcoming")
+    definition = step_services.catalog.get("welcoming")
 
     async def later() -> str:
         return "x"
 
-    run_id = await _start(once_services, "welcoming", "W-3")
-    async with once_services.db.connection() as conn:
+    run_id = await _start(step_services, "welcoming", "W-3")
+    async with step_services.db.connection() as conn:
         found = await rows.get_run(conn, run_id)
     assert found is not None
     decision = Decision(definition, found.view, [], now=found.started_at, actor=None, new_id=str)

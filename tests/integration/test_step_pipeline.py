@@ -6,30 +6,17 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
-from taskflow import clock, config
 from taskflow.service import container
 from taskflow.worker import loop
-from tests.conftest import services_with
 from tests.integration.test_steps import _start
 
 pytestmark = pytest.mark.anyio
 
 HERE = Path(__file__).resolve().parent
-
-
-@pytest.fixture
-async def step_services(
-    database_url: str, settings: config.Settings, frozen_clock: clock.FrozenClock
-) -> AsyncIterator[container.Services]:
-    async with services_with(
-        database_url, settings, frozen_clock, HERE / "step_workflows.py"
-    ) as services:
-        yield services
 
 
 async def test_a_worker_with_batches_smaller_than_the_work_runs_every_step_once(
