@@ -19,16 +19,14 @@ from __future__ import annotations
 
 import contextlib
 import inspect
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol
 
 from taskflow import errors
 from taskflow.core.runs import once as hook_once
-
-T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -87,7 +85,7 @@ def recording(recorder: Recorder) -> Iterator[None]:
         _recorder.reset(token)
 
 
-def once(name: str, fn: Callable[[], Awaitable[T] | T]) -> Any:
+def once(name: str, fn: Callable[[], Any]) -> Any:
     """The first result of ``fn`` for this run under ``name``; later executions get it back.
 
     In an action, ``await steps.once(name, fn)`` (``fn`` sync or async). In an enter or
@@ -108,12 +106,11 @@ def once(name: str, fn: Callable[[], Awaitable[T] | T]) -> Any:
     return _in_action(recorder, name, fn)
 
 
-async def _in_action(recorder: Recorder, name: str, fn: Callable[[], Awaitable[T] | T]) -> T:
+async def _in_action(recorder: Recorder, name: str, fn: Callable[[], Any]) -> Any:
     found, value = await recorder.get(name)
     if found:
-        return value  # type: ignore[no-any-return]
+        return value
     made = fn()
     if inspect.isawaitable(made):
         made = await made
-    kept: T = await recorder.put(name, made)
-    return kept
+    return await recorder.put(name, made)
