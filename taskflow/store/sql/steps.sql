@@ -32,8 +32,8 @@ WITH due AS (
     FOR UPDATE SKIP LOCKED
 ), lost AS (
     UPDATE step_attempt a SET outcome = 'lost', finished_at = $1
-    FROM due d
-    WHERE d.status = 'running' AND a.step = d.id AND a.attempt = d.attempts
+    FROM due st
+    WHERE st.status = 'running' AND a.step = st.id AND a.attempt = st.attempts
       AND a.outcome = 'running'
 ), taken AS (
     UPDATE step st
