@@ -11,22 +11,22 @@ It may be run more than once for one step (a retry, or a worker that died
 mid-action: at-least-once), so it passes ``ctx.idempotency_key`` to the service
 it calls. :func:`once` records the first result of ``fn`` under ``name`` for the
 run and returns it on every later execution of that run (replays, retries,
-re-entered states) without calling ``fn`` again. See docs/automatic-steps.md.
+re-entered states) without calling ``fn`` again: awaited in an action, returning
+the value directly in an enter/exit hook. See docs/automatic-steps.md.
 """
 
 from __future__ import annotations
 
 import contextlib
 import inspect
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol
 
 from taskflow import errors
-
-T = TypeVar("T")
+from taskflow.core.runs import once as hook_once
 
 
 @dataclass(frozen=True)
@@ -67,7 +67,7 @@ class Recorder(Protocol):
 
 
 class OutsideAStep(errors.TaskflowError):
-    """``steps.once`` was called outside an action the worker runs."""
+    """``steps.once`` was called outside an action the worker runs and outside a hook."""
 
     code = "STEP_OUTSIDE_ACTION"
 
@@ -85,23 +85,32 @@ def recording(recorder: Recorder) -> Iterator[None]:
         _recorder.reset(token)
 
 
-async def once(name: str, fn: Callable[[], Awaitable[T] | T]) -> T:
+def once(name: str, fn: Callable[[], Any]) -> Any:
     """The first result of ``fn`` for this run under ``name``; later executions get it back.
 
-    The value must be JSON-able (it is stored). Should two executions race, the first
-    recorded value wins and both return it.
+    In an action, ``await steps.once(name, fn)`` (``fn`` sync or async). In an enter or
+    exit hook, ``steps.once(name, fn)`` returns the value itself (``fn`` synchronous): the
+    value recorded for the run, else ``fn()``, recorded by the decision that runs the hook
+    (written with it, in its transaction; ``core/runs/once.py``). The value must be
+    JSON-able (it is stored). Should two executions race, the first recorded value wins.
     """
+    hook = hook_once.current()
+    if hook is not None:
+        return hook.once(name, fn)
     recorder = _recorder.get()
     if recorder is None:
         raise OutsideAStep(
-            "steps.once runs only inside an automatic step's action run by the worker; "
-            "call it from the action (tests: taskflow.service.steps.run_due)."
+            "steps.once runs only inside an automatic step's action run by the worker, or "
+            "an enter/exit hook; call it from there (tests: taskflow.service.steps.run_due)."
         )
+    return _in_action(recorder, name, fn)
+
+
+async def _in_action(recorder: Recorder, name: str, fn: Callable[[], Any]) -> Any:
     found, value = await recorder.get(name)
     if found:
-        return value  # type: ignore[no-any-return]
+        return value
     made = fn()
     if inspect.isawaitable(made):
         made = await made
-    kept: T = await recorder.put(name, made)
-    return kept
+    return await recorder.put(name, made)

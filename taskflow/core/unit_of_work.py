@@ -110,6 +110,9 @@ class Writes:
     ended: tuple[Ended, ...] = ()
     #: Step rows made due (a state with an action entered); a key that exists adds nothing.
     steps: tuple[step_timers.DueStep, ...] = ()
+    #: (run, name, value) recorded by ``steps.once`` in hooks; a name recorded already by
+    #: another transaction makes the writer report a lost race (the decision runs again).
+    once: tuple[tuple[str, str, object], ...] = ()
 
     def merge(self, later: Writes) -> Writes:
         """These writes followed by ``later``'s: per row the later value wins (a run's
@@ -144,6 +147,7 @@ class Writes:
             notify=self.notify or later.notify,
             ended=_keyed(self.ended, later.ended, lambda e: e.slot.id),
             steps=_keyed(self.steps, later.steps, lambda s: s.key),
+            once=_keyed(self.once, later.once, lambda o: (o[0], o[1])),
         )
 
     def empty(self) -> bool:
@@ -161,6 +165,7 @@ class Writes:
             or self.notify
             or self.ended
             or self.steps
+            or self.once
         )
 
 
@@ -220,6 +225,7 @@ def plan(
         notify=bool(due_steps) or any(t.status == ARMED for t in timer_rows),
         ended=tuple(ended(touched, ctx)),
         steps=tuple(due_steps),
+        once=tuple((result.run.id, name, value) for name, value in result.once),
     )
 
 

@@ -14,6 +14,7 @@ run's buffer.
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from datetime import datetime
@@ -240,9 +241,7 @@ async def deliver(
             f"{b.event} delivered to {slot.name} (kept since {b.arrived_at.isoformat()})",
             _facts(b),
         )
-        result = Outcome(
-            result.run, result.created, result.changed, (line, *result.audit), result.run_changed
-        )
+        result = dataclasses.replace(result, audit=(line, *result.audit))
         await write(
             conn,
             result,

@@ -42,6 +42,8 @@ class Catalog:
 
     def get(self, name: str, version: int | None = None) -> Definition:
         """The definition ``name`` at ``version`` (default: the latest); NotFound otherwise."""
+        if version is not None and (found := self._by_key.get((name, version))) is not None:
+            return found  # the common case (a run's own version), without a scan
         versions = sorted(v for (n, v) in self._by_key if n == name)
         if not versions:
             known = ", ".join(self.names()) or "none are loaded"

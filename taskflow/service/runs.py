@@ -8,6 +8,7 @@ timeline afterwards (in a transaction of their own).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -185,7 +186,7 @@ async def _start(
 
 def _as_update(result: Outcome) -> Outcome:
     """A fresh run's outcome, minus the run row the caller inserted itself."""
-    return Outcome(result.run, result.created, result.changed, result.audit, run_changed=True)
+    return dataclasses.replace(result, run_changed=True)
 
 
 async def decide(

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
@@ -28,7 +28,6 @@ from taskflow.service import buffered, persist, step_queue
 from taskflow.service import timer_batch as runs_batch
 from taskflow.service.container import Services
 from taskflow.store import locks
-from taskflow.store import runs as rows
 from taskflow.store import steps as store
 
 log = logging.getLogger("taskflow.worker")
@@ -79,10 +78,9 @@ async def finish(services: Services, attempted: Sequence[Attempted]) -> dict[int
     async with services.db.transaction() as conn:
         now = services.clock.now()
         run_ids = sorted({a.step.run_id for a in attempted})
-        await store.lock_runs(conn, run_ids)
+        found = await store.lock_runs(conn, run_ids)
         await locks.lock_live_slots(conn, run_ids)
         locked = await store.lock_many(conn, [a.step.id for a in attempted])
-        found = await rows.get_runs(conn, run_ids)
         states = await runs_batch.load(conn, found)
         batch = _Batch([], [], {})
         for item in attempted:
@@ -99,8 +97,7 @@ async def finish(services: Services, attempted: Sequence[Attempted]) -> dict[int
             if trial is not None and state is not None:
                 states[item.step.run_id] = trial
         await runs_batch.flush(conn, list(states.values()), now)
-        await store.store_results(conn, batch.results)
-        await store.finish_many(conn, batch.finished, now)
+        await store.finish_many(conn, batch.finished, batch.results, now)
         # Slots the outcomes opened take the events their runs kept (same transaction).
         await buffered.after_batch(
             conn, services, [s.run for s in states.values()], now, persist.write
@@ -169,23 +166,19 @@ def _one(
                 state.run = replace(
                     state.run, results={**state.run.results, step.state: item.value}
                 )
-        else:
-            run = replace(state.run, results={**state.run.results, step.state: item.value})
-            _decided(
-                state,
-                automatic.succeeded(
-                    definition,
-                    run,
-                    list(state.slots.values()),
-                    result=item.value,
-                    details=details,
-                    now=now,
-                    new_id=persist.new_id,
-                ),
-                ctx,
-                now,
+        else:  # the run is written with its result by the unit of work
+            plain = automatic.succeeded_plainly(
+                definition,
+                state.run,
+                touched=bool(state.slots or state.timers),
+                result=item.value,
+                details=details,
+                now=now,
             )
-            batch.results.append((step.run_id, step.state, item.value))
+            if plain is not None:  # no engine working copy needed: plan it as it is
+                runs_batch.outcome(state, plain, ctx, now)
+            else:
+                _decide(state, ctx, now, automatic.succeeded, result=item.value, details=details)
         done("succeeded", store.SUCCEEDED, result=item.value)
         return
     assert item.parts is not None
@@ -207,20 +200,7 @@ def _one(
         automatic.error_route(definition, step.state, item.classes) is not None
     )
     if step.kind == step_queue.ACTION:
-        _decided(
-            state,
-            automatic.failed(
-                definition,
-                state.run,
-                list(state.slots.values()),
-                error_classes=item.classes,
-                details=details,
-                now=now,
-                new_id=persist.new_id,
-            ),
-            ctx,
-            now,
-        )
+        _decide(state, ctx, now, automatic.failed, error_classes=item.classes, details=details)
     else:
         line = f"{step.state}: {step.action} failed ({text}); an operator retries it (retryStep)"
         state.log(AuditEntry("step.parked", now, None, None, line, details))
@@ -230,6 +210,15 @@ def _one(
         done("parked", store.PARKED, last_error=text)
 
 
-def _decided(state: runs_batch.RunState, result: Outcome, ctx: uow.Context, now: datetime) -> None:
-    """Plan ``result`` against the run's batch state (the unit of work's planner)."""
+def _decide(
+    state: runs_batch.RunState,
+    ctx: uow.Context,
+    now: datetime,
+    decide: Callable[..., Outcome],
+    **how: Any,
+) -> None:
+    """Decide what an action's outcome does with ``decide`` (``automatic.succeeded`` or
+    ``automatic.failed``) on the run's batch state, and plan it (the unit of work's planner)."""
+    slots = list(state.slots.values())
+    result = decide(ctx.definition, state.run, slots, now=now, new_id=persist.new_id, **how)
     runs_batch.outcome(state, result, ctx, now)

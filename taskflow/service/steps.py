@@ -1,11 +1,12 @@
 """Running automatic steps: take due steps under a lease, run actions, decide what follows.
 
-A worker takes up to a batch of due step rows in a short transaction (``FOR
-UPDATE SKIP LOCKED``), each starting its next attempt under a lease
-(``TASKFLOW_STEP_LEASE``). It runs the actions outside any transaction (a few at
-once), each with the per-attempt timeout of its state's retry policy (never
-beyond the lease), then finishes the batch in one transaction that follows the
-lock order: the runs, their live slots, then the step rows (``step_batch.py``,
+A worker takes up to a batch of due step rows in one statement (``FOR UPDATE
+SKIP LOCKED``), each starting its next attempt under a lease
+(``TASKFLOW_STEP_LEASE``), with the runs they belong to. It runs the actions
+outside any transaction (a few at once), each with the per-attempt timeout of its
+state's retry policy (never beyond the lease), then finishes the batch in one
+transaction that follows the lock order: the runs, their live slots, then the step
+rows (:class:`Pipeline` lets a worker take the next batch meanwhile; ``step_batch.py``,
 which decides with :mod:`taskflow.core.runs.automatic`, plans with the unit of
 work's planner and writes through its one writer).
 Success stores the result and, for a state's action, takes its ``on_success``
@@ -22,6 +23,7 @@ lease ran out and another worker took the step is recorded as ``discarded``.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import json
 import logging
 import os
@@ -40,7 +42,6 @@ from taskflow.core.runs import automatic
 from taskflow.core.runs.decision import Decision
 from taskflow.core.runs.model import AuditEntry
 from taskflow.service import (
-    deadlines,
     metrics,
     persist,
     retry,
@@ -88,30 +89,68 @@ async def next_due(services: Services, now: datetime) -> datetime | None:
 async def run_batch(services: Services, now: datetime, batch: int, worker: str = WORKER) -> int:
     """Take up to ``batch`` due steps, run their actions (a few at once), then finish them
     in one transaction (``step_batch.py``); returns how many were taken."""
-    lease = services.settings.step_lease
-    async with services.db.transaction() as conn:
-        taken = await store.take(conn, now, batch, lease, worker)
-    if not taken:
-        return 0
-    run_ids = sorted({s.run_id for s in taken})
-    async with services.db.connection() as conn:
-        runs = await rows.get_runs(conn, run_ids)
-        slots = await deadline_rows.slots_of_runs(conn, run_ids)
-    gate = asyncio.Semaphore(CONCURRENCY)
+    steps = Pipeline(services, worker)
+    taken = await steps.run_batch(now, batch)
+    await steps.drain()
+    return taken
 
-    async def one(step: store.StepRow) -> step_batch.Attempted | None:
-        async with gate:
+
+class Pipeline:
+    """A worker's batches of steps, each finished while the next is taken and its actions
+    run: the database writes one batch while this process prepares the next. One finish
+    at a time, in order (a batch's finish starts once the one before has committed)."""
+
+    def __init__(self, services: Services, worker: str = WORKER) -> None:
+        self.services = services
+        self.worker = worker
+        self._finishing: asyncio.Task[None] | None = None
+
+    async def run_batch(self, now: datetime, batch: int) -> int:
+        """Take up to ``batch`` due steps and run their actions; their finish is under way
+        when this returns (:meth:`drain` waits for it). Returns how many were taken."""
+        attempted, taken = await _take_and_run(self.services, now, batch, self.worker)
+        await self.drain()
+        if attempted:
+            self._finishing = asyncio.get_running_loop().create_task(
+                _finish_all(self.services, attempted), context=contextvars.Context()
+            )
+        return taken
+
+    async def drain(self) -> None:
+        """Wait until the batch being finished is written."""
+        if self._finishing is not None:
+            finishing, self._finishing = self._finishing, None
+            await finishing
+
+
+async def _take_and_run(
+    services: Services, now: datetime, batch: int, worker: str
+) -> tuple[list[step_batch.Attempted], int]:
+    """Take up to ``batch`` due steps and run their actions: (the attempts, how many taken)."""
+    lease = services.settings.step_lease
+    async with services.db.connection() as conn:  # one statement: its own transaction
+        taken = await store.take_batch(conn, now, batch, lease, worker)
+        if not taken.steps:
+            return [], 0
+        runs = taken.runs
+        # Payloads for the actions: only runs with slots have any.
+        with_slots = sorted(taken.with_slots)
+        slots = await deadline_rows.slots_of_runs(conn, with_slots) if with_slots else {}
+    done: list[step_batch.Attempted | None] = [None] * len(taken.steps)
+    todo = iter(enumerate(taken.steps))
+
+    async def runner() -> None:
+        """Run the batch's actions one after the other; CONCURRENCY of these run at once."""
+        for i, step in todo:
             try:
-                return await attempt(services, step, runs.get(step.run_id), slots)
+                done[i] = await attempt(services, step, runs.get(step.run_id), slots)
             except Exception:
                 # Its lease runs out and another attempt follows: never stop the others.
                 log.exception("step %s (%s) could not be run", step.key, step.action)
-                return None
 
-    attempted = [a for a in await asyncio.gather(*(one(s) for s in taken)) if a is not None]
-    if attempted:
-        await _finish_all(services, attempted)
-    return len(taken)
+    await asyncio.gather(*(runner() for _ in range(min(CONCURRENCY, len(taken.steps)))))
+    attempted = [a for a in done if a is not None]
+    return attempted, len(taken.steps)
 
 
 async def _finish_all(services: Services, attempted: list[step_batch.Attempted]) -> None:
@@ -177,14 +216,6 @@ class _Recorder:
         return kept
 
 
-async def execute(services: Services, step: store.StepRow) -> None:
-    """Run one taken attempt of ``step`` and finish it on its own."""
-    async with services.db.connection() as conn:
-        found = await rows.get_run(conn, step.run_id)
-        slots = {step.run_id: await deadlines.load_slots(conn, step.run_id)} if found else {}
-    await _finish_all(services, [await attempt(services, step, found, slots)])
-
-
 async def attempt(
     services: Services,
     step: store.StepRow,
@@ -205,7 +236,11 @@ async def attempt(
     if policy.timeout is not None:
         limit = min(limit, policy.timeout.total_seconds())
     loaded = slots.get(run.id, [])
-    payload = Decision(definition, run, loaded, now=step.due_at, actor=None, new_id=str).payloads()
+    payload = (
+        Decision(definition, run, loaded, now=step.due_at, actor=None, new_id=str).payloads()
+        if loaded
+        else {}
+    )
     ctx = api.StepContext(
         run_id=run.id,
         workflow=run.workflow,
@@ -225,7 +260,8 @@ async def attempt(
     try:
         action = step_actions.resolve(step.action)
         with api.recording(_Recorder(services, run.id, step.key)):
-            value = await asyncio.wait_for(step_actions.invoke(action, ctx), limit)
+            async with asyncio.timeout(limit):  # in this task: no task of its own per action
+                value = await step_actions.invoke(action, ctx)
         json.dumps(value)  # a result must be JSON-able: it is stored on the run
     except Exception as exc:
         value, error = None, exc

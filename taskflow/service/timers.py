@@ -19,6 +19,7 @@ its next firing by the same reconciliation that every use case runs.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import random
 from dataclasses import dataclass
@@ -368,9 +369,7 @@ def _move(
         actor=None,
         new_id=persist.new_id,
     )
-    result = Outcome(
-        result.run, result.created, result.changed, (*lines, *result.audit), result.run_changed
-    )
+    result = dataclasses.replace(result, audit=(*lines, *result.audit))
     ctx = uow.context(
         loaded.definition, services.calendars, slots, at_risk=services.settings.sla_at_risk
     )

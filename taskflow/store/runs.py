@@ -76,11 +76,18 @@ _SUBJECT_COLUMNS = (
 )
 
 
+#: What ``steps.once`` recorded for the run, by name (read with it: hooks answer from it).
+_ONCE_COLUMN = (
+    "COALESCE((SELECT jsonb_object_agg(o.name, o.result) FROM step_once o "
+    "WHERE o.run = r.id), '{}'::jsonb)"
+)
+
+
 def run_columns(prefix: str = "") -> str:
     """The run's and its subject's columns (``r`` and ``s``); ``prefix`` renames the run's own,
     for statements that also return a slot's columns of the same names."""
     own = ", ".join(f"r.{c} AS {prefix}{c}" if prefix else f"r.{c}" for c in _RUN_FIELDS)
-    return f"{own}, {_SUBJECT_COLUMNS}"
+    return f"{own}, {_ONCE_COLUMN} AS {prefix}once_values, {_SUBJECT_COLUMNS}"
 
 
 RUN_COLUMNS = run_columns()
@@ -95,6 +102,7 @@ def run_from(row: asyncpg.Record, prefix: str = "") -> RunRow:
         prefix,
         subject=subject.attributes,
         results=row[f"{prefix}step_results"] or {},
+        once=row[f"{prefix}once_values"],
     )
     return db.record_as(RunRow, row, prefix, view=view, subject=subject)
 

@@ -21,8 +21,12 @@ import asyncpg
 from taskflow.core import step_timers
 from taskflow.core.runs.statuses import StepStatus
 from taskflow.store import db, deadlines, sql
+from taskflow.store import runs as run_rows
+from taskflow.store.sql_builder import with_columns
 
-SQL = sql.statements("steps")
+SQL = with_columns(sql.statements("steps"), run_columns=run_rows.run_columns("r_"))
+
+# Run ids are passed as text where the column is a uuid: asyncpg parses them itself.
 
 #: Step statuses (``core/runs/statuses.StepStatus``).
 DUE, RUNNING, SUCCEEDED, FAILED, PARKED, CANCELLED = (
@@ -36,18 +40,11 @@ DUE, RUNNING, SUCCEEDED, FAILED, PARKED, CANCELLED = (
 
 
 @dataclass(frozen=True)
-class StepRow:
-    """A step as a worker takes or locks it."""
+class StepRow(step_timers.DueStep):
+    """A step as a worker takes or locks it: the row as it was added, its id and attempts."""
 
     id: int
-    key: str
-    run_id: str
-    visit: int
-    state: str
-    kind: str
-    action: str
     attempts: int
-    due_at: datetime
     status: str = RUNNING
     workflow: str = ""
     definition_version: int = 0
@@ -60,21 +57,28 @@ class StepRow:
         return self.attempts - self.counted_from
 
 
+def _added(r: asyncpg.Record) -> dict[str, Any]:
+    """What every read of a step row has: the fields it was added with, its id and attempts."""
+    return {
+        "key": r["key"],
+        "run_id": str(r["run"]),
+        "visit": r["visit"],
+        "state": r["state"],
+        "kind": r["kind"],
+        "action": r["action"],
+        "due_at": r["due_at"],
+        "id": r["id"],
+        "attempts": r["attempts"],
+    }
+
+
 def _row(r: asyncpg.Record) -> StepRow:
-    keys = set(r.keys())
+    """A taken step (no status column: running; its run's workflow and version) or a locked one."""
     return StepRow(
-        id=r["id"],
-        key=r["key"],
-        run_id=str(r["run"]),
-        visit=r["visit"],
-        state=r["state"],
-        kind=r["kind"],
-        action=r["action"],
-        attempts=r["attempts"],
-        due_at=r["due_at"],
-        status=r["status"] if "status" in keys else RUNNING,
-        workflow=r["workflow"] if "workflow" in keys else "",
-        definition_version=r["definition_version"] if "definition_version" in keys else 0,
+        **_added(r),
+        status=r.get("status", RUNNING),
+        workflow=r.get("workflow", ""),
+        definition_version=r.get("definition_version", 0),
         counted_from=r["counted_from"],
     )
 
@@ -107,18 +111,38 @@ async def cancel_left(
     if runs:
         await conn.execute(
             SQL["cancel_left"],
-            [uuid.UUID(r) for r, _, _ in runs],
+            [r for r, _, _ in runs],
             [v for _, v, _ in runs],
             [s for _, _, s in runs],
             now,
         )
 
 
+@dataclass(frozen=True)
+class Taken:
+    """Steps a worker took, with their runs as they were (by id) and the runs that have
+    any slot (the others have no payloads to read)."""
+
+    steps: list[StepRow]
+    runs: dict[str, run_rows.RunRow]
+    with_slots: set[str]
+
+
+async def take_batch(
+    conn: db.Connection, now: datetime, limit: int, lease_seconds: float, worker: str
+) -> Taken:
+    """Start the next attempt of up to ``limit`` due steps under a lease (SKIP LOCKED), and
+    read their runs in the same statement (one statement: no transaction needed)."""
+    found = await conn.fetch(SQL["take"], now, limit, lease_seconds, worker)
+    runs = {str(r["run"]): run_rows.run_from(r, "r_") for r in found}
+    return Taken([_row(r) for r in found], runs, {str(r["run"]) for r in found if r["has_slots"]})
+
+
 async def take(
     conn: db.Connection, now: datetime, limit: int, lease_seconds: float, worker: str
 ) -> list[StepRow]:
     """Start the next attempt of up to ``limit`` due steps under a lease (SKIP LOCKED)."""
-    return [_row(r) for r in await conn.fetch(SQL["take"], now, limit, lease_seconds, worker)]
+    return (await take_batch(conn, now, limit, lease_seconds, worker)).steps
 
 
 async def lock(conn: db.Connection, step_id: int) -> StepRow | None:
@@ -165,19 +189,12 @@ class Attempt:
 
 
 @dataclass(frozen=True)
-class StepRecord:
+class StepRecord(step_timers.DueStep):
     """A step with every attempt (what ``Run.steps`` shows)."""
 
     id: int
-    key: str
-    run_id: str
-    visit: int
-    state: str
-    kind: str
-    action: str
-    status: str
     attempts: int
-    due_at: datetime
+    status: str
     result: Any
     last_error: str | None
     created_at: datetime
@@ -210,16 +227,8 @@ async def of_runs(conn: db.Connection, run_ids: Sequence[str]) -> dict[str, list
             for a in r["attempt_list"]
         )
         record = StepRecord(
-            id=r["id"],
-            key=r["key"],
-            run_id=str(r["run"]),
-            visit=r["visit"],
-            state=r["state"],
-            kind=r["kind"],
-            action=r["action"],
+            **_added(r),
             status=r["status"],
-            attempts=r["attempts"],
-            due_at=r["due_at"],
             result=r["result"],
             last_error=r["last_error"],
             created_at=r["created_at"],
@@ -248,12 +257,38 @@ async def once_put(
     return found["result"], bool(found["fresh"])
 
 
+async def once_many(
+    conn: db.Connection, values: Sequence[tuple[str, str, Any]], now: datetime
+) -> None:
+    """Record what ``steps.once`` returned in hooks: (run, name, value) each, at ``now``.
+
+    A name another transaction recorded first (after this one read the run) means the
+    decision used a value that is not the run's: it lost a race, and is rolled back and
+    decided again (``service/retry.py``), reading the recorded value then.
+    """
+    if not values:
+        return
+    fresh = await conn.fetchval(
+        SQL["once_many"],
+        [r for r, _, _ in values],
+        [name for _, name, _ in values],
+        [json.dumps(value) for _, _, value in values],
+        now,
+    )
+    if fresh != len(values):
+        raise asyncpg.SerializationError(
+            "steps.once: a value was recorded by another transaction first; decide again"
+        )
+
+
 # -- a batch of finished attempts ----------------------------------------------------------------
 
 
-async def lock_runs(conn: db.Connection, run_ids: Sequence[str]) -> None:
-    """Lock these runs in id order (the lock order's first step, for a batch of steps)."""
-    await conn.fetch(SQL["lock_runs"], sorted(uuid.UUID(r) for r in run_ids))
+async def lock_runs(conn: db.Connection, run_ids: Sequence[str]) -> dict[str, run_rows.RunRow]:
+    """Lock these runs in id order (the lock order's first step, for a batch of steps) and
+    read them, by id."""
+    found = await conn.fetch(SQL["lock_runs"], list(run_ids))
+    return {str(r["r_id"]): run_rows.run_from(r, "r_") for r in found}
 
 
 async def lock_many(conn: db.Connection, step_ids: Sequence[int]) -> dict[int, StepRow]:
@@ -276,13 +311,20 @@ class Finished:
     last_error: str | None = None
 
 
-async def finish_many(conn: db.Connection, finished: Sequence[Finished], now: datetime) -> None:
-    """Record a batch of attempts and settle their steps: two statements."""
-    if not finished:
+async def finish_many(
+    conn: db.Connection,
+    finished: Sequence[Finished],
+    results: Sequence[tuple[str, str, Any]],
+    now: datetime,
+) -> None:
+    """Record a batch of attempts, settle their steps and keep automatic states' results on
+    their runs ((run, state, result) each): one statement."""
+    if not finished and not results:
         return
     errors = [f.error or (None, None, None) for f in finished]
+    settled = [f for f in finished if f.status is not None]
     await conn.execute(
-        SQL["finish_attempts"],
+        SQL["finish_many"],
         [f.step_id for f in finished],
         [f.attempt for f in finished],
         [f.outcome for f in finished],
@@ -291,26 +333,12 @@ async def finish_many(conn: db.Connection, finished: Sequence[Finished], now: da
         [e[1] for e in errors],
         [e[2] for e in errors],
         now,
+        [f.step_id for f in settled],
+        [f.status for f in settled],
+        [f.due_at for f in settled],
+        [json.dumps(f.result) if f.result is not None else None for f in settled],
+        [f.last_error for f in settled],
+        [r for r, _, _ in results],
+        [state for _, state, _ in results],
+        [json.dumps(value) for _, _, value in results],
     )
-    settled = [f for f in finished if f.status is not None]
-    if settled:
-        await conn.execute(
-            SQL["settle_many"],
-            [f.step_id for f in settled],
-            [f.status for f in settled],
-            [f.due_at for f in settled],
-            [json.dumps(f.result) if f.result is not None else None for f in settled],
-            [f.last_error for f in settled],
-            now,
-        )
-
-
-async def store_results(conn: db.Connection, results: Sequence[tuple[str, str, Any]]) -> None:
-    """Keep automatic states' results on their runs: (run, state, result) each."""
-    if results:
-        await conn.execute(
-            SQL["store_results"],
-            [uuid.UUID(r) for r, _, _ in results],
-            [state for _, state, _ in results],
-            [json.dumps(value) for _, _, value in results],
-        )

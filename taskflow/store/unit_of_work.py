@@ -5,7 +5,8 @@ planner in ``core/unit_of_work.py`` said what to write and this writes it, in th
 caller's transaction, with one statement per table: the runs, the new slots, the
 changed slots, then ONE statement of data-modifying CTEs for clocks, due instants,
 timeline lines and timer rows (with the NOTIFY that wakes the workers), then the step
-rows made due (a state with an action entered), then the breaches a batch recorded
+rows made due (a state with an action entered) and what ``steps.once`` recorded in
+hooks, then the breaches a batch recorded
 and the report measures of the slots that ended (these read
 the lines just written). Statements: ``taskflow/store/sql/unit_of_work.sql``. The caller
 holds the locks (``locks.py``: runs, then live slots, then clocks and timers).
@@ -46,6 +47,7 @@ async def write(conn: db.Connection, writes: Writes, now: datetime) -> None:
             [n for _, n in changed],
             now,
             [v.unmatched_at for v, _ in changed],
+            [json.dumps(dict(v.results)) for v, _ in changed],
         )
     by_workflow: dict[str, list[SlotView]] = {}
     for workflow, view in writes.created:
@@ -59,6 +61,7 @@ async def write(conn: db.Connection, writes: Writes, now: datetime) -> None:
     # states left dropped (after the runs, slots, clocks and timers: the lock order).
     await step_rows.cancel_left(conn, [(v.id, v.visit, str(v.status)) for v, _ in writes.runs], now)
     await step_rows.enqueue_many(conn, writes.steps)
+    await step_rows.once_many(conn, writes.once, now)
     if writes.breaches:
         await conn.execute(
             SQL["mark_breached"],

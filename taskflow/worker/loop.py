@@ -76,6 +76,8 @@ class Worker:
         self._mailing: asyncio.Task[None] | None = None
         #: Webhook deliveries, in a task of their own beside the timers (worker/delivery.py).
         self.deliveries = delivery.DeliveryLoop(services, poll=self.poll)
+        #: Automatic steps: a full batch is finished while the next pass takes more.
+        self._steps = step_runner.Pipeline(services)
         #: Passes finished (fired, ran steps, snapshot taken); awaited by ``passes_done``.
         self.passes = 0
         self._passing = False
@@ -187,9 +189,12 @@ class Worker:
                     self.fired += fired
                     # Automatic steps due (some just enqueued by those firings): their
                     # actions run outside any transaction, under a lease.
-                    ran = await step_runner.run_batch(self.services, now, self.batch)
+                    # Their finish is written while the next pass takes more (a full batch).
+                    ran = await self._steps.run_batch(now, self.batch)
                     self.steps += ran
                     taken = max(taken, ran)
+                    if taken < self.batch:
+                        await self._steps.drain()  # the pass ends with its steps written
                     await self._snapshot(now)
                     self._send_mail()
                     await self._pass_finished()
@@ -214,6 +219,7 @@ class Worker:
                         await asyncio.wait_for(self._stop.wait(), MAX_BACKOFF)
         finally:
             self.deliveries.stop()
+            await self._steps.drain()
             await sending
             if self._measuring is not None:
                 await self._measuring

@@ -132,3 +132,39 @@ async def test_a_step_is_a_node_seen_by_whoever_may_read_its_run(
     assert hidden["node"] is None
     missing = (await gql(api, NODE, {"id": "U3RlcDo5OTk5OQ"}, token=tokens["ada"])).ok()
     assert missing["node"] is None
+
+
+TIMELINE = (OPERATIONS / "run_timeline.graphql").read_text()
+GOTO = (OPERATIONS / "goto.graphql").read_text()
+
+
+async def test_what_a_hook_recorded_once_is_on_the_run_timeline_over_graphql(
+    api: httpx.AsyncClient, step_services: container.Services
+) -> None:
+    """An operator moves a run into a state whose enter hook calls ``steps.once``: the value
+    is on the timeline (``step.once``), where an action's once-values are shown too."""
+    tokens = tokens_for(step_services)
+    variables = {
+        "input": {
+            "workflow": "welcoming",
+            "subject": {"type": "order", "externalId": "H-4", "attributes": {}},
+        }
+    }
+    started = (await gql(api, START, variables, token=tokens["app"])).ok()["startRun"]
+    run_id = started["run"]["id"]
+    for state in ("greeting", "arriving", "greeting"):
+        moved = (
+            await gql(
+                api,
+                GOTO,
+                {"input": {"runId": run_id, "state": state, "reason": "by hand"}},
+                token=tokens["ada"],
+            )
+        ).ok()["goto"]
+        assert moved["__typename"] == "RunSuccess", moved
+    run = (await gql(api, TIMELINE, {"id": run_id}, token=tokens["ada"])).ok()["run"]
+    lines = [e["node"] for e in run["timeline"]["edges"] if e["node"]["kind"] == "step.once"]
+    assert len(lines) == 1  # recorded when first entered, read back when entered again
+    details = lines[0]["details"]
+    assert (details["name"], details["hook"], details["state"]) == ("badge", "enter", "greeting")
+    assert str(details["value"]).startswith("B-")

@@ -23,3 +23,14 @@ async def sla_services(
         database_url, settings, frozen_clock, HERE / "sla_workflows.py"
     ) as services:
         yield services
+
+
+@pytest.fixture
+async def step_services(
+    database_url: str, settings: config.Settings, frozen_clock: clock.FrozenClock
+) -> AsyncIterator[container.Services]:
+    """Services with the examples and the automatic steps' workflows (``step_workflows.py``)."""
+    async with services_with(
+        database_url, settings, frozen_clock, HERE / "step_workflows.py"
+    ) as services:
+        yield services

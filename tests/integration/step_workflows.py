@@ -191,3 +191,34 @@ class Quick(Workflow):
     )
     charged = State(terminal=True)
     declined = State(slots=[Slot("resolve", candidates=who.role("finance"))], then="charged")
+
+
+#: What the enter hook of ``welcoming`` got back from ``steps.once``, in order.
+SEEN: list[Any] = []
+
+
+def _badge_hook(ctx: Any) -> None:
+    """Give the visitor a badge once per run (in a hook: ``once`` returns the value)."""
+
+    def make() -> str:
+        CALLS[f"badge:{ctx.run_id}"] += 1
+        return f"B-{CALLS[f'badge:{ctx.run_id}']}"
+
+    SEEN.append(tf_steps.once("badge", make))
+
+
+class Welcoming(Workflow):
+    """A state whose enter hook records a value once per run, entered again by operators."""
+
+    name = "welcoming"
+    tracks = "order"
+
+    arriving = State(
+        initial=True, slots=[Slot("arrive", candidates=who.role("finance"))], then=["greeting"]
+    )
+    greeting = State(
+        on_enter=_badge_hook,
+        slots=[Slot("greet", candidates=who.role("finance"))],
+        then=[Route("done")],
+    )
+    done = State(terminal=True)

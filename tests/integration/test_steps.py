@@ -7,34 +7,22 @@ import dataclasses
 import sys
 import uuid
 from collections import Counter
-from collections.abc import AsyncIterator
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from taskflow import clock, config, errors
+from taskflow import clock, errors
 from taskflow.core.principals import INTEGRATION, Grant
 from taskflow.service import container, step_actions, step_admin, step_batch, steps
 from taskflow.service import principals as principal_service
 from taskflow.service import runs as run_service
 from taskflow.store import steps as step_store
-from tests.conftest import services_with
 
 pytestmark = pytest.mark.anyio
 
 HERE = Path(__file__).resolve().parent
-
-
-@pytest.fixture
-async def step_services(
-    database_url: str, settings: config.Settings, frozen_clock: clock.FrozenClock
-) -> AsyncIterator[container.Services]:
-    async with services_with(
-        database_url, settings, frozen_clock, HERE / "step_workflows.py"
-    ) as services:
-        yield services
 
 
 async def _start(

@@ -56,8 +56,9 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     "mail_config": ("taskflow.errors",),
     "webhook_settings": ("taskflow.errors",),
     "logs": ("taskflow.errors",),
-    # What actions of automatic steps import (``StepContext``, ``once``).
-    "steps": ("taskflow.errors",),
+    # What actions of automatic steps import (``StepContext``, ``once``); ``once`` in a
+    # hook answers from the decision (``core/runs/once.py``).
+    "steps": ("taskflow.errors", "taskflow.core.runs"),
 }
 
 #: Modules the core may not import: the clock, randomness, files, processes, the network

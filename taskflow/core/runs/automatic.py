@@ -11,15 +11,17 @@ or leaves the run where it is (the step is then parked for an operator).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
 from taskflow.core.definition import expr as ex
+from taskflow.core.definition.model import State
 from taskflow.core.definition.workflow import Definition
 from taskflow.core.runs import states
 from taskflow.core.runs.decision import Decision, NewId
-from taskflow.core.runs.model import ACTIVE, Outcome, RunView, SlotView
+from taskflow.core.runs.model import ACTIVE, COMPLETED, AuditEntry, Outcome, RunView, SlotView
 
 
 def current(run: RunView, state: str, visit: int) -> bool:
@@ -38,8 +40,7 @@ def succeeded(
     new_id: NewId,
 ) -> Outcome:
     """The state's action returned ``result``: store it, take the first matching route."""
-    decision = Decision(definition, run, slots, now=now, actor=None, new_id=new_id)
-    decision.require_active()
+    decision = _deciding(definition, run, slots, now, new_id)
     state = decision.state
     decision.set_run(results={**run.results, state.name: result})
     decision.log(
@@ -61,9 +62,67 @@ def succeeded(
         if decision.run.unmatched_at is None:
             decision.set_run(unmatched_at=now)
         return decision.outcome()
-    states.transition(decision, target, reason=f"{state.name} succeeded", via="step")
-    states.settle(decision)
-    return decision.outcome()
+    return _moved(decision, target, f"{state.name} succeeded")
+
+
+def succeeded_plainly(
+    definition: Definition,
+    run: RunView,
+    *,
+    touched: bool,
+    result: Any,
+    details: Mapping[str, Any],
+    now: datetime,
+) -> Outcome | None:
+    """:func:`succeeded` without the engine's working copy, for the plain case: the run has
+    no slot and no timer row (``touched`` False), the state no exit hook, no timer, no
+    recurring work, and the matching ``on_success`` route leads to a terminal state with no
+    hook, slot, action or timer. Then the run completes with these five lines; in any other
+    case this returns None (decide with :func:`succeeded`). The outcome equals
+    :func:`succeeded`'s (tests/unit/steps/test_plain_success.py checks every automatic state
+    of the examples, the bench and the tests)."""
+    source = definition.state(run.state)
+    if touched or run.status != ACTIVE or not _plain(source, leaving=True):
+        return None
+    results = {**run.results, source.name: result}
+    env = ex.Env(subject=run.subject, result=results)
+    target = next((r.to for r in source.success_routes if ex.matches(r.when, env)), None)
+    if target is None or not _plain(definition.state(target), leaving=False):
+        return None
+    done = dataclasses.replace(
+        run,
+        results=results,
+        state=target,
+        visit=run.visit + 1,
+        state_entered_at=now,
+        unmatched_at=None,
+        status=COMPLETED,
+        ended_at=now,
+    )
+    why = f"{source.name} succeeded"
+
+    def line(kind: str, reason: str | None, **facts: Any) -> AuditEntry:
+        return AuditEntry(kind, now, None, None, reason, facts)
+
+    audit = (
+        line(
+            "step.succeeded", f"{source.name}: the action succeeded", state=source.name, **details
+        ),
+        line("state.exited", why, state=source.name),
+        line("run.transitioned", why, source=source.name, target=target, via="step"),
+        line("state.entered", why, state=target, via="step"),
+        line("run.completed", None, state=target),
+    )
+    return Outcome(done, (), (), audit, run_changed=True)
+
+
+def _plain(state: State, *, leaving: bool) -> bool:
+    """Nothing but the run row and its lines moves when the run leaves (or enters) ``state``."""
+    if state.on_exit is not None or state.on_enter is not None or state.pausing:
+        return False
+    if state.slots or state.timeouts or state.every:
+        return False
+    return leaving or (state.terminal and state.action is None)
 
 
 def error_route(definition: Definition, state: str, error_classes: Sequence[str]) -> str | None:
@@ -85,8 +144,7 @@ def failed(
     new_id: NewId,
 ) -> Outcome:
     """The last attempt failed: take the matching ``on_error`` route, or stay (parked)."""
-    decision = Decision(definition, run, slots, now=now, actor=None, new_id=new_id)
-    decision.require_active()
+    decision = _deciding(definition, run, slots, now, new_id)
     state = decision.state
     target = error_route(definition, state.name, error_classes)
     message = details.get("error", "")
@@ -100,6 +158,20 @@ def failed(
         )
         return decision.outcome()
     decision.log("step.failed", reason=f"{state.name}: the action failed ({message})", **details)
-    states.transition(decision, target, reason=f"{state.name} failed", via="step")
+    return _moved(decision, target, f"{state.name} failed")
+
+
+def _deciding(
+    definition: Definition, run: RunView, slots: Iterable[SlotView], now: datetime, new_id: NewId
+) -> Decision:
+    """A decision on the run, refused unless it is active (an ended run has no step to follow)."""
+    decision = Decision(definition, run, slots, now=now, actor=None, new_id=new_id)
+    decision.require_active()
+    return decision
+
+
+def _moved(decision: Decision, target: str, reason: str) -> Outcome:
+    """Move to ``target`` by the step's outcome and settle there (automatic states follow)."""
+    states.transition(decision, target, reason=reason, via="step")
     states.settle(decision)
     return decision.outcome()

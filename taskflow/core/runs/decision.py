@@ -67,6 +67,8 @@ class Decision:
         self.audit: list[AuditEntry] = []
         self.run_changed = False
         self.transitions = 0
+        #: Values ``steps.once`` recorded in this decision's hooks (``core/runs/once.py``).
+        self.once: dict[str, Any] = {}
 
     # -- bookkeeping ------------------------------------------------------------------------
 
@@ -133,12 +135,15 @@ class Decision:
                 self.slots[slot_id] = deadlines.sync_clocks(
                     self.definition, view, self.run.subject, self.now
                 )
+        if self.once:  # what a later decision on this run (in a batch) reads
+            self.run = dataclasses.replace(self.run, once={**self.run.once, **self.once})
         return Outcome(
             run=self.run,
             created=tuple(self.slots[i] for i in self.created),
             changed=tuple(self.slots[i] for i in sorted(self.changed)),
             audit=tuple(self.audit),
             run_changed=self.run_changed,
+            once=tuple(self.once.items()),
         )
 
     # -- reading ----------------------------------------------------------------------------

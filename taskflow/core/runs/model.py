@@ -42,6 +42,8 @@ class RunView:
     unmatched_at: datetime | None = None
     #: What automatic steps returned, by state name (``result.<state>`` in conditions).
     results: Mapping[str, Any] = field(default_factory=dict)
+    #: What ``steps.once`` recorded for the run, by name (loaded with it: hooks read it).
+    once: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -104,3 +106,5 @@ class Outcome:
     audit: tuple[AuditEntry, ...]
     #: True when the run row itself changed (state, status, visit, subject).
     run_changed: bool
+    #: (name, value) recorded by ``steps.once`` in a hook during this decision.
+    once: tuple[tuple[str, Any], ...] = ()

@@ -16,7 +16,7 @@ import dataclasses
 from taskflow.core.definition import expr_text as ext
 from taskflow.core.definition import runtime
 from taskflow.core.definition.model import Slot, State
-from taskflow.core.runs import opening, pausing, statuses
+from taskflow.core.runs import once, opening, pausing, statuses
 from taskflow.core.runs.decision import Decision, EngineError
 from taskflow.core.runs.model import (
     ACTIVE,
@@ -88,7 +88,8 @@ def _run_hook(decision: Decision, state: State, which: str) -> str | None:
     hook = state.on_enter if which == "enter" else state.on_exit
     assert hook is not None
     try:
-        result = hook(decision.hook_context(state))
+        with once.recording(decision, state.name, which):  # steps.once in the hook
+            result = hook(decision.hook_context(state))
     except Exception as exc:
         raise EngineError(
             f"workflow {decision.definition.name!r}: the {which} hook of state {state.name!r} "

@@ -22,16 +22,17 @@ WHERE st.run = u.run AND st.status = 'due' AND (st.visit <> u.visit OR u.status 
 -- name: take
 -- Up to $2 steps due at $1 (due, or running with an expired lease), SKIP LOCKED; each
 -- starts attempt n+1 under a lease to $1 + $3 seconds, taken by worker $4. The attempt of
--- a lease that ran out is marked lost.
+-- a lease that ran out is marked lost. Each comes with its run and subject (columns r_*,
+-- s_*: what the action is given) and whether the run has any slot (whose payloads to read).
 WITH due AS (
-    SELECT st.id FROM step st
+    SELECT st.id, st.status, st.attempts FROM step st
     WHERE st.status IN ('due', 'running') AND st.due_at <= $1
     ORDER BY st.due_at, st.id
     LIMIT $2
     FOR UPDATE SKIP LOCKED
 ), lost AS (
     UPDATE step_attempt a SET outcome = 'lost', finished_at = $1
-    FROM step st JOIN due d ON d.id = st.id
+    FROM due st
     WHERE st.status = 'running' AND a.step = st.id AND a.attempt = st.attempts
       AND a.outcome = 'running'
 ), taken AS (
@@ -45,8 +46,12 @@ WITH due AS (
     INSERT INTO step_attempt (step, attempt, worker, started_at, outcome)
     SELECT t.id, t.attempts, $4, $1, 'running' FROM taken t
 )
-SELECT t.*, r.workflow, r.definition_version
-FROM taken t JOIN run r ON r.id = t.run
+SELECT t.*, x.*
+FROM taken t CROSS JOIN LATERAL (  -- by key, each (LIMIT 1: not flattened into a scan of run)
+    SELECT r.workflow, r.definition_version, /*:run_columns*/,
+           EXISTS (SELECT 1 FROM slot sl WHERE sl.run = r.id) AS has_slots
+    FROM run r JOIN subject s ON s.id = r.subject WHERE r.id = t.run LIMIT 1
+) x
 ORDER BY t.id
 
 -- name: lock
@@ -98,6 +103,18 @@ UNION ALL
 SELECT result, false FROM step_once WHERE run = $1::uuid AND name = $2
 LIMIT 1
 
+-- name: once_many
+-- What steps.once recorded in hooks: runs $1, names $2, values $3 (JSON text), at $4; a
+-- name recorded already adds nothing. Returns how many were added.
+WITH put AS (
+    INSERT INTO step_once (run, name, result, recorded_at)
+    SELECT u.run, u.name, u.value::jsonb, $4 FROM unnest($1::uuid[], $2::text[], $3::text[])
+        AS u(run, name, value)
+    ON CONFLICT (run, name) DO NOTHING
+    RETURNING 1
+)
+SELECT count(*) FROM put
+
 -- name: run_of
 -- The run of step $1 (to lock it first).
 SELECT run FROM step WHERE id = $1
@@ -107,39 +124,46 @@ SELECT run FROM step WHERE id = $1
 SELECT pg_notify($1, '')
 
 -- name: lock_runs
--- Lock runs $1 in id order (the first step of the lock order, for a batch of steps).
-SELECT id FROM run WHERE id = ANY($1::uuid[]) ORDER BY id FOR NO KEY UPDATE
+-- Lock runs $1 in id order (the first step of the lock order, for a batch of steps) and
+-- read them with their subjects (columns r_*, s_*), as get_run_locked does for one run:
+-- each by key, in id order (LIMIT 1: not flattened into a scan of run).
+SELECT x.*
+FROM (SELECT DISTINCT id FROM unnest($1::uuid[]) AS u(id) ORDER BY id) u
+CROSS JOIN LATERAL (
+    SELECT /*:run_columns*/ FROM run r JOIN subject s ON s.id = r.subject
+    WHERE r.id = u.id LIMIT 1 FOR NO KEY UPDATE OF r
+) x
+ORDER BY u.id
 
 -- name: lock_many
 -- Steps $1, locked in id order (after their runs and live slots).
 SELECT id, key, run, visit, state, kind, action, status, attempts, due_at, counted_from
 FROM step WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE
 
--- name: finish_attempts
--- How attempts ended, a batch at once: steps $1, attempts $2, outcomes $3, ms $4, error
--- classes $5, messages $6, tracebacks $7; ended at $8.
-UPDATE step_attempt a
-SET finished_at = $8::timestamptz, outcome = u.outcome, duration_ms = u.ms, error_class = u.cls,
-    error_message = u.msg, traceback = u.trace
-FROM unnest($1::bigint[], $2::int[], $3::text[], $4::int[], $5::text[], $6::text[],
-            $7::text[]) AS u(step, attempt, outcome, ms, cls, msg, trace)
-WHERE a.step = u.step AND a.attempt = u.attempt
-
--- name: settle_many
--- Steps $1 become statuses $2, due at $3 (null: unchanged), with results $4 (JSON text,
--- null: unchanged) and last errors $5 (null: unchanged), written at $6.
-UPDATE step st
-SET status = u.status, due_at = COALESCE(u.due, st.due_at),
-    result = COALESCE(u.result::jsonb, st.result), last_error = COALESCE(u.err, st.last_error),
-    updated_at = $6::timestamptz,
-    ended_at = CASE WHEN u.status IN ('succeeded', 'failed', 'cancelled')
-                    THEN $6::timestamptz END
-FROM unnest($1::bigint[], $2::text[], $3::timestamptz[], $4::text[], $5::text[])
-     AS u(id, status, due, result, err)
-WHERE st.id = u.id
-
--- name: store_results
--- Runs $1 keep results $3 (JSON text) of their automatic states $2.
+-- name: finish_many
+-- A batch of finished attempts in one statement. How they ended: steps $1, attempts $2,
+-- outcomes $3, ms $4, error classes $5, messages $6, tracebacks $7; ended at $8. The steps
+-- they settle: ids $9 become statuses $10, due at $11 (null: unchanged), with results $12
+-- (JSON text, null: unchanged) and last errors $13 (null: unchanged). Runs $14 keep results
+-- $16 (JSON text) of their automatic states $15.
+WITH attempts AS (
+    UPDATE step_attempt a
+    SET finished_at = $8::timestamptz, outcome = u.outcome, duration_ms = u.ms,
+        error_class = u.cls, error_message = u.msg, traceback = u.trace
+    FROM unnest($1::bigint[], $2::int[], $3::text[], $4::int[], $5::text[], $6::text[],
+                $7::text[]) AS u(step, attempt, outcome, ms, cls, msg, trace)
+    WHERE a.step = u.step AND a.attempt = u.attempt
+), settled AS (
+    UPDATE step st
+    SET status = u.status, due_at = COALESCE(u.due, st.due_at),
+        result = COALESCE(u.result::jsonb, st.result), last_error = COALESCE(u.err, st.last_error),
+        updated_at = $8::timestamptz,
+        ended_at = CASE WHEN u.status IN ('succeeded', 'failed', 'cancelled')
+                        THEN $8::timestamptz END
+    FROM unnest($9::bigint[], $10::text[], $11::timestamptz[], $12::text[], $13::text[])
+         AS u(id, status, due, result, err)
+    WHERE st.id = u.id
+)
 UPDATE run r SET step_results = r.step_results || jsonb_build_object(u.state, u.result::jsonb)
-FROM unnest($1::uuid[], $2::text[], $3::text[]) AS u(run, state, result)
+FROM unnest($14::uuid[], $15::text[], $16::text[]) AS u(run, state, result)
 WHERE r.id = u.run

@@ -5,13 +5,15 @@
 -- name: update_runs
 -- Runs as they now are; each bumps its version by its number of decisions.
 -- $1 ids, $2 states, $3 statuses, $4 visits, $5 state_entered_at, $6 ended_at,
--- $7 version bumps, $8 now, $9 unmatched_at.
+-- $7 version bumps, $8 now, $9 unmatched_at, $10 results of automatic steps (JSON text:
+-- the run was read under its lock, so they are the stored ones and what the decision added).
 UPDATE run SET state = u.state, status = u.status, visit = u.visit,
                state_entered_at = u.entered, ended_at = u.ended, updated_at = $8,
-               version = run.version + u.writes, unmatched_at = u.unmatched
+               version = run.version + u.writes, unmatched_at = u.unmatched,
+               step_results = u.results::jsonb
 FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::timestamptz[],
-            $6::timestamptz[], $7::int[], $9::timestamptz[])
-     AS u(id, state, status, visit, entered, ended, writes, unmatched)
+            $6::timestamptz[], $7::int[], $9::timestamptz[], $10::text[])
+     AS u(id, state, status, visit, entered, ended, writes, unmatched, results)
 WHERE run.id = u.id::uuid
 
 -- name: deadlines
