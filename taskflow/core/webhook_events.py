@@ -12,7 +12,7 @@ from __future__ import annotations
 import base64
 import ipaddress
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from email.utils import parsedate_to_datetime
@@ -84,6 +84,17 @@ class Event:
     reason: str | None
     details: Mapping[str, Any]
     occurred_at: datetime
+
+
+@dataclass(frozen=True)
+class EndpointChange:
+    """What a change of a webhook endpoint sets; ``None``: that part stays as it is."""
+
+    url: str | None = None
+    description: str | None = None
+    event_types: Sequence[str] | None = None
+    workflows: Sequence[str] | None = None
+    enabled: bool | None = None
 
 
 def global_id(type_name: str, local_id: str) -> str:
