@@ -188,11 +188,15 @@ def _as_update(result: Outcome) -> Outcome:
     return Outcome(result.run, result.created, result.changed, result.audit, run_changed=True)
 
 
+#: A decision on a locked run: (its definition, the run, its slots, now) -> what changed.
+Decision = Callable[[Definition, rows.RunRow, list[SlotView], datetime], Outcome]
+
+
 async def decide(
     services: Services,
     conn: db.Connection,
     run_id: str,
-    decision: Callable[[Definition, rows.RunRow, list[SlotView], datetime], Outcome],
+    decision: Decision,
     *,
     now: datetime | None = None,
 ) -> Outcome:
@@ -274,10 +278,7 @@ async def update_subject(
     return subject, run_ids
 
 
-def guarded(
-    expected_version: int | None,
-    decision: Callable[[Definition, rows.RunRow, list[SlotView], datetime], Outcome],
-) -> Callable[[Definition, rows.RunRow, list[SlotView], datetime], Outcome]:
+def guarded(expected_version: int | None, decision: Decision) -> Decision:
     """``decision``, refused first when the locked run's version is not ``expected_version``."""
 
     def checked(
@@ -293,7 +294,7 @@ async def decided(
     services: Services,
     run_id: str,
     expected_version: int | None,
-    decision: Callable[[Definition, rows.RunRow, list[SlotView], datetime], Outcome],
+    decision: Decision,
 ) -> rows.RunRow:
     """In one transaction: ``decision`` (refused when the run is not at ``expected_version``)
     carried out by :func:`decide`; answers the run as it stands after it."""
