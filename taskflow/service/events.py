@@ -33,7 +33,7 @@ from taskflow.core.principals import Principal
 from taskflow.core.runs import refusals
 from taskflow.core.runs.model import RunView, SlotView
 from taskflow.core.runs.statuses import RunStatus
-from taskflow.service import access, buffered, deadlines, deposits, persist, retry
+from taskflow.service import access, buffered, deadlines, decisions, persist, retry
 from taskflow.service import runs as run_service
 from taskflow.service.container import Services
 from taskflow.service.runs import definition_for
@@ -188,7 +188,7 @@ async def _raise(
         check_raiser(actor, definition, run.view, event)
         slots = await deadlines.load_slots(conn, run.view.id)
         # Applications act for the sender; staff obey the holder and candidate rules.
-        deposit = deposits.depositing(
+        deposit = decisions.depositing(
             slot.id, event, payload, actor=actor.id, actor_keys=mine, on_behalf=as_application
         )
         result = deposit(definition, run, slots, now)

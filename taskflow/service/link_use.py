@@ -31,7 +31,7 @@ from taskflow.core.definition import fields as fl
 from taskflow.core.definition.model import Slot as DeclaredSlot
 from taskflow.core.runs import refusals
 from taskflow.core.runs.model import ACTIVE, CLAIMED, OPEN, AuditEntry, SlotView
-from taskflow.service import deposits, links, metrics, persist, retry, tokens
+from taskflow.service import decisions, links, metrics, persist, retry, tokens
 from taskflow.service import runs as run_service
 from taskflow.service.container import Services
 from taskflow.store import db, locks
@@ -252,7 +252,7 @@ async def complete(
                     services,
                     conn,
                     link.run_id,
-                    deposits.depositing(
+                    decisions.depositing(
                         link.slot_id,
                         link.event,
                         payload,

@@ -21,7 +21,7 @@ from taskflow.core.runs import operator
 from taskflow.core.runs import slots as core_slots
 from taskflow.core.runs.model import CLAIMED, AuditEntry
 from taskflow.core.timer_states import TimerStatus
-from taskflow.service import access, deadlines, persist, retry
+from taskflow.service import access, deadlines, decisions, persist, retry
 from taskflow.service import principals as principal_service
 from taskflow.service import runs as run_service
 from taskflow.service.container import Services
@@ -60,7 +60,7 @@ async def _decided(
     run_id: str,
     action: str,
     expected_version: int | None,
-    decision: run_service.Decision,
+    decision: decisions.Decision,
 ) -> rows.RunRow:
     await _operable(services, actor, run_id)
 

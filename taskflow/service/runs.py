@@ -21,7 +21,7 @@ from taskflow.core.definition.workflow import Definition
 from taskflow.core.principals import Principal
 from taskflow.core.runs import engine, refusals
 from taskflow.core.runs.model import AuditEntry, Outcome, RunView, SlotView
-from taskflow.service import access, deadlines, persist, retry
+from taskflow.service import access, deadlines, decisions, persist, retry
 from taskflow.service.container import Services
 from taskflow.store import db, locks, subjects
 from taskflow.store import runs as rows
@@ -188,15 +188,11 @@ def _as_update(result: Outcome) -> Outcome:
     return Outcome(result.run, result.created, result.changed, result.audit, run_changed=True)
 
 
-#: A decision on a locked run: (its definition, the run, its slots, now) -> what changed.
-Decision = Callable[[Definition, rows.RunRow, list[SlotView], datetime], Outcome]
-
-
 async def decide(
     services: Services,
     conn: db.Connection,
     run_id: str,
-    decision: Decision,
+    decision: decisions.Decision,
     *,
     now: datetime | None = None,
 ) -> Outcome:
@@ -278,7 +274,7 @@ async def update_subject(
     return subject, run_ids
 
 
-def guarded(expected_version: int | None, decision: Decision) -> Decision:
+def guarded(expected_version: int | None, decision: decisions.Decision) -> decisions.Decision:
     """``decision``, refused first when the locked run's version is not ``expected_version``."""
 
     def checked(
@@ -294,7 +290,7 @@ async def decided(
     services: Services,
     run_id: str,
     expected_version: int | None,
-    decision: Decision,
+    decision: decisions.Decision,
 ) -> rows.RunRow:
     """In one transaction: ``decision`` (refused when the run is not at ``expected_version``)
     carried out by :func:`decide`; answers the run as it stands after it."""

@@ -20,7 +20,7 @@ from taskflow.core.principals import Principal
 from taskflow.core.runs import filters, refusals
 from taskflow.core.runs import slots as core
 from taskflow.core.runs.model import AuditEntry, SlotView
-from taskflow.service import access, deadlines, deposits, metrics, retry
+from taskflow.service import access, deadlines, decisions, metrics, retry
 from taskflow.service import principals as principal_service
 from taskflow.service import runs as run_service
 from taskflow.service.container import Services
@@ -256,7 +256,7 @@ async def complete(
                 services,
                 conn,
                 slot.run_id,
-                deposits.depositing(
+                decisions.depositing(
                     slot_id,
                     event,
                     payload,

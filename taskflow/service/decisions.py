@@ -1,10 +1,13 @@
-"""Deposits: the decision that completes a slot with its event's payload, as staff
-(``slots.complete``), an application or a staff raiser (``events.raise_event``) and a magic
-link (``link_use``) make it."""
+"""Decisions on a locked run (``runs.decide`` carries them out), and the one that deposits
+an event on a slot, as staff (``slots.complete``), an application or a staff raiser
+(``events.raise_event``), a magic link (``link_use``) and a kept event (``buffered``) make it.
+
+A leaf of the service: ``persist`` (which delivers kept events through ``buffered``) is
+used at call time only."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -12,8 +15,10 @@ from taskflow.core.definition.workflow import Definition
 from taskflow.core.runs import engine
 from taskflow.core.runs.model import Outcome, SlotView
 from taskflow.service import persist
-from taskflow.service.runs import Decision
 from taskflow.store import runs as rows
+
+#: A decision on a locked run: (its definition, the run, its slots, now) -> what changed.
+Decision = Callable[[Definition, rows.RunRow, list[SlotView], datetime], Outcome]
 
 
 def depositing(
@@ -28,7 +33,8 @@ def depositing(
 ) -> Decision:
     """The decision that deposits ``event`` with ``payload`` on slot ``slot_id`` (the run then
     settles); ``on_behalf``: the caller was admitted already (an application's grant, a magic
-    link), the holder and candidate rules are not applied."""
+    link, a kept event checked when it arrived), the holder and candidate rules are not
+    applied."""
 
     def deposit(
         definition: Definition, run: rows.RunRow, slots: list[SlotView], now: datetime
