@@ -211,13 +211,9 @@ async def deliver(
         slot = found[0]
         await store.delete(conn, b.id)
         try:
+            # On behalf of who raised it: they were checked when it arrived.
             deposit = decisions.depositing(
-                slot.id,
-                b.event,
-                b.payload,
-                actor=b.actor,
-                actor_keys=frozenset(),
-                on_behalf=True,  # who raised it was checked when it arrived
+                slot.id, b.event, b.payload, actor=b.actor, actor_keys=frozenset(), on_behalf=True
             )
             result = deposit(definition, run, slots, now)
         except errors.TaskflowError as exc:
