@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -26,22 +25,11 @@ from taskflow.core.definition import sla
 from taskflow.core.definition.workflow import Definition
 from taskflow.core.runs.model import CLAIMED, LIVE, OPEN, SATISFIED, AuditEntry, RunView, SlotView
 from taskflow.core.runs.statuses import RunStatus, SlotStatus
+from taskflow.core.timer_states import TimerSpec
 
 BREACH, REMINDER, TIMEOUT = "breach", "reminder", "timeout"
 #: The timer of a running clock crossing its at-risk share of the budget (``clock.at_risk``).
 AT_RISK = "at_risk"
-
-
-@dataclass(frozen=True)
-class TimerSpec:
-    """A deadline that should be armed: its key, what it belongs to, and when it is due."""
-
-    key: str
-    run_id: str
-    slot_id: str | None
-    kind: str
-    ref: str
-    due_at: datetime
 
 
 # -- clocks on slots ---------------------------------------------------------------------------

@@ -75,16 +75,24 @@ MOVES: Transitions[TimerStatus, TimerMove] = Transitions(
 
 
 @dataclass(frozen=True)
-class TimerRow:
-    """A timer row: a reminder, breach or timeout of a run, by its stable key."""
+class TimerSpec:
+    """A deadline that should be armed: its key, what it belongs to, and when it is due
+    (``core/deadlines.py`` plans them)."""
 
-    id: int
     key: str
     run_id: str
     slot_id: str | None
     kind: str
     ref: str
     due_at: datetime
+
+
+@dataclass(frozen=True, kw_only=True)
+class TimerRow(TimerSpec):
+    """A timer row: a reminder, breach or timeout of a run, by its stable key; its spec, and
+    where it stands."""
+
+    id: int
     status: str
     fired: int
     #: Failed firings since it last fired or was (re-)armed (see :func:`after_failure`).

@@ -28,7 +28,7 @@ from typing import TypeVar
 from taskflow.core import calendars, clocks, deadlines, slot_measures, step_timers
 from taskflow.core.definition.workflow import Definition
 from taskflow.core.runs.model import ENDED, AuditEntry, Outcome, RunView, SlotView
-from taskflow.core.timer_states import PARKED, TimerRow, TimerStatus
+from taskflow.core.timer_states import PARKED, TimerRow, TimerSpec, TimerStatus
 
 ARMED = TimerStatus.ARMED
 
@@ -267,8 +267,8 @@ def timeline(result: Outcome, ctx: Context, now: datetime) -> list[AuditEntry]:
 
 
 def differences(
-    existing: Sequence[TimerRow], wanted: Sequence[deadlines.TimerSpec]
-) -> tuple[list[TimerRow], list[deadlines.TimerSpec]]:
+    existing: Sequence[TimerRow], wanted: Sequence[TimerSpec]
+) -> tuple[list[TimerRow], list[TimerSpec]]:
     """(armed rows to cancel, specs to arm or move) so that the rows match ``wanted``.
 
     A dead or discarded row is left alone (only an admin's retry re-arms it), and an
@@ -310,7 +310,15 @@ def _timers(
     written = [dataclasses.replace(t, status=TimerStatus.CANCELLED) for t in cancel]
     for spec in arm:
         old = by_key.get(spec.key) or TimerRow(
-            0, spec.key, spec.run_id, spec.slot_id, spec.kind, spec.ref, spec.due_at, ARMED, 0
+            spec.key,
+            spec.run_id,
+            spec.slot_id,
+            spec.kind,
+            spec.ref,
+            spec.due_at,
+            id=0,
+            status=ARMED,
+            fired=0,
         )
         written.append(
             dataclasses.replace(old, due_at=spec.due_at, status=ARMED, attempts=0, planned_at=None)

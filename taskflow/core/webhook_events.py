@@ -12,7 +12,7 @@ from __future__ import annotations
 import base64
 import ipaddress
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from email.utils import parsedate_to_datetime
@@ -86,6 +86,17 @@ class Event:
     occurred_at: datetime
 
 
+@dataclass(frozen=True)
+class EndpointChange:
+    """What a change of a webhook endpoint sets; ``None``: that part stays as it is."""
+
+    url: str | None = None
+    description: str | None = None
+    event_types: Sequence[str] | None = None
+    workflows: Sequence[str] | None = None
+    enabled: bool | None = None
+
+
 def global_id(type_name: str, local_id: str) -> str:
     """The API's global id of an object (the same as ``node(id:)`` takes)."""
     return base64.urlsafe_b64encode(f"{type_name}:{local_id}".encode()).decode().rstrip("=")
@@ -100,9 +111,23 @@ def _text(value: Any) -> str | None:
     return None if value is None else str(value)
 
 
+#: The event types whose added fields are details as text: (field, detail key) pairs.
+_DETAIL_TEXTS: dict[str, tuple[tuple[str, str], ...]] = {
+    "slot.released": (("previousHolder", "previous_holder"),),
+    "slot.assigned": (("holder", "to"), ("previousHolder", "previous_holder")),
+    "clock.at_risk": (("milestone", "milestone"), ("dueAt", "due_at"), ("atRiskAt", "at_risk_at")),
+    "clock.breached": (("milestone", "milestone"), ("dueAt", "due_at")),
+    "clock.met": (("milestone", "milestone"), ("dueAt", "due_at"), ("breachedAt", "breached")),
+    "escalation.fired": (("added", "added"),),
+    "event.buffered": (("event", "event"), ("expiresAt", "expires_at")),
+}
+
+
 def _specific(e: Event) -> dict[str, Any]:
     """The fields one event type adds (docs/events.md lists them)."""
     d = e.details
+    if e.type in _DETAIL_TEXTS:
+        return {field: _text(d.get(key)) for field, key in _DETAIL_TEXTS[e.type]}
     if e.type == "run.state_changed":
         return {"from": _text(d.get("source")), "to": _text(d.get("target")), "via": d.get("via")}
     if e.type == "run.ended":
@@ -111,38 +136,16 @@ def _specific(e: Event) -> dict[str, Any]:
         return {"outcome": "cancelled", "state": None, "reason": e.reason}
     if e.type == "slot.claimed":
         return {"holder": e.actor}
-    if e.type == "slot.released":
-        return {"previousHolder": _text(d.get("previous_holder"))}
-    if e.type == "slot.assigned":
-        return {"holder": _text(d.get("to")), "previousHolder": _text(d.get("previous_holder"))}
     if e.type == "slot.completed":
         return {"event": _text(d.get("event")), "by": e.actor}
-    if e.type == "clock.at_risk":
-        return {
-            "milestone": _text(d.get("milestone")),
-            "dueAt": _text(d.get("due_at")),
-            "atRiskAt": _text(d.get("at_risk_at")),
-        }
-    if e.type == "clock.breached":
-        return {"milestone": _text(d.get("milestone")), "dueAt": _text(d.get("due_at"))}
-    if e.type == "clock.met":
-        return {
-            "milestone": _text(d.get("milestone")),
-            "dueAt": _text(d.get("due_at")),
-            "breachedAt": _text(d.get("breached")),
-        }
     if e.type == "reminder.fired":
         return {"reminder": _text(d.get("reminder")), "firing": d.get("firing")}
-    if e.type == "escalation.fired":
-        return {"added": _text(d.get("added"))}
     if e.type in ("link.minted", "link.used"):
         link = d.get("link")
         found = {"linkId": global_id("MagicLink", str(link)) if link else None}
         if e.type == "link.minted":
             found["expiresAt"] = _text(d.get("expires_at"))
         return found
-    if e.type == "event.buffered":
-        return {"event": _text(d.get("event")), "expiresAt": _text(d.get("expires_at"))}
     return {}
 
 

@@ -15,7 +15,6 @@ run's buffer.
 from __future__ import annotations
 
 import dataclasses
-import uuid
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from datetime import datetime
 from typing import Any
@@ -23,10 +22,10 @@ from typing import Any
 from taskflow import errors
 from taskflow.core.definition import fields
 from taskflow.core.definition.workflow import Definition
-from taskflow.core.runs import engine, refusals
+from taskflow.core.runs import refusals
 from taskflow.core.runs.model import LIVE, OPEN, AuditEntry, Outcome, RunView, SlotView
 from taskflow.core.runs.statuses import RunStatus, SlotStatus
-from taskflow.service import deadlines
+from taskflow.service import deadlines, decisions
 from taskflow.service.container import Services
 from taskflow.store import db, timeline
 from taskflow.store import event_buffer as store
@@ -213,20 +212,11 @@ async def deliver(
         slot = found[0]
         await store.delete(conn, b.id)
         try:
-            result = engine.deposit(
-                definition,
-                run.view,
-                slots,
-                slot_id=slot.id,
-                event=b.event,
-                payload=b.payload,
-                actor=b.actor,
-                actor_keys=frozenset(),
-                expected_version=None,
-                now=now,
-                new_id=_new_id,
-                on_behalf=True,  # who raised it was checked when it arrived
+            # On behalf of who raised it: they were checked when it arrived.
+            deposit = decisions.depositing(
+                slot.id, b.event, b.payload, actor=b.actor, actor_keys=frozenset(), on_behalf=True
             )
+            result = deposit(definition, run, slots, now)
         except errors.TaskflowError as exc:
             why = f"{b.event} could not be delivered to {slot.name}: {exc.message}"
             await _audit(
@@ -289,7 +279,3 @@ async def after_batch(
             )
             delivered += await deliver(conn, ctx, run.id, now, write)
     return delivered
-
-
-def _new_id() -> str:
-    return str(uuid.uuid4())

@@ -30,10 +30,10 @@ from taskflow.core.definition import audience as au
 from taskflow.core.definition import events as ev
 from taskflow.core.definition.workflow import Definition
 from taskflow.core.principals import Principal
-from taskflow.core.runs import engine, refusals
+from taskflow.core.runs import refusals
 from taskflow.core.runs.model import RunView, SlotView
 from taskflow.core.runs.statuses import RunStatus
-from taskflow.service import access, buffered, deadlines, persist, retry
+from taskflow.service import access, buffered, deadlines, decisions, persist, retry
 from taskflow.service import runs as run_service
 from taskflow.service.container import Services
 from taskflow.service.runs import definition_for
@@ -187,21 +187,11 @@ async def _raise(
         definition = definition_for(services, run.view)
         check_raiser(actor, definition, run.view, event)
         slots = await deadlines.load_slots(conn, run.view.id)
-        result = engine.deposit(
-            definition,
-            run.view,
-            slots,
-            slot_id=slot.id,
-            event=event,
-            payload=payload,
-            actor=actor.id,
-            actor_keys=mine,
-            expected_version=None,
-            now=now,
-            new_id=persist.new_id,
-            # Applications act for the sender; staff obey the holder and candidate rules.
-            on_behalf=as_application,
+        # Applications act for the sender; staff obey the holder and candidate rules.
+        deposit = decisions.depositing(
+            slot.id, event, payload, actor=actor.id, actor_keys=mine, on_behalf=as_application
         )
+        result = deposit(definition, run, slots, now)
         await persist.outcome(
             conn, result, now=now, sla=deadlines.sla_of(services, definition, slots, actor.id)
         )

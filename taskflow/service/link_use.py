@@ -29,9 +29,9 @@ from taskflow.core import links as core
 from taskflow.core import refusals as core_refusals
 from taskflow.core.definition import fields as fl
 from taskflow.core.definition.model import Slot as DeclaredSlot
-from taskflow.core.runs import engine, refusals
+from taskflow.core.runs import refusals
 from taskflow.core.runs.model import ACTIVE, CLAIMED, OPEN, AuditEntry, SlotView
-from taskflow.service import links, metrics, persist, retry, tokens
+from taskflow.service import decisions, links, metrics, persist, retry, tokens
 from taskflow.service import runs as run_service
 from taskflow.service.container import Services
 from taskflow.store import db, locks
@@ -252,18 +252,12 @@ async def complete(
                     services,
                     conn,
                     link.run_id,
-                    lambda definition, run, slots, now: engine.deposit(
-                        definition,
-                        run.view,
-                        slots,
-                        slot_id=link.slot_id,
-                        event=link.event,
-                        payload=payload,
+                    decisions.depositing(
+                        link.slot_id,
+                        link.event,
+                        payload,
                         actor=link.recipient_key,
                         actor_keys=frozenset({link.recipient_key}),
-                        expected_version=None,
-                        now=now,
-                        new_id=persist.new_id,
                         on_behalf=True,  # the link is the permission
                     ),
                     now=now,

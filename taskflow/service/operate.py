@@ -10,19 +10,18 @@ go through :func:`taskflow.service.runs.decide`.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
 from dataclasses import dataclass
 from datetime import datetime
 
 from taskflow import errors
 from taskflow.core import refusals
-from taskflow.core.definition.workflow import Definition
 from taskflow.core.principals import Principal
 from taskflow.core.runs import operator
 from taskflow.core.runs import slots as core_slots
-from taskflow.core.runs.model import CLAIMED, AuditEntry, Outcome, SlotView
+from taskflow.core.runs.model import CLAIMED, AuditEntry
 from taskflow.core.timer_states import TimerStatus
-from taskflow.service import access, deadlines, persist, retry
+from taskflow.service import access, deadlines, decisions, persist, retry
 from taskflow.service import principals as principal_service
 from taskflow.service import runs as run_service
 from taskflow.service.container import Services
@@ -61,7 +60,7 @@ async def _decided(
     run_id: str,
     action: str,
     expected_version: int | None,
-    decision: Callable[[Definition, rows.RunRow, list[SlotView], datetime], Outcome],
+    decision: decisions.Decision,
 ) -> rows.RunRow:
     await _operable(services, actor, run_id)
 

@@ -22,7 +22,7 @@ from taskflow.core.definition.workflow import Definition
 from taskflow.core.principals import Principal
 from taskflow.core.runs import engine, refusals
 from taskflow.core.runs.model import AuditEntry, Outcome, RunView, SlotView
-from taskflow.service import access, deadlines, persist, retry
+from taskflow.service import access, deadlines, decisions, persist, retry
 from taskflow.service.container import Services
 from taskflow.store import db, locks, subjects
 from taskflow.store import runs as rows
@@ -193,7 +193,7 @@ async def decide(
     services: Services,
     conn: db.Connection,
     run_id: str,
-    decision: Callable[[Definition, rows.RunRow, list[SlotView], datetime], Outcome],
+    decision: decisions.Decision,
     *,
     now: datetime | None = None,
 ) -> Outcome:
@@ -275,10 +275,7 @@ async def update_subject(
     return subject, run_ids
 
 
-def guarded(
-    expected_version: int | None,
-    decision: Callable[[Definition, rows.RunRow, list[SlotView], datetime], Outcome],
-) -> Callable[[Definition, rows.RunRow, list[SlotView], datetime], Outcome]:
+def guarded(expected_version: int | None, decision: decisions.Decision) -> decisions.Decision:
     """``decision``, refused first when the locked run's version is not ``expected_version``."""
 
     def checked(
@@ -294,7 +291,7 @@ async def decided(
     services: Services,
     run_id: str,
     expected_version: int | None,
-    decision: Callable[[Definition, rows.RunRow, list[SlotView], datetime], Outcome],
+    decision: decisions.Decision,
 ) -> rows.RunRow:
     """In one transaction: ``decision`` (refused when the run is not at ``expected_version``)
     carried out by :func:`decide`; answers the run as it stands after it."""

@@ -17,10 +17,10 @@ from typing import Any
 
 from taskflow import errors
 from taskflow.core.principals import Principal
-from taskflow.core.runs import engine, filters, refusals
+from taskflow.core.runs import filters, refusals
 from taskflow.core.runs import slots as core
 from taskflow.core.runs.model import AuditEntry, SlotView
-from taskflow.service import access, callers, deadlines, metrics, persist, retry
+from taskflow.service import access, callers, deadlines, decisions, metrics, retry
 from taskflow.service import principals as principal_service
 from taskflow.service import runs as run_service
 from taskflow.service.container import Services
@@ -262,18 +262,13 @@ async def complete(
                 services,
                 conn,
                 slot.run_id,
-                lambda definition, run, slots, now: engine.deposit(
-                    definition,
-                    run.view,
-                    slots,
-                    slot_id=slot_id,
-                    event=event,
-                    payload=payload,
+                decisions.depositing(
+                    slot_id,
+                    event,
+                    payload,
                     actor=actor.id,
                     actor_keys=mine,
                     expected_version=expected_version,
-                    now=now,
-                    new_id=persist.new_id,
                 ),
             )
             done = await rows.get_slot(conn, slot_id)

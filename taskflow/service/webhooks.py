@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import dataclasses
 import secrets
 import socket
 from collections.abc import Callable, Collection, Sequence
@@ -151,32 +152,24 @@ async def update(
     services: Services,
     actor: Principal,
     endpoint_id: str,
-    *,
-    url: str | None,
-    description: str | None,
-    event_types: Sequence[str] | None,
-    workflows: Sequence[str] | None,
-    enabled: bool | None,
+    change: webhook_events.EndpointChange,
 ) -> str:
-    """Change what is given; enabling again clears the failure record."""
-    types = _check_types(event_types) if event_types is not None else None
-    names = _check_workflows(services, workflows) if workflows is not None else None
+    """Change what ``change`` gives; enabling again clears the failure record."""
+    types = _check_types(change.event_types) if change.event_types is not None else None
+    names = _check_workflows(services, change.workflows) if change.workflows is not None else None
     if names is not None:
         access.require_webhooks(actor, names, "point a webhook endpoint at workflows")
-    if url is not None:
-        await check_destination(services.settings.webhooks, url)
+    if change.url is not None:
+        await check_destination(services.settings.webhooks, change.url)
+    checked = dataclasses.replace(
+        change,
+        url=change.url.strip() if change.url is not None else None,
+        event_types=types,
+        workflows=names,
+    )
     async with services.db.transaction() as conn:
         await _mine(conn, actor, endpoint_id)
-        await store.update_endpoint(
-            conn,
-            endpoint_id,
-            url=url.strip() if url is not None else None,
-            description=description,
-            event_types=types,
-            workflows=names,
-            enabled=enabled,
-            now=services.clock.now(),
-        )
+        await store.update_endpoint(conn, endpoint_id, checked, services.clock.now())
     return endpoint_id
 
 

@@ -106,15 +106,15 @@ def slot_context(row: Any, run_prefix: str) -> SlotContext:
         )
     timers = [
         TimerRow(
-            tid,
             key,
             view.run_id,
             view.id,
             kind,
             part,
             _parse(due),
-            status,
-            fired,
+            id=tid,
+            status=status,
+            fired=fired,
             planned_at=_instant(planned),
         )
         for tid, key, kind, part, due, status, fired, planned in (row["ctx_timers"] or ())

@@ -70,16 +70,14 @@ async def write_slot_move(
 
 def slot_filters(st: Statement, f: SlotFilter) -> Statement:
     """Add the conditions of ``f`` (on alias ``sl``) to ``st``."""
-    for name, value in (
+    st.where_given(
         ("slot_workflow", f.workflow),
         ("slot_state", f.state),
         ("slot_name", f.name),
         ("slot_priority_at_most", f.priority_at_most),
         ("slot_due_before", f.due_before),
         ("slot_holder", f.holder),
-    ):
-        if value is not None:
-            st.where(name, value)
+    )
     if f.audience:
         st.where("slot_audience_any", list(f.audience))
     if f.status:

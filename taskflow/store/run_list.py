@@ -25,13 +25,11 @@ SQL = with_columns(sql.statements("run_list"), run_columns=RUN_COLUMNS)
 
 def run_filters(st: Statement, f: RunFilter) -> Statement:
     """Add the conditions of ``f`` on run ``r`` to ``st``."""
-    for name, value in (
+    st.where_given(
         ("run_workflow", f.workflow),
         ("run_version", f.version),
         ("run_state", f.state),
-    ):
-        if value is not None:
-            st.where(name, value)
+    )
     if f.status:
         st.where("run_status_in", list(f.status))
     if f.subject_type is not None and f.subject_external_id is not None:
@@ -40,16 +38,13 @@ def run_filters(st: Statement, f: RunFilter) -> Statement:
         st.where("run_subject_type", f.subject_type)
     elif f.subject_external_id is not None:
         st.where("run_subject_external_id", f.subject_external_id)
-    later: tuple[tuple[str, Any], ...] = (
+    st.where_given(
         ("run_correlation_key", f.correlation_key),
         ("run_started_from", f.started_from),
         ("run_started_before", f.started_before),
         ("run_ended_from", f.ended_from),
         ("run_ended_before", f.ended_before),
     )
-    for name, value in later:
-        if value is not None:
-            st.where(name, value)
     if f.needs_attention is not None and f.attention_windows is not None:
         flagged = attention.run_ids_sql(
             st.args,

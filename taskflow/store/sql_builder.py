@@ -133,6 +133,14 @@ class Statement:
         self._where.append(self.fragment(name, *values))
         return self
 
+    def where_given(self, *conditions: tuple[str, Any]) -> Statement:
+        """Add `` AND <fragment>`` for each ``(name, value)`` whose value is not ``None``
+        (a filter's optional fields: an absent one does not narrow)."""
+        for name, value in conditions:
+            if value is not None:
+                self.where(name, value)
+        return self
+
     def where_any(self, groups: Sequence[Sequence[tuple[str, tuple[Any, ...]]]]) -> Statement:
         """Add `` AND ((a AND b) OR (c) ...)`` (see :meth:`any_of`)."""
         return self.where_text(self.any_of(groups))

@@ -96,25 +96,17 @@ async def disabled_endpoints(conn: db.Connection) -> list[EndpointRow]:
 
 
 async def update_endpoint(
-    conn: db.Connection,
-    endpoint_id: str,
-    *,
-    url: str | None,
-    description: str | None,
-    event_types: Sequence[str] | None,
-    workflows: Sequence[str] | None,
-    enabled: bool | None,
-    now: datetime,
+    conn: db.Connection, endpoint_id: str, change: webhook_events.EndpointChange, now: datetime
 ) -> None:
-    """Change what is given (None: unchanged)."""
+    """Set what ``change`` gives (its ``None`` parts stay unchanged)."""
     await conn.execute(
         SQL["endpoint_update"],
         uuid.UUID(endpoint_id),
-        url,
-        description,
-        list(event_types) if event_types is not None else None,
-        list(workflows) if workflows is not None else None,
-        enabled,
+        change.url,
+        change.description,
+        list(change.event_types) if change.event_types is not None else None,
+        list(change.workflows) if change.workflows is not None else None,
+        change.enabled,
         now,
     )
 

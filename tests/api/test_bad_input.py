@@ -272,6 +272,23 @@ async def test_bad_inbox_and_board_cursors_are_invalid_input(
     assert board.error_codes == ["INVALID_INPUT"]
 
 
+@pytest.mark.parametrize(
+    "after", ["garbage", gid("x"), gid("99999999999999999999999"), gid("1\x1f2")]
+)
+async def test_bad_cursors_of_lists_in_id_order_are_invalid_input_on_after(
+    client: httpx.AsyncClient, people: dict[str, str], after: str
+) -> None:
+    """timers and notifications read their cursor by one helper (relay.after_id)."""
+    for field, who in (("timers", "leah"), ("notifications", "ada")):
+        result = await gql(
+            client,
+            f"query($a: String) {{ {field}(first: 5, after: $a) {{ totalCount }} }}",
+            {"a": after},
+            token=people[who],
+        )
+        assert result.error_codes == ["INVALID_INPUT"], (field, after)
+
+
 async def test_a_link_form_with_a_huge_or_nul_value_is_refused_and_stores_nothing(
     client: httpx.AsyncClient, people: dict[str, str], database_url: str
 ) -> None:

@@ -502,3 +502,28 @@ async def test_two_workers_racing_send_each_event_once_in_order_per_run(
     assert sorted(receiver.ids()) == sorted(set(receiver.ids()))
     for run_id in runs:
         assert receiver.types_of(run_id) == ["run.started", "slot.opened"]
+
+
+PAGE = """query($id: ID!, $after: String) { node(id: $id) { ... on WebhookEndpoint {
+  deliveries(first: 5, after: $after) { totalCount pageInfo { hasNextPage endCursor }
+  edges { cursor node { id } } } } } }"""
+
+
+async def test_the_delivery_log_pages_newest_first_by_its_cursors(
+    client: httpx.AsyncClient, people: dict[str, str], receiver: Receiver
+) -> None:
+    made = await create(client, people["ada"], receiver.url, workflows=["expense-approval"])
+    endpoint = made["endpoint"]["id"]
+    await expense_to_paid(client, people)
+    seen: list[str] = []
+    after = None
+    while True:
+        data = (await gql(client, PAGE, {"id": endpoint, "after": after}, token=people["ada"])).ok()
+        log = data["node"]["deliveries"]
+        seen += [e["node"]["id"] for e in log["edges"]]
+        if not log["pageInfo"]["hasNextPage"]:
+            break
+        after = log["pageInfo"]["endCursor"]
+        assert after == log["edges"][-1]["cursor"]
+    assert len(seen) == len(set(seen)) == log["totalCount"] == 16
+    assert seen == [d["id"] for d in await deliveries(client, people["ada"], endpoint)]

@@ -75,6 +75,46 @@ def test_a_body_is_stable_shares_ids_as_global_ids_and_never_the_recipient_or_re
     assert "x@example.com" not in ev.body(e)
 
 
+@pytest.mark.parametrize(
+    ("type_", "details", "added"),
+    [
+        ("slot.released", {"previous_holder": "bob"}, {"previousHolder": "bob"}),
+        (
+            "slot.assigned",
+            {"to": "carl", "previous_holder": None},
+            {"holder": "carl", "previousHolder": None},
+        ),
+        (
+            "clock.at_risk",
+            {"milestone": "finished", "due_at": "D", "at_risk_at": "R"},
+            {"milestone": "finished", "dueAt": "D", "atRiskAt": "R"},
+        ),
+        (
+            "clock.breached",
+            {"milestone": "assigned", "due_at": "D"},
+            {"milestone": "assigned", "dueAt": "D"},
+        ),
+        (
+            "clock.met",
+            {"milestone": "finished", "due_at": "D", "breached": None},
+            {"milestone": "finished", "dueAt": "D", "breachedAt": None},
+        ),
+        ("escalation.fired", {"added": 3}, {"added": "3"}),
+        (
+            "event.buffered",
+            {"event": "scan", "expires_at": "E"},
+            {"event": "scan", "expiresAt": "E"},
+        ),
+    ],
+)
+def test_each_event_type_adds_its_details_as_text(
+    type_: str, details: dict[str, object], added: dict[str, object]
+) -> None:
+    data = ev.payload(_event(type=type_, kind=type_, details=details))["data"]
+    assert {key: data.get(key, "absent") for key in added} == added
+    assert list(data)[-len(added) :] == list(added)
+
+
 def test_backoff_doubles_up_to_its_cap_and_jitter_spreads_the_upper_half() -> None:
     policy = ev.RetryPolicy(base=timedelta(seconds=5), cap=timedelta(seconds=60))
     assert [ev.backoff(policy, n, 1.0).total_seconds() for n in range(1, 7)] == [

@@ -159,15 +159,12 @@ class NotificationQueries:
     ) -> relay.Connection[Notification]:
         me = await caller(info)
         limit = relay.check_first(first)
-        after_id = 0
-        if after:
-            (after_id,) = relay.decode_typed(after, "bigint")
         chosen = filter or NotificationFilter()
         rows, total = await notices.listing(
             info.context.services,
             me,
             _SCOPES[chosen.recipients],
-            after_id=after_id,
+            after_id=relay.after_id(after) or 0,
             limit=limit + 1,
             deliverable_now=chosen.deliverable_now,
         )

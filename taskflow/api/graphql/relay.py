@@ -186,6 +186,15 @@ def decode_typed(cursor: str, *shapes: str, field: str = "after") -> tuple[Any, 
         raise _malformed(cursor, field, "a cursor") from None
 
 
+def after_id(after: str | None) -> int | None:
+    """The row id an ``after`` cursor of a list in ``id`` order names (see :func:`id_cursor`;
+    None: no cursor, from the start); INVALID_INPUT on ``after`` for anything else."""
+    if not after:
+        return None
+    (found,) = decode_typed(after, "bigint")
+    return int(found)
+
+
 def check_first(first: int) -> int:
     if not 0 < first <= MAX_FIRST:
         raise errors.ValidationError(

@@ -119,12 +119,6 @@ class TimerQueries:
     ) -> relay.Connection[Timer]:
         me = await caller(info)
         limit = relay.check_first(first)
-        after_id = 0
-        if after:
-            (text,) = relay.decode_cursor(after, 1)
-            if not text.isdigit() or len(text) > 18:
-                raise errors.ValidationError("after is not a cursor of this list.", field="after")
-            after_id = int(text)
         f = filter or TimerFilter()
         run_id = relay.local_id(f.run_id, "Run", "filter.runId") if f.run_id else None
         rows, total = await timer_admin.listing(
@@ -132,7 +126,7 @@ class TimerQueries:
             me,
             statuses=[f.state] if f.state is not None else None,
             run_id=_uuid(run_id),
-            after_id=after_id,
+            after_id=relay.after_id(after) or 0,
             limit=limit + 1,
         )
         return relay.connection(

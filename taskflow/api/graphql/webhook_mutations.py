@@ -16,6 +16,7 @@ from taskflow import errors
 from taskflow.api.graphql import keyed, relay
 from taskflow.api.graphql.context import Info
 from taskflow.api.graphql.webhooks import DELIVERY, TYPE_NAME, WebhookEndpoint
+from taskflow.core import webhook_events
 from taskflow.core.principals import Principal
 from taskflow.service import webhooks
 
@@ -193,11 +194,13 @@ class WebhookMutations:
             info.context.services,
             me,
             _endpoint_id(input.endpoint_id),
-            url=input.url,
-            description=input.description,
-            event_types=input.event_types,
-            workflows=input.workflows,
-            enabled=input.enabled,
+            webhook_events.EndpointChange(
+                url=input.url,
+                description=input.description,
+                event_types=input.event_types,
+                workflows=input.workflows,
+                enabled=input.enabled,
+            ),
         )
         return {"endpoint": found}
 

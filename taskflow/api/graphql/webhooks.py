@@ -12,7 +12,6 @@ from typing import Annotated
 
 import strawberry
 
-from taskflow import errors
 from taskflow.api.graphql import relay
 from taskflow.api.graphql.context import Info, caller
 from taskflow.api.graphql.enums import DeliveryStatus
@@ -98,12 +97,8 @@ class WebhookEndpoint(relay.Node):
     async def deliveries(
         self,
         info: Info,
-        first: Annotated[
-            int, strawberry.argument(description=f"Page size, at most {relay.MAX_FIRST}.")
-        ] = 20,
-        after: Annotated[
-            str | None, strawberry.argument(description="endCursor of the previous page.")
-        ] = None,
+        first: relay.First = 20,
+        after: relay.After = None,
         state: Annotated[
             DeliveryStatus | None,
             strawberry.argument(description="Only deliveries in this state (default: any)."),
@@ -111,31 +106,15 @@ class WebhookEndpoint(relay.Node):
     ) -> relay.Connection[WebhookDelivery]:
         me = await caller(info)
         limit = relay.check_first(first)
-        before = None
-        if after:
-            (text,) = relay.decode_cursor(after, 1)
-            if not text.isdigit() or len(text) > 18:
-                raise errors.ValidationError("after is not a cursor of this list.", field="after")
-            before = int(text)
         rows, total = await webhooks.log(
             info.context.services,
             me,
             self.row,
             status=state.name.lower() if state is not None else None,
-            before=before,
+            before=relay.after_id(after),
             limit=limit + 1,
         )
-        edges = [
-            relay.Edge(cursor=relay.encode_cursor(str(r.id)), node=WebhookDelivery.of(r))
-            for r in rows[:limit]
-        ]
-        return relay.Connection(
-            edges=edges,
-            page_info=relay.PageInfo(
-                has_next_page=len(rows) > limit, end_cursor=edges[-1].cursor if edges else None
-            ),
-            total_count=total,
-        )
+        return relay.connection(rows, WebhookDelivery.of, relay.id_cursor, total=total, limit=limit)
 
     @classmethod
     def of(cls, row: webhooks.EndpointRow) -> WebhookEndpoint:
