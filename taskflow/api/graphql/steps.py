@@ -46,7 +46,10 @@ class StepAttempt:
                  "(every) or a timeout's action.")  # fmt: skip
 class Step(relay.Node):
     key: str = strawberry.field(description="Its stable name, e.g. <run>:<visit>:step.")
-    kind: str = strawberry.field(description="action, every or timeout.")
+    kind: str = strawberry.field(
+        description="action (an automatic state), entry (an action on entry beside slots), "
+        "every or timeout."
+    )
     state: str = strawberry.field(description="The state it belongs to.")
     visit: int = strawberry.field(description="The visit of that state it belongs to.")
     action: str = strawberry.field(description="The action's import path (module:function).")

@@ -1,0 +1,318 @@
+"""Automatic steps as an outside client sees them: a workflow file of our own (copied to a
+temporary folder), a real ``taskflow serve`` without its in-process worker and two real
+``taskflow worker`` processes on one database, driven only over HTTP GraphQL.
+
+Covered: a success (its result read by an ``on_success`` condition and a slot label), a
+transient error retried under Fixed and Exponential policies then succeeding, a final
+error class routed at once, two ``on_error`` classes (the first match wins), a per-attempt
+timeout, an exhausted step without ``on_error`` parked, listed and retried by an operator,
+an action on entry beside a slot, ``every`` firing while the run stays and stopping after
+``until``, and ``steps.once`` replayed after a retry. The workers run on the real clock
+with waits of a second or two; every wait for them is a bounded poll of the API.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import shutil
+import subprocess
+import time
+from collections.abc import Callable, Iterator
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from taskflow import config
+from tests.acceptance.conftest import TASKFLOW, free_port, wait_until
+from tests.acceptance.test_workers import Workers
+from tests.conftest import example_people
+
+HERE = Path(__file__).parent
+EXAMPLES = config.PROJECT_ROOT / "examples"
+SECRET = "acceptance-test-signing-key-0123456789abcdef"
+
+START = """mutation($input: StartRunInput!) { startRun(input: $input) {
+  __typename ... on StartRunSuccess { run { id } } ... on Refusal { code message } } }"""
+RUN = """query($id: ID!) { run(id: $id) {
+  state status
+  slots { name label status }
+  timers { kind state fired }
+  steps { id kind state status attemptCount result lastError
+    attempts { attempt outcome startedAt finishedAt durationMs errorClass errorMessage } }
+  timeline(first: 100) { edges { node { kind details } } } } }"""
+ATTENTION = """{ needsAttention(first: 50, filter: {reasons: [STEP_PARKED]}) {
+  edges { node { reason runId workflow state detail } } } }"""
+RETRY = """mutation($id: ID!) { retryStep(input: {stepId: $id}) {
+  __typename ... on RetryStepSuccess { step { status attemptCount } }
+  ... on Refusal { code message } } }"""
+
+
+class Box:
+    """A server and its workers on one database, and the tokens of an app and an admin."""
+
+    def __init__(self, database_url: str, root: Path) -> None:
+        self.root = root
+        folder = root / "workflows"
+        folder.mkdir()
+        shutil.copy(HERE / "blackbox_workflows.py", folder / "billing_box.py")
+        self.port = free_port()
+        self.base_url = f"http://127.0.0.1:{self.port}"
+        self.workers = Workers(database_url, root)
+        self.workers.env.update(
+            {
+                "TASKFLOW_WORKFLOWS": f"{EXAMPLES},{folder / 'billing_box.py'}",
+                "TASKFLOW_PORT": str(self.port),
+                "TASKFLOW_ENV": "dev",
+                "TASKFLOW_SECRET_KEYS": SECRET,
+            }
+        )
+        self.server: subprocess.Popen[str] | None = None
+        self.app = self.admin = ""
+
+    @property
+    def env(self) -> dict[str, str]:
+        return self.workers.env
+
+    def cli(self, *args: str) -> str:
+        done = subprocess.run(
+            [*TASKFLOW, *args],
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            cwd=config.PROJECT_ROOT,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout.strip()
+
+    def start(self) -> None:
+        people = self.root / "people.json"
+        people.write_text(json.dumps(example_people(app_everywhere=True)))
+        self.cli("principals", "load", str(people))
+        self.app = self.cli("token", "app", "--ttl", "1h")
+        self.admin = self.cli("token", "ada", "--ttl", "1h")
+        log = self.root / "serve.log"
+        with log.open("w") as out:
+            self.server = subprocess.Popen(
+                [*TASKFLOW, "serve", "--no-with-worker"],
+                env=self.env,
+                cwd=config.PROJECT_ROOT,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                text=True,
+            )
+
+        def healthy() -> bool:
+            assert self.server is not None
+            if self.server.poll() is not None:
+                raise AssertionError(f"taskflow serve exited:\n{log.read_text()}")
+            try:
+                return httpx.get(f"{self.base_url}/health", timeout=1).status_code == 200
+            except httpx.HTTPError:
+                return False
+
+        wait_until(healthy, 60, "taskflow serve to answer /health")
+        self.workers.start(2, "--poll", "0.2")
+
+    def stop(self) -> None:
+        self.workers.stop()
+        if self.server is not None and self.server.poll() is None:
+            self.server.terminate()
+            self.server.wait(timeout=30)
+
+    def post(self, token: str, query: str, variables: dict[str, Any] | None = None) -> Any:
+        response = httpx.post(
+            f"{self.base_url}/graphql",
+            json={"query": query, "variables": variables or {}},
+            headers={"Authorization": f"Bearer {token}"},
+            timeout=10,
+        )
+        body = response.json()
+        assert not body.get("errors"), body
+        return body["data"]
+
+    def start_run(self, workflow: str, ref: str, **attributes: Any) -> str:
+        folder = self.root / ref
+        folder.mkdir()
+        subject = {"type": "order", "externalId": ref}
+        subject["attributes"] = {"ref": ref, "dir": str(folder), **attributes}
+        data = self.post(self.app, START, {"input": {"workflow": workflow, "subject": subject}})
+        assert data["startRun"]["__typename"] == "StartRunSuccess", data
+        return str(data["startRun"]["run"]["id"])
+
+    def run(self, run_id: str) -> dict[str, Any]:
+        found: dict[str, Any] = self.post(self.admin, RUN, {"id": run_id})["run"]
+        return found
+
+    def until(self, run_id: str, holds: Callable[[dict[str, Any]], bool], what: str) -> Any:
+        """Poll the run until ``holds`` (at most 60 s); the last view read."""
+        seen: dict[str, Any] = {}
+
+        def check() -> bool:
+            for process in self.workers.processes:
+                assert process.poll() is None, f"a worker exited:\n{self.workers.output()}"
+            seen.update(self.run(run_id))
+            return holds(seen)
+
+        wait_until(check, 60, f"{what}; last seen {json.dumps(seen)[:3000]}")
+        return seen
+
+    def folder(self, ref: str) -> Path:
+        return self.root / ref
+
+
+@pytest.fixture
+def box(database_url: str, tmp_path: Path) -> Iterator[Box]:
+    running = Box(database_url, tmp_path)
+    try:
+        running.start()
+        yield running
+    finally:
+        running.stop()
+
+
+def _kinds(view: dict[str, Any]) -> list[str]:
+    return [e["node"]["kind"] for e in view["timeline"]["edges"]]
+
+
+def _at(text: str) -> datetime:
+    return datetime.fromisoformat(text)
+
+
+def _gaps(step: dict[str, Any]) -> list[float]:
+    """Seconds between one attempt's end and the next one's start."""
+    tries = sorted(step["attempts"], key=lambda a: a["attempt"])
+    return [
+        (_at(b["startedAt"]) - _at(a["finishedAt"])).total_seconds()
+        for a, b in itertools.pairwise(tries)
+    ]
+
+
+def _settled(state: str) -> Callable[[dict[str, Any]], bool]:
+    return lambda view: view["state"] == state
+
+
+@pytest.mark.slow
+def test_automatic_steps_black_box(box: Box) -> None:
+    started = time.monotonic()
+    small = box.start_run("box-fixed", "S-1", plan=["ok"], amount=40)
+    large = box.start_run("box-fixed", "L-1", plan=["boom", "boom", "ok"], amount=500)
+    refused = box.start_run("box-fixed", "R-1", plan=["refused"])
+    fraud = box.start_run("box-fixed", "F-1", plan=["fraud"])
+    backoff = box.start_run("box-exponential", "E-1", plan=["boom", "boom", "ok"])
+    slow = box.start_run("box-timeout", "T-1", plan=["slow", "ok"])
+    parked = box.start_run("box-parked", "P-1")
+    once = box.start_run("box-once", "O-1", plan=["boom", "boom", "ok"])
+    beside = box.start_run("box-beside", "B-1", delay=3)
+
+    # An action on entry beside a slot: the slot is open at once, the action still running.
+    view = box.run(beside)
+    assert view["state"] == "asking"
+    assert [(s["name"], s["status"]) for s in view["slots"]] == [("answer", "OPEN")]
+    assert [s["status"] for s in view["steps"] if s["kind"] == "entry"] in (["DUE"], ["RUNNING"]), (
+        view["steps"]
+    )
+
+    # Success: the result is stored, read by the on_success condition and by a label.
+    view = box.until(small, _settled("paid"), "the small payment to succeed")
+    [step] = view["steps"]
+    assert (step["status"], step["attemptCount"]) == ("SUCCEEDED", 1)
+    assert step["result"] == {"payment_id": "PAY-S-1", "amount": 40, "attempt": 1}
+    assert "step.succeeded" in _kinds(view)
+
+    view = box.until(large, _settled("large"), "the large payment to succeed on attempt 3")
+    [step] = view["steps"]
+    assert (step["status"], step["attemptCount"]) == ("SUCCEEDED", 3)
+    tries = sorted(step["attempts"], key=lambda a: a["attempt"])
+    assert [a["outcome"] for a in tries] == ["failed", "failed", "succeeded"]
+    failed = [a for a in step["attempts"] if a["outcome"] == "failed"]
+    assert {(a["errorClass"], a["errorMessage"]) for a in failed} == {
+        ("Flaky", "the payment service answered 503 on attempt 1"),
+        ("Flaky", "the payment service answered 503 on attempt 2"),
+    }
+    assert all(gap >= 0.9 for gap in _gaps(step)), _gaps(step)  # Fixed: a second apart
+    assert [s["label"] for s in view["slots"]] == ["Look at PAY-L-1 of 500"]
+    assert _kinds(view).count("step.retrying") == 2
+
+    # A final class: one attempt, its on_error route. Two classes, two routes: first match.
+    view = box.until(refused, _settled("refused_desk"), "the refusal to be routed")
+    [step] = view["steps"]
+    assert (step["status"], step["attemptCount"]) == ("FAILED", 1)
+    assert step["attempts"][0]["errorClass"] == "Refused"
+    assert "step.failed" in _kinds(view)
+    view = box.until(fraud, _settled("fraud_desk"), "the fraud (a Refused) to be routed")
+    [step] = view["steps"]
+    assert (step["attemptCount"], step["attempts"][0]["errorClass"]) == (1, "Fraud")
+
+    # Exponential: waits of 1 s then 2 s.
+    view = box.until(backoff, _settled("paid"), "the exponential retries to succeed")
+    [step] = view["steps"]
+    assert step["attemptCount"] == 3
+    first, second = _gaps(step)
+    assert 0.9 <= first < 2, (first, second)
+    assert second >= 1.9, (first, second)
+
+    # A per-attempt timeout: the slow attempt is cut after a second, the next one succeeds.
+    view = box.until(slow, _settled("paid"), "the timed-out payment to succeed on attempt 2")
+    [step] = view["steps"]
+    tries = sorted(step["attempts"], key=lambda a: a["attempt"])
+    assert [a["outcome"] for a in tries] == ["failed", "succeeded"]
+    assert tries[0]["errorClass"] == "TimeoutError", tries[0]
+    assert tries[0]["durationMs"] < 5000
+
+    # Exhausted, no on_error: parked, listed, mended and retried by an operator.
+    view = box.until(
+        parked, lambda v: [s["status"] for s in v["steps"]] == ["PARKED"], "the ledger to park"
+    )
+    [step] = view["steps"]
+    assert view["state"] == "sync"
+    assert step["attemptCount"] == 2
+    assert step["lastError"]
+    assert "the ledger is read-only" in step["lastError"]
+    assert "step.parked" in _kinds(view)
+    listed = box.post(box.admin, ATTENTION)["needsAttention"]["edges"]
+    assert [(e["node"]["runId"], e["node"]["state"]) for e in listed] == [(parked, "sync")]
+    (box.folder("P-1") / "mended").touch()
+    retried = box.post(box.admin, RETRY, {"id": step["id"]})["retryStep"]
+    assert retried["__typename"] == "RetryStepSuccess", retried
+    view = box.until(parked, _settled("synced"), "the retried ledger sync to succeed")
+    [step] = view["steps"]
+    assert step["status"] == "SUCCEEDED"
+    assert step["result"] == {"synced": True}
+    assert "step.reopened" in _kinds(view)
+    assert box.post(box.admin, ATTENTION)["needsAttention"]["edges"] == []
+
+    # steps.once: recorded on the first attempt, replayed on the retries.
+    view = box.until(once, _settled("opened"), "the ticket step to succeed")
+    [step] = view["steps"]
+    assert step["result"] == {"ticket": "TICKET-O-1", "attempt": 3}
+    assert len((box.folder("O-1") / "once.txt").read_text().splitlines()) == 1  # called once
+    assert _kinds(view).count("step.once") == 1
+
+    # The action beside the slot has landed; the run did not move for it.
+    view = box.until(
+        beside,
+        lambda v: any(s["kind"] == "entry" and s["status"] == "SUCCEEDED" for s in v["steps"]),
+        "the action on entry to finish",
+    )
+    assert view["state"] == "asking"
+    [action] = [s for s in view["steps"] if s["kind"] == "entry"]
+    assert action["result"] == {"noted": "B-1"}
+
+    # every 2 s until 5 s: two follow-ups while the run stays, then none armed.
+    view = box.until(
+        beside,
+        lambda v: (
+            sum(s["kind"] == "every" and s["status"] == "SUCCEEDED" for s in v["steps"]) == 2
+            and not any(t["kind"] == "every" and t["state"] == "ARMED" for t in v["timers"])
+        ),
+        "two follow-ups and no more armed",
+    )
+    assert view["state"] == "asking"
+    assert len((box.folder("B-1") / "followups.txt").read_text().splitlines()) == 2
+    assert time.monotonic() - started < 120
