@@ -48,6 +48,7 @@ from taskflow.service import (
     step_batch,
     step_queue,
 )
+from taskflow.service import step_guard as guard
 from taskflow.service import timers as timer_service
 from taskflow.service.container import Services
 from taskflow.store import deadlines as deadline_rows
@@ -225,10 +226,17 @@ async def attempt(
     try:
         action = step_actions.resolve(step.action)
         with api.recording(_Recorder(services, run.id, step.key)):
-            value = await asyncio.wait_for(step_actions.invoke(action, ctx), limit)
-        json.dumps(value)  # a result must be JSON-able: it is stored on the run
+            invoked = guard.contained(step_actions.invoke(action, ctx))
+            value = await asyncio.wait_for(invoked, limit)
+        guard.check_result(value, services.settings.max_document_bytes)  # kept on the run
+    except guard.Escaped as exc:  # SystemExit, KeyboardInterrupt: the action's failure
+        value, error = None, exc.error
     except Exception as exc:
         value, error = None, exc
+    except asyncio.CancelledError as exc:
+        if guard.stopping():
+            raise  # the worker itself stops: the lease brings the step back
+        value, error = None, exc  # raised by the action: a failure like any other
     return step_batch.Attempted(
         definition=definition,
         step=step,
@@ -249,7 +257,7 @@ def error_classes(error: BaseException) -> list[str]:
 
 def _error_parts(error: BaseException) -> tuple[str, str, str]:
     cls = type(error).__name__
-    message = str(error)[:MESSAGE_CHARS] or cls
+    message = guard.message(error)[:MESSAGE_CHARS] or cls
     trace = "".join(traceback.format_exception(error, limit=-4))[-TRACE_CHARS:]
     return cls, message, trace
 

@@ -220,3 +220,38 @@ class BoxBeside(Workflow):
         then=[Route("done")],
     )
     done = State(terminal=True)
+
+
+class _Unprintable(Exception):
+    def __str__(self) -> str:
+        raise RuntimeError("no text for this error")
+
+
+async def odd(ctx: tf_steps.StepContext) -> Any:
+    """Misbehaves as the subject's ``odd`` says."""
+    kind = str(ctx.subject.get("odd"))
+    if kind == "set":
+        return {"ids": {1, 2}}
+    if kind == "none":
+        return None
+    if kind == "unprintable":
+        raise _Unprintable()
+    if kind == "exit":
+        raise SystemExit(3)
+    if kind == "cancelled":
+        raise asyncio.CancelledError()
+    if kind == "huge":
+        return {"blob": "x" * 3_000_000}
+    if kind == "long":
+        raise Flaky("y" * 50_000)
+    return {"ok": kind}
+
+
+class BoxOdd(Workflow):
+    """An action that misbehaves; one attempt, nowhere to go on error: it parks."""
+
+    name = "box-odd"
+    tracks = "order"
+
+    odd = State(initial=True, action=odd, on_success=["done"])
+    done = State(terminal=True)

@@ -316,3 +316,31 @@ def test_automatic_steps_black_box(box: Box) -> None:
     assert view["state"] == "asking"
     assert len((box.folder("B-1") / "followups.txt").read_text().splitlines()) == 2
     assert time.monotonic() - started < 120
+
+
+#: What a misbehaving action (``odd`` in the workflow file) leaves: one failed attempt and
+#: its error, class and message, and a parked step; never a dead worker.
+ODD = {
+    "set": ("TypeError", "Object of type set is not JSON serializable"),
+    "unprintable": ("_Unprintable", "_Unprintable"),
+    "exit": ("SystemExit", "3"),
+    "cancelled": ("CancelledError", "CancelledError"),
+    "huge": ("StepResultTooLarge", "the action returned 3000012 bytes of JSON"),
+}
+
+
+@pytest.mark.slow
+def test_a_misbehaving_action_fails_its_attempt_and_never_stops_a_worker(box: Box) -> None:
+    started = {kind: box.start_run("box-odd", f"X-{kind}", odd=kind) for kind in [*ODD, "fine"]}
+    for kind, (cls, says) in ODD.items():
+        view = box.until(
+            started[kind],
+            lambda v: [s["status"] for s in v["steps"]] == ["PARKED"],
+            f"the {kind} action to fail and park",
+        )
+        [step] = view["steps"]
+        [attempt] = step["attempts"]
+        assert (attempt["outcome"], attempt["errorClass"]) == ("failed", cls), kind
+        assert attempt["errorMessage"].startswith(says), attempt
+    assert box.until(started["fine"], _settled("done"), "the good one to succeed")
+    assert all(p.poll() is None for p in box.workers.processes), box.workers.output()
