@@ -23,6 +23,8 @@ from typing import Any
 from taskflow import (
     Exponential,
     Fixed,
+    Linear,
+    Move,
     OnError,
     Route,
     Slot,
@@ -31,6 +33,7 @@ from taskflow import (
     every,
     real,
     result,
+    timeout,
     who,
 )
 from taskflow import steps as tf_steps
@@ -65,6 +68,7 @@ def _append(path: Path, line: str) -> None:
 async def pay(ctx: tf_steps.StepContext) -> dict[str, Any]:
     """Post a payment; behaves as the subject's plan says for this attempt."""
     await asyncio.to_thread(_append, _folder(ctx) / f"started-{ctx.state}", str(ctx.attempt))
+    await asyncio.sleep(float(ctx.subject.get("delay", 0)))
     word = _word(ctx)
     if word == "boom":
         raise Flaky(f"the payment service answered 503 on attempt {ctx.attempt}")
@@ -254,4 +258,69 @@ class BoxOdd(Workflow):
     tracks = "order"
 
     odd = State(initial=True, action=odd, on_success=["done"])
+    done = State(terminal=True)
+
+
+class BoxLinear(Workflow):
+    """Pay with linearly growing waits (1 s, then 2 s)."""
+
+    name = "box-linear"
+    tracks = "order"
+
+    pay = State(
+        initial=True,
+        action=pay,
+        retry=Linear(first=FAST, step=FAST, max_attempts=3),
+        on_success=[Route("paid")],
+    )
+    paid = State(terminal=True)
+
+
+class BoxTransient(Workflow):
+    """Only Flaky is retried; anything else goes to a person at once."""
+
+    name = "box-transient"
+    tracks = "order"
+
+    pay = State(
+        initial=True,
+        action=pay,
+        retry=Fixed(wait=FAST, max_attempts=3, transient=[Flaky]),
+        on_success=[Route("paid")],
+        on_error=[OnError("manual")],
+    )
+    manual = State(slots=[_check("Pay {subject.ref} by hand")], then="paid")
+    paid = State(terminal=True)
+
+
+class BoxUnmatched(Workflow):
+    """Only large payments have a route; a person may skip the rest."""
+
+    name = "box-unmatched"
+    tracks = "order"
+
+    pay = State(
+        initial=True,
+        action=pay,
+        on_success=[Route("large", when=result.pay.amount > 100)],
+        moves=[Move("skip", to="paid", by=who.role("finance"))],
+    )
+    large = State(slots=[_check("Large: {result.pay.amount}")], then="paid")
+    paid = State(terminal=True)
+
+
+class BoxEntry(Workflow):
+    """An action on entry (planned by the subject) beside a slot, and a timeout's action."""
+
+    name = "box-entry"
+    tracks = "order"
+
+    asking = State(
+        initial=True,
+        slots=[Slot("answer", candidates=_FINANCE)],
+        action=pay,
+        retry=Fixed(wait=FAST, max_attempts=2),
+        timeouts=[timeout(real.minutes(1 / 60), action=follow_up)],
+        then=[Route("done")],
+    )
     done = State(terminal=True)

@@ -41,11 +41,16 @@ RUN = """query($id: ID!) { run(id: $id) {
   state status
   slots { name label status }
   timers { kind state fired }
-  steps { id kind state status attemptCount result lastError
+  steps { id kind state action status attemptCount result lastError
     attempts { attempt outcome startedAt finishedAt durationMs errorClass errorMessage } }
   timeline(first: 100) { edges { node { kind details } } } } }"""
 ATTENTION = """{ needsAttention(first: 50, filter: {reasons: [STEP_PARKED]}) {
   edges { node { reason runId workflow state detail } } } }"""
+UNMATCHED = """{ needsAttention(first: 50, filter: {reasons: [ROUTE_UNMATCHED]}) {
+  edges { node { reason runId workflow state detail } } } }"""
+GOTO = """mutation($id: ID!) {
+  goto(input: {runId: $id, state: "done", reason: "answered by phone"}) {
+  __typename ... on Refusal { code message } } }"""
 RETRY = """mutation($id: ID!) { retryStep(input: {stepId: $id}) {
   __typename ... on RetryStepSuccess { step { status attemptCount } }
   ... on Refusal { code message } } }"""
@@ -344,3 +349,66 @@ def test_a_misbehaving_action_fails_its_attempt_and_never_stops_a_worker(box: Bo
         assert attempt["errorMessage"].startswith(says), attempt
     assert box.until(started["fine"], _settled("done"), "the good one to succeed")
     assert all(p.poll() is None for p in box.workers.processes), box.workers.output()
+
+
+@pytest.mark.slow
+def test_more_policies_routes_and_actions_beside_slots(box: Box) -> None:
+    linear = box.start_run("box-linear", "LI-1", plan=["boom", "boom", "ok"])
+    transient = box.start_run("box-transient", "TR-1", plan=["refused"])
+    unmatched = box.start_run("box-unmatched", "UN-1", amount=5)
+    left = box.start_run("box-entry", "EL-1", delay=3)
+    failing = box.start_run("box-entry", "EF-1", plan=["boom"])
+    # The run leaves the state while its action on entry runs: the outcome changes nothing.
+    assert box.post(box.admin, GOTO, {"id": left})["goto"]["__typename"] == "RunSuccess"
+
+    # Linear: waits of 1 s, then 2 s.
+    view = box.until(linear, _settled("paid"), "the linear retries to succeed")
+    [step] = view["steps"]
+    first, second = _gaps(step)
+    assert 0.9 <= first < 2, (first, second)
+    assert second >= 1.9, (first, second)
+    # retryStep on a step that is not parked, and by someone without the power: refused.
+    again = box.post(box.admin, RETRY, {"id": step["id"]})["retryStep"]
+    assert (again["__typename"], again["code"]) == ("StepNotParked", "STEP_NOT_PARKED")
+
+    # transient=[Flaky]: any other class is not retried.
+    view = box.until(transient, _settled("manual"), "the refusal to go to a person at once")
+    assert [(s["attemptCount"], s["status"]) for s in view["steps"]] == [(1, "FAILED")]
+
+    # A result no route matches: the run waits, listed as ROUTE_UNMATCHED.
+    view = box.until(
+        unmatched, lambda v: "route.unmatched" in _kinds(v), "the unmatched route to show"
+    )
+    assert view["state"] == "pay"
+    listed = box.post(box.admin, UNMATCHED)["needsAttention"]["edges"]
+    assert [e["node"]["runId"] for e in listed] == [unmatched]
+
+    # Left before its action on entry finished: discarded, the step cancelled.
+    view = box.until(
+        left,
+        lambda v: [a["outcome"] for s in v["steps"] for a in s["attempts"]] == ["discarded"],
+        "the late outcome to be discarded",
+    )
+    assert view["state"] == "done"
+    assert [s["status"] for s in view["steps"]] == ["CANCELLED"]
+
+    # An action on entry that fails every attempt parks beside the open slot; the timeout's
+    # action (after a second) ran once and kept the run there.
+    view = box.until(
+        failing,
+        lambda v: (
+            sorted((s["kind"], s["status"]) for s in v["steps"])
+            == [("entry", "PARKED"), ("timeout", "SUCCEEDED")]
+        ),
+        "the entry action to park and the timeout action to run",
+    )
+    assert view["state"] == "asking"
+    assert [(s["name"], s["status"]) for s in view["slots"]] == [("answer", "OPEN")]
+    [parked] = [s for s in view["steps"] if s["kind"] == "entry"]
+    assert parked["action"] == "pay"  # as written in the workflow file, not a module name
+    listed = box.post(box.admin, ATTENTION)["needsAttention"]["edges"]
+    assert [e["node"]["detail"] for e in listed] == [
+        "entry pay failed 2 time(s): Flaky: the payment service answered 503 on attempt 2"
+    ]
+    refused = box.post(box.app, RETRY, {"id": parked["id"]})["retryStep"]
+    assert (refused["__typename"], refused["code"]) == ("NotAllowed", "FORBIDDEN")
