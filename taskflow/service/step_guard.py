@@ -9,14 +9,18 @@ failure").
 - An action that raises ``asyncio.CancelledError`` itself (the worker is not stopping)
   failed like any other: :func:`stopping` tells the two apart.
 - A result must be JSON and at most ``TASKFLOW_MAX_DOCUMENT_BYTES`` once encoded: it is
-  stored on the run and read with it by every later decision (:func:`check_result`).
-- An error whose ``__str__`` fails is recorded by its class (:func:`message`).
+  stored on the run and read with it by every later decision (:func:`check_result`). NaN,
+  infinities and U+0000, which PostgreSQL's ``jsonb`` refuses, fail the attempt (they
+  would otherwise fail the write of the whole batch, every time it is retried).
+- An error whose ``__str__`` fails is recorded by its class; U+0000 in an error's message
+  or traceback is written as ``\\x00`` (:func:`message`, :func:`storable`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import re
 from collections.abc import Awaitable
 from typing import Any, TypeVar
 
@@ -53,9 +57,39 @@ def stopping() -> bool:
     return task is not None and task.cancelling() > 0
 
 
+class StepValueInvalid(errors.TaskflowError):
+    """An action returned (or gave ``steps.once``) a value PostgreSQL's JSON cannot hold."""
+
+    code = "STEP_VALUE_INVALID"
+
+
+#: ``\u0000`` in encoded JSON (not an escaped backslash followed by ``u0000``).
+_NUL = re.compile(r"(?<!\\)(?:\\\\)*\\u0000")
+
+
+def encoded(value: Any, what: str) -> str:
+    """``value`` as the JSON the database will store; :class:`StepValueInvalid` for what it
+    cannot (NaN and infinities, the character U+0000), raised inside the attempt so that it
+    fails that attempt alone instead of the batch's write."""
+    try:
+        text = json.dumps(value, allow_nan=False)
+    except ValueError as exc:  # NaN, Infinity
+        raise StepValueInvalid(
+            f"{what} holds NaN or Infinity, which JSON cannot store ({exc}): "
+            "use null or a string instead"
+        ) from exc
+    if _NUL.search(text):
+        raise StepValueInvalid(
+            f"{what} holds the character U+0000, which PostgreSQL cannot store: "
+            "strip it (text.replace('\\x00', '')) or encode binary data as base64"
+        )
+    return text
+
+
 def check_result(value: Any, limit: int) -> None:
-    """Refuse a result that is not JSON or larger than ``limit`` bytes once encoded."""
-    size = len(json.dumps(value).encode())
+    """Refuse a result that is not JSON, or not storable, or larger than ``limit`` bytes once
+    encoded."""
+    size = len(encoded(value, "the action's result").encode())
     if size > limit:
         raise StepResultTooLarge(
             f"the action returned {size} bytes of JSON, more than a run keeps "
@@ -65,8 +99,27 @@ def check_result(value: Any, limit: int) -> None:
 
 
 def message(error: BaseException) -> str:
-    """``str(error)``, or "" when its ``__str__`` fails."""
+    """``str(error)``, or "" when its ``__str__`` fails (see :func:`storable`)."""
     try:
-        return str(error)
+        return storable(str(error))
     except Exception:
         return ""
+
+
+def storable(text: str) -> str:
+    """``text`` with U+0000 (which a PostgreSQL text column refuses) written as ``\\x00``."""
+    return text.replace("\x00", "\\x00")
+
+
+#: The longest ``steps.once`` name (the ``step_once.name`` column).
+ONCE_NAME_CHARS = 200
+
+
+def once_value(name: str, value: Any) -> None:
+    """Refuse, before anything is written, a ``steps.once`` record the database cannot hold."""
+    if len(name) > ONCE_NAME_CHARS:
+        raise StepValueInvalid(
+            f"steps.once: the name {name[:40]!r}... has {len(name)} characters, more than "
+            f"{ONCE_NAME_CHARS}: use a short name (it is kept per run)"
+        )
+    encoded(value, f"the value of steps.once({name!r})")

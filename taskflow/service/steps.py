@@ -22,7 +22,6 @@ lease ran out and another worker took the step is recorded as ``discarded``.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import os
 import socket
@@ -160,7 +159,7 @@ class _Recorder:
             return await store.once_get(conn, self.run_id, name)
 
     async def put(self, name: str, value: Any) -> Any:
-        json.dumps(value)  # refuse what cannot be stored before anything is written
+        guard.once_value(name, value)  # refuse what cannot be stored before writing
         now = self.services.clock.now()
         async with self.services.db.transaction() as conn:
             await locks.lock_run(conn, self.run_id)  # the run first, as every timeline writer
@@ -258,7 +257,7 @@ def error_classes(error: BaseException) -> list[str]:
 def _error_parts(error: BaseException) -> tuple[str, str, str]:
     cls = type(error).__name__
     message = guard.message(error)[:MESSAGE_CHARS] or cls
-    trace = "".join(traceback.format_exception(error, limit=-4))[-TRACE_CHARS:]
+    trace = guard.storable("".join(traceback.format_exception(error, limit=-4)))[-TRACE_CHARS:]
     return cls, message, trace
 
 

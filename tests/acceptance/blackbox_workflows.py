@@ -248,6 +248,18 @@ async def odd(ctx: tf_steps.StepContext) -> Any:
         return {"blob": "x" * 3_000_000}
     if kind == "long":
         raise Flaky("y" * 50_000)
+    if kind == "nan":
+        return {"rate": float("nan")}
+    if kind == "nul":
+        return {"text": "a\x00b"}
+    if kind == "nul-error":
+        raise Flaky("bad byte \x00 here")
+    if kind == "once-set":
+        await tf_steps.once("ids", lambda: {1, 2})
+    if kind == "once-nan":
+        await tf_steps.once("rate", lambda: float("nan"))
+    if kind == "once-long-name":
+        await tf_steps.once("n" * 500, lambda: 1)
     return {"ok": kind}
 
 

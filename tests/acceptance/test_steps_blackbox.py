@@ -324,13 +324,20 @@ def test_automatic_steps_black_box(box: Box) -> None:
 
 
 #: What a misbehaving action (``odd`` in the workflow file) leaves: one failed attempt and
-#: its error, class and message, and a parked step; never a dead worker.
+#: its error, class and message, and a parked step; never a dead worker, nor a batch whose
+#: write fails (NaN and U+0000, which PostgreSQL refuses, are refused in the attempt).
 ODD = {
     "set": ("TypeError", "Object of type set is not JSON serializable"),
     "unprintable": ("_Unprintable", "_Unprintable"),
     "exit": ("SystemExit", "3"),
     "cancelled": ("CancelledError", "CancelledError"),
     "huge": ("StepResultTooLarge", "the action returned 3000012 bytes of JSON"),
+    "nan": ("StepValueInvalid", "the action's result holds NaN or Infinity"),
+    "nul": ("StepValueInvalid", "the action's result holds the character U+0000"),
+    "nul-error": ("Flaky", "bad byte \\x00 here"),
+    "once-set": ("TypeError", "Object of type set is not JSON serializable"),
+    "once-nan": ("StepValueInvalid", "the value of steps.once('rate') holds NaN"),
+    "once-long-name": ("StepValueInvalid", "steps.once: the name 'nnnn"),
 }
 
 
@@ -349,6 +356,7 @@ def test_a_misbehaving_action_fails_its_attempt_and_never_stops_a_worker(box: Bo
         assert attempt["errorMessage"].startswith(says), attempt
     assert box.until(started["fine"], _settled("done"), "the good one to succeed")
     assert all(p.poll() is None for p in box.workers.processes), box.workers.output()
+    assert "could not be" not in box.workers.output()  # no step nor batch left to its lease
 
 
 @pytest.mark.slow
