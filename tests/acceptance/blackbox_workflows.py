@@ -336,3 +336,41 @@ class BoxEntry(Workflow):
         then=[Route("done")],
     )
     done = State(terminal=True)
+
+
+async def nag(ctx: tf_steps.StepContext) -> dict[str, Any]:
+    """A follow-up that fails on the second firing of the first visit (counted in the folder)."""
+    path = _folder(ctx) / "nags.txt"
+    await asyncio.to_thread(_append, path, ctx.idempotency_key)
+    count = len(path.read_text().splitlines())
+    if count == 2:
+        raise Flaky("the mail server said 451")
+    return {"nag": count}
+
+
+async def greet(ctx: tf_steps.StepContext) -> dict[str, Any]:
+    """Open a ticket once per run, however often the state is entered."""
+
+    def make() -> str:
+        _append(_folder(ctx) / "once.txt", ctx.idempotency_key)
+        return f"TICKET-{ctx.subject['ref']}"
+
+    return {"ticket": await tf_steps.once("ticket", make)}
+
+
+class BoxLoop(Workflow):
+    """Wait for a reply, nagging every second until 3.5 s; an admin may send it round again."""
+
+    name = "box-loop"
+    tracks = "order"
+
+    waiting = State(
+        initial=True,
+        slots=[Slot("reply", candidates=_FINANCE)],
+        action=greet,
+        every=[every(real.minutes(1 / 60), action=nag, until=real.minutes(3.5 / 60))],
+        then=[Route("done")],
+        moves=[Move("aside", to="aside", by=who.role("lead"))],
+    )
+    aside = State(slots=[Slot("look", candidates=_FINANCE)], then=[Route("waiting")])
+    done = State(terminal=True)

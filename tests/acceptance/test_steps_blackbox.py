@@ -48,8 +48,8 @@ ATTENTION = """{ needsAttention(first: 50, filter: {reasons: [STEP_PARKED]}) {
   edges { node { reason runId workflow state detail } } } }"""
 UNMATCHED = """{ needsAttention(first: 50, filter: {reasons: [ROUTE_UNMATCHED]}) {
   edges { node { reason runId workflow state detail } } } }"""
-GOTO = """mutation($id: ID!) {
-  goto(input: {runId: $id, state: "done", reason: "answered by phone"}) {
+GOTO = """mutation($id: ID!, $state: String!) {
+  goto(input: {runId: $id, state: $state, reason: "answered by phone"}) {
   __typename ... on Refusal { code message } } }"""
 RETRY = """mutation($id: ID!) { retryStep(input: {stepId: $id}) {
   __typename ... on RetryStepSuccess { step { status attemptCount } }
@@ -367,7 +367,10 @@ def test_more_policies_routes_and_actions_beside_slots(box: Box) -> None:
     left = box.start_run("box-entry", "EL-1", delay=3)
     failing = box.start_run("box-entry", "EF-1", plan=["boom"])
     # The run leaves the state while its action on entry runs: the outcome changes nothing.
-    assert box.post(box.admin, GOTO, {"id": left})["goto"]["__typename"] == "RunSuccess"
+    assert (
+        box.post(box.admin, GOTO, {"id": left, "state": "done"})["goto"]["__typename"]
+        == "RunSuccess"
+    )
 
     # Linear: waits of 1 s, then 2 s.
     view = box.until(linear, _settled("paid"), "the linear retries to succeed")
@@ -420,3 +423,47 @@ def test_more_policies_routes_and_actions_beside_slots(box: Box) -> None:
     ]
     refused = box.post(box.app, RETRY, {"id": parked["id"]})["retryStep"]
     assert (refused["__typename"], refused["code"]) == ("NotAllowed", "FORBIDDEN")
+
+
+def _every_done(count: int, timers: int) -> Callable[[dict[str, Any]], bool]:
+    """``count`` every steps ended and ``timers`` every timers fired three times, none armed."""
+
+    def holds(view: dict[str, Any]) -> bool:
+        ended = [
+            s
+            for s in view["steps"]
+            if s["kind"] == "every" and s["status"] in ("SUCCEEDED", "PARKED")
+        ]
+        fired = [t for t in view["timers"] if t["kind"] == "every"]
+        return (
+            len(ended) == count
+            and [(t["state"], t["fired"]) for t in fired] == [("FIRED", 3)] * timers
+        )
+
+    return holds
+
+
+@pytest.mark.slow
+def test_every_starts_anew_on_reentry_and_once_holds_across_visits(box: Box) -> None:
+    run_id = box.start_run("box-loop", "LO-1")
+    # Every second until 3.5 s: three firings; the second fails and parks, the third still runs.
+    view = box.until(run_id, _every_done(3, 1), "three follow-ups of the first visit")
+    nags = [s for s in view["steps"] if s["kind"] == "every"]
+    assert [(s["status"], s["result"]) for s in reversed(nags)] == [
+        ("SUCCEEDED", {"nag": 1}),
+        ("PARKED", None),
+        ("SUCCEEDED", {"nag": 3}),
+    ]
+    assert view["state"] == "waiting"
+    # Out and back in: a new visit, its own three firings; the entry action runs again and
+    # steps.once gives it the ticket recorded on the first visit.
+    for state in ("aside", "waiting"):
+        moved = box.post(box.admin, GOTO, {"id": run_id, "state": state})["goto"]
+        assert moved["__typename"] == "RunSuccess", moved
+    view = box.until(run_id, _every_done(6, 2), "three more follow-ups after re-entering")
+    entries = [s for s in view["steps"] if s["kind"] == "entry"]
+    assert [s["result"] for s in entries] == [{"ticket": "TICKET-LO-1"}] * 2
+    assert len((box.folder("LO-1") / "once.txt").read_text().splitlines()) == 1
+    assert _kinds(view).count("step.once") == 1
+    # The parked firing belongs to the visit the run left: no longer needing attention.
+    assert box.post(box.admin, ATTENTION)["needsAttention"]["edges"] == []
