@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import threading
 from collections.abc import Awaitable
 from typing import Any, TypeVar
 
@@ -43,11 +44,20 @@ class StepResultTooLarge(errors.TaskflowError):
     code = "STEP_RESULT_TOO_LARGE"
 
 
+#: Set when this process was told to stop (``cli/runtime.exit_on_sigterm``): its signal
+#: handler raises ``SystemExit`` in whatever code runs, an action's too; that one stops the
+#: process and is no failure of the action.
+PROCESS_STOPPING = threading.Event()
+
+
 async def contained(awaitable: Awaitable[T]) -> T:
-    """Await an action; ``SystemExit`` and ``KeyboardInterrupt`` come out as :class:`Escaped`."""
+    """Await an action; ``SystemExit`` and ``KeyboardInterrupt`` it raises come out as
+    :class:`Escaped` (unless the process is stopping: see :data:`PROCESS_STOPPING`)."""
     try:
         return await awaitable
     except (SystemExit, KeyboardInterrupt) as exc:
+        if PROCESS_STOPPING.is_set():
+            raise
         raise Escaped(exc) from exc
 
 

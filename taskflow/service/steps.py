@@ -108,10 +108,25 @@ async def run_batch(services: Services, now: datetime, batch: int, worker: str =
                 log.exception("step %s (%s) could not be run", step.key, step.action)
                 return None
 
-    attempted = [a for a in await asyncio.gather(*(one(s) for s in taken)) if a is not None]
+    try:
+        ran = await asyncio.gather(*(one(s) for s in taken))
+    except asyncio.CancelledError:  # the worker stops: hand the steps back, due now
+        await _release(services, taken)
+        raise
+    attempted = [a for a in ran if a is not None]
     if attempted:
         await _finish_all(services, attempted)
     return len(taken)
+
+
+async def _release(services: Services, taken: list[store.StepRow]) -> None:
+    """Steps whose actions a stopping worker cut short, due again at once (not at the end of
+    their leases); the next worker to take one records this attempt as lost."""
+    try:
+        async with services.db.transaction() as conn:
+            await store.release(conn, taken, services.clock.now())
+    except Exception:
+        log.warning("%d steps are left to their leases", len(taken), exc_info=True)
 
 
 async def _finish_all(services: Services, attempted: list[step_batch.Attempted]) -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import itertools
 import json
 import shutil
+import signal
 import subprocess
 import time
 from collections.abc import Callable, Iterator
@@ -42,7 +43,7 @@ RUN = """query($id: ID!) { run(id: $id) {
   slots { name label status }
   timers { kind state fired }
   steps { id kind state action status attemptCount result lastError
-    attempts { attempt outcome startedAt finishedAt durationMs errorClass errorMessage } }
+    attempts { attempt worker outcome startedAt finishedAt durationMs errorClass errorMessage } }
   timeline(first: 100) { edges { node { kind details } } } } }"""
 ATTENTION = """{ needsAttention(first: 50, filter: {reasons: [STEP_PARKED]}) {
   edges { node { reason runId workflow state detail } } } }"""
@@ -164,7 +165,10 @@ class Box:
             seen.update(self.run(run_id))
             return holds(seen)
 
-        wait_until(check, 60, f"{what}; last seen {json.dumps(seen)[:3000]}")
+        try:
+            wait_until(check, 60, what)
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}; last seen {json.dumps(seen)[:3000]}") from None
         return seen
 
     def folder(self, ref: str) -> Path:
@@ -467,3 +471,22 @@ def test_every_starts_anew_on_reentry_and_once_holds_across_visits(box: Box) -> 
     assert _kinds(view).count("step.once") == 1
     # The parked firing belongs to the visit the run left: no longer needing attention.
     assert box.post(box.admin, ATTENTION)["needsAttention"]["edges"] == []
+
+
+@pytest.mark.slow
+def test_a_worker_stopped_mid_action_hands_its_step_back_at_once(box: Box) -> None:
+    # The lease is the default 300 s: the step must not wait for it.
+    run_id = box.start_run("box-fixed", "SIG-1", delay=3, amount=1)
+    view = box.until(
+        run_id, lambda v: v["steps"] and v["steps"][0]["status"] == "RUNNING", "the action"
+    )
+    holder = int(view["steps"][0]["attempts"][0]["worker"].rsplit(":", 1)[1])
+    [victim] = [p for p in box.workers.processes if p.pid == holder]
+    victim.send_signal(signal.SIGTERM)
+    victim.wait(timeout=30)
+    box.workers.processes.remove(victim)  # stopped on purpose
+    view = box.until(run_id, _settled("paid"), "the other worker to take the step at once")
+    [step] = view["steps"]
+    tries = sorted(step["attempts"], key=lambda a: a["attempt"])
+    assert [a["outcome"] for a in tries] == ["lost", "succeeded"]
+    assert tries[1]["worker"] != tries[0]["worker"]
