@@ -146,38 +146,44 @@ class BoxFixed(Workflow):
     paid = State(terminal=True)
 
 
-class BoxExponential(Workflow):
-    """Pay with exponentially growing waits (1 s, then 2 s)."""
+def _paying(name: str, doc: str, retry: Any) -> type[Workflow]:
+    """A workflow that pays under ``retry``: paid, or after the last failure a person pays."""
+    states = {
+        "pay": State(
+            initial=True,
+            action=pay,
+            retry=retry,
+            on_success=[Route("paid")],
+            on_error=[OnError("manual")],
+        ),
+        "manual": State(slots=[_check("Pay {subject.ref} by hand")], then="paid"),
+        "paid": State(terminal=True),
+    }
+    title = "".join(part.title() for part in name.split("-"))
+    body = {"__doc__": doc, "__module__": __name__, "name": name, "tracks": "order", **states}
+    return type(title, (Workflow,), body)
 
-    name = "box-exponential"
-    tracks = "order"
 
-    pay = State(
-        initial=True,
-        action=pay,
-        retry=Exponential(first=FAST, factor=2, max_wait=timedelta(seconds=2), max_attempts=3),
-        on_success=[Route("paid")],
-        on_error=[OnError("manual")],
-    )
-    manual = State(slots=[_check("Pay {subject.ref} by hand")], then="paid")
-    paid = State(terminal=True)
-
-
-class BoxTimeout(Workflow):
-    """Pay with a per-attempt timeout of one second."""
-
-    name = "box-timeout"
-    tracks = "order"
-
-    pay = State(
-        initial=True,
-        action=pay,
-        retry=Fixed(wait=FAST, max_attempts=2, timeout=FAST),
-        on_success=[Route("paid")],
-        on_error=[OnError("manual")],
-    )
-    manual = State(slots=[_check("Pay {subject.ref} by hand")], then="paid")
-    paid = State(terminal=True)
+BoxExponential = _paying(
+    "box-exponential",
+    "Pay with exponentially growing waits (1 s, then 2 s).",
+    Exponential(first=FAST, factor=2, max_wait=timedelta(seconds=2), max_attempts=3),
+)
+BoxTimeout = _paying(
+    "box-timeout",
+    "Pay with a per-attempt timeout of one second.",
+    Fixed(wait=FAST, max_attempts=2, timeout=FAST),
+)
+BoxLinear = _paying(
+    "box-linear",
+    "Pay with linearly growing waits (1 s, then 2 s).",
+    Linear(first=FAST, step=FAST, max_attempts=3),
+)
+BoxTransient = _paying(
+    "box-transient",
+    "Only Flaky is retried; anything else goes to a person at once.",
+    Fixed(wait=FAST, max_attempts=3, transient=[Flaky]),
+)
 
 
 class BoxParked(Workflow):
@@ -271,38 +277,6 @@ class BoxOdd(Workflow):
 
     odd = State(initial=True, action=odd, on_success=["done"])
     done = State(terminal=True)
-
-
-class BoxLinear(Workflow):
-    """Pay with linearly growing waits (1 s, then 2 s)."""
-
-    name = "box-linear"
-    tracks = "order"
-
-    pay = State(
-        initial=True,
-        action=pay,
-        retry=Linear(first=FAST, step=FAST, max_attempts=3),
-        on_success=[Route("paid")],
-    )
-    paid = State(terminal=True)
-
-
-class BoxTransient(Workflow):
-    """Only Flaky is retried; anything else goes to a person at once."""
-
-    name = "box-transient"
-    tracks = "order"
-
-    pay = State(
-        initial=True,
-        action=pay,
-        retry=Fixed(wait=FAST, max_attempts=3, transient=[Flaky]),
-        on_success=[Route("paid")],
-        on_error=[OnError("manual")],
-    )
-    manual = State(slots=[_check("Pay {subject.ref} by hand")], then="paid")
-    paid = State(terminal=True)
 
 
 class BoxUnmatched(Workflow):

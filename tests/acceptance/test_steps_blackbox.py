@@ -28,7 +28,7 @@ import httpx
 import pytest
 
 from taskflow import config
-from tests.acceptance.conftest import TASKFLOW, free_port, wait_until
+from tests.acceptance.conftest import Deployment, wait_until
 from tests.acceptance.test_workers import Workers
 from tests.conftest import example_people
 
@@ -65,34 +65,20 @@ class Box:
         folder = root / "workflows"
         folder.mkdir()
         shutil.copy(HERE / "blackbox_workflows.py", folder / "billing_box.py")
-        self.port = free_port()
-        self.base_url = f"http://127.0.0.1:{self.port}"
+        self.deployment = Deployment(root)
+        self.base_url = self.deployment.base_url
         self.workers = Workers(database_url, root)
-        self.workers.env.update(
-            {
-                "TASKFLOW_WORKFLOWS": f"{EXAMPLES},{folder / 'billing_box.py'}",
-                "TASKFLOW_PORT": str(self.port),
-                "TASKFLOW_ENV": "dev",
-                "TASKFLOW_SECRET_KEYS": SECRET,
-            }
-        )
+        ours = {
+            "TASKFLOW_WORKFLOWS": f"{EXAMPLES},{folder / 'billing_box.py'}",
+            "TASKFLOW_SECRET_KEYS": SECRET,
+        }
+        self.workers.env.update(ours)
+        self.deployment.env.update({**ours, "TASKFLOW_DATABASE_URL": database_url})
         self.server: subprocess.Popen[str] | None = None
         self.app = self.admin = ""
 
-    @property
-    def env(self) -> dict[str, str]:
-        return self.workers.env
-
     def cli(self, *args: str) -> str:
-        done = subprocess.run(
-            [*TASKFLOW, *args],
-            env=self.env,
-            capture_output=True,
-            text=True,
-            timeout=120,
-            cwd=config.PROJECT_ROOT,
-            check=False,
-        )
+        done = self.deployment.run(*args)
         assert done.returncode == 0, done.stderr
         return done.stdout.strip()
 
@@ -102,27 +88,7 @@ class Box:
         self.cli("principals", "load", str(people))
         self.app = self.cli("token", "app", "--ttl", "1h")
         self.admin = self.cli("token", "ada", "--ttl", "1h")
-        log = self.root / "serve.log"
-        with log.open("w") as out:
-            self.server = subprocess.Popen(
-                [*TASKFLOW, "serve", "--no-with-worker"],
-                env=self.env,
-                cwd=config.PROJECT_ROOT,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                text=True,
-            )
-
-        def healthy() -> bool:
-            assert self.server is not None
-            if self.server.poll() is not None:
-                raise AssertionError(f"taskflow serve exited:\n{log.read_text()}")
-            try:
-                return httpx.get(f"{self.base_url}/health", timeout=1).status_code == 200
-            except httpx.HTTPError:
-                return False
-
-        wait_until(healthy, 60, "taskflow serve to answer /health")
+        self.server = self.deployment.serve("--no-with-worker")
         self.workers.start(2, "--poll", "0.2")
 
     def stop(self) -> None:
