@@ -146,22 +146,28 @@ class BoxFixed(Workflow):
     paid = State(terminal=True)
 
 
+def _workflow(name: str, doc: str, **states: State) -> type[Workflow]:
+    """A workflow class named ``name`` tracking orders, with ``states`` (the first initial)."""
+    title = "".join(part.title() for part in name.split("-"))
+    body = {"__doc__": doc, "__module__": __name__, "name": name, "tracks": "order", **states}
+    return type(title, (Workflow,), body)
+
+
 def _paying(name: str, doc: str, retry: Any) -> type[Workflow]:
     """A workflow that pays under ``retry``: paid, or after the last failure a person pays."""
-    states = {
-        "pay": State(
+    return _workflow(
+        name,
+        doc,
+        pay=State(
             initial=True,
             action=pay,
             retry=retry,
             on_success=[Route("paid")],
             on_error=[OnError("manual")],
         ),
-        "manual": State(slots=[_check("Pay {subject.ref} by hand")], then="paid"),
-        "paid": State(terminal=True),
-    }
-    title = "".join(part.title() for part in name.split("-"))
-    body = {"__doc__": doc, "__module__": __name__, "name": name, "tracks": "order", **states}
-    return type(title, (Workflow,), body)
+        manual=State(slots=[_check("Pay {subject.ref} by hand")], then="paid"),
+        paid=State(terminal=True),
+    )
 
 
 BoxExponential = _paying(
@@ -186,50 +192,44 @@ BoxTransient = _paying(
 )
 
 
-class BoxParked(Workflow):
-    """Sync the ledger, twice at most, with nowhere to go on error: it parks."""
-
-    name = "box-parked"
-    tracks = "order"
-
-    sync = State(
+BoxParked = _workflow(
+    "box-parked",
+    "Sync the ledger, twice at most, with nowhere to go on error: it parks.",
+    sync=State(
         initial=True,
         action=sync_ledger,
         retry=Fixed(wait=FAST, max_attempts=2),
         on_success=["synced"],
-    )
-    synced = State(terminal=True)
+    ),
+    synced=State(terminal=True),
+)
 
 
-class BoxOnce(Workflow):
-    """Open a ticket once per run though the action is retried."""
-
-    name = "box-once"
-    tracks = "order"
-
-    opening = State(
+BoxOnce = _workflow(
+    "box-once",
+    "Open a ticket once per run though the action is retried.",
+    opening=State(
         initial=True,
         action=open_ticket,
         retry=Fixed(wait=FAST, max_attempts=3),
         on_success=["opened"],
-    )
-    opened = State(terminal=True)
+    ),
+    opened=State(terminal=True),
+)
 
 
-class BoxBeside(Workflow):
-    """Ask a person and, beside, tell the CRM; follow up every 2 s until 5 s."""
-
-    name = "box-beside"
-    tracks = "order"
-
-    asking = State(
+BoxBeside = _workflow(
+    "box-beside",
+    "Ask a person and, beside, tell the CRM; follow up every 2 s until 5 s.",
+    asking=State(
         initial=True,
         slots=[Slot("answer", candidates=_FINANCE)],
         action=note_crm,
         every=[every(real.minutes(2 / 60), action=follow_up, until=real.minutes(5 / 60))],
         then=[Route("done")],
-    )
-    done = State(terminal=True)
+    ),
+    done=State(terminal=True),
+)
 
 
 class _Unprintable(Exception):
@@ -269,47 +269,41 @@ async def odd(ctx: tf_steps.StepContext) -> Any:
     return {"ok": kind}
 
 
-class BoxOdd(Workflow):
-    """An action that misbehaves; one attempt, nowhere to go on error: it parks."""
-
-    name = "box-odd"
-    tracks = "order"
-
-    odd = State(initial=True, action=odd, on_success=["done"])
-    done = State(terminal=True)
+BoxOdd = _workflow(
+    "box-odd",
+    "An action that misbehaves; one attempt, nowhere to go on error: it parks.",
+    odd=State(initial=True, action=odd, on_success=["done"]),
+    done=State(terminal=True),
+)
 
 
-class BoxUnmatched(Workflow):
-    """Only large payments have a route; a person may skip the rest."""
-
-    name = "box-unmatched"
-    tracks = "order"
-
-    pay = State(
+BoxUnmatched = _workflow(
+    "box-unmatched",
+    "Only large payments have a route; a person may skip the rest.",
+    pay=State(
         initial=True,
         action=pay,
         on_success=[Route("large", when=result.pay.amount > 100)],
         moves=[Move("skip", to="paid", by=who.role("finance"))],
-    )
-    large = State(slots=[_check("Large: {result.pay.amount}")], then="paid")
-    paid = State(terminal=True)
+    ),
+    large=State(slots=[_check("Large: {result.pay.amount}")], then="paid"),
+    paid=State(terminal=True),
+)
 
 
-class BoxEntry(Workflow):
-    """An action on entry (planned by the subject) beside a slot, and a timeout's action."""
-
-    name = "box-entry"
-    tracks = "order"
-
-    asking = State(
+BoxEntry = _workflow(
+    "box-entry",
+    "An action on entry (planned by the subject) beside a slot, and a timeout's action.",
+    asking=State(
         initial=True,
         slots=[Slot("answer", candidates=_FINANCE)],
         action=pay,
         retry=Fixed(wait=FAST, max_attempts=2),
         timeouts=[timeout(real.minutes(1 / 60), action=follow_up)],
         then=[Route("done")],
-    )
-    done = State(terminal=True)
+    ),
+    done=State(terminal=True),
+)
 
 
 async def nag(ctx: tf_steps.StepContext) -> dict[str, Any]:
@@ -332,19 +326,17 @@ async def greet(ctx: tf_steps.StepContext) -> dict[str, Any]:
     return {"ticket": await tf_steps.once("ticket", make)}
 
 
-class BoxLoop(Workflow):
-    """Wait for a reply, nagging every second until 3.5 s; an admin may send it round again."""
-
-    name = "box-loop"
-    tracks = "order"
-
-    waiting = State(
+BoxLoop = _workflow(
+    "box-loop",
+    "Wait for a reply, nagging every second until 3.5 s; an admin may send it round again.",
+    waiting=State(
         initial=True,
         slots=[Slot("reply", candidates=_FINANCE)],
         action=greet,
         every=[every(real.minutes(1 / 60), action=nag, until=real.minutes(3.5 / 60))],
         then=[Route("done")],
         moves=[Move("aside", to="aside", by=who.role("lead"))],
-    )
-    aside = State(slots=[Slot("look", candidates=_FINANCE)], then=[Route("waiting")])
-    done = State(terminal=True)
+    ),
+    aside=State(slots=[Slot("look", candidates=_FINANCE)], then=[Route("waiting")]),
+    done=State(terminal=True),
+)
