@@ -92,10 +92,16 @@ class Box:
         self.workers.start(2, "--poll", "0.2")
 
     def stop(self) -> None:
-        self.workers.stop()
-        if self.server is not None and self.server.poll() is None:
-            self.server.terminate()
-            self.server.wait(timeout=30)
+        processes = [*self.workers.processes, *([self.server] if self.server else [])]
+        for process in processes:
+            if process.poll() is None:
+                process.terminate()
+        for process in processes:
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(timeout=10)
 
     def post(self, token: str, query: str, variables: dict[str, Any] | None = None) -> Any:
         response = httpx.post(
