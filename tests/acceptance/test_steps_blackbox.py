@@ -7,144 +7,34 @@ transient error retried under Fixed and Exponential policies then succeeding, a 
 error class routed at once, two ``on_error`` classes (the first match wins), a per-attempt
 timeout, an exhausted step without ``on_error`` parked, listed and retried by an operator,
 an action on entry beside a slot, ``every`` firing while the run stays and stopping after
-``until``, and ``steps.once`` replayed after a retry. The workers run on the real clock
-with waits of a second or two; every wait for them is a bounded poll of the API.
+``until``, and ``steps.once`` replayed after a retry; then actions that misbehave (results
+that are not JSON, too large, NaN or U+0000, SystemExit, CancelledError, unprintable
+errors), Linear and ``transient=``, ``ROUTE_UNMATCHED``, an action on entry discarded or
+parked, a timeout's action, ``every`` and ``steps.once`` across re-entered states, and a
+worker stopped mid-action. The workers run on the real clock with waits of a second or
+two; every wait for them is a bounded poll of the API (harness: ``blackbox_harness.py``).
 """
 
 from __future__ import annotations
 
-import itertools
-import json
-import shutil
 import signal
-import subprocess
 import time
 from collections.abc import Callable, Iterator
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
-from taskflow import config
-from tests.acceptance.conftest import Deployment, wait_until
-from tests.acceptance.test_workers import Workers
-from tests.conftest import example_people
-
-HERE = Path(__file__).parent
-EXAMPLES = config.PROJECT_ROOT / "examples"
-SECRET = "acceptance-test-signing-key-0123456789abcdef"
-
-START = """mutation($input: StartRunInput!) { startRun(input: $input) {
-  __typename ... on StartRunSuccess { run { id } } ... on Refusal { code message } } }"""
-RUN = """query($id: ID!) { run(id: $id) {
-  state status
-  slots { name label status }
-  timers { kind state fired }
-  steps { id kind state action status attemptCount result lastError
-    attempts { attempt worker outcome startedAt finishedAt durationMs errorClass errorMessage } }
-  timeline(first: 100) { edges { node { kind details } } } } }"""
-ATTENTION = """{ needsAttention(first: 50, filter: {reasons: [STEP_PARKED]}) {
-  edges { node { reason runId workflow state detail } } } }"""
-UNMATCHED = """{ needsAttention(first: 50, filter: {reasons: [ROUTE_UNMATCHED]}) {
-  edges { node { reason runId workflow state detail } } } }"""
-GOTO = """mutation($id: ID!, $state: String!) {
-  goto(input: {runId: $id, state: $state, reason: "answered by phone"}) {
-  __typename ... on Refusal { code message } } }"""
-RETRY = """mutation($id: ID!) { retryStep(input: {stepId: $id}) {
-  __typename ... on RetryStepSuccess { step { status attemptCount } }
-  ... on Refusal { code message } } }"""
-
-
-class Box:
-    """A server and its workers on one database, and the tokens of an app and an admin."""
-
-    def __init__(self, database_url: str, root: Path) -> None:
-        self.root = root
-        folder = root / "workflows"
-        folder.mkdir()
-        shutil.copy(HERE / "blackbox_workflows.py", folder / "billing_box.py")
-        self.deployment = Deployment(root)
-        self.base_url = self.deployment.base_url
-        self.workers = Workers(database_url, root)
-        ours = {
-            "TASKFLOW_WORKFLOWS": f"{EXAMPLES},{folder / 'billing_box.py'}",
-            "TASKFLOW_SECRET_KEYS": SECRET,
-        }
-        self.workers.env.update(ours)
-        self.deployment.env.update({**ours, "TASKFLOW_DATABASE_URL": database_url})
-        self.server: subprocess.Popen[str] | None = None
-        self.app = self.admin = ""
-
-    def cli(self, *args: str) -> str:
-        done = self.deployment.run(*args)
-        assert done.returncode == 0, done.stderr
-        return done.stdout.strip()
-
-    def start(self) -> None:
-        people = self.root / "people.json"
-        people.write_text(json.dumps(example_people(app_everywhere=True)))
-        self.cli("principals", "load", str(people))
-        self.app = self.cli("token", "app", "--ttl", "1h")
-        self.admin = self.cli("token", "ada", "--ttl", "1h")
-        self.server = self.deployment.serve("--no-with-worker")
-        self.workers.start(2, "--poll", "0.2")
-
-    def stop(self) -> None:
-        processes = [*self.workers.processes, *([self.server] if self.server else [])]
-        for process in processes:
-            if process.poll() is None:
-                process.terminate()
-        for process in processes:
-            try:
-                process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(timeout=10)
-
-    def post(self, token: str, query: str, variables: dict[str, Any] | None = None) -> Any:
-        response = httpx.post(
-            f"{self.base_url}/graphql",
-            json={"query": query, "variables": variables or {}},
-            headers={"Authorization": f"Bearer {token}"},
-            timeout=10,
-        )
-        body = response.json()
-        assert not body.get("errors"), body
-        return body["data"]
-
-    def start_run(self, workflow: str, ref: str, **attributes: Any) -> str:
-        folder = self.root / ref
-        folder.mkdir()
-        subject = {"type": "order", "externalId": ref}
-        subject["attributes"] = {"ref": ref, "dir": str(folder), **attributes}
-        data = self.post(self.app, START, {"input": {"workflow": workflow, "subject": subject}})
-        assert data["startRun"]["__typename"] == "StartRunSuccess", data
-        return str(data["startRun"]["run"]["id"])
-
-    def run(self, run_id: str) -> dict[str, Any]:
-        found: dict[str, Any] = self.post(self.admin, RUN, {"id": run_id})["run"]
-        return found
-
-    def until(self, run_id: str, holds: Callable[[dict[str, Any]], bool], what: str) -> Any:
-        """Poll the run until ``holds`` (at most 60 s); the last view read."""
-        seen: dict[str, Any] = {}
-
-        def check() -> bool:
-            for process in self.workers.processes:
-                assert process.poll() is None, f"a worker exited:\n{self.workers.output()}"
-            seen.update(self.run(run_id))
-            return holds(seen)
-
-        try:
-            wait_until(check, 60, what)
-        except AssertionError as exc:
-            raise AssertionError(f"{exc}; last seen {json.dumps(seen)[:3000]}") from None
-        return seen
-
-    def folder(self, ref: str) -> Path:
-        return self.root / ref
+from tests.acceptance.blackbox_harness import (
+    ATTENTION,
+    GOTO,
+    RETRY,
+    UNMATCHED,
+    Box,
+    gaps,
+    kinds,
+    settled,
+)
 
 
 @pytest.fixture
@@ -155,27 +45,6 @@ def box(database_url: str, tmp_path: Path) -> Iterator[Box]:
         yield running
     finally:
         running.stop()
-
-
-def _kinds(view: dict[str, Any]) -> list[str]:
-    return [e["node"]["kind"] for e in view["timeline"]["edges"]]
-
-
-def _at(text: str) -> datetime:
-    return datetime.fromisoformat(text)
-
-
-def _gaps(step: dict[str, Any]) -> list[float]:
-    """Seconds between one attempt's end and the next one's start."""
-    tries = sorted(step["attempts"], key=lambda a: a["attempt"])
-    return [
-        (_at(b["startedAt"]) - _at(a["finishedAt"])).total_seconds()
-        for a, b in itertools.pairwise(tries)
-    ]
-
-
-def _settled(state: str) -> Callable[[dict[str, Any]], bool]:
-    return lambda view: view["state"] == state
 
 
 @pytest.mark.slow
@@ -200,13 +69,13 @@ def test_automatic_steps_black_box(box: Box) -> None:
     )
 
     # Success: the result is stored, read by the on_success condition and by a label.
-    view = box.until(small, _settled("paid"), "the small payment to succeed")
+    view = box.until(small, settled("paid"), "the small payment to succeed")
     [step] = view["steps"]
     assert (step["status"], step["attemptCount"]) == ("SUCCEEDED", 1)
     assert step["result"] == {"payment_id": "PAY-S-1", "amount": 40, "attempt": 1}
-    assert "step.succeeded" in _kinds(view)
+    assert "step.succeeded" in kinds(view)
 
-    view = box.until(large, _settled("large"), "the large payment to succeed on attempt 3")
+    view = box.until(large, settled("large"), "the large payment to succeed on attempt 3")
     [step] = view["steps"]
     assert (step["status"], step["attemptCount"]) == ("SUCCEEDED", 3)
     tries = sorted(step["attempts"], key=lambda a: a["attempt"])
@@ -216,30 +85,30 @@ def test_automatic_steps_black_box(box: Box) -> None:
         ("Flaky", "the payment service answered 503 on attempt 1"),
         ("Flaky", "the payment service answered 503 on attempt 2"),
     }
-    assert all(gap >= 0.9 for gap in _gaps(step)), _gaps(step)  # Fixed: a second apart
+    assert all(gap >= 0.9 for gap in gaps(step)), gaps(step)  # Fixed: a second apart
     assert [s["label"] for s in view["slots"]] == ["Look at PAY-L-1 of 500"]
-    assert _kinds(view).count("step.retrying") == 2
+    assert kinds(view).count("step.retrying") == 2
 
     # A final class: one attempt, its on_error route. Two classes, two routes: first match.
-    view = box.until(refused, _settled("refused_desk"), "the refusal to be routed")
+    view = box.until(refused, settled("refused_desk"), "the refusal to be routed")
     [step] = view["steps"]
     assert (step["status"], step["attemptCount"]) == ("FAILED", 1)
     assert step["attempts"][0]["errorClass"] == "Refused"
-    assert "step.failed" in _kinds(view)
-    view = box.until(fraud, _settled("fraud_desk"), "the fraud (a Refused) to be routed")
+    assert "step.failed" in kinds(view)
+    view = box.until(fraud, settled("fraud_desk"), "the fraud (a Refused) to be routed")
     [step] = view["steps"]
     assert (step["attemptCount"], step["attempts"][0]["errorClass"]) == (1, "Fraud")
 
     # Exponential: waits of 1 s then 2 s.
-    view = box.until(backoff, _settled("paid"), "the exponential retries to succeed")
+    view = box.until(backoff, settled("paid"), "the exponential retries to succeed")
     [step] = view["steps"]
     assert step["attemptCount"] == 3
-    first, second = _gaps(step)
+    first, second = gaps(step)
     assert 0.9 <= first < 2, (first, second)
     assert second >= 1.9, (first, second)
 
     # A per-attempt timeout: the slow attempt is cut after a second, the next one succeeds.
-    view = box.until(slow, _settled("paid"), "the timed-out payment to succeed on attempt 2")
+    view = box.until(slow, settled("paid"), "the timed-out payment to succeed on attempt 2")
     [step] = view["steps"]
     tries = sorted(step["attempts"], key=lambda a: a["attempt"])
     assert [a["outcome"] for a in tries] == ["failed", "succeeded"]
@@ -255,25 +124,25 @@ def test_automatic_steps_black_box(box: Box) -> None:
     assert step["attemptCount"] == 2
     assert step["lastError"]
     assert "the ledger is read-only" in step["lastError"]
-    assert "step.parked" in _kinds(view)
+    assert "step.parked" in kinds(view)
     listed = box.post(box.admin, ATTENTION)["needsAttention"]["edges"]
     assert [(e["node"]["runId"], e["node"]["state"]) for e in listed] == [(parked, "sync")]
     (box.folder("P-1") / "mended").touch()
     retried = box.post(box.admin, RETRY, {"id": step["id"]})["retryStep"]
     assert retried["__typename"] == "RetryStepSuccess", retried
-    view = box.until(parked, _settled("synced"), "the retried ledger sync to succeed")
+    view = box.until(parked, settled("synced"), "the retried ledger sync to succeed")
     [step] = view["steps"]
     assert step["status"] == "SUCCEEDED"
     assert step["result"] == {"synced": True}
-    assert "step.reopened" in _kinds(view)
+    assert "step.reopened" in kinds(view)
     assert box.post(box.admin, ATTENTION)["needsAttention"]["edges"] == []
 
     # steps.once: recorded on the first attempt, replayed on the retries.
-    view = box.until(once, _settled("opened"), "the ticket step to succeed")
+    view = box.until(once, settled("opened"), "the ticket step to succeed")
     [step] = view["steps"]
     assert step["result"] == {"ticket": "TICKET-O-1", "attempt": 3}
     assert len((box.folder("O-1") / "once.txt").read_text().splitlines()) == 1  # called once
-    assert _kinds(view).count("step.once") == 1
+    assert kinds(view).count("step.once") == 1
 
     # The action beside the slot has landed; the run did not move for it.
     view = box.until(
@@ -330,7 +199,7 @@ def test_a_misbehaving_action_fails_its_attempt_and_never_stops_a_worker(box: Bo
         [attempt] = step["attempts"]
         assert (attempt["outcome"], attempt["errorClass"]) == ("failed", cls), kind
         assert attempt["errorMessage"].startswith(says), attempt
-    assert box.until(started["fine"], _settled("done"), "the good one to succeed")
+    assert box.until(started["fine"], settled("done"), "the good one to succeed")
     assert all(p.poll() is None for p in box.workers.processes), box.workers.output()
     assert "could not be" not in box.workers.output()  # no step nor batch left to its lease
 
@@ -349,9 +218,9 @@ def test_more_policies_routes_and_actions_beside_slots(box: Box) -> None:
     )
 
     # Linear: waits of 1 s, then 2 s.
-    view = box.until(linear, _settled("paid"), "the linear retries to succeed")
+    view = box.until(linear, settled("paid"), "the linear retries to succeed")
     [step] = view["steps"]
-    first, second = _gaps(step)
+    first, second = gaps(step)
     assert 0.9 <= first < 2, (first, second)
     assert second >= 1.9, (first, second)
     # retryStep on a step that is not parked, and by someone without the power: refused.
@@ -359,12 +228,12 @@ def test_more_policies_routes_and_actions_beside_slots(box: Box) -> None:
     assert (again["__typename"], again["code"]) == ("StepNotParked", "STEP_NOT_PARKED")
 
     # transient=[Flaky]: any other class is not retried.
-    view = box.until(transient, _settled("manual"), "the refusal to go to a person at once")
+    view = box.until(transient, settled("manual"), "the refusal to go to a person at once")
     assert [(s["attemptCount"], s["status"]) for s in view["steps"]] == [(1, "FAILED")]
 
     # A result no route matches: the run waits, listed as ROUTE_UNMATCHED.
     view = box.until(
-        unmatched, lambda v: "route.unmatched" in _kinds(v), "the unmatched route to show"
+        unmatched, lambda v: "route.unmatched" in kinds(v), "the unmatched route to show"
     )
     assert view["state"] == "pay"
     listed = box.post(box.admin, UNMATCHED)["needsAttention"]["edges"]
@@ -440,7 +309,7 @@ def test_every_starts_anew_on_reentry_and_once_holds_across_visits(box: Box) -> 
     entries = [s for s in view["steps"] if s["kind"] == "entry"]
     assert [s["result"] for s in entries] == [{"ticket": "TICKET-LO-1"}] * 2
     assert len((box.folder("LO-1") / "once.txt").read_text().splitlines()) == 1
-    assert _kinds(view).count("step.once") == 1
+    assert kinds(view).count("step.once") == 1
     # The parked firing belongs to the visit the run left: no longer needing attention.
     assert box.post(box.admin, ATTENTION)["needsAttention"]["edges"] == []
 
@@ -457,7 +326,7 @@ def test_a_worker_stopped_mid_action_hands_its_step_back_at_once(box: Box) -> No
     victim.send_signal(signal.SIGTERM)
     victim.wait(timeout=30)
     box.workers.processes.remove(victim)  # stopped on purpose
-    view = box.until(run_id, _settled("paid"), "the other worker to take the step at once")
+    view = box.until(run_id, settled("paid"), "the other worker to take the step at once")
     [step] = view["steps"]
     tries = sorted(step["attempts"], key=lambda a: a["attempt"])
     assert [a["outcome"] for a in tries] == ["lost", "succeeded"]
