@@ -56,9 +56,12 @@ class Box:
         self.deployment = Deployment(root)
         self.base_url = self.deployment.base_url
         self.workers = Workers(database_url, root)
+        (root / "metrics").mkdir()
         ours = {
             "TASKFLOW_WORKFLOWS": f"{EXAMPLES},{folder / 'billing_box.py'}",
             "TASKFLOW_SECRET_KEYS": SECRET,
+            # The workers' counters, scraped from the server (prometheus-client multiprocess).
+            "PROMETHEUS_MULTIPROC_DIR": str(root / "metrics"),
         }
         self.workers.env.update(ours)
         self.deployment.env.update({**ours, "TASKFLOW_DATABASE_URL": database_url})
@@ -130,6 +133,16 @@ class Box:
         except AssertionError as exc:
             raise AssertionError(f"{exc}; last seen {json.dumps(seen)[:3000]}") from None
         return seen
+
+    def metrics(self, name: str) -> dict[str, float]:
+        """The samples of ``name`` on the server's ``/metrics``, by their label text."""
+        text = httpx.get(f"{self.base_url}/metrics", timeout=10).text
+        found = {}
+        for line in text.splitlines():
+            if line.startswith(name + "{"):
+                labels, _, value = line[len(name) :].rpartition(" ")
+                found[labels] = float(value)
+        return found
 
     def folder(self, ref: str) -> Path:
         return self.root / ref

@@ -167,6 +167,12 @@ def test_automatic_steps_black_box(box: Box) -> None:
     assert len((box.folder("B-1") / "followups.txt").read_text().splitlines()) == 2
     assert time.monotonic() - started < 120
 
+    # The workers counted every attempt, by workflow and outcome.
+    counted = box.metrics("taskflow_step_attempts_total")
+    assert counted['{outcome="retrying",workflow="box-fixed"}'] == 2  # L-1's two failures
+    assert counted['{outcome="failed",workflow="box-fixed"}'] == 2  # R-1 and F-1
+    assert counted['{outcome="parked",workflow="box-parked"}'] == 1
+
 
 #: What a misbehaving action (``odd`` in the workflow file) leaves: one failed attempt and
 #: its error, class and message, and a parked step; never a dead worker, nor a batch whose
