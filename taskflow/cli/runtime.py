@@ -11,7 +11,7 @@ from types import FrameType
 from typing import Any, TypeVar
 
 from taskflow import clock, config
-from taskflow.service import container
+from taskflow.service import container, step_guard
 from taskflow.store import db, migrate
 
 
@@ -19,6 +19,7 @@ def exit_on_sigterm() -> None:
     """Turn SIGTERM into SystemExit so exit hooks (stopping PostgreSQL) run."""
 
     def _raise(signum: int, frame: FrameType | None) -> None:
+        step_guard.PROCESS_STOPPING.set()  # not an action's failure, should one be running
         raise SystemExit(128 + signum)
 
     signal.signal(signal.SIGTERM, _raise)

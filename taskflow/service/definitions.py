@@ -118,7 +118,7 @@ def _import_file(path: Path) -> ModuleType:
     path = path.resolve()  # one module per file, however the path was written
     # A name unique per path, so two folders may both hold workflows.py.
     tag = hashlib.sha1(str(path).encode()).hexdigest()[:10]
-    name = f"taskflow_workflows_{path.stem}_{tag}"
+    name = f"{step_actions.GENERATED_PREFIX}{path.stem}_{tag}"
     if name in sys.modules:
         return sys.modules[name]
     spec = importlib.util.spec_from_file_location(name, path)

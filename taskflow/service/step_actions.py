@@ -113,12 +113,24 @@ def problems(definition: Definition) -> list[Problem]:
                     "ACTION_NOT_ASYNC",
                     definition.name,
                     where,
-                    f"the action {path!r} is not an async function",
+                    f"the action {shown_path(path)!r} is not an async function",
                     "declare it 'async def name(ctx: StepContext) -> ...'",
                     definition.source,
                 )
             )
     return found
+
+
+#: How the modules of workflow files loaded by path are named (``service/definitions.py``).
+GENERATED_PREFIX = "taskflow_workflows_"
+
+
+def shown_path(path: str) -> str:
+    """``path`` as an author wrote it: a function of a workflow file loaded by path lives in
+    a generated module (``taskflow_workflows_<file>_<hash>``), shown by its name alone
+    (load problems, ``Step.action``; ``store/sql/attention.sql`` strips it the same way)."""
+    module, _, name = path.partition(":")
+    return name if module.startswith(GENERATED_PREFIX) else path
 
 
 #: What an action may ask for by parameter name, beside the whole context (one parameter).

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-import json
 import logging
 import os
 import socket
@@ -49,6 +48,7 @@ from taskflow.service import (
     step_batch,
     step_queue,
 )
+from taskflow.service import step_guard as guard
 from taskflow.service import timers as timer_service
 from taskflow.service.container import Services
 from taskflow.store import deadlines as deadline_rows
@@ -148,9 +148,23 @@ async def _take_and_run(
                 # Its lease runs out and another attempt follows: never stop the others.
                 log.exception("step %s (%s) could not be run", step.key, step.action)
 
-    await asyncio.gather(*(runner() for _ in range(min(CONCURRENCY, len(taken.steps)))))
+    try:
+        await asyncio.gather(*(runner() for _ in range(min(CONCURRENCY, len(taken.steps)))))
+    except asyncio.CancelledError:  # the worker stops: hand the steps back, due now
+        await _release(services, taken.steps)
+        raise
     attempted = [a for a in done if a is not None]
     return attempted, len(taken.steps)
+
+
+async def _release(services: Services, taken: list[store.StepRow]) -> None:
+    """Steps whose actions a stopping worker cut short, due again at once (not at the end of
+    their leases); the next worker to take one records this attempt as lost."""
+    try:
+        async with services.db.transaction() as conn:
+            await store.release(conn, taken, services.clock.now())
+    except Exception:
+        log.warning("%d steps are left to their leases", len(taken), exc_info=True)
 
 
 async def _finish_all(services: Services, attempted: list[step_batch.Attempted]) -> None:
@@ -198,7 +212,7 @@ class _Recorder:
             return await store.once_get(conn, self.run_id, name)
 
     async def put(self, name: str, value: Any) -> Any:
-        json.dumps(value)  # refuse what cannot be stored before anything is written
+        guard.once_value(name, value)  # refuse what cannot be stored before writing
         now = self.services.clock.now()
         async with self.services.db.transaction() as conn:
             await locks.lock_run(conn, self.run_id)  # the run first, as every timeline writer
@@ -261,10 +275,16 @@ async def attempt(
         action = step_actions.resolve(step.action)
         with api.recording(_Recorder(services, run.id, step.key)):
             async with asyncio.timeout(limit):  # in this task: no task of its own per action
-                value = await step_actions.invoke(action, ctx)
-        json.dumps(value)  # a result must be JSON-able: it is stored on the run
+                value = await guard.contained(step_actions.invoke(action, ctx))
+        guard.check_result(value, services.settings.max_document_bytes)  # kept on the run
+    except guard.Escaped as exc:  # SystemExit, KeyboardInterrupt: the action's failure
+        value, error = None, exc.error
     except Exception as exc:
         value, error = None, exc
+    except asyncio.CancelledError as exc:
+        if guard.stopping():
+            raise  # the worker itself stops: the lease brings the step back
+        value, error = None, exc  # raised by the action: a failure like any other
     return step_batch.Attempted(
         definition=definition,
         step=step,
@@ -285,8 +305,8 @@ def error_classes(error: BaseException) -> list[str]:
 
 def _error_parts(error: BaseException) -> tuple[str, str, str]:
     cls = type(error).__name__
-    message = str(error)[:MESSAGE_CHARS] or cls
-    trace = "".join(traceback.format_exception(error, limit=-4))[-TRACE_CHARS:]
+    message = guard.message(error)[:MESSAGE_CHARS] or cls
+    trace = guard.storable("".join(traceback.format_exception(error, limit=-4)))[-TRACE_CHARS:]
     return cls, message, trace
 
 

@@ -342,3 +342,8 @@ async def finish_many(
         [state for _, state, _ in results],
         [json.dumps(value) for _, _, value in results],
     )
+
+
+async def release(conn: db.Connection, steps: list[StepRow], now: datetime) -> None:
+    """Hand back ``steps`` this worker still runs (their attempt unchanged): due at ``now``."""
+    await conn.execute(SQL["release"], [s.id for s in steps], [s.attempts for s in steps], now)

@@ -19,7 +19,7 @@ from taskflow.api.graphql.context import Info, caller, checked
 from taskflow.api.graphql.enums import StepStatus
 from taskflow.api.graphql.refusals import StepNotParked
 from taskflow.core.principals import Principal
-from taskflow.service import step_admin
+from taskflow.service import step_actions, step_admin
 
 TYPE_NAME = "Step"
 
@@ -46,10 +46,16 @@ class StepAttempt:
                  "(every) or a timeout's action.")  # fmt: skip
 class Step(relay.Node):
     key: str = strawberry.field(description="Its stable name, e.g. <run>:<visit>:step.")
-    kind: str = strawberry.field(description="action, every or timeout.")
+    kind: str = strawberry.field(
+        description="action (an automatic state), entry (an action on entry beside slots), "
+        "every or timeout."
+    )
     state: str = strawberry.field(description="The state it belongs to.")
     visit: int = strawberry.field(description="The visit of that state it belongs to.")
-    action: str = strawberry.field(description="The action's import path (module:function).")
+    action: str = strawberry.field(
+        description="The action's import path (module:function); a function defined in a "
+        "workflow file shows its name alone."
+    )
     status: StepStatus = strawberry.field(description="Where it stands.")
     attempt_count: int = strawberry.field(description="Attempts made so far.")
     due_at: datetime = strawberry.field(
@@ -70,6 +76,7 @@ class Step(relay.Node):
             cls,
             row,
             id=relay.node_id(TYPE_NAME, row.id),
+            action=step_actions.shown_path(row.action),
             status=StepStatus(row.status),
             attempt_count=row.attempts,
             attempts=[relay.copied(StepAttempt, a) for a in row.attempt_list],

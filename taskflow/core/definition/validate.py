@@ -277,7 +277,7 @@ class _Checker(SlotChecker):
                 "conditions are all false or unknown would be stuck",
                 "add a last Route('<state>') without a condition, or a move or timeout",
             )
-        if not st.exits():
+        if not st.exits() and not st.automatic:  # an automatic one: NO_SUCCESS_ROUTE
             self.add(
                 "NO_WAY_OUT",
                 where,

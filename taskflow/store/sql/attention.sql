@@ -79,7 +79,8 @@ WHERE NOT w.enabled AND w.failing_since IS NOT NULL AND w.disabled_at IS NOT NUL
 -- name: step_parked
 SELECT 'STEP_PARKED', st.updated_at, st.id::text, r.id, r.workflow, r.state, NULL,
        NULL, NULL, NULL,
-       st.kind || ' ' || st.action || ' failed ' || st.attempts || ' time(s): '
+       st.kind || ' ' || regexp_replace(st.action, '^taskflow_workflows_[^:]*:', '')
+         || ' failed ' || st.attempts || ' time(s): '
          || COALESCE(st.last_error, '')
 FROM step st JOIN run r ON r.id = st.run
 WHERE st.status = 'parked' AND r.status = 'active' AND st.visit = r.visit

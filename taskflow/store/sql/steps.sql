@@ -167,3 +167,11 @@ WITH attempts AS (
 UPDATE run r SET step_results = r.step_results || jsonb_build_object(u.state, u.result::jsonb)
 FROM unnest($14::uuid[], $15::text[], $16::text[]) AS u(run, state, result)
 WHERE r.id = u.run
+
+-- name: release
+-- Steps $1 whose attempts $2 this worker still runs, due again at $3: a worker that stops
+-- hands them back at once instead of at its leases' end (the next taker marks them lost).
+UPDATE step st SET due_at = $3, updated_at = $3
+FROM unnest($1::bigint[], $2::int[]) AS mine(id, attempt)
+WHERE st.id = mine.id AND st.attempts = mine.attempt AND st.status = 'running'
+  AND st.due_at > $3
