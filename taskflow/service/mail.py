@@ -13,6 +13,7 @@ connection errors, timeouts) are tried again with a backoff; permanent ones
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from dataclasses import dataclass
 from datetime import timedelta
@@ -67,17 +68,21 @@ class SmtpSender:
 
     async def send(self, message: EmailMessage) -> None:
         m = self.mail
+        client = _Client(
+            hostname=m.host,
+            port=m.port,
+            username=m.username,
+            password=m.password,
+            use_tls=m.use_tls,
+            start_tls=m.start_tls,
+            timeout=m.timeout,
+        )
         try:
-            await aiosmtplib.send(
-                message,
-                hostname=m.host,
-                port=m.port,
-                username=m.username,
-                password=m.password,
-                use_tls=m.use_tls,
-                start_tls=m.start_tls,
-                timeout=m.timeout,
-            )
+            try:
+                async with client:  # connects and logs in; QUIT and close on the way out
+                    await client.send_message(message)
+            finally:  # sent or refused (a wrong password too): the connection is closed
+                await _closed(client.closed_sockets)
         except aiosmtplib.SMTPRecipientsRefused as exc:
             first = exc.recipients[0] if exc.recipients else None
             code = first.code if first is not None else None
@@ -97,6 +102,38 @@ class SmtpSender:
                 f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__,
                 permanent=False,
             ) from None
+
+
+#: How long :func:`_closed` waits for connections to close, and how often it looks.
+CLOSE_WAIT, CLOSE_LOOK = 2.0, 0.005
+
+
+class _Client(aiosmtplib.SMTP):
+    """aiosmtplib's client, keeping the socket of each connection it closes (see
+    :func:`_closed`)."""
+
+    def __init__(self, **options: Any) -> None:
+        self.closed_sockets: list[Any] = []
+        super().__init__(**options)
+
+    def close(self) -> None:
+        if self.transport is not None:
+            self.closed_sockets.append(self.transport.get_extra_info("socket"))
+        super().close()
+
+
+async def _closed(sockets: list[Any]) -> None:
+    """Return once ``sockets`` (under connections the client closed) are closed, or after
+    :data:`CLOSE_WAIT` seconds. Closing a TLS connection (after QUIT, or after a refused
+    login) still exchanges close_notify with the server before its socket closes, in later
+    turns of the event loop; a sender that returned before that would leave the socket to
+    whoever stops the loop next (a worker told to stop, a test's loop), which then finds it
+    open."""
+    loop = asyncio.get_running_loop()
+    until = loop.time() + CLOSE_WAIT
+    # Neither the socket nor aiosmtplib's public API offers an event for "closed": look.
+    while any(s is not None and s.fileno() != -1 for s in sockets) and loop.time() < until:  # noqa: ASYNC110
+        await asyncio.sleep(CLOSE_LOOK)
 
 
 @dataclass
