@@ -13,8 +13,12 @@ import sys
 from types import ModuleType
 
 import asyncpg
+import pytest
 
 from taskflow.config import PROJECT_ROOT
+
+# Runs the benchmark as its own processes: a process test (README, "slow").
+pytestmark = pytest.mark.slow
 
 
 def _bench() -> ModuleType:

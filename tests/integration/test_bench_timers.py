@@ -11,7 +11,12 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from taskflow.config import PROJECT_ROOT
+
+# Runs the benchmark as its own processes: a process test (README, "slow").
+pytestmark = pytest.mark.slow
 
 
 def test_the_timer_benchmark_runs_at_a_tiny_size(pg_admin_url: str) -> None:
