@@ -49,9 +49,11 @@ if str(ROOT) not in sys.path:
 import httpx  # noqa: E402
 import standardwebhooks  # noqa: E402
 
+from bench import pg  # noqa: E402
 from taskflow.core import webhook_events  # noqa: E402
 from taskflow.service import webhooks  # noqa: E402
 from taskflow.store import migrate  # noqa: E402
+from taskflow.store.db import with_database  # noqa: E402
 
 TEMPLATE = "bench_delivery_template"
 SECRET = webhooks.new_secret()
@@ -82,29 +84,6 @@ FROM webhook_delivery d JOIN outbox_event v ON v.id = d.event
 JOIN webhook_endpoint e ON e.id = d.endpoint
 WHERE d.id % $1 = $2 ORDER BY d.id
 """
-
-
-def with_database(url: str, name: str) -> str:
-    base, _, query = url.partition("?")
-    return base.rsplit("/", 1)[0] + "/" + name + (f"?{query}" if query else "")
-
-
-async def execute(url: str, *statements: str, args: tuple[Any, ...] = ()) -> None:
-    conn = await asyncpg.connect(url)
-    try:
-        for statement in statements:
-            await conn.execute(statement, *args)
-    finally:
-        await conn.close()
-
-
-async def fresh(admin_url: str, name: str) -> str:
-    await execute(
-        admin_url,
-        f"DROP DATABASE IF EXISTS {name} WITH (FORCE)",
-        f"CREATE DATABASE {name} TEMPLATE {TEMPLATE}",
-    )
-    return with_database(admin_url, name)
 
 
 # -- the receiver --------------------------------------------------------------------------------
@@ -240,7 +219,7 @@ def raw_process(url: str, slices: int, index: int, concurrency: int) -> None:
 
 
 def round_raw(admin_url: str, workers: int, args: argparse.Namespace, base: str) -> float:
-    url = asyncio.run(fresh(admin_url, "bench_delivery_raw"))
+    url = asyncio.run(pg.fresh_database(admin_url, "bench_delivery_raw", TEMPLATE))
     reset(base)
     ctx = multiprocessing.get_context("spawn")
     procs = [
@@ -301,12 +280,12 @@ async def _wait(base: str, n: int, limit: float) -> None:
 async def round_taskflow(
     admin_url: str, workers: int, args: argparse.Namespace, base: str
 ) -> float:
-    url = await fresh(admin_url, "bench_delivery_taskflow")
-    await execute(url, "UPDATE webhook_endpoint SET enabled = false")
+    url = await pg.fresh_database(admin_url, "bench_delivery_taskflow", TEMPLATE)
+    await pg.admin(url, "UPDATE webhook_endpoint SET enabled = false")
     await asyncio.to_thread(reset, base)
     procs = await _workers(url, workers, args)
     await asyncio.sleep(3.0)  # let them start and LISTEN
-    await execute(url, "UPDATE webhook_endpoint SET enabled = true")
+    await pg.admin(url, "UPDATE webhook_endpoint SET enabled = true")
     try:
         await _wait(base, args.events, args.timeout)
     finally:
@@ -317,8 +296,8 @@ async def round_taskflow(
 async def round_paced(
     admin_url: str, workers: int, args: argparse.Namespace, base: str
 ) -> tuple[float, float]:
-    url = await fresh(admin_url, "bench_delivery_paced")
-    await execute(url, "DELETE FROM webhook_delivery", "DELETE FROM outbox_event")
+    url = await pg.fresh_database(admin_url, "bench_delivery_paced", TEMPLATE)
+    await pg.admin(url, "DELETE FROM webhook_delivery", "DELETE FROM outbox_event")
     await asyncio.to_thread(reset, base)
     procs = await _workers(url, workers, args)
     await asyncio.sleep(3.0)
@@ -353,20 +332,20 @@ def _rate(found: dict[str, Any], events: int, label: str) -> float:
 
 
 async def prepare(admin_url: str, args: argparse.Namespace, receiver_url: str) -> None:
-    await execute(
+    await pg.admin(
         admin_url,
         f"DROP DATABASE IF EXISTS {TEMPLATE} WITH (FORCE)",
         f"CREATE DATABASE {TEMPLATE}",
     )
     url = with_database(admin_url, TEMPLATE)
     await migrate.migrate(url)
-    await execute(
+    await pg.admin(
         url,
         "INSERT INTO webhook_endpoint (id, url, enabled, secret, created_by) "
         "VALUES ($1, $2, true, $3, 'bench')",
         args=(uuid.uuid4(), receiver_url, SECRET),
     )
-    await execute(url, SEED, args=(args.events, datetime.now(UTC)))
+    await pg.admin(url, SEED, args=(args.events, datetime.now(UTC)))
 
 
 # -- what the outbox trigger costs the writers ----------------------------------------------------
@@ -380,7 +359,7 @@ FROM unnest($1::uuid[]) r, unnest(ARRAY['slot.claimed', 'clock.met', 'slot.pinge
 
 async def outbox_cost(admin_url: str, statements: int) -> list[tuple[str, float]]:
     """Microseconds per timeline write (one statement of three lines) in four setups."""
-    url = await fresh(admin_url, "bench_delivery_cost")
+    url = await pg.fresh_database(admin_url, "bench_delivery_cost", TEMPLATE)
     conn = await asyncpg.connect(url)
     try:
         runs = [r["id"] for r in await conn.fetch("SELECT id FROM run LIMIT 1")]

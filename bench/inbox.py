@@ -61,6 +61,7 @@ from taskflow.core.runs.filters import SlotFilter  # noqa: E402
 from taskflow.service import container, definitions, slots, views  # noqa: E402
 from taskflow.store import claims, db, migrate, queries, tables  # noqa: E402
 from taskflow.store import principals as principal_rows  # noqa: E402
+from taskflow.store.db import with_database  # noqa: E402
 
 WORKFLOW = "expense-approval"
 SECRET = "bench-inbox-signing-key-not-for-production-0123456789"
@@ -846,13 +847,6 @@ class Options:
     keep: bool = True
     #: A Python file run in both processes before measuring, to try a proposed change.
     try_file: str | None = None
-
-
-def with_database(url: str, name: str) -> str:
-    base, _, query = url.partition("?")
-    scheme, _, rest = base.partition("://")
-    authority, _, _ = rest.partition("/")
-    return f"{scheme}://{authority}/{name}" + (f"?{query}" if query else "")
 
 
 async def prepare(admin_url: str, options: Options, out: Callable[[str], None]) -> str:

@@ -42,8 +42,10 @@ ROOT = _HERE.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from bench import pg  # noqa: E402
 from taskflow.service import definitions  # noqa: E402
 from taskflow.store import migrate  # noqa: E402
+from taskflow.store.db import with_database  # noqa: E402
 
 TEMPLATE = "bench_steps_template"
 WORKFLOW = _HERE / "step_workflow.py"
@@ -81,31 +83,6 @@ SELECT count(*) FILTER (WHERE r.status = 'completed') AS done,
        extract(epoch FROM max(r.ended_at) - (SELECT min(created_at) FROM step)) AS span
 FROM run r
 """
-
-
-def with_database(url: str, name: str) -> str:
-    base, _, query = url.partition("?")
-    scheme, _, rest = base.partition("://")
-    authority = rest.partition("/")[0]
-    return f"{scheme}://{authority}/{name}" + (f"?{query}" if query else "")
-
-
-async def admin(url: str, *statements: str) -> None:
-    conn = await asyncpg.connect(url)
-    try:
-        for statement in statements:
-            await conn.execute(statement)
-    finally:
-        await conn.close()
-
-
-async def fresh_database(admin_url: str, name: str) -> str:
-    await admin(
-        admin_url,
-        f"DROP DATABASE IF EXISTS {name} WITH (FORCE)",
-        f"CREATE DATABASE {name} TEMPLATE {TEMPLATE}",
-    )
-    return with_database(admin_url, name)
 
 
 async def seed(url: str, steps: int) -> None:
@@ -202,7 +179,7 @@ def raw_process(url: str, batch: int, stop_after: float) -> None:
 
 
 async def round_raw(admin_url: str, steps: int, workers: int, args: argparse.Namespace) -> float:
-    url = await fresh_database(admin_url, "bench_steps_raw")
+    url = await pg.fresh_database(admin_url, "bench_steps_raw", TEMPLATE)
     ctx = multiprocessing.get_context("spawn")
     procs = [
         ctx.Process(target=raw_process, args=(url, args.batch, args.timeout))
@@ -222,7 +199,7 @@ async def round_raw(admin_url: str, steps: int, workers: int, args: argparse.Nam
 async def round_taskflow(
     admin_url: str, steps: int, workers: int, args: argparse.Namespace
 ) -> float:
-    url = await fresh_database(admin_url, "bench_steps_taskflow")
+    url = await pg.fresh_database(admin_url, "bench_steps_taskflow", TEMPLATE)
     env = {
         **os.environ,
         "TASKFLOW_DATABASE_URL": url,
@@ -265,7 +242,7 @@ async def main(args: argparse.Namespace) -> None:
         server = embedded.EmbeddedPostgres(Path("/tmp/tfbench-steps"))
         admin_url = server.url()
     try:
-        await admin(
+        await pg.admin(
             admin_url,
             f"DROP DATABASE IF EXISTS {TEMPLATE} WITH (FORCE)",
             f"CREATE DATABASE {TEMPLATE}",

@@ -41,8 +41,10 @@ ROOT = _HERE.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from bench import pg  # noqa: E402
 from taskflow.service import definitions  # noqa: E402
 from taskflow.store import migrate  # noqa: E402
+from taskflow.store.db import with_database  # noqa: E402
 
 TEMPLATE = "bench_timers_template"
 LEAD_SECONDS = 3.0
@@ -84,31 +86,6 @@ SELECT count(*) FILTER (WHERE status = 'fired') AS fired,
        extract(epoch FROM percentile_cont(0.99) WITHIN GROUP (ORDER BY fired_at - due_at)) AS p99
 FROM timer
 """
-
-
-def with_database(url: str, name: str) -> str:
-    base, _, query = url.partition("?")
-    scheme, _, rest = base.partition("://")
-    authority = rest.partition("/")[0]
-    return f"{scheme}://{authority}/{name}" + (f"?{query}" if query else "")
-
-
-async def admin(url: str, *statements: str) -> None:
-    conn = await asyncpg.connect(url)
-    try:
-        for statement in statements:
-            await conn.execute(statement)
-    finally:
-        await conn.close()
-
-
-async def fresh_database(admin_url: str, name: str) -> str:
-    await admin(
-        admin_url,
-        f"DROP DATABASE IF EXISTS {name} WITH (FORCE)",
-        f"CREATE DATABASE {name} TEMPLATE {TEMPLATE}",
-    )
-    return with_database(admin_url, name)
 
 
 async def seed(url: str, timers: int, window: float) -> None:
@@ -200,7 +177,7 @@ class Result:
 
 
 async def round_raw(admin_url: str, timers: int, workers: int, args: argparse.Namespace) -> Result:
-    url = await fresh_database(admin_url, "bench_timers_raw")
+    url = await pg.fresh_database(admin_url, "bench_timers_raw", TEMPLATE)
     budget = args.window + LEAD_SECONDS + args.timeout
     ctx = multiprocessing.get_context("spawn")
     procs = [
@@ -219,7 +196,7 @@ async def round_raw(admin_url: str, timers: int, workers: int, args: argparse.Na
 async def round_taskflow(
     admin_url: str, timers: int, workers: int, args: argparse.Namespace
 ) -> Result:
-    url = await fresh_database(admin_url, "bench_timers_taskflow")
+    url = await pg.fresh_database(admin_url, "bench_timers_taskflow", TEMPLATE)
     env = {
         **os.environ,
         "TASKFLOW_DATABASE_URL": url,
@@ -267,7 +244,7 @@ async def main(args: argparse.Namespace) -> None:
         server = embedded.EmbeddedPostgres(Path("/tmp/tfbench-timers"))
         admin_url = server.url()
     try:
-        await admin(
+        await pg.admin(
             admin_url,
             f"DROP DATABASE IF EXISTS {TEMPLATE} WITH (FORCE)",
             f"CREATE DATABASE {TEMPLATE}",

@@ -38,6 +38,7 @@ if str(ROOT) not in sys.path:
 from taskflow import clock, config  # noqa: E402
 from taskflow.service import container, deployments  # noqa: E402
 from taskflow.store import db, migrate  # noqa: E402
+from taskflow.store.db import with_database  # noqa: E402
 
 DATABASE = "bench_versions"
 WORKFLOWS = ROOT / "tests" / "api" / "version_workflows.py"
@@ -59,11 +60,6 @@ SELECT gen_random_uuid(), 'leave-request',
        1, now(), now(), now(), 1
 FROM subjects
 """
-
-
-def with_database(url: str, name: str) -> str:
-    base, _, query = url.partition("?")
-    return base.rsplit("/", 1)[0] + "/" + name + (f"?{query}" if query else "")
 
 
 async def timed(repeat: int, work: Callable[[], Awaitable[Any]]) -> float:

@@ -47,14 +47,6 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-def _with_database(url: str, name: str) -> str:
-    """``url`` pointed at database ``name`` (works for host= socket URLs too)."""
-    base, _, query = url.partition("?")
-    scheme, _, rest = base.partition("://")
-    authority, _, _ = rest.partition("/")
-    return f"{scheme}://{authority}/{name}" + (f"?{query}" if query else "")
-
-
 @pytest.fixture(scope="session")
 def pg_admin_url() -> Iterator[str]:
     """An admin URL of the session's PostgreSQL server."""
@@ -87,22 +79,24 @@ def pg_admin_url() -> Iterator[str]:
 def template_url(pg_admin_url: str) -> str:
     """A database migrated once, cloned for every test."""
 
-    from taskflow.store import migrate
+    from taskflow.store import db, migrate
 
     async def build() -> None:
         conn = await asyncpg.connect(pg_admin_url)
         await conn.execute(f"DROP DATABASE IF EXISTS {TEMPLATE} WITH (FORCE)")
         await conn.execute(f"CREATE DATABASE {TEMPLATE}")
         await conn.close()
-        await migrate.migrate(_with_database(pg_admin_url, TEMPLATE))
+        await migrate.migrate(db.with_database(pg_admin_url, TEMPLATE))
 
     asyncio.run(build())
-    return _with_database(pg_admin_url, TEMPLATE)
+    return db.with_database(pg_admin_url, TEMPLATE)
 
 
 @pytest.fixture
 def database_url(pg_admin_url: str, template_url: str) -> Iterator[str]:
     """A fresh database, a copy of the migrated template, dropped afterwards."""
+    from taskflow.store import db
+
     name = f"t_{os.getpid()}_{next(_numbers)}_{uuid.uuid4().hex[:6]}"
 
     async def run(statement: str) -> None:
@@ -114,7 +108,7 @@ def database_url(pg_admin_url: str, template_url: str) -> Iterator[str]:
 
     asyncio.run(run(f"CREATE DATABASE {name} TEMPLATE {TEMPLATE}"))
     try:
-        yield _with_database(pg_admin_url, name)
+        yield db.with_database(pg_admin_url, name)
     finally:
         asyncio.run(run(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
 

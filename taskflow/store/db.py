@@ -256,6 +256,14 @@ def uuid_or_none(text: str) -> uuid.UUID | None:
         return None
 
 
+def with_database(url: str, name: str) -> str:
+    """``url`` pointed at database ``name`` (its query kept: works for host= socket URLs too)."""
+    base, _, query = url.partition("?")
+    scheme, _, rest = base.partition("://")
+    authority, _, _ = rest.partition("/")
+    return f"{scheme}://{authority}/{name}" + (f"?{query}" if query else "")
+
+
 # -- rows as dataclasses -------------------------------------------------------------------------
 
 _Row = TypeVar("_Row", bound="DataclassInstance")

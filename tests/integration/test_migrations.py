@@ -7,8 +7,7 @@ from typing import Any
 import asyncpg
 import pytest
 
-from taskflow.store import migrate, tables
-from tests.conftest import _with_database
+from taskflow.store import db, migrate, tables
 
 pytestmark = pytest.mark.anyio
 
@@ -62,8 +61,8 @@ async def test_migrations_build_the_declared_schema(pg_admin_url: str) -> None:
         await admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
         await admin.execute(f"CREATE DATABASE {name}")
     await admin.close()
-    migrated_url = _with_database(pg_admin_url, "schema_migrated")
-    declared_url = _with_database(pg_admin_url, "schema_declared")
+    migrated_url = db.with_database(pg_admin_url, "schema_migrated")
+    declared_url = db.with_database(pg_admin_url, "schema_declared")
 
     await migrate.migrate(migrated_url)
     await migrate.migrate(migrated_url)  # a second run changes nothing

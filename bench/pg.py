@@ -1,0 +1,30 @@
+"""The PostgreSQL chores the benchmarks share: statements on the admin connection, and a
+fresh database copied from a migrated template for each round."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import asyncpg
+
+from taskflow.store.db import with_database
+
+
+async def admin(url: str, *statements: str, args: tuple[Any, ...] = ()) -> None:
+    """Run ``statements`` one after the other on a connection of their own."""
+    conn = await asyncpg.connect(url)
+    try:
+        for statement in statements:
+            await conn.execute(statement, *args)
+    finally:
+        await conn.close()
+
+
+async def fresh_database(admin_url: str, name: str, template: str) -> str:
+    """Database ``name`` made anew as a copy of ``template``; its URL."""
+    await admin(
+        admin_url,
+        f"DROP DATABASE IF EXISTS {name} WITH (FORCE)",
+        f"CREATE DATABASE {name} TEMPLATE {template}",
+    )
+    return with_database(admin_url, name)
