@@ -50,6 +50,7 @@ import httpx  # noqa: E402
 import standardwebhooks  # noqa: E402
 
 from bench import pg  # noqa: E402
+from taskflow.api import asgi  # noqa: E402
 from taskflow.core import webhook_events  # noqa: E402
 from taskflow.service import webhooks  # noqa: E402
 from taskflow.store import migrate  # noqa: E402
@@ -121,14 +122,9 @@ STATS = Stats()
 async def receiver_app(scope: dict[str, Any], receive: Any, send: Any) -> None:
     if scope["type"] != "http":
         return
-    body = b""
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            return
-        body += message.get("body", b"")
-        if not message.get("more_body"):
-            break
+    body = await asgi.read_body(receive)
+    if body is None:
+        return
     answer = b""
     if scope["path"] == "/stats":
         lat = sorted(STATS.lateness)

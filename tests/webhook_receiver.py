@@ -18,6 +18,8 @@ from typing import Any
 import standardwebhooks
 import uvicorn
 
+from taskflow.api import asgi
+
 
 @dataclass
 class Received:
@@ -68,15 +70,10 @@ class Receiver:
                 elif message["type"] == "lifespan.shutdown":
                     await send({"type": "lifespan.shutdown.complete"})
                     return
-        chunks = []
-        while True:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                return  # the sender died mid-request: nothing was received
-            chunks.append(message.get("body", b""))
-            if not message.get("more_body"):
-                break
-        body = b"".join(chunks).decode()
+        raw = await asgi.read_body(receive)
+        if raw is None:
+            return  # the sender died mid-request: nothing was received
+        body = raw.decode()
         headers = {k.decode(): v.decode() for k, v in scope["headers"]}
         payload = self.verify(body, headers)
         self.received.append(Received(headers, body, payload is not None, payload))

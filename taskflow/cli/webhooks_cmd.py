@@ -21,6 +21,7 @@ import standardwebhooks
 import uvicorn
 
 from taskflow import config, errors
+from taskflow.api import asgi
 from taskflow.cli import runtime
 from taskflow.service import principals, webhooks
 
@@ -37,14 +38,9 @@ class _Receiver:
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             return
-        body = b""
-        while True:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                return
-            body += message.get("body", b"")
-            if not message.get("more_body"):
-                break
+        body = await asgi.read_body(receive)
+        if body is None:
+            return
         headers = {k.decode(): v.decode() for k, v in scope["headers"]}
         status = 204
         try:
