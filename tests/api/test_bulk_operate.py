@@ -307,7 +307,6 @@ async def test_bulk_operate_retries_and_discards_dead_timers(
 ) -> None:
     frozen_clock.set(START)
     run_id = await start(services, "escalating-to-owner", "R-9")
-    await start(services, "escalating-to-owner", "R-10")  # breaches later: no dead timer
     frozen_clock.set(START + timedelta(hours=2))
     await timers.run_due(services, frozen_clock.now())
     for _ in range(12):  # every backoff runs out: the escalation is parked dead
@@ -321,6 +320,10 @@ async def test_bulk_operate_retries_and_discards_dead_timers(
             break
         frozen_clock.set(due)
         await timers.run_due(services, frozen_clock.now())
+    # A run of the same workflow without a dead timer, started only now: started with R-9,
+    # its own escalation fell due inside those hours too and (with the backoff's jitter)
+    # sometimes ran out of attempts as well.
+    await start(services, "escalating-to-owner", "R-10")
     flow = {"workflow": "escalating-to-owner"}
     dry = await bulk(client, services, "max", filter=flow, verb="RETRY_DEAD_TIMERS", reason="r")
     assert (dry["applicable"], dry["runIds"]) == (1, [gid(run_id)]), dry
