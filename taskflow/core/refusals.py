@@ -56,9 +56,15 @@ class Fact(Generic[T]):
 
 
 class Refusal(errors.TaskflowError):
-    """Base of every typed refusal; subclasses set ``code`` and may build their message."""
+    """Base of every typed refusal; a subclass names its ``code`` in its header (``code=``)."""
 
     code: str = "REFUSED"
+
+    def __init_subclass__(cls, code: RefusalCode | None = None, **kwargs: Any) -> None:
+        """``class NotHolder(Refusal, code=RefusalCode.NOT_HOLDER)``: the class's code."""
+        super().__init_subclass__(**kwargs)
+        if code is not None:
+            cls.code = code
 
     def __init__(self, message: str | None = None, **facts: Any) -> None:
         super().__init__(message or self.explain(facts), **facts)
@@ -103,20 +109,18 @@ class _EventFact(Refusal):
         super().__init__(message, event=event, **context)
 
 
-class NotCandidate(Refusal):
+class NotCandidate(Refusal, code=RefusalCode.NOT_CANDIDATE):
     """You are not among the slot's candidates; pick a task offered to you."""
 
-    code = RefusalCode.NOT_CANDIDATE
     audience = Fact(str)
 
     def __init__(self, message: str | None = None, *, audience: str | None, **context: Any):
         super().__init__(message, audience=audience, **context)
 
 
-class AlreadyClaimed(_HolderFact):
+class AlreadyClaimed(_HolderFact, code=RefusalCode.ALREADY_CLAIMED):
     """Someone already holds the slot; pick another task or ask a delegate to reassign it."""
 
-    code = RefusalCode.ALREADY_CLAIMED
     claimed_at = Fact(moment)
 
     def __init__(
@@ -130,32 +134,26 @@ class AlreadyClaimed(_HolderFact):
         super().__init__(message, holder=holder, claimed_at=claimed_at, **context)
 
 
-class NotHolder(_HolderFact):
+class NotHolder(_HolderFact, code=RefusalCode.NOT_HOLDER):
     """Only the slot's holder may do this."""
 
-    code = RefusalCode.NOT_HOLDER
 
-
-class NotDelegate(Refusal):
+class NotDelegate(Refusal, code=RefusalCode.NOT_DELEGATE):
     """Only the slot's holder or one of its delegates may hand it over."""
 
-    code = RefusalCode.NOT_DELEGATE
     delegates = Fact(str)
 
     def __init__(self, message: str | None = None, *, delegates: str | None, **context: Any):
         super().__init__(message, delegates=delegates, **context)
 
 
-class SlotNotOpen(_StatusFact):
+class SlotNotOpen(_StatusFact, code=RefusalCode.SLOT_NOT_OPEN):
     """The slot is not open any more: there is nothing to do on it."""
 
-    code = RefusalCode.SLOT_NOT_OPEN
 
-
-class StaleVersion(Refusal):
+class StaleVersion(Refusal, code=RefusalCode.STALE_VERSION):
     """The slot or run changed since you loaded it; reload it and try again."""
 
-    code = RefusalCode.STALE_VERSION
     current_version = Fact(int)
     current_state = Fact(str)
 
@@ -172,36 +170,31 @@ class StaleVersion(Refusal):
         )
 
 
-class WrongEvent(Refusal):
+class WrongEvent(Refusal, code=RefusalCode.WRONG_EVENT):
     """The slot waits for another event; raise the one it waits for."""
 
-    code = RefusalCode.WRONG_EVENT
     waits_for = Fact(str)
 
     def __init__(self, message: str | None = None, *, waits_for: str | None, **context: Any):
         super().__init__(message, waits_for=waits_for, **context)
 
 
-class RunNotActive(_StatusFact):
+class RunNotActive(_StatusFact, code=RefusalCode.RUN_NOT_ACTIVE):
     """The run has ended; nothing more can happen on it."""
 
-    code = RefusalCode.RUN_NOT_ACTIVE
 
-
-class RunExists(Refusal):
+class RunExists(Refusal, code=RefusalCode.RUN_EXISTS):
     """The subject already has a live run of this workflow; use that run."""
 
-    code = RefusalCode.RUN_EXISTS
     run_id = Fact(str)
 
     def __init__(self, message: str | None = None, *, run_id: str | None, **context: Any):
         super().__init__(message, run_id=run_id, **context)
 
 
-class MoveNotAllowed(Refusal):
+class MoveNotAllowed(Refusal, code=RefusalCode.MOVE_NOT_ALLOWED):
     """The move may not be made now; see its reasons."""
 
-    code = RefusalCode.MOVE_NOT_ALLOWED
     reasons = Fact(texts)
 
     def __init__(
@@ -214,10 +207,9 @@ class MoveNotAllowed(Refusal):
         return "The move is not allowed now: " + "; ".join(facts.get("reasons") or ["refused"])
 
 
-class NotRaiser(_EventFact):
+class NotRaiser(_EventFact, code=RefusalCode.NOT_RAISER):
     """The event's raisers (or the application's grants) do not include you."""
 
-    code = RefusalCode.NOT_RAISER
     raisers = Fact(str)
 
     def __init__(
@@ -231,16 +223,13 @@ class NotRaiser(_EventFact):
         super().__init__(message, event=event, raisers=raisers, **context)
 
 
-class NoSlotWaiting(_EventFact):
+class NoSlotWaiting(_EventFact, code=RefusalCode.NO_SLOT_WAITING):
     """No slot of the target waits for this event now."""
 
-    code = RefusalCode.NO_SLOT_WAITING
 
-
-class AmbiguousEvent(Refusal):
+class AmbiguousEvent(Refusal, code=RefusalCode.AMBIGUOUS_EVENT):
     """Several slots wait for the event; narrow the target (slotName, item)."""
 
-    code = RefusalCode.AMBIGUOUS_EVENT
     slots = Fact(texts)
 
     def __init__(
@@ -249,96 +238,81 @@ class AmbiguousEvent(Refusal):
         super().__init__(message, slots=list(slots), **context)
 
 
-class NothingToClaim(Refusal):
+class NothingToClaim(Refusal, code=RefusalCode.NOTHING_TO_CLAIM):
     """No open slot you may take matches; widen the filter or wait."""
 
-    code = RefusalCode.NOTHING_TO_CLAIM
 
-
-class PayloadInvalid(Refusal):
+class PayloadInvalid(Refusal, code=RefusalCode.PAYLOAD_INVALID):
     """The payload does not fit the slot's fields; see its problems."""
 
-    code = RefusalCode.PAYLOAD_INVALID
     problems = Fact(list)
 
 
 # -- magic links ---------------------------------------------------------------------------------
 
 
-class LinkUnusable(Refusal):
+class LinkUnusable(Refusal, code=RefusalCode.LINK_UNUSABLE):
     """The link cannot be used; to outsiders it says nothing about why."""
 
-    code = RefusalCode.LINK_UNUSABLE
 
-
-class RecipientNotAllowed(Refusal):
+class RecipientNotAllowed(Refusal, code=RefusalCode.RECIPIENT_NOT_ALLOWED):
     """The recipient is neither a candidate (``email:`` key) nor admitted by ``outsiders``."""
 
-    code = RefusalCode.RECIPIENT_NOT_ALLOWED
 
-
-class LinksNotAllowed(Refusal):
+class LinksNotAllowed(Refusal, code=RefusalCode.LINKS_NOT_ALLOWED):
     """The slot's definition does not let a magic link complete it."""
 
-    code = RefusalCode.LINKS_NOT_ALLOWED
 
-
-class LinkNotRequested(Refusal):
+class LinkNotRequested(Refusal, code=RefusalCode.LINK_NOT_REQUESTED):
     """The notification asks for no magic link (not an outsider's, or its reminder has none)."""
 
-    code = RefusalCode.LINK_NOT_REQUESTED
 
-
-class Throttled(Refusal):
+class Throttled(Refusal, code=RefusalCode.TOO_MANY_REQUESTS):
     """Too many refused link requests from this client; wait ``retry_after`` seconds."""
 
-    code = RefusalCode.TOO_MANY_REQUESTS
     retry_after = Fact(int)
 
+    def __init__(self, message: str | None = None, *, retry_after: int, **context: Any) -> None:
+        super().__init__(message, retry_after=retry_after, **context)
 
-class PageExpired(Refusal):
+    @classmethod
+    def explain(cls, facts: dict[str, Any]) -> str:
+        return (
+            "Too many attempts with links that cannot be used. Wait "
+            f"{facts.get('retry_after')} seconds and try again, or contact the person who sent "
+            "you the link."
+        )
+
+
+class PageExpired(Refusal, code=RefusalCode.PAGE_EXPIRED):
     """The form's page token is missing, altered, for another link, or too old."""
-
-    code = RefusalCode.PAGE_EXPIRED
 
 
 # -- operators and timers ------------------------------------------------------------------------
 
 
-class ClocksUnchanged(Refusal):
+class ClocksUnchanged(Refusal, code=RefusalCode.CLOCKS_UNCHANGED):
     """pauseClocks found no running clock, or resumeClocks no paused one."""
 
-    code = RefusalCode.CLOCKS_UNCHANGED
 
-
-class TimerNotDead(_StatusFact):
+class TimerNotDead(_StatusFact, code=RefusalCode.TIMER_NOT_DEAD):
     """Only a dead timer can be retried or discarded."""
 
-    code = RefusalCode.TIMER_NOT_DEAD
 
-
-class StepNotParked(_StatusFact):
+class StepNotParked(_StatusFact, code=RefusalCode.STEP_NOT_PARKED):
     """Only a parked automatic step can be retried (``retryStep``)."""
 
-    code = RefusalCode.STEP_NOT_PARKED
 
-
-class TimerSpent(_StatusFact):
+class TimerSpent(_StatusFact, code=RefusalCode.TIMER_SPENT):
     """Only an armed or dead timer can be rescheduled."""
 
-    code = RefusalCode.TIMER_SPENT
 
-
-class LeaseLost(Refusal):
+class LeaseLost(Refusal, code=RefusalCode.LEASE_LOST):
     """The notification is not leased to you any more: do not mark it, take again."""
 
-    code = RefusalCode.LEASE_LOST
 
-
-class IdempotencyKeyReused(Refusal):
+class IdempotencyKeyReused(Refusal, code=RefusalCode.IDEMPOTENCY_KEY_REUSED):
     """The idempotency key was used before by you for this operation with another input."""
-
-    code = RefusalCode.IDEMPOTENCY_KEY_REUSED
 
 
 def _classes(root: type[Refusal]) -> list[type[Refusal]]:

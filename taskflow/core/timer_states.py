@@ -56,20 +56,19 @@ class TimerMove(StrEnum):
 
 _T, _V = TimerStatus, TimerMove
 
-#: (status, move) -> the status after the move; absent pairs are moves a timer cannot make.
+#: Each move: the statuses it may be made from, and the status after it; any other
+#: (status, move) pair is a move a timer cannot make.
 MOVES: Transitions[TimerStatus, TimerMove] = Transitions(
     "timer",
     TimerStatus,
     {
-        (_T.ARMED, _V.PLAN): _T.ARMED,
-        (_T.FIRED, _V.PLAN): _T.ARMED,
-        (_T.CANCELLED, _V.PLAN): _T.ARMED,
-        (_T.ARMED, _V.FIRE): _T.FIRED,
-        (_T.ARMED, _V.FAIL): _T.ARMED,
-        (_T.ARMED, _V.GIVE_UP): _T.DEAD,
-        (_T.ARMED, _V.CANCEL): _T.CANCELLED,
-        (_T.DEAD, _V.RETRY): _T.ARMED,
-        (_T.DEAD, _V.DISCARD): _T.DISCARDED,
+        _V.PLAN: ((_T.ARMED, _T.FIRED, _T.CANCELLED), _T.ARMED),
+        _V.FIRE: ((_T.ARMED,), _T.FIRED),
+        _V.FAIL: ((_T.ARMED,), _T.ARMED),
+        _V.GIVE_UP: ((_T.ARMED,), _T.DEAD),
+        _V.CANCEL: ((_T.ARMED,), _T.CANCELLED),
+        _V.RETRY: ((_T.DEAD,), _T.ARMED),
+        _V.DISCARD: ((_T.DEAD,), _T.DISCARDED),
     },
 )
 

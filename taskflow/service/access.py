@@ -10,7 +10,8 @@ object field of the schema, which of these rules guards it.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Awaitable, Collection, Iterable, Sequence
+from typing import TypeVar
 
 from taskflow import errors
 from taskflow.core import access as rules
@@ -24,6 +25,17 @@ from taskflow.store import db
 from taskflow.store import runs as rows
 
 Scope = rules.Scope
+
+T = TypeVar("T")
+
+
+async def unless_hidden(found: Awaitable[T]) -> T | None:
+    """What ``found`` reads, or None where it is hidden from the actor (``NotFound``): to a
+    caller who may not see a thing, it looks as if it did not exist."""
+    try:
+        return await found
+    except errors.NotFound:
+        return None
 
 
 def keys(principal: Principal) -> frozenset[str]:

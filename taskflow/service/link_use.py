@@ -109,11 +109,7 @@ async def check_throttle(services: Services, client: str) -> None:
     left = core.wait_left(state, services.clock.now())
     if left is not None:
         seconds = max(1, math.ceil(left.total_seconds()))
-        raise core.Throttled(
-            f"Too many attempts with links that cannot be used. Wait {seconds} seconds and try "
-            "again, or contact the person who sent you the link.",
-            retry_after=seconds,
-        )
+        raise core.Throttled(retry_after=seconds)
 
 
 async def _usable(services: Services, conn: db.Connection, token: str) -> _Usable:

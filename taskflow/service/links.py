@@ -300,10 +300,9 @@ async def get(services: Services, actor: Principal, link_id: str) -> core.LinkVi
         found = await store.get(conn, link_id)
     if found is None:
         return None
-    try:
-        slot = await slot_service.visible_slot(services, actor, found[0].slot_id)
-    except errors.NotFound:
-        return None
-    if not access_rules.may_read_links(actor, await _workflow_of(services, slot), slot):
+    slot = await access.unless_hidden(slot_service.visible_slot(services, actor, found[0].slot_id))
+    if slot is None or not access_rules.may_read_links(
+        actor, await _workflow_of(services, slot), slot
+    ):
         return None
     return found[0]

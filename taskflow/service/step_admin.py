@@ -37,13 +37,8 @@ async def get(services: Services, actor: Principal, step_id: int) -> store.StepR
     """A step of a run the actor may read (None otherwise, as if it did not exist)."""
     async with services.db.connection() as conn:
         run_id = await store.run_of(conn, step_id)
-    if run_id is None:
-        return None
-    try:
-        found = await of_run(services, actor, run_id)
-    except errors.NotFound:
-        return None
-    return next((s for s in found if s.id == step_id), None)
+    found = await access.unless_hidden(of_run(services, actor, run_id)) if run_id else None
+    return next((s for s in found or () if s.id == step_id), None)
 
 
 @retry.retried("retry the step")

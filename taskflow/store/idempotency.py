@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from taskflow.store import db, sql
 
@@ -19,9 +19,9 @@ from taskflow.store import db, sql
 SQL = sql.statements("idempotency")
 
 
-@dataclass(frozen=True)
-class Scope:
-    """Whose key, for which operation, and the fingerprint of the input it came with."""
+class Scope(NamedTuple):
+    """Whose key, for which operation, and the fingerprint of the input it came with, in the
+    order the statements take them (``*scope``)."""
 
     actor: str
     operation: str
@@ -29,8 +29,13 @@ class Scope:
     fingerprint: str
 
     @property
+    def names(self) -> tuple[str, str, str]:
+        """What names the row: (actor, operation, key)."""
+        return self.actor, self.operation, self.key
+
+    @property
     def lock_text(self) -> str:
-        return "\x1f".join(("idempotency", self.actor, self.operation, self.key))
+        return "\x1f".join(("idempotency", *self.names))
 
 
 @dataclass(frozen=True)
@@ -47,12 +52,7 @@ async def lock(conn: db.Connection, scope: Scope) -> None:
 
 
 async def find(conn: db.Connection, scope: Scope) -> Stored | None:
-    row = await conn.fetchrow(
-        SQL["find"],
-        scope.actor,
-        scope.operation,
-        scope.key,
-    )
+    row = await conn.fetchrow(SQL["find"], *scope.names)
     if row is None:
         return None
     answer = row["answer"]
@@ -69,38 +69,18 @@ async def mark_effect(conn: db.Connection, scope: Scope, now: datetime) -> bool:
     wrote = await conn.fetchval(SQL["wrote"])
     if not wrote:
         return False
-    await conn.execute(
-        SQL["mark_effect"],
-        scope.actor,
-        scope.operation,
-        scope.key,
-        scope.fingerprint,
-        now,
-    )
+    await conn.execute(SQL["mark_effect"], *scope, now)
     return True
 
 
 async def record(conn: db.Connection, scope: Scope, answer: dict[str, Any], now: datetime) -> None:
     """Store the answer to give again (creating the row when no effect wrote it)."""
-    await conn.execute(
-        SQL["record"],
-        scope.actor,
-        scope.operation,
-        scope.key,
-        scope.fingerprint,
-        answer,
-        now,
-    )
+    await conn.execute(SQL["record"], *scope, answer, now)
 
 
 async def forget(conn: db.Connection, scope: Scope) -> None:
     """Drop one expired key (found again after its retention)."""
-    await conn.execute(
-        SQL["forget"],
-        scope.actor,
-        scope.operation,
-        scope.key,
-    )
+    await conn.execute(SQL["forget"], *scope.names)
 
 
 async def prune(conn: db.Connection, before: datetime, limit: int = 1000) -> int:

@@ -220,29 +220,24 @@ def grouping(keys: tuple[str, ...], *, measured: str, bounds: str = "") -> str:
     return compose(SQL["grouped_periods"], **parts)
 
 
+#: The grouping keys a row may carry (``k_<key>``; absent when the report does not group by it).
+_KEYS = ("workflow", "state", "slot", "audience", "holder", "priority", "version")
+
+
 def _row(record: asyncpg.Record, zone: ZoneInfo) -> reports.ReportRow:
+    """A report row: its keys, its period in ``zone``, its percentiles; the counts and sums
+    are read by name."""
     period = record.get("k_period")
-    return reports.ReportRow(
-        workflow=record.get("k_workflow"),
-        state=record.get("k_state"),
-        slot=record.get("k_slot"),
-        audience=record.get("k_audience"),
-        holder=record.get("k_holder"),
-        priority=record.get("k_priority"),
-        version=record.get("k_version"),
+    keys: dict[str, Any] = {key: record.get(f"k_{key}") for key in _KEYS}
+    return db.record_as(
+        reports.ReportRow,
+        record,
         period_start=period.astimezone(zone) if period is not None else None,
-        opened=record["opened"],
-        met=record["met"],
-        breached=record["breached"],
-        still_open=record["still_open"],
-        at_risk_now=record["at_risk_now"],
-        breached_now=record["breached_now"],
         pickup_business=reports.Percentiles.of(record["pickup_biz"]),
         pickup_real=reports.Percentiles.of(record["pickup_real"]),
         completion_business=reports.Percentiles.of(record["done_biz"]),
         completion_real=reports.Percentiles.of(record["done_real"]),
-        lead_us=record["lead_us"],
-        worked_us=record["worked_us"],
+        **keys,
     )
 
 

@@ -132,14 +132,9 @@ def _routes(c: Checker, where: str, s: State) -> None:
         )
 
 
-def _policy(c: Checker, where: str, p: object) -> None:
-    if not isinstance(p, retries.Policy):
-        c.add(
-            "BAD_RETRY",
-            where,
-            f"retry is {p!r}, not a policy",
-            "write retry=Exponential(first=timedelta(seconds=10), max_attempts=5)",
-        )
+def _policy(c: Checker, where: str, p: retries.Policy) -> None:
+    fix = "write retry=Exponential(first=timedelta(seconds=10), max_attempts=5)"
+    if not c.is_a(where, "retry", p, retries.Policy, "BAD_RETRY", "a policy", fix):
         return
     wrong = []
     if not isinstance(p.max_attempts, int) or p.max_attempts < 1:
@@ -161,14 +156,9 @@ def _policy(c: Checker, where: str, p: object) -> None:
         c.add("BAD_RETRY", where, f"the retry policy has {problem}", "fix that value")
 
 
-def _every(c: Checker, where: str, every: object) -> None:
-    if not isinstance(every, st.Every):
-        c.add(
-            "BAD_EVERY",
-            where,
-            f"{every!r} is not recurring work",
-            "write every=[every(real.days(7), action='pkg.mod:fn', until=real.days(28))]",
-        )
+def _every(c: Checker, where: str, every: st.Every) -> None:
+    fix = "write every=[every(real.days(7), action='pkg.mod:fn', until=real.days(28))]"
+    if not c.is_a(where, "every", every, st.Every, "BAD_EVERY", "recurring work", fix):
         return
     _action(c, where, every.action)
     interval, until = every.interval, every.until

@@ -81,25 +81,20 @@ class SlotMove(StrEnum):
 
 _S, _M = SlotStatus, SlotMove
 
-#: (status, move) -> the status after the move; absent pairs are refused.
+#: Each move: the statuses it may be made from, and the status after it; any other
+#: (status, move) pair is refused.
 MOVES: Final[Transitions[SlotStatus, SlotMove]] = Transitions(
     "slot",
     SlotStatus,
     {
-        (_S.PENDING, _M.OPEN): _S.OPEN,
-        (_S.OPEN, _M.CLAIM): _S.CLAIMED,
-        (_S.CLAIMED, _M.RELEASE): _S.OPEN,
-        (_S.OPEN, _M.ASSIGN): _S.CLAIMED,
-        (_S.CLAIMED, _M.ASSIGN): _S.CLAIMED,
-        (_S.OPEN, _M.REASSIGN_TO_PERSON): _S.CLAIMED,
-        (_S.CLAIMED, _M.REASSIGN_TO_PERSON): _S.CLAIMED,
-        (_S.OPEN, _M.REASSIGN_TO_POOL): _S.OPEN,
-        (_S.CLAIMED, _M.REASSIGN_TO_POOL): _S.OPEN,
-        (_S.OPEN, _M.COMPLETE): _S.SATISFIED,
-        (_S.CLAIMED, _M.COMPLETE): _S.SATISFIED,
-        (_S.PENDING, _M.CANCEL): _S.CANCELLED,
-        (_S.OPEN, _M.CANCEL): _S.CANCELLED,
-        (_S.CLAIMED, _M.CANCEL): _S.CANCELLED,
+        _M.OPEN: ((_S.PENDING,), _S.OPEN),
+        _M.CLAIM: ((_S.OPEN,), _S.CLAIMED),
+        _M.RELEASE: ((_S.CLAIMED,), _S.OPEN),
+        _M.ASSIGN: ((_S.OPEN, _S.CLAIMED), _S.CLAIMED),
+        _M.REASSIGN_TO_PERSON: ((_S.OPEN, _S.CLAIMED), _S.CLAIMED),
+        _M.REASSIGN_TO_POOL: ((_S.OPEN, _S.CLAIMED), _S.OPEN),
+        _M.COMPLETE: ((_S.OPEN, _S.CLAIMED), _S.SATISFIED),
+        _M.CANCEL: ((_S.PENDING, _S.OPEN, _S.CLAIMED), _S.CANCELLED),
     },
 )
 
