@@ -10,7 +10,7 @@ import strawberry
 from strawberry.scalars import JSON
 
 from taskflow import errors
-from taskflow.api.graphql import keyed, relay
+from taskflow.api.graphql import keyed, listing, relay
 from taskflow.api.graphql.context import Info, caller
 from taskflow.core import principals as core
 from taskflow.core.principals import Principal
@@ -219,31 +219,20 @@ class PrincipalQueries:
     async def me(self, info: Info) -> PrincipalType:
         return PrincipalType.of(await caller(info))
 
-    @strawberry.field(description="Principals, ordered by login; for admins only.")
+    @listing.connection(PrincipalFilter, "Which principals.", first=50, first_type=listing.FIRST_50)
     async def principals(
-        self,
-        info: Info,
-        first: Annotated[
-            int, strawberry.argument(description=f"Page size, 1-{relay.MAX_FIRST}.")
-        ] = 50,
-        after: relay.After = None,
-        filter: Annotated[
-            PrincipalFilter | None, strawberry.argument(description="Which principals.")
-        ] = None,
+        self, info: Info, me: Principal, page: listing.Page, filter: PrincipalFilter
     ) -> relay.Connection[PrincipalType]:
-        me = await caller(info)
-        relay.check_first(first)
-        after_id = relay.decode_typed(after, "text")[0] if after else None
-        f = filter or PrincipalFilter()
+        """Principals, ordered by login; for admins only."""
         found, total, has_next = await service.page(
             info.context.services,
             me,
-            first=first,
-            after_id=after_id,
-            role=f.role,
-            group=f.group,
-            active=f.active,
-            search=f.search,
+            first=page.first,
+            after_id=relay.decode_typed(page.after, "text")[0] if page.after else None,
+            role=filter.role,
+            group=filter.group,
+            active=filter.active,
+            search=filter.search,
         )
         return relay.connection(
             found, PrincipalType.of, relay.id_cursor, total=total, has_next=has_next

@@ -14,7 +14,7 @@ from typing import Annotated
 import strawberry
 
 from taskflow import errors
-from taskflow.api.graphql import keyed, relay
+from taskflow.api.graphql import keyed, listing, relay
 from taskflow.api.graphql import refusals as r
 from taskflow.api.graphql.context import Info, caller
 from taskflow.api.graphql.enums import TimerState
@@ -105,32 +105,22 @@ async def resolve_node(info: Info, local_id: str) -> Timer | None:
 
 @strawberry.type(description="Reading timers.")
 class TimerQueries:
-    @strawberry.field(
-        description="Timers oldest first, e.g. every DEAD one (leads, managers and admins)."
-    )
+    @listing.connection(TimerFilter, "Which timers (default: all).")
     async def timers(
-        self,
-        info: Info,
-        first: relay.First = 20,
-        after: relay.After = None,
-        filter: Annotated[
-            TimerFilter | None, strawberry.argument(description="Which timers (default: all).")
-        ] = None,
+        self, info: Info, me: Principal, page: listing.Page, filter: TimerFilter
     ) -> relay.Connection[Timer]:
-        me = await caller(info)
-        limit = relay.check_first(first)
-        f = filter or TimerFilter()
-        run_id = relay.local_id(f.run_id, "Run", "filter.runId") if f.run_id else None
+        """Timers oldest first, e.g. every DEAD one (leads, managers and admins)."""
+        run_id = relay.local_id(filter.run_id, "Run", "filter.runId") if filter.run_id else None
         rows, total = await timer_admin.listing(
             info.context.services,
             me,
-            statuses=[f.state] if f.state is not None else None,
+            statuses=[filter.state] if filter.state is not None else None,
             run_id=_uuid(run_id),
-            after_id=relay.after_id(after) or 0,
-            limit=limit + 1,
+            after_id=relay.after_id(page.after) or 0,
+            limit=page.first + 1,
         )
         return relay.connection(
-            rows, lambda row: _of(info, row), relay.id_cursor, total=total, limit=limit
+            rows, lambda row: _of(info, row), relay.id_cursor, total=total, limit=page.first
         )
 
 
