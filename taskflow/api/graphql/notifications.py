@@ -95,7 +95,6 @@ class Notification(relay.Node):
         return relay.copied(
             cls,
             row,
-            id=relay.node_id(TYPE_NAME, row.id),
             recipient_kind=NotificationRecipientKind.OUTSIDER
             if outsider
             else NotificationRecipientKind.PRINCIPAL,

@@ -99,7 +99,6 @@ class PrincipalType(relay.Node):
         return relay.copied(
             cls,
             principal,
-            id=relay.node_id(TYPE_NAME, principal.id),
             login=principal.id,
             roles=list(principal.roles),
             groups=list(principal.groups),

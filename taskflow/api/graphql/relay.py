@@ -132,11 +132,15 @@ def number_id(global_id: str, type_name: str, what: str, field: str) -> int:
     return int(local)
 
 
-def copied(kind: type[T], source: object, **given: Any) -> T:
+def copied(kind: type[T], source: Any, **given: Any) -> T:
     """``kind`` (a strawberry type) made from ``source``: each field not ``given`` is the
-    attribute of the same name (an ``of(row)`` converter names only what differs)."""
-    fields = get_object_definition(kind, strict=True).fields
-    names = [f.python_name for f in fields if f.base_resolver is None]
+    attribute of the same name (an ``of(row)`` converter names only what differs); a
+    :class:`Node`'s ``id``, unless given, is the global id of ``source.id`` under the type's
+    GraphQL name."""
+    definition = get_object_definition(kind, strict=True)
+    if issubclass(kind, Node) and "id" not in given:
+        given["id"] = node_id(definition.name, source.id)
+    names = [f.python_name for f in definition.fields if f.base_resolver is None]
     return kind(**{name: getattr(source, name) for name in names if name not in given}, **given)
 
 

@@ -18,6 +18,7 @@ from taskflow.api.graphql import keyed, listing, relay
 from taskflow.api.graphql import refusals as r
 from taskflow.api.graphql.context import Info, caller
 from taskflow.api.graphql.enums import TimerState
+from taskflow.api.graphql.targets import OnTimer
 from taskflow.core.principals import Principal
 from taskflow.core.timer_states import TimerStatus
 from taskflow.service import timer_admin
@@ -63,7 +64,6 @@ class Timer(relay.Node):
         return relay.copied(
             cls,
             row,
-            id=relay.node_id(TYPE_NAME, row.id),
             part=row.ref,
             state=TimerStatus(row.status),
             planned_at=row.planned,
@@ -145,14 +145,12 @@ class TimerSuccess:
 
 
 @strawberry.input(description="Arm a dead timer again, due now, with its attempts reset.")
-class RetryTimerInput:
-    timer_id: strawberry.ID = strawberry.field(description="The timer's global id.")
+class RetryTimerInput(OnTimer):
     idempotency_key: str | None = relay.idempotency_key_field()
 
 
 @strawberry.input(description="Give up on a dead timer.")
-class DiscardTimerInput:
-    timer_id: strawberry.ID = strawberry.field(description="The timer's global id.")
+class DiscardTimerInput(OnTimer):
     reason: str = strawberry.field(description="Why, for the run's timeline (required).")
     idempotency_key: str | None = relay.idempotency_key_field()
 

@@ -64,7 +64,7 @@ class CheckItem:
 
     @classmethod
     def of(cls, item: runtime.CheckItem) -> CheckItem:
-        return cls(name=item.name, holds=item.holds, condition=item.condition)
+        return relay.copied(cls, item)
 
 
 @strawberry.type(description="A manual move of the run's current state, as it stands now.")
@@ -81,15 +81,8 @@ class MoveOption:
 
 def move_options(options: Sequence[views.MoveOption]) -> list[MoveOption]:
     return [
-        MoveOption(
-            name=o.name,
-            label=o.label,
-            to=o.to,
-            allowed=o.allowed,
-            guard=o.guard,
-            guard_text=o.guard_text,
-            checklist=[CheckItem.of(c) for c in o.checklist],
-            reasons=list(o.reasons),
+        relay.copied(
+            MoveOption, o, checklist=[CheckItem.of(c) for c in o.checklist], reasons=list(o.reasons)
         )
         for o in options
     ]

@@ -15,6 +15,7 @@ import strawberry
 from taskflow import errors
 from taskflow.api.graphql import keyed, relay
 from taskflow.api.graphql.context import Info
+from taskflow.api.graphql.targets import OnEndpoint
 from taskflow.api.graphql.webhooks import DELIVERY, TYPE_NAME, WebhookEndpoint
 from taskflow.core import webhook_events
 from taskflow.core.principals import Principal
@@ -40,8 +41,7 @@ class CreateWebhookEndpointInput:
 
 
 @strawberry.input(description="Change an endpoint: only the fields given change.")
-class UpdateWebhookEndpointInput:
-    endpoint_id: strawberry.ID = strawberry.field(description="The endpoint's global id.")
+class UpdateWebhookEndpointInput(OnEndpoint):
     url: str | None = strawberry.field(default=None, description="A new URL.")
     event_types: list[str] | None = strawberry.field(
         default=None, description="New event types (empty: every type)."
@@ -58,8 +58,7 @@ class UpdateWebhookEndpointInput:
 
 
 @strawberry.input(description="Sign with a new secret; the previous one keeps signing a while.")
-class RotateWebhookSecretInput:
-    endpoint_id: strawberry.ID = strawberry.field(description="The endpoint's global id.")
+class RotateWebhookSecretInput(OnEndpoint):
     keep_previous_seconds: int = strawberry.field(
         default=86400,
         description="How long the previous secret also signs (0: not at all; at most 30 days).",
@@ -68,8 +67,7 @@ class RotateWebhookSecretInput:
 
 
 @strawberry.input(description="Remove an endpoint and its delivery log.")
-class DeleteWebhookEndpointInput:
-    endpoint_id: strawberry.ID = strawberry.field(description="The endpoint's global id.")
+class DeleteWebhookEndpointInput(OnEndpoint):
     idempotency_key: str | None = relay.idempotency_key_field()
 
 
@@ -77,8 +75,7 @@ class DeleteWebhookEndpointInput:
     description="Send deliveries again, due now, with the same webhook-id: one delivery, or "
     "those whose events occurred in [from, to)."
 )
-class ReplayWebhookDeliveriesInput:
-    endpoint_id: strawberry.ID = strawberry.field(description="The endpoint's global id.")
+class ReplayWebhookDeliveriesInput(OnEndpoint):
     delivery_id: strawberry.ID | None = strawberry.field(
         default=None, description="One delivery's global id."
     )

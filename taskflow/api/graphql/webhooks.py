@@ -115,7 +115,6 @@ class WebhookEndpoint(relay.Node):
         return relay.copied(
             cls,
             row,
-            id=relay.node_id(TYPE_NAME, row.id),
             event_types=list(row.event_types),
             workflows=list(row.workflows),
             previous_secret_valid_until=row.previous_until if row.previous_secret else None,
