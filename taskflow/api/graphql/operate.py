@@ -16,7 +16,7 @@ from taskflow.api.graphql import keyed, relay
 from taskflow.api.graphql import refusals as r
 from taskflow.api.graphql.context import Info
 from taskflow.api.graphql.targets import OnRun, OnTimer
-from taskflow.api.graphql.timers import TimerSuccess, _timer_id, timer_success
+from taskflow.api.graphql.timers import TimerSuccess, timer_success
 from taskflow.api.graphql.work_answers import Refusals, RunSuccess, Viewed, on_run, run_success
 from taskflow.core.principals import Principal
 from taskflow.service import operate
@@ -179,7 +179,7 @@ class OperateMutations:
         row = await operate.reschedule_timer(
             info.context.services,
             me,
-            timer_id=_timer_id(input.timer_id),
+            timer_id=input.local_timer_id(),
             due_at=input.due_at,
             reason=input.reason,
         )

@@ -161,10 +161,6 @@ TimerPayload = Annotated[
 ]
 
 
-def _timer_id(global_id: str) -> int:
-    return relay.number_id(global_id, TYPE_NAME, "timer", "timerId")
-
-
 async def timer_success(info: Info, me: Principal, answer: keyed.Answer, _: bool) -> TimerSuccess:
     """The timer of a timer mutation's answer as it stands now (NOT_FOUND when gone)."""
     row = await timer_admin.get(info.context.services, me, int(answer["timer"]))
@@ -179,7 +175,7 @@ class TimerMutations:
     async def retry_timer(self, info: Info, me: Principal, input: RetryTimerInput) -> keyed.Answer:
         """Arm a DEAD timer again, due now, with its attempts reset (leads, managers, admins); a
         timer.retried line goes on the run's timeline."""
-        row = await timer_admin.retry(info.context.services, me, _timer_id(input.timer_id))
+        row = await timer_admin.retry(info.context.services, me, input.local_timer_id())
         return {"timer": row.id}
 
     @keyed.mutation(TimerPayload, timer_success)
@@ -188,6 +184,6 @@ class TimerMutations:
     ) -> keyed.Answer:
         """Give up on a DEAD timer (leads, managers, admins): it never fires; the reason goes on the
         run's timeline as timer.discarded."""
-        timer_id = _timer_id(input.timer_id)
+        timer_id = input.local_timer_id()
         row = await timer_admin.discard(info.context.services, me, timer_id, input.reason)
         return {"timer": row.id}

@@ -242,18 +242,14 @@ class RunType(relay.Node):
     @classmethod
     def of(cls, run: Any) -> RunType:
         view = run.view
-        return cls(
-            id=relay.node_id(RUN, view.id),
-            workflow=view.workflow,
-            definition_version=view.definition_version,
+        return relay.copied(
+            cls,
+            view,
             definition_digest=run.definition_digest,
-            state=view.state,
             status=RunStatus(view.status),
             subject=Subject.of(run.subject.type, run.subject.external_id, run.subject.attributes),
             correlation_key=run.correlation_key,
             started_at=run.started_at,
-            state_entered_at=view.state_entered_at,
-            ended_at=view.ended_at,
             version=run.version,
             local_id=view.id,
         )

@@ -125,13 +125,6 @@ ReplayWebhookDeliveriesPayload = Annotated[
 ]
 
 
-def _endpoint_id(global_id: str, field: str = "endpointId") -> str:
-    found_type, local = relay.from_global_id(str(global_id), field)
-    if found_type != TYPE_NAME:
-        raise errors.NotFound(f"No webhook endpoint has the id {global_id!r}.", field=field)
-    return local
-
-
 def _delivery_id(global_id: str) -> int:
     return relay.number_id(global_id, DELIVERY, "delivery", "deliveryId")
 
@@ -190,7 +183,7 @@ class WebhookMutations:
         found = await webhooks.update(
             info.context.services,
             me,
-            _endpoint_id(input.endpoint_id),
+            input.local_endpoint_id(),
             webhook_events.EndpointChange(
                 url=input.url,
                 description=input.description,
@@ -208,7 +201,7 @@ class WebhookMutations:
         """Sign with a new secret from now on; the previous one also signs for keepPreviousSeconds,
         so receivers can switch without losing a delivery."""
         keep = timedelta(seconds=input.keep_previous_seconds)
-        local = _endpoint_id(input.endpoint_id)
+        local = input.local_endpoint_id()
         return {"endpoint": await webhooks.rotate(info.context.services, me, local, keep)}
 
     @keyed.mutation(DeleteWebhookEndpointPayload, deleted)
@@ -216,7 +209,7 @@ class WebhookMutations:
         self, info: Info, me: Principal, input: DeleteWebhookEndpointInput
     ) -> keyed.Answer:
         """Delete a webhook endpoint and its delivery log."""
-        local = _endpoint_id(input.endpoint_id)
+        local = input.local_endpoint_id()
         return {"endpoint": await webhooks.delete(info.context.services, me, local)}
 
     @keyed.mutation(ReplayWebhookDeliveriesPayload, replayed)
@@ -225,7 +218,7 @@ class WebhookMutations:
     ) -> keyed.Answer:
         """Send one delivery, or an endpoint's deliveries of a time range, again (same webhook-id),
         due now."""
-        local = _endpoint_id(input.endpoint_id)
+        local = input.local_endpoint_id()
         count = await webhooks.replay(
             info.context.services,
             me,
