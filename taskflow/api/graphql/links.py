@@ -131,11 +131,19 @@ class CompleteWithLinkInput:
     idempotency_key: str | None = relay.idempotency_key_field()
 
 
-@strawberry.type(description="A new magic link. The URL and token are shown once, never again.")
-class MintMagicLinkSuccess:
+@strawberry.type
+class MintedLink:
+    """What a mint mutation answers (its success, the one type the schema names): the new
+    link, its URL and its token."""
+
     link: MagicLinkType = strawberry.field(description="The link as stored.")
     url: str = strawberry.field(description="The link to send (on TASKFLOW_PUBLIC_URL).")
     token: str = strawberry.field(description="The token alone, for a custom page.")
+
+
+@strawberry.type(description="A new magic link. The URL and token are shown once, never again.")
+class MintMagicLinkSuccess(MintedLink):
+    pass
 
 
 @strawberry.type(description="The link was revoked.")

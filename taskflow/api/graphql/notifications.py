@@ -191,10 +191,8 @@ class MintNotificationLinkInput:
     description="A new link for the notification's slot and recipient. The URL and token are "
     "shown once, never again; the link minted before for it, if unused, is revoked."
 )
-class MintNotificationLinkSuccess:
-    link: link_types.MagicLinkType = strawberry.field(description="The link as stored.")
-    url: str = strawberry.field(description="The link to send (on TASKFLOW_PUBLIC_URL).")
-    token: str = strawberry.field(description="The token alone, for a custom page.")
+class MintNotificationLinkSuccess(link_types.MintedLink):
+    pass
 
 
 MintNotificationLinkPayload = Annotated[

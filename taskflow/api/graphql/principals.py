@@ -159,9 +159,15 @@ class UpsertPrincipalInput:
     )
 
 
-@strawberry.type(description="The principal was created or updated.")
-class UpsertPrincipalSuccess:
+@strawberry.type
+class PrincipalStored:
+    """The principal a principal mutation's success answers (first among its fields)."""
+
     principal: PrincipalType = strawberry.field(description="The principal as stored.")
+
+
+@strawberry.type(description="The principal was created or updated.")
+class UpsertPrincipalSuccess(PrincipalStored):
     created: bool = strawberry.field(description="True when it did not exist before.")
 
 
@@ -182,8 +188,8 @@ class DeactivatePrincipalInput:
 
 
 @strawberry.type(description="The principal was deactivated; their tokens no longer work.")
-class DeactivatePrincipalSuccess:
-    principal: PrincipalType = strawberry.field(description="The principal as stored.")
+class DeactivatePrincipalSuccess(PrincipalStored):
+    pass
 
 
 @strawberry.input(description="Whose tokens to refuse from now on.")
@@ -196,8 +202,8 @@ class SignOutEverywhereInput:
 
 
 @strawberry.type(description="Every token issued before tokensValidAfter is refused now.")
-class SignOutEverywhereSuccess:
-    principal: PrincipalType = strawberry.field(description="The principal as stored.")
+class SignOutEverywhereSuccess(PrincipalStored):
+    pass
 
 
 SignOutEverywherePayload = Annotated[
