@@ -99,11 +99,10 @@ RescheduleTimerPayload = Annotated[
 async def _reassigned(
     info: Info, _: Principal, answer: keyed.Answer, __: bool
 ) -> ReassignHeldSuccess:
-    return ReassignHeldSuccess(
-        held=answer["held"],
+    return relay.copied(
+        ReassignHeldSuccess,
+        answer,
         moved=len(answer["moved"]),
-        skipped=answer["skipped"],
-        dry_run=answer["dry_run"],
         slot_ids=[relay.node_id("Slot", s) for s in answer["moved"]],
     )
 
