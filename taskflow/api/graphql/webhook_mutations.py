@@ -184,13 +184,7 @@ class WebhookMutations:
             info.context.services,
             me,
             input.local_endpoint_id(),
-            webhook_events.EndpointChange(
-                url=input.url,
-                description=input.description,
-                event_types=input.event_types,
-                workflows=input.workflows,
-                enabled=input.enabled,
-            ),
+            relay.copied(webhook_events.EndpointChange, input),
         )
         return {"endpoint": found}
 
