@@ -76,20 +76,20 @@ class RunFilter:
                 "A version filter needs a workflow: add filter.workflow.", field="version"
             )
         started, ended = self.started or TimeWindow(), self.ended or TimeWindow()
-        return CoreRunFilter(
-            workflow=self.workflow,
-            version=self.version,
-            state=self.state,
+        return relay.copied(
+            CoreRunFilter,
+            self,
             status=tuple(str(s.value) for s in self.status) if self.status else None,
             subject_type=self.subject.type if self.subject else None,
             subject_external_id=self.subject.external_id if self.subject else None,
-            correlation_key=self.correlation_key,
             started_from=started.from_,
             started_before=started.before,
             ended_from=ended.from_,
             ended_before=ended.before,
-            needs_attention=self.needs_attention,
             attention_reasons=tuple(self.attention_reasons) if self.attention_reasons else None,
+            # The ages and workflows the needs-attention list judges by: the service's to set.
+            attention_windows=None,
+            attention_workflows=None,
         )
 
 
