@@ -8,16 +8,16 @@ reason for the run's timeline and an idempotencyKey.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated
 
 import strawberry
 
 from taskflow import errors
-from taskflow.api.graphql import relay
-from taskflow.api.graphql.context import Info, caller
+from taskflow.api.graphql import listing, relay
+from taskflow.api.graphql.context import Info
 from taskflow.api.graphql.enums import Reason
 from taskflow.api.graphql.types import RUN
 from taskflow.core import attention as core
+from taskflow.core.principals import Principal
 from taskflow.service import attention
 
 
@@ -85,36 +85,24 @@ def _after(cursor: str | None) -> tuple[datetime, str, str] | None:
 
 @strawberry.type(description="Reading what needs attention.")
 class AttentionQueries:
-    @strawberry.field(
-        description="What waits for a person, oldest first (admins, and leads and managers "
-        "over the workflows granted); each item with its reason, since when and what clears it."
-    )
+    @listing.connection(AttentionFilter, "Which items (default: all you may see).")
     async def needs_attention(
-        self,
-        info: Info,
-        first: relay.First = 20,
-        after: relay.After = None,
-        filter: Annotated[
-            AttentionFilter | None,
-            strawberry.argument(description="Which items (default: all you may see)."),
-        ] = None,
+        self, info: Info, me: Principal, page: listing.Page, filter: AttentionFilter
     ) -> relay.Connection[AttentionItem]:
-        me = await caller(info)
-        limit = relay.check_first(first)
-        f = filter or AttentionFilter()
-        reasons = list(f.reasons) if f.reasons else None
+        """What waits for a person, oldest first (admins, and leads and managers over the
+        workflows granted); each item with its reason, since when and what clears it."""
         items, total = await attention.listing(
             info.context.services,
             me,
-            reasons=reasons,
-            workflow=f.workflow,
-            after=_after(after),
-            limit=limit + 1,
+            reasons=list(filter.reasons) if filter.reasons else None,
+            workflow=filter.workflow,
+            after=_after(page.after),
+            limit=page.first + 1,
         )
         return relay.connection(
             items,
             AttentionItem.of,
             lambda i: relay.encode_cursor(i.since.isoformat(), i.reason.value, i.ref),
             total=total,
-            limit=limit,
+            limit=page.first,
         )

@@ -123,19 +123,13 @@ async def _built(info: Info, _: Principal, answer: keyed.Answer, __: bool) -> Bu
 
 
 def _success(answer: dict[str, Any]) -> BulkOperateSuccess:
-    return BulkOperateSuccess(
-        dry_run=answer["dry_run"],
-        matched=answer["matched"],
-        skipped_for_access=answer["skipped_for_access"],
-        not_applicable=answer["not_applicable"],
-        applicable=answer["applicable"],
-        applied=answer["applied"],
+    return relay.copied(
+        BulkOperateSuccess,
+        answer,
         refused=[
             BulkRefusalCount(code=code, runs=n) for code, n in sorted(answer["refused"].items())
         ],
-        remaining=answer["remaining"],
         run_ids=[relay.node_id(RUN, r) for r in answer["run_ids"]],
-        end_cursor=answer["end_cursor"],
     )
 
 

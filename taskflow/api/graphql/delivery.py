@@ -60,17 +60,21 @@ class TakeNotificationsSuccess:
     )
 
 
-@strawberry.input(description="Say a leased notification was sent.")
-class MarkNotificationSentInput:
+@strawberry.input
+class Leased:
+    """The notification a sender leased (first among the fields of the mark inputs)."""
+
     notification_id: strawberry.ID = strawberry.field(description="The notification's global id.")
     lease: str = strawberry.field(description="The lease takeNotifications answered.")
+
+
+@strawberry.input(description="Say a leased notification was sent.")
+class MarkNotificationSentInput(Leased):
     idempotency_key: str | None = relay.idempotency_key_field()
 
 
 @strawberry.input(description="Say sending a leased notification failed.")
-class MarkNotificationFailedInput:
-    notification_id: strawberry.ID = strawberry.field(description="The notification's global id.")
-    lease: str = strawberry.field(description="The lease takeNotifications answered.")
+class MarkNotificationFailedInput(Leased):
     error: str = strawberry.field(description="What went wrong (kept as lastError).")
     permanent: bool = strawberry.field(
         default=False,

@@ -20,6 +20,7 @@ from taskflow import errors
 from taskflow.api.graphql import keyed, relay
 from taskflow.api.graphql import refusals as r
 from taskflow.api.graphql.context import Info, caller
+from taskflow.api.graphql.targets import OnSlot
 from taskflow.core import links as core
 from taskflow.core import refusals
 from taskflow.core.definition import fields as fl
@@ -65,21 +66,12 @@ class MagicLinkType(relay.Node):
 
     @classmethod
     def of(cls, link: core.LinkView, now: datetime) -> MagicLinkType:
-        return cls(
-            id=relay.node_id(TYPE_NAME, link.id),
+        return relay.copied(
+            cls,
+            link,
             slot_id=relay.node_id(SLOT, link.slot_id),
-            event=link.event,
-            recipient_name=link.recipient_name,
-            recipient_email=link.recipient_email,
             status=LinkStatus(core.status(link, now)),
-            created_by=link.created_by,
-            created_at=link.created_at,
-            expires_at=link.expires_at,
             used_at=link.consumed_at,
-            revoked_at=link.revoked_at,
-            revoked_by=link.revoked_by,
-            opens=link.opens,
-            opened_at=link.opened_at,
         )
 
 
@@ -118,8 +110,7 @@ class MagicLinkRecipientInput:
 
 
 @strawberry.input(description="Mint a magic link for a slot.")
-class MintMagicLinkInput:
-    slot_id: strawberry.ID = strawberry.field(description="The slot's global id.")
+class MintMagicLinkInput(OnSlot):
     recipient: MagicLinkRecipientInput = strawberry.field(description="Whom it is for.")
     expires_in: int | None = strawberry.field(
         default=None, description="Seconds until it stops working (default 7 days, at most 30)."
@@ -140,11 +131,19 @@ class CompleteWithLinkInput:
     idempotency_key: str | None = relay.idempotency_key_field()
 
 
-@strawberry.type(description="A new magic link. The URL and token are shown once, never again.")
-class MintMagicLinkSuccess:
+@strawberry.type
+class MintedLink:
+    """What a mint mutation answers (its success, the one type the schema names): the new
+    link, its URL and its token."""
+
     link: MagicLinkType = strawberry.field(description="The link as stored.")
     url: str = strawberry.field(description="The link to send (on TASKFLOW_PUBLIC_URL).")
     token: str = strawberry.field(description="The token alone, for a custom page.")
+
+
+@strawberry.type(description="A new magic link. The URL and token are shown once, never again.")
+class MintMagicLinkSuccess(MintedLink):
+    pass
 
 
 @strawberry.type(description="The link was revoked.")

@@ -14,7 +14,7 @@ from typing import Annotated, Any
 
 import strawberry
 
-from taskflow.api.graphql import keyed, relay
+from taskflow.api.graphql import keyed, listing, relay
 from taskflow.api.graphql import links as link_types
 from taskflow.api.graphql import refusals as r
 from taskflow.api.graphql.context import Info, caller
@@ -95,7 +95,6 @@ class Notification(relay.Node):
         return relay.copied(
             cls,
             row,
-            id=relay.node_id(TYPE_NAME, row.id),
             recipient_kind=NotificationRecipientKind.OUTSIDER
             if outsider
             else NotificationRecipientKind.PRINCIPAL,
@@ -143,32 +142,23 @@ class NotificationFilter:
 
 @strawberry.type(description="Reading notifications.")
 class NotificationQueries:
-    @strawberry.field(
-        description="Notifications oldest first (by id, so a sender can resume from its last "
-        "cursor): your own, or for integrations, outsiders' or everyone's."
-    )
+    @listing.connection(NotificationFilter, "Whose notifications (default: your own).")
     async def notifications(
-        self,
-        info: Info,
-        first: relay.First = 20,
-        after: relay.After = None,
-        filter: Annotated[
-            NotificationFilter | None,
-            strawberry.argument(description="Whose notifications (default: your own)."),
-        ] = None,
+        self, info: Info, me: Principal, page: listing.Page, filter: NotificationFilter
     ) -> relay.Connection[Notification]:
-        me = await caller(info)
-        limit = relay.check_first(first)
-        chosen = filter or NotificationFilter()
+        """Notifications oldest first (by id, so a sender can resume from its last cursor):
+        your own, or for integrations, outsiders' or everyone's."""
         rows, total = await notices.listing(
             info.context.services,
             me,
-            _SCOPES[chosen.recipients],
-            after_id=relay.after_id(after) or 0,
-            limit=limit + 1,
-            deliverable_now=chosen.deliverable_now,
+            _SCOPES[filter.recipients],
+            after_id=relay.after_id(page.after) or 0,
+            limit=page.first + 1,
+            deliverable_now=filter.deliverable_now,
         )
-        return relay.connection(rows, Notification.of, relay.id_cursor, total=total, limit=limit)
+        return relay.connection(
+            rows, Notification.of, relay.id_cursor, total=total, limit=page.first
+        )
 
 
 async def resolve_node(info: Info, local_id: str) -> Notification | None:
@@ -201,10 +191,8 @@ class MintNotificationLinkInput:
     description="A new link for the notification's slot and recipient. The URL and token are "
     "shown once, never again; the link minted before for it, if unused, is revoked."
 )
-class MintNotificationLinkSuccess:
-    link: link_types.MagicLinkType = strawberry.field(description="The link as stored.")
-    url: str = strawberry.field(description="The link to send (on TASKFLOW_PUBLIC_URL).")
-    token: str = strawberry.field(description="The token alone, for a custom page.")
+class MintNotificationLinkSuccess(link_types.MintedLink):
+    pass
 
 
 MintNotificationLinkPayload = Annotated[

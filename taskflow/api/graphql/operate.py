@@ -15,15 +15,15 @@ import strawberry
 from taskflow.api.graphql import keyed, relay
 from taskflow.api.graphql import refusals as r
 from taskflow.api.graphql.context import Info
-from taskflow.api.graphql.timers import TimerSuccess, _timer_id, timer_success
+from taskflow.api.graphql.targets import OnRun, OnTimer
+from taskflow.api.graphql.timers import TimerSuccess, timer_success
 from taskflow.api.graphql.work_answers import Refusals, RunSuccess, Viewed, on_run, run_success
 from taskflow.core.principals import Principal
 from taskflow.service import operate
 
 
 @strawberry.input(description="Move a live run to any state of its definition.")
-class GotoInput:
-    run_id: strawberry.ID = strawberry.field(description="The run's global id.")
+class GotoInput(OnRun):
     state: str = strawberry.field(description="The state to move it to (any of its definition).")
     reason: str = strawberry.field(description="Why, for the run's timeline (required).")
     expected_version: int | None = strawberry.field(
@@ -34,8 +34,7 @@ class GotoInput:
 
 
 @strawberry.input(description="Pause or resume a run's clocks by hand.")
-class ClocksInput:
-    run_id: strawberry.ID = strawberry.field(description="The run's global id.")
+class ClocksInput(OnRun):
     reason: str = strawberry.field(description="Why, for the run's timeline (required).")
     idempotency_key: str | None = relay.idempotency_key_field()
 
@@ -55,8 +54,7 @@ class ReassignHeldInput:
 
 
 @strawberry.input(description="Make an armed or dead timer due at another instant.")
-class RescheduleTimerInput:
-    timer_id: strawberry.ID = strawberry.field(description="The timer's global id.")
+class RescheduleTimerInput(OnTimer):
     due_at: datetime = strawberry.field(description="When it should fall due (with an offset).")
     reason: str = strawberry.field(description="Why, for the run's timeline (required).")
     idempotency_key: str | None = relay.idempotency_key_field()
@@ -101,11 +99,10 @@ RescheduleTimerPayload = Annotated[
 async def _reassigned(
     info: Info, _: Principal, answer: keyed.Answer, __: bool
 ) -> ReassignHeldSuccess:
-    return ReassignHeldSuccess(
-        held=answer["held"],
+    return relay.copied(
+        ReassignHeldSuccess,
+        answer,
         moved=len(answer["moved"]),
-        skipped=answer["skipped"],
-        dry_run=answer["dry_run"],
         slot_ids=[relay.node_id("Slot", s) for s in answer["moved"]],
     )
 
@@ -181,7 +178,7 @@ class OperateMutations:
         row = await operate.reschedule_timer(
             info.context.services,
             me,
-            timer_id=_timer_id(input.timer_id),
+            timer_id=input.local_timer_id(),
             due_at=input.due_at,
             reason=input.reason,
         )

@@ -10,7 +10,7 @@ import strawberry
 from strawberry.scalars import JSON
 
 from taskflow import errors
-from taskflow.api.graphql import keyed, relay
+from taskflow.api.graphql import keyed, listing, relay
 from taskflow.api.graphql.context import Info, caller
 from taskflow.core import principals as core
 from taskflow.core.principals import Principal
@@ -99,7 +99,6 @@ class PrincipalType(relay.Node):
         return relay.copied(
             cls,
             principal,
-            id=relay.node_id(TYPE_NAME, principal.id),
             login=principal.id,
             roles=list(principal.roles),
             groups=list(principal.groups),
@@ -160,9 +159,15 @@ class UpsertPrincipalInput:
     )
 
 
-@strawberry.type(description="The principal was created or updated.")
-class UpsertPrincipalSuccess:
+@strawberry.type
+class PrincipalStored:
+    """The principal a principal mutation's success answers (first among its fields)."""
+
     principal: PrincipalType = strawberry.field(description="The principal as stored.")
+
+
+@strawberry.type(description="The principal was created or updated.")
+class UpsertPrincipalSuccess(PrincipalStored):
     created: bool = strawberry.field(description="True when it did not exist before.")
 
 
@@ -183,8 +188,8 @@ class DeactivatePrincipalInput:
 
 
 @strawberry.type(description="The principal was deactivated; their tokens no longer work.")
-class DeactivatePrincipalSuccess:
-    principal: PrincipalType = strawberry.field(description="The principal as stored.")
+class DeactivatePrincipalSuccess(PrincipalStored):
+    pass
 
 
 @strawberry.input(description="Whose tokens to refuse from now on.")
@@ -197,8 +202,8 @@ class SignOutEverywhereInput:
 
 
 @strawberry.type(description="Every token issued before tokensValidAfter is refused now.")
-class SignOutEverywhereSuccess:
-    principal: PrincipalType = strawberry.field(description="The principal as stored.")
+class SignOutEverywhereSuccess(PrincipalStored):
+    pass
 
 
 SignOutEverywherePayload = Annotated[
@@ -219,31 +224,20 @@ class PrincipalQueries:
     async def me(self, info: Info) -> PrincipalType:
         return PrincipalType.of(await caller(info))
 
-    @strawberry.field(description="Principals, ordered by login; for admins only.")
+    @listing.connection(PrincipalFilter, "Which principals.", first=50, first_type=listing.FIRST_50)
     async def principals(
-        self,
-        info: Info,
-        first: Annotated[
-            int, strawberry.argument(description=f"Page size, 1-{relay.MAX_FIRST}.")
-        ] = 50,
-        after: relay.After = None,
-        filter: Annotated[
-            PrincipalFilter | None, strawberry.argument(description="Which principals.")
-        ] = None,
+        self, info: Info, me: Principal, page: listing.Page, filter: PrincipalFilter
     ) -> relay.Connection[PrincipalType]:
-        me = await caller(info)
-        relay.check_first(first)
-        after_id = relay.decode_typed(after, "text")[0] if after else None
-        f = filter or PrincipalFilter()
+        """Principals, ordered by login; for admins only."""
         found, total, has_next = await service.page(
             info.context.services,
             me,
-            first=first,
-            after_id=after_id,
-            role=f.role,
-            group=f.group,
-            active=f.active,
-            search=f.search,
+            first=page.first,
+            after_id=relay.decode_typed(page.after, "text")[0] if page.after else None,
+            role=filter.role,
+            group=filter.group,
+            active=filter.active,
+            search=filter.search,
         )
         return relay.connection(
             found, PrincipalType.of, relay.id_cursor, total=total, has_next=has_next

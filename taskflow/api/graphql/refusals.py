@@ -100,11 +100,7 @@ class FieldProblem:
 
 
 def _problems(e: errors.TaskflowError) -> dict[str, Any]:
-    return {
-        "problems": [
-            FieldProblem(field=p["field"], reason=p["reason"]) for p in e.facts["problems"]
-        ]
-    }
+    return {"problems": [relay.copied(FieldProblem, p) for p in e.facts["problems"]]}
 
 
 @refusal(core.PayloadInvalid, PayloadError, facts=_problems)

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import base64
 import binascii
+import dataclasses
 import uuid
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import Annotated, Any, Generic, TypeVar, overload
+from functools import partial
+from typing import Annotated, Any, Generic, TypeVar, cast, overload
 
 import strawberry
 from strawberry.types import nodes
@@ -132,12 +134,23 @@ def number_id(global_id: str, type_name: str, what: str, field: str) -> int:
     return int(local)
 
 
-def copied(kind: type[T], source: object, **given: Any) -> T:
-    """``kind`` (a strawberry type) made from ``source``: each field not ``given`` is the
-    attribute of the same name (an ``of(row)`` converter names only what differs)."""
-    fields = get_object_definition(kind, strict=True).fields
-    names = [f.python_name for f in fields if f.base_resolver is None]
-    return kind(**{name: getattr(source, name) for name in names if name not in given}, **given)
+def copied(kind: type[T], source: Any, **given: Any) -> T:
+    """``kind`` (a strawberry type, or a plain dataclass such as a core value made from an
+    input) made from ``source``: each field not ``given`` is the attribute of the same name,
+    or for a mapping (a mutation's answer) the value of that key (an ``of(row)`` converter
+    names only what differs); a :class:`Node`'s ``id``, unless given, is the global id of
+    the source's ``id`` under the type's GraphQL name."""
+    read: Callable[[str], Any] = (
+        source.__getitem__ if isinstance(source, Mapping) else partial(getattr, source)
+    )
+    definition = get_object_definition(kind)
+    if definition is None:
+        names = [f.name for f in dataclasses.fields(cast(Any, kind)) if f.init]
+    else:
+        names = [f.python_name for f in definition.fields if f.base_resolver is None]
+        if issubclass(kind, Node) and "id" not in given:
+            given["id"] = node_id(definition.name, read("id"))
+    return kind(**{name: read(name) for name in names if name not in given}, **given)
 
 
 def encode_cursor(*parts: str) -> str:

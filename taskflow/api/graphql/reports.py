@@ -211,24 +211,12 @@ class SlaReportRow:
         from zoneinfo import ZoneInfo
 
         local = row.period_start.astimezone(ZoneInfo(zone)) if row.period_start else None
-        return cls(
-            workflow=row.workflow,
-            version=row.version,
-            state=row.state,
-            slot=row.slot,
-            audience=row.audience,
-            holder=row.holder,
-            priority=row.priority,
+        return relay.copied(
+            cls,
+            row,
             period_start=row.period_start.astimezone(ZoneInfo("UTC")) if row.period_start else None,
             period_label=local.date().isoformat() if local else None,
-            opened=row.opened,
-            met=row.met,
-            breached=row.breached,
-            still_open=row.still_open,
-            breach_rate=row.breach_rate,
             breach_rate_text=reports.percent_text(row.breach_rate),
-            at_risk_now=row.at_risk_now,
-            breached_now=row.breached_now,
             measured=row,
         )
 

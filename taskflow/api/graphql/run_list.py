@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from typing import Annotated
 
 import strawberry
 
 from taskflow import errors
 from taskflow.api.graphql import attention as _registers_attention_reason  # noqa: F401
-from taskflow.api.graphql import relay
-from taskflow.api.graphql.context import Info, caller, checked
+from taskflow.api.graphql import listing, relay
+from taskflow.api.graphql.context import Info, checked
 from taskflow.api.graphql.types import RunStatus, RunType
 from taskflow.core.attention import Reason
+from taskflow.core.principals import Principal
 from taskflow.core.runs.run_filter import RunFilter as CoreRunFilter
 from taskflow.service import run_list
 
@@ -76,53 +76,47 @@ class RunFilter:
                 "A version filter needs a workflow: add filter.workflow.", field="version"
             )
         started, ended = self.started or TimeWindow(), self.ended or TimeWindow()
-        return CoreRunFilter(
-            workflow=self.workflow,
-            version=self.version,
-            state=self.state,
+        return relay.copied(
+            CoreRunFilter,
+            self,
             status=tuple(str(s.value) for s in self.status) if self.status else None,
             subject_type=self.subject.type if self.subject else None,
             subject_external_id=self.subject.external_id if self.subject else None,
-            correlation_key=self.correlation_key,
             started_from=started.from_,
             started_before=started.before,
             ended_from=ended.from_,
             ended_before=ended.before,
-            needs_attention=self.needs_attention,
             attention_reasons=tuple(self.attention_reasons) if self.attention_reasons else None,
+            # The ages and workflows the needs-attention list judges by: the service's to set.
+            attention_windows=None,
+            attention_workflows=None,
         )
 
 
 @strawberry.type
 class RunListQueries:
-    @strawberry.field(
-        description="Runs you may read, newest first (started, then id): leads, managers and "
-        "applications see the runs their grants reach, anyone the runs they are involved in."
-    )
+    @listing.connection(RunFilter, "Narrow the list.", first=50, first_type=listing.FIRST_50)
     async def runs(
-        self,
-        info: Info,
-        first: Annotated[
-            int, strawberry.argument(description=f"Page size, 1-{run_list.MAX_FIRST}.")
-        ] = 50,
-        after: relay.After = None,
-        filter: Annotated[
-            RunFilter | None, strawberry.argument(description="Narrow the list.")
-        ] = None,
+        self, info: Info, me: Principal, page: listing.Page, filter: RunFilter
     ) -> relay.Connection[RunType]:
-        me = await caller(info)
+        """Runs you may read, newest first (started, then id): leads, managers and applications
+        see the runs their grants reach, anyone the runs they are involved in."""
         cursor = None
-        if after:
-            started, run_id = relay.decode_cursor(after, 2)
+        if page.after:
+            started, run_id = relay.decode_cursor(page.after, 2)
             try:
                 cursor = (datetime.fromisoformat(started), str(uuid.UUID(run_id)))
             except ValueError:
                 raise errors.ValidationError(
                     "The cursor is not one this list gave out.", field="after"
                 ) from None
-        f = (filter or RunFilter()).to_filter()
         found, total, has_next = await run_list.runs(
-            info.context.services, me, f, first=first, after=cursor, checked=await checked(info)
+            info.context.services,
+            me,
+            filter.to_filter(),
+            first=page.first,
+            after=cursor,
+            checked=await checked(info),
         )
         return relay.connection(
             found,

@@ -75,7 +75,6 @@ class Step(relay.Node):
         return relay.copied(
             cls,
             row,
-            id=relay.node_id(TYPE_NAME, row.id),
             action=step_actions.shown_path(row.action),
             status=StepStatus(row.status),
             attempt_count=row.attempts,

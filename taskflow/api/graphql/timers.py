@@ -14,10 +14,11 @@ from typing import Annotated
 import strawberry
 
 from taskflow import errors
-from taskflow.api.graphql import keyed, relay
+from taskflow.api.graphql import keyed, listing, relay
 from taskflow.api.graphql import refusals as r
 from taskflow.api.graphql.context import Info, caller
 from taskflow.api.graphql.enums import TimerState
+from taskflow.api.graphql.targets import OnTimer
 from taskflow.core.principals import Principal
 from taskflow.core.timer_states import TimerStatus
 from taskflow.service import timer_admin
@@ -63,7 +64,6 @@ class Timer(relay.Node):
         return relay.copied(
             cls,
             row,
-            id=relay.node_id(TYPE_NAME, row.id),
             part=row.ref,
             state=TimerStatus(row.status),
             planned_at=row.planned,
@@ -105,32 +105,22 @@ async def resolve_node(info: Info, local_id: str) -> Timer | None:
 
 @strawberry.type(description="Reading timers.")
 class TimerQueries:
-    @strawberry.field(
-        description="Timers oldest first, e.g. every DEAD one (leads, managers and admins)."
-    )
+    @listing.connection(TimerFilter, "Which timers (default: all).")
     async def timers(
-        self,
-        info: Info,
-        first: relay.First = 20,
-        after: relay.After = None,
-        filter: Annotated[
-            TimerFilter | None, strawberry.argument(description="Which timers (default: all).")
-        ] = None,
+        self, info: Info, me: Principal, page: listing.Page, filter: TimerFilter
     ) -> relay.Connection[Timer]:
-        me = await caller(info)
-        limit = relay.check_first(first)
-        f = filter or TimerFilter()
-        run_id = relay.local_id(f.run_id, "Run", "filter.runId") if f.run_id else None
+        """Timers oldest first, e.g. every DEAD one (leads, managers and admins)."""
+        run_id = relay.local_id(filter.run_id, "Run", "filter.runId") if filter.run_id else None
         rows, total = await timer_admin.listing(
             info.context.services,
             me,
-            statuses=[f.state] if f.state is not None else None,
+            statuses=[filter.state] if filter.state is not None else None,
             run_id=_uuid(run_id),
-            after_id=relay.after_id(after) or 0,
-            limit=limit + 1,
+            after_id=relay.after_id(page.after) or 0,
+            limit=page.first + 1,
         )
         return relay.connection(
-            rows, lambda row: _of(info, row), relay.id_cursor, total=total, limit=limit
+            rows, lambda row: _of(info, row), relay.id_cursor, total=total, limit=page.first
         )
 
 
@@ -155,14 +145,12 @@ class TimerSuccess:
 
 
 @strawberry.input(description="Arm a dead timer again, due now, with its attempts reset.")
-class RetryTimerInput:
-    timer_id: strawberry.ID = strawberry.field(description="The timer's global id.")
+class RetryTimerInput(OnTimer):
     idempotency_key: str | None = relay.idempotency_key_field()
 
 
 @strawberry.input(description="Give up on a dead timer.")
-class DiscardTimerInput:
-    timer_id: strawberry.ID = strawberry.field(description="The timer's global id.")
+class DiscardTimerInput(OnTimer):
     reason: str = strawberry.field(description="Why, for the run's timeline (required).")
     idempotency_key: str | None = relay.idempotency_key_field()
 
@@ -171,10 +159,6 @@ TimerPayload = Annotated[
     TimerSuccess | TimerNotDead | relay.Common,
     strawberry.union("TimerPayload", description="Result of retryTimer and discardTimer."),
 ]
-
-
-def _timer_id(global_id: str) -> int:
-    return relay.number_id(global_id, TYPE_NAME, "timer", "timerId")
 
 
 async def timer_success(info: Info, me: Principal, answer: keyed.Answer, _: bool) -> TimerSuccess:
@@ -191,7 +175,7 @@ class TimerMutations:
     async def retry_timer(self, info: Info, me: Principal, input: RetryTimerInput) -> keyed.Answer:
         """Arm a DEAD timer again, due now, with its attempts reset (leads, managers, admins); a
         timer.retried line goes on the run's timeline."""
-        row = await timer_admin.retry(info.context.services, me, _timer_id(input.timer_id))
+        row = await timer_admin.retry(info.context.services, me, input.local_timer_id())
         return {"timer": row.id}
 
     @keyed.mutation(TimerPayload, timer_success)
@@ -200,6 +184,6 @@ class TimerMutations:
     ) -> keyed.Answer:
         """Give up on a DEAD timer (leads, managers, admins): it never fires; the reason goes on the
         run's timeline as timer.discarded."""
-        timer_id = _timer_id(input.timer_id)
+        timer_id = input.local_timer_id()
         row = await timer_admin.discard(info.context.services, me, timer_id, input.reason)
         return {"timer": row.id}

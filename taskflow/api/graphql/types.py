@@ -64,7 +64,7 @@ class CheckItem:
 
     @classmethod
     def of(cls, item: runtime.CheckItem) -> CheckItem:
-        return cls(name=item.name, holds=item.holds, condition=item.condition)
+        return relay.copied(cls, item)
 
 
 @strawberry.type(description="A manual move of the run's current state, as it stands now.")
@@ -81,15 +81,8 @@ class MoveOption:
 
 def move_options(options: Sequence[views.MoveOption]) -> list[MoveOption]:
     return [
-        MoveOption(
-            name=o.name,
-            label=o.label,
-            to=o.to,
-            allowed=o.allowed,
-            guard=o.guard,
-            guard_text=o.guard_text,
-            checklist=[CheckItem.of(c) for c in o.checklist],
-            reasons=list(o.reasons),
+        relay.copied(
+            MoveOption, o, checklist=[CheckItem.of(c) for c in o.checklist], reasons=list(o.reasons)
         )
         for o in options
     ]
@@ -249,18 +242,14 @@ class RunType(relay.Node):
     @classmethod
     def of(cls, run: Any) -> RunType:
         view = run.view
-        return cls(
-            id=relay.node_id(RUN, view.id),
-            workflow=view.workflow,
-            definition_version=view.definition_version,
+        return relay.copied(
+            cls,
+            view,
             definition_digest=run.definition_digest,
-            state=view.state,
             status=RunStatus(view.status),
             subject=Subject.of(run.subject.type, run.subject.external_id, run.subject.attributes),
             correlation_key=run.correlation_key,
             started_at=run.started_at,
-            state_entered_at=view.state_entered_at,
-            ended_at=view.ended_at,
             version=run.version,
             local_id=view.id,
         )

@@ -15,6 +15,7 @@ import strawberry
 from taskflow import errors
 from taskflow.api.graphql import keyed, relay
 from taskflow.api.graphql.context import Info
+from taskflow.api.graphql.targets import OnEndpoint
 from taskflow.api.graphql.webhooks import DELIVERY, TYPE_NAME, WebhookEndpoint
 from taskflow.core import webhook_events
 from taskflow.core.principals import Principal
@@ -40,8 +41,7 @@ class CreateWebhookEndpointInput:
 
 
 @strawberry.input(description="Change an endpoint: only the fields given change.")
-class UpdateWebhookEndpointInput:
-    endpoint_id: strawberry.ID = strawberry.field(description="The endpoint's global id.")
+class UpdateWebhookEndpointInput(OnEndpoint):
     url: str | None = strawberry.field(default=None, description="A new URL.")
     event_types: list[str] | None = strawberry.field(
         default=None, description="New event types (empty: every type)."
@@ -58,8 +58,7 @@ class UpdateWebhookEndpointInput:
 
 
 @strawberry.input(description="Sign with a new secret; the previous one keeps signing a while.")
-class RotateWebhookSecretInput:
-    endpoint_id: strawberry.ID = strawberry.field(description="The endpoint's global id.")
+class RotateWebhookSecretInput(OnEndpoint):
     keep_previous_seconds: int = strawberry.field(
         default=86400,
         description="How long the previous secret also signs (0: not at all; at most 30 days).",
@@ -68,8 +67,7 @@ class RotateWebhookSecretInput:
 
 
 @strawberry.input(description="Remove an endpoint and its delivery log.")
-class DeleteWebhookEndpointInput:
-    endpoint_id: strawberry.ID = strawberry.field(description="The endpoint's global id.")
+class DeleteWebhookEndpointInput(OnEndpoint):
     idempotency_key: str | None = relay.idempotency_key_field()
 
 
@@ -77,8 +75,7 @@ class DeleteWebhookEndpointInput:
     description="Send deliveries again, due now, with the same webhook-id: one delivery, or "
     "those whose events occurred in [from, to)."
 )
-class ReplayWebhookDeliveriesInput:
-    endpoint_id: strawberry.ID = strawberry.field(description="The endpoint's global id.")
+class ReplayWebhookDeliveriesInput(OnEndpoint):
     delivery_id: strawberry.ID | None = strawberry.field(
         default=None, description="One delivery's global id."
     )
@@ -126,13 +123,6 @@ ReplayWebhookDeliveriesPayload = Annotated[
         "ReplayWebhookDeliveriesPayload", description="Result of replayWebhookDeliveries."
     ),
 ]
-
-
-def _endpoint_id(global_id: str, field: str = "endpointId") -> str:
-    found_type, local = relay.from_global_id(str(global_id), field)
-    if found_type != TYPE_NAME:
-        raise errors.NotFound(f"No webhook endpoint has the id {global_id!r}.", field=field)
-    return local
 
 
 def _delivery_id(global_id: str) -> int:
@@ -193,14 +183,8 @@ class WebhookMutations:
         found = await webhooks.update(
             info.context.services,
             me,
-            _endpoint_id(input.endpoint_id),
-            webhook_events.EndpointChange(
-                url=input.url,
-                description=input.description,
-                event_types=input.event_types,
-                workflows=input.workflows,
-                enabled=input.enabled,
-            ),
+            input.local_endpoint_id(),
+            relay.copied(webhook_events.EndpointChange, input),
         )
         return {"endpoint": found}
 
@@ -211,7 +195,7 @@ class WebhookMutations:
         """Sign with a new secret from now on; the previous one also signs for keepPreviousSeconds,
         so receivers can switch without losing a delivery."""
         keep = timedelta(seconds=input.keep_previous_seconds)
-        local = _endpoint_id(input.endpoint_id)
+        local = input.local_endpoint_id()
         return {"endpoint": await webhooks.rotate(info.context.services, me, local, keep)}
 
     @keyed.mutation(DeleteWebhookEndpointPayload, deleted)
@@ -219,7 +203,7 @@ class WebhookMutations:
         self, info: Info, me: Principal, input: DeleteWebhookEndpointInput
     ) -> keyed.Answer:
         """Delete a webhook endpoint and its delivery log."""
-        local = _endpoint_id(input.endpoint_id)
+        local = input.local_endpoint_id()
         return {"endpoint": await webhooks.delete(info.context.services, me, local)}
 
     @keyed.mutation(ReplayWebhookDeliveriesPayload, replayed)
@@ -228,7 +212,7 @@ class WebhookMutations:
     ) -> keyed.Answer:
         """Send one delivery, or an endpoint's deliveries of a time range, again (same webhook-id),
         due now."""
-        local = _endpoint_id(input.endpoint_id)
+        local = input.local_endpoint_id()
         count = await webhooks.replay(
             info.context.services,
             me,

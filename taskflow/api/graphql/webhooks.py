@@ -8,14 +8,14 @@ docs/delivery.md.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated
 
 import strawberry
 
-from taskflow.api.graphql import relay
+from taskflow.api.graphql import listing, relay
 from taskflow.api.graphql.context import Info, caller
 from taskflow.api.graphql.enums import DeliveryStatus
 from taskflow.core import webhook_events
+from taskflow.core.principals import Principal
 from taskflow.service import webhooks
 
 TYPE_NAME = "WebhookEndpoint"
@@ -93,35 +93,28 @@ class WebhookEndpoint(relay.Node):
     updated_at: datetime = strawberry.field(description="When it last changed.")
     row: strawberry.Private[webhooks.EndpointRow]
 
-    @strawberry.field(description="Its deliveries, newest first: the delivery log.")
+    @listing.connection(DeliveryStatus, "Only deliveries in this state (default: any).")
     async def deliveries(
-        self,
-        info: Info,
-        first: relay.First = 20,
-        after: relay.After = None,
-        state: Annotated[
-            DeliveryStatus | None,
-            strawberry.argument(description="Only deliveries in this state (default: any)."),
-        ] = None,
+        self, info: Info, me: Principal, page: listing.Page, state: DeliveryStatus | None
     ) -> relay.Connection[WebhookDelivery]:
-        me = await caller(info)
-        limit = relay.check_first(first)
+        """Its deliveries, newest first: the delivery log."""
         rows, total = await webhooks.log(
             info.context.services,
             me,
             self.row,
             status=state.name.lower() if state is not None else None,
-            before=relay.after_id(after),
-            limit=limit + 1,
+            before=relay.after_id(page.after),
+            limit=page.first + 1,
         )
-        return relay.connection(rows, WebhookDelivery.of, relay.id_cursor, total=total, limit=limit)
+        return relay.connection(
+            rows, WebhookDelivery.of, relay.id_cursor, total=total, limit=page.first
+        )
 
     @classmethod
     def of(cls, row: webhooks.EndpointRow) -> WebhookEndpoint:
         return relay.copied(
             cls,
             row,
-            id=relay.node_id(TYPE_NAME, row.id),
             event_types=list(row.event_types),
             workflows=list(row.workflows),
             previous_secret_valid_until=row.previous_until if row.previous_secret else None,

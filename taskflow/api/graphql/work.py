@@ -8,7 +8,7 @@ from typing import Annotated
 import strawberry
 
 from taskflow import errors
-from taskflow.api.graphql import relay, reports
+from taskflow.api.graphql import listing, relay, reports
 from taskflow.api.graphql.context import Info, caller, checked
 from taskflow.api.graphql.types import (
     RUN,
@@ -20,10 +20,11 @@ from taskflow.api.graphql.types import (
     move_options,
     slot_from_row,
 )
+from taskflow.core.principals import Principal
 from taskflow.core.runs.filters import SlotFilter
 from taskflow.service import views
 
-First = Annotated[int, strawberry.argument(description=f"Page size, 1-{relay.MAX_FIRST}.")]
+First = listing.FIRST_50
 After = Annotated[str | None, strawberry.argument(description="endCursor of the previous page.")]
 
 
@@ -128,25 +129,17 @@ class WorkQueries:
         )
         return slot_connection(found, total, has_next)
 
-    @strawberry.field(
-        description="Every live slot, whoever holds it, most urgent first: for leads, managers "
-        "and admins, and for members of a team reading their team's queue (filter.audience)."
-    )
+    @listing.connection(WorkFilter, "Narrow the list.", first=50, first_type=First)
     async def work(
-        self,
-        info: Info,
-        first: First = 50,
-        after: After = None,
-        filter: Annotated[
-            WorkFilter | None, strawberry.argument(description="Narrow the list.")
-        ] = None,
+        self, info: Info, me: Principal, page: listing.Page, filter: WorkFilter
     ) -> relay.Connection[SlotType]:
-        me = await caller(info)
-        f = (filter or WorkFilter()).to_filter()
-        if filter is not None and filter.at_risk:
-            return await reports.at_risk_connection(info, me, f, first, after)
+        """Every live slot, whoever holds it, most urgent first: for leads, managers and admins,
+        and for members of a team reading their team's queue (filter.audience)."""
+        f = filter.to_filter()
+        if filter.at_risk:
+            return await reports.at_risk_connection(info, me, f, page.first, page.after)
         found, total, has_next = await views.work(
-            info.context.services, me, f, first=first, after=slot_cursor(after)
+            info.context.services, me, f, first=page.first, after=slot_cursor(page.after)
         )
         return slot_connection(found, total, has_next)
 

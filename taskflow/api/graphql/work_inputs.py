@@ -6,6 +6,7 @@ import strawberry
 from strawberry.scalars import JSON
 
 from taskflow.api.graphql import relay
+from taskflow.api.graphql.targets import OnRun, OnSlot
 from taskflow.api.graphql.work import InboxFilter
 
 
@@ -75,19 +76,8 @@ class RaiseEventInput:
     idempotency_key: str | None = relay.idempotency_key_field()
 
 
-# Bases that only share the target's id (first among the fields); the schema never names them.
-@strawberry.input
-class _OnSlot:
-    slot_id: strawberry.ID = strawberry.field(description="The slot's global id.")
-
-
-@strawberry.input
-class _OnRun:
-    run_id: strawberry.ID = strawberry.field(description="The run's global id.")
-
-
 @strawberry.input(description="Claim an open slot.")
-class ClaimInput(_OnSlot):
+class ClaimInput(OnSlot):
     expected_version: int | None = strawberry.field(
         default=None, description="Refuse if the slot changed since this version was read."
     )
@@ -101,13 +91,13 @@ class ClaimNextInput:
 
 
 @strawberry.input(description="Put a claimed slot back in the pool.")
-class ReleaseInput(_OnSlot):
+class ReleaseInput(OnSlot):
     reason: str | None = strawberry.field(default=None, description="Why, for the timeline.")
     idempotency_key: str | None = relay.idempotency_key_field()
 
 
 @strawberry.input(description="Hand a slot to someone.")
-class AssignInput(_OnSlot):
+class AssignInput(OnSlot):
     to: str = strawberry.field(description="The login of the new holder (a candidate).")
     expected_version: int | None = strawberry.field(default=None, description="Guard, as in claim.")
     reason: str | None = strawberry.field(default=None, description="Why, for the timeline.")
@@ -115,7 +105,7 @@ class AssignInput(_OnSlot):
 
 
 @strawberry.input(description="Complete a slot with its event's payload.")
-class CompleteInput(_OnSlot):
+class CompleteInput(OnSlot):
     event: str | None = strawberry.field(
         default=None, description="The slot's event (checked if given)."
     )
@@ -127,7 +117,7 @@ class CompleteInput(_OnSlot):
 
 
 @strawberry.input(description="Make a manual move on a run.")
-class MoveInput(_OnRun):
+class MoveInput(OnRun):
     move: str = strawberry.field(description="The move's name (see Run.moves).")
     input: JSON | None = strawberry.field(default=None, description="The move's fields, if any.")
     expected_version: int | None = strawberry.field(
@@ -139,7 +129,7 @@ class MoveInput(_OnRun):
 
 
 @strawberry.input(description="Cancel a live run.")
-class CancelRunInput(_OnRun):
+class CancelRunInput(OnRun):
     reason: str = strawberry.field(description="Why, for the timeline.")
     expected_version: int | None = strawberry.field(
         default=None,
