@@ -59,11 +59,13 @@ SQL = with_columns(
     sql.statements("claims"),
     held_us=real_us("s.held_since", "(SELECT at FROM next)"),
     running=risk_sql.not_paused("k.pauses"),
-    due_iso=_iso("c.assigned_due"),
+    due_iso=_iso("v_due"),
     run_columns_r=run_columns(_RUN),
     slot_columns=SLOT_COLUMNS,
     **CONTEXT,
 )
+#: The SQL function that writes a plain claim (``sql/claims.sql``, ``claim_plain_function``).
+FUNCTION_NAME = "claim_plain"
 
 
 @dataclass(frozen=True)

@@ -168,15 +168,16 @@ class Database:
         connection (generic plans): for hot statements whose plan suits every argument.
         Inside an idempotency key's scope (``BEFORE_COMMIT`` set) it is one transaction,
         so the key is written with the statement's effect."""
-        async with self.generic.acquire() as conn:
-            hook = BEFORE_COMMIT.get()
-            if hook is None:
-                yield conn
-                return
-            # A request with an idempotency key: its one statement and the key commit together.
-            async with conn.transaction():
-                yield conn
-                await hook(conn)
+        async with self.generic.acquire() as conn, _alone(conn) as alone:
+            yield alone
+
+    @asynccontextmanager
+    async def single(self) -> AsyncIterator[Connection]:
+        """A connection for one statement, atomic on its own, outside any transaction (a
+        statement whose best plan depends on its arguments: claim-next's slot choice).
+        Inside an idempotency key's scope it is one transaction, as :meth:`planned_once`."""
+        async with self.pool.acquire() as conn, _alone(conn) as alone:
+            yield alone
 
     async def ping(self) -> bool:
         """True when the database answers a trivial query."""
@@ -185,6 +186,19 @@ class Database:
                 return bool(await conn.fetchval("SELECT true", timeout=2))
         except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError, TimeoutError):
             return False
+
+
+@asynccontextmanager
+async def _alone(conn: Connection) -> AsyncIterator[Connection]:
+    """``conn`` as it is, or, with an idempotency key's hook set (``BEFORE_COMMIT``), inside
+    a transaction that writes the key with the statement's effect."""
+    hook = BEFORE_COMMIT.get()
+    if hook is None:
+        yield conn
+        return
+    async with conn.transaction():
+        yield conn
+        await hook(conn)
 
 
 class _Bound(Database):
@@ -213,6 +227,10 @@ class _Bound(Database):
 
     @asynccontextmanager
     async def planned_once(self) -> AsyncIterator[Connection]:
+        yield self._conn
+
+    @asynccontextmanager
+    async def single(self) -> AsyncIterator[Connection]:
         yield self._conn
 
     def bound(self, conn: Connection) -> Database:
