@@ -38,11 +38,22 @@ from taskflow.store import db, risk_sql, sql
 from taskflow.store import deadlines as deadline_rows
 from taskflow.store.business_sql import real_us
 from taskflow.store.queries import CONTEXT, context_of, slot_filters
-from taskflow.store.runs import SLOT_COLUMNS, RunRow, run_columns, run_from, slot_from
+from taskflow.store.runs import (
+    ONCE_COLUMN,
+    SLOT_COLUMNS,
+    RunRow,
+    run_columns,
+    run_from,
+    slot_from,
+)
 from taskflow.store.sql_builder import Statement, with_columns
 
 #: The prefix of the run's own columns beside the slot's of the same names.
 _RUN = "r_"
+#: The once values claim_plain returned beside the run.
+_ONCE = "f.claimed_once"
+#: The slot's columns, by name.
+SLOT_FIELDS = tuple(name.strip() for name in SLOT_COLUMNS.split(","))
 
 
 def _iso(instant: str) -> str:
@@ -60,7 +71,11 @@ SQL = with_columns(
     held_us=real_us("s.held_since", "(SELECT at FROM next)"),
     running=risk_sql.not_paused("k.pauses"),
     due_iso=_iso("v_due"),
-    run_columns_r=run_columns(_RUN),
+    claimed_columns=", ".join(
+        [f"(f.claimed_slot).{name} AS {name}" for name in SLOT_FIELDS]
+        + [run_columns(_RUN, run="(f.claimed_run)", subject="(f.claimed_subject)", once=_ONCE)]
+    ),
+    once=ONCE_COLUMN,
     slot_columns=SLOT_COLUMNS,
     **CONTEXT,
 )

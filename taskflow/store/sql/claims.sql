@@ -8,8 +8,8 @@
 -- Markers filled at import: /*:held_us*/ the held time the claim closes
 -- (business_sql.real_us), /*:running*/ a clock k not paused (risk_sql.not_paused),
 -- /*:due_iso*/ claim_plain's v_due as Python's isoformat() in UTC, /*:slot_of_c*/ the slot's
--- columns of c, /*:run_columns_r*/ the run's and subject's columns (the run's own
--- prefixed r_), /*:context_run_columns*/ and /*:context_columns*/ the slot's run (prefixed
+-- columns of c, /*:claimed_columns*/ claim_plain's slot, run and subject as columns (the
+-- run's own prefixed r_), /*:context_run_columns*/ and /*:context_columns*/ the slot's run (prefixed
 -- run_), clocks and timers (queries.CONTEXT), /*:slot_columns*/ the slot's.
 -- The candidate predicate written out is candidacy.admits_sql's (a unit test checks it).
 
@@ -67,22 +67,23 @@ status = 'claimed', holder = $1, claimed_at = (SELECT at FROM next),
 -- is chosen here (planned per call: the best walk depends on the keys); the writes are
 -- the function claim_plain's, whose statements each session plans once.
 WITH /*fragment:next*/
-SELECT n.id AS candidate, c.id IS NOT NULL AS plain, /*:slot_of_c*/, /*:run_columns_r*/
+SELECT n.id AS candidate, (f.claimed_slot).id IS NOT NULL AS plain, /*:claimed_columns*/
 FROM next n
-LEFT JOIN LATERAL claim_plain($1, n.id, n.at, $4::text[], $5::text[]) c ON true
-LEFT JOIN run r ON r.id = c.run LEFT JOIN subject s ON s.id = r.subject
+LEFT JOIN LATERAL claim_plain($1, n.id, n.at, $4::text[], $5::text[]) f ON true
 
 -- name: claim_plain_function
 -- The function claim_plain (migration 2026-12-02T04:12, schema_extras.EXTRA_FUNCTIONS):
 -- claim_next_plain's writes on the slot $2 its caller chose and locked (FOR UPDATE):
 -- claimer $1 (text), the claim's instant $3, the declarations with milestones $4 and the
 -- reminders on the assigned milestone $5 (text[], as claim_next_plain's). It returns the
--- claimed slot, or no row (nothing written) when the slot is not plain: its assigned clock
--- paused, or its declaration has milestones whose clocks never started. PL/pgSQL keeps
+-- claimed slot with its run, subject and once values (/*:once*/: runs.ONCE_COLUMN), or no
+-- row (nothing written) when the slot is not plain: its assigned clock paused, or its
+-- declaration has milestones whose clocks never started. PL/pgSQL keeps
 -- the plans of its statements for the session; a statement of data-modifying CTEs is
 -- planned anew on every call, which cost more than running it (bench/README.md).
 -- Lock order (docs/architecture.md): the slot (the caller's), its clock, its timers.
-CREATE FUNCTION claim_plain(text, uuid, timestamptz, text[], text[]) RETURNS SETOF slot
+CREATE FUNCTION claim_plain(text, uuid, timestamptz, text[], text[])
+RETURNS TABLE (claimed_slot slot, claimed_run run, claimed_subject subject, claimed_once jsonb)
 LANGUAGE plpgsql ROWS 1 AS $$
 DECLARE
   v_decl text;
@@ -134,7 +135,9 @@ BEGIN
   ) AS l(n, kind, reason, details)
   WHERE l.details IS NOT NULL
   ORDER BY l.n;
-  RETURN NEXT v_claimed;
+  RETURN QUERY
+  SELECT v_claimed, r, j, /*:once*/
+  FROM run r JOIN subject j ON j.id = r.subject WHERE r.id = v_claimed.run;
 END
 $$
 
