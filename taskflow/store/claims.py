@@ -79,8 +79,10 @@ SQL = with_columns(
     slot_columns=SLOT_COLUMNS,
     **CONTEXT,
 )
-#: The SQL function that writes a plain claim (``sql/claims.sql``, ``claim_plain_function``).
+#: The SQL function that writes a plain claim, and its CREATE FUNCTION statement
+#: (``schema_extras.EXTRA_FUNCTIONS``; migration 2026-12-02T04:12 holds a copy).
 FUNCTION_NAME = "claim_plain"
+FUNCTION = SQL["claim_plain_function"]
 
 
 @dataclass(frozen=True)

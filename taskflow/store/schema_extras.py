@@ -267,4 +267,4 @@ EXTRA_INDEXES += (
     ("step_once_run_name", "CREATE UNIQUE INDEX step_once_run_name ON step_once (run, name)"),
 )
 # claim-next's writes on the slot it chose (migration 2026-12-02T04:12, ``store/claims.py``).
-EXTRA_FUNCTIONS += ((claims.FUNCTION_NAME, claims.SQL["claim_plain_function"]),)
+EXTRA_FUNCTIONS += ((claims.FUNCTION_NAME, claims.FUNCTION),)
