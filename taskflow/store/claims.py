@@ -11,7 +11,12 @@ compatible with the ``FOR NO KEY UPDATE`` run lock of every writer.
   one autocommitted statement when the chosen slot is plain (see
   ``core/claim_facts.py``): its ``assigned`` clock met, that clock's breach
   timer and reminders cancelled, its nearest due instant moved to its other
-  running clocks, its ``slot.claimed`` and ``clock.met`` lines written. What
+  running clocks, its ``slot.claimed`` and ``clock.met`` lines written. The
+  statement chooses the slot (planned for the caller's keys on every call: a
+  generic plan of the choice walks the audience index and sorts) and leaves the
+  writes to the SQL function ``claim_plain`` (:data:`FUNCTION`), whose statements
+  PL/pgSQL plans once per session; as data-modifying CTEs they were planned on
+  every call, which cost more than running them (bench/README.md). What
   it writes is what the general path (the unit of work's planner,
   ``core/unit_of_work.plan``) writes: ``tests/integration/test_claim_paths.py``
   compares the two on every situation the statement takes. For a slot that is
