@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import importlib.util
 import json
 import random
 import statistics
@@ -33,6 +32,7 @@ if str(_HERE.parent) not in sys.path:
 
 import asyncpg  # noqa: E402
 
+from bench.claim_profile import load_inbox  # noqa: E402
 from taskflow import clock  # noqa: E402
 from taskflow.core.definition import audience as au  # noqa: E402
 from taskflow.core.runs.filters import SlotFilter  # noqa: E402
@@ -121,12 +121,7 @@ def main() -> None:
     parser.add_argument("--data-dir", default="/tmp/taskflow-bench-inbox")
     parser.add_argument("--calls", type=int, default=200)
     args = parser.parse_args()
-    spec = importlib.util.spec_from_file_location("bench_inbox", _HERE / "inbox.py")
-    assert spec is not None
-    assert spec.loader is not None
-    inbox = importlib.util.module_from_spec(spec)
-    sys.modules["bench_inbox"] = inbox
-    spec.loader.exec_module(inbox)
+    inbox = load_inbox(_HERE, "bench_inbox")
     handle = embedded.EmbeddedPostgres(Path(args.data_dir))
     try:
         url = db.with_database(handle.url(), inbox.Options.database)
