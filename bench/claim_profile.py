@@ -210,7 +210,7 @@ if __name__ == "bench_try":
 # -- the client --------------------------------------------------------------------------------
 
 
-def _load_inbox(folder: Path, name: str) -> Any:
+def load_inbox(folder: Path, name: str) -> Any:
     """``folder/inbox.py`` as a module (a bench folder of this or another checkout)."""
     spec = importlib.util.spec_from_file_location(name, folder / "inbox.py")
     assert spec is not None
@@ -353,7 +353,7 @@ def main() -> None:
         "in turn with this one's",
     )
     args = parser.parse_args()
-    inbox = _load_inbox(HERE.parent, "bench_inbox")
+    inbox = load_inbox(HERE.parent, "bench_inbox")
     inbox.apply_try(args.try_file)
     if args.try_file:
         os.environ[TRY_ENV] = str(Path(args.try_file).resolve())
@@ -364,7 +364,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as scratch:
         served = [Served("this checkout", inbox, os.path.join(scratch, "this.json"))]
         if args.against:
-            other = _load_inbox(Path(args.against).resolve() / "bench", "bench_inbox_against")
+            other = load_inbox(Path(args.against).resolve() / "bench", "bench_inbox_against")
             served.insert(0, Served(args.against, other, os.path.join(scratch, "other.json")))
         try:
             url = inbox.with_database(handle.url(), inbox.Options.database)

@@ -108,7 +108,7 @@ GRAPHQL = Histogram(
 )
 POOL = Gauge(
     "taskflow_db_pool_connections",
-    "Connections of the server processes' pools, by pool (main, generic, keys) and state "
+    "Connections of the server processes' pools, by pool (main, keys) and state "
     "(in_use, idle); summed over live processes.",
     ["pool", "state"],
     multiprocess_mode="livesum",
@@ -190,7 +190,7 @@ def graphql_request(operation: str | None, outcome: str, seconds: float) -> None
 def sample_pools(services: Services) -> None:
     """Set this process's pool gauges from its pools now (every GraphQL request)."""
     database = services.db
-    pools = (("main", database.pool), ("generic", database.generic), ("keys", database.keys))
+    pools = (("main", database.pool), ("keys", database.keys))
     for name, pool in pools:
         size, idle = pool.get_size(), pool.get_idle_size()
         in_use, idle_gauge = _pool_gauges(name)

@@ -205,7 +205,7 @@ async def claim_next(
     """
     keys = sorted(access.keys(actor))
     now = services.clock.now()
-    async with services.db.planned_once() as conn:
+    async with services.db.single() as conn:
         plain = await claims.claim_next_plain(
             conn,
             principal_id=actor.id,

@@ -11,7 +11,12 @@ compatible with the ``FOR NO KEY UPDATE`` run lock of every writer.
   one autocommitted statement when the chosen slot is plain (see
   ``core/claim_facts.py``): its ``assigned`` clock met, that clock's breach
   timer and reminders cancelled, its nearest due instant moved to its other
-  running clocks, its ``slot.claimed`` and ``clock.met`` lines written. What
+  running clocks, its ``slot.claimed`` and ``clock.met`` lines written. The
+  statement chooses the slot (planned for the caller's keys on every call: a
+  generic plan of the choice walks the audience index and sorts) and leaves the
+  writes to the SQL function ``claim_plain`` (:data:`FUNCTION`), whose statements
+  PL/pgSQL plans once per session; as data-modifying CTEs they were planned on
+  every call, which cost more than running them (bench/README.md). What
   it writes is what the general path (the unit of work's planner,
   ``core/unit_of_work.plan``) writes: ``tests/integration/test_claim_paths.py``
   compares the two on every situation the statement takes. For a slot that is
@@ -38,11 +43,22 @@ from taskflow.store import db, risk_sql, sql
 from taskflow.store import deadlines as deadline_rows
 from taskflow.store.business_sql import real_us
 from taskflow.store.queries import CONTEXT, context_of, slot_filters
-from taskflow.store.runs import SLOT_COLUMNS, RunRow, run_columns, run_from, slot_from
+from taskflow.store.runs import (
+    ONCE_COLUMN,
+    SLOT_COLUMNS,
+    RunRow,
+    run_columns,
+    run_from,
+    slot_from,
+)
 from taskflow.store.sql_builder import Statement, with_columns
 
 #: The prefix of the run's own columns beside the slot's of the same names.
 _RUN = "r_"
+#: The once values claim_plain returned beside the run.
+_ONCE = "f.claimed_once"
+#: The slot's columns, by name.
+SLOT_FIELDS = tuple(name.strip() for name in SLOT_COLUMNS.split(","))
 
 
 def _iso(instant: str) -> str:
@@ -59,11 +75,19 @@ SQL = with_columns(
     sql.statements("claims"),
     held_us=real_us("s.held_since", "(SELECT at FROM next)"),
     running=risk_sql.not_paused("k.pauses"),
-    due_iso=_iso("c.assigned_due"),
-    run_columns_r=run_columns(_RUN),
+    due_iso=_iso("v_due"),
+    claimed_columns=", ".join(
+        [f"(f.claimed_slot).{name} AS {name}" for name in SLOT_FIELDS]
+        + [run_columns(_RUN, run="(f.claimed_run)", subject="(f.claimed_subject)", once=_ONCE)]
+    ),
+    once=ONCE_COLUMN,
     slot_columns=SLOT_COLUMNS,
     **CONTEXT,
 )
+#: The SQL function that writes a plain claim, and its CREATE FUNCTION statement
+#: (``schema_extras.EXTRA_FUNCTIONS``; migration 2026-12-02T04:12 holds a copy).
+FUNCTION_NAME = "claim_plain"
+FUNCTION = SQL["claim_plain_function"]
 
 
 @dataclass(frozen=True)

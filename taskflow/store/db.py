@@ -47,25 +47,24 @@ async def _keep_session(conn: asyncpg.Connection[Any]) -> None:
 class Database:
     """asyncpg pools with JSON codecs; hand out transactions with :meth:`transaction`.
 
-    Beside the main pool, a second one whose connections plan each prepared statement
-    once (``plan_cache_mode = force_generic_plan``) serves :meth:`planned_once`: PostgreSQL
-    otherwise plans a parameterised statement anew on every call, which for claim-next's
-    one statement cost more than running it (bench/README.md). Statements whose best plan
-    depends on their arguments (inbox pages, reports) stay on the main pool.
+    Prepared statements keep PostgreSQL's default plan choice (``plan_cache_mode = auto``):
+    a statement whose best plan depends on its arguments (claim-next's slot choice, inbox
+    pages, reports) is planned for them; one whose plan suits every argument gets a generic
+    plan after a few calls. A statement too costly to plan on every call does its planned
+    part in a PL/pgSQL function, whose statements each session plans once (claim-next's
+    writes, ``store/claims.py``; bench/README.md).
     """
 
     def __init__(
         self,
         pool: asyncpg.Pool[Any],
         url: str,
-        generic: asyncpg.Pool[Any] | None = None,
         keys: asyncpg.Pool[Any] | None = None,
         *,
         statement_cache_size: int = 100,
     ) -> None:
         self.pool = pool
         self.url = url
-        self.generic = generic or pool
         #: Connections that hold an idempotency key's lock while the use case runs on the
         #: main pool: a pool of their own, so holders never wait for what they hold.
         self.keys = keys or pool
@@ -92,10 +91,8 @@ class Database:
     ) -> Database:
         """Open a pool on ``url``; ``query_logger`` sees every statement (diagnostics, tests).
 
-        ``statement_cache_size`` is asyncpg's per connection; 0 (behind a pooler that cannot
-        keep prepared statements) also drops the generic-plan pool, whose only gain is a
-        prepared statement planned once and kept, and whose ``plan_cache_mode`` startup
-        setting such a pooler refuses: :meth:`planned_once` then borrows from the main pool.
+        ``statement_cache_size`` is asyncpg's per connection (0 behind a pooler that cannot
+        keep prepared statements).
         """
 
         async def init(conn: asyncpg.Connection[Any]) -> None:
@@ -103,7 +100,7 @@ class Database:
             if query_logger is not None:
                 conn.add_query_logger(query_logger)
 
-        async def open_pool(min_size: int, **settings: Any) -> asyncpg.Pool[Any]:
+        async def open_pool(min_size: int) -> asyncpg.Pool[Any]:
             pool = await asyncpg.create_pool(
                 url,
                 min_size=min_size,
@@ -111,7 +108,6 @@ class Database:
                 init=init,
                 reset=_keep_session,
                 statement_cache_size=statement_cache_size,
-                **settings,
             )
             assert pool is not None
             return pool
@@ -119,11 +115,7 @@ class Database:
         pool = await open_pool(min_size)
         # Connections that only hold idempotency keys' advisory locks (opened on first use).
         keys = await open_pool(0)
-        if statement_cache_size == 0:
-            return cls(pool, url, None, keys, statement_cache_size=0)
-        # Opened on first use: a process that never claims holds no connection for it.
-        generic = await open_pool(0, server_settings={"plan_cache_mode": "force_generic_plan"})
-        return cls(pool, url, generic, keys, statement_cache_size=statement_cache_size)
+        return cls(pool, url, keys, statement_cache_size=statement_cache_size)
 
     async def dedicated(self) -> asyncpg.Connection[Any]:
         """A connection of its own, outside the pools (a worker's LISTEN), with the pools'
@@ -136,8 +128,6 @@ class Database:
 
     async def close(self) -> None:
         await self.pool.close()
-        if self.generic is not self.pool:
-            await self.generic.close()
         if self.keys is not self.pool:
             await self.keys.close()
 
@@ -163,17 +153,15 @@ class Database:
             yield conn
 
     @asynccontextmanager
-    async def planned_once(self) -> AsyncIterator[Connection]:
-        """A connection outside any transaction whose statements are planned once per
-        connection (generic plans): for hot statements whose plan suits every argument.
-        Inside an idempotency key's scope (``BEFORE_COMMIT`` set) it is one transaction,
-        so the key is written with the statement's effect."""
-        async with self.generic.acquire() as conn:
+    async def single(self) -> AsyncIterator[Connection]:
+        """A connection for one statement, atomic on its own, outside any transaction
+        (claim-next's). Inside an idempotency key's scope (``BEFORE_COMMIT`` set) it is one
+        transaction, so the key is written with the statement's effect."""
+        async with self.pool.acquire() as conn:
             hook = BEFORE_COMMIT.get()
             if hook is None:
                 yield conn
                 return
-            # A request with an idempotency key: its one statement and the key commit together.
             async with conn.transaction():
                 yield conn
                 await hook(conn)
@@ -196,7 +184,6 @@ class _Bound(Database):
         super().__init__(
             outer.pool,
             outer.url,
-            outer.generic,
             outer.keys,
             statement_cache_size=outer.statement_cache_size,
         )
@@ -212,7 +199,7 @@ class _Bound(Database):
         yield self._conn
 
     @asynccontextmanager
-    async def planned_once(self) -> AsyncIterator[Connection]:
+    async def single(self) -> AsyncIterator[Connection]:
         yield self._conn
 
     def bound(self, conn: Connection) -> Database:

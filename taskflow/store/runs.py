@@ -70,24 +70,26 @@ _RUN_FIELDS = (
     "correlation_key", "idempotency_key", "started_by", "started_at", "state_entered_at",
     "updated_at", "ended_at", "version", "unmatched_at", "step_results",
 )  # fmt: skip
-_SUBJECT_COLUMNS = (
-    "s.id AS s_id, s.type AS s_type, s.external_id AS s_external_id, "
-    "s.attributes AS s_attributes, s.version AS s_version"
-)
+_SUBJECT_FIELDS = ("id", "type", "external_id", "attributes", "version")
 
 
 #: What ``steps.once`` recorded for the run, by name (read with it: hooks answer from it).
-_ONCE_COLUMN = (
+ONCE_COLUMN = (
     "COALESCE((SELECT jsonb_object_agg(o.name, o.result) FROM step_once o "
     "WHERE o.run = r.id), '{}'::jsonb)"
 )
 
 
-def run_columns(prefix: str = "") -> str:
+def run_columns(
+    prefix: str = "", *, run: str = "r", subject: str = "s", once: str = ONCE_COLUMN
+) -> str:
     """The run's and its subject's columns (``r`` and ``s``); ``prefix`` renames the run's own,
-    for statements that also return a slot's columns of the same names."""
-    own = ", ".join(f"r.{c} AS {prefix}{c}" if prefix else f"r.{c}" for c in _RUN_FIELDS)
-    return f"{own}, {_ONCE_COLUMN} AS {prefix}once_values, {_SUBJECT_COLUMNS}"
+    for statements that also return a slot's columns of the same names. ``run`` and
+    ``subject`` may name composite values instead (``(f.claimed_run)``), ``once`` the
+    expression of the once values."""
+    own = ", ".join(f"{run}.{c} AS {prefix}{c}" if prefix else f"{run}.{c}" for c in _RUN_FIELDS)
+    theirs = ", ".join(f"{subject}.{c} AS s_{c}" for c in _SUBJECT_FIELDS)
+    return f"{own}, {once} AS {prefix}once_values, {theirs}"
 
 
 RUN_COLUMNS = run_columns()

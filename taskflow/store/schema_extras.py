@@ -7,7 +7,7 @@ migrated database with the table classes plus these.
 
 from __future__ import annotations
 
-from taskflow.store import candidacy, sql
+from taskflow.store import candidacy, claims, sql
 
 #: Indexes beyond what the table classes can declare: (name, CREATE INDEX statement).
 EXTRA_INDEXES: tuple[tuple[str, str], ...] = (
@@ -266,3 +266,5 @@ EXTRA_INDEXES += (
     ("step_attempt_step", "CREATE UNIQUE INDEX step_attempt_step ON step_attempt (step, attempt)"),
     ("step_once_run_name", "CREATE UNIQUE INDEX step_once_run_name ON step_once (run, name)"),
 )
+# claim-next's writes on the slot it chose (migration 2026-12-02T04:12, ``store/claims.py``).
+EXTRA_FUNCTIONS += ((claims.FUNCTION_NAME, claims.FUNCTION),)

@@ -70,7 +70,9 @@ async def test_a_known_caller_claims_in_one_statement(
     assert second["slot"] == {**second["slot"], "status": "CLAIMED", "holder": "fiona"}
     # The claim, its deadlines, the check of her principal and the answer: one statement.
     assert len(counter.statements) == 1, counter.statements
-    assert "UPDATE slot" in counter.statements[0]
+    # The writes are the function claim_plain's, called from the statement that chose the slot.
+    assert "FOR UPDATE SKIP LOCKED" in counter.statements[0]
+    assert "claim_plain(" in counter.statements[0]
 
 
 async def test_a_deactivation_refuses_the_next_claim_at_once(

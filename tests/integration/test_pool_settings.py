@@ -19,7 +19,8 @@ BUYER = {"id": "buyer", "display_name": "Buyer", "roles": ["procurement"]}
 
 
 async def claim_an_upload(services: container.Services) -> str:
-    """Start a vendor run and take its upload slot by claim-next (the generic-plan path)."""
+    """Start a vendor run and take its upload slot by claim-next (its statement calls the
+    function claim_plain, whose statements PL/pgSQL prepares on the server itself)."""
     await principals.load(services, [BUYER])
     app = core_principals.build(
         {
@@ -54,13 +55,9 @@ async def claim_an_upload(services: container.Services) -> str:
 
 
 async def prepared_statements(services: container.Services) -> int:
-    """Named prepared statements held on the connections of both pools."""
-    pools = {services.db.pool, services.db.generic}
-    total = 0
-    for pool in pools:
-        async with pool.acquire() as conn:
-            total += await conn.fetchval("SELECT count(*) FROM pg_prepared_statements")
-    return total
+    """Named prepared statements held on the main pool's connection."""
+    async with services.db.pool.acquire() as conn:
+        return int(await conn.fetchval("SELECT count(*) FROM pg_prepared_statements"))
 
 
 async def test_without_a_statement_cache_no_prepared_statement_stays_on_the_server(
@@ -69,8 +66,6 @@ async def test_without_a_statement_cache_no_prepared_statement_stays_on_the_serv
     behind_a_pooler = replace(settings, db_pool_min=1, db_pool_max=1, db_statement_cache_size=0)
     async with runtime.services(behind_a_pooler, database_url, apply_migrations=False) as services:
         assert (services.db.pool.get_min_size(), services.db.pool.get_max_size()) == (1, 1)
-        # No second, generic-plan pool: its startup setting is what a pooler refuses.
-        assert services.db.generic is services.db.pool
         assert await claim_an_upload(services) == "buyer"
         assert await prepared_statements(services) == 0
         # A worker's LISTEN connection, outside the pools, follows the same setting.
@@ -88,6 +83,5 @@ async def test_by_default_statements_are_prepared_once_and_kept(
     direct = replace(settings, db_pool_min=1, db_pool_max=1)
     async with runtime.services(direct, database_url, apply_migrations=False) as services:
         assert services.db.pool.get_max_size() == 1
-        assert services.db.generic is not services.db.pool
         assert await claim_an_upload(services) == "buyer"
         assert await prepared_statements(services) > 0

@@ -3,12 +3,13 @@
 -- admits keys $2, the caller's filters in /*:where*/, urgency order, FOR UPDATE SKIP
 -- LOCKED) and write the claim's own instant next.at, `(SELECT at FROM next)`, never the
 -- caller's $3: claim-next reads the clock before it takes its slot, so a slot opened
--- meanwhile would otherwise be claimed, and its clock met, before it opened.
+-- meanwhile would otherwise be claimed, and its clock met, before it opened (the function
+-- claim_plain is given next.at as its $3).
 -- Markers filled at import: /*:held_us*/ the held time the claim closes
 -- (business_sql.real_us), /*:running*/ a clock k not paused (risk_sql.not_paused),
--- /*:due_iso*/ c.assigned_due as Python's isoformat() in UTC, /*:slot_of_c*/ the slot's
--- columns of c, /*:run_columns_r*/ the run's and subject's columns (the run's own
--- prefixed r_), /*:context_run_columns*/ and /*:context_columns*/ the slot's run (prefixed
+-- /*:due_iso*/ claim_plain's v_due as Python's isoformat() in UTC, /*:slot_of_c*/ the slot's
+-- columns of c, /*:claimed_columns*/ claim_plain's slot, run and subject as columns (the
+-- run's own prefixed r_), /*:context_run_columns*/ and /*:context_columns*/ the slot's run (prefixed
 -- run_), clocks and timers (queries.CONTEXT), /*:slot_columns*/ the slot's.
 -- The candidate predicate written out is candidacy.admits_sql's (a unit test checks it).
 
@@ -62,60 +63,83 @@ status = 'claimed', holder = $1, claimed_at = (SELECT at FROM next),
 -- the declarations with milestones $4 (text[], "workflow version state slot") and the
 -- reminders on the assigned milestone $5 (text[], "workflow version state slot part");
 -- the filters' values follow. One row per chosen slot: candidate, plain (false: nothing
--- was written, the general path claims it), and the claimed slot with its run.
-WITH /*fragment:next*/, plan AS (
-    SELECT n.id, concat_ws(' ', n.workflow, r.definition_version, n.state, n.name) AS decl,
-           k.id AS assigned_id, k.met_at AS assigned_met, k.due_at AS assigned_due,
-           (k.id IS NULL OR k.met_at IS NOT NULL OR /*:running*/) AS running
-    FROM next n JOIN run r ON r.id = n.run
-    LEFT JOIN sla_clock k ON k.slot = n.id AND k.milestone = 'assigned'
-), plain AS (
-    SELECT p.* FROM plan p
-    WHERE p.running
-      -- A slot whose declaration has milestones but whose clocks never started
-      -- has them started by the general path.
-      AND (p.assigned_id IS NOT NULL OR p.decl <> ALL($4::text[])
-           OR EXISTS (SELECT 1 FROM sla_clock a WHERE a.slot = p.id))
-), claimed AS (
-    UPDATE slot s SET /*fragment:claim_set*/,
-                      -- The slot's copy of its report clock (store/report_kept.py)
-                      -- when that is the assigned one (no finished clock).
-                      sla_met_at = CASE WHEN s.sla_milestone = 'assigned'
-                                             AND p.assigned_met IS NULL
-                                        THEN (SELECT at FROM next) ELSE s.sla_met_at END,
-                      due_at = (SELECT min(k.due_at) FROM sla_clock k
-                                WHERE k.slot = s.id AND k.milestone <> 'assigned'
-                                  AND k.met_at IS NULL AND /*:running*/)
-    FROM plain p WHERE s.id = p.id
-    RETURNING s.*, p.decl, p.assigned_id, p.assigned_met, p.assigned_due
-), met AS (
-    UPDATE sla_clock k SET met_at = (SELECT at FROM next), updated_at = (SELECT at FROM next)
-    FROM claimed c WHERE k.id = c.assigned_id AND c.assigned_met IS NULL
-), cancelled AS (
-    UPDATE timer t SET status = 'cancelled', updated_at = (SELECT at FROM next)
-    FROM claimed c
-    WHERE t.slot = c.id AND t.status = 'armed'
-      AND ((t.kind IN ('breach', 'at_risk') AND t.part = 'assigned')
-           OR (t.kind = 'reminder' AND c.decl || ' ' || t.part = ANY($5::text[])))
-), audited AS (
-    INSERT INTO audit_event (run, slot, kind, actor, reason, details, at)
-    SELECT c.run, c.id, l.kind, $1, l.reason, l.details, (SELECT at FROM next)
-    FROM claimed c CROSS JOIN LATERAL (VALUES
-        (1, 'slot.claimed', 'claim next', jsonb_build_object('slot', c.name)),
-        (2, 'clock.met', NULL,
-         CASE WHEN c.assigned_id IS NOT NULL AND c.assigned_met IS NULL
-         THEN jsonb_build_object('slot', c.name, 'milestone', 'assigned',
-                                 'due_at', /*:due_iso*/,
-                                 'breached', CASE WHEN c.assigned_due < (SELECT at FROM next)
-                                                  THEN /*:due_iso*/ END)
-         END)
-    ) AS l(n, kind, reason, details)
-    WHERE l.details IS NOT NULL
-    ORDER BY c.id, l.n
-)
-SELECT p.id AS candidate, c.id IS NOT NULL AS plain, /*:slot_of_c*/, /*:run_columns_r*/
-FROM plan p LEFT JOIN claimed c ON c.id = p.id
-LEFT JOIN run r ON r.id = c.run LEFT JOIN subject s ON s.id = r.subject
+-- was written, the general path claims it), and the claimed slot with its run. The slot
+-- is chosen here (planned per call: the best walk depends on the keys); the writes are
+-- the function claim_plain's, whose statements each session plans once.
+WITH /*fragment:next*/
+SELECT n.id AS candidate, (f.claimed_slot).id IS NOT NULL AS plain, /*:claimed_columns*/
+FROM next n
+LEFT JOIN LATERAL claim_plain($1, n.id, n.at, $4::text[], $5::text[]) f ON true
+
+-- name: claim_plain_function
+-- The function claim_plain (migration 2026-12-02T04:12, schema_extras.EXTRA_FUNCTIONS):
+-- claim_next_plain's writes on the slot $2 its caller chose and locked (FOR UPDATE):
+-- claimer $1 (text), the claim's instant $3, the declarations with milestones $4 and the
+-- reminders on the assigned milestone $5 (text[], as claim_next_plain's). It returns the
+-- claimed slot with its run, subject and once values (/*:once*/: runs.ONCE_COLUMN), or no
+-- row (nothing written) when the slot is not plain: its assigned clock paused, or its
+-- declaration has milestones whose clocks never started. PL/pgSQL keeps
+-- the plans of its statements for the session; a statement of data-modifying CTEs is
+-- planned anew on every call, which cost more than running it (bench/README.md).
+-- Lock order (docs/architecture.md): the slot (the caller's), its clock, its timers.
+CREATE FUNCTION claim_plain(text, uuid, timestamptz, text[], text[])
+RETURNS TABLE (claimed_slot slot, claimed_run run, claimed_subject subject, claimed_once jsonb)
+LANGUAGE plpgsql ROWS 1 AS $$
+DECLARE
+  v_decl text;
+  v_clock uuid;
+  v_met timestamptz;
+  v_due timestamptz;
+  v_running boolean;
+  v_claimed slot;
+BEGIN
+  SELECT concat_ws(' ', sl.workflow, r.definition_version, sl.state, sl.name), k.id, k.met_at,
+         k.due_at, (k.id IS NULL OR k.met_at IS NOT NULL OR /*:running*/)
+    INTO v_decl, v_clock, v_met, v_due, v_running
+    FROM slot sl JOIN run r ON r.id = sl.run
+    LEFT JOIN sla_clock k ON k.slot = sl.id AND k.milestone = 'assigned'
+   WHERE sl.id = $2;
+  IF NOT v_running OR (v_clock IS NULL AND v_decl = ANY($4)
+                        AND NOT EXISTS (SELECT 1 FROM sla_clock a WHERE a.slot = $2)) THEN
+    RETURN;
+  END IF;
+  WITH next AS (SELECT $3 AS at)
+  UPDATE slot s SET /*fragment:claim_set*/,
+         -- The slot's copy of its report clock (store/report_kept.py) when that is the
+         -- assigned one (no finished clock).
+         sla_met_at = CASE WHEN s.sla_milestone = 'assigned' AND v_met IS NULL
+                           THEN $3 ELSE s.sla_met_at END,
+         due_at = (SELECT min(k.due_at) FROM sla_clock k
+                   WHERE k.slot = s.id AND k.milestone <> 'assigned'
+                     AND k.met_at IS NULL AND /*:running*/)
+   WHERE s.id = $2
+  RETURNING s.* INTO v_claimed;
+  IF v_clock IS NOT NULL AND v_met IS NULL THEN
+    UPDATE sla_clock k SET met_at = $3, updated_at = $3 WHERE k.id = v_clock;
+  END IF;
+  UPDATE timer t SET status = 'cancelled', updated_at = $3
+   WHERE t.slot = $2 AND t.status = 'armed'
+     AND ((t.kind IN ('breach', 'at_risk') AND t.part = 'assigned')
+          OR (t.kind = 'reminder' AND v_decl || ' ' || t.part = ANY($5)));
+  -- One statement for both lines (the outbox trigger runs once per statement).
+  INSERT INTO audit_event (run, slot, kind, actor, reason, details, at)
+  SELECT v_claimed.run, $2, l.kind, $1, l.reason, l.details, $3
+  FROM (VALUES
+      (1, 'slot.claimed', 'claim next', jsonb_build_object('slot', v_claimed.name)),
+      (2, 'clock.met', NULL,
+       CASE WHEN v_clock IS NOT NULL AND v_met IS NULL
+       THEN jsonb_build_object('slot', v_claimed.name, 'milestone', 'assigned',
+                               'due_at', /*:due_iso*/,
+                               'breached', CASE WHEN v_due < $3 THEN /*:due_iso*/ END)
+       END)
+  ) AS l(n, kind, reason, details)
+  WHERE l.details IS NOT NULL
+  ORDER BY l.n;
+  RETURN QUERY
+  SELECT v_claimed, r, j, /*:once*/
+  FROM run r JOIN subject j ON j.id = r.subject WHERE r.id = v_claimed.run;
+END
+$$
 
 -- name: claim_next
 -- Claim the most urgent open slot, with its timeline line, for the general path (the
