@@ -53,7 +53,6 @@ from taskflow.service import timers as timer_service
 from taskflow.service.container import Services
 from taskflow.store import deadlines as deadline_rows
 from taskflow.store import locks
-from taskflow.store import runs as rows
 from taskflow.store import steps as store
 
 log = logging.getLogger("taskflow.worker")
@@ -233,7 +232,7 @@ class _Recorder:
 async def attempt(
     services: Services,
     step: store.StepRow,
-    found: rows.RunRow | None,
+    found: store.Seen | None,
     slots: dict[str, list[Any]],
 ) -> step_batch.Attempted:
     """Run the action of a taken step (not when the run has left the step's state: the
@@ -295,6 +294,7 @@ async def attempt(
         classes=tuple(error_classes(error)) if error is not None else (),
         policy=policy,
         calendar=calendar,
+        seen=found,
     )
 
 

@@ -75,12 +75,17 @@ class RunState:
 
 async def load(conn: db.Connection, found: Mapping[str, rows.RunRow]) -> dict[str, RunState]:
     """The states of these (locked) runs: their slots with clocks, and every timer row."""
+    return await load_views(conn, {run_id: row.view for run_id, row in found.items()})
+
+
+async def load_views(conn: db.Connection, found: Mapping[str, RunView]) -> dict[str, RunState]:
+    """:func:`load` for runs given as the engine's views."""
     run_ids = sorted(found)
     slots = await store.slots_of_runs(conn, run_ids)
     timers = await batch_store.timers_of_runs(conn, run_ids)
     return {
         run_id: RunState(
-            found[run_id].view,
+            found[run_id],
             {s.id: s for s in slots[run_id]},
             {t.key: t for t in timers[run_id]},
         )
