@@ -178,9 +178,11 @@ async def _finish_all(services: Services, attempted: list[step_batch.Attempted])
         # Their leases run out and other attempts follow: the worker carries on.
         log.exception("a batch of %d steps could not be finished", len(attempted))
         return
-    for item in attempted:
-        if item.step.id in outcomes:
-            metrics.step_attempt(item.step.workflow, outcomes[item.step.id], item.seconds)
+    metrics.step_attempts(
+        (item.step.workflow, outcomes[item.step.id], item.seconds)
+        for item in attempted
+        if item.step.id in outcomes
+    )
     counts = {o: sum(1 for v in outcomes.values() if v == o) for o in set(outcomes.values())}
     log.info(
         "step batch: ran %d, %s",

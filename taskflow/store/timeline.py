@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
-import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from taskflow.core.runs.model import AuditEntry
 from taskflow.store import db, sql
@@ -20,16 +20,21 @@ async def append_audit(conn: db.Connection, run_id: str, entries: Iterable[Audit
 
 def audit_arrays(lines: Sequence[tuple[str, AuditEntry]]) -> list[list[object]]:
     """``(run id, line)`` timeline lines as the parallel arrays the statements unnest: runs,
-    slots, kinds, actors, reasons, details (JSON text), instants."""
+    slots (ids as text: the statements cast them), kinds, actors, reasons, details (JSON
+    text), instants."""
     return [
-        [uuid.UUID(r) for r, _ in lines],
-        [uuid.UUID(e.slot_id) if e.slot_id else None for _, e in lines],
+        [r for r, _ in lines],
+        [e.slot_id or None for _, e in lines],
         [e.kind for _, e in lines],
         [e.actor for _, e in lines],
         [e.reason for _, e in lines],
-        [json.dumps(dict(e.details)) for _, e in lines],
+        [_dumps(e.details) for _, e in lines],
         [e.at for _, e in lines],
     ]
+
+
+def _dumps(details: Mapping[str, Any]) -> str:
+    return json.dumps(details if type(details) is dict else dict(details))
 
 
 async def append_audits(conn: db.Connection, lines: Sequence[tuple[str, AuditEntry]]) -> None:

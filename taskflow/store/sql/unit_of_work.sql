@@ -24,7 +24,7 @@ WHERE run.id = u.id::uuid
 -- clocks: $2 slot, $3 run, $4 milestone, $5 budget_kind, $6 budget_us, $7 working_days,
 --   $8 calendar, $9 started_at, $10 pauses (JSON text), $11 met_at, $12 due_at, $13 breached_at;
 -- slots: $14 id, $15 visit, $16 due_at, $17 pickup clock, $18 pickup business us, $19 real us;
--- lines: $20 run, $21 slot, $22 kind, $23 actor, $24 reason, $25 details (JSON text), $26 at;
+-- lines: $20 run, $21 slot (text: uuids), $22 kind, $23 actor, $24 reason, $25 details (JSON text), $26 at;
 -- timers: $27 key, $28 run, $29 slot, $30 kind, $31 part, $32 due_at, $33 status, $34 fired,
 --   $35 attempts, $36 last_error, $37 failed_at, $38 planned_at;
 -- $39 whether to NOTIFY channel $40 (delivered at commit, folded per transaction).
@@ -80,8 +80,8 @@ sl AS (
 ),
 a AS (
     INSERT INTO audit_event (run, slot, kind, actor, reason, details, at)
-    SELECT run, slot, kind, actor, reason, details::jsonb, at
-    FROM unnest($20::uuid[], $21::uuid[], $22::text[], $23::text[], $24::text[], $25::text[],
+    SELECT run::uuid, slot::uuid, kind, actor, reason, details::jsonb, at
+    FROM unnest($20::text[], $21::text[], $22::text[], $23::text[], $24::text[], $25::text[],
                 $26::timestamptz[])
          WITH ORDINALITY AS a(run, slot, kind, actor, reason, details, at, n)
     ORDER BY n
