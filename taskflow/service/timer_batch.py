@@ -43,12 +43,13 @@ class RunState:
 
     def copy(self) -> RunState:
         """A copy to go back to when a firing fails half-way (the values are immutable)."""
-        return dataclasses.replace(
-            self,
-            slots=dict(self.slots),
-            timers=dict(self.timers),
-            notes=list(self.notes),
-            steps=list(self.steps),
+        return RunState(
+            self.run,
+            dict(self.slots),
+            dict(self.timers),
+            self.writes,
+            list(self.notes),
+            list(self.steps),
         )
 
     def written(self) -> RunState:

@@ -92,6 +92,18 @@ def run_columns(prefix: str = "") -> str:
 
 RUN_COLUMNS = run_columns()
 
+#: The columns :func:`view_from` reads (beside ``s.attributes``).
+_VIEW_FIELDS = (
+    "id", "workflow", "definition_version", "state", "status", "visit", "state_entered_at",
+    "ended_at", "unmatched_at", "step_results",
+)  # fmt: skip
+
+
+def view_columns(prefix: str = "") -> str:
+    """The columns :func:`view_from` needs (``r`` and ``s``), fewer than :func:`run_columns`."""
+    own = ", ".join(f"r.{c} AS {prefix}{c}" for c in _VIEW_FIELDS)
+    return f"{own}, {_ONCE_COLUMN} AS {prefix}once_values, s.attributes AS s_attributes"
+
 
 def run_from(row: asyncpg.Record, prefix: str = "") -> RunRow:
     """A run read with :func:`run_columns` (the same ``prefix``)."""
@@ -100,8 +112,8 @@ def run_from(row: asyncpg.Record, prefix: str = "") -> RunRow:
 
 
 def view_from(row: asyncpg.Record, prefix: str = "") -> RunView:
-    """The engine's view of a run read with :func:`run_columns` (the same ``prefix``), built
-    field by field (the worker's step batches build one per step: no generic mapping)."""
+    """The engine's view of a run read with :func:`run_columns` or :func:`view_columns` (the
+    same ``prefix``), built field by field (a worker's step batch builds one per step)."""
     return RunView(
         id=str(row[f"{prefix}id"]),
         workflow=row[f"{prefix}workflow"],

@@ -25,7 +25,7 @@ from taskflow.store import db, deadlines, sql
 from taskflow.store import runs as run_rows
 from taskflow.store.sql_builder import with_columns
 
-SQL = with_columns(sql.statements("steps"), run_columns=run_rows.run_columns("r_"))
+SQL = with_columns(sql.statements("steps"), view_columns=run_rows.view_columns("r_"))
 
 # Run ids are passed as text where the column is a uuid: asyncpg parses them itself.
 

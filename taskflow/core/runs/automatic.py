@@ -11,7 +11,6 @@ or leaves the run where it is (the step is then parked for an operator).
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
@@ -89,15 +88,17 @@ def succeeded_plainly(
     target = next((r.to for r in source.success_routes if ex.matches(r.when, env)), None)
     if target is None or not _plain(definition.state(target), leaving=False):
         return None
-    done = dataclasses.replace(
-        run,
-        results=results,
-        state=target,
-        visit=run.visit + 1,
-        state_entered_at=now,
-        unmatched_at=None,
-        status=COMPLETED,
-        ended_at=now,
+    done = RunView(  # what dataclasses.replace makes, without its per-field checks
+        **{
+            **vars(run),
+            "results": results,
+            "state": target,
+            "visit": run.visit + 1,
+            "state_entered_at": now,
+            "unmatched_at": None,
+            "status": COMPLETED,
+            "ended_at": now,
+        }
     )
     why = f"{source.name} succeeded"
 

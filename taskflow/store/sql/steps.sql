@@ -49,7 +49,7 @@ WITH due AS (
 )
 SELECT t.*, x.*
 FROM taken t CROSS JOIN LATERAL (  -- by key, each (LIMIT 1: not flattened into a scan of run)
-    SELECT r.workflow, r.definition_version, /*:run_columns*/,
+    SELECT r.workflow, r.definition_version, /*:view_columns*/,
            EXISTS (SELECT 1 FROM slot sl WHERE sl.run = r.id) AS has_slots,
            r.xmin::text || ':' || s.xmin::text || ':'
                || (SELECT count(*) FROM step_once o WHERE o.run = r.id) AS stamp
@@ -133,7 +133,7 @@ SELECT pg_notify($1, '')
 SELECT x.*
 FROM (SELECT DISTINCT id FROM unnest($1::uuid[]) AS u(id) ORDER BY id) u
 CROSS JOIN LATERAL (
-    SELECT /*:run_columns*/ FROM run r JOIN subject s ON s.id = r.subject
+    SELECT /*:view_columns*/ FROM run r JOIN subject s ON s.id = r.subject
     WHERE r.id = u.id LIMIT 1 FOR NO KEY UPDATE OF r
 ) x
 ORDER BY u.id
