@@ -32,6 +32,7 @@ import multiprocessing
 import os
 import sys
 import time
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -111,13 +112,31 @@ async def stats(url: str) -> asyncpg.Record:
 
 
 def cpu_seconds(pids: list[int]) -> float:
-    """User + system CPU seconds these processes have used so far (Linux ``/proc``)."""
+    """User + system CPU seconds these processes have used so far (Linux ``/proc``; a
+    process that is gone, or not on this machine, counts nothing)."""
     ticks = os.sysconf("SC_CLK_TCK")
     total = 0
     for pid in pids:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
         total += int(fields[11]) + int(fields[12])  # utime, stime
     return total / ticks
+
+
+async def backends(url: str) -> list[int]:
+    """The process ids of the database server's backends serving this database (their CPU
+    is counted when the server runs on this machine, as the embedded one does)."""
+    conn = await asyncpg.connect(url)
+    try:
+        rows = await conn.fetch(
+            "SELECT pid FROM pg_stat_activity WHERE datname = current_database() "
+            "AND pid <> pg_backend_pid()"
+        )
+        return [r["pid"] for r in rows]
+    finally:
+        await conn.close()
 
 
 async def wait_done(url: str, steps: int, limit: float) -> asyncpg.Record:
@@ -191,7 +210,8 @@ def raw_process(url: str, batch: int, stop_after: float) -> None:
 # -- a round -------------------------------------------------------------------------------------
 
 
-Round = tuple[float, float]  # (steps per second, CPU seconds per 10 000 steps)
+#: (steps per second, CPU seconds per 10 000 steps of the processes, of their database backends)
+Round = tuple[float, float, float]
 
 
 async def round_raw(admin_url: str, steps: int, workers: int, args: argparse.Namespace) -> Round:
@@ -205,14 +225,33 @@ async def round_raw(admin_url: str, steps: int, workers: int, args: argparse.Nam
         p.start()
     await asyncio.sleep(1.0)
     pids = [p.pid for p in procs if p.pid is not None]
-    await seed(url, steps)
-    before = cpu_seconds(pids)
-    row = await wait_done(url, steps, args.timeout)
-    cpu = cpu_seconds(pids) - before
+    return await _measured(url, steps, pids, args, procs_stop=lambda: _stop_raw(procs))
+
+
+async def _stop_raw(procs: list[multiprocessing.process.BaseProcess]) -> None:
     for p in procs:
         p.terminate()
         p.join()
-    return steps / max(float(row["span"]), 1e-9), cpu * 10_000 / steps
+
+
+async def _measured(
+    url: str,
+    steps: int,
+    pids: list[int],
+    args: argparse.Namespace,
+    procs_stop: Callable[[], Awaitable[None]],
+) -> Round:
+    """Seed the steps, wait until every run completed: the rate and the CPU spent."""
+    serving = await backends(url)
+    await seed(url, steps)
+    before = cpu_seconds(pids), cpu_seconds(serving)
+    try:
+        row = await wait_done(url, steps, args.timeout)
+        cpu = cpu_seconds(pids) - before[0], cpu_seconds(serving) - before[1]
+    finally:
+        await procs_stop()
+    per = 10_000 / steps
+    return steps / max(float(row["span"]), 1e-9), cpu[0] * per, cpu[1] * per
 
 
 async def round_taskflow(
@@ -242,18 +281,14 @@ async def round_taskflow(
         for i in range(workers)
     ]
     await asyncio.sleep(3.0)  # let them start and LISTEN
-    pids = [p.pid for p in procs]
-    await seed(url, steps)
-    before = cpu_seconds(pids)
-    try:
-        row = await wait_done(url, steps, args.timeout)
-        cpu = cpu_seconds(pids) - before
-    finally:
+
+    async def stop() -> None:
         for p in procs:
             p.terminate()
         for p in procs:
             await asyncio.wait_for(p.wait(), 30)
-    return steps / max(float(row["span"]), 1e-9), cpu * 10_000 / steps
+
+    return await _measured(url, steps, [p.pid for p in procs], args, stop)
 
 
 def _profiled(folder: str | None, workers: int, i: int) -> list[str]:
@@ -284,14 +319,14 @@ async def main(args: argparse.Namespace) -> None:
         )
         print(
             f"{'workers':>7}  {'raw /s':>9}  {'taskflow /s':>11}  {'ratio':>6}"
-            f"  {'raw cpu s':>9}  {'taskflow cpu s':>14}  (per 10 000 steps)"
+            "   CPU s per 10 000 steps: raw (its db)  taskflow (its db)"
         )
         for workers in args.workers:
-            raw, raw_cpu = await round_raw(admin_url, args.steps, workers, args)
-            ours, our_cpu = await round_taskflow(admin_url, args.steps, workers, args)
+            raw, raw_cpu, raw_db = await round_raw(admin_url, args.steps, workers, args)
+            ours, our_cpu, our_db = await round_taskflow(admin_url, args.steps, workers, args)
             print(
                 f"{workers:>7}  {raw:>9.0f}  {ours:>11.0f}  {ours / raw:>6.2f}"
-                f"  {raw_cpu:>9.2f}  {our_cpu:>14.2f}",
+                f"  {raw_cpu:>28.2f} ({raw_db:.2f})  {our_cpu:>8.2f} ({our_db:.2f})",
                 flush=True,
             )
     finally:
