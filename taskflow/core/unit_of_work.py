@@ -116,7 +116,9 @@ class Writes:
     def merge(self, later: Writes) -> Writes:
         """These writes followed by ``later``'s: per row the later value wins (a run's
         version bumps add up, a breach keeps its first instant), lines are appended."""
-        return merged((self, later))
+        if later.empty():
+            return self
+        return later if self.empty() else _folded((self, later))
 
     def empty(self) -> bool:
         """Nothing to write."""
@@ -144,6 +146,11 @@ def merged(writes: Iterable[Writes]) -> Writes:
     level = [w for w in writes if not w.empty()]
     if len(level) <= 1:
         return level[0] if level else Writes()
+    return _folded(level)
+
+
+def _folded(level: Sequence[Writes]) -> Writes:
+    """:func:`merged` of two or more writes, none empty."""
     runs: dict[str, tuple[RunView, int]] = {}
     created: dict[str, tuple[str, SlotView]] = {}
     changed: dict[str, SlotView] = {}
@@ -212,7 +219,7 @@ def plan(
     follows from them: clocks, due instants, timers, lines.
     """
     touched = [*result.created, *result.changed]
-    lines = timeline(result, ctx, now)
+    lines = timeline(result, ctx, now) if touched else result.audit  # no clock lines to add
     clock_rows, due_rows = ledgers(touched, ctx.registry, ctx.before)
     timer_rows = _timers(result, touched, ctx, timers)
     due_steps = step_timers.due_steps(ctx.definition, result.run) if result.run_changed else []

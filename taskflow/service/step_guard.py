@@ -77,12 +77,16 @@ class StepValueInvalid(errors.TaskflowError):
 _NUL = re.compile(r"(?<!\\)(?:\\\\)*\\u0000")
 
 
+#: ``json.dumps(value, allow_nan=False)``, its encoder made once (dumps makes one per call).
+_STRICT = json.JSONEncoder(allow_nan=False)
+
+
 def encoded(value: Any, what: str) -> str:
     """``value`` as the JSON the database will store; :class:`StepValueInvalid` for what it
     cannot (NaN and infinities, the character U+0000), raised inside the attempt so that it
     fails that attempt alone instead of the batch's write."""
     try:
-        text = json.dumps(value, allow_nan=False)
+        text = _STRICT.encode(value)
     except ValueError as exc:  # NaN, Infinity
         raise StepValueInvalid(
             f"{what} holds NaN or Infinity, which JSON cannot store ({exc}): "
