@@ -244,10 +244,13 @@ async def _measured(
     """Seed the steps, wait until every run completed: the rate and the CPU spent."""
     serving = await backends(url)
     await seed(url, steps)
-    before = cpu_seconds(pids), cpu_seconds(serving)
+    before = cpu_seconds(pids), {pid: cpu_seconds([pid]) for pid in serving}
     try:
         row = await wait_done(url, steps, args.timeout)
-        cpu = cpu_seconds(pids) - before[0], cpu_seconds(serving) - before[1]
+        # Backends opened since (pools open connections as they need them) count from 0.
+        serving = sorted(set(serving) | set(await backends(url)))
+        db = sum(cpu_seconds([pid]) - before[1].get(pid, 0.0) for pid in serving)
+        cpu = cpu_seconds(pids) - before[0], db
     finally:
         await procs_stop()
     per = 10_000 / steps

@@ -128,6 +128,12 @@ class Seen:
     stamp: str
 
 
+def _seen(view: RunView, versions: str) -> Seen:
+    """The run as the take read it, stamped as ``lock_runs_seen`` stamps it: the row versions
+    and how many values ``steps.once`` recorded (one per name: those read with the run)."""
+    return Seen(view, f"{versions}:{len(view.once)}")
+
+
 @dataclass(frozen=True)
 class Taken:
     """Steps a worker took, with their runs as they were (by id) and the runs that have
@@ -144,7 +150,7 @@ async def take_batch(
     """Start the next attempt of up to ``limit`` due steps under a lease (SKIP LOCKED), and
     read their runs in the same statement (one statement: no transaction needed)."""
     found = await conn.fetch(SQL["take"], now, limit, lease_seconds, worker)
-    runs = {str(r["run"]): Seen(run_rows.view_from(r, "r_"), r["stamp"]) for r in found}
+    runs = {str(r["run"]): _seen(run_rows.view_from(r, "r_"), r["stamp"]) for r in found}
     return Taken([_row(r) for r in found], runs, {str(r["run"]) for r in found if r["has_slots"]})
 
 

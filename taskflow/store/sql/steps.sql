@@ -51,8 +51,7 @@ SELECT t.*, x.*
 FROM taken t CROSS JOIN LATERAL (  -- by key, each (LIMIT 1: not flattened into a scan of run)
     SELECT r.workflow, r.definition_version, /*:view_columns*/,
            EXISTS (SELECT 1 FROM slot sl WHERE sl.run = r.id) AS has_slots,
-           r.xmin::text || ':' || s.xmin::text || ':'
-               || (SELECT count(*) FROM step_once o WHERE o.run = r.id) AS stamp
+           r.xmin::text || ':' || s.xmin::text AS stamp  -- and the count of once_values
     FROM run r JOIN subject s ON s.id = r.subject WHERE r.id = t.run LIMIT 1
 ) x
 ORDER BY t.id
