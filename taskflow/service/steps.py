@@ -140,12 +140,16 @@ async def _take_and_run(
 
     async def runner() -> None:
         """Run the batch's actions one after the other; CONCURRENCY of these run at once."""
-        for i, step in todo:
-            try:
-                done[i] = await attempt(services, step, runs.get(step.run_id), slots)
-            except Exception:
-                # Its lease runs out and another attempt follows: never stop the others.
-                log.exception("step %s (%s) could not be run", step.key, step.action)
+        watchdog = guard.Watchdog()
+        try:
+            for i, step in todo:
+                try:
+                    done[i] = await attempt(services, step, runs.get(step.run_id), slots, watchdog)
+                except Exception:
+                    # Its lease runs out and another attempt follows: never stop the others.
+                    log.exception("step %s (%s) could not be run", step.key, step.action)
+        finally:
+            watchdog.close()
 
     try:
         await asyncio.gather(*(runner() for _ in range(min(CONCURRENCY, len(taken.steps)))))
@@ -236,9 +240,11 @@ async def attempt(
     step: store.StepRow,
     found: store.Seen | None,
     slots: dict[str, list[Any]],
+    watchdog: guard.Watchdog | None = None,
 ) -> step_batch.Attempted:
     """Run the action of a taken step (not when the run has left the step's state: the
-    attempt is then ``skipped``, and its step cancelled when the batch finishes)."""
+    attempt is then ``skipped``, and its step cancelled when the batch finishes), timed by
+    ``watchdog`` (the runner's; one of its own when None)."""
     definition = services.catalog.get(step.workflow, step.definition_version)
     policy = policy_of(definition, step)
     calendar = _calendar(services, definition, policy)
@@ -272,10 +278,11 @@ async def attempt(
     started = time.monotonic()
     value: Any = None
     error: BaseException | None = None
+    watched = watchdog or guard.Watchdog()
     try:
         action = step_actions.resolve(step.action)
         with api.recording(_Recorder(services, run.id, step.key)):
-            async with asyncio.timeout(limit):  # in this task: no task of its own per action
+            async with watched.within(limit):  # in this task: no task of its own per action
                 value = await guard.contained(step_actions.invoke(action, ctx))
         guard.check_result(value, services.settings.max_document_bytes)  # kept on the run
     except guard.Escaped as exc:  # SystemExit, KeyboardInterrupt: the action's failure
@@ -286,6 +293,9 @@ async def attempt(
         if guard.stopping():
             raise  # the worker itself stops: the lease brings the step back
         value, error = None, exc  # raised by the action: a failure like any other
+    finally:
+        if watchdog is None:
+            watched.close()
     return step_batch.Attempted(
         definition=definition,
         step=step,
