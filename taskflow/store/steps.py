@@ -149,9 +149,14 @@ async def take_batch(
 ) -> Taken:
     """Start the next attempt of up to ``limit`` due steps under a lease (SKIP LOCKED), and
     read their runs in the same statement (one statement: no transaction needed)."""
-    found = await conn.fetch(SQL["take"], now, limit, lease_seconds, worker)
-    runs = {str(r["run"]): _seen(run_rows.view_from(r, "r_"), r["stamp"]) for r in found}
-    return Taken([_row(r) for r in found], runs, {str(r["run"]) for r in found if r["has_slots"]})
+    taken = Taken([], {}, set())
+    for r in await conn.fetch(SQL["take"], now, limit, lease_seconds, worker):
+        step = _row(r)
+        taken.steps.append(step)
+        taken.runs[step.run_id] = _seen(run_rows.view_from(r, "r_"), r["stamp"])
+        if r["has_slots"]:
+            taken.with_slots.add(step.run_id)
+    return taken
 
 
 async def take(
