@@ -7,37 +7,20 @@ in between: the decision must see the run as it is under the lock.
 
 from __future__ import annotations
 
-import dataclasses
 import uuid
 from typing import Any
 
 import pytest
 
 from taskflow import clock
-from taskflow.core.principals import INTEGRATION, Grant
 from taskflow.service import container, step_batch, steps
 from taskflow.service import principals as principal_service
 from taskflow.service import runs as run_service
 from taskflow.store import steps as step_store
 from taskflow.store import subjects
+from tests.integration.test_steps import _start
 
 pytestmark = pytest.mark.anyio
-
-
-async def _start(services: container.Services, external_id: str, **attributes: Any) -> str:
-    app = await principal_service.get(services, "app")
-    assert app is not None
-    app = dataclasses.replace(app, powers=(Grant(INTEGRATION, workflows=("charging",)),))
-    started = await run_service.start_run(
-        services,
-        app,
-        workflow="charging",
-        subject_type="order",
-        external_id=external_id,
-        attributes=attributes,
-        idempotency_key=None,
-    )
-    return started.run.view.id
 
 
 async def _take(services: container.Services, now: Any) -> step_store.Taken:
@@ -59,7 +42,7 @@ async def test_the_run_read_by_the_take_is_reused_until_the_run_its_subject_or_o
 ) -> None:
     services = step_services
     now = frozen_clock.now()
-    run_id = await _start(services, "SEEN-1", amount=5)
+    run_id = await _start(services, "charging", "SEEN-1", amount=5)
     taken = await _take(services, now)
     assert (await _locked(services, run_id, taken))[1]  # nothing changed: the same view
     # steps.once recorded a value (the run row is not written)
@@ -90,7 +73,7 @@ async def test_a_run_cancelled_while_its_action_runs_stays_cancelled(
     step_services: container.Services, frozen_clock: clock.FrozenClock
 ) -> None:
     services = step_services
-    run_id = await _start(services, "SEEN-2", amount=5)
+    run_id = await _start(services, "charging", "SEEN-2", amount=5)
     taken = await _take(services, frozen_clock.now())
     [step] = taken.steps
     attempted = await steps.attempt(services, step, taken.runs[run_id], {})
