@@ -61,6 +61,8 @@ log = logging.getLogger("taskflow.worker")
 WORKER = f"{socket.gethostname()}:{os.getpid()}"
 #: Actions a worker runs at once.
 CONCURRENCY = 8
+#: Batches a worker finishes at once (while it takes and runs the next one).
+FINISHING = 2
 #: Characters of an error's message and traceback kept on its attempt.
 MESSAGE_CHARS, TRACE_CHARS = 1000, 4000
 
@@ -95,31 +97,35 @@ async def run_batch(services: Services, now: datetime, batch: int, worker: str =
 
 
 class Pipeline:
-    """A worker's batches of steps, each finished while the next is taken and its actions
-    run: the database writes one batch while this process prepares the next. One finish
-    at a time, in order (a batch's finish starts once the one before has committed)."""
+    """A worker's batches of steps, each finished while the next ones are taken and their
+    actions run: the database writes one batch while this process prepares the next. At
+    most :data:`FINISHING` finishes are under way at once (each in a transaction of its
+    own, as two workers' would be: runs shared by two batches are decided in the order
+    their locks are granted); :meth:`drain` waits for them all."""
 
     def __init__(self, services: Services, worker: str = WORKER) -> None:
         self.services = services
         self.worker = worker
-        self._finishing: asyncio.Task[None] | None = None
+        self._finishing: list[asyncio.Task[None]] = []
 
     async def run_batch(self, now: datetime, batch: int) -> int:
         """Take up to ``batch`` due steps and run their actions; their finish is under way
         when this returns (:meth:`drain` waits for it). Returns how many were taken."""
         attempted, taken = await _take_and_run(self.services, now, batch, self.worker)
-        await self.drain()
+        while len(self._finishing) >= FINISHING:
+            await self._finishing.pop(0)
         if attempted:
-            self._finishing = asyncio.get_running_loop().create_task(
-                _finish_all(self.services, attempted), context=contextvars.Context()
+            self._finishing.append(
+                asyncio.get_running_loop().create_task(
+                    _finish_all(self.services, attempted), context=contextvars.Context()
+                )
             )
         return taken
 
     async def drain(self) -> None:
-        """Wait until the batch being finished is written."""
-        if self._finishing is not None:
-            finishing, self._finishing = self._finishing, None
-            await finishing
+        """Wait until the batches being finished are written."""
+        while self._finishing:
+            await self._finishing.pop(0)
 
 
 async def _take_and_run(
