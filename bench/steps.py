@@ -1,6 +1,6 @@
 """Automatic steps: ``taskflow worker`` processes against a raw SQL loop doing the same row work.
 
-    python bench/steps.py [--steps 10000] [--workers 1,4] [--batch 100]
+    python bench/steps.py [--steps 10000] [--workers 1,4] [--batch 100] [--profile DIR]
 
 Each round gets a fresh database (a copy of a migrated template) seeded with
 ``--steps`` runs of ``bench/step_workflow.py`` sitting in their automatic state,
@@ -15,7 +15,10 @@ steps succeeded with their results, write their attempts, complete the runs with
 their results, and write the five timeline lines a completed step writes.
 
 Prints, per worker count: steps per second (steps / (last run completed - first
-due instant)) and the ratio to the raw loop. The database:
+due instant)), the ratio to the raw loop, and the CPU seconds the processes (the
+workers, the raw loop's) spent per 10 000 steps from the seeding to the last run
+completed (less sensitive than rates to other work on the machine). ``--profile DIR``
+runs each worker under cProfile (``DIR/worker-<workers>-<i>.prof``). The database:
 ``TASKFLOW_BENCH_DATABASE_URL`` (an admin URL), else an embedded PostgreSQL in
 ``/tmp/tfbench-steps``.
 """
@@ -29,6 +32,7 @@ import multiprocessing
 import os
 import sys
 import time
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -107,6 +111,34 @@ async def stats(url: str) -> asyncpg.Record:
         await conn.close()
 
 
+def cpu_seconds(pids: list[int]) -> float:
+    """User + system CPU seconds these processes have used so far (Linux ``/proc``; a
+    process that is gone, or not on this machine, counts nothing)."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += int(fields[11]) + int(fields[12])  # utime, stime
+    return total / ticks
+
+
+async def backends(url: str) -> list[int]:
+    """The process ids of the database server's backends serving this database (their CPU
+    is counted when the server runs on this machine, as the embedded one does)."""
+    conn = await asyncpg.connect(url)
+    try:
+        rows = await conn.fetch(
+            "SELECT pid FROM pg_stat_activity WHERE datname = current_database() "
+            "AND pid <> pg_backend_pid()"
+        )
+        return [r["pid"] for r in rows]
+    finally:
+        await conn.close()
+
+
 async def wait_done(url: str, steps: int, limit: float) -> asyncpg.Record:
     deadline = time.monotonic() + limit
     while time.monotonic() < deadline:
@@ -178,7 +210,11 @@ def raw_process(url: str, batch: int, stop_after: float) -> None:
 # -- a round -------------------------------------------------------------------------------------
 
 
-async def round_raw(admin_url: str, steps: int, workers: int, args: argparse.Namespace) -> float:
+#: (steps per second, CPU seconds per 10 000 steps of the processes, of their database backends)
+Round = tuple[float, float, float]
+
+
+async def round_raw(admin_url: str, steps: int, workers: int, args: argparse.Namespace) -> Round:
     url = await pg.fresh_database(admin_url, "bench_steps_raw", TEMPLATE)
     ctx = multiprocessing.get_context("spawn")
     procs = [
@@ -188,17 +224,42 @@ async def round_raw(admin_url: str, steps: int, workers: int, args: argparse.Nam
     for p in procs:
         p.start()
     await asyncio.sleep(1.0)
-    await seed(url, steps)
-    row = await wait_done(url, steps, args.timeout)
+    pids = [p.pid for p in procs if p.pid is not None]
+    return await _measured(url, steps, pids, args, procs_stop=lambda: _stop_raw(procs))
+
+
+async def _stop_raw(procs: list[multiprocessing.process.BaseProcess]) -> None:
     for p in procs:
         p.terminate()
         p.join()
-    return steps / max(float(row["span"]), 1e-9)
+
+
+async def _measured(
+    url: str,
+    steps: int,
+    pids: list[int],
+    args: argparse.Namespace,
+    procs_stop: Callable[[], Awaitable[None]],
+) -> Round:
+    """Seed the steps, wait until every run completed: the rate and the CPU spent."""
+    serving = await backends(url)
+    await seed(url, steps)
+    before = cpu_seconds(pids), {pid: cpu_seconds([pid]) for pid in serving}
+    try:
+        row = await wait_done(url, steps, args.timeout)
+        # Backends opened since (pools open connections as they need them) count from 0.
+        serving = sorted(set(serving) | set(await backends(url)))
+        db = sum(cpu_seconds([pid]) - before[1].get(pid, 0.0) for pid in serving)
+        cpu = cpu_seconds(pids) - before[0], db
+    finally:
+        await procs_stop()
+    per = 10_000 / steps
+    return steps / max(float(row["span"]), 1e-9), cpu[0] * per, cpu[1] * per
 
 
 async def round_taskflow(
     admin_url: str, steps: int, workers: int, args: argparse.Namespace
-) -> float:
+) -> Round:
     url = await pg.fresh_database(admin_url, "bench_steps_taskflow", TEMPLATE)
     env = {
         **os.environ,
@@ -209,6 +270,7 @@ async def round_taskflow(
     procs = [
         await asyncio.create_subprocess_exec(
             sys.executable,
+            *_profiled(args.profile, workers, i),
             "-m",
             "taskflow",
             "worker",
@@ -219,18 +281,25 @@ async def round_taskflow(
             stdout=asyncio.subprocess.DEVNULL,
             stderr=asyncio.subprocess.DEVNULL,
         )
-        for _ in range(workers)
+        for i in range(workers)
     ]
     await asyncio.sleep(3.0)  # let them start and LISTEN
-    await seed(url, steps)
-    try:
-        row = await wait_done(url, steps, args.timeout)
-    finally:
+
+    async def stop() -> None:
         for p in procs:
             p.terminate()
         for p in procs:
-            await asyncio.wait_for(p.wait(), 10)
-    return steps / max(float(row["span"]), 1e-9)
+            await asyncio.wait_for(p.wait(), 30)
+
+    return await _measured(url, steps, [p.pid for p in procs], args, stop)
+
+
+def _profiled(folder: str | None, workers: int, i: int) -> list[str]:
+    """The interpreter's arguments that run a worker under cProfile (none: not profiled)."""
+    if folder is None:
+        return []
+    Path(folder).mkdir(parents=True, exist_ok=True)
+    return ["-m", "cProfile", "-o", str(Path(folder) / f"worker-{workers}-{i}.prof")]
 
 
 async def main(args: argparse.Namespace) -> None:
@@ -251,11 +320,18 @@ async def main(args: argparse.Namespace) -> None:
         print(
             f"{args.steps} automatic steps due at once, batch {args.batch}; {os.cpu_count()} CPUs"
         )
-        print(f"{'workers':>7}  {'raw /s':>9}  {'taskflow /s':>11}  {'ratio':>6}")
+        print(
+            f"{'workers':>7}  {'raw /s':>9}  {'taskflow /s':>11}  {'ratio':>6}"
+            "   CPU s per 10 000 steps: raw (its db)  taskflow (its db)"
+        )
         for workers in args.workers:
-            raw = await round_raw(admin_url, args.steps, workers, args)
-            ours = await round_taskflow(admin_url, args.steps, workers, args)
-            print(f"{workers:>7}  {raw:>9.0f}  {ours:>11.0f}  {ours / raw:>6.2f}", flush=True)
+            raw, raw_cpu, raw_db = await round_raw(admin_url, args.steps, workers, args)
+            ours, our_cpu, our_db = await round_taskflow(admin_url, args.steps, workers, args)
+            print(
+                f"{workers:>7}  {raw:>9.0f}  {ours:>11.0f}  {ours / raw:>6.2f}"
+                f"  {raw_cpu:>28.2f} ({raw_db:.2f})  {our_cpu:>8.2f} ({our_db:.2f})",
+                flush=True,
+            )
     finally:
         if server is not None:
             server.stop()
@@ -267,6 +343,9 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--workers", type=lambda s: [int(x) for x in s.split(",")], default=[1, 4])
     parser.add_argument("--batch", type=int, default=100)
     parser.add_argument("--timeout", type=float, default=1800.0, help="Seconds to give up.")
+    parser.add_argument(
+        "--profile", metavar="DIR", help="Run each worker under cProfile, its stats in DIR."
+    )
     return parser.parse_args(argv)
 
 

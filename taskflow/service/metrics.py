@@ -160,11 +160,18 @@ def firing(kind: str, outcome: str, lag: timedelta | None = None) -> None:
         FIRING_LAG.labels(kind).observe(max(lag.total_seconds(), 0.0))
 
 
-def step_attempt(workflow: str, outcome: str, seconds: float) -> None:
-    """Count an automatic step's attempt (``outcome`` succeeded, retrying, failed, parked,
-    discarded) and observe how long its action ran."""
-    STEP_ATTEMPTS.labels(workflow, outcome).inc()
-    STEP_DURATION.labels(workflow, outcome).observe(max(seconds, 0.0))
+def step_attempts(attempts: Iterable[tuple[str, str, float]]) -> None:
+    """Count automatic steps' attempts, (workflow, outcome, seconds) each (``outcome``
+    succeeded, retrying, failed, parked, discarded), and observe how long their actions ran
+    (a worker's batch at once: each label pair looked up once)."""
+    by_labels: dict[tuple[str, str], list[float]] = {}
+    for workflow, outcome, seconds in attempts:
+        by_labels.setdefault((workflow, outcome), []).append(max(seconds, 0.0))
+    for labels, durations in by_labels.items():
+        STEP_ATTEMPTS.labels(*labels).inc(len(durations))
+        observe = STEP_DURATION.labels(*labels).observe
+        for seconds in durations:
+            observe(seconds)
 
 
 def claimed(how: str) -> None:

@@ -49,6 +49,8 @@ class Attempted:
     calendar: Any
     #: Not run: the run had left the step's state when it was taken.
     skipped: bool = False
+    #: The run as the take read it (the finish reuses it when the run did not change).
+    seen: store.Seen | None = None
 
 
 @dataclass
@@ -78,10 +80,11 @@ async def finish(services: Services, attempted: Sequence[Attempted]) -> dict[int
     async with services.db.transaction() as conn:
         now = services.clock.now()
         run_ids = sorted({a.step.run_id for a in attempted})
-        found = await store.lock_runs(conn, run_ids)
+        seen = {a.step.run_id: a.seen for a in attempted if a.seen is not None}
+        found = await store.lock_runs(conn, run_ids, seen)
         await locks.lock_live_slots(conn, run_ids)
         locked = await store.lock_many(conn, [a.step.id for a in attempted])
-        states = await runs_batch.load(conn, found)
+        states = await runs_batch.load_views(conn, found)
         batch = _Batch([], [], {})
         for item in attempted:
             state = states.get(item.step.run_id)
@@ -133,7 +136,7 @@ def _one(
     services: Services,
     batch: _Batch,
     item: Attempted,
-    row: store.StepRow | None,
+    row: tuple[str, int] | None,
     state: runs_batch.RunState | None,
     now: datetime,
 ) -> None:
@@ -148,7 +151,7 @@ def _one(
         )
         batch.outcomes[step.id] = label
 
-    if row is None or row.status != store.RUNNING or row.attempts != step.attempts:
+    if row is None or row != (store.RUNNING, step.attempts):
         done("discarded", None)  # its lease ran out and another worker took it
         return
     if item.skipped or state is None or not automatic.current(state.run, step.state, step.visit):

@@ -61,6 +61,69 @@ async def contained(awaitable: Awaitable[T]) -> T:
         raise Escaped(exc) from exc
 
 
+class Watchdog:
+    """Per-attempt timeouts of the actions one task runs one after the other (a worker's
+    runner), as ``asyncio.timeout`` gives them but with ONE timer for them all:
+    ``asyncio.timeout`` schedules and cancels a timer per action, which costs more than an
+    action that returns at once. ``async with watchdog.within(seconds):`` around an action:
+    past its limit the task is cancelled and the block ends with :class:`TimeoutError`
+    (a cancellation from elsewhere, the worker stopping, stays a cancellation).
+
+    The timer is due at or before the deadline of the attempt under way: when it fires
+    before that deadline (it was set for an earlier attempt) it is set again for it, and
+    between attempts it does nothing. :meth:`close` drops it when the task is done.
+    """
+
+    def __init__(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._task: asyncio.Task[Any] | None = None
+        self._seconds = 0.0
+        #: The deadline of the attempt under way (None between attempts).
+        self._deadline: float | None = None
+        self._timer: asyncio.TimerHandle | None = None
+        self._expired = False
+        self._cancelling = 0
+
+    def within(self, seconds: float) -> Watchdog:
+        """The next attempt's limit (use as ``async with watchdog.within(seconds):``)."""
+        self._seconds = seconds
+        return self
+
+    async def __aenter__(self) -> None:
+        task = asyncio.current_task()
+        assert task is not None, "a watchdog watches a task"
+        self._task, self._cancelling, self._expired = task, task.cancelling(), False
+        deadline = self._deadline = self._loop.time() + self._seconds
+        if self._timer is None or self._timer.when() > deadline:
+            self.close()
+            self._timer = self._loop.call_at(deadline, self._fire)
+
+    async def __aexit__(self, exc_type: Any, exc: BaseException | None, tb: Any) -> None:
+        self._deadline = None
+        if self._expired:  # as asyncio.timeout: ours unless the task was cancelled besides
+            self._expired = False
+            assert self._task is not None
+            if self._task.uncancel() <= self._cancelling and exc_type is asyncio.CancelledError:
+                raise TimeoutError from exc
+
+    def _fire(self) -> None:
+        timer, self._timer = self._timer, None
+        if self._deadline is None or timer is None:
+            return  # between attempts: the next one sets its own
+        if timer.when() < self._deadline:  # set for an earlier attempt
+            self._timer = self._loop.call_at(self._deadline, self._fire)
+            return
+        assert self._task is not None
+        self._expired = True
+        self._task.cancel()
+
+    def close(self) -> None:
+        """Drop the timer (the task is done with its attempts)."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+
 def stopping() -> bool:
     """True when the current task itself is being cancelled (the worker stops)."""
     task = asyncio.current_task()
@@ -77,12 +140,16 @@ class StepValueInvalid(errors.TaskflowError):
 _NUL = re.compile(r"(?<!\\)(?:\\\\)*\\u0000")
 
 
+#: ``json.dumps(value, allow_nan=False)``, its encoder made once (dumps makes one per call).
+_STRICT = json.JSONEncoder(allow_nan=False)
+
+
 def encoded(value: Any, what: str) -> str:
     """``value`` as the JSON the database will store; :class:`StepValueInvalid` for what it
     cannot (NaN and infinities, the character U+0000), raised inside the attempt so that it
     fails that attempt alone instead of the batch's write."""
     try:
-        text = json.dumps(value, allow_nan=False)
+        text = _STRICT.encode(value)
     except ValueError as exc:  # NaN, Infinity
         raise StepValueInvalid(
             f"{what} holds NaN or Infinity, which JSON cannot store ({exc}): "

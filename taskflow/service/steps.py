@@ -53,7 +53,6 @@ from taskflow.service import timers as timer_service
 from taskflow.service.container import Services
 from taskflow.store import deadlines as deadline_rows
 from taskflow.store import locks
-from taskflow.store import runs as rows
 from taskflow.store import steps as store
 
 log = logging.getLogger("taskflow.worker")
@@ -62,6 +61,8 @@ log = logging.getLogger("taskflow.worker")
 WORKER = f"{socket.gethostname()}:{os.getpid()}"
 #: Actions a worker runs at once.
 CONCURRENCY = 8
+#: Batches a worker finishes at once (while it takes and runs the next one).
+FINISHING = 2
 #: Characters of an error's message and traceback kept on its attempt.
 MESSAGE_CHARS, TRACE_CHARS = 1000, 4000
 
@@ -96,31 +97,35 @@ async def run_batch(services: Services, now: datetime, batch: int, worker: str =
 
 
 class Pipeline:
-    """A worker's batches of steps, each finished while the next is taken and its actions
-    run: the database writes one batch while this process prepares the next. One finish
-    at a time, in order (a batch's finish starts once the one before has committed)."""
+    """A worker's batches of steps, each finished while the next ones are taken and their
+    actions run: the database writes one batch while this process prepares the next. At
+    most :data:`FINISHING` finishes are under way at once (each in a transaction of its
+    own, as two workers' would be: runs shared by two batches are decided in the order
+    their locks are granted); :meth:`drain` waits for them all."""
 
     def __init__(self, services: Services, worker: str = WORKER) -> None:
         self.services = services
         self.worker = worker
-        self._finishing: asyncio.Task[None] | None = None
+        self._finishing: list[asyncio.Task[None]] = []
 
     async def run_batch(self, now: datetime, batch: int) -> int:
         """Take up to ``batch`` due steps and run their actions; their finish is under way
         when this returns (:meth:`drain` waits for it). Returns how many were taken."""
         attempted, taken = await _take_and_run(self.services, now, batch, self.worker)
-        await self.drain()
+        while len(self._finishing) >= FINISHING:
+            await self._finishing.pop(0)
         if attempted:
-            self._finishing = asyncio.get_running_loop().create_task(
-                _finish_all(self.services, attempted), context=contextvars.Context()
+            self._finishing.append(
+                asyncio.get_running_loop().create_task(
+                    _finish_all(self.services, attempted), context=contextvars.Context()
+                )
             )
         return taken
 
     async def drain(self) -> None:
-        """Wait until the batch being finished is written."""
-        if self._finishing is not None:
-            finishing, self._finishing = self._finishing, None
-            await finishing
+        """Wait until the batches being finished are written."""
+        while self._finishing:
+            await self._finishing.pop(0)
 
 
 async def _take_and_run(
@@ -141,12 +146,16 @@ async def _take_and_run(
 
     async def runner() -> None:
         """Run the batch's actions one after the other; CONCURRENCY of these run at once."""
-        for i, step in todo:
-            try:
-                done[i] = await attempt(services, step, runs.get(step.run_id), slots)
-            except Exception:
-                # Its lease runs out and another attempt follows: never stop the others.
-                log.exception("step %s (%s) could not be run", step.key, step.action)
+        watchdog = guard.Watchdog()
+        try:
+            for i, step in todo:
+                try:
+                    done[i] = await attempt(services, step, runs.get(step.run_id), slots, watchdog)
+                except Exception:
+                    # Its lease runs out and another attempt follows: never stop the others.
+                    log.exception("step %s (%s) could not be run", step.key, step.action)
+        finally:
+            watchdog.close()
 
     try:
         await asyncio.gather(*(runner() for _ in range(min(CONCURRENCY, len(taken.steps)))))
@@ -179,9 +188,11 @@ async def _finish_all(services: Services, attempted: list[step_batch.Attempted])
         # Their leases run out and other attempts follow: the worker carries on.
         log.exception("a batch of %d steps could not be finished", len(attempted))
         return
-    for item in attempted:
-        if item.step.id in outcomes:
-            metrics.step_attempt(item.step.workflow, outcomes[item.step.id], item.seconds)
+    metrics.step_attempts(
+        (item.step.workflow, outcomes[item.step.id], item.seconds)
+        for item in attempted
+        if item.step.id in outcomes
+    )
     counts = {o: sum(1 for v in outcomes.values() if v == o) for o in set(outcomes.values())}
     log.info(
         "step batch: ran %d, %s",
@@ -233,11 +244,13 @@ class _Recorder:
 async def attempt(
     services: Services,
     step: store.StepRow,
-    found: rows.RunRow | None,
+    found: store.Seen | None,
     slots: dict[str, list[Any]],
+    watchdog: guard.Watchdog | None = None,
 ) -> step_batch.Attempted:
     """Run the action of a taken step (not when the run has left the step's state: the
-    attempt is then ``skipped``, and its step cancelled when the batch finishes)."""
+    attempt is then ``skipped``, and its step cancelled when the batch finishes), timed by
+    ``watchdog`` (the runner's; one of its own when None)."""
     definition = services.catalog.get(step.workflow, step.definition_version)
     policy = policy_of(definition, step)
     calendar = _calendar(services, definition, policy)
@@ -271,10 +284,11 @@ async def attempt(
     started = time.monotonic()
     value: Any = None
     error: BaseException | None = None
+    watched = watchdog or guard.Watchdog()
     try:
         action = step_actions.resolve(step.action)
         with api.recording(_Recorder(services, run.id, step.key)):
-            async with asyncio.timeout(limit):  # in this task: no task of its own per action
+            async with watched.within(limit):  # in this task: no task of its own per action
                 value = await guard.contained(step_actions.invoke(action, ctx))
         guard.check_result(value, services.settings.max_document_bytes)  # kept on the run
     except guard.Escaped as exc:  # SystemExit, KeyboardInterrupt: the action's failure
@@ -285,6 +299,9 @@ async def attempt(
         if guard.stopping():
             raise  # the worker itself stops: the lease brings the step back
         value, error = None, exc  # raised by the action: a failure like any other
+    finally:
+        if watchdog is None:
+            watched.close()
     return step_batch.Attempted(
         definition=definition,
         step=step,
@@ -295,6 +312,7 @@ async def attempt(
         classes=tuple(error_classes(error)) if error is not None else (),
         policy=policy,
         calendar=calendar,
+        seen=found,
     )
 
 

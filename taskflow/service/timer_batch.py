@@ -43,12 +43,13 @@ class RunState:
 
     def copy(self) -> RunState:
         """A copy to go back to when a firing fails half-way (the values are immutable)."""
-        return dataclasses.replace(
-            self,
-            slots=dict(self.slots),
-            timers=dict(self.timers),
-            notes=list(self.notes),
-            steps=list(self.steps),
+        return RunState(
+            self.run,
+            dict(self.slots),
+            dict(self.timers),
+            self.writes,
+            list(self.notes),
+            list(self.steps),
         )
 
     def written(self) -> RunState:
@@ -75,12 +76,17 @@ class RunState:
 
 async def load(conn: db.Connection, found: Mapping[str, rows.RunRow]) -> dict[str, RunState]:
     """The states of these (locked) runs: their slots with clocks, and every timer row."""
+    return await load_views(conn, {run_id: row.view for run_id, row in found.items()})
+
+
+async def load_views(conn: db.Connection, found: Mapping[str, RunView]) -> dict[str, RunState]:
+    """:func:`load` for runs given as the engine's views."""
     run_ids = sorted(found)
     slots = await store.slots_of_runs(conn, run_ids)
     timers = await batch_store.timers_of_runs(conn, run_ids)
     return {
         run_id: RunState(
-            found[run_id].view,
+            found[run_id],
             {s.id: s for s in slots[run_id]},
             {t.key: t for t in timers[run_id]},
         )

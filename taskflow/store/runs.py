@@ -94,19 +94,42 @@ def run_columns(
 
 RUN_COLUMNS = run_columns()
 
+#: The columns :func:`view_from` reads (beside ``s.attributes``).
+_VIEW_FIELDS = (
+    "id", "workflow", "definition_version", "state", "status", "visit", "state_entered_at",
+    "ended_at", "unmatched_at", "step_results",
+)  # fmt: skip
+
+
+def view_columns(prefix: str = "") -> str:
+    """The columns :func:`view_from` needs (``r`` and ``s``), fewer than :func:`run_columns`."""
+    own = ", ".join(f"r.{c} AS {prefix}{c}" for c in _VIEW_FIELDS)
+    return f"{own}, {_ONCE_COLUMN} AS {prefix}once_values, s.attributes AS s_attributes"
+
 
 def run_from(row: asyncpg.Record, prefix: str = "") -> RunRow:
     """A run read with :func:`run_columns` (the same ``prefix``)."""
     subject = subjects.from_row(row, "s_")
-    view = db.record_as(
-        RunView,
-        row,
-        prefix,
-        subject=subject.attributes,
+    return db.record_as(RunRow, row, prefix, view=view_from(row, prefix), subject=subject)
+
+
+def view_from(row: asyncpg.Record, prefix: str = "") -> RunView:
+    """The engine's view of a run read with :func:`run_columns` or :func:`view_columns` (the
+    same ``prefix``), built field by field (a worker's step batch builds one per step)."""
+    return RunView(
+        id=str(row[f"{prefix}id"]),
+        workflow=row[f"{prefix}workflow"],
+        definition_version=row[f"{prefix}definition_version"],
+        state=row[f"{prefix}state"],
+        status=row[f"{prefix}status"],
+        visit=row[f"{prefix}visit"],
+        subject=row["s_attributes"],
+        state_entered_at=row[f"{prefix}state_entered_at"],
+        ended_at=row[f"{prefix}ended_at"],
+        unmatched_at=row[f"{prefix}unmatched_at"],
         results=row[f"{prefix}step_results"] or {},
         once=row[f"{prefix}once_values"],
     )
-    return db.record_as(RunRow, row, prefix, view=view, subject=subject)
 
 
 async def _by_id(conn: db.Connection, text_id: str, statement: str) -> asyncpg.Record | None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -19,12 +19,13 @@ from typing import Any
 import asyncpg
 
 from taskflow.core import step_timers
+from taskflow.core.runs.model import RunView
 from taskflow.core.runs.statuses import StepStatus
 from taskflow.store import db, deadlines, sql
 from taskflow.store import runs as run_rows
 from taskflow.store.sql_builder import with_columns
 
-SQL = with_columns(sql.statements("steps"), run_columns=run_rows.run_columns("r_"))
+SQL = with_columns(sql.statements("steps"), view_columns=run_rows.view_columns("r_"))
 
 # Run ids are passed as text where the column is a uuid: asyncpg parses them itself.
 
@@ -119,12 +120,27 @@ async def cancel_left(
 
 
 @dataclass(frozen=True)
+class Seen:
+    """A run as a worker read it with its steps, and the stamp of the row versions read
+    (``lock_runs`` reads it again only when the stamp moved)."""
+
+    view: RunView
+    stamp: str
+
+
+def _seen(view: RunView, versions: str) -> Seen:
+    """The run as the take read it, stamped as ``lock_runs_seen`` stamps it: the row versions
+    and how many values ``steps.once`` recorded (one per name: those read with the run)."""
+    return Seen(view, f"{versions}:{len(view.once)}")
+
+
+@dataclass(frozen=True)
 class Taken:
     """Steps a worker took, with their runs as they were (by id) and the runs that have
     any slot (the others have no payloads to read)."""
 
     steps: list[StepRow]
-    runs: dict[str, run_rows.RunRow]
+    runs: dict[str, Seen]
     with_slots: set[str]
 
 
@@ -133,9 +149,14 @@ async def take_batch(
 ) -> Taken:
     """Start the next attempt of up to ``limit`` due steps under a lease (SKIP LOCKED), and
     read their runs in the same statement (one statement: no transaction needed)."""
-    found = await conn.fetch(SQL["take"], now, limit, lease_seconds, worker)
-    runs = {str(r["run"]): run_rows.run_from(r, "r_") for r in found}
-    return Taken([_row(r) for r in found], runs, {str(r["run"]) for r in found if r["has_slots"]})
+    taken = Taken([], {}, set())
+    for r in await conn.fetch(SQL["take"], now, limit, lease_seconds, worker):
+        step = _row(r)
+        taken.steps.append(step)
+        taken.runs[step.run_id] = _seen(run_rows.view_from(r, "r_"), r["stamp"])
+        if r["has_slots"]:
+            taken.with_slots.add(step.run_id)
+    return taken
 
 
 async def take(
@@ -284,16 +305,34 @@ async def once_many(
 # -- a batch of finished attempts ----------------------------------------------------------------
 
 
-async def lock_runs(conn: db.Connection, run_ids: Sequence[str]) -> dict[str, run_rows.RunRow]:
-    """Lock these runs in id order (the lock order's first step, for a batch of steps) and
-    read them, by id."""
-    found = await conn.fetch(SQL["lock_runs"], list(run_ids))
-    return {str(r["r_id"]): run_rows.run_from(r, "r_") for r in found}
+async def lock_runs(
+    conn: db.Connection, run_ids: Sequence[str], seen: Mapping[str, Seen] | None = None
+) -> dict[str, RunView]:
+    """Lock these runs in id order (the lock order's first step, for a batch of steps), by
+    id as they are now: a run ``seen`` (read by the take) whose rows did not change since
+    is that view, the others are read again (under the lock just taken)."""
+    if not seen:
+        found = await conn.fetch(SQL["lock_runs"], list(run_ids))
+        return {str(r["r_id"]): run_rows.view_from(r, "r_") for r in found}
+    views: dict[str, RunView] = {}
+    moved = []
+    for r in await conn.fetch(SQL["lock_runs_seen"], list(run_ids)):
+        run_id = str(r["id"])
+        known = seen.get(run_id)
+        if known is not None and known.stamp == r["stamp"]:
+            views[run_id] = known.view
+        else:
+            moved.append(run_id)
+    if moved:
+        views.update(await lock_runs(conn, moved))
+    return {run_id: views[run_id] for run_id in sorted(views)}
 
 
-async def lock_many(conn: db.Connection, step_ids: Sequence[int]) -> dict[int, StepRow]:
-    """These steps, locked in id order (after their runs and live slots), by id."""
-    return {r["id"]: _row(r) for r in await conn.fetch(SQL["lock_many"], sorted(step_ids))}
+async def lock_many(conn: db.Connection, step_ids: Sequence[int]) -> dict[int, tuple[str, int]]:
+    """These steps, locked in id order (after their runs and live slots): (status, attempts)
+    by id."""
+    found = await conn.fetch(SQL["lock_many"], sorted(step_ids))
+    return {r["id"]: (r["status"], r["attempts"]) for r in found}
 
 
 @dataclass(frozen=True)

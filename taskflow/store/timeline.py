@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import json
-import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from taskflow.core.runs.model import AuditEntry
 from taskflow.store import db, sql
@@ -18,18 +17,18 @@ async def append_audit(conn: db.Connection, run_id: str, entries: Iterable[Audit
     await append_audits(conn, [(run_id, e) for e in entries])
 
 
-def audit_arrays(lines: Sequence[tuple[str, AuditEntry]]) -> list[list[object]]:
-    """``(run id, line)`` timeline lines as the parallel arrays the statements unnest: runs,
-    slots, kinds, actors, reasons, details (JSON text), instants."""
+def audit_arrays(lines: Sequence[tuple[str, AuditEntry]]) -> list[Any]:
+    """``(run id, line)`` timeline lines as the two values the statements take: a JSON
+    array of ``[run, slot, kind, actor, reason, details]`` each (encoded once, by the
+    pool's codec, for the whole batch) and their instants, in the same order."""
     return [
-        [uuid.UUID(r) for r, _ in lines],
-        [uuid.UUID(e.slot_id) if e.slot_id else None for _, e in lines],
-        [e.kind for _, e in lines],
-        [e.actor for _, e in lines],
-        [e.reason for _, e in lines],
-        [json.dumps(dict(e.details)) for _, e in lines],
+        [[r, e.slot_id or None, e.kind, e.actor, e.reason, _details(e.details)] for r, e in lines],
         [e.at for _, e in lines],
     ]
+
+
+def _details(details: Mapping[str, Any]) -> dict[str, Any]:
+    return details if type(details) is dict else dict(details)
 
 
 async def append_audits(conn: db.Connection, lines: Sequence[tuple[str, AuditEntry]]) -> None:

@@ -132,3 +132,45 @@ def test_merged_writes_keep_the_latest_row_add_up_versions_and_keep_the_first_br
     assert both.breaches == ((slot.id, "finished", TUESDAY_9),)
     assert both.lines == ((run.id, line),)
     assert uow.merged([created, uow.Writes(runs=((later_run, 1),))]).runs == ((later_run, 2),)
+
+
+def test_a_batch_merged_at_once_is_its_writes_merged_one_after_the_other() -> None:
+    ticket = triaged()
+    slot = ticket.named("first_response")
+    run = ticket.run
+    moved, ended = (dataclasses.replace(run, state=s) for s in ("waiting", "closed"))
+    changed_slot = dataclasses.replace(slot, priority=1)
+    line = [AuditEntry(k, ticket.now, None, None, None, {}) for k in "abc"]
+    timer = TimerRow(
+        "t", run.id, slot.id, "due", "finished", ticket.now, id=0, status=TimerStatus.ARMED, fired=0
+    )
+    later_timer = dataclasses.replace(timer, due_at=TUESDAY_9)
+    writes = [
+        uow.Writes(
+            runs=((run, 1),), created=(("w", slot),), timers=(timer,), lines=((run.id, line[0]),)
+        ),
+        uow.Writes(),
+        uow.Writes(
+            runs=((moved, 1),),
+            changed=(changed_slot,),
+            breaches=((slot.id, "finished", TUESDAY_9),),
+            lines=((run.id, line[1]),),
+            notify=True,
+        ),
+        uow.Writes(
+            runs=((ended, 2),),
+            timers=(later_timer,),
+            breaches=((slot.id, "finished", ticket.now),),
+            lines=((run.id, line[2]),),
+        ),
+    ]
+    batch = uow.merged(writes)
+    assert batch.runs == ((ended, 4),)
+    assert batch.created == (("w", changed_slot),)
+    assert batch.changed == ()
+    assert batch.timers == (later_timer,)
+    assert batch.breaches == ((slot.id, "finished", TUESDAY_9),)
+    assert [e.kind for _, e in batch.lines] == ["a", "b", "c"]
+    assert batch.notify
+    assert batch == writes[0].merge(writes[2]).merge(writes[3])
+    assert uow.merged([writes[1]]) == uow.Writes()

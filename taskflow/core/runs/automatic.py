@@ -11,7 +11,6 @@ or leaves the run where it is (the step is then parked for an operator).
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
@@ -85,35 +84,57 @@ def succeeded_plainly(
     if touched or run.status != ACTIVE or not _plain(source, leaving=True):
         return None
     results = {**run.results, source.name: result}
-    env = ex.Env(subject=run.subject, result=results)
-    target = next((r.to for r in source.success_routes if ex.matches(r.when, env)), None)
+    target = _first_match(source, run, results)
     if target is None or not _plain(definition.state(target), leaving=False):
         return None
-    done = dataclasses.replace(
-        run,
-        results=results,
-        state=target,
-        visit=run.visit + 1,
-        state_entered_at=now,
-        unmatched_at=None,
-        status=COMPLETED,
-        ended_at=now,
+    done = RunView(  # what dataclasses.replace makes, without its per-field checks
+        **{
+            **vars(run),
+            "results": results,
+            "state": target,
+            "visit": run.visit + 1,
+            "state_entered_at": now,
+            "unmatched_at": None,
+            "status": COMPLETED,
+            "ended_at": now,
+        }
     )
-    why = f"{source.name} succeeded"
-
-    def line(kind: str, reason: str | None, **facts: Any) -> AuditEntry:
-        return AuditEntry(kind, now, None, None, reason, facts)
-
+    name, why = source.name, f"{source.name} succeeded"
     audit = (
-        line(
-            "step.succeeded", f"{source.name}: the action succeeded", state=source.name, **details
+        AuditEntry(
+            "step.succeeded",
+            now,
+            None,
+            None,
+            f"{name}: the action succeeded",
+            {"state": name, **details},
         ),
-        line("state.exited", why, state=source.name),
-        line("run.transitioned", why, source=source.name, target=target, via="step"),
-        line("state.entered", why, state=target, via="step"),
-        line("run.completed", None, state=target),
+        AuditEntry("state.exited", now, None, None, why, {"state": name}),
+        AuditEntry(
+            "run.transitioned",
+            now,
+            None,
+            None,
+            why,
+            {"source": name, "target": target, "via": "step"},
+        ),
+        AuditEntry("state.entered", now, None, None, why, {"state": target, "via": "step"}),
+        AuditEntry("run.completed", now, None, None, None, {"state": target}),
     )
     return Outcome(done, (), (), audit, run_changed=True)
+
+
+def _first_match(source: State, run: RunView, results: Mapping[str, Any]) -> str | None:
+    """The target of ``source``'s first ``on_success`` route matching (its conditions read
+    the run's subject and ``results``)."""
+    env: ex.Env | None = None
+    for route in source.success_routes:
+        if route.when is None:
+            return route.to
+        env = env or ex.Env(subject=run.subject, result=results)
+        if ex.matches(route.when, env):
+            return route.to
+    return None
 
 
 def _plain(state: State, *, leaving: bool) -> bool:

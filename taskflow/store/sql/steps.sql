@@ -23,7 +23,8 @@ WHERE st.run = u.run AND st.status = 'due' AND (st.visit <> u.visit OR u.status 
 -- Up to $2 steps due at $1 (due, or running with an expired lease), SKIP LOCKED; each
 -- starts attempt n+1 under a lease to $1 + $3 seconds, taken by worker $4. The attempt of
 -- a lease that ran out is marked lost. Each comes with its run and subject (columns r_*,
--- s_*: what the action is given) and whether the run has any slot (whose payloads to read).
+-- s_*: what the action is given), whether the run has any slot (whose payloads to read)
+-- and the stamp of what was read (see lock_runs_seen).
 WITH due AS (
     SELECT st.id, st.status, st.attempts FROM step st
     WHERE st.status IN ('due', 'running') AND st.due_at <= $1
@@ -48,8 +49,9 @@ WITH due AS (
 )
 SELECT t.*, x.*
 FROM taken t CROSS JOIN LATERAL (  -- by key, each (LIMIT 1: not flattened into a scan of run)
-    SELECT r.workflow, r.definition_version, /*:run_columns*/,
-           EXISTS (SELECT 1 FROM slot sl WHERE sl.run = r.id) AS has_slots
+    SELECT r.workflow, r.definition_version, /*:view_columns*/,
+           EXISTS (SELECT 1 FROM slot sl WHERE sl.run = r.id) AS has_slots,
+           r.xmin::text || ':' || s.xmin::text AS stamp  -- and the count of once_values
     FROM run r JOIN subject s ON s.id = r.subject WHERE r.id = t.run LIMIT 1
 ) x
 ORDER BY t.id
@@ -130,15 +132,30 @@ SELECT pg_notify($1, '')
 SELECT x.*
 FROM (SELECT DISTINCT id FROM unnest($1::uuid[]) AS u(id) ORDER BY id) u
 CROSS JOIN LATERAL (
-    SELECT /*:run_columns*/ FROM run r JOIN subject s ON s.id = r.subject
+    SELECT /*:view_columns*/ FROM run r JOIN subject s ON s.id = r.subject
+    WHERE r.id = u.id LIMIT 1 FOR NO KEY UPDATE OF r
+) x
+ORDER BY u.id
+
+-- name: lock_runs_seen
+-- Lock runs $1 in id order, as lock_runs, and say for each (columns id, stamp) which row
+-- versions it has now: the run's and its subject's (xmin: any update of the row makes a
+-- new version) and how many values steps.once recorded for it (written without touching
+-- the run). A stamp equal to the one read with the run earlier (by take) means the run and
+-- subject read then are the ones locked now.
+SELECT x.*
+FROM (SELECT DISTINCT id FROM unnest($1::uuid[]) AS u(id) ORDER BY id) u
+CROSS JOIN LATERAL (
+    SELECT r.id, r.xmin::text || ':' || s.xmin::text || ':'
+               || (SELECT count(*) FROM step_once o WHERE o.run = r.id) AS stamp
+    FROM run r JOIN subject s ON s.id = r.subject
     WHERE r.id = u.id LIMIT 1 FOR NO KEY UPDATE OF r
 ) x
 ORDER BY u.id
 
 -- name: lock_many
--- Steps $1, locked in id order (after their runs and live slots).
-SELECT id, key, run, visit, state, kind, action, status, attempts, due_at, counted_from
-FROM step WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE
+-- Steps $1, locked in id order (after their runs and live slots): what the finish checks.
+SELECT id, status, attempts FROM step WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE
 
 -- name: finish_many
 -- A batch of finished attempts in one statement. How they ended: steps $1, attempts $2,

@@ -1,12 +1,11 @@
 -- Timeline lines (store/timeline.py).
 
 -- name: append_audits
--- Timeline lines of one or many runs, in the order given, as parallel arrays: runs $1
--- (uuid[]), slots $2 (uuid[], NULL for a run's own line), kinds $3, actors $4, reasons $5
--- (text[]), details $6 (text[] of JSON objects), instants $7 (timestamptz[]).
+-- Timeline lines of one or many runs, in the order given: $1 a JSON array of [run, slot
+-- (null for a run's own line), kind, actor, reason, details] each, $2 their instants
+-- (timestamptz[], in the same order).
 INSERT INTO audit_event (run, slot, kind, actor, reason, details, at)
-SELECT run, slot, kind, actor, reason, details::jsonb, at
-FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[],
-            $7::timestamptz[])
-     WITH ORDINALITY AS a(run, slot, kind, actor, reason, details, at, n)
+SELECT (l->>0)::uuid, (l->>1)::uuid, l->>2, l->>3, l->>4, l->5, at
+FROM ROWS FROM (jsonb_array_elements($1::jsonb), unnest($2::timestamptz[]))
+     WITH ORDINALITY AS a(l, at, n)
 ORDER BY n

@@ -24,10 +24,11 @@ WHERE run.id = u.id::uuid
 -- clocks: $2 slot, $3 run, $4 milestone, $5 budget_kind, $6 budget_us, $7 working_days,
 --   $8 calendar, $9 started_at, $10 pauses (JSON text), $11 met_at, $12 due_at, $13 breached_at;
 -- slots: $14 id, $15 visit, $16 due_at, $17 pickup clock, $18 pickup business us, $19 real us;
--- lines: $20 run, $21 slot, $22 kind, $23 actor, $24 reason, $25 details (JSON text), $26 at;
--- timers: $27 key, $28 run, $29 slot, $30 kind, $31 part, $32 due_at, $33 status, $34 fired,
---   $35 attempts, $36 last_error, $37 failed_at, $38 planned_at;
--- $39 whether to NOTIFY channel $40 (delivered at commit, folded per transaction).
+-- lines: $20 a JSON array of [run, slot, kind, actor, reason, details] each, $21 their
+--   instants (timestamptz[], in the same order);
+-- timers: $22 key, $23 run, $24 slot, $25 kind, $26 part, $27 due_at, $28 status, $29 fired,
+--   $30 attempts, $31 last_error, $32 failed_at, $33 planned_at;
+-- $34 whether to NOTIFY channel $35 (delivered at commit, folded per transaction).
 WITH k AS (
     INSERT INTO sla_clock (id, slot, run, milestone, budget_kind, budget_us, working_days,
                            calendar, started_at, pauses, met_at, due_at, breached_at,
@@ -80,10 +81,9 @@ sl AS (
 ),
 a AS (
     INSERT INTO audit_event (run, slot, kind, actor, reason, details, at)
-    SELECT run, slot, kind, actor, reason, details::jsonb, at
-    FROM unnest($20::uuid[], $21::uuid[], $22::text[], $23::text[], $24::text[], $25::text[],
-                $26::timestamptz[])
-         WITH ORDINALITY AS a(run, slot, kind, actor, reason, details, at, n)
+    SELECT (l->>0)::uuid, (l->>1)::uuid, l->>2, l->>3, l->>4, l->5, at
+    FROM ROWS FROM (jsonb_array_elements($20::jsonb), unnest($21::timestamptz[]))
+         WITH ORDINALITY AS a(l, at, n)
     ORDER BY n
 ),
 w AS (
@@ -91,9 +91,9 @@ w AS (
                             attempts, last_error, failed_at, planned_at)
     SELECT key, run, slot, kind, part, due_at, status, fired, $1, attempts, last_error,
            failed_at, planned_at
-    FROM unnest($27::text[], $28::uuid[], $29::uuid[], $30::text[], $31::text[],
-                $32::timestamptz[], $33::text[], $34::int[], $35::int[], $36::text[],
-                $37::timestamptz[], $38::timestamptz[])
+    FROM unnest($22::text[], $23::uuid[], $24::uuid[], $25::text[], $26::text[],
+                $27::timestamptz[], $28::text[], $29::int[], $30::int[], $31::text[],
+                $32::timestamptz[], $33::timestamptz[])
          AS u(key, run, slot, kind, part, due_at, status, fired, attempts, last_error,
               failed_at, planned_at)
     ON CONFLICT (key) DO UPDATE SET
@@ -104,7 +104,7 @@ w AS (
         failed_at = EXCLUDED.failed_at, planned_at = EXCLUDED.planned_at,
         updated_at = EXCLUDED.updated_at
 )
-SELECT CASE WHEN $39 THEN pg_notify($40, '') END
+SELECT CASE WHEN $34 THEN pg_notify($35, '') END
 
 -- name: mark_breached
 -- Record breaches (the first record of each stays), and the slot's copy of its report clock.
