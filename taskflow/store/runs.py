@@ -104,7 +104,7 @@ _VIEW_FIELDS = (
 def view_columns(prefix: str = "") -> str:
     """The columns :func:`view_from` needs (``r`` and ``s``), fewer than :func:`run_columns`."""
     own = ", ".join(f"r.{c} AS {prefix}{c}" for c in _VIEW_FIELDS)
-    return f"{own}, {_ONCE_COLUMN} AS {prefix}once_values, s.attributes AS s_attributes"
+    return f"{own}, {ONCE_COLUMN} AS {prefix}once_values, s.attributes AS s_attributes"
 
 
 def run_from(row: asyncpg.Record, prefix: str = "") -> RunRow:
