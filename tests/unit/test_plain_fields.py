@@ -1,0 +1,184 @@
+"""The plain-field executor answers exactly what graphql-core's own would: the same data in
+the same order, and the same errors (message, path, place) for every value a plain field
+may not return: a null where the type forbids one, a value its type refuses, a read that
+raises."""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+import strawberry
+from strawberry.scalars import JSON
+
+from taskflow.api.graphql import plain_fields
+
+
+@strawberry.enum
+class Colour(enum.Enum):
+    RED = "red"
+    BLUE = "blue"
+
+
+class Named:
+    """Not a str: String serializes it by its ``__str__``."""
+
+    def __str__(self) -> str:
+        return "named"
+
+
+class Exploding:
+    @property
+    def id(self) -> str:
+        raise RuntimeError("cannot read the id")
+
+
+@strawberry.type
+class Part:
+    label: str
+    weight: int | None
+
+
+@strawberry.type
+class Thing:
+    id: strawberry.ID
+    name: str
+    nickname: str | None
+    count: int
+    big: int | None
+    colour: Colour
+    when: datetime | None
+    data: JSON
+    part: Part | None
+    flags: list[bool]
+
+    @strawberry.field
+    def shout(self) -> str:
+        return str(self.name).upper()
+
+    @strawberry.field
+    async def later(self) -> int:
+        await asyncio.sleep(0)
+        return self.count + 1
+
+
+@dataclass
+class Row:
+    """The attributes Thing's plain fields read, any of them possibly wrong."""
+
+    id: Any = "t1"
+    name: Any = "one"
+    nickname: Any = None
+    count: Any = 1
+    big: Any = None
+    colour: Any = Colour.RED
+    when: Any = None
+    data: Any = field(default_factory=dict)
+    part: Any = None
+    flags: Any = ()
+
+
+ROWS: list[Any] = [
+    Row(
+        nickname="uno",
+        big=7,
+        when=datetime(2026, 12, 2, 4, 0, tzinfo=UTC),
+        data={"a": [1, 2]},
+        part=Part(label="p", weight=3),
+        flags=[True, False],
+    ),
+    Row(name=Named(), nickname=12, count=True, colour=Colour.BLUE),
+    Row(name=None),  # a null where the type forbids one
+    Row(colour="purple"),  # a value the enum refuses
+    Row(big=2**40),  # an Int out of range, on a nullable field
+    Row(count="many"),  # an Int refusing a word, on a non-null field
+    Row(id=5, part=Part(label=None, weight=None)),  # type: ignore[arg-type]
+    Row(nickname=ValueError("an exception as a value")),
+    Row(when="not a datetime"),
+]
+
+
+@strawberry.type
+class Query:
+    @strawberry.field
+    def things(self) -> list[Thing | None]:
+        return [*ROWS, Exploding()]
+
+    @strawberry.field
+    def thing(self) -> Thing:
+        return ROWS[2]  # type: ignore[no-any-return]
+
+
+QUERIES = [
+    """{ things { id name nickname count big colour when data flags shout later
+                 part { label weight } } }""",
+    """{ things { n: name, name, c: count, ...F, __typename, colour @skip(if: true),
+                 big @include(if: false) } }
+       fragment F on Thing { nickname name when }""",
+    "{ things { later id } }",
+    "{ thing { name } }",
+    "{ thing { id nickname } }",
+]
+
+
+def stock() -> strawberry.Schema:
+    return strawberry.Schema(query=Query)
+
+
+def fast() -> strawberry.Schema:
+    schema = strawberry.Schema(query=Query)
+    schema.execution_context_class = plain_fields.executor_for(schema._schema)
+    return schema
+
+
+def answer(schema: strawberry.Schema, query: str) -> tuple[Any, list[Any]]:
+    result = asyncio.run(schema.execute(query))
+    found = [(e.message, e.path, e.locations) for e in result.errors or []]
+    return result.data, found
+
+
+@pytest.mark.parametrize("query", QUERIES)
+def test_the_plain_field_executor_answers_as_graphql_core_does(query: str) -> None:
+    expected = answer(stock(), query)
+    got = answer(fast(), query)
+    assert got == expected
+    # The same order of keys, not only the same keys.
+    assert repr(got[0]) == repr(expected[0])
+
+
+def test_the_cases_are_really_exercised() -> None:
+    data, found = answer(fast(), QUERIES[0])
+    assert data is not None
+    assert data["things"][0]["name"] == "one"
+    assert data["things"][1]["name"] == "named"
+    assert data["things"][1]["nickname"] == "12"
+    assert data["things"][2] is None  # its non-null name was null: the item is nulled
+    assert data["things"][4]["big"] is None  # out of range on a nullable field: null
+    messages = {tuple(path): message for message, path, _ in found}
+    assert (
+        messages[("things", 2, "name")] == "Cannot return null for non-nullable field Thing.name."
+    )
+    assert messages[("things", 3, "colour")] == "Enum 'Colour' cannot represent value: 'purple'"
+    assert messages[("things", 4, "big")].startswith("Int cannot represent non 32-bit")
+    assert messages[("things", 7, "nickname")] == "an exception as a value"
+    assert messages[("things", 9, "id")] == "cannot read the id"
+
+
+def test_only_plain_leaf_fields_are_planned() -> None:
+    plans = plain_fields.plans(stock()._schema)
+    assert set(plans["Thing"]) == {
+        "id",
+        "name",
+        "nickname",
+        "count",
+        "big",
+        "colour",
+        "when",
+        "data",
+    }  # not shout or later (resolvers), part (an object), flags (a list)
+    assert set(plans["Part"]) == {"label", "weight"}
+    assert "Query" not in plans
