@@ -44,6 +44,18 @@ class Part:
 
 
 @strawberry.type
+class Owner:
+    name: str
+
+    @strawberry.field
+    async def since(self) -> int:
+        await asyncio.sleep(0)
+        if self.name == "late":
+            raise RuntimeError("no date for late")
+        return 2020
+
+
+@strawberry.type
 class Thing:
     id: strawberry.ID
     name: str
@@ -54,6 +66,7 @@ class Thing:
     when: datetime | None
     data: JSON
     part: Part | None
+    owner: Owner
     flags: list[bool]
 
     @strawberry.field
@@ -79,6 +92,7 @@ class Row:
     when: Any = None
     data: Any = field(default_factory=dict)
     part: Any = None
+    owner: Any = field(default_factory=lambda: Owner(name="o"))
     flags: Any = ()
 
 
@@ -99,6 +113,10 @@ ROWS: list[Any] = [
     Row(id=5, part=Part(label=None, weight=None)),  # type: ignore[arg-type]
     Row(nickname=ValueError("an exception as a value")),
     Row(when="not a datetime"),
+    Row(owner=None),  # a null object where the type forbids one
+    Row(owner=Owner(name=None)),  # type: ignore[arg-type]  # a null inside it
+    Row(owner=Owner(name="late")),  # an error below an awaited field
+    Row(owner=Part(label="not an owner", weight=1)),  # an object of another type
 ]
 
 
@@ -115,7 +133,9 @@ class Query:
 
 QUERIES = [
     """{ things { id name nickname count big colour when data flags shout later
-                 part { label weight } } }""",
+                 part { label weight } owner { name } } }""",
+    "{ things { id owner { since name } part { weight } } }",
+    "{ things { owner { o: name, ...on Owner { name } } } }",
     """{ things { n: name, name, c: count, ...F, __typename, colour @skip(if: true),
                  big @include(if: false) } }
        fragment F on Thing { nickname name when }""",
@@ -165,7 +185,15 @@ def test_the_cases_are_really_exercised() -> None:
     assert messages[("things", 3, "colour")] == "Enum 'Colour' cannot represent value: 'purple'"
     assert messages[("things", 4, "big")].startswith("Int cannot represent non 32-bit")
     assert messages[("things", 7, "nickname")] == "an exception as a value"
-    assert messages[("things", 9, "id")] == "cannot read the id"
+    assert messages[("things", 13, "id")] == "cannot read the id"
+    assert messages[("things", 9, "owner")].endswith("non-nullable field Thing.owner.")
+    assert messages[("things", 10, "owner", "name")].endswith("non-nullable field Owner.name.")
+    assert messages[("things", 12, "owner", "name")] == "'Part' object has no attribute 'name'"
+    data, found = answer(fast(), QUERIES[1])
+    assert data is not None
+    assert data["things"][0]["owner"] == {"since": 2020, "name": "o"}
+    assert data["things"][11] is None
+    assert ("no date for late", ["things", 11, "owner", "since"]) in [f[:2] for f in found]
 
 
 def test_only_plain_leaf_fields_are_planned() -> None:
@@ -179,6 +207,9 @@ def test_only_plain_leaf_fields_are_planned() -> None:
         "colour",
         "when",
         "data",
-    }  # not shout or later (resolvers), part (an object), flags (a list)
+        "part",
+        "owner",
+    }  # not shout or later (resolvers), flags (a list)
     assert set(plans["Part"]) == {"label", "weight"}
+    assert set(plans["Owner"]) == {"name"}
     assert "Query" not in plans

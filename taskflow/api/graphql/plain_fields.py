@@ -2,21 +2,23 @@
 
 A page of 50 slots resolves about 850 fields, and graphql-core spends several
 microseconds on each: a path, a resolve info, the resolver call through strawberry's
-wrapper, ``complete_value``'s type walk. Most of them are *plain*: a scalar or enum
-attribute of the object, read as is (a strawberry field with no resolver function,
-no field extension and no argument). :class:`Executor` reads those directly and
-coerces them with the type's own ``coerce_output_value``; every other field, and any
-plain one whose value is not ordinary (a null where the type forbids one, a value the
-type refuses, a read that raises), goes graphql-core's way, so errors, their paths and
-their messages are graphql-core's own. Fields with arguments (wrapped by
-:func:`taskflow.api.graphql.guards.guard_arguments`) are never plain.
+wrapper, ``complete_value``'s type walk. Most of them are *plain*: an attribute of the
+object read as is (a strawberry field with no resolver function, no field extension and
+no argument) holding a scalar, an enum or an object. :class:`Executor` reads those
+directly: a scalar or enum is coerced with the type's own ``coerce_output_value``, an
+object's selection is run on it at once (a slot's ``subject``, an edge's ``node``).
+Every other field, and any plain one whose value is not ordinary (a null where the type
+forbids one, a value the type refuses, a read that raises, an object its type does not
+recognise, a directive on an object field), goes graphql-core's way, so errors, their
+paths and their messages are graphql-core's own. Fields with arguments (wrapped by
+:func:`taskflow.api.graphql.guards.guard_arguments`) are never plain, nor are lists.
 """
 
 from __future__ import annotations
 
 import operator
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, ClassVar, NamedTuple
+from typing import Any, ClassVar, NamedTuple, cast
 
 from graphql import (
     GraphQLField,
@@ -24,13 +26,14 @@ from graphql import (
     GraphQLLeafType,
     GraphQLNonNull,
     GraphQLObjectType,
+    GraphQLOutputType,
     GraphQLSchema,
     GraphQLString,
     Undefined,
     is_leaf_type,
 )
-from graphql.execution.collect_fields import GroupedFieldSet
-from graphql.pyutils import Path
+from graphql.execution.collect_fields import FieldDetailsList, GroupedFieldSet
+from graphql.pyutils import Path, gather_with_cancel
 from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
 from strawberry.schema.schema_converter import GraphQLCoreConverter
 from strawberry.types.field import StrawberryField
@@ -40,11 +43,14 @@ _PENDING = object()
 
 
 class Plain(NamedTuple):
-    """How to answer one plain field: read, then coerce to its leaf type."""
+    """How to answer one plain field: read the attribute, then coerce it to its leaf type
+    (``leaf``) or run the selection on the object it holds (``object_type``)."""
 
     read: Callable[[Any], Any]
-    leaf: GraphQLLeafType
+    field_type: GraphQLOutputType
     non_null: bool
+    leaf: GraphQLLeafType | None
+    object_type: GraphQLObjectType | None
     #: A ``str`` value passes as is (String and ID coerce a ``str`` to itself).
     str_as_is: bool
 
@@ -65,7 +71,7 @@ def plain(field: GraphQLField) -> Plain | None:
     non_null = isinstance(returned, GraphQLNonNull)
     if isinstance(returned, GraphQLNonNull):
         returned = returned.of_type
-    if not is_leaf_type(returned):
+    if not is_leaf_type(returned) and not isinstance(returned, GraphQLObjectType):
         return None
     read: Callable[[Any], Any]
     if definition.default_resolver is getattr:
@@ -75,7 +81,16 @@ def plain(field: GraphQLField) -> Plain | None:
         def read(source: Any) -> Any:
             return resolve(source, None)
 
-    return Plain(read, returned, non_null, returned is GraphQLString or returned is GraphQLID)
+    if isinstance(returned, GraphQLObjectType):
+        return Plain(read, field.type, non_null, None, returned, False)
+    return Plain(
+        read,
+        field.type,
+        non_null,
+        returned,
+        None,
+        returned is GraphQLString or returned is GraphQLID,
+    )
 
 
 def plans(schema: GraphQLSchema) -> dict[str, dict[str, Plain]]:
@@ -105,31 +120,111 @@ class Executor(StrawberryGraphQLCoreExecutionContext):
     ) -> Any:
         fields = self.PLANS.get(parent_type.name)
         manager = self.middleware_manager
-        if not fields or (manager is not None and manager.middlewares):
+        if not fields or position_context is not None or (manager and manager.middlewares):
             return super().execute_fields(
                 parent_type, source_value, path, grouped_field_set, position_context
             )
         results: dict[str, Any] = {}
         rest: GroupedFieldSet = {}
-        for name, details in grouped_field_set.items():
-            found = fields.get(details[0].node.name.value)
-            if found is not None:
-                value = _answer(found, source_value)
-                if value is not _PENDING:
-                    results[name] = value
-                    continue
-            rest[name] = details
-            results[name] = _PENDING
-        if not rest:
-            return results
-        others = super().execute_fields(parent_type, source_value, path, rest, position_context)
-        if isinstance(others, dict):
+        waiting: list[str] = []
+        try:
+            for name, details in grouped_field_set.items():
+                found = fields.get(details[0].node.name.value)
+                if found is None:
+                    value = _PENDING
+                elif found.leaf is not None:
+                    value = _answer(found, source_value)
+                else:
+                    value = self._object(found, source_value, name, details, path, parent_type)
+                    if value is not _PENDING and value is not None and not isinstance(value, dict):
+                        waiting.append(name)
+                results[name] = value
+                if value is _PENDING:
+                    rest[name] = details
+            others = (
+                super().execute_fields(parent_type, source_value, path, rest, None) if rest else {}
+            )
+        except Exception:
+            if waiting:
+                self.settle_in_background([results[name] for name in waiting])
+            raise
+        if not waiting and isinstance(others, dict):
             return _merged(results, rest, others)
-        return _merged_later(results, rest, others)
+        return self._gathered(results, rest, others, waiting)
+
+    def _object(
+        self,
+        found: Plain,
+        source: Any,
+        name: str,
+        details: FieldDetailsList,
+        path: Path | None,
+        parent_type: GraphQLObjectType,
+    ) -> Any:
+        """A plain object field's answer (an awaitable when a field below awaits), or
+        ``_PENDING`` for anything graphql-core must decide."""
+        object_type = cast(GraphQLObjectType, found.object_type)
+        try:
+            value = found.read(source)
+        except Exception:  # graphql-core reads it again and reports the error
+            return _PENDING
+        if value is None:
+            return _PENDING if found.non_null else None
+        if isinstance(value, Exception) or details[0].node.directives:
+            return _PENDING
+        if object_type.is_type_of is not None:
+            try:
+                if object_type.is_type_of(value, cast(Any, None)) is not True:
+                    return _PENDING
+            except Exception:  # graphql-core asks again, with the field's info
+                return _PENDING
+        grouped, deferred, _ = self.collect_subfields(object_type, details)
+        if deferred:
+            return _PENDING
+        at = Path(path, name, parent_type.name)
+        try:
+            done = self.execute_fields(object_type, value, at, grouped, None)
+        except Exception as raw:
+            self.handle_field_error(raw, found.field_type, details, at)
+            return None
+        if isinstance(done, dict):
+            return done
+        return self._guarded(done, found.field_type, details, at)
+
+    async def _guarded(
+        self,
+        done: Awaitable[Any],
+        field_type: GraphQLOutputType,
+        details: FieldDetailsList,
+        at: Path,
+    ) -> Any:
+        """As graphql-core's ``execute_field`` awaits a completed value."""
+        try:
+            return await done
+        except Exception as raw:
+            self.handle_field_error(raw, field_type, details, at)
+            return None
+
+    async def _gathered(
+        self,
+        results: dict[str, Any],
+        rest: GroupedFieldSet,
+        others: Any,
+        waiting: list[str],
+    ) -> dict[str, Any]:
+        """``results`` once every awaitable in it (and graphql-core's part) has settled."""
+        awaited = [results[name] for name in waiting]
+        if not isinstance(others, dict):
+            awaited.append(others)
+        values = await gather_with_cancel(*awaited)
+        if not isinstance(others, dict):
+            others = values.pop()
+        results.update(zip(waiting, values, strict=True))
+        return _merged(results, rest, others)
 
 
 def _answer(found: Plain, source: Any) -> Any:
-    """The field's answer, or ``_PENDING`` for anything graphql-core must decide."""
+    """A plain leaf field's answer, or ``_PENDING`` for anything graphql-core must decide."""
     try:
         value = found.read(source)
     except Exception:  # graphql-core reads it again and reports the error
@@ -141,7 +236,7 @@ def _answer(found: Plain, source: Any) -> Any:
     if isinstance(value, Exception):
         return _PENDING
     try:
-        coerced = found.leaf.coerce_output_value(value)
+        coerced = cast(GraphQLLeafType, found.leaf).coerce_output_value(value)
     except Exception:  # graphql-core coerces it again and reports the error
         return _PENDING
     return _PENDING if coerced is None or coerced is Undefined else coerced
@@ -157,12 +252,6 @@ def _merged(
         else:
             del results[name]
     return results
-
-
-async def _merged_later(
-    results: dict[str, Any], rest: GroupedFieldSet, others: Awaitable[Mapping[str, Any]]
-) -> dict[str, Any]:
-    return _merged(results, rest, await others)
 
 
 def executor_for(schema: GraphQLSchema) -> type[Executor]:
