@@ -31,6 +31,18 @@ class Named:
         return "named"
 
 
+class Later:
+    """An awaitable attribute (awaited again on each await): graphql-core awaits it."""
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def __await__(self) -> Any:
+        if False:
+            yield
+        return self.value
+
+
 class Exploding:
     @property
     def id(self) -> str:
@@ -117,6 +129,7 @@ ROWS: list[Any] = [
     Row(owner=Owner(name=None)),  # type: ignore[arg-type]  # a null inside it
     Row(owner=Owner(name="late")),  # an error below an awaited field
     Row(owner=Part(label="not an owner", weight=1)),  # an object of another type
+    Row(data=Later({"later": True}), part=Later(Part(label="later", weight=None))),
 ]
 
 
@@ -185,7 +198,9 @@ def test_the_cases_are_really_exercised() -> None:
     assert messages[("things", 3, "colour")] == "Enum 'Colour' cannot represent value: 'purple'"
     assert messages[("things", 4, "big")].startswith("Int cannot represent non 32-bit")
     assert messages[("things", 7, "nickname")] == "an exception as a value"
-    assert messages[("things", 13, "id")] == "cannot read the id"
+    assert messages[("things", 14, "id")] == "cannot read the id"
+    assert data["things"][13]["data"] == {"later": True}
+    assert data["things"][13]["part"] == {"label": "later", "weight": None}
     assert messages[("things", 9, "owner")].endswith("non-nullable field Thing.owner.")
     assert messages[("things", 10, "owner", "name")].endswith("non-nullable field Owner.name.")
     assert messages[("things", 12, "owner", "name")] == "'Part' object has no attribute 'name'"

@@ -133,7 +133,7 @@ class Executor(StrawberryGraphQLCoreExecutionContext):
                 if found is None:
                     value = _PENDING
                 elif found.leaf is not None:
-                    value = _answer(found, source_value)
+                    value = _answer(found, source_value, self.is_awaitable)
                 else:
                     value = self._object(found, source_value, name, details, path, parent_type)
                     if value is not _PENDING and value is not None and not isinstance(value, dict):
@@ -170,7 +170,7 @@ class Executor(StrawberryGraphQLCoreExecutionContext):
             return _PENDING
         if value is None:
             return _PENDING if found.non_null else None
-        if isinstance(value, Exception) or details[0].node.directives:
+        if isinstance(value, Exception) or self.is_awaitable(value) or details[0].node.directives:
             return _PENDING
         if object_type.is_type_of is not None:
             try:
@@ -223,7 +223,7 @@ class Executor(StrawberryGraphQLCoreExecutionContext):
         return _merged(results, rest, others)
 
 
-def _answer(found: Plain, source: Any) -> Any:
+def _answer(found: Plain, source: Any, is_awaitable: Callable[[Any], bool]) -> Any:
     """A plain leaf field's answer, or ``_PENDING`` for anything graphql-core must decide."""
     try:
         value = found.read(source)
@@ -233,7 +233,7 @@ def _answer(found: Plain, source: Any) -> Any:
         return _PENDING if found.non_null else None
     if found.str_as_is and type(value) is str:
         return value
-    if isinstance(value, Exception):
+    if isinstance(value, Exception) or is_awaitable(value):
         return _PENDING
     try:
         coerced = cast(GraphQLLeafType, found.leaf).coerce_output_value(value)
