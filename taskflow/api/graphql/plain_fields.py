@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, ClassVar, NamedTuple, cast
+from typing import Any, ClassVar, NamedTuple
 
 from graphql import (
     GraphQLField,
@@ -105,10 +105,32 @@ def plans(schema: GraphQLSchema) -> dict[str, dict[str, Plain]]:
     return found
 
 
+#: A field of a selection: its response name, its nodes and its plan (None: not plain).
+Step = tuple[str, FieldDetailsList, Plain | None]
+
+
 class Executor(StrawberryGraphQLCoreExecutionContext):
     """strawberry's executor, answering plain fields itself (see the module's docstring)."""
 
     PLANS: ClassVar[Mapping[str, Mapping[str, Plain]]] = {}
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        #: Per selection (the same for every row of a list): its fields with their plans.
+        #: An entry keeps its selection alive, so the id in its key is not reused meanwhile.
+        self._steps: dict[int, tuple[GroupedFieldSet, list[Step]]] = {}
+
+    def steps(self, fields: Mapping[str, Plain], grouped: GroupedFieldSet) -> list[Step]:
+        """``grouped``'s fields with their plans (None: graphql-core resolves it)."""
+        kept = self._steps.get(id(grouped))
+        if kept is not None and kept[0] is grouped:
+            return kept[1]
+        found = [
+            (name, details, fields.get(details[0].node.name.value))
+            for name, details in grouped.items()
+        ]
+        self._steps[id(grouped)] = (grouped, found)
+        return found
 
     def execute_fields(
         self,
@@ -128,8 +150,7 @@ class Executor(StrawberryGraphQLCoreExecutionContext):
         rest: GroupedFieldSet = {}
         waiting: list[str] = []
         try:
-            for name, details in grouped_field_set.items():
-                found = fields.get(details[0].node.name.value)
+            for name, details, found in self.steps(fields, grouped_field_set):
                 if found is None:
                     value = _PENDING
                 elif found.leaf is not None:
@@ -163,7 +184,9 @@ class Executor(StrawberryGraphQLCoreExecutionContext):
     ) -> Any:
         """A plain object field's answer (an awaitable when a field below awaits), or
         ``_PENDING`` for anything graphql-core must decide."""
-        object_type = cast(GraphQLObjectType, found.object_type)
+        object_type = found.object_type
+        if object_type is None:
+            return _PENDING
         try:
             value = found.read(source)
         except Exception:  # graphql-core reads it again and reports the error
@@ -174,7 +197,7 @@ class Executor(StrawberryGraphQLCoreExecutionContext):
             return _PENDING
         if object_type.is_type_of is not None:
             try:
-                if object_type.is_type_of(value, cast(Any, None)) is not True:
+                if object_type.is_type_of(value, None) is not True:  # type: ignore[arg-type]
                     return _PENDING
             except Exception:  # graphql-core asks again, with the field's info
                 return _PENDING
@@ -233,10 +256,11 @@ def _answer(found: Plain, source: Any, is_awaitable: Callable[[Any], bool]) -> A
         return _PENDING if found.non_null else None
     if found.str_as_is and type(value) is str:
         return value
-    if isinstance(value, Exception) or is_awaitable(value):
+    leaf = found.leaf
+    if leaf is None or isinstance(value, Exception) or is_awaitable(value):
         return _PENDING
     try:
-        coerced = cast(GraphQLLeafType, found.leaf).coerce_output_value(value)
+        coerced = leaf.coerce_output_value(value)
     except Exception:  # graphql-core coerces it again and reports the error
         return _PENDING
     return _PENDING if coerced is None or coerced is Undefined else coerced
