@@ -187,12 +187,9 @@ class Executor(StrawberryGraphQLCoreExecutionContext):
         object_type = found.object_type
         if object_type is None:
             return _PENDING
-        try:
-            value = found.read(source)
-        except Exception:  # graphql-core reads it again and reports the error
-            return _PENDING
-        if value is None:
-            return _PENDING if found.non_null else None
+        value = _read(found, source)
+        if value is None or value is _PENDING:
+            return value
         if isinstance(value, Exception) or self.is_awaitable(value) or details[0].node.directives:
             return _PENDING
         if object_type.is_type_of is not None:
@@ -246,14 +243,21 @@ class Executor(StrawberryGraphQLCoreExecutionContext):
         return _merged(results, rest, others)
 
 
-def _answer(found: Plain, source: Any, is_awaitable: Callable[[Any], bool]) -> Any:
-    """A plain leaf field's answer, or ``_PENDING`` for anything graphql-core must decide."""
+def _read(found: Plain, source: Any) -> Any:
+    """The field's attribute, or ``_PENDING`` when the read raises or is a null the type
+    forbids (graphql-core reads it again and reports the error)."""
     try:
         value = found.read(source)
-    except Exception:  # graphql-core reads it again and reports the error
+    except Exception:
         return _PENDING
-    if value is None:
-        return _PENDING if found.non_null else None
+    return _PENDING if value is None and found.non_null else value
+
+
+def _answer(found: Plain, source: Any, is_awaitable: Callable[[Any], bool]) -> Any:
+    """A plain leaf field's answer, or ``_PENDING`` for anything graphql-core must decide."""
+    value = _read(found, source)
+    if value is None or value is _PENDING:
+        return value
     if found.str_as_is and type(value) is str:
         return value
     leaf = found.leaf
