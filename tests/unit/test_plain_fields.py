@@ -79,6 +79,9 @@ class Thing:
     data: JSON
     part: Part | None
     owner: Owner
+    parts: list[Part]
+    maybe_parts: list[Part | None] | None
+    owners: list[Owner]
     flags: list[bool]
 
     @strawberry.field
@@ -105,6 +108,11 @@ class Row:
     data: Any = field(default_factory=dict)
     part: Any = None
     owner: Any = field(default_factory=lambda: Owner(name="o"))
+    parts: Any = field(
+        default_factory=lambda: [Part(label="a", weight=1), Part(label="b", weight=None)]
+    )
+    maybe_parts: Any = None
+    owners: Any = field(default_factory=lambda: [Owner(name="x"), Owner(name="y")])
     flags: Any = ()
 
 
@@ -130,6 +138,13 @@ ROWS: list[Any] = [
     Row(owner=Owner(name="late")),  # an error below an awaited field
     Row(owner=Part(label="not an owner", weight=1)),  # an object of another type
     Row(data=Later({"later": True}), part=Later(Part(label="later", weight=None))),
+    Row(parts=[Part(label="a", weight=1), None]),  # a null item the list forbids
+    Row(
+        parts=(Part(label="t", weight=1),), maybe_parts=[None, Part(label="m", weight=2)]
+    ),  # a tuple; a nullable item
+    Row(parts=[Part(label="a", weight=1), Part(label=None, weight=2)]),  # type: ignore[arg-type]  # an error in an item
+    Row(maybe_parts=[Part(label=None, weight=1)], owners=[Owner(name="x"), Owner(name="late")]),  # type: ignore[arg-type]
+    Row(parts=[Owner(name="not a part")], owners=[]),  # an object of another type
 ]
 
 
@@ -149,6 +164,9 @@ QUERIES = [
                  part { label weight } owner { name } } }""",
     "{ things { id owner { since name } part { weight } } }",
     "{ things { owner { o: name, ...on Owner { name } } } }",
+    """{ things { name parts { label weight } maybeParts { label } owners { name since }
+                 other: owners { name } } }""",
+    "{ things { parts @include(if: true) { label } owners { since } } }",
     """{ things { n: name, name, c: count, ...F, __typename, colour @skip(if: true),
                  big @include(if: false) } }
        fragment F on Thing { nickname name when }""",
@@ -198,7 +216,7 @@ def test_the_cases_are_really_exercised() -> None:
     assert messages[("things", 3, "colour")] == "Enum 'Colour' cannot represent value: 'purple'"
     assert messages[("things", 4, "big")].startswith("Int cannot represent non 32-bit")
     assert messages[("things", 7, "nickname")] == "an exception as a value"
-    assert messages[("things", 14, "id")] == "cannot read the id"
+    assert messages[("things", 19, "id")] == "cannot read the id"
     assert data["things"][13]["data"] == {"later": True}
     assert data["things"][13]["part"] == {"label": "later", "weight": None}
     assert messages[("things", 9, "owner")].endswith("non-nullable field Thing.owner.")
@@ -209,6 +227,20 @@ def test_the_cases_are_really_exercised() -> None:
     assert data["things"][0]["owner"] == {"since": 2020, "name": "o"}
     assert data["things"][11] is None
     assert ("no date for late", ["things", 11, "owner", "since"]) in [f[:2] for f in found]
+    data, found = answer(fast(), QUERIES[3])
+    assert data is not None
+    things = data["things"]
+    assert things[0]["parts"] == [{"label": "a", "weight": 1}, {"label": "b", "weight": None}]
+    assert things[0]["owners"] == [{"name": "x", "since": 2020}, {"name": "y", "since": 2020}]
+    assert things[14] is None  # a null item in [Part!]!: the list, then the thing, nulled
+    assert things[15]["parts"] == [{"label": "t", "weight": 1}]
+    assert things[15]["maybeParts"] == [None, {"label": "m"}]
+    assert things[16] is None
+    assert things[17] is None  # the late owner's error reaches the thing
+    assert things[18] is None  # an Owner in [Part!]!: its label cannot be read
+    messages = {tuple(path): message for message, path, _ in found}
+    assert messages[("things", 14, "parts", 1)].endswith("non-nullable field Thing.parts.")
+    assert messages[("things", 17, "owners", 1, "since")] == "no date for late"
 
 
 def test_only_plain_leaf_fields_are_planned() -> None:
@@ -224,7 +256,10 @@ def test_only_plain_leaf_fields_are_planned() -> None:
         "data",
         "part",
         "owner",
-    }  # not shout or later (resolvers), flags (a list)
+        "parts",
+        "maybeParts",
+        "owners",
+    }  # not shout or later (resolvers), flags (a list of scalars)
     assert set(plans["Part"]) == {"label", "weight"}
     assert set(plans["Owner"]) == {"name"}
     assert "Query" not in plans

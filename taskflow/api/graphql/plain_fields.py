@@ -6,12 +6,14 @@ wrapper, ``complete_value``'s type walk. Most of them are *plain*: an attribute 
 object read as is (a strawberry field with no resolver function, no field extension and
 no argument) holding a scalar, an enum or an object. :class:`Executor` reads those
 directly: a scalar or enum is coerced with the type's own ``coerce_output_value``, an
-object's selection is run on it at once (a slot's ``subject``, an edge's ``node``).
+object's selection is run on it at once (a slot's ``subject``, an edge's ``node``), and
+on each object of a list (a connection's ``edges``).
 Every other field, and any plain one whose value is not ordinary (a null where the type
 forbids one, a value the type refuses, a read that raises, an object its type does not
-recognise, a directive on an object field), goes graphql-core's way, so errors, their
+recognise, a directive on an object or list field), goes graphql-core's way, so errors, their
 paths and their messages are graphql-core's own. Fields with arguments (wrapped by
-:func:`taskflow.api.graphql.guards.guard_arguments`) are never plain, nor are lists.
+:func:`taskflow.api.graphql.guards.guard_arguments`) are never plain, nor are lists of
+scalars.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from graphql import (
     GraphQLField,
     GraphQLID,
     GraphQLLeafType,
+    GraphQLList,
     GraphQLNonNull,
     GraphQLObjectType,
     GraphQLOutputType,
@@ -44,15 +47,22 @@ _PENDING = object()
 
 class Plain(NamedTuple):
     """How to answer one plain field: read the attribute, then coerce it to its leaf type
-    (``leaf``) or run the selection on the object it holds (``object_type``)."""
+    (``leaf``), or run the selection on the object it holds (``object_type``) or on each
+    object of the list it holds (``item_type``, of objects ``items``)."""
 
     read: Callable[[Any], Any]
     field_type: GraphQLOutputType
     non_null: bool
-    leaf: GraphQLLeafType | None
-    object_type: GraphQLObjectType | None
+    leaf: GraphQLLeafType | None = None
+    object_type: GraphQLObjectType | None = None
+    item_type: GraphQLOutputType | None = None
+    items: GraphQLObjectType | None = None
     #: A ``str`` value passes as is (String and ID coerce a ``str`` to itself).
-    str_as_is: bool
+    str_as_is: bool = False
+
+    @property
+    def item_non_null(self) -> bool:
+        return isinstance(self.item_type, GraphQLNonNull)
 
 
 def plain(field: GraphQLField) -> Plain | None:
@@ -71,7 +81,13 @@ def plain(field: GraphQLField) -> Plain | None:
     non_null = isinstance(returned, GraphQLNonNull)
     if isinstance(returned, GraphQLNonNull):
         returned = returned.of_type
-    if not is_leaf_type(returned) and not isinstance(returned, GraphQLObjectType):
+    item_type = returned.of_type if isinstance(returned, GraphQLList) else None
+    items = item_type.of_type if isinstance(item_type, GraphQLNonNull) else item_type
+    if not (
+        is_leaf_type(returned)
+        or isinstance(returned, GraphQLObjectType)
+        or isinstance(items, GraphQLObjectType)
+    ):
         return None
     read: Callable[[Any], Any]
     if definition.default_resolver is getattr:
@@ -82,14 +98,12 @@ def plain(field: GraphQLField) -> Plain | None:
             return resolve(source, None)
 
     if isinstance(returned, GraphQLObjectType):
-        return Plain(read, field.type, non_null, None, returned, False)
+        return Plain(read, field.type, non_null, object_type=returned)
+    if isinstance(items, GraphQLObjectType):
+        return Plain(read, field.type, non_null, item_type=item_type, items=items)
+    leaf = returned if is_leaf_type(returned) else None
     return Plain(
-        read,
-        field.type,
-        non_null,
-        returned,
-        None,
-        returned is GraphQLString or returned is GraphQLID,
+        read, field.type, non_null, leaf=leaf, str_as_is=leaf is GraphQLString or leaf is GraphQLID
     )
 
 
@@ -156,8 +170,8 @@ class Executor(StrawberryGraphQLCoreExecutionContext):
                 elif found.leaf is not None:
                     value = _answer(found, source_value, self.is_awaitable)
                 else:
-                    value = self._object(found, source_value, name, details, path, parent_type)
-                    if value is not _PENDING and value is not None and not isinstance(value, dict):
+                    value = self._nested(found, source_value, name, details, path, parent_type)
+                    if _awaits(value):
                         waiting.append(name)
                 results[name] = value
                 if value is _PENDING:
@@ -173,7 +187,7 @@ class Executor(StrawberryGraphQLCoreExecutionContext):
             return _merged(results, rest, others)
         return self._gathered(results, rest, others, waiting)
 
-    def _object(
+    def _nested(
         self,
         found: Plain,
         source: Any,
@@ -182,34 +196,107 @@ class Executor(StrawberryGraphQLCoreExecutionContext):
         path: Path | None,
         parent_type: GraphQLObjectType,
     ) -> Any:
-        """A plain object field's answer (an awaitable when a field below awaits), or
-        ``_PENDING`` for anything graphql-core must decide."""
-        object_type = found.object_type
-        if object_type is None:
-            return _PENDING
+        """A plain object or list-of-objects field's answer (an awaitable when a field below
+        awaits), or ``_PENDING`` for anything graphql-core must decide."""
         value = _read(found, source)
         if value is None or value is _PENDING:
             return value
-        if isinstance(value, Exception) or self.is_awaitable(value) or details[0].node.directives:
+        if details[0].node.directives:
             return _PENDING
-        if object_type.is_type_of is not None:
-            try:
-                if object_type.is_type_of(value, None) is not True:  # type: ignore[arg-type]
-                    return _PENDING
-            except Exception:  # graphql-core asks again, with the field's info
-                return _PENDING
+        at = Path(path, name, parent_type.name)
+        if found.object_type is not None:
+            return self._object(found.object_type, found.field_type, value, details, at)
+        return self._list(found, value, details, at)
+
+    def _object(
+        self,
+        object_type: GraphQLObjectType,
+        field_type: GraphQLOutputType,
+        value: Any,
+        details: FieldDetailsList,
+        at: Path,
+    ) -> Any:
+        if not self._recognised(object_type, value, True):
+            return _PENDING
         grouped, deferred, _ = self.collect_subfields(object_type, details)
         if deferred:
             return _PENDING
-        at = Path(path, name, parent_type.name)
         try:
             done = self.execute_fields(object_type, value, at, grouped, None)
         except Exception as raw:
-            self.handle_field_error(raw, found.field_type, details, at)
+            self.handle_field_error(raw, field_type, details, at)
             return None
         if isinstance(done, dict):
             return done
-        return self._guarded(done, found.field_type, details, at)
+        return self._guarded(done, field_type, details, at)
+
+    def _list(self, found: Plain, value: Any, details: FieldDetailsList, at: Path) -> Any:
+        """Each item's selection run (checked before any item runs: a null item the type
+        forbids, an item its type does not recognise, go graphql-core's way)."""
+        items, item_type = found.items, found.item_type
+        if items is None or item_type is None or type(value) is not list:
+            return _PENDING
+        if not all(self._recognised(items, item, found.item_non_null) for item in value):
+            return _PENDING
+        grouped, deferred, _ = self.collect_subfields(items, details)
+        if deferred:
+            return _PENDING
+        done: list[Any] = []
+        waiting: list[int] = []
+        try:
+            for index, item in enumerate(value):
+                if item is None:
+                    done.append(None)
+                    continue
+                item_at = Path(at, index, None)
+                try:
+                    completed = self.execute_fields(items, item, item_at, grouped, None)
+                except Exception as raw:
+                    self.handle_field_error(raw, item_type, details, item_at)
+                    completed = None
+                if completed is not None and not isinstance(completed, dict):
+                    completed = self._guarded(completed, item_type, details, item_at)
+                    waiting.append(index)
+                done.append(completed)
+        except Exception as raw:
+            if waiting:
+                self.settle_in_background([done[index] for index in waiting])
+            self.handle_field_error(raw, found.field_type, details, at)
+            return None
+        if waiting:
+            return self._list_later(done, waiting, found.field_type, details, at)
+        return done
+
+    def _recognised(self, items: GraphQLObjectType, item: Any, non_null: bool) -> bool:
+        """Whether ``item`` (an object field's value, a list's item) may run on the plain path."""
+        if item is None:
+            return not non_null
+        if isinstance(item, Exception) or self.is_awaitable(item):
+            return False
+        if items.is_type_of is None:
+            return True
+        try:
+            return items.is_type_of(item, None) is True  # type: ignore[arg-type]
+        except Exception:  # graphql-core asks again, with the field's info
+            return False
+
+    async def _list_later(
+        self,
+        done: list[Any],
+        waiting: list[int],
+        field_type: GraphQLOutputType,
+        details: FieldDetailsList,
+        at: Path,
+    ) -> Any:
+        """As graphql-core's ``complete_list_value`` awaits the items that await."""
+        try:
+            values = await gather_with_cancel(*(done[index] for index in waiting))
+        except Exception as raw:
+            self.handle_field_error(raw, field_type, details, at)
+            return None
+        for index, item in zip(waiting, values, strict=True):
+            done[index] = item
+        return done
 
     async def _guarded(
         self,
@@ -241,6 +328,11 @@ class Executor(StrawberryGraphQLCoreExecutionContext):
             others = values.pop()
         results.update(zip(waiting, values, strict=True))
         return _merged(results, rest, others)
+
+
+def _awaits(value: Any) -> bool:
+    """Whether an object or list field's answer is still to be awaited."""
+    return value is not _PENDING and value is not None and not isinstance(value, dict | list)
 
 
 def _read(found: Plain, source: Any) -> Any:
