@@ -16,6 +16,7 @@ import contextlib
 import itertools
 import json
 import os
+import shutil
 import tempfile
 import uuid
 from collections.abc import AsyncIterator, Iterator
@@ -73,6 +74,8 @@ def pg_admin_url() -> Iterator[str]:
         yield url
     finally:
         server.stop()
+        # Each session's cluster is ~70 MB: left behind, a day of test runs fills the disk.
+        shutil.rmtree(data_dir, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")
