@@ -222,3 +222,18 @@ class Welcoming(Workflow):
         then=[Route("done")],
     )
     done = State(terminal=True)
+
+
+class Polling(Workflow):
+    """An automatic state that also follows up every hour while its action has not ended."""
+
+    name = "polling"
+    tracks = "order"
+
+    polling = State(
+        initial=True,
+        action=_CHARGE,
+        every=[every(real.hours(1), action=follow_up, until=real.days(1))],
+        on_success=["done"],
+    )
+    done = State(terminal=True)

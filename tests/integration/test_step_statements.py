@@ -10,13 +10,17 @@ from __future__ import annotations
 
 import dataclasses
 import uuid
+from datetime import timedelta
 from typing import Any
 
 import pytest
 
 from taskflow import clock
 from taskflow.service import container, steps
-from tests.integration.test_steps import _run, _start
+from taskflow.service import timers as timer_service
+from taskflow.store import steps as step_store
+from tests.integration import step_workflows
+from tests.integration.test_steps import _run, _start, _steps
 
 pytestmark = pytest.mark.anyio
 
@@ -50,3 +54,26 @@ async def test_a_batch_of_plain_successes_takes_and_finishes_in_few_statements(
             "SELECT status FROM step WHERE run = ANY($1::uuid[])", [uuid.UUID(r) for r in run_ids]
         )
     assert {r["status"] for r in statuses} == {"succeeded"}
+
+
+async def test_a_success_leaving_a_state_with_a_due_follow_up_cancels_it(
+    step_services: container.Services, frozen_clock: clock.FrozenClock
+) -> None:
+    """Not a plain success (the state has recurring work): the due step of the state left
+    is cancelled with the decision, and never runs."""
+    services = step_services
+    run_id = await _start(services, "polling", "POLL-1")
+    async with services.db.connection() as conn:  # a worker takes the action, then dies
+        taken = await step_store.take_batch(conn, frozen_clock.now(), 10, 300.0, "gone")
+    assert len(taken.steps) == 1
+    now = frozen_clock.advance(timedelta(hours=1))
+    assert await timer_service.run_due(services, now) >= 1  # the follow-up falls due
+    by_kind = {s.kind: s for s in await _steps(services, run_id)}
+    assert by_kind["every"].status == "due"
+    # the action's lease ran out first: its next attempt succeeds, the run leaves the state
+    assert await steps.run_batch(services, now, 1) == 1
+    assert (await _run(services, run_id))["state"] == "done"
+    by_kind = {s.kind: s for s in await _steps(services, run_id)}
+    assert (by_kind["action"].status, by_kind["every"].status) == ("succeeded", "cancelled")
+    assert await steps.run_due(services, now) == 0
+    assert step_workflows.CALLS[f"followup:{run_id}"] == 0
