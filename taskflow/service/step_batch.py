@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import random
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -58,6 +58,10 @@ class _Batch:
     finished: list[store.Finished]
     results: list[tuple[str, str, Any]]
     outcomes: dict[int, str]
+    #: Runs a plain success completed (the state left had no other step row: the writer
+    #: need not look for due ones to cancel), and runs something else decided for.
+    plain: set[str] = field(default_factory=set)
+    decided: set[str] = field(default_factory=set)
 
 
 def _details(step: store.StepRow, ms: int, **more: Any) -> dict[str, Any]:
@@ -99,7 +103,7 @@ async def finish(services: Services, attempted: Sequence[Attempted]) -> dict[int
                 continue
             if trial is not None and state is not None:
                 states[item.step.run_id] = trial
-        await runs_batch.flush(conn, list(states.values()), now)
+        await runs_batch.flush(conn, list(states.values()), now, quiet=batch.plain - batch.decided)
         await store.finish_many(conn, batch.finished, batch.results, now)
         # Slots the outcomes opened take the events their runs kept (same transaction).
         await buffered.after_batch(
@@ -180,7 +184,9 @@ def _one(
             )
             if plain is not None:  # no engine working copy needed: plan it as it is
                 runs_batch.outcome(state, plain, ctx, now)
+                batch.plain.add(step.run_id)
             else:
+                batch.decided.add(step.run_id)
                 _decide(state, ctx, now, automatic.succeeded, result=item.value, details=details)
         done("succeeded", store.SUCCEEDED, result=item.value)
         return
@@ -203,6 +209,7 @@ def _one(
         automatic.error_route(definition, step.state, item.classes) is not None
     )
     if step.kind == step_queue.ACTION:
+        batch.decided.add(step.run_id)
         _decide(state, ctx, now, automatic.failed, error_classes=item.classes, details=details)
     else:
         line = f"{step.state}: {step.action} failed ({text}); an operator retries it (retryStep)"

@@ -11,7 +11,7 @@ firing on the same run sees what an earlier one did); the states' writes merge i
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -159,8 +159,15 @@ def failed(
 # -- writing ------------------------------------------------------------------------------------
 
 
-async def flush(conn: db.Connection, states: Sequence[RunState], now: datetime) -> None:
-    """Write what the firings did to ``states``: their writes merged, through the one writer."""
-    await writer.write(conn, uow.merged(s.writes for s in states), now)
+async def flush(
+    conn: db.Connection,
+    states: Sequence[RunState],
+    now: datetime,
+    *,
+    quiet: Collection[str] = (),
+) -> None:
+    """Write what the firings did to ``states``: their writes merged, through the one writer
+    (``quiet``: runs with no due step row of a state they leave, see ``writer.write``)."""
+    await writer.write(conn, uow.merged(s.writes for s in states), now, quiet=quiet)
     await outbox.notify(conn, [n for s in states for n in s.notes])
     await step_rows.enqueue_many(conn, [n for s in states for n in s.steps])

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import datetime
 
 from taskflow.core import clocks, durations, slot_measures
@@ -32,8 +32,14 @@ from taskflow.store.deadlines import CHANNEL
 SQL = sql.statements("unit_of_work")
 
 
-async def write(conn: db.Connection, writes: Writes, now: datetime) -> None:
-    """Write everything ``writes`` holds (THE writer: use cases and the worker call it)."""
+async def write(
+    conn: db.Connection, writes: Writes, now: datetime, *, quiet: Collection[str] = ()
+) -> None:
+    """Write everything ``writes`` holds (THE writer: use cases and the worker call it).
+
+    ``quiet``: runs the caller knows have no due step row of a state they leave (a worker's
+    plain success: the state left had no timer, no recurring work and no slot, so its own
+    step, the one finishing, was its only one); their step rows are not looked at."""
     if writes.runs:
         changed = writes.runs
         await conn.execute(
@@ -59,7 +65,9 @@ async def write(conn: db.Connection, writes: Writes, now: datetime) -> None:
     await _deadlines(conn, writes, now)
     # Step rows made due with the decision that entered their state, and the due ones of
     # states left dropped (after the runs, slots, clocks and timers: the lock order).
-    await step_rows.cancel_left(conn, [(v.id, v.visit, str(v.status)) for v, _ in writes.runs], now)
+    await step_rows.cancel_left(
+        conn, [(v.id, v.visit, str(v.status)) for v, _ in writes.runs if v.id not in quiet], now
+    )
     await step_rows.enqueue_many(conn, writes.steps)
     await step_rows.once_many(conn, writes.once, now)
     if writes.breaches:

@@ -222,3 +222,15 @@ class Welcoming(Workflow):
         then=[Route("done")],
     )
     done = State(terminal=True)
+
+
+#: Polling's recurring work: a follow-up every hour while its action has not ended.
+_HOURLY = every(real.hours(1), action=follow_up, until=real.days(1))
+
+
+class Polling(Workflow):
+    """An automatic state that also follows up every hour while its action has not ended."""
+
+    name, tracks = "polling", "order"
+    polling = State(initial=True, action=_CHARGE, every=[_HOURLY], on_success=["done"])
+    done = State(terminal=True)
