@@ -75,4 +75,4 @@ class Timing(SchemaExtension):
             access_log.note_graphql(context.operation_name, detail)
             services = getattr(context.context, "services", None)
             if services is not None:
-                metrics.sample_pools(services)
+                metrics.sample_pools_now_and_then(services)
