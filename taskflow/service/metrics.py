@@ -176,15 +176,22 @@ def step_attempts(attempts: Iterable[tuple[str, str, float]]) -> None:
 
 
 def claimed(how: str) -> None:
-    CLAIMS.labels(how).inc()
+    _child(CLAIMS, how).inc()
 
 
 def completed(via: str) -> None:
-    COMPLETIONS.labels(via).inc()
+    _child(COMPLETIONS, via).inc()
 
 
 def refused(code: str) -> None:
-    REFUSALS.labels(code).inc()
+    _child(REFUSALS, code).inc()
+
+
+@functools.cache
+def _child(metric: Any, label: str) -> Any:
+    """``metric.labels(label)``, looked up once per label (the labels of these counters are
+    our own few names; ``labels`` is not free)."""
+    return metric.labels(label)
 
 
 def pruned(workflow: str, runs: int) -> None:
