@@ -162,7 +162,7 @@ def instrument_server(profile: bool) -> None:
 
     from taskflow.api import app as api_app
     from taskflow.api import body_guard
-    from taskflow.api.graphql import guards, keyed, work_mutations
+    from taskflow.api.graphql import guards, keyed, work_answers
     from taskflow.service import principals as principal_service
     from taskflow.service import slots as slot_service
     from taskflow.store import claims
@@ -182,8 +182,9 @@ def instrument_server(profile: bool) -> None:
     claims.claim_next_plain = _spanned(
         "  store claim_next_plain (the statement)", claims.claim_next_plain
     )
-    work_mutations.slot_success = _spanned(
-        "build SlotSuccess (slot_success)", work_mutations.slot_success
+    # slot_success holds slot_now itself; slot_now looks resolve_slot up at call time.
+    work_answers.resolve_slot = _spanned(
+        "the payload's slot (resolve_slot)", work_answers.resolve_slot
     )
     create = api_app.create_app
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import contextvars
 import logging
+import os
 import time
-import uuid
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,7 +46,7 @@ def new_request_id(header: str | None) -> str:
     """The client's ``X-Request-Id`` when it is short and printable, else a fresh one."""
     if header and len(header) <= MAX_REQUEST_ID and header.isprintable() and " " not in header:
         return header
-    return uuid.uuid4().hex[:16]
+    return os.urandom(8).hex()
 
 
 def request_id(header: str | None) -> str:

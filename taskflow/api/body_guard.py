@@ -4,7 +4,9 @@ Runs as ASGI middleware before strawberry sees the request: a body over the size
 cap, not UTF-8, not JSON, nested deeper than the cap, or not a JSON object with a
 string ``query`` answers HTTP 400 with a GraphQL-shaped error whose
 ``extensions.code`` is ``BAD_REQUEST`` (strawberry would answer some of these with
-a 500 or a plain-text body). A good body is handed on unchanged.
+a 500 or a plain-text body). A good body is handed on unchanged, and the request it
+parsed to rides in the ASGI scope (:data:`PARSED`), so the GraphQL view does not parse
+it again (``api/graphql_post.py``).
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from taskflow.api.asgi import ASGIApp, Message, Receive, Scope, Send
 
 BAD_REQUEST = 400
 PATH = "/graphql"
+#: The scope key of a good body's JSON object (the GraphQL request, checked).
+PARSED = "taskflow.graphql_request"
 
 
 class BadBody(Exception):
@@ -66,8 +70,9 @@ def _finite(text: str) -> float:
     return value
 
 
-def check_body(body: bytes, limits: edge.Limits) -> None:
-    """Raise :class:`BadBody` unless ``body`` is a JSON GraphQL request within the caps."""
+def check_body(body: bytes, limits: edge.Limits) -> dict[str, Any]:
+    """``body``'s JSON object; :class:`BadBody` unless it is a GraphQL request within the
+    caps."""
     if len(body) > limits.max_body_bytes:
         raise BadBody(
             f"The request body is over {limits.max_body_bytes} bytes: send less data "
@@ -102,6 +107,7 @@ def check_body(body: bytes, limits: edge.Limits) -> None:
         raise BadBody('"operationName" must be a string (or left out).')
     if not isinstance(data.get("extensions"), dict | None):
         raise BadBody('"extensions" must be a JSON object (or left out).')
+    return data
 
 
 def _is_json(scope: Scope) -> bool:
@@ -174,7 +180,7 @@ def guard(limits: edge.Limits) -> Callable[[ASGIApp], ASGIApp]:
                         f"The request body is over {limits.max_body_bytes} bytes: send less "
                         "data (large documents belong elsewhere, referenced from the subject)."
                     )
-                check_body(body, limits)
+                scope[PARSED] = check_body(body, limits)
             except BadBody as refused:
                 await send_error(send, BAD_REQUEST, error_body(str(refused)))
                 return

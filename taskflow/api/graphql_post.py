@@ -8,7 +8,8 @@ and a thread hop: more than the rest of a small mutation's edge (bench/README.md
 "claimNext, where the time goes"). :func:`direct_post` gives the controller a POST
 handler that builds the same sub-response and context inline and runs the same
 ``execute_request``; the GET handler (the IDE page) and the websocket route keep
-strawberry's dependencies.
+strawberry's dependencies. The body is not parsed again: the body guard's parse of it
+(``body_guard.PARSED``, checked there) is the request strawberry executes.
 """
 
 from __future__ import annotations
@@ -22,7 +23,10 @@ from litestar.background_tasks import BackgroundTasks
 from litestar.datastructures import Headers, State
 from litestar.response import Response
 from litestar.status_codes import HTTP_200_OK
+from strawberry.http import GraphQLRequestData
 from strawberry.litestar import BaseContext
+
+from taskflow.api import body_guard
 
 #: The app's context getter (headers and state, as for the websocket route).
 ContextGetter = Callable[[Headers, State], Awaitable[BaseContext]]
@@ -51,6 +55,23 @@ def direct_post(controller: type[Any], context_getter: ContextGetter) -> type[An
                 request=request, context=context, root_value=None
             )
             return answer
+
+        async def parse_http_body(
+            self, request: Any
+        ) -> GraphQLRequestData | list[GraphQLRequestData]:
+            parsed = request.request.scope.get(body_guard.PARSED)
+            if parsed is None or request.method != "POST":
+                found: GraphQLRequestData | list[GraphQLRequestData]
+                found = await super().parse_http_body(request)
+                return found
+            transport = self._get_stream_transport_from_headers(request.headers)
+            return GraphQLRequestData(
+                query=parsed["query"],
+                variables=parsed.get("variables"),
+                operation_name=parsed.get("operationName"),
+                extensions=parsed.get("extensions"),
+                protocol=transport.protocol if transport else "http",
+            )
 
     DirectPost.__name__ = controller.__name__
     DirectPost.__qualname__ = controller.__qualname__

@@ -23,6 +23,7 @@ from __future__ import annotations
 import functools
 import os
 import re
+import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -175,15 +176,22 @@ def step_attempts(attempts: Iterable[tuple[str, str, float]]) -> None:
 
 
 def claimed(how: str) -> None:
-    CLAIMS.labels(how).inc()
+    _child(CLAIMS, how).inc()
 
 
 def completed(via: str) -> None:
-    COMPLETIONS.labels(via).inc()
+    _child(COMPLETIONS, via).inc()
 
 
 def refused(code: str) -> None:
-    REFUSALS.labels(code).inc()
+    _child(REFUSALS, code).inc()
+
+
+@functools.cache
+def _child(metric: Any, label: str) -> Any:
+    """``metric.labels(label)``, looked up once per label (the labels of these counters are
+    our own few names; ``labels`` is not free)."""
+    return metric.labels(label)
 
 
 def pruned(workflow: str, runs: int) -> None:
@@ -191,11 +199,34 @@ def pruned(workflow: str, runs: int) -> None:
 
 
 def graphql_request(operation: str | None, outcome: str, seconds: float) -> None:
-    GRAPHQL.labels(operation_label(operation), outcome).observe(seconds)
+    _graphql_child(operation_label(operation), outcome).observe(seconds)
+
+
+@functools.cache
+def _graphql_child(operation: str, outcome: str) -> Any:
+    """The latency histogram of one (operation label, outcome), looked up once: labels are
+    bounded (:func:`operation_label`), and ``labels`` is not free."""
+    return GRAPHQL.labels(operation, outcome)
+
+
+#: A GraphQL request samples the pool gauges at most this often (seconds; a scrape always
+#: samples its own process's): counting a pool's connections walks them all.
+POOL_SAMPLE_SECONDS = 1.0
+_pools_sampled = [-POOL_SAMPLE_SECONDS]
+
+
+def sample_pools_now_and_then(services: Services) -> None:
+    """:func:`sample_pools`, unless this process did within :data:`POOL_SAMPLE_SECONDS`
+    (after every GraphQL request: the gauges of processes other than the one a scrape
+    reaches are at most that old)."""
+    now = time.monotonic()
+    if now - _pools_sampled[0] >= POOL_SAMPLE_SECONDS:
+        _pools_sampled[0] = now
+        sample_pools(services)
 
 
 def sample_pools(services: Services) -> None:
-    """Set this process's pool gauges from its pools now (every GraphQL request)."""
+    """Set this process's pool gauges from its pools now."""
     database = services.db
     pools = (("main", database.pool), ("keys", database.keys))
     for name, pool in pools:

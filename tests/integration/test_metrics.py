@@ -211,6 +211,20 @@ async def test_before_any_worker_pass_the_snapshot_age_says_never(
     assert value(found, "taskflow_oldest_open_slot_age_seconds") == 0
 
 
+async def test_a_query_that_does_not_parse_is_counted_an_error(
+    client: httpx.AsyncClient,
+) -> None:
+    # The parse ran in a hook that raised past the timing: such requests were counted "ok".
+    latency = "taskflow_graphql_request_duration_seconds_count"
+    before = await scrape(client)
+    answer = await client.post("/graphql", json={"query": "query Broken { me { id "})
+    assert answer.json()["errors"][0]["message"].startswith("Syntax Error")
+    after = await scrape(client)
+    assert delta(after, before, latency, operation="Broken", outcome="error") == 0
+    assert delta(after, before, latency, operation="anonymous", outcome="error") == 1
+    assert delta(after, before, latency, operation="anonymous", outcome="ok") == 0
+
+
 def with_metrics(services: container.Services, setting: str) -> container.Services:
     settings = dataclasses.replace(services.settings, metrics=setting)
     return dataclasses.replace(services, settings=settings)

@@ -107,6 +107,13 @@ class ShapeErrors(MaskErrors):
         extensions = {"code": "UNAVAILABLE", "retryAfterSeconds": retry, "requestId": request_id}
         return _with(error, outage.MESSAGE, extensions)
 
+    def _process_result(self, result: object) -> None:
+        # MaskErrors asks isinstance(result, <a runtime-checkable Protocol>), which inspects
+        # the protocol's attributes on every request; the question is just this one.
+        found = getattr(result, "errors", None)
+        if found:
+            result.errors = self._process_errors(found)  # type: ignore[attr-defined]
+
     def _process_errors(self, found: list[GraphQLError]) -> list[GraphQLError]:
         shaped = []
         for error in super()._process_errors(found):

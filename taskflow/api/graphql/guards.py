@@ -12,6 +12,7 @@ text, variables or the message (which may quote a value).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import logging
@@ -25,13 +26,13 @@ from graphql import GraphQLError, GraphQLResolveInfo, default_field_resolver, pa
 from graphql.language import DocumentNode
 from graphql.type import GraphQLNonNull, GraphQLObjectType, GraphQLSchema, GraphQLUnionType
 from graphql.validation import ASTValidationRule
-from strawberry.extensions import SchemaExtension
 from strawberry.schema.schema import validate_document
 from strawberry.types import ExecutionContext
 
 from taskflow import errors
 from taskflow.api import limits as edge
-from taskflow.api.graphql import cost, relay
+from taskflow.api.graphql import cost, relay, timing
+from taskflow.api.graphql.errors import ShapeErrors
 
 log = logging.getLogger("taskflow.api")
 
@@ -78,12 +79,14 @@ def _guarded(resolve: Callable[..., Any], limits: edge.Limits) -> Callable[..., 
     return guarded
 
 
-class Gate(SchemaExtension):
-    """Every request's way in, as one extension (one set of hooks per request, where
-    strawberry's own would be five): the token cap on parsing, the parser cache, the
-    limit rules added to validation, the validation cache, and the cost limit
-    (:mod:`cost`), which refuses an operation whose static cost is over ``limit`` before
-    anything runs. The caches live at module level, shared by every request."""
+class Gate(ShapeErrors):
+    """Every request's way in and out, as one extension (one set of hooks per request,
+    where strawberry's own would be seven): the request's latency and outcome
+    (:mod:`timing`), the token cap on parsing, the parser cache, the limit rules added to
+    validation, the validation cache, the cost limit (:mod:`cost`), which refuses an
+    operation whose static cost is over ``limit`` before anything runs, and the shaping and
+    masking of errors (:class:`ShapeErrors`, before the outcome is read). The caches live
+    at module level, shared by every request."""
 
     def __init__(
         self,
@@ -93,20 +96,25 @@ class Gate(SchemaExtension):
         limit: int,
         execution_context: ExecutionContext | None = None,
     ) -> None:
+        super().__init__()
         self.rules = tuple(rules)
         self.max_tokens = max_tokens
         self.limit = limit
 
     def on_operation(self) -> Iterator[None]:
-        context = self.execution_context
-        context.parse_options["max_tokens"] = self.max_tokens
-        context.validation_rules = context.validation_rules + self.rules
-        yield
-
-    def on_parse(self) -> Iterator[None]:
-        context = self.execution_context
-        context.graphql_document = _parsed(context.query, **context.parse_options)
-        yield
+        started, marks = timing.begin()
+        try:
+            context = self.execution_context
+            context.parse_options["max_tokens"] = self.max_tokens
+            context.validation_rules = context.validation_rules + self.rules
+            if context.query and context.graphql_document is None:
+                # Parsed here rather than in an on_parse hook (one hook less per request); a
+                # text that does not parse is left to strawberry, which raises the same error.
+                with contextlib.suppress(GraphQLError):
+                    context.graphql_document = _parsed(context.query, **context.parse_options)
+            yield from super().on_operation()  # the errors shaped and masked
+        finally:
+            timing.end(self.execution_context, started, marks)
 
     def on_validate(self) -> Iterator[None]:
         context = self.execution_context

@@ -36,8 +36,6 @@ from taskflow.api.graphql import (
     work_mutations,
 )
 from taskflow.api.graphql.context import Info
-from taskflow.api.graphql.errors import ShapeErrors
-from taskflow.api.graphql.timing import Timing
 
 #: Bounds on every request (documented in README.md, "GraphQL limits").
 MAX_DEPTH = 12
@@ -128,11 +126,10 @@ def build_schema(
         types=[principals.PrincipalType, types.RunType, types.SlotType],
         config=StrawberryConfig(auto_camel_case=True),
         extensions=[
-            Timing,
-            # Parse and validate once per text (frontends send the same few operations over
-            # and over), within the token cap and the limit rules, then the cost limit.
+            # Time the request; parse and validate once per text (frontends send the same few
+            # operations over and over), within the token cap and the limit rules, then the
+            # cost limit; shape and mask the errors: one extension, one set of hooks.
             lambda: guards.Gate(rules=rules, max_tokens=MAX_TOKENS, limit=caps.max_query_cost),
-            ShapeErrors,
         ],
     )
     guards.guard_arguments(built, caps)

@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import contextvars
 import time
-from collections.abc import Iterator
 
 from graphql import GraphQLError
-from strawberry.extensions import SchemaExtension
+from strawberry.types import ExecutionContext
 
 from taskflow import errors
 from taskflow.api import access_log
@@ -44,35 +43,35 @@ def _code(error: GraphQLError) -> str:
     return "INVALID" if error.original_error is None else "INTERNAL"
 
 
-class Timing(SchemaExtension):
-    """Observes ``taskflow_graphql_request_duration_seconds`` once per request."""
+def begin() -> tuple[float, list[str]]:
+    """Start timing the current request: (its start, the list its refusals are noted in).
+    Called by the schema's one extension (``guards.Gate``) as the operation begins."""
+    marks: list[str] = []
+    REFUSED.set(marks)
+    return time.perf_counter(), marks
 
-    def on_operation(self) -> Iterator[None]:
-        started = time.perf_counter()
-        marks: list[str] = []
-        REFUSED.set(marks)
-        try:
-            yield
-        finally:
-            REFUSED.set(None)
-            context = self.execution_context
-            outcome = "refused" if marks else "ok"
-            result = context.result
-            found = list(result.errors or []) if result is not None else []
-            found += list(context.pre_execution_errors or [])
-            detail = f"refused:{marks[0]}" if marks else "ok"
-            if found:
-                outcome = "error"
-                detail = f"error:{_code(found[0])}"
-                for error in found:
-                    code = (error.extensions or {}).get("code")
-                    if code == "UNAUTHENTICATED" or isinstance(
-                        error.original_error, errors.AuthenticationError
-                    ):
-                        outcome = "unauthenticated"
-                        detail = "error:UNAUTHENTICATED"
-            metrics.graphql_request(context.operation_name, outcome, time.perf_counter() - started)
-            access_log.note_graphql(context.operation_name, detail)
-            services = getattr(context.context, "services", None)
-            if services is not None:
-                metrics.sample_pools(services)
+
+def end(context: ExecutionContext, started: float, marks: list[str]) -> None:
+    """Observe ``taskflow_graphql_request_duration_seconds`` once for the request, note its
+    operation and outcome on the access line, and sample the pool gauges now and then."""
+    REFUSED.set(None)
+    outcome = "refused" if marks else "ok"
+    result = context.result
+    found = list(result.errors or []) if result is not None else []
+    found += list(context.pre_execution_errors or [])
+    detail = f"refused:{marks[0]}" if marks else "ok"
+    if found:
+        outcome = "error"
+        detail = f"error:{_code(found[0])}"
+        for error in found:
+            code = (error.extensions or {}).get("code")
+            if code == "UNAUTHENTICATED" or isinstance(
+                error.original_error, errors.AuthenticationError
+            ):
+                outcome = "unauthenticated"
+                detail = "error:UNAUTHENTICATED"
+    metrics.graphql_request(context.operation_name, outcome, time.perf_counter() - started)
+    access_log.note_graphql(context.operation_name, detail)
+    services = getattr(context.context, "services", None)
+    if services is not None:
+        metrics.sample_pools_now_and_then(services)

@@ -246,5 +246,5 @@ async def resolve_slot(info: Info, local_id: str) -> SlotType | None:
         workflow=run.view.workflow,
         definition_version=run.view.definition_version,
         run_state=run.view.state,
-        subject=RunType.of(run).subject,
+        subject=Subject.of(run.subject.type, run.subject.external_id, run.subject.attributes),
     )
