@@ -163,35 +163,29 @@ def firing(kind: str, outcome: str, lag: timedelta | None = None) -> None:
 
 def step_attempts(attempts: Iterable[tuple[str, str, float]]) -> None:
     """Count automatic steps' attempts, (workflow, outcome, seconds) each (``outcome``
-    succeeded, retrying, failed, parked, discarded), and observe how long their actions ran
-    (a worker's batch at once: each label pair looked up once)."""
-    by_labels: dict[tuple[str, str], list[float]] = {}
+    succeeded, retrying, failed, parked, discarded), and observe how long their actions ran."""
     for workflow, outcome, seconds in attempts:
-        by_labels.setdefault((workflow, outcome), []).append(max(seconds, 0.0))
-    for labels, durations in by_labels.items():
-        STEP_ATTEMPTS.labels(*labels).inc(len(durations))
-        observe = STEP_DURATION.labels(*labels).observe
-        for seconds in durations:
-            observe(seconds)
+        _labelled(STEP_ATTEMPTS, workflow, outcome).inc()
+        _labelled(STEP_DURATION, workflow, outcome).observe(max(seconds, 0.0))
 
 
 def claimed(how: str) -> None:
-    _child(CLAIMS, how).inc()
+    _labelled(CLAIMS, how).inc()
 
 
 def completed(via: str) -> None:
-    _child(COMPLETIONS, via).inc()
+    _labelled(COMPLETIONS, via).inc()
 
 
 def refused(code: str) -> None:
-    _child(REFUSALS, code).inc()
+    _labelled(REFUSALS, code).inc()
 
 
 @functools.cache
-def _child(metric: Any, label: str) -> Any:
-    """``metric.labels(label)``, looked up once per label (the labels of these counters are
-    our own few names; ``labels`` is not free)."""
-    return metric.labels(label)
+def _labelled(metric: Any, *labels: str) -> Any:
+    """``metric.labels(*labels)``, looked up once per label values: ``labels`` is not free,
+    and the callers' label values are bounded (our own names, codes, operation labels)."""
+    return metric.labels(*labels)
 
 
 def pruned(workflow: str, runs: int) -> None:
@@ -199,14 +193,7 @@ def pruned(workflow: str, runs: int) -> None:
 
 
 def graphql_request(operation: str | None, outcome: str, seconds: float) -> None:
-    _graphql_child(operation_label(operation), outcome).observe(seconds)
-
-
-@functools.cache
-def _graphql_child(operation: str, outcome: str) -> Any:
-    """The latency histogram of one (operation label, outcome), looked up once: labels are
-    bounded (:func:`operation_label`), and ``labels`` is not free."""
-    return GRAPHQL.labels(operation, outcome)
+    _labelled(GRAPHQL, operation_label(operation), outcome).observe(seconds)
 
 
 #: A GraphQL request samples the pool gauges at most this often (seconds; a scrape always
@@ -231,15 +218,8 @@ def sample_pools(services: Services) -> None:
     pools = (("main", database.pool), ("keys", database.keys))
     for name, pool in pools:
         size, idle = pool.get_size(), pool.get_idle_size()
-        in_use, idle_gauge = _pool_gauges(name)
-        in_use.set(size - idle)
-        idle_gauge.set(idle)
-
-
-@functools.cache
-def _pool_gauges(name: str) -> tuple[Any, Any]:
-    """The (in use, idle) gauges of pool ``name``, looked up once (``labels`` is not free)."""
-    return POOL.labels(name, "in_use"), POOL.labels(name, "idle")
+        _labelled(POOL, name, "in_use").set(size - idle)
+        _labelled(POOL, name, "idle").set(idle)
 
 
 def process_exit() -> None:

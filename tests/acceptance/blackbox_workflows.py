@@ -192,29 +192,35 @@ BoxTransient = _paying(
 )
 
 
-BoxParked = _workflow(
+def _one_action(
+    name: str, doc: str, action: Any, *, state: str, done: str, attempts: int
+) -> type[Workflow]:
+    """A workflow of one action retried up to ``attempts`` times, then ``done``; with no
+    ``on_error`` route, its last failure parks it."""
+    acting = State(
+        initial=True,
+        action=action,
+        retry=Fixed(wait=FAST, max_attempts=attempts),
+        on_success=[done],
+    )
+    return _workflow(name, doc, **{state: acting, done: State(terminal=True)})
+
+
+BoxParked = _one_action(
     "box-parked",
     "Sync the ledger, twice at most, with nowhere to go on error: it parks.",
-    sync=State(
-        initial=True,
-        action=sync_ledger,
-        retry=Fixed(wait=FAST, max_attempts=2),
-        on_success=["synced"],
-    ),
-    synced=State(terminal=True),
+    sync_ledger,
+    state="sync",
+    done="synced",
+    attempts=2,
 )
-
-
-BoxOnce = _workflow(
+BoxOnce = _one_action(
     "box-once",
     "Open a ticket once per run though the action is retried.",
-    opening=State(
-        initial=True,
-        action=open_ticket,
-        retry=Fixed(wait=FAST, max_attempts=3),
-        on_success=["opened"],
-    ),
-    opened=State(terminal=True),
+    open_ticket,
+    state="opening",
+    done="opened",
+    attempts=3,
 )
 
 
