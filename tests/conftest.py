@@ -215,6 +215,20 @@ async def services_with(
         await database.close()
 
 
+def services_fixture(name: str, *workflows: Path, doc: str) -> Any:
+    """A fixture named ``name`` of :func:`services_with` for ``workflows`` on the test's fresh
+    database and frozen clock (``step_services = services_fixture("step_services", ...)``)."""
+
+    async def fixture(
+        database_url: str, settings: config.Settings, frozen_clock: clock.FrozenClock
+    ) -> AsyncIterator[container.Services]:
+        async with services_with(database_url, settings, frozen_clock, *workflows) as services:
+            yield services
+
+    fixture.__doc__ = doc
+    return pytest.fixture(name=name)(fixture)
+
+
 class GraphQLResult:
     """A GraphQL response: ``data``, ``errors`` and the HTTP status."""
 

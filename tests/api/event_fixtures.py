@@ -11,22 +11,17 @@ from pathlib import Path
 import httpx
 import pytest
 
-from taskflow import clock, config
 from taskflow.service import container
-from tests.conftest import asgi_client, services_with, tokens_for
+from tests.conftest import asgi_client, services_fixture, tokens_for
 
 HERE = Path(__file__).resolve().parent
 
 
-@pytest.fixture
-async def event_services(
-    database_url: str, settings: config.Settings, frozen_clock: clock.FrozenClock
-) -> AsyncIterator[container.Services]:
-    """Services with the examples and ``event_workflows.py``."""
-    async with services_with(
-        database_url, settings, frozen_clock, HERE / "event_workflows.py"
-    ) as services:
-        yield services
+event_services = services_fixture(
+    "event_services",
+    HERE / "event_workflows.py",
+    doc="Services with the examples and ``event_workflows.py``.",
+)
 
 
 @pytest.fixture

@@ -8,7 +8,6 @@ is null"), all through GraphQL over HTTP.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -16,11 +15,11 @@ from typing import Any
 import httpx
 import pytest
 
-from taskflow import clock, config
+from taskflow import clock
 from taskflow.service import container, timers
 from taskflow.service import principals as principal_service
 from tests.api import workflows as w
-from tests.conftest import example_people, gql, services_with
+from tests.conftest import example_people, gql, services_fixture
 
 pytestmark = pytest.mark.anyio
 
@@ -45,13 +44,7 @@ ASSIGN = """mutation($input: AssignInput!) { assign(input: $input) { __typename
   ... on SlotSuccess { slot { holder } } ... on Refusal { code message } } }"""
 
 
-@pytest.fixture
-async def services(
-    database_url: str, settings: config.Settings, frozen_clock: clock.FrozenClock
-) -> AsyncIterator[container.Services]:
-    """The examples plus this module's workflows."""
-    async with services_with(database_url, settings, frozen_clock, WORKFLOWS) as services:
-        yield services
+services = services_fixture("services", WORKFLOWS, doc="The examples plus this module's workflows.")
 
 
 @pytest.fixture

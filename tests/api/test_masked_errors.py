@@ -12,9 +12,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from taskflow import clock, config
 from taskflow.service import container
-from tests.conftest import asgi_client, services_with, tokens_for
+from tests.conftest import asgi_client, services_fixture, tokens_for
 
 HERE = Path(__file__).resolve().parent
 pytestmark = pytest.mark.anyio
@@ -25,14 +24,11 @@ START = """mutation($input: StartRunInput!) { startRun(input: $input) {
 } }"""
 
 
-@pytest.fixture
-async def broken_services(
-    database_url: str, settings: config.Settings, frozen_clock: clock.FrozenClock
-) -> AsyncIterator[container.Services]:
-    async with services_with(
-        database_url, settings, frozen_clock, HERE / "broken_workflows.py"
-    ) as services:
-        yield services
+broken_services = services_fixture(
+    "broken_services",
+    HERE / "broken_workflows.py",
+    doc="Services with the examples and ``broken_workflows.py``.",
+)
 
 
 @pytest.fixture

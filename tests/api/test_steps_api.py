@@ -13,7 +13,7 @@ import pytest
 
 from taskflow import clock, config
 from taskflow.service import container, steps
-from tests.conftest import asgi_client, gql, services_with, tokens_for
+from tests.conftest import asgi_client, gql, services_fixture, tokens_for
 
 pytestmark = pytest.mark.anyio
 
@@ -29,12 +29,11 @@ START = """mutation($input: StartRunInput!) { startRun(input: $input) {
 } }"""
 
 
-@pytest.fixture
-async def step_services(
-    database_url: str, settings: config.Settings, frozen_clock: clock.FrozenClock
-) -> AsyncIterator[container.Services]:
-    async with services_with(database_url, settings, frozen_clock, WORKFLOWS) as services:
-        yield services
+step_services = services_fixture(
+    "step_services",
+    WORKFLOWS,
+    doc="Services with the examples and this module's workflows.",
+)
 
 
 @pytest.fixture

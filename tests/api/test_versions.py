@@ -10,10 +10,9 @@ from typing import Any
 import httpx
 import pytest
 
-from taskflow import clock, config
 from taskflow.service import container, deployments
 from tests.api import workflows as w
-from tests.conftest import asgi_client, gql, services_with, tokens_for
+from tests.conftest import asgi_client, gql, services_fixture, tokens_for
 
 pytestmark = pytest.mark.anyio
 
@@ -26,14 +25,11 @@ START = """mutation($input: StartRunInput!) { startRun(input: $input) {
 } }"""
 
 
-@pytest.fixture
-async def versioned(
-    database_url: str, settings: config.Settings, frozen_clock: clock.FrozenClock
-) -> AsyncIterator[container.Services]:
-    async with services_with(
-        database_url, settings, frozen_clock, HERE / "version_workflows.py"
-    ) as services:
-        yield services
+versioned = services_fixture(
+    "versioned",
+    HERE / "version_workflows.py",
+    doc="Services with the examples and ``version_workflows.py``.",
+)
 
 
 @pytest.fixture
