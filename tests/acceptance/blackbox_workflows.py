@@ -92,14 +92,20 @@ async def sync_ledger(ctx: tf_steps.StepContext) -> dict[str, Any]:
     return {"synced": True}
 
 
-async def open_ticket(ctx: tf_steps.StepContext) -> dict[str, Any]:
-    """Open a ticket once per run (recorded), then fail or not as planned."""
+async def _ticket(ctx: tf_steps.StepContext, mark: str) -> Any:
+    """A ticket opened through ``steps.once`` (``mark`` written to once.txt each time one is
+    really opened)."""
 
     def make() -> str:
-        _append(_folder(ctx) / "once.txt", ctx.run_id)
+        _append(_folder(ctx) / "once.txt", mark)
         return f"TICKET-{ctx.subject['ref']}"
 
-    ticket = await tf_steps.once("ticket", make)
+    return await tf_steps.once("ticket", make)
+
+
+async def open_ticket(ctx: tf_steps.StepContext) -> dict[str, Any]:
+    """Open a ticket once per run (recorded), then fail or not as planned."""
+    ticket = await _ticket(ctx, ctx.run_id)
     if _word(ctx) == "boom":
         raise Flaky("the ticket system timed out after opening the ticket")
     return {"ticket": ticket, "attempt": ctx.attempt}
@@ -324,12 +330,7 @@ async def nag(ctx: tf_steps.StepContext) -> dict[str, Any]:
 
 async def greet(ctx: tf_steps.StepContext) -> dict[str, Any]:
     """Open a ticket once per run, however often the state is entered."""
-
-    def make() -> str:
-        _append(_folder(ctx) / "once.txt", ctx.idempotency_key)
-        return f"TICKET-{ctx.subject['ref']}"
-
-    return {"ticket": await tf_steps.once("ticket", make)}
+    return {"ticket": await _ticket(ctx, ctx.idempotency_key)}
 
 
 BoxLoop = _workflow(
