@@ -88,16 +88,7 @@ async def goto(
         run_id,
         f"goto {state}",
         expected_version,
-        lambda definition, run, slots, now: operator.goto(
-            definition,
-            run.view,
-            slots,
-            target=state,
-            reason=why,
-            now=now,
-            actor=actor.id,
-            new_id=persist.new_id,
-        ),
+        decisions.made(operator.goto, target=state, reason=why, actor=actor.id),
     )
 
 
