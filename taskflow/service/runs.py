@@ -354,9 +354,7 @@ async def cancel_run(
         services,
         run_id,
         expected_version,
-        lambda definition, run, slots, now: engine.cancel(
-            definition, run.view, slots, reason=reason, now=now, actor=actor.id
-        ),
+        decisions.made(engine.cancel, reason=reason, actor=actor.id),
     )
 
 
