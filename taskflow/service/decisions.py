@@ -36,22 +36,26 @@ def depositing(
     link, a kept event checked when it arrived), the holder and candidate rules are not
     applied."""
 
-    def deposit(
+    return made(
+        engine.deposit,
+        slot_id=slot_id,
+        event=event,
+        payload=payload,
+        actor=actor,
+        actor_keys=actor_keys,
+        expected_version=expected_version,
+        on_behalf=on_behalf,
+    )
+
+
+def made(verb: Callable[..., Outcome], **facts: Any) -> Decision:
+    """The decision ``verb`` (an engine or operator verb that may open slots) makes on the
+    locked run with ``facts``: ``verb(definition, run.view, slots, now=now,
+    new_id=persist.new_id, **facts)``."""
+
+    def decide(
         definition: Definition, run: rows.RunRow, slots: list[SlotView], now: datetime
     ) -> Outcome:
-        return engine.deposit(
-            definition,
-            run.view,
-            slots,
-            slot_id=slot_id,
-            event=event,
-            payload=payload,
-            actor=actor,
-            actor_keys=actor_keys,
-            expected_version=expected_version,
-            now=now,
-            new_id=persist.new_id,
-            on_behalf=on_behalf,
-        )
+        return verb(definition, run.view, slots, now=now, new_id=persist.new_id, **facts)
 
-    return deposit
+    return decide

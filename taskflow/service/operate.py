@@ -10,16 +10,17 @@ go through :func:`taskflow.service.runs.decide`.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from taskflow import errors
 from taskflow.core import refusals
 from taskflow.core.principals import Principal
 from taskflow.core.runs import operator
 from taskflow.core.runs import slots as core_slots
-from taskflow.core.runs.model import CLAIMED, AuditEntry
+from taskflow.core.runs.model import CLAIMED, AuditEntry, Outcome
 from taskflow.core.timer_states import TimerStatus
 from taskflow.service import access, deadlines, decisions, persist, retry
 from taskflow.service import principals as principal_service
@@ -60,8 +61,13 @@ async def _decided(
     run_id: str,
     action: str,
     expected_version: int | None,
-    decision: decisions.Decision,
+    reason: str,
+    verb: Callable[..., Outcome],
+    **facts: Any,
 ) -> rows.RunRow:
+    """Carry out the operator verb ``verb`` (with ``facts``) on the run: the operator's id and
+    their reason, required, go on its timeline; a refusal is recorded there as ``action``."""
+    decision = decisions.made(verb, reason=_reason(reason), actor=actor.id, **facts)
     await _operable(services, actor, run_id)
 
     def work() -> Awaitable[rows.RunRow]:
@@ -81,40 +87,24 @@ async def goto(
     expected_version: int | None = None,
 ) -> rows.RunRow:
     """Move a live run to any state of its definition (refused for an ended run)."""
-    why = _reason(reason)
     return await _decided(
         services,
         actor,
         run_id,
         f"goto {state}",
         expected_version,
-        lambda definition, run, slots, now: operator.goto(
-            definition,
-            run.view,
-            slots,
-            target=state,
-            reason=why,
-            now=now,
-            actor=actor.id,
-            new_id=persist.new_id,
-        ),
+        reason,
+        operator.goto,
+        target=state,
     )
 
 
 async def _hand_on_clocks(
     services: Services, actor: Principal, run_id: str, reason: str, *, pause: bool
 ) -> rows.RunRow:
-    why = _reason(reason)
-    return await _decided(
-        services,
-        actor,
-        run_id,
-        "pauseClocks" if pause else "resumeClocks",
-        None,
-        lambda definition, run, slots, now: operator.hand_on_clocks(
-            definition, run.view, slots, reason=why, now=now, actor=actor.id, pause=pause
-        ),
-    )
+    action = "pauseClocks" if pause else "resumeClocks"
+    verb = operator.pause_clocks if pause else operator.resume_clocks
+    return await _decided(services, actor, run_id, action, None, reason, verb)
 
 
 @retry.retried("pause the clocks")

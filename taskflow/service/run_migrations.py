@@ -144,6 +144,7 @@ async def _migrate(
             reason=f"migration: {step.reason}",
             now=now,
             actor=ACTOR,
+            new_id=persist.new_id,
         )
         await persist.outcome(
             conn, result, now=now, sla=deadlines.sla_of(services, old, slots, ACTOR)

@@ -328,16 +328,7 @@ async def move(
             services,
             run_id,
             expected_version,
-            lambda definition, run, slots, now: engine.move(
-                definition,
-                run.view,
-                slots,
-                name=name,
-                data=data,
-                principal=actor,
-                now=now,
-                new_id=persist.new_id,
-            ),
+            decisions.made(engine.move, name=name, data=data, principal=actor),
         )
 
     return await refusals_recorded(services, run_id, actor.id, f"move {name}", work)
@@ -363,9 +354,7 @@ async def cancel_run(
         services,
         run_id,
         expected_version,
-        lambda definition, run, slots, now: engine.cancel(
-            definition, run.view, slots, reason=reason, now=now, actor=actor.id
-        ),
+        decisions.made(engine.cancel, reason=reason, actor=actor.id),
     )
 
 

@@ -9,7 +9,7 @@ import dataclasses
 import functools
 import json
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
@@ -241,6 +241,12 @@ def uuid_or_none(text: str) -> uuid.UUID | None:
         return uuid.UUID(text)
     except ValueError:
         return None
+
+
+def columns(rows: Sequence[object], *fields: str) -> list[list[Any]]:
+    """The array parameters of a statement that writes ``rows`` through ``unnest``: for each
+    of ``fields``, that attribute of every row, in the rows' order."""
+    return [[getattr(row, field) for row in rows] for field in fields]
 
 
 def with_database(url: str, name: str) -> str:

@@ -123,15 +123,9 @@ def _timer_arrays(timers: Sequence[TimerRow]) -> list[list[object]]:
         [t.key for t in timers],
         [uuid.UUID(t.run_id) for t in timers],
         [uuid.UUID(t.slot_id) if t.slot_id else None for t in timers],
-        [t.kind for t in timers],
-        [t.ref for t in timers],
-        [t.due_at for t in timers],
+        *db.columns(timers, "kind", "ref", "due_at"),
         [str(t.status) for t in timers],
-        [t.fired for t in timers],
-        [t.attempts for t in timers],
-        [t.last_error for t in timers],
-        [t.failed_at for t in timers],
-        [t.planned_at for t in timers],
+        *db.columns(timers, "fired", "attempts", "last_error", "failed_at", "planned_at"),
     ]
 
 

@@ -175,12 +175,9 @@ async def record(conn: db.Connection, outcomes: Sequence[Outcome], tried_at: dat
         return
     await conn.execute(
         SQL["record"],
-        [o.delivery for o in outcomes],
-        [o.status for o in outcomes],
-        [o.next_at for o in outcomes],
-        [o.http_status for o in outcomes],
-        [o.error for o in outcomes],
-        [o.latency_ms for o in outcomes],
+        *db.columns(
+            outcomes, "delivery", "status", "next_at", "http_status", "error", "latency_ms"
+        ),
         tried_at,
     )
 

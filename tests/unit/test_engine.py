@@ -301,7 +301,13 @@ def test_cancel_ends_the_run_and_cancels_live_slots() -> None:
     run = Run({"author": "alice", "title": "T"})
     run.apply(
         engine.cancel(
-            DEFINITION, run.run, run.slots.values(), reason="duplicate", now=NOW, actor="lee"
+            DEFINITION,
+            run.run,
+            run.slots.values(),
+            reason="duplicate",
+            now=NOW,
+            actor="lee",
+            new_id=run.new_id,
         )
     )
     assert run.run.status == "cancelled"

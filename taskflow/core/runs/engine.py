@@ -257,9 +257,10 @@ def cancel(
     reason: str,
     now: datetime,
     actor: str | None,
+    new_id: NewId,
 ) -> Outcome:
     """Cancel the run: every live slot is cancelled and the run ends."""
-    decision = Decision(definition, run, slots, now=now, actor=actor, new_id=lambda: "")
+    decision = Decision(definition, run, slots, now=now, actor=actor, new_id=new_id)
     decision.require_active()
     decision.cancel_live(reason=f"the run was cancelled: {reason}")
     decision.cancel_slots(pausing.held(decision), reason=f"the run was cancelled: {reason}")

@@ -16,7 +16,7 @@ from taskflow.core import deadlines
 from taskflow.core import refusals as core_refusals
 from taskflow.core.definition.workflow import Definition
 from taskflow.core.runs import engine
-from taskflow.core.runs.decision import Decision
+from taskflow.core.runs.decision import Decision, NewId
 from taskflow.core.runs.model import Outcome, RunView, SlotView
 
 ClocksUnchanged = core_refusals.ClocksUnchanged
@@ -44,10 +44,11 @@ def hand_on_clocks(
     now: datetime,
     actor: str,
     pause: bool,
+    new_id: NewId,
 ) -> Outcome:
     """Stand every running clock of the current state's live slots still from ``now``
     (``pause``), or let every paused one run again."""
-    decision = Decision(definition, run, slots, now=now, actor=actor, new_id=lambda: "")
+    decision = Decision(definition, run, slots, now=now, actor=actor, new_id=new_id)
     decision.require_active()
     if not pause and definition.state(run.state).pausing:
         raise ClocksUnchanged(
