@@ -99,10 +99,15 @@ DECLARE
   v_running boolean;
   v_claimed slot;
 BEGIN
+  -- The run's head is read here with the slot's facts (claim-next locks no run: a read
+  -- after the writes would be no fresher), the answer's columns set from it.
   SELECT concat_ws(' ', sl.workflow, r.definition_version, sl.state, sl.name), k.id, k.met_at,
-         k.due_at, (k.id IS NULL OR k.met_at IS NOT NULL OR /*:running*/)
-    INTO v_decl, v_clock, v_met, v_due, v_running
-    FROM slot sl JOIN run r ON r.id = sl.run
+         k.due_at, (k.id IS NULL OR k.met_at IS NOT NULL OR /*:running*/),
+         r.definition_version, r.state, r.status, j.type, j.external_id, j.attributes
+    INTO v_decl, v_clock, v_met, v_due, v_running,
+         claimed_definition_version, claimed_run_state, claimed_run_status,
+         claimed_subject_type, claimed_subject_external_id, claimed_subject_attributes
+    FROM slot sl JOIN run r ON r.id = sl.run JOIN subject j ON j.id = r.subject
     LEFT JOIN sla_clock k ON k.slot = sl.id AND k.milestone = 'assigned'
    WHERE sl.id = $2;
   IF NOT v_running OR (v_clock IS NULL AND v_decl = ANY($4)
@@ -141,10 +146,8 @@ BEGIN
   ) AS l(n, kind, reason, details)
   WHERE l.details IS NOT NULL
   ORDER BY l.n;
-  RETURN QUERY
-  SELECT v_claimed, r.definition_version, r.state, r.status, j.type, j.external_id,
-         j.attributes
-  FROM run r JOIN subject j ON j.id = r.subject WHERE r.id = v_claimed.run;
+  claimed_slot := v_claimed;
+  RETURN NEXT;
 END
 $$
 
