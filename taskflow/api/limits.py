@@ -10,6 +10,7 @@ Refusal messages quote at most :data:`PREFIX_CHARS` characters of a value.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import re
 from collections.abc import Mapping
@@ -61,7 +62,9 @@ KEY_CAPS: dict[str, int] = {
 ID_CAP = 400
 
 
+@functools.lru_cache(maxsize=1024)
 def _camel(name: str) -> str:
+    """``name`` in camelCase (argument and input field names: the schema's, so few)."""
     head, *rest = name.split("_")
     return head + "".join(part[:1].upper() + part[1:] for part in rest)
 
@@ -127,7 +130,25 @@ def check_text(value: str, field: str, cap: int) -> None:
 
 
 def _document_size(value: Any) -> int:
-    return len(json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str).encode())
+    return _unset_fields_size(value) or len(
+        json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str).encode()
+    )
+
+
+def _unset_fields_size(value: Any) -> int:
+    """The JSON size of an empty document, or of an object whose values are all null and
+    whose keys are plain names (an input object with no field given, as a mutation's input
+    often is), without encoding it; 0 for any other document (then it is encoded)."""
+    if not value:
+        return 2
+    if not isinstance(value, dict):
+        return 0
+    size = 1 + len(value)  # the braces, and a comma between each two members
+    for key, item in value.items():
+        if item is not None or not (isinstance(key, str) and key.isascii() and key.isidentifier()):
+            return 0
+        size += len(key) + 7  # "key":null
+    return size
 
 
 #: Input fields of the JSON scalar (their insides are the client's own keys and text).

@@ -58,7 +58,7 @@ def may_raise_as_application(principal: Principal, workflow: str, event: str) ->
     return rules.may_raise_as_application(principal, workflow, event)
 
 
-def may_move(principal: Principal, definition: Definition, run: RunView) -> bool:
+def may_move(principal: Principal, definition: Definition, run: RunView | rows.RunHead) -> bool:
     """True when a move of the run's current state is meant for the principal (e.g. withdraw)."""
     if run.status != RunStatus.ACTIVE:
         return False
@@ -68,7 +68,10 @@ def may_move(principal: Principal, definition: Definition, run: RunView) -> bool
 
 
 def may_read(
-    principal: Principal, definition: Definition, run: RunView, slots: Sequence[SlotView]
+    principal: Principal,
+    definition: Definition,
+    run: RunView | rows.RunHead,
+    slots: Sequence[SlotView],
 ) -> bool:
     """Read a run: by grant or involvement, or because one of its moves is meant for you."""
     return rules.may_read_run(principal, run.workflow, slots) or may_move(
@@ -230,11 +233,11 @@ class RequestAccess:
         self.services = services
         self.actor = actor
         self._runs: dict[str, tuple[rows.RunRow, list[SlotView]] | None] = {}
-        self._seen: dict[str, tuple[SlotView, rows.RunRow]] = {}
+        self._seen: dict[str, tuple[SlotView, rows.RunHead]] = {}
 
-    def _check(self, run: rows.RunRow, slots: list[SlotView]) -> bool:
-        definition = self.services.catalog.get(run.view.workflow, run.view.definition_version)
-        return may_read(self.actor, definition, run.view, slots)
+    def _check(self, run: RunView | rows.RunHead, slots: list[SlotView]) -> bool:
+        definition = self.services.catalog.get(run.workflow, run.definition_version)
+        return may_read(self.actor, definition, run, slots)
 
     async def readable_runs(
         self, run_ids: Sequence[str], conn: db.Connection | None = None
@@ -252,7 +255,7 @@ class RequestAccess:
                 found, slots = await _load(conn, valid)
             for i, run in found.items():
                 of_run = slots.get(i, [])
-                if self._check(run, of_run):
+                if self._check(run.view, of_run):
                     self._runs[i] = (run, of_run)
         return {i: got for i in run_ids if (got := self._runs.get(i)) is not None}
 
@@ -265,12 +268,12 @@ class RequestAccess:
             raise errors.NotFound(f"No run has the id {run_id!r}.")
         return found[run_id]
 
-    def saw(self, slot: SlotView, run: rows.RunRow) -> None:
-        """A slot and its run as this request's own write returned them, so that the
+    def saw(self, slot: SlotView, run: rows.RunHead) -> None:
+        """A slot and its run's head as this request's own write returned them, so that the
         answer is given from them (:meth:`seen_slot` checks them like a fetch by id)."""
         self._seen[slot.id] = (slot, run)
 
-    def seen_slot(self, slot_id: str) -> tuple[SlotView, rows.RunRow] | None:
+    def seen_slot(self, slot_id: str) -> tuple[SlotView, rows.RunHead] | None:
         """A slot this request wrote, with its run, if the actor may read that run on what
         is known: by grant, by a move meant for them, or involved in this very slot. The
         rule only grows with the run's slots, so a yes here is the yes a whole-run check

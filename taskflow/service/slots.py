@@ -71,7 +71,7 @@ async def _guarded(
             line = audit(current, written.slot, now)
             await deadlines.after_slot_move(services, conn, written, now, actor.id, lines=[line])
         if request is not None:
-            request.saw(written.slot, written.run)
+            request.saw(written.slot, written.run.head)
         return written.slot
 
     return await run_service.refusals_recorded(
@@ -238,7 +238,7 @@ async def claim_next(
         )
     metrics.claimed("claim_next")
     if request is not None:
-        request.saw(claimed.slot, claimed.run)
+        request.saw(claimed.slot, claimed.run.head)
     return claimed.slot
 
 

@@ -43,22 +43,18 @@ from taskflow.store import db, risk_sql, sql
 from taskflow.store import deadlines as deadline_rows
 from taskflow.store.business_sql import real_us
 from taskflow.store.queries import CONTEXT, context_of, slot_filters
-from taskflow.store.runs import (
-    ONCE_COLUMN,
-    SLOT_COLUMNS,
-    RunRow,
-    run_columns,
-    run_from,
-    slot_from,
-)
+from taskflow.store.runs import SLOT_COLUMNS, RunHead, slot_from
 from taskflow.store.sql_builder import Statement, with_columns
 
-#: The prefix of the run's own columns beside the slot's of the same names.
-_RUN = "r_"
-#: The once values claim_plain returned beside the run.
-_ONCE = "f.claimed_once"
 #: The slot's columns, by name.
 SLOT_FIELDS = tuple(name.strip() for name in SLOT_COLUMNS.split(","))
+#: What claim_plain returns of the claimed slot's run (the rest of its head is the slot's).
+_HEAD_COLUMNS = (
+    "f.claimed_definition_version AS r_definition_version, f.claimed_run_state AS r_state, "
+    "f.claimed_run_status AS r_status, f.claimed_subject_type AS s_type, "
+    "f.claimed_subject_external_id AS s_external_id, "
+    "f.claimed_subject_attributes AS s_attributes"
+)
 
 
 def _iso(instant: str) -> str:
@@ -77,15 +73,14 @@ SQL = with_columns(
     running=risk_sql.not_paused("k.pauses"),
     due_iso=_iso("v_due"),
     claimed_columns=", ".join(
-        [f"(f.claimed_slot).{name} AS {name}" for name in SLOT_FIELDS]
-        + [run_columns(_RUN, run="(f.claimed_run)", subject="(f.claimed_subject)", once=_ONCE)]
+        [f"(f.claimed_slot).{name} AS {name}" for name in SLOT_FIELDS] + [_HEAD_COLUMNS]
     ),
-    once=ONCE_COLUMN,
     slot_columns=SLOT_COLUMNS,
     **CONTEXT,
 )
 #: The SQL function that writes a plain claim, and its CREATE FUNCTION statement
-#: (``schema_extras.EXTRA_FUNCTIONS``; migration 2026-12-02T04:12 holds a copy).
+#: (``schema_extras.EXTRA_FUNCTIONS``; migration 2026-12-02T04:30 holds a copy, 04:12 its
+#: first version).
 FUNCTION_NAME = "claim_plain"
 FUNCTION = SQL["claim_plain_function"]
 
@@ -96,8 +91,9 @@ class PlainClaim:
 
     candidate: str
     slot: SlotView | None
-    #: The claimed slot's run as the statement read it (the answer needs no further read).
-    run: RunRow | None = None
+    #: What the answer needs of the claimed slot's run, as the statement read it (no
+    #: further read; the whole run is decoded only where it is used).
+    run: RunHead | None = None
 
 
 async def claim_next_plain(
@@ -122,7 +118,16 @@ async def claim_next_plain(
         return None
     if not row["plain"]:
         return PlainClaim(str(row["candidate"]), None)
-    return PlainClaim(str(row["candidate"]), slot_from(row), run_from(row, _RUN))
+    slot = slot_from(row)
+    return PlainClaim(str(row["candidate"]), slot, _head(row, slot.run_id))
+
+
+def _head(row: Any, run_id: str) -> RunHead:
+    """The claimed slot's run head from claim_next_plain's row (its workflow is the slot's)."""
+    return RunHead(
+        run_id, row["workflow"], row["r_definition_version"], row["r_state"], row["r_status"],
+        row["s_attributes"], row["s_type"], row["s_external_id"],
+    )  # fmt: skip
 
 
 def claim_next_plain_statement(
@@ -133,12 +138,26 @@ def claim_next_plain_statement(
     facts: claim_facts.ClaimFacts,
     caller_digest: str | None = None,
 ) -> tuple[str, list[Any]]:
-    """The statement of :func:`claim_next_plain` and its arguments."""
-    fixed = (principal_id, list(keys), now, list(facts.declaring))
-    st = Statement(SQL["claim_next_plain"], *fixed, list(facts.assigned_reminders))
+    """The statement of :func:`claim_next_plain` and its arguments. Without a filter (a
+    claim from the whole inbox, the common case) its text is built once per process for
+    each of the two shapes, with and without ``caller_digest``; the values are parameters."""
+    fixed = [principal_id, list(keys), now, list(facts.declaring), list(facts.assigned_reminders)]
+    checked = [principal_id, caller_digest] if caller_digest is not None else []
+    unfiltered = f == _UNFILTERED
+    if unfiltered and (text := _UNFILTERED_TEXT.get(bool(checked))) is not None:
+        return text, fixed + checked
+    st = Statement(SQL["claim_next_plain"], *fixed)
     if caller_digest is not None:
-        st.where("caller_unchanged", principal_id, caller_digest)
-    return slot_filters(st, f).build()
+        st.where("caller_unchanged", *checked)
+    built = slot_filters(st, f).build()
+    if unfiltered:
+        _UNFILTERED_TEXT[bool(checked)] = built[0]
+    return built
+
+
+_UNFILTERED = SlotFilter()
+#: claim_next_plain's text without a filter, by whether it checks the caller's digest.
+_UNFILTERED_TEXT: dict[bool, str] = {}
 
 
 async def claim_next(

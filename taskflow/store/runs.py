@@ -8,7 +8,7 @@ claim-next in :mod:`taskflow.store.claims`; this module holds the plain reads an
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -34,6 +34,32 @@ class RunRow:
     started_at: datetime
     updated_at: datetime
     version: int
+
+    @property
+    def head(self) -> RunHead:
+        """What a slot's answer and the read rule need of this run."""
+        v, s = self.view, self.subject
+        return RunHead(
+            v.id, v.workflow, v.definition_version, v.state, v.status, v.subject, s.type,
+            s.external_id,
+        )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class RunHead:
+    """What a slot's answer (its workflow, version, run state, subject) and the read rule
+    (``service/access.may_read``: the run's state, status and subject) need of its run: all
+    that claim-next's statement returns of it (``store/claims.py``)."""
+
+    id: str
+    workflow: str
+    definition_version: int
+    state: str
+    status: str
+    #: The subject's attributes (as ``RunView.subject``).
+    subject: Mapping[str, Any]
+    subject_type: str
+    subject_external_id: str
 
 
 # -- audiences in columns ------------------------------------------------------------------------
@@ -80,16 +106,12 @@ ONCE_COLUMN = (
 )
 
 
-def run_columns(
-    prefix: str = "", *, run: str = "r", subject: str = "s", once: str = ONCE_COLUMN
-) -> str:
+def run_columns(prefix: str = "") -> str:
     """The run's and its subject's columns (``r`` and ``s``); ``prefix`` renames the run's own,
-    for statements that also return a slot's columns of the same names. ``run`` and
-    ``subject`` may name composite values instead (``(f.claimed_run)``), ``once`` the
-    expression of the once values."""
-    own = ", ".join(f"{run}.{c} AS {prefix}{c}" if prefix else f"{run}.{c}" for c in _RUN_FIELDS)
-    theirs = ", ".join(f"{subject}.{c} AS s_{c}" for c in _SUBJECT_FIELDS)
-    return f"{own}, {once} AS {prefix}once_values, {theirs}"
+    for statements that also return a slot's columns of the same names."""
+    own = ", ".join(f"r.{c} AS {prefix}{c}" if prefix else f"r.{c}" for c in _RUN_FIELDS)
+    theirs = ", ".join(f"s.{c} AS s_{c}" for c in _SUBJECT_FIELDS)
+    return f"{own}, {ONCE_COLUMN} AS {prefix}once_values, {theirs}"
 
 
 RUN_COLUMNS = run_columns()

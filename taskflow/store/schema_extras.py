@@ -266,5 +266,6 @@ EXTRA_INDEXES += (
     ("step_attempt_step", "CREATE UNIQUE INDEX step_attempt_step ON step_attempt (step, attempt)"),
     ("step_once_run_name", "CREATE UNIQUE INDEX step_once_run_name ON step_once (run, name)"),
 )
-# claim-next's writes on the slot it chose (migration 2026-12-02T04:12, ``store/claims.py``).
+# claim-next's writes on the slot it chose (migrations 2026-12-02T04:12 and 04:30,
+# ``store/claims.py``).
 EXTRA_FUNCTIONS += ((claims.FUNCTION_NAME, claims.FUNCTION),)

@@ -152,6 +152,33 @@ async def test_claim_next_plans_its_slot_choice_per_call_and_writes_through_clai
     assert not re.search(r"\bINSERT\s+INTO\b|\bUPDATE\s+\w+(\s+\w+)?\s+SET\b", text)
 
 
+async def test_claim_plain_returns_the_slot_and_only_its_runs_head(
+    services: container.Services,
+) -> None:
+    """The function returns the claimed slot and what the answer and the read rule need of its
+    run (``runs.RunHead``), not the whole run, its subject row and its once values, which the
+    server decoded for nothing (migration 2026-12-02T04:30)."""
+    async with services.db.single() as conn:
+        names, types = await conn.fetchrow(
+            "SELECT proargnames, proallargtypes::regtype[]::text[] FROM pg_proc "
+            "WHERE proname = 'claim_plain'"
+        )
+    returned = dict(list(zip(names, types, strict=True))[5:])
+    assert returned == {
+        "claimed_slot": "slot",
+        "claimed_definition_version": "integer",
+        "claimed_run_state": "character varying",
+        "claimed_run_status": "character varying",
+        "claimed_subject_type": "character varying",
+        "claimed_subject_external_id": "character varying",
+        "claimed_subject_attributes": "jsonb",
+    }
+    text, _ = claims.claim_next_plain_statement(
+        "me", ["k"], SlotFilter(), services.clock.now(), services.catalog.claim_facts
+    )
+    assert "step_once" not in text
+
+
 CLAIM_NEXT = """mutation { claimNext(input: {}) { __typename
   ... on SlotSuccess { slot { id status holder version runState workflow
                               subject { externalId } } } } }"""

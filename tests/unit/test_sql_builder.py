@@ -185,3 +185,22 @@ def test_the_day_rows_carry_as_many_pieces_as_cum_at_reads() -> None:
         assert f"{calendar_days.DAY_US}" in text
     assert f"AS s{calendar_days.PIECES + 1}" not in text
     assert "/*:" not in text
+
+
+@pytest.mark.parametrize("digest", [None, "d1"])
+def test_claim_next_without_a_filter_reuses_its_text_and_numbers_the_same_values(
+    digest: str | None,
+) -> None:
+    """Without a filter the statement's text is built once per process (with and without the
+    caller's digest): what a later call sends is what building it afresh gives."""
+    facts = ClaimFacts(("wf 1 s a",), ("wf 1 s a r1",))
+    now = datetime(2026, 12, 1, tzinfo=UTC)
+    claims._UNFILTERED_TEXT.clear()
+    built = claims.claim_next_plain_statement("me", ["k"], SlotFilter(), now, facts, digest)
+    assert claims._UNFILTERED_TEXT  # kept
+    again = claims.claim_next_plain_statement("you", [EVIL], SlotFilter(), now, facts, digest)
+    assert again[0] is built[0]
+    tail = [] if digest is None else ["you", digest]
+    assert again[1] == ["you", [EVIL], now, ["wf 1 s a"], ["wf 1 s a r1"], *tail]
+    assert max(int(n) for n in re.findall(r"\$(\d+)", again[0])) == len(again[1])
+    assert (digest is not None) == ("md5(pr::text) = $7" in again[0])

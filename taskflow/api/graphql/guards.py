@@ -26,12 +26,14 @@ from graphql import GraphQLError, GraphQLResolveInfo, default_field_resolver, pa
 from graphql.language import DocumentNode
 from graphql.type import GraphQLNonNull, GraphQLObjectType, GraphQLSchema, GraphQLUnionType
 from graphql.validation import ASTValidationRule
+from strawberry.extensions import SchemaExtension
+from strawberry.extensions.runner import SchemaExtensionsRunner
 from strawberry.schema.schema import validate_document
 from strawberry.types import ExecutionContext
 
 from taskflow import errors
 from taskflow.api import limits as edge
-from taskflow.api.graphql import cost, relay, timing
+from taskflow.api.graphql import cost, hooks, relay, timing
 from taskflow.api.graphql.errors import ShapeErrors
 
 log = logging.getLogger("taskflow.api")
@@ -213,6 +215,12 @@ class QuietSchema(strawberry.Schema):
     (a token written inline in a query would land in the log); unexpected errors are
     logged with their stack trace by :class:`taskflow.api.graphql.errors.ShapeErrors`.
     """
+
+    def create_extensions_runner(
+        self, execution_context: ExecutionContext, extensions: list[SchemaExtension]
+    ) -> SchemaExtensionsRunner:
+        """The one extension's hooks, looked up once per class (:mod:`hooks`)."""
+        return hooks.runner_for(execution_context, extensions)
 
     def process_errors(
         self, errors_: list[GraphQLError], execution_context: ExecutionContext | None = None

@@ -238,13 +238,13 @@ async def resolve_slot(info: Info, local_id: str) -> SlotType | None:
     else:
         try:
             slot = await views.slot_detail(services, me, local_id)
-            run, _ = await views.run_detail(services, me, slot.run_id, request)
+            run = (await views.run_detail(services, me, slot.run_id, request))[0].head
         except errors.NotFound:
             return None
     return SlotType.of(
         slot,
-        workflow=run.view.workflow,
-        definition_version=run.view.definition_version,
-        run_state=run.view.state,
-        subject=Subject.of(run.subject.type, run.subject.external_id, run.subject.attributes),
+        workflow=run.workflow,
+        definition_version=run.definition_version,
+        run_state=run.state,
+        subject=Subject.of(run.subject_type, run.subject_external_id, run.subject),
     )

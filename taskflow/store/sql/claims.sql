@@ -8,8 +8,8 @@
 -- Markers filled at import: /*:held_us*/ the held time the claim closes
 -- (business_sql.real_us), /*:running*/ a clock k not paused (risk_sql.not_paused),
 -- /*:due_iso*/ claim_plain's v_due as Python's isoformat() in UTC, /*:slot_of_c*/ the slot's
--- columns of c, /*:claimed_columns*/ claim_plain's slot, run and subject as columns (the
--- run's own prefixed r_), /*:context_run_columns*/ and /*:context_columns*/ the slot's run (prefixed
+-- columns of c, /*:claimed_columns*/ claim_plain's slot and run head as columns (the
+-- run's prefixed r_, its subject's s_), /*:context_run_columns*/ and /*:context_columns*/ the slot's run (prefixed
 -- run_), clocks and timers (queries.CONTEXT), /*:slot_columns*/ the slot's.
 -- The candidate predicate written out is candidacy.admits_sql's (a unit test checks it).
 
@@ -63,7 +63,8 @@ status = 'claimed', holder = $1, claimed_at = (SELECT at FROM next),
 -- the declarations with milestones $4 (text[], "workflow version state slot") and the
 -- reminders on the assigned milestone $5 (text[], "workflow version state slot part");
 -- the filters' values follow. One row per chosen slot: candidate, plain (false: nothing
--- was written, the general path claims it), and the claimed slot with its run. The slot
+-- was written, the general path claims it), and the claimed slot with what the answer
+-- needs of its run (runs.RunHead: its columns prefixed r_, its subject's s_). The slot
 -- is chosen here (planned per call: the best walk depends on the keys); the writes are
 -- the function claim_plain's, whose statements each session plans once.
 WITH /*fragment:next*/
@@ -72,18 +73,23 @@ FROM next n
 LEFT JOIN LATERAL claim_plain($1, n.id, n.at, $4::text[], $5::text[]) f ON true
 
 -- name: claim_plain_function
--- The function claim_plain (migration 2026-12-02T04:12, schema_extras.EXTRA_FUNCTIONS):
--- claim_next_plain's writes on the slot $2 its caller chose and locked (FOR UPDATE):
--- claimer $1 (text), the claim's instant $3, the declarations with milestones $4 and the
--- reminders on the assigned milestone $5 (text[], as claim_next_plain's). It returns the
--- claimed slot with its run, subject and once values (/*:once*/: runs.ONCE_COLUMN), or no
+-- The function claim_plain (migration 2026-12-02T04:30, schema_extras.EXTRA_FUNCTIONS;
+-- 04:12 made its first version): claim_next_plain's writes on the slot $2 its caller chose
+-- and locked (FOR UPDATE): claimer $1 (text), the claim's instant $3, the declarations with
+-- milestones $4 and the reminders on the assigned milestone $5 (text[], as
+-- claim_next_plain's). It returns the claimed slot with what the answer needs of its run
+-- (runs.RunHead: its definition version, state and status, its subject's type, external id
+-- and attributes; the whole run, its subject and once values were decoded for nothing), or no
 -- row (nothing written) when the slot is not plain: its assigned clock paused, or its
 -- declaration has milestones whose clocks never started. PL/pgSQL keeps
 -- the plans of its statements for the session; a statement of data-modifying CTEs is
 -- planned anew on every call, which cost more than running it (bench/README.md).
 -- Lock order (docs/architecture.md): the slot (the caller's), its clock, its timers.
 CREATE FUNCTION claim_plain(text, uuid, timestamptz, text[], text[])
-RETURNS TABLE (claimed_slot slot, claimed_run run, claimed_subject subject, claimed_once jsonb)
+RETURNS TABLE (claimed_slot slot, claimed_definition_version integer,
+               claimed_run_state character varying, claimed_run_status character varying,
+               claimed_subject_type character varying,
+               claimed_subject_external_id character varying, claimed_subject_attributes jsonb)
 LANGUAGE plpgsql ROWS 1 AS $$
 DECLARE
   v_decl text;
@@ -93,10 +99,15 @@ DECLARE
   v_running boolean;
   v_claimed slot;
 BEGIN
+  -- The run's head is read here with the slot's facts (claim-next locks no run: a read
+  -- after the writes would be no fresher), the answer's columns set from it.
   SELECT concat_ws(' ', sl.workflow, r.definition_version, sl.state, sl.name), k.id, k.met_at,
-         k.due_at, (k.id IS NULL OR k.met_at IS NOT NULL OR /*:running*/)
-    INTO v_decl, v_clock, v_met, v_due, v_running
-    FROM slot sl JOIN run r ON r.id = sl.run
+         k.due_at, (k.id IS NULL OR k.met_at IS NOT NULL OR /*:running*/),
+         r.definition_version, r.state, r.status, j.type, j.external_id, j.attributes
+    INTO v_decl, v_clock, v_met, v_due, v_running,
+         claimed_definition_version, claimed_run_state, claimed_run_status,
+         claimed_subject_type, claimed_subject_external_id, claimed_subject_attributes
+    FROM slot sl JOIN run r ON r.id = sl.run JOIN subject j ON j.id = r.subject
     LEFT JOIN sla_clock k ON k.slot = sl.id AND k.milestone = 'assigned'
    WHERE sl.id = $2;
   IF NOT v_running OR (v_clock IS NULL AND v_decl = ANY($4)
@@ -135,9 +146,8 @@ BEGIN
   ) AS l(n, kind, reason, details)
   WHERE l.details IS NOT NULL
   ORDER BY l.n;
-  RETURN QUERY
-  SELECT v_claimed, r, j, /*:once*/
-  FROM run r JOIN subject j ON j.id = r.subject WHERE r.id = v_claimed.run;
+  claimed_slot := v_claimed;
+  RETURN NEXT;
 END
 $$
 
