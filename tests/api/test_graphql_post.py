@@ -1,0 +1,187 @@
+"""``POST /graphql``'s own path (``api/graphql_post.py``: the parsed body executed and answered
+without strawberry's HTTP view) answers every request as strawberry's view does: the same
+status, headers and bytes, and the same access line."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import httpx
+import pytest
+from httpx_ws.transport import ASGIWebSocketTransport
+
+from taskflow.api import app as api_app
+from taskflow.api import graphql_post
+from taskflow.service import container
+from taskflow.store import db
+from tests.api import workflows as w
+from tests.conftest import gql
+
+pytestmark = pytest.mark.anyio
+
+CLAIM_NEXT = """mutation { claimNext(input: {}) { __typename
+  ... on SlotSuccess { slot { id name status holder } } ... on Refusal { code message } } }"""
+CLAIM = """mutation($id: ID!) { claim(input: {slotId: $id}) { __typename
+  ... on SlotSuccess { slot { id status holder } } ... on Refusal { code message } } }"""
+RELEASE = """mutation($id: ID!) { release(input: {slotId: $id}) { __typename } }"""
+TWO = """query Me { me { login } } query Inbox($first: Int) { inbox(first: $first) {
+  totalCount edges { node { id name status } } } }"""
+DEEP = "{ me { login } " + "inbox { edges { node { run { " * 8 + "id" + " } } } }" * 8 + " }"
+
+Request = dict[str, Any]
+#: An access line's fields compared (all but its duration).
+FIELDS = ("status", "principal", "operation", "outcome", "request_id")
+
+
+@contextlib.asynccontextmanager
+async def _client(app: Any) -> AsyncIterator[httpx.AsyncClient]:
+    transport = ASGIWebSocketTransport(app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://taskflow.test") as http:
+        yield http
+
+
+def _apps(services: container.Services, monkeypatch: pytest.MonkeyPatch) -> tuple[Any, Any]:
+    """This app, and the same app answering every POST through strawberry's view."""
+    ours = api_app.create_app(services=services)
+    with monkeypatch.context() as patched:
+        patched.setattr(graphql_post, "FAST_PATH", False)
+        theirs = api_app.create_app(services=services)
+    return ours, theirs
+
+
+def _lines(caplog: pytest.LogCaptureFixture) -> list[tuple[Any, ...]]:
+    """The access lines logged so far (all but their duration), then forgotten."""
+    found = [
+        (r.getMessage(), *(getattr(r, name, None) for name in FIELDS))
+        for r in caplog.records
+        if r.name == "taskflow.access"
+    ]
+    caplog.clear()
+    return found
+
+
+async def _same(
+    ours: httpx.AsyncClient,
+    theirs: httpx.AsyncClient,
+    caplog: pytest.LogCaptureFixture,
+    request: Request,
+    between: Callable[[], Awaitable[Any]] | None = None,
+) -> httpx.Response:
+    """Sends ``request`` through both paths (``between`` runs after ours, to give theirs the
+    same state) and checks status, headers, bytes and the access line are the same."""
+    caplog.clear()
+    mine = await ours.post("/graphql", **request)
+    my_line = _lines(caplog)
+    if between is not None:
+        await between()
+        caplog.clear()
+    stock = await theirs.post("/graphql", **request)
+    assert (mine.status_code, mine.headers.raw, mine.content) == (
+        stock.status_code,
+        stock.headers.raw,
+        stock.content,
+    )
+    assert my_line == _lines(caplog)
+    assert len(my_line) == 1
+    return mine
+
+
+def _as(token: str | None, body: Any = None, **headers: str) -> Request:
+    sent = {"X-Request-Id": "same-request", **headers}
+    if token is not None:
+        sent["Authorization"] = f"Bearer {token}"
+    if isinstance(body, bytes):
+        return {"content": body, "headers": {"Content-Type": "application/json", **sent}}
+    return {"json": body, "headers": sent}
+
+
+async def test_both_paths_answer_alike(
+    services: container.Services,
+    people: dict[str, str],
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.INFO, logger="taskflow.access")
+    ours_app, theirs_app = _apps(services, monkeypatch)
+    async with _client(ours_app) as ours, _client(theirs_app) as theirs:
+        await w.start(ours, people["app"], "expense-approval", "expense", "EXP-1", w.EXPENSE)
+        slot = await w.slot_named(ours, people["fiona"], "finance_review")
+        fiona, sam = people["fiona"], people["sam"]
+
+        async def released() -> None:
+            result = await gql(ours, RELEASE, {"id": slot["id"]}, token=fiona)
+            assert result.ok()["release"]["__typename"] == "SlotSuccess"
+
+        # claimNext: a success (released between, so theirs claims the same slot), a refusal.
+        claimed = await _same(ours, theirs, caplog, _as(fiona, {"query": CLAIM_NEXT}), released)
+        assert claimed.json()["data"]["claimNext"]["slot"]["holder"] == "fiona"
+        refused = await _same(ours, theirs, caplog, _as(sam, {"query": CLAIM_NEXT}))
+        assert refused.json()["data"]["claimNext"]["__typename"] != "SlotSuccess"
+        # Variables, a typed refusal (held by fiona), operationName choosing one of two.
+        taken = _as(sam, {"query": CLAIM, "variables": {"id": slot["id"]}})
+        assert (await _same(ours, theirs, caplog, taken)).json()["data"]["claim"]["code"]
+        for name, variables in (("Me", None), ("Inbox", {"first": 1})):
+            chosen = {"query": TWO, "operationName": name, "variables": variables}
+            assert "errors" not in (await _same(ours, theirs, caplog, _as(fiona, chosen))).json()
+        cases: list[Request] = [
+            _as(fiona, {"query": TWO}),  # two operations, none named: strawberry's 400
+            _as(fiona, {"query": TWO, "operationName": "Nope"}),
+            _as(fiona, {"query": "{ me { login "}),  # a parse error
+            _as(fiona, {"query": "{ me { nope } }"}),  # a validation error
+            _as(fiona, {"query": "query($n: Int!) { inbox(first: $n) { totalCount } }"}),
+            _as(fiona, {"query": '{ slot(id: "nope") { id } }'}),  # a resolver's error
+            _as(None, {"query": "{ me { login } }"}),  # unauthenticated: a 401 it sets
+            _as("not-a-token", {"query": CLAIM_NEXT}),
+            _as(fiona, {"query": "subscription { nope }"}),
+            _as(fiona, {"query": DEEP}),  # over the depth cap
+            _as(fiona, {"query": "{ me { login } }", "extensions": {"a": 1}}),
+            _as(fiona, {"query": ""}),
+            _as(fiona, b'{"query": "{ me { login } }", "variables": [1]}'),  # the guard's 400
+            _as(fiona, b"x" * (2 * 1024 * 1024)),  # over the body cap
+            # A streaming Accept header: strawberry's view on both.
+            _as(fiona, {"query": "{ me { login } }"}, Accept="multipart/mixed"),
+        ]
+        for case in cases:
+            await _same(ours, theirs, caplog, case)
+
+
+async def test_a_status_and_header_a_resolver_sets_are_kept(
+    database_url: str,
+    services: container.Services,
+    people: dict[str, str],
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """An outage: the errors extension sets 503 and Retry-After on the sub-response."""
+    caplog.set_level(logging.INFO, logger="taskflow.access")
+    closed = await db.Database.connect(database_url, min_size=1, max_size=2)
+    await closed.close()
+    down = container.build(closed, services.settings, services.clock)
+    ours_app, theirs_app = _apps(down, monkeypatch)
+    async with _client(ours_app) as ours, _client(theirs_app) as theirs:
+        for query in ("{ me { login } }", CLAIM_NEXT):
+            answer = await _same(ours, theirs, caplog, _as(people["fiona"], {"query": query}))
+            assert answer.status_code == 503
+            assert answer.headers["retry-after"] == "5"
+
+
+async def test_the_view_is_not_asked_for_a_parsed_body(
+    client: httpx.AsyncClient, people: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The common request takes the short path (strawberry's ``run`` is not called; no
+    streaming transport is served, so none is one it must leave to the view)."""
+    from strawberry.http.async_base_view import AsyncBaseHTTPView
+
+    ran: list[str] = []
+    original = AsyncBaseHTTPView.run
+
+    async def counted(self: Any, *args: Any, **kwargs: Any) -> Any:
+        ran.append("run")
+        return await original(self, *args, **kwargs)
+
+    monkeypatch.setattr(AsyncBaseHTTPView, "run", counted)
+    assert (await gql(client, "{ me { login } }", token=people["fiona"])).ok()
+    assert ran == []
