@@ -27,12 +27,12 @@ header a resolver set) goes through strawberry's view as before. ``FAST_PATH = F
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, cast
 
 from litestar import Request, post
 from litestar.background_tasks import BackgroundTasks
-from litestar.datastructures import Headers, State
+from litestar.datastructures import State
 from litestar.enums import MediaType
 from litestar.response import Response
 from litestar.status_codes import HTTP_200_OK
@@ -47,7 +47,7 @@ from strawberry.types.graphql import OperationType
 from taskflow.api import body_guard
 
 #: The app's context getter (headers and state, as for the websocket route).
-ContextGetter = Callable[[Headers, State], Awaitable[BaseContext]]
+ContextGetter = Callable[[Mapping[str, str], State], Awaitable[BaseContext]]
 
 #: Whether parsed POSTs skip strawberry's HTTP view (see the module's docstring).
 FAST_PATH = True
@@ -84,6 +84,15 @@ class JSONAnswer:
             await self.background()
 
 
+def first_headers(scope: Scope) -> dict[str, str]:
+    """The request's headers by (lower-case) name, the first of repeated ones: what
+    ``get`` on Litestar's ``Headers`` answers, without building its multidict."""
+    found: dict[str, str] = {}
+    for name, value in scope["headers"]:
+        found.setdefault(name.decode("latin-1").lower(), value.decode("latin-1"))
+    return found
+
+
 def _answerable(sub_response: Response[Any]) -> bool:
     """Whether :class:`JSONAnswer` sends what strawberry's response would for this one."""
     if sub_response.cookies:
@@ -98,15 +107,17 @@ def direct_post(controller: type[Any], context_getter: ContextGetter) -> type[An
 
     class DirectPost(controller):  # type: ignore[misc]
         @post(status_code=HTTP_200_OK)
-        async def handle_http_post(self, request: Request[Any, Any, Any], state: State) -> ASGIApp:
+        async def handle_http_post(self, request: Request[Any, Any, Any]) -> ASGIApp:
             # What strawberry's dependencies give: an empty sub-response the resolvers may
             # set a status or headers on, and the context carrying the request and it.
             # One pass of the event loop first, as strawberry's dependency tasks gave: a pool
             # connection the database closed meanwhile has its end read (and is seen closed)
             # before this request can be handed it mid-error (tests/api/test_outage.py).
+            # The app's state is read from the app, not asked of Litestar as a parameter (it
+            # would copy it into a new State, checked by its signature model, per request).
             await asyncio.sleep(0)
             response: Response[Any] = Response({}, background=BackgroundTasks([]))
-            context = await context_getter(request.headers, state)
+            context = await context_getter(first_headers(request.scope), request.app.state)
             context.request = request
             context.response = response
             self.temporal_response = response

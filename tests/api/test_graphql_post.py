@@ -185,3 +185,19 @@ async def test_the_view_is_not_asked_for_a_parsed_body(
     monkeypatch.setattr(AsyncBaseHTTPView, "run", counted)
     assert (await gql(client, "{ me { login } }", token=people["fiona"])).ok()
     assert ran == []
+
+
+def test_the_context_reads_headers_as_litestar_does() -> None:
+    from litestar.datastructures import Headers
+
+    raw = [
+        (b"authorization", b"Bearer one"),
+        (b"x-request-id", b"r-1"),
+        (b"Authorization", b"Bearer two"),
+        (b"x-caf\xe9", b"caf\xe9"),
+    ]
+    scope: Any = {"type": "http", "headers": raw}
+    ours = graphql_post.first_headers(scope)
+    theirs = Headers.from_scope(scope)
+    for name in ("authorization", "x-request-id", "x-café", "absent"):
+        assert ours.get(name) == theirs.get(name)
