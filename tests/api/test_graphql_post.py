@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 import httpx
@@ -43,15 +44,6 @@ async def _client(app: Any) -> AsyncIterator[httpx.AsyncClient]:
         yield http
 
 
-def _apps(services: container.Services, monkeypatch: pytest.MonkeyPatch) -> tuple[Any, Any]:
-    """This app, and the same app answering every POST through strawberry's view."""
-    ours = api_app.create_app(services=services)
-    with monkeypatch.context() as patched:
-        patched.setattr(graphql_post, "FAST_PATH", False)
-        theirs = api_app.create_app(services=services)
-    return ours, theirs
-
-
 def _lines(caplog: pytest.LogCaptureFixture) -> list[tuple[Any, ...]]:
     """The access lines logged so far (all but their duration), then forgotten."""
     found = [
@@ -63,30 +55,54 @@ def _lines(caplog: pytest.LogCaptureFixture) -> list[tuple[Any, ...]]:
     return found
 
 
-async def _same(
-    ours: httpx.AsyncClient,
-    theirs: httpx.AsyncClient,
-    caplog: pytest.LogCaptureFixture,
-    request: Request,
-    between: Callable[[], Awaitable[Any]] | None = None,
-) -> httpx.Response:
-    """Sends ``request`` through both paths (``between`` runs after ours, to give theirs the
-    same state) and checks status, headers, bytes and the access line are the same."""
-    caplog.clear()
-    mine = await ours.post("/graphql", **request)
-    my_line = _lines(caplog)
-    if between is not None:
-        await between()
-        caplog.clear()
-    stock = await theirs.post("/graphql", **request)
-    assert (mine.status_code, mine.headers.raw, mine.content) == (
-        stock.status_code,
-        stock.headers.raw,
-        stock.content,
-    )
-    assert my_line == _lines(caplog)
-    assert len(my_line) == 1
-    return mine
+@dataclass
+class Pair:
+    """A client of this app and one of the same app answering through strawberry's view."""
+
+    ours: httpx.AsyncClient
+    theirs: httpx.AsyncClient
+    caplog: pytest.LogCaptureFixture
+
+    async def same(
+        self, request: Request, between: Callable[[], Awaitable[Any]] | None = None
+    ) -> httpx.Response:
+        """Sends ``request`` through both (``between`` runs after ours, to give theirs the
+        same state) and checks status, headers, bytes and the access line are the same."""
+        self.caplog.clear()
+        mine = await self.ours.post("/graphql", **request)
+        my_line = _lines(self.caplog)
+        if between is not None:
+            await between()
+            self.caplog.clear()
+        stock = await self.theirs.post("/graphql", **request)
+        assert (mine.status_code, mine.headers.raw, mine.content) == (
+            stock.status_code,
+            stock.headers.raw,
+            stock.content,
+        )
+        assert my_line == _lines(self.caplog)
+        assert len(my_line) == 1
+        return mine
+
+
+Paired = Callable[[container.Services], contextlib.AbstractAsyncContextManager[Pair]]
+
+
+@pytest.fixture
+def paired(monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> Paired:
+    """Both apps on the given services, their access lines captured."""
+    caplog.set_level(logging.INFO, logger="taskflow.access")
+
+    @contextlib.asynccontextmanager
+    async def both(services: container.Services) -> AsyncIterator[Pair]:
+        ours = api_app.create_app(services=services)
+        with monkeypatch.context() as patched:
+            patched.setattr(graphql_post, "FAST_PATH", False)
+            theirs = api_app.create_app(services=services)
+        async with _client(ours) as mine, _client(theirs) as stock:
+            yield Pair(mine, stock, caplog)
+
+    return both
 
 
 def _as(token: str | None, body: Any = None, **headers: str) -> Request:
@@ -101,12 +117,10 @@ def _as(token: str | None, body: Any = None, **headers: str) -> Request:
 async def test_both_paths_answer_alike(
     services: container.Services,
     people: dict[str, str],
-    monkeypatch: pytest.MonkeyPatch,
-    caplog: pytest.LogCaptureFixture,
+    paired: Paired,
 ) -> None:
-    caplog.set_level(logging.INFO, logger="taskflow.access")
-    ours_app, theirs_app = _apps(services, monkeypatch)
-    async with _client(ours_app) as ours, _client(theirs_app) as theirs:
+    async with paired(services) as pair:
+        ours = pair.ours
         await w.start(ours, people["app"], "expense-approval", "expense", "EXP-1", w.EXPENSE)
         slot = await w.slot_named(ours, people["fiona"], "finance_review")
         fiona, sam = people["fiona"], people["sam"]
@@ -116,16 +130,16 @@ async def test_both_paths_answer_alike(
             assert result.ok()["release"]["__typename"] == "SlotSuccess"
 
         # claimNext: a success (released between, so theirs claims the same slot), a refusal.
-        claimed = await _same(ours, theirs, caplog, _as(fiona, {"query": CLAIM_NEXT}), released)
+        claimed = await pair.same(_as(fiona, {"query": CLAIM_NEXT}), released)
         assert claimed.json()["data"]["claimNext"]["slot"]["holder"] == "fiona"
-        refused = await _same(ours, theirs, caplog, _as(sam, {"query": CLAIM_NEXT}))
+        refused = await pair.same(_as(sam, {"query": CLAIM_NEXT}))
         assert refused.json()["data"]["claimNext"]["__typename"] != "SlotSuccess"
         # Variables, a typed refusal (held by fiona), operationName choosing one of two.
         taken = _as(sam, {"query": CLAIM, "variables": {"id": slot["id"]}})
-        assert (await _same(ours, theirs, caplog, taken)).json()["data"]["claim"]["code"]
+        assert (await pair.same(taken)).json()["data"]["claim"]["code"]
         for name, variables in (("Me", None), ("Inbox", {"first": 1})):
             chosen = {"query": TWO, "operationName": name, "variables": variables}
-            assert "errors" not in (await _same(ours, theirs, caplog, _as(fiona, chosen))).json()
+            assert "errors" not in (await pair.same(_as(fiona, chosen))).json()
         cases: list[Request] = [
             _as(fiona, {"query": TWO}),  # two operations, none named: strawberry's 400
             _as(fiona, {"query": TWO, "operationName": "Nope"}),
@@ -145,25 +159,19 @@ async def test_both_paths_answer_alike(
             _as(fiona, {"query": "{ me { login } }"}, Accept="multipart/mixed"),
         ]
         for case in cases:
-            await _same(ours, theirs, caplog, case)
+            await pair.same(case)
 
 
 async def test_a_status_and_header_a_resolver_sets_are_kept(
-    database_url: str,
-    services: container.Services,
-    people: dict[str, str],
-    monkeypatch: pytest.MonkeyPatch,
-    caplog: pytest.LogCaptureFixture,
+    database_url: str, services: container.Services, people: dict[str, str], paired: Paired
 ) -> None:
     """An outage: the errors extension sets 503 and Retry-After on the sub-response."""
-    caplog.set_level(logging.INFO, logger="taskflow.access")
     closed = await db.Database.connect(database_url, min_size=1, max_size=2)
     await closed.close()
     down = container.build(closed, services.settings, services.clock)
-    ours_app, theirs_app = _apps(down, monkeypatch)
-    async with _client(ours_app) as ours, _client(theirs_app) as theirs:
+    async with paired(down) as pair:
         for query in ("{ me { login } }", CLAIM_NEXT):
-            answer = await _same(ours, theirs, caplog, _as(people["fiona"], {"query": query}))
+            answer = await pair.same(_as(people["fiona"], {"query": query}))
             assert answer.status_code == 503
             assert answer.headers["retry-after"] == "5"
 
