@@ -146,7 +146,7 @@ def create_app(
         debug=False,
         openapi_config=None,
         logging_config=None,  # taskflow.logs formats every line; Litestar's would replace it
-        middleware=[cast(Any, body_guard.guard(caps))],
+        middleware=[cast(Any, body_guard.guard(caps, then=graphql_post.shortcut))],
         exception_handlers={
             kind: _outage_answer for kind in outage.OUTAGE_ERRORS if issubclass(kind, Exception)
         },

@@ -19,8 +19,11 @@ dispatch layers, Litestar's response conversion): the handler calls the schema's
 ``process_result`` and ``encode_json``, and answers with :class:`JSONAnswer`, the same
 status, headers and bytes Litestar's response would send. Anything else (no parsed body,
 a streaming transport, a schema with incremental results; a cookie or a content
-header a resolver set) goes through strawberry's view as before. ``FAST_PATH = False``
-(read when the app is built) sends every request through the view:
+header a resolver set) goes through strawberry's view as before. The body guard hands a
+body it parsed to :func:`shortcut`, which calls the handler's :meth:`answered` itself,
+without Litestar's route handling (the handler takes only the request; the app's state is
+read from the app, the context's headers from the scope). ``FAST_PATH = False`` (read when
+the app is built) sends every request through Litestar's route and strawberry's view:
 ``tests/api/test_graphql_post.py`` compares the two, byte for byte.
 """
 
@@ -44,7 +47,7 @@ from strawberry.schema.exceptions import CannotGetOperationTypeError, InvalidOpe
 from strawberry.types import ExecutionResult
 from strawberry.types.graphql import OperationType
 
-from taskflow.api import body_guard
+from taskflow.api import asgi, body_guard
 
 #: The app's context getter (headers and state, as for the websocket route).
 ContextGetter = Callable[[Mapping[str, str], State], Awaitable[BaseContext]]
@@ -100,14 +103,40 @@ def _answerable(sub_response: Response[Any]) -> bool:
     return not any(str(name).lower() in _OWN_HEADERS for name in sub_response.headers)
 
 
+async def shortcut(
+    app: asgi.ASGIApp, scope: asgi.Scope, receive: asgi.Receive, send: asgi.Send
+) -> None:
+    """The body guard's next step for a body it parsed: the POST handler's answer, without
+    Litestar's route handling (its handler lookup, parameters, signature model and response
+    conversion: the handler takes nothing but the request and answers an ASGI app). The
+    router has put the handler in the scope (and the route's exception handlers, which the
+    app's exception middleware applies to anything raised here, as the route's would); any
+    other route, or the view when ``FAST_PATH`` was off, is called as ``app``."""
+    handler: Any = scope.get("route_handler")
+    view: Any = getattr(getattr(handler, "fn", None), "__self__", None)
+    if handler is None or not getattr(view, "direct", False):
+        await app(scope, receive, send)
+        return
+    request = handler.resolve_request_class()(scope=scope, receive=receive, send=send)
+    answer: Any = await view.answered(request)
+    await answer(scope, receive, send)
+
+
 def direct_post(controller: type[Any], context_getter: ContextGetter) -> type[Any]:
     """``controller`` (from ``make_graphql_controller``) with the inline POST handler."""
     # An incremental (@defer/@stream) result is streamed by strawberry's view alone.
     fast = FAST_PATH and not controller.schema.config.enable_experimental_incremental_execution
 
     class DirectPost(controller):  # type: ignore[misc]
+        #: Whether the body guard may call :meth:`answered` itself (see :func:`shortcut`).
+        direct = fast
+
         @post(status_code=HTTP_200_OK)
         async def handle_http_post(self, request: Request[Any, Any, Any]) -> ASGIApp:
+            return await self.answered(request)
+
+        async def answered(self, request: Request[Any, Any, Any]) -> ASGIApp:
+            """The handler's answer (an ASGI app) to ``request``."""
             # What strawberry's dependencies give: an empty sub-response the resolvers may
             # set a status or headers on, and the context carrying the request and it.
             # One pass of the event loop first, as strawberry's dependency tasks gave: a pool

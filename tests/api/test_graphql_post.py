@@ -179,20 +179,29 @@ async def test_a_status_and_header_a_resolver_sets_are_kept(
 async def test_the_view_is_not_asked_for_a_parsed_body(
     client: httpx.AsyncClient, people: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The common request takes the short path (strawberry's ``run`` is not called; no
-    streaming transport is served, so none is one it must leave to the view)."""
+    """The common request takes the short path: neither strawberry's ``run`` nor Litestar's
+    route handling is called (no streaming transport is served, so none is one it must leave
+    to the view); a page's route is handled by Litestar as before."""
+    from litestar.routes.http import HTTPRoute
     from strawberry.http.async_base_view import AsyncBaseHTTPView
 
     ran: list[str] = []
-    original = AsyncBaseHTTPView.run
 
-    async def counted(self: Any, *args: Any, **kwargs: Any) -> Any:
-        ran.append("run")
-        return await original(self, *args, **kwargs)
+    def counting(kind: type[Any], name: str) -> None:
+        original = getattr(kind, name)
 
-    monkeypatch.setattr(AsyncBaseHTTPView, "run", counted)
+        async def counted(self: Any, *args: Any, **kwargs: Any) -> Any:
+            ran.append(name)
+            return await original(self, *args, **kwargs)
+
+        monkeypatch.setattr(kind, name, counted)
+
+    counting(AsyncBaseHTTPView, "run")
+    counting(HTTPRoute, "_get_response_for_request")
     assert (await gql(client, "{ me { login } }", token=people["fiona"])).ok()
     assert ran == []
+    assert (await client.get("/health")).status_code == 200
+    assert ran == ["_get_response_for_request"]
 
 
 def test_the_context_reads_headers_as_litestar_does() -> None:
