@@ -169,7 +169,7 @@ def instrument_server(profile: bool) -> None:
     from taskflow.store import principals as principal_rows
 
     body_guard.check_body = _spanned("body_guard.check_body", body_guard.check_body)
-    api_app._graphql_context = _spanned("context getter", api_app._graphql_context)
+    api_app._context_of = _spanned("context getter", api_app._context_of)
     principal_service.authenticate = _spanned(
         "service.principals.authenticate", principal_service.authenticate
     )

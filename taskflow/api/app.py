@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any, cast
 
@@ -40,6 +40,12 @@ def _services(state: State) -> Services:
 
 
 async def _graphql_context(headers: Headers, state: State) -> Context:
+    # strawberry's dependency (the IDE page and the websocket route): Litestar wants the
+    # reserved parameter typed as its Headers.
+    return await _context_of(headers, state)
+
+
+async def _context_of(headers: Mapping[str, str], state: State) -> Context:
     # headers/state (not request) so one getter serves HTTP and websocket routes.
     return Context(
         services=_services(state),
@@ -123,7 +129,7 @@ def create_app(
         graphql_ide="graphiql" if dev else None,
         allow_queries_via_get=False,
     )
-    graphql = graphql_post.direct_post(graphql, _graphql_context)
+    graphql = graphql_post.direct_post(graphql, _context_of)
     if dev:
         graphql = graphiql.offline(graphql)
     app = Litestar(
@@ -140,7 +146,7 @@ def create_app(
         debug=False,
         openapi_config=None,
         logging_config=None,  # taskflow.logs formats every line; Litestar's would replace it
-        middleware=[cast(Any, body_guard.guard(caps))],
+        middleware=[cast(Any, body_guard.guard(caps, then=graphql_post.shortcut))],
         exception_handlers={
             kind: _outage_answer for kind in outage.OUTAGE_ERRORS if issubclass(kind, Exception)
         },

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from taskflow.api import limits as edge
@@ -137,8 +137,13 @@ async def _drain(receive: Receive) -> None:
             return
 
 
-def guard(limits: edge.Limits) -> Callable[[ASGIApp], ASGIApp]:
-    """Middleware factory: refuse bad GraphQL bodies before strawberry parses them."""
+#: What the guard does with a good body: ``then(app, scope, receive, send)``.
+Then = Callable[[ASGIApp, Scope, Receive, Send], Awaitable[None]]
+
+
+def guard(limits: edge.Limits, then: Then | None = None) -> Callable[[ASGIApp], ASGIApp]:
+    """Middleware factory: refuse bad GraphQL bodies before strawberry parses them; a good
+    one goes on to ``then`` (given the route's app), else to the route's app."""
 
     def middleware(app: ASGIApp) -> ASGIApp:
         async def guarded(scope: Scope, receive: Receive, send: Send) -> None:
@@ -193,7 +198,10 @@ def guard(limits: edge.Limits) -> Callable[[ASGIApp], ASGIApp]:
                     return {"type": "http.request", "body": body, "more_body": False}
                 return await receive()
 
-            await app(scope, replay, send)
+            if then is None:
+                await app(scope, replay, send)
+            else:
+                await then(app, scope, replay, send)
 
         return guarded
 
