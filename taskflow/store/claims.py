@@ -138,26 +138,13 @@ def claim_next_plain_statement(
     facts: claim_facts.ClaimFacts,
     caller_digest: str | None = None,
 ) -> tuple[str, list[Any]]:
-    """The statement of :func:`claim_next_plain` and its arguments. Without a filter (a
-    claim from the whole inbox, the common case) its text is built once per process for
-    each of the two shapes, with and without ``caller_digest``; the values are parameters."""
-    fixed = [principal_id, list(keys), now, list(facts.declaring), list(facts.assigned_reminders)]
-    checked = [principal_id, caller_digest] if caller_digest is not None else []
-    unfiltered = f == _UNFILTERED
-    if unfiltered and (text := _UNFILTERED_TEXT.get(bool(checked))) is not None:
-        return text, fixed + checked
-    st = Statement(SQL["claim_next_plain"], *fixed)
+    """The statement of :func:`claim_next_plain` and its arguments (its text composed once
+    per filter shape: ``sql_builder``)."""
+    fixed = (principal_id, list(keys), now, list(facts.declaring))
+    st = Statement(SQL["claim_next_plain"], *fixed, list(facts.assigned_reminders))
     if caller_digest is not None:
-        st.where("caller_unchanged", *checked)
-    built = slot_filters(st, f).build()
-    if unfiltered:
-        _UNFILTERED_TEXT[bool(checked)] = built[0]
-    return built
-
-
-_UNFILTERED = SlotFilter()
-#: claim_next_plain's text without a filter, by whether it checks the caller's digest.
-_UNFILTERED_TEXT: dict[bool, str] = {}
+        st.where("caller_unchanged", principal_id, caller_digest)
+    return slot_filters(st, f).build()
 
 
 async def claim_next(

@@ -147,7 +147,7 @@ class Statement:
 
     def conditions(self) -> str:
         """The conditions so far as `` AND ...`` text ("" when none)."""
-        return "".join(f" AND {c}" for c in self._where)
+        return _anded(self._where)
 
     def order(self, name: str) -> Statement:
         if name not in ORDERS:
@@ -157,28 +157,40 @@ class Statement:
 
     def text(self, *, limit: int | None = None) -> str:
         """The statement's text: the markers filled, ``/*:limit*/`` with ``limit``."""
-        parts = _template(self._base)
-        out = [parts[0]]
-        for i in range(1, len(parts), 2):
-            marker = parts[i]
-            if marker == "where":
-                out.append(self.conditions())
-            elif marker == "order":
-                if not self._order:
-                    raise BuildError("the statement needs an order (Statement.order).")
-                out.append(self._order)
-            elif marker == "limit":
-                if type(limit) is not int or not 0 <= limit <= MAX_LIMIT:
-                    raise BuildError(f"limit must be an int in [0, {MAX_LIMIT}], not {limit!r}.")
-                out.append(str(limit))
-            else:
-                raise BuildError(f"marker /*:{marker}*/ is not filled (see with_columns).")
-            out.append(parts[i + 1])
-        return "".join(out)
+        return _filled(self._base, tuple(self._where), self._order, limit)
 
     def build(self, *, limit: int | None = None) -> tuple[str, list[Any]]:
         """(text, args) ready for ``conn.fetch(text, *args)``."""
         return self.text(limit=limit), list(self.args)
+
+
+def _anded(conditions: Sequence[str]) -> str:
+    return "".join(f" AND {c}" for c in conditions)
+
+
+@functools.lru_cache(maxsize=1024, typed=True)
+def _filled(base: str, where: tuple[str, ...], order: str, limit: int | None) -> str:
+    """``base`` with its markers filled: a function of the statement's shape alone (its
+    conditions' text carries placeholders, never values), so each shape is composed once
+    per process (a claim or an inbox page from the same filters sends the same text)."""
+    parts = _template(base)
+    out = [parts[0]]
+    for i in range(1, len(parts), 2):
+        marker = parts[i]
+        if marker == "where":
+            out.append(_anded(where))
+        elif marker == "order":
+            if not order:
+                raise BuildError("the statement needs an order (Statement.order).")
+            out.append(order)
+        elif marker == "limit":
+            if type(limit) is not int or not 0 <= limit <= MAX_LIMIT:
+                raise BuildError(f"limit must be an int in [0, {MAX_LIMIT}], not {limit!r}.")
+            out.append(str(limit))
+        else:
+            raise BuildError(f"marker /*:{marker}*/ is not filled (see with_columns).")
+        out.append(parts[i + 1])
+    return "".join(out)
 
 
 @functools.lru_cache(maxsize=512)

@@ -80,6 +80,8 @@ def test_scopes_compose_as_before(scope: access.Scope, says: str) -> None:
 def test_a_limit_is_a_checked_int() -> None:
     st = Statement("SELECT 1 LIMIT /*:limit*/")
     assert st.text(limit=20) == "SELECT 1 LIMIT 20"
+    # Texts are kept per shape: 1 and 20 composed first must not answer for True and 20.0.
+    assert st.text(limit=1) == "SELECT 1 LIMIT 1"
     for bad in ("20; DROP TABLE slot", -1, 20.0, True, None):
         with pytest.raises(BuildError):
             st.text(limit=bad)  # type: ignore[arg-type]
@@ -188,16 +190,14 @@ def test_the_day_rows_carry_as_many_pieces_as_cum_at_reads() -> None:
 
 
 @pytest.mark.parametrize("digest", [None, "d1"])
-def test_claim_next_without_a_filter_reuses_its_text_and_numbers_the_same_values(
+def test_claim_next_reuses_its_text_per_shape_and_numbers_the_same_values(
     digest: str | None,
 ) -> None:
-    """Without a filter the statement's text is built once per process (with and without the
-    caller's digest): what a later call sends is what building it afresh gives."""
+    """A statement's text is composed once per shape (with and without the caller's digest):
+    what a later call sends is what composing it afresh gives, its own values as parameters."""
     facts = ClaimFacts(("wf 1 s a",), ("wf 1 s a r1",))
     now = datetime(2026, 12, 1, tzinfo=UTC)
-    claims._UNFILTERED_TEXT.clear()
     built = claims.claim_next_plain_statement("me", ["k"], SlotFilter(), now, facts, digest)
-    assert claims._UNFILTERED_TEXT  # kept
     again = claims.claim_next_plain_statement("you", [EVIL], SlotFilter(), now, facts, digest)
     assert again[0] is built[0]
     tail = [] if digest is None else ["you", digest]
