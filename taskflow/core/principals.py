@@ -12,11 +12,11 @@ from datetime import datetime
 from typing import Any
 
 from taskflow import errors
+from taskflow.core import addresses
 from taskflow.core.definition import audience as au
 
 ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@+-]{0,199}$")
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:/+-]{0,99}$")
-EMAIL_PATTERN = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 
 #: The one global role: every power on every workflow, and managing principals.
 ADMIN_ROLE = "admin"
@@ -143,9 +143,12 @@ def build(data: Mapping[str, Any]) -> Principal:
             field="displayName",
         )
     email = data.get("email") or None
-    if email is not None and not EMAIL_PATTERN.match(str(email)):
+    why = None if email is None else addresses.problem(email)
+    if why is not None:
+        # Mailed as is (To header, SMTP envelope): exactly one address, as an outsider's.
         raise errors.ValidationError(
-            f"principal {principal_id!r}: email {email!r} is not an address like name@example.com.",
+            f"principal {principal_id!r}: email {email!r} is not an address like "
+            f"name@example.com ({why}); give exactly one, with no name, list or line break.",
             field="email",
         )
     time_zone = str(data.get("time_zone") or data.get("timeZone") or "UTC")

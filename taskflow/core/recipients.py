@@ -16,14 +16,22 @@ if the audience excludes them.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from typing import Any
 
+from taskflow.core import addresses as address_rules
 from taskflow.core.definition import audience as au
+from taskflow.core.definition import expr as ex
+from taskflow.core.definition.model import Slot
+from taskflow.core.definition.workflow import Definition
 from taskflow.core.firing import Notice
 from taskflow.core.principals import Principal
 
 OUTSIDER_PREFIX = "email:"
+#: A path under the subject; ``*`` stands for each element of a list (a foreach's items).
+Path = tuple[str, ...]
+EACH = "*"
 
 
 @dataclass(frozen=True)
@@ -100,3 +108,62 @@ def decide(
             )
         )
     return found
+
+
+# -- where a definition reads outsiders' addresses (docs/security.md) ---------
+
+
+def _slot_terms(slot: Slot) -> Iterator[au.Who]:
+    for who in (slot.candidates, slot.delegates, slot.outsiders):
+        if who is not None:
+            yield who
+    for reminder in slot.reminders:
+        for action in reminder.actions:
+            if action.who is not None:
+                yield action.who
+
+
+def recipient_paths(definition: Definition) -> frozenset[Path]:
+    """Subject paths a definition reads an outsider's address from (``who.email`` terms)."""
+    found: set[Path] = set()
+    whos: list[tuple[au.Who, Slot | None]] = []
+    for state in definition.states:
+        whos += [(a.who, None) for t in state.timeouts for a in t.actions if a.who is not None]
+        for slot in state.slots:
+            whos += [(w, slot) for w in _slot_terms(slot)]
+    for who, owner in whos:
+        foreach = owner.foreach if owner is not None else None
+        for term in au.emails(who):
+            value = term.value
+            if not isinstance(value, ex.Ref):
+                continue
+            if value.root == "subject":
+                found.add(value.parts)
+            elif value.root == "item" and isinstance(foreach, ex.Ref) and foreach.root == "subject":
+                found.add((*foreach.parts, EACH, *value.parts))
+    return frozenset(found)
+
+
+def _at(value: Any, path: Path, shown: str) -> Iterator[tuple[str, Any]]:
+    """(field, value) for each value at ``path`` under ``value`` (missing ones: none)."""
+    if not path:
+        yield shown, value
+        return
+    head, rest = path[0], path[1:]
+    if head == EACH:
+        if isinstance(value, list | tuple):
+            for i, element in enumerate(value):
+                yield from _at(element, rest, f"{shown}[{i}]")
+    elif isinstance(value, Mapping) and head in value:
+        yield from _at(value[head], rest, f"{shown}.{head}")
+
+
+def check_subject(definition: Definition, attributes: Mapping[str, Any], prefix: str) -> None:
+    """Refuse (INVALID_INPUT, field ``<prefix>.<attribute>``) a subject whose attribute that
+    ``definition`` reads an outsider's address from is not one address (or a list of them)."""
+    for path in sorted(recipient_paths(definition)):
+        for field, value in _at(attributes, path, prefix):
+            if value is None:
+                continue  # no address: nobody to mail, as an absent attribute
+            for one in value if isinstance(value, list | tuple) else (value,):
+                address_rules.check(one, field)

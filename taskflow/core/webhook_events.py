@@ -107,6 +107,18 @@ def message_id(event_id: int) -> str:
     return f"evt_{event_id}"
 
 
+#: The actor of what an outsider did through a magic link, as the outbox holds it: ``link:<id>``
+#: (the trigger writes it, never the outsider's address: store/sql/webhooks.sql).
+LINK_ACTOR = "link:"
+
+
+def actor_of(actor: str | None) -> str | None:
+    """An event's actor as sent: a principal's id, or ``link:<MagicLink global id>``."""
+    if actor is not None and actor.startswith(LINK_ACTOR):
+        return LINK_ACTOR + global_id("MagicLink", actor.removeprefix(LINK_ACTOR))
+    return actor
+
+
 def _text(value: Any) -> str | None:
     return None if value is None else str(value)
 
@@ -123,6 +135,15 @@ _DETAIL_TEXTS: dict[str, tuple[tuple[str, str], ...]] = {
 }
 
 
+#: The timeline details an outbox row keeps: those a body reads, and nothing else (the
+#: trigger in store/sql/webhooks.sql lists the same; a unit test keeps them equal). What
+#: people entered, audiences and link recipients' addresses stay on the timeline.
+DETAIL_KEYS: frozenset[str] = frozenset(
+    {key for pairs in _DETAIL_TEXTS.values() for _, key in pairs}
+    | {"slot", "source", "target", "via", "state", "event", "reminder", "firing", "link"}
+)
+
+
 def _specific(e: Event) -> dict[str, Any]:
     """The fields one event type adds (docs/events.md lists them)."""
     d = e.details
@@ -137,7 +158,7 @@ def _specific(e: Event) -> dict[str, Any]:
     if e.type == "slot.claimed":
         return {"holder": e.actor}
     if e.type == "slot.completed":
-        return {"event": _text(d.get("event")), "by": e.actor}
+        return {"event": _text(d.get("event")), "by": actor_of(e.actor)}
     if e.type == "reminder.fired":
         return {"reminder": _text(d.get("reminder")), "firing": d.get("firing")}
     if e.type in ("link.minted", "link.used"):
@@ -160,7 +181,7 @@ def payload(e: Event) -> dict[str, Any]:
         "run": {"id": global_id("Run", e.run_id)},
         "subject": {"type": e.subject_type, "externalId": e.subject_external_id},
         "slot": ({"id": global_id("Slot", e.slot_id), "name": e.slot_name} if e.slot_id else None),
-        "actor": e.actor,
+        "actor": actor_of(e.actor),
     }
     data.update(_specific(e))
     return {"type": e.type, "timestamp": occurred, "data": data}

@@ -22,6 +22,7 @@ from itsdangerous import BadSignature
 
 from taskflow import errors
 from taskflow.core import access as access_rules
+from taskflow.core import addresses
 from taskflow.core import links as core
 from taskflow.core.definition import audience as au
 from taskflow.core.definition import expr as ex
@@ -112,13 +113,7 @@ def require_recipient(
 
 
 def _recipient(name: str | None, email: str) -> tuple[str | None, str]:
-    email = email.strip()
-    local, at, domain = email.partition("@")
-    if not (local and at and "." in domain) or any(c.isspace() for c in email):
-        raise errors.ValidationError(
-            f"recipient.email {email!r} is not an e-mail address (write name@example.com).",
-            field="recipient.email",
-        )
+    email = addresses.check(email.strip(), "recipient.email")
     return (name.strip() or None) if name else None, email
 
 

@@ -24,9 +24,9 @@ import aiosmtplib
 import jinja2
 
 from taskflow import errors
+from taskflow.core import addresses, recipients
 from taskflow.core import delivery as core
 from taskflow.core import links as core_links
-from taskflow.core import recipients
 from taskflow.core.runs import refusals
 from taskflow.mail_config import MailSettings
 from taskflow.service import delivery, mail_render, metrics, notification_links
@@ -263,6 +263,12 @@ def _render(
 async def _deliver(
     services: Services, mailer: Mailer, note: outbox.NotificationRow, lease: str
 ) -> str:
+    why = addresses.problem(note.recipient_email)
+    if why is not None:
+        # Stored before addresses were checked (or written around the API): mailing it could
+        # reach several people or inject headers. Final: retrying cannot mend the address.
+        text = f"not sent: {note.recipient_email!r} is not exactly one e-mail address ({why})"
+        return await _failed(services, note, lease, text, True)
     values = await _values(services, note)
     if values is None:
         return "gone"  # its run was deleted (the notification with it)
@@ -313,7 +319,7 @@ async def _failed(
     except core.LeaseLost:
         return "lost"
     log.warning(
-        "mail for notification %s to %s failed (%s): %s",
+        "mail for notification %s to %r failed (%s): %s",
         note.id,
         note.recipient_email,
         row.delivery_state,

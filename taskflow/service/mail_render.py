@@ -23,6 +23,7 @@ import jinja2
 from jinja2 import sandbox
 
 from taskflow import errors
+from taskflow.core import addresses
 from taskflow.mail_config import MailSettings
 
 DEFAULTS = Path(__file__).resolve().parent / "mail_templates"
@@ -109,7 +110,8 @@ def message(mail: MailSettings, found: Letter, now: datetime, notification_id: i
     """A plain transactional e-mail (no List-Unsubscribe): From, To, Reply-To, text and HTML."""
     msg = EmailMessage()
     msg["From"] = mail.sender
-    msg["To"] = formataddr((_header_safe(found.to_name), found.to_email))
+    # The domain in IDNA form: formataddr (and servers without SMTPUTF8) take ASCII only.
+    msg["To"] = formataddr((_header_safe(found.to_name), addresses.ascii_form(found.to_email)))
     if mail.reply_to:
         msg["Reply-To"] = mail.reply_to
     msg["Subject"] = _header_safe(found.subject)

@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 import asyncpg
 
 from taskflow import errors
+from taskflow.core import recipients
 from taskflow.core.definition import expr as ex
 from taskflow.core.definition.workflow import Definition
 from taskflow.core.principals import Principal
@@ -115,6 +116,7 @@ async def start_run(
         raise errors.ValidationError(
             "subject.externalId must not be empty.", field="subject.externalId"
         )
+    recipients.check_subject(definition, attributes, "subject.attributes")
     for attempt in range(2):
         try:
             return await _start(
@@ -246,6 +248,9 @@ async def update_subject(
             f"None of your integration grants covers a workflow tracking {subject_type!r}; "
             "ask an admin for a grant on it (see docs/access.md)."
         )
+    for tracking in services.catalog.latest():
+        if tracking.tracks == subject_type:
+            recipients.check_subject(tracking, attributes, "attributes")
     async with services.db.transaction() as conn:
         subject = await subjects.find(conn, subject_type, external_id, lock=True)
         if subject is None:
@@ -262,7 +267,8 @@ async def update_subject(
                 conn,
                 run_id,
                 lambda definition, run, slots, now: engine.change_subject(
-                    _granted(actor, definition),
+                    # A live run of an older version may read an address elsewhere.
+                    _checked(_granted(actor, definition), attributes),
                     run.view,
                     slots,
                     subject=attributes,
@@ -273,6 +279,11 @@ async def update_subject(
                 now=now,
             )
     return subject, run_ids
+
+
+def _checked(definition: Definition, attributes: Mapping[str, Any]) -> Definition:
+    recipients.check_subject(definition, attributes, "attributes")
+    return definition
 
 
 def guarded(expected_version: int | None, decision: decisions.Decision) -> decisions.Decision:

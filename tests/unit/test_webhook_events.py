@@ -15,6 +15,13 @@ from taskflow.store import sql
 T0 = datetime(2026, 12, 1, 10, tzinfo=UTC)
 
 
+def test_the_trigger_keeps_exactly_the_details_bodies_read() -> None:
+    function = sql.statements("webhooks")["outbox_function"]
+    listed = re.search(r"WHERE d.key IN \(([^)]*)\)", function)
+    assert listed is not None
+    assert set(re.findall(r"'([a-z_]+)'", listed.group(1))) == ev.DETAIL_KEYS
+
+
 def test_the_trigger_maps_exactly_the_catalog_kinds() -> None:
     function = sql.statements("webhooks")["outbox_function"]
     pairs = dict(re.findall(r"WHEN '([a-z_.]+)' THEN '([a-z_.]+)'", function))

@@ -3,7 +3,7 @@
 -- name: outbox_function
 -- The trigger function deriving outbox events (and one delivery per subscribed endpoint)
 -- from the timeline lines a statement inserted; created by migration 2026-12-01T21:36,
--- replaced by 2026-12-01T22:41 (clock.at_risk).
+-- replaced by 2026-12-01T22:41 (clock.at_risk) and 2026-12-02T06:00 (no outsider's address).
 CREATE FUNCTION outbox_rows() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
   written integer;
@@ -13,7 +13,27 @@ BEGIN
     RETURN NULL;
   END IF;
   WITH typed AS (
-    SELECT l.id, l.run, l.slot, l.actor, l.reason, l.details, l.at,
+    -- The one place an event loses what the timeline keeps (docs/events.md): an outsider
+    -- (actor email:<address>) acts through a magic link, named link:<its id> (the link of
+    -- the line, else the one it last used on the run); of the details only those a body
+    -- reads are kept (webhook_events.DETAIL_KEYS: no address, name, audience or payload),
+    -- and no reason but a cancellation's.
+    SELECT l.id, l.run, l.slot, l.at,
+           CASE WHEN l.actor LIKE 'email:%' THEN 'link:' || coalesce(
+             l.details->>'link',
+             (SELECT m.id::text FROM magic_link m
+               WHERE m.run = l.run AND m.consumed_at IS NOT NULL
+                 AND 'email:' || lower(m.recipient_email) = l.actor
+               ORDER BY m.consumed_at DESC, m.id LIMIT 1),
+             'unknown')
+           ELSE l.actor END AS actor,
+           CASE WHEN l.kind = 'run.cancelled' THEN l.reason END AS reason,
+           (SELECT coalesce(jsonb_object_agg(d.key, d.value), '{}'::jsonb)
+              FROM jsonb_each(l.details) d
+             WHERE d.key IN ('slot', 'previous_holder', 'to', 'milestone', 'due_at',
+                             'at_risk_at', 'breached', 'added', 'event', 'expires_at',
+                             'source', 'target', 'via', 'state', 'reminder', 'firing',
+                             'link')) AS details,
            CASE l.kind
              WHEN 'run.started' THEN 'run.started'
              WHEN 'run.transitioned' THEN 'run.state_changed'
