@@ -18,6 +18,7 @@ from taskflow.api import (
     body_guard,
     graphiql,
     graphql_post,
+    graphql_socket,
     link_pages,
     metrics_page,
     report_pages,
@@ -40,13 +41,14 @@ def _services(state: State) -> Services:
 
 
 async def _graphql_context(headers: Headers, state: State) -> Context:
-    # strawberry's dependency (the IDE page and the websocket route): Litestar wants the
+    # strawberry's dependency (the IDE page): Litestar wants the
     # reserved parameter typed as its Headers.
     return await _context_of(headers, state)
 
 
 async def _context_of(headers: Mapping[str, str], state: State) -> Context:
-    # headers/state (not request) so one getter serves HTTP and websocket routes.
+    # headers/state (not request) so one getter serves strawberry's GET route and the direct
+    # POST handler (api/graphql_post.py).
     return Context(
         services=_services(state),
         request_id=access_log.request_id(headers.get("x-request-id")),
@@ -128,8 +130,9 @@ def create_app(
         context_getter=_graphql_context,
         graphql_ide="graphiql" if dev else None,
         allow_queries_via_get=False,
+        subscription_protocols=(),
     )
-    graphql = graphql_post.direct_post(graphql, _context_of)
+    graphql = graphql_socket.http_only(graphql_post.direct_post(graphql, _context_of))
     if dev:
         graphql = graphiql.offline(graphql)
     app = Litestar(

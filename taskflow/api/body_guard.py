@@ -6,7 +6,8 @@ string ``query`` answers HTTP 400 with a GraphQL-shaped error whose
 ``extensions.code`` is ``BAD_REQUEST`` (strawberry would answer some of these with
 a 500 or a plain-text body). A good body is handed on unchanged, and the request it
 parsed to rides in the ASGI scope (:data:`PARSED`), so the GraphQL view does not parse
-it again (``api/graphql_post.py``).
+it again (``api/graphql_post.py``). An oversized body is read no further than the cap
+(not at all when its declared length is over it).
 """
 
 from __future__ import annotations
@@ -70,14 +71,18 @@ def _finite(text: str) -> float:
     return value
 
 
+def _over(limits: edge.Limits) -> str:
+    return (
+        f"The request body is over {limits.max_body_bytes} bytes: send less data "
+        "(large documents belong elsewhere, referenced from the subject)."
+    )
+
+
 def check_body(body: bytes, limits: edge.Limits) -> dict[str, Any]:
     """``body``'s JSON object; :class:`BadBody` unless it is a GraphQL request within the
     caps."""
     if len(body) > limits.max_body_bytes:
-        raise BadBody(
-            f"The request body is over {limits.max_body_bytes} bytes: send less data "
-            "(large documents belong elsewhere, referenced from the subject)."
-        )
+        raise BadBody(_over(limits))
     try:
         text = body.decode("utf-8")
     except UnicodeDecodeError:
@@ -128,13 +133,18 @@ def _declared_length(scope: Scope) -> int | None:
     return None
 
 
-async def _drain(receive: Receive) -> None:
-    """Read (and drop) the rest of a refused body, so the client sees the answer rather than
-    a reset connection; nothing of it is kept."""
-    while True:
-        message = await receive()
-        if message["type"] != "http.request" or not message.get("more_body", False):
-            return
+async def _refuse_oversized(send: Send, limits: edge.Limits, finished: bool) -> None:
+    """Refuse a body over the cap, having read at most the cap and one chunk of it.
+
+    The rest is never read: a client could otherwise make the server take in a body of
+    any size before the refusal. Unless the body ended, the connection closes after the
+    answer (``Connection: close``), since what is left of it cannot be told from a next
+    request. A client that sent ``Expect: 100-continue`` with a declared length over the
+    cap is answered before it sends anything (the server asks for the body only when it
+    is first read).
+    """
+    close = {} if finished else {"connection": "close"}
+    await send_error(send, BAD_REQUEST, error_body(_over(limits)), **close)
 
 
 #: What the guard does with a good body: ``then(app, scope, receive, send)``.
@@ -176,15 +186,11 @@ def guard(limits: edge.Limits, then: Then | None = None) -> Callable[[ASGIApp], 
                 chunks.append(chunk)
                 if finished:
                     break
+            if too_big:
+                await _refuse_oversized(send, limits, finished)
+                return
             body = b"".join(chunks)
             try:
-                if too_big:
-                    if not finished:
-                        await _drain(receive)
-                    raise BadBody(
-                        f"The request body is over {limits.max_body_bytes} bytes: send less "
-                        "data (large documents belong elsewhere, referenced from the subject)."
-                    )
                 scope[PARSED] = check_body(body, limits)
             except BadBody as refused:
                 await send_error(send, BAD_REQUEST, error_body(str(refused)))

@@ -8,9 +8,9 @@ function, on a worker thread (``sync_to_thread=True``). Per request that is thre
 and a thread hop: more than the rest of a small mutation's edge (bench/README.md,
 "claimNext, where the time goes"). :func:`direct_post` gives the controller a POST
 handler that builds the same sub-response and context inline. The GET handler (the IDE
-page) and the websocket route keep strawberry's dependencies. The body is not parsed
-again: the body guard's parse of it (``body_guard.PARSED``, checked there) is the request
-strawberry executes.
+page) keeps strawberry's dependencies (the socket route refuses every upgrade:
+``api/graphql_socket.py``). The body is not parsed again: the body guard's parse of it
+(``body_guard.PARSED``, checked there) is the request strawberry executes.
 
 The common request (a JSON body the guard parsed, one operation, no streaming ``Accept``
 header) is answered without strawberry's HTTP view (its request adapter, its parse and
@@ -49,7 +49,7 @@ from strawberry.types.graphql import OperationType
 
 from taskflow.api import asgi, body_guard
 
-#: The app's context getter (headers and state, as for the websocket route).
+#: The app's context getter (headers and state, as for strawberry's GET route).
 ContextGetter = Callable[[Mapping[str, str], State], Awaitable[BaseContext]]
 
 #: Whether parsed POSTs skip strawberry's HTTP view (see the module's docstring).

@@ -3,10 +3,10 @@
 ``POST /reports/sign-in`` checks a pasted staff token and answers with a cookie that
 holds only a random session id (HttpOnly, SameSite=Strict, scoped to ``/reports``,
 ``Secure`` when ``TASKFLOW_PUBLIC_URL`` is https, expiring with the session:
-``TASKFLOW_REPORT_SESSION_TTL``). ``POST /reports/sign-out`` revokes the session
-on the server. Both refuse a form another site sent (login CSRF): the request's
-``Origin`` (or, lacking it, ``Referer``) must be this site, i.e. the public URL's
-origin or the host the request was sent to.
+``TASKFLOW_REPORT_SESSION_TTL``, or the token's own expiry when that comes first).
+``POST /reports/sign-out`` revokes the session on the server. Both refuse a form another
+site sent (login CSRF): the request's ``Origin`` (or, lacking it, ``Referer``) must be
+this site, i.e. the public URL's origin or the host the request was sent to.
 """
 
 from __future__ import annotations
@@ -103,8 +103,8 @@ async def sign_in(
         return _cross_site()
     token = (data.get("token") or "").strip()
     try:
-        signed_in, session_id = await report_sessions.sign_in(services, token)
-        access_log.note_principal(signed_in.id)
+        opened = await report_sessions.sign_in(services, token)
+        access_log.note_principal(opened.principal.id)
         # A new session never reuses the old one (fixation); the old one ends here.
         await report_sessions.sign_out(services, request.cookies.get(COOKIE))
     except errors.AuthenticationError:
@@ -117,13 +117,14 @@ async def sign_in(
         )
     cookie = Cookie(
         key=COOKIE,
-        value=session_id,
+        value=opened.session_id,
         path="/reports",
         httponly=True,
         samesite="strict",
         # Sent over HTTPS only when taskflow is served over HTTPS (plain http on a dev machine).
         secure=services.settings.public_url.startswith("https://"),
-        max_age=int(services.settings.report_session_ttl.total_seconds()),
+        # The browser drops it when the session ends (the TTL, or the token's expiry).
+        max_age=max(0, int((opened.expires_at - services.clock.now()).total_seconds())),
     )
     return Redirect("/reports/sla", status_code=303, cookies=[cookie])
 

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import errno
+import socket
 from pathlib import Path
 from typing import Any
 
-from taskflow import config, logs
+from taskflow import config, errors, logs
 from taskflow.cli import runtime
 
 DEFAULT_SCHEMA_PATH = config.PROJECT_ROOT / "graphql" / "schema.graphql"
@@ -21,6 +23,9 @@ def serve(args: argparse.Namespace) -> int:
     logs.configure()
     host = args.host or settings.host
     port = args.port or settings.port
+    # Before the database starts and before "serving on" is printed: a port that is taken
+    # is one clear line, not a claim to serve followed by uvicorn's traceback-like exit.
+    _check_port(host, port)
     with runtime.database_url(settings) as url:
         # The embedded database is ours to keep current; an external one is migrated
         # deliberately by an operator (taskflow migrate), unless --migrate is given.
@@ -72,6 +77,27 @@ def serve(args: argparse.Namespace) -> int:
         print(f"taskflow: serving on http://{host}:{port} (GraphQL at /graphql)", flush=True)
         uvicorn.run(application, **options)
     return 0
+
+
+def _check_port(host: str, port: int) -> None:
+    """:class:`errors.ConfigError` unless this process could listen on ``host:port`` now
+    (bound as uvicorn binds it, with ``SO_REUSEADDR``, and released at once)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                raise errors.ConfigError(
+                    f"Port {port} on {host} is taken (another taskflow serve, or another "
+                    "program): stop that one, or serve on another port with --port or "
+                    "TASKFLOW_PORT."
+                ) from None
+            raise errors.ConfigError(
+                f"Cannot listen on {host}:{port} ({exc.strerror or exc}): check --host / "
+                "TASKFLOW_HOST and --port / TASKFLOW_PORT (ports below 1024 need privileges)."
+            ) from None
 
 
 async def _record(settings: config.Settings, url: str, apply_migrations: bool) -> None:

@@ -1,17 +1,18 @@
 """Report page sessions: what the /reports sign-in keeps instead of the API token.
 
 Signing in with a staff token makes a short-lived session (``TASKFLOW_REPORT_SESSION_TTL``,
-default 8 hours): a random value goes into the cookie, the table keeps only its SHA-256
-with the principal, when it was made, when it expires and when it was revoked. Sign-out
-revokes it server-side, so a copied cookie stops working too; the API token itself never
-reaches the browser's cookie jar.
+default 8 hours, never past the token's own expiry): a random value goes into the cookie,
+the table keeps only its SHA-256 with the principal, when it was made, when it expires and
+when it was revoked. Sign-out revokes it server-side, so a copied cookie stops working too;
+the API token itself never reaches the browser's cookie jar.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import secrets
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from taskflow.core import principals as core
 from taskflow.service import principals as principal_service
@@ -31,21 +32,34 @@ def _hash(session_id: str) -> str:
     return hashlib.sha256(session_id.encode()).hexdigest()
 
 
-async def sign_in(services: Services, token: str) -> tuple[core.Principal, str]:
-    """Check a staff token and open a session for its principal: (principal, session id).
+@dataclasses.dataclass(frozen=True)
+class Opened:
+    """A session just opened: who, its id (the cookie's value) and when it ends."""
 
+    principal: core.Principal
+    session_id: str
+    expires_at: datetime
+
+
+async def sign_in(services: Services, token: str) -> Opened:
+    """Check a staff token and open a session for its principal.
+
+    The session ends after ``TASKFLOW_REPORT_SESSION_TTL`` or when the token does, whichever
+    comes first: a token minted for an hour opens no more than an hour of report pages.
     Raises :class:`errors.AuthenticationError` for a token that is not valid.
     """
     principal = await principal_service.authenticate(services, token)
     session_id = secrets.token_urlsafe(ID_BYTES)
     now = services.clock.now()
+    expires = min(
+        now + services.settings.report_session_ttl,
+        services.staff_tokens.expires_at(token, now),
+    )
     async with services.db.transaction() as conn:
         # Housekeeping on the way: sessions over for a day are of no use to anyone.
         await store.delete_ended(conn, now - KEEP_ENDED)
-        await store.create(
-            conn, _hash(session_id), principal.id, now, now + services.settings.report_session_ttl
-        )
-    return principal, session_id
+        await store.create(conn, _hash(session_id), principal.id, now, expires)
+    return Opened(principal, session_id, expires)
 
 
 async def principal_of(services: Services, session_id: str | None) -> core.Principal | None:

@@ -60,20 +60,29 @@ class StaffTokens:
     def verify_claims(self, token: str, now: datetime) -> tuple[str, datetime | None]:
         """(principal id, issue instant or None for tokens minted before it was carried)
         of a valid token; :class:`AuthenticationError` otherwise."""
+        subject, _, issued_at = self._valid(token, now)
+        return subject, issued_at
+
+    def expires_at(self, token: str, now: datetime) -> datetime:
+        """When a valid token expires; :class:`AuthenticationError` for an invalid one."""
+        return self._valid(token, now)[1]
+
+    def _valid(self, token: str, now: datetime) -> tuple[str, datetime, datetime | None]:
+        """(subject, expiry, issue instant) of a token valid at ``now``."""
         known = self._verified.get(token)
         if known is None:
             known = self._checked(token)
             self._verified[token] = known
             if len(self._verified) > VERIFIED_TOKENS:
                 self._verified.popitem(last=False)
-        subject, expires, issued_at = known
+        expires = known[1]
         if expires <= now:
             raise errors.AuthenticationError(
                 f"The bearer token expired at {expires.isoformat()}. Ask for a new token "
                 "(taskflow token <principal-id>).",
                 expired_at=expires.isoformat(),
             )
-        return subject, issued_at
+        return known
 
     def _checked(self, token: str) -> tuple[str, datetime, datetime | None]:
         """(subject, expiry, issue instant) of a token whose signature verifies."""

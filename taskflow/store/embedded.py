@@ -21,7 +21,8 @@ Here instead a long data dir is reached through a short symlink in a private
 folder (``$XDG_RUNTIME_DIR/taskflow`` or ``<tmp>/taskflow-<uid>``, mode 0700,
 ours, checked), so the socket still lives in the 0700 data dir;
 ``unix_socket_permissions = 0700`` is set as well; a start whose socket ends up
-anywhere else is stopped and refused. pgserver's warnings are logged, not hidden.
+anywhere else is stopped and refused. pgserver's warnings are logged, not hidden (but for
+an unset ``XDG_RUNTIME_DIR``, which is normal outside a desktop session: at DEBUG).
 """
 
 from __future__ import annotations
@@ -54,15 +55,26 @@ SOCKET_PERMISSIONS = "unix_socket_permissions = 0700"
 T = TypeVar("T")
 
 
+#: How platformdirs (for pgserver's lock folder) says it fell back to ``<tmp>/runtime-<uid>``,
+#: a folder it checks is private: the normal case outside a desktop session (cron, ssh,
+#: containers), not a fault. Its other runtime-dir warnings (a folder of the wrong owner
+#: or mode) are.
+UNSET_RUNTIME_DIR = "XDG_RUNTIME_DIR is not set"
+
+
 def _logging_warnings(action: Callable[[], T]) -> T:
-    """Run ``action``, logging pgserver's warnings (e.g. XDG_RUNTIME_DIR unset) at WARNING."""
+    """Run ``action``, logging pgserver's warnings at WARNING; an unset XDG_RUNTIME_DIR at
+    DEBUG (printed on every CLI call, it read as an error)."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
             return action()
         finally:
             for warning in caught:
-                log.warning("pgserver: %s", warning.message)
+                unset = str(warning.message).startswith(UNSET_RUNTIME_DIR)
+                log.log(
+                    logging.DEBUG if unset else logging.WARNING, "pgserver: %s", warning.message
+                )
 
 
 def _alive(pid: int) -> bool:

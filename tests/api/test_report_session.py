@@ -176,3 +176,24 @@ async def test_signing_out_everywhere_ends_the_report_session_too(
     assert signed_out.json()["data"]["signOutEverywhere"]["__typename"] != "NotAllowed"
     # The page's own session ended with the tokens it was opened with.
     assert (await client.get("/reports/sla")).status_code == 401
+
+
+async def test_a_session_ends_with_the_token_it_was_opened_with(
+    client: httpx.AsyncClient,
+    services: Services,
+    people: dict[str, str],
+    frozen_clock: clock.FrozenClock,
+) -> None:
+    hour_token = services.staff_tokens.mint("max", frozen_clock.now(), timedelta(hours=1))
+    signed = await _sign_in(client, hour_token)
+    # The browser forgets the cookie when the token ends, not eight hours later.
+    assert "Max-Age=3600" in signed.headers["set-cookie"]
+    async with services.db.connection() as conn:
+        row = await conn.fetchrow("SELECT * FROM report_session")
+    assert row["expires_at"] - row["created_at"] == timedelta(hours=1)
+    frozen_clock.advance(timedelta(minutes=59))
+    assert (await client.get("/reports/sla")).status_code == 200
+    frozen_clock.advance(timedelta(minutes=2))
+    page = await client.get("/reports/sla")
+    assert page.status_code == 401
+    assert 'action="/reports/sign-in"' in page.text

@@ -1,0 +1,77 @@
+"""``/graphql`` speaks HTTP only: a WebSocket upgrade is refused before any operation runs.
+
+A socket would run queries and mutations outside the body guard (no size cap), the cost
+and depth checks of the HTTP route, and the access log. Subscriptions, when they come,
+get a route with limits of their own; until then the door stays shut for both
+subprotocols strawberry speaks.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import anyio
+import httpx
+import pytest
+from httpx_ws import HTTPXWSException, aconnect_ws
+
+from tests.conftest import gql
+
+pytestmark = pytest.mark.anyio
+
+SIGN_OUT = "mutation { signOutEverywhere(input: {}) { __typename } }"
+#: The messages that run one operation, per subprotocol.
+OPENINGS: dict[str, list[dict[str, Any]]] = {
+    "graphql-transport-ws": [
+        {"type": "connection_init", "payload": {}},
+        {"id": "1", "type": "subscribe", "payload": {"query": SIGN_OUT}},
+    ],
+    "graphql-ws": [
+        {"type": "connection_init", "payload": {}},
+        {"id": "1", "type": "start", "payload": {"query": SIGN_OUT}},
+    ],
+}
+
+
+async def _try_operation(client: httpx.AsyncClient, protocol: str, token: str) -> list[Any]:
+    """Open a socket and send the mutation; what came back (raises if refused)."""
+    received: list[Any] = []
+    async with aconnect_ws(
+        "/graphql",
+        client,
+        subprotocols=[protocol],
+        headers={"Authorization": f"Bearer {token}"},
+    ) as ws:
+        for message in OPENINGS[protocol]:
+            await ws.send_text(json.dumps(message))
+        with anyio.move_on_after(2):
+            while True:
+                received.append(await ws.receive_json())
+    return received
+
+
+@pytest.mark.parametrize("protocol", ["graphql-transport-ws", "graphql-ws"])
+async def test_a_websocket_on_graphql_is_refused_and_runs_nothing(
+    client: httpx.AsyncClient, people: dict[str, str], protocol: str
+) -> None:
+    with pytest.raises(HTTPXWSException) as refused:
+        await _try_operation(client, protocol, people["max"])
+    assert "not served over WebSocket" in str(refused.value)
+    # The mutation never ran: max's token still works.
+    me = await gql(client, "{ me { login: id } }", token=people["max"])
+    assert me.error_codes == []
+    assert me.ok()["me"]["login"]
+
+
+async def test_graphql_over_http_is_unchanged(
+    client: httpx.AsyncClient, people: dict[str, str]
+) -> None:
+    page = await client.get("/graphql", headers={"Accept": "text/html"})
+    assert page.status_code == 200
+    # GraphiQL runs queries over HTTP and is not told of a socket to open.
+    assert "subscriptionUrl" not in page.text
+    assert "ws:" not in page.text
+    me = await gql(client, "{ me { login: id } }", token=people["max"])
+    assert me.error_codes == []
+    assert me.ok()["me"]["login"]
