@@ -14,7 +14,7 @@ from typing import Any
 import asyncpg
 
 #: The timeline lines a firing writes, each naming its timer's key and due instant.
-FIRING_KINDS = ("reminder.fired", "timeout.fired", "clock.breached")
+FIRING_KINDS = ("reminder.fired", "timeout.fired", "clock.breached", "clock.at_risk")
 
 
 async def slots_against_timeline(conn: asyncpg.Connection[Any]) -> list[str]:
