@@ -337,6 +337,9 @@ async def prepare(admin_url: str, args: argparse.Namespace, receiver_url: str) -
     await migrate.migrate(url)
     await pg.admin(
         url,
+        # The endpoint's owner must exist and may receive every workflow: an admin.
+        "WITH owner AS (INSERT INTO principal (id, display_name, roles, groups) "
+        "VALUES ('bench', 'Bench', ARRAY['admin'], '{}')) "
         "INSERT INTO webhook_endpoint (id, url, enabled, secret, created_by) "
         "VALUES ($1, $2, true, $3, 'bench')",
         args=(uuid.uuid4(), receiver_url, SECRET),

@@ -235,13 +235,45 @@ def webhook_scope(principal: Principal) -> Scope:
     return scope(principal, (LEAD,))
 
 
-def may_manage_webhook(principal: Principal, workflows: Collection[str]) -> bool:
+def may_point_webhook_at(principal: Principal, workflows: Collection[str]) -> bool:
     """An endpoint receiving events of ``workflows`` (empty: of every workflow): admins; leads
     granted each of those workflows whole (a team grant would leak other teams' slots)."""
     found = webhook_scope(principal)
     if found is None:
         return True
     return bool(workflows) and all(covers_whole_workflow(found, w) for w in workflows)
+
+
+def may_manage_webhook(principal: Principal, owner: str, workflows: Collection[str]) -> bool:
+    """See, change, rotate, replay, delete an endpoint (and read its secret): admins, every
+    endpoint; a lead, only an endpoint they own (created) and may still point at its
+    ``workflows``. An endpoint an admin created is never a lead's, whatever their grants."""
+    if principal.is_admin:
+        return True
+    return principal.id == owner and may_point_webhook_at(principal, workflows)
+
+
+#: Why a delivery was not sent (``webhook_owner_refusal``): the codes its log line starts with.
+OWNER_DEACTIVATED = "owner-deactivated"
+OWNER_LOST_ACCESS = "owner-lost-access"
+
+
+def webhook_owner_refusal(owner_id: str, owner: Principal | None, workflow: str) -> str | None:
+    """Why an event of ``workflow`` is not sent to an endpoint owned by ``owner_id`` (loaded
+    as ``owner``, None when no such principal) at send time; None when it is. An endpoint
+    is its owner's standing read: it carries a workflow's events only while its owner is
+    active and may still point an endpoint at that workflow (``may_point_webhook_at``)."""
+    if owner is None or not owner.active:
+        return (
+            f"{OWNER_DEACTIVATED}: the endpoint's owner {owner_id!r} is deactivated; "
+            "nothing is sent until an admin activates them again"
+        )
+    if not may_point_webhook_at(owner, (workflow,)):
+        return (
+            f"{OWNER_LOST_ACCESS}: the endpoint's owner {owner_id!r} is no longer granted "
+            f"{workflow!r} whole (lead, or admin); its events are not sent to it"
+        )
+    return None
 
 
 def attention_scope(principal: Principal) -> Scope:

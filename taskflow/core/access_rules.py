@@ -60,9 +60,11 @@ RULES: Final[dict[str, str]] = {
     "timers' own rules per run.",
     "definitions": "Any authenticated caller: workflow definitions hold no subject data "
     "(the workflows query).",
-    "webhooks": "Webhook endpoints, their delivery logs and replays: admins (every endpoint), "
-    "and leads granted each of an endpoint's workflows whole (may_manage_webhook); others get "
-    "FORBIDDEN, null or NOT_FOUND.",
+    "webhooks": "Webhook endpoints, their secrets, delivery logs and replays: admins (every "
+    "endpoint), and a lead for the endpoints they own (created) while granted each of their "
+    "workflows whole (may_manage_webhook; an admin's endpoint is never a lead's); others get "
+    "FORBIDDEN, null or NOT_FOUND. Deliveries go only while the owner may still receive "
+    "them (webhook_owner_refusal).",
     "runs": "The runs list: runs where the reader's grants reach, or (team grants) with a "
     "slot of their teams, and runs with a slot the caller holds, did, could take or "
     "delegates (may_read_run as SQL asks it); others see none.",

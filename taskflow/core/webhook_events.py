@@ -60,6 +60,9 @@ class DeliveryStatus(StrEnum):
     DELIVERED = "delivered"
     #: Given up: a final answer, or still failing past the horizon.
     DEAD = "dead"
+    #: Not sent: the endpoint's owner may no longer receive its workflow's events (its
+    #: ``last_error`` says why: ``access.webhook_owner_refusal``). Final until replayed.
+    SKIPPED = "skipped"
 
 
 #: In the catalog, not emitted yet (none today: ``clock.at_risk`` comes from its timer).

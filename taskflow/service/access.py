@@ -196,8 +196,8 @@ def operate_workflows(principal: Principal, action: str) -> frozenset[str] | Non
 
 
 def require_webhooks(principal: Principal, workflows: Collection[str], action: str) -> None:
-    """FORBIDDEN unless ``principal`` may manage an endpoint for ``workflows`` (empty: all)."""
-    if not rules.may_manage_webhook(principal, workflows):
+    """FORBIDDEN unless ``principal`` may point an endpoint at ``workflows`` (empty: all)."""
+    if not rules.may_point_webhook_at(principal, workflows):
         reach = f"workflows {sorted(workflows)}" if workflows else "every workflow"
         raise _forbidden(
             principal, f"{action} for {reach}", "admins, and leads granted each workflow named"
@@ -209,9 +209,16 @@ def manages_webhooks(principal: Principal) -> bool:
     return rules.anywhere(rules.webhook_scope(principal))
 
 
-def may_manage_webhook(principal: Principal, workflows: Collection[str]) -> bool:
-    """Whether ``principal`` sees and changes an endpoint for ``workflows``."""
-    return rules.may_manage_webhook(principal, workflows)
+def may_manage_webhook(principal: Principal, owner: str, workflows: Collection[str]) -> bool:
+    """Whether ``principal`` sees and changes (and reads the secret of) the endpoint owned by
+    ``owner`` for ``workflows``: admins every one, a lead their own (docs/security.md)."""
+    return rules.may_manage_webhook(principal, owner, workflows)
+
+
+def webhook_owner_refusal(owner_id: str, owner: Principal | None, workflow: str) -> str | None:
+    """Why an event of ``workflow`` is not sent to an endpoint of ``owner_id`` now (None: it
+    is); the worker asks this per delivery, with the owners loaded once per batch."""
+    return rules.webhook_owner_refusal(owner_id, owner, workflow)
 
 
 def _valid(run_id: str) -> bool:

@@ -22,15 +22,17 @@ import functools
 import logging
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 
 import httpx
 import standardwebhooks
 
 from taskflow.core import webhook_events
-from taskflow.service import webhooks
+from taskflow.service import access, webhooks
 from taskflow.service.container import Services
+from taskflow.store import db
+from taskflow.store import principals as principal_store
 from taskflow.store import webhooks as store
 
 log = logging.getLogger("taskflow.webhooks")
@@ -113,12 +115,17 @@ class Sender:
             due = await store.take_due(conn, now, self.batch)
             if not due:
                 return 0
-            outcomes = await asyncio.gather(*(self._attempt(d, now) for d in due))
+            skipped = await _not_sent(conn, due)
+            held = {o.delivery for o in skipped}
+            sent = await asyncio.gather(
+                *(self._attempt(d, now) for d in due if d.delivery not in held)
+            )
             tried = self.services.clock.now()
             done = webhook_events.DeliveryStatus.DELIVERED
-            answered = [o.endpoint for o in outcomes if o.status == done]
-            failing = [o.endpoint for o in outcomes if o.status != done]
-            await store.record(conn, outcomes, tried)
+            # A skipped delivery was not tried: it says nothing of the endpoint's health.
+            answered = [o.endpoint for o in sent if o.status == done]
+            failing = [o.endpoint for o in sent if o.status != done]
+            await store.record(conn, [*sent, *skipped], tried)
             # Endpoint health changes only on a failure, or a success of a failing endpoint.
             if failing or any(d.failing_since is not None for d in due):
                 disabled = await store.endpoint_health(
@@ -201,6 +208,20 @@ class Sender:
             webhook_events.DeliveryStatus.PENDING if next_at else webhook_events.DeliveryStatus.DEAD
         )
         return store.Outcome(due.delivery, due.endpoint, state, next_at, status, error, latency)
+
+
+async def _not_sent(conn: db.Connection, due: Sequence[store.Due]) -> list[store.Outcome]:
+    """The deliveries of ``due`` whose endpoint's owner may not receive their event now, as
+    SKIPPED outcomes saying why (``access.webhook_owner_refusal``): the owners' current
+    powers are read in one query per batch, at send time."""
+    owners = await principal_store.get_many(conn, sorted({d.owner for d in due}))
+    skipped = webhook_events.DeliveryStatus.SKIPPED
+    found = []
+    for d in due:
+        why = access.webhook_owner_refusal(d.owner, owners.get(d.owner), d.event.workflow)
+        if why is not None:
+            found.append(store.Outcome(d.delivery, d.endpoint, skipped, None, None, why, 0.0))
+    return found
 
 
 def _seconds(value: float) -> timedelta:

@@ -1,8 +1,9 @@
 """Webhook endpoints: create, change, rotate secrets, delete; the delivery log and replays.
 
-Admins manage every endpoint; leads manage endpoints whose workflows they are granted
-(``core/access.py`` ``may_manage_webhook``). The events themselves are written by the
-outbox trigger and sent by the worker (``service/webhook_delivery.py``).
+Admins manage every endpoint; a lead manages the endpoints they created (they own them)
+while granted their workflows (``core/access.py`` ``may_manage_webhook``). The events
+themselves are written by the outbox trigger and sent by the worker
+(``service/webhook_delivery.py``), while the endpoint's owner may still receive them.
 """
 
 from __future__ import annotations
@@ -114,7 +115,7 @@ async def _mine(conn: db.Connection, actor: Principal, endpoint_id: str) -> Endp
     holds deliveries, then writes its endpoint's health; a change that locked the endpoint
     first and then waited for those deliveries (a replay) would deadlock with it."""
     row = await store.get_endpoint(conn, endpoint_id)
-    if row is None or not access.may_manage_webhook(actor, row.workflows):
+    if row is None or not access.may_manage_webhook(actor, row.created_by, row.workflows):
         raise errors.NotFound(f"No webhook endpoint has the id {endpoint_id!r}.", field="id")
     return row
 
@@ -235,14 +236,14 @@ async def listing(services: Services, actor: Principal) -> list[EndpointRow]:
         )
     async with services.db.connection() as conn:
         rows = await store.endpoints(conn)
-    return [r for r in rows if access.may_manage_webhook(actor, r.workflows)]
+    return [r for r in rows if access.may_manage_webhook(actor, r.created_by, r.workflows)]
 
 
 async def get(services: Services, actor: Principal, endpoint_id: str) -> EndpointRow | None:
     """One endpoint ``actor`` manages, else None (as if it did not exist)."""
     async with services.db.connection() as conn:
         row = await store.get_endpoint(conn, endpoint_id)
-    if row is None or not access.may_manage_webhook(actor, row.workflows):
+    if row is None or not access.may_manage_webhook(actor, row.created_by, row.workflows):
         return None
     return row
 
@@ -257,7 +258,7 @@ async def log(
     limit: int,
 ) -> tuple[list[LogRow], int]:
     """A page of ``endpoint``'s deliveries (the caller already fetched it), newest first."""
-    if not access.may_manage_webhook(actor, endpoint.workflows):
+    if not access.may_manage_webhook(actor, endpoint.created_by, endpoint.workflows):
         return [], 0
     async with services.db.connection() as conn:
         return await store.log(conn, endpoint.id, status=status, before=before, limit=limit)

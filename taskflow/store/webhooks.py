@@ -134,6 +134,8 @@ class Due:
     attempts: int
     since: datetime
     endpoint: str
+    #: Who owns the endpoint (its creator): deliveries go while they may receive them.
+    owner: str
     url: str
     secret: str
     previous_secret: str | None
@@ -161,7 +163,7 @@ class Outcome:
 
     delivery: int
     endpoint: str
-    #: pending (tried again at ``next_at``) | delivered | dead
+    #: pending (tried again at ``next_at``) | delivered | dead | skipped (not tried)
     status: str
     next_at: datetime | None
     http_status: int | None

@@ -79,6 +79,9 @@ def test_a_worker_killed_mid_delivery_loses_nothing(
 ) -> None:
     sql(
         database_url,
+        # The endpoint's owner must exist and may receive every workflow: an admin.
+        "WITH owner AS (INSERT INTO principal (id, display_name, roles, groups) "
+        "VALUES ('ada', 'Ada Admin', ARRAY['admin'], '{}')) "
         "INSERT INTO webhook_endpoint (id, url, enabled, secret, created_by) "
         "VALUES ($1, $2, true, $3, 'ada')",
         uuid.uuid4(),

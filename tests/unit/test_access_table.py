@@ -76,7 +76,9 @@ TEST_ROWS: dict[str, list[str]] = {
         "tests.api.test_access::test_the_mail_gateway_cannot_approve_an_expense_nor_read_it_or_its_outbox"
     ],
     "webhooks": [
-        "tests.api.test_webhooks_api::test_endpoints_are_managed_by_admins_and_leads_of_their_workflows"
+        "tests.api.test_webhooks_api::test_endpoints_are_managed_by_admins_and_leads_of_their_workflows",
+        "tests.api.test_webhook_owner::test_an_endpoint_an_admin_created_is_never_a_leads",
+        "tests.api.test_webhook_owner::test_a_leads_endpoint_stops_when_the_grant_goes_and_flows_again_when_it_returns",
     ],
     "timers": [
         "tests.integration.test_poison_timers::test_a_failing_firing_backs_off_then_is_parked_dead_and_seen_and_retried"

@@ -183,6 +183,10 @@ core_enum(
         DeliveryStatus.DELIVERED: "The endpoint answered 2xx (see lastAttemptAt).",
         DeliveryStatus.DEAD: "Given up: a final answer (4xx other than 429, 3xx), or still "
         "failing past TASKFLOW_WEBHOOK_HORIZON. replayWebhookDeliveries sends it again.",
+        DeliveryStatus.SKIPPED: "Not sent, never tried: when it was due, the endpoint's owner "
+        "was deactivated or no longer granted the event's workflow (lastError starts with "
+        "owner-deactivated or owner-lost-access). Not retried; replayWebhookDeliveries "
+        "sends it once the owner may receive it again.",
     },
 )
 

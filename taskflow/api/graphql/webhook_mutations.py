@@ -163,8 +163,8 @@ class WebhookMutations:
     async def create_webhook_endpoint(
         self, info: Info, me: Principal, input: CreateWebhookEndpointInput
     ) -> keyed.Answer:
-        """Create a webhook endpoint (admins; leads for their workflows); its secret is in the
-        answer (endpoint.secret)."""
+        """Create a webhook endpoint (admins; leads for their workflows), owned by the caller;
+        its secret is in the answer (endpoint.secret)."""
         found = await webhooks.create(
             info.context.services,
             me,

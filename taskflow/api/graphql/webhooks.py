@@ -1,7 +1,7 @@
 """Webhook endpoints in GraphQL: manage them, read their delivery log, replay deliveries.
 
-Admins manage every endpoint; leads those whose workflows they are granted whole
-(docs/access.md, rule ``webhooks``). What is sent is in docs/events.md, how in
+Admins manage every endpoint; a lead the endpoints they created, while granted their
+workflows whole (docs/access.md, rule ``webhooks``). What is sent is in docs/events.md, how in
 docs/delivery.md.
 """
 
@@ -88,7 +88,10 @@ class WebhookEndpoint(relay.Node):
     previous_secret_valid_until: datetime | None = strawberry.field(
         description="After rotateWebhookSecret, the previous secret also signs until then."
     )
-    created_by: str = strawberry.field(description="Who created it.")
+    created_by: str = strawberry.field(
+        description="Who created it: its owner. Events go out only while the owner is active "
+        "and may still receive them (else SKIPPED, see docs/security.md)."
+    )
     created_at: datetime = strawberry.field(description="When it was created.")
     updated_at: datetime = strawberry.field(description="When it last changed.")
     row: strawberry.Private[webhooks.EndpointRow]
@@ -132,8 +135,8 @@ async def resolve_node(info: Info, local_id: str) -> WebhookEndpoint | None:
 @strawberry.type(description="Webhook endpoints.")
 class WebhookQueries:
     @strawberry.field(
-        description="The webhook endpoints the caller manages (admins: all; leads: those of "
-        "their workflows), oldest first."
+        description="The webhook endpoints the caller manages (admins: all; leads: those they "
+        "created, for workflows granted to them), oldest first."
     )
     async def webhook_endpoints(self, info: Info) -> list[WebhookEndpoint]:
         me = await caller(info)

@@ -156,8 +156,9 @@ DELETE FROM webhook_endpoint WHERE id = $1
 -- name: take_due
 -- Due deliveries of enabled endpoints, each the oldest pending one of its run for its
 -- endpoint (per-run order), locked FOR UPDATE SKIP LOCKED for the transaction that sends
--- them and records what came of it. $1 now, $2 how many.
-SELECT d.id AS delivery, d.attempts, d.since, d.endpoint, e.url, e.secret, e.previous_secret,
+-- them and records what came of it (owner: the endpoint's creator, whose powers the sender
+-- checks). $1 now, $2 how many.
+SELECT d.id AS delivery, d.attempts, d.since, d.endpoint, e.created_by AS owner, e.url, e.secret, e.previous_secret,
        e.previous_until, e.failing_since, v.id, v.type, v.kind, v.run, v.slot, v.slot_name,
        v.workflow, v.workflow_version, v.subject_type, v.subject_external_id, v.actor,
        v.reason, v.details, v.occurred_at
@@ -174,11 +175,16 @@ FOR UPDATE OF d SKIP LOCKED
 
 -- name: record
 -- The outcome of attempts on deliveries this transaction holds locked. $1 ids, $2 statuses
--- (pending | delivered | dead), $3 next tries, $4 HTTP statuses, $5 errors, $6 latencies
--- (ms), $7 when tried.
+-- (pending | delivered | dead | skipped), $3 next tries, $4 HTTP statuses, $5 errors, $6
+-- latencies (ms), $7 when tried. A skipped one was not tried: only its status and why change.
 UPDATE webhook_delivery d SET
-  status = o.status, attempts = d.attempts + 1, next_at = coalesce(o.next_at, d.next_at),
-  last_attempt_at = $7, last_status = o.http, last_error = o.error, last_latency_ms = o.latency,
+  status = o.status,
+  attempts = d.attempts + CASE WHEN o.status = 'skipped' THEN 0 ELSE 1 END,
+  next_at = coalesce(o.next_at, d.next_at),
+  last_attempt_at = CASE WHEN o.status = 'skipped' THEN d.last_attempt_at ELSE $7 END,
+  last_status = CASE WHEN o.status = 'skipped' THEN d.last_status ELSE o.http END,
+  last_error = o.error,
+  last_latency_ms = CASE WHEN o.status = 'skipped' THEN d.last_latency_ms ELSE o.latency END,
   delivered_at = CASE WHEN o.status = 'delivered' THEN $7 ELSE d.delivered_at END
 FROM unnest($1::bigint[], $2::text[], $3::timestamptz[], $4::int[], $5::text[], $6::float8[])
      AS o(id, status, next_at, http, error, latency)
