@@ -9,10 +9,7 @@ to the workflows the caller operates.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
-import json
 import uuid
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -20,14 +17,13 @@ from typing import Any
 import httpx
 import pytest
 
-from taskflow import clock, config
+from taskflow import clock
 from taskflow.api.graphql import relay
 from taskflow.service import container, timers
 from taskflow.service import principals as principal_service
-from taskflow.service import runs as run_service
 from taskflow.service import slots as slot_service
-from taskflow.store import db
-from tests.conftest import EXAMPLE_PRINCIPALS, asgi_client, gql
+from tests.conftest import example_people, gql, services_fixture
+from tests.integration import starting
 
 pytestmark = pytest.mark.anyio
 
@@ -40,33 +36,17 @@ RUNS = (OPERATIONS / "runs_page.graphql").read_text()
 BULK = (OPERATIONS / "bulk_operate.graphql").read_text()
 
 
-@pytest.fixture
-async def services(
-    database_url: str, settings: config.Settings, frozen_clock: clock.FrozenClock
-) -> AsyncIterator[container.Services]:
-    ours = dataclasses.replace(
-        settings,
-        workflows=(*settings.workflows, str(HERE / "attention_workflows.py"), str(SLA_WORKFLOWS)),
-    )
-    database = await db.Database.connect(database_url)
-    try:
-        built = container.build(database, ours, frozen_clock)
-        people = json.loads(EXAMPLE_PRINCIPALS.read_text())
-        for person in people:
-            if person["id"] == "app":
-                person["powers"] = [{"power": "integration"}]
-            if person["id"] == "leah":  # a lead of triage (and expenses), nothing else
-                person["powers"] = [{"power": "lead", "workflows": ["expense-approval", "triage"]}]
-        await principal_service.load(built, people)
-        yield built
-    finally:
-        await database.close()
-
-
-@pytest.fixture
-async def client(services: container.Services) -> AsyncIterator[httpx.AsyncClient]:
-    async with asgi_client(services) as http:
-        yield http
+services = services_fixture(
+    "services",
+    HERE / "attention_workflows.py",
+    SLA_WORKFLOWS,
+    doc="The examples, the attention and SLA workflows; leah a lead of triage and expenses.",
+    # A lead of triage (and expenses), nothing else.
+    people=example_people(
+        app_everywhere=True,
+        leah=[{"power": "lead", "workflows": ["expense-approval", "triage"]}],
+    ),
+)
 
 
 def token(services: container.Services, who: str) -> str:
@@ -78,18 +58,10 @@ def gid(local: str) -> str:
 
 
 async def start(services: container.Services, workflow: str, ref: str) -> str:
-    app = await principal_service.get(services, "app")
-    assert app is not None
-    started = await run_service.start_run(
-        services,
-        app,
-        workflow=workflow,
-        subject_type="case" if workflow == "triage" else "request",
-        external_id=ref,
-        attributes={"owner": "o" * 250} if workflow != "triage" else {},
-        idempotency_key=None,
-    )
-    return started.run.view.id
+    triage = workflow == "triage"
+    attributes = {} if triage else {"owner": "o" * 250}
+    kind = "case" if triage else "request"
+    return (await starting.app_starts(services, workflow, ref, attributes, subject_type=kind)).id
 
 
 async def slot_of(services: container.Services, run_id: str, name: str) -> str:

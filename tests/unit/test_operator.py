@@ -3,39 +3,15 @@
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Any
 
 import pytest
 
 from taskflow.core.runs import engine, operator, refusals
-from taskflow.core.runs.model import Outcome
-from tests.unit.test_engine import NOW, Unrouted, ids
-
-
-def _unmatched() -> tuple[Outcome, Any]:
-    new_id = ids()
-    started = engine.start(
-        Unrouted.definition, run_id="r", subject={}, now=NOW, actor=None, new_id=new_id
-    )
-    (slot,) = started.created
-    done = engine.deposit(
-        Unrouted.definition,
-        started.run,
-        started.created,
-        slot_id=slot.id,
-        event=None,
-        payload={},
-        actor="x",
-        actor_keys=frozenset({"any", "user:x"}),
-        expected_version=None,
-        now=NOW,
-        new_id=new_id,
-    )
-    return done, new_id
+from tests.unit.test_engine import NOW, Unrouted, unrouted_done
 
 
 def test_a_route_matching_nothing_marks_the_run_until_it_enters_another_state() -> None:
-    done, new_id = _unmatched()
+    done, new_id = unrouted_done()
     assert done.run.unmatched_at == NOW
     # Checked again later, the mark keeps its first instant.
     again = engine.change_subject(
@@ -68,7 +44,7 @@ def test_a_route_matching_nothing_marks_the_run_until_it_enters_another_state() 
 
 
 def test_goto_refuses_an_unknown_state_and_an_ended_run() -> None:
-    done, new_id = _unmatched()
+    done, new_id = unrouted_done()
     with pytest.raises(refusals.MoveNotAllowed):
         operator.goto(
             Unrouted.definition,
