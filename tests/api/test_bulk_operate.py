@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from datetime import UTC, datetime, timedelta
-from pathlib import Path
+from datetime import timedelta
 from typing import Any
 
 import httpx
@@ -22,35 +21,15 @@ from taskflow.api.graphql import relay
 from taskflow.service import container, timers
 from taskflow.service import principals as principal_service
 from taskflow.service import slots as slot_service
-from tests.conftest import example_people, gql, services_fixture
-from tests.integration import starting
+from tests.api import attention
+from tests.api.attention import OPERATIONS, START, slot_of, timeline, token
+from tests.conftest import gql
 
 pytestmark = pytest.mark.anyio
 
-HERE = Path(__file__).resolve().parent
-SLA_WORKFLOWS = HERE.parent / "integration" / "sla_workflows.py"
-#: Tuesday 10:00 in London.
-START = datetime(2026, 12, 1, 10, tzinfo=UTC)
-OPERATIONS = HERE.parents[1] / "graphql" / "operations"
+services = attention.services
 RUNS = (OPERATIONS / "runs_page.graphql").read_text()
 BULK = (OPERATIONS / "bulk_operate.graphql").read_text()
-
-
-services = services_fixture(
-    "services",
-    HERE / "attention_workflows.py",
-    SLA_WORKFLOWS,
-    doc="The examples, the attention and SLA workflows; leah a lead of triage and expenses.",
-    # A lead of triage (and expenses), nothing else.
-    people=example_people(
-        app_everywhere=True,
-        leah=[{"power": "lead", "workflows": ["expense-approval", "triage"]}],
-    ),
-)
-
-
-def token(services: container.Services, who: str) -> str:
-    return services.staff_tokens.mint(who, services.clock.now())
 
 
 def gid(local: str) -> str:
@@ -60,18 +39,7 @@ def gid(local: str) -> str:
 async def start(services: container.Services, workflow: str, ref: str) -> str:
     triage = workflow == "triage"
     attributes = {} if triage else {"owner": "o" * 250}
-    kind = "case" if triage else "request"
-    return (await starting.app_starts(services, workflow, ref, attributes, subject_type=kind)).id
-
-
-async def slot_of(services: container.Services, run_id: str, name: str) -> str:
-    async with services.db.connection() as conn:
-        value = await conn.fetchval(
-            "SELECT id FROM slot WHERE run = $1 AND name = $2 ORDER BY visit DESC LIMIT 1",
-            uuid.UUID(run_id),
-            name,
-        )
-    return str(value)
+    return await attention.start(services, workflow, ref, attributes)
 
 
 async def listed(
@@ -90,13 +58,20 @@ async def bulk(
     return result
 
 
-async def timeline(services: container.Services, run_id: str) -> list[tuple[str, str, str]]:
-    async with services.db.connection() as conn:
-        found = await conn.fetch(
-            "SELECT kind, actor, reason FROM audit_event WHERE run = $1 ORDER BY id",
-            uuid.UUID(run_id),
-        )
-    return [(r["kind"], r["actor"] or "", r["reason"] or "") for r in found]
+async def pause_two(
+    client: httpx.AsyncClient, services: container.Services, needing: dict[str, Any]
+) -> dict[str, Any]:
+    """Leah pauses the clocks of two runs ``needing`` attention, for a customer holiday."""
+    return await bulk(
+        client,
+        services,
+        "leah",
+        filter=needing,
+        verb="PAUSE_CLOCKS",
+        reason="customer holiday",
+        dryRun=False,
+        limit=2,
+    )
 
 
 async def _breached_world(
@@ -187,16 +162,7 @@ async def test_bulk_operate_counts_first_then_applies_in_limited_calls(
     assert (taken["applied"], taken["runIds"]) == (0, [])
 
     # Applied, two runs a call: the oldest first, each run's timeline names actor and reason.
-    first = await bulk(
-        client,
-        services,
-        "leah",
-        filter=needing,
-        verb="PAUSE_CLOCKS",
-        reason="customer holiday",
-        dryRun=False,
-        limit=2,
-    )
+    first = await pause_two(client, services, needing)
     assert (first["applied"], first["remaining"], first["refused"]) == (2, 1, [])
     # All started at one instant: oldest first, then by id.
     assert len(first["runIds"]) == 2
@@ -207,16 +173,7 @@ async def test_bulk_operate_counts_first_then_applies_in_limited_calls(
         paused = ("clocks.paused", "leah", "customer holiday") in await timeline(services, run_id)
         assert paused == (gid(run_id) in first["runIds"])
     # Called again: the paused ones are no longer applicable, the third is paused.
-    second = await bulk(
-        client,
-        services,
-        "leah",
-        filter=needing,
-        verb="PAUSE_CLOCKS",
-        reason="customer holiday",
-        dryRun=False,
-        limit=2,
-    )
+    second = await pause_two(client, services, needing)
     assert (second["applied"], second["notApplicable"], second["remaining"]) == (1, 2, 0)
     assert second["refused"] == []
     resumed = await bulk(

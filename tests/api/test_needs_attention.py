@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from datetime import UTC, datetime, timedelta
-from pathlib import Path
+from datetime import datetime, timedelta
 from typing import Any
 
 import httpx
@@ -23,57 +22,20 @@ from taskflow.api.graphql import relay
 from taskflow.service import container, operate, timers
 from taskflow.service import principals as principal_service
 from taskflow.service import slots as slot_service
-from tests.conftest import example_people, gql, services_fixture
-from tests.integration import starting
+from tests.api import attention
+from tests.api.attention import OPERATIONS, START, slot_of, start, timeline, token
+from tests.conftest import gql
 
 pytestmark = pytest.mark.anyio
 
-HERE = Path(__file__).resolve().parent
-SLA_WORKFLOWS = HERE.parent / "integration" / "sla_workflows.py"
-#: Tuesday 10:00 in London.
-START = datetime(2026, 12, 1, 10, tzinfo=UTC)
+services = attention.services
 
-OPERATIONS = HERE.parents[1] / "graphql" / "operations"
 LIST = (OPERATIONS / "needs_attention.graphql").read_text()
 GOTO = (OPERATIONS / "goto.graphql").read_text()
 PAUSE = (OPERATIONS / "pause_clocks.graphql").read_text()
 RESUME = (OPERATIONS / "resume_clocks.graphql").read_text()
 REASSIGN = (OPERATIONS / "reassign_held.graphql").read_text()
 RESCHEDULE = (OPERATIONS / "reschedule_timer.graphql").read_text()
-
-
-services = services_fixture(
-    "services",
-    HERE / "attention_workflows.py",
-    SLA_WORKFLOWS,
-    doc="The examples, the attention and SLA workflows; leah a lead of triage and expenses.",
-    # A lead of triage (and expenses), nothing else.
-    people=example_people(
-        app_everywhere=True,
-        leah=[{"power": "lead", "workflows": ["expense-approval", "triage"]}],
-    ),
-)
-
-
-def token(services: container.Services, who: str) -> str:
-    return services.staff_tokens.mint(who, services.clock.now())
-
-
-async def start(
-    services: container.Services, workflow: str, ref: str, attributes: dict[str, Any]
-) -> str:
-    kind = "case" if workflow == "triage" else "request"
-    return (await starting.app_starts(services, workflow, ref, attributes, subject_type=kind)).id
-
-
-async def slot_of(services: container.Services, run_id: str, name: str) -> str:
-    async with services.db.connection() as conn:
-        value = await conn.fetchval(
-            "SELECT id FROM slot WHERE run = $1 AND name = $2 ORDER BY visit DESC LIMIT 1",
-            uuid.UUID(run_id),
-            name,
-        )
-    return str(value)
 
 
 async def items(
@@ -90,15 +52,6 @@ async def items(
 
 def gid(kind: str, local: str) -> str:
     return relay.to_global_id(kind, local)
-
-
-async def timeline(services: container.Services, run_id: str) -> list[tuple[str, str, str]]:
-    async with services.db.connection() as conn:
-        found = await conn.fetch(
-            "SELECT kind, actor, reason FROM audit_event WHERE run = $1 ORDER BY id",
-            uuid.UUID(run_id),
-        )
-    return [(r["kind"], r["actor"] or "", r["reason"] or "") for r in found]
 
 
 async def test_needs_attention_is_scoped_and_refused_to_staff(

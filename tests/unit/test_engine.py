@@ -323,6 +323,19 @@ def unrouted_done() -> tuple[Outcome, Callable[[], str]]:
     return done, new_id
 
 
+def unrouted_subject(done: Outcome, subject_data: dict[str, Any], new_id: Any) -> Outcome:
+    """The subject of :func:`unrouted_done`'s run changed an hour later."""
+    return engine.change_subject(
+        Unrouted.definition,
+        done.run,
+        [*done.changed],
+        subject=subject_data,
+        now=NOW + timedelta(hours=1),
+        actor="app",
+        new_id=new_id,
+    )
+
+
 def test_a_route_that_matches_nothing_is_on_the_timeline_and_the_run_waits() -> None:
     done, new_id = unrouted_done()
     assert done.run.state == "start"
@@ -330,15 +343,7 @@ def test_a_route_that_matches_nothing_is_on_the_timeline_and_the_run_waits() -> 
     assert unmatched
     assert "no route matched" in (unmatched[0].reason or "")
     # The subject gains the missing field: the same rule now routes.
-    moved = engine.change_subject(
-        Unrouted.definition,
-        done.run,
-        [*done.changed],
-        subject={"size": 3},
-        now=NOW + timedelta(hours=1),
-        actor="app",
-        new_id=new_id,
-    )
+    moved = unrouted_subject(done, {"size": 3}, new_id)
     assert moved.run.state == "small"
 
 
