@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
+import inspect
 import itertools
 import json
 import os
@@ -178,55 +180,95 @@ async def people(services: container.Services) -> dict[str, str]:
     """The example principals loaded; returns a bearer token per principal id."""
     from taskflow.service import principals
 
-    records = json.loads(EXAMPLE_PRINCIPALS.read_text())
-    await principals.load(services, records)
-    now = services.clock.now()
-    return {r["id"]: services.staff_tokens.mint(r["id"], now) for r in records}
+    await principals.load(services, example_people())
+    return tokens_for(services)
 
 
-def example_people(*, app_everywhere: bool = False) -> list[dict[str, Any]]:
+def example_people(
+    *, app_everywhere: bool = False, powerless: bool = False, **powers: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
     """The example principals; ``app_everywhere`` grants the example app every workflow (its
-    own grants name the example workflows: tests with workflows of their own need more)."""
+    own grants name the example workflows: tests with workflows of their own need more),
+    ``powerless`` takes every grant away (for tests that load only workflows of their own),
+    and each keyword argument sets that principal's powers (``leah=[...]``)."""
     people: list[dict[str, Any]] = json.loads(EXAMPLE_PRINCIPALS.read_text())
-    if app_everywhere:
-        for person in people:
-            if person["id"] == "app":
-                person["powers"] = [{"power": "integration"}]
+    for person in people:
+        if powerless:
+            person.pop("powers", None)
+        if app_everywhere and person["id"] == "app":
+            person["powers"] = [{"power": "integration"}]
+        if person["id"] in powers:
+            person["powers"] = powers[person["id"]]
     return people
 
 
 @contextlib.asynccontextmanager
 async def services_with(
-    database_url: str, settings: config.Settings, now: clock.Clock, *workflows: Path
+    database_url: str,
+    settings: config.Settings,
+    now: clock.Clock,
+    *workflows: Path,
+    people: list[dict[str, Any]] | None = None,
+    examples: bool = True,
 ) -> AsyncIterator[container.Services]:
-    """Services with the examples plus ``workflows`` (test definitions), the example people
-    loaded and the example app granted every workflow."""
+    """Services with the examples (none if not ``examples``) plus ``workflows`` (test
+    definitions), and ``people`` loaded (by default the example people, the example app
+    granted every workflow)."""
     from taskflow.service import container
     from taskflow.service import principals as principal_service
     from taskflow.store import db
 
-    with_ours = replace(settings, workflows=(*settings.workflows, *map(str, workflows)))
+    ours = tuple(map(str, workflows))
+    with_ours = replace(settings, workflows=(*settings.workflows, *ours) if examples else ours)
     database = await db.Database.connect(database_url, min_size=1, max_size=10)
     try:
         services = container.build(database, with_ours, now)
-        await principal_service.load(services, example_people(app_everywhere=True))
+        loaded = example_people(app_everywhere=True) if people is None else copy.deepcopy(people)
+        await principal_service.load(services, loaded)
         yield services
     finally:
         await database.close()
 
 
-def services_fixture(name: str, *workflows: Path, doc: str) -> Any:
+def services_fixture(
+    name: str,
+    *workflows: Path,
+    doc: str,
+    people: list[dict[str, Any]] | None = None,
+    examples: bool = True,
+) -> Any:
     """A fixture named ``name`` of :func:`services_with` for ``workflows`` on the test's fresh
     database and frozen clock (``step_services = services_fixture("step_services", ...)``)."""
 
     async def fixture(
         database_url: str, settings: config.Settings, frozen_clock: clock.FrozenClock
     ) -> AsyncIterator[container.Services]:
-        async with services_with(database_url, settings, frozen_clock, *workflows) as services:
+        async with services_with(
+            database_url, settings, frozen_clock, *workflows, people=people, examples=examples
+        ) as services:
             yield services
 
     fixture.__doc__ = doc
     return pytest.fixture(name=name)(fixture)
+
+
+def api_fixtures(services_name: str) -> tuple[Any, Any]:
+    """Fixtures ``api`` (an HTTP client of the app) and ``tokens`` (a bearer token per example
+    principal) on the services fixture named ``services_name``: ``api, tokens = api_fixtures(
+    "step_services")`` in a test module."""
+    # pytest reads a fixture's arguments from its signature: this one names the services.
+    wants = inspect.Signature([inspect.Parameter(services_name, inspect.Parameter.KEYWORD_ONLY)])
+
+    async def api(**named: container.Services) -> AsyncIterator[httpx.AsyncClient]:
+        async with asgi_client(named[services_name]) as http:
+            yield http
+
+    def tokens(**named: container.Services) -> dict[str, str]:
+        return tokens_for(named[services_name])
+
+    api.__signature__ = wants  # type: ignore[attr-defined]
+    tokens.__signature__ = wants  # type: ignore[attr-defined]
+    return pytest.fixture(name="api")(api), pytest.fixture(name="tokens")(tokens)
 
 
 class GraphQLResult:

@@ -5,14 +5,9 @@ Import them into a test module (``from tests.api.event_fixtures import api, ...`
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from pathlib import Path
 
-import httpx
-import pytest
-
-from taskflow.service import container
-from tests.conftest import asgi_client, services_fixture, tokens_for
+from tests.conftest import api_fixtures, services_fixture
 
 HERE = Path(__file__).resolve().parent
 
@@ -24,12 +19,4 @@ event_services = services_fixture(
 )
 
 
-@pytest.fixture
-async def api(event_services: container.Services) -> AsyncIterator[httpx.AsyncClient]:
-    async with asgi_client(event_services) as http:
-        yield http
-
-
-@pytest.fixture
-def tokens(event_services: container.Services) -> dict[str, str]:
-    return tokens_for(event_services)
+api, tokens = api_fixtures("event_services")

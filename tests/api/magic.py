@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, NamedTuple
 
 import httpx
 
@@ -90,6 +90,23 @@ async def minted(
     answer = await mint(client, people["olga"], slot_id, **kwargs)
     assert answer["__typename"] == "MintMagicLinkSuccess", answer
     return answer
+
+
+class VendorLink(NamedTuple):
+    """A link minted for one upload slot of a fresh vendor run."""
+
+    link: dict[str, Any]
+    slot_id: str
+    run_id: str
+
+
+async def vendor_link(
+    client: httpx.AsyncClient, people: dict[str, str], document: str = "bank details", **kw: Any
+) -> VendorLink:
+    """A fresh vendor run, and a link minted by olga for its ``document`` upload slot."""
+    run = await start_vendor(client, people)
+    slot_id = (await upload_slots(client, people, run["id"]))[document]
+    return VendorLink(await minted(client, people, slot_id, **kw), slot_id, run["id"])
 
 
 def path_of(url: str) -> str:

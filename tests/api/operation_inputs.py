@@ -82,9 +82,7 @@ async def prepare(client: httpx.AsyncClient, people: dict[str, str]) -> Objects:
         client, people["app"], "expense-approval", "expense", "EXP-7", w.EXPENSE
     )
     slot = await w.slot_named(client, people["fiona"], "finance_review")
-    vendor = await m.start_vendor(client, people)
-    upload = (await m.upload_slots(client, people, vendor["id"]))["bank details"]
-    link = await m.minted(client, people, upload)
+    link, upload, _ = await m.vendor_link(client, people)
     return Objects(
         run_id=started["run"]["id"],
         slot_id=slot["id"],

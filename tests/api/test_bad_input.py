@@ -294,9 +294,7 @@ async def test_a_link_form_with_a_huge_or_nul_value_is_refused_and_stores_nothin
 ) -> None:
     from tests.api import magic as m
 
-    vendor = await m.start_vendor(client, people)
-    upload = (await m.upload_slots(client, people, vendor["id"]))["bank details"]
-    link = await m.minted(client, people, upload)
+    link, upload, _ = await m.vendor_link(client, people)
     path = m.path_of(link["url"])
     before = await count(database_url, "audit_event")
     for value in ("x" * 1_000_000, "bank\x00details"):

@@ -9,68 +9,27 @@ to the workflows the caller operates.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
-import json
 import uuid
-from collections.abc import AsyncIterator
-from datetime import UTC, datetime, timedelta
-from pathlib import Path
+from datetime import timedelta
 from typing import Any
 
 import httpx
 import pytest
 
-from taskflow import clock, config
+from taskflow import clock
 from taskflow.api.graphql import relay
 from taskflow.service import container, timers
 from taskflow.service import principals as principal_service
-from taskflow.service import runs as run_service
 from taskflow.service import slots as slot_service
-from taskflow.store import db
-from tests.conftest import EXAMPLE_PRINCIPALS, asgi_client, gql
+from tests.api import attention
+from tests.api.attention import OPERATIONS, START, slot_of, timeline, token
+from tests.conftest import gql
 
 pytestmark = pytest.mark.anyio
 
-HERE = Path(__file__).resolve().parent
-SLA_WORKFLOWS = HERE.parent / "integration" / "sla_workflows.py"
-#: Tuesday 10:00 in London.
-START = datetime(2026, 12, 1, 10, tzinfo=UTC)
-OPERATIONS = HERE.parents[1] / "graphql" / "operations"
+services = attention.services
 RUNS = (OPERATIONS / "runs_page.graphql").read_text()
 BULK = (OPERATIONS / "bulk_operate.graphql").read_text()
-
-
-@pytest.fixture
-async def services(
-    database_url: str, settings: config.Settings, frozen_clock: clock.FrozenClock
-) -> AsyncIterator[container.Services]:
-    ours = dataclasses.replace(
-        settings,
-        workflows=(*settings.workflows, str(HERE / "attention_workflows.py"), str(SLA_WORKFLOWS)),
-    )
-    database = await db.Database.connect(database_url)
-    try:
-        built = container.build(database, ours, frozen_clock)
-        people = json.loads(EXAMPLE_PRINCIPALS.read_text())
-        for person in people:
-            if person["id"] == "app":
-                person["powers"] = [{"power": "integration"}]
-            if person["id"] == "leah":  # a lead of triage (and expenses), nothing else
-                person["powers"] = [{"power": "lead", "workflows": ["expense-approval", "triage"]}]
-        await principal_service.load(built, people)
-        yield built
-    finally:
-        await database.close()
-
-
-@pytest.fixture
-async def client(services: container.Services) -> AsyncIterator[httpx.AsyncClient]:
-    async with asgi_client(services) as http:
-        yield http
-
-
-def token(services: container.Services, who: str) -> str:
-    return services.staff_tokens.mint(who, services.clock.now())
 
 
 def gid(local: str) -> str:
@@ -78,28 +37,9 @@ def gid(local: str) -> str:
 
 
 async def start(services: container.Services, workflow: str, ref: str) -> str:
-    app = await principal_service.get(services, "app")
-    assert app is not None
-    started = await run_service.start_run(
-        services,
-        app,
-        workflow=workflow,
-        subject_type="case" if workflow == "triage" else "request",
-        external_id=ref,
-        attributes={"owner": "o" * 250} if workflow != "triage" else {},
-        idempotency_key=None,
-    )
-    return started.run.view.id
-
-
-async def slot_of(services: container.Services, run_id: str, name: str) -> str:
-    async with services.db.connection() as conn:
-        value = await conn.fetchval(
-            "SELECT id FROM slot WHERE run = $1 AND name = $2 ORDER BY visit DESC LIMIT 1",
-            uuid.UUID(run_id),
-            name,
-        )
-    return str(value)
+    triage = workflow == "triage"
+    attributes = {} if triage else {"owner": "o" * 250}
+    return await attention.start(services, workflow, ref, attributes)
 
 
 async def listed(
@@ -118,13 +58,20 @@ async def bulk(
     return result
 
 
-async def timeline(services: container.Services, run_id: str) -> list[tuple[str, str, str]]:
-    async with services.db.connection() as conn:
-        found = await conn.fetch(
-            "SELECT kind, actor, reason FROM audit_event WHERE run = $1 ORDER BY id",
-            uuid.UUID(run_id),
-        )
-    return [(r["kind"], r["actor"] or "", r["reason"] or "") for r in found]
+async def pause_two(
+    client: httpx.AsyncClient, services: container.Services, needing: dict[str, Any]
+) -> dict[str, Any]:
+    """Leah pauses the clocks of two runs ``needing`` attention, for a customer holiday."""
+    return await bulk(
+        client,
+        services,
+        "leah",
+        filter=needing,
+        verb="PAUSE_CLOCKS",
+        reason="customer holiday",
+        dryRun=False,
+        limit=2,
+    )
 
 
 async def _breached_world(
@@ -215,16 +162,7 @@ async def test_bulk_operate_counts_first_then_applies_in_limited_calls(
     assert (taken["applied"], taken["runIds"]) == (0, [])
 
     # Applied, two runs a call: the oldest first, each run's timeline names actor and reason.
-    first = await bulk(
-        client,
-        services,
-        "leah",
-        filter=needing,
-        verb="PAUSE_CLOCKS",
-        reason="customer holiday",
-        dryRun=False,
-        limit=2,
-    )
+    first = await pause_two(client, services, needing)
     assert (first["applied"], first["remaining"], first["refused"]) == (2, 1, [])
     # All started at one instant: oldest first, then by id.
     assert len(first["runIds"]) == 2
@@ -235,16 +173,7 @@ async def test_bulk_operate_counts_first_then_applies_in_limited_calls(
         paused = ("clocks.paused", "leah", "customer holiday") in await timeline(services, run_id)
         assert paused == (gid(run_id) in first["runIds"])
     # Called again: the paused ones are no longer applicable, the third is paused.
-    second = await bulk(
-        client,
-        services,
-        "leah",
-        filter=needing,
-        verb="PAUSE_CLOCKS",
-        reason="customer holiday",
-        dryRun=False,
-        limit=2,
-    )
+    second = await pause_two(client, services, needing)
     assert (second["applied"], second["notApplicable"], second["remaining"]) == (1, 2, 0)
     assert second["refused"] == []
     resumed = await bulk(

@@ -80,14 +80,7 @@ def settings(settings: config.Settings, receiver: Receiver) -> config.Settings:
 
 async def _approved(client: httpx.AsyncClient, people: dict[str, str], ref: str) -> str:
     """A small claim paid by the payments service, approved by finance: its run's id."""
-    started = await w.start(
-        client,
-        people["app"],
-        "expense-approval",
-        "expense",
-        ref,
-        {**w.EXPENSE, "reference": ref, "amount": 40, "payout": "api"},
-    )
+    started = await w.start_expense(client, people["app"], ref, amount=40, payout="api")
     review = await w.slot_named(client, people["frank"], "finance_review")
     done = await w.complete(client, people["frank"], review["id"], {"decision": "approve"})
     assert done["run"]["state"] == "paying"  # waits for the worker

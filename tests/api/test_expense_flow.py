@@ -100,28 +100,14 @@ async def test_an_expense_goes_from_submitted_to_paid(
 async def test_a_small_expense_skips_the_manager(
     client: httpx.AsyncClient, people: dict[str, str]
 ) -> None:
-    await w.start(
-        client,
-        people["app"],
-        "expense-approval",
-        "expense",
-        "EXP-1",
-        {**w.EXPENSE, "reference": "EXP-1", "amount": 40},
-    )
+    await w.start_expense(client, people["app"], "EXP-1", amount=40)
     review = await w.slot_named(client, people["frank"], "finance_review")
     done = await w.complete(client, people["frank"], review["id"], {"decision": "approve"})
     assert done["run"]["state"] == "payment"
 
 
 async def test_rejection_ends_the_run(client: httpx.AsyncClient, people: dict[str, str]) -> None:
-    await w.start(
-        client,
-        people["app"],
-        "expense-approval",
-        "expense",
-        "EXP-2",
-        {**w.EXPENSE, "reference": "EXP-2"},
-    )
+    await w.start_expense(client, people["app"], "EXP-2")
     review = await w.slot_named(client, people["fiona"], "finance_review")
     done = await w.complete(client, people["fiona"], review["id"], {"decision": "reject"})
     assert done["run"] == {"state": "rejected", "status": "COMPLETED"}
@@ -161,14 +147,7 @@ async def test_start_refusals_are_typed(client: httpx.AsyncClient, people: dict[
 async def test_the_submitter_may_withdraw_and_others_may_not(
     client: httpx.AsyncClient, people: dict[str, str]
 ) -> None:
-    started = await w.start(
-        client,
-        people["app"],
-        "expense-approval",
-        "expense",
-        "EXP-4",
-        {**w.EXPENSE, "reference": "EXP-4"},
-    )
+    started = await w.start_expense(client, people["app"], "EXP-4")
     run_id = started["run"]["id"]
     move = """mutation($input: MoveInput!) { move(input: $input) {
         __typename ... on RunSuccess { run { state status } } ... on Refusal { code message }

@@ -59,14 +59,7 @@ async def test_an_inbox_page_of_fifty_costs_the_same_queries_as_a_page_of_one(
     http, counter = counted
     for i in range(60):
         reference = f"EXP-{i:03d}"
-        await w.start(
-            client,
-            people["app"],
-            "expense-approval",
-            "expense",
-            reference,
-            {**w.EXPENSE, "reference": reference},
-        )
+        await w.start_expense(client, people["app"], reference)
 
     await gql(http, PAGE, token=people["fiona"])  # warm the pool: connections, type codecs
     counter.statements.clear()

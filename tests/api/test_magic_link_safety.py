@@ -36,15 +36,6 @@ def no_throttle(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(link_use, "LIMITS", core.Limits(free=10**6, block_after=10**6))
 
 
-async def _vendor_link(
-    client: httpx.AsyncClient, people: dict[str, str], document: str = "bank details", **kw: Any
-) -> tuple[dict[str, Any], str, str]:
-    """(minted link, slot id, run id) for one upload slot of a fresh vendor run."""
-    run = await m.start_vendor(client, people)
-    slot_id = (await m.upload_slots(client, people, run["id"]))[document]
-    return await m.minted(client, people, slot_id, **kw), slot_id, run["id"]
-
-
 async def _kinds(
     client: httpx.AsyncClient, people: dict[str, str], run_id: str, only: list[str] | None = None
 ) -> list[str]:
@@ -55,7 +46,7 @@ async def _kinds(
 async def test_a_used_link_replayed_100_times_has_one_effect(
     client: httpx.AsyncClient, people: dict[str, str]
 ) -> None:
-    link, slot_id, run_id = await _vendor_link(client, people)
+    link, slot_id, run_id = await m.vendor_link(client, people)
     page = m.page_token((await client.get(m.path_of(link["url"]))).text)
     first = await m.submit(client, link["url"], {"document": "ref-1"}, page=page)
     assert first.status_code == 200
@@ -79,7 +70,7 @@ async def test_a_used_link_replayed_100_times_has_one_effect(
 async def test_twenty_concurrent_submissions_give_exactly_one_success(
     client: httpx.AsyncClient, people: dict[str, str], services: container.Services
 ) -> None:
-    link, slot_id, run_id = await _vendor_link(client, people)
+    link, slot_id, run_id = await m.vendor_link(client, people)
     page = m.page_token((await client.get(m.path_of(link["url"]))).text)
     # Each request takes its own pooled connection: the race is between real transactions.
     replies = await asyncio.gather(
@@ -111,7 +102,7 @@ def _flip(token: str, rng: random.Random) -> str:
 async def test_a_thousand_tampered_tokens_are_all_refused_alike(
     client: httpx.AsyncClient, people: dict[str, str], services: container.Services
 ) -> None:
-    link, slot_id, _ = await _vendor_link(client, people)
+    link, slot_id, _ = await m.vendor_link(client, people)
     other = await _other_link(client, people)
     token = link["token"]
     claims = links.decode(services, token)
@@ -231,7 +222,7 @@ async def _write_marks(url: str) -> list[tuple[Any, ...]]:
 async def test_get_and_head_fifty_times_write_nothing(
     client: httpx.AsyncClient, people: dict[str, str], database_url: str
 ) -> None:
-    link, slot_id, run_id = await _vendor_link(client, people)
+    link, slot_id, run_id = await m.vendor_link(client, people)
     path = m.path_of(link["url"])
     before = await _write_marks(database_url)
     for _ in range(50):
@@ -255,7 +246,7 @@ async def test_get_and_head_fifty_times_write_nothing(
 async def test_a_slot_completed_by_staff_meanwhile_refuses_the_link(
     client: httpx.AsyncClient, people: dict[str, str]
 ) -> None:
-    link, slot_id, run_id = await _vendor_link(client, people)
+    link, slot_id, run_id = await m.vendor_link(client, people)
     page = m.page_token((await client.get(m.path_of(link["url"]))).text)
     assert (await w.claim(client, people["olga"], slot_id))["__typename"] == "SlotSuccess"
     done = await w.complete(client, people["olga"], slot_id, {"document": "sent by post"})
@@ -275,7 +266,7 @@ async def test_a_slot_completed_by_staff_meanwhile_refuses_the_link(
 async def test_key_rotation_keeps_links_until_their_key_is_retired(
     client: httpx.AsyncClient, people: dict[str, str], services: container.Services
 ) -> None:
-    old, _, run_id = await _vendor_link(client, people)
+    old, _, run_id = await m.vendor_link(client, people)
     services.settings = dataclasses.replace(
         services.settings, secret_keys=("the-new-key-" + "n" * 30, TEST_SECRET)
     )
@@ -310,7 +301,7 @@ async def test_bad_tokens_from_one_client_are_slowed_then_refused(
     people: dict[str, str],
     frozen_clock: clock.FrozenClock,
 ) -> None:
-    link, _, _ = await _vendor_link(client, people)
+    link, _, _ = await m.vendor_link(client, people)
     limits = link_use.LIMITS
     for _ in range(limits.free + 1):
         assert (await client.get("/l/guess")).status_code == 410
@@ -351,7 +342,7 @@ async def test_tokens_never_reach_the_logs(
     client: httpx.AsyncClient, people: dict[str, str], caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.DEBUG)
-    link, _, _ = await _vendor_link(client, people)
+    link, _, _ = await m.vendor_link(client, people)
     token = link["token"]
     await client.get(f"/l/{token}")
     await client.head(f"/l/{token}")
@@ -375,7 +366,7 @@ async def test_an_unexpected_failure_logs_a_reference_not_the_token(
     caplog: pytest.LogCaptureFixture,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    link, _, _ = await _vendor_link(client, people)
+    link, _, _ = await m.vendor_link(client, people)
 
     async def broken(*args: Any) -> None:
         raise RuntimeError("the database went away")

@@ -30,9 +30,7 @@ def assert_safe_headers(response: httpx.Response) -> None:
 async def test_a_vendor_uploads_a_document_through_the_link(
     client: httpx.AsyncClient, people: dict[str, str]
 ) -> None:
-    run = await m.start_vendor(client, people)
-    slot_id = (await m.upload_slots(client, people, run["id"]))["bank details"]
-    link = await m.minted(client, people, slot_id)
+    link, slot_id, run_id = await m.vendor_link(client, people)
     assert link["url"].startswith("http://taskflow.test/l/")
     assert link["link"]["status"] == "ACTIVE"
 
@@ -85,7 +83,7 @@ async def test_a_vendor_uploads_a_document_through_the_link(
     )
     assert listed["openedAt"] is not None
 
-    lines = await w.timeline(client, people["olga"], run["id"], kinds=None)
+    lines = await w.timeline(client, people["olga"], run_id, kinds=None)
     kinds = [line["kind"] for line in lines if line["kind"].startswith("link.")]
     assert kinds == ["link.minted", "link.opened", "link.used"]
     minted_line = next(line for line in lines if line["kind"] == "link.minted")
@@ -164,9 +162,7 @@ async def test_a_reminder_mints_in_its_own_transaction(
 async def test_revoked_links_answer_like_any_unusable_link(
     client: httpx.AsyncClient, people: dict[str, str]
 ) -> None:
-    run = await m.start_vendor(client, people)
-    slot_id = (await m.upload_slots(client, people, run["id"]))["bank details"]
-    link = await m.minted(client, people, slot_id)
+    link, _, run_id = await m.vendor_link(client, people)
     revoked = await gql(
         client, m.REVOKE, {"input": {"linkId": link["link"]["id"]}}, token=people["olga"]
     )
@@ -186,10 +182,10 @@ async def test_revoked_links_answer_like_any_unusable_link(
     posted = await m.submit(client, link["url"], {"document": "x"}, page="whatever")
     assert posted.status_code == 410
     assert posted.text == page.text
-    kinds = [line["kind"] for line in await w.timeline(client, people["olga"], run["id"])]
+    kinds = [line["kind"] for line in await w.timeline(client, people["olga"], run_id)]
     assert "link.revoked" in kinds
     refused = [
-        line for line in await w.timeline(client, people["olga"], run["id"], kinds=["link.refused"])
+        line for line in await w.timeline(client, people["olga"], run_id, kinds=["link.refused"])
     ]
     assert [line["reason"] for line in refused] == ["revoked"]
 
@@ -216,9 +212,7 @@ async def test_a_form_without_its_page_token_changes_nothing(
 async def test_complete_with_link_over_graphql(
     client: httpx.AsyncClient, people: dict[str, str]
 ) -> None:
-    run = await m.start_vendor(client, people)
-    slot_id = (await m.upload_slots(client, people, run["id"]))["bank details"]
-    link = await m.minted(client, people, slot_id)
+    link, slot_id, _ = await m.vendor_link(client, people)
 
     async def use(payload: object) -> dict[str, object]:
         result = await gql(

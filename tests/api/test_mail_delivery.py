@@ -28,8 +28,8 @@ from taskflow.worker import loop
 from tests import smtp_server
 from tests.api import magic as m
 from tests.api import workflows as w
+from tests.api.reminders import VENDOR_ADDRESS, Reminded, at, notifications
 from tests.api.test_notification_delivery import DELIVERABLE, deliverable
-from tests.api.test_outsider_reminders import VENDOR_ADDRESS, at, notifications, vendor_reminded
 from tests.conftest import gql
 from tests.integration.test_metrics import delta, scrape
 from tests.smtp_server import Inbox
@@ -44,6 +44,12 @@ REPLY_TO = "procurement@acme-buyer.example"
 def smtp() -> Iterator[tuple[Inbox, int]]:
     with smtp_server.smtp_server() as running:
         yield running
+
+
+@pytest.fixture
+def inbox(smtp: tuple[Inbox, int]) -> Inbox:
+    """What the test's SMTP server received."""
+    return smtp[0]
 
 
 @pytest.fixture
@@ -90,11 +96,10 @@ async def test_the_vendor_gets_the_reminder_by_mail_and_its_link_completes_the_s
     client: httpx.AsyncClient,
     people: dict[str, str],
     services: container.Services,
-    frozen_clock: clock.FrozenClock,
-    smtp: tuple[Inbox, int],
+    inbox: Inbox,
+    reminded: Reminded,
 ) -> None:
-    inbox, _ = smtp
-    run, uploads, found = await vendor_reminded(client, people, services, frozen_clock)
+    run, uploads, found = reminded
     mailer = mailer_of(services)
     done = await mail.deliver_due(services, mailer)
     assert (done.taken, done.sent, done.failed, done.dead) == (2, 2, 0, 0)
@@ -151,10 +156,10 @@ async def test_a_busy_server_is_tried_again_after_a_backoff_and_no_link_outlives
     people: dict[str, str],
     services: container.Services,
     frozen_clock: clock.FrozenClock,
-    smtp: tuple[Inbox, int],
+    inbox: Inbox,
+    reminded: Reminded,
 ) -> None:
-    inbox, _ = smtp
-    run, _, _ = await vendor_reminded(client, people, services, frozen_clock)
+    run, _, _ = reminded
     inbox.refuse[VENDOR_ADDRESS] = ["451 4.3.0 Mailbox busy, try later"] * 2
     mailer = mailer_of(services)
     done = await mail.deliver_due(services, mailer)
@@ -184,10 +189,9 @@ async def test_a_refused_address_is_dead_at_once_and_never_tried_again(
     people: dict[str, str],
     services: container.Services,
     frozen_clock: clock.FrozenClock,
-    smtp: tuple[Inbox, int],
+    inbox: Inbox,
+    reminded: Reminded,
 ) -> None:
-    inbox, _ = smtp
-    await vendor_reminded(client, people, services, frozen_clock)
     inbox.refuse[VENDOR_ADDRESS] = ["550 5.1.1 No such mailbox"] * 2
     mailer = mailer_of(services)
     before = await scrape(client)
@@ -254,9 +258,8 @@ async def test_a_server_that_is_down_counts_as_a_temporary_failure(
     client: httpx.AsyncClient,
     people: dict[str, str],
     services: container.Services,
-    frozen_clock: clock.FrozenClock,
+    reminded: Reminded,
 ) -> None:
-    await vendor_reminded(client, people, services, frozen_clock)
     assert services.settings.mail is not None
     down = replace(services.settings.mail, port=smtp_server.free_port())
     mailer = mail.Mailer(down, mailer_of(services).templates, mail.SmtpSender(down))
@@ -271,11 +274,10 @@ async def test_a_reminder_for_a_slot_done_meanwhile_is_not_sent(
     client: httpx.AsyncClient,
     people: dict[str, str],
     services: container.Services,
-    frozen_clock: clock.FrozenClock,
-    smtp: tuple[Inbox, int],
+    inbox: Inbox,
+    reminded: Reminded,
 ) -> None:
-    inbox, _ = smtp
-    _, uploads, _ = await vendor_reminded(client, people, services, frozen_clock)
+    _, uploads, _ = reminded
     # Procurement hands the vendor a link by hand, and the vendor uses it before the mail goes.
     minted = await m.mint(client, people["olga"], uploads["bank details"])
     response = await m.submit(client, minted["url"], {"document": "https://f.example/b.pdf"})
@@ -294,11 +296,9 @@ async def test_a_running_worker_mails_beside_its_timers(
     client: httpx.AsyncClient,
     people: dict[str, str],
     services: container.Services,
-    frozen_clock: clock.FrozenClock,
-    smtp: tuple[Inbox, int],
+    inbox: Inbox,
+    reminded: Reminded,
 ) -> None:
-    inbox, _ = smtp
-    await vendor_reminded(client, people, services, frozen_clock)
     async with loop.running(services) as worker:
         assert worker.mailer is not None
         for _ in range(200):  # the worker's own pace: wait for the effect, not a deadline

@@ -6,14 +6,13 @@ Today's main answered it as ``InvalidInput`` (INVALID_INPUT) with the engine's o
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import httpx
 import pytest
 
 from taskflow.service import container
-from tests.conftest import asgi_client, services_fixture, tokens_for
+from tests.conftest import api_fixtures, services_fixture, tokens_for
 
 HERE = Path(__file__).resolve().parent
 pytestmark = pytest.mark.anyio
@@ -31,10 +30,7 @@ broken_services = services_fixture(
 )
 
 
-@pytest.fixture
-async def api(broken_services: container.Services) -> AsyncIterator[httpx.AsyncClient]:
-    async with asgi_client(broken_services) as http:
-        yield http
+api, tokens = api_fixtures("broken_services")
 
 
 async def test_an_engine_error_reaches_the_client_masked_with_the_request_id(

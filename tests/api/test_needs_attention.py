@@ -10,101 +10,32 @@ natural action that mends it. Time moves only with the frozen clock.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
-import json
 import uuid
-from collections.abc import AsyncIterator
-from datetime import UTC, datetime, timedelta
-from pathlib import Path
+from datetime import datetime, timedelta
 from typing import Any
 
 import httpx
 import pytest
 
-from taskflow import clock, config
+from taskflow import clock
 from taskflow.api.graphql import relay
 from taskflow.service import container, operate, timers
 from taskflow.service import principals as principal_service
-from taskflow.service import runs as run_service
 from taskflow.service import slots as slot_service
-from taskflow.store import db
-from tests.conftest import EXAMPLE_PRINCIPALS, asgi_client, gql
+from tests.api import attention
+from tests.api.attention import OPERATIONS, START, slot_of, start, timeline, token
+from tests.conftest import gql
 
 pytestmark = pytest.mark.anyio
 
-HERE = Path(__file__).resolve().parent
-SLA_WORKFLOWS = HERE.parent / "integration" / "sla_workflows.py"
-#: Tuesday 10:00 in London.
-START = datetime(2026, 12, 1, 10, tzinfo=UTC)
+services = attention.services
 
-OPERATIONS = HERE.parents[1] / "graphql" / "operations"
 LIST = (OPERATIONS / "needs_attention.graphql").read_text()
 GOTO = (OPERATIONS / "goto.graphql").read_text()
 PAUSE = (OPERATIONS / "pause_clocks.graphql").read_text()
 RESUME = (OPERATIONS / "resume_clocks.graphql").read_text()
 REASSIGN = (OPERATIONS / "reassign_held.graphql").read_text()
 RESCHEDULE = (OPERATIONS / "reschedule_timer.graphql").read_text()
-
-
-@pytest.fixture
-async def services(
-    database_url: str, settings: config.Settings, frozen_clock: clock.FrozenClock
-) -> AsyncIterator[container.Services]:
-    ours = dataclasses.replace(
-        settings,
-        workflows=(*settings.workflows, str(HERE / "attention_workflows.py"), str(SLA_WORKFLOWS)),
-    )
-    database = await db.Database.connect(database_url)
-    try:
-        built = container.build(database, ours, frozen_clock)
-        people = json.loads(EXAMPLE_PRINCIPALS.read_text())
-        for person in people:
-            if person["id"] == "app":
-                person["powers"] = [{"power": "integration"}]
-            if person["id"] == "leah":  # a lead of triage (and expenses), nothing else
-                person["powers"] = [{"power": "lead", "workflows": ["expense-approval", "triage"]}]
-        await principal_service.load(built, people)
-        yield built
-    finally:
-        await database.close()
-
-
-@pytest.fixture
-async def client(services: container.Services) -> AsyncIterator[httpx.AsyncClient]:
-    async with asgi_client(services) as http:
-        yield http
-
-
-def token(services: container.Services, who: str) -> str:
-    return services.staff_tokens.mint(who, services.clock.now())
-
-
-async def start(
-    services: container.Services, workflow: str, ref: str, attributes: dict[str, Any]
-) -> str:
-    app = await principal_service.get(services, "app")
-    assert app is not None
-    kind = "case" if workflow == "triage" else "request"
-    started = await run_service.start_run(
-        services,
-        app,
-        workflow=workflow,
-        subject_type=kind,
-        external_id=ref,
-        attributes=attributes,
-        idempotency_key=None,
-    )
-    return started.run.view.id
-
-
-async def slot_of(services: container.Services, run_id: str, name: str) -> str:
-    async with services.db.connection() as conn:
-        value = await conn.fetchval(
-            "SELECT id FROM slot WHERE run = $1 AND name = $2 ORDER BY visit DESC LIMIT 1",
-            uuid.UUID(run_id),
-            name,
-        )
-    return str(value)
 
 
 async def items(
@@ -121,15 +52,6 @@ async def items(
 
 def gid(kind: str, local: str) -> str:
     return relay.to_global_id(kind, local)
-
-
-async def timeline(services: container.Services, run_id: str) -> list[tuple[str, str, str]]:
-    async with services.db.connection() as conn:
-        found = await conn.fetch(
-            "SELECT kind, actor, reason FROM audit_event WHERE run = $1 ORDER BY id",
-            uuid.UUID(run_id),
-        )
-    return [(r["kind"], r["actor"] or "", r["reason"] or "") for r in found]
 
 
 async def test_needs_attention_is_scoped_and_refused_to_staff(

@@ -20,7 +20,7 @@ from taskflow import clock
 from taskflow.api.graphql import relay
 from taskflow.service import container
 from taskflow.store import notifications as outbox
-from tests.api.test_outsider_reminders import at, vendor_reminded
+from tests.api.reminders import Reminded, at
 from tests.conftest import gql
 
 pytestmark = pytest.mark.anyio
@@ -87,10 +87,10 @@ async def mark_failed(
 async def test_a_sender_takes_a_leased_batch_and_marks_each_sent_failed_or_dead(
     client: httpx.AsyncClient,
     people: dict[str, str],
-    services: container.Services,
     frozen_clock: clock.FrozenClock,
+    reminded: Reminded,
 ) -> None:
-    _, _, found = await vendor_reminded(client, people, services, frozen_clock)
+    _, _, found = reminded
     app = people["app"]
     now_listed = await deliverable(client, app, "OUTSIDERS")
     assert [n["id"] for n in now_listed] == [n["id"] for n in found]
@@ -149,10 +149,9 @@ async def test_a_sender_takes_a_leased_batch_and_marks_each_sent_failed_or_dead(
 async def test_a_lease_that_ran_out_goes_to_the_next_taker_and_the_first_cannot_mark(
     client: httpx.AsyncClient,
     people: dict[str, str],
-    services: container.Services,
     frozen_clock: clock.FrozenClock,
+    reminded: Reminded,
 ) -> None:
-    await vendor_reminded(client, people, services, frozen_clock)
     app = people["app"]
     first = await take(client, app, limit=1, lease=60)
     [note] = first["notifications"]
@@ -176,8 +175,9 @@ async def test_quiet_hours_hold_a_notification_back_until_its_deliver_at(
     people: dict[str, str],
     services: container.Services,
     frozen_clock: clock.FrozenClock,
+    reminded: Reminded,
 ) -> None:
-    run, _, found = await vendor_reminded(client, people, services, frozen_clock)
+    run, _, found = reminded
     app = people["app"]
     taken = await take(client, app)
     assert len(taken["notifications"]) == len(found) == 2
@@ -213,8 +213,9 @@ async def test_concurrent_takers_never_get_the_same_notification(
     people: dict[str, str],
     services: container.Services,
     frozen_clock: clock.FrozenClock,
+    reminded: Reminded,
 ) -> None:
-    run, _, _ = await vendor_reminded(client, people, services, frozen_clock)
+    run, _, _ = reminded
     now = frozen_clock.now()
     async with services.db.transaction() as conn:
         await outbox.notify(
@@ -249,10 +250,8 @@ async def test_concurrent_takers_never_get_the_same_notification(
 async def test_only_integrations_take_and_mark_and_only_their_workflows(
     client: httpx.AsyncClient,
     people: dict[str, str],
-    services: container.Services,
-    frozen_clock: clock.FrozenClock,
+    reminded: Reminded,
 ) -> None:
-    await vendor_reminded(client, people, services, frozen_clock)
     for who in ("olga", "max", "sam"):
         refused = await take(client, people[who])
         assert (refused["__typename"], refused["code"]) == ("NotAllowed", "FORBIDDEN"), refused
@@ -276,10 +275,8 @@ async def test_only_integrations_take_and_mark_and_only_their_workflows(
 async def test_a_take_sent_again_with_its_key_answers_the_same_batch(
     client: httpx.AsyncClient,
     people: dict[str, str],
-    services: container.Services,
-    frozen_clock: clock.FrozenClock,
+    reminded: Reminded,
 ) -> None:
-    await vendor_reminded(client, people, services, frozen_clock)
     app = people["app"]
     first = await take(client, app, limit=1, idempotencyKey="take-1")
     again = await take(client, app, limit=1, idempotencyKey="take-1")

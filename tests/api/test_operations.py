@@ -133,14 +133,7 @@ async def test_raise_event_operation(client: httpx.AsyncClient, people: dict[str
 async def test_work_is_for_leads_and_team_members(
     client: httpx.AsyncClient, people: dict[str, str]
 ) -> None:
-    await w.start(
-        client,
-        people["app"],
-        "expense-approval",
-        "expense",
-        "EXP-10",
-        {**w.EXPENSE, "reference": "EXP-10"},
-    )
+    await w.start_expense(client, people["app"], "EXP-10")
     everything = "query { work(first: 10) { totalCount edges { node { label } } } }"
     assert (await gql(client, everything, token=people["leah"])).ok()["work"]["totalCount"] == 1
     refused = await gql(client, everything, token=people["fiona"])
@@ -156,14 +149,7 @@ async def test_work_is_for_leads_and_team_members(
 async def test_runs_and_slots_of_others_answer_as_not_found(
     client: httpx.AsyncClient, people: dict[str, str]
 ) -> None:
-    started = await w.start(
-        client,
-        people["app"],
-        "expense-approval",
-        "expense",
-        "EXP-11",
-        {**w.EXPENSE, "reference": "EXP-11"},
-    )
+    started = await w.start_expense(client, people["app"], "EXP-11")
     run_id = started["run"]["id"]
     slot_id = (await w.slot_named(client, people["fiona"], "finance_review"))["id"]
     for token in (people["sasha"], people["lee"]):

@@ -12,19 +12,19 @@ from typing import Any
 import httpx
 import pytest
 
-from taskflow import clock
 from taskflow.service import container, mail
 from tests import smtp_server
 from tests.api import magic as m
 from tests.api import test_mail_delivery as mails
 from tests.api import workflows as w
-from tests.api.test_outsider_reminders import vendor_reminded
+from tests.api.reminders import Reminded
 from tests.conftest import gql
 from tests.smtp_server import Inbox
 
 pytestmark = pytest.mark.anyio
 
 smtp = mails.smtp
+inbox = mails.inbox
 settings = mails.settings
 
 START = """mutation($input: StartRunInput!) { startRun(input: $input) {
@@ -131,11 +131,9 @@ async def test_an_address_stored_before_the_check_is_never_mailed(
     client: httpx.AsyncClient,
     people: dict[str, str],
     services: container.Services,
-    frozen_clock: clock.FrozenClock,
-    smtp: tuple[Inbox, int],
+    inbox: Inbox,
+    reminded: Reminded,
 ) -> None:
-    inbox, _ = smtp
-    await vendor_reminded(client, people, services, frozen_clock)
     # Data from before this check: one reminder to a header injection, one to an IDNA domain.
     async with services.db.connection() as conn:
         ids = [r["id"] for r in await conn.fetch("SELECT id FROM notification ORDER BY id")]

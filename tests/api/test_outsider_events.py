@@ -8,7 +8,6 @@ is named by the link (``link:<MagicLink id>``, the id the API and ``linkId`` use
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterator
 
 import httpx
 import pytest
@@ -23,24 +22,6 @@ pytestmark = pytest.mark.anyio
 
 settings = hooks.settings
 ADDRESS = "onboarding@acme.example"
-
-
-@pytest.fixture
-def receiver() -> Iterator[Receiver]:
-    found = Receiver().start()
-    try:
-        yield found
-    finally:
-        found.stop()
-
-
-@pytest.fixture
-async def sender(services: container.Services) -> AsyncIterator[webhook_delivery.Sender]:
-    found = webhook_delivery.Sender(services, jitter=lambda: 0.0)
-    try:
-        yield found
-    finally:
-        await found.close()
 
 
 async def test_no_event_carries_the_address_of_an_outsider_who_completed_by_link(

@@ -54,9 +54,7 @@ def test_file_fields_take_http_urls_and_plain_references(value: str) -> None:
 async def test_the_link_page_refuses_a_javascript_file_reference(
     client: httpx.AsyncClient, people: dict[str, str]
 ) -> None:
-    run = await m.start_vendor(client, people)
-    slot_id = (await m.upload_slots(client, people, run["id"]))["bank details"]
-    link = await m.minted(client, people, slot_id)
+    link, slot_id, _ = await m.vendor_link(client, people)
     answer = await m.submit(client, link["url"], {"document": "javascript:alert(1)"})
     assert answer.status_code == 422
     assert "http(s) URL or a plain file reference" in answer.text
@@ -68,9 +66,7 @@ async def test_the_link_page_refuses_a_javascript_file_reference(
 async def test_complete_with_link_refuses_a_javascript_file_reference(
     client: httpx.AsyncClient, people: dict[str, str]
 ) -> None:
-    run = await m.start_vendor(client, people)
-    slot_id = (await m.upload_slots(client, people, run["id"]))["bank details"]
-    link = await m.minted(client, people, slot_id)
+    link, slot_id, _ = await m.vendor_link(client, people)
     result = await gql(
         client,
         m.COMPLETE_WITH_LINK,

@@ -10,7 +10,6 @@ through ``run_due(now)`` with a moved clock (T0 is Tuesday 1 December 2026,
 from __future__ import annotations
 
 import asyncio
-from datetime import UTC, datetime
 from typing import Any
 
 import httpx
@@ -18,21 +17,14 @@ import pytest
 
 from taskflow import clock
 from taskflow.api.graphql import relay
-from taskflow.service import container, timers
+from taskflow.service import container
 from tests.api import magic as m
 from tests.api import workflows as w
+from tests.api.reminders import NOTIFICATIONS, VENDOR_ADDRESS, Reminded, at, notifications, step
 from tests.api.test_operations import op
 from tests.conftest import gql
 
 pytestmark = pytest.mark.anyio
-
-VENDOR_ADDRESS = "onboarding@acme.example"
-
-NOTIFICATIONS = """query($first: Int, $after: String, $filter: NotificationFilter) {
-  notifications(first: $first, after: $after, filter: $filter) {
-  totalCount pageInfo { hasNextPage endCursor }
-  edges { node { id kind message recipient recipientKind recipientEmail recipientName
-                 linkRequested linkId slotId runId createdAt deliverAt details } } } }"""
 
 MINT_FOR_NOTIFICATION = """mutation($input: MintNotificationLinkInput!) {
   mintNotificationLink(input: $input) { __typename
@@ -44,23 +36,6 @@ MINT_FOR_NOTIFICATION = """mutation($input: MintNotificationLinkInput!) {
 NODE = """query($id: ID!) { node(id: $id) { ... on Notification { id recipient linkId } } }"""
 
 
-def at(day: int, hour: int, minute: int = 0) -> datetime:
-    return datetime(2026, 12, day, hour, minute, tzinfo=UTC)
-
-
-async def step(services: container.Services, frozen_clock: clock.FrozenClock, to: datetime) -> int:
-    frozen_clock.set(to)
-    return await timers.run_due(services, to)
-
-
-async def notifications(
-    client: httpx.AsyncClient, token: str, recipients: str | None = None
-) -> list[dict[str, Any]]:
-    variables = {"first": 100, "filter": {"recipients": recipients} if recipients else None}
-    result = await gql(client, NOTIFICATIONS, variables, token=token)
-    return [e["node"] for e in result.ok()["notifications"]["edges"]]
-
-
 async def mint_for(
     client: httpx.AsyncClient, token: str, notification_id: str, expires_in: int | None = None
 ) -> dict[str, Any]:
@@ -69,28 +44,14 @@ async def mint_for(
     return dict(result.ok()["mintNotificationLink"])
 
 
-async def vendor_reminded(
-    client: httpx.AsyncClient,
-    people: dict[str, str],
-    services: container.Services,
-    frozen_clock: clock.FrozenClock,
-) -> tuple[dict[str, Any], dict[str, str], list[dict[str, Any]]]:
-    """A vendor run two business days on: (run, document -> slot id, the vendor's reminders)."""
-    run = await m.start_vendor(client, people)
-    uploads = await m.upload_slots(client, people, run["id"])
-    assert await step(services, frozen_clock, at(3, 8, 59)) == 0
-    # Thursday 10:00 in Berlin: two business days after the slots opened, one per document.
-    assert await step(services, frozen_clock, at(3, 9)) == 2
-    return run, uploads, await notifications(client, people["app"], "OUTSIDERS")
-
-
 async def test_the_vendors_reminder_reaches_its_address_with_a_link_requested(
     client: httpx.AsyncClient,
     people: dict[str, str],
     services: container.Services,
     frozen_clock: clock.FrozenClock,
+    reminded: Reminded,
 ) -> None:
-    run, uploads, found = await vendor_reminded(client, people, services, frozen_clock)
+    run, uploads, found = reminded
     assert len(found) == 2
     assert {n["slotId"] for n in found} == set(uploads.values())
     for note in found:
@@ -139,10 +100,9 @@ async def test_the_vendors_reminder_reaches_its_address_with_a_link_requested(
 async def test_the_mailer_mints_the_requested_link_and_the_vendor_completes_the_slot(
     client: httpx.AsyncClient,
     people: dict[str, str],
-    services: container.Services,
-    frozen_clock: clock.FrozenClock,
+    reminded: Reminded,
 ) -> None:
-    run, uploads, found = await vendor_reminded(client, people, services, frozen_clock)
+    run, uploads, found = reminded
     note = next(n for n in found if n["slotId"] == uploads["bank details"])
 
     # Staff may not mint it: the link request is for the sender (an integration).
@@ -198,10 +158,9 @@ async def test_the_mailer_mints_the_requested_link_and_the_vendor_completes_the_
 async def test_minting_again_revokes_the_link_minted_before_for_the_same_reminder(
     client: httpx.AsyncClient,
     people: dict[str, str],
-    services: container.Services,
-    frozen_clock: clock.FrozenClock,
+    reminded: Reminded,
 ) -> None:
-    run, uploads, found = await vendor_reminded(client, people, services, frozen_clock)
+    run, uploads, found = reminded
     note = next(n for n in found if n["slotId"] == uploads["certificate of incorporation"])
     first = await mint_for(client, people["app"], note["id"])
     # The help desk's grants name only support tickets: the vendor's outbox is not its.
@@ -291,11 +250,9 @@ async def test_a_reminder_to_an_attribute_audience_reaches_the_manager(
 async def test_the_mailer_operations(
     client: httpx.AsyncClient,
     people: dict[str, str],
-    services: container.Services,
-    frozen_clock: clock.FrozenClock,
+    reminded: Reminded,
 ) -> None:
     """graphql/operations/outbox_page.graphql and mint_notification_link.graphql, as a mailer."""
-    await vendor_reminded(client, people, services, frozen_clock)
     first = (await op(client, "outbox_page", people["app"], first=1))["notifications"]
     assert first["totalCount"] is None  # the outbox-wide listing is not counted
     assert first["pageInfo"]["hasNextPage"] is True
@@ -318,11 +275,10 @@ async def test_the_mailer_operations(
 async def test_two_sends_at_once_leave_one_live_link(
     client: httpx.AsyncClient,
     people: dict[str, str],
-    services: container.Services,
-    frozen_clock: clock.FrozenClock,
+    reminded: Reminded,
 ) -> None:
     """The notification's row lock makes concurrent mints take turns; each revokes the last."""
-    _, _, found = await vendor_reminded(client, people, services, frozen_clock)
+    _, _, found = reminded
     note = found[0]
     answers = await asyncio.gather(*(mint_for(client, people["app"], note["id"]) for _ in range(4)))
     assert {a["__typename"] for a in answers} == {"MintNotificationLinkSuccess"}

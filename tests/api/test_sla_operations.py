@@ -18,14 +18,7 @@ async def test_slot_clocks_and_notifications(
     client: httpx.AsyncClient, services: container.Services, people: dict[str, str]
 ) -> None:
     reference = "EXP-77"
-    await w.start(
-        client,
-        people["app"],
-        "expense-approval",
-        "expense",
-        reference,
-        {**w.EXPENSE, "reference": reference},
-    )
+    await w.start_expense(client, people["app"], reference)
     review = await w.slot_named(client, people["fiona"], "finance_review")
     clocks = (await op(client, "slot_clocks", people["fiona"], id=review["id"]))["slot"]["clocks"]
     by_milestone = {c["milestone"]: c for c in clocks}

@@ -4,7 +4,6 @@ and retried by an operator (``retryStep``), refused to others."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from datetime import timedelta
 from typing import Any
 
@@ -13,7 +12,7 @@ import pytest
 
 from taskflow import clock, config
 from taskflow.service import container, steps
-from tests.conftest import asgi_client, gql, services_fixture, tokens_for
+from tests.conftest import api_fixtures, gql, services_fixture, tokens_for
 
 pytestmark = pytest.mark.anyio
 
@@ -36,10 +35,7 @@ step_services = services_fixture(
 )
 
 
-@pytest.fixture
-async def api(step_services: container.Services) -> AsyncIterator[httpx.AsyncClient]:
-    async with asgi_client(step_services) as http:
-        yield http
+api, tokens = api_fixtures("step_services")
 
 
 async def _start(api: httpx.AsyncClient, token: str, external_id: str, **attrs: Any) -> str:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -12,7 +11,7 @@ import pytest
 
 from taskflow.service import container, deployments
 from tests.api import workflows as w
-from tests.conftest import asgi_client, gql, services_fixture, tokens_for
+from tests.conftest import api_fixtures, gql, services_fixture
 
 pytestmark = pytest.mark.anyio
 
@@ -32,15 +31,7 @@ versioned = services_fixture(
 )
 
 
-@pytest.fixture
-async def api(versioned: container.Services) -> AsyncIterator[httpx.AsyncClient]:
-    async with asgi_client(versioned) as http:
-        yield http
-
-
-@pytest.fixture
-def tokens(versioned: container.Services) -> dict[str, str]:
-    return tokens_for(versioned)
+api, tokens = api_fixtures("versioned")
 
 
 async def _start(

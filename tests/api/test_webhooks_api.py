@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import dataclasses
-from collections.abc import AsyncIterator, Iterator
 from datetime import timedelta
 from typing import Any
 
@@ -64,24 +63,6 @@ def settings(settings: config.Settings) -> config.Settings:
     """Private addresses allowed (plain http to them too): the receiver is on 127.0.0.1."""
     hooks = WebhookSettings(allow_private=True, concurrency=8)
     return dataclasses.replace(settings, webhooks=hooks)
-
-
-@pytest.fixture
-def receiver() -> Iterator[Receiver]:
-    found = Receiver().start()
-    try:
-        yield found
-    finally:
-        found.stop()
-
-
-@pytest.fixture
-async def sender(services: container.Services) -> AsyncIterator[webhook_delivery.Sender]:
-    found = webhook_delivery.Sender(services, jitter=lambda: 0.0)
-    try:
-        yield found
-    finally:
-        await found.close()
 
 
 async def create(client: httpx.AsyncClient, token: str, url: str, **extra: Any) -> dict[str, Any]:

@@ -89,6 +89,14 @@ async def start(
     return (await gql(client, START, variables, token=token)).ok()["startRun"]
 
 
+async def start_expense(
+    client: httpx.AsyncClient, token: str, reference: str, **changes: Any
+) -> dict[str, Any]:
+    """Start an expense-approval run for expense ``reference`` (``EXPENSE`` with ``changes``)."""
+    attributes = {**EXPENSE, "reference": reference, **changes}
+    return await start(client, token, "expense-approval", "expense", reference, attributes)
+
+
 async def inbox(client: httpx.AsyncClient, token: str, **filters: Any) -> list[dict[str, Any]]:
     result = await gql(client, INBOX, {"first": 100, "filter": filters or None}, token=token)
     return [edge["node"] for edge in result.ok()["inbox"]["edges"]]

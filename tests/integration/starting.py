@@ -1,9 +1,10 @@
-"""Starting the timer tests' workflows (``sla_workflows.py``) as the app would."""
+"""Starting runs in the service tests as the app would (``sla_workflows.py`` and others)."""
 
 from __future__ import annotations
 
 import dataclasses
 import uuid
+from typing import Any
 
 from taskflow.core.principals import INTEGRATION, Grant
 from taskflow.core.runs.model import RunView
@@ -12,25 +13,45 @@ from taskflow.service import principals as principal_service
 from taskflow.service import runs as run_service
 
 
+async def app_starts(
+    services: container.Services,
+    workflow: str,
+    external_id: str,
+    attributes: dict[str, Any],
+    *,
+    subject_type: str = "request",
+    grant: bool = False,
+) -> RunView:
+    """Start a run of ``workflow`` as the example app; ``grant`` gives the app that workflow
+    (the example app's grants name the example workflows, not the tests' own)."""
+    app = await principal_service.get(services, "app")
+    assert app is not None
+    if grant:
+        app = dataclasses.replace(app, powers=(Grant(INTEGRATION, workflows=(workflow,)),))
+    started = await run_service.start_run(
+        services,
+        app,
+        workflow=workflow,
+        subject_type=subject_type,
+        external_id=external_id,
+        attributes=attributes,
+        idempotency_key=None,
+    )
+    return started.run.view
+
+
 async def start_escalating(
     services: container.Services, external_id: str, workflow: str = "escalating"
 ) -> tuple[RunView, str]:
     """Start a run of ``workflow`` (``escalating``) for request ``external_id``: (the run, its
     one slot's id)."""
-    app = await principal_service.get(services, "app")
-    assert app is not None
-    # The example app's grants name the example workflows; these are the tests' own.
-    app = dataclasses.replace(app, powers=(Grant(INTEGRATION, workflows=(workflow,)),))
-    started = await run_service.start_run(
-        services,
-        app,
-        workflow=workflow,
-        subject_type="request",
-        external_id=external_id,
-        attributes={},
-        idempotency_key=None,
-    )
-    run = started.run.view
+    run = await app_starts(services, workflow, external_id, {}, grant=True)
     async with services.db.connection() as conn:
         slot_id = await conn.fetchval("SELECT id FROM slot WHERE run = $1", uuid.UUID(run.id))
     return run, str(slot_id)
+
+
+async def start_owned(services: container.Services, external_id: str, owner: str) -> str:
+    """Start an ``escalating-to-owner`` run owned by ``owner``: the run's id."""
+    run = await app_starts(services, "escalating-to-owner", external_id, {"owner": owner})
+    return run.id

@@ -16,6 +16,7 @@ import pytest
 
 from taskflow.core.attention import Windows
 from taskflow.store import attention
+from tests.integration import plans
 
 pytestmark = pytest.mark.anyio
 
@@ -86,13 +87,10 @@ async def _seed(conn: asyncpg.Connection[Any]) -> None:
 
 def _scans(plan: Any) -> list[tuple[str, str, str]]:
     """(node type, relation, index) of every node of a JSON plan."""
-    found: list[tuple[str, str, str]] = []
-    stack = [plan[0]["Plan"]]
-    while stack:
-        node = stack.pop()
-        found.append((node["Node Type"], node.get("Relation Name", ""), node.get("Index Name", "")))
-        stack.extend(node.get("Plans", []))
-    return found
+    return [
+        (n["Node Type"], n.get("Relation Name", ""), n.get("Index Name", ""))
+        for n in plans.nodes(plan)
+    ]
 
 
 async def test_each_reason_reads_its_index(database_url: str) -> None:

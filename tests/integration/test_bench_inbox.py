@@ -8,33 +8,19 @@ the same rows, and that no slot is claimed twice.
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import os
-import sys
-from types import ModuleType
 
 import asyncpg
 import pytest
 
-from taskflow.config import PROJECT_ROOT
+from tests import benches
 
 # Runs the benchmark as its own processes: a process test (README, "slow").
 pytestmark = pytest.mark.slow
 
 
-def _bench() -> ModuleType:
-    path = PROJECT_ROOT / "bench" / "inbox.py"
-    spec = importlib.util.spec_from_file_location("taskflow_bench_inbox", path)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up here
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_the_inbox_benchmark_runs_at_a_tiny_scale(pg_admin_url: str) -> None:
-    bench = _bench()
+    bench = benches.load("inbox")
     name = f"bench_inbox_test_{os.getpid()}"
     options = bench.Options(
         scale=0.0005, iterations=4, claims=12, latency_calls=4, database=name, keep=False

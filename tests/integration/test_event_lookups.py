@@ -16,6 +16,7 @@ import pytest
 
 from taskflow.store import event_buffer, subjects
 from taskflow.store import runs as rows
+from tests.integration import plans
 
 pytestmark = pytest.mark.anyio
 
@@ -58,17 +59,6 @@ async def _seed(conn: asyncpg.Connection[Any]) -> None:
     )
 
 
-def _scans(plan: Any) -> list[tuple[str, str]]:
-    """(node type, relation) of every node of a JSON plan."""
-    found: list[tuple[str, str]] = []
-    stack = [plan[0]["Plan"]]
-    while stack:
-        node = stack.pop()
-        found.append((node["Node Type"], node.get("Relation Name", "")))
-        stack.extend(node.get("Plans", []))
-    return found
-
-
 async def test_event_and_subject_lookups_use_indexes(database_url: str) -> None:
     conn = await asyncpg.connect(database_url)
     try:
@@ -95,7 +85,7 @@ async def test_event_and_subject_lookups_use_indexes(database_url: str) -> None:
         }
         for name, (sql, args) in lookups.items():
             plan = json.loads(await conn.fetchval("EXPLAIN (FORMAT JSON) " + sql, *args))
-            scans = _scans(plan)
+            scans = plans.scans(plan)
             seq = [rel for node, rel in scans if node == "Seq Scan" and rel in WATCHED]
             assert not seq, f"{name}: sequential scan of {seq}: {scans}"
             assert any(rel in WATCHED for _, rel in scans), f"{name}: {scans}"

@@ -28,10 +28,9 @@ from taskflow import clock, config
 from taskflow.api import app as api_app
 from taskflow.api.graphql import relay
 from taskflow.service import container, metrics, timers
-from taskflow.service import principals as principal_service
-from taskflow.service import runs as run_service
 from taskflow.worker import loop
 from tests.conftest import asgi_client, gql
+from tests.integration import starting
 
 pytestmark = pytest.mark.anyio
 
@@ -82,19 +81,7 @@ async def scrape(http: httpx.AsyncClient) -> Series:
     return parse(response.text)
 
 
-async def start(services: container.Services, external_id: str, owner: str) -> str:
-    app = await principal_service.get(services, "app")
-    assert app is not None
-    started = await run_service.start_run(
-        services,
-        app,
-        workflow="escalating-to-owner",
-        subject_type="request",
-        external_id=external_id,
-        attributes={"owner": owner},
-        idempotency_key=None,
-    )
-    return started.run.view.id
+start = starting.start_owned
 
 
 async def slot_of(services: container.Services, run_id: str) -> str:

@@ -28,6 +28,7 @@ from taskflow.service import runs as run_service
 from taskflow.service import slots as slot_service
 from taskflow.worker import loop
 from tests.conftest import asgi_client, gql
+from tests.integration import starting
 
 pytestmark = pytest.mark.anyio
 
@@ -53,19 +54,7 @@ def token(services: container.Services, who: str) -> str:
     return services.staff_tokens.mint(who, services.clock.now())
 
 
-async def start(services: container.Services, external_id: str, owner: str) -> str:
-    app = await principal_service.get(services, "app")
-    assert app is not None
-    started = await run_service.start_run(
-        services,
-        app,
-        workflow="escalating-to-owner",
-        subject_type="request",
-        external_id=external_id,
-        attributes={"owner": owner},
-        idempotency_key=None,
-    )
-    return started.run.view.id
+start = starting.start_owned
 
 
 async def escalation(services: container.Services, run_id: str) -> dict[str, Any]:

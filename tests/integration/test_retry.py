@@ -53,21 +53,26 @@ async def test_a_transaction_that_loses_a_deadlock_runs_again_with_one_effect(
     assert [(r["id"], r["n"]) for r in rows] == [(1, 11), (2, 11)]
 
 
-async def test_after_every_attempt_lost_the_answer_is_busy(services: container.Services) -> None:
-    attempts = 0
+class Losing:
+    """Work whose every attempt fails with the PostgreSQL error ``errcode``; counts attempts."""
 
-    async def work() -> None:
-        nonlocal attempts
-        attempts += 1
-        async with services.db.transaction() as conn:
-            # PostgreSQL reports a serialization failure, as a concurrent writer would cause.
+    def __init__(self, services: container.Services, errcode: str) -> None:
+        self.services, self.errcode, self.attempts = services, errcode, 0
+
+    async def __call__(self) -> None:
+        self.attempts += 1
+        async with self.services.db.transaction() as conn:
             await conn.execute(
-                "DO $$ BEGIN RAISE EXCEPTION 'lost' USING ERRCODE = 'serialization_failure'; END $$"
+                f"DO $$ BEGIN RAISE EXCEPTION 'lost' USING ERRCODE = '{self.errcode}'; END $$"
             )
 
+
+async def test_after_every_attempt_lost_the_answer_is_busy(services: container.Services) -> None:
+    # PostgreSQL reports a serialization failure, as a concurrent writer would cause.
+    work = Losing(services, "serialization_failure")
     with pytest.raises(errors.Busy) as refused:
         await retry.run(services, "update the probe", work)
-    assert attempts == retry.ATTEMPTS
+    assert work.attempts == retry.ATTEMPTS
     assert refused.value.code == "BUSY"
     assert refused.value.facts["retry_after_seconds"] == retry.RETRY_AFTER_SECONDS
     assert "update the probe" in refused.value.message
@@ -76,15 +81,7 @@ async def test_after_every_attempt_lost_the_answer_is_busy(services: container.S
 async def test_inside_an_enclosing_transaction_the_owner_retries(
     services: container.Services,
 ) -> None:
-    attempts = 0
-
-    async def work() -> None:
-        nonlocal attempts
-        attempts += 1
-        async with services.db.transaction() as conn:
-            await conn.execute(
-                "DO $$ BEGIN RAISE EXCEPTION 'lost' USING ERRCODE = 'deadlock_detected'; END $$"
-            )
+    work = Losing(services, "deadlock_detected")
 
     async def owner() -> None:
         async with services.db.transaction() as conn:
@@ -93,4 +90,4 @@ async def test_inside_an_enclosing_transaction_the_owner_retries(
 
     with pytest.raises(errors.Busy):
         await retry.run(services, "outer", owner)
-    assert attempts == retry.ATTEMPTS  # once per run of the owner, not ATTEMPTS squared
+    assert work.attempts == retry.ATTEMPTS  # once per run of the owner, not ATTEMPTS squared

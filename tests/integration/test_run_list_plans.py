@@ -16,6 +16,7 @@ import pytest
 from taskflow.core.attention import Reason, Windows
 from taskflow.core.runs.run_filter import RunFilter, RunReach
 from taskflow.store import run_list
+from tests.integration import plans
 
 pytestmark = pytest.mark.anyio
 
@@ -58,16 +59,6 @@ async def _seed(conn: asyncpg.Connection[Any]) -> None:
         "webhook_delivery",
     ):
         await conn.execute(f"VACUUM ANALYZE {table}")
-
-
-def _scans(plan: Any) -> list[tuple[str, str]]:
-    found: list[tuple[str, str]] = []
-    stack = [plan[0]["Plan"]]
-    while stack:
-        node = stack.pop()
-        found.append((node["Node Type"], node.get("Relation Name", "")))
-        stack.extend(node.get("Plans", []))
-    return found
 
 
 async def test_the_runs_list_uses_indexes_for_its_common_filters(database_url: str) -> None:
@@ -121,7 +112,7 @@ async def test_the_runs_list_uses_indexes_for_its_common_filters(database_url: s
             count, page = run_list.statements(f, reach, (NOW, "0" * 32), 51)
             for sql, args in [page, count] if with_count else [page]:
                 plan = json.loads(await conn.fetchval("EXPLAIN (FORMAT JSON) " + sql, *args))
-                scans = _scans(plan)
+                scans = plans.scans(plan)
                 seq = [rel for node, rel in scans if node == "Seq Scan" and rel == "run"]
                 assert not seq, f"{name}: sequential scan of run: {scans}\n{sql}"
                 assert any(rel == "run" for _, rel in scans), f"{name}: {scans}"
@@ -137,7 +128,7 @@ async def test_retention_finds_a_workflows_oldest_ended_runs_by_index(database_u
         await _seed(conn)
         due = sql.statements("retention")["due_runs"]
         plan = json.loads(await conn.fetchval("EXPLAIN (FORMAT JSON) " + due, "c", NOW, 100))
-        scans = _scans(plan)
+        scans = plans.scans(plan)
         assert ("Index Scan", "run") in scans or ("Bitmap Heap Scan", "run") in scans, scans
         assert not [rel for node, rel in scans if node == "Seq Scan" and rel == "run"], scans
     finally:
@@ -157,7 +148,7 @@ async def test_bulk_operate_counts_and_takes_a_workflows_runs_by_index(database_
                 selection = bulk.Selection(f, everywhere, frozenset({"c"}), needs)
                 text, args = bulk._statement(bulk.SQL[name], selection, None, limit)
                 plan = json.loads(await conn.fetchval("EXPLAIN (FORMAT JSON) " + text, *args))
-                scans = _scans(plan)
+                scans = plans.scans(plan)
                 seq = [rel for node, rel in scans if node == "Seq Scan" and rel == "run"]
                 assert not seq, f"{name} {needs}: sequential scan of run: {scans}"
     finally:

@@ -7,42 +7,31 @@ from __future__ import annotations
 import dataclasses
 import json
 import uuid
-from collections.abc import AsyncIterator
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from taskflow import clock, config
 from taskflow.core.principals import INTEGRATION, Grant
 from taskflow.service import container, run_migrations
 from taskflow.service import principals as principal_service
 from taskflow.service import runs as run_service
 from taskflow.service import slots as slot_service
-from taskflow.store import db
-from tests.conftest import EXAMPLE_PRINCIPALS, T0
+from tests.conftest import T0, example_people, services_fixture
 
 pytestmark = pytest.mark.anyio
 
 HERE = Path(__file__).resolve().parent
 
 
-@pytest.fixture
-async def desk(
-    database_url: str, settings: config.Settings, frozen_clock: clock.FrozenClock
-) -> AsyncIterator[container.Services]:
-    with_ours = dataclasses.replace(settings, workflows=(str(HERE / "rename_workflows.py"),))
-    database = await db.Database.connect(database_url, min_size=1, max_size=4)
-    try:
-        services = container.build(database, with_ours, frozen_clock)
-        people = json.loads(EXAMPLE_PRINCIPALS.read_text())
-        for person in people:
-            person.pop("powers", None)
-        await principal_service.load(services, people)
-        yield services
-    finally:
-        await database.close()
+desk = services_fixture(
+    "desk",
+    HERE / "rename_workflows.py",
+    doc="Only this test's workflows; the example people without their grants.",
+    people=example_people(powerless=True),
+    examples=False,
+)
 
 
 async def _rows(services: container.Services, sql: str, *args: Any) -> list[dict[str, Any]]:

@@ -9,8 +9,8 @@ import pytest
 from taskflow import errors
 from taskflow.core import access
 from taskflow.core import principals as core
-from taskflow.core.definition import audience as au
 from taskflow.core.runs.model import SlotView
+from tests.unit.slot_views import slot_view
 
 
 def person(**data: object) -> core.Principal:
@@ -18,19 +18,7 @@ def person(**data: object) -> core.Principal:
 
 
 def slot(keys: tuple[str, ...], status: str = "open") -> SlotView:
-    return SlotView(
-        id="s",
-        run_id="r",
-        visit=1,
-        state="a",
-        name="n",
-        waits_for="e",
-        status=status,
-        audience=au.Audience(keys=frozenset(keys)),
-        delegates=au.Audience(keys=frozenset()),
-        priority=3,
-        label="l",
-    )
+    return slot_view(frozenset(keys), status=status)
 
 
 def test_a_bare_lead_or_integration_role_reaches_nothing() -> None:

@@ -2,28 +2,13 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from types import ModuleType
-
-from taskflow.config import PROJECT_ROOT
 from taskflow.core import calendars
+from tests import benches
 from tests.unit.calendars.helpers import shipped
 
 
-def _bench() -> ModuleType:
-    path = PROJECT_ROOT / "bench" / "calendar.py"
-    spec = importlib.util.spec_from_file_location("taskflow_bench_calendar", path)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_benchmark_cases_run_through_taskflow() -> None:
-    bench = _bench()
+    bench = benches.load("calendar")
     registry = shipped()
     cases = bench.generate(50, 7, registry)
     assert len(cases) == 50

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -130,6 +131,33 @@ class Run:
             )
         )
 
+    def move(self, name: str, principal: dict[str, Any]) -> Outcome:
+        return self.apply(
+            engine.move(
+                DEFINITION,
+                self.run,
+                self.slots.values(),
+                name=name,
+                data=None,
+                principal=principal,
+                now=self.now,
+                new_id=self.new_id,
+            )
+        )
+
+    def change_subject(self, subject_data: dict[str, Any]) -> Outcome:
+        return self.apply(
+            engine.change_subject(
+                DEFINITION,
+                self.run,
+                self.slots.values(),
+                subject=subject_data,
+                now=self.now,
+                actor="app",
+                new_id=self.new_id,
+            )
+        )
+
     def kinds(self) -> list[str]:
         return [entry.kind for entry in self.last.audit]
 
@@ -217,30 +245,10 @@ def test_a_claimed_slot_is_completed_by_its_holder_only() -> None:
 
 def test_subject_change_arms_and_disarms_slots() -> None:
     run = Run({"title": "T", "author": "alice"})
-    outcome = run.apply(
-        engine.change_subject(
-            DEFINITION,
-            run.run,
-            run.slots.values(),
-            subject={"title": "T", "author": "alice", "sensitive": True},
-            now=NOW,
-            actor="app",
-            new_id=run.new_id,
-        )
-    )
+    outcome = run.change_subject({"title": "T", "author": "alice", "sensitive": True})
     assert run.one("legal").status == OPEN
     assert [e.kind for e in outcome.audit][:2] == ["subject.updated", "slot.opened"]
-    run.apply(
-        engine.change_subject(
-            DEFINITION,
-            run.run,
-            run.slots.values(),
-            subject={"title": "T", "author": "alice"},
-            now=NOW,
-            actor="app",
-            new_id=run.new_id,
-        )
-    )
+    run.change_subject({"title": "T", "author": "alice"})
     assert run.one("legal").status == CANCELLED
     assert "slot.disarmed" in run.kinds()
 
@@ -248,51 +256,13 @@ def test_subject_change_arms_and_disarms_slots() -> None:
 def test_moves_check_who_and_preconditions() -> None:
     run = Run({"author": "alice"})
     with pytest.raises(refusals.MoveNotAllowed, match="it is for any of role:lead"):
-        engine.move(
-            DEFINITION,
-            run.run,
-            run.slots.values(),
-            name="abandon",
-            data=None,
-            principal={"id": "carol", "roles": ["checker"]},
-            now=NOW,
-            new_id=run.new_id,
-        )
+        run.move("abandon", {"id": "carol", "roles": ["checker"]})
     with pytest.raises(refusals.MoveNotAllowed, match="'has a title' is not met"):
-        engine.move(
-            DEFINITION,
-            run.run,
-            run.slots.values(),
-            name="abandon",
-            data=None,
-            principal=LEAD,
-            now=NOW,
-            new_id=run.new_id,
-        )
+        run.move("abandon", LEAD)
     with pytest.raises(refusals.MoveNotAllowed, match="its moves are: abandon"):
-        engine.move(
-            DEFINITION,
-            run.run,
-            run.slots.values(),
-            name="teleport",
-            data=None,
-            principal=LEAD,
-            now=NOW,
-            new_id=run.new_id,
-        )
+        run.move("teleport", LEAD)
     run = Run({"author": "alice", "title": "T"})
-    run.apply(
-        engine.move(
-            DEFINITION,
-            run.run,
-            run.slots.values(),
-            name="abandon",
-            data=None,
-            principal=LEAD,
-            now=NOW,
-            new_id=run.new_id,
-        )
-    )
+    run.move("abandon", LEAD)
     assert run.run.state == "rejected"
     assert all(s.status == CANCELLED for s in run.slots.values())
 
@@ -329,7 +299,9 @@ class Unrouted(Workflow):
     small = State(terminal=True)
 
 
-def test_a_route_that_matches_nothing_is_on_the_timeline_and_the_run_waits() -> None:
+def unrouted_done() -> tuple[Outcome, Callable[[], str]]:
+    """An ``Unrouted`` run whose one slot is done while no route matches: (that outcome, the
+    run's id maker)."""
     new_id = ids()
     started = engine.start(
         Unrouted.definition, run_id="r", subject={}, now=NOW, actor=None, new_id=new_id
@@ -348,20 +320,30 @@ def test_a_route_that_matches_nothing_is_on_the_timeline_and_the_run_waits() -> 
         now=NOW,
         new_id=new_id,
     )
+    return done, new_id
+
+
+def unrouted_subject(done: Outcome, subject_data: dict[str, Any], new_id: Any) -> Outcome:
+    """The subject of :func:`unrouted_done`'s run changed an hour later."""
+    return engine.change_subject(
+        Unrouted.definition,
+        done.run,
+        [*done.changed],
+        subject=subject_data,
+        now=NOW + timedelta(hours=1),
+        actor="app",
+        new_id=new_id,
+    )
+
+
+def test_a_route_that_matches_nothing_is_on_the_timeline_and_the_run_waits() -> None:
+    done, new_id = unrouted_done()
     assert done.run.state == "start"
     unmatched = [e for e in done.audit if e.kind == "route.unmatched"]
     assert unmatched
     assert "no route matched" in (unmatched[0].reason or "")
     # The subject gains the missing field: the same rule now routes.
-    moved = engine.change_subject(
-        Unrouted.definition,
-        done.run,
-        [*done.changed],
-        subject={"size": 3},
-        now=NOW + timedelta(hours=1),
-        actor="app",
-        new_id=new_id,
-    )
+    moved = unrouted_subject(done, {"size": 3}, new_id)
     assert moved.run.state == "small"
 
 

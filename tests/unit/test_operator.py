@@ -7,46 +7,30 @@ from typing import Any
 
 import pytest
 
-from taskflow.core.runs import engine, operator, refusals
+from taskflow.core.runs import operator, refusals
 from taskflow.core.runs.model import Outcome
-from tests.unit.test_engine import NOW, Unrouted, ids
+from tests.unit.test_engine import NOW, Unrouted, unrouted_done, unrouted_subject
 
 
-def _unmatched() -> tuple[Outcome, Any]:
-    new_id = ids()
-    started = engine.start(
-        Unrouted.definition, run_id="r", subject={}, now=NOW, actor=None, new_id=new_id
-    )
-    (slot,) = started.created
-    done = engine.deposit(
+def _goto(outcome: Outcome, target: str, new_id: Any) -> Outcome:
+    """Lee sends ``outcome``'s run to ``target`` now."""
+    return operator.goto(
         Unrouted.definition,
-        started.run,
-        started.created,
-        slot_id=slot.id,
-        event=None,
-        payload={},
-        actor="x",
-        actor_keys=frozenset({"any", "user:x"}),
-        expected_version=None,
+        outcome.run,
+        [],
+        target=target,
+        reason="r",
         now=NOW,
+        actor="lee",
         new_id=new_id,
     )
-    return done, new_id
 
 
 def test_a_route_matching_nothing_marks_the_run_until_it_enters_another_state() -> None:
-    done, new_id = _unmatched()
+    done, new_id = unrouted_done()
     assert done.run.unmatched_at == NOW
     # Checked again later, the mark keeps its first instant.
-    again = engine.change_subject(
-        Unrouted.definition,
-        done.run,
-        [*done.changed],
-        subject={"other": 1},
-        now=NOW + timedelta(hours=1),
-        actor="app",
-        new_id=new_id,
-    )
+    again = unrouted_subject(done, {"other": 1}, new_id)
     assert again.run.unmatched_at == NOW
     moved = operator.goto(
         Unrouted.definition,
@@ -68,36 +52,9 @@ def test_a_route_matching_nothing_marks_the_run_until_it_enters_another_state() 
 
 
 def test_goto_refuses_an_unknown_state_and_an_ended_run() -> None:
-    done, new_id = _unmatched()
+    done, new_id = unrouted_done()
     with pytest.raises(refusals.MoveNotAllowed):
-        operator.goto(
-            Unrouted.definition,
-            done.run,
-            [],
-            target="nowhere",
-            reason="r",
-            now=NOW,
-            actor="lee",
-            new_id=new_id,
-        )
-    ended = operator.goto(
-        Unrouted.definition,
-        done.run,
-        [],
-        target="big",
-        reason="r",
-        now=NOW,
-        actor="lee",
-        new_id=new_id,
-    )
+        _goto(done, "nowhere", new_id)
+    ended = _goto(done, "big", new_id)
     with pytest.raises(refusals.RunNotActive):
-        operator.goto(
-            Unrouted.definition,
-            ended.run,
-            [],
-            target="small",
-            reason="r",
-            now=NOW,
-            actor="lee",
-            new_id=new_id,
-        )
+        _goto(ended, "small", new_id)

@@ -17,6 +17,7 @@ from taskflow.core.runs.model import SlotView
 from taskflow.core.runs.statuses import MOVES, RunStatus, SlotMove, SlotStatus, StepStatus
 from taskflow.core.timer_states import TimerMove, TimerStatus
 from taskflow.core.webhook_events import DeliveryStatus
+from tests.unit.slot_views import slot_view
 
 NOW = datetime(2026, 12, 1, 9, tzinfo=UTC)
 ME = frozenset({"user:me"})
@@ -24,20 +25,9 @@ STORE = Path(__file__).resolve().parents[2] / "taskflow" / "store"
 
 
 def slot(status: SlotStatus, holder: str | None = None) -> SlotView:
-    return SlotView(
-        id="s",
-        run_id="r",
-        visit=1,
-        state="a",
-        name="n",
-        waits_for="e",
-        status=status,
-        audience=au.Audience(keys=ME),
-        delegates=au.Audience(keys=ME),
-        priority=3,
-        label="l",
-        holder=holder,
-        claimed_at=NOW if holder else None,
+    claimed_at = NOW if holder else None
+    return slot_view(
+        ME, status=status, delegates=au.Audience(keys=ME), holder=holder, claimed_at=claimed_at
     )
 
 

@@ -1,0 +1,67 @@
+"""Shared by the needs-attention and bulk-operate tests: their services, tokens, runs, slots.
+
+Import the fixture into a test module (``services = attention.services``).
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from taskflow.service import container
+from tests.conftest import example_people, services_fixture
+from tests.integration import starting
+
+HERE = Path(__file__).resolve().parent
+SLA_WORKFLOWS = HERE.parent / "integration" / "sla_workflows.py"
+OPERATIONS = HERE.parents[1] / "graphql" / "operations"
+#: Tuesday 10:00 in London.
+START = datetime(2026, 12, 1, 10, tzinfo=UTC)
+
+services = services_fixture(
+    "services",
+    HERE / "attention_workflows.py",
+    SLA_WORKFLOWS,
+    doc="The examples, the attention and SLA workflows; leah a lead of triage and expenses.",
+    # A lead of triage (and expenses), nothing else.
+    people=example_people(
+        app_everywhere=True,
+        leah=[{"power": "lead", "workflows": ["expense-approval", "triage"]}],
+    ),
+)
+
+
+def token(services: container.Services, who: str) -> str:
+    """A bearer token of ``who`` at the services' now."""
+    return services.staff_tokens.mint(who, services.clock.now())
+
+
+async def start(
+    services: container.Services, workflow: str, ref: str, attributes: dict[str, Any]
+) -> str:
+    """Start a run of ``workflow`` (a triage case, else a request) as the app: its id."""
+    kind = "case" if workflow == "triage" else "request"
+    return (await starting.app_starts(services, workflow, ref, attributes, subject_type=kind)).id
+
+
+async def slot_of(services: container.Services, run_id: str, name: str) -> str:
+    """The id of the latest visit's slot ``name`` of run ``run_id``."""
+    async with services.db.connection() as conn:
+        value = await conn.fetchval(
+            "SELECT id FROM slot WHERE run = $1 AND name = $2 ORDER BY visit DESC LIMIT 1",
+            uuid.UUID(run_id),
+            name,
+        )
+    return str(value)
+
+
+async def timeline(services: container.Services, run_id: str) -> list[tuple[str, str, str]]:
+    """(kind, actor, reason) of each line of run ``run_id``'s timeline, oldest first."""
+    async with services.db.connection() as conn:
+        found = await conn.fetch(
+            "SELECT kind, actor, reason FROM audit_event WHERE run = $1 ORDER BY id",
+            uuid.UUID(run_id),
+        )
+    return [(r["kind"], r["actor"] or "", r["reason"] or "") for r in found]
