@@ -2,8 +2,9 @@
 
 Every POST is verified with ``standardwebhooks.Webhook(secret).verify`` (the
 receiver's own wall clock checks ``webhook-timestamp``), recorded with its
-headers, and answered with the status the test set (``answer``). ``stop()`` and
-``start()`` take it down and up again on the same port (a receiver outage).
+headers, and answered with the status the test set (``answer``; ``location`` adds a
+``Location`` header, a redirect). ``stop()`` and ``start()`` take it down and up again
+on the same port (a receiver outage); ``start(tls=(cert, key))`` serves https.
 """
 
 from __future__ import annotations
@@ -42,6 +43,8 @@ class Receiver:
     port: int = 0
     #: Seconds to wait before answering (a slow receiver).
     delay: float = 0.0
+    #: A ``Location`` header on every answer (with a 3xx status: a redirect).
+    location: str | None = None
     _server: uvicorn.Server | None = None
     _thread: threading.Thread | None = None
 
@@ -82,16 +85,24 @@ class Receiver:
 
             await asyncio.sleep(self.delay)
         extra = [(b"retry-after", self.retry_after.encode())] if self.retry_after else []
+        if self.location:
+            extra.append((b"location", self.location.encode()))
         await send({"type": "http.response.start", "status": self.status, "headers": extra})
         await send({"type": "http.response.body", "body": b""})
 
-    def start(self) -> Receiver:
+    def start(self, tls: tuple[str, str] | None = None) -> Receiver:
         if not self.port:
             with socket.socket() as s:
                 s.bind(("127.0.0.1", 0))
                 self.port = s.getsockname()[1]
         config = uvicorn.Config(
-            self, host="127.0.0.1", port=self.port, log_level="warning", lifespan="on"
+            self,
+            host="127.0.0.1",
+            port=self.port,
+            log_level="warning",
+            lifespan="on",
+            ssl_certfile=tls[0] if tls else None,
+            ssl_keyfile=tls[1] if tls else None,
         )
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._server.run, daemon=True)

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from taskflow import clock as clocks
 from taskflow.config import Settings
 from taskflow.core import calendars
-from taskflow.service import calendar_files, callers, definitions, tokens
+from taskflow.service import calendar_files, callers, definitions, tokens, webhook_net
 from taskflow.store import db
 
 
@@ -23,6 +23,8 @@ class Services:
     catalog: definitions.Catalog
     #: The principals this process authenticated (``service/callers.py``).
     callers: callers.KnownCallers = field(default_factory=callers.KnownCallers)
+    #: How webhook endpoint hosts are resolved (the system's DNS; tests answer their own).
+    resolver: webhook_net.Resolver = webhook_net.system_resolve
 
 
 def load_definitions(settings: Settings) -> tuple[calendars.Registry, definitions.Catalog]:

@@ -13,6 +13,12 @@ Signatures follow Standard Webhooks (``standardwebhooks``): ``webhook-id`` is th
 event's id, ``webhook-timestamp`` the attempt's wall-clock time (receivers check it
 against their own clock, whatever clock drives due times), ``webhook-signature`` one
 ``v1,`` signature per valid secret (two during a rotation).
+
+Each attempt resolves its endpoint's host once, checks every address, and connects
+to one of exactly those (``service/webhook_net.py``: no DNS rebinding between the
+check and the connect). Redirects are not followed: a 3xx answer is a failed attempt
+whose next try is checked afresh. Errors stored in the delivery log, like log lines,
+name URLs without their query or userinfo.
 """
 
 from __future__ import annotations
@@ -25,11 +31,13 @@ import time
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 
+import httpcore
 import httpx
 import standardwebhooks
 
-from taskflow.core import webhook_events
-from taskflow.service import access, webhooks
+from taskflow import errors
+from taskflow.core import redact, webhook_events
+from taskflow.service import access, webhook_net
 from taskflow.service.container import Services
 from taskflow.store import db
 from taskflow.store import principals as principal_store
@@ -40,8 +48,6 @@ log = logging.getLogger("taskflow.webhooks")
 #: The notification channel the outbox trigger wakes workers on.
 CHANNEL = "taskflow_webhooks"
 USER_AGENT = "taskflow-webhooks/1"
-#: How long a resolved endpoint host's addresses are trusted (seconds of monotonic time).
-RESOLVE_TTL = 30.0
 
 
 def wall_clock() -> datetime:
@@ -71,13 +77,16 @@ def signed_headers(due: store.Due, body: str, at: datetime, now: datetime) -> di
 
 
 class Sender:
-    """Delivers due webhooks for one worker (one httpx client, kept between steps)."""
+    """Delivers due webhooks for one worker (one httpx client, kept between steps).
+
+    ``network`` dials the checked addresses (anyio's sockets unless a test gives its own).
+    """
 
     def __init__(
         self,
         services: Services,
         *,
-        client: httpx.AsyncClient | None = None,
+        network: httpcore.AsyncNetworkBackend | None = None,
         jitter: Callable[[], float] = random.random,
         wall: Callable[[], datetime] = wall_clock,
         batch: int | None = None,
@@ -92,17 +101,10 @@ class Sender:
             cap=_seconds(settings.backoff_max),
             horizon=settings.horizon,
         )
-        self.client = client or httpx.AsyncClient(
-            timeout=settings.timeout,
-            follow_redirects=False,
-            # At most ``concurrency`` connections: httpcore scans its pool on every request.
-            # Idle ones are dropped before common servers' keep-alive (uvicorn: 5 s) ends them.
-            limits=httpx.Limits(max_connections=settings.concurrency, keepalive_expiry=2.0),
-        )
+        self.client = webhook_net.client(settings, network)
         self.jitter = jitter
         self.wall = wall
         self.delivered = 0
-        self._resolved: dict[str, tuple[float, str | None]] = {}
 
     async def close(self) -> None:
         await self.client.aclose()
@@ -132,26 +134,20 @@ class Sender:
                     conn, answered, failing, tried, settings.disable_after
                 )
         for url in disabled:
-            # The host only: a URL's path or query may carry the receiver's own secret.
             log.warning(
-                "webhook endpoint on %s disabled: every delivery failed too long",
-                httpx.URL(url).host,
+                "webhook endpoint %s disabled: every delivery failed too long",
+                redact.redacted_url(url),
             )
         self.delivered += len(answered)
         return len(due)
 
-    async def _refused(self, url: str) -> str | None:
-        """Why the endpoint may not be sent to now (its host resolves to a refused address)."""
-        seen = self._resolved.get(url)
-        if seen is not None and seen[0] > time.monotonic():
-            return seen[1]
+    async def _checked(self, url: str) -> webhook_net.Pin | str:
+        """The addresses this attempt may connect to, resolved and checked now; or why
+        none may be (every attempt asks again: a name that turned inward is not sent to)."""
         try:
-            await webhooks.check_destination(self.settings, url)
-            why = None
-        except Exception as exc:
-            why = getattr(exc, "message", str(exc))
-        self._resolved[url] = (time.monotonic() + RESOLVE_TTL, why)
-        return why
+            return await webhook_net.check_destination(self.settings, url, self.services.resolver)
+        except errors.TaskflowError as exc:
+            return exc.message
 
     async def _post(self, due: store.Due, body: str, now: datetime) -> httpx.Response:
         """POST once; again at once when a reused connection was closed under the request
@@ -174,21 +170,26 @@ class Sender:
         status: int | None = None
         error: str | None = None
         asked = None
-        refused = await self._refused(due.url)
-        if refused is not None:
-            error = f"refused: {refused}"
+        checked = await self._checked(due.url)
+        refused = checked if isinstance(checked, str) else None
+        if isinstance(checked, str):
+            error = f"refused: {checked}"
         else:
             try:
                 # The whole attempt is bounded (httpx's timeout is per phase), and so is the
                 # transaction that holds the batch.
                 async with asyncio.timeout(self.settings.timeout):
-                    answer = await self._post(due, body, now)
+                    with webhook_net.pinned(checked):
+                        answer = await self._post(due, body, now)
                 status = answer.status_code
                 asked = webhook_events.retry_after(answer.headers.get("retry-after"), now)
-                if not 200 <= status < 300:
+                if 300 <= status < 400:
+                    error = f"HTTP {status}: redirects are not followed"
+                elif not 200 <= status < 300:
                     error = f"HTTP {status}"
             except (httpx.HTTPError, TimeoutError) as exc:
-                error = f"{type(exc).__name__}: {exc}"[:500]
+                error = f"{type(exc).__name__}: {exc}"
+            error = redact.redact_text(error)[:500] if error else None
         latency = (time.perf_counter() - started) * 1000
         if error is None:
             return store.Outcome(

@@ -8,72 +8,30 @@ themselves are written by the outbox trigger and sent by the worker
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import dataclasses
 import secrets
-import socket
 from collections.abc import Callable, Collection, Sequence
 from datetime import datetime, timedelta
 
 from taskflow import errors
 from taskflow.core import webhook_events
 from taskflow.core.principals import Principal
-from taskflow.service import access
+from taskflow.service import access, webhook_net
 from taskflow.service import retry as retries
 from taskflow.service.container import Services
 from taskflow.store import db
 from taskflow.store import webhooks as store
-from taskflow.webhook_settings import WebhookSettings
 
 EndpointRow = store.EndpointRow
 LogRow = store.LogRow
 #: How long the previous secret keeps signing after a rotation, unless told otherwise.
 DEFAULT_KEEP_PREVIOUS = timedelta(hours=24)
-MAX_URL = 2000
 
 
 def new_secret() -> str:
     """A Standard Webhooks secret: ``whsec_`` and 32 random bytes in base64."""
     return "whsec_" + base64.b64encode(secrets.token_bytes(32)).decode()
-
-
-async def resolve(host: str, port: int | None = None) -> list[str]:
-    """The addresses ``host`` resolves to now."""
-    found = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    return sorted({str(info[4][0]) for info in found})
-
-
-async def check_destination(settings: WebhookSettings, url: str) -> None:
-    """INVALID_INPUT unless ``url`` is http(s) as allowed and every address it resolves to
-    may receive deliveries (TASKFLOW_WEBHOOK_ALLOW_PRIVATE, TASKFLOW_WEBHOOK_ALLOW_HTTP)."""
-    if len(url) > MAX_URL:
-        raise errors.ValidationError(f"The URL is longer than {MAX_URL} characters.", field="url")
-    _, host = webhook_events.check_url(url)
-    try:
-        addresses = await resolve(host)
-    except OSError as exc:
-        raise errors.ValidationError(
-            f"The endpoint host {host!r} does not resolve ({exc}); check the URL.", field="url"
-        ) from None
-    for address in addresses:
-        why = webhook_events.refused_address(
-            address, allow_private=settings.allow_private, allow_loopback=settings.allow_loopback
-        )
-        if why is not None:
-            raise errors.ValidationError(
-                f"The endpoint host {host!r} resolves to {address}, {why}: deliveries go to "
-                "public addresses only (an operator may allow private ones with "
-                "TASKFLOW_WEBHOOK_ALLOW_PRIVATE=true, loopback ones with "
-                "TASKFLOW_WEBHOOK_ALLOW_LOOPBACK=true).",
-                field="url",
-            )
-    if webhook_events.plain_http_refused(url, addresses, allow_http=settings.allow_http):
-        raise errors.ValidationError(
-            f"The endpoint URL {url!r} is plain http to a public address: use https (an "
-            "operator may allow http with TASKFLOW_WEBHOOK_ALLOW_HTTP=true).",
-            field="url",
-        )
 
 
 def _only_known(
@@ -134,7 +92,7 @@ async def create(
     types = _check_types(event_types)
     names = _check_workflows(services, workflows)
     access.require_webhooks(actor, names, "create a webhook endpoint")
-    await check_destination(services.settings.webhooks, url)
+    await webhook_net.check_destination(services.settings.webhooks, url, services.resolver)
     async with services.db.transaction() as conn:
         return await store.insert_endpoint(
             conn,
@@ -161,7 +119,9 @@ async def update(
     if names is not None:
         access.require_webhooks(actor, names, "point a webhook endpoint at workflows")
     if change.url is not None:
-        await check_destination(services.settings.webhooks, change.url)
+        await webhook_net.check_destination(
+            services.settings.webhooks, change.url, services.resolver
+        )
     checked = dataclasses.replace(
         change,
         url=change.url.strip() if change.url is not None else None,

@@ -10,15 +10,24 @@ expected refusal is one line, never a traceback.
 from __future__ import annotations
 
 import json
+import os
 import signal
+import subprocess
+import uuid
+from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
-from tests.acceptance.conftest import Deployment
+from taskflow import config
+from taskflow.service import webhooks
+from tests.acceptance import test_webhook_workers as workers
+from tests.acceptance.conftest import TASKFLOW, Deployment, wait_until
 from tests.api import magic as m
 from tests.api import operation_inputs as ops
+from tests.webhook_receiver import Receiver
 
 pytestmark = [pytest.mark.slow, pytest.mark.anyio]
 
@@ -134,3 +143,50 @@ def test_a_real_server_answers_hostile_bodies_with_graphql_shaped_400s(
         server.send_signal(signal.SIGTERM)
         server.wait(timeout=30)
     assert "Traceback" not in deployment.log.read_text()
+
+
+def test_a_real_worker_logs_no_webhook_url_token(database_url: str, tmp_path: Path) -> None:
+    """A worker delivers to an endpoint whose URL carries a token (failing, retried,
+    redirected, then delivered): its whole stderr holds the host, never the token."""
+    token = "hook-" + uuid.uuid4().hex
+    secret = webhooks.new_secret()
+    receiver = Receiver(secrets=[secret]).start()
+    receiver.answer(500)
+    url = f"http://127.0.0.1:{receiver.port}/hooks?token={token}"
+    workers.sql(
+        database_url,
+        "INSERT INTO webhook_endpoint (id, url, enabled, secret, created_by) "
+        "VALUES ($1, $2, true, $3, 'ada')",
+        uuid.uuid4(),
+        url,
+        secret,
+    )
+    events = 5
+    workers.sql(database_url, workers.SEED, events, datetime.now(UTC))
+    env = {
+        **os.environ,
+        "TASKFLOW_DATABASE_URL": database_url,
+        "TASKFLOW_SECRET_KEYS": "acceptance-test-signing-key-0123456789abcdef",
+        "TASKFLOW_DATA_DIR": str(tmp_path / "data"),
+        "TASKFLOW_WEBHOOK_ALLOW_PRIVATE": "true",
+        "TASKFLOW_WEBHOOK_BACKOFF_BASE": "0.2",
+        "TASKFLOW_WEBHOOK_BACKOFF_MAX": "0.5",
+    }
+    log = tmp_path / "worker.log"
+    with log.open("w") as out:
+        worker = subprocess.Popen(
+            [*TASKFLOW, "worker"], env=env, cwd=config.PROJECT_ROOT, stdout=out, stderr=out
+        )
+    try:
+        wait_until(lambda: len(receiver.received) >= 2, 30, "failed attempts")
+        receiver.answer(204)
+        wait_until(lambda: workers.delivered(database_url) == events, 60, "every delivery")
+    finally:
+        worker.send_signal(signal.SIGTERM)
+        worker.wait(timeout=30)
+        receiver.stop()
+    written = log.read_text()
+    assert "worker started" in written
+    assert token not in written
+    errors = workers.sql(database_url, "SELECT last_error FROM webhook_delivery")
+    assert not [e for e in errors if e[0] and token in e[0]]

@@ -55,7 +55,7 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     "env_values": ("taskflow.errors",),
     "mail_config": ("taskflow.errors",),
     "webhook_settings": ("taskflow.errors",),
-    "logs": ("taskflow.errors",),
+    "logs": ("taskflow.errors", "taskflow.core.redact"),
     # What actions of automatic steps import (``StepContext``, ``once``); ``once`` in a
     # hook answers from the decision (``core/runs/once.py``).
     "steps": ("taskflow.errors", "taskflow.core.runs"),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import logging
+import sys
 from collections.abc import Iterator
 
 import pytest
@@ -83,3 +84,36 @@ def test_pgserver_chatter_is_debug_and_its_warnings_stay(restore_root: None) -> 
     chatty.info("Running commandline: initdb ...")
     found = [json.loads(line) for line in stream.getvalue().splitlines()]
     assert [(f["level"], f["logger"]) for f in found] == [("DEBUG", "pgserver")]
+
+
+TOKEN = "tok3n-7f1d2a9c5e-SECRET"
+
+
+def test_an_url_in_a_message_an_argument_an_extra_field_or_a_traceback_is_redacted() -> None:
+    logs.install_redaction()
+    log = logging.getLogger("taskflow.test.redact")
+    url = f"https://bot:{TOKEN}@hooks.example/in?token={TOKEN}#frag"
+    record = log.makeRecord(log.name, logging.INFO, __file__, 1, "POST %s", (url,), None)
+    assert record.getMessage() == "POST https://hooks.example/in?[redacted]"
+    try:
+        raise ConnectionError(f"could not reach {url}")
+    except ConnectionError:
+        failed = log.makeRecord(log.name, logging.ERROR, __file__, 1, "x", (), sys.exc_info())
+    failed.endpoint = url  # as ``extra=`` sets it
+    for kind in logs.FORMATS:
+        line = logs.formatter(kind).format(failed)
+        assert "hooks.example/in?[redacted]" in line
+        assert TOKEN not in line
+
+
+def test_configure_redacts_every_line_and_quiets_the_http_client(restore_root: None) -> None:
+    stream = io.StringIO()
+    logs.configure(env={logs.ENV: "text"}, stream=stream)
+    url = f"https://hooks.example/in?token={TOKEN}"
+    logging.getLogger("httpx").info("HTTP Request: POST %s", url)  # quieted: not written
+    logging.getLogger("httpx").warning("HTTP trouble: %s", url)
+    logging.getLogger("some.library").info("fetched %s", url, extra={"target": url})
+    written = stream.getvalue()
+    assert "HTTP Request" not in written
+    assert written.count("https://hooks.example/in?[redacted]") == 3
+    assert TOKEN not in written
