@@ -30,8 +30,6 @@ from tests.webhook_receiver import Receiver
 pytestmark = pytest.mark.anyio
 
 settings = hooks.settings
-receiver = hooks.receiver
-sender = hooks.sender
 
 UPSERT = """mutation($input: UpsertPrincipalInput!) { upsertPrincipal(input: $input) {
   __typename ... on Refusal { code message } } }"""
