@@ -17,8 +17,6 @@ from taskflow.service import container, webhook_delivery
 from taskflow.service import timers as timer_service
 from tests.api import workflows as w
 from tests.api.test_webhooks_api import create, drain
-from tests.api.test_webhooks_api import receiver as receiver
-from tests.api.test_webhooks_api import sender as sender
 from tests.api.test_webhooks_api import settings as settings
 from tests.webhook_receiver import Receiver
 

@@ -6,7 +6,6 @@ import httpx
 import pytest
 
 from tests.api import magic as m
-from tests.api.test_magic_link_safety import _vendor_link
 
 pytestmark = pytest.mark.anyio
 
@@ -16,7 +15,7 @@ HTML = "text/html; charset=utf-8"
 async def test_a_link_page_answers_html_to_get_and_head_alike(
     client: httpx.AsyncClient, people: dict[str, str]
 ) -> None:
-    link, _, _ = await _vendor_link(client, people)
+    link, _, _ = await m.vendor_link(client, people)
     path = m.path_of(link["url"])
     shown = await client.get(path)
     headed = await client.head(path)
