@@ -58,9 +58,13 @@ def may_raise_as_application(principal: Principal, workflow: str, event: str) ->
     return rules.may_raise_as_application(principal, workflow, event)
 
 
-def may_move(principal: Principal, definition: Definition, run: RunView | rows.RunHead) -> bool:
-    """True when a move of the run's current state is meant for the principal (e.g. withdraw)."""
-    if run.status != RunStatus.ACTIVE:
+def may_move(
+    principal: Principal, definition: Definition | None, run: RunView | rows.RunHead
+) -> bool:
+    """True when a move of the run's current state is meant for the principal (e.g. withdraw).
+
+    ``definition`` None (a version older than the registry, and not loaded) has no moves."""
+    if run.status != RunStatus.ACTIVE or definition is None or not definition.has_state(run.state):
         return False
     mine = keys(principal)
     state = definition.state(run.state)
@@ -69,11 +73,12 @@ def may_move(principal: Principal, definition: Definition, run: RunView | rows.R
 
 def may_read(
     principal: Principal,
-    definition: Definition,
+    definition: Definition | None,
     run: RunView | rows.RunHead,
     slots: Sequence[SlotView],
 ) -> bool:
-    """Read a run: by grant or involvement, or because one of its moves is meant for you."""
+    """Read a run: by grant or involvement, or because one of its moves is meant for you
+    (``definition``: what ``Catalog.for_reading`` gives for the run's version)."""
     return rules.may_read_run(principal, run.workflow, slots) or may_move(
         principal, definition, run
     )
@@ -243,7 +248,8 @@ class RequestAccess:
         self._seen: dict[str, tuple[SlotView, rows.RunHead]] = {}
 
     def _check(self, run: RunView | rows.RunHead, slots: list[SlotView]) -> bool:
-        definition = self.services.catalog.get(run.workflow, run.definition_version)
+        # A run of a version that left the code is read like any other (docs/versions.md).
+        definition = self.services.catalog.for_reading(run.workflow, run.definition_version)
         return may_read(self.actor, definition, run, slots)
 
     async def readable_runs(

@@ -19,6 +19,7 @@ import asyncpg
 from taskflow import errors
 from taskflow.core import recipients
 from taskflow.core.definition import expr as ex
+from taskflow.core.definition.model import State
 from taskflow.core.definition.workflow import Definition
 from taskflow.core.principals import Principal
 from taskflow.core.runs import engine, refusals
@@ -32,8 +33,19 @@ T = TypeVar("T")
 
 
 def definition_for(services: Services, run: RunView) -> Definition:
-    """The exact definition version a run started on."""
+    """The exact definition version a run is on, loaded: to act on the run (a version that
+    left the code is refused, naming ``taskflow runs migrate``)."""
     return services.catalog.get(run.workflow, run.definition_version)
+
+
+def state_for_reading(services: Services, run: RunView) -> State | None:
+    """The run's current state as a read shows it: from the loaded version, else from the
+    recorded document of a version that left the code (labels, fields, checklist; no moves);
+    None when neither knows it."""
+    definition = services.catalog.for_reading(run.workflow, run.definition_version)
+    if definition is None or not definition.has_state(run.state):
+        return None
+    return definition.state(run.state)
 
 
 async def record_refusal(
