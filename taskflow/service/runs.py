@@ -280,7 +280,7 @@ async def update_subject(
                 run_id,
                 lambda definition, run, slots, now: engine.change_subject(
                     # A live run of an older version may read an address elsewhere.
-                    _checked(_granted(actor, definition), attributes),
+                    _checked(_granted(actor, definition, run), attributes),
                     run.view,
                     slots,
                     subject=attributes,
@@ -325,9 +325,10 @@ async def decided(
     return run
 
 
-def _granted(actor: Principal, definition: Definition) -> Definition:
-    """Refuse (rolling the whole update back) a subject feeding a workflow not granted."""
-    access.require_start(actor, definition.name, "update subjects")
+def _granted(actor: Principal, definition: Definition, run: rows.RunRow) -> Definition:
+    """Refuse (rolling the whole update back) a subject feeding a workflow not granted, or
+    a live run another application started (integrations act on their own runs)."""
+    access.require_application_on_run(actor, definition.name, run.started_by, "update subjects")
     return definition
 
 
@@ -372,7 +373,7 @@ async def cancel_run(
         raise errors.ValidationError("Say why the run is cancelled (reason).", field="reason")
     async with services.db.connection() as conn:
         found, slots = await readable_run(services, conn, actor, run_id)
-    access.require_cancel(actor, found.view.workflow, slots)
+    access.require_cancel(actor, found.view.workflow, slots, found.started_by)
     return await decided(
         services,
         run_id,
