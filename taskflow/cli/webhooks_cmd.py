@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import json
 import socket
+import sys
 from typing import Any
 
 import standardwebhooks
@@ -66,6 +66,18 @@ class _Receiver:
         await send({"type": "http.response.body", "body": b""})
 
 
+def _timed_out(seen: int, count: int, timeout: float) -> str:
+    """Why ``listen`` stopped before ``--count`` events, and what to check."""
+    got = "no event arrived" if not seen else f"only {seen} of {count} events arrived"
+    return (
+        f"taskflow webhooks listen: {got} in {timeout:g} s. Was a run started (a second "
+        "startRun of the same subject is RunExists and sends nothing: use a new "
+        "externalId)? Is a worker sending (taskflow serve runs one on the embedded "
+        "database, else start taskflow worker)? Do --workflow and --event-type match the "
+        "events? Is the principal of --as granted that workflow? Wait longer with --timeout."
+    )
+
+
 def listen(args: argparse.Namespace) -> int:
     """Serve a receiver on loopback and print the events it gets, verified."""
     settings = config.load()
@@ -106,14 +118,20 @@ def listen(args: argparse.Namespace) -> int:
             assert row is not None
             receiver.secret = row.secret
             print(f"listening on {url} (endpoint created as {actor.id})", flush=True)
+            timed_out = False
             try:
-                with contextlib.suppress(TimeoutError):
+                try:
                     await asyncio.wait_for(receiver.enough.wait(), args.timeout)
+                except TimeoutError:
+                    timed_out = True
             finally:
                 await webhooks.delete(svc, actor, endpoint)
                 server.should_exit = True
                 await serving
         print(json.dumps({"events": len(receiver.seen)}), flush=True)
+        if timed_out and args.count:
+            # Waiting for events that never come looks like a hang: say what to check.
+            print(_timed_out(len(receiver.seen), args.count, args.timeout), file=sys.stderr)
         return 0 if receiver.seen or not args.count else 1
 
     with runtime.database_url(settings) as database:

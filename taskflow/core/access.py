@@ -170,9 +170,22 @@ def may_read_links(principal: Principal, workflow: str, slot: SlotView) -> bool:
     return slot.status != SlotStatus.PENDING and involved(principal, slot)
 
 
-def may_cancel(principal: Principal, workflow: str, slots: Iterable[SlotView]) -> bool:
-    """Leads, managers and applications whose grants reach the run."""
-    return covers_run(reader(principal), workflow, list(slots))
+def may_cancel(
+    principal: Principal, workflow: str, slots: Iterable[SlotView], started_by: str | None
+) -> bool:
+    """Leads, managers whose grants reach the run, and the application that started it."""
+    return covers_run(oversight(principal), workflow, list(slots)) or acts_on_run(
+        principal, workflow, started_by
+    )
+
+
+def acts_on_run(principal: Principal, workflow: str, started_by: str | None) -> bool:
+    """The one rule of applications acting on a run (cancel, update its subject, raise its
+    events): admins on every run; an integration granted the workflow on the runs it
+    started (``started_by``), not on those another application or person started."""
+    if principal.is_admin:
+        return True
+    return started_by == principal.id and may_start(principal, workflow)
 
 
 def may_start(principal: Principal, workflow: str) -> bool:
@@ -180,12 +193,17 @@ def may_start(principal: Principal, workflow: str) -> bool:
     return covers_workflow(application(principal), workflow)
 
 
-def may_raise_as_application(principal: Principal, workflow: str, event: str) -> bool:
-    """The one place that says whether ``principal`` raises ``event`` on ``workflow`` as an
-    application: admins always; integrations granted the workflow, and the event when
-    the grant names events. Staff raise events as candidates, not through this."""
+def may_raise_as_application(
+    principal: Principal, workflow: str, event: str, started_by: str | None
+) -> bool:
+    """The one place that says whether ``principal`` raises ``event`` on a run of
+    ``workflow`` started by ``started_by`` as an application: admins always; integrations
+    granted the workflow, and the event when the grant names events, on the runs they
+    started (:func:`acts_on_run`). Staff raise events as candidates, not through this."""
     if principal.is_admin:
         return True
+    if not acts_on_run(principal, workflow, started_by):
+        return False
     for grant in principal.powers:
         if grant.power != INTEGRATION:
             continue

@@ -36,11 +36,13 @@ RULES: Final[dict[str, str]] = {
     "links.manage": "Holder, delegates, leads and applications whose grants reach the slot "
     "(may_manage_links).",
     "link.token": "Whoever holds the link's token (no account): exactly one slot, once.",
-    "application": "Applications granted the workflow (may_start).",
-    "event.raise": "Applications granted the workflow and event (may_raise_as_application), "
-    "else a candidate of the waiting slot on a run they may read.",
+    "application": "Applications granted the workflow (may_start); updateSubject only on "
+    "the runs they started (acts_on_run).",
+    "event.raise": "Applications granted the workflow and event, on the runs they started "
+    "(may_raise_as_application), else a candidate of the waiting slot on a run they may read.",
     "move": "A run the caller may read, and the move's own `by` rule (may_move).",
-    "cancel": "Leads, managers and applications whose grants reach the run (may_cancel).",
+    "cancel": "Leads and managers whose grants reach the run, and the application that "
+    "started it (may_cancel).",
     "report": "Leads and managers, over the workflows and teams granted (report_scope).",
     "outbox": "One's own notifications; applications read the outbox of their workflows "
     "(may_read_notification).",

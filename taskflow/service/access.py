@@ -53,14 +53,21 @@ def can_read_run(principal: Principal, slots: Iterable[SlotView], workflow: str 
     return rules.may_read_run(principal, workflow, slots)
 
 
-def may_raise_as_application(principal: Principal, workflow: str, event: str) -> bool:
-    """Whether ``principal`` may raise ``event`` on ``workflow`` as an application."""
-    return rules.may_raise_as_application(principal, workflow, event)
+def may_raise_as_application(
+    principal: Principal, workflow: str, event: str, started_by: str | None
+) -> bool:
+    """Whether ``principal`` may raise ``event`` as an application on a run of ``workflow``
+    that ``started_by`` started (integrations act on their own runs)."""
+    return rules.may_raise_as_application(principal, workflow, event, started_by)
 
 
-def may_move(principal: Principal, definition: Definition, run: RunView | rows.RunHead) -> bool:
-    """True when a move of the run's current state is meant for the principal (e.g. withdraw)."""
-    if run.status != RunStatus.ACTIVE:
+def may_move(
+    principal: Principal, definition: Definition | None, run: RunView | rows.RunHead
+) -> bool:
+    """True when a move of the run's current state is meant for the principal (e.g. withdraw).
+
+    ``definition`` None (a version older than the registry, and not loaded) has no moves."""
+    if run.status != RunStatus.ACTIVE or definition is None or not definition.has_state(run.state):
         return False
     mine = keys(principal)
     state = definition.state(run.state)
@@ -69,11 +76,12 @@ def may_move(principal: Principal, definition: Definition, run: RunView | rows.R
 
 def may_read(
     principal: Principal,
-    definition: Definition,
+    definition: Definition | None,
     run: RunView | rows.RunHead,
     slots: Sequence[SlotView],
 ) -> bool:
-    """Read a run: by grant or involvement, or because one of its moves is meant for you."""
+    """Read a run: by grant or involvement, or because one of its moves is meant for you
+    (``definition``: what ``Catalog.for_reading`` gives for the run's version)."""
     return rules.may_read_run(principal, run.workflow, slots) or may_move(
         principal, definition, run
     )
@@ -103,11 +111,36 @@ def require_integration(principal: Principal, action: str) -> None:
         raise _forbidden(principal, action, "applications (an integration grant) and admins")
 
 
-def require_cancel(principal: Principal, workflow: str, slots: Sequence[SlotView]) -> None:
-    if not rules.may_cancel(principal, workflow, slots):
+def require_cancel(
+    principal: Principal, workflow: str, slots: Sequence[SlotView], started_by: str | None
+) -> None:
+    """Leads and managers whose grants reach the run, and the application that started it."""
+    if not rules.may_cancel(principal, workflow, slots, started_by):
+        if principal.is_integration and rules.may_start(principal, workflow):
+            raise own_runs_only(principal, f"cancel this run of {workflow!r}")
         raise _forbidden(
-            principal, f"cancel runs of {workflow!r}", "its leads, managers and applications"
+            principal,
+            f"cancel runs of {workflow!r}",
+            "its leads, managers and the application that started the run",
         )
+
+
+def own_runs_only(principal: Principal, action: str) -> errors.Forbidden:
+    """The refusal of an integration acting on a run it did not start."""
+    return errors.Forbidden(
+        f"Application {principal.id!r} may not {action}: integrations act only on the runs "
+        "they started (docs/access.md); ask the application that started it, a lead or an "
+        "admin."
+    )
+
+
+def require_application_on_run(
+    principal: Principal, workflow: str, started_by: str | None, action: str
+) -> None:
+    """Refuse an integration acting on a run of ``workflow`` it did not start."""
+    require_start(principal, workflow, action)
+    if not rules.acts_on_run(principal, workflow, started_by):
+        raise own_runs_only(principal, f"{action} of a run of {workflow!r} it did not start")
 
 
 def require_manage_links(principal: Principal, workflow: str, slot: SlotView, action: str) -> None:
@@ -243,7 +276,8 @@ class RequestAccess:
         self._seen: dict[str, tuple[SlotView, rows.RunHead]] = {}
 
     def _check(self, run: RunView | rows.RunHead, slots: list[SlotView]) -> bool:
-        definition = self.services.catalog.get(run.workflow, run.definition_version)
+        # A run of a version that left the code is read like any other (docs/versions.md).
+        definition = self.services.catalog.for_reading(run.workflow, run.definition_version)
         return may_read(self.actor, definition, run, slots)
 
     async def readable_runs(

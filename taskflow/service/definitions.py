@@ -22,13 +22,14 @@ import importlib
 import importlib.util
 import os
 import sys
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 from taskflow import config, errors
 from taskflow.core import claim_facts
-from taskflow.core.definition import DefinitionError, Problem, Workflow, migrations
+from taskflow.core.definition import DefinitionError, Problem, Workflow, migrations, recorded
 from taskflow.core.definition import validate as validation
 from taskflow.core.definition.workflow import Definition
 from taskflow.service import calendar_files, step_actions
@@ -39,9 +40,32 @@ class Catalog:
 
     def __init__(self, definitions: Sequence[Definition]) -> None:
         self._by_key = {(d.name, d.version): d for d in definitions}
+        #: Versions that left the code, rebuilt from their recorded documents for reads only
+        #: (``core/definition/recorded.py``); filled by :meth:`remember` at start-up.
+        self._recorded: dict[tuple[str, int], Definition] = {}
+
+    def remember(self, documents: Iterable[Mapping[str, Any]]) -> None:
+        """Keep, for reads, the recorded documents of versions the code does not load."""
+        for doc in documents:
+            key = (str(doc["name"]), int(doc["version"]))
+            if key not in self._by_key:
+                self._recorded[key] = recorded.from_document(doc)
+
+    def for_reading(self, name: str, version: int) -> Definition | None:
+        """The definition a read of a run on ``name`` at ``version`` shows: the loaded one,
+        else the recorded one of a version that left the code (labels, fields, checklist: no
+        behaviour), else None (a version older than the registry)."""
+        return self._by_key.get((name, version)) or self._recorded.get((name, version))
+
+    def has_version(self, name: str, version: int | None) -> bool:
+        """Whether runs of ``name`` (at ``version``, when given) may exist: loaded or recorded."""
+        keys = self._by_key.keys() | self._recorded.keys()
+        return any(n == name and version in (None, v) for n, v in keys)
 
     def get(self, name: str, version: int | None = None) -> Definition:
-        """The definition ``name`` at ``version`` (default: the latest); NotFound otherwise."""
+        """The loaded definition ``name`` at ``version`` (default: the latest); NotFound
+        otherwise, which for a version older than the latest loaded says how to migrate its
+        runs (everything that acts on a run asks for its version here)."""
         if version is not None and (found := self._by_key.get((name, version))) is not None:
             return found  # the common case (a run's own version), without a scan
         versions = sorted(v for (n, v) in self._by_key if n == name)
@@ -54,9 +78,17 @@ class Catalog:
             )
         chosen = versions[-1] if version is None else version
         if chosen not in versions:
+            hint = ""
+            if chosen < versions[-1]:
+                hint = (
+                    f" Runs on {name!r} version {chosen} can be read but not acted on: migrate "
+                    f"them with 'taskflow runs migrate {name} --to {versions[-1]} --apply' "
+                    f"(see --plan first), or load version {chosen}'s class again "
+                    "(docs/versions.md)."
+                )
             raise errors.NotFound(
                 f"Workflow {name!r} has no version {version} (it has "
-                f"{', '.join(map(str, versions))}).",
+                f"{', '.join(map(str, versions))}).{hint}",
                 workflow=name,
                 version=version,
             )

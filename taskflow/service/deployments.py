@@ -116,6 +116,8 @@ async def register(services: Services) -> deployments.Plan:
         for definition in here:
             key = (definition.name, definition.version)
             await store.record(conn, definition, now, drift_allowed=key in drifted)
+    # Runs of versions that left the code are still read: from their recorded documents.
+    services.catalog.remember(r.recorded.document for r in rows)
     for definition in plan.new:
         log.info(
             "definition %s@%s first seen (%s)",

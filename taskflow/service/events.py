@@ -84,13 +84,28 @@ class Raised:
     buffered: store_buffer.Buffered | None = None
 
 
-def check_raiser(actor: Principal, definition: Definition, run: RunView, event: str) -> None:
+def check_raiser(
+    actor: Principal, definition: Definition, run: RunView, event: str, started_by: str | None
+) -> None:
     """Refuse (``NOT_RAISER``) a caller the event's raisers or the application grants exclude.
 
     An application (one with an integration grant somewhere) raising an event its grants
     do not name here is refused as such: it may not raise it by candidacy either.
     """
-    if actor.is_integration and not access.may_raise_as_application(actor, definition.name, event):
+    if (
+        actor.is_integration
+        and access.may_raise_as_application(actor, definition.name, event, actor.id)
+        and not access.may_raise_as_application(actor, definition.name, event, started_by)
+    ):
+        raise refusals.NotRaiser(
+            f"Application {actor.id!r} may not raise {event!r} on this run of "
+            f"{definition.name!r}: integrations act only on the runs they started "
+            "(docs/access.md); ask the application that started it.",
+            event=event,
+        )
+    if actor.is_integration and not access.may_raise_as_application(
+        actor, definition.name, event, started_by
+    ):
         raise refusals.NotRaiser(
             f"Application {actor.id!r} is not granted the event {event!r} of "
             f"{definition.name!r}; ask an admin to grant it.",
@@ -156,7 +171,9 @@ async def _raise(
             slots = await rows.slots_of_run(conn, run_id)
             # An application raises only the events its grants name, on their workflows;
             # anyone else raises as a candidate of a run they may read.
-            as_application = access.may_raise_as_application(actor, run.view.workflow, event)
+            as_application = access.may_raise_as_application(
+                actor, run.view.workflow, event, run.started_by
+            )
             if not as_application and not access.can_read_run(actor, slots, run.view.workflow):
                 continue
             visible.append(run)
@@ -183,9 +200,11 @@ async def _raise(
             )
         run, slot = candidates[0]
         about[:] = [(run.view.id, slot.id)]
-        as_application = access.may_raise_as_application(actor, run.view.workflow, event)
+        as_application = access.may_raise_as_application(
+            actor, run.view.workflow, event, run.started_by
+        )
         definition = definition_for(services, run.view)
-        check_raiser(actor, definition, run.view, event)
+        check_raiser(actor, definition, run.view, event, run.started_by)
         slots = await deadlines.load_slots(conn, run.view.id)
         # Applications act for the sender; staff obey the holder and candidate rules.
         deposit = decisions.depositing(
@@ -232,9 +251,9 @@ async def _keep(
             slots=names,
         )
     run, definition = keeping[0]
-    check_raiser(actor, definition, run.view, event)
+    check_raiser(actor, definition, run.view, event, run.started_by)
     declared = definition.event(event)
-    as_application = access.may_raise_as_application(actor, definition.name, event)
+    as_application = access.may_raise_as_application(actor, definition.name, event, run.started_by)
     if not as_application and (declared is None or declared.raisers is None):
         # Staff are admitted by a slot's candidates; with no slot open, only raisers can.
         raise refusals.NoSlotWaiting(

@@ -55,8 +55,8 @@ def prepared(services: Services, actor: Principal, f: run_filter.RunFilter) -> r
     """``f`` checked (workflow, statuses) and completed with what its needs-attention part
     is judged by: the list's windows and scope (admins, and leads and managers where
     granted; FORBIDDEN for anyone else)."""
-    if f.workflow is not None:
-        services.catalog.get(f.workflow, f.version)
+    if f.workflow is not None and not services.catalog.has_version(f.workflow, f.version):
+        services.catalog.get(f.workflow, f.version)  # NOT_FOUND, naming the versions there are
     for status in f.status or ():
         if status not in run_filter.STATUSES:
             raise errors.ValidationError(

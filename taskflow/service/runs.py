@@ -19,6 +19,7 @@ import asyncpg
 from taskflow import errors
 from taskflow.core import recipients
 from taskflow.core.definition import expr as ex
+from taskflow.core.definition.model import State
 from taskflow.core.definition.workflow import Definition
 from taskflow.core.principals import Principal
 from taskflow.core.runs import engine, refusals
@@ -32,8 +33,19 @@ T = TypeVar("T")
 
 
 def definition_for(services: Services, run: RunView) -> Definition:
-    """The exact definition version a run started on."""
+    """The exact definition version a run is on, loaded: to act on the run (a version that
+    left the code is refused, naming ``taskflow runs migrate``)."""
     return services.catalog.get(run.workflow, run.definition_version)
+
+
+def state_for_reading(services: Services, run: RunView) -> State | None:
+    """The run's current state as a read shows it: from the loaded version, else from the
+    recorded document of a version that left the code (labels, fields, checklist; no moves);
+    None when neither knows it."""
+    definition = services.catalog.for_reading(run.workflow, run.definition_version)
+    if definition is None or not definition.has_state(run.state):
+        return None
+    return definition.state(run.state)
 
 
 async def record_refusal(
@@ -268,7 +280,7 @@ async def update_subject(
                 run_id,
                 lambda definition, run, slots, now: engine.change_subject(
                     # A live run of an older version may read an address elsewhere.
-                    _checked(_granted(actor, definition), attributes),
+                    _checked(_granted(actor, definition, run), attributes),
                     run.view,
                     slots,
                     subject=attributes,
@@ -313,9 +325,10 @@ async def decided(
     return run
 
 
-def _granted(actor: Principal, definition: Definition) -> Definition:
-    """Refuse (rolling the whole update back) a subject feeding a workflow not granted."""
-    access.require_start(actor, definition.name, "update subjects")
+def _granted(actor: Principal, definition: Definition, run: rows.RunRow) -> Definition:
+    """Refuse (rolling the whole update back) a subject feeding a workflow not granted, or
+    a live run another application started (integrations act on their own runs)."""
+    access.require_application_on_run(actor, definition.name, run.started_by, "update subjects")
     return definition
 
 
@@ -360,7 +373,7 @@ async def cancel_run(
         raise errors.ValidationError("Say why the run is cancelled (reason).", field="reason")
     async with services.db.connection() as conn:
         found, slots = await readable_run(services, conn, actor, run_id)
-    access.require_cancel(actor, found.view.workflow, slots)
+    access.require_cancel(actor, found.view.workflow, slots, found.started_by)
     return await decided(
         services,
         run_id,

@@ -29,14 +29,19 @@ from taskflow.store import runs as rows
 
 
 async def visible_slot(services: Services, actor: Principal, slot_id: str) -> SlotView:
-    """A slot whose run the actor may read; NOT_FOUND otherwise."""
+    """A slot whose run the actor may read; NOT_FOUND naming the slot otherwise, the same
+    answer as for an id that does not exist (it never names the run behind the slot)."""
+    absent = errors.NotFound(f"No slot has the id {slot_id!r}.")
     async with services.db.connection() as conn:
         slot = await rows.get_slot(conn, slot_id)
         if slot is None:
-            raise errors.NotFound(f"No slot has the id {slot_id!r}.")
+            raise absent
         # Whoever is involved in the slot sees it; others need a look at the whole run.
         if not access.involved(actor, access.keys(actor), slot):
-            await run_service.readable_run(services, conn, actor, slot.run_id)
+            try:
+                await run_service.readable_run(services, conn, actor, slot.run_id)
+            except errors.NotFound:
+                raise absent from None
     return slot
 
 

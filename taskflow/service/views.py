@@ -103,9 +103,9 @@ def moves_for(
     services: Services, actor: Principal, run: rows.RunRow, slots: Sequence[SlotView]
 ) -> list[MoveOption]:
     """The current state's moves: guards, checklists, and whether the actor may make them."""
-    if run.view.status != RunStatus.ACTIVE:
+    state = run_service.state_for_reading(services, run.view)
+    if run.view.status != RunStatus.ACTIVE or state is None:
         return []
-    state = run_service.definition_for(services, run.view).state(run.view.state)
     env = _env(actor, run, slots)
     options = []
     for move in state.moves:
@@ -144,7 +144,9 @@ def checklist_for(
     services: Services, actor: Principal, run: rows.RunRow, slots: Sequence[SlotView]
 ) -> tuple[runtime.CheckItem, ...]:
     """The current state's preconditions, each with whether it holds now."""
-    state = run_service.definition_for(services, run.view).state(run.view.state)
+    state = run_service.state_for_reading(services, run.view)
+    if state is None:
+        return ()
     return runtime.checklist(tuple(state.preconditions), _env(actor, run, slots))
 
 

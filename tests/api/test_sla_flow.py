@@ -76,7 +76,9 @@ async def test_a_support_ticket_with_due_instants_reminders_pause_and_breach(
     services: container.Services,
     frozen_clock: clock.FrozenClock,
 ) -> None:
-    started = await w.start(client, people["app"], "support-ticket", "ticket", "T-81723", TICKET)
+    started = await w.start(
+        client, people["helpdesk"], "support-ticket", "ticket", "T-81723", TICKET
+    )
     run_id = started["run"]["id"]
 
     # Triage is due in 30 minutes round the clock; the desk answers at 09:10.

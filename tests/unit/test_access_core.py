@@ -26,14 +26,14 @@ def test_a_bare_lead_or_integration_role_reaches_nothing() -> None:
     assert access.oversight(bare) == ()
     assert access.application(bare) == ()
     assert not access.may_read_run(bare, "expense-approval", [slot(("role:finance",))])
-    assert not access.may_raise_as_application(bare, "expense-approval", "reviewed")
+    assert not access.may_raise_as_application(bare, "expense-approval", "reviewed", bare.id)
     assert not access.may_start(bare, "expense-approval")
 
 
 def test_admin_is_global() -> None:
     admin = person(roles=["admin"])
     assert access.reader(admin) is None
-    assert access.may_raise_as_application(admin, "any", "thing")
+    assert access.may_raise_as_application(admin, "any", "thing", "someone-else")
     assert access.may_manage_principals(admin)
 
 
@@ -50,9 +50,17 @@ def test_grants_reach_their_workflows_teams_and_events() -> None:
     assert access.may_read_run(p, "b", [slot(("group:apac",)), slot(("group:emea",))])
     assert access.may_read_run(p, "c", [])  # an application reads its workflows' runs
     assert not access.may_read_run(p, "d", [])
-    assert access.may_raise_as_application(p, "c", "replied")
-    assert not access.may_raise_as_application(p, "c", "triaged")
-    assert not access.may_raise_as_application(p, "a", "replied")
+    assert access.may_raise_as_application(p, "c", "replied", p.id)
+    assert not access.may_raise_as_application(p, "c", "triaged", p.id)
+    assert not access.may_raise_as_application(p, "a", "replied", p.id)
+    # Integrations act on the runs they started only (docs/access.md).
+    assert not access.may_raise_as_application(p, "c", "replied", "another-app")
+    assert not access.may_raise_as_application(p, "c", "replied", None)
+    assert access.acts_on_run(p, "c", p.id)
+    assert not access.acts_on_run(p, "c", "another-app")
+    assert not access.may_cancel(p, "c", [], "another-app")
+    assert access.may_cancel(p, "c", [], p.id)
+    assert access.may_cancel(p, "a", [], "another-app")  # as the lead of a
     assert access.workflows_of(access.application(p)) == frozenset({"c"})
     assert access.report_scope(p) == (
         access.Reach(frozenset({"a"})),

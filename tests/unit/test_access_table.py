@@ -59,17 +59,20 @@ TEST_ROWS: dict[str, list[str]] = {
     ],
     "link.token": ["tests.api.test_magic_links::test_complete_with_link_over_graphql"],
     "application": [
-        "tests.api.test_access::test_the_mail_gateway_cannot_approve_an_expense_nor_read_it_or_its_outbox"
+        "tests.api.test_access::test_the_mail_gateway_cannot_approve_an_expense_nor_read_it_or_its_outbox",
+        "tests.api.test_integration_scope::test_an_integration_acts_only_on_the_runs_it_started",
     ],
     "event.raise": [
-        "tests.api.test_access::test_the_mail_gateway_cannot_approve_an_expense_nor_read_it_or_its_outbox"
+        "tests.api.test_access::test_the_mail_gateway_cannot_approve_an_expense_nor_read_it_or_its_outbox",
+        "tests.api.test_integration_scope::test_an_integration_acts_only_on_the_runs_it_started",
     ],
     "move": [
         "tests.api.test_access::test_a_lead_of_one_workflow_cannot_read_cancel_move_or_mint_on_another",
         "tests.api.test_expense_flow::test_the_submitter_may_withdraw_and_others_may_not",
     ],
     "cancel": [
-        "tests.api.test_access::test_a_lead_of_one_workflow_cannot_read_cancel_move_or_mint_on_another"
+        "tests.api.test_access::test_a_lead_of_one_workflow_cannot_read_cancel_move_or_mint_on_another",
+        "tests.api.test_integration_scope::test_an_integration_acts_only_on_the_runs_it_started",
     ],
     "report": ["tests.api.test_access::test_a_scoped_lead_reports_only_on_the_workflows_granted"],
     "outbox": [

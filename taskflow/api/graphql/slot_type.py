@@ -49,7 +49,9 @@ class PayloadField:
 
 
 def _fields(workflow: str, version: int, state: str, name: str, info: Info) -> list[PayloadField]:
-    definition = info.context.services.catalog.get(workflow, version)
+    definition = info.context.services.catalog.for_reading(workflow, version)
+    if definition is None or not definition.has_state(state):
+        return []  # a version older than the registry, and no longer loaded: no form known
     slot = definition.slot(state, name)
     return [
         PayloadField(
