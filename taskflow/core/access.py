@@ -153,19 +153,28 @@ def may_see_slot(principal: Principal, workflow: str, slot: SlotView) -> bool:
     return involved(principal, slot) or covers_slot(reader(principal), workflow, slot)
 
 
-def may_manage_links(principal: Principal, workflow: str, slot: SlotView) -> bool:
-    """Mint and revoke a slot's links: its holder, its delegates, leads and applications there."""
+def may_manage_links(
+    principal: Principal, workflow: str, slot: SlotView, started_by: str | None
+) -> bool:
+    """Mint and revoke a slot's links: its holder, its delegates, leads and managers whose
+    grants reach the slot, and the application that started its run (``started_by``,
+    :func:`acts_on_run`): an integration's grant on the workflow alone is not enough."""
     if slot.holder == principal.id:
         return True
     if bool(slot.delegates.keys) and slot.delegates.admits(principal.audience_keys):
         return True
-    return covers_slot(reader(principal), workflow, slot)
+    return covers_slot(oversight(principal), workflow, slot) or acts_on_run(
+        principal, workflow, started_by
+    )
 
 
-def may_read_links(principal: Principal, workflow: str, slot: SlotView) -> bool:
-    """Read a slot's links and their recipients: who may manage them, and the people
-    involved in the slot once it is open (a candidate of a pending slot reads none)."""
-    if may_manage_links(principal, workflow, slot):
+def may_read_links(
+    principal: Principal, workflow: str, slot: SlotView, started_by: str | None
+) -> bool:
+    """Read a slot's links and their recipients: who may manage them (``started_by``: who
+    started the run), and the people involved in the slot once it is open (a candidate of a
+    pending slot reads none)."""
+    if may_manage_links(principal, workflow, slot, started_by):
         return True
     return slot.status != SlotStatus.PENDING and involved(principal, slot)
 

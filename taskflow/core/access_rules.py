@@ -33,8 +33,10 @@ RULES: Final[dict[str, str]] = {
     "links.read": "A slot's links and link lines of the timeline: who may manage them, and "
     "people involved in the slot once it is open, never candidates of a pending slot "
     "(may_read_links).",
-    "links.manage": "Holder, delegates, leads and applications whose grants reach the slot "
-    "(may_manage_links).",
+    "links.manage": "Holder, delegates, leads and managers whose grants reach the slot, and "
+    "the application that started the run (may_manage_links, acts_on_run); another "
+    "integration granted the workflow gets FORBIDDEN (integrations act only on the runs they "
+    "started).",
     "link.token": "Whoever holds the link's token (no account): exactly one slot, once.",
     "application": "Applications granted the workflow (may_start); updateSubject only on "
     "the runs they started (acts_on_run).",

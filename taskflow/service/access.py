@@ -143,13 +143,21 @@ def require_application_on_run(
         raise own_runs_only(principal, f"{action} of a run of {workflow!r} it did not start")
 
 
-def require_manage_links(principal: Principal, workflow: str, slot: SlotView, action: str) -> None:
-    if not rules.may_manage_links(principal, workflow, slot):
-        raise errors.Forbidden(
-            f"Only the slot's holder, its delegates ({slot.delegates}), and leads and "
-            f"applications granted {workflow!r} may {action} its magic links; claim the slot "
-            "first or ask a lead."
-        )
+def require_manage_links(
+    principal: Principal, workflow: str, slot: SlotView, started_by: str | None, action: str
+) -> None:
+    """Refuse minting or revoking a slot's links to whom ``may_manage_links`` does not admit
+    (``started_by``: who started the slot's run); an integration granted the workflow hears
+    that it acts only on the runs it started."""
+    if rules.may_manage_links(principal, workflow, slot, started_by):
+        return
+    if principal.is_integration and rules.may_start(principal, workflow):
+        raise own_runs_only(principal, f"{action} the magic links of a run it did not start")
+    raise errors.Forbidden(
+        f"Only the slot's holder, its delegates ({slot.delegates}), leads and managers "
+        f"granted {workflow!r}, and the application that started the run may {action} its "
+        "magic links; claim the slot first or ask a lead."
+    )
 
 
 def require_reports(principal: Principal) -> Scope:

@@ -80,11 +80,16 @@ def url_of(services: Services, token: str) -> str:
     return f"{services.settings.public_url}/l/{token}"
 
 
-async def _workflow_of(services: Services, slot: SlotView) -> str:
+async def _run_of(services: Services, slot: SlotView) -> rows.RunRow:
+    """The slot's run: its workflow and who started it decide who manages its links."""
     async with services.db.connection() as conn:
         run = await rows.get_run(conn, slot.run_id)
     assert run is not None  # slots are deleted only with their run
-    return run.view.workflow
+    return run
+
+
+def _may_read(actor: Principal, run: rows.RunRow, slot: SlotView) -> bool:
+    return access_rules.may_read_links(actor, run.view.workflow, slot, run.started_by)
 
 
 def require_recipient(
@@ -152,8 +157,8 @@ async def mint(
                 recipient_email=email,
                 expires_in=ttl,
                 actor=actor.id,
-                check=lambda workflow, current: access.require_manage_links(
-                    actor, workflow, current, "mint"
+                check=lambda run, current: access.require_manage_links(
+                    actor, run.view.workflow, current, run.started_by, "mint"
                 ),
                 chosen_recipient=True,
             )
@@ -173,7 +178,7 @@ async def mint_in(
     recipient_email: str,
     expires_in: timedelta | None = None,
     actor: str = "taskflow",
-    check: Callable[[str, SlotView], None] | None = None,
+    check: Callable[[rows.RunRow, SlotView], None] | None = None,
     details: Mapping[str, Any] | None = None,
     chosen_recipient: bool = False,
 ) -> Minted:
@@ -201,7 +206,7 @@ async def mint_in(
             "magic link; its definition would need magic_link=True."
         )
     if check is not None:
-        check(run.view.workflow, current)
+        check(run, current)
     if chosen_recipient:
         require_recipient(declared, current, run.view.subject, email)
     if current.status not in (OPEN, CLAIMED) or current.visit != run.view.visit:
@@ -254,7 +259,8 @@ async def revoke(services: Services, actor: Principal, link_id: str) -> core.Lin
     link = found[0]
     slot = await slot_service.visible_slot(services, actor, link.slot_id)
     if link.created_by != actor.id:
-        access.require_manage_links(actor, await _workflow_of(services, slot), slot, "revoke")
+        run = await _run_of(services, slot)
+        access.require_manage_links(actor, run.view.workflow, slot, run.started_by, "revoke")
     now = services.clock.now()
     async with services.db.transaction() as conn:
         revoked = await store.revoke(conn, link_id, actor.id, now)
@@ -283,7 +289,7 @@ async def revoke(services: Services, actor: Principal, link_id: str) -> core.Lin
 async def of_slot(services: Services, actor: Principal, slot_id: str) -> list[core.LinkView]:
     """The links minted for a slot, oldest first, for who may read them (else none)."""
     slot = await slot_service.visible_slot(services, actor, slot_id)
-    if not access_rules.may_read_links(actor, await _workflow_of(services, slot), slot):
+    if not _may_read(actor, await _run_of(services, slot), slot):
         return []
     async with services.db.connection() as conn:
         return await store.of_slot(conn, slot_id)
@@ -296,8 +302,6 @@ async def get(services: Services, actor: Principal, link_id: str) -> core.LinkVi
     if found is None:
         return None
     slot = await access.unless_hidden(slot_service.visible_slot(services, actor, found[0].slot_id))
-    if slot is None or not access_rules.may_read_links(
-        actor, await _workflow_of(services, slot), slot
-    ):
+    if slot is None or not _may_read(actor, await _run_of(services, slot), slot):
         return None
     return found[0]

@@ -226,7 +226,8 @@ async def timeline(
     def shown(line: queries.TimelineRow) -> queries.TimelineRow:
         slot = by_id.get(line.slot_id or "")
         if not line.kind.startswith("link.") or (
-            slot is not None and access_rules.may_read_links(actor, run.view.workflow, slot)
+            slot is not None
+            and access_rules.may_read_links(actor, run.view.workflow, slot, run.started_by)
         ):
             return line
         # The line stays (the count and the order hold); who the link was for does not.

@@ -70,9 +70,25 @@ def test_grants_reach_their_workflows_teams_and_events() -> None:
 
 def test_candidates_of_a_pending_slot_read_no_links() -> None:
     fiona = person(roles=["finance"])
-    assert not access.may_read_links(fiona, "a", slot(("role:finance",), "pending"))
-    assert access.may_read_links(fiona, "a", slot(("role:finance",), "open"))
-    assert not access.may_manage_links(fiona, "a", slot(("role:finance",), "open"))
+    assert not access.may_read_links(fiona, "a", slot(("role:finance",), "pending"), None)
+    assert access.may_read_links(fiona, "a", slot(("role:finance",), "open"), None)
+    assert not access.may_manage_links(fiona, "a", slot(("role:finance",), "open"), None)
+
+
+def test_an_integration_manages_the_links_of_the_runs_it_started_only() -> None:
+    app = person(powers=[{"power": "integration", "workflows": ["c"]}])
+    lead = person(powers=[{"power": "lead", "workflows": ["c"], "teams": ["group:emea"]}])
+    open_slot = slot(("group:emea",))
+    assert access.may_manage_links(app, "c", open_slot, app.id)
+    assert access.may_read_links(app, "c", open_slot, app.id)
+    for started_by in ("another-app", None):
+        assert not access.may_manage_links(app, "c", open_slot, started_by)
+        assert not access.may_read_links(app, "c", open_slot, started_by)
+    assert not access.may_manage_links(app, "d", open_slot, app.id)  # not its workflow
+    # Leads (where their teams reach) and admins manage links whoever started the run.
+    assert access.may_manage_links(lead, "c", open_slot, "another-app")
+    assert not access.may_manage_links(lead, "c", slot(("group:apac",)), "another-app")
+    assert access.may_manage_links(person(roles=["admin"]), "c", open_slot, None)
 
 
 @pytest.mark.parametrize(

@@ -51,11 +51,13 @@ TEST_ROWS: dict[str, list[str]] = {
         "tests.api.test_steps_api::test_a_step_is_a_node_seen_by_whoever_may_read_its_run",
     ],
     "links.read": [
-        "tests.api.test_access::test_candidates_of_a_pending_slot_read_no_links_nor_their_recipients"
+        "tests.api.test_access::test_candidates_of_a_pending_slot_read_no_links_nor_their_recipients",
+        "tests.api.test_integration_scope::test_an_integration_links_only_the_runs_it_started",
     ],
     "links.manage": [
         "tests.api.test_access::test_a_lead_of_one_workflow_cannot_read_cancel_move_or_mint_on_another",
         "tests.api.test_magic_links::test_a_candidate_mints_only_once_they_hold_the_slot",
+        "tests.api.test_integration_scope::test_an_integration_links_only_the_runs_it_started",
     ],
     "link.token": ["tests.api.test_magic_links::test_complete_with_link_over_graphql"],
     "application": [

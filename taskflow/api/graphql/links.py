@@ -197,8 +197,8 @@ def _client(info: Info) -> str:
 class LinkMutations:
     @strawberry.mutation(
         description="Mint a single-use link that completes a slot (holder, delegates, leads, "
-        "applications; only where the slot's definition allows links), for an address the "
-        "slot's candidates or its outsiders rule name."
+        "managers, the application that started the run; only where the slot's definition "
+        "allows links), for an address the slot's candidates or its outsiders rule name."
     )
     async def mint_magic_link(self, info: Info, input: MintArg) -> MintMagicLinkPayload:
         async def mint(me: Principal) -> links.Minted:
