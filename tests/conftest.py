@@ -151,6 +151,15 @@ async def services(
 
 
 @pytest.fixture
+async def loaded(services: container.Services) -> dict[str, str]:
+    """The report tests' dataset (``tests/reports_dataset.py``) loaded; its ids by name."""
+    from tests import reports_dataset
+
+    async with services.db.transaction() as conn:
+        return await reports_dataset.load(conn)
+
+
+@pytest.fixture
 async def client(services: container.Services) -> AsyncIterator[httpx.AsyncClient]:
     """An HTTP (and websocket) client speaking to the real ASGI app."""
     async with asgi_client(services) as http:

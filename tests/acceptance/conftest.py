@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import socket
@@ -11,6 +12,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any, Protocol, TypeVar
 
 import httpx
 import psutil
@@ -48,6 +50,48 @@ def wait_until(predicate: object, timeout: float, what: str) -> None:
             return
         time.sleep(0.1)
     raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+
+
+def spawn(
+    argv: list[str], env: dict[str, str], log: Path, mode: str = "w"
+) -> subprocess.Popen[str]:
+    """Start ``argv`` in the project root with its output in ``log`` (opened with ``mode``):
+    a pipe nobody reads would block the process when full."""
+    with log.open(mode) as out:
+        return subprocess.Popen(
+            argv, env=env, cwd=config.PROJECT_ROOT, stdout=out, stderr=subprocess.STDOUT, text=True
+        )
+
+
+def stop(processes: list[subprocess.Popen[str]], grace: float) -> None:
+    """Ask each of ``processes`` still running to end; kill those not ended after ``grace``
+    seconds."""
+    for process in processes:
+        if process.poll() is None:
+            process.terminate()
+    for process in processes:
+        try:
+            process.wait(timeout=grace)
+        except subprocess.TimeoutExpired:
+            process.kill()
+
+
+class Stoppable(Protocol):
+    """A group of processes that ``stop()`` ends."""
+
+    def stop(self) -> None: ...
+
+
+G = TypeVar("G", bound=Stoppable)
+
+
+@contextlib.contextmanager
+def stopping(group: G) -> Iterator[G]:
+    """``group``, stopped on leaving the ``with`` whatever happened inside."""
+    try:
+        yield group
+    finally:
+        group.stop()
 
 
 class Deployment:
@@ -88,27 +132,35 @@ class Deployment:
             self.env = saved
 
     def serve(self, *options: str) -> subprocess.Popen[str]:
-        # Output goes to a file: a pipe nobody reads would block the server when full.
-        with self.log.open("a") as log:
-            process = subprocess.Popen(
-                [*TASKFLOW, "serve", *options],
-                env=self.env,
-                cwd=config.PROJECT_ROOT,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                text=True,
-            )
+        return self.healthy(spawn([*TASKFLOW, "serve", *options], self.env, self.log, "a"))
 
-        def healthy() -> bool:
+    def healthy(
+        self, process: subprocess.Popen[str], what: str = "taskflow serve"
+    ) -> subprocess.Popen[str]:
+        """``process`` once it answers /health here (it fails if the process exits)."""
+
+        def answers() -> bool:
             if process.poll() is not None:
-                raise AssertionError(f"taskflow serve exited:\n{self.log.read_text()}")
+                raise AssertionError(f"{what} exited:\n{self.log.read_text()}")
             try:
                 return httpx.get(f"{self.base_url}/health", timeout=1).status_code == 200
             except httpx.HTTPError:
                 return False
 
-        wait_until(healthy, 60, "taskflow serve to answer /health")
+        wait_until(answers, 60, f"{what} to answer /health")
         return process
+
+    def data(self, token: str, query: str, **variables: Any) -> dict[str, Any]:
+        """The ``data`` of a GraphQL request as ``token``, which must answer without errors."""
+        response = httpx.post(
+            f"{self.base_url}/graphql",
+            json={"query": query, "variables": variables},
+            headers={"Authorization": f"Bearer {token}"},
+            timeout=10,
+        )
+        body = response.json()
+        assert not body.get("errors"), body
+        return dict(body["data"])
 
     def graphql(self, query: str, token: str | None) -> httpx.Response:
         headers = {"Authorization": f"Bearer {token}"} if token else {}

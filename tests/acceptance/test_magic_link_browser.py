@@ -10,7 +10,6 @@ import signal
 from collections.abc import Iterator
 from typing import Any
 
-import httpx
 import pytest
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 
@@ -57,15 +56,7 @@ def browser() -> Iterator[Browser]:
 
 
 def _gql(deployment: Deployment, token: str, query: str, **variables: Any) -> dict[str, Any]:
-    response = httpx.post(
-        f"{deployment.base_url}/graphql",
-        json={"query": query, "variables": variables},
-        headers={"Authorization": f"Bearer {token}"},
-        timeout=10,
-    )
-    body = response.json()
-    assert not body.get("errors"), body
-    return dict(body["data"])
+    return deployment.data(token, query, **variables)
 
 
 def _token(deployment: Deployment, who: str) -> str:

@@ -19,10 +19,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-import httpx
-
 from taskflow import config
-from tests.acceptance.conftest import Deployment, wait_until
+from tests.acceptance.conftest import Deployment, spawn
 
 README = config.PROJECT_ROOT / "README.md"
 INSTALL_AND_SERVE = (
@@ -129,26 +127,7 @@ def test_the_tour_names_every_step_it_promises() -> None:
 def start_serve(deployment: Deployment, command: str) -> subprocess.Popen[str]:
     """README's ``taskflow serve``, rewritten, waited for until /health answers."""
     argv = shlex.split(rewrite(command, deployment.port))
-    with deployment.log.open("a") as log:
-        server = subprocess.Popen(
-            argv,
-            env=deployment.env,
-            cwd=config.PROJECT_ROOT,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            text=True,
-        )
-
-    def healthy() -> bool:
-        if server.poll() is not None:
-            raise AssertionError(f"{command} exited:\n{deployment.log.read_text()}")
-        try:
-            return httpx.get(f"{deployment.base_url}/health", timeout=1).status_code == 200
-        except httpx.HTTPError:
-            return False
-
-    wait_until(healthy, 60, f"{command} to answer /health")
-    return server
+    return deployment.healthy(spawn(argv, deployment.env, deployment.log, "a"), command)
 
 
 def run_tour(tour: list[str], deployment: Deployment) -> Path:

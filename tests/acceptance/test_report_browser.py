@@ -15,11 +15,10 @@ from pathlib import Path
 
 import pytest
 import uvicorn
-from playwright.async_api import async_playwright
+from playwright.async_api import Page, async_playwright
 
 from taskflow.api import app as api_app
 from taskflow.service.container import Services
-from tests import reports_dataset as ds
 from tests.acceptance.conftest import free_port
 from tests.acceptance.test_magic_link_browser import CHROMIUM, CHROMIUM_ARGS
 
@@ -43,48 +42,52 @@ async def serving(services: Services) -> AsyncIterator[str]:
         await task
 
 
-async def test_report_page_in_chromium(
-    services: Services, people: dict[str, str], tmp_path: Path
-) -> None:
-    async with services.db.transaction() as conn:
-        await ds.load(conn)
+@contextlib.asynccontextmanager
+async def report_page(services: Services) -> AsyncIterator[tuple[str, Page]]:
+    """The app served and a 1280 x 900 page of headless Chromium: (the base URL, the page)."""
     async with serving(services) as base, async_playwright() as playwright:
         browser = await playwright.chromium.launch(
             executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
         )
         try:
-            page = await browser.new_page(viewport={"width": 1280, "height": 900})
-            await page.goto(f"{base}/reports/sla")
-            assert await page.locator("h1").inner_text() == "SLA report: sign in"
-            await page.fill("#token", people["max"])
-            await page.click("button[type=submit]")
-            await page.wait_for_url(f"{base}/reports/sla")
-            # The browser keeps a session id, never the API token (its sign-in form passed
-            # the same-site check: Chromium sends Origin with the page's own POST).
-            [cookie] = await page.context.cookies()
-            assert cookie["name"] == "taskflow_report_session"
-            assert cookie["value"] != people["max"]
-            assert cookie["httpOnly"]
-            assert cookie["sameSite"] == "Strict"
-            await page.goto(
-                f"{base}/reports/sla?from=2026-11-23&zone=uk-london&period=day&group=audience"
-            )
-            assert await page.locator("svg.chart").count() == 3
-            assert await page.locator(".kpi.risk b").inner_text() == "1"
-            assert await page.locator(".kpi.bad b").inner_text() == "1"
-            legend = await page.locator("svg.chart").first.text_content() or ""
-            assert "role:finance" in legend
-            assert "group:emea" in legend
-            rows = await page.locator("tbody tr").count()
-            assert rows == 3
-            shot = tmp_path / "sla-report.png"
-            await page.screenshot(path=str(shot), full_page=True)
-            assert shot.stat().st_size > 20_000
-            # Printed, the filters go and the charts and table stay.
-            await page.emulate_media(media="print")
-            assert not await page.locator("form.filters").is_visible()
-            assert await page.locator("table").is_visible()
-            pdf = await page.pdf(path=str(tmp_path / "sla-report.pdf"))
-            assert len(pdf) > 10_000
+            yield base, await browser.new_page(viewport={"width": 1280, "height": 900})
         finally:
             await browser.close()
+
+
+async def test_report_page_in_chromium(
+    services: Services, people: dict[str, str], loaded: dict[str, str], tmp_path: Path
+) -> None:
+    async with report_page(services) as (base, page):
+        await page.goto(f"{base}/reports/sla")
+        assert await page.locator("h1").inner_text() == "SLA report: sign in"
+        await page.fill("#token", people["max"])
+        await page.click("button[type=submit]")
+        await page.wait_for_url(f"{base}/reports/sla")
+        # The browser keeps a session id, never the API token (its sign-in form passed
+        # the same-site check: Chromium sends Origin with the page's own POST).
+        [cookie] = await page.context.cookies()
+        assert cookie["name"] == "taskflow_report_session"
+        assert cookie["value"] != people["max"]
+        assert cookie["httpOnly"]
+        assert cookie["sameSite"] == "Strict"
+        await page.goto(
+            f"{base}/reports/sla?from=2026-11-23&zone=uk-london&period=day&group=audience"
+        )
+        assert await page.locator("svg.chart").count() == 3
+        assert await page.locator(".kpi.risk b").inner_text() == "1"
+        assert await page.locator(".kpi.bad b").inner_text() == "1"
+        legend = await page.locator("svg.chart").first.text_content() or ""
+        assert "role:finance" in legend
+        assert "group:emea" in legend
+        rows = await page.locator("tbody tr").count()
+        assert rows == 3
+        shot = tmp_path / "sla-report.png"
+        await page.screenshot(path=str(shot), full_page=True)
+        assert shot.stat().st_size > 20_000
+        # Printed, the filters go and the charts and table stay.
+        await page.emulate_media(media="print")
+        assert not await page.locator("form.filters").is_visible()
+        assert await page.locator("table").is_visible()
+        pdf = await page.pdf(path=str(tmp_path / "sla-report.pdf"))
+        assert len(pdf) > 10_000

@@ -11,51 +11,39 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from playwright.async_api import async_playwright
 
 from taskflow.service.container import Services
-from tests import reports_dataset as ds
-from tests.acceptance.test_magic_link_browser import CHROMIUM, CHROMIUM_ARGS
-from tests.acceptance.test_report_browser import serving
+from tests.acceptance.test_report_browser import report_page
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 
 async def test_the_report_fits_1280_px_and_shows_its_window(
-    services: Services, people: dict[str, str], tmp_path: Path
+    services: Services, people: dict[str, str], loaded: dict[str, str], tmp_path: Path
 ) -> None:
-    async with services.db.transaction() as conn:
-        await ds.load(conn)
-    async with serving(services) as base, async_playwright() as playwright:
-        browser = await playwright.chromium.launch(
-            executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
+    async with report_page(services) as (base, page):
+        await page.set_extra_http_headers({"Authorization": f"Bearer {people['max']}"})
+        # The default window: eight weeks back from "now" (2026-12-01), as the box says.
+        await page.goto(f"{base}/reports/sla?group=period&group=workflow")
+        assert await page.input_value("input[name=from]") == "2026-10-06"
+        # The default columns fit: no sideways scroll at 1280 px.
+        fits = await page.evaluate(
+            "() => { const s = document.querySelector('.scroll');"
+            " return [s.scrollWidth, s.clientWidth, document.documentElement.scrollWidth]; }"
         )
-        try:
-            page = await browser.new_page(viewport={"width": 1280, "height": 900})
-            await page.set_extra_http_headers({"Authorization": f"Bearer {people['max']}"})
-            # The default window: eight weeks back from "now" (2026-12-01), as the box says.
-            await page.goto(f"{base}/reports/sla?group=period&group=workflow")
-            assert await page.input_value("input[name=from]") == "2026-10-06"
-            # The default columns fit: no sideways scroll at 1280 px.
-            fits = await page.evaluate(
-                "() => { const s = document.querySelector('.scroll');"
-                " return [s.scrollWidth, s.clientWidth, document.documentElement.scrollWidth]; }"
-            )
-            await page.screenshot(path=str(tmp_path / "report-1280.png"), full_page=True)
-            assert fits[0] <= fits[1], f"the table is wider than its box: {fits}"
-            assert fits[2] <= 1280, f"the page scrolls sideways: {fits}"
-            # Fewer columns, on the reader's pick.
-            await page.goto(f"{base}/reports/sla?from=2026-11-23&group=workflow&cols=counts")
-            assert await page.input_value("input[name=from]") == "2026-11-23"
-            heads = await page.locator("thead th").all_inner_texts()
-            assert "opened" in heads
-            assert not any("p90" in h for h in heads)
-            await page.goto(f"{base}/reports/sla?group=workflow&cols=counts&cols=lead")
-            heads = await page.locator("thead th").all_inner_texts()
-            assert "lead time" in heads
-            assert "sum over the slots (real h)" in heads
-            assert await page.get_attribute("th[title^='lead time']", "title") == (
-                "lead time, sum (real h)"
-            )
-        finally:
-            await browser.close()
+        await page.screenshot(path=str(tmp_path / "report-1280.png"), full_page=True)
+        assert fits[0] <= fits[1], f"the table is wider than its box: {fits}"
+        assert fits[2] <= 1280, f"the page scrolls sideways: {fits}"
+        # Fewer columns, on the reader's pick.
+        await page.goto(f"{base}/reports/sla?from=2026-11-23&group=workflow&cols=counts")
+        assert await page.input_value("input[name=from]") == "2026-11-23"
+        heads = await page.locator("thead th").all_inner_texts()
+        assert "opened" in heads
+        assert not any("p90" in h for h in heads)
+        await page.goto(f"{base}/reports/sla?group=workflow&cols=counts&cols=lead")
+        heads = await page.locator("thead th").all_inner_texts()
+        assert "lead time" in heads
+        assert "sum over the slots (real h)" in heads
+        assert await page.get_attribute("th[title^='lead time']", "title") == (
+            "lead time, sum (real h)"
+        )

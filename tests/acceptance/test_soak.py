@@ -32,7 +32,7 @@ import pytest
 from taskflow import config
 from taskflow.service import tokens
 from tests.acceptance import soak_checks, soak_load
-from tests.acceptance.conftest import TASKFLOW, free_port, wait_until
+from tests.acceptance.conftest import TASKFLOW, free_port, spawn, stop, stopping, wait_until
 
 pytestmark = pytest.mark.slow
 
@@ -64,15 +64,7 @@ class Processes:
 
     def start(self, name: str, *args: str) -> subprocess.Popen[str]:
         log = self.root / f"{name}.log"
-        with log.open("w") as out:
-            process = subprocess.Popen(
-                [*TASKFLOW, *args],
-                env=self.env,
-                cwd=config.PROJECT_ROOT,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                text=True,
-            )
+        process = spawn([*TASKFLOW, *args], self.env, log)
         self.running.append((process, log))
         return process
 
@@ -107,23 +99,13 @@ class Processes:
                 raise AssertionError(f"{log.stem} exited:\n{self.output()}")
 
     def stop(self) -> None:
-        for process, _ in self.running:
-            if process.poll() is None:
-                process.terminate()
-        for process, _ in self.running:
-            try:
-                process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                process.kill()
+        stop([process for process, _ in self.running], grace=15)
 
 
 @pytest.fixture
 def processes(database_url: str, tmp_path: Path) -> Iterator[Processes]:
-    running = Processes(database_url, tmp_path)
-    try:
+    with stopping(Processes(database_url, tmp_path)) as running:
         yield running
-    finally:
-        running.stop()
 
 
 def _serve(processes: Processes) -> None:

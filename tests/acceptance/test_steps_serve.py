@@ -24,17 +24,7 @@ RETRY = """mutation($id: ID!) { retryStep(input: {stepId: $id}) {
 
 
 def _post(deployment: Deployment, token: str, query: str, variables: dict[str, Any]) -> Any:
-    import httpx
-
-    response = httpx.post(
-        f"{deployment.base_url}/graphql",
-        json={"query": query, "variables": variables},
-        headers={"Authorization": f"Bearer {token}"},
-        timeout=10,
-    )
-    body = response.json()
-    assert not body.get("errors"), body
-    return body["data"]
+    return deployment.data(token, query, **variables)
 
 
 def test_steps_run_on_a_real_server_and_a_parked_one_is_retried(deployment: Deployment) -> None:

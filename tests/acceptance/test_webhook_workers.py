@@ -22,9 +22,8 @@ from typing import Any
 import asyncpg
 import pytest
 
-from taskflow import config
 from taskflow.service import webhooks
-from tests.acceptance.conftest import TASKFLOW, wait_until
+from tests.acceptance.conftest import TASKFLOW, spawn, stop, wait_until
 from tests.webhook_receiver import Receiver
 
 EVENTS = 200
@@ -102,15 +101,7 @@ def test_a_worker_killed_mid_delivery_loses_nothing(
 
     def start(name: str) -> subprocess.Popen[str]:
         log = tmp_path / f"{name}.log"
-        with log.open("w") as out:
-            process = subprocess.Popen(
-                [*TASKFLOW, "worker"],
-                env=env,
-                cwd=config.PROJECT_ROOT,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                text=True,
-            )
+        process = spawn([*TASKFLOW, "worker"], env, log)
         processes.append(process)
         wait_until(lambda: "worker started" in log.read_text(), 30, f"{name} to start")
         return process
@@ -127,10 +118,7 @@ def test_a_worker_killed_mid_delivery_loses_nothing(
         start("heir")
         wait_until(lambda: delivered(database_url) == EVENTS, 90, "every delivery")
     finally:
-        for process in processes:
-            if process.poll() is None:
-                process.terminate()
-                process.wait(timeout=10)
+        stop(processes, grace=10)
 
     bad = [(r.headers, r.body[:200]) for r in receiver.received if not r.verified]
     assert not bad, bad[:2]

@@ -22,9 +22,8 @@ from typing import Any
 import asyncpg
 import pytest
 
-from taskflow import config
 from taskflow.service import definitions
-from tests.acceptance.conftest import TASKFLOW, wait_until
+from tests.acceptance.conftest import TASKFLOW, spawn, stop, stopping, wait_until
 
 DIGEST = definitions.load_from_env({}).get("support-ticket").digest
 
@@ -110,15 +109,7 @@ class Workers:
         started = []
         for _ in range(count):
             log = self.root / f"worker-{len(self.processes)}.log"
-            with log.open("w") as out:
-                process = subprocess.Popen(
-                    [*TASKFLOW, "worker", *args],
-                    env=self.env,
-                    cwd=config.PROJECT_ROOT,
-                    stdout=out,
-                    stderr=subprocess.STDOUT,
-                    text=True,
-                )
+            process = spawn([*TASKFLOW, "worker", *args], self.env, log)
             self.processes.append(process)
             started.append(process)
         for process, log in zip(started, self.logs()[-count:], strict=True):
@@ -133,23 +124,13 @@ class Workers:
         return "\n".join(f"--- {p.name}\n{p.read_text()}" for p in self.logs())
 
     def stop(self) -> None:
-        for process in self.processes:
-            if process.poll() is None:
-                process.terminate()
-        for process in self.processes:
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
+        stop(self.processes, grace=10)
 
 
 @pytest.fixture
 def workers(database_url: str, tmp_path: Path) -> Iterator[Workers]:
-    running = Workers(database_url, tmp_path)
-    try:
+    with stopping(Workers(database_url, tmp_path)) as running:
         yield running
-    finally:
-        running.stop()
 
 
 def wait_all_fired(url: str, workers: Workers, timeout: float = 90) -> None:

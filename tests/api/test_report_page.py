@@ -23,12 +23,6 @@ QUERY = {
 }
 
 
-@pytest.fixture
-async def loaded(services: Services) -> dict[str, str]:
-    async with services.db.transaction() as conn:
-        return await ds.load(conn)
-
-
 async def test_sign_in_with_a_token_then_read_the_page(
     client: httpx.AsyncClient, people: dict[str, str], loaded: dict[str, str]
 ) -> None:

@@ -18,12 +18,6 @@ REPORT = (OPERATIONS / "sla_report.graphql").read_text()
 LEAD_TIME = (OPERATIONS / "run_lead_time.graphql").read_text()
 
 
-@pytest.fixture
-async def loaded(services: Services) -> dict[str, str]:
-    async with services.db.transaction() as conn:
-        return await ds.load(conn)
-
-
 async def test_the_report_operation_by_team_and_week(
     client: httpx.AsyncClient, people: dict[str, str], loaded: dict[str, str]
 ) -> None:

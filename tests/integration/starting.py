@@ -21,9 +21,11 @@ async def app_starts(
     *,
     subject_type: str = "request",
     grant: bool = False,
+    version: int | None = None,
 ) -> RunView:
-    """Start a run of ``workflow`` as the example app; ``grant`` gives the app that workflow
-    (the example app's grants name the example workflows, not the tests' own)."""
+    """Start a run of ``workflow`` (its ``version``, default the latest) as the example app;
+    ``grant`` gives the app that workflow (the example app's grants name the example
+    workflows, not the tests' own)."""
     app = await principal_service.get(services, "app")
     assert app is not None
     if grant:
@@ -32,6 +34,7 @@ async def app_starts(
         services,
         app,
         workflow=workflow,
+        version=version,
         subject_type=subject_type,
         external_id=external_id,
         attributes=attributes,

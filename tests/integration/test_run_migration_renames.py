@@ -4,50 +4,32 @@ on by the new version's rules."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import uuid
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from taskflow.core.principals import INTEGRATION, Grant
 from taskflow.service import container, run_migrations
 from taskflow.service import principals as principal_service
-from taskflow.service import runs as run_service
 from taskflow.service import slots as slot_service
-from tests.conftest import T0, example_people, services_fixture
+from tests.conftest import T0
+from tests.integration import migrating
 
 pytestmark = pytest.mark.anyio
 
 HERE = Path(__file__).resolve().parent
 
 
-desk = services_fixture(
-    "desk",
-    HERE / "rename_workflows.py",
-    doc="Only this test's workflows; the example people without their grants.",
-    people=example_people(powerless=True),
-    examples=False,
-)
+desk = migrating.own_workflows("desk", HERE / "rename_workflows.py")
 
 
-async def _rows(services: container.Services, sql: str, *args: Any) -> list[dict[str, Any]]:
-    async with services.db.connection() as conn:
-        return [dict(r) for r in await conn.fetch(sql, *args)]
+_rows = migrating.rows
 
 
 async def _start(services: container.Services, external_id: str) -> str:
-    app = await principal_service.get(services, "app")
-    assert app is not None
-    app = dataclasses.replace(app, powers=(Grant(INTEGRATION, workflows=("desk",)),))
-    started = await run_service.start_run(
-        services, app, workflow="desk", version=1, subject_type="desk",
-        external_id=external_id, attributes={}, idempotency_key=None,
-    )  # fmt: skip
-    return started.run.view.id
+    return await migrating.start_v1(services, "desk", external_id)
 
 
 CLOCKS = (

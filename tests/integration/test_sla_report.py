@@ -18,12 +18,6 @@ H = ds.H
 MANAGER = Principal(id="max", display_name="Max", roles=("manager",), powers=(Grant("manager"),))
 
 
-@pytest.fixture
-async def loaded(services: Services) -> dict[str, str]:
-    async with services.db.transaction() as conn:
-        return await ds.load(conn)
-
-
 async def run(services: Services, *group_by: str, **options: object) -> list[reports.ReportRow]:
     request = reports.ReportRequest(ds.FROM, ds.TO, tuple(group_by), **options)  # type: ignore[arg-type]
     return await report_service.sla_report(services, MANAGER, request)
