@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import AsyncIterator, Iterator
 
 import httpx
@@ -11,6 +12,29 @@ from taskflow import clock
 from taskflow.service import container, webhook_delivery
 from tests.api import reminders
 from tests.webhook_receiver import Receiver
+
+
+@dataclasses.dataclass(frozen=True)
+class World:
+    """What most API tests work with: the HTTP client of the app, a bearer token per example
+    person, the services behind the app and the frozen clock they read."""
+
+    client: httpx.AsyncClient
+    people: dict[str, str]
+    services: container.Services
+    clock: clock.FrozenClock
+
+
+@pytest.fixture
+def world(
+    client: httpx.AsyncClient,
+    people: dict[str, str],
+    services: container.Services,
+    frozen_clock: clock.FrozenClock,
+) -> World:
+    """The test's :class:`World` (the same client, people, services and clock as the fixtures
+    of those names)."""
+    return World(client, people, services, frozen_clock)
 
 
 @pytest.fixture

@@ -8,14 +8,13 @@ import uuid
 from datetime import datetime, timedelta
 from typing import Any
 
-import httpx
 import pytest
 
-from taskflow import clock
 from taskflow.api.graphql import relay
 from taskflow.service import container, webhook_delivery
 from taskflow.service import timers as timer_service
 from tests.api import workflows as w
+from tests.api.conftest import World
 from tests.api.test_webhooks_api import create, drain
 from tests.api.test_webhooks_api import settings as settings
 from tests.webhook_receiver import Receiver
@@ -36,13 +35,9 @@ async def _timers(services: container.Services, run_id: str) -> list[dict[str, A
 
 
 async def test_a_clock_past_its_at_risk_share_reaches_the_receiver_and_nothing_else_changes(
-    client: httpx.AsyncClient,
-    people: dict[str, str],
-    receiver: Receiver,
-    sender: webhook_delivery.Sender,
-    frozen_clock: clock.FrozenClock,
-    services: container.Services,
+    world: World, receiver: Receiver, sender: webhook_delivery.Sender
 ) -> None:
+    client, people, frozen_clock, services = world.client, world.people, world.clock, world.services
     made = await create(
         client,
         people["leah"],

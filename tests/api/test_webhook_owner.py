@@ -18,12 +18,12 @@ from typing import Any
 import httpx
 import pytest
 
-from taskflow import clock
 from taskflow.api.graphql import relay
-from taskflow.service import container, webhook_delivery
 from taskflow.service import principals as principal_service
+from taskflow.service import webhook_delivery
 from tests.api import test_webhooks_api as hooks
 from tests.api import workflows as w
+from tests.api.conftest import World
 from tests.conftest import EXAMPLE_PRINCIPALS, gql
 from tests.webhook_receiver import Receiver
 
@@ -79,17 +79,12 @@ async def claim_review(client: httpx.AsyncClient, people: dict[str, str]) -> str
 
 
 async def test_a_leads_endpoint_stops_when_the_grant_goes_and_flows_again_when_it_returns(
-    client: httpx.AsyncClient,
-    people: dict[str, str],
-    services: container.Services,
-    receiver: Receiver,
-    other_receiver: Receiver,
-    sender: webhook_delivery.Sender,
-    frozen_clock: clock.FrozenClock,
+    world: World, receiver: Receiver, other_receiver: Receiver, sender: webhook_delivery.Sender
 ) -> None:
-    made = await hooks.create(client, people["leah"], receiver.url, workflows=["expense-approval"])
-    endpoint = made["endpoint"]["id"]
-    receiver.secrets.append(made["endpoint"]["secret"])
+    client, people, services, frozen_clock = world.client, world.people, world.services, world.clock
+    endpoint = await hooks.listening(
+        client, people["leah"], receiver, workflows=["expense-approval"]
+    )
     # An admin's endpoint on the same events: sent in the same batches, whatever Leah's fate.
     admins = await hooks.create(client, people["ada"], other_receiver.url)
     other_receiver.secrets.append(admins["endpoint"]["secret"])
@@ -147,15 +142,12 @@ async def test_a_leads_endpoint_stops_when_the_grant_goes_and_flows_again_when_i
 
 
 async def test_a_deactivated_owners_endpoint_sends_nothing_and_says_why(
-    client: httpx.AsyncClient,
-    people: dict[str, str],
-    receiver: Receiver,
-    sender: webhook_delivery.Sender,
-    frozen_clock: clock.FrozenClock,
+    world: World, receiver: Receiver, sender: webhook_delivery.Sender
 ) -> None:
-    made = await hooks.create(client, people["leah"], receiver.url, workflows=["expense-approval"])
-    endpoint = made["endpoint"]["id"]
-    receiver.secrets.append(made["endpoint"]["secret"])
+    client, people, frozen_clock = world.client, world.people, world.clock
+    endpoint = await hooks.listening(
+        client, people["leah"], receiver, workflows=["expense-approval"]
+    )
     started = await w.start(
         client, people["app"], "expense-approval", "expense", "EXP-1", w.EXPENSE
     )
@@ -185,8 +177,9 @@ async def test_a_deactivated_owners_endpoint_sends_nothing_and_says_why(
 
 
 async def test_an_endpoint_an_admin_created_is_never_a_leads(
-    client: httpx.AsyncClient, people: dict[str, str], receiver: Receiver
+    world: World, receiver: Receiver
 ) -> None:
+    client, people = world.client, world.people
     admins = await hooks.create(client, people["ada"], receiver.url, workflows=["expense-approval"])
     theirs = admins["endpoint"]
     mine = await hooks.create(client, people["leah"], receiver.url, workflows=["expense-approval"])

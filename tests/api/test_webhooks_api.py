@@ -21,6 +21,7 @@ from taskflow.api.graphql import relay
 from taskflow.service import container, webhook_delivery
 from taskflow.webhook_settings import WebhookSettings
 from tests.api import workflows as w
+from tests.api.conftest import World
 from tests.conftest import asgi_client, gql
 from tests.webhook_receiver import Receiver
 
@@ -29,18 +30,20 @@ pytestmark = pytest.mark.anyio
 ENDPOINT_FIELDS = """id url enabled eventTypes workflows secret failingSince disabledReason
     previousSecretValidUntil"""
 REFUSAL = "... on Refusal { code message }"
-CREATE = f"""mutation($input: CreateWebhookEndpointInput!) {{
-  createWebhookEndpoint(input: $input) {{
+
+
+def _endpoint_mutation(field: str) -> str:
+    """The mutation ``field`` (its input type is the field's name capitalised, plus
+    ``Input``), answering the endpoint's fields or a refusal."""
+    return f"""mutation($input: {field[0].upper()}{field[1:]}Input!) {{
+  {field}(input: $input) {{
     __typename ... on WebhookEndpointSuccess {{ endpoint {{ {ENDPOINT_FIELDS} }} }} {REFUSAL}
   }} }}"""
-UPDATE = f"""mutation($input: UpdateWebhookEndpointInput!) {{
-  updateWebhookEndpoint(input: $input) {{
-    __typename ... on WebhookEndpointSuccess {{ endpoint {{ {ENDPOINT_FIELDS} }} }} {REFUSAL}
-  }} }}"""
-ROTATE = f"""mutation($input: RotateWebhookSecretInput!) {{
-  rotateWebhookSecret(input: $input) {{
-    __typename ... on WebhookEndpointSuccess {{ endpoint {{ {ENDPOINT_FIELDS} }} }} {REFUSAL}
-  }} }}"""
+
+
+CREATE = _endpoint_mutation("createWebhookEndpoint")
+UPDATE = _endpoint_mutation("updateWebhookEndpoint")
+ROTATE = _endpoint_mutation("rotateWebhookSecret")
 DELETE = f"""mutation($input: DeleteWebhookEndpointInput!) {{
   deleteWebhookEndpoint(input: $input) {{
     __typename ... on WebhookEndpointDeleted {{ endpointId }} {REFUSAL}
@@ -71,6 +74,14 @@ async def create(client: httpx.AsyncClient, token: str, url: str, **extra: Any) 
     return found
 
 
+async def listening(client: httpx.AsyncClient, token: str, receiver: Receiver, **extra: Any) -> str:
+    """An endpoint at ``receiver`` made as ``token`` (``extra``: its filters) whose secret the
+    receiver verifies with; the endpoint's id."""
+    made = await create(client, token, receiver.url, **extra)
+    receiver.secrets.append(made["endpoint"]["secret"])
+    return str(made["endpoint"]["id"])
+
+
 async def drain(sender: webhook_delivery.Sender, now: clock.FrozenClock) -> int:
     """Step the sender until nothing is due now; how many deliveries were taken."""
     total = 0
@@ -88,8 +99,9 @@ async def deliveries(client: httpx.AsyncClient, token: str, endpoint: str) -> li
 
 
 async def test_endpoints_are_managed_by_admins_and_leads_of_their_workflows(
-    client: httpx.AsyncClient, people: dict[str, str], receiver: Receiver
+    world: World, receiver: Receiver
 ) -> None:
+    client, people = world.client, world.people
     everything = await create(client, people["ada"], receiver.url)
     assert everything["__typename"] == "WebhookEndpointSuccess"
     ada_endpoint = everything["endpoint"]
@@ -192,14 +204,10 @@ async def expense_to_paid(client: httpx.AsyncClient, people: dict[str, str]) -> 
 
 
 async def test_a_scripted_run_reaches_the_receiver_verified_in_order_as_documented(
-    client: httpx.AsyncClient,
-    people: dict[str, str],
-    receiver: Receiver,
-    sender: webhook_delivery.Sender,
-    frozen_clock: clock.FrozenClock,
+    world: World, receiver: Receiver, sender: webhook_delivery.Sender
 ) -> None:
-    made = await create(client, people["leah"], receiver.url, workflows=["expense-approval"])
-    receiver.secrets.append(made["endpoint"]["secret"])
+    client, people, frozen_clock = world.client, world.people, world.clock
+    endpoint = await listening(client, people["leah"], receiver, workflows=["expense-approval"])
     run_id = await expense_to_paid(client, people)
     assert await drain(sender, frozen_clock) > 0
 
@@ -249,24 +257,19 @@ async def test_a_scripted_run_reaches_the_receiver_verified_in_order_as_document
     # Never what a definition does not share: no slot payload travels.
     assert all("PAYREF-77" not in r.body for r in receiver.received)
 
-    log = await deliveries(client, people["leah"], made["endpoint"]["id"])
+    log = await deliveries(client, people["leah"], endpoint)
     assert {d["state"] for d in log} == {"DELIVERED"}
     assert all(d["attempts"] == 1 and d["lastStatusCode"] == 204 for d in log)
 
 
 async def test_no_event_is_written_while_no_endpoint_is_enabled(
-    client: httpx.AsyncClient,
-    people: dict[str, str],
-    receiver: Receiver,
-    sender: webhook_delivery.Sender,
-    frozen_clock: clock.FrozenClock,
-    services: container.Services,
+    world: World, receiver: Receiver, sender: webhook_delivery.Sender
 ) -> None:
+    client, people, frozen_clock, services = world.client, world.people, world.clock, world.services
     await expense_to_paid(client, people)
     async with services.db.connection() as conn:
         assert await conn.fetchval("SELECT count(*) FROM outbox_event") == 0
-    made = await create(client, people["ada"], receiver.url, eventTypes=["run.started"])
-    receiver.secrets.append(made["endpoint"]["secret"])
+    await listening(client, people["ada"], receiver, eventTypes=["run.started"])
     await w.start(client, people["app"], "expense-approval", "expense", "EXP-2", w.EXPENSE)
     await drain(sender, frozen_clock)
     assert [p["type"] for p in receiver.verified()] == ["run.started"]
@@ -274,15 +277,10 @@ async def test_no_event_is_written_while_no_endpoint_is_enabled(
 
 
 async def test_a_receiver_down_then_up_gets_each_event_once_after_retries(
-    client: httpx.AsyncClient,
-    people: dict[str, str],
-    receiver: Receiver,
-    sender: webhook_delivery.Sender,
-    frozen_clock: clock.FrozenClock,
+    world: World, receiver: Receiver, sender: webhook_delivery.Sender
 ) -> None:
-    made = await create(client, people["ada"], receiver.url, workflows=["expense-approval"])
-    endpoint = made["endpoint"]["id"]
-    receiver.secrets.append(made["endpoint"]["secret"])
+    client, people, frozen_clock = world.client, world.people, world.clock
+    endpoint = await listening(client, people["ada"], receiver, workflows=["expense-approval"])
     receiver.stop()
     run_id = await expense_to_paid(client, people)
     # Down: each run's first event is tried, fails, and holds the later ones back (order).
@@ -312,15 +310,10 @@ async def test_a_receiver_down_then_up_gets_each_event_once_after_retries(
 
 
 async def test_retry_after_is_honoured_a_final_answer_is_dead_and_replay_sends_again(
-    client: httpx.AsyncClient,
-    people: dict[str, str],
-    receiver: Receiver,
-    sender: webhook_delivery.Sender,
-    frozen_clock: clock.FrozenClock,
+    world: World, receiver: Receiver, sender: webhook_delivery.Sender
 ) -> None:
-    made = await create(client, people["ada"], receiver.url, eventTypes=["run.started"])
-    endpoint = made["endpoint"]["id"]
-    receiver.secrets.append(made["endpoint"]["secret"])
+    client, people, frozen_clock = world.client, world.people, world.clock
+    endpoint = await listening(client, people["ada"], receiver, eventTypes=["run.started"])
     receiver.answer(429, retry_after="120")
     await w.start(client, people["app"], "expense-approval", "expense", "EXP-3", w.EXPENSE)
     await drain(sender, frozen_clock)
@@ -359,12 +352,9 @@ async def test_retry_after_is_honoured_a_final_answer_is_dead_and_replay_sends_a
 
 
 async def test_a_rotated_secret_and_the_previous_one_both_verify_during_the_rotation(
-    client: httpx.AsyncClient,
-    people: dict[str, str],
-    receiver: Receiver,
-    sender: webhook_delivery.Sender,
-    frozen_clock: clock.FrozenClock,
+    world: World, receiver: Receiver, sender: webhook_delivery.Sender
 ) -> None:
+    client, people, frozen_clock = world.client, world.people, world.clock
     made = await create(client, people["ada"], receiver.url, eventTypes=["run.started"])
     endpoint, old = made["endpoint"]["id"], made["endpoint"]["secret"]
     rotated = await gql(
@@ -389,12 +379,9 @@ async def test_a_rotated_secret_and_the_previous_one_both_verify_during_the_rota
 
 
 async def test_an_endpoint_failing_too_long_is_disabled_and_dead_past_the_horizon(
-    client: httpx.AsyncClient,
-    people: dict[str, str],
-    receiver: Receiver,
-    services: container.Services,
-    frozen_clock: clock.FrozenClock,
+    world: World, receiver: Receiver
 ) -> None:
+    client, people, services, frozen_clock = world.client, world.people, world.services, world.clock
     made = await create(client, people["ada"], receiver.url, eventTypes=["run.started"])
     endpoint = made["endpoint"]["id"]
     receiver.answer(503)
@@ -448,14 +435,10 @@ async def test_an_endpoint_failing_too_long_is_disabled_and_dead_past_the_horizo
 
 
 async def test_two_workers_racing_send_each_event_once_in_order_per_run(
-    client: httpx.AsyncClient,
-    people: dict[str, str],
-    receiver: Receiver,
-    services: container.Services,
-    frozen_clock: clock.FrozenClock,
+    world: World, receiver: Receiver
 ) -> None:
-    made = await create(client, people["ada"], receiver.url, workflows=["expense-approval"])
-    receiver.secrets.append(made["endpoint"]["secret"])
+    client, people, services, frozen_clock = world.client, world.people, world.services, world.clock
+    await listening(client, people["ada"], receiver, workflows=["expense-approval"])
     runs = []
     for n in range(6):
         started = await w.start(
@@ -491,8 +474,9 @@ PAGE = """query($id: ID!, $after: String) { node(id: $id) { ... on WebhookEndpoi
 
 
 async def test_the_delivery_log_pages_newest_first_by_its_cursors(
-    client: httpx.AsyncClient, people: dict[str, str], receiver: Receiver
+    world: World, receiver: Receiver
 ) -> None:
+    client, people = world.client, world.people
     made = await create(client, people["ada"], receiver.url, workflows=["expense-approval"])
     endpoint = made["endpoint"]["id"]
     await expense_to_paid(client, people)
