@@ -14,7 +14,9 @@ from typing import Any, NamedTuple
 import httpx
 
 from taskflow import clock
+from taskflow.api.graphql import relay
 from taskflow.service import container, timers
+from taskflow.store import notifications as outbox
 from tests.api import magic as m
 from tests.conftest import gql
 
@@ -56,6 +58,10 @@ class Reminded(NamedTuple):
     #: The vendor's reminders, oldest first.
     found: list[dict[str, Any]]
 
+    def note_for(self, document: str) -> dict[str, Any]:
+        """The first reminder of the upload slot of ``document``."""
+        return next(n for n in self.found if n["slotId"] == self.uploads[document])
+
 
 async def vendor_reminded(
     client: httpx.AsyncClient,
@@ -70,3 +76,32 @@ async def vendor_reminded(
     # Thursday 10:00 in Berlin: two business days after the slots opened, one per document.
     assert await step(services, frozen_clock, at(3, 9)) == 2
     return Reminded(run, uploads, await notifications(client, people["app"], "OUTSIDERS"))
+
+
+async def remind(
+    services: container.Services,
+    run: dict[str, Any],
+    *notes: tuple[str, str, datetime, dict[str, str]],
+) -> None:
+    """Write reminders of ``run`` (no slot) straight to the outbox, as the timers would: each
+    note is (recipient, message, deliver_at, its address fields: recipient_email, ...),
+    written at the services' now."""
+    now = services.clock.now()
+    run_id = relay.from_global_id(run["id"])[1]
+    async with services.db.transaction() as conn:
+        await outbox.notify(
+            conn,
+            [
+                outbox.NewNotification(
+                    recipient=recipient,
+                    run_id=run_id,
+                    slot_id=None,
+                    kind="reminder",
+                    message=message,
+                    created_at=now,
+                    deliver_at=deliver_at,
+                    **address,
+                )
+                for recipient, message, deliver_at, address in notes
+            ],
+        )

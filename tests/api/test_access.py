@@ -16,13 +16,13 @@ import httpx
 import pytest
 from httpx_ws.transport import ASGIWebSocketTransport
 
-from taskflow import clock
 from taskflow.api import app as api_app
 from taskflow.service import container, timers
 from taskflow.store import db
 from tests import reports_dataset as ds
 from tests.api import magic as m
 from tests.api import workflows as w
+from tests.api.conftest import World
 from tests.api.test_inbox_queries import Counter
 from tests.conftest import gql
 
@@ -65,8 +65,9 @@ async def _expense_and_ticket(
 
 
 async def test_a_lead_of_one_workflow_cannot_read_cancel_move_or_mint_on_another(
-    client: httpx.AsyncClient, people: dict[str, str]
+    world: World,
 ) -> None:
+    client, people = world.client, world.people
     expense, ticket = await _expense_and_ticket(client, people)
     leah = people["leah"]  # lead of expense-approval only
     ticket_slots = (await _run(client, people["app"], ticket["id"]) or {})["slots"]
@@ -102,9 +103,8 @@ async def test_a_lead_of_one_workflow_cannot_read_cancel_move_or_mint_on_another
     assert done == {"__typename": "RunSuccess", "run": {"status": "CANCELLED"}}
 
 
-async def test_a_scoped_lead_reports_only_on_the_workflows_granted(
-    client: httpx.AsyncClient, people: dict[str, str], services: container.Services
-) -> None:
+async def test_a_scoped_lead_reports_only_on_the_workflows_granted(world: World) -> None:
+    client, people, services = world.client, world.people, world.services
     async with services.db.transaction() as conn:
         await ds.load(conn)
     everyone = (await gql(client, REPORT, {}, token=people["max"])).ok()["slaReport"]["rows"]
@@ -130,11 +130,9 @@ async def test_a_scoped_lead_reports_only_on_the_workflows_granted(
 
 
 async def test_the_mail_gateway_cannot_approve_an_expense_nor_read_it_or_its_outbox(
-    client: httpx.AsyncClient,
-    people: dict[str, str],
-    services: container.Services,
-    frozen_clock: clock.FrozenClock,
+    world: World,
 ) -> None:
+    client, people, services, frozen_clock = world.client, world.people, world.services, world.clock
     expense, _ = await _expense_and_ticket(client, people)
     gateway = people["helpdesk"]  # integration of support-ticket, event customer-replied
     approve = {
@@ -178,8 +176,9 @@ async def test_the_mail_gateway_cannot_approve_an_expense_nor_read_it_or_its_out
 
 
 async def test_a_team_lead_reads_runs_through_their_teams_slots_and_slot_run_agrees(
-    client: httpx.AsyncClient, people: dict[str, str]
+    world: World,
 ) -> None:
+    client, people = world.client, world.people
     _, ticket = await _expense_and_ticket(client, people)
     tara = people["tara"]  # lead of support-ticket for group:billing-support only
     # In triage the ticket has no slot of her team: not hers to read.
@@ -207,8 +206,9 @@ async def test_a_team_lead_reads_runs_through_their_teams_slots_and_slot_run_agr
 
 
 async def test_candidates_of_a_pending_slot_read_no_links_nor_their_recipients(
-    client: httpx.AsyncClient, people: dict[str, str]
+    world: World,
 ) -> None:
+    client, people = world.client, world.people
     run = await m.start_vendor(client, people)
     upload = (await m.upload_slots(client, people, run["id"]))["bank details"]
     await m.minted(client, people, upload)
@@ -244,10 +244,9 @@ NESTED = """query { work(first: 50, filter: {workflow: "expense-approval"}) { ed
 
 
 async def test_a_work_page_with_nested_runs_checks_and_loads_each_run_once(
-    client: httpx.AsyncClient,
-    people: dict[str, str],
-    counted: tuple[httpx.AsyncClient, Counter],
+    world: World, counted: tuple[httpx.AsyncClient, Counter]
 ) -> None:
+    client, people = world.client, world.people
     http, counter = counted
     for i in range(30):
         reference = f"EXP-{i:03d}"
@@ -269,9 +268,8 @@ async def test_a_work_page_with_nested_runs_checks_and_loads_each_run_once(
     assert sum("FROM slot" in q or "FROM run" in q for q in rest) == 4, rest  # + count, page
 
 
-async def test_each_mutation_of_a_request_reads_runs_afresh(
-    client: httpx.AsyncClient, people: dict[str, str]
-) -> None:
+async def test_each_mutation_of_a_request_reads_runs_afresh(world: World) -> None:
+    client, people = world.client, world.people
     expense, _ = await _expense_and_ticket(client, people)
     review = (await _run(client, people["app"], expense["id"]) or {})["slots"][0]["id"]
     both = """mutation($id: ID!) {
@@ -289,9 +287,8 @@ GRANT = """mutation($input: UpsertPrincipalInput!) { upsertPrincipal(input: $inp
   ... on InvalidInput { code message field } ... on Refusal { code message } } }"""
 
 
-async def test_admins_grant_scoped_powers_and_a_typo_grants_nothing(
-    client: httpx.AsyncClient, people: dict[str, str], services: container.Services
-) -> None:
+async def test_admins_grant_scoped_powers_and_a_typo_grants_nothing(world: World) -> None:
+    client, people, services = world.client, world.people, world.services
     nina = {
         "login": "nina",
         "displayName": "Nina",

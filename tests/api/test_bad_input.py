@@ -14,6 +14,7 @@ from taskflow.api import app as api_app
 from taskflow.api import limits
 from taskflow.service import container
 from tests.api import workflows as w
+from tests.api.conftest import World
 from tests.conftest import GraphQLResult, gql
 
 pytestmark = pytest.mark.anyio
@@ -56,9 +57,8 @@ async def test_json_nested_a_thousand_levels_is_a_400(client: httpx.AsyncClient)
     assert_bad_request(await post(client, body))
 
 
-async def test_a_query_nested_a_thousand_levels_is_refused_without_a_500(
-    client: httpx.AsyncClient, people: dict[str, str]
-) -> None:
+async def test_a_query_nested_a_thousand_levels_is_refused_without_a_500(world: World) -> None:
+    client, people = world.client, world.people
     deep = "{ me " + "{ login " * 1000 + "}" * 1001
     response = await client.post(
         "/graphql", json={"query": deep}, headers={"Authorization": f"Bearer {people['ada']}"}
@@ -136,13 +136,9 @@ async def count(database_url: str, table: str) -> int:
     ],
 )
 async def test_bad_strings_are_refused_before_sql_and_store_nothing(
-    client: httpx.AsyncClient,
-    people: dict[str, str],
-    database_url: str,
-    variables: dict[str, Any],
-    field: str,
+    world: World, database_url: str, variables: dict[str, Any], field: str
 ) -> None:
-    # json.dumps escapes a lone surrogate as \\ud800, as a JavaScript client would.
+    client, people = world.client, world.people
     response = await client.post(
         "/graphql",
         content=json.dumps({"query": START, "variables": variables}),
@@ -158,8 +154,9 @@ async def test_bad_strings_are_refused_before_sql_and_store_nothing(
 
 
 async def test_a_refused_complete_with_a_megabyte_string_stores_nothing(
-    client: httpx.AsyncClient, people: dict[str, str], database_url: str
+    world: World, database_url: str
 ) -> None:
+    client, people = world.client, world.people
     await w.start(client, people["app"], "expense-approval", "expense", "EXP-1", w.EXPENSE)
     slot = await w.slot_named(client, people["fiona"], "finance_review")
     await w.claim(client, people["fiona"], slot["id"])
@@ -180,8 +177,9 @@ async def test_a_refused_complete_with_a_megabyte_string_stores_nothing(
 
 
 async def test_a_nul_in_an_inline_string_argument_is_invalid_input_not_internal(
-    client: httpx.AsyncClient, people: dict[str, str]
+    world: World,
 ) -> None:
+    client, people = world.client, world.people
     result = await gql(
         client,
         'query { board(workflow: "expense\\u0000approval", first: 5) { totalCount } }',
@@ -205,9 +203,8 @@ def gid(text: str) -> str:
         "",
     ],
 )
-async def test_malformed_ids_are_invalid_input_on_that_field(
-    client: httpx.AsyncClient, people: dict[str, str], slot_id: str
-) -> None:
+async def test_malformed_ids_are_invalid_input_on_that_field(world: World, slot_id: str) -> None:
+    client, people = world.client, world.people
     result = await gql(client, w.CLAIM, {"input": {"slotId": slot_id}}, token=people["fiona"])
     refusal = result.ok()["claim"]
     assert refusal["code"] == "INVALID_INPUT"
@@ -218,9 +215,8 @@ async def test_malformed_ids_are_invalid_input_on_that_field(
     assert queried.data == {"slot": None}
 
 
-async def test_an_out_of_range_notification_id_is_invalid_input(
-    client: httpx.AsyncClient, people: dict[str, str]
-) -> None:
+async def test_an_out_of_range_notification_id_is_invalid_input(world: World) -> None:
+    client, people = world.client, world.people
     result = await gql(
         client,
         "query($id: ID!) { node(id: $id) { id } }",
@@ -230,9 +226,8 @@ async def test_an_out_of_range_notification_id_is_invalid_input(
     assert result.error_codes == ["INVALID_INPUT"]
 
 
-async def test_a_bad_nested_timeline_cursor_nulls_only_the_timeline(
-    client: httpx.AsyncClient, people: dict[str, str]
-) -> None:
+async def test_a_bad_nested_timeline_cursor_nulls_only_the_timeline(world: World) -> None:
+    client, people = world.client, world.people
     started = await w.start(
         client, people["app"], "expense-approval", "expense", "EXP-1", w.EXPENSE
     )
@@ -252,9 +247,8 @@ async def test_a_bad_nested_timeline_cursor_nulls_only_the_timeline(
 @pytest.mark.parametrize(
     "after", ["garbage", gid("x\x1f1\x1fnot-a-uuid"), gid("\x1f99999999999\x1fz")]
 )
-async def test_bad_inbox_and_board_cursors_are_invalid_input(
-    client: httpx.AsyncClient, people: dict[str, str], after: str
-) -> None:
+async def test_bad_inbox_and_board_cursors_are_invalid_input(world: World, after: str) -> None:
+    client, people = world.client, world.people
     inbox = await gql(
         client,
         "query($a: String) { inbox(first: 5, after: $a) { totalCount } }",
@@ -276,9 +270,10 @@ async def test_bad_inbox_and_board_cursors_are_invalid_input(
     "after", ["garbage", gid("x"), gid("99999999999999999999999"), gid("1\x1f2")]
 )
 async def test_bad_cursors_of_lists_in_id_order_are_invalid_input_on_after(
-    client: httpx.AsyncClient, people: dict[str, str], after: str
+    world: World, after: str
 ) -> None:
     """timers and notifications read their cursor by one helper (relay.after_id)."""
+    client, people = world.client, world.people
     for field, who in (("timers", "leah"), ("notifications", "ada")):
         result = await gql(
             client,
@@ -290,8 +285,9 @@ async def test_bad_cursors_of_lists_in_id_order_are_invalid_input_on_after(
 
 
 async def test_a_link_form_with_a_huge_or_nul_value_is_refused_and_stores_nothing(
-    client: httpx.AsyncClient, people: dict[str, str], database_url: str
+    world: World, database_url: str
 ) -> None:
+    client, people = world.client, world.people
     from tests.api import magic as m
 
     link, upload, _ = await m.vendor_link(client, people)
@@ -308,17 +304,15 @@ async def test_a_link_form_with_a_huge_or_nul_value_is_refused_and_stores_nothin
     assert slot["links"][0]["usedAt"] is None
 
 
-async def test_keys_inside_a_json_document_get_the_text_cap_not_a_column_size(
-    client: httpx.AsyncClient, people: dict[str, str]
-) -> None:
+async def test_keys_inside_a_json_document_get_the_text_cap_not_a_column_size(world: World) -> None:
+    client, people = world.client, world.people
     attributes = {**w.EXPENSE, "type": "t" * 150, "externalId": "e" * 300}
     result = await gql(client, START, start_input(attributes=attributes), token=people["app"])
     assert result.ok()["startRun"]["__typename"] == "StartRunSuccess"
 
 
-async def test_a_huge_value_is_not_echoed_in_a_coercion_error(
-    client: httpx.AsyncClient, people: dict[str, str]
-) -> None:
+async def test_a_huge_value_is_not_echoed_in_a_coercion_error(world: World) -> None:
+    client, people = world.client, world.people
     query = "query($n: Int) { inbox(first: $n) { totalCount } }"
     result = await gql(client, query, {"n": "x" * 100_000}, token=people["fiona"])
     assert result.errors
@@ -334,9 +328,8 @@ async def test_a_huge_value_is_not_echoed_in_a_coercion_error(
         "{ slaReport(from: " + "{a: " * 1500 + "1" + "}" * 1500 + ") { totalCount } }",
     ],
 )
-async def test_deeply_nested_query_text_is_refused_without_a_500(
-    client: httpx.AsyncClient, people: dict[str, str], query: str
-) -> None:
+async def test_deeply_nested_query_text_is_refused_without_a_500(world: World, query: str) -> None:
+    client, people = world.client, world.people
     response = await client.post(
         "/graphql", json={"query": query}, headers={"Authorization": f"Bearer {people['ada']}"}
     )

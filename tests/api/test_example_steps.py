@@ -18,9 +18,10 @@ from typing import Any
 import httpx
 import pytest
 
-from taskflow import clock, config
-from taskflow.service import container, steps
+from taskflow import config
+from taskflow.service import steps
 from tests.api import workflows as w
+from tests.api.conftest import World
 from tests.conftest import gql
 
 pytestmark = pytest.mark.anyio
@@ -92,13 +93,8 @@ async def _steps(client: httpx.AsyncClient, token: str, run_id: str) -> dict[str
     return found
 
 
-async def test_the_payment_step_pays_at_once(
-    client: httpx.AsyncClient,
-    people: dict[str, str],
-    services: container.Services,
-    frozen_clock: clock.FrozenClock,
-    receiver: Receiver,
-) -> None:
+async def test_the_payment_step_pays_at_once(world: World, receiver: Receiver) -> None:
+    client, people, services, frozen_clock = world.client, world.people, world.services, world.clock
     run_id = await _approved(client, people, "EXP-API-1")
     await steps.run_due(services, frozen_clock.now())
     run = await _steps(client, people["leah"], run_id)
@@ -111,12 +107,9 @@ async def test_the_payment_step_pays_at_once(
 
 
 async def test_a_failing_payments_service_is_retried_with_backoff_then_pays_once(
-    client: httpx.AsyncClient,
-    people: dict[str, str],
-    services: container.Services,
-    frozen_clock: clock.FrozenClock,
-    receiver: Receiver,
+    world: World, receiver: Receiver
 ) -> None:
+    client, people, services, frozen_clock = world.client, world.people, world.services, world.clock
     receiver.script = [503, 201]
     run_id = await _approved(client, people, "EXP-API-2")
     await steps.run_due(services, frozen_clock.now())
@@ -132,13 +125,8 @@ async def test_a_failing_payments_service_is_retried_with_backoff_then_pays_once
     assert receiver.calls[0][0] == receiver.calls[1][0]  # one idempotency key for both
 
 
-async def test_a_refused_payment_goes_to_accounts_payable(
-    client: httpx.AsyncClient,
-    people: dict[str, str],
-    services: container.Services,
-    frozen_clock: clock.FrozenClock,
-    receiver: Receiver,
-) -> None:
+async def test_a_refused_payment_goes_to_accounts_payable(world: World, receiver: Receiver) -> None:
+    client, people, services, frozen_clock = world.client, world.people, world.services, world.clock
     receiver.script = [422]
     run_id = await _approved(client, people, "EXP-API-3")
     await steps.run_due(services, frozen_clock.now())
@@ -147,13 +135,7 @@ async def test_a_refused_payment_goes_to_accounts_payable(
     [step] = run["steps"]
     assert (step["status"], step["attemptCount"]) == ("FAILED", 1)  # final: not retried
     assert step["attempts"][0]["errorClass"] == "PaymentRefused"
-    payment = await w.slot_named(client, people["paul"], "payment")
-    paid = await w.complete(
-        client,
-        people["paul"],
-        payment["id"],
-        {"payment_reference": "PAY-9", "paid_on": "2026-12-02"},
-    )
+    paid = await w.pay(client, people)
     assert paid["run"] == {"state": "paid", "status": "COMPLETED"}
 
 
@@ -162,11 +144,9 @@ MOVE = """mutation($input: MoveInput!) { move(input: $input) { __typename
 
 
 async def test_a_silent_customer_gets_four_weekly_follow_ups_then_the_ticket_closes(
-    client: httpx.AsyncClient,
-    people: dict[str, str],
-    services: container.Services,
-    frozen_clock: clock.FrozenClock,
+    world: World,
 ) -> None:
+    client, people, services, frozen_clock = world.client, world.people, world.services, world.clock
     started = await w.start(client, people["app"], "support-ticket", "ticket", "T-F", w.TICKET)
     run_id = started["run"]["id"]
     triage = await w.slot_named(client, people["tess"], "triage")

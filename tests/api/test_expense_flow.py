@@ -69,13 +69,7 @@ async def test_an_expense_goes_from_submitted_to_paid(
         "run"
     ]["state"] == "payment"
 
-    payment = await w.slot_named(client, people["paul"], "payment")
-    paid = await w.complete(
-        client,
-        people["paul"],
-        payment["id"],
-        {"payment_reference": "PAY-9", "paid_on": "2026-12-02"},
-    )
+    paid = await w.pay(client, people)
     assert paid["run"] == {"state": "paid", "status": "COMPLETED"}
 
     story = await w.timeline(client, people["leah"], run["id"])

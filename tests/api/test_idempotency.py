@@ -15,10 +15,10 @@ import asyncpg
 import httpx
 import pytest
 
-from taskflow import clock
-from taskflow.service import container, idempotency
+from taskflow.service import idempotency
 from tests.api import magic as m
 from tests.api import workflows as w
+from tests.api.conftest import World
 from tests.api.test_example_flows import RAISE
 from tests.conftest import gql
 from tests.lock_waits import until_waiting
@@ -50,9 +50,8 @@ async def _call(
     return next(iter(data.values()))
 
 
-async def test_raise_event_keys_are_not_shared_between_actors(
-    client: httpx.AsyncClient, people: dict[str, str]
-) -> None:
+async def test_raise_event_keys_are_not_shared_between_actors(world: World) -> None:
+    client, people = world.client, world.people
     vendor = {**w.VENDOR, "vendor_number": "V-7"}
     await w.start(client, people["app"], "vendor-onboarding", "vendor", "V-7", vendor)
     target = {"correlationKey": "V-7", "slotName": "upload"}
@@ -81,9 +80,8 @@ async def test_raise_event_keys_are_not_shared_between_actors(
     assert again["slot"]["payload"] == {"document": "docs/bank.pdf"}
 
 
-async def test_a_retried_complete_returns_the_first_success(
-    client: httpx.AsyncClient, people: dict[str, str]
-) -> None:
+async def test_a_retried_complete_returns_the_first_success(world: World) -> None:
+    client, people = world.client, world.people
     run_id, slot_id = await _expense(client, people)
     await w.claim(client, people["fiona"], slot_id)
     done = {"slotId": slot_id, "payload": {"decision": "approve"}, "idempotencyKey": "c-1"}
@@ -97,9 +95,8 @@ async def test_a_retried_complete_returns_the_first_success(
     assert len(await w.timeline(client, people["ada"], run_id, kinds=["slot.satisfied"])) == 1
 
 
-async def test_a_retried_refusal_is_the_first_refusal(
-    client: httpx.AsyncClient, people: dict[str, str]
-) -> None:
+async def test_a_retried_refusal_is_the_first_refusal(world: World) -> None:
+    client, people = world.client, world.people
     _, slot_id = await _expense(client, people)
     await w.claim(client, people["fiona"], slot_id)
     first = await _call(client, CLAIM, people["frank"], slotId=slot_id, idempotencyKey="f-1")
@@ -112,9 +109,8 @@ async def test_a_retried_refusal_is_the_first_refusal(
     assert fresh["__typename"] == "SlotSuccess"
 
 
-async def test_the_same_key_with_another_input_is_refused(
-    client: httpx.AsyncClient, people: dict[str, str]
-) -> None:
+async def test_the_same_key_with_another_input_is_refused(world: World) -> None:
+    client, people = world.client, world.people
     _, slot_id = await _expense(client, people)
     await _call(client, CLAIM, people["fiona"], slotId=slot_id, idempotencyKey="k")
     reused = await _call(
@@ -130,9 +126,8 @@ async def test_the_same_key_with_another_input_is_refused(
     assert "different input" in other["message"]
 
 
-async def test_other_actors_never_collide_with_your_keys(
-    client: httpx.AsyncClient, people: dict[str, str]
-) -> None:
+async def test_other_actors_never_collide_with_your_keys(world: World) -> None:
+    client, people = world.client, world.people
     _, slot_id = await _expense(client, people)
     mine = await _call(client, CLAIM, people["fiona"], slotId=slot_id, idempotencyKey="same")
     assert mine["__typename"] == "SlotSuccess"
@@ -141,8 +136,9 @@ async def test_other_actors_never_collide_with_your_keys(
 
 
 async def test_concurrent_duplicates_have_one_effect_and_one_answer(
-    client: httpx.AsyncClient, people: dict[str, str], database_url: str
+    world: World, database_url: str
 ) -> None:
+    client, people = world.client, world.people
     run_id, slot_id = await _expense(client, people)
     await w.claim(client, people["fiona"], slot_id)
     done = {"slotId": slot_id, "payload": {"decision": "approve"}, "idempotencyKey": "race"}
@@ -167,12 +163,8 @@ async def test_concurrent_duplicates_have_one_effect_and_one_answer(
     assert len(await w.timeline(client, people["ada"], run_id, kinds=["slot.satisfied"])) == 1
 
 
-async def test_keys_are_checked_and_pruned_after_their_retention(
-    client: httpx.AsyncClient,
-    people: dict[str, str],
-    services: container.Services,
-    frozen_clock: clock.FrozenClock,
-) -> None:
+async def test_keys_are_checked_and_pruned_after_their_retention(world: World) -> None:
+    client, people, services, frozen_clock = world.client, world.people, world.services, world.clock
     _, slot_id = await _expense(client, people)
     too_long = await _call(client, CLAIM, people["fiona"], slotId=slot_id, idempotencyKey="k" * 201)
     assert too_long["code"] == "INVALID_INPUT"
@@ -182,9 +174,8 @@ async def test_keys_are_checked_and_pruned_after_their_retention(
     assert await idempotency.prune(services) == 1
 
 
-async def test_link_mutations_take_keys_and_never_mint_twice(
-    client: httpx.AsyncClient, people: dict[str, str]
-) -> None:
+async def test_link_mutations_take_keys_and_never_mint_twice(world: World) -> None:
+    client, people = world.client, world.people
     run = await m.start_vendor(client, people)
     slot_id = (await m.upload_slots(client, people, run["id"]))["bank details"]
     mint = {
@@ -213,9 +204,8 @@ async def test_link_mutations_take_keys_and_never_mint_twice(
     assert bare["code"] == "LINK_UNUSABLE"
 
 
-async def test_a_retried_claim_next_takes_one_slot(
-    client: httpx.AsyncClient, people: dict[str, str]
-) -> None:
+async def test_a_retried_claim_next_takes_one_slot(world: World) -> None:
+    client, people = world.client, world.people
     await _expense(client, people)
     await w.start(client, people["app"], "expense-approval", "expense", "EXP-8", w.EXPENSE)
     query = """mutation($input: ClaimNextInput!) { claimNext(input: $input) {

@@ -8,9 +8,10 @@ import httpx
 import pytest
 
 from taskflow.api.graphql import relay
-from taskflow.service import container, links, principals
+from taskflow.service import links, principals
 from tests.api import magic as m
 from tests.api import workflows as w
+from tests.api.conftest import World
 from tests.conftest import gql
 
 pytestmark = pytest.mark.anyio
@@ -27,9 +28,8 @@ def assert_safe_headers(response: httpx.Response) -> None:
         assert response.headers.get(name) == value, (name, response.status_code)
 
 
-async def test_a_vendor_uploads_a_document_through_the_link(
-    client: httpx.AsyncClient, people: dict[str, str]
-) -> None:
+async def test_a_vendor_uploads_a_document_through_the_link(world: World) -> None:
+    client, people = world.client, world.people
     link, slot_id, run_id = await m.vendor_link(client, people)
     assert link["url"].startswith("http://taskflow.test/l/")
     assert link["link"]["status"] == "ACTIVE"
@@ -94,9 +94,8 @@ async def test_a_vendor_uploads_a_document_through_the_link(
     assert used["details"]["opens"] == 2
 
 
-async def test_only_slots_that_allow_links_and_only_managers_may_mint(
-    client: httpx.AsyncClient, people: dict[str, str]
-) -> None:
+async def test_only_slots_that_allow_links_and_only_managers_may_mint(world: World) -> None:
+    client, people = world.client, world.people
     run = await m.start_vendor(client, people, required_documents=["insurance"])
     upload = (await m.upload_slots(client, people, run["id"]))["insurance"]
     answer = await m.mint(client, people["app"], upload, email="not-an-address")
@@ -123,9 +122,8 @@ async def test_only_slots_that_allow_links_and_only_managers_may_mint(
     assert not_manager["__typename"] == "NotAllowed"
 
 
-async def test_a_candidate_mints_only_once_they_hold_the_slot(
-    client: httpx.AsyncClient, people: dict[str, str], services: container.Services
-) -> None:
+async def test_a_candidate_mints_only_once_they_hold_the_slot(world: World) -> None:
+    client, people, services = world.client, world.people, world.services
     await principals.load(
         services, [{"id": "pia", "display_name": "Pia Procurement", "roles": ["procurement"]}]
     )
@@ -139,9 +137,8 @@ async def test_a_candidate_mints_only_once_they_hold_the_slot(
     assert (await m.mint(client, pia, upload))["__typename"] == "MintMagicLinkSuccess"
 
 
-async def test_a_reminder_mints_in_its_own_transaction(
-    client: httpx.AsyncClient, people: dict[str, str], services: container.Services
-) -> None:
+async def test_a_reminder_mints_in_its_own_transaction(world: World) -> None:
+    client, people, services = world.client, world.people, world.services
     run = await m.start_vendor(client, people, required_documents=["insurance"])
     upload = (await m.upload_slots(client, people, run["id"]))["insurance"]
     run_id, slot_id = relay.from_global_id(run["id"])[1], relay.from_global_id(upload)[1]
@@ -159,9 +156,8 @@ async def test_a_reminder_mints_in_its_own_transaction(
     assert (line["actor"], line["details"]["recipient"]) == ("taskflow", "onboarding@acme.example")
 
 
-async def test_revoked_links_answer_like_any_unusable_link(
-    client: httpx.AsyncClient, people: dict[str, str]
-) -> None:
+async def test_revoked_links_answer_like_any_unusable_link(world: World) -> None:
+    client, people = world.client, world.people
     link, _, run_id = await m.vendor_link(client, people)
     revoked = await gql(
         client, m.REVOKE, {"input": {"linkId": link["link"]["id"]}}, token=people["olga"]
@@ -190,9 +186,8 @@ async def test_revoked_links_answer_like_any_unusable_link(
     assert [line["reason"] for line in refused] == ["revoked"]
 
 
-async def test_a_form_without_its_page_token_changes_nothing(
-    client: httpx.AsyncClient, people: dict[str, str]
-) -> None:
+async def test_a_form_without_its_page_token_changes_nothing(world: World) -> None:
+    client, people = world.client, world.people
     run = await m.start_vendor(client, people)
     slots = await m.upload_slots(client, people, run["id"])
     first = await m.minted(client, people, slots["bank details"])
@@ -209,9 +204,8 @@ async def test_a_form_without_its_page_token_changes_nothing(
     assert slot["links"][0]["status"] == "ACTIVE"
 
 
-async def test_complete_with_link_over_graphql(
-    client: httpx.AsyncClient, people: dict[str, str]
-) -> None:
+async def test_complete_with_link_over_graphql(world: World) -> None:
+    client, people = world.client, world.people
     link, slot_id, _ = await m.vendor_link(client, people)
 
     async def use(payload: object) -> dict[str, object]:
@@ -237,9 +231,8 @@ async def test_complete_with_link_over_graphql(
     assert slot["payload"] == {"document": "ref-77", "valid_until": "2027-12-31"}
 
 
-async def test_the_link_host_comes_from_configuration_not_the_request(
-    client: httpx.AsyncClient, people: dict[str, str], services: container.Services
-) -> None:
+async def test_the_link_host_comes_from_configuration_not_the_request(world: World) -> None:
+    client, people, services = world.client, world.people, world.services
     run = await m.start_vendor(client, people, required_documents=["insurance"])
     upload = (await m.upload_slots(client, people, run["id"]))["insurance"]
     services.settings = dataclasses.replace(

@@ -20,15 +20,15 @@ from pathlib import Path
 import httpx
 import pytest
 
-from taskflow import clock, config, mail_config
+from taskflow import config, mail_config
 from taskflow.api.graphql import relay
 from taskflow.service import container, mail
-from taskflow.store import notifications as outbox
 from taskflow.worker import loop
 from tests import smtp_server
 from tests.api import magic as m
 from tests.api import workflows as w
-from tests.api.reminders import VENDOR_ADDRESS, Reminded, at, notifications
+from tests.api.conftest import World
+from tests.api.reminders import VENDOR_ADDRESS, Reminded, at, notifications, remind
 from tests.api.test_notification_delivery import DELIVERABLE, deliverable
 from tests.conftest import gql
 from tests.integration.test_metrics import delta, scrape
@@ -93,12 +93,9 @@ def link_in(text: str) -> str:
 
 
 async def test_the_vendor_gets_the_reminder_by_mail_and_its_link_completes_the_slot(
-    client: httpx.AsyncClient,
-    people: dict[str, str],
-    services: container.Services,
-    inbox: Inbox,
-    reminded: Reminded,
+    world: World, inbox: Inbox, reminded: Reminded
 ) -> None:
+    client, people, services = world.client, world.people, world.services
     run, uploads, found = reminded
     mailer = mailer_of(services)
     done = await mail.deliver_due(services, mailer)
@@ -152,13 +149,9 @@ async def test_the_vendor_gets_the_reminder_by_mail_and_its_link_completes_the_s
 
 
 async def test_a_busy_server_is_tried_again_after_a_backoff_and_no_link_outlives_a_failure(
-    client: httpx.AsyncClient,
-    people: dict[str, str],
-    services: container.Services,
-    frozen_clock: clock.FrozenClock,
-    inbox: Inbox,
-    reminded: Reminded,
+    world: World, inbox: Inbox, reminded: Reminded
 ) -> None:
+    client, people, services, frozen_clock = world.client, world.people, world.services, world.clock
     run, _, _ = reminded
     inbox.refuse[VENDOR_ADDRESS] = ["451 4.3.0 Mailbox busy, try later"] * 2
     mailer = mailer_of(services)
@@ -185,13 +178,9 @@ async def test_a_busy_server_is_tried_again_after_a_backoff_and_no_link_outlives
 
 
 async def test_a_refused_address_is_dead_at_once_and_never_tried_again(
-    client: httpx.AsyncClient,
-    people: dict[str, str],
-    services: container.Services,
-    frozen_clock: clock.FrozenClock,
-    inbox: Inbox,
-    reminded: Reminded,
+    world: World, inbox: Inbox, reminded: Reminded
 ) -> None:
+    client, people, services, frozen_clock = world.client, world.people, world.services, world.clock
     inbox.refuse[VENDOR_ADDRESS] = ["550 5.1.1 No such mailbox"] * 2
     mailer = mailer_of(services)
     before = await scrape(client)
@@ -206,42 +195,20 @@ async def test_a_refused_address_is_dead_at_once_and_never_tried_again(
 
 
 async def test_quiet_hours_hold_a_staff_mail_back_until_deliver_at(
-    client: httpx.AsyncClient,
-    people: dict[str, str],
-    services: container.Services,
-    frozen_clock: clock.FrozenClock,
-    smtp: tuple[Inbox, int],
+    world: World, smtp: tuple[Inbox, int]
 ) -> None:
+    client, people, services, frozen_clock = world.client, world.people, world.services, world.clock
     inbox, _ = smtp
     run = await m.start_vendor(client, people)
     now = frozen_clock.now()
-    async with services.db.transaction() as conn:
-        await outbox.notify(
-            conn,
-            [
-                outbox.NewNotification(
-                    recipient="olga",
-                    recipient_email="olga@example.com",
-                    recipient_name="Olga",
-                    run_id=relay.from_global_id(run["id"])[1],
-                    slot_id=None,
-                    kind="reminder",
-                    message="The vendor's documents are late",
-                    created_at=now,
-                    deliver_at=now + timedelta(hours=14),
-                ),
-                # A principal without an address is left to the outbox (GraphQL), not mailed.
-                outbox.NewNotification(
-                    recipient="app",
-                    run_id=relay.from_global_id(run["id"])[1],
-                    slot_id=None,
-                    kind="reminder",
-                    message="No address",
-                    created_at=now,
-                    deliver_at=now,
-                ),
-            ],
-        )
+    olga = {"recipient_email": "olga@example.com", "recipient_name": "Olga"}
+    await remind(
+        services,
+        run,
+        ("olga", "The vendor's documents are late", now + timedelta(hours=14), olga),
+        # A principal without an address is left to the outbox (GraphQL), not mailed.
+        ("app", "No address", now, {}),
+    )
     mailer = mailer_of(services)
     assert (await mail.deliver_due(services, mailer)).taken == 0
     frozen_clock.set(now + timedelta(hours=14) - timedelta(seconds=1))
@@ -255,11 +222,9 @@ async def test_quiet_hours_hold_a_staff_mail_back_until_deliver_at(
 
 
 async def test_a_server_that_is_down_counts_as_a_temporary_failure(
-    client: httpx.AsyncClient,
-    people: dict[str, str],
-    services: container.Services,
-    reminded: Reminded,
+    world: World, reminded: Reminded
 ) -> None:
+    client, people, services = world.client, world.people, world.services
     assert services.settings.mail is not None
     down = replace(services.settings.mail, port=smtp_server.free_port())
     mailer = mail.Mailer(down, mailer_of(services).templates, mail.SmtpSender(down))
@@ -271,12 +236,9 @@ async def test_a_server_that_is_down_counts_as_a_temporary_failure(
 
 
 async def test_a_reminder_for_a_slot_done_meanwhile_is_not_sent(
-    client: httpx.AsyncClient,
-    people: dict[str, str],
-    services: container.Services,
-    inbox: Inbox,
-    reminded: Reminded,
+    world: World, inbox: Inbox, reminded: Reminded
 ) -> None:
+    client, people, services = world.client, world.people, world.services
     _, uploads, _ = reminded
     # Procurement hands the vendor a link by hand, and the vendor uses it before the mail goes.
     minted = await m.mint(client, people["olga"], uploads["bank details"])
@@ -293,12 +255,9 @@ async def test_a_reminder_for_a_slot_done_meanwhile_is_not_sent(
 
 
 async def test_a_running_worker_mails_beside_its_timers(
-    client: httpx.AsyncClient,
-    people: dict[str, str],
-    services: container.Services,
-    inbox: Inbox,
-    reminded: Reminded,
+    world: World, inbox: Inbox, reminded: Reminded
 ) -> None:
+    client, people, services = world.client, world.people, world.services
     async with loop.running(services) as worker:
         assert worker.mailer is not None
         for _ in range(200):  # the worker's own pace: wait for the effect, not a deadline

@@ -16,11 +16,8 @@ from typing import Any
 import httpx
 import pytest
 
-from taskflow import clock
-from taskflow.api.graphql import relay
-from taskflow.service import container
-from taskflow.store import notifications as outbox
-from tests.api.reminders import Reminded, at
+from tests.api.conftest import World
+from tests.api.reminders import Reminded, at, remind
 from tests.conftest import gql
 
 pytestmark = pytest.mark.anyio
@@ -85,11 +82,9 @@ async def mark_failed(
 
 
 async def test_a_sender_takes_a_leased_batch_and_marks_each_sent_failed_or_dead(
-    client: httpx.AsyncClient,
-    people: dict[str, str],
-    frozen_clock: clock.FrozenClock,
-    reminded: Reminded,
+    world: World, reminded: Reminded
 ) -> None:
+    client, people, frozen_clock = world.client, world.people, world.clock
     _, _, found = reminded
     app = people["app"]
     now_listed = await deliverable(client, app, "OUTSIDERS")
@@ -147,11 +142,9 @@ async def test_a_sender_takes_a_leased_batch_and_marks_each_sent_failed_or_dead(
 
 
 async def test_a_lease_that_ran_out_goes_to_the_next_taker_and_the_first_cannot_mark(
-    client: httpx.AsyncClient,
-    people: dict[str, str],
-    frozen_clock: clock.FrozenClock,
-    reminded: Reminded,
+    world: World, reminded: Reminded
 ) -> None:
+    client, people, frozen_clock = world.client, world.people, world.clock
     app = people["app"]
     first = await take(client, app, limit=1, lease=60)
     [note] = first["notifications"]
@@ -171,12 +164,9 @@ async def test_a_lease_that_ran_out_goes_to_the_next_taker_and_the_first_cannot_
 
 
 async def test_quiet_hours_hold_a_notification_back_until_its_deliver_at(
-    client: httpx.AsyncClient,
-    people: dict[str, str],
-    services: container.Services,
-    frozen_clock: clock.FrozenClock,
-    reminded: Reminded,
+    world: World, reminded: Reminded
 ) -> None:
+    client, people, services, frozen_clock = world.client, world.people, world.services, world.clock
     run, _, found = reminded
     app = people["app"]
     taken = await take(client, app)
@@ -184,22 +174,12 @@ async def test_quiet_hours_hold_a_notification_back_until_its_deliver_at(
     for note in taken["notifications"]:
         await mark_sent(client, app, note["id"], taken["lease"])
     now = frozen_clock.now()
-    async with services.db.transaction() as conn:
-        await outbox.notify(
-            conn,
-            [
-                outbox.NewNotification(
-                    recipient="email:late@acme.example",
-                    recipient_email="late@acme.example",
-                    run_id=relay.from_global_id(run["id"])[1],
-                    slot_id=None,
-                    kind="reminder",
-                    message="Tomorrow morning",
-                    created_at=now,
-                    deliver_at=now + timedelta(hours=20),
-                )
-            ],
-        )
+    late = {"recipient_email": "late@acme.example"}
+    await remind(
+        services,
+        run,
+        ("email:late@acme.example", "Tomorrow morning", now + timedelta(hours=20), late),
+    )
     assert await deliverable(client, app) == []
     assert (await take(client, app))["notifications"] == []
     frozen_clock.set(now + timedelta(hours=20))
@@ -209,31 +189,24 @@ async def test_quiet_hours_hold_a_notification_back_until_its_deliver_at(
 
 
 async def test_concurrent_takers_never_get_the_same_notification(
-    client: httpx.AsyncClient,
-    people: dict[str, str],
-    services: container.Services,
-    frozen_clock: clock.FrozenClock,
-    reminded: Reminded,
+    world: World, reminded: Reminded
 ) -> None:
+    client, people, services, frozen_clock = world.client, world.people, world.services, world.clock
     run, _, _ = reminded
     now = frozen_clock.now()
-    async with services.db.transaction() as conn:
-        await outbox.notify(
-            conn,
-            [
-                outbox.NewNotification(
-                    recipient=f"email:v{i}@acme.example",
-                    recipient_email=f"v{i}@acme.example",
-                    run_id=relay.from_global_id(run["id"])[1],
-                    slot_id=None,
-                    kind="reminder",
-                    message=f"Reminder {i}",
-                    created_at=now,
-                    deliver_at=now,
-                )
-                for i in range(60)
-            ],
-        )
+    await remind(
+        services,
+        run,
+        *[
+            (
+                f"email:v{i}@acme.example",
+                f"Reminder {i}",
+                now,
+                {"recipient_email": f"v{i}@acme.example"},
+            )
+            for i in range(60)
+        ],
+    )
     app = people["app"]
     seen: list[str] = []
     for _ in range(10):
@@ -248,10 +221,9 @@ async def test_concurrent_takers_never_get_the_same_notification(
 
 
 async def test_only_integrations_take_and_mark_and_only_their_workflows(
-    client: httpx.AsyncClient,
-    people: dict[str, str],
-    reminded: Reminded,
+    world: World, reminded: Reminded
 ) -> None:
+    client, people = world.client, world.people
     for who in ("olga", "max", "sam"):
         refused = await take(client, people[who])
         assert (refused["__typename"], refused["code"]) == ("NotAllowed", "FORBIDDEN"), refused
@@ -273,10 +245,9 @@ async def test_only_integrations_take_and_mark_and_only_their_workflows(
 
 
 async def test_a_take_sent_again_with_its_key_answers_the_same_batch(
-    client: httpx.AsyncClient,
-    people: dict[str, str],
-    reminded: Reminded,
+    world: World, reminded: Reminded
 ) -> None:
+    client, people = world.client, world.people
     app = people["app"]
     first = await take(client, app, limit=1, idempotencyKey="take-1")
     again = await take(client, app, limit=1, idempotencyKey="take-1")

@@ -12,11 +12,12 @@ from typing import Any
 import httpx
 import pytest
 
-from taskflow.service import container, mail
+from taskflow.service import mail
 from tests import smtp_server
 from tests.api import magic as m
 from tests.api import test_mail_delivery as mails
 from tests.api import workflows as w
+from tests.api.conftest import World
 from tests.api.reminders import Reminded
 from tests.conftest import gql
 from tests.smtp_server import Inbox
@@ -61,8 +62,9 @@ async def start(client: httpx.AsyncClient, token: str, key: str, **attrs: Any) -
 
 @pytest.mark.parametrize("address", BAD)
 async def test_start_run_refuses_anything_but_one_address_and_starts_nothing(
-    client: httpx.AsyncClient, people: dict[str, str], address: str
+    world: World, address: str
 ) -> None:
+    client, people = world.client, world.people
     refused = await start(client, people["app"], "V-BAD", contact_email=address)
     assert refused["__typename"] == "InvalidInput", refused
     assert refused["code"] == "INVALID_INPUT"
@@ -73,9 +75,9 @@ async def test_start_run_refuses_anything_but_one_address_and_starts_nothing(
 
 
 async def test_an_idna_domain_is_one_address_and_other_attributes_are_not_addresses(
-    client: httpx.AsyncClient, people: dict[str, str]
+    world: World,
 ) -> None:
-    # legal_name is no recipient's address: a comma and an @ in it are nobody's business.
+    client, people = world.client, world.people
     ok = await start(
         client,
         people["app"],
@@ -86,9 +88,8 @@ async def test_an_idna_domain_is_one_address_and_other_attributes_are_not_addres
     assert ok["__typename"] == "StartRunSuccess", ok
 
 
-async def test_update_subject_refuses_a_bad_address_and_changes_nothing(
-    client: httpx.AsyncClient, people: dict[str, str]
-) -> None:
+async def test_update_subject_refuses_a_bad_address_and_changes_nothing(world: World) -> None:
+    client, people = world.client, world.people
     run = await m.start_vendor(client, people)
     for address in ("a@acme.example, b@evil.example", "x@acme.example\r\nBcc: y@evil.example"):
         variables = {
@@ -113,8 +114,9 @@ async def test_update_subject_refuses_a_bad_address_and_changes_nothing(
 
 
 async def test_a_minted_links_recipient_and_a_principals_email_are_one_address(
-    client: httpx.AsyncClient, people: dict[str, str]
+    world: World,
 ) -> None:
+    client, people = world.client, world.people
     run = await m.start_vendor(client, people, required_documents=["insurance"])
     upload = (await m.upload_slots(client, people, run["id"]))["insurance"]
     refused = await m.mint(client, people["olga"], upload, email="onboarding@acme.example,x@y.com")
@@ -128,13 +130,9 @@ async def test_a_minted_links_recipient_and_a_principals_email_are_one_address(
 
 
 async def test_an_address_stored_before_the_check_is_never_mailed(
-    client: httpx.AsyncClient,
-    people: dict[str, str],
-    services: container.Services,
-    inbox: Inbox,
-    reminded: Reminded,
+    world: World, inbox: Inbox, reminded: Reminded
 ) -> None:
-    # Data from before this check: one reminder to a header injection, one to an IDNA domain.
+    client, people, services = world.client, world.people, world.services
     async with services.db.connection() as conn:
         ids = [r["id"] for r in await conn.fetch("SELECT id FROM notification ORDER BY id")]
         bad, idna = ids[-2], ids[-1]

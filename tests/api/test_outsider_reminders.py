@@ -15,11 +15,10 @@ from typing import Any
 import httpx
 import pytest
 
-from taskflow import clock
 from taskflow.api.graphql import relay
-from taskflow.service import container
 from tests.api import magic as m
 from tests.api import workflows as w
+from tests.api.conftest import World
 from tests.api.reminders import NOTIFICATIONS, VENDOR_ADDRESS, Reminded, at, notifications, step
 from tests.api.test_operations import op
 from tests.conftest import gql
@@ -45,12 +44,9 @@ async def mint_for(
 
 
 async def test_the_vendors_reminder_reaches_its_address_with_a_link_requested(
-    client: httpx.AsyncClient,
-    people: dict[str, str],
-    services: container.Services,
-    frozen_clock: clock.FrozenClock,
-    reminded: Reminded,
+    world: World, reminded: Reminded
 ) -> None:
+    client, people, services, frozen_clock = world.client, world.people, world.services, world.clock
     run, uploads, found = reminded
     assert len(found) == 2
     assert {n["slotId"] for n in found} == set(uploads.values())
@@ -98,12 +94,11 @@ async def test_the_vendors_reminder_reaches_its_address_with_a_link_requested(
 
 
 async def test_the_mailer_mints_the_requested_link_and_the_vendor_completes_the_slot(
-    client: httpx.AsyncClient,
-    people: dict[str, str],
-    reminded: Reminded,
+    world: World, reminded: Reminded
 ) -> None:
-    run, uploads, found = reminded
-    note = next(n for n in found if n["slotId"] == uploads["bank details"])
+    client, people = world.client, world.people
+    run, uploads, _ = reminded
+    note = reminded.note_for("bank details")
 
     # Staff may not mint it: the link request is for the sender (an integration).
     for who in ("olga", "fiona"):
@@ -156,12 +151,11 @@ async def test_the_mailer_mints_the_requested_link_and_the_vendor_completes_the_
 
 
 async def test_minting_again_revokes_the_link_minted_before_for_the_same_reminder(
-    client: httpx.AsyncClient,
-    people: dict[str, str],
-    reminded: Reminded,
+    world: World, reminded: Reminded
 ) -> None:
+    client, people = world.client, world.people
     run, uploads, found = reminded
-    note = next(n for n in found if n["slotId"] == uploads["certificate of incorporation"])
+    note = reminded.note_for("certificate of incorporation")
     first = await mint_for(client, people["app"], note["id"])
     # The help desk's grants name only support tickets: the vendor's outbox is not its.
     outside = await mint_for(client, people["helpdesk"], note["id"])
@@ -190,12 +184,8 @@ async def test_minting_again_revokes_the_link_minted_before_for_the_same_reminde
     assert (await client.get(m.path_of(second["url"]))).status_code == 200
 
 
-async def test_a_notification_that_requests_no_link_is_refused_one(
-    client: httpx.AsyncClient,
-    people: dict[str, str],
-    services: container.Services,
-    frozen_clock: clock.FrozenClock,
-) -> None:
+async def test_a_notification_that_requests_no_link_is_refused_one(world: World) -> None:
+    client, people, services, frozen_clock = world.client, world.people, world.services, world.clock
     await m.start_vendor(client, people)
     # 10 business days on, the upload breach notifies procurement (principals): no link.
     await step(services, frozen_clock, at(15, 12))
@@ -220,13 +210,9 @@ async def test_a_notification_that_requests_no_link_is_refused_one(
     assert malformed["__typename"] == "InvalidInput"
 
 
-async def test_a_reminder_to_an_attribute_audience_reaches_the_manager(
-    client: httpx.AsyncClient,
-    people: dict[str, str],
-    services: container.Services,
-    frozen_clock: clock.FrozenClock,
-) -> None:
+async def test_a_reminder_to_an_attribute_audience_reaches_the_manager(world: World) -> None:
     """Expense approval: the manager is whoever's "reports" attribute lists the submitter."""
+    client, people, services, frozen_clock = world.client, world.people, world.services, world.clock
     started = await w.start(client, people["app"], "expense-approval", "expense", "E-1", w.EXPENSE)
     review = await w.slot_named(client, people["fiona"], "finance_review")
     await w.claim(client, people["fiona"], review["id"])
@@ -247,12 +233,9 @@ async def test_a_reminder_to_an_attribute_audience_reaches_the_manager(
     assert sent["details"]["recipients"] == ["max"]
 
 
-async def test_the_mailer_operations(
-    client: httpx.AsyncClient,
-    people: dict[str, str],
-    reminded: Reminded,
-) -> None:
+async def test_the_mailer_operations(world: World, reminded: Reminded) -> None:
     """graphql/operations/outbox_page.graphql and mint_notification_link.graphql, as a mailer."""
+    client, people = world.client, world.people
     first = (await op(client, "outbox_page", people["app"], first=1))["notifications"]
     assert first["totalCount"] is None  # the outbox-wide listing is not counted
     assert first["pageInfo"]["hasNextPage"] is True
@@ -272,12 +255,9 @@ async def test_the_mailer_operations(
         assert minted["link"]["recipientName"] == "Anna Acme"
 
 
-async def test_two_sends_at_once_leave_one_live_link(
-    client: httpx.AsyncClient,
-    people: dict[str, str],
-    reminded: Reminded,
-) -> None:
+async def test_two_sends_at_once_leave_one_live_link(world: World, reminded: Reminded) -> None:
     """The notification's row lock makes concurrent mints take turns; each revokes the last."""
+    client, people = world.client, world.people
     _, _, found = reminded
     note = found[0]
     answers = await asyncio.gather(*(mint_for(client, people["app"], note["id"]) for _ in range(4)))

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import httpx
 import pytest
 
+from tests.api.conftest import World
 from tests.conftest import gql
 
 pytestmark = pytest.mark.anyio
@@ -21,9 +21,8 @@ PAGE = """query($first: Int!, $after: String, $filter: PrincipalFilter) {
     totalCount pageInfo { hasNextPage endCursor } edges { node { login } } } }"""
 
 
-async def test_admin_pages_through_principals(
-    client: httpx.AsyncClient, people: dict[str, str]
-) -> None:
+async def test_admin_pages_through_principals(world: World) -> None:
+    client, people = world.client, world.people
     logins: list[str] = []
     after = None
     while True:
@@ -37,7 +36,8 @@ async def test_admin_pages_through_principals(
     assert logins == sorted(people)
 
 
-async def test_filters_by_role(client: httpx.AsyncClient, people: dict[str, str]) -> None:
+async def test_filters_by_role(world: World) -> None:
+    client, people = world.client, world.people
     page = await gql(
         client, PAGE, {"first": 50, "filter": {"role": "finance"}}, token=people["ada"]
     )
@@ -45,22 +45,21 @@ async def test_filters_by_role(client: httpx.AsyncClient, people: dict[str, str]
     assert logins == ["fiona", "frank", "leah", "sam"]
 
 
-async def test_non_admins_cannot_list_principals(
-    client: httpx.AsyncClient, people: dict[str, str]
-) -> None:
+async def test_non_admins_cannot_list_principals(world: World) -> None:
+    client, people = world.client, world.people
     result = await gql(client, PAGE, {"first": 5}, token=people["fiona"])
     assert result.error_codes == ["FORBIDDEN"]
     assert "admin" in result.errors[0]["message"]
 
 
-async def test_first_is_bounded(client: httpx.AsyncClient, people: dict[str, str]) -> None:
+async def test_first_is_bounded(world: World) -> None:
+    client, people = world.client, world.people
     result = await gql(client, PAGE, {"first": 1000}, token=people["ada"])
     assert result.error_codes == ["INVALID_INPUT"]
 
 
-async def test_admin_creates_and_updates_a_principal(
-    client: httpx.AsyncClient, people: dict[str, str]
-) -> None:
+async def test_admin_creates_and_updates_a_principal(world: World) -> None:
+    client, people = world.client, world.people
     new = {
         "login": "nina",
         "displayName": "Nina",
@@ -83,9 +82,8 @@ async def test_admin_creates_and_updates_a_principal(
     assert updated["principal"]["roles"] == ["finance", "lead"]
 
 
-async def test_non_admin_upsert_is_a_typed_refusal_and_changes_nothing(
-    client: httpx.AsyncClient, people: dict[str, str]
-) -> None:
+async def test_non_admin_upsert_is_a_typed_refusal_and_changes_nothing(world: World) -> None:
+    client, people = world.client, world.people
     result = await gql(
         client,
         UPSERT,
@@ -99,9 +97,8 @@ async def test_non_admin_upsert_is_a_typed_refusal_and_changes_nothing(
     assert me == {"displayName": "Fiona Finance", "roles": ["finance"]}
 
 
-async def test_invalid_input_names_the_field(
-    client: httpx.AsyncClient, people: dict[str, str]
-) -> None:
+async def test_invalid_input_names_the_field(world: World) -> None:
+    client, people = world.client, world.people
     result = await gql(
         client, UPSERT, {"input": {"login": "x y", "displayName": "X"}}, token=people["ada"]
     )
@@ -111,9 +108,8 @@ async def test_invalid_input_names_the_field(
     assert "is not valid" in refusal["message"]
 
 
-async def test_node_answers_only_what_the_caller_may_see(
-    client: httpx.AsyncClient, people: dict[str, str]
-) -> None:
+async def test_node_answers_only_what_the_caller_may_see(world: World) -> None:
+    client, people = world.client, world.people
     node = "query($id: ID!) { node(id: $id) { id ... on Principal { login } } }"
     ada_id = (await gql(client, "{ me { id } }", token=people["ada"])).ok()["me"]["id"]
     fiona_id = (await gql(client, "{ me { id } }", token=people["fiona"])).ok()["me"]["id"]
@@ -134,9 +130,8 @@ async def test_node_answers_only_what_the_caller_may_see(
     assert malformed.data == {"node": None}
 
 
-async def test_deactivating_yourself_is_refused(
-    client: httpx.AsyncClient, people: dict[str, str]
-) -> None:
+async def test_deactivating_yourself_is_refused(world: World) -> None:
+    client, people = world.client, world.people
     ada_id = (await gql(client, "{ me { id } }", token=people["ada"])).ok()["me"]["id"]
     result = await gql(
         client,

@@ -18,6 +18,7 @@ from taskflow.api.graphql import relay
 from taskflow.service import container, timers
 from tests import reports_dataset
 from tests.api import workflows as w
+from tests.api.conftest import World
 from tests.conftest import gql
 
 pytestmark = pytest.mark.anyio
@@ -70,12 +71,16 @@ async def step(services: container.Services, frozen_clock: clock.FrozenClock, to
     return await timers.run_due(services, frozen_clock.now())
 
 
-async def test_a_support_ticket_with_due_instants_reminders_pause_and_breach(
-    client: httpx.AsyncClient,
-    people: dict[str, str],
-    services: container.Services,
-    frozen_clock: clock.FrozenClock,
-) -> None:
+async def ask_customer(client: httpx.AsyncClient, token: str, run_id: str) -> dict[str, Any]:
+    """The agent asks the customer "Which?" (the move that stops the ticket's clocks)."""
+    variables = {
+        "input": {"runId": run_id, "move": "ask_customer", "input": {"question": "Which?"}}
+    }
+    return dict((await gql(client, MOVE, variables, token=token)).ok()["move"])
+
+
+async def test_a_support_ticket_with_due_instants_reminders_pause_and_breach(world: World) -> None:
+    client, people, services, frozen_clock = world.client, world.people, world.services, world.clock
     started = await w.start(
         client, people["helpdesk"], "support-ticket", "ticket", "T-81723", TICKET
     )
@@ -129,14 +134,7 @@ async def test_a_support_ticket_with_due_instants_reminders_pause_and_breach(
 
     # Asking the customer at 12:20 stops the clocks (3h 10m of 4h spent on the first response).
     await step(services, frozen_clock, at(1, 12, 20))
-    moved = (
-        await gql(
-            client,
-            MOVE,
-            {"input": {"runId": run_id, "move": "ask_customer", "input": {"question": "Which?"}}},
-            token=people["sasha"],
-        )
-    ).ok()["move"]
+    moved = await ask_customer(client, people["sasha"], run_id)
     assert moved["__typename"] == "RunSuccess", moved
     held = (await inbox_clocks(client, people["sasha"]))["first_response"]
     assert held["holder"] == "sasha"
@@ -214,12 +212,8 @@ async def test_a_support_ticket_with_due_instants_reminders_pause_and_breach(
     assert worked == 8 * 3600 * 1_000_000
 
 
-async def test_a_regrade_recomputes_the_due_instant_and_keeps_the_time_spent(
-    client: httpx.AsyncClient,
-    people: dict[str, str],
-    services: container.Services,
-    frozen_clock: clock.FrozenClock,
-) -> None:
+async def test_a_regrade_recomputes_the_due_instant_and_keeps_the_time_spent(world: World) -> None:
+    client, people, services, frozen_clock = world.client, world.people, world.services, world.clock
     started = await w.start(client, people["app"], "support-ticket", "ticket", "T-2", TICKET)
     triage = await w.slot_named(client, people["tess"], "triage")
     await w.claim(client, people["tess"], triage["id"])
@@ -253,12 +247,8 @@ async def test_a_regrade_recomputes_the_due_instant_and_keeps_the_time_spent(
     }
 
 
-async def test_notifications_page_by_cursor(
-    client: httpx.AsyncClient,
-    people: dict[str, str],
-    services: container.Services,
-    frozen_clock: clock.FrozenClock,
-) -> None:
+async def test_notifications_page_by_cursor(world: World) -> None:
+    client, people, services, frozen_clock = world.client, world.people, world.services, world.clock
     for n in range(3):
         await w.start(client, people["app"], "support-ticket", "ticket", f"T-{n}", TICKET)
     # Triage breaches at 09:30: the desk is told once per ticket.
@@ -288,13 +278,9 @@ async def test_notifications_page_by_cursor(
     assert theirs.ok()["node"] is None
 
 
-async def test_slots_a_timer_ends_keep_their_report_measures(
-    client: httpx.AsyncClient,
-    people: dict[str, str],
-    services: container.Services,
-    frozen_clock: clock.FrozenClock,
-) -> None:
+async def test_slots_a_timer_ends_keep_their_report_measures(world: World) -> None:
     """The worker's batch stores the measures of the slots its firings end, as use cases do."""
+    client, people, services, frozen_clock = world.client, world.people, world.services, world.clock
     started = await w.start(client, people["app"], "support-ticket", "ticket", "T-9", TICKET)
     run_id = started["run"]["id"]
     triage = (await inbox_clocks(client, people["tess"]))["triage"]
@@ -303,14 +289,7 @@ async def test_slots_a_timer_ends_keep_their_report_measures(
     await step(services, frozen_clock, at(1, 9, 20))
     first = (await inbox_clocks(client, people["sasha"]))["first_response"]
     await w.claim(client, people["sasha"], first["id"])
-    moved = (
-        await gql(
-            client,
-            MOVE,
-            {"input": {"runId": run_id, "move": "ask_customer", "input": {"question": "Which?"}}},
-            token=people["sasha"],
-        )
-    ).ok()["move"]
+    moved = await ask_customer(client, people["sasha"], run_id)
     assert moved["__typename"] == "RunSuccess", moved
 
     # The customer stays silent for four weeks (weekly follow-ups): the timeout closes it.

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import httpx
 import pytest
 
-from taskflow.service.container import Services
 from tests import reports_dataset as ds
+from tests.api.conftest import World
 from tests.conftest import gql
 
 pytestmark = pytest.mark.anyio
@@ -18,9 +17,8 @@ REPORT = (OPERATIONS / "sla_report.graphql").read_text()
 LEAD_TIME = (OPERATIONS / "run_lead_time.graphql").read_text()
 
 
-async def test_the_report_operation_by_team_and_week(
-    client: httpx.AsyncClient, people: dict[str, str], loaded: dict[str, str]
-) -> None:
+async def test_the_report_operation_by_team_and_week(world: World, loaded: dict[str, str]) -> None:
+    client, people = world.client, world.people
     variables = {
         "from": ds.FROM.isoformat(),
         "groupBy": ["PERIOD", "AUDIENCE"],
@@ -55,9 +53,8 @@ async def test_the_report_operation_by_team_and_week(
     assert lead["workedShare"] == 0.5
 
 
-async def test_staff_without_the_role_are_refused(
-    client: httpx.AsyncClient, people: dict[str, str]
-) -> None:
+async def test_staff_without_the_role_are_refused(world: World) -> None:
+    client, people = world.client, world.people
     variables = {"from": ds.FROM.isoformat()}
     refused = await gql(client, REPORT, variables, token=people["fiona"])
     assert refused.error_codes == ["FORBIDDEN"]
@@ -66,9 +63,8 @@ async def test_staff_without_the_role_are_refused(
     assert anonymous.error_codes == ["UNAUTHENTICATED"]
 
 
-async def test_bad_arguments_say_what_to_fix(
-    client: httpx.AsyncClient, people: dict[str, str]
-) -> None:
+async def test_bad_arguments_say_what_to_fix(world: World) -> None:
+    client, people = world.client, world.people
     backwards = await gql(
         client,
         REPORT,
@@ -83,9 +79,8 @@ async def test_bad_arguments_say_what_to_fix(
     assert "Mars/Olympus" in zone.errors[0]["message"]
 
 
-async def test_run_lead_time(
-    client: httpx.AsyncClient, people: dict[str, str], loaded: dict[str, str]
-) -> None:
+async def test_run_lead_time(world: World, loaded: dict[str, str]) -> None:
+    client, people = world.client, world.people
     from taskflow.api.graphql import relay
 
     run_id = relay.to_global_id("Run", loaded["run:S2"])
@@ -107,10 +102,8 @@ AT_RISK = """query($after: String) { work(first: 1, after: $after, filter: {atRi
   totalCount pageInfo { hasNextPage endCursor } edges { node { name holder dueAt } } } }"""
 
 
-async def test_at_risk_list_least_time_left_first(
-    client: httpx.AsyncClient, services: Services, people: dict[str, str], loaded: dict[str, str]
-) -> None:
-    # S3's clock moved to fall due at 09:15 today: 15 of its 60 minutes left, less than S4's 30.
+async def test_at_risk_list_least_time_left_first(world: World, loaded: dict[str, str]) -> None:
+    client, services, people = world.client, world.services, world.people
     async with services.db.transaction() as conn:
         await conn.execute(
             "UPDATE sla_clock SET due_at = $2 WHERE slot = $1::uuid",
@@ -128,9 +121,8 @@ async def test_at_risk_list_least_time_left_first(
     assert refused.error_codes == ["FORBIDDEN"]
 
 
-async def test_lead_time_and_report_of_a_real_expense(
-    client: httpx.AsyncClient, people: dict[str, str], frozen_clock: object
-) -> None:
+async def test_lead_time_and_report_of_a_real_expense(world: World) -> None:
+    client, people, frozen_clock = world.client, world.people, world.clock
     from datetime import timedelta
 
     from taskflow.clock import FrozenClock
@@ -169,8 +161,9 @@ async def test_lead_time_and_report_of_a_real_expense(
 
 
 async def test_a_manager_without_the_lead_role_reads_the_at_risk_list_and_the_report(
-    client: httpx.AsyncClient, services: Services, people: dict[str, str], loaded: dict[str, str]
+    world: World, loaded: dict[str, str]
 ) -> None:
+    client, services = world.client, world.services
     from taskflow.service import principals
 
     # Mona manages Sam and Sid but leads no team: she sees what a lead sees, whoever holds

@@ -17,6 +17,7 @@ import pytest
 
 from taskflow import clock
 from tests.api import workflows as w
+from tests.api.conftest import World
 from tests.conftest import T0, gql
 
 pytestmark = pytest.mark.anyio
@@ -42,9 +43,8 @@ async def _timeline(client: httpx.AsyncClient, token: str, run_id: str) -> list[
     return [e["node"] for e in result.ok()["run"]["timeline"]["edges"]]
 
 
-async def test_a_decision_has_one_instant_and_lines_come_in_order(
-    client: httpx.AsyncClient, people: dict[str, str]
-) -> None:
+async def test_a_decision_has_one_instant_and_lines_come_in_order(world: World) -> None:
+    client, people = world.client, world.people
     started = await w.start(client, people["app"], "support-ticket", "ticket", "T-1", w.TICKET)
     run_id = started["run"]["id"]
     triage = await w.slot_named(client, people["tess"], "triage")

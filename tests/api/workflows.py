@@ -126,6 +126,17 @@ async def complete(
     return result.ok()["complete"]
 
 
+async def pay(client: httpx.AsyncClient, people: dict[str, str]) -> dict[str, Any]:
+    """Paul completes the expense's open payment slot (reference PAY-9): the answer."""
+    payment = await slot_named(client, people["paul"], "payment")
+    return await complete(
+        client,
+        people["paul"],
+        payment["id"],
+        {"payment_reference": "PAY-9", "paid_on": "2026-12-02"},
+    )
+
+
 async def timeline(
     client: httpx.AsyncClient, token: str, run_id: str, kinds: list[str] | None = None
 ) -> list[dict[str, Any]]:
