@@ -144,25 +144,19 @@ async def clocks_consistent(conn: asyncpg.Connection[Any]) -> list[str]:
     return broken
 
 
+async def _tally(conn: asyncpg.Connection[Any], table: str, *columns: str) -> dict[str, int]:
+    """How many rows of ``table`` there are per value of ``columns`` (joined with "/")."""
+    listed = ", ".join(columns)
+    rows = await conn.fetch(f"SELECT {listed}, count(*) AS n FROM {table} GROUP BY {listed}")
+    return {"/".join(str(r[c]) for c in columns): r["n"] for r in sorted(rows, key=tuple)}
+
+
 async def counts(conn: asyncpg.Connection[Any]) -> dict[str, Any]:
     """What the load left behind, for the printout."""
     return {
-        "runs": {
-            f"{r['state']}/{r['status']}": r["n"]
-            for r in await conn.fetch(
-                "SELECT state, status, count(*) AS n FROM run GROUP BY 1, 2 ORDER BY 1, 2"
-            )
-        },
-        "slots": {
-            r["status"]: r["n"]
-            for r in await conn.fetch("SELECT status, count(*) AS n FROM slot GROUP BY 1")
-        },
-        "timers": {
-            f"{r['kind']}/{r['status']}": r["n"]
-            for r in await conn.fetch(
-                "SELECT kind, status, count(*) AS n FROM timer GROUP BY 1, 2 ORDER BY 1, 2"
-            )
-        },
+        "runs": await _tally(conn, "run", "state", "status"),
+        "slots": await _tally(conn, "slot", "status"),
+        "timers": await _tally(conn, "timer", "kind", "status"),
         "firings": {
             r["kind"]: r["n"]
             for r in await conn.fetch(

@@ -63,6 +63,12 @@ async def _start(services: container.Services, external_id: str, version: int) -
     )
 
 
+async def _three_runs(versioned: container.Services) -> None:
+    """L-1 and L-2 on version 1, L-3 on version 2."""
+    for external_id, version in (("L-1", 1), ("L-2", 1), ("L-3", 2)):
+        await _start(versioned, external_id, version)
+
+
 async def test_first_start_records_every_loaded_definition_once(
     versioned: container.Services,
 ) -> None:
@@ -114,9 +120,7 @@ async def test_the_drift_setting_lets_it_start_and_replaces_the_recorded_documen
 async def test_a_version_with_live_runs_missing_from_the_code_is_refused_with_counts(
     versioned: container.Services,
 ) -> None:
-    await _start(versioned, "L-1", 1)
-    await _start(versioned, "L-2", 1)
-    await _start(versioned, "L-3", 2)
+    await _three_runs(versioned)
     await deployments.register(versioned)
     # Version 2 without its declared migration: nothing says what becomes of those runs.
     v2 = dataclasses.replace(versioned.catalog.get("leave-request", 2), migrations=())
@@ -190,9 +194,7 @@ async def test_a_version_whose_runs_all_ended_may_leave_the_code(
 async def test_the_migration_plan_counts_live_runs_per_version_and_state(
     versioned: container.Services,
 ) -> None:
-    await _start(versioned, "L-1", 1)
-    await _start(versioned, "L-2", 1)
-    await _start(versioned, "L-3", 2)
+    await _three_runs(versioned)
     lines = await deployments.migration_plan(versioned, "leave-request", 2)
     assert [
         (x.from_version, x.state, x.runs, x.step.describe() if x.step else None) for x in lines

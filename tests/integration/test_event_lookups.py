@@ -27,20 +27,16 @@ WATCHED = {"run", "audit_event", "subject", "event_buffer"}
 
 async def _seed(conn: asyncpg.Connection[Any]) -> None:
     await conn.execute(
-        f"""
-        INSERT INTO subject (id, type, external_id, attributes, version, created_at, updated_at)
-        SELECT md5('s' || n)::uuid, 'parcel', 'P-' || n, '{{}}'::jsonb, 1, now(), now()
-        FROM generate_series(1, {RUNS}) n;
-        INSERT INTO run (id, workflow, definition_version, definition_digest, subject, state,
-                         status, visit, correlation_key, idempotency_key, started_by,
-                         started_at, state_entered_at, updated_at, ended_at, version)
-        SELECT md5('r' || n)::uuid, (ARRAY['delivery', 'expense-approval', 'signature'])[n % 3 + 1],
+        plans.seed_runs_sql(
+            RUNS,
+            """md5('r' || n)::uuid, (ARRAY['delivery', 'expense-approval', 'signature'])[n % 3 + 1],
                1, 'sha256:x', md5('s' || n)::uuid, 'announced',
                CASE WHEN n % 4 = 0 THEN 'completed' ELSE 'active' END, 1,
                'P-' || n, CASE WHEN n % 2 = 0 THEN 'k-' || n END, 'app',
                now() - n * interval '1 minute', now(), now(),
-               CASE WHEN n % 4 = 0 THEN now() END, 1
-        FROM generate_series(1, {RUNS}) n;
+               CASE WHEN n % 4 = 0 THEN now() END, 1""",
+        )
+        + f"""
         INSERT INTO audit_event (run, slot, kind, actor, reason, details, at)
         SELECT md5('r' || (n % {RUNS} + 1))::uuid, NULL,
                (ARRAY['slot.satisfied', 'slot.claimed', 'state.entered', 'refused'])[n % 4 + 1],

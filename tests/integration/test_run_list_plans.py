@@ -27,23 +27,17 @@ NOW = datetime(2026, 11, 30, 12, tzinfo=UTC)
 
 async def _seed(conn: asyncpg.Connection[Any]) -> None:
     await conn.execute(
-        f"""
-        INSERT INTO subject (id, type, external_id, attributes, version, created_at, updated_at)
-        SELECT md5('s' || n)::uuid, 'parcel', 'P-' || n, '{{}}'::jsonb, 1, now(), now()
-        FROM generate_series(1, {RUNS}) n;
-        INSERT INTO run (id, workflow, definition_version, definition_digest, subject, state,
-                         status, visit, correlation_key, idempotency_key, started_by,
-                         started_at, state_entered_at, updated_at, ended_at, version)
-        SELECT md5('r' || n)::uuid, (ARRAY['a', 'b', 'c', 'd', 'e', 'f'])[n % 6 + 1],
+        plans.seed_runs_sql(
+            RUNS,
+            f"""md5('r' || n)::uuid, (ARRAY['a', 'b', 'c', 'd', 'e', 'f'])[n % 6 + 1],
                1, 'sha256:x', md5('s' || n)::uuid,
                (ARRAY['new', 'review', 'approved', 'paid'])[n % 4 + 1],
                CASE WHEN n % 4 = 0 THEN 'completed' ELSE 'active' END, 1,
                'P-' || n, NULL, 'app',
                '{NOW.isoformat()}'::timestamptz - n * interval '1 minute', now(), now(),
                CASE WHEN n % 4 = 0
-                    THEN '{NOW.isoformat()}'::timestamptz - n * interval '30 seconds' END, 1
-        FROM generate_series(1, {RUNS}) n;
-        """
+                    THEN '{NOW.isoformat()}'::timestamptz - n * interval '30 seconds' END, 1""",
+        )
     )
     # Every table the statements read, as autovacuum leaves them in a running deployment
     # (an empty table never vacuumed is planned as if it had ten pages of rows).

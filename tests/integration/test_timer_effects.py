@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from taskflow import clock
-from taskflow.core.principals import INTEGRATION, Grant
+from taskflow.core.principals import INTEGRATION, Grant, Principal
 from taskflow.service import container, timers
 from taskflow.service import principals as principal_service
 from taskflow.service import runs as run_service
@@ -19,12 +19,18 @@ from tests.integration.starting import start_escalating
 pytestmark = pytest.mark.anyio
 
 
+@pytest.fixture
+async def fiona(sla_services: container.Services) -> Principal:
+    """Fiona of finance, as the services know her."""
+    found = await principal_service.get(sla_services, "fiona")
+    assert found is not None
+    return found
+
+
 async def test_a_breach_reassigns_raises_priority_and_quiet_hours_defer_a_reminder(
-    sla_services: container.Services, frozen_clock: clock.FrozenClock
+    sla_services: container.Services, frozen_clock: clock.FrozenClock, fiona: Principal
 ) -> None:
     services = sla_services
-    fiona = await principal_service.get(services, "fiona")
-    assert fiona is not None
     # Tuesday 16:00: two business hours run to Wednesday 09:30; half of it is 17:00.
     frozen_clock.set(datetime(2026, 12, 1, 16, tzinfo=UTC))
     run, slot_id = await start_escalating(services, "R-1")
@@ -64,11 +70,9 @@ async def test_a_breach_reassigns_raises_priority_and_quiet_hours_defer_a_remind
 
 
 async def test_a_reminder_outside_the_recipients_hours_waits_for_their_next_opening(
-    sla_services: container.Services, frozen_clock: clock.FrozenClock
+    sla_services: container.Services, frozen_clock: clock.FrozenClock, fiona: Principal
 ) -> None:
     services = sla_services
-    fiona = await principal_service.get(services, "fiona")
-    assert fiona is not None
     # Friday 17:00: an hour of the budget is left at 17:30; half of it falls at 17:30 too,
     # which is closing time: Fiona hears of it on Monday at 09:00, not over the weekend.
     frozen_clock.set(datetime(2026, 12, 4, 16, 30, tzinfo=UTC))
