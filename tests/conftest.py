@@ -280,6 +280,16 @@ def api_fixtures(services_name: str) -> tuple[Any, Any]:
     return pytest.fixture(name="api")(api), pytest.fixture(name="tokens")(tokens)
 
 
+def app_with(name: str, workflows: Path) -> tuple[Any, Any, Any]:
+    """Fixtures ``name`` (services with the examples and the test definitions ``workflows``),
+    and ``api`` and ``tokens`` on them (:func:`api_fixtures`):
+    ``versioned, api, tokens = app_with("versioned", HERE / "version_workflows.py")``."""
+    services = services_fixture(
+        name, workflows, doc=f"Services with the examples and ``{workflows.name}``."
+    )
+    return (services, *api_fixtures(name))
+
+
 class GraphQLResult:
     """A GraphQL response: ``data``, ``errors`` and the HTTP status."""
 

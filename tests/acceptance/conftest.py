@@ -52,6 +52,18 @@ def wait_until(predicate: object, timeout: float, what: str) -> None:
     raise AssertionError(f"timed out after {timeout}s waiting for {what}")
 
 
+def worker_env(database_url: str, root: Path, **settings: str) -> dict[str, str]:
+    """The environment of a ``taskflow worker`` on ``database_url`` with its data under
+    ``root``, plus ``settings`` (``TASKFLOW_WEBHOOK_TIMEOUT="2"``)."""
+    return {
+        **os.environ,
+        "TASKFLOW_DATABASE_URL": database_url,
+        "TASKFLOW_SECRET_KEYS": "acceptance-test-signing-key-0123456789abcdef",
+        "TASKFLOW_DATA_DIR": str(root / "data"),
+        **settings,
+    }
+
+
 def spawn(
     argv: list[str], env: dict[str, str], log: Path, mode: str = "w"
 ) -> subprocess.Popen[str]:

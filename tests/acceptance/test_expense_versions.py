@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import subprocess
 import uuid
 from collections.abc import AsyncIterator
@@ -31,7 +30,7 @@ from taskflow.service import principals as principal_service
 from taskflow.service import runs as run_service
 from taskflow.service import slots as slot_service
 from taskflow.store import db
-from tests.acceptance.conftest import TASKFLOW
+from tests.acceptance.conftest import TASKFLOW, worker_env
 from tests.conftest import EXAMPLE_PRINCIPALS, T0
 
 pytestmark = [pytest.mark.slow, pytest.mark.anyio]
@@ -45,12 +44,7 @@ class Processes:
     """``taskflow`` commands as processes on the test's database."""
 
     def __init__(self, url: str, root: Path) -> None:
-        self.env = {
-            **os.environ,
-            "TASKFLOW_DATABASE_URL": url,
-            "TASKFLOW_SECRET_KEYS": "acceptance-test-signing-key-0123456789abcdef",
-            "TASKFLOW_DATA_DIR": str(root / "data"),
-        }
+        self.env = worker_env(url, root)
 
     def run(self, workflows: str | Path, *args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(

@@ -10,7 +10,6 @@ expected refusal is one line, never a traceback.
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import uuid
@@ -24,7 +23,7 @@ import pytest
 from taskflow import config
 from taskflow.service import webhooks
 from tests.acceptance import test_webhook_workers as workers
-from tests.acceptance.conftest import TASKFLOW, Deployment, wait_until
+from tests.acceptance.conftest import TASKFLOW, Deployment, wait_until, worker_env
 from tests.api import magic as m
 from tests.api import operation_inputs as ops
 from tests.webhook_receiver import Receiver
@@ -163,15 +162,13 @@ def test_a_real_worker_logs_no_webhook_url_token(database_url: str, tmp_path: Pa
     )
     events = 5
     workers.sql(database_url, workers.SEED, events, datetime.now(UTC))
-    env = {
-        **os.environ,
-        "TASKFLOW_DATABASE_URL": database_url,
-        "TASKFLOW_SECRET_KEYS": "acceptance-test-signing-key-0123456789abcdef",
-        "TASKFLOW_DATA_DIR": str(tmp_path / "data"),
-        "TASKFLOW_WEBHOOK_ALLOW_PRIVATE": "true",
-        "TASKFLOW_WEBHOOK_BACKOFF_BASE": "0.2",
-        "TASKFLOW_WEBHOOK_BACKOFF_MAX": "0.5",
-    }
+    env = worker_env(
+        database_url,
+        tmp_path,
+        TASKFLOW_WEBHOOK_ALLOW_PRIVATE="true",
+        TASKFLOW_WEBHOOK_BACKOFF_BASE="0.2",
+        TASKFLOW_WEBHOOK_BACKOFF_MAX="0.5",
+    )
     log = tmp_path / "worker.log"
     with log.open("w") as out:
         worker = subprocess.Popen(

@@ -10,7 +10,6 @@ killed with requests in flight.
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
 import subprocess
 import uuid
@@ -23,7 +22,7 @@ import asyncpg
 import pytest
 
 from taskflow.service import webhooks
-from tests.acceptance.conftest import TASKFLOW, spawn, stop, wait_until
+from tests.acceptance.conftest import TASKFLOW, spawn, stop, wait_until, worker_env
 from tests.webhook_receiver import Receiver
 
 EVENTS = 200
@@ -88,15 +87,13 @@ def test_a_worker_killed_mid_delivery_loses_nothing(
         SECRET,
     )
     sql(database_url, SEED, EVENTS, datetime.now(UTC))
-    env = {
-        **os.environ,
-        "TASKFLOW_DATABASE_URL": database_url,
-        "TASKFLOW_SECRET_KEYS": "acceptance-test-signing-key-0123456789abcdef",
-        "TASKFLOW_DATA_DIR": str(tmp_path / "data"),
-        "TASKFLOW_WEBHOOK_ALLOW_PRIVATE": "true",
-        "TASKFLOW_WEBHOOK_TIMEOUT": "2",
-        "TASKFLOW_WEBHOOK_CONCURRENCY": "20",
-    }
+    env = worker_env(
+        database_url,
+        tmp_path,
+        TASKFLOW_WEBHOOK_ALLOW_PRIVATE="true",
+        TASKFLOW_WEBHOOK_TIMEOUT="2",
+        TASKFLOW_WEBHOOK_CONCURRENCY="20",
+    )
     processes: list[subprocess.Popen[str]] = []
 
     def start(name: str) -> subprocess.Popen[str]:

@@ -23,7 +23,7 @@ import asyncpg
 import pytest
 
 from taskflow.service import definitions
-from tests.acceptance.conftest import TASKFLOW, spawn, stop, stopping, wait_until
+from tests.acceptance.conftest import TASKFLOW, spawn, stop, stopping, wait_until, worker_env
 
 DIGEST = definitions.load_from_env({}).get("support-ticket").digest
 
@@ -97,12 +97,7 @@ class Workers:
 
     def __init__(self, url: str, root: Path) -> None:
         self.root = root
-        self.env = {
-            **os.environ,
-            "TASKFLOW_DATABASE_URL": url,
-            "TASKFLOW_SECRET_KEYS": "acceptance-test-signing-key-0123456789abcdef",
-            "TASKFLOW_DATA_DIR": str(root / "data"),
-        }
+        self.env = worker_env(url, root)
         self.processes: list[subprocess.Popen[str]] = []
 
     def start(self, count: int = 1, *args: str) -> list[subprocess.Popen[str]]:

@@ -7,16 +7,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.conftest import api_fixtures, services_fixture
+from tests.conftest import app_with
 
 HERE = Path(__file__).resolve().parent
 
 
-event_services = services_fixture(
-    "event_services",
-    HERE / "event_workflows.py",
-    doc="Services with the examples and ``event_workflows.py``.",
-)
-
-
-api, tokens = api_fixtures("event_services")
+event_services, api, tokens = app_with("event_services", HERE / "event_workflows.py")

@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from taskflow.service import container
-from tests.conftest import api_fixtures, services_fixture, tokens_for
+from tests.conftest import app_with, tokens_for
 
 HERE = Path(__file__).resolve().parent
 pytestmark = pytest.mark.anyio
@@ -23,14 +23,7 @@ START = """mutation($input: StartRunInput!) { startRun(input: $input) {
 } }"""
 
 
-broken_services = services_fixture(
-    "broken_services",
-    HERE / "broken_workflows.py",
-    doc="Services with the examples and ``broken_workflows.py``.",
-)
-
-
-api, tokens = api_fixtures("broken_services")
+broken_services, api, tokens = app_with("broken_services", HERE / "broken_workflows.py")
 
 
 async def test_an_engine_error_reaches_the_client_masked_with_the_request_id(

@@ -11,7 +11,7 @@ import pytest
 
 from taskflow.service import container, deployments
 from tests.api import workflows as w
-from tests.conftest import api_fixtures, gql, services_fixture
+from tests.conftest import app_with, gql
 
 pytestmark = pytest.mark.anyio
 
@@ -24,14 +24,7 @@ START = """mutation($input: StartRunInput!) { startRun(input: $input) {
 } }"""
 
 
-versioned = services_fixture(
-    "versioned",
-    HERE / "version_workflows.py",
-    doc="Services with the examples and ``version_workflows.py``.",
-)
-
-
-api, tokens = api_fixtures("versioned")
+versioned, api, tokens = app_with("versioned", HERE / "version_workflows.py")
 
 
 async def _start(

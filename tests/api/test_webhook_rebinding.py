@@ -9,9 +9,7 @@ every dial and only dials loopback), so a test never sends a packet elsewhere.
 from __future__ import annotations
 
 import dataclasses
-import shutil
-import subprocess
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +19,7 @@ import pytest
 from taskflow import clock
 from taskflow.service import container, webhook_delivery
 from taskflow.webhook_settings import WebhookSettings
+from tests import tls
 from tests.api import test_webhooks_api as hooks
 from tests.api import workflows as w
 from tests.conftest import asgi_client
@@ -69,15 +68,6 @@ class LocalOnly(httpcore.AsyncNetworkBackend):
 
     async def sleep(self, seconds: float) -> None:
         await self.inner.sleep(seconds)
-
-
-@pytest.fixture
-def receiver() -> Iterator[Receiver]:
-    found = Receiver().start()
-    try:
-        yield found
-    finally:
-        found.stop()
 
 
 def _with(
@@ -174,16 +164,7 @@ async def test_a_pinned_connection_delivers_with_the_endpoint_host_name(
 @pytest.fixture
 def certificate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[str, str]:
     """A self-signed certificate for hooks.test only, trusted through SSL_CERT_FILE."""
-    if shutil.which("openssl") is None:
-        pytest.fail("openssl is needed to make the test receiver's certificate")
-    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
-    subprocess.run(
-        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
-         "-subj", "/CN=hooks.test", "-addext", "subjectAltName=DNS:hooks.test",
-         "-keyout", str(key), "-out", str(cert)],
-        check=True, capture_output=True,
-    )  # fmt: skip
-    monkeypatch.setenv("SSL_CERT_FILE", str(cert))
+    cert, key = tls.trusted_certificate(tmp_path, monkeypatch, "hooks.test", "DNS:hooks.test")
     return str(cert), str(key)
 
 

@@ -9,9 +9,7 @@ password is a temporary failure (the settings are wrong, not the message).
 
 from __future__ import annotations
 
-import shutil
 import ssl
-import subprocess
 from collections.abc import Iterator
 from email.message import EmailMessage
 from pathlib import Path
@@ -22,24 +20,14 @@ from aiosmtpd.smtp import AuthResult, LoginPassword
 
 from taskflow import mail_config
 from taskflow.service import mail
-from tests import smtp_server
+from tests import smtp_server, tls
 
 pytestmark = pytest.mark.anyio
 
 
 @pytest.fixture
 def certificate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
-    if shutil.which("openssl") is None:
-        pytest.fail("openssl is needed to make the test server's certificate")
-    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
-    subprocess.run(
-        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
-         "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
-         "-keyout", str(key), "-out", str(cert)],
-        check=True, capture_output=True,
-    )  # fmt: skip
-    monkeypatch.setenv("SSL_CERT_FILE", str(cert))
-    return cert, key
+    return tls.trusted_certificate(tmp_path, monkeypatch, "127.0.0.1", "IP:127.0.0.1")
 
 
 def _server_tls(certificate: tuple[Path, Path]) -> ssl.SSLContext:
