@@ -39,9 +39,9 @@ ROOT = _HERE.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from taskflow.core import calendars  # noqa: E402
-from taskflow.core.calendars import model, timeline  # noqa: E402
-from taskflow.service import calendar_files  # noqa: E402
+from taskflow.core.clocks import calendars  # noqa: E402
+from taskflow.core.clocks.calendars import model, timeline  # noqa: E402
+from taskflow.service.clocks import calendar_files  # noqa: E402
 
 CALENDARS = ("24x7", "uk-london", "us-new-york", "de-berlin", "in-bengaluru", "support-overnight")
 FIRST, LAST = date(2024, 1, 1), date(2030, 12, 31)

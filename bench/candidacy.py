@@ -42,9 +42,10 @@ if str(ROOT) not in sys.path:
 
 from taskflow import clock  # noqa: E402
 from taskflow.core.definition import audience as au  # noqa: E402
-from taskflow.core.runs.filters import SlotFilter  # noqa: E402
-from taskflow.store import candidacy, claims, db, embedded, queries  # noqa: E402
-from taskflow.store import principals as principal_rows  # noqa: E402
+from taskflow.core.slots.filters import SlotFilter  # noqa: E402
+from taskflow.store.access import principals as principal_rows  # noqa: E402
+from taskflow.store.common import db, embedded  # noqa: E402
+from taskflow.store.slots import candidacy, claims, queries  # noqa: E402
 
 PAGE = 50
 NOW_PRED = candidacy.admits_sql("sl", "$2::text[]")
@@ -54,7 +55,7 @@ CLAIM_BEFORE = INBOX_BEFORE + " AND sl.residual = '[]'::jsonb"
 
 def flat(sql: str) -> str:
     """A statement on one line, its comment lines dropped and white space collapsed (the
-    named statements of ``store/sql`` spread the predicate over lines)."""
+    named statements of ``store/slots/candidacy.sql`` spread the predicate over lines)."""
     kept = (line for line in sql.splitlines() if not line.strip().startswith("--"))
     return " ".join(" ".join(kept).split()).replace("( ", "(").replace(" )", ")")
 

@@ -162,11 +162,12 @@ def instrument_server(profile: bool) -> None:
 
     from taskflow.api import app as api_app
     from taskflow.api import body_guard
-    from taskflow.api.graphql import guards, keyed, work_answers
-    from taskflow.service import principals as principal_service
-    from taskflow.service import slots as slot_service
-    from taskflow.store import claims
-    from taskflow.store import principals as principal_rows
+    from taskflow.api.graphql.common import guards, keyed
+    from taskflow.api.graphql.slots import work_answers
+    from taskflow.service.access import principals as principal_service
+    from taskflow.service.slots import slots as slot_service
+    from taskflow.store.access import principals as principal_rows
+    from taskflow.store.slots import claims
 
     body_guard.check_body = _spanned("body_guard.check_body", body_guard.check_body)
     api_app._context_of = _spanned("context getter", api_app._context_of)
@@ -239,11 +240,11 @@ async def drive(inbox: Any, url: str, calls: int, served: list[Served]) -> None:
     import httpx
 
     from taskflow import clock
-    from taskflow.api.graphql import relay
+    from taskflow.api.graphql.common import relay
     from taskflow.core.definition import audience as au
-    from taskflow.service import container
-    from taskflow.store import db
-    from taskflow.store import principals as principal_rows
+    from taskflow.service.common import container
+    from taskflow.store.access import principals as principal_rows
+    from taskflow.store.common import db
 
     database = await db.Database.connect(url, min_size=1, max_size=2)
     admin = await asyncpg.connect(url)
@@ -359,7 +360,7 @@ def main() -> None:
     if args.try_file:
         os.environ[TRY_ENV] = str(Path(args.try_file).resolve())
     os.environ["TASKFLOW_CLAIM_PROFILE_CPROFILE"] = "0" if args.no_cprofile else "1"
-    from taskflow.store import embedded
+    from taskflow.store.common import embedded
 
     handle = embedded.EmbeddedPostgres(Path(args.data_dir))
     with tempfile.TemporaryDirectory() as scratch:

@@ -35,10 +35,11 @@ import asyncpg  # noqa: E402
 from bench.claim_profile import load_inbox  # noqa: E402
 from taskflow import clock  # noqa: E402
 from taskflow.core.definition import audience as au  # noqa: E402
-from taskflow.core.runs.filters import SlotFilter  # noqa: E402
-from taskflow.service import container  # noqa: E402
-from taskflow.store import claims, db, embedded  # noqa: E402
-from taskflow.store import principals as principal_rows  # noqa: E402
+from taskflow.core.slots.filters import SlotFilter  # noqa: E402
+from taskflow.service.common import container  # noqa: E402
+from taskflow.store.access import principals as principal_rows  # noqa: E402
+from taskflow.store.common import db, embedded  # noqa: E402
+from taskflow.store.slots import claims  # noqa: E402
 
 MODES = ("auto", "force_custom_plan", "force_generic_plan")
 

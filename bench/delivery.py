@@ -51,10 +51,10 @@ import standardwebhooks  # noqa: E402
 
 from bench import pg  # noqa: E402
 from taskflow.api import asgi  # noqa: E402
-from taskflow.core import webhook_events  # noqa: E402
-from taskflow.service import webhooks  # noqa: E402
-from taskflow.store import migrate  # noqa: E402
-from taskflow.store.db import with_database  # noqa: E402
+from taskflow.core.delivery import webhook_events  # noqa: E402
+from taskflow.service.delivery import webhooks  # noqa: E402
+from taskflow.store.common import migrate  # noqa: E402
+from taskflow.store.common.db import with_database  # noqa: E402
 
 TEMPLATE = "bench_delivery_template"
 SECRET = webhooks.new_secret()
@@ -401,7 +401,7 @@ def main(args: argparse.Namespace) -> None:
     admin_url = os.environ.get("TASKFLOW_BENCH_DATABASE_URL")
     server = None
     if admin_url is None:
-        from taskflow.store import embedded
+        from taskflow.store.common import embedded
 
         server = embedded.EmbeddedPostgres(Path("/tmp/tfbench-delivery"))
         admin_url = server.url()

@@ -9,7 +9,7 @@ embedded PostgreSQL (or ``--admin-url``), starts a real uvicorn server process
 on loopback serving the taskflow app plus two plain Litestar endpoints, and
 measures, for the same random principals in the same run:
 
-- the inbox: the raw SQL statement ``taskflow.store.queries.inbox`` sends (asyncpg),
+- the inbox: the raw SQL statement ``taskflow.store.slots.queries.inbox`` sends (asyncpg),
   the service ``views.inbox`` in process, an empty HTTP endpoint (the floor of
   HTTP plus client), a plain Litestar JSON endpoint serving the same rows
   (token check + ``views.inbox`` + a dict per row), and the GraphQL ``inbox``
@@ -53,15 +53,19 @@ if str(ROOT) not in sys.path:
 import asyncpg  # noqa: E402
 import httpx  # noqa: E402
 
-from taskflow import clock, config, errors  # noqa: E402
-from taskflow.api.graphql import relay  # noqa: E402
+from taskflow import clock, errors  # noqa: E402
+from taskflow.api.graphql.common import relay  # noqa: E402
+from taskflow.config import config  # noqa: E402
+from taskflow.core.access.principals import Principal  # noqa: E402
 from taskflow.core.definition import audience as au  # noqa: E402
-from taskflow.core.principals import Principal  # noqa: E402
-from taskflow.core.runs.filters import SlotFilter  # noqa: E402
-from taskflow.service import container, definitions, slots, views  # noqa: E402
-from taskflow.store import claims, db, migrate, queries, tables  # noqa: E402
-from taskflow.store import principals as principal_rows  # noqa: E402
-from taskflow.store.db import with_database  # noqa: E402
+from taskflow.core.slots.filters import SlotFilter  # noqa: E402
+from taskflow.service.common import container  # noqa: E402
+from taskflow.service.slots import slots, views  # noqa: E402
+from taskflow.service.versions import definitions  # noqa: E402
+from taskflow.store.access import principals as principal_rows  # noqa: E402
+from taskflow.store.common import db, migrate, tables  # noqa: E402
+from taskflow.store.common.db import with_database  # noqa: E402
+from taskflow.store.slots import claims, queries  # noqa: E402
 
 WORKFLOW = "expense-approval"
 SECRET = "bench-inbox-signing-key-not-for-production-0123456789"
@@ -320,7 +324,7 @@ def generation_sql(size: Size, seed: int, digest: str) -> list[str]:
                                                     ELSE d.finished_due END AS due) x
         """,
         # The report's clock copied onto the slot, as every clock write keeps it
-        # (store/deadlines.py: finished, else assigned).
+        # (store/clocks/deadlines.py: finished, else assigned).
         """
         UPDATE slot s SET sla_milestone = k.milestone, sla_calendar = k.calendar,
                           sla_budget_us = k.budget_us, sla_working_days = k.working_days,
@@ -469,7 +473,7 @@ def serve(url: str, port: int, try_file: str | None) -> None:
     from litestar.datastructures import State
 
     from taskflow.api import app as api_app
-    from taskflow.service import principals as principal_service
+    from taskflow.service.access import principals as principal_service
 
     apply_try(try_file)
     settings = settings_for(url)
@@ -994,7 +998,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     if args.admin_url:
         asyncio.run(run(args.admin_url, options))
         return
-    from taskflow.store import embedded
+    from taskflow.store.common import embedded
 
     data_dir = Path(args.data_dir)
     if data_dir.resolve().is_relative_to(Path.home()):

@@ -7,7 +7,7 @@ from typing import Any
 
 import asyncpg
 
-from taskflow.store.db import with_database
+from taskflow.store.common.db import with_database
 
 
 async def admin(url: str, *statements: str, args: tuple[Any, ...] = ()) -> None:

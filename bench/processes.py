@@ -43,9 +43,10 @@ import asyncpg  # noqa: E402
 import httpx  # noqa: E402
 
 from taskflow import clock  # noqa: E402
-from taskflow.api.graphql import relay  # noqa: E402
-from taskflow.service import container, metrics  # noqa: E402
-from taskflow.store import db  # noqa: E402
+from taskflow.api.graphql.common import relay  # noqa: E402
+from taskflow.service.common import container  # noqa: E402
+from taskflow.service.reports import metrics  # noqa: E402
+from taskflow.store.common import db  # noqa: E402
 
 
 def _inbox_bench() -> ModuleType:
@@ -246,7 +247,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     if options.admin_url:
         asyncio.run(run(options.admin_url, options, print))
         return
-    from taskflow.store import embedded
+    from taskflow.store.common import embedded
 
     server = embedded.EmbeddedPostgres(Path(options.data_dir))
     try:

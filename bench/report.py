@@ -49,12 +49,13 @@ import httpx  # noqa: E402
 
 from taskflow import clock  # noqa: E402
 from taskflow.api import app as api_app  # noqa: E402
-from taskflow.core import reports  # noqa: E402
-from taskflow.core.principals import Grant, Principal  # noqa: E402
-from taskflow.core.runs.filters import SlotFilter  # noqa: E402
-from taskflow.service import container  # noqa: E402
-from taskflow.service import reports as report_service  # noqa: E402
-from taskflow.store import db, report_sql  # noqa: E402
+from taskflow.core.access.principals import Grant, Principal  # noqa: E402
+from taskflow.core.reports import reports  # noqa: E402
+from taskflow.core.slots.filters import SlotFilter  # noqa: E402
+from taskflow.service.common import container  # noqa: E402
+from taskflow.service.reports import reports as report_service  # noqa: E402
+from taskflow.store.common import db  # noqa: E402
+from taskflow.store.reports import report_sql  # noqa: E402
 
 
 def _inbox() -> Any:
@@ -226,7 +227,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     if args.admin_url:
         asyncio.run(go(args.admin_url))
         return
-    from taskflow.store import embedded
+    from taskflow.store.common import embedded
 
     server = embedded.EmbeddedPostgres(Path(args.data_dir))
     try:

@@ -47,9 +47,9 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench import pg  # noqa: E402
-from taskflow.service import definitions  # noqa: E402
-from taskflow.store import migrate  # noqa: E402
-from taskflow.store.db import with_database  # noqa: E402
+from taskflow.service.versions import definitions  # noqa: E402
+from taskflow.store.common import migrate  # noqa: E402
+from taskflow.store.common.db import with_database  # noqa: E402
 
 TEMPLATE = "bench_steps_template"
 WORKFLOW = _HERE / "step_workflow.py"
@@ -306,7 +306,7 @@ async def main(args: argparse.Namespace) -> None:
     admin_url = os.environ.get("TASKFLOW_BENCH_DATABASE_URL")
     server = None
     if admin_url is None:
-        from taskflow.store import embedded
+        from taskflow.store.common import embedded
 
         server = embedded.EmbeddedPostgres(Path("/tmp/tfbench-steps"))
         admin_url = server.url()

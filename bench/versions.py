@@ -35,10 +35,12 @@ ROOT = _HERE.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from taskflow import clock, config  # noqa: E402
-from taskflow.service import container, deployments  # noqa: E402
-from taskflow.store import db, migrate  # noqa: E402
-from taskflow.store.db import with_database  # noqa: E402
+from taskflow import clock  # noqa: E402
+from taskflow.config import config  # noqa: E402
+from taskflow.service.common import container  # noqa: E402
+from taskflow.service.versions import deployments  # noqa: E402
+from taskflow.store.common import db, migrate  # noqa: E402
+from taskflow.store.common.db import with_database  # noqa: E402
 
 DATABASE = "bench_versions"
 WORKFLOWS = ROOT / "tests" / "api" / "version_workflows.py"
@@ -76,7 +78,7 @@ async def main(args: argparse.Namespace) -> None:
     admin_url = os.environ.get("TASKFLOW_BENCH_DATABASE_URL")
     server = None
     if admin_url is None:
-        from taskflow.store import embedded
+        from taskflow.store.common import embedded
 
         server = embedded.EmbeddedPostgres(Path("/tmp/tfbench-versions"))
         admin_url = server.url()

@@ -1,4 +1,4 @@
-"""Indexes the table classes cannot declare (``taskflow.store.tables.EXTRA_INDEXES``).
+"""Indexes the table classes cannot declare (``taskflow.store.common.tables.EXTRA_INDEXES``).
 
 Piccolo runs a migration's raw steps before its table steps, so raw indexes
 live in a migration after the one that creates their tables.

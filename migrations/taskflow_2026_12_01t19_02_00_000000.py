@@ -1,6 +1,6 @@
 """Residual candidate rules in SQL: ``rule_holds`` and ``residual_admits``.
 
-``taskflow/store/candidacy.py`` holds the statements (also in
+``taskflow/store/slots/candidacy.py`` holds the statements (also in
 ``schema_extras.EXTRA_FUNCTIONS``) and the one predicate the inbox,
 claim-next, the team queue and the board use.
 """

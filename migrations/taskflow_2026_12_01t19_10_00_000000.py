@@ -1,7 +1,7 @@
 """Metrics: the worker's gauge snapshot, and the oldest open slot from an index.
 
 ``metric_snapshot`` holds, per name, the gauges a worker computes every few
-seconds over live slots and their clocks (``service/metrics.py``); ``/metrics``
+seconds over live slots and their clocks (``service/reports/metrics.py``); ``/metrics``
 reads that one row instead of aggregating at scrape time. ``slot_open_opened_at``
 answers "the oldest open slot" with one index probe.
 """

@@ -1,7 +1,7 @@
 """Retention: ``pruned_slot`` (what the SLA report reads of each slot of a pruned run) and
 ``prune`` (one row per pruned batch: the count on the record), and the index
 ``run_workflow_ended`` retention finds a workflow's oldest ended runs by. docs/operations.md,
-"Retention"; ``store/retention_tables.py``.
+"Retention"; ``store/operate/retention_tables.py``.
 """
 
 from piccolo.apps.migrations.auto.migration_manager import MigrationManager

@@ -1,6 +1,6 @@
 """claim-next's writes as a function: ``claim_plain`` claims the slot its caller chose and
 locked, meets its assigned clock, cancels that clock's timers and writes the timeline lines
-(``store/claims.py``, ``sql/claims.sql``). PL/pgSQL keeps the plans of its statements per
+(``store/slots/claims.py``, ``slots/claims.sql``). PL/pgSQL keeps the plans of its statements per
 session, so claim-next no longer plans a statement of data-modifying CTEs on every call.
 """
 

@@ -1,7 +1,7 @@
 """claim_plain returns what claim-next's answer needs of the claimed slot's run (its
 definition version, state and status, its subject's type, external id and attributes;
 ``store/runs.RunHead``) instead of the whole run, its subject and its once values, which the
-server decoded for nothing (``store/claims.py``, ``sql/claims.sql``). Its result type
+server decoded for nothing (``store/slots/claims.py``, ``slots/claims.sql``). Its result type
 changes, so the function is dropped and made again (its first version: 2026-12-02T04:12,
 made again going backwards).
 """

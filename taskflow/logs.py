@@ -9,7 +9,7 @@ logged at DEBUG (its warnings stay WARNING). Called by ``serve`` (and each of it
 
 No line names a URL with its query or userinfo (a receiver's token, a database
 password): :func:`install_redaction` makes every record, whatever logger wrote it,
-carry its URLs redacted (``core/redact.py``) before any handler sees it, and the
+carry its URLs redacted (``core/delivery/redact.py``) before any handler sees it, and the
 formatters redact the extra fields. httpx's and httpcore's own lines (a request's
 full URL at INFO, connection steps at DEBUG) are quieted to WARNING besides.
 """
@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any, TextIO
 
-import taskflow.core.redact as redact
+import taskflow.core.delivery.redact as redact
 from taskflow import errors
 
 ENV = "TASKFLOW_LOG_FORMAT"

@@ -11,7 +11,7 @@ from types import ModuleType
 
 import asyncpg
 
-from taskflow.config import PROJECT_ROOT
+from taskflow.config.config import PROJECT_ROOT
 
 
 def load(name: str) -> ModuleType:

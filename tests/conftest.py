@@ -31,10 +31,11 @@ import asyncpg
 import httpx
 import pytest
 
-from taskflow import clock, config
+from taskflow import clock
+from taskflow.config import config
 
 if TYPE_CHECKING:
-    from taskflow.service import container
+    from taskflow.service.common import container
 
 TEMPLATE = "taskflow_template"
 TEST_SECRET = "test-signing-key-not-for-production-0123456789"
@@ -57,7 +58,7 @@ def pg_admin_url() -> Iterator[str]:
     if external:
         yield external
         return
-    from taskflow.store import embedded
+    from taskflow.store.common import embedded
 
     data_dir = Path(tempfile.mkdtemp(prefix="taskflow-test-", dir="/tmp"))
     server = embedded.EmbeddedPostgres(data_dir)
@@ -84,7 +85,7 @@ def pg_admin_url() -> Iterator[str]:
 def template_url(pg_admin_url: str) -> str:
     """A database migrated once, cloned for every test."""
 
-    from taskflow.store import db, migrate
+    from taskflow.store.common import db, migrate
 
     async def build() -> None:
         conn = await asyncpg.connect(pg_admin_url)
@@ -100,7 +101,7 @@ def template_url(pg_admin_url: str) -> str:
 @pytest.fixture
 def database_url(pg_admin_url: str, template_url: str) -> Iterator[str]:
     """A fresh database, a copy of the migrated template, dropped afterwards."""
-    from taskflow.store import db
+    from taskflow.store.common import db
 
     name = f"t_{os.getpid()}_{next(_numbers)}_{uuid.uuid4().hex[:6]}"
 
@@ -140,8 +141,8 @@ def settings(tmp_path: Path) -> config.Settings:
 async def services(
     database_url: str, settings: config.Settings, frozen_clock: clock.FrozenClock
 ) -> AsyncIterator[container.Services]:
-    from taskflow.service import container
-    from taskflow.store import db
+    from taskflow.service.common import container
+    from taskflow.store.common import db
 
     database = await db.Database.connect(database_url, min_size=1, max_size=10)
     try:
@@ -187,7 +188,7 @@ def tokens_for(services: container.Services) -> dict[str, str]:
 @pytest.fixture
 async def people(services: container.Services) -> dict[str, str]:
     """The example principals loaded; returns a bearer token per principal id."""
-    from taskflow.service import principals
+    from taskflow.service.access import principals
 
     await principals.load(services, example_people())
     return tokens_for(services)
@@ -223,9 +224,9 @@ async def services_with(
     """Services with the examples (none if not ``examples``) plus ``workflows`` (test
     definitions), and ``people`` loaded (by default the example people, the example app
     granted every workflow)."""
-    from taskflow.service import container
-    from taskflow.service import principals as principal_service
-    from taskflow.store import db
+    from taskflow.service.access import principals as principal_service
+    from taskflow.service.common import container
+    from taskflow.store.common import db
 
     ours = tuple(map(str, workflows))
     with_ours = replace(settings, workflows=(*settings.workflows, *ours) if examples else ours)

@@ -29,10 +29,10 @@ import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from taskflow.store import db
+from taskflow.store.common import db
 
-#: The upgrade's backfill: the slots' held facts from their timelines and their report clock,
-#: as the write path keeps them (``core/runs/holding.py``, ``store/deadlines.py``); the report
+#: The upgrade's backfill: the slots' held facts from their timelines and their report clock, as the
+#: write path keeps them (``core/slots/holding.py``, ``store/clocks/deadlines.py``); the report
 #: reads them for live slots.
 BACKFILL = importlib.import_module("migrations.taskflow_2026_12_01t06_23_33_000000").BACKFILL
 H = 3600 * 1_000_000
@@ -276,7 +276,7 @@ async def assert_stored_measures_agree(services: Any) -> int:
     Clears them, lets ``measure_ended_slots`` (the report's on-read SQL) store them again,
     and compares; returns how many slots were compared.
     """
-    from taskflow.service import reports as report_service
+    from taskflow.service.reports import reports as report_service
 
     await assert_report_clocks_agree(services)
     # pickup_clock serves live slots (an ended one's stored pickup is in its measures).

@@ -25,9 +25,10 @@ from taskflow.api import (
 )
 from taskflow.api import limits as edge
 from taskflow.api.graphql import schema as graphql_schema
-from taskflow.api.graphql.context import Context
-from taskflow.service import metrics, outage
-from taskflow.service.container import Services
+from taskflow.api.graphql.common.context import Context
+from taskflow.service.common import outage
+from taskflow.service.common.container import Services
+from taskflow.service.reports import metrics
 
 log = logging.getLogger("taskflow.api")
 

@@ -17,7 +17,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from taskflow import config, errors
+from taskflow import errors
+from taskflow.config import config
 
 #: How much of a refused value a message quotes.
 PREFIX_CHARS = 24
@@ -27,7 +28,7 @@ PREFIX_CHARS = 24
 _FORBIDDEN = re.compile("[\x00\ud800-\udfff]")
 
 #: Arguments and input fields stored in a sized column: their column's size
-#: (taskflow/store/tables.py). Every other string gets ``Limits.max_text_chars``.
+#: (taskflow/store/common/tables.py). Every other string gets ``Limits.max_text_chars``.
 KEY_CAPS: dict[str, int] = {
     "externalId": 200,
     "idempotencyKey": 200,
@@ -81,12 +82,12 @@ class Limits:
     max_text_chars: int = 10_000
     #: Bytes of one JSON document (a subject's attributes, a payload, a move's input).
     max_document_bytes: int = 256 * 1024
-    #: The static cost of one GraphQL operation (taskflow/api/graphql/cost.py).
+    #: The static cost of one GraphQL operation (taskflow/api/graphql/common/cost.py).
     max_query_cost: int = 50_000
 
     @classmethod
     def from_settings(cls, settings: config.Settings) -> Limits:
-        """The limits a :class:`taskflow.config.Settings` asks for."""
+        """The limits a :class:`taskflow.config.config.Settings` asks for."""
         return cls(
             max_body_bytes=settings.max_body_bytes,
             max_text_chars=settings.max_text_chars,

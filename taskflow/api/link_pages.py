@@ -25,10 +25,11 @@ from litestar.response import Response
 from taskflow import errors
 from taskflow.api import access_log
 from taskflow.api import limits as edge
-from taskflow.core import links as core
 from taskflow.core.definition import fields as fl
-from taskflow.service import link_use, outage
-from taskflow.service.container import Services
+from taskflow.core.links import links as core
+from taskflow.service.common import outage
+from taskflow.service.common.container import Services
+from taskflow.service.links import link_use
 
 log = logging.getLogger("taskflow.api.links")
 

@@ -16,9 +16,9 @@ from litestar import Request, get
 from litestar.datastructures import State
 from litestar.response import Response
 
-from taskflow import config
-from taskflow.service import metrics
-from taskflow.service.container import Services
+from taskflow.config import config
+from taskflow.service.common.container import Services
+from taskflow.service.reports import metrics
 
 
 def _loopback(host: str | None) -> bool:

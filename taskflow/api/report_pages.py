@@ -22,9 +22,10 @@ from litestar.response import Response
 
 from taskflow import errors
 from taskflow.api import charts, report_signin, report_table, report_view
-from taskflow.core import principals, reports
-from taskflow.service import reports as report_service
-from taskflow.service.container import Services
+from taskflow.core.access import principals
+from taskflow.core.reports import reports
+from taskflow.service.common.container import Services
+from taskflow.service.reports import reports as report_service
 
 HTML = report_view.HTML
 HEADERS = report_view.HEADERS

@@ -22,10 +22,10 @@ from litestar.response import Redirect, Response
 
 from taskflow import errors
 from taskflow.api import access_log, report_view
-from taskflow.core import principals
-from taskflow.service import principals as principal_service
-from taskflow.service import report_sessions
-from taskflow.service.container import Services
+from taskflow.core.access import principals
+from taskflow.service.access import principals as principal_service
+from taskflow.service.access import report_sessions
+from taskflow.service.common.container import Services
 
 #: The cookie holding the session id (a new name: cookies of old versions held a token).
 COOKIE = "taskflow_report_session"

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from zoneinfo import ZoneInfo
 
-from taskflow.core import reports
+from taskflow.core.reports import reports
 
 HOUR_US = 3600 * 1_000_000
 DIMENSION_TITLES = {

@@ -12,9 +12,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from taskflow import config, errors
-from taskflow.core import calendars
-from taskflow.service import calendar_files
+from taskflow import errors
+from taskflow.config import config
+from taskflow.core.clocks import calendars
+from taskflow.service.clocks import calendar_files
 
 _BUDGET = re.compile(
     r"^(?:(?P<h>\d+(?:\.\d+)?)h)?(?:(?P<m>\d+(?:\.\d+)?)m)?(?:(?P<s>\d+(?:\.\d+)?)s)?$"

@@ -12,7 +12,7 @@ import sys
 
 from taskflow.core.definition import DefinitionError, render
 from taskflow.core.definition.workflow import Definition
-from taskflow.service import definitions
+from taskflow.service.versions import definitions
 
 
 def _catalog(paths: list[str] | None) -> definitions.Catalog:

@@ -7,10 +7,12 @@ import argparse
 import logging
 from typing import Any
 
-from taskflow import config, errors, logs
+from taskflow import errors, logs
 from taskflow.cli import runtime
-from taskflow.service import demo, tokens
-from taskflow.service.container import Services
+from taskflow.config import config
+from taskflow.service.access import tokens
+from taskflow.service.common.container import Services
+from taskflow.service.operate import demo
 
 PRINCIPALS = config.PROJECT_ROOT / "examples" / "principals.json"
 RUNS = config.PROJECT_ROOT / "examples" / "demo.json"

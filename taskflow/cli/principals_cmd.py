@@ -6,10 +6,11 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from taskflow import config, errors
+from taskflow import errors
 from taskflow.cli import runtime
-from taskflow.service import principals, tokens
-from taskflow.service.container import Services
+from taskflow.config import config
+from taskflow.service.access import principals, tokens
+from taskflow.service.common.container import Services
 
 #: Exit code of a refused command line (as argparse uses).
 USAGE = 2

@@ -6,9 +6,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from taskflow import config
 from taskflow.cli import runtime
-from taskflow.service import reports
+from taskflow.config import config
+from taskflow.service.reports import reports
 
 
 def run_measure(args: argparse.Namespace) -> int:

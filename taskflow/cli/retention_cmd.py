@@ -6,10 +6,10 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from taskflow import config
 from taskflow.cli import runtime
-from taskflow.service import retention
-from taskflow.service.container import Services
+from taskflow.config import config
+from taskflow.service.common.container import Services
+from taskflow.service.operate import retention
 
 
 def run_prune(args: argparse.Namespace) -> int:

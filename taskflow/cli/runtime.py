@@ -10,9 +10,11 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from types import FrameType
 from typing import Any, TypeVar
 
-from taskflow import clock, config
-from taskflow.service import container, step_guard
-from taskflow.store import db, migrate
+from taskflow import clock
+from taskflow.config import config
+from taskflow.service.common import container
+from taskflow.service.steps import step_guard
+from taskflow.store.common import db, migrate
 
 
 def exit_on_sigterm() -> None:
@@ -31,7 +33,7 @@ def database_url(settings: config.Settings) -> Iterator[str]:
     if settings.database_url is not None:
         yield settings.database_url
         return
-    from taskflow.store import embedded
+    from taskflow.store.common import embedded
 
     config.check_data_dir(settings.data_dir)
     server = embedded.EmbeddedPostgres(settings.data_dir)
@@ -51,7 +53,7 @@ async def services(
 ) -> AsyncIterator[container.Services]:
     """Open the pool (migrating first if asked) and build the services; with
     ``record_definitions`` (processes that serve work) check the loaded definitions
-    against the deployed ones and record them (``service/deployments.py``)."""
+    against the deployed ones and record them (``service/versions/deployments.py``)."""
     if apply_migrations:
         await migrate.migrate(url)
     database = await db.Database.connect(
@@ -63,7 +65,7 @@ async def services(
     try:
         built = container.build(database, settings, clock.SystemClock())
         if record_definitions:
-            from taskflow.service import deployments
+            from taskflow.service.versions import deployments
 
             await deployments.register(built)
         yield built

@@ -25,8 +25,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from taskflow import config, logs
+from taskflow import logs
 from taskflow.cli import runtime
+from taskflow.config import config
 
 #: How the parent tells its processes what it prepared (the URL, whether to fire timers).
 URL_ENV = "TASKFLOW_SERVE_DATABASE_URL"
@@ -66,7 +67,7 @@ def run(
     """Serve with ``workers`` processes until a signal stops them (called by ``serve``)."""
     import uvicorn
 
-    from taskflow.store import migrate
+    from taskflow.store.common import migrate
 
     if apply_migrations:
         asyncio.run(migrate.migrate(url))

@@ -9,8 +9,9 @@ import socket
 from pathlib import Path
 from typing import Any
 
-from taskflow import config, errors, logs
+from taskflow import errors, logs
 from taskflow.cli import runtime
+from taskflow.config import config
 
 DEFAULT_SCHEMA_PATH = config.PROJECT_ROOT / "graphql" / "schema.graphql"
 
@@ -121,7 +122,7 @@ def _workers(text: str) -> int:
 
 
 def migrate(args: argparse.Namespace) -> int:
-    from taskflow.store import migrate as store_migrate
+    from taskflow.store.common import migrate as store_migrate
 
     settings = config.load()
     logs.configure()

@@ -6,11 +6,11 @@ import argparse
 from datetime import UTC
 from typing import Any
 
-from taskflow import config
 from taskflow.cli import runtime
+from taskflow.config import config
 from taskflow.core.definition import migrations
-from taskflow.service import deployments
-from taskflow.service.container import Services
+from taskflow.service.common.container import Services
+from taskflow.service.versions import deployments
 
 
 def _when(value: Any) -> str:
@@ -44,7 +44,7 @@ def migrate_runs(args: argparse.Namespace) -> int:
         return runtime.fail("say --plan (print what would happen) or --apply (do it).")
     settings = config.load()
     if args.apply:
-        from taskflow.service import run_migrations
+        from taskflow.service.versions import run_migrations
 
         async def apply(svc: Services) -> run_migrations.Applied:
             return await run_migrations.apply(svc, args.workflow, args.to, batch=args.batch)

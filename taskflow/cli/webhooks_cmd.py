@@ -20,10 +20,12 @@ from typing import Any
 import standardwebhooks
 import uvicorn
 
-from taskflow import config, errors
+from taskflow import errors
 from taskflow.api import asgi
 from taskflow.cli import runtime
-from taskflow.service import principals, webhooks
+from taskflow.config import config
+from taskflow.service.access import principals
+from taskflow.service.delivery import webhooks
 
 
 class _Receiver:

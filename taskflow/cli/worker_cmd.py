@@ -9,9 +9,10 @@ import gc
 from collections.abc import AsyncIterator
 from typing import Any
 
-from taskflow import config, logs
+from taskflow import logs
 from taskflow.cli import runtime
-from taskflow.service import container
+from taskflow.config import config
+from taskflow.service.common import container
 
 
 def worker(args: argparse.Namespace) -> int:

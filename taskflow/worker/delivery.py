@@ -19,8 +19,8 @@ import contextvars
 import logging
 from datetime import datetime
 
-from taskflow.service import webhook_delivery
-from taskflow.service.container import Services
+from taskflow.service.common.container import Services
+from taskflow.service.delivery import webhook_delivery
 
 log = logging.getLogger("taskflow.webhooks")
 

@@ -27,10 +27,13 @@ from typing import Any
 import asyncpg
 
 from taskflow import errors
-from taskflow.service import idempotency, mail, metrics, retention
-from taskflow.service import steps as step_runner
-from taskflow.service import timers as firing
-from taskflow.service.container import Services
+from taskflow.service.clocks import timers as firing
+from taskflow.service.common import idempotency
+from taskflow.service.common.container import Services
+from taskflow.service.delivery import mail
+from taskflow.service.operate import retention
+from taskflow.service.reports import metrics
+from taskflow.service.steps import steps as step_runner
 from taskflow.worker import delivery
 
 log = logging.getLogger("taskflow.worker")
@@ -47,7 +50,7 @@ DATABASE_DOWN = (
 )
 MAX_BACKOFF = 5.0
 #: How often a worker deletes idempotency keys past their retention, and prunes ended runs
-#: past theirs (``service/retention.py``).
+#: past theirs (``service/operate/retention.py``).
 PRUNE_EVERY = timedelta(hours=1)
 RETENTION_EVERY = timedelta(minutes=10)
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import httpx
 
-from taskflow import config
+from taskflow.config import config
 from tests.acceptance.conftest import Deployment, wait_until
 from tests.acceptance.test_workers import Workers
 from tests.conftest import example_people

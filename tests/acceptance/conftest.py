@@ -18,7 +18,7 @@ import httpx
 import psutil
 import pytest
 
-from taskflow import config
+from taskflow.config import config
 
 TASKFLOW = [sys.executable, "-m", "taskflow"]
 

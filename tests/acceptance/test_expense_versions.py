@@ -23,13 +23,14 @@ from typing import Any
 import asyncpg
 import pytest
 
-from taskflow import clock, config
-from taskflow.service import container
-from taskflow.service import deployments as deployment_service
-from taskflow.service import principals as principal_service
-from taskflow.service import runs as run_service
-from taskflow.service import slots as slot_service
-from taskflow.store import db
+from taskflow import clock
+from taskflow.config import config
+from taskflow.service.access import principals as principal_service
+from taskflow.service.common import container
+from taskflow.service.runs import runs as run_service
+from taskflow.service.slots import slots as slot_service
+from taskflow.service.versions import deployments as deployment_service
+from taskflow.store.common import db
 from tests.acceptance.conftest import TASKFLOW, worker_env
 from tests.conftest import EXAMPLE_PRINCIPALS, T0
 
@@ -347,13 +348,13 @@ async def test_expense_approval_v1_runs_migrate_to_v2_deployed_without_v1(
 
 
 def _v2_catalog() -> Any:
-    from taskflow.service import definitions
+    from taskflow.service.versions import definitions
 
     return definitions.load([str(V2)], None)
 
 
 def test_the_v2_module_loads_beside_v1() -> None:
-    from taskflow.service import definitions
+    from taskflow.service.versions import definitions
 
     loaded = definitions.load([V1, str(V2)], None)
     assert sorted(d.version for d in loaded) == [1, 2]

@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 import pytest
 from playwright.async_api import Route, async_playwright
 
-from taskflow.service.container import Services
+from taskflow.service.common.container import Services
 from tests.acceptance.test_magic_link_browser import CHROMIUM, CHROMIUM_ARGS
 from tests.acceptance.test_report_browser import serving
 

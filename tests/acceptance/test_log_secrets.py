@@ -20,8 +20,8 @@ from typing import Any
 import httpx
 import pytest
 
-from taskflow import config
-from taskflow.service import webhooks
+from taskflow.config import config
+from taskflow.service.delivery import webhooks
 from tests.acceptance import test_webhook_workers as workers
 from tests.acceptance.conftest import TASKFLOW, Deployment, wait_until, worker_env
 from tests.api import magic as m

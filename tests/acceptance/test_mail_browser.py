@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, expect
 
-from taskflow import config
+from taskflow.config import config
 from tests import smtp_server
 from tests.acceptance.conftest import Deployment, wait_until
 from tests.acceptance.test_magic_link_browser import _gql, _token, browser

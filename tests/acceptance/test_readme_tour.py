@@ -19,7 +19,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from taskflow import config
+from taskflow.config import config
 from tests.acceptance.conftest import Deployment, spawn
 
 README = config.PROJECT_ROOT / "README.md"

@@ -18,7 +18,7 @@ import uvicorn
 from playwright.async_api import Page, async_playwright
 
 from taskflow.api import app as api_app
-from taskflow.service.container import Services
+from taskflow.service.common.container import Services
 from tests.acceptance.conftest import free_port
 from tests.acceptance.test_magic_link_browser import CHROMIUM, CHROMIUM_ARGS
 

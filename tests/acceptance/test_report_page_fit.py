@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from taskflow.service.container import Services
+from taskflow.service.common.container import Services
 from tests.acceptance.test_report_browser import report_page
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]

@@ -29,8 +29,8 @@ import asyncpg
 import httpx
 import pytest
 
-from taskflow import config
-from taskflow.service import tokens
+from taskflow.config import config
+from taskflow.service.access import tokens
 from tests.acceptance import soak_checks, soak_load
 from tests.acceptance.conftest import TASKFLOW, free_port, spawn, stop, stopping, wait_until
 

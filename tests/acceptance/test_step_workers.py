@@ -13,10 +13,11 @@ from typing import Any
 
 import pytest
 
-from taskflow import clock, config
-from taskflow.core.principals import INTEGRATION, Grant
-from taskflow.service import principals as principal_service
-from taskflow.service import runs as run_service
+from taskflow import clock
+from taskflow.config import config
+from taskflow.core.access.principals import INTEGRATION, Grant
+from taskflow.service.access import principals as principal_service
+from taskflow.service.runs import runs as run_service
 from tests.acceptance.conftest import wait_until
 from tests.acceptance.test_workers import Workers, query
 from tests.conftest import services_with

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from taskflow import config
+from taskflow.config import config
 from tests.acceptance.conftest import Deployment, wait_until
 from tests.conftest import example_people
 

@@ -19,7 +19,7 @@ import httpx
 import pytest
 
 from taskflow.api.link_pages import UNUSABLE_STATUS
-from taskflow.service import link_use
+from taskflow.service.links import link_use
 from tests.acceptance.conftest import Deployment
 
 pytestmark = pytest.mark.slow

@@ -21,7 +21,7 @@ from typing import Any
 import asyncpg
 import pytest
 
-from taskflow.service import webhooks
+from taskflow.service.delivery import webhooks
 from tests.acceptance.conftest import TASKFLOW, spawn, stop, wait_until, worker_env
 from tests.webhook_receiver import Receiver
 

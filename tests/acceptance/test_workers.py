@@ -22,7 +22,7 @@ from typing import Any
 import asyncpg
 import pytest
 
-from taskflow.service import definitions
+from taskflow.service.versions import definitions
 from tests.acceptance.conftest import TASKFLOW, spawn, stop, stopping, wait_until, worker_env
 
 DIGEST = definitions.load_from_env({}).get("support-ticket").digest

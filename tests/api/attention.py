@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from taskflow.service import container
+from taskflow.service.common import container
 from tests.conftest import example_people, services_fixture
 from tests.integration import starting
 

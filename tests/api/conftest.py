@@ -9,7 +9,8 @@ import httpx
 import pytest
 
 from taskflow import clock
-from taskflow.service import container, webhook_delivery
+from taskflow.service.common import container
+from taskflow.service.delivery import webhook_delivery
 from tests.api import reminders
 from tests.webhook_receiver import Receiver
 

@@ -14,9 +14,10 @@ from typing import Any, NamedTuple
 import httpx
 
 from taskflow import clock
-from taskflow.api.graphql import relay
-from taskflow.service import container, timers
-from taskflow.store import notifications as outbox
+from taskflow.api.graphql.common import relay
+from taskflow.service.clocks import timers
+from taskflow.service.common import container
+from taskflow.store.delivery import notifications as outbox
 from tests.api import magic as m
 from tests.conftest import gql
 

@@ -17,8 +17,9 @@ import pytest
 from httpx_ws.transport import ASGIWebSocketTransport
 
 from taskflow.api import app as api_app
-from taskflow.service import container, timers
-from taskflow.store import db
+from taskflow.service.clocks import timers
+from taskflow.service.common import container
+from taskflow.store.common import db
 from tests import reports_dataset as ds
 from tests.api import magic as m
 from tests.api import workflows as w

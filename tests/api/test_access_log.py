@@ -7,8 +7,8 @@ import logging
 import httpx
 import pytest
 
-from taskflow.api.graphql import relay
-from taskflow.service import container
+from taskflow.api.graphql.common import relay
+from taskflow.service.common import container
 from tests.api import magic
 from tests.conftest import gql
 

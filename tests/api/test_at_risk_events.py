@@ -10,9 +10,10 @@ from typing import Any
 
 import pytest
 
-from taskflow.api.graphql import relay
-from taskflow.service import container, webhook_delivery
-from taskflow.service import timers as timer_service
+from taskflow.api.graphql.common import relay
+from taskflow.service.clocks import timers as timer_service
+from taskflow.service.common import container
+from taskflow.service.delivery import webhook_delivery
 from tests.api import workflows as w
 from tests.api.conftest import World
 from tests.api.test_webhooks_api import create, drain

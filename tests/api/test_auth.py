@@ -7,7 +7,8 @@ from datetime import timedelta
 import httpx
 import pytest
 
-from taskflow.service import container, tokens
+from taskflow.service.access import tokens
+from taskflow.service.common import container
 from tests.conftest import gql
 
 pytestmark = pytest.mark.anyio

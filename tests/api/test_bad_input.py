@@ -12,7 +12,7 @@ import pytest
 
 from taskflow.api import app as api_app
 from taskflow.api import limits
-from taskflow.service import container
+from taskflow.service.common import container
 from tests.api import workflows as w
 from tests.api.conftest import World
 from tests.conftest import GraphQLResult, gql

@@ -9,7 +9,7 @@ import pytest
 
 from taskflow.api import app as api_app
 from taskflow.api import limits
-from taskflow.service import container
+from taskflow.service.common import container
 
 pytestmark = pytest.mark.anyio
 

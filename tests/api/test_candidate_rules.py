@@ -16,8 +16,9 @@ import httpx
 import pytest
 
 from taskflow import clock
-from taskflow.service import container, timers
-from taskflow.service import principals as principal_service
+from taskflow.service.access import principals as principal_service
+from taskflow.service.clocks import timers
+from taskflow.service.common import container
 from tests.api import workflows as w
 from tests.conftest import example_people, gql, services_fixture
 

@@ -2,7 +2,7 @@
 of the caller's principal takes effect at the very next claim.
 
 The process keeps each principal it authenticated with the digest of its row
-(``service/callers.py``); a claim for a kept principal does not read it first, and its
+(``service/access/callers.py``); a claim for a kept principal does not read it first, and its
 statement claims nothing unless the row is unchanged. Nothing invalidates the kept
 principal when it changes: the digest does, so a change made by another process counts
 the same as one made through this one.
@@ -16,9 +16,9 @@ import httpx
 import pytest
 
 from taskflow import clock
-from taskflow.api.graphql import relay
-from taskflow.service import container
-from taskflow.store import principals as principal_rows
+from taskflow.api.graphql.common import relay
+from taskflow.service.common import container
+from taskflow.store.access import principals as principal_rows
 from tests.api import workflows as w
 from tests.api.test_inbox_queries import Counter, counted  # noqa: F401 (a fixture)
 from tests.conftest import gql

@@ -12,7 +12,8 @@ import httpx
 import pytest
 
 from taskflow import clock
-from taskflow.service import container, timers
+from taskflow.service.clocks import timers
+from taskflow.service.common import container
 from tests.api import event_fixtures
 from tests.api import workflows as w
 from tests.conftest import gql

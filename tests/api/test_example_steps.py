@@ -18,8 +18,8 @@ from typing import Any
 import httpx
 import pytest
 
-from taskflow import config
-from taskflow.service import steps
+from taskflow.config import config
+from taskflow.service.steps import steps
 from tests.api import workflows as w
 from tests.api.conftest import World
 from tests.conftest import gql

@@ -8,7 +8,7 @@ import pytest
 
 from taskflow.api import app as api_app
 from taskflow.api.graphql import schema
-from taskflow.service import container
+from taskflow.service.common import container
 from tests.conftest import gql
 
 pytestmark = pytest.mark.anyio

@@ -16,8 +16,8 @@ from httpx_ws.transport import ASGIWebSocketTransport
 
 from taskflow.api import app as api_app
 from taskflow.api import graphql_post
-from taskflow.service import container
-from taskflow.store import db
+from taskflow.service.common import container
+from taskflow.store.common import db
 from tests.api import workflows as w
 from tests.conftest import gql
 

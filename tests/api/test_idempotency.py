@@ -15,7 +15,7 @@ import asyncpg
 import httpx
 import pytest
 
-from taskflow.service import idempotency
+from taskflow.service.common import idempotency
 from tests.api import magic as m
 from tests.api import workflows as w
 from tests.api.conftest import World

@@ -13,8 +13,8 @@ from httpx_ws.transport import ASGIWebSocketTransport
 from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
 
 from taskflow.api import app as api_app
-from taskflow.api.graphql import plain_fields
-from taskflow.service import container
+from taskflow.api.graphql.common import plain_fields
+from taskflow.service.common import container
 from tests.api import workflows as w
 from tests.conftest import gql
 

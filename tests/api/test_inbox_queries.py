@@ -12,13 +12,14 @@ import pytest
 from httpx_ws.transport import ASGIWebSocketTransport
 
 from taskflow.api import app as api_app
-from taskflow.api.graphql import relay
-from taskflow.core.runs.filters import SlotFilter
-from taskflow.service import container
-from taskflow.service import deadlines as deadline_service
-from taskflow.service import principals as principal_service
-from taskflow.service import slots as slot_service
-from taskflow.store import claims, db
+from taskflow.api.graphql.common import relay
+from taskflow.core.slots.filters import SlotFilter
+from taskflow.service.access import principals as principal_service
+from taskflow.service.clocks import deadlines as deadline_service
+from taskflow.service.common import container
+from taskflow.service.slots import slots as slot_service
+from taskflow.store.common import db
+from taskflow.store.slots import claims
 from tests.api import workflows as w
 from tests.conftest import gql
 

@@ -15,7 +15,7 @@ import asyncpg
 import httpx
 import pytest
 
-from taskflow.service import container
+from taskflow.service.common import container
 from tests.api import workflows as w
 
 pytestmark = pytest.mark.anyio

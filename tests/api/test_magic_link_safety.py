@@ -19,8 +19,10 @@ from httpx_ws.transport import ASGIWebSocketTransport
 
 from taskflow import clock
 from taskflow.api import app as api_app
-from taskflow.core import links as core
-from taskflow.service import container, link_use, links, tokens
+from taskflow.core.links import links as core
+from taskflow.service.access import tokens
+from taskflow.service.common import container
+from taskflow.service.links import link_use, links
 from tests.api import magic as m
 from tests.api import workflows as w
 from tests.conftest import TEST_SECRET, gql

@@ -7,8 +7,9 @@ import dataclasses
 import httpx
 import pytest
 
-from taskflow.api.graphql import relay
-from taskflow.service import links, principals
+from taskflow.api.graphql.common import relay
+from taskflow.service.access import principals
+from taskflow.service.links import links
 from tests.api import magic as m
 from tests.api import workflows as w
 from tests.api.conftest import World

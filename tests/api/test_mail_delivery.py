@@ -20,9 +20,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-from taskflow import config, mail_config
-from taskflow.api.graphql import relay
-from taskflow.service import container, mail
+from taskflow.api.graphql.common import relay
+from taskflow.config import config, mail_config
+from taskflow.service.common import container
+from taskflow.service.delivery import mail
 from taskflow.worker import loop
 from tests import smtp_server
 from tests.api import magic as m

@@ -11,7 +11,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from taskflow.service import container
+from taskflow.service.common import container
 from tests.conftest import app_with, tokens_for
 
 HERE = Path(__file__).resolve().parent

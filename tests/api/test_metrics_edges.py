@@ -10,7 +10,7 @@ import pytest
 from httpx_ws.transport import ASGIWebSocketTransport
 
 from taskflow.api import app as api_app
-from taskflow.service import container
+from taskflow.service.common import container
 
 pytestmark = pytest.mark.anyio
 

@@ -18,10 +18,12 @@ import httpx
 import pytest
 
 from taskflow import clock
-from taskflow.api.graphql import relay
-from taskflow.service import container, operate, timers
-from taskflow.service import principals as principal_service
-from taskflow.service import slots as slot_service
+from taskflow.api.graphql.common import relay
+from taskflow.service.access import principals as principal_service
+from taskflow.service.clocks import timers
+from taskflow.service.common import container
+from taskflow.service.operate import operate
+from taskflow.service.slots import slots as slot_service
 from tests.api import attention
 from tests.api.attention import OPERATIONS, START, slot_of, start, timeline, token
 from tests.conftest import gql

@@ -18,10 +18,11 @@ import asyncpg
 import httpx
 import pytest
 
-from taskflow import clock, config
+from taskflow import clock
 from taskflow.api import app as api_app
-from taskflow.service import container
-from taskflow.store import db, migrate
+from taskflow.config import config
+from taskflow.service.common import container
+from taskflow.store.common import db, migrate
 from tests.api import magic as m
 from tests.api import workflows as w
 from tests.conftest import EXAMPLE_PRINCIPALS, T0, gql
@@ -36,7 +37,7 @@ class Server:
         self.data_dir = Path(tempfile.mkdtemp(prefix="taskflow-outage-", dir="/tmp"))
         # Imported here, not at collection: importing it installs a warnings filter that
         # pytest would drop after collecting, before the session's server starts.
-        from taskflow.store import embedded
+        from taskflow.store.common import embedded
 
         with warnings.catch_warnings():
             # pgserver's import asks platformdirs for a runtime dir (unset in CI).
@@ -83,7 +84,7 @@ async def outage_services(
 async def test_an_outage_is_unavailable_and_the_pool_recovers(
     server: Server, outage_services: container.Services
 ) -> None:
-    from taskflow.service import principals
+    from taskflow.service.access import principals
 
     records = json.loads(EXAMPLE_PRINCIPALS.read_text())
     await principals.load(outage_services, records)

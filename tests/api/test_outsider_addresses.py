@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 import pytest
 
-from taskflow.service import mail
+from taskflow.service.delivery import mail
 from tests import smtp_server
 from tests.api import magic as m
 from tests.api import test_mail_delivery as mails

@@ -13,7 +13,8 @@ import httpx
 import pytest
 
 from taskflow import clock
-from taskflow.service import container, webhook_delivery
+from taskflow.service.common import container
+from taskflow.service.delivery import webhook_delivery
 from tests.api import magic as m
 from tests.api import test_webhooks_api as hooks
 from tests.webhook_receiver import Receiver

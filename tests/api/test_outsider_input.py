@@ -9,8 +9,8 @@ import httpx
 import pytest
 
 from taskflow.core.definition import fields as fl
-from taskflow.service import link_use
-from taskflow.service.container import Services
+from taskflow.service.common.container import Services
+from taskflow.service.links import link_use
 from tests.api import magic as m
 from tests.conftest import gql
 

@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 import pytest
 
-from taskflow.api.graphql import relay
+from taskflow.api.graphql.common import relay
 from tests.api import magic as m
 from tests.api import workflows as w
 from tests.api.conftest import World

@@ -15,9 +15,9 @@ import httpx
 import pytest
 
 from taskflow import clock
-from taskflow.api.graphql import relay
-from taskflow.service import container
-from taskflow.service import principals as principal_service
+from taskflow.api.graphql.common import relay
+from taskflow.service.access import principals as principal_service
+from taskflow.service.common import container
 from tests.api import workflows as w
 from tests.conftest import gql
 

@@ -10,7 +10,7 @@ import pytest
 from httpx_ws.transport import ASGIWebSocketTransport
 
 from taskflow.api import app as api_app
-from taskflow.service.container import Services
+from taskflow.service.common.container import Services
 from tests.conftest import gql
 
 pytestmark = pytest.mark.anyio

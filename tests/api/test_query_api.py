@@ -13,8 +13,9 @@ from typing import Any
 import httpx
 import pytest
 
-from taskflow import clock, config
+from taskflow import clock
 from taskflow.cli import main
+from taskflow.config import config
 from tests.api import workflows as w
 from tests.conftest import gql
 

@@ -9,7 +9,8 @@ import pytest
 from graphql import parse
 
 from taskflow.api import limits
-from taskflow.api.graphql import cost, relay, schema
+from taskflow.api.graphql import schema
+from taskflow.api.graphql.common import cost, relay
 from tests.api import workflows as w
 from tests.conftest import gql
 

@@ -25,11 +25,12 @@ from typing import Any
 import httpx
 import pytest
 
-from taskflow.api.graphql import relay, schema
-from taskflow.service import container
-from taskflow.service import principals as principal_service
-from taskflow.service import runs as run_service
-from taskflow.service import slots as slot_service
+from taskflow.api.graphql import schema
+from taskflow.api.graphql.common import relay
+from taskflow.service.access import principals as principal_service
+from taskflow.service.common import container
+from taskflow.service.runs import runs as run_service
+from taskflow.service.slots import slots as slot_service
 from tests.api import workflows as w
 from tests.conftest import gql
 
@@ -154,7 +155,7 @@ NOT_ON_A_SLOT = {
     "discardTimer",
     "retryStep",  # a parked automatic step, not a slot (its run locked first)
     # Operator verbs: a run's state, clocks or held slots, or a timer, by an operator. They
-    # follow the lock order (service/operate.py) but are not raced here yet.
+    # follow the lock order (service/operate/operate.py) but are not raced here yet.
     "goto",
     "pauseClocks",
     "resumeClocks",

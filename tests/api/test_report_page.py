@@ -8,7 +8,7 @@ import io
 import httpx
 import pytest
 
-from taskflow.service.container import Services
+from taskflow.service.common.container import Services
 from tests import reports_dataset as ds
 
 pytestmark = pytest.mark.anyio
@@ -110,7 +110,7 @@ async def test_after_the_demo_and_a_moved_clock_the_page_has_something_to_say(
 
     from taskflow.cli.demo_cmd import PRINCIPALS, RUNS
     from taskflow.clock import FrozenClock
-    from taskflow.service import demo
+    from taskflow.service.operate import demo
 
     assert isinstance(frozen_clock, FrozenClock)
     records, data = demo.read(PRINCIPALS, RUNS)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from taskflow.service.container import Services
+from taskflow.service.common.container import Services
 from tests.conftest import gql
 
 pytestmark = pytest.mark.anyio

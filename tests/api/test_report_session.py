@@ -13,7 +13,7 @@ from httpx_ws.transport import ASGIWebSocketTransport
 
 from taskflow import clock
 from taskflow.api import app as api_app
-from taskflow.service.container import Services
+from taskflow.service.common.container import Services
 
 pytestmark = pytest.mark.anyio
 

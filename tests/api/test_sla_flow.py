@@ -14,8 +14,9 @@ import httpx
 import pytest
 
 from taskflow import clock
-from taskflow.api.graphql import relay
-from taskflow.service import container, timers
+from taskflow.api.graphql.common import relay
+from taskflow.service.clocks import timers
+from taskflow.service.common import container
 from tests import reports_dataset
 from tests.api import workflows as w
 from tests.api.conftest import World

@@ -7,7 +7,8 @@ from datetime import timedelta
 import httpx
 import pytest
 
-from taskflow.service import container, timers
+from taskflow.service.clocks import timers
+from taskflow.service.common import container
 from tests.api import workflows as w
 from tests.api.test_operations import op
 

@@ -81,7 +81,7 @@ async def test_bad_arguments_say_what_to_fix(world: World) -> None:
 
 async def test_run_lead_time(world: World, loaded: dict[str, str]) -> None:
     client, people = world.client, world.people
-    from taskflow.api.graphql import relay
+    from taskflow.api.graphql.common import relay
 
     run_id = relay.to_global_id("Run", loaded["run:S2"])
     data = (await gql(client, LEAD_TIME, {"id": run_id}, token=people["max"])).ok()
@@ -164,7 +164,7 @@ async def test_a_manager_without_the_lead_role_reads_the_at_risk_list_and_the_re
     world: World, loaded: dict[str, str]
 ) -> None:
     client, services = world.client, world.services
-    from taskflow.service import principals
+    from taskflow.service.access import principals
 
     # Mona manages Sam and Sid but leads no team: she sees what a lead sees, whoever holds
     # it (the at-risk slots are mostly open ones nobody holds yet).

@@ -10,8 +10,10 @@ from typing import Any
 import httpx
 import pytest
 
-from taskflow import clock, config
-from taskflow.service import container, steps
+from taskflow import clock
+from taskflow.config import config
+from taskflow.service.common import container
+from taskflow.service.steps import steps
 from tests.conftest import api_fixtures, gql, services_fixture, tokens_for
 
 pytestmark = pytest.mark.anyio

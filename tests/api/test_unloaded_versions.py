@@ -19,7 +19,8 @@ import httpx
 import pytest
 
 from taskflow import clock
-from taskflow.service import container, definitions, deployments, run_migrations
+from taskflow.service.common import container
+from taskflow.service.versions import definitions, deployments, run_migrations
 from tests.api import workflows as w
 from tests.conftest import asgi_client, gql, services_fixture, tokens_for
 

@@ -9,7 +9,8 @@ from typing import Any
 import httpx
 import pytest
 
-from taskflow.service import container, deployments
+from taskflow.service.common import container
+from taskflow.service.versions import deployments
 from tests.api import workflows as w
 from tests.conftest import app_with, gql
 

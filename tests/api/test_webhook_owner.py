@@ -18,9 +18,9 @@ from typing import Any
 import httpx
 import pytest
 
-from taskflow.api.graphql import relay
-from taskflow.service import principals as principal_service
-from taskflow.service import webhook_delivery
+from taskflow.api.graphql.common import relay
+from taskflow.service.access import principals as principal_service
+from taskflow.service.delivery import webhook_delivery
 from tests.api import test_webhooks_api as hooks
 from tests.api import workflows as w
 from tests.api.conftest import World

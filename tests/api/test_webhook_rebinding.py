@@ -17,8 +17,9 @@ import httpcore
 import pytest
 
 from taskflow import clock
-from taskflow.service import container, webhook_delivery
-from taskflow.webhook_settings import WebhookSettings
+from taskflow.config.webhook_settings import WebhookSettings
+from taskflow.service.common import container
+from taskflow.service.delivery import webhook_delivery
 from tests import tls
 from tests.api import test_webhooks_api as hooks
 from tests.api import workflows as w

@@ -16,10 +16,12 @@ from typing import Any
 import httpx
 import pytest
 
-from taskflow import clock, config
-from taskflow.api.graphql import relay
-from taskflow.service import container, webhook_delivery
-from taskflow.webhook_settings import WebhookSettings
+from taskflow import clock
+from taskflow.api.graphql.common import relay
+from taskflow.config import config
+from taskflow.config.webhook_settings import WebhookSettings
+from taskflow.service.common import container
+from taskflow.service.delivery import webhook_delivery
 from tests.api import workflows as w
 from tests.api.conftest import World
 from tests.conftest import asgi_client, gql

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from taskflow.service import container
+from taskflow.service.common import container
 from tests.conftest import example_people, services_fixture
 from tests.integration import starting
 

@@ -6,11 +6,11 @@ import dataclasses
 import uuid
 from typing import Any
 
-from taskflow.core.principals import INTEGRATION, Grant
+from taskflow.core.access.principals import INTEGRATION, Grant
 from taskflow.core.runs.model import RunView
-from taskflow.service import container
-from taskflow.service import principals as principal_service
-from taskflow.service import runs as run_service
+from taskflow.service.access import principals as principal_service
+from taskflow.service.common import container
+from taskflow.service.runs import runs as run_service
 
 
 async def app_starts(

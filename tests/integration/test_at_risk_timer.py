@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from taskflow import clock
-from taskflow.service import container, timers
+from taskflow.service.clocks import timers
+from taskflow.service.common import container
 from tests.integration.starting import start_escalating
 
 pytestmark = pytest.mark.anyio

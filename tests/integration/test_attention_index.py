@@ -14,8 +14,8 @@ from typing import Any
 import asyncpg
 import pytest
 
-from taskflow.core.attention import Windows
-from taskflow.store import attention
+from taskflow.core.operate.attention import Windows
+from taskflow.store.operate import attention
 from tests.integration import plans
 
 pytestmark = pytest.mark.anyio

@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from taskflow.config import PROJECT_ROOT
+from taskflow.config.config import PROJECT_ROOT
 
 # Runs the benchmark as its own processes: a process test (README, "slow").
 pytestmark = pytest.mark.slow

@@ -7,8 +7,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from taskflow.service.container import Services
-from taskflow.store import business_sql, business_time, calendar_days
+from taskflow.service.common.container import Services
+from taskflow.store.clocks import business_sql, business_time, calendar_days
 
 pytestmark = pytest.mark.anyio
 INLINE = business_sql.business_us("c", "a", "b")

@@ -18,8 +18,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from taskflow.core.definition import audience as au
-from taskflow.store import candidacy
-from taskflow.store import runs as run_rows
+from taskflow.store.runs import runs as run_rows
+from taskflow.store.slots import candidacy
 from tests.unit.definition.test_audience_properties import SUBJECT, audiences, principals
 
 KEYS = ["any", "user:a", "user:b", "role:x", "role:y", "group:g", "attr:region=eu", "it's"]

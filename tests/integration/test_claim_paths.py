@@ -4,7 +4,7 @@ For each situation, two runs are brought to the same point at the same instant;
 one slot is claimed the general way (the ``claim`` use case: the unit of work's
 one planner, ``core/unit_of_work.plan``, plans the clocks, timers and timeline and
 its one writer writes them), its twin by the plain claim-next statement
-(``store/claims.py``: the same planning done in SQL, checked here against the planner
+(``store/slots/claims.py``: the same planning done in SQL, checked here against the planner
 on every situation it takes). Slot, clock
 ledgers, timer rows and timeline lines must come out the same. A slot the
 statement cannot plan (a paused clock) is left to the general path.
@@ -20,11 +20,14 @@ from typing import Any
 import pytest
 
 from taskflow import clock
-from taskflow.core import principals as core_principals
-from taskflow.core.runs.filters import SlotFilter
-from taskflow.service import access, container, runs, slots
-from taskflow.service import principals as principal_service
-from taskflow.store import claims
+from taskflow.core.access import principals as core_principals
+from taskflow.core.slots.filters import SlotFilter
+from taskflow.service.access import access
+from taskflow.service.access import principals as principal_service
+from taskflow.service.common import container
+from taskflow.service.runs import runs
+from taskflow.service.slots import slots
+from taskflow.store.slots import claims
 from tests.api import workflows as w
 
 pytestmark = pytest.mark.anyio

@@ -10,10 +10,14 @@ from dataclasses import replace
 import pytest
 
 from taskflow import errors
-from taskflow.core import principals as core_principals
-from taskflow.core.runs import filters, refusals
-from taskflow.service import container, principals, runs, slots
-from taskflow.store import db
+from taskflow.core.access import principals as core_principals
+from taskflow.core.runs import refusals
+from taskflow.core.slots import filters
+from taskflow.service.access import principals
+from taskflow.service.common import container
+from taskflow.service.runs import runs
+from taskflow.service.slots import slots
+from taskflow.store.common import db
 
 pytestmark = pytest.mark.anyio
 

@@ -9,13 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from taskflow import clock, config, migration
-from taskflow.core import deployments as core
+from taskflow import clock, migration
+from taskflow.config import config
 from taskflow.core.definition import DefinitionError
-from taskflow.service import container, definitions, deployments, run_migrations
-from taskflow.service import principals as principal_service
-from taskflow.service import runs as run_service
-from taskflow.store import db
+from taskflow.core.versions import deployments as core
+from taskflow.service.access import principals as principal_service
+from taskflow.service.common import container
+from taskflow.service.runs import runs as run_service
+from taskflow.service.versions import definitions, deployments, run_migrations
+from taskflow.store.common import db
 
 pytestmark = pytest.mark.anyio
 

@@ -19,7 +19,7 @@ import asyncpg
 import pytest
 
 from taskflow import errors
-from taskflow.store import embedded
+from taskflow.store.common import embedded
 
 
 def _socket_dir(data_dir: Path) -> Path:

@@ -14,8 +14,8 @@ from typing import Any
 import asyncpg
 import pytest
 
-from taskflow.store import event_buffer, subjects
-from taskflow.store import runs as rows
+from taskflow.store.runs import event_buffer, subjects
+from taskflow.store.runs import runs as rows
 from tests.integration import plans
 
 pytestmark = pytest.mark.anyio

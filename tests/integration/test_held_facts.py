@@ -1,6 +1,6 @@
 """A slot's held facts (picked_at, held_us, held_since) say what its timeline says, after
 every kind of move: claim, release, claim-next, assign, an escalation's reassignment,
-completion and cancellation (core/runs/holding.py; the SLA report reads them)."""
+completion and cancellation (core/slots/holding.py; the SLA report reads them)."""
 
 from __future__ import annotations
 
@@ -11,13 +11,14 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from taskflow import clock
-from taskflow.core import slot_measures
-from taskflow.core.runs import filters, holding
-from taskflow.service import container, timers
-from taskflow.service import principals as principal_service
-from taskflow.service import reports as report_service
-from taskflow.service import runs as run_service
-from taskflow.service import slots as slot_service
+from taskflow.core.reports import slot_measures
+from taskflow.core.slots import filters, holding
+from taskflow.service.access import principals as principal_service
+from taskflow.service.clocks import timers
+from taskflow.service.common import container
+from taskflow.service.reports import reports as report_service
+from taskflow.service.runs import runs as run_service
+from taskflow.service.slots import slots as slot_service
 from tests.integration.starting import start_escalating
 
 pytestmark = pytest.mark.anyio

@@ -11,8 +11,8 @@ import asyncio
 import pytest
 
 from taskflow import errors
-from taskflow.service import container, idempotency
-from taskflow.service import principals as principal_service
+from taskflow.service.access import principals as principal_service
+from taskflow.service.common import container, idempotency
 from tests.lock_waits import until_waiting
 
 pytestmark = pytest.mark.anyio

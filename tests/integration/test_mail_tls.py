@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 from aiosmtpd.smtp import AuthResult, LoginPassword
 
-from taskflow import mail_config
-from taskflow.service import mail
+from taskflow.config import mail_config
+from taskflow.service.delivery import mail
 from tests import smtp_server, tls
 
 pytestmark = pytest.mark.anyio

@@ -8,7 +8,7 @@ import asyncpg
 import pytest
 
 from taskflow import cli
-from taskflow.store import db
+from taskflow.store.common import db
 from tests import reports_dataset as ds
 from tests.conftest import TEST_SECRET
 

@@ -24,10 +24,13 @@ import pytest
 from httpx_ws.transport import ASGIWebSocketTransport
 from prometheus_client import parser
 
-from taskflow import clock, config
+from taskflow import clock
 from taskflow.api import app as api_app
-from taskflow.api.graphql import relay
-from taskflow.service import container, metrics, timers
+from taskflow.api.graphql.common import relay
+from taskflow.config import config
+from taskflow.service.clocks import timers
+from taskflow.service.common import container
+from taskflow.service.reports import metrics
 from taskflow.worker import loop
 from tests.conftest import asgi_client, gql
 from tests.integration import starting

@@ -7,7 +7,7 @@ from typing import Any
 import asyncpg
 import pytest
 
-from taskflow.store import db, migrate, tables
+from taskflow.store.common import db, migrate, tables
 
 pytestmark = pytest.mark.anyio
 

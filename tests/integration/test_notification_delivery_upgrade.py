@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncpg
 import pytest
 
-from taskflow.store import migrate
+from taskflow.store.common import migrate
 
 pytestmark = pytest.mark.anyio
 

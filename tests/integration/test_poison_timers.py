@@ -21,11 +21,12 @@ import httpx
 import pytest
 
 from taskflow import clock
-from taskflow.api.graphql import relay
-from taskflow.service import container, timer_admin, timers
-from taskflow.service import principals as principal_service
-from taskflow.service import runs as run_service
-from taskflow.service import slots as slot_service
+from taskflow.api.graphql.common import relay
+from taskflow.service.access import principals as principal_service
+from taskflow.service.clocks import timer_admin, timers
+from taskflow.service.common import container
+from taskflow.service.runs import runs as run_service
+from taskflow.service.slots import slots as slot_service
 from taskflow.worker import loop
 from tests.conftest import asgi_client, gql
 from tests.integration import starting

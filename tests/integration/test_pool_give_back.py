@@ -1,4 +1,4 @@
-"""Borrowed connections go back to the pool without asyncpg's shield task (``store/db.py``):
+"""Borrowed connections go back to the pool without asyncpg's shield task (``store/common/db.py``):
 every way of borrowing gives its connection back, usable as a fresh one, and a
 connection given back inside a transaction is rolled back first."""
 
@@ -8,7 +8,7 @@ import asyncio
 
 import pytest
 
-from taskflow.store import db
+from taskflow.store.common import db
 
 pytestmark = pytest.mark.anyio
 

@@ -7,11 +7,14 @@ from dataclasses import replace
 
 import pytest
 
-from taskflow import config
 from taskflow.cli import runtime
-from taskflow.core import principals as core_principals
-from taskflow.core.runs import filters
-from taskflow.service import container, principals, runs, slots
+from taskflow.config import config
+from taskflow.core.access import principals as core_principals
+from taskflow.core.slots import filters
+from taskflow.service.access import principals
+from taskflow.service.common import container
+from taskflow.service.runs import runs
+from taskflow.service.slots import slots
 
 pytestmark = pytest.mark.anyio
 

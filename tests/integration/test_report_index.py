@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from taskflow.core import reports
-from taskflow.service import reports as report_service
-from taskflow.service.container import Services
-from taskflow.store import report_sql
+from taskflow.core.reports import reports
+from taskflow.service.common.container import Services
+from taskflow.service.reports import reports as report_service
+from taskflow.store.reports import report_sql
 from tests import reports_dataset as ds
 
 pytestmark = pytest.mark.anyio

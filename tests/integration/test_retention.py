@@ -17,14 +17,17 @@ from pathlib import Path
 
 import pytest
 
-from taskflow import cli, clock, config, errors
-from taskflow.core import reports
-from taskflow.core.principals import Grant, Principal
-from taskflow.service import container, metrics, retention
-from taskflow.service import principals as principal_service
-from taskflow.service import reports as report_service
-from taskflow.service import runs as run_service
-from taskflow.service import slots as slot_service
+from taskflow import cli, clock, errors
+from taskflow.config import config
+from taskflow.core.access.principals import Grant, Principal
+from taskflow.core.reports import reports
+from taskflow.service.access import principals as principal_service
+from taskflow.service.common import container
+from taskflow.service.operate import retention
+from taskflow.service.reports import metrics
+from taskflow.service.reports import reports as report_service
+from taskflow.service.runs import runs as run_service
+from taskflow.service.slots import slots as slot_service
 from taskflow.worker import loop
 from tests.conftest import TEST_SECRET, services_with
 

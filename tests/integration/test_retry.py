@@ -1,4 +1,4 @@
-"""The one retry helper (``service/retry.py``): a real deadlock is run again, then BUSY.
+"""The one retry helper (``service/common/retry.py``): a real deadlock is run again, then BUSY.
 
 The deadlock is PostgreSQL's own: two connections take two rows in opposite
 orders. The work under test is made the victim (a shorter ``deadlock_timeout``:
@@ -14,7 +14,7 @@ import dataclasses
 import pytest
 
 from taskflow import errors
-from taskflow.service import container, retry
+from taskflow.service.common import container, retry
 
 pytestmark = pytest.mark.anyio
 

@@ -13,9 +13,9 @@ from typing import Any
 import asyncpg
 import pytest
 
-from taskflow.core.attention import Reason, Windows
+from taskflow.core.operate.attention import Reason, Windows
 from taskflow.core.runs.run_filter import RunFilter, RunReach
-from taskflow.store import run_list
+from taskflow.store.runs import run_list
 from tests.integration import plans
 
 pytestmark = pytest.mark.anyio
@@ -115,12 +115,12 @@ async def test_the_runs_list_uses_indexes_for_its_common_filters(database_url: s
 
 
 async def test_retention_finds_a_workflows_oldest_ended_runs_by_index(database_url: str) -> None:
-    from taskflow.store import sql
+    from taskflow.store.common import sql
 
     conn = await asyncpg.connect(database_url)
     try:
         await _seed(conn)
-        due = sql.statements("retention")["due_runs"]
+        due = sql.statements("operate/retention")["due_runs"]
         plan = json.loads(await conn.fetchval("EXPLAIN (FORMAT JSON) " + due, "c", NOW, 100))
         scans = plans.scans(plan)
         assert ("Index Scan", "run") in scans or ("Bitmap Heap Scan", "run") in scans, scans
@@ -130,7 +130,7 @@ async def test_retention_finds_a_workflows_oldest_ended_runs_by_index(database_u
 
 
 async def test_bulk_operate_counts_and_takes_a_workflows_runs_by_index(database_url: str) -> None:
-    from taskflow.store import bulk
+    from taskflow.store.operate import bulk
 
     conn = await asyncpg.connect(database_url)
     try:

@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from taskflow.service import container, run_migrations
-from taskflow.service import principals as principal_service
-from taskflow.service import slots as slot_service
+from taskflow.service.access import principals as principal_service
+from taskflow.service.common import container
+from taskflow.service.slots import slots as slot_service
+from taskflow.service.versions import run_migrations
 from tests.conftest import T0
 from tests.integration import migrating
 

@@ -7,10 +7,10 @@ from datetime import UTC, datetime
 
 import pytest
 
-from taskflow.core import reports
-from taskflow.core.principals import Grant, Principal
-from taskflow.service import reports as report_service
-from taskflow.service.container import Services
+from taskflow.core.access.principals import Grant, Principal
+from taskflow.core.reports import reports
+from taskflow.service.common.container import Services
+from taskflow.service.reports import reports as report_service
 from tests import reports_dataset as ds
 
 pytestmark = pytest.mark.anyio

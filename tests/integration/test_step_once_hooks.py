@@ -14,11 +14,12 @@ from typing import Any
 import pytest
 
 from taskflow import steps as tf_steps
-from taskflow.core.runs import once as hook_once
 from taskflow.core.runs.decision import Decision
-from taskflow.service import container, operate
-from taskflow.service import principals as principal_service
-from taskflow.store import runs as rows
+from taskflow.core.steps import once as hook_once
+from taskflow.service.access import principals as principal_service
+from taskflow.service.common import container
+from taskflow.service.operate import operate
+from taskflow.store.runs import runs as rows
 from tests.integration.test_steps import _run, _start
 
 pytestmark = pytest.mark.anyio

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from taskflow.service import container
+from taskflow.service.common import container
 from taskflow.worker import loop
 from tests.integration.test_steps import _start
 

@@ -13,11 +13,12 @@ from typing import Any
 import pytest
 
 from taskflow import clock
-from taskflow.service import container, step_batch, steps
-from taskflow.service import principals as principal_service
-from taskflow.service import runs as run_service
-from taskflow.store import steps as step_store
-from taskflow.store import subjects
+from taskflow.service.access import principals as principal_service
+from taskflow.service.common import container
+from taskflow.service.runs import runs as run_service
+from taskflow.service.steps import step_batch, steps
+from taskflow.store.runs import subjects
+from taskflow.store.steps import steps as step_store
 from tests.integration.test_steps import _start
 
 pytestmark = pytest.mark.anyio

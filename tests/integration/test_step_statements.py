@@ -16,9 +16,10 @@ from typing import Any
 import pytest
 
 from taskflow import clock
-from taskflow.service import container, steps
-from taskflow.service import timers as timer_service
-from taskflow.store import steps as step_store
+from taskflow.service.clocks import timers as timer_service
+from taskflow.service.common import container
+from taskflow.service.steps import steps
+from taskflow.store.steps import steps as step_store
 from tests.integration import step_workflows
 from tests.integration.test_steps import _run, _start, _steps
 

@@ -14,11 +14,12 @@ from typing import Any
 import pytest
 
 from taskflow import clock, errors
-from taskflow.core.principals import INTEGRATION, Grant
-from taskflow.service import container, step_actions, step_admin, step_batch, steps
-from taskflow.service import principals as principal_service
-from taskflow.service import runs as run_service
-from taskflow.store import steps as step_store
+from taskflow.core.access.principals import INTEGRATION, Grant
+from taskflow.service.access import principals as principal_service
+from taskflow.service.common import container
+from taskflow.service.runs import runs as run_service
+from taskflow.service.steps import step_actions, step_admin, step_batch, steps
+from taskflow.store.steps import steps as step_store
 
 pytestmark = pytest.mark.anyio
 
@@ -173,7 +174,7 @@ async def test_a_worker_that_dies_mid_action_leaves_one_more_attempt_after_its_l
 ) -> None:
     services = step_services
     run_id = await _start(services, "charging", "O-6", amount=5)
-    from taskflow.service import timers
+    from taskflow.service.clocks import timers
 
     await timers.run_due(services, frozen_clock.now())  # the step is enqueued
     async with services.db.transaction() as conn:  # a worker takes it, then is killed
@@ -302,7 +303,7 @@ async def test_the_step_row_is_due_when_the_state_is_entered_and_dropped_when_it
 ) -> None:
     """No timer hop: starting the run writes its step row, due at once; an operator's goto
     before any worker took it cancels it, and no worker ever runs it."""
-    from taskflow.service import operate
+    from taskflow.service.operate import operate
 
     services = step_services
     run_id = await _start(services, "charging", "O-9", amount=5)

@@ -13,7 +13,8 @@ from datetime import datetime, timedelta
 import pytest
 
 from taskflow import clock
-from taskflow.service import container, timers
+from taskflow.service.clocks import timers
+from taskflow.service.common import container
 from tests.acceptance.test_workers import DIGEST, SEED
 
 pytestmark = pytest.mark.anyio

@@ -9,11 +9,12 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from taskflow import clock
-from taskflow.core.principals import INTEGRATION, Grant, Principal
-from taskflow.service import container, timers
-from taskflow.service import principals as principal_service
-from taskflow.service import runs as run_service
-from taskflow.service import slots as slot_service
+from taskflow.core.access.principals import INTEGRATION, Grant, Principal
+from taskflow.service.access import principals as principal_service
+from taskflow.service.clocks import timers
+from taskflow.service.common import container
+from taskflow.service.runs import runs as run_service
+from taskflow.service.slots import slots as slot_service
 from tests.integration.starting import start_escalating
 
 pytestmark = pytest.mark.anyio

@@ -8,10 +8,10 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from taskflow import cli, errors
-from taskflow.core import principals as core
-from taskflow.service import tokens
-from taskflow.store import db
-from taskflow.store import principals as rows
+from taskflow.core.access import principals as core
+from taskflow.service.access import tokens
+from taskflow.store.access import principals as rows
+from taskflow.store.common import db
 from tests.conftest import TEST_SECRET
 
 
@@ -75,7 +75,7 @@ def test_revoke_refuses_every_earlier_token(
 
 
 def test_the_maximum_setting_is_checked() -> None:
-    from taskflow import config
+    from taskflow.config import config
 
     with pytest.raises(errors.ConfigError, match="TASKFLOW_TOKEN_MAX_TTL"):
         config.load(

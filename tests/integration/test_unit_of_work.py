@@ -3,7 +3,7 @@
 Both go through the one planner (``core/unit_of_work.plan``) and the one writer
 (``store/unit_of_work.write``): a use case per decision (``runs.decide`` ->
 ``persist.outcome``), the worker by merging its firings' writes into one
-(``service/timer_batch.py``). Twin runs are brought to the same point at the same
+(``service/clocks/timer_batch.py``). Twin runs are brought to the same point at the same
 instant; one is moved by the use case, its twin by the batch; the run, its slots, clock
 ledgers, timers and timeline lines must come out the same (ids aside).
 """
@@ -18,13 +18,15 @@ from typing import Any
 import pytest
 
 from taskflow import clock
-from taskflow.core import unit_of_work as uow
+from taskflow.core.common import unit_of_work as uow
 from taskflow.core.definition.workflow import Definition
 from taskflow.core.runs import engine
 from taskflow.core.runs.model import Outcome, SlotView
-from taskflow.service import container, persist, runs, timer_batch
-from taskflow.store import locks
-from taskflow.store import runs as run_rows
+from taskflow.service.clocks import timer_batch
+from taskflow.service.common import container
+from taskflow.service.runs import persist, runs
+from taskflow.store.common import locks
+from taskflow.store.runs import runs as run_rows
 from tests.api import workflows as w
 from tests.integration.test_claim_paths import APP
 

@@ -12,7 +12,7 @@ from datetime import UTC, datetime, timedelta
 import asyncpg
 import pytest
 
-from taskflow.store import migrate
+from taskflow.store.common import migrate
 
 pytestmark = pytest.mark.anyio
 

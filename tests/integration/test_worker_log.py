@@ -7,7 +7,8 @@ import logging
 import pytest
 
 from taskflow import clock
-from taskflow.service import container, timers
+from taskflow.service.clocks import timers
+from taskflow.service.common import container
 from tests.integration.test_timer_batches import seed
 
 pytestmark = pytest.mark.anyio

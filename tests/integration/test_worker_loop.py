@@ -9,9 +9,9 @@ from datetime import timedelta
 import pytest
 
 from taskflow import clock
-from taskflow.service import container
-from taskflow.service import principals as principal_service
-from taskflow.service import runs as run_service
+from taskflow.service.access import principals as principal_service
+from taskflow.service.common import container
+from taskflow.service.runs import runs as run_service
 from taskflow.worker import loop
 from tests.conftest import EXAMPLE_PRINCIPALS
 

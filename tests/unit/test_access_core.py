@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from taskflow import errors
-from taskflow.core import access
-from taskflow.core import principals as core
+from taskflow.core.access import access
+from taskflow.core.access import principals as core
 from taskflow.core.runs.model import SlotView
 from tests.unit.slot_views import slot_view
 
@@ -118,7 +118,7 @@ def test_grants_round_trip_through_json_text() -> None:
 
 
 def test_a_csv_file_carries_grants_in_a_powers_column(tmp_path: Path) -> None:
-    from taskflow.service import principals as service
+    from taskflow.service.access import principals as service
 
     path = tmp_path / "people.csv"
     path.write_text(

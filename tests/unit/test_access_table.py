@@ -1,7 +1,7 @@
 """The access rule table covers every query, mutation and object field of the schema.
 
 A field added to ``graphql/schema.graphql`` without a rule in
-``taskflow.core.access_rules.FIELDS`` fails here, and so does a rule that no
+``taskflow.core.access.access_rules.FIELDS`` fails here, and so does a rule that no
 test exercises (``TEST_ROWS`` names, per rule, the tests that prove it).
 """
 
@@ -12,7 +12,7 @@ from pathlib import Path
 
 from graphql import GraphQLObjectType, build_schema
 
-from taskflow.core import access_rules
+from taskflow.core.access import access_rules
 
 SCHEMA = Path(__file__).resolve().parents[2] / "graphql" / "schema.graphql"
 
@@ -120,7 +120,7 @@ def test_every_query_mutation_and_object_field_has_an_access_rule() -> None:
         if access_rules.rule_of(*key.split("."), interfaces) is None
     )
     assert not missing, (
-        f"no access rule for {missing}: add each to taskflow/core/access_fields.py FIELDS "
+        f"no access rule for {missing}: add each to taskflow/core/access/access_fields.py FIELDS "
         "(and docs/access.md when it needs a new rule)"
     )
     stale = sorted(set(access_rules.FIELDS) - set(fields))

@@ -7,11 +7,11 @@ from __future__ import annotations
 import dataclasses
 from datetime import UTC, datetime, timedelta
 
-from taskflow.core import clocks, deadlines
-from taskflow.core import unit_of_work as uow
-from taskflow.core.runs import slots as slot_moves
+from taskflow.core.clocks import clocks, deadlines
+from taskflow.core.clocks.timer_states import TimerRow, TimerStatus
+from taskflow.core.common import unit_of_work as uow
 from taskflow.core.runs.model import Outcome, SlotView
-from taskflow.core.timer_states import TimerRow, TimerStatus
+from taskflow.core.slots import slots as slot_moves
 from tests.unit.test_clocks import LONDON, REGISTRY, hours
 from tests.unit.test_deadlines import AGENT, SUPPORT, TICKET, triaged
 

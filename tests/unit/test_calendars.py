@@ -10,8 +10,8 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from taskflow import errors as taskflow_errors
-from taskflow.core import calendars
-from taskflow.service import calendar_files
+from taskflow.core.clocks import calendars
+from taskflow.service.clocks import calendar_files
 from tests.unit.calendars.helpers import SHIPPED, shipped
 
 LONDON = ZoneInfo("Europe/London")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from taskflow.core import calendars
+from taskflow.core.clocks import calendars
 from tests import benches
 from tests.unit.calendars.helpers import shipped
 

@@ -14,8 +14,8 @@ from datetime import time as wall
 import pytest
 import workclock
 
-from taskflow.core import calendars
-from taskflow.core.calendars import model, timeline
+from taskflow.core.clocks import calendars
+from taskflow.core.clocks.calendars import model, timeline
 from tests.unit.calendars.helpers import ZONES
 
 WEEK = {

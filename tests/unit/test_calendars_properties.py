@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from taskflow.core import calendars
+from taskflow.core.clocks import calendars
 from tests.unit.calendars.helpers import Oracle, all_calendars
 
 settings.register_profile(

@@ -6,10 +6,10 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from taskflow import config
-from taskflow.core import calendars, clocks
+from taskflow.config import config
+from taskflow.core.clocks import calendars, clocks
 from taskflow.core.definition import budgets as bu
-from taskflow.service import calendar_files
+from taskflow.service.clocks import calendar_files
 
 REGISTRY = calendar_files.load_folder(config.PROJECT_ROOT / "calendars")
 LONDON = REGISTRY.get("uk-london")

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from taskflow import config, errors
+from taskflow import errors
+from taskflow.config import config
 
 KEY = "k" * 32
 NEW = "n" * 40

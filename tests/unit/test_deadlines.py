@@ -10,13 +10,13 @@ from typing import Any
 import pytest
 
 from taskflow import Slot, State, Workflow, business, milestone, reminder, who
-from taskflow.core import clocks, deadlines, firing
+from taskflow.core.clocks import clocks, deadlines, firing
 from taskflow.core.definition import audience as au
 from taskflow.core.definition import sla
 from taskflow.core.runs import engine
-from taskflow.core.runs import slots as slot_moves
 from taskflow.core.runs.model import CANCELLED, CLAIMED, OPEN, SATISFIED, Outcome, SlotView
-from taskflow.service import definitions
+from taskflow.core.slots import slots as slot_moves
+from taskflow.service.versions import definitions
 from tests.unit.test_clocks import REGISTRY
 
 CATALOG = definitions.load_from_env({})
@@ -345,7 +345,8 @@ def test_quiet_hours_deliver_at_the_next_opening_of_the_recipients_calendar() ->
 
 
 def test_the_at_risk_share_is_a_setting() -> None:
-    from taskflow import config, errors
+    from taskflow import errors
+    from taskflow.config import config
 
     env = {"TASKFLOW_DATABASE_URL": "postgresql://db/", "TASKFLOW_SECRET_KEYS": "k" * 40}
     assert config.load(env).sla_at_risk == 0.75
@@ -363,6 +364,6 @@ def test_the_at_risk_share_is_a_setting() -> None:
 
 
 def sla_reading(clock: clocks.Clock, now: datetime, share: float) -> Any:
-    from taskflow.service import deadlines as service
+    from taskflow.service.clocks import deadlines as service
 
     return service.read(REGISTRY, clock, now, share)

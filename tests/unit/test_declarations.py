@@ -10,9 +10,10 @@ from typing import Annotated, Any, cast
 import pytest
 import strawberry
 
-from taskflow.api.graphql import keyed, listing, relay, schema
-from taskflow.api.graphql.context import Context, Info
-from taskflow.core.principals import Principal
+from taskflow.api.graphql import schema
+from taskflow.api.graphql.common import keyed, listing, relay
+from taskflow.api.graphql.common.context import Context, Info
+from taskflow.core.access.principals import Principal
 
 
 @strawberry.input(description="What to echo.")

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from taskflow import errors
-from taskflow.core import delivery
+from taskflow.core.delivery import delivery
 
 NOW = datetime(2026, 12, 3, 9, 0, tzinfo=UTC)
 

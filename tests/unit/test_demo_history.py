@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 from taskflow.cli.demo_cmd import PRINCIPALS, RUNS
-from taskflow.service import demo
+from taskflow.service.operate import demo
 
 NOW = datetime(2026, 12, 1, 13, 20, tzinfo=UTC)
 LONDON = ZoneInfo("Europe/London")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from taskflow.core import deployments as d
+from taskflow.core.versions import deployments as d
 
 
 def _loaded(version: int, digest: str, **doc: object) -> d.Loaded:

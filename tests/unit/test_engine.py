@@ -12,8 +12,8 @@ import pytest
 from taskflow import Field, Move, Precondition, Route, Slot, State, Workflow, payload, subject, who
 from taskflow.core.definition import audience as au
 from taskflow.core.runs import engine, refusals
-from taskflow.core.runs import slots as slot_moves
 from taskflow.core.runs.model import CANCELLED, CLAIMED, OPEN, PENDING, SATISFIED, Outcome, SlotView
+from taskflow.core.slots import slots as slot_moves
 
 NOW = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
 

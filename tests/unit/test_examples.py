@@ -8,14 +8,14 @@ from typing import Any
 
 import pytest
 
-from taskflow import config
+from taskflow.config import config
 from taskflow.core.definition import HookContext, audience, runtime, sla
-from taskflow.core.definition import validate as validation
 from taskflow.core.definition.budgets import ResolvedBudget, resolve_budget
-from taskflow.core.definition.expr import Env
+from taskflow.core.definition.checks import validate as validation
+from taskflow.core.definition.conditions.expr import Env
 from taskflow.core.definition.labels import render_label
 from taskflow.core.definition.workflow import Definition
-from taskflow.service import definitions
+from taskflow.service.versions import definitions
 
 CATALOG = definitions.load_from_env({})
 CALENDARS = definitions.calendar_names(config.PROJECT_ROOT / "calendars")

@@ -1,4 +1,4 @@
-"""The schema's extension hooks run by :mod:`taskflow.api.graphql.hooks` as strawberry's own
+"""The schema's extension hooks run by :mod:`taskflow.api.graphql.common.hooks` as strawberry's own
 runner runs them: same order, same exception handling, for ``with`` and ``async with``."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import pytest
 from strawberry.extensions import SchemaExtension
 from strawberry.extensions.runner import SchemaExtensionsRunner
 
-from taskflow.api.graphql import hooks
-from taskflow.api.graphql.guards import Gate
+from taskflow.api.graphql.common import hooks
+from taskflow.api.graphql.common.guards import Gate
 from taskflow.api.graphql.schema import build_schema
 
 

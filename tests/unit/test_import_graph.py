@@ -23,11 +23,11 @@ PACKAGE = Path(__file__).resolve().parents[2] / "taskflow"
 _CORE = ("taskflow.core", "taskflow.errors")
 _SHELL = (
     "taskflow.errors",
-    "taskflow.config",
-    "taskflow.env_values",
-    "taskflow.mail_config",
+    "taskflow.config.config",
+    "taskflow.config.env_values",
+    "taskflow.config.mail_config",
     "taskflow.clock",
-    "taskflow.webhook_settings",
+    "taskflow.config.webhook_settings",
     "taskflow.steps",
 )
 
@@ -35,7 +35,7 @@ _SHELL = (
 #: taskflow or one top-level module; ``taskflow.__init__`` is the layer "taskflow".
 ALLOWED: dict[str, tuple[str, ...]] = {
     "core": _CORE,
-    "store": (*_CORE, "taskflow.store", "taskflow.config"),
+    "store": (*_CORE, "taskflow.store", "taskflow.config.config"),
     "service": (*_CORE, *_SHELL, "taskflow.store", "taskflow.service"),
     "worker": (*_CORE, *_SHELL, "taskflow.service", "taskflow.worker"),
     "api": (*_CORE, *_SHELL, "taskflow.service", "taskflow.api"),
@@ -48,16 +48,16 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     "clock": ("taskflow.errors",),
     "config": (
         "taskflow.errors",
-        "taskflow.env_values",
-        "taskflow.mail_config",
-        "taskflow.webhook_settings",
+        "taskflow.config.env_values",
+        "taskflow.config.mail_config",
+        "taskflow.config.webhook_settings",
     ),
     "env_values": ("taskflow.errors",),
     "mail_config": ("taskflow.errors",),
     "webhook_settings": ("taskflow.errors",),
-    "logs": ("taskflow.errors", "taskflow.core.redact"),
+    "logs": ("taskflow.errors", "taskflow.core.delivery.redact"),
     # What actions of automatic steps import (``StepContext``, ``once``); ``once`` in a
-    # hook answers from the decision (``core/runs/once.py``).
+    # hook answers from the decision (``core/steps/once.py``).
     "steps": ("taskflow.errors", "taskflow.core.runs"),
 }
 
@@ -172,7 +172,7 @@ def imported(module: Module) -> list[tuple[int, str]]:
                 anchor = module.package.split(".")
                 anchor = anchor[: len(anchor) - (node.level - 1)]
                 base = ".".join([*anchor, *([base] if base else [])])
-            # "from taskflow.core import calendars" imports taskflow.core.calendars.
+            # "from taskflow.core import calendars" imports taskflow.core.clocks.calendars.
             found += [(node.lineno, f"{base}.{alias.name}") for alias in node.names]
             found.append((node.lineno, base))
     return found
@@ -235,7 +235,7 @@ def test_every_module_is_found_and_has_a_layer() -> None:
     layers = {m.layer for m in found}
     assert len(found) > 100
     assert layers == set(ALLOWED), "a layer without modules or a module without a layer"
-    assert {"taskflow.cli", "taskflow.config", "taskflow.clock", "taskflow"} <= {
+    assert {"taskflow.cli", "taskflow.config.config", "taskflow.clock", "taskflow"} <= {
         m.name for m in found
     }
 
@@ -282,7 +282,7 @@ PLANTED = {
     "service/planted_api.py": ("import taskflow.api.app\n", "(service) imports taskflow.api"),
     "worker/planted_store.py": ("from taskflow.store import db\n", "(worker) imports"),
     "planted_top.py": ("x = 1\n", "layer 'planted_top' has no import rule"),
-    "config.py": ("from taskflow.store import db\n", "(config) imports taskflow.store"),
+    "config/config.py": ("from taskflow.store import db\n", "(config) imports taskflow.store"),
     "clock.py": ("from taskflow.core import clocks\n", "(clock) imports taskflow.core"),
     "__init__.py": ("from taskflow.service import runs\n", "(taskflow) imports taskflow.service"),
 }

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from taskflow.core import links
 from taskflow.core.definition import fields as fl
+from taskflow.core.links import links
 
 T0 = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
 LIMITS = links.Limits()

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from taskflow import errors, mail_config
+from taskflow import errors
+from taskflow.config import mail_config
 
 
 def test_no_url_means_no_mail() -> None:
@@ -66,7 +67,7 @@ def test_bad_settings_are_refused_with_a_fix(env: dict[str, str], says: str) -> 
 
 
 def test_a_broken_template_fails_at_start_naming_the_file(tmp_path: Path) -> None:
-    from taskflow.service import mail_render
+    from taskflow.service.delivery import mail_render
 
     (tmp_path / "reminder.txt.j2").write_text("Hello {{ name\n")
     with pytest.raises(errors.ConfigError, match=r"reminder\.txt\.j2, line 1"):

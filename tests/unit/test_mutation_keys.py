@@ -1,8 +1,8 @@
 """Every mutation of the committed schema takes an ``idempotencyKey`` and can answer the two
 refusals every mutation may give: ``IdempotencyKeyReused`` and ``Busy``.
 
-A mutation added without them fails here (the keyed path is ``api/graphql/keyed.py``, the
-retry ``service/retry.py``).
+A mutation added without them fails here (the keyed path is ``api/graphql/common/keyed.py``, the
+retry ``service/common/retry.py``).
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ import pytest
 import strawberry
 from strawberry.scalars import JSON
 
-from taskflow.api.graphql import plain_fields
+from taskflow.api.graphql.common import plain_fields
 
 
 @strawberry.enum

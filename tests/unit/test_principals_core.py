@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from taskflow import errors
-from taskflow.core import principals
+from taskflow.core.access import principals
 
 
 def test_build_normalises_lists_and_defaults() -> None:

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from taskflow.core import recipients
+from taskflow.core.access.principals import Principal
+from taskflow.core.clocks.firing import Notice
 from taskflow.core.definition import audience as au
 from taskflow.core.definition import subject, who
-from taskflow.core.firing import Notice
-from taskflow.core.principals import Principal
+from taskflow.core.delivery import recipients
 
 MAX = Principal(
     "max",

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from taskflow.store import db
+from taskflow.store.common import db
 
 
 @dataclass(frozen=True)

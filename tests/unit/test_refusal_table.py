@@ -11,9 +11,9 @@ import pytest
 from graphql import GraphQLEnumType, GraphQLObjectType, GraphQLUnionType
 
 from taskflow import errors
-from taskflow.api.graphql import refusals as api
 from taskflow.api.graphql import schema
-from taskflow.core import refusals as core
+from taskflow.api.graphql.common import refusals as api
+from taskflow.core.common import refusals as core
 from taskflow.core.runs.decision import EngineError
 
 

@@ -9,9 +9,9 @@ from datetime import UTC, datetime
 
 import pytest
 
-from taskflow.core import reports
-from taskflow.store import report_sql
-from taskflow.store.sql_builder import BuildError, compose
+from taskflow.core.reports import reports
+from taskflow.store.common.sql_builder import BuildError, compose
+from taskflow.store.reports import report_sql
 
 EVIL = "x'); DROP TABLE slot; --"
 FROM = datetime(2026, 11, 2, tzinfo=UTC)

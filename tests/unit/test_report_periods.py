@@ -9,7 +9,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from taskflow.core import reports
+from taskflow.core.reports import reports
 
 
 def starts_of(zone: str, period: str, start: datetime, end: datetime) -> list[datetime]:

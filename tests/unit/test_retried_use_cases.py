@@ -1,4 +1,4 @@
-"""Every mutation's use case runs through the one retry helper (``service/retry.py``).
+"""Every mutation's use case runs through the one retry helper (``service/common/retry.py``).
 
 The map below names the use case behind each mutation; it must cover every mutation the
 schema serves, so a new one cannot slip past the retry (and its ``Busy`` answer).
@@ -10,23 +10,16 @@ from collections.abc import Callable
 from typing import Any
 
 from taskflow.api.graphql import schema
-from taskflow.service import (
-    bulk,
-    delivery,
-    events,
-    link_use,
-    links,
-    notification_links,
-    operate,
-    principals,
-    retry,
-    run_migrations,
-    runs,
-    slots,
-    step_admin,
-    timer_admin,
-    webhooks,
-)
+from taskflow.service.access import principals
+from taskflow.service.clocks import timer_admin
+from taskflow.service.common import retry
+from taskflow.service.delivery import delivery, webhooks
+from taskflow.service.links import link_use, links, notification_links
+from taskflow.service.operate import bulk, operate
+from taskflow.service.runs import events, runs
+from taskflow.service.slots import slots
+from taskflow.service.steps import step_admin
+from taskflow.service.versions import run_migrations
 
 USE_CASES: dict[str, Callable[..., Any]] = {
     "upsertPrincipal": principals.upsert,

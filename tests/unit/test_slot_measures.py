@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from taskflow import config
-from taskflow.core import calendars, clocks
-from taskflow.core import slot_measures as sm
+from taskflow.config import config
+from taskflow.core.clocks import calendars, clocks
 from taskflow.core.definition import budgets as bu
-from taskflow.service import calendar_files
+from taskflow.core.reports import slot_measures as sm
+from taskflow.service.clocks import calendar_files
 
 LONDON = calendar_files.load_folder(config.PROJECT_ROOT / "calendars").get("uk-london")
 H = 3600 * 1_000_000

@@ -8,11 +8,12 @@ from datetime import UTC, datetime
 
 import pytest
 
-from taskflow.core import access
-from taskflow.core.claim_facts import ClaimFacts
-from taskflow.core.runs.filters import SlotFilter
-from taskflow.store import calendar_days, candidacy, claims, queries
-from taskflow.store.sql_builder import FRAGMENTS, BuildError, Statement, with_columns
+from taskflow.core.access import access
+from taskflow.core.slots.claim_facts import ClaimFacts
+from taskflow.core.slots.filters import SlotFilter
+from taskflow.store.clocks import calendar_days
+from taskflow.store.common.sql_builder import FRAGMENTS, BuildError, Statement, with_columns
+from taskflow.store.slots import candidacy, claims, queries
 
 EVIL = "x'); DROP TABLE slot; --"
 

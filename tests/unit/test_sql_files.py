@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from taskflow.store import sql
+from taskflow.store.common import sql
 
-SQL_DIR = Path(sql.__file__).parent
+STORE = Path(sql.__file__).parents[1]
 
 
 def test_named_statements_are_split_at_their_names() -> None:
@@ -63,18 +63,20 @@ def test_a_bad_fragment_is_refused(text: str, says: str) -> None:
 
 
 def test_every_statement_file_in_the_package_loads() -> None:
-    for path in sorted(SQL_DIR.glob("*.sql")):
-        assert sql.statements(path.stem), f"{path.name} holds no statement"
+    for path in sorted(STORE.rglob("*.sql")):
+        assert sql.statements(_name(path)), f"{path.name} holds no statement"
 
 
-STORE = SQL_DIR.parent
+def _name(path: Path) -> str:
+    """The name a store module loads ``path`` by: ``room/stem``."""
+    return path.relative_to(STORE).with_suffix("").as_posix()
 
 
 def _named_uses() -> dict[str, tuple[str, set[str]]]:
     """Per store module: the file it loads (``sql.statements("file")``) and the names it
     reads from it (``SQL["name"]``)."""
     uses: dict[str, tuple[str, set[str]]] = {}
-    for path in sorted(STORE.glob("*.py")):
+    for path in sorted(STORE.rglob("*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"))
         files = [
             node.args[0].value
@@ -98,25 +100,25 @@ def _named_uses() -> dict[str, tuple[str, set[str]]]:
         }
         if files or names:
             assert len(files) == 1, f"{path.name}: one statement file per module, read as SQL"
-            uses[path.stem] = (files[0], names)
+            uses[_name(path)] = (files[0], names)
     return uses
 
 
 def test_every_store_module_loads_its_statements_at_import() -> None:
     for module in _named_uses():
-        importlib.import_module(f"taskflow.store.{module}")
+        importlib.import_module("taskflow.store." + module.replace("/", "."))
 
 
 def test_every_statement_a_module_names_exists_and_every_statement_is_used() -> None:
     uses = _named_uses()
-    assert "queries" in uses, "the scan found no module reading named statements"
+    assert "slots/queries" in uses, "the scan found no module reading named statements"
     read: dict[str, set[str]] = {}
     for module, (file, names) in uses.items():
         missing = names - set(sql.statements(file))
         assert not missing, f"store/{module}.py names {sorted(missing)}, not in {file}.sql"
         read.setdefault(file, set()).update(names)
-    for path in sorted(SQL_DIR.glob("*.sql")):
+    for path in sorted(STORE.rglob("*.sql")):
         if path.stem == "fragments":
             continue
-        unused = set(sql.statements(path.stem)) - read.get(path.stem, set())
+        unused = set(sql.statements(_name(path))) - read.get(_name(path), set())
         assert not unused, f"{path.name}: statements {sorted(unused)} are read by no module"

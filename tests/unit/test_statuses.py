@@ -10,13 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from taskflow.core import timer_states
+from taskflow.core.clocks import timer_states
+from taskflow.core.clocks.timer_states import TimerMove, TimerStatus
 from taskflow.core.definition import audience as au
-from taskflow.core.runs import refusals, slots, statuses
+from taskflow.core.delivery.webhook_events import DeliveryStatus
+from taskflow.core.runs import refusals, statuses
 from taskflow.core.runs.model import SlotView
 from taskflow.core.runs.statuses import MOVES, RunStatus, SlotMove, SlotStatus, StepStatus
-from taskflow.core.timer_states import TimerMove, TimerStatus
-from taskflow.core.webhook_events import DeliveryStatus
+from taskflow.core.slots import slots
 from tests.unit.slot_views import slot_view
 
 NOW = datetime(2026, 12, 1, 9, tzinfo=UTC)
@@ -124,7 +125,7 @@ _KNOWN = {
     "r": {s.value for s in RunStatus},
     "run": {s.value for s in RunStatus},
     "timer": {s.value for s in TimerStatus},
-    # webhook deliveries (store/sql/webhooks.sql): d, p the rows, o an attempt's outcome
+    # webhook deliveries (store/delivery/webhooks.sql): d, p the rows, o an attempt's outcome
     **{key: {s.value for s in DeliveryStatus} for key in ("d", "p", "o")},
     "st": {s.value for s in StepStatus},
     "step": {s.value for s in StepStatus},
@@ -161,12 +162,12 @@ def test_the_check_finds_planted_statuses() -> None:
 
 
 @pytest.mark.parametrize(
-    "path", sorted([*STORE.glob("sql/*.sql"), *STORE.glob("*.py")]), ids=lambda p: p.name
+    "path", sorted([*STORE.rglob("*.sql"), *STORE.rglob("*.py")]), ids=lambda p: p.name
 )
 def test_every_status_in_the_stores_sql_is_a_member_of_its_enum(path: Path) -> None:
     assert unknown_statuses(path.read_text(encoding="utf-8")) == []
 
 
 def test_the_sql_check_saw_statuses() -> None:
-    text = (STORE / "sql" / "queries.sql").read_text(encoding="utf-8")
+    text = (STORE / "slots" / "queries.sql").read_text(encoding="utf-8")
     assert len(status_literals(text)) > 10

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from taskflow import config, errors
-from taskflow.core import timer_states as ts
+from taskflow import errors
+from taskflow.config import config
+from taskflow.core.clocks import timer_states as ts
 
 NOW = datetime(2026, 12, 1, 12, tzinfo=UTC)
 

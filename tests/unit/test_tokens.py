@@ -6,7 +6,7 @@ import pytest
 from itsdangerous import URLSafeSerializer
 
 from taskflow import errors
-from taskflow.service import tokens
+from taskflow.service.access import tokens
 
 NOW = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
 

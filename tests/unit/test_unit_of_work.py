@@ -5,11 +5,11 @@ from __future__ import annotations
 import dataclasses
 from datetime import timedelta
 
-from taskflow.core import deadlines
-from taskflow.core import unit_of_work as uow
-from taskflow.core.runs import slots as slot_moves
+from taskflow.core.clocks import deadlines
+from taskflow.core.clocks.timer_states import TimerRow, TimerStatus
+from taskflow.core.common import unit_of_work as uow
 from taskflow.core.runs.model import CANCELLED, AuditEntry, Outcome
-from taskflow.core.timer_states import TimerRow, TimerStatus
+from taskflow.core.slots import slots as slot_moves
 from tests.unit.test_clocks import REGISTRY
 from tests.unit.test_deadlines import AGENT, SUPPORT, TICKET, TUESDAY_9, Ticket, triaged
 

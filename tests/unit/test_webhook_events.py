@@ -9,21 +9,21 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from taskflow import errors
-from taskflow.core import webhook_events as ev
-from taskflow.store import sql
+from taskflow.core.delivery import webhook_events as ev
+from taskflow.store.common import sql
 
 T0 = datetime(2026, 12, 1, 10, tzinfo=UTC)
 
 
 def test_the_trigger_keeps_exactly_the_details_bodies_read() -> None:
-    function = sql.statements("webhooks")["outbox_function"]
+    function = sql.statements("delivery/webhooks")["outbox_function"]
     listed = re.search(r"WHERE d.key IN \(([^)]*)\)", function)
     assert listed is not None
     assert set(re.findall(r"'([a-z_]+)'", listed.group(1))) == ev.DETAIL_KEYS
 
 
 def test_the_trigger_maps_exactly_the_catalog_kinds() -> None:
-    function = sql.statements("webhooks")["outbox_function"]
+    function = sql.statements("delivery/webhooks")["outbox_function"]
     pairs = dict(re.findall(r"WHEN '([a-z_.]+)' THEN '([a-z_.]+)'", function))
     assert pairs == dict(ev.KIND_TO_TYPE)
     assert set(ev.EVENT_TYPES) | set(ev.PLANNED_TYPES) == {
@@ -188,7 +188,7 @@ def test_urls_are_absolute_http_s_without_credentials_plain_http_stays_inside() 
 
 
 def test_loopback_endpoints_are_allowed_in_dev_only_unless_configured() -> None:
-    from taskflow import config
+    from taskflow.config import config
 
     base = {
         "TASKFLOW_DATABASE_URL": "postgresql://x/",

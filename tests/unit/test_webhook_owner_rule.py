@@ -1,10 +1,10 @@
 """The one rule that says whether an endpoint's owner may still receive an event, and who
-manages an endpoint (``core/access.py``; docs/security.md, "Who an endpoint belongs to")."""
+manages an endpoint (``core/access/access.py``; docs/security.md, "Who an endpoint belongs to")."""
 
 from __future__ import annotations
 
-from taskflow.core import access
-from taskflow.core.principals import Grant, Principal
+from taskflow.core.access import access
+from taskflow.core.access.principals import Grant, Principal
 
 ADA = Principal("ada", "Ada", roles=("admin",))
 LEAH = Principal("leah", "Leah", powers=(Grant("lead", ("expense-approval",)),))

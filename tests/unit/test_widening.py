@@ -6,12 +6,12 @@ import itertools
 from datetime import UTC, datetime
 
 from taskflow import who
-from taskflow.core import firing
+from taskflow.core.clocks import firing
 from taskflow.core.definition import audience as au
 from taskflow.core.definition import sla
-from taskflow.core.definition.expr import subject
+from taskflow.core.definition.conditions.expr import subject
 from taskflow.core.runs import engine
-from taskflow.service import definitions
+from taskflow.service.versions import definitions
 
 CATALOG = definitions.load_from_env({})
 EXPENSE = CATALOG.get("expense-approval")

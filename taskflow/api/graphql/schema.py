@@ -12,30 +12,18 @@ from strawberry.schema.config import StrawberryConfig
 
 from taskflow import errors
 from taskflow.api import limits as edge
-from taskflow.api.graphql import (
-    attention,
-    bulk,
-    definitions,
-    delivery,
-    guards,
-    links,
-    notifications,
-    operate,
-    plain_fields,
-    principals,
-    relay,
-    reports,
-    run_list,
-    steps,
-    timers,
-    types,
-    versions,
-    webhook_mutations,
-    webhooks,
-    work,
-    work_mutations,
-)
-from taskflow.api.graphql.context import Info
+from taskflow.api.graphql.access import principals
+from taskflow.api.graphql.clocks import timers
+from taskflow.api.graphql.common import guards, plain_fields, relay
+from taskflow.api.graphql.common.context import Info
+from taskflow.api.graphql.delivery import delivery, notifications, webhook_mutations, webhooks
+from taskflow.api.graphql.links import links
+from taskflow.api.graphql.operate import attention, bulk, operate
+from taskflow.api.graphql.reports import reports
+from taskflow.api.graphql.runs import run_list, types
+from taskflow.api.graphql.slots import work, work_mutations
+from taskflow.api.graphql.steps import steps
+from taskflow.api.graphql.versions import definitions, versions
 
 #: Bounds on every request (documented in README.md, "GraphQL limits").
 MAX_DEPTH = 12

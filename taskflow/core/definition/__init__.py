@@ -19,8 +19,9 @@ from __future__ import annotations
 from taskflow.core.definition import migrations as migration
 from taskflow.core.definition.audience import Audience, Rule, who
 from taskflow.core.definition.budgets import budget_by, business, real
+from taskflow.core.definition.checks.problems import DefinitionError, Problem
+from taskflow.core.definition.conditions.expr import Expr, item, payload, principal, subject
 from taskflow.core.definition.events import Buffer, Event
-from taskflow.core.definition.expr import Expr, item, payload, principal, subject
 from taskflow.core.definition.fields import Field, PayloadError
 from taskflow.core.definition.model import (
     HookContext,
@@ -33,7 +34,6 @@ from taskflow.core.definition.model import (
     any_satisfied,
     count,
 )
-from taskflow.core.definition.problems import DefinitionError, Problem
 from taskflow.core.definition.retries import Exponential, Fixed, Linear
 from taskflow.core.definition.sla import milestone, priority_by, reminder, timeout
 from taskflow.core.definition.steps import OnError, every, result

@@ -36,9 +36,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from taskflow.core.definition import expr as ex
-from taskflow.core.definition import expr_text as ext
-from taskflow.core.definition.who import (
+from taskflow.core.definition.conditions import expr as ex
+from taskflow.core.definition.conditions import expr_text as ext
+from taskflow.core.definition.conditions.who import (
     AttrRule,
     Combine,
     Key,

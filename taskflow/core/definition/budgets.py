@@ -28,10 +28,10 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, Final, Literal
 
-from taskflow.core.definition import expr as ex
-from taskflow.core.definition import expr_data as exd
-from taskflow.core.definition import expr_text as ext
-from taskflow.core.definition import problems
+from taskflow.core.definition.checks import problems
+from taskflow.core.definition.conditions import expr as ex
+from taskflow.core.definition.conditions import expr_data as exd
+from taskflow.core.definition.conditions import expr_text as ext
 
 Kind = Literal["business", "real"]
 Unit = Literal["minutes", "hours", "days"]

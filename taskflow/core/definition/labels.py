@@ -13,7 +13,7 @@ import re
 from collections.abc import Mapping
 from typing import Any, Final
 
-from taskflow.core.definition import expr as ex
+from taskflow.core.definition.conditions import expr as ex
 
 _PLACEHOLDER: Final = re.compile(r"\{\{|\}\}|\{([^{}:]*)(?::([^{}]*))?\}")
 

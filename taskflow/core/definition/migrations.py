@@ -18,7 +18,7 @@ A version declares, per state of an earlier version, one step::
 
 Checked at load (:func:`problems` here, :func:`cross_problems` with the earlier
 version when it is loaded too) and planned by :func:`plan` (``taskflow runs
-migrate --plan``); ``service/run_migrations.py`` applies them (docs/versions.md).
+migrate --plan``); ``service/versions/run_migrations.py`` applies them (docs/versions.md).
 """
 
 from __future__ import annotations
@@ -27,11 +27,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-from taskflow.core.definition.problems import Problem
+from taskflow.core.definition.checks.problems import Problem
 
 if TYPE_CHECKING:
-    from taskflow.core.definition.shapes import Shape
     from taskflow.core.definition.workflow import Definition
+    from taskflow.core.versions.shapes import Shape
 
     #: An earlier version: loaded, or read back from its recorded document.
     Earlier: TypeAlias = Definition | Shape
@@ -163,7 +163,7 @@ def from_version(version: int, **steps: Step) -> Migration:
 
 def problems(definition: Definition) -> list[Problem]:
     """What is wrong with ``definition``'s migrations on their own."""
-    from taskflow.core.definition import migration_checks
+    from taskflow.core.definition.checks import migration_checks
 
     return migration_checks.problems(definition)
 
@@ -171,7 +171,7 @@ def problems(definition: Definition) -> list[Problem]:
 def cross_problems(definition: Definition, earlier: Mapping[int, Earlier]) -> list[Problem]:
     """What is wrong with ``definition``'s migrations against the earlier versions loaded
     beside it (``earlier`` by version; versions not loaded are not checked)."""
-    from taskflow.core.definition import migration_checks
+    from taskflow.core.definition.checks import migration_checks
 
     return migration_checks.cross_problems(definition, earlier)
 

@@ -14,12 +14,13 @@ from datetime import datetime
 from typing import Any, Final, TypeVar
 
 from taskflow.core.definition import audience as au
-from taskflow.core.definition import expr as ex
-from taskflow.core.definition import expr_data as exd
-from taskflow.core.definition import expr_text as ext
 from taskflow.core.definition import fields as fl
-from taskflow.core.definition import problems, retries, sla
+from taskflow.core.definition import retries, sla
 from taskflow.core.definition import steps as st
+from taskflow.core.definition.checks import problems
+from taskflow.core.definition.conditions import expr as ex
+from taskflow.core.definition.conditions import expr_data as exd
+from taskflow.core.definition.conditions import expr_text as ext
 
 
 def _tuple(obj: object, name: str, value: Any) -> None:

@@ -15,10 +15,10 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from taskflow.core.definition import audience as au
-from taskflow.core.definition import expr as ex
-from taskflow.core.definition import expr_data as exd
-from taskflow.core.definition import expr_text as ext
 from taskflow.core.definition import steps
+from taskflow.core.definition.conditions import expr as ex
+from taskflow.core.definition.conditions import expr_data as exd
+from taskflow.core.definition.conditions import expr_text as ext
 from taskflow.core.definition.model import Route, Slot, State
 
 if TYPE_CHECKING:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
-from taskflow.core.calendars import BusinessClock
+from taskflow.core.clocks.calendars import BusinessClock
 
 TimeKind = Literal["real", "business"]
 

@@ -13,10 +13,10 @@ from typing import Any
 
 from taskflow.core.definition import audience as au
 from taskflow.core.definition import budgets as bu
-from taskflow.core.definition import expr as ex
-from taskflow.core.definition import expr_data as exd
-from taskflow.core.definition import expr_text as ext
 from taskflow.core.definition import labels
+from taskflow.core.definition.conditions import expr as ex
+from taskflow.core.definition.conditions import expr_data as exd
+from taskflow.core.definition.conditions import expr_text as ext
 from taskflow.core.definition.model import Completion, Move, Precondition, Slot, State
 
 

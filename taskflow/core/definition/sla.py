@@ -22,10 +22,10 @@ from typing import Any, Final, Literal, TypedDict, Unpack
 
 from taskflow.core.definition import audience as au
 from taskflow.core.definition import budgets as bu
-from taskflow.core.definition import expr as ex
-from taskflow.core.definition import expr_data as exd
-from taskflow.core.definition import expr_text as ext
 from taskflow.core.definition import steps
+from taskflow.core.definition.conditions import expr as ex
+from taskflow.core.definition.conditions import expr_data as exd
+from taskflow.core.definition.conditions import expr_text as ext
 
 MilestoneKind = Literal["assigned", "finished"]
 MILESTONE_KINDS: Final = ("assigned", "finished")

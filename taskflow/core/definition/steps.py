@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from taskflow.core.definition import budgets as bu
-from taskflow.core.definition import expr as ex
-from taskflow.core.definition import expr_data as exd
+from taskflow.core.definition.conditions import expr as ex
+from taskflow.core.definition.conditions import expr_data as exd
 
 #: What authors give as an action: an import path ``module:function`` or the function.
 ActionLike = str | Callable[..., Any]

@@ -27,9 +27,9 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, ClassVar
 
-from taskflow.core.definition import expr as ex
-from taskflow.core.definition import problems
 from taskflow.core.definition.budgets import Budget
+from taskflow.core.definition.checks import problems
+from taskflow.core.definition.conditions import expr as ex
 from taskflow.core.definition.events import Event
 from taskflow.core.definition.migrations import Migration
 from taskflow.core.definition.model import Slot, State

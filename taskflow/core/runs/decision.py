@@ -15,11 +15,11 @@ from datetime import datetime
 from typing import Any
 
 from taskflow import errors
-from taskflow.core import deadlines
-from taskflow.core.definition import expr as ex
+from taskflow.core.clocks import deadlines
+from taskflow.core.definition.conditions import expr as ex
 from taskflow.core.definition.model import HookContext, State
 from taskflow.core.definition.workflow import Definition
-from taskflow.core.runs import holding, refusals, statuses
+from taskflow.core.runs import refusals, statuses
 from taskflow.core.runs.model import (
     ACTIVE,
     CANCELLED,
@@ -30,6 +30,7 @@ from taskflow.core.runs.model import (
     RunView,
     SlotView,
 )
+from taskflow.core.slots import holding
 
 #: More automatic transitions than this in one decision means a cycle of states nobody waits in.
 MAX_TRANSITIONS = 50
@@ -67,7 +68,7 @@ class Decision:
         self.audit: list[AuditEntry] = []
         self.run_changed = False
         self.transitions = 0
-        #: Values ``steps.once`` recorded in this decision's hooks (``core/runs/once.py``).
+        #: Values ``steps.once`` recorded in this decision's hooks (``core/steps/once.py``).
         self.once: dict[str, Any] = {}
 
     # -- bookkeeping ------------------------------------------------------------------------

@@ -14,13 +14,12 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
-from taskflow.core import deadlines
+from taskflow.core.clocks import deadlines
 from taskflow.core.definition import audience as au
-from taskflow.core.definition import expr as ex
 from taskflow.core.definition import fields, runtime
+from taskflow.core.definition.conditions import expr as ex
 from taskflow.core.definition.workflow import Definition
-from taskflow.core.runs import holding, opening, pausing, refusals, states, statuses
-from taskflow.core.runs import slots as slot_moves
+from taskflow.core.runs import opening, pausing, refusals, states, statuses
 from taskflow.core.runs.decision import Decision, NewId
 from taskflow.core.runs.model import (
     ACTIVE,
@@ -33,6 +32,8 @@ from taskflow.core.runs.model import (
     RunView,
     SlotView,
 )
+from taskflow.core.slots import holding
+from taskflow.core.slots import slots as slot_moves
 
 
 def start(

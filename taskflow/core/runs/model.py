@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from taskflow.core import clocks as sla_clocks
+from taskflow.core.clocks import clocks as sla_clocks
 from taskflow.core.definition import audience as au
 from taskflow.core.runs.statuses import ENDED as ENDED
 from taskflow.core.runs.statuses import LIVE as LIVE

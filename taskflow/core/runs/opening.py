@@ -7,8 +7,8 @@ from datetime import datetime
 from typing import Any
 
 from taskflow.core.definition import audience as au
-from taskflow.core.definition import expr as ex
 from taskflow.core.definition import labels, runtime, sla
+from taskflow.core.definition.conditions import expr as ex
 from taskflow.core.definition.model import Slot, State
 from taskflow.core.runs.model import CANCELLED, OPEN, PENDING, SATISFIED, SlotView
 

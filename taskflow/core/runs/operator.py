@@ -12,8 +12,8 @@ import functools
 from collections.abc import Iterable
 from datetime import datetime
 
-from taskflow.core import deadlines
-from taskflow.core import refusals as core_refusals
+from taskflow.core.clocks import deadlines
+from taskflow.core.common import refusals as core_refusals
 from taskflow.core.definition.workflow import Definition
 from taskflow.core.runs import engine
 from taskflow.core.runs.decision import Decision, NewId

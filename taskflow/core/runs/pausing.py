@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from taskflow.core import deadlines
+from taskflow.core.clocks import deadlines
 from taskflow.core.definition.model import State
 from taskflow.core.runs.decision import Decision
 from taskflow.core.runs.model import SlotView

@@ -1,8 +1,8 @@
-"""The refusals of moves on a run or slot (defined in :mod:`taskflow.core.refusals`)."""
+"""The refusals of moves on a run or slot (defined in :mod:`taskflow.core.common.refusals`)."""
 
 from __future__ import annotations
 
-from taskflow.core.refusals import (
+from taskflow.core.common.refusals import (
     AlreadyClaimed,
     AmbiguousEvent,
     MoveNotAllowed,

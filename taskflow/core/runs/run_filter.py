@@ -8,9 +8,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from taskflow.core import access
-from taskflow.core.attention import Reason, Windows
-from taskflow.core.principals import Principal
+from taskflow.core.access import access
+from taskflow.core.access.principals import Principal
+from taskflow.core.operate.attention import Reason, Windows
 
 #: Run statuses a filter may name.
 STATUSES = ("active", "completed", "cancelled")

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import dataclasses
 
-from taskflow.core.definition import expr_text as ext
 from taskflow.core.definition import runtime
+from taskflow.core.definition.conditions import expr_text as ext
 from taskflow.core.definition.model import Slot, State
-from taskflow.core.runs import once, opening, pausing, statuses
+from taskflow.core.runs import opening, pausing, statuses
 from taskflow.core.runs.decision import Decision, EngineError
 from taskflow.core.runs.model import (
     ACTIVE,
@@ -26,6 +26,7 @@ from taskflow.core.runs.model import (
     SATISFIED,
     SlotView,
 )
+from taskflow.core.steps import once
 
 
 def open_slot(decision: Decision, state: State, slot: Slot) -> None:
@@ -149,7 +150,7 @@ def settle(decision: Decision) -> None:
         open_ready(decision)
         state = decision.state
         if state.automatic:
-            return  # it waits for its action (core/runs/automatic.py)
+            return  # it waits for its action (core/steps/automatic.py)
         current = [s for s in decision.current() if s.status != CANCELLED]
         satisfied = sum(1 for s in current if s.status == SATISFIED)
         env = decision.env()

@@ -2,7 +2,7 @@
 
 ``MOVES[status, move]`` is the status a slot takes when ``move`` is made from
 ``status``; a pair missing from the table is a move the slot cannot make, and
-the slot code (``core/runs/slots.py``, the engine) refuses it by consulting
+the slot code (``core/slots/slots.py``, the engine) refuses it by consulting
 :func:`allows` / :func:`after` instead of comparing strings. Who may make a
 move (holder, candidate, delegate) is decided beside it, not here.
 
@@ -16,7 +16,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Final
 
-from taskflow.core.transitions import Transitions
+from taskflow.core.common.transitions import Transitions
 
 
 class SlotStatus(StrEnum):

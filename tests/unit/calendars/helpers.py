@@ -7,10 +7,10 @@ from datetime import UTC, datetime, timedelta
 from functools import cache
 from typing import Any
 
-from taskflow.config import PROJECT_ROOT
-from taskflow.core import calendars
-from taskflow.core.calendars import timeline
-from taskflow.service import calendar_files
+from taskflow.config.config import PROJECT_ROOT
+from taskflow.core.clocks import calendars
+from taskflow.core.clocks.calendars import timeline
+from taskflow.service.clocks import calendar_files
 
 SHIPPED = PROJECT_ROOT / "calendars"
 US = timedelta(microseconds=1)

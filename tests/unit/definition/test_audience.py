@@ -11,7 +11,7 @@ from typing import Any
 
 from taskflow.core.definition import audience as au
 from taskflow.core.definition.audience import Audience, Rule, who
-from taskflow.core.definition.expr import item, subject
+from taskflow.core.definition.conditions.expr import item, subject
 
 SUBJECT = {"submitted_by": "bob", "manager_id": "maria", "region": "eu", "team": "billing"}
 

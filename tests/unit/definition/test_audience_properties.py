@@ -13,9 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from taskflow.core.definition import audience as au
-from taskflow.core.definition import expr as ex
 from taskflow.core.definition.audience import who
-from taskflow.core.definition.expr import subject
+from taskflow.core.definition.conditions import expr as ex
+from taskflow.core.definition.conditions.expr import subject
 
 NAMES = st.sampled_from(["a", "b", "c"])
 SUBJECT = {"owner": "a", "region": "eu", "team": "b"}

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from taskflow import config
 from taskflow.cli import main
+from taskflow.config import config
 
 EXAMPLES = str(config.PROJECT_ROOT / "examples")
 

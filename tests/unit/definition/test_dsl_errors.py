@@ -11,8 +11,8 @@ import pytest
 
 from taskflow import Route, Slot, State, Workflow, real, subject, who
 from taskflow.core.definition import DefinitionError
-from taskflow.core.definition import problems as p
-from taskflow.service import definitions
+from taskflow.core.definition.checks import problems as p
+from taskflow.service.versions import definitions
 
 
 class Leave(Workflow):

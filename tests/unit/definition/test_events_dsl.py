@@ -10,6 +10,7 @@ import pytest
 
 from taskflow import Buffer, Event
 from taskflow.cli import main
+from taskflow.core.access.principals import Principal
 from taskflow.core.definition import (
     Field,
     Route,
@@ -24,10 +25,9 @@ from taskflow.core.definition import (
     who,
 )
 from taskflow.core.definition import events as ev
-from taskflow.core.definition import validate as v
-from taskflow.core.definition.problems import Problem
+from taskflow.core.definition.checks import validate as v
+from taskflow.core.definition.checks.problems import Problem
 from taskflow.core.definition.workflow import Definition
-from taskflow.core.principals import Principal
 
 CALENDARS = {"uk-london"}
 

@@ -6,10 +6,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from taskflow.core.definition import expr as ex
-from taskflow.core.definition import expr_data as exd
-from taskflow.core.definition import expr_text as ext
-from taskflow.core.definition.expr import Env, item, payload, principal, subject
+from taskflow.core.definition.conditions import expr as ex
+from taskflow.core.definition.conditions import expr_data as exd
+from taskflow.core.definition.conditions import expr_text as ext
+from taskflow.core.definition.conditions.expr import Env, item, payload, principal, subject
 
 
 def env(**subject_fields: object) -> Env:

@@ -9,7 +9,7 @@ import pytest
 
 from taskflow import errors
 from taskflow.core.definition import DefinitionError
-from taskflow.service import definitions
+from taskflow.service.versions import definitions
 
 GOOD = """
 from taskflow import Route, Slot, State, Workflow, who

@@ -6,8 +6,8 @@ import pytest
 
 from taskflow import Route, Slot, State, Workflow, business, migration, milestone, who
 from taskflow.core.definition import migrations
-from taskflow.core.definition import validate as validation
-from taskflow.service import definitions
+from taskflow.core.definition.checks import validate as validation
+from taskflow.service.versions import definitions
 
 
 def _review(name: str = "review") -> Slot:
@@ -240,7 +240,7 @@ def test_mapped_slots_must_exist_and_be_compatible() -> None:
 
 
 def test_a_recorded_document_stands_in_for_a_version_no_longer_loaded() -> None:
-    from taskflow.core.definition import shapes
+    from taskflow.core.versions import shapes
 
     assert ClaimV1.definition is not None
     assert ClaimV3.definition is not None

@@ -16,7 +16,7 @@ from taskflow.core.definition import (
     runtime,
     subject,
 )
-from taskflow.core.definition.expr import Env
+from taskflow.core.definition.conditions.expr import Env
 from taskflow.core.definition.model import Completion
 
 

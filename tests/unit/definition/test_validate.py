@@ -27,9 +27,9 @@ from taskflow.core.definition import (
     timeout,
     who,
 )
-from taskflow.core.definition import validate as v
 from taskflow.core.definition.budgets import budget_by
-from taskflow.core.definition.problems import Problem
+from taskflow.core.definition.checks import validate as v
+from taskflow.core.definition.checks.problems import Problem
 from taskflow.core.definition.workflow import Definition
 
 CALENDARS = {"uk-london", "24x7"}

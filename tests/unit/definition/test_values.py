@@ -14,7 +14,7 @@ from taskflow.core.definition.budgets import (
     real,
     resolve_budget,
 )
-from taskflow.core.definition.expr import subject
+from taskflow.core.definition.conditions.expr import subject
 from taskflow.core.definition.fields import Field, PayloadError, validate_payload
 from taskflow.core.definition.labels import render_label
 

@@ -6,7 +6,7 @@ import asyncio
 from datetime import UTC, datetime
 from typing import Any
 
-from taskflow.service import step_actions
+from taskflow.service.steps import step_actions
 from taskflow.steps import StepContext
 
 CTX = StepContext(

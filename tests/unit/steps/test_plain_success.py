@@ -12,13 +12,14 @@ from typing import Any
 
 import pytest
 
-from taskflow import config, errors
-from taskflow.core import calendars
-from taskflow.core import unit_of_work as uow
+from taskflow import errors
+from taskflow.config import config
+from taskflow.core.clocks import calendars
+from taskflow.core.common import unit_of_work as uow
 from taskflow.core.definition.workflow import Definition
-from taskflow.core.runs import automatic
 from taskflow.core.runs.model import RunView
-from taskflow.service import definitions
+from taskflow.core.steps import automatic
+from taskflow.service.versions import definitions
 
 NOW = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
 ROOT = config.PROJECT_ROOT

@@ -7,11 +7,11 @@ from datetime import UTC, datetime, timedelta
 from hypothesis import given
 from hypothesis import strategies as st
 
-from taskflow import config
-from taskflow.core import calendars
+from taskflow.config import config
+from taskflow.core.clocks import calendars
 from taskflow.core.definition import Exponential, Fixed, Linear
 from taskflow.core.definition import retries as r
-from taskflow.service import calendar_files
+from taskflow.service.clocks import calendar_files
 
 NOW = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
 seconds = st.integers(min_value=1, max_value=86_400).map(lambda s: timedelta(seconds=s))

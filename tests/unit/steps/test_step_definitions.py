@@ -23,9 +23,10 @@ from taskflow.core.definition import (
     timeout,
     who,
 )
-from taskflow.core.definition import validate as v
-from taskflow.core.runs import automatic, engine
+from taskflow.core.definition.checks import validate as v
+from taskflow.core.runs import engine
 from taskflow.core.runs.model import RunView
+from taskflow.core.steps import automatic
 
 NOW = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
 ACTION = "tests.unit.steps.test_step_definitions:post"

@@ -7,7 +7,7 @@ import asyncio
 
 import pytest
 
-from taskflow.service.step_guard import Watchdog
+from taskflow.service.steps.step_guard import Watchdog
 
 pytestmark = pytest.mark.anyio
 

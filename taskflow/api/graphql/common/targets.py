@@ -1,0 +1,43 @@
+"""Bases of the mutation inputs that name their target first: the target's global id, said
+once for every input on a run, slot, timer or webhook endpoint (the schema never names the
+bases themselves; their field comes first in each input)."""
+
+from __future__ import annotations
+
+import strawberry
+
+from taskflow import errors
+from taskflow.api.graphql.common import relay
+
+
+@strawberry.input
+class OnRun:
+    run_id: strawberry.ID = strawberry.field(description="The run's global id.")
+
+
+@strawberry.input
+class OnSlot:
+    slot_id: strawberry.ID = strawberry.field(description="The slot's global id.")
+
+
+@strawberry.input
+class OnTimer:
+    timer_id: strawberry.ID = strawberry.field(description="The timer's global id.")
+
+    def local_timer_id(self) -> int:
+        """The timer's own id; NOT_FOUND (on timerId) for an id that names no timer."""
+        return relay.number_id(self.timer_id, "Timer", "timer", "timerId")
+
+
+@strawberry.input
+class OnEndpoint:
+    endpoint_id: strawberry.ID = strawberry.field(description="The endpoint's global id.")
+
+    def local_endpoint_id(self) -> str:
+        """The endpoint's own id; NOT_FOUND (on endpointId) for an id of something else."""
+        found_type, local = relay.from_global_id(str(self.endpoint_id), "endpointId")
+        if found_type != "WebhookEndpoint":
+            raise errors.NotFound(
+                f"No webhook endpoint has the id {self.endpoint_id!r}.", field="endpointId"
+            )
+        return local

@@ -1,0 +1,251 @@
+"""Queries of the work API: inbox, work, board, run, slot."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated
+
+import strawberry
+
+from taskflow import errors
+from taskflow.api.graphql.common import listing, relay
+from taskflow.api.graphql.common.context import Info, caller, checked
+from taskflow.api.graphql.reports import reports
+from taskflow.api.graphql.runs.types import (
+    RUN,
+    SLOT,
+    MoveOption,
+    RunType,
+    SlotType,
+    Subject,
+    move_options,
+    slot_from_row,
+)
+from taskflow.core.access.principals import Principal
+from taskflow.core.slots.filters import SlotFilter
+from taskflow.service.slots import views
+
+First = listing.FIRST_50
+After = Annotated[str | None, strawberry.argument(description="endCursor of the previous page.")]
+
+
+@strawberry.input(description="Narrows the inbox (and claimNext). All given filters must match.")
+class InboxFilter:
+    workflow: str | None = strawberry.field(default=None, description="Only this workflow.")
+    state: str | None = strawberry.field(default=None, description="Only slots of this state.")
+    slot: str | None = strawberry.field(default=None, description="Only slots of this name.")
+    priority_at_most: int | None = strawberry.field(
+        default=None, description="Only priority 1..n (1 is the most urgent)."
+    )
+    due_before: datetime | None = strawberry.field(
+        default=None, description="Only slots due before this instant."
+    )
+
+    def to_filter(self) -> SlotFilter:
+        return SlotFilter(
+            workflow=self.workflow,
+            state=self.state,
+            name=self.slot,
+            priority_at_most=self.priority_at_most,
+            due_before=self.due_before,
+        )
+
+
+@strawberry.input(description="Narrows the work list. All given filters must match.")
+class WorkFilter:
+    holder: str | None = strawberry.field(default=None, description="Held by this login.")
+    workflow: str | None = strawberry.field(default=None, description="Only this workflow.")
+    state: str | None = strawberry.field(default=None, description="Only slots of this state.")
+    audience: list[str] | None = strawberry.field(
+        default=None,
+        description="A team queue: slots whose candidates include any of these keys "
+        "(role:finance, group:emea). Members of that team may read it.",
+    )
+    at_risk: bool = strawberry.field(
+        default=False,
+        description="Only slots at risk now (a running clock with 25 % or less of its budget "
+        "left), least business time left first; for leads, managers and admins (all of it).",
+    )
+
+    def to_filter(self) -> SlotFilter:
+        return SlotFilter(
+            holder=self.holder, workflow=self.workflow, state=self.state, audience=self.audience
+        )
+
+
+def slot_cursor(cursor: str | None) -> views.Cursor | None:
+    if not cursor:
+        return None
+    due, priority, slot_id = relay.decode_typed(cursor, "datetime?", "int", "uuid")
+    return (due, priority, slot_id)
+
+
+def encode_slot_cursor(row: views.SlotRow) -> str:
+    due, priority, slot_id = row.cursor
+    return relay.encode_cursor(due.isoformat() if due else "", str(priority), slot_id)
+
+
+def slot_connection(
+    found: list[views.SlotRow], total: int | None, has_next: bool
+) -> relay.Connection[SlotType]:
+    return relay.connection(
+        found, slot_from_row, encode_slot_cursor, total=total, has_next=has_next
+    )
+
+
+@strawberry.type(
+    description="One card of a board: a tracked entity, its lane and what can be done."
+)
+class Card:
+    run: RunType = strawberry.field(description="The run behind the card.")
+    lane: str = strawberry.field(description="The lane: the run's state.")
+    subject: Subject = strawberry.field(description="The tracked entity.")
+    slots: list[SlotType] = strawberry.field(description="Its live slots (pending, open, claimed).")
+    moves: list[MoveOption] = strawberry.field(description="Its manual moves as they stand now.")
+
+
+@strawberry.type
+class WorkQueries:
+    @strawberry.field(
+        description="Every slot you can act on now (held by you, or open and its whole "
+        "candidate rule admits you), across workflows, most urgent first (nearest due, then "
+        "priority). totalCount is exact; it costs one more query, so ask for it only when shown."
+    )
+    async def inbox(
+        self,
+        info: Info,
+        first: First = 50,
+        after: After = None,
+        filter: Annotated[
+            InboxFilter | None, strawberry.argument(description="Narrow the list.")
+        ] = None,
+    ) -> relay.Connection[SlotType]:
+        me = await caller(info)
+        f = (filter or InboxFilter()).to_filter()
+        services = info.context.services
+        found, has_next = await views.inbox(services, me, f, first=first, after=slot_cursor(after))
+        # Counted only when asked for: the page alone is the hot path.
+        total = (
+            await views.inbox_count(services, me, f) if relay.selects(info, "totalCount") else None
+        )
+        return slot_connection(found, total, has_next)
+
+    @listing.connection(WorkFilter, "Narrow the list.", first=50, first_type=First)
+    async def work(
+        self, info: Info, me: Principal, page: listing.Page, filter: WorkFilter
+    ) -> relay.Connection[SlotType]:
+        """Every live slot, whoever holds it, most urgent first: for leads, managers and admins,
+        and for members of a team reading their team's queue (filter.audience)."""
+        f = filter.to_filter()
+        if filter.at_risk:
+            return await reports.at_risk_connection(info, me, f, page.first, page.after)
+        found, total, has_next = await views.work(
+            info.context.services, me, f, first=page.first, after=slot_cursor(page.after)
+        )
+        return slot_connection(found, total, has_next)
+
+    @strawberry.field(description="One card per tracked entity of a workflow, in lanes by state.")
+    async def board(
+        self,
+        info: Info,
+        workflow: Annotated[str, strawberry.argument(description="The workflow's name.")],
+        first: First = 50,
+        after: After = None,
+        include_ended: Annotated[
+            bool, strawberry.argument(description="Include completed and cancelled runs.")
+        ] = False,
+    ) -> relay.Connection[Card]:
+        me = await caller(info)
+        cursor = None
+        if after:
+            started, run_id = relay.decode_typed(after, "datetime", "uuid")
+            cursor = (started, run_id)
+        services = info.context.services
+        cards, total, has_next = await views.board(
+            services, me, workflow, first=first, after=cursor, include_ended=include_ended
+        )
+        edges = []
+        for card in cards:
+            run = RunType.of(card.run)
+            edges.append(
+                relay.Edge(
+                    cursor=relay.encode_cursor(card.run.started_at.isoformat(), card.run.view.id),
+                    node=Card(
+                        run=run,
+                        lane=card.run.view.state,
+                        subject=run.subject,
+                        slots=[
+                            SlotType.of(
+                                s,
+                                workflow=card.run.view.workflow,
+                                definition_version=card.run.view.definition_version,
+                                run_state=card.run.view.state,
+                                subject=run.subject,
+                            )
+                            for s in card.slots
+                        ],
+                        moves=move_options(views.moves_for(services, me, card.run, card.slots)),
+                    ),
+                )
+            )
+        return relay.page(edges, has_next, total)
+
+    @strawberry.field(description="A run you may read (null when absent or not visible).")
+    async def run(
+        self,
+        info: Info,
+        id: Annotated[strawberry.ID, strawberry.argument(description="The run's global id.")],
+    ) -> RunType | None:
+        return await resolve_run(info, _local(id, RUN))
+
+    @strawberry.field(description="A slot you may read (null when absent or not visible).")
+    async def slot(
+        self,
+        info: Info,
+        id: Annotated[strawberry.ID, strawberry.argument(description="The slot's global id.")],
+    ) -> SlotType | None:
+        return await resolve_slot(info, _local(id, SLOT))
+
+
+def _local(global_id: str, type_name: str) -> str:
+    try:
+        found_type, local = relay.from_global_id(str(global_id))
+    except errors.NotFound:
+        return ""
+    return local if found_type == type_name else ""
+
+
+async def resolve_run(info: Info, local_id: str) -> RunType | None:
+    me = await caller(info)
+    if not local_id:
+        return None
+    try:
+        run, _ = await views.run_detail(info.context.services, me, local_id, await checked(info))
+    except errors.NotFound:
+        return None
+    return RunType.of(run)
+
+
+async def resolve_slot(info: Info, local_id: str) -> SlotType | None:
+    me = await caller(info)
+    if not local_id:
+        return None
+    services = info.context.services
+    request = await checked(info)
+    # A mutation answers from the rows its own write returned (checked as if fetched).
+    seen = request.seen_slot(local_id)
+    if seen is not None:
+        slot, run = seen
+    else:
+        try:
+            slot = await views.slot_detail(services, me, local_id)
+            run = (await views.run_detail(services, me, slot.run_id, request))[0].head
+        except errors.NotFound:
+            return None
+    return SlotType.of(
+        slot,
+        workflow=run.workflow,
+        definition_version=run.definition_version,
+        run_state=run.state,
+        subject=Subject.of(run.subject_type, run.subject_external_id, run.subject),
+    )

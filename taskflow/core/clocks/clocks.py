@@ -1,0 +1,258 @@
+"""SLA milestone clocks as ledgers: what happened, and what follows from it at ``now``.
+
+A clock stores only facts: its milestone, its budget (as resolved for the
+subject), the instant it started, the intervals it stood paused, and the
+instant it was met. Everything a screen shows (due instant, elapsed and
+remaining business time, status, when it breached) is derived from those facts
+on the clock's calendar at a given ``now``. Nothing here reads the time.
+
+Why a ledger and not a stored due instant: pauses, budget recomputes and
+"remaining" all subtract business time; with the facts kept, a recompute keeps
+the time already spent by construction (the start and the pauses do not move,
+only the budget does), and the due instant can be explained window by window.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from functools import lru_cache
+from typing import Final
+
+from taskflow.core.clocks import calendars
+from taskflow.core.common import durations
+from taskflow.core.definition import budgets as bu
+
+RUNNING, PAUSED, MET, AT_RISK, BREACHED = "running", "paused", "met", "at_risk", "breached"
+#: Share of the budget past which a running clock is ``at_risk`` (unless told otherwise).
+DEFAULT_AT_RISK: Final = 0.75
+_ZERO: Final = timedelta(0)
+
+
+@dataclass(frozen=True)
+class Pause:
+    """An interval the clock stood still; ``end`` is None while it still stands."""
+
+    start: datetime
+    end: datetime | None = None
+
+
+@dataclass(frozen=True)
+class Clock:
+    """One milestone clock of one slot (see the module docs)."""
+
+    milestone: str
+    budget: bu.ResolvedBudget
+    started_at: datetime
+    pauses: tuple[Pause, ...] = ()
+    met_at: datetime | None = None
+
+    @property
+    def paused(self) -> bool:
+        """True while the clock stands still."""
+        return bool(self.pauses) and self.pauses[-1].end is None
+
+    @property
+    def calendar(self) -> str | None:
+        """The calendar it accrues on; None for real time."""
+        return self.budget.calendar if self.budget.kind == "business" else None
+
+
+# -- changing the ledger -----------------------------------------------------------------------
+
+
+def start(milestone: str, budget: bu.ResolvedBudget, now: datetime) -> Clock:
+    """A clock that starts running at ``now``."""
+    return Clock(milestone, budget, now)
+
+
+def pause(clock: Clock, now: datetime) -> Clock:
+    """Stand the clock still from ``now`` (no change when met or already paused)."""
+    if clock.met_at is not None or clock.paused:
+        return clock
+    return dataclasses.replace(clock, pauses=(*clock.pauses, Pause(now)))
+
+
+def resume(clock: Clock, now: datetime) -> Clock:
+    """Let a paused clock run again from ``now``."""
+    if not clock.paused:
+        return clock
+    last = clock.pauses[-1]
+    return dataclasses.replace(clock, pauses=(*clock.pauses[:-1], Pause(last.start, now)))
+
+
+def meet(clock: Clock, now: datetime) -> Clock:
+    """The milestone was reached at ``now`` (a paused clock's pause ends there too)."""
+    if clock.met_at is not None:
+        return clock
+    return dataclasses.replace(resume(clock, now), met_at=now)
+
+
+def rebudget(clock: Clock, budget: bu.ResolvedBudget) -> Clock:
+    """The same ledger on a new budget: elapsed time is kept, the due instant moves."""
+    return dataclasses.replace(clock, budget=budget)
+
+
+# -- the calendar a clock runs on ----------------------------------------------------------------
+
+
+def calendar_of(registry: calendars.Registry, clock: Clock) -> calendars.BusinessClock:
+    """The calendar the clock accrues on (plain UTC time for real budgets)."""
+    name = clock.calendar
+    return calendars.REAL_TIME if name is None else registry.get(name)
+
+
+@lru_cache(maxsize=256)
+def _day_length(spec: calendars.CalendarSpec) -> timedelta:
+    lengths = [sum(w.close - w.open for w in day) for day in spec.week]
+    working = Counter(n for n in lengths if n > 0)
+    if not working:
+        return bu.DEFAULT_DAY_LENGTH
+    # Most common length; among equally common ones the longest (a stable, documented choice).
+    seconds = max(working.items(), key=lambda item: (item[1], item[0]))[0]
+    return timedelta(seconds=seconds)
+
+
+def day_length(cal: calendars.BusinessClock) -> timedelta:
+    """The calendar's working-day length: its most common working day (24 h for real time).
+
+    ``business.days(n)`` means ``n`` of these (see :mod:`taskflow.core.definition.budgets`).
+    """
+    spec = getattr(cal, "spec", None)
+    if not isinstance(spec, calendars.CalendarSpec):
+        return timedelta(hours=24)
+    return _day_length(spec)
+
+
+def budget_time(clock: Clock, cal: calendars.BusinessClock) -> timedelta:
+    """The whole budget as business time on ``cal``."""
+    return clock.budget.business_time(day_length(cal))
+
+
+# -- what follows from the ledger ---------------------------------------------------------------
+
+
+def _end(clock: Clock, now: datetime) -> datetime:
+    return min(now, clock.met_at) if clock.met_at is not None else now
+
+
+def elapsed(clock: Clock, cal: calendars.BusinessClock, now: datetime) -> timedelta:
+    """Business time accrued from the start to ``now`` (or the met instant), minus pauses."""
+    end = _end(clock, now)
+    total = cal.elapsed(clock.started_at, end)
+    for p in clock.pauses:
+        lo, hi = max(p.start, clock.started_at), min(p.end or end, end)
+        if hi > lo:
+            total -= cal.elapsed(lo, hi)
+    return max(total, _ZERO)
+
+
+def _legs(
+    clock: Clock, cal: calendars.BusinessClock, amount: timedelta
+) -> Iterator[tuple[datetime, timedelta, Pause | None]]:
+    """The walk from the start to where ``amount`` of business time has run: each leg is
+    where it starts, the business time it takes, and the pause that ends it (None for the
+    last leg, which ends where the amount runs out; a pause still open ends the walk)."""
+    t, left = clock.started_at, amount
+    for p in clock.pauses:
+        if p.start < t:
+            continue
+        if cal.add(t, left) <= p.start:
+            break
+        used = cal.elapsed(t, p.start)
+        left -= used
+        yield t, used, p
+        if p.end is None:
+            return
+        t = p.end
+    yield t, left, None
+
+
+def instant_at(clock: Clock, cal: calendars.BusinessClock, amount: timedelta) -> datetime | None:
+    """When the clock's elapsed time reaches ``amount``; None while a pause holds it short.
+
+    The walk adds business time from the start, and every time a pause comes
+    first it takes what accrued up to the pause and carries on from its end.
+    """
+    *_, (t, used, pause) = _legs(clock, cal, amount)
+    return cal.add(t, used) if pause is None else None
+
+
+def due_at(clock: Clock, cal: calendars.BusinessClock) -> datetime | None:
+    """The due instant: where the budget runs out (None while paused short of it)."""
+    return instant_at(clock, cal, budget_time(clock, cal))
+
+
+def breached_at(clock: Clock, cal: calendars.BusinessClock, now: datetime) -> datetime | None:
+    """The due instant, if it passed before the clock was met (or before ``now``)."""
+    due = due_at(clock, cal)
+    if due is None:
+        return None
+    if clock.met_at is not None:
+        return due if due < clock.met_at else None
+    return due if due <= now else None
+
+
+def remaining(clock: Clock, cal: calendars.BusinessClock, now: datetime) -> timedelta:
+    """Business time left before the budget runs out (zero once it has)."""
+    return max(budget_time(clock, cal) - elapsed(clock, cal, now), _ZERO)
+
+
+def status(
+    clock: Clock, cal: calendars.BusinessClock, now: datetime, at_risk: float = DEFAULT_AT_RISK
+) -> str:
+    """``met``, ``paused``, ``breached``, ``at_risk`` (past that share) or ``running``."""
+    if clock.met_at is not None:
+        return MET
+    if clock.paused:
+        return PAUSED
+    spent, whole = elapsed(clock, cal, now), budget_time(clock, cal)
+    if spent >= whole:
+        return BREACHED
+    if spent >= whole * at_risk:
+        return AT_RISK
+    return RUNNING
+
+
+def explain(clock: Clock, cal: calendars.BusinessClock) -> list[str]:
+    """The calendar walk behind :func:`due_at`, one line per item, pauses included."""
+    whole = budget_time(clock, cal)
+    lines = [f"{clock.milestone} budget {clock.budget.describe()} = {duration(whole)}"]
+    left = whole
+    for t, used, p in _legs(clock, cal, whole):
+        lines += cal.explain(t, used).lines()
+        left -= used
+        if p is not None:
+            lines.append(
+                f"paused since {p.start.isoformat()}: {duration(left)} left"
+                if p.end is None
+                else f"paused {p.start.isoformat()} -> {p.end.isoformat()}"
+            )
+    return lines
+
+
+def duration(value: timedelta) -> str:
+    """``3h 20m`` style text for a non-negative duration (days of 24 h shown as such)."""
+    seconds = max(int(value.total_seconds()), 0)
+    return durations.words(seconds, seconds_with_hours=True, zero="0m")
+
+
+def human(value: timedelta, clock: Clock) -> str:
+    """``3h 20m business time`` or ``3h 20m real time``: the kinds are never mixed."""
+    kind = "real time" if clock.calendar is None else "business time"
+    return f"{duration(value)} {kind}"
+
+
+def nearest_due(clocks: tuple[Clock, ...], registry: calendars.Registry) -> datetime | None:
+    """The nearest due instant among clocks still running (the inbox orders by it)."""
+    found = [
+        d
+        for c in clocks
+        if c.met_at is None and not c.paused
+        for d in [due_at(c, calendar_of(registry, c))]
+        if d is not None
+    ]
+    return min(found) if found else None

@@ -1,0 +1,304 @@
+"""What a slot's or a state's deadlines are: clocks to start or meet, timers to arm, timeline lines.
+
+Pure functions of a definition, a slot (or run) as it now is, a calendar
+registry and ``now``. The engine keeps the clock ledgers on the slots (started
+when a slot opens, met when it is claimed or satisfied, paused and resumed by
+pausing states, re-budgeted when the subject changes); the shell asks this
+module which timers should be armed for the slots and state a decision touched
+and arms, moves or cancels timer rows to match (see ``service/clocks/deadlines.py``).
+
+Timers are keyed by what they stand for (``<slot>:breach:finished``, ``<slot>:at_risk:finished``,
+``<slot>:reminder:0``, ``<run>:<visit>:timeout:0``): one row per key, re-armed
+in place, so a firing count survives pauses and recomputes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from taskflow.core.clocks import calendars, clocks
+from taskflow.core.clocks.timer_states import TimerSpec
+from taskflow.core.definition import budgets as bu
+from taskflow.core.definition import sla
+from taskflow.core.definition.workflow import Definition
+from taskflow.core.runs.model import CLAIMED, LIVE, OPEN, SATISFIED, AuditEntry, RunView, SlotView
+from taskflow.core.runs.statuses import RunStatus, SlotStatus
+from taskflow.core.steps import step_timers
+
+BREACH, REMINDER, TIMEOUT = "breach", "reminder", "timeout"
+#: The timer of a running clock crossing its at-risk share of the budget (``clock.at_risk``).
+AT_RISK = "at_risk"
+
+
+# -- clocks on slots ---------------------------------------------------------------------------
+
+
+def milestone_budget(
+    definition: Definition, milestone: sla.Milestone, subject: Mapping[str, Any]
+) -> bu.ResolvedBudget | None:
+    """The milestone's budget for this subject (its calendar, else the workflow's)."""
+    return bu.resolve_budget(milestone.within, subject, milestone.calendar or definition.calendar)
+
+
+def sync_clocks(
+    definition: Definition, view: SlotView, subject: Mapping[str, Any], now: datetime
+) -> SlotView:
+    """Start the slot's clocks when it opens; meet them when it is claimed or satisfied."""
+    decl = definition.slot(view.state, view.name)
+    ledger = view.clocks
+    if not ledger and view.status in (OPEN, CLAIMED, SATISFIED) and view.opened_at is not None:
+        started = []
+        for ms in decl.milestones:
+            budget = milestone_budget(definition, ms, subject)
+            if budget is not None:
+                started.append(clocks.start(ms.kind, budget, view.opened_at))
+        ledger = tuple(started)
+    if view.status in (CLAIMED, SATISFIED):
+        met_at = view.satisfied_at if view.status == SATISFIED else view.claimed_at
+        ledger = tuple(
+            clocks.meet(c, met_at or now)
+            if c.milestone == "assigned" or view.status == SATISFIED
+            else c
+            for c in ledger
+        )
+    return view if ledger == view.clocks else dataclasses.replace(view, clocks=ledger)
+
+
+def rebudget(definition: Definition, view: SlotView, subject: Mapping[str, Any]) -> SlotView:
+    """Re-derive the budgets of unmet clocks for a changed subject, keeping their ledgers."""
+    decl = definition.slot(view.state, view.name)
+    ledger = []
+    for c in view.clocks:
+        ms = decl.milestone(c.milestone)
+        budget = milestone_budget(definition, ms, subject) if ms is not None else None
+        ledger.append(clocks.rebudget(c, budget) if c.met_at is None and budget else c)
+    new = tuple(ledger)
+    return view if new == view.clocks else dataclasses.replace(view, clocks=new)
+
+
+def paused(view: SlotView, now: datetime) -> SlotView:
+    """The slot with every clock standing still from ``now``."""
+    return dataclasses.replace(view, clocks=tuple(clocks.pause(c, now) for c in view.clocks))
+
+
+def resumed(view: SlotView, now: datetime) -> SlotView:
+    """The slot with every paused clock running again from ``now``."""
+    return dataclasses.replace(view, clocks=tuple(clocks.resume(c, now) for c in view.clocks))
+
+
+# -- timers ------------------------------------------------------------------------------------
+
+
+def _clock(view: SlotView, milestone: str) -> clocks.Clock | None:
+    return next((c for c in view.clocks if c.milestone == milestone), None)
+
+
+def at_risk_at(
+    clock: clocks.Clock, cal: calendars.BusinessClock, share: float = clocks.DEFAULT_AT_RISK
+) -> datetime | None:
+    """When the clock's spent business time reaches ``share`` of its budget (None while a
+    pause holds it short)."""
+    return clocks.instant_at(clock, cal, clocks.budget_time(clock, cal) * share)
+
+
+def _reminder_due(
+    rem: sla.Reminder, clock: clocks.Clock, cal: calendars.BusinessClock, fired: int
+) -> datetime | None:
+    length = clocks.day_length(cal)
+    schedule = sla.reminder_schedule(rem, clock.budget, clock.calendar, length)
+    if fired >= 1 and schedule.every is None:
+        return None
+    if schedule.times is not None and fired >= schedule.times:
+        return None
+    offset = schedule.first.business_time(length)
+    if schedule.every is not None:
+        offset += schedule.every.business_time(length) * fired
+    if schedule.until is not None and offset > schedule.until.business_time(length):
+        return None
+    return clocks.instant_at(clock, cal, offset)
+
+
+def slot_timers(
+    definition: Definition,
+    view: SlotView,
+    registry: calendars.Registry,
+    fired: Mapping[str, int],
+    at_risk: float = clocks.DEFAULT_AT_RISK,
+) -> list[TimerSpec]:
+    """The timers a slot needs now: a breach and an at-risk timer per unmet clock, its
+    reminders' next firings.
+
+    A slot that is no longer live, and a clock that is met or paused, needs none;
+    ``fired`` holds how often each key has fired already. The at-risk timer is due where
+    the clock's spent business time reaches ``at_risk`` of its budget (each fires once).
+    """
+    if view.status not in LIVE or view.status == SlotStatus.PENDING:
+        return []
+    decl = definition.slot(view.state, view.name)
+    specs = []
+    for c in view.clocks:
+        key = f"{view.id}:{BREACH}:{c.milestone}"
+        if c.met_at is None and fired.get(key, 0) == 0:
+            due = clocks.due_at(c, clocks.calendar_of(registry, c))
+            if due is not None:
+                specs.append(TimerSpec(key, view.run_id, view.id, BREACH, c.milestone, due))
+        key = f"{view.id}:{AT_RISK}:{c.milestone}"
+        if c.met_at is None and fired.get(key, 0) == 0 and 0 < at_risk < 1:
+            due = at_risk_at(c, clocks.calendar_of(registry, c), at_risk)
+            if due is not None:
+                specs.append(TimerSpec(key, view.run_id, view.id, AT_RISK, c.milestone, due))
+    for index, rem in enumerate(decl.reminders):
+        clock = _clock(view, rem.milestone)
+        if clock is None or clock.met_at is not None:
+            continue
+        key = f"{view.id}:{REMINDER}:{index}"
+        due = _reminder_due(rem, clock, clocks.calendar_of(registry, clock), fired.get(key, 0))
+        if due is not None:
+            specs.append(TimerSpec(key, view.run_id, view.id, REMINDER, str(index), due))
+    return specs
+
+
+def state_timers(
+    definition: Definition, run: RunView, registry: calendars.Registry, fired: Mapping[str, int]
+) -> list[TimerSpec]:
+    """The current state's timeouts, counted from when the run entered it (each fires once)."""
+    if run.status != RunStatus.ACTIVE:
+        return []
+    specs = []
+    for index, timeout in enumerate(definition.state(run.state).timeouts):
+        key = f"{run.id}:{run.visit}:{TIMEOUT}:{index}"
+        budget = bu.resolve_budget(timeout.after, run.subject, definition.calendar)
+        if budget is None or fired.get(key, 0):
+            continue
+        cal: calendars.BusinessClock = (
+            calendars.REAL_TIME
+            if budget.kind == "real" or budget.calendar is None
+            else registry.get(budget.calendar)
+        )
+        due = cal.add(run.state_entered_at, budget.business_time(clocks.day_length(cal)))
+        specs.append(TimerSpec(key, run.id, None, TIMEOUT, str(index), due))
+    for key, kind, ref, due in step_timers.specs(definition, run, registry, fired):
+        specs.append(TimerSpec(key, run.id, None, kind, ref, due))
+    return specs
+
+
+def nearest_due(view: SlotView, registry: calendars.Registry) -> datetime | None:
+    """The slot's nearest unmet due instant while it is live (the inbox orders by it)."""
+    if view.status not in LIVE:
+        return None
+    return clocks.nearest_due(view.clocks, registry)
+
+
+# -- the timeline --------------------------------------------------------------------------------
+
+
+def _iso(value: datetime | None) -> str | None:
+    # In UTC whatever the calendar's zone: the same instant reads the same on every line
+    # (and the claim statement writes ``clock.met`` lines in SQL, see store/slots/claims.py).
+    return value.astimezone(UTC).isoformat() if value is not None else None
+
+
+def clock_audit(
+    before: SlotView | None,
+    after: SlotView,
+    registry: calendars.Registry,
+    now: datetime,
+    actor: str | None,
+) -> list[AuditEntry]:
+    """Timeline lines for what changed in a slot's clocks: started, paused, resumed, met..."""
+    old = {c.milestone: c for c in (before.clocks if before is not None else ())}
+    lines = []
+    for c in after.clocks:
+        cal = clocks.calendar_of(registry, c)
+        due = _iso(clocks.due_at(c, cal))
+        common = {"slot": after.name, "milestone": c.milestone}
+        prev = old.get(c.milestone)
+
+        def line(
+            kind: str, reason: str | None = None, common: dict[str, Any] = common, **details: Any
+        ) -> None:
+            lines.append(AuditEntry(kind, now, actor, after.id, reason, {**common, **details}))
+
+        if prev is None:
+            line("clock.started", budget=c.budget.describe(), due_at=due)
+            continue
+        if prev.budget != c.budget:
+            line(
+                "clock.recomputed",
+                "the subject changed; the time already spent is kept",
+                old_budget=prev.budget.describe(),
+                new_budget=c.budget.describe(),
+                old_due_at=_iso(clocks.due_at(prev, cal)),
+                new_due_at=due,
+            )
+        if c.paused and not prev.paused:
+            line("clock.paused", elapsed=clocks.duration(clocks.elapsed(c, cal, now)))
+        elif prev.paused and not c.paused and c.met_at is None:
+            line("clock.resumed", due_at=due)
+        if c.met_at is not None and prev.met_at is None:
+            line("clock.met", due_at=due, breached=_iso(clocks.breached_at(c, cal, c.met_at)))
+    return lines
+
+
+def at_risk_line(
+    view: SlotView,
+    milestone: str,
+    at: datetime,
+    registry: calendars.Registry,
+    now: datetime,
+    base: Mapping[str, Any] | None = None,
+) -> AuditEntry:
+    """The ``clock.at_risk`` line of the slot's ``milestone`` clock, past its at-risk
+    share since ``at``: the slot, the milestone, the due instant and ``at`` (``base``, the
+    firing's key and lateness, first)."""
+    clock = _clock(view, milestone)
+    due = clocks.due_at(clock, clocks.calendar_of(registry, clock)) if clock else None
+    return AuditEntry(
+        "clock.at_risk",
+        now,
+        None,
+        view.id,
+        f"the {milestone} clock of {view.name} passed its at-risk share at {_iso(at)}",
+        {
+            **(base or {}),
+            "slot": view.name,
+            "milestone": milestone,
+            "due_at": _iso(due),
+            "at_risk_at": _iso(at),
+        },
+    )
+
+
+def clock_firing(
+    kind: str,
+    view: SlotView,
+    milestone: str,
+    at: datetime,
+    registry: calendars.Registry,
+    now: datetime,
+    base: Mapping[str, Any],
+) -> AuditEntry:
+    """The line of a clock's timer of ``kind`` (breach or at risk) due ``at`` firing."""
+    if kind == AT_RISK:
+        return at_risk_line(view, milestone, at, registry, now, base)
+    return AuditEntry(
+        "clock.breached",
+        now,
+        None,
+        view.id,
+        f"the {milestone} budget of {view.name} ran out at {at.isoformat()}",
+        {**base, "slot": view.name, "milestone": milestone},
+    )
+
+
+# -- quiet hours ---------------------------------------------------------------------------------
+
+
+def deliver_at(cal: calendars.BusinessClock | None, now: datetime) -> datetime:
+    """When a notification reaches a person: now, or the next opening of their calendar."""
+    if cal is None or cal.is_open(now):
+        return now
+    return cal.next_open(now)

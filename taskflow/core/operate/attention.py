@@ -1,0 +1,91 @@
+"""Needs attention: the reasons a run, slot, timer or kept event waits for a person.
+
+Pure: the reasons, what an item of the list carries, and the windows they are
+judged by (``TASKFLOW_IDLE_AFTER``, ``TASKFLOW_EVENT_EXPIRING_WITHIN``); the
+store finds the items (``store/operate/attention.py``), each reason from its own index.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from enum import StrEnum
+
+
+class Reason(StrEnum):
+    """Why something needs a person (the ``reason`` of a needs-attention item)."""
+
+    #: The state's completion rule held but no route matched: the run waits.
+    ROUTE_UNMATCHED = "ROUTE_UNMATCHED"
+    #: A timer failed every attempt and is parked dead.
+    TIMER_DEAD = "TIMER_DEAD"
+    #: A timer's firing failed and is being retried with backoff.
+    TIMER_FAILING = "TIMER_FAILING"
+    #: A slot is held by a deactivated principal.
+    HELD_BY_INACTIVE = "HELD_BY_INACTIVE"
+    #: A slot breached its SLA and nobody holds it.
+    BREACHED_UNHELD = "BREACHED_UNHELD"
+    #: An active run has not changed for longer than the idle age.
+    IDLE = "IDLE"
+    #: An event kept for a slot not yet open expires soon.
+    EVENT_EXPIRING = "EVENT_EXPIRING"
+    #: A webhook endpoint was disabled: every delivery failed for TASKFLOW_WEBHOOK_DISABLE_AFTER.
+    WEBHOOK_DISABLED = "WEBHOOK_DISABLED"
+    #: An automatic step failed its last attempt and no on_error route took it: parked.
+    STEP_PARKED = "STEP_PARKED"
+
+
+#: What clears each reason (docs/operations.md says the same).
+REMEDY: dict[Reason, str] = {
+    Reason.ROUTE_UNMATCHED: "goto the state it should be in, or update the subject",
+    Reason.TIMER_DEAD: "retryTimer, rescheduleTimer or discardTimer",
+    Reason.TIMER_FAILING: "mend the cause, or rescheduleTimer",
+    Reason.HELD_BY_INACTIVE: "reassignHeld (to someone, or null to release)",
+    Reason.BREACHED_UNHELD: "assign the slot, or someone claims it",
+    Reason.IDLE: "goto, pauseClocks, or cancelRun",
+    Reason.EVENT_EXPIRING: "goto the state whose slot awaits it, or let it expire",
+    Reason.WEBHOOK_DISABLED: "mend the receiver, then updateWebhookEndpoint(enabled: true)",
+    Reason.STEP_PARKED: "mend the cause, then retryStep; or goto another state",
+}
+
+
+@dataclass(frozen=True)
+class Windows:
+    """The ages reasons are judged by, as of ``now``."""
+
+    now: datetime
+    idle_after: timedelta
+    expiring_within: timedelta
+
+    @property
+    def idle_before(self) -> datetime:
+        """A run unchanged since before this instant is idle."""
+        return self.now - self.idle_after
+
+    @property
+    def expiring_before(self) -> datetime:
+        """A kept event expiring before this instant is about to expire."""
+        return self.now + self.expiring_within
+
+
+@dataclass(frozen=True)
+class Item:
+    """One thing that needs attention, and what it concerns."""
+
+    reason: Reason
+    since: datetime
+    #: A stable key within the reason (a run, slot, timer or kept event id): the cursor's tie-break.
+    ref: str
+    run_id: str
+    workflow: str
+    state: str
+    slot_id: str | None = None
+    timer_id: int | None = None
+    principal: str | None = None
+    #: When it ends by itself, if it does (a kept event's expiry).
+    until: datetime | None = None
+    detail: str = ""
+
+    @property
+    def remedy(self) -> str:
+        return REMEDY[self.reason]

@@ -1,0 +1,116 @@
+"""Deadlines around a decision: loading the slots it decides on, a slot moved by a statement
+carried out through the unit of work, and clocks as a screen reads them.
+
+Planning what a decision writes (clocks, due instants, timers, timeline) is
+``core/unit_of_work.plan``; writing it is ``store/unit_of_work.write``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from taskflow.core.clocks import calendars, clocks, deadlines
+from taskflow.core.common import unit_of_work as uow
+from taskflow.core.common.unit_of_work import Context, context
+from taskflow.core.definition.workflow import Definition
+from taskflow.core.runs.model import AuditEntry, Outcome, SlotView
+from taskflow.service.common.container import Services
+from taskflow.store.clocks import deadlines as store
+from taskflow.store.common import db
+from taskflow.store.common import unit_of_work as writer
+from taskflow.store.runs import runs as rows
+
+__all__ = ["Context", "context"]
+
+
+def sla_of(
+    services: Services,
+    definition: Definition,
+    slots: Sequence[SlotView] = (),
+    actor: str | None = None,
+) -> Context:
+    """The deadline context of a decision on ``definition`` over ``slots`` as loaded: the
+    services' calendars and at-risk share (``TASKFLOW_SLA_AT_RISK``)."""
+    return context(
+        definition, services.calendars, slots, actor, at_risk=services.settings.sla_at_risk
+    )
+
+
+async def load_slots(conn: db.Connection, run_id: str) -> list[SlotView]:
+    """A run's slots with their clock ledgers (what the engine decides on)."""
+    return await store.with_clocks(conn, await rows.slots_of_run(conn, run_id))
+
+
+async def after_slot_move(
+    services: Services,
+    conn: db.Connection,
+    moved: store.SlotContext,
+    now: datetime,
+    actor: str | None,
+    lines: Sequence[AuditEntry] = (),
+) -> None:
+    """Clocks, timers and ``lines`` after a claim, release or assignment written outside the
+    engine: the statement that moved the slot read what this needs, so this is one write."""
+    run = moved.run.view
+    definition = services.catalog.get(run.workflow, run.definition_version)
+    after = deadlines.sync_clocks(definition, moved.slot, run.subject, now)
+    ctx = sla_of(services, definition, [moved.slot], actor)
+    result = Outcome(run, (), (after,), tuple(lines), run_changed=False)
+    await writer.write(conn, uow.plan(result, ctx, moved.timers, now, rows=False), now)
+
+
+# -- reading -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ClockReading:
+    """A clock as a screen shows it at ``now``: the ledger and what follows from it."""
+
+    clock: clocks.Clock
+    calendar: str
+    budget: timedelta
+    elapsed: timedelta
+    remaining: timedelta
+    due_at: datetime | None
+    status: str
+    met_at: datetime | None
+    breached_at: datetime | None
+    explain: list[str]
+
+
+def read(
+    registry: calendars.Registry,
+    clock: clocks.Clock,
+    now: datetime,
+    at_risk: float = clocks.DEFAULT_AT_RISK,
+) -> ClockReading:
+    """Everything derived from one ledger at ``now`` (at risk past ``at_risk`` of the budget)."""
+    cal = clocks.calendar_of(registry, clock)
+    return ClockReading(
+        clock=clock,
+        calendar=clock.calendar or "real time",
+        budget=clocks.budget_time(clock, cal),
+        elapsed=clocks.elapsed(clock, cal, now),
+        remaining=clocks.remaining(clock, cal, now),
+        due_at=clocks.due_at(clock, cal),
+        status=clocks.status(clock, cal, now, at_risk),
+        met_at=clock.met_at,
+        breached_at=clocks.breached_at(clock, cal, now),
+        explain=clocks.explain(clock, cal),
+    )
+
+
+async def readings(services: Services, slot_ids: Sequence[str]) -> dict[str, list[ClockReading]]:
+    """The clocks of these slots as of the services' clock (the caller checked visibility)."""
+    now = services.clock.now()
+    async with services.db.connection() as conn:
+        found = await store.clocks_of(conn, slot_ids)
+    return {
+        slot_id: [
+            read(services.calendars, c, now, services.settings.sla_at_risk)
+            for c in found.get(slot_id, ())
+        ]
+        for slot_id in slot_ids
+    }

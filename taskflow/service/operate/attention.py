@@ -1,0 +1,54 @@
+"""The needs-attention list: what waits for a person, for admins and leads where granted.
+
+Each reason is found by its own indexed statement (``store/operate/attention.py``);
+what clears it is in ``core/operate/attention.py`` and docs/operations.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from datetime import datetime
+
+from taskflow.core.access.principals import Principal
+from taskflow.core.operate.attention import Item, Reason, Windows
+from taskflow.service.access import access
+from taskflow.service.common.container import Services
+from taskflow.store.operate import attention as store
+
+
+def windows(services: Services) -> Windows:
+    """The idle age and the expiry window from the settings, as of now."""
+    settings = services.settings
+    return Windows(
+        now=services.clock.now(),
+        idle_after=settings.idle_after,
+        expiring_within=settings.event_expiring_within,
+    )
+
+
+async def listing(
+    services: Services,
+    actor: Principal,
+    *,
+    reasons: Collection[Reason] | None,
+    workflow: str | None,
+    after: tuple[datetime, str, str] | None,
+    limit: int,
+) -> tuple[list[Item], int]:
+    """A page of items in (since, reason) order, and how many match, within the caller's
+    grants (FORBIDDEN for anyone who is no lead, manager or admin anywhere)."""
+    workflows = access.operate_workflows(actor, "read the needs-attention list")
+    if workflow is not None:
+        if workflows is not None and workflow not in workflows:
+            return [], 0
+        workflows = frozenset({workflow})
+    async with services.db.connection() as conn:
+        return await store.page(
+            conn, windows(services), workflows=workflows, reasons=reasons, after=after, limit=limit
+        )
+
+
+async def counts(services: Services) -> dict[Reason, int]:
+    """Items per reason over every workflow (for the metric)."""
+    async with services.db.connection() as conn:
+        return await store.counts(conn, windows(services))

@@ -1,0 +1,143 @@
+"""Principal rows <-> core principals."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+import asyncpg
+
+from taskflow.core.access import principals
+from taskflow.store.common import db, sql
+from taskflow.store.common.sql_builder import with_columns
+
+_COLUMNS = "id, display_name, email, roles, groups, attributes, time_zone, calendar, active, powers"
+_READ = f"{_COLUMNS}, tokens_valid_after"
+
+#: The statements of ``access/principals.sql``, their column lists filled.
+SQL = with_columns(sql.statements("access/principals"), read=_READ)
+
+
+def _to_core(row: asyncpg.Record) -> principals.Principal:
+    return db.record_as(
+        principals.Principal, row, powers=principals.build_powers(row["powers"], row["id"])
+    )
+
+
+async def get(conn: db.Connection, principal_id: str) -> principals.Principal | None:
+    row = await conn.fetchrow(SQL["get"], principal_id)
+    return _to_core(row) if row else None
+
+
+async def get_checked(
+    conn: db.Connection, principal_id: str
+) -> tuple[principals.Principal, str] | None:
+    """The principal and the digest of its row (fragment ``caller_unchanged`` checks it)."""
+    row = await conn.fetchrow(SQL["get_checked"], principal_id)
+    return (_to_core(row), str(row["digest"])) if row else None
+
+
+async def get_many(conn: db.Connection, ids: list[str]) -> dict[str, principals.Principal]:
+    rows = await conn.fetch(SQL["get_many"], ids)
+    return {row["id"]: _to_core(row) for row in rows}
+
+
+async def upsert(
+    conn: db.Connection,
+    principal: principals.Principal,
+    now: datetime,
+    *,
+    active: bool | None,
+    keep_powers: bool = False,
+) -> tuple[principals.Principal, bool, bool]:
+    """Insert or update; (the stored principal, whether it was created, whether this
+    update deactivated it).
+
+    ``active`` None keeps what is stored (a new principal starts active); a deactivation
+    moves ``tokens_valid_after`` to ``now``, so the tokens issued before stay refused even
+    after an explicit re-activation. ``keep_powers``: an update keeps the stored grants
+    (the caller left them out).
+    """
+    was_active = await conn.fetchval(SQL["lock_active"], principal.id)
+    row = await conn.fetchrow(
+        SQL["upsert"],
+        principal.id,
+        principal.display_name,
+        principal.email,
+        list(principal.roles),
+        list(principal.groups),
+        dict(principal.attributes),
+        principal.time_zone,
+        principal.calendar,
+        active,
+        now,
+        [g.as_dict() for g in principal.powers],
+        keep_powers,
+    )
+    assert row is not None
+    return _to_core(row), bool(row["created"]), bool(was_active) and not row["active"]
+
+
+async def deactivate(
+    conn: db.Connection, principal_id: str, now: datetime
+) -> tuple[principals.Principal, bool] | None:
+    """Deactivate; (the principal, whether it was active before). Moves tokens_valid_after."""
+    was_active = await conn.fetchval(SQL["lock_active"], principal_id)
+    row = await conn.fetchrow(
+        SQL["deactivate"],
+        principal_id,
+        now,
+    )
+    return (_to_core(row), bool(was_active)) if row else None
+
+
+async def revoke_tokens(
+    conn: db.Connection, principal_id: str, now: datetime
+) -> principals.Principal | None:
+    """Refuse every token issued before ``now`` ("sign out everywhere")."""
+    row = await conn.fetchrow(
+        SQL["revoke_tokens"],
+        principal_id,
+        now,
+    )
+    return _to_core(row) if row else None
+
+
+async def page(
+    conn: db.Connection,
+    *,
+    after_id: str | None,
+    limit: int,
+    role: str | None = None,
+    group: str | None = None,
+    active: bool | None = None,
+    search: str | None = None,
+) -> tuple[list[principals.Principal], int]:
+    """A keyset page ordered by id, and the total count matching the filter."""
+    args: list[Any] = [role, group, active, search]
+    total = await conn.fetchval(SQL["page_count"], *args)
+    rows = await conn.fetch(SQL["page"], *args, after_id, limit)
+    return [_to_core(row) for row in rows], int(total)
+
+
+async def carrying_any(conn: db.Connection, keys: Sequence[str]) -> list[principals.Principal]:
+    """Active principals that may carry one of an audience's ``keys``, by id.
+
+    User, e-mail, role and group keys match exactly; an ``attr:<name>=<value>`` key
+    matches every principal having the attribute ``name`` (its values may be text,
+    numbers, booleans or lists, which SQL cannot compare as keys do), so the caller
+    checks the audience on the rows (``recipients.decide``).
+    """
+    if "any" in keys:
+        rows = await conn.fetch(SQL["active"])
+        return [_to_core(row) for row in rows]
+    attributes = sorted(
+        {k.removeprefix("attr:").split("=", 1)[0] for k in keys if k.startswith("attr:")}
+    )
+    rows = await conn.fetch(
+        SQL["carrying_any"],
+        list(keys),
+        attributes,
+    )
+    return [_to_core(row) for row in rows]

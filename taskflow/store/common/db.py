@@ -1,0 +1,345 @@
+"""The connection pool and transactions: one use case, one connection, one transaction."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import contextvars
+import dataclasses
+import functools
+import json
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
+
+import asyncpg
+from asyncpg.connection import LoggedQuery
+from asyncpg.pool import PoolConnectionProxy
+
+#: A connection as use cases hold it: borrowed from the pool.
+Connection: TypeAlias = "PoolConnectionProxy[Any]"
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+#: Called with the connection at the end of every :meth:`Database.transaction` of the
+#: current task, just before it commits (``service.idempotency`` writes its key there, in
+#: the transaction of the mutation's effect). Unset: nothing happens.
+BEFORE_COMMIT: contextvars.ContextVar[Callable[[Connection], Awaitable[None]] | None] = (
+    contextvars.ContextVar("taskflow_before_commit", default=None)
+)
+
+
+async def _init_connection(conn: asyncpg.Connection[Any]) -> None:
+    for type_name in ("json", "jsonb"):
+        await conn.set_type_codec(
+            type_name, encoder=json.dumps, decoder=json.loads, schema="pg_catalog"
+        )
+
+
+async def _keep_session(conn: asyncpg.Connection[Any]) -> None:
+    """Skip asyncpg's reset round trip on release: pooled connections carry no session state
+    (no LISTEN, no advisory locks, no SET outside a transaction; the worker listens on a
+    connection of its own)."""
+
+
+@asynccontextmanager
+async def _borrowed(pool: asyncpg.Pool[Any]) -> AsyncIterator[Connection]:
+    """A connection of ``pool``, as ``pool.acquire()`` lends it, given back by
+    :func:`_give_back`."""
+    conn: Connection = await pool.acquire()
+    try:
+        yield conn
+    finally:
+        await _give_back(pool, conn)
+
+
+async def _give_back(pool: asyncpg.Pool[Any], conn: Connection) -> None:
+    """``pool.release(conn)`` without its ``asyncio.shield``: the shield runs the release
+    as a task of its own, two passes of the event loop per borrowed connection (35 µs of
+    CPU in a loop of borrows, 8 without: bench/README.md, "claimNext: the answer from what
+    the claim returned"), though the release awaits nothing here (no reset round trip,
+    ``_keep_session``; a transaction is closed before). Cancelled while it does await (a
+    transaction left open), asyncpg's release terminates the connection and the pool opens
+    another. asyncpg's own release where its pieces are not the ones this was written for."""
+    holder, inner = getattr(conn, "_holder", None), getattr(conn, "_con", None)
+    if inner is None or getattr(holder, "_pool", None) is not pool:
+        await pool.release(conn)
+        return
+    inner._on_release()
+    await holder.release(holder._timeout)  # type: ignore[union-attr]
+
+
+class Database:
+    """asyncpg pools with JSON codecs; hand out transactions with :meth:`transaction`.
+
+    Prepared statements keep PostgreSQL's default plan choice (``plan_cache_mode = auto``):
+    a statement whose best plan depends on its arguments (claim-next's slot choice, inbox
+    pages, reports) is planned for them; one whose plan suits every argument gets a generic
+    plan after a few calls. A statement too costly to plan on every call does its planned
+    part in a PL/pgSQL function, whose statements each session plans once (claim-next's
+    writes, ``store/slots/claims.py``; bench/README.md).
+    """
+
+    def __init__(
+        self,
+        pool: asyncpg.Pool[Any],
+        url: str,
+        keys: asyncpg.Pool[Any] | None = None,
+        *,
+        statement_cache_size: int = 100,
+    ) -> None:
+        self.pool = pool
+        self.url = url
+        #: Connections that hold an idempotency key's lock while the use case runs on the
+        #: main pool: a pool of their own, so holders never wait for what they hold.
+        self.keys = keys or pool
+        self.statement_cache_size = statement_cache_size
+
+    #: True for :meth:`bound` views: the caller's transaction encloses every use case's.
+    in_transaction = False
+
+    def bound(self, conn: Connection) -> Database:
+        """This database seen from inside ``conn``'s open transaction: every use case run on
+        it writes in that one transaction (each of its own transactions a savepoint), so the
+        caller commits or rolls back the lot (the demo writes each past run this way)."""
+        return _Bound(self, conn)
+
+    @classmethod
+    async def connect(
+        cls,
+        url: str,
+        *,
+        min_size: int = 1,
+        max_size: int = 10,
+        statement_cache_size: int = 100,
+        query_logger: Callable[[LoggedQuery], None] | None = None,
+    ) -> Database:
+        """Open a pool on ``url``; ``query_logger`` sees every statement (diagnostics, tests).
+
+        ``statement_cache_size`` is asyncpg's per connection (0 behind a pooler that cannot
+        keep prepared statements).
+        """
+
+        async def init(conn: asyncpg.Connection[Any]) -> None:
+            await _init_connection(conn)
+            if query_logger is not None:
+                conn.add_query_logger(query_logger)
+
+        async def open_pool(min_size: int) -> asyncpg.Pool[Any]:
+            pool = await asyncpg.create_pool(
+                url,
+                min_size=min_size,
+                max_size=max_size,
+                init=init,
+                reset=_keep_session,
+                statement_cache_size=statement_cache_size,
+            )
+            assert pool is not None
+            return pool
+
+        pool = await open_pool(min_size)
+        # Connections that only hold idempotency keys' advisory locks (opened on first use).
+        keys = await open_pool(0)
+        return cls(pool, url, keys, statement_cache_size=statement_cache_size)
+
+    async def dedicated(self) -> asyncpg.Connection[Any]:
+        """A connection of its own, outside the pools (a worker's LISTEN), with the pools'
+        statement cache size (0 behind a pooler that cannot keep prepared statements)."""
+        return await asyncpg.connect(self.url, statement_cache_size=self.statement_cache_size)
+
+    def listener(self, channel: str, wake: Callable[[], None]) -> Listener:
+        """A :class:`Listener` on ``channel`` over a connection of its own (a worker's)."""
+        return Listener(self, channel, wake)
+
+    async def close(self) -> None:
+        await self.pool.close()
+        if self.keys is not self.pool:
+            await self.keys.close()
+
+    @asynccontextmanager
+    async def transaction(self) -> AsyncIterator[Connection]:
+        """A connection inside a transaction: committed on success, rolled back on error."""
+        async with _borrowed(self.pool) as conn, conn.transaction():
+            yield conn
+            hook = BEFORE_COMMIT.get()
+            if hook is not None:
+                await hook(conn)
+
+    @asynccontextmanager
+    async def keyed(self) -> AsyncIterator[Connection]:
+        """A transaction on the idempotency-key pool (see ``store/common/idempotency.py``)."""
+        async with _borrowed(self.keys) as conn, conn.transaction():
+            yield conn
+
+    @asynccontextmanager
+    async def connection(self) -> AsyncIterator[Connection]:
+        """A connection outside any explicit transaction (single statements)."""
+        async with _borrowed(self.pool) as conn:
+            yield conn
+
+    @asynccontextmanager
+    async def single(self) -> AsyncIterator[Connection]:
+        """A connection for one statement, atomic on its own, outside any transaction
+        (claim-next's). Inside an idempotency key's scope (``BEFORE_COMMIT`` set) it is one
+        transaction, so the key is written with the statement's effect."""
+        async with _borrowed(self.pool) as conn:
+            hook = BEFORE_COMMIT.get()
+            if hook is None:
+                yield conn
+                return
+            async with conn.transaction():
+                yield conn
+                await hook(conn)
+
+    async def ping(self) -> bool:
+        """True when the database answers a trivial query."""
+        try:
+            async with self.pool.acquire(timeout=2) as conn:
+                return bool(await conn.fetchval("SELECT true", timeout=2))
+        except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError, TimeoutError):
+            return False
+
+
+class _Bound(Database):
+    """A :class:`Database` whose connections are all one connection, inside its transaction."""
+
+    in_transaction = True
+
+    def __init__(self, outer: Database, conn: Connection) -> None:
+        super().__init__(
+            outer.pool,
+            outer.url,
+            outer.keys,
+            statement_cache_size=outer.statement_cache_size,
+        )
+        self._conn = conn
+
+    @asynccontextmanager
+    async def transaction(self) -> AsyncIterator[Connection]:
+        async with self._conn.transaction():
+            yield self._conn
+
+    @asynccontextmanager
+    async def connection(self) -> AsyncIterator[Connection]:
+        yield self._conn
+
+    @asynccontextmanager
+    async def single(self) -> AsyncIterator[Connection]:
+        yield self._conn
+
+    def bound(self, conn: Connection) -> Database:
+        return _Bound(self, conn)
+
+
+class Listener:
+    """A connection of its own LISTENing on ``channel`` (a worker's wake-ups): ``wake`` is
+    called on each notification, and when the connection ends (so its loop wakes, finds it
+    closed and listens again)."""
+
+    def __init__(self, database: Database, channel: str, wake: Callable[[], None]) -> None:
+        self.database = database
+        self.channel = channel
+        self.wake = wake
+        self._conn: asyncpg.Connection[Any] | None = None
+        self._opening = asyncio.Lock()
+
+    async def listen(self) -> None:
+        """Listen, unless listening already (one connection for every caller)."""
+        async with self._opening:
+            if self._conn is not None and not self._conn.is_closed():
+                return
+            self._conn = await self.database.dedicated()
+            await self._conn.add_listener(self.channel, lambda *_: self.wake())
+            self._conn.add_termination_listener(lambda _conn: self.wake())
+
+    async def close(self) -> None:
+        """Stop listening (a connection already broken is simply dropped)."""
+        if self._conn is not None:
+            with contextlib.suppress(Exception):
+                await self._conn.close(timeout=1)
+            self._conn = None
+
+
+def uuid_or_none(text: str) -> uuid.UUID | None:
+    """``text`` as a UUID, or None when it is none (an id no row can have)."""
+    try:
+        return uuid.UUID(text)
+    except ValueError:
+        return None
+
+
+def columns(rows: Sequence[object], *fields: str) -> list[list[Any]]:
+    """The array parameters of a statement that writes ``rows`` through ``unnest``: for each
+    of ``fields``, that attribute of every row, in the rows' order."""
+    return [[getattr(row, field) for row in rows] for field in fields]
+
+
+def with_database(url: str, name: str) -> str:
+    """``url`` pointed at database ``name`` (its query kept: works for host= socket URLs too)."""
+    base, _, query = url.partition("?")
+    scheme, _, rest = base.partition("://")
+    authority, _, _ = rest.partition("/")
+    return f"{scheme}://{authority}/{name}" + (f"?{query}" if query else "")
+
+
+# -- rows as dataclasses -------------------------------------------------------------------------
+
+_Row = TypeVar("_Row", bound="DataclassInstance")
+_ABSENT = object()
+
+#: The usual renames for :func:`record_as`: a row's references are named by the table they
+#: point to (``run``), the dataclasses' fields by what they hold (``run_id``).
+REFERENCES: Mapping[str, str] = {"run_id": "run", "slot_id": "slot", "link_id": "link"}
+
+
+@functools.cache
+def _plan(
+    cls: type[DataclassInstance], prefix: str, columns: tuple[tuple[str, str], ...]
+) -> tuple[tuple[str, str, bool, bool], ...]:
+    """(field, column, declared a tuple, has a default) for each init field of ``cls``."""
+    renamed = dict(columns)
+    return tuple(
+        (
+            f.name,
+            prefix + renamed.get(f.name, f.name),
+            str(f.type).startswith("tuple"),
+            f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING,
+        )
+        for f in dataclasses.fields(cls)
+        if f.init
+    )
+
+
+def record_as(
+    cls: type[_Row],
+    record: asyncpg.Record | Mapping[str, Any],
+    prefix: str = "",
+    *,
+    columns: Mapping[str, str] | None = None,
+    **given: Any,
+) -> _Row:
+    """The frozen dataclass ``cls`` built from ``record``, field by field.
+
+    Each field reads the column of its name (``columns`` renames: ``{"run_id": "run"}``),
+    after ``prefix`` (joined rows: ``"s_"``); ``given`` fields are not read. The conversions,
+    the same for every row: a UUID becomes its text (ids are strings above the store); an
+    array read into a field declared a tuple becomes a tuple; JSON arrives decoded (the pool's
+    codec). A field with a default keeps it when the record has no such column.
+    """
+    values = dict(given)
+    for name, column, as_tuple, optional in _plan(
+        cls, prefix, tuple(sorted((columns or {}).items()))
+    ):
+        if name in values:
+            continue
+        value = record.get(column, _ABSENT) if optional else record[column]
+        if value is _ABSENT:
+            continue
+        if isinstance(value, uuid.UUID):
+            value = str(value)
+        elif as_tuple and isinstance(value, list):
+            value = tuple(value)
+        values[name] = value
+    return cls(**values)

@@ -1,0 +1,272 @@
+"""The schema's parts Piccolo's table classes cannot declare: partial, covering and GIN
+indexes, and SQL functions (``tables.py`` declares the rest).
+
+Each is created by a raw step in a migration; the schema test compares a
+migrated database with the table classes plus these.
+"""
+
+from __future__ import annotations
+
+from taskflow.store.common import sql
+from taskflow.store.slots import candidacy, claims
+
+#: Indexes beyond what the table classes can declare: (name, CREATE INDEX statement).
+EXTRA_INDEXES: tuple[tuple[str, str], ...] = (
+    ("principal_roles_gin", "CREATE INDEX principal_roles_gin ON principal USING gin (roles)"),
+    (
+        "subject_type_external_id_key",
+        "CREATE UNIQUE INDEX subject_type_external_id_key ON subject (type, external_id)",
+    ),
+    # One live run per subject and workflow.
+    (
+        "run_live_per_subject",
+        "CREATE UNIQUE INDEX run_live_per_subject ON run (workflow, subject) "
+        "WHERE status = 'active'",
+    ),
+    # The correlation lookup knows no workflow: the key leads (migration 2026-12-01T19:03).
+    (
+        "run_correlation_key",
+        "CREATE INDEX run_correlation_key ON run (correlation_key) "
+        "WHERE status = 'active' AND correlation_key IS NOT NULL",
+    ),
+    # The runs of a subject (raiseEvent by subject, updateSubject).
+    ("run_subject", "CREATE INDEX run_subject ON run (subject)"),
+    ("run_board", "CREATE INDEX run_board ON run (workflow, status, started_at, id)"),
+    # Inbox: live slots by urgency, covering what the audience filter reads.
+    (
+        "slot_live_by_due",
+        "CREATE INDEX slot_live_by_due ON slot (due_at, priority, id) "
+        "INCLUDE (status, holder, audience, deny, workflow, state, name) "
+        "WHERE status IN ('open', 'claimed')",
+    ),
+    (
+        "slot_open_audience",
+        # No pending list: slots that open again would pile up in it and every inbox
+        # search scans it linearly (76 ms instead of 9 after a day of claims, bench/README.md).
+        "CREATE INDEX slot_open_audience ON slot USING gin (audience) WITH (fastupdate = off) "
+        "WHERE status = 'open'",
+    ),
+    # Claim-next scans open slots only; claimed rows must not pile up in front of it.
+    (
+        "slot_open_by_due",
+        "CREATE INDEX slot_open_by_due ON slot (due_at, priority, id) WHERE status = 'open'",
+    ),
+    (
+        "slot_held",
+        "CREATE INDEX slot_held ON slot (holder, due_at) WHERE status = 'claimed'",
+    ),
+    ("slot_run_visit", "CREATE INDEX slot_run_visit ON slot (run, visit)"),
+    ("audit_event_run_at", "CREATE INDEX audit_event_run_at ON audit_event (run, id)"),
+)
+EXTRA_INDEXES += (
+    (
+        "sla_clock_slot_milestone",
+        "CREATE UNIQUE INDEX sla_clock_slot_milestone ON sla_clock (slot, milestone)",
+    ),
+    # Workers take due rows in due order; fired and cancelled rows stay out of the index.
+    (
+        "timer_armed_due",
+        "CREATE INDEX timer_armed_due ON timer (due_at, id) WHERE status = 'armed'",
+    ),
+    ("timer_slot", "CREATE INDEX timer_slot ON timer (slot) WHERE slot IS NOT NULL"),
+    ("timer_run", "CREATE INDEX timer_run ON timer (run)"),
+    # Admins list dead timers (migration 2026-12-01T19:06).
+    ("timer_dead", "CREATE INDEX timer_dead ON timer (id) WHERE status = 'dead'"),
+    (
+        "notification_recipient",
+        "CREATE INDEX notification_recipient ON notification (recipient, id)",
+    ),
+)
+EXTRA_INDEXES += (
+    ("magic_link_slot", "CREATE INDEX magic_link_slot ON magic_link (slot, created_at)"),
+    ("magic_link_run", "CREATE INDEX magic_link_run ON magic_link (run)"),
+)
+EXTRA_INDEXES += (
+    # business_us(): the last interval starting at or before an instant, from the index alone.
+    (
+        "calendar_interval_lookup",
+        "CREATE UNIQUE INDEX calendar_interval_lookup ON calendar_interval "
+        "(calendar, starts_at) INCLUDE (ends_at, cum_us)",
+    ),
+    # Reports select slots by the instant they opened.
+    ("slot_opened_at", "CREATE INDEX slot_opened_at ON slot (opened_at)"),
+    # ... and measure on read only those without stored measures (live or not yet measured).
+    (
+        "slot_unmeasured_opened_at",
+        "CREATE INDEX slot_unmeasured_opened_at ON slot (opened_at) "
+        "WHERE measured_clock IS NULL OR status NOT IN ('satisfied', 'cancelled')",
+    ),
+)
+
+EXTRA_INDEXES += (
+    # /metrics: the oldest open slot in one probe (migration 2026-12-01T19:10).
+    (
+        "slot_open_opened_at",
+        "CREATE INDEX slot_open_opened_at ON slot (opened_at) WHERE status = 'open'",
+    ),
+)
+
+EXTRA_INDEXES += (
+    # One answer per actor, operation and key; a concurrent duplicate waits on it.
+    (
+        "idempotency_key_scope",
+        "CREATE UNIQUE INDEX idempotency_key_scope ON idempotency_key (actor, operation, key)",
+    ),
+    (
+        "idempotency_key_created",
+        "CREATE INDEX idempotency_key_created ON idempotency_key (created_at)",
+    ),
+)
+
+#: Needs attention (``store/operate/attention.py``): each reason reads one small partial index.
+EXTRA_INDEXES += (
+    (
+        "run_unmatched",
+        "CREATE INDEX run_unmatched ON run (unmatched_at) "
+        "WHERE unmatched_at IS NOT NULL AND status = 'active'",
+    ),
+    (
+        "run_active_updated",
+        "CREATE INDEX run_active_updated ON run (updated_at) WHERE status = 'active'",
+    ),
+    (
+        "timer_failing",
+        "CREATE INDEX timer_failing ON timer (failed_at) WHERE status = 'armed' AND attempts > 0",
+    ),
+    (
+        "slot_breached_unheld",
+        "CREATE INDEX slot_breached_unheld ON slot (sla_breached_at) "
+        "WHERE status = 'open' AND sla_breached_at IS NOT NULL",
+    ),
+    ("principal_inactive", "CREATE INDEX principal_inactive ON principal (id) WHERE NOT active"),
+)
+
+#: What a report reads of a slot that ended with its measures stored (``report_sql.py``:
+#: group keys, filters, outcome and measures). The index below carries them all, so the
+#: report reads those slots from the index alone (an index-only scan) instead of the wide
+#: slot rows (payload, audiences, ledgers, clock copy). A slot enters it once, when it ends.
+ENDED_REPORT_COLUMNS = (
+    "workflow",
+    "state",
+    "name",
+    "priority",
+    "audience",
+    "holder",
+    "satisfied_by",
+    "satisfied_at",
+    "cancelled_at",
+    "clock_met",
+    "breach_from",
+    "measured_clock",
+    "pickup_biz_us",
+    "pickup_real_us",
+    "done_biz_us",
+    "done_real_us",
+    "worked_us",
+    # The run, for grouping by the version it is on (migration 2026-12-01T21:35).
+    "run",
+)
+EXTRA_INDEXES += (
+    (
+        "slot_ended_report",
+        "CREATE INDEX slot_ended_report ON slot (opened_at) "
+        f"INCLUDE ({', '.join(ENDED_REPORT_COLUMNS)}) "
+        "WHERE measured_clock IS NOT NULL AND status IN ('cancelled', 'satisfied')",
+    ),
+)
+
+#: SQL functions the schema declares: (name, CREATE FUNCTION statement), made by raw steps.
+#: ``business_cum_us``: working µs from the calendar's anchor to ``t`` (the last interval
+#: starting at or before ``t``, one index lookup); ``business_us``: business time between
+#: two instants on a calendar, real time when the calendar is null.
+EXTRA_FUNCTIONS: tuple[tuple[str, str], ...] = (
+    (
+        "business_cum_us",
+        "CREATE FUNCTION business_cum_us(cal text, t timestamptz) RETURNS bigint "
+        "LANGUAGE sql STABLE PARALLEL SAFE AS $$ "
+        "SELECT i.cum_us + (extract(epoch FROM (least(t, i.ends_at) - i.starts_at)) "
+        "* 1000000)::bigint FROM calendar_interval i "
+        "WHERE i.calendar = cal AND i.starts_at <= t ORDER BY i.starts_at DESC LIMIT 1 $$",
+    ),
+    (
+        "business_us",
+        "CREATE FUNCTION business_us(cal text, t0 timestamptz, t1 timestamptz) RETURNS bigint "
+        "LANGUAGE sql STABLE PARALLEL SAFE AS $$ "
+        "SELECT CASE WHEN t0 IS NULL OR t1 IS NULL THEN NULL WHEN t1 <= t0 THEN 0::bigint "
+        "WHEN cal IS NULL THEN (extract(epoch FROM (t1 - t0)) * 1000000)::bigint "
+        "ELSE business_cum_us(cal, t1) - business_cum_us(cal, t0) END $$",
+    ),
+)
+#: ``rule_holds`` and ``residual_admits``: a slot's residual candidate rules in SQL
+#: (``store/slots/candidacy.py``).
+EXTRA_FUNCTIONS += candidacy.FUNCTIONS
+# The runs list, newest first (migration 2026-12-01T19:12, ``store/runs/run_list.py``).
+EXTRA_INDEXES += (
+    ("run_started", "CREATE INDEX run_started ON run (started_at, id)"),
+    ("run_workflow_started", "CREATE INDEX run_workflow_started ON run (workflow, started_at, id)"),
+    (
+        "run_state_started",
+        "CREATE INDEX run_state_started ON run (workflow, state, started_at, id)",
+    ),
+    (
+        "run_correlation_any",
+        "CREATE INDEX run_correlation_any ON run (correlation_key, started_at) "
+        "WHERE correlation_key IS NOT NULL",
+    ),
+    ("run_ended", "CREATE INDEX run_ended ON run (ended_at) WHERE ended_at IS NOT NULL"),
+)
+
+EXTRA_INDEXES += (
+    # Senders take deliverable notifications in deliver_at order (migration 2026-12-01T21:37).
+    (
+        "notification_deliverable",
+        "CREATE INDEX notification_deliverable ON notification (deliver_at, id) "
+        "WHERE delivery_state IN ('pending', 'sending', 'failed')",
+    ),
+)
+
+# Retention's due runs of one workflow, oldest end first (migration 2026-12-01T21:34,
+# ``operate/retention.sql``).
+EXTRA_INDEXES += (
+    (
+        "run_workflow_ended",
+        "CREATE INDEX run_workflow_ended ON run (workflow, ended_at) WHERE ended_at IS NOT NULL",
+    ),
+)
+#: The event outbox (``store/delivery/webhooks.py``): deliveries due, each run's queue per endpoint,
+#: an endpoint's log, events by instant (replays; migration 2026-12-01T21:36).
+EXTRA_INDEXES += (
+    (
+        "webhook_delivery_due",
+        "CREATE INDEX webhook_delivery_due ON webhook_delivery (next_at, id) "
+        "WHERE status = 'pending'",
+    ),
+    (
+        "webhook_delivery_queue",
+        "CREATE INDEX webhook_delivery_queue ON webhook_delivery (endpoint, run, id) "
+        "WHERE status = 'pending'",
+    ),
+    (
+        "webhook_delivery_endpoint",
+        "CREATE INDEX webhook_delivery_endpoint ON webhook_delivery (endpoint, id)",
+    ),
+    ("outbox_event_occurred", "CREATE INDEX outbox_event_occurred ON outbox_event (occurred_at)"),
+)
+SQL = sql.statements("delivery/webhooks")
+EXTRA_FUNCTIONS += (("outbox_rows", SQL["outbox_function"]),)
+#: Triggers: (name, CREATE TRIGGER statement), made by raw steps after their functions.
+EXTRA_TRIGGERS: tuple[tuple[str, str], ...] = (("audit_event_outbox", SQL["outbox_trigger"]),)
+# Automatic steps (migration 2026-12-01T21:38, ``store/steps/steps.py``): workers take due steps
+# (and running ones whose lease ran out) in due order; operators list parked ones.
+EXTRA_INDEXES += (
+    (
+        "step_due",
+        "CREATE INDEX step_due ON step (due_at, id) WHERE status IN ('due', 'running')",
+    ),
+    ("step_parked", "CREATE INDEX step_parked ON step (updated_at) WHERE status = 'parked'"),
+    ("step_attempt_step", "CREATE UNIQUE INDEX step_attempt_step ON step_attempt (step, attempt)"),
+    ("step_once_run_name", "CREATE UNIQUE INDEX step_once_run_name ON step_once (run, name)"),
+)
+# claim-next's writes on the slot it chose (migrations 2026-12-02T04:12 and 04:30,
+# ``store/slots/claims.py``).
+EXTRA_FUNCTIONS += ((claims.FUNCTION_NAME, claims.FUNCTION),)

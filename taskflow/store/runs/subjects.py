@@ -1,0 +1,76 @@
+"""Subjects: the tracked entities, as applications send them."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import asyncpg
+
+from taskflow.store.common import db, sql
+
+#: The statements of ``runs/subjects.sql``.
+SQL = sql.statements("runs/subjects")
+
+
+@dataclass(frozen=True)
+class SubjectRow:
+    id: str
+    type: str
+    external_id: str
+    attributes: dict[str, Any]
+    version: int
+
+
+def from_row(row: asyncpg.Record, prefix: str = "") -> SubjectRow:
+    """A subject from a row (its columns may carry a prefix, as in joins)."""
+    return db.record_as(SubjectRow, row, prefix)
+
+
+async def upsert(
+    conn: db.Connection, type_: str, external_id: str, attributes: Mapping[str, Any], now: datetime
+) -> tuple[SubjectRow, bool]:
+    """Insert or replace a subject's attributes; (row, whether they changed)."""
+    row = await conn.fetchrow(
+        SQL["upsert"],
+        uuid.uuid4(),
+        type_,
+        external_id,
+        dict(attributes),
+        now,
+    )
+    assert row is not None
+    return from_row(row), bool(row["created"])
+
+
+#: A subject by type and external id (index ``subject_type_external_id_key``).
+FIND = SQL["find"]
+
+
+async def find(
+    conn: db.Connection, type_: str, external_id: str, *, lock: bool = False
+) -> SubjectRow | None:
+    """A subject by its type and external id; ``lock`` takes its row lock (the subject comes
+    before its runs in the lock order)."""
+    row = await conn.fetchrow(
+        SQL["find_locked"] if lock else SQL["find"],
+        type_,
+        external_id,
+    )
+    return from_row(row) if row else None
+
+
+async def update(
+    conn: db.Connection, subject_id: str, attributes: Mapping[str, Any], now: datetime
+) -> SubjectRow:
+    row = await conn.fetchrow(
+        SQL["update"],
+        uuid.UUID(subject_id),
+        dict(attributes),
+        now,
+    )
+    assert row is not None
+    return from_row(row)

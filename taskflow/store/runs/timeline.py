@@ -1,0 +1,37 @@
+"""Timeline rows: the lines a run's history keeps (``audit_event``), written in order."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from taskflow.core.runs.model import AuditEntry
+from taskflow.store.common import db, sql
+
+#: The statements of ``runs/timeline.sql``.
+SQL = sql.statements("runs/timeline")
+
+
+async def append_audit(conn: db.Connection, run_id: str, entries: Iterable[AuditEntry]) -> None:
+    """Add lines to a run's timeline, in order (one statement)."""
+    await append_audits(conn, [(run_id, e) for e in entries])
+
+
+def audit_arrays(lines: Sequence[tuple[str, AuditEntry]]) -> list[Any]:
+    """``(run id, line)`` timeline lines as the two values the statements take: a JSON
+    array of ``[run, slot, kind, actor, reason, details]`` each (encoded once, by the
+    pool's codec, for the whole batch) and their instants, in the same order."""
+    return [
+        [[r, e.slot_id or None, e.kind, e.actor, e.reason, _details(e.details)] for r, e in lines],
+        [e.at for _, e in lines],
+    ]
+
+
+def _details(details: Mapping[str, Any]) -> dict[str, Any]:
+    return details if type(details) is dict else dict(details)
+
+
+async def append_audits(conn: db.Connection, lines: Sequence[tuple[str, AuditEntry]]) -> None:
+    """Add ``(run id, line)`` timeline lines of one or many runs, in the order given."""
+    if lines:
+        await conn.execute(SQL["append_audits"], *audit_arrays(lines))
