@@ -19,6 +19,7 @@ import contextvars
 import logging
 from datetime import datetime
 
+from taskflow.service.common import outage
 from taskflow.service.common.container import Services
 from taskflow.service.delivery import webhook_delivery
 
@@ -77,8 +78,6 @@ class DeliveryLoop:
 
     async def _lane(self, wake: asyncio.Event) -> None:
         """Deliver, wait, repeat; survive database restarts and bugs alike."""
-        from taskflow.worker.loop import DATABASE_DOWN
-
         backoff = 0.1
         while not self._stop.is_set():
             try:
@@ -91,7 +90,7 @@ class DeliveryLoop:
                     continue
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(wake.wait(), await self._sleep(now))
-            except DATABASE_DOWN as exc:
+            except outage.DATABASE_DOWN as exc:
                 log.warning("deliveries paused: database unavailable (%s)", exc)
                 await self._listener.close()
                 with contextlib.suppress(TimeoutError):

@@ -24,11 +24,9 @@ from collections.abc import AsyncIterator, Callable
 from datetime import datetime, timedelta
 from typing import Any
 
-import asyncpg
-
 from taskflow import errors
 from taskflow.service.clocks import timers as firing
-from taskflow.service.common import idempotency
+from taskflow.service.common import idempotency, outage
 from taskflow.service.common.container import Services
 from taskflow.service.delivery import mail
 from taskflow.service.operate import retention
@@ -38,16 +36,9 @@ from taskflow.worker import delivery
 
 log = logging.getLogger("taskflow.worker")
 
-#: Errors that mean "the database is not reachable right now", not "a bug".
-DATABASE_DOWN = (
-    OSError,
-    ConnectionError,
-    asyncpg.PostgresConnectionError,
-    asyncpg.InterfaceError,
-    asyncpg.CannotConnectNowError,
-    asyncpg.AdminShutdownError,
-    asyncpg.ConnectionDoesNotExistError,
-)
+#: Errors that mean "the database is not reachable right now", not "a bug" (shared with the
+#: delivery lane, so it lives with the other outage rules).
+DATABASE_DOWN = outage.DATABASE_DOWN
 MAX_BACKOFF = 5.0
 #: How often a worker deletes idempotency keys past their retention, and prunes ended runs
 #: past theirs (``service/operate/retention.py``).

@@ -14,6 +14,17 @@ import asyncpg
 #: Seconds a client should wait before retrying (the ``Retry-After`` of a 503).
 RETRY_AFTER_SECONDS = 5
 
+#: Errors that mean "the database is not reachable right now", not "a bug".
+DATABASE_DOWN = (
+    OSError,
+    ConnectionError,
+    asyncpg.PostgresConnectionError,
+    asyncpg.InterfaceError,
+    asyncpg.CannotConnectNowError,
+    asyncpg.AdminShutdownError,
+    asyncpg.ConnectionDoesNotExistError,
+)
+
 #: Exception types an outage raises (``OSError``: refused or missing socket, reset).
 OUTAGE_ERRORS: tuple[type[BaseException], ...] = (
     OSError,
