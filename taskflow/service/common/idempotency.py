@@ -73,18 +73,36 @@ def _refusal_of(stored: Mapping[str, Any]) -> errors.TaskflowError:
     """The refusal as first raised: same class, code, message and facts."""
     cls: type[errors.TaskflowError] = errors.TaskflowError
     module, _, name = str(stored.get("class", "")).partition(":")
+    found: Any = None
     if module.startswith("taskflow."):
-        found: Any = importlib.import_module(module)
+        try:
+            found = importlib.import_module(module)
+        except ImportError:
+            found = None  # stored before its module moved (issue 30): found by name below
         for part in name.split("."):
             found = getattr(found, part, None)
-        if isinstance(found, type) and issubclass(found, errors.TaskflowError):
-            cls = found
+    if not (isinstance(found, type) and issubclass(found, errors.TaskflowError)):
+        found = _by_qualname(name)
+    if found is not None:
+        cls = found
     error = cls.__new__(cls)
     Exception.__init__(error, stored["message"])
     error.message = stored["message"]
     error.code = stored["code"]
     error.facts = dict(stored.get("facts") or {})
     return error
+
+
+def _by_qualname(name: str) -> type[errors.TaskflowError] | None:
+    """The one refusal class called ``name`` (a class whose module moved keeps its name)."""
+    seen: list[type[errors.TaskflowError]] = []
+    todo = [errors.TaskflowError]
+    while todo:
+        cls = todo.pop()
+        todo += cls.__subclasses__()
+        if cls.__qualname__ == name and cls not in seen:
+            seen.append(cls)
+    return seen[0] if len(seen) == 1 else None
 
 
 async def once(
