@@ -17,12 +17,13 @@ from __future__ import annotations
 import contextlib
 import inspect
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from taskflow import errors
+from taskflow.core.common import scoped
 
 if TYPE_CHECKING:
     from taskflow.core.runs.decision import Decision
@@ -85,14 +86,11 @@ class InHook:
 _hook: ContextVar[InHook | None] = ContextVar("taskflow_hook_once", default=None)
 
 
-@contextlib.contextmanager
-def recording(decision: Decision, state: str, which: str) -> Iterator[None]:
+def recording(
+    decision: Decision, state: str, which: str
+) -> contextlib.AbstractContextManager[None]:
     """Run the enclosed hook call with ``steps.once`` answered from ``decision``."""
-    token = _hook.set(InHook(decision, state, which))
-    try:
-        yield
-    finally:
-        _hook.reset(token)
+    return scoped.scoped(_hook, InHook(decision, state, which))
 
 
 def current() -> InHook | None:

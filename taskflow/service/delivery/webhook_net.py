@@ -22,7 +22,7 @@ import contextlib
 import contextvars
 import ipaddress
 import socket
-from collections.abc import Awaitable, Callable, Iterable, Iterator
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,6 +31,7 @@ import httpx
 
 from taskflow import errors
 from taskflow.config.webhook_settings import WebhookSettings
+from taskflow.core.common import scoped
 from taskflow.core.delivery import redact, webhook_events
 
 #: A host name to its addresses now (``system_resolve``, or a test's answers).
@@ -110,14 +111,9 @@ async def check_destination(settings: WebhookSettings, url: str, resolver: Resol
 _PIN: contextvars.ContextVar[Pin | None] = contextvars.ContextVar("webhook_pin", default=None)
 
 
-@contextlib.contextmanager
-def pinned(pin: Pin) -> Iterator[None]:
+def pinned(pin: Pin) -> contextlib.AbstractContextManager[None]:
     """Within: the client connects to ``pin.host`` at ``pin.addresses`` only."""
-    token = _PIN.set(pin)
-    try:
-        yield
-    finally:
-        _PIN.reset(token)
+    return scoped.scoped(_PIN, pin)
 
 
 class PinnedBackend(httpcore.AsyncNetworkBackend):

@@ -19,13 +19,14 @@ from __future__ import annotations
 
 import contextlib
 import inspect
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 
 from taskflow import errors
+from taskflow.core.common import scoped
 from taskflow.core.steps import once as hook_once
 
 
@@ -75,14 +76,9 @@ class OutsideAStep(errors.TaskflowError):
 _recorder: ContextVar[Recorder | None] = ContextVar("taskflow_step_recorder", default=None)
 
 
-@contextlib.contextmanager
-def recording(recorder: Recorder) -> Iterator[None]:
+def recording(recorder: Recorder) -> contextlib.AbstractContextManager[None]:
     """Run the enclosed action with ``recorder`` behind :func:`once` (the worker does this)."""
-    token = _recorder.set(recorder)
-    try:
-        yield
-    finally:
-        _recorder.reset(token)
+    return scoped.scoped(_recorder, recorder)
 
 
 def once(name: str, fn: Callable[[], Any]) -> Any:

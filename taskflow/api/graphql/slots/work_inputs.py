@@ -35,18 +35,16 @@ class StartRunInput:
     )
 
 
-@strawberry.input(description="Replace a tracked entity's attributes.")
-class UpdateSubjectInput:
-    type: str = strawberry.field(description="Its type.")
-    external_id: str = strawberry.field(description="The application's id for it.")
-    attributes: JSON = strawberry.field(description="Its new data (replaces the old).")
-    idempotency_key: str | None = relay.idempotency_key_field()
-
-
 @strawberry.input(description="A subject by its type and external id.")
 class SubjectRefInput:
     type: str = strawberry.field(description="Its type.")
     external_id: str = strawberry.field(description="The application's id for it.")
+
+
+@strawberry.input(description="Replace a tracked entity's attributes.")
+class UpdateSubjectInput(SubjectRefInput):
+    attributes: JSON = strawberry.field(description="Its new data (replaces the old).")
+    idempotency_key: str | None = relay.idempotency_key_field()
 
 
 @strawberry.input(description="Where an event goes: exactly one of runId, subject, correlationKey.")
