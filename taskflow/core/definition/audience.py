@@ -37,7 +37,6 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from taskflow.core.definition.conditions import expr as ex
-from taskflow.core.definition.conditions import expr_text as ext
 from taskflow.core.definition.conditions.who import (
     AttrRule,
     Combine,
@@ -186,7 +185,7 @@ def _formula(
         for value in exprs:
             values = _values(value, env)
             if values is None:
-                return Rule("unknown", key=ext.describe(value))
+                return Rule("unknown", key=ex.describe(value))
             prefix = f"{w.kind}:" if isinstance(w, Key) else f"attr:{w.name}="
             keys.extend(prefix + key_text(v) for v in values)
         return _any_of(keys) if keys else Rule("any", args=())

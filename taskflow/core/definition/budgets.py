@@ -31,7 +31,6 @@ from typing import Any, Final, Literal
 from taskflow.core.definition.checks import problems
 from taskflow.core.definition.conditions import expr as ex
 from taskflow.core.definition.conditions import expr_data as exd
-from taskflow.core.definition.conditions import expr_text as ext
 
 Kind = Literal["business", "real"]
 Unit = Literal["minutes", "hours", "days"]
@@ -88,7 +87,7 @@ class BudgetTable:
         parts = [f"{k}: {b}" for k, b in self.table]
         if self.default:
             parts.append(f"otherwise {self.default}")
-        return f"by {ext.describe(self.key)} (" + ", ".join(parts) + ")"
+        return f"by {ex.describe(self.key)} (" + ", ".join(parts) + ")"
 
     def __str__(self) -> str:
         return self.describe()

@@ -20,7 +20,6 @@ from taskflow.core.definition import steps as st
 from taskflow.core.definition.checks import problems
 from taskflow.core.definition.conditions import expr as ex
 from taskflow.core.definition.conditions import expr_data as exd
-from taskflow.core.definition.conditions import expr_text as ext
 
 
 def _tuple(obj: object, name: str, value: Any) -> None:
@@ -39,7 +38,7 @@ class Completion:
     def describe(self) -> str:
         """``all slots satisfied``, ``2 slots satisfied``, ``when <condition>``."""
         if self.kind == "when":
-            return f"when {ext.describe(self.when)}"
+            return f"when {ex.describe(self.when)}"
         if self.kind == "count":
             return f"{self.count} slots satisfied"
         return f"{self.kind} slots satisfied"

@@ -18,7 +18,6 @@ from taskflow.core.definition import audience as au
 from taskflow.core.definition import steps
 from taskflow.core.definition.conditions import expr as ex
 from taskflow.core.definition.conditions import expr_data as exd
-from taskflow.core.definition.conditions import expr_text as ext
 from taskflow.core.definition.model import Route, Slot, State
 
 if TYPE_CHECKING:
@@ -142,7 +141,7 @@ def _quote(text: str) -> str:
 def _slot_line(slot: Slot) -> str:
     parts = [f"slot {slot.name}"]
     if slot.foreach_expr is not None:
-        parts.append(f"for each {ext.describe(slot.foreach_expr)}")
+        parts.append(f"for each {ex.describe(slot.foreach_expr)}")
     if slot.candidates is not None:
         parts.append(f"by {au.describe(slot.candidates)}")
     if slot.after:
@@ -150,7 +149,7 @@ def _slot_line(slot: Slot) -> str:
     if slot.outsiders is not None:
         parts.append(f"links to {au.describe(slot.outsiders)}")
     if slot.armed is not None:
-        parts.append(f"if {ext.describe(slot.armed)}")
+        parts.append(f"if {ex.describe(slot.armed)}")
     parts += [f"{m.kind} within {m.within}" for m in slot.milestones]
     return _quote(" · ".join(parts))
 
@@ -195,4 +194,4 @@ def _route_label(state: State, route: Route) -> str:
         # The one way on: say when it is taken ("straight on" for a slot-less state).
         plain = state.completion.kind == "all" and not state.slots
         return "straight on" if plain else state.completion.describe()
-    return "otherwise" if route.when is None else ext.describe(route.when)
+    return "otherwise" if route.when is None else ex.describe(route.when)

@@ -16,7 +16,6 @@ from taskflow.core.definition import budgets as bu
 from taskflow.core.definition import labels
 from taskflow.core.definition.conditions import expr as ex
 from taskflow.core.definition.conditions import expr_data as exd
-from taskflow.core.definition.conditions import expr_text as ext
 from taskflow.core.definition.model import Completion, Move, Precondition, Slot, State
 
 
@@ -81,7 +80,7 @@ class CheckItem:
 def checklist(preconditions: tuple[Precondition, ...], env: ex.Env) -> tuple[CheckItem, ...]:
     """The live checklist for a board card or a move."""
     return tuple(
-        CheckItem(p.name, ex.evaluate(p.when, env), ext.describe(p.when)) for p in preconditions
+        CheckItem(p.name, ex.evaluate(p.when, env), ex.describe(p.when)) for p in preconditions
     )
 
 
@@ -104,7 +103,7 @@ class MoveCheck:
         found = []
         if self.guard is not True:
             state = "unknown" if self.guard is None else "false"
-            found.append(f"guard {ext.describe(self.move.guard)} is {state}")
+            found.append(f"guard {ex.describe(self.move.guard)} is {state}")
         found += [f"{c.name!r} is not met" for c in self.checklist if c.holds is not True]
         return tuple(found)
 

@@ -25,7 +25,6 @@ from taskflow.core.definition import budgets as bu
 from taskflow.core.definition import steps
 from taskflow.core.definition.conditions import expr as ex
 from taskflow.core.definition.conditions import expr_data as exd
-from taskflow.core.definition.conditions import expr_text as ext
 
 MilestoneKind = Literal["assigned", "finished"]
 MILESTONE_KINDS: Final = ("assigned", "finished")
@@ -301,7 +300,7 @@ class Priority:
             return str(self.fixed if self.fixed is not None else self.default)
         table = ", ".join(f"{k}: {v}" for k, v in self.table)
         return (
-            f"by {ext.describe(self.key)}"
+            f"by {ex.describe(self.key)}"
             + (f" ({table})" if table else "")
             + (f", otherwise {self.default}")
         )

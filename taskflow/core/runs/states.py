@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 
 from taskflow.core.definition import runtime
-from taskflow.core.definition.conditions import expr_text as ext
+from taskflow.core.definition.conditions import expr as ex
 from taskflow.core.definition.model import Slot, State
 from taskflow.core.runs import opening, pausing, statuses
 from taskflow.core.runs.decision import Decision, EngineError
@@ -166,7 +166,7 @@ def settle(decision: Decision) -> None:
                 "matched; the run waits here until the subject changes or someone moves it",
                 state=state.name,
                 routes=[
-                    ext.describe(r.when) if r.when is not None else "always" for r in state.routes
+                    ex.describe(r.when) if r.when is not None else "always" for r in state.routes
                 ],
             )
             if decision.run.unmatched_at is None:

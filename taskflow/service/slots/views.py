@@ -12,7 +12,6 @@ from taskflow.core.access.principals import Principal
 from taskflow.core.definition import audience as au
 from taskflow.core.definition import runtime
 from taskflow.core.definition.conditions import expr as ex
-from taskflow.core.definition.conditions import expr_text as ext
 from taskflow.core.runs.model import SlotView
 from taskflow.core.runs.statuses import RunStatus, SlotStatus
 from taskflow.core.slots import filters
@@ -122,7 +121,7 @@ def moves_for(
                 to=move.to,
                 allowed=check.allowed and permitted,
                 guard=check.guard,
-                guard_text=ext.describe(move.guard) if move.guard is not None else None,
+                guard_text=ex.describe(move.guard) if move.guard is not None else None,
                 checklist=check.checklist,
                 reasons=tuple(reasons),
             )

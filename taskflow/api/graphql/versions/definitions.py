@@ -16,7 +16,7 @@ from strawberry.scalars import JSON
 from taskflow.api.graphql.common import relay
 from taskflow.api.graphql.common.context import Info, caller
 from taskflow.core.definition import audience as au
-from taskflow.core.definition.conditions import expr_text as ext
+from taskflow.core.definition.conditions import expr as ex
 from taskflow.core.definition.model import Move, Slot, State
 from taskflow.core.definition.workflow import Definition
 
@@ -143,7 +143,7 @@ def _slot(slot: Slot) -> DefinitionSlot:
             for m in slot.milestones
         ],
         after=list(slot.after),
-        for_each=ext.describe(slot.foreach_expr) if slot.foreach_expr is not None else None,
+        for_each=ex.describe(slot.foreach_expr) if slot.foreach_expr is not None else None,
         magic_link=bool(slot.magic_link),
     )
 
@@ -154,7 +154,7 @@ def _move(move: Move) -> DefinitionMove:
         label=move.label,
         to=move.to,
         by=_who(move.by),
-        guard=ext.describe(move.guard) if move.guard is not None else None,
+        guard=ex.describe(move.guard) if move.guard is not None else None,
         fields=_fields(move.fields),
     )
 
@@ -173,7 +173,7 @@ def _state(state: State, lane: int) -> DefinitionState:
         slots=[_slot(s) for s in state.slots],
         moves=[_move(m) for m in state.moves],
         routes=[
-            f"{r.to}: when {ext.describe(r.when)}" if r.when is not None else f"{r.to}: otherwise"
+            f"{r.to}: when {ex.describe(r.when)}" if r.when is not None else f"{r.to}: otherwise"
             for r in state.routes
         ],
     )

@@ -1,4 +1,4 @@
-"""Conditions and audiences as expressions: ``expr``, its text and data forms, ``who``.
+"""Conditions and audiences as expressions: the tree and its text, ``expr``, its data form, ``who``.
 
 May import taskflow.core.definition's leaf modules and taskflow.errors (pure).
 """

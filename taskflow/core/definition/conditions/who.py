@@ -15,7 +15,6 @@ from typing import Any, Final
 from taskflow.core.definition.checks import problems
 from taskflow.core.definition.conditions import expr as ex
 from taskflow.core.definition.conditions import expr_data as exd
-from taskflow.core.definition.conditions import expr_text as ext
 
 
 class Who:
@@ -161,7 +160,7 @@ def describe(w: Who, parent: int = 0) -> str:
 def _describe_value(value: ex.Expr) -> str:
     if isinstance(value, ex.Lit):
         return key_text(value.value)
-    return "{" + ext.describe(value) + "}"
+    return "{" + ex.describe(value) + "}"
 
 
 def to_json(w: Who) -> Any:
