@@ -306,10 +306,6 @@ def test_every_planted_violation_is_reported(tmp_path: Path) -> None:
 #: other cycle and on a listed one that is gone, so this list only shrinks.
 KNOWN_CYCLES: list[list[str]] = [
     [
-        "taskflow.core.definition.checks.migration_checks",
-        "taskflow.core.definition.migrations",
-    ],
-    [
         "taskflow.service.runs.buffered",
         "taskflow.service.runs.decisions",
         "taskflow.service.runs.persist",

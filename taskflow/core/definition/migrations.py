@@ -16,9 +16,10 @@ A version declares, per state of an earlier version, one step::
             )
         ]
 
-Checked at load (:func:`problems` here, :func:`cross_problems` with the earlier
-version when it is loaded too) and planned by :func:`plan` (``taskflow runs
-migrate --plan``); ``service/versions/run_migrations.py`` applies them (docs/versions.md).
+Checked at load (``checks/migration_checks.py``: ``problems`` on their own,
+``cross_problems`` with the earlier version when it is loaded too) and planned by
+:func:`plan` (``taskflow runs migrate --plan``); ``service/versions/run_migrations.py``
+applies them (docs/versions.md).
 """
 
 from __future__ import annotations
@@ -26,8 +27,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeAlias
-
-from taskflow.core.definition.checks.problems import Problem
 
 if TYPE_CHECKING:
     from taskflow.core.definition.workflow import Definition
@@ -156,24 +155,6 @@ class Migration:
 def from_version(version: int, **steps: Step) -> Migration:
     """The migration of runs on ``version``: one step per state name (``state=stay``)."""
     return Migration(version, tuple(steps.items()))
-
-
-# -- checks (``migration_checks.py``) ------------------------------------------------------------
-
-
-def problems(definition: Definition) -> list[Problem]:
-    """What is wrong with ``definition``'s migrations on their own."""
-    from taskflow.core.definition.checks import migration_checks
-
-    return migration_checks.problems(definition)
-
-
-def cross_problems(definition: Definition, earlier: Mapping[int, Earlier]) -> list[Problem]:
-    """What is wrong with ``definition``'s migrations against the earlier versions loaded
-    beside it (``earlier`` by version; versions not loaded are not checked)."""
-    from taskflow.core.definition.checks import migration_checks
-
-    return migration_checks.cross_problems(definition, earlier)
 
 
 # -- plans ----------------------------------------------------------------------------------------

@@ -29,7 +29,8 @@ from typing import Any
 
 from taskflow import errors
 from taskflow.config import config
-from taskflow.core.definition import DefinitionError, Problem, Workflow, migrations
+from taskflow.core.definition import DefinitionError, Problem, Workflow
+from taskflow.core.definition.checks import migration_checks
 from taskflow.core.definition.checks import validate as validation
 from taskflow.core.definition.workflow import Definition
 from taskflow.core.slots import claim_facts
@@ -282,7 +283,7 @@ def load(sources: Sequence[str], known_calendars: Collection[str] | None = None)
     for definition in definitions:
         by_name.setdefault(definition.name, {})[definition.version] = definition
     for definition in definitions:
-        found += migrations.cross_problems(definition, by_name[definition.name])
+        found += migration_checks.cross_problems(definition, by_name[definition.name])
     if found:
         raise DefinitionError(found)
     return Catalog(definitions)

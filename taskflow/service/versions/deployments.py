@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from taskflow.core.definition import DefinitionError, Problem, migrations
+from taskflow.core.definition.checks import migration_checks
 from taskflow.core.definition.workflow import Definition
 from taskflow.core.versions import deployments, shapes
 from taskflow.service.common.container import Services
@@ -66,7 +67,7 @@ def _check_against_recorded(
         target = services.catalog.get(m.name, m.migrated_by)
         earlier = recorded_shapes(rows, m.name)
         if m.version in earlier:
-            found += migrations.cross_problems(target, {m.version: earlier[m.version]})
+            found += migration_checks.cross_problems(target, {m.version: earlier[m.version]})
     if found:
         raise DefinitionError(found)
 

@@ -6,6 +6,7 @@ import pytest
 
 from taskflow import Route, Slot, State, Workflow, business, migration, milestone, who
 from taskflow.core.definition import migrations
+from taskflow.core.definition.checks import migration_checks
 from taskflow.core.definition.checks import validate as validation
 from taskflow.service.versions import definitions
 
@@ -48,7 +49,7 @@ def test_a_sound_migration_is_in_the_document_and_the_digest() -> None:
     assert ClaimV2.definition is not None
     assert ClaimV1.definition is not None
     assert validation.problems(ClaimV2.definition) == []
-    assert migrations.cross_problems(ClaimV2.definition, {1: ClaimV1.definition}) == []
+    assert migration_checks.cross_problems(ClaimV2.definition, {1: ClaimV1.definition}) == []
     doc = ClaimV2.definition.to_document()
     assert doc["migrations"] == [
         {
@@ -101,7 +102,7 @@ def test_every_live_state_of_the_earlier_version_is_covered_and_stays_keep_slots
 
     assert Partial.definition is not None
     assert ClaimV1.definition is not None
-    found = migrations.cross_problems(Partial.definition, {1: ClaimV1.definition})
+    found = migration_checks.cross_problems(Partial.definition, {1: ClaimV1.definition})
     assert _codes(found) == ["MIGRATION_SLOTS", "MIGRATION_UNCOVERED", "MIGRATION_UNKNOWN_STATE"]
     uncovered = next(p for p in found if p.code == "MIGRATION_UNCOVERED")
     assert "'archived'" in uncovered.message
@@ -177,7 +178,7 @@ def test_a_stay_may_rename_the_state_and_its_slots_and_restart_clocks() -> None:
     assert ClaimV3.definition is not None
     assert ClaimV1.definition is not None
     assert validation.problems(ClaimV3.definition) == []
-    assert migrations.cross_problems(ClaimV3.definition, {1: ClaimV1.definition}) == []
+    assert migration_checks.cross_problems(ClaimV3.definition, {1: ClaimV1.definition}) == []
     (m,) = ClaimV3.definition.to_document()["migrations"]
     assert m["states"] == {
         "submitted": {"kind": "stay", "to": "triage", "slots": {"review": "assess"}},
@@ -230,7 +231,7 @@ def test_mapped_slots_must_exist_and_be_compatible() -> None:
         "MIGRATION_RESTART",
         "MIGRATION_SLOT_TARGET",
     ]
-    found = migrations.cross_problems(Bad.definition, {1: ClaimV1.definition})
+    found = migration_checks.cross_problems(Bad.definition, {1: ClaimV1.definition})
     assert _codes(found) == [
         "MIGRATION_SLOTS",  # ghost is not a slot of version 1's submitted
         "MIGRATION_SLOTS",  # review -> nowhere leaves review without a slot
@@ -245,7 +246,7 @@ def test_a_recorded_document_stands_in_for_a_version_no_longer_loaded() -> None:
     assert ClaimV1.definition is not None
     assert ClaimV3.definition is not None
     shape = shapes.from_document(ClaimV1.definition.to_document())
-    assert migrations.cross_problems(ClaimV3.definition, {1: shape}) == []
+    assert migration_checks.cross_problems(ClaimV3.definition, {1: shape}) == []
     counts = {(1, "submitted"): 4}
     assert migrations.plan(ClaimV3.definition, counts, {1: shape}) == migrations.plan(
         ClaimV3.definition, counts, {1: ClaimV1.definition}
@@ -261,7 +262,7 @@ def test_a_recorded_document_stands_in_for_a_version_no_longer_loaded() -> None:
         paid = State(terminal=True)
 
     assert Losing.definition is not None
-    assert _codes(migrations.cross_problems(Losing.definition, {1: shape})) == [
+    assert _codes(migration_checks.cross_problems(Losing.definition, {1: shape})) == [
         "MIGRATION_SLOTS",
         "MIGRATION_SLOTS",
     ]
