@@ -24,7 +24,7 @@ from taskflow.core.runs import engine
 from taskflow.core.runs.model import Outcome, SlotView
 from taskflow.service.clocks import timer_batch
 from taskflow.service.common import container
-from taskflow.service.runs import persist, runs
+from taskflow.service.runs import ids, runs
 from taskflow.store.common import locks
 from taskflow.store.runs import runs as run_rows
 from tests.api import workflows as w
@@ -57,7 +57,7 @@ def _goto(definition: Definition, run: Any, slots: list[SlotView], now: datetime
         reason=REASON,
         now=now,
         actor="ops",
-        new_id=persist.new_id,
+        new_id=ids.new_id,
     )
 
 

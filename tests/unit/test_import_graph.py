@@ -306,11 +306,6 @@ def test_every_planted_violation_is_reported(tmp_path: Path) -> None:
 #: other cycle and on a listed one that is gone, so this list only shrinks.
 KNOWN_CYCLES: list[list[str]] = [
     [
-        "taskflow.service.runs.buffered",
-        "taskflow.service.runs.decisions",
-        "taskflow.service.runs.persist",
-    ],
-    [
         "taskflow.service.reports.metrics",
         "taskflow.service.reports.reports",
         "taskflow.service.slots.slots",

@@ -38,7 +38,7 @@ from taskflow.service.common import retry
 from taskflow.service.common.container import Services
 from taskflow.service.delivery import notices as notice_rows
 from taskflow.service.reports import metrics
-from taskflow.service.runs import buffered, persist
+from taskflow.service.runs import buffered, ids, persist
 from taskflow.service.steps import step_queue
 from taskflow.store.clocks import deadlines as store
 from taskflow.store.clocks import timer_batch as batch_store
@@ -370,7 +370,7 @@ def _move(
         reason=reason,
         now=now,
         actor=None,
-        new_id=persist.new_id,
+        new_id=ids.new_id,
     )
     result = dataclasses.replace(result, audit=(*lines, *result.audit))
     ctx = uow.context(

@@ -1,4 +1,4 @@
-"""Run use cases: start, events (buffered too), moves, cancel, carrying out a decision, runs list.
+"""Run use cases: start, events (buffered too), moves, cancel, decisions and their ids, runs list.
 
 May import taskflow.service.common, taskflow.store, taskflow.core, settings, clock, errors.
 """

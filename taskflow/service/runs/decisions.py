@@ -2,8 +2,8 @@
 an event on a slot, as staff (``slots.complete``), an application or a staff raiser
 (``events.raise_event``), a magic link (``link_use``) and a kept event (``buffered``) make it.
 
-A leaf of the service: ``persist`` (which delivers kept events through ``buffered``) is
-used at call time only."""
+A leaf of the service: it needs only ``ids`` (the new ids a decision mints), so ``buffered``
+and ``persist`` can build on it."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from typing import Any
 from taskflow.core.definition.workflow import Definition
 from taskflow.core.runs import engine
 from taskflow.core.runs.model import Outcome, SlotView
-from taskflow.service.runs import persist
+from taskflow.service.runs import ids
 from taskflow.store.runs import runs as rows
 
 #: A decision on a locked run: (its definition, the run, its slots, now) -> what changed.
@@ -51,11 +51,11 @@ def depositing(
 def made(verb: Callable[..., Outcome], **facts: Any) -> Decision:
     """The decision ``verb`` (an engine or operator verb that may open slots) makes on the
     locked run with ``facts``: ``verb(definition, run.view, slots, now=now,
-    new_id=persist.new_id, **facts)``."""
+    new_id=ids.new_id, **facts)``."""
 
     def decide(
         definition: Definition, run: rows.RunRow, slots: list[SlotView], now: datetime
     ) -> Outcome:
-        return verb(definition, run.view, slots, now=now, new_id=persist.new_id, **facts)
+        return verb(definition, run.view, slots, now=now, new_id=ids.new_id, **facts)
 
     return decide

@@ -8,7 +8,6 @@ stored (a slot moved by a statement, a run moved to another version).
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Sequence
 from datetime import datetime
 
@@ -20,11 +19,6 @@ from taskflow.store.clocks import deadlines as deadline_rows
 from taskflow.store.common import db
 from taskflow.store.common import unit_of_work as writer
 from taskflow.store.runs import timeline
-
-
-def new_id() -> str:
-    """A fresh id for runs and slots (ids are chosen by the shell, never by the core)."""
-    return str(uuid.uuid4())
 
 
 async def outcome(

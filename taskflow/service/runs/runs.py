@@ -28,7 +28,7 @@ from taskflow.service.access import access
 from taskflow.service.clocks import deadlines
 from taskflow.service.common import retry
 from taskflow.service.common.container import Services
-from taskflow.service.runs import decisions, persist
+from taskflow.service.runs import decisions, ids, persist
 from taskflow.store.common import db, locks
 from taskflow.store.runs import runs as rows
 from taskflow.store.runs import subjects
@@ -172,14 +172,14 @@ async def _start(
                 "first start's idempotencyKey, or cancel the live run first.",
                 run_id=existing.view.id,
             )
-        run_id = persist.new_id()
+        run_id = ids.new_id()
         result = engine.start(
             definition,
             run_id=run_id,
             subject=subject.attributes,
             now=now,
             actor=actor.id,
-            new_id=persist.new_id,
+            new_id=ids.new_id,
         )
         await rows.insert_run(
             conn,
@@ -290,7 +290,7 @@ async def update_subject(
                     subject=attributes,
                     now=now,
                     actor=actor.id,
-                    new_id=persist.new_id,
+                    new_id=ids.new_id,
                 ),
                 now=now,
             )

@@ -26,7 +26,7 @@ from taskflow.core.runs.model import AuditEntry, Outcome
 from taskflow.core.steps import automatic
 from taskflow.service.clocks import timer_batch as runs_batch
 from taskflow.service.common.container import Services
-from taskflow.service.runs import buffered, persist
+from taskflow.service.runs import buffered, ids, persist
 from taskflow.service.steps import step_queue
 from taskflow.store.common import locks
 from taskflow.store.steps import steps as store
@@ -231,5 +231,5 @@ def _decide(
     """Decide what an action's outcome does with ``decide`` (``automatic.succeeded`` or
     ``automatic.failed``) on the run's batch state, and plan it (the unit of work's planner)."""
     slots = list(state.slots.values())
-    result = decide(ctx.definition, state.run, slots, now=now, new_id=persist.new_id, **how)
+    result = decide(ctx.definition, state.run, slots, now=now, new_id=ids.new_id, **how)
     runs_batch.outcome(state, result, ctx, now)

@@ -38,7 +38,7 @@ from taskflow.service.access import access
 from taskflow.service.clocks import deadlines
 from taskflow.service.common import retry
 from taskflow.service.common.container import Services
-from taskflow.service.runs import persist
+from taskflow.service.runs import ids, persist
 from taskflow.service.versions import stays
 from taskflow.store.common import db
 from taskflow.store.runs import runs as rows
@@ -148,7 +148,7 @@ async def _migrate(
             reason=f"migration: {step.reason}",
             now=now,
             actor=ACTOR,
-            new_id=persist.new_id,
+            new_id=ids.new_id,
         )
         await persist.outcome(
             conn, result, now=now, sla=deadlines.sla_of(services, old, slots, ACTOR)
@@ -156,7 +156,7 @@ async def _migrate(
         return step.kind
     if step.kind == migrations.TO:
         # Close what the old version opened, by the old version's rules.
-        closing = Decision(old, run, slots, now=now, actor=ACTOR, new_id=persist.new_id)
+        closing = Decision(old, run, slots, now=now, actor=ACTOR, new_id=ids.new_id)
         reason = f"migrated to version {target.version}"
         held = pausing.held(closing)
         closing.cancel_live(reason=reason)
@@ -172,7 +172,7 @@ async def _migrate(
         assert step.target is not None
         slots = await deadlines.load_slots(conn, run_id)
         moved = dataclasses.replace(run, definition_version=target.version)
-        entering = Decision(target, moved, slots, now=now, actor=ACTOR, new_id=persist.new_id)
+        entering = Decision(target, moved, slots, now=now, actor=ACTOR, new_id=ids.new_id)
         states.enter(entering, step.target, reason=line.reason or "", via="migration")
         states.settle(entering)
         await persist.outcome(

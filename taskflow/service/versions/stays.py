@@ -21,7 +21,7 @@ from taskflow.core.runs.model import RunView, SlotView
 from taskflow.core.versions import staying
 from taskflow.service.clocks import deadlines
 from taskflow.service.common.container import Services
-from taskflow.service.runs import persist
+from taskflow.service.runs import ids, persist
 from taskflow.store.common import db
 from taskflow.store.versions import run_migrations as store
 
@@ -66,7 +66,7 @@ async def keep(
     await store.rename_buffered(conn, run.id, {a: b for a, b in step.slots if a != b})
     loaded = await deadlines.load_slots(conn, run.id)
     moved = dataclasses.replace(run, definition_version=target.version)
-    decision = Decision(target, moved, loaded, now=now, actor=actor, new_id=persist.new_id)
+    decision = Decision(target, moved, loaded, now=now, actor=actor, new_id=ids.new_id)
     decision.set_run(state=step.state_after(run.state) or run.state)
     staying.keep(decision, step, {r.slot_id: old_names[r.slot_id] for r in renamed})
     await persist.outcome(
