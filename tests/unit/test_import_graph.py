@@ -306,12 +306,6 @@ def test_every_planted_violation_is_reported(tmp_path: Path) -> None:
 #: other cycle and on a listed one that is gone, so this list only shrinks.
 KNOWN_CYCLES: list[list[str]] = [
     [
-        "taskflow.service.reports.metrics",
-        "taskflow.service.reports.reports",
-        "taskflow.service.slots.slots",
-        "taskflow.service.slots.views",
-    ],
-    [
         "taskflow.api.graphql.reports.reports",
         "taskflow.api.graphql.runs.types",
         "taskflow.api.graphql.slots.slot_type",

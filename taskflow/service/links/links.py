@@ -35,7 +35,7 @@ from taskflow.service.common import retry
 from taskflow.service.common.container import Services
 from taskflow.service.runs import persist
 from taskflow.service.runs import runs as run_service
-from taskflow.service.slots import slots as slot_service
+from taskflow.service.slots import views as slot_views
 from taskflow.store.common import db
 from taskflow.store.links import links as store
 from taskflow.store.runs import runs as rows
@@ -146,7 +146,7 @@ async def mint(
     """A link that completes ``slot_id`` once, for someone without an account."""
     ttl = _ttl(expires_in)
     name, email = _recipient(recipient_name, recipient_email)
-    slot = await slot_service.visible_slot(services, actor, slot_id)
+    slot = await slot_views.visible_slot(services, actor, slot_id)
 
     async def work() -> Minted:
         async with services.db.transaction() as conn:
@@ -259,7 +259,7 @@ async def revoke(services: Services, actor: Principal, link_id: str) -> core.Lin
     if found is None:
         raise errors.NotFound(f"No magic link has the id {link_id!r}.")
     link = found[0]
-    slot = await slot_service.visible_slot(services, actor, link.slot_id)
+    slot = await slot_views.visible_slot(services, actor, link.slot_id)
     if link.created_by != actor.id:
         run = await _run_of(services, slot)
         access.require_manage_links(actor, run.view.workflow, slot, run.started_by, "revoke")
@@ -290,7 +290,7 @@ async def revoke(services: Services, actor: Principal, link_id: str) -> core.Lin
 
 async def of_slot(services: Services, actor: Principal, slot_id: str) -> list[core.LinkView]:
     """The links minted for a slot, oldest first, for who may read them (else none)."""
-    slot = await slot_service.visible_slot(services, actor, slot_id)
+    slot = await slot_views.visible_slot(services, actor, slot_id)
     if not _may_read(actor, await _run_of(services, slot), slot):
         return []
     async with services.db.connection() as conn:
@@ -303,7 +303,7 @@ async def get(services: Services, actor: Principal, link_id: str) -> core.LinkVi
         found = await store.get(conn, link_id)
     if found is None:
         return None
-    slot = await access.unless_hidden(slot_service.visible_slot(services, actor, found[0].slot_id))
+    slot = await access.unless_hidden(slot_views.visible_slot(services, actor, found[0].slot_id))
     if slot is None or not _may_read(actor, await _run_of(services, slot), slot):
         return None
     return found[0]

@@ -29,26 +29,10 @@ from taskflow.service.common.container import Services
 from taskflow.service.reports import metrics
 from taskflow.service.runs import decisions
 from taskflow.service.runs import runs as run_service
+from taskflow.service.slots import views
 from taskflow.store.common import locks
 from taskflow.store.runs import runs as rows
 from taskflow.store.slots import claims, queries
-
-
-async def visible_slot(services: Services, actor: Principal, slot_id: str) -> SlotView:
-    """A slot whose run the actor may read; NOT_FOUND naming the slot otherwise, the same
-    answer as for an id that does not exist (it never names the run behind the slot)."""
-    absent = errors.NotFound(f"No slot has the id {slot_id!r}.")
-    async with services.db.connection() as conn:
-        slot = await rows.get_slot(conn, slot_id)
-        if slot is None:
-            raise absent
-        # Whoever is involved in the slot sees it; others need a look at the whole run.
-        if not access.involved(actor, access.keys(actor), slot):
-            try:
-                await run_service.readable_run(services, conn, actor, slot.run_id)
-            except errors.NotFound:
-                raise absent from None
-    return slot
 
 
 async def _guarded(
@@ -62,7 +46,7 @@ async def _guarded(
 ) -> SlotView:
     """Move a slot by one guarded statement; ``request`` (the caller's per-request access
     cache) is told the slot and run the statement returned, to answer from."""
-    slot = await visible_slot(services, actor, slot_id)
+    slot = await views.visible_slot(services, actor, slot_id)
 
     async def work() -> SlotView:
         async with services.db.transaction() as conn:
@@ -264,7 +248,7 @@ async def complete(
     expected_version: int | None,
 ) -> tuple[SlotView, rows.RunRow]:
     """Deposit the slot's event with its payload; the run advances in the same transaction."""
-    slot = await visible_slot(services, actor, slot_id)
+    slot = await views.visible_slot(services, actor, slot_id)
     mine = access.keys(actor)
 
     async def work() -> tuple[SlotView, rows.RunRow]:

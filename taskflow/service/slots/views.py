@@ -1,4 +1,4 @@
-"""Read use cases: inbox, work, board, run, timeline."""
+"""Read use cases: inbox, work, board, run, timeline, one slot the actor may see."""
 
 from __future__ import annotations
 
@@ -235,7 +235,18 @@ async def timeline(
     return [shown(t) for t in found[:first]], total, len(found) > first
 
 
-async def slot_detail(services: Services, actor: Principal, slot_id: str) -> SlotView:
-    from taskflow.service.slots import slots as slot_service
-
-    return await slot_service.visible_slot(services, actor, slot_id)
+async def visible_slot(services: Services, actor: Principal, slot_id: str) -> SlotView:
+    """A slot whose run the actor may read; NOT_FOUND naming the slot otherwise, the same
+    answer as for an id that does not exist (it never names the run behind the slot)."""
+    absent = errors.NotFound(f"No slot has the id {slot_id!r}.")
+    async with services.db.connection() as conn:
+        slot = await rows.get_slot(conn, slot_id)
+        if slot is None:
+            raise absent
+        # Whoever is involved in the slot sees it; others need a look at the whole run.
+        if not access.involved(actor, access.keys(actor), slot):
+            try:
+                await run_service.readable_run(services, conn, actor, slot.run_id)
+            except errors.NotFound:
+                raise absent from None
+    return slot

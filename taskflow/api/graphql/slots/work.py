@@ -238,7 +238,7 @@ async def resolve_slot(info: Info, local_id: str) -> SlotType | None:
         slot, run = seen
     else:
         try:
-            slot = await views.slot_detail(services, me, local_id)
+            slot = await views.visible_slot(services, me, local_id)
             run = (await views.run_detail(services, me, slot.run_id, request))[0].head
         except errors.NotFound:
             return None
