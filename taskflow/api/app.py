@@ -26,6 +26,7 @@ from taskflow.api import (
 from taskflow.api import limits as edge
 from taskflow.api.graphql import schema as graphql_schema
 from taskflow.api.graphql.common.context import Context
+from taskflow.api.graphql.runs import types as run_types
 from taskflow.service.common import outage
 from taskflow.service.common.container import Services
 from taskflow.service.reports import metrics
@@ -54,6 +55,7 @@ async def _context_of(headers: Mapping[str, str], state: State) -> Context:
         services=_services(state),
         request_id=access_log.request_id(headers.get("x-request-id")),
         authorization=headers.get("authorization"),
+        run_loader=run_types.run_loader,
     )
 
 

@@ -13,6 +13,7 @@ import strawberry
 from taskflow.api.graphql import schema
 from taskflow.api.graphql.common import keyed, listing, relay
 from taskflow.api.graphql.common.context import Context, Info
+from taskflow.api.graphql.runs import types as run_types
 from taskflow.core.access.principals import Principal
 
 
@@ -176,7 +177,10 @@ def test_a_list_query_is_declared_by_its_use_case_and_its_filter() -> None:
 async def _run(query: str) -> tuple[Any, list[tuple[str, listing.Page]]]:
     built, seen = _things_schema()
     context = Context(
-        services=cast(Any, None), request_id="r", principal=Principal(id="amy", display_name="Amy")
+        services=cast(Any, None),
+        request_id="r",
+        principal=Principal(id="amy", display_name="Amy"),
+        run_loader=run_types.run_loader,
     )
     return await built.execute(query, context_value=context), seen
 

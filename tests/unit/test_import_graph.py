@@ -302,16 +302,6 @@ def test_every_planted_violation_is_reported(tmp_path: Path) -> None:
 
 # -- import circles ----------------------------------------------------------------------
 
-#: Circles not yet broken (issue 30): each by its modules, sorted. The test fails on any
-#: other cycle and on a listed one that is gone, so this list only shrinks.
-KNOWN_CYCLES: list[list[str]] = [
-    [
-        "taskflow.api.graphql.reports.reports",
-        "taskflow.api.graphql.runs.types",
-        "taskflow.api.graphql.slots.slot_type",
-    ],
-]
-
 
 def _type_checking_only(tree: ast.Module) -> set[int]:
     """Ids of the import nodes under ``if TYPE_CHECKING:`` (they never run)."""
@@ -401,18 +391,15 @@ def cycles(root: Path = PACKAGE) -> list[list[str]]:
     return sorted(found)
 
 
-def test_no_import_cycles_beyond_the_known_ones() -> None:
+def test_no_import_cycles() -> None:
     found = cycles()
-    new = [group for group in found if group not in KNOWN_CYCLES]
-    gone = [group for group in KNOWN_CYCLES if group not in found]
-    assert new == [], f"import circles: move the shared piece where both can import it: {new}"
-    assert gone == [], f"broken circles: remove them from KNOWN_CYCLES: {gone}"
+    assert found == [], f"import circles: move the shared piece where both can import it: {found}"
 
 
 def test_a_planted_cycle_is_reported(tmp_path: Path) -> None:
     root = tmp_path / "taskflow"
     shutil.copytree(PACKAGE, root, ignore=shutil.ignore_patterns("__pycache__"))
-    assert cycles(root) == sorted(KNOWN_CYCLES)
+    assert cycles(root) == []
     (root / "core" / "planted_a.py").write_text("from taskflow.core import planted_b\n")
     # a function-level import closes a circle all the same
     (root / "core" / "planted_b.py").write_text(
@@ -426,5 +413,4 @@ def test_a_planted_cycle_is_reported(tmp_path: Path) -> None:
         "from typing import TYPE_CHECKING\n"
         "if TYPE_CHECKING:\n    from taskflow.core import planted_c\n"
     )
-    found = [group for group in cycles(root) if group not in KNOWN_CYCLES]
-    assert found == [["taskflow.core.planted_a", "taskflow.core.planted_b"]]
+    assert cycles(root) == [["taskflow.core.planted_a", "taskflow.core.planted_b"]]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import msgspec
@@ -28,6 +29,10 @@ class Context(BaseContext, kw_only=True):
     principal: principals.Principal | None = None
     #: Per-request batch loaders by name (e.g. "run"), so lists resolve without N+1 queries.
     loaders: dict[str, DataLoader[Any, Any]] = msgspec.field(default_factory=dict)
+    #: This request's loader of runs the caller may read (``runs.types.run_loader``, handed
+    #: in by the app): the Slot type reaches its run through it, so the slots room does not
+    #: import the runs room, which builds on it (Run.slots).
+    run_loader: Callable[[Info], Awaitable[DataLoader[str, Any]]]
     #: The caller's access answers for this request (runs loaded and checked once).
     checked: access.RequestAccess | None = None
     #: The mutation field the cache was filled under (each mutation starts afresh).

@@ -11,7 +11,7 @@ import strawberry
 from taskflow.api.graphql.clocks import sla
 from taskflow.api.graphql.common import relay
 from taskflow.api.graphql.common.context import Info, caller
-from taskflow.api.graphql.runs import types
+from taskflow.api.graphql.slots import slot_type
 from taskflow.core.access.principals import Principal
 from taskflow.core.reports import reports
 from taskflow.core.slots.filters import SlotFilter
@@ -328,7 +328,7 @@ async def lead_time_of_run(info: Info, run_id: str) -> RunLeadTime:
 
 async def at_risk_connection(
     info: Info, me: Principal, f: SlotFilter, first: int, after: str | None
-) -> relay.Connection[types.SlotType]:
+) -> relay.Connection[slot_type.SlotType]:
     """``work(filter: {atRisk: true})``: at-risk slots, least business time left first."""
     cursor = None
     if after:
@@ -339,7 +339,7 @@ async def at_risk_connection(
     )
     edges = [
         relay.Edge(
-            cursor=relay.encode_cursor(str(left), row.slot.id), node=types.slot_from_row(row)
+            cursor=relay.encode_cursor(str(left), row.slot.id), node=slot_type.slot_from_row(row)
         )
         for row, left in found
     ]

@@ -2,7 +2,8 @@
 
 Built from rows the service already loaded (an inbox row carries its subject and
 run state), so list pages resolve without further queries; ``Slot.run`` goes
-through the per-request run loader of :mod:`taskflow.api.graphql.runs.types`.
+through the per-request run loader the context carries (``runs/types.py`` makes it and
+imports this module, never the other way round).
 """
 
 from __future__ import annotations
@@ -119,9 +120,7 @@ class SlotType(relay.Node):
     async def run(
         self, info: Info
     ) -> Annotated[RunType, strawberry.lazy("taskflow.api.graphql.runs.types")] | None:
-        from taskflow.api.graphql.runs.types import run_loader
-
-        found: RunType | None = await (await run_loader(info)).load(self.run_id)
+        found: RunType | None = await (await info.context.run_loader(info)).load(self.run_id)
         return found
 
     @classmethod
