@@ -55,7 +55,8 @@ CLAIM_BEFORE = INBOX_BEFORE + " AND sl.residual = '[]'::jsonb"
 
 def flat(sql: str) -> str:
     """A statement on one line, its comment lines dropped and white space collapsed (the
-    named statements of ``store/slots/candidacy.sql`` spread the predicate over lines)."""
+    named statements of ``store/slots/queries.sql`` and ``claims.sql`` spread the predicate
+    over lines)."""
     kept = (line for line in sql.splitlines() if not line.strip().startswith("--"))
     return " ".join(" ".join(kept).split()).replace("( ", "(").replace(" )", ")")
 

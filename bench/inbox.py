@@ -261,7 +261,7 @@ def generation_sql(size: Size, seed: int, digest: str) -> list[str]:
                NULL,
                CASE status WHEN 'open' THEN opened WHEN 'claimed' THEN opened + interval '1 hour'
                            ELSE opened + interval '20 hours' END,
-               -- Held facts as the write path keeps them (core/runs/holding.py): claimed an
+               -- Held facts as the write path keeps them (core/slots/holding.py): claimed an
                -- hour after opening, held until satisfied.
                CASE WHEN status <> 'open' THEN opened + interval '1 hour' END,
                CASE WHEN status = 'satisfied' THEN 19 * 3600000000::bigint ELSE 0 END,

@@ -2,7 +2,7 @@
 
 For each situation, two runs are brought to the same point at the same instant;
 one slot is claimed the general way (the ``claim`` use case: the unit of work's
-one planner, ``core/unit_of_work.plan``, plans the clocks, timers and timeline and
+one planner, ``core/common/unit_of_work.plan``, plans the clocks, timers and timeline and
 its one writer writes them), its twin by the plain claim-next statement
 (``store/slots/claims.py``: the same planning done in SQL, checked here against the planner
 on every situation it takes). Slot, clock

@@ -39,7 +39,7 @@ async def _timeline_says(
     services: container.Services, slot_id: str, now: datetime
 ) -> tuple[dict[str, object], int]:
     """The held facts as read from the timeline (independently of holding.moved), and the
-    held µs at ``now`` by the ranges the report sums (core/slot_measures.held)."""
+    held µs at ``now`` by the ranges the report sums (core/reports/slot_measures.held)."""
     async with services.db.connection() as conn:
         rows = await conn.fetch(
             "SELECT kind, at, details FROM audit_event WHERE slot = $1 ORDER BY at, id",

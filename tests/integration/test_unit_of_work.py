@@ -1,7 +1,7 @@
 """One decision, carried out by a use case and by a worker's batch, writes the same rows.
 
-Both go through the one planner (``core/unit_of_work.plan``) and the one writer
-(``store/unit_of_work.write``): a use case per decision (``runs.decide`` ->
+Both go through the one planner (``core/common/unit_of_work.plan``) and the one writer
+(``store/common/unit_of_work.write``): a use case per decision (``runs.decide`` ->
 ``persist.outcome``), the worker by merging its firings' writes into one
 (``service/clocks/timer_batch.py``). Twin runs are brought to the same point at the same
 instant; one is moved by the use case, its twin by the batch; the run, its slots, clock

@@ -4,7 +4,7 @@ without reading it first.
 Every request authenticates its bearer token against the principal's row (active, not
 signed out since the token was issued). ``claimNext`` does so in the same round trip as
 its claim: the process keeps each principal it authenticated with the digest of its row
-(``store/principals.get_checked``), claims with the kept principal's audience keys, and
+(``store/access/principals.get_checked``), claims with the kept principal's audience keys, and
 the claim statement acts only if the row still has that digest (fragment
 ``caller_unchanged``). Any change of the row (deactivation, sign out everywhere, roles,
 groups, attributes, powers) changes the digest, so it takes effect at once, in every

@@ -2,7 +2,7 @@
 carried out through the unit of work, and clocks as a screen reads them.
 
 Planning what a decision writes (clocks, due instants, timers, timeline) is
-``core/unit_of_work.plan``; writing it is ``store/unit_of_work.write``.
+``core/common/unit_of_work.plan``; writing it is ``store/common/unit_of_work.write``.
 """
 
 from __future__ import annotations

@@ -3,9 +3,9 @@
 A use case loads one run, decides, and writes one unit of work (``persist.py``). A
 worker fires up to a batch of timers in one transaction, so it loads the batch's runs,
 slots, clocks and timers at once, and each firing plans its writes with the same
-planner (``core/unit_of_work.plan``) against a :class:`RunState` in memory (a later
+planner (``core/common/unit_of_work.plan``) against a :class:`RunState` in memory (a later
 firing on the same run sees what an earlier one did); the states' writes merge into one
-``Writes`` that :func:`flush` hands to the same writer (``store/unit_of_work.write``).
+``Writes`` that :func:`flush` hands to the same writer (``store/common/unit_of_work.write``).
 """
 
 from __future__ import annotations

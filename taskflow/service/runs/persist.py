@@ -1,6 +1,6 @@
 """Carrying out a decision in the caller's transaction: load what the planner needs, plan, write.
 
-The planner is ``core/unit_of_work.plan`` and the writer ``store/unit_of_work.write``
+The planner is ``core/common/unit_of_work.plan`` and the writer ``store/common/unit_of_work.write``
 (docs/architecture.md, "The unit of work"); this module is the glue a use case calls:
 :func:`outcome` for an engine outcome, :func:`deadlines` for slots whose rows are as
 stored (a slot moved by a statement, a run moved to another version).

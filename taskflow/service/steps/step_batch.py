@@ -5,7 +5,7 @@ One transaction takes the lock order for the whole batch (the runs in id order,
 their live slots, then the step rows), loads the runs' slots, clocks and timers
 at once (``service/clocks/timer_batch.py``), lets each outcome decide with the pure
 functions of :mod:`taskflow.core.steps.automatic`, plans each decision with the
-unit of work's planner (``timer_batch.outcome`` calls ``core/unit_of_work.plan``,
+unit of work's planner (``timer_batch.outcome`` calls ``core/common/unit_of_work.plan``,
 as use cases do) and writes the batch through the one writer. An outcome whose
 decision raises changes nothing of its run: its step is parked with the error.
 """

@@ -1,7 +1,7 @@
 """Enqueueing automatic steps when their timers fire (inside the worker's timer batch).
 
 A state's own action needs no timer: the unit of work that enters the state writes
-its step row (``core/step_timers.due_steps``). An ``every`` timer, a timeout that
+its step row (``core/steps/step_timers.due_steps``). An ``every`` timer, a timeout that
 runs an action, and a ``step`` timer armed by an older version each add a step row
 (``store/steps/steps.py``) to the batch's run state; the batch's
 flush writes them all with one statement, in its transaction, under the runs'

@@ -1,4 +1,4 @@
--- Principals (store/principals.py). /*:read*/ is the columns a principal is read with
+-- Principals (store/access/principals.py). /*:read*/ is the columns a principal is read with
 -- (principals._READ).
 
 -- name: get

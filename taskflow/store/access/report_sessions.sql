@@ -1,4 +1,4 @@
--- Report page sessions (store/report_sessions.py), keyed by the SHA-256 of the cookie value.
+-- Report page sessions (store/access/report_sessions.py), keyed by the SHA-256 of the cookie value.
 
 -- name: create
 -- A new session $1 (the hash) of principal $2, created at $3, expiring at $4.

@@ -1,4 +1,4 @@
--- Business time materialised per calendar (store/business_time.py): the spans of local
+-- Business time materialised per calendar (store/clocks/business_time.py): the spans of local
 -- years built (calendar_span) and the working intervals with their running count
 -- (calendar_interval, written by COPY).
 

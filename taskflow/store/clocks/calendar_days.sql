@@ -1,4 +1,4 @@
--- A report's calendars cut into UTC days (store/calendar_days.py). Markers filled by
+-- A report's calendars cut into UTC days (store/clocks/calendar_days.py). Markers filled by
 -- calendar_days.ctes for each statement that uses the days (at its import): /*:cals*/ the
 -- calendars (a text[] expression), /*:lo*/ the UTC midnight of the first instant and
 -- /*:hi*/ the last instant (timestamptz expressions). A day row carries up to

@@ -1,4 +1,4 @@
--- Clock ledgers and timer rows (store/deadlines.py). /*:timer_columns*/ is the timer's
+-- Clock ledgers and timer rows (store/clocks/deadlines.py). /*:timer_columns*/ is the timer's
 -- columns (timer_rows.TIMER_COLUMNS) and /*:slot_columns*/ the slot's
 -- (runs.SLOT_COLUMNS), filled at import.
 

@@ -1,4 +1,4 @@
--- Timer rows as an admin sees and mends them (store/timer_admin.py). /*:timer_columns*/
+-- Timer rows as an admin sees and mends them (store/clocks/timer_admin.py). /*:timer_columns*/
 -- is a timer's columns (deadlines.timer_columns). A change locks the run, then the timer.
 
 -- name: listing

@@ -1,4 +1,4 @@
--- A worker batch's reads (store/timer_batch.py): one statement per table for the whole
+-- A worker batch's reads (store/clocks/timer_batch.py): one statement per table for the whole
 -- batch. /*:timer_columns*/ is the timer's columns of t prefixed t_ (timer_rows), and
 -- /*:run_columns*/ the run's and its subject's (runs.RUN_COLUMNS), filled at import.
 

@@ -1,4 +1,4 @@
-"""Timer rows read from PostgreSQL (the row type is ``core/timer_states.TimerRow``; a
+"""Timer rows read from PostgreSQL (the row type is ``core/clocks/timer_states.TimerRow``; a
 decision's wanted timers reconcile with them in ``core/common/unit_of_work.py``).
 
 ``deadlines.py`` re-exports these names.

@@ -1,4 +1,4 @@
--- Condition fragments the builder (store/sql_builder.py) composes into statements'
+-- Condition fragments the builder (store/common/sql_builder.py) composes into statements'
 -- /*:where*/ markers: the only conditions a caller may add. Each "$?" is one value,
 -- numbered by the builder after the base statement's own parameters.
 
@@ -89,7 +89,7 @@ r.workflow = ANY($?::text[])
 (r.started_at, r.id) < ($?, $?::uuid)
 
 -- name: run_needs_attention
--- Runs with an item on the needs-attention list: the list's branches (store/attention.py).
+-- Runs with an item on the needs-attention list: the list's branches (store/operate/attention.py).
 r.id IN (/*:inner*/)
 
 -- name: run_needs_no_attention

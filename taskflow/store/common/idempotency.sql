@@ -1,4 +1,4 @@
--- Idempotency keys (store/idempotency.py): one row per (actor, operation, key).
+-- Idempotency keys (store/common/idempotency.py): one row per (actor, operation, key).
 
 -- name: lock
 -- Wait for any other request holding key text $1 (until this transaction ends).

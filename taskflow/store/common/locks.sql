@@ -1,4 +1,4 @@
--- The lock order's own statements (store/locks.py; docs/architecture.md, "Lock order").
+-- The lock order's own statements (store/common/locks.py; docs/architecture.md, "Lock order").
 
 -- name: lock_run
 -- The run $1 (uuid) locked FOR NO KEY UPDATE, the first lock of every writer; no row

@@ -1,4 +1,4 @@
--- The one writer of a decision (taskflow/store/unit_of_work.py): each statement writes one
+-- The one writer of a decision (taskflow/store/common/unit_of_work.py): each statement writes one
 -- table for every run of the decision (or of a worker's batch), over arrays bound as
 -- parameters and unnested on the server.
 

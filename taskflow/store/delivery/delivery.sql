@@ -1,7 +1,7 @@
--- Delivering notifications (store/delivery.py; states in core/delivery.py).
+-- Delivering notifications (store/delivery/delivery.py; states in core/delivery/delivery.py).
 
 -- fragment: deliverable_now
--- Notification n may be delivered at $1 (its state and times; core/delivery.py).
+-- Notification n may be delivered at $1 (its state and times; core/delivery/delivery.py).
 n.delivery_state IN ('pending', 'sending', 'failed')
   AND n.deliver_at <= $1
   AND (n.delivery_state <> 'failed' OR n.retry_at <= $1)

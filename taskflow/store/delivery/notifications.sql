@@ -1,4 +1,4 @@
--- Statements of store/notifications.py: the notification outbox (docs/delivery.md).
+-- Statements of store/delivery/notifications.py: the notification outbox (docs/delivery.md).
 -- /*:columns*/ is the module's column list of a notification row (notifications._COLUMNS).
 
 -- name: insert

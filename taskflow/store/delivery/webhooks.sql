@@ -1,4 +1,4 @@
--- The event outbox and webhook deliveries (store/webhooks.py, docs/events.md, docs/delivery.md).
+-- The event outbox and webhook deliveries (store/delivery/webhooks.py, docs/events.md, docs/delivery.md).
 
 -- name: outbox_function
 -- The trigger function deriving outbox events (and one delivery per subscribed endpoint)

@@ -1,4 +1,4 @@
--- Magic links and the link throttle (store/links.py). /*:link_columns*/ is a link's
+-- Magic links and the link throttle (store/links/links.py). /*:link_columns*/ is a link's
 -- columns (links._COLUMNS), /*:link_as*/ the same as l_<name>, /*:run_columns_r*/ a run's
 -- and its subject's as r_<name> (runs.run_columns), /*:slot_columns_c*/ slot c's.
 

@@ -1,5 +1,5 @@
--- Needs attention (store/attention.py): one branch per reason, each read from its own
--- partial index (store/schema_extras.py; tests/integration/test_attention_index.py EXPLAINs
+-- Needs attention (store/operate/attention.py): one branch per reason, each read from its own
+-- partial index (store/common/schema_extras.py; tests/integration/test_attention_index.py EXPLAINs
 -- them). Every branch takes $1 the idle-before instant, $2 the expiring-before instant,
 -- $3 workflows (text[], NULL: all) and gives the columns reason, since, ref, run,
 -- workflow, state, slot, timer, principal, until, detail. /*:wanted*/ is the union of the

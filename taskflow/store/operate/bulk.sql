@@ -1,5 +1,5 @@
--- Statements of store/bulk.py: what bulkOperate counts and takes. /*:where*/ is the runs
--- list's filter and the caller's reach on run r (store/run_list.py). $1 the workflows the
+-- Statements of store/operate/bulk.py: what bulkOperate counts and takes. /*:where*/ is the runs
+-- list's filter and the caller's reach on run r (store/runs/run_list.py). $1 the workflows the
 -- caller operates (text[], NULL: all); $2 what the verb needs of a run: 'active' (a live
 -- run), 'running_clock' / 'paused_clock' (a live slot's unmet clock running / paused),
 -- 'dead_timer' (a dead timer); $3, $4 the (started, id) of a run to count or take after

@@ -1,4 +1,4 @@
--- Statements of store/retention.py: pruning ended runs (docs/operations.md, "Retention").
+-- Statements of store/operate/retention.py: pruning ended runs (docs/operations.md, "Retention").
 
 -- name: due_runs
 -- Up to $3 ended runs of workflow $1 that ended before $2, oldest end first, locked

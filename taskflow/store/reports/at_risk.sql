@@ -1,4 +1,4 @@
--- The manager's at-risk list (store/at_risk.py). Markers filled at import as in
+-- The manager's at-risk list (store/reports/at_risk.py). Markers filled at import as in
 -- metrics_sql.sql (/*:calendar_ctes*/, /*:cal_now*/, /*:running*/, /*:within_share*/,
 -- /*:left*/, /*:due_us*/, /*:day_us*/) and /*:row_columns*/ (queries.ROW_COLUMNS);
 -- /*:where*/ takes the list's filters (the builder), /*:limit*/ the page size.

@@ -1,5 +1,5 @@
--- A run's lead time (store/lead_time.py). Markers filled at import from the report's
--- per-slot pieces (store/measure_sql.py): /*:clock*/ a slot's clock (lateral),
+-- A run's lead time (store/reports/lead_time.py). Markers filled at import from the report's
+-- per-slot pieces (store/reports/measure_sql.py): /*:clock*/ a slot's clock (lateral),
 -- /*:held*/ its held ranges up to $2 (lateral), /*:paused*/ its clock's paused ranges,
 -- /*:worked*/ the measure of a union of worked ranges in µs.
 

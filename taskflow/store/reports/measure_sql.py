@@ -31,7 +31,7 @@ MOVE_KINDS = "(" + ", ".join(f"'{k}'" for k in holding.MOVE_KINDS) + ")"
 
 
 def is_move(line: str) -> str:
-    """SQL: timeline row ``line`` moves its slot (``core/runs/holding``): a claim, assignment,
+    """SQL: timeline row ``line`` moves its slot (``core/slots/holding``): a claim, assignment,
     release or end, or a reassignment whose line says whether it holds."""
     return (
         f"({line}.kind IN {MOVE_KINDS} "
@@ -104,7 +104,7 @@ def has_pauses(pauses: str) -> str:
 
 
 def held_now(slot: str, now: str) -> str:
-    """SQL for slot ``slot``'s held µs at ``now`` from its held facts (``core/runs/holding``):
+    """SQL for slot ``slot``'s held µs at ``now`` from its held facts (``core/slots/holding``):
     the closed holds, and the open one up to ``now``; what its timeline says, without reading it."""
     return f"({slot}.held_us + coalesce(greatest(0, {real_us(f'{slot}.held_since', now)}), 0))"
 

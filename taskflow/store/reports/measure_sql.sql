@@ -1,4 +1,4 @@
--- Statements of store/measure_sql.py: the report's per-slot measures taken on read.
+-- Statements of store/reports/measure_sql.py: the report's per-slot measures taken on read.
 --
 -- Parameters (measure_sql.base_args): $1 now, $2 and $3 the window [start, end) of opening
 -- instants, $4/$5 the workflows and their calendars (text[]), $6/$7 the calendars and their

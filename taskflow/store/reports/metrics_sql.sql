@@ -1,4 +1,4 @@
--- The statements behind /metrics (store/metrics_sql.py), each bounded by an index.
+-- The statements behind /metrics (store/reports/metrics_sql.py), each bounded by an index.
 -- Markers filled at import from the store's shared SQL pieces: /*:calendar_ctes*/ the day
 -- rows of calendars $2 from $1 to 35 days later (calendar_days.ctes), /*:cal_now*/ each
 -- calendar's count at $1 (risk_sql.cal_now), /*:running*/ and /*:within_share*/ a clock

@@ -3,7 +3,7 @@
 The one writer of a decision (``unit_of_work.py``, statement ``deadlines`` in
 ``common/unit_of_work.sql``) writes each slot's due instant in one UPDATE that also keeps
 on the slot what the report reads of a live slot without probing other tables: its time
-to pickup, final from the first pickup (``core/unit_of_work.pickups``), and a copy of
+to pickup, final from the first pickup (``core/common/unit_of_work.pickups``), and a copy of
 its report clock (finished, else assigned: ``sla_*``) taken from the clock rows the
 statement's upsert returns, as stored (a breach recorded earlier included). The
 worker's breach record keeps the copy too (``mark_breached``). docs/reports.md, "What a

@@ -1,4 +1,4 @@
--- Statements of store/report_sql.py: the SLA report as one statement (docs/reports.md).
+-- Statements of store/reports/report_sql.py: the SLA report as one statement (docs/reports.md).
 --
 -- Parameters of every statement: $1..$9 those of measure_sql.base_args ($1 now, $2 and $3
 -- the window [start, end) of opening instants, $4/$5 the workflows and their calendars,

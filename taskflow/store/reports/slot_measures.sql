@@ -1,4 +1,4 @@
--- Report measures stored on ended slots (store/slot_measures.py). Markers filled at
+-- Report measures stored on ended slots (store/reports/slot_measures.py). Markers filled at
 -- import: /*:holds*/ and /*:is_move*/ the timeline-line tests of measure_sql on alias a,
 -- /*:unkept_pickup*/ slot_measures.UNKEPT_PICKUP (a live slot picked up without its time
 -- to pickup kept), /*:ended*/ report_sql.ENDED (an ended slot), /*:measured_ended*/ and

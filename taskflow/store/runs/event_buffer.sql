@@ -1,4 +1,4 @@
--- Events kept for a run until a slot waits for them (store/event_buffer.py). Reads go by
+-- Events kept for a run until a slot waits for them (store/runs/event_buffer.py). Reads go by
 -- run (index event_buffer_run) or by expiry (event_buffer_expires_at); writers hold the
 -- run's row lock.
 

@@ -1,4 +1,4 @@
--- The runs list (store/run_list.py): every condition is composed by the builder into
+-- The runs list (store/runs/run_list.py): every condition is composed by the builder into
 -- /*:where*/ (filters from fragments.sql run_*, the caller's reach, the keyset cursor);
 -- newest first (/*:order*/ "newest"), /*:limit*/ a page's size.
 

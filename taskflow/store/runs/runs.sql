@@ -1,4 +1,4 @@
--- Runs and slots, the plain reads and writes (store/runs.py). /*:run_columns*/ is the
+-- Runs and slots, the plain reads and writes (store/runs/runs.py). /*:run_columns*/ is the
 -- run's and its subject's columns (r, s) and /*:slot_columns*/ the slot's, filled at
 -- import from runs.RUN_COLUMNS and runs.SLOT_COLUMNS.
 

@@ -1,4 +1,4 @@
--- Subjects, the tracked entities (store/subjects.py).
+-- Subjects, the tracked entities (store/runs/subjects.py).
 
 -- name: upsert
 -- Insert subject $1 (uuid, used when new) of type $2 and external id $3 with attributes

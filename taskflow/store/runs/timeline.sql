@@ -1,4 +1,4 @@
--- Timeline lines (store/timeline.py).
+-- Timeline lines (store/runs/timeline.py).
 
 -- name: append_audits
 -- Timeline lines of one or many runs, in the order given: $1 a JSON array of [run, slot

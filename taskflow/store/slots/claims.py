@@ -18,12 +18,12 @@ compatible with the ``FOR NO KEY UPDATE`` run lock of every writer.
   PL/pgSQL plans once per session; as data-modifying CTEs they were planned on
   every call, which cost more than running them (bench/README.md). What
   it writes is what the general path (the unit of work's planner,
-  ``core/unit_of_work.plan``) writes: ``tests/integration/test_claim_paths.py``
+  ``core/common/unit_of_work.plan``) writes: ``tests/integration/test_claim_paths.py``
   compares the two on every situation the statement takes. For a slot that is
   not plain it claims nothing and says so.
 - :func:`claim_next` claims and returns the slot with its run, clocks and timers
   so that the service's general path plans the deadlines with the unit of work
-  and writes them in the same transaction (``service/deadlines.after_slot_move``).
+  and writes them in the same transaction (``service/clocks/deadlines.after_slot_move``).
 
 The caller's filters are the builder's fragments (``queries.slot_filters``); the catalog's
 facts (``ClaimFacts``) are parameters, so a filter shape has one text and one prepared plan.

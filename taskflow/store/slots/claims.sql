@@ -1,4 +1,4 @@
--- claim-next (store/claims.py): take the most urgent open slot a principal may take.
+-- claim-next (store/slots/claims.py): take the most urgent open slot a principal may take.
 -- Both statements choose the slot the same way (CTE next: open, the whole candidate rule
 -- admits keys $2, the caller's filters in /*:where*/, urgency order, FOR UPDATE SKIP
 -- LOCKED) and write the claim's own instant next.at, `(SELECT at FROM next)`, never the
@@ -59,7 +59,7 @@ status = 'claimed', holder = $1, claimed_at = (SELECT at FROM next),
 
 -- name: claim_next_plain
 -- Claim the most urgent open slot and carry out its deadlines, when it is plain
--- (core/claim_facts.py): principal $1 (text), keys $2 (text[]), now $3 (timestamptz),
+-- (core/slots/claim_facts.py): principal $1 (text), keys $2 (text[]), now $3 (timestamptz),
 -- the declarations with milestones $4 (text[], "workflow version state slot") and the
 -- reminders on the assigned milestone $5 (text[], "workflow version state slot part");
 -- the filters' values follow. One row per chosen slot: candidate, plain (false: nothing

@@ -1,4 +1,4 @@
--- What a principal holds (store/held.py). /*:slot_columns*/ is runs.SLOT_COLUMNS.
+-- What a principal holds (store/slots/held.py). /*:slot_columns*/ is runs.SLOT_COLUMNS.
 
 -- name: held_slots
 -- The slots holder $1 (text) holds, of workflows $2 (text[], NULL: any), in id order.

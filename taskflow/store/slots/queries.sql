@@ -1,8 +1,8 @@
--- The lists that carry load (store/queries.py): the inbox, work lists and team queues,
+-- The lists that carry load (store/slots/queries.py): the inbox, work lists and team queues,
 -- the board, a run's timeline. Urgency is due_at (nulls last), then priority, then id.
--- /*:where*/ takes the filters the builder composes (store/sql_builder.py, fragments.sql),
+-- /*:where*/ takes the filters the builder composes (store/common/sql_builder.py, fragments.sql),
 -- /*:limit*/ a page's size; /*:row_columns*/, /*:slot_columns*/ and /*:run_columns*/ are
--- the column lists of store/queries.py (filled at import), /*:slot_of_c*/,
+-- the column lists of store/slots/queries.py (filled at import), /*:slot_of_c*/,
 -- /*:context_run_columns*/ and /*:context_columns*/ those of a slot written by a CTE
 -- (alias c) with its run (prefixed run_), clocks and timers. The candidate predicate, written out here for
 -- the principal's keys, is candidacy.admits_sql's (a unit test checks they agree).
@@ -152,7 +152,7 @@ ORDER BY run, name, item_index, id
 -- status $2 and version $3 then (the guard: no row when it moved meanwhile); its new
 -- status $4, holder $5, claimed_at $6, version $7, picked_at $9, held_us $10 and held_since
 -- $11; now $8. The written slot comes back with its run, clocks and timers (the
--- context columns of store/queries.py).
+-- context columns of store/slots/queries.py).
 WITH moved AS (
     UPDATE slot SET status = $4, holder = $5, claimed_at = $6, version = $7,
                     updated_at = $8, picked_at = $9, held_us = $10, held_since = $11

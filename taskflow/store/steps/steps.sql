@@ -1,4 +1,4 @@
--- Automatic steps (store/steps.py): the step rows workers take, their attempts, and
+-- Automatic steps (store/steps/steps.py): the step rows workers take, their attempts, and
 -- what steps.once recorded.
 
 -- name: enqueue_many
@@ -57,7 +57,7 @@ FROM taken t CROSS JOIN LATERAL (  -- by key, each (LIMIT 1: not flattened into 
 ORDER BY t.id
 
 -- name: lock
--- Step $1, locked (after its run: see store/locks.py).
+-- Step $1, locked (after its run: see store/common/locks.py).
 SELECT id, key, run, visit, state, kind, action, status, attempts, due_at, counted_from
 FROM step WHERE id = $1 FOR UPDATE
 

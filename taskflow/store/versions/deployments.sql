@@ -1,4 +1,4 @@
--- Statements of store/deployments.py: the registry of deployed definitions
+-- Statements of store/versions/deployments.py: the registry of deployed definitions
 -- (deployed_definition) and live runs per definition version (docs/versions.md).
 
 -- name: lock

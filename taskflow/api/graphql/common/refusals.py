@@ -219,7 +219,7 @@ class StepNotParked(Refusal):
     status: str | None = strawberry.field(description="The step's status now (lower case).")
 
 
-#: Errors that are never a client's refusal: raised again, then masked (see api/graphql/errors).
+#: Errors that are never a client's refusal: raised again, then masked (api/graphql/common/errors).
 NOT_REFUSALS: tuple[type[errors.TaskflowError], ...] = (
     errors.InternalError,
     errors.AuthenticationError,
