@@ -2,7 +2,8 @@
 
 Types are built from rows the service already loaded, so list pages resolve
 without further queries; ``Slot.run`` goes through :func:`run_loader`, a
-per-request DataLoader. The Slot type and the subject live in
+per-request DataLoader the app hands the context (the Slot type does not import this
+module, which builds on it). The Slot type and the subject live in
 :mod:`taskflow.api.graphql.slots.slot_type` (re-exported here).
 """
 
