@@ -152,17 +152,7 @@ def test_a_real_worker_logs_no_webhook_url_token(database_url: str, tmp_path: Pa
     receiver = Receiver(secrets=[secret]).start()
     receiver.answer(500)
     url = f"http://127.0.0.1:{receiver.port}/hooks?token={token}"
-    workers.sql(
-        database_url,
-        # The endpoint's owner must exist and may receive every workflow: an admin.
-        "WITH owner AS (INSERT INTO principal (id, display_name, roles, groups) "
-        "VALUES ('ada', 'Ada Admin', ARRAY['admin'], '{}')) "
-        "INSERT INTO webhook_endpoint (id, url, enabled, secret, created_by) "
-        "VALUES ($1, $2, true, $3, 'ada')",
-        uuid.uuid4(),
-        url,
-        secret,
-    )
+    workers.endpoint(database_url, url, secret)
     events = 5
     workers.sql(database_url, workers.SEED, events, datetime.now(UTC))
     env = worker_env(

@@ -58,6 +58,21 @@ def sql(url: str, statement: str, *args: Any) -> list[Any]:
     return asyncio.run(go())
 
 
+def endpoint(url: str, receiver_url: str, secret: str) -> None:
+    """An enabled endpoint for every event, owned by an admin (deliveries check the
+    owner at send time: it must exist and may receive every workflow)."""
+    sql(
+        url,
+        "WITH owner AS (INSERT INTO principal (id, display_name, roles, groups) "
+        "VALUES ('ada', 'Ada Admin', ARRAY['admin'], '{}')) "
+        "INSERT INTO webhook_endpoint (id, url, enabled, secret, created_by) "
+        "VALUES ($1, $2, true, $3, 'ada')",
+        uuid.uuid4(),
+        receiver_url,
+        secret,
+    )
+
+
 def delivered(url: str) -> int:
     rows = sql(url, "SELECT count(*) FROM webhook_delivery WHERE status = 'delivered'")
     return int(rows[0][0])
@@ -75,17 +90,7 @@ def receiver() -> Iterator[Receiver]:
 def test_a_worker_killed_mid_delivery_loses_nothing(
     database_url: str, receiver: Receiver, tmp_path: Path
 ) -> None:
-    sql(
-        database_url,
-        # The endpoint's owner must exist and may receive every workflow: an admin.
-        "WITH owner AS (INSERT INTO principal (id, display_name, roles, groups) "
-        "VALUES ('ada', 'Ada Admin', ARRAY['admin'], '{}')) "
-        "INSERT INTO webhook_endpoint (id, url, enabled, secret, created_by) "
-        "VALUES ($1, $2, true, $3, 'ada')",
-        uuid.uuid4(),
-        receiver.url,
-        SECRET,
-    )
+    endpoint(database_url, receiver.url, SECRET)
     sql(database_url, SEED, EVENTS, datetime.now(UTC))
     env = worker_env(
         database_url,
