@@ -15,7 +15,7 @@ import asyncpg
 from asyncpg.connection import LoggedQuery
 from asyncpg.pool import PoolConnectionProxy
 
-from taskflow.store import record_build
+from taskflow.store.common import record_build
 
 #: A connection as use cases hold it: borrowed from the pool.
 Connection: TypeAlias = "PoolConnectionProxy[Any]"
