@@ -20,7 +20,9 @@ measures, for the same random principals in the same run:
 - the GraphQL ``claimNext`` mutation's p50 beside the raw statement's;
 
 first on a freshly vacuumed table, then again after churn (a claim run over a
-third of the open slots, then released, without vacuum). See bench/README.md.
+third of the open slots, then released, without vacuum); ``--rounds N`` repeats both
+phases and ends with a summary: each round's ratios, fresh and after churn side by side,
+their means and the targets. See bench/README.md.
 """
 
 from __future__ import annotations
@@ -802,6 +804,18 @@ async def churn(world: World, admin: asyncpg.Connection[Any]) -> ClaimRun:
 # -- the report --------------------------------------------------------------------------------
 
 
+FRESH, CHURNED = "fresh (after VACUUM ANALYZE)", "after churn (no vacuum)"
+
+
+def load_average() -> str:
+    """The machine's 1-minute load average, to print beside a figure (a shared machine's
+    load moves every ratio)."""
+    try:
+        return f"load {os.getloadavg()[0]:.1f}"
+    except OSError:
+        return "load ?"
+
+
 @dataclass
 class Phase:
     name: str
@@ -809,10 +823,65 @@ class Phase:
     inbox: list[Latencies]
     claims: list[ClaimRun]
     claim_latency: list[Latencies]
+    load: str = ""
+
+    def ratios(self) -> dict[str, float]:
+        """The issue's figures: claimNext and the GraphQL inbox as multiples of their raw
+        statements' p50, the service's claims/s in % of the raw statement's per claimers."""
+        found = {
+            "claimNext": _ratio(self.claim_latency[1], self.claim_latency[0]),
+            "inbox": _ratio(self.inbox[-1], self.inbox[0]),
+        }
+        raw = {c.claimers: c.per_second for c in self.claims if c.name == "raw statement"}
+        for c in self.claims:
+            if c.name != "raw statement" and raw.get(c.claimers):
+                found[f"service {c.claimers}"] = c.per_second / raw[c.claimers] * 100
+        return found
+
+
+def _ratio(lat: Latencies, raw: Latencies) -> float:
+    return lat.pct(0.5) / raw.pct(0.5) if raw.pct(0.5) else 0.0
+
+
+#: The issue's lines (issue 29, item 10): at most (x raw) or at least (% of raw).
+TARGETS = {
+    "claimNext": "<= 2.5x",
+    "inbox": "<= 2.2x",
+    "service 8": ">= 85 %",
+    "service 32": ">= 85 %",
+}
+
+
+def report_summary(phases: Sequence[Phase], out: Callable[[str], None]) -> None:
+    """Every round's figures, fresh and after churn side by side, and their means."""
+    names = list(TARGETS)
+    out("\n== summary: p50 x raw statement (claimNext, inbox), service claims/s % of raw")
+    out(f"  {'round':14} " + " ".join(f"{n:>21}" for n in names))
+    out(f"  {'':14} " + " ".join(f"{'fresh':>10} {'churned':>10}" for _ in names))
+    pairs = [(phases[i], phases[i + 1]) for i in range(0, len(phases) - 1, 2)]
+    for number, (fresh, churned) in enumerate(pairs, 1):
+        a, b = fresh.ratios(), churned.ratios()
+        cells = " ".join(f"{_cell(n, a.get(n))} {_cell(n, b.get(n))}" for n in names)
+        out(f"  {number:<3} {fresh.load:>10} {cells}")
+    if pairs:
+        means = []
+        for n in names:
+            for side in (0, 1):
+                values = [p[side].ratios().get(n) for p in pairs]
+                kept = [v for v in values if v is not None]
+                means.append(_cell(n, sum(kept) / len(kept) if kept else None))
+        out(f"  {'mean of ' + str(len(pairs)):14} " + " ".join(means))
+    out(f"  {'target':14} " + " ".join(f"{t:>21}" for t in TARGETS.values()))
+
+
+def _cell(name: str, value: float | None) -> str:
+    if value is None:
+        return f"{'-':>10}"
+    return f"{value:9.1f}%" if name.startswith("service") else f"{value:9.2f}x"
 
 
 def report_phase(phase: Phase, out: Callable[[str], None]) -> None:
-    out(f"\n== {phase.name}")
+    out(f"\n== {phase.name} ({phase.load})")
     out("index MB: " + ", ".join(f"{k} {phase.sizes.get(k, 0) / 2**20:.1f}" for k in SLOT_INDEXES))
     base = phase.inbox[0].pct(0.5)
     out(f"\ninbox, first {PAGE}, {len(phase.inbox[0].ms)} random principals")
@@ -849,8 +918,21 @@ class Options:
     database: str = "bench_inbox"
     reuse: bool = False
     keep: bool = True
+    #: Rounds of both phases on one server (each after the first starts from reindexed,
+    #: vacuumed tables); the summary prints each round and their mean side by side.
+    rounds: int = 1
     #: A Python file run in both processes before measuring, to try a proposed change.
     try_file: str | None = None
+
+
+async def reindex(conn: asyncpg.Connection[Any]) -> None:
+    """The slot table's indexes rebuilt: VACUUM does not shrink indexes a previous run
+    bloated; rebuilding them from the declaration also applies a --try file's index change."""
+    await conn.execute("REINDEX TABLE slot")
+    for name, create in tables.EXTRA_INDEXES:
+        if " ON slot " in create:
+            await conn.execute(f"DROP INDEX IF EXISTS {name}")
+            await conn.execute(create)
 
 
 async def prepare(admin_url: str, options: Options, out: Callable[[str], None]) -> str:
@@ -874,13 +956,7 @@ async def prepare(admin_url: str, options: Options, out: Callable[[str], None]) 
                 out(f"reusing database {options.database} (scale {options.scale}), reindexed")
                 conn = await asyncpg.connect(url)
                 try:
-                    # VACUUM does not shrink indexes a previous run bloated; rebuilding them
-                    # from the declaration also applies a --try file's index change.
-                    await conn.execute("REINDEX TABLE slot")
-                    for name, create in tables.EXTRA_INDEXES:
-                        if " ON slot " in create:
-                            await conn.execute(f"DROP INDEX IF EXISTS {name}")
-                            await conn.execute(create)
+                    await reindex(conn)
                 finally:
                     await conn.close()
                 return url
@@ -930,19 +1006,25 @@ async def run(admin_url: str, options: Options, out: Callable[[str], None] = say
         )
         with server(url, options.try_file) as (base, _):
             async with httpx.AsyncClient(base_url=base, timeout=60) as http:
-                for name in ("fresh (after VACUUM ANALYZE)", "after churn (no vacuum)"):
-                    if phases:
-                        churned = await churn(world, admin)
-                        out(
-                            f"\nchurn: {churned.claims} claims by 8 raw claimers in "
-                            f"{churned.seconds:.1f} s, then released"
-                        )
-                    sizes = await index_sizes(admin)
-                    inbox = await measure_inbox(world, http, options.iterations)
-                    claims = await measure_claims(world, options.claims, not phases, admin)
-                    latency = await measure_claim_latency(world, http, options.latency_calls)
-                    phases.append(Phase(name, sizes, inbox, claims, latency))
-                    report_phase(phases[-1], out)
+                for round_ in range(1, options.rounds + 1):
+                    if round_ > 1:
+                        out(f"\n######## round {round_} of {options.rounds} ({load_average()})")
+                        await reindex(admin)
+                        await admin.execute("VACUUM (ANALYZE) slot")
+                    for name in (FRESH, CHURNED):
+                        if name == CHURNED:
+                            churned = await churn(world, admin)
+                            out(
+                                f"\nchurn: {churned.claims} claims by 8 raw claimers in "
+                                f"{churned.seconds:.1f} s, then released"
+                            )
+                        sizes = await index_sizes(admin)
+                        inbox = await measure_inbox(world, http, options.iterations)
+                        claims = await measure_claims(world, options.claims, name == FRESH, admin)
+                        latency = await measure_claim_latency(world, http, options.latency_calls)
+                        phases.append(Phase(name, sizes, inbox, claims, latency, load_average()))
+                        report_phase(phases[-1], out)
+        report_summary(phases, out)
         out(f"\ntotal {time.perf_counter() - began:.0f} s")
     finally:
         with contextlib.suppress(Exception):
@@ -965,6 +1047,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--iterations", type=int, default=None, help="inbox calls per way")
     parser.add_argument("--claims", type=int, default=None, help="claim-next calls per run")
     parser.add_argument("--reuse", action="store_true", help="reuse a generated database")
+    parser.add_argument(
+        "--rounds", type=int, default=1, help="rounds of both phases; the summary's mean"
+    )
     parser.add_argument(
         "--data-dir", default="/tmp/taskflow-bench-inbox", help="embedded PostgreSQL data dir"
     )
@@ -990,9 +1075,13 @@ def main(argv: Sequence[str] | None = None) -> None:
         claims=args.claims or max(20, round(10_000 * scale)),
         latency_calls=max(10, min(300, round(3_000 * scale))),
         reuse=args.reuse,
+        rounds=max(1, args.rounds),
         try_file=str(Path(args.try_file).resolve()) if args.try_file else None,
     )
-    say(f"taskflow inbox benchmark: scale {scale}, seed {options.seed}, {os.cpu_count()} CPUs")
+    say(
+        f"taskflow inbox benchmark: scale {scale}, seed {options.seed}, {os.cpu_count()} CPUs, "
+        f"{load_average()}"
+    )
     if options.try_file:
         say(f"trying {options.try_file}")
     if args.admin_url:

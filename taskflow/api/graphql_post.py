@@ -48,6 +48,8 @@ from strawberry.types import ExecutionResult
 from strawberry.types.graphql import OperationType
 
 from taskflow.api import asgi, body_guard
+from taskflow.api.graphql.common.context import Context
+from taskflow.api.graphql.slots import claim_fast
 
 #: The app's context getter (headers and state, as for strawberry's GET route).
 ContextGetter = Callable[[Mapping[str, str], State], Awaitable[BaseContext]]
@@ -174,6 +176,10 @@ def direct_post(controller: type[Any], context_getter: ContextGetter) -> type[An
             sub_response: Response[Any],
         ) -> ASGIApp:
             """What strawberry's view answers for a parsed body."""
+            fast = await self._claimed_fast(parsed, context)
+            if fast is not None:
+                data = await self.process_result(request=request, result=fast)
+                return self._encoded(data, sub_response, request)
             try:
                 result = await self.schema.execute(
                     parsed["query"],
@@ -194,6 +200,12 @@ def direct_post(controller: type[Any], context_getter: ContextGetter) -> type[An
             data = await self.process_result(request=request, result=result)
             if result.errors:
                 self._handle_errors(result.errors, data)
+            return self._encoded(data, sub_response, request)
+
+        def _encoded(
+            self, data: Any, sub_response: Response[Any], request: Request[Any, Any, Any]
+        ) -> ASGIApp:
+            """The answer carrying ``data`` (the view's ``process_result``)."""
             if not _answerable(sub_response):
                 created: Response[Any] = self.create_response(
                     response_data=data, sub_response=sub_response
@@ -203,6 +215,24 @@ def direct_post(controller: type[Any], context_getter: ContextGetter) -> type[An
             return JSONAnswer(
                 encoded.encode() if isinstance(encoded, str) else encoded, sub_response
             )
+
+        async def _claimed_fast(
+            self, parsed: dict[str, Any], context: BaseContext
+        ) -> ExecutionResult | None:
+            """A planned ``claimNext``'s result, answered by ``claim_fast`` (None: execute)."""
+            query, name = parsed["query"], parsed.get("operationName")
+            if (
+                not isinstance(query, str)
+                or not (name is None or isinstance(name, str))
+                or parsed.get("variables")
+                or parsed.get("extensions") is not None
+            ):
+                return None
+            found = claim_fast.plan(self.schema, query, name)
+            if found is None:
+                return None
+            data = await claim_fast.claimed(found, cast("Context", context))
+            return None if data is None else ExecutionResult(data=data, errors=None)
 
         @staticmethod
         def _refused(request: Request[Any, Any, Any], reason: str) -> ASGIApp:

@@ -218,3 +218,97 @@ def test_the_context_reads_headers_as_litestar_does() -> None:
     theirs = Headers.from_scope(scope)
     for name in ("authorization", "x-request-id", "x-café", "absent"):
         assert ours.get(name) == theirs.get(name)
+
+
+NAMED_CLAIM_NEXT = """mutation Take { got: claimNext(input: {}) {
+  ... on Refusal { message code } kind: __typename
+  ... on SlotSuccess { slot { holder __typename state id workflow status name } } } }"""
+
+
+def _executions(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The operations strawberry executes from now on (its ``Schema.execute``)."""
+    from taskflow.api.graphql.common import guards
+
+    ran: list[str] = []
+    original = guards.QuietSchema.execute
+
+    async def counted(self: Any, query: str | None, *args: Any, **kwargs: Any) -> Any:
+        ran.append(query or "")
+        return await original(self, query, *args, **kwargs)
+
+    monkeypatch.setattr(guards.QuietSchema, "execute", counted)
+    return ran
+
+
+async def test_a_plain_claim_next_is_answered_from_its_plan_as_strawberry_answers_it(
+    services: container.Services,
+    people: dict[str, str],
+    paired: Paired,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """claimNext's document, seen once, is answered without strawberry's execution
+    (``api/graphql/claim_fast.py``): the same bytes, headers and access line as strawberry's
+    view, for a success and for a refusal (which strawberry answers from the claim made)."""
+    async with paired(services) as pair:
+        ours = pair.ours
+        await w.start(ours, people["app"], "expense-approval", "expense", "EXP-1", w.EXPENSE)
+        fiona, sam = people["fiona"], people["sam"]
+        release = _released(ours, fiona)
+        sent = ((CLAIM_NEXT, None), (NAMED_CLAIM_NEXT, "Take"))
+        for query, name in sent:  # each seen once (and so planned, for its operation name)
+            await release()
+            await pair.same(_as(fiona, {"query": query, "operationName": name}), release)
+            await pair.same(_as(sam, {"query": query, "operationName": name}))
+        ran = _executions(monkeypatch)
+        for query, name in sent:
+            await release()
+            ran.clear()
+            sent = _as(fiona, {"query": query, "operationName": name})
+            answer = (await pair.same(sent, release)).json()["data"]
+            assert ran.count(query) == 1  # strawberry's view only, for theirs
+            slot = next(iter(answer.values()))["slot"]
+            assert (slot["holder"], slot["status"]) == ("fiona", "CLAIMED")
+            ran.clear()
+            refused = await pair.same(_as(sam, {"query": query, "operationName": name}))
+            assert "NOTHING_TO_CLAIM" in refused.text
+            assert ran.count(query) == 2  # ours, from the claim it made; theirs
+        # Variables, request extensions: executed as before.
+        await release()
+        ran.clear()
+        await pair.same(_as(fiona, {"query": CLAIM_NEXT, "variables": {"a": 1}}), release)
+        assert ran.count(CLAIM_NEXT) == 2
+
+
+def _released(client: httpx.AsyncClient, token: str) -> Callable[[], Awaitable[None]]:
+    """Releases every slot the token's principal holds (so the other app claims the same)."""
+
+    async def release() -> None:
+        for slot in await w.inbox(client, token):
+            if slot["status"] == "CLAIMED":
+                result = await gql(client, RELEASE, {"id": slot["id"]}, token=token)
+                assert result.ok()["release"]["__typename"] == "SlotSuccess"
+
+    return release
+
+
+async def test_a_claim_handed_to_strawberry_is_made_once(
+    services: container.Services, people: dict[str, str], client: httpx.AsyncClient
+) -> None:
+    """When the planned claim does not succeed for the presumed caller (their row changed),
+    strawberry's execution answers from the claim made: authenticated afresh, the caller
+    claims one slot, not two."""
+    from taskflow.store.access import principals as principal_rows
+
+    for i in range(3):
+        attributes = {**w.EXPENSE, "reference": f"EXP-{i}"}
+        await w.start(client, people["app"], "expense-approval", "expense", f"EXP-{i}", attributes)
+    fiona = people["fiona"]
+    for _ in range(2):  # seen (planned), then claimed on the plan
+        assert (await gql(client, CLAIM_NEXT, token=fiona)).ok()["claimNext"]["slot"]
+    async with services.db.connection() as conn:  # her row changes behind this process
+        await conn.execute("UPDATE principal SET display_name = 'F.' WHERE id = 'fiona'")
+        assert await principal_rows.get(conn, "fiona") is not None
+    answer = (await gql(client, CLAIM_NEXT, token=fiona)).ok()["claimNext"]
+    assert answer["slot"]["holder"] == "fiona"
+    held = [s for s in await w.inbox(client, fiona) if s["status"] == "CLAIMED"]
+    assert len(held) == 3  # two before, one now

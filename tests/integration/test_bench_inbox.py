@@ -23,12 +23,19 @@ def test_the_inbox_benchmark_runs_at_a_tiny_scale(pg_admin_url: str) -> None:
     bench = benches.load("inbox")
     name = f"bench_inbox_test_{os.getpid()}"
     options = bench.Options(
-        scale=0.0005, iterations=4, claims=12, latency_calls=4, database=name, keep=False
+        scale=0.0005,
+        iterations=4,
+        claims=12,
+        latency_calls=4,
+        database=name,
+        keep=False,
+        rounds=2,
     )
     lines: list[str] = []
     phases = asyncio.run(bench.run(pg_admin_url, options, lines.append))
 
-    assert [p.name for p in phases] == ["fresh (after VACUUM ANALYZE)", "after churn (no vacuum)"]
+    both = ["fresh (after VACUUM ANALYZE)", "after churn (no vacuum)"]
+    assert [p.name for p in phases] == both * 2
     for phase in phases:
         assert [len(lat.ms) for lat in phase.inbox] == [4] * 5
         assert [(c.claimers, c.attempts) for c in phase.claims] == [(8, 12)] * 2 + [(32, 12)] * 2
@@ -37,6 +44,10 @@ def test_the_inbox_benchmark_runs_at_a_tiny_scale(pg_admin_url: str) -> None:
     report = "\n".join(lines)
     assert "GraphQL inbox (HTTP)" in report
     assert "service slots.claim_next" in report
+    # The summary: both rounds and their mean, fresh and after churn side by side.
+    summary = report[report.index("== summary") :].splitlines()
+    assert [line.split()[0] for line in summary[3:6]] == ["1", "2", "mean"]
+    assert all(len(line.split()) >= 10 for line in summary[3:5])
 
     async def dropped() -> bool:
         conn = await asyncpg.connect(pg_admin_url)

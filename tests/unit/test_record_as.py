@@ -49,3 +49,33 @@ def test_a_missing_column_without_a_default_is_an_error() -> None:
 def test_a_list_stays_a_list_where_the_field_is_not_a_tuple() -> None:
     row = {"id": "1", "run_id": "r", "tags": [], "details": {}, "extra": [1, 2]}
     assert db.record_as(_Thing, row).extra == [1, 2]
+
+
+@dataclass(frozen=True)
+class _Checked:
+    id: str
+    count: int = 0
+
+    def __post_init__(self) -> None:
+        if self.count < 0:
+            raise ValueError("count must not be negative")
+
+
+def test_a_dataclass_that_checks_itself_is_built_by_its_init() -> None:
+    assert db.record_as(_Checked, {"id": "1"}) == _Checked("1", 0)
+    with pytest.raises(ValueError, match="negative"):
+        db.record_as(_Checked, {"id": "1", "count": -1})
+
+
+def test_a_filled_instance_is_the_one_init_makes() -> None:
+    row = {"id": "1", "run_id": "r", "tags": ["x"], "details": {}}
+    made, built = db.record_as(_Thing, row), _Thing("1", "r", ("x",), {})
+    assert made == built
+    assert vars(made) == vars(built)
+    assert hash((made.id, made.tags)) == hash((built.id, built.tags))
+    assert made.extra == []
+    assert made.extra is not db.record_as(_Thing, row).extra
+    with pytest.raises(AttributeError):
+        made.id = "2"  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        db.record_as(_Thing, row, unknown=1)

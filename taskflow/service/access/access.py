@@ -24,6 +24,9 @@ from taskflow.service.common.container import Services
 from taskflow.store.common import db
 from taskflow.store.runs import runs as rows
 
+#: What a request saw of a slot's run (``RequestAccess.seen_slot``), named for the api layer.
+SeenRun = rows.RunHead
+
 Scope = rules.Scope
 
 T = TypeVar("T")

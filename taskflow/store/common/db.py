@@ -5,8 +5,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
-import dataclasses
-import functools
 import json
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
@@ -16,6 +14,8 @@ from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 import asyncpg
 from asyncpg.connection import LoggedQuery
 from asyncpg.pool import PoolConnectionProxy
+
+from taskflow.store.common import record_build
 
 #: A connection as use cases hold it: borrowed from the pool.
 Connection: TypeAlias = "PoolConnectionProxy[Any]"
@@ -294,22 +294,9 @@ _ABSENT = object()
 REFERENCES: Mapping[str, str] = {"run_id": "run", "slot_id": "slot", "link_id": "link"}
 
 
-@functools.cache
-def _plan(
-    cls: type[DataclassInstance], prefix: str, columns: tuple[tuple[str, str], ...]
-) -> tuple[tuple[str, str, bool, bool], ...]:
-    """(field, column, declared a tuple, has a default) for each init field of ``cls``."""
-    renamed = dict(columns)
-    return tuple(
-        (
-            f.name,
-            prefix + renamed.get(f.name, f.name),
-            str(f.type).startswith("tuple"),
-            f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING,
-        )
-        for f in dataclasses.fields(cls)
-        if f.init
-    )
+#: ``columns`` as ``record_build.builder`` keys it (the common renames computed once).
+_NO_RENAMES: tuple[tuple[str, str], ...] = ()
+_REFERENCES_KEY = tuple(sorted(REFERENCES.items()))
 
 
 def record_as(
@@ -328,18 +315,11 @@ def record_as(
     array read into a field declared a tuple becomes a tuple; JSON arrives decoded (the pool's
     codec). A field with a default keeps it when the record has no such column.
     """
-    values = dict(given)
-    for name, column, as_tuple, optional in _plan(
-        cls, prefix, tuple(sorted((columns or {}).items()))
-    ):
-        if name in values:
-            continue
-        value = record.get(column, _ABSENT) if optional else record[column]
-        if value is _ABSENT:
-            continue
-        if isinstance(value, uuid.UUID):
-            value = str(value)
-        elif as_tuple and isinstance(value, list):
-            value = tuple(value)
-        values[name] = value
-    return cls(**values)
+    if columns is None:
+        renames = _NO_RENAMES
+    elif columns is REFERENCES:
+        renames = _REFERENCES_KEY
+    else:
+        renames = tuple(sorted(columns.items()))
+    built: _Row = record_build.builder(cls, prefix, renames, tuple(given), _ABSENT)(record, given)
+    return built

@@ -80,8 +80,8 @@ SQL = with_columns(
     **CONTEXT,
 )
 #: The SQL function that writes a plain claim, and its CREATE FUNCTION statement
-#: (``schema_extras.EXTRA_FUNCTIONS``; migration 2026-12-02T04:30 holds a copy, 04:12 its
-#: first version).
+#: (``schema_extras.EXTRA_FUNCTIONS``; migration 2026-12-04T05:45 holds a copy, 04:30 and
+#: 04:12 its earlier versions).
 FUNCTION_NAME = "claim_plain"
 FUNCTION = SQL["claim_plain_function"]
 

@@ -73,8 +73,8 @@ FROM next n
 LEFT JOIN LATERAL claim_plain($1, n.id, n.at, $4::text[], $5::text[]) f ON true
 
 -- name: claim_plain_function
--- The function claim_plain (migration 2026-12-02T04:30, schema_extras.EXTRA_FUNCTIONS;
--- 04:12 made its first version): claim_next_plain's writes on the slot $2 its caller chose
+-- The function claim_plain (migration 2026-12-04T05:45, schema_extras.EXTRA_FUNCTIONS;
+-- 04:12 made its first version, 04:30 its result): claim_next_plain's writes on the slot $2 its caller chose
 -- and locked (FOR UPDATE): claimer $1 (text), the claim's instant $3, the declarations with
 -- milestones $4 and the reminders on the assigned milestone $5 (text[], as
 -- claim_next_plain's). It returns the claimed slot with what the answer needs of its run
@@ -83,14 +83,17 @@ LEFT JOIN LATERAL claim_plain($1, n.id, n.at, $4::text[], $5::text[]) f ON true
 -- row (nothing written) when the slot is not plain: its assigned clock paused, or its
 -- declaration has milestones whose clocks never started. PL/pgSQL keeps
 -- the plans of its statements for the session; a statement of data-modifying CTEs is
--- planned anew on every call, which cost more than running it (bench/README.md).
+-- planned anew on every call, which cost more than running it (bench/README.md). Its
+-- statements read and write by key (the slot's id, the clock's), so one generic plan each
+-- suits every call: planned once per session rather than for each of its first five calls
+-- (plan_cache_mode's custom plans), which a pool's fresh connections paid on every claim.
 -- Lock order (docs/architecture.md): the slot (the caller's), its clock, its timers.
 CREATE FUNCTION claim_plain(text, uuid, timestamptz, text[], text[])
 RETURNS TABLE (claimed_slot slot, claimed_definition_version integer,
                claimed_run_state character varying, claimed_run_status character varying,
                claimed_subject_type character varying,
                claimed_subject_external_id character varying, claimed_subject_attributes jsonb)
-LANGUAGE plpgsql ROWS 1 AS $$
+LANGUAGE plpgsql ROWS 1 SET plan_cache_mode = force_generic_plan AS $$
 DECLARE
   v_decl text;
   v_clock uuid;

@@ -40,6 +40,9 @@ class Context(BaseContext, kw_only=True):
     #: Set while ``principal`` is presumed (:func:`presume`): the digest of its row, which
     #: the one statement that follows checks (``claimNext``); None once it is authenticated.
     caller_digest: str | None = None
+    #: What ``claim_fast`` did of this request's claim when it leaves the answer to
+    #: strawberry's execution: the resolver takes it (once) instead of claiming again.
+    claimed: Callable[[], Awaitable[Any]] | None = None
 
 
 Info = StrawberryInfo[Context, Any]

@@ -43,6 +43,8 @@ from strawberry.types.field import StrawberryField
 
 #: A placeholder keeping a field's place in the answer until graphql-core resolves it.
 _PENDING = object()
+#: The same, for other modules (``claim_fast``): graphql-core must decide this field.
+PENDING = _PENDING
 
 
 class Plain(NamedTuple):
@@ -168,7 +170,7 @@ class Executor(StrawberryGraphQLCoreExecutionContext):
                 if found is None:
                     value = _PENDING
                 elif found.leaf is not None:
-                    value = _answer(found, source_value, self.is_awaitable)
+                    value = leaf_answer(found, source_value, self.is_awaitable)
                 else:
                     value = self._nested(found, source_value, name, details, path, parent_type)
                     if _awaits(value):
@@ -198,7 +200,7 @@ class Executor(StrawberryGraphQLCoreExecutionContext):
     ) -> Any:
         """A plain object or list-of-objects field's answer (an awaitable when a field below
         awaits), or ``_PENDING`` for anything graphql-core must decide."""
-        value = _read(found, source)
+        value = read(found, source)
         if value is None or value is _PENDING:
             return value
         if details[0].node.directives:
@@ -335,7 +337,7 @@ def _awaits(value: Any) -> bool:
     return value is not _PENDING and value is not None and not isinstance(value, dict | list)
 
 
-def _read(found: Plain, source: Any) -> Any:
+def read(found: Plain, source: Any) -> Any:
     """The field's attribute, or ``_PENDING`` when the read raises or is a null the type
     forbids (graphql-core reads it again and reports the error)."""
     try:
@@ -345,9 +347,11 @@ def _read(found: Plain, source: Any) -> Any:
     return _PENDING if value is None and found.non_null else value
 
 
-def _answer(found: Plain, source: Any, is_awaitable: Callable[[Any], bool]) -> Any:
+def leaf_answer(
+    found: Plain, source: Any, is_awaitable: Callable[[Any], bool] = lambda _: False
+) -> Any:
     """A plain leaf field's answer, or ``_PENDING`` for anything graphql-core must decide."""
-    value = _read(found, source)
+    value = read(found, source)
     if value is None or value is _PENDING:
         return value
     if found.str_as_is and type(value) is str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextvars
 import time
+from typing import Any
 
 from graphql import GraphQLError
 from strawberry.types import ExecutionContext
@@ -70,8 +71,23 @@ def end(context: ExecutionContext, started: float, marks: list[str]) -> None:
             ):
                 outcome = "unauthenticated"
                 detail = "error:UNAUTHENTICATED"
-    metrics.graphql_request(context.operation_name, outcome, time.perf_counter() - started)
-    access_log.note_graphql(context.operation_name, detail)
-    services = getattr(context.context, "services", None)
+    _observed(
+        context.operation_name, outcome, detail, started, getattr(context.context, "services", None)
+    )
+
+
+def finish(operation_name: str | None, marks: list[str], started: float, services: Any) -> None:
+    """:func:`end` for a request answered without an execution context and without any
+    error (``claim_fast``): ``ok``, or ``refused`` when a refusal was noted."""
+    REFUSED.set(None)
+    detail = f"refused:{marks[0]}" if marks else "ok"
+    _observed(operation_name, "refused" if marks else "ok", detail, started, services)
+
+
+def _observed(
+    operation_name: str | None, outcome: str, detail: str, started: float, services: Any
+) -> None:
+    metrics.graphql_request(operation_name, outcome, time.perf_counter() - started)
+    access_log.note_graphql(operation_name, detail)
     if services is not None:
         metrics.sample_pools_now_and_then(services)

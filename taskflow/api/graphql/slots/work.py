@@ -22,7 +22,9 @@ from taskflow.api.graphql.runs.types import (
     slot_from_row,
 )
 from taskflow.core.access.principals import Principal
+from taskflow.core.runs.model import SlotView
 from taskflow.core.slots.filters import SlotFilter
+from taskflow.service.access import access
 from taskflow.service.slots import views
 
 First = listing.FIRST_50
@@ -242,6 +244,11 @@ async def resolve_slot(info: Info, local_id: str) -> SlotType | None:
             run = (await views.run_detail(services, me, slot.run_id, request))[0].head
         except errors.NotFound:
             return None
+    return slot_type_of(slot, run)
+
+
+def slot_type_of(slot: SlotView, run: access.SeenRun) -> SlotType:
+    """The Slot of ``slot`` on its run ``run`` (as the caller may read it)."""
     return SlotType.of(
         slot,
         workflow=run.workflow,

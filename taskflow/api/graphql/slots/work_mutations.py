@@ -188,8 +188,15 @@ class WorkMutations:
         """Take the most urgent open slot you may take."""
         f = input.filter.to_filter() if input.filter else InboxFilter().to_filter()
         context, request = info.context, await checked(info)
-        slot = await slot_service.claim_next(
-            context.services, me, f, request, caller_digest=context.caller_digest
+        # A claim made by claim_fast, whose outcome (a refusal, a changed caller) is
+        # answered here: taken once, never made twice.
+        made, context.claimed = context.claimed, None
+        slot = await (
+            made()
+            if made is not None
+            else slot_service.claim_next(
+                context.services, me, f, request, caller_digest=context.caller_digest
+            )
         )
         return {"slot": slot.id}
 
