@@ -13,7 +13,6 @@ import dataclasses
 from collections.abc import AsyncIterator
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
@@ -71,16 +70,6 @@ async def _start(api: httpx.AsyncClient, token: str, external_id: str, version: 
     return str(started["run"]["id"])
 
 
-async def _review(api: httpx.AsyncClient, token: str, external_id: str) -> dict[str, Any]:
-    found = [
-        s
-        for s in await w.inbox(api, token)
-        if s["name"] == "review" and s["subject"]["externalId"] == external_id
-    ]
-    assert len(found) == 1, found
-    return found[0]
-
-
 @dataclasses.dataclass
 class Parked:
     """Runs of version 1 (one ended, one live) and of version 2, and the v2-only services."""
@@ -100,11 +89,11 @@ async def parked(versioned: container.Services) -> Parked:
         ended = await _start(api, tokens["app"], "LEAVE-END", 1)
         live = await _start(api, tokens["app"], "LEAVE-LIVE", 1)
         newer = await _start(api, tokens["app"], "LEAVE-NEW", 2)
-        review = await _review(api, tokens["max"], "LEAVE-END")
+        review = await w.slot_named(api, tokens["max"], "review", "LEAVE-END")
         await w.claim(api, tokens["max"], review["id"])
         done = await w.complete(api, tokens["max"], review["id"], {"decision": "approve"})
         assert done["__typename"] == "CompleteSuccess", done
-        live_slot = (await _review(api, tokens["max"], "LEAVE-LIVE"))["id"]
+        live_slot = (await w.slot_named(api, tokens["max"], "review", "LEAVE-LIVE"))["id"]
     # The next deploy: version 1's class has left the code (version 2 declares a migration
     # for its live runs, so the start goes on, docs/versions.md).
     catalog = definitions.Catalog(
@@ -170,7 +159,9 @@ async def test_every_read_answers_runs_of_a_version_that_left_the_code(
     assert report.ok()["slaReport"]["rows"] is not None
 
     # The manager's inbox still lists the open slot of the live version-1 run.
-    assert (await _review(api, tokens["max"], "LEAVE-LIVE"))["id"] == parked.live_slot
+    assert (await w.slot_named(api, tokens["max"], "review", "LEAVE-LIVE"))[
+        "id"
+    ] == parked.live_slot
 
 
 async def test_acting_on_a_live_run_of_a_version_that_left_the_code_is_refused(

@@ -42,16 +42,6 @@ async def _start(
     return (await gql(api, START, variables, token=token)).ok()["startRun"]
 
 
-async def _review_of(api: httpx.AsyncClient, token: str, external_id: str) -> dict[str, Any]:
-    found = [
-        s
-        for s in await w.inbox(api, token)
-        if s["name"] == "review" and s["subject"]["externalId"] == external_id
-    ]
-    assert len(found) == 1, found
-    return found[0]
-
-
 async def test_a_v1_run_completes_on_v1_rules_while_starts_go_to_v2(
     api: httpx.AsyncClient, tokens: dict[str, str], versioned: container.Services
 ) -> None:
@@ -78,7 +68,7 @@ async def test_a_v1_run_completes_on_v1_rules_while_starts_go_to_v2(
 
     # The manager approves both: v1's rules end the old run, v2's send the new one to HR.
     for external_id, _run in (("LEAVE-1", old), ("LEAVE-2", new)):
-        review = await _review_of(api, tokens["max"], external_id)
+        review = await w.slot_named(api, tokens["max"], "review", external_id)
         await w.claim(api, tokens["max"], review["id"])
         done = await w.complete(api, tokens["max"], review["id"], {"decision": "approve"})
         assert done["__typename"] == "CompleteSuccess", done
@@ -164,7 +154,7 @@ async def test_the_board_and_the_report_show_runs_of_both_versions(
     await _start(api, tokens["app"], "LEAVE-2")
     await _start(api, tokens["app"], "LEAVE-3")
     # LEAVE-3 goes on to version 2's HR check, a state version 1 does not have.
-    review = await _review_of(api, tokens["max"], "LEAVE-3")
+    review = await w.slot_named(api, tokens["max"], "review", "LEAVE-3")
     await w.claim(api, tokens["max"], review["id"])
     await w.complete(api, tokens["max"], review["id"], {"decision": "approve"})
 

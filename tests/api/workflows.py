@@ -102,8 +102,15 @@ async def inbox(client: httpx.AsyncClient, token: str, **filters: Any) -> list[d
     return [edge["node"] for edge in result.ok()["inbox"]["edges"]]
 
 
-async def slot_named(client: httpx.AsyncClient, token: str, name: str) -> dict[str, Any]:
-    found = [s for s in await inbox(client, token) if s["name"] == name]
+async def slot_named(
+    client: httpx.AsyncClient, token: str, name: str, external_id: str | None = None
+) -> dict[str, Any]:
+    """The one slot called ``name`` in the inbox (of the subject ``external_id`` if given)."""
+    found = [
+        s
+        for s in await inbox(client, token)
+        if s["name"] == name and (external_id is None or s["subject"]["externalId"] == external_id)
+    ]
     assert len(found) == 1, f"expected one {name!r} in the inbox, got {found}"
     return found[0]
 
