@@ -9,7 +9,7 @@ where precedence needs them (and always around an and/or inside another and/or);
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -22,6 +22,33 @@ PLAIN_VALUES: Final = "use strings, numbers, booleans, None or lists of them (wr
 ISO strings, '2026-01-31')"
 
 
+def _compare(op: str) -> Callable[[Expr, object], Compare]:
+    """The operator method building ``self <op> other`` as a comparison node."""
+
+    def build(self: Expr, other: object) -> Compare:
+        return Compare(op, self, lift(other))
+
+    return build
+
+
+def _logic(op: str, *, reflected: bool = False) -> Callable[[Expr, object], Logic]:
+    """The operator method building ``self <op> other`` (``and``/``or``), or ``other <op> self``."""
+
+    def build(self: Expr, other: object) -> Logic:
+        return Logic(op, (lift(other), self) if reflected else (self, lift(other)))
+
+    return build
+
+
+def _arith(op: str, *, reflected: bool = False) -> Callable[[Expr, object], Arith]:
+    """The operator method building ``self <op> other`` (arithmetic), or ``other <op> self``."""
+
+    def build(self: Expr, other: object) -> Arith:
+        return Arith(op, lift(other), self) if reflected else Arith(op, self, lift(other))
+
+    return build
+
+
 class Expr:
     """Base of every expression node. Operators build new nodes; nothing is evaluated here."""
 
@@ -31,59 +58,28 @@ class Expr:
     # hashed by value or tested for truth.
     __hash__ = object.__hash__
 
-    def __eq__(self, other: object) -> Compare:  # type: ignore[override]
-        return Compare("==", self, lift(other))
-
-    def __ne__(self, other: object) -> Compare:  # type: ignore[override]
-        return Compare("!=", self, lift(other))
-
-    def __lt__(self, other: object) -> Compare:
-        return Compare("<", self, lift(other))
-
-    def __le__(self, other: object) -> Compare:
-        return Compare("<=", self, lift(other))
-
-    def __gt__(self, other: object) -> Compare:
-        return Compare(">", self, lift(other))
-
-    def __ge__(self, other: object) -> Compare:
-        return Compare(">=", self, lift(other))
-
-    def __and__(self, other: object) -> Logic:
-        return Logic("and", (self, lift(other)))
-
-    def __rand__(self, other: object) -> Logic:
-        return Logic("and", (lift(other), self))
-
-    def __or__(self, other: object) -> Logic:
-        return Logic("or", (self, lift(other)))
-
-    def __ror__(self, other: object) -> Logic:
-        return Logic("or", (lift(other), self))
+    # One line an operator: ``a > b`` builds ``Compare(">", a, b)``, ``1 + a`` builds
+    # ``Arith("+", 1, a)`` (the reflected form keeps the written order).
+    __eq__ = _compare("==")  # type: ignore[assignment]
+    __ne__ = _compare("!=")  # type: ignore[assignment]
+    __lt__ = _compare("<")
+    __le__ = _compare("<=")
+    __gt__ = _compare(">")
+    __ge__ = _compare(">=")
+    __and__ = _logic("and")
+    __rand__ = _logic("and", reflected=True)
+    __or__ = _logic("or")
+    __ror__ = _logic("or", reflected=True)
+    __add__ = _arith("+")
+    __radd__ = _arith("+", reflected=True)
+    __sub__ = _arith("-")
+    __rsub__ = _arith("-", reflected=True)
+    __mul__ = _arith("*")
+    __rmul__ = _arith("*", reflected=True)
+    __truediv__ = _arith("/")
 
     def __invert__(self) -> Logic:
         return Logic("not", (self,))
-
-    def __add__(self, other: object) -> Arith:
-        return Arith("+", self, lift(other))
-
-    def __radd__(self, other: object) -> Arith:
-        return Arith("+", lift(other), self)
-
-    def __sub__(self, other: object) -> Arith:
-        return Arith("-", self, lift(other))
-
-    def __rsub__(self, other: object) -> Arith:
-        return Arith("-", lift(other), self)
-
-    def __mul__(self, other: object) -> Arith:
-        return Arith("*", self, lift(other))
-
-    def __rmul__(self, other: object) -> Arith:
-        return Arith("*", lift(other), self)
-
-    def __truediv__(self, other: object) -> Arith:
-        return Arith("/", self, lift(other))
 
     def __bool__(self) -> bool:
         what = f"the condition `{self}` has no truth value while a workflow is defined"
