@@ -41,3 +41,13 @@ class OnEndpoint:
                 f"No webhook endpoint has the id {self.endpoint_id!r}.", field="endpointId"
             )
         return local
+
+
+@strawberry.input
+class SlotPlaceFilter:
+    """The first three filters of a list of slots: where in a workflow the slots stand (a base
+    like the targets above: each filter input that narrows slots by place starts with them)."""
+
+    workflow: str | None = strawberry.field(default=None, description="Only this workflow.")
+    state: str | None = strawberry.field(default=None, description="Only slots of this state.")
+    slot: str | None = strawberry.field(default=None, description="Only slots of this name.")

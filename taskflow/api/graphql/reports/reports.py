@@ -9,7 +9,7 @@ from typing import Annotated
 import strawberry
 
 from taskflow.api.graphql.clocks import sla
-from taskflow.api.graphql.common import relay
+from taskflow.api.graphql.common import relay, targets
 from taskflow.api.graphql.common.context import Info, caller
 from taskflow.api.graphql.slots import slot_type
 from taskflow.core.access.principals import Principal
@@ -62,10 +62,7 @@ class ReportMilestone(Enum):
 
 
 @strawberry.input(description="Narrows the slots a report counts. All given filters must match.")
-class SlaReportFilter:
-    workflow: str | None = strawberry.field(default=None, description="Only this workflow.")
-    state: str | None = strawberry.field(default=None, description="Only slots of this state.")
-    slot: str | None = strawberry.field(default=None, description="Only slots of this name.")
+class SlaReportFilter(targets.SlotPlaceFilter):
     audience: list[str] | None = strawberry.field(
         default=None, description="Only slots whose candidates include any of these keys."
     )

@@ -8,7 +8,7 @@ from typing import Annotated
 import strawberry
 
 from taskflow import errors
-from taskflow.api.graphql.common import listing, relay
+from taskflow.api.graphql.common import listing, relay, targets
 from taskflow.api.graphql.common.context import Info, caller, checked
 from taskflow.api.graphql.reports import reports
 from taskflow.api.graphql.runs.types import (
@@ -32,10 +32,7 @@ After = Annotated[str | None, strawberry.argument(description="endCursor of the 
 
 
 @strawberry.input(description="Narrows the inbox (and claimNext). All given filters must match.")
-class InboxFilter:
-    workflow: str | None = strawberry.field(default=None, description="Only this workflow.")
-    state: str | None = strawberry.field(default=None, description="Only slots of this state.")
-    slot: str | None = strawberry.field(default=None, description="Only slots of this name.")
+class InboxFilter(targets.SlotPlaceFilter):
     priority_at_most: int | None = strawberry.field(
         default=None, description="Only priority 1..n (1 is the most urgent)."
     )
