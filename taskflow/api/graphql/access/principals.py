@@ -172,11 +172,7 @@ class UpsertPrincipalSuccess(PrincipalStored):
 
 
 UpsertPrincipalPayload = Annotated[
-    UpsertPrincipalSuccess
-    | relay.InvalidInput
-    | relay.NotAllowed
-    | relay.IdempotencyKeyReused
-    | relay.Busy,
+    UpsertPrincipalSuccess | relay.InvalidInput | relay.NotAllowed | relay.Keyed,
     strawberry.union("UpsertPrincipalPayload", description="Result of upsertPrincipal."),
 ]
 

@@ -104,5 +104,7 @@ class Busy(Refusal):
     )
 
 
+#: The refusals of any call with an idempotency key: the key reused, or the data too busy.
+Keyed = IdempotencyKeyReused | Busy
 #: The refusals every mutation may answer, in the order the payload unions list them.
-Common = InvalidInput | NotAllowed | NotFoundRefusal | IdempotencyKeyReused | Busy
+Common = InvalidInput | NotAllowed | NotFoundRefusal | Keyed

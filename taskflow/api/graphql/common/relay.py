@@ -21,6 +21,7 @@ from taskflow.api.graphql.common.refused import Busy as Busy
 from taskflow.api.graphql.common.refused import Common as Common
 from taskflow.api.graphql.common.refused import IdempotencyKeyReused as IdempotencyKeyReused
 from taskflow.api.graphql.common.refused import InvalidInput as InvalidInput
+from taskflow.api.graphql.common.refused import Keyed as Keyed
 from taskflow.api.graphql.common.refused import NotAllowed as NotAllowed
 from taskflow.api.graphql.common.refused import NotFoundRefusal as NotFoundRefusal
 from taskflow.api.graphql.common.refused import Refusal as Refusal

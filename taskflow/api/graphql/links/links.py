@@ -166,8 +166,7 @@ RevokeMagicLinkPayload = Annotated[
     | LinkUnusable
     | relay.NotAllowed
     | relay.NotFoundRefusal
-    | relay.IdempotencyKeyReused
-    | relay.Busy
+    | relay.Keyed
     | relay.InvalidInput,
     strawberry.union("RevokeMagicLinkPayload", description="Result of revokeMagicLink."),
 ]
@@ -176,8 +175,7 @@ CompleteWithLinkPayload = Annotated[
     | LinkUnusable
     | TooManyRequests
     | r.PayloadInvalid
-    | relay.IdempotencyKeyReused
-    | relay.Busy
+    | relay.Keyed
     | relay.InvalidInput,
     strawberry.union("CompleteWithLinkPayload", description="Result of completeWithLink."),
 ]

@@ -61,8 +61,7 @@ UpdateSubjectPayload = Annotated[
     | relay.NotAllowed
     | relay.NotFoundRefusal
     | r.MoveNotAllowed
-    | relay.IdempotencyKeyReused
-    | relay.Busy,
+    | relay.Keyed,
     strawberry.union("UpdateSubjectPayload", description="Result of updateSubject."),
 ]
 RaiseEventPayload = Annotated[
@@ -78,7 +77,7 @@ ClaimPayload = Annotated[
     SlotSuccess | Refusals, strawberry.union("ClaimPayload", description="Result of claim.")
 ]
 ClaimNextPayload = Annotated[
-    SlotSuccess | r.NothingToClaim | relay.InvalidInput | relay.IdempotencyKeyReused | relay.Busy,
+    SlotSuccess | r.NothingToClaim | relay.InvalidInput | relay.Keyed,
     strawberry.union("ClaimNextPayload", description="Result of claimNext."),
 ]
 ReleasePayload = Annotated[

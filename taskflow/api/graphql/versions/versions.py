@@ -55,8 +55,7 @@ MigrateRunsPayload = Annotated[
     | relay.InvalidInput
     | relay.NotAllowed
     | relay.NotFoundRefusal
-    | relay.IdempotencyKeyReused
-    | relay.Busy,
+    | relay.Keyed,
     strawberry.union("MigrateRunsPayload", description="Result of migrateRuns."),
 ]
 
