@@ -16,6 +16,7 @@ from typing import TypeVar
 from taskflow import errors
 from taskflow.core.access import access as rules
 from taskflow.core.access.principals import Principal
+from taskflow.core.common import parsing
 from taskflow.core.definition import audience as au
 from taskflow.core.definition.workflow import Definition
 from taskflow.core.runs.model import RunView, SlotView
@@ -265,14 +266,6 @@ def webhook_owner_refusal(owner_id: str, owner: Principal | None, workflow: str)
     return rules.webhook_owner_refusal(owner_id, owner, workflow)
 
 
-def _valid(run_id: str) -> bool:
-    try:
-        uuid.UUID(run_id)
-    except ValueError:
-        return False
-    return True
-
-
 class RequestAccess:
     """One request's access answers: each run loaded and checked once, in batches.
 
@@ -296,7 +289,7 @@ class RequestAccess:
     ) -> dict[str, tuple[rows.RunRow, list[SlotView]]]:
         """The runs among ``run_ids`` the actor may read, with all their slots."""
         missing = [i for i in dict.fromkeys(run_ids) if i not in self._runs]
-        valid = [i for i in missing if _valid(i)]
+        valid = [i for i in missing if parsing.parses(uuid.UUID, i)]
         for i in missing:
             self._runs[i] = None
         if valid:

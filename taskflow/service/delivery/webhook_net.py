@@ -31,7 +31,7 @@ import httpx
 
 from taskflow import errors
 from taskflow.config.webhook_settings import WebhookSettings
-from taskflow.core.common import scoped
+from taskflow.core.common import parsing, scoped
 from taskflow.core.delivery import redact, webhook_events
 
 #: A host name to its addresses now (``system_resolve``, or a test's answers).
@@ -53,14 +53,6 @@ class Pin:
     addresses: tuple[str, ...]
 
 
-def _literal(host: str) -> bool:
-    try:
-        ipaddress.ip_address(host)
-    except ValueError:
-        return False
-    return True
-
-
 async def check_destination(settings: WebhookSettings, url: str, resolver: Resolver) -> Pin:
     """The checked addresses of ``url``'s host, resolved once; INVALID_INPUT unless ``url``
     is http(s) as allowed and every address may receive deliveries
@@ -77,7 +69,7 @@ async def check_destination(settings: WebhookSettings, url: str, resolver: Resol
             f"The endpoint URL {shown!r} has no valid host name; check the URL.", field="url"
         ) from None
     try:
-        addresses = [host] if _literal(host) else await resolver(host)
+        addresses = [host] if parsing.parses(ipaddress.ip_address, host) else await resolver(host)
     except (OSError, UnicodeError) as exc:  # UnicodeError: a label too long to look up
         raise errors.ValidationError(
             f"The endpoint host {host!r} does not resolve ({exc}); check the URL.", field="url"
