@@ -1,6 +1,7 @@
 """Bases of the mutation inputs that name their target first: the target's global id, said
-once for every input on a run, slot, timer or webhook endpoint (the schema never names the
-bases themselves; their field comes first in each input)."""
+once for every input on a run, slot, timer or webhook endpoint; and the place (workflow, state,
+slot) that filters of slots start with. The schema never names the bases themselves; their
+fields come first in each input."""
 
 from __future__ import annotations
 
