@@ -150,7 +150,11 @@ def elapsed(args: argparse.Namespace) -> int:
     return 0
 
 
-def register(subparsers: Any) -> None:
+FOLDER_HELP = "Folder of calendar files (default: $TASKFLOW_CALENDARS or ./calendars)."
+
+
+def add_commands(subparsers: Any) -> Any:
+    """``taskflow calendar`` with check, due and elapsed; its subcommands (to add more to)."""
     parser = subparsers.add_parser(
         "calendar", help="Check business-hours calendars and compute due instants."
     )
@@ -165,7 +169,7 @@ def register(subparsers: Any) -> None:
     )
     check_parser.set_defaults(handler=check)
 
-    folder_help = "Folder of calendar files (default: $TASKFLOW_CALENDARS or ./calendars)."
+    folder_help = FOLDER_HELP
     due_parser = commands.add_parser(
         "due", help="When a budget of working time from START is due, and why."
     )
@@ -186,3 +190,4 @@ def register(subparsers: Any) -> None:
     elapsed_parser.add_argument("end", help="ISO 8601 instant with offset.")
     elapsed_parser.add_argument("--calendars", help=folder_help)
     elapsed_parser.set_defaults(handler=elapsed)
+    return commands

@@ -19,7 +19,7 @@ from datetime import date, datetime, time, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from taskflow.core.clocks.calendars import errors, model
+from taskflow.core.clocks.calendars import errors, model, timeline
 
 #: Occurrences one ICS file may expand to (an unbounded daily rule would be endless).
 MAX_OCCURRENCES = 20_000
@@ -172,3 +172,43 @@ def _closures_for(
         out.append(model.Closure(model.DateRule(on=day), reason))
         day += _ONE_DAY
     return out
+
+
+def export(calendar: Any, start: datetime, days: int = 366) -> bytes:
+    """``days`` of ``calendar`` from ``start``'s local date as ICS: working windows as timed
+    events, holidays and closures as all-day events (for people's own calendar apps)."""
+    import icalendar
+
+    first = start.astimezone(calendar.tz).date()
+    out = icalendar.Calendar()
+    out.add("prodid", "-//taskflow//calendar export//EN")
+    out.add("version", "2.0")
+    out.add("x-wr-calname", calendar.name)
+    lo = datetime.combine(first, time(), calendar.tz)
+    hi = datetime.combine(first + days * _ONE_DAY, time(), calendar.tz)
+    starts, ends = calendar.intervals(lo.year - 1, hi.year + 1)
+    a, b = (lo - timeline.EPOCH) // timeline.ONE_US, (hi - timeline.EPOCH) // timeline.ONE_US
+    for opens, closes in zip(starts, ends, strict=True):
+        if closes <= a or opens >= b:
+            continue
+        event = icalendar.Event()
+        event.add("uid", f"{calendar.name}-work-{opens}@taskflow")
+        event.add("summary", f"Working ({calendar.name})")
+        event.add("dtstart", timeline.EPOCH + max(opens, a) * timeline.ONE_US)
+        event.add("dtend", timeline.EPOCH + min(closes, b) * timeline.ONE_US)
+        event.add("dtstamp", start)
+        out.add_component(event)
+    for i in range(days):
+        day = first + i * _ONE_DAY
+        plan = calendar.day_plan(day)
+        if plan.kind in ("holiday", "closure"):
+            event = icalendar.Event()
+            event.add("uid", f"{calendar.name}-closed-{day.isoformat()}@taskflow")
+            event.add("summary", f"Closed: {plan.reason or plan.kind}")
+            event.add("dtstart", day)
+            event.add("dtend", day + _ONE_DAY)
+            event.add("dtstamp", start)
+            event.add("transp", "TRANSPARENT")
+            out.add_component(event)
+    data: bytes = out.to_ical()
+    return data
