@@ -77,10 +77,12 @@ def _read_ics(path: Path, table: dict[str, Any], key: str) -> None:
         try:
             content = ics_path.read_bytes().decode("utf-8")
         except (OSError, UnicodeDecodeError) as exc:
+            where = f"{key}ics[{index}].file"
             raise errors.CalendarFileError(
                 str(path),
-                f"{key}ics[{index}].file",
+                where,
                 f"cannot read {ics_path}: {exc}. Put the .ics file beside the calendar file.",
+                line=locate(path.read_text(encoding="utf-8"), where),
             ) from None
         item["file"] = str(ics_path)
         item["content"] = content

@@ -159,16 +159,23 @@ def first_change(
             return b.effective, b
         if b is None:
             return a.effective, a
-        if a.effective != b.effective or a.spec != _with_source(b.spec, a.spec.source):
+        if a.effective != b.effective or _counts(a.spec) != _counts(b.spec):
             found = [v.effective for v in (a, b) if v.effective is not None]
             when = min(found) if len(found) == 2 else None
             return when, b
     return None
 
 
-def _with_source(spec: model.CalendarSpec, source: str) -> model.CalendarSpec:
-    """``spec`` as if read from ``source`` (moving a file is not an edit)."""
-    return replace(spec, source=source)
+def _counts(spec: model.CalendarSpec) -> tuple[object, ...]:
+    """What working time depends on (not the name, file or description)."""
+    return (
+        spec.timezone,
+        spec.week,
+        spec.holidays,
+        spec.holiday_mode,
+        spec.closures,
+        spec.working_days,
+    )
 
 
 def check_edit(
