@@ -44,9 +44,11 @@ async def desk(
     shutil.copytree(SHIPPED, folder)
     (folder / "desk.toml").write_text(DESK)
     ours = replace(settings, calendars=folder)
-    async with services_with(database_url, ours, frozen_clock) as services:
-        async with asgi_client(services) as http:
-            yield http, tokens_for(services)
+    async with (
+        services_with(database_url, ours, frozen_clock) as services,
+        asgi_client(services) as http,
+    ):
+        yield http, tokens_for(services)
 
 
 async def test_every_signed_in_caller_reads_versions_and_no_one_else(
