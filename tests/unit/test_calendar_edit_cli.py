@@ -87,7 +87,10 @@ def test_diff_shows_versions_and_refuses_a_change_to_the_past(
     )
     assert main(["calendar", "diff", "desk", "desk-next"]) == 0
     out = capsys.readouterr().out
-    assert "+ version from 2099-01-04T00:00:00+00:00 (versions[0])" in out
+    assert (
+        "+ version from 2099-01-04T00:00:00+00:00 (versions[0])\n    fri: 09:00-17:00 -> closed"
+        in out
+    )
     assert "working time differs from 2099-01-04T00:00:00+00:00" in out
     assert main(["calendar", "diff", "desk", "desk-past"]) == 1
     out = capsys.readouterr().out

@@ -8,13 +8,6 @@ from collections.abc import Sequence
 from taskflow.core.clocks.calendars import model, versions
 
 
-def _week(spec: model.CalendarSpec) -> str:
-    parts = []
-    for day, windows in enumerate(spec.week):
-        parts.append(f"{model.WEEKDAYS[day]} {' '.join(str(w) for w in windows) or 'closed'}")
-    return ", ".join(parts)
-
-
 def _holidays(spec: model.CalendarSpec) -> str:
     source = spec.holidays
     if source is None:
@@ -54,19 +47,24 @@ def _since(version: versions.Version) -> str:
 
 
 def lines(old: Sequence[versions.Version], new: Sequence[versions.Version]) -> list[str]:
-    """The version-by-version difference of ``old`` and ``new``, for ``taskflow calendar diff``."""
+    """The version-by-version difference of ``old`` and ``new``, for ``taskflow calendar diff``.
+
+    A version only ``new`` has is described by what it changes from the one before it.
+    """
     out = []
+    before: versions.Version | None = None
     for a, b in itertools.zip_longest(old, new):
         if a is None:
-            out.append(f"+ version {_since(b)} ({b.key}): {_week(b.spec)}")
-            continue
-        if b is None:
+            out.append(f"+ version {_since(b)} ({b.key})")
+            out += [f"    {line}" for line in spec_changes(before.spec, b.spec)] if before else []
+        elif b is None:
             out.append(f"- version {_since(a)} ({a.key or 'top level'})")
-            continue
-        changes = spec_changes(a.spec, b.spec)
-        if a.effective != b.effective:
-            changes.insert(0, f"effective: {_since(a)} -> {_since(b)}")
-        mark = "~" if changes else "="
-        out.append(f"{mark} version {_since(b)} ({b.key or 'top level'})")
-        out += [f"    {line}" for line in changes]
+        else:
+            changes = spec_changes(a.spec, b.spec)
+            if a.effective != b.effective:
+                changes.insert(0, f"effective: {_since(a)} -> {_since(b)}")
+            mark = "~" if changes else "="
+            out.append(f"{mark} version {_since(b)} ({b.key or 'top level'})")
+            out += [f"    {line}" for line in changes]
+        before = b if b is not None else before
     return out
