@@ -71,6 +71,7 @@ def import_ics(args: argparse.Namespace) -> int:
     path = Path(old.spec.source)
     now = datetime.now(UTC)
     when = calendar_cmd.parse_instant("--effective", args.effective) if args.effective else now
+    when = when.replace(microsecond=0)  # as written in the file
     target = folder / source.name
     if (
         target.exists()
