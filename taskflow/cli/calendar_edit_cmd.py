@@ -148,8 +148,8 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("a", help="Calendar name or .toml path (the one in force).")
     parser.add_argument("b", help="Calendar name or .toml path (the edited one).")
-    parser.add_argument("--calendars", help=folder_help)
-    parser.add_argument("--window", help=window_help)
+    for option, text in (("--calendars", folder_help), ("--window", window_help)):
+        parser.add_argument(option, help=text)
     parser.set_defaults(handler=diff)
 
     parser = commands.add_parser(
@@ -157,9 +157,12 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("file", help="The .ics file (copied into the calendars folder).")
     parser.add_argument("--calendar", required=True, help="The calendar it closes.")
-    parser.add_argument("--effective", help="ISO 8601 instant it takes effect (default: now).")
-    parser.add_argument("--calendars", help=folder_help)
-    parser.add_argument("--window", help=window_help)
+    for option, text in (
+        ("--effective", "ISO 8601 instant it takes effect (default: now)."),
+        ("--calendars", folder_help),
+        ("--window", window_help),
+    ):
+        parser.add_argument(option, help=text)
     parser.set_defaults(handler=import_ics)
 
     parser = commands.add_parser(

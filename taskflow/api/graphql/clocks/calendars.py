@@ -17,13 +17,13 @@ from taskflow.core.clocks import calendars
 from taskflow.core.clocks.calendars import model
 from taskflow.core.clocks.calendars import versions as calendar_versions
 
+_WINDOWS = 'Local working windows, e.g. "09:00-17:30" (empty: closed).'
+
 
 @strawberry.type(description="One weekday of a calendar version and its working windows.")
 class CalendarDay:
     weekday: str = strawberry.field(description="mon, tue, ..., sun.")
-    windows: list[str] = strawberry.field(
-        description='Local working windows, e.g. "09:00-17:30" (empty: closed).'
-    )
+    windows: list[str] = strawberry.field(description=_WINDOWS)
 
 
 @strawberry.type(description="One definition of a calendar and the instant it takes effect.")
