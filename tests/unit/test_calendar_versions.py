@@ -223,3 +223,28 @@ def test_diff_names_each_changed_version() -> None:
         {**table, "versions": [{"effective": date(2027, 3, 1), "week": {"fri": ["09:00-10:00"]}}]}
     )
     assert diff.lines(new.versions, edited.versions)[2] == "    fri: closed -> 09:00-10:00"
+
+
+def test_explain_names_the_versions_that_took_effect_on_the_way() -> None:
+    calendar = calendars.from_dict(
+        {
+            "name": "desk",
+            "timezone": "Europe/London",
+            "week": {"mon-fri": ["09:00-17:30"]},
+            "versions": [
+                {
+                    "effective": date(2027, 3, 1),
+                    "description": "longer hours from March",
+                    "week": {"mon-fri": ["08:00-18:00"]},
+                }
+            ],
+        }
+    )
+    friday = datetime(2027, 2, 26, 16, tzinfo=UTC)
+    explained = calendar.explain(friday, timedelta(hours=8))
+    assert explained.due == datetime(2027, 3, 1, 14, 30, tzinfo=UTC)
+    assert explained.lines()[-2:] == [
+        "calendar changed:",
+        "  from 2027-03-01T00:00:00+00:00: longer hours from March (versions[0])",
+    ]
+    assert calendar.explain(friday, timedelta(hours=1)).changes == ()

@@ -287,6 +287,11 @@ class Calendar:
             windows=tuple(parts),
             skipped=tuple(skipped),
             unlisted=count - len(parts),
+            changes=tuple(
+                (v.effective.astimezone(self.tz), f"{v.description or 'new version'} ({v.key})")
+                for v in self._versions[1:]
+                if v.effective is not None and start < v.effective <= due
+            ),
         )
 
     def day_plan(self, day: date) -> model.DayPlan:
