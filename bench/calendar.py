@@ -23,7 +23,7 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, timedelta
 from datetime import time as wall
 from pathlib import Path
@@ -40,7 +40,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from taskflow.core.clocks import calendars  # noqa: E402
-from taskflow.core.clocks.calendars import model, timeline  # noqa: E402
+from taskflow.core.clocks.calendars import model, timeline, versions  # noqa: E402
 from taskflow.service.clocks import calendar_files  # noqa: E402
 
 CALENDARS = ("24x7", "uk-london", "us-new-york", "de-berlin", "in-bengaluru", "support-overnight")
@@ -409,6 +409,49 @@ def taskflow_results(cases: list[Case], registry: calendars.Registry, timed: boo
     return run("taskflow", adapters, cases, timed)
 
 
+#: Versions of each calendar in the piecewise run (the issue's bound: up to 20).
+VERSIONS = 20
+
+
+def versioned(calendar: calendars.Calendar, count: int, seed: int) -> calendars.Calendar:
+    """``calendar`` with ``count`` changes at random instants of the cases' span, alternating
+    its own week with one where Friday closes at noon."""
+    rng = random.Random(seed)
+    spec = calendar.spec
+    friday = tuple(model.Window(w.open, min(w.close, 12 * 3600)) for w in spec.week[4])
+    variant = replace(spec, week=(*spec.week[:4], friday, *spec.week[5:]))
+    lo = datetime.combine(FIRST, wall(), UTC).timestamp()
+    hi = datetime.combine(LAST, wall(), UTC).timestamp()
+    instants = sorted({datetime.fromtimestamp(int(rng.uniform(lo, hi)), UTC) for _ in range(count)})
+    later = tuple(
+        versions.Version(when, variant if i % 2 == 0 else spec, f"versions[{i}]")
+        for i, when in enumerate(instants)
+    )
+    return calendars.Calendar(spec, later)
+
+
+def piecewise_results(cases: list[Case], registry: calendars.Registry) -> Result:
+    """taskflow's times for the cases on calendars of ``VERSIONS`` versions each."""
+    adapters: dict[str, Adapter | None] = {
+        name: taskflow_adapter(versioned(registry.get(name), VERSIONS, i))
+        for i, name in enumerate(CALENDARS)
+    }
+    return run(f"taskflow {VERSIONS}v", adapters, cases)
+
+
+def piecewise_line(single: Result, pieces: Result) -> str:
+    """Piecewise (many versions) against single-version medians; the bound is 1.5x."""
+    add, el = _stats(single.add_ns), _stats(single.elapsed_ns)
+    padd, pel = _stats(pieces.add_ns), _stats(pieces.elapsed_ns)
+    if not (add and el and padd and pel):
+        return "piecewise: no samples"
+    return (
+        f"piecewise, {VERSIONS} versions per calendar: add {padd[0]:.2f} µs vs {add[0]:.2f} µs "
+        f"single ({padd[0] / add[0]:.2f}x), elapsed {pel[0]:.2f} µs vs {el[0]:.2f} µs "
+        f"({pel[0] / el[0]:.2f}x); bound 1.5x"
+    )
+
+
 # --- disagreements -------------------------------------------------------------
 
 
@@ -493,8 +536,6 @@ class Classifier:
 
 
 def _with_mode(spec: model.CalendarSpec, mode: model.HolidayMode) -> model.CalendarSpec:
-    from dataclasses import replace
-
     return replace(spec, holiday_mode=mode)
 
 
@@ -580,6 +621,9 @@ def main(argv: list[str] | None = None) -> int:
             continue
         peers.append(run(peer, adapters, cases))
     print(report(cases, ours, peers, registry))
+    pieces = piecewise_results(cases, registry)
+    print()
+    print(piecewise_line(ours, pieces))
     return 0
 
 

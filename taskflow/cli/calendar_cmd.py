@@ -87,6 +87,16 @@ def week_summary(spec: calendars.CalendarSpec) -> str:
     )
 
 
+def _changes(calendar: calendars.Calendar, now: datetime) -> str:
+    """``; 2 later version(s), next from ...`` (empty for a calendar of one version)."""
+    later = [v.effective for v in calendar.versions[1:] if v.effective is not None]
+    if not later:
+        return ""
+    coming = [when for when in later if when > now]
+    upcoming = f", next from {coming[0].isoformat()}" if coming else ""
+    return f"; {len(later)} later version(s){upcoming}"
+
+
 def check(args: argparse.Namespace) -> int:
     target = Path(args.path) if args.path else default_folder()
     paths = sorted(target.glob("*.toml")) if target.is_dir() else [target]
@@ -113,6 +123,7 @@ def check(args: argparse.Namespace) -> int:
                 f"; {len(spec.closures)} closure rule(s)" if spec.closures else "",
                 f"; {len(spec.working_days)} extra working day(s)" if spec.working_days else "",
                 "; holidays cancel shifts" if spec.holiday_mode == "cancel-shift" else "",
+                _changes(calendar, now),
             )
         )
         # Computing something proves the holidays and windows resolve for this year.
@@ -150,7 +161,11 @@ def elapsed(args: argparse.Namespace) -> int:
     return 0
 
 
-def register(subparsers: Any) -> None:
+FOLDER_HELP = "Folder of calendar files (default: $TASKFLOW_CALENDARS or ./calendars)."
+
+
+def add_commands(subparsers: Any) -> Any:
+    """``taskflow calendar`` with check, due and elapsed; its subcommands (to add more to)."""
     parser = subparsers.add_parser(
         "calendar", help="Check business-hours calendars and compute due instants."
     )
@@ -165,7 +180,7 @@ def register(subparsers: Any) -> None:
     )
     check_parser.set_defaults(handler=check)
 
-    folder_help = "Folder of calendar files (default: $TASKFLOW_CALENDARS or ./calendars)."
+    folder_help = FOLDER_HELP
     due_parser = commands.add_parser(
         "due", help="When a budget of working time from START is due, and why."
     )
@@ -186,3 +201,4 @@ def register(subparsers: Any) -> None:
     elapsed_parser.add_argument("end", help="ISO 8601 instant with offset.")
     elapsed_parser.add_argument("--calendars", help=folder_help)
     elapsed_parser.set_defaults(handler=elapsed)
+    return commands

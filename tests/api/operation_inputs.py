@@ -131,6 +131,7 @@ def variables(name: str, o: Objects) -> dict[str, Any]:
         "needs_attention": {"first": 10},
         "runs_page": {"filter": {"workflow": "expense-approval"}, "first": 10},
         "workflows": {"name": "expense-approval"},
+        "calendars": {"name": "uk-london"},
         "inbox_page": {"first": 10},
         "me": {},
         "mint_magic_link": {

@@ -316,3 +316,17 @@ async def test_admins_grant_scoped_powers_and_a_typo_grants_nothing(world: World
     # A bare lead role reaches nothing.
     token = services.staff_tokens.mint("nina", services.clock.now())
     assert (await gql(client, WORK, {}, token=token)).error_codes == ["FORBIDDEN"]
+
+
+CALENDARS = """{ calendars { name versions { effective } } }"""
+
+
+async def test_calendars_are_read_by_every_signed_in_caller_and_no_anonymous_one(
+    client: httpx.AsyncClient, people: dict[str, str]
+) -> None:
+    assert (await gql(client, CALENDARS)).error_codes == ["UNAUTHENTICATED"]
+    for who in people:
+        names = {
+            c["name"] for c in (await gql(client, CALENDARS, token=people[who])).ok()["calendars"]
+        }
+        assert "uk-london" in names, who

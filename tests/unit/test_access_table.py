@@ -25,6 +25,10 @@ TEST_ROWS: dict[str, list[str]] = {
         "tests.api.test_query_api::test_workflows_serve_the_documents_taskflow_show_prints"
     ],
     "runs": ["tests.api.test_query_api::test_runs_filter_page_and_keep_to_the_callers_reach"],
+    "calendars": [
+        "tests.api.test_access::test_calendars_are_read_by_every_signed_in_caller_and_no_anonymous_one",
+        "tests.api.test_calendars_api::test_every_signed_in_caller_reads_versions_and_no_one_else",
+    ],
     "parent": [
         "tests.api.test_access::test_a_team_lead_reads_runs_through_their_teams_slots_and_slot_run_agrees"
     ],

@@ -29,7 +29,7 @@ def test_check_reports_every_bad_file(tmp_path: Path, capsys: pytest.CaptureFixt
     (tmp_path / "b.toml").write_text('name = "b"\n[week]\nmon = ["09:00-17:00"]\n')
     assert main(["calendar", "check", str(tmp_path)]) == 1
     out = capsys.readouterr().out
-    assert "a.toml, key 'week.mon'" in out
+    assert "a.toml:4, key 'week.mon'" in out  # the line of the bad window
     assert "b.toml, key 'timezone'" in out
 
 

@@ -13,7 +13,7 @@ from strawberry.schema.config import StrawberryConfig
 from taskflow import errors
 from taskflow.api import limits as edge
 from taskflow.api.graphql.access import principals
-from taskflow.api.graphql.clocks import timers
+from taskflow.api.graphql.clocks import calendars, timers
 from taskflow.api.graphql.common import guards, plain_fields, relay
 from taskflow.api.graphql.common.context import Info
 from taskflow.api.graphql.delivery import delivery, notifications, webhook_mutations, webhooks
@@ -56,6 +56,7 @@ class Query(
     definitions.DefinitionQueries,
     run_list.RunListQueries,
     webhooks.WebhookQueries,
+    calendars.CalendarQueries,
 ):
     @strawberry.field(description="Any object by its global id; null when absent or not visible.")
     async def node(

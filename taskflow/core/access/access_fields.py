@@ -337,6 +337,10 @@ _PARENT_FIELDS = {
     "DefinitionSlot": "name label description waitsFor fields candidates delegates milestones "
     "after forEach magicLink",
     "DefinitionState": "name label description kind lane pausing slots moves routes",
+    # Business calendars (the calendars query): values of a calendar any caller reads.
+    "Calendar": "name timezone description versions",
+    "CalendarVersion": "effective key description week holidays holidayMode closures workingDays",
+    "CalendarDay": "weekday windows",
     "Workflow": "name latest versions",
     "WorkflowVersion": "version digest description tracks calendar initialState lanes states "
     "document",
@@ -354,4 +358,6 @@ _PARENT_FIELDS = {
     "errorMessage traceback",
 }
 FIELDS.update({f"{t}.{f}": "parent" for t, fs in _PARENT_FIELDS.items() for f in fs.split()})
-FIELDS.update({"Query.workflows": "definitions", "Query.runs": "runs"})
+FIELDS.update(
+    {"Query.workflows": "definitions", "Query.runs": "runs", "Query.calendars": "calendars"}
+)

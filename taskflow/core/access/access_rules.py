@@ -64,6 +64,8 @@ RULES: Final[dict[str, str]] = {
     "timers' own rules per run.",
     "definitions": "Any authenticated caller: workflow definitions hold no subject data "
     "(the workflows query).",
+    "calendars": "Any authenticated caller: business calendars and their versions hold "
+    "working hours and holidays, no subject data (the calendars query).",
     "webhooks": "Webhook endpoints, their secrets, delivery logs and replays: admins (every "
     "endpoint), and a lead for the endpoints they own (created) while granted each of their "
     "workflows whole (may_manage_webhook; an admin's endpoint is never a lead's); others get "

@@ -6,17 +6,100 @@ this module reads ``.toml`` files and folders of them from disk.
 
 from __future__ import annotations
 
+import functools
+import re
 import tomllib
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from taskflow.core.clocks import calendars
 from taskflow.core.clocks.calendars import errors
 from taskflow.core.clocks.calendars.registry import Tables
 
+_T = TypeVar("_T")
+_PART = re.compile(r"^([^\[]+)(?:\[(\d+)\])?$")
+
+
+def locate(text: str, key: str | None) -> int | None:
+    """The line of ``key`` (``versions[1].week.mon-fri``) in a TOML file's text, if found."""
+    if not key:
+        return None
+    lines = text.splitlines()
+    at, found, path = 0, None, ""
+    for part in key.split("."):
+        match = _PART.match(part)
+        if match is None:
+            return found
+        name, index = match[1], match[2]
+        path = f"{path}.{name}" if path else name
+        if index is not None:
+            header = re.compile(rf"^\s*\[\[\s*{re.escape(path)}\s*\]\]")
+            hits = [i for i in range(at, len(lines)) if header.match(lines[i])]
+            if int(index) >= len(hits):
+                return found
+            at = hits[int(index)]
+        else:
+            own = re.compile(rf"^\s*(\[\s*{re.escape(path)}\s*\]|\"?{re.escape(name)}\"?\s*=)")
+            hit = next((i for i in range(at, len(lines)) if own.match(lines[i])), None)
+            if hit is None:
+                return found
+            at = hit
+        found = at + 1
+    return found
+
+
+def _with_line(path: Path, work: Callable[[], _T]) -> _T:
+    """Run ``work``; a file error about ``path`` without a line gets the key's line."""
+    try:
+        return work()
+    except errors.CalendarFileError as exc:
+        if exc.line is not None or exc.file != str(path):
+            raise
+        try:
+            line = locate(path.read_text(encoding="utf-8"), exc.key)
+        except OSError:
+            line = None
+        if line is None:
+            raise
+        raise errors.CalendarFileError(exc.file, exc.key, exc.problem, line=line) from None
+
+
+def _read_ics(path: Path, table: dict[str, Any], key: str) -> None:
+    """Read the ICS files an ``[[ics]]`` list names (beside the calendar file) into it."""
+    entries = table.get("ics")
+    if not isinstance(entries, list):
+        return
+    for index, item in enumerate(entries):
+        if not isinstance(item, dict) or not isinstance(item.get("file"), str):
+            continue  # the core refuses the shape, naming the key
+        ics_path = path.parent / item["file"]
+        try:
+            content = ics_path.read_bytes().decode("utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            where = f"{key}ics[{index}].file"
+            raise errors.CalendarFileError(
+                str(path),
+                where,
+                f"cannot read {ics_path}: {exc}. Put the .ics file beside the calendar file.",
+                line=locate(path.read_text(encoding="utf-8"), where),
+            ) from None
+        item["file"] = str(ics_path)
+        item["content"] = content
+
 
 def read(path: Path) -> dict[str, Any]:
-    """The TOML table of one calendar file."""
+    """The TOML table of one calendar file (with the ICS files it names read in)."""
+    table = _read_toml(path)
+    _read_ics(path, table, "")
+    versions = table.get("versions")
+    for index, version in enumerate(versions if isinstance(versions, list) else []):
+        if isinstance(version, dict):
+            _read_ics(path, version, f"versions[{index}].")
+    return table
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
     try:
         with path.open("rb") as handle:
             return tomllib.load(handle)
@@ -47,6 +130,12 @@ def load(path: str | Path) -> calendars.Calendar:
     if isinstance(inherits, str) and inherits.strip() and path.parent.is_dir():
         tables = {source: table for source, table in _folder_tables(path.parent).items()}
         tables.pop(str(path), None)
+    return _with_line(path, lambda: _resolve(path, data, tables))
+
+
+def _resolve(
+    path: Path, data: dict[str, Any], tables: dict[str, dict[str, Any]]
+) -> calendars.Calendar:
     resolver = Tables(str(path.parent), {})
     name = resolver.add(str(path), data)
     for source, table in tables.items():
@@ -61,4 +150,8 @@ def load(path: str | Path) -> calendars.Calendar:
 def load_folder(path: str | Path) -> calendars.Registry:
     """Every ``*.toml`` calendar in a folder, validated, by name."""
     folder = Path(path)
-    return Tables(str(folder), _folder_tables(folder)).registry()
+    tables = Tables(str(folder), _folder_tables(folder))
+    for name in sorted(tables.tables):
+        source = tables.tables[name][0]
+        _with_line(Path(source), functools.partial(tables.spec, name))
+    return tables.registry()

@@ -34,8 +34,12 @@ _MIN_YEAR, _MAX_YEAR = 1900, 2299
 
 
 def digest(cal: calendars.Calendar) -> str:
-    """A fingerprint of the calendar's definition: edited files rebuild their intervals."""
-    return hashlib.sha256(repr(cal.spec).encode()).hexdigest()[:32]
+    """A fingerprint of the calendar's definitions: edited files rebuild their intervals.
+
+    Every version counts: working time before a new version's instant is unchanged,
+    but the running count is rebuilt from one anchor so that sums stay comparable.
+    """
+    return hashlib.sha256(repr(cal.versions).encode()).hexdigest()[:32]
 
 
 def _instant(us: int) -> datetime:
@@ -46,7 +50,7 @@ def _records(
     cal: calendars.Calendar, first: int, stop: int, base: int
 ) -> tuple[list[tuple[Any, ...]], int]:
     """Interval rows for local years ``[first, stop)`` counting from ``base``; and the end count."""
-    starts, ends = timeline.compile_years(cal.spec, cal.tz, first, stop)
+    starts, ends = cal.intervals(first, stop)
     lo = timeline.local_us(cal.tz, date(first, 1, 1), 0)
     rows: list[tuple[Any, ...]] = []
     if not starts or starts[0] != lo:

@@ -14,7 +14,7 @@ from bisect import bisect_left, bisect_right
 from datetime import date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
-from taskflow.core.clocks.calendars import errors, explain, model, timeline
+from taskflow.core.clocks.calendars import errors, explain, model, timeline, versions
 
 EPOCH = timeline.EPOCH
 ONE_US = timeline.ONE_US
@@ -109,8 +109,9 @@ class Calendar:
     are in the calendar's zone. See docs/calendars.md.
     """
 
-    def __init__(self, spec: model.CalendarSpec) -> None:
-        if not spec.has_working_time:
+    def __init__(self, spec: model.CalendarSpec, later: tuple[versions.Version, ...] = ()) -> None:
+        """``spec`` in force since always; ``later`` versions change it from their instants."""
+        if not any(v.spec.has_working_time for v in later) and not spec.has_working_time:
             raise errors.NoWorkingTime(
                 f"calendar {spec.name!r} ({spec.source or 'no file'}) has no working time: "
                 'give at least one weekday a window under [week], e.g. mon-fri = ["09:00-17:00"].',
@@ -119,8 +120,25 @@ class Calendar:
         self.spec = spec
         self.name = spec.name
         self.tz = ZoneInfo(spec.timezone)
+        self._versions = (versions.Version(None, spec, "", spec.description), *later)
+        self._pieces = tuple((v.effective_us, v.spec) for v in self._versions)
         self._compiled = _EMPTY
         self._lock = threading.Lock()
+
+    @classmethod
+    def of(cls, found: tuple[versions.Version, ...]) -> Calendar:
+        """The calendar of an effective-dated definition (the first version since always)."""
+        return cls(found[0].spec, found[1:])
+
+    @property
+    def versions(self) -> tuple[versions.Version, ...]:
+        """Its definitions in order, each with the instant it takes effect (first: ``None``)."""
+        return self._versions
+
+    def spec_on(self, day: date) -> model.CalendarSpec:
+        """The definition in force at the start of local date ``day``."""
+        at = datetime(day.year, day.month, day.day, tzinfo=self.tz)
+        return versions.in_force(self._versions, at).spec
 
     def __repr__(self) -> str:
         return f"<Calendar {self.name} {self.spec.timezone}>"
@@ -250,11 +268,14 @@ class Calendar:
             i += 1
         first = start.astimezone(self.tz).date()
         last = due.date()
-        rules = timeline.year_rules(self.spec, first.year, last.year)
         skipped: list[explain.Skipped] = []
+        rules: dict[int, model.YearRules] = {}  # per definition in force, computed once
         day = first
         while day <= last and len(skipped) < explain.MAX_LISTED:
-            plan = model.plan_day(self.spec, rules, day)
+            spec = self.spec_on(day)
+            if id(spec) not in rules:
+                rules[id(spec)] = timeline.year_rules(spec, first.year, last.year)
+            plan = model.plan_day(spec, rules[id(spec)], day)
             if plan.kind in ("holiday", "closure", "short", "weekend"):
                 skipped.append(explain.Skipped(day, plan.kind or "", plan.reason))
             day += timedelta(days=1)
@@ -266,11 +287,17 @@ class Calendar:
             windows=tuple(parts),
             skipped=tuple(skipped),
             unlisted=count - len(parts),
+            changes=tuple(
+                (v.effective.astimezone(self.tz), f"{v.description or 'new version'} ({v.key})")
+                for v in self._versions[1:]
+                if v.effective is not None and start < v.effective <= due
+            ),
         )
 
     def day_plan(self, day: date) -> model.DayPlan:
         """What the calendar makes of one local date (windows, holiday, closure...)."""
-        return model.plan_day(self.spec, timeline.year_rules(self.spec, day.year, day.year), day)
+        spec = self.spec_on(day)
+        return model.plan_day(spec, timeline.year_rules(spec, day.year, day.year), day)
 
     # --- helpers ------------------------------------------------------------
 
@@ -354,5 +381,9 @@ class Calendar:
             self._compiled = c
             return c
 
-    def _compile(self, first: int, stop: int) -> tuple[list[int], list[int]]:
-        return timeline.compile_years(self.spec, self.tz, first, stop)
+    def intervals(self, first: int, stop: int) -> tuple[list[int], list[int]]:
+        """Working intervals (starts, ends in µs) of local years ``[first, stop)``, every
+        version on its own span: what ``add`` and ``elapsed`` search (and SQL materialises)."""
+        return timeline.compile_pieces(self._pieces, self.tz, first, stop)
+
+    _compile = intervals

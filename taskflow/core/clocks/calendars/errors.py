@@ -19,11 +19,16 @@ class CalendarFileError(CalendarError):
 
     code = "CALENDAR_FILE_INVALID"
 
-    def __init__(self, file: str, key: str | None, problem: str, **facts: Any) -> None:
-        where = f"{file}" if key is None else f"{file}, key {key!r}"
-        super().__init__(f"{where}: {problem}", file=file, key=key, **facts)
+    def __init__(
+        self, file: str, key: str | None, problem: str, *, line: int | None = None, **facts: Any
+    ) -> None:
+        where = file if line is None else f"{file}:{line}"
+        where = where if key is None else f"{where}, key {key!r}"
+        super().__init__(f"{where}: {problem}", file=file, key=key, line=line, **facts)
         self.file = file
         self.key = key
+        self.line = line
+        self.problem = problem
 
 
 class NaiveDatetime(CalendarError, errors.ValidationError):

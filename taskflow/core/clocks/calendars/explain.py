@@ -69,6 +69,8 @@ class Explanation:
     skipped: tuple[Skipped, ...]
     #: Windows consumed but not listed (the listing stops at ``MAX_LISTED``).
     unlisted: int = 0
+    #: Versions of the calendar that took effect between start and due: (instant, why).
+    changes: tuple[tuple[datetime, str], ...] = ()
 
     def lines(self) -> list[str]:
         """A human-readable rendering, one line per item."""
@@ -88,6 +90,9 @@ class Explanation:
         if self.skipped:
             out.append("days skipped or shortened:")
             out.extend(f"  {item}" for item in self.skipped)
+        if self.changes:
+            out.append("calendar changed:")
+            out.extend(f"  from {when.isoformat()}: {why}" for when, why in self.changes)
         return out
 
     def __str__(self) -> str:

@@ -21,6 +21,21 @@ KEYS = frozenset(
         "holiday_mode",
         "closures",
         "working_days",
+        "versions",
+        "ics",
+    }
+)
+#: Keys a ``[[versions]]`` entry may give: what can change from an instant on.
+VERSION_KEYS = frozenset(
+    {
+        "effective",
+        "description",
+        "week",
+        "holidays",
+        "holiday_mode",
+        "closures",
+        "working_days",
+        "ics",
     }
 )
 _TIME = re.compile(r"^(\d{1,2}):(\d{2})(?::(\d{2}))?$")
@@ -30,11 +45,14 @@ _EXAMPLE_WEEK = 'mon-fri = ["09:00-17:30"]'
 class Reader:
     """Validates one file's table, raising ``CalendarFileError`` that names file and key."""
 
-    def __init__(self, source: str) -> None:
+    def __init__(self, source: str, prefix: str = "") -> None:
         self.source = source
+        #: Where the table sits in the file (``versions[1].``): errors name the full key.
+        self.prefix = prefix
 
     def fail(self, key: str | None, problem: str) -> errors.CalendarFileError:
-        return errors.CalendarFileError(self.source, key, problem)
+        full = self.prefix.rstrip(".") or None if key is None else f"{self.prefix}{key}"
+        return errors.CalendarFileError(self.source, full, problem)
 
     def text(self, data: Mapping[str, Any], key: str, example: str) -> str | None:
         value = data.get(key)

@@ -11,16 +11,22 @@ from pathlib import PurePath
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from taskflow.core.clocks.calendars import errors, model
+from taskflow.core.clocks.calendars import errors, ics, model, versions
 from taskflow.core.clocks.calendars.calendar import Calendar
 from taskflow.core.clocks.calendars.files import KEYS, Reader
 
 
 def build_spec(
-    data: Mapping[str, Any], source: str, parent: model.CalendarSpec | None = None
+    data: Mapping[str, Any],
+    source: str,
+    parent: model.CalendarSpec | None = None,
+    prefix: str = "",
 ) -> model.CalendarSpec:
-    """Validate one calendar's table (``parent`` resolved already if it inherits)."""
-    reader = Reader(source)
+    """Validate one calendar's table (``parent`` resolved already if it inherits).
+
+    ``prefix`` is where the table sits in its file (``versions[1].``), for errors.
+    """
+    reader = Reader(source, prefix)
     reader.unknown(None, data, KEYS)
     name = reader.text(data, "name", '"uk-london"') or PurePath(source).stem
     inherits = reader.text(data, "inherits", '"uk-london"')
@@ -56,6 +62,8 @@ def build_spec(
     closures = list(parent.closures) if parent else []
     for index, item in enumerate(reader.entries("closures", data.get("closures", []))):
         closures.append(reader.closure(f"closures[{index}]", item))
+    for index, item in enumerate(reader.entries("ics", data.get("ics", []))):
+        closures.extend(_ics_closures(reader, f"ics[{index}]", item, zone))
     working = list(parent.working_days) if parent else []
     for index, item in enumerate(reader.entries("working_days", data.get("working_days", []))):
         working.append(reader.working_day(f"working_days[{index}]", item))
@@ -74,11 +82,36 @@ def build_spec(
     )
 
 
+def _ics_closures(
+    reader: Reader, key: str, item: Mapping[str, Any], zone: str
+) -> tuple[model.Closure, ...]:
+    """Closures from an ``[[ics]]`` entry, whose file the shell has read into ``content``."""
+    reader.unknown(key, item, {"file", "content"})
+    file = reader.text(item, "file", '"uk-closures.ics"') or "<inline ics>"
+    content = item.get("content")
+    if not isinstance(content, str):
+        raise reader.fail(
+            f"{key}.file",
+            "the ICS file was not read: load the calendar from its folder "
+            "(taskflow calendar check), with the .ics file beside the .toml",
+        )
+    return ics.closures(content, file, ZoneInfo(zone))
+
+
+def build_versions(
+    data: Mapping[str, Any], source: str, parent: tuple[versions.Version, ...] | None = None
+) -> tuple[versions.Version, ...]:
+    """Every version of one calendar table, over its parent's versions if it inherits."""
+    if parent is None:
+        return versions.build(data, source, build_spec(data, source), build_spec)
+    return versions.over_parent(data, source, parent, build_spec)
+
+
 def from_dict(
     data: Mapping[str, Any], *, source: str = "<dict>", parent: Calendar | None = None
 ) -> Calendar:
     """A calendar from a table shaped like a calendar file (tests, previews)."""
-    return Calendar(build_spec(data, source, parent.spec if parent else None))
+    return Calendar.of(build_versions(data, source, parent.versions if parent else None))
 
 
 class Registry:
@@ -121,7 +154,7 @@ class Tables:
     def __init__(self, folder: str, tables: Mapping[str, Mapping[str, Any]]) -> None:
         self.folder = folder
         self.tables: dict[str, tuple[str, Mapping[str, Any]]] = {}
-        self.specs: dict[str, model.CalendarSpec] = {}
+        self.specs: dict[str, tuple[versions.Version, ...]] = {}
         for source, data in tables.items():
             self.add(source, data)
 
@@ -142,8 +175,8 @@ class Tables:
         self.tables[name] = (source, data)
         return name
 
-    def spec(self, name: str, chain: tuple[str, ...] = ()) -> model.CalendarSpec:
-        """The validated spec of ``name``, its parents resolved first."""
+    def spec(self, name: str, chain: tuple[str, ...] = ()) -> tuple[versions.Version, ...]:
+        """The validated versions of ``name``, its parents resolved first."""
         if name in self.specs:
             return self.specs[name]
         source, data = self.tables[name]
@@ -163,13 +196,13 @@ class Tables:
                     f"{', '.join(sorted(self.tables)) or '(none)'}",
                 )
             parent = self.spec(parent_name, (*chain, name))
-        spec = build_spec(data, source, parent)
-        self.specs[name] = spec
-        return spec
+        found = build_versions(data, source, parent)
+        self.specs[name] = found
+        return found
 
     def calendar(self, name: str) -> Calendar:
         """The calendar called ``name``."""
-        return Calendar(self.spec(name))
+        return Calendar.of(self.spec(name))
 
     def registry(self) -> Registry:
         """Every table, validated, by name."""

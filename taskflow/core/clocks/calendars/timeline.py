@@ -10,7 +10,8 @@ a repeated wall time takes the earlier instant.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterable
+from bisect import bisect_left, bisect_right
+from collections.abc import Iterable, Sequence
 from datetime import date, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -154,3 +155,39 @@ def join(
     starts.extend(rstarts)
     ends.extend(rends)
     return starts, ends
+
+
+def compile_pieces(
+    pieces: Sequence[tuple[int | None, model.CalendarSpec]], tz: ZoneInfo, first: int, stop: int
+) -> tuple[list[int], list[int]]:
+    """``compile_years`` for an effective-dated calendar: each definition on its own span.
+
+    ``pieces`` are (effective µs, definition), the first effective since always
+    (``None``), in order. Each definition's intervals are clipped to
+    ``[its instant, the next one's)``; an interval cut at a change and resumed
+    by the next definition joins, as touching windows do.
+    """
+    if len(pieces) == 1:
+        return compile_years(pieces[0][1], tz, first, stop)
+    lo = local_us(tz, date(first, 1, 1), 0)
+    hi = local_us(tz, date(stop, 1, 1), 0)
+    out: tuple[list[int], list[int]] = ([], [])
+    for k, (since, spec) in enumerate(pieces):
+        until = pieces[k + 1][0] if k + 1 < len(pieces) else None
+        a = lo if since is None else max(lo, since)
+        b = hi if until is None else min(hi, until)
+        if b <= a:
+            continue
+        # The local years that hold [a, b): a year either side for offsets near midnight.
+        y0 = max(first, _year_of(tz, a) - 1)
+        y1 = min(stop, _year_of(tz, b) + 1)
+        starts, ends = compile_years(spec, tz, y0, y1)
+        i = bisect_right(ends, a)
+        j = bisect_left(starts, b)
+        cut = ([max(s, a) for s in starts[i:j]], [min(e, b) for e in ends[i:j]])
+        out = join(out, cut)
+    return out
+
+
+def _year_of(tz: ZoneInfo, us: int) -> int:
+    return (EPOCH + timedelta(microseconds=us)).astimezone(tz).year
