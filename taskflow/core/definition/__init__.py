@@ -17,10 +17,18 @@ The names below are the DSL vocabulary, re-exported by ``taskflow``.
 from __future__ import annotations
 
 from taskflow.core.definition import migrations as migration
+from taskflow.core.definition.actors import Actor
 from taskflow.core.definition.audience import Audience, Rule, who
 from taskflow.core.definition.budgets import budget_by, business, real
 from taskflow.core.definition.checks.problems import DefinitionError, Problem
-from taskflow.core.definition.conditions.expr import Expr, item, payload, principal, subject
+from taskflow.core.definition.conditions.expr import (
+    Expr,
+    actor,
+    item,
+    payload,
+    principal,
+    subject,
+)
 from taskflow.core.definition.events import Buffer, Event
 from taskflow.core.definition.fields import Field, PayloadError
 from taskflow.core.definition.model import (
@@ -40,6 +48,7 @@ from taskflow.core.definition.steps import OnError, every, result
 from taskflow.core.definition.workflow import Definition, Workflow, define
 
 __all__ = [
+    "Actor",
     "Audience",
     "Buffer",
     "Definition",
@@ -61,6 +70,7 @@ __all__ = [
     "Slot",
     "State",
     "Workflow",
+    "actor",
     "all_satisfied",
     "any_satisfied",
     "budget_by",

@@ -18,6 +18,7 @@ import asyncpg
 
 from taskflow import errors
 from taskflow.core.access.principals import Principal
+from taskflow.core.definition import actors
 from taskflow.core.definition.conditions import expr as ex
 from taskflow.core.definition.model import State
 from taskflow.core.definition.workflow import Definition
@@ -178,7 +179,7 @@ async def _start(
             run_id=run_id,
             subject=subject.attributes,
             now=now,
-            actor=actor.id,
+            actor=actors.principal(actor),
             new_id=ids.new_id,
         )
         await rows.insert_run(
@@ -289,7 +290,7 @@ async def update_subject(
                     slots,
                     subject=attributes,
                     now=now,
-                    actor=actor.id,
+                    actor=actors.principal(actor),
                     new_id=ids.new_id,
                 ),
                 now=now,
@@ -382,7 +383,7 @@ async def cancel_run(
         services,
         run_id,
         expected_version,
-        decisions.made(engine.cancel, reason=reason, actor=actor.id),
+        decisions.made(engine.cancel, reason=reason, actor=actors.principal(actor)),
     )
 
 

@@ -20,7 +20,7 @@ from datetime import datetime
 from typing import Any
 
 from taskflow.core.common import unit_of_work as uow
-from taskflow.core.definition import retries
+from taskflow.core.definition import actors, retries
 from taskflow.core.definition.workflow import Definition
 from taskflow.core.runs.model import AuditEntry, Outcome
 from taskflow.core.steps import automatic
@@ -182,13 +182,22 @@ def _one(
                 result=item.value,
                 details=details,
                 now=now,
+                actor=actors.automation(step.id),
             )
             if plain is not None:  # no engine working copy needed: plan it as it is
                 runs_batch.outcome(state, plain, ctx, now)
                 batch.plain.add(step.run_id)
             else:
                 batch.decided.add(step.run_id)
-                _decide(state, ctx, now, automatic.succeeded, result=item.value, details=details)
+                _decide(
+                    state,
+                    ctx,
+                    now,
+                    automatic.succeeded,
+                    result=item.value,
+                    details=details,
+                    actor=actors.automation(step.id),
+                )
         done("succeeded", store.SUCCEEDED, result=item.value)
         return
     assert item.parts is not None
@@ -211,7 +220,15 @@ def _one(
     )
     if step.kind == step_queue.ACTION:
         batch.decided.add(step.run_id)
-        _decide(state, ctx, now, automatic.failed, error_classes=item.classes, details=details)
+        _decide(
+            state,
+            ctx,
+            now,
+            automatic.failed,
+            error_classes=item.classes,
+            details=details,
+            actor=actors.automation(step.id),
+        )
     else:
         line = f"{step.state}: {step.action} failed ({text}); an operator retries it (retryStep)"
         state.log(AuditEntry("step.parked", now, None, None, line, details))

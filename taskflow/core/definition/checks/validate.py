@@ -21,8 +21,11 @@ from taskflow.core.definition.workflow import Definition
 from taskflow.core.operate import retention
 
 _NAME: Final = re.compile(r"^[a-z][a-z0-9_-]*$")
-#: What routes and completion rules may read (``result``: what automatic steps returned).
-ROUTE_ROOTS: Final = ("subject", "payload", "result")
+#: What routes and completion rules may read (``result``: what automatic steps returned;
+#: ``actor``: who acted).
+ROUTE_ROOTS: Final = ("subject", "payload", "result", "actor")
+#: What move guards and preconditions may read.
+GUARD_ROOTS: Final = ("subject", "payload", "principal", "actor")
 
 
 class _Checker(SlotChecker):
@@ -164,21 +167,19 @@ class _Checker(SlotChecker):
         for move in st.moves:
             self.target(f"{where} / move {move.name!r}", "the move", move.to)
             mwhere = f"{where} / move {move.name!r}"
-            self.condition(mwhere, "the guard", move.guard, ("subject", "payload", "principal"))
+            self.condition(mwhere, "the guard", move.guard, GUARD_ROOTS)
             for pre in move.preconditions:
                 self.condition(
                     mwhere,
                     f"precondition {pre.name!r}",
                     pre.when,
-                    ("subject", "payload", "principal"),
+                    GUARD_ROOTS,
                 )
             self.duplicates(mwhere, "precondition", (p.name for p in move.preconditions))
             self.who(mwhere, "who may make it", move.by, ("subject",), ())
             self.fields(mwhere, move.fields)
         for pre in st.preconditions:
-            self.condition(
-                where, f"precondition {pre.name!r}", pre.when, ("subject", "payload", "principal")
-            )
+            self.condition(where, f"precondition {pre.name!r}", pre.when, GUARD_ROOTS)
         for i, t in enumerate(st.timeouts):
             twhere = f"{where} / timeout {t.name or i + 1}"
             self.budget(twhere, "the timeout", t.after, ())
