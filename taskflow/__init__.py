@@ -19,6 +19,7 @@ from taskflow.core.definition import HookContext as HookContext
 from taskflow.core.definition import Linear as Linear
 from taskflow.core.definition import Move as Move
 from taskflow.core.definition import OnError as OnError
+from taskflow.core.definition import Owns as Owns
 from taskflow.core.definition import Precondition as Precondition
 from taskflow.core.definition import Route as Route
 from taskflow.core.definition import Slot as Slot

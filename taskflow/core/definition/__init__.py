@@ -42,6 +42,7 @@ from taskflow.core.definition.model import (
     any_satisfied,
     count,
 )
+from taskflow.core.definition.owning import Owns
 from taskflow.core.definition.retries import Exponential, Fixed, Linear
 from taskflow.core.definition.sla import milestone, priority_by, reminder, timeout
 from taskflow.core.definition.steps import OnError, every, result
@@ -62,6 +63,7 @@ __all__ = [
     "Linear",
     "Move",
     "OnError",
+    "Owns",
     "PayloadError",
     "Precondition",
     "Problem",

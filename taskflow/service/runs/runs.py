@@ -8,7 +8,6 @@ timeline afterwards (in a transaction of their own).
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -18,8 +17,7 @@ import asyncpg
 
 from taskflow import errors
 from taskflow.core.access.principals import Principal
-from taskflow.core.definition import actors
-from taskflow.core.definition.conditions import expr as ex
+from taskflow.core.definition import actors, owning
 from taskflow.core.definition.model import State
 from taskflow.core.definition.workflow import Definition
 from taskflow.core.delivery import recipients
@@ -29,7 +27,7 @@ from taskflow.service.access import access
 from taskflow.service.clocks import deadlines
 from taskflow.service.common import retry
 from taskflow.service.common.container import Services
-from taskflow.service.runs import decisions, ids, persist
+from taskflow.service.runs import decisions, ids, persist, starting
 from taskflow.store.common import db, locks
 from taskflow.store.runs import runs as rows
 from taskflow.store.runs import subjects
@@ -100,13 +98,6 @@ class Started:
     created: bool
 
 
-def _correlation(definition: Definition, subject: Mapping[str, Any]) -> str | None:
-    if definition.correlate_by is None:
-        return None
-    value = ex.value_of(definition.correlate_by, ex.Env(subject=subject))
-    return None if value is ex.MISSING or value is None else str(value)
-
-
 @retry.retried("start a run")
 async def start_run(
     services: Services,
@@ -173,39 +164,10 @@ async def _start(
                 "first start's idempotencyKey, or cancel the live run first.",
                 run_id=existing.view.id,
             )
-        run_id = ids.new_id()
-        result = engine.start(
-            definition,
-            run_id=run_id,
-            subject=subject.attributes,
-            now=now,
-            actor=actors.principal(actor),
-            new_id=ids.new_id,
+        run = await starting.open_run(
+            services, conn, actor, definition, subject, idempotency_key=idempotency_key, now=now
         )
-        await rows.insert_run(
-            conn,
-            result.run,
-            subject_id=subject.id,
-            digest=definition.digest,
-            correlation_key=_correlation(definition, subject.attributes),
-            idempotency_key=idempotency_key,
-            started_by=actor.id,
-            now=now,
-        )
-        await persist.outcome(
-            conn,
-            _as_update(result),
-            now=now,
-            sla=deadlines.sla_of(services, definition, actor=actor.id),
-        )
-        run = await rows.get_run(conn, run_id)
-    assert run is not None
     return Started(run, created=True)
-
-
-def _as_update(result: Outcome) -> Outcome:
-    """A fresh run's outcome, minus the run row the caller inserted itself."""
-    return dataclasses.replace(result, run_changed=True)
 
 
 async def decide(
@@ -256,18 +218,8 @@ async def update_subject(
     attributes: Mapping[str, Any],
 ) -> tuple[subjects.SubjectRow, list[str]]:
     """Replace a subject's attributes; every live run re-checks its rules. Returns the run ids."""
-    access.require_integration(actor, "update subjects")
-    if not any(
-        d.tracks == subject_type and access.may_start(actor, d.name)
-        for d in services.catalog.latest()
-    ):
-        raise errors.Forbidden(
-            f"None of your integration grants covers a workflow tracking {subject_type!r}; "
-            "ask an admin for a grant on it (see docs/access.md)."
-        )
-    for tracking in services.catalog.latest():
-        if tracking.tracks == subject_type:
-            recipients.check_subject(tracking, attributes, "attributes")
+    require_subject_grant(services, actor, subject_type)
+    check_subject(services, subject_type, attributes)
     async with services.db.transaction() as conn:
         subject = await subjects.find(conn, subject_type, external_id, lock=True)
         if subject is None:
@@ -278,24 +230,58 @@ async def update_subject(
         run_ids = await rows.live_runs_of_subject(conn, subject.id)
         now = services.clock.now()
         subject = await subjects.update(conn, subject.id, attributes, now)
-        for run_id in run_ids:
-            await decide(
-                services,
-                conn,
-                run_id,
-                lambda definition, run, slots, now: engine.change_subject(
-                    # A live run of an older version may read an address elsewhere.
-                    _checked(_granted(actor, definition, run), attributes),
-                    run.view,
-                    slots,
-                    subject=attributes,
-                    now=now,
-                    actor=actors.principal(actor),
-                    new_id=ids.new_id,
-                ),
-                now=now,
-            )
+        await resubject(services, conn, actor, run_ids, attributes, now)
     return subject, run_ids
+
+
+def require_subject_grant(services: Services, actor: Principal, subject_type: str) -> None:
+    """An application granted some workflow tracking ``subject_type`` (and admins)."""
+    access.require_integration(actor, "update subjects")
+    if not any(
+        d.tracks == subject_type and access.may_start(actor, d.name)
+        for d in services.catalog.latest()
+    ):
+        raise errors.Forbidden(
+            f"None of your integration grants covers a workflow tracking {subject_type!r}; "
+            "ask an admin for a grant on it (see docs/access.md)."
+        )
+
+
+def check_subject(services: Services, subject_type: str, attributes: Mapping[str, Any]) -> None:
+    """Refuse attributes that write the owned field, or that the workflows tracking the type
+    cannot use (an address their recipients refuse)."""
+    owning.check_writes(services.catalog.owners.get(subject_type), attributes)
+    for tracking in services.catalog.latest():
+        if tracking.tracks == subject_type:
+            recipients.check_subject(tracking, attributes, "attributes")
+
+
+async def resubject(
+    services: Services,
+    conn: db.Connection,
+    actor: Principal,
+    run_ids: list[str],
+    attributes: Mapping[str, Any],
+    now: datetime,
+) -> None:
+    """The subject's live runs (locked in id order) re-check their rules on ``attributes``."""
+    for run_id in run_ids:
+        await decide(
+            services,
+            conn,
+            run_id,
+            lambda definition, run, slots, now: engine.change_subject(
+                # A live run of an older version may read an address elsewhere.
+                _checked(_granted(actor, definition, run), attributes),
+                run.view,
+                slots,
+                subject=attributes,
+                now=now,
+                actor=actors.principal(actor),
+                new_id=ids.new_id,
+            ),
+            now=now,
+        )
 
 
 def _checked(definition: Definition, attributes: Mapping[str, Any]) -> Definition:

@@ -28,6 +28,13 @@ SELECT /*:run_columns*/ FROM run r JOIN subject s ON s.id = r.subject
 WHERE r.workflow = $1 AND r.subject = $2 AND r.status = 'active'
 FOR NO KEY UPDATE OF r
 
+-- name: latest_run_for
+-- A subject's latest run of a workflow, live or ended: workflow $1 (text), subject $2 (uuid)
+-- (index run_subject); an automatic start makes one run per subject.
+SELECT /*:run_columns*/ FROM run r JOIN subject s ON s.id = r.subject
+WHERE r.workflow = $1 AND r.subject = $2
+ORDER BY r.started_at DESC LIMIT 1
+
 -- name: run_by_idempotency_key
 -- The run a start with idempotency key $3 (text) made, live or ended: workflow $1 (text),
 -- subject $2 (uuid) (index run_subject).

@@ -50,6 +50,7 @@ CODE_DESCRIPTIONS: dict[RefusalCode, str] = {
     RefusalCode.WRONG_EVENT: "The slot waits for another event.",
     RefusalCode.RUN_NOT_ACTIVE: "The run has ended; nothing more can happen on it.",
     RefusalCode.RUN_EXISTS: "The subject already has a live run of this workflow.",
+    RefusalCode.OWNED_FIELD: "The attribute is the owning workflow's state: read-only.",
     RefusalCode.MOVE_NOT_ALLOWED: "The move's guard, checklist or permission refuses it.",
     RefusalCode.NO_SLOT_WAITING: "No slot of the target waits for this event now.",
     RefusalCode.AMBIGUOUS_EVENT: "Several slots wait for the event; narrow the target.",

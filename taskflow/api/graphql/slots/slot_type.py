@@ -17,6 +17,7 @@ from strawberry.scalars import JSON
 from taskflow.api.graphql.common import relay
 from taskflow.api.graphql.common.context import Info
 from taskflow.api.graphql.common.enums import SlotStatus
+from taskflow.core.definition import owning
 from taskflow.core.runs.model import SlotView
 
 if TYPE_CHECKING:
@@ -31,11 +32,36 @@ SLOT = "Slot"
 class Subject:
     type: str = strawberry.field(description="Its type, e.g. expense.")
     external_id: str = strawberry.field(description="The application's id for it.")
-    attributes: JSON = strawberry.field(description="Its data, as last sent.")
+    #: The attributes as stored, and the run read with them (its workflow and state).
+    stored: strawberry.Private[Any]
+    workflow: strawberry.Private[str | None] = None
+    state: strawberry.Private[str | None] = None
+
+    @strawberry.field(
+        description="Its data, as last sent. Read on a run (or slot) of the workflow that owns "
+        "the subject's type, it also holds that run's state under the owned field (e.g. "
+        "status): read-only, updateSubject refuses to write it (OwnedField)."
+    )
+    def attributes(self, info: Info) -> JSON:
+        owner = info.context.services.catalog.owners.get(self.type)
+        if owner is None or owner.name != self.workflow:
+            return cast(JSON, self.stored)
+        return cast(JSON, owning.projected(self.stored, owner.owns, self.state))
 
     @classmethod
-    def of(cls, type: str, external_id: str, attributes: Any) -> Subject:
-        return cls(type=type, external_id=external_id, attributes=cast(JSON, attributes))
+    def of(
+        cls,
+        type: str,
+        external_id: str,
+        attributes: Any,
+        workflow: str | None = None,
+        state: str | None = None,
+    ) -> Subject:
+        """The subject as read with a run of ``workflow`` in ``state`` (the owner's run shows
+        its state under the owned field)."""
+        return cls(
+            type=type, external_id=external_id, stored=attributes, workflow=workflow, state=state
+        )
 
 
 @strawberry.type(description="A field of the payload a slot's event carries (drives forms).")
@@ -168,6 +194,12 @@ def slot_from_row(row: Any) -> SlotType:
         workflow=row.workflow,
         definition_version=row.definition_version,
         run_state=row.run_state,
-        subject=Subject.of(row.subject_type, row.subject_external_id, row.subject_attributes),
+        subject=Subject.of(
+            row.subject_type,
+            row.subject_external_id,
+            row.subject_attributes,
+            row.workflow,
+            row.run_state,
+        ),
         due_at=row.due_at,
     )

@@ -47,6 +47,17 @@ class UpdateSubjectInput(SubjectRefInput):
     idempotency_key: str | None = relay.idempotency_key_field()
 
 
+@strawberry.input(
+    description="Create a tracked entity, or replace its attributes: a new subject of a type a "
+    "workflow owns starts that workflow's run."
+)
+class UpsertSubjectInput(SubjectRefInput):
+    attributes: JSON = strawberry.field(
+        description="Its data (replaces the old); never the owned field (read-only)."
+    )
+    idempotency_key: str | None = relay.idempotency_key_field()
+
+
 @strawberry.input(description="Where an event goes: exactly one of runId, subject, correlationKey.")
 class EventTargetInput:
     run_id: strawberry.ID | None = strawberry.field(default=None, description="A run's global id.")

@@ -20,6 +20,7 @@ from taskflow.api.graphql.slots.work_answers import (
     SlotSuccess,
     StartRunSuccess,
     UpdateSubjectSuccess,
+    UpsertSubjectSuccess,
     Viewed,
     as_object,
     completed,
@@ -31,6 +32,7 @@ from taskflow.api.graphql.slots.work_answers import (
     run_success,
     slot_success,
     subject_success,
+    upserted,
 )
 from taskflow.api.graphql.slots.work_inputs import (
     AssignInput,
@@ -43,11 +45,12 @@ from taskflow.api.graphql.slots.work_inputs import (
     ReleaseInput,
     StartRunInput,
     UpdateSubjectInput,
+    UpsertSubjectInput,
 )
 from taskflow.core.access.principals import Principal
 from taskflow.core.runs.model import SlotView
 from taskflow.service.access import access
-from taskflow.service.runs import events
+from taskflow.service.runs import events, owned
 from taskflow.service.runs import runs as run_service
 from taskflow.service.slots import slots as slot_service
 
@@ -61,8 +64,19 @@ UpdateSubjectPayload = Annotated[
     | relay.NotAllowed
     | relay.NotFoundRefusal
     | r.MoveNotAllowed
+    | r.OwnedField
     | relay.Keyed,
     strawberry.union("UpdateSubjectPayload", description="Result of updateSubject."),
+]
+UpsertSubjectPayload = Annotated[
+    UpsertSubjectSuccess
+    | relay.InvalidInput
+    | relay.NotAllowed
+    | relay.NotFoundRefusal
+    | r.MoveNotAllowed
+    | r.OwnedField
+    | relay.Keyed,
+    strawberry.union("UpsertSubjectPayload", description="Result of upsertSubject."),
 ]
 RaiseEventPayload = Annotated[
     RaiseEventSuccess
@@ -134,6 +148,27 @@ class WorkMutations:
         return {
             "subject": [subject.type, subject.external_id, subject.attributes],
             "runs": list(run_ids),
+        }
+
+    @keyed.mutation(UpsertSubjectPayload, upserted)
+    async def upsert_subject(
+        self, info: Info, me: Principal, input: UpsertSubjectInput
+    ) -> keyed.Answer:
+        """Create a subject or replace its attributes (applications); a new subject of a type
+        a workflow owns starts that workflow's run (one per subject, however often sent)."""
+        done = await owned.upsert_subject(
+            info.context.services,
+            me,
+            subject_type=input.type,
+            external_id=input.external_id,
+            attributes=as_object(input.attributes, "attributes"),
+        )
+        subject = done.subject
+        return {
+            "subject": [subject.type, subject.external_id, subject.attributes],
+            "runs": list(done.runs),
+            "started": done.started.view.id if done.started else None,
+            "owned": done.owned.view.id if done.owned else None,
         }
 
     @keyed.mutation(RaiseEventPayload, raised)

@@ -12,6 +12,7 @@ from typing import Final
 
 from taskflow.core.definition import budgets as bu
 from taskflow.core.definition import events as ev
+from taskflow.core.definition import owning
 from taskflow.core.definition.checks import migration_checks, step_checks
 from taskflow.core.definition.checks.problems import DefinitionError, Problem
 from taskflow.core.definition.checks.slot_checks import SlotChecker
@@ -310,7 +311,11 @@ def problems(
     definition: Definition, known_calendars: Collection[str] | None = None
 ) -> list[Problem]:
     """Every problem in ``definition``; ``known_calendars`` None skips the calendar check."""
-    return _Checker(definition, known_calendars).run() + migration_checks.problems(definition)
+    return (
+        _Checker(definition, known_calendars).run()
+        + migration_checks.problems(definition)
+        + owning.problems(definition)
+    )
 
 
 def validate(definition: Definition, known_calendars: Collection[str] | None = None) -> Definition:
