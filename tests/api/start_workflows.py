@@ -3,9 +3,13 @@
 ``four-eyes`` routes on ``actor`` (the approver is not the requester); its enter hook reads
 ``ctx.actor`` (login and roles) and sends an approval by finance on to ``audited``.
 ``auto-close`` waits for a timeout whose route reads ``actor.kind`` (``timer``).
+``screened`` starts in an automatic step (the worker runs it) before its first slot: what an
+awaited start (``waitFor``) waits for; the step's action and route read the step's actor.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from taskflow import (
     HookContext,
@@ -15,6 +19,8 @@ from taskflow import (
     Workflow,
     actor,
     real,
+    result,
+    steps,
     subject,
     timeout,
     who,
@@ -65,3 +71,30 @@ class AutoClose(Workflow):
     answered = State(terminal=True)
     closed_by_timer = State(terminal=True)
     closed = State(terminal=True)
+
+
+async def screen(ctx: steps.StepContext) -> dict[str, Any]:
+    """The automatic screening: it passes, naming who acts (``automation:<step id>``)."""
+    return {"passed": True, "by": ctx.actor.name, "kind": ctx.actor.kind}
+
+
+class Screened(Workflow):
+    """An applicant is screened by the worker, then interviewed (the first human slot)."""
+
+    name = "screened"
+    tracks = "applicant"
+
+    screening = State(
+        initial=True,
+        action="tests.api.start_workflows:screen",
+        on_success=[
+            Route("interview", when=(actor.kind == "automation") & result.screening.passed),
+            Route("rejected"),
+        ],
+    )
+    interview = State(
+        slots=[Slot("interview", waits_for="interviewed", candidates=who.anyone())],
+        then=[Route("hired")],
+    )
+    hired = State(terminal=True)
+    rejected = State(terminal=True)

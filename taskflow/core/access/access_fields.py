@@ -231,6 +231,7 @@ FIELDS: Final[dict[str, str]] = {
     "SlotSuccess.slot": "parent",
     "StartRunSuccess.run": "parent",
     "StartRunSuccess.created": "parent",
+    "StartRunSuccess.reached": "parent",
     "StateLeadTime.state": "parent",
     "StateLeadTime.leadTime": "parent",
     "Subject.type": "parent",

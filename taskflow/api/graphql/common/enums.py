@@ -16,6 +16,7 @@ from taskflow.core.common.refusal_codes import PAGE_ONLY, RefusalCode
 from taskflow.core.delivery.delivery import DeliveryState
 from taskflow.core.delivery.webhook_events import DeliveryStatus
 from taskflow.core.operate.attention import Reason
+from taskflow.core.runs.awaiting import WaitFor
 from taskflow.core.runs.statuses import RunStatus, SlotStatus, StepStatus
 
 __all__ = [
@@ -28,6 +29,7 @@ __all__ = [
     "StepStatus",
     "TimerState",
     "TimerStatus",
+    "WaitFor",
     "state_of",
 ]
 
@@ -205,6 +207,20 @@ core_enum(
         "lastError); deliverable again from nextAttemptAt.",
         DeliveryState.DEAD: "Given up: a permanent failure (a rejected address) or too many "
         "attempts (see lastError).",
+    },
+)
+
+
+core_enum(
+    WaitFor,
+    name="WaitFor",
+    description="What an awaited start (startRun's waitFor) waits for before it answers.",
+    values={
+        WaitFor.STATE: "The run left the state it started in (an automatic step or a timer "
+        "moved it), or ended.",
+        WaitFor.SLOT: "A slot of the run's current state is open or claimed (show it at once), "
+        "or the run ended.",
+        WaitFor.END: "The run ended.",
     },
 )
 

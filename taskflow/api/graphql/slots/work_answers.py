@@ -50,8 +50,13 @@ Refusals = (
 
 @strawberry.type(description="The run was started, or returned again for the same idempotency key.")
 class StartRunSuccess:
-    run: RunType = strawberry.field(description="The run.")
+    run: RunType = strawberry.field(description="The run (after waitFor: as it stands then).")
     created: bool = strawberry.field(description="False when an earlier start is returned again.")
+    reached: bool | None = strawberry.field(
+        default=None,
+        description="With waitFor: whether the run got there within timeoutSeconds (false: "
+        "the run as it stood when the wait ended). Null without waitFor.",
+    )
 
 
 @strawberry.type(description="The subject was updated; its live runs re-checked their rules.")

@@ -6,6 +6,7 @@ import strawberry
 from strawberry.scalars import JSON
 
 from taskflow.api.graphql.common import relay
+from taskflow.api.graphql.common.enums import WaitFor
 from taskflow.api.graphql.common.targets import OnRun, OnSlot
 from taskflow.api.graphql.slots.work import InboxFilter
 
@@ -32,6 +33,18 @@ class StartRunInput:
         "same subject and workflow with the same key returns the run it made (whoever sends "
         "it); from the same caller, the same key with another input is refused "
         "(IdempotencyKeyReused). Kept with the run; the caller's copy 7 days.",
+    )
+    wait_for: WaitFor | None = strawberry.field(
+        default=None,
+        description="Answer once the run is there (or timeoutSeconds passed), not at once: "
+        "e.g. SLOT, to show the first slot after the worker ran the automatic steps before "
+        "it. Nothing is held while waiting; the answer is the run as it stands then "
+        "(StartRunSuccess.reached says whether it got there).",
+    )
+    timeout_seconds: int | None = strawberry.field(
+        default=None,
+        description="The longest wait for waitFor, in seconds: 1 to 30 (default 10); more is "
+        "refused (InvalidInput) and starts nothing.",
     )
 
 

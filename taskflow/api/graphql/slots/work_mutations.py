@@ -48,9 +48,11 @@ from taskflow.api.graphql.slots.work_inputs import (
     UpsertSubjectInput,
 )
 from taskflow.core.access.principals import Principal
+from taskflow.core.runs import awaiting
+from taskflow.core.runs.awaiting import WaitFor
 from taskflow.core.runs.model import SlotView
 from taskflow.service.access import access
-from taskflow.service.runs import events, owned
+from taskflow.service.runs import awaited, events, owned
 from taskflow.service.runs import runs as run_service
 from taskflow.service.slots import slots as slot_service
 
@@ -113,14 +115,23 @@ CancelRunPayload = Annotated[
 
 
 async def _started(info: Info, _: Principal, a: keyed.Answer, again: bool) -> StartRunSuccess:
-    return StartRunSuccess(run=await run_now(info, a["run"]), created=a["created"] and not again)
+    reached = None
+    if a.get("wait"):  # after the start's transaction and its idempotency key: holding nothing
+        kind, seconds, state, visit = a["wait"]
+        services = info.context.services
+        reached = await awaited.wait(services, a["run"], (state, visit), WaitFor(kind), seconds)
+    return StartRunSuccess(
+        run=await run_now(info, a["run"]), created=a["created"] and not again, reached=reached
+    )
 
 
 @strawberry.type
 class WorkMutations:
     @keyed.mutation(StartRunPayload, _started)
     async def start_run(self, info: Info, me: Principal, input: StartRunInput) -> keyed.Answer:
-        """Start a run of a workflow for a subject (applications)."""
+        """Start a run of a workflow for a subject (applications); with waitFor, answer once
+        the run is there (bounded by timeoutSeconds)."""
+        seconds = awaiting.timeout_of(input.wait_for, input.timeout_seconds)
         started = await run_service.start_run(
             info.context.services,
             me,
@@ -131,7 +142,10 @@ class WorkMutations:
             attributes=as_object(input.subject.attributes, "subject.attributes"),
             idempotency_key=input.idempotency_key,
         )
-        return {"run": started.run.view.id, "created": started.created}
+        view, wait = started.run.view, None
+        if input.wait_for is not None:  # waited for when the answer is built (_started)
+            wait = [input.wait_for.value, seconds, view.state, view.visit]
+        return {"run": started.run.view.id, "created": started.created, "wait": wait}
 
     @keyed.mutation(UpdateSubjectPayload, subject_success)
     async def update_subject(
