@@ -265,7 +265,8 @@ def cancel(
 ) -> Outcome:
     """Cancel the run: every live slot is cancelled and the run ends."""
     decision = Decision(definition, run, slots, now=now, actor=actor, new_id=new_id)
-    decision.require_active()
+    if run.status != statuses.RunStatus.SCHEDULED:  # a delayed start is cancelled before it starts
+        decision.require_active()
     decision.cancel_live(reason=f"the run was cancelled: {reason}")
     decision.cancel_slots(pausing.held(decision), reason=f"the run was cancelled: {reason}")
     decision.set_run(status=RUN_CANCELLED, ended_at=now)

@@ -21,7 +21,7 @@ from taskflow.core.definition import actors, owning
 from taskflow.core.definition.model import State
 from taskflow.core.definition.workflow import Definition
 from taskflow.core.delivery import recipients
-from taskflow.core.runs import engine, refusals
+from taskflow.core.runs import engine, refusals, scheduling
 from taskflow.core.runs.model import AuditEntry, Outcome, RunView, SlotView
 from taskflow.service.access import access
 from taskflow.service.clocks import deadlines
@@ -109,9 +109,10 @@ async def start_run(
     attributes: Mapping[str, Any],
     idempotency_key: str | None,
     version: int | None = None,
+    delay: scheduling.Delay | None = None,
 ) -> Started:
     """Start a run for a subject (on ``version``, default the latest); the same idempotency
-    key returns the live run again."""
+    key returns the live run again. ``delay`` (an instant or a duration) schedules it."""
     definition = services.catalog.get(workflow, version)
     access.require_start(actor, definition.name)
     if subject_type != definition.tracks:
@@ -125,10 +126,20 @@ async def start_run(
             "subject.externalId must not be empty.", field="subject.externalId"
         )
     recipients.check_subject(definition, attributes, "subject.attributes")
+    start_at = None
+    if delay is not None:
+        start_at = scheduling.start_instant(
+            definition, services.calendars, services.clock.now(), at=delay.at, after=delay.after
+        )
     for attempt in range(2):
         try:
             return await _start(
-                services, actor, definition, subject_type, external_id, attributes, idempotency_key
+                services,
+                actor,
+                definition,
+                (subject_type, external_id, attributes),
+                idempotency_key,
+                start_at,
             )
         except asyncpg.UniqueViolationError:
             if attempt:
@@ -141,11 +152,11 @@ async def _start(
     services: Services,
     actor: Principal,
     definition: Definition,
-    subject_type: str,
-    external_id: str,
-    attributes: Mapping[str, Any],
+    sent: tuple[str, str, Mapping[str, Any]],
     idempotency_key: str | None,
+    start_at: datetime | None,
 ) -> Started:
+    subject_type, external_id, attributes = sent
     now = services.clock.now()
     async with services.db.transaction() as conn:
         subject, _ = await subjects.upsert(conn, subject_type, external_id, attributes, now)
@@ -165,7 +176,14 @@ async def _start(
                 run_id=existing.view.id,
             )
         run = await starting.open_run(
-            services, conn, actor, definition, subject, idempotency_key=idempotency_key, now=now
+            services,
+            conn,
+            actor,
+            definition,
+            subject,
+            idempotency_key=idempotency_key,
+            now=now,
+            start_at=start_at,
         )
     return Started(run, created=True)
 

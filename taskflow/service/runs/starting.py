@@ -15,7 +15,7 @@ from taskflow.core.access.principals import Principal
 from taskflow.core.definition import actors
 from taskflow.core.definition.conditions import expr as ex
 from taskflow.core.definition.workflow import Definition
-from taskflow.core.runs import engine
+from taskflow.core.runs import engine, scheduling
 from taskflow.core.runs.model import Outcome
 from taskflow.service.clocks import deadlines
 from taskflow.service.common.container import Services
@@ -42,18 +42,31 @@ async def open_run(
     *,
     idempotency_key: str | None,
     now: datetime,
+    start_at: datetime | None = None,
 ) -> rows.RunRow:
     """Insert a run of ``definition`` on ``subject``, started by ``actor`` at ``now``, and
-    persist its start (slots, clocks, timers, timeline); answers the run as written."""
+    persist its start (slots, clocks, timers, timeline); answers the run as written. With
+    ``start_at`` later than ``now`` the run is scheduled instead (``core/runs/scheduling.py``):
+    the worker starts it then."""
     run_id = ids.new_id()
-    result = engine.start(
-        definition,
-        run_id=run_id,
-        subject=subject.attributes,
-        now=now,
-        actor=actors.principal(actor),
-        new_id=ids.new_id,
-    )
+    if start_at is not None and start_at > now:
+        result = scheduling.scheduled(
+            definition,
+            run_id=run_id,
+            subject=subject.attributes,
+            start_at=start_at,
+            now=now,
+            actor=actors.principal(actor),
+        )
+    else:
+        result = engine.start(
+            definition,
+            run_id=run_id,
+            subject=subject.attributes,
+            now=now,
+            actor=actors.principal(actor),
+            new_id=ids.new_id,
+        )
     await rows.insert_run(
         conn,
         result.run,

@@ -18,11 +18,12 @@ EXTRA_INDEXES: tuple[tuple[str, str], ...] = (
         "subject_type_external_id_key",
         "CREATE UNIQUE INDEX subject_type_external_id_key ON subject (type, external_id)",
     ),
-    # One live run per subject and workflow.
+    # One live run per subject and workflow, a delayed start's included (migration
+    # 2026-12-04T07:50).
     (
         "run_live_per_subject",
         "CREATE UNIQUE INDEX run_live_per_subject ON run (workflow, subject) "
-        "WHERE status = 'active'",
+        "WHERE status IN ('active', 'scheduled')",
     ),
     # The correlation lookup knows no workflow: the key leads (migration 2026-12-01T19:03).
     (

@@ -17,10 +17,10 @@ SELECT /*:run_columns*/ FROM run r JOIN subject s ON s.id = r.subject
 WHERE r.id = ANY($1::uuid[])
 
 -- name: live_run_for
--- A subject's live run of a workflow: workflow $1 (text), subject $2 (uuid) (index
--- run_live_per_subject).
+-- A subject's live run of a workflow, started or scheduled: workflow $1 (text), subject $2
+-- (uuid) (index run_live_per_subject).
 SELECT /*:run_columns*/ FROM run r JOIN subject s ON s.id = r.subject
-WHERE r.workflow = $1 AND r.subject = $2 AND r.status = 'active'
+WHERE r.workflow = $1 AND r.subject = $2 AND r.status IN ('active', 'scheduled')
 
 -- name: live_run_for_locked
 -- live_run_for, the run's row locked.

@@ -128,6 +128,8 @@ core_enum(
         RunStatus.ACTIVE: "Moving through its states.",
         RunStatus.COMPLETED: "Reached a terminal state.",
         RunStatus.CANCELLED: "Cancelled by someone.",
+        RunStatus.SCHEDULED: "A delayed start (startRun's startAt): not started yet, its "
+        "initial state not entered; the worker starts it at startAt. Cancel it with cancelRun.",
     },
 )
 

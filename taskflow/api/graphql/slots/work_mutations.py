@@ -46,6 +46,7 @@ from taskflow.api.graphql.slots.work_inputs import (
     StartRunInput,
     UpdateSubjectInput,
     UpsertSubjectInput,
+    delayed,
 )
 from taskflow.core.access.principals import Principal
 from taskflow.core.runs import awaiting
@@ -132,6 +133,7 @@ class WorkMutations:
         """Start a run of a workflow for a subject (applications); with waitFor, answer once
         the run is there (bounded by timeoutSeconds)."""
         seconds = awaiting.timeout_of(input.wait_for, input.timeout_seconds)
+        delay = delayed(input.start_at, input.wait_for)
         started = await run_service.start_run(
             info.context.services,
             me,
@@ -141,6 +143,7 @@ class WorkMutations:
             external_id=input.subject.external_id,
             attributes=as_object(input.subject.attributes, "subject.attributes"),
             idempotency_key=input.idempotency_key,
+            delay=delay,
         )
         view, wait = started.run.view, None
         if input.wait_for is not None:  # waited for when the answer is built (_started)
