@@ -59,9 +59,12 @@ async def _upsert(
 
 
 async def _ticket_runs(client: httpx.AsyncClient, token: str, external_id: str) -> list[Any]:
-    found = await gql(client, RUNS, {"filter": {"workflow": "support-ticket"}}, token=token)
-    edges = found.ok()["runs"]["edges"]
-    return [e["node"] for e in edges if e["node"]["subject"]["externalId"] == external_id]
+    wanted = {
+        "workflow": "support-ticket",
+        "subject": {"type": "ticket", "externalId": external_id},
+    }
+    found = await gql(client, RUNS, {"filter": wanted}, token=token)
+    return [e["node"] for e in found.ok()["runs"]["edges"]]
 
 
 async def test_a_new_ticket_starts_its_run_and_shows_the_runs_state_as_its_status(
@@ -196,3 +199,24 @@ async def test_a_timeout_is_read_as_the_timer(
     assert await timers.run_due(start_services, frozen_clock.now()) > 0
     run = (await gql(api, RUN, {"id": begun["run"]["id"]}, token=tokens["app"])).ok()["run"]
     assert run["state"] == "closed_by_timer"
+
+
+async def test_the_demo_sends_its_tickets_and_their_workflow_starts_on_them(
+    client: httpx.AsyncClient, services: container.Services
+) -> None:
+    from taskflow.cli.demo_cmd import PRINCIPALS, RUNS
+    from taskflow.service.operate import demo
+
+    records, data = demo.read(PRINCIPALS, RUNS)
+    first = await demo.seed(services, records, data)
+    assert first.started == len(data["runs"])
+    token = services.staff_tokens.mint("ada", services.clock.now())
+    tickets = await _ticket_runs(client, token, "T-81723")
+    assert [(t["workflow"], t["subject"]["attributes"]["status"]) for t in tickets] == [
+        ("support-ticket", tickets[0]["state"])
+    ]
+    spam = (await _ticket_runs(client, token, "T-81726"))[0]
+    assert spam["subject"]["attributes"]["status"] == spam["state"] != "new"
+    again = await demo.seed(services, records, data)  # sent again: no second run
+    assert (again.started, again.existing) == (0, len(data["runs"]))
+    assert len(await _ticket_runs(client, token, "T-81723")) == 1
