@@ -58,7 +58,7 @@ async def upsert_subject(
     runs.check_subject(services, subject_type, attributes)
     for attempt in range(2):
         try:
-            return await _upsert(services, actor, subject_type, external_id, attributes)
+            return await _upsert(services, actor, (subject_type, external_id, attributes))
         except asyncpg.UniqueViolationError:
             if attempt:
                 raise
@@ -67,12 +67,9 @@ async def upsert_subject(
 
 
 async def _upsert(
-    services: Services,
-    actor: Principal,
-    subject_type: str,
-    external_id: str,
-    attributes: Mapping[str, Any],
+    services: Services, actor: Principal, sent: tuple[str, str, Mapping[str, Any]]
 ) -> Upserted:
+    subject_type, external_id, attributes = sent
     owner = services.catalog.owners.get(subject_type)
     async with services.db.transaction() as conn:
         now = services.clock.now()

@@ -190,13 +190,7 @@ def _one(
             else:
                 batch.decided.add(step.run_id)
                 _decide(
-                    state,
-                    ctx,
-                    now,
-                    automatic.succeeded,
-                    result=item.value,
-                    details=details,
-                    actor=actors.automation(step.id),
+                    state, ctx, now, step, automatic.succeeded, result=item.value, details=details
                 )
         done("succeeded", store.SUCCEEDED, result=item.value)
         return
@@ -221,13 +215,7 @@ def _one(
     if step.kind == step_queue.ACTION:
         batch.decided.add(step.run_id)
         _decide(
-            state,
-            ctx,
-            now,
-            automatic.failed,
-            error_classes=item.classes,
-            details=details,
-            actor=actors.automation(step.id),
+            state, ctx, now, step, automatic.failed, error_classes=item.classes, details=details
         )
     else:
         line = f"{step.state}: {step.action} failed ({text}); an operator retries it (retryStep)"
@@ -242,11 +230,14 @@ def _decide(
     state: runs_batch.RunState,
     ctx: uow.Context,
     now: datetime,
+    step: store.StepRow,
     decide: Callable[..., Outcome],
     **how: Any,
 ) -> None:
-    """Decide what an action's outcome does with ``decide`` (``automatic.succeeded`` or
-    ``automatic.failed``) on the run's batch state, and plan it (the unit of work's planner)."""
+    """Decide what ``step``'s outcome does with ``decide`` (``automatic.succeeded`` or
+    ``automatic.failed``; the step acts: ``automation:<step id>``) on the run's batch state,
+    and plan it (the unit of work's planner)."""
     slots = list(state.slots.values())
-    result = decide(ctx.definition, state.run, slots, now=now, new_id=ids.new_id, **how)
+    by = actors.automation(step.id)
+    result = decide(ctx.definition, state.run, slots, now=now, new_id=ids.new_id, actor=by, **how)
     runs_batch.outcome(state, result, ctx, now)

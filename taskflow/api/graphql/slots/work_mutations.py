@@ -61,24 +61,21 @@ StartRunPayload = Annotated[
     StartRunSuccess | r.RunExists | relay.Common,
     strawberry.union("StartRunPayload", description="Result of startRun."),
 ]
-UpdateSubjectPayload = Annotated[
-    UpdateSubjectSuccess
-    | relay.InvalidInput
+#: What sending a subject may be refused with (updateSubject, upsertSubject).
+SubjectRefusals = (
+    relay.InvalidInput
     | relay.NotAllowed
     | relay.NotFoundRefusal
     | r.MoveNotAllowed
     | r.OwnedField
-    | relay.Keyed,
+    | relay.Keyed
+)
+UpdateSubjectPayload = Annotated[
+    UpdateSubjectSuccess | SubjectRefusals,
     strawberry.union("UpdateSubjectPayload", description="Result of updateSubject."),
 ]
 UpsertSubjectPayload = Annotated[
-    UpsertSubjectSuccess
-    | relay.InvalidInput
-    | relay.NotAllowed
-    | relay.NotFoundRefusal
-    | r.MoveNotAllowed
-    | r.OwnedField
-    | relay.Keyed,
+    UpsertSubjectSuccess | SubjectRefusals,
     strawberry.union("UpsertSubjectPayload", description="Result of upsertSubject."),
 ]
 RaiseEventPayload = Annotated[
