@@ -8,6 +8,7 @@ many workers race for it (their batches take the run ``SKIP LOCKED``).
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -56,15 +57,29 @@ async def _run(client: httpx.AsyncClient, token: str, run_id: str) -> dict[str, 
     return found
 
 
+Fire = Callable[..., Awaitable[list[int]]]
+
+
+@pytest.fixture
+def fire(start_services: container.Services, frozen_clock: clock.FrozenClock) -> Fire:
+    """Move the clock on by ``by``, then run ``workers`` workers' timer batches at once."""
+
+    async def go(by: timedelta, workers: int = 1) -> list[int]:
+        frozen_clock.advance(by)
+        now = frozen_clock.now()
+        return list(
+            await asyncio.gather(*(timers.run_due(start_services, now) for _ in range(workers)))
+        )
+
+    return go
+
+
 def _kinds(run: dict[str, Any]) -> list[str]:
     return [e["node"]["kind"] for e in run["timeline"]["edges"]]
 
 
 async def test_a_delayed_start_is_scheduled_listed_exclusive_then_started_once(
-    api: httpx.AsyncClient,
-    tokens: dict[str, str],
-    start_services: container.Services,
-    frozen_clock: clock.FrozenClock,
+    api: httpx.AsyncClient, tokens: dict[str, str], fire: Fire
 ) -> None:
     app = tokens["app"]
     at = (T0 + timedelta(hours=2)).isoformat()
@@ -76,32 +91,23 @@ async def test_a_delayed_start_is_scheduled_listed_exclusive_then_started_once(
     second = await _start(api, app, "R-1")
     assert (second["__typename"], second["runId"]) == ("RunExists", run["id"])
 
-    frozen_clock.advance(timedelta(hours=1, minutes=59))
-    await timers.run_due(start_services, frozen_clock.now())
+    await fire(timedelta(hours=1, minutes=59))
     assert (await _run(api, app, run["id"]))["status"] == "SCHEDULED"
 
-    frozen_clock.advance(timedelta(minutes=1))
-    # Two workers race for the due start: one starts it.
-    fired = await asyncio.gather(
-        *(timers.run_due(start_services, frozen_clock.now()) for _ in range(3))
-    )
-    assert sum(fired) == 1
+    # Three workers race for the due start: one starts it.
+    assert sum(await fire(timedelta(minutes=1), workers=3)) == 1
     started = await _run(api, app, run["id"])
     assert (started["status"], started["state"]) == ("ACTIVE", "review")
     assert started["slots"] == [{"name": "approve", "status": "OPEN"}]
     kinds = _kinds(started)
     assert kinds.count("run.scheduled") == kinds.count("run.started") == 1
     assert kinds.index("run.scheduled") < kinds.index("run.started")
-    frozen_clock.advance(timedelta(days=1))
-    assert await timers.run_due(start_services, frozen_clock.now()) == 0
+    assert await fire(timedelta(days=1)) == [0]
     assert _kinds(await _run(api, app, run["id"])).count("run.started") == 1
 
 
 async def test_a_scheduled_run_is_cancelled_and_never_starts(
-    api: httpx.AsyncClient,
-    tokens: dict[str, str],
-    start_services: container.Services,
-    frozen_clock: clock.FrozenClock,
+    api: httpx.AsyncClient, tokens: dict[str, str], fire: Fire
 ) -> None:
     app = tokens["app"]
     run = (await _start(api, app, "R-2", startAt={"after": {"minutes": 30}}))["run"]
@@ -110,8 +116,7 @@ async def test_a_scheduled_run_is_cancelled_and_never_starts(
     cancel = {"input": {"runId": run["id"], "reason": "not needed after all"}}
     cancelled = (await gql(api, CANCEL, cancel, token=app)).ok()["cancelRun"]
     assert cancelled["run"]["status"] == "CANCELLED"
-    frozen_clock.advance(timedelta(hours=1))
-    assert await timers.run_due(start_services, frozen_clock.now()) == 0
+    assert await fire(timedelta(hours=1)) == [0]
     after = await _run(api, app, run["id"])
     assert after["status"] == "CANCELLED"
     assert "run.started" not in _kinds(after)

@@ -151,23 +151,18 @@ def _numbered(values: dict[str, Any], n: int, **more: Any) -> dict[str, Any]:
 async def _start(services: Services, spec: dict[str, Any]) -> str | None:
     """Start the run ``spec`` describes; its id, or None when an earlier call started it.
     With ``upsert``, the subject is sent (upsertSubject) and its type's owner starts."""
+    who = await _principal(services, spec["started_by"])
+    sent = {
+        "subject_type": spec["type"],
+        "external_id": spec["external_id"],
+        "attributes": spec["attributes"],
+    }
     if spec.get("upsert"):
-        sent = await owned.upsert_subject(
-            services,
-            await _principal(services, spec["started_by"]),
-            subject_type=spec["type"],
-            external_id=spec["external_id"],
-            attributes=spec["attributes"],
-        )
-        return sent.started.view.id if sent.started is not None else None
+        upserted = await owned.upsert_subject(services, who, **sent)
+        return upserted.started.view.id if upserted.started is not None else None
+    key = f"demo:{spec['workflow']}:{spec['external_id']}"
     result = await run_service.start_run(
-        services,
-        await _principal(services, spec["started_by"]),
-        workflow=spec["workflow"],
-        subject_type=spec["type"],
-        external_id=spec["external_id"],
-        attributes=spec["attributes"],
-        idempotency_key=f"demo:{spec['workflow']}:{spec['external_id']}",
+        services, who, workflow=spec["workflow"], idempotency_key=key, **sent
     )
     return result.run.view.id if result.created else None
 
