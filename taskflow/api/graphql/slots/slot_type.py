@@ -8,7 +8,10 @@ imports this module, never the other way round).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from contextvars import ContextVar
 from datetime import datetime
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import strawberry
@@ -26,27 +29,26 @@ if TYPE_CHECKING:
     from taskflow.api.graphql.runs.types import RunType
 
 SLOT = "Slot"
+#: No workflow owns anything (outside a request).
+NO_OWNERS: Mapping[str, Any] = MappingProxyType({})
+
+
+#: The workflow owning each subject type (``Catalog.owners``), set with each request's
+#: GraphQL context (``api/app.py``): a Subject built with a run of its owner shows the run's
+#: state under the owned field. A context variable, so the attributes stay a plain field
+#: (read by the executor without a resolver: ``common/plain_fields.py``).
+OWNERS: ContextVar[Mapping[str, Any]] = ContextVar("taskflow_subject_owners", default=NO_OWNERS)
 
 
 @strawberry.type(description="The tracked entity, as the application sent it.")
 class Subject:
     type: str = strawberry.field(description="Its type, e.g. expense.")
     external_id: str = strawberry.field(description="The application's id for it.")
-    #: The attributes as stored, and the run read with them (its workflow and state).
-    stored: strawberry.Private[Any]
-    workflow: strawberry.Private[str | None] = None
-    state: strawberry.Private[str | None] = None
-
-    @strawberry.field(
+    attributes: JSON = strawberry.field(
         description="Its data, as last sent. Read on a run (or slot) of the workflow that owns "
         "the subject's type, it also holds that run's state under the owned field (e.g. "
         "status): read-only, updateSubject refuses to write it (OwnedField)."
     )
-    def attributes(self, info: Info) -> JSON:
-        owner = info.context.services.catalog.owners.get(self.type)
-        if owner is None or owner.name != self.workflow:
-            return cast(JSON, self.stored)
-        return cast(JSON, owning.projected(self.stored, owner.owns, self.state))
 
     @classmethod
     def of(
@@ -59,9 +61,10 @@ class Subject:
     ) -> Subject:
         """The subject as read with a run of ``workflow`` in ``state`` (the owner's run shows
         its state under the owned field)."""
-        return cls(
-            type=type, external_id=external_id, stored=attributes, workflow=workflow, state=state
-        )
+        owner = OWNERS.get().get(type)
+        if owner is not None and owner.name == workflow:
+            attributes = owning.projected(attributes, owner.owns, state)
+        return cls(type=type, external_id=external_id, attributes=cast(JSON, attributes))
 
 
 @strawberry.type(description="A field of the payload a slot's event carries (drives forms).")
