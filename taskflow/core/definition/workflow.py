@@ -33,6 +33,7 @@ from taskflow.core.definition.conditions import expr as ex
 from taskflow.core.definition.events import Event
 from taskflow.core.definition.migrations import Migration
 from taskflow.core.definition.model import Slot, State
+from taskflow.core.definition.owning import Owns
 
 
 @dataclass(frozen=True, eq=False)
@@ -56,6 +57,10 @@ class Definition:
     #: ``real.days(90)``); None: ``TASKFLOW_RETENTION_DAYS``. An operating setting: not in
     #: the document nor the digest, so changing it needs no new version.
     retention: Budget | None = None
+    #: The workflow owns the subjects it tracks (``owning.py``): a new subject starts a run,
+    #: and the run's state shows on it as a read-only field. Like ``retention``, not in the
+    #: document nor the digest: it is about the subject type, read from the latest version.
+    owns: Owns | None = None
 
     def state(self, name: str) -> State:
         """The state called ``name``; ``UnknownState`` (a KeyError) if none."""
@@ -126,6 +131,7 @@ def define(
     events: Sequence[Event] = (),
     migrations: Sequence[Migration] = (),
     retention: Budget | None = None,
+    owns: Owns | None = None,
 ) -> Definition:
     """Build a :class:`Definition` from parts; each state takes the name it is keyed by."""
     return Definition(
@@ -140,6 +146,7 @@ def define(
         events=tuple(events),
         migrations=tuple(migrations),
         retention=retention,
+        owns=owns,
     )
 
 
@@ -156,7 +163,9 @@ class Workflow:
     events may be matched by), ``events`` (rules about inbound events: who may
     raise them, which are buffered), ``migrations`` (what happens to runs of earlier
     versions: docs/versions.md), ``retention`` (how long ended runs are kept:
-    docs/operations.md, "Retention"), and the states. The docstring is the description.
+    docs/operations.md, "Retention"), ``owns`` (the workflow owns the subjects it tracks:
+    started on each new one, its state shown on them; docs/composition.md), and the states.
+    The docstring is the description.
     """
 
     name: ClassVar[str] = ""
@@ -167,6 +176,7 @@ class Workflow:
     events: ClassVar[Sequence[Event]] = ()
     migrations: ClassVar[Sequence[Migration]] = ()
     retention: ClassVar[Budget | None] = None
+    owns: ClassVar[Owns | None] = None
     #: The built definition; None for a base class that declares no states.
     definition: ClassVar[Definition | None] = None
 
@@ -188,6 +198,7 @@ class Workflow:
             events=tuple(cls.events),
             migrations=tuple(cls.migrations),
             retention=cls.retention,
+            owns=cls.owns,
             description=(cls.__doc__ or "").strip() or None,
             source=f"{cls.__module__}.{cls.__qualname__}",
         )

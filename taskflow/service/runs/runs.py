@@ -8,7 +8,6 @@ timeline afterwards (in a transaction of their own).
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -18,17 +17,17 @@ import asyncpg
 
 from taskflow import errors
 from taskflow.core.access.principals import Principal
-from taskflow.core.definition.conditions import expr as ex
+from taskflow.core.definition import actors, owning
 from taskflow.core.definition.model import State
 from taskflow.core.definition.workflow import Definition
 from taskflow.core.delivery import recipients
-from taskflow.core.runs import engine, refusals
+from taskflow.core.runs import engine, refusals, scheduling
 from taskflow.core.runs.model import AuditEntry, Outcome, RunView, SlotView
 from taskflow.service.access import access
 from taskflow.service.clocks import deadlines
 from taskflow.service.common import retry
 from taskflow.service.common.container import Services
-from taskflow.service.runs import decisions, ids, persist
+from taskflow.service.runs import decisions, ids, persist, starting
 from taskflow.store.common import db, locks
 from taskflow.store.runs import runs as rows
 from taskflow.store.runs import subjects
@@ -99,13 +98,6 @@ class Started:
     created: bool
 
 
-def _correlation(definition: Definition, subject: Mapping[str, Any]) -> str | None:
-    if definition.correlate_by is None:
-        return None
-    value = ex.value_of(definition.correlate_by, ex.Env(subject=subject))
-    return None if value is ex.MISSING or value is None else str(value)
-
-
 @retry.retried("start a run")
 async def start_run(
     services: Services,
@@ -117,9 +109,10 @@ async def start_run(
     attributes: Mapping[str, Any],
     idempotency_key: str | None,
     version: int | None = None,
+    delay: scheduling.Delay | None = None,
 ) -> Started:
     """Start a run for a subject (on ``version``, default the latest); the same idempotency
-    key returns the live run again."""
+    key returns the live run again. ``delay`` (an instant or a duration) schedules it."""
     definition = services.catalog.get(workflow, version)
     access.require_start(actor, definition.name)
     if subject_type != definition.tracks:
@@ -133,10 +126,20 @@ async def start_run(
             "subject.externalId must not be empty.", field="subject.externalId"
         )
     recipients.check_subject(definition, attributes, "subject.attributes")
+    start_at = None
+    if delay is not None:
+        start_at = scheduling.start_instant(
+            definition, services.calendars, services.clock.now(), at=delay.at, after=delay.after
+        )
     for attempt in range(2):
         try:
             return await _start(
-                services, actor, definition, subject_type, external_id, attributes, idempotency_key
+                services,
+                actor,
+                definition,
+                (subject_type, external_id, attributes),
+                idempotency_key,
+                start_at,
             )
         except asyncpg.UniqueViolationError:
             if attempt:
@@ -149,11 +152,11 @@ async def _start(
     services: Services,
     actor: Principal,
     definition: Definition,
-    subject_type: str,
-    external_id: str,
-    attributes: Mapping[str, Any],
+    sent: tuple[str, str, Mapping[str, Any]],
     idempotency_key: str | None,
+    start_at: datetime | None,
 ) -> Started:
+    subject_type, external_id, attributes = sent
     now = services.clock.now()
     async with services.db.transaction() as conn:
         subject, _ = await subjects.upsert(conn, subject_type, external_id, attributes, now)
@@ -172,39 +175,17 @@ async def _start(
                 "first start's idempotencyKey, or cancel the live run first.",
                 run_id=existing.view.id,
             )
-        run_id = ids.new_id()
-        result = engine.start(
+        run = await starting.open_run(
+            services,
+            conn,
+            actor,
             definition,
-            run_id=run_id,
-            subject=subject.attributes,
-            now=now,
-            actor=actor.id,
-            new_id=ids.new_id,
-        )
-        await rows.insert_run(
-            conn,
-            result.run,
-            subject_id=subject.id,
-            digest=definition.digest,
-            correlation_key=_correlation(definition, subject.attributes),
+            subject,
             idempotency_key=idempotency_key,
-            started_by=actor.id,
             now=now,
+            start_at=start_at,
         )
-        await persist.outcome(
-            conn,
-            _as_update(result),
-            now=now,
-            sla=deadlines.sla_of(services, definition, actor=actor.id),
-        )
-        run = await rows.get_run(conn, run_id)
-    assert run is not None
     return Started(run, created=True)
-
-
-def _as_update(result: Outcome) -> Outcome:
-    """A fresh run's outcome, minus the run row the caller inserted itself."""
-    return dataclasses.replace(result, run_changed=True)
 
 
 async def decide(
@@ -255,18 +236,8 @@ async def update_subject(
     attributes: Mapping[str, Any],
 ) -> tuple[subjects.SubjectRow, list[str]]:
     """Replace a subject's attributes; every live run re-checks its rules. Returns the run ids."""
-    access.require_integration(actor, "update subjects")
-    if not any(
-        d.tracks == subject_type and access.may_start(actor, d.name)
-        for d in services.catalog.latest()
-    ):
-        raise errors.Forbidden(
-            f"None of your integration grants covers a workflow tracking {subject_type!r}; "
-            "ask an admin for a grant on it (see docs/access.md)."
-        )
-    for tracking in services.catalog.latest():
-        if tracking.tracks == subject_type:
-            recipients.check_subject(tracking, attributes, "attributes")
+    require_subject_grant(services, actor, subject_type)
+    check_subject(services, subject_type, attributes)
     async with services.db.transaction() as conn:
         subject = await subjects.find(conn, subject_type, external_id, lock=True)
         if subject is None:
@@ -277,24 +248,58 @@ async def update_subject(
         run_ids = await rows.live_runs_of_subject(conn, subject.id)
         now = services.clock.now()
         subject = await subjects.update(conn, subject.id, attributes, now)
-        for run_id in run_ids:
-            await decide(
-                services,
-                conn,
-                run_id,
-                lambda definition, run, slots, now: engine.change_subject(
-                    # A live run of an older version may read an address elsewhere.
-                    _checked(_granted(actor, definition, run), attributes),
-                    run.view,
-                    slots,
-                    subject=attributes,
-                    now=now,
-                    actor=actor.id,
-                    new_id=ids.new_id,
-                ),
-                now=now,
-            )
+        await resubject(services, conn, actor, run_ids, attributes, now)
     return subject, run_ids
+
+
+def require_subject_grant(services: Services, actor: Principal, subject_type: str) -> None:
+    """An application granted some workflow tracking ``subject_type`` (and admins)."""
+    access.require_integration(actor, "update subjects")
+    if not any(
+        d.tracks == subject_type and access.may_start(actor, d.name)
+        for d in services.catalog.latest()
+    ):
+        raise errors.Forbidden(
+            f"None of your integration grants covers a workflow tracking {subject_type!r}; "
+            "ask an admin for a grant on it (see docs/access.md)."
+        )
+
+
+def check_subject(services: Services, subject_type: str, attributes: Mapping[str, Any]) -> None:
+    """Refuse attributes that write the owned field, or that the workflows tracking the type
+    cannot use (an address their recipients refuse)."""
+    owning.check_writes(services.catalog.owners.get(subject_type), attributes)
+    for tracking in services.catalog.latest():
+        if tracking.tracks == subject_type:
+            recipients.check_subject(tracking, attributes, "attributes")
+
+
+async def resubject(
+    services: Services,
+    conn: db.Connection,
+    actor: Principal,
+    run_ids: list[str],
+    attributes: Mapping[str, Any],
+    now: datetime,
+) -> None:
+    """The subject's live runs (locked in id order) re-check their rules on ``attributes``."""
+    for run_id in run_ids:
+        await decide(
+            services,
+            conn,
+            run_id,
+            lambda definition, run, slots, now: engine.change_subject(
+                # A live run of an older version may read an address elsewhere.
+                _checked(_granted(actor, definition, run), attributes),
+                run.view,
+                slots,
+                subject=attributes,
+                now=now,
+                actor=actors.principal(actor),
+                new_id=ids.new_id,
+            ),
+            now=now,
+        )
 
 
 def _checked(definition: Definition, attributes: Mapping[str, Any]) -> Definition:
@@ -382,7 +387,7 @@ async def cancel_run(
         services,
         run_id,
         expected_version,
-        decisions.made(engine.cancel, reason=reason, actor=actor.id),
+        decisions.made(engine.cancel, reason=reason, actor=actors.principal(actor)),
     )
 
 

@@ -282,5 +282,7 @@ def slot_type_of(slot: SlotView, run: access.SeenRun) -> SlotType:
         workflow=run.workflow,
         definition_version=run.definition_version,
         run_state=run.state,
-        subject=Subject.of(run.subject_type, run.subject_external_id, run.subject),
+        subject=Subject.of(
+            run.subject_type, run.subject_external_id, run.subject, run.workflow, run.state
+        ),
     )

@@ -2,12 +2,15 @@
 
 A definition never holds lambdas for its rules: ``subject.amount > 1000`` builds
 a small tree that the engine can evaluate, render to JSON, show to people and
-check when the definition loads. Four symbols start every path:
+check when the definition loads. Six symbols start every path:
 
 - ``subject``: the tracked entity's attributes (``subject.amount``);
 - ``payload``: payloads deposited so far, per slot name (``payload.review.decision``);
 - ``principal``: the acting principal (``principal.id``, ``principal.roles``);
-- ``item``: the element of a ``foreach`` slot (``item`` or ``item.kind``).
+- ``item``: the element of a ``foreach`` slot (``item`` or ``item.kind``);
+- ``result``: what automatic steps returned, per state name;
+- ``actor``: who acted (``actor.login``, ``actor.roles``, ``actor.kind``), in routes,
+  completion rules, guards and preconditions (``core/definition/actors.py``).
 
 Evaluation is three-valued, as in SQL: a missing (or null) field makes a
 comparison *unknown* (``None``), ``&``/``|``/``~`` follow Kleene logic, and an
@@ -38,6 +41,7 @@ from taskflow.core.definition.conditions.tree import (
     Logic,
     Membership,
     Ref,
+    actor,
     describe,
     item,
     lift,
@@ -64,6 +68,7 @@ __all__ = [
     "Logic",
     "Membership",
     "Ref",
+    "actor",
     "describe",
     "evaluate",
     "item",
@@ -111,6 +116,8 @@ class Env:
     item: Any = MISSING
     #: What automatic steps returned, keyed by state name (docs/automatic-steps.md).
     result: Mapping[str, Any] = field(default_factory=dict)
+    #: Who acted (``actor.login``, ``actor.roles``, ``actor.kind``: core/definition/actors.py).
+    actor: Any = MISSING
 
 
 def _step(value: Any, name: str) -> Any:
