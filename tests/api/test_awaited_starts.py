@@ -136,3 +136,23 @@ async def test_a_bound_out_of_range_is_refused_and_starts_nothing(
     assert refused["__typename"] == "InvalidInput"
     assert field in refused["message"]
     assert (await gql(api, RUNS, token=tokens["app"])).ok()["runs"]["totalCount"] == 0
+
+
+async def test_one_answer_may_read_a_runs_slots_and_steps_together(
+    api: httpx.AsyncClient, tokens: dict[str, str]
+) -> None:
+    # Two resolvers of one run load its access answer at once; neither may read the other's
+    # half-made entry as "not found".
+    both = """mutation($input: StartRunInput!) { startRun(input: $input) { __typename
+      ... on StartRunSuccess { run { state slots { name } steps { state status } } } } }"""
+    variables = {
+        "input": {
+            "workflow": "screened",
+            "subject": {"type": "applicant", "externalId": "B-1", "attributes": {"name": "B"}},
+        }
+    }
+    found = await gql(api, both, variables, token=tokens["app"])
+    run = found.ok()["startRun"]["run"]
+    assert run["state"] == "screening"
+    assert run["slots"] == []
+    assert [s["state"] for s in run["steps"]] == ["screening"]
