@@ -86,9 +86,7 @@ def test_elapsed_time_skips_pauses_under_every_policy() -> None:
     assert clocks.elapsed(clock, LONDON, now) == timedelta(hours=2)
     keep = clocks.rebudget(clock, hours(4), now, clocks.KEEP_ELAPSED)
     assert clocks.due_at(keep, LONDON) == at(1, 15)  # 09-10 and 12-15
-    assert clocks.due_at(clocks.rebudget(clock, hours(4), now, clocks.RESTART), LONDON) == at(
-        1, 17
-    )
+    assert clocks.due_at(clocks.rebudget(clock, hours(4), now, clocks.RESTART), LONDON) == at(1, 17)
     back = clocks.rebudget(clock, hours(1), now, clocks.RETROACTIVE)
     assert clocks.due_at(back, LONDON) == at(1, 10)  # ran out as the pause began
     assert clocks.breached_at(back, LONDON, now) == at(1, 10)

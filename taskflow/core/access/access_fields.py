@@ -368,3 +368,18 @@ FIELDS.update({f"{t}.{f}": "parent" for t, fs in _PARENT_FIELDS.items() for f in
 FIELDS.update(
     {"Query.workflows": "definitions", "Query.runs": "runs", "Query.calendars": "calendars"}
 )
+# slaDryRun plays the caller's own subject through a definition: nothing live is read.
+FIELDS["Query.slaDryRun"] = "definitions"
+FIELDS.update(
+    {
+        f"{kind}.{name}": "parent"
+        for kind, names in {
+            "SlaDryRun": "workflow version startedAt endedAt state status firings milestones "
+            "reminders escalations breaches timeline",
+            "DryRunMilestone": "slot visit milestone calendar budget startedAt dueAt metAt "
+            "breachedAt status terms explain",
+            "DryRunLine": "at kind slot reason details",
+        }.items()
+        for name in names.split()
+    }
+)
