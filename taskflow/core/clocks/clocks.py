@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Hashable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import lru_cache
-from typing import Final
+from typing import Any, Final, cast
 
 from taskflow.core.clocks import calendars
 from taskflow.core.common import durations
@@ -132,31 +132,39 @@ def rebudget(
     return dataclasses.replace(clock, budget=budget, recomputes=(*clock.recomputes, change))
 
 
+def term(clock: Clock, i: int) -> tuple[datetime, Clock]:
+    """The ``i``-th budget the clock ran on (0: the first): the instant it came into force
+    and the clock as it stood then (its due instant is the deadline in force from that
+    instant until the next term's)."""
+    changes = clock.recomputes
+    since = clock.started_at if i == 0 else changes[i - 1].at
+    budget = changes[i].before if i < len(changes) else clock.budget
+    return since, dataclasses.replace(clock, budget=budget, recomputes=changes[:i])
+
+
 def terms(clock: Clock) -> list[tuple[datetime, Clock]]:
-    """Each budget the clock ran on, oldest first: the instant it came into force and the
-    clock as it stood then (its due instant is the deadline in force from that instant
-    until the next term's)."""
-    found = []
-    for i in range(len(clock.recomputes) + 1):
-        since = clock.started_at if i == 0 else clock.recomputes[i - 1].at
-        budget = clock.recomputes[i].before if i < len(clock.recomputes) else clock.budget
-        found.append(
-            (since, dataclasses.replace(clock, budget=budget, recomputes=clock.recomputes[:i]))
-        )
-    return found
+    """Every term of the clock, oldest first (see :func:`term`)."""
+    return [term(clock, i) for i in range(len(clock.recomputes) + 1)]
 
 
 def recorded_breach(clock: Clock, cal: calendars.BusinessClock) -> datetime | None:
     """The first deadline that passed while it was in force, among the terms a later
     recompute ended. A ``retroactive`` recompute judges again from the start: the terms
     before it no longer count (its own deadline may lie before it: a breach back-dated)."""
-    listed = terms(clock)
-    first = max(
-        (i for i, r in enumerate(clock.recomputes, start=1) if r.policy == RETROACTIVE), default=0
-    )
-    for i in range(first, len(listed) - 1):
-        due = due_at(listed[i][1], cal)
-        if due is not None and due < listed[i + 1][0]:
+    if not clock.recomputes:
+        return None
+    return _recorded_breach(clock, cast(Hashable, cal))  # calendars hash by identity
+
+
+@lru_cache(maxsize=4096)
+def _recorded_breach(clock: Clock, cal: Any) -> datetime | None:
+    # Cached: a closed term's verdict never changes (a later pause starts after its end), and
+    # one write asks it of the same ledger several times (lines, rows, the report copy).
+    changes = clock.recomputes
+    first = max((i for i, r in enumerate(changes, start=1) if r.policy == RETROACTIVE), default=0)
+    for i in range(first, len(changes)):
+        due = due_at(term(clock, i)[1], cal)
+        if due is not None and due < changes[i].at:
             return due
     return None
 
@@ -258,6 +266,15 @@ def instant_at(clock: Clock, cal: calendars.BusinessClock, amount: timedelta) ->
 
 def due_at(clock: Clock, cal: calendars.BusinessClock) -> datetime | None:
     """The due instant: where the budget runs out (None while paused short of it)."""
+    if not clock.pauses and not clock.recomputes:
+        return instant_at(clock, cal, budget_time(clock, cal))
+    return _due_at(clock, cast(Hashable, cal))
+
+
+@lru_cache(maxsize=4096)
+def _due_at(clock: Clock, cal: Any) -> datetime | None:
+    # Cached for ledgers with pauses or recomputes: their walk steps over each, and one
+    # decision asks the same ledger's due instant for its lines, its rows and its timers.
     return instant_at(clock, cal, budget_time(clock, cal))
 
 

@@ -83,6 +83,9 @@ def to_json_value(value: Any) -> Any:
     """``value`` with its instants as ISO 8601 text, its tuples as lists (JSON-ready)."""
     if isinstance(value, datetime):
         return value.isoformat()
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        # Field by field (``dataclasses.asdict`` deep-copies every value first).
+        return {f.name: to_json_value(getattr(value, f.name)) for f in dataclasses.fields(value)}
     if isinstance(value, Mapping):
         return {str(k): to_json_value(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
@@ -92,4 +95,5 @@ def to_json_value(value: Any) -> Any:
 
 def to_json(answer: dry_run.Answer) -> dict[str, Any]:
     """The answer as JSON-ready data (instants as ISO 8601 text)."""
-    return {k: to_json_value(v) for k, v in dataclasses.asdict(answer).items()}
+    found: dict[str, Any] = to_json_value(answer)
+    return found
