@@ -134,3 +134,17 @@ def test_the_same_budget_or_a_met_clock_is_no_recompute() -> None:
     assert clocks.rebudget(clock, hours(8), at(1, 12), clocks.RESTART) is clock
     met = clocks.meet(clock, at(1, 12))
     assert clocks.rebudget(met, hours(2), at(1, 13), clocks.RESTART) is met
+
+
+def test_each_term_keeps_its_own_calendar() -> None:
+    # Two London days (17 business hours) from Tuesday 09:00, then at 13:00 eight hours
+    # round the clock: the first term's deadline is Wednesday 17:30 on uk-london (not 24x7).
+    registry = calendar_files.load_folder(config.PROJECT_ROOT / "calendars")
+    london = bu.ResolvedBudget("business", timedelta(0), "uk-london", working_days=2)
+    around = bu.ResolvedBudget("business", timedelta(hours=8), "24x7")
+    clock = clocks.rebudget(clocks.start("finished", london, at(1, 9)), around, at(1, 13))
+    cal = registry.get("24x7")
+    assert clocks.due_at(clock, cal) == at(1, 17)  # 4h spent, 4h left round the clock
+    listed = terms.in_force(clock, cal, at(1, 13), registry)
+    assert [t.due_at for t in listed] == [at(2, 17, 30), at(1, 17)]
+    assert terms.deadline_at(clock, cal, at(1, 12), registry) == at(2, 17, 30)

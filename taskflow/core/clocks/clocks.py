@@ -147,23 +147,38 @@ def terms(clock: Clock) -> list[tuple[datetime, Clock]]:
     return [term(clock, i) for i in range(len(clock.recomputes) + 1)]
 
 
-def recorded_breach(clock: Clock, cal: calendars.BusinessClock) -> datetime | None:
+def term_calendar(
+    term_clock: Clock, cal: calendars.BusinessClock, registry: calendars.Registry | None
+) -> calendars.BusinessClock:
+    """The calendar a term ran on: ``cal`` (the clock's own now) unless the term's budget
+    named another, found in ``registry`` (without one, ``cal``)."""
+    if registry is None or term_clock.calendar == getattr(cal, "name", None):
+        return cal
+    return calendar_of(registry, term_clock)
+
+
+def recorded_breach(
+    clock: Clock, cal: calendars.BusinessClock, registry: calendars.Registry | None = None
+) -> datetime | None:
     """The first deadline that passed while it was in force, among the terms a later
-    recompute ended. A ``retroactive`` recompute judges again from the start: the terms
-    before it no longer count (its own deadline may lie before it: a breach back-dated)."""
+    recompute ended, each on its own calendar (``registry``). A ``retroactive`` recompute
+    judges again from the start: the terms before it no longer count (its own deadline may
+    lie before it: a breach back-dated)."""
     if not clock.recomputes:
         return None
-    return _recorded_breach(clock, cast(Hashable, cal))  # calendars hash by identity
+    # Calendars and registries hash by identity.
+    return _recorded_breach(clock, cast(Hashable, cal), cast(Hashable, registry))
 
 
 @lru_cache(maxsize=4096)
-def _recorded_breach(clock: Clock, cal: Any) -> datetime | None:
+def _recorded_breach(clock: Clock, cal: Any, registry: Any) -> datetime | None:
     # Cached: a closed term's verdict never changes (a later pause starts after its end), and
     # one write asks it of the same ledger several times (lines, rows, the report copy).
     changes = clock.recomputes
     first = max((i for i, r in enumerate(changes, start=1) if r.policy == RETROACTIVE), default=0)
     for i in range(first, len(changes)):
-        due = due_at(term(clock, i)[1], cal)
+        ran = term(clock, i)[1]
+        due = due_at(ran, term_calendar(ran, cal, registry))
         if due is not None and due < changes[i].at:
             return due
     return None
@@ -278,10 +293,15 @@ def _due_at(clock: Clock, cal: Any) -> datetime | None:
     return instant_at(clock, cal, budget_time(clock, cal))
 
 
-def breached_at(clock: Clock, cal: calendars.BusinessClock, now: datetime) -> datetime | None:
+def breached_at(
+    clock: Clock,
+    cal: calendars.BusinessClock,
+    now: datetime,
+    registry: calendars.Registry | None = None,
+) -> datetime | None:
     """The due instant, if it passed before the clock was met (or before ``now``); after a
     recompute, the first deadline that passed while it was in force (``recorded_breach``)."""
-    recorded = recorded_breach(clock, cal)
+    recorded = recorded_breach(clock, cal, registry)
     if recorded is not None:
         return recorded
     due = due_at(clock, cal)
@@ -298,7 +318,11 @@ def remaining(clock: Clock, cal: calendars.BusinessClock, now: datetime) -> time
 
 
 def status(
-    clock: Clock, cal: calendars.BusinessClock, now: datetime, at_risk: float = DEFAULT_AT_RISK
+    clock: Clock,
+    cal: calendars.BusinessClock,
+    now: datetime,
+    at_risk: float = DEFAULT_AT_RISK,
+    registry: calendars.Registry | None = None,
 ) -> str:
     """``met``, ``paused``, ``breached``, ``at_risk`` (past that share) or ``running``."""
     if clock.met_at is not None:
@@ -306,7 +330,7 @@ def status(
     if clock.paused:
         return PAUSED
     spent, whole = elapsed(clock, cal, now), budget_time(clock, cal)
-    if spent >= whole or breached_at(clock, cal, now) is not None:
+    if spent >= whole or breached_at(clock, cal, now, registry) is not None:
         return BREACHED
     if spent >= whole * at_risk:
         return AT_RISK

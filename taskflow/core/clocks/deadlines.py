@@ -259,14 +259,18 @@ def clock_audit(
                 new_budget=c.budget.describe(),
                 old_due_at=_iso(clocks.due_at(prev, cal)),
                 new_due_at=due,
-                breached_at=_iso(clocks.breached_at(c, cal, now)),
+                breached_at=_iso(clocks.breached_at(c, cal, now, registry)),
             )
         if c.paused and not prev.paused:
             line("clock.paused", elapsed=clocks.duration(clocks.elapsed(c, cal, now)))
         elif prev.paused and not c.paused and c.met_at is None:
             line("clock.resumed", due_at=due)
         if c.met_at is not None and prev.met_at is None:
-            line("clock.met", due_at=due, breached=_iso(clocks.breached_at(c, cal, c.met_at)))
+            line(
+                "clock.met",
+                due_at=due,
+                breached=_iso(clocks.breached_at(c, cal, c.met_at, registry)),
+            )
     return lines
 
 

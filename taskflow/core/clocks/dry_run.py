@@ -366,9 +366,9 @@ def _answer(state: _Play, start: datetime, end: datetime) -> Answer:
                     c.started_at,
                     clocks.due_at(c, cal),
                     c.met_at,
-                    clocks.breached_at(c, cal, end),
-                    clocks.status(c, cal, end, state.at_risk),
-                    terms.in_force(c, cal, end),
+                    clocks.breached_at(c, cal, end, state.registry),
+                    clocks.status(c, cal, end, state.at_risk, state.registry),
+                    terms.in_force(c, cal, end, state.registry),
                     clocks.explain(c, cal),
                 )
             )

@@ -28,13 +28,19 @@ class Term:
     breached: bool
 
 
-def in_force(clock: clocks.Clock, cal: calendars.BusinessClock, now: datetime) -> list[Term]:
-    """Every term of the clock, oldest first, as of ``now``."""
+def in_force(
+    clock: clocks.Clock,
+    cal: calendars.BusinessClock,
+    now: datetime,
+    registry: calendars.Registry | None = None,
+) -> list[Term]:
+    """Every term of the clock, oldest first, as of ``now`` (each on its own calendar, from
+    ``registry``; without one, on ``cal``)."""
     listed = clocks.terms(clock)
     found = []
     for i, (since, term) in enumerate(listed):
         until = listed[i + 1][0] if i + 1 < len(listed) else None
-        due = clocks.due_at(term, cal)
+        due = clocks.due_at(term, clocks.term_calendar(term, cal, registry))
         if until is not None:
             breached = due is not None and due < until
         elif clock.met_at is not None:
@@ -46,7 +52,12 @@ def in_force(clock: clocks.Clock, cal: calendars.BusinessClock, now: datetime) -
     return found
 
 
-def deadline_at(clock: clocks.Clock, cal: calendars.BusinessClock, at: datetime) -> datetime | None:
+def deadline_at(
+    clock: clocks.Clock,
+    cal: calendars.BusinessClock,
+    at: datetime,
+    registry: calendars.Registry | None = None,
+) -> datetime | None:
     """The deadline in force at ``at`` (None before the clock started or while paused)."""
     if at < clock.started_at:
         return None
@@ -54,4 +65,6 @@ def deadline_at(clock: clocks.Clock, cal: calendars.BusinessClock, at: datetime)
     for since, term in clocks.terms(clock):
         if since <= at:
             current = term
-    return clocks.due_at(current, cal) if current is not None else None
+    if current is None:
+        return None
+    return clocks.due_at(current, clocks.term_calendar(current, cal, registry))

@@ -98,11 +98,11 @@ def read(
         elapsed=clocks.elapsed(clock, cal, now),
         remaining=clocks.remaining(clock, cal, now),
         due_at=clocks.due_at(clock, cal),
-        status=clocks.status(clock, cal, now, at_risk),
+        status=clocks.status(clock, cal, now, at_risk, registry),
         met_at=clock.met_at,
-        breached_at=clocks.breached_at(clock, cal, now),
+        breached_at=clocks.breached_at(clock, cal, now, registry),
         explain=clocks.explain(clock, cal),
-        terms=clock_terms.in_force(clock, cal, now),
+        terms=clock_terms.in_force(clock, cal, now, registry),
     )
 
 
