@@ -163,58 +163,26 @@ def _apply(play: _Play, ev: dry_run_events.Event) -> None:
         released = slot_moves.release(slot, holder, frozenset({f"user:{holder}"}), now)
         _slot_move(play, ev, released, "slot.released")
         return
+    head = (play.definition, run, slots)
+    by: dict[str, Any] = {"actor": ev.by, **common}
     if ev.kind == "complete":
         slot = _slot(play, ev, (OPEN, CLAIMED))
+        # As a raised event or a link would: on behalf, no candidacy or version check.
         result = engine.deposit(
-            play.definition,
-            run,
-            slots,
-            slot_id=slot.id,
-            event=slot.waits_for,
-            payload=ev.payload,
-            actor=ev.by,
-            actor_keys=keys,
-            expected_version=None,
-            on_behalf=True,
-            **common,
-        )
+            *head, slot_id=slot.id, event=slot.waits_for, payload=ev.payload,
+            actor_keys=keys, expected_version=None, on_behalf=True, **by,
+        )  # fmt: skip
     elif ev.kind == "subject":
-        subject = {**run.subject, **ev.attributes}
-        result = engine.change_subject(
-            play.definition, run, slots, subject=subject, actor=ev.by, **common
-        )
+        result = engine.change_subject(*head, subject={**run.subject, **ev.attributes}, **by)
     elif ev.kind == "move":
         assert ev.name is not None
-        result = engine.move(
-            play.definition,
-            run,
-            slots,
-            name=ev.name,
-            data=ev.payload,
-            principal=ev.principal,
-            **common,
-        )
+        result = engine.move(*head, name=ev.name, data=ev.payload, principal=ev.principal, **common)
     elif ev.kind == "goto":
         assert ev.state is not None
-        result = operator.goto(
-            play.definition,
-            run,
-            slots,
-            target=ev.state,
-            reason=ev.reason,
-            actor=ev.by,
-            **common,
-        )
+        result = operator.goto(*head, target=ev.state, reason=ev.reason, **by)
     elif ev.kind in ("pause", "resume"):
-        result = operator.hand_on_clocks(
-            play.definition,
-            run,
-            slots,
-            reason=ev.reason,
-            actor=ev.by,
-            pause=ev.kind == "pause",
-            **common,
-        )
+        pause = ev.kind == "pause"
+        result = operator.hand_on_clocks(*head, reason=ev.reason, pause=pause, **by)
     else:  # end: only the horizon
         return
     play.carry_out(result, now, slots)
@@ -226,12 +194,12 @@ def _fire(play: _Play, timer: TimerRow) -> None:
     now, run = timer.due_at, play.run
     play.firings += 1
     if play.firings > dry_run_events.MAX_FIRINGS:
-        raise refusals.DryRunTooLong(
-            f"A dry run fires at most {dry_run_events.MAX_FIRINGS} timers; this timeline fires "
-            "more (a reminder repeating often?). Shorten the timeline.",
-            limit="firings",
-            allowed=dry_run_events.MAX_FIRINGS,
-            asked=play.firings,
+        raise dry_run_events.too_long(
+            "firings",
+            dry_run_events.MAX_FIRINGS,
+            play.firings,
+            f"fires at most {dry_run_events.MAX_FIRINGS} timers; this timeline fires more "
+            "(a reminder repeating often?)",
         )
     slot = play.slots.get(timer.slot_id) if timer.slot_id is not None else None
     stale = run.status != ACTIVE or (timer.slot_id is not None and (slot is None or not slot.live))

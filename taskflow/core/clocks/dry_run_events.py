@@ -80,6 +80,13 @@ class Event:
         return {"id": self.by, "roles": list(self.roles), "groups": list(self.groups)}
 
 
+def too_long(limit: str, allowed: int, asked: int, what: str) -> refusals.DryRunTooLong:
+    """The refusal of a timeline beyond the cap ``limit``: "A dry run {what}. Shorten..."."""
+    return refusals.DryRunTooLong(
+        f"A dry run {what}. Shorten the timeline.", limit=limit, allowed=allowed, asked=asked
+    )
+
+
 def _bad(index: int, message: str) -> errors.ValidationError:
     return errors.ValidationError(f"events[{index}]: {message}", field=f"events[{index}]")
 
@@ -155,13 +162,8 @@ def event(index: int, raw: Mapping[str, Any]) -> Event:
 def timeline(raw: Sequence[Mapping[str, Any]]) -> list[Event]:
     """The events, checked: within the caps, the first a ``start``, instants in order."""
     if len(raw) > MAX_EVENTS:
-        raise refusals.DryRunTooLong(
-            f"A dry run plays at most {MAX_EVENTS} events; this one has {len(raw)}. "
-            "Split the timeline.",
-            limit="events",
-            allowed=MAX_EVENTS,
-            asked=len(raw),
-        )
+        what = f"plays at most {MAX_EVENTS} events; this one has {len(raw)}"
+        raise too_long("events", MAX_EVENTS, len(raw), what)
     events = [event(i, e) for i, e in enumerate(raw)]
     if not events or events[0].kind != "start":
         raise errors.ValidationError(
@@ -173,11 +175,6 @@ def timeline(raw: Sequence[Mapping[str, Any]]) -> list[Event]:
             raise _bad(after.index, f"at {after.at.isoformat()} is before the event before it")
     span = events[-1].at - events[0].at
     if span > MAX_SPAN:
-        raise refusals.DryRunTooLong(
-            f"A dry run spans at most {MAX_SPAN.days} days; this one spans {span.days}. "
-            "Shorten the timeline.",
-            limit="span_days",
-            allowed=MAX_SPAN.days,
-            asked=span.days,
-        )
+        what = f"spans at most {MAX_SPAN.days} days; this one spans {span.days}"
+        raise too_long("span_days", MAX_SPAN.days, span.days, what)
     return events

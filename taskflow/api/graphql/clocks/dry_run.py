@@ -94,32 +94,19 @@ class SlaDryRun:
 
     @classmethod
     def of(cls, a: core.Answer) -> SlaDryRun:
-        def lines(found: list[core.Line]) -> list[DryRunLine]:
-            return [DryRunLine.of(x) for x in found]
-
-        milestones = [
-            DryRunMilestone(
-                **{
-                    **{f.name: getattr(m, f.name) for f in dataclasses.fields(m)},
-                    "terms": [ClockTerm(**dataclasses.asdict(t)) for t in m.terms],
-                }
-            )
+        found = _fields(a)
+        for name in ("reminders", "escalations", "breaches", "timeline"):
+            found[name] = [DryRunLine.of(x) for x in found[name]]
+        found["milestones"] = [
+            DryRunMilestone(**{**_fields(m), "terms": [ClockTerm(**_fields(t)) for t in m.terms]})
             for m in a.milestones
         ]
-        return cls(
-            workflow=a.workflow,
-            version=a.version,
-            started_at=a.started_at,
-            ended_at=a.ended_at,
-            state=a.state,
-            status=a.status,
-            firings=a.firings,
-            milestones=milestones,
-            reminders=lines(a.reminders),
-            escalations=lines(a.escalations),
-            breaches=lines(a.breaches),
-            timeline=lines(a.timeline),
-        )
+        return cls(**found)
+
+
+def _fields(value: Any) -> dict[str, Any]:
+    """A core dataclass's fields by name (one level: the API types have the same names)."""
+    return {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
 
 
 @refusal(refusals.DryRunTooLong)
