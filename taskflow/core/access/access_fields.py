@@ -376,8 +376,7 @@ FIELDS.update(
         for kind, names in {
             "SlaDryRun": "workflow version startedAt endedAt state status firings milestones "
             "reminders escalations breaches timeline",
-            "DryRunMilestone": "slot visit milestone calendar budget startedAt dueAt metAt "
-            "breachedAt status terms explain",
+            "DryRunMilestone": "slot visit clock",
             "DryRunLine": "at kind slot reason details",
         }.items()
         for name in names.split()

@@ -70,6 +70,8 @@ class MilestoneAnswer:
     terms: list[terms.Term]
     #: Why it is due then: the calendar windows consumed, the days and holidays skipped.
     explain: list[str]
+    #: The ledger all of the above derive from (``slaDryRun`` reads it as a ``Clock``).
+    ledger: clocks.Clock
 
 
 @dataclass(frozen=True)
@@ -338,6 +340,7 @@ def _answer(state: _Play, start: datetime, end: datetime) -> Answer:
                     clocks.status(c, cal, end, state.at_risk, state.registry),
                     terms.in_force(c, cal, end, state.registry),
                     clocks.explain(c, cal),
+                    c,
                 )
             )
     lines = state.lines

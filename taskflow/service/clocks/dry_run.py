@@ -94,6 +94,15 @@ def to_json_value(value: Any) -> Any:
 
 
 def to_json(answer: dry_run.Answer) -> dict[str, Any]:
-    """The answer as JSON-ready data (instants as ISO 8601 text)."""
-    found: dict[str, Any] = to_json_value(answer)
+    """The answer as JSON-ready data (instants as ISO 8601 text), each milestone without its
+    ledger (the other fields are what follows from it)."""
+    found: dict[str, Any] = to_json_value(dataclasses.replace(answer, milestones=[]))
+    found["milestones"] = [
+        {
+            f.name: to_json_value(getattr(m, f.name))
+            for f in dataclasses.fields(m)
+            if f.name != "ledger"
+        }
+        for m in answer.milestones
+    ]
     return found

@@ -11,14 +11,15 @@ import strawberry
 from strawberry.scalars import JSON
 
 from taskflow import errors
-from taskflow.api.graphql.clocks.sla import ClockTerm
+from taskflow.api.graphql.clocks.sla import Clock
 from taskflow.api.graphql.common import refusals as r
 from taskflow.api.graphql.common import relay
 from taskflow.api.graphql.common.context import Info, caller
 from taskflow.api.graphql.common.refused import Refusal, refusal
 from taskflow.core.clocks import dry_run as core
 from taskflow.core.common import refusals
-from taskflow.service.clocks import dry_run
+from taskflow.service.clocks import deadlines, dry_run
+from taskflow.service.common.container import Services
 
 
 @strawberry.input(description="One happening of a dry run's timeline (docs/sla.md).")
@@ -59,17 +60,9 @@ class DryRunLine:
 class DryRunMilestone:
     slot: str = strawberry.field(description="The slot's name.")
     visit: int = strawberry.field(description="The visit of its state (0 first).")
-    milestone: str = strawberry.field(description="assigned or finished.")
-    calendar: str = strawberry.field(description='Its calendar, or "real time".')
-    budget: str = strawberry.field(description="Its budget as resolved for the subject.")
-    started_at: datetime = strawberry.field(description="When it started.")
-    due_at: datetime | None = strawberry.field(description="Its deadline; null while paused.")
-    met_at: datetime | None = strawberry.field(description="When it was met.")
-    breached_at: datetime | None = strawberry.field(description="The breach on record.")
-    status: str = strawberry.field(description="running, at_risk, paused, met or breached.")
-    terms: list[ClockTerm] = strawberry.field(description="Each deadline it had, in force when.")
-    explain: list[str] = strawberry.field(
-        description="Why it is due then: the windows consumed, the days and holidays skipped."
+    clock: Clock = strawberry.field(
+        description="The clock as a slot shows it, at the timeline's end: due instant, breach "
+        "on record, terms, and explain (why it is due then: windows, days and holidays)."
     )
 
 
@@ -93,12 +86,17 @@ class SlaDryRun:
     timeline: list[DryRunLine] = strawberry.field(description="Every line, in order.")
 
     @classmethod
-    def of(cls, a: core.Answer) -> SlaDryRun:
+    def of(cls, a: core.Answer, services: Services) -> SlaDryRun:
         found = _fields(a)
         for name in ("reminders", "escalations", "breaches", "timeline"):
             found[name] = [DryRunLine.of(x) for x in found[name]]
+        at_risk = services.settings.sla_at_risk
         found["milestones"] = [
-            DryRunMilestone(**{**_fields(m), "terms": [ClockTerm(**_fields(t)) for t in m.terms]})
+            DryRunMilestone(
+                slot=m.slot,
+                visit=m.visit,
+                clock=Clock.of(deadlines.read(services.calendars, m.ledger, a.ended_at, at_risk)),
+            )
             for m in a.milestones
         ]
         return cls(**found)
@@ -172,4 +170,4 @@ class DryRunQueries:
         except errors.TaskflowError as exc:
             refused: SlaDryRunPayload = r.refusal_for(exc)
             return refused
-        return SlaDryRun.of(answer)
+        return SlaDryRun.of(answer, services)
