@@ -64,12 +64,16 @@ class Event:
     index: int
     at: datetime
     kind: str
+    #: The slot a claim, release or complete acts on (by name, in the current state).
     slot: str | None = None
+    #: Who acts, and for a move's ``by`` rule their roles and groups.
     by: str = ANYONE
     roles: tuple[str, ...] = ()
     groups: tuple[str, ...] = ()
+    #: A complete's or a move's data; a subject event's changed attributes.
     payload: Mapping[str, Any] = field(default_factory=dict)
     attributes: Mapping[str, Any] = field(default_factory=dict)
+    #: A move's name; a goto's target state; the reason on the timeline.
     name: str | None = None
     state: str | None = None
     reason: str = "dry run"

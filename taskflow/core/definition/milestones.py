@@ -7,7 +7,7 @@ policies (``keep-elapsed``, the default, ``restart``, ``retroactive``) are in do
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, TypedDict, Unpack
 
 from taskflow.core.definition import budgets as bu
 
@@ -34,28 +34,23 @@ class Milestone:
         return doc
 
 
+class MilestoneOptions(TypedDict, total=False):
+    """What both milestones take besides ``within``: a calendar and a recompute policy."""
+
+    calendar: str | None
+    recompute: str
+
+
 class _MilestoneFactory:
-    """The ``milestone`` namespace of the DSL."""
+    """The ``milestone`` namespace of the DSL (``calendar=``, ``recompute=`` by keyword)."""
 
-    def assigned(
-        self,
-        *,
-        within: bu.BudgetLike,
-        calendar: str | None = None,
-        recompute: str = bu.KEEP_ELAPSED,
-    ) -> Milestone:
+    def assigned(self, *, within: bu.BudgetLike, **options: Unpack[MilestoneOptions]) -> Milestone:
         """Someone must pick the slot up (claim it) within this budget."""
-        return Milestone("assigned", within, calendar, recompute)
+        return Milestone("assigned", within, **options)
 
-    def finished(
-        self,
-        *,
-        within: bu.BudgetLike,
-        calendar: str | None = None,
-        recompute: str = bu.KEEP_ELAPSED,
-    ) -> Milestone:
+    def finished(self, *, within: bu.BudgetLike, **options: Unpack[MilestoneOptions]) -> Milestone:
         """The slot must be satisfied within this budget."""
-        return Milestone("finished", within, calendar, recompute)
+        return Milestone("finished", within, **options)
 
 
 milestone: Final = _MilestoneFactory()
