@@ -7,17 +7,20 @@ uk-london hours (09:00-17:30, UTC in December); the case starts Tuesday 1 Decemb
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import asyncpg
 import httpx
 import pytest
 
 from taskflow.api.graphql.common import relay
 from taskflow.service.clocks import timers
 from taskflow.service.common import container
+from tests import lock_waits
 from tests.api import workflows as w
 from tests.api.conftest import World
 from tests.conftest import example_people, gql, services_fixture, tokens_for
@@ -55,11 +58,11 @@ async def finished_clocks(client: httpx.AsyncClient, token: str) -> dict[str, di
     return {e["node"]["name"]: e["node"]["clocks"][0] for e in found}
 
 
-async def set_priority(world: World, value: str) -> None:
+async def set_priority(world: World, value: str, case: str = "C-1") -> None:
     answer = await gql(
         world.client,
         UPDATE,
-        {"input": {"type": "case", "externalId": "C-1", "attributes": {"priority": value}}},
+        {"input": {"type": "case", "externalId": case, "attributes": {"priority": value}}},
         token=world.people["app"],
     )
     assert answer.ok()["updateSubject"]["__typename"] == "UpdateSubjectSuccess"
@@ -81,10 +84,10 @@ async def breach_timers(world: World, run_id: str) -> list[tuple[str, str, str, 
     return [(r["name"], r["key"].split(":", 1)[1], r["status"], r["due_at"]) for r in rows]
 
 
-async def start(world: World, priority: str) -> str:
+async def start(world: World, priority: str, case: str = "C-1") -> str:
     world.clock.set(datetime.fromisoformat(at(1, 9)))
     started = await w.start(
-        world.client, world.people["app"], "recompute", "case", "C-1", {"priority": priority}
+        world.client, world.people["app"], "recompute", "case", case, {"priority": priority}
     )
     return str(started["run"]["id"])
 
@@ -206,3 +209,73 @@ async def test_the_report_reads_the_deadline_in_force_when_it_happened(world: Wo
         "restarted": (0, 1),
         "retro": (1, 0),
     }
+
+
+async def _breach_facts(world: World, run_id: str) -> dict[str, Any]:
+    """Per slot: the breach on record, the due instant, the armed breach timers' keys (after
+    the slot id) and how many ``clock.breached`` lines it has."""
+    local = uuid.UUID(relay.from_global_id(run_id)[1])
+    async with world.services.db.connection() as conn:
+        rows = await conn.fetch(
+            "SELECT s.name, k.breached_at, k.due_at, "
+            "(SELECT array_agg(split_part(t.key, ':', 2) || ':' || split_part(t.key, ':', 3) "
+            "   || coalesce(':' || nullif(split_part(t.key, ':', 4), ''), '') ORDER BY t.key) "
+            " FROM timer t WHERE t.slot = s.id AND t.kind = 'breach' AND t.status = 'armed') "
+            " AS armed, "
+            "(SELECT count(*) FROM audit_event a WHERE a.slot = s.id "
+            " AND a.kind = 'clock.breached') AS lines "
+            "FROM slot s JOIN sla_clock k ON k.slot = s.id WHERE s.run = $1",
+            local,
+        )
+    return {r["name"]: dict(r) for r in rows}
+
+
+async def test_a_recompute_racing_the_breach_it_moves_leaves_one_consistent_outcome(
+    world: World, database_url: str
+) -> None:
+    """The priority is lowered (2h -> 8h) at 13:00 while a worker pass fires the 11:00
+    breaches, on real connections. Runs R-1 and R-3 are held (a third connection locks them)
+    so that their updates wait while the pass skips them, then go on; R-0 and R-2 are not
+    held, so the pass breaches them first. Either order ends with the same breach on record,
+    the same armed breach timers and one ``clock.breached`` line per breach (a breach on
+    record whose timer had not fired yet fires at the next pass)."""
+    cases = [f"R-{i}" for i in range(4)]
+    runs = {case: await start(world, "P1", case) for case in cases}
+    held = [uuid.UUID(relay.from_global_id(runs[c])[1]) for c in ("R-1", "R-3")]
+    world.clock.set(datetime.fromisoformat(at(1, 13)))
+    now = world.clock.now()
+    locker = await asyncpg.connect(database_url)
+    try:
+        tx = locker.transaction()
+        await tx.start()
+        await locker.execute("SELECT 1 FROM run WHERE id = ANY($1::uuid[]) FOR UPDATE", held)
+        updates = asyncio.gather(*(set_priority(world, "P3", c) for c in ("R-1", "R-3")))
+        await lock_waits.until_waiting(database_url, 2)
+        fired = await timers.run_due(world.services, now)  # skips the held runs
+        await tx.rollback()
+        await updates
+    finally:
+        await locker.close()
+    assert fired == 12  # R-0 and R-2: three at-risk timers and three breaches each
+    # The held runs' 2-hour deadlines passed at 11:00 while in force: on record, their
+    # breach timers (kept, and restarted's first generation) fire now, late.
+    assert await timers.run_due(world.services, now) == 4
+    for case in ("R-0", "R-2"):
+        await set_priority(world, "P3", case)
+    eleven, eight = datetime.fromisoformat(at(1, 11)), datetime.fromisoformat(at(1, 17))
+    for case in cases:
+        found = await _breach_facts(world, runs[case])
+        kept, restarted, retro = found["kept"], found["restarted"], found["retro"]
+        # Either order: the breach at 11:00 is on record once; keep-elapsed arms nothing
+        # more, restart arms its new term (8h from 13:00: Wednesday 12:30).
+        assert (kept["due_at"], kept["breached_at"], kept["armed"], kept["lines"]) == (
+            eight, eleven, None, 1,
+        )  # fmt: skip
+        assert (restarted["breached_at"], restarted["armed"], restarted["lines"]) == (
+            eleven, ["breach:finished:1"], 1,
+        )  # fmt: skip
+        # Retroactive: judged on 8h from 09:00: not breached, its new term armed; the line
+        # of the breach it withdrew stays on the timeline when the pass came first.
+        assert retro["lines"] == (1 if case in ("R-0", "R-2") else 0)
+        assert retro["due_at"] == eight
+        assert (retro["breached_at"], retro["armed"]) == (None, ["breach:finished:1"])

@@ -157,6 +157,12 @@ def term_calendar(
     return calendar_of(registry, term_clock)
 
 
+def generation(clock: Clock) -> int:
+    """How many recomputes started the clock's breach timers afresh (``restart`` and
+    ``retroactive`` ones): the generation its current term belongs to."""
+    return sum(r.policy in (RESTART, RETROACTIVE) for r in clock.recomputes)
+
+
 def recorded_breach(
     clock: Clock, cal: calendars.BusinessClock, registry: calendars.Registry | None = None
 ) -> datetime | None:
@@ -164,24 +170,35 @@ def recorded_breach(
     recompute ended, each on its own calendar (``registry``). A ``retroactive`` recompute
     judges again from the start: the terms before it no longer count (its own deadline may
     lie before it: a breach back-dated)."""
+    found = generation_breaches(clock, cal, registry)
+    return min(found.values()) if found else None
+
+
+def generation_breaches(
+    clock: Clock, cal: calendars.BusinessClock, registry: calendars.Registry | None = None
+) -> dict[int, datetime]:
+    """:func:`recorded_breach` by :func:`generation`: the first breach on record among each
+    generation's ended terms (a breach timer per generation fires it)."""
     if not clock.recomputes:
-        return None
+        return {}
     # Calendars and registries hash by identity.
-    return _recorded_breach(clock, cast(Hashable, cal), cast(Hashable, registry))
+    return _generation_breaches(clock, cast(Hashable, cal), cast(Hashable, registry))
 
 
 @lru_cache(maxsize=4096)
-def _recorded_breach(clock: Clock, cal: Any, registry: Any) -> datetime | None:
+def _generation_breaches(clock: Clock, cal: Any, registry: Any) -> dict[int, datetime]:
     # Cached: a closed term's verdict never changes (a later pause starts after its end), and
-    # one write asks it of the same ledger several times (lines, rows, the report copy).
+    # one write asks it of the same ledger several times (lines, rows, timers, report copy).
     changes = clock.recomputes
     first = max((i for i, r in enumerate(changes, start=1) if r.policy == RETROACTIVE), default=0)
+    found: dict[int, datetime] = {}
     for i in range(first, len(changes)):
+        gen = sum(r.policy in (RESTART, RETROACTIVE) for r in changes[:i])
         ran = term(clock, i)[1]
         due = due_at(ran, term_calendar(ran, cal, registry))
-        if due is not None and due < changes[i].at:
-            return due
-    return None
+        if gen not in found and due is not None and due < changes[i].at:
+            found[gen] = due
+    return found
 
 
 # -- the calendar a clock runs on ----------------------------------------------------------------

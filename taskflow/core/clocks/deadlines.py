@@ -109,6 +109,24 @@ def _generation(clock: clocks.Clock | None, policies: tuple[str, ...]) -> str:
 _JUDGED_AGAIN = (clocks.RESTART, clocks.RETROACTIVE)
 
 
+def _breach_timers(
+    view: SlotView, c: clocks.Clock, registry: calendars.Registry, fired: Mapping[str, int]
+) -> list[TimerSpec]:
+    """A breach timer per generation of the clock that has not fired: an ended term's breach
+    on record at its instant (a recompute came before the worker), the running term's at its
+    due instant (or at its own breach on record, under ``keep-elapsed``)."""
+    cal = clocks.calendar_of(registry, c)
+    on_record = clocks.generation_breaches(c, cal, registry)
+    current = clocks.generation(c)
+    specs = []
+    for gen in sorted({*on_record, current}):
+        key = f"{view.id}:{BREACH}:{c.milestone}{f':{gen}' if gen else ''}"
+        due = on_record.get(gen) or (clocks.due_at(c, cal) if gen == current else None)
+        if due is not None and fired.get(key, 0) == 0:
+            specs.append(TimerSpec(key, view.run_id, view.id, BREACH, c.milestone, due))
+    return specs
+
+
 def _clock(view: SlotView, milestone: str) -> clocks.Clock | None:
     return next((c for c in view.clocks if c.milestone == milestone), None)
 
@@ -157,12 +175,9 @@ def slot_timers(
     decl = definition.slot(view.state, view.name)
     specs = []
     for c in view.clocks:
+        if c.met_at is None:
+            specs += _breach_timers(view, c, registry, fired)
         gen = _generation(c, _JUDGED_AGAIN)
-        key = f"{view.id}:{BREACH}:{c.milestone}{gen}"
-        if c.met_at is None and fired.get(key, 0) == 0:
-            due = clocks.due_at(c, clocks.calendar_of(registry, c))
-            if due is not None:
-                specs.append(TimerSpec(key, view.run_id, view.id, BREACH, c.milestone, due))
         key = f"{view.id}:{AT_RISK}:{c.milestone}{gen}"
         if c.met_at is None and fired.get(key, 0) == 0 and 0 < at_risk < 1:
             due = at_risk_at(c, clocks.calendar_of(registry, c), at_risk)
