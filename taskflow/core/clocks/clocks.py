@@ -142,11 +142,6 @@ def term(clock: Clock, i: int) -> tuple[datetime, Clock]:
     return since, dataclasses.replace(clock, budget=budget, recomputes=changes[:i])
 
 
-def terms(clock: Clock) -> list[tuple[datetime, Clock]]:
-    """Every term of the clock, oldest first (see :func:`term`)."""
-    return [term(clock, i) for i in range(len(clock.recomputes) + 1)]
-
-
 def term_calendar(
     term_clock: Clock, cal: calendars.BusinessClock, registry: calendars.Registry | None
 ) -> calendars.BusinessClock:
@@ -370,6 +365,9 @@ def explain(clock: Clock, cal: calendars.BusinessClock) -> list[str]:
                 if p.end is None
                 else f"paused {p.start.isoformat()} -> {p.end.isoformat()}"
             )
+    floor = clock.floor
+    if floor is not None and due_at(clock, cal) == floor:
+        lines.append(f"already spent at the {KEEP_ELAPSED} recompute: due {floor.isoformat()}")
     return lines
 
 

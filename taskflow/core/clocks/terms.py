@@ -28,6 +28,11 @@ class Term:
     breached: bool
 
 
+def listed(clock: clocks.Clock) -> list[tuple[datetime, clocks.Clock]]:
+    """Every term of the clock, oldest first (``clocks.term``)."""
+    return [clocks.term(clock, i) for i in range(len(clock.recomputes) + 1)]
+
+
 def in_force(
     clock: clocks.Clock,
     cal: calendars.BusinessClock,
@@ -36,10 +41,10 @@ def in_force(
 ) -> list[Term]:
     """Every term of the clock, oldest first, as of ``now`` (each on its own calendar, from
     ``registry``; without one, on ``cal``)."""
-    listed = clocks.terms(clock)
+    every = listed(clock)
     found = []
-    for i, (since, term) in enumerate(listed):
-        until = listed[i + 1][0] if i + 1 < len(listed) else None
+    for i, (since, term) in enumerate(every):
+        until = every[i + 1][0] if i + 1 < len(every) else None
         due = clocks.due_at(term, clocks.term_calendar(term, cal, registry))
         if until is not None:
             breached = due is not None and due < until
@@ -62,7 +67,7 @@ def deadline_at(
     if at < clock.started_at:
         return None
     current = None
-    for since, term in clocks.terms(clock):
+    for since, term in listed(clock):
         if since <= at:
             current = term
     if current is None:
