@@ -363,6 +363,11 @@ _PARENT_FIELDS = {
     "createdAt endedAt attempts",
     "StepAttempt": "attempt worker startedAt finishedAt outcome durationMs errorClass "
     "errorMessage traceback",
+    # An SLA dry run's answer (slaDryRun), computed for the caller alone.
+    "SlaDryRun": "workflow version startedAt endedAt state status firings milestones "
+    "reminders escalations breaches timeline",
+    "DryRunMilestone": "slot visit clock",
+    "DryRunLine": "at kind slot reason details",
 }
 FIELDS.update({f"{t}.{f}": "parent" for t, fs in _PARENT_FIELDS.items() for f in fs.split()})
 FIELDS.update(
@@ -370,15 +375,3 @@ FIELDS.update(
 )
 # slaDryRun plays the caller's own subject through a definition: nothing live is read.
 FIELDS["Query.slaDryRun"] = "definitions"
-FIELDS.update(
-    {
-        f"{kind}.{name}": "parent"
-        for kind, names in {
-            "SlaDryRun": "workflow version startedAt endedAt state status firings milestones "
-            "reminders escalations breaches timeline",
-            "DryRunMilestone": "slot visit clock",
-            "DryRunLine": "at kind slot reason details",
-        }.items()
-        for name in names.split()
-    }
-)
