@@ -32,6 +32,13 @@ FIELDS: Final[dict[str, str]] = {
     "Clock.breachedAt": "parent",
     "Clock.pauses": "parent",
     "Clock.explain": "parent",
+    "Clock.terms": "parent",
+    "ClockTerm.since": "parent",
+    "ClockTerm.until": "parent",
+    "ClockTerm.dueAt": "parent",
+    "ClockTerm.budget": "parent",
+    "ClockTerm.policy": "parent",
+    "ClockTerm.breached": "parent",
     "ClockPause.start": "parent",
     "ClockPause.end": "parent",
     "CompleteSuccess.slot": "parent",
@@ -361,8 +368,15 @@ _PARENT_FIELDS = {
     "createdAt endedAt attempts",
     "StepAttempt": "attempt worker startedAt finishedAt outcome durationMs errorClass "
     "errorMessage traceback",
+    # An SLA dry run's answer (slaDryRun), computed for the caller alone.
+    "SlaDryRun": "workflow version startedAt endedAt state status firings milestones "
+    "reminders escalations breaches timeline",
+    "DryRunMilestone": "slot visit clock",
+    "DryRunLine": "at kind slot reason details",
 }
 FIELDS.update({f"{t}.{f}": "parent" for t, fs in _PARENT_FIELDS.items() for f in fs.split()})
 FIELDS.update(
     {"Query.workflows": "definitions", "Query.runs": "runs", "Query.calendars": "calendars"}
 )
+# slaDryRun plays the caller's own subject through a definition: nothing live is read.
+FIELDS["Query.slaDryRun"] = "definitions"

@@ -256,7 +256,10 @@ def ledgers(
             if c in stored:
                 continue
             cal = clocks.calendar_of(registry, c)
-            clock_rows.append(ClockWrite(view.id, view.run_id, c, clocks.due_at(c, cal), None))
+            # The breach on record is the ledger's history (a recompute may have ended a term
+            # whose deadline passed); a running term's breach is recorded when it fires.
+            breach = clocks.recorded_breach(c, cal, registry)
+            clock_rows.append(ClockWrite(view.id, view.run_id, c, clocks.due_at(c, cal), breach))
         due_rows.append((view.id, view.visit, deadlines.nearest_due(view, registry)))
     return clock_rows, due_rows
 
