@@ -156,21 +156,32 @@ class Gate(ShapeErrors):
             found = _cost(context, document)
             if found > self.limit:
                 context.result = GraphQLExecutionResult(
-                    data=None,
-                    errors=[
-                        GraphQLError(
-                            f"The query's cost is {found}, over the limit of {self.limit}: ask "
-                            "for smaller pages (first), fewer aliases or fewer nested lists, "
-                            "and page through the rest.",
-                            extensions={
-                                "code": "QUERY_TOO_COSTLY",
-                                "cost": found,
-                                "limit": self.limit,
-                            },
-                        )
-                    ],
+                    data=None, errors=[too_costly(found, self.limit)]
                 )
         yield
+
+
+def too_costly(found: int, limit: int) -> GraphQLError:
+    """The refusal of an operation whose static cost ``found`` is over ``limit``."""
+    return GraphQLError(
+        f"The query's cost is {found}, over the limit of {limit}: ask "
+        "for smaller pages (first), fewer aliases or fewer nested lists, "
+        "and page through the rest.",
+        extensions={"code": "QUERY_TOO_COSTLY", "cost": found, "limit": limit},
+    )
+
+
+def operation_cost(
+    schema: GraphQLSchema, query: str, name: str | None, variables: dict[str, Any]
+) -> int | None:
+    """The static cost of ``query``'s operation (a socket's subscribe: strawberry's
+    subscription path leaves :class:`Gate`'s execute hook out); None when it does not
+    parse or names no operation (the schema's own checks then refuse it)."""
+    try:
+        document = _parsed(query)
+        return cost.of_operation(schema, document, name, variables)
+    except (GraphQLError, errors.TaskflowError, KeyError, ValueError, TypeError):
+        return None
 
 
 #: Documents that ran without a GraphQL error, no variables and no request extensions, by
