@@ -62,3 +62,16 @@ async def test_graphql_over_http_is_unchanged(
     me = await gql(client, "{ me { login: id } }", token=people["max"])
     assert me.error_codes == []
     assert me.ok()["me"]["login"]
+
+
+async def test_a_subscription_posted_over_http_is_refused_with_where_to_send_it(
+    client: httpx.AsyncClient, people: dict[str, str]
+) -> None:
+    response = await client.post(
+        "/graphql",
+        json={"query": "subscription { inboxChanged { cursor } }"},
+        headers={"Authorization": f"Bearer {people['fiona']}"},
+    )
+    error = response.json()["errors"][0]
+    assert error["extensions"]["code"] == "INVALID_INPUT"
+    assert "WebSocket to /graphql (subprotocol graphql-transport-ws" in error["message"]

@@ -30,6 +30,7 @@ from strawberry.extensions import SchemaExtension
 from strawberry.extensions.runner import SchemaExtensionsRunner
 from strawberry.schema.schema import validate_document
 from strawberry.types import ExecutionContext
+from strawberry.types.graphql import OperationType
 
 from taskflow import errors
 from taskflow.api import limits as edge
@@ -152,13 +153,27 @@ class Gate(ShapeErrors):
     def on_execute(self) -> Iterator[None]:
         context = self.execution_context
         document = context.graphql_document
-        if document is not None and context.result is None:
+        if context.operation_type == OperationType.SUBSCRIPTION and context.result is None:
+            # Only the socket runs subscriptions, through ``schema.subscribe``, which leaves
+            # this hook out; one that reaches it came over HTTP.
+            context.result = GraphQLExecutionResult(
+                data=None,
+                errors=[GraphQLError(SUBSCRIPTION_OVER_HTTP, extensions={"code": "INVALID_INPUT"})],
+            )
+        elif document is not None and context.result is None:
             found = _cost(context, document)
             if found > self.limit:
                 context.result = GraphQLExecutionResult(
                     data=None, errors=[too_costly(found, self.limit)]
                 )
         yield
+
+
+#: The answer to a subscription sent over HTTP.
+SUBSCRIPTION_OVER_HTTP = (
+    "Subscriptions run over a WebSocket to /graphql (subprotocol graphql-transport-ws; "
+    "docs/live.md), not over HTTP."
+)
 
 
 def too_costly(found: int, limit: int) -> GraphQLError:
