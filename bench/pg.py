@@ -3,6 +3,9 @@ fresh database copied from a migrated template for each round."""
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 import asyncpg
@@ -28,3 +31,20 @@ async def fresh_database(admin_url: str, name: str, template: str) -> str:
         f"CREATE DATABASE {name} TEMPLATE {template}",
     )
     return with_database(admin_url, name)
+
+
+def serve_postgres(
+    admin_url: str | None, data_dir: str, go: Callable[[str], Awaitable[None]]
+) -> None:
+    """Run ``go`` with the admin URL of ``admin_url`` (an external server) or of an
+    embedded PostgreSQL in ``data_dir``, stopped afterwards."""
+    if admin_url:
+        asyncio.run(go(admin_url))
+        return
+    from taskflow.store.common import embedded
+
+    server = embedded.EmbeddedPostgres(Path(data_dir))
+    try:
+        asyncio.run(go(server.url()))
+    finally:
+        server.stop()

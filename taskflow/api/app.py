@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import logging
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
@@ -123,6 +124,11 @@ def create_app(
         try:
             async with provide_services() as provided:
                 app.state.services = provided
+                # What was loaded to get here (modules, the schema, definitions, calendars)
+                # lives as long as the process: out of the collector's sight, its full passes
+                # stay short (they took 0.4-0.7 s every few seconds under 1 000 live
+                # subscriptions, stalling every request; bench/README.md, "Live").
+                gc.freeze()
                 yield
         finally:
             metrics.process_exit()
@@ -138,7 +144,9 @@ def create_app(
         allow_queries_via_get=False,
         subscription_protocols=(),
     )
-    graphql = graphql_socket.http_only(graphql_post.direct_post(graphql, _context_of))
+    graphql = graphql_socket.subscriptions_only(
+        graphql_post.direct_post(graphql, _context_of), caps
+    )
     if dev:
         graphql = graphiql.offline(graphql)
     app = Litestar(

@@ -1,12 +1,11 @@
-"""``/graphql`` speaks HTTP only: a WebSocket upgrade is refused before it is accepted.
+"""``/graphql``'s socket route: ``graphql-transport-ws`` for subscriptions, nothing else.
 
-strawberry's controller serves ``graphql-transport-ws`` and ``graphql-ws`` on the same
-path, and a socket runs queries and mutations outside what guards the HTTP route: the
-body guard's size and JSON caps (``api/body_guard.py``), the access log, and the request
-id. taskflow has no subscriptions yet, so the door is shut rather than guarded twice:
-no subprotocol is offered, and the socket route closes the handshake (HTTP 403 from the
-server) without reading a message, building a context or touching the database. The
-subscriptions to come get a route with limits of their own.
+strawberry's controller would serve ``graphql-transport-ws`` and ``graphql-ws`` on the same
+path and run queries and mutations outside what guards the HTTP route. Here a socket that
+asks for ``graphql-transport-ws`` is served by ``api/live_socket.py`` (subscriptions only,
+with its own guards); any other upgrade (``graphql-ws``, no subprotocol) is refused before
+it is accepted (HTTP 403 from the server) without reading a message or touching the
+database.
 """
 
 from __future__ import annotations
@@ -16,21 +15,31 @@ from typing import Any
 from litestar import WebSocket, websocket
 from litestar.status_codes import WS_1008_POLICY_VIOLATION
 
+from taskflow.api import limits as edge
+from taskflow.api import live_socket
+
 #: The close reason (seen by ASGI clients; a browser sees the handshake's 403).
-REASON = "GraphQL is not served over WebSocket: POST the operation to /graphql over HTTP."
+REASON = (
+    "GraphQL over WebSocket speaks graphql-transport-ws only, for subscriptions: "
+    "POST queries and mutations to /graphql over HTTP."
+)
 
 
-def http_only(controller: type[Any]) -> type[Any]:
-    """``controller`` with its socket route refusing every upgrade."""
+def subscriptions_only(controller: type[Any], caps: edge.Limits) -> type[Any]:
+    """``controller`` with its socket route serving subscriptions on graphql-transport-ws
+    and refusing every other upgrade."""
 
-    class HTTPOnly(controller):  # type: ignore[misc]
+    class Guarded(controller):  # type: ignore[misc]
         protocols = ()
 
         @websocket()
         async def websocket_endpoint(self, socket: WebSocket[Any, Any, Any]) -> None:
-            # Closing before accepting makes the server refuse the upgrade itself.
-            await socket.close(code=WS_1008_POLICY_VIOLATION, reason=REASON)
+            if live_socket.PROTOCOL not in socket.scope.get("subprotocols", ()):
+                # Closing before accepting makes the server refuse the upgrade itself.
+                await socket.close(code=WS_1008_POLICY_VIOLATION, reason=REASON)
+                return
+            await live_socket.serve(socket, self.schema, caps)
 
-    HTTPOnly.__name__ = controller.__name__
-    HTTPOnly.__qualname__ = controller.__qualname__
-    return HTTPOnly
+    Guarded.__name__ = controller.__name__
+    Guarded.__qualname__ = controller.__qualname__
+    return Guarded

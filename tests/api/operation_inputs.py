@@ -32,6 +32,8 @@ RUNNER = {
     "mark_notification_sent": "app",
     "mark_notification_failed": "app",
     "board": "leah",
+    "board_changed": "leah",
+    "work_changed": "leah",
     "work_queue": "leah",
     "cancel_run": "leah",
     "move": "sam",
@@ -134,6 +136,12 @@ def variables(name: str, o: Objects) -> dict[str, Any]:
         "workflows": {"name": "expense-approval"},
         "calendars": {"name": "uk-london"},
         "inbox_page": {"first": 10},
+        # Subscriptions (over HTTP they are refused; the socket tests run them: test_live*).
+        "inbox_changed": {"after": None},
+        "work_changed": {"filter": {"audience": ["role:finance"]}},
+        "board_changed": {"workflow": "expense-approval", "lane": "submitted"},
+        "slot_changed": {"id": o.slot_id},
+        "run_changed": {"id": o.run_id},
         "me": {},
         "mint_magic_link": {
             "input": {

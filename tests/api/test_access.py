@@ -21,6 +21,7 @@ from taskflow.service.clocks import timers
 from taskflow.service.common import container
 from taskflow.store.common import db
 from tests import reports_dataset as ds
+from tests.api import live
 from tests.api import magic as m
 from tests.api import workflows as w
 from tests.api.conftest import World
@@ -47,6 +48,9 @@ REPORT = """query($filter: SlaReportFilter) {
   slaReport(from: "2026-11-16T00:00:00Z", groupBy: [WORKFLOW], filter: $filter) {
   rows { workflow opened } } }"""
 LINKS = """query($id: ID!) { node(id: $id) { ... on Slot { links { id recipientEmail } } } }"""
+SUB_RUN = "subscription($id: ID!) { runChanged(id: $id) { cursor runId run { id } } }"
+SUB_SLOT = "subscription($id: ID!) { slotChanged(id: $id) { cursor slotId } }"
+SUB_WORK = "subscription($filter: WorkFilter!) { workChanged(filter: $filter) { slotId } }"
 TIMELINE = """query($id: ID!) { run(id: $id) { timeline(first: 100, kinds: ["link.minted"]) {
   edges { node { kind reason details } } } } }"""
 
@@ -330,3 +334,28 @@ async def test_calendars_are_read_by_every_signed_in_caller_and_no_anonymous_one
             c["name"] for c in (await gql(client, CALENDARS, token=people[who])).ok()["calendars"]
         }
         assert "uk-london" in names, who
+
+
+async def test_a_lead_of_one_workflow_cannot_subscribe_to_another(world: World) -> None:
+    """The subscriptions follow the queries' rules: a run or slot the lead may not read is
+    refused as absent, and a work list outside their grants yields nothing of it."""
+    client, people = world.client, world.people
+    expense, ticket = await _expense_and_ticket(client, people)
+    leah = people["leah"]  # lead of expense-approval only
+    ticket_slot = ((await _run(client, people["app"], ticket["id"])) or {})["slots"][0]
+    async with live.connect(client, leah) as socket:
+        await socket.subscribe("run", SUB_RUN, {"id": ticket["id"]})
+        await socket.subscribe("slot", SUB_SLOT, {"id": ticket_slot["id"]})
+        refusals = {}
+        for _ in range(2):
+            message = await socket.next()
+            assert message["type"] == "error", message
+            refusals[message["id"]] = message["payload"][0]["extensions"]["code"]
+        assert refusals == {"run": "NOT_FOUND", "slot": "NOT_FOUND"}
+        await socket.subscribe("mine", SUB_RUN, {"id": expense["id"]})
+        await socket.subscribe("work", SUB_WORK, {"filter": {"workflow": "support-ticket"}})
+        await live.subscribed(world.services, 2)
+        # A change on the ticket reaches neither of leah's subscriptions.
+        claimed = await w.claim(client, people["tess"], ticket_slot["id"])
+        assert claimed["__typename"] == "SlotSuccess", claimed
+        assert await socket.quiet(0.5) == []

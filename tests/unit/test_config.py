@@ -221,3 +221,19 @@ def test_a_pool_minimum_above_its_maximum_is_refused(tmp_path: Path) -> None:
                 "TASKFLOW_DB_POOL_MAX": "2",
             }
         )
+
+
+def test_live_settings_from_the_environment(tmp_path: Path) -> None:
+    env = {
+        "TASKFLOW_DATABASE_URL": "postgresql://db/x",
+        "TASKFLOW_SECRET_KEYS": KEY,
+        "TASKFLOW_DATA_DIR": str(tmp_path),
+        "TASKFLOW_LIVE_MAX_SUBSCRIPTIONS": "5",
+        "TASKFLOW_LIVE_PING_INTERVAL": "2.5",
+    }
+    live = config.load(env).live
+    assert (live.max_subscriptions, live.ping_interval, live.max_connections) == (5, 2.5, 10)
+    with pytest.raises(errors.ConfigError, match="TASKFLOW_LIVE_MAX_QUEUED must be a whole"):
+        config.load({**env, "TASKFLOW_LIVE_MAX_QUEUED": "1.5"})
+    with pytest.raises(errors.ConfigError, match="TASKFLOW_LIVE_IDLE_TIMEOUT"):
+        config.load({**env, "TASKFLOW_LIVE_IDLE_TIMEOUT": "-1"})

@@ -18,6 +18,7 @@ from taskflow.api.graphql.common import guards, plain_fields, relay
 from taskflow.api.graphql.common.context import Info
 from taskflow.api.graphql.delivery import delivery, notifications, webhook_mutations, webhooks
 from taskflow.api.graphql.links import links
+from taskflow.api.graphql.live import subscriptions
 from taskflow.api.graphql.operate import attention, bulk, operate
 from taskflow.api.graphql.reports import reports
 from taskflow.api.graphql.runs import run_list, types
@@ -113,6 +114,7 @@ def build_schema(
     built = guards.QuietSchema(
         query=Query,
         mutation=Mutation,
+        subscription=subscriptions.Subscription,
         types=[principals.PrincipalType, types.RunType, types.SlotType],
         config=StrawberryConfig(auto_camel_case=True),
         extensions=[

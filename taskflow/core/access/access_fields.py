@@ -380,3 +380,17 @@ FIELDS.update(
 )
 # slaDryRun plays the caller's own subject through a definition: nothing live is read.
 FIELDS["Query.slaDryRun"] = "definitions"
+# Subscriptions (docs/live.md): each field the rule of the query it follows; the changes it
+# yields are values of that answer, so "parent".
+FIELDS.update(
+    {
+        "Subscription.inboxChanged": "candidate",
+        "Subscription.workChanged": "work",
+        "Subscription.boardChanged": "board",
+        "Subscription.slotChanged": "run.read",
+        "Subscription.runChanged": "run.read",
+    }
+)
+_CHANGES = {"SlotChange": "slot slotId cursor", "BoardChange": "card runId cursor"}
+_CHANGES["RunChange"] = "run runId cursor"
+FIELDS.update({f"{t}.{f}": "parent" for t, fs in _CHANGES.items() for f in fs.split()})

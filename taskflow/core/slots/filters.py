@@ -24,3 +24,5 @@ class SlotFilter:
     status: Sequence[str] | None = None
     #: Where the caller's powers reach (``core.access``); None: everywhere.
     scope: access.Scope = None
+    #: Only slots of these runs (ids): a live subscription re-reads what a change touched.
+    runs: Sequence[str] | None = None

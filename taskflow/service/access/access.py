@@ -267,6 +267,10 @@ def webhook_owner_refusal(owner_id: str, owner: Principal | None, workflow: str)
     return rules.webhook_owner_refusal(owner_id, owner, workflow)
 
 
+#: Runs with their slots as loaded, by id (None: no such run), before any check.
+Loaded = dict[str, "tuple[rows.RunRow, list[SlotView]] | None"]
+
+
 class RequestAccess:
     """One request's access answers: each run loaded and checked once, in batches.
 
@@ -274,12 +278,15 @@ class RequestAccess:
     page of slots with nested runs costs two queries, not two per row.
     """
 
-    def __init__(self, services: Services, actor: Principal) -> None:
+    def __init__(self, services: Services, actor: Principal, loaded: Loaded | None = None) -> None:
         self.services = services
         self.actor = actor
         self._runs: dict[str, tuple[rows.RunRow, list[SlotView]] | None] = {}
         self._seen: dict[str, tuple[SlotView, rows.RunHead]] = {}
         self._loading = asyncio.Lock()
+        #: Runs as loaded (unchecked), shared by several actors' checks of one moment (a
+        #: live batch reads a run once for every subscriber, each checked on their own).
+        self._loaded = loaded
 
     def _check(self, run: RunView | rows.RunHead, slots: list[SlotView]) -> bool:
         # A run of a version that left the code is read like any other (docs/versions.md).
@@ -297,16 +304,20 @@ class RequestAccess:
             valid = [i for i in missing if parsing.parses(uuid.UUID, i)]
             for i in missing:
                 self._runs[i] = None
-            if valid:
+            shared = self._loaded if self._loaded is not None else {}
+            absent = [i for i in valid if i not in shared]
+            if absent:
                 if conn is None:
                     async with self.services.db.connection() as own:
-                        found, slots = await _load(own, valid)
+                        found, slots = await _load(own, absent)
                 else:
-                    found, slots = await _load(conn, valid)
-                for i, run in found.items():
-                    of_run = slots.get(i, [])
-                    if self._check(run.view, of_run):
-                        self._runs[i] = (run, of_run)
+                    found, slots = await _load(conn, absent)
+                for i in absent:
+                    shared[i] = (found[i], slots.get(i, [])) if i in found else None
+            for i in valid:
+                got = shared.get(i)
+                if got is not None and self._check(got[0].view, got[1]):
+                    self._runs[i] = got
         return {i: got for i in run_ids if (got := self._runs.get(i)) is not None}
 
     async def readable_run(
@@ -336,6 +347,18 @@ class RequestAccess:
     def forget(self, run_id: str) -> None:
         """Drop a cached run (after this request changed it)."""
         self._runs.pop(run_id, None)
+
+
+async def preload(services: Services, loaded: Loaded, run_ids: Sequence[str]) -> None:
+    """Load the runs among ``run_ids`` not in ``loaded`` yet, with their slots, in one read
+    (unchecked: each :class:`RequestAccess` over ``loaded`` checks its own actor)."""
+    absent = [i for i in dict.fromkeys(run_ids) if i not in loaded and parsing.parses(uuid.UUID, i)]
+    if not absent:
+        return
+    async with services.db.connection() as conn:
+        found, slots = await _load(conn, absent)
+    for i in absent:
+        loaded[i] = (found[i], slots.get(i, [])) if i in found else None
 
 
 async def _load(

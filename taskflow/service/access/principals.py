@@ -40,6 +40,33 @@ async def authenticate(services: Services, token: str) -> core.Principal:
     return principal
 
 
+async def authenticate_many(
+    services: Services, tokens: Sequence[str]
+) -> dict[str, core.Principal | errors.AuthenticationError]:
+    """:func:`authenticate` for many tokens at once (open sockets re-checked together):
+    token -> its principal, or the refusal :func:`authenticate` would give; one query."""
+    now = services.clock.now()
+    claims: dict[str, tuple[str, datetime | None]] = {}
+    answers: dict[str, core.Principal | errors.AuthenticationError] = {}
+    for token in dict.fromkeys(tokens):
+        try:
+            claims[token] = services.staff_tokens.verify_claims(token, now)
+        except errors.AuthenticationError as refused:
+            answers[token] = refused
+    async with services.db.connection() as conn:
+        found = await rows.get_many(conn, sorted({c[0] for c in claims.values()}))
+    for token, (principal_id, issued_at) in claims.items():
+        principal = found.get(principal_id)
+        try:
+            if principal is None:
+                raise errors.AuthenticationError(f"Principal {principal_id!r} is not known here.")
+            _admit(principal, issued_at)
+            answers[token] = principal
+        except errors.AuthenticationError as refused:
+            answers[token] = refused
+    return answers
+
+
 def presume(services: Services, token: str) -> callers.Presumed | None:
     """The principal a valid bearer token names as this process last authenticated it,
     not read now (a statement checks its row's digest: ``service/access/callers.py``); None when

@@ -82,15 +82,36 @@ async def work(
 ) -> tuple[list[queries.SlotRow], int, bool]:
     """Every live slot, whoever holds it: for leads, and for members of the team queue asked for."""
     _check_first(first)
+    f, viewer = _work_reach(actor, f)
+    async with services.db.connection() as conn:
+        found, total = await queries.work(conn, f=f, after=after, limit=first + 1, viewer=viewer)
+    return found[:first], total, len(found) > first
+
+
+def _work_reach(
+    actor: Principal, f: filters.SlotFilter
+) -> tuple[filters.SlotFilter, tuple[str, list[str]] | None]:
+    """``f`` within the actor's reach, and the viewer of a team queue (FORBIDDEN when the
+    actor may read no work)."""
     f = replace(f, scope=access.work_scope(actor, f.audience))
     # Through the team-queue path (an audience filter of keys the caller carries) a member
     # reads only the team's slots they hold or whose whole candidate rule admits them.
     mine = access.keys(actor)
     team = set(f.audience or ())
     viewer = (actor.id, sorted(mine)) if team and team <= (mine - {au.ANY_KEY}) else None
+    return f, viewer
+
+
+async def slot_ids(
+    services: Services, actor: Principal, f: filters.SlotFilter, *, work: bool
+) -> dict[str, str]:
+    """Slot id -> run id of every slot :func:`inbox` (or, ``work``, :func:`work`) would list
+    for the actor across its pages: where a live subscription starts."""
     async with services.db.connection() as conn:
-        found, total = await queries.work(conn, f=f, after=after, limit=first + 1, viewer=viewer)
-    return found[:first], total, len(found) > first
+        if not work:
+            return await queries.slot_ids(conn, f, inbox_of=(actor.id, sorted(access.keys(actor))))
+        f, viewer = _work_reach(actor, f)
+        return await queries.slot_ids(conn, f, viewer=viewer)
 
 
 @dataclass(frozen=True)
@@ -172,8 +193,10 @@ async def board(
     first: int,
     after: tuple[datetime, str] | None,
     include_ended: bool,
+    runs: Sequence[str] | None = None,
 ) -> tuple[list[Card], int, bool]:
-    """One card per tracked entity, its state as the lane; (cards, total, has next)."""
+    """One card per tracked entity, its state as the lane; (cards, total, has next).
+    ``runs``: only the cards of these runs (a live subscription's re-read)."""
     _check_first(first)
     services.catalog.get(workflow)
     reach = access_rules.reader(actor)
@@ -193,6 +216,7 @@ async def board(
             after=after,
             limit=first + 1,
             include_ended=include_ended,
+            runs=runs,
         )
         page = [rows.run_from(r) for r in found[:first]]
         slots = await queries.live_slots_of_runs(conn, [r.view.id for r in page])

@@ -149,9 +149,15 @@ class Database:
         statement cache size (0 behind a pooler that cannot keep prepared statements)."""
         return await asyncpg.connect(self.url, statement_cache_size=self.statement_cache_size)
 
-    def listener(self, channel: str, wake: Callable[[], None]) -> Listener:
-        """A :class:`Listener` on ``channel`` over a connection of its own (a worker's)."""
-        return Listener(self, channel, wake)
+    def listener(
+        self,
+        channel: str,
+        wake: Callable[[], None],
+        heard: Callable[[str], None] | None = None,
+    ) -> Listener:
+        """A :class:`Listener` on ``channel`` over a connection of its own (a worker's;
+        ``heard`` gets each notification's payload, the live feed's)."""
+        return Listener(self, channel, wake, heard)
 
     async def close(self) -> None:
         await self.pool.close()
@@ -238,10 +244,17 @@ class Listener:
     called on each notification, and when the connection ends (so its loop wakes, finds it
     closed and listens again)."""
 
-    def __init__(self, database: Database, channel: str, wake: Callable[[], None]) -> None:
+    def __init__(
+        self,
+        database: Database,
+        channel: str,
+        wake: Callable[[], None],
+        heard: Callable[[str], None] | None = None,
+    ) -> None:
         self.database = database
         self.channel = channel
         self.wake = wake
+        self.heard = heard
         self._conn: asyncpg.Connection[Any] | None = None
         self._opening = asyncio.Lock()
 
@@ -251,8 +264,17 @@ class Listener:
             if self._conn is not None and not self._conn.is_closed():
                 return
             self._conn = await self.database.dedicated()
-            await self._conn.add_listener(self.channel, lambda *_: self.wake())
+            await self._conn.add_listener(self.channel, self._notified)
             self._conn.add_termination_listener(lambda _conn: self.wake())
+
+    def _notified(self, _conn: object, _pid: int, _channel: str, payload: object) -> None:
+        if self.heard is not None:
+            self.heard(str(payload))
+        self.wake()
+
+    def is_open(self) -> bool:
+        """True while the connection listens."""
+        return self._conn is not None and not self._conn.is_closed()
 
     async def close(self) -> None:
         """Stop listening (a connection already broken is simply dropped)."""

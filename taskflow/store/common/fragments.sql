@@ -25,6 +25,12 @@ sl.holder = $?
 -- name: slot_audience_any
 sl.audience && $?::text[]
 
+-- name: slot_run_in
+sl.run = ANY($?::uuid[])
+
+-- name: run_id_in
+r.id = ANY($?::uuid[])
+
 -- name: slot_status_in
 sl.status = ANY($?::text[])
 

@@ -8,6 +8,7 @@ migrated database with the table classes plus these.
 from __future__ import annotations
 
 from taskflow.store.common import sql
+from taskflow.store.live import live
 from taskflow.store.runs import run_watch
 from taskflow.store.slots import candidacy, claims
 
@@ -258,6 +259,10 @@ SQL = sql.statements("delivery/webhooks")
 EXTRA_FUNCTIONS += (("outbox_rows", SQL["outbox_function"]),)
 #: Triggers: (name, CREATE TRIGGER statement), made by raw steps after their functions.
 EXTRA_TRIGGERS: tuple[tuple[str, str], ...] = (("audit_event_outbox", SQL["outbox_trigger"]),)
+# The live feed (migration 2026-12-04T08:30, ``store/live/live.py``): committed timeline
+# lines announced to the processes serving subscriptions.
+EXTRA_FUNCTIONS += live.FUNCTIONS
+EXTRA_TRIGGERS += live.TRIGGERS
 # Automatic steps (migration 2026-12-01T21:38, ``store/steps/steps.py``): workers take due steps
 # (and running ones whose lease ran out) in due order; operators list parked ones.
 EXTRA_INDEXES += (

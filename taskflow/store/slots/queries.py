@@ -82,6 +82,8 @@ def slot_filters(st: Statement, f: SlotFilter) -> Statement:
         st.where("slot_audience_any", list(f.audience))
     if f.status:
         st.where("slot_status_in", list(f.status))
+    if f.runs is not None:
+        st.where("slot_run_in", [uuid.UUID(r) for r in f.runs])
     return scope(st, f.scope)
 
 
@@ -215,6 +217,25 @@ async def work(
     return [_slot_row(r) for r in rows], int(total)
 
 
+async def slot_ids(
+    conn: db.Connection,
+    f: SlotFilter,
+    *,
+    inbox_of: tuple[str, Sequence[str]] | None = None,
+    viewer: tuple[str, Sequence[str]] | None = None,
+) -> dict[str, str]:
+    """Slot id -> run id of every row :func:`inbox` (``inbox_of``: principal id, keys) or
+    :func:`work` (``viewer`` as there) lists across its pages: a live view's start."""
+    if inbox_of is not None:
+        st = Statement(SQL["inbox_ids"], inbox_of[0], list(inbox_of[1]))
+    elif viewer is not None:
+        st = Statement(SQL["team_ids"], viewer[0], list(viewer[1]))
+    else:
+        st = Statement(SQL["work_ids"])
+    rows = await conn.fetch(*_flat(slot_filters(st, f).build()))
+    return {str(r["id"]): str(r["run"]) for r in rows}
+
+
 def _flat(built: tuple[str, list[Any]]) -> list[Any]:
     return [built[0], *built[1]]
 
@@ -250,11 +271,12 @@ async def board_runs(
     after: tuple[datetime, str] | None,
     limit: int,
     include_ended: bool,
+    runs: Sequence[str] | None = None,
 ) -> tuple[list[asyncpg.Record], int]:
     """Runs of a workflow for a board (``principal_id`` None: every run, for leads).
 
     A non-lead sees the runs where they hold a live slot, or whose whole candidate (or
-    delegate) rule admits them.
+    delegate) rule admits them. ``runs``: only these (a live subscription's re-read).
     """
     if principal_id is None:
         count = Statement(SQL["board_count"], workflow, include_ended)
@@ -263,6 +285,8 @@ async def board_runs(
         fixed = (workflow, include_ended, principal_id, list(keys))
         count = Statement(SQL["board_count_for"], *fixed)
         page = SQL["board_page_for"]
+    if runs is not None:
+        count.where("run_id_in", [uuid.UUID(r) for r in runs])
     total = await conn.fetchval(*_flat(count.build()))
     st = count.copy(page)
     if after is not None:

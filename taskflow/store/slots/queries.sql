@@ -77,6 +77,12 @@ SELECT count(*) FROM slot sl
 WHERE /*fragment:inbox_slots*/
   /*:where*/
 
+-- name: inbox_ids
+-- The ids and runs of every slot inbox_page lists (a live subscription's starting view).
+SELECT sl.id, sl.run FROM slot sl
+WHERE /*fragment:inbox_slots*/
+  /*:where*/
+
 -- name: work_page
 -- The most urgent live slots whoever holds them (no fixed parameters).
 /*fragment:page_of_slots_from*/
@@ -87,6 +93,12 @@ WHERE /*fragment:inbox_slots*/
 -- name: work_count
 -- How many slots work_page lists across its pages.
 SELECT count(*) FROM slot sl
+WHERE sl.status IN ('pending', 'open', 'claimed')
+  /*:where*/
+
+-- name: work_ids
+-- The ids and runs of every slot work_page lists.
+SELECT sl.id, sl.run FROM slot sl
 WHERE sl.status IN ('pending', 'open', 'claimed')
   /*:where*/
 
@@ -101,6 +113,12 @@ WHERE sl.status IN ('pending', 'open', 'claimed')
 -- name: team_count
 -- How many slots team_page lists across its pages: principal $1 (text), keys $2 (text[]).
 SELECT count(*) FROM slot sl
+WHERE /*fragment:team_slots*/
+  /*:where*/
+
+-- name: team_ids
+-- The ids and runs of every slot team_page lists: principal $1 (text), keys $2 (text[]).
+SELECT sl.id, sl.run FROM slot sl
 WHERE /*fragment:team_slots*/
   /*:where*/
 
@@ -119,6 +137,7 @@ ORDER BY id LIMIT $4
 -- name: board_count
 -- How many runs of workflow $1 (text) a lead's board shows; $2 (boolean): ended runs too.
 SELECT count(*) FROM run r WHERE r.workflow = $1 AND ($2 OR r.status = 'active')
+  /*:where*/
 
 -- name: board_page
 -- A lead's board: runs of workflow $1 (text), $2 (boolean): ended runs too; oldest first.
@@ -131,6 +150,7 @@ ORDER BY r.started_at, r.id LIMIT /*:limit*/
 -- How many runs board_page_for shows (parameters as there).
 SELECT count(*) FROM run r
 /*fragment:board_runs_for*/
+  /*:where*/
 
 -- name: board_page_for
 -- A non-lead's board: runs of workflow $1 (text), $2 (boolean): ended runs too, where

@@ -44,6 +44,8 @@ class Context(BaseContext, kw_only=True):
     #: What ``claim_fast`` did of this request's claim when it leaves the answer to
     #: strawberry's execution: the resolver takes it (once) instead of claiming again.
     claimed: Callable[[], Awaitable[Any]] | None = None
+    #: On a live socket: drops the connection (a subscriber too slow to keep up).
+    live_dropped: Callable[[], None] | None = None
 
 
 Info = StrawberryInfo[Context, Any]

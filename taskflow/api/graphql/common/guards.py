@@ -30,6 +30,7 @@ from strawberry.extensions import SchemaExtension
 from strawberry.extensions.runner import SchemaExtensionsRunner
 from strawberry.schema.schema import validate_document
 from strawberry.types import ExecutionContext
+from strawberry.types.graphql import OperationType
 
 from taskflow import errors
 from taskflow.api import limits as edge
@@ -152,25 +153,50 @@ class Gate(ShapeErrors):
     def on_execute(self) -> Iterator[None]:
         context = self.execution_context
         document = context.graphql_document
-        if document is not None and context.result is None:
+        if context.operation_type == OperationType.SUBSCRIPTION and context.result is None:
+            # Only the socket runs subscriptions, through ``schema.subscribe``, which leaves
+            # this hook out; one that reaches it came over HTTP.
+            context.result = GraphQLExecutionResult(
+                data=None,
+                errors=[GraphQLError(SUBSCRIPTION_OVER_HTTP, extensions={"code": "INVALID_INPUT"})],
+            )
+        elif document is not None and context.result is None:
             found = _cost(context, document)
             if found > self.limit:
                 context.result = GraphQLExecutionResult(
-                    data=None,
-                    errors=[
-                        GraphQLError(
-                            f"The query's cost is {found}, over the limit of {self.limit}: ask "
-                            "for smaller pages (first), fewer aliases or fewer nested lists, "
-                            "and page through the rest.",
-                            extensions={
-                                "code": "QUERY_TOO_COSTLY",
-                                "cost": found,
-                                "limit": self.limit,
-                            },
-                        )
-                    ],
+                    data=None, errors=[too_costly(found, self.limit)]
                 )
         yield
+
+
+#: The answer to a subscription sent over HTTP.
+SUBSCRIPTION_OVER_HTTP = (
+    "Subscriptions run over a WebSocket to /graphql (subprotocol graphql-transport-ws; "
+    "docs/live.md), not over HTTP."
+)
+
+
+def too_costly(found: int, limit: int) -> GraphQLError:
+    """The refusal of an operation whose static cost ``found`` is over ``limit``."""
+    return GraphQLError(
+        f"The query's cost is {found}, over the limit of {limit}: ask "
+        "for smaller pages (first), fewer aliases or fewer nested lists, "
+        "and page through the rest.",
+        extensions={"code": "QUERY_TOO_COSTLY", "cost": found, "limit": limit},
+    )
+
+
+def operation_cost(
+    schema: GraphQLSchema, query: str, name: str | None, variables: dict[str, Any]
+) -> int | None:
+    """The static cost of ``query``'s operation (a socket's subscribe: strawberry's
+    subscription path leaves :class:`Gate`'s execute hook out); None when it does not
+    parse or names no operation (the schema's own checks then refuse it)."""
+    try:
+        document = _parsed(query)
+        return cost.of_operation(schema, document, name, variables)
+    except (GraphQLError, errors.TaskflowError, KeyError, ValueError, TypeError):
+        return None
 
 
 #: Documents that ran without a GraphQL error, no variables and no request extensions, by

@@ -32,6 +32,7 @@ from taskflow.core.access.principals import Principal
 from taskflow.core.runs.model import SlotView
 from taskflow.core.slots.filters import SlotFilter
 from taskflow.service.access import access
+from taskflow.service.common.container import Services
 from taskflow.service.slots import views
 
 First = listing.FIRST_50
@@ -120,6 +121,27 @@ async def _inbox_page(
     return slot_connection(found, total, has_next)
 
 
+def card_of(services: Services, me: Principal, card: views.Card) -> Card:
+    """The board's Card of ``card`` as ``me`` sees it (its moves checked for them)."""
+    run = RunType.of(card.run)
+    return Card(
+        run=run,
+        lane=card.run.view.state,
+        subject=run.subject,
+        slots=[
+            SlotType.of(
+                s,
+                workflow=card.run.view.workflow,
+                definition_version=card.run.view.definition_version,
+                run_state=card.run.view.state,
+                subject=run.subject,
+            )
+            for s in card.slots
+        ],
+        moves=move_options(views.moves_for(services, me, card.run, card.slots)),
+    )
+
+
 @strawberry.type
 class WorkQueries:
     @strawberry.field(
@@ -194,30 +216,13 @@ class WorkQueries:
         cards, total, has_next = await views.board(
             services, me, workflow, first=first, after=cursor, include_ended=include_ended
         )
-        edges = []
-        for card in cards:
-            run = RunType.of(card.run)
-            edges.append(
-                relay.Edge(
-                    cursor=relay.encode_cursor(card.run.started_at.isoformat(), card.run.view.id),
-                    node=Card(
-                        run=run,
-                        lane=card.run.view.state,
-                        subject=run.subject,
-                        slots=[
-                            SlotType.of(
-                                s,
-                                workflow=card.run.view.workflow,
-                                definition_version=card.run.view.definition_version,
-                                run_state=card.run.view.state,
-                                subject=run.subject,
-                            )
-                            for s in card.slots
-                        ],
-                        moves=move_options(views.moves_for(services, me, card.run, card.slots)),
-                    ),
-                )
+        edges = [
+            relay.Edge(
+                cursor=relay.encode_cursor(card.run.started_at.isoformat(), card.run.view.id),
+                node=card_of(services, me, card),
             )
+            for card in cards
+        ]
         return relay.page(edges, has_next, total)
 
     @strawberry.field(description="A run you may read (null when absent or not visible).")

@@ -1,0 +1,341 @@
+"""The process's live hub: one LISTEN, batched reads, one query per group per batch.
+
+Every statement that writes timeline lines announces their id range at commit
+(``store/live``). The hub gathers the announcements for a few milliseconds, reads the
+lines in one query, and for each *group* (subscribers sharing a topic and a principal)
+whose topic the lines touch, re-reads the touched runs once (``topics.Topic.read``) and
+compares with the group's view: rows returned are changed, rows of the view not returned
+are removed. Each subscriber's queue is bounded: one that is full is dropped (its
+connection closes), so a client that never reads costs a bounded amount of memory.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from taskflow import errors
+from taskflow.core.access.principals import Principal
+from taskflow.service.access import access
+from taskflow.service.common.container import Services
+from taskflow.service.live import live_metrics, rechecks, topics
+from taskflow.service.slots import views
+from taskflow.store.live import live
+
+log = logging.getLogger("taskflow.live")
+
+#: How long announcements are gathered into one batch (seconds).
+BATCH_SECONDS = 0.02
+#: Groups read at once per batch (each read holds a pooled connection).
+READS_AT_ONCE = 4
+#: Line ids remembered to skip a line announced twice (overlapping ranges).
+SEEN_LINES = 20_000
+
+
+@dataclass(frozen=True)
+class Change:
+    """One row as the subscriber now sees it (``row`` None: no longer theirs to see)."""
+
+    cursor: int
+    key: str
+    row: Any | None
+
+
+class Subscription:
+    """One subscriber's bounded queue of changes, iterated by its socket."""
+
+    def __init__(self, hub: Hub, group: Group, max_queued: int, dropped: Callable[[], None]):
+        self.hub, self.group = hub, group
+        self._queue: asyncio.Queue[Change | None] = asyncio.Queue()
+        self._max = max_queued
+        self._dropped = dropped
+        self.overflowed = False
+
+    def offer(self, changes: Iterable[Change]) -> None:
+        """Queue ``changes``; past the bound the subscriber is dropped, not buffered."""
+        if self.overflowed:
+            return
+        for change in changes:
+            if self._queue.qsize() >= self._max:
+                self.overflowed = True
+                live_metrics.DROPPED.labels("slow").inc()
+                self._dropped()
+                return
+            self._queue.put_nowait(change)
+
+    async def changes(self) -> AsyncIterator[Change]:
+        """The changes as they come, until the subscription ends."""
+        while True:
+            change = await self._queue.get()
+            if change is None:
+                return
+            live_metrics.MESSAGES.labels(self.group.topic.kind).inc()
+            yield change
+
+    def close(self) -> None:
+        """End the stream and leave the hub."""
+        self._queue.put_nowait(None)
+        self.hub.leave(self)
+
+
+@dataclass
+class Group:
+    """Subscribers of one topic under one principal: one read per batch for all of them."""
+
+    topic: topics.Topic
+    actor: Principal
+    view: dict[str, str] = field(default_factory=dict)
+    subscribers: set[Subscription] = field(default_factory=set)
+
+
+class Hub:
+    """The live feed of one process (one per :class:`Services`)."""
+
+    def __init__(self, services: Services) -> None:
+        self.services = services
+        self.groups: dict[tuple[str, str], Group] = {}
+        self.connections: collections.Counter[str] = collections.Counter()
+        self.cursor = 0
+        self._ranges: list[tuple[int, int]] = []
+        self._heard_at: float | None = None
+        self._wake = asyncio.Event()
+        self._ready = asyncio.Event()
+        self._seen: collections.OrderedDict[int, None] = collections.OrderedDict()
+        self._task: asyncio.Task[None] | None = None
+        #: The open sockets' tokens, re-checked together.
+        self.rechecks = rechecks.Rechecks(services, self.refresh)
+
+    # connections -----------------------------------------------------------------------
+    def connect(self, principal_id: str, cap: int) -> bool:
+        """Count a connection of ``principal_id``; False when they hold ``cap`` already."""
+        if self.connections[principal_id] >= cap:
+            return False
+        self.connections[principal_id] += 1
+        live_metrics.CONNECTIONS.inc()
+        return True
+
+    def disconnect(self, principal_id: str) -> None:
+        self.connections[principal_id] -= 1
+        if self.connections[principal_id] <= 0:
+            del self.connections[principal_id]
+        live_metrics.CONNECTIONS.dec()
+
+    async def refresh(self, actor: Principal) -> None:
+        """The principal as re-read now. When their powers changed (roles, groups, grants)
+        each of their groups is read whole again: what they may no longer see is told
+        removed, what they now may is told changed."""
+        for group in [g for g in self.groups.values() if g.actor.id == actor.id]:
+            if group.actor == actor:
+                continue
+            group.actor = actor
+            changes = await self._changes(group, None, self.cursor)
+            for sub in list(group.subscribers):
+                sub.offer(changes)
+
+    # subscriptions ---------------------------------------------------------------------
+    async def subscribe(
+        self,
+        topic: topics.Topic,
+        actor: Principal,
+        *,
+        after: int | None,
+        max_queued: int,
+        window: int,
+        dropped: Callable[[], None],
+    ) -> Subscription:
+        """A subscription to ``topic`` for ``actor``, listening before it returns; with
+        ``after`` (a cursor) the changes since then come first. Refusals as the queries'."""
+        await self._start()
+        key = (actor.id, repr(topic))
+        group = self.groups.get(key)
+        if group is None:
+            group = Group(topic, actor, await topic.start(self.services, actor))
+            group = self.groups.setdefault(key, group)
+        sub = Subscription(self, group, max_queued, dropped)
+        group.subscribers.add(sub)
+        live_metrics.SUBSCRIPTIONS.labels(topic.kind).inc()
+        if after is not None:
+            try:
+                sub.offer(await self._replay(group, after, window))
+            except BaseException:
+                sub.close()
+                raise
+        return sub
+
+    def leave(self, sub: Subscription) -> None:
+        group = sub.group
+        if sub not in group.subscribers:
+            return
+        group.subscribers.discard(sub)
+        live_metrics.SUBSCRIPTIONS.labels(group.topic.kind).dec()
+        if not group.subscribers:
+            self.groups.pop((group.actor.id, repr(group.topic)), None)
+        if not self.groups and self._task is not None:
+            self._task.cancel()
+            self._task = None
+            self._ready.clear()
+
+    async def _replay(self, group: Group, after: int, window: int) -> list[Change]:
+        async with self.services.db.connection() as conn:
+            lines = await live.lines_after(conn, after, window + 1)
+        if len(lines) > window:
+            raise errors.ValidationError(
+                f"The cursor {after} is older than the last {window} changes this server "
+                "keeps for resuming: read the list again, then subscribe without `after`.",
+                field="after",
+            )
+        if not lines:
+            return []
+        cursor = max(self.cursor, lines[-1].id)
+        changed = await self._changes(group, lines, cursor)
+        told = {c.key for c in changed}
+        # Rows gone while the subscriber was away: told removed when its powers still let it
+        # see the row (the one read rule), so nothing of others' work is named.
+        by_run = group.topic.kind in (topics.BOARD, topics.RUN)
+        keys = {ln.run if by_run else ln.slot for ln in lines}
+        for key in sorted(k for k in keys if k and k not in told):
+            if await self._may_see(group, key):
+                changed.append(Change(cursor, key, None))
+        return changed
+
+    async def _may_see(self, group: Group, key: str) -> bool:
+        kind = group.topic.kind
+        if kind == topics.RUN and key != group.topic.id:
+            return False
+        if kind == topics.SLOT and key != group.topic.id:
+            return False
+        try:
+            if kind in (topics.BOARD, topics.RUN):
+                await views.run_detail(self.services, group.actor, key)
+            else:
+                await views.visible_slot(self.services, group.actor, key)
+        except errors.NotFound:
+            return False
+        return True
+
+    # the loop ------------------------------------------------------------------------
+    async def _start(self) -> None:
+        if self._task is None or self._task.done():
+            self._ready.clear()
+            self._task = asyncio.create_task(self._run(), name="taskflow-live")
+        await self._ready.wait()
+
+    def _heard(self, payload: str) -> None:
+        found = live.parse_range(payload)
+        if found is not None:
+            self._ranges.append(found)
+            if self._heard_at is None:
+                self._heard_at = asyncio.get_running_loop().time()
+
+    async def _run(self) -> None:
+        listener = self.services.db.listener(live.CHANNEL, self._wake.set, self._heard)
+        try:
+            while True:
+                try:
+                    if not listener.is_open():
+                        await listener.listen()
+                        await self._catch_up()
+                        self._ready.set()
+                    await self._wake.wait()
+                    self._wake.clear()
+                    await asyncio.sleep(BATCH_SECONDS)
+                    await self._batch()
+                except asyncio.CancelledError:
+                    raise
+                except Exception:
+                    log.warning("live feed: the batch failed; listening again", exc_info=True)
+                    await listener.close()
+                    await asyncio.sleep(1)
+        finally:
+            with contextlib.suppress(Exception):
+                await asyncio.shield(listener.close())
+
+    async def _catch_up(self) -> None:
+        """After (re)listening: what committed while not listening is read as one batch."""
+        async with self.services.db.connection() as conn:
+            if self.cursor == 0:
+                self.cursor = await live.last_line(conn)
+                return
+            lines = await live.lines_after(conn, self.cursor, SEEN_LINES)
+        await self._fan_out(lines, asyncio.get_running_loop().time())
+
+    async def _batch(self) -> None:
+        ranges, self._ranges = self._ranges, []
+        heard_at, self._heard_at = self._heard_at, None
+        if not ranges:
+            return
+        async with self.services.db.connection() as conn:
+            lines = await live.lines_in(conn, ranges)
+        await self._fan_out(lines, heard_at or asyncio.get_running_loop().time())
+
+    async def _fan_out(self, lines: list[live.Line], heard_at: float) -> None:
+        fresh = [ln for ln in lines if ln.id not in self._seen]
+        for ln in fresh:
+            self._seen[ln.id] = None
+        while len(self._seen) > SEEN_LINES:
+            self._seen.popitem(last=False)
+        if not fresh:
+            return
+        self.cursor = max(self.cursor, fresh[-1].id)
+        gate = asyncio.Semaphore(READS_AT_ONCE)
+        loaded: access.Loaded = {}
+        # The runs that slot and run watchers will read: loaded once for all of them.
+        by_id = [g for g in self.groups.values() if g.topic.kind in (topics.SLOT, topics.RUN)]
+        await access.preload(
+            self.services,
+            loaded,
+            sorted({r for g in by_id for r in g.topic.runs_touched(fresh, g.view)}),
+        )
+
+        async def one(group: Group) -> None:
+            async with gate:
+                changes = await self._changes(group, fresh, self.cursor, loaded)
+            if changes:
+                for sub in list(group.subscribers):
+                    sub.offer(changes)
+                live_metrics.LAG.observe(asyncio.get_running_loop().time() - heard_at)
+
+        await asyncio.gather(*(one(g) for g in list(self.groups.values())))
+
+    async def _changes(
+        self,
+        group: Group,
+        lines: list[live.Line] | None,
+        cursor: int,
+        loaded: access.Loaded | None = None,
+    ) -> list[Change]:
+        """What ``lines`` (None: anything) changed in the group's view, the view updated
+        (``loaded``: runs this batch read already, shared across groups)."""
+        runs = None if lines is None else group.topic.runs_touched(lines, group.view)
+        if runs is not None and not runs:
+            return []
+        try:
+            now = await group.topic.read(
+                self.services, group.actor, None if runs is None else sorted(runs), loaded
+            )
+        except (errors.Forbidden, errors.NotFound):
+            now = {}  # the subscriber lost the power to read this list: all of it goes
+        changes = [Change(cursor, key, row) for key, (_, row) in now.items()]
+        for key, (run, _) in now.items():
+            group.view[key] = run
+        for key, run in list(group.view.items()):
+            if (runs is None or run in runs) and key not in now:
+                del group.view[key]
+                changes.append(Change(cursor, key, None))
+        return changes
+
+
+_HUBS: dict[int, Hub] = {}
+
+
+def hub_for(services: Services) -> Hub:
+    """The hub of this process's ``services`` (made on first use)."""
+    found = _HUBS.get(id(services))
+    if found is None or found.services is not services:
+        found = _HUBS[id(services)] = Hub(services)
+    return found
