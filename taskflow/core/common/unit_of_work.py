@@ -26,6 +26,7 @@ from datetime import datetime
 
 from taskflow.core.clocks import calendars, clocks, deadlines
 from taskflow.core.clocks.timer_states import PARKED, TimerRow, TimerSpec, TimerStatus
+from taskflow.core.compose import compose
 from taskflow.core.definition.workflow import Definition
 from taskflow.core.reports import slot_measures
 from taskflow.core.runs.model import ENDED, AuditEntry, Outcome, RunView, SlotView
@@ -114,6 +115,8 @@ class Writes:
     #: (run, name, value) recorded by ``steps.once`` in hooks; a name recorded already by
     #: another transaction makes the writer report a lost race (the decision runs again).
     once: tuple[tuple[str, str, object], ...] = ()
+    #: Child rows made due (a state with children entered); a key that exists adds nothing.
+    children: tuple[compose.DueChild, ...] = ()
 
     def merge(self, later: Writes) -> Writes:
         """These writes followed by ``later``'s: per row the later value wins (a run's
@@ -138,6 +141,7 @@ class Writes:
             or self.ended
             or self.steps
             or self.once
+            or self.children
         )
 
 
@@ -165,6 +169,7 @@ def _folded(level: Sequence[Writes]) -> Writes:
     done: dict[str, Ended] = {}
     steps: dict[str, step_timers.DueStep] = {}
     once: dict[tuple[str, str], tuple[str, str, object]] = {}
+    kids: dict[str, compose.DueChild] = {}
     for w in level:
         for run, n in w.runs:
             before = runs.get(run.id)
@@ -185,6 +190,7 @@ def _folded(level: Sequence[Writes]) -> Writes:
         done.update((e.slot.id, e) for e in w.ended)
         steps.update((st.key, st) for st in w.steps)
         once.update(((o[0], o[1]), o) for o in w.once)
+        kids.update((c.key, c) for c in w.children)
     return Writes(
         runs=tuple(runs.values()),
         created=tuple(created.values()),
@@ -199,6 +205,7 @@ def _folded(level: Sequence[Writes]) -> Writes:
         ended=tuple(done.values()),
         steps=tuple(steps.values()),
         once=tuple(once.values()),
+        children=tuple(kids.values()),
     )
 
 
@@ -225,6 +232,7 @@ def plan(
     clock_rows, due_rows = ledgers(touched, ctx.registry, ctx.before)
     timer_rows = _timers(result, touched, ctx, timers)
     due_steps = step_timers.due_steps(ctx.definition, result.run) if result.run_changed else []
+    kids = compose.due_children(ctx.definition, result.run) if result.run_changed else []
     return Writes(
         runs=((result.run, 1),) if rows and result.run_changed else (),
         created=tuple((result.run.workflow, v) for v in result.created) if rows else (),
@@ -234,10 +242,11 @@ def plan(
         pickups=tuple(pickups(touched, ctx)),
         lines=tuple((result.run.id, line) for line in lines),
         timers=tuple(timer_rows),
-        notify=bool(due_steps) or any(t.status == ARMED for t in timer_rows),
+        notify=bool(due_steps or kids) or any(t.status == ARMED for t in timer_rows),
         ended=tuple(ended(touched, ctx)),
         steps=tuple(due_steps),
         once=tuple((result.run.id, name, value) for name, value in result.once),
+        children=tuple(kids),
     )
 
 

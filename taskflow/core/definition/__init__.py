@@ -20,6 +20,7 @@ from taskflow.core.definition import migrations as migration
 from taskflow.core.definition.audience import Audience, Rule, who
 from taskflow.core.definition.budgets import budget_by, business, real
 from taskflow.core.definition.checks.problems import DefinitionError, Problem
+from taskflow.core.definition.children import Catch, Child, child
 from taskflow.core.definition.conditions.expr import Expr, item, payload, principal, subject
 from taskflow.core.definition.events import Buffer, Event
 from taskflow.core.definition.fields import Field, PayloadError
@@ -42,6 +43,8 @@ from taskflow.core.definition.workflow import Definition, Workflow, define
 __all__ = [
     "Audience",
     "Buffer",
+    "Catch",
+    "Child",
     "Definition",
     "DefinitionError",
     "Event",
@@ -65,6 +68,7 @@ __all__ = [
     "any_satisfied",
     "budget_by",
     "business",
+    "child",
     "count",
     "define",
     "every",

@@ -56,6 +56,9 @@ class Definition:
     #: ``real.days(90)``); None: ``TASKFLOW_RETENTION_DAYS``. An operating setting: not in
     #: the document nor the digest, so changing it needs no new version.
     retention: Budget | None = None
+    #: The result document a run of it hands its parent when it ends (name -> expression
+    #: over ``subject``, ``payload``, ``result``; docs/composition.md).
+    result: tuple[tuple[str, Any], ...] = ()
 
     def state(self, name: str) -> State:
         """The state called ``name``; ``UnknownState`` (a KeyError) if none."""
@@ -126,6 +129,7 @@ def define(
     events: Sequence[Event] = (),
     migrations: Sequence[Migration] = (),
     retention: Budget | None = None,
+    result: Mapping[str, Any] | None = None,
 ) -> Definition:
     """Build a :class:`Definition` from parts; each state takes the name it is keyed by."""
     return Definition(
@@ -140,6 +144,7 @@ def define(
         events=tuple(events),
         migrations=tuple(migrations),
         retention=retention,
+        result=tuple((result or {}).items()),
     )
 
 
@@ -156,7 +161,8 @@ class Workflow:
     events may be matched by), ``events`` (rules about inbound events: who may
     raise them, which are buffered), ``migrations`` (what happens to runs of earlier
     versions: docs/versions.md), ``retention`` (how long ended runs are kept:
-    docs/operations.md, "Retention"), and the states. The docstring is the description.
+    docs/operations.md, "Retention"), ``result`` (the document a run hands its parent:
+    docs/composition.md), and the states. The docstring is the description.
     """
 
     name: ClassVar[str] = ""
@@ -167,6 +173,7 @@ class Workflow:
     events: ClassVar[Sequence[Event]] = ()
     migrations: ClassVar[Sequence[Migration]] = ()
     retention: ClassVar[Budget | None] = None
+    result: ClassVar[Mapping[str, Any] | None] = None
     #: The built definition; None for a base class that declares no states.
     definition: ClassVar[Definition | None] = None
 
@@ -188,6 +195,7 @@ class Workflow:
             events=tuple(cls.events),
             migrations=tuple(cls.migrations),
             retention=cls.retention,
+            result=cls.result,
             description=(cls.__doc__ or "").strip() or None,
             source=f"{cls.__module__}.{cls.__qualname__}",
         )

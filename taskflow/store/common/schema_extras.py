@@ -8,6 +8,7 @@ migrated database with the table classes plus these.
 from __future__ import annotations
 
 from taskflow.store.common import sql
+from taskflow.store.compose import children
 from taskflow.store.slots import candidacy, claims
 
 #: Indexes beyond what the table classes can declare: (name, CREATE INDEX statement).
@@ -270,3 +271,19 @@ EXTRA_INDEXES += (
 # claim-next's writes on the slot it chose (migrations 2026-12-02T04:12 and 04:30,
 # ``store/slots/claims.py``).
 EXTRA_FUNCTIONS += ((claims.FUNCTION_NAME, claims.FUNCTION),)
+# Child runs (migration 2026-12-04T07:40, ``store/compose/children.py``): what a worker acts on,
+# the gauge of children in flight, and the trigger noting a run's end on its child rows.
+EXTRA_INDEXES += (
+    (
+        "run_child_due",
+        "CREATE INDEX run_child_due ON run_child (id) "
+        "WHERE status IN ('starting', 'cancelling', 'ended')",
+    ),
+    (
+        "run_child_in_flight",
+        "CREATE INDEX run_child_in_flight ON run_child (id) "
+        "WHERE status IN ('starting', 'live', 'cancelling', 'ended')",
+    ),
+)
+EXTRA_FUNCTIONS += (children.FUNCTION,)
+EXTRA_TRIGGERS += (children.TRIGGER,)

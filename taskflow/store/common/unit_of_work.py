@@ -27,6 +27,7 @@ from taskflow.core.reports import slot_measures
 from taskflow.core.runs.model import SlotView
 from taskflow.store.clocks.deadlines import CHANNEL
 from taskflow.store.common import db, sql
+from taskflow.store.compose import children as child_rows
 from taskflow.store.reports import slot_measures as measures_store
 from taskflow.store.runs import runs as rows
 from taskflow.store.runs import timeline
@@ -73,6 +74,7 @@ async def write(
     )
     await step_rows.enqueue_many(conn, writes.steps)
     await step_rows.once_many(conn, writes.once, now)
+    await child_rows.enqueue_many(conn, writes.children, now)
     if writes.breaches:
         await conn.execute(
             SQL["mark_breached"],

@@ -12,7 +12,7 @@ from typing import Final
 
 from taskflow.core.definition import budgets as bu
 from taskflow.core.definition import events as ev
-from taskflow.core.definition.checks import migration_checks, step_checks
+from taskflow.core.definition.checks import child_checks, migration_checks, step_checks
 from taskflow.core.definition.checks.problems import DefinitionError, Problem
 from taskflow.core.definition.checks.slot_checks import SlotChecker
 from taskflow.core.definition.conditions import expr as ex
@@ -22,7 +22,7 @@ from taskflow.core.operate import retention
 
 _NAME: Final = re.compile(r"^[a-z][a-z0-9_-]*$")
 #: What routes and completion rules may read (``result``: what automatic steps returned).
-ROUTE_ROOTS: Final = ("subject", "payload", "result")
+ROUTE_ROOTS: Final = ("subject", "payload", "result", "child")
 
 
 class _Checker(SlotChecker):
@@ -161,6 +161,8 @@ class _Checker(SlotChecker):
         for route in st.routes:
             self.target(where, "a route", route.to)
             self.condition(where, f"the route to {route.to!r}", route.when, ROUTE_ROOTS)
+        for catch in st.catch:
+            self.condition(where, f"the catch to {catch.to!r}", catch.when, ROUTE_ROOTS)
         for move in st.moves:
             self.target(f"{where} / move {move.name!r}", "the move", move.to)
             mwhere = f"{where} / move {move.name!r}"
@@ -309,7 +311,8 @@ def problems(
     definition: Definition, known_calendars: Collection[str] | None = None
 ) -> list[Problem]:
     """Every problem in ``definition``; ``known_calendars`` None skips the calendar check."""
-    return _Checker(definition, known_calendars).run() + migration_checks.problems(definition)
+    found = _Checker(definition, known_calendars).run() + migration_checks.problems(definition)
+    return found + child_checks.problems(definition)
 
 
 def validate(definition: Definition, known_calendars: Collection[str] | None = None) -> Definition:

@@ -7,7 +7,8 @@ check when the definition loads. Four symbols start every path:
 - ``subject``: the tracked entity's attributes (``subject.amount``);
 - ``payload``: payloads deposited so far, per slot name (``payload.review.decision``);
 - ``principal``: the acting principal (``principal.id``, ``principal.roles``);
-- ``item``: the element of a ``foreach`` slot (``item`` or ``item.kind``).
+- ``item``: the element of a ``foreach`` slot (``item`` or ``item.kind``);
+- ``result`` and ``child``: what automatic steps returned, how child runs ended.
 
 Evaluation is three-valued, as in SQL: a missing (or null) field makes a
 comparison *unknown* (``None``), ``&``/``|``/``~`` follow Kleene logic, and an
@@ -111,6 +112,8 @@ class Env:
     item: Any = MISSING
     #: What automatic steps returned, keyed by state name (docs/automatic-steps.md).
     result: Mapping[str, Any] = field(default_factory=dict)
+    #: The outcomes of child runs, keyed by label (docs/composition.md).
+    child: Mapping[str, Any] = field(default_factory=dict)
 
 
 def _step(value: Any, name: str) -> Any:

@@ -1,0 +1,254 @@
+"""The worker's lane for child runs (docs/composition.md).
+
+Each ``run_child`` row a worker has to act on is handled in a transaction of its own, in
+the lock order: the parent's run, its live slots, then the row (``FOR UPDATE``), whose
+status is read again under those locks, so two workers never act on one row twice:
+
+- ``starting``: start the child run on its workflow's current version (or record why it
+  could not start: an awaited child that cannot start fails with kind ``refused``);
+- ``cancelling``: the parent was cancelled; cancel the child, naming the cause (its own
+  children follow the same way, through their rows);
+- ``ended``: the child ended (the trigger noted it in the child's own statement); read its
+  outcome and resume the parent once, or note it when the parent no longer waits.
+
+The row is settled in the same transaction as what it caused: a worker killed anywhere
+leaves the row as it was, and the next pass does the work once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+from collections.abc import Awaitable, Callable, Mapping
+from datetime import datetime
+from typing import Any
+
+from taskflow import errors
+from taskflow.core.compose import compose
+from taskflow.core.runs import engine, refusals
+from taskflow.core.runs.model import RUN_CANCELLED, AuditEntry
+from taskflow.service.clocks import deadlines
+from taskflow.service.common import retry
+from taskflow.service.common.container import Services
+from taskflow.service.runs import decisions, ids, persist, runs, starting
+from taskflow.store.common import db, locks
+from taskflow.store.compose import children as rows
+from taskflow.store.runs import runs as run_rows
+
+#: Rows taken per pass.
+BATCH = 100
+#: Who acts when the engine resumes or cancels a run for its child or parent.
+SYSTEM = "system"
+
+
+async def run_due(services: Services, batch: int = BATCH) -> int:
+    """Act on up to ``batch`` rows due; returns how many were acted on."""
+    async with services.db.connection() as conn:
+        due = await rows.due(conn, batch)
+    done = 0
+    for row_id, parent in due:
+        done += await retry.run(services, "a child run", _acting(services, row_id, parent))
+    return done
+
+
+def _acting(services: Services, row_id: int, parent_id: str) -> Callable[[], Awaitable[int]]:
+    return lambda: _act(services, row_id, parent_id)
+
+
+async def in_flight(services: Services) -> int:
+    """Children started or to start and not settled (the gauge)."""
+    async with services.db.connection() as conn:
+        return await rows.in_flight(conn)
+
+
+async def _act(services: Services, row_id: int, parent_id: str) -> int:
+    async with services.db.transaction() as conn:
+        parent = await run_rows.get_run(conn, parent_id, lock=True)
+        if parent is None:
+            return 0
+        await locks.lock_live_slots(conn, [parent_id])
+        row = await rows.lock(conn, row_id)
+        now = services.clock.now()
+        if row is None:
+            return 0
+        if row.status == compose.STARTING:
+            await _start(services, conn, parent, row, now)
+        elif row.status == compose.CANCELLING:
+            await _cancel(services, conn, row, now)
+        elif row.status == compose.ENDED:
+            await _ended(services, conn, parent, row, now)
+        else:
+            return 0  # another worker got there first
+        return 1
+
+
+async def _start(
+    services: Services,
+    conn: db.Connection,
+    parent: run_rows.RunRow,
+    row: rows.ChildRow,
+    now: datetime,
+) -> None:
+    if not compose.current(parent.view, row.state, row.visit):
+        reason = "the parent left the state before the child started"
+        await rows.settled(conn, row.id, {"state": None, "failure": None, "reason": reason}, now)
+        return
+    try:
+        async with conn.transaction():  # a refusal leaves nothing of the attempt behind
+            started = await _begin(services, conn, parent, row, now)
+    except (refusals.Refusal, errors.ValidationError, errors.NotFound) as refusal:
+        await _refused(services, conn, parent, row, refusal.message, now)
+        return
+    child = started.run.view.id
+    await rows.started(conn, row.id, child, now)
+    details = {"label": row.label, "child_run": child, "child_workflow": row.workflow}
+    why = f"started child {row.label!r}: {row.workflow} run {child}"
+    await persist.audit(
+        conn, parent.view.id, AuditEntry("child.started", now, SYSTEM, None, why, details)
+    )
+    await persist.audit(
+        conn,
+        child,
+        AuditEntry(
+            "run.parent",
+            now,
+            SYSTEM,
+            None,
+            f"started by {parent.view.workflow} run {parent.view.id} as {row.label!r}",
+            {"label": row.label, "parent_run": parent.view.id, "workflow": parent.view.workflow},
+        ),
+    )
+
+
+async def _begin(
+    services: Services,
+    conn: db.Connection,
+    parent: run_rows.RunRow,
+    row: rows.ChildRow,
+    now: datetime,
+) -> starting.Started:
+    """Start the child on its workflow's current version, on the subject the row names."""
+    definition = services.catalog.get(row.workflow)
+    spec: Mapping[str, Any] = row.subject
+    external = spec.get("external_id") or parent.subject.external_id
+    same = definition.tracks == parent.subject.type and external == parent.subject.external_id
+    given = spec.get("attributes")
+    attributes = parent.view.subject if same or given is None else given
+    started = await starting.begin(
+        services,
+        conn,
+        definition,
+        parent.started_by or SYSTEM,
+        definition.tracks,
+        str(external),
+        dict(attributes),
+        None,
+        now,
+    )
+    return started
+
+
+async def _refused(
+    services: Services,
+    conn: db.Connection,
+    parent: run_rows.RunRow,
+    row: rows.ChildRow,
+    message: str,
+    now: datetime,
+) -> None:
+    outcome = compose.refused(row.workflow, message)
+    await persist.audit(
+        conn,
+        parent.view.id,
+        AuditEntry(
+            "child.refused",
+            now,
+            SYSTEM,
+            None,
+            f"child {row.label!r} could not start: {message}",
+            {"label": row.label, "child_workflow": row.workflow},
+        ),
+    )
+    if row.awaited:
+        await _resume(services, conn, row, outcome, now)
+    await rows.settled(conn, row.id, outcome, now)
+
+
+async def _cancel(
+    services: Services, conn: db.Connection, row: rows.ChildRow, now: datetime
+) -> None:
+    reason = compose.cause(row.parent, await rows.cancel_reason(conn, row.parent))
+    if row.child is not None:
+        with contextlib.suppress(refusals.RunNotActive):  # it ended first: its end stands
+            await runs.decide(
+                services,
+                conn,
+                row.child,
+                decisions.made(engine.cancel, reason=reason, actor=SYSTEM),
+                now=now,
+            )
+    await rows.settled(conn, row.id, None, now)
+
+
+async def _ended(
+    services: Services,
+    conn: db.Connection,
+    parent: run_rows.RunRow,
+    row: rows.ChildRow,
+    now: datetime,
+) -> None:
+    child = await run_rows.get_run(conn, row.child) if row.child is not None else None
+    if child is None:
+        await rows.settled(conn, row.id, None, now)
+        return
+    definition = services.catalog.for_reading(child.view.workflow, child.view.definition_version)
+    reason = None
+    if child.view.status == RUN_CANCELLED:
+        reason = await rows.cancel_reason(conn, child.view.id)
+    slots = await deadlines.load_slots(conn, child.view.id)
+    if definition is None:  # a version nobody recorded: no failure marks, no result
+        definition = dataclasses.replace(services.catalog.get(child.view.workflow), result=())
+    outcome = compose.ended(definition, child.view, slots, reason=reason)
+    if row.awaited and compose.current(parent.view, row.state, row.visit):
+        await _resume(services, conn, row, outcome, now)
+    else:
+        why = "started bare" if not row.awaited else "the parent no longer waits for it"
+        await persist.audit(
+            conn,
+            parent.view.id,
+            AuditEntry(
+                "child.ended",
+                now,
+                SYSTEM,
+                None,
+                f"child {row.label!r} ended in {outcome['state']} ({why})",
+                {
+                    "label": row.label,
+                    "child_run": child.view.id,
+                    "child_workflow": child.view.workflow,
+                    "state": outcome["state"],
+                    "status": outcome["status"],
+                    "failure": outcome["failure"],
+                },
+            ),
+        )
+    await rows.settled(conn, row.id, outcome, now)
+
+
+async def _resume(
+    services: Services,
+    conn: db.Connection,
+    row: rows.ChildRow,
+    outcome: Mapping[str, Any],
+    now: datetime,
+) -> None:
+    """Resume the parent (held by the caller) with the child's outcome: one decision."""
+    await runs.decide(
+        services,
+        conn,
+        row.parent,
+        lambda definition, run, slots, at: compose.resumed(
+            definition, run.view, slots, label=row.label, outcome=outcome, now=at, new_id=ids.new_id
+        ),
+        now=now,
+    )
