@@ -253,6 +253,10 @@ FIELDS: Final[dict[str, str]] = {
     "Mutation.retryStep": "operate",
     "RetryStepSuccess.step": "parent",
     "Run.steps": "run.read",
+    # The linked run itself only when the caller may read it (powers are per workflow).
+    "Run.children": "run.read",
+    "Run.parent": "run.read",
+    "RunChild.run": "run.read",
     "Mutation.signOutEverywhere": "signout",
     "Principal.tokensValidAfter": "parent",
     "Query.timers": "timers",
@@ -356,6 +360,8 @@ _PARENT_FIELDS = {
     "createdAt endedAt attempts",
     "StepAttempt": "attempt worker startedAt finishedAt outcome durationMs errorClass "
     "errorMessage traceback",
+    # Child runs, values of a parent run the caller may read (Run.children).
+    "RunChild": "label workflow awaited status state outcome",
 }
 FIELDS.update({f"{t}.{f}": "parent" for t, fs in _PARENT_FIELDS.items() for f in fs.split()})
 FIELDS.update(

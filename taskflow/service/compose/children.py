@@ -74,7 +74,7 @@ async def _act(services: Services, row_id: int, parent_id: str) -> int:
         if row.status == compose.STARTING:
             await _start(services, conn, parent, row, now)
         elif row.status == compose.CANCELLING:
-            await _cancel(services, conn, row, now)
+            await _cancel(services, conn, parent, row, now)
         elif row.status == compose.ENDED:
             await _ended(services, conn, parent, row, now)
         else:
@@ -175,9 +175,16 @@ async def _refused(
 
 
 async def _cancel(
-    services: Services, conn: db.Connection, row: rows.ChildRow, now: datetime
+    services: Services,
+    conn: db.Connection,
+    parent: run_rows.RunRow,
+    row: rows.ChildRow,
+    now: datetime,
 ) -> None:
-    reason = compose.cause(row.parent, await rows.cancel_reason(conn, row.parent))
+    if parent.view.status == RUN_CANCELLED:
+        reason = compose.cause(row.parent, await rows.cancel_reason(conn, row.parent))
+    else:
+        reason = f"its parent run {row.parent} left {row.state} and no longer waits for it"
     if row.child is not None:
         with contextlib.suppress(refusals.RunNotActive):  # it ended first: its end stands
             await runs.decide(

@@ -69,9 +69,9 @@ async def write(
     await _deadlines(conn, writes, now)
     # Step rows made due with the decision that entered their state, and the due ones of
     # states left dropped (after the runs, slots, clocks and timers: the lock order).
-    await step_rows.cancel_left(
-        conn, [(v.id, v.visit, str(v.status)) for v, _ in writes.runs if v.id not in quiet], now
-    )
+    left = [(v.id, v.visit, str(v.status)) for v, _ in writes.runs if v.id not in quiet]
+    await step_rows.cancel_left(conn, left, now)
+    await child_rows.cancel_left(conn, left, now)  # awaited children of states left
     await step_rows.enqueue_many(conn, writes.steps)
     await step_rows.once_many(conn, writes.once, now)
     await child_rows.enqueue_many(conn, writes.children, now)

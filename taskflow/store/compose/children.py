@@ -59,6 +59,21 @@ async def enqueue_many(
         )
 
 
+async def cancel_left(
+    conn: db.Connection, runs: Sequence[tuple[str, int, str]], now: datetime
+) -> None:
+    """Mark the awaited children of the visits these runs (id, visit, status as now written)
+    left for the worker to cancel, and drop those not started (the caller holds the runs)."""
+    if runs:
+        await conn.execute(
+            SQL["cancel_left"],
+            [uuid.UUID(r) for r, _, _ in runs],
+            [v for _, v, _ in runs],
+            [s for _, _, s in runs],
+            now,
+        )
+
+
 async def due(conn: db.Connection, limit: int) -> list[tuple[int, str]]:
     """(row id, parent run id) of up to ``limit`` rows a worker has to act on."""
     return [(r["id"], str(r["parent"])) for r in await conn.fetch(SQL["due"], limit)]

@@ -13,6 +13,30 @@ FROM unnest($1::text[], $2::uuid[], $3::int[], $4::text[], $5::text[], $6::text[
                                               awaited, subject)
 ON CONFLICT (key) DO NOTHING
 
+-- name: cancel_left
+-- Runs $1 are now at visit $2 with status $3 (at $4): the awaited children of a visit they
+-- left are to be cancelled by the worker (bare children run on unless the run was
+-- cancelled: the trigger sees to that); children of a left visit not started never start.
+WITH live AS (
+    UPDATE run_child rc SET status = 'cancelling', updated_at = $4
+    FROM unnest($1::uuid[], $2::int[], $3::text[]) AS u(run, visit, status)
+    WHERE rc.parent = u.run AND rc.status = 'live' AND rc.awaited
+      AND (rc.visit <> u.visit OR u.status <> 'active')
+    RETURNING rc.id
+), unstarted AS (
+    UPDATE run_child rc SET status = 'settled', updated_at = $4,
+           outcome = jsonb_build_object('state', NULL, 'failure', NULL,
+                                        'reason', 'the parent left the state first')
+    FROM unnest($1::uuid[], $2::int[], $3::text[]) AS u(run, visit, status)
+    WHERE rc.parent = u.run AND rc.status = 'starting'
+      AND (rc.visit <> u.visit OR u.status <> 'active')
+    RETURNING rc.id
+)
+-- The workers are woken when a child is to be cancelled (at commit).
+SELECT pg_notify('taskflow_timers', '')
+FROM (SELECT (SELECT count(*) FROM live) + (SELECT count(*) FROM unstarted) AS n) c
+WHERE c.n > 0
+
 -- name: due
 -- Up to $1 rows the worker has to act on (start, cancel, resume the parent), oldest first,
 -- with their parents: read without a lock (the worker locks the parent, then the row).

@@ -1,0 +1,75 @@
+"""Workflows that start child runs, for the composition tests (docs/composition.md).
+
+``compose-parent`` awaits a ``compose-review`` (label ``review``) and starts a bare
+``compose-note``; ``compose-top`` awaits a ``compose-parent`` (label ``inner``) to show a
+failure travelling up. All track ``doc`` subjects, so a child runs on its parent's subject.
+"""
+
+from __future__ import annotations
+
+from taskflow import Catch, Child, Field, Move, Route, Slot, State, Workflow, child, payload, who
+
+
+class ComposeReview(Workflow):
+    """A finance reviewer scores the document; a low score fails the review."""
+
+    name = "compose-review"
+    tracks = "doc"
+    result = {"score": payload.review.score}
+
+    reviewing = State(
+        initial=True,
+        slots=[Slot("review", fields=[Field.number("score")], candidates=who.role("finance"))],
+        then=[Route("rejected", when=payload.review.score < 3), Route("passed")],
+        moves=[Move("give_up", to="expired", by=who.role("finance"))],
+    )
+    passed = State(terminal=True)
+    rejected = State(terminal=True, failure="rejected")
+    expired = State(terminal=True, failure="expired")
+
+
+class ComposeNote(Workflow):
+    """A note someone files; nobody waits for it."""
+
+    name = "compose-note"
+    tracks = "doc"
+
+    noting = State(initial=True, slots=[Slot("note", candidates=who.role("finance"))], then="done")
+    done = State(terminal=True)
+
+
+class ComposeParent(Workflow):
+    """Awaits the review (and starts a bare note); routes on the review's score."""
+
+    name = "compose-parent"
+    tracks = "doc"
+
+    waiting = State(
+        initial=True,
+        children=[
+            Child("compose-review", label="review"),
+            Child("compose-note", label="note", awaited=False),
+        ],
+        then=[Route("good", when=child("review").result.score >= 8), Route("fine")],
+        catch=[Catch("caught", kinds=["rejected"]), Catch("blocked", kinds=["refused"])],
+    )
+    good = State(terminal=True)
+    fine = State(terminal=True)
+    caught = State(terminal=True)
+    blocked = State(terminal=True)
+
+
+class ComposeTop(Workflow):
+    """Awaits a compose-parent: an expired review travels up through it to here."""
+
+    name = "compose-top"
+    tracks = "doc"
+
+    waiting = State(
+        initial=True,
+        children=[Child("compose-parent", label="inner")],
+        then="done",
+        catch=[Catch("saw_expiry", kinds=["expired"])],
+    )
+    done = State(terminal=True)
+    saw_expiry = State(terminal=True)

@@ -1,0 +1,230 @@
+"""Child runs over HTTP (docs/composition.md): a parent awaits a child by label and routes on
+its result; failures are caught or travel up; cancelling a parent cancels its children;
+``Run.children``, ``Run.parent``, ``runs(filter: {parent})`` and the timelines link both ways."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from taskflow.api.graphql.common import relay
+from taskflow.service.common import container
+from taskflow.service.compose import children as lane
+from tests.api import workflows as w
+from tests.conftest import api_fixtures, gql, services_fixture
+
+pytestmark = pytest.mark.anyio
+
+HERE = Path(__file__).parent
+composing = services_fixture(
+    "composing", HERE / "compose_workflows.py", doc="Services with the compose workflows."
+)
+api, tokens = api_fixtures("composing")
+
+RUN = """query($id: ID!) { run(id: $id) {
+  id workflow state status
+  parent { id workflow }
+  children { label workflow awaited status outcome run { id workflow state status } }
+  timeline(first: 100) { edges { node { kind reason details } } }
+} }"""
+CHILDREN = """query($parent: ID!) { runs(filter: {parent: $parent}) {
+  edges { node { id workflow } } } }"""
+CANCEL = """mutation($input: CancelRunInput!) { cancelRun(input: $input) {
+  __typename ... on RunSuccess { run { status } } ... on Refusal { code message } } }"""
+MOVE = """mutation($input: MoveInput!) { move(input: $input) {
+  __typename ... on RunSuccess { run { state status } } ... on Refusal { code message } } }"""
+
+
+async def settle(services: container.Services) -> int:
+    """Run the worker's child lane until it has nothing left to do; how many rows it took."""
+    total = 0
+    while n := await lane.run_due(services):
+        total += n
+    return total
+
+
+async def start(api: httpx.AsyncClient, token: str, workflow: str, doc: str) -> str:
+    started = await w.start(api, token, workflow, "doc", doc, {"title": f"Document {doc}"})
+    assert started["__typename"] == "StartRunSuccess", started
+    return str(started["run"]["id"])
+
+
+async def run(api: httpx.AsyncClient, token: str, run_id: str) -> dict[str, Any]:
+    found: dict[str, Any] = (await gql(api, RUN, {"id": run_id}, token=token)).ok()["run"]
+    return found
+
+
+def local(global_id: str) -> str:
+    """The run's own id in a global id (what timeline details name)."""
+    return relay.from_global_id(global_id)[1]
+
+
+def kinds(found: dict[str, Any]) -> list[str]:
+    return [e["node"]["kind"] for e in found["timeline"]["edges"]]
+
+
+def lines(found: dict[str, Any], kind: str) -> list[dict[str, Any]]:
+    return [e["node"] for e in found["timeline"]["edges"] if e["node"]["kind"] == kind]
+
+
+async def score(api: httpx.AsyncClient, token: str, doc: str, value: int) -> dict[str, Any]:
+    slot = await w.slot_named(api, token, "review", doc)
+    return await w.complete(api, token, slot["id"], {"score": value})
+
+
+async def test_an_awaited_child_hands_its_result_to_the_parent(
+    api: httpx.AsyncClient, tokens: dict[str, str], composing: container.Services
+) -> None:
+    parent_id = await start(api, tokens["app"], "compose-parent", "D-1")
+    assert await settle(composing) == 2  # the review and the bare note started
+    parent = await run(api, tokens["ada"], parent_id)
+    assert parent["state"] == "waiting" and parent["parent"] is None
+    by_label = {c["label"]: c for c in parent["children"]}
+    assert {k: (c["awaited"], c["status"]) for k, c in by_label.items()} == {
+        "review": (True, "LIVE"),
+        "note": (False, "LIVE"),
+    }
+    review_id = by_label["review"]["run"]["id"]
+    review = await run(api, tokens["ada"], review_id)
+    assert review["parent"] == {"id": parent_id, "workflow": "compose-parent"}
+    assert lines(review, "run.parent")[0]["details"]["parent_run"] == local(parent_id)
+    started = {l["details"]["label"]: l["details"] for l in lines(parent, "child.started")}
+    assert started["review"]["child_run"] == local(review_id)  # linked both ways
+    listed = (await gql(api, CHILDREN, {"parent": parent_id}, token=tokens["ada"])).ok()
+    assert {e["node"]["workflow"] for e in listed["runs"]["edges"]} == {
+        "compose-review",
+        "compose-note",
+    }
+
+    done = await score(api, tokens["fiona"], "D-1", 9)
+    assert done["run"] == {"state": "passed", "status": "COMPLETED"}
+    # The child's end is a durable row: the parent moves when the worker reads it back.
+    assert (await run(api, tokens["ada"], parent_id))["state"] == "waiting"
+    assert await settle(composing) == 1
+    parent = await run(api, tokens["ada"], parent_id)
+    assert (parent["state"], parent["status"]) == ("good", "COMPLETED")
+    review_row = next(c for c in parent["children"] if c["label"] == "review")
+    assert review_row["status"] == "SETTLED"
+    assert review_row["outcome"]["result"] == {"score": 9}
+    assert review_row["outcome"]["failure"] is None
+    assert kinds(parent).count("child.started") == 2
+    [ended] = lines(parent, "child.ended")
+    assert ended["details"]["label"] == "review" and ended["details"]["state"] == "passed"
+
+
+async def test_a_failed_child_is_caught_by_its_kind(
+    api: httpx.AsyncClient, tokens: dict[str, str], composing: container.Services
+) -> None:
+    parent_id = await start(api, tokens["app"], "compose-parent", "D-2")
+    await settle(composing)
+    await score(api, tokens["fiona"], "D-2", 1)  # the review ends in `rejected`: a failure
+    await settle(composing)
+    parent = await run(api, tokens["ada"], parent_id)
+    assert (parent["state"], parent["status"]) == ("caught", "COMPLETED")
+    [caught] = lines(parent, "child.caught")
+    assert caught["details"] == {"label": "review", "failure": "rejected", "to": "caught"}
+
+
+async def test_an_uncaught_failure_cancels_the_parent_and_travels_up(
+    api: httpx.AsyncClient, tokens: dict[str, str], composing: container.Services
+) -> None:
+    top_id = await start(api, tokens["app"], "compose-top", "D-3")
+    await settle(composing)
+    top = await run(api, tokens["ada"], top_id)
+    [inner] = top["children"]
+    inner_run = await run(api, tokens["ada"], inner["run"]["id"])
+    review_id = next(c for c in inner_run["children"] if c["label"] == "review")["run"]["id"]
+    moved = (
+        await gql(
+            api, MOVE, {"input": {"runId": review_id, "move": "give_up"}}, token=tokens["fiona"]
+        )
+    ).ok()["move"]
+    assert moved["run"] == {"state": "expired", "status": "COMPLETED"}
+    await settle(composing)
+    inner_run = await run(api, tokens["ada"], inner["run"]["id"])
+    assert inner_run["status"] == "CANCELLED"  # compose-parent catches no expiry
+    [cancelled] = lines(inner_run, "run.cancelled")
+    assert "uncaught expired of child 'review'" in cancelled["reason"]
+    # Its bare note was cancelled with it, naming the cause.
+    note_id = next(c for c in inner_run["children"] if c["label"] == "note")["run"]["id"]
+    note = await run(api, tokens["ada"], note_id)
+    assert note["status"] == "CANCELLED"
+    reason = lines(note, "run.cancelled")[0]["reason"]
+    assert f"its parent run {local(inner['run']['id'])} was cancelled: uncaught expired" in reason
+    # The top run sees the same kind (expired) and catches it.
+    top = await run(api, tokens["ada"], top_id)
+    assert (top["state"], top["children"][0]["outcome"]["failure"]) == ("saw_expiry", "expired")
+
+
+async def test_cancelling_a_parent_cancels_its_live_children_down_the_chain(
+    api: httpx.AsyncClient, tokens: dict[str, str], composing: container.Services
+) -> None:
+    top_id = await start(api, tokens["app"], "compose-top", "D-4")
+    await settle(composing)
+    cancel = {"input": {"runId": top_id, "reason": "withdrawn by the author"}}
+    answer = (await gql(api, CANCEL, cancel, token=tokens["ada"])).ok()["cancelRun"]
+    assert answer["run"]["status"] == "CANCELLED"
+    await settle(composing)
+    top = await run(api, tokens["ada"], top_id)
+    inner = await run(api, tokens["ada"], top["children"][0]["run"]["id"])
+    assert inner["status"] == "CANCELLED"
+    assert "withdrawn by the author" in lines(inner, "run.cancelled")[0]["reason"]
+    for row in inner["children"]:
+        leaf = await run(api, tokens["ada"], row["run"]["id"])
+        assert leaf["status"] == "CANCELLED", row["label"]
+        reason = lines(leaf, "run.cancelled")[0]["reason"]
+        assert "its parent run" in reason and "withdrawn by the author" in reason
+    assert await settle(composing) == 0  # nothing left in flight
+
+
+async def test_a_child_that_cannot_start_is_a_refused_failure(
+    api: httpx.AsyncClient, tokens: dict[str, str], composing: container.Services
+) -> None:
+    await start(api, tokens["app"], "compose-review", "D-5")  # the subject has a live review
+    parent_id = await start(api, tokens["app"], "compose-parent", "D-5")
+    await settle(composing)
+    parent = await run(api, tokens["ada"], parent_id)
+    assert parent["state"] == "blocked"
+    [refused] = lines(parent, "child.refused")
+    assert "already has a live 'compose-review' run" in refused["reason"]
+
+
+async def test_two_workers_resume_a_parent_once(
+    api: httpx.AsyncClient, tokens: dict[str, str], composing: container.Services
+) -> None:
+    parent_id = await start(api, tokens["app"], "compose-parent", "D-6")
+    await settle(composing)
+    await score(api, tokens["fiona"], "D-6", 5)
+    await asyncio.gather(*(lane.run_due(composing) for _ in range(4)))
+    parent = await run(api, tokens["ada"], parent_id)
+    assert parent["state"] == "fine"
+    assert kinds(parent).count("child.ended") == 1
+
+
+async def test_a_parents_reader_sees_a_child_run_only_with_powers_on_its_workflow(
+    api: httpx.AsyncClient, tokens: dict[str, str], composing: container.Services
+) -> None:
+    started = await w.start(api, tokens["app"], "vendor-onboarding", "vendor", "V-7", w.VENDOR)
+    run_id = started["run"]["id"]
+    for slot in [s for s in await w.inbox(api, tokens["olga"]) if s["name"] == "upload"]:
+        await w.complete(api, tokens["olga"], slot["id"], {"document": f"docs/{slot['id']}"})
+    legal = await w.slot_named(api, tokens["lee"], "legal_review")
+    await w.complete(api, tokens["lee"], legal["id"], {"decision": "approve"})
+    await settle(composing)
+    seen = await run(api, tokens["olga"], run_id)  # procurement's lead: vendor-onboarding only
+    [assessment] = seen["children"]
+    assert (assessment["label"], assessment["status"], assessment["run"]) == (
+        "assessment",
+        "LIVE",
+        None,
+    )
+    assess = await w.slot_named(api, tokens["seb"], "assess")
+    await w.complete(api, tokens["seb"], assess["id"], {"verdict": "approve", "risk": "low"})
+    await settle(composing)
+    done = await run(api, tokens["ada"], run_id)
+    assert (done["state"], done["status"]) == ("onboarded", "COMPLETED")
+    assert done["children"][0]["outcome"]["result"] == {"verdict": "approve", "risk": "low"}
