@@ -140,9 +140,13 @@ class SecurityAssessment(Workflow):
         ],
         then="assessed",
         timeouts=[
-            timeout(business.days(10), name="expiry", notify=who.role("security-lead"),
-                    move_to="expired")
-        ],  # fmt: skip
+            timeout(
+                business.days(10),
+                name="expiry",
+                notify=who.role("security-lead"),
+                move_to="expired",
+            )
+        ],
     )
     assessed = State(terminal=True, label="Assessed")
     #: Reaching it fails the assessment: its parent's ``catch`` decides what follows.

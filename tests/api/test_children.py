@@ -82,7 +82,7 @@ async def test_an_awaited_child_hands_its_result_to_the_parent(
     parent_id = await start(api, tokens["app"], "compose-parent", "D-1")
     assert await settle(composing) == 2  # the review and the bare note started
     parent = await run(api, tokens["ada"], parent_id)
-    assert parent["state"] == "waiting" and parent["parent"] is None
+    assert (parent["state"], parent["parent"]) == ("waiting", None)
     by_label = {c["label"]: c for c in parent["children"]}
     assert {k: (c["awaited"], c["status"]) for k, c in by_label.items()} == {
         "review": (True, "LIVE"),
@@ -92,7 +92,7 @@ async def test_an_awaited_child_hands_its_result_to_the_parent(
     review = await run(api, tokens["ada"], review_id)
     assert review["parent"] == {"id": parent_id, "workflow": "compose-parent"}
     assert lines(review, "run.parent")[0]["details"]["parent_run"] == local(parent_id)
-    started = {l["details"]["label"]: l["details"] for l in lines(parent, "child.started")}
+    started = {n["details"]["label"]: n["details"] for n in lines(parent, "child.started")}
     assert started["review"]["child_run"] == local(review_id)  # linked both ways
     listed = (await gql(api, CHILDREN, {"parent": parent_id}, token=tokens["ada"])).ok()
     assert {e["node"]["workflow"] for e in listed["runs"]["edges"]} == {
@@ -113,7 +113,7 @@ async def test_an_awaited_child_hands_its_result_to_the_parent(
     assert review_row["outcome"]["failure"] is None
     assert kinds(parent).count("child.started") == 2
     [ended] = lines(parent, "child.ended")
-    assert ended["details"]["label"] == "review" and ended["details"]["state"] == "passed"
+    assert (ended["details"]["label"], ended["details"]["state"]) == ("review", "passed")
 
 
 async def test_a_failed_child_is_caught_by_its_kind(
@@ -177,7 +177,8 @@ async def test_cancelling_a_parent_cancels_its_live_children_down_the_chain(
         leaf = await run(api, tokens["ada"], row["run"]["id"])
         assert leaf["status"] == "CANCELLED", row["label"]
         reason = lines(leaf, "run.cancelled")[0]["reason"]
-        assert "its parent run" in reason and "withdrawn by the author" in reason
+        assert "its parent run" in reason
+        assert "withdrawn by the author" in reason
     assert await settle(composing) == 0  # nothing left in flight
 
 

@@ -16,7 +16,14 @@ from taskflow.core.definition import audience as au
 from taskflow.core.delivery.webhook_events import DeliveryStatus
 from taskflow.core.runs import refusals, statuses
 from taskflow.core.runs.model import SlotView
-from taskflow.core.runs.statuses import MOVES, ChildStatus, RunStatus, SlotMove, SlotStatus, StepStatus
+from taskflow.core.runs.statuses import (
+    MOVES,
+    ChildStatus,
+    RunStatus,
+    SlotMove,
+    SlotStatus,
+    StepStatus,
+)
 from taskflow.core.slots import slots
 from tests.unit.slot_views import slot_view
 
