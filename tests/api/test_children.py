@@ -12,6 +12,7 @@ import httpx
 import pytest
 
 from taskflow.api.graphql.common import relay
+from taskflow.config import config
 from taskflow.service.common import container
 from taskflow.service.compose import children as lane
 from tests.api import workflows as w
@@ -35,6 +36,7 @@ CHILDREN = """query($parent: ID!) { runs(filter: {parent: $parent}) {
   edges { node { id workflow } } } }"""
 CANCEL = """mutation($input: CancelRunInput!) { cancelRun(input: $input) {
   __typename ... on RunSuccess { run { status } } ... on Refusal { code message } } }"""
+DETACH = (config.PROJECT_ROOT / "graphql" / "operations" / "detach_child.graphql").read_text()
 MOVE = """mutation($input: MoveInput!) { move(input: $input) {
   __typename ... on RunSuccess { run { state status } } ... on Refusal { code message } } }"""
 
@@ -229,3 +231,30 @@ async def test_a_parents_reader_sees_a_child_run_only_with_powers_on_its_workflo
     done = await run(api, tokens["ada"], run_id)
     assert (done["state"], done["status"]) == ("onboarded", "COMPLETED")
     assert done["children"][0]["outcome"]["result"] == {"verdict": "approve", "risk": "low"}
+
+
+async def test_an_operator_of_the_parents_workflow_detaches_a_child_that_then_outlives_it(
+    api: httpx.AsyncClient, tokens: dict[str, str], composing: container.Services
+) -> None:
+    parent_id = await start(api, tokens["app"], "compose-parent", "D-8")
+    await settle(composing)
+    parent = await run(api, tokens["ada"], parent_id)
+    note_id = next(c for c in parent["children"] if c["label"] == "note")["run"]["id"]
+    detach = {"runId": note_id, "reason": "the note stands on its own"}
+    # Leah leads expense-approval only: powers are per workflow, and the parent's decides.
+    refused = (await gql(api, DETACH, detach, token=tokens["leah"])).ok()["detachChild"]
+    assert refused["code"] == "NOT_FOUND", refused
+    done = (await gql(api, DETACH, detach, token=tokens["ada"])).ok()["detachChild"]
+    assert done == {"__typename": "RunSuccess", "run": {"id": note_id, "status": "ACTIVE"}}
+    again = (await gql(api, DETACH, detach, token=tokens["ada"])).ok()["detachChild"]
+    assert again["code"] == "NOT_FOUND"  # only a LIVE child is detached
+
+    cancel = {"input": {"runId": parent_id, "reason": "no longer needed"}}
+    assert (await gql(api, CANCEL, cancel, token=tokens["ada"])).ok()["cancelRun"]["run"]
+    await settle(composing)
+    parent = await run(api, tokens["ada"], parent_id)
+    states = {c["label"]: (c["status"], c["run"]["status"]) for c in parent["children"]}
+    assert states == {"review": ("SETTLED", "CANCELLED"), "note": ("DETACHED", "ACTIVE")}
+    assert [n["details"]["label"] for n in lines(parent, "child.detached")] == ["note"]
+    note = await run(api, tokens["ada"], note_id)
+    assert "run.detached" in kinds(note)

@@ -251,6 +251,7 @@ FIELDS: Final[dict[str, str]] = {
     "Mutation.retryTimer": "timers",
     # Automatic steps: whoever may read the run sees them; operators retry parked ones.
     "Mutation.retryStep": "operate",
+    "Mutation.detachChild": "operate",
     "RetryStepSuccess.step": "parent",
     "Run.steps": "run.read",
     # The linked run itself only when the caller may read it (powers are per workflow).
