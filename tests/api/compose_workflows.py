@@ -7,7 +7,20 @@ failure travelling up. All track ``doc`` subjects, so a child runs on its parent
 
 from __future__ import annotations
 
-from taskflow import Catch, Child, Field, Move, Route, Slot, State, Workflow, child, payload, who
+from taskflow import (
+    Catch,
+    Child,
+    Field,
+    Move,
+    Route,
+    Slot,
+    State,
+    Workflow,
+    child,
+    migration,
+    payload,
+    who,
+)
 
 
 class ComposeReview(Workflow):
@@ -73,3 +86,32 @@ class ComposeTop(Workflow):
     )
     done = State(terminal=True)
     saw_expiry = State(terminal=True)
+
+
+class ComposeMovingV1(Workflow):
+    """Version 1 awaits its review under the label ``review``."""
+
+    name = "compose-moving"
+    version = 1
+    tracks = "doc"
+
+    waiting = State(initial=True, children=[Child("compose-review", label="review")], then="done")
+    done = State(terminal=True)
+
+
+class ComposeMovingV2(Workflow):
+    """Version 2 calls it ``check`` and routes on its score; waiting runs of version 1 stay,
+    their review now awaited as ``check``."""
+
+    name = "compose-moving"
+    version = 2
+    tracks = "doc"
+    migrations = [migration.from_version(1, waiting=migration.stay(children={"review": "check"}))]
+
+    waiting = State(
+        initial=True,
+        children=[Child("compose-review", label="check")],
+        then=[Route("high", when=child("check").result.score >= 8), Route("done")],
+    )
+    high = State(terminal=True)
+    done = State(terminal=True)

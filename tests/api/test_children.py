@@ -34,6 +34,8 @@ RUN = """query($id: ID!) { run(id: $id) {
 } }"""
 CHILDREN = """query($parent: ID!) { runs(filter: {parent: $parent}) {
   edges { node { id workflow } } } }"""
+BOARD = """{ board(workflow: "compose-parent", includeEnded: true) {
+  edges { node { lane childProgress { done total } } } } }"""
 CANCEL = """mutation($input: CancelRunInput!) { cancelRun(input: $input) {
   __typename ... on RunSuccess { run { status } } ... on Refusal { code message } } }"""
 DETACH = (config.PROJECT_ROOT / "graphql" / "operations" / "detach_child.graphql").read_text()
@@ -58,6 +60,19 @@ async def start(api: httpx.AsyncClient, token: str, workflow: str, doc: str) -> 
 async def run(api: httpx.AsyncClient, token: str, run_id: str) -> dict[str, Any]:
     found: dict[str, Any] = (await gql(api, RUN, {"id": run_id}, token=token)).ok()["run"]
     return found
+
+
+async def progress(api: httpx.AsyncClient, token: str) -> Any:
+    """The child progress on the compose-parent board's one card."""
+    found = (await gql(api, BOARD, token=token)).ok()["board"]["edges"]
+    [card] = [e["node"] for e in found]
+    return card["childProgress"]
+
+
+async def in_flight(api: httpx.AsyncClient) -> float:
+    text = (await api.get("/metrics")).text
+    [line] = [n for n in text.splitlines() if n.startswith("taskflow_children_in_flight ")]
+    return float(line.split()[1])
 
 
 def local(global_id: str) -> str:
@@ -102,6 +117,8 @@ async def test_an_awaited_child_hands_its_result_to_the_parent(
         "compose-note",
     }
 
+    assert await in_flight(api) == 2  # the gauge on /metrics
+    assert await progress(api, tokens["ada"]) == {"done": 0, "total": 2}
     done = await score(api, tokens["fiona"], "D-1", 9)
     assert done["run"] == {"state": "passed", "status": "COMPLETED"}
     # The child's end is a durable row: the parent moves when the worker reads it back.
@@ -114,6 +131,8 @@ async def test_an_awaited_child_hands_its_result_to_the_parent(
     assert review_row["outcome"]["result"] == {"score": 9}
     assert review_row["outcome"]["failure"] is None
     assert kinds(parent).count("child.started") == 2
+    assert await in_flight(api) == 1  # the bare note still runs
+    assert await progress(api, tokens["ada"]) == {"done": 1, "total": 2}
     [ended] = lines(parent, "child.ended")
     assert (ended["details"]["label"], ended["details"]["state"]) == ("review", "passed")
 
@@ -258,3 +277,30 @@ async def test_an_operator_of_the_parents_workflow_detaches_a_child_that_then_ou
     assert [n["details"]["label"] for n in lines(parent, "child.detached")] == ["note"]
     note = await run(api, tokens["ada"], note_id)
     assert "run.detached" in kinds(note)
+
+
+MIGRATE = """mutation { migrateRuns(input: {workflow: "compose-moving", toVersion: 2}) {
+  __typename ... on Refusal { code message } } }"""
+
+
+async def test_a_migration_maps_an_awaited_label_and_the_wait_goes_on(
+    api: httpx.AsyncClient, tokens: dict[str, str], composing: container.Services
+) -> None:
+    variables = {
+        "input": {
+            "workflow": "compose-moving",
+            "version": 1,
+            "subject": {"type": "doc", "externalId": "D-9", "attributes": {}},
+        }
+    }
+    started = (await gql(api, w.START, variables, token=tokens["app"])).ok()["startRun"]
+    run_id = started["run"]["id"]
+    await settle(composing)
+    migrated = (await gql(api, MIGRATE, token=tokens["ada"])).ok()["migrateRuns"]
+    assert migrated["__typename"] == "MigrateRunsSuccess", migrated
+    moved = await run(api, tokens["ada"], run_id)
+    assert [(c["label"], c["status"]) for c in moved["children"]] == [("check", "LIVE")]
+    await score(api, tokens["fiona"], "D-9", 9)
+    await settle(composing)
+    done = await run(api, tokens["ada"], run_id)
+    assert (done["state"], done["status"]) == ("high", "COMPLETED")  # read as child("check")

@@ -136,3 +136,11 @@ def all_back(results: Mapping[str, Any], labels: Sequence[str], visit: int) -> b
         isinstance(kept.get(label), Mapping) and kept[label].get("visit") == visit
         for label in labels
     )
+
+
+def renamed(results: Mapping[str, Any], labels: Mapping[str, str]) -> Mapping[str, Any]:
+    """``results`` with the children's outcomes under their new labels (a migration)."""
+    kept = outcomes(results)
+    if not labels or not kept:
+        return results
+    return {**results, RESULTS_KEY: {labels.get(k, k): v for k, v in kept.items()}}

@@ -74,6 +74,15 @@ async def cancel_left(
         )
 
 
+async def rename(
+    conn: db.Connection, run_id: str, visit: int, state: str, labels: Mapping[str, str]
+) -> None:
+    """A migrated run stays: its children of this visit follow the state's and labels' names."""
+    await conn.execute(
+        SQL["rename"], uuid.UUID(run_id), visit, state, list(labels), list(labels.values())
+    )
+
+
 async def due(conn: db.Connection, limit: int) -> list[tuple[int, str]]:
     """(row id, parent run id) of up to ``limit`` rows a worker has to act on."""
     return [(r["id"], str(r["parent"])) for r in await conn.fetch(SQL["due"], limit)]

@@ -37,6 +37,17 @@ SELECT pg_notify('taskflow_timers', '')
 FROM (SELECT (SELECT count(*) FROM live) + (SELECT count(*) FROM unstarted) AS n) c
 WHERE c.n > 0
 
+-- name: rename
+-- Run $1 migrated, staying at visit $2 in state $3: its children of that visit take the
+-- labels $5 for $4 (old, new pairs), and the state's new name; their keys follow the label,
+-- so the new version's state does not start them again.
+UPDATE run_child rc SET state = $3, label = m.label,
+       key = rc.parent::text || ':' || rc.visit::text || ':' || m.label
+FROM (SELECT r.id, coalesce((SELECT u.new FROM unnest($4::text[], $5::text[]) AS u(old, new)
+                             WHERE u.old = r.label), r.label) AS label
+      FROM run_child r WHERE r.parent = $1 AND r.visit = $2) m
+WHERE rc.id = m.id
+
 -- name: due
 -- Up to $1 rows the worker has to act on (start, cancel, resume the parent), oldest first,
 -- with their parents: read without a lock (the worker locks the parent, then the row).
