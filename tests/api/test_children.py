@@ -304,3 +304,25 @@ async def test_a_migration_maps_an_awaited_label_and_the_wait_goes_on(
     await settle(composing)
     done = await run(api, tokens["ada"], run_id)
     assert (done["state"], done["status"]) == ("high", "COMPLETED")  # read as child("check")
+
+
+async def test_a_parent_that_leaves_the_awaiting_state_cancels_the_child_it_awaited(
+    api: httpx.AsyncClient, tokens: dict[str, str], composing: container.Services
+) -> None:
+    started = await w.start(api, tokens["app"], "vendor-onboarding", "vendor", "V-10", w.VENDOR)
+    run_id = started["run"]["id"]
+    for slot in [s for s in await w.inbox(api, tokens["olga"]) if s["name"] == "upload"]:
+        await w.complete(api, tokens["olga"], slot["id"], {"document": f"docs/{slot['id']}"})
+    legal = await w.slot_named(api, tokens["lee"], "legal_review")
+    await w.complete(api, tokens["lee"], legal["id"], {"decision": "approve"})
+    await settle(composing)
+    cancel = {"input": {"runId": run_id, "move": "cancel", "input": {"reason": "vendor left"}}}
+    moved = (await gql(api, MOVE, cancel, token=tokens["olga"])).ok()["move"]
+    assert moved["run"] == {"state": "cancelled", "status": "COMPLETED"}
+    await settle(composing)
+    done = await run(api, tokens["ada"], run_id)
+    [assessment] = done["children"]
+    assert (assessment["status"], assessment["run"]["status"]) == ("SETTLED", "CANCELLED")
+    child_run = await run(api, tokens["ada"], assessment["run"]["id"])
+    [line] = lines(child_run, "run.cancelled")
+    assert f"its parent run {local(run_id)} left assessing" in line["reason"]
