@@ -19,10 +19,10 @@ from typing import Any
 
 import pytest
 
-from tests.acceptance.blackbox_harness import Box, kinds, settled
+from taskflow.config import config
+from tests.acceptance.blackbox_harness import START, Box, kinds, settled
 from tests.acceptance.conftest import wait_until
 
-HERE = Path(__file__).parent
 RUN = """query($id: ID!) { run(id: $id) {
   state status
   parent { id }
@@ -39,7 +39,7 @@ CANCEL = """mutation($id: ID!) { cancelRun(input: {runId: $id, reason: "order wi
 def box(database_url: str, tmp_path: Path) -> Iterator[Box]:
     running = Box(database_url, tmp_path)
     ours = tmp_path / "workflows" / "compose_box.py"
-    shutil.copy(HERE / "compose_box.py", ours)
+    shutil.copy(config.PROJECT_ROOT / "tests" / "api" / "compose_workflows.py", ours)
     for env in (running.workers.env, running.deployment.env):
         env["TASKFLOW_WORKFLOWS"] += f",{ours}"
     try:
@@ -47,6 +47,14 @@ def box(database_url: str, tmp_path: Path) -> Iterator[Box]:
         yield running
     finally:
         running.stop()
+
+
+def start(box: Box, workflow: str, doc: str) -> str:
+    """Start ``workflow`` on document ``doc`` as the example app."""
+    subject = {"type": "doc", "externalId": doc, "attributes": {"title": doc}}
+    data = box.post(box.app, START, {"input": {"workflow": workflow, "subject": subject}})
+    assert data["startRun"]["__typename"] == "StartRunSuccess", data
+    return str(data["startRun"]["run"]["id"])
 
 
 def view(box: Box, run_id: str) -> dict[str, Any]:
@@ -66,15 +74,19 @@ def until(box: Box, run_id: str, holds: Callable[[dict[str, Any]], bool], what: 
     return seen
 
 
+def labelled(seen: dict[str, Any], label: str) -> Any:
+    return next(c for c in seen["children"] if c["label"] == label)
+
+
 def child_live(label: str) -> Any:
     return lambda v: any(c["label"] == label and c["status"] == "LIVE" for c in v["children"])
 
 
 @pytest.mark.slow
 def test_child_runs_black_box(box: Box) -> None:
-    parent = box.start_run("box-parent", "P-1")
-    seen = until(box, parent, child_live("check"), "a worker to start the child")
-    child = seen["children"][0]["run"]["id"]
+    parent = start(box, "compose-parent", "P-1")
+    seen = until(box, parent, child_live("review"), "a worker to start the child")
+    child = labelled(seen, "review")["run"]["id"]
     assert box.post(box.admin, RUN, {"id": child})["run"]["parent"] == {"id": parent}
 
     # Every worker killed: the child's end is now something only the database knows.
@@ -86,28 +98,28 @@ def test_child_runs_black_box(box: Box) -> None:
     [slot] = [
         e["node"]
         for e in box.post(fiona, INBOX)["inbox"]["edges"]
-        if e["node"]["name"] == "check" and e["node"]["subject"]["externalId"] == "P-1"
+        if e["node"]["name"] == "review" and e["node"]["subject"]["externalId"] == "P-1"
     ]
     done = box.post(fiona, COMPLETE, {"id": slot["id"], "payload": {"score": 9}})
     assert done["complete"]["__typename"] == "CompleteSuccess"
     waiting = view(box, parent)
-    assert (waiting["state"], waiting["children"][0]["status"]) == ("waiting", "ENDED")
+    assert (waiting["state"], labelled(waiting, "review")["status"]) == ("waiting", "ENDED")
 
     box.workers.start(2, "--poll", "0.2")  # fresh workers find the row and resume once
     seen = until(box, parent, settled("good"), "new workers to resume the parent")
     assert kinds(seen).count("child.ended") == 1
-    assert seen["children"][0]["outcome"]["result"] == {"score": 9}
+    assert labelled(seen, "review")["outcome"]["result"] == {"score": 9}
 
     # A child that ends inside a worker (its timeout fires): caught by its kind.
-    late = box.start_run("box-late", "L-1")
+    late = start(box, "compose-late", "L-1")
     seen = until(box, late, settled("late"), "the child's timeout to be caught")
     assert seen["children"][0]["outcome"]["failure"] == "expired"
     assert "child.caught" in kinds(seen)
 
     # A parent cancelled over HTTP: the workers cancel its live child, naming the cause.
-    doomed = box.start_run("box-parent", "C-1")
-    seen = until(box, doomed, child_live("check"), "the child to start")
-    child = seen["children"][0]["run"]["id"]
+    doomed = start(box, "compose-parent", "C-1")
+    seen = until(box, doomed, child_live("review"), "the child to start")
+    child = labelled(seen, "review")["run"]["id"]
     assert box.post(box.admin, CANCEL, {"id": doomed})["cancelRun"]["__typename"] == "RunSuccess"
     ended = until(box, child, lambda v: v["status"] == "CANCELLED", "the child to be cancelled")
     [line] = [e["node"] for e in ended["timeline"]["edges"] if e["node"]["kind"] == "run.cancelled"]

@@ -2,7 +2,10 @@
 
 ``compose-parent`` awaits a ``compose-review`` (label ``review``) and starts a bare
 ``compose-note``; ``compose-top`` awaits a ``compose-parent`` (label ``inner``) to show a
-failure travelling up. All track ``doc`` subjects, so a child runs on its parent's subject.
+failure travelling up; ``compose-late`` awaits a ``compose-quick`` that expires in the
+worker; ``compose-moving`` renames its label in version 2. The black-box test
+(``tests/acceptance/test_children_blackbox.py``) serves this file too. All track ``doc``
+subjects, so a child runs on its parent's subject.
 """
 
 from __future__ import annotations
@@ -19,6 +22,8 @@ from taskflow import (
     child,
     migration,
     payload,
+    real,
+    timeout,
     who,
 )
 
@@ -86,6 +91,38 @@ class ComposeTop(Workflow):
     )
     done = State(terminal=True)
     saw_expiry = State(terminal=True)
+
+
+class ComposeQuick(Workflow):
+    """Expires two seconds in (a timer the worker fires): a failure its parent catches."""
+
+    name = "compose-quick"
+    tracks = "doc"
+
+    waiting = State(
+        initial=True,
+        slots=[Slot("never", candidates=who.role("finance"))],
+        then="done",
+        timeouts=[timeout(real.minutes(2 / 60), move_to="expired")],
+    )
+    done = State(terminal=True)
+    expired = State(terminal=True, failure="expired")
+
+
+class ComposeLate(Workflow):
+    """Awaits a compose-quick and catches its expiry."""
+
+    name = "compose-late"
+    tracks = "doc"
+
+    waiting = State(
+        initial=True,
+        children=[Child("compose-quick", label="quick")],
+        then="done",
+        catch=[Catch("late", kinds=["expired"])],
+    )
+    done = State(terminal=True)
+    late = State(terminal=True)
 
 
 class ComposeMovingV1(Workflow):

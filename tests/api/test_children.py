@@ -88,6 +88,21 @@ def lines(found: dict[str, Any], kind: str) -> list[dict[str, Any]]:
     return [e["node"] for e in found["timeline"]["edges"] if e["node"]["kind"] == kind]
 
 
+async def assessing(
+    api: httpx.AsyncClient, tokens: dict[str, str], services: container.Services, vendor: str
+) -> str:
+    """A vendor handling personal data, its documents in and legal's approval given: the
+    onboarding waits on its security assessment, started. Returns the onboarding's id."""
+    attributes = {**w.VENDOR, "vendor_number": vendor}
+    started = await w.start(api, tokens["app"], "vendor-onboarding", "vendor", vendor, attributes)
+    for slot in [s for s in await w.inbox(api, tokens["olga"]) if s["name"] == "upload"]:
+        await w.complete(api, tokens["olga"], slot["id"], {"document": f"docs/{slot['id']}"})
+    legal = await w.slot_named(api, tokens["lee"], "legal_review")
+    await w.complete(api, tokens["lee"], legal["id"], {"decision": "approve"})
+    await settle(services)
+    return str(started["run"]["id"])
+
+
 async def score(api: httpx.AsyncClient, token: str, doc: str, value: int) -> dict[str, Any]:
     slot = await w.slot_named(api, token, "review", doc)
     return await w.complete(api, token, slot["id"], {"score": value})
@@ -230,13 +245,7 @@ async def test_two_workers_resume_a_parent_once(
 async def test_a_parents_reader_sees_a_child_run_only_with_powers_on_its_workflow(
     api: httpx.AsyncClient, tokens: dict[str, str], composing: container.Services
 ) -> None:
-    started = await w.start(api, tokens["app"], "vendor-onboarding", "vendor", "V-7", w.VENDOR)
-    run_id = started["run"]["id"]
-    for slot in [s for s in await w.inbox(api, tokens["olga"]) if s["name"] == "upload"]:
-        await w.complete(api, tokens["olga"], slot["id"], {"document": f"docs/{slot['id']}"})
-    legal = await w.slot_named(api, tokens["lee"], "legal_review")
-    await w.complete(api, tokens["lee"], legal["id"], {"decision": "approve"})
-    await settle(composing)
+    run_id = await assessing(api, tokens, composing, "V-7")
     seen = await run(api, tokens["olga"], run_id)  # procurement's lead: vendor-onboarding only
     [assessment] = seen["children"]
     assert (assessment["label"], assessment["status"], assessment["run"]) == (
@@ -309,13 +318,7 @@ async def test_a_migration_maps_an_awaited_label_and_the_wait_goes_on(
 async def test_a_parent_that_leaves_the_awaiting_state_cancels_the_child_it_awaited(
     api: httpx.AsyncClient, tokens: dict[str, str], composing: container.Services
 ) -> None:
-    started = await w.start(api, tokens["app"], "vendor-onboarding", "vendor", "V-10", w.VENDOR)
-    run_id = started["run"]["id"]
-    for slot in [s for s in await w.inbox(api, tokens["olga"]) if s["name"] == "upload"]:
-        await w.complete(api, tokens["olga"], slot["id"], {"document": f"docs/{slot['id']}"})
-    legal = await w.slot_named(api, tokens["lee"], "legal_review")
-    await w.complete(api, tokens["lee"], legal["id"], {"decision": "approve"})
-    await settle(composing)
+    run_id = await assessing(api, tokens, composing, "V-10")
     cancel = {"input": {"runId": run_id, "move": "cancel", "input": {"reason": "vendor left"}}}
     moved = (await gql(api, MOVE, cancel, token=tokens["olga"])).ok()["move"]
     assert moved["run"] == {"state": "cancelled", "status": "COMPLETED"}

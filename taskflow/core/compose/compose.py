@@ -112,6 +112,18 @@ def refused(workflow: str, reason: str) -> dict[str, Any]:
     }
 
 
+def ended_details(label: str, outcome: Mapping[str, Any]) -> dict[str, Any]:
+    """The details of a ``child.ended`` line (and of the ``run.child_ended`` event)."""
+    return {
+        "label": label,
+        "child_run": outcome.get("run"),
+        "child_workflow": outcome.get("workflow"),
+        "state": outcome.get("state"),
+        "status": outcome.get("status"),
+        "failure": outcome.get("failure"),
+    }
+
+
 def current(run: RunView, state: str, visit: int) -> bool:
     """Whether the parent still waits in the visit of ``state`` a child row belongs to."""
     return run.status == ACTIVE and run.state == state and run.visit == visit
@@ -139,12 +151,7 @@ def resumed(
         "child.ended",
         reason=f"child {label!r} ended in {outcome.get('state') or outcome.get('status')}"
         + (f" ({kind}: {outcome.get('reason')})" if kind else ""),
-        label=label,
-        child_run=outcome.get("run"),
-        child_workflow=outcome.get("workflow"),
-        state=outcome.get("state"),
-        status=outcome.get("status"),
-        failure=kind,
+        **ended_details(label, outcome),
     )
     if not kind:
         states.settle(decision)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -61,6 +62,25 @@ async def in_flight(services: Services) -> int:
         return await rows.in_flight(conn)
 
 
+@dataclass(frozen=True)
+class _Job:
+    """One row to act on, with what every step of it needs: the parent's run is locked."""
+
+    services: Services
+    conn: db.Connection
+    parent: run_rows.RunRow
+    row: rows.ChildRow
+    now: datetime
+
+    async def line(self, run_id: str, kind: str, reason: str, **details: Any) -> None:
+        """A timeline line of the system's on ``run_id`` (the parent, or the child after it)."""
+        entry = AuditEntry(kind, self.now, SYSTEM, None, reason, details)
+        await persist.audit(self.conn, run_id, entry)
+
+    async def settle(self, outcome: Mapping[str, Any] | None) -> None:
+        await rows.settled(self.conn, self.row.id, outcome, self.now)
+
+
 async def _act(services: Services, row_id: int, parent_id: str) -> int:
     async with services.db.transaction() as conn:
         parent = await run_rows.get_run(conn, parent_id, lock=True)
@@ -71,191 +91,139 @@ async def _act(services: Services, row_id: int, parent_id: str) -> int:
         now = services.clock.now()
         if row is None:
             return 0
+        job = _Job(services, conn, parent, row, now)
         if row.status == compose.STARTING:
-            await _start(services, conn, parent, row, now)
+            await _start(job)
         elif row.status == compose.CANCELLING:
-            await _cancel(services, conn, parent, row, now)
+            await _cancel(job)
         elif row.status == compose.ENDED:
-            await _ended(services, conn, parent, row, now)
+            await _ended(job)
         else:
             return 0  # another worker got there first
         return 1
 
 
-async def _start(
-    services: Services,
-    conn: db.Connection,
-    parent: run_rows.RunRow,
-    row: rows.ChildRow,
-    now: datetime,
-) -> None:
+async def _start(job: _Job) -> None:
+    parent, row = job.parent, job.row
     if not compose.current(parent.view, row.state, row.visit):
         reason = "the parent left the state before the child started"
-        await rows.settled(conn, row.id, {"state": None, "failure": None, "reason": reason}, now)
+        await job.settle({"state": None, "failure": None, "reason": reason})
         return
     try:
-        async with conn.transaction():  # a refusal leaves nothing of the attempt behind
-            started = await _begin(services, conn, parent, row, now)
+        async with job.conn.transaction():  # a refusal leaves nothing of the attempt behind
+            started = await _begin(job)
     except (refusals.Refusal, errors.ValidationError, errors.NotFound) as refusal:
-        await _refused(services, conn, parent, row, refusal.message, now)
+        await _refused(job, refusal.message)
         return
     child = started.run.view.id
-    await rows.started(conn, row.id, child, now)
-    details = {"label": row.label, "child_run": child, "child_workflow": row.workflow}
+    await rows.started(job.conn, row.id, child, job.now)
     why = f"started child {row.label!r}: {row.workflow} run {child}"
-    await persist.audit(
-        conn, parent.view.id, AuditEntry("child.started", now, SYSTEM, None, why, details)
+    await job.line(
+        parent.view.id,
+        "child.started",
+        why,
+        label=row.label,
+        child_run=child,
+        child_workflow=row.workflow,
     )
-    await persist.audit(
-        conn,
+    await job.line(
         child,
-        AuditEntry(
-            "run.parent",
-            now,
-            SYSTEM,
-            None,
-            f"started by {parent.view.workflow} run {parent.view.id} as {row.label!r}",
-            {"label": row.label, "parent_run": parent.view.id, "workflow": parent.view.workflow},
-        ),
+        "run.parent",
+        f"started by {parent.view.workflow} run {parent.view.id} as {row.label!r}",
+        label=row.label,
+        parent_run=parent.view.id,
+        workflow=parent.view.workflow,
     )
 
 
-async def _begin(
-    services: Services,
-    conn: db.Connection,
-    parent: run_rows.RunRow,
-    row: rows.ChildRow,
-    now: datetime,
-) -> starting.Started:
+async def _begin(job: _Job) -> starting.Started:
     """Start the child on its workflow's current version, on the subject the row names."""
-    definition = services.catalog.get(row.workflow)
+    parent, row = job.parent, job.row
+    definition = job.services.catalog.get(row.workflow)
     spec: Mapping[str, Any] = row.subject
     external = spec.get("external_id") or parent.subject.external_id
     same = definition.tracks == parent.subject.type and external == parent.subject.external_id
     given = spec.get("attributes")
     attributes = parent.view.subject if same or given is None else given
-    started = await starting.begin(
-        services,
-        conn,
+    return await starting.begin(
+        job.services,
+        job.conn,
         definition,
         parent.started_by or SYSTEM,
         definition.tracks,
         str(external),
         dict(attributes),
         None,
-        now,
+        job.now,
     )
-    return started
 
 
-async def _refused(
-    services: Services,
-    conn: db.Connection,
-    parent: run_rows.RunRow,
-    row: rows.ChildRow,
-    message: str,
-    now: datetime,
-) -> None:
+async def _refused(job: _Job, message: str) -> None:
+    row = job.row
     outcome = compose.refused(row.workflow, message)
-    await persist.audit(
-        conn,
-        parent.view.id,
-        AuditEntry(
-            "child.refused",
-            now,
-            SYSTEM,
-            None,
-            f"child {row.label!r} could not start: {message}",
-            {"label": row.label, "child_workflow": row.workflow},
-        ),
+    why = f"child {row.label!r} could not start: {message}"
+    await job.line(
+        job.parent.view.id, "child.refused", why, label=row.label, child_workflow=row.workflow
     )
     if row.awaited:
-        await _resume(services, conn, row, outcome, now)
-    await rows.settled(conn, row.id, outcome, now)
+        await _resume(job, outcome)
+    await job.settle(outcome)
 
 
-async def _cancel(
-    services: Services,
-    conn: db.Connection,
-    parent: run_rows.RunRow,
-    row: rows.ChildRow,
-    now: datetime,
-) -> None:
-    if parent.view.status == RUN_CANCELLED:
-        reason = compose.cause(row.parent, await rows.cancel_reason(conn, row.parent))
+async def _cancel(job: _Job) -> None:
+    row = job.row
+    if job.parent.view.status == RUN_CANCELLED:
+        reason = compose.cause(row.parent, await rows.cancel_reason(job.conn, row.parent))
     else:
         reason = f"its parent run {row.parent} left {row.state} and no longer waits for it"
     if row.child is not None:
         with contextlib.suppress(refusals.RunNotActive):  # it ended first: its end stands
             await runs.decide(
-                services,
-                conn,
+                job.services,
+                job.conn,
                 row.child,
                 decisions.made(engine.cancel, reason=reason, actor=SYSTEM),
-                now=now,
+                now=job.now,
             )
-    await rows.settled(conn, row.id, None, now)
+    await job.settle(None)
 
 
-async def _ended(
-    services: Services,
-    conn: db.Connection,
-    parent: run_rows.RunRow,
-    row: rows.ChildRow,
-    now: datetime,
-) -> None:
+async def _ended(job: _Job) -> None:
+    row, conn, catalog = job.row, job.conn, job.services.catalog
     child = await run_rows.get_run(conn, row.child) if row.child is not None else None
     if child is None:
-        await rows.settled(conn, row.id, None, now)
+        await job.settle(None)
         return
-    definition = services.catalog.for_reading(child.view.workflow, child.view.definition_version)
+    definition = catalog.for_reading(child.view.workflow, child.view.definition_version)
     reason = None
     if child.view.status == RUN_CANCELLED:
         reason = await rows.cancel_reason(conn, child.view.id)
     slots = await deadlines.load_slots(conn, child.view.id)
     if definition is None:  # a version nobody recorded: no failure marks, no result
-        definition = dataclasses.replace(services.catalog.get(child.view.workflow), result=())
+        definition = dataclasses.replace(catalog.get(child.view.workflow), result=())
     outcome = compose.ended(definition, child.view, slots, reason=reason)
-    if row.awaited and compose.current(parent.view, row.state, row.visit):
-        await _resume(services, conn, row, outcome, now)
+    if row.awaited and compose.current(job.parent.view, row.state, row.visit):
+        await _resume(job, outcome)
     else:
         why = "started bare" if not row.awaited else "the parent no longer waits for it"
-        await persist.audit(
-            conn,
-            parent.view.id,
-            AuditEntry(
-                "child.ended",
-                now,
-                SYSTEM,
-                None,
-                f"child {row.label!r} ended in {outcome['state']} ({why})",
-                {
-                    "label": row.label,
-                    "child_run": child.view.id,
-                    "child_workflow": child.view.workflow,
-                    "state": outcome["state"],
-                    "status": outcome["status"],
-                    "failure": outcome["failure"],
-                },
-            ),
+        await job.line(
+            job.parent.view.id,
+            "child.ended",
+            f"child {row.label!r} ended in {outcome['state']} ({why})",
+            **compose.ended_details(row.label, outcome),
         )
-    await rows.settled(conn, row.id, outcome, now)
+    await job.settle(outcome)
 
 
-async def _resume(
-    services: Services,
-    conn: db.Connection,
-    row: rows.ChildRow,
-    outcome: Mapping[str, Any],
-    now: datetime,
-) -> None:
+async def _resume(job: _Job, outcome: Mapping[str, Any]) -> None:
     """Resume the parent (held by the caller) with the child's outcome: one decision."""
+    label = job.row.label
     await runs.decide(
-        services,
-        conn,
-        row.parent,
+        job.services,
+        job.conn,
+        job.row.parent,
         lambda definition, run, slots, at: compose.resumed(
-            definition, run.view, slots, label=row.label, outcome=outcome, now=at, new_id=ids.new_id
+            definition, run.view, slots, label=label, outcome=outcome, now=at, new_id=ids.new_id
         ),
-        now=now,
+        now=job.now,
     )
