@@ -95,6 +95,13 @@ def test_awaiting_needs_a_state_of_its_own_and_catch_needs_a_child() -> None:
         children=[Child("c", label="y")], slots=[Slot("s", candidates=who.role("r"))]
     )
     assert "AWAIT_WITH_WORK" in [p.code for p in validate.problems(with_slot)]
+    ending = define(
+        "p",
+        tracks="doc",
+        states={"a": State(initial=True, then="b"), "b": State(terminal=True, children=[
+            Child("c", label="z", awaited=False)])},
+    )  # fmt: skip
+    assert "AWAIT_WITH_WORK" in [p.code for p in validate.problems(ending)]
     catching = _parent(catch=[Catch("done")])
     assert "CATCH_WITHOUT_CHILD" in [p.code for p in validate.problems(catching)]
     failing = define(

@@ -1,7 +1,8 @@
 """Load-time checks of child runs (docs/composition.md).
 
 :func:`problems` checks one definition: every label a literal name, unique in the
-definition; a state that awaits children has no slots and no action; catch targets
+definition; a state that awaits children has no slots and no action, and a terminal
+state starts none; catch targets
 exist; ``failure`` only on terminal states. :func:`set_problems` checks the loaded set:
 every child workflow is loaded, and no workflow awaits itself through its children.
 """
@@ -53,13 +54,14 @@ def problems(d: Definition) -> list[Problem]:
                     )
                 )
             seen.setdefault(str(c.label), where)
-        if st.awaits and (st.slots or st.action is not None or st.terminal):
+        if (st.awaits and (st.slots or st.action is not None)) or (st.children and st.terminal):
             found.append(
                 _problem(
                     d,
                     where,
                     "AWAIT_WITH_WORK",
-                    "a state that awaits children also has slots, an action or is terminal",
+                    "a state that awaits children also has slots or an action, or a terminal "
+                    "state starts children (it would never start them)",
                     "await children in a state of their own, then route to the work",
                 )
             )
