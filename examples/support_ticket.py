@@ -27,9 +27,11 @@ The story, as the support team tells it:
    (an automatic step), four times; after 29 days of silence the ticket closes.
 4. A resolved ticket closes itself after 7 days unless the customer reopens it.
 
-If the triage desk changes the priority, the help desk updates the ticket
-(``updateSubject``) and taskflow recomputes the budgets, keeping the time
-already spent. Subject example::
+The help desk never calls ``startRun``: it sends each new ticket with
+``upsertSubject`` and the workflow, which owns tickets, starts on it; the ticket then
+reads the run's state as ``status`` (read-only). If the triage desk changes the
+priority, the help desk updates the ticket (``updateSubject``) and taskflow recomputes
+the budgets, keeping the time already spent. Subject example::
 
     {"reference": "T-81723", "title": "Cannot export invoices", "priority": "P2",
      "team": "billing-support", "customer_email": "ana@example.com"}
@@ -43,6 +45,7 @@ from typing import Any
 from taskflow import (
     Field,
     Move,
+    Owns,
     Precondition,
     Route,
     Slot,
@@ -130,6 +133,8 @@ class SupportTicket(Workflow):
     tracks = "ticket"
     calendar = "uk-london"  # the support teams' business hours
     correlate_by = subject.reference  # e-mails quote [T-81723] in their subject line
+    # A new ticket (upsertSubject) starts its run; the run's state reads as ticket.status.
+    owns = Owns(field="status")
 
     new = State(
         initial=True,

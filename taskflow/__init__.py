@@ -8,6 +8,7 @@ See docs/definitions.md.
 
 from __future__ import annotations
 
+from taskflow.core.definition import Actor as Actor
 from taskflow.core.definition import Buffer as Buffer
 from taskflow.core.definition import Catch as Catch
 from taskflow.core.definition import Child as Child
@@ -20,11 +21,13 @@ from taskflow.core.definition import HookContext as HookContext
 from taskflow.core.definition import Linear as Linear
 from taskflow.core.definition import Move as Move
 from taskflow.core.definition import OnError as OnError
+from taskflow.core.definition import Owns as Owns
 from taskflow.core.definition import Precondition as Precondition
 from taskflow.core.definition import Route as Route
 from taskflow.core.definition import Slot as Slot
 from taskflow.core.definition import State as State
 from taskflow.core.definition import Workflow as Workflow
+from taskflow.core.definition import actor as actor
 from taskflow.core.definition import all_satisfied as all_satisfied
 from taskflow.core.definition import any_satisfied as any_satisfied
 from taskflow.core.definition import budget_by as budget_by

@@ -21,6 +21,7 @@ OPERATIONS = Path(__file__).resolve().parents[2] / "graphql" / "operations"
 RUNNER = {
     "start_run": "app",
     "update_subject": "app",
+    "upsert_subject": "app",
     "raise_event": "app",
     "mint_magic_link": "olga",
     "revoke_magic_link": "olga",
@@ -178,6 +179,7 @@ def variables(name: str, o: Objects) -> dict[str, Any]:
             }
         },
         "update_subject": {"type": "expense", "externalId": "EXP-7", "attributes": w.EXPENSE},
+        "upsert_subject": {"type": "expense", "externalId": "EXP-7", "attributes": w.EXPENSE},
         "upsert_principal": {
             "input": {
                 "login": "zoe",

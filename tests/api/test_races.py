@@ -140,6 +140,7 @@ MUTATIONS: dict[str, Mutation] = {
 #: Mutations that do not act on a slot of a running run (nothing to race here).
 NOT_ON_A_SLOT = {
     "startRun",  # makes a run; two starts of one subject race in test_claim_races' kin
+    "upsertSubject",  # a subject, then its owner's run: raced in test_starts (one run)
     "upsertPrincipal",
     "deactivatePrincipal",
     "mintMagicLink",

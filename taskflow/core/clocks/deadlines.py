@@ -31,6 +31,8 @@ from taskflow.core.steps import step_timers
 BREACH, REMINDER, TIMEOUT = "breach", "reminder", "timeout"
 #: The timer of a running clock crossing its at-risk share of the budget (``clock.at_risk``).
 AT_RISK = "at_risk"
+#: A delayed start's timer: the worker starts the scheduled run (``core/runs/scheduling.py``).
+START = "start"
 
 
 # -- clocks on slots ---------------------------------------------------------------------------
@@ -164,7 +166,11 @@ def slot_timers(
 def state_timers(
     definition: Definition, run: RunView, registry: calendars.Registry, fired: Mapping[str, int]
 ) -> list[TimerSpec]:
-    """The current state's timeouts, counted from when the run entered it (each fires once)."""
+    """The current state's timeouts, counted from when the run entered it (each fires once);
+    a delayed start's one timer, due when it starts (``state_entered_at``, see
+    ``core/runs/scheduling.py``)."""
+    if run.status == RunStatus.SCHEDULED:
+        return [TimerSpec(f"{run.id}:{START}", run.id, None, START, "", run.state_entered_at)]
     if run.status != RunStatus.ACTIVE:
         return []
     specs = []
@@ -173,16 +179,21 @@ def state_timers(
         budget = bu.resolve_budget(timeout.after, run.subject, definition.calendar)
         if budget is None or fired.get(key, 0):
             continue
-        cal: calendars.BusinessClock = (
-            calendars.REAL_TIME
-            if budget.kind == "real" or budget.calendar is None
-            else registry.get(budget.calendar)
-        )
-        due = cal.add(run.state_entered_at, budget.business_time(clocks.day_length(cal)))
+        due = after(registry, run.state_entered_at, budget)
         specs.append(TimerSpec(key, run.id, None, TIMEOUT, str(index), due))
     for key, kind, ref, due in step_timers.specs(definition, run, registry, fired):
         specs.append(TimerSpec(key, run.id, None, kind, ref, due))
     return specs
+
+
+def after(registry: calendars.Registry, start: datetime, budget: bu.ResolvedBudget) -> datetime:
+    """The instant ``budget`` after ``start``: real time, or working time on its calendar."""
+    cal: calendars.BusinessClock = (
+        calendars.REAL_TIME
+        if budget.kind == "real" or budget.calendar is None
+        else registry.get(budget.calendar)
+    )
+    return cal.add(start, budget.business_time(clocks.day_length(cal)))
 
 
 def nearest_due(view: SlotView, registry: calendars.Registry) -> datetime | None:

@@ -192,6 +192,19 @@ class RunExists(Refusal, code=RefusalCode.RUN_EXISTS):
         super().__init__(message, run_id=run_id, **context)
 
 
+class OwnedField(Refusal, code=RefusalCode.OWNED_FIELD):
+    """The attribute shows the state of the workflow owning the subject; only its run moves
+    it. Leave the field out of the attributes you send."""
+
+    field = Fact(str)
+    workflow = Fact(str)
+
+    def __init__(
+        self, message: str | None = None, *, field: str | None, workflow: str | None, **context: Any
+    ) -> None:
+        super().__init__(message, field=field, workflow=workflow, **context)
+
+
 class MoveNotAllowed(Refusal, code=RefusalCode.MOVE_NOT_ALLOWED):
     """The move may not be made now; see its reasons."""
 

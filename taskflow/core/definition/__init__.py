@@ -17,11 +17,19 @@ The names below are the DSL vocabulary, re-exported by ``taskflow``.
 from __future__ import annotations
 
 from taskflow.core.definition import migrations as migration
+from taskflow.core.definition.actors import Actor
 from taskflow.core.definition.audience import Audience, Rule, who
 from taskflow.core.definition.budgets import budget_by, business, real
 from taskflow.core.definition.checks.problems import DefinitionError, Problem
 from taskflow.core.definition.children import Catch, Child, child
-from taskflow.core.definition.conditions.expr import Expr, item, payload, principal, subject
+from taskflow.core.definition.conditions.expr import (
+    Expr,
+    actor,
+    item,
+    payload,
+    principal,
+    subject,
+)
 from taskflow.core.definition.events import Buffer, Event
 from taskflow.core.definition.fields import Field, PayloadError
 from taskflow.core.definition.model import (
@@ -35,12 +43,14 @@ from taskflow.core.definition.model import (
     any_satisfied,
     count,
 )
+from taskflow.core.definition.owning import Owns
 from taskflow.core.definition.retries import Exponential, Fixed, Linear
 from taskflow.core.definition.sla import milestone, priority_by, reminder, timeout
 from taskflow.core.definition.steps import OnError, every, result
 from taskflow.core.definition.workflow import Definition, Workflow, define
 
 __all__ = [
+    "Actor",
     "Audience",
     "Buffer",
     "Catch",
@@ -56,6 +66,7 @@ __all__ = [
     "Linear",
     "Move",
     "OnError",
+    "Owns",
     "PayloadError",
     "Precondition",
     "Problem",
@@ -64,6 +75,7 @@ __all__ = [
     "Slot",
     "State",
     "Workflow",
+    "actor",
     "all_satisfied",
     "any_satisfied",
     "budget_by",

@@ -13,10 +13,10 @@ from dataclasses import KW_ONLY, dataclass, field
 from datetime import datetime
 from typing import Any, Final, TypeVar
 
+from taskflow.core.definition import actors, retries, sla
 from taskflow.core.definition import audience as au
 from taskflow.core.definition import children as ch
 from taskflow.core.definition import fields as fl
-from taskflow.core.definition import retries, sla
 from taskflow.core.definition import steps as st
 from taskflow.core.definition.checks import problems
 from taskflow.core.definition.conditions import expr as ex
@@ -192,6 +192,8 @@ class HookContext:
     payload: Mapping[str, Any] = field(default_factory=dict)
     run_id: str | None = None
     now: datetime | None = None
+    #: Who acted (``ctx.actor.login``, ``ctx.actor.roles``; ``core/definition/actors.py``).
+    actor: actors.Actor = actors.SYSTEM_ACTOR
 
 
 #: An enter hook may return the name of a state to redirect to (declared in ``redirects``).

@@ -33,6 +33,7 @@ from taskflow.core.definition.conditions import expr as ex
 from taskflow.core.definition.events import Event
 from taskflow.core.definition.migrations import Migration
 from taskflow.core.definition.model import Slot, State
+from taskflow.core.definition.owning import Owns
 
 
 @dataclass(frozen=True, eq=False)
@@ -59,6 +60,10 @@ class Definition:
     #: The result document a run of it hands its parent when it ends (name -> expression
     #: over ``subject``, ``payload``, ``result``; docs/composition.md).
     result: tuple[tuple[str, Any], ...] = ()
+    #: The workflow owns the subjects it tracks (``owning.py``): a new subject starts a run,
+    #: and the run's state shows on it as a read-only field. Like ``retention``, not in the
+    #: document nor the digest: it is about the subject type, read from the latest version.
+    owns: Owns | None = None
 
     def state(self, name: str) -> State:
         """The state called ``name``; ``UnknownState`` (a KeyError) if none."""
@@ -130,6 +135,7 @@ def define(
     migrations: Sequence[Migration] = (),
     retention: Budget | None = None,
     result: Mapping[str, Any] | None = None,
+    owns: Owns | None = None,
 ) -> Definition:
     """Build a :class:`Definition` from parts; each state takes the name it is keyed by."""
     return Definition(
@@ -145,6 +151,7 @@ def define(
         migrations=tuple(migrations),
         retention=retention,
         result=tuple((result or {}).items()),
+        owns=owns,
     )
 
 
@@ -162,7 +169,9 @@ class Workflow:
     raise them, which are buffered), ``migrations`` (what happens to runs of earlier
     versions: docs/versions.md), ``retention`` (how long ended runs are kept:
     docs/operations.md, "Retention"), ``result`` (the document a run hands its parent:
-    docs/composition.md), and the states. The docstring is the description.
+    docs/composition.md), ``owns`` (the workflow owns the subjects it tracks: started on
+    each new one, its state shown on them; docs/composition.md), and the states. The
+    docstring is the description.
     """
 
     name: ClassVar[str] = ""
@@ -174,6 +183,7 @@ class Workflow:
     migrations: ClassVar[Sequence[Migration]] = ()
     retention: ClassVar[Budget | None] = None
     result: ClassVar[Mapping[str, Any] | None] = None
+    owns: ClassVar[Owns | None] = None
     #: The built definition; None for a base class that declares no states.
     definition: ClassVar[Definition | None] = None
 
@@ -196,6 +206,7 @@ class Workflow:
             migrations=tuple(cls.migrations),
             retention=cls.retention,
             result=cls.result,
+            owns=cls.owns,
             description=(cls.__doc__ or "").strip() or None,
             source=f"{cls.__module__}.{cls.__qualname__}",
         )

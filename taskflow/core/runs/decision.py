@@ -16,7 +16,7 @@ from typing import Any
 
 from taskflow import errors
 from taskflow.core.clocks import deadlines
-from taskflow.core.definition import children
+from taskflow.core.definition import actors, children
 from taskflow.core.definition.conditions import expr as ex
 from taskflow.core.definition.model import HookContext, State
 from taskflow.core.definition.workflow import Definition
@@ -55,13 +55,16 @@ class Decision:
         slots: Iterable[SlotView],
         *,
         now: datetime,
-        actor: str | None,
+        actor: actors.Acting,
         new_id: NewId,
     ) -> None:
         self.definition = definition
         self.run = run
         self.now = now
-        self.actor = actor
+        #: Who acted, as hooks and conditions read it (``ctx.actor``, ``actor.login``).
+        self.acting = actors.of(actor)
+        #: Who acted, as the timeline records it (a given timeline value is kept as is).
+        self.actor = actor if isinstance(actor, str) or actor is None else actor.recorded
         self.new_id = new_id
         self.slots: dict[str, SlotView] = {s.id: s for s in slots}
         self.created: list[str] = []
@@ -185,6 +188,7 @@ class Decision:
             principal=principal,
             result=self.run.results,
             child=children.outcomes(self.run.results),
+            actor=self.acting.as_value(),
         )
 
     def hook_context(self, state: State) -> HookContext:
@@ -195,6 +199,7 @@ class Decision:
             payload=self.payloads(),
             run_id=self.run.id,
             now=self.now,
+            actor=self.acting,
         )
 
     # -- guards -----------------------------------------------------------------------------

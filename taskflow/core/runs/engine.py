@@ -15,8 +15,8 @@ from datetime import datetime
 from typing import Any
 
 from taskflow.core.clocks import deadlines
+from taskflow.core.definition import actors, fields, runtime
 from taskflow.core.definition import audience as au
-from taskflow.core.definition import fields, runtime
 from taskflow.core.definition.conditions import expr as ex
 from taskflow.core.definition.workflow import Definition
 from taskflow.core.runs import opening, pausing, refusals, states, statuses
@@ -42,7 +42,7 @@ def start(
     run_id: str,
     subject: Mapping[str, Any],
     now: datetime,
-    actor: str | None,
+    actor: actors.Acting,
     new_id: NewId,
 ) -> Outcome:
     """A new run in the initial state, its slots opened and its completion settled."""
@@ -84,7 +84,8 @@ def deposit(
     ``on_behalf`` is for deposits the caller was authorised for elsewhere (an
     application raising an event, a magic link): candidacy is not checked.
     """
-    decision = Decision(definition, run, slots, now=now, actor=actor, new_id=new_id)
+    acting = actors.with_keys(actor, actor_keys)
+    decision = Decision(definition, run, slots, now=now, actor=acting, new_id=new_id)
     decision.require_active()
     view = decision.slots.get(slot_id)
     if view is None or view.visit != run.visit:
@@ -127,7 +128,7 @@ def change_subject(
     *,
     subject: Mapping[str, Any],
     now: datetime,
-    actor: str | None,
+    actor: actors.Acting,
     new_id: NewId,
 ) -> Outcome:
     """The subject changed: re-arm or disarm slots, refresh audiences and labels, settle."""
@@ -184,9 +185,8 @@ def move(
     new_id: NewId,
 ) -> Outcome:
     """Make the named manual move, if its guard, checklist and ``by`` allow it."""
-    decision = Decision(
-        definition, run, slots, now=now, actor=getattr(principal, "id", None), new_id=new_id
-    )
+    acting = actors.principal(principal) if principal is not None else None
+    decision = Decision(definition, run, slots, now=now, actor=acting, new_id=new_id)
     decision.require_active()
     state = decision.state
     try:
@@ -233,7 +233,10 @@ def goto(
     reminders) or, ``via="goto"``, an operator's (see :func:`operator.goto`): an unknown
     target is refused, the goto logged, then exit hook, live slots cancelled (or held,
     entering a pausing state), enter hook, slots opened and settled as for a move."""
-    decision = Decision(definition, run, slots, now=now, actor=actor, new_id=new_id)
+    acting: actors.Acting = actor
+    if actor is None and via == "timer":
+        acting = actors.TIMER_ACTOR  # hooks and routes read ``timer``; the timeline null
+    decision = Decision(definition, run, slots, now=now, actor=acting, new_id=new_id)
     decision.require_active()
     if via == "goto":
         if not definition.has_state(target):
@@ -257,12 +260,13 @@ def cancel(
     *,
     reason: str,
     now: datetime,
-    actor: str | None,
+    actor: actors.Acting,
     new_id: NewId,
 ) -> Outcome:
     """Cancel the run: every live slot is cancelled and the run ends."""
     decision = Decision(definition, run, slots, now=now, actor=actor, new_id=new_id)
-    decision.require_active()
+    if run.status != statuses.RunStatus.SCHEDULED:  # a delayed start is cancelled before it starts
+        decision.require_active()
     decision.cancel_live(reason=f"the run was cancelled: {reason}")
     decision.cancel_slots(pausing.held(decision), reason=f"the run was cancelled: {reason}")
     decision.set_run(status=RUN_CANCELLED, ended_at=now)

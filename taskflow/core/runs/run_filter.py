@@ -11,9 +11,10 @@ from datetime import datetime
 from taskflow.core.access import access
 from taskflow.core.access.principals import Principal
 from taskflow.core.operate.attention import Reason, Windows
+from taskflow.core.runs.statuses import RunStatus
 
 #: Run statuses a filter may name.
-STATUSES = ("active", "completed", "cancelled")
+STATUSES: tuple[str, ...] = tuple(RunStatus)
 
 
 @dataclass(frozen=True)

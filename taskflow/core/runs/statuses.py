@@ -40,6 +40,8 @@ class RunStatus(StrEnum):
     ACTIVE = "active"
     COMPLETED = "completed"
     CANCELLED = "cancelled"
+    #: A delayed start (``startAt``): waits for its start timer; visible and cancellable.
+    SCHEDULED = "scheduled"
 
 
 class StepStatus(StrEnum):

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
+from taskflow.core.definition import actors
 from taskflow.core.definition.conditions import expr as ex
 from taskflow.core.definition.model import State
 from taskflow.core.definition.workflow import Definition
@@ -37,9 +38,11 @@ def succeeded(
     details: Mapping[str, Any],
     now: datetime,
     new_id: NewId,
+    actor: actors.Actor = actors.SYSTEM_ACTOR,
 ) -> Outcome:
-    """The state's action returned ``result``: store it, take the first matching route."""
-    decision = _deciding(definition, run, slots, now, new_id)
+    """The state's action returned ``result``: store it, take the first matching route
+    (``actor``: the step's, ``automation:<step id>``, as its routes read it)."""
+    decision = _deciding(definition, run, slots, now, new_id, actor)
     state = decision.state
     decision.set_run(results={**run.results, state.name: result})
     decision.log(
@@ -72,6 +75,7 @@ def succeeded_plainly(
     result: Any,
     details: Mapping[str, Any],
     now: datetime,
+    actor: actors.Actor = actors.SYSTEM_ACTOR,
 ) -> Outcome | None:
     """:func:`succeeded` without the engine's working copy, for the plain case: the run has
     no slot and no timer row (``touched`` False), the state no exit hook, no timer, no
@@ -84,7 +88,7 @@ def succeeded_plainly(
     if touched or run.status != ACTIVE or not _plain(source, leaving=True):
         return None
     results = {**run.results, source.name: result}
-    target = _first_match(source, run, results)
+    target = _first_match(source, run, results, actor)
     if target is None or not _plain(definition.state(target), leaving=False):
         return None
     done = RunView(  # what dataclasses.replace makes, without its per-field checks
@@ -124,14 +128,16 @@ def succeeded_plainly(
     return Outcome(done, (), (), audit, run_changed=True)
 
 
-def _first_match(source: State, run: RunView, results: Mapping[str, Any]) -> str | None:
+def _first_match(
+    source: State, run: RunView, results: Mapping[str, Any], actor: actors.Actor
+) -> str | None:
     """The target of ``source``'s first ``on_success`` route matching (its conditions read
-    the run's subject and ``results``)."""
+    the run's subject, ``results`` and the actor)."""
     env: ex.Env | None = None
     for route in source.success_routes:
         if route.when is None:
             return route.to
-        env = env or ex.Env(subject=run.subject, result=results)
+        env = env or ex.Env(subject=run.subject, result=results, actor=actor.as_value())
         if ex.matches(route.when, env):
             return route.to
     return None
@@ -163,9 +169,10 @@ def failed(
     details: Mapping[str, Any],
     now: datetime,
     new_id: NewId,
+    actor: actors.Actor = actors.SYSTEM_ACTOR,
 ) -> Outcome:
     """The last attempt failed: take the matching ``on_error`` route, or stay (parked)."""
-    decision = _deciding(definition, run, slots, now, new_id)
+    decision = _deciding(definition, run, slots, now, new_id, actor)
     state = decision.state
     target = error_route(definition, state.name, error_classes)
     message = details.get("error", "")
@@ -183,10 +190,15 @@ def failed(
 
 
 def _deciding(
-    definition: Definition, run: RunView, slots: Iterable[SlotView], now: datetime, new_id: NewId
+    definition: Definition,
+    run: RunView,
+    slots: Iterable[SlotView],
+    now: datetime,
+    new_id: NewId,
+    actor: actors.Actor,
 ) -> Decision:
     """A decision on the run, refused unless it is active (an ended run has no step to follow)."""
-    decision = Decision(definition, run, slots, now=now, actor=None, new_id=new_id)
+    decision = Decision(definition, run, slots, now=now, actor=actor, new_id=new_id)
     decision.require_active()
     return decision
 

@@ -9,6 +9,7 @@ object field of the schema, which of these rules guards it.
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import Awaitable, Collection, Iterable, Sequence
 from typing import TypeVar
@@ -278,6 +279,7 @@ class RequestAccess:
         self.actor = actor
         self._runs: dict[str, tuple[rows.RunRow, list[SlotView]] | None] = {}
         self._seen: dict[str, tuple[SlotView, rows.RunHead]] = {}
+        self._loading = asyncio.Lock()
 
     def _check(self, run: RunView | rows.RunHead, slots: list[SlotView]) -> bool:
         # A run of a version that left the code is read like any other (docs/versions.md).
@@ -288,20 +290,23 @@ class RequestAccess:
         self, run_ids: Sequence[str], conn: db.Connection | None = None
     ) -> dict[str, tuple[rows.RunRow, list[SlotView]]]:
         """The runs among ``run_ids`` the actor may read, with all their slots."""
-        missing = [i for i in dict.fromkeys(run_ids) if i not in self._runs]
-        valid = [i for i in missing if parsing.parses(uuid.UUID, i)]
-        for i in missing:
-            self._runs[i] = None
-        if valid:
-            if conn is None:
-                async with self.services.db.connection() as own:
-                    found, slots = await _load(own, valid)
-            else:
-                found, slots = await _load(conn, valid)
-            for i, run in found.items():
-                of_run = slots.get(i, [])
-                if self._check(run.view, of_run):
-                    self._runs[i] = (run, of_run)
+        # One load at a time: two resolvers of one answer (a run's slots and its steps) ask
+        # at once, and the second must wait for the first's answer, not read its gap.
+        async with self._loading:
+            missing = [i for i in dict.fromkeys(run_ids) if i not in self._runs]
+            valid = [i for i in missing if parsing.parses(uuid.UUID, i)]
+            for i in missing:
+                self._runs[i] = None
+            if valid:
+                if conn is None:
+                    async with self.services.db.connection() as own:
+                        found, slots = await _load(own, valid)
+                else:
+                    found, slots = await _load(conn, valid)
+                for i, run in found.items():
+                    of_run = slots.get(i, [])
+                    if self._check(run.view, of_run):
+                        self._runs[i] = (run, of_run)
         return {i: got for i in run_ids if (got := self._runs.get(i)) is not None}
 
     async def readable_run(

@@ -1,20 +1,18 @@
 """Firing due timers (the worker's work; ``run_due`` for tests), SKIP LOCKED, one transaction.
 
-One batch is one transaction. It takes the runs of due timers first, with
-``FOR NO KEY UPDATE SKIP LOCKED``, then their live slots, then the timers (the
-lock order of docs/architecture.md): another worker never gets them, and a timer whose run
-is busy in a use case is left for the next pass rather than waited for. A
-batch that still loses a race inside PostgreSQL is run again (``retry.py``).
-The batch's slots, clocks and timer rows are loaded at once; each firing
-decides with the same pure functions a use case uses and changes its run's
-state in memory (``timer_batch.py``), so a later firing on the same run sees
-an earlier one's effects; one flush then writes every table touched with one
-statement. A firing that fails is logged and tried again after an exponential
-backoff with jitter, without undoing the others; after
-``TASKFLOW_TIMER_MAX_ATTEMPTS`` failures it is parked ``dead`` with its last
-error (``core/clocks/timer_states.py``) until an admin retries or discards it.
-``fired`` counts firings; a repeating reminder's row is re-armed in place for
-its next firing by the same reconciliation that every use case runs.
+One batch is one transaction. It takes the runs of due timers first, with ``FOR NO KEY
+UPDATE SKIP LOCKED``, then their live slots, then the timers (the lock order of
+docs/architecture.md): another worker never gets them, and a timer whose run is busy in a
+use case is left for the next pass rather than waited for. A batch that still loses a race
+inside PostgreSQL is run again (``retry.py``). The batch's slots, clocks and timer rows are
+loaded at once; each firing decides with the same pure functions a use case uses and
+changes its run's state in memory (``timer_batch.py``), so a later firing on the same run
+sees an earlier one's effects; one flush then writes every table touched with one
+statement. A firing that fails is logged and tried again after an exponential backoff with
+jitter, without undoing the others; after ``TASKFLOW_TIMER_MAX_ATTEMPTS`` failures it is
+parked ``dead`` with its last error (``core/clocks/timer_states.py``) until an admin
+retries or discards it. ``fired`` counts firings; a repeating reminder's row is re-armed in
+place for its next firing by the same reconciliation that every use case runs.
 """
 
 from __future__ import annotations
@@ -33,6 +31,7 @@ from taskflow.core.definition.workflow import Definition
 from taskflow.core.runs import engine
 from taskflow.core.runs.model import LIVE, AuditEntry, Outcome, RunView, SlotView
 from taskflow.core.runs.statuses import RunStatus
+from taskflow.service.clocks import start_timers
 from taskflow.service.clocks import timer_batch as runs_batch
 from taskflow.service.common import retry
 from taskflow.service.common.container import Services
@@ -250,13 +249,14 @@ async def fire_one(
 ) -> int:
     """Apply one timer's effect to its run's state and retire or re-arm it; 1 if it fired.
 
-    0 when it was stale: its run or slot ended, or an earlier firing of the batch
-    moved or cancelled it. Only recipients are read here (``conn``); writes wait
-    for the batch's flush.
+    0 when it was stale: its run or slot ended, or an earlier firing of the batch moved or
+    cancelled it. Only recipients are read here (``conn``); writes wait for the flush.
     """
     timer = state.timers.get(taken.key)
     if timer is None or timer.status != timer_states.TimerStatus.ARMED or timer.due_at > now:
         return 0
+    if timer.kind == deadlines.START:  # a delayed start: the scheduled run begins
+        return start_timers.fire(services, state, timer, now)
     loaded = _live(services, state, timer)
     run = state.run
     if loaded is None or (timer.kind in _OF_A_VISIT and not _same_visit(timer, run)):

@@ -26,6 +26,7 @@ from typing import Any
 
 from taskflow import errors
 from taskflow.core.compose import compose
+from taskflow.core.definition import actors, owning
 from taskflow.core.runs import engine, refusals
 from taskflow.core.runs.model import RUN_CANCELLED, AuditEntry
 from taskflow.service.clocks import deadlines
@@ -137,25 +138,21 @@ async def _start(job: _Job) -> None:
 
 
 async def _begin(job: _Job) -> starting.Started:
-    """Start the child on its workflow's current version, on the subject the row names."""
+    """Start the child on its workflow's current version, on the subject the row names, as
+    ``startRun`` would (``starting.begin``): the system acts (``ctx.actor``), the parent's
+    starter is recorded as the child's. Attributes writing the field a workflow owns on the
+    child's subject type are refused (``OwnedField``), as ``upsertSubject`` refuses them."""
     parent, row = job.parent, job.row
     definition = job.services.catalog.get(row.workflow)
     spec: Mapping[str, Any] = row.subject
     external = spec.get("external_id") or parent.subject.external_id
     same = definition.tracks == parent.subject.type and external == parent.subject.external_id
     given = spec.get("attributes")
-    attributes = parent.view.subject if same or given is None else given
-    return await starting.begin(
-        job.services,
-        job.conn,
-        definition,
-        parent.started_by or SYSTEM,
-        definition.tracks,
-        str(external),
-        dict(attributes),
-        None,
-        job.now,
-    )
+    attributes = dict(parent.view.subject if same or given is None else given)
+    owning.check_writes(job.services.catalog.owners.get(definition.tracks), attributes)
+    starter = starting.Starter(actors.SYSTEM_ACTOR, parent.started_by or SYSTEM)
+    sent = (definition.tracks, str(external), attributes)
+    return await starting.begin(job.services, job.conn, definition, starter, sent, None, job.now)
 
 
 async def _refused(job: _Job, message: str) -> None:

@@ -37,6 +37,7 @@ from taskflow.service.common import retry
 from taskflow.service.common.container import Services
 from taskflow.service.compose import children as child_lane
 from taskflow.service.compose import reading
+from taskflow.service.runs import owned
 from taskflow.service.runs import runs as run_service
 from taskflow.service.slots import slots as slot_service
 from taskflow.store.runs import runs as rows
@@ -163,15 +164,20 @@ def _numbered(values: dict[str, Any], n: int, **more: Any) -> dict[str, Any]:
 
 
 async def _start(services: Services, spec: dict[str, Any]) -> str | None:
-    """Start the run ``spec`` describes; its id, or None when an earlier call started it."""
+    """Start the run ``spec`` describes; its id, or None when an earlier call started it.
+    With ``upsert``, the subject is sent (upsertSubject) and its type's owner starts."""
+    who = await _principal(services, spec["started_by"])
+    sent = {
+        "subject_type": spec["type"],
+        "external_id": spec["external_id"],
+        "attributes": spec["attributes"],
+    }
+    if spec.get("upsert"):
+        upserted = await owned.upsert_subject(services, who, **sent)
+        return upserted.started.view.id if upserted.started is not None else None
+    key = f"demo:{spec['workflow']}:{spec['external_id']}"
     result = await run_service.start_run(
-        services,
-        await _principal(services, spec["started_by"]),
-        workflow=spec["workflow"],
-        subject_type=spec["type"],
-        external_id=spec["external_id"],
-        attributes=spec["attributes"],
-        idempotency_key=f"demo:{spec['workflow']}:{spec['external_id']}",
+        services, who, workflow=spec["workflow"], idempotency_key=key, **sent
     )
     return result.run.view.id if result.created else None
 

@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 
 from taskflow import errors
 from taskflow.core.access.principals import Principal
+from taskflow.core.definition import actors, owning
 from taskflow.core.definition.model import State
 from taskflow.core.definition.workflow import Definition
 from taskflow.core.delivery import recipients
@@ -138,18 +139,8 @@ async def update_subject(
     attributes: Mapping[str, Any],
 ) -> tuple[subjects.SubjectRow, list[str]]:
     """Replace a subject's attributes; every live run re-checks its rules. Returns the run ids."""
-    access.require_integration(actor, "update subjects")
-    if not any(
-        d.tracks == subject_type and access.may_start(actor, d.name)
-        for d in services.catalog.latest()
-    ):
-        raise errors.Forbidden(
-            f"None of your integration grants covers a workflow tracking {subject_type!r}; "
-            "ask an admin for a grant on it (see docs/access.md)."
-        )
-    for tracking in services.catalog.latest():
-        if tracking.tracks == subject_type:
-            recipients.check_subject(tracking, attributes, "attributes")
+    require_subject_grant(services, actor, subject_type)
+    check_subject(services, subject_type, attributes)
     async with services.db.transaction() as conn:
         subject = await subjects.find(conn, subject_type, external_id, lock=True)
         if subject is None:
@@ -160,24 +151,58 @@ async def update_subject(
         run_ids = await rows.live_runs_of_subject(conn, subject.id)
         now = services.clock.now()
         subject = await subjects.update(conn, subject.id, attributes, now)
-        for run_id in run_ids:
-            await decide(
-                services,
-                conn,
-                run_id,
-                lambda definition, run, slots, now: engine.change_subject(
-                    # A live run of an older version may read an address elsewhere.
-                    _checked(_granted(actor, definition, run), attributes),
-                    run.view,
-                    slots,
-                    subject=attributes,
-                    now=now,
-                    actor=actor.id,
-                    new_id=ids.new_id,
-                ),
-                now=now,
-            )
+        await resubject(services, conn, actor, run_ids, attributes, now)
     return subject, run_ids
+
+
+def require_subject_grant(services: Services, actor: Principal, subject_type: str) -> None:
+    """An application granted some workflow tracking ``subject_type`` (and admins)."""
+    access.require_integration(actor, "update subjects")
+    if not any(
+        d.tracks == subject_type and access.may_start(actor, d.name)
+        for d in services.catalog.latest()
+    ):
+        raise errors.Forbidden(
+            f"None of your integration grants covers a workflow tracking {subject_type!r}; "
+            "ask an admin for a grant on it (see docs/access.md)."
+        )
+
+
+def check_subject(services: Services, subject_type: str, attributes: Mapping[str, Any]) -> None:
+    """Refuse attributes that write the owned field, or that the workflows tracking the type
+    cannot use (an address their recipients refuse)."""
+    owning.check_writes(services.catalog.owners.get(subject_type), attributes)
+    for tracking in services.catalog.latest():
+        if tracking.tracks == subject_type:
+            recipients.check_subject(tracking, attributes, "attributes")
+
+
+async def resubject(
+    services: Services,
+    conn: db.Connection,
+    actor: Principal,
+    run_ids: list[str],
+    attributes: Mapping[str, Any],
+    now: datetime,
+) -> None:
+    """The subject's live runs (locked in id order) re-check their rules on ``attributes``."""
+    for run_id in run_ids:
+        await decide(
+            services,
+            conn,
+            run_id,
+            lambda definition, run, slots, now: engine.change_subject(
+                # A live run of an older version may read an address elsewhere.
+                _checked(_granted(actor, definition, run), attributes),
+                run.view,
+                slots,
+                subject=attributes,
+                now=now,
+                actor=actors.principal(actor),
+                new_id=ids.new_id,
+            ),
+            now=now,
+        )
 
 
 def _checked(definition: Definition, attributes: Mapping[str, Any]) -> Definition:
@@ -265,7 +290,7 @@ async def cancel_run(
         services,
         run_id,
         expected_version,
-        decisions.made(engine.cancel, reason=reason, actor=actor.id),
+        decisions.made(engine.cancel, reason=reason, actor=actors.principal(actor)),
     )
 
 

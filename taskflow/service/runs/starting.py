@@ -1,5 +1,12 @@
-"""Starting a run: ``startRun``'s use case, and :func:`begin`, the start itself in a caller's
-transaction (a worker starting a child run; docs/composition.md)."""
+"""Starting a run: ``startRun``'s use case, :func:`begin` (a start in the caller's
+transaction: ``startRun``'s once checked, a worker starting a child run) and
+:func:`open_run`, the insert every start shares (``startRun``, automatic starts of owned
+subjects, child runs: docs/composition.md).
+
+The caller of :func:`open_run` holds the subject (its upsert locked the row) and has checked
+that no live run of the workflow exists; it inserts the run, decides its start and persists
+it.
+"""
 
 from __future__ import annotations
 
@@ -13,10 +20,11 @@ import asyncpg
 
 from taskflow import errors
 from taskflow.core.access.principals import Principal
+from taskflow.core.definition import actors
 from taskflow.core.definition.conditions import expr as ex
 from taskflow.core.definition.workflow import Definition
 from taskflow.core.delivery import recipients
-from taskflow.core.runs import engine, refusals
+from taskflow.core.runs import engine, refusals, scheduling
 from taskflow.core.runs.model import Outcome
 from taskflow.service.access import access
 from taskflow.service.clocks import deadlines
@@ -34,7 +42,22 @@ class Started:
     created: bool
 
 
-def _correlation(definition: Definition, subject: Mapping[str, Any]) -> str | None:
+@dataclass(frozen=True)
+class Starter:
+    """Who starts a run: ``acting`` is what its start's hooks and routes read as
+    ``ctx.actor``; ``started_by`` the principal recorded as the run's ``startedBy``."""
+
+    acting: actors.Actor
+    started_by: str
+
+    @classmethod
+    def of(cls, principal: Principal) -> Starter:
+        """A principal starting a run itself."""
+        return cls(actors.principal(principal), principal.id)
+
+
+def correlation(definition: Definition, subject: Mapping[str, Any]) -> str | None:
+    """The run's correlation key: the definition's ``correlate_by`` read from the subject."""
     if definition.correlate_by is None:
         return None
     value = ex.value_of(definition.correlate_by, ex.Env(subject=subject))
@@ -52,9 +75,10 @@ async def start_run(
     attributes: Mapping[str, Any],
     idempotency_key: str | None,
     version: int | None = None,
+    delay: scheduling.Delay | None = None,
 ) -> Started:
     """Start a run for a subject (on ``version``, default the latest); the same idempotency
-    key returns the live run again."""
+    key returns the live run again. ``delay`` (an instant or a duration) schedules it."""
     definition = services.catalog.get(workflow, version)
     access.require_start(actor, definition.name)
     if subject_type != definition.tracks:
@@ -68,11 +92,25 @@ async def start_run(
             "subject.externalId must not be empty.", field="subject.externalId"
         )
     recipients.check_subject(definition, attributes, "subject.attributes")
+    start_at = None
+    if delay is not None:
+        start_at = scheduling.start_instant(
+            definition, services.calendars, services.clock.now(), at=delay.at, after=delay.after
+        )
     for attempt in range(2):
         try:
-            return await _start(
-                services, actor, definition, subject_type, external_id, attributes, idempotency_key
-            )
+            now = services.clock.now()
+            async with services.db.transaction() as conn:
+                return await begin(
+                    services,
+                    conn,
+                    definition,
+                    Starter.of(actor),
+                    (subject_type, external_id, attributes),
+                    idempotency_key,
+                    now,
+                    start_at=start_at,
+                )
         except asyncpg.UniqueViolationError:
             if attempt:
                 raise
@@ -80,44 +118,22 @@ async def start_run(
     raise AssertionError("unreachable")
 
 
-async def _start(
-    services: Services,
-    actor: Principal,
-    definition: Definition,
-    subject_type: str,
-    external_id: str,
-    attributes: Mapping[str, Any],
-    idempotency_key: str | None,
-) -> Started:
-    now = services.clock.now()
-    async with services.db.transaction() as conn:
-        return await begin(
-            services,
-            conn,
-            definition,
-            actor.id,
-            subject_type,
-            external_id,
-            attributes,
-            idempotency_key,
-            now,
-        )
-
-
 async def begin(
     services: Services,
     conn: db.Connection,
     definition: Definition,
-    actor_id: str,
-    subject_type: str,
-    external_id: str,
-    attributes: Mapping[str, Any],
+    starter: Starter,
+    sent: tuple[str, str, Mapping[str, Any]],
     idempotency_key: str | None,
     now: datetime,
+    *,
+    start_at: datetime | None = None,
 ) -> Started:
     """Start a run in the caller's transaction (``start_run``'s work once checked; a worker
-    starting a child run calls it under its parent's lock). ``RunExists`` when the subject
-    has a live run of the workflow."""
+    starting a child run calls it under its parent's lock) on the subject ``sent`` (type,
+    external id, attributes). ``RunExists`` when the subject has a live run of the
+    workflow."""
+    subject_type, external_id, attributes = sent
     subject, _ = await subjects.upsert(conn, subject_type, external_id, attributes, now)
     if idempotency_key is not None:
         # A retried start gets its run back, even if the run has ended since.
@@ -134,34 +150,72 @@ async def begin(
             "first start's idempotencyKey, or cancel the live run first.",
             run_id=existing.view.id,
         )
-    run_id = ids.new_id()
-    result = engine.start(
+    run = await open_run(
+        services,
+        conn,
+        starter,
         definition,
-        run_id=run_id,
-        subject=subject.attributes,
+        subject,
+        idempotency_key=idempotency_key,
         now=now,
-        actor=actor_id,
-        new_id=ids.new_id,
+        start_at=start_at,
     )
+    return Started(run, created=True)
+
+
+async def open_run(
+    services: Services,
+    conn: db.Connection,
+    starter: Starter,
+    definition: Definition,
+    subject: subjects.SubjectRow,
+    *,
+    idempotency_key: str | None,
+    now: datetime,
+    start_at: datetime | None = None,
+) -> rows.RunRow:
+    """Insert a run of ``definition`` on ``subject``, started by ``starter`` at ``now``, and
+    persist its start (slots, clocks, timers, timeline); answers the run as written. With
+    ``start_at`` later than ``now`` the run is scheduled instead (``core/runs/scheduling.py``):
+    the worker starts it then."""
+    run_id = ids.new_id()
+    if start_at is not None and start_at > now:
+        result = scheduling.scheduled(
+            definition,
+            run_id=run_id,
+            subject=subject.attributes,
+            start_at=start_at,
+            now=now,
+            actor=starter.acting,
+        )
+    else:
+        result = engine.start(
+            definition,
+            run_id=run_id,
+            subject=subject.attributes,
+            now=now,
+            actor=starter.acting,
+            new_id=ids.new_id,
+        )
     await rows.insert_run(
         conn,
         result.run,
         subject_id=subject.id,
         digest=definition.digest,
-        correlation_key=_correlation(definition, subject.attributes),
+        correlation_key=correlation(definition, subject.attributes),
         idempotency_key=idempotency_key,
-        started_by=actor_id,
+        started_by=starter.started_by,
         now=now,
     )
     await persist.outcome(
         conn,
         _as_update(result),
         now=now,
-        sla=deadlines.sla_of(services, definition, actor=actor_id),
+        sla=deadlines.sla_of(services, definition, actor=starter.started_by),
     )
     run = await rows.get_run(conn, run_id)
     assert run is not None
-    return Started(run, created=True)
+    return run
 
 
 def _as_update(result: Outcome) -> Outcome:

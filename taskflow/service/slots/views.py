@@ -36,12 +36,20 @@ def _check_first(first: int) -> None:
 
 
 async def inbox(
-    services: Services, actor: Principal, f: filters.SlotFilter, *, first: int, after: Cursor | None
+    services: Services,
+    actor: Principal,
+    f: filters.SlotFilter,
+    *,
+    first: int,
+    after: Cursor | None,
+    caller_digest: str | None = None,
 ) -> tuple[list[queries.SlotRow], bool]:
     """What the actor can act on now, most urgent first; (rows, has next page).
 
     SQL decides it whole: held by the actor, or open and the slot's whole candidate
-    rule (keys, deny keys, residual rules) admits them.
+    rule (keys, deny keys, residual rules) admits them. ``caller_digest``: the actor is
+    presumed (``service/access/callers.py``) and the page's statement checks its row; an
+    empty page then proves nothing (authenticate, and ask again without it).
     """
     _check_first(first)
     async with services.db.connection() as conn:
@@ -52,6 +60,7 @@ async def inbox(
             f=f,
             after=after,
             limit=first + 1,
+            caller_digest=caller_digest,
         )
     return found[:first], len(found) > first
 

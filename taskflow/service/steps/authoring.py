@@ -27,6 +27,7 @@ from typing import Any, Protocol
 
 from taskflow import errors
 from taskflow.core.common import scoped
+from taskflow.core.definition import actors
 from taskflow.core.steps import once as hook_once
 
 
@@ -52,6 +53,8 @@ class StepContext:
     result: Mapping[str, Any] = field(default_factory=dict)
     #: Settings an action may need (e.g. ``payments_url``), as the worker has them.
     settings: Any = None
+    #: Who acts: the step itself, ``automation:<step id>`` (``core/definition/actors.py``).
+    actor: actors.Actor = actors.SYSTEM_ACTOR
 
     @property
     def facts(self) -> Mapping[str, Any]:

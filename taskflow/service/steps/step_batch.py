@@ -20,7 +20,7 @@ from datetime import datetime
 from typing import Any
 
 from taskflow.core.common import unit_of_work as uow
-from taskflow.core.definition import retries
+from taskflow.core.definition import actors, retries
 from taskflow.core.definition.workflow import Definition
 from taskflow.core.runs.model import AuditEntry, Outcome
 from taskflow.core.steps import automatic
@@ -182,13 +182,16 @@ def _one(
                 result=item.value,
                 details=details,
                 now=now,
+                actor=actors.automation(step.id),
             )
             if plain is not None:  # no engine working copy needed: plan it as it is
                 runs_batch.outcome(state, plain, ctx, now)
                 batch.plain.add(step.run_id)
             else:
                 batch.decided.add(step.run_id)
-                _decide(state, ctx, now, automatic.succeeded, result=item.value, details=details)
+                _decide(
+                    state, ctx, now, step, automatic.succeeded, result=item.value, details=details
+                )
         done("succeeded", store.SUCCEEDED, result=item.value)
         return
     assert item.parts is not None
@@ -211,7 +214,9 @@ def _one(
     )
     if step.kind == step_queue.ACTION:
         batch.decided.add(step.run_id)
-        _decide(state, ctx, now, automatic.failed, error_classes=item.classes, details=details)
+        _decide(
+            state, ctx, now, step, automatic.failed, error_classes=item.classes, details=details
+        )
     else:
         line = f"{step.state}: {step.action} failed ({text}); an operator retries it (retryStep)"
         state.log(AuditEntry("step.parked", now, None, None, line, details))
@@ -225,11 +230,14 @@ def _decide(
     state: runs_batch.RunState,
     ctx: uow.Context,
     now: datetime,
+    step: store.StepRow,
     decide: Callable[..., Outcome],
     **how: Any,
 ) -> None:
-    """Decide what an action's outcome does with ``decide`` (``automatic.succeeded`` or
-    ``automatic.failed``) on the run's batch state, and plan it (the unit of work's planner)."""
+    """Decide what ``step``'s outcome does with ``decide`` (``automatic.succeeded`` or
+    ``automatic.failed``; the step acts: ``automation:<step id>``) on the run's batch state,
+    and plan it (the unit of work's planner)."""
     slots = list(state.slots.values())
-    result = decide(ctx.definition, state.run, slots, now=now, new_id=ids.new_id, **how)
+    by = actors.automation(step.id)
+    result = decide(ctx.definition, state.run, slots, now=now, new_id=ids.new_id, actor=by, **how)
     runs_batch.outcome(state, result, ctx, now)

@@ -34,7 +34,7 @@ from datetime import datetime
 from typing import Any
 
 from taskflow.core.clocks import calendars
-from taskflow.core.definition import retries
+from taskflow.core.definition import actors, retries
 from taskflow.core.definition.workflow import Definition
 from taskflow.core.runs.decision import Decision
 from taskflow.core.runs.model import AuditEntry
@@ -276,6 +276,7 @@ async def attempt(
         payload=payload,
         result=run.results,
         settings=services.settings,
+        actor=actors.automation(step.id),
     )
     started = time.monotonic()
     value: Any = None

@@ -29,7 +29,7 @@ from typing import Any
 
 from taskflow import errors
 from taskflow.config import config
-from taskflow.core.definition import DefinitionError, Problem, Workflow
+from taskflow.core.definition import DefinitionError, Problem, Workflow, owning
 from taskflow.core.definition.checks import child_checks, migration_checks
 from taskflow.core.definition.checks import validate as validation
 from taskflow.core.definition.workflow import Definition
@@ -110,6 +110,12 @@ class Catalog:
     def latest(self) -> tuple[Definition, ...]:
         """The latest version of each workflow, by name."""
         return tuple(self.get(name) for name in self.names())
+
+    @functools.cached_property
+    def owners(self) -> dict[str, Definition]:
+        """The workflow owning each subject type (its latest version; at most one, checked
+        at load): ``core/definition/owning.py``."""
+        return {t: found[0] for t, found in owning.owners(self.latest()).items()}
 
     def __iter__(self) -> Iterator[Definition]:
         """Every definition, by name then version."""
@@ -285,6 +291,7 @@ def load(sources: Sequence[str], known_calendars: Collection[str] | None = None)
     for definition in definitions:
         found += migration_checks.cross_problems(definition, by_name[definition.name])
     found += child_checks.set_problems(definitions)
+    found += owning.cross_problems(versions[max(versions)] for versions in by_name.values())
     if found:
         raise DefinitionError(found)
     return Catalog(definitions)

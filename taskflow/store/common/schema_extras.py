@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from taskflow.store.common import sql
 from taskflow.store.compose import children
+from taskflow.store.runs import run_watch
 from taskflow.store.slots import candidacy, claims
 
 #: Indexes beyond what the table classes can declare: (name, CREATE INDEX statement).
@@ -18,11 +19,12 @@ EXTRA_INDEXES: tuple[tuple[str, str], ...] = (
         "subject_type_external_id_key",
         "CREATE UNIQUE INDEX subject_type_external_id_key ON subject (type, external_id)",
     ),
-    # One live run per subject and workflow.
+    # One live run per subject and workflow, a delayed start's included (migration
+    # 2026-12-04T07:50).
     (
         "run_live_per_subject",
         "CREATE UNIQUE INDEX run_live_per_subject ON run (workflow, subject) "
-        "WHERE status = 'active'",
+        "WHERE status IN ('active', 'scheduled')",
     ),
     # The correlation lookup knows no workflow: the key leads (migration 2026-12-01T19:03).
     (
@@ -271,7 +273,11 @@ EXTRA_INDEXES += (
 # claim-next's writes on the slot it chose (migrations 2026-12-02T04:12 and 04:30,
 # ``store/slots/claims.py``).
 EXTRA_FUNCTIONS += ((claims.FUNCTION_NAME, claims.FUNCTION),)
-# Child runs (migration 2026-12-04T07:40, ``store/compose/children.py``): what a worker acts on,
+
+# An awaited start's wake-ups (migration 2026-12-04T07:40, ``store/runs/run_watch.py``).
+EXTRA_FUNCTIONS += (run_watch.FUNCTION,)
+EXTRA_TRIGGERS += (run_watch.TRIGGER,)
+# Child runs (migration 2026-12-04T08:10, ``store/compose/children.py``): what a worker acts on,
 # the gauge of children in flight, and the trigger noting a run's end on its child rows.
 EXTRA_INDEXES += (
     (

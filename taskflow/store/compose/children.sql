@@ -101,7 +101,7 @@ SELECT count(*) FROM run_child rc
 WHERE rc.status IN ('starting', 'live', 'cancelling', 'ended')
 
 -- name: on_end_function
--- The trigger function (migration 2026-12-04T07:40): a run that stops being active, in the
+-- The trigger function (migration 2026-12-04T08:10): a run that stops being active, in the
 -- statement that ends it. As a child, its row is marked ended for the worker to resume the
 -- parent (once, under the parent's lock); as a cancelled parent, its live children are
 -- marked cancelling for the worker to cancel, and those not started yet never start.

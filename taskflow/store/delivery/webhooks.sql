@@ -4,7 +4,7 @@
 -- The trigger function deriving outbox events (and one delivery per subscribed endpoint)
 -- from the timeline lines a statement inserted; created by migration 2026-12-01T21:36,
 -- replaced by 2026-12-01T22:41 (clock.at_risk), 2026-12-02T06:00 (no outsider's address) and
--- 2026-12-04T07:40 (child runs: run.child_started, run.child_ended).
+-- 2026-12-04T08:10 (child runs: run.child_started, run.child_ended).
 CREATE FUNCTION outbox_rows() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
   written integer;

@@ -175,6 +175,12 @@ async def live_run_for(
     return run_from(row) if row else None
 
 
+async def latest_run_for(conn: db.Connection, workflow: str, subject_id: str) -> RunRow | None:
+    """A subject's latest run of a workflow, live or ended."""
+    row = await conn.fetchrow(SQL["latest_run_for"], workflow, uuid.UUID(subject_id))
+    return run_from(row) if row else None
+
+
 async def run_by_idempotency_key(
     conn: db.Connection, workflow: str, subject_id: str, key: str
 ) -> RunRow | None:

@@ -17,16 +17,23 @@ SELECT /*:run_columns*/ FROM run r JOIN subject s ON s.id = r.subject
 WHERE r.id = ANY($1::uuid[])
 
 -- name: live_run_for
--- A subject's live run of a workflow: workflow $1 (text), subject $2 (uuid) (index
--- run_live_per_subject).
+-- A subject's live run of a workflow, started or scheduled: workflow $1 (text), subject $2
+-- (uuid) (index run_live_per_subject).
 SELECT /*:run_columns*/ FROM run r JOIN subject s ON s.id = r.subject
-WHERE r.workflow = $1 AND r.subject = $2 AND r.status = 'active'
+WHERE r.workflow = $1 AND r.subject = $2 AND r.status IN ('active', 'scheduled')
 
 -- name: live_run_for_locked
 -- live_run_for, the run's row locked.
 SELECT /*:run_columns*/ FROM run r JOIN subject s ON s.id = r.subject
 WHERE r.workflow = $1 AND r.subject = $2 AND r.status = 'active'
 FOR NO KEY UPDATE OF r
+
+-- name: latest_run_for
+-- A subject's latest run of a workflow, live or ended: workflow $1 (text), subject $2 (uuid)
+-- (index run_subject); an automatic start makes one run per subject.
+SELECT /*:run_columns*/ FROM run r JOIN subject s ON s.id = r.subject
+WHERE r.workflow = $1 AND r.subject = $2
+ORDER BY r.started_at DESC LIMIT 1
 
 -- name: run_by_idempotency_key
 -- The run a start with idempotency key $3 (text) made, live or ended: workflow $1 (text),

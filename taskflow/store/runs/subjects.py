@@ -46,6 +46,16 @@ async def upsert(
     return from_row(row), bool(row["created"])
 
 
+async def insert_new(
+    conn: db.Connection, type_: str, external_id: str, attributes: Mapping[str, Any], now: datetime
+) -> SubjectRow | None:
+    """Insert a new subject; None when it exists (it is then read with :func:`find`)."""
+    row = await conn.fetchrow(
+        SQL["insert_new"], uuid.uuid4(), type_, external_id, dict(attributes), now
+    )
+    return from_row(row) if row else None
+
+
 #: A subject by type and external id (index ``subject_type_external_id_key``).
 FIND = SQL["find"]
 

@@ -13,6 +13,14 @@ ON CONFLICT (type, external_id) DO UPDATE SET
                       THEN EXCLUDED.updated_at ELSE subject.updated_at END
 RETURNING id, type, external_id, attributes, version, (xmax = 0) AS created
 
+-- name: insert_new
+-- Insert subject $1 (uuid) of type $2 and external id $3 with attributes $4 (jsonb) at $5;
+-- nothing when the subject exists (a concurrent insert committed first).
+INSERT INTO subject (id, type, external_id, attributes, version, created_at, updated_at)
+VALUES ($1, $2, $3, $4, 1, $5, $5)
+ON CONFLICT (type, external_id) DO NOTHING
+RETURNING id, type, external_id, attributes, version
+
 -- name: find
 -- The subject of type $1 and external id $2 (index subject_type_external_id_key).
 SELECT id, type, external_id, attributes, version FROM subject

@@ -169,10 +169,15 @@ async def inbox(
     f: SlotFilter,
     after: tuple[datetime | None, int, str] | None,
     limit: int,
+    caller_digest: str | None = None,
 ) -> list[SlotRow]:
     """Slots the principal can act on now: held by them, or open and their whole candidate
-    rule admits them (``candidacy.admits_sql``)."""
+    rule admits them (``candidacy.admits_sql``). With ``caller_digest``
+    (``principals.get_checked``'s) no row unless the principal's row is still the one read
+    with that digest (the caller checked in the page's own round trip)."""
     st = _after(slot_filters(Statement(SQL["inbox_page"], principal_id, list(keys)), f), after)
+    if caller_digest is not None:
+        st.where("caller_unchanged", principal_id, caller_digest)
     text, args = st.build(limit=limit)
     return [_slot_row(r) for r in await conn.fetch(text, *args)]
 

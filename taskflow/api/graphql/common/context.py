@@ -6,6 +6,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import msgspec
+from graphql import FieldNode
 from strawberry.dataloader import DataLoader
 from strawberry.litestar import BaseContext
 from strawberry.types import Info as StrawberryInfo
@@ -100,6 +101,18 @@ def presume(info: Info) -> bool:
     context.caller_digest = found.digest
     context.checked = None
     return True
+
+
+def presume_alone(info: Info) -> bool:
+    """:func:`presume` for a root field that is its operation's only field (the statement
+    it runs next checks the caller): another root field would run beside it and read the
+    presumed caller unchecked, so then the caller is authenticated as usual (False)."""
+    selections = info.operation.selection_set.selections
+    if info.path.prev is not None or len(selections) != 1:
+        return False
+    if not isinstance(selections[0], FieldNode):
+        return False
+    return presume(info)
 
 
 def confirm(info: Info) -> None:

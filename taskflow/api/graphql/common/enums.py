@@ -16,6 +16,7 @@ from taskflow.core.common.refusal_codes import PAGE_ONLY, RefusalCode
 from taskflow.core.delivery.delivery import DeliveryState
 from taskflow.core.delivery.webhook_events import DeliveryStatus
 from taskflow.core.operate.attention import Reason
+from taskflow.core.runs.awaiting import WaitFor
 from taskflow.core.runs.statuses import ChildStatus, RunStatus, SlotStatus, StepStatus
 
 __all__ = [
@@ -29,6 +30,7 @@ __all__ = [
     "StepStatus",
     "TimerState",
     "TimerStatus",
+    "WaitFor",
     "state_of",
 ]
 
@@ -51,6 +53,7 @@ CODE_DESCRIPTIONS: dict[RefusalCode, str] = {
     RefusalCode.WRONG_EVENT: "The slot waits for another event.",
     RefusalCode.RUN_NOT_ACTIVE: "The run has ended; nothing more can happen on it.",
     RefusalCode.RUN_EXISTS: "The subject already has a live run of this workflow.",
+    RefusalCode.OWNED_FIELD: "The attribute is the owning workflow's state: read-only.",
     RefusalCode.MOVE_NOT_ALLOWED: "The move's guard, checklist or permission refuses it.",
     RefusalCode.NO_SLOT_WAITING: "No slot of the target waits for this event now.",
     RefusalCode.AMBIGUOUS_EVENT: "Several slots wait for the event; narrow the target.",
@@ -126,6 +129,8 @@ core_enum(
         RunStatus.ACTIVE: "Moving through its states.",
         RunStatus.COMPLETED: "Reached a terminal state.",
         RunStatus.CANCELLED: "Cancelled by someone.",
+        RunStatus.SCHEDULED: "A delayed start (startRun's startAt): not started yet, its "
+        "initial state not entered; the worker starts it at startAt. Cancel it with cancelRun.",
     },
 )
 
@@ -220,6 +225,20 @@ core_enum(
         "lastError); deliverable again from nextAttemptAt.",
         DeliveryState.DEAD: "Given up: a permanent failure (a rejected address) or too many "
         "attempts (see lastError).",
+    },
+)
+
+
+core_enum(
+    WaitFor,
+    name="WaitFor",
+    description="What an awaited start (startRun's waitFor) waits for before it answers.",
+    values={
+        WaitFor.STATE: "The run left the state it started in (an automatic step or a timer "
+        "moved it), or ended.",
+        WaitFor.SLOT: "A slot of the run's current state is open or claimed (show it at once), "
+        "or the run ended.",
+        WaitFor.END: "The run ended.",
     },
 )
 

@@ -131,6 +131,14 @@ class RunExists(Refusal):
     run_id: strawberry.ID | None = strawberry.field(description="Global id of the live run.")
 
 
+@refusal(core.OwnedField)
+class OwnedField(Refusal):
+    """The subject's attribute shows the state of the workflow owning the subject: read-only."""
+
+    field: str | None = strawberry.field(description="The read-only attribute.")
+    workflow: str | None = strawberry.field(description="The workflow that owns the subject.")
+
+
 @refusal(core.MoveNotAllowed, facts=lambda e: {"reasons": e.reasons or []})
 class MoveNotAllowed(Refusal):
     """The move may not be made now."""

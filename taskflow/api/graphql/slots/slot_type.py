@@ -8,7 +8,10 @@ imports this module, never the other way round).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from contextvars import ContextVar
 from datetime import datetime
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import strawberry
@@ -17,6 +20,7 @@ from strawberry.scalars import JSON
 from taskflow.api.graphql.common import relay
 from taskflow.api.graphql.common.context import Info
 from taskflow.api.graphql.common.enums import SlotStatus
+from taskflow.core.definition import owning
 from taskflow.core.runs.model import SlotView
 
 if TYPE_CHECKING:
@@ -25,16 +29,41 @@ if TYPE_CHECKING:
     from taskflow.api.graphql.runs.types import RunType
 
 SLOT = "Slot"
+#: No workflow owns anything (outside a request).
+NO_OWNERS: Mapping[str, Any] = MappingProxyType({})
+
+
+#: The workflow owning each subject type (``Catalog.owners``), set with each request's
+#: GraphQL context (``api/app.py``): a Subject built with a run of its owner shows the run's
+#: state under the owned field. A context variable, so the attributes stay a plain field
+#: (read by the executor without a resolver: ``common/plain_fields.py``).
+OWNERS: ContextVar[Mapping[str, Any]] = ContextVar("taskflow_subject_owners", default=NO_OWNERS)
 
 
 @strawberry.type(description="The tracked entity, as the application sent it.")
 class Subject:
     type: str = strawberry.field(description="Its type, e.g. expense.")
     external_id: str = strawberry.field(description="The application's id for it.")
-    attributes: JSON = strawberry.field(description="Its data, as last sent.")
+    attributes: JSON = strawberry.field(
+        description="Its data, as last sent. Read on a run (or slot) of the workflow that owns "
+        "the subject's type, it also holds that run's state under the owned field (e.g. "
+        "status): read-only, updateSubject refuses to write it (OwnedField)."
+    )
 
     @classmethod
-    def of(cls, type: str, external_id: str, attributes: Any) -> Subject:
+    def of(
+        cls,
+        type: str,
+        external_id: str,
+        attributes: Any,
+        workflow: str | None = None,
+        state: str | None = None,
+    ) -> Subject:
+        """The subject as read with a run of ``workflow`` in ``state`` (the owner's run shows
+        its state under the owned field)."""
+        owner = OWNERS.get().get(type)
+        if owner is not None and owner.name == workflow:
+            attributes = owning.projected(attributes, owner.owns, state)
         return cls(type=type, external_id=external_id, attributes=cast(JSON, attributes))
 
 
@@ -168,6 +197,12 @@ def slot_from_row(row: Any) -> SlotType:
         workflow=row.workflow,
         definition_version=row.definition_version,
         run_state=row.run_state,
-        subject=Subject.of(row.subject_type, row.subject_external_id, row.subject_attributes),
+        subject=Subject.of(
+            row.subject_type,
+            row.subject_external_id,
+            row.subject_attributes,
+            row.workflow,
+            row.run_state,
+        ),
         due_at=row.due_at,
     )

@@ -9,7 +9,14 @@ import strawberry
 
 from taskflow import errors
 from taskflow.api.graphql.common import listing, relay, targets
-from taskflow.api.graphql.common.context import Info, caller, checked
+from taskflow.api.graphql.common.context import (
+    Info,
+    caller,
+    checked,
+    confirm,
+    doubt,
+    presume_alone,
+)
 from taskflow.api.graphql.reports import reports
 from taskflow.api.graphql.runs.types import (
     RUN,
@@ -112,6 +119,16 @@ class ChildProgress:
     total: int = strawberry.field(description="Children it started (or is starting).")
 
 
+async def _inbox_page(
+    info: Info, me: Principal, f: SlotFilter, found: list[views.SlotRow], has_next: bool
+) -> relay.Connection[SlotType]:
+    """The inbox's connection of ``found``, counted only when asked for (the page alone is
+    the hot path)."""
+    services = info.context.services
+    total = await views.inbox_count(services, me, f) if relay.selects(info, "totalCount") else None
+    return slot_connection(found, total, has_next)
+
+
 @strawberry.type
 class WorkQueries:
     @strawberry.field(
@@ -128,15 +145,29 @@ class WorkQueries:
             InboxFilter | None, strawberry.argument(description="Narrow the list.")
         ] = None,
     ) -> relay.Connection[SlotType]:
+        services = info.context.services
+        presumed = info.context.principal if presume_alone(info) else None
+        if presumed is not None:
+            # The page's statement checks the caller (service/access/callers.py): one round
+            # trip. An empty page, or any refusal, proves nothing of the caller: forget the
+            # presumption and answer the ordinary way (authentication first, as ever).
+            try:
+                f = (filter or InboxFilter()).to_filter()
+                cursor = slot_cursor(after)
+                digest = info.context.caller_digest
+                found, has_next = await views.inbox(
+                    services, presumed, f, first=first, after=cursor, caller_digest=digest
+                )
+            except Exception:
+                found = []
+            if found:
+                confirm(info)
+                return await _inbox_page(info, presumed, f, found, has_next)
+            doubt(info)
         me = await caller(info)
         f = (filter or InboxFilter()).to_filter()
-        services = info.context.services
         found, has_next = await views.inbox(services, me, f, first=first, after=slot_cursor(after))
-        # Counted only when asked for: the page alone is the hot path.
-        total = (
-            await views.inbox_count(services, me, f) if relay.selects(info, "totalCount") else None
-        )
-        return slot_connection(found, total, has_next)
+        return await _inbox_page(info, me, f, found, has_next)
 
     @listing.connection(WorkFilter, "Narrow the list.", first=50, first_type=First)
     async def work(
@@ -265,5 +296,7 @@ def slot_type_of(slot: SlotView, run: access.SeenRun) -> SlotType:
         workflow=run.workflow,
         definition_version=run.definition_version,
         run_state=run.state,
-        subject=Subject.of(run.subject_type, run.subject_external_id, run.subject),
+        subject=Subject.of(
+            run.subject_type, run.subject_external_id, run.subject, run.workflow, run.state
+        ),
     )

@@ -50,14 +50,36 @@ Refusals = (
 
 @strawberry.type(description="The run was started, or returned again for the same idempotency key.")
 class StartRunSuccess:
-    run: RunType = strawberry.field(description="The run.")
+    run: RunType = strawberry.field(description="The run (after waitFor: as it stands then).")
     created: bool = strawberry.field(description="False when an earlier start is returned again.")
+    reached: bool | None = strawberry.field(
+        default=None,
+        description="With waitFor: whether the run got there within timeoutSeconds (false: "
+        "the run as it stood when the wait ended). Null without waitFor.",
+    )
 
 
 @strawberry.type(description="The subject was updated; its live runs re-checked their rules.")
 class UpdateSubjectSuccess:
     subject: Subject = strawberry.field(description="The subject as stored.")
     runs: list[RunType] = strawberry.field(description="Its live runs, as they stand now.")
+
+
+@strawberry.type(
+    description="The subject was created or updated; a new subject of a type a workflow owns "
+    "started that workflow's run."
+)
+class UpsertSubjectSuccess:
+    subject: Subject = strawberry.field(
+        description="The subject as stored (with the owning run's state under the owned field)."
+    )
+    runs: list[RunType] = strawberry.field(
+        description="Its live runs, as they stand now (with the run this upsert started)."
+    )
+    started: RunType | None = strawberry.field(
+        description="The owning workflow's run this upsert started; null when it started none "
+        "(the subject has had one, or no workflow owns its type)."
+    )
 
 
 @strawberry.type(description="The event completed a slot.")
@@ -158,14 +180,36 @@ def on_run(verb: RunVerb[OnRun]) -> keyed.InputWork[OnRun]:
 # -- successes from the answers' ids ---------------------------------------------------------------
 
 
+def _subject(info: Info, answer: keyed.Answer, found: dict[str, Any]) -> Subject:
+    """The answer's subject, read with the owning workflow's run among ``found``."""
+    kind, external_id, attributes = answer["subject"]
+    owner = info.context.services.catalog.owners.get(kind)
+    own = [r.view for r in found.values() if owner is not None and r.view.workflow == owner.name]
+    if not own:
+        return Subject.of(kind, external_id, attributes)
+    return Subject.of(kind, external_id, attributes, own[0].workflow, own[0].state)
+
+
 async def subject_success(
     info: Info, _: Principal, answer: keyed.Answer, __: bool
 ) -> UpdateSubjectSuccess:
     found = await run_service.runs_by_ids(info.context.services, answer["runs"])
-    kind, external_id, attributes = answer["subject"]
     return UpdateSubjectSuccess(
-        subject=Subject.of(kind, external_id, attributes),
+        subject=_subject(info, answer, found),
         runs=[RunType.of(found[i]) for i in answer["runs"] if i in found],
+    )
+
+
+async def upserted(
+    info: Info, _: Principal, answer: keyed.Answer, again: bool
+) -> UpsertSubjectSuccess:
+    owned = [answer["owned"]] if answer.get("owned") else []
+    found = await run_service.runs_by_ids(info.context.services, [*answer["runs"], *owned])
+    started = answer.get("started")
+    return UpsertSubjectSuccess(
+        subject=_subject(info, answer, found),
+        runs=[RunType.of(found[i]) for i in answer["runs"] if i in found],
+        started=RunType.of(found[started]) if started in found and not again else None,
     )
 
 

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 import strawberry
 from strawberry.scalars import JSON
 
+from taskflow import errors
 from taskflow.api.graphql.common import relay
+from taskflow.api.graphql.common.enums import WaitFor
 from taskflow.api.graphql.common.targets import OnRun, OnSlot
 from taskflow.api.graphql.slots.work import InboxFilter
+from taskflow.core.definition import budgets
+from taskflow.core.runs import scheduling
 
 
 @strawberry.input(description="The tracked entity a run is about.")
@@ -15,6 +21,33 @@ class SubjectInput:
     type: str = strawberry.field(description="Its type; must be what the workflow tracks.")
     external_id: str = strawberry.field(description="The application's id for it.")
     attributes: JSON = strawberry.field(description="Its data (a JSON object).")
+
+
+@strawberry.input(
+    description="A duration: exactly one of minutes, hours, days; real time, or working time "
+    "on a business calendar."
+)
+class DelayInput:
+    minutes: float | None = strawberry.field(default=None, description="Minutes.")
+    hours: float | None = strawberry.field(default=None, description="Hours.")
+    days: float | None = strawberry.field(
+        default=None, description="Days (business: working days of the calendar)."
+    )
+    business: bool = strawberry.field(
+        default=False, description="Count working time on the calendar, not real time."
+    )
+    calendar: str | None = strawberry.field(
+        default=None,
+        description="The business calendar (default: the workflow's); only with business.",
+    )
+
+
+@strawberry.input(description="When a delayed start starts: exactly one of instant, after.")
+class StartAtInput:
+    instant: datetime | None = strawberry.field(
+        default=None, description="An instant, with its offset (past or now: at once)."
+    )
+    after: DelayInput | None = strawberry.field(default=None, description="A duration from now.")
 
 
 @strawberry.input(description="Start a run of a workflow for a subject.")
@@ -33,6 +66,24 @@ class StartRunInput:
         "it); from the same caller, the same key with another input is refused "
         "(IdempotencyKeyReused). Kept with the run; the caller's copy 7 days.",
     )
+    start_at: StartAtInput | None = strawberry.field(
+        default=None,
+        description="Start later: the run is SCHEDULED (listed, cancellable with cancelRun, "
+        "the subject's live run) until then, and the worker starts it exactly once. At most "
+        "366 days ahead.",
+    )
+    wait_for: WaitFor | None = strawberry.field(
+        default=None,
+        description="Answer once the run is there (or timeoutSeconds passed), not at once: "
+        "e.g. SLOT, to show the first slot after the worker ran the automatic steps before "
+        "it. Nothing is held while waiting; the answer is the run as it stands then "
+        "(StartRunSuccess.reached says whether it got there).",
+    )
+    timeout_seconds: int | None = strawberry.field(
+        default=None,
+        description="The longest wait for waitFor, in seconds: 1 to 30 (default 10); more is "
+        "refused (InvalidInput) and starts nothing.",
+    )
 
 
 @strawberry.input(description="A subject by its type and external id.")
@@ -44,6 +95,17 @@ class SubjectRefInput:
 @strawberry.input(description="Replace a tracked entity's attributes.")
 class UpdateSubjectInput(SubjectRefInput):
     attributes: JSON = strawberry.field(description="Its new data (replaces the old).")
+    idempotency_key: str | None = relay.idempotency_key_field()
+
+
+@strawberry.input(
+    description="Create a tracked entity, or replace its attributes: a new subject of a type a "
+    "workflow owns starts that workflow's run."
+)
+class UpsertSubjectInput(SubjectRefInput):
+    attributes: JSON = strawberry.field(
+        description="Its data (replaces the old); never the owned field (read-only)."
+    )
     idempotency_key: str | None = relay.idempotency_key_field()
 
 
@@ -135,3 +197,35 @@ class CancelRunInput(OnRun):
         "if the run changed since. Omit to cancel whatever it is now.",
     )
     idempotency_key: str | None = relay.idempotency_key_field()
+
+
+def delayed(start_at: StartAtInput | None, wait_for: WaitFor | None) -> scheduling.Delay | None:
+    """``startAt`` as the core reads it (checked when the run starts: ``scheduling``)."""
+    if start_at is None:
+        return None
+    if wait_for is not None:
+        raise errors.ValidationError(
+            "A delayed start (startAt) cannot be awaited (waitFor): start it, then read the run "
+            "when it is due.",
+            field="waitFor",
+        )
+    after = start_at.after
+    if after is None:
+        return scheduling.Delay(at=start_at.instant)
+    units = [
+        (u, a)
+        for u, a in (("minutes", after.minutes), ("hours", after.hours), ("days", after.days))
+        if a is not None
+    ]
+    if len(units) != 1:
+        raise errors.ValidationError(
+            "startAt.after takes exactly one of minutes, hours, days.", field="startAt.after"
+        )
+    if after.calendar is not None and not after.business:
+        raise errors.ValidationError(
+            "startAt.after.calendar counts working time: give business: true too.",
+            field="startAt.after.calendar",
+        )
+    (unit, amount), kind = units[0], "business" if after.business else "real"
+    budget = budgets.Budget(kind, amount, unit, after.calendar)  # type: ignore[arg-type]
+    return scheduling.Delay(at=start_at.instant, after=budget)

@@ -20,6 +20,7 @@ from taskflow.api.graphql.slots.work_answers import (
     SlotSuccess,
     StartRunSuccess,
     UpdateSubjectSuccess,
+    UpsertSubjectSuccess,
     Viewed,
     as_object,
     completed,
@@ -31,6 +32,7 @@ from taskflow.api.graphql.slots.work_answers import (
     run_success,
     slot_success,
     subject_success,
+    upserted,
 )
 from taskflow.api.graphql.slots.work_inputs import (
     AssignInput,
@@ -43,11 +45,15 @@ from taskflow.api.graphql.slots.work_inputs import (
     ReleaseInput,
     StartRunInput,
     UpdateSubjectInput,
+    UpsertSubjectInput,
+    delayed,
 )
 from taskflow.core.access.principals import Principal
+from taskflow.core.runs import awaiting
+from taskflow.core.runs.awaiting import WaitFor
 from taskflow.core.runs.model import SlotView
 from taskflow.service.access import access
-from taskflow.service.runs import events
+from taskflow.service.runs import awaited, events, owned
 from taskflow.service.runs import runs as run_service
 from taskflow.service.slots import slots as slot_service
 
@@ -55,14 +61,22 @@ StartRunPayload = Annotated[
     StartRunSuccess | r.RunExists | relay.Common,
     strawberry.union("StartRunPayload", description="Result of startRun."),
 ]
-UpdateSubjectPayload = Annotated[
-    UpdateSubjectSuccess
-    | relay.InvalidInput
+#: What sending a subject may be refused with (updateSubject, upsertSubject).
+SubjectRefusals = (
+    relay.InvalidInput
     | relay.NotAllowed
     | relay.NotFoundRefusal
     | r.MoveNotAllowed
-    | relay.Keyed,
+    | r.OwnedField
+    | relay.Keyed
+)
+UpdateSubjectPayload = Annotated[
+    UpdateSubjectSuccess | SubjectRefusals,
     strawberry.union("UpdateSubjectPayload", description="Result of updateSubject."),
+]
+UpsertSubjectPayload = Annotated[
+    UpsertSubjectSuccess | SubjectRefusals,
+    strawberry.union("UpsertSubjectPayload", description="Result of upsertSubject."),
 ]
 RaiseEventPayload = Annotated[
     RaiseEventSuccess
@@ -99,14 +113,24 @@ CancelRunPayload = Annotated[
 
 
 async def _started(info: Info, _: Principal, a: keyed.Answer, again: bool) -> StartRunSuccess:
-    return StartRunSuccess(run=await run_now(info, a["run"]), created=a["created"] and not again)
+    reached = None
+    if a.get("wait"):  # after the start's transaction and its idempotency key: holding nothing
+        kind, seconds, state, visit = a["wait"]
+        services = info.context.services
+        reached = await awaited.wait(services, a["run"], (state, visit), WaitFor(kind), seconds)
+    return StartRunSuccess(
+        run=await run_now(info, a["run"]), created=a["created"] and not again, reached=reached
+    )
 
 
 @strawberry.type
 class WorkMutations:
     @keyed.mutation(StartRunPayload, _started)
     async def start_run(self, info: Info, me: Principal, input: StartRunInput) -> keyed.Answer:
-        """Start a run of a workflow for a subject (applications)."""
+        """Start a run of a workflow for a subject (applications); with waitFor, answer once
+        the run is there (bounded by timeoutSeconds)."""
+        seconds = awaiting.timeout_of(input.wait_for, input.timeout_seconds)
+        delay = delayed(input.start_at, input.wait_for)
         started = await run_service.start_run(
             info.context.services,
             me,
@@ -116,8 +140,12 @@ class WorkMutations:
             external_id=input.subject.external_id,
             attributes=as_object(input.subject.attributes, "subject.attributes"),
             idempotency_key=input.idempotency_key,
+            delay=delay,
         )
-        return {"run": started.run.view.id, "created": started.created}
+        view, wait = started.run.view, None
+        if input.wait_for is not None:  # waited for when the answer is built (_started)
+            wait = [input.wait_for.value, seconds, view.state, view.visit]
+        return {"run": started.run.view.id, "created": started.created, "wait": wait}
 
     @keyed.mutation(UpdateSubjectPayload, subject_success)
     async def update_subject(
@@ -134,6 +162,27 @@ class WorkMutations:
         return {
             "subject": [subject.type, subject.external_id, subject.attributes],
             "runs": list(run_ids),
+        }
+
+    @keyed.mutation(UpsertSubjectPayload, upserted)
+    async def upsert_subject(
+        self, info: Info, me: Principal, input: UpsertSubjectInput
+    ) -> keyed.Answer:
+        """Create a subject or replace its attributes (applications); a new subject of a type
+        a workflow owns starts that workflow's run (one per subject, however often sent)."""
+        done = await owned.upsert_subject(
+            info.context.services,
+            me,
+            subject_type=input.type,
+            external_id=input.external_id,
+            attributes=as_object(input.attributes, "attributes"),
+        )
+        subject = done.subject
+        return {
+            "subject": [subject.type, subject.external_id, subject.attributes],
+            "runs": list(done.runs),
+            "started": done.started.view.id if done.started else None,
+            "owned": done.owned.view.id if done.owned else None,
         }
 
     @keyed.mutation(RaiseEventPayload, raised)

@@ -19,7 +19,7 @@ from taskflow.core.definition.checks.checking import Checker
 from taskflow.core.definition.model import State
 
 #: What ``on_success`` conditions may read.
-SUCCESS_ROOTS: Final = ("subject", "payload", "result")
+SUCCESS_ROOTS: Final = ("subject", "payload", "result", "actor")
 
 
 def _action(c: Checker, where: str, action: object) -> None:

@@ -12,6 +12,7 @@ from typing import Final
 
 from taskflow.core.definition import budgets as bu
 from taskflow.core.definition import events as ev
+from taskflow.core.definition import owning
 from taskflow.core.definition.checks import child_checks, migration_checks, step_checks
 from taskflow.core.definition.checks.problems import DefinitionError, Problem
 from taskflow.core.definition.checks.slot_checks import SlotChecker
@@ -21,8 +22,11 @@ from taskflow.core.definition.workflow import Definition
 from taskflow.core.operate import retention
 
 _NAME: Final = re.compile(r"^[a-z][a-z0-9_-]*$")
-#: What routes and completion rules may read (``result``: what automatic steps returned).
-ROUTE_ROOTS: Final = ("subject", "payload", "result", "child")
+#: What routes and completion rules may read (``result``: what automatic steps returned;
+#: ``child``: how child runs ended; ``actor``: who acted).
+ROUTE_ROOTS: Final = ("subject", "payload", "result", "child", "actor")
+#: What move guards and preconditions may read.
+GUARD_ROOTS: Final = ("subject", "payload", "principal", "actor")
 
 
 class _Checker(SlotChecker):
@@ -166,21 +170,19 @@ class _Checker(SlotChecker):
         for move in st.moves:
             self.target(f"{where} / move {move.name!r}", "the move", move.to)
             mwhere = f"{where} / move {move.name!r}"
-            self.condition(mwhere, "the guard", move.guard, ("subject", "payload", "principal"))
+            self.condition(mwhere, "the guard", move.guard, GUARD_ROOTS)
             for pre in move.preconditions:
                 self.condition(
                     mwhere,
                     f"precondition {pre.name!r}",
                     pre.when,
-                    ("subject", "payload", "principal"),
+                    GUARD_ROOTS,
                 )
             self.duplicates(mwhere, "precondition", (p.name for p in move.preconditions))
             self.who(mwhere, "who may make it", move.by, ("subject",), ())
             self.fields(mwhere, move.fields)
         for pre in st.preconditions:
-            self.condition(
-                where, f"precondition {pre.name!r}", pre.when, ("subject", "payload", "principal")
-            )
+            self.condition(where, f"precondition {pre.name!r}", pre.when, GUARD_ROOTS)
         for i, t in enumerate(st.timeouts):
             twhere = f"{where} / timeout {t.name or i + 1}"
             self.budget(twhere, "the timeout", t.after, ())
@@ -311,8 +313,12 @@ def problems(
     definition: Definition, known_calendars: Collection[str] | None = None
 ) -> list[Problem]:
     """Every problem in ``definition``; ``known_calendars`` None skips the calendar check."""
-    found = _Checker(definition, known_calendars).run() + migration_checks.problems(definition)
-    return found + child_checks.problems(definition)
+    return (
+        _Checker(definition, known_calendars).run()
+        + migration_checks.problems(definition)
+        + child_checks.problems(definition)
+        + owning.problems(definition)
+    )
 
 
 def validate(definition: Definition, known_calendars: Collection[str] | None = None) -> Definition:

@@ -2,13 +2,15 @@
 
 A definition never holds lambdas for its rules: ``subject.amount > 1000`` builds
 a small tree that the engine can evaluate, render to JSON, show to people and
-check when the definition loads. Four symbols start every path:
+check when the definition loads. Seven symbols start every path:
 
 - ``subject``: the tracked entity's attributes (``subject.amount``);
 - ``payload``: payloads deposited so far, per slot name (``payload.review.decision``);
 - ``principal``: the acting principal (``principal.id``, ``principal.roles``);
 - ``item``: the element of a ``foreach`` slot (``item`` or ``item.kind``);
-- ``result`` and ``child``: what automatic steps returned, how child runs ended.
+- ``result`` and ``child``: what automatic steps returned, how child runs ended;
+- ``actor``: who acted (``actor.login``, ``actor.roles``, ``actor.kind``), in routes,
+  completion rules, guards and preconditions (``core/definition/actors.py``).
 
 Evaluation is three-valued, as in SQL: a missing (or null) field makes a
 comparison *unknown* (``None``), ``&``/``|``/``~`` follow Kleene logic, and an
@@ -39,6 +41,7 @@ from taskflow.core.definition.conditions.tree import (
     Logic,
     Membership,
     Ref,
+    actor,
     describe,
     item,
     lift,
@@ -65,6 +68,7 @@ __all__ = [
     "Logic",
     "Membership",
     "Ref",
+    "actor",
     "describe",
     "evaluate",
     "item",
@@ -114,6 +118,8 @@ class Env:
     result: Mapping[str, Any] = field(default_factory=dict)
     #: The outcomes of child runs, keyed by label (docs/composition.md).
     child: Mapping[str, Any] = field(default_factory=dict)
+    #: Who acted (``actor.login``, ``actor.roles``, ``actor.kind``: core/definition/actors.py).
+    actor: Any = MISSING
 
 
 def _step(value: Any, name: str) -> Any:

@@ -15,7 +15,7 @@ from typing import Any, Final
 
 from taskflow.core.definition.checks import problems
 
-ROOTS: Final = ("subject", "payload", "principal", "item", "result", "child")
+ROOTS: Final = ("subject", "payload", "principal", "item", "result", "child", "actor")
 NO_TRUTH_VALUE: Final = "combine conditions with & | ~ (not and/or/not), and parenthesise \
 comparisons: (subject.a > 1) & (subject.b == 'x')"
 PLAIN_VALUES: Final = "use strings, numbers, booleans, None or lists of them (write dates as \
@@ -127,7 +127,7 @@ class Ref(Expr):
 
     @property
     def root(self) -> str:
-        """``subject``, ``payload``, ``principal`` or ``item``."""
+        """``subject``, ``payload``, ``principal``, ``item``, ``result`` or ``actor``."""
         return self._root
 
     @property
@@ -204,6 +204,7 @@ payload: Final = Ref("payload")
 principal: Final = Ref("principal")
 item: Final = Ref("item")
 result: Final = Ref("result")
+actor: Final = Ref("actor")
 
 
 def lift(value: object) -> Expr:
