@@ -56,12 +56,28 @@ class Starter:
         return cls(actors.principal(principal), principal.id)
 
 
+#: The longest correlation key a run keeps (``run.correlation_key``).
+MAX_CORRELATION = 200
+
+
 def correlation(definition: Definition, subject: Mapping[str, Any]) -> str | None:
-    """The run's correlation key: the definition's ``correlate_by`` read from the subject."""
+    """The run's correlation key: the definition's ``correlate_by`` read from the subject.
+    A value longer than :data:`MAX_CORRELATION` is refused (``ValidationError``): raised in
+    the start's transaction, it leaves nothing written."""
     if definition.correlate_by is None:
         return None
     value = ex.value_of(definition.correlate_by, ex.Env(subject=subject))
-    return None if value is ex.MISSING or value is None else str(value)
+    if value is ex.MISSING or value is None:
+        return None
+    key = str(value)
+    if len(key) > MAX_CORRELATION:
+        raise errors.ValidationError(
+            f"{definition.name!r} correlates its runs by {definition.correlate_by}, which is "
+            f"{len(key)} characters long on this subject; at most {MAX_CORRELATION} are "
+            "accepted: shorten it.",
+            field="subject.attributes",
+        )
+    return key
 
 
 @retry.retried("start a run")
