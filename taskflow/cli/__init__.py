@@ -19,6 +19,7 @@ COMMAND_MODULES = (
     "taskflow.cli.server_cmd",
     "taskflow.cli.principals_cmd",
     "taskflow.cli.calendar_edit_cmd",  # with calendar_cmd's check, due, elapsed
+    "taskflow.cli.sla_cmd",
     "taskflow.cli.definitions_cmd",
     "taskflow.cli.versions_cmd",
     "taskflow.cli.demo_cmd",

@@ -169,6 +169,14 @@ def variables(name: str, o: Objects) -> dict[str, Any]:
         "run_timeline": {"id": o.run_id, "first": 10},
         "sla_report": {"from": "2026-11-01T00:00:00+00:00", "to": "2026-12-31T00:00:00+00:00"},
         "slot": {"id": o.slot_id},
+        "sla_dry_run": {
+            "workflow": "expense-approval",
+            "subject": w.EXPENSE,
+            "events": [
+                {"at": "2026-12-01T09:00:00+00:00", "kind": "start"},
+                {"at": "2026-12-03T17:00:00+00:00", "kind": "end"},
+            ],
+        },
         "slot_clocks": {"id": o.slot_id},
         "slot_links": {"id": o.vendor_slot_id},
         "start_run": {

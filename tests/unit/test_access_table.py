@@ -22,7 +22,8 @@ TEST_ROWS: dict[str, list[str]] = {
         "tests.api.test_needs_attention::test_needs_attention_is_scoped_and_refused_to_staff",
     ],
     "definitions": [
-        "tests.api.test_query_api::test_workflows_serve_the_documents_taskflow_show_prints"
+        "tests.api.test_query_api::test_workflows_serve_the_documents_taskflow_show_prints",
+        "tests.api.test_sla_dry_run::test_a_caller_must_sign_in",
     ],
     "runs": ["tests.api.test_query_api::test_runs_filter_page_and_keep_to_the_callers_reach"],
     "calendars": [

@@ -106,7 +106,7 @@ def test_met_clocks_stop_and_say_whether_they_breached() -> None:
 def test_a_new_budget_keeps_the_time_already_spent() -> None:
     clock = clocks.start("finished", hours(8), utc(2026, 12, 1, 9))
     now = utc(2026, 12, 1, 11)
-    regraded = clocks.rebudget(clock, hours(4))
+    regraded = clocks.rebudget(clock, hours(4), now)
     assert clocks.elapsed(regraded, LONDON, now) == clocks.elapsed(clock, LONDON, now)
     assert clocks.due_at(regraded, LONDON) == utc(2026, 12, 1, 13)
     assert clocks.remaining(regraded, LONDON, now) == timedelta(hours=2)

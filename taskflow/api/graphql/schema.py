@@ -13,7 +13,7 @@ from strawberry.schema.config import StrawberryConfig
 from taskflow import errors
 from taskflow.api import limits as edge
 from taskflow.api.graphql.access import principals
-from taskflow.api.graphql.clocks import calendars, timers
+from taskflow.api.graphql.clocks import calendars, dry_run, timers
 from taskflow.api.graphql.common import guards, plain_fields, relay
 from taskflow.api.graphql.common.context import Info
 from taskflow.api.graphql.compose import detach
@@ -53,6 +53,7 @@ class Query(
     notifications.NotificationQueries,
     reports.ReportQueries,
     timers.TimerQueries,
+    dry_run.DryRunQueries,
     attention.AttentionQueries,
     definitions.DefinitionQueries,
     run_list.RunListQueries,

@@ -35,6 +35,13 @@ FIELDS: Final[dict[str, str]] = {
     "Clock.breachedAt": "parent",
     "Clock.pauses": "parent",
     "Clock.explain": "parent",
+    "Clock.terms": "parent",
+    "ClockTerm.since": "parent",
+    "ClockTerm.until": "parent",
+    "ClockTerm.dueAt": "parent",
+    "ClockTerm.budget": "parent",
+    "ClockTerm.policy": "parent",
+    "ClockTerm.breached": "parent",
     "ClockPause.start": "parent",
     "ClockPause.end": "parent",
     "CompleteSuccess.slot": "parent",
@@ -371,8 +378,15 @@ _PARENT_FIELDS = {
     "errorMessage traceback",
     # Child runs, values of a parent run the caller may read (Run.children).
     "RunChild": "label workflow awaited status state outcome",
+    # An SLA dry run's answer (slaDryRun), computed for the caller alone.
+    "SlaDryRun": "workflow version startedAt endedAt state status firings milestones "
+    "reminders escalations breaches timeline",
+    "DryRunMilestone": "slot visit clock",
+    "DryRunLine": "at kind slot reason details",
 }
 FIELDS.update({f"{t}.{f}": "parent" for t, fs in _PARENT_FIELDS.items() for f in fs.split()})
 FIELDS.update(
     {"Query.workflows": "definitions", "Query.runs": "runs", "Query.calendars": "calendars"}
 )
+# slaDryRun plays the caller's own subject through a definition: nothing live is read.
+FIELDS["Query.slaDryRun"] = "definitions"

@@ -69,14 +69,20 @@ def sync_clocks(
     return view if ledger == view.clocks else dataclasses.replace(view, clocks=ledger)
 
 
-def rebudget(definition: Definition, view: SlotView, subject: Mapping[str, Any]) -> SlotView:
-    """Re-derive the budgets of unmet clocks for a changed subject, keeping their ledgers."""
+def rebudget(
+    definition: Definition, view: SlotView, subject: Mapping[str, Any], now: datetime
+) -> SlotView:
+    """Re-derive the budgets of unmet clocks for a changed subject at ``now``, each under its
+    milestone's recompute policy (``clocks.rebudget``)."""
     decl = definition.slot(view.state, view.name)
     ledger = []
     for c in view.clocks:
         ms = decl.milestone(c.milestone)
         budget = milestone_budget(definition, ms, subject) if ms is not None else None
-        ledger.append(clocks.rebudget(c, budget) if c.met_at is None and budget else c)
+        if ms is None or budget is None:
+            ledger.append(c)
+            continue
+        ledger.append(clocks.rebudget(c, budget, now, ms.recompute))
     new = tuple(ledger)
     return view if new == view.clocks else dataclasses.replace(view, clocks=new)
 
@@ -92,6 +98,35 @@ def resumed(view: SlotView, now: datetime) -> SlotView:
 
 
 # -- timers ------------------------------------------------------------------------------------
+
+
+def _generation(clock: clocks.Clock | None, policies: tuple[str, ...]) -> str:
+    """The key suffix of a clock's timers after recomputes that start them afresh: a
+    ``restart`` (breach, at-risk and reminders again) or a ``retroactive`` recompute (breach
+    and at-risk judged again); none before the first, so older keys stay as they were."""
+    n = sum(r.policy in policies for r in clock.recomputes) if clock is not None else 0
+    return f":{n}" if n else ""
+
+
+_JUDGED_AGAIN = (clocks.RESTART, clocks.RETROACTIVE)
+
+
+def _breach_timers(
+    view: SlotView, c: clocks.Clock, registry: calendars.Registry, fired: Mapping[str, int]
+) -> list[TimerSpec]:
+    """A breach timer per generation of the clock that has not fired: an ended term's breach
+    on record at its instant (a recompute came before the worker), the running term's at its
+    due instant (or at its own breach on record, under ``keep-elapsed``)."""
+    cal = clocks.calendar_of(registry, c)
+    on_record = clocks.generation_breaches(c, cal, registry)
+    current = clocks.generation(c)
+    specs = []
+    for gen in sorted({*on_record, current}):
+        key = f"{view.id}:{BREACH}:{c.milestone}{f':{gen}' if gen else ''}"
+        due = on_record.get(gen) or (clocks.due_at(c, cal) if gen == current else None)
+        if due is not None and fired.get(key, 0) == 0:
+            specs.append(TimerSpec(key, view.run_id, view.id, BREACH, c.milestone, due))
+    return specs
 
 
 def _clock(view: SlotView, milestone: str) -> clocks.Clock | None:
@@ -142,12 +177,10 @@ def slot_timers(
     decl = definition.slot(view.state, view.name)
     specs = []
     for c in view.clocks:
-        key = f"{view.id}:{BREACH}:{c.milestone}"
-        if c.met_at is None and fired.get(key, 0) == 0:
-            due = clocks.due_at(c, clocks.calendar_of(registry, c))
-            if due is not None:
-                specs.append(TimerSpec(key, view.run_id, view.id, BREACH, c.milestone, due))
-        key = f"{view.id}:{AT_RISK}:{c.milestone}"
+        if c.met_at is None:
+            specs += _breach_timers(view, c, registry, fired)
+        gen = _generation(c, _JUDGED_AGAIN)
+        key = f"{view.id}:{AT_RISK}:{c.milestone}{gen}"
         if c.met_at is None and fired.get(key, 0) == 0 and 0 < at_risk < 1:
             due = at_risk_at(c, clocks.calendar_of(registry, c), at_risk)
             if due is not None:
@@ -156,7 +189,7 @@ def slot_timers(
         clock = _clock(view, rem.milestone)
         if clock is None or clock.met_at is not None:
             continue
-        key = f"{view.id}:{REMINDER}:{index}"
+        key = f"{view.id}:{REMINDER}:{index}{_generation(clock, (clocks.RESTART,))}"
         due = _reminder_due(rem, clock, clocks.calendar_of(registry, clock), fired.get(key, 0))
         if due is not None:
             specs.append(TimerSpec(key, view.run_id, view.id, REMINDER, str(index), due))
@@ -203,6 +236,12 @@ def nearest_due(view: SlotView, registry: calendars.Registry) -> datetime | None
     return clocks.nearest_due(view.clocks, registry)
 
 
+_RECOMPUTE_REASONS = {
+    clocks.KEEP_ELAPSED: "the time already spent is kept",
+    clocks.RESTART: "the clock starts again now",
+    clocks.RETROACTIVE: "the new budget counts from the start",
+}
+
 # -- the timeline --------------------------------------------------------------------------------
 
 
@@ -236,21 +275,28 @@ def clock_audit(
         if prev is None:
             line("clock.started", budget=c.budget.describe(), due_at=due)
             continue
-        if prev.budget != c.budget:
+        if len(c.recomputes) > len(prev.recomputes):
+            policy = c.recomputes[-1].policy
             line(
                 "clock.recomputed",
-                "the subject changed; the time already spent is kept",
+                f"the subject changed; {_RECOMPUTE_REASONS[policy]}",
+                policy=policy,
                 old_budget=prev.budget.describe(),
                 new_budget=c.budget.describe(),
                 old_due_at=_iso(clocks.due_at(prev, cal)),
                 new_due_at=due,
+                breached_at=_iso(clocks.breached_at(c, cal, now, registry)),
             )
         if c.paused and not prev.paused:
             line("clock.paused", elapsed=clocks.duration(clocks.elapsed(c, cal, now)))
         elif prev.paused and not c.paused and c.met_at is None:
             line("clock.resumed", due_at=due)
         if c.met_at is not None and prev.met_at is None:
-            line("clock.met", due_at=due, breached=_iso(clocks.breached_at(c, cal, c.met_at)))
+            line(
+                "clock.met",
+                due_at=due,
+                breached=_iso(clocks.breached_at(c, cal, c.met_at, registry)),
+            )
     return lines
 
 

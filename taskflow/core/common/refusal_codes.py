@@ -39,6 +39,8 @@ class RefusalCode(StrEnum):
     LEASE_LOST = "LEASE_LOST"
     IDEMPOTENCY_KEY_REUSED = "IDEMPOTENCY_KEY_REUSED"
     BUSY = "BUSY"
+    DRY_RUN_TOO_LONG = "DRY_RUN_TOO_LONG"
+    DRY_RUN_EVENT_REFUSED = "DRY_RUN_EVENT_REFUSED"
     #: Magic-link pages only (HTML forms); not in the GraphQL enum.
     PAGE_EXPIRED = "PAGE_EXPIRED"
 

@@ -328,6 +328,25 @@ class IdempotencyKeyReused(Refusal, code=RefusalCode.IDEMPOTENCY_KEY_REUSED):
     """The idempotency key was used before by you for this operation with another input."""
 
 
+class DryRunTooLong(Refusal, code=RefusalCode.DRY_RUN_TOO_LONG):
+    """An SLA dry run's timeline is beyond a cap: too many events, too long a span, or too
+    many timer firings (docs/sla.md, "SLA dry run")."""
+
+    #: ``events``, ``span_days`` or ``firings``.
+    limit = Fact(str)
+    allowed = Fact(int)
+    asked = Fact(int)
+
+
+class DryRunEventRefused(Refusal, code=RefusalCode.DRY_RUN_EVENT_REFUSED):
+    """An event of an SLA dry run cannot happen at that point of the timeline (the slot is
+    not open, the move is not allowed...): its index, kind and the refusal it met."""
+
+    index = Fact(int)
+    kind = Fact(str)
+    reason = Fact(str)
+
+
 def _classes(root: type[Refusal]) -> list[type[Refusal]]:
     found: list[type[Refusal]] = []
     for sub in root.__subclasses__():

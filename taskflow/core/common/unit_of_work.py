@@ -8,11 +8,11 @@ nearest due instant, its time to pickup, the timeline lines (a slot's clock line
 after its last line), the timer rows as they must now be (armed, moved, cancelled), and
 the slots that ended (measured for reports once the lines are written).
 
-The one writer is ``taskflow/store/common/unit_of_work.py`` (``write(conn, writes, now)``); the
-service glue that loads what :func:`plan` needs is ``taskflow/service/runs/persist.py``. A
-worker batch merges its firings' :class:`Writes` (:meth:`Writes.merge`, later wins per
-row) and writes them once. Entry points for new callers: :func:`context`, :func:`plan`,
-:meth:`Writes.merge`, then the store's ``write``. docs/architecture.md, "The unit of work".
+The one writer is ``taskflow/store/common/unit_of_work.py`` (``write(conn, writes, now)``);
+the service glue loading what :func:`plan` needs is ``taskflow/service/runs/persist.py``. A
+worker batch merges its firings' :class:`Writes` (:meth:`Writes.merge`, later wins per row)
+and writes them once. Entry points: :func:`context`, :func:`plan`, :meth:`Writes.merge`,
+then the store's ``write``. docs/architecture.md, "The unit of work".
 
 Pure: no I/O, no clock; ids of new rows are chosen by the database.
 """
@@ -115,7 +115,7 @@ class Writes:
     #: (run, name, value) recorded by ``steps.once`` in hooks; a name recorded already by
     #: another transaction makes the writer report a lost race (the decision runs again).
     once: tuple[tuple[str, str, object], ...] = ()
-    #: Child rows made due (a state with children entered); a key that exists adds nothing.
+    #: Child rows due (a state with children entered); a key that exists adds nothing.
     children: tuple[compose.DueChild, ...] = ()
 
     def merge(self, later: Writes) -> Writes:
@@ -126,23 +126,8 @@ class Writes:
         return later if self.empty() else _folded((self, later))
 
     def empty(self) -> bool:
-        """Nothing to write."""
-        return not (
-            self.runs
-            or self.created
-            or self.changed
-            or self.clocks
-            or self.due
-            or self.pickups
-            or self.breaches
-            or self.lines
-            or self.timers
-            or self.notify
-            or self.ended
-            or self.steps
-            or self.once
-            or self.children
-        )
+        """Nothing to write (every field empty, ``notify`` false: a new field counts too)."""
+        return not any(getattr(self, f.name) for f in dataclasses.fields(self))
 
 
 def merged(writes: Iterable[Writes]) -> Writes:
@@ -265,7 +250,10 @@ def ledgers(
             if c in stored:
                 continue
             cal = clocks.calendar_of(registry, c)
-            clock_rows.append(ClockWrite(view.id, view.run_id, c, clocks.due_at(c, cal), None))
+            # The breach on record is the ledger's history (a recompute may have ended a term
+            # whose deadline passed); a running term's breach is recorded when it fires.
+            breach = clocks.recorded_breach(c, cal, registry)
+            clock_rows.append(ClockWrite(view.id, view.run_id, c, clocks.due_at(c, cal), breach))
         due_rows.append((view.id, view.visit, deadlines.nearest_due(view, registry)))
     return clock_rows, due_rows
 

@@ -35,6 +35,10 @@ from taskflow.core.definition.conditions import expr_data as exd
 Kind = Literal["business", "real"]
 Unit = Literal["minutes", "hours", "days"]
 
+#: What a milestone's clock does when its budget changes mid-run (docs/sla.md).
+KEEP_ELAPSED, RESTART, RETROACTIVE = "keep-elapsed", "restart", "retroactive"
+RECOMPUTE_POLICIES: Final = (KEEP_ELAPSED, RESTART, RETROACTIVE)
+
 #: A working day's length when no calendar is at hand (load-time comparisons only).
 DEFAULT_DAY_LENGTH: Final = timedelta(hours=8)
 

@@ -26,36 +26,11 @@ from taskflow.core.definition import steps
 from taskflow.core.definition.conditions import expr as ex
 from taskflow.core.definition.conditions import expr_data as exd
 
-MilestoneKind = Literal["assigned", "finished"]
-MILESTONE_KINDS: Final = ("assigned", "finished")
-
-
-@dataclass(frozen=True, eq=False)
-class Milestone:
-    """The slot must be ``assigned`` / ``finished`` within ``within``; ``calendar`` overrides."""
-
-    kind: str
-    within: bu.BudgetLike
-    calendar: str | None = None
-
-    def to_json(self) -> Any:
-        """``{"kind", "within", "calendar"}``."""
-        return {"kind": self.kind, "within": self.within.to_json(), "calendar": self.calendar}
-
-
-class _MilestoneFactory:
-    """The ``milestone`` namespace of the DSL."""
-
-    def assigned(self, *, within: bu.BudgetLike, calendar: str | None = None) -> Milestone:
-        """Someone must pick the slot up (claim it) within this budget."""
-        return Milestone("assigned", within, calendar)
-
-    def finished(self, *, within: bu.BudgetLike, calendar: str | None = None) -> Milestone:
-        """The slot must be satisfied within this budget."""
-        return Milestone("finished", within, calendar)
-
-
-milestone: Final = _MilestoneFactory()
+# The milestone vocabulary lives in its own module; these names are the DSL's.
+from taskflow.core.definition.milestones import MILESTONE_KINDS as MILESTONE_KINDS
+from taskflow.core.definition.milestones import Milestone as Milestone
+from taskflow.core.definition.milestones import MilestoneKind as MilestoneKind
+from taskflow.core.definition.milestones import milestone as milestone
 
 ActionKind = Literal["notify", "escalate", "reassign", "raise_priority", "move"]
 

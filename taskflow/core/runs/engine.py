@@ -142,7 +142,7 @@ def change_subject(
     decision.log("subject.updated", changed=changed)
     for view in list(decision.slots.values()):
         if view.live and view.clocks:
-            rebudgeted = deadlines.rebudget(definition, view, subject)
+            rebudgeted = deadlines.rebudget(definition, view, subject, now)
             if rebudgeted is not view:
                 decision.put(dataclasses.replace(rebudgeted, version=view.version + 1))
     state = decision.state

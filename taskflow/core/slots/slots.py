@@ -89,6 +89,13 @@ def claim(
     return _moved(slot, SlotMove.CLAIM, "slot.claimed", now, holder=actor_id, claimed_at=now)
 
 
+def take(slot: SlotView, actor_id: str, now: datetime) -> SlotView:
+    """The slot held by ``actor_id`` with no candidacy check: an SLA dry run plays the
+    claims it is told of (``core/clocks/dry_run.py``); refused unless open."""
+    _refuse_unless_claimable(slot, actor_id)
+    return _moved(slot, SlotMove.CLAIM, "slot.claimed", now, holder=actor_id, claimed_at=now)
+
+
 def release(slot: SlotView, actor_id: str, keys: frozenset[str], now: datetime) -> SlotView:
     """The slot back in the pool; by its holder or a delegate."""
     if not allows(slot.status, SlotMove.RELEASE):

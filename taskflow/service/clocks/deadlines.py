@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from taskflow.core.clocks import calendars, clocks, deadlines
+from taskflow.core.clocks import terms as clock_terms
 from taskflow.core.common import unit_of_work as uow
 from taskflow.core.common.unit_of_work import Context, context
 from taskflow.core.definition.workflow import Definition
@@ -78,6 +79,8 @@ class ClockReading:
     met_at: datetime | None
     breached_at: datetime | None
     explain: list[str]
+    #: Each deadline the clock had and when it was in force (budget changes mid-run).
+    terms: list[clock_terms.Term]
 
 
 def read(
@@ -95,10 +98,11 @@ def read(
         elapsed=clocks.elapsed(clock, cal, now),
         remaining=clocks.remaining(clock, cal, now),
         due_at=clocks.due_at(clock, cal),
-        status=clocks.status(clock, cal, now, at_risk),
+        status=clocks.status(clock, cal, now, at_risk, registry),
         met_at=clock.met_at,
-        breached_at=clocks.breached_at(clock, cal, now),
+        breached_at=clocks.breached_at(clock, cal, now, registry),
         explain=clocks.explain(clock, cal),
+        terms=clock_terms.in_force(clock, cal, now, registry),
     )
 
 

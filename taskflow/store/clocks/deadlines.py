@@ -11,6 +11,7 @@ clock), never the database's ``now()``.
 from __future__ import annotations
 
 import dataclasses
+import json
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -18,6 +19,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from taskflow.core.clocks import clocks
+from taskflow.core.common import durations
 from taskflow.core.definition import budgets as bu
 from taskflow.core.runs.model import SlotView
 from taskflow.store.clocks import timer_rows
@@ -38,15 +40,42 @@ SQL = with_columns(
 # -- clocks ------------------------------------------------------------------------------------
 
 
-def _clock_from(row: Any) -> clocks.Clock:
-    budget = bu.ResolvedBudget(
-        kind=row["budget_kind"],
-        duration=timedelta(microseconds=row["budget_us"]),
-        calendar=row["calendar"],
-        working_days=row["working_days"],
+def _budget(kind: Any, budget_us: int, working_days: float, calendar: str | None) -> Any:
+    return bu.ResolvedBudget(
+        kind=kind,
+        duration=timedelta(microseconds=budget_us),
+        calendar=calendar,
+        working_days=working_days,
     )
+
+
+def _clock_from(row: Any) -> clocks.Clock:
+    budget = _budget(row["budget_kind"], row["budget_us"], row["working_days"], row["calendar"])
     return clocks.Clock(
-        row["milestone"], budget, row["started_at"], _pauses(row["pauses"]), row["met_at"]
+        row["milestone"],
+        budget,
+        row["started_at"],
+        _pauses(row["pauses"]),
+        row["met_at"],
+        _recomputes(row["recomputes"]),
+    )
+
+
+def recompute_list(clock: clocks.Clock) -> list[list[Any]]:
+    """The clock's recomputes as stored (``sla_clock.recomputes``): ``[[at, policy, kind,
+    budget_us, working_days, calendar], ...]``, oldest first."""
+    return [
+        [r.at.isoformat(), r.policy, b.kind, b.duration // durations.US, b.working_days, b.calendar]
+        for r in clock.recomputes
+        for b in [r.before]
+    ]
+
+
+def _recomputes(stored: Any) -> tuple[clocks.Recompute, ...]:
+    rows: list[list[Any]] = json.loads(stored) if isinstance(stored, str) else stored or []
+    return tuple(
+        clocks.Recompute(_parse(at), policy, _budget(kind, us, days, cal))
+        for at, policy, kind, us, days, cal in rows
     )
 
 
@@ -94,17 +123,19 @@ def slot_context(row: Any, run_prefix: str) -> SlotContext:
     :data:`CONTEXT_COLUMNS`."""
     view = runs.slot_from(row)
     ledgers = []
-    for milestone, kind, budget_us, working_days, calendar, started, pauses, met in (
+    for milestone, kind, budget_us, working_days, calendar, started, pauses, met, redone in (
         row["ctx_clocks"] or ()
     ):
-        budget = bu.ResolvedBudget(
-            kind=kind,
-            duration=timedelta(microseconds=budget_us),
-            calendar=calendar,
-            working_days=working_days,
-        )
+        budget = _budget(kind, budget_us, working_days, calendar)
         ledgers.append(
-            clocks.Clock(milestone, budget, _parse(started), _pauses(pauses), _instant(met))
+            clocks.Clock(
+                milestone,
+                budget,
+                _parse(started),
+                _pauses(pauses),
+                _instant(met),
+                _recomputes(redone),
+            )
         )
     timers = [
         TimerRow(

@@ -5,7 +5,7 @@
 -- name: clocks_of
 -- The clocks of the slots $1 (uuid[]), by slot, assigned before finished.
 SELECT slot, milestone, budget_kind, budget_us, working_days, calendar, started_at,
-       pauses, met_at
+       pauses, met_at, recomputes
 FROM sla_clock WHERE slot = ANY($1::uuid[]) ORDER BY slot, milestone
 
 -- name: timers_for
@@ -27,7 +27,8 @@ ORDER BY run, visit, name, item_index, id
 -- just-written slot's clock ledgers and timer rows in the statement that wrote it (c is
 -- the slot row): carrying out its deadlines then needs no further read.
 (SELECT json_agg(json_build_array(k.milestone, k.budget_kind, k.budget_us, k.working_days,
-                                  k.calendar, k.started_at, k.pauses, k.met_at)
+                                  k.calendar, k.started_at, k.pauses, k.met_at,
+                                  k.recomputes)
                  ORDER BY k.milestone)
    FROM sla_clock k WHERE k.slot = c.id) AS ctx_clocks,
 (SELECT json_agg(json_build_array(t.id, t.key, t.kind, t.part, t.due_at, t.status, t.fired,

@@ -25,6 +25,7 @@ from taskflow.core.common import durations
 from taskflow.core.common.unit_of_work import Writes
 from taskflow.core.reports import slot_measures
 from taskflow.core.runs.model import SlotView
+from taskflow.store.clocks import deadlines as deadlines_store
 from taskflow.store.clocks.deadlines import CHANNEL
 from taskflow.store.common import db, sql
 from taskflow.store.compose import children as child_rows
@@ -120,6 +121,7 @@ async def _deadlines(conn: db.Connection, writes: Writes, now: datetime) -> None
         *_timer_arrays(writes.timers),
         writes.notify,
         CHANNEL,
+        [json.dumps(deadlines_store.recompute_list(c.clock)) for c in ks],
     )
 
 

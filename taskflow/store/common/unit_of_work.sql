@@ -28,24 +28,30 @@ WHERE run.id = u.id::uuid
 --   instants (timestamptz[], in the same order);
 -- timers: $22 key, $23 run, $24 slot, $25 kind, $26 part, $27 due_at, $28 status, $29 fired,
 --   $30 attempts, $31 last_error, $32 failed_at, $33 planned_at;
--- $34 whether to NOTIFY channel $35 (delivered at commit, folded per transaction).
+-- $34 whether to NOTIFY channel $35 (delivered at commit, folded per transaction);
+-- $36 each clock's recomputes (JSON text, beside $2..$13).
 WITH k AS (
     INSERT INTO sla_clock (id, slot, run, milestone, budget_kind, budget_us, working_days,
                            calendar, started_at, pauses, met_at, due_at, breached_at,
-                           updated_at)
+                           updated_at, recomputes)
     SELECT gen_random_uuid(), slot, run, milestone, budget_kind, budget_us, working_days,
-           calendar, started_at, pauses::jsonb, met_at, due_at, breached_at, $1
+           calendar, started_at, pauses::jsonb, met_at, due_at, breached_at, $1,
+           recomputes::jsonb
     FROM unnest($2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::bigint[], $7::float8[],
                 $8::text[], $9::timestamptz[], $10::text[], $11::timestamptz[],
-                $12::timestamptz[], $13::timestamptz[])
+                $12::timestamptz[], $13::timestamptz[], $36::text[])
          AS c(slot, run, milestone, budget_kind, budget_us, working_days, calendar,
-              started_at, pauses, met_at, due_at, breached_at)
+              started_at, pauses, met_at, due_at, breached_at, recomputes)
     ON CONFLICT (slot, milestone) DO UPDATE SET
         budget_kind = EXCLUDED.budget_kind, budget_us = EXCLUDED.budget_us,
         working_days = EXCLUDED.working_days, calendar = EXCLUDED.calendar,
         started_at = EXCLUDED.started_at, pauses = EXCLUDED.pauses, met_at = EXCLUDED.met_at,
-        due_at = EXCLUDED.due_at,
-        breached_at = COALESCE(sla_clock.breached_at, EXCLUDED.breached_at),
+        due_at = EXCLUDED.due_at, recomputes = EXCLUDED.recomputes,
+        -- A recompute judges the breach again from the ledger (a retroactive one may
+        -- withdraw it); otherwise the first record stays.
+        breached_at = CASE WHEN sla_clock.recomputes IS DISTINCT FROM EXCLUDED.recomputes
+                           THEN EXCLUDED.breached_at
+                           ELSE COALESCE(sla_clock.breached_at, EXCLUDED.breached_at) END,
         updated_at = EXCLUDED.updated_at
     RETURNING slot, milestone, calendar, budget_us, working_days, pauses, met_at, due_at,
               breached_at

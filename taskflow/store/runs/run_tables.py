@@ -206,6 +206,8 @@ class SlaClock(Table, tablename="sla_clock"):
     due_at = Timestamptz(null=True, default=None)
     breached_at = Timestamptz(null=True, default=None)
     updated_at = Timestamptz(default=TimestamptzNow())
+    #: Budget changes mid-run: [[at, policy, kind, budget_us, working_days, calendar], ...].
+    recomputes = JSONB(default="[]")
 
 
 class Timer(Table, tablename="timer"):

@@ -75,3 +75,23 @@ def test_check_examples_as_a_real_process() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.count("\nok ") + done.stdout.startswith("ok ") == 4
+
+
+def test_check_refuses_an_unknown_recompute_policy(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "bad.py").write_text(
+        "from taskflow import Route, Slot, State, Workflow, business, milestone, who\n"
+        "class Bad(Workflow):\n"
+        "    tracks = 'x'\n"
+        "    calendar = 'uk-london'\n"
+        "    start = State(initial=True, then=[Route('end')], slots=[Slot('s',\n"
+        "        candidates=who.role('r'),\n"
+        "        milestones=[milestone.finished(within=business.hours(2), recompute='later')])])\n"
+        "    end = State(terminal=True)\n"
+    )
+    assert main(["check", str(tmp_path)]) == 1
+    err = capsys.readouterr().err
+    assert "BAD_RECOMPUTE" in err
+    assert "unknown recompute policy 'later' on the finished milestone" in err
+    assert "use recompute='keep-elapsed', 'restart' or 'retroactive'" in err

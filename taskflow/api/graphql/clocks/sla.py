@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Callable
 from datetime import datetime, timedelta
@@ -74,6 +75,22 @@ class ClockPause:
     end: datetime | None = strawberry.field(description="When it ran again; null while paused.")
 
 
+@strawberry.type(
+    description="A deadline a clock had and when it was in force (docs/sla.md, Recompute "
+    "policies): the first from the start, one more per budget change mid-run."
+)
+class ClockTerm:
+    since: datetime = strawberry.field(description="When it came into force.")
+    until: datetime | None = strawberry.field(description="When a recompute ended it; null: now.")
+    due_at: datetime | None = strawberry.field(description="Its deadline; null while paused.")
+    budget: str = strawberry.field(description='The budget, e.g. "business.hours(8)".')
+    policy: str | None = strawberry.field(
+        description="keep-elapsed, restart or retroactive: the recompute that began it; null "
+        "for the first."
+    )
+    breached: bool = strawberry.field(description="Its deadline passed while it was in force.")
+
+
 @strawberry.type(description="A milestone clock of a slot: its ledger and what follows at now.")
 class Clock:
     milestone: str = strawberry.field(
@@ -96,6 +113,9 @@ class Clock:
     explain: list[str] = strawberry.field(
         description="The calendar walk behind dueAt: windows consumed, days skipped, pauses."
     )
+    terms: list[ClockTerm] = strawberry.field(
+        description="Each deadline it had, oldest first, with when it was in force."
+    )
 
     @classmethod
     def of(cls, reading: deadlines.ClockReading) -> Clock:
@@ -113,6 +133,7 @@ class Clock:
             breached_at=reading.breached_at,
             pauses=[ClockPause(start=p.start, end=p.end) for p in c.pauses],
             explain=reading.explain,
+            terms=[ClockTerm(**dataclasses.asdict(t)) for t in reading.terms],
         )
 
 

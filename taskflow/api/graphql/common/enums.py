@@ -88,6 +88,12 @@ CODE_DESCRIPTIONS: dict[RefusalCode, str] = {
         "Others changed the same data at the same moment, again and again; nothing changed. "
         "Retryable: send the same request again after retryAfterSeconds."
     ),
+    RefusalCode.DRY_RUN_TOO_LONG: (
+        "An SLA dry run's timeline is beyond a cap (events, span or firings); see limit."
+    ),
+    RefusalCode.DRY_RUN_EVENT_REFUSED: (
+        "An event of an SLA dry run cannot happen at that point; see index and reason."
+    ),
 }
 
 

@@ -9,9 +9,10 @@ a repeated wall time takes the earlier instant.
 
 from __future__ import annotations
 
+import functools
 import warnings
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from datetime import date, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -39,7 +40,7 @@ def year_rules(spec: model.CalendarSpec, first: int, last: int) -> model.YearRul
     holidays: dict[date, str] = {}
     source = spec.holidays
     if source is not None and first <= last:
-        holidays = _public_holidays(source, range(first, last + 1))
+        holidays = _public_holidays(source, first, last)
     closures: dict[date, tuple[model.Closure, ...]] = {}
     working: dict[date, model.WorkingDay] = {}
     # Yearly rules with a day offset can move a date across a year end.
@@ -53,10 +54,13 @@ def year_rules(spec: model.CalendarSpec, first: int, last: int) -> model.YearRul
     return model.YearRules(holidays=holidays, closures=closures, working=working)
 
 
-def _public_holidays(source: model.HolidaySource, years: Iterable[int]) -> dict[date, str]:
+@functools.lru_cache(maxsize=128)
+def _public_holidays(source: model.HolidaySource, first: int, last: int) -> dict[date, str]:
+    # Cached: the package builds its tables afresh on every call (about a millisecond), and
+    # an explanation asks for the years of each walk it renders. Callers only read the dict.
     import holidays as holidays_package
 
-    kwargs: dict[str, Any] = {"subdiv": source.subdivision, "years": list(years)}
+    kwargs: dict[str, Any] = {"subdiv": source.subdivision, "years": list(range(first, last + 1))}
     if source.categories is not None:
         kwargs["categories"] = source.categories
     with warnings.catch_warnings():

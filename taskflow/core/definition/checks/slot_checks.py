@@ -70,6 +70,13 @@ class SlotChecker(Checker):
                     f"unknown milestone {m.kind!r}",
                     "use milestone.assigned(...) or milestone.finished(...)",
                 )
+            if m.recompute not in bu.RECOMPUTE_POLICIES:
+                self.add(
+                    "BAD_RECOMPUTE",
+                    swhere,
+                    f"unknown recompute policy {m.recompute!r} on the {m.kind} milestone",
+                    "use recompute='keep-elapsed', 'restart' or 'retroactive'",
+                )
             self.calendar(swhere, m.calendar)
             self.budget(swhere, f"the {m.kind} milestone's budget", m.within, roots)
         for i, rem in enumerate(slot.reminders):
