@@ -11,11 +11,16 @@ The story, as procurement tells it:
    document only. Every 2 business days they are reminded of what is still
    missing, each reminder with a fresh link (the mailer mints it as it sends).
    Procurement staff may upload a document on their behalf.
-3. Once every document is in, legal reviews the set. If the vendor will
-   handle personal data, security reviews it too, in parallel with legal.
-4. Both approve: the vendor is onboarded. Either rejects: the vendor is
-   told no. If it all takes more than 30 days, the onboarding expires and
-   procurement starts again when the vendor is ready.
+3. Once every document is in, legal reviews the set.
+4. If the vendor will handle personal data, the onboarding starts a
+   security assessment: a workflow of its own (``security-assessment``, below),
+   run by the security team on its own SLA, and waits for it. Its verdict comes
+   back as data (``child("assessment").result.verdict``); an assessment that
+   expires sends the onboarding to ``expired`` (caught), one cancelled by
+   security cancels the onboarding (uncaught), naming why.
+5. Legal (and security, when asked) approve: the vendor is onboarded. Either
+   rejects: the vendor is told no. If it all takes more than 30 days, the
+   onboarding expires and procurement starts again when the vendor is ready.
 
 Subject example::
 
@@ -31,6 +36,8 @@ from __future__ import annotations
 import re
 
 from taskflow import (
+    Catch,
+    Child,
     Expr,
     Field,
     HookContext,
@@ -40,6 +47,7 @@ from taskflow import (
     State,
     Workflow,
     business,
+    child,
     milestone,
     payload,
     real,
@@ -91,11 +99,66 @@ def review_slot(name: str, team: str, armed: Expr | None = None) -> Slot:
     )
 
 
+class SecurityAssessment(Workflow):
+    """The security team assesses a vendor that will handle personal data (its own SLA).
+
+    Started by ``vendor-onboarding`` (as its child ``assessment``) on the same vendor; it
+    hands back its verdict and risk as its result. Ten business days without a verdict
+    and it expires: a failure its parent catches.
+    """
+
+    name = "security-assessment"
+    version = 1
+    tracks = "vendor"
+    calendar = "de-berlin"
+    result = {"verdict": payload.assess.verdict, "risk": payload.assess.risk}
+
+    assessing = State(
+        initial=True,
+        label="Security assessment",
+        slots=[
+            Slot(
+                "assess",
+                waits_for="security-assessed",
+                label="Assess the security of {subject.legal_name} ({subject.vendor_number})",
+                fields=[
+                    Field.choice("verdict", ["approve", "reject"]),
+                    Field.choice("risk", ["low", "medium", "high"]),
+                    Field.text("notes", required=False),
+                ],
+                candidates=who.role("security"),
+                delegates=who.role("security-lead"),
+                milestones=[
+                    milestone.assigned(within=business.hours(4)),
+                    milestone.finished(within=business.days(3)),
+                ],
+                reminders=[
+                    reminder.at(0.8, of="finished", notify=who.holder()),
+                    reminder.on_breach("finished", escalate_to=who.role("security-lead")),
+                ],
+            )
+        ],
+        then="assessed",
+        timeouts=[
+            timeout(
+                business.days(10),
+                name="expiry",
+                notify=who.role("security-lead"),
+                move_to="expired",
+            )
+        ],
+    )
+    assessed = State(terminal=True, label="Assessed")
+    #: Reaching it fails the assessment: its parent's ``catch`` decides what follows.
+    expired = State(terminal=True, label="Expired", failure="expired")
+
+
 class VendorOnboarding(Workflow):
-    """A vendor uploads its documents by link; legal (and security, for personal data) approve."""
+    """A vendor uploads its documents by link; legal approves, and security assesses vendors
+    handling personal data (a child run of ``security-assessment``)."""
 
     name = "vendor-onboarding"
-    version = 1
+    version = 2
     tracks = "vendor"
     calendar = "de-berlin"  # procurement sits in Berlin
     correlate_by = subject.vendor_number
@@ -136,17 +199,27 @@ class VendorOnboarding(Workflow):
                 ],
             ),
             review_slot("legal_review", "legal"),
-            # Only vendors who will touch personal data need the security review.
-            review_slot("security_review", "security", armed=subject.handles_personal_data),
         ],
         then=[
             Route("rejected", when=payload.legal_review.decision == "reject"),
-            Route("rejected", when=payload.security_review.decision == "reject"),
+            # Only vendors who will touch personal data need the security assessment.
+            Route("assessing", when=subject.handles_personal_data),
             Route("onboarded"),
         ],
         moves=[Move("cancel", to="cancelled", by=procurement, fields=[Field.text("reason")])],
         # The whole onboarding must be done within 30 calendar days.
         timeouts=[timeout(real.days(30), name="expiry", notify=procurement, move_to="expired")],
+    )
+
+    assessing = State(
+        label="Security assessment",
+        children=[Child("security-assessment", label="assessment")],
+        then=[
+            Route("onboarded", when=child("assessment").result.verdict == "approve"),
+            Route("rejected"),
+        ],
+        catch=[Catch("expired", kinds=["expired"])],
+        moves=[Move("cancel", to="cancelled", by=procurement, fields=[Field.text("reason")])],
     )
 
     onboarded = State(terminal=True, label="Onboarded")

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from taskflow.core.definition import Actor as Actor
 from taskflow.core.definition import Buffer as Buffer
+from taskflow.core.definition import Catch as Catch
+from taskflow.core.definition import Child as Child
 from taskflow.core.definition import Event as Event
 from taskflow.core.definition import Exponential as Exponential
 from taskflow.core.definition import Expr as Expr
@@ -30,6 +32,7 @@ from taskflow.core.definition import all_satisfied as all_satisfied
 from taskflow.core.definition import any_satisfied as any_satisfied
 from taskflow.core.definition import budget_by as budget_by
 from taskflow.core.definition import business as business
+from taskflow.core.definition import child as child
 from taskflow.core.definition import count as count
 from taskflow.core.definition import every as every
 from taskflow.core.definition import item as item

@@ -28,6 +28,7 @@ from taskflow import errors
 from taskflow.service.clocks import timers as firing
 from taskflow.service.common import idempotency, outage
 from taskflow.service.common.container import Services
+from taskflow.service.compose import children as child_lane
 from taskflow.service.delivery import mail
 from taskflow.service.operate import retention
 from taskflow.service.reports import metrics
@@ -58,6 +59,8 @@ class Worker:
         self.fired = 0
         #: Attempts of automatic steps this worker ran.
         self.steps = 0
+        #: Child-run rows this worker acted on (started, cancelled, read back).
+        self.children = 0
         self._wake = asyncio.Event()
         self._stop = asyncio.Event()
         self._listener = services.db.listener(firing.CHANNEL, self._wake.set)
@@ -189,6 +192,11 @@ class Worker:
                     taken = max(taken, ran)
                     if taken < self.batch:
                         await self._steps.drain()  # the pass ends with its steps written
+                    # Child runs to start, cancel or read back (each row once, under its
+                    # parent's lock: service/compose/children.py).
+                    acted = await child_lane.run_due(self.services, self.batch)
+                    self.children += acted
+                    taken = max(taken, acted)
                     await self._snapshot(now)
                     self._send_mail()
                     await self._pass_finished()

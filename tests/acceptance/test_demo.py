@@ -26,14 +26,14 @@ def tokens_from(output: str) -> dict[str, str]:
 def test_demo_seeds_once_and_its_tokens_show_populated_inboxes(deployment: Deployment) -> None:
     first = deployment.run("demo")
     assert first.returncode == 0, first.stderr
-    assert "12 runs started, 0 already there" in first.stdout
+    assert "13 runs started, 0 already there" in first.stdout
     assert "90 played at their own instants of the last weeks, 0 already there" in first.stdout
     assert "inbox(first: 20)" in first.stdout
     again = deployment.run("demo")
-    assert "0 runs started, 12 already there" in again.stdout
+    assert "0 runs started, 13 already there" in again.stdout
     assert "0 played at their own instants of the last weeks, 90 already there" in again.stdout
     tokens = tokens_from(again.stdout)
-    assert {"ada", "fiona", "sasha", "olga", "lee"} <= set(tokens)
+    assert {"ada", "fiona", "sasha", "olga", "lee", "seb"} <= set(tokens)
 
     server = deployment.serve()
     try:
@@ -47,6 +47,12 @@ def test_demo_seeds_once_and_its_tokens_show_populated_inboxes(deployment: Deplo
         # Of the dozen live runs, he holds one (the history's backlog may add more).
         assert [x for x in held if "EXP-2026-01" in x] == [
             "Review expense EXP-2026-0103: 312.00 GBP"
+        ]
+        # A vendor handling personal data waits on its security assessment, a child run
+        # of its own that Seb holds.
+        seb = deployment.graphql(INBOX, tokens["seb"]).json()["data"]["inbox"]["edges"]
+        assert [(e["node"]["label"], e["node"]["holder"]) for e in seb] == [
+            ("Assess the security of Globex Data Services BV (V-20934)", "seb")
         ]
         sasha = deployment.graphql(INBOX, tokens["sasha"]).json()["data"]["inbox"]["edges"]
         assert {e["node"]["workflow"] for e in sasha} == {"support-ticket"}

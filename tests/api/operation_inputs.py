@@ -44,6 +44,8 @@ RUNNER = {
     "dead_timers": "ada",
     "retry_timer": "ada",
     "retry_step": "ada",
+    "detach_child": "ada",
+    "run_children": "ada",
     "discard_timer": "ada",
     # Signs its runner out: someone no other operation runs as.
     "sign_out_everywhere": "sid",
@@ -113,6 +115,8 @@ def variables(name: str, o: Objects) -> dict[str, Any]:
         "discard_timer": {"timerId": "VGltZXI6MQ", "reason": "obsolete"},
         "retry_timer": {"timerId": "VGltZXI6MQ"},
         "retry_step": {"stepId": "U3RlcDox"},
+        "detach_child": {"runId": o.run_id, "reason": "keep it going"},
+        "run_children": {"id": o.run_id},
         "run_steps": {"id": o.run_id},
         "sign_out_everywhere": {"principalId": None},
         "goto": {"input": {"runId": o.run_id, "state": "submitted", "reason": "redo"}},

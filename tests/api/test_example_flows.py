@@ -8,6 +8,8 @@ from typing import Any
 import httpx
 import pytest
 
+from taskflow.service.common import container
+from taskflow.service.compose import children as child_lane
 from tests.api import workflows as w
 from tests.conftest import gql
 
@@ -168,7 +170,7 @@ async def test_spam_is_closed_at_triage(client: httpx.AsyncClient, people: dict[
 
 
 async def test_a_vendor_is_onboarded_after_documents_and_reviews(
-    client: httpx.AsyncClient, people: dict[str, str]
+    client: httpx.AsyncClient, people: dict[str, str], services: container.Services
 ) -> None:
     started = await w.start(
         client, people["olga"], "vendor-onboarding", "vendor", "V-20931", VENDOR
@@ -190,10 +192,23 @@ async def test_a_vendor_is_onboarded_after_documents_and_reviews(
         )
         assert done["__typename"] == "CompleteSuccess"
     legal = await w.slot_named(client, people["lee"], "legal_review")
-    security = await w.slot_named(client, people["seb"], "security_review")
-    await w.complete(client, people["lee"], legal["id"], {"decision": "approve"})
-    done = await w.complete(client, people["seb"], security["id"], {"decision": "approve"})
-    assert done["run"] == {"state": "onboarded", "status": "COMPLETED"}
+    done = await w.complete(client, people["lee"], legal["id"], {"decision": "approve"})
+    # Personal data: the onboarding awaits a security assessment, a child run of its own.
+    assert done["run"] == {"state": "assessing", "status": "ACTIVE"}
+    while await child_lane.run_due(services):
+        pass
+    assess = await w.slot_named(client, people["seb"], "assess")
+    done = await w.complete(
+        client, people["seb"], assess["id"], {"verdict": "approve", "risk": "medium"}
+    )
+    assert done["run"] == {"state": "assessed", "status": "COMPLETED"}
+    while await child_lane.run_due(services):
+        pass
+    found = await gql(
+        client, "query($id: ID!) { run(id: $id) { state status } }",
+        {"id": started["run"]["id"]}, token=people["ada"],
+    )  # fmt: skip
+    assert found.ok()["run"] == {"state": "onboarded", "status": "COMPLETED"}
 
 
 async def test_no_security_review_without_personal_data_and_a_bad_vat_is_rejected(

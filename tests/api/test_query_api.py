@@ -40,7 +40,12 @@ async def test_workflows_serve_the_documents_taskflow_show_prints(
 ) -> None:
     result = (await gql(client, WORKFLOWS, token=people["sid"])).ok()["workflows"]
     names = [wf["name"] for wf in result]
-    assert names == ["expense-approval", "support-ticket", "vendor-onboarding"]
+    assert names == [
+        "expense-approval",
+        "security-assessment",
+        "support-ticket",
+        "vendor-onboarding",
+    ]
     for wf in result:
         assert wf["latest"]["document"] == _shown(wf["name"], capsys)
         assert wf["latest"]["digest"] == wf["latest"]["document"]["digest"]

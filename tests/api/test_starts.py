@@ -220,3 +220,21 @@ async def test_the_demo_sends_its_tickets_and_their_workflow_starts_on_them(
     again = await demo.seed(services, records, data)  # sent again: no second run
     assert (again.started, again.existing) == (0, len(data["runs"]))
     assert len(await _ticket_runs(client, token, "T-81723")) == 1
+
+
+async def test_a_correlation_key_too_long_refuses_the_start_and_writes_nothing(
+    world: World,
+) -> None:
+    client, app = world.client, world.people["app"]
+    reference = "R" * 201  # expense-approval and support-ticket correlate by the reference
+    attributes = {**w.EXPENSE, "reference": reference}
+    begun = await w.start(client, app, "expense-approval", "expense", "EXP-LONG", attributes)
+    assert begun["__typename"] == "InvalidInput"
+    assert "correlates its runs by subject.reference" in begun["message"]
+    upserted = await _upsert(client, world.people["helpdesk"], "T-LONG", reference=reference)
+    assert upserted["__typename"] == "InvalidInput"
+    assert "201 characters long" in upserted["message"]
+    found = (await gql(client, RUNS, {"filter": {}}, token=world.people["ada"])).ok()["runs"]
+    assert found["totalCount"] == 0  # neither started a run
+    shortened = await w.start_expense(client, app, "EXP-LONG")
+    assert shortened["__typename"] == "StartRunSuccess"

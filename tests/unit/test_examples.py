@@ -30,8 +30,13 @@ def compiled(
     return sorted(aud.keys), [str(r) for r in aud.residual]
 
 
-def test_the_three_examples_load_and_validate() -> None:
-    assert CATALOG.names() == ("expense-approval", "support-ticket", "vendor-onboarding")
+def test_the_examples_load_and_validate() -> None:
+    assert CATALOG.names() == (
+        "expense-approval",
+        "security-assessment",
+        "support-ticket",
+        "vendor-onboarding",
+    )
     for definition in CATALOG:
         assert validation.problems(definition, CALENDARS) == []
         assert definition.to_document()["name"] == definition.name
@@ -168,16 +173,21 @@ def test_vendor_uploads_one_slot_per_document_by_magic_link() -> None:
     )
 
 
-def test_vendor_reviews_wait_for_documents_and_security_is_armed_by_personal_data() -> None:
-    legal, security = (
-        VENDOR.slot("collecting", "legal_review"),
-        VENDOR.slot("collecting", "security_review"),
-    )
+def test_vendor_reviews_wait_for_documents_and_security_is_a_child_for_personal_data() -> None:
+    legal = VENDOR.slot("collecting", "legal_review")
     assert legal.after == ("upload",)
-    assert security.after == ("upload",)
-    assert not runtime.is_armed(security, Env(subject=SUPPLIER))
-    assert runtime.is_armed(security, Env(subject={**SUPPLIER, "handles_personal_data": True}))
     assert runtime.is_armed(legal, Env(subject=SUPPLIER))
+    collecting = VENDOR.state("collecting")
+    personal = Env(subject={**SUPPLIER, "handles_personal_data": True})
+    assert runtime.choose_route(collecting, Env(subject=SUPPLIER)) == "onboarded"
+    assert runtime.choose_route(collecting, personal) == "assessing"
+    [assessment] = VENDOR.state("assessing").children
+    assert (assessment.workflow, assessment.label, assessment.awaited) == (
+        "security-assessment",
+        "assessment",
+        True,
+    )
+    assert CATALOG.get("security-assessment").state("expired").failure == "expired"
 
 
 def test_vendor_expires_after_30_days_and_screens_vat_numbers() -> None:

@@ -13,6 +13,7 @@ from taskflow.api.graphql import schema
 from taskflow.service.access import principals
 from taskflow.service.clocks import timer_admin
 from taskflow.service.common import retry
+from taskflow.service.compose import detach
 from taskflow.service.delivery import delivery, webhooks
 from taskflow.service.links import link_use, links, notification_links
 from taskflow.service.operate import bulk, operate
@@ -58,6 +59,7 @@ USE_CASES: dict[str, Callable[..., Any]] = {
     "deleteWebhookEndpoint": webhooks.delete,
     "replayWebhookDeliveries": webhooks.replay,
     "retryStep": step_admin.retry_step,
+    "detachChild": detach.detach_child,
 }
 
 

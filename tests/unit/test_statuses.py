@@ -16,7 +16,14 @@ from taskflow.core.definition import audience as au
 from taskflow.core.delivery.webhook_events import DeliveryStatus
 from taskflow.core.runs import refusals, statuses
 from taskflow.core.runs.model import SlotView
-from taskflow.core.runs.statuses import MOVES, RunStatus, SlotMove, SlotStatus, StepStatus
+from taskflow.core.runs.statuses import (
+    MOVES,
+    ChildStatus,
+    RunStatus,
+    SlotMove,
+    SlotStatus,
+    StepStatus,
+)
 from taskflow.core.slots import slots
 from tests.unit.slot_views import slot_view
 
@@ -128,10 +135,11 @@ _KNOWN = {
     # webhook deliveries (store/delivery/webhooks.sql): d, p the rows, o an attempt's outcome
     **{key: {s.value for s in DeliveryStatus} for key in ("d", "p", "o")},
     "st": {s.value for s in StepStatus},
+    "rc": {s.value for s in ChildStatus},
     "step": {s.value for s in StepStatus},
 }
 _SLOT = {s.value for s in SlotStatus}
-_ANY = _SLOT | _KNOWN["t"] | _KNOWN["r"] | _KNOWN["st"]
+_ANY = _SLOT | _KNOWN["t"] | _KNOWN["r"] | _KNOWN["st"] | _KNOWN["rc"]
 _COMPARED = re.compile(r"(?:\b(\w+)\.)?\bstatus\s*(?:=|<>|!=)\s*'([^']*)'")
 _LISTED = re.compile(r"(?:\b(\w+)\.)?\bstatus\s+(?:NOT\s+)?IN\s*\(([^)]*)\)", re.IGNORECASE)
 

@@ -43,6 +43,8 @@ def test_the_trigger_maps_exactly_the_catalog_kinds() -> None:
         "link.minted",
         "link.used",
         "event.buffered",
+        "run.child_started",
+        "run.child_ended",
     }
 
 

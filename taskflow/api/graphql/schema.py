@@ -16,6 +16,7 @@ from taskflow.api.graphql.access import principals
 from taskflow.api.graphql.clocks import calendars, dry_run, timers
 from taskflow.api.graphql.common import guards, plain_fields, relay
 from taskflow.api.graphql.common.context import Info
+from taskflow.api.graphql.compose import detach
 from taskflow.api.graphql.delivery import delivery, notifications, webhook_mutations, webhooks
 from taskflow.api.graphql.links import links
 from taskflow.api.graphql.live import subscriptions
@@ -83,6 +84,7 @@ class Mutation(
     delivery.DeliveryMutations,
     timers.TimerMutations,
     steps.StepMutations,
+    detach.ComposeMutations,
     operate.OperateMutations,
     bulk.BulkMutations,
     versions.VersionMutations,

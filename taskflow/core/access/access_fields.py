@@ -17,6 +17,9 @@ FIELDS: Final[dict[str, str]] = {
     "Card.subject": "parent",
     "Card.slots": "board",
     "Card.moves": "parent",
+    "Card.childProgress": "parent",
+    "ChildProgress.done": "parent",
+    "ChildProgress.total": "parent",
     "CheckItem.name": "parent",
     "CheckItem.holds": "parent",
     "CheckItem.condition": "parent",
@@ -263,8 +266,13 @@ FIELDS: Final[dict[str, str]] = {
     "Mutation.retryTimer": "timers",
     # Automatic steps: whoever may read the run sees them; operators retry parked ones.
     "Mutation.retryStep": "operate",
+    "Mutation.detachChild": "operate",
     "RetryStepSuccess.step": "parent",
     "Run.steps": "run.read",
+    # The linked run itself only when the caller may read it (powers are per workflow).
+    "Run.children": "run.read",
+    "Run.parent": "run.read",
+    "RunChild.run": "run.read",
     "Mutation.signOutEverywhere": "signout",
     "Principal.tokensValidAfter": "parent",
     "Query.timers": "timers",
@@ -368,6 +376,8 @@ _PARENT_FIELDS = {
     "createdAt endedAt attempts",
     "StepAttempt": "attempt worker startedAt finishedAt outcome durationMs errorClass "
     "errorMessage traceback",
+    # Child runs, values of a parent run the caller may read (Run.children).
+    "RunChild": "label workflow awaited status state outcome",
     # An SLA dry run's answer (slaDryRun), computed for the caller alone.
     "SlaDryRun": "workflow version startedAt endedAt state status firings milestones "
     "reminders escalations breaches timeline",

@@ -8,11 +8,11 @@ nearest due instant, its time to pickup, the timeline lines (a slot's clock line
 after its last line), the timer rows as they must now be (armed, moved, cancelled), and
 the slots that ended (measured for reports once the lines are written).
 
-The one writer is ``taskflow/store/common/unit_of_work.py`` (``write(conn, writes, now)``); the
-service glue that loads what :func:`plan` needs is ``taskflow/service/runs/persist.py``. A
-worker batch merges its firings' :class:`Writes` (:meth:`Writes.merge`, later wins per
-row) and writes them once. Entry points for new callers: :func:`context`, :func:`plan`,
-:meth:`Writes.merge`, then the store's ``write``. docs/architecture.md, "The unit of work".
+The one writer is ``taskflow/store/common/unit_of_work.py`` (``write(conn, writes, now)``);
+the service glue loading what :func:`plan` needs is ``taskflow/service/runs/persist.py``. A
+worker batch merges its firings' :class:`Writes` (:meth:`Writes.merge`, later wins per row)
+and writes them once. Entry points: :func:`context`, :func:`plan`, :meth:`Writes.merge`,
+then the store's ``write``. docs/architecture.md, "The unit of work".
 
 Pure: no I/O, no clock; ids of new rows are chosen by the database.
 """
@@ -26,6 +26,7 @@ from datetime import datetime
 
 from taskflow.core.clocks import calendars, clocks, deadlines
 from taskflow.core.clocks.timer_states import PARKED, TimerRow, TimerSpec, TimerStatus
+from taskflow.core.compose import compose
 from taskflow.core.definition.workflow import Definition
 from taskflow.core.reports import slot_measures
 from taskflow.core.runs.model import ENDED, AuditEntry, Outcome, RunView, SlotView
@@ -114,6 +115,8 @@ class Writes:
     #: (run, name, value) recorded by ``steps.once`` in hooks; a name recorded already by
     #: another transaction makes the writer report a lost race (the decision runs again).
     once: tuple[tuple[str, str, object], ...] = ()
+    #: Child rows due (a state with children entered); a key that exists adds nothing.
+    children: tuple[compose.DueChild, ...] = ()
 
     def merge(self, later: Writes) -> Writes:
         """These writes followed by ``later``'s: per row the later value wins (a run's
@@ -123,22 +126,8 @@ class Writes:
         return later if self.empty() else _folded((self, later))
 
     def empty(self) -> bool:
-        """Nothing to write."""
-        return not (
-            self.runs
-            or self.created
-            or self.changed
-            or self.clocks
-            or self.due
-            or self.pickups
-            or self.breaches
-            or self.lines
-            or self.timers
-            or self.notify
-            or self.ended
-            or self.steps
-            or self.once
-        )
+        """Nothing to write (every field empty, ``notify`` false: a new field counts too)."""
+        return not any(getattr(self, f.name) for f in dataclasses.fields(self))
 
 
 def merged(writes: Iterable[Writes]) -> Writes:
@@ -165,6 +154,7 @@ def _folded(level: Sequence[Writes]) -> Writes:
     done: dict[str, Ended] = {}
     steps: dict[str, step_timers.DueStep] = {}
     once: dict[tuple[str, str], tuple[str, str, object]] = {}
+    kids: dict[str, compose.DueChild] = {}
     for w in level:
         for run, n in w.runs:
             before = runs.get(run.id)
@@ -185,6 +175,7 @@ def _folded(level: Sequence[Writes]) -> Writes:
         done.update((e.slot.id, e) for e in w.ended)
         steps.update((st.key, st) for st in w.steps)
         once.update(((o[0], o[1]), o) for o in w.once)
+        kids.update((c.key, c) for c in w.children)
     return Writes(
         runs=tuple(runs.values()),
         created=tuple(created.values()),
@@ -199,6 +190,7 @@ def _folded(level: Sequence[Writes]) -> Writes:
         ended=tuple(done.values()),
         steps=tuple(steps.values()),
         once=tuple(once.values()),
+        children=tuple(kids.values()),
     )
 
 
@@ -225,6 +217,7 @@ def plan(
     clock_rows, due_rows = ledgers(touched, ctx.registry, ctx.before)
     timer_rows = _timers(result, touched, ctx, timers)
     due_steps = step_timers.due_steps(ctx.definition, result.run) if result.run_changed else []
+    kids = compose.due_children(ctx.definition, result.run) if result.run_changed else []
     return Writes(
         runs=((result.run, 1),) if rows and result.run_changed else (),
         created=tuple((result.run.workflow, v) for v in result.created) if rows else (),
@@ -234,10 +227,11 @@ def plan(
         pickups=tuple(pickups(touched, ctx)),
         lines=tuple((result.run.id, line) for line in lines),
         timers=tuple(timer_rows),
-        notify=bool(due_steps) or any(t.status == ARMED for t in timer_rows),
+        notify=bool(due_steps or kids) or any(t.status == ARMED for t in timer_rows),
         ended=tuple(ended(touched, ctx)),
         steps=tuple(due_steps),
         once=tuple((result.run.id, name, value) for name, value in result.once),
+        children=tuple(kids),
     )
 
 

@@ -21,6 +21,7 @@ from taskflow.core.definition.actors import Actor
 from taskflow.core.definition.audience import Audience, Rule, who
 from taskflow.core.definition.budgets import budget_by, business, real
 from taskflow.core.definition.checks.problems import DefinitionError, Problem
+from taskflow.core.definition.children import Catch, Child, child
 from taskflow.core.definition.conditions.expr import (
     Expr,
     actor,
@@ -52,6 +53,8 @@ __all__ = [
     "Actor",
     "Audience",
     "Buffer",
+    "Catch",
+    "Child",
     "Definition",
     "DefinitionError",
     "Event",
@@ -77,6 +80,7 @@ __all__ = [
     "any_satisfied",
     "budget_by",
     "business",
+    "child",
     "count",
     "define",
     "every",

@@ -55,6 +55,8 @@ class Step:
     reason: str | None = None
     slots: tuple[tuple[str, str], ...] = ()
     restart: tuple[str, ...] = ()
+    #: Awaited child labels renamed on the way (old label, new label; docs/composition.md).
+    children: tuple[tuple[str, str], ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         """The step in the definition's document (parts not declared are left out, so a
@@ -68,6 +70,8 @@ class Step:
             doc["slots"] = dict(self.slots)
         if self.restart:
             doc["restart_clocks"] = list(self.restart)
+        if self.children:
+            doc["children"] = dict(self.children)
         return doc
 
     def state_after(self, state: str) -> str | None:
@@ -92,6 +96,8 @@ class Step:
             extra.append("slots " + ", ".join(f"{a} -> {b}" for a, b in self.slots))
         if self.restart:
             extra.append("clocks restart: " + ", ".join(self.restart))
+        if self.children:
+            extra.append("children " + ", ".join(f"{a} -> {b}" for a, b in self.children))
         return f"{text} ({'; '.join(extra)})" if extra else text
 
 
@@ -104,18 +110,26 @@ class _Stay(Step):
         *,
         slots: Mapping[str, str] | None = None,
         restart_clocks: bool | Iterable[str] = False,
+        children: Mapping[str, str] | None = None,
     ) -> Step:
         """Runs stay, holders and clock ledgers kept: in ``state`` (the same state under a new
         name; default: the same name), with ``slots`` renamed (``{"old": "new"}``), and the
         unmet clocks of ``restart_clocks`` (True: every milestone; or e.g. ``["finished"]``)
-        started afresh at the migration."""
+        started afresh at the migration, and the labels of awaited ``children`` renamed
+        (``{"old": "new"}``: the wait goes on under the new label)."""
         if restart_clocks is True:
             restart: tuple[str, ...] = CLOCK_KINDS
         elif restart_clocks is False:
             restart = ()
         else:
             restart = tuple(restart_clocks)
-        return Step(STAY, target=state, slots=tuple((slots or {}).items()), restart=restart)
+        return Step(
+            STAY,
+            target=state,
+            slots=tuple((slots or {}).items()),
+            restart=restart,
+            children=tuple((children or {}).items()),
+        )
 
 
 #: Runs stay in the state of the same name (it must exist with the old state's slots);

@@ -15,6 +15,7 @@ from typing import Any, Final, TypeVar
 
 from taskflow.core.definition import actors, retries, sla
 from taskflow.core.definition import audience as au
+from taskflow.core.definition import children as ch
 from taskflow.core.definition import fields as fl
 from taskflow.core.definition import steps as st
 from taskflow.core.definition.checks import problems
@@ -248,6 +249,12 @@ class State:
     on_error: Sequence[st.OnError] = ()
     retry: retries.Policy | None = None
     every: Sequence[st.Every] = ()
+    #: Child runs started on entry (docs/composition.md); awaited ones park the state.
+    children: Sequence[ch.Child] = ()
+    #: Routes taken when an awaited child fails (by failure kind).
+    catch: Sequence[ch.Catch] = ()
+    #: On a terminal state: reaching it is a failure of this kind (True: ``failed``).
+    failure: str | bool | None = None
 
     def __post_init__(self) -> None:
         for name in ("then", "on_success"):
@@ -259,6 +266,8 @@ class State:
         for name in ("slots", "moves", "timeouts", "preconditions", "redirects", "on_error"):
             _tuple(self, name, getattr(self, name))
         _tuple(self, "every", self.every)
+        _tuple(self, "children", self.children)
+        _tuple(self, "catch", self.catch)
         if self.done is None:
             object.__setattr__(self, "done", all_satisfied)
         elif isinstance(self.done, ex.Expr):
@@ -285,6 +294,11 @@ class State:
     def automatic(self) -> bool:
         """True when the state runs an action and waits for it (an action and no slots)."""
         return self.action is not None and not self.slots
+
+    @property
+    def awaits(self) -> tuple[str, ...]:
+        """The labels of the awaited children: the state waits until each has ended."""
+        return tuple(c.label for c in self.children if c.awaited)
 
     @property
     def entry_action(self) -> bool:
@@ -332,6 +346,7 @@ class State:
         """Every state this one can lead to: routes, moves, timeouts, reminders, redirects."""
         targets = [r.to for r in self.routes] + [m.to for m in self.moves]
         targets += [r.to for r in self.success_routes] + [e.to for e in self.on_error]
+        targets += [c.to for c in self.catch]
         targets += [a.target for t in self.timeouts for a in t.actions if a.target]
         reminders = (r for s in self.slots for r in s.reminders)
         targets += [a.target for r in reminders for a in r.actions if a.target]

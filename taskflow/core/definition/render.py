@@ -95,6 +95,12 @@ def _automatic(state: State) -> dict[str, Any]:
         doc["retry"] = state.retry.to_json() if state.retry is not None else None
     if state.every:
         doc["every"] = [e.to_json() for e in state.every]
+    if state.children:
+        doc["children"] = [c.to_json() for c in state.children]
+    if state.catch:
+        doc["catch"] = [c.to_json() for c in state.catch]
+    if state.failure is not None:
+        doc["failure"] = state.failure
     return doc
 
 
@@ -115,7 +121,13 @@ def document(definition: Definition) -> dict[str, Any]:
         doc["events"] = [e.to_json() for e in definition.events]
     if definition.migrations:  # likewise
         doc["migrations"] = [m.to_json() for m in definition.migrations]
+    if definition.result:  # likewise
+        doc["result"] = {k: _value(v) for k, v in definition.result}
     return doc
+
+
+def _value(value: Any) -> Any:
+    return exd.to_json(value) if isinstance(value, ex.Expr) else value
 
 
 def canonical(doc: Any) -> bytes:
@@ -183,10 +195,19 @@ def mermaid(definition: Definition) -> str:
             if a.target
         ]
         edges += [(target, "redirected on enter") for target in state.redirects]
+        edges += [(c.to, f"caught {'/'.join(c.kinds) or 'failure'}") for c in state.catch]
+        if state.children:
+            lines.append(f"    note right of {state.name}")
+            lines += [f"        {_quote(_child_line(c))}" for c in state.children]
+            lines.append("    end note")
         lines += [f"    {state.name} --> {to}: {_quote(label)}" for to, label in edges]
         if state.terminal:
             lines.append(f"    {state.name} --> [*]")
     return "\n".join(lines) + "\n"
+
+
+def _child_line(c: Any) -> str:
+    return f"{'awaits' if c.awaited else 'starts'} {c.workflow} as {c.label}"
 
 
 def _route_label(state: State, route: Route) -> str:

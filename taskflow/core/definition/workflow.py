@@ -57,6 +57,9 @@ class Definition:
     #: ``real.days(90)``); None: ``TASKFLOW_RETENTION_DAYS``. An operating setting: not in
     #: the document nor the digest, so changing it needs no new version.
     retention: Budget | None = None
+    #: The result document a run of it hands its parent when it ends (name -> expression
+    #: over ``subject``, ``payload``, ``result``; docs/composition.md).
+    result: tuple[tuple[str, Any], ...] = ()
     #: The workflow owns the subjects it tracks (``owning.py``): a new subject starts a run,
     #: and the run's state shows on it as a read-only field. Like ``retention``, not in the
     #: document nor the digest: it is about the subject type, read from the latest version.
@@ -131,6 +134,7 @@ def define(
     events: Sequence[Event] = (),
     migrations: Sequence[Migration] = (),
     retention: Budget | None = None,
+    result: Mapping[str, Any] | None = None,
     owns: Owns | None = None,
 ) -> Definition:
     """Build a :class:`Definition` from parts; each state takes the name it is keyed by."""
@@ -146,6 +150,7 @@ def define(
         events=tuple(events),
         migrations=tuple(migrations),
         retention=retention,
+        result=tuple((result or {}).items()),
         owns=owns,
     )
 
@@ -163,9 +168,10 @@ class Workflow:
     events may be matched by), ``events`` (rules about inbound events: who may
     raise them, which are buffered), ``migrations`` (what happens to runs of earlier
     versions: docs/versions.md), ``retention`` (how long ended runs are kept:
-    docs/operations.md, "Retention"), ``owns`` (the workflow owns the subjects it tracks:
-    started on each new one, its state shown on them; docs/composition.md), and the states.
-    The docstring is the description.
+    docs/operations.md, "Retention"), ``result`` (the document a run hands its parent:
+    docs/composition.md), ``owns`` (the workflow owns the subjects it tracks: started on
+    each new one, its state shown on them; docs/composition.md), and the states. The
+    docstring is the description.
     """
 
     name: ClassVar[str] = ""
@@ -176,6 +182,7 @@ class Workflow:
     events: ClassVar[Sequence[Event]] = ()
     migrations: ClassVar[Sequence[Migration]] = ()
     retention: ClassVar[Budget | None] = None
+    result: ClassVar[Mapping[str, Any] | None] = None
     owns: ClassVar[Owns | None] = None
     #: The built definition; None for a base class that declares no states.
     definition: ClassVar[Definition | None] = None
@@ -198,6 +205,7 @@ class Workflow:
             events=tuple(cls.events),
             migrations=tuple(cls.migrations),
             retention=cls.retention,
+            result=cls.result,
             owns=cls.owns,
             description=(cls.__doc__ or "").strip() or None,
             source=f"{cls.__module__}.{cls.__qualname__}",

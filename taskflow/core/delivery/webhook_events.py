@@ -45,6 +45,8 @@ KIND_TO_TYPE: Mapping[str, str] = {
     "link.minted": "link.minted",
     "link.used": "link.used",
     "event.buffered": "event.buffered",
+    "child.started": "run.child_started",
+    "child.ended": "run.child_ended",
 }
 
 #: Every event type an endpoint may subscribe to, in catalog order.
@@ -135,6 +137,14 @@ _DETAIL_TEXTS: dict[str, tuple[tuple[str, str], ...]] = {
     "clock.met": (("milestone", "milestone"), ("dueAt", "due_at"), ("breachedAt", "breached")),
     "escalation.fired": (("added", "added"),),
     "event.buffered": (("event", "event"), ("expiresAt", "expires_at")),
+    "run.child_started": (("label", "label"), ("workflowName", "child_workflow")),
+    "run.child_ended": (
+        ("label", "label"),
+        ("workflowName", "child_workflow"),
+        ("state", "state"),
+        ("status", "status"),
+        ("failure", "failure"),
+    ),
 }
 
 
@@ -144,6 +154,7 @@ _DETAIL_TEXTS: dict[str, tuple[tuple[str, str], ...]] = {
 DETAIL_KEYS: frozenset[str] = frozenset(
     {key for pairs in _DETAIL_TEXTS.values() for _, key in pairs}
     | {"slot", "source", "target", "via", "state", "event", "reminder", "firing", "link"}
+    | {"child_run"}
 )
 
 
@@ -151,7 +162,11 @@ def _specific(e: Event) -> dict[str, Any]:
     """The fields one event type adds (docs/events.md lists them)."""
     d = e.details
     if e.type in _DETAIL_TEXTS:
-        return {field: _text(d.get(key)) for field, key in _DETAIL_TEXTS[e.type]}
+        found: dict[str, Any] = {field: _text(d.get(key)) for field, key in _DETAIL_TEXTS[e.type]}
+        if e.type.startswith("run.child_"):  # the other end of the link, as the API names it
+            child = d.get("child_run")
+            found["childRun"] = {"id": global_id("Run", str(child))} if child else None
+        return found
     if e.type == "run.state_changed":
         return {"from": _text(d.get("source")), "to": _text(d.get("target")), "via": d.get("via")}
     if e.type == "run.ended":

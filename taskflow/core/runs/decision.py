@@ -16,7 +16,7 @@ from typing import Any
 
 from taskflow import errors
 from taskflow.core.clocks import deadlines
-from taskflow.core.definition import actors
+from taskflow.core.definition import actors, children
 from taskflow.core.definition.conditions import expr as ex
 from taskflow.core.definition.model import HookContext, State
 from taskflow.core.definition.workflow import Definition
@@ -187,6 +187,7 @@ class Decision:
             payload=self.payloads(),
             principal=principal,
             result=self.run.results,
+            child=children.outcomes(self.run.results),
             actor=self.acting.as_value(),
         )
 

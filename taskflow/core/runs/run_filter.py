@@ -40,6 +40,8 @@ class RunFilter:
     #: set by the service when ``needs_attention`` is.
     attention_windows: Windows | None = None
     attention_workflows: frozenset[str] | None = None
+    #: Only the children of this run (its id; docs/composition.md).
+    parent: str | None = None
 
 
 @dataclass(frozen=True)

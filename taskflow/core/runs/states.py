@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from taskflow.core.definition import runtime
+from taskflow.core.definition import children, runtime
 from taskflow.core.definition.conditions import expr as ex
 from taskflow.core.definition.model import Slot, State
 from taskflow.core.runs import opening, pausing, statuses
@@ -151,6 +151,10 @@ def settle(decision: Decision) -> None:
         state = decision.state
         if state.automatic:
             return  # it waits for its action (core/steps/automatic.py)
+        if state.awaits and not children.all_back(
+            decision.run.results, state.awaits, decision.run.visit
+        ):
+            return  # it waits for its children (core/compose/compose.py)
         current = [s for s in decision.current() if s.status != CANCELLED]
         satisfied = sum(1 for s in current if s.status == SATISFIED)
         env = decision.env()

@@ -60,6 +60,23 @@ class StepStatus(StrEnum):
     CANCELLED = "cancelled"
 
 
+class ChildStatus(StrEnum):
+    """Where a child run stands for its parent (``run_child.status``, docs/composition.md)."""
+
+    #: To be started by a worker (the parent just entered the state).
+    STARTING = "starting"
+    #: Running.
+    LIVE = "live"
+    #: The parent was cancelled: a worker cancels the child.
+    CANCELLING = "cancelling"
+    #: The child ended: a worker resumes the parent (once).
+    ENDED = "ended"
+    #: Done with: the parent read the outcome (or had ended, or never started it).
+    SETTLED = "settled"
+    #: Cut loose by an operator: it runs on, and resumes no one.
+    DETACHED = "detached"
+
+
 class SlotMove(StrEnum):
     """What can happen to a slot."""
 

@@ -35,6 +35,8 @@ from taskflow.core.access.principals import Principal
 from taskflow.service.access import principals as principal_service
 from taskflow.service.common import retry
 from taskflow.service.common.container import Services
+from taskflow.service.compose import children as child_lane
+from taskflow.service.compose import reading
 from taskflow.service.runs import owned
 from taskflow.service.runs import runs as run_service
 from taskflow.service.slots import slots as slot_service
@@ -80,6 +82,8 @@ async def _slot_id(services: Services, run_id: str, name: str) -> str:
 
 async def _play(services: Services, run_id: str, step: dict[str, Any]) -> None:
     actor = await _principal(services, step["as"])
+    if "child" in step:  # a step on the child run the run started under that label
+        run_id = await _child(services, run_id, step["child"])
     if "claim" in step:
         await slot_service.claim(
             services, actor, await _slot_id(services, run_id, step["claim"]), None
@@ -94,6 +98,17 @@ async def _play(services: Services, run_id: str, step: dict[str, Any]) -> None:
             payload=step.get("payload", {}),
             expected_version=None,
         )
+
+
+async def _child(services: Services, run_id: str, label: str) -> str:
+    """The child run ``run_id`` started under ``label``, started now if it is still to start
+    (the worker's lane, run here in the demo's transaction)."""
+    while await child_lane.run_due(services):
+        pass
+    found = [c for c in await reading.of_run(services, run_id) if c.label == label]
+    if not found or found[0].child is None:
+        raise errors.ValidationError(f"demo step: run {run_id} has no child {label!r}.")
+    return found[0].child
 
 
 def history(data: dict[str, Any], now: datetime) -> list[PastRun]:

@@ -6,7 +6,7 @@
   and the connections of this process's pools.
 - **Read at scrape time** with one index probe or range each
   (``store/reports/metrics_sql.py``): armed timers due and overdue, dead timers, the
-  oldest open slot.
+  oldest open slot, child runs in flight (``store/compose/children.py``).
 - **Kept by the worker**: live slots by workflow, state and status, and clocks
   at risk and breached by workflow and milestone. Those read every live slot, so
   a worker computes them every :data:`SNAPSHOT_EVERY` into one row that a scrape
@@ -36,6 +36,7 @@ from prometheus_client.core import GaugeMetricFamily, Metric
 from taskflow.service.common.container import Services
 from taskflow.service.operate import attention
 from taskflow.service.reports import reports
+from taskflow.store.compose import children as child_rows
 from taskflow.store.operate import attention as attention_sql
 from taskflow.store.reports import metrics_sql
 
@@ -265,6 +266,8 @@ class _Read:
     dead: int
     oldest_open: datetime | None
     snapshot: tuple[datetime, Any] | None
+    #: Child runs started or to start and not settled (``run_child``, one partial index).
+    children: int = 0
     families: list[Metric] = field(default_factory=list)
 
     def collect(self) -> Iterator[Metric]:
@@ -287,6 +290,12 @@ class _Read:
         oldest = gauge("taskflow_oldest_open_slot_age_seconds", "Age of the oldest open slot.")
         oldest.add_metric([], max(age, 0.0))
         yield oldest
+        children = gauge(
+            "taskflow_children_in_flight",
+            "Child runs started or to start whose parent has not read their end yet.",
+        )
+        children.add_metric([], self.children)
+        yield children
         yield from self._snapshot(gauge)
 
     def _snapshot(self, gauge: Any) -> Iterator[Metric]:
@@ -354,6 +363,7 @@ async def render(services: Services) -> bytes:
         )
         oldest = await metrics_sql.oldest_open(conn)
         snapshot = await metrics_sql.read_snapshot(conn, SNAPSHOT)
+        children = await child_rows.in_flight(conn)
     sample_pools(services)
-    read = _Read(now, due, overdue, dead, oldest, snapshot)
+    read = _Read(now, due, overdue, dead, oldest, snapshot, children)
     return prometheus_client.generate_latest(_Scrape(read))

@@ -94,7 +94,13 @@ async def _upsert(
             owned = await rows.latest_run_for(conn, owner.name, subject.id)
             if owned is None and owner.owns.start:
                 owned = started = await starting.open_run(
-                    services, conn, actor, owner, subject, idempotency_key=None, now=now
+                    services,
+                    conn,
+                    starting.Starter.of(actor),
+                    owner,
+                    subject,
+                    idempotency_key=None,
+                    now=now,
                 )
                 run_ids = [*run_ids, started.view.id]
     return Upserted(subject, run_ids, started, owned)

@@ -9,11 +9,8 @@ timeline afterwards (in a transaction of their own).
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypeVar
-
-import asyncpg
 
 from taskflow import errors
 from taskflow.core.access.principals import Principal
@@ -21,13 +18,15 @@ from taskflow.core.definition import actors, owning
 from taskflow.core.definition.model import State
 from taskflow.core.definition.workflow import Definition
 from taskflow.core.delivery import recipients
-from taskflow.core.runs import engine, refusals, scheduling
+from taskflow.core.runs import engine, refusals
 from taskflow.core.runs.model import AuditEntry, Outcome, RunView, SlotView
 from taskflow.service.access import access
 from taskflow.service.clocks import deadlines
 from taskflow.service.common import retry
 from taskflow.service.common.container import Services
-from taskflow.service.runs import decisions, ids, persist, starting
+from taskflow.service.runs import decisions, ids, persist
+from taskflow.service.runs.starting import Started as Started
+from taskflow.service.runs.starting import start_run as start_run
 from taskflow.store.common import db, locks
 from taskflow.store.runs import runs as rows
 from taskflow.store.runs import subjects
@@ -90,102 +89,6 @@ async def refusals_recorded(
         if run_id is not None:
             await record_refusal(services, run_id, actor, action, refusal, slot_id)
         raise
-
-
-@dataclass(frozen=True)
-class Started:
-    run: rows.RunRow
-    created: bool
-
-
-@retry.retried("start a run")
-async def start_run(
-    services: Services,
-    actor: Principal,
-    *,
-    workflow: str,
-    subject_type: str,
-    external_id: str,
-    attributes: Mapping[str, Any],
-    idempotency_key: str | None,
-    version: int | None = None,
-    delay: scheduling.Delay | None = None,
-) -> Started:
-    """Start a run for a subject (on ``version``, default the latest); the same idempotency
-    key returns the live run again. ``delay`` (an instant or a duration) schedules it."""
-    definition = services.catalog.get(workflow, version)
-    access.require_start(actor, definition.name)
-    if subject_type != definition.tracks:
-        raise errors.ValidationError(
-            f"Workflow {workflow!r} tracks subjects of type {definition.tracks!r}, not "
-            f"{subject_type!r}.",
-            field="subject.type",
-        )
-    if not external_id:
-        raise errors.ValidationError(
-            "subject.externalId must not be empty.", field="subject.externalId"
-        )
-    recipients.check_subject(definition, attributes, "subject.attributes")
-    start_at = None
-    if delay is not None:
-        start_at = scheduling.start_instant(
-            definition, services.calendars, services.clock.now(), at=delay.at, after=delay.after
-        )
-    for attempt in range(2):
-        try:
-            return await _start(
-                services,
-                actor,
-                definition,
-                (subject_type, external_id, attributes),
-                idempotency_key,
-                start_at,
-            )
-        except asyncpg.UniqueViolationError:
-            if attempt:
-                raise
-            # A concurrent start of the same subject won; the second pass finds its run.
-    raise AssertionError("unreachable")
-
-
-async def _start(
-    services: Services,
-    actor: Principal,
-    definition: Definition,
-    sent: tuple[str, str, Mapping[str, Any]],
-    idempotency_key: str | None,
-    start_at: datetime | None,
-) -> Started:
-    subject_type, external_id, attributes = sent
-    now = services.clock.now()
-    async with services.db.transaction() as conn:
-        subject, _ = await subjects.upsert(conn, subject_type, external_id, attributes, now)
-        if idempotency_key is not None:
-            # A retried start gets its run back, even if the run has ended since.
-            earlier = await rows.run_by_idempotency_key(
-                conn, definition.name, subject.id, idempotency_key
-            )
-            if earlier is not None:
-                return Started(earlier, created=False)
-        existing = await rows.live_run_for(conn, definition.name, subject.id)
-        if existing is not None:
-            raise refusals.RunExists(
-                f"{subject_type} {external_id!r} already has a live {definition.name!r} run "
-                f"({existing.view.id}, in state {existing.view.state}); a second start needs the "
-                "first start's idempotencyKey, or cancel the live run first.",
-                run_id=existing.view.id,
-            )
-        run = await starting.open_run(
-            services,
-            conn,
-            actor,
-            definition,
-            subject,
-            idempotency_key=idempotency_key,
-            now=now,
-            start_at=start_at,
-        )
-    return Started(run, created=True)
 
 
 async def decide(

@@ -13,11 +13,12 @@ from taskflow.core.definition import audience as au
 from taskflow.core.definition import runtime
 from taskflow.core.definition.conditions import expr as ex
 from taskflow.core.runs.model import SlotView
-from taskflow.core.runs.statuses import RunStatus, SlotStatus
+from taskflow.core.runs.statuses import ChildStatus, RunStatus, SlotStatus
 from taskflow.core.slots import filters
 from taskflow.service.access import access
 from taskflow.service.common.container import Services
 from taskflow.service.runs import runs as run_service
+from taskflow.store.compose import children as child_rows
 from taskflow.store.runs import runs as rows
 from taskflow.store.slots import queries
 
@@ -183,6 +184,8 @@ def checklist_for(
 class Card:
     run: rows.RunRow
     slots: list[SlotView]
+    #: (children ended, children started) of the run; (0, 0) when it started none.
+    children: tuple[int, int] = (0, 0)
 
 
 async def board(
@@ -220,10 +223,17 @@ async def board(
         )
         page = [rows.run_from(r) for r in found[:first]]
         slots = await queries.live_slots_of_runs(conn, [r.view.id for r in page])
+        kids = await child_rows.of_parents(conn, [r.view.id for r in page])
     by_run: dict[str, list[SlotView]] = {}
     for slot in slots:
         by_run.setdefault(slot.run_id, []).append(slot)
-    return [Card(r, by_run.get(r.view.id, [])) for r in page], total, len(found) > first
+    progress: dict[str, tuple[int, int]] = {}
+    for kid in kids:
+        done, started = progress.get(kid.parent, (0, 0))
+        ended = kid.status in (ChildStatus.ENDED, ChildStatus.SETTLED)
+        progress[kid.parent] = (done + ended, started + 1)
+    cards = [Card(r, by_run.get(r.view.id, []), progress.get(r.view.id, (0, 0))) for r in page]
+    return cards, total, len(found) > first
 
 
 async def run_detail(

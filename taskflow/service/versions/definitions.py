@@ -30,7 +30,7 @@ from typing import Any
 from taskflow import errors
 from taskflow.config import config
 from taskflow.core.definition import DefinitionError, Problem, Workflow, owning
-from taskflow.core.definition.checks import migration_checks
+from taskflow.core.definition.checks import child_checks, migration_checks
 from taskflow.core.definition.checks import validate as validation
 from taskflow.core.definition.workflow import Definition
 from taskflow.core.slots import claim_facts
@@ -290,6 +290,7 @@ def load(sources: Sequence[str], known_calendars: Collection[str] | None = None)
         by_name.setdefault(definition.name, {})[definition.version] = definition
     for definition in definitions:
         found += migration_checks.cross_problems(definition, by_name[definition.name])
+    found += child_checks.set_problems(definitions)
     found += owning.cross_problems(versions[max(versions)] for versions in by_name.values())
     if found:
         raise DefinitionError(found)

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from taskflow import errors
-from taskflow.core.definition import migrations
+from taskflow.core.definition import children, migrations
 from taskflow.core.definition.workflow import Definition
 from taskflow.core.runs.decision import Decision
 from taskflow.core.runs.model import RunView, SlotView
@@ -23,6 +23,7 @@ from taskflow.service.clocks import deadlines
 from taskflow.service.common.container import Services
 from taskflow.service.runs import ids, persist
 from taskflow.store.common import db
+from taskflow.store.compose import children as child_rows
 from taskflow.store.versions import run_migrations as store
 
 
@@ -64,10 +65,15 @@ async def keep(
     old_names = {v.id: v.name for v in slots}
     await store.rename_slots(conn, renamed, now)
     await store.rename_buffered(conn, run.id, {a: b for a, b in step.slots if a != b})
+    state = step.state_after(run.state) or run.state
+    labels = dict(step.children)
+    await child_rows.rename(conn, run.id, run.visit, state, labels)
     loaded = await deadlines.load_slots(conn, run.id)
-    moved = dataclasses.replace(run, definition_version=target.version)
+    moved = dataclasses.replace(
+        run, definition_version=target.version, results=children.renamed(run.results, labels)
+    )
     decision = Decision(target, moved, loaded, now=now, actor=actor, new_id=ids.new_id)
-    decision.set_run(state=step.state_after(run.state) or run.state)
+    decision.set_run(state=state)
     staying.keep(decision, step, {r.slot_id: old_names[r.slot_id] for r in renamed})
     await persist.outcome(
         conn, decision.outcome(), now=now, sla=deadlines.sla_of(services, target, loaded, actor)

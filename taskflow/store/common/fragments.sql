@@ -68,6 +68,9 @@ r.subject IN (SELECT sx.id FROM subject sx WHERE sx.external_id = $?)
 -- name: run_subject
 r.subject IN (SELECT sx.id FROM subject sx WHERE sx.type = $? AND sx.external_id = $?)
 
+-- name: run_parent
+r.id IN (SELECT rc.child FROM run_child rc WHERE rc.parent = $?::uuid)
+
 -- name: run_correlation_key
 r.correlation_key = $? AND r.correlation_key IS NOT NULL
 

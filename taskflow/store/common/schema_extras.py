@@ -8,6 +8,7 @@ migrated database with the table classes plus these.
 from __future__ import annotations
 
 from taskflow.store.common import sql
+from taskflow.store.compose import children
 from taskflow.store.live import live
 from taskflow.store.runs import run_watch
 from taskflow.store.slots import candidacy, claims
@@ -281,3 +282,19 @@ EXTRA_FUNCTIONS += ((claims.FUNCTION_NAME, claims.FUNCTION),)
 # An awaited start's wake-ups (migration 2026-12-04T07:40, ``store/runs/run_watch.py``).
 EXTRA_FUNCTIONS += (run_watch.FUNCTION,)
 EXTRA_TRIGGERS += (run_watch.TRIGGER,)
+# Child runs (migration 2026-12-04T08:10, ``store/compose/children.py``): what a worker acts on,
+# the gauge of children in flight, and the trigger noting a run's end on its child rows.
+EXTRA_INDEXES += (
+    (
+        "run_child_due",
+        "CREATE INDEX run_child_due ON run_child (id) "
+        "WHERE status IN ('starting', 'cancelling', 'ended')",
+    ),
+    (
+        "run_child_in_flight",
+        "CREATE INDEX run_child_in_flight ON run_child (id) "
+        "WHERE status IN ('starting', 'live', 'cancelling', 'ended')",
+    ),
+)
+EXTRA_FUNCTIONS += (children.FUNCTION,)
+EXTRA_TRIGGERS += (children.TRIGGER,)

@@ -36,6 +36,7 @@ from piccolo.table import Table
 from taskflow.store.common.schema_extras import EXTRA_FUNCTIONS as EXTRA_FUNCTIONS
 from taskflow.store.common.schema_extras import EXTRA_INDEXES as EXTRA_INDEXES
 from taskflow.store.common.schema_extras import EXTRA_TRIGGERS as EXTRA_TRIGGERS
+from taskflow.store.compose import compose_tables
 from taskflow.store.delivery import webhook_tables
 from taskflow.store.operate import retention_tables
 from taskflow.store.runs.run_tables import AuditEvent as AuditEvent
@@ -248,3 +249,4 @@ TABLES += (DeployedDefinition,)
 TABLES += retention_tables.TABLES
 TABLES += webhook_tables.TABLES
 TABLES += (Step, StepAttempt, StepOnce)
+TABLES += compose_tables.TABLES

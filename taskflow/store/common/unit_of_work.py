@@ -28,6 +28,7 @@ from taskflow.core.runs.model import SlotView
 from taskflow.store.clocks import deadlines as deadlines_store
 from taskflow.store.clocks.deadlines import CHANNEL
 from taskflow.store.common import db, sql
+from taskflow.store.compose import children as child_rows
 from taskflow.store.reports import slot_measures as measures_store
 from taskflow.store.runs import runs as rows
 from taskflow.store.runs import timeline
@@ -69,11 +70,12 @@ async def write(
     await _deadlines(conn, writes, now)
     # Step rows made due with the decision that entered their state, and the due ones of
     # states left dropped (after the runs, slots, clocks and timers: the lock order).
-    await step_rows.cancel_left(
-        conn, [(v.id, v.visit, str(v.status)) for v, _ in writes.runs if v.id not in quiet], now
-    )
+    left = [(v.id, v.visit, str(v.status)) for v, _ in writes.runs if v.id not in quiet]
+    await step_rows.cancel_left(conn, left, now)
+    await child_rows.cancel_left(conn, left, now)  # awaited children of states left
     await step_rows.enqueue_many(conn, writes.steps)
     await step_rows.once_many(conn, writes.once, now)
+    await child_rows.enqueue_many(conn, writes.children, now)
     if writes.breaches:
         await conn.execute(
             SQL["mark_breached"],

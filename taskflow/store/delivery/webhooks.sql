@@ -3,7 +3,8 @@
 -- name: outbox_function
 -- The trigger function deriving outbox events (and one delivery per subscribed endpoint)
 -- from the timeline lines a statement inserted; created by migration 2026-12-01T21:36,
--- replaced by 2026-12-01T22:41 (clock.at_risk) and 2026-12-02T06:00 (no outsider's address).
+-- replaced by 2026-12-01T22:41 (clock.at_risk), 2026-12-02T06:00 (no outsider's address) and
+-- 2026-12-04T08:10 (child runs: run.child_started, run.child_ended).
 CREATE FUNCTION outbox_rows() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
   written integer;
@@ -33,7 +34,8 @@ BEGIN
              WHERE d.key IN ('slot', 'previous_holder', 'to', 'milestone', 'due_at',
                              'at_risk_at', 'breached', 'added', 'event', 'expires_at',
                              'source', 'target', 'via', 'state', 'reminder', 'firing',
-                             'link')) AS details,
+                             'link', 'label', 'child_run', 'child_workflow', 'status',
+                             'failure')) AS details,
            CASE l.kind
              WHEN 'run.started' THEN 'run.started'
              WHEN 'run.transitioned' THEN 'run.state_changed'
@@ -53,6 +55,8 @@ BEGIN
              WHEN 'link.minted' THEN 'link.minted'
              WHEN 'link.used' THEN 'link.used'
              WHEN 'event.buffered' THEN 'event.buffered'
+             WHEN 'child.started' THEN 'run.child_started'
+             WHEN 'child.ended' THEN 'run.child_ended'
            END AS type, l.kind
     FROM outbox_lines l
   ), events AS (

@@ -39,6 +39,8 @@ def run_filters(st: Statement, f: RunFilter) -> Statement:
         st.where("run_subject_type", f.subject_type)
     elif f.subject_external_id is not None:
         st.where("run_subject_external_id", f.subject_external_id)
+    if f.parent is not None:
+        st.where("run_parent", uuid.UUID(f.parent))
     st.where_given(
         ("run_correlation_key", f.correlation_key),
         ("run_started_from", f.started_from),

@@ -20,8 +20,9 @@ def test_check_prints_one_line_per_workflow(capsys: pytest.CaptureFixture[str]) 
     lines = capsys.readouterr().out.splitlines()
     assert [line.split()[1] for line in lines] == [
         "expense-approval@1",
+        "security-assessment@1",
         "support-ticket@1",
-        "vendor-onboarding@1",
+        "vendor-onboarding@2",
     ]
     assert all(line.startswith("ok ") and "sha256:" in line for line in lines)
 
@@ -73,7 +74,7 @@ def test_check_examples_as_a_real_process() -> None:
         timeout=60,
     )
     assert done.returncode == 0, done.stderr
-    assert done.stdout.count("\nok ") + done.stdout.startswith("ok ") == 3
+    assert done.stdout.count("\nok ") + done.stdout.startswith("ok ") == 4
 
 
 def test_check_refuses_an_unknown_recompute_policy(

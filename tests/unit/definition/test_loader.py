@@ -124,4 +124,9 @@ def test_settings_from_the_environment() -> None:
         "de-berlin",
     }
     catalog = definitions.load_from_env({})
-    assert set(catalog.names()) == {"expense-approval", "support-ticket", "vendor-onboarding"}
+    assert set(catalog.names()) == {
+        "expense-approval",
+        "security-assessment",
+        "support-ticket",
+        "vendor-onboarding",
+    }

@@ -17,9 +17,10 @@ from taskflow.core.delivery.delivery import DeliveryState
 from taskflow.core.delivery.webhook_events import DeliveryStatus
 from taskflow.core.operate.attention import Reason
 from taskflow.core.runs.awaiting import WaitFor
-from taskflow.core.runs.statuses import RunStatus, SlotStatus, StepStatus
+from taskflow.core.runs.statuses import ChildStatus, RunStatus, SlotStatus, StepStatus
 
 __all__ = [
+    "ChildStatus",
     "DeliveryState",
     "DeliveryStatus",
     "Reason",
@@ -165,6 +166,21 @@ core_enum(
         StepStatus.FAILED: "Its last attempt failed and an on_error route moved the run.",
         StepStatus.PARKED: "Its last attempt failed and no on_error route took it: retryStep it.",
         StepStatus.CANCELLED: "The run left the state before it ran (or finished).",
+    },
+)
+
+
+core_enum(
+    ChildStatus,
+    name="ChildStatus",
+    description="Where a child run stands for its parent (docs/composition.md).",
+    values={
+        ChildStatus.STARTING: "Its parent entered the state: a worker starts it.",
+        ChildStatus.LIVE: "It runs.",
+        ChildStatus.CANCELLING: "Its parent was cancelled or left the state: a worker cancels it.",
+        ChildStatus.ENDED: "It ended: a worker hands its outcome to the parent.",
+        ChildStatus.SETTLED: "Done with: its parent read its outcome (or no longer waited).",
+        ChildStatus.DETACHED: "An operator cut it loose: it runs on and resumes no one.",
     },
 )
 

@@ -70,6 +70,10 @@ class RunFilter:
         "needsAttention: true).",
     )
 
+    parent: strawberry.ID | None = strawberry.field(
+        default=None, description="Only the child runs of this run (its global id)."
+    )
+
     def to_filter(self) -> CoreRunFilter:
         if self.version is not None and self.workflow is None:
             raise errors.ValidationError(
@@ -90,6 +94,7 @@ class RunFilter:
             # The ages and workflows the needs-attention list judges by: the service's to set.
             attention_windows=None,
             attention_workflows=None,
+            parent=relay.local_id(self.parent, "Run", "parent") if self.parent else None,
         )
 
 

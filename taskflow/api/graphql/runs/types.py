@@ -34,6 +34,7 @@ from taskflow.service.slots import views
 
 if TYPE_CHECKING:
     from taskflow.api.graphql.clocks.timers import Timer
+    from taskflow.api.graphql.compose.children import RunChild
     from taskflow.api.graphql.reports.reports import RunLeadTime
     from taskflow.api.graphql.steps.steps import Step
 
@@ -185,6 +186,26 @@ class RunType(relay.Node):
         from taskflow.api.graphql.steps import steps
 
         return await steps.steps_of_run(info, self.local_id)
+
+    @strawberry.field(
+        description="The child runs it started, by label, oldest first (docs/composition.md)."
+    )
+    async def children(
+        self, info: Info
+    ) -> list[Annotated[RunChild, strawberry.lazy("taskflow.api.graphql.compose.children")]]:
+        from taskflow.api.graphql.compose import children
+
+        return await children.children_of_run(info, self.local_id)
+
+    @strawberry.field(
+        description="The run that started this one as a child; null when none started it, "
+        "or when you may not read that run."
+    )
+    async def parent(self, info: Info) -> RunType | None:
+        from taskflow.api.graphql.compose import children
+
+        found: RunType | None = await children.parent_of_run(info, self.local_id)
+        return found
 
     @strawberry.field(description="The manual moves of its state, with guards and checklists.")
     async def moves(self, info: Info) -> list[MoveOption]:

@@ -109,6 +109,15 @@ class Card:
     subject: Subject = strawberry.field(description="The tracked entity.")
     slots: list[SlotType] = strawberry.field(description="Its live slots (pending, open, claimed).")
     moves: list[MoveOption] = strawberry.field(description="Its manual moves as they stand now.")
+    child_progress: ChildProgress | None = strawberry.field(
+        description="How many of the child runs it started have ended (null: it started none)."
+    )
+
+
+@strawberry.type(description="Child runs of a board card's run: done of total.")
+class ChildProgress:
+    done: int = strawberry.field(description="Children that ended.")
+    total: int = strawberry.field(description="Children it started (or is starting).")
 
 
 async def _inbox_page(
@@ -139,6 +148,11 @@ def card_of(services: Services, me: Principal, card: views.Card) -> Card:
             for s in card.slots
         ],
         moves=move_options(views.moves_for(services, me, card.run, card.slots)),
+        child_progress=(
+            ChildProgress(done=card.children[0], total=card.children[1])
+            if card.children[1]
+            else None
+        ),
     )
 
 

@@ -13,7 +13,7 @@ from typing import Final
 from taskflow.core.definition import budgets as bu
 from taskflow.core.definition import events as ev
 from taskflow.core.definition import owning
-from taskflow.core.definition.checks import migration_checks, step_checks
+from taskflow.core.definition.checks import child_checks, migration_checks, step_checks
 from taskflow.core.definition.checks.problems import DefinitionError, Problem
 from taskflow.core.definition.checks.slot_checks import SlotChecker
 from taskflow.core.definition.conditions import expr as ex
@@ -23,8 +23,8 @@ from taskflow.core.operate import retention
 
 _NAME: Final = re.compile(r"^[a-z][a-z0-9_-]*$")
 #: What routes and completion rules may read (``result``: what automatic steps returned;
-#: ``actor``: who acted).
-ROUTE_ROOTS: Final = ("subject", "payload", "result", "actor")
+#: ``child``: how child runs ended; ``actor``: who acted).
+ROUTE_ROOTS: Final = ("subject", "payload", "result", "child", "actor")
 #: What move guards and preconditions may read.
 GUARD_ROOTS: Final = ("subject", "payload", "principal", "actor")
 
@@ -165,6 +165,8 @@ class _Checker(SlotChecker):
         for route in st.routes:
             self.target(where, "a route", route.to)
             self.condition(where, f"the route to {route.to!r}", route.when, ROUTE_ROOTS)
+        for catch in st.catch:
+            self.condition(where, f"the catch to {catch.to!r}", catch.when, ROUTE_ROOTS)
         for move in st.moves:
             self.target(f"{where} / move {move.name!r}", "the move", move.to)
             mwhere = f"{where} / move {move.name!r}"
@@ -314,6 +316,7 @@ def problems(
     return (
         _Checker(definition, known_calendars).run()
         + migration_checks.problems(definition)
+        + child_checks.problems(definition)
         + owning.problems(definition)
     )
 

@@ -2,13 +2,13 @@
 
 A definition never holds lambdas for its rules: ``subject.amount > 1000`` builds
 a small tree that the engine can evaluate, render to JSON, show to people and
-check when the definition loads. Six symbols start every path:
+check when the definition loads. Seven symbols start every path:
 
 - ``subject``: the tracked entity's attributes (``subject.amount``);
 - ``payload``: payloads deposited so far, per slot name (``payload.review.decision``);
 - ``principal``: the acting principal (``principal.id``, ``principal.roles``);
 - ``item``: the element of a ``foreach`` slot (``item`` or ``item.kind``);
-- ``result``: what automatic steps returned, per state name;
+- ``result`` and ``child``: what automatic steps returned, how child runs ended;
 - ``actor``: who acted (``actor.login``, ``actor.roles``, ``actor.kind``), in routes,
   completion rules, guards and preconditions (``core/definition/actors.py``).
 
@@ -116,6 +116,8 @@ class Env:
     item: Any = MISSING
     #: What automatic steps returned, keyed by state name (docs/automatic-steps.md).
     result: Mapping[str, Any] = field(default_factory=dict)
+    #: The outcomes of child runs, keyed by label (docs/composition.md).
+    child: Mapping[str, Any] = field(default_factory=dict)
     #: Who acted (``actor.login``, ``actor.roles``, ``actor.kind``: core/definition/actors.py).
     actor: Any = MISSING
 

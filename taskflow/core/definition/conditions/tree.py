@@ -15,7 +15,7 @@ from typing import Any, Final
 
 from taskflow.core.definition.checks import problems
 
-ROOTS: Final = ("subject", "payload", "principal", "item", "result", "actor")
+ROOTS: Final = ("subject", "payload", "principal", "item", "result", "child", "actor")
 NO_TRUTH_VALUE: Final = "combine conditions with & | ~ (not and/or/not), and parenthesise \
 comparisons: (subject.a > 1) & (subject.b == 'x')"
 PLAIN_VALUES: Final = "use strings, numbers, booleans, None or lists of them (write dates as \

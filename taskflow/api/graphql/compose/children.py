@@ -1,0 +1,74 @@
+"""``Run.children`` and ``Run.parent``: a run's child runs by label, and its parent run."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated, Any, cast
+
+import strawberry
+from strawberry.scalars import JSON
+
+from taskflow.api.graphql.common.context import Info, caller, checked
+from taskflow.api.graphql.common.enums import ChildStatus
+from taskflow.service.compose import reading
+
+if TYPE_CHECKING:
+    from taskflow.api.graphql.runs.types import RunType
+
+
+@strawberry.type(name="RunChild", description="A child run its parent started under a label.")
+class RunChild:
+    label: str = strawberry.field(description="The label the parent's definition gives it.")
+    workflow: str = strawberry.field(description="The child's workflow.")
+    awaited: bool = strawberry.field(
+        description="True: the parent waits for it; false: started bare (fire and forget)."
+    )
+    status: ChildStatus = strawberry.field(description="Where it stands for its parent.")
+    state: str = strawberry.field(description="The parent's state that started it.")
+    outcome: JSON | None = strawberry.field(
+        description='How it ended, as the parent reads it (child("<label>")): state, '
+        "status, failure (a kind, or null), reason, result; null until it ended."
+    )
+    child_id: strawberry.Private[str | None]
+
+    @strawberry.field(
+        description="The child run; null until it started, or when you may not read it "
+        "(powers are per workflow)."
+    )
+    async def run(
+        self, info: Info
+    ) -> Annotated[RunType, strawberry.lazy("taskflow.api.graphql.runs.types")] | None:
+        if self.child_id is None:
+            return None
+        found: RunType | None = await (await info.context.run_loader(info)).load(self.child_id)
+        return found
+
+    @classmethod
+    def of(cls, row: reading.ChildRow) -> RunChild:
+        return cls(
+            label=row.label,
+            workflow=row.workflow,
+            awaited=row.awaited,
+            status=ChildStatus(row.status),
+            state=row.state,
+            outcome=cast(JSON, row.outcome),
+            child_id=row.child,
+        )
+
+
+async def children_of_run(info: Info, run_id: str) -> list[RunChild]:
+    """``Run.children``: the run's children, oldest first."""
+    found = await reading.children_of(
+        info.context.services, await caller(info), run_id, await checked(info)
+    )
+    return [RunChild.of(r) for r in found]
+
+
+async def parent_of_run(info: Info, run_id: str) -> Any:
+    """``Run.parent``: the run that started this one as a child (null when none, or when you
+    may not read it)."""
+    found = await reading.parent_of(
+        info.context.services, await caller(info), run_id, await checked(info)
+    )
+    if found is None:
+        return None
+    return await (await info.context.run_loader(info)).load(found.parent)

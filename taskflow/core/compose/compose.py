@@ -1,0 +1,178 @@
+"""What child runs do to their parent: pure decisions (docs/composition.md).
+
+A state with children makes one ``run_child`` row per child when the run enters it
+(:func:`due_children`, written by the unit of work that enters the state, keyed by
+parent, visit and label so planning it again adds nothing). The worker starts the
+child; when the child ends, the worker reads its outcome (:func:`ended`) and resumes the
+parent once (:func:`resumed`): the outcome is kept on the parent under its label, a
+failure is caught by the state's ``catch`` or cancels the parent, and otherwise the
+state's routes are taken when every awaited child is back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from taskflow.core.definition import children as ch
+from taskflow.core.definition.conditions import expr as ex
+from taskflow.core.definition.workflow import Definition
+from taskflow.core.runs import states
+from taskflow.core.runs.decision import Decision, NewId
+from taskflow.core.runs.model import ACTIVE, RUN_CANCELLED, Outcome, RunView, SlotView
+from taskflow.core.runs.statuses import ChildStatus
+
+#: ``run_child.status`` (``statuses.ChildStatus``).
+STARTING, LIVE, CANCELLING, ENDED, SETTLED, DETACHED = tuple(ChildStatus)
+#: Where a run cancelled by an uncaught child failure keeps that failure's kind.
+FAILED_KEY = "@failed"
+#: The statuses of a child still in flight (the metric, the board's progress).
+IN_FLIGHT = (STARTING, LIVE, CANCELLING, ENDED)
+
+
+@dataclass(frozen=True)
+class DueChild:
+    """A ``run_child`` row to add (a key that exists adds nothing)."""
+
+    key: str
+    parent: str
+    visit: int
+    state: str
+    label: str
+    workflow: str
+    awaited: bool
+    subject: Mapping[str, Any]
+
+
+def due_children(definition: Definition, run: RunView) -> list[DueChild]:
+    """The child rows of the current state, for the visit the run just entered (none when
+    the run is not active or the state starts no child)."""
+    if run.status != ACTIVE:
+        return []
+    state = definition.state(run.state)
+    return [
+        DueChild(
+            f"{run.id}:{run.visit}:{c.label}",
+            run.id,
+            run.visit,
+            run.state,
+            c.label,
+            c.workflow,
+            c.awaited,
+            c.subject_spec(run.subject),
+        )
+        for c in state.children
+    ]
+
+
+def ended(
+    definition: Definition, run: RunView, slots: Iterable[SlotView], *, reason: str | None
+) -> dict[str, Any]:
+    """A child's outcome as its parent reads it: ``run``, ``state``, ``status``, ``failure``
+    (a kind, or None), ``reason`` and ``result`` (the document its workflow declares,
+    evaluated on the child as it ended)."""
+    failure: str | None
+    if run.status == RUN_CANCELLED:
+        # A run cancelled by its own child's uncaught failure fails the same way.
+        failure = str(run.results.get(FAILED_KEY) or ch.CANCELLED)
+    else:
+        failure = (
+            ch.failure_kind(definition.state(run.state).failure)
+            if definition.has_state(run.state)
+            else None
+        )
+    env = Decision(definition, run, slots, now=run.state_entered_at, actor=None, new_id=str).env()
+    result = {}
+    for name, given in definition.result:
+        value = ex.value_of(given, env) if isinstance(given, ex.Expr) else given
+        result[name] = None if value is ex.MISSING else value
+    return {
+        "run": run.id,
+        "workflow": run.workflow,
+        "state": run.state,
+        "status": str(run.status),
+        "failure": failure,
+        "reason": reason if failure else None,
+        "result": result,
+    }
+
+
+def refused(workflow: str, reason: str) -> dict[str, Any]:
+    """The outcome of a child that could not be started (failure kind ``refused``)."""
+    return {
+        "run": None,
+        "workflow": workflow,
+        "state": None,
+        "status": "refused",
+        "failure": ch.REFUSED,
+        "reason": reason,
+        "result": {},
+    }
+
+
+def ended_details(label: str, outcome: Mapping[str, Any]) -> dict[str, Any]:
+    """The details of a ``child.ended`` line (and of the ``run.child_ended`` event)."""
+    return {
+        "label": label,
+        "child_run": outcome.get("run"),
+        "child_workflow": outcome.get("workflow"),
+        "state": outcome.get("state"),
+        "status": outcome.get("status"),
+        "failure": outcome.get("failure"),
+    }
+
+
+def current(run: RunView, state: str, visit: int) -> bool:
+    """Whether the parent still waits in the visit of ``state`` a child row belongs to."""
+    return run.status == ACTIVE and run.state == state and run.visit == visit
+
+
+def resumed(
+    definition: Definition,
+    run: RunView,
+    slots: Iterable[SlotView],
+    *,
+    label: str,
+    outcome: Mapping[str, Any],
+    now: datetime,
+    new_id: NewId,
+) -> Outcome:
+    """The child under ``label`` ended with ``outcome``: keep it on the parent; a failure
+    goes to the first catch that takes it or, uncaught, cancels the parent; otherwise the
+    state settles (its routes are taken once every awaited child is back)."""
+    decision = Decision(definition, run, slots, now=now, actor="system", new_id=new_id)
+    decision.require_active()
+    kept = {**ch.outcomes(run.results), label: {**outcome, "visit": run.visit}}
+    decision.set_run(results={**run.results, ch.RESULTS_KEY: kept})
+    kind = outcome.get("failure")
+    decision.log(
+        "child.ended",
+        reason=f"child {label!r} ended in {outcome.get('state') or outcome.get('status')}"
+        + (f" ({kind}: {outcome.get('reason')})" if kind else ""),
+        **ended_details(label, outcome),
+    )
+    if not kind:
+        states.settle(decision)
+        return decision.outcome()
+    env = decision.env()
+    catch = next((c for c in decision.state.catch if c.takes(label, str(kind), env)), None)
+    if catch is not None:
+        why = f"caught {kind} of child {label!r}"
+        decision.log("child.caught", reason=why, label=label, failure=kind, to=catch.to)
+        states.transition(decision, catch.to, reason=why, via="catch")
+        states.settle(decision)
+        return decision.outcome()
+    why = f"uncaught {kind} of child {label!r}: {outcome.get('reason') or 'no reason given'}"
+    decision.log("child.uncaught", reason=why, label=label, failure=kind)
+    decision.set_run(results={**decision.run.results, FAILED_KEY: kind})
+    decision.cancel_live(reason=f"the run was cancelled: {why}")
+    decision.set_run(status=RUN_CANCELLED, ended_at=now)
+    decision.log("run.cancelled", reason=why)
+    return decision.outcome()
+
+
+def cause(parent_id: str, reason: str | None) -> str:
+    """The reason a child cancelled with its parent gives on its timeline."""
+    return f"its parent run {parent_id} was cancelled: {reason or 'no reason given'}"

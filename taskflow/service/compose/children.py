@@ -1,0 +1,226 @@
+"""The worker's lane for child runs (docs/composition.md).
+
+Each ``run_child`` row a worker has to act on is handled in a transaction of its own, in
+the lock order: the parent's run, its live slots, then the row (``FOR UPDATE``), whose
+status is read again under those locks, so two workers never act on one row twice:
+
+- ``starting``: start the child run on its workflow's current version (or record why it
+  could not start: an awaited child that cannot start fails with kind ``refused``);
+- ``cancelling``: the parent was cancelled; cancel the child, naming the cause (its own
+  children follow the same way, through their rows);
+- ``ended``: the child ended (the trigger noted it in the child's own statement); read its
+  outcome and resume the parent once, or note it when the parent no longer waits.
+
+The row is settled in the same transaction as what it caused: a worker killed anywhere
+leaves the row as it was, and the next pass does the work once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from taskflow import errors
+from taskflow.core.compose import compose
+from taskflow.core.definition import actors, owning
+from taskflow.core.runs import engine, refusals
+from taskflow.core.runs.model import RUN_CANCELLED, AuditEntry
+from taskflow.service.clocks import deadlines
+from taskflow.service.common import retry
+from taskflow.service.common.container import Services
+from taskflow.service.runs import decisions, ids, persist, runs, starting
+from taskflow.store.common import db, locks
+from taskflow.store.compose import children as rows
+from taskflow.store.runs import runs as run_rows
+
+#: Rows taken per pass.
+BATCH = 100
+#: Who acts when the engine resumes or cancels a run for its child or parent.
+SYSTEM = "system"
+
+
+async def run_due(services: Services, batch: int = BATCH) -> int:
+    """Act on up to ``batch`` rows due; returns how many were acted on."""
+    async with services.db.connection() as conn:
+        due = await rows.due(conn, batch)
+    done = 0
+    for row_id, parent in due:
+        done += await retry.run(services, "a child run", _acting(services, row_id, parent))
+    return done
+
+
+def _acting(services: Services, row_id: int, parent_id: str) -> Callable[[], Awaitable[int]]:
+    return lambda: _act(services, row_id, parent_id)
+
+
+async def in_flight(services: Services) -> int:
+    """Children started or to start and not settled (the gauge)."""
+    async with services.db.connection() as conn:
+        return await rows.in_flight(conn)
+
+
+@dataclass(frozen=True)
+class _Job:
+    """One row to act on, with what every step of it needs: the parent's run is locked."""
+
+    services: Services
+    conn: db.Connection
+    parent: run_rows.RunRow
+    row: rows.ChildRow
+    now: datetime
+
+    async def line(self, run_id: str, kind: str, reason: str, **details: Any) -> None:
+        """A timeline line of the system's on ``run_id`` (the parent, or the child after it)."""
+        entry = AuditEntry(kind, self.now, SYSTEM, None, reason, details)
+        await persist.audit(self.conn, run_id, entry)
+
+    async def settle(self, outcome: Mapping[str, Any] | None) -> None:
+        await rows.settled(self.conn, self.row.id, outcome, self.now)
+
+
+async def _act(services: Services, row_id: int, parent_id: str) -> int:
+    async with services.db.transaction() as conn:
+        parent = await run_rows.get_run(conn, parent_id, lock=True)
+        if parent is None:
+            return 0
+        await locks.lock_live_slots(conn, [parent_id])
+        row = await rows.lock(conn, row_id)
+        now = services.clock.now()
+        if row is None:
+            return 0
+        job = _Job(services, conn, parent, row, now)
+        if row.status == compose.STARTING:
+            await _start(job)
+        elif row.status == compose.CANCELLING:
+            await _cancel(job)
+        elif row.status == compose.ENDED:
+            await _ended(job)
+        else:
+            return 0  # another worker got there first
+        return 1
+
+
+async def _start(job: _Job) -> None:
+    parent, row = job.parent, job.row
+    if not compose.current(parent.view, row.state, row.visit):
+        reason = "the parent left the state before the child started"
+        await job.settle({"state": None, "failure": None, "reason": reason})
+        return
+    try:
+        async with job.conn.transaction():  # a refusal leaves nothing of the attempt behind
+            started = await _begin(job)
+    except (refusals.Refusal, errors.ValidationError, errors.NotFound) as refusal:
+        await _refused(job, refusal.message)
+        return
+    child = started.run.view.id
+    await rows.started(job.conn, row.id, child, job.now)
+    why = f"started child {row.label!r}: {row.workflow} run {child}"
+    await job.line(
+        parent.view.id,
+        "child.started",
+        why,
+        label=row.label,
+        child_run=child,
+        child_workflow=row.workflow,
+    )
+    await job.line(
+        child,
+        "run.parent",
+        f"started by {parent.view.workflow} run {parent.view.id} as {row.label!r}",
+        label=row.label,
+        parent_run=parent.view.id,
+        workflow=parent.view.workflow,
+    )
+
+
+async def _begin(job: _Job) -> starting.Started:
+    """Start the child on its workflow's current version, on the subject the row names, as
+    ``startRun`` would (``starting.begin``): the system acts (``ctx.actor``), the parent's
+    starter is recorded as the child's. Attributes writing the field a workflow owns on the
+    child's subject type are refused (``OwnedField``), as ``upsertSubject`` refuses them."""
+    parent, row = job.parent, job.row
+    definition = job.services.catalog.get(row.workflow)
+    spec: Mapping[str, Any] = row.subject
+    external = spec.get("external_id") or parent.subject.external_id
+    same = definition.tracks == parent.subject.type and external == parent.subject.external_id
+    given = spec.get("attributes")
+    attributes = dict(parent.view.subject if same or given is None else given)
+    owning.check_writes(job.services.catalog.owners.get(definition.tracks), attributes)
+    starter = starting.Starter(actors.SYSTEM_ACTOR, parent.started_by or SYSTEM)
+    sent = (definition.tracks, str(external), attributes)
+    return await starting.begin(job.services, job.conn, definition, starter, sent, None, job.now)
+
+
+async def _refused(job: _Job, message: str) -> None:
+    row = job.row
+    outcome = compose.refused(row.workflow, message)
+    why = f"child {row.label!r} could not start: {message}"
+    await job.line(
+        job.parent.view.id, "child.refused", why, label=row.label, child_workflow=row.workflow
+    )
+    if row.awaited:
+        await _resume(job, outcome)
+    await job.settle(outcome)
+
+
+async def _cancel(job: _Job) -> None:
+    row = job.row
+    if job.parent.view.status == RUN_CANCELLED:
+        reason = compose.cause(row.parent, await rows.cancel_reason(job.conn, row.parent))
+    else:
+        reason = f"its parent run {row.parent} left {row.state} and no longer waits for it"
+    if row.child is not None:
+        with contextlib.suppress(refusals.RunNotActive):  # it ended first: its end stands
+            await runs.decide(
+                job.services,
+                job.conn,
+                row.child,
+                decisions.made(engine.cancel, reason=reason, actor=SYSTEM),
+                now=job.now,
+            )
+    await job.settle(None)
+
+
+async def _ended(job: _Job) -> None:
+    row, conn, catalog = job.row, job.conn, job.services.catalog
+    child = await run_rows.get_run(conn, row.child) if row.child is not None else None
+    if child is None:
+        await job.settle(None)
+        return
+    definition = catalog.for_reading(child.view.workflow, child.view.definition_version)
+    reason = None
+    if child.view.status == RUN_CANCELLED:
+        reason = await rows.cancel_reason(conn, child.view.id)
+    slots = await deadlines.load_slots(conn, child.view.id)
+    if definition is None:  # a version nobody recorded: no failure marks, no result
+        definition = dataclasses.replace(catalog.get(child.view.workflow), result=())
+    outcome = compose.ended(definition, child.view, slots, reason=reason)
+    if row.awaited and compose.current(job.parent.view, row.state, row.visit):
+        await _resume(job, outcome)
+    else:
+        why = "started bare" if not row.awaited else "the parent no longer waits for it"
+        await job.line(
+            job.parent.view.id,
+            "child.ended",
+            f"child {row.label!r} ended in {outcome['state']} ({why})",
+            **compose.ended_details(row.label, outcome),
+        )
+    await job.settle(outcome)
+
+
+async def _resume(job: _Job, outcome: Mapping[str, Any]) -> None:
+    """Resume the parent (held by the caller) with the child's outcome: one decision."""
+    label = job.row.label
+    await runs.decide(
+        job.services,
+        job.conn,
+        job.row.parent,
+        lambda definition, run, slots, at: compose.resumed(
+            definition, run.view, slots, label=label, outcome=outcome, now=at, new_id=ids.new_id
+        ),
+        now=job.now,
+    )

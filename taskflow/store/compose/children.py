@@ -1,0 +1,142 @@
+"""The ``run_child`` rows (docs/composition.md): written with the decision that enters a
+state with children, taken by the worker, read by the API. Statements: ``children.sql``."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from taskflow.core.compose import compose
+from taskflow.store.common import db, sql
+
+SQL = sql.statements("compose/children")
+
+
+@dataclass(frozen=True)
+class ChildRow:
+    """One child of a parent run, as stored."""
+
+    id: int
+    key: str
+    parent: str
+    child: str | None
+    visit: int
+    state: str
+    label: str
+    workflow: str
+    awaited: bool
+    status: str
+    created_at: datetime
+    updated_at: datetime
+    subject: Mapping[str, Any] = field(default_factory=dict)
+    outcome: Mapping[str, Any] | None = None
+
+
+def _row(record: Any) -> ChildRow:
+    return db.record_as(ChildRow, record)
+
+
+async def enqueue_many(
+    conn: db.Connection, children: Sequence[compose.DueChild], now: datetime
+) -> None:
+    """Add the rows of children to start (keys that exist add nothing)."""
+    if children:
+        await conn.execute(
+            SQL["enqueue_many"],
+            [c.key for c in children],
+            [uuid.UUID(c.parent) for c in children],
+            [c.visit for c in children],
+            [c.state for c in children],
+            [c.label for c in children],
+            [c.workflow for c in children],
+            [c.awaited for c in children],
+            [json.dumps(dict(c.subject)) for c in children],
+            now,
+        )
+
+
+async def cancel_left(
+    conn: db.Connection, runs: Sequence[tuple[str, int, str]], now: datetime
+) -> None:
+    """Mark the awaited children of the visits these runs (id, visit, status as now written)
+    left for the worker to cancel, and drop those not started (the caller holds the runs)."""
+    if runs:
+        await conn.execute(
+            SQL["cancel_left"],
+            [uuid.UUID(r) for r, _, _ in runs],
+            [v for _, v, _ in runs],
+            [s for _, _, s in runs],
+            now,
+        )
+
+
+async def rename(
+    conn: db.Connection, run_id: str, visit: int, state: str, labels: Mapping[str, str]
+) -> None:
+    """A migrated run stays: its children of this visit follow the state's and labels' names."""
+    await conn.execute(
+        SQL["rename"], uuid.UUID(run_id), visit, state, list(labels), list(labels.values())
+    )
+
+
+async def due(conn: db.Connection, limit: int) -> list[tuple[int, str]]:
+    """(row id, parent run id) of up to ``limit`` rows a worker has to act on."""
+    return [(r["id"], str(r["parent"])) for r in await conn.fetch(SQL["due"], limit)]
+
+
+async def lock(conn: db.Connection, row_id: int) -> ChildRow | None:
+    """The row, locked (the caller holds its parent's run first)."""
+    found = await conn.fetchrow(SQL["lock"], row_id)
+    return None if found is None else _row(found)
+
+
+async def started(conn: db.Connection, row_id: int, child: str, now: datetime) -> None:
+    """The row's child run started."""
+    await conn.execute(SQL["started"], row_id, uuid.UUID(child), now)
+
+
+async def settled(
+    conn: db.Connection, row_id: int, outcome: Mapping[str, Any] | None, now: datetime
+) -> None:
+    """The row is done with, keeping ``outcome`` (None: the one it has)."""
+    await conn.execute(
+        SQL["settled"], row_id, json.dumps(dict(outcome)) if outcome is not None else None, now
+    )
+
+
+async def of_parents(conn: db.Connection, parents: Sequence[str]) -> list[ChildRow]:
+    """The children of these runs, in the order they were made."""
+    rows = await conn.fetch(SQL["of_parents"], [uuid.UUID(p) for p in parents])
+    return [_row(r) for r in rows]
+
+
+async def parents_of(conn: db.Connection, children: Sequence[str]) -> list[ChildRow]:
+    """The rows that name these runs as children."""
+    rows = await conn.fetch(SQL["parents_of"], [uuid.UUID(c) for c in children])
+    return [_row(r) for r in rows]
+
+
+async def detach(conn: db.Connection, child: str, now: datetime) -> tuple[str, str] | None:
+    """Cut the running child loose: (parent id, label), or None when it has no live parent."""
+    found = await conn.fetchrow(SQL["detach"], uuid.UUID(child), now)
+    return None if found is None else (str(found["parent"]), found["label"])
+
+
+async def cancel_reason(conn: db.Connection, run_id: str) -> str | None:
+    """Why the run was cancelled (its last ``run.cancelled`` line), if it was."""
+    value = await conn.fetchval(SQL["cancel_reason"], uuid.UUID(run_id))
+    return None if value is None else str(value)
+
+
+async def in_flight(conn: db.Connection) -> int:
+    """How many children are started or to start and not settled."""
+    return int(await conn.fetchval(SQL["in_flight"]))
+
+
+#: The trigger that notes a run's end on its child rows (``schema_extras``, the migration).
+FUNCTION = ("run_child_on_end", SQL["on_end_function"])
+TRIGGER = ("run_child_on_end", SQL["on_end_trigger"])

@@ -1,0 +1,139 @@
+-- Child runs (store/compose/children.py, docs/composition.md): the run_child rows, what the
+-- worker takes, and the trigger that notes a child's end in the child's own statement.
+
+-- name: enqueue_many
+-- Children to start, a batch at once: keys $1, parents $2, visits $3, states $4, labels $5,
+-- workflows $6, awaited $7, subjects $8 (JSON text), at $9. A key that exists adds nothing.
+INSERT INTO run_child (key, parent, visit, state, label, workflow, awaited, status, subject,
+                       created_at, updated_at)
+SELECT u.key, u.parent, u.visit, u.state, u.label, u.workflow, u.awaited, 'starting',
+       u.subject::jsonb, $9, $9
+FROM unnest($1::text[], $2::uuid[], $3::int[], $4::text[], $5::text[], $6::text[],
+            $7::boolean[], $8::text[]) AS u(key, parent, visit, state, label, workflow,
+                                              awaited, subject)
+ON CONFLICT (key) DO NOTHING
+
+-- name: cancel_left
+-- Runs $1 are now at visit $2 with status $3 (at $4): the awaited children of a visit they
+-- left are to be cancelled by the worker (bare children run on unless the run was
+-- cancelled: the trigger sees to that); children of a left visit not started never start.
+WITH live AS (
+    UPDATE run_child rc SET status = 'cancelling', updated_at = $4
+    FROM unnest($1::uuid[], $2::int[], $3::text[]) AS u(run, visit, status)
+    WHERE rc.parent = u.run AND rc.status = 'live' AND rc.awaited
+      AND (rc.visit <> u.visit OR u.status <> 'active')
+    RETURNING rc.id
+), unstarted AS (
+    UPDATE run_child rc SET status = 'settled', updated_at = $4,
+           outcome = jsonb_build_object('state', NULL, 'failure', NULL,
+                                        'reason', 'the parent left the state first')
+    FROM unnest($1::uuid[], $2::int[], $3::text[]) AS u(run, visit, status)
+    WHERE rc.parent = u.run AND rc.status = 'starting'
+      AND (rc.visit <> u.visit OR u.status <> 'active')
+    RETURNING rc.id
+)
+-- The workers are woken when a child is to be cancelled (at commit).
+SELECT pg_notify('taskflow_timers', '')
+FROM (SELECT (SELECT count(*) FROM live) + (SELECT count(*) FROM unstarted) AS n) c
+WHERE c.n > 0
+
+-- name: rename
+-- Run $1 migrated, staying at visit $2 in state $3: its children of that visit take the
+-- labels $5 for $4 (old, new pairs), and the state's new name; their keys follow the label,
+-- so the new version's state does not start them again.
+UPDATE run_child rc SET state = $3, label = m.label,
+       key = rc.parent::text || ':' || rc.visit::text || ':' || m.label
+FROM (SELECT r.id, coalesce((SELECT u.new FROM unnest($4::text[], $5::text[]) AS u(old, new)
+                             WHERE u.old = r.label), r.label) AS label
+      FROM run_child r WHERE r.parent = $1 AND r.visit = $2) m
+WHERE rc.id = m.id
+
+-- name: due
+-- Up to $1 rows the worker has to act on (start, cancel, resume the parent), oldest first,
+-- with their parents: read without a lock (the worker locks the parent, then the row).
+SELECT rc.id, rc.parent FROM run_child rc
+WHERE rc.status IN ('starting', 'cancelling', 'ended')
+ORDER BY id LIMIT $1
+
+-- name: lock
+-- The row $1, locked (its parent's run is locked first: the lock order).
+SELECT id, key, parent, child, visit, state, label, workflow, awaited, status, subject,
+       outcome, created_at, updated_at
+FROM run_child WHERE id = $1 FOR UPDATE
+
+-- name: started
+-- Row $1's child run $2 started at $3.
+UPDATE run_child rc SET status = 'live', child = $2, updated_at = $3 WHERE rc.id = $1
+
+-- name: settled
+-- Row $1 done with at $3; $2 the outcome the parent read (JSON text, or null).
+UPDATE run_child rc SET status = 'settled', outcome = coalesce($2::text::jsonb, rc.outcome),
+       updated_at = $3
+WHERE rc.id = $1
+
+-- name: of_parents
+-- The children of runs $1, in the order they were made.
+SELECT id, key, parent, child, visit, state, label, workflow, awaited, status, subject,
+       outcome, created_at, updated_at
+FROM run_child WHERE parent = ANY($1::uuid[]) ORDER BY parent, id
+
+-- name: parents_of
+-- The parent rows of child runs $1.
+SELECT id, key, parent, child, visit, state, label, workflow, awaited, status, subject,
+       outcome, created_at, updated_at
+FROM run_child WHERE child = ANY($1::uuid[])
+
+-- name: detach
+-- Cut child run $1 loose from its parent at $2 (only while it runs): its end resumes no one
+-- and its parent's cancel does not reach it. Returns the row as it was.
+UPDATE run_child rc SET status = 'detached', updated_at = $2
+WHERE rc.child = $1 AND rc.status IN ('live', 'cancelling')
+RETURNING id, parent, label
+
+-- name: cancel_reason
+-- Why run $1 was cancelled: its last run.cancelled line.
+SELECT reason FROM audit_event WHERE run = $1 AND kind = 'run.cancelled'
+ORDER BY id DESC LIMIT 1
+
+-- name: in_flight
+-- Children started or to start and not settled: the gauge taskflow_children_in_flight.
+SELECT count(*) FROM run_child rc
+WHERE rc.status IN ('starting', 'live', 'cancelling', 'ended')
+
+-- name: on_end_function
+-- The trigger function (migration 2026-12-04T08:10): a run that stops being active, in the
+-- statement that ends it. As a child, its row is marked ended for the worker to resume the
+-- parent (once, under the parent's lock); as a cancelled parent, its live children are
+-- marked cancelling for the worker to cancel, and those not started yet never start.
+CREATE FUNCTION run_child_on_end() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  touched integer := 0;
+  n integer;
+BEGIN
+  UPDATE run_child rc SET status = 'ended', updated_at = coalesce(NEW.ended_at, now())
+   WHERE rc.child = NEW.id AND rc.status IN ('live', 'cancelling');
+  GET DIAGNOSTICS n = ROW_COUNT;
+  touched := touched + n;
+  IF NEW.status = 'cancelled' THEN
+    UPDATE run_child rc SET status = 'cancelling', updated_at = coalesce(NEW.ended_at, now())
+     WHERE rc.parent = NEW.id AND rc.status = 'live';
+    GET DIAGNOSTICS n = ROW_COUNT;
+    touched := touched + n;
+    UPDATE run_child rc SET status = 'settled', updated_at = coalesce(NEW.ended_at, now()),
+           outcome = jsonb_build_object('state', NULL, 'failure', NULL,
+                                        'reason', 'the parent run was cancelled first')
+     WHERE rc.parent = NEW.id AND rc.status = 'starting';
+  END IF;
+  IF touched > 0 THEN
+    PERFORM pg_notify('taskflow_timers', '');
+  END IF;
+  RETURN NULL;
+END
+$$
+
+-- name: on_end_trigger
+-- Every writer that ends a run (use cases, the worker's batches) updates its row: the
+-- child's end is noted in the same transaction, whoever wrote it.
+CREATE TRIGGER run_child_on_end AFTER UPDATE OF status ON run
+FOR EACH ROW WHEN (OLD.status = 'active' AND NEW.status <> 'active')
+EXECUTE FUNCTION run_child_on_end()
