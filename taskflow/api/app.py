@@ -29,6 +29,7 @@ from taskflow.api.graphql import schema as graphql_schema
 from taskflow.api.graphql.common.context import Context
 from taskflow.api.graphql.runs import types as run_types
 from taskflow.api.graphql.slots import slot_type
+from taskflow.api.mcp import http as mcp_http
 from taskflow.service.common import outage
 from taskflow.service.common.container import Services
 from taskflow.service.reports import metrics
@@ -136,8 +137,11 @@ def create_app(
     if introspection is None:
         introspection = services.settings.introspection if services is not None else dev
     caps = limits or edge.Limits()
+    schema = graphql_schema.build_schema(
+        max_depth=max_depth, introspection=introspection, limits=caps
+    )
     graphql = make_graphql_controller(
-        graphql_schema.build_schema(max_depth=max_depth, introspection=introspection, limits=caps),
+        schema,
         path="/graphql",
         context_getter=_graphql_context,
         graphql_ide="graphiql" if dev else None,
@@ -156,6 +160,8 @@ def create_app(
             *link_pages.ROUTES,
             *report_pages.ROUTES,
             *metrics_page.ROUTES,
+            # The agent tools answer from the same schema (docs/agents.md).
+            mcp_http.route(schema, lambda: _services(app.state)),
             *([graphiql.assets_router()] if dev else []),
         ],
         lifespan=[lifespan],
