@@ -9,13 +9,14 @@ and the refusal's facts.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, ParamSpec
 
+import mcp_types
 from mcp.server.mcpserver import Context as ToolContext
-from mcp.server.mcpserver.exceptions import ToolError
 from strawberry import Schema
 
 from taskflow.api import access_log
@@ -30,9 +31,37 @@ _NAME_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 UNNAMED = "unknown"
 
 
-def refused(code: str, message: str, **facts: Any) -> ToolError:
-    """The tool error answering a refusal: its code, its words and its facts, as JSON."""
-    return ToolError(json.dumps({"code": code, "message": message, **facts}))
+P = ParamSpec("P")
+
+
+class Refused(Exception):  # control flow inside a tool call, answered by :func:`answered`
+    """A refusal a tool answers as its error: its code, its words and its facts."""
+
+    def __init__(self, code: str, message: str, **facts: Any) -> None:
+        super().__init__(message)
+        self.answer = {"code": code, "message": message, **facts}
+
+
+def refused(code: str, message: str, **facts: Any) -> Refused:
+    """The refusal ``code`` with ``message`` (and the refusal's typed facts)."""
+    return Refused(code, message, **facts)
+
+
+def answered(tool: Callable[P, Awaitable[dict[str, Any]]]) -> Callable[P, Awaitable[Any]]:
+    """``tool`` answering a :class:`Refused` as the protocol's tool error (``isError``), its
+    text exactly the refusal's JSON (the SDK's own tool errors prefix their words)."""
+
+    @functools.wraps(tool)
+    async def call(*args: P.args, **kwargs: P.kwargs) -> Any:
+        try:
+            return await tool(*args, **kwargs)
+        except Refused as exc:
+            text = json.dumps(exc.answer)
+            return mcp_types.CallToolResult(
+                content=[mcp_types.TextContent(type="text", text=text)], is_error=True
+            )
+
+    return call
 
 
 def client_name(ctx: ToolContext[Any, Any]) -> str:

@@ -98,8 +98,16 @@ query SlaReport($from: DateTime!, $to: DateTime, $filter: SlaReportFilter) {
 SLOT_WORKFLOW = "query SlotWorkflow($id: ID!) { slot(id: $id) { workflow } }"
 RUN_WORKFLOW = "query RunWorkflow($id: ID!) { run(id: $id) { workflow steps { id } } }"
 
-_REFUSAL = "__typename ... on Refusal { code message }"
-_SLOT_DONE = "... on SlotSuccess { slot { id status holder version } }"
+#: A refusal's code and words, and the typed facts an agent acts on (what the slot or run is
+#: now, who holds it).
+_REFUSAL = (
+    "__typename ... on Refusal { code message } "
+    "... on StaleVersion { currentVersion currentState }"
+)
+_SLOT_DONE = (
+    "... on SlotSuccess { slot { id status holder version } } "
+    "... on AlreadyClaimed { holder claimedAt }"
+)
 _RUN_DONE = "... on RunSuccess { run { id state status version } }"
 
 

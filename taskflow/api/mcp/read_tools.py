@@ -41,6 +41,7 @@ def register(server: MCPServer[Any], ask: Ask, tools: Any) -> None:
         annotations=READ,
         description="Your inbox: the open slots you may act on now, most urgent first. " + PAYLOADS,
     )
+    @calls.answered
     async def inbox(
         ctx: ToolContext[Any, Any],
         first: int = 25,
@@ -58,6 +59,7 @@ def register(server: MCPServer[Any], ask: Ask, tools: Any) -> None:
         "every live slot of what your grants reach (filter by workflow, team "
         "audience keys, atRisk). " + PAYLOADS,
     )
+    @calls.answered
     async def work(
         ctx: ToolContext[Any, Any],
         workflow: str | None = None,
@@ -80,6 +82,7 @@ def register(server: MCPServer[Any], ask: Ask, tools: Any) -> None:
         description="A workflow's board: one card per run, in "
         "lanes by state, with the moves each may make now. " + PAYLOADS,
     )
+    @calls.answered
     async def board(
         ctx: ToolContext[Any, Any],
         workflow: str,
@@ -100,6 +103,7 @@ def register(server: MCPServer[Any], ask: Ask, tools: Any) -> None:
         "moves, steps, timeline and availableActions: the write tools you may call "
         "on it now, each with the expectedVersion to pass. " + PAYLOADS,
     )
+    @calls.answered
     async def run(
         ctx: ToolContext[Any, Any], runId: str, includePayloads: bool = False
     ) -> dict[str, Any]:
@@ -124,6 +128,7 @@ def register(server: MCPServer[Any], ask: Ask, tools: Any) -> None:
         "steps, stuck runs), oldest first: leads, managers and admins over their "
         "workflows.",
     )
+    @calls.answered
     async def needsAttention(
         ctx: ToolContext[Any, Any],
         workflow: str | None = None,
@@ -140,6 +145,7 @@ def register(server: MCPServer[Any], ask: Ask, tools: Any) -> None:
         "to another (default now): per week, workflow, state and slot, opened, met, "
         "breached and the business-time percentiles (leads and managers).",
     )
+    @calls.answered
     async def slaReport(
         ctx: ToolContext[Any, Any],
         since: str,

@@ -101,6 +101,7 @@ def register(server: MCPServer[Any], tools: Tools) -> None:
         "(slotId, as the run or inbox tool gave it) for yourself. expectedVersion: "
         "the slot's version you read; refused (STALE_VERSION) if it moved.",
     )
+    @calls.answered
     async def claim(
         ctx: ToolContext[Any, Any], slotId: str, expectedVersion: int, reason: str
     ) -> dict[str, Any]:
@@ -112,6 +113,7 @@ def register(server: MCPServer[Any], tools: Tools) -> None:
         description="Put a slot you hold "
         "(or delegate) back in the pool. expectedVersion: the slot's version.",
     )
+    @calls.answered
     async def release(
         ctx: ToolContext[Any, Any], slotId: str, expectedVersion: int, reason: str
     ) -> dict[str, Any]:
@@ -126,6 +128,7 @@ def register(server: MCPServer[Any], tools: Tools) -> None:
         "candidate (to: their principal id), as its holder or a delegate. "
         "expectedVersion: the slot's version.",
     )
+    @calls.answered
     async def assign(
         ctx: ToolContext[Any, Any], slotId: str, to: str, expectedVersion: int, reason: str
     ) -> dict[str, Any]:
@@ -138,6 +141,7 @@ def register(server: MCPServer[Any], tools: Tools) -> None:
         "its event's payload (a JSON object); the run moves on and cannot be moved "
         "back. expectedVersion: the slot's version.",
     )
+    @calls.answered
     async def complete(
         ctx: ToolContext[Any, Any],
         slotId: str,
@@ -162,6 +166,7 @@ def register(server: MCPServer[Any], tools: Tools) -> None:
         "run (runId): it completes the slot waiting for it, or the run keeps it. "
         "expectedVersion: the run's version.",
     )
+    @calls.answered
     async def raiseEvent(
         ctx: ToolContext[Any, Any],
         runId: str,
@@ -187,6 +192,7 @@ def register(server: MCPServer[Any], tools: Tools) -> None:
         "automatic step (stepId) of a run (runId) again, due now (leads, managers, "
         "admins). expectedVersion: the run's version.",
     )
+    @calls.answered
     async def retryStep(
         ctx: ToolContext[Any, Any], runId: str, stepId: str, expectedVersion: int, reason: str
     ) -> dict[str, Any]:
@@ -216,7 +222,7 @@ def _clock_tool(server: MCPServer[Any], tools: Tools, verb: str, pause: bool) ->
         return await _act(tools, ctx, ("run", runId), reason, (document, verb), given)
 
     server.add_tool(
-        clocks,
+        calls.answered(clocks),
         name=verb,
         description=f"{what} clocks of a run's current slots (leads, managers, admins). "
         "expectedVersion: the run's version.",
