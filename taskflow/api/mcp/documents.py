@@ -101,8 +101,7 @@ RUN_WORKFLOW = "query RunWorkflow($id: ID!) { run(id: $id) { workflow steps { id
 #: A refusal's code and words, and the typed facts an agent acts on (what the slot or run is
 #: now, who holds it).
 _REFUSAL = (
-    "__typename ... on Refusal { code message } "
-    "... on StaleVersion { currentVersion currentState }"
+    "__typename ... on Refusal { code message } ... on StaleVersion { currentVersion currentState }"
 )
 _SLOT_DONE = (
     "... on SlotSuccess { slot { id status holder version } } "
