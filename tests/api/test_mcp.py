@@ -234,3 +234,30 @@ async def test_the_endpoint_refuses_a_request_without_a_valid_token(
         )
         assert answer.status_code == 401
         assert answer.headers["www-authenticate"].startswith("Bearer")
+
+
+async def test_a_run_tool_checks_the_runs_version_and_records_the_agent(
+    client: httpx.AsyncClient, services: container.Services, people: dict[str, str]
+) -> None:
+    run_id, _ = await _review(client, people)
+    await principals.set_agent(services, None, "leah", None, allow=True)
+    async with mcp_client.connect(services, people["leah"]) as agent:
+        seen = mcp_client.answer(await agent.call_tool("run", {"runId": run_id}))
+        tools = [a["tool"] for a in seen["availableActions"]]
+        version = seen["version"]
+        asked = {"runId": run_id, "reason": "waiting for the customer"}
+        stale = mcp_client.refusal(
+            await agent.call_tool("pauseClocks", {**asked, "expectedVersion": version - 1})
+        )
+        paused = mcp_client.answer(
+            await agent.call_tool("pauseClocks", {**asked, "expectedVersion": version})
+        )
+    assert seen["agentWrites"] is True
+    assert {"pauseClocks", "resumeClocks"} <= set(tools)
+    assert (stale["code"], stale["currentVersion"]) == ("STALE_VERSION", version)
+    assert paused["run"]["id"] == run_id
+    lines = await w.timeline(client, people["leah"], run_id)
+    mine = [(x["kind"], x["actor"]) for x in lines if x["details"].get("via") == "mcp:test-agent"]
+    # The refusal is on the timeline, as any refused act's (it changed nothing else).
+    assert mine[:2] == [("refused", "leah"), ("clocks.paused", "leah")]
+    assert [x["reason"] for x in lines if x["kind"] == "clocks.paused"] == [asked["reason"]]
