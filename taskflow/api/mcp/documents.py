@@ -11,31 +11,21 @@ _SLOT_ROW = """
         subject { type externalId attributes @include(if: $payloads) }
 """
 
-INBOX = (
-    """
-query Inbox($first: Int, $after: String, $payloads: Boolean!) {
-  inbox(first: $first, after: $after) {
-    totalCount
-    pageInfo { hasNextPage endCursor }
-    edges { node {"""
-    + _SLOT_ROW
-    + """ } }
-  }
-}"""
-)
 
-WORK = (
-    """
-query Work($first: Int, $after: String, $filter: WorkFilter, $payloads: Boolean!) {
-  work(first: $first, after: $after, filter: $filter) {
-    totalCount
-    pageInfo { hasNextPage endCursor }
-    edges { node {"""
-    + _SLOT_ROW
-    + """ } }
-  }
-}"""
-)
+def _slot_page(name: str, root: str, filter_type: str | None) -> str:
+    """A query of one page of slots from ``root`` (inbox, work), optionally filtered."""
+    declared = f", $filter: {filter_type}" if filter_type else ""
+    passed = ", filter: $filter" if filter_type else ""
+    return (
+        f"query {name}($first: Int, $after: String{declared}, $payloads: Boolean!) {{\n"
+        f"  {root}(first: $first, after: $after{passed}) {{\n"
+        "    totalCount\n    pageInfo { hasNextPage endCursor }\n"
+        f"    edges {{ node {{{_SLOT_ROW}}} }}\n  }}\n}}"
+    )
+
+
+INBOX = _slot_page("Inbox", "inbox", None)
+WORK = _slot_page("Work", "work", "WorkFilter")
 
 BOARD = """
 query Board($workflow: String!, $first: Int, $after: String, $payloads: Boolean!) {
