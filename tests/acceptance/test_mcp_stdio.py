@@ -92,3 +92,38 @@ def test_taskflow_mcp_without_a_token_says_what_to_do(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert done.stdout == ""
     assert "TASKFLOW_TOKEN" in done.stderr
+
+
+async def test_an_admin_turns_a_principals_agent_tools_on_and_off_from_the_command_line(
+    services: container.Services, people: dict[str, str], database_url: str, tmp_path: Path
+) -> None:
+    env = worker_env(database_url, tmp_path, TASKFLOW_SECRET_KEYS=TEST_SECRET)
+
+    def agent(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [*TASKFLOW, "principals", "agent", *args],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            cwd=config.PROJECT_ROOT,
+            check=False,
+        )
+
+    on = agent("leah", "--workflow", "expense-approval")
+    after_on = await principals.get(services, "leah")
+    off = agent("leah", "--off")
+    after_off = await principals.get(services, "leah")
+    unknown = agent("nobody")
+    assert on.returncode == 0, on.stderr
+    assert "agent of expense-approval" in on.stdout
+    assert after_on is not None
+    assert [g.as_dict() for g in after_on.powers] == [
+        {"power": "lead", "workflows": ["expense-approval"]},
+        {"power": "agent", "workflows": ["expense-approval"]},
+    ]
+    assert off.returncode == 0, off.stderr
+    assert after_off is not None
+    assert [g.power for g in after_off.powers] == ["lead"]
+    assert unknown.returncode == 1
+    assert "No principal has the id 'nobody'" in unknown.stderr
