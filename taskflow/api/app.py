@@ -25,10 +25,9 @@ from taskflow.api import (
     report_pages,
 )
 from taskflow.api import limits as edge
+from taskflow.api.graphql import request
 from taskflow.api.graphql import schema as graphql_schema
 from taskflow.api.graphql.common.context import Context
-from taskflow.api.graphql.runs import types as run_types
-from taskflow.api.graphql.slots import slot_type
 from taskflow.api.mcp import http as mcp_http
 from taskflow.service.common import outage
 from taskflow.service.common.container import Services
@@ -53,14 +52,9 @@ async def _graphql_context(headers: Headers, state: State) -> Context:
 
 async def _context_of(headers: Mapping[str, str], state: State) -> Context:
     # headers/state (not request) so one getter serves strawberry's GET route and the direct
-    # POST handler (api/graphql_post.py). Awaited in the request's task: the subjects its
-    # resolvers build read the owners from there (slot_type.OWNERS).
-    slot_type.OWNERS.set(_services(state).catalog.owners)
-    return Context(
-        services=_services(state),
-        request_id=access_log.request_id(headers.get("x-request-id")),
-        authorization=headers.get("authorization"),
-        run_loader=run_types.run_loader,
+    # POST handler (api/graphql_post.py). Awaited in the request's task (graphql/request.py).
+    return request.context_for(
+        _services(state), headers.get("authorization"), headers.get("x-request-id")
     )
 
 

@@ -19,9 +19,7 @@ import mcp_types
 from mcp.server.mcpserver import Context as ToolContext
 from strawberry import Schema
 
-from taskflow.api import access_log
-from taskflow.api.graphql.common.context import Context
-from taskflow.api.graphql.runs import types as run_types
+from taskflow.api.graphql import request
 from taskflow.core.delivery import redact
 from taskflow.service.common.container import Services
 
@@ -76,12 +74,7 @@ async def run(
     schema: Schema, services: Services, token: str, document: str, variables: Mapping[str, Any]
 ) -> dict[str, Any]:
     """``document`` run as the token's principal: its data, or a tool error for an error."""
-    context = Context(
-        services=services,
-        request_id=access_log.request_id(None),
-        authorization=f"Bearer {token}",
-        run_loader=run_types.run_loader,
-    )
+    context = request.context_for(services, f"Bearer {token}")
     result = await schema.execute(document, variable_values=dict(variables), context_value=context)
     if result.errors:
         first = result.errors[0]
