@@ -77,11 +77,10 @@ async def test_taskflow_mcp_serves_the_tools_over_stdio_as_its_tokens_principal(
     )
 
 
-def test_taskflow_mcp_without_a_token_says_what_to_do(tmp_path: Path) -> None:
-    env = worker_env("postgresql://unused/", tmp_path)
-    env.pop("TASKFLOW_TOKEN", None)
-    done = subprocess.run(
-        [*TASKFLOW, "mcp"],
+def _command(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    """``taskflow ARGS`` run to its end in ``env``, its output kept."""
+    return subprocess.run(
+        [*TASKFLOW, *args],
         env=env,
         capture_output=True,
         text=True,
@@ -89,6 +88,12 @@ def test_taskflow_mcp_without_a_token_says_what_to_do(tmp_path: Path) -> None:
         cwd=config.PROJECT_ROOT,
         check=False,
     )
+
+
+def test_taskflow_mcp_without_a_token_says_what_to_do(tmp_path: Path) -> None:
+    env = worker_env("postgresql://unused/", tmp_path)
+    env.pop("TASKFLOW_TOKEN", None)
+    done = _command(env, "mcp")
     assert done.returncode == 2
     assert done.stdout == ""
     assert "TASKFLOW_TOKEN" in done.stderr
@@ -100,15 +105,7 @@ async def test_an_admin_turns_a_principals_agent_tools_on_and_off_from_the_comma
     env = worker_env(database_url, tmp_path, TASKFLOW_SECRET_KEYS=TEST_SECRET)
 
     def agent(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [*TASKFLOW, "principals", "agent", *args],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=60,
-            cwd=config.PROJECT_ROOT,
-            check=False,
-        )
+        return _command(env, "principals", "agent", *args)
 
     on = agent("leah", "--workflow", "expense-approval")
     after_on = await principals.get(services, "leah")
