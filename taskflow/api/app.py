@@ -25,10 +25,10 @@ from taskflow.api import (
     report_pages,
 )
 from taskflow.api import limits as edge
+from taskflow.api.graphql import request
 from taskflow.api.graphql import schema as graphql_schema
 from taskflow.api.graphql.common.context import Context
-from taskflow.api.graphql.runs import types as run_types
-from taskflow.api.graphql.slots import slot_type
+from taskflow.api.mcp import http as mcp_http
 from taskflow.service.common import outage
 from taskflow.service.common.container import Services
 from taskflow.service.reports import metrics
@@ -52,14 +52,9 @@ async def _graphql_context(headers: Headers, state: State) -> Context:
 
 async def _context_of(headers: Mapping[str, str], state: State) -> Context:
     # headers/state (not request) so one getter serves strawberry's GET route and the direct
-    # POST handler (api/graphql_post.py). Awaited in the request's task: the subjects its
-    # resolvers build read the owners from there (slot_type.OWNERS).
-    slot_type.OWNERS.set(_services(state).catalog.owners)
-    return Context(
-        services=_services(state),
-        request_id=access_log.request_id(headers.get("x-request-id")),
-        authorization=headers.get("authorization"),
-        run_loader=run_types.run_loader,
+    # POST handler (api/graphql_post.py). Awaited in the request's task (graphql/request.py).
+    return request.context_for(
+        _services(state), headers.get("authorization"), headers.get("x-request-id")
     )
 
 
@@ -136,8 +131,11 @@ def create_app(
     if introspection is None:
         introspection = services.settings.introspection if services is not None else dev
     caps = limits or edge.Limits()
+    schema = graphql_schema.build_schema(
+        max_depth=max_depth, introspection=introspection, limits=caps
+    )
     graphql = make_graphql_controller(
-        graphql_schema.build_schema(max_depth=max_depth, introspection=introspection, limits=caps),
+        schema,
         path="/graphql",
         context_getter=_graphql_context,
         graphql_ide="graphiql" if dev else None,
@@ -156,6 +154,8 @@ def create_app(
             *link_pages.ROUTES,
             *report_pages.ROUTES,
             *metrics_page.ROUTES,
+            # The agent tools answer from the same schema (docs/agents.md).
+            mcp_http.route(schema, lambda: _services(app.state)),
             *([graphiql.assets_router()] if dev else []),
         ],
         lifespan=[lifespan],

@@ -27,6 +27,7 @@ COMMAND_MODULES = (
     "taskflow.cli.retention_cmd",
     "taskflow.cli.worker_cmd",
     "taskflow.cli.webhooks_cmd",
+    "taskflow.cli.mcp_cmd",
 )
 
 

@@ -71,6 +71,27 @@ def load_principals(args: argparse.Namespace) -> int:
     return 0
 
 
+def agent(args: argparse.Namespace) -> int:
+    """``taskflow principals agent ID [--workflow W ...] [--off]``: the agent tools' opt-in."""
+    settings = config.load()
+    workflows = args.workflow or None
+
+    async def run(svc: Services) -> str:
+        stored = await principals.set_agent(
+            svc, None, args.principal_id, workflows, allow=not args.off
+        )
+        grants = [g.describe() for g in stored.powers if g.power == "agent"]
+        return ", ".join(grants) or "off"
+
+    try:
+        shown = runtime.on_services(settings, run)
+    except errors.TaskflowError as exc:
+        runtime.fail(exc.message)
+        return 1
+    print(f"taskflow: agent write tools of {args.principal_id!r}: {shown}.")
+    return 0
+
+
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser("token", help="Mint a staff bearer token for a principal.")
     parser.add_argument("principal_id", help="The principal's id.")
@@ -92,3 +113,15 @@ def register(subparsers: Any) -> None:
     load = sub.add_parser("load", help="Create or update principals from a JSON or CSV file.")
     load.add_argument("file", help="A .json (list of objects) or .csv file.")
     load.set_defaults(handler=load_principals)
+    grant = sub.add_parser(
+        "agent",
+        help="Turn a principal's agent write tools (taskflow mcp) on, or off with --off.",
+    )
+    grant.add_argument("principal_id", help="The principal's id.")
+    grant.add_argument(
+        "--workflow",
+        action="append",
+        help="A workflow the agent may act on (repeat; default: every workflow).",
+    )
+    grant.add_argument("--off", action="store_true", help="Turn them off.")
+    grant.set_defaults(handler=agent)

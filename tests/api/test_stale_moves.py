@@ -104,3 +104,30 @@ async def test_cancel_run_picked_on_a_stale_view_is_refused(
         expectedVersion=version,
     )
     assert done["cancelRun"]["run"]["status"] == "CANCELLED"
+
+
+RAISE = """mutation($input: RaiseEventInput!) { raiseEvent(input: $input) { __typename
+  ... on Refusal { code message } ... on StaleVersion { currentVersion }
+  ... on RaiseEventSuccess { run { state version } } } }"""
+
+
+async def test_a_raise_on_a_run_picked_on_a_stale_view_is_refused(
+    client: httpx.AsyncClient, people: dict[str, str]
+) -> None:
+    started = await w.start_expense(client, people["app"], "EXP-2026-0042")
+    run_id = started["run"]["id"]
+    version = (await _run(client, people["fiona"], run_id))["version"]
+    review = {"event": "reviewed", "payload": {"decision": "approve"}}
+
+    async def raise_with(target: dict[str, Any], expected: int) -> dict[str, Any]:
+        variables = {"input": {**review, "target": target, "expectedVersion": expected}}
+        found = await gql(client, RAISE, variables, token=people["fiona"])
+        return dict(found.ok()["raiseEvent"])
+
+    stale = await raise_with({"runId": run_id}, version - 1)
+    unguarded = await raise_with({"correlationKey": "EXP-2026-0042"}, version)
+    assert (stale["code"], stale["currentVersion"]) == ("STALE_VERSION", version)
+    assert unguarded["code"] == "INVALID_INPUT"
+    assert (await _run(client, people["fiona"], run_id))["state"] == "submitted"
+    done = await raise_with({"runId": run_id}, version)
+    assert done["run"]["state"] == "manager_approval"

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 
-from taskflow.core.access.principals import INTEGRATION, LEAD, MANAGER, Principal
+from taskflow.core.access.principals import AGENT, INTEGRATION, LEAD, MANAGER, Principal
 from taskflow.core.definition import audience as au
 from taskflow.core.runs.model import SlotView
 from taskflow.core.runs.statuses import SlotStatus
@@ -68,6 +68,16 @@ def scope(principal: Principal, powers: Iterable[str]) -> Scope:
             return EVERYWHERE
         reaches.append(reach)
     return tuple(dict.fromkeys(reaches))
+
+
+def may_act_as_agent(principal: Principal, workflow: str) -> bool:
+    """Whether the principal opted in to agent write tools on ``workflow``: an explicit
+    ``agent`` grant only. Unlike every other power, the admin role does not imply it: an
+    agent acting for an admin is a choice the admin makes, not a default."""
+    for grant in principal.powers:
+        if grant.power == AGENT and (grant.workflows is None or workflow in grant.workflows):
+            return True
+    return False
 
 
 def oversight(principal: Principal) -> Scope:

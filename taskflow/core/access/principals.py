@@ -25,7 +25,10 @@ LEAD_ROLES = frozenset({"lead", "manager", ADMIN_ROLE})
 INTEGRATION_ROLE = "integration"
 #: Powers granted per workflow (and team) on the principal: ``powers`` entries.
 LEAD, MANAGER, INTEGRATION = "lead", "manager", "integration"
-POWERS = (LEAD, MANAGER, INTEGRATION)
+#: The opt-in to act through agent tools (``taskflow mcp``): it grants no power of its own,
+#: it lets the principal's existing powers be used by its agents' write tools.
+AGENT = "agent"
+POWERS = (LEAD, MANAGER, INTEGRATION, AGENT)
 #: What a team key looks like: an audience key of a role, group, user or attribute.
 TEAM_PATTERN = re.compile(r"^(role|group|user|attr):[A-Za-z0-9][A-Za-z0-9._:/+=@-]{0,199}$")
 
@@ -288,6 +291,12 @@ def build_powers(value: Any, principal_id: str) -> tuple[Grant, ...]:
                 field="powers",
             )
         teams = part("teams", TEAM_PATTERN)
+        if teams is not None and power == AGENT:
+            raise errors.ValidationError(
+                f"principal {principal_id!r}: agent grants are per workflow, not per team; "
+                "leave teams out.",
+                field="powers",
+            )
         if teams is not None and power == INTEGRATION:
             raise errors.ValidationError(
                 f"principal {principal_id!r}: integration grants are per workflow and event, "

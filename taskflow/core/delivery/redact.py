@@ -1,4 +1,5 @@
-"""URLs with their secrets taken out, for log lines and stored error texts.
+"""URLs with their secrets taken out, for log lines and stored error texts; and e-mail
+addresses taken out of what an agent tool answers unless it asked for payloads.
 
 A webhook receiver's URL may carry its own secret in the query
 (``https://hooks.example/in?token=...``) or in userinfo (``https://user:pw@host/``),
@@ -15,6 +16,8 @@ from urllib.parse import urlsplit
 HIDDEN = "[redacted]"
 #: A URL inside free text: a scheme, ``://``, then anything up to a space or a quote.
 _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://[^\s'\"<>`]+")
+#: Something shaped like an e-mail address inside free text (local part, @, a dotted domain).
+_ADDRESS = re.compile(r"[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+")
 
 
 def redacted_url(url: str) -> str:
@@ -40,3 +43,12 @@ def redact_text(text: str) -> str:
     if "://" not in text:
         return text
     return _URL.sub(lambda m: redacted_url(m.group(0)), text)
+
+
+def redact_addresses(text: str) -> str:
+    """``text`` with every e-mail address in it replaced by ``[redacted]`` (and its URLs
+    redacted as :func:`redact_text` does)."""
+    text = redact_text(text)
+    if "@" not in text:
+        return text
+    return _ADDRESS.sub(HIDDEN, text)

@@ -96,8 +96,11 @@ def take(slot: SlotView, actor_id: str, now: datetime) -> SlotView:
     return _moved(slot, SlotMove.CLAIM, "slot.claimed", now, holder=actor_id, claimed_at=now)
 
 
-def release(slot: SlotView, actor_id: str, keys: frozenset[str], now: datetime) -> SlotView:
+def release(
+    slot: SlotView, actor_id: str, keys: frozenset[str], now: datetime, expected: int | None = None
+) -> SlotView:
     """The slot back in the pool; by its holder or a delegate."""
+    check_version(slot, expected)
     if not allows(slot.status, SlotMove.RELEASE):
         raise refusals.SlotNotOpen(
             f"The slot is {slot.status}; only a claimed slot can be released.", status=slot.status
@@ -121,6 +124,18 @@ def assign(
 ) -> SlotView:
     """The slot held by ``target_id``; by its holder or a delegate, to a candidate."""
     check_version(slot, expected)
+    check_may_assign(slot, actor_id, actor_keys)
+    if not is_candidate(slot, target_keys):
+        raise refusals.NotCandidate(
+            f"{target_id!r} is not a candidate for this slot (it is for {slot.audience}); "
+            "assign it to a candidate.",
+            audience=str(slot.audience),
+        )
+    return _moved(slot, SlotMove.ASSIGN, "slot.assigned", now, holder=target_id, claimed_at=now)
+
+
+def check_may_assign(slot: SlotView, actor_id: str, actor_keys: frozenset[str]) -> None:
+    """Refuse unless the slot may be assigned and the actor is its holder or a delegate."""
     if not allows(slot.status, SlotMove.ASSIGN):
         raise refusals.SlotNotOpen(
             f"The slot is {slot.status}; only an open or claimed slot can be assigned.",
@@ -134,13 +149,28 @@ def assign(
             f"({slot.delegates if slot.delegates.keys else 'none declared'}) may assign it.",
             delegates=str(slot.delegates),
         )
-    if not is_candidate(slot, target_keys):
-        raise refusals.NotCandidate(
-            f"{target_id!r} is not a candidate for this slot (it is for {slot.audience}); "
-            "assign it to a candidate.",
-            audience=str(slot.audience),
-        )
-    return _moved(slot, SlotMove.ASSIGN, "slot.assigned", now, holder=target_id, claimed_at=now)
+
+
+def available(
+    slot: SlotView, actor_id: str, keys: frozenset[str], now: datetime
+) -> tuple[str, ...]:
+    """The slot verbs (claim, release, assign, complete) the actor may use on the slot as
+    read: each is the verb's own decision tried on it, so this never disagrees with a call
+    made on the same version (a payload is still checked when completing)."""
+    tries = (
+        ("claim", lambda: claim(slot, actor_id, keys, now, None)),
+        ("release", lambda: release(slot, actor_id, keys, now)),
+        ("assign", lambda: check_may_assign(slot, actor_id, keys)),
+        ("complete", lambda: check_may_complete(slot, actor_id, keys, None, None)),
+    )
+    found = []
+    for verb, attempt in tries:
+        try:
+            attempt()
+        except refusals.Refusal:
+            continue
+        found.append(verb)
+    return tuple(found)
 
 
 def check_may_complete(

@@ -233,6 +233,18 @@ def require_operate(principal: Principal, workflow: str) -> None:
         )
 
 
+def require_agent(principal: Principal, workflow: str) -> None:
+    """FORBIDDEN unless the principal opted in to agent write tools on ``workflow``
+    (an ``agent`` grant, docs/access.md): checked before an agent's act, which then goes
+    through the same use case and rules as anyone's."""
+    if not rules.may_act_as_agent(principal, workflow):
+        raise errors.Forbidden(
+            f"Agent write tools are off for {principal.id!r} on {workflow!r}: an admin turns "
+            f"them on with: taskflow principals agent {principal.id} --workflow {workflow} "
+            "(docs/access.md, 'Agent tools')."
+        )
+
+
 def operate_workflows(principal: Principal, action: str) -> frozenset[str] | None:
     """The workflows ``principal`` may operate on (None: all); FORBIDDEN if none."""
     found = rules.attention_scope(principal)

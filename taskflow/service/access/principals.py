@@ -156,6 +156,41 @@ async def upsert(
     return stored, created
 
 
+async def set_agent(
+    services: Services,
+    actor: core.Principal | None,
+    principal_id: str,
+    workflows: Sequence[str] | None,
+    *,
+    allow: bool,
+) -> core.Principal:
+    """Turn a principal's agent write tools on (``workflows``: those, None: every one) or off
+    (``allow`` False): its ``agent`` grants replaced, every other grant kept. Admins only
+    (``actor`` None: the operator's CLI)."""
+    found = await get(services, principal_id)
+    if found is None:
+        raise errors.NotFound(f"No principal has the id {principal_id!r}.")
+    kept = [g.as_dict() for g in found.powers if g.power != core.AGENT]
+    if allow:
+        grant: dict[str, Any] = {"power": core.AGENT}
+        if workflows is not None:
+            grant["workflows"] = list(workflows)
+        kept.append(grant)
+    record = {
+        "id": found.id,
+        "display_name": found.display_name,
+        "email": found.email,
+        "roles": list(found.roles),
+        "groups": list(found.groups),
+        "attributes": dict(found.attributes),
+        "time_zone": found.time_zone,
+        "calendar": found.calendar,
+        "powers": kept,
+    }
+    stored, _ = await upsert(services, actor, record)
+    return stored
+
+
 async def _on_deactivation(
     services: Services,
     conn: db.Connection,

@@ -103,27 +103,43 @@ async def goto(
 
 
 async def _hand_on_clocks(
-    services: Services, actor: Principal, run_id: str, reason: str, *, pause: bool
+    services: Services,
+    actor: Principal,
+    run_id: str,
+    reason: str,
+    expected_version: int | None,
+    *,
+    pause: bool,
 ) -> rows.RunRow:
     action = "pauseClocks" if pause else "resumeClocks"
     verb = operator.pause_clocks if pause else operator.resume_clocks
-    return await _decided(services, actor, run_id, action, None, reason, verb)
+    return await _decided(services, actor, run_id, action, expected_version, reason, verb)
 
 
 @retry.retried("pause the clocks")
 async def pause_clocks(
-    services: Services, actor: Principal, *, run_id: str, reason: str
+    services: Services,
+    actor: Principal,
+    *,
+    run_id: str,
+    reason: str,
+    expected_version: int | None = None,
 ) -> rows.RunRow:
     """Pause the running clocks of the run's current slots by hand."""
-    return await _hand_on_clocks(services, actor, run_id, reason, pause=True)
+    return await _hand_on_clocks(services, actor, run_id, reason, expected_version, pause=True)
 
 
 @retry.retried("resume the clocks")
 async def resume_clocks(
-    services: Services, actor: Principal, *, run_id: str, reason: str
+    services: Services,
+    actor: Principal,
+    *,
+    run_id: str,
+    reason: str,
+    expected_version: int | None = None,
 ) -> rows.RunRow:
     """Resume the paused clocks of the run's current slots."""
-    return await _hand_on_clocks(services, actor, run_id, reason, pause=False)
+    return await _hand_on_clocks(services, actor, run_id, reason, expected_version, pause=False)
 
 
 # -- what a principal holds ----------------------------------------------------------------------

@@ -57,6 +57,8 @@ class EventTarget:
     #: Narrow to one slot when several wait for the event (e.g. one per foreach element).
     slot_name: str | None = None
     item: Any = None
+    #: The run's version the caller saw (a ``run_id`` target only): STALE_VERSION if it moved.
+    expected_version: int | None = None
 
 
 async def _target_runs(conn: db.Connection, target: EventTarget) -> list[str]:
@@ -143,6 +145,10 @@ async def raise_event(
     A refusal about one run the caller may see is written on that run's timeline.
     """
     about: list[tuple[str, str | None]] = []  # (run, slot) a refusal is about
+    if target.expected_version is not None and target.run_id is None:
+        raise errors.ValidationError(
+            "expectedVersion guards one run: give target.runId with it.", field="expectedVersion"
+        )
     try:
         return await _raise(services, actor, event, payload, target, about)
     except (refusals.Refusal, errors.ValidationError) as refusal:
@@ -180,6 +186,9 @@ async def _raise(
             )
             if not as_application and not access.can_read_run(actor, slots, run.view.workflow):
                 continue
+            about.append((run.view.id, None))
+            refusals.check_run_version(target.expected_version, run.version, run.view.state)
+            about.pop()
             visible.append(run)
             candidates += [
                 (run, s)

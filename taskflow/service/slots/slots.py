@@ -119,15 +119,22 @@ async def release(
     slot_id: str,
     reason: str | None,
     request: access.RequestAccess | None = None,
+    expected_version: int | None = None,
 ) -> SlotView:
     """Put a claimed slot back in the pool (holder or delegate)."""
     mine = access.keys(actor)
+    first = [expected_version]
+
+    def decide(slot: SlotView, now: datetime) -> SlotView:
+        expected, first[0] = first[0], None
+        return core.release(slot, actor.id, mine, now, expected)
+
     return await _guarded(
         services,
         actor,
         slot_id,
         "release",
-        lambda slot, now: core.release(slot, actor.id, mine, now),
+        decide,
         lambda before, after, now: AuditEntry(
             "slot.released",
             now,

@@ -11,6 +11,7 @@ from __future__ import annotations
 from taskflow import errors
 from taskflow.core.access.principals import Principal
 from taskflow.core.common.refusals import StepNotParked as StepNotParked
+from taskflow.core.runs import refusals
 from taskflow.core.runs.model import AuditEntry
 from taskflow.service.access import access
 from taskflow.service.common import retry
@@ -44,14 +45,24 @@ async def get(services: Services, actor: Principal, step_id: int) -> store.StepR
 
 
 @retry.retried("retry the step")
-async def retry_step(services: Services, actor: Principal, step_id: int) -> str:
-    """Make a parked step due now, its attempts counted anew; returns its run's id."""
+async def retry_step(
+    services: Services,
+    actor: Principal,
+    step_id: int,
+    *,
+    expected_version: int | None = None,
+    reason: str | None = None,
+) -> str:
+    """Make a parked step due now, its attempts counted anew; returns its run's id.
+    ``expected_version``: the run's version the caller saw (STALE_VERSION if it moved);
+    ``reason``: the caller's words on the timeline line."""
     access.operate_workflows(actor, "retry steps")
     async with services.db.transaction() as conn:
         run_id = await store.run_of(conn, step_id)
         run = await rows.get_run(conn, run_id, lock=True) if run_id else None  # run first
         if run_id is None or run is None or not access.may_operate(actor, run.view.workflow):
             raise errors.NotFound(f"No step has the id {step_id}.", field="stepId")
+        refusals.check_run_version(expected_version, run.version, run.view.state)
         found = await store.lock(conn, step_id)
         if found is None or found.status != store.PARKED:
             status = found.status if found is not None else "gone"
@@ -67,7 +78,7 @@ async def retry_step(services: Services, actor: Principal, step_id: int) -> str:
             now,
             actor.id,
             None,
-            "retried by an operator: due now, its attempts counted anew",
+            reason or "retried by an operator: due now, its attempts counted anew",
             {"step": step_id},
         )
         await persist.audit(conn, run_id, line)

@@ -31,6 +31,11 @@ class Power(Enum):
         description="An application: start runs, update subjects, raise the granted events, "
         "read the runs and outbox of its workflows.",
     )
+    AGENT = strawberry.enum_value(
+        "agent",
+        description="Opt-in to agent write tools (taskflow mcp) on these workflows: no power "
+        "of its own; the principal's other powers and candidacy still decide each act.",
+    )
 
 
 @strawberry.type(name="PowerGrant", description="One scoped power of a principal.")

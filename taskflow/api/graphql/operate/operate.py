@@ -42,6 +42,10 @@ class GotoInput(OnRun):
 @strawberry.input(description="Pause or resume a run's clocks by hand.")
 class ClocksInput(OnRun):
     reason: str = strawberry.field(description="Why, for the run's timeline (required).")
+    expected_version: int | None = strawberry.field(
+        default=None,
+        description="The run's version you saw; refused (STALE_VERSION) if it changed since.",
+    )
     idempotency_key: str | None = relay.idempotency_key_field()
 
 
@@ -138,7 +142,11 @@ class OperateMutations:
         """Pause every running clock of the run's current slots by hand (admins, and leads and
         managers granted the workflow)."""
         return await operate.pause_clocks(
-            info.context.services, me, run_id=run_id, reason=input.reason
+            info.context.services,
+            me,
+            run_id=run_id,
+            reason=input.reason,
+            expected_version=input.expected_version,
         )
 
     @keyed.mutation(ClocksPayload, run_success, argument=relay.WHAT)
@@ -149,7 +157,11 @@ class OperateMutations:
         """Resume the paused clocks of the run's current slots (admins, and leads and managers
         granted the workflow)."""
         return await operate.resume_clocks(
-            info.context.services, me, run_id=run_id, reason=input.reason
+            info.context.services,
+            me,
+            run_id=run_id,
+            reason=input.reason,
+            expected_version=input.expected_version,
         )
 
     @keyed.mutation(ReassignHeldPayload, _reassigned, argument=relay.WHAT)

@@ -133,6 +133,11 @@ class RaiseEventInput:
         default=None, description="Its payload (a JSON object)."
     )
     target: EventTargetInput = strawberry.field(description="Where it goes.")
+    expected_version: int | None = strawberry.field(
+        default=None,
+        description="The run's version you saw (with target.runId only); refused "
+        "(STALE_VERSION) if it changed since.",
+    )
     idempotency_key: str | None = relay.idempotency_key_field()
 
 
@@ -153,6 +158,7 @@ class ClaimNextInput:
 @strawberry.input(description="Put a claimed slot back in the pool.")
 class ReleaseInput(OnSlot):
     reason: str | None = strawberry.field(default=None, description="Why, for the timeline.")
+    expected_version: int | None = strawberry.field(default=None, description="Guard, as in claim.")
     idempotency_key: str | None = relay.idempotency_key_field()
 
 

@@ -198,6 +198,7 @@ class WorkMutations:
             correlation_key=t.correlation_key,
             slot_name=t.slot_name,
             item=t.item,
+            expected_version=input.expected_version,
         )
         raised = await events.raise_event(
             info.context.services,
@@ -259,7 +260,9 @@ class WorkMutations:
         request: access.RequestAccess,
     ) -> SlotView:
         """Put a claimed slot back in the pool (holder or delegate)."""
-        return await slot_service.release(info.context.services, me, slot_id, input.reason, request)
+        return await slot_service.release(
+            info.context.services, me, slot_id, input.reason, request, input.expected_version
+        )
 
     @keyed.mutation(AssignPayload, slot_success)
     @on_slot

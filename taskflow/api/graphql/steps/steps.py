@@ -17,7 +17,7 @@ from taskflow import errors
 from taskflow.api.graphql.common import keyed, relay
 from taskflow.api.graphql.common.context import Info, caller, checked
 from taskflow.api.graphql.common.enums import StepStatus
-from taskflow.api.graphql.common.refusals import StepNotParked
+from taskflow.api.graphql.common.refusals import StaleVersion, StepNotParked
 from taskflow.core.access.principals import Principal
 from taskflow.service.steps import step_actions, step_admin
 
@@ -109,11 +109,18 @@ class RetryStepSuccess:
 @strawberry.input(description="Run a PARKED step again, due now, its attempts counted anew.")
 class RetryStepInput:
     step_id: strawberry.ID = strawberry.field(description="The step's global id (Step.id).")
+    expected_version: int | None = strawberry.field(
+        default=None,
+        description="The run's version you saw; refused (STALE_VERSION) if it changed since.",
+    )
+    reason: str | None = strawberry.field(
+        default=None, description="Why, for the run's timeline (step.reopened)."
+    )
     idempotency_key: str | None = relay.idempotency_key_field()
 
 
 RetryStepPayload = Annotated[
-    RetryStepSuccess | StepNotParked | relay.Common,
+    RetryStepSuccess | StepNotParked | StaleVersion | relay.Common,
     strawberry.union("RetryStepPayload", description="Result of retryStep."),
 ]
 
@@ -139,5 +146,11 @@ class StepMutations:
         """Run a PARKED automatic step again, due now, its retry policy's attempts counted anew
         (leads, managers, admins); a step.reopened line goes on the timeline."""
         step_id = _step_id(input.step_id)
-        await step_admin.retry_step(info.context.services, me, step_id)
+        await step_admin.retry_step(
+            info.context.services,
+            me,
+            step_id,
+            expected_version=input.expected_version,
+            reason=input.reason,
+        )
         return {"step": step_id}
