@@ -228,6 +228,13 @@ def load(env: Mapping[str, str] | None = None) -> Settings:
     """Read settings from ``env`` (default: the process environment)."""
     env = os.environ if env is None else env
     database_url = env.get("TASKFLOW_DATABASE_URL") or None
+    if database_url is None and not _flag(env, "TASKFLOW_EMBEDDED_DATABASE", True):
+        raise errors.ConfigError(
+            "TASKFLOW_DATABASE_URL is not set and the embedded database is off "
+            "(TASKFLOW_EMBEDDED_DATABASE=false, as in the container image): set "
+            "TASKFLOW_DATABASE_URL to your PostgreSQL (postgresql://user:pass@host:5432/db), "
+            "see docs/deploy.md."
+        )
     data_dir = Path(env.get("TASKFLOW_DATA_DIR") or ".taskflow").resolve()
     port_text = env.get("TASKFLOW_PORT", "8000")
     try:

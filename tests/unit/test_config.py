@@ -279,3 +279,14 @@ def test_a_bad_scheduler_or_listen_setting_says_what_to_write(
 ) -> None:
     with pytest.raises(errors.ConfigError, match=re.escape(message)):
         config.load({"TASKFLOW_SECRET_KEYS": KEY, "TASKFLOW_DATA_DIR": str(tmp_path), **env})
+
+
+def test_with_the_embedded_database_off_a_database_url_is_required(tmp_path: Path) -> None:
+    env = {"TASKFLOW_SECRET_KEYS": KEY, "TASKFLOW_DATA_DIR": str(tmp_path)}
+    with pytest.raises(errors.ConfigError, match="the embedded database is off"):
+        config.load({**env, "TASKFLOW_EMBEDDED_DATABASE": "false"})
+    external = config.load(
+        {**env, "TASKFLOW_EMBEDDED_DATABASE": "false", "TASKFLOW_DATABASE_URL": "postgresql://db/t"}
+    )
+    assert not external.embedded
+    assert config.load(env).embedded  # on by default: README's first command
