@@ -334,8 +334,8 @@ def _scheduler(env: Mapping[str, str]) -> str:
     value = (env.get("TASKFLOW_SCHEDULER") or "listen").strip().lower()
     if value not in ("listen", "poll"):
         raise errors.ConfigError(
-            f"TASKFLOW_SCHEDULER={value!r} is not a scheduler: write listen (workers are woken "
-            "by NOTIFY on a direct connection) or poll (workers look every "
+            f"TASKFLOW_SCHEDULER={value!r} is not a scheduler: write listen (a notification "
+            "wakes the workers at once) or poll (workers look every "
             "TASKFLOW_SCHEDULER_POLL_SECONDS, for databases reached only through a pooler)."
         )
     return value

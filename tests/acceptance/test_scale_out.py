@@ -31,7 +31,7 @@ from taskflow.config import config
 from taskflow.service.access import tokens
 from tests.acceptance import pooler, soak_load
 from tests.acceptance.conftest import free_port, stopping, wait_until
-from tests.acceptance.test_soak import KEY, Processes, _books, _due_armed
+from tests.acceptance.test_soak import KEY, Processes, settle
 
 pytestmark = pytest.mark.slow
 
@@ -143,15 +143,7 @@ def test_three_api_processes_and_three_workers_through_pgbouncer_survive_two_kil
         )
     finally:
         killer.join()
-    fleet.alive()
-    settled = datetime.now(UTC)
-    wait_until(
-        lambda: fleet.alive() or asyncio.run(_due_armed(database_url)) == 0,
-        60,
-        f"the two workers left to fire every due timer\n{fleet.output()}",
-    )
-    fleet.stop()
-    broken, counts = asyncio.run(_books(database_url, settled - timedelta(seconds=1)))
+    broken, counts = settle(fleet, database_url)
     started = tally.answers["startRun:StartRunSuccess"]
     runs = asyncio.run(_runs(database_url))
     print(
