@@ -69,6 +69,7 @@ async def services(
         max_size=settings.db_pool_max,
         statement_cache_size=settings.db_statement_cache_size,
         listen_url=settings.database_listen_url,
+        listening=settings.scheduler == "listen",
     )
     try:
         built = container.build(database, settings, clock.SystemClock())

@@ -90,6 +90,7 @@ class Database:
         *,
         statement_cache_size: int = 100,
         listen_url: str | None = None,
+        listening: bool = True,
     ) -> None:
         self.pool = pool
         self.url = url
@@ -97,6 +98,9 @@ class Database:
         #: pooler in transaction mode a LISTEN would sit on a server connection other
         #: clients borrow, and hear nothing once the pooler hands it on. None: ``url``.
         self.listen_url = listen_url
+        #: False with ``TASKFLOW_SCHEDULER=poll``: no :meth:`listener` opens a connection
+        #: (the workers and awaited starts poll instead).
+        self.listening = listening
         #: Connections that hold an idempotency key's lock while the use case runs on the
         #: main pool: a pool of their own, so holders never wait for what they hold.
         self.keys = keys or pool
@@ -121,11 +125,13 @@ class Database:
         statement_cache_size: int = 100,
         query_logger: Callable[[LoggedQuery], None] | None = None,
         listen_url: str | None = None,
+        listening: bool = True,
     ) -> Database:
         """Open a pool on ``url``; ``query_logger`` sees every statement (diagnostics, tests).
 
         ``statement_cache_size`` is asyncpg's per connection (0 behind a pooler that cannot
-        keep prepared statements); ``listen_url`` is where :meth:`listener` connects.
+        keep prepared statements); ``listen_url`` is where :meth:`listener` connects, unless
+        ``listening`` is False (then nothing listens).
         """
 
         async def init(conn: asyncpg.Connection[Any]) -> None:
@@ -149,7 +155,12 @@ class Database:
         # Connections that only hold idempotency keys' advisory locks (opened on first use).
         keys = await open_pool(0)
         return cls(
-            pool, url, keys, statement_cache_size=statement_cache_size, listen_url=listen_url
+            pool,
+            url,
+            keys,
+            statement_cache_size=statement_cache_size,
+            listen_url=listen_url,
+            listening=listening,
         )
 
     async def dedicated(self) -> asyncpg.Connection[Any]:
@@ -166,13 +177,14 @@ class Database:
         wake: Callable[[], None],
         heard: Callable[[str], None] | None = None,
         *,
-        listen: bool = True,
+        listen: bool | None = None,
     ) -> Listener:
-        """A :class:`Listener` on ``channel`` over a connection of its own (a worker's;
-        ``heard`` gets each notification's payload, the live feed's); ``listen=False``
-        (``TASKFLOW_SCHEDULER=poll``): one that never opens a connection, so only its
-        owner's polling wakes it."""
-        return Listener(self, channel, wake, heard, listen=listen)
+        """A :class:`Listener` on ``channel`` over a connection of its own (a worker's, an
+        awaited start's, the live feed's; ``heard`` gets each notification's payload). Not
+        listening (``listen=False``, or by default ``TASKFLOW_SCHEDULER=poll``): one that
+        never opens a connection, so only its owner's polling wakes it."""
+        enabled = self.listening if listen is None else listen
+        return Listener(self, channel, wake, heard, listen=enabled)
 
     async def close(self) -> None:
         await self.pool.close()
@@ -235,6 +247,7 @@ class _Bound(Database):
             outer.keys,
             statement_cache_size=outer.statement_cache_size,
             listen_url=outer.listen_url,
+            listening=outer.listening,
         )
         self._conn = conn
 
