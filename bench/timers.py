@@ -1,6 +1,7 @@
 """Durable timers: ``taskflow worker`` processes against a raw SQL loop doing the same row work.
 
     python bench/timers.py [--timers 100000] [--workers 1,2,4] [--window 60] [--batch 100]
+                           [--scheduler listen|poll] [--poll SECONDS]
 
 Each round gets a fresh database (a copy of a migrated template) seeded with
 ``--timers`` state timeouts, each on its own support-ticket run parked in
@@ -201,6 +202,8 @@ async def round_taskflow(
         **os.environ,
         "TASKFLOW_DATABASE_URL": url,
         "TASKFLOW_SECRET_KEYS": "bench-signing-key-0123456789abcdef0123456789",
+        "TASKFLOW_SCHEDULER": args.scheduler,
+        "TASKFLOW_SCHEDULER_POLL_SECONDS": str(args.poll),
     }
     procs = [
         await asyncio.create_subprocess_exec(
@@ -251,8 +254,8 @@ async def main(args: argparse.Namespace) -> None:
         )
         await migrate.migrate(with_database(admin_url, TEMPLATE))
         print(
-            f"{args.timers} timers due over {args.window:g}s, batch {args.batch}; "
-            f"{os.cpu_count()} CPUs"
+            f"{args.timers} timers due over {args.window:g}s, batch {args.batch}, scheduler "
+            f"{args.scheduler} (poll {args.poll:g}s); {os.cpu_count()} CPUs"
         )
         print(
             f"{'workers':>7}  {'raw /s':>9}  {'taskflow /s':>11}  {'ratio':>6}  "
@@ -280,6 +283,12 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
         "--workers", type=lambda s: [int(x) for x in s.split(",")], default=[1, 2, 4]
     )
     parser.add_argument("--batch", type=int, default=100)
+    parser.add_argument(
+        "--scheduler", choices=["listen", "poll"], default="listen", help="TASKFLOW_SCHEDULER."
+    )
+    parser.add_argument(
+        "--poll", type=float, default=1.0, help="TASKFLOW_SCHEDULER_POLL_SECONDS (poll only)."
+    )
     parser.add_argument(
         "--timeout", type=float, default=1800.0, help="Seconds past the window to give up."
     )

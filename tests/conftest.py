@@ -45,6 +45,39 @@ T0 = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
 
 _numbers = itertools.count()
 
+#: PgBouncer in transaction mode in front of the test server (``.ci/with-pgbouncer``): the
+#: services then connect through it, as a pooled deployment does.
+POOLER_URL = os.environ.get("TASKFLOW_TEST_POOLER_URL") or None
+
+
+async def connect_database(database_url: str, **options: Any) -> Any:
+    """A :class:`taskflow.store.common.db.Database` on the test database at ``database_url``
+    (a direct URL): through the pooler when there is one, configured as docs/deploy.md
+    says (``TASKFLOW_DB_STATEMENT_CACHE_SIZE=0``, LISTEN on the direct URL)."""
+    from taskflow.store.common import db
+
+    if POOLER_URL is None:
+        return await db.Database.connect(database_url, **options)
+    name = database_url.partition("?")[0].rsplit("/", 1)[1]
+    return await db.Database.connect(
+        db.with_database(POOLER_URL, name),
+        statement_cache_size=0,
+        listen_url=database_url,
+        **options,
+    )
+
+
+async def reconnect(database: Any, **options: Any) -> Any:
+    """Another pool on ``database``'s database, connected the same way (pooler or not)."""
+    from taskflow.store.common import db
+
+    return await db.Database.connect(
+        database.url,
+        statement_cache_size=database.statement_cache_size,
+        listen_url=database.listen_url,
+        **options,
+    )
+
 
 @pytest.fixture(scope="session")
 def anyio_backend() -> str:
@@ -142,9 +175,8 @@ async def services(
     database_url: str, settings: config.Settings, frozen_clock: clock.FrozenClock
 ) -> AsyncIterator[container.Services]:
     from taskflow.service.common import container
-    from taskflow.store.common import db
 
-    database = await db.Database.connect(database_url, min_size=1, max_size=10)
+    database = await connect_database(database_url, min_size=1, max_size=10)
     try:
         yield container.build(database, settings, frozen_clock)
     finally:
@@ -226,11 +258,10 @@ async def services_with(
     granted every workflow)."""
     from taskflow.service.access import principals as principal_service
     from taskflow.service.common import container
-    from taskflow.store.common import db
 
     ours = tuple(map(str, workflows))
     with_ours = replace(settings, workflows=(*settings.workflows, *ours) if examples else ours)
-    database = await db.Database.connect(database_url, min_size=1, max_size=10)
+    database = await connect_database(database_url, min_size=1, max_size=10)
     try:
         services = container.build(database, with_ours, now)
         loaded = example_people(app_everywhere=True) if people is None else copy.deepcopy(people)

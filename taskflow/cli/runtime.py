@@ -43,6 +43,13 @@ def database_url(settings: config.Settings) -> Iterator[str]:
         server.stop()
 
 
+def migration_url(settings: config.Settings, url: str) -> str:
+    """Where migrations run: the direct connection when the pool goes through a pooler
+    (``TASKFLOW_DATABASE_LISTEN_URL``: DDL and Piccolo's own prepared statements want a
+    session of their own), else ``url``."""
+    return settings.database_listen_url or url
+
+
 @contextlib.asynccontextmanager
 async def services(
     settings: config.Settings,
@@ -55,12 +62,14 @@ async def services(
     ``record_definitions`` (processes that serve work) check the loaded definitions
     against the deployed ones and record them (``service/versions/deployments.py``)."""
     if apply_migrations:
-        await migrate.migrate(url)
+        await migrate.migrate(migration_url(settings, url))
     database = await db.Database.connect(
         url,
         min_size=settings.db_pool_min,
         max_size=settings.db_pool_max,
         statement_cache_size=settings.db_statement_cache_size,
+        listen_url=settings.database_listen_url,
+        listening=settings.scheduler == "listen",
     )
     try:
         built = container.build(database, settings, clock.SystemClock())

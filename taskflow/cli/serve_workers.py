@@ -70,7 +70,7 @@ def run(
     from taskflow.store.common import migrate
 
     if apply_migrations:
-        asyncio.run(migrate.migrate(url))
+        asyncio.run(migrate.migrate(runtime.migration_url(settings, url)))
     with metrics_folder() as folder:
         os.environ[URL_ENV] = url
         os.environ[WORKER_ENV] = "1" if with_worker else "0"

@@ -127,7 +127,7 @@ def migrate(args: argparse.Namespace) -> int:
     settings = config.load()
     logs.configure()
     with runtime.database_url(settings) as url:
-        asyncio.run(store_migrate.migrate(url, quiet=False))
+        asyncio.run(store_migrate.migrate(runtime.migration_url(settings, url), quiet=False))
         print("taskflow: the database is up to date.")
         # The definitions this deploy brings are checked against the deployed ones now,
         # before any server or worker starts on them.

@@ -24,7 +24,7 @@ def worker(args: argparse.Namespace) -> int:
     return 0
 
 
-async def _work(settings: config.Settings, url: str, batch: int, poll: float) -> None:
+async def _work(settings: config.Settings, url: str, batch: int, poll: float | None) -> None:
     from taskflow.worker import loop
 
     async with runtime.services(
@@ -37,7 +37,11 @@ async def _work(settings: config.Settings, url: str, batch: int, poll: float) ->
         gc.freeze()
         mail = settings.mail
         sends = f"; e-mail via {mail.host}:{mail.port}" if mail is not None else ""
-        print(f"taskflow: worker started (batch {batch}, poll {worker.poll}s{sends})", flush=True)
+        print(
+            f"taskflow: worker started (batch {batch}, scheduler {worker.scheduler}, "
+            f"poll {worker.poll}s{sends})",
+            flush=True,
+        )
         await worker.run()
 
 
@@ -64,6 +68,10 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--batch", type=int, default=100, help="Timers per transaction.")
     parser.add_argument(
-        "--poll", type=float, default=1.0, help="Seconds between polls (at most 1)."
+        "--poll",
+        type=float,
+        default=None,
+        help="Seconds between polls (at most 1 with TASKFLOW_SCHEDULER=listen; default "
+        "TASKFLOW_SCHEDULER_POLL_SECONDS with poll).",
     )
     parser.set_defaults(handler=worker)

@@ -71,6 +71,15 @@ class Settings:
     #: Prepared statements asyncpg keeps per connection (``TASKFLOW_DB_STATEMENT_CACHE_SIZE``);
     #: 0 behind a pooler that cannot keep them (PgBouncer in transaction mode before 1.21).
     db_statement_cache_size: int = 100
+    #: A direct PostgreSQL URL for LISTEN when ``database_url`` goes through a pooler in
+    #: transaction mode (``TASKFLOW_DATABASE_LISTEN_URL``, docs/deploy.md); it also runs the
+    #: migrations. None: ``database_url`` serves both.
+    database_listen_url: str | None = None
+    #: How workers learn a timer is due (``TASKFLOW_SCHEDULER``): "listen" (NOTIFY wakes
+    #: them at once, polling once a second besides) or "poll" (no LISTEN connection; they
+    #: look every ``scheduler_poll`` seconds, ``TASKFLOW_SCHEDULER_POLL_SECONDS``).
+    scheduler: str = "listen"
+    scheduler_poll: float = 1.0
     #: Who may read ``GET /metrics``: "loopback" (clients on this machine), "off", or
     #: "token:<bearer>" (``TASKFLOW_METRICS``, see :func:`metrics_access`).
     metrics: str = "loopback"
@@ -219,6 +228,13 @@ def load(env: Mapping[str, str] | None = None) -> Settings:
     """Read settings from ``env`` (default: the process environment)."""
     env = os.environ if env is None else env
     database_url = env.get("TASKFLOW_DATABASE_URL") or None
+    if database_url is None and not _flag(env, "TASKFLOW_EMBEDDED_DATABASE", True):
+        raise errors.ConfigError(
+            "TASKFLOW_DATABASE_URL is not set and the embedded database is off "
+            "(TASKFLOW_EMBEDDED_DATABASE=false, as in the container image): set "
+            "TASKFLOW_DATABASE_URL to your PostgreSQL (postgresql://user:pass@host:5432/db), "
+            "see docs/deploy.md."
+        )
     data_dir = Path(env.get("TASKFLOW_DATA_DIR") or ".taskflow").resolve()
     port_text = env.get("TASKFLOW_PORT", "8000")
     try:
@@ -263,6 +279,9 @@ def load(env: Mapping[str, str] | None = None) -> Settings:
         db_pool_min=pool_min,
         db_pool_max=pool_max,
         db_statement_cache_size=_count(env, "TASKFLOW_DB_STATEMENT_CACHE_SIZE", 100, least=0),
+        database_listen_url=_listen_url(env, database_url),
+        scheduler=_scheduler(env),
+        scheduler_poll=_positive(env, "TASKFLOW_SCHEDULER_POLL_SECONDS", 1.0),
         metrics=metrics_access(env.get("TASKFLOW_METRICS") or "loopback")[0],
         idle_after=_duration(env, "TASKFLOW_IDLE_AFTER", timedelta(days=14)),
         event_expiring_within=_duration(env, "TASKFLOW_EVENT_EXPIRING_WITHIN", timedelta(hours=1)),
@@ -296,6 +315,30 @@ def metrics_access(value: str) -> tuple[str, str | None]:
         f"token:<bearer> with a bearer of at least {METRICS_TOKEN_MIN} characters and no "
         'spaces (e.g. token:$(python -c "import secrets; print(secrets.token_urlsafe(32))")).'
     )
+
+
+def _listen_url(env: Mapping[str, str], database_url: str | None) -> str | None:
+    """``TASKFLOW_DATABASE_LISTEN_URL``, which only an external database can have."""
+    url = env.get("TASKFLOW_DATABASE_LISTEN_URL") or None
+    if url is not None and database_url is None:
+        raise errors.ConfigError(
+            "TASKFLOW_DATABASE_LISTEN_URL is set but TASKFLOW_DATABASE_URL is not: the listen "
+            "URL is a direct connection to the database TASKFLOW_DATABASE_URL reaches through "
+            "a pooler; set both, or neither for the embedded database."
+        )
+    return url
+
+
+def _scheduler(env: Mapping[str, str]) -> str:
+    """``TASKFLOW_SCHEDULER``: listen (the default) or poll."""
+    value = (env.get("TASKFLOW_SCHEDULER") or "listen").strip().lower()
+    if value not in ("listen", "poll"):
+        raise errors.ConfigError(
+            f"TASKFLOW_SCHEDULER={value!r} is not a scheduler: write listen (a notification "
+            "wakes the workers at once) or poll (workers look every "
+            "TASKFLOW_SCHEDULER_POLL_SECONDS, for databases reached only through a pooler)."
+        )
+    return value
 
 
 def _pool_sizes(env: Mapping[str, str]) -> tuple[int, int]:

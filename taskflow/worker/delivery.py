@@ -39,6 +39,7 @@ class DeliveryLoop:
         *,
         poll: float = 1.0,
         sender: webhook_delivery.Sender | None = None,
+        listen: bool = True,
     ) -> None:
         self.services = services
         self.poll = poll
@@ -47,7 +48,9 @@ class DeliveryLoop:
         self._wakes = [asyncio.Event() for _ in range(LANES)]
         self._stop = asyncio.Event()
         # One listener for both lanes.
-        self._listener = services.db.listener(webhook_delivery.CHANNEL, self._wake_all)
+        self._listener = services.db.listener(
+            webhook_delivery.CHANNEL, self._wake_all, listen=listen
+        )
 
     def stop(self) -> None:
         self._stop.set()

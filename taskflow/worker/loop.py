@@ -1,13 +1,16 @@
 """The worker's loop: fire what is due, then sleep until NOTIFY wakes it or the poll interval ends.
 
-A worker holds one extra connection that LISTENs on the timers channel: a use
+With ``TASKFLOW_SCHEDULER=listen`` (the default) a worker holds one extra connection
+(``TASKFLOW_DATABASE_LISTEN_URL`` when set) that LISTENs on the timers channel: a use
 case arming a timer NOTIFYs it at commit, so a timer due sooner than the next
 poll fires on time. After each pass the worker also sleeps only until the
 nearest armed due instant, so a timer armed long ago fires when it falls due,
 not at the next poll. Polling (at most every ``poll`` seconds, one second by
 default) covers the rest: a lost notification, a due timer another worker held
 or whose run was busy. "Now" comes from the services' clock, and only from
-it: the due check compares the rows with that one instant.
+it: the due check compares the rows with that one instant. With
+``TASKFLOW_SCHEDULER=poll`` there is no such connection: a timer armed after a
+pass waits for the next poll (``TASKFLOW_SCHEDULER_POLL_SECONDS``).
 
 When the database goes away (a restart, a network cut) the loop logs it, waits
 with a growing back-off (capped at a few seconds) and carries on: the pool
@@ -51,11 +54,24 @@ class Worker:
     """Fires due timers until ``stop()``; several may run against one database."""
 
     def __init__(
-        self, services: Services, *, batch: int = firing.DEFAULT_BATCH, poll: float = 1.0
+        self,
+        services: Services,
+        *,
+        batch: int = firing.DEFAULT_BATCH,
+        poll: float | None = None,
+        scheduler: str | None = None,
     ) -> None:
         self.services = services
         self.batch = batch
-        self.poll = min(poll, 1.0)
+        #: "listen" or "poll" (``TASKFLOW_SCHEDULER`` unless given).
+        self.scheduler = scheduler or services.settings.scheduler
+        listening = self.scheduler == "listen"
+        # Listening, the poll only catches what a NOTIFY could not say (at most a second);
+        # polling alone, it is the operator's trade of lateness for queries.
+        if listening:
+            self.poll = min(poll or 1.0, 1.0)
+        else:
+            self.poll = poll or services.settings.scheduler_poll
         self.fired = 0
         #: Attempts of automatic steps this worker ran.
         self.steps = 0
@@ -63,7 +79,7 @@ class Worker:
         self.children = 0
         self._wake = asyncio.Event()
         self._stop = asyncio.Event()
-        self._listener = services.db.listener(firing.CHANNEL, self._wake.set)
+        self._listener = services.db.listener(firing.CHANNEL, self._wake.set, listen=listening)
         self._pruned: datetime | None = None
         self._retained: datetime | None = None
         self._measured: datetime | None = None
@@ -72,7 +88,7 @@ class Worker:
         self.mailer = mail.Mailer.of(services)
         self._mailing: asyncio.Task[None] | None = None
         #: Webhook deliveries, in a task of their own beside the timers (worker/delivery.py).
-        self.deliveries = delivery.DeliveryLoop(services, poll=self.poll)
+        self.deliveries = delivery.DeliveryLoop(services, poll=self.poll, listen=listening)
         #: Automatic steps: a full batch is finished while the next pass takes more.
         self._steps = step_runner.Pipeline(services)
         #: Passes finished (fired, ran steps, snapshot taken); awaited by ``passes_done``.

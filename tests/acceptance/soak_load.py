@@ -11,9 +11,11 @@ payload's ``__typename``.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import random
 import time
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -238,13 +240,53 @@ class Client:
             await action()
 
 
+class RoundRobin(httpx.AsyncBaseTransport):
+    """A load balancer in front of several API processes on this machine: each request goes
+    to the next port; a process that refuses the connection (stopped) is passed over for the
+    next, as a balancer's health check would; a request cut mid-way (its process killed)
+    is answered 502, as a balancer does, and counted in ``cut``: the client cannot know
+    whether it was written."""
+
+    def __init__(self, ports: Sequence[int]) -> None:
+        self.ports = list(ports)
+        self._next = itertools.cycle(range(len(self.ports)))
+        self._inner = httpx.AsyncHTTPTransport()
+        self.cut = 0
+        self.passed_over = 0
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        first = next(self._next)
+        # Every process once, from this request's turn on (the turns of requests sent
+        # meanwhile must not send it back to the one that refused it).
+        for turn in range(first, first + len(self.ports)):
+            request.url = request.url.copy_with(port=self.ports[turn % len(self.ports)])
+            try:
+                return await self._inner.handle_async_request(request)
+            except httpx.ConnectError:
+                self.passed_over += 1
+            except (httpx.ReadError, httpx.RemoteProtocolError, httpx.WriteError):
+                self.cut += 1
+                return httpx.Response(502, json={"detail": "upstream connection cut"})
+        raise httpx.ConnectError(f"no API process answers on ports {self.ports}")
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
 async def load(
-    base_url: str, tokens: dict[str, str], *, seconds: float, clients: int, pool_size: int
+    base_url: str,
+    tokens: dict[str, str],
+    *,
+    seconds: float,
+    clients: int,
+    pool_size: int,
+    transport: httpx.AsyncBaseTransport | None = None,
 ) -> Tally:
-    """Run ``clients`` clients for ``seconds`` against the server at ``base_url``."""
+    """Run ``clients`` clients for ``seconds`` against the server at ``base_url`` (through
+    ``transport``, e.g. a :class:`RoundRobin` of several servers, when given)."""
     tally, pool = Tally(), Pool(pool_size)
     deadline = time.monotonic() + seconds
-    async with httpx.AsyncClient(base_url=base_url, timeout=30) as http:
+    async with httpx.AsyncClient(base_url=base_url, timeout=30, transport=transport) as http:
         await asyncio.gather(
             *(Client(http, tokens, pool, tally, seed).loop(deadline) for seed in range(clients))
         )

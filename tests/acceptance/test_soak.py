@@ -154,6 +154,20 @@ async def _books(url: str, due_before: datetime) -> tuple[dict[str, list[str]], 
         await conn.close()
 
 
+def settle(processes: Processes, url: str) -> tuple[dict[str, list[str]], dict[str, Any]]:
+    """After the load: the books of ``url`` once the workers fired every timer that fell due
+    (the runs settle within seconds: their budgets are seconds), the processes stopped."""
+    processes.alive()
+    settled = datetime.now(UTC)
+    wait_until(
+        lambda: processes.alive() or asyncio.run(_due_armed(url)) == 0,
+        60,
+        f"the workers to fire every due timer\n{processes.output()}",
+    )
+    processes.stop()
+    return asyncio.run(_books(url, settled - timedelta(seconds=1)))
+
+
 def test_the_whole_mix_under_load_keeps_the_books(
     database_url: str, processes: Processes, tmp_path: Path
 ) -> None:
@@ -185,17 +199,8 @@ def test_the_whole_mix_under_load_keeps_the_books(
             pool_size=POOL,
         )
     )
-    processes.alive()
-    # The runs settle within seconds (their budgets are seconds): wait for what fell due.
-    settled = datetime.now(UTC)
-    wait_until(
-        lambda: processes.alive() or asyncio.run(_due_armed(database_url)) == 0,
-        60,
-        f"the workers to fire every due timer\n{processes.output()}",
-    )
-    processes.stop()
+    broken, counts = settle(processes, database_url)
     logged = processes.exceptions()
-    broken, counts = asyncio.run(_books(database_url, settled - timedelta(seconds=1)))
 
     print(
         json.dumps(

@@ -19,7 +19,7 @@ from httpx_ws.transport import ASGIWebSocketTransport
 from taskflow.api import app as api_app
 from taskflow.service.clocks import timers
 from taskflow.service.common import container
-from taskflow.store.common import db
+from tests import conftest
 from tests import reports_dataset as ds
 from tests.api import live
 from tests.api import magic as m
@@ -234,7 +234,7 @@ async def test_candidates_of_a_pending_slot_read_no_links_nor_their_recipients(
 @pytest.fixture
 async def counted(services: container.Services) -> AsyncIterator[tuple[httpx.AsyncClient, Counter]]:
     counter = Counter()
-    database = await db.Database.connect(services.db.url, query_logger=counter)
+    database = await conftest.reconnect(services.db, query_logger=counter)
     application = api_app.create_app(services=replace(services, db=database))
     async with httpx.AsyncClient(
         transport=ASGIWebSocketTransport(application), base_url="http://taskflow.test"

@@ -25,6 +25,7 @@ from tests.conftest import app_with, gql
 pytestmark = pytest.mark.anyio
 
 HERE = Path(__file__).resolve().parent
+
 start_services, api, tokens = app_with("start_services", HERE / "start_workflows.py")
 
 START = """mutation($input: StartRunInput!) { startRun(input: $input) { __typename
@@ -156,3 +157,33 @@ async def test_one_answer_may_read_a_runs_slots_and_steps_together(
     assert run["state"] == "screening"
     assert run["slots"] == []
     assert [s["state"] for s in run["steps"]] == ["screening"]
+
+
+async def test_with_the_poll_scheduler_an_awaited_start_listens_to_nothing_and_still_answers(
+    api: httpx.AsyncClient,
+    tokens: dict[str, str],
+    start_services: container.Services,
+    frozen_clock: clock.FrozenClock,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # TASKFLOW_SCHEDULER=poll: the process opens no LISTEN connection (a pooled database
+    # with no direct URL); the waiter re-reads its run every POLL seconds instead.
+    monkeypatch.setattr(start_services.db, "listening", False)
+    monkeypatch.setattr(awaited, "POLL", 0.2)
+    seen: dict[str, int] = {}
+
+    async def worker() -> None:
+        await asyncio.sleep(0.3)  # the start waits
+        async with start_services.db.connection() as conn:
+            seen["listening while waiting"] = await conn.fetchval(
+                "SELECT count(*) FROM pg_stat_activity"
+                " WHERE datname = current_database() AND query LIKE 'LISTEN%'"
+            )
+        await steps.run_due(start_services, frozen_clock.now())
+
+    answer, _ = await asyncio.gather(
+        _start(api, tokens["app"], "P-1", waitFor="SLOT", timeoutSeconds=20), worker()
+    )
+    assert answer["reached"] is True
+    assert answer["run"]["slots"] == [{"name": "interview", "status": "OPEN"}]
+    assert seen["listening while waiting"] == 0

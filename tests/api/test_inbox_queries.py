@@ -18,8 +18,8 @@ from taskflow.service.access import principals as principal_service
 from taskflow.service.clocks import deadlines as deadline_service
 from taskflow.service.common import container
 from taskflow.service.slots import slots as slot_service
-from taskflow.store.common import db
 from taskflow.store.slots import claims
+from tests import conftest
 from tests.api import workflows as w
 from tests.conftest import gql
 
@@ -44,7 +44,7 @@ class Counter:
 @pytest.fixture
 async def counted(services: container.Services) -> AsyncIterator[tuple[httpx.AsyncClient, Counter]]:
     counter = Counter()
-    database = await db.Database.connect(services.db.url, query_logger=counter)
+    database = await conftest.reconnect(services.db, query_logger=counter)
     counted_services = replace(services, db=database)
     application = api_app.create_app(services=counted_services)
     async with httpx.AsyncClient(
@@ -90,7 +90,7 @@ async def test_claim_next_is_one_statement_with_its_deadlines(
     assert fiona is not None
 
     counter = Counter()
-    database = await db.Database.connect(services.db.url, max_size=1, query_logger=counter)
+    database = await conftest.reconnect(services.db, max_size=1, query_logger=counter)
     counted = replace(services, db=database)
     try:
         # The first claim on a connection also reads type information (once per connection).

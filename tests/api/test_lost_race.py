@@ -36,7 +36,8 @@ async def test_a_claim_that_loses_a_deadlock_is_retried_and_succeeds(
     started = await w.start(client, people["app"], "support-ticket", "ticket", "T-1", w.TICKET)
     assert started["__typename"] == "StartRunSuccess"
     triage = await w.slot_named(client, people["tess"], "triage")
-    outsider = await asyncpg.connect(services.db.url)
+    # Straight to PostgreSQL (behind a pooler, the direct URL): a session of its own.
+    outsider = await asyncpg.connect(services.db.listen_url or services.db.url)
     deadlocks = "SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()"
     before = await outsider.fetchval(deadlocks)
     try:

@@ -17,7 +17,7 @@ from taskflow.service.access import principals
 from taskflow.service.common import container
 from taskflow.service.runs import runs
 from taskflow.service.slots import slots
-from taskflow.store.common import db
+from tests import conftest
 
 pytestmark = pytest.mark.anyio
 
@@ -25,7 +25,7 @@ pytestmark = pytest.mark.anyio
 @pytest.fixture
 async def racing(services: container.Services) -> AsyncIterator[container.Services]:
     """The services on a pool wide enough for 50 concurrent claimers, each on its own connection."""
-    database = await db.Database.connect(services.db.url, min_size=10, max_size=60)
+    database = await conftest.reconnect(services.db, min_size=10, max_size=60)
     try:
         yield replace(services, db=database)
     finally:

@@ -17,6 +17,9 @@ from tests.conftest import EXAMPLE_PRINCIPALS
 
 pytestmark = pytest.mark.anyio
 
+#: Both schedulers (``TASKFLOW_SCHEDULER``) must fire the same timers at the same instants.
+SCHEDULERS = pytest.mark.parametrize("scheduler", ["listen", "poll"])
+
 
 async def breaches(services: container.Services) -> int:
     async with services.db.connection() as conn:
@@ -25,13 +28,14 @@ async def breaches(services: container.Services) -> int:
         )
 
 
+@SCHEDULERS
 async def test_a_running_worker_fires_when_its_clock_reaches_the_due_instant(
-    services: container.Services, frozen_clock: clock.FrozenClock
+    services: container.Services, frozen_clock: clock.FrozenClock, scheduler: str
 ) -> None:
     await principal_service.load(services, json.loads(EXAMPLE_PRINCIPALS.read_text()))
     app = await principal_service.get(services, "app")
     assert app is not None
-    async with loop.running(services, poll=0.05) as worker:
+    async with loop.running(services, poll=0.05, scheduler=scheduler) as worker:
         await run_service.start_run(
             services,
             app,
@@ -69,8 +73,9 @@ async def test_a_notify_wakes_a_sleeping_worker_long_before_its_next_poll(
         assert worker.fired == 5
 
 
+@SCHEDULERS
 async def test_a_sleeping_worker_wakes_when_the_nearest_timer_falls_due_without_a_notify(
-    services: container.Services, frozen_clock: clock.FrozenClock
+    services: container.Services, frozen_clock: clock.FrozenClock, scheduler: str
 ) -> None:
     from tests.acceptance.test_workers import DIGEST, SEED
 
@@ -80,7 +85,7 @@ async def test_a_sleeping_worker_wakes_when_the_nearest_timer_falls_due_without_
         await conn.execute(
             "UPDATE timer SET due_at = $1", frozen_clock.now() + timedelta(milliseconds=300)
         )
-    async with loop.running(services) as worker:
+    async with loop.running(services, scheduler=scheduler) as worker:
         worker.poll = 60.0  # a poll cannot be what fires them within this test
         async with asyncio.timeout(5):
             await worker.passes_done(1)  # its first pass: nothing due yet; it sleeps until the due
@@ -89,3 +94,36 @@ async def test_a_sleeping_worker_wakes_when_the_nearest_timer_falls_due_without_
         async with asyncio.timeout(20):  # a third of its poll: a loaded machine's pass fits
             await worker.until(lambda: worker.fired >= 3)
         assert worker.fired == 3
+
+
+async def listening_sessions(services: container.Services) -> int:
+    async with services.db.connection() as conn:
+        return int(
+            await conn.fetchval(
+                "SELECT count(*) FROM pg_stat_activity"
+                " WHERE datname = current_database() AND query LIKE 'LISTEN%'"
+            )
+        )
+
+
+async def test_a_polling_worker_holds_no_listen_connection_and_fires_by_its_next_poll(
+    services: container.Services,
+) -> None:
+    from tests.acceptance.test_workers import DIGEST, SEED
+
+    async with loop.running(services, scheduler="poll", poll=0.2) as worker:
+        async with asyncio.timeout(5):
+            await worker.passes_done(1)  # its first (empty) pass: then it sleeps a poll
+        assert await listening_sessions(services) == 0
+        async with services.db.transaction() as conn:
+            # Due now, armed after its pass: only the next poll can find them.
+            await conn.execute(SEED, "P-", 4, DIGEST, 0.0, -1.0, services.clock.now())
+        async with asyncio.timeout(20):
+            await worker.until(lambda: worker.fired >= 4)
+        assert worker.fired == 4
+        assert worker.poll == 0.2  # not capped at a second: polling alone is the operator's
+    async with loop.running(services, scheduler="listen") as worker:
+        async with asyncio.timeout(5):
+            await worker.passes_done(1)
+        # Both lanes' channels (timers, webhooks) on one connection each.
+        assert await listening_sessions(services) >= 1

@@ -237,3 +237,56 @@ def test_live_settings_from_the_environment(tmp_path: Path) -> None:
         config.load({**env, "TASKFLOW_LIVE_MAX_QUEUED": "1.5"})
     with pytest.raises(errors.ConfigError, match="TASKFLOW_LIVE_IDLE_TIMEOUT"):
         config.load({**env, "TASKFLOW_LIVE_IDLE_TIMEOUT": "-1"})
+
+
+def test_a_pooled_deployment_names_its_listen_url_and_scheduler(tmp_path: Path) -> None:
+    base = {
+        "TASKFLOW_SECRET_KEYS": KEY,
+        "TASKFLOW_DATA_DIR": str(tmp_path),
+        "TASKFLOW_DATABASE_URL": "postgresql://app@pgbouncer:6432/taskflow",
+    }
+    default = config.load(base)
+    assert (default.database_listen_url, default.scheduler, default.scheduler_poll) == (
+        None,
+        "listen",
+        1.0,
+    )
+    pooled = config.load(
+        {
+            **base,
+            "TASKFLOW_DATABASE_LISTEN_URL": "postgresql://app@db:5432/taskflow",
+            "TASKFLOW_SCHEDULER": "Poll",
+            "TASKFLOW_SCHEDULER_POLL_SECONDS": "2.5",
+        }
+    )
+    assert pooled.database_listen_url == "postgresql://app@db:5432/taskflow"
+    assert (pooled.scheduler, pooled.scheduler_poll) == ("poll", 2.5)
+
+
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        ({"TASKFLOW_SCHEDULER": "cron"}, "TASKFLOW_SCHEDULER='cron' is not a scheduler"),
+        ({"TASKFLOW_SCHEDULER_POLL_SECONDS": "0"}, "TASKFLOW_SCHEDULER_POLL_SECONDS"),
+        (
+            {"TASKFLOW_DATABASE_LISTEN_URL": "postgresql://db/taskflow"},
+            "TASKFLOW_DATABASE_LISTEN_URL is set but TASKFLOW_DATABASE_URL is not",
+        ),
+    ],
+)
+def test_a_bad_scheduler_or_listen_setting_says_what_to_write(
+    tmp_path: Path, env: dict[str, str], message: str
+) -> None:
+    with pytest.raises(errors.ConfigError, match=re.escape(message)):
+        config.load({"TASKFLOW_SECRET_KEYS": KEY, "TASKFLOW_DATA_DIR": str(tmp_path), **env})
+
+
+def test_with_the_embedded_database_off_a_database_url_is_required(tmp_path: Path) -> None:
+    env = {"TASKFLOW_SECRET_KEYS": KEY, "TASKFLOW_DATA_DIR": str(tmp_path)}
+    with pytest.raises(errors.ConfigError, match="the embedded database is off"):
+        config.load({**env, "TASKFLOW_EMBEDDED_DATABASE": "false"})
+    external = config.load(
+        {**env, "TASKFLOW_EMBEDDED_DATABASE": "false", "TASKFLOW_DATABASE_URL": "postgresql://db/t"}
+    )
+    assert not external.embedded
+    assert config.load(env).embedded  # on by default: README's first command

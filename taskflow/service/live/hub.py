@@ -233,7 +233,9 @@ class Hub:
                 self._heard_at = asyncio.get_running_loop().time()
 
     async def _run(self) -> None:
-        listener = self.services.db.listener(live.CHANNEL, self._wake.set, self._heard)
+        # Subscriptions have no polling to fall back on: they listen under either scheduler
+        # (on TASKFLOW_DATABASE_LISTEN_URL behind a pooler).
+        listener = self.services.db.listener(live.CHANNEL, self._wake.set, self._heard, listen=True)
         try:
             while True:
                 try:

@@ -89,9 +89,18 @@ class Database:
         keys: asyncpg.Pool[Any] | None = None,
         *,
         statement_cache_size: int = 100,
+        listen_url: str | None = None,
+        listening: bool = True,
     ) -> None:
         self.pool = pool
         self.url = url
+        #: A direct connection's URL for LISTEN (``TASKFLOW_DATABASE_LISTEN_URL``): behind a
+        #: pooler in transaction mode a LISTEN would sit on a server connection other
+        #: clients borrow, and hear nothing once the pooler hands it on. None: ``url``.
+        self.listen_url = listen_url
+        #: False with ``TASKFLOW_SCHEDULER=poll``: no :meth:`listener` opens a connection
+        #: (the workers and awaited starts poll instead).
+        self.listening = listening
         #: Connections that hold an idempotency key's lock while the use case runs on the
         #: main pool: a pool of their own, so holders never wait for what they hold.
         self.keys = keys or pool
@@ -115,11 +124,14 @@ class Database:
         max_size: int = 10,
         statement_cache_size: int = 100,
         query_logger: Callable[[LoggedQuery], None] | None = None,
+        listen_url: str | None = None,
+        listening: bool = True,
     ) -> Database:
         """Open a pool on ``url``; ``query_logger`` sees every statement (diagnostics, tests).
 
         ``statement_cache_size`` is asyncpg's per connection (0 behind a pooler that cannot
-        keep prepared statements).
+        keep prepared statements); ``listen_url`` is where :meth:`listener` connects, unless
+        ``listening`` is False (then nothing listens).
         """
 
         async def init(conn: asyncpg.Connection[Any]) -> None:
@@ -142,11 +154,21 @@ class Database:
         pool = await open_pool(min_size)
         # Connections that only hold idempotency keys' advisory locks (opened on first use).
         keys = await open_pool(0)
-        return cls(pool, url, keys, statement_cache_size=statement_cache_size)
+        return cls(
+            pool,
+            url,
+            keys,
+            statement_cache_size=statement_cache_size,
+            listen_url=listen_url,
+            listening=listening,
+        )
 
     async def dedicated(self) -> asyncpg.Connection[Any]:
-        """A connection of its own, outside the pools (a worker's LISTEN), with the pools'
-        statement cache size (0 behind a pooler that cannot keep prepared statements)."""
+        """A connection of its own, outside the pools (a LISTEN): on ``listen_url`` when
+        given (a direct one, where prepared statements live as long as the session), else on
+        ``url`` with the pools' statement cache size."""
+        if self.listen_url is not None:
+            return await asyncpg.connect(self.listen_url)
         return await asyncpg.connect(self.url, statement_cache_size=self.statement_cache_size)
 
     def listener(
@@ -154,10 +176,15 @@ class Database:
         channel: str,
         wake: Callable[[], None],
         heard: Callable[[str], None] | None = None,
+        *,
+        listen: bool | None = None,
     ) -> Listener:
-        """A :class:`Listener` on ``channel`` over a connection of its own (a worker's;
-        ``heard`` gets each notification's payload, the live feed's)."""
-        return Listener(self, channel, wake, heard)
+        """A :class:`Listener` on ``channel`` over a connection of its own (a worker's, an
+        awaited start's, the live feed's; ``heard`` gets each notification's payload). Not
+        listening (``listen=False``, or by default ``TASKFLOW_SCHEDULER=poll``): one that
+        never opens a connection, so only its owner's polling wakes it."""
+        enabled = self.listening if listen is None else listen
+        return Listener(self, channel, wake, heard, listen=enabled)
 
     async def close(self) -> None:
         await self.pool.close()
@@ -219,6 +246,8 @@ class _Bound(Database):
             outer.url,
             outer.keys,
             statement_cache_size=outer.statement_cache_size,
+            listen_url=outer.listen_url,
+            listening=outer.listening,
         )
         self._conn = conn
 
@@ -250,16 +279,21 @@ class Listener:
         channel: str,
         wake: Callable[[], None],
         heard: Callable[[str], None] | None = None,
+        *,
+        listen: bool = True,
     ) -> None:
         self.database = database
         self.channel = channel
         self.wake = wake
         self.heard = heard
+        self.enabled = listen
         self._conn: asyncpg.Connection[Any] | None = None
         self._opening = asyncio.Lock()
 
     async def listen(self) -> None:
         """Listen, unless listening already (one connection for every caller)."""
+        if not self.enabled:
+            return
         async with self._opening:
             if self._conn is not None and not self._conn.is_closed():
                 return
