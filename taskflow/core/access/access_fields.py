@@ -185,6 +185,9 @@ FIELDS: Final[dict[str, str]] = {
     "Run.moves": "run.read",
     "Run.checklist": "run.read",
     "Run.timeline": "run.read",
+    "Run.stateAt": "run.read",
+    "Run.history": "run.read",
+    "Query.stateCounts": "report",
     "RunLeadTime.total": "parent",
     "RunLeadTime.states": "parent",
     "RunSuccess.run": "parent",
@@ -374,6 +377,10 @@ _PARENT_FIELDS = {
     # Automatic steps, values of a run the caller may read (Run.steps).
     "Step": "id key kind state visit action status attemptCount dueAt result lastError "
     "createdAt endedAt attempts",
+    # History (docs/history.md): values of a run the caller may read, and of stateCounts.
+    "StateVisit": "state enteredAt leftAt via actor entryId undoneBy",
+    "StateCount": "state runs",
+    "StateCounts": "workflow at states",
     "StepAttempt": "attempt worker startedAt finishedAt outcome durationMs errorClass "
     "errorMessage traceback",
     # Child runs, values of a parent run the caller may read (Run.children).
