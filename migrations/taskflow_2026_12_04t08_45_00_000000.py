@@ -12,7 +12,7 @@ DESCRIPTION = "state spans"
 
 CREATE = (
     'CREATE TABLE "state_span" ("id" BIGSERIAL PRIMARY KEY NOT NULL, "run" UUID NOT NULL REFERENCES "run" ("id") ON DELETE CASCADE ON UPDATE CASCADE DEFAULT null, "workflow" VARCHAR(100) NOT NULL DEFAULT \'\', "state" VARCHAR(100) NOT NULL DEFAULT \'\', "entered_at" TIMESTAMPTZ NOT NULL DEFAULT current_timestamp, "left_at" TIMESTAMPTZ NOT NULL DEFAULT current_timestamp, "line" BIGINT NOT NULL DEFAULT 0, "undone_by" BIGINT DEFAULT null)',
-    "CREATE INDEX state_span_state_during ON state_span (state, left_at, entered_at) INCLUDE (run, workflow) WHERE undone_by IS NULL",
+    "CREATE INDEX state_span_state_during ON state_span (workflow, state, left_at, entered_at) INCLUDE (run) WHERE undone_by IS NULL",
     "CREATE INDEX state_span_workflow_during ON state_span (workflow, left_at, entered_at) INCLUDE (state) WHERE undone_by IS NULL",
     "CREATE UNIQUE INDEX state_span_open ON state_span (run) WHERE left_at = 'infinity' AND undone_by IS NULL",
     "CREATE INDEX state_span_line ON state_span (run, line)",

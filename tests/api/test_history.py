@@ -133,8 +133,12 @@ async def test_an_instant_in_the_future_is_refused(
     )
     assert refused.error_codes == ["INVALID_INPUT"]
     assert "in the future" in refused.errors[0]["message"]
-    f = {"f": {"stateAt": {"state": "submitted", "at": future}}}
+    f = {"f": {"workflow": "expense-approval", "stateAt": {"state": "submitted", "at": future}}}
     assert (await gql(client, LIST, f, token=people["max"])).error_codes == ["INVALID_INPUT"]
+    f = {"f": {"stateAt": {"state": "submitted", "at": iso(T0)}}}
+    refused = await gql(client, LIST, f, token=people["max"])
+    assert refused.error_codes == ["INVALID_INPUT"]
+    assert "needs a workflow" in refused.errors[0]["message"]
 
 
 async def test_an_instant_before_the_runs_kept_is_refused_naming_the_retention(
@@ -153,7 +157,7 @@ async def test_an_instant_before_the_runs_kept_is_refused_naming_the_retention(
         assert error["extensions"]["facts"]["retention_days"] == 30
         assert error["extensions"]["facts"]["earliest"] == iso(T0 - timedelta(days=30))
         assert "kept 30 days" in error["message"]
-        f = {"f": {"stateAt": {"state": "submitted", "at": old}}}
+        f = {"f": {"workflow": "expense-approval", "stateAt": {"state": "submitted", "at": old}}}
         assert (await gql(client, LIST, f, token=token)).error_codes == ["OUTSIDE_RETENTION"]
         recent = iso(T0 - timedelta(days=29))
         counted = await gql(client, COUNTS, {"w": "expense-approval", "at": recent}, token=token)

@@ -65,6 +65,12 @@ def prepared(services: Services, actor: Principal, f: run_filter.RunFilter) -> r
                 field="status",
             )
     if f.state_at is not None:
+        if f.workflow is None:
+            raise errors.ValidationError(
+                "A stateAt filter needs a workflow (state names are a workflow's): add "
+                "filter.workflow.",
+                field="stateAt",
+            )
         history.check_instant(services, f.state_at[1], f.workflow)
     if f.attention_reasons and f.needs_attention is None:
         f = dataclasses.replace(f, needs_attention=True)

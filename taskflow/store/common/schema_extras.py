@@ -306,8 +306,8 @@ EXTRA_TRIGGERS += (children.TRIGGER,)
 EXTRA_INDEXES += (
     (
         "state_span_state_during",
-        "CREATE INDEX state_span_state_during ON state_span (state, left_at, entered_at) "
-        "INCLUDE (run, workflow) WHERE undone_by IS NULL",
+        "CREATE INDEX state_span_state_during ON state_span "
+        "(workflow, state, left_at, entered_at) INCLUDE (run) WHERE undone_by IS NULL",
     ),
     (
         "state_span_workflow_during",

@@ -1,8 +1,9 @@
 """State spans (``state_span``, kept by the timeline's trigger in ``spans.sql``) and the
 timeline lines a run's history is read from.
 
-Indexes (``schema_extras``): ``state_span_state_during`` (state, left_at, entered_at) for
-"which runs were in S at T" (the spans of S not left by T, from the index alone),
+Indexes (``schema_extras``): ``state_span_state_during`` (workflow, state, left_at,
+entered_at) for "which runs were in S at T" (the spans of S not left by T, from the index
+alone),
 ``state_span_workflow_during`` for ``stateCounts``, ``state_span_open`` (one standing
 span per run, what the trigger closes) and ``state_span_line`` (what an undo finds).
 """

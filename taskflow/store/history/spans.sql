@@ -84,7 +84,8 @@ SELECT s.state, count(*) AS runs
  ORDER BY s.state
 
 -- name: state_at_raw
--- The runs of workflow $1 in state $2 at instant $3, as the runs filter asks it (bench).
+-- The runs of workflow $1 in state $2 at instant $3, as the runs filter asks it (bench);
+-- index state_span_state_during.
 SELECT s.run FROM state_span s
  WHERE s.workflow = $1 AND s.state = $2 AND s.left_at > $3 AND s.entered_at <= $3
    AND s.undone_by IS NULL

@@ -49,7 +49,8 @@ def run_filters(st: Statement, f: RunFilter) -> Statement:
         ("run_ended_before", f.ended_before),
     )
     if f.state_at is not None:
-        st.where("run_state_at", f.state_at[0], f.state_at[1], f.state_at[1])
+        state, at = f.state_at
+        st.where("run_state_at", f.workflow, state, at, at)
     if f.needs_attention is not None and f.attention_windows is not None:
         flagged = attention.run_ids_sql(
             st.args,
