@@ -31,25 +31,19 @@ DROP = (
 
 
 class _Raw(Table):
-    pass
+    """Runs the raw statements (``raw()`` formats its text, so braces are doubled)."""
 
 
-def _raw(text: str) -> str:
-    """raw() formats its text: braces doubled."""
-    return text.replace("{", "{{").replace("}", "}}")
+def _steps(statements: tuple[str, ...]):
+    async def step() -> None:
+        for statement in statements:
+            await _Raw.raw(statement.replace("{", "{{").replace("}", "}}"))
+
+    return step
 
 
 async def forwards():
     manager = MigrationManager(migration_id=ID, app_name="taskflow", description=DESCRIPTION)
-
-    async def create() -> None:
-        for statement in (*CREATE, FUNCTION, TRIGGER, *BACKFILL):
-            await _Raw.raw(_raw(statement))
-
-    async def drop() -> None:
-        for statement in DROP:
-            await _Raw.raw(statement)
-
-    manager.add_raw(create)
-    manager.add_raw_backwards(drop)
+    manager.add_raw(_steps((*CREATE, FUNCTION, TRIGGER, *BACKFILL)))
+    manager.add_raw_backwards(_steps(DROP))
     return manager

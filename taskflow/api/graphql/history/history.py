@@ -8,6 +8,7 @@ from typing import Annotated
 
 import strawberry
 
+from taskflow.api.graphql.common import relay
 from taskflow.api.graphql.common.context import Info, caller
 from taskflow.core.history import visits
 from taskflow.service.history import history
@@ -34,15 +35,8 @@ class StateVisit:
 
     @classmethod
     def of(cls, v: visits.Visit) -> StateVisit:
-        return cls(
-            state=v.state,
-            entered_at=v.entered_at,
-            left_at=v.left_at,
-            via=v.via,
-            actor=v.actor,
-            entry_id=strawberry.ID(str(v.line)),
-            undone_by=strawberry.ID(str(v.undone_by)) if v.undone_by is not None else None,
-        )
+        undone = strawberry.ID(str(v.undone_by)) if v.undone_by is not None else None
+        return relay.copied(cls, v, entry_id=strawberry.ID(str(v.line)), undone_by=undone)
 
 
 @strawberry.type(description="How many runs of a workflow stood in one state at an instant.")
