@@ -188,6 +188,7 @@ FIELDS: Final[dict[str, str]] = {
     "Run.stateAt": "run.read",
     "Run.history": "run.read",
     "Query.stateCounts": "report",
+    "Query.insights": "report",
     "RunLeadTime.total": "parent",
     "RunLeadTime.states": "parent",
     "RunSuccess.run": "parent",
@@ -381,6 +382,11 @@ _PARENT_FIELDS = {
     "StateVisit": "state enteredAt leftAt via actor entryId undoneBy",
     "StateCount": "state runs",
     "StateCounts": "workflow at states",
+    "Insights": "since until rows pipeline",
+    "WorkflowInsight": "workflow version live waitingOnPeople waitingOnSteps started finished "
+    "cancelled endToEnd",
+    "Percentiles": "p50 p95 p99 samples fewSamples",
+    "PipelineState": "state live timeInState",
     "StepAttempt": "attempt worker startedAt finishedAt outcome durationMs errorClass "
     "errorMessage traceback",
     # Child runs, values of a parent run the caller may read (Run.children).
