@@ -39,6 +39,7 @@ RUNNER = {
     "move": "sam",
     "sla_report": "leah",
     "state_counts": "leah",
+    "insights": "leah",
     "runs_state_at": "leah",
     "upsert_principal": "ada",
     "deactivate_principal": "ada",
@@ -178,6 +179,7 @@ def variables(name: str, o: Objects) -> dict[str, Any]:
         "run_lead_time": {"id": o.run_id},
         "run_history": {"id": o.run_id, "at": "2026-12-01T09:00:00+00:00"},
         "state_counts": {"workflow": "expense-approval", "at": "2026-12-01T09:00:00+00:00"},
+        "insights": {"window": "WEEK", "workflow": "expense-approval"},
         "runs_state_at": {
             "workflow": "expense-approval",
             "state": "submitted",

@@ -15,10 +15,10 @@ from taskflow.store.history import insights as rows_of
 
 @strawberry.enum(description="The window insights count over, ending now.")
 class InsightsWindow(Enum):
-    HOUR = "1h"
-    DAY = "24h"
-    WEEK = "7d"
-    MONTH = "30d"
+    HOUR = strawberry.enum_value("1h", description="The last hour.")
+    DAY = strawberry.enum_value("24h", description="The last 24 hours.")
+    WEEK = strawberry.enum_value("7d", description="The last 7 days.")
+    MONTH = strawberry.enum_value("30d", description="The last 30 days.")
 
 
 @strawberry.type(description="Percentiles of wall time in seconds, with their sample size.")
@@ -112,7 +112,7 @@ class InsightsQueries:
         ] = None,
     ) -> Insights:
         me = await caller(info)
-        found = await service.insights(info.context.services, me, window.value, workflow)
+        found = await service.insights(info.context.services, me, str(window.value), workflow)
         return Insights(
             since=found.since,
             until=found.until,
