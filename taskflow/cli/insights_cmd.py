@@ -69,6 +69,11 @@ def register(subparsers: Any) -> None:
         help="Per workflow and version: live runs, waiting on people or steps, started, "
         "finished and cancelled in a window, end-to-end percentiles (docs/insights.md).",
     )
-    parser.add_argument("--window", choices=list(insights.WINDOWS), default="24h")
+    parser.add_argument(
+        "--window",
+        choices=list(insights.WINDOWS),
+        default="24h",
+        help="the window counted, ending now",
+    )
     parser.add_argument("--workflow", default=None, help="only this one, with its pipeline")
     parser.set_defaults(handler=run_insights)
