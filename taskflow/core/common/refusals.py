@@ -347,34 +347,12 @@ class DryRunEventRefused(Refusal, code=RefusalCode.DRY_RUN_EVENT_REFUSED):
     reason = Fact(str)
 
 
-# -- history -------------------------------------------------------------------------------------
-
-
 class OutsideRetention(Refusal, code=RefusalCode.OUTSIDE_RETENTION):
     """The instant is older than the runs kept: ended runs of that time were pruned, so an
     answer would be wrong, not empty. Ask about an instant at or after ``earliest``."""
 
     retention_days = Fact(int)
     earliest = Fact(datetime.fromisoformat)
-
-    def __init__(
-        self,
-        message: str | None = None,
-        *,
-        retention_days: int,
-        earliest: datetime,
-        **context: Any,
-    ) -> None:
-        super().__init__(
-            message
-            or (
-                f"Ended runs are kept {retention_days} days: instants before "
-                f"{earliest.isoformat()} cannot be answered. Ask about a later instant."
-            ),
-            retention_days=retention_days,
-            earliest=earliest.isoformat(),
-            **context,
-        )
 
 
 def _classes(root: type[Refusal]) -> list[type[Refusal]]:

@@ -24,8 +24,13 @@ def check(at: datetime, *, now: datetime, kept: timedelta | None, field: str = "
             field=field,
         )
     if kept is not None and at < retention.cutoff(now, kept):
+        days, earliest = retention.days(kept), retention.cutoff(now, kept).isoformat()
         raise refusals.OutsideRetention(
-            retention_days=retention.days(kept), earliest=retention.cutoff(now, kept), field=field
+            f"Ended runs are kept {days} days: instants before {earliest} cannot be answered. "
+            "Ask about a later instant.",
+            retention_days=days,
+            earliest=earliest,
+            field=field,
         )
 
 

@@ -22,6 +22,9 @@ WINDOWS = {
     "7d": timedelta(days=7),
     "30d": timedelta(days=30),
 }
+#: The rows' types, for the API (which reads no store module).
+VersionRow = store.VersionRow
+StateRow = store.StateRow
 #: Percentiles over fewer samples than this are flagged as such (their number is shown).
 FEW = 20
 

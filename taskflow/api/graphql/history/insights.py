@@ -10,7 +10,6 @@ import strawberry
 
 from taskflow.api.graphql.common.context import Info, caller
 from taskflow.service.history import insights as service
-from taskflow.store.history import insights as rows_of
 
 
 @strawberry.enum(description="The window insights count over, ending now.")
@@ -59,7 +58,7 @@ class WorkflowInsight:
     )
 
     @classmethod
-    def of(cls, r: rows_of.VersionRow) -> WorkflowInsight:
+    def of(cls, r: service.VersionRow) -> WorkflowInsight:
         return cls(
             workflow=r.workflow,
             version=r.version,
