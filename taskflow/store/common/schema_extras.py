@@ -300,7 +300,7 @@ EXTRA_INDEXES += (
 EXTRA_FUNCTIONS += (children.FUNCTION,)
 EXTRA_TRIGGERS += (children.TRIGGER,)
 
-# State spans (migration 2026-12-04T08:30, ``store/history/spans.py``): "which runs were in S
+# State spans (migration 2026-12-04T08:45, ``store/history/spans.py``): "which runs were in S
 # at T" reads the spans of S not left by T from one index, ``stateCounts`` a workflow's; the
 # trigger closes a run's one standing span and an undo finds the span of the line it rewinds.
 EXTRA_INDEXES += (

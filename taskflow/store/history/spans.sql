@@ -1,7 +1,7 @@
 -- State spans and the timeline lines a history reads (store/history/spans.py).
 
 -- name: spans_function
--- The trigger function state_spans (migration 2026-12-04T08:30, schema_extras.EXTRA_FUNCTIONS):
+-- The trigger function state_spans (migration 2026-12-04T08:45, schema_extras.EXTRA_FUNCTIONS):
 -- for each new timeline line that changes where a run is, in line order, keep the run's
 -- effective visits (core/history/visits.py, the same rules): an entry closes the standing
 -- span and opens one; a cancellation closes it; an undo (details.reverses names the entry it
