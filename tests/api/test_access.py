@@ -359,6 +359,8 @@ async def test_a_lead_of_one_workflow_cannot_subscribe_to_another(world: World) 
         claimed = await w.claim(client, people["tess"], ticket_slot["id"])
         assert claimed["__typename"] == "SlotSuccess", claimed
         assert await socket.quiet(0.5) == []
+
+
 async def test_state_counts_and_runs_at_an_instant_keep_to_the_grants(world: World) -> None:
     """stateCounts counts every run of a workflow: a grant on the whole workflow only; the
     runs filter at an instant lists only runs the caller reads, like the list without it."""

@@ -11,6 +11,7 @@ from taskflow.store.common import sql
 from taskflow.store.compose import children
 from taskflow.store.live import live
 from taskflow.store.history import spans
+from taskflow.store.live import live
 from taskflow.store.runs import run_watch
 from taskflow.store.slots import candidacy, claims
 
