@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Final
 
+from taskflow.core.access import history_fields
+
 #: ``Type.field`` -> rule id, for every query, mutation and object field of the schema.
 FIELDS: Final[dict[str, str]] = {
     "Card.run": "board",
@@ -185,10 +187,6 @@ FIELDS: Final[dict[str, str]] = {
     "Run.moves": "run.read",
     "Run.checklist": "run.read",
     "Run.timeline": "run.read",
-    "Run.stateAt": "run.read",
-    "Run.history": "run.read",
-    "Query.stateCounts": "report",
-    "Query.insights": "report",
     "RunLeadTime.total": "parent",
     "RunLeadTime.states": "parent",
     "RunSuccess.run": "parent",
@@ -378,15 +376,6 @@ _PARENT_FIELDS = {
     # Automatic steps, values of a run the caller may read (Run.steps).
     "Step": "id key kind state visit action status attemptCount dueAt result lastError "
     "createdAt endedAt attempts",
-    # History (docs/history.md): values of a run the caller may read, and of stateCounts.
-    "StateVisit": "state enteredAt leftAt via actor entryId undoneBy",
-    "StateCount": "state runs",
-    "StateCounts": "workflow at states",
-    "Insights": "since until rows pipeline",
-    "WorkflowInsight": "workflow version live waitingOnPeople waitingOnSteps started finished "
-    "cancelled endToEnd",
-    "Percentiles": "p50 p95 p99 samples fewSamples",
-    "PipelineState": "state live timeInState",
     "StepAttempt": "attempt worker startedAt finishedAt outcome durationMs errorClass "
     "errorMessage traceback",
     # Child runs, values of a parent run the caller may read (Run.children).
@@ -417,3 +406,4 @@ FIELDS.update(
 _CHANGES = {"SlotChange": "slot slotId cursor", "BoardChange": "card runId cursor"}
 _CHANGES["RunChange"] = "run runId cursor"
 FIELDS.update({f"{t}.{f}": "parent" for t, fs in _CHANGES.items() for f in fs.split()})
+FIELDS.update(history_fields.FIELDS)
