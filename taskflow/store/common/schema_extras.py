@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from taskflow.store.common import sql
 from taskflow.store.compose import children
-from taskflow.store.live import live
 from taskflow.store.history import spans
 from taskflow.store.live import live
 from taskflow.store.runs import run_watch
