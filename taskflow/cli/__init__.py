@@ -25,6 +25,7 @@ COMMAND_MODULES = (
     "taskflow.cli.demo_cmd",
     "taskflow.cli.reports_cmd",
     "taskflow.cli.retention_cmd",
+    "taskflow.cli.insights_cmd",
     "taskflow.cli.worker_cmd",
     "taskflow.cli.webhooks_cmd",
     "taskflow.cli.mcp_cmd",

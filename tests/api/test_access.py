@@ -359,3 +359,28 @@ async def test_a_lead_of_one_workflow_cannot_subscribe_to_another(world: World) 
         claimed = await w.claim(client, people["tess"], ticket_slot["id"])
         assert claimed["__typename"] == "SlotSuccess", claimed
         assert await socket.quiet(0.5) == []
+
+
+async def test_state_counts_and_runs_at_an_instant_keep_to_the_grants(world: World) -> None:
+    """stateCounts counts every run of a workflow: a grant on the whole workflow only; the
+    runs filter at an instant lists only runs the caller reads, like the list without it."""
+    client, people = world.client, world.people
+    expense = (await w.start_expense(client, people["app"], "EXP-ACC-H"))["run"]
+    now = (world.services.clock.now()).isoformat()
+    counts = """query($w: String!, $at: DateTime!) { stateCounts(workflow: $w, at: $at) {
+      states { state runs } } }"""
+    for who, workflow, allowed in (
+        ("leah", "expense-approval", True),
+        ("max", "vendor-onboarding", True),
+        ("leah", "vendor-onboarding", False),
+        ("tara", "support-ticket", False),  # her grant is narrowed to teams
+        ("sam", "expense-approval", False),
+        ("app", "expense-approval", False),
+    ):
+        found = await gql(client, counts, {"w": workflow, "at": now}, token=people[who])
+        assert found.error_codes == ([] if allowed else ["FORBIDDEN"]), (who, workflow)
+    at = {"workflow": "expense-approval", "stateAt": {"state": "submitted", "at": now}}
+    listed = """query($f: RunFilter!) { runs(filter: $f) { edges { node { id } } } }"""
+    for who, sees in (("leah", True), ("sid", False), ("tara", False)):
+        edges = (await gql(client, listed, {"f": at}, token=people[who])).ok()["runs"]["edges"]
+        assert ([e["node"]["id"] for e in edges] == [expense["id"]]) is sees, who

@@ -18,6 +18,7 @@ from taskflow.api.graphql.common import guards, plain_fields, relay
 from taskflow.api.graphql.common.context import Info
 from taskflow.api.graphql.compose import detach
 from taskflow.api.graphql.delivery import delivery, notifications, webhook_mutations, webhooks
+from taskflow.api.graphql.history import history, insights
 from taskflow.api.graphql.links import links
 from taskflow.api.graphql.live import subscriptions
 from taskflow.api.graphql.operate import attention, bulk, operate
@@ -60,6 +61,8 @@ class Query(
     run_list.RunListQueries,
     webhooks.WebhookQueries,
     calendars.CalendarQueries,
+    history.HistoryQueries,
+    insights.InsightsQueries,
 ):
     @strawberry.field(description="Any object by its global id; null when absent or not visible.")
     async def node(

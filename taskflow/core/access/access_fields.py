@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Final
 
+from taskflow.core.access import history_fields
+
 #: ``Type.field`` -> rule id, for every query, mutation and object field of the schema.
 FIELDS: Final[dict[str, str]] = {
     "Card.run": "board",
@@ -209,3 +211,4 @@ FIELDS.update(
 _CHANGES = {"SlotChange": "slot slotId cursor", "BoardChange": "card runId cursor"}
 _CHANGES["RunChange"] = "run runId cursor"
 FIELDS.update({f"{t}.{f}": "parent" for t, fs in _CHANGES.items() for f in fs.split()})
+FIELDS.update(history_fields.FIELDS)

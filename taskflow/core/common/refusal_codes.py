@@ -41,6 +41,7 @@ class RefusalCode(StrEnum):
     BUSY = "BUSY"
     DRY_RUN_TOO_LONG = "DRY_RUN_TOO_LONG"
     DRY_RUN_EVENT_REFUSED = "DRY_RUN_EVENT_REFUSED"
+    OUTSIDE_RETENTION = "OUTSIDE_RETENTION"
     #: Magic-link pages only (HTML forms); not in the GraphQL enum.
     PAGE_EXPIRED = "PAGE_EXPIRED"
 

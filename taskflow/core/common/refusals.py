@@ -347,6 +347,14 @@ class DryRunEventRefused(Refusal, code=RefusalCode.DRY_RUN_EVENT_REFUSED):
     reason = Fact(str)
 
 
+class OutsideRetention(Refusal, code=RefusalCode.OUTSIDE_RETENTION):
+    """The instant is older than the runs kept: ended runs of that time were pruned, so an
+    answer would be wrong, not empty. Ask about an instant at or after ``earliest``."""
+
+    retention_days = Fact(int)
+    earliest = Fact(datetime.fromisoformat)
+
+
 def _classes(root: type[Refusal]) -> list[type[Refusal]]:
     found: list[type[Refusal]] = []
     for sub in root.__subclasses__():

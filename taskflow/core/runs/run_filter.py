@@ -42,6 +42,8 @@ class RunFilter:
     attention_workflows: frozenset[str] | None = None
     #: Only the children of this run (its id; docs/composition.md).
     parent: str | None = None
+    #: Only runs that stood in this state at this instant (effective visits, docs/history.md).
+    state_at: tuple[str, datetime] | None = None
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ from taskflow.core.access.principals import Principal
 from taskflow.core.runs import run_filter
 from taskflow.service.access import access
 from taskflow.service.common.container import Services
+from taskflow.service.history import history
 from taskflow.service.operate import attention as attention_service
 from taskflow.store.runs import run_list
 from taskflow.store.runs.runs import RunRow
@@ -63,6 +64,14 @@ def prepared(services: Services, actor: Principal, f: run_filter.RunFilter) -> r
                 f"Unknown status {status!r}: use one of {', '.join(run_filter.STATUSES)}.",
                 field="status",
             )
+    if f.state_at is not None:
+        if f.workflow is None:
+            raise errors.ValidationError(
+                "A stateAt filter needs a workflow (state names are a workflow's): add "
+                "filter.workflow.",
+                field="stateAt",
+            )
+        history.check_instant(services, f.state_at[1], f.workflow)
     if f.attention_reasons and f.needs_attention is None:
         f = dataclasses.replace(f, needs_attention=True)
     if f.needs_attention is None:

@@ -143,3 +143,9 @@ coalesce(sl.holder, sl.satisfied_by) = $?
 -- principals.sql get_checked) is unchanged: a statement run for a caller read earlier
 -- acts only if nothing of its row changed since.
 EXISTS (SELECT 1 FROM principal pr WHERE pr.id = $? AND md5(pr::text) = $?)
+
+-- name: run_state_at
+-- The run was, in its workflow, in the state at the instant given twice (its effective
+-- visits, store/history/spans.sql; index state_span_state_during, from the index alone).
+r.id IN (SELECT sp.run FROM state_span sp WHERE sp.workflow = $? AND sp.state = $?
+                AND sp.left_at > $? AND sp.entered_at <= $? AND sp.undone_by IS NULL)

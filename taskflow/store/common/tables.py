@@ -38,6 +38,7 @@ from taskflow.store.common.schema_extras import EXTRA_INDEXES as EXTRA_INDEXES
 from taskflow.store.common.schema_extras import EXTRA_TRIGGERS as EXTRA_TRIGGERS
 from taskflow.store.compose import compose_tables
 from taskflow.store.delivery import webhook_tables
+from taskflow.store.history.history_tables import StateSpan as StateSpan
 from taskflow.store.operate import retention_tables
 from taskflow.store.runs.run_tables import AuditEvent as AuditEvent
 from taskflow.store.runs.run_tables import Principal as Principal
@@ -250,3 +251,4 @@ TABLES += retention_tables.TABLES
 TABLES += webhook_tables.TABLES
 TABLES += (Step, StepAttempt, StepOnce)
 TABLES += compose_tables.TABLES
+TABLES += (StateSpan,)

@@ -48,6 +48,9 @@ def run_filters(st: Statement, f: RunFilter) -> Statement:
         ("run_ended_from", f.ended_from),
         ("run_ended_before", f.ended_before),
     )
+    if f.state_at is not None:
+        state, at = f.state_at
+        st.where("run_state_at", f.workflow, state, at, at)
     if f.needs_attention is not None and f.attention_windows is not None:
         flagged = attention.run_ids_sql(
             st.args,

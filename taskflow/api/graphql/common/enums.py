@@ -94,6 +94,10 @@ CODE_DESCRIPTIONS: dict[RefusalCode, str] = {
     RefusalCode.DRY_RUN_EVENT_REFUSED: (
         "An event of an SLA dry run cannot happen at that point; see index and reason."
     ),
+    RefusalCode.OUTSIDE_RETENTION: (
+        "The instant is older than the runs kept (retention): ask about one at or after "
+        "facts.earliest."
+    ),
 }
 
 

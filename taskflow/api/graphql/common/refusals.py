@@ -220,6 +220,14 @@ class LeaseLost(Refusal):
     """The notification is not leased to the caller any more."""
 
 
+@refusal(core.OutsideRetention)
+class OutsideRetention(Refusal):
+    """The instant is older than the runs kept; ask about a later one."""
+
+    retention_days: int = strawberry.field(description="How long ended runs are kept.")
+    earliest: datetime = strawberry.field(description="The earliest instant answered.")
+
+
 @refusal(core.StepNotParked)
 class StepNotParked(Refusal):
     """Only a PARKED automatic step can be retried."""

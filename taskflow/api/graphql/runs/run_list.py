@@ -36,6 +36,14 @@ class TimeWindow:
     )
 
 
+@strawberry.input(description="A state at an instant: runs that stood in it then.")
+class StateAtFilter:
+    state: str = strawberry.field(description="The state's name.")
+    at: datetime = strawberry.field(
+        description="The instant (no later than now, within the runs kept: OUTSIDE_RETENTION)."
+    )
+
+
 @strawberry.input(description="Narrows the runs list. All given filters must match.")
 class RunFilter:
     workflow: str | None = strawberry.field(default=None, description="Only this workflow.")
@@ -69,6 +77,11 @@ class RunFilter:
         description="Only runs needing attention for one of these reasons (implies "
         "needsAttention: true).",
     )
+    state_at: StateAtFilter | None = strawberry.field(
+        default=None,
+        description="Only runs that stood in this state at this instant, after undos "
+        "(docs/history.md).",
+    )
 
     parent: strawberry.ID | None = strawberry.field(
         default=None, description="Only the child runs of this run (its global id)."
@@ -95,6 +108,7 @@ class RunFilter:
             attention_windows=None,
             attention_workflows=None,
             parent=relay.local_id(self.parent, "Run", "parent") if self.parent else None,
+            state_at=(self.state_at.state, self.state_at.at) if self.state_at else None,
         )
 
 

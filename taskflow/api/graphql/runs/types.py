@@ -35,6 +35,7 @@ from taskflow.service.slots import views
 if TYPE_CHECKING:
     from taskflow.api.graphql.clocks.timers import Timer
     from taskflow.api.graphql.compose.children import RunChild
+    from taskflow.api.graphql.history.history import StateVisit
     from taskflow.api.graphql.reports.reports import RunLeadTime
     from taskflow.api.graphql.steps.steps import Step
 
@@ -164,6 +165,37 @@ class RunType(relay.Node):
         from taskflow.api.graphql.reports import reports
 
         return await reports.lead_time_of_run(info, self.local_id)
+
+    @strawberry.field(
+        description="The state it stood in at an instant (null: not started yet, or cancelled "
+        "by then); effective (the default) reads its history after undos (docs/history.md)."
+    )
+    async def state_at(
+        self,
+        info: Info,
+        at: Annotated[datetime, strawberry.argument(description="The instant (up to now).")],
+        effective: Annotated[
+            bool, strawberry.argument(description="After undos (false: as it happened).")
+        ] = True,
+    ) -> Annotated[StateVisit, strawberry.lazy("taskflow.api.graphql.history.history")] | None:
+        from taskflow.api.graphql.history import history
+
+        return await history.state_of_run_at(info, self.local_id, at, effective)
+
+    @strawberry.field(
+        description="The states it stood in, oldest first: literal (the default) is what "
+        "happened, states rewound by undos included; effective is what stands after undos."
+    )
+    async def history(
+        self,
+        info: Info,
+        effective: Annotated[
+            bool, strawberry.argument(description="After undos (false: as it happened).")
+        ] = False,
+    ) -> list[Annotated[StateVisit, strawberry.lazy("taskflow.api.graphql.history.history")]]:
+        from taskflow.api.graphql.history import history
+
+        return await history.history_of_run(info, self.local_id, effective)
 
     @strawberry.field(
         description="Its timers (reminders, breaches, timeouts) with their state, attempts and "

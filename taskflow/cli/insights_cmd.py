@@ -1,0 +1,79 @@
+"""``taskflow insights``: per workflow and version, live runs, waiting on people or steps,
+started / finished / cancelled in a window and end-to-end percentiles; with ``--workflow``,
+its pipeline of states (docs/insights.md). Whoever runs the command on the server's shell
+reads every workflow, as an admin."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from taskflow.cli import runtime
+from taskflow.config import config
+from taskflow.core.access import principals
+from taskflow.service.common.container import Services
+from taskflow.service.history import insights
+
+#: The command line reads as an admin: it runs with the server's own settings and database.
+OPERATOR = principals.Principal(
+    id="taskflow-cli", display_name="taskflow insights", roles=(principals.ADMIN_ROLE,)
+)
+
+
+def _duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "-"
+    for size, unit in ((86400, "d"), (3600, "h"), (60, "m")):
+        if seconds >= size:
+            return f"{seconds / size:.1f}{unit}"
+    return f"{seconds:.0f}s"
+
+
+def _percentiles(values: tuple[float, ...] | None, samples: int) -> str:
+    shown = " / ".join(_duration(v) for v in (values or (None, None, None)))
+    return shown + (f" (n={samples})" if samples < insights.FEW else "")
+
+
+def lines(found: insights.Insights) -> list[str]:
+    """The report as printed: one line per workflow version, then the pipeline."""
+    out = [f"window {found.since.isoformat()} .. {found.until.isoformat()}"]
+    out.append("workflow v  live people steps started finished cancelled  p50 / p95 / p99")
+    for r in found.rows:
+        out.append(
+            f"{r.workflow} v{r.version}  {r.live} {r.live - r.on_steps} {r.on_steps} "
+            f"{r.started} {r.finished} {r.cancelled}  {_percentiles(r.end_to_end, r.finished)}"
+        )
+    if found.pipeline is not None:
+        out.append("state  live now  time in state p50 / p95")
+        for s in found.pipeline:
+            took = " / ".join(_duration(v) for v in (s.took or (None, None)))
+            few = f" (n={s.samples})" if s.samples < insights.FEW else ""
+            out.append(f"{s.state}  {s.live}  {took}{few}")
+    return out
+
+
+def run_insights(args: argparse.Namespace) -> int:
+    settings = config.load()
+
+    async def go(svc: Services) -> insights.Insights:
+        return await insights.insights(svc, OPERATOR, args.window, args.workflow)
+
+    for line in lines(runtime.on_services(settings, go)):
+        print(line)
+    return 0
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "insights",
+        help="Per workflow and version: live runs, waiting on people or steps, started, "
+        "finished and cancelled in a window, end-to-end percentiles (docs/insights.md).",
+    )
+    parser.add_argument(
+        "--window",
+        choices=list(insights.WINDOWS),
+        default="24h",
+        help="the window counted, ending now",
+    )
+    parser.add_argument("--workflow", default=None, help="only this one, with its pipeline")
+    parser.set_defaults(handler=run_insights)

@@ -1,0 +1,26 @@
+"""The access rules of history's and insights' fields (docs/history.md, docs/insights.md),
+merged into ``access_fields.FIELDS``: a run's own history is read as the run is; counts and
+insights are reports."""
+
+from __future__ import annotations
+
+from typing import Final
+
+FIELDS: Final[dict[str, str]] = {
+    "Run.stateAt": "run.read",
+    "Run.history": "run.read",
+    "Query.stateCounts": "report",
+    "Query.insights": "report",
+}
+#: Values of an object the caller was already allowed to read.
+_PARENT_FIELDS = {
+    "StateVisit": "state enteredAt leftAt via actor entryId undoneBy",
+    "StateCount": "state runs",
+    "StateCounts": "workflow at states",
+    "Insights": "since until rows pipeline",
+    "WorkflowInsight": "workflow version live waitingOnPeople waitingOnSteps started finished "
+    "cancelled endToEnd",
+    "Percentiles": "p50 p95 p99 samples fewSamples",
+    "PipelineState": "state live timeInState",
+}
+FIELDS.update({f"{t}.{f}": "parent" for t, fs in _PARENT_FIELDS.items() for f in fs.split()})

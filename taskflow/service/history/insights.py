@@ -1,0 +1,71 @@
+"""Workflow insights: per workflow and version, what is live and waiting on whom, what
+started and ended in a window, how long runs take end to end; a workflow's pipeline of
+states (docs/insights.md). Leads and managers of the whole workflow, and admins."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from taskflow import errors
+from taskflow.core.access import access as rules
+from taskflow.core.access.principals import Principal
+from taskflow.service.access import access
+from taskflow.service.common.container import Services
+from taskflow.service.history import history
+from taskflow.store.history import insights as store
+
+#: The windows insights are read over.
+WINDOWS = {
+    "1h": timedelta(hours=1),
+    "24h": timedelta(hours=24),
+    "7d": timedelta(days=7),
+    "30d": timedelta(days=30),
+}
+#: The rows' types, for the API (which reads no store module).
+VersionRow = store.VersionRow
+StateRow = store.StateRow
+#: Percentiles over fewer samples than this are flagged as such (their number is shown).
+FEW = 20
+
+
+@dataclass(frozen=True)
+class Insights:
+    """The rows of the workflow versions the caller oversees, and one workflow's pipeline."""
+
+    since: datetime
+    until: datetime
+    rows: list[store.VersionRow]
+    pipeline: list[store.StateRow] | None
+
+
+async def insights(
+    services: Services, actor: Principal, window: str, workflow: str | None = None
+) -> Insights:
+    """Rows per workflow and version (newest version first) over ``window`` ("1h", "24h",
+    "7d", "30d"); with ``workflow``, only its rows and its pipeline."""
+    if window not in WINDOWS:
+        raise errors.ValidationError(
+            f"Unknown window {window!r}: use one of {', '.join(WINDOWS)}.", field="window"
+        )
+    found = access.require_reports(actor)
+    if workflow is not None:
+        services.catalog.get(workflow)  # NOT_FOUND names the workflows there are
+        if not rules.covers_whole_workflow(found, workflow):
+            raise errors.Forbidden(
+                f"Insights cover every run of {workflow!r}: they need a lead or manager grant "
+                "on the whole workflow (not narrowed to teams)."
+            )
+    now = services.clock.now()
+    since = now - WINDOWS[window]
+    history.check_instant(services, since, workflow)
+    async with services.db.connection() as conn:
+        rows = await store.by_version(conn, since)
+        pipeline = await store.pipeline(conn, workflow, since) if workflow else None
+    rows = [
+        r
+        for r in rows
+        if (workflow is None or r.workflow == workflow)
+        and rules.covers_whole_workflow(found, r.workflow)
+    ]
+    return Insights(since=since, until=now, rows=rows, pipeline=pipeline)

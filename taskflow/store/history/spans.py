@@ -1,0 +1,59 @@
+"""State spans (``state_span``, kept by the timeline's trigger in ``spans.sql``) and the
+timeline lines a run's history is read from.
+
+Indexes (``schema_extras``): ``state_span_state_during`` (workflow, state, left_at,
+entered_at) for "which runs were in S at T" (the spans of S not left by T, from the index
+alone),
+``state_span_workflow_during`` for ``stateCounts``, ``state_span_open`` (one standing
+span per run, what the trigger closes) and ``state_span_line`` (what an undo finds).
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+
+from taskflow.core.history import visits
+from taskflow.store.common import db, sql
+
+#: The statements of ``history/spans.sql``.
+SQL = sql.statements("history/spans")
+
+
+async def run_lines(conn: db.Connection, run_id: str) -> list[visits.Line]:
+    """The lines of a run that change where it is, in order."""
+    rows = await conn.fetch(SQL["run_lines"], run_id)
+    return [
+        visits.Line(
+            id=r["id"],
+            kind=r["kind"],
+            at=r["at"],
+            actor=r["actor"],
+            details=_mapping(r["details"]),
+        )
+        for r in rows
+    ]
+
+
+def _mapping(value: object) -> dict[str, object]:
+    if isinstance(value, str):
+        value = json.loads(value)
+    return dict(value) if isinstance(value, dict) else {}
+
+
+async def state_counts(conn: db.Connection, workflow: str, at: datetime) -> list[tuple[str, int]]:
+    """(state, runs there at ``at``) of a workflow, by state name."""
+    rows = await conn.fetch(SQL["state_counts"], workflow, at)
+    return [(r["state"], r["runs"]) for r in rows]
+
+
+async def backfill(conn: db.Connection) -> None:
+    """Spans of the lines written before the trigger existed (the migration's step)."""
+    await conn.execute(SQL["backfill"])
+    await conn.execute(SQL["backfill_drop_cancelled"])
+
+
+#: What the migration and the schema declare (``schema_extras``).
+FUNCTION = SQL["spans_function"]
+TRIGGER = SQL["spans_trigger"]
+STATE_AT_RAW = SQL["state_at_raw"]
