@@ -49,6 +49,7 @@ FIELDS: Final[dict[str, str]] = {
     "Run.moves": "run.read",
     "Run.checklist": "run.read",
     "Run.timeline": "run.read",
+    "Run.deadline": "run.read",
     "Slot.links": "links.read",
     "Slot.run": "run.read",
     "TimelineEntry.reason": "links.read",
@@ -188,6 +189,9 @@ _PARENT_FIELDS = {
     "reminders escalations breaches timeline",
     "DryRunMilestone": "slot visit clock",
     "DryRunLine": "at kind slot reason details",
+    # A run's deadline, a value of the run the caller reads (Run.deadline).
+    "RunDeadline": "dueAt source rule status breachedAt milestones",
+    "DeadlineMilestone": "kind at firedAt",
 }
 FIELDS.update({f"{t}.{f}": "parent" for t, fs in _PARENT_FIELDS.items() for f in fs.split()})
 FIELDS.update(

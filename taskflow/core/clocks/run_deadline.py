@@ -15,12 +15,13 @@ fires it.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from taskflow.core.clocks import calendars, clocks, subject_dates
+from taskflow.core.clocks import calendars, clocks, deadlines, subject_dates
 from taskflow.core.clocks.timer_states import TimerSpec
 from taskflow.core.definition import budgets as bu
 from taskflow.core.definition.conditions import expr as ex
@@ -94,9 +95,11 @@ def due(
     budget = bu.resolve_budget(rule.after, run.subject, definition.calendar)
     if budget is None:
         return None
-    cal_, span = clocks.span_on(registry, budget)
-    risk_at = cal_.add(start, span * share) if 0 < share < 1 else None
-    return Due(cal_.add(start, span), DURATION, rule.describe(), risk_at)
+    part = dataclasses.replace(
+        budget, duration=budget.duration * share, working_days=budget.working_days * share
+    )
+    risk_at = deadlines.after(registry, start, part) if 0 < share < 1 else None
+    return Due(deadlines.after(registry, start, budget), DURATION, rule.describe(), risk_at)
 
 
 def status(found: Due, run: RunView, now: datetime, breached_at: datetime | None) -> str:

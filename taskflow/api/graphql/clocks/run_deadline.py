@@ -15,15 +15,19 @@ from taskflow.service.clocks import deadlines
 
 @strawberry.enum(description="Where a run's due instant comes from.")
 class DeadlineSource(Enum):
-    DURATION = "duration"
-    SUBJECT = "subject"
+    DURATION = strawberry.enum_value("duration", description="A duration after the start.")
+    SUBJECT = strawberry.enum_value("subject", description="A date the subject holds.")
 
 
 @strawberry.enum(description="How a run stands against its deadline.")
 class DeadlineStatus(Enum):
-    ON_TIME = "on_time"
-    AT_RISK = "at_risk"
-    BREACHED = "breached"
+    ON_TIME = strawberry.enum_value(
+        "on_time", description="Short of its at-risk instant, or ended by its due instant."
+    )
+    AT_RISK = strawberry.enum_value("at_risk", description="Live and past its at-risk instant.")
+    BREACHED = strawberry.enum_value(
+        "breached", description="Past its due instant (a breach on record, or ended after it)."
+    )
 
 
 @strawberry.type(description="A milestone of a run's deadline: at risk, or breached.")
