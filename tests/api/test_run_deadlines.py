@@ -35,6 +35,9 @@ RUN = """query($id: ID!) { run(id: $id) { state status
 UPDATE = """mutation($input: UpdateSubjectInput!) { updateSubject(input: $input) { __typename
   ... on Refusal { code message } ... on InvalidInput { field } } }"""
 
+BOARD = """query { board(workflow: "order", includeEnded: true) { edges { node {
+  subject { externalId } lane deadline { status dueAt } } } } }"""
+
 START = """mutation($input: StartRunInput!) { startRun(input: $input) { __typename
   ... on StartRunSuccess { run { id } } ... on Refusal { code message }
   ... on InvalidInput { field } } }"""
@@ -173,6 +176,11 @@ async def test_a_duration_deadline_cancels_the_run_and_a_run_done_in_time_is_on_
     run = await run_of(api, tokens["ada"], early)
     assert (run["status"], run["deadline"]["status"]) == ("COMPLETED", "ON_TIME")
     assert lines(run, "run.deadline_breached") == []
+    # The board's cards show it too.
+    board = (await gql(api, BOARD, token=tokens["ada"])).ok()["board"]["edges"]
+    cards = {e["node"]["subject"]["externalId"]: e["node"] for e in board}
+    assert cards["O-1"]["deadline"] == {"status": "BREACHED", "dueAt": at(1, 13).isoformat()}
+    assert cards["O-2"]["deadline"]["status"] == "ON_TIME"
 
 
 async def test_a_missed_berlin_time_raises_the_declared_event(

@@ -87,7 +87,7 @@ FIELDS: Final[dict[str, str]] = {
 
 # Fields of values the caller already reads through their parent object, so "parent".
 _VALUE_FIELDS = {
-    "Card": "lane subject moves childProgress",
+    "Card": "lane subject moves childProgress deadline",
     "ChildProgress": "done total",
     "CheckItem": "name holds condition",
     "Clock": "milestone calendar budget elapsed remaining dueAt status startedAt metAt "
