@@ -38,6 +38,9 @@ UPDATE = """mutation($input: UpdateSubjectInput!) { updateSubject(input: $input)
 BOARD = """query { board(workflow: "order", includeEnded: true) { edges { node {
   subject { externalId } lane deadline { status dueAt } } } } }"""
 
+REPORT = """query($from: DateTime!) { slaReport(from: $from, to: "2026-12-02T00:00:00Z") {
+  runDeadlines { workflow runs met missed open } } }"""
+
 START = """mutation($input: StartRunInput!) { startRun(input: $input) { __typename
   ... on StartRunSuccess { run { id } } ... on Refusal { code message }
   ... on InvalidInput { field } } }"""
@@ -181,6 +184,14 @@ async def test_a_duration_deadline_cancels_the_run_and_a_run_done_in_time_is_on_
     cards = {e["node"]["subject"]["externalId"]: e["node"] for e in board}
     assert cards["O-1"]["deadline"] == {"status": "BREACHED", "dueAt": at(1, 13).isoformat()}
     assert cards["O-2"]["deadline"]["status"] == "ON_TIME"
+    # The SLA report counts runs meeting and missing their deadline (a third still open).
+    await start(api, tokens["app"], "order", "O-3")
+    report = await gql(api, REPORT, {"from": at(1, 0).isoformat()}, token=tokens["ada"])
+    assert report.ok()["slaReport"]["runDeadlines"] == [
+        {"workflow": "order", "runs": 3, "met": 1, "missed": 1, "open": 1}
+    ]
+    forbidden = await gql(api, REPORT, {"from": at(1, 0).isoformat()}, token=tokens["fiona"])
+    assert forbidden.error_codes == ["FORBIDDEN"]
 
 
 async def test_a_missed_berlin_time_raises_the_declared_event(

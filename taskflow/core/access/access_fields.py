@@ -122,7 +122,8 @@ _VALUE_FIELDS = {
     "correlationKey startedAt stateEnteredAt endedAt version",
     "RunLeadTime": "total states",
     "RunSuccess": "run",
-    "SlaReport": "from to generatedAt zone rows",
+    "SlaReport": "from to generatedAt zone rows runDeadlines",
+    "RunDeadlineCounts": "workflow runs met missed open",
     "SlaReportRow": "workflow version state slot audience holder priority periodStart "
     "periodLabel opened met breached stillOpen breachRate breachRateText atRiskNow "
     "breachedNow pickup completion leadTime",
