@@ -228,3 +228,36 @@ async def test_a_run_completing_as_its_deadline_fires_settles_to_one_outcome(
         else:  # the breach committed first: the run was cancelled, the completion refused
             assert (fired, len(breaches), run["status"]) == (1, 1, "CANCELLED")
             assert run["deadline"]["status"] == "BREACHED"
+
+
+TICKET_BOARD = """query { board(workflow: "support-ticket", first: 100) { edges { node {
+  subject { externalId } deadline { status dueAt } } } } }"""
+
+
+async def test_the_demo_shows_tickets_that_missed_their_deadline(
+    api: httpx.AsyncClient, tokens: dict[str, str], deadlined: container.Services
+) -> None:
+    from taskflow.cli.demo_cmd import PRINCIPALS, RUNS
+    from taskflow.service.operate import demo
+
+    records, data = demo.read(PRINCIPALS, RUNS)
+    await demo.seed(deadlined, records, data)
+    assert await fire(deadlined, at(1, 9)) > 0  # the breaches of earlier days, at once
+    board = (await gql(api, TICKET_BOARD, token=tokens["ada"])).ok()["board"]["edges"]
+    backlog = {
+        e["node"]["subject"]["externalId"]: e["node"]["deadline"]
+        for e in board
+        if e["node"]["subject"]["externalId"].startswith("T-8")
+        and e["node"]["deadline"] is not None
+    }
+    assert "BREACHED" in {d["status"] for d in backlog.values()}, backlog
+    report = await gql(
+        api,
+        REPORT.replace("2026-12-02", "2026-12-31"),
+        {"from": at(1, 0).replace(month=11).isoformat()},
+        token=tokens["ada"],
+    )
+    [tickets] = [
+        r for r in report.ok()["slaReport"]["runDeadlines"] if r["workflow"] == "support-ticket"
+    ]
+    assert tickets["missed"] >= 1
