@@ -14,7 +14,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from taskflow.core.clocks import deadlines, firing, run_deadline
-from taskflow.core.clocks.timer_states import TimerRow, TimerStatus
+from taskflow.core.clocks.timer_states import TimerRow
 from taskflow.core.common import unit_of_work as uow
 from taskflow.core.definition.workflow import Definition
 from taskflow.core.runs import engine
@@ -44,10 +44,8 @@ async def fire(
     if timer.kind == deadlines.START:
         return start_timers.fire(services, state, timer, now)
     run = state.run
-    if run.status != RunStatus.ACTIVE:
-        runs_batch.retire(state, timer, TimerStatus.CANCELLED)
+    if not runs_batch.fire_if(state, timer, RunStatus.ACTIVE):
         return 0
-    runs_batch.retire(state, timer, TimerStatus.FIRED)
     definition = services.catalog.get(run.workflow, run.definition_version)
     rule = definition.deadline
     assert rule is not None  # the timer was planned from it
