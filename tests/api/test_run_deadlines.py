@@ -261,3 +261,27 @@ async def test_the_demo_shows_tickets_that_missed_their_deadline(
         r for r in report.ok()["slaReport"]["runDeadlines"] if r["workflow"] == "support-ticket"
     ]
     assert tickets["missed"] >= 1
+
+
+DRY_RUN = """query($subject: JSON!, $events: [DryRunEventInput!]!) {
+  slaDryRun(workflow: "contract-review", subject: $subject, events: $events) { __typename
+    ... on SlaDryRun { state timeline { at kind } } } }"""
+
+
+async def test_a_dry_run_plays_the_run_deadline_as_the_worker_would(
+    api: httpx.AsyncClient, tokens: dict[str, str], deadlined: container.Services
+) -> None:
+    events = [
+        {"at": at(1, 9).isoformat(), "kind": "start"},
+        {"at": at(2, 14).isoformat(), "kind": "subject", "attributes": {"due_date": "2026-12-04"}},
+        {"at": at(7, 9).isoformat(), "kind": "end"},
+    ]
+    variables = {"subject": {"due_date": "2026-12-03"}, "events": events}
+    answer = (await gql(api, DRY_RUN, variables, token=tokens["fiona"])).ok()["slaDryRun"]
+    assert answer["state"] == "overdue"
+    deadline_lines = [(x["kind"], x["at"]) for x in answer["timeline"] if "deadline" in x["kind"]]
+    assert deadline_lines == [
+        ("run.deadline_moved", at(2, 14).isoformat()),
+        ("run.deadline_at_risk", "2026-12-03T21:22:30+00:00"),
+        ("run.deadline_breached", at(4, 17, 30).isoformat()),
+    ]

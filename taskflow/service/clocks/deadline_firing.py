@@ -13,12 +13,10 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from taskflow.core.clocks import deadlines, firing, run_deadline
+from taskflow.core.clocks import deadline_actions, deadlines, firing, run_deadline
 from taskflow.core.clocks.timer_states import TimerRow
 from taskflow.core.common import unit_of_work as uow
-from taskflow.core.definition.workflow import Definition
-from taskflow.core.runs import engine
-from taskflow.core.runs.model import OPEN, AuditEntry, Outcome
+from taskflow.core.runs.model import AuditEntry
 from taskflow.core.runs.statuses import RunStatus
 from taskflow.service.clocks import start_timers
 from taskflow.service.clocks import timer_batch as runs_batch
@@ -29,8 +27,6 @@ from taskflow.store.common import db
 
 #: The kinds this module fires.
 KINDS = (deadlines.START, *run_deadline.KINDS)
-#: Who the timeline names for a deadline's actions.
-_ACTOR = "timer"
 
 
 async def fire(
@@ -68,7 +64,16 @@ async def fire(
     for action in actions:
         if state.run.status != RunStatus.ACTIVE:
             break  # an earlier action ended the run
-        result = _act(definition, state, action.kind, action.target, line.reason or "", now)
+        result = deadline_actions.outcome(
+            definition,
+            state.run,
+            list(state.slots.values()),
+            action.kind,
+            action.target,
+            reason=line.reason or "",
+            now=now,
+            new_id=ids.new_id,
+        )
         if result is not None:
             ctx = uow.context(
                 definition,
@@ -78,41 +83,3 @@ async def fire(
             )
             runs_batch.outcome(state, result, ctx, now)
     return 1
-
-
-def _act(
-    definition: Definition,
-    state: runs_batch.RunState,
-    kind: str,
-    target: str | None,
-    reason: str,
-    now: datetime,
-) -> Outcome | None:
-    """What a breach action does to the run (None: nothing, e.g. no slot waits for the event)."""
-    run, slots = state.run, list(state.slots.values())
-    if kind == "move" and target is not None:
-        return engine.goto(
-            definition, run, slots, target=target, reason=reason, now=now, actor=None,
-            new_id=ids.new_id,
-        )  # fmt: skip
-    if kind == "cancel":
-        return engine.cancel(
-            definition, run, slots, reason=reason, now=now, actor=None, new_id=ids.new_id
-        )
-    if kind == "raise_event" and target is not None:
-        waiting = next(
-            (
-                s
-                for s in slots
-                if s.visit == run.visit and s.status == OPEN and s.waits_for == target
-            ),
-            None,
-        )
-        if waiting is None:
-            return None
-        return engine.deposit(
-            definition, run, slots, slot_id=waiting.id, event=target, payload={},
-            actor=_ACTOR, actor_keys=frozenset(), expected_version=None, now=now,
-            new_id=ids.new_id, on_behalf=True,
-        )  # fmt: skip
-    return None
