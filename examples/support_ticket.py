@@ -26,6 +26,10 @@ The story, as the support team tells it:
    the link in our message). A silent customer is sent a follow-up every week
    (an automatic step), four times; after 29 days of silence the ticket closes.
 4. A resolved ticket closes itself after 7 days unless the customer reopens it.
+5. The customer's contract may promise a resolution date (``due_date``, sent with the
+   ticket): the whole ticket, across its states, is due at the end of that business day
+   in London. The team hears when it is at risk; a missed date brings in the team lead.
+   A ticket without one has no such deadline.
 
 The help desk never calls ``startRun``: it sends each new ticket with
 ``upsertSubject`` and the workflow, which owns tickets, starts on it; the ticket then
@@ -34,7 +38,8 @@ priority, the help desk updates the ticket (``updateSubject``) and taskflow reco
 the budgets, keeping the time already spent. Subject example::
 
     {"reference": "T-81723", "title": "Cannot export invoices", "priority": "P2",
-     "team": "billing-support", "customer_email": "ana@example.com"}
+     "team": "billing-support", "customer_email": "ana@example.com",
+     "due_date": "2026-12-04"}
 """
 
 from __future__ import annotations
@@ -43,6 +48,7 @@ import logging
 from typing import Any
 
 from taskflow import (
+    Deadline,
     Field,
     Move,
     Owns,
@@ -135,6 +141,10 @@ class SupportTicket(Workflow):
     correlate_by = subject.reference  # e-mails quote [T-81723] in their subject line
     # A new ticket (upsertSubject) starts its run; the run's state reads as ticket.status.
     owns = Owns(field="status")
+    # The date the customer's contract promises: the end of that business day in London.
+    deadline = Deadline(
+        at=subject.due_date, calendar="uk-london", notify_at_risk=team, notify=team_lead
+    )
 
     new = State(
         initial=True,

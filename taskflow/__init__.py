@@ -12,6 +12,7 @@ from taskflow.core.definition import Actor as Actor
 from taskflow.core.definition import Buffer as Buffer
 from taskflow.core.definition import Catch as Catch
 from taskflow.core.definition import Child as Child
+from taskflow.core.definition import Deadline as Deadline
 from taskflow.core.definition import Event as Event
 from taskflow.core.definition import Exponential as Exponential
 from taskflow.core.definition import Expr as Expr

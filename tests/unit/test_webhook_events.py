@@ -45,6 +45,8 @@ def test_the_trigger_maps_exactly_the_catalog_kinds() -> None:
         "event.buffered",
         "run.child_started",
         "run.child_ended",
+        "run.deadline_at_risk",
+        "run.deadline_breached",
     }
 
 

@@ -51,6 +51,7 @@ FIELDS: Final[dict[str, str]] = {
     "Run.moves": "run.read",
     "Run.checklist": "run.read",
     "Run.timeline": "run.read",
+    "Run.deadline": "run.read",
     "Slot.links": "links.read",
     "Slot.run": "run.read",
     "TimelineEntry.reason": "links.read",
@@ -88,7 +89,7 @@ FIELDS: Final[dict[str, str]] = {
 
 # Fields of values the caller already reads through their parent object, so "parent".
 _VALUE_FIELDS = {
-    "Card": "lane subject moves childProgress",
+    "Card": "lane subject moves childProgress deadline",
     "ChildProgress": "done total",
     "CheckItem": "name holds condition",
     "Clock": "milestone calendar budget elapsed remaining dueAt status startedAt metAt "
@@ -123,7 +124,8 @@ _VALUE_FIELDS = {
     "correlationKey startedAt stateEnteredAt endedAt version",
     "RunLeadTime": "total states",
     "RunSuccess": "run",
-    "SlaReport": "from to generatedAt zone rows",
+    "SlaReport": "from to generatedAt zone rows runDeadlines",
+    "RunDeadlineCounts": "workflow runs met missed open",
     "SlaReportRow": "workflow version state slot audience holder priority periodStart "
     "periodLabel opened met breached stillOpen breachRate breachRateText atRiskNow "
     "breachedNow pickup completion leadTime",
@@ -190,6 +192,9 @@ _PARENT_FIELDS = {
     "reminders escalations breaches timeline",
     "DryRunMilestone": "slot visit clock",
     "DryRunLine": "at kind slot reason details",
+    # A run's deadline, a value of the run the caller reads (Run.deadline).
+    "RunDeadline": "dueAt source rule status breachedAt milestones",
+    "DeadlineMilestone": "kind at firedAt",
 }
 FIELDS.update({f"{t}.{f}": "parent" for t, fs in _PARENT_FIELDS.items() for f in fs.split()})
 FIELDS.update(

@@ -18,7 +18,16 @@ from datetime import datetime
 from typing import Any
 
 from taskflow import errors
-from taskflow.core.clocks import calendars, clocks, deadlines, dry_run_events, firing, terms
+from taskflow.core.clocks import (
+    calendars,
+    clocks,
+    deadline_actions,
+    deadlines,
+    dry_run_events,
+    firing,
+    run_deadline,
+    terms,
+)
 from taskflow.core.clocks.timer_states import TimerRow, TimerStatus
 from taskflow.core.common import refusals
 from taskflow.core.common import unit_of_work as uow
@@ -175,7 +184,8 @@ def _apply(play: _Play, ev: dry_run_events.Event) -> None:
             actor_keys=keys, expected_version=None, on_behalf=True, **by,
         )  # fmt: skip
     elif ev.kind == "subject":
-        result = engine.change_subject(*head, subject={**run.subject, **ev.attributes}, **by)
+        changed = {**run.subject, **ev.attributes}
+        result = engine.change_subject(*head, subject=changed, registry=play.registry, **by)
     elif ev.kind == "move":
         assert ev.name is not None
         result = engine.move(*head, name=ev.name, data=ev.payload, principal=ev.principal, **common)
@@ -217,6 +227,9 @@ def _fire(play: _Play, timer: TimerRow) -> None:
         play.lines.append(
             Line(now, "step.skipped", None, "automatic steps do not run in a dry run", base)
         )
+        return
+    if timer.kind in run_deadline.KINDS:
+        _run_deadline(play, run, timer.kind, now, base)
         return
     if timer.kind in (deadlines.AT_RISK, deadlines.BREACH):
         assert slot is not None
@@ -267,6 +280,32 @@ def _fire(play: _Play, timer: TimerRow) -> None:
         play.carry_out(dataclasses.replace(moved, audit=(*lines, *moved.audit)), now, slots)
     elif changed is None:
         play.lines += [Line(e.at, e.kind, None, e.reason, e.details) for e in lines]
+
+
+def _run_deadline(
+    play: _Play, run: RunView, kind: str, now: datetime, base: dict[str, Any]
+) -> None:
+    """A run deadline's milestone: its line, notices planned, actions as the worker's."""
+    rule = play.definition.deadline
+    assert rule is not None  # its timers were planned from it
+    found = run_deadline.due(play.definition, run, play.registry, play.at_risk)
+    line = run_deadline.firing_line(kind, found, now, now, base)
+    actions = rule.on_risk if kind == run_deadline.AT_RISK else rule.on_breach
+    told = firing.effects(run, None, None, actions, message=line.reason or "", now=now).notices
+    lines = [line, *(AuditEntry("notification.planned", now, None, None, line.reason,
+                                {"to": n.who}) for n in told)]  # fmt: skip
+    for action in actions:
+        if play.run is None or play.run.status != ACTIVE:
+            break
+        slots = list(play.slots.values())
+        result = deadline_actions.outcome(
+            play.definition, play.run, slots, action.kind, action.target,
+            reason=line.reason or "", now=now, new_id=play.new_id,
+        )  # fmt: skip
+        if result is not None:
+            play.carry_out(dataclasses.replace(result, audit=(*lines, *result.audit)), now, slots)
+            lines = []
+    play.lines += [Line(e.at, e.kind, None, e.reason, e.details) for e in lines]
 
 
 def _fire_until(play: _Play, until: datetime) -> None:

@@ -24,7 +24,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from taskflow.core.clocks import calendars, clocks, deadlines
+from taskflow.core.clocks import calendars, clocks, deadlines, run_deadline
 from taskflow.core.clocks.timer_states import PARKED, TimerRow, TimerSpec, TimerStatus
 from taskflow.core.compose import compose
 from taskflow.core.definition.workflow import Definition
@@ -314,6 +314,9 @@ def _timers(
     ]
     if result.run_changed:
         wanted += deadlines.state_timers(ctx.definition, result.run, ctx.registry, fired)
+        wanted += run_deadline.run_timers(
+            ctx.definition, result.run, ctx.registry, fired, ctx.at_risk
+        )
     cancel, arm = differences(existing, wanted)
     by_key = {t.key: t for t in existing}
     written = [dataclasses.replace(t, status=TimerStatus.CANCELLED) for t in cancel]

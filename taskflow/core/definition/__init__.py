@@ -30,6 +30,7 @@ from taskflow.core.definition.conditions.expr import (
     principal,
     subject,
 )
+from taskflow.core.definition.deadline import Deadline
 from taskflow.core.definition.events import Buffer, Event
 from taskflow.core.definition.fields import Field, PayloadError
 from taskflow.core.definition.model import (
@@ -55,6 +56,7 @@ __all__ = [
     "Buffer",
     "Catch",
     "Child",
+    "Deadline",
     "Definition",
     "DefinitionError",
     "Event",

@@ -123,6 +123,8 @@ def document(definition: Definition) -> dict[str, Any]:
         doc["migrations"] = [m.to_json() for m in definition.migrations]
     if definition.result:  # likewise
         doc["result"] = {k: _value(v) for k, v in definition.result}
+    if definition.deadline is not None:  # likewise
+        doc["deadline"] = definition.deadline.to_json()
     return doc
 
 

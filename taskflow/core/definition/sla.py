@@ -32,7 +32,9 @@ from taskflow.core.definition.milestones import Milestone as Milestone
 from taskflow.core.definition.milestones import MilestoneKind as MilestoneKind
 from taskflow.core.definition.milestones import milestone as milestone
 
-ActionKind = Literal["notify", "escalate", "reassign", "raise_priority", "move"]
+ActionKind = Literal[
+    "notify", "escalate", "reassign", "raise_priority", "move", "cancel", "raise_event"
+]
 
 
 @dataclass(frozen=True, eq=False)
@@ -63,6 +65,8 @@ class Action:
             return f"{self.kind} to {self.who}"
         if self.kind == "raise_priority":
             return f"raise priority to {self.priority}"
+        if self.kind in ("cancel", "raise_event"):  # a run deadline's (core/definition/deadline.py)
+            return "cancel the run" if self.kind == "cancel" else f"raise event {self.target}"
         return f"run {steps.shown(self.step)}" if self.kind == "run" else f"move to {self.target}"
 
     def to_json(self) -> Any:

@@ -30,6 +30,7 @@ from typing import Any, ClassVar
 from taskflow.core.definition.budgets import Budget
 from taskflow.core.definition.checks import problems
 from taskflow.core.definition.conditions import expr as ex
+from taskflow.core.definition.deadline import Deadline
 from taskflow.core.definition.events import Event
 from taskflow.core.definition.migrations import Migration
 from taskflow.core.definition.model import Slot, State
@@ -64,6 +65,8 @@ class Definition:
     #: and the run's state shows on it as a read-only field. Like ``retention``, not in the
     #: document nor the digest: it is about the subject type, read from the latest version.
     owns: Owns | None = None
+    #: A deadline on the whole run, across its states (``deadline.py``; docs/sla.md).
+    deadline: Deadline | None = None
 
     def state(self, name: str) -> State:
         """The state called ``name``; ``UnknownState`` (a KeyError) if none."""
@@ -136,6 +139,7 @@ def define(
     retention: Budget | None = None,
     result: Mapping[str, Any] | None = None,
     owns: Owns | None = None,
+    deadline: Deadline | None = None,
 ) -> Definition:
     """Build a :class:`Definition` from parts; each state takes the name it is keyed by."""
     return Definition(
@@ -152,6 +156,7 @@ def define(
         retention=retention,
         result=tuple((result or {}).items()),
         owns=owns,
+        deadline=deadline,
     )
 
 
@@ -170,8 +175,9 @@ class Workflow:
     versions: docs/versions.md), ``retention`` (how long ended runs are kept:
     docs/operations.md, "Retention"), ``result`` (the document a run hands its parent:
     docs/composition.md), ``owns`` (the workflow owns the subjects it tracks: started on
-    each new one, its state shown on them; docs/composition.md), and the states. The
-    docstring is the description.
+    each new one, its state shown on them; docs/composition.md), ``deadline`` (a deadline
+    on the whole run: docs/sla.md, "Run deadlines"), and the states. The docstring is the
+    description.
     """
 
     name: ClassVar[str] = ""
@@ -184,6 +190,7 @@ class Workflow:
     retention: ClassVar[Budget | None] = None
     result: ClassVar[Mapping[str, Any] | None] = None
     owns: ClassVar[Owns | None] = None
+    deadline: ClassVar[Deadline | None] = None
     #: The built definition; None for a base class that declares no states.
     definition: ClassVar[Definition | None] = None
 
@@ -207,6 +214,7 @@ class Workflow:
             retention=cls.retention,
             result=cls.result,
             owns=cls.owns,
+            deadline=cls.deadline,
             description=(cls.__doc__ or "").strip() or None,
             source=f"{cls.__module__}.{cls.__qualname__}",
         )

@@ -47,6 +47,8 @@ KIND_TO_TYPE: Mapping[str, str] = {
     "event.buffered": "event.buffered",
     "child.started": "run.child_started",
     "child.ended": "run.child_ended",
+    "run.deadline_at_risk": "run.deadline_at_risk",
+    "run.deadline_breached": "run.deadline_breached",
 }
 
 #: Every event type an endpoint may subscribe to, in catalog order.
@@ -145,6 +147,8 @@ _DETAIL_TEXTS: dict[str, tuple[tuple[str, str], ...]] = {
         ("status", "status"),
         ("failure", "failure"),
     ),
+    "run.deadline_at_risk": (("dueAt", "due_at"), ("atRiskAt", "at_risk_at")),
+    "run.deadline_breached": (("dueAt", "due_at"),),
 }
 
 

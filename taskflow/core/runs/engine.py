@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
-from taskflow.core.clocks import deadlines
+from taskflow.core.clocks import calendars, deadlines, run_deadline
 from taskflow.core.definition import actors, fields, runtime
 from taskflow.core.definition import audience as au
 from taskflow.core.definition.conditions import expr as ex
@@ -56,7 +56,9 @@ def start(
         visit=0,
         subject=dict(subject),
         state_entered_at=now,
+        started_at=now,
     )
+    run_deadline.check_subject(definition, subject)
     decision = Decision(definition, run, (), now=now, actor=actor, new_id=new_id)
     decision.log("run.started", workflow=definition.name, version=definition.version)
     states.enter(decision, initial, reason="the run started", via="start")
@@ -130,16 +132,22 @@ def change_subject(
     now: datetime,
     actor: actors.Acting,
     new_id: NewId,
+    registry: calendars.Registry | None = None,
 ) -> Outcome:
-    """The subject changed: re-arm or disarm slots, refresh audiences and labels, settle."""
+    """The subject changed: re-arm or disarm slots, refresh audiences and labels, settle;
+    the run's deadline moves with it (a ``run.deadline_moved`` line, given the calendars)."""
     decision = Decision(definition, run, slots, now=now, actor=actor, new_id=new_id)
     if run.status != ACTIVE:
         decision.set_run(subject=dict(subject))
         return decision.outcome()
+    run_deadline.check_subject(definition, subject)
     before = run.subject
     changed = sorted(k for k in set(before) | set(subject) if before.get(k) != subject.get(k))
     decision.set_run(subject=dict(subject))
     decision.log("subject.updated", changed=changed)
+    moved = registry is not None and run_deadline.moved(definition, run, decision.run, registry)
+    if moved:
+        decision.log(run_deadline.MOVED, reason=run_deadline.MOVED_REASON, **moved)
     for view in list(decision.slots.values()):
         if view.live and view.clocks:
             rebudgeted = deadlines.rebudget(definition, view, subject, now)

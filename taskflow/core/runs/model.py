@@ -44,6 +44,8 @@ class RunView:
     results: Mapping[str, Any] = field(default_factory=dict)
     #: What ``steps.once`` recorded for the run, by name (loaded with it: hooks read it).
     once: Mapping[str, Any] = field(default_factory=dict)
+    #: When the run started (a run deadline's duration counts from it; None: not read).
+    started_at: datetime | None = None
 
 
 @dataclass(frozen=True)

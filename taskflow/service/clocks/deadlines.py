@@ -11,12 +11,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from taskflow.core.clocks import calendars, clocks, deadlines
+from taskflow.core.clocks import calendars, clocks, deadlines, run_deadline
 from taskflow.core.clocks import terms as clock_terms
 from taskflow.core.common import unit_of_work as uow
 from taskflow.core.common.unit_of_work import Context, context
 from taskflow.core.definition.workflow import Definition
-from taskflow.core.runs.model import AuditEntry, Outcome, SlotView
+from taskflow.core.runs.model import AuditEntry, Outcome, RunView, SlotView
 from taskflow.service.common.container import Services
 from taskflow.store.clocks import deadlines as store
 from taskflow.store.common import db
@@ -118,3 +118,17 @@ async def readings(services: Services, slot_ids: Sequence[str]) -> dict[str, lis
         ]
         for slot_id in slot_ids
     }
+
+
+async def run_deadline_of(services: Services, run: RunView) -> run_deadline.Reading | None:
+    """``Run.deadline``: the run's deadline as of the services' clock, with the milestones
+    its timers fired (None: the workflow declares none, or the subject gives no date)."""
+    definition = services.catalog.get(run.workflow, run.definition_version)
+    share = services.settings.sla_at_risk
+    found = run_deadline.due(definition, run, services.calendars, share)
+    if found is None:
+        return None
+    async with services.db.connection() as conn:
+        _, of_run = await store.timers_for(conn, [], run.id)
+    fired = {t.kind: t.due_at for t in of_run if t.kind in run_deadline.KINDS and t.fired}
+    return run_deadline.read(found, run, services.clock.now(), fired)

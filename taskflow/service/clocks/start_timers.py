@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from taskflow.core.clocks.timer_states import TimerRow, TimerStatus
+from taskflow.core.clocks.timer_states import TimerRow
 from taskflow.core.common import unit_of_work as uow
 from taskflow.core.runs import scheduling
 from taskflow.core.runs.statuses import RunStatus
@@ -22,10 +22,8 @@ def fire(services: Services, state: runs_batch.RunState, timer: TimerRow, now: d
     """Start the scheduled run of ``state`` (1), or retire the timer of a run cancelled
     meanwhile (0); the start is planned into the batch's writes."""
     run = state.run
-    if run.status != RunStatus.SCHEDULED:
-        runs_batch.retire(state, timer, TimerStatus.CANCELLED)
+    if not runs_batch.fire_if(state, timer, RunStatus.SCHEDULED):
         return 0
-    runs_batch.retire(state, timer, TimerStatus.FIRED)
     definition = services.catalog.get(run.workflow, run.definition_version)
     result = scheduling.started(definition, run, now=now, new_id=ids.new_id)
     ctx = uow.context(definition, services.calendars, [], at_risk=services.settings.sla_at_risk)

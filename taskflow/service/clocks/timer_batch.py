@@ -116,6 +116,16 @@ def retire(state: RunState, timer: TimerRow, status: str) -> int:
     return timer.fired
 
 
+def fire_if(state: RunState, timer: TimerRow, status: str) -> bool:
+    """Count a run's own timer fired when its run is ``status`` (True); else retire it
+    cancelled (False): the run moved on before the timer's instant."""
+    if state.run.status != status:
+        retire(state, timer, TimerStatus.CANCELLED)
+        return False
+    retire(state, timer, TimerStatus.FIRED)
+    return True
+
+
 def failed(
     state: RunState,
     timer: store.TimerRow,

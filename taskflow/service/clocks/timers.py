@@ -31,7 +31,7 @@ from taskflow.core.definition.workflow import Definition
 from taskflow.core.runs import engine
 from taskflow.core.runs.model import LIVE, AuditEntry, Outcome, RunView, SlotView
 from taskflow.core.runs.statuses import RunStatus
-from taskflow.service.clocks import start_timers
+from taskflow.service.clocks import deadline_firing
 from taskflow.service.clocks import timer_batch as runs_batch
 from taskflow.service.common import retry
 from taskflow.service.common.container import Services
@@ -255,8 +255,8 @@ async def fire_one(
     timer = state.timers.get(taken.key)
     if timer is None or timer.status != timer_states.TimerStatus.ARMED or timer.due_at > now:
         return 0
-    if timer.kind == deadlines.START:  # a delayed start: the scheduled run begins
-        return start_timers.fire(services, state, timer, now)
+    if timer.kind in deadline_firing.KINDS:  # the run's own: a delayed start, its deadline
+        return await deadline_firing.fire(services, conn, state, timer, now)
     loaded = _live(services, state, timer)
     run = state.run
     if loaded is None or (timer.kind in _OF_A_VISIT and not _same_visit(timer, run)):

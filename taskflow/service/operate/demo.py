@@ -120,7 +120,8 @@ def history(data: dict[str, Any], now: datetime) -> list[PastRun]:
     range, real hours) after the one before, by one of its ``as`` (default:
     whoever took the step before). Only the steps due before ``now`` are
     planned: the last days' runs stay live. ``{n}`` in ids, attributes and
-    payloads is the run's number, ``{date}`` in a payload the step's date;
+    payloads is the run's number, ``{date}`` in a payload the step's date and in an
+    attribute the run's start date (a support ticket due the day it came in);
     ``vary`` picks an attribute's value per run.
     """
     plan = data.get("history")
@@ -144,7 +145,7 @@ def history(data: dict[str, Any], now: datetime) -> list[PastRun]:
             )
             attributes = dict(template["attributes"])
             attributes.update({k: rng.choice(v) for k, v in template.get("vary", {}).items()})
-            spec["attributes"] = _numbered(attributes, n)
+            spec["attributes"] = _numbered(attributes, n, date=at.date())
             steps, actor, when = [], None, at
             for step in template["steps"]:
                 when += timedelta(hours=rng.uniform(*step["after_hours"]))

@@ -12,6 +12,7 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 from taskflow import errors
+from taskflow.core.access import access as access_rules
 from taskflow.core.access.principals import Principal
 from taskflow.core.clocks import clocks
 from taskflow.core.reports import reports
@@ -22,6 +23,7 @@ from taskflow.service.slots import views
 from taskflow.store.clocks import business_time
 from taskflow.store.reports import at_risk as at_risk_sql
 from taskflow.store.reports import lead_time, report_sql, slot_measures
+from taskflow.store.reports import run_deadlines as run_deadline_rows
 
 #: Years around the report window materialised too: clocks started before ``from``
 #: and due instants after ``to`` stay inside the covered span.
@@ -183,3 +185,23 @@ async def at_risk(
             limit=first + 1,
         )
     return found[:first], total, len(found) > first
+
+
+async def run_deadlines(
+    services: Services, actor: Principal, request: reports.ReportRequest
+) -> list[run_deadline_rows.DeadlineCounts]:
+    """Runs started in the window meeting and missing their run deadline, per workflow whose
+    runs the actor's grants reach whole (a grant narrowed to teams reaches slots, not runs)."""
+    found = require_lead(actor)
+    access.require_report_workflow(found, request.filter.workflow)
+    names = [
+        d.name
+        for d in services.catalog.latest()
+        if d.deadline is not None
+        and request.filter.workflow in (None, d.name)
+        and access_rules.covers_whole_workflow(found, d.name)
+    ]
+    async with services.db.connection() as conn:
+        return await run_deadline_rows.by_workflow(
+            conn, request.start, request.end, names, services.clock.now()
+        )

@@ -88,7 +88,9 @@ async def _upsert(
             subject = before
             if before.attributes != dict(attributes):
                 subject = await subjects.update(conn, before.id, attributes, now)
-                await runs.resubject(services, conn, actor, run_ids, attributes, now)
+                await runs.resubject(
+                    services, conn, actor, run_ids, attributes, now, before.attributes
+                )
         started = owned = None
         if owner is not None and owner.owns is not None:
             owned = await rows.latest_run_for(conn, owner.name, subject.id)

@@ -9,6 +9,7 @@ timeline afterwards (in a transaction of their own).
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import replace
 from datetime import datetime
 from typing import Any, TypeVar
 
@@ -150,9 +151,9 @@ async def update_subject(
         # Every live run locked (in id order) before anything is written; one instant for all.
         run_ids = await rows.live_runs_of_subject(conn, subject.id)
         now = services.clock.now()
-        subject = await subjects.update(conn, subject.id, attributes, now)
-        await resubject(services, conn, actor, run_ids, attributes, now)
-    return subject, run_ids
+        updated = await subjects.update(conn, subject.id, attributes, now)
+        await resubject(services, conn, actor, run_ids, attributes, now, subject.attributes)
+    return updated, run_ids
 
 
 def require_subject_grant(services: Services, actor: Principal, subject_type: str) -> None:
@@ -184,8 +185,9 @@ async def resubject(
     run_ids: list[str],
     attributes: Mapping[str, Any],
     now: datetime,
+    before: Mapping[str, Any],
 ) -> None:
-    """The subject's live runs (locked in id order) re-check their rules on ``attributes``."""
+    """The live runs (locked in id order) re-check their rules on ``attributes`` (``before``)."""
     for run_id in run_ids:
         await decide(
             services,
@@ -194,12 +196,13 @@ async def resubject(
             lambda definition, run, slots, now: engine.change_subject(
                 # A live run of an older version may read an address elsewhere.
                 _checked(_granted(actor, definition, run), attributes),
-                run.view,
+                replace(run.view, subject=before),
                 slots,
                 subject=attributes,
                 now=now,
                 actor=actors.principal(actor),
                 new_id=ids.new_id,
+                registry=services.calendars,
             ),
             now=now,
         )

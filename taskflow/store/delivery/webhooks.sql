@@ -3,8 +3,9 @@
 -- name: outbox_function
 -- The trigger function deriving outbox events (and one delivery per subscribed endpoint)
 -- from the timeline lines a statement inserted; created by migration 2026-12-01T21:36,
--- replaced by 2026-12-01T22:41 (clock.at_risk), 2026-12-02T06:00 (no outsider's address) and
--- 2026-12-04T08:10 (child runs: run.child_started, run.child_ended).
+-- replaced by 2026-12-01T22:41 (clock.at_risk), 2026-12-02T06:00 (no outsider's address),
+-- 2026-12-04T08:10 (child runs: run.child_started, run.child_ended) and 2026-12-04T09:00
+-- (run.deadline_at_risk, run.deadline_breached).
 CREATE FUNCTION outbox_rows() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
   written integer;
@@ -57,6 +58,8 @@ BEGIN
              WHEN 'event.buffered' THEN 'event.buffered'
              WHEN 'child.started' THEN 'run.child_started'
              WHEN 'child.ended' THEN 'run.child_ended'
+             WHEN 'run.deadline_at_risk' THEN 'run.deadline_at_risk'
+             WHEN 'run.deadline_breached' THEN 'run.deadline_breached'
            END AS type, l.kind
     FROM outbox_lines l
   ), events AS (

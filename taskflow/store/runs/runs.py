@@ -120,7 +120,7 @@ RUN_COLUMNS = run_columns()
 #: The columns :func:`view_from` reads (beside ``s.attributes``).
 _VIEW_FIELDS = (
     "id", "workflow", "definition_version", "state", "status", "visit", "state_entered_at",
-    "ended_at", "unmatched_at", "step_results",
+    "ended_at", "unmatched_at", "step_results", "started_at",
 )  # fmt: skip
 
 
@@ -152,6 +152,7 @@ def view_from(row: asyncpg.Record, prefix: str = "") -> RunView:
         unmatched_at=row[f"{prefix}unmatched_at"],
         results=row[f"{prefix}step_results"] or {},
         once=row[f"{prefix}once_values"],
+        started_at=row[f"{prefix}started_at"],
     )
 
 

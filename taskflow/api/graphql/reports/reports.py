@@ -220,6 +220,17 @@ class SlaReportRow:
         )
 
 
+@strawberry.type(description="One workflow's runs against their run deadline.")
+class RunDeadlineCounts:
+    workflow: str = strawberry.field(description="The workflow.")
+    runs: int = strawberry.field(description="Runs started in the window with a deadline.")
+    met: int = strawberry.field(description="Ended by their due instant, no breach fired.")
+    missed: int = strawberry.field(
+        description="Breach fired, or ended after their due instant, or live past it."
+    )
+    open: int = strawberry.field(description="Live and not yet due.")
+
+
 @strawberry.type(description="An SLA report: slots opened in [from, to), grouped.")
 class SlaReport:
     from_: datetime = strawberry.field(name="from", description="The window's start.")
@@ -230,6 +241,17 @@ class SlaReport:
         description="One per group; with PERIOD, every period of the window for every group "
         "seen (empty periods as zeros)."
     )
+    request: strawberry.Private[reports.ReportRequest]
+
+    @strawberry.field(
+        description="Runs started in the window that have a run deadline, per workflow: how "
+        "many met it, missed it, or are still open short of it (workflows your grants reach "
+        'whole; docs/sla.md, "Run deadlines").'
+    )
+    async def run_deadlines(self, info: Info) -> list[RunDeadlineCounts]:
+        me = await caller(info)
+        found = await report_service.run_deadlines(info.context.services, me, self.request)
+        return [relay.copied(RunDeadlineCounts, c) for c in found]
 
 
 def request_of(
@@ -308,6 +330,7 @@ class ReportQueries:
             generated_at=now,
             zone=real_zone,
             rows=[SlaReportRow.of(r, real_zone) for r in rows],
+            request=request,
         )
 
 

@@ -33,6 +33,7 @@ from taskflow.core.runs.model import SlotView
 from taskflow.service.slots import views
 
 if TYPE_CHECKING:
+    from taskflow.api.graphql.clocks.run_deadline import RunDeadline
     from taskflow.api.graphql.clocks.timers import Timer
     from taskflow.api.graphql.compose.children import RunChild
     from taskflow.api.graphql.history.history import StateVisit
@@ -196,6 +197,18 @@ class RunType(relay.Node):
         from taskflow.api.graphql.history import history
 
         return await history.history_of_run(info, self.local_id, effective)
+
+    @strawberry.field(
+        description="Its deadline across states (the workflow's `deadline`): due instant, "
+        "source, status and milestones; null when it has none."
+    )
+    async def deadline(
+        self, info: Info
+    ) -> Annotated[RunDeadline, strawberry.lazy("taskflow.api.graphql.clocks.run_deadline")] | None:
+        from taskflow.api.graphql.clocks import run_deadline
+
+        _, run, _ = await self._detail(info)
+        return await run_deadline.deadline_of_run(info, run.view)
 
     @strawberry.field(
         description="Its timers (reminders, breaches, timeouts) with their state, attempts and "

@@ -8,6 +8,7 @@ from typing import Annotated
 import strawberry
 
 from taskflow import errors
+from taskflow.api.graphql.clocks import run_deadline
 from taskflow.api.graphql.common import listing, relay, targets
 from taskflow.api.graphql.common.context import (
     Info,
@@ -29,7 +30,7 @@ from taskflow.api.graphql.runs.types import (
     slot_from_row,
 )
 from taskflow.core.access.principals import Principal
-from taskflow.core.runs.model import SlotView
+from taskflow.core.runs.model import RunView, SlotView
 from taskflow.core.slots.filters import SlotFilter
 from taskflow.service.access import access
 from taskflow.service.common.container import Services
@@ -112,6 +113,14 @@ class Card:
     child_progress: ChildProgress | None = strawberry.field(
         description="How many of the child runs it started have ended (null: it started none)."
     )
+    view: strawberry.Private[RunView]
+
+    @strawberry.field(
+        description="The run's deadline across states (due, status, milestones); null when it "
+        "has none."
+    )
+    async def deadline(self, info: Info) -> run_deadline.RunDeadline | None:
+        return await run_deadline.deadline_of_run(info, self.view)
 
 
 @strawberry.type(description="Child runs of a board card's run: done of total.")
@@ -153,6 +162,7 @@ def card_of(services: Services, me: Principal, card: views.Card) -> Card:
             if card.children[1]
             else None
         ),
+        view=card.run.view,
     )
 
 

@@ -13,7 +13,12 @@ from typing import Final
 from taskflow.core.definition import budgets as bu
 from taskflow.core.definition import events as ev
 from taskflow.core.definition import owning
-from taskflow.core.definition.checks import child_checks, migration_checks, step_checks
+from taskflow.core.definition.checks import (
+    child_checks,
+    deadline_checks,
+    migration_checks,
+    step_checks,
+)
 from taskflow.core.definition.checks.problems import DefinitionError, Problem
 from taskflow.core.definition.checks.slot_checks import SlotChecker
 from taskflow.core.definition.conditions import expr as ex
@@ -101,6 +106,7 @@ class _Checker(SlotChecker):
             step_checks.state(self, state)
         self.reachability()
         self.events()
+        deadline_checks.check(self)
         return self.found
 
     def events(self) -> None:
@@ -292,6 +298,9 @@ class _Checker(SlotChecker):
     def reachability(self) -> None:
         exits = {s.name: s.exits() for s in self.d.states}
         seen, todo = set(), [self.d.initial_state.name]
+        # The run deadline's move leads there from wherever the run is.
+        rule = self.d.deadline
+        todo += [a.target for a in getattr(rule, "on_breach", ()) if a.kind == "move" and a.target]
         while todo:
             name = todo.pop()
             if name in seen or name not in exits:
@@ -303,7 +312,7 @@ class _Checker(SlotChecker):
                 self.add(
                     "UNREACHABLE_STATE",
                     f"state {st.name!r}",
-                    f"no route, move, timeout or redirect leads to it from "
+                    f"no route, move, timeout, redirect or deadline leads to it from "
                     f"{self.d.initial_state.name!r}",
                     "add a route or move to it, or remove it",
                 )
