@@ -129,7 +129,7 @@ _VALUE_FIELDS = {
     "breachedNow pickup completion leadTime",
     "Slot": "id name label workflow state runState status event holder priority dueAt version "
     "item itemIndex payload candidates subject openedAt claimedAt satisfiedAt satisfiedBy "
-    "fields clocks",
+    "fields clocks expiresAt outcome",
     "SlotSuccess": "slot",
     "StartRunSuccess": "run created reached",
     "StateLeadTime": "state leadTime",

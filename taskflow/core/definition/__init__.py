@@ -25,12 +25,14 @@ from taskflow.core.definition.children import Catch, Child, child
 from taskflow.core.definition.conditions.expr import (
     Expr,
     actor,
+    expired,
     item,
     payload,
     principal,
     subject,
 )
 from taskflow.core.definition.events import Buffer, Event
+from taskflow.core.definition.expiry import expire
 from taskflow.core.definition.fields import Field, PayloadError
 from taskflow.core.definition.model import (
     HookContext,
@@ -84,6 +86,8 @@ __all__ = [
     "count",
     "define",
     "every",
+    "expire",
+    "expired",
     "item",
     "migration",
     "milestone",

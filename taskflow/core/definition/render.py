@@ -62,6 +62,8 @@ def _slot(slot: Slot) -> dict[str, Any]:
     # Present only when declared, so the digests of definitions without it stay as they were.
     if slot.outsiders is not None:
         doc["outsiders"] = au.to_json(slot.outsiders)
+    if slot.expires is not None:
+        doc["expires"] = slot.expires.to_json()
     return doc
 
 

@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from taskflow import errors
-from taskflow.core.clocks import deadlines
+from taskflow.core.clocks import deadlines, expiry
 from taskflow.core.definition import actors, children
 from taskflow.core.definition.conditions import expr as ex
 from taskflow.core.definition.model import HookContext, State
@@ -189,6 +189,7 @@ class Decision:
             result=self.run.results,
             child=children.outcomes(self.run.results),
             actor=self.acting.as_value(),
+            expired=expiry.counts(self.slots.values(), self.run.state, self.run.visit),
         )
 
     def hook_context(self, state: State) -> HookContext:

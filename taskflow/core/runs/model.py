@@ -14,12 +14,13 @@ from taskflow.core.runs.statuses import LIVE as LIVE
 from taskflow.core.runs.statuses import RunStatus, SlotStatus
 
 #: Slot statuses, in lifecycle order (``statuses.SlotStatus``; its table says the moves).
-PENDING, OPEN, CLAIMED, SATISFIED, CANCELLED = (
+PENDING, OPEN, CLAIMED, SATISFIED, CANCELLED, EXPIRED = (
     SlotStatus.PENDING,
     SlotStatus.OPEN,
     SlotStatus.CLAIMED,
     SlotStatus.SATISFIED,
     SlotStatus.CANCELLED,
+    SlotStatus.EXPIRED,
 )
 #: Run statuses (``statuses.RunStatus``).
 ACTIVE, COMPLETED, RUN_CANCELLED = RunStatus.ACTIVE, RunStatus.COMPLETED, RunStatus.CANCELLED

@@ -22,6 +22,7 @@ from taskflow.core.runs.model import (
     ACTIVE,
     CANCELLED,
     COMPLETED,
+    EXPIRED,
     PENDING,
     SATISFIED,
     SlotView,
@@ -157,9 +158,10 @@ def settle(decision: Decision) -> None:
             return  # it waits for its children (core/compose/compose.py)
         current = [s for s in decision.current() if s.status != CANCELLED]
         satisfied = sum(1 for s in current if s.status == SATISFIED)
+        expired = sum(1 for s in current if s.status == EXPIRED)
         env = decision.env()
         if not state.routes or not runtime.completion_met(
-            state.completion, satisfied, len(current), env
+            state.completion, satisfied, len(current), env, expired
         ):
             return
         target = runtime.choose_route(state, env)

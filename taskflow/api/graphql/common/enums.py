@@ -155,6 +155,7 @@ core_enum(
         SlotStatus.CLAIMED: "Held by one principal.",
         SlotStatus.SATISFIED: "Its event was deposited.",
         SlotStatus.CANCELLED: "The run left the state first.",
+        SlotStatus.EXPIRED: "Its expiry came before its event (outcome expired).",
     },
 )
 

@@ -23,8 +23,9 @@ from taskflow.core.operate import retention
 
 _NAME: Final = re.compile(r"^[a-z][a-z0-9_-]*$")
 #: What routes and completion rules may read (``result``: what automatic steps returned;
-#: ``child``: how child runs ended; ``actor``: who acted).
-ROUTE_ROOTS: Final = ("subject", "payload", "result", "child", "actor")
+#: ``child``: how child runs ended; ``actor``: who acted; ``expired``: how often each slot
+#: expired, docs/sla.md "Expiry").
+ROUTE_ROOTS: Final = ("subject", "payload", "result", "child", "actor", "expired")
 #: What move guards and preconditions may read.
 GUARD_ROOTS: Final = ("subject", "payload", "principal", "actor")
 
