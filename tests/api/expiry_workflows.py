@@ -47,6 +47,7 @@ class Offer(Workflow):
 
     name = "offer"
     tracks = "offer"
+    subject_gone = "withdrawn"  # a deleted offer is withdrawn, not cancelled
 
     open = State(
         initial=True,
@@ -61,3 +62,4 @@ class Offer(Workflow):
     )
     lapsed = State(terminal=True)
     accepted = State(terminal=True)
+    withdrawn = State(terminal=True)

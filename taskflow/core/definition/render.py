@@ -125,6 +125,8 @@ def document(definition: Definition) -> dict[str, Any]:
         doc["migrations"] = [m.to_json() for m in definition.migrations]
     if definition.result:  # likewise
         doc["result"] = {k: _value(v) for k, v in definition.result}
+    if definition.subject_gone is not None:  # likewise
+        doc["subject_gone"] = definition.subject_gone
     return doc
 
 

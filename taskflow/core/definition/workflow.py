@@ -64,6 +64,9 @@ class Definition:
     #: and the run's state shows on it as a read-only field. Like ``retention``, not in the
     #: document nor the digest: it is about the subject type, read from the latest version.
     owns: Owns | None = None
+    #: Where a live run goes when its subject is deleted (``deleteSubject``): a terminal
+    #: state; None: the run is cancelled with the reason ``subject-gone``.
+    subject_gone: str | None = None
 
     def state(self, name: str) -> State:
         """The state called ``name``; ``UnknownState`` (a KeyError) if none."""
@@ -136,6 +139,7 @@ def define(
     retention: Budget | None = None,
     result: Mapping[str, Any] | None = None,
     owns: Owns | None = None,
+    subject_gone: str | None = None,
 ) -> Definition:
     """Build a :class:`Definition` from parts; each state takes the name it is keyed by."""
     return Definition(
@@ -152,6 +156,7 @@ def define(
         retention=retention,
         result=tuple((result or {}).items()),
         owns=owns,
+        subject_gone=subject_gone,
     )
 
 
@@ -170,8 +175,9 @@ class Workflow:
     versions: docs/versions.md), ``retention`` (how long ended runs are kept:
     docs/operations.md, "Retention"), ``result`` (the document a run hands its parent:
     docs/composition.md), ``owns`` (the workflow owns the subjects it tracks: started on
-    each new one, its state shown on them; docs/composition.md), and the states. The
-    docstring is the description.
+    each new one, its state shown on them; docs/composition.md), ``subject_gone`` (the
+    terminal state a run goes to when its subject is deleted; default: cancelled,
+    docs/runs-and-slots.md), and the states. The docstring is the description.
     """
 
     name: ClassVar[str] = ""
@@ -184,6 +190,7 @@ class Workflow:
     retention: ClassVar[Budget | None] = None
     result: ClassVar[Mapping[str, Any] | None] = None
     owns: ClassVar[Owns | None] = None
+    subject_gone: ClassVar[str | None] = None
     #: The built definition; None for a base class that declares no states.
     definition: ClassVar[Definition | None] = None
 
@@ -207,6 +214,7 @@ class Workflow:
             retention=cls.retention,
             result=cls.result,
             owns=cls.owns,
+            subject_gone=cls.subject_gone,
             description=(cls.__doc__ or "").strip() or None,
             source=f"{cls.__module__}.{cls.__qualname__}",
         )

@@ -206,6 +206,10 @@ class Decision:
     # -- guards -----------------------------------------------------------------------------
 
     def require_active(self) -> None:
+        if self.run.subject_gone:
+            raise refusals.SubjectGone(
+                "The run's subject was deleted; nothing more can happen on this run.",
+            )
         if self.run.status != ACTIVE:
             raise refusals.RunNotActive(
                 f"The run is {self.run.status}; nothing more can happen on it.",

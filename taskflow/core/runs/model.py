@@ -45,6 +45,8 @@ class RunView:
     results: Mapping[str, Any] = field(default_factory=dict)
     #: What ``steps.once`` recorded for the run, by name (loaded with it: hooks read it).
     once: Mapping[str, Any] = field(default_factory=dict)
+    #: Its subject was deleted (``deleteSubject``): no further action is taken on it.
+    subject_gone: bool = False
 
 
 @dataclass(frozen=True)

@@ -97,7 +97,7 @@ _RUN_FIELDS = (
     "correlation_key", "idempotency_key", "started_by", "started_at", "state_entered_at",
     "updated_at", "ended_at", "version", "unmatched_at", "step_results",
 )  # fmt: skip
-_SUBJECT_FIELDS = ("id", "type", "external_id", "attributes", "version")
+_SUBJECT_FIELDS = ("id", "type", "external_id", "attributes", "version", "gone_at")
 
 
 #: What ``steps.once`` recorded for the run, by name (read with it: hooks answer from it).
@@ -152,6 +152,9 @@ def view_from(row: asyncpg.Record, prefix: str = "") -> RunView:
         unmatched_at=row[f"{prefix}unmatched_at"],
         results=row[f"{prefix}step_results"] or {},
         once=row[f"{prefix}once_values"],
+        # Read where the statement has it (run_columns); the views of the worker's step batches
+        # (view_columns) are of live runs, whose subject is there.
+        subject_gone=row.get("s_gone_at") is not None,
     )
 
 

@@ -40,6 +40,7 @@ Refusals = (
     | r.PayloadInvalid
     | r.WrongEvent
     | r.RunNotActive
+    | r.SubjectGone
     | r.MoveNotAllowed
     | relay.Common
 )

@@ -64,6 +64,15 @@ class _Checker(SlotChecker):
                 f"retention {d.retention!r} is not a real duration of at least a day",
                 "write retention = real.days(90) (or leave it out for TASKFLOW_RETENTION_DAYS)",
             )
+        if d.subject_gone is not None and not (
+            d.has_state(d.subject_gone) and d.state(d.subject_gone).terminal
+        ):
+            self.add(
+                "BAD_SUBJECT_GONE",
+                "subject_gone",
+                f"subject_gone names {d.subject_gone!r}, which is not a terminal state",
+                "name a terminal state (e.g. withdrawn), or leave it out to cancel the runs",
+            )
         if d.correlate_by is not None and not (
             isinstance(d.correlate_by, ex.Ref) and d.correlate_by.root == "subject"
         ):
@@ -292,7 +301,8 @@ class _Checker(SlotChecker):
 
     def reachability(self) -> None:
         exits = {s.name: s.exits() for s in self.d.states}
-        seen, todo = set(), [self.d.initial_state.name]
+        # The state a deleted subject's runs go to is reached from every state.
+        seen, todo = set(), [self.d.initial_state.name, *filter(None, [self.d.subject_gone])]
         while todo:
             name = todo.pop()
             if name in seen or name not in exits:
