@@ -47,6 +47,8 @@ KIND_TO_TYPE: Mapping[str, str] = {
     "event.buffered": "event.buffered",
     "child.started": "run.child_started",
     "child.ended": "run.child_ended",
+    "slot.expired": "slot.expired",
+    "subject.gone": "subject.deleted",
 }
 
 #: Every event type an endpoint may subscribe to, in catalog order.
@@ -145,6 +147,8 @@ _DETAIL_TEXTS: dict[str, tuple[tuple[str, str], ...]] = {
         ("status", "status"),
         ("failure", "failure"),
     ),
+    "slot.expired": (("expiresAt", "expires_at"), ("previousHolder", "holder")),
+    "subject.deleted": (("state", "state"),),
 }
 
 
