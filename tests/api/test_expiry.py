@@ -222,3 +222,32 @@ async def test_completed_in_the_instant_it_expires_settles_to_one_outcome(
                 assert answer == "SlotNotOpen"
                 assert (kinds[0], first) == ("slot.expired", "expired"), kinds
                 assert "slot.satisfied" not in kinds
+
+
+async def test_the_vendors_document_requests_expire_and_the_onboarding_with_them(
+    api: httpx.AsyncClient, tokens: dict[str, str], expiring: container.Services
+) -> None:
+    """The example's story: 21 days for the documents; "expires in 2 days" with a link two
+    days before; then the requests lapse, the reviews never open and the run ends expired."""
+    started = await m.start_vendor(api, tokens)
+    run_id = started["id"]
+    uploads = await m.upload_slots(api, tokens, run_id)
+    done = await w.complete(
+        api, tokens["olga"], uploads["bank details"], {"document": "docs/bank.pdf"}
+    )
+    assert done["__typename"] == "CompleteSuccess"
+    await fire(expiring, at(20, 9))
+    warned = [
+        n for n in await notifications(api, tokens["app"], "OUTSIDERS") if n["kind"] == "expiry"
+    ]
+    assert [n["slotId"] for n in warned] == [uploads["certificate of incorporation"]]
+    assert warned[0]["linkRequested"] is True
+    assert "expires in 2 days" in warned[0]["message"]
+    await fire(expiring, at(22, 9))
+    run = await run_of(api, tokens["olga"], run_id)
+    assert run["state"] == "expired"
+    assert run["status"] == "COMPLETED"
+    lapsed = await slot_node(api, tokens["olga"], uploads["certificate of incorporation"])
+    assert lapsed["outcome"] == "expired"
+    kept = await slot_node(api, tokens["olga"], uploads["bank details"])
+    assert kept["outcome"] == "completed"
