@@ -58,48 +58,53 @@ from taskflow.store.common.db import with_database  # noqa: E402
 TEMPLATE = "bench_timers_template"
 LEAD_SECONDS = 3.0
 
-SEED = """
+
+def _seeded(subject: str, workflow: str, state: str, more: str, timers: str) -> str:
+    """The seeding statement: ``$1`` subjects (``subject``: type, external id and attributes
+    as SQL over ``g``), each with a run of ``workflow`` (digest ``$2``) in ``state``, the CTEs
+    ``more``, then ``timers`` (their due instants spread from ``$3`` over ``$4`` seconds)."""
+    return f"""
 WITH subjects AS (
     INSERT INTO subject (id, type, external_id, attributes, version, created_at, updated_at)
-    SELECT gen_random_uuid(), 'ticket', 'B-' || g, '{"priority": "P3"}'::jsonb, 1, now(), now()
+    SELECT gen_random_uuid(), {subject}, 1, now(), now()
     FROM generate_series(1, $1) g
     RETURNING id
 ), runs AS (
     INSERT INTO run (id, workflow, definition_version, definition_digest, subject, state, status,
                      visit, started_at, state_entered_at, updated_at, version)
-    SELECT gen_random_uuid(), 'support-ticket', 1, $2, id, 'resolved', 'active', 1,
+    SELECT gen_random_uuid(), '{workflow}', 1, $2, id, '{state}', 'active', 1,
            now(), now(), now(), 1
     FROM subjects
     RETURNING id
-)
+){more}
 INSERT INTO timer (key, run, slot, kind, part, due_at, status, fired, updated_at)
-SELECT id || ':1:timeout:0', id, NULL, 'timeout', '0',
-       $3::timestamptz + $4 * interval '1 second' * (row_number() OVER () - 1) / $1,
-       'cancelled', 0, now()
-FROM runs
+{timers}
 """
+
+
+#: Each timer due at ``$3`` plus its share of ``$4`` seconds.
+_DUE = "$3::timestamptz + $4 * interval '1 second' * (row_number() OVER () - 1) / $1"
+
+SEED = _seeded(
+    """'ticket', 'B-' || g, '{"priority": "P3"}'::jsonb""",
+    "support-ticket",
+    "resolved",
+    "",
+    f"SELECT id || ':1:timeout:0', id, NULL, 'timeout', '0', {_DUE}, 'cancelled', 0, now() "
+    "FROM runs",
+)
 
 #: ``--kind expire``: vendor runs in collecting, an open upload slot and its pending review
 #: each, and the upload's expiry timer (cancelled until ARM).
-SEED_EXPIRE = """
-WITH subjects AS (
-    INSERT INTO subject (id, type, external_id, attributes, version, created_at, updated_at)
-    SELECT gen_random_uuid(), 'vendor', 'V-' || g,
-           jsonb_build_object('vendor_number', 'V-' || g, 'legal_name', 'Bench ' || g,
-                              'contact_email', 'v' || g || '@bench.example',
-                              'required_documents', jsonb_build_array('bank details'),
-                              'handles_personal_data', false),
-           1, now(), now()
-    FROM generate_series(1, $1) g
-    RETURNING id
-), runs AS (
-    INSERT INTO run (id, workflow, definition_version, definition_digest, subject, state, status,
-                     visit, started_at, state_entered_at, updated_at, version)
-    SELECT gen_random_uuid(), 'vendor-onboarding', 1, $2, id, 'collecting', 'active', 1,
-           now(), now(), now(), 1
-    FROM subjects
-    RETURNING id
-), slots AS (
+SEED_EXPIRE = _seeded(
+    """'vendor', 'V-' || g,
+       jsonb_build_object('vendor_number', 'V-' || g, 'legal_name', 'Bench ' || g,
+                          'contact_email', 'v' || g || '@bench.example',
+                          'required_documents', jsonb_build_array('bank details'),
+                          'handles_personal_data', false)""",
+    "vendor-onboarding",
+    "collecting",
+    """, slots AS (
     INSERT INTO slot (id, run, visit, state, name, waits_for, item_index, item, label, status,
                       audience, deny, delegates, delegates_deny, workflow, opened_at)
     SELECT gen_random_uuid(), r.id, 1, 'collecting', s.name, s.event, s.idx, s.item,
@@ -110,13 +115,10 @@ WITH subjects AS (
                  ('legal_review', 'legal-reviewed', NULL, NULL, 'pending'))
          AS s(name, event, idx, item, status)
     RETURNING id, run, name
+)""",
+    f"SELECT id || ':expire', run, id, 'expire', '', {_DUE}, 'cancelled', 0, now() "
+    "FROM slots WHERE name = 'upload'",
 )
-INSERT INTO timer (key, run, slot, kind, part, due_at, status, fired, updated_at)
-SELECT id || ':expire', run, id, 'expire', '',
-       $3::timestamptz + $4 * interval '1 second' * (row_number() OVER () - 1) / $1,
-       'cancelled', 0, now()
-FROM slots WHERE name = 'upload'
-"""
 
 #: Seeding 100 000 runs can take longer than the lead: the timers are written cancelled (out
 #: of every sight) and armed by a second, light statement whose due instants start LEAD_SECONDS

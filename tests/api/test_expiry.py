@@ -9,6 +9,7 @@ The frozen clock starts on Tuesday 1 December 2026, 09:00 UTC; timers fire throu
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -16,10 +17,10 @@ from typing import Any
 import httpx
 import pytest
 
-from taskflow import Slot, State, Workflow, expire, subject, who
 from taskflow.core.definition.checks import problems, validate
 from taskflow.service.clocks import timers
 from taskflow.service.common import container
+from tests.api import expiry_workflows
 from tests.api import magic as m
 from tests.api import workflows as w
 from tests.api.reminders import at, notifications
@@ -161,25 +162,19 @@ async def test_an_offer_date_that_does_not_parse_is_refused_at_start(
 
 
 def test_an_unknown_time_zone_is_refused_at_load() -> None:
-    class Bad(Workflow):
-        name = "bad-zone"
-        tracks = "offer"
-        open = State(
-            initial=True,
-            slots=[
-                Slot(
-                    "accept",
-                    candidates=who.role("finance"),
-                    expires=expire.at(subject.valid_until, zone="Mars/Olympus_Mons"),
-                )
-            ],
-            then="done",
-        )
-        done = State(terminal=True)
-
-    assert Bad.definition is not None
+    offer = expiry_workflows.Offer.definition
+    assert offer is not None
+    accept = offer.slot("open", "accept")
+    assert accept.expires is not None
+    zoned = dataclasses.replace(accept.expires, zone="Mars/Olympus_Mons")
+    opened = dataclasses.replace(
+        offer.state("open"), slots=(dataclasses.replace(accept, expires=zoned),)
+    )
+    bad = dataclasses.replace(
+        offer, states=tuple(opened if s.name == "open" else s for s in offer.states)
+    )
     with pytest.raises(problems.DefinitionError) as refused:
-        validate.validate(Bad.definition)
+        validate.validate(bad)
     assert "UNKNOWN_TIME_ZONE" in refused.value.codes
     assert "Mars/Olympus_Mons" in str(refused.value)
 

@@ -92,12 +92,8 @@ def instant(
     budget = bu.resolve_budget(rule.after, subject, rule.calendar or definition.calendar)
     if budget is None:
         return None
-    cal: calendars.BusinessClock = (
-        calendars.REAL_TIME
-        if budget.kind == "real" or budget.calendar is None
-        else registry.get(budget.calendar)
-    )
-    return cal.add(opened_at, budget.business_time(clocks.day_length(cal)))
+    cal, span = clocks.span_on(registry, budget)
+    return cal.add(opened_at, span)
 
 
 def check_subject(definition: Definition, state: str, subject: Mapping[str, Any]) -> None:

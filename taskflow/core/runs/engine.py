@@ -302,41 +302,6 @@ def expire(
     return decision.outcome()
 
 
-def subject_gone(
-    definition: Definition,
-    run: RunView,
-    slots: Iterable[SlotView],
-    *,
-    now: datetime,
-    actor: str | None,
-    new_id: NewId,
-) -> Outcome:
-    """The run's subject was deleted: the run goes to the state the definition declares
-    (``subject_gone``, terminal) or is cancelled with the reason ``subject-gone``; either
-    way its live and held slots are cancelled, and from now on :meth:`Decision.require_active`
-    refuses it with ``SubjectGone``."""
-    decision = Decision(definition, run, slots, now=now, actor=actor, new_id=new_id)
-    decision.require_active()
-    decision.log("subject.gone", reason=SUBJECT_GONE, state=run.state)
-    if definition.subject_gone is not None:
-        states.transition(
-            decision, definition.subject_gone, reason=SUBJECT_GONE, via="subject-gone"
-        )
-    else:
-        decision.cancel_live(reason=f"the run was cancelled: {SUBJECT_GONE}")
-        decision.cancel_slots(
-            pausing.held(decision), reason=f"the run was cancelled: {SUBJECT_GONE}"
-        )
-        decision.set_run(status=RUN_CANCELLED, ended_at=now)
-        decision.log("run.cancelled", reason=SUBJECT_GONE)
-    decision.set_run(subject_gone=True)
-    return decision.outcome()
-
-
-#: The reason a run ends when its subject is deleted.
-SUBJECT_GONE = "subject-gone"
-
-
 def cancel(
     definition: Definition,
     run: RunView,

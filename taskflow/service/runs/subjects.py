@@ -3,7 +3,7 @@
 One transaction, in the lock order (docs/architecture.md): the subject's row, then each
 live run in id order (with its live slots, clocks and timers, as every decision); each run
 goes where its definition says (``subject_gone``, a terminal state) or is cancelled with the
-reason ``subject-gone`` (``engine.subject_gone``), which cancels its slots and, through the
+reason ``subject-gone`` (:func:`ended`), which cancels its slots and, through the
 planner, its timers; then the runs' unused magic links are revoked and the subject is
 marked gone (``subject.gone_at``): it takes no new run and no update, and the engine refuses
 any later action on its runs (``SubjectGone``).
@@ -11,6 +11,7 @@ any later action on its runs (``SubjectGone``).
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -18,7 +19,7 @@ from taskflow import errors
 from taskflow.core.access.principals import Principal
 from taskflow.core.definition.workflow import Definition
 from taskflow.core.runs import engine
-from taskflow.core.runs.model import Outcome, SlotView
+from taskflow.core.runs.model import AuditEntry, Outcome, RunView, SlotView
 from taskflow.service.access import access
 from taskflow.service.common import retry
 from taskflow.service.common.container import Services
@@ -36,6 +37,33 @@ class Deleted:
     subject: subjects.SubjectRow
     run_ids: list[str]
     links_revoked: int
+
+
+#: The reason a run ends when its subject is deleted.
+SUBJECT_GONE = "subject-gone"
+
+
+def ended(
+    definition: Definition, run: RunView, slots: list[SlotView], now: datetime, actor: str
+) -> Outcome:
+    """The run of a deleted subject: sent to the definition's ``subject_gone`` state, else
+    cancelled with the reason ``subject-gone``, after a ``subject.gone`` line; from now on
+    the engine refuses it (``RunView.subject_gone``: ``SubjectGone``)."""
+    if definition.subject_gone is not None:
+        result = engine.goto(
+            definition, run, slots, target=definition.subject_gone, reason=SUBJECT_GONE,
+            now=now, actor=actor, new_id=ids.new_id, via=SUBJECT_GONE,
+        )  # fmt: skip
+    else:
+        result = engine.cancel(
+            definition, run, slots, reason=SUBJECT_GONE, now=now, actor=actor, new_id=ids.new_id
+        )
+    line = AuditEntry("subject.gone", now, actor, None, SUBJECT_GONE, {"state": run.state})
+    return dataclasses.replace(
+        result,
+        run=dataclasses.replace(result.run, subject_gone=True),
+        audit=(line, *result.audit),
+    )
 
 
 @retry.retried("delete the subject")
@@ -65,9 +93,7 @@ async def delete_subject(
             definition: Definition, run: rows.RunRow, slots: list[SlotView], now: datetime
         ) -> Outcome:
             access.require_cancel(actor, run.view.workflow, slots, run.started_by)
-            return engine.subject_gone(
-                definition, run.view, slots, now=now, actor=actor.id, new_id=ids.new_id
-            )
+            return ended(definition, run.view, slots, now, actor.id)
 
         for run_id in run_ids:
             await run_service.decide(services, conn, run_id, gone, now=now)

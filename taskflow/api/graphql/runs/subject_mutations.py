@@ -11,9 +11,9 @@ from taskflow.api.graphql.common import keyed, relay
 from taskflow.api.graphql.common import refusals as r
 from taskflow.api.graphql.common.context import Info
 from taskflow.api.graphql.runs.types import RunType
+from taskflow.api.graphql.slots import work_answers
 from taskflow.api.graphql.slots.slot_type import Subject
 from taskflow.core.access.principals import Principal
-from taskflow.service.runs import runs as run_service
 from taskflow.service.runs import subjects as subject_service
 
 
@@ -43,13 +43,8 @@ DeleteSubjectPayload = Annotated[
 async def _deleted(
     info: Info, _: Principal, answer: keyed.Answer, __: bool
 ) -> DeleteSubjectSuccess:
-    found = await run_service.runs_by_ids(info.context.services, answer["runs"])
-    kind, external_id, attributes = answer["subject"]
-    return DeleteSubjectSuccess(
-        subject=Subject.of(kind, external_id, attributes),
-        runs=[RunType.of(found[i]) for i in answer["runs"] if i in found],
-        links_revoked=answer["links"],
-    )
+    subject, runs = await work_answers.subject_and_runs(info, answer)
+    return DeleteSubjectSuccess(subject=subject, runs=runs, links_revoked=answer["links"])
 
 
 @strawberry.type
