@@ -3,7 +3,7 @@ then escalated) and an offer that expires at the date its subject names."""
 
 from __future__ import annotations
 
-from taskflow import Field, Route, Slot, State, Workflow, expire, expired, real, subject, who
+from taskflow import Field, Move, Route, Slot, State, Workflow, expire, expired, real, subject, who
 
 
 class Quote(Workflow):
@@ -37,7 +37,10 @@ class Quote(Workflow):
             Route("escalated", when=expired.sign >= 2),
             Route("signed"),
         ],
+        moves=[Move("ask_client", to="asking")],
     )
+    #: Waiting for the client's question to be answered: the quote is held, it does not expire.
+    asking = State(pausing=True, moves=[Move("answered", to="signing")])
     escalated = State(terminal=True)
     signed = State(terminal=True)
 

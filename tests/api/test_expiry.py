@@ -17,6 +17,7 @@ from typing import Any
 import httpx
 import pytest
 
+from taskflow.api.graphql.common import relay
 from taskflow.core.definition.checks import problems, validate
 from taskflow.service.clocks import timers
 from taskflow.service.common import container
@@ -110,8 +111,6 @@ async def test_a_quote_expires_is_reopened_once_then_escalated(
 
 
 def run_id_uuid(global_id: str) -> str:
-    from taskflow.api.graphql.common import relay
-
     return relay.from_global_id(global_id)[1]
 
 
@@ -246,3 +245,34 @@ async def test_the_vendors_document_requests_expire_and_the_onboarding_with_them
     assert lapsed["outcome"] == "expired"
     kept = await slot_node(api, tokens["olga"], uploads["bank details"])
     assert kept["outcome"] == "completed"
+
+
+MOVE = """mutation($input: MoveInput!) { move(input: $input) { __typename
+  ... on Refusal { code message } } }"""
+
+
+async def test_a_slot_held_by_a_pausing_state_expires_once_the_run_is_back(
+    api: httpx.AsyncClient, tokens: dict[str, str], expiring: container.Services
+) -> None:
+    run_id = await start_quote(api, tokens, "Q-P")
+    [sign] = (await run_of(api, tokens["leah"], run_id))["slots"]
+
+    async def move(name: str) -> None:
+        answer = await gql(api, MOVE, {"input": {"runId": run_id, "move": name}},
+                           token=tokens["fiona"])  # fmt: skip
+        assert answer.ok()["move"]["__typename"] == "RunSuccess", answer.body
+
+    await move("ask_client")
+    await fire(expiring, at(4, 9))  # its instant passes while the run waits elsewhere
+    assert (await slot_node(api, tokens["leah"], sign["id"]))["status"] == "OPEN"
+    async with expiring.db.connection() as conn:
+        row = await conn.fetchrow(
+            "SELECT status, last_error FROM timer WHERE key = $1",
+            f"{relay.from_global_id(sign['id'])[1]}:expire",
+        )
+    assert dict(row or {}) == {"status": "cancelled", "last_error": None}  # set aside, no fault
+    expiring.clock.set(at(5, 9))  # type: ignore[attr-defined]
+    await move("answered")
+    assert (await slot_node(api, tokens["leah"], sign["id"]))["status"] == "OPEN"
+    assert await fire(expiring, at(5, 9)) >= 1  # back: the instant is past, it expires now
+    assert (await slot_node(api, tokens["leah"], sign["id"]))["outcome"] == "expired"

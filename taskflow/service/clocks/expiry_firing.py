@@ -11,6 +11,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from taskflow.core.clocks import expiry, firing
+from taskflow.core.clocks.timer_states import TimerStatus
 from taskflow.core.common import unit_of_work as uow
 from taskflow.core.definition.workflow import Definition
 from taskflow.core.runs import engine
@@ -40,6 +41,11 @@ async def fire(
         definition, services.calendars, list(state.slots.values()),
         at_risk=services.settings.sla_at_risk,
     )  # fmt: skip
+    if timer.kind == expiry.EXPIRE and slot.visit != state.run.visit:
+        # Held by a pausing state: it expires when the run comes back (resuming the slot
+        # re-plans its timers, and an instant already past is due at once).
+        runs_batch.retire(state, timer, TimerStatus.CANCELLED)
+        return 0
     if timer.kind == expiry.EXPIRE:
         result = engine.expire(
             definition,
