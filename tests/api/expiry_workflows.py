@@ -50,6 +50,7 @@ class Offer(Workflow):
 
     name = "offer"
     tracks = "offer"
+    calendar = "de-berlin"  # the SLA report measures its slots on it
     subject_gone = "withdrawn"  # a deleted offer is withdrawn, not cancelled
 
     open = State(

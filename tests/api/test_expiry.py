@@ -40,6 +40,11 @@ NODE = """query($id: ID!) { node(id: $id) {
   ... on Slot { id status outcome holder expiresAt } } }"""
 
 
+REPORT = """query($from: DateTime!, $to: DateTime) {
+  slaReport(from: $from, to: $to, groupBy: [WORKFLOW]) {
+  rows { workflow opened stillOpen } } }"""
+
+
 async def slot_node(api: httpx.AsyncClient, token: str, slot_id: str) -> dict[str, Any]:
     return dict((await gql(api, NODE, {"id": slot_id}, token=token)).ok()["node"])
 
@@ -137,6 +142,11 @@ async def test_an_offer_past_its_date_at_start_expires_at_once(
     run = await run_of(api, tokens["leah"], run_id)
     assert run["state"] == "lapsed"
     assert (await slot_node(api, tokens["leah"], accept["id"]))["outcome"] == "expired"
+    # The SLA report counts the expired slot once, as an ended one (measured when it ended).
+    window = {"from": at(1, 0).isoformat(), "to": at(2, 0).isoformat()}
+    report = await gql(api, REPORT, window, token=tokens["ada"])
+    rows = [r for r in report.ok()["slaReport"]["rows"] if r["workflow"] == "offer"]
+    assert [(r["opened"], r["stillOpen"]) for r in rows] == [(1, 0)]
 
 
 async def test_an_offer_date_that_does_not_parse_is_refused_at_start(
