@@ -393,16 +393,3 @@ def nearest_due(clocks: tuple[Clock, ...], registry: calendars.Registry) -> date
         if d is not None
     ]
     return min(found) if found else None
-
-
-def span_on(
-    registry: calendars.Registry, budget: bu.ResolvedBudget
-) -> tuple[calendars.BusinessClock, timedelta]:
-    """The clock ``budget`` runs on (real time for a real budget or one naming no calendar)
-    and its length there (``business.days`` in that calendar's working days)."""
-    cal: calendars.BusinessClock = (
-        calendars.REAL_TIME
-        if budget.kind == "real" or budget.calendar is None
-        else registry.get(budget.calendar)
-    )
-    return cal, budget.business_time(day_length(cal))

@@ -16,7 +16,7 @@ from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
 from taskflow import errors
-from taskflow.core.clocks import calendars, clocks
+from taskflow.core.clocks import calendars, deadlines
 from taskflow.core.clocks.timer_states import TimerSpec
 from taskflow.core.definition import budgets as bu
 from taskflow.core.definition.conditions import expr as ex
@@ -92,8 +92,7 @@ def instant(
     budget = bu.resolve_budget(rule.after, subject, rule.calendar or definition.calendar)
     if budget is None:
         return None
-    cal, span = clocks.span_on(registry, budget)
-    return cal.add(opened_at, span)
+    return deadlines.after(registry, opened_at, budget)
 
 
 def check_subject(definition: Definition, state: str, subject: Mapping[str, Any]) -> None:

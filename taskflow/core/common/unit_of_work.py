@@ -312,7 +312,6 @@ def _timers(
         for view in touched
         for spec in deadlines.slot_timers(ctx.definition, view, ctx.registry, fired, ctx.at_risk)
     ]
-    # A slot's expiry reads the subject (an ``at`` date), so it is asked beside the clocks.
     wanted += [
         spec
         for view in touched

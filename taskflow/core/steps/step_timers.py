@@ -64,7 +64,12 @@ def _offset(
     resolved = bu.resolve_budget(budget, run.subject, definition.calendar)
     if resolved is None:
         return None
-    return clocks.span_on(registry, resolved)
+    cal: calendars.BusinessClock = (
+        calendars.REAL_TIME
+        if resolved.kind == "real" or resolved.calendar is None
+        else registry.get(resolved.calendar)
+    )
+    return cal, resolved.business_time(clocks.day_length(cal))
 
 
 def every_due(

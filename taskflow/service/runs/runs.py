@@ -20,7 +20,6 @@ from taskflow.core.definition.workflow import Definition
 from taskflow.core.delivery import recipients
 from taskflow.core.runs import engine, refusals
 from taskflow.core.runs.model import AuditEntry, Outcome, RunView, SlotView
-from taskflow.core.runs.statuses import RunStatus
 from taskflow.service.access import access
 from taskflow.service.clocks import deadlines
 from taskflow.service.common import retry
@@ -107,10 +106,6 @@ async def decide(
     line of the timeline never carries an earlier instant).
     """
     run = await rows.get_run(conn, run_id, lock=True)
-    if run is not None and run.view.status != RunStatus.ACTIVE:
-        # The lock waited for the writer that ended it, and kept the subject as it was before:
-        # read again, so a run its subject's deletion ended is refused as such (SubjectGone).
-        run = await rows.get_run(conn, run_id)
     if run is None:
         raise errors.NotFound(f"No run has the id {run_id!r}.")
     await locks.lock_live_slots(conn, [run_id])  # the lock order: the run, then its slots

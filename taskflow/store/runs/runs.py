@@ -17,6 +17,7 @@ import asyncpg
 
 from taskflow.core.definition import audience as au
 from taskflow.core.runs.model import RunView, SlotView
+from taskflow.core.runs.statuses import RunStatus
 from taskflow.store.common import db, sql
 from taskflow.store.common.sql_builder import with_columns
 from taskflow.store.runs import subjects
@@ -167,6 +168,10 @@ async def _by_id(conn: db.Connection, text_id: str, statement: str) -> asyncpg.R
 async def get_run(conn: db.Connection, run_id: str, *, lock: bool = False) -> RunRow | None:
     """A run and its subject; ``lock`` takes the run's row lock for a decision."""
     row = await _by_id(conn, run_id, SQL["get_run_locked"] if lock else SQL["get_run"])
+    if lock and row is not None and row["status"] != RunStatus.ACTIVE:
+        # The lock waited for the writer that ended the run, and the subject joined to it is as
+        # it was before: read again, so a run its subject's deletion ended says so.
+        row = await _by_id(conn, run_id, SQL["get_run"])
     return run_from(row) if row else None
 
 
