@@ -32,6 +32,8 @@ DELETE = """mutation($type: String!, $externalId: String!) {
   ... on Refusal { code message } } }"""
 UPDATE = """mutation($input: UpdateSubjectInput!) { updateSubject(input: $input) { __typename
   ... on Refusal { code message } } }"""
+UPSERT = """mutation($input: UpsertSubjectInput!) { upsertSubject(input: $input) { __typename
+  ... on Refusal { code message } } }"""
 SLOTS = """query($id: ID!) { run(id: $id) { state status slots { id status } } }"""
 
 #: What outlives a gone subject, counted from the database: armed timers, live slots and
@@ -102,6 +104,13 @@ async def test_a_deleted_subjects_run_is_cancelled_and_refuses_everything_after(
     assert refused["code"] == "SUBJECT_GONE"
     again = await w.start(api, tokens["app"], "quote", "quote", "Q-G1", {"reference": "Q-G1"})
     assert again["code"] == "SUBJECT_GONE", again
+    upsert = await gql(
+        api,
+        UPSERT,
+        {"input": {"type": "quote", "externalId": "Q-G1", "attributes": {"x": 2}}},
+        token=tokens["app"],
+    )
+    assert upsert.ok()["upsertSubject"]["code"] == "SUBJECT_GONE"
     used = await gql(api, m.COMPLETE_WITH_LINK, {"input": {"token": link["token"], "payload": {}}})
     assert used.ok()["completeWithLink"]["code"] == "LINK_UNUSABLE"
     # Deleting it again changes nothing.
