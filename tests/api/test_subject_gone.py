@@ -47,7 +47,7 @@ SELECT (SELECT count(*) FROM timer t JOIN run r ON r.id = t.run JOIN subject s O
           JOIN subject s ON s.id = r.subject
         WHERE s.gone_at IS NOT NULL AND l.revoked_at IS NULL AND l.consumed_at IS NULL) AS links,
        (SELECT count(*) FROM run r JOIN subject s ON s.id = r.subject
-        WHERE s.gone_at IS NOT NULL AND r.status = 'active') AS runs
+        WHERE s.gone_at IS NOT NULL AND r.status IN ('active', 'scheduled')) AS runs
 """
 
 
@@ -173,3 +173,26 @@ async def test_subjects_deleted_mid_run_under_load_leave_nothing_behind(
                 relay.from_global_id(runs[ref])[1],
             )
             assert ends == 1, ref
+
+
+async def test_a_delayed_start_of_a_deleted_subject_never_starts(
+    api: httpx.AsyncClient, tokens: dict[str, str], gone_services: container.Services
+) -> None:
+    later = at(1, 11).isoformat()  # two hours after the clock's now
+    variables = {
+        "input": {
+            "workflow": "quote",
+            "subject": {
+                "type": "quote",
+                "externalId": "Q-S1",
+                "attributes": {"reference": "Q-S1", "client_email": CLIENT},
+            },
+            "startAt": {"instant": later},
+        }
+    }
+    started = (await gql(api, w.START, variables, token=tokens["app"])).ok()["startRun"]
+    assert started["run"]["status"] == "SCHEDULED", started
+    deleted = await delete(api, tokens["app"], "quote", "Q-S1")
+    assert [r["status"] for r in deleted["runs"]] == ["CANCELLED"]
+    assert await orphans(gone_services) == {"timers": 0, "slots": 0, "links": 0, "runs": 0}
+    assert await timers.run_due(gone_services, at(1, 12)) == 0

@@ -20,6 +20,7 @@ from taskflow.core.access.principals import Principal
 from taskflow.core.definition.workflow import Definition
 from taskflow.core.runs import engine
 from taskflow.core.runs.model import AuditEntry, Outcome, RunView, SlotView
+from taskflow.core.runs.statuses import RunStatus
 from taskflow.service.access import access
 from taskflow.service.common import retry
 from taskflow.service.common.container import Services
@@ -46,10 +47,10 @@ SUBJECT_GONE = "subject-gone"
 def ended(
     definition: Definition, run: RunView, slots: list[SlotView], now: datetime, actor: str
 ) -> Outcome:
-    """The run of a deleted subject: sent to the definition's ``subject_gone`` state, else
-    cancelled with the reason ``subject-gone``, after a ``subject.gone`` line; from now on
-    the engine refuses it (``RunView.subject_gone``: ``SubjectGone``)."""
-    if definition.subject_gone is not None:
+    """The run of a deleted subject: sent to the definition's ``subject_gone`` state, else (or
+    when it has not started: a delayed start) cancelled with the reason ``subject-gone``,
+    after a ``subject.gone`` line; from now on the engine refuses it (``SubjectGone``)."""
+    if definition.subject_gone is not None and run.status == RunStatus.ACTIVE:
         result = engine.goto(
             definition, run, slots, target=definition.subject_gone, reason=SUBJECT_GONE,
             now=now, actor=actor, new_id=ids.new_id, via=SUBJECT_GONE,
@@ -86,7 +87,8 @@ async def delete_subject(
             raise errors.NotFound(f"No {subject_type} {external_id!r} is tracked.")
         if subject.gone_at is not None:
             return Deleted(subject, [], 0)
-        run_ids = await rows.live_runs_of_subject(conn, subject.id)  # locked, in id order
+        # Locked, in id order; a delayed start is ended too (it would start for nothing).
+        run_ids = await rows.live_runs_of_subject(conn, subject.id, scheduled=True)
         now = services.clock.now()
 
         def gone(

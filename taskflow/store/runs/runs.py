@@ -197,9 +197,13 @@ async def run_by_idempotency_key(
     return run_from(row) if row else None
 
 
-async def live_runs_of_subject(conn: db.Connection, subject_id: str) -> list[str]:
-    """The subject's live runs, locked in id order (the lock order); oldest first."""
-    rows = await conn.fetch(SQL["live_runs_of_subject"], uuid.UUID(subject_id))
+async def live_runs_of_subject(
+    conn: db.Connection, subject_id: str, *, scheduled: bool = False
+) -> list[str]:
+    """The subject's live runs (``scheduled``: and its delayed starts), locked in id order (the
+    lock order); oldest first."""
+    statement = SQL["unended_runs_of_subject" if scheduled else "live_runs_of_subject"]
+    rows = await conn.fetch(statement, uuid.UUID(subject_id))
     return [str(r["id"]) for r in sorted(rows, key=lambda r: (r["started_at"], r["id"]))]
 
 

@@ -8,7 +8,7 @@ backwards restores 2026-12-01T21:35's predicates."""
 from piccolo.apps.migrations.auto.migration_manager import MigrationManager
 from piccolo.table import Table
 
-ID = "2026-12-04T08:50:00:000000"
+ID = "2026-12-04T09:13:00:000000"
 VERSION = "1.38.0"
 DESCRIPTION = "report indexes: an expired slot is ended"
 

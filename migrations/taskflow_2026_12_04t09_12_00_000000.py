@@ -6,7 +6,7 @@ deleted (``subject.deleted``, one per live run, before its ``run.ended``): the t
 from piccolo.apps.migrations.auto.migration_manager import MigrationManager
 from piccolo.table import Table
 
-ID = "2026-12-04T08:40:00:000000"
+ID = "2026-12-04T09:12:00:000000"
 VERSION = "1.38.0"
 DESCRIPTION = "events slot.expired and subject.deleted"
 
