@@ -202,7 +202,7 @@ async def live_runs_of_subject(
 ) -> list[str]:
     """The subject's live runs (``scheduled``: and its delayed starts), locked in id order (the
     lock order); oldest first."""
-    statement = SQL["unended_runs_of_subject" if scheduled else "live_runs_of_subject"]
+    statement = SQL["unended_runs_of_subject"] if scheduled else SQL["live_runs_of_subject"]
     rows = await conn.fetch(statement, uuid.UUID(subject_id))
     return [str(r["id"]) for r in sorted(rows, key=lambda r: (r["started_at"], r["id"]))]
 
