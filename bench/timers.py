@@ -2,6 +2,7 @@
 
     python bench/timers.py [--timers 100000] [--workers 1,2,4] [--window 60] [--batch 100]
                            [--scheduler listen|poll] [--poll SECONDS]
+                           [--kind timeout|expire]
 
 Each round gets a fresh database (a copy of a migrated template) seeded with
 ``--timers`` state timeouts, each on its own support-ticket run parked in
@@ -13,6 +14,13 @@ database server, is a raw SQL loop in as many processes: take due rows with
 ``FOR UPDATE SKIP LOCKED``, close their runs, write the same five timeline lines
 a firing writes and retire the timers, one transaction per batch: the row work
 without the engine.
+
+``--kind expire`` seeds slot expiries instead: each run a vendor onboarding in
+*collecting* with one document's upload slot open (its legal review pending after
+it) and the slot's ``expire`` timer armed; firing one expires the slot, the
+review can never open, so the state closes and the run ends in *expired* (the
+example's route ``expired.upload > 0``). The raw loop then also writes the two
+slots and the six timeline lines that firing writes.
 
 Prints, per worker count: firings per second (timers / (last firing - first due
 instant)), the ratio to the raw loop, and lateness (firing minus due instant)
@@ -50,26 +58,67 @@ from taskflow.store.common.db import with_database  # noqa: E402
 TEMPLATE = "bench_timers_template"
 LEAD_SECONDS = 3.0
 
-SEED = """
+
+def _seeded(subject: str, workflow: str, state: str, more: str, timers: str) -> str:
+    """The seeding statement: ``$1`` subjects (``subject``: type, external id and attributes
+    as SQL over ``g``), each with a run of ``workflow`` (digest ``$2``) in ``state``, the CTEs
+    ``more``, then ``timers`` (their due instants spread from ``$3`` over ``$4`` seconds)."""
+    return f"""
 WITH subjects AS (
     INSERT INTO subject (id, type, external_id, attributes, version, created_at, updated_at)
-    SELECT gen_random_uuid(), 'ticket', 'B-' || g, '{"priority": "P3"}'::jsonb, 1, now(), now()
+    SELECT gen_random_uuid(), {subject}, 1, now(), now()
     FROM generate_series(1, $1) g
     RETURNING id
 ), runs AS (
     INSERT INTO run (id, workflow, definition_version, definition_digest, subject, state, status,
                      visit, started_at, state_entered_at, updated_at, version)
-    SELECT gen_random_uuid(), 'support-ticket', 1, $2, id, 'resolved', 'active', 1,
+    SELECT gen_random_uuid(), '{workflow}', 1, $2, id, '{state}', 'active', 1,
            now(), now(), now(), 1
     FROM subjects
     RETURNING id
-)
+){more}
 INSERT INTO timer (key, run, slot, kind, part, due_at, status, fired, updated_at)
-SELECT id || ':1:timeout:0', id, NULL, 'timeout', '0',
-       $3::timestamptz + $4 * interval '1 second' * (row_number() OVER () - 1) / $1,
-       'cancelled', 0, now()
-FROM runs
+{timers}
 """
+
+
+#: Each timer due at ``$3`` plus its share of ``$4`` seconds.
+_DUE = "$3::timestamptz + $4 * interval '1 second' * (row_number() OVER () - 1) / $1"
+
+SEED = _seeded(
+    """'ticket', 'B-' || g, '{"priority": "P3"}'::jsonb""",
+    "support-ticket",
+    "resolved",
+    "",
+    f"SELECT id || ':1:timeout:0', id, NULL, 'timeout', '0', {_DUE}, 'cancelled', 0, now() "
+    "FROM runs",
+)
+
+#: ``--kind expire``: vendor runs in collecting, an open upload slot and its pending review
+#: each, and the upload's expiry timer (cancelled until ARM).
+SEED_EXPIRE = _seeded(
+    """'vendor', 'V-' || g,
+       jsonb_build_object('vendor_number', 'V-' || g, 'legal_name', 'Bench ' || g,
+                          'contact_email', 'v' || g || '@bench.example',
+                          'required_documents', jsonb_build_array('bank details'),
+                          'handles_personal_data', false)""",
+    "vendor-onboarding",
+    "collecting",
+    """, slots AS (
+    INSERT INTO slot (id, run, visit, state, name, waits_for, item_index, item, label, status,
+                      audience, deny, delegates, delegates_deny, workflow, opened_at)
+    SELECT gen_random_uuid(), r.id, 1, 'collecting', s.name, s.event, s.idx, s.item,
+           s.name, s.status, ARRAY['role:procurement'], '{}', '{}', '{}', 'vendor-onboarding',
+           CASE WHEN s.status = 'open' THEN now() END
+    FROM runs r,
+         (VALUES ('upload', 'document-uploaded', 0, '"bank details"'::jsonb, 'open'),
+                 ('legal_review', 'legal-reviewed', NULL, NULL, 'pending'))
+         AS s(name, event, idx, item, status)
+    RETURNING id, run, name
+)""",
+    f"SELECT id || ':expire', run, id, 'expire', '', {_DUE}, 'cancelled', 0, now() "
+    "FROM slots WHERE name = 'upload'",
+)
 
 #: Seeding 100 000 runs can take longer than the lead: the timers are written cancelled (out
 #: of every sight) and armed by a second, light statement whose due instants start LEAD_SECONDS
@@ -89,11 +138,13 @@ FROM timer
 """
 
 
-async def seed(url: str, timers: int, window: float) -> None:
-    digest = definitions.load_from_env({}).get("support-ticket").digest
+async def seed(url: str, timers: int, window: float, kind: str = "timeout") -> None:
+    workflow = "vendor-onboarding" if kind == "expire" else "support-ticket"
+    digest = definitions.load_from_env({}).get(workflow).digest
     conn = await asyncpg.connect(url)
     try:
-        await conn.execute(SEED, timers, digest, datetime.now(UTC), window)
+        statement = SEED_EXPIRE if kind == "expire" else SEED
+        await conn.execute(statement, timers, digest, datetime.now(UTC), window)
         first_due = datetime.now(UTC).timestamp() + LEAD_SECONDS
         await conn.execute(ARM, datetime.fromtimestamp(first_due, UTC))
     finally:
@@ -124,9 +175,14 @@ async def wait_done(url: str, limit: float) -> None:
 #: The timeline lines a timeout that closes a run writes in taskflow; the raw loop writes as
 #: many, so both do the same row work (the timeline's foreign-key checks are a large part).
 TIMELINE = ("timeout.fired", "state.exited", "run.transitioned", "state.entered", "run.completed")
+#: The lines a slot's expiry that ends its run writes (the slot, the review it strands).
+EXPIRE_TIMELINE = (
+    "slot.expired", "slot.cancelled", "state.exited", "run.transitioned", "state.entered",
+    "run.completed",
+)  # fmt: skip
 
 
-async def _raw_loop(url: str, batch: int, stop_after: float) -> None:
+async def _raw_loop(url: str, batch: int, stop_after: float, kind: str = "timeout") -> None:
     conn = await asyncpg.connect(url)
     deadline = time.monotonic() + stop_after
     try:
@@ -139,6 +195,15 @@ async def _raw_loop(url: str, batch: int, stop_after: float) -> None:
                     now,
                     batch,
                 )
+                if rows and kind == "expire":  # the two slots close too
+                    await conn.execute(
+                        "UPDATE slot SET status = CASE WHEN name = 'upload' THEN 'expired' "
+                        "ELSE 'cancelled' END, cancelled_at = $2, updated_at = $2, "
+                        "version = version + 1 WHERE run = ANY($1::uuid[])",
+                        [r["run"] for r in rows],
+                        now,
+                    )
+                lines = EXPIRE_TIMELINE if kind == "expire" else TIMELINE
                 if rows:
                     await conn.executemany(
                         "UPDATE run SET state = 'closed', status = 'completed', visit = visit + 1, "
@@ -148,7 +213,7 @@ async def _raw_loop(url: str, batch: int, stop_after: float) -> None:
                     await conn.executemany(
                         "INSERT INTO audit_event (run, kind, details, at) "
                         "VALUES ($1, $2, '{}'::jsonb, $3)",
-                        [(r["run"], kind, now) for r in rows for kind in TIMELINE],
+                        [(r["run"], line, now) for r in rows for line in lines],
                     )
                     await conn.executemany(
                         "UPDATE timer SET status = 'fired', fired = fired + 1, fired_at = $2, "
@@ -161,8 +226,8 @@ async def _raw_loop(url: str, batch: int, stop_after: float) -> None:
         await conn.close()
 
 
-def raw_process(url: str, batch: int, stop_after: float) -> None:
-    asyncio.run(_raw_loop(url, batch, stop_after))
+def raw_process(url: str, batch: int, stop_after: float, kind: str) -> None:
+    asyncio.run(_raw_loop(url, batch, stop_after, kind))
 
 
 # -- a round -------------------------------------------------------------------------------------
@@ -182,11 +247,12 @@ async def round_raw(admin_url: str, timers: int, workers: int, args: argparse.Na
     budget = args.window + LEAD_SECONDS + args.timeout
     ctx = multiprocessing.get_context("spawn")
     procs = [
-        ctx.Process(target=raw_process, args=(url, args.batch, budget)) for _ in range(workers)
+        ctx.Process(target=raw_process, args=(url, args.batch, budget, args.kind))
+        for _ in range(workers)
     ]
     for p in procs:
         p.start()
-    await seed(url, timers, args.window)
+    await seed(url, timers, args.window, args.kind)
     await wait_done(url, budget)
     for p in procs:
         p.terminate()
@@ -221,7 +287,7 @@ async def round_taskflow(
         for _ in range(workers)
     ]
     await asyncio.sleep(2.0)  # let them start and LISTEN
-    await seed(url, timers, args.window)
+    await seed(url, timers, args.window, args.kind)
     try:
         await wait_done(url, args.window + LEAD_SECONDS + args.timeout)
     finally:
@@ -254,8 +320,8 @@ async def main(args: argparse.Namespace) -> None:
         )
         await migrate.migrate(with_database(admin_url, TEMPLATE))
         print(
-            f"{args.timers} timers due over {args.window:g}s, batch {args.batch}, scheduler "
-            f"{args.scheduler} (poll {args.poll:g}s); {os.cpu_count()} CPUs"
+            f"{args.timers} {args.kind} timers due over {args.window:g}s, batch {args.batch}, "
+            f"scheduler {args.scheduler} (poll {args.poll:g}s); {os.cpu_count()} CPUs"
         )
         print(
             f"{'workers':>7}  {'raw /s':>9}  {'taskflow /s':>11}  {'ratio':>6}  "
@@ -288,6 +354,12 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--poll", type=float, default=1.0, help="TASKFLOW_SCHEDULER_POLL_SECONDS (poll only)."
+    )
+    parser.add_argument(
+        "--kind",
+        choices=("timeout", "expire"),
+        default="timeout",
+        help="State timeouts closing runs, or slot expiries ending them (see the module doc).",
     )
     parser.add_argument(
         "--timeout", type=float, default=1800.0, help="Seconds past the window to give up."

@@ -10,7 +10,10 @@ The story, as procurement tells it:
    request reaches them as a link that opens a one-page form for that
    document only. Every 2 business days they are reminded of what is still
    missing, each reminder with a fresh link (the mailer mints it as it sends).
-   Procurement staff may upload a document on their behalf.
+   Procurement staff may upload a document on their behalf. A request expires
+   after 21 days: two days before, the vendor is told it "expires in 2 days",
+   with a fresh link; once it has expired its links stop working and the
+   onboarding ends as expired.
 3. Once every document is in, legal reviews the set.
 4. If the vendor will handle personal data, the onboarding starts a
    security assessment: a workflow of its own (``security-assessment``, below),
@@ -48,6 +51,7 @@ from taskflow import (
     Workflow,
     business,
     child,
+    expire,
     milestone,
     payload,
     real,
@@ -56,6 +60,7 @@ from taskflow import (
     timeout,
     who,
 )
+from taskflow import expired as lapsed  # the expired.<slot> counts (a state is named expired)
 
 #: The vendor's contact: reached by e-mail, acting through single-use links.
 vendor = who.email(subject.contact_email, name=subject.contact_name)
@@ -197,10 +202,16 @@ class VendorOnboarding(Workflow):
                     ),
                     reminder.on_breach("finished", notify=procurement),
                 ],
+                # A document request lapses after three weeks (docs/sla.md, "Expiry").
+                expires=expire.after(
+                    real.days(21),
+                    warn=[expire.warning(real.days(2), notify=vendor, with_link=True)],
+                ),
             ),
             review_slot("legal_review", "legal"),
         ],
         then=[
+            Route("expired", when=lapsed.upload > 0),  # a document request lapsed
             Route("rejected", when=payload.legal_review.decision == "reject"),
             # Only vendors who will touch personal data need the security assessment.
             Route("assessing", when=subject.handles_personal_data),

@@ -36,6 +36,8 @@ from taskflow.core.definition import business as business
 from taskflow.core.definition import child as child
 from taskflow.core.definition import count as count
 from taskflow.core.definition import every as every
+from taskflow.core.definition import expire as expire
+from taskflow.core.definition import expired as expired
 from taskflow.core.definition import item as item
 from taskflow.core.definition import migration as migration
 from taskflow.core.definition import milestone as milestone

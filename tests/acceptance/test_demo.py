@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import signal
+import time
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -18,6 +19,10 @@ HISTORY = """{ slaReport(from: "%s", groupBy: [PERIOD], period: WEEK,
                          zone: "uk-london") { rows { periodLabel opened met breached } } }"""
 
 
+EXPIRED_VENDORS = """{ runs(first: 10, filter: {workflow: "vendor-onboarding", state: "expired"}) {
+  edges { node { subject { externalId } slots(allStates: true) { name outcome } } } } }"""
+
+
 def tokens_from(output: str) -> dict[str, str]:
     found = re.findall(r"^  (\w+) .*\n\s+(\S+)$", output, flags=re.MULTILINE)
     return dict(found)
@@ -27,11 +32,11 @@ def test_demo_seeds_once_and_its_tokens_show_populated_inboxes(deployment: Deplo
     first = deployment.run("demo")
     assert first.returncode == 0, first.stderr
     assert "13 runs started, 0 already there" in first.stdout
-    assert "90 played at their own instants of the last weeks, 0 already there" in first.stdout
+    assert "92 played at their own instants of the last weeks, 0 already there" in first.stdout
     assert "inbox(first: 20)" in first.stdout
     again = deployment.run("demo")
     assert "0 runs started, 13 already there" in again.stdout
-    assert "0 played at their own instants of the last weeks, 90 already there" in again.stdout
+    assert "0 played at their own instants of the last weeks, 92 already there" in again.stdout
     tokens = tokens_from(again.stdout)
     assert {"ada", "fiona", "sasha", "olga", "lee", "seb"} <= set(tokens)
 
@@ -69,6 +74,18 @@ def test_demo_seeds_once_and_its_tokens_show_populated_inboxes(deployment: Deplo
         assert len(busy) >= 5, report
         assert sum(r["met"] for r in busy) > 50
         assert sum(r["breached"] for r in busy) > 5
+        # The vendors who sent one document of two: the server's worker expires the other
+        # request on its first pass, and the onboarding ends as expired.
+        expired: list[dict[str, object]] = []
+        for _ in range(100):
+            found = deployment.graphql(EXPIRED_VENDORS, tokens["olga"]).json()["data"]["runs"]
+            expired = found["edges"]
+            if len(expired) == 2:
+                break
+            time.sleep(0.1)  # the worker process's first pass, not a deadline
+        assert len(expired) == 2, expired
+        outcomes = sorted(s["outcome"] for e in expired for s in e["node"]["slots"])
+        assert outcomes.count("expired") == 2, outcomes
     finally:
         server.send_signal(signal.SIGTERM)
         server.wait(timeout=30)

@@ -75,11 +75,11 @@ def test_demo_twice_beside_a_running_server_equals_a_demo_alone(tmp_path: Path) 
             assert first.returncode == 0, first.stderr
             assert "Traceback" not in first.stderr
             assert "13 runs started, 0 already there" in first.stdout
-            assert "90 played at their own instants of the last weeks, 0 already" in first.stdout
+            assert "92 played at their own instants of the last weeks, 0 already" in first.stdout
             again = beside.run("demo")
             assert again.returncode == 0, again.stderr
             assert "0 runs started, 13 already there" in again.stdout
-            assert "0 played at their own instants of the last weeks, 90 already" in again.stdout
+            assert "0 played at their own instants of the last weeks, 92 already" in again.stdout
             found = _settled(beside)
         finally:
             _stop(server)

@@ -22,6 +22,7 @@ RUNNER = {
     "start_run": "app",
     "update_subject": "app",
     "upsert_subject": "app",
+    "delete_subject": "app",
     "raise_event": "app",
     "mint_magic_link": "olga",
     "revoke_magic_link": "olga",
@@ -207,6 +208,8 @@ def variables(name: str, o: Objects) -> dict[str, Any]:
         },
         "update_subject": {"type": "expense", "externalId": "EXP-7", "attributes": w.EXPENSE},
         "upsert_subject": {"type": "expense", "externalId": "EXP-7", "attributes": w.EXPENSE},
+        # A subject nobody tracks: the other operations keep their runs.
+        "delete_subject": {"type": "expense", "externalId": "EXP-GONE"},
         "upsert_principal": {
             "input": {
                 "login": "zoe",

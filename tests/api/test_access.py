@@ -384,3 +384,40 @@ async def test_state_counts_and_runs_at_an_instant_keep_to_the_grants(world: Wor
     for who, sees in (("leah", True), ("sid", False), ("tara", False)):
         edges = (await gql(client, listed, {"f": at}, token=people[who])).ok()["runs"]["edges"]
         assert ([e["node"]["id"] for e in edges] == [expense["id"]]) is sees, who
+
+
+DELETE_SUBJECT = """mutation($type: String!, $externalId: String!) {
+  deleteSubject(input: {type: $type, externalId: $externalId}) { __typename
+  ... on DeleteSubjectSuccess { runs { id status } }
+  ... on Refusal { code message } } }"""
+
+
+async def test_a_subject_is_deleted_by_the_application_that_started_its_runs_or_an_admin(
+    world: World,
+) -> None:
+    client, people = world.client, world.people
+    expense, ticket = await _expense_and_ticket(client, people)
+
+    async def delete(token: str, kind: str, external_id: str) -> dict[str, Any]:
+        variables = {"type": kind, "externalId": external_id}
+        return dict(
+            (await gql(client, DELETE_SUBJECT, variables, token=token)).ok()["deleteSubject"]
+        )
+
+    # Staff without an application grant, and an integration of another workflow: FORBIDDEN.
+    for who in ("fiona", "leah"):
+        refused = await delete(people[who], "expense", "E-1")
+        assert refused["code"] == "FORBIDDEN", refused
+    refused = await delete(people["helpdesk"], "expense", "E-1")
+    assert refused["code"] == "FORBIDDEN", refused
+    # The back office is granted support-ticket, but the ticket is the help desk's run.
+    refused = await delete(people["app"], "ticket", "T-1")
+    assert refused["code"] == "FORBIDDEN", refused
+    assert "started" in refused["message"]
+    ticket_slots = (await _run(client, people["helpdesk"], ticket["id"]) or {})["slots"]
+    assert [s["status"] for s in ticket_slots] == ["OPEN"]  # nothing changed
+    # The application that started the run deletes its subject; an admin deletes the other.
+    deleted = await delete(people["helpdesk"], "ticket", "T-1")
+    assert deleted["runs"] == [{"id": ticket["id"], "status": "CANCELLED"}]
+    deleted = await delete(people["ada"], "expense", "E-1")
+    assert deleted["runs"] == [{"id": expense["id"], "status": "CANCELLED"}]

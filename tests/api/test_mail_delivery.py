@@ -29,7 +29,7 @@ from tests import smtp_server
 from tests.api import magic as m
 from tests.api import workflows as w
 from tests.api.conftest import World
-from tests.api.reminders import VENDOR_ADDRESS, Reminded, at, notifications, remind
+from tests.api.reminders import VENDOR_ADDRESS, Reminded, at, notifications, remind, step
 from tests.api.test_notification_delivery import DELIVERABLE, deliverable
 from tests.conftest import gql
 from tests.integration.test_metrics import delta, scrape
@@ -267,3 +267,25 @@ async def test_a_running_worker_mails_beside_its_timers(
             await asyncio.sleep(0.05)
     assert len(inbox.to(VENDOR_ADDRESS)) == 2
     assert [s[:2] for s in await outbox_states(client, people["app"])] == [("SENT", 1)] * 2
+
+
+async def test_the_vendor_is_mailed_that_a_request_expires_with_a_link_that_works(
+    world: World, inbox: Inbox
+) -> None:
+    """Two days before a document request expires, the vendor's mail says so and carries a
+    link; the link completes the request in time (the expiry then never fires)."""
+    client, people, services = world.client, world.people, world.services
+    run = await m.start_vendor(client, people)
+    uploads = await m.upload_slots(client, people, run["id"])
+    await step(services, world.clock, at(20, 9))
+    await mail.deliver_due(services, mailer_of(services))
+    expiring = [msg for msg in inbox.to(VENDOR_ADDRESS) if msg["Subject"].startswith("Expiring: ")]
+    assert len(expiring) == 2  # one per document still to come
+    bank = next(msg for msg in expiring if "bank details" in msg["Subject"].lower())
+    assert "expires in 2 days" in bank["Subject"]
+    response = await m.submit(
+        client, link_in(smtp_server.text_of(bank)), {"document": "https://files.acme.example/b"}
+    )
+    assert response.status_code == 200
+    slot = await m.slot_links(client, people["olga"], uploads["bank details"])
+    assert slot["status"] == "SATISFIED"

@@ -41,7 +41,7 @@ ROUNDS = int(os.environ.get("TASKFLOW_RACE_ROUNDS", "6"))
 
 SLOT = "first_response"
 SUCCESSES = {"SlotSuccess", "CompleteSuccess", "RaiseEventSuccess", "RunSuccess",
-             "UpdateSubjectSuccess"}  # fmt: skip
+             "UpdateSubjectSuccess", "DeleteSubjectSuccess"}  # fmt: skip
 
 #: Every field a refusal may carry (the union members share the Refusal interface).
 ANSWER = "__typename ... on Refusal { code message }"
@@ -125,6 +125,13 @@ async def update_subject(
                         "attributes": attributes})  # fmt: skip
 
 
+async def delete_subject(
+    c: httpx.AsyncClient, p: dict[str, str], t: Target, v: int
+) -> dict[str, Any]:
+    return await _call(c, p["app"], "deleteSubject", "DeleteSubjectInput",
+                       {"type": "ticket", "externalId": t.external_id})  # fmt: skip
+
+
 #: Every mutation that acts on a slot or its run, by its GraphQL name.
 MUTATIONS: dict[str, Mutation] = {
     "claim": claim,
@@ -136,6 +143,7 @@ MUTATIONS: dict[str, Mutation] = {
     "move": move,
     "cancelRun": cancel_run,
     "updateSubject": update_subject,
+    "deleteSubject": delete_subject,
 }
 #: Mutations that do not act on a slot of a running run (nothing to race here).
 NOT_ON_A_SLOT = {

@@ -19,7 +19,8 @@ from taskflow.config.config import PROJECT_ROOT
 pytestmark = pytest.mark.slow
 
 
-def test_the_timer_benchmark_runs_at_a_tiny_size(pg_admin_url: str) -> None:
+@pytest.mark.parametrize("kind", ["timeout", "expire"])
+def test_the_timer_benchmark_runs_at_a_tiny_size(pg_admin_url: str, kind: str) -> None:
     done = subprocess.run(
         [
             sys.executable,
@@ -34,6 +35,8 @@ def test_the_timer_benchmark_runs_at_a_tiny_size(pg_admin_url: str) -> None:
             "7",
             "--timeout",
             "120",
+            "--kind",
+            kind,
         ],
         env={**os.environ, "TASKFLOW_BENCH_DATABASE_URL": pg_admin_url},
         capture_output=True,

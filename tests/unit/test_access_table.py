@@ -69,6 +69,9 @@ TEST_ROWS: dict[str, list[str]] = {
         "tests.api.test_access::test_the_mail_gateway_cannot_approve_an_expense_nor_read_it_or_its_outbox",
         "tests.api.test_integration_scope::test_an_integration_acts_only_on_the_runs_it_started",
     ],
+    "subject.delete": [
+        "tests.api.test_access::test_a_subject_is_deleted_by_the_application_that_started_its_runs_or_an_admin",
+    ],
     "event.raise": [
         "tests.api.test_access::test_the_mail_gateway_cannot_approve_an_expense_nor_read_it_or_its_outbox",
         "tests.api.test_integration_scope::test_an_integration_acts_only_on_the_runs_it_started",

@@ -17,7 +17,7 @@ from taskflow.service.compose import detach
 from taskflow.service.delivery import delivery, webhooks
 from taskflow.service.links import link_use, links, notification_links
 from taskflow.service.operate import bulk, operate
-from taskflow.service.runs import events, owned, runs
+from taskflow.service.runs import events, owned, runs, subjects
 from taskflow.service.slots import slots
 from taskflow.service.steps import step_admin
 from taskflow.service.versions import run_migrations
@@ -28,6 +28,7 @@ USE_CASES: dict[str, Callable[..., Any]] = {
     "startRun": runs.start_run,
     "updateSubject": runs.update_subject,
     "upsertSubject": owned.upsert_subject,
+    "deleteSubject": subjects.delete_subject,
     "raiseEvent": events.raise_event,
     "claim": slots.claim,
     "claimNext": slots.claim_next,

@@ -97,7 +97,7 @@ def test_claiming_a_slot_someone_else_holds_names_them() -> None:
 
 def test_the_table_says_which_statuses_are_live_and_ended() -> None:
     assert {SlotStatus.PENDING, SlotStatus.OPEN, SlotStatus.CLAIMED} == statuses.LIVE
-    assert {SlotStatus.SATISFIED, SlotStatus.CANCELLED} == statuses.ENDED
+    assert {SlotStatus.SATISFIED, SlotStatus.CANCELLED, SlotStatus.EXPIRED} == statuses.ENDED
     for status in statuses.ENDED:
         assert not any(statuses.allows(status, move) for move in SlotMove)
 

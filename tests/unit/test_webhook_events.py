@@ -47,6 +47,8 @@ def test_the_trigger_maps_exactly_the_catalog_kinds() -> None:
         "run.child_ended",
         "run.deadline_at_risk",
         "run.deadline_breached",
+        "slot.expired",
+        "subject.deleted",
     }
 
 
@@ -208,3 +210,18 @@ def test_loopback_endpoints_are_allowed_in_dev_only_unless_configured() -> None:
     assert ev.refused_address("10.0.0.1", allow_private=False, allow_loopback=True)
     with pytest.raises(errors.ConfigError):
         config.load({**base, "TASKFLOW_WEBHOOK_HORIZON": "soon"})
+
+
+def test_an_expired_slot_and_a_deleted_subject_say_what_they_carry() -> None:
+    expired = _event(
+        type="slot.expired",
+        kind="slot.expired",
+        details={"slot": "sign", "expires_at": "2026-12-04T09:00:00+00:00", "holder": "fiona"},
+        actor=None,
+    )
+    data = ev.payload(expired)["data"]
+    assert (data["expiresAt"], data["previousHolder"]) == ("2026-12-04T09:00:00+00:00", "fiona")
+    gone = _event(
+        type="subject.deleted", kind="subject.gone", details={"state": "signing"}, slot_id=None
+    )
+    assert ev.payload(gone)["data"]["state"] == "signing"

@@ -23,7 +23,7 @@ from taskflow.api.graphql.links import links
 from taskflow.api.graphql.live import subscriptions
 from taskflow.api.graphql.operate import attention, bulk, operate
 from taskflow.api.graphql.reports import reports
-from taskflow.api.graphql.runs import run_list, types
+from taskflow.api.graphql.runs import run_list, subject_mutations, types
 from taskflow.api.graphql.slots import work, work_mutations
 from taskflow.api.graphql.steps import steps
 from taskflow.api.graphql.versions import definitions, versions
@@ -82,6 +82,7 @@ class Query(
 class Mutation(
     principals.PrincipalMutations,
     work_mutations.WorkMutations,
+    subject_mutations.SubjectMutations,
     links.LinkMutations,
     notifications.NotificationMutations,
     delivery.DeliveryMutations,

@@ -21,6 +21,7 @@ FIELDS: Final[dict[str, str]] = {
     "Mutation.startRun": "application",
     "Mutation.updateSubject": "application",
     "Mutation.upsertSubject": "application",
+    "Mutation.deleteSubject": "subject.delete",
     "Mutation.raiseEvent": "event.raise",
     "Mutation.claim": "candidate",
     "Mutation.claimNext": "candidate",
@@ -131,7 +132,7 @@ _VALUE_FIELDS = {
     "breachedNow pickup completion leadTime",
     "Slot": "id name label workflow state runState status event holder priority dueAt version "
     "item itemIndex payload candidates subject openedAt claimedAt satisfiedAt satisfiedBy "
-    "fields clocks",
+    "fields clocks expiresAt outcome",
     "SlotSuccess": "slot",
     "StartRunSuccess": "run created reached",
     "StateLeadTime": "state leadTime",
@@ -139,6 +140,7 @@ _VALUE_FIELDS = {
     "TimelineEntry": "id kind actor at slotId",
     "UpdateSubjectSuccess": "subject runs",
     "UpsertSubjectSuccess": "subject runs started",
+    "DeleteSubjectSuccess": "subject runs linksRevoked",
     "UpsertPrincipalSuccess": "principal created",
     "RetryStepSuccess": "step",
     "RaiseEventBuffered": "arrivedAt duplicate event expiresAt run",

@@ -40,6 +40,9 @@ RULES: Final[dict[str, str]] = {
     "link.token": "Whoever holds the link's token (no account): exactly one slot, once.",
     "application": "Applications granted the workflow (may_start); updateSubject only on "
     "the runs they started (acts_on_run).",
+    "subject.delete": "deleteSubject: applications granted a workflow tracking the subject's "
+    "type (may_start) and admins, and only when they may cancel each of its live runs "
+    "(may_cancel: an integration acts on the runs it started); FORBIDDEN otherwise.",
     "event.raise": "Applications granted the workflow and event, on the runs they started "
     "(may_raise_as_application), else a candidate of the waiting slot on a run they may read.",
     "move": "A run the caller may read, and the move's own `by` rule (may_move).",

@@ -183,6 +183,11 @@ class RunNotActive(_StatusFact, code=RefusalCode.RUN_NOT_ACTIVE):
     """The run has ended; nothing more can happen on it."""
 
 
+class SubjectGone(Refusal, code=RefusalCode.SUBJECT_GONE):
+    """The subject was deleted (``deleteSubject``): its runs take no further action, and no
+    run starts for it again."""
+
+
 class RunExists(Refusal, code=RefusalCode.RUN_EXISTS):
     """The subject already has a live run of this workflow; use that run."""
 

@@ -24,7 +24,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from taskflow.core.clocks import calendars, clocks, deadlines, run_deadline
+from taskflow.core.clocks import calendars, clocks, deadlines, expiry, run_deadline
 from taskflow.core.clocks.timer_states import PARKED, TimerRow, TimerSpec, TimerStatus
 from taskflow.core.compose import compose
 from taskflow.core.definition.workflow import Definition
@@ -311,6 +311,13 @@ def _timers(
         spec
         for view in touched
         for spec in deadlines.slot_timers(ctx.definition, view, ctx.registry, fired, ctx.at_risk)
+    ]
+    wanted += [
+        spec
+        for view in touched
+        for spec in expiry.slot_timers(
+            ctx.definition, view, result.run.subject, ctx.registry, fired
+        )
     ]
     if result.run_changed:
         wanted += deadlines.state_timers(ctx.definition, result.run, ctx.registry, fired)

@@ -25,6 +25,7 @@ from taskflow.core.definition.children import Catch, Child, child
 from taskflow.core.definition.conditions.expr import (
     Expr,
     actor,
+    expired,
     item,
     payload,
     principal,
@@ -32,6 +33,7 @@ from taskflow.core.definition.conditions.expr import (
 )
 from taskflow.core.definition.deadline import Deadline
 from taskflow.core.definition.events import Buffer, Event
+from taskflow.core.definition.expiry import expire
 from taskflow.core.definition.fields import Field, PayloadError
 from taskflow.core.definition.model import (
     HookContext,
@@ -86,6 +88,8 @@ __all__ = [
     "count",
     "define",
     "every",
+    "expire",
+    "expired",
     "item",
     "migration",
     "milestone",

@@ -13,7 +13,7 @@ from dataclasses import KW_ONLY, dataclass, field
 from datetime import datetime
 from typing import Any, Final, TypeVar
 
-from taskflow.core.definition import actors, retries, sla
+from taskflow.core.definition import actors, expiry, retries, sla
 from taskflow.core.definition import audience as au
 from taskflow.core.definition import children as ch
 from taskflow.core.definition import fields as fl
@@ -155,6 +155,8 @@ class Slot:
     shareable: Sequence[str] = ()
     description: str | None = None
     outsiders: au.Who | None = None
+    #: When the slot expires (closes with the outcome ``expired``), if ever.
+    expires: expiry.Expire | None = None
 
     def __post_init__(self) -> None:
         if not self.waits_for:

@@ -62,6 +62,8 @@ def _slot(slot: Slot) -> dict[str, Any]:
     # Present only when declared, so the digests of definitions without it stay as they were.
     if slot.outsiders is not None:
         doc["outsiders"] = au.to_json(slot.outsiders)
+    if slot.expires is not None:
+        doc["expires"] = slot.expires.to_json()
     return doc
 
 
@@ -125,6 +127,8 @@ def document(definition: Definition) -> dict[str, Any]:
         doc["result"] = {k: _value(v) for k, v in definition.result}
     if definition.deadline is not None:  # likewise
         doc["deadline"] = definition.deadline.to_json()
+    if definition.subject_gone is not None:  # likewise
+        doc["subject_gone"] = definition.subject_gone
     return doc
 
 

@@ -43,14 +43,21 @@ def may_open(slot: Slot, satisfied: Collection[str]) -> bool:
     return all(name in satisfied for name in slot.after)
 
 
-def completion_met(completion: Completion, satisfied: int, live: int, env: ex.Env) -> bool:
+def completion_met(
+    completion: Completion, satisfied: int, live: int, env: ex.Env, expired: int = 0
+) -> bool:
     """Whether a state is done.
 
     ``satisfied`` counts satisfied slots, ``live`` every slot that exists in
-    this visit and is not cancelled (pending, open, claimed or satisfied;
-    disarmed slots do not count). A state with no live slots is done under
-    ``all`` and waits forever under ``any`` and ``count``.
+    this visit and is not cancelled (pending, open, claimed, satisfied or
+    expired; disarmed slots do not count). A state with no live slots is done under
+    ``all`` and waits forever under ``any`` and ``count``. An expired slot is never
+    done work, but once every slot has closed (satisfied or ``expired`` of them expired)
+    nothing more can come: the state is done whatever its rule, and its routes read
+    ``expired.<slot>`` to say where the run goes.
     """
+    if expired and satisfied + expired >= live:
+        return True
     if completion.kind == "when":
         return ex.matches(completion.when, env)
     if completion.kind == "any":

@@ -67,6 +67,9 @@ class Definition:
     owns: Owns | None = None
     #: A deadline on the whole run, across its states (``deadline.py``; docs/sla.md).
     deadline: Deadline | None = None
+    #: Where a live run goes when its subject is deleted (``deleteSubject``): a terminal
+    #: state; None: the run is cancelled with the reason ``subject-gone``.
+    subject_gone: str | None = None
 
     def state(self, name: str) -> State:
         """The state called ``name``; ``UnknownState`` (a KeyError) if none."""
@@ -140,6 +143,7 @@ def define(
     result: Mapping[str, Any] | None = None,
     owns: Owns | None = None,
     deadline: Deadline | None = None,
+    subject_gone: str | None = None,
 ) -> Definition:
     """Build a :class:`Definition` from parts; each state takes the name it is keyed by."""
     return Definition(
@@ -157,6 +161,7 @@ def define(
         result=tuple((result or {}).items()),
         owns=owns,
         deadline=deadline,
+        subject_gone=subject_gone,
     )
 
 
@@ -178,6 +183,9 @@ class Workflow:
     each new one, its state shown on them; docs/composition.md), ``deadline`` (a deadline
     on the whole run: docs/sla.md, "Run deadlines"), and the states. The docstring is the
     description.
+    each new one, its state shown on them; docs/composition.md), ``subject_gone`` (the
+    terminal state a run goes to when its subject is deleted; default: cancelled,
+    docs/runs-and-slots.md), and the states. The docstring is the description.
     """
 
     name: ClassVar[str] = ""
@@ -191,6 +199,7 @@ class Workflow:
     result: ClassVar[Mapping[str, Any] | None] = None
     owns: ClassVar[Owns | None] = None
     deadline: ClassVar[Deadline | None] = None
+    subject_gone: ClassVar[str | None] = None
     #: The built definition; None for a base class that declares no states.
     definition: ClassVar[Definition | None] = None
 
@@ -215,6 +224,7 @@ class Workflow:
             result=cls.result,
             owns=cls.owns,
             deadline=cls.deadline,
+            subject_gone=cls.subject_gone,
             description=(cls.__doc__ or "").strip() or None,
             source=f"{cls.__module__}.{cls.__qualname__}",
         )

@@ -49,6 +49,8 @@ KIND_TO_TYPE: Mapping[str, str] = {
     "child.ended": "run.child_ended",
     "run.deadline_at_risk": "run.deadline_at_risk",
     "run.deadline_breached": "run.deadline_breached",
+    "slot.expired": "slot.expired",
+    "subject.gone": "subject.deleted",
 }
 
 #: Every event type an endpoint may subscribe to, in catalog order.
@@ -149,6 +151,8 @@ _DETAIL_TEXTS: dict[str, tuple[tuple[str, str], ...]] = {
     ),
     "run.deadline_at_risk": (("dueAt", "due_at"), ("atRiskAt", "at_risk_at")),
     "run.deadline_breached": (("dueAt", "due_at"),),
+    "slot.expired": (("expiresAt", "expires_at"), ("previousHolder", "holder")),
+    "subject.deleted": (("state", "state"),),
 }
 
 

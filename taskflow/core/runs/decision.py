@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from taskflow import errors
-from taskflow.core.clocks import deadlines
+from taskflow.core.clocks import deadlines, expiry
 from taskflow.core.definition import actors, children
 from taskflow.core.definition.conditions import expr as ex
 from taskflow.core.definition.model import HookContext, State
@@ -189,6 +189,7 @@ class Decision:
             result=self.run.results,
             child=children.outcomes(self.run.results),
             actor=self.acting.as_value(),
+            expired=expiry.counts(self.slots.values(), self.run.state, self.run.visit),
         )
 
     def hook_context(self, state: State) -> HookContext:
@@ -205,6 +206,10 @@ class Decision:
     # -- guards -----------------------------------------------------------------------------
 
     def require_active(self) -> None:
+        if self.run.subject_gone:
+            raise refusals.SubjectGone(
+                "The run's subject was deleted; nothing more can happen on this run.",
+            )
         if self.run.status != ACTIVE:
             raise refusals.RunNotActive(
                 f"The run is {self.run.status}; nothing more can happen on it.",

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
-from taskflow.core.clocks import calendars, deadlines, run_deadline
+from taskflow.core.clocks import calendars, deadlines, expiry, run_deadline
 from taskflow.core.definition import actors, fields, runtime
 from taskflow.core.definition import audience as au
 from taskflow.core.definition.conditions import expr as ex
@@ -47,6 +47,8 @@ def start(
 ) -> Outcome:
     """A new run in the initial state, its slots opened and its completion settled."""
     initial = definition.initial_state.name
+    # A date an expiring slot reads must parse: refused here, before anything is written.
+    expiry.check_subject(definition, initial, subject)
     run = RunView(
         id=run_id,
         workflow=definition.name,
@@ -141,6 +143,7 @@ def change_subject(
         decision.set_run(subject=dict(subject))
         return decision.outcome()
     run_deadline.check_subject(definition, subject)
+    expiry.check_subject(definition, run.state, subject)
     before = run.subject
     changed = sorted(k for k in set(before) | set(subject) if before.get(k) != subject.get(k))
     decision.set_run(subject=dict(subject))
@@ -257,6 +260,52 @@ def goto(
         decision.log("run.goto", reason=reason, source=run.state, target=target)
         reason = f"goto by {actor}: {reason}"
     states.transition(decision, target, reason=reason, via=via)
+    states.settle(decision)
+    return decision.outcome()
+
+
+def expire(
+    definition: Definition,
+    run: RunView,
+    slots: Iterable[SlotView],
+    *,
+    slot_id: str,
+    expires_at: datetime,
+    now: datetime,
+    new_id: NewId,
+) -> Outcome:
+    """The slot's expiry came before its event: it closes with the outcome ``expired`` (its
+    holder released, ``slot.expired`` on the timeline), then the state settles (its
+    completion rule and routes read ``expired.<slot>``). A slot already closed, or of a
+    visit the run has left, is refused (``SlotNotOpen``): the other outcome won."""
+    decision = Decision(definition, run, slots, now=now, actor=None, new_id=new_id)
+    decision.require_active()
+    view = decision.slots.get(slot_id)
+    if (
+        view is None
+        or view.visit != run.visit
+        or not statuses.allows(view.status, statuses.SlotMove.EXPIRE)
+    ):
+        raise refusals.SlotNotOpen(
+            "The slot closed before its expiry.", status=view.status if view else CANCELLED
+        )
+    gone = dataclasses.replace(
+        view,
+        status=statuses.after(view.status, statuses.SlotMove.EXPIRE),
+        holder=None,
+        cancelled_at=now,
+        version=view.version + 1,
+    )
+    decision.put(holding.moved(gone, "slot.expired", now))
+    decision.log(
+        "slot.expired",
+        slot_id=view.id,
+        reason=f"{view.label}: its expiry ({expires_at.isoformat()}) came before its event",
+        slot=view.name,
+        expires_at=expires_at.isoformat(),
+        holder=view.holder,
+        outcome="expired",
+    )
     states.settle(decision)
     return decision.outcome()
 

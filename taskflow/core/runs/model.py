@@ -14,12 +14,13 @@ from taskflow.core.runs.statuses import LIVE as LIVE
 from taskflow.core.runs.statuses import RunStatus, SlotStatus
 
 #: Slot statuses, in lifecycle order (``statuses.SlotStatus``; its table says the moves).
-PENDING, OPEN, CLAIMED, SATISFIED, CANCELLED = (
+PENDING, OPEN, CLAIMED, SATISFIED, CANCELLED, EXPIRED = (
     SlotStatus.PENDING,
     SlotStatus.OPEN,
     SlotStatus.CLAIMED,
     SlotStatus.SATISFIED,
     SlotStatus.CANCELLED,
+    SlotStatus.EXPIRED,
 )
 #: Run statuses (``statuses.RunStatus``).
 ACTIVE, COMPLETED, RUN_CANCELLED = RunStatus.ACTIVE, RunStatus.COMPLETED, RunStatus.CANCELLED
@@ -46,6 +47,8 @@ class RunView:
     once: Mapping[str, Any] = field(default_factory=dict)
     #: When the run started (a run deadline's duration counts from it; None: not read).
     started_at: datetime | None = None
+    #: Its subject was deleted (``deleteSubject``): no further action is taken on it.
+    subject_gone: bool = False
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from taskflow.core.common.refusals import (
     RunNotActive,
     SlotNotOpen,
     StaleVersion,
+    SubjectGone,
     WrongEvent,
 )
 
@@ -35,6 +36,7 @@ __all__ = [
     "RunNotActive",
     "SlotNotOpen",
     "StaleVersion",
+    "SubjectGone",
     "WrongEvent",
     "check_run_version",
 ]

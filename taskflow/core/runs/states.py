@@ -22,6 +22,7 @@ from taskflow.core.runs.model import (
     ACTIVE,
     CANCELLED,
     COMPLETED,
+    EXPIRED,
     PENDING,
     SATISFIED,
     SlotView,
@@ -157,9 +158,16 @@ def settle(decision: Decision) -> None:
             return  # it waits for its children (core/compose/compose.py)
         current = [s for s in decision.current() if s.status != CANCELLED]
         satisfied = sum(1 for s in current if s.status == SATISFIED)
+        expired = sum(1 for s in current if s.status == EXPIRED)
+        # A pending slot waiting for a sibling that expired can never open: it waits for
+        # nothing, so it does not keep the state from closing (docs/sla.md, "Expiry").
+        gone = {s.name for s in current if s.status == EXPIRED}
+        waiting = [
+            s for s in current if s.status != PENDING or not gone & set(state.slot(s.name).after)
+        ]
         env = decision.env()
         if not state.routes or not runtime.completion_met(
-            state.completion, satisfied, len(current), env
+            state.completion, satisfied, len(waiting), env, expired
         ):
             return
         target = runtime.choose_route(state, env)

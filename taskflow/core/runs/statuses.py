@@ -32,6 +32,8 @@ class SlotStatus(StrEnum):
     SATISFIED = "satisfied"
     #: No longer wanted (its run moved on or ended).
     CANCELLED = "cancelled"
+    #: Its expiry came before its event (``Slot(expires=...)``, docs/sla.md "Expiry").
+    EXPIRED = "expired"
 
 
 class RunStatus(StrEnum):
@@ -96,6 +98,8 @@ class SlotMove(StrEnum):
     COMPLETE = "complete"
     #: The run moves on or ends without it.
     CANCEL = "cancel"
+    #: Its expiry instant came first (the holder, if any, is released).
+    EXPIRE = "expire"
 
 
 _S, _M = SlotStatus, SlotMove
@@ -114,6 +118,7 @@ MOVES: Final[Transitions[SlotStatus, SlotMove]] = Transitions(
         _M.REASSIGN_TO_POOL: ((_S.OPEN, _S.CLAIMED), _S.OPEN),
         _M.COMPLETE: ((_S.OPEN, _S.CLAIMED), _S.SATISFIED),
         _M.CANCEL: ((_S.PENDING, _S.OPEN, _S.CLAIMED), _S.CANCELLED),
+        _M.EXPIRE: ((_S.OPEN, _S.CLAIMED), _S.EXPIRED),
     },
 )
 

@@ -27,7 +27,7 @@ from taskflow.core.runs.model import SlotView
 
 #: Timeline kinds that start held time (claimed, assigned), and those that always move a slot.
 HELD_KINDS = ("slot.claimed", "slot.assigned")
-MOVE_KINDS = (*HELD_KINDS, "slot.released", "slot.satisfied", "slot.cancelled")
+MOVE_KINDS = (*HELD_KINDS, "slot.released", "slot.satisfied", "slot.cancelled", "slot.expired")
 #: An escalation's reassignment: a move when its line says whether it holds (``held``).
 REASSIGNED = "slot.reassigned"
 

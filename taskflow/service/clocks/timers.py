@@ -25,13 +25,13 @@ from datetime import datetime, timedelta
 
 import asyncpg
 
-from taskflow.core.clocks import deadlines, firing, timer_states
+from taskflow.core.clocks import deadlines, expiry, firing, timer_states
 from taskflow.core.common import unit_of_work as uow
 from taskflow.core.definition.workflow import Definition
 from taskflow.core.runs import engine
 from taskflow.core.runs.model import LIVE, AuditEntry, Outcome, RunView, SlotView
 from taskflow.core.runs.statuses import RunStatus
-from taskflow.service.clocks import deadline_firing
+from taskflow.service.clocks import deadline_firing, expiry_firing
 from taskflow.service.clocks import timer_batch as runs_batch
 from taskflow.service.common import retry
 from taskflow.service.common.container import Services
@@ -43,7 +43,6 @@ from taskflow.store.clocks import deadlines as store
 from taskflow.store.clocks import timer_batch as batch_store
 from taskflow.store.common import db
 from taskflow.store.common import unit_of_work as writer
-from taskflow.store.delivery import notifications as outbox
 
 log = logging.getLogger("taskflow.worker")
 
@@ -266,6 +265,10 @@ async def fire_one(
     if timer.kind in step_queue.KINDS:  # a step's row, run outside this transaction
         step_queue.fired(services, state, loaded.definition, timer, count, now)
         return 1
+    if timer.kind in expiry.KINDS and loaded.slot is not None:
+        return await expiry_firing.fire(
+            services, conn, state, loaded.definition, loaded.slot, timer, now
+        )
     late = now - timer.due_at
     base = {
         "key": timer.key,
@@ -299,9 +302,11 @@ async def fire_one(
         if steps:
             step_queue.timeout_actions(state, timer, steps, now)
     result = firing.effects(run, slot, decl, actions, message=message, now=now)
-    notified = await _notify(
-        services, conn, run, slot, result.notices, kind, quiet, now, state.notes
+    written = await notice_rows.outbox_rows(
+        services, conn, run, slot, result.notices, kind, quiet, now
     )
+    state.notes += written  # one notification per recipient (``service/delivery/notices``)
+    notified = [n.recipient for n in written]
     # The firing's lines go on the timeline with the change they caused: one write.
     lines = [AuditEntry(kind, now, None, slot.id if slot else None, message, details)]
     if notified:
@@ -377,23 +382,3 @@ def _move(
         loaded.definition, services.calendars, slots, at_risk=services.settings.sla_at_risk
     )
     runs_batch.outcome(state, result, ctx, now)
-
-
-async def _notify(
-    services: Services,
-    conn: db.Connection,
-    run: RunView,
-    slot: SlotView | None,
-    notices: list[firing.Notice],
-    kind: str,
-    quiet_hours: bool,
-    now: datetime,
-    out: list[outbox.NewNotification],
-) -> list[str]:
-    """Add to ``out`` one notification per recipient (see ``service.notices``); returns the
-    recipients."""
-    written = await notice_rows.outbox_rows(
-        services, conn, run, slot, notices, kind, quiet_hours, now
-    )
-    out += written
-    return [n.recipient for n in written]

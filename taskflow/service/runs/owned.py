@@ -19,6 +19,7 @@ import asyncpg
 
 from taskflow import errors
 from taskflow.core.access.principals import Principal
+from taskflow.core.common import refusals
 from taskflow.service.access import access
 from taskflow.service.common import retry
 from taskflow.service.common.container import Services
@@ -83,6 +84,8 @@ async def _upsert(
             before = await subjects.find(conn, subject_type, external_id, lock=True)
             if before is None:
                 continue  # pruned by retention in between: insert it again
+            if before.gone_at is not None:  # deleted (deleteSubject): it stays deleted
+                raise refusals.SubjectGone(f"The {subject_type} {external_id!r} was deleted.")
             run_ids = await rows.live_runs_of_subject(conn, before.id)
             now = services.clock.now()  # read once the subject and its runs are held
             subject = before

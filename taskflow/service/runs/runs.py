@@ -148,6 +148,8 @@ async def update_subject(
             raise errors.NotFound(
                 f"No {subject_type} {external_id!r} is tracked; start a run for it first."
             )
+        if subject.gone_at is not None:
+            raise refusals.SubjectGone(f"The {subject_type} {external_id!r} was deleted.")
         # Every live run locked (in id order) before anything is written; one instant for all.
         run_ids = await rows.live_runs_of_subject(conn, subject.id)
         now = services.clock.now()

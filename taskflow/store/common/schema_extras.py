@@ -99,7 +99,7 @@ EXTRA_INDEXES += (
     (
         "slot_unmeasured_opened_at",
         "CREATE INDEX slot_unmeasured_opened_at ON slot (opened_at) "
-        "WHERE measured_clock IS NULL OR status NOT IN ('satisfied', 'cancelled')",
+        "WHERE measured_clock IS NULL OR status NOT IN ('cancelled', 'expired', 'satisfied')",
     ),
 )
 
@@ -176,7 +176,7 @@ EXTRA_INDEXES += (
         "slot_ended_report",
         "CREATE INDEX slot_ended_report ON slot (opened_at) "
         f"INCLUDE ({', '.join(ENDED_REPORT_COLUMNS)}) "
-        "WHERE measured_clock IS NOT NULL AND status IN ('cancelled', 'satisfied')",
+        "WHERE measured_clock IS NOT NULL AND status IN ('cancelled', 'expired', 'satisfied')",
     ),
 )
 

@@ -4,8 +4,9 @@
 -- The trigger function deriving outbox events (and one delivery per subscribed endpoint)
 -- from the timeline lines a statement inserted; created by migration 2026-12-01T21:36,
 -- replaced by 2026-12-01T22:41 (clock.at_risk), 2026-12-02T06:00 (no outsider's address),
--- 2026-12-04T08:10 (child runs: run.child_started, run.child_ended) and 2026-12-04T09:00
--- (run.deadline_at_risk, run.deadline_breached).
+-- 2026-12-04T08:10 (child runs: run.child_started, run.child_ended), 2026-12-04T09:00
+-- (run.deadline_at_risk, run.deadline_breached), 2026-12-04T09:12 (slot.expired,
+-- subject.deleted) and 2026-12-04T09:20 (all of them together).
 CREATE FUNCTION outbox_rows() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
   written integer;
@@ -36,7 +37,7 @@ BEGIN
                              'at_risk_at', 'breached', 'added', 'event', 'expires_at',
                              'source', 'target', 'via', 'state', 'reminder', 'firing',
                              'link', 'label', 'child_run', 'child_workflow', 'status',
-                             'failure')) AS details,
+                             'failure', 'holder')) AS details,
            CASE l.kind
              WHEN 'run.started' THEN 'run.started'
              WHEN 'run.transitioned' THEN 'run.state_changed'
@@ -60,6 +61,8 @@ BEGIN
              WHEN 'child.ended' THEN 'run.child_ended'
              WHEN 'run.deadline_at_risk' THEN 'run.deadline_at_risk'
              WHEN 'run.deadline_breached' THEN 'run.deadline_breached'
+             WHEN 'slot.expired' THEN 'slot.expired'
+             WHEN 'subject.gone' THEN 'subject.deleted'
            END AS type, l.kind
     FROM outbox_lines l
   ), events AS (

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -134,6 +135,16 @@ async def count_open(
 async def revoke(conn: db.Connection, link_id: str, by: str, now: datetime) -> core.LinkView | None:
     """Revoke a link that is neither used nor revoked yet; None otherwise."""
     return await _written(conn, SQL["revoke"], link_id, now, by)
+
+
+async def revoke_of_runs(
+    conn: db.Connection, run_ids: Sequence[str], by: str, now: datetime
+) -> int:
+    """Revoke every unused, unrevoked link of these runs; how many were."""
+    if not run_ids:
+        return 0
+    count = await conn.fetchval(SQL["revoke_of_runs"], [uuid.UUID(r) for r in run_ids], by, now)
+    return int(count or 0)
 
 
 # -- throttle ------------------------------------------------------------------------------------

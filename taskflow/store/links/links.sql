@@ -46,6 +46,16 @@ UPDATE magic_link SET revoked_at = $2, revoked_by = $3
 WHERE id = $1 AND consumed_at IS NULL AND revoked_at IS NULL
 RETURNING /*:link_columns*/
 
+-- name: revoke_of_runs
+-- Revoke every link of the runs $1 (uuid[]) neither used nor revoked yet, at $3 by $2 (text):
+-- their subject is gone (deleteSubject). The runs are locked by the caller.
+WITH revoked AS (
+  UPDATE magic_link SET revoked_at = $3, revoked_by = $2
+  WHERE run = ANY($1::uuid[]) AND consumed_at IS NULL AND revoked_at IS NULL
+  RETURNING 1
+)
+SELECT count(*) FROM revoked
+
 -- name: throttle
 -- Client $1's throttle row.
 SELECT window_start, failures, blocked_until FROM link_throttle WHERE client = $1

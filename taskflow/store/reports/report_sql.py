@@ -94,6 +94,9 @@ AGGREGATES = "\n".join(
 _RUN_VERSION = "(SELECT r.definition_version FROM run r WHERE r.id = {})"
 #: Slots whose measures were stored when they ended (``store/reports/slot_measures.py``).
 ENDED = "sl.status IN (" + ", ".join(f"'{status}'" for status in sorted(model.ENDED)) + ")"
+#: Its negation as the partial indexes write it (``status NOT IN``, so the planner sees that a
+#: query's condition implies theirs).
+NOT_ENDED = ENDED.replace(" IN (", " NOT IN (", 1)
 _BREACHED = "coalesce(sl.breach_from <= $1, false)"
 _BIGINT_NAMES = ("pickup_biz", "pickup_real", "done_biz", "done_real", "lead_us", "worked_us")
 #: The columns the aggregate may read: on-read (``mc``) name -> the stored row's SQL. Only
@@ -169,7 +172,7 @@ def statement(
     if request.milestone is None:
         milestone = None
         # The same condition as the partial index slot_unmeasured_opened_at.
-        on_read = "(sl.measured_clock IS NULL OR sl.status NOT IN ('satisfied', 'cancelled'))"
+        on_read = f"(sl.measured_clock IS NULL OR {NOT_ENDED})"
         stored = f"sl.measured_clock IS NOT NULL AND {ENDED}"
     else:
         args.append(request.milestone)

@@ -20,10 +20,7 @@ from taskflow.store.common.sql_builder import with_columns
 from taskflow.store.reports import measure_sql, report_sql
 
 #: Live slots picked up whose time to pickup is not kept (picked up before it was).
-UNKEPT_PICKUP = (
-    "sl.pickup_clock IS NULL AND sl.picked_at IS NOT NULL "
-    "AND sl.status NOT IN ('satisfied', 'cancelled')"
-)
+UNKEPT_PICKUP = f"sl.pickup_clock IS NULL AND sl.picked_at IS NOT NULL AND {report_sql.NOT_ENDED}"
 
 
 #: The backfill's window (parameters $2, $3 of ``measure_sql.base_args``).

@@ -34,7 +34,7 @@ WHERE slot.id = $1
 -- When the earliest slot opened from $1 (timestamptz) that ended without its measures,
 -- or was picked up without its time to pickup kept, opened (NULL: none).
 SELECT min(opened_at) FROM slot sl
-WHERE ((sl.measured_clock IS NULL AND sl.status IN ('satisfied', 'cancelled'))
+WHERE ((sl.measured_clock IS NULL AND sl.status IN ('satisfied', 'cancelled', 'expired'))
        OR /*:unkept_pickup*/)
   AND sl.opened_at >= $1
 

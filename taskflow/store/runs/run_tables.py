@@ -74,6 +74,8 @@ class Subject(Table, tablename="subject"):
     version = Integer(default=1)
     created_at = Timestamptz(default=TimestamptzNow())
     updated_at = Timestamptz(default=TimestamptzNow())
+    #: When it was deleted (``deleteSubject``): its runs ended, and it takes no new run.
+    gone_at = Timestamptz(null=True, default=None)
 
 
 class Run(Table, tablename="run"):

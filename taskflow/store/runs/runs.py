@@ -17,6 +17,7 @@ import asyncpg
 
 from taskflow.core.definition import audience as au
 from taskflow.core.runs.model import RunView, SlotView
+from taskflow.core.runs.statuses import RunStatus
 from taskflow.store.common import db, sql
 from taskflow.store.common.sql_builder import with_columns
 from taskflow.store.runs import subjects
@@ -97,7 +98,7 @@ _RUN_FIELDS = (
     "correlation_key", "idempotency_key", "started_by", "started_at", "state_entered_at",
     "updated_at", "ended_at", "version", "unmatched_at", "step_results",
 )  # fmt: skip
-_SUBJECT_FIELDS = ("id", "type", "external_id", "attributes", "version")
+_SUBJECT_FIELDS = ("id", "type", "external_id", "attributes", "version", "gone_at")
 
 
 #: What ``steps.once`` recorded for the run, by name (read with it: hooks answer from it).
@@ -153,6 +154,9 @@ def view_from(row: asyncpg.Record, prefix: str = "") -> RunView:
         results=row[f"{prefix}step_results"] or {},
         once=row[f"{prefix}once_values"],
         started_at=row[f"{prefix}started_at"],
+        # Read where the statement has it (run_columns); the views of the worker's step batches
+        # (view_columns) are of live runs, whose subject is there.
+        subject_gone=row.get("s_gone_at") is not None,
     )
 
 
@@ -165,6 +169,10 @@ async def _by_id(conn: db.Connection, text_id: str, statement: str) -> asyncpg.R
 async def get_run(conn: db.Connection, run_id: str, *, lock: bool = False) -> RunRow | None:
     """A run and its subject; ``lock`` takes the run's row lock for a decision."""
     row = await _by_id(conn, run_id, SQL["get_run_locked"] if lock else SQL["get_run"])
+    if lock and row is not None and row["status"] != RunStatus.ACTIVE:
+        # The lock waited for the writer that ended the run, and the subject joined to it is as
+        # it was before: read again, so a run its subject's deletion ended says so.
+        row = await _by_id(conn, run_id, SQL["get_run"])
     return run_from(row) if row else None
 
 
@@ -190,9 +198,13 @@ async def run_by_idempotency_key(
     return run_from(row) if row else None
 
 
-async def live_runs_of_subject(conn: db.Connection, subject_id: str) -> list[str]:
-    """The subject's live runs, locked in id order (the lock order); oldest first."""
-    rows = await conn.fetch(SQL["live_runs_of_subject"], uuid.UUID(subject_id))
+async def live_runs_of_subject(
+    conn: db.Connection, subject_id: str, *, scheduled: bool = False
+) -> list[str]:
+    """The subject's live runs (``scheduled``: and its delayed starts), locked in id order (the
+    lock order); oldest first."""
+    statement = SQL["unended_runs_of_subject"] if scheduled else SQL["live_runs_of_subject"]
+    rows = await conn.fetch(statement, uuid.UUID(subject_id))
     return [str(r["id"]) for r in sorted(rows, key=lambda r: (r["started_at"], r["id"]))]
 
 

@@ -47,6 +47,12 @@ ORDER BY r.started_at DESC LIMIT 1
 SELECT id, started_at FROM run WHERE subject = $1 AND status = 'active'
 ORDER BY id FOR NO KEY UPDATE
 
+-- name: unended_runs_of_subject
+-- The runs of subject $1 (uuid) not ended yet, live or scheduled (a delayed start), locked in
+-- id order (index run_subject): what deleteSubject ends.
+SELECT id, started_at FROM run WHERE subject = $1 AND status IN ('active', 'scheduled')
+ORDER BY id FOR NO KEY UPDATE
+
 -- name: runs_by_correlation
 -- The live runs correlation key $1 (text) names, of any workflow (run_correlation_key).
 SELECT id FROM run WHERE correlation_key = $1 AND status = 'active' ORDER BY started_at, id

@@ -10,6 +10,7 @@ from typing import Any
 
 import asyncpg
 
+from taskflow.core.common import refusals
 from taskflow.store.common import db, sql
 
 #: The statements of ``runs/subjects.sql``.
@@ -23,6 +24,8 @@ class SubjectRow:
     external_id: str
     attributes: dict[str, Any]
     version: int
+    #: When it was deleted (``deleteSubject``); None while it is tracked.
+    gone_at: datetime | None = None
 
 
 def from_row(row: asyncpg.Record, prefix: str = "") -> SubjectRow:
@@ -42,7 +45,10 @@ async def upsert(
         dict(attributes),
         now,
     )
-    assert row is not None
+    if row is None:  # the subject was deleted: it takes no new run
+        raise refusals.SubjectGone(
+            f"The {type_} {external_id!r} was deleted (deleteSubject); no run starts for it."
+        )
     return from_row(row), bool(row["created"])
 
 
@@ -84,3 +90,8 @@ async def update(
     )
     assert row is not None
     return from_row(row)
+
+
+async def mark_gone(conn: db.Connection, subject_id: str, now: datetime) -> None:
+    """Mark the (locked) subject deleted at ``now``; its row stays for its runs' history."""
+    await conn.execute(SQL["mark_gone"], uuid.UUID(subject_id), now)

@@ -11,7 +11,9 @@ ON CONFLICT (type, external_id) DO UPDATE SET
               + (subject.attributes IS DISTINCT FROM EXCLUDED.attributes)::int,
     updated_at = CASE WHEN subject.attributes IS DISTINCT FROM EXCLUDED.attributes
                       THEN EXCLUDED.updated_at ELSE subject.updated_at END
-RETURNING id, type, external_id, attributes, version, (xmax = 0) AS created
+-- A deleted subject (gone_at) is never revived: no row comes back (startRun refuses).
+WHERE subject.gone_at IS NULL
+RETURNING id, type, external_id, attributes, version, gone_at, (xmax = 0) AS created
 
 -- name: insert_new
 -- Insert subject $1 (uuid) of type $2 and external id $3 with attributes $4 (jsonb) at $5;
@@ -23,16 +25,21 @@ RETURNING id, type, external_id, attributes, version
 
 -- name: find
 -- The subject of type $1 and external id $2 (index subject_type_external_id_key).
-SELECT id, type, external_id, attributes, version FROM subject
+SELECT id, type, external_id, attributes, version, gone_at FROM subject
 WHERE type = $1 AND external_id = $2
 
 -- name: find_locked
 -- As find, its row locked (the subject comes before its runs in the lock order).
-SELECT id, type, external_id, attributes, version FROM subject
+SELECT id, type, external_id, attributes, version, gone_at FROM subject
 WHERE type = $1 AND external_id = $2
 FOR NO KEY UPDATE
 
 -- name: update
 -- Replace subject $1's (uuid) attributes with $2 (jsonb) at $3.
 UPDATE subject SET attributes = $2, version = version + 1, updated_at = $3
-WHERE id = $1 RETURNING id, type, external_id, attributes, version
+WHERE id = $1 RETURNING id, type, external_id, attributes, version, gone_at
+
+-- name: mark_gone
+-- Subject $1 (uuid, locked by find_locked) deleted at $2: kept for its runs' history, never
+-- revived (deleteSubject, docs/runs-and-slots.md "When the subject is gone").
+UPDATE subject SET gone_at = $2, updated_at = $2 WHERE id = $1 AND gone_at IS NULL

@@ -52,6 +52,8 @@ CODE_DESCRIPTIONS: dict[RefusalCode, str] = {
     RefusalCode.PAYLOAD_INVALID: "The payload does not fit the slot's fields; see problems.",
     RefusalCode.WRONG_EVENT: "The slot waits for another event.",
     RefusalCode.RUN_NOT_ACTIVE: "The run has ended; nothing more can happen on it.",
+    RefusalCode.SUBJECT_GONE: "The run's subject was deleted (deleteSubject); nothing more "
+    "can happen on its runs.",
     RefusalCode.RUN_EXISTS: "The subject already has a live run of this workflow.",
     RefusalCode.OWNED_FIELD: "The attribute is the owning workflow's state: read-only.",
     RefusalCode.MOVE_NOT_ALLOWED: "The move's guard, checklist or permission refuses it.",
@@ -155,6 +157,7 @@ core_enum(
         SlotStatus.CLAIMED: "Held by one principal.",
         SlotStatus.SATISFIED: "Its event was deposited.",
         SlotStatus.CANCELLED: "The run left the state first.",
+        SlotStatus.EXPIRED: "Its expiry came before its event (outcome expired).",
     },
 )
 

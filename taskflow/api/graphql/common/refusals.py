@@ -124,6 +124,11 @@ class RunNotActive(Refusal):
     status: str | None = strawberry.field(description="The run's status.")
 
 
+@refusal(core.SubjectGone)
+class SubjectGone(Refusal):
+    """The subject was deleted: its runs take no further action, none starts for it again."""
+
+
 @refusal(core.RunExists, facts=lambda e: {"run_id": relay.node_id("Run", e.run_id)})
 class RunExists(Refusal):
     """The subject already has a live run of this workflow."""

@@ -20,6 +20,7 @@ from strawberry.scalars import JSON
 from taskflow.api.graphql.common import relay
 from taskflow.api.graphql.common.context import Info
 from taskflow.api.graphql.common.enums import SlotStatus
+from taskflow.core.clocks import expiry
 from taskflow.core.definition import owning
 from taskflow.core.runs.model import SlotView
 
@@ -38,6 +39,12 @@ NO_OWNERS: Mapping[str, Any] = MappingProxyType({})
 #: state under the owned field. A context variable, so the attributes stay a plain field
 #: (read by the executor without a resolver: ``common/plain_fields.py``).
 OWNERS: ContextVar[Mapping[str, Any]] = ContextVar("taskflow_subject_owners", default=NO_OWNERS)
+#: ``Slot.outcome`` of each ended status.
+OUTCOMES = {
+    SlotStatus.SATISFIED: "completed",
+    SlotStatus.EXPIRED: "expired",
+    SlotStatus.CANCELLED: "cancelled",
+}
 
 
 @strawberry.type(description="The tracked entity, as the application sent it.")
@@ -119,12 +126,36 @@ class SlotType(relay.Node):
     claimed_at: datetime | None = strawberry.field(description="When its holder took it.")
     satisfied_at: datetime | None = strawberry.field(description="When it was completed.")
     satisfied_by: str | None = strawberry.field(description="Who completed it.")
+    outcome: str | None = strawberry.field(
+        description="How it closed: completed, expired or cancelled; null while it waits."
+    )
     run_id: strawberry.Private[str]
     definition_version: strawberry.Private[int]
 
     @strawberry.field(description="The payload fields its event takes (build the form from these).")
     def fields(self, info: Info) -> list[PayloadField]:
         return _fields(self.workflow, self.definition_version, self.state, self.name, info)
+
+    @strawberry.field(
+        description="When it expires (its declared expiry: after a time from its opening, or "
+        "a date of its subject); null when it never does. Still answered once it closed."
+    )
+    def expires_at(self, info: Info) -> datetime | None:
+        services = info.context.services
+        definition = services.catalog.for_reading(self.workflow, self.definition_version)
+        if definition is None or not definition.has_state(self.state):
+            return None
+        try:
+            return expiry.instant(
+                definition,
+                self.state,
+                self.name,
+                self.opened_at,
+                cast(Any, self.subject.attributes),
+                services.calendars,
+            )
+        except expiry.BadSubjectDate:
+            return None  # the subject's date no longer parses: it does not expire
 
     @strawberry.field(description="Magic links minted for it, oldest first.")
     async def links(
@@ -185,6 +216,7 @@ class SlotType(relay.Node):
             claimed_at=slot.claimed_at,
             satisfied_at=slot.satisfied_at,
             satisfied_by=slot.satisfied_by,
+            outcome=OUTCOMES.get(SlotStatus(slot.status)),
             run_id=slot.run_id,
             definition_version=definition_version,
         )

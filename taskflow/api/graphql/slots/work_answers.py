@@ -40,6 +40,7 @@ Refusals = (
     | r.PayloadInvalid
     | r.WrongEvent
     | r.RunNotActive
+    | r.SubjectGone
     | r.MoveNotAllowed
     | relay.Common
 )
@@ -190,14 +191,19 @@ def _subject(info: Info, answer: keyed.Answer, found: dict[str, Any]) -> Subject
     return Subject.of(kind, external_id, attributes, own[0].workflow, own[0].state)
 
 
+async def subject_and_runs(info: Info, answer: keyed.Answer) -> tuple[Subject, list[RunType]]:
+    """The subject and the runs (as they stand now) an answer of a subject's mutation names
+    (``{"subject": [type, external id, attributes], "runs": [ids]}``)."""
+    found = await run_service.runs_by_ids(info.context.services, answer["runs"])
+    runs = [RunType.of(found[i]) for i in answer["runs"] if i in found]
+    return _subject(info, answer, found), runs
+
+
 async def subject_success(
     info: Info, _: Principal, answer: keyed.Answer, __: bool
 ) -> UpdateSubjectSuccess:
-    found = await run_service.runs_by_ids(info.context.services, answer["runs"])
-    return UpdateSubjectSuccess(
-        subject=_subject(info, answer, found),
-        runs=[RunType.of(found[i]) for i in answer["runs"] if i in found],
-    )
+    subject, runs = await subject_and_runs(info, answer)
+    return UpdateSubjectSuccess(subject=subject, runs=runs)
 
 
 async def upserted(

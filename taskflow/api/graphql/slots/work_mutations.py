@@ -58,12 +58,13 @@ from taskflow.service.runs import runs as run_service
 from taskflow.service.slots import slots as slot_service
 
 StartRunPayload = Annotated[
-    StartRunSuccess | r.RunExists | relay.Common,
+    StartRunSuccess | r.RunExists | r.SubjectGone | relay.Common,
     strawberry.union("StartRunPayload", description="Result of startRun."),
 ]
 #: What sending a subject may be refused with (updateSubject, upsertSubject).
 SubjectRefusals = (
-    relay.InvalidInput
+    r.SubjectGone
+    | relay.InvalidInput
     | relay.NotAllowed
     | relay.NotFoundRefusal
     | r.MoveNotAllowed

@@ -7,7 +7,7 @@ from typing import Final
 
 from taskflow.core.definition import audience as au
 from taskflow.core.definition import budgets as bu
-from taskflow.core.definition import labels, sla
+from taskflow.core.definition import expiry, labels, sla
 from taskflow.core.definition.checks.checking import Checker
 from taskflow.core.definition.conditions import expr as ex
 from taskflow.core.definition.conditions import expr_data as exd
@@ -81,6 +81,43 @@ class SlotChecker(Checker):
             self.budget(swhere, f"the {m.kind} milestone's budget", m.within, roots)
         for i, rem in enumerate(slot.reminders):
             self.reminder(f"{swhere} / reminder {i + 1}", slot, rem)
+        if slot.expires is not None:
+            self.expiry(f"{swhere} / expires", slot, slot.expires)
+
+    def expiry(self, where: str, slot: Slot, rule: expiry.Expire) -> None:
+        """An expiry: a budget or a subject path, a known zone and calendar, real-time
+        warnings whose actions are sound."""
+        if (rule.after is None) == (rule.at is None):
+            self.add(
+                "BAD_EXPIRY",
+                where,
+                "give after= or at=",
+                "write expire.after(real.days(14)) or expire.at(subject.valid_until)",
+            )
+        if rule.after is not None:
+            self.budget(where, "the expiry", rule.after, ("subject",))
+        if rule.at is not None:
+            self.condition(where, "the expiry instant", rule.at, ("subject",))
+        if (problem := expiry.zone_problem(rule.zone)) is not None:
+            self.add(
+                "UNKNOWN_TIME_ZONE", where, problem, 'write an IANA zone, e.g. zone="Europe/Berlin"'
+            )
+        self.calendar(where, rule.calendar)
+        fix = "give it notify= (with_link=True for outsiders), escalate_to= or raise_priority_to="
+        for i, warning in enumerate(rule.warnings):
+            wwhere = f"{where} / warning {i + 1}"
+            self.budget(wwhere, "the warning's lead time", warning.before, ())
+            if isinstance(warning.before, bu.Budget) and warning.before.kind != "real":
+                self.add(
+                    "BAD_EXPIRY",
+                    wwhere,
+                    f"the warning comes {warning.before} before",
+                    "count it in real time: real.days(2)",
+                )
+            self.actions(wwhere, warning.actions, "BAD_EXPIRY", "the warning", fix)
+            for action in warning.actions:
+                if action.with_link:
+                    self.link_request(wwhere, slot, action)
 
     def actions(
         self, where: str, actions: tuple[sla.Action, ...], code: str, what: str, fix: str

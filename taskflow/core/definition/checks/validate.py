@@ -28,8 +28,9 @@ from taskflow.core.operate import retention
 
 _NAME: Final = re.compile(r"^[a-z][a-z0-9_-]*$")
 #: What routes and completion rules may read (``result``: what automatic steps returned;
-#: ``child``: how child runs ended; ``actor``: who acted).
-ROUTE_ROOTS: Final = ("subject", "payload", "result", "child", "actor")
+#: ``child``: how child runs ended; ``actor``: who acted; ``expired``: how often each slot
+#: expired, docs/sla.md "Expiry").
+ROUTE_ROOTS: Final = ("subject", "payload", "result", "child", "actor", "expired")
 #: What move guards and preconditions may read.
 GUARD_ROOTS: Final = ("subject", "payload", "principal", "actor")
 
@@ -67,6 +68,15 @@ class _Checker(SlotChecker):
                 "retention",
                 f"retention {d.retention!r} is not a real duration of at least a day",
                 "write retention = real.days(90) (or leave it out for TASKFLOW_RETENTION_DAYS)",
+            )
+        if d.subject_gone is not None and not (
+            d.has_state(d.subject_gone) and d.state(d.subject_gone).terminal
+        ):
+            self.add(
+                "BAD_SUBJECT_GONE",
+                "subject_gone",
+                f"subject_gone names {d.subject_gone!r}, which is not a terminal state",
+                "name a terminal state (e.g. withdrawn), or leave it out to cancel the runs",
             )
         if d.correlate_by is not None and not (
             isinstance(d.correlate_by, ex.Ref) and d.correlate_by.root == "subject"
@@ -297,7 +307,8 @@ class _Checker(SlotChecker):
 
     def reachability(self) -> None:
         exits = {s.name: s.exits() for s in self.d.states}
-        seen, todo = set(), [self.d.initial_state.name]
+        # The state a deleted subject's runs go to is reached from every state.
+        seen, todo = set(), [self.d.initial_state.name, *filter(None, [self.d.subject_gone])]
         # The run deadline's move leads there from wherever the run is.
         rule = self.d.deadline
         todo += [a.target for a in getattr(rule, "on_breach", ()) if a.kind == "move" and a.target]

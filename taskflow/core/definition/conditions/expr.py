@@ -43,6 +43,7 @@ from taskflow.core.definition.conditions.tree import (
     Ref,
     actor,
     describe,
+    expired,
     item,
     lift,
     payload,
@@ -71,6 +72,7 @@ __all__ = [
     "actor",
     "describe",
     "evaluate",
+    "expired",
     "item",
     "lift",
     "matches",
@@ -120,6 +122,8 @@ class Env:
     child: Mapping[str, Any] = field(default_factory=dict)
     #: Who acted (``actor.login``, ``actor.roles``, ``actor.kind``: core/definition/actors.py).
     actor: Any = MISSING
+    #: By slot name: how often it expired in the run, when it expired in this visit (routes).
+    expired: Mapping[str, Any] = field(default_factory=dict)
 
 
 def _step(value: Any, name: str) -> Any:

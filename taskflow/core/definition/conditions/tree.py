@@ -15,7 +15,7 @@ from typing import Any, Final
 
 from taskflow.core.definition.checks import problems
 
-ROOTS: Final = ("subject", "payload", "principal", "item", "result", "child", "actor")
+ROOTS: Final = ("subject", "payload", "principal", "item", "result", "child", "actor", "expired")
 NO_TRUTH_VALUE: Final = "combine conditions with & | ~ (not and/or/not), and parenthesise \
 comparisons: (subject.a > 1) & (subject.b == 'x')"
 PLAIN_VALUES: Final = "use strings, numbers, booleans, None or lists of them (write dates as \
@@ -205,6 +205,8 @@ principal: Final = Ref("principal")
 item: Final = Ref("item")
 result: Final = Ref("result")
 actor: Final = Ref("actor")
+#: How often each slot of the current state has expired (0: not in this visit); docs/sla.md.
+expired: Final = Ref("expired")
 
 
 def lift(value: object) -> Expr:
