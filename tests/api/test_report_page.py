@@ -129,7 +129,13 @@ async def test_after_the_demo_and_a_moved_clock_the_page_has_something_to_say(
         "/reports/sla.csv", params={**params, "group": "workflow"}, headers=headers
     )
     rows = {r["workflow"]: r for r in csv.DictReader(io.StringIO(table.text))}
-    assert set(rows) == {"expense-approval", "support-ticket", "vendor-onboarding"}
+    # The vendor's security assessment is a child run of its own workflow, measured as one.
+    assert set(rows) == {
+        "expense-approval",
+        "security-assessment",
+        "support-ticket",
+        "vendor-onboarding",
+    }
     assert sum(int(r["opened"]) for r in rows.values()) >= 12
     assert sum(int(r["breached"]) for r in rows.values()) > 0
     assert sum(int(r["breached now"]) for r in rows.values()) > 0
