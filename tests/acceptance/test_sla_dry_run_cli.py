@@ -85,7 +85,12 @@ def test_the_vendor_example_crosses_christmas_and_expires() -> None:
     assert upload["due_at"] == "2027-01-06T09:00:00+01:00"
     assert "  Fri 2026-12-25  holiday: Christmas Day" in upload["explain"]
     assert "  Fri 2027-01-01  holiday: New Year's Day" in upload["explain"]
-    assert found["escalations"][-1]["kind"] == "timeout.fired"
+    # The bank details never came: two days before the request's 21 days run out the vendor
+    # is warned, and on the day the request expires and the onboarding with it.
+    kinds = [(x["at"], x["kind"]) for x in found["timeline"]]
+    assert ("2027-01-09T08:00:00+00:00", "expiry.warned") in kinds
+    assert ("2027-01-11T08:00:00+00:00", "slot.expired") in kinds
+    assert "timeout.fired" not in [k for _, k in kinds]
 
 
 def test_refusals_exit_1_with_one_line(tmp_path: Path) -> None:

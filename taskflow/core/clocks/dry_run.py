@@ -24,6 +24,8 @@ from taskflow.core.clocks import (
     deadline_actions,
     deadlines,
     dry_run_events,
+    dry_run_expiry,
+    expiry,
     firing,
     run_deadline,
     terms,
@@ -40,15 +42,8 @@ from taskflow.core.steps import step_timers
 #: The run's id in a dry run (slots are ``dry-slot-1``, ``dry-slot-2``...).
 RUN_ID = "dry-run"
 #: Timeline kinds counted as escalations in the answer.
-ESCALATIONS = frozenset(
-    {
-        "slot.escalated",
-        "slot.reassigned",
-        "slot.reassign_skipped",
-        "slot.priority_raised",
-        "timeout.fired",
-    }
-)
+ESCALATIONS = frozenset({"slot.escalated", "slot.reassigned", "slot.reassign_skipped"})
+ESCALATIONS |= {"slot.priority_raised", "timeout.fired"}
 
 
 @dataclass(frozen=True)
@@ -205,14 +200,7 @@ def _fire(play: _Play, timer: TimerRow) -> None:
     assert play.run is not None
     now, run = timer.due_at, play.run
     play.firings += 1
-    if play.firings > dry_run_events.MAX_FIRINGS:
-        raise dry_run_events.too_long(
-            "firings",
-            dry_run_events.MAX_FIRINGS,
-            play.firings,
-            f"fires at most {dry_run_events.MAX_FIRINGS} timers; this timeline fires more "
-            "(a reminder repeating often?)",
-        )
+    dry_run_events.check_firings(play.firings)
     slot = play.slots.get(timer.slot_id) if timer.slot_id is not None else None
     stale = run.status != ACTIVE or (timer.slot_id is not None and (slot is None or not slot.live))
     if stale or (
@@ -230,6 +218,17 @@ def _fire(play: _Play, timer: TimerRow) -> None:
         return
     if timer.kind in run_deadline.KINDS:
         _run_deadline(play, run, timer.kind, now, base)
+        return
+    if timer.kind in expiry.KINDS:
+        assert slot is not None
+        slots = list(play.slots.values())
+        got = dry_run_expiry.fired(
+            play.definition, run, slots, slot, timer, play.registry, base, play.new_id
+        )
+        if isinstance(got, Outcome):
+            play.carry_out(got, now, slots)
+        else:
+            play.lines += [Line(e.at, e.kind, slot.name, e.reason, e.details) for e in got]
         return
     if timer.kind in (deadlines.AT_RISK, deadlines.BREACH):
         assert slot is not None

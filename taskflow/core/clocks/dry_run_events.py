@@ -182,3 +182,15 @@ def timeline(raw: Sequence[Mapping[str, Any]]) -> list[Event]:
         what = f"spans at most {MAX_SPAN.days} days; this one spans {span.days}"
         raise too_long("span_days", MAX_SPAN.days, span.days, what)
     return events
+
+
+def check_firings(fired: int) -> None:
+    """Refuse a timeline that has fired more than :data:`MAX_FIRINGS` timers."""
+    if fired > MAX_FIRINGS:
+        raise too_long(
+            "firings",
+            MAX_FIRINGS,
+            fired,
+            f"fires at most {MAX_FIRINGS} timers; this timeline fires more "
+            "(a reminder repeating often?)",
+        )

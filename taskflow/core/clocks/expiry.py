@@ -159,3 +159,27 @@ def describe_left(at: datetime, now: datetime) -> str:
     else:
         n, unit = max(int(left.total_seconds() // 60), 0), "minute"
     return f"expires in {n} {unit}{'' if n == 1 else 's'}"
+
+
+#: The timeline kind of an expiry warning (its notifications are of kind ``expiry``).
+WARNED = "expiry.warned"
+
+
+def warning(
+    definition: Definition,
+    slot: SlotView,
+    ref: str,
+    subject: Mapping[str, Any],
+    registry: calendars.Registry,
+    now: datetime,
+) -> tuple[Any, datetime | None, str]:
+    """The warning a timer of ``ref`` gives on ``slot``: its declaration, the instant the
+    slot expires and the message ("expires in 2 days"), for the worker and the dry run."""
+    rule = definition.slot(slot.state, slot.name).expires
+    assert rule is not None  # its timers were planned from it
+    declared = rule.warnings[int(ref)]
+    at = expires_at(definition, slot, subject, registry)
+    message = f"{slot.label}: {describe_left(at or now, now)}" + (
+        f" ({at.isoformat()})" if at else ""
+    )
+    return declared, at, message

@@ -24,7 +24,7 @@ from taskflow.store.clocks import deadlines as store
 from taskflow.store.common import db
 
 #: The timeline kind of a warning (its notifications are of kind ``expiry``).
-WARNED = "expiry.warned"
+WARNED = expiry.WARNED
 
 
 async def fire(
@@ -58,12 +58,9 @@ async def fire(
         )
         runs_batch.outcome(state, result, ctx, now)
         return 1
-    rule = definition.slot(slot.state, slot.name).expires
-    assert rule is not None
-    warning = rule.warnings[int(timer.ref)]
-    at = expiry.expires_at(definition, slot, state.run.subject, services.calendars)
-    left = expiry.describe_left(at or now, now)
-    message = f"{slot.label}: {left}" + (f" ({at.isoformat()})" if at else "")
+    warning, at, message = expiry.warning(
+        definition, slot, timer.ref, state.run.subject, services.calendars, now
+    )
     decl = definition.slot(slot.state, slot.name)
     effects = firing.effects(state.run, slot, decl, warning.actions, message=message, now=now)
     notes = await notice_rows.outbox_rows(
