@@ -20,9 +20,12 @@ from taskflow.store.common import db, sql
 SQL = sql.statements("history/spans")
 
 
-async def run_lines(conn: db.Connection, run_id: str) -> list[visits.Line]:
-    """The lines of a run that change where it is, in order."""
-    rows = await conn.fetch(SQL["run_lines"], run_id)
+async def run_lines(
+    conn: db.Connection, run_id: str, statement: str = "run_lines"
+) -> list[visits.Line]:
+    """The lines of a run that change where it is, in order (``statement="undo_lines"``:
+    also its moves and what reached beyond it, what an undo decides on)."""
+    rows = await conn.fetch(SQL[statement], run_id)
     return [
         visits.Line(
             id=r["id"],
