@@ -1,0 +1,111 @@
+"""Undo within a window over HTTP (docs/history.md, "Undo"): the support ticket's triage is
+undoable by its triager for ten minutes, asking the customer by the team for fifteen."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.api import workflows as w
+from tests.api.conftest import World
+from tests.conftest import gql
+
+pytestmark = pytest.mark.anyio
+
+UNDO = """mutation($input: UndoInput!) { undo(input: $input) { __typename
+  ... on RunSuccess { run { state version } }
+  ... on NotUndoable { reason } ... on UndoWindowExpired { until }
+  ... on NotSameActor { actor } ... on StaleVersion { currentVersion }
+  ... on Refusal { code message } } }"""
+RUN = """query($id: ID!) { run(id: $id) { state version undoable
+  undoTarget { state reverses redo until }
+  slots { name status holder }
+  history { state via entryId undoneBy }
+  standing: history(effective: true) { state via } } }"""
+
+
+async def undo(client: httpx.AsyncClient, token: str, run_id: str, **more: Any) -> dict[str, Any]:
+    variables = {"input": {"runId": run_id, "reason": "wrong priority", **more}}
+    found: dict[str, Any] = (await gql(client, UNDO, variables, token=token)).ok()["undo"]
+    return found
+
+
+async def run_of(client: httpx.AsyncClient, token: str, run_id: str) -> dict[str, Any]:
+    found: dict[str, Any] = (await gql(client, RUN, {"id": run_id}, token=token)).ok()["run"]
+    return found
+
+
+async def triaged(world: World, reference: str = "T-1") -> str:
+    """A ticket Tess triaged (claimed, completed): the run is in ``open``."""
+    client, people = world.client, world.people
+    ticket = {**w.TICKET, "reference": reference}
+    started = await w.start(
+        client, people["helpdesk"], "support-ticket", "ticket", reference, ticket
+    )
+    slot = await w.slot_named(client, people["tess"], "triage", reference)
+    assert (await w.claim(client, people["tess"], slot["id"]))["__typename"] == "SlotSuccess"
+    done = await w.complete(
+        client, people["tess"], slot["id"], {"priority": "P2", "category": "billing"}
+    )
+    assert done["run"]["state"] == "open"
+    run_id: str = started["run"]["id"]
+    return run_id
+
+
+async def test_the_triager_undoes_her_triage_and_the_slot_is_hers_again(world: World) -> None:
+    client, people = world.client, world.people
+    run_id = await triaged(world)
+    before = await run_of(client, people["tess"], run_id)
+    assert before["undoable"] is True
+    assert before["undoTarget"]["state"] == "new"
+    assert before["undoTarget"]["redo"] is False
+
+    world.clock.advance(timedelta(minutes=3))
+    undone = await undo(client, people["tess"], run_id, expectedVersion=before["version"])
+    assert undone["__typename"] == "RunSuccess", undone
+    assert undone["run"]["state"] == "new"
+
+    after = await run_of(client, people["tess"], run_id)
+    live = [s for s in after["slots"] if s["status"] in ("OPEN", "CLAIMED")]
+    assert [(s["name"], s["status"], s["holder"]) for s in live] == [("triage", "CLAIMED", "tess")]
+    assert [v["state"] for v in after["standing"]] == ["new"]
+    literal = after["history"]
+    assert [(v["state"], v["via"]) for v in literal] == [
+        ("new", "start"),
+        ("open", "route"),
+        ("new", "undo"),
+    ]
+    assert literal[1]["undoneBy"] == literal[2]["entryId"]
+    # Undoing the undo is a redo: the ticket is back with the team.
+    assert after["undoTarget"]["redo"] is True
+    redone = await undo(client, people["tess"], run_id)
+    assert redone["run"]["state"] == "open", redone
+    final = await run_of(client, people["tess"], run_id)
+    assert [v["state"] for v in final["standing"]] == ["new", "open"]
+
+
+async def test_undo_is_refused_with_its_reason_and_changes_nothing(world: World) -> None:
+    client, people = world.client, world.people
+    started = await w.start(client, people["helpdesk"], "support-ticket", "ticket", "T-2", w.TICKET)
+    fresh = await undo(client, people["tess"], started["run"]["id"])
+    assert fresh["code"] == "NO_HISTORY", fresh
+
+    run_id = await triaged(world, "T-3")
+    version = (await run_of(client, people["tess"], run_id))["version"]
+    stale = await undo(client, people["tess"], run_id, expectedVersion=version - 1)
+    assert stale["__typename"] == "StaleVersion"
+    other = await undo(client, people["tara"], run_id)  # a lead, not the triager
+    assert other == {
+        "__typename": "NotSameActor",
+        "actor": "tess",
+        "code": "NOT_SAME_ACTOR",
+        "message": other["message"],
+    }
+    world.clock.advance(timedelta(minutes=11))
+    late = await undo(client, people["tess"], run_id)
+    assert late["__typename"] == "UndoWindowExpired", late
+    assert (await run_of(client, people["tess"], run_id))["undoable"] is False
+    assert (await run_of(client, people["tess"], run_id))["state"] == "open"
