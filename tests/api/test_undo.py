@@ -109,3 +109,40 @@ async def test_undo_is_refused_with_its_reason_and_changes_nothing(world: World)
     assert late["__typename"] == "UndoWindowExpired", late
     assert (await run_of(client, people["tess"], run_id))["undoable"] is False
     assert (await run_of(client, people["tess"], run_id))["state"] == "open"
+
+
+ASKED = """query($id: ID!) { run(id: $id) { state slots { name status holder } } }"""
+
+
+async def asked(world: World, reference: str) -> str:
+    """A triaged ticket whose first response Sasha holds and on which she asked the customer."""
+    client, people = world.client, world.people
+    run_id = await triaged(world, reference)
+    response = await w.slot_named(client, people["sasha"], "first_response", reference)
+    assert (await w.claim(client, people["sasha"], response["id"]))["__typename"] == "SlotSuccess"
+    variables = {"input": {"runId": run_id, "move": "ask_customer", "input": {"question": "?"}}}
+    moved = (await gql(client, MOVE, variables, token=people["sasha"])).ok()["move"]
+    assert moved["run"]["state"] == "waiting_for_customer", moved
+    return run_id
+
+
+MOVE = """mutation($input: MoveInput!) { move(input: $input) { __typename
+  ... on RunSuccess { run { state } } ... on Refusal { code message } } }"""
+
+
+async def test_undo_needs_the_run_and_the_changes_own_rule(world: World) -> None:
+    """ask_customer may be undone by the ticket's team: another team's agent does not see
+    the run, the triager (who may read it) is not the team, a team mate may."""
+    client, people = world.client, world.people
+    run_id = await asked(world, "T-4")
+    assert (await undo(client, people["fiona"], run_id))["__typename"] == "NotFoundRefusal"
+    refused = await undo(client, people["tess"], run_id)
+    assert refused["__typename"] == "NotUndoable", refused
+    assert (await run_of(client, people["tess"], run_id))["undoable"] is False
+    done = await undo(client, people["sven"], run_id)
+    assert done["run"]["state"] == "open", done
+    # The held slots resume with their holder; the customer's reply slot is gone.
+    slots = (await gql(client, ASKED, {"id": run_id}, token=people["sven"])).ok()["run"]["slots"]
+    live = {(s["name"], s["status"], s["holder"]) for s in slots if s["status"] != "CANCELLED"}
+    assert ("first_response", "CLAIMED", "sasha") in live
+    assert not any(name == "customer_reply" for name, _, _ in live)

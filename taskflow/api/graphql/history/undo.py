@@ -10,7 +10,7 @@ import strawberry
 
 from taskflow.api.graphql.common import keyed, relay
 from taskflow.api.graphql.common import refusals as r
-from taskflow.api.graphql.common.context import Info, caller
+from taskflow.api.graphql.common.context import Info
 from taskflow.api.graphql.common.refused import Refusal, refusal
 from taskflow.api.graphql.common.targets import OnRun
 from taskflow.api.graphql.slots.work_answers import RunSuccess, Viewed, on_run, run_success
@@ -69,18 +69,6 @@ UndoPayload = Annotated[
 ]
 
 
-@strawberry.type(description="What an undo would do now (Run.undoTarget).")
-class UndoTarget:
-    state: str = strawberry.field(description="The state the run would return to.")
-    reverses: strawberry.ID = strawberry.field(
-        description="The timeline line (state.entered) it would rewind (Run.timeline's id)."
-    )
-    redo: bool = strawberry.field(description="True when that line is itself an undo.")
-    until: datetime | None = strawberry.field(
-        description="Until when it may be undone (null: as long as it stands)."
-    )
-
-
 @strawberry.type
 class UndoMutations:
     @keyed.mutation(UndoPayload, run_success, argument=relay.WHAT)
@@ -96,17 +84,3 @@ class UndoMutations:
             reason=input.reason,
             expected_version=input.expected_version,
         )
-
-
-async def target_of_run(info: Info, run_id: str) -> UndoTarget | None:
-    """``Run.undoTarget`` for the caller (the run was already found visible to them)."""
-    found = await undoing.undo_target(info.context.services, await caller(info), run_id)
-    if found is None:
-        return None
-    within = found.policy.within
-    return UndoTarget(
-        state=found.state,
-        reverses=strawberry.ID(str(found.reverses)),
-        redo=found.redo,
-        until=found.left_at + within if within is not None else None,
-    )
