@@ -3,12 +3,14 @@ undoable by its triager for ten minutes, asking the customer by the team for fif
 
 from __future__ import annotations
 
+import asyncio
 from datetime import timedelta
 from typing import Any
 
 import httpx
 import pytest
 
+from taskflow.service.clocks import timers
 from tests.api import workflows as w
 from tests.api.conftest import World
 from tests.conftest import gql
@@ -38,8 +40,8 @@ async def run_of(client: httpx.AsyncClient, token: str, run_id: str) -> dict[str
     return found
 
 
-async def triaged(world: World, reference: str = "T-1") -> str:
-    """A ticket Tess triaged (claimed, completed): the run is in ``open``."""
+async def triaged(world: World, reference: str = "T-1", took: timedelta = timedelta(0)) -> str:
+    """A ticket Tess triaged (claimed, completed ``took`` later): the run is in ``open``."""
     client, people = world.client, world.people
     ticket = {**w.TICKET, "reference": reference}
     started = await w.start(
@@ -47,6 +49,7 @@ async def triaged(world: World, reference: str = "T-1") -> str:
     )
     slot = await w.slot_named(client, people["tess"], "triage", reference)
     assert (await w.claim(client, people["tess"], slot["id"]))["__typename"] == "SlotSuccess"
+    world.clock.advance(took)
     done = await w.complete(
         client, people["tess"], slot["id"], {"priority": "P2", "category": "billing"}
     )
@@ -146,3 +149,69 @@ async def test_undo_needs_the_run_and_the_changes_own_rule(world: World) -> None
     live = {(s["name"], s["status"], s["holder"]) for s in slots if s["status"] != "CANCELLED"}
     assert ("first_response", "CLAIMED", "sasha") in live
     assert not any(name == "customer_reply" for name, _, _ in live)
+
+
+ROUNDS = 3
+DUE = """query($id: ID!) { run(id: $id) { slots { status clocks { dueAt metAt } } } }"""
+#: What a timer of a slot writes when it fires.
+FIRED = ["clock.breached", "reminder.fired", "slot.escalated"]
+
+
+async def test_undo_against_complete_has_one_outcome(world: World) -> None:
+    """Tess undoes her triage while Sven completes the ticket's last slot, which moves the
+    run on to ``resolved``: whichever locks the run first wins, the other is refused."""
+    client, people = world.client, world.people
+    for n in range(ROUNDS):
+        reference = f"T-R{n}"
+        run_id = await triaged(world, reference)
+        for name, who, payload in (
+            ("first_response", "sasha", {"message": "on it"}),
+            ("resolution", "sven", {"outcome": "fixed", "summary": "done"}),
+        ):
+            slot = await w.slot_named(client, people[who], name, reference)
+            assert (await w.claim(client, people[who], slot["id"]))["__typename"] == "SlotSuccess"
+            if name == "first_response":
+                await w.complete(client, people[who], slot["id"], payload)
+        completing = w.complete(client, people["sven"], slot["id"], payload)
+        undone, completed = await asyncio.gather(undo(client, people["tess"], run_id), completing)
+        wins = [a for a in (undone, completed) if "run" in a]
+        assert len(wins) == 1, (undone, completed)
+        state = (await run_of(client, people["tess"], run_id))["state"]
+        if wins[0] is undone:
+            assert state == "new"
+            assert completed["__typename"] != "CompleteSuccess", completed
+        else:
+            # The ticket moved on by a completion of ``open``, which is not undoable.
+            assert state == "resolved"
+            assert undone["__typename"] == "NotUndoable", undone
+
+
+async def test_redo_against_a_breach_timer_has_one_outcome(world: World) -> None:
+    """Tess undoes her triage, then redoes it just as the reopened triage slot's breach timer
+    falls due: either the breach fires first (then the redo cancels the slot) or the redo
+    cancels the slot and its timers first (then nothing fires); never a breach after it."""
+    client, people, services = world.client, world.people, world.services
+    for n in range(ROUNDS):
+        start = world.clock.now()
+        run_id = await triaged(world, f"T-B{n}", took=timedelta(minutes=25))
+        world.clock.advance(timedelta(minutes=1))
+        assert (await undo(client, people["tess"], run_id))["run"]["state"] == "new"
+        # The triage clock (30 min) ran 25 min, stood still 1 min: due at start + 31, while
+        # the redo is allowed (until ten minutes after the undo).
+        world.clock.set(start + timedelta(minutes=31))
+        due = (await gql(client, DUE, {"id": run_id}, token=people["tess"])).ok()["run"]["slots"]
+        # Un-met, and the minute between triage and undo does not count.
+        assert [c for s in due if s["status"] == "CLAIMED" for c in s["clocks"]] == [
+            {"dueAt": (start + timedelta(minutes=31)).isoformat(), "metAt": None}
+        ]
+        redone, _ = await asyncio.gather(
+            undo(client, people["tess"], run_id), timers.run_due(services, world.clock.now())
+        )
+        assert redone["run"]["state"] == "open", redone
+        # Whatever fires later, nothing of the cancelled triage slot fires after the redo.
+        await timers.run_due(services, world.clock.now() + timedelta(hours=2))
+        lines = await w.timeline(client, people["tess"], run_id, [*FIRED, "state.entered"])
+        redo_at = max(i for i, ln in enumerate(lines) if ln["kind"] == "state.entered")
+        late = [ln for ln in lines[redo_at + 1 :] if ln["details"].get("slot") == "triage"]
+        assert late == [], late
+        world.clock.set(world.clock.now() + timedelta(days=1))
