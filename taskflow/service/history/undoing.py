@@ -45,7 +45,7 @@ async def undo(
             locked = await rows.get_run(conn, run_id, lock=True)  # the run first
             if locked is None:
                 raise errors.NotFound(f"No run has the id {run_id!r}.")
-            lines = await spans.run_lines(conn, run_id, "undo_lines")
+            lines = await spans.undo_lines(conn, run_id)
 
             def decide(
                 definition: Definition, run: rows.RunRow, slots: list[SlotView], now: datetime
@@ -76,7 +76,7 @@ async def undo_target(services: Services, actor: Principal, run_id: str) -> rule
     """What an undo by ``actor`` would do now (None: the latest change may not be undone)."""
     async with services.db.connection() as conn:
         run = await rows.get_run(conn, run_id)
-        lines = await spans.run_lines(conn, run_id, "undo_lines")
+        lines = await spans.undo_lines(conn, run_id)
     if run is None or run.view.status != "active":
         return None
     definition = run_service.definition_for(services, run.view)
