@@ -215,3 +215,18 @@ async def test_redo_against_a_breach_timer_has_one_outcome(world: World) -> None
         late = [ln for ln in lines[redo_at + 1 :] if ln["details"].get("slot") == "triage"]
         assert late == [], late
         world.clock.set(world.clock.now() + timedelta(days=1))
+
+
+async def test_an_undo_sent_twice_with_its_key_undoes_once(world: World) -> None:
+    client, people = world.client, world.people
+    run_id = await triaged(world, "T-K")
+    first = await undo(client, people["tess"], run_id, idempotencyKey="undo-T-K")
+    again = await undo(client, people["tess"], run_id, idempotencyKey="undo-T-K")
+    assert first == again
+    assert first["run"]["state"] == "new"
+    found = await run_of(client, people["tess"], run_id)
+    assert [(v["state"], v["via"]) for v in found["history"]] == [
+        ("new", "start"),
+        ("open", "route"),
+        ("new", "undo"),
+    ]
