@@ -45,6 +45,7 @@ the budgets, keeping the time already spent. Subject example::
 from __future__ import annotations
 
 import logging
+from datetime import timedelta
 from typing import Any
 
 from taskflow import (
@@ -56,6 +57,7 @@ from taskflow import (
     Route,
     Slot,
     State,
+    Undoable,
     Workflow,
     budget_by,
     business,
@@ -170,6 +172,8 @@ class SupportTicket(Workflow):
             Route("closed", when=payload.triage.category == "spam"),
             Route("open"),
         ],
+        # A triager who chose the wrong priority takes it back within ten minutes.
+        undoable=Undoable(within=timedelta(minutes=10), same_actor=True),
     )
 
     open = State(
@@ -208,7 +212,11 @@ class SupportTicket(Workflow):
         moves=[
             # Asking the customer something stops the clocks until they answer.
             Move(
-                "ask_customer", to="waiting_for_customer", by=team, fields=[Field.text("question")]
+                "ask_customer",
+                to="waiting_for_customer",
+                by=team,
+                fields=[Field.text("question")],
+                undoable=Undoable(within=timedelta(minutes=15), by=team),
             ),
         ],
     )

@@ -27,6 +27,7 @@ from taskflow.core.definition import Precondition as Precondition
 from taskflow.core.definition import Route as Route
 from taskflow.core.definition import Slot as Slot
 from taskflow.core.definition import State as State
+from taskflow.core.definition import Undoable as Undoable
 from taskflow.core.definition import Workflow as Workflow
 from taskflow.core.definition import actor as actor
 from taskflow.core.definition import all_satisfied as all_satisfied

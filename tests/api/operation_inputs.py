@@ -38,6 +38,7 @@ RUNNER = {
     "work_queue": "leah",
     "cancel_run": "leah",
     "move": "sam",
+    "undo": "sam",
     "sla_report": "leah",
     "state_counts": "leah",
     "insights": "leah",
@@ -124,6 +125,7 @@ def variables(name: str, o: Objects) -> dict[str, Any]:
         "run_steps": {"id": o.run_id},
         "sign_out_everywhere": {"principalId": None},
         "goto": {"input": {"runId": o.run_id, "state": "submitted", "reason": "redo"}},
+        "undo": {"input": {"runId": o.run_id, "reason": "pressed by mistake"}},
         "pause_clocks": {"input": {"runId": o.run_id, "reason": "customer on holiday"}},
         "resume_clocks": {"input": {"runId": o.run_id, "reason": "back"}},
         "reassign_held": {

@@ -40,6 +40,7 @@ CANCEL = """mutation($input: CancelRunInput!) { cancelRun(input: $input) { __typ
   ... on RunSuccess { run { status } } ... on Refusal { code message } } }"""
 MOVE = """mutation($input: MoveInput!) { move(input: $input) { __typename
   ... on Refusal { code message } } }"""
+UNDO = """mutation($input: UndoInput!) { undo(input: $input) { __typename } }"""
 RAISE = """mutation($input: RaiseEventInput!) { raiseEvent(input: $input) { __typename
   ... on RaiseEventSuccess { run { state } } ... on Refusal { code message } } }"""
 NOTIFICATIONS = """query($filter: NotificationFilter) {
@@ -93,6 +94,10 @@ async def test_a_lead_of_one_workflow_cannot_read_cancel_move_or_mint_on_another
     assert refused["__typename"] == "NotFoundRefusal", refused
     move = {"input": {"runId": ticket["id"], "move": "reopen"}}
     assert (await gql(client, MOVE, move, token=leah)).ok()["move"]["__typename"] == (
+        "NotFoundRefusal"
+    )
+    undo = {"input": {"runId": ticket["id"], "reason": "mine now"}}
+    assert (await gql(client, UNDO, undo, token=leah)).ok()["undo"]["__typename"] == (
         "NotFoundRefusal"
     )
     minted = await m.mint(client, leah, ticket_slots[0]["id"], email="leah@example.org")

@@ -15,6 +15,7 @@ from taskflow.service.clocks import timer_admin
 from taskflow.service.common import retry
 from taskflow.service.compose import detach
 from taskflow.service.delivery import delivery, webhooks
+from taskflow.service.history import undoing
 from taskflow.service.links import link_use, links, notification_links
 from taskflow.service.operate import bulk, operate
 from taskflow.service.runs import events, owned, runs, subjects
@@ -27,6 +28,7 @@ USE_CASES: dict[str, Callable[..., Any]] = {
     "deactivatePrincipal": principals.deactivate,
     "startRun": runs.start_run,
     "updateSubject": runs.update_subject,
+    "undo": undoing.undo,
     "upsertSubject": owned.upsert_subject,
     "deleteSubject": subjects.delete_subject,
     "raiseEvent": events.raise_event,

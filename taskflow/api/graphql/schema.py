@@ -18,7 +18,7 @@ from taskflow.api.graphql.common import guards, plain_fields, relay
 from taskflow.api.graphql.common.context import Info
 from taskflow.api.graphql.compose import detach
 from taskflow.api.graphql.delivery import delivery, notifications, webhook_mutations, webhooks
-from taskflow.api.graphql.history import history, insights
+from taskflow.api.graphql.history import history, insights, undo
 from taskflow.api.graphql.links import links
 from taskflow.api.graphql.live import subscriptions
 from taskflow.api.graphql.operate import attention, bulk, operate
@@ -93,6 +93,7 @@ class Mutation(
     bulk.BulkMutations,
     versions.VersionMutations,
     webhook_mutations.WebhookMutations,
+    undo.UndoMutations,
 ):
     pass
 

@@ -46,6 +46,8 @@ RULES: Final[dict[str, str]] = {
     "event.raise": "Applications granted the workflow and event, on the runs they started "
     "(may_raise_as_application), else a candidate of the waiting slot on a run they may read.",
     "move": "A run the caller may read, and the move's own `by` rule (may_move).",
+    "undo": "A run the caller may read, and the undoable change's own rule: its `by`, its "
+    "`same_actor` and its window (core.history.undo).",
     "cancel": "Leads and managers whose grants reach the run, and the application that "
     "started it (may_cancel).",
     "report": "Leads and managers, over the workflows and teams granted (report_scope).",

@@ -11,6 +11,9 @@ FIELDS: Final[dict[str, str]] = {
     "Run.history": "run.read",
     "Query.stateCounts": "report",
     "Query.insights": "report",
+    "Run.undoable": "run.read",
+    "Run.undoTarget": "run.read",
+    "Mutation.undo": "undo",
 }
 #: Values of an object the caller was already allowed to read.
 _PARENT_FIELDS = {
@@ -22,5 +25,6 @@ _PARENT_FIELDS = {
     "cancelled endToEnd",
     "Percentiles": "p50 p95 p99 samples fewSamples",
     "PipelineState": "state live timeInState",
+    "UndoTarget": "state reverses redo until",
 }
 FIELDS.update({f"{t}.{f}": "parent" for t, fs in _PARENT_FIELDS.items() for f in fs.split()})

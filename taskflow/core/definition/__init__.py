@@ -50,6 +50,7 @@ from taskflow.core.definition.owning import Owns
 from taskflow.core.definition.retries import Exponential, Fixed, Linear
 from taskflow.core.definition.sla import milestone, priority_by, reminder, timeout
 from taskflow.core.definition.steps import OnError, every, result
+from taskflow.core.definition.undoing import Undoable
 from taskflow.core.definition.workflow import Definition, Workflow, define
 
 __all__ = [
@@ -78,6 +79,7 @@ __all__ = [
     "Rule",
     "Slot",
     "State",
+    "Undoable",
     "Workflow",
     "actor",
     "all_satisfied",

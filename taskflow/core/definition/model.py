@@ -18,6 +18,7 @@ from taskflow.core.definition import audience as au
 from taskflow.core.definition import children as ch
 from taskflow.core.definition import fields as fl
 from taskflow.core.definition import steps as st
+from taskflow.core.definition import undoing as un
 from taskflow.core.definition.checks import problems
 from taskflow.core.definition.conditions import expr as ex
 from taskflow.core.definition.conditions import expr_data as exd
@@ -105,6 +106,8 @@ class Move:
     by: au.Who | None = None
     fields: Sequence[fl.Field] = ()
     label: str | None = None
+    #: May be undone after it moved the run (docs/history.md, "Undo").
+    undoable: un.Undoable | None = None
 
     def __post_init__(self) -> None:
         _tuple(self, "preconditions", self.preconditions)
@@ -120,7 +123,7 @@ class Move:
             "preconditions": [p.to_json() for p in self.preconditions],
             "by": au.to_json(self.by) if self.by is not None else None,
             "fields": [f.to_json() for f in self.fields],
-        }
+        } | ({"undoable": self.undoable.to_json()} if self.undoable is not None else {})
 
 
 Named = TypeVar("Named", "Slot", "Move")
@@ -257,6 +260,8 @@ class State:
     catch: Sequence[ch.Catch] = ()
     #: On a terminal state: reaching it is a failure of this kind (True: ``failed``).
     failure: str | bool | None = None
+    #: The completion that routed the run out of this state may be undone (docs/history.md).
+    undoable: un.Undoable | None = None
 
     def __post_init__(self) -> None:
         for name in ("then", "on_success"):

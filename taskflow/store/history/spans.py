@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
+from typing import Any
 
 from taskflow.core.history import visits
 from taskflow.store.common import db, sql
@@ -22,7 +23,16 @@ SQL = sql.statements("history/spans")
 
 async def run_lines(conn: db.Connection, run_id: str) -> list[visits.Line]:
     """The lines of a run that change where it is, in order."""
-    rows = await conn.fetch(SQL["run_lines"], run_id)
+    return _lines(await conn.fetch(SQL["run_lines"], run_id))
+
+
+async def undo_lines(conn: db.Connection, run_id: str) -> list[visits.Line]:
+    """What an undo of the run decides on (``core/history/undo.py``), in order: its entries,
+    its moves and the lines after which a change reached beyond it."""
+    return _lines(await conn.fetch(SQL["undo_lines"], run_id))
+
+
+def _lines(rows: list[Any]) -> list[visits.Line]:
     return [
         visits.Line(
             id=r["id"],

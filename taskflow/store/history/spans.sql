@@ -89,3 +89,11 @@ SELECT s.state, count(*) AS runs
 SELECT s.run FROM state_span s
  WHERE s.workflow = $1 AND s.state = $2 AND s.left_at > $3 AND s.entered_at <= $3
    AND s.undone_by IS NULL
+
+-- name: undo_lines
+-- What deciding an undo of run $1 reads (core/history/undo.py): its entries, its moves,
+-- and the lines after which a change reached beyond the run, in order.
+SELECT id, kind, at, actor, details FROM audit_event
+ WHERE run = $1
+   AND kind IN ('state.entered', 'run.moved', 'child.started', 'run.child_started', 'link.used')
+ ORDER BY id

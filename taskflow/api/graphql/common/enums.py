@@ -100,6 +100,13 @@ CODE_DESCRIPTIONS: dict[RefusalCode, str] = {
         "The instant is older than the runs kept (retention): ask about one at or after "
         "facts.earliest."
     ),
+    RefusalCode.NOT_UNDOABLE: (
+        "The run's latest state change may not be undone (not marked undoable, made by the "
+        "system, or it reached beyond the run); see reason."
+    ),
+    RefusalCode.NO_HISTORY: "The run has not changed state since it started: nothing to undo.",
+    RefusalCode.UNDO_WINDOW_EXPIRED: "The window to undo the change has passed; see until.",
+    RefusalCode.NOT_SAME_ACTOR: "Only the person who made the change may undo it; see actor.",
 }
 
 

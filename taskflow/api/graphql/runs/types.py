@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from taskflow.api.graphql.clocks.timers import Timer
     from taskflow.api.graphql.compose.children import RunChild
     from taskflow.api.graphql.history.history import StateVisit
+    from taskflow.api.graphql.history.undo_target import UndoTarget
     from taskflow.api.graphql.reports.reports import RunLeadTime
     from taskflow.api.graphql.steps.steps import Step
 
@@ -209,6 +210,23 @@ class RunType(relay.Node):
 
         _, run, _ = await self._detail(info)
         return await run_deadline.deadline_of_run(info, run.view)
+
+    @strawberry.field(
+        description="What undo would do now for you: the state it returns to and the line it "
+        "rewinds (null: the latest change may not be undone by you; docs/history.md)."
+    )
+    async def undo_target(
+        self, info: Info
+    ) -> Annotated[UndoTarget, strawberry.lazy("taskflow.api.graphql.history.undo_target")] | None:
+        from taskflow.api.graphql.history import undo_target
+
+        return await undo_target.target_of_run(info, self.local_id)
+
+    @strawberry.field(description="Whether you may undo its latest state change now (undo).")
+    async def undoable(self, info: Info) -> bool:
+        from taskflow.api.graphql.history import undo_target
+
+        return await undo_target.target_of_run(info, self.local_id) is not None
 
     @strawberry.field(
         description="Its timers (reminders, breaches, timeouts) with their state, attempts and "
