@@ -82,9 +82,14 @@ class LaptopReturn(Workflow):
     result = {"reference": payload.collect_laptop.reference}
 
     doing = State(
-        initial=True, slots=[task("collect_laptop", "Collect the laptop", "it")], then="returned"
+        initial=True,
+        slots=[task("collect_laptop", "Collect the laptop", "it")],
+        then="returned",
+        moves=[Move("not_returned", to="unreturned", by=who.role("it"))],
     )
     returned = State(terminal=True)
+    #: The hire kept it: the undo failed (tried again, then an operator's to settle).
+    unreturned = State(terminal=True, failure="unreturned")
 
 
 class AccountsClosure(Workflow):

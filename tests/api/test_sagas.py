@@ -157,3 +157,35 @@ def test_compensation_lines_are_webhook_events() -> None:
     assert webhook_events.KIND_TO_TYPE["run.compensating"] == "run.compensating"
     assert webhook_events.KIND_TO_TYPE["run.compensated"] == "run.compensated"
     assert {"run.compensating", "run.compensated"} <= set(webhook_events.EVENT_TYPES)
+
+
+ATTENTION = """{ needsAttention(first: 50, filter: {reasons: [COMPENSATION_FAILED]}) {
+  edges { node { reason detail } } } }"""
+
+
+async def test_a_compensation_that_keeps_failing_is_tried_again_then_needs_attention(
+    api: httpx.AsyncClient, tokens: dict[str, str], hiring: container.Services
+) -> None:
+    run_id = await steps_done(api, tokens, hiring, "H-5", ["laptop"])
+    withdraw = {"input": {"runId": run_id, "move": "withdraw"}}
+    (await gql(api, MOVE, withdraw, token=tokens["hana"])).ok()
+    await settle(hiring)
+    for attempt in (1, 2, 3):
+        found = await run(api, tokens["ada"], run_id)
+        live = found["compensations"][-1]
+        assert (live["attempts"], live["status"]) == (attempt, "LIVE")
+        move = {"input": {"runId": live["run"]["id"], "move": "not_returned"}}
+        (await gql(api, MOVE, move, token=tokens["ivan"])).ok()
+        await asyncio.gather(*(settle(hiring) for _ in range(3)))
+    found = await run(api, tokens["ada"], run_id)
+    assert [(c["attempts"], c["status"]) for c in found["compensations"]] == [
+        (1, "SETTLED"),
+        (2, "SETTLED"),
+        (3, "SETTLED"),
+    ]
+    assert kinds(found).count("run.compensation_failed") == 3
+    items = (await gql(api, ATTENTION, token=tokens["ada"])).ok()["needsAttention"]["edges"]
+    assert [e["node"]["reason"] for e in items] == ["COMPENSATION_FAILED"]
+    assert (
+        "laptop-return of step laptop failed (unreturned) 3 time(s)" in items[0]["node"]["detail"]
+    )

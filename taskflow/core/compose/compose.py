@@ -193,4 +193,12 @@ def compensation_details(
         "step_run": subject_spec.get("step_run"),
         "compensation_workflow": workflow,
         "child_run": child,
+        "attempt": attempts(subject_spec)[0],
     }
+
+
+def attempts(subject_spec: Mapping[str, Any]) -> tuple[int, int]:
+    """A compensation row's attempt and how many attempts its step allows (1, 1 if unsaid)."""
+    return int(subject_spec.get("attempt") or 1), int(
+        subject_spec.get("compensation_attempts") or 1
+    )

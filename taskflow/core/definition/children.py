@@ -49,7 +49,9 @@ class Child:
     ``compensation`` makes it a **saga step**: the workflow that undoes it. When the state
     it was started in is left unfinished (a sibling failed or is still running, or the run
     was cancelled there), each completed step's compensation is started, in the reverse
-    order the steps completed, on the same subject (docs/composition.md, "Sagas").
+    order the steps completed, on the same subject (docs/composition.md, "Sagas"). A
+    compensation that fails is started again, up to ``compensation_attempts`` runs in all;
+    the last failing parks the run in needs attention (``COMPENSATION_FAILED``).
     """
 
     workflow: str
@@ -59,6 +61,8 @@ class Child:
     external_id: ex.Expr | None = None
     attributes: Mapping[str, Any] | None = None
     compensation: str | None = None
+    #: How many times a compensation that fails is started (the first included).
+    compensation_attempts: int = 3
 
     def subject_spec(self, subject: Mapping[str, Any]) -> dict[str, Any]:
         """What the shell needs to find or make the child's subject, evaluated on the
@@ -77,6 +81,7 @@ class Child:
         spec: dict[str, Any] = {"external_id": external, "attributes": attributes}
         if self.compensation is not None:  # kept with the row: the saga's undo, if needed
             spec["compensation"] = self.compensation
+            spec["compensation_attempts"] = self.compensation_attempts
         return spec
 
     def to_json(self) -> Any:
@@ -95,6 +100,7 @@ class Child:
         }
         if self.compensation is not None:  # absent otherwise: older versions hash the same
             found["compensation"] = self.compensation
+            found["compensation_attempts"] = self.compensation_attempts
         return found
 
 

@@ -228,8 +228,14 @@ async def _compensated(job: _Job, outcome: Mapping[str, Any]) -> None:
     row = job.row
     details = compose.compensation_details(row.label, row.workflow, row.child, row.subject)
     kind = outcome.get("failure")
+    attempt, attempts = compose.attempts(row.subject)
     if kind:
         why = f"compensation of step {row.label!r} failed ({kind}): {outcome.get('reason')}"
+        if attempt < attempts:  # started again at once: a new row, added once
+            await rows.again(job.conn, row.id, attempt + 1, job.now)
+            why += f"; attempt {attempt + 1} of {attempts} to start"
+        else:
+            why += f"; no attempt left of {attempts}: an operator undoes the step"
         await job.line(job.parent.view.id, "run.compensation_failed", why, failure=kind, **details)
     else:
         why = f"compensated step {row.label!r}: {row.workflow} ended in {outcome.get('state')}"

@@ -22,6 +22,11 @@ def is_compensation(row: rows.ChildRow) -> bool:
     return compose.compensates(row.subject) is not None
 
 
+def attempt(row: rows.ChildRow) -> int:
+    """Which attempt of its step's compensation the row is (1 for a step)."""
+    return compose.attempts(row.subject)[0]
+
+
 async def children_of(
     services: Services,
     actor: Principal,

@@ -108,6 +108,11 @@ async def settled(
     )
 
 
+async def again(conn: db.Connection, row_id: int, attempt: int, now: datetime) -> None:
+    """Start the failed compensation of row ``row_id`` again (its attempt ``attempt``)."""
+    await conn.execute(SQL["again"], row_id, now, attempt)
+
+
 async def of_parents(conn: db.Connection, parents: Sequence[str]) -> list[ChildRow]:
     """The children of these runs, in the order they were made."""
     rows = await conn.fetch(SQL["of_parents"], [uuid.UUID(p) for p in parents])

@@ -42,7 +42,7 @@ WITH live AS (
     SELECT rc.key || ':undo', rc.parent, rc.visit, rc.state, rc.label,
            rc.subject->>'compensation', false, 'starting',
            (rc.subject - 'compensation')
-             || jsonb_build_object('compensates', rc.label, 'step_run', rc.child),
+             || jsonb_build_object('compensates', rc.label, 'step_run', rc.child, 'attempt', 1),
            $4, $4
     FROM run_child rc
     JOIN unnest($1::uuid[], $2::int[], $3::text[]) AS u(run, visit, status) ON rc.parent = u.run
@@ -169,3 +169,14 @@ $$
 CREATE TRIGGER run_child_on_end AFTER UPDATE OF status ON run
 FOR EACH ROW WHEN (OLD.status = 'active' AND NEW.status <> 'active')
 EXECUTE FUNCTION run_child_on_end()
+
+-- name: again
+-- A failed compensation (row $1) is started again at $2: a row like it, attempt $3, keyed
+-- by attempt, so the worker that settles the failure adds it once.
+INSERT INTO run_child (key, parent, visit, state, label, workflow, awaited, status, subject,
+                       created_at, updated_at)
+SELECT split_part(rc.key, ':undo', 1) || ':undo:' || $3::int, rc.parent, rc.visit, rc.state,
+       rc.label, rc.workflow, false, 'starting', rc.subject || jsonb_build_object('attempt', $3::int),
+       $2, $2
+FROM run_child rc WHERE rc.id = $1
+ON CONFLICT (key) DO NOTHING

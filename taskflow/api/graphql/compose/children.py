@@ -67,7 +67,10 @@ class Compensation:
         description="Where it stands: STARTING (to start), LIVE (running), SETTLED (done: "
         "see outcome)."
     )
-    attempts: int = strawberry.field(description="How many times it was started (0 or 1).")
+    attempts: int = strawberry.field(
+        description="Which attempt this is: a compensation that fails is started again, up "
+        "to the step's compensation_attempts; each attempt is an entry of its own."
+    )
     outcome: JSON | None = strawberry.field(
         description="How it ended: state, status, failure (a kind, or null: it undid the "
         "step), reason; null until it ended."
@@ -89,7 +92,7 @@ class Compensation:
             step=row.label,
             compensation=row.workflow,
             status=ChildStatus(row.status),
-            attempts=0 if row.child is None else 1,
+            attempts=reading.attempt(row),
             outcome=cast(JSON, row.outcome),
             child_id=row.child,
         )
