@@ -119,6 +119,9 @@ async def test_a_withdrawn_hire_undoes_the_done_steps_last_first_and_cancels_the
         "accounts",
         "laptop",
     ]
+    metrics = (await api.get("/metrics")).text
+    assert 'taskflow_compensations{outcome="done"} 2.0' in metrics
+    assert 'taskflow_compensations{outcome="running"} 0.0' in metrics
 
 
 async def test_a_cancelled_onboarding_undoes_what_was_done(

@@ -142,6 +142,14 @@ async def in_flight(conn: db.Connection) -> int:
     return int(await conn.fetchval(SQL["in_flight"]))
 
 
+async def compensations(conn: db.Connection) -> dict[str, int]:
+    """How many compensations are running, done and failed (every outcome present)."""
+    found = {"running": 0, "done": 0, "failed": 0}
+    for record in await conn.fetch(SQL["compensations"]):
+        found[record["outcome"]] = int(record["n"])
+    return found
+
+
 #: The trigger that notes a run's end on its child rows (``schema_extras``, the migration).
 FUNCTION = ("run_child_on_end", SQL["on_end_function"])
 TRIGGER = ("run_child_on_end", SQL["on_end_trigger"])

@@ -130,6 +130,15 @@ ORDER BY id DESC LIMIT 1
 SELECT count(*) FROM run_child rc
 WHERE rc.status IN ('starting', 'live', 'cancelling', 'ended')
 
+-- name: compensations
+-- A saga's compensations by outcome (running, done, failed): the gauge
+-- taskflow_compensations (index run_child_compensations).
+SELECT CASE WHEN rc.status <> 'settled' THEN 'running'
+            WHEN coalesce(rc.outcome->>'failure', '') = '' THEN 'done'
+            ELSE 'failed' END AS outcome, count(*) AS n
+FROM run_child rc WHERE rc.subject ? 'compensates'
+GROUP BY 1
+
 -- name: on_end_function
 -- The trigger function (migration 2026-12-04T08:10): a run that stops being active, in the
 -- statement that ends it. As a child, its row is marked ended for the worker to resume the
