@@ -22,100 +22,52 @@ Subject example::
 
 from __future__ import annotations
 
+from typing import Any
+
 from taskflow import Child, Field, Move, Slot, State, Workflow, payload, who
 
 hr = who.role("hr")
 
 
-def task(name: str, label: str, team: str) -> Slot:
-    """The one slot of a step or an undo: ``team`` does it, noting a reference."""
-    return Slot(
-        name,
+def one_task(
+    name: str, slot: str, label: str, team: str, done: str, fails: str | None = None
+) -> type[Workflow]:
+    """A workflow of one slot on the hire: ``team`` does ``label`` (noting a reference) and
+    the run ends in ``done``. ``fails``: the team may also say it could not be done, a
+    terminal state of that name that is a failure (for an undo that can fail)."""
+    states: dict[str, Any] = {done: State(terminal=True)}
+    moves = []
+    if fails is not None:
+        moves = [Move(f"not_{done}", to=fails, by=who.role(team))]
+        states[fails] = State(terminal=True, failure=fails)
+    task = Slot(
+        slot,
         label=label + " for {subject.name} (starts {subject.start_date})",
         fields=[Field.text("reference", required=False)],
         candidates=who.role(team),
     )
+    doing = State(initial=True, label=label, slots=[task], then=done, moves=moves)
+    attributes = {"name": name, "tracks": "hire", "doing": doing, **states}
+    attributes["result"] = {"reference": payload[slot].reference}
+    attributes |= {"__module__": __name__, "__doc__": f"{label} (employee-onboarding's saga)."}
+    return type(name.title().replace("-", ""), (Workflow,), attributes)
 
 
-class LaptopRequest(Workflow):
-    """A step: IT ships the hire a laptop."""
-
-    name = "laptop-request"
-    tracks = "hire"
-    result = {"reference": payload.ship_laptop.reference}
-
-    doing = State(initial=True, slots=[task("ship_laptop", "Ship a laptop", "it")], then="shipped")
-    shipped = State(terminal=True)
-
-
-class AccountsRequest(Workflow):
-    """A step: IT opens the hire's accounts (mail, chat, code)."""
-
-    name = "accounts-request"
-    tracks = "hire"
-    result = {"reference": payload.open_accounts.reference}
-
-    doing = State(
-        initial=True, slots=[task("open_accounts", "Open the accounts", "it")], then="opened"
-    )
-    opened = State(terminal=True)
-
-
-class BadgeRequest(Workflow):
-    """A step: facilities issue the hire's building badge."""
-
-    name = "badge-request"
-    tracks = "hire"
-    result = {"reference": payload.issue_badge.reference}
-
-    doing = State(
-        initial=True, slots=[task("issue_badge", "Issue a badge", "facilities")], then="issued"
-    )
-    issued = State(terminal=True)
-
-
-class LaptopReturn(Workflow):
-    """The undo of ``laptop-request``: IT collects the laptop back."""
-
-    name = "laptop-return"
-    tracks = "hire"
-    result = {"reference": payload.collect_laptop.reference}
-
-    doing = State(
-        initial=True,
-        slots=[task("collect_laptop", "Collect the laptop", "it")],
-        then="returned",
-        moves=[Move("not_returned", to="unreturned", by=who.role("it"))],
-    )
-    returned = State(terminal=True)
-    #: The hire kept it: the undo failed (tried again, then an operator's to settle).
-    unreturned = State(terminal=True, failure="unreturned")
-
-
-class AccountsClosure(Workflow):
-    """The undo of ``accounts-request``: IT closes the accounts."""
-
-    name = "accounts-closure"
-    tracks = "hire"
-    result = {"reference": payload.close_accounts.reference}
-
-    doing = State(
-        initial=True, slots=[task("close_accounts", "Close the accounts", "it")], then="closed"
-    )
-    closed = State(terminal=True)
-
-
-class BadgeRevocation(Workflow):
-    """The undo of ``badge-request``: facilities revoke the badge."""
-
-    name = "badge-revocation"
-    tracks = "hire"
-    result = {"reference": payload.revoke_badge.reference}
-
-    doing = State(
-        initial=True, slots=[task("revoke_badge", "Revoke the badge", "facilities")], then="revoked"
-    )
-    revoked = State(terminal=True)
+# The steps, each with its undo (the saga's compensation).
+LaptopRequest = one_task("laptop-request", "ship_laptop", "Ship a laptop", "it", "shipped")
+AccountsRequest = one_task("accounts-request", "open_accounts", "Open the accounts", "it", "opened")
+BadgeRequest = one_task("badge-request", "issue_badge", "Issue a badge", "facilities", "issued")
+#: The hire may keep the laptop: the undo then fails (``unreturned``), is tried again, and
+#: at last needs an operator.
+LaptopReturn = one_task(
+    "laptop-return", "collect_laptop", "Collect the laptop", "it", "returned", "unreturned"
+)
+AccountsClosure = one_task(
+    "accounts-closure", "close_accounts", "Close the accounts", "it", "closed"
+)
+BadgeRevocation = one_task(
+    "badge-revocation", "revoke_badge", "Revoke the badge", "facilities", "revoked"
+)
 
 
 class EmployeeOnboarding(Workflow):

@@ -192,3 +192,21 @@ async def test_a_compensation_that_keeps_failing_is_tried_again_then_needs_atten
     assert (
         "laptop-return of step laptop failed (unreturned) 3 time(s)" in items[0]["node"]["detail"]
     )
+
+
+async def test_a_failed_step_cancels_the_onboarding_and_undoes_the_done_steps(
+    api: httpx.AsyncClient, tokens: dict[str, str], hiring: container.Services
+) -> None:
+    run_id = await steps_done(api, tokens, hiring, "H-6", ["accounts"])
+    found = await run(api, tokens["ada"], run_id)
+    badge = next(c for c in found["children"] if c["label"] == "badge")["run"]["id"]
+    cancel = {"input": {"runId": badge, "reason": "no badge for contractors"}}
+    (await gql(api, CANCEL, cancel, token=tokens["ada"])).ok()
+    await settle(hiring)
+    found = await run(api, tokens["ada"], run_id)
+    assert found["status"] == "CANCELLED"  # the badge's failure was not caught
+    children = {c["label"]: c["run"]["status"] for c in found["children"]}
+    assert children == {"laptop": "CANCELLED", "accounts": "COMPLETED", "badge": "CANCELLED"}
+    assert [(c["step"], c["compensation"]) for c in found["compensations"]] == [
+        ("accounts", "accounts-closure")
+    ]

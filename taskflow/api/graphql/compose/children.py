@@ -15,6 +15,13 @@ if TYPE_CHECKING:
     from taskflow.api.graphql.runs.types import RunType
 
 
+async def _loaded(info: Info, run_id: str | None) -> Any:
+    """The run ``run_id`` through the request's loader (None when none, or unreadable)."""
+    if run_id is None:
+        return None
+    return await (await info.context.run_loader(info)).load(run_id)
+
+
 @strawberry.type(name="RunChild", description="A child run its parent started under a label.")
 class RunChild:
     label: str = strawberry.field(description="The label the parent's definition gives it.")
@@ -37,9 +44,7 @@ class RunChild:
     async def run(
         self, info: Info
     ) -> Annotated[RunType, strawberry.lazy("taskflow.api.graphql.runs.types")] | None:
-        if self.child_id is None:
-            return None
-        found: RunType | None = await (await info.context.run_loader(info)).load(self.child_id)
+        found: RunType | None = await _loaded(info, self.child_id)
         return found
 
     @classmethod
@@ -81,9 +86,7 @@ class Compensation:
     async def run(
         self, info: Info
     ) -> Annotated[RunType, strawberry.lazy("taskflow.api.graphql.runs.types")] | None:
-        if self.child_id is None:
-            return None
-        found: RunType | None = await (await info.context.run_loader(info)).load(self.child_id)
+        found: RunType | None = await _loaded(info, self.child_id)
         return found
 
     @classmethod
