@@ -144,7 +144,7 @@ GROUP BY 1
 -- statement that ends it. As a child, its row is marked ended for the worker to resume the
 -- parent (once, under the parent's lock); as a cancelled parent, its live children are
 -- marked cancelling for the worker to cancel, and those not started yet never start.
--- Replaced by 2026-12-04T08:50: a saga's compensations (subject ? 'compensates') are
+-- Replaced by 2026-12-04T09:30: a saga's compensations (subject ? 'compensates') are
 -- neither cancelled nor dropped with their parent: they undo what it did.
 CREATE FUNCTION run_child_on_end() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
