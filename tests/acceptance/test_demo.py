@@ -31,11 +31,11 @@ def tokens_from(output: str) -> dict[str, str]:
 def test_demo_seeds_once_and_its_tokens_show_populated_inboxes(deployment: Deployment) -> None:
     first = deployment.run("demo")
     assert first.returncode == 0, first.stderr
-    assert "13 runs started, 0 already there" in first.stdout
+    assert "15 runs started, 0 already there" in first.stdout
     assert "92 played at their own instants of the last weeks, 0 already there" in first.stdout
     assert "inbox(first: 20)" in first.stdout
     again = deployment.run("demo")
-    assert "0 runs started, 13 already there" in again.stdout
+    assert "0 runs started, 15 already there" in again.stdout
     assert "0 played at their own instants of the last weeks, 92 already there" in again.stdout
     tokens = tokens_from(again.stdout)
     assert {"ada", "fiona", "sasha", "olga", "lee", "seb"} <= set(tokens)
@@ -58,6 +58,15 @@ def test_demo_seeds_once_and_its_tokens_show_populated_inboxes(deployment: Deplo
         seb = deployment.graphql(INBOX, tokens["seb"]).json()["data"]["inbox"]["edges"]
         assert [(e["node"]["label"], e["node"]["holder"]) for e in seb] == [
             ("Assess the security of Globex Data Services BV (V-20934)", "seb")
+        ]
+        # A withdrawn hire (H-1042): laptop and accounts were done, so IT undoes them, the
+        # last done first; H-1043's laptop and accounts are still to do.
+        ivan = deployment.graphql(INBOX, tokens["ivan"]).json()["data"]["inbox"]["edges"]
+        assert sorted(e["node"]["label"] for e in ivan) == [
+            "Close the accounts for Grace Hopper (starts 2027-01-04)",
+            "Collect the laptop for Grace Hopper (starts 2027-01-04)",
+            "Open the accounts for Alan Turing (starts 2027-01-11)",
+            "Ship a laptop for Alan Turing (starts 2027-01-11)",
         ]
         sasha = deployment.graphql(INBOX, tokens["sasha"]).json()["data"]["inbox"]["edges"]
         assert {e["node"]["workflow"] for e in sasha} == {"support-ticket"}

@@ -32,7 +32,14 @@ def compiled(
 
 def test_the_examples_load_and_validate() -> None:
     assert CATALOG.names() == (
+        "accounts-closure",
+        "accounts-request",
+        "badge-request",
+        "badge-revocation",
+        "employee-onboarding",
         "expense-approval",
+        "laptop-request",
+        "laptop-return",
         "security-assessment",
         "support-ticket",
         "vendor-onboarding",

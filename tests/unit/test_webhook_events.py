@@ -49,6 +49,8 @@ def test_the_trigger_maps_exactly_the_catalog_kinds() -> None:
         "run.deadline_breached",
         "slot.expired",
         "subject.deleted",
+        "run.compensating",
+        "run.compensated",
     }
 
 

@@ -68,6 +68,8 @@ FIELDS: Final[dict[str, str]] = {
     "Run.children": "run.read",
     "Run.parent": "run.read",
     "RunChild.run": "run.read",
+    "Run.compensations": "run.read",
+    "Compensation.run": "run.read",
     "Mutation.signOutEverywhere": "signout",
     "Query.timers": "timers",
     "Run.timers": "timers",
@@ -189,6 +191,8 @@ _PARENT_FIELDS = {
     "errorMessage traceback",
     # Child runs, values of a parent run the caller may read (Run.children).
     "RunChild": "label workflow awaited status state outcome",
+    # A saga's compensations, values of a run the caller may read (Run.compensations).
+    "Compensation": "step compensation status attempts outcome",
     # An SLA dry run's answer (slaDryRun), computed for the caller alone.
     "SlaDryRun": "workflow version startedAt endedAt state status firings milestones "
     "reminders escalations breaches timeline",

@@ -176,3 +176,29 @@ def resumed(
 def cause(parent_id: str, reason: str | None) -> str:
     """The reason a child cancelled with its parent gives on its timeline."""
     return f"its parent run {parent_id} was cancelled: {reason or 'no reason given'}"
+
+
+def compensates(subject_spec: Mapping[str, Any]) -> str | None:
+    """The saga step a ``run_child`` row compensates (its label), or None for a step."""
+    found = subject_spec.get("compensates")
+    return None if found is None else str(found)
+
+
+def compensation_details(
+    label: str, workflow: str, child: str | None, subject_spec: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The details of ``run.compensating`` / ``run.compensated`` lines (and their events)."""
+    return {
+        "label": label,
+        "step_run": subject_spec.get("step_run"),
+        "compensation_workflow": workflow,
+        "child_run": child,
+        "attempt": attempts(subject_spec)[0],
+    }
+
+
+def attempts(subject_spec: Mapping[str, Any]) -> tuple[int, int]:
+    """A compensation row's attempt and how many attempts its step allows (1, 1 if unsaid)."""
+    return int(subject_spec.get("attempt") or 1), int(
+        subject_spec.get("compensation_attempts") or 1
+    )

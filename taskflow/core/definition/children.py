@@ -45,6 +45,13 @@ class Child:
     (an expression over the parent's subject, e.g. ``subject.vendor_id``) names another;
     ``attributes`` (name -> expression or value) makes its attributes (default: the
     parent's). ``awaited=False`` starts it bare: nobody waits for it.
+
+    ``compensation`` makes it a **saga step**: the workflow that undoes it. When the state
+    it was started in is left unfinished (a sibling failed or is still running, or the run
+    was cancelled there), each completed step's compensation is started, in the reverse
+    order the steps completed, on the same subject (docs/composition.md, "Sagas"). A
+    compensation that fails is started again, up to ``compensation_attempts`` runs in all;
+    the last failing parks the run in needs attention (``COMPENSATION_FAILED``).
     """
 
     workflow: str
@@ -53,6 +60,9 @@ class Child:
     awaited: bool = True
     external_id: ex.Expr | None = None
     attributes: Mapping[str, Any] | None = None
+    compensation: str | None = None
+    #: How many times a compensation that fails is started (the first included).
+    compensation_attempts: int = 3
 
     def subject_spec(self, subject: Mapping[str, Any]) -> dict[str, Any]:
         """What the shell needs to find or make the child's subject, evaluated on the
@@ -68,12 +78,16 @@ class Child:
             for name, given in self.attributes.items():
                 value = ex.value_of(given, env) if isinstance(given, ex.Expr) else given
                 attributes[name] = None if value is ex.MISSING else value
-        return {"external_id": external, "attributes": attributes}
+        spec: dict[str, Any] = {"external_id": external, "attributes": attributes}
+        if self.compensation is not None:  # kept with the row: the saga's undo, if needed
+            spec["compensation"] = self.compensation
+            spec["compensation_attempts"] = self.compensation_attempts
+        return spec
 
     def to_json(self) -> Any:
-        """``{"workflow", "label", "awaited", "external_id", "attributes"}``."""
+        """``{"workflow", "label", "awaited", "external_id", "attributes", "compensation"}``."""
         attrs = self.attributes
-        return {
+        found = {
             "workflow": self.workflow,
             "label": self.label,
             "awaited": self.awaited,
@@ -84,6 +98,10 @@ class Child:
                 else {k: exd.to_json(v) if isinstance(v, ex.Expr) else v for k, v in attrs.items()}
             ),
         }
+        if self.compensation is not None:  # absent otherwise: older versions hash the same
+            found["compensation"] = self.compensation
+            found["compensation_attempts"] = self.compensation_attempts
+        return found
 
 
 @dataclass(frozen=True, eq=False)

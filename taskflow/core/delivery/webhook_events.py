@@ -51,6 +51,9 @@ KIND_TO_TYPE: Mapping[str, str] = {
     "run.deadline_breached": "run.deadline_breached",
     "slot.expired": "slot.expired",
     "subject.gone": "subject.deleted",
+    "run.compensating": "run.compensating",
+    "run.compensated": "run.compensated",
+    "run.compensation_failed": "run.compensated",
 }
 
 #: Every event type an endpoint may subscribe to, in catalog order.
@@ -153,6 +156,12 @@ _DETAIL_TEXTS: dict[str, tuple[tuple[str, str], ...]] = {
     "run.deadline_breached": (("dueAt", "due_at"),),
     "slot.expired": (("expiresAt", "expires_at"), ("previousHolder", "holder")),
     "subject.deleted": (("state", "state"),),
+    "run.compensating": (("label", "label"), ("workflowName", "compensation_workflow")),
+    "run.compensated": (
+        ("label", "label"),
+        ("workflowName", "compensation_workflow"),
+        ("failure", "failure"),
+    ),
 }
 
 
@@ -162,7 +171,7 @@ _DETAIL_TEXTS: dict[str, tuple[tuple[str, str], ...]] = {
 DETAIL_KEYS: frozenset[str] = frozenset(
     {key for pairs in _DETAIL_TEXTS.values() for _, key in pairs}
     | {"slot", "source", "target", "via", "state", "event", "reminder", "firing", "link"}
-    | {"child_run"}
+    | {"child_run", "step_run"}
 )
 
 
@@ -171,9 +180,12 @@ def _specific(e: Event) -> dict[str, Any]:
     d = e.details
     if e.type in _DETAIL_TEXTS:
         found: dict[str, Any] = {field: _text(d.get(key)) for field, key in _DETAIL_TEXTS[e.type]}
-        if e.type.startswith("run.child_"):  # the other end of the link, as the API names it
+        if e.type.startswith(("run.child_", "run.compensat")):  # the other end of the link
             child = d.get("child_run")
             found["childRun"] = {"id": global_id("Run", str(child))} if child else None
+        if e.type.startswith("run.compensat"):  # the step's run the compensation undoes
+            step = d.get("step_run")
+            found["stepRun"] = {"id": global_id("Run", str(step))} if step else None
         return found
     if e.type == "run.state_changed":
         return {"from": _text(d.get("source")), "to": _text(d.get("target")), "via": d.get("via")}

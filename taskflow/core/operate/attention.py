@@ -33,6 +33,8 @@ class Reason(StrEnum):
     WEBHOOK_DISABLED = "WEBHOOK_DISABLED"
     #: An automatic step failed its last attempt and no on_error route took it: parked.
     STEP_PARKED = "STEP_PARKED"
+    #: A saga step's compensation failed its last attempt: the step is not undone.
+    COMPENSATION_FAILED = "COMPENSATION_FAILED"
 
 
 #: What clears each reason (docs/operations.md says the same).
@@ -46,6 +48,7 @@ REMEDY: dict[Reason, str] = {
     Reason.EVENT_EXPIRING: "goto the state whose slot awaits it, or let it expire",
     Reason.WEBHOOK_DISABLED: "mend the receiver, then updateWebhookEndpoint(enabled: true)",
     Reason.STEP_PARKED: "mend the cause, then retryStep; or goto another state",
+    Reason.COMPENSATION_FAILED: "undo the step by hand (the item stays, as the record)",
 }
 
 

@@ -106,7 +106,8 @@ async def _act(services: Services, row_id: int, parent_id: str) -> int:
 
 async def _start(job: _Job) -> None:
     parent, row = job.parent, job.row
-    if not compose.current(parent.view, row.state, row.visit):
+    undoing = compose.compensates(row.subject)
+    if undoing is None and not compose.current(parent.view, row.state, row.visit):
         reason = "the parent left the state before the child started"
         await job.settle({"state": None, "failure": None, "reason": reason})
         return
@@ -118,15 +119,20 @@ async def _start(job: _Job) -> None:
         return
     child = started.run.view.id
     await rows.started(job.conn, row.id, child, job.now)
-    why = f"started child {row.label!r}: {row.workflow} run {child}"
-    await job.line(
-        parent.view.id,
-        "child.started",
-        why,
-        label=row.label,
-        child_run=child,
-        child_workflow=row.workflow,
-    )
+    if undoing is not None:
+        why = f"compensating step {undoing!r}: started {row.workflow} run {child}"
+        details = compose.compensation_details(row.label, row.workflow, child, row.subject)
+        await job.line(parent.view.id, "run.compensating", why, **details)
+    else:
+        why = f"started child {row.label!r}: {row.workflow} run {child}"
+        await job.line(
+            parent.view.id,
+            "child.started",
+            why,
+            label=row.label,
+            child_run=child,
+            child_workflow=row.workflow,
+        )
     await job.line(
         child,
         "run.parent",
@@ -162,9 +168,11 @@ async def _refused(job: _Job, message: str) -> None:
     await job.line(
         job.parent.view.id, "child.refused", why, label=row.label, child_workflow=row.workflow
     )
-    if row.awaited:
+    await job.settle(outcome)  # first: the saga reads it settled when the parent moves
+    if compose.compensates(row.subject) is not None:
+        await _compensated(job, outcome)
+    elif row.awaited:
         await _resume(job, outcome)
-    await job.settle(outcome)
 
 
 async def _cancel(job: _Job) -> None:
@@ -199,7 +207,10 @@ async def _ended(job: _Job) -> None:
     if definition is None:  # a version nobody recorded: no failure marks, no result
         definition = dataclasses.replace(catalog.get(child.view.workflow), result=())
     outcome = compose.ended(definition, child.view, slots, reason=reason)
-    if row.awaited and compose.current(job.parent.view, row.state, row.visit):
+    await job.settle(outcome)  # first: the saga reads it settled when the parent moves
+    if compose.compensates(row.subject) is not None:
+        await _compensated(job, outcome)
+    elif row.awaited and compose.current(job.parent.view, row.state, row.visit):
         await _resume(job, outcome)
     else:
         why = "started bare" if not row.awaited else "the parent no longer waits for it"
@@ -209,7 +220,26 @@ async def _ended(job: _Job) -> None:
             f"child {row.label!r} ended in {outcome['state']} ({why})",
             **compose.ended_details(row.label, outcome),
         )
-    await job.settle(outcome)
+
+
+async def _compensated(job: _Job, outcome: Mapping[str, Any]) -> None:
+    """A saga's compensation ended (or could not start): ``run.compensated`` when it ended
+    well, else ``run.compensation_failed``, which parks the parent for an operator."""
+    row = job.row
+    details = compose.compensation_details(row.label, row.workflow, row.child, row.subject)
+    kind = outcome.get("failure")
+    attempt, attempts = compose.attempts(row.subject)
+    if kind:
+        why = f"compensation of step {row.label!r} failed ({kind}): {outcome.get('reason')}"
+        if attempt < attempts:  # started again at once: a new row, added once
+            await rows.again(job.conn, row.id, attempt + 1, job.now)
+            why += f"; attempt {attempt + 1} of {attempts} to start"
+        else:
+            why += f"; no attempt left of {attempts}: an operator undoes the step"
+        await job.line(job.parent.view.id, "run.compensation_failed", why, failure=kind, **details)
+    else:
+        why = f"compensated step {row.label!r}: {row.workflow} ended in {outcome.get('state')}"
+        await job.line(job.parent.view.id, "run.compensated", why, **details)
 
 
 async def _resume(job: _Job, outcome: Mapping[str, Any]) -> None:

@@ -8,12 +8,23 @@ powers are per workflow (docs/composition.md, "Who may do what").
 from __future__ import annotations
 
 from taskflow.core.access.principals import Principal
+from taskflow.core.compose import compose
 from taskflow.service.access import access
 from taskflow.service.common.container import Services
 from taskflow.store.compose import children as rows
 
 #: A child of a run, as stored.
 ChildRow = rows.ChildRow
+
+
+def is_compensation(row: rows.ChildRow) -> bool:
+    """Whether the row is a saga step's compensation rather than a child the parent started."""
+    return compose.compensates(row.subject) is not None
+
+
+def attempt(row: rows.ChildRow) -> int:
+    """Which attempt of its step's compensation the row is (1 for a step)."""
+    return compose.attempts(row.subject)[0]
 
 
 async def children_of(

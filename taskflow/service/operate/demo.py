@@ -98,6 +98,10 @@ async def _play(services: Services, run_id: str, step: dict[str, Any]) -> None:
             payload=step.get("payload", {}),
             expected_version=None,
         )
+    if "move" in step:  # a manual move (the withdrawn hire's): the saga's undos follow
+        await run_service.move(services, actor, run_id=run_id, name=step["move"], data=None)
+        while await child_lane.run_due(services):
+            pass
 
 
 async def _child(services: Services, run_id: str, label: str) -> str:
@@ -105,7 +109,11 @@ async def _child(services: Services, run_id: str, label: str) -> str:
     (the worker's lane, run here in the demo's transaction)."""
     while await child_lane.run_due(services):
         pass
-    found = [c for c in await reading.of_run(services, run_id) if c.label == label]
+    found = [
+        c
+        for c in await reading.of_run(services, run_id)
+        if c.label == label and not reading.is_compensation(c)
+    ]
     if not found or found[0].child is None:
         raise errors.ValidationError(f"demo step: run {run_id} has no child {label!r}.")
     return found[0].child

@@ -268,6 +268,8 @@ class _Read:
     snapshot: tuple[datetime, Any] | None
     #: Child runs started or to start and not settled (``run_child``, one partial index).
     children: int = 0
+    #: A saga's compensations by outcome (running, done, failed).
+    compensations: dict[str, int] = field(default_factory=dict)
     families: list[Metric] = field(default_factory=list)
 
     def collect(self) -> Iterator[Metric]:
@@ -296,6 +298,14 @@ class _Read:
         )
         children.add_metric([], self.children)
         yield children
+        undo = gauge(
+            "taskflow_compensations",
+            "Saga compensations by outcome: running, done, failed (the last attempt failed).",
+            ["outcome"],
+        )
+        for outcome, n in sorted(self.compensations.items()):
+            undo.add_metric([outcome], n)
+        yield undo
         yield from self._snapshot(gauge)
 
     def _snapshot(self, gauge: Any) -> Iterator[Metric]:
@@ -364,6 +374,7 @@ async def render(services: Services) -> bytes:
         oldest = await metrics_sql.oldest_open(conn)
         snapshot = await metrics_sql.read_snapshot(conn, SNAPSHOT)
         children = await child_rows.in_flight(conn)
+        undo = await child_rows.compensations(conn)
     sample_pools(services)
-    read = _Read(now, due, overdue, dead, oldest, snapshot, children)
+    read = _Read(now, due, overdue, dead, oldest, snapshot, children, undo)
     return prometheus_client.generate_latest(_Scrape(read))

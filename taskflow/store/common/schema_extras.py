@@ -296,6 +296,10 @@ EXTRA_INDEXES += (
         "CREATE INDEX run_child_in_flight ON run_child (id) "
         "WHERE status IN ('starting', 'live', 'cancelling', 'ended')",
     ),
+    (
+        "run_child_compensations",
+        "CREATE INDEX run_child_compensations ON run_child (status) WHERE subject ? 'compensates'",
+    ),
 )
 EXTRA_FUNCTIONS += (children.FUNCTION,)
 EXTRA_TRIGGERS += (children.TRIGGER,)

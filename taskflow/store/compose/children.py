@@ -108,6 +108,11 @@ async def settled(
     )
 
 
+async def again(conn: db.Connection, row_id: int, attempt: int, now: datetime) -> None:
+    """Start the failed compensation of row ``row_id`` again (its attempt ``attempt``)."""
+    await conn.execute(SQL["again"], row_id, now, attempt)
+
+
 async def of_parents(conn: db.Connection, parents: Sequence[str]) -> list[ChildRow]:
     """The children of these runs, in the order they were made."""
     rows = await conn.fetch(SQL["of_parents"], [uuid.UUID(p) for p in parents])
@@ -135,6 +140,14 @@ async def cancel_reason(conn: db.Connection, run_id: str) -> str | None:
 async def in_flight(conn: db.Connection) -> int:
     """How many children are started or to start and not settled."""
     return int(await conn.fetchval(SQL["in_flight"]))
+
+
+async def compensations(conn: db.Connection) -> dict[str, int]:
+    """How many compensations are running, done and failed (every outcome present)."""
+    found = {"running": 0, "done": 0, "failed": 0}
+    for record in await conn.fetch(SQL["compensations"]):
+        found[record["outcome"]] = int(record["n"])
+    return found
 
 
 #: The trigger that notes a run's end on its child rows (``schema_extras``, the migration).

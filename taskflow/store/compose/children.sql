@@ -17,10 +17,15 @@ ON CONFLICT (key) DO NOTHING
 -- Runs $1 are now at visit $2 with status $3 (at $4): the awaited children of a visit they
 -- left are to be cancelled by the worker (bare children run on unless the run was
 -- cancelled: the trigger sees to that); children of a left visit not started never start.
+-- Sagas: a visit left unfinished (a sibling not ended well, or the run cancelled in it)
+-- gets one compensation row per step that completed, newest end first (ids in that order:
+-- the worker starts them so); keyed '<step key>:undo', so it is planned at most once.
+-- Compensation rows (subject ? 'compensates') are never cancelled nor dropped here.
 WITH live AS (
     UPDATE run_child rc SET status = 'cancelling', updated_at = $4
     FROM unnest($1::uuid[], $2::int[], $3::text[]) AS u(run, visit, status)
     WHERE rc.parent = u.run AND rc.status = 'live' AND rc.awaited
+      AND NOT rc.subject ? 'compensates'
       AND (rc.visit <> u.visit OR u.status <> 'active')
     RETURNING rc.id
 ), unstarted AS (
@@ -28,13 +33,38 @@ WITH live AS (
            outcome = jsonb_build_object('state', NULL, 'failure', NULL,
                                         'reason', 'the parent left the state first')
     FROM unnest($1::uuid[], $2::int[], $3::text[]) AS u(run, visit, status)
-    WHERE rc.parent = u.run AND rc.status = 'starting'
+    WHERE rc.parent = u.run AND rc.status = 'starting' AND NOT rc.subject ? 'compensates'
       AND (rc.visit <> u.visit OR u.status <> 'active')
     RETURNING rc.id
+), undo AS (
+    INSERT INTO run_child (key, parent, visit, state, label, workflow, awaited, status,
+                           subject, created_at, updated_at)
+    SELECT rc.key || ':undo', rc.parent, rc.visit, rc.state, rc.label,
+           rc.subject->>'compensation', false, 'starting',
+           (rc.subject - 'compensation')
+             || jsonb_build_object('compensates', rc.label, 'step_run', rc.child, 'attempt', 1),
+           $4, $4
+    FROM run_child rc
+    JOIN unnest($1::uuid[], $2::int[], $3::text[]) AS u(run, visit, status) ON rc.parent = u.run
+    JOIN run cr ON cr.id = rc.child
+    WHERE rc.subject ? 'compensation' AND rc.status IN ('ended', 'settled')
+      AND cr.status = 'completed' AND coalesce(rc.outcome->>'failure', '') = ''
+      AND (rc.visit <> u.visit OR u.status <> 'active')
+      AND ((u.status = 'cancelled' AND rc.visit = u.visit) OR EXISTS (
+            SELECT 1 FROM run_child sib LEFT JOIN run sr ON sr.id = sib.child
+            WHERE sib.parent = rc.parent AND sib.visit = rc.visit AND sib.awaited
+              AND NOT sib.subject ? 'compensates'
+              AND (sib.status NOT IN ('ended', 'settled') OR sr.status IS DISTINCT FROM
+                   'completed' OR coalesce(sib.outcome->>'failure', '') <> '')))
+    ORDER BY cr.ended_at DESC, rc.id DESC
+    ON CONFLICT (key) DO NOTHING
+    RETURNING id
 )
--- The workers are woken when a child is to be cancelled (at commit).
+-- The workers are woken when a child is to be cancelled or a compensation started (at
+-- commit).
 SELECT pg_notify('taskflow_timers', '')
-FROM (SELECT (SELECT count(*) FROM live) + (SELECT count(*) FROM unstarted) AS n) c
+FROM (SELECT (SELECT count(*) FROM live) + (SELECT count(*) FROM unstarted)
+             + (SELECT count(*) FROM undo) AS n) c
 WHERE c.n > 0
 
 -- name: rename
@@ -100,11 +130,22 @@ ORDER BY id DESC LIMIT 1
 SELECT count(*) FROM run_child rc
 WHERE rc.status IN ('starting', 'live', 'cancelling', 'ended')
 
+-- name: compensations
+-- A saga's compensations by outcome (running, done, failed): the gauge
+-- taskflow_compensations (index run_child_compensations).
+SELECT CASE WHEN rc.status <> 'settled' THEN 'running'
+            WHEN coalesce(rc.outcome->>'failure', '') = '' THEN 'done'
+            ELSE 'failed' END AS outcome, count(*) AS n
+FROM run_child rc WHERE rc.subject ? 'compensates'
+GROUP BY 1
+
 -- name: on_end_function
 -- The trigger function (migration 2026-12-04T08:10): a run that stops being active, in the
 -- statement that ends it. As a child, its row is marked ended for the worker to resume the
 -- parent (once, under the parent's lock); as a cancelled parent, its live children are
 -- marked cancelling for the worker to cancel, and those not started yet never start.
+-- Replaced by 2026-12-04T09:30: a saga's compensations (subject ? 'compensates') are
+-- neither cancelled nor dropped with their parent: they undo what it did.
 CREATE FUNCTION run_child_on_end() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
   touched integer := 0;
@@ -116,13 +157,13 @@ BEGIN
   touched := touched + n;
   IF NEW.status = 'cancelled' THEN
     UPDATE run_child rc SET status = 'cancelling', updated_at = coalesce(NEW.ended_at, now())
-     WHERE rc.parent = NEW.id AND rc.status = 'live';
+     WHERE rc.parent = NEW.id AND rc.status = 'live' AND NOT rc.subject ? 'compensates';
     GET DIAGNOSTICS n = ROW_COUNT;
     touched := touched + n;
     UPDATE run_child rc SET status = 'settled', updated_at = coalesce(NEW.ended_at, now()),
            outcome = jsonb_build_object('state', NULL, 'failure', NULL,
                                         'reason', 'the parent run was cancelled first')
-     WHERE rc.parent = NEW.id AND rc.status = 'starting';
+     WHERE rc.parent = NEW.id AND rc.status = 'starting' AND NOT rc.subject ? 'compensates';
   END IF;
   IF touched > 0 THEN
     PERFORM pg_notify('taskflow_timers', '');
@@ -137,3 +178,14 @@ $$
 CREATE TRIGGER run_child_on_end AFTER UPDATE OF status ON run
 FOR EACH ROW WHEN (OLD.status = 'active' AND NEW.status <> 'active')
 EXECUTE FUNCTION run_child_on_end()
+
+-- name: again
+-- A failed compensation (row $1) is started again at $2: a row like it, attempt $3, keyed
+-- by attempt, so the worker that settles the failure adds it once.
+INSERT INTO run_child (key, parent, visit, state, label, workflow, awaited, status, subject,
+                       created_at, updated_at)
+SELECT split_part(rc.key, ':undo', 1) || ':undo:' || $3::int, rc.parent, rc.visit, rc.state,
+       rc.label, rc.workflow, false, 'starting', rc.subject || jsonb_build_object('attempt', $3::int),
+       $2, $2
+FROM run_child rc WHERE rc.id = $1
+ON CONFLICT (key) DO NOTHING

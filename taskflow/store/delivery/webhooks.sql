@@ -6,7 +6,8 @@
 -- replaced by 2026-12-01T22:41 (clock.at_risk), 2026-12-02T06:00 (no outsider's address),
 -- 2026-12-04T08:10 (child runs: run.child_started, run.child_ended), 2026-12-04T09:00
 -- (run.deadline_at_risk, run.deadline_breached), 2026-12-04T09:12 (slot.expired,
--- subject.deleted) and 2026-12-04T09:20 (all of them together).
+-- subject.deleted), 2026-12-04T09:20 (all of them together) and
+-- 2026-12-04T09:30 (sagas: run.compensating, run.compensated).
 CREATE FUNCTION outbox_rows() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
   written integer;
@@ -37,7 +38,8 @@ BEGIN
                              'at_risk_at', 'breached', 'added', 'event', 'expires_at',
                              'source', 'target', 'via', 'state', 'reminder', 'firing',
                              'link', 'label', 'child_run', 'child_workflow', 'status',
-                             'failure', 'holder')) AS details,
+                             'failure', 'holder', 'step_run',
+                             'compensation_workflow')) AS details,
            CASE l.kind
              WHEN 'run.started' THEN 'run.started'
              WHEN 'run.transitioned' THEN 'run.state_changed'
@@ -63,6 +65,9 @@ BEGIN
              WHEN 'run.deadline_breached' THEN 'run.deadline_breached'
              WHEN 'slot.expired' THEN 'slot.expired'
              WHEN 'subject.gone' THEN 'subject.deleted'
+             WHEN 'run.compensating' THEN 'run.compensating'
+             WHEN 'run.compensated' THEN 'run.compensated'
+             WHEN 'run.compensation_failed' THEN 'run.compensated'
            END AS type, l.kind
     FROM outbox_lines l
   ), events AS (

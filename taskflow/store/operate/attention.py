@@ -35,6 +35,7 @@ BRANCHES: dict[Reason, str] = {
     Reason.EVENT_EXPIRING: SQL["event_expiring"],
     Reason.WEBHOOK_DISABLED: SQL["webhook_disabled"],
     Reason.STEP_PARKED: SQL["step_parked"],
+    Reason.COMPENSATION_FAILED: SQL["compensation_failed"],
 }
 
 

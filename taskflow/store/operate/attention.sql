@@ -86,6 +86,20 @@ FROM step st JOIN run r ON r.id = st.run
 WHERE st.status = 'parked' AND r.status = 'active' AND st.visit = r.visit
   AND ($3::text[] IS NULL OR r.workflow = ANY($3::text[]))
 
+-- name: compensation_failed
+-- A saga's compensation whose last attempt failed (docs/composition.md, Sagas).
+SELECT 'COMPENSATION_FAILED', rc.updated_at, rc.id::text, r.id, r.workflow, r.state, NULL,
+       NULL, NULL, NULL,
+       'compensation ' || rc.workflow || ' of step ' || rc.label || ' failed ('
+         || (rc.outcome->>'failure') || ') ' || (rc.subject->>'attempt') || ' time(s): '
+         || COALESCE(rc.outcome->>'reason', '')
+FROM run_child rc JOIN run r ON r.id = rc.parent
+WHERE rc.status = 'settled' AND rc.subject ? 'compensates'
+  AND coalesce(rc.outcome->>'failure', '') <> ''
+  AND coalesce((rc.subject->>'attempt')::int, 1)
+      >= coalesce((rc.subject->>'compensation_attempts')::int, 1)
+  AND ($3::text[] IS NULL OR r.workflow = ANY($3::text[]))
+
 -- name: items
 -- A page in (since, reason, ref) order: after $5, $6, $7 the last (since, reason, ref)
 -- seen (NULLs: from the start), at most $8 items.

@@ -19,7 +19,14 @@ def test_check_prints_one_line_per_workflow(capsys: pytest.CaptureFixture[str]) 
     assert main(["check", EXAMPLES]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert [line.split()[1] for line in lines] == [
+        "accounts-closure@1",
+        "accounts-request@1",
+        "badge-request@1",
+        "badge-revocation@1",
+        "employee-onboarding@1",
         "expense-approval@1",
+        "laptop-request@1",
+        "laptop-return@1",
         "security-assessment@1",
         "support-ticket@1",
         "vendor-onboarding@2",
@@ -74,7 +81,7 @@ def test_check_examples_as_a_real_process() -> None:
         timeout=60,
     )
     assert done.returncode == 0, done.stderr
-    assert done.stdout.count("\nok ") + done.stdout.startswith("ok ") == 4
+    assert done.stdout.count("\nok ") + done.stdout.startswith("ok ") == 11
 
 
 def test_check_refuses_an_unknown_recompute_policy(

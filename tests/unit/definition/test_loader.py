@@ -125,7 +125,14 @@ def test_settings_from_the_environment() -> None:
     }
     catalog = definitions.load_from_env({})
     assert set(catalog.names()) == {
+        "accounts-closure",
+        "accounts-request",
+        "badge-request",
+        "badge-revocation",
+        "employee-onboarding",
         "expense-approval",
+        "laptop-request",
+        "laptop-return",
         "security-assessment",
         "support-ticket",
         "vendor-onboarding",

@@ -288,6 +288,8 @@ core_enum(
         "waiting event). Mend the receiver, then updateWebhookEndpoint with enabled: true.",
         Reason.STEP_PARKED: "An automatic step failed its last attempt and no on_error "
         "route took it: the run waits in its state. Mend the cause, then retryStep (or goto).",
+        Reason.COMPENSATION_FAILED: "A saga step's compensation failed its last attempt: the "
+        "step is not undone (detail names it). Undo it by hand.",
     },
 )
 

@@ -35,7 +35,7 @@ from taskflow.service.slots import views
 if TYPE_CHECKING:
     from taskflow.api.graphql.clocks.run_deadline import RunDeadline
     from taskflow.api.graphql.clocks.timers import Timer
-    from taskflow.api.graphql.compose.children import RunChild
+    from taskflow.api.graphql.compose.children import Compensation, RunChild
     from taskflow.api.graphql.history.history import StateVisit
     from taskflow.api.graphql.history.undo_target import UndoTarget
     from taskflow.api.graphql.reports.reports import RunLeadTime
@@ -259,6 +259,17 @@ class RunType(relay.Node):
         from taskflow.api.graphql.compose import children
 
         return await children.children_of_run(info, self.local_id)
+
+    @strawberry.field(
+        description="Its saga's compensations: one per completed step undone when the "
+        "scope did not finish, in the order they were started (docs/composition.md, Sagas)."
+    )
+    async def compensations(
+        self, info: Info
+    ) -> list[Annotated[Compensation, strawberry.lazy("taskflow.api.graphql.compose.children")]]:
+        from taskflow.api.graphql.compose import children
+
+        return await children.compensations_of_run(info, self.local_id)
 
     @strawberry.field(
         description="The run that started this one as a child; null when none started it, "

@@ -112,16 +112,17 @@ def set_problems(definitions: Sequence[Definition]) -> list[Problem]:
         edges.setdefault(d.name, set()).update(_awaited(d))
         for st in d.states:
             for c in st.children:
-                if c.workflow not in names:
-                    found.append(
-                        _problem(
-                            d,
-                            f"state {st.name!r} / child {c.label!r}",
-                            "UNKNOWN_WORKFLOW",
-                            f"no loaded workflow is called {c.workflow!r}",
-                            f"load it (TASKFLOW_WORKFLOWS) or use one of {sorted(names)}",
+                for workflow in (c.workflow, c.compensation):
+                    if workflow is not None and workflow not in names:
+                        found.append(
+                            _problem(
+                                d,
+                                f"state {st.name!r} / child {c.label!r}",
+                                "UNKNOWN_WORKFLOW",
+                                f"no loaded workflow is called {workflow!r}",
+                                f"load it (TASKFLOW_WORKFLOWS) or use one of {sorted(names)}",
+                            )
                         )
-                    )
     reported: set[str] = set()
     for d in definitions:
         cycle = _cycle(d.name, edges)

@@ -1,0 +1,278 @@
+"""Child runs: parents awaiting ten children each, end to end through ``taskflow worker``,
+beside a raw SQL loop doing the same fan-out rows.
+
+    python bench/compose.py [--parents 1000] [--batch 100] [--timeout 1800]
+
+A migrated template is seeded with ``--parents`` runs of ``bench-parent``
+(``bench/compose_workflow.py``) waiting in their state, each with its ten ``run_child``
+rows ``starting``, as the decision that enters the state writes them. Two rounds, each on
+a copy of the template:
+
+- **taskflow**: one ``taskflow worker`` starts every child (its run, its timeline lines,
+  its automatic step), runs the children's steps, notes their ends (the trigger) and
+  resumes each parent once, which then completes;
+- **raw**: one process, a SQL loop doing the fan-out rows in one transaction per batch:
+  take ``starting`` rows ``SKIP LOCKED``, insert each child's subject (a subject per
+  child, as the seeded rows name: one live run per subject and workflow) and run, mark
+  the rows ``live``,
+  write the two timeline lines a start writes (``child.started``, ``run.parent``).
+
+Prints the fan-out throughput of both (children started per second, first to last start)
+and their ratio, and for taskflow the parent's resume after its last child ended (p50,
+p99: the parent's end minus its last child's end). The database: ``TASKFLOW_BENCH_DATABASE_URL``
+(an admin URL), else an embedded PostgreSQL in ``/tmp/tfbench-compose``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import multiprocessing
+import os
+import sys
+import time
+from pathlib import Path
+
+import asyncpg
+
+# bench/calendar.py would shadow the standard library's calendar module (which holidays
+# imports) if this folder stayed first on sys.path; drop it, make the repository importable.
+_HERE = Path(__file__).resolve().parent
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
+ROOT = _HERE.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from bench import pg  # noqa: E402
+from bench.compose_workflow import CHILDREN  # noqa: E402
+from taskflow.service.versions import definitions  # noqa: E402
+from taskflow.store.common import migrate  # noqa: E402
+from taskflow.store.common.db import with_database  # noqa: E402
+
+TEMPLATE = "bench_compose_template"
+SOURCES = f"{ROOT / 'examples'},{_HERE / 'compose_workflow.py'}"
+
+SEED = """
+WITH subjects AS (
+    INSERT INTO subject (id, type, external_id, attributes, version, created_at, updated_at)
+    SELECT gen_random_uuid(), 'item', 'S-' || g, '{}'::jsonb, 1, now(), now()
+    FROM generate_series(1, $1) g
+    RETURNING id
+), runs AS (
+    INSERT INTO run (id, workflow, definition_version, definition_digest, subject, state, status,
+                     visit, started_at, state_entered_at, updated_at, version)
+    SELECT gen_random_uuid(), 'bench-parent', 1, $2, id, 'waiting', 'active', 1,
+           now(), now(), now(), 1
+    FROM subjects
+    RETURNING id
+)
+INSERT INTO run_child (key, parent, visit, state, label, workflow, awaited, status, subject,
+                       created_at, updated_at)
+SELECT r.id || ':1:c' || c, r.id, 1, 'waiting', 'c' || c, 'bench-child', true, 'starting',
+       jsonb_build_object('external_id', r.id || '-c' || c, 'attributes', '{}'::jsonb),
+       now(), now()
+FROM runs r CROSS JOIN generate_series(0, $3 - 1) c
+"""
+
+FANOUT = """
+SELECT count(*) AS n, extract(epoch FROM max(r.started_at) - min(r.started_at)) AS span
+FROM run r WHERE r.workflow = 'bench-child'
+"""
+
+#: Per parent: its end minus its last child's end (seconds).
+RESUMES = """
+SELECT extract(epoch FROM p.ended_at - max(c.ended_at)) AS lag
+FROM run p JOIN run_child rc ON rc.parent = p.id JOIN run c ON c.id = rc.child
+WHERE p.workflow = 'bench-parent' AND p.status = 'completed'
+GROUP BY p.id, p.ended_at
+"""
+
+
+async def seed(url: str, parents: int) -> None:
+    digest = definitions.load(SOURCES.split(",")).get("bench-parent").digest
+    conn = await asyncpg.connect(url)
+    try:
+        await conn.execute(SEED, parents, digest, CHILDREN)
+    finally:
+        await conn.close()
+
+
+async def _count(url: str, sql: str) -> int:
+    conn = await asyncpg.connect(url)
+    try:
+        return int(await conn.fetchval(sql))
+    finally:
+        await conn.close()
+
+
+async def wait_for(url: str, sql: str, want: int, limit: float) -> None:
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        if await _count(url, sql) >= want:
+            return
+        await asyncio.sleep(0.5)
+    raise SystemExit(f"bench: not done after {limit:.0f}s ({sql.strip()})")
+
+
+async def fanout(url: str) -> float:
+    conn = await asyncpg.connect(url)
+    try:
+        row = await conn.fetchrow(FANOUT)
+        assert row is not None
+        return float(row["n"]) / max(float(row["span"] or 0.0), 1e-9)
+    finally:
+        await conn.close()
+
+
+# -- the raw SQL loop ----------------------------------------------------------------------------
+
+
+async def _raw_loop(url: str, digest: str, batch: int) -> None:
+    conn = await asyncpg.connect(url)
+    try:
+        while True:
+            async with conn.transaction():
+                rows = await conn.fetch(
+                    "SELECT rc.id, rc.parent, rc.subject->>'external_id' AS external "
+                    "FROM run_child rc "
+                    "JOIN run p ON p.id = rc.parent WHERE rc.status = 'starting' "
+                    "ORDER BY rc.id LIMIT $1 FOR NO KEY UPDATE OF p FOR UPDATE OF rc SKIP LOCKED",
+                    batch,
+                )
+                if not rows:
+                    return
+                subjects = await conn.fetch(
+                    "INSERT INTO subject (id, type, external_id, attributes, version, "
+                    "created_at, updated_at) SELECT gen_random_uuid(), 'item', e, '{}', 1, "
+                    "now(), now() FROM unnest($1::text[]) WITH ORDINALITY u(e, n) ORDER BY n "
+                    "RETURNING id",
+                    [r["external"] for r in rows],
+                )
+                started = await conn.fetch(
+                    "INSERT INTO run (id, workflow, definition_version, definition_digest, "
+                    "subject, state, status, visit, started_at, state_entered_at, updated_at, "
+                    "version) SELECT gen_random_uuid(), 'bench-child', 1, $2, s, 'work', "
+                    "'active', 1, now(), now(), now(), 1 FROM unnest($1::uuid[]) s "
+                    "RETURNING id",
+                    [s["id"] for s in subjects],
+                    digest,
+                )
+                children = [s["id"] for s in started]
+                await conn.execute(
+                    "UPDATE run_child rc SET status = 'live', child = u.child, updated_at = now() "
+                    "FROM unnest($1::bigint[], $2::uuid[]) u(id, child) WHERE rc.id = u.id",
+                    [r["id"] for r in rows],
+                    children,
+                )
+                await conn.executemany(
+                    "INSERT INTO audit_event (run, kind, details, at) VALUES ($1, $2, '{}', now())",
+                    [(r["parent"], "child.started") for r in rows]
+                    + [(c, "run.parent") for c in children],
+                )
+    finally:
+        await conn.close()
+
+
+def raw_process(url: str, digest: str, batch: int) -> None:
+    asyncio.run(_raw_loop(url, digest, batch))
+
+
+async def round_raw(admin_url: str, args: argparse.Namespace) -> float:
+    url = await pg.fresh_database(admin_url, "bench_compose_raw", TEMPLATE)
+    digest = definitions.load(SOURCES.split(",")).get("bench-child").digest
+    proc = multiprocessing.get_context("spawn").Process(
+        target=raw_process, args=(url, digest, args.batch)
+    )
+    proc.start()
+    proc.join(args.timeout)
+    if proc.is_alive():
+        proc.terminate()
+        raise SystemExit("bench: the raw loop did not finish")
+    return await fanout(url)
+
+
+async def round_taskflow(admin_url: str, args: argparse.Namespace) -> tuple[float, list[float]]:
+    url = await pg.fresh_database(admin_url, "bench_compose_taskflow", TEMPLATE)
+    env = {
+        **os.environ,
+        "TASKFLOW_DATABASE_URL": url,
+        "TASKFLOW_SECRET_KEYS": "bench-signing-key-0123456789abcdef0123456789",
+        "TASKFLOW_WORKFLOWS": SOURCES,
+    }
+    worker = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "taskflow",
+        "worker",
+        "--batch",
+        str(args.batch),
+        env=env,
+        cwd=ROOT,
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.DEVNULL,
+    )
+    try:
+        done = "SELECT count(*) FROM run WHERE workflow = 'bench-parent' AND status = 'completed'"
+        await wait_for(url, done, args.parents, args.timeout)
+    finally:
+        worker.terminate()
+        await asyncio.wait_for(worker.wait(), 30)
+    conn = await asyncpg.connect(url)
+    try:
+        lags = sorted(float(r["lag"]) for r in await conn.fetch(RESUMES))
+    finally:
+        await conn.close()
+    return await fanout(url), lags
+
+
+def pct(values: list[float], q: float) -> float:
+    return values[min(len(values) - 1, int(q * len(values)))] if values else float("nan")
+
+
+async def main(args: argparse.Namespace) -> None:
+    admin_url = os.environ.get("TASKFLOW_BENCH_DATABASE_URL")
+    server = None
+    if admin_url is None:
+        from taskflow.store.common import embedded
+
+        server = embedded.EmbeddedPostgres(Path("/tmp/tfbench-compose"))
+        admin_url = server.url()
+    try:
+        await pg.admin(
+            admin_url,
+            f"DROP DATABASE IF EXISTS {TEMPLATE} WITH (FORCE)",
+            f"CREATE DATABASE {TEMPLATE}",
+        )
+        template = with_database(admin_url, TEMPLATE)
+        await migrate.migrate(template)
+        await seed(template, args.parents)
+        print(
+            f"{args.parents} parents x {CHILDREN} children, one worker, batch {args.batch}; "
+            f"{os.cpu_count()} CPUs"
+        )
+        raw = await round_raw(admin_url, args)
+        ours, lags = await round_taskflow(admin_url, args)
+        print(f"{'fan-out':>8}  {'raw /s':>9}  {'taskflow /s':>11}  {'ratio':>6}")
+        print(f"{'':>8}  {raw:>9.0f}  {ours:>11.0f}  {ours / raw:>6.2f}")
+        print(
+            f"parent resume after its last child ended ({len(lags)} parents): "
+            f"p50 {pct(lags, 0.5) * 1000:.0f} ms, p99 {pct(lags, 0.99) * 1000:.0f} ms",
+            flush=True,
+        )
+        if len(lags) != args.parents:
+            raise SystemExit(f"bench: {len(lags)} of {args.parents} parents resumed")
+    finally:
+        if server is not None:
+            server.stop()
+
+
+def parse(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--parents", type=int, default=1000)
+    parser.add_argument("--batch", type=int, default=100)
+    parser.add_argument("--timeout", type=float, default=1800.0, help="Seconds to give up.")
+    return parser.parse_args(argv)
+
+
+if __name__ == "__main__":
+    asyncio.run(main(parse()))
