@@ -137,6 +137,7 @@ async def _slot_page(
         me=me,
         slot=slot,
         run=run.view,
+        subject=run.subject,
         fields=fields,
         labels={f.name: f.label or f.name.replace("_", " ").capitalize() for f in fields},
         values=values or {},
