@@ -23,6 +23,7 @@ from litestar.response import Redirect, Response
 
 from taskflow import errors
 from taskflow.api import report_signin, report_view
+from taskflow.api.graphql.common import relay
 from taskflow.core.access import principals
 from taskflow.core.definition import fields as fl
 from taskflow.core.links import links as link_core
@@ -62,13 +63,21 @@ def remaining(due: datetime | None, now: datetime) -> tuple[str, str]:
 
 
 _templates.globals["remaining"] = remaining
+_templates.globals["global_id"] = relay.to_global_id
+
+
+#: The report pages' headers; the console's one script (same origin) may run and open
+#: the console's own socket.
+HEADERS = {
+    **report_view.HEADERS,
+    "Content-Security-Policy": report_view.HEADERS["Content-Security-Policy"]
+    + "; script-src 'self'; connect-src 'self'",
+}
 
 
 def _html(template: str, status: int, **values: Any) -> Response[str]:
     body = _templates.get_template(template).render(**values)
-    return Response(
-        body, status_code=status, media_type=report_view.HTML, headers=report_view.HEADERS
-    )
+    return Response(body, status_code=status, media_type=report_view.HTML, headers=HEADERS)
 
 
 def _services(state: State) -> Services:

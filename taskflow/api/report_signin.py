@@ -15,6 +15,7 @@ from typing import Annotated, Any
 from urllib.parse import urlsplit
 
 from litestar import Request, post
+from litestar.connection import ASGIConnection
 from litestar.datastructures import Cookie, State
 from litestar.enums import RequestEncodingType
 from litestar.params import Body
@@ -69,8 +70,9 @@ def _origin(url: str) -> tuple[str, str] | None:
     return parts.scheme.lower(), parts.netloc.lower()
 
 
-def same_site(services: Services, request: Request[Any, Any, Any]) -> bool:
-    """True when the form came from this site (Origin, else Referer; neither: refused)."""
+def same_site(services: Services, request: ASGIConnection[Any, Any, Any, Any]) -> bool:
+    """True when the form (or socket) came from this site (Origin, else Referer; neither:
+    refused)."""
     sent = request.headers.get("origin")
     if not sent or sent == "null":
         sent = request.headers.get("referer")

@@ -15,12 +15,14 @@ from pathlib import Path
 
 import httpx
 import pytest
+from httpx_ws import WebSocketUpgradeError, aconnect_ws
 from playwright.async_api import Browser, Page, async_playwright
 
 from taskflow.service.common.container import Services
 from tests.acceptance.test_magic_link_browser import CHROMIUM, CHROMIUM_ARGS
 from tests.acceptance.test_report_browser import serving
 from tests.api import workflows as w
+from tests.api.live import PROTOCOL
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
@@ -69,6 +71,8 @@ async def test_two_staff_claim_refuse_and_complete(
         fiona = await _signed_in(browser, base, people["fiona"])
         frank = await _signed_in(browser, base, people["frank"], width=390)  # a phone
         assert await fiona.locator("tbody tr").count() == 2
+        for each in (fiona, frank):  # both inboxes hold their live subscription
+            await each.wait_for_selector("html[data-live=on]")
         await _shot(fiona, "inbox")
         await _shot(frank, "inbox-phone")
         first = fiona.locator("tbody tr").first
@@ -78,9 +82,12 @@ async def test_two_staff_claim_refuse_and_complete(
         async with fiona.expect_navigation():
             await fiona.keyboard.press("Enter")
         assert "held by you" in await fiona.locator(f"#slot-{slot_id}").inner_text()
-        # Frank's inbox (reloaded) no longer offers it; his open slot page refuses the claim.
-        await frank.goto(f"{base}/console")
-        assert await frank.locator(f"#slot-{slot_id}").count() == 0
+        # Frank's open inbox loses the row within a second (inboxChanged), unreloaded.
+        await frank.wait_for_selector(f"#slot-{slot_id}", state="detached", timeout=1000)
+        assert "left your inbox" in await frank.locator("#live").inner_text()
+        assert await frank.locator("tbody tr").count() == 1
+        await _shot(frank, "inbox-live-phone")
+        # His open slot page refuses what he tries on it.
         await frank.goto(f"{base}/console/slots/{slot_id}")
         await frank.locator("#assign-to").fill("frank")
         await frank.get_by_role("button", name="Assign").click()
@@ -99,3 +106,37 @@ async def test_two_staff_claim_refuse_and_complete(
         await fiona.goto(f"{base}/console")
         assert await fiona.locator(f"#slot-{slot_id}").count() == 0
         assert await fiona.locator("tbody tr").count() == 1
+
+
+async def test_the_live_socket_needs_a_session_and_this_site(
+    services: Services, people: dict[str, str]
+) -> None:
+    async with serving(services) as base:
+        origin = {"Origin": base}
+
+        def fresh(cookies: httpx.Cookies | None = None) -> httpx.AsyncClient:
+            # A client per socket: a refused upgrade leaves its connection unusable.
+            return httpx.AsyncClient(base_url=base, cookies=cookies)
+
+        async def refused(cookies: httpx.Cookies | None, headers: dict[str, str]) -> None:
+            async with fresh(cookies) as http:
+                with pytest.raises(WebSocketUpgradeError):
+                    async with aconnect_ws(
+                        "/console/live", http, subprotocols=[PROTOCOL], headers=dict(headers)
+                    ):
+                        pass
+
+        await refused(None, origin)  # no session
+        async with fresh() as http:
+            signed = await http.post(
+                "/console/sign-in", data={"token": people["frank"]}, headers=origin
+            )
+            assert signed.status_code == 303, signed.text
+            cookies = http.cookies
+        await refused(cookies, {"Origin": "https://evil.example"})  # another site's page
+        async with (
+            fresh(cookies) as http,
+            aconnect_ws("/console/live", http, subprotocols=[PROTOCOL], headers=dict(origin)) as ws,
+        ):
+            await ws.send_text('{"type": "connection_init", "payload": {}}')
+            assert "connection_ack" in await ws.receive_text()
