@@ -22,7 +22,7 @@ from litestar.params import FromPath
 from litestar.response import Redirect, Response
 
 from taskflow import errors
-from taskflow.api import report_signin, report_view
+from taskflow.api import link_pages, report_signin, report_view
 from taskflow.api.graphql.common import relay
 from taskflow.core.access import principals
 from taskflow.core.definition import fields as fl
@@ -168,15 +168,6 @@ async def slot_page(
     return await _slot_page(services, me, slot_id)
 
 
-async def _form(request: Request[Any, Any, Any]) -> dict[str, str]:
-    form = await request.form()
-    values: dict[str, str] = {}
-    for name, value in form.multi_items():
-        if isinstance(value, str):
-            values.setdefault(name, value)
-    return values
-
-
 async def _posted(
     state: State, request: Request[Any, Any, Any]
 ) -> tuple[Services, principals.Principal | None, dict[str, str], Response[str] | None]:
@@ -188,7 +179,7 @@ async def _posted(
     me = await report_signin.caller(services, request, COOKIE)
     if me is None:
         return services, None, {}, _sign_in_page()
-    return services, me, await _form(request), None
+    return services, me, await link_pages.form_values(request), None
 
 
 def _version(form: dict[str, str]) -> int | None:
@@ -238,6 +229,7 @@ async def _complete(
     run, _ = await views.run_detail(services, me, slot.run_id)
     fields = _fields(services, run.view.workflow, run.view.definition_version, slot)
     try:
+        link_pages.check_form(services, form)  # the edge's text limits, as on the link page
         payload = link_core.payload_from_form(fields, form)
         await slot_service.complete(
             services, me, slot_id, event=None, payload=payload, expected_version=version
@@ -268,7 +260,7 @@ async def sign_in(state: State, request: Request[Any, Any, Any]) -> Response[Any
     services = _services(state)
     if not report_signin.same_site(services, request):
         return _html("cross_site.html", 403)
-    form = await _form(request)
+    form = await link_pages.form_values(request)
     try:
         cookie = await report_signin.open_session(
             services, request, form.get("token") or "", COOKIE, PATH

@@ -29,9 +29,9 @@ async def test_the_session_socket_hears_a_slot_leave_and_closes_on_sign_out(
     services: container.Services, people: dict[str, str]
 ) -> None:
     async with lv.app_client(services, recheck_interval=0.1) as client:
+        await _signed_in(client, people["frank"])  # the page's sign-in: no token kept
         await w.start_expense(client, people["app"], "EXP-LIVE-1")
         slot = await w.slot_named(client, people["frank"], "finance_review", "EXP-LIVE-1")
-        await _signed_in(client, people["frank"])
         async with aconnect_ws(
             "/console/live", client, subprotocols=[lv.PROTOCOL], headers=SAME
         ) as ws:
