@@ -17,6 +17,8 @@ from strawberry.litestar import make_graphql_controller
 from taskflow.api import (
     access_log,
     body_guard,
+    console_live,
+    console_pages,
     graphiql,
     graphql_post,
     graphql_socket,
@@ -153,6 +155,8 @@ def create_app(
             health,
             *link_pages.ROUTES,
             *report_pages.ROUTES,
+            *console_pages.ROUTES,
+            *console_live.routes(schema, caps),
             *metrics_page.ROUTES,
             # The agent tools answer from the same schema (docs/agents.md).
             mcp_http.route(schema, lambda: _services(app.state)),

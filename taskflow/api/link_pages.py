@@ -182,7 +182,7 @@ async def show_head(
     )
 
 
-def _check_form(services: Services, form: Mapping[str, str]) -> None:
+def check_form(services: Services, form: Mapping[str, str]) -> None:
     """The edge's input limits (no NUL, no surrogates, capped lengths) on a form's values,
     answered as a payload problem of the field at fault, before anything is read."""
     caps = edge.Limits.from_settings(services.settings)
@@ -208,7 +208,8 @@ def _echoable(services: Services, form: Mapping[str, str]) -> dict[str, str]:
     return kept
 
 
-async def _form(request: Request[Any, Any, Any]) -> dict[str, str]:
+async def form_values(request: Request[Any, Any, Any]) -> dict[str, str]:
+    """A posted form's text values, the first of each name (files are not read here)."""
     form = await request.form()
     values: dict[str, str] = {}
     for name, value in form.multi_items():
@@ -225,9 +226,9 @@ async def submit(
     services = _services(state)
     client = _client(request, services)
     try:
-        form = await _form(request)
+        form = await form_values(request)
         try:
-            _check_form(services, form)
+            check_form(services, form)
             done = await link_use.complete(
                 services, token, form, client, page_token=form.get("_page"), from_page=True
             )

@@ -109,7 +109,7 @@ class Connection:
         try:
             await self._init(hub)
             assert self.principal is not None
-            watched = self.watched = rechecks.Watched(self.token, self._revoked, self.principal)
+            watched = self.watched = self._watched(self.principal)
             hub.rechecks.watch(watched)
             tasks = [asyncio.create_task(self._receive()), asyncio.create_task(self._ping())]
             done = await self.closing
@@ -127,6 +127,10 @@ class Connection:
                 hub.disconnect(self.principal.id)
         with contextlib.suppress(Exception):
             await asyncio.wait_for(self.socket.close(code=done.code, reason=done.reason), 1)
+
+    def _watched(self, principal: Principal) -> rechecks.Watched:
+        """What the process re-checks for this socket: its token."""
+        return rechecks.Watched(self.token, self._revoked, principal)
 
     async def _message(self, wait: float) -> dict[str, Any]:
         try:
@@ -150,11 +154,10 @@ class Connection:
         async with self._sending:
             await self.socket.send_text(json.dumps(message, separators=(",", ":")))
 
-    async def _init(self, hub: live_hub.Hub) -> None:
-        message = await self._message(self.settings.init_timeout)
-        if message["type"] != "connection_init":
-            raise Closed(UNAUTHORIZED, "Unauthorized: send connection_init first.")
-        token = _token(message.get("payload"))
+    async def _authenticate(self, payload: Any) -> tuple[Principal, str]:
+        """The principal ``connection_init``'s payload names by its bearer token, and the
+        token (Closed 4401 when it names none)."""
+        token = _token(payload)
         if token is None:
             raise Closed(
                 UNAUTHORIZED,
@@ -162,9 +165,15 @@ class Connection:
                 '{"Authorization": "Bearer <staff token>"}.',
             )
         try:
-            principal = await principal_service.authenticate(self.services, token)
+            return await principal_service.authenticate(self.services, token), token
         except errors.AuthenticationError as refused:
             raise Closed(UNAUTHORIZED, f"Unauthorized: {refused.message}"[:120]) from None
+
+    async def _init(self, hub: live_hub.Hub) -> None:
+        message = await self._message(self.settings.init_timeout)
+        if message["type"] != "connection_init":
+            raise Closed(UNAUTHORIZED, "Unauthorized: send connection_init first.")
+        principal, token = await self._authenticate(message.get("payload"))
         if not hub.connect(principal.id, self.settings.max_connections):
             raise Closed(
                 TOO_MANY,

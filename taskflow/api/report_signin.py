@@ -15,6 +15,7 @@ from typing import Annotated, Any
 from urllib.parse import urlsplit
 
 from litestar import Request, post
+from litestar.connection import ASGIConnection
 from litestar.datastructures import Cookie, State
 from litestar.enums import RequestEncodingType
 from litestar.params import Body
@@ -44,10 +45,10 @@ def _bearer(request: Request[Any, Any, Any]) -> str | None:
 
 
 async def caller(
-    services: Services, request: Request[Any, Any, Any]
+    services: Services, request: Request[Any, Any, Any], cookie: str = COOKIE
 ) -> principals.Principal | None:
-    """Who asks: a bearer token (scripts, the CSV) or the page's session cookie; else None.
-    Noted on the request's access line."""
+    """Who asks: a bearer token (scripts, the CSV) or the page's session cookie (``cookie``:
+    the reports' or the console's); else None. Noted on the request's access line."""
     token = _bearer(request)
     found: principals.Principal | None
     if token is not None:
@@ -56,7 +57,7 @@ async def caller(
         except errors.AuthenticationError:
             return None
     else:
-        found = await report_sessions.principal_of(services, request.cookies.get(COOKIE))
+        found = await report_sessions.principal_of(services, request.cookies.get(cookie))
     if found is not None:
         access_log.note_principal(found.id)
     return found
@@ -69,8 +70,9 @@ def _origin(url: str) -> tuple[str, str] | None:
     return parts.scheme.lower(), parts.netloc.lower()
 
 
-def same_site(services: Services, request: Request[Any, Any, Any]) -> bool:
-    """True when the form came from this site (Origin, else Referer; neither: refused)."""
+def same_site(services: Services, request: ASGIConnection[Any, Any, Any, Any]) -> bool:
+    """True when the form (or socket) came from this site (Origin, else Referer; neither:
+    refused)."""
     sent = request.headers.get("origin")
     if not sent or sent == "null":
         sent = request.headers.get("referer")
@@ -91,6 +93,29 @@ def _cross_site() -> Response[str]:
     return report_view.html("cross_site.html", 403)
 
 
+async def open_session(
+    services: Services, request: Request[Any, Any, Any], token: str, name: str, path: str
+) -> Cookie:
+    """Check a pasted token and open a report session (the reports' and the console's one
+    mechanism); the strict cookie ``name`` scoped to ``path`` holds only its id. The
+    request's old session ends here: a new session never reuses it (fixation).
+    AuthenticationError when the token is not valid."""
+    opened = await report_sessions.sign_in(services, token.strip())
+    access_log.note_principal(opened.principal.id)
+    await report_sessions.sign_out(services, request.cookies.get(name))
+    return Cookie(
+        key=name,
+        value=opened.session_id,
+        path=path,
+        httponly=True,
+        samesite="strict",
+        # Sent over HTTPS only when taskflow is served over HTTPS (plain http on a dev machine).
+        secure=services.settings.public_url.startswith("https://"),
+        # The browser drops it when the session ends (the TTL, or the token's expiry).
+        max_age=max(0, int((opened.expires_at - services.clock.now()).total_seconds())),
+    )
+
+
 @post("/reports/sign-in", include_in_schema=False, status_code=303)
 async def sign_in(
     state: State,
@@ -101,12 +126,8 @@ async def sign_in(
     services = _services(state)
     if not same_site(services, request):
         return _cross_site()
-    token = (data.get("token") or "").strip()
     try:
-        opened = await report_sessions.sign_in(services, token)
-        access_log.note_principal(opened.principal.id)
-        # A new session never reuses the old one (fixation); the old one ends here.
-        await report_sessions.sign_out(services, request.cookies.get(COOKIE))
+        cookie = await open_session(services, request, data.get("token") or "", COOKIE, "/reports")
     except errors.AuthenticationError:
         return report_view.html(
             "sign_in.html",
@@ -115,17 +136,6 @@ async def sign_in(
             "taskflow token <your-login>.",
             next="/reports/sla",
         )
-    cookie = Cookie(
-        key=COOKIE,
-        value=opened.session_id,
-        path="/reports",
-        httponly=True,
-        samesite="strict",
-        # Sent over HTTPS only when taskflow is served over HTTPS (plain http on a dev machine).
-        secure=services.settings.public_url.startswith("https://"),
-        # The browser drops it when the session ends (the TTL, or the token's expiry).
-        max_age=max(0, int((opened.expires_at - services.clock.now()).total_seconds())),
-    )
     return Redirect("/reports/sla", status_code=303, cookies=[cookie])
 
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from taskflow import errors
 from taskflow.core.access.principals import Principal
 from taskflow.service.access import principals as principal_service
+from taskflow.service.access import report_sessions
 from taskflow.service.common.container import Services
 
 log = logging.getLogger("taskflow.live")
@@ -30,6 +31,8 @@ class Watched:
     token: str
     refused: Callable[[errors.AuthenticationError], None]
     principal: Principal
+    #: A console socket's report session (its id), re-checked instead of a token.
+    session: str | None = None
 
 
 class Rechecks:
@@ -61,9 +64,19 @@ class Rechecks:
     async def round(self) -> None:
         """Re-check every watched socket now."""
         entries = list(self.watched)
-        answers = await principal_service.authenticate_many(
-            self.services, [e.token for e in entries]
+        answers: dict[str, Principal | errors.AuthenticationError] = dict(
+            await principal_service.authenticate_many(
+                self.services, [e.token for e in entries if e.session is None]
+            )
         )
+        for entry in entries:
+            if entry.session is not None:
+                # A session ended (signed out, expired, signed out everywhere) or whose
+                # principal was deactivated reads as None: the socket closes.
+                found = await report_sessions.principal_of(self.services, entry.session)
+                answers[entry.token] = found or errors.AuthenticationError(
+                    "The console session ended: sign in again."
+                )
         changed: dict[str, Principal] = {}
         for entry in entries:
             answer = answers[entry.token]
