@@ -43,6 +43,7 @@ class RefusalCode(StrEnum):
     DRY_RUN_TOO_LONG = "DRY_RUN_TOO_LONG"
     DRY_RUN_EVENT_REFUSED = "DRY_RUN_EVENT_REFUSED"
     OUTSIDE_RETENTION = "OUTSIDE_RETENTION"
+    ON_LEAVE = "ON_LEAVE"
     #: Magic-link pages only (HTML forms); not in the GraphQL enum.
     PAGE_EXPIRED = "PAGE_EXPIRED"
 

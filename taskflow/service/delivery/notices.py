@@ -9,10 +9,12 @@ caller, so a batch of firings can write its rows at once.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from datetime import datetime
 
 from taskflow.core.access import access as access_rules
+from taskflow.core.access import working_hours
 from taskflow.core.access.principals import Principal
 from taskflow.core.clocks import deadlines, firing
 from taskflow.core.delivery import recipients
@@ -48,6 +50,7 @@ async def outbox_rows(
     people = await principal_rows.carrying_any(conn, keys) if keys else []
     workflow_calendar = services.catalog.get(run.workflow, run.definition_version).calendar
     rows: list[outbox.NewNotification] = []
+    by_id = {p.id: p for p in people}
     for notice in notices:
         found = recipients.decide(
             notice,
@@ -56,10 +59,18 @@ async def outbox_rows(
             exclude=[r.recipient for r in rows],
         )
         for r in found:
+            person = by_id.get(r.recipient)
+            hours = person.working_hours if person else None
+            name = hours.calendar if hours and hours.calendar else r.calendar
             cal = None
-            if quiet_hours and r.calendar and r.calendar in services.calendars:
-                cal = services.calendars.get(r.calendar)
+            if quiet_hours and name and name in services.calendars:
+                cal = services.calendars.get(name)
             deliver = deadlines.deliver_at(cal, now)
+            if quiet_hours and person is not None:
+                # Their own weekly windows and leave: it waits for their next working instant.
+                deliver = working_hours.next_working_instant(
+                    hours, person.leave, deliver, functools.partial(deadlines.deliver_at, cal)
+                )
             rows.append(
                 outbox.NewNotification(
                     recipient=r.recipient,

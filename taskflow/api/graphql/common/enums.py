@@ -100,6 +100,7 @@ CODE_DESCRIPTIONS: dict[RefusalCode, str] = {
         "The instant is older than the runs kept (retention): ask about one at or after "
         "facts.earliest."
     ),
+    RefusalCode.ON_LEAVE: "The principal is on leave now; see leaveFrom and leaveTo.",
 }
 
 
