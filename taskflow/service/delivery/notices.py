@@ -42,7 +42,8 @@ async def outbox_rows(
 
     Quiet hours wait for the recipient's own calendar; an outsider has none, so
     theirs wait for the workflow's (the business hours of the people writing to
-    them: the vendor example's reminders go out in Berlin office hours).
+    them: the vendor example's reminders go out in Berlin office hours). The slot's
+    holder's notices wait for their working hours and leave, quiet hours declared or not.
     """
     if not notices:
         return []
@@ -51,6 +52,7 @@ async def outbox_rows(
     workflow_calendar = services.catalog.get(run.workflow, run.definition_version).calendar
     rows: list[outbox.NewNotification] = []
     by_id = {p.id: p for p in people}
+    holder = slot.holder if slot else None
     for notice in notices:
         found = recipients.decide(
             notice,
@@ -66,8 +68,9 @@ async def outbox_rows(
             if quiet_hours and name and name in services.calendars:
                 cal = services.calendars.get(name)
             deliver = deadlines.deliver_at(cal, now)
-            if quiet_hours and person is not None:
-                # Their own weekly windows and leave: it waits for their next working instant.
+            if person is not None and (quiet_hours or person.id == holder):
+                # Their own weekly windows and leave: it waits for their next working
+                # instant (the holder's always: they said when they work).
                 deliver = working_hours.next_working_instant(
                     hours, person.leave, deliver, functools.partial(deadlines.deliver_at, cal)
                 )
