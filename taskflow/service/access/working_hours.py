@@ -11,6 +11,7 @@ from taskflow import errors
 from taskflow.core.access import principals as core
 from taskflow.core.access import working_hours as wh
 from taskflow.service.access import access
+from taskflow.service.common import retry
 from taskflow.service.common.container import Services
 from taskflow.store.access import principals as rows
 
@@ -28,6 +29,7 @@ def _found(principal: core.Principal | None, principal_id: str) -> core.Principa
     return principal
 
 
+@retry.retried("set working hours")
 async def set_working_hours(
     services: Services,
     actor: core.Principal,
@@ -52,6 +54,7 @@ async def set_working_hours(
     return _found(stored, principal_id)
 
 
+@retry.retried("add leave")
 async def add_leave(
     services: Services,
     actor: core.Principal,
@@ -79,6 +82,7 @@ async def add_leave(
     return _found(stored, principal_id)
 
 
+@retry.retried("remove leave")
 async def remove_leave(
     services: Services, actor: core.Principal, principal_id: str, start: datetime, end: datetime
 ) -> core.Principal:

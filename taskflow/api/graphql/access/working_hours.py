@@ -45,21 +45,17 @@ class SetWorkingHoursInput:
     idempotency_key: str | None = relay.idempotency_key_field()
 
 
-@strawberry.input(description="One absence of a principal, [from, to).")
-class AddLeaveInput:
-    principal_id: strawberry.ID | None = strawberry.field(default=None, description=_PRINCIPAL_ID)
-    start: datetime = strawberry.field(name="from", description="When the leave starts.")
-    end: datetime = strawberry.field(name="to", description="When it ends (exclusive).")
-    note: str | None = strawberry.field(default=None, description="Why, in words (200 at most).")
-    idempotency_key: str | None = relay.idempotency_key_field()
-
-
 @strawberry.input(description="The absence to remove, by its exact instants.")
 class RemoveLeaveInput:
     principal_id: strawberry.ID | None = strawberry.field(default=None, description=_PRINCIPAL_ID)
     start: datetime = strawberry.field(name="from", description="When the leave starts.")
-    end: datetime = strawberry.field(name="to", description="When it ends.")
+    end: datetime = strawberry.field(name="to", description="When it ends (exclusive).")
     idempotency_key: str | None = relay.idempotency_key_field()
+
+
+@strawberry.input(description="One absence of a principal, [from, to).")
+class AddLeaveInput(RemoveLeaveInput):
+    note: str | None = strawberry.field(default=None, description="Why, in words (200 at most).")
 
 
 @strawberry.type(description="The working hours were stored.")
