@@ -7,6 +7,7 @@ The FrozenClock starts on Tuesday 1 December 2026 at 09:00 UTC (Berlin is UTC+1 
 
 from __future__ import annotations
 
+import asyncio
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -230,3 +231,16 @@ async def test_someone_on_leave_may_still_claim_next_work_they_chose_to_do(world
     await run(client, ADD, people["frank"], **{"from": at(1, 0), "to": at(4, 0)})
     claimed = await run(client, CLAIM_NEXT, people["frank"])
     assert claimed["slot"]["holder"] == "frank", claimed
+
+
+async def test_leave_added_at_the_same_moment_is_all_kept(world: World) -> None:
+    # Each request on its own connection: the principal's row lock orders the two
+    # read-and-append writes, so neither absence overwrites the other.
+    client, people = world.client, world.people
+    spans = [(at(day, 0), at(day, 12)) for day in range(7, 17)]
+    answers = await asyncio.gather(
+        *(run(client, ADD, people["frank"], **{"from": a, "to": b}) for a, b in spans)
+    )
+    assert {answer["__typename"] for answer in answers} == {"AddLeaveSuccess"}
+    stored = (await me(client, people["frank"]))["leave"]
+    assert [(entry["from"], entry["to"]) for entry in stored] == spans
