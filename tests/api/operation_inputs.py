@@ -62,6 +62,9 @@ RUNNER = {
     "bulk_operate": "ada",
     "needs_attention": "ada",
     "runs_page": "leah",
+    "set_working_hours": "ada",
+    "add_leave": "ada",
+    "remove_leave": "ada",
 }
 
 
@@ -124,6 +127,23 @@ def variables(name: str, o: Objects) -> dict[str, Any]:
         "run_children": {"id": o.run_id},
         "run_steps": {"id": o.run_id},
         "sign_out_everywhere": {"principalId": None},
+        "set_working_hours": {
+            "principalId": o.principal_id,
+            "timeZone": "Europe/London",
+            "windows": {"mon": [["09:00", "17:00"]]},
+            "calendar": None,
+        },
+        "add_leave": {
+            "principalId": o.principal_id,
+            "from": "2026-12-24T00:00:00+00:00",
+            "to": "2026-12-28T00:00:00+00:00",
+            "note": "holiday",
+        },
+        "remove_leave": {
+            "principalId": o.principal_id,
+            "from": "2026-12-24T00:00:00+00:00",
+            "to": "2026-12-28T00:00:00+00:00",
+        },
         "goto": {"input": {"runId": o.run_id, "state": "submitted", "reason": "redo"}},
         "undo": {"input": {"runId": o.run_id, "reason": "pressed by mistake"}},
         "pause_clocks": {"input": {"runId": o.run_id, "reason": "customer on holiday"}},

@@ -426,3 +426,33 @@ async def test_a_subject_is_deleted_by_the_application_that_started_its_runs_or_
     assert deleted["runs"] == [{"id": ticket["id"], "status": "CANCELLED"}]
     deleted = await delete(people["ada"], "expense", "E-1")
     assert deleted["runs"] == [{"id": expense["id"], "status": "CANCELLED"}]
+
+
+async def test_working_hours_and_leave_are_set_by_their_principal_or_an_admin_only(
+    world: World,
+) -> None:
+    client, people = world.client, world.people
+    fiona = "UHJpbmNpcGFsOmZpb25h"  # Principal:fiona
+    hours = """mutation($input: SetWorkingHoursInput!) { setWorkingHours(input: $input) {
+      __typename ... on Refusal { code } } }"""
+    leave = """mutation($input: AddLeaveInput!) { addLeave(input: $input) {
+      __typename ... on Refusal { code } } }"""
+    span = {"from": "2026-12-24T00:00:00Z", "to": "2026-12-28T00:00:00Z"}
+    windows = {"timeZone": "UTC", "windows": {"mon": [["09:00", "17:00"]]}}
+    # A lead of fiona's team and workflow, a colleague, an integration: none reaches her.
+    for who in ("leah", "frank", "app"):
+        for text, name, data in ((hours, "setWorkingHours", windows), (leave, "addLeave", span)):
+            answer = (
+                await gql(
+                    client, text, {"input": {"principalId": fiona, **data}}, token=people[who]
+                )
+            ).ok()[name]
+            assert answer == {"__typename": "NotAllowed", "code": "FORBIDDEN"}, (who, name)
+    for who, target in (("fiona", None), ("ada", fiona)):
+        for text, name, data in ((hours, "setWorkingHours", windows), (leave, "addLeave", span)):
+            answer = (
+                await gql(
+                    client, text, {"input": {"principalId": target, **data}}, token=people[who]
+                )
+            ).ok()[name]
+            assert answer["__typename"].endswith("Success"), (who, name, answer)

@@ -160,6 +160,9 @@ NOT_ON_A_SLOT = {
     "markNotificationSent",
     "markNotificationFailed",
     "signOutEverywhere",  # a principal's tokens, no slot
+    "setWorkingHours",  # a principal's hours and leave, no slot (leave races in
+    "addLeave",  # test_working_hours)
+    "removeLeave",
     "retryTimer",  # a dead timer, not a slot
     "discardTimer",
     "retryStep",  # a parked automatic step, not a slot (its run locked first)

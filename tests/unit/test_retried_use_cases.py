@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from taskflow.api.graphql import schema
-from taskflow.service.access import principals
+from taskflow.service.access import principals, working_hours
 from taskflow.service.clocks import timer_admin
 from taskflow.service.common import retry
 from taskflow.service.compose import detach
@@ -47,6 +47,9 @@ USE_CASES: dict[str, Callable[..., Any]] = {
     "markNotificationSent": delivery.mark_sent,
     "markNotificationFailed": delivery.mark_failed,
     "signOutEverywhere": principals.sign_out_everywhere,
+    "setWorkingHours": working_hours.set_working_hours,
+    "addLeave": working_hours.add_leave,
+    "removeLeave": working_hours.remove_leave,
     "retryTimer": timer_admin.retry,
     "discardTimer": timer_admin.discard,
     "goto": operate.goto,

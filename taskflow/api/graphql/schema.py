@@ -12,7 +12,7 @@ from strawberry.schema.config import StrawberryConfig
 
 from taskflow import errors
 from taskflow.api import limits as edge
-from taskflow.api.graphql.access import principals
+from taskflow.api.graphql.access import principals, working_hours
 from taskflow.api.graphql.clocks import calendars, dry_run, timers
 from taskflow.api.graphql.common import guards, plain_fields, relay
 from taskflow.api.graphql.common.context import Info
@@ -81,6 +81,7 @@ class Query(
 @strawberry.type(description="Entry points for changing things.")
 class Mutation(
     principals.PrincipalMutations,
+    working_hours.WorkingHoursMutations,
     work_mutations.WorkMutations,
     subject_mutations.SubjectMutations,
     links.LinkMutations,

@@ -71,6 +71,10 @@ FIELDS: Final[dict[str, str]] = {
     "Run.compensations": "run.read",
     "Compensation.run": "run.read",
     "Mutation.signOutEverywhere": "signout",
+    # A principal's own hours and leave: the same rule (themselves; admins for anyone).
+    "Mutation.setWorkingHours": "signout",
+    "Mutation.addLeave": "signout",
+    "Mutation.removeLeave": "signout",
     "Query.timers": "timers",
     "Run.timers": "timers",
     # needs attention and operator verbs
@@ -120,7 +124,12 @@ _VALUE_FIELDS = {
     "PayloadField": "name type required choices label",
     "PowerGrant": "power workflows teams events",
     "Principal": "id login displayName email roles groups attributes timeZone calendar active "
-    "powers tokensValidAfter",
+    "powers tokensValidAfter workingHours leave",
+    "WorkingHours": "timeZone windows calendar",
+    "Leave": "from to note",
+    "SetWorkingHoursSuccess": "principal",
+    "AddLeaveSuccess": "principal",
+    "RemoveLeaveSuccess": "principal",
     "RaiseEventSuccess": "run slot duplicate",
     "RevokeMagicLinkSuccess": "link",
     "Run": "id workflow definitionVersion definitionDigest state status subject "

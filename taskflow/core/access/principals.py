@@ -13,6 +13,7 @@ from typing import Any
 
 from taskflow import errors
 from taskflow.core.access import addresses
+from taskflow.core.access import working_hours as wh
 from taskflow.core.definition import audience as au
 
 ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@+-]{0,199}$")
@@ -84,6 +85,10 @@ class Principal:
     tokens_valid_after: datetime | None = None
     #: Scoped powers (lead, manager, integration); ``taskflow.core.access.access`` reads them.
     powers: tuple[Grant, ...] = ()
+    #: Weekly windows or a named calendar (``setWorkingHours``); None: not set.
+    working_hours: wh.WorkingHours | None = None
+    #: Absences (``addLeave``), by start.
+    leave: tuple[wh.Leave, ...] = ()
 
     @functools.cached_property
     def audience_keys(self) -> frozenset[str]:

@@ -47,6 +47,7 @@ class RefusalCode(StrEnum):
     NO_HISTORY = "NO_HISTORY"
     UNDO_WINDOW_EXPIRED = "UNDO_WINDOW_EXPIRED"
     NOT_SAME_ACTOR = "NOT_SAME_ACTOR"
+    ON_LEAVE = "ON_LEAVE"
     #: Magic-link pages only (HTML forms); not in the GraphQL enum.
     PAGE_EXPIRED = "PAGE_EXPIRED"
 

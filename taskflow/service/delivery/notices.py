@@ -9,10 +9,12 @@ caller, so a batch of firings can write its rows at once.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from datetime import datetime
 
 from taskflow.core.access import access as access_rules
+from taskflow.core.access import working_hours
 from taskflow.core.access.principals import Principal
 from taskflow.core.clocks import deadlines, firing
 from taskflow.core.delivery import recipients
@@ -40,7 +42,8 @@ async def outbox_rows(
 
     Quiet hours wait for the recipient's own calendar; an outsider has none, so
     theirs wait for the workflow's (the business hours of the people writing to
-    them: the vendor example's reminders go out in Berlin office hours).
+    them: the vendor example's reminders go out in Berlin office hours). The slot's
+    holder's notices wait for their working hours and leave, quiet hours declared or not.
     """
     if not notices:
         return []
@@ -48,6 +51,8 @@ async def outbox_rows(
     people = await principal_rows.carrying_any(conn, keys) if keys else []
     workflow_calendar = services.catalog.get(run.workflow, run.definition_version).calendar
     rows: list[outbox.NewNotification] = []
+    by_id = {p.id: p for p in people}
+    holder = slot.holder if slot else None
     for notice in notices:
         found = recipients.decide(
             notice,
@@ -56,10 +61,19 @@ async def outbox_rows(
             exclude=[r.recipient for r in rows],
         )
         for r in found:
+            person = by_id.get(r.recipient)
+            hours = person.working_hours if person else None
+            name = hours.calendar if hours and hours.calendar else r.calendar
             cal = None
-            if quiet_hours and r.calendar and r.calendar in services.calendars:
-                cal = services.calendars.get(r.calendar)
+            if quiet_hours and name and name in services.calendars:
+                cal = services.calendars.get(name)
             deliver = deadlines.deliver_at(cal, now)
+            if person is not None and (quiet_hours or person.id == holder):
+                # Their own weekly windows and leave: it waits for their next working
+                # instant (the holder's always: they said when they work).
+                deliver = working_hours.next_working_instant(
+                    hours, person.leave, deliver, functools.partial(deadlines.deliver_at, cal)
+                )
             rows.append(
                 outbox.NewNotification(
                     recipient=r.recipient,

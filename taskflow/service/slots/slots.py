@@ -16,6 +16,7 @@ from datetime import datetime
 from typing import Any
 
 from taskflow import errors
+from taskflow.core.access import working_hours
 from taskflow.core.access.principals import Principal
 from taskflow.core.runs import refusals
 from taskflow.core.runs.model import AuditEntry, SlotView
@@ -156,12 +157,22 @@ async def assign(
     expected_version: int | None,
     reason: str | None,
     request: access.RequestAccess | None = None,
+    *,
+    force: bool = False,
 ) -> SlotView:
-    """Hand a slot to a named principal (by its holder or a delegate)."""
+    """Hand a slot to a named principal (by its holder or a delegate); one on leave now
+    is refused (``OnLeave``) unless ``force``."""
     target = await principal_service.get(services, to)
     if target is None or not target.active:
         raise errors.ValidationError(
             f"There is no active principal {to!r} to assign the slot to.", field="to"
+        )
+    absent = working_hours.on_leave(target.leave, services.clock.now())
+    if absent is not None and not force:
+        raise working_hours.OnLeave(
+            principal=target.id,
+            leave_from=absent.start.isoformat(),
+            leave_to=absent.end.isoformat(),
         )
     mine, theirs = access.keys(actor), access.keys(target)
     first = [expected_version]

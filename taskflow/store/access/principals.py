@@ -9,11 +9,12 @@ from typing import Any
 import asyncpg
 
 from taskflow.core.access import principals
+from taskflow.core.access import working_hours as wh
 from taskflow.store.common import db, sql
 from taskflow.store.common.sql_builder import with_columns
 
 _COLUMNS = "id, display_name, email, roles, groups, attributes, time_zone, calendar, active, powers"
-_READ = f"{_COLUMNS}, tokens_valid_after"
+_READ = f"{_COLUMNS}, tokens_valid_after, working_hours, leave_spans"
 
 #: The statements of ``access/principals.sql``, their column lists filled.
 SQL = with_columns(sql.statements("access/principals"), read=_READ)
@@ -21,7 +22,11 @@ SQL = with_columns(sql.statements("access/principals"), read=_READ)
 
 def _to_core(row: asyncpg.Record) -> principals.Principal:
     return db.record_as(
-        principals.Principal, row, powers=principals.build_powers(row["powers"], row["id"])
+        principals.Principal,
+        row,
+        powers=principals.build_powers(row["powers"], row["id"]),
+        working_hours=wh.hours_from_json(row["working_hours"]),
+        leave=wh.leave_from_json(row["leave_spans"]),
     )
 
 
@@ -141,3 +146,29 @@ async def carrying_any(conn: db.Connection, keys: Sequence[str]) -> list[princip
         attributes,
     )
     return [_to_core(row) for row in rows]
+
+
+async def set_working_hours(
+    conn: db.Connection, principal_id: str, hours: wh.WorkingHours | None, now: datetime
+) -> principals.Principal | None:
+    """Store ``principal_id``'s working hours (None: unset); None when no such principal."""
+    row = await conn.fetchrow(
+        SQL["set_working_hours"], principal_id, hours.as_dict() if hours else None, now
+    )
+    return _to_core(row) if row else None
+
+
+async def set_leave(
+    conn: db.Connection, principal_id: str, leave: Sequence[wh.Leave], now: datetime
+) -> principals.Principal | None:
+    """Replace ``principal_id``'s leave; None when no such principal."""
+    row = await conn.fetchrow(
+        SQL["set_leave"], principal_id, [entry.as_dict() for entry in leave], now
+    )
+    return _to_core(row) if row else None
+
+
+async def lock(conn: db.Connection, principal_id: str) -> principals.Principal | None:
+    """Principal ``principal_id``, its row locked for an update of its leave."""
+    row = await conn.fetchrow(SQL["lock"], principal_id)
+    return _to_core(row) if row else None

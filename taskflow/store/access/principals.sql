@@ -85,3 +85,17 @@ ORDER BY id
 -- Principal $1 (text) with the digest of its whole row (fragment caller_unchanged checks
 -- a statement's caller against it: any change of the row changes it).
 SELECT /*:read*/, md5(principal::text) AS digest FROM principal WHERE id = $1
+
+-- name: set_working_hours
+-- Principal $1 (text)'s working hours $2 (jsonb, NULL: unset) at $3.
+UPDATE principal SET working_hours = $2, updated_at = $3 WHERE id = $1
+RETURNING /*:read*/
+
+-- name: set_leave
+-- Principal $1 (text)'s leave $2 (jsonb list) at $3.
+UPDATE principal SET leave_spans = $2, updated_at = $3 WHERE id = $1
+RETURNING /*:read*/
+
+-- name: lock
+-- Principal $1 (text), its row locked.
+SELECT /*:read*/ FROM principal WHERE id = $1 FOR UPDATE

@@ -61,6 +61,10 @@ class Principal(Table, tablename="principal"):
     updated_at = Timestamptz(default=TimestamptzNow())
     #: Staff tokens issued before this instant are refused (deactivation, sign out everywhere).
     tokens_valid_after = Timestamptz(null=True, default=None)
+    #: Weekly windows or a calendar name (``core.access.working_hours``); null: not set.
+    working_hours = JSONB(null=True, default=None)
+    #: Absences: a JSON list of ``{"from", "to", "note"}``.
+    leave_spans = JSONB(default="[]")
 
 
 class Subject(Table, tablename="subject"):

@@ -10,6 +10,7 @@ import strawberry
 from strawberry.scalars import JSON
 
 from taskflow import errors
+from taskflow.api.graphql.access import hours_types
 from taskflow.api.graphql.common import keyed, listing, relay
 from taskflow.api.graphql.common.context import Info, caller
 from taskflow.core.access import principals as core
@@ -98,6 +99,12 @@ class PrincipalType(relay.Node):
     powers: list[PowerGrantType] = strawberry.field(
         description="Scoped powers (lead, manager, integration) per workflow and team."
     )
+    working_hours: hours_types.WorkingHoursType | None = strawberry.field(
+        description="Weekly working windows or a calendar (setWorkingHours); null: not set."
+    )
+    leave: list[hours_types.LeaveType] = strawberry.field(
+        description="Absences (addLeave), by start."
+    )
 
     @classmethod
     def of(cls, principal: core.Principal) -> PrincipalType:
@@ -117,6 +124,8 @@ class PrincipalType(relay.Node):
                 )
                 for g in principal.powers
             ],
+            working_hours=hours_types.WorkingHoursType.of(principal.working_hours),
+            leave=[hours_types.LeaveType.of(entry) for entry in principal.leave],
         )
 
 
@@ -245,7 +254,8 @@ class PrincipalQueries:
         )
 
 
-async def _principal(info: Info, principal_id: str) -> PrincipalType:
+async def principal_type(info: Info, principal_id: str) -> PrincipalType:
+    """The principal as stored now (a mutation's success), or NotFound."""
     principal = await service.get(info.context.services, principal_id)
     if principal is None:
         raise errors.NotFound(f"No principal has the id {principal_id!r}.")
@@ -256,9 +266,9 @@ async def _created(_: Info, created: bool) -> bool:
     return created
 
 
-_upserted = keyed.built(UpsertPrincipalSuccess, principal=_principal, created=_created)
-_deactivated = keyed.built(DeactivatePrincipalSuccess, principal=_principal)
-_signed_out = keyed.built(SignOutEverywhereSuccess, principal=_principal)
+_upserted = keyed.built(UpsertPrincipalSuccess, principal=principal_type, created=_created)
+_deactivated = keyed.built(DeactivatePrincipalSuccess, principal=principal_type)
+_signed_out = keyed.built(SignOutEverywhereSuccess, principal=principal_type)
 
 
 @strawberry.type

@@ -107,6 +107,7 @@ CODE_DESCRIPTIONS: dict[RefusalCode, str] = {
     RefusalCode.NO_HISTORY: "The run has not changed state since it started: nothing to undo.",
     RefusalCode.UNDO_WINDOW_EXPIRED: "The window to undo the change has passed; see until.",
     RefusalCode.NOT_SAME_ACTOR: "Only the person who made the change may undo it; see actor.",
+    RefusalCode.ON_LEAVE: "The principal is on leave now; see leaveFrom and leaveTo.",
 }
 
 

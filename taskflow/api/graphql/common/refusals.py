@@ -22,6 +22,7 @@ from taskflow.api.graphql.common import relay
 from taskflow.api.graphql.common.enums import TimerState, state_of
 from taskflow.api.graphql.common.refused import TABLE as TABLE
 from taskflow.api.graphql.common.refused import Refusal, refusal
+from taskflow.core.access import working_hours
 from taskflow.core.common import refusals as core
 from taskflow.core.definition.fields import PayloadError
 
@@ -59,6 +60,15 @@ class AlreadyClaimed(_HolderFact):
     """Someone already holds the slot."""
 
     claimed_at: datetime | None = strawberry.field(description="When they claimed it.")
+
+
+@refusal(working_hours.OnLeave)
+class OnLeave(Refusal):
+    """The principal is on leave now (assign with force: true hands it over anyway)."""
+
+    principal: str | None = strawberry.field(description="The login of the absent principal.")
+    leave_from: datetime | None = strawberry.field(description="When their leave started.")
+    leave_to: datetime | None = strawberry.field(description="When it ends.")
 
 
 @refusal(core.NotHolder)

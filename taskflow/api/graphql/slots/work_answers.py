@@ -42,6 +42,7 @@ Refusals = (
     | r.RunNotActive
     | r.SubjectGone
     | r.MoveNotAllowed
+    | r.OnLeave
     | relay.Common
 )
 

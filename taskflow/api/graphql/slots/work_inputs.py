@@ -167,6 +167,10 @@ class AssignInput(OnSlot):
     to: str = strawberry.field(description="The login of the new holder (a candidate).")
     expected_version: int | None = strawberry.field(default=None, description="Guard, as in claim.")
     reason: str | None = strawberry.field(default=None, description="Why, for the timeline.")
+    force: bool = strawberry.field(
+        default=False,
+        description="True: hand it over even when the new holder is on leave (OnLeave otherwise).",
+    )
     idempotency_key: str | None = relay.idempotency_key_field()
 
 

@@ -284,6 +284,7 @@ class WorkMutations:
             input.expected_version,
             input.reason,
             request,
+            force=input.force,
         )
 
     @keyed.mutation(CompletePayload, completed)
