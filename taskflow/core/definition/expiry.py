@@ -10,7 +10,6 @@ instant (``expire.warning(real.days(2), notify=..., with_link=True)``).
 
 from __future__ import annotations
 
-import zoneinfo
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -73,17 +72,6 @@ class Expire:
         if isinstance(self.at, ex.Ref):
             return ".".join(self.at.parts)
         return ex.describe(self.at) if self.at is not None else ""
-
-
-def zone_problem(zone: str | None) -> str | None:
-    """Why ``zone`` is not an IANA time zone (None: it is, or none is given)."""
-    if zone is None:
-        return None
-    try:
-        zoneinfo.ZoneInfo(zone)
-    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
-        return f"{zone!r} is not an IANA time zone"
-    return None
 
 
 class _ExpireFactory:
