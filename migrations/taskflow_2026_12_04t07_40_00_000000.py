@@ -4,7 +4,8 @@ startRun's waitFor listens on it. Going backwards drops the trigger and its func
 """
 
 from piccolo.apps.migrations.auto.migration_manager import MigrationManager
-from piccolo.table import Table
+
+from taskflow.store.common import migration_steps
 
 ID = "2026-12-04T07:40:00:000000"
 VERSION = "1.38.0"
@@ -12,29 +13,16 @@ DESCRIPTION = "run_moved_notify: waking awaited starts"
 
 FUNCTION = "-- The trigger function telling waiters of an awaited start (startRun's waitFor) that a run\n-- entered a state, opened a slot or ended: one notification on channel taskflow_runs per\n-- transaction (an empty payload is folded), whoever wrote the lines (a use case, the\n-- worker's batches, claim statements in SQL); waiters re-read their own run. Created by\n-- migration 2026-12-04T07:40.\nCREATE FUNCTION run_moved_notify() RETURNS trigger LANGUAGE plpgsql AS $$\nBEGIN\n  IF EXISTS (SELECT 1 FROM moved_lines l\n              WHERE l.kind IN ('state.entered', 'slot.opened', 'run.completed',\n                               'run.cancelled')) THEN\n    PERFORM pg_notify('taskflow_runs', '');\n  END IF;\n  RETURN NULL;\nEND\n$$"
 
-TRIGGER = '-- After every statement inserting timeline lines (migration 2026-12-04T07:40).\nCREATE TRIGGER audit_event_run_moved AFTER INSERT ON audit_event\nREFERENCING NEW TABLE AS moved_lines\nFOR EACH STATEMENT EXECUTE FUNCTION run_moved_notify()'
+TRIGGER = "-- After every statement inserting timeline lines (migration 2026-12-04T07:40).\nCREATE TRIGGER audit_event_run_moved AFTER INSERT ON audit_event\nREFERENCING NEW TABLE AS moved_lines\nFOR EACH STATEMENT EXECUTE FUNCTION run_moved_notify()"
 
 
-class _Raw(Table):
-    pass
-
-
-def _raw(text: str) -> str:
-    """raw() formats its text: braces doubled."""
-    return text.replace("{", "{{").replace("}", "}}")
-
-
-async def forwards():
-    manager = MigrationManager(migration_id=ID, app_name="taskflow", description=DESCRIPTION)
-
-    async def create() -> None:
-        await _Raw.raw(_raw(FUNCTION))
-        await _Raw.raw(_raw(TRIGGER))
-
-    async def drop() -> None:
-        await _Raw.raw("DROP TRIGGER IF EXISTS audit_event_run_moved ON audit_event")
-        await _Raw.raw("DROP FUNCTION IF EXISTS run_moved_notify()")
-
-    manager.add_raw(create)
-    manager.add_raw_backwards(drop)
-    return manager
+async def forwards() -> MigrationManager:
+    return migration_steps.run_sql(
+        ID,
+        DESCRIPTION,
+        [FUNCTION, TRIGGER],
+        [
+            "DROP TRIGGER IF EXISTS audit_event_run_moved ON audit_event",
+            "DROP FUNCTION IF EXISTS run_moved_notify()",
+        ],
+    )

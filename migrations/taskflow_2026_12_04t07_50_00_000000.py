@@ -5,7 +5,8 @@ collide with the scheduled run when it starts). Going backwards restores the ind
 """
 
 from piccolo.apps.migrations.auto.migration_manager import MigrationManager
-from piccolo.table import Table
+
+from taskflow.store.common import migration_steps
 
 ID = "2026-12-04T07:50:00:000000"
 VERSION = "1.38.0"
@@ -20,21 +21,10 @@ PREVIOUS = (
 )
 
 
-class _Raw(Table):
-    pass
-
-
-async def forwards():
-    manager = MigrationManager(migration_id=ID, app_name="taskflow", description=DESCRIPTION)
-
-    async def replace() -> None:
-        await _Raw.raw("DROP INDEX IF EXISTS run_live_per_subject")
-        await _Raw.raw(INDEX)
-
-    async def restore() -> None:
-        await _Raw.raw("DROP INDEX IF EXISTS run_live_per_subject")
-        await _Raw.raw(PREVIOUS)
-
-    manager.add_raw(replace)
-    manager.add_raw_backwards(restore)
-    return manager
+async def forwards() -> MigrationManager:
+    return migration_steps.run_sql(
+        ID,
+        DESCRIPTION,
+        ["DROP INDEX IF EXISTS run_live_per_subject", INDEX],
+        ["DROP INDEX IF EXISTS run_live_per_subject", PREVIOUS],
+    )

@@ -4,7 +4,8 @@ processes serving GraphQL subscriptions (docs/live.md). Going backwards drops it
 """
 
 from piccolo.apps.migrations.auto.migration_manager import MigrationManager
-from piccolo.table import Table
+
+from taskflow.store.common import migration_steps
 
 ID = "2026-12-04T08:30:00:000000"
 VERSION = "1.38.0"
@@ -14,26 +15,13 @@ FUNCTION = "-- The trigger function announcing the ids of the timeline lines a s
 TRIGGER = "-- Every writer of timeline lines inserts into audit_event (the outbox's trigger sees the same).\nCREATE TRIGGER audit_event_live AFTER INSERT ON audit_event\nREFERENCING NEW TABLE AS live_lines\nFOR EACH STATEMENT EXECUTE FUNCTION live_lines()"
 
 
-class _Raw(Table):
-    pass
-
-
-def _raw(text: str) -> str:
-    """raw() formats its text: braces doubled."""
-    return text.replace("{", "{{").replace("}", "}}")
-
-
-async def forwards():
-    manager = MigrationManager(migration_id=ID, app_name="taskflow", description=DESCRIPTION)
-
-    async def create() -> None:
-        for statement in (FUNCTION, TRIGGER):
-            await _Raw.raw(_raw(statement))
-
-    async def drop() -> None:
-        await _Raw.raw("DROP TRIGGER IF EXISTS audit_event_live ON audit_event")
-        await _Raw.raw("DROP FUNCTION IF EXISTS live_lines()")
-
-    manager.add_raw(create)
-    manager.add_raw_backwards(drop)
-    return manager
+async def forwards() -> MigrationManager:
+    return migration_steps.run_sql(
+        ID,
+        DESCRIPTION,
+        [FUNCTION, TRIGGER],
+        [
+            "DROP TRIGGER IF EXISTS audit_event_live ON audit_event",
+            "DROP FUNCTION IF EXISTS live_lines()",
+        ],
+    )

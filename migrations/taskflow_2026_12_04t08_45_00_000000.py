@@ -4,7 +4,8 @@ an instant are index reads (docs/history.md). The spans of the existing timeline
 from its ``state.entered`` and ``run.cancelled`` lines."""
 
 from piccolo.apps.migrations.auto.migration_manager import MigrationManager
-from piccolo.table import Table
+
+from taskflow.store.common import migration_steps
 
 ID = "2026-12-04T08:45:00:000000"
 VERSION = "1.38.0"
@@ -30,20 +31,5 @@ DROP = (
 )
 
 
-class _Raw(Table):
-    """Runs the raw statements (``raw()`` formats its text, so braces are doubled)."""
-
-
-def _steps(statements: tuple[str, ...]):
-    async def step() -> None:
-        for statement in statements:
-            await _Raw.raw(statement.replace("{", "{{").replace("}", "}}"))
-
-    return step
-
-
-async def forwards():
-    manager = MigrationManager(migration_id=ID, app_name="taskflow", description=DESCRIPTION)
-    manager.add_raw(_steps((*CREATE, FUNCTION, TRIGGER, *BACKFILL)))
-    manager.add_raw_backwards(_steps(DROP))
-    return manager
+async def forwards() -> MigrationManager:
+    return migration_steps.run_sql(ID, DESCRIPTION, [*CREATE, FUNCTION, TRIGGER, *BACKFILL], DROP)

@@ -4,7 +4,8 @@ deleted (``subject.deleted``, one per live run, before its ``run.ended``): the t
 ``holder`` detail. Going backwards restores 2026-12-04T08:10's function."""
 
 from piccolo.apps.migrations.auto.migration_manager import MigrationManager
-from piccolo.table import Table
+
+from taskflow.store.common import migration_steps
 
 ID = "2026-12-04T09:12:00:000000"
 VERSION = "1.38.0"
@@ -14,24 +15,5 @@ FUNCTION = "-- The trigger function deriving outbox events (and one delivery per
 PREVIOUS = "-- The trigger function deriving outbox events (and one delivery per subscribed endpoint)\n-- from the timeline lines a statement inserted; created by migration 2026-12-01T21:36,\n-- replaced by 2026-12-01T22:41 (clock.at_risk), 2026-12-02T06:00 (no outsider's address) and\n-- 2026-12-04T08:10 (child runs: run.child_started, run.child_ended).\nCREATE OR REPLACE FUNCTION outbox_rows() RETURNS trigger LANGUAGE plpgsql AS $$\nDECLARE\n  written integer;\nBEGIN\n  -- No enabled endpoint: one probe of a tiny table, and nothing is written.\n  IF NOT EXISTS (SELECT 1 FROM webhook_endpoint WHERE enabled) THEN\n    RETURN NULL;\n  END IF;\n  WITH typed AS (\n    -- The one place an event loses what the timeline keeps (docs/events.md): an outsider\n    -- (actor email:<address>) acts through a magic link, named link:<its id> (the link of\n    -- the line, else the one it last used on the run); of the details only those a body\n    -- reads are kept (webhook_events.DETAIL_KEYS: no address, name, audience or payload),\n    -- and no reason but a cancellation's.\n    SELECT l.id, l.run, l.slot, l.at,\n           CASE WHEN l.actor LIKE 'email:%' THEN 'link:' || coalesce(\n             l.details->>'link',\n             (SELECT m.id::text FROM magic_link m\n               WHERE m.run = l.run AND m.consumed_at IS NOT NULL\n                 AND 'email:' || lower(m.recipient_email) = l.actor\n               ORDER BY m.consumed_at DESC, m.id LIMIT 1),\n             'unknown')\n           ELSE l.actor END AS actor,\n           CASE WHEN l.kind = 'run.cancelled' THEN l.reason END AS reason,\n           (SELECT coalesce(jsonb_object_agg(d.key, d.value), '{}'::jsonb)\n              FROM jsonb_each(l.details) d\n             WHERE d.key IN ('slot', 'previous_holder', 'to', 'milestone', 'due_at',\n                             'at_risk_at', 'breached', 'added', 'event', 'expires_at',\n                             'source', 'target', 'via', 'state', 'reminder', 'firing',\n                             'link', 'label', 'child_run', 'child_workflow', 'status',\n                             'failure')) AS details,\n           CASE l.kind\n             WHEN 'run.started' THEN 'run.started'\n             WHEN 'run.transitioned' THEN 'run.state_changed'\n             WHEN 'run.completed' THEN 'run.ended'\n             WHEN 'run.cancelled' THEN 'run.ended'\n             WHEN 'slot.opened' THEN 'slot.opened'\n             WHEN 'slot.claimed' THEN 'slot.claimed'\n             WHEN 'slot.released' THEN 'slot.released'\n             WHEN 'slot.assigned' THEN 'slot.assigned'\n             WHEN 'slot.reassigned' THEN 'slot.assigned'\n             WHEN 'slot.satisfied' THEN 'slot.completed'\n             WHEN 'clock.at_risk' THEN 'clock.at_risk'\n             WHEN 'clock.breached' THEN 'clock.breached'\n             WHEN 'clock.met' THEN 'clock.met'\n             WHEN 'reminder.fired' THEN 'reminder.fired'\n             WHEN 'slot.escalated' THEN 'escalation.fired'\n             WHEN 'link.minted' THEN 'link.minted'\n             WHEN 'link.used' THEN 'link.used'\n             WHEN 'event.buffered' THEN 'event.buffered'\n             WHEN 'child.started' THEN 'run.child_started'\n             WHEN 'child.ended' THEN 'run.child_ended'\n           END AS type, l.kind\n    FROM outbox_lines l\n  ), events AS (\n    INSERT INTO outbox_event (type, line, kind, run, slot, slot_name, workflow, workflow_version,\n                              subject_type, subject_external_id, actor, reason, details,\n                              occurred_at)\n    SELECT t.type, t.id, t.kind, t.run, t.slot, coalesce(s.name, t.details->>'slot'), r.workflow,\n           r.definition_version, j.type, j.external_id, t.actor, t.reason,\n           t.details, t.at\n    FROM typed t\n    JOIN run r ON r.id = t.run\n    JOIN subject j ON j.id = r.subject\n    LEFT JOIN slot s ON s.id = t.slot\n    WHERE t.type IS NOT NULL\n      AND EXISTS (SELECT 1 FROM webhook_endpoint e\n                  WHERE e.enabled\n                    AND (cardinality(e.event_types) = 0 OR t.type = ANY(e.event_types))\n                    AND (cardinality(e.workflows) = 0 OR r.workflow = ANY(e.workflows)))\n    ORDER BY t.id\n    RETURNING id, type, run, workflow, occurred_at\n  )\n  INSERT INTO webhook_delivery (event, endpoint, run, next_at, created_at, since)\n  SELECT v.id, e.id, v.run, v.occurred_at, v.occurred_at, v.occurred_at\n  FROM events v\n  JOIN webhook_endpoint e\n    ON e.enabled\n   AND (cardinality(e.event_types) = 0 OR v.type = ANY(e.event_types))\n   AND (cardinality(e.workflows) = 0 OR v.workflow = ANY(e.workflows))\n  ORDER BY v.id, e.id;\n  GET DIAGNOSTICS written = ROW_COUNT;\n  IF written > 0 THEN\n    PERFORM pg_notify('taskflow_webhooks', '');\n  END IF;\n  RETURN NULL;\nEND\n$$"
 
 
-class _Raw(Table):
-    pass
-
-
-def _raw(text: str) -> str:
-    """raw() formats its text: braces doubled."""
-    return text.replace("{", "{{").replace("}", "}}")
-
-
-async def forwards():
-    manager = MigrationManager(migration_id=ID, app_name="taskflow", description=DESCRIPTION)
-
-    async def replace() -> None:
-        await _Raw.raw(_raw(FUNCTION))
-
-    async def restore() -> None:
-        await _Raw.raw(_raw(PREVIOUS))
-
-    manager.add_raw(replace)
-    manager.add_raw_backwards(restore)
-    return manager
+async def forwards() -> MigrationManager:
+    return migration_steps.replace_sql(ID, DESCRIPTION, FUNCTION, PREVIOUS)

@@ -6,7 +6,8 @@ satisfied and cancelled, so the report's conditions, which read the ended status
 backwards restores 2026-12-01T21:35's predicates."""
 
 from piccolo.apps.migrations.auto.migration_manager import MigrationManager
-from piccolo.table import Table
+
+from taskflow.store.common import migration_steps
 
 ID = "2026-12-04T09:13:00:000000"
 VERSION = "1.38.0"
@@ -19,32 +20,21 @@ _COLUMNS = (
 )
 
 
-class _Raw(Table):
-    pass
-
-
-async def _indexes(ended: str) -> None:
-    await _Raw.raw("DROP INDEX IF EXISTS slot_ended_report")
-    await _Raw.raw(
+def _indexes(ended: str) -> list[str]:
+    return [
+        "DROP INDEX IF EXISTS slot_ended_report",
         f"CREATE INDEX slot_ended_report ON slot (opened_at) INCLUDE ({_COLUMNS}) "
-        f"WHERE measured_clock IS NOT NULL AND status IN ({ended})"
-    )
-    await _Raw.raw("DROP INDEX IF EXISTS slot_unmeasured_opened_at")
-    await _Raw.raw(
+        f"WHERE measured_clock IS NOT NULL AND status IN ({ended})",
+        "DROP INDEX IF EXISTS slot_unmeasured_opened_at",
         "CREATE INDEX slot_unmeasured_opened_at ON slot (opened_at) "
-        f"WHERE measured_clock IS NULL OR status NOT IN ({ended})"
+        f"WHERE measured_clock IS NULL OR status NOT IN ({ended})",
+    ]
+
+
+async def forwards() -> MigrationManager:
+    return migration_steps.run_sql(
+        ID,
+        DESCRIPTION,
+        _indexes("'cancelled', 'expired', 'satisfied'"),
+        _indexes("'cancelled', 'satisfied'"),
     )
-
-
-async def forwards():
-    manager = MigrationManager(migration_id=ID, app_name="taskflow", description=DESCRIPTION)
-
-    async def with_expired() -> None:
-        await _indexes("'cancelled', 'expired', 'satisfied'")
-
-    async def without_expired() -> None:
-        await _indexes("'cancelled', 'satisfied'")
-
-    manager.add_raw(with_expired)
-    manager.add_raw_backwards(without_expired)
-    return manager

@@ -41,6 +41,13 @@ async def step(services: container.Services, frozen_clock: clock.FrozenClock, to
     return await timers.run_due(services, to)
 
 
+async def fire(services: container.Services, when: datetime) -> int:
+    """:func:`step` on ``services``' own frozen clock: how many timers fired."""
+    frozen = services.clock
+    assert isinstance(frozen, clock.FrozenClock), frozen
+    return await step(services, frozen, when)
+
+
 async def notifications(
     client: httpx.AsyncClient, token: str, recipients: str | None = None
 ) -> list[dict[str, Any]]:

@@ -16,7 +16,7 @@ from taskflow.service.common import container
 from taskflow.service.delivery import webhook_delivery
 from tests.api import workflows as w
 from tests.api.conftest import World
-from tests.api.test_webhooks_api import create, drain
+from tests.api.test_webhooks_api import drain, listening
 from tests.api.test_webhooks_api import settings as settings
 from tests.webhook_receiver import Receiver
 
@@ -39,14 +39,13 @@ async def test_a_clock_past_its_at_risk_share_reaches_the_receiver_and_nothing_e
     world: World, receiver: Receiver, sender: webhook_delivery.Sender
 ) -> None:
     client, people, frozen_clock, services = world.client, world.people, world.clock, world.services
-    made = await create(
+    await listening(
         client,
         people["leah"],
-        receiver.url,
+        receiver,
         eventTypes=["clock.at_risk"],
         workflows=["expense-approval"],
     )
-    receiver.secrets.append(made["endpoint"]["secret"])
     started = await w.start(
         client, people["app"], "expense-approval", "expense", "EXP-9", w.EXPENSE
     )

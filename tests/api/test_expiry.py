@@ -24,7 +24,7 @@ from taskflow.service.common import container
 from tests.api import expiry_workflows
 from tests.api import magic as m
 from tests.api import workflows as w
-from tests.api.reminders import at, notifications
+from tests.api.reminders import at, fire, notifications
 from tests.conftest import app_with, gql
 
 pytestmark = pytest.mark.anyio
@@ -51,11 +51,6 @@ async def slot_node(api: httpx.AsyncClient, token: str, slot_id: str) -> dict[st
 
 async def run_of(api: httpx.AsyncClient, token: str, run_id: str) -> dict[str, Any]:
     return dict((await gql(api, SLOTS, {"id": run_id}, token=token)).ok()["run"])
-
-
-async def fire(services: container.Services, when: Any) -> int:
-    services.clock.set(when)  # type: ignore[attr-defined]
-    return await timers.run_due(services, when)
 
 
 async def start_quote(api: httpx.AsyncClient, tokens: dict[str, str], ref: str) -> str:

@@ -11,6 +11,7 @@ from typing import Any
 
 import httpx
 import pytest
+from mcp.client.client import Client
 
 from taskflow.api.mcp import documents
 from taskflow.service.access import principals
@@ -41,6 +42,19 @@ async def _graphql(
 ) -> dict[str, Any]:
     found: dict[str, Any] = (await gql(client, document, variables, token=token)).ok()
     return found
+
+
+async def _on_slot(agent: Client, tool: str, slot_id: str, version: int, reason: str) -> Any:
+    """Call the write tool ``tool`` on one slot; its raw result (read by answer or refusal)."""
+    return await agent.call_tool(
+        tool, {"slotId": slot_id, "expectedVersion": version, "reason": reason}
+    )
+
+
+async def _still_open(client: httpx.AsyncClient, token: str, slot_id: str) -> None:
+    """The slot is as it opened: open, held by no one, version 1 (a refusal changed nothing)."""
+    slot = (await _graphql(client, token, SLOT, {"id": slot_id}))["slot"]
+    assert slot == {"status": "OPEN", "holder": None, "version": 1}
 
 
 async def _review(client: httpx.AsyncClient, people: dict[str, str]) -> tuple[str, dict[str, Any]]:
@@ -124,11 +138,7 @@ async def test_a_principal_without_the_workflows_grant_sees_none_of_its_slots(
         inbox = mcp_client.answer(await agent.call_tool("inbox", {}))
         run = mcp_client.refusal(await agent.call_tool("run", {"runId": run_id}))
         work = mcp_client.answer(await agent.call_tool("work", {"workflow": "expense-approval"}))
-        claim = mcp_client.refusal(
-            await agent.call_tool(
-                "claim", {"slotId": review["id"], "expectedVersion": 1, "reason": "try"}
-            )
-        )
+        claim = mcp_client.refusal(await _on_slot(agent, "claim", review["id"], 1, "try"))
     assert inbox["edges"] == []
     assert run["code"] == "NOT_FOUND"
     assert work["edges"] == []
@@ -156,15 +166,10 @@ async def test_a_write_without_the_opt_in_is_refused_and_changes_nothing(
     # An agent grant on another workflow is not one on this.
     await principals.set_agent(services, None, "fiona", ["vendor-onboarding"], allow=True)
     async with mcp_client.connect(services, people["fiona"]) as agent:
-        refused = mcp_client.refusal(
-            await agent.call_tool(
-                "claim", {"slotId": review["id"], "expectedVersion": 1, "reason": "mine"}
-            )
-        )
+        refused = mcp_client.refusal(await _on_slot(agent, "claim", review["id"], 1, "mine"))
     assert refused["code"] == "FORBIDDEN"
     assert "taskflow principals agent fiona" in refused["message"]
-    slot = (await _graphql(client, people["fiona"], SLOT, {"id": review["id"]}))["slot"]
-    assert slot == {"status": "OPEN", "holder": None, "version": 1}
+    await _still_open(client, people["fiona"], review["id"])
 
 
 async def test_a_stale_expected_version_is_refused_and_changes_nothing(
@@ -173,21 +178,12 @@ async def test_a_stale_expected_version_is_refused_and_changes_nothing(
     run_id, review = await _review(client, people)
     await principals.set_agent(services, None, "fiona", None, allow=True)
     async with mcp_client.connect(services, people["fiona"]) as agent:
-        stale = mcp_client.refusal(
-            await agent.call_tool(
-                "claim", {"slotId": review["id"], "expectedVersion": 0, "reason": "mine"}
-            )
-        )
-        blank = mcp_client.refusal(
-            await agent.call_tool(
-                "claim", {"slotId": review["id"], "expectedVersion": 1, "reason": "  "}
-            )
-        )
+        stale = mcp_client.refusal(await _on_slot(agent, "claim", review["id"], 0, "mine"))
+        blank = mcp_client.refusal(await _on_slot(agent, "claim", review["id"], 1, "  "))
     assert stale["code"] == "STALE_VERSION"
     assert stale["currentVersion"] == 1
     assert blank["code"] == "INVALID_INPUT"
-    slot = (await _graphql(client, people["fiona"], SLOT, {"id": review["id"]}))["slot"]
-    assert slot == {"status": "OPEN", "holder": None, "version": 1}
+    await _still_open(client, people["fiona"], review["id"])
     lines = await w.timeline(client, people["fiona"], run_id, ["slot.claimed"])
     assert lines == []
 
@@ -199,16 +195,9 @@ async def test_a_claim_through_mcp_shows_the_client_on_the_runs_timeline(
     await principals.set_agent(services, None, "fiona", ["expense-approval"], allow=True)
     async with mcp_client.connect(services, people["fiona"]) as agent:
         claimed = mcp_client.answer(
-            await agent.call_tool(
-                "claim",
-                {"slotId": review["id"], "expectedVersion": 1, "reason": "triaging the queue"},
-            )
+            await _on_slot(agent, "claim", review["id"], 1, "triaging the queue")
         )
-        released = mcp_client.answer(
-            await agent.call_tool(
-                "release", {"slotId": review["id"], "expectedVersion": 2, "reason": "not mine"}
-            )
-        )
+        released = mcp_client.answer(await _on_slot(agent, "release", review["id"], 2, "not mine"))
     assert claimed["slot"]["holder"] == "fiona"
     assert released["slot"] == {
         "id": review["id"],

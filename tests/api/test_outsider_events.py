@@ -33,8 +33,7 @@ async def test_no_event_carries_the_address_of_an_outsider_who_completed_by_link
     sender: webhook_delivery.Sender,
     frozen_clock: clock.FrozenClock,
 ) -> None:
-    created = await hooks.create(client, people["ada"], receiver.url)  # every event type
-    receiver.secrets.append(created["endpoint"]["secret"])
+    await hooks.listening(client, people["ada"], receiver)  # every event type
     run = await m.start_vendor(client, people, required_documents=["insurance"])
     upload = (await m.upload_slots(client, people, run["id"]))["insurance"]
     link = await m.minted(client, people, upload, email=ADDRESS.upper(), name="Anna Acme")

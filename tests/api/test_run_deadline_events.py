@@ -13,7 +13,7 @@ from taskflow.service.clocks import timers as timer_service
 from taskflow.service.delivery import webhook_delivery
 from tests.api import workflows as w
 from tests.api.conftest import World
-from tests.api.test_webhooks_api import create, drain
+from tests.api.test_webhooks_api import drain, listening
 from tests.api.test_webhooks_api import settings as settings
 from tests.webhook_receiver import Receiver
 
@@ -24,14 +24,13 @@ async def test_a_ticket_missing_its_contract_date_reaches_the_receiver(
     world: World, receiver: Receiver, sender: webhook_delivery.Sender
 ) -> None:
     client, people, frozen_clock, services = world.client, world.people, world.clock, world.services
-    made = await create(
+    await listening(
         client,
         people["ada"],
-        receiver.url,
+        receiver,
         eventTypes=["run.deadline_at_risk", "run.deadline_breached"],
         workflows=["support-ticket"],
     )
-    receiver.secrets.append(made["endpoint"]["secret"])
     ticket = {**w.TICKET, "due_date": "2026-12-02"}  # the end of Wednesday's London day
     started = await w.start(client, people["app"], "support-ticket", "ticket", "T-1", ticket)
     run_id = started["run"]["id"]

@@ -10,7 +10,6 @@ The frozen clock starts on Tuesday 1 December 2026, 09:00 UTC (London is on UTC 
 from __future__ import annotations
 
 import asyncio
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +19,7 @@ import pytest
 from taskflow.service.clocks import timers
 from taskflow.service.common import container
 from tests.api import workflows as w
-from tests.api.reminders import at, notifications
+from tests.api.reminders import at, fire, notifications
 from tests.conftest import app_with, gql
 
 pytestmark = pytest.mark.anyio
@@ -52,11 +51,6 @@ async def run_of(api: httpx.AsyncClient, token: str, run_id: str) -> dict[str, A
 
 def lines(run: dict[str, Any], kind: str) -> list[dict[str, Any]]:
     return [e["node"]["details"] for e in run["timeline"]["edges"] if e["node"]["kind"] == kind]
-
-
-async def fire(services: container.Services, when: datetime) -> int:
-    services.clock.set(when)  # type: ignore[attr-defined]
-    return await timers.run_due(services, when)
 
 
 async def start(

@@ -10,6 +10,8 @@ timeline line it writes carries ``"via": "mcp:<client>"`` and the reason.
 
 from __future__ import annotations
 
+import inspect
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 import mcp_types
@@ -92,139 +94,158 @@ async def _act(
     return calls.unless_refused(data[field])
 
 
-def register(server: MCPServer[Any], tools: Tools) -> None:
-    """Add the write tools to ``server``."""
+def _arg(name: str, annotation: Any, default: Any = inspect.Parameter.empty) -> inspect.Parameter:
+    return inspect.Parameter(
+        name, inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=annotation, default=default
+    )
 
-    @server.tool(
-        annotations=_write(destructive=False),
-        description="Claim an open slot "
+
+_SLOT_ID, _RUN_ID = _arg("slotId", str), _arg("runId", str)
+_VERSION, _REASON = _arg("expectedVersion", int), _arg("reason", str)
+_PAYLOAD = _arg("payload", dict[str, Any] | None, None)
+
+
+@dataclass(frozen=True)
+class _Tool:
+    """One write tool: its arguments (the input schema, in order) and the mutation it runs."""
+
+    name: str
+    description: str
+    annotations: mcp_types.ToolAnnotations
+    document: str
+    arguments: tuple[inspect.Parameter, ...]
+    #: The arguments the mutation's input takes, as given (see :func:`_input`).
+    input: tuple[str, ...]
+    #: The function name the input and output schemas' titles carry (default: ``name``).
+    function: str = ""
+
+    @property
+    def target(self) -> tuple[str, str]:
+        """("slot" or "run", the argument naming it)."""
+        return ("slot", "slotId") if self.arguments[0].name == "slotId" else ("run", "runId")
+
+
+_TOOLS = (
+    _Tool(
+        "claim",
+        "Claim an open slot "
         "(slotId, as the run or inbox tool gave it) for yourself. expectedVersion: "
         "the slot's version you read; refused (STALE_VERSION) if it moved.",
-    )
-    @calls.answered
-    async def claim(
-        ctx: ToolContext[Any, Any], slotId: str, expectedVersion: int, reason: str
-    ) -> dict[str, Any]:
-        given = {"slotId": slotId, "expectedVersion": expectedVersion}
-        return await _act(tools, ctx, ("slot", slotId), reason, (documents.CLAIM, "claim"), given)
-
-    @server.tool(
-        annotations=_write(destructive=True),
-        description="Put a slot you hold "
-        "(or delegate) back in the pool. expectedVersion: the slot's version.",
-    )
-    @calls.answered
-    async def release(
-        ctx: ToolContext[Any, Any], slotId: str, expectedVersion: int, reason: str
-    ) -> dict[str, Any]:
-        given = {"slotId": slotId, "expectedVersion": expectedVersion, "reason": reason}
-        return await _act(
-            tools, ctx, ("slot", slotId), reason, (documents.RELEASE, "release"), given
-        )
-
-    @server.tool(
-        annotations=_write(destructive=True),
-        description="Hand a slot to a "
+        _write(destructive=False),
+        documents.CLAIM,
+        (_SLOT_ID, _VERSION, _REASON),
+        ("slotId", "expectedVersion"),
+    ),
+    _Tool(
+        "release",
+        "Put a slot you hold (or delegate) back in the pool. expectedVersion: the slot's version.",
+        _write(destructive=True),
+        documents.RELEASE,
+        (_SLOT_ID, _VERSION, _REASON),
+        ("slotId", "expectedVersion", "reason"),
+    ),
+    _Tool(
+        "assign",
+        "Hand a slot to a "
         "candidate (to: their principal id), as its holder or a delegate. "
         "expectedVersion: the slot's version.",
-    )
-    @calls.answered
-    async def assign(
-        ctx: ToolContext[Any, Any], slotId: str, to: str, expectedVersion: int, reason: str
-    ) -> dict[str, Any]:
-        given = {"slotId": slotId, "to": to, "expectedVersion": expectedVersion, "reason": reason}
-        return await _act(tools, ctx, ("slot", slotId), reason, (documents.ASSIGN, "assign"), given)
-
-    @server.tool(
-        annotations=_write(destructive=True),
-        description="Complete a slot with "
+        _write(destructive=True),
+        documents.ASSIGN,
+        (_SLOT_ID, _arg("to", str), _VERSION, _REASON),
+        ("slotId", "to", "expectedVersion", "reason"),
+    ),
+    _Tool(
+        "complete",
+        "Complete a slot with "
         "its event's payload (a JSON object); the run moves on and cannot be moved "
         "back. expectedVersion: the slot's version.",
-    )
-    @calls.answered
-    async def complete(
-        ctx: ToolContext[Any, Any],
-        slotId: str,
-        expectedVersion: int,
-        reason: str,
-        payload: dict[str, Any] | None = None,
-        event: str | None = None,
-    ) -> dict[str, Any]:
-        given = {
-            "slotId": slotId,
-            "expectedVersion": expectedVersion,
-            "payload": payload,
-            "event": event,
-        }
-        return await _act(
-            tools, ctx, ("slot", slotId), reason, (documents.COMPLETE, "complete"), given
-        )
-
-    @server.tool(
-        annotations=_write(destructive=True),
-        description="Raise an event on one "
+        _write(destructive=True),
+        documents.COMPLETE,
+        (_SLOT_ID, _VERSION, _REASON, _PAYLOAD, _arg("event", str | None, None)),
+        ("slotId", "expectedVersion", "payload", "event"),
+    ),
+    _Tool(
+        "raiseEvent",
+        "Raise an event on one "
         "run (runId): it completes the slot waiting for it, or the run keeps it. "
         "expectedVersion: the run's version.",
-    )
-    @calls.answered
-    async def raiseEvent(
-        ctx: ToolContext[Any, Any],
-        runId: str,
-        event: str,
-        expectedVersion: int,
-        reason: str,
-        payload: dict[str, Any] | None = None,
-        slotName: str | None = None,
-    ) -> dict[str, Any]:
-        given = {
-            "event": event,
-            "payload": payload,
-            "target": {"runId": runId, "slotName": slotName},
-            "expectedVersion": expectedVersion,
-        }
-        return await _act(
-            tools, ctx, ("run", runId), reason, (documents.RAISE_EVENT, "raiseEvent"), given
-        )
-
-    @server.tool(
-        annotations=_write(destructive=False),
-        description="Run a PARKED "
+        _write(destructive=True),
+        documents.RAISE_EVENT,
+        (
+            _RUN_ID,
+            _arg("event", str),
+            _VERSION,
+            _REASON,
+            _PAYLOAD,
+            _arg("slotName", str | None, None),
+        ),
+        ("event", "payload", "target", "expectedVersion"),
+    ),
+    _Tool(
+        "retryStep",
+        "Run a PARKED "
         "automatic step (stepId) of a run (runId) again, due now (leads, managers, "
         "admins). expectedVersion: the run's version.",
-    )
-    @calls.answered
-    async def retryStep(
-        ctx: ToolContext[Any, Any], runId: str, stepId: str, expectedVersion: int, reason: str
-    ) -> dict[str, Any]:
-        given = {"stepId": stepId, "expectedVersion": expectedVersion, "reason": reason}
+        _write(destructive=False),
+        documents.RETRY_STEP,
+        (_RUN_ID, _arg("stepId", str), _VERSION, _REASON),
+        ("stepId", "expectedVersion", "reason"),
+    ),
+    *(
+        _Tool(
+            verb,
+            f"{what} clocks of a run's current slots (leads, managers, admins). "
+            "expectedVersion: the run's version.",
+            _write(destructive=False, idempotent=True),
+            document,
+            (_RUN_ID, _VERSION, _REASON),
+            ("runId", "expectedVersion", "reason"),
+            function="clocks",
+        )
+        for verb, what, document in (
+            ("pauseClocks", "Pause the running", documents.PAUSE_CLOCKS),
+            ("resumeClocks", "Resume the paused", documents.RESUME_CLOCKS),
+        )
+    ),
+)
+
+
+def _input(spec: _Tool, given: dict[str, Any]) -> dict[str, Any]:
+    """The mutation's input from the tool's arguments (``target``: the run and its slot)."""
+    given = given | {"target": {"runId": given.get("runId"), "slotName": given.get("slotName")}}
+    return {key: given.get(key) for key in spec.input}
+
+
+def register(server: MCPServer[Any], tools: Tools) -> None:
+    """Add the write tools to ``server``."""
+    for spec in _TOOLS:
+        _add(server, tools, spec)
+
+
+def _add(server: MCPServer[Any], tools: Tools, spec: _Tool) -> None:
+    kind, named_by = spec.target
+
+    async def tool(ctx: ToolContext[Any, Any], **given: Any) -> dict[str, Any]:
         return await _act(
             tools,
             ctx,
-            ("run", runId),
-            reason,
-            (documents.RETRY_STEP, "retryStep"),
-            given,
-            step_id=stepId,
+            (kind, given[named_by]),
+            given["reason"],
+            (spec.document, spec.name),
+            _input(spec, given),
+            step_id=given.get("stepId"),
         )
 
-    for verb, pause in (("pauseClocks", True), ("resumeClocks", False)):
-        _clock_tool(server, tools, verb, pause)
-
-
-def _clock_tool(server: MCPServer[Any], tools: Tools, verb: str, pause: bool) -> None:
-    document = documents.PAUSE_CLOCKS if pause else documents.RESUME_CLOCKS
-    what = "Pause the running" if pause else "Resume the paused"
-
-    async def clocks(
-        ctx: ToolContext[Any, Any], runId: str, expectedVersion: int, reason: str
-    ) -> dict[str, Any]:
-        given = {"runId": runId, "expectedVersion": expectedVersion, "reason": reason}
-        return await _act(tools, ctx, ("run", runId), reason, (document, verb), given)
-
+    # The SDK derives the tool's input schema from its signature: the declared arguments.
+    arguments = (_arg("ctx", ToolContext[Any, Any]), *spec.arguments)
+    tool.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        arguments, return_annotation=dict[str, Any]
+    )
+    tool.__annotations__ = {a.name: a.annotation for a in arguments} | {"return": dict[str, Any]}
+    tool.__name__ = tool.__qualname__ = spec.function or spec.name
     server.add_tool(
-        calls.answered(clocks),
-        name=verb,
-        description=f"{what} clocks of a run's current slots (leads, managers, admins). "
-        "expectedVersion: the run's version.",
-        annotations=_write(destructive=False, idempotent=True),
+        calls.answered(tool),
+        name=spec.name,
+        description=spec.description,
+        annotations=spec.annotations,
     )

@@ -10,13 +10,11 @@ slot is live and cancelled by the same reconciliation as every slot timer once i
 
 from __future__ import annotations
 
-import zoneinfo
 from collections.abc import Iterable, Mapping
-from datetime import UTC, date, datetime, time, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
-from taskflow import errors
-from taskflow.core.clocks import calendars, deadlines
+from taskflow.core.clocks import calendars, deadlines, subject_dates
 from taskflow.core.clocks.timer_states import TimerSpec
 from taskflow.core.definition import budgets as bu
 from taskflow.core.definition.conditions import expr as ex
@@ -29,8 +27,11 @@ EXPIRE, EXPIRE_WARNING = "expire", "expire_warning"
 KINDS = (EXPIRE, EXPIRE_WARNING)
 
 
-class BadSubjectDate(errors.ValidationError):
-    """The subject attribute an expiry reads holds no date or instant (nothing was changed)."""
+#: The refusal of a subject whose date an expiry reads is no date (``subject_dates``).
+BadSubjectDate = subject_dates.BadSubjectDate
+
+#: What leaving an expiry's subject date out means, for the refusal's message.
+_ABSENT = "the slot then never expires"
 
 
 def parse_instant(value: Any, zone: str | None, attribute: str) -> datetime | None:
@@ -39,28 +40,7 @@ def parse_instant(value: Any, zone: str | None, attribute: str) -> datetime | No
 
     Anything else is :class:`BadSubjectDate` naming ``attribute``.
     """
-    if value is ex.MISSING or value is None:
-        return None
-    tz = zoneinfo.ZoneInfo(zone) if zone else UTC
-    if isinstance(value, str):
-        text = value.strip()
-        try:
-            if len(text) == 10:  # YYYY-MM-DD: the day runs out at the next midnight there
-                day = date.fromisoformat(text)
-                return datetime.combine(day + timedelta(days=1), time(0), tz).astimezone(UTC)
-            moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
-        except ValueError:
-            pass
-        else:
-            if moment.tzinfo is None:
-                moment = moment.replace(tzinfo=tz)
-            return moment.astimezone(UTC)
-    raise BadSubjectDate(
-        f"subject.{attribute} is {value!r}, which is not a date: send an ISO 8601 date "
-        "('2026-12-31') or date-time ('2026-12-31T17:00:00+01:00'), or leave it out "
-        "(the slot then never expires).",
-        field=f"subject.{attribute}",
-    )
+    return subject_dates.parse_instant(value, zone, attribute, absent=_ABSENT)
 
 
 def expires_at(

@@ -17,13 +17,12 @@ from typing import Any
 
 from taskflow.core.definition import audience as au
 from taskflow.core.definition import budgets as bu
-from taskflow.core.definition import sla
+from taskflow.core.definition import sla, timing
 from taskflow.core.definition.conditions import expr as ex
-from taskflow.core.definition.conditions import expr_data as exd
 
 
 @dataclass(frozen=True, eq=False, init=False)
-class Deadline:
+class Deadline(timing.Timing):
     """When the run is due, and what its at-risk and breach milestones do."""
 
     after: bu.BudgetLike | None
@@ -62,13 +61,6 @@ class Deadline:
         set_(self, "on_breach", tuple(found))
         set_(self, "on_risk", sla.actions(notify=notify_at_risk))
 
-    @property
-    def attribute(self) -> str:
-        """The subject attribute an ``at`` deadline reads, dotted (``due_date``)."""
-        if isinstance(self.at, ex.Ref):
-            return ".".join(self.at.parts)
-        return ex.describe(self.at) if self.at is not None else ""
-
     def describe(self) -> str:
         """``5 business days after the start`` or ``at subject.due_date (end of the business
         day on uk-london)``."""
@@ -79,11 +71,7 @@ class Deadline:
 
     def to_json(self) -> Any:
         """``{"after", "at", "zone", "calendar", "on_breach", "on_risk"}``."""
-        return {
-            "after": self.after.to_json() if self.after is not None else None,
-            "at": exd.to_json(self.at) if self.at is not None else None,
-            "zone": self.zone,
-            "calendar": self.calendar,
+        return self.timing_json() | {
             "on_breach": [a.to_json() for a in self.on_breach],
             "on_risk": [a.to_json() for a in self.on_risk],
         }

@@ -10,15 +10,13 @@ instant (``expire.warning(real.days(2), notify=..., with_link=True)``).
 
 from __future__ import annotations
 
-import zoneinfo
 from dataclasses import dataclass
 from typing import Any, Final
 
 from taskflow.core.definition import audience as au
 from taskflow.core.definition import budgets as bu
-from taskflow.core.definition import sla
+from taskflow.core.definition import sla, timing
 from taskflow.core.definition.conditions import expr as ex
-from taskflow.core.definition.conditions import expr_data as exd
 
 
 @dataclass(frozen=True, eq=False)
@@ -38,7 +36,7 @@ class ExpiryWarning:
 
 
 @dataclass(frozen=True, eq=False)
-class Expire:
+class Expire(timing.Timing):
     """When a slot expires: ``after`` its opening (business or real time, a budget table
     allowed), or ``at`` the instant a subject path holds (read in ``zone`` when it carries no
     offset; a bare date means the end of that day there)."""
@@ -59,31 +57,9 @@ class Expire:
 
     def to_json(self) -> Any:
         """``{"after", "at", "zone", "calendar", "warnings"}``."""
-        return {
-            "after": self.after.to_json() if self.after is not None else None,
-            "at": exd.to_json(self.at) if self.at is not None else None,
-            "zone": self.zone,
-            "calendar": self.calendar,
+        return self.timing_json() | {
             "warnings": [w.to_json() for w in self.warnings],
         }
-
-    @property
-    def attribute(self) -> str:
-        """The subject attribute an ``at`` expiry reads, dotted (``offer_valid_until``)."""
-        if isinstance(self.at, ex.Ref):
-            return ".".join(self.at.parts)
-        return ex.describe(self.at) if self.at is not None else ""
-
-
-def zone_problem(zone: str | None) -> str | None:
-    """Why ``zone`` is not an IANA time zone (None: it is, or none is given)."""
-    if zone is None:
-        return None
-    try:
-        zoneinfo.ZoneInfo(zone)
-    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
-        return f"{zone!r} is not an IANA time zone"
-    return None
 
 
 class _ExpireFactory:

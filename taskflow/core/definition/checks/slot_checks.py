@@ -7,7 +7,7 @@ from typing import Final
 
 from taskflow.core.definition import audience as au
 from taskflow.core.definition import budgets as bu
-from taskflow.core.definition import expiry, labels, sla
+from taskflow.core.definition import deadline, expiry, labels, sla
 from taskflow.core.definition.checks.checking import Checker
 from taskflow.core.definition.conditions import expr as ex
 from taskflow.core.definition.conditions import expr_data as exd
@@ -98,7 +98,7 @@ class SlotChecker(Checker):
             self.budget(where, "the expiry", rule.after, ("subject",))
         if rule.at is not None:
             self.condition(where, "the expiry instant", rule.at, ("subject",))
-        if (problem := expiry.zone_problem(rule.zone)) is not None:
+        if (problem := deadline.zone_problem(rule.zone)) is not None:
             self.add(
                 "UNKNOWN_TIME_ZONE", where, problem, 'write an IANA zone, e.g. zone="Europe/Berlin"'
             )
