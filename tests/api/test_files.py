@@ -1,0 +1,136 @@
+"""Attached files over HTTP: ``POST /files``, signed downloads, caps and sniffing, a storage
+that does not answer (docs/files.md)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from taskflow.service.common import container
+from taskflow.store.files import storage
+from tests.api import magic as m
+from tests.api import workflows as w
+from tests.api.conftest import World
+from tests.conftest import gql
+
+pytestmark = pytest.mark.anyio
+
+#: The first bytes of a PDF (what its sniffing reads) and a little body.
+PDF = b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n1 0 obj\n<< /Type /Catalog >>\nendobj\ntrailer\n%%EOF\n"
+#: A ZIP archive's bytes, whatever name it is sent under.
+ZIP = b"PK\x03\x04" + b"\x00" * 60
+
+
+async def _upload_slot(world: World) -> str:
+    run = await m.start_vendor(world.client, world.people)
+    return (await m.upload_slots(world.client, world.people, run["id"]))["bank details"]
+
+
+async def _send(
+    world: World, slot_id: str, data: bytes, name: str = "bank.pdf", who: str = "olga"
+) -> httpx.Response:
+    return await world.client.post(
+        "/files",
+        data={"slot": slot_id, "field": "document"},
+        files={"file": (name, data, "application/pdf")},
+        headers={"Authorization": f"Bearer {world.people[who]}"},
+    )
+
+
+async def _completed_with_file(world: World) -> tuple[str, dict[str, Any]]:
+    slot_id = await _upload_slot(world)
+    answer = await _send(world, slot_id, PDF)
+    assert answer.status_code == 201, answer.text
+    ref = answer.json()
+    done = await w.complete(world.client, world.people["olga"], slot_id, {"document": [ref]})
+    assert done["__typename"] == "CompleteSuccess", done
+    return slot_id, ref
+
+
+async def test_upload_answers_the_reference_the_payload_keeps(world: World) -> None:
+    slot_id, ref = await _completed_with_file(world)
+    assert ref["name"] == "bank.pdf" and ref["type"] == "application/pdf"
+    assert ref["size"] == len(PDF) and len(ref["sha256"]) == 64
+    slot = await gql(world.client, m.SLOT_LINKS, {"id": slot_id}, token=world.people["olga"])
+    assert slot.ok()["node"]["payload"]["document"] == [ref]
+
+
+async def test_bytes_that_are_not_an_allowed_type_are_refused_whatever_the_name(
+    world: World, tmp_path: Path
+) -> None:
+    slot_id = await _upload_slot(world)
+    answer = await _send(world, slot_id, ZIP, name="bank.pdf")
+    assert answer.status_code == 415
+    assert answer.json()["code"] == "FILE_REFUSED"
+    assert answer.json()["sniffed"] == "application/zip"
+    assert "judged by its content" in answer.json()["message"]
+    answer = await _send(world, slot_id, b"just some text pretending", name="bank.pdf")
+    assert answer.status_code == 415 and answer.json()["sniffed"] == "application/octet-stream"
+
+
+async def test_a_file_over_the_cap_is_refused_and_nothing_is_stored(world: World) -> None:
+    slot_id = await _upload_slot(world)
+    big = PDF + b"0" * (10 * 1024 * 1024)
+    answer = await _send(world, slot_id, big)
+    assert answer.status_code == 413 and answer.json()["max_bytes"] == 10 * 1024 * 1024
+    root = world.services.settings.data_dir / "files"
+    assert not root.exists() or not [p for p in root.rglob("*") if p.is_file()]
+
+
+async def test_too_many_files_in_a_payload_are_refused(world: World) -> None:
+    slot_id = await _upload_slot(world)
+    ref = (await _send(world, slot_id, PDF)).json()
+    done = await w.complete(world.client, world.people["olga"], slot_id, {"document": [ref] * 4})
+    assert done["__typename"] == "PayloadInvalid"
+    assert "at most 3 file(s)" in done["problems"][0]["reason"]
+
+
+async def test_upload_needs_a_caller_who_may_see_the_slot(world: World) -> None:
+    slot_id = await _upload_slot(world)
+    anonymous = await world.client.post(
+        "/files", data={"slot": slot_id, "field": "document"}, files={"file": ("a.pdf", PDF)}
+    )
+    assert anonymous.status_code == 401
+    outsider = await _send(world, slot_id, PDF, who="sid")
+    assert outsider.status_code == 404 and outsider.json()["code"] == "NOT_FOUND"
+
+
+async def test_signed_download_with_and_without_powers_and_its_expiry(world: World) -> None:
+    slot_id, ref = await _completed_with_file(world)
+    query = {"slot": slot_id, "sha256": ref["sha256"]}
+    refused = await world.client.get(
+        "/files/url", params=query, headers={"Authorization": f"Bearer {world.people['sid']}"}
+    )
+    assert refused.status_code == 404
+    signed = await world.client.get(
+        "/files/url", params=query, headers={"Authorization": f"Bearer {world.people['lee']}"}
+    )
+    assert signed.status_code == 200, signed.text
+    url = signed.json()["url"]
+    got = await world.client.get(url)
+    assert got.status_code == 200 and got.content == PDF
+    assert got.headers["content-type"].startswith("application/pdf")
+    assert got.headers["content-disposition"].startswith("attachment;")
+    assert got.headers["x-content-type-options"] == "nosniff"
+    tampered = await world.client.get(url[:-2] + ("AA" if not url.endswith("AA") else "BB"))
+    assert tampered.status_code == 404
+    world.clock.advance(timedelta(seconds=301))
+    expired = await world.client.get(url)
+    assert expired.status_code == 404 and "expired" in expired.json()["message"]
+
+
+async def test_storage_down_is_unavailable_and_the_slot_stays_open(
+    world: World, services: container.Services, tmp_path: Path
+) -> None:
+    slot_id = await _upload_slot(world)
+    blocker = tmp_path / "not-a-directory"
+    blocker.write_text("a file where the storage directory should be")
+    services.file_storage = storage.LocalStorage(blocker)
+    answer = await _send(world, slot_id, PDF)
+    assert answer.status_code == 503 and answer.json()["code"] == "UNAVAILABLE"
+    slot = await gql(world.client, m.SLOT_LINKS, {"id": slot_id}, token=world.people["olga"])
+    assert slot.ok()["node"]["status"] == "OPEN"
