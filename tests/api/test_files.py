@@ -53,8 +53,10 @@ async def _completed_with_file(world: World) -> tuple[str, dict[str, Any]]:
 
 async def test_upload_answers_the_reference_the_payload_keeps(world: World) -> None:
     slot_id, ref = await _completed_with_file(world)
-    assert ref["name"] == "bank.pdf" and ref["type"] == "application/pdf"
-    assert ref["size"] == len(PDF) and len(ref["sha256"]) == 64
+    assert ref["name"] == "bank.pdf"
+    assert ref["type"] == "application/pdf"
+    assert ref["size"] == len(PDF)
+    assert len(ref["sha256"]) == 64
     slot = await gql(world.client, m.SLOT_LINKS, {"id": slot_id}, token=world.people["olga"])
     assert slot.ok()["node"]["payload"]["document"] == [ref]
 
@@ -69,14 +71,16 @@ async def test_bytes_that_are_not_an_allowed_type_are_refused_whatever_the_name(
     assert answer.json()["sniffed"] == "application/zip"
     assert "judged by its content" in answer.json()["message"]
     answer = await _send(world, slot_id, b"just some text pretending", name="bank.pdf")
-    assert answer.status_code == 415 and answer.json()["sniffed"] == "application/octet-stream"
+    assert answer.status_code == 415
+    assert answer.json()["sniffed"] == "application/octet-stream"
 
 
 async def test_a_file_over_the_cap_is_refused_and_nothing_is_stored(world: World) -> None:
     slot_id = await _upload_slot(world)
     big = PDF + b"0" * (10 * 1024 * 1024)
     answer = await _send(world, slot_id, big)
-    assert answer.status_code == 413 and answer.json()["max_bytes"] == 10 * 1024 * 1024
+    assert answer.status_code == 413
+    assert answer.json()["max_bytes"] == 10 * 1024 * 1024
     root = world.services.settings.data_dir / "files"
     assert not root.exists() or not [p for p in root.rglob("*") if p.is_file()]
 
@@ -96,7 +100,8 @@ async def test_upload_needs_a_caller_who_may_see_the_slot(world: World) -> None:
     )
     assert anonymous.status_code == 401
     outsider = await _send(world, slot_id, PDF, who="sid")
-    assert outsider.status_code == 404 and outsider.json()["code"] == "NOT_FOUND"
+    assert outsider.status_code == 404
+    assert outsider.json()["code"] == "NOT_FOUND"
 
 
 async def test_signed_download_with_and_without_powers_and_its_expiry(world: World) -> None:
@@ -112,7 +117,8 @@ async def test_signed_download_with_and_without_powers_and_its_expiry(world: Wor
     assert signed.status_code == 200, signed.text
     url = signed.json()["url"]
     got = await world.client.get(url)
-    assert got.status_code == 200 and got.content == PDF
+    assert got.status_code == 200
+    assert got.content == PDF
     assert got.headers["content-type"].startswith("application/pdf")
     assert got.headers["content-disposition"].startswith("attachment;")
     assert got.headers["x-content-type-options"] == "nosniff"
@@ -120,7 +126,8 @@ async def test_signed_download_with_and_without_powers_and_its_expiry(world: Wor
     assert tampered.status_code == 404
     world.clock.advance(timedelta(seconds=301))
     expired = await world.client.get(url)
-    assert expired.status_code == 404 and "expired" in expired.json()["message"]
+    assert expired.status_code == 404
+    assert "expired" in expired.json()["message"]
 
 
 async def test_storage_down_is_unavailable_and_the_slot_stays_open(
@@ -131,6 +138,7 @@ async def test_storage_down_is_unavailable_and_the_slot_stays_open(
     blocker.write_text("a file where the storage directory should be")
     services.file_storage = storage.LocalStorage(blocker)
     answer = await _send(world, slot_id, PDF)
-    assert answer.status_code == 503 and answer.json()["code"] == "UNAVAILABLE"
+    assert answer.status_code == 503
+    assert answer.json()["code"] == "UNAVAILABLE"
     slot = await gql(world.client, m.SLOT_LINKS, {"id": slot_id}, token=world.people["olga"])
     assert slot.ok()["node"]["status"] == "OPEN"
