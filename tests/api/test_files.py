@@ -142,3 +142,62 @@ async def test_storage_down_is_unavailable_and_the_slot_stays_open(
     assert answer.json()["code"] == "UNAVAILABLE"
     slot = await gql(world.client, m.SLOT_LINKS, {"id": slot_id}, token=world.people["olga"])
     assert slot.ok()["node"]["status"] == "OPEN"
+
+
+async def _link_page(world: World) -> tuple[m.VendorLink, str, str]:
+    minted = await m.vendor_link(world.client, world.people)
+    path = m.path_of(minted.link["url"])
+    page = await world.client.get(path)
+    return minted, path, page.text
+
+
+async def test_an_outsider_uploads_the_document_on_the_link_page(world: World) -> None:
+    minted, path, html = await _link_page(world)
+    assert 'enctype="multipart/form-data"' in html
+    assert 'type="file"' in html
+    assert 'accept="application/pdf,image/png,image/jpeg"' in html
+    done = await world.client.post(
+        path,
+        data={"_page": m.page_token(html)},
+        files=[("document", ("bank details.pdf", PDF, "application/pdf"))],
+    )
+    assert done.status_code == 200, done.text
+    slot = await gql(world.client, m.SLOT_LINKS, {"id": minted.slot_id}, token=world.people["olga"])
+    kept = slot.ok()["node"]["payload"]["document"]
+    assert kept[0]["name"] == "bank details.pdf"
+    assert kept[0]["type"] == "application/pdf"
+    signed = await world.client.get(
+        "/files/url",
+        params={"slot": minted.slot_id, "sha256": kept[0]["sha256"]},
+        headers={"Authorization": f"Bearer {world.people['olga']}"},
+    )
+    assert (await world.client.get(signed.json()["url"])).content == PDF
+
+
+async def test_the_link_page_refuses_a_disguised_file_and_keeps_the_link(world: World) -> None:
+    minted, path, html = await _link_page(world)
+    refused = await world.client.post(
+        path,
+        data={"_page": m.page_token(html)},
+        files=[("document", ("bank.pdf", ZIP, "application/pdf"))],
+    )
+    assert refused.status_code == 422
+    assert "application/zip, judged by its content" in refused.text
+    slot = await gql(world.client, m.SLOT_LINKS, {"id": minted.slot_id}, token=world.people["olga"])
+    assert slot.ok()["node"]["status"] == "OPEN"
+    assert slot.ok()["node"]["links"][0]["status"] == "ACTIVE"
+
+
+async def test_the_link_page_with_storage_down_answers_unavailable(
+    world: World, services: container.Services, tmp_path: Path
+) -> None:
+    minted, path, html = await _link_page(world)
+    blocker = tmp_path / "not-a-directory"
+    blocker.write_text("a file where the storage directory should be")
+    services.file_storage = storage.LocalStorage(blocker)
+    down = await world.client.post(
+        path, data={"_page": m.page_token(html)}, files=[("document", ("b.pdf", PDF))]
+    )
+    assert down.status_code == 503
+    slot = await gql(world.client, m.SLOT_LINKS, {"id": minted.slot_id}, token=world.people["olga"])
+    assert slot.ok()["node"]["status"] == "OPEN"

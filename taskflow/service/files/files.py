@@ -76,7 +76,7 @@ async def keep(services: Services, field: fl.Field, name: str | None, data: byte
 async def keep_many(
     services: Services,
     fields: Sequence[fl.Field],
-    uploads: Mapping[str, Sequence[tuple[str, bytes]]],
+    uploads: Mapping[str, Sequence[tuple[str | None, bytes]]],
 ) -> dict[str, Any]:
     """Payload values for a form's uploads (field -> [(name, bytes)]): every file checked
     before any is stored, so a refused one stores nothing."""
