@@ -3,7 +3,7 @@ that does not answer (docs/files.md)."""
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +11,7 @@ import httpx
 import pytest
 
 from taskflow.service.common import container
+from taskflow.service.files import files as file_service
 from taskflow.store.files import storage
 from tests.api import magic as m
 from tests.api import workflows as w
@@ -201,3 +202,32 @@ async def test_the_link_page_with_storage_down_answers_unavailable(
     assert down.status_code == 503
     slot = await gql(world.client, m.SLOT_LINKS, {"id": minted.slot_id}, token=world.people["olga"])
     assert slot.ok()["node"]["status"] == "OPEN"
+
+
+MOVE = """mutation($input: MoveInput!) { move(input: $input) {
+  __typename ... on RunSuccess { run { state status } } ... on Refusal { code message } } }"""
+
+
+async def test_retention_removes_the_files_no_slot_keeps(world: World) -> None:
+    run = await m.start_vendor(world.client, world.people)
+    slots = await m.upload_slots(world.client, world.people, run["id"])
+    kept_ref = (await _send(world, slots["bank details"], PDF)).json()
+    done = await w.complete(
+        world.client, world.people["olga"], slots["bank details"], {"document": [kept_ref]}
+    )
+    assert done["__typename"] == "CompleteSuccess"
+    # Uploaded for the certificate, never completed: the cancel leaves it on no slot.
+    orphan = PDF + b"% another document\n"
+    orphan_ref = (await _send(world, slots["certificate of incorporation"], orphan)).json()
+    cancel = {"input": {"runId": run["id"], "move": "cancel", "input": {"reason": "vendor left"}}}
+    moved = await gql(world.client, MOVE, cancel, token=world.people["olga"])
+    assert moved.ok()["move"]["__typename"] == "RunSuccess"
+    kept_in = file_service.storage(world.services)
+
+    # Within the grace an upload may still be awaiting its completeSlot: nothing goes.
+    assert await file_service.sweep(world.services, datetime.now(UTC)) == 0
+    assert await kept_in.get(orphan_ref["sha256"]) == orphan
+
+    assert await file_service.sweep(world.services, datetime.now(UTC) + timedelta(days=2)) == 1
+    assert await kept_in.get(orphan_ref["sha256"]) is None
+    assert await kept_in.get(kept_ref["sha256"]) == PDF

@@ -11,7 +11,7 @@ slot (``visible_slot``, the rule every slot read follows) when it signs.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from itsdangerous import BadSignature
@@ -25,6 +25,7 @@ from taskflow.service.access import tokens
 from taskflow.service.common.container import Services
 from taskflow.service.runs import runs as run_service
 from taskflow.service.slots import views
+from taskflow.store.files import references
 from taskflow.store.files import storage as st
 from taskflow.store.runs import runs as run_rows
 
@@ -150,3 +151,22 @@ async def read(services: Services, signed: str) -> tuple[fi.FileRef, bytes]:
     if data is None:
         raise gone
     return refs[0], data
+
+
+#: How long a stored file no payload keeps yet survives (an upload awaiting its completeSlot).
+GRACE = timedelta(days=1)
+
+
+async def sweep(services: Services, now: datetime | None = None) -> int:
+    """Remove stored files that no slot keeps any more (their slot or run was cancelled, or
+    the run was pruned) and that are older than :data:`GRACE`; how many went."""
+    at = now or services.clock.now()
+    async with services.db.connection() as conn:
+        kept = await references.kept_digests(conn)
+    kept_in = storage(services)
+    gone = 0
+    for sha256, stored_at in await kept_in.listed():
+        if sha256 not in kept and stored_at < at - GRACE:
+            await kept_in.delete(sha256)
+            gone += 1
+    return gone

@@ -14,6 +14,7 @@ import contextlib
 import os
 import secrets
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -31,6 +32,9 @@ class Storage(Protocol):
 
     async def delete(self, sha256: str) -> None:
         """Forget ``sha256`` (absent is fine)."""
+
+    async def listed(self) -> list[tuple[str, datetime]]:
+        """Every kept sha256 and when it was stored."""
 
 
 def _down(error: Exception) -> fi.StorageUnavailable:
@@ -84,6 +88,19 @@ class LocalStorage:
         with contextlib.suppress(FileNotFoundError):
             await asyncio.to_thread(self._path(sha256).unlink)
 
+    def _listed(self) -> list[tuple[str, datetime]]:
+        if not self.root.is_dir():
+            return []
+        return [
+            (p.name, datetime.fromtimestamp(p.stat().st_mtime, UTC))
+            for p in self.root.glob("??/*")
+            if not p.name.startswith(".")
+        ]
+
+    async def listed(self) -> list[tuple[str, datetime]]:
+        """The files under the root and their modification instants."""
+        return await asyncio.to_thread(self._listed)
+
 
 class S3Storage:
     """Objects ``prefix + sha256`` in an S3-compatible bucket (boto3, in a thread)."""
@@ -97,7 +114,10 @@ class S3Storage:
         self._client = boto3.client("s3", config=config, **client)
 
     def _call(self, name: str, **kwargs: Any) -> Any:
-        return getattr(self._client, name)(Bucket=self.bucket, **kwargs)
+        found = getattr(self._client, name)(Bucket=self.bucket, **kwargs)
+        if name == "get_object":
+            return found["Body"].read()  # in the thread: the body is read from the network
+        return found
 
     async def _run(self, name: str, **kwargs: Any) -> Any:
         from botocore.exceptions import BotoCoreError, ClientError
@@ -118,8 +138,27 @@ class S3Storage:
     async def get(self, sha256: str) -> bytes | None:
         """The object's bytes, or None."""
         found = await self._run("get_object", Key=self.prefix + sha256)
-        return None if found is None else bytes(found["Body"].read())
+        return None if found is None else bytes(found)
 
     async def delete(self, sha256: str) -> None:
         """DeleteObject (absent is fine)."""
         await self._run("delete_object", Key=self.prefix + sha256)
+
+    def _list_all(self) -> list[tuple[str, datetime]]:
+        pages = self._client.get_paginator("list_objects_v2").paginate(
+            Bucket=self.bucket, Prefix=self.prefix
+        )
+        return [
+            (o["Key"][len(self.prefix) :], o["LastModified"])
+            for page in pages
+            for o in page.get("Contents", ())
+        ]
+
+    async def listed(self) -> list[tuple[str, datetime]]:
+        """The objects under the prefix and their LastModified instants."""
+        from botocore.exceptions import BotoCoreError, ClientError
+
+        try:
+            return await asyncio.to_thread(self._list_all)
+        except (BotoCoreError, ClientError) as failed:
+            raise _down(failed) from failed
