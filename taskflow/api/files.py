@@ -64,19 +64,33 @@ async def _caller(services: Services, request: Request[Any, Any, Any]) -> Any:
     return await principal_service.authenticate(services, token)
 
 
+async def _read_form(request: Request[Any, Any, Any]) -> Any:
+    try:
+        return await request.form()
+    except Exception as broken:
+        # A body cut short (the client went away) or not multipart: nothing was stored.
+        raise errors.ValidationError(
+            "The upload did not arrive whole (interrupted or not multipart/form-data); "
+            "nothing was stored: send it again."
+        ) from broken
+
+
 @post("/files", include_in_schema=False, request_max_body_size=MAX_REQUEST_BYTES)
 async def upload(state: State, request: Request[Any, Any, Any]) -> Response[Any]:
     """Store one file for a slot's ``file`` field; its reference."""
     services = _services(state)
     try:
         actor = await _caller(services, request)
-        form = await request.form()
+        form = await _read_form(request)
         slot, field, sent = form.get("slot"), form.get("field"), form.get("file")
         if not isinstance(slot, str) or not isinstance(field, str):
             raise errors.ValidationError("Send the form fields 'slot' (an id) and 'field'.")
         if not isinstance(sent, UploadFile):
             raise errors.ValidationError("Send the file as the multipart part 'file'.")
-        data = await sent.read()
+        try:
+            data = await sent.read()
+        finally:
+            await sent.close()
         slot_id = relay.local_id(slot, "Slot", "slot")
         ref = await file_service.upload_for_slot(
             services, actor, slot_id, field, sent.filename, data

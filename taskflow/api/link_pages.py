@@ -242,7 +242,10 @@ async def _form_and_files(
         if isinstance(value, str):
             values.setdefault(name, value)
         elif isinstance(value, UploadFile):
-            data = await value.read()
+            try:
+                data = await value.read()
+            finally:
+                await value.close()
             if data or value.filename:
                 uploads.setdefault(name, []).append((value.filename, data))
     return values, uploads
