@@ -16,6 +16,7 @@ from taskflow.service.common import container
 from taskflow.service.files import files as file_service
 from taskflow.store.files import storage
 from tests.api import magic as m
+from tests.api import raw_asgi
 from tests.api import workflows as w
 from tests.api.conftest import World
 from tests.conftest import gql
@@ -262,25 +263,14 @@ async def test_an_interrupted_upload_stores_nothing(world: World) -> None:
     async def send(message: dict[str, Any]) -> None:
         sent.append(message)
 
-    scope = {
-        "type": "http",
-        "asgi": {"version": "3.0"},
-        "http_version": "1.1",
-        "method": "POST",
-        "scheme": "http",
-        "path": "/files",
-        "raw_path": b"/files",
-        "query_string": b"",
-        "root_path": "",
-        "client": ("127.0.0.1", 5000),
-        "server": ("taskflow.test", 80),
-        "headers": [
-            (b"host", b"taskflow.test"),
+    scope = raw_asgi.post_scope(
+        "/files",
+        [
             (b"content-type", content_type.encode()),
             (b"content-length", str(len(body)).encode()),
             (b"authorization", f"Bearer {world.people['olga']}".encode()),
         ],
-    }
+    )
     with contextlib.suppress(Exception):
         await app(scope, receive, send)  # type: ignore[arg-type]
     assert sent[0]["status"] == 400
