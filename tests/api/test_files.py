@@ -277,3 +277,16 @@ async def test_an_interrupted_upload_stores_nothing(world: World) -> None:
     assert await file_service.storage(world.services).listed() == []
     slot = await gql(world.client, m.SLOT_LINKS, {"id": slot_id}, token=world.people["olga"])
     assert slot.ok()["node"]["status"] == "OPEN"
+
+
+async def test_a_reference_to_no_stored_file_is_refused(world: World) -> None:
+    slot_id = await _upload_slot(world)
+    ref = (await _send(world, slot_id, PDF)).json()
+    forged = {**ref, "type": "image/png"}  # bytes that are a PDF, claimed a PNG
+    unknown = {**ref, "sha256": "0" * 64}
+    for sent in (forged, unknown):
+        done = await w.complete(world.client, world.people["olga"], slot_id, {"document": sent})
+        assert done["__typename"] == "PayloadInvalid"
+        assert "no stored file matches" in done["problems"][0]["reason"]
+    slot = await gql(world.client, m.SLOT_LINKS, {"id": slot_id}, token=world.people["olga"])
+    assert slot.ok()["node"]["status"] == "OPEN"

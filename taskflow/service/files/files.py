@@ -170,3 +170,26 @@ async def sweep(services: Services, now: datetime | None = None) -> int:
             await kept_in.delete(sha256)
             gone += 1
     return gone
+
+
+async def check_stored(services: Services, payload: Mapping[str, Any] | None) -> None:
+    """Every file reference a staff payload carries names a stored file whose bytes are
+    the size and type it claims (a reference is the caller's JSON: it is not believed);
+    :class:`~taskflow.core.definition.fields.PayloadError` naming the field otherwise."""
+    problems = []
+    for name, value in (payload or {}).items():
+        for item in value if isinstance(value, list) else [value]:
+            ref = fi.parse_ref(item)
+            if ref is None:
+                continue
+            data = await storage(services).get(ref.sha256)
+            if data is None or len(data) != ref.size or fi.sniff(data) != ref.type:
+                problems.append(
+                    fl.FieldProblem(
+                        name,
+                        f"no stored file matches {ref.name!r} (sha256 {ref.sha256[:12]}...): "
+                        "upload it with POST /files and send the reference it answers",
+                    )
+                )
+    if problems:
+        raise fl.PayloadError(problems)
