@@ -290,3 +290,23 @@ async def test_a_reference_to_no_stored_file_is_refused(world: World) -> None:
         assert "no stored file matches" in done["problems"][0]["reason"]
     slot = await gql(world.client, m.SLOT_LINKS, {"id": slot_id}, token=world.people["olga"])
     assert slot.ok()["node"]["status"] == "OPEN"
+
+
+async def test_complete_with_storage_down_is_unavailable_and_changes_nothing(
+    world: World, services: container.Services, tmp_path: Path
+) -> None:
+    slot_id = await _upload_slot(world)
+    ref = (await _send(world, slot_id, PDF)).json()
+    blocker = tmp_path / "not-a-directory"
+    blocker.write_text("a file where the storage directory should be")
+    services.file_storage = storage.LocalStorage(blocker)
+    answer = await gql(
+        world.client,
+        w.COMPLETE,
+        {"input": {"slotId": slot_id, "payload": {"document": ref}}},
+        token=world.people["olga"],
+    )
+    assert answer.errors[0]["extensions"]["code"] == "UNAVAILABLE"
+    assert "file storage did not answer" in answer.errors[0]["message"]
+    slot = await gql(world.client, m.SLOT_LINKS, {"id": slot_id}, token=world.people["olga"])
+    assert slot.ok()["node"]["status"] == "OPEN"
