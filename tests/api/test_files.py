@@ -15,6 +15,7 @@ from taskflow.api import app as api_app
 from taskflow.service.common import container
 from taskflow.service.files import files as file_service
 from taskflow.store.files import storage
+from tests import s3_server
 from tests.api import magic as m
 from tests.api import raw_asgi
 from tests.api import workflows as w
@@ -310,3 +311,20 @@ async def test_complete_with_storage_down_is_unavailable_and_changes_nothing(
     assert "file storage did not answer" in answer.errors[0]["message"]
     slot = await gql(world.client, m.SLOT_LINKS, {"id": slot_id}, token=world.people["olga"])
     assert slot.ok()["node"]["status"] == "OPEN"
+
+
+async def test_files_kept_in_s3_compatible_storage_upload_and_download(
+    world: World, services: container.Services
+) -> None:
+    with s3_server.running() as endpoint:
+        services.file_storage = storage.S3Storage(
+            s3_server.BUCKET, "files/", endpoint_url=endpoint, **s3_server.KEYS
+        )
+        slot_id, ref = await _completed_with_file(world)
+        signed = await world.client.get(
+            "/files/url",
+            params={"slot": slot_id, "sha256": ref["sha256"]},
+            headers={"Authorization": f"Bearer {world.people['olga']}"},
+        )
+        assert (await world.client.get(signed.json()["url"])).content == PDF
+        assert [sha for sha, _ in await services.file_storage.listed()] == [ref["sha256"]]
