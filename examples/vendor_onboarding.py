@@ -185,7 +185,14 @@ class VendorOnboarding(Workflow):
                 foreach=subject.required_documents,  # one slot per required document
                 label="Upload {item} for {subject.legal_name}",
                 fields=[
-                    Field.file("document"),
+                    # The document itself (a PDF or a scan), judged by its bytes; a link to
+                    # it on a shared drive is still taken as text.
+                    Field.upload(
+                        "document",
+                        ["application/pdf", "image/png", "image/jpeg"],
+                        max_bytes=10 * 1024 * 1024,
+                        max_files=3,
+                    ),
                     Field.date("valid_until", required=False),
                 ],
                 candidates=vendor | procurement,

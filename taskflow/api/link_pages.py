@@ -18,17 +18,20 @@ from typing import Any
 
 import jinja2
 from litestar import Request, get, head, post
-from litestar.datastructures import State
+from litestar.datastructures import State, UploadFile
 from litestar.params import FromPath
 from litestar.response import Response
 
 from taskflow import errors
 from taskflow.api import access_log
+from taskflow.api import files as files_api
 from taskflow.api import limits as edge
 from taskflow.core.definition import fields as fl
+from taskflow.core.files import files as fi
 from taskflow.core.links import links as core
 from taskflow.service.common import outage
 from taskflow.service.common.container import Services
+from taskflow.service.files import files as file_service
 from taskflow.service.links import link_use
 
 log = logging.getLogger("taskflow.api.links")
@@ -119,9 +122,23 @@ def _form_page(
         errors=problems or {},
         notice=notice,
         labels={f.name: f.label or _humanize(f.name) for f in page.fields},
-        hints={f.name: HINTS.get(f.type) for f in page.fields},
+        hints={f.name: _hint(f) for f in page.fields},
         input_types=INPUT_TYPES,
+        uploads={f.name for f in page.fields if _upload(f)},
     )
+
+
+def _upload(field: fl.Field) -> bool:
+    # A file field that names the types it takes asks for the document itself.
+    return field.type == "file" and bool(field.content_types)
+
+
+def _hint(field: fl.Field) -> str | None:
+    if _upload(field):
+        kinds = ", ".join(t.split("/")[-1].upper() for t in field.content_types)
+        count = f"up to {field.max_files} files" if field.max_files > 1 else "one file"
+        return f"{kinds}; {count} of at most {field.max_bytes // (1024 * 1024)} MB each."
+    return HINTS.get(field.type)
 
 
 def _refused(error: errors.TaskflowError) -> Response[str]:
@@ -210,15 +227,52 @@ def _echoable(services: Services, form: Mapping[str, str]) -> dict[str, str]:
 
 async def form_values(request: Request[Any, Any, Any]) -> dict[str, str]:
     """A posted form's text values, the first of each name (files are not read here)."""
+    return (await _form_and_files(request))[0]
+
+
+async def _form_and_files(
+    request: Request[Any, Any, Any],
+) -> tuple[dict[str, str], dict[str, list[tuple[str | None, bytes]]]]:
+    """The form's text values, and its files by field (an empty file input sends a part
+    with no name and no bytes: not a file)."""
     form = await request.form()
     values: dict[str, str] = {}
+    uploads: dict[str, list[tuple[str | None, bytes]]] = {}
     for name, value in form.multi_items():
         if isinstance(value, str):
             values.setdefault(name, value)
-    return values
+        elif isinstance(value, UploadFile):
+            try:
+                data = await value.read()
+            finally:
+                await value.close()
+            if data or value.filename:
+                uploads.setdefault(name, []).append((value.filename, data))
+    return values, uploads
 
 
-@post("/l/{token:str}", include_in_schema=False, status_code=200)
+async def _kept(
+    services: Services,
+    token: str,
+    client: str,
+    uploads: dict[str, list[tuple[str | None, bytes]]],
+) -> dict[str, Any]:
+    """The uploads checked against the link's slot's fields and stored; their references.
+    A refused file is that field's problem on the page (nothing stored)."""
+    page = await link_use.open_page(services, token, client)
+    try:
+        return await file_service.keep_many(services, page.fields, uploads)
+    except (fi.FileRefused, errors.ValidationError) as refused:
+        field = str(refused.facts.get("field") or next(iter(uploads)))
+        raise fl.PayloadError([fl.FieldProblem(field, refused.message)]) from None
+
+
+@post(
+    "/l/{token:str}",
+    include_in_schema=False,
+    status_code=200,
+    request_max_body_size=files_api.MAX_REQUEST_BYTES,
+)
 async def submit(
     state: State, request: Request[Any, Any, Any], token: FromPath[str]
 ) -> Response[str]:
@@ -226,11 +280,14 @@ async def submit(
     services = _services(state)
     client = _client(request, services)
     try:
-        form = await form_values(request)
+        form, uploads = await _form_and_files(request)
         try:
             check_form(services, form)
+            payload: dict[str, Any] = dict(form)
+            if uploads:
+                payload |= await _kept(services, token, client, uploads)
             done = await link_use.complete(
-                services, token, form, client, page_token=form.get("_page"), from_page=True
+                services, token, payload, client, page_token=form.get("_page"), from_page=True
             )
         except fl.PayloadError as invalid:
             page = await link_use.open_page(services, token, client)
@@ -244,6 +301,9 @@ async def submit(
             return _form_page(page, 409, values=form, notice=expired.message)
     except (core.LinkUnusable, core.Throttled) as refused:
         return _refused(refused)
+    except fi.StorageUnavailable:
+        log.warning("magic-link page: file storage unavailable")
+        return _html("unavailable.html", UNAVAILABLE_STATUS, {"Retry-After": "60"})
     except Exception as failed:
         return _failed(failed)
     _note(done.link)

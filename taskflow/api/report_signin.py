@@ -37,7 +37,8 @@ def _services(state: State) -> Services:
     return services
 
 
-def _bearer(request: Request[Any, Any, Any]) -> str | None:
+def bearer(request: Request[Any, Any, Any]) -> str | None:
+    """The token of an ``Authorization: Bearer`` header, or None."""
     scheme, _, token = (request.headers.get("authorization") or "").partition(" ")
     if scheme.lower() == "bearer" and token.strip():
         return token.strip()
@@ -49,7 +50,7 @@ async def caller(
 ) -> principals.Principal | None:
     """Who asks: a bearer token (scripts, the CSV) or the page's session cookie (``cookie``:
     the reports' or the console's); else None. Noted on the request's access line."""
-    token = _bearer(request)
+    token = bearer(request)
     found: principals.Principal | None
     if token is not None:
         try:

@@ -14,7 +14,7 @@ from datetime import timedelta
 from pathlib import Path
 
 from taskflow import errors
-from taskflow.config import env_values, live_settings, mail_config, webhook_settings
+from taskflow.config import env_values, file_settings, live_settings, mail_config, webhook_settings
 
 #: The repository (or source tree) root: bundled calendars/ and examples/ live here.
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
@@ -101,6 +101,9 @@ class Settings:
     )
     #: GraphQL subscriptions (``TASKFLOW_LIVE_*``, taskflow/config/live_settings.py).
     live: live_settings.LiveSettings = field(default_factory=live_settings.LiveSettings)
+    #: Attached files (``TASKFLOW_FILES_*``, taskflow/config/file_settings.py); None: in
+    #: ``<data_dir>/files``.
+    files: file_settings.FileSettings | None = None
 
     @property
     def embedded(self) -> bool:
@@ -290,6 +293,7 @@ def load(env: Mapping[str, str] | None = None) -> Settings:
         retention_days=_whole(env, "TASKFLOW_RETENTION_DAYS", 0, most=36500) or None,
         webhooks=webhook_settings.load(env, _flag, _duration, _positive, dev=env_name == "dev"),
         live=live_settings.load(env, _positive),
+        files=file_settings.load(env, data_dir),
     )
 
 

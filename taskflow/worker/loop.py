@@ -28,11 +28,13 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from taskflow import errors
+from taskflow.core.files import files as fi
 from taskflow.service.clocks import timers as firing
 from taskflow.service.common import idempotency, outage
 from taskflow.service.common.container import Services
 from taskflow.service.compose import children as child_lane
 from taskflow.service.delivery import mail
+from taskflow.service.files import files as file_service
 from taskflow.service.operate import retention
 from taskflow.service.reports import metrics
 from taskflow.service.steps import steps as step_runner
@@ -178,6 +180,17 @@ class Worker:
         except Exception:
             log.exception("sending mail failed; trying again later")
 
+    async def _sweep_files(self, now: datetime) -> None:
+        """Stored files no slot keeps any more go (docs/files.md, "Retention"); a storage
+        that does not answer is tried again at the next sweep, the pass goes on."""
+        try:
+            gone = await file_service.sweep(self.services, now)
+        except fi.StorageUnavailable as down:
+            log.warning("file retention: %s", down.message)
+            return
+        if gone:
+            log.info("file retention: removed %d files no slot keeps", gone)
+
     async def run(self) -> None:
         """Fire, wait, repeat; survive database restarts."""
         backoff = 0.1
@@ -198,6 +211,7 @@ class Worker:
                         self._retained = now
                         if retention.enabled(self.services):
                             await retention.prune_due(self.services, now)
+                        await self._sweep_files(now)
                     fired, taken = await firing.fire_batch(self.services, now, self.batch)
                     self.fired += fired
                     # Automatic steps due (some just enqueued by those firings): their

@@ -59,6 +59,11 @@ def _gql(deployment: Deployment, token: str, query: str, **variables: Any) -> di
     return deployment.data(token, query, **variables)
 
 
+#: A small PDF and a ZIP archive (what their sniffing reads).
+PDF = b"%PDF-1.7\n1 0 obj\n<< /Type /Catalog >>\nendobj\ntrailer\n%%EOF\n"
+ZIP = b"PK\x03\x04" + b"\x00" * 60
+
+
 def _token(deployment: Deployment, who: str) -> str:
     minted = deployment.run("token", who, "--ttl", "1h")
     assert minted.returncode == 0, minted.stderr
@@ -79,7 +84,15 @@ def _upload(page: Page, url: str, document: str) -> None:
     expect(page.get_by_label("Document")).to_have_attribute("aria-invalid", "true")
     expect(page.get_by_label("Valid until")).to_have_value("2027-06-30")
 
-    page.get_by_label("Document").fill(f"https://files.globex.example/{document}.pdf")
+    # A ZIP named like a PDF is judged by its bytes and refused; the real PDF is taken.
+    page.get_by_label("Document").set_input_files(
+        files=[{"name": f"{document}.pdf", "mimeType": "application/pdf", "buffer": ZIP}]
+    )
+    page.get_by_role("button", name="Send").click()
+    expect(page.locator("#f-document-error")).to_contain_text("judged by its content")
+    page.get_by_label("Document").set_input_files(
+        files=[{"name": f"{document}.pdf", "mimeType": "application/pdf", "buffer": PDF}]
+    )
     page.get_by_role("button", name="Send").click()
     expect(page.get_by_role("heading", level=1)).to_have_text("Thank you")
     expect(page.get_by_role("status")).to_contain_text(f"Upload {document} for Globex Freight AG")

@@ -10,6 +10,7 @@ import pytest
 from taskflow.api import app as api_app
 from taskflow.api import limits
 from taskflow.service.common import container
+from tests.api import raw_asgi
 
 pytestmark = pytest.mark.anyio
 
@@ -37,21 +38,7 @@ async def _post_chunks(
     async def send(message: dict[str, Any]) -> None:
         sent.append(message)
 
-    scope = {
-        "type": "http",
-        "asgi": {"version": "3.0"},
-        "http_version": "1.1",
-        "method": "POST",
-        "scheme": "http",
-        "path": "/graphql",
-        "raw_path": b"/graphql",
-        "query_string": b"",
-        "root_path": "",
-        "headers": [(b"host", b"taskflow.test"), (b"content-type", b"application/json"), *headers],
-        "client": ("127.0.0.1", 4000),
-        "server": ("taskflow.test", 80),
-        "state": {},
-    }
+    scope = raw_asgi.post_scope("/graphql", [(b"content-type", b"application/json"), *headers])
     await application(scope, receive, send)  # type: ignore[arg-type]
     start = next(m for m in sent if m["type"] == "http.response.start")
     body = b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")

@@ -16,6 +16,7 @@ from typing import Any, ClassVar, Final, Protocol
 from urllib.parse import urlparse
 
 from taskflow import errors
+from taskflow.core.files import files as fi
 
 #: Field types a slot may declare.
 FIELD_TYPES: Final = ("text", "number", "integer", "boolean", "date", "choice", "file", "url")
@@ -48,6 +49,11 @@ class Field:
     choices: tuple[str, ...] = ()
     label: str | None = None
     help: str | None = None
+    #: ``file`` fields: the types the bytes may show (empty: any), the cap on one file's
+    #: size and on how many files the field takes.
+    content_types: tuple[str, ...] = ()
+    max_bytes: int = fi.DEFAULT_MAX_BYTES
+    max_files: int = fi.DEFAULT_MAX_FILES
 
     text: ClassVar[_Make] = _kind("text", "Free text.")
     number: ClassVar[_Make] = _kind("number", "A number, integral or not.")
@@ -66,9 +72,33 @@ class Field:
         """One of ``choices``."""
         return cls(name, "choice", required, tuple(choices), label=label)
 
+    @classmethod
+    def upload(
+        cls,
+        name: str,
+        content_types: Iterable[str] = (),
+        *,
+        max_bytes: int = fi.DEFAULT_MAX_BYTES,
+        max_files: int = fi.DEFAULT_MAX_FILES,
+        required: bool = True,
+        label: str | None = None,
+    ) -> Field:
+        """Uploaded files (``FILE``): of ``content_types`` by their bytes, each at most
+        ``max_bytes``, at most ``max_files`` of them."""
+        return cls(
+            name,
+            "file",
+            required,
+            label=label,
+            content_types=tuple(content_types),
+            max_bytes=max_bytes,
+            max_files=max_files,
+        )
+
     def to_json(self) -> Any:
-        """``{"name", "type", "required", "choices", "label", "help"}``."""
-        return {
+        """``{"name", "type", "required", "choices", "label", "help"}`` (and a file
+        field's ``contentTypes``, ``maxBytes``, ``maxFiles``)."""
+        shown = {
             "name": self.name,
             "type": self.type,
             "required": self.required,
@@ -76,6 +106,13 @@ class Field:
             "label": self.label,
             "help": self.help,
         }
+        if self.type == "file":
+            shown |= {
+                "contentTypes": list(self.content_types),
+                "maxBytes": self.max_bytes,
+                "maxFiles": self.max_files,
+            }
+        return shown
 
 
 @dataclass(frozen=True)
@@ -113,6 +150,8 @@ def _number(value: Any) -> bool:
 def _clean(field: Field, value: Any) -> Any:
     kind = field.type
     text = value.strip() if isinstance(value, str) else None
+    if kind == "file" and not isinstance(value, str):
+        return _uploaded(field, value)
     if kind in ("text", "file"):
         if not isinstance(value, str):
             raise _Refused(f"expected text, got {type(value).__name__}")
@@ -199,6 +238,27 @@ def _file_reference(value: str) -> str:
             f"invoices/2026-11.pdf); other kinds of link are refused, got {_short(value)}"
         )
     return text
+
+
+def _uploaded(field: Field, value: Any) -> Any:
+    """Uploaded files' references (one, or a list of at most ``max_files``), each within
+    the field's caps as sniffed at upload."""
+    many = value if isinstance(value, list) else [value]
+    if len(many) > field.max_files:
+        raise _Refused(f"takes at most {field.max_files} file(s), got {len(many)}")
+    kept = []
+    for item in many:
+        ref = fi.parse_ref(item)
+        if ref is None:
+            raise _Refused(
+                "expected a file reference {name, type, size, sha256} as POST /files answers"
+            )
+        if field.content_types and ref.type not in field.content_types:
+            raise _Refused(f"takes {', '.join(field.content_types)}, got {ref.type}")
+        if ref.size > field.max_bytes:
+            raise _Refused(f"takes files of at most {field.max_bytes} bytes, got {ref.size}")
+        kept.append(ref.to_json())
+    return kept if isinstance(value, list) else kept[0]
 
 
 def validate_payload(fields: Sequence[Field], payload: Mapping[str, Any] | None) -> dict[str, Any]:

@@ -109,7 +109,7 @@ def after_refusal(state: Throttle | None, now: datetime, limits: Limits) -> Thro
 # -- forms ---------------------------------------------------------------------------------------
 
 
-def payload_from_form(fields: Sequence[fl.Field], form: Mapping[str, str]) -> dict[str, Any]:
+def payload_from_form(fields: Sequence[fl.Field], form: Mapping[str, Any]) -> dict[str, Any]:
     """The payload an HTML form carries: declared fields only, empty text left out.
 
     Keys the page adds itself (the page nonce) are not fields; anything else
@@ -119,7 +119,8 @@ def payload_from_form(fields: Sequence[fl.Field], form: Mapping[str, str]) -> di
     return {
         name: value
         for name, value in form.items()
-        if (name in declared and value.strip()) or (name not in declared and name[:1] != "_")
+        if (name in declared and (not isinstance(value, str) or value.strip()))
+        or (name not in declared and name[:1] != "_")
     }
 
 

@@ -19,6 +19,7 @@ from taskflow.core.definition import fields as fl
 from taskflow.core.definition import workflow as wf
 from taskflow.core.definition.conditions import expr_data as exd
 from taskflow.core.definition.model import Precondition, Slot, State
+from taskflow.core.files import files as fi
 
 
 def _field(doc: Mapping[str, Any]) -> fl.Field:
@@ -29,6 +30,9 @@ def _field(doc: Mapping[str, Any]) -> fl.Field:
         tuple(str(c) for c in doc.get("choices") or ()),
         label=doc.get("label"),
         help=doc.get("help"),
+        content_types=tuple(str(c) for c in doc.get("contentTypes") or ()),
+        max_bytes=int(doc.get("maxBytes") or fi.DEFAULT_MAX_BYTES),
+        max_files=int(doc.get("maxFiles") or fi.DEFAULT_MAX_FILES),
     )
 
 

@@ -12,6 +12,7 @@ from taskflow.service.clocks import calendar_files
 from taskflow.service.delivery import webhook_net
 from taskflow.service.versions import definitions
 from taskflow.store.common import db
+from taskflow.store.files import storage
 
 
 @dataclass
@@ -28,6 +29,8 @@ class Services:
     callers: callers.KnownCallers = field(default_factory=callers.KnownCallers)
     #: How webhook endpoint hosts are resolved (the system's DNS; tests answer their own).
     resolver: webhook_net.Resolver = webhook_net.system_resolve
+    #: Where attached files are kept (``service/files/files.storage`` builds it on first use).
+    file_storage: storage.Storage | None = None
 
 
 def load_definitions(settings: Settings) -> tuple[calendars.Registry, definitions.Catalog]:

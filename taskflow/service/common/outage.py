@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import asyncpg
 
+from taskflow import errors
+
 #: Seconds a client should wait before retrying (the ``Retry-After`` of a 503).
 RETRY_AFTER_SECONDS = 5
 
@@ -42,6 +44,8 @@ def is_unavailable(error: BaseException | None) -> bool:
     """True when ``error`` (or what caused it) says the database cannot be reached now."""
     seen = 0
     while error is not None and seen < 10:
+        if isinstance(error, errors.TaskflowError) and error.code == "UNAVAILABLE":
+            return True  # another backend's outage (the file storage)
         if isinstance(error, OUTAGE_ERRORS):
             # asyncpg raises InterfaceError for programming mistakes too; keep those bugs.
             return not isinstance(error, asyncpg.InterfaceError) or _closed(error)

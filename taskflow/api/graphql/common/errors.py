@@ -105,7 +105,10 @@ class ShapeErrors(MaskErrors):
             response.headers["Retry-After"] = str(outage.RETRY_AFTER_SECONDS)
         retry = outage.RETRY_AFTER_SECONDS
         extensions = {"code": "UNAVAILABLE", "retryAfterSeconds": retry, "requestId": request_id}
-        return _with(error, outage.MESSAGE, extensions)
+        original = error.original_error
+        # The database's outage says so; another backend's (files) says its own.
+        said = original.message if isinstance(original, errors.TaskflowError) else outage.MESSAGE
+        return _with(error, said, extensions)
 
     def _process_result(self, result: object) -> None:
         # MaskErrors asks isinstance(result, <a runtime-checkable Protocol>), which inspects

@@ -25,6 +25,7 @@ from taskflow.api.graphql.common.refused import Refusal, refusal
 from taskflow.core.access import working_hours
 from taskflow.core.common import refusals as core
 from taskflow.core.definition.fields import PayloadError
+from taskflow.core.files import files as fi
 
 
 @refusal(core.NotCandidate)
@@ -254,6 +255,8 @@ class StepNotParked(Refusal):
 NOT_REFUSALS: tuple[type[errors.TaskflowError], ...] = (
     errors.InternalError,
     errors.AuthenticationError,
+    # A storage that does not answer is an outage (UNAVAILABLE, 503), as the database's is.
+    fi.StorageUnavailable,
 )
 
 

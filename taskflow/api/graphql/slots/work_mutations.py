@@ -53,6 +53,7 @@ from taskflow.core.runs import awaiting
 from taskflow.core.runs.awaiting import WaitFor
 from taskflow.core.runs.model import SlotView
 from taskflow.service.access import access
+from taskflow.service.files import files as file_service
 from taskflow.service.runs import awaited, events, owned
 from taskflow.service.runs import runs as run_service
 from taskflow.service.slots import slots as slot_service
@@ -290,12 +291,14 @@ class WorkMutations:
     @keyed.mutation(CompletePayload, completed)
     async def complete(self, info: Info, me: Principal, input: CompleteInput) -> keyed.Answer:
         """Complete a slot with its event's payload; the run moves on."""
+        payload = payload_of(input.payload)
+        await file_service.check_stored(info.context.services, payload)
         slot, run = await slot_service.complete(
             info.context.services,
             me,
             relay.local_id(input.slot_id, SLOT, "slotId"),
             event=input.event,
-            payload=payload_of(input.payload),
+            payload=payload,
             expected_version=input.expected_version,
         )
         return {"slot": slot.id, "run": run.view.id}

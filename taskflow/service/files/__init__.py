@@ -1,0 +1,1 @@
+"""Attached files: uploads, signed downloads, retention."""
