@@ -28,6 +28,7 @@ from tests.acceptance.conftest import Deployment, wait_until
 from tests.acceptance.test_magic_link_browser import _gql, _token, browser
 from tests.smtp_server import Inbox
 
+PDF = b"%PDF-1.7\n1 0 obj\n<< /Type /Catalog >>\nendobj\ntrailer\n%%EOF\n"
 pytestmark = pytest.mark.slow
 __all__ = ["browser"]  # the fixture, imported for this module's tests
 
@@ -120,7 +121,10 @@ def test_the_reminder_mail_s_link_completes_the_upload_in_chromium(
         expect(page.get_by_role("heading", level=1)).to_have_text(
             "Upload bank details for Initech Supplies BV"
         )
-        page.get_by_label("Document").fill("https://files.initech.example/bank.pdf")
+        # The vendor attaches the document itself (a file field: docs/files.md).
+        page.get_by_label("Document").set_input_files(
+            files=[{"name": "bank.pdf", "mimeType": "application/pdf", "buffer": PDF}]
+        )
         page.get_by_role("button", name="Send").click()
         expect(page.get_by_role("heading", level=1)).to_have_text("Thank you")
 

@@ -16,7 +16,7 @@ ME = "{ me { id login roles } }"
 def test_serve_answers_and_stops_cleanly_and_keeps_its_data(deployment: Deployment) -> None:
     loaded = deployment.run("principals", "load", "examples/principals.json")
     assert loaded.returncode == 0, loaded.stderr
-    assert "17 principals created" in loaded.stdout
+    assert "20 principals created" in loaded.stdout
     minted = deployment.run("token", "ada", "--ttl", "1h")
     assert minted.returncode == 0, minted.stderr
     token = minted.stdout.strip()
