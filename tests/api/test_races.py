@@ -169,6 +169,9 @@ NOT_ON_A_SLOT = {
     # A child run's link to its parent (parent, row, child locked in order); a parent's cancel
     # against its child's end is raced in test_child_races.
     "detachChild",
+    # A run's state rewound (run locked, then its slots); raced against complete and a timer
+    # in test_undo.
+    "undo",
     # Operator verbs: a run's state, clocks or held slots, or a timer, by an operator. They
     # follow the lock order (service/operate/operate.py) but are not raced here yet.
     "goto",

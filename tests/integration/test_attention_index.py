@@ -79,6 +79,11 @@ async def _seed(conn: asyncpg.Connection[Any]) -> None:
                CASE WHEN n % 500 = 1 AND r.status = 'active' THEN 'parked' ELSE 'succeeded' END,
                3, now()
         FROM generate_series(1, {RUNS}) n JOIN run r ON r.id = md5('r' || n)::uuid;
+        INSERT INTO run_child (key, parent, label, workflow, status, subject, outcome)
+        SELECT 'k' || n || ':undo', r.id, 'step', 'undo-step', 'settled',
+               '{{"compensates": "step", "attempt": 3, "compensation_attempts": 3}}'::jsonb,
+               '{{"failure": "failed", "reason": "kept failing"}}'::jsonb
+        FROM generate_series(1, {RUNS}, 997) n JOIN run r ON r.id = md5('r' || n)::uuid;
         ANALYZE principal; ANALYZE subject; ANALYZE run; ANALYZE slot; ANALYZE timer;
         ANALYZE event_buffer; ANALYZE step;
         """
