@@ -4,6 +4,7 @@ fresh database copied from a migrated template for each round."""
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -48,3 +49,9 @@ def serve_postgres(
         asyncio.run(go(server.url()))
     finally:
         server.stop()
+
+
+def line_details(kind: str, state: str) -> str:
+    """The details of a raw loop's timeline line: a state entered names its state, as
+    taskflow's lines do (the timeline's trigger keeps each run's state spans from them)."""
+    return json.dumps({"state": state}) if kind == "state.entered" else "{}"

@@ -194,8 +194,12 @@ async def _raw_loop(url: str, batch: int, stop_after: float) -> None:
                     )
                     await conn.executemany(
                         "INSERT INTO audit_event (run, kind, details, at) "
-                        "VALUES ($1, $2, '{}'::jsonb, $3)",
-                        [(r["run"], kind, now) for r in rows for kind in TIMELINE],
+                        "VALUES ($1, $2, $3::jsonb, $4)",
+                        [
+                            (r["run"], k, pg.line_details(k, "done"), now)
+                            for r in rows
+                            for k in TIMELINE
+                        ],
                     )
             if not rows:
                 await asyncio.sleep(0.05)

@@ -212,8 +212,12 @@ async def _raw_loop(url: str, batch: int, stop_after: float, kind: str = "timeou
                     )
                     await conn.executemany(
                         "INSERT INTO audit_event (run, kind, details, at) "
-                        "VALUES ($1, $2, '{}'::jsonb, $3)",
-                        [(r["run"], line, now) for r in rows for line in lines],
+                        "VALUES ($1, $2, $3::jsonb, $4)",
+                        [
+                            (r["run"], line, pg.line_details(line, "closed"), now)
+                            for r in rows
+                            for line in lines
+                        ],
                     )
                     await conn.executemany(
                         "UPDATE timer SET status = 'fired', fired = fired + 1, fired_at = $2, "
