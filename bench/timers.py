@@ -61,7 +61,8 @@ LEAD_SECONDS = 3.0
 
 def _seeded(subject: str, workflow: str, state: str, more: str, timers: str) -> str:
     """The seeding statement: ``$1`` subjects (``subject``: type, external id and attributes
-    as SQL over ``g``), each with a run of ``workflow`` (digest ``$2``) in ``state``, the CTEs
+    as SQL over ``g``), each with a run of ``workflow`` (digest ``$2``, version ``$5``) in
+    ``state``, the CTEs
     ``more``, then ``timers`` (their due instants spread from ``$3`` over ``$4`` seconds)."""
     return f"""
 WITH subjects AS (
@@ -72,7 +73,7 @@ WITH subjects AS (
 ), runs AS (
     INSERT INTO run (id, workflow, definition_version, definition_digest, subject, state, status,
                      visit, started_at, state_entered_at, updated_at, version)
-    SELECT gen_random_uuid(), '{workflow}', 1, $2, id, '{state}', 'active', 1,
+    SELECT gen_random_uuid(), '{workflow}', $5, $2, id, '{state}', 'active', 1,
            now(), now(), now(), 1
     FROM subjects
     RETURNING id
@@ -140,11 +141,13 @@ FROM timer
 
 async def seed(url: str, timers: int, window: float, kind: str = "timeout") -> None:
     workflow = "vendor-onboarding" if kind == "expire" else "support-ticket"
-    digest = definitions.load_from_env({}).get(workflow).digest
+    found = definitions.load_from_env({}).get(workflow)
     conn = await asyncpg.connect(url)
     try:
         statement = SEED_EXPIRE if kind == "expire" else SEED
-        await conn.execute(statement, timers, digest, datetime.now(UTC), window)
+        await conn.execute(
+            statement, timers, found.digest, datetime.now(UTC), window, found.version
+        )
         first_due = datetime.now(UTC).timestamp() + LEAD_SECONDS
         await conn.execute(ARM, datetime.fromtimestamp(first_due, UTC))
     finally:
