@@ -42,6 +42,8 @@ async def _seed(conn: asyncpg.Connection[Any]) -> None:
                (ARRAY['slot.satisfied', 'slot.claimed', 'state.entered', 'refused'])[n % 4 + 1],
                'app', 'seeded',
                CASE WHEN n % 4 = 0 THEN jsonb_build_object('idempotency_key', 'raise-' || n)
+                    -- a state entered names its state, as the engine's lines do
+                    WHEN n % 4 = 2 THEN jsonb_build_object('state', 'open')
                     ELSE '{{}}'::jsonb END,
                now()
         FROM generate_series(1, {RUNS * 5}) n;
