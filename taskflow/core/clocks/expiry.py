@@ -1,6 +1,7 @@
 """When a slot expires, the timers that carry it out, and reading a subject's date.
 
-Pure: the instant is derived from the slot's declaration (``core/definition/expiry.py``),
+Pure: the instant is derived from the slot's declaration
+(``core/definition/timing_rules/expiry.py``),
 its opening instant, the subject and the calendars, each time it is needed (nothing is
 stored, so a subject whose date changes moves the expiry the next time the slot is
 touched). Timers are keyed ``<slot>:expire`` (closes the slot) and

@@ -1,6 +1,7 @@
 """A run's deadline: when it is due, its milestones, its timers and its timeline lines.
 
-Pure, and derived each time from the definition's ``deadline`` (``core/definition/deadline.py``),
+Pure, and derived each time from the definition's ``deadline``
+(``core/definition/timing_rules/deadline.py``),
 the run's start and subject, and the calendars: nothing is stored but the timers. A
 duration counts from the run's start; a subject date is read with ``subject_dates``. A
 changed subject therefore moves the deadline at once: for a duration that depends on the
@@ -25,7 +26,7 @@ from taskflow.core.clocks import calendars, clocks, deadlines, subject_dates
 from taskflow.core.clocks.timer_states import TimerSpec
 from taskflow.core.definition import budgets as bu
 from taskflow.core.definition.conditions import expr as ex
-from taskflow.core.definition.deadline import Deadline
+from taskflow.core.definition.timing_rules.deadline import Deadline
 from taskflow.core.definition.workflow import Definition
 from taskflow.core.runs.model import AuditEntry, RunView
 from taskflow.core.runs.statuses import RunStatus

@@ -31,9 +31,7 @@ from taskflow.core.definition.conditions.expr import (
     principal,
     subject,
 )
-from taskflow.core.definition.deadline import Deadline
 from taskflow.core.definition.events import Buffer, Event
-from taskflow.core.definition.expiry import expire
 from taskflow.core.definition.fields import Field, PayloadError
 from taskflow.core.definition.model import (
     HookContext,
@@ -50,6 +48,8 @@ from taskflow.core.definition.owning import Owns
 from taskflow.core.definition.retries import Exponential, Fixed, Linear
 from taskflow.core.definition.sla import milestone, priority_by, reminder, timeout
 from taskflow.core.definition.steps import OnError, every, result
+from taskflow.core.definition.timing_rules.deadline import Deadline
+from taskflow.core.definition.timing_rules.expiry import expire
 from taskflow.core.definition.undoing import Undoable
 from taskflow.core.definition.workflow import Definition, Workflow, define
 

@@ -13,7 +13,7 @@ from dataclasses import KW_ONLY, dataclass, field
 from datetime import datetime
 from typing import Any, Final, TypeVar
 
-from taskflow.core.definition import actors, expiry, retries, sla
+from taskflow.core.definition import actors, retries, sla
 from taskflow.core.definition import audience as au
 from taskflow.core.definition import children as ch
 from taskflow.core.definition import fields as fl
@@ -22,6 +22,7 @@ from taskflow.core.definition import undoing as un
 from taskflow.core.definition.checks import problems
 from taskflow.core.definition.conditions import expr as ex
 from taskflow.core.definition.conditions import expr_data as exd
+from taskflow.core.definition.timing_rules import expiry
 
 
 def _tuple(obj: object, name: str, value: Any) -> None:

@@ -65,7 +65,7 @@ class Action:
             return f"{self.kind} to {self.who}"
         if self.kind == "raise_priority":
             return f"raise priority to {self.priority}"
-        if self.kind in ("cancel", "raise_event"):  # a run deadline's (core/definition/deadline.py)
+        if self.kind in ("cancel", "raise_event"):  # a run deadline's (timing_rules/deadline.py)
             return "cancel the run" if self.kind == "cancel" else f"raise event {self.target}"
         return f"run {steps.shown(self.step)}" if self.kind == "run" else f"move to {self.target}"
 

@@ -30,11 +30,11 @@ from typing import Any, ClassVar
 from taskflow.core.definition.budgets import Budget
 from taskflow.core.definition.checks import problems
 from taskflow.core.definition.conditions import expr as ex
-from taskflow.core.definition.deadline import Deadline
 from taskflow.core.definition.events import Event
 from taskflow.core.definition.migrations import Migration
 from taskflow.core.definition.model import Slot, State
 from taskflow.core.definition.owning import Owns
+from taskflow.core.definition.timing_rules.deadline import Deadline
 
 
 @dataclass(frozen=True, eq=False)

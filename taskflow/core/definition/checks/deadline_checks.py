@@ -1,4 +1,4 @@
-"""Load-time checks of a run deadline (``core/definition/deadline.py``).
+"""Load-time checks of a run deadline (``core/definition/timing_rules/deadline.py``).
 
 Codes (docs/definitions.md, "Validation"): ``BAD_DEADLINE`` (neither or both of ``after``
 and ``at``, or ``at`` not a subject field), ``UNKNOWN_TIME_ZONE``, ``UNKNOWN_CALENDAR``,
@@ -8,9 +8,9 @@ slot waits for), and the budget's and audiences' own.
 
 from __future__ import annotations
 
-from taskflow.core.definition import deadline as dl
 from taskflow.core.definition.checks.checking import Checker
 from taskflow.core.definition.conditions import expr as ex
+from taskflow.core.definition.timing_rules import deadline as dl
 
 _WHERE = "deadline"
 

@@ -7,11 +7,12 @@ from typing import Final
 
 from taskflow.core.definition import audience as au
 from taskflow.core.definition import budgets as bu
-from taskflow.core.definition import deadline, expiry, labels, sla
+from taskflow.core.definition import labels, sla
 from taskflow.core.definition.checks.checking import Checker
 from taskflow.core.definition.conditions import expr as ex
 from taskflow.core.definition.conditions import expr_data as exd
 from taskflow.core.definition.model import Slot, State
+from taskflow.core.definition.timing_rules import deadline, expiry
 
 _DAY_LENGTH_SECONDS: Final = bu.DEFAULT_DAY_LENGTH.total_seconds()
 

@@ -15,8 +15,9 @@ from typing import Any, Final
 
 from taskflow.core.definition import audience as au
 from taskflow.core.definition import budgets as bu
-from taskflow.core.definition import sla, timing
+from taskflow.core.definition import sla
 from taskflow.core.definition.conditions import expr as ex
+from taskflow.core.definition.timing_rules import timing
 
 
 @dataclass(frozen=True, eq=False)
