@@ -52,20 +52,9 @@ from taskflow.store.common.db import with_database  # noqa: E402
 TEMPLATE = "bench_compose_template"
 SOURCES = f"{ROOT / 'examples'},{_HERE / 'compose_workflow.py'}"
 
-SEED = """
-WITH subjects AS (
-    INSERT INTO subject (id, type, external_id, attributes, version, created_at, updated_at)
-    SELECT gen_random_uuid(), 'item', 'S-' || g, '{}'::jsonb, 1, now(), now()
-    FROM generate_series(1, $1) g
-    RETURNING id
-), runs AS (
-    INSERT INTO run (id, workflow, definition_version, definition_digest, subject, state, status,
-                     visit, started_at, state_entered_at, updated_at, version)
-    SELECT gen_random_uuid(), 'bench-parent', 1, $2, id, 'waiting', 'active', 1,
-           now(), now(), now(), 1
-    FROM subjects
-    RETURNING id
-)
+SEED = (
+    pg.item_runs("bench-parent", "waiting")
+    + """
 INSERT INTO run_child (key, parent, visit, state, label, workflow, awaited, status, subject,
                        created_at, updated_at)
 SELECT r.id || ':1:c' || c, r.id, 1, 'waiting', 'c' || c, 'bench-child', true, 'starting',
@@ -73,6 +62,7 @@ SELECT r.id || ':1:c' || c, r.id, 1, 'waiting', 'c' || c, 'bench-child', true, '
        now(), now()
 FROM runs r CROSS JOIN generate_series(0, $3 - 1) c
 """
+)
 
 FANOUT = """
 SELECT count(*) AS n, extract(epoch FROM max(r.started_at) - min(r.started_at)) AS span

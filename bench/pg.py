@@ -55,3 +55,24 @@ def line_details(kind: str, state: str) -> str:
     """The details of a raw loop's timeline line: a state entered names its state, as
     taskflow's lines do (the timeline's trigger keeps each run's state spans from them)."""
     return json.dumps({"state": state}) if kind == "state.entered" else "{}"
+
+
+def item_runs(workflow: str, state: str) -> str:
+    """The CTEs ``subjects`` and ``runs`` a seeding statement starts with: ``$1`` subjects of
+    type ``item``, each with an active run of ``workflow`` (version 1, digest ``$2``) in
+    ``state``; the statement goes on from ``runs``."""
+    return f"""
+WITH subjects AS (
+    INSERT INTO subject (id, type, external_id, attributes, version, created_at, updated_at)
+    SELECT gen_random_uuid(), 'item', 'S-' || g, '{{}}'::jsonb, 1, now(), now()
+    FROM generate_series(1, $1) g
+    RETURNING id
+), runs AS (
+    INSERT INTO run (id, workflow, definition_version, definition_digest, subject, state, status,
+                     visit, started_at, state_entered_at, updated_at, version)
+    SELECT gen_random_uuid(), '{workflow}', 1, $2, id, '{state}', 'active', 1,
+           now(), now(), now(), 1
+    FROM subjects
+    RETURNING id
+)
+"""

@@ -55,25 +55,15 @@ TEMPLATE = "bench_steps_template"
 WORKFLOW = _HERE / "step_workflow.py"
 SOURCES = f"{ROOT / 'examples'},{WORKFLOW}"
 
-SEED = """
-WITH subjects AS (
-    INSERT INTO subject (id, type, external_id, attributes, version, created_at, updated_at)
-    SELECT gen_random_uuid(), 'item', 'S-' || g, '{}'::jsonb, 1, now(), now()
-    FROM generate_series(1, $1) g
-    RETURNING id
-), runs AS (
-    INSERT INTO run (id, workflow, definition_version, definition_digest, subject, state, status,
-                     visit, started_at, state_entered_at, updated_at, version)
-    SELECT gen_random_uuid(), 'bench-steps', 1, $2, id, 'work', 'active', 1,
-           now(), now(), now(), 1
-    FROM subjects
-    RETURNING id
-)
+SEED = (
+    pg.item_runs("bench-steps", "work")
+    + """
 INSERT INTO step (key, run, visit, state, kind, action, status, attempts, due_at,
                   created_at, updated_at)
 SELECT id || ':1:step', id, 1, 'work', 'action', $3, 'cancelled', 0, now(), now(), now()
 FROM runs
 """
+)
 
 #: Made due in a second, light statement (seeding takes a while): all due at once, and
 #: the workers woken (as the writer of the decision that enters the state does).
