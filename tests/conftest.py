@@ -37,7 +37,8 @@ from taskflow.config import config
 if TYPE_CHECKING:
     from taskflow.service.common import container
 
-TEMPLATE = "taskflow_template"
+#: One migrated template per pytest-xdist worker: they may share one server (CI's external one).
+TEMPLATE = f"taskflow_template_{os.environ.get('PYTEST_XDIST_WORKER', 'main')}"
 TEST_SECRET = "test-signing-key-not-for-production-0123456789"
 EXAMPLE_PRINCIPALS = config.PROJECT_ROOT / "examples" / "principals.json"
 #: A Tuesday morning in London, the default "now" of every test.

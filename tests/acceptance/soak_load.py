@@ -261,7 +261,11 @@ class RoundRobin(httpx.AsyncBaseTransport):
         for turn in range(first, first + len(self.ports)):
             request.url = request.url.copy_with(port=self.ports[turn % len(self.ports)])
             try:
-                return await self._inner.handle_async_request(request)
+                response = await self._inner.handle_async_request(request)
+                # The body is read here: a process killed after its headers and before its
+                # body cuts the request as surely as one killed before answering.
+                await response.aread()
+                return response
             except httpx.ConnectError:
                 self.passed_over += 1
             except (httpx.ReadError, httpx.RemoteProtocolError, httpx.WriteError):
