@@ -18,6 +18,7 @@ from taskflow.cli import main
 from taskflow.config import config
 from tests.api import workflows as w
 from tests.conftest import gql
+from tests.example_names import EXAMPLE_WORKFLOWS
 
 pytestmark = pytest.mark.anyio
 
@@ -40,19 +41,7 @@ async def test_workflows_serve_the_documents_taskflow_show_prints(
 ) -> None:
     result = (await gql(client, WORKFLOWS, token=people["sid"])).ok()["workflows"]
     names = [wf["name"] for wf in result]
-    assert names == [
-        "accounts-closure",
-        "accounts-request",
-        "badge-request",
-        "badge-revocation",
-        "employee-onboarding",
-        "expense-approval",
-        "laptop-request",
-        "laptop-return",
-        "security-assessment",
-        "support-ticket",
-        "vendor-onboarding",
-    ]
+    assert names == list(EXAMPLE_WORKFLOWS)
     for wf in result:
         assert wf["latest"]["document"] == _shown(wf["name"], capsys)
         assert wf["latest"]["digest"] == wf["latest"]["document"]["digest"]

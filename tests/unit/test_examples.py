@@ -16,6 +16,7 @@ from taskflow.core.definition.conditions.expr import Env
 from taskflow.core.definition.labels import render_label
 from taskflow.core.definition.workflow import Definition
 from taskflow.service.versions import definitions
+from tests.example_names import EXAMPLE_WORKFLOWS
 
 CATALOG = definitions.load_from_env({})
 CALENDARS = definitions.calendar_names(config.PROJECT_ROOT / "calendars")
@@ -31,19 +32,7 @@ def compiled(
 
 
 def test_the_examples_load_and_validate() -> None:
-    assert CATALOG.names() == (
-        "accounts-closure",
-        "accounts-request",
-        "badge-request",
-        "badge-revocation",
-        "employee-onboarding",
-        "expense-approval",
-        "laptop-request",
-        "laptop-return",
-        "security-assessment",
-        "support-ticket",
-        "vendor-onboarding",
-    )
+    assert CATALOG.names() == EXAMPLE_WORKFLOWS
     for definition in CATALOG:
         assert validation.problems(definition, CALENDARS) == []
         assert definition.to_document()["name"] == definition.name

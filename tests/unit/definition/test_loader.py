@@ -10,6 +10,7 @@ import pytest
 from taskflow import errors
 from taskflow.core.definition import DefinitionError
 from taskflow.service.versions import definitions
+from tests.example_names import EXAMPLE_WORKFLOWS
 
 GOOD = """
 from taskflow import Route, Slot, State, Workflow, who
@@ -124,16 +125,4 @@ def test_settings_from_the_environment() -> None:
         "de-berlin",
     }
     catalog = definitions.load_from_env({})
-    assert set(catalog.names()) == {
-        "accounts-closure",
-        "accounts-request",
-        "badge-request",
-        "badge-revocation",
-        "employee-onboarding",
-        "expense-approval",
-        "laptop-request",
-        "laptop-return",
-        "security-assessment",
-        "support-ticket",
-        "vendor-onboarding",
-    }
+    assert set(catalog.names()) == set(EXAMPLE_WORKFLOWS)
