@@ -233,36 +233,42 @@ class Served:
     http: Any = None
 
 
+async def world_of(inbox: Any, url: str, database: Any, *, seed: int) -> Any:
+    """``inbox.World`` on the kept database: every principal, its keys, the raw statement."""
+    from taskflow import clock
+    from taskflow.core.definition import audience as au
+    from taskflow.service.common import container
+    from taskflow.store.access import principals as principal_rows
+
+    services = container.build(database, inbox.settings_for(url), clock.SystemClock())
+    async with database.connection() as conn:
+        ids = [r["id"] for r in await conn.fetch("SELECT id FROM principal ORDER BY id")]
+        loaded = await principal_rows.get_many(conn, ids)
+    people = [loaded[i] for i in ids]
+    return inbox.World(
+        services=services,
+        url=url,
+        principals=people,
+        keys={p.id: sorted(au.principal_keys(p)) for p in people},
+        claim_sql=await inbox.claim_statement(),
+        rng=random.Random(seed),
+    )
+
+
 async def drive(inbox: Any, url: str, calls: int, served: list[Served]) -> None:
     """Warm up, then send each phase's requests to every server in turn, one at a time
     (servers measured side by side share the machine's noise alike)."""
     import asyncpg
     import httpx
 
-    from taskflow import clock
     from taskflow.api.graphql.common import relay
-    from taskflow.core.definition import audience as au
-    from taskflow.service.common import container
-    from taskflow.store.access import principals as principal_rows
     from taskflow.store.common import db
 
     database = await db.Database.connect(url, min_size=1, max_size=2)
     admin = await asyncpg.connect(url)
     try:
         await admin.execute("VACUUM (ANALYZE) slot")
-        services = container.build(database, inbox.settings_for(url), clock.SystemClock())
-        async with database.connection() as conn:
-            ids = [r["id"] for r in await conn.fetch("SELECT id FROM principal ORDER BY id")]
-            loaded = await principal_rows.get_many(conn, ids)
-        people = [loaded[i] for i in ids]
-        world = inbox.World(
-            services=services,
-            url=url,
-            principals=people,
-            keys={p.id: sorted(au.principal_keys(p)) for p in people},
-            claim_sql=await inbox.claim_statement(),
-            rng=random.Random(7),
-        )
+        world = await world_of(inbox, url, database, seed=7)
         with contextlib.ExitStack() as stack:
             for one in served:
                 os.environ[OUT_ENV] = one.out
