@@ -71,6 +71,6 @@ async def test_a_lead_moves_reads_and_delegates_while_a_slot_page_stays_live(
         card = tara.locator(f'article[data-run="{run_id}"]')
         await card.get_by_label("Question (required)").fill("Which browser?")
         async with tara.expect_navigation():
-            await card.get_by_role("button", name="ask_customer").click()
+            await card.get_by_role("button", name="Ask customer").click()
         waiting = tara.locator('section[data-lane="waiting_for_customer"]')
         assert await waiting.locator(f'article[data-run="{run_id}"]').count() == 1

@@ -11,9 +11,11 @@ import pytest
 
 from taskflow.api.graphql.common import relay
 from taskflow.service.common.container import Services
+from tests.api import magic as m
 from tests.api import workflows as w
 from tests.api.test_console_pages import SAME, _sign_in, _slot_ids
-from tests.conftest import asgi_client
+from tests.api.test_files import PDF, ZIP
+from tests.conftest import asgi_client, gql
 
 pytestmark = pytest.mark.anyio
 
@@ -175,3 +177,35 @@ async def test_the_inbox_pages_past_its_first_hundred(
     bad = await client.get("/console?after=not-a-cursor")
     assert bad.status_code == 400
     assert "<code>INVALID_INPUT</code>" in bad.text
+
+
+async def test_a_file_field_takes_the_document_itself_checked_by_its_bytes(
+    client: httpx.AsyncClient, people: dict[str, str]
+) -> None:
+    run = await m.start_vendor(client, people)
+    slot_id = _local((await m.upload_slots(client, people, run["id"]))["bank details"])
+    await _sign_in(client, people["olga"])
+    page = await client.get(f"/console/slots/{slot_id}")
+    assert 'enctype="multipart/form-data"' in page.text
+    assert re.search(r'<input id="f-document" name="document" type="file" multiple', page.text)
+    assert "PDF, PNG, JPEG; up to 3 files of at most 10 MB each." in page.text
+    url = f"/console/slots/{slot_id}/complete"
+    zipped = await client.post(
+        url, files={"document": ("bank.pdf", ZIP, "application/pdf")}, headers=SAME
+    )
+    assert zipped.status_code == 422, zipped.text
+    assert 'class="field-error" id="e-document"' in zipped.text
+    done = await client.post(
+        url,
+        data={"_back": "/console"},
+        files={"document": ("bank.pdf", PDF, "application/pdf")},
+        headers=SAME,
+    )
+    assert done.status_code == 303, done.text
+    slot = await gql(
+        client, m.SLOT_LINKS, {"id": relay.to_global_id("Slot", slot_id)}, token=people["olga"]
+    )
+    [ref] = slot.ok()["node"]["payload"]["document"]
+    assert ref["name"] == "bank.pdf"
+    assert ref["type"] == "application/pdf"
+    assert ref["size"] == len(PDF)

@@ -22,6 +22,7 @@ from litestar.params import FromPath
 from litestar.response import Redirect, Response
 
 from taskflow import errors
+from taskflow.api import files as files_api
 from taskflow.api import link_pages, report_signin, report_view
 from taskflow.api.graphql.common import relay
 from taskflow.core.access import principals
@@ -201,6 +202,7 @@ async def _slot_page(
         subject=run.subject,
         fields=fields,
         delegate=slot_core.is_delegate(slot, access.keys(me)),
+        uploads={f.name: link_pages.field_hint(f) for f in fields if link_pages.is_upload(f)},
         labels={f.name: f.label or f.name.replace("_", " ").capitalize() for f in fields},
         values=values or {},
         problems=problems or {},
@@ -220,18 +222,30 @@ async def slot_page(
     return await _slot_page(services, me, slot_id)
 
 
+Uploads = dict[str, list[tuple[str | None, bytes]]]
+
+
+async def posted_with_files(
+    state: State, request: Request[Any, Any, Any]
+) -> tuple[Services, principals.Principal | None, dict[str, str], Uploads, Response[str] | None]:
+    """The services, the caller, the form's values and files; or the answer when the post
+    is refused (another site's form: 403; nobody signed in: the sign-in page)."""
+    services = services_of(state)
+    if not report_signin.same_site(services, request):
+        return services, None, {}, {}, html("cross_site.html", 403)
+    me = await report_signin.caller(services, request, COOKIE)
+    if me is None:
+        return services, None, {}, {}, sign_in_page()
+    values, uploads = await link_pages.form_and_files(request)
+    return services, me, values, uploads, None
+
+
 async def posted(
     state: State, request: Request[Any, Any, Any]
 ) -> tuple[Services, principals.Principal | None, dict[str, str], Response[str] | None]:
-    """The services, the caller, the form; or the answer when the post is refused
-    (another site's form: 403; nobody signed in: the sign-in page)."""
-    services = services_of(state)
-    if not report_signin.same_site(services, request):
-        return services, None, {}, html("cross_site.html", 403)
-    me = await report_signin.caller(services, request, COOKIE)
-    if me is None:
-        return services, None, {}, sign_in_page()
-    return services, me, await link_pages.form_values(request), None
+    """:func:`posted_with_files` for a form that sends no files."""
+    services, me, form, _, answer = await posted_with_files(state, request)
+    return services, me, form, answer
 
 
 def form_version(form: dict[str, str]) -> int | None:
@@ -239,13 +253,18 @@ def form_version(form: dict[str, str]) -> int | None:
     return int(text) if text.isdigit() else None
 
 
-@post("/console/slots/{slot_id:str}/{action:str}", include_in_schema=False, status_code=303)
+@post(
+    "/console/slots/{slot_id:str}/{action:str}",
+    include_in_schema=False,
+    status_code=303,
+    request_max_body_size=files_api.MAX_REQUEST_BYTES,
+)
 async def act(
     state: State, request: Request[Any, Any, Any], slot_id: FromPath[str], action: FromPath[str]
 ) -> Response[Any]:
     """claim, release, assign (``to``) or complete (the slot's form) through the slot use
     cases the GraphQL mutations call; a refusal is shown with its code and changes nothing."""
-    services, me, form, answer = await posted(state, request)
+    services, me, form, uploads, answer = await posted_with_files(state, request)
     if answer is not None or me is None:
         return answer or sign_in_page()
     version = form_version(form)
@@ -261,7 +280,7 @@ async def act(
                 services, me, slot_id, to, version, form.get("reason") or None
             )
         elif action == "complete":
-            return await _complete(services, me, slot_id, form, version, back)
+            return await _complete(services, me, slot_id, (form, uploads), version, back)
         else:
             raise errors.NotFound(f"The console has no action {action!r}.")
     except errors.TaskflowError as refused:
@@ -273,16 +292,22 @@ async def _complete(
     services: Services,
     me: principals.Principal,
     slot_id: str,
-    form: dict[str, str],
+    sent: tuple[dict[str, str], Uploads],
     version: int | None,
     back: str,
 ) -> Response[Any]:
+    """Complete the slot with the form's values and its files (each sniffed, capped and
+    stored as ``POST /files`` does, before the completion; a refused file stores nothing
+    and is that field's message)."""
+    form, uploads = sent
     slot = await views.visible_slot(services, me, slot_id)
     run, _ = await views.run_detail(services, me, slot.run_id)
     fields = _fields(services, run.view.workflow, run.view.definition_version, slot)
     try:
         link_pages.check_form(services, form)  # the edge's text limits, as on the link page
         payload = link_core.payload_from_form(fields, form)
+        if uploads:
+            payload |= await link_pages.kept_files(services, fields, uploads)
         await slot_service.complete(
             services, me, slot_id, event=None, payload=payload, expected_version=version
         )
