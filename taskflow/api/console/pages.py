@@ -25,6 +25,7 @@ from taskflow import errors
 from taskflow.api import files as files_api
 from taskflow.api import link_pages, report_signin, report_view
 from taskflow.api.graphql.common import relay
+from taskflow.api.graphql.slots import work
 from taskflow.core.access import principals
 from taskflow.core.definition import fields as fl
 from taskflow.core.links import links as link_core
@@ -120,19 +121,6 @@ async def signed_in(
     return services, await report_signin.caller(services, request, COOKIE)
 
 
-def _inbox_cursor(text: str | None) -> views.Cursor | None:
-    """The inbox page's ``after`` (the last row's keyset, as the API's cursors)."""
-    if not text:
-        return None
-    due, priority, slot_id = relay.decode_typed(text, "datetime?", "int", "uuid")
-    return (due, priority, slot_id)
-
-
-def inbox_cursor_of(row: views.SlotRow) -> str:
-    due, priority, slot_id = row.cursor
-    return relay.encode_cursor(due.isoformat() if due else "", str(priority), slot_id)
-
-
 @get("/console", include_in_schema=False)
 async def inbox(state: State, request: Request[Any, Any, Any]) -> Response[str]:
     """My inbox: what I can act on now, most urgent first, a page at a time (each page
@@ -146,11 +134,11 @@ async def inbox(state: State, request: Request[Any, Any, Any]) -> Response[str]:
     after = request.query_params.get("after")
     try:
         found, more = await views.inbox(
-            services, me, filters.SlotFilter(), first=PAGE_SIZE, after=_inbox_cursor(after)
+            services, me, filters.SlotFilter(), first=PAGE_SIZE, after=work.slot_cursor(after)
         )
     except errors.TaskflowError as refused:
         return refusal_page(me, refused, PATH)
-    following = inbox_cursor_of(found[-1]) if more and found else None
+    following = work.encode_slot_cursor(found[-1]) if more and found else None
     if sort == "opened":
         found.sort(key=lambda r: (r.slot.opened_at is None, r.slot.opened_at, r.slot.id))
     elif sort == "name":

@@ -25,10 +25,10 @@ from taskflow.api.graphql.common import relay
 from taskflow.core.access.principals import Principal
 from taskflow.core.definition import fields as fl
 from taskflow.core.links import links as link_core
+from taskflow.core.runs.model import RunView
 from taskflow.service.common.container import Services
 from taskflow.service.runs import runs as run_service
 from taskflow.service.slots import views
-from taskflow.store.runs.runs import RunRow
 
 #: Cards per board page and lines per timeline page (the use cases' own cap).
 PAGE_SIZE = views.MAX_FIRST
@@ -60,9 +60,9 @@ def lanes(services: Services, workflow: str, cards: list[views.Card], ended: boo
     return found + [(name, name, rest) for name, rest in sorted(by_state.items())]
 
 
-def move_fields(services: Services, run: RunRow) -> dict[str, tuple[fl.Field, ...]]:
+def move_fields(services: Services, run: RunView) -> dict[str, tuple[fl.Field, ...]]:
     """The input each of the run's current moves takes (its form's fields)."""
-    state = run_service.state_for_reading(services, run.view)
+    state = run_service.state_for_reading(services, run)
     return {m.name: tuple(m.fields) for m in state.moves} if state is not None else {}
 
 
@@ -102,7 +102,7 @@ async def board(
         relay.encode_cursor(last.started_at.isoformat(), last.view.id) if more and last else None
     )
     moves = {c.run.view.id: views.moves_for(services, me, c.run, c.slots) for c in cards}
-    fields = {c.run.view.id: move_fields(services, c.run) for c in cards}
+    fields = {c.run.view.id: move_fields(services, c.run.view) for c in cards}
     return pages.html(
         "board.html",
         200,
@@ -155,7 +155,7 @@ async def _run_page(
         run=run,
         slots=sorted(slots, key=lambda s: (s.opened_at is None, s.opened_at, s.id)),
         moves={run.view.id: views.moves_for(services, me, run, slots)},
-        fields={run.view.id: move_fields(services, run)},
+        fields={run.view.id: move_fields(services, run.view)},
         lines=lines,
         total=total,
         refusal=refusal,
@@ -182,7 +182,7 @@ async def move(
     name = form.get("_move") or ""
     try:
         run, _ = await views.run_detail(services, me, run_id)
-        declared = move_fields(services, run).get(name, ())
+        declared = move_fields(services, run.view).get(name, ())
         link_pages.check_form(services, form)  # the edge's text limits, as on every form
         data = link_core.payload_from_form(declared, form)
         await run_service.move(
