@@ -17,8 +17,6 @@ from strawberry.litestar import make_graphql_controller
 from taskflow.api import (
     access_log,
     body_guard,
-    console_live,
-    console_pages,
     files,
     graphiql,
     graphql_post,
@@ -28,6 +26,9 @@ from taskflow.api import (
     report_pages,
 )
 from taskflow.api import limits as edge
+from taskflow.api.console import live as console_live
+from taskflow.api.console import pages as console_pages
+from taskflow.api.console import runs as console_runs
 from taskflow.api.graphql import request
 from taskflow.api.graphql import schema as graphql_schema
 from taskflow.api.graphql.common.context import Context
@@ -158,6 +159,7 @@ def create_app(
             *files.ROUTES,
             *report_pages.ROUTES,
             *console_pages.ROUTES,
+            *console_runs.ROUTES,
             *console_live.routes(schema, caps),
             *metrics_page.ROUTES,
             # The agent tools answer from the same schema (docs/agents.md).

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -122,19 +122,19 @@ def _form_page(
         errors=problems or {},
         notice=notice,
         labels={f.name: f.label or _humanize(f.name) for f in page.fields},
-        hints={f.name: _hint(f) for f in page.fields},
+        hints={f.name: field_hint(f) for f in page.fields},
         input_types=INPUT_TYPES,
-        uploads={f.name for f in page.fields if _upload(f)},
+        uploads={f.name for f in page.fields if is_upload(f)},
     )
 
 
-def _upload(field: fl.Field) -> bool:
+def is_upload(field: fl.Field) -> bool:
     # A file field that names the types it takes asks for the document itself.
     return field.type == "file" and bool(field.content_types)
 
 
-def _hint(field: fl.Field) -> str | None:
-    if _upload(field):
+def field_hint(field: fl.Field) -> str | None:
+    if is_upload(field):
         kinds = ", ".join(t.split("/")[-1].upper() for t in field.content_types)
         count = f"up to {field.max_files} files" if field.max_files > 1 else "one file"
         return f"{kinds}; {count} of at most {field.max_bytes // (1024 * 1024)} MB each."
@@ -227,10 +227,10 @@ def _echoable(services: Services, form: Mapping[str, str]) -> dict[str, str]:
 
 async def form_values(request: Request[Any, Any, Any]) -> dict[str, str]:
     """A posted form's text values, the first of each name (files are not read here)."""
-    return (await _form_and_files(request))[0]
+    return (await form_and_files(request))[0]
 
 
-async def _form_and_files(
+async def form_and_files(
     request: Request[Any, Any, Any],
 ) -> tuple[dict[str, str], dict[str, list[tuple[str | None, bytes]]]]:
     """The form's text values, and its files by field (an empty file input sends a part
@@ -260,8 +260,19 @@ async def _kept(
     """The uploads checked against the link's slot's fields and stored; their references.
     A refused file is that field's problem on the page (nothing stored)."""
     page = await link_use.open_page(services, token, client)
+    return await kept_files(services, page.fields, uploads)
+
+
+async def kept_files(
+    services: Services,
+    fields: Sequence[fl.Field],
+    uploads: dict[str, list[tuple[str | None, bytes]]],
+) -> dict[str, Any]:
+    """The uploads checked against ``fields`` and stored (all or none); their references as
+    payload values. A refused file is that field's problem on the form (the link page's and
+    the console's)."""
     try:
-        return await file_service.keep_many(services, page.fields, uploads)
+        return await file_service.keep_many(services, fields, uploads)
     except (fi.FileRefused, errors.ValidationError) as refused:
         field = str(refused.facts.get("field") or next(iter(uploads)))
         raise fl.PayloadError([fl.FieldProblem(field, refused.message)]) from None
@@ -280,7 +291,7 @@ async def submit(
     services = _services(state)
     client = _client(request, services)
     try:
-        form, uploads = await _form_and_files(request)
+        form, uploads = await form_and_files(request)
         try:
             check_form(services, form)
             payload: dict[str, Any] = dict(form)

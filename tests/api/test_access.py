@@ -17,6 +17,9 @@ import pytest
 from httpx_ws.transport import ASGIWebSocketTransport
 
 from taskflow.api import app as api_app
+from taskflow.api.console import pages as console_pages
+from taskflow.api.console import runs as console_runs
+from taskflow.api.graphql.common import relay
 from taskflow.service.clocks import timers
 from taskflow.service.common import container
 from tests import conftest
@@ -25,6 +28,7 @@ from tests.api import live
 from tests.api import magic as m
 from tests.api import workflows as w
 from tests.api.conftest import World
+from tests.api.test_console_pages import SAME
 from tests.api.test_inbox_queries import Counter
 from tests.conftest import gql
 
@@ -456,3 +460,55 @@ async def test_working_hours_and_leave_are_set_by_their_principal_or_an_admin_on
                 )
             ).ok()[name]
             assert answer["__typename"].endswith("Success"), (who, name, answer)
+
+
+#: Every console page and action, with a ticket's ids filled in; the test below fails on a
+#: console route that is not listed here (each must keep to the API's access rules).
+CONSOLE_ROUTES = {
+    ("GET", "/console"): "/console",
+    ("GET", "/console/slots/{slot_id:str}"): "/console/slots/{slot}",
+    ("POST", "/console/slots/{slot_id:str}/{action:str}"): "/console/slots/{slot}/{action}",
+    ("POST", "/console/claim-next"): "/console/claim-next",
+    ("POST", "/console/sign-in"): None,  # signs in: the sign-in tests
+    ("POST", "/console/sign-out"): None,  # signs out: the session tests
+    ("GET", "/console/boards"): "/console/boards",
+    ("GET", "/console/boards/{workflow:str}"): "/console/boards/support-ticket",
+    ("GET", "/console/runs/{run_id:str}"): "/console/runs/{run}",
+    ("POST", "/console/runs/{run_id:str}/move"): "/console/runs/{run}/move",
+}
+
+
+async def test_the_console_keeps_a_lead_of_one_workflow_to_it(world: World) -> None:
+    listed = {
+        (method, path)
+        for handler in console_pages.ROUTES + console_runs.ROUTES
+        for path in handler.paths
+        for method in handler.http_methods
+    }
+    assert listed == set(CONSOLE_ROUTES), "list the new console route in CONSOLE_ROUTES"
+    client, people = world.client, world.people
+    _, ticket = await _expense_and_ticket(client, people)
+    run_id = ticket["id"]
+    [slot] = (await _run(client, people["app"], run_id) or {})["slots"]
+    ids = {"run": relay.from_global_id(run_id)[1], "slot": relay.from_global_id(slot["id"])[1]}
+    async with conftest.asgi_client(world.services) as anonymous:
+        for (method, _), path in CONSOLE_ROUTES.items():
+            if path is None:
+                continue
+            url = path.format(action="claim", **ids)
+            answer = await anonymous.request(method, url, headers=SAME)
+            assert answer.status_code == 401, (method, url)
+    signed = await client.post("/console/sign-in", data={"token": people["leah"]}, headers=SAME)
+    assert signed.status_code == 303
+    for action in ("claim", "release", "assign", "complete"):
+        url = f"/console/slots/{ids['slot']}/{action}"
+        assert (await client.post(url, data={"to": "leah"}, headers=SAME)).status_code == 404
+    assert (await client.get(f"/console/slots/{ids['slot']}")).status_code == 404
+    assert (await client.get(f"/console/runs/{ids['run']}")).status_code == 404
+    moved = await client.post(
+        f"/console/runs/{ids['run']}/move", data={"_move": "reopen"}, headers=SAME
+    )
+    assert moved.status_code == 404
+    assert ids["run"] not in (await client.get("/console/boards/support-ticket")).text
+    assert ids["slot"] not in (await client.get("/console")).text
+    assert (await _run(client, people["app"], run_id) or {})["state"] == ticket["state"]

@@ -1,14 +1,16 @@
-// The console's live inbox: the GraphQL subscription inboxChanged over graphql-transport-ws
-// at /console/live (the session cookie authenticates it), and the SLA countdown.
-// Hand-written, no dependencies: the protocol needs five message types.
+// The console's live pages: the inbox (inboxChanged) and a slot's page (slotChanged), GraphQL
+// subscriptions over graphql-transport-ws at /console/live (the session cookie authenticates
+// it), and the SLA countdown. Hand-written, no dependencies: the protocol needs five message
+// types.
 (function () {
   "use strict";
   var body = document.querySelector("table.inbox tbody");
   var notice = document.getElementById("live");
   var page = document.querySelector("[data-now]");
-  if (!page) return;
+  var slotPage = document.querySelector("[data-slot-page]");
+  if (!page && !slotPage) return;
   // The server's clock, not the browser's, decides what is overdue.
-  var skew = Date.parse(page.getAttribute("data-now")) - Date.now();
+  var skew = page ? Date.parse(page.getAttribute("data-now")) - Date.now() : 0;
 
   function say(text) { if (notice) notice.textContent = text; }
 
@@ -52,6 +54,33 @@
     }
   }
 
+  // A slot's page: someone else claimed, released, handed over or completed the slot.
+  function slotChanged(change) {
+    var shown = Number(slotPage.getAttribute("data-version"));
+    var status = document.getElementById("status");
+    if (!change.slot) {
+      say("This slot is no longer yours to see or act on: reload.");
+      return;
+    }
+    if (change.slot.version === shown) return;
+    var me = slotPage.getAttribute("data-me"), holder = change.slot.holder;
+    var text = change.slot.status.toLowerCase();
+    if (holder) text += ", held by " + (holder === me ? "you" : holder);
+    if (status) status.textContent = text;
+    slotPage.setAttribute("data-changed", "true");
+    say("This slot changed (" + text + "): reload before acting on it.");
+  }
+
+  var subscription = slotPage ? {
+    query: "subscription($id: ID!, $after: String) { slotChanged(id: $id, after: $after) " +
+           "{ cursor slotId slot { id holder status version } } }",
+    field: "slotChanged", handle: slotChanged, id: slotPage.getAttribute("data-id")
+  } : {
+    query: "subscription($after: String) { inboxChanged(after: $after) " +
+           "{ cursor slotId slot { id holder status } } }",
+    field: "inboxChanged", handle: changed, id: null
+  };
+
   var cursor = null, wait = 500;
   function connect() {
     var scheme = location.protocol === "https:" ? "wss:" : "ws:";
@@ -62,16 +91,16 @@
       if (message.type === "connection_ack") {
         wait = 500;
         document.documentElement.setAttribute("data-live", "on");
-        socket.send(JSON.stringify({ id: "inbox", type: "subscribe", payload: {
-          query: "subscription($after: String) { inboxChanged(after: $after) " +
-                 "{ cursor slotId slot { id holder status } } }",
-          variables: { after: cursor } } }));
+        var variables = { after: cursor };
+        if (subscription.id) variables.id = subscription.id;
+        socket.send(JSON.stringify({ id: "live", type: "subscribe", payload: {
+          query: subscription.query, variables: variables } }));
       } else if (message.type === "ping") {
         socket.send(JSON.stringify({ type: "pong" }));
       } else if (message.type === "next" && message.payload.data) {
-        var change = message.payload.data.inboxChanged;
+        var change = message.payload.data[subscription.field];
         cursor = change.cursor;
-        changed(change);
+        subscription.handle(change);
       }
     };
     socket.onclose = function (event) {
@@ -81,5 +110,5 @@
       wait = Math.min(wait * 2, 30000);
     };
   }
-  if (body) connect();
+  if (body || slotPage) connect();
 })();

@@ -19,13 +19,14 @@ from litestar import WebSocket, get, websocket
 from litestar.exceptions import WebSocketDisconnect
 from litestar.response import Response
 
-from taskflow.api import console_pages, live_socket, report_signin
 from taskflow.api import limits as edge
+from taskflow.api import live_socket, report_signin
+from taskflow.api.console import pages as console_pages
 from taskflow.core.access.principals import Principal
 from taskflow.service.access import report_sessions
 from taskflow.service.live import rechecks
 
-SCRIPT = (Path(__file__).parent / "static" / "console" / "live.js").read_text()
+SCRIPT = (Path(__file__).parent.parent / "static" / "console" / "live.js").read_text()
 
 
 class SessionConnection(live_socket.Connection):

@@ -1,0 +1,1 @@
+"""The staff console at ``/console`` (docs/console.md)."""
