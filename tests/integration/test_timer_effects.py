@@ -11,6 +11,7 @@ import pytest
 from taskflow import clock
 from taskflow.core.access.principals import INTEGRATION, Grant, Principal
 from taskflow.service.access import principals as principal_service
+from taskflow.service.access import working_hours
 from taskflow.service.clocks import timers
 from taskflow.service.common import container
 from taskflow.service.runs import runs as run_service
@@ -68,6 +69,39 @@ async def test_a_breach_reassigns_raises_priority_and_quiet_hours_defer_a_remind
         "slot.priority_raised",
     ):
         assert kind in kinds, kind
+
+
+async def test_a_breach_does_not_hand_the_slot_to_someone_on_leave_and_says_why(
+    sla_services: container.Services, frozen_clock: clock.FrozenClock, fiona: Principal
+) -> None:
+    services = sla_services
+    frozen_clock.set(datetime(2026, 12, 1, 16, tzinfo=UTC))
+    run, slot_id = await start_escalating(services, "R-L")
+    await slot_service.claim(services, fiona, slot_id, None)
+    leah = await principal_service.get(services, "leah")
+    assert leah is not None
+    away = (datetime(2026, 12, 2, 0, tzinfo=UTC), datetime(2026, 12, 3, 0, tzinfo=UTC))
+    await working_hours.add_leave(services, leah, "leah", *away, "training")
+    # The breach (Wednesday 09:30) names Leah, away all Wednesday: Fiona keeps the slot,
+    # the priority still rises, and the timeline says why it was not handed over.
+    frozen_clock.set(datetime(2026, 12, 2, 9, 30, tzinfo=UTC))
+    assert await timers.run_due(services, frozen_clock.now()) >= 1
+    async with services.db.connection() as conn:
+        slot = await conn.fetchrow("SELECT status, holder, priority FROM slot")
+        skipped = await conn.fetchrow(
+            "SELECT reason, details FROM audit_event WHERE run = $1 AND kind = "
+            "'slot.reassign_skipped'",
+            uuid.UUID(run.id),
+        )
+        reassigned = await conn.fetchval(
+            "SELECT count(*) FROM audit_event WHERE kind = 'slot.reassigned'"
+        )
+    assert (slot["status"], slot["holder"], slot["priority"]) == ("claimed", "fiona", 1)
+    assert reassigned == 0
+    assert skipped["details"]["to"] == "leah"
+    assert skipped["details"]["on_leave"] is True
+    assert skipped["details"]["leave_to"] == away[1].isoformat()
+    assert "leah is on leave until 2026-12-03T00:00:00+00:00" in skipped["reason"]
 
 
 async def test_a_reminder_outside_the_recipients_hours_waits_for_their_next_opening(
