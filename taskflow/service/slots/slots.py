@@ -167,13 +167,7 @@ async def assign(
         raise errors.ValidationError(
             f"There is no active principal {to!r} to assign the slot to.", field="to"
         )
-    absent = working_hours.on_leave(target.leave, services.clock.now())
-    if absent is not None and not force:
-        raise working_hours.OnLeave(
-            principal=target.id,
-            leave_from=absent.start.isoformat(),
-            leave_to=absent.end.isoformat(),
-        )
+    working_hours.require_present(target.id, target.leave, services.clock.now(), force)
     mine, theirs = access.keys(actor), access.keys(target)
     first = [expected_version]
 
