@@ -31,8 +31,8 @@ from taskflow.core.definition.workflow import Definition
 from taskflow.core.runs import engine
 from taskflow.core.runs.model import LIVE, AuditEntry, Outcome, RunView, SlotView
 from taskflow.core.runs.statuses import RunStatus
-from taskflow.service.clocks import deadline_firing, expiry_firing
-from taskflow.service.clocks import away
+from taskflow.service.clocks import away, deadline_firing, expiry_firing
+from taskflow.service.clocks import deadlines as clock_service
 from taskflow.service.clocks import timer_batch as runs_batch
 from taskflow.service.common import retry
 from taskflow.service.common.container import Services
@@ -326,7 +326,8 @@ async def fire_one(
     changed = result.slot if result.slot is not None else slot
     if changed is not None:
         assert slot is not None
-        changed = deadlines.sync_clocks(loaded.definition, changed, run.subject, now)
+        people = await clock_service.holders(services, conn, loaded.definition, changed)
+        changed = deadlines.sync_clocks(loaded.definition, changed, run.subject, now, people)
         _resync(services, state, loaded, slot, changed, now, [] if result.move_to else lines)
     if result.move_to is not None:
         _move(services, state, loaded, result.move_to, message, now, lines)

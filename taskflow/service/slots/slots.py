@@ -225,6 +225,11 @@ async def claim_next(
     if plain is None and caller_digest is not None:
         raise callers.CallerChanged
     if plain is not None and plain.slot is not None:
+        if plain.run is not None:
+            head = plain.run
+            await deadlines.rechain_claimed(
+                services, plain.slot, head.workflow, head.definition_version, actor.id
+            )
         metrics.claimed("claim_next")
         if request is not None and plain.run is not None:
             request.saw(plain.slot, plain.run)
