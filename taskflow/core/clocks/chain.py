@@ -23,11 +23,14 @@ from __future__ import annotations
 
 from collections.abc import Container, Iterable, Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, Final
 
 from taskflow.core.access.principals import Principal
+from taskflow.core.clocks import clocks
 from taskflow.core.definition import budgets as bu
 from taskflow.core.definition import milestones, sla
+from taskflow.core.definition.model import Slot
 
 #: The links a chain may name, in the order the docs give them.
 LINKS: Final = milestones.CHAIN_LINKS
@@ -137,3 +140,37 @@ def resolve(
     if budget.calendar != answer.calendar:
         return budget, Answer(budget.calendar, BUDGET)
     return budget, answer
+
+
+def knowing(ms: sla.Milestone, calendar: str | None, holder: str | None, people: People) -> People:
+    """``people``, or, when they do not know the holder the chain asks, ``people`` with the
+    holder answering ``calendar`` (the one their clock has: a pure step keeps it)."""
+    if holder is None or holder_known(ms, holder, people):
+        return people
+    return People({**people.calendars, holder: calendar})
+
+
+def rechain(
+    definition_calendar: str | None,
+    decl: Slot,
+    ledger: tuple[clocks.Clock, ...],
+    holder: str | None,
+    subject: Mapping[str, Any],
+    now: datetime,
+    people: People,
+) -> tuple[clocks.Clock, ...]:
+    """Each unmet clock whose chain asks the holder on the calendar the chain answers for
+    ``holder`` now, under its milestone's recompute policy (docs/calendars.md, "When the
+    holder changes"); a holder ``people`` does not know: as it is."""
+    out = []
+    for c in ledger:
+        ms = decl.milestone(c.milestone)
+        if ms is None or HOLDER not in ms.chain or c.met_at is not None:
+            out.append(c)
+            continue
+        budget, _ = resolve(definition_calendar, ms, subject, holder, people)
+        known = holder_known(ms, holder, people)
+        out.append(
+            c if budget is None or not known else clocks.rebudget(c, budget, now, ms.recompute)
+        )
+    return tuple(out)

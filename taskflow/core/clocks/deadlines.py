@@ -71,10 +71,7 @@ def sync_clocks(
                 started.append(clocks.start(ms.kind, budget, view.opened_at))
         ledger = tuple(started)
     elif view.status in LIVE:
-        ledger = tuple(
-            _rechained(definition, decl.milestone(c.milestone), c, view, subject, now, people)
-            for c in ledger
-        )
+        ledger = chain.rechain(definition.calendar, decl, ledger, view.holder, subject, now, people)
     if view.status in (CLAIMED, SATISFIED):
         met_at = view.satisfied_at if view.status == SATISFIED else view.claimed_at
         ledger = tuple(
@@ -84,25 +81,6 @@ def sync_clocks(
             for c in ledger
         )
     return view if ledger == view.clocks else dataclasses.replace(view, clocks=ledger)
-
-
-def _rechained(
-    definition: Definition,
-    ms: sla.Milestone | None,
-    c: clocks.Clock,
-    view: SlotView,
-    subject: Mapping[str, Any],
-    now: datetime,
-    people: chain.People,
-) -> clocks.Clock:
-    """The clock on the calendar its chain answers for the slot's holder now, under the
-    milestone's recompute policy (docs/calendars.md, "When the holder changes")."""
-    if ms is None or chain.HOLDER not in ms.chain or c.met_at is not None:
-        return c
-    if not chain.holder_known(ms, view.holder, people):
-        return c
-    budget = milestone_budget(definition, ms, subject, view.holder, people)
-    return c if budget is None else clocks.rebudget(c, budget, now, ms.recompute)
 
 
 def rebudget(
@@ -120,7 +98,13 @@ def rebudget(
     for c in view.clocks:
         ms = decl.milestone(c.milestone)
         budget = (
-            milestone_budget(definition, ms, subject, view.holder, _knowing(ms, c, view, people))
+            milestone_budget(
+                definition,
+                ms,
+                subject,
+                view.holder,
+                chain.knowing(ms, c.calendar, view.holder, people),
+            )
             if ms is not None
             else None
         )
@@ -130,14 +114,6 @@ def rebudget(
         ledger.append(clocks.rebudget(c, budget, now, ms.recompute))
     new = tuple(ledger)
     return view if new == view.clocks else dataclasses.replace(view, clocks=new)
-
-
-def _knowing(
-    ms: sla.Milestone, c: clocks.Clock, view: SlotView, people: chain.People
-) -> chain.People:
-    if view.holder is None or chain.holder_known(ms, view.holder, people):
-        return people
-    return chain.People({**people.calendars, view.holder: c.calendar})
 
 
 def paused(view: SlotView, now: datetime) -> SlotView:
