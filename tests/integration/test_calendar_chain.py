@@ -12,6 +12,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -24,7 +25,7 @@ from taskflow.service.clocks import timers
 from taskflow.service.common import container
 from taskflow.service.operate import operate
 from taskflow.service.slots import slots as slot_service
-from tests.conftest import services_fixture
+from tests.conftest import api_fixtures, gql, services_fixture
 from tests.integration.starting import app_starts
 
 pytestmark = pytest.mark.anyio
@@ -34,6 +35,10 @@ chain_services = services_fixture(
     Path(__file__).parent / "chain_workflows.py",
     doc="The examples plus the chained workflow.",
 )
+
+api, tokens = api_fixtures("chain_services")
+CLOCKS = """{ inbox(first: 10) { edges { node { name holder
+  clocks { milestone calendar calendarLink dueAt } } } } }"""
 
 TUESDAY_14 = datetime(2026, 12, 1, 14, tzinfo=UTC)  # New York 09:00, London 14:00
 
@@ -129,8 +134,9 @@ async def _escalation(services: container.Services, slot_id: str) -> None:
 
 
 #: Every path that changes who holds a slot outside the engine, and whose calendar its
-#: finished clock must run on afterwards. Completion (also by link) meets the clock:
-#: nothing left to move (tests/unit/test_calendar_chain.py checks the engine keeps it).
+#: finished clock must run on afterwards. Completion (also by link) meets the clock: nothing
+#: is left to move, and the engine's own steps keep a clock's calendar
+#: (tests/unit/test_calendar_chain.py, the holder a decision does not know).
 PATHS: dict[str, tuple[Path_, str, str | None]] = {
     "claim": (_claim, "uk-london", "fiona"),
     "claim next": (_claim_next, "uk-london", "fiona"),
@@ -179,3 +185,20 @@ async def test_a_running_clock_keeps_the_time_spent_and_counts_the_rest_on_the_n
     assert line["details"]["old_calendar"] == "us-new-york"
     assert line["details"]["new_calendar"] == "uk-london"
     assert "uk-london" in line["reason"]
+
+
+async def test_graphql_names_the_calendar_and_the_link_that_measured_the_clock(
+    opened: tuple[container.Services, str], api: Any, tokens: dict[str, str]
+) -> None:
+    services, slot_id = opened
+
+    async def clocks(who: str) -> list[dict[str, Any]]:
+        edges = (await gql(api, CLOCKS, {}, token=tokens[who])).ok()["inbox"]["edges"]
+        [slot] = [e["node"] for e in edges if e["node"]["name"] == "approve"]
+        return list(slot["clocks"])
+
+    [pooled] = await clocks("fiona")
+    assert (pooled["calendar"], pooled["calendarLink"]) == ("us-new-york", "workflow")
+    await _claim(services, slot_id)
+    [held] = await clocks("fiona")
+    assert (held["calendar"], held["calendarLink"]) == ("uk-london", "holder")

@@ -37,6 +37,9 @@ LINKS: Final = milestones.CHAIN_LINKS
 HOLDER, REGION, MILESTONE, WORKFLOW = LINKS
 #: The answer when the budget names its own calendar, or real time (no calendar at all).
 BUDGET = "budget"
+#: A clock whose calendar no link answers now: the one recorded when it last moved (a
+#: definition changed since, or a holder's own calendar did).
+RECORDED = "recorded"
 
 
 @dataclass(frozen=True)
@@ -174,3 +177,19 @@ def rechain(
             c if budget is None or not known else clocks.rebudget(c, budget, now, ms.recompute)
         )
     return tuple(out)
+
+
+def link_of(
+    definition_calendar: str | None,
+    ms: sla.Milestone | None,
+    calendar: str | None,
+    subject: Mapping[str, Any],
+    holder: str | None,
+    people: People,
+) -> str:
+    """Which link measured a clock on ``calendar`` ("why is it due then"): the chain's
+    answer for the slot as it is, or ``recorded`` when that answers another calendar."""
+    if ms is None:
+        return RECORDED
+    _, said = resolve(definition_calendar, ms, subject, holder, people)
+    return said.link if said.calendar == calendar else RECORDED

@@ -118,6 +118,8 @@ class ClockReading:
     explain: list[str]
     #: Each deadline the clock had and when it was in force (budget changes mid-run).
     terms: list[clock_terms.Term]
+    #: The link of the calendar chain that named ``calendar`` (``core/clocks/chain.py``).
+    link: str = chain.RECORDED
 
 
 def read(
@@ -125,8 +127,10 @@ def read(
     clock: clocks.Clock,
     now: datetime,
     at_risk: float = clocks.DEFAULT_AT_RISK,
+    link: str = chain.RECORDED,
 ) -> ClockReading:
-    """Everything derived from one ledger at ``now`` (at risk past ``at_risk`` of the budget)."""
+    """Everything derived from one ledger at ``now`` (at risk past ``at_risk`` of the budget;
+    ``link``: the chain's link that named its calendar)."""
     cal = clocks.calendar_of(registry, clock)
     return ClockReading(
         clock=clock,
@@ -140,21 +144,37 @@ def read(
         breached_at=clocks.breached_at(clock, cal, now, registry),
         explain=clocks.explain(clock, cal),
         terms=clock_terms.in_force(clock, cal, now, registry),
+        link=link,
     )
 
 
 async def readings(services: Services, slot_ids: Sequence[str]) -> dict[str, list[ClockReading]]:
-    """The clocks of these slots as of the services' clock (the caller checked visibility)."""
+    """The clocks of these slots as of the services' clock (the caller checked visibility),
+    each with the link of the calendar chain that named its calendar."""
     now = services.clock.now()
     async with services.db.connection() as conn:
         found = await store.clocks_of(conn, slot_ids)
+        facts = await store.chain_facts(conn, [s for s in slot_ids if found.get(s)])
+    share = services.settings.sla_at_risk
     return {
         slot_id: [
-            read(services.calendars, c, now, services.settings.sla_at_risk)
+            read(services.calendars, c, now, share, _link(services, facts.get(slot_id), c))
             for c in found.get(slot_id, ())
         ]
         for slot_id in slot_ids
     }
+
+
+def _link(services: Services, facts: store.ChainFacts | None, clock: clocks.Clock) -> str:
+    if facts is None:
+        return chain.RECORDED
+    definition = services.catalog.get(facts.workflow, facts.version)
+    ms = definition.slot(facts.state, facts.name).milestone(clock.milestone)
+    own = facts.holder_calendar if facts.holder_calendar in services.calendars else None
+    people = chain.People({facts.holder: own}) if facts.holder else chain.NOBODY
+    return chain.link_of(
+        definition.calendar, ms, clock.calendar, facts.subject, facts.holder, people
+    )
 
 
 async def run_deadline_of(services: Services, run: RunView) -> run_deadline.Reading | None:
