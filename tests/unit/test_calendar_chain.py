@@ -62,7 +62,8 @@ def test_a_budget_naming_its_own_calendar_and_real_time_win_over_every_link() ->
     assert chain.resolve("uk-london", own, {}, "fiona", PEOPLE)[1] == chain.Answer("24x7", "budget")
     wall = milestone.finished(within=real.hours(4), chain=FULL)
     budget, said = chain.resolve("uk-london", wall, {}, "fiona", PEOPLE)
-    assert budget is not None and budget.calendar is None
+    assert budget is not None
+    assert budget.calendar is None
     assert said == chain.Answer(None, "budget")
 
 
