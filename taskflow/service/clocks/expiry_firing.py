@@ -16,7 +16,6 @@ from taskflow.core.common import unit_of_work as uow
 from taskflow.core.definition.workflow import Definition
 from taskflow.core.runs import engine
 from taskflow.core.runs.model import AuditEntry, Outcome, SlotView
-from taskflow.service.clocks import away
 from taskflow.service.clocks import timer_batch as runs_batch
 from taskflow.service.common.container import Services
 from taskflow.service.delivery import notices as notice_rows
@@ -63,10 +62,7 @@ async def fire(
         definition, slot, timer.ref, state.run.subject, services.calendars, now
     )
     decl = definition.slot(slot.state, slot.name)
-    gone = await away.away(conn, state.run, slot, decl, warning.actions, now)
-    effects = firing.effects(
-        state.run, slot, decl, warning.actions, message=message, now=now, away=gone
-    )
+    effects = firing.effects(state.run, slot, decl, warning.actions, message=message, now=now)
     notes = await notice_rows.outbox_rows(
         services, conn, state.run, slot, effects.notices, WARNED, False, now
     )
