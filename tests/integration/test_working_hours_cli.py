@@ -3,31 +3,18 @@ bad input refused in one line with nothing changed."""
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
 
 from taskflow import cli
-from taskflow.store.access import principals as rows
-from taskflow.store.common import db
-from tests.integration.test_token_cli import cli_env
+from tests.integration.test_token_cli import cli_env, fiona_as_stored
 
 __all__ = ["cli_env"]  # the fixture, shared with the token command's tests
 
 
 def stored(database_url: str) -> tuple[object, list[dict[str, object]]]:
-    async def read() -> tuple[object, list[dict[str, object]]]:
-        database = await db.Database.connect(database_url, min_size=1, max_size=1)
-        try:
-            async with database.connection() as conn:
-                fiona = await rows.get(conn, "fiona")
-        finally:
-            await database.close()
-        assert fiona is not None
-        hours = fiona.working_hours.as_dict() if fiona.working_hours else None
-        return hours, [entry.as_dict() for entry in fiona.leave]
-
-    return asyncio.run(read())
+    fiona = fiona_as_stored(database_url)
+    hours = fiona.working_hours.as_dict() if fiona.working_hours else None
+    return hours, [entry.as_dict() for entry in fiona.leave]
 
 
 def test_hours_and_leave_are_set_and_removed(
