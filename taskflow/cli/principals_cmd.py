@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from taskflow import errors
-from taskflow.cli import runtime
+from taskflow.cli import runtime, working_hours_cmd
 from taskflow.config import config
 from taskflow.service.access import principals, tokens
 from taskflow.service.common.container import Services
@@ -125,3 +125,4 @@ def register(subparsers: Any) -> None:
     )
     grant.add_argument("--off", action="store_true", help="Turn them off.")
     grant.set_defaults(handler=agent)
+    working_hours_cmd.register(sub)

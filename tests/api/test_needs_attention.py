@@ -20,6 +20,7 @@ import pytest
 from taskflow import clock
 from taskflow.api.graphql.common import relay
 from taskflow.service.access import principals as principal_service
+from taskflow.service.access import working_hours
 from taskflow.service.clocks import timers
 from taskflow.service.common import container
 from taskflow.service.operate import operate
@@ -217,6 +218,17 @@ async def test_work_held_by_a_deactivated_principal_is_reassigned_or_released(
     dry = (await gql(client, REASSIGN, ask("frank", True), token=token(services, "leah"))).ok()
     assert (dry["reassignHeld"]["held"], dry["reassignHeld"]["moved"]) == (2, 2)
     assert len(await items(client, "leah", services)) == 2  # a dry run changes nothing
+
+    # Frank on leave now: refused, nothing moves (force: true would hand it over anyway).
+    ada = await principal_service.get(services, "ada")
+    assert ada is not None
+    away = (START - timedelta(hours=1), START + timedelta(days=2))
+    await working_hours.add_leave(services, ada, "frank", *away, None)
+    gone = (await gql(client, REASSIGN, ask("frank", False), token=token(services, "leah"))).ok()
+    assert gone["reassignHeld"]["code"] == "ON_LEAVE"
+    assert "frank" in gone["reassignHeld"]["message"]
+    assert len(await items(client, "leah", services)) == 2
+    await working_hours.remove_leave(services, ada, "frank", *away)
 
     async with services.db.connection() as conn:
         await conn.execute("UPDATE principal SET active = true WHERE id = 'fiona'")

@@ -10,7 +10,9 @@ import pytest
 
 from taskflow import clock
 from taskflow.core.access.principals import INTEGRATION, Grant, Principal
+from taskflow.core.runs.model import RunView
 from taskflow.service.access import principals as principal_service
+from taskflow.service.access import working_hours
 from taskflow.service.clocks import timers
 from taskflow.service.common import container
 from taskflow.service.runs import runs as run_service
@@ -28,14 +30,22 @@ async def fiona(sla_services: container.Services) -> Principal:
     return found
 
 
+async def claimed_tuesday_16(
+    services: container.Services, frozen_clock: clock.FrozenClock, fiona: Principal, ref: str
+) -> tuple[RunView, str]:
+    """An escalating run opened Tuesday 16:00 and claimed by Fiona: two business hours run
+    to Wednesday 09:30; half of it is 17:00."""
+    frozen_clock.set(datetime(2026, 12, 1, 16, tzinfo=UTC))
+    run, slot_id = await start_escalating(services, ref)
+    await slot_service.claim(services, fiona, slot_id, None)
+    return run, slot_id
+
+
 async def test_a_breach_reassigns_raises_priority_and_quiet_hours_defer_a_reminder(
     sla_services: container.Services, frozen_clock: clock.FrozenClock, fiona: Principal
 ) -> None:
     services = sla_services
-    # Tuesday 16:00: two business hours run to Wednesday 09:30; half of it is 17:00.
-    frozen_clock.set(datetime(2026, 12, 1, 16, tzinfo=UTC))
-    run, slot_id = await start_escalating(services, "R-1")
-    await slot_service.claim(services, fiona, slot_id, None)
+    run, _ = await claimed_tuesday_16(services, frozen_clock, fiona, "R-1")
 
     # 17:00: half the budget. Fiona's calendar (uk-london) is open: delivered now.
     frozen_clock.set(datetime(2026, 12, 1, 17, tzinfo=UTC))
@@ -68,6 +78,37 @@ async def test_a_breach_reassigns_raises_priority_and_quiet_hours_defer_a_remind
         "slot.priority_raised",
     ):
         assert kind in kinds, kind
+
+
+async def test_a_breach_does_not_hand_the_slot_to_someone_on_leave_and_says_why(
+    sla_services: container.Services, frozen_clock: clock.FrozenClock, fiona: Principal
+) -> None:
+    services = sla_services
+    run, _ = await claimed_tuesday_16(services, frozen_clock, fiona, "R-L")
+    leah = await principal_service.get(services, "leah")
+    assert leah is not None
+    away = (datetime(2026, 12, 2, 0, tzinfo=UTC), datetime(2026, 12, 3, 0, tzinfo=UTC))
+    await working_hours.add_leave(services, leah, "leah", *away, "training")
+    # The breach (Wednesday 09:30) names Leah, away all Wednesday: Fiona keeps the slot,
+    # the priority still rises, and the timeline says why it was not handed over.
+    frozen_clock.set(datetime(2026, 12, 2, 9, 30, tzinfo=UTC))
+    assert await timers.run_due(services, frozen_clock.now()) >= 1
+    async with services.db.connection() as conn:
+        slot = await conn.fetchrow("SELECT status, holder, priority FROM slot")
+        skipped = await conn.fetchrow(
+            "SELECT reason, details FROM audit_event WHERE run = $1 AND kind = "
+            "'slot.reassign_skipped'",
+            uuid.UUID(run.id),
+        )
+        reassigned = await conn.fetchval(
+            "SELECT count(*) FROM audit_event WHERE kind = 'slot.reassigned'"
+        )
+    assert (slot["status"], slot["holder"], slot["priority"]) == ("claimed", "fiona", 1)
+    assert reassigned == 0
+    assert skipped["details"]["to"] == "leah"
+    assert skipped["details"]["on_leave"] is True
+    assert skipped["details"]["leave_to"] == away[1].isoformat()
+    assert "leah is on leave until 2026-12-03T00:00:00+00:00" in skipped["reason"]
 
 
 async def test_a_reminder_outside_the_recipients_hours_waits_for_their_next_opening(

@@ -34,6 +34,22 @@ def cli_env(database_url: str, monkeypatch: pytest.MonkeyPatch) -> str:
     return database_url
 
 
+def fiona_as_stored(database_url: str) -> core.Principal:
+    """Fiona's row as the commands left it (read on a connection of its own)."""
+
+    async def read() -> core.Principal | None:
+        database = await db.Database.connect(database_url, min_size=1, max_size=1)
+        try:
+            async with database.connection() as conn:
+                return await rows.get(conn, "fiona")
+        finally:
+            await database.close()
+
+    principal = asyncio.run(read())
+    assert principal is not None
+    return principal
+
+
 def test_a_ttl_above_the_maximum_is_refused_in_one_line(
     cli_env: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -58,20 +74,11 @@ def test_revoke_refuses_every_earlier_token(
     said = capsys.readouterr().out
     assert "every token of 'fiona' issued before" in said
 
-    async def check(token: str) -> None:
-        database = await db.Database.connect(cli_env, min_size=1, max_size=1)
-        try:
-            async with database.connection() as conn:
-                principal = await rows.get(conn, "fiona")
-        finally:
-            await database.close()
-        assert principal is not None
-        assert principal.tokens_valid_after is not None
-        _, issued = tokens.StaffTokens([TEST_SECRET]).verify_claims(token, datetime.now(UTC))
-        assert issued is not None
-        assert issued <= principal.tokens_valid_after
-
-    asyncio.run(check(old))
+    principal = fiona_as_stored(cli_env)
+    assert principal.tokens_valid_after is not None
+    _, issued = tokens.StaffTokens([TEST_SECRET]).verify_claims(old, datetime.now(UTC))
+    assert issued is not None
+    assert issued <= principal.tokens_valid_after
 
 
 def test_the_maximum_setting_is_checked() -> None:

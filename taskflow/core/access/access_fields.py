@@ -99,8 +99,8 @@ _VALUE_FIELDS = {
     "Card": "lane subject moves childProgress deadline",
     "ChildProgress": "done total",
     "CheckItem": "name holds condition",
-    "Clock": "milestone calendar budget elapsed remaining dueAt status startedAt metAt "
-    "breachedAt pauses explain terms",
+    "Clock": "milestone calendar calendarLink budget elapsed remaining dueAt status startedAt "
+    "metAt breachedAt pauses explain terms",
     "ClockTerm": "since until dueAt budget policy breached",
     "ClockPause": "start end",
     "CompleteSuccess": "slot run",

@@ -189,6 +189,18 @@ def on_leave(leave: Sequence[Leave], at: datetime) -> Leave | None:
     return next((entry for entry in leave if entry.start <= at < entry.end), None)
 
 
+def require_present(principal_id: str, leave: Sequence[Leave], at: datetime, force: bool) -> None:
+    """Refuse (``OnLeave``) handing work to ``principal_id`` while on leave ``at``, unless
+    ``force`` (``assign``, ``reassignHeld``; escalations skip instead: ``core/clocks/firing``)."""
+    absent = on_leave(leave, at)
+    if absent is not None and not force:
+        raise OnLeave(
+            principal=principal_id,
+            leave_from=absent.start.isoformat(),
+            leave_to=absent.end.isoformat(),
+        )
+
+
 def next_working_instant(
     hours: WorkingHours | None,
     leave: Sequence[Leave],

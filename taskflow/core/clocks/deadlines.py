@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from taskflow.core.clocks import calendars, clocks
+from taskflow.core.clocks import calendars, chain, clocks
 from taskflow.core.clocks.timer_states import TimerSpec
 from taskflow.core.definition import budgets as bu
 from taskflow.core.definition import sla
@@ -39,25 +39,39 @@ START = "start"
 
 
 def milestone_budget(
-    definition: Definition, milestone: sla.Milestone, subject: Mapping[str, Any]
+    definition: Definition,
+    milestone: sla.Milestone,
+    subject: Mapping[str, Any],
+    holder: str | None = None,
+    people: chain.People = chain.NOBODY,
 ) -> bu.ResolvedBudget | None:
-    """The milestone's budget for this subject (its calendar, else the workflow's)."""
-    return bu.resolve_budget(milestone.within, subject, milestone.calendar or definition.calendar)
+    """The milestone's budget for this subject and holder, on the calendar its chain names
+    (``core/clocks/chain.py``: the one rule; without a chain its calendar, else the
+    workflow's)."""
+    return chain.resolve(definition.calendar, milestone, subject, holder, people)[0]
 
 
 def sync_clocks(
-    definition: Definition, view: SlotView, subject: Mapping[str, Any], now: datetime
+    definition: Definition,
+    view: SlotView,
+    subject: Mapping[str, Any],
+    now: datetime,
+    people: chain.People = chain.NOBODY,
 ) -> SlotView:
-    """Start the slot's clocks when it opens; meet them when it is claimed or satisfied."""
+    """Start the slot's clocks when it opens; meet them when it is claimed or satisfied;
+    move an unmet clock whose chain asks the holder onto the calendar its holder now
+    answers (a holder ``people`` does not know keeps the calendar it has)."""
     decl = definition.slot(view.state, view.name)
     ledger = view.clocks
     if not ledger and view.status in (OPEN, CLAIMED, SATISFIED) and view.opened_at is not None:
         started = []
         for ms in decl.milestones:
-            budget = milestone_budget(definition, ms, subject)
+            budget = milestone_budget(definition, ms, subject, view.holder, people)
             if budget is not None:
                 started.append(clocks.start(ms.kind, budget, view.opened_at))
         ledger = tuple(started)
+    elif view.status in LIVE:
+        ledger = chain.rechain(definition.calendar, decl, ledger, view.holder, subject, now, people)
     if view.status in (CLAIMED, SATISFIED):
         met_at = view.satisfied_at if view.status == SATISFIED else view.claimed_at
         ledger = tuple(
@@ -70,15 +84,30 @@ def sync_clocks(
 
 
 def rebudget(
-    definition: Definition, view: SlotView, subject: Mapping[str, Any], now: datetime
+    definition: Definition,
+    view: SlotView,
+    subject: Mapping[str, Any],
+    now: datetime,
+    people: chain.People = chain.NOBODY,
 ) -> SlotView:
     """Re-derive the budgets of unmet clocks for a changed subject at ``now``, each under its
-    milestone's recompute policy (``clocks.rebudget``)."""
+    milestone's recompute policy (``clocks.rebudget``); a holder ``people`` does not know
+    answers the chain with the calendar their clock has."""
     decl = definition.slot(view.state, view.name)
     ledger = []
     for c in view.clocks:
         ms = decl.milestone(c.milestone)
-        budget = milestone_budget(definition, ms, subject) if ms is not None else None
+        budget = (
+            milestone_budget(
+                definition,
+                ms,
+                subject,
+                view.holder,
+                chain.knowing(ms, c.calendar, view.holder, people),
+            )
+            if ms is not None
+            else None
+        )
         if ms is None or budget is None:
             ledger.append(c)
             continue
@@ -277,10 +306,18 @@ def clock_audit(
             continue
         if len(c.recomputes) > len(prev.recomputes):
             policy = c.recomputes[-1].policy
+            moved = prev.calendar != c.calendar
             line(
                 "clock.recomputed",
-                f"the subject changed; {_RECOMPUTE_REASONS[policy]}",
+                (
+                    f"the calendar chain answers {c.calendar or 'real time'} now"
+                    if moved
+                    else "the subject changed"
+                )
+                + f"; {_RECOMPUTE_REASONS[policy]}",
                 policy=policy,
+                old_calendar=prev.calendar,
+                new_calendar=c.calendar,
                 old_budget=prev.budget.describe(),
                 new_budget=c.budget.describe(),
                 old_due_at=_iso(clocks.due_at(prev, cal)),

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from taskflow.core.access import working_hours as wh
 from taskflow.core.definition import audience as au
 from taskflow.core.definition import sla
 from taskflow.core.definition.conditions import expr as ex
@@ -56,6 +57,23 @@ def _single_user(audience: au.Audience) -> str | None:
     return None
 
 
+def reassign_targets(
+    run: RunView, slot: SlotView | None, decl: Slot | None, actions: Sequence[sla.Action]
+) -> frozenset[str]:
+    """The people ``actions`` would hand the slot to by name (whose leave the shell reads)."""
+    if slot is None or decl is None:
+        return frozenset()
+    item = opening.item_of(slot)
+    found = (
+        _single_user(
+            au.compile(a.who, run.subject, item, holder=slot.holder, candidates=decl.candidates)
+        )
+        for a in actions
+        if a.kind == "reassign" and a.who is not None
+    )
+    return frozenset(p for p in found if p is not None)
+
+
 def effects(
     run: RunView,
     slot: SlotView | None,
@@ -64,8 +82,13 @@ def effects(
     *,
     message: str,
     now: datetime,
+    away: Mapping[str, wh.Leave] | None = None,
 ) -> Effects:
-    """Apply ``actions`` (of a reminder on ``slot``, or a state timeout when ``slot`` is None)."""
+    """Apply ``actions`` (of a reminder on ``slot``, or a state timeout when ``slot`` is None).
+
+    ``away`` holds the leave, at ``now``, of the people a ``reassign`` names outright
+    (:func:`reassign_targets`): the slot is not handed to someone who is away.
+    """
     out = Effects(slot)
     item = opening.item_of(slot) if slot is not None else ex.MISSING
     holder = slot.holder if slot is not None else None
@@ -106,6 +129,27 @@ def effects(
             target = kept
             if person is not None and not kept.admits(frozenset({au.ANY_KEY, f"user:{person}"})):
                 line("slot.reassign_skipped", slot=out.slot.name, to=person, excluded=True)
+                continue
+            absent = (away or {}).get(person) if person is not None else None
+            if absent is not None:
+                # Handing work to someone on leave parks it unseen: the slot stays where it
+                # is (its breach and later reminders still fire) and the line says why.
+                out.audit.append(
+                    AuditEntry(
+                        "slot.reassign_skipped",
+                        now,
+                        None,
+                        slot_id,
+                        f"{message}: {person} is on leave until {absent.end.isoformat()}",
+                        {
+                            "slot": out.slot.name,
+                            "to": person,
+                            "on_leave": True,
+                            "leave_from": absent.start.isoformat(),
+                            "leave_to": absent.end.isoformat(),
+                        },
+                    )
+                )
                 continue
             if person is not None:
                 out.slot = dataclasses.replace(

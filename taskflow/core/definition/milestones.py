@@ -6,13 +6,17 @@ policies (``keep-elapsed``, the default, ``restart``, ``retroactive``) are in do
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any, Final, Literal, TypedDict, Unpack
 
 from taskflow.core.definition import budgets as bu
+from taskflow.core.definition.checks import problems
 
 MilestoneKind = Literal["assigned", "finished"]
 MILESTONE_KINDS: Final = ("assigned", "finished")
+#: The links a calendar chain may name (``core/clocks/chain.py`` holds the rule).
+CHAIN_LINKS: Final = ("holder", "region", "milestone", "workflow")
 
 
 @dataclass(frozen=True, eq=False)
@@ -25,12 +29,34 @@ class Milestone:
     within: bu.BudgetLike
     calendar: str | None = None
     recompute: str = bu.KEEP_ELAPSED
+    #: The calendar chain, tried in order (empty: the milestone's calendar, else the
+    #: workflow's); docs/calendars.md, "The calendar chain".
+    chain: tuple[str, ...] = ()
+    #: The ``region`` link's table: ``"DE"`` or ``"DE-BE"`` (``subject.country``, with
+    #: ``subject.region`` as the subdivision) -> a calendar name.
+    regions: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "chain", tuple(self.chain))  # a list reads as well
+        object.__setattr__(self, "regions", {k.upper(): v for k, v in self.regions.items()})
+        unknown = [link for link in self.chain if link not in CHAIN_LINKS]
+        if unknown or len(set(self.chain)) != len(self.chain):
+            raise problems.BadCalendarChain(
+                f"chain {list(self.chain)} names "
+                f"{'unknown links ' + str(unknown) if unknown else 'a link twice'}",
+                fix=f"use each of {', '.join(CHAIN_LINKS)} at most once, in the order to try",
+                where=f"milestone {self.kind}",
+            )
 
     def to_json(self) -> Any:
         """``{"kind", "within", "calendar"}`` (and ``recompute`` when not the default)."""
         doc = {"kind": self.kind, "within": self.within.to_json(), "calendar": self.calendar}
         if self.recompute != bu.KEEP_ELAPSED:  # only then: older digests stay as they were
             doc["recompute"] = self.recompute
+        if self.chain:  # likewise
+            doc["chain"] = list(self.chain)
+        if self.regions:
+            doc["regions"] = dict(sorted(self.regions.items()))
         return doc
 
 
@@ -39,6 +65,8 @@ class MilestoneOptions(TypedDict, total=False):
 
     calendar: str | None
     recompute: str
+    chain: tuple[str, ...]
+    regions: Mapping[str, str]
 
 
 class _MilestoneFactory:

@@ -11,15 +11,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from taskflow.core.clocks import calendars, clocks, deadlines, run_deadline
+from taskflow.core.clocks import calendars, chain, clocks, deadlines, run_deadline
 from taskflow.core.clocks import terms as clock_terms
 from taskflow.core.common import unit_of_work as uow
 from taskflow.core.common.unit_of_work import Context, context
 from taskflow.core.definition.workflow import Definition
 from taskflow.core.runs.model import AuditEntry, Outcome, RunView, SlotView
 from taskflow.service.common.container import Services
+from taskflow.store.access import principals as principal_rows
 from taskflow.store.clocks import deadlines as store
-from taskflow.store.common import db
+from taskflow.store.common import db, locks
 from taskflow.store.common import unit_of_work as writer
 from taskflow.store.runs import runs as rows
 
@@ -39,6 +40,19 @@ def sla_of(
     )
 
 
+async def holders(
+    services: Services, conn: db.Connection, definition: Definition, slot: SlotView
+) -> chain.People:
+    """What the calendar chain needs to know of the slot's holder (one read, and only when a
+    milestone of the slot's chain asks the holder): their own calendar."""
+    decl = definition.slot(slot.state, slot.name)
+    if slot.holder is None or not chain.asks_holder(decl.milestones):
+        return chain.NOBODY
+    found = await principal_rows.get_many(conn, [slot.holder])
+    known = services.calendars.names()
+    return chain.people(found.values(), known) if found else chain.People({slot.holder: None})
+
+
 async def load_slots(conn: db.Connection, run_id: str) -> list[SlotView]:
     """A run's slots with their clock ledgers (what the engine decides on)."""
     return await store.with_clocks(conn, await rows.slots_of_run(conn, run_id))
@@ -56,10 +70,33 @@ async def after_slot_move(
     engine: the statement that moved the slot read what this needs, so this is one write."""
     run = moved.run.view
     definition = services.catalog.get(run.workflow, run.definition_version)
-    after = deadlines.sync_clocks(definition, moved.slot, run.subject, now)
+    people = await holders(services, conn, definition, moved.slot)
+    after = deadlines.sync_clocks(definition, moved.slot, run.subject, now, people)
     ctx = sla_of(services, definition, [moved.slot], actor)
     result = Outcome(run, (), (after,), tuple(lines), run_changed=False)
     await writer.write(conn, uow.plan(result, ctx, moved.timers, now, rows=False), now)
+
+
+async def rechain_claimed(
+    services: Services, slot: SlotView, workflow: str, version: int, actor: str
+) -> None:
+    """After claim-next's one statement claimed ``slot`` (which knows no principals): move its
+    clocks onto the calendar the new holder answers, when a milestone's chain asks the
+    holder. Its own transaction right after the claim; a crash between the two leaves the
+    clock on the calendar it had, and the next holder change moves it."""
+    definition = services.catalog.get(workflow, version)
+    if not chain.asks_holder(definition.slot(slot.state, slot.name).milestones):
+        return
+    async with services.db.transaction() as conn:
+        await locks.lock_run(conn, slot.run_id)
+        run = await rows.get_run(conn, slot.run_id, lock=True)
+        current = await rows.get_slot(conn, slot.id, lock=True)
+        if run is None or current is None or current.holder != slot.holder:
+            return
+        [loaded] = await store.with_clocks(conn, [current])
+        timers, _ = await store.timers_for(conn, [slot.id], None)
+        moved = store.SlotContext(loaded, run, timers)
+        await after_slot_move(services, conn, moved, services.clock.now(), actor)
 
 
 # -- reading -------------------------------------------------------------------------------------
@@ -81,6 +118,8 @@ class ClockReading:
     explain: list[str]
     #: Each deadline the clock had and when it was in force (budget changes mid-run).
     terms: list[clock_terms.Term]
+    #: The link of the calendar chain that named ``calendar`` (``core/clocks/chain.py``).
+    link: str = chain.RECORDED
 
 
 def read(
@@ -88,8 +127,10 @@ def read(
     clock: clocks.Clock,
     now: datetime,
     at_risk: float = clocks.DEFAULT_AT_RISK,
+    link: str = chain.RECORDED,
 ) -> ClockReading:
-    """Everything derived from one ledger at ``now`` (at risk past ``at_risk`` of the budget)."""
+    """Everything derived from one ledger at ``now`` (at risk past ``at_risk`` of the budget;
+    ``link``: the chain's link that named its calendar)."""
     cal = clocks.calendar_of(registry, clock)
     return ClockReading(
         clock=clock,
@@ -103,21 +144,37 @@ def read(
         breached_at=clocks.breached_at(clock, cal, now, registry),
         explain=clocks.explain(clock, cal),
         terms=clock_terms.in_force(clock, cal, now, registry),
+        link=link,
     )
 
 
 async def readings(services: Services, slot_ids: Sequence[str]) -> dict[str, list[ClockReading]]:
-    """The clocks of these slots as of the services' clock (the caller checked visibility)."""
+    """The clocks of these slots as of the services' clock (the caller checked visibility),
+    each with the link of the calendar chain that named its calendar."""
     now = services.clock.now()
     async with services.db.connection() as conn:
         found = await store.clocks_of(conn, slot_ids)
+        facts = await store.chain_facts(conn, [s for s in slot_ids if found.get(s)])
+    share = services.settings.sla_at_risk
     return {
         slot_id: [
-            read(services.calendars, c, now, services.settings.sla_at_risk)
+            read(services.calendars, c, now, share, _link(services, facts.get(slot_id), c))
             for c in found.get(slot_id, ())
         ]
         for slot_id in slot_ids
     }
+
+
+def _link(services: Services, facts: store.ChainFacts | None, clock: clocks.Clock) -> str:
+    if facts is None:
+        return chain.RECORDED
+    definition = services.catalog.get(facts.workflow, facts.version)
+    ms = definition.slot(facts.state, facts.name).milestone(clock.milestone)
+    own = facts.holder_calendar if facts.holder_calendar in services.calendars else None
+    people = chain.People({facts.holder: own}) if facts.holder else chain.NOBODY
+    return chain.link_of(
+        definition.calendar, ms, clock.calendar, facts.subject, facts.holder, people
+    )
 
 
 async def run_deadline_of(services: Services, run: RunView) -> run_deadline.Reading | None:

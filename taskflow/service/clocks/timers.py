@@ -31,7 +31,8 @@ from taskflow.core.definition.workflow import Definition
 from taskflow.core.runs import engine
 from taskflow.core.runs.model import LIVE, AuditEntry, Outcome, RunView, SlotView
 from taskflow.core.runs.statuses import RunStatus
-from taskflow.service.clocks import deadline_firing, expiry_firing
+from taskflow.service.clocks import away, deadline_firing, expiry_firing
+from taskflow.service.clocks import deadlines as clock_service
 from taskflow.service.clocks import timer_batch as runs_batch
 from taskflow.service.common import retry
 from taskflow.service.common.container import Services
@@ -301,7 +302,8 @@ async def fire_one(
         steps = [p for a in actions if a.kind == "run" and (p := step_queue.path(a.step))]
         if steps:
             step_queue.timeout_actions(state, timer, steps, now)
-    result = firing.effects(run, slot, decl, actions, message=message, now=now)
+    gone = await away.away(conn, run, slot, decl, actions, now)
+    result = firing.effects(run, slot, decl, actions, message=message, now=now, away=gone)
     written = await notice_rows.outbox_rows(
         services, conn, run, slot, result.notices, kind, quiet, now
     )
@@ -324,7 +326,8 @@ async def fire_one(
     changed = result.slot if result.slot is not None else slot
     if changed is not None:
         assert slot is not None
-        changed = deadlines.sync_clocks(loaded.definition, changed, run.subject, now)
+        people = await clock_service.holders(services, conn, loaded.definition, changed)
+        changed = deadlines.sync_clocks(loaded.definition, changed, run.subject, now, people)
         _resync(services, state, loaded, slot, changed, now, [] if result.move_to else lines)
     if result.move_to is not None:
         _move(services, state, loaded, result.move_to, message, now, lines)

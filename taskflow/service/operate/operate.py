@@ -16,6 +16,7 @@ from datetime import datetime
 from typing import Any
 
 from taskflow import errors
+from taskflow.core.access import working_hours
 from taskflow.core.access.principals import Principal
 from taskflow.core.clocks.timer_states import TimerStatus
 from taskflow.core.common import refusals
@@ -167,9 +168,11 @@ async def reassign_held(
     to: str | None,
     reason: str,
     dry_run: bool,
+    force: bool = False,
 ) -> Reassigned:
     """Hand every slot ``principal_id`` holds (where the actor may operate) to ``to``, or
-    release them to the pool (``to`` null); ``dry_run`` counts without changing anything."""
+    release them to the pool (``to`` null); ``dry_run`` counts without changing anything.
+    A ``to`` on leave now is refused (``OnLeave``, nothing moves) unless ``force``."""
     why = _reason(reason)
     workflows = access.operate_workflows(actor, "reassign held work")
     holder = await principal_service.get(services, principal_id)
@@ -180,6 +183,8 @@ async def reassign_held(
         raise errors.ValidationError(
             f"There is no active principal {to!r} to hand the work to.", field="to"
         )
+    if target is not None:
+        working_hours.require_present(target.id, target.leave, services.clock.now(), force)
     async with services.db.connection() as conn:
         held = await held_rows.held_slots(conn, holder.id, workflows)
     theirs = access.keys(target) if target is not None else frozenset()

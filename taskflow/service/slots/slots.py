@@ -167,13 +167,7 @@ async def assign(
         raise errors.ValidationError(
             f"There is no active principal {to!r} to assign the slot to.", field="to"
         )
-    absent = working_hours.on_leave(target.leave, services.clock.now())
-    if absent is not None and not force:
-        raise working_hours.OnLeave(
-            principal=target.id,
-            leave_from=absent.start.isoformat(),
-            leave_to=absent.end.isoformat(),
-        )
+    working_hours.require_present(target.id, target.leave, services.clock.now(), force)
     mine, theirs = access.keys(actor), access.keys(target)
     first = [expected_version]
 
@@ -231,6 +225,11 @@ async def claim_next(
     if plain is None and caller_digest is not None:
         raise callers.CallerChanged
     if plain is not None and plain.slot is not None:
+        if plain.run is not None:
+            head = plain.run
+            await deadlines.rechain_claimed(
+                services, plain.slot, head.workflow, head.definition_version, actor.id
+            )
         metrics.claimed("claim_next")
         if request is not None and plain.run is not None:
             request.saw(plain.slot, plain.run)

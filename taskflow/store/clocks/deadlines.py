@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -90,6 +90,36 @@ async def clocks_of(
     for row in rows:
         found.setdefault(str(row["slot"]), []).append(_clock_from(row))
     return {k: tuple(v) for k, v in found.items()}
+
+
+@dataclass(frozen=True)
+class ChainFacts:
+    """What the calendar chain reads of a slot to name the link behind its clocks."""
+
+    workflow: str
+    version: int
+    state: str
+    name: str
+    holder: str | None
+    holder_calendar: str | None
+    subject: Mapping[str, Any]
+
+
+async def chain_facts(conn: db.Connection, slot_ids: Sequence[str]) -> dict[str, ChainFacts]:
+    """The chain's facts of these slots, by slot id (one read)."""
+    rows = await conn.fetch(SQL["chain_facts"], [uuid.UUID(s) for s in slot_ids])
+    return {
+        str(r["slot"]): ChainFacts(
+            r["workflow"],
+            r["definition_version"],
+            r["state"],
+            r["name"],
+            r["holder"],
+            r["holder_calendar"],
+            json.loads(r["attributes"]) if isinstance(r["attributes"], str) else r["attributes"],
+        )
+        for r in rows
+    }
 
 
 async def with_clocks(conn: db.Connection, views: Sequence[SlotView]) -> list[SlotView]:

@@ -34,3 +34,14 @@ ORDER BY run, visit, name, item_index, id
 (SELECT json_agg(json_build_array(t.id, t.key, t.kind, t.part, t.due_at, t.status, t.fired,
                                   t.planned_at))
    FROM timer t WHERE t.slot = c.id) AS ctx_timers
+
+-- name: chain_facts
+-- What the calendar chain reads of the slots $1 (uuid[]) to say which link measured their
+-- clocks (core/clocks/chain.py): the declaration, the holder's own calendar (their working
+-- hours' calendar, else theirs), the subject's attributes.
+SELECT sl.id AS slot, sl.workflow, r.definition_version, sl.state, sl.name, sl.holder,
+       coalesce(p.working_hours->>'calendar', p.calendar) AS holder_calendar,
+       j.attributes
+FROM slot sl JOIN run r ON r.id = sl.run JOIN subject j ON j.id = r.subject
+LEFT JOIN principal p ON p.id = sl.holder
+WHERE sl.id = ANY($1::uuid[])

@@ -116,6 +116,12 @@ class Clock:
     terms: list[ClockTerm] = strawberry.field(
         description="Each deadline it had, oldest first, with when it was in force."
     )
+    calendar_link: str = strawberry.field(
+        description="Which link of the calendar chain named `calendar` (why it is due then): "
+        "holder (the holder's own calendar), region (the subject's country/region), milestone, "
+        "workflow, budget (the budget names its own calendar, or real time), or recorded (the "
+        "calendar kept from when the clock last moved; no link answers it now)."
+    )
 
     @classmethod
     def of(cls, reading: deadlines.ClockReading) -> Clock:
@@ -134,6 +140,7 @@ class Clock:
             pauses=[ClockPause(start=p.start, end=p.end) for p in c.pauses],
             explain=reading.explain,
             terms=[ClockTerm(**dataclasses.asdict(t)) for t in reading.terms],
+            calendar_link=reading.link,
         )
 
 

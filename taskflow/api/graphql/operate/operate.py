@@ -57,6 +57,10 @@ class ReassignHeldInput:
         description="The principal id to assign them to; null releases them to the pool.",
     )
     reason: str = strawberry.field(description="Why, for each run's timeline (required).")
+    force: bool = strawberry.field(
+        default=False,
+        description="True: hand the work over even when `to` is on leave (OnLeave otherwise).",
+    )
     dry_run: bool = strawberry.field(
         default=False, description="Only count what would move; change nothing."
     )
@@ -97,7 +101,7 @@ ClocksPayload = Annotated[
     strawberry.union("ClocksPayload", description="Result of pauseClocks and resumeClocks."),
 ]
 ReassignHeldPayload = Annotated[
-    ReassignHeldSuccess | relay.Common,
+    ReassignHeldSuccess | r.OnLeave | relay.Common,
     strawberry.union("ReassignHeldPayload", description="Result of reassignHeld."),
 ]
 RescheduleTimerPayload = Annotated[
@@ -178,6 +182,7 @@ class OperateMutations:
             to=input.to,
             reason=input.reason,
             dry_run=input.dry_run,
+            force=input.force,
         )
         return {
             "held": done.held,

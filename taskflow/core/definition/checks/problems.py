@@ -109,3 +109,9 @@ CalendarOnRealTime = _mistake(
     ValueError,
     "A calendar given to a real-time budget (only business time runs on calendars).",
 )
+BadCalendarChain = _mistake(
+    "BadCalendarChain",
+    "BAD_CALENDAR_CHAIN",
+    ValueError,
+    "A milestone's calendar chain naming an unknown link, or one link twice.",
+)

@@ -79,6 +79,8 @@ class SlotChecker(Checker):
                     "use recompute='keep-elapsed', 'restart' or 'retroactive'",
                 )
             self.calendar(swhere, m.calendar)
+            for named in m.regions.values():
+                self.calendar(swhere, named)
             self.budget(swhere, f"the {m.kind} milestone's budget", m.within, roots)
         for i, rem in enumerate(slot.reminders):
             self.reminder(f"{swhere} / reminder {i + 1}", slot, rem)

@@ -1,0 +1,195 @@
+"""Which calendar a milestone's clock runs on: the one rule (docs/calendars.md, "The calendar
+chain").
+
+A milestone may declare a chain of links, tried in order (``milestone.finished(within=...,
+chain=("holder", "region", "workflow"))``); the first link that names a calendar answers:
+
+- ``holder``: the slot's holder's own calendar (the calendar of their working hours, else
+  the principal's ``calendar``); no holder, or none of their own: the next link;
+- ``region``: the milestone's ``regions`` table read at ``subject.country`` (with
+  ``subject.region`` as the subdivision first: ``"DE-BE"``, then ``"DE"``);
+- ``milestone``: the milestone's ``calendar=``;
+- ``workflow``: the workflow's default calendar.
+
+Without a chain a milestone keeps the rule it always had (its ``calendar=``, else the
+workflow's). A budget that names its own calendar (``business.hours(4,
+calendar="x")``) wins over every link (link ``budget``). Every path that starts or moves a
+clock (opening, claim, claim-next, assign, delegate, release, escalation reassign,
+reassignHeld, subject changes) asks :func:`resolve`, through ``deadlines.milestone_budget``;
+nothing else picks a calendar for a slot's clock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Container, Iterable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Final
+
+from taskflow.core.access.principals import Principal
+from taskflow.core.clocks import clocks
+from taskflow.core.definition import budgets as bu
+from taskflow.core.definition import milestones, sla
+from taskflow.core.definition.model import Slot
+
+#: The links a chain may name, in the order the docs give them.
+LINKS: Final = milestones.CHAIN_LINKS
+HOLDER, REGION, MILESTONE, WORKFLOW = LINKS
+#: The answer when the budget names its own calendar, or real time (no calendar at all).
+BUDGET = "budget"
+#: A clock whose calendar no link answers now: the one recorded when it last moved (a
+#: definition changed since, or a holder's own calendar did).
+RECORDED = "recorded"
+
+
+@dataclass(frozen=True)
+class People:
+    """What the chain knows of holders: their own calendar by principal id (None: none of
+    their own). A holder missing here is unknown to this decision (a pure step that did
+    not read principals): their clock keeps the calendar it has."""
+
+    calendars: Mapping[str, str | None]
+
+
+NOBODY: Final = People({})
+
+
+def asks_holder(milestones: Iterable[sla.Milestone]) -> bool:
+    """Whether any of these milestones' chains asks the holder (their shell then reads the
+    holder's calendar; slots without one never pay that read)."""
+    return any(HOLDER in ms.chain for ms in milestones)
+
+
+def people(principals: Iterable[Principal], known: Container[str]) -> People:
+    """The holders' own calendars: the calendar their working hours name, else the
+    principal's ``calendar``; one not loaded (``known``) counts as none."""
+    found: dict[str, str | None] = {}
+    for p in principals:
+        own = (p.working_hours.calendar if p.working_hours else None) or p.calendar
+        found[p.id] = own if own is not None and own in known else None
+    return People(found)
+
+
+@dataclass(frozen=True)
+class Answer:
+    """The calendar (None: real time) and the link that named it."""
+
+    calendar: str | None
+    link: str
+
+
+def _region(subject: Mapping[str, Any], table: Mapping[str, str]) -> str | None:
+    country = subject.get("country")
+    if not isinstance(country, str) or not country:
+        return None
+    region = subject.get("region")
+    if isinstance(region, str) and region:
+        named = table.get(f"{country}-{region}".upper())
+        if named is not None:
+            return named
+    return table.get(country.upper())
+
+
+def _link(
+    link: str,
+    definition_calendar: str | None,
+    milestone: sla.Milestone,
+    subject: Mapping[str, Any],
+    holder: str | None,
+    people: People,
+) -> str | None:
+    if link == HOLDER:
+        return people.calendars.get(holder) if holder is not None else None
+    if link == REGION:
+        return _region(subject, milestone.regions)
+    if link == MILESTONE:
+        return milestone.calendar
+    return definition_calendar
+
+
+def inherited(
+    definition_calendar: str | None,
+    milestone: sla.Milestone,
+    subject: Mapping[str, Any],
+    holder: str | None,
+    people: People,
+) -> Answer:
+    """The calendar a business budget naming none runs on, and the link that answered."""
+    for link in milestone.chain or (MILESTONE, WORKFLOW):
+        named = _link(link, definition_calendar, milestone, subject, holder, people)
+        if named is not None:
+            return Answer(named, link)
+    return Answer(None, WORKFLOW)
+
+
+def holder_known(milestone: sla.Milestone, holder: str | None, people: People) -> bool:
+    """False when the chain asks the holder and this decision does not know them: the clock
+    then keeps its calendar (a pure engine step re-deciding without reading principals)."""
+    return HOLDER not in milestone.chain or holder is None or holder in people.calendars
+
+
+def resolve(
+    definition_calendar: str | None,
+    milestone: sla.Milestone,
+    subject: Mapping[str, Any],
+    holder: str | None,
+    people: People,
+) -> tuple[bu.ResolvedBudget | None, Answer]:
+    """The milestone's budget for this subject and holder, and which link answered."""
+    answer = inherited(definition_calendar, milestone, subject, holder, people)
+    budget = bu.resolve_budget(milestone.within, subject, answer.calendar)
+    if budget is None or budget.kind == "real":
+        return budget, Answer(None, BUDGET)
+    if budget.calendar != answer.calendar:
+        return budget, Answer(budget.calendar, BUDGET)
+    return budget, answer
+
+
+def knowing(ms: sla.Milestone, calendar: str | None, holder: str | None, people: People) -> People:
+    """``people``, or, when they do not know the holder the chain asks, ``people`` with the
+    holder answering ``calendar`` (the one their clock has: a pure step keeps it)."""
+    if holder is None or holder_known(ms, holder, people):
+        return people
+    return People({**people.calendars, holder: calendar})
+
+
+def rechain(
+    definition_calendar: str | None,
+    decl: Slot,
+    ledger: tuple[clocks.Clock, ...],
+    holder: str | None,
+    subject: Mapping[str, Any],
+    now: datetime,
+    people: People,
+) -> tuple[clocks.Clock, ...]:
+    """Each unmet clock whose chain asks the holder on the calendar the chain answers for
+    ``holder`` now, under its milestone's recompute policy (docs/calendars.md, "When the
+    holder changes"); a holder ``people`` does not know: as it is."""
+    out = []
+    for c in ledger:
+        ms = decl.milestone(c.milestone)
+        if ms is None or HOLDER not in ms.chain or c.met_at is not None:
+            out.append(c)
+            continue
+        budget, _ = resolve(definition_calendar, ms, subject, holder, people)
+        known = holder_known(ms, holder, people)
+        out.append(
+            c if budget is None or not known else clocks.rebudget(c, budget, now, ms.recompute)
+        )
+    return tuple(out)
+
+
+def link_of(
+    definition_calendar: str | None,
+    ms: sla.Milestone | None,
+    calendar: str | None,
+    subject: Mapping[str, Any],
+    holder: str | None,
+    people: People,
+) -> str:
+    """Which link measured a clock on ``calendar`` ("why is it due then"): the chain's
+    answer for the slot as it is, or ``recorded`` when that answers another calendar."""
+    if ms is None:
+        return RECORDED
+    _, said = resolve(definition_calendar, ms, subject, holder, people)
+    return said.link if said.calendar == calendar else RECORDED
