@@ -165,7 +165,9 @@ async def load(
 
 async def measure_processes(
     url: str, workers: int, options: argparse.Namespace, out: Callable[[str], None]
-) -> None:
+) -> dict[str, float]:
+    """Inbox reads/s and claims/s of ``serve --workers N`` (bench/scale.py compares them)."""
+    rates: dict[str, float] = {}
     rng = random.Random(options.seed)
     conn = await asyncpg.connect(url)
     try:
@@ -180,6 +182,7 @@ async def measure_processes(
     try:
         await load(base, tokens, INBOX, 40, 4, rng)  # warm every process
         spent, seconds, _ = await load(base, tokens, INBOX, options.inbox, options.clients, rng)
+        rates["inbox"] = len(spent) / seconds
         out(
             f"{workers} process(es): inbox p50 {ms(spent, 0.5):.0f} ms, "
             f"p95 {ms(spent, 0.95):.0f} ms, {len(spent) / seconds:.0f} req/s "
@@ -193,6 +196,7 @@ async def measure_processes(
             for a in answers
             if (a.get("data") or {}).get("claimNext", {}).get("__typename") == "SlotSuccess"
         ]
+        rates["claims"] = len(taken) / seconds
         out(
             f"{workers} process(es): claimNext {len(taken) / seconds:.0f} claims/s, "
             f"p50 {ms(spent, 0.5):.0f} ms ({len(taken)} of {len(spent)} calls claimed)"
@@ -210,6 +214,7 @@ async def measure_processes(
         server.send_signal(signal.SIGTERM)
         server.wait(timeout=60)
         await database.close()
+    return rates
 
 
 async def run(admin_url: str, options: argparse.Namespace, out: Callable[[str], None]) -> None:
