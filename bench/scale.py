@@ -15,32 +15,22 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import importlib.util
 import os
 import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from types import ModuleType
 
 import asyncpg
 
+# bench/calendar.py would shadow the standard library's calendar module if this folder
+# stayed first on sys.path; drop it, make the repository importable (as bench/compose.py).
 _HERE = Path(__file__).resolve().parent
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
+if str(_HERE.parent) not in sys.path:
+    sys.path.insert(0, str(_HERE.parent))
 
-
-def _processes_bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "taskflow_bench_processes", _HERE / "processes.py"
-    )
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-processes = _processes_bench()
+from bench import processes  # noqa: E402
 
 
 async def raw_loop(url: str, clients: int, total: int) -> float:
@@ -85,29 +75,9 @@ async def run(admin_url: str, options: argparse.Namespace, out: Callable[[str], 
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--scale", type=float, default=1.0, help="1.0: 1 M slots (default)")
-    parser.add_argument("--seed", type=int, default=20261129)
-    parser.add_argument("--reuse", action="store_true", help="reuse a generated database")
-    parser.add_argument("--inbox", type=int, default=600, help="inbox requests per N")
-    parser.add_argument("--claims", type=int, default=2000, help="claimNext calls per N")
-    parser.add_argument("--clients", type=int, default=8, help="concurrent clients")
-    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2, 4])
-    parser.add_argument("--database", default="bench_scale", help=argparse.SUPPRESS)
-    parser.add_argument("--data-dir", default="/tmp/taskflow-bench-scale")
-    parser.add_argument("--admin-url", default=None, help="an external PostgreSQL instead")
-    options = parser.parse_args(argv)
+    options = processes.options_for(argv, __doc__ or "", [1, 2, 4], "scale")
     print(f"taskflow scale benchmark: scale {options.scale}, {os.cpu_count()} CPUs")
-    if options.admin_url:
-        asyncio.run(run(options.admin_url, options, print))
-        return
-    from taskflow.store.common import embedded
-
-    server = embedded.EmbeddedPostgres(Path(options.data_dir))
-    try:
-        asyncio.run(run(server.url(), options, print))
-    finally:
-        server.stop()
+    processes.run_on_postgres(options, run)
 
 
 if __name__ == "__main__":
