@@ -165,7 +165,9 @@ async def load(
 
 async def measure_processes(
     url: str, workers: int, options: argparse.Namespace, out: Callable[[str], None]
-) -> None:
+) -> dict[str, float]:
+    """Inbox reads/s and claims/s of ``serve --workers N`` (bench/scale.py compares them)."""
+    rates: dict[str, float] = {}
     rng = random.Random(options.seed)
     conn = await asyncpg.connect(url)
     try:
@@ -180,6 +182,7 @@ async def measure_processes(
     try:
         await load(base, tokens, INBOX, 40, 4, rng)  # warm every process
         spent, seconds, _ = await load(base, tokens, INBOX, options.inbox, options.clients, rng)
+        rates["inbox"] = len(spent) / seconds
         out(
             f"{workers} process(es): inbox p50 {ms(spent, 0.5):.0f} ms, "
             f"p95 {ms(spent, 0.95):.0f} ms, {len(spent) / seconds:.0f} req/s "
@@ -193,6 +196,7 @@ async def measure_processes(
             for a in answers
             if (a.get("data") or {}).get("claimNext", {}).get("__typename") == "SlotSuccess"
         ]
+        rates["claims"] = len(taken) / seconds
         out(
             f"{workers} process(es): claimNext {len(taken) / seconds:.0f} claims/s, "
             f"p50 {ms(spent, 0.5):.0f} ms ({len(taken)} of {len(spent)} calls claimed)"
@@ -210,6 +214,7 @@ async def measure_processes(
         server.send_signal(signal.SIGTERM)
         server.wait(timeout=60)
         await database.close()
+    return rates
 
 
 async def run(admin_url: str, options: argparse.Namespace, out: Callable[[str], None]) -> None:
@@ -228,22 +233,32 @@ async def run(admin_url: str, options: argparse.Namespace, out: Callable[[str], 
         await measure_processes(url, workers, options, out)
 
 
-def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def options_for(
+    argv: Sequence[str] | None, doc: str, workers: list[int], name: str
+) -> argparse.Namespace:
+    """The command line of this benchmark and of bench/scale.py (``name``: their database
+    and data directory; ``workers``: the default process counts)."""
+    parser = argparse.ArgumentParser(description=doc.split("\n")[0])
     parser.add_argument("--scale", type=float, default=1.0, help="1.0: 1 M slots (default)")
     parser.add_argument("--seed", type=int, default=20261129)
     parser.add_argument("--reuse", action="store_true", help="reuse a generated database")
     parser.add_argument("--inbox", type=int, default=600, help="inbox requests per run")
     parser.add_argument("--claims", type=int, default=2000, help="claimNext calls per run")
     parser.add_argument("--clients", type=int, default=8, help="concurrent clients")
-    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
-    parser.add_argument("--database", default="bench_processes", help=argparse.SUPPRESS)
+    parser.add_argument("--workers", type=int, nargs="+", default=workers)
+    parser.add_argument("--database", default=f"bench_{name}", help=argparse.SUPPRESS)
     parser.add_argument(
-        "--data-dir", default="/tmp/taskflow-bench-processes", help="embedded PostgreSQL data dir"
+        "--data-dir", default=f"/tmp/taskflow-bench-{name}", help="embedded PostgreSQL data dir"
     )
     parser.add_argument("--admin-url", default=None, help="an external PostgreSQL instead")
-    options = parser.parse_args(argv)
-    print(f"taskflow processes benchmark: scale {options.scale}, {os.cpu_count()} CPUs")
+    return parser.parse_args(argv)
+
+
+def run_on_postgres(
+    options: argparse.Namespace,
+    run: Callable[[str, argparse.Namespace, Callable[[str], None]], Awaitable[None]],
+) -> None:
+    """``run`` on ``--admin-url``, else on an embedded PostgreSQL started and stopped here."""
     if options.admin_url:
         asyncio.run(run(options.admin_url, options, print))
         return
@@ -254,6 +269,12 @@ def main(argv: Sequence[str] | None = None) -> None:
         asyncio.run(run(server.url(), options, print))
     finally:
         server.stop()
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    options = options_for(argv, __doc__ or "", [1, 2], "processes")
+    print(f"taskflow processes benchmark: scale {options.scale}, {os.cpu_count()} CPUs")
+    run_on_postgres(options, run)
 
 
 if __name__ == "__main__":

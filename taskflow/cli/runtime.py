@@ -70,6 +70,8 @@ async def services(
         statement_cache_size=settings.db_statement_cache_size,
         listen_url=settings.database_listen_url,
         listening=settings.scheduler == "listen",
+        read_url=settings.database_read_url,
+        read_max_lag=settings.database_read_max_lag,
     )
     try:
         built = container.build(database, settings, clock.SystemClock())

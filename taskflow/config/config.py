@@ -75,6 +75,11 @@ class Settings:
     #: transaction mode (``TASKFLOW_DATABASE_LISTEN_URL``, docs/deploy.md); it also runs the
     #: migrations. None: ``database_url`` serves both.
     database_listen_url: str | None = None
+    #: A streaming replica's URL for reads that may lag (``TASKFLOW_DATABASE_READ_URL``:
+    #: reports, insights, history; docs/deploy.md). None: everything reads the primary.
+    database_read_url: str | None = None
+    #: Replica lag (s) past which they read the primary (``..._READ_MAX_LAG_SECONDS``).
+    database_read_max_lag: float = 30.0
     #: How workers learn a timer is due (``TASKFLOW_SCHEDULER``): "listen" (NOTIFY wakes
     #: them at once, polling once a second besides) or "poll" (no LISTEN connection; they
     #: look every ``scheduler_poll`` seconds, ``TASKFLOW_SCHEDULER_POLL_SECONDS``).
@@ -282,7 +287,9 @@ def load(env: Mapping[str, str] | None = None) -> Settings:
         db_pool_min=pool_min,
         db_pool_max=pool_max,
         db_statement_cache_size=_count(env, "TASKFLOW_DB_STATEMENT_CACHE_SIZE", 100, least=0),
-        database_listen_url=_listen_url(env, database_url),
+        database_listen_url=_beside_url(env, "LISTEN", database_url, "a direct connection to"),
+        database_read_url=_beside_url(env, "READ", database_url, "a streaming replica of"),
+        database_read_max_lag=_positive(env, "TASKFLOW_DATABASE_READ_MAX_LAG_SECONDS", 30.0),
         scheduler=_scheduler(env),
         scheduler_poll=_positive(env, "TASKFLOW_SCHEDULER_POLL_SECONDS", 1.0),
         metrics=metrics_access(env.get("TASKFLOW_METRICS") or "loopback")[0],
@@ -321,14 +328,17 @@ def metrics_access(value: str) -> tuple[str, str | None]:
     )
 
 
-def _listen_url(env: Mapping[str, str], database_url: str | None) -> str | None:
-    """``TASKFLOW_DATABASE_LISTEN_URL``, which only an external database can have."""
-    url = env.get("TASKFLOW_DATABASE_LISTEN_URL") or None
+def _beside_url(
+    env: Mapping[str, str], kind: str, database_url: str | None, what: str
+) -> str | None:
+    """``TASKFLOW_DATABASE_{kind}_URL`` (``LISTEN``, ``READ``): another way to the external
+    database (``what`` says which), so refused without one."""
+    name = f"TASKFLOW_DATABASE_{kind}_URL"
+    url = env.get(name) or None
     if url is not None and database_url is None:
         raise errors.ConfigError(
-            "TASKFLOW_DATABASE_LISTEN_URL is set but TASKFLOW_DATABASE_URL is not: the listen "
-            "URL is a direct connection to the database TASKFLOW_DATABASE_URL reaches through "
-            "a pooler; set both, or neither for the embedded database."
+            f"{name} is set but TASKFLOW_DATABASE_URL is not: it is {what} the external "
+            "database TASKFLOW_DATABASE_URL names; set both, or neither for the embedded database."
         )
     return url
 

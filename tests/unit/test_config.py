@@ -257,7 +257,14 @@ def test_a_pooled_deployment_names_its_listen_url_and_scheduler(tmp_path: Path) 
             "TASKFLOW_DATABASE_LISTEN_URL": "postgresql://app@db:5432/taskflow",
             "TASKFLOW_SCHEDULER": "Poll",
             "TASKFLOW_SCHEDULER_POLL_SECONDS": "2.5",
+            "TASKFLOW_DATABASE_READ_URL": "postgresql://app@replica:5432/taskflow",
+            "TASKFLOW_DATABASE_READ_MAX_LAG_SECONDS": "5",
         }
+    )
+    assert default.database_read_url is None
+    assert (pooled.database_read_url, pooled.database_read_max_lag) == (
+        "postgresql://app@replica:5432/taskflow",
+        5.0,
     )
     assert pooled.database_listen_url == "postgresql://app@db:5432/taskflow"
     assert (pooled.scheduler, pooled.scheduler_poll) == ("poll", 2.5)
@@ -271,6 +278,14 @@ def test_a_pooled_deployment_names_its_listen_url_and_scheduler(tmp_path: Path) 
         (
             {"TASKFLOW_DATABASE_LISTEN_URL": "postgresql://db/taskflow"},
             "TASKFLOW_DATABASE_LISTEN_URL is set but TASKFLOW_DATABASE_URL is not",
+        ),
+        (
+            {"TASKFLOW_DATABASE_READ_URL": "postgresql://replica/taskflow"},
+            "TASKFLOW_DATABASE_READ_URL is set but TASKFLOW_DATABASE_URL is not",
+        ),
+        (
+            {"TASKFLOW_DATABASE_READ_MAX_LAG_SECONDS": "-1"},
+            "TASKFLOW_DATABASE_READ_MAX_LAG_SECONDS",
         ),
     ],
 )

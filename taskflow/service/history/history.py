@@ -23,7 +23,7 @@ from taskflow.store.history import spans
 
 async def run_visits(services: Services, run_id: str, *, effective: bool) -> list[visits.Visit]:
     """The run's visits, oldest first: every one (literal) or those standing after undos."""
-    async with services.db.connection() as conn:
+    async with services.db.reading() as conn:
         lines = await spans.run_lines(conn, run_id)
     found = visits.visits(lines, effective=effective)
     return visits.standing(found) if effective else found
@@ -34,7 +34,7 @@ async def run_state_at(
 ) -> visits.Visit | None:
     """The visit the run was in at ``at`` (None: not started yet, or cancelled by then)."""
     instants.check(at, now=services.clock.now(), kept=None)
-    async with services.db.connection() as conn:
+    async with services.db.reading() as conn:
         lines = await spans.run_lines(conn, run_id)
     return visits.state_at(lines, at, effective=effective)
 
@@ -75,7 +75,7 @@ async def state_counts(
         )
     definition = services.catalog.get(workflow)  # NOT_FOUND names the workflows there are
     check_instant(services, at, workflow)
-    async with services.db.connection() as conn:
+    async with services.db.reading() as conn:
         counted = dict(await spans.state_counts(conn, workflow, at))
     names = [s.name for s in definition.states]
     names += sorted(n for n in counted if n not in names)

@@ -59,7 +59,7 @@ async def insights(
     now = services.clock.now()
     since = now - WINDOWS[window]
     history.check_instant(services, since, workflow)
-    async with services.db.connection() as conn:
+    async with services.db.reading() as conn:
         rows = await store.by_version(conn, since)
         pipeline = await store.pipeline(conn, workflow, since) if workflow else None
     rows = [

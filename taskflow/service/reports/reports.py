@@ -8,6 +8,8 @@ short transaction, only when years are missing).
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
@@ -21,6 +23,7 @@ from taskflow.service.access import access
 from taskflow.service.common.container import Services
 from taskflow.service.slots import views
 from taskflow.store.clocks import business_time
+from taskflow.store.common import db
 from taskflow.store.reports import at_risk as at_risk_sql
 from taskflow.store.reports import lead_time, report_sql, slot_measures
 from taskflow.store.reports import run_deadlines as run_deadline_rows
@@ -56,12 +59,21 @@ def day_lengths(services: Services) -> dict[str, int]:
     }
 
 
-async def cover(services: Services, start: datetime, end: datetime) -> None:
-    """Materialise every calendar's intervals for the years ``start..end`` touches."""
+async def cover(services: Services, start: datetime, end: datetime) -> bool:
+    """Materialise every calendar's intervals for the years ``start..end`` touches; True
+    when some were missing (see :func:`reader`)."""
     cals = [services.calendars.get(n) for n in sorted(services.calendars.names())]
-    await business_time.ensure(
+    return await business_time.ensure(
         services.db, cals, start.year - _MARGIN_YEARS, end.year + 1 + _MARGIN_YEARS
     )
+
+
+def reader(
+    services: Services, covered_now: bool
+) -> Callable[[], AbstractAsyncContextManager[db.Connection]]:
+    """Where a report reads: the replica when configured (``Database.reading``), but the
+    primary when :func:`cover` has just written calendar years the replica may not have."""
+    return services.db.transaction if covered_now else services.db.reading
 
 
 def at_risk_left(services: Services) -> float:
@@ -98,10 +110,13 @@ async def sla_reports(
         reports.check(replace(scoped(actor, request), zone=zone_of(services, request.zone)))
         for request in requests
     ]
-    await cover(
+    read = reader(
         services,
-        min(r.start for r in checked),
-        max(max(r.end for r in checked), now),
+        await cover(
+            services,
+            min(r.start for r in checked),
+            max(max(r.end for r in checked), now),
+        ),
     )
 
     calendars, days, share = (
@@ -111,7 +126,7 @@ async def sla_reports(
     )
 
     async def one(request: reports.ReportRequest) -> list[reports.ReportRow]:
-        async with services.db.transaction() as conn:
+        async with read() as conn:
             return await report_sql.report(conn, request, now, calendars, days, share)
 
     return list(await asyncio.gather(*(one(request) for request in checked)))
@@ -154,7 +169,7 @@ async def run_lead_time(services: Services, run_id: str) -> lead_time.LeadTime:
 
     The caller has already been allowed to read the run (it is a field of ``Run``).
     """
-    async with services.db.transaction() as conn:
+    async with services.db.reading() as conn:
         return await lead_time.of_run(conn, run_id, services.clock.now())
 
 
@@ -173,8 +188,7 @@ async def at_risk(
             f"first must be between 1 and {views.MAX_FIRST}; got {first}.", field="first"
         )
     now = services.clock.now()
-    await cover(services, now, now)
-    async with services.db.transaction() as conn:
+    async with reader(services, await cover(services, now, now))() as conn:
         found, total = await at_risk_sql.at_risk(
             conn,
             now=now,
@@ -201,7 +215,7 @@ async def run_deadlines(
         and request.filter.workflow in (None, d.name)
         and access_rules.covers_whole_workflow(found, d.name)
     ]
-    async with services.db.connection() as conn:
+    async with services.db.reading() as conn:
         return await run_deadline_rows.by_workflow(
             conn, request.start, request.end, names, services.clock.now()
         )

@@ -80,8 +80,9 @@ async def covered(conn: db.Connection, names: list[str], digests: list[str]) -> 
 
 async def ensure(
     database: db.Database, cals: list[calendars.Calendar], first: int, stop: int
-) -> None:
-    """Make sure local years ``[first, stop)`` of every calendar in ``cals`` are materialised.
+) -> bool:
+    """Make sure local years ``[first, stop)`` of every calendar in ``cals`` are materialised;
+    True when some were missing (written now: a replica may not have them yet).
 
     Idempotent and safe under concurrency: a read tells whether anything is
     missing; only then does one transaction per calendar lock its span row and
@@ -91,12 +92,15 @@ async def ensure(
     async with database.connection() as conn:
         spans = await covered(conn, [c.name for c in cals], [digest(c) for c in cals])
     have = {r["name"]: (r["first_year"], r["stop_year"]) for r in spans}
+    wrote = False
     for cal in cals:
         span = have.get(cal.name)
         if span and span[0] is not None and span[0] <= first and stop <= span[1]:
             continue
         async with database.transaction() as conn:
             await _extend(conn, cal, first, stop)
+        wrote = True
+    return wrote
 
 
 async def _extend(conn: db.Connection, cal: calendars.Calendar, first: int, stop: int) -> None:

@@ -16,6 +16,7 @@ from asyncpg.connection import LoggedQuery
 from asyncpg.pool import PoolConnectionProxy
 
 from taskflow.store.common import record_build
+from taskflow.store.common import replica as replica_reads
 
 #: A connection as use cases hold it: borrowed from the pool.
 Connection: TypeAlias = "PoolConnectionProxy[Any]"
@@ -91,8 +92,10 @@ class Database:
         statement_cache_size: int = 100,
         listen_url: str | None = None,
         listening: bool = True,
+        replica: replica_reads.Replica | None = None,
     ) -> None:
         self.pool = pool
+        self.replica = replica
         self.url = url
         #: A direct connection's URL for LISTEN (``TASKFLOW_DATABASE_LISTEN_URL``): behind a
         #: pooler in transaction mode a LISTEN would sit on a server connection other
@@ -126,12 +129,14 @@ class Database:
         query_logger: Callable[[LoggedQuery], None] | None = None,
         listen_url: str | None = None,
         listening: bool = True,
+        read_url: str | None = None,
+        read_max_lag: float = 30.0,
     ) -> Database:
         """Open a pool on ``url``; ``query_logger`` sees every statement (diagnostics, tests).
 
         ``statement_cache_size`` is asyncpg's per connection (0 behind a pooler that cannot
         keep prepared statements); ``listen_url`` is where :meth:`listener` connects, unless
-        ``listening`` is False (then nothing listens).
+        ``listening`` is False (then nothing listens); ``read_url``: see :meth:`reading`.
         """
 
         async def init(conn: asyncpg.Connection[Any]) -> None:
@@ -139,9 +144,9 @@ class Database:
             if query_logger is not None:
                 conn.add_query_logger(query_logger)
 
-        async def open_pool(min_size: int) -> asyncpg.Pool[Any]:
+        async def open_pool(min_size: int, on: str = url) -> asyncpg.Pool[Any]:
             pool = await asyncpg.create_pool(
-                url,
+                on,
                 min_size=min_size,
                 max_size=max_size,
                 init=init,
@@ -154,6 +159,9 @@ class Database:
         pool = await open_pool(min_size)
         # Connections that only hold idempotency keys' advisory locks (opened on first use).
         keys = await open_pool(0)
+        replica = None  # opened on first read: one down at start sends reads to the primary
+        if read_url is not None:
+            replica = replica_reads.Replica(await open_pool(0, read_url), read_max_lag)
         return cls(
             pool,
             url,
@@ -161,6 +169,7 @@ class Database:
             statement_cache_size=statement_cache_size,
             listen_url=listen_url,
             listening=listening,
+            replica=replica,
         )
 
     async def dedicated(self) -> asyncpg.Connection[Any]:
@@ -190,6 +199,8 @@ class Database:
         await self.pool.close()
         if self.keys is not self.pool:
             await self.keys.close()
+        if self.replica is not None:
+            await self.replica.close()
 
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[Connection]:
@@ -199,6 +210,10 @@ class Database:
             hook = BEFORE_COMMIT.get()
             if hook is not None:
                 await hook(conn)
+
+    def reading(self) -> contextlib.AbstractAsyncContextManager[Connection]:
+        """Reads that may lag (reports, history), never inbox or claims: ``replica.py``."""
+        return replica_reads.reading(self.replica, self.transaction)
 
     @asynccontextmanager
     async def keyed(self) -> AsyncIterator[Connection]:
@@ -250,6 +265,9 @@ class _Bound(Database):
             listening=outer.listening,
         )
         self._conn = conn
+
+    def reading(self) -> contextlib.AbstractAsyncContextManager[Connection]:
+        return self.transaction()
 
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[Connection]:

@@ -1,0 +1,84 @@
+"""Scaling out on one PostgreSQL: 1, 2 and 4 API processes against the raw statement loop.
+
+    python bench/scale.py                  # 1 M slots (bench/inbox.py's data)
+    python bench/scale.py --scale 0.01     # a smoke run (a few minutes on 2 cores)
+
+For N = 1, 2, 4 ``taskflow serve --workers N`` processes (bench/processes.py: real
+processes, concurrent HTTP clients, claimed slots released after each run) it prints
+inbox reads/s and claimNext claims/s, and beside them the raw statement loop (``SELECT 1``
+over asyncpg at the same client concurrency: what the database and the network alone
+allow); then each rate's ratio to one process and the per-process efficiency
+(ratio / N). See docs/scaling.md for what the figures mean and bench/README.md for them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import asyncpg
+
+# bench/calendar.py would shadow the standard library's calendar module if this folder
+# stayed first on sys.path; drop it, make the repository importable (as bench/compose.py).
+_HERE = Path(__file__).resolve().parent
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
+if str(_HERE.parent) not in sys.path:
+    sys.path.insert(0, str(_HERE.parent))
+
+from bench import processes  # noqa: E402
+
+
+async def raw_loop(url: str, clients: int, total: int) -> float:
+    """``SELECT 1`` per call, ``clients`` at once over a pool: statements/s."""
+    pool = await asyncpg.create_pool(url, min_size=clients, max_size=clients)
+    assert pool is not None
+    left = total
+
+    async def client() -> None:
+        nonlocal left
+        while left > 0:
+            left -= 1
+            async with pool.acquire() as conn:
+                await conn.fetchval("SELECT 1")
+
+    try:
+        started = time.perf_counter()
+        await asyncio.gather(*(client() for _ in range(clients)))
+        return total / (time.perf_counter() - started)
+    finally:
+        await pool.close()
+
+
+async def run(admin_url: str, options: argparse.Namespace, out: Callable[[str], None]) -> None:
+    prepared = processes.inbox.Options(
+        scale=options.scale, seed=options.seed, database=options.database, reuse=options.reuse
+    )
+    url = await processes.inbox.prepare(admin_url, prepared, out)
+    raw = await raw_loop(url, options.clients, options.claims * 2)
+    out(f"raw statement loop: {raw:.0f} statements/s ({options.clients} clients)")
+    by_n = {n: await processes.measure_processes(url, n, options, out) for n in options.workers}
+    first = by_n[options.workers[0]]
+    for n, rates in by_n.items():
+        cells = []
+        for name, rate in rates.items():
+            ratio = rate / first[name] if first.get(name) else 0.0
+            cells.append(
+                f"{name} {rate:.0f}/s (x{ratio:.2f}, {ratio / n:.0%} per process, "
+                f"{rate / raw:.1%} of raw)"
+            )
+        out(f"N={n}: " + "; ".join(cells))
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    options = processes.options_for(argv, __doc__ or "", [1, 2, 4], "scale")
+    print(f"taskflow scale benchmark: scale {options.scale}, {os.cpu_count()} CPUs")
+    processes.run_on_postgres(options, run)
+
+
+if __name__ == "__main__":
+    main()

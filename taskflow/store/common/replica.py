@@ -1,0 +1,80 @@
+"""Reads that may lag, on a streaming replica (``TASKFLOW_DATABASE_READ_URL``).
+
+Reports, insights and history read here; the staff's inbox, claims and every write never
+do (they use ``Database.transaction``), so what staff just did is what they see. A replica
+further behind than the bound, or one that does not answer, is skipped: the read goes to
+the primary, and :attr:`Replica.fallbacks` counts it (docs/deploy.md, "Read replica").
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import Any
+
+import asyncpg
+from asyncpg.pool import PoolConnectionProxy
+
+#: Seconds the replica's replay is behind the primary: 0 when it has replayed everything it
+#: received (an idle primary writes nothing to be behind on), else the age of the last
+#: transaction it replayed; NULL (never replayed one) counts as too far behind.
+LAG_SQL = """
+SELECT CASE WHEN pg_last_wal_receive_lsn() = pg_last_wal_replay_lsn() THEN 0.0
+            ELSE extract(epoch FROM now() - pg_last_xact_replay_timestamp())::float8 END
+"""
+
+#: Failures that mean "this replica cannot serve now": read the primary instead.
+UNAVAILABLE = (OSError, TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceError)
+
+
+class Replica:
+    """A pool on the replica and the lag it may be behind before reads skip it."""
+
+    def __init__(self, pool: asyncpg.Pool[Any], max_lag: float) -> None:
+        self.pool = pool
+        self.max_lag = max_lag
+        #: Reads sent to the primary because the replica lagged or failed.
+        self.fallbacks = 0
+
+    @asynccontextmanager
+    async def read(self) -> AsyncIterator[PoolConnectionProxy[Any] | None]:
+        """A connection on the replica in a read-only transaction, or None when the replica
+        is beyond the lag bound or unreachable (the caller reads the primary)."""
+        try:
+            conn: PoolConnectionProxy[Any] = await self.pool.acquire(timeout=2)
+        except UNAVAILABLE:
+            self.fallbacks += 1
+            yield None
+            return
+        try:
+            try:
+                lag = await conn.fetchval(LAG_SQL, timeout=2)
+            except UNAVAILABLE:
+                lag = None
+            if lag is None or lag > self.max_lag:
+                self.fallbacks += 1
+                yield None
+                return
+            async with conn.transaction(readonly=True):
+                yield conn
+        finally:
+            await self.pool.release(conn)
+
+    async def close(self) -> None:
+        await self.pool.close()
+
+
+@asynccontextmanager
+async def reading(
+    replica: Replica | None,
+    primary: Callable[[], AbstractAsyncContextManager[PoolConnectionProxy[Any]]],
+) -> AsyncIterator[PoolConnectionProxy[Any]]:
+    """``Database.reading``: the replica's read-only transaction when there is a replica
+    and it can serve, else ``primary()`` (a transaction on the primary)."""
+    if replica is not None:
+        async with replica.read() as conn:
+            if conn is not None:
+                yield conn
+                return
+    async with primary() as conn:
+        yield conn
