@@ -88,10 +88,10 @@ async def due(conn: db.Connection, limit: int) -> list[tuple[int, str]]:
     return [(r["id"], str(r["parent"])) for r in await conn.fetch(SQL["due"], limit)]
 
 
-async def lock(conn: db.Connection, row_id: int) -> ChildRow | None:
-    """The row, locked (the caller holds its parent's run first)."""
-    found = await conn.fetchrow(SQL["lock"], row_id)
-    return None if found is None else _row(found)
+async def lock_many(conn: db.Connection, row_ids: Sequence[int]) -> list[ChildRow]:
+    """The rows, locked, in the order given (the caller holds their parent's run first)."""
+    found = {r["id"]: _row(r) for r in await conn.fetch(SQL["lock_many"], list(row_ids))}
+    return [found[i] for i in row_ids if i in found]
 
 
 async def started(conn: db.Connection, row_id: int, child: str, now: datetime) -> None:

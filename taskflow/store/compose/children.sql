@@ -79,17 +79,21 @@ FROM (SELECT r.id, coalesce((SELECT u.new FROM unnest($4::text[], $5::text[]) AS
 WHERE rc.id = m.id
 
 -- name: due
--- Up to $1 rows the worker has to act on (start, cancel, resume the parent), oldest first,
--- with their parents: read without a lock (the worker locks the parent, then the row).
-SELECT rc.id, rc.parent FROM run_child rc
-WHERE rc.status IN ('starting', 'cancelling', 'ended')
-ORDER BY id LIMIT $1
+-- Up to $1 rows the worker has to act on, with their parents: read without a lock (the
+-- worker locks the parent, then the rows). Ends and cancels first (a parent waiting on its
+-- last child is resumed before more children start), then starts, oldest first.
+(SELECT rc.id, rc.parent FROM run_child rc WHERE rc.status IN ('cancelling', 'ended')
+ ORDER BY id LIMIT $1)
+UNION ALL
+(SELECT rc.id, rc.parent FROM run_child rc WHERE rc.status = 'starting'
+ ORDER BY id LIMIT $1)
+LIMIT $1
 
--- name: lock
--- The row $1, locked (its parent's run is locked first: the lock order).
+-- name: lock_many
+-- The rows $1, locked in id order (their parent's run is locked first: the lock order).
 SELECT id, key, parent, child, visit, state, label, workflow, awaited, status, subject,
        outcome, created_at, updated_at
-FROM run_child WHERE id = $1 FOR UPDATE
+FROM run_child WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE
 
 -- name: started
 -- Row $1's child run $2 started at $3.
