@@ -63,6 +63,7 @@ FIELDS: Final[dict[str, str]] = {
     # Automatic steps: whoever may read the run sees them; operators retry parked ones.
     "Mutation.retryStep": "operate",
     "Mutation.detachChild": "operate",
+    "Mutation.resolveCompensation": "operate",
     "Run.steps": "run.read",
     # The linked run itself only when the caller may read it (powers are per workflow).
     "Run.children": "run.read",

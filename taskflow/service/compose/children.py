@@ -68,9 +68,7 @@ async def run_due(services: Services, batch: int = BATCH) -> int:
     return done
 
 
-def _acting(
-    services: Services, parent_id: str, row_ids: list[int]
-) -> Callable[[], Awaitable[int]]:
+def _acting(services: Services, parent_id: str, row_ids: list[int]) -> Callable[[], Awaitable[int]]:
     return lambda: _act(services, parent_id, row_ids)
 
 

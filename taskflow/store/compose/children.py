@@ -113,6 +113,20 @@ async def again(conn: db.Connection, row_id: int, attempt: int, now: datetime) -
     await conn.execute(SQL["again"], row_id, now, attempt)
 
 
+async def failed_compensation(conn: db.Connection, run_id: str, step: str) -> ChildRow | None:
+    """The unresolved compensation of ``step`` that failed its last attempt, locked (the
+    caller holds the run first)."""
+    found = await conn.fetchrow(SQL["failed_compensation"], uuid.UUID(run_id), step)
+    return None if found is None else _row(found)
+
+
+async def resolve(
+    conn: db.Connection, row_id: int, resolution: str, by: str, now: datetime
+) -> None:
+    """Mark the failed compensation row resolved (``redo`` or ``clear``) by ``by``."""
+    await conn.execute(SQL["resolve"], row_id, resolution, by, now)
+
+
 async def of_parents(conn: db.Connection, parents: Sequence[str]) -> list[ChildRow]:
     """The children of these runs, in the order they were made."""
     rows = await conn.fetch(SQL["of_parents"], [uuid.UUID(p) for p in parents])

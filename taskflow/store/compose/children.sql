@@ -185,7 +185,9 @@ EXECUTE FUNCTION run_child_on_end()
 
 -- name: again
 -- A failed compensation (row $1) is started again at $2: a row like it, attempt $3, keyed
--- by attempt, so the worker that settles the failure adds it once.
+-- by attempt, so the worker that settles the failure (or the operator who redoes it) adds
+-- it once. The workers are woken at commit.
+WITH added AS (
 INSERT INTO run_child (key, parent, visit, state, label, workflow, awaited, status, subject,
                        created_at, updated_at)
 SELECT split_part(rc.key, ':undo', 1) || ':undo:' || $3::int, rc.parent, rc.visit, rc.state,
@@ -193,3 +195,27 @@ SELECT split_part(rc.key, ':undo', 1) || ':undo:' || $3::int, rc.parent, rc.visi
        $2, $2
 FROM run_child rc WHERE rc.id = $1
 ON CONFLICT (key) DO NOTHING
+RETURNING id
+)
+SELECT pg_notify('taskflow_timers', '') FROM added
+
+-- name: failed_compensation
+-- The compensation of step $2 of run $1 that failed its last attempt and no operator has
+-- resolved yet (the COMPENSATION_FAILED item), locked; its run is locked first.
+SELECT id, key, parent, child, visit, state, label, workflow, awaited, status, subject,
+       outcome, created_at, updated_at
+FROM run_child rc
+WHERE rc.parent = $1 AND rc.label = $2 AND rc.status = 'settled'
+  AND rc.subject ? 'compensates' AND coalesce(rc.outcome->>'failure', '') <> ''
+  AND NOT rc.outcome ? 'resolved'
+  AND coalesce((rc.subject->>'attempt')::int, 1)
+      >= coalesce((rc.subject->>'compensation_attempts')::int, 1)
+ORDER BY rc.id DESC LIMIT 1
+FOR UPDATE
+
+-- name: resolve
+-- An operator ($3) resolved the failed compensation row $1 at $4: $2 'redo' or 'clear'. The
+-- row stays, as the record; its attention item goes.
+UPDATE run_child rc SET updated_at = $4,
+       outcome = rc.outcome || jsonb_build_object('resolved', $2::text, 'resolved_by', $3::text)
+WHERE rc.id = $1
