@@ -182,6 +182,14 @@ async def failed_laptop_return(
         move = {"input": {"runId": live["run"]["id"], "move": "not_returned"}}
         (await gql(api, MOVE, move, token=tokens["ivan"])).ok()
         await asyncio.gather(*(settle(hiring) for _ in range(3)))
+        if attempt < 3:  # the next attempt waits for its backoff: 60 s, then 120 s
+            waiting = (await run(api, tokens["ada"], run_id))["compensations"][-1]
+            assert (waiting["attempts"], waiting["status"]) == (attempt + 1, "STARTING")
+            hiring.clock.advance(timedelta(seconds=60 * attempt - 1))  # type: ignore[attr-defined]
+            await settle(hiring)
+            assert (await run(api, tokens["ada"], run_id))["compensations"][-1] == waiting
+            hiring.clock.advance(timedelta(seconds=1))  # type: ignore[attr-defined]
+            await settle(hiring)
     return run_id
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from taskflow.core.definition import children as ch
@@ -195,6 +195,15 @@ def compensation_details(
         "child_run": child,
         "attempt": attempts(subject_spec)[0],
     }
+
+
+def next_attempt_at(subject_spec: Mapping[str, Any], attempt: int, failed: datetime) -> datetime:
+    """When attempt ``attempt`` (2 or more) of a compensation that failed at ``failed``
+    starts: the step's ``compensation_backoff`` after it, doubled for each attempt after the
+    second (rows written before the backoff existed wait the default)."""
+    given = subject_spec.get("compensation_backoff")
+    backoff = ch.DEFAULT_COMPENSATION_BACKOFF if given is None else float(given)
+    return failed + timedelta(seconds=backoff * 2 ** max(attempt - 2, 0))
 
 
 def attempts(subject_spec: Mapping[str, Any]) -> tuple[int, int]:

@@ -57,7 +57,7 @@ async def run_due(services: Services, batch: int = BATCH) -> int:
     taken = done = 0
     while taken < batch:
         async with services.db.connection() as conn:
-            due = await rows.due(conn, batch - taken)
+            due = await rows.due(conn, batch - taken, services.clock.now())
         parent = next((p for _, p in due if p not in tried), None)
         if parent is None:
             break
@@ -255,9 +255,10 @@ async def _compensated(job: _Job, outcome: Mapping[str, Any]) -> None:
     attempt, attempts = compose.attempts(row.subject)
     if kind:
         why = f"compensation of step {row.label!r} failed ({kind}): {outcome.get('reason')}"
-        if attempt < attempts:  # started again at once: a new row, added once
-            await rows.again(job.conn, row.id, attempt + 1, job.now)
-            why += f"; attempt {attempt + 1} of {attempts} to start"
+        if attempt < attempts:  # started again after its backoff: a new row, added once
+            at = compose.next_attempt_at(row.subject, attempt + 1, job.now)
+            await rows.again(job.conn, row.id, attempt + 1, job.now, at)
+            why += f"; attempt {attempt + 1} of {attempts} to start at {at.isoformat()}"
         else:
             why += f"; no attempt left of {attempts}: an operator undoes the step"
         await job.line(job.parent.view.id, "run.compensation_failed", why, failure=kind, **details)

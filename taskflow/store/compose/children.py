@@ -83,9 +83,9 @@ async def rename(
     )
 
 
-async def due(conn: db.Connection, limit: int) -> list[tuple[int, str]]:
-    """(row id, parent run id) of up to ``limit`` rows a worker has to act on."""
-    return [(r["id"], str(r["parent"])) for r in await conn.fetch(SQL["due"], limit)]
+async def due(conn: db.Connection, limit: int, now: datetime) -> list[tuple[int, str]]:
+    """(row id, parent run id) of up to ``limit`` rows a worker has to act on at ``now``."""
+    return [(r["id"], str(r["parent"])) for r in await conn.fetch(SQL["due"], limit, now)]
 
 
 async def lock_many(conn: db.Connection, row_ids: Sequence[int]) -> list[ChildRow]:
@@ -108,9 +108,16 @@ async def settled(
     )
 
 
-async def again(conn: db.Connection, row_id: int, attempt: int, now: datetime) -> None:
-    """Start the failed compensation of row ``row_id`` again (its attempt ``attempt``)."""
-    await conn.execute(SQL["again"], row_id, now, attempt)
+async def again(
+    conn: db.Connection,
+    row_id: int,
+    attempt: int,
+    now: datetime,
+    not_before: datetime | None = None,
+) -> None:
+    """Start the failed compensation of row ``row_id`` again (its attempt ``attempt``), at
+    ``not_before`` (None: at once)."""
+    await conn.execute(SQL["again"], row_id, now, attempt, not_before)
 
 
 async def failed_compensation(conn: db.Connection, run_id: str, step: str) -> ChildRow | None:

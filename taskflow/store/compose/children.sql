@@ -81,11 +81,13 @@ WHERE rc.id = m.id
 -- name: due
 -- Up to $1 rows the worker has to act on, with their parents: read without a lock (the
 -- worker locks the parent, then the rows). Ends and cancels first (a parent waiting on its
--- last child is resumed before more children start), then starts, oldest first.
+-- last child is resumed before more children start), then starts, oldest first; a
+-- compensation's next attempt waits for its backoff (subject.not_before after $2, now).
 (SELECT rc.id, rc.parent FROM run_child rc WHERE rc.status IN ('cancelling', 'ended')
  ORDER BY id LIMIT $1)
 UNION ALL
 (SELECT rc.id, rc.parent FROM run_child rc WHERE rc.status = 'starting'
+   AND coalesce((rc.subject->>'not_before')::timestamptz, '-infinity') <= $2
  ORDER BY id LIMIT $1)
 LIMIT $1
 
@@ -186,12 +188,14 @@ EXECUTE FUNCTION run_child_on_end()
 -- name: again
 -- A failed compensation (row $1) is started again at $2: a row like it, attempt $3, keyed
 -- by attempt, so the worker that settles the failure (or the operator who redoes it) adds
--- it once. The workers are woken at commit.
+-- it once; not started before $4 (its backoff; null: at once). The workers are woken at
+-- commit.
 WITH added AS (
 INSERT INTO run_child (key, parent, visit, state, label, workflow, awaited, status, subject,
                        created_at, updated_at)
 SELECT split_part(rc.key, ':undo', 1) || ':undo:' || $3::int, rc.parent, rc.visit, rc.state,
-       rc.label, rc.workflow, false, 'starting', rc.subject || jsonb_build_object('attempt', $3::int),
+       rc.label, rc.workflow, false, 'starting',
+       rc.subject || jsonb_build_object('attempt', $3::int, 'not_before', $4::timestamptz),
        $2, $2
 FROM run_child rc WHERE rc.id = $1
 ON CONFLICT (key) DO NOTHING

@@ -62,6 +62,10 @@ class CompensationMutations:
             me,
             run_id=run_id,
             step=input.step,
-            action=input.action.value,
+            action=(
+                compensations.REDO
+                if input.action is CompensationResolution.REDO
+                else compensations.CLEAR
+            ),
             reason=input.reason,
         )
