@@ -61,7 +61,7 @@ def due_children(definition: Definition, run: RunView) -> list[DueChild]:
             c.label,
             c.workflow,
             c.awaited,
-            c.subject_spec(run.subject),
+            {**c.subject_spec(run.subject), **({"race": True} if state.await_first else {})},
         )
         for c in state.children
     ]
@@ -153,8 +153,11 @@ def resumed(
         + (f" ({kind}: {outcome.get('reason')})" if kind else ""),
         **ended_details(label, outcome),
     )
-    if not kind:
-        states.settle(decision)
+    state = decision.state
+    if not kind or (
+        state.await_first and not ch.all_back(decision.run.results, state.awaits, run.visit)
+    ):
+        states.settle(decision)  # a race's failure raises once no sibling is left to win
         return decision.outcome()
     env = decision.env()
     catch = next((c for c in decision.state.catch if c.takes(label, str(kind), env)), None)

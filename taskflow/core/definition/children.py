@@ -100,7 +100,7 @@ class Child:
             "workflow": self.workflow,
             "label": self.label,
             "awaited": self.awaited,
-            "external_id": exd.to_json(self.external_id) if self.external_id else None,
+            "external_id": exd.to_json(self.external_id) if self.external_id is not None else None,
             "attributes": (
                 None
                 if attrs is None
@@ -163,6 +163,17 @@ def all_back(results: Mapping[str, Any], labels: Sequence[str], visit: int) -> b
     kept = outcomes(results)
     return all(
         isinstance(kept.get(label), Mapping) and kept[label].get("visit") == visit
+        for label in labels
+    )
+
+
+def first_back(results: Mapping[str, Any], labels: Sequence[str], visit: int) -> bool:
+    """Whether a child in ``labels`` ended well for this ``visit`` (first to finish wins)."""
+    kept = outcomes(results)
+    return any(
+        isinstance(kept.get(label), Mapping)
+        and kept[label].get("visit") == visit
+        and not kept[label].get("failure")
         for label in labels
     )
 

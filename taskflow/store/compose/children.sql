@@ -50,7 +50,11 @@ WITH live AS (
     WHERE rc.subject ? 'compensation' AND rc.status IN ('ended', 'settled')
       AND cr.status = 'completed' AND coalesce(rc.outcome->>'failure', '') = ''
       AND (rc.visit <> u.visit OR u.status <> 'active')
-      AND ((u.status = 'cancelled' AND rc.visit = u.visit) OR EXISTS (
+      -- A race's winner (await_first): the completed step its parent read while it raced
+      -- (reading one moved it on); the runners-up that completed too, still 'ended' then,
+      -- are undone.
+      AND NOT (rc.subject ? 'race' AND rc.status = 'settled')
+      AND ((u.status = 'cancelled' AND rc.visit = u.visit) OR rc.subject ? 'race' OR EXISTS (
             SELECT 1 FROM run_child sib LEFT JOIN run sr ON sr.id = sib.child
             WHERE sib.parent = rc.parent AND sib.visit = rc.visit AND sib.awaited
               AND NOT sib.subject ? 'compensates'
