@@ -5,8 +5,9 @@
 failure travelling up; ``compose-late`` awaits a ``compose-quick`` that expires in the
 worker; ``compose-moving`` renames its label in version 2; ``compose-race`` races two
 ``compose-quote`` saga steps (``await_first``), each undone by a ``compose-note``. The
-black-box test (``tests/acceptance/test_children_blackbox.py``) serves this file too. All track ``doc``
-subjects, so a child runs on its parent's subject.
+black-box test (``tests/acceptance/test_children_blackbox.py``) serves this file too. All
+track ``doc`` subjects, so a child runs on its parent's subject (a quote: on the document
+its parent names).
 """
 
 from __future__ import annotations
