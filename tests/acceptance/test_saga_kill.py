@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from tests.acceptance import blackbox_harness as harness
 from tests.acceptance.blackbox_harness import START, Box, kinds
 from tests.acceptance.conftest import wait_until
 
@@ -37,12 +38,8 @@ HIRE = {"name": "Grace Hopper", "email": "grace@example.com", "start_date": "202
 
 @pytest.fixture
 def box(database_url: str, tmp_path: Path) -> Iterator[Box]:
-    running = Box(database_url, tmp_path)
-    try:
-        running.start()
-        yield running
-    finally:
-        running.stop()
+    with harness.running(database_url, tmp_path) as started:
+        yield started
 
 
 def view(box: Box, run_id: str) -> dict[str, Any]:
