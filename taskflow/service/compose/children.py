@@ -106,7 +106,9 @@ async def _act(services: Services, parent_id: str, row_ids: list[int]) -> int:
         await locks.lock_live_slots(conn, [parent_id])
         now = services.clock.now()
         done = 0
-        for row in await rows.lock_many(conn, row_ids):
+        left = await rows.lock_many(conn, row_ids)
+        while left:
+            row = left.pop(0)
             job = _Job(services, conn, parent, row, now)
             if row.status == compose.STARTING:
                 started = await _start(job)
@@ -118,9 +120,11 @@ async def _act(services: Services, parent_id: str, row_ids: list[int]) -> int:
                 continue  # another worker got there first
             done += 1
             if not started:
-                # It may have moved the parent (a resume, a refusal read as a failure): the
-                # next row reads the parent as it now stands (still locked).
+                # It may have moved the parent (a resume, a refusal read as a failure) and,
+                # through it, the other rows (a cancel settles those not started): the next
+                # row reads both as they now stand (still locked).
                 parent = await run_rows.get_run(conn, parent_id, lock=True) or parent
+                left = await rows.lock_many(conn, [r.id for r in left])
         return done
 
 
