@@ -110,7 +110,7 @@ _VALUE_FIELDS = {
     "Duration": "seconds kind text",
     "DurationPercentiles": "p50 p90 p95",
     "FieldProblem": "field reason",
-    "LeadTimeSplit": "total worked waiting workedShare",
+    "LeadTimeSplit": "total worked waiting workedShare onChildren",
     "MagicLink": "id slotId event recipientName recipientEmail status createdBy createdAt "
     "expiresAt usedAt revokedAt revokedBy opens openedAt",
     "MeasuredTime": "business real",
