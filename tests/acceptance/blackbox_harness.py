@@ -4,11 +4,12 @@ worker) and two ``taskflow worker`` processes on one database, serving the workf
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import shutil
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -146,6 +147,17 @@ class Box:
 
     def folder(self, ref: str) -> Path:
         return self.root / ref
+
+
+@contextlib.contextmanager
+def running(database_url: str, root: Path) -> Iterator[Box]:
+    """A started box, stopped on the way out (the tests' ``box`` fixtures)."""
+    box = Box(database_url, root)
+    try:
+        box.start()
+        yield box
+    finally:
+        box.stop()
 
 
 def kinds(view: dict[str, Any]) -> list[str]:

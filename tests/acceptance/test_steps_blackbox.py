@@ -25,6 +25,7 @@ from typing import Any
 
 import pytest
 
+from tests.acceptance import blackbox_harness as harness
 from tests.acceptance.blackbox_harness import (
     ATTENTION,
     GOTO,
@@ -39,12 +40,8 @@ from tests.acceptance.blackbox_harness import (
 
 @pytest.fixture
 def box(database_url: str, tmp_path: Path) -> Iterator[Box]:
-    running = Box(database_url, tmp_path)
-    try:
-        running.start()
-        yield running
-    finally:
-        running.stop()
+    with harness.running(database_url, tmp_path) as started:
+        yield started
 
 
 @pytest.mark.slow

@@ -3,9 +3,11 @@
 ``compose-parent`` awaits a ``compose-review`` (label ``review``) and starts a bare
 ``compose-note``; ``compose-top`` awaits a ``compose-parent`` (label ``inner``) to show a
 failure travelling up; ``compose-late`` awaits a ``compose-quick`` that expires in the
-worker; ``compose-moving`` renames its label in version 2. The black-box test
-(``tests/acceptance/test_children_blackbox.py``) serves this file too. All track ``doc``
-subjects, so a child runs on its parent's subject.
+worker; ``compose-moving`` renames its label in version 2; ``compose-race`` races two
+``compose-quote`` saga steps (``await_first``), each undone by a ``compose-note``. The
+black-box test (``tests/acceptance/test_children_blackbox.py``) serves this file too. All
+track ``doc`` subjects, so a child runs on its parent's subject (a quote: on the document
+its parent names).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from taskflow import (
     migration,
     payload,
     real,
+    subject,
     timeout,
     who,
 )
@@ -152,3 +155,44 @@ class ComposeMovingV2(Workflow):
     )
     high = State(terminal=True)
     done = State(terminal=True)
+
+
+class ComposeQuote(Workflow):
+    """A finance person quotes a price, or declines (a failure)."""
+
+    name = "compose-quote"
+    tracks = "doc"
+
+    quoting = State(
+        initial=True,
+        slots=[Slot("quote", fields=[Field.number("price")], candidates=who.role("finance"))],
+        then="quoted",
+        moves=[Move("decline", to="declined", by=who.role("finance"))],
+    )
+    quoted = State(terminal=True)
+    declined = State(terminal=True, failure="declined")
+
+
+class ComposeRace(Workflow):
+    """Two quotes race (on the documents ``subject.first`` and ``subject.second``): the first
+    quoted wins; the other is cancelled, or undone by a note if it was quoted too."""
+
+    name = "compose-race"
+    tracks = "doc"
+
+    racing = State(
+        initial=True,
+        await_first=True,
+        children=[
+            Child(
+                "compose-quote", label="q1", external_id=subject.first, compensation="compose-note"
+            ),
+            Child(
+                "compose-quote", label="q2", external_id=subject.second, compensation="compose-note"
+            ),
+        ],
+        then="won",
+        catch=[Catch("lost", kinds=["declined"])],
+    )
+    won = State(terminal=True)
+    lost = State(terminal=True)

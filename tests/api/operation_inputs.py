@@ -50,6 +50,7 @@ RUNNER = {
     "retry_timer": "ada",
     "retry_step": "ada",
     "detach_child": "ada",
+    "resolve_compensation": "ada",
     "run_children": "ada",
     "discard_timer": "ada",
     # Signs its runner out: someone no other operation runs as.
@@ -124,6 +125,12 @@ def variables(name: str, o: Objects) -> dict[str, Any]:
         "retry_timer": {"timerId": "VGltZXI6MQ"},
         "retry_step": {"stepId": "U3RlcDox"},
         "detach_child": {"runId": o.run_id, "reason": "keep it going"},
+        "resolve_compensation": {
+            "runId": o.run_id,
+            "step": "laptop",
+            "action": "CLEAR",
+            "reason": "returned by hand",
+        },
         "run_children": {"id": o.run_id},
         "run_steps": {"id": o.run_id},
         "sign_out_everywhere": {"principalId": None},

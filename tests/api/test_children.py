@@ -5,6 +5,7 @@ its result; failures are caught or travel up; cancelling a parent cancels its ch
 from __future__ import annotations
 
 import asyncio
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -329,3 +330,27 @@ async def test_a_parent_that_leaves_the_awaiting_state_cancels_the_child_it_awai
     child_run = await run(api, tokens["ada"], assessment["run"]["id"])
     [line] = lines(child_run, "run.cancelled")
     assert f"its parent run {local(run_id)} left assessing" in line["reason"]
+
+
+LEAD = """query($id: ID!) { run(id: $id) { leadTime {
+  total { total { seconds } waiting { seconds } onChildren { seconds } }
+  states { state leadTime { total { seconds } onChildren { seconds } } } } } }"""
+
+
+async def test_lead_time_shows_the_wait_on_children_apart(
+    api: httpx.AsyncClient, tokens: dict[str, str], composing: container.Services
+) -> None:
+    parent = await start(api, tokens["app"], "compose-parent", "D-LT")
+    composing.clock.advance(timedelta(minutes=10))  # type: ignore[attr-defined]
+    await settle(composing)  # the children's rows were written at the start
+    composing.clock.advance(timedelta(hours=2))  # type: ignore[attr-defined]
+    await score(api, tokens["fiona"], "D-LT", 9)
+    composing.clock.advance(timedelta(minutes=5))  # type: ignore[attr-defined]
+    await settle(composing)  # the parent is resumed 5 minutes after its child ended
+    found = (await gql(api, LEAD, {"id": parent}, token=tokens["ada"])).ok()["run"]["leadTime"]
+    total = found["total"]
+    assert total["total"]["seconds"] == (10 + 120 + 5) * 60
+    assert total["onChildren"]["seconds"] == (10 + 120) * 60  # the bare note is not waited on
+    assert total["waiting"]["seconds"] == total["total"]["seconds"]
+    waiting = next(s for s in found["states"] if s["state"] == "waiting")
+    assert waiting["leadTime"]["onChildren"]["seconds"] == (10 + 120) * 60

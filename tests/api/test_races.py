@@ -169,6 +169,9 @@ NOT_ON_A_SLOT = {
     # A child run's link to its parent (parent, row, child locked in order); a parent's cancel
     # against its child's end is raced in test_child_races.
     "detachChild",
+    # A failed saga compensation resolved (run locked, then its row): two operators at once
+    # settle to one resolution, raced in test_sagas.
+    "resolveCompensation",
     # A run's state rewound (run locked, then its slots); raced against complete and a timer
     # in test_undo.
     "undo",

@@ -13,6 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
+from taskflow.config import config
 from taskflow.core.delivery import webhook_events
 from taskflow.service.common import container
 from tests.api import workflows as w
@@ -166,10 +167,11 @@ ATTENTION = """{ needsAttention(first: 50, filter: {reasons: [COMPENSATION_FAILE
   edges { node { reason detail } } } }"""
 
 
-async def test_a_compensation_that_keeps_failing_is_tried_again_then_needs_attention(
-    api: httpx.AsyncClient, tokens: dict[str, str], hiring: container.Services
-) -> None:
-    run_id = await steps_done(api, tokens, hiring, "H-5", ["laptop"])
+async def failed_laptop_return(
+    api: httpx.AsyncClient, tokens: dict[str, str], hiring: container.Services, hire: str
+) -> str:
+    """A withdrawn hire whose laptop return failed all its three attempts."""
+    run_id = await steps_done(api, tokens, hiring, hire, ["laptop"])
     withdraw = {"input": {"runId": run_id, "move": "withdraw"}}
     (await gql(api, MOVE, withdraw, token=tokens["hana"])).ok()
     await settle(hiring)
@@ -180,6 +182,26 @@ async def test_a_compensation_that_keeps_failing_is_tried_again_then_needs_atten
         move = {"input": {"runId": live["run"]["id"], "move": "not_returned"}}
         (await gql(api, MOVE, move, token=tokens["ivan"])).ok()
         await asyncio.gather(*(settle(hiring) for _ in range(3)))
+        if attempt < 3:  # the next attempt waits for its backoff: 60 s, then 120 s
+            waiting = (await run(api, tokens["ada"], run_id))["compensations"][-1]
+            assert (waiting["attempts"], waiting["status"]) == (attempt + 1, "STARTING")
+            hiring.clock.advance(timedelta(seconds=60 * attempt - 1))  # type: ignore[attr-defined]
+            await settle(hiring)
+            assert (await run(api, tokens["ada"], run_id))["compensations"][-1] == waiting
+            hiring.clock.advance(timedelta(seconds=1))  # type: ignore[attr-defined]
+            await settle(hiring)
+    return run_id
+
+
+async def attention(api: httpx.AsyncClient, tokens: dict[str, str]) -> list[dict[str, Any]]:
+    items = (await gql(api, ATTENTION, token=tokens["ada"])).ok()["needsAttention"]["edges"]
+    return [e["node"] for e in items]
+
+
+async def test_a_compensation_that_keeps_failing_is_tried_again_then_needs_attention(
+    api: httpx.AsyncClient, tokens: dict[str, str], hiring: container.Services
+) -> None:
+    run_id = await failed_laptop_return(api, tokens, hiring, "H-5")
     found = await run(api, tokens["ada"], run_id)
     assert [(c["attempts"], c["status"]) for c in found["compensations"]] == [
         (1, "SETTLED"),
@@ -187,11 +209,82 @@ async def test_a_compensation_that_keeps_failing_is_tried_again_then_needs_atten
         (3, "SETTLED"),
     ]
     assert kinds(found).count("run.compensation_failed") == 3
-    items = (await gql(api, ATTENTION, token=tokens["ada"])).ok()["needsAttention"]["edges"]
-    assert [e["node"]["reason"] for e in items] == ["COMPENSATION_FAILED"]
-    assert (
-        "laptop-return of step laptop failed (unreturned) 3 time(s)" in items[0]["node"]["detail"]
+    items = await attention(api, tokens)
+    assert [item["reason"] for item in items] == ["COMPENSATION_FAILED"]
+    assert "laptop-return of step laptop failed (unreturned) 3 time(s)" in items[0]["detail"]
+
+
+RESOLVE = (
+    config.PROJECT_ROOT / "graphql" / "operations" / "resolve_compensation.graphql"
+).read_text()
+
+
+def resolving(run_id: str, action: str, step: str = "laptop", reason: str = "r") -> dict[str, Any]:
+    return {"runId": run_id, "step": step, "action": action, "reason": reason}
+
+
+async def resolve(api: httpx.AsyncClient, token: str, variables: dict[str, Any]) -> dict[str, Any]:
+    answer: dict[str, Any] = (await gql(api, RESOLVE, variables, token=token)).ok()[
+        "resolveCompensation"
+    ]
+    return answer
+
+
+async def test_an_operator_redoes_a_failed_compensation_once(
+    api: httpx.AsyncClient, tokens: dict[str, str], hiring: container.Services
+) -> None:
+    run_id = await failed_laptop_return(api, tokens, hiring, "H-7")
+    # Two operators at once: one redo, the other told there is nothing left to resolve.
+    answers = await asyncio.gather(
+        *(resolve(api, tokens["ada"], resolving(run_id, "REDO", reason="found it")) for _ in "ab")
     )
+    assert sorted(a.get("code") or a["__typename"] for a in answers) == [
+        "NOT_FOUND",
+        "RunSuccess",
+    ]
+    assert await attention(api, tokens) == []
+    await settle(hiring)
+    found = await run(api, tokens["ada"], run_id)
+    assert [(c["attempts"], c["status"]) for c in found["compensations"]] == [
+        (1, "SETTLED"),
+        (2, "SETTLED"),
+        (3, "SETTLED"),
+        (4, "LIVE"),
+    ]
+    [line] = lines(found, "run.compensation_redone")
+    assert "ada redoes the compensation of step 'laptop' (attempt 4): found it" in line["reason"]
+    await do(api, tokens, UNDOERS["laptop"], "H-7")
+    await settle(hiring)
+    found = await run(api, tokens["ada"], run_id)
+    assert found["compensations"][-1]["status"] == "SETTLED"
+    assert kinds(found).count("run.compensated") == 1
+    assert await attention(api, tokens) == []
+
+
+async def test_an_operator_clears_a_failed_compensation_and_bad_requests_change_nothing(
+    api: httpx.AsyncClient, tokens: dict[str, str], hiring: container.Services
+) -> None:
+    run_id = await failed_laptop_return(api, tokens, hiring, "H-8")
+    refused = {
+        "INVALID_INPUT": resolving(run_id, "CLEAR", reason="  "),
+        "NOT_FOUND": resolving(run_id, "CLEAR", step="badge"),
+    }
+    for code, variables in refused.items():
+        answer = await resolve(api, tokens["ada"], variables)
+        assert answer.get("code") == code, answer
+    outsider = await resolve(api, tokens["leah"], resolving(run_id, "CLEAR"))
+    assert outsider["code"] in ("FORBIDDEN", "NOT_FOUND"), outsider
+    assert [item["reason"] for item in await attention(api, tokens)] == ["COMPENSATION_FAILED"]
+    cleared = await resolve(api, tokens["ada"], resolving(run_id, "CLEAR", reason="by hand"))
+    assert cleared["__typename"] == "RunSuccess", cleared
+    assert await attention(api, tokens) == []
+    await settle(hiring)
+    found = await run(api, tokens["ada"], run_id)
+    assert len(found["compensations"]) == 3  # nothing more started
+    [line] = lines(found, "run.compensation_cleared")
+    assert line["details"]["label"] == "laptop"
+    again = await resolve(api, tokens["ada"], resolving(run_id, "REDO"))
+    assert again["code"] == "NOT_FOUND"
 
 
 async def test_a_failed_step_cancels_the_onboarding_and_undoes_the_done_steps(

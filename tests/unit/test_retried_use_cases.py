@@ -13,7 +13,7 @@ from taskflow.api.graphql import schema
 from taskflow.service.access import principals, working_hours
 from taskflow.service.clocks import timer_admin
 from taskflow.service.common import retry
-from taskflow.service.compose import detach
+from taskflow.service.compose import compensations, detach
 from taskflow.service.delivery import delivery, webhooks
 from taskflow.service.history import undoing
 from taskflow.service.links import link_use, links, notification_links
@@ -66,6 +66,7 @@ USE_CASES: dict[str, Callable[..., Any]] = {
     "replayWebhookDeliveries": webhooks.replay,
     "retryStep": step_admin.retry_step,
     "detachChild": detach.detach_child,
+    "resolveCompensation": compensations.resolve_compensation,
 }
 
 

@@ -16,7 +16,7 @@ from taskflow.api.graphql.access import principals, working_hours
 from taskflow.api.graphql.clocks import calendars, dry_run, timers
 from taskflow.api.graphql.common import guards, plain_fields, relay
 from taskflow.api.graphql.common.context import Info
-from taskflow.api.graphql.compose import detach
+from taskflow.api.graphql.compose import compensations, detach
 from taskflow.api.graphql.delivery import delivery, notifications, webhook_mutations, webhooks
 from taskflow.api.graphql.history import history, insights, undo
 from taskflow.api.graphql.links import links
@@ -90,6 +90,7 @@ class Mutation(
     timers.TimerMutations,
     steps.StepMutations,
     detach.ComposeMutations,
+    compensations.CompensationMutations,
     operate.OperateMutations,
     bulk.BulkMutations,
     versions.VersionMutations,

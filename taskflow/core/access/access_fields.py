@@ -63,6 +63,7 @@ FIELDS: Final[dict[str, str]] = {
     # Automatic steps: whoever may read the run sees them; operators retry parked ones.
     "Mutation.retryStep": "operate",
     "Mutation.detachChild": "operate",
+    "Mutation.resolveCompensation": "operate",
     "Run.steps": "run.read",
     # The linked run itself only when the caller may read it (powers are per workflow).
     "Run.children": "run.read",
@@ -109,7 +110,7 @@ _VALUE_FIELDS = {
     "Duration": "seconds kind text",
     "DurationPercentiles": "p50 p90 p95",
     "FieldProblem": "field reason",
-    "LeadTimeSplit": "total worked waiting workedShare",
+    "LeadTimeSplit": "total worked waiting workedShare onChildren",
     "MagicLink": "id slotId event recipientName recipientEmail status createdBy createdAt "
     "expiresAt usedAt revokedAt revokedBy opens openedAt",
     "MeasuredTime": "business real",

@@ -62,8 +62,8 @@ RULES: Final[dict[str, str]] = {
     "NOT_FOUND.",
     "signout": "Anyone signs themselves out everywhere; admins sign out anyone.",
     "operate": "The needs-attention list and the operator verbs (goto, pauseClocks, "
-    "resumeClocks, reassignHeld, rescheduleTimer, retryStep, detachChild, bulkOperate): leads "
-    "and managers "
+    "resumeClocks, reassignHeld, rescheduleTimer, retryStep, detachChild, "
+    "resolveCompensation, bulkOperate): leads and managers "
     "over the workflows granted, and admins (may_operate, attention_scope); others get "
     "FORBIDDEN or NOT_FOUND. bulkOperate touches only runs of those workflows (the rest "
     "are counted as skipped); its CANCEL and timer verbs keep cancelRun's and the "

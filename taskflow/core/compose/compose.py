@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from taskflow.core.definition import children as ch
@@ -61,7 +61,7 @@ def due_children(definition: Definition, run: RunView) -> list[DueChild]:
             c.label,
             c.workflow,
             c.awaited,
-            c.subject_spec(run.subject),
+            {**c.subject_spec(run.subject), **({"race": True} if state.await_first else {})},
         )
         for c in state.children
     ]
@@ -153,8 +153,11 @@ def resumed(
         + (f" ({kind}: {outcome.get('reason')})" if kind else ""),
         **ended_details(label, outcome),
     )
-    if not kind:
-        states.settle(decision)
+    state = decision.state
+    if not kind or (
+        state.await_first and not ch.all_back(decision.run.results, state.awaits, run.visit)
+    ):
+        states.settle(decision)  # a race's failure raises once no sibling is left to win
         return decision.outcome()
     env = decision.env()
     catch = next((c for c in decision.state.catch if c.takes(label, str(kind), env)), None)
@@ -195,6 +198,15 @@ def compensation_details(
         "child_run": child,
         "attempt": attempts(subject_spec)[0],
     }
+
+
+def next_attempt_at(subject_spec: Mapping[str, Any], attempt: int, failed: datetime) -> datetime:
+    """When attempt ``attempt`` (2 or more) of a compensation that failed at ``failed``
+    starts: the step's ``compensation_backoff`` after it, doubled for each attempt after the
+    second (rows written before the backoff existed wait the default)."""
+    given = subject_spec.get("compensation_backoff")
+    backoff = ch.DEFAULT_COMPENSATION_BACKOFF if given is None else float(given)
+    return failed + timedelta(seconds=backoff * 2 ** max(attempt - 2, 0))
 
 
 def attempts(subject_spec: Mapping[str, Any]) -> tuple[int, int]:

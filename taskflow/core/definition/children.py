@@ -36,6 +36,10 @@ def child(label: str) -> ex.Ref:
     return ex.Ref("child", (label,))
 
 
+#: Seconds a failed compensation waits for its second attempt (doubled for each later one).
+DEFAULT_COMPENSATION_BACKOFF = 60.0
+
+
 @dataclass(frozen=True, eq=False)
 class Child:
     """Start a run of ``workflow`` on entering the state, under the literal ``label``.
@@ -50,8 +54,10 @@ class Child:
     it was started in is left unfinished (a sibling failed or is still running, or the run
     was cancelled there), each completed step's compensation is started, in the reverse
     order the steps completed, on the same subject (docs/composition.md, "Sagas"). A
-    compensation that fails is started again, up to ``compensation_attempts`` runs in all;
-    the last failing parks the run in needs attention (``COMPENSATION_FAILED``).
+    compensation that fails is started again, up to ``compensation_attempts`` runs in all,
+    ``compensation_backoff`` seconds after the failure, doubled at each further attempt
+    (60, 120, 240...: whatever made it fail gets time to pass); the last failing parks the
+    run in needs attention (``COMPENSATION_FAILED``).
     """
 
     workflow: str
@@ -63,6 +69,8 @@ class Child:
     compensation: str | None = None
     #: How many times a compensation that fails is started (the first included).
     compensation_attempts: int = 3
+    #: Seconds between a failed compensation and its next attempt, doubled each time.
+    compensation_backoff: float = DEFAULT_COMPENSATION_BACKOFF
 
     def subject_spec(self, subject: Mapping[str, Any]) -> dict[str, Any]:
         """What the shell needs to find or make the child's subject, evaluated on the
@@ -82,6 +90,7 @@ class Child:
         if self.compensation is not None:  # kept with the row: the saga's undo, if needed
             spec["compensation"] = self.compensation
             spec["compensation_attempts"] = self.compensation_attempts
+            spec["compensation_backoff"] = self.compensation_backoff
         return spec
 
     def to_json(self) -> Any:
@@ -91,7 +100,7 @@ class Child:
             "workflow": self.workflow,
             "label": self.label,
             "awaited": self.awaited,
-            "external_id": exd.to_json(self.external_id) if self.external_id else None,
+            "external_id": exd.to_json(self.external_id) if self.external_id is not None else None,
             "attributes": (
                 None
                 if attrs is None
@@ -101,6 +110,8 @@ class Child:
         if self.compensation is not None:  # absent otherwise: older versions hash the same
             found["compensation"] = self.compensation
             found["compensation_attempts"] = self.compensation_attempts
+            if self.compensation_backoff != DEFAULT_COMPENSATION_BACKOFF:  # digests stay
+                found["compensation_backoff"] = self.compensation_backoff
         return found
 
 
@@ -152,6 +163,17 @@ def all_back(results: Mapping[str, Any], labels: Sequence[str], visit: int) -> b
     kept = outcomes(results)
     return all(
         isinstance(kept.get(label), Mapping) and kept[label].get("visit") == visit
+        for label in labels
+    )
+
+
+def first_back(results: Mapping[str, Any], labels: Sequence[str], visit: int) -> bool:
+    """Whether a child in ``labels`` ended well for this ``visit`` (first to finish wins)."""
+    kept = outcomes(results)
+    return any(
+        isinstance(kept.get(label), Mapping)
+        and kept[label].get("visit") == visit
+        and not kept[label].get("failure")
         for label in labels
     )
 

@@ -257,6 +257,10 @@ class State:
     every: Sequence[st.Every] = ()
     #: Child runs started on entry (docs/composition.md); awaited ones park the state.
     children: Sequence[ch.Child] = ()
+    #: First to finish wins (docs/composition.md, "Parallel steps"): the state's routes are
+    #: taken when one awaited child ends well; the rest are cancelled (saga steps among them
+    #: that completed are compensated). A failure raises only once none is left to win.
+    await_first: bool = False
     #: Routes taken when an awaited child fails (by failure kind).
     catch: Sequence[ch.Catch] = ()
     #: On a terminal state: reaching it is a failure of this kind (True: ``failed``).

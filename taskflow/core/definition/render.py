@@ -99,6 +99,8 @@ def _automatic(state: State) -> dict[str, Any]:
         doc["every"] = [e.to_json() for e in state.every]
     if state.children:
         doc["children"] = [c.to_json() for c in state.children]
+    if state.await_first:
+        doc["await_first"] = True
     if state.catch:
         doc["catch"] = [c.to_json() for c in state.catch]
     if state.failure is not None:

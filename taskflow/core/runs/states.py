@@ -152,9 +152,8 @@ def settle(decision: Decision) -> None:
         state = decision.state
         if state.automatic:
             return  # it waits for its action (core/steps/automatic.py)
-        if state.awaits and not children.all_back(
-            decision.run.results, state.awaits, decision.run.visit
-        ):
+        back = children.first_back if state.await_first else children.all_back
+        if state.awaits and not back(decision.run.results, state.awaits, decision.run.visit):
             return  # it waits for its children (core/compose/compose.py)
         current = [s for s in decision.current() if s.status != CANCELLED]
         satisfied = sum(1 for s in current if s.status == SATISFIED)

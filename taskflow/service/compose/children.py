@@ -1,8 +1,12 @@
 """The worker's lane for child runs (docs/composition.md).
 
-Each ``run_child`` row a worker has to act on is handled in a transaction of its own, in
-the lock order: the parent's run, its live slots, then the row (``FOR UPDATE``), whose
-status is read again under those locks, so two workers never act on one row twice:
+The rows a worker has to act on are taken a parent at a time: all of one parent's due rows
+in one transaction, in the lock order: the parent's run, its live slots, then each row
+(``FOR UPDATE``), whose status is read again under those locks, so two workers never act on
+one row twice. One transaction per parent, not per row: a parent's ten children start in
+one commit, and its ten ends resume it in one (bench/compose.py). Rows to cancel or read
+back come before rows to start, so a parent is resumed as soon as a pass sees its child's
+end, not after every start queued before it (the child's end NOTIFYs the workers):
 
 - ``starting``: start the child run on its workflow's current version (or record why it
   could not start: an awaited child that cannot start fails with kind ``refused``);
@@ -44,17 +48,28 @@ SYSTEM = "system"
 
 
 async def run_due(services: Services, batch: int = BATCH) -> int:
-    """Act on up to ``batch`` rows due; returns how many were acted on."""
-    async with services.db.connection() as conn:
-        due = await rows.due(conn, batch)
-    done = 0
-    for row_id, parent in due:
-        done += await retry.run(services, "a child run", _acting(services, row_id, parent))
+    """Act on up to ``batch`` rows due, a parent at a time; returns how many were acted on.
+
+    The rows due are read again before each parent: a child that ended meanwhile (the step
+    pipeline writes ends beside this lane) is read back before the next parent's children
+    start, so a parent's resume waits for one parent's starts at most, not a whole batch."""
+    tried: set[str] = set()
+    taken = done = 0
+    while taken < batch:
+        async with services.db.connection() as conn:
+            due = await rows.due(conn, batch - taken, services.clock.now())
+        parent = next((p for _, p in due if p not in tried), None)
+        if parent is None:
+            break
+        tried.add(parent)
+        row_ids = [row_id for row_id, p in due if p == parent]
+        taken += len(row_ids)
+        done += await retry.run(services, "a child run", _acting(services, parent, row_ids))
     return done
 
 
-def _acting(services: Services, row_id: int, parent_id: str) -> Callable[[], Awaitable[int]]:
-    return lambda: _act(services, row_id, parent_id)
+def _acting(services: Services, parent_id: str, row_ids: list[int]) -> Callable[[], Awaitable[int]]:
+    return lambda: _act(services, parent_id, row_ids)
 
 
 async def in_flight(services: Services) -> int:
@@ -82,41 +97,51 @@ class _Job:
         await rows.settled(self.conn, self.row.id, outcome, self.now)
 
 
-async def _act(services: Services, row_id: int, parent_id: str) -> int:
+async def _act(services: Services, parent_id: str, row_ids: list[int]) -> int:
+    """Act on the rows ``row_ids`` of one parent, in one transaction; returns how many."""
     async with services.db.transaction() as conn:
         parent = await run_rows.get_run(conn, parent_id, lock=True)
         if parent is None:
             return 0
         await locks.lock_live_slots(conn, [parent_id])
-        row = await rows.lock(conn, row_id)
         now = services.clock.now()
-        if row is None:
-            return 0
-        job = _Job(services, conn, parent, row, now)
-        if row.status == compose.STARTING:
-            await _start(job)
-        elif row.status == compose.CANCELLING:
-            await _cancel(job)
-        elif row.status == compose.ENDED:
-            await _ended(job)
-        else:
-            return 0  # another worker got there first
-        return 1
+        done = 0
+        left = await rows.lock_many(conn, row_ids)
+        while left:
+            row = left.pop(0)
+            job = _Job(services, conn, parent, row, now)
+            if row.status == compose.STARTING:
+                started = await _start(job)
+            elif row.status == compose.CANCELLING:
+                started = await _cancel(job)
+            elif row.status == compose.ENDED:
+                started = await _ended(job)
+            else:
+                continue  # another worker got there first
+            done += 1
+            if not started:
+                # It may have moved the parent (a resume, a refusal read as a failure) and,
+                # through it, the other rows (a cancel settles those not started): the next
+                # row reads both as they now stand (still locked).
+                parent = await run_rows.get_run(conn, parent_id, lock=True) or parent
+                left = await rows.lock_many(conn, [r.id for r in left])
+        return done
 
 
-async def _start(job: _Job) -> None:
+async def _start(job: _Job) -> bool:
+    """Start the row's child; True when it started (the parent did not move)."""
     parent, row = job.parent, job.row
     undoing = compose.compensates(row.subject)
     if undoing is None and not compose.current(parent.view, row.state, row.visit):
         reason = "the parent left the state before the child started"
         await job.settle({"state": None, "failure": None, "reason": reason})
-        return
+        return False
     try:
         async with job.conn.transaction():  # a refusal leaves nothing of the attempt behind
             started = await _begin(job)
     except (refusals.Refusal, errors.ValidationError, errors.NotFound) as refusal:
         await _refused(job, refusal.message)
-        return
+        return False
     child = started.run.view.id
     await rows.started(job.conn, row.id, child, job.now)
     if undoing is not None:
@@ -141,6 +166,7 @@ async def _start(job: _Job) -> None:
         parent_run=parent.view.id,
         workflow=parent.view.workflow,
     )
+    return True
 
 
 async def _begin(job: _Job) -> starting.Started:
@@ -175,7 +201,7 @@ async def _refused(job: _Job, message: str) -> None:
         await _resume(job, outcome)
 
 
-async def _cancel(job: _Job) -> None:
+async def _cancel(job: _Job) -> bool:
     row = job.row
     if job.parent.view.status == RUN_CANCELLED:
         reason = compose.cause(row.parent, await rows.cancel_reason(job.conn, row.parent))
@@ -191,14 +217,15 @@ async def _cancel(job: _Job) -> None:
                 now=job.now,
             )
     await job.settle(None)
+    return False
 
 
-async def _ended(job: _Job) -> None:
+async def _ended(job: _Job) -> bool:
     row, conn, catalog = job.row, job.conn, job.services.catalog
     child = await run_rows.get_run(conn, row.child) if row.child is not None else None
     if child is None:
         await job.settle(None)
-        return
+        return False
     definition = catalog.for_reading(child.view.workflow, child.view.definition_version)
     reason = None
     if child.view.status == RUN_CANCELLED:
@@ -220,6 +247,7 @@ async def _ended(job: _Job) -> None:
             f"child {row.label!r} ended in {outcome['state']} ({why})",
             **compose.ended_details(row.label, outcome),
         )
+    return False
 
 
 async def _compensated(job: _Job, outcome: Mapping[str, Any]) -> None:
@@ -231,9 +259,10 @@ async def _compensated(job: _Job, outcome: Mapping[str, Any]) -> None:
     attempt, attempts = compose.attempts(row.subject)
     if kind:
         why = f"compensation of step {row.label!r} failed ({kind}): {outcome.get('reason')}"
-        if attempt < attempts:  # started again at once: a new row, added once
-            await rows.again(job.conn, row.id, attempt + 1, job.now)
-            why += f"; attempt {attempt + 1} of {attempts} to start"
+        if attempt < attempts:  # started again after its backoff: a new row, added once
+            at = compose.next_attempt_at(row.subject, attempt + 1, job.now)
+            await rows.again(job.conn, row.id, attempt + 1, job.now, at)
+            why += f"; attempt {attempt + 1} of {attempts} to start at {at.isoformat()}"
         else:
             why += f"; no attempt left of {attempts}: an operator undoes the step"
         await job.line(job.parent.view.id, "run.compensation_failed", why, failure=kind, **details)

@@ -83,15 +83,15 @@ async def rename(
     )
 
 
-async def due(conn: db.Connection, limit: int) -> list[tuple[int, str]]:
-    """(row id, parent run id) of up to ``limit`` rows a worker has to act on."""
-    return [(r["id"], str(r["parent"])) for r in await conn.fetch(SQL["due"], limit)]
+async def due(conn: db.Connection, limit: int, now: datetime) -> list[tuple[int, str]]:
+    """(row id, parent run id) of up to ``limit`` rows a worker has to act on at ``now``."""
+    return [(r["id"], str(r["parent"])) for r in await conn.fetch(SQL["due"], limit, now)]
 
 
-async def lock(conn: db.Connection, row_id: int) -> ChildRow | None:
-    """The row, locked (the caller holds its parent's run first)."""
-    found = await conn.fetchrow(SQL["lock"], row_id)
-    return None if found is None else _row(found)
+async def lock_many(conn: db.Connection, row_ids: Sequence[int]) -> list[ChildRow]:
+    """The rows, locked, in the order given (the caller holds their parent's run first)."""
+    found = {r["id"]: _row(r) for r in await conn.fetch(SQL["lock_many"], list(row_ids))}
+    return [found[i] for i in row_ids if i in found]
 
 
 async def started(conn: db.Connection, row_id: int, child: str, now: datetime) -> None:
@@ -108,9 +108,30 @@ async def settled(
     )
 
 
-async def again(conn: db.Connection, row_id: int, attempt: int, now: datetime) -> None:
-    """Start the failed compensation of row ``row_id`` again (its attempt ``attempt``)."""
-    await conn.execute(SQL["again"], row_id, now, attempt)
+async def again(
+    conn: db.Connection,
+    row_id: int,
+    attempt: int,
+    now: datetime,
+    not_before: datetime | None = None,
+) -> None:
+    """Start the failed compensation of row ``row_id`` again (its attempt ``attempt``), at
+    ``not_before`` (None: at once)."""
+    await conn.execute(SQL["again"], row_id, now, attempt, not_before)
+
+
+async def failed_compensation(conn: db.Connection, run_id: str, step: str) -> ChildRow | None:
+    """The unresolved compensation of ``step`` that failed its last attempt, locked (the
+    caller holds the run first)."""
+    found = await conn.fetchrow(SQL["failed_compensation"], uuid.UUID(run_id), step)
+    return None if found is None else _row(found)
+
+
+async def resolve(
+    conn: db.Connection, row_id: int, resolution: str, by: str, now: datetime
+) -> None:
+    """Mark the failed compensation row resolved (``redo`` or ``clear``) by ``by``."""
+    await conn.execute(SQL["resolve"], row_id, resolution, by, now)
 
 
 async def of_parents(conn: db.Connection, parents: Sequence[str]) -> list[ChildRow]:

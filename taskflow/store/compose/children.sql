@@ -50,7 +50,11 @@ WITH live AS (
     WHERE rc.subject ? 'compensation' AND rc.status IN ('ended', 'settled')
       AND cr.status = 'completed' AND coalesce(rc.outcome->>'failure', '') = ''
       AND (rc.visit <> u.visit OR u.status <> 'active')
-      AND ((u.status = 'cancelled' AND rc.visit = u.visit) OR EXISTS (
+      -- A race's winner (await_first): the completed step its parent read while it raced
+      -- (reading one moved it on); the runners-up that completed too, still 'ended' then,
+      -- are undone.
+      AND NOT (rc.subject ? 'race' AND rc.status = 'settled')
+      AND ((u.status = 'cancelled' AND rc.visit = u.visit) OR rc.subject ? 'race' OR EXISTS (
             SELECT 1 FROM run_child sib LEFT JOIN run sr ON sr.id = sib.child
             WHERE sib.parent = rc.parent AND sib.visit = rc.visit AND sib.awaited
               AND NOT sib.subject ? 'compensates'
@@ -79,17 +83,23 @@ FROM (SELECT r.id, coalesce((SELECT u.new FROM unnest($4::text[], $5::text[]) AS
 WHERE rc.id = m.id
 
 -- name: due
--- Up to $1 rows the worker has to act on (start, cancel, resume the parent), oldest first,
--- with their parents: read without a lock (the worker locks the parent, then the row).
-SELECT rc.id, rc.parent FROM run_child rc
-WHERE rc.status IN ('starting', 'cancelling', 'ended')
-ORDER BY id LIMIT $1
+-- Up to $1 rows the worker has to act on, with their parents: read without a lock (the
+-- worker locks the parent, then the rows). Ends and cancels first (a parent waiting on its
+-- last child is resumed before more children start), then starts, oldest first; a
+-- compensation's next attempt waits for its backoff (subject.not_before after $2, now).
+(SELECT rc.id, rc.parent FROM run_child rc WHERE rc.status IN ('cancelling', 'ended')
+ ORDER BY id LIMIT $1)
+UNION ALL
+(SELECT rc.id, rc.parent FROM run_child rc WHERE rc.status = 'starting'
+   AND coalesce((rc.subject->>'not_before')::timestamptz, '-infinity') <= $2
+ ORDER BY id LIMIT $1)
+LIMIT $1
 
--- name: lock
--- The row $1, locked (its parent's run is locked first: the lock order).
+-- name: lock_many
+-- The rows $1, locked in id order (their parent's run is locked first: the lock order).
 SELECT id, key, parent, child, visit, state, label, workflow, awaited, status, subject,
        outcome, created_at, updated_at
-FROM run_child WHERE id = $1 FOR UPDATE
+FROM run_child WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE
 
 -- name: started
 -- Row $1's child run $2 started at $3.
@@ -181,11 +191,39 @@ EXECUTE FUNCTION run_child_on_end()
 
 -- name: again
 -- A failed compensation (row $1) is started again at $2: a row like it, attempt $3, keyed
--- by attempt, so the worker that settles the failure adds it once.
+-- by attempt, so the worker that settles the failure (or the operator who redoes it) adds
+-- it once; not started before $4 (its backoff; null: at once). The workers are woken at
+-- commit.
+WITH added AS (
 INSERT INTO run_child (key, parent, visit, state, label, workflow, awaited, status, subject,
                        created_at, updated_at)
 SELECT split_part(rc.key, ':undo', 1) || ':undo:' || $3::int, rc.parent, rc.visit, rc.state,
-       rc.label, rc.workflow, false, 'starting', rc.subject || jsonb_build_object('attempt', $3::int),
+       rc.label, rc.workflow, false, 'starting',
+       rc.subject || jsonb_build_object('attempt', $3::int, 'not_before', $4::timestamptz),
        $2, $2
 FROM run_child rc WHERE rc.id = $1
 ON CONFLICT (key) DO NOTHING
+RETURNING id
+)
+SELECT pg_notify('taskflow_timers', '') FROM added
+
+-- name: failed_compensation
+-- The compensation of step $2 of run $1 that failed its last attempt and no operator has
+-- resolved yet (the COMPENSATION_FAILED item), locked; its run is locked first.
+SELECT id, key, parent, child, visit, state, label, workflow, awaited, status, subject,
+       outcome, created_at, updated_at
+FROM run_child rc
+WHERE rc.parent = $1 AND rc.label = $2 AND rc.status = 'settled'
+  AND rc.subject ? 'compensates' AND coalesce(rc.outcome->>'failure', '') <> ''
+  AND NOT rc.outcome ? 'resolved'
+  AND coalesce((rc.subject->>'attempt')::int, 1)
+      >= coalesce((rc.subject->>'compensation_attempts')::int, 1)
+ORDER BY rc.id DESC LIMIT 1
+FOR UPDATE
+
+-- name: resolve
+-- An operator ($3) resolved the failed compensation row $1 at $4: $2 'redo' or 'clear'. The
+-- row stays, as the record; its attention item goes.
+UPDATE run_child rc SET updated_at = $4,
+       outcome = rc.outcome || jsonb_build_object('resolved', $2::text, 'resolved_by', $3::text)
+WHERE rc.id = $1

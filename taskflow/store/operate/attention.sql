@@ -87,7 +87,8 @@ WHERE st.status = 'parked' AND r.status = 'active' AND st.visit = r.visit
   AND ($3::text[] IS NULL OR r.workflow = ANY($3::text[]))
 
 -- name: compensation_failed
--- A saga's compensation whose last attempt failed (docs/composition.md, Sagas).
+-- A saga's compensation whose last attempt failed and no operator resolved
+-- (resolveCompensation; docs/composition.md, Sagas).
 SELECT 'COMPENSATION_FAILED', rc.updated_at, rc.id::text, r.id, r.workflow, r.state, NULL,
        NULL, NULL, NULL,
        'compensation ' || rc.workflow || ' of step ' || rc.label || ' failed ('
@@ -95,7 +96,7 @@ SELECT 'COMPENSATION_FAILED', rc.updated_at, rc.id::text, r.id, r.workflow, r.st
          || COALESCE(rc.outcome->>'reason', '')
 FROM run_child rc JOIN run r ON r.id = rc.parent
 WHERE rc.status = 'settled' AND rc.subject ? 'compensates'
-  AND coalesce(rc.outcome->>'failure', '') <> ''
+  AND coalesce(rc.outcome->>'failure', '') <> '' AND NOT rc.outcome ? 'resolved'
   AND coalesce((rc.subject->>'attempt')::int, 1)
       >= coalesce((rc.subject->>'compensation_attempts')::int, 1)
   AND ($3::text[] IS NULL OR r.workflow = ANY($3::text[]))

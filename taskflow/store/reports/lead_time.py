@@ -27,6 +27,8 @@ class StateLeadTime:
     state: str
     total_us: int
     worked_us: int
+    #: The part of the waiting spent waiting on awaited children (docs/composition.md).
+    children_us: int = 0
 
     @property
     def waiting_us(self) -> int:
@@ -40,6 +42,8 @@ class LeadTime:
     total_us: int
     worked_us: int
     states: tuple[StateLeadTime, ...]
+    #: The part of the waiting spent waiting on awaited children.
+    children_us: int = 0
 
     @property
     def waiting_us(self) -> int:
@@ -61,11 +65,15 @@ async def of_run(conn: db.Connection, run_id: str, now: datetime) -> LeadTime:
     row = await conn.fetchrow(SQL["of_run"], uuid.UUID(run_id), now)
     if row is None:
         return LeadTime(0, 0, ())
+    children = await conn.fetchrow(SQL["on_children"], uuid.UUID(run_id), now)
+    assert children is not None
+    by_state = children["states"]
     return LeadTime(
         total_us=int(row["total_us"]),
         worked_us=int(row["worked_us"] or 0),
         states=tuple(
-            StateLeadTime(state, int(total), int(worked or 0))
+            StateLeadTime(state, int(total), int(worked or 0), int(by_state.get(state, 0)))
             for state, total, worked in row["states"]
         ),
+        children_us=int(children["total_us"]),
     )

@@ -31,3 +31,27 @@ SELECT (extract(epoch FROM r.ended - r.started_at) * 1000000)::bigint AS total_u
        coalesce((SELECT json_agg(json_build_array(p.state, p.total_us, p.worked_us)
                                  ORDER BY p.first_entry) FROM per_state p), '[]') AS states
 FROM r
+
+-- name: on_children
+-- Run $1's time waiting on its awaited children at $2: the union of the ranges from each
+-- awaited child's row (its state entered) to the child's end (or the row's settling when
+-- no child ran, or $2 while it runs), in total and per state (compensations are not
+-- waited for: they are left out).
+WITH ranges AS (
+    SELECT rc.state,
+           tstzrange(rc.created_at,
+                     greatest(rc.created_at, least($2, coalesce(
+                         cr.ended_at,
+                         CASE WHEN rc.status IN ('settled', 'detached') THEN rc.updated_at END,
+                         $2)))) AS waited
+    FROM run_child rc LEFT JOIN run cr ON cr.id = rc.child
+    WHERE rc.parent = $1 AND rc.awaited AND NOT rc.subject ? 'compensates'
+),
+per_state AS (
+    SELECT state, range_agg(waited) AS waited FROM ranges GROUP BY state
+)
+SELECT coalesce((SELECT sum(extract(epoch FROM upper(u) - lower(u)) * 1000000)::bigint
+                 FROM unnest((SELECT range_agg(waited) FROM ranges)) u), 0) AS total_us,
+       coalesce((SELECT json_object_agg(p.state, (SELECT coalesce(sum(extract(epoch FROM
+                     upper(u) - lower(u)) * 1000000)::bigint, 0) FROM unnest(p.waited) u))
+                 FROM per_state p), '{}') AS states

@@ -144,3 +144,10 @@ def test_routes_read_a_childs_outcome_and_the_document_keeps_children() -> None:
     assert doc["states"][0]["catch"][0]["kinds"] == ["expired"]
     assert doc["states"][2]["failure"] == "expired"
     assert doc["result"] == {"verdict": "kept"}
+
+
+def test_a_race_needs_two_awaited_children() -> None:
+    alone = _parent(children=[Child("c", label="y")], await_first=True)
+    assert "RACE_WITHOUT_CHILDREN" in [p.code for p in validate.problems(alone)]
+    pair = _parent(children=[Child("c", label="y"), Child("d", label="z")], await_first=True)
+    assert "RACE_WITHOUT_CHILDREN" not in [p.code for p in validate.problems(pair)]

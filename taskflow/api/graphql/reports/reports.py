@@ -117,12 +117,16 @@ class LeadTimeSplit:
     waiting: sla.Duration = strawberry.field(
         description="The rest: open, pending, paused, or between states."
     )
+    on_children: sla.Duration = strawberry.field(
+        description="The part of waiting spent waiting on awaited child runs (from the state "
+        "that started them being entered to each child's end; several at once count once)."
+    )
     worked_share: float | None = strawberry.field(
         description="worked / total, 0..1 (null for a zero total)."
     )
 
     @classmethod
-    def of(cls, total_us: int, worked_us: int) -> LeadTimeSplit:
+    def of(cls, total_us: int, worked_us: int, children_us: int = 0) -> LeadTimeSplit:
         def d(us: int) -> sla.Duration:
             found = sla.Duration.of_us(us, REAL)
             assert found is not None
@@ -132,6 +136,7 @@ class LeadTimeSplit:
             total=d(total_us),
             worked=d(worked_us),
             waiting=d(total_us - worked_us),
+            on_children=d(children_us),
             worked_share=worked_us / total_us if total_us else None,
         )
 
@@ -338,9 +343,12 @@ async def lead_time_of_run(info: Info, run_id: str) -> RunLeadTime:
     """``Run.leadTime``: the run was already found visible to the caller."""
     found = await report_service.run_lead_time(info.context.services, run_id)
     return RunLeadTime(
-        total=LeadTimeSplit.of(found.total_us, found.worked_us),
+        total=LeadTimeSplit.of(found.total_us, found.worked_us, found.children_us),
         states=[
-            StateLeadTime(state=s.state, lead_time=LeadTimeSplit.of(s.total_us, s.worked_us))
+            StateLeadTime(
+                state=s.state,
+                lead_time=LeadTimeSplit.of(s.total_us, s.worked_us, s.children_us),
+            )
             for s in found.states
         ],
     )

@@ -76,6 +76,16 @@ def problems(d: Definition) -> list[Problem]:
                         "name a declared state",
                     )
                 )
+        if st.await_first and len(st.awaits) < 2:
+            found.append(
+                _problem(
+                    d,
+                    where,
+                    "RACE_WITHOUT_CHILDREN",
+                    "await_first needs two awaited children or more to race",
+                    "await two children or more here, or drop await_first",
+                )
+            )
         if st.catch and not st.awaits:
             found.append(
                 _problem(
