@@ -144,9 +144,32 @@ async def test_storage_down_is_unavailable_and_the_slot_stays_open(
     services.file_storage = storage.LocalStorage(blocker)
     answer = await _send(world, slot_id, PDF)
     assert answer.status_code == 503
+    assert answer.headers["retry-after"] == "5"
     assert answer.json()["code"] == "UNAVAILABLE"
+    assert answer.json()["retryAfterSeconds"] == 5
     slot = await gql(world.client, m.SLOT_LINKS, {"id": slot_id}, token=world.people["olga"])
     assert slot.ok()["node"]["status"] == "OPEN"
+
+
+async def test_a_download_with_storage_down_is_unavailable_not_a_missing_file(
+    world: World, services: container.Services, tmp_path: Path
+) -> None:
+    slot_id, ref = await _completed_with_file(world)
+    signed = await world.client.get(
+        "/files/url",
+        params={"slot": slot_id, "sha256": ref["sha256"]},
+        headers={"Authorization": f"Bearer {world.people['lee']}"},
+    )
+    kept = services.file_storage
+    blocker = tmp_path / "not-a-directory"
+    blocker.write_text("a file where the storage directory should be")
+    services.file_storage = storage.LocalStorage(blocker / "sub")
+    down = await world.client.get(signed.json()["url"])
+    assert down.status_code == 503, down.text
+    assert down.headers["retry-after"] == "5"
+    assert down.json()["code"] == "UNAVAILABLE"
+    services.file_storage = kept  # back up: the same link serves the file again
+    assert (await world.client.get(signed.json()["url"])).content == PDF
 
 
 async def _link_page(world: World) -> tuple[m.VendorLink, str, str]:
