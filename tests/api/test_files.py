@@ -316,6 +316,27 @@ async def test_a_reference_to_no_stored_file_is_refused(world: World) -> None:
     assert slot.ok()["node"]["status"] == "OPEN"
 
 
+async def test_complete_with_link_checks_the_stored_bytes_as_complete_slot_does(
+    world: World,
+) -> None:
+    minted = await m.vendor_link(world.client, world.people)
+    ref = (await _send(world, minted.slot_id, PDF)).json()
+    forged = {**ref, "type": "image/png", "size": ref["size"] + 1}  # claims other bytes
+    unknown = {**ref, "sha256": "0" * 64}  # names no stored file
+    for sent in (forged, unknown):
+        done = await gql(
+            world.client,
+            m.COMPLETE_WITH_LINK,
+            {"input": {"token": minted.link["token"], "payload": {"document": [sent]}}},
+        )
+        answer = done.ok()["completeWithLink"]
+        assert answer["__typename"] == "PayloadInvalid", answer
+        assert "no stored file matches" in answer["problems"][0]["reason"]
+    slot = await gql(world.client, m.SLOT_LINKS, {"id": minted.slot_id}, token=world.people["olga"])
+    assert slot.ok()["node"]["status"] == "OPEN"
+    assert slot.ok()["node"]["links"][0]["status"] == "ACTIVE"  # the link was not spent
+
+
 async def test_complete_with_storage_down_is_unavailable_and_changes_nothing(
     world: World, services: container.Services, tmp_path: Path
 ) -> None:
