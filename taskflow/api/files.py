@@ -9,7 +9,8 @@
   with ``nosniff`` so a browser never renders an upload as a page.
 
 Refusals are JSON ``{"code", "message", ...facts}``: 400 bad input, 401 no caller, 404 not
-found (or not visible), 413 too large, 415 a refused type, 503 storage down.
+found (or not visible), 413 too large, 415 a refused type, 503 storage (or database) down with
+``Retry-After`` and ``retryAfterSeconds``: nothing was stored or changed, send it again.
 """
 
 from __future__ import annotations
@@ -52,7 +53,19 @@ def _refusal(error: errors.TaskflowError) -> Response[Any]:
     elif isinstance(error, fi.FileRefused):
         status = 413 if "max_bytes" in error.facts else 415 if "sniffed" in error.facts else 400
     body = {"code": error.code, "message": error.message, **error.facts}
-    return Response(body, status_code=status, headers=_HEADERS)
+    headers = dict(_HEADERS)
+    if status == 503:
+        # Retryable and nothing changed: tell the client when to send it again.
+        headers["Retry-After"] = str(outage.RETRY_AFTER_SECONDS)
+        body["retryAfterSeconds"] = outage.RETRY_AFTER_SECONDS
+    return Response(body, status_code=status, headers=headers)
+
+
+def _outage_refusal(failed: Exception) -> Response[Any]:
+    """The database (not the file storage) did not answer: the same 503, else raised again."""
+    if outage.is_unavailable(failed):
+        return _refusal(fi.StorageUnavailable("The database did not answer; try again."))
+    raise failed
 
 
 async def _caller(services: Services, request: Request[Any, Any, Any]) -> Any:
@@ -98,9 +111,7 @@ async def upload(state: State, request: Request[Any, Any, Any]) -> Response[Any]
     except errors.TaskflowError as refused:
         return _refusal(refused)
     except Exception as failed:
-        if outage.is_unavailable(failed):
-            return _refusal(fi.StorageUnavailable("The database did not answer; try again."))
-        raise
+        return _outage_refusal(failed)
     return Response(ref.to_json(), status_code=201, headers=_HEADERS)
 
 
@@ -117,6 +128,8 @@ async def download_url(
         )
     except errors.TaskflowError as refused:
         return _refusal(refused)
+    except Exception as failed:
+        return _outage_refusal(failed)
     ttl = file_service.settings_of(services).url_ttl
     return Response({"url": path, "expiresInSeconds": ttl}, headers=_HEADERS)
 
@@ -128,6 +141,8 @@ async def download(state: State, signed: FromPath[str]) -> Response[Any]:
         ref, data = await file_service.read(_services(state), signed)
     except errors.TaskflowError as refused:
         return _refusal(refused)
+    except Exception as failed:
+        return _outage_refusal(failed)
     # The sniffed type, as an attachment: the bytes are never shown as our own page.
     disposition = "attachment; filename*=UTF-8''" + _quoted(ref.name)
     return Response(

@@ -144,9 +144,32 @@ async def test_storage_down_is_unavailable_and_the_slot_stays_open(
     services.file_storage = storage.LocalStorage(blocker)
     answer = await _send(world, slot_id, PDF)
     assert answer.status_code == 503
+    assert answer.headers["retry-after"] == "5"
     assert answer.json()["code"] == "UNAVAILABLE"
+    assert answer.json()["retryAfterSeconds"] == 5
     slot = await gql(world.client, m.SLOT_LINKS, {"id": slot_id}, token=world.people["olga"])
     assert slot.ok()["node"]["status"] == "OPEN"
+
+
+async def test_a_download_with_storage_down_is_unavailable_not_a_missing_file(
+    world: World, services: container.Services, tmp_path: Path
+) -> None:
+    slot_id, ref = await _completed_with_file(world)
+    signed = await world.client.get(
+        "/files/url",
+        params={"slot": slot_id, "sha256": ref["sha256"]},
+        headers={"Authorization": f"Bearer {world.people['lee']}"},
+    )
+    kept = services.file_storage
+    blocker = tmp_path / "not-a-directory"
+    blocker.write_text("a file where the storage directory should be")
+    services.file_storage = storage.LocalStorage(blocker / "sub")
+    down = await world.client.get(signed.json()["url"])
+    assert down.status_code == 503, down.text
+    assert down.headers["retry-after"] == "5"
+    assert down.json()["code"] == "UNAVAILABLE"
+    services.file_storage = kept  # back up: the same link serves the file again
+    assert (await world.client.get(signed.json()["url"])).content == PDF
 
 
 async def _link_page(world: World) -> tuple[m.VendorLink, str, str]:
@@ -291,6 +314,27 @@ async def test_a_reference_to_no_stored_file_is_refused(world: World) -> None:
         assert "no stored file matches" in done["problems"][0]["reason"]
     slot = await gql(world.client, m.SLOT_LINKS, {"id": slot_id}, token=world.people["olga"])
     assert slot.ok()["node"]["status"] == "OPEN"
+
+
+async def test_complete_with_link_checks_the_stored_bytes_as_complete_slot_does(
+    world: World,
+) -> None:
+    minted = await m.vendor_link(world.client, world.people)
+    ref = (await _send(world, minted.slot_id, PDF)).json()
+    forged = {**ref, "type": "image/png", "size": ref["size"] + 1}  # claims other bytes
+    unknown = {**ref, "sha256": "0" * 64}  # names no stored file
+    for sent in (forged, unknown):
+        done = await gql(
+            world.client,
+            m.COMPLETE_WITH_LINK,
+            {"input": {"token": minted.link["token"], "payload": {"document": [sent]}}},
+        )
+        answer = done.ok()["completeWithLink"]
+        assert answer["__typename"] == "PayloadInvalid", answer
+        assert "no stored file matches" in answer["problems"][0]["reason"]
+    slot = await gql(world.client, m.SLOT_LINKS, {"id": minted.slot_id}, token=world.people["olga"])
+    assert slot.ok()["node"]["status"] == "OPEN"
+    assert slot.ok()["node"]["links"][0]["status"] == "ACTIVE"  # the link was not spent
 
 
 async def test_complete_with_storage_down_is_unavailable_and_changes_nothing(

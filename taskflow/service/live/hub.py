@@ -302,7 +302,10 @@ class Hub:
                     sub.offer(changes)
                 live_metrics.LAG.observe(asyncio.get_running_loop().time() - heard_at)
 
-        await asyncio.gather(*(one(g) for g in list(self.groups.values())))
+        # Only the groups this batch touches get a read: a thousand idle groups would each
+        # cost a task and a turn at the gate before learning they have nothing to send.
+        touched = [g for g in list(self.groups.values()) if g.topic.runs_touched(fresh, g.view)]
+        await asyncio.gather(*(one(g) for g in touched))
 
     async def _changes(
         self,

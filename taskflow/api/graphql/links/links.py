@@ -25,6 +25,7 @@ from taskflow.core.access.principals import Principal
 from taskflow.core.common import refusals
 from taskflow.core.definition import fields as fl
 from taskflow.core.links import links as core
+from taskflow.service.files import files as file_service
 from taskflow.service.links import link_use, links
 
 TYPE_NAME = "MagicLink"
@@ -243,6 +244,9 @@ class LinkMutations:
         async def work() -> keyed.Answer:
             if payload is None:
                 raise fl.PayloadError([fl.FieldProblem("payload", "must be a JSON object")])
+            # The one rule completeSlot follows: a reference is the caller's JSON, so the
+            # stored bytes must be there and be the size and sniffed type it claims.
+            await file_service.check_stored(services, payload)
             done = await link_use.complete(services, input.token, payload, _client(info))
             return {"label": done.label, "completed_at": done.completed_at.isoformat()}
 
