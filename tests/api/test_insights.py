@@ -118,9 +118,10 @@ async def test_the_command_prints_rows_and_flags_few_samples(
     await _three_runs(client, people, frozen_clock)
     found = await insights.insights(services, insights_cmd.OPERATOR, "7d", "expense-approval")
     printed: list[Any] = insights_cmd.lines(found)
-    assert any(line.startswith("expense-approval v1  1 1 0 3 1 1  2.0h") for line in printed)
-    assert any("(n=1)" in line for line in printed)
-    assert any(line.startswith("submitted  1  2.0h / 2.0h (n=2)") for line in printed)
+    assert any(line.startswith("expense-approval v1  1 1 0 0 3 1 1  2.0h") for line in printed)
+    assert any("(n=1)  business 2.0h / 2.0h / 2.0h (n=1)" in line for line in printed)
+    assert any(line.startswith("submitted  1  2.0h / 2.0h (n=2)  0%") for line in printed)
+    assert "submitted  3  1  0  1" in printed  # the funnel: reached, live, completed, cancelled
 
 
 async def test_business_time_pickup_refusals_reopens_and_the_funnel(
