@@ -16,7 +16,6 @@ Prints the median ms of each and the ratio. Budgets (issue 34): page <= 250 ms, 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import statistics
 import sys
 import time
@@ -36,6 +35,7 @@ if str(ROOT) not in sys.path:
 import asyncpg  # noqa: E402
 
 from bench import history as history_bench  # noqa: E402
+from bench import pg  # noqa: E402
 from bench.inbox import settings_for  # noqa: E402
 from taskflow import clock  # noqa: E402
 from taskflow.core.operate.attention import Windows  # noqa: E402
@@ -194,16 +194,7 @@ def main() -> None:
     parser.add_argument("--data-dir", default="/tmp/taskflow-bench-insights")
     parser.add_argument("--admin-url", default=None, help="an external PostgreSQL instead")
     args = parser.parse_args()
-    if args.admin_url:
-        asyncio.run(run(args.admin_url, args.runs, args.repeat))
-        return
-    from taskflow.store.common import embedded
-
-    server = embedded.EmbeddedPostgres(Path(args.data_dir))
-    try:
-        asyncio.run(run(server.url(), args.runs, args.repeat))
-    finally:
-        server.stop()
+    pg.serve_postgres(args.admin_url, args.data_dir, lambda url: run(url, args.runs, args.repeat))
 
 
 if __name__ == "__main__":

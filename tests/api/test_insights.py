@@ -33,7 +33,8 @@ INSIGHTS = """query($window: InsightsWindow, $workflow: String) {
   }
 }"""
 RELEASE = """mutation($input: ReleaseInput!) { release(input: $input) { __typename } }"""
-ATTENTION = """query { runs(first: 100, filter: {workflow: "expense-approval", needsAttention: true}) {
+ATTENTION = """query {
+  runs(first: 100, filter: {workflow: "expense-approval", needsAttention: true}) {
   totalCount } }"""
 CANCEL = """mutation($input: CancelRunInput!) { cancelRun(input: $input) { __typename } }"""
 

@@ -3,6 +3,7 @@ rose by more than a threshold over the version before it (docs/insights.md)."""
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -43,7 +44,7 @@ def flags(
     version listed: ``"breach rate +7.5 points"``, ``"failure rate +12.0 points"``."""
     found: dict[tuple[str, int], list[str]] = {}
     ordered = sorted(rows, key=lambda r: (r.workflow, -r.version))
-    for newer, older in zip(ordered, ordered[1:], strict=False):
+    for newer, older in itertools.pairwise(ordered):
         if newer.workflow != older.workflow:
             continue
         said = []

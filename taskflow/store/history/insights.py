@@ -10,11 +10,11 @@ from typing import Any
 
 import asyncpg
 
+from taskflow.core.operate.attention import Windows
 from taskflow.store.clocks.business_sql import business_us
 from taskflow.store.common import db, sql
 from taskflow.store.common.sql_builder import compose
 from taskflow.store.operate import attention
-from taskflow.core.operate.attention import Windows
 
 #: The statements of ``history/insights.sql``.
 SQL = sql.statements("history/insights")
