@@ -57,6 +57,7 @@ GROUP BY s.state
 -- their pickup latency (opening to first claim or assignment, minus pauses, as stored when
 -- the slot ended: wall and business on the slot's own calendar) at p50 and p95 with the
 -- number picked up, and how many a holder gave back (a slot.released line) at least once.
+-- Found by the index slot_ended_at (on the coalesce below).
 SELECT sl.state, count(*) AS slots,
        count(sl.pickup_real_us) AS picked,
        percentile_cont(ARRAY[0.5, 0.95]) WITHIN GROUP (ORDER BY sl.pickup_real_us / 1e6)
@@ -88,7 +89,7 @@ ORDER BY reached DESC, s.state
 -- name: breach_rates
 -- Per workflow and version, the slots with a milestone clock that ended since $1 and how
 -- many of them breached it (stored measures: measured_clock, '' without a clock, and
--- breach_from).
+-- breach_from; the index slot_ended_at).
 SELECT sl.workflow, r.definition_version AS version,
        count(*) FILTER (WHERE sl.measured_clock <> '') AS measured,
        count(*) FILTER (WHERE sl.measured_clock <> '' AND sl.breach_from IS NOT NULL)
