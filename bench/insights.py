@@ -102,6 +102,10 @@ FROM run r
 WHERE r.status = 'active' OR r.started_at >= $1 OR (r.ended_at >= $1 AND r.ended_at IS NOT NULL)
 GROUP BY r.workflow, r.definition_version
 """
+#: The raw list narrowed to one workflow, as a workflow's page reads it.
+RAW_LIST_ONE = RAW_LIST.replace("WHERE r.status", "WHERE r.workflow = $2 AND (r.status").replace(
+    "IS NOT NULL)\nGROUP", "IS NOT NULL))\nGROUP"
+)
 RAW_PAGE = """
 SELECT s.state, count(*), percentile_cont(ARRAY[0.5, 0.95]) WITHIN GROUP (
            ORDER BY extract(epoch FROM s.left_at - s.entered_at))
@@ -162,7 +166,7 @@ async def run(admin_url: str, runs: int, repeat: int) -> None:
                 return await insights.by_version(conn, since, calendars, windows)
 
             async def page() -> Any:
-                await insights.by_version(conn, since, calendars, windows)
+                await insights.by_version(conn, since, calendars, windows, "wf-3")
                 await insights.pipeline(conn, "wf-3", since)
                 return await insights.funnel(conn, "wf-3", since)
 
@@ -170,7 +174,7 @@ async def run(admin_url: str, runs: int, repeat: int) -> None:
                 return await conn.fetch(RAW_LIST, since)
 
             async def raw_page() -> Any:
-                await conn.fetch(RAW_LIST, since)
+                await conn.fetch(RAW_LIST_ONE, since, "wf-3")
                 return await conn.fetch(RAW_PAGE, "wf-3", since)
 
             for name, call, raw, budget in (

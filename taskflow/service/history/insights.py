@@ -70,7 +70,7 @@ async def insights(
     await reports.cover(services, since, now)  # business time reads materialised calendars
     calendars = reports.workflow_calendars(services)
     async with services.db.connection() as conn:
-        rows = await store.by_version(conn, since, calendars, attention.windows(services))
+        rows = await store.by_version(conn, since, calendars, attention.windows(services), workflow)
         pipeline = await store.pipeline(conn, workflow, since) if workflow else None
         funnel = await store.funnel(conn, workflow, since) if workflow else None
     rows = [

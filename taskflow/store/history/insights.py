@@ -86,16 +86,22 @@ async def by_version(
     since: datetime,
     calendars: Mapping[str, str | None],
     windows: Windows,
+    workflow: str | None = None,
 ) -> list[VersionRow]:
-    """Every workflow version with a run live now or started or ended since ``since``;
-    business time on ``calendars`` (workflow -> calendar), attention as of ``windows``."""
-    names = sorted(calendars)
-    args: list[Any] = [since, names, [calendars[n] for n in names]]
-    flagged = attention.run_ids_sql(args, windows, workflows=None, reasons=None)
-    rows = await conn.fetch(
-        compose(SQL["by_version"], business=_BUSINESS, attention=flagged), *args
-    )
-    rates = {(r["workflow"], r["version"]): r for r in await conn.fetch(SQL["breach_rates"], since)}
+    """Every workflow version with a run live now or started or ended since ``since`` (only
+    ``workflow``'s when given: a workflow's page reads no other); business time on
+    ``calendars`` (workflow -> calendar), attention as of ``windows``."""
+    names = sorted(calendars) if workflow is None else [workflow]
+    args: list[Any] = [since, names, [calendars.get(n) for n in names]]
+    only = [workflow] if workflow is not None else None
+    flagged = attention.run_ids_sql(args, windows, workflows=only, reasons=None)
+    narrowed = "AND r.workflow = ANY($2::text[])" if workflow is not None else ""
+    statement = compose(SQL["by_version"], business=_BUSINESS, attention=flagged, only=narrowed)
+    rows = await conn.fetch(statement, *args)
+    rate_args: list[Any] = [since] if workflow is None else [since, workflow]
+    rate_only = "AND sl.workflow = $2" if workflow is not None else ""
+    rated = await conn.fetch(compose(SQL["breach_rates"], only=rate_only), *rate_args)
+    rates = {(r["workflow"], r["version"]): r for r in rated}
     return [_version_row(r, rates.get((r["workflow"], r["version"]))) for r in rows]
 
 

@@ -6,7 +6,8 @@
 -- completed ones' end-to-end wall seconds at p50, p95, p99 with their number, the same in
 -- business seconds on the workflow's calendar ($2 workflows, $3 their calendars; a run
 -- older than the calendar's materialised intervals has none), and the live runs with an
--- item on the needs-attention list (the attention marker, parameters after $3). Runs are
+-- item on the needs-attention list (the attention marker, parameters after $3); the only
+-- marker narrows to the workflows of $2 (a workflow's page) or is empty (the list). Runs are
 -- found by the indexes run_active_updated, run_started and run_ended.
 SELECT r.workflow, r.definition_version AS version,
        count(*) FILTER (WHERE r.status = 'active') AS live,
@@ -27,8 +28,8 @@ SELECT r.workflow, r.definition_version AS version,
 FROM (SELECT r.*, /*:business*/ AS biz_us
       FROM run r LEFT JOIN unnest($2::text[], $3::text[]) AS wc(workflow, calendar)
         ON wc.workflow = r.workflow
-      WHERE r.status = 'active' OR r.started_at >= $1
-         OR (r.ended_at >= $1 AND r.ended_at IS NOT NULL)) r
+      WHERE (r.status = 'active' OR r.started_at >= $1
+             OR (r.ended_at >= $1 AND r.ended_at IS NOT NULL)) /*:only*/) r
 WHERE r.status = 'active' OR r.started_at >= $1 OR (r.ended_at >= $1 AND r.ended_at IS NOT NULL)
 GROUP BY r.workflow, r.definition_version
 ORDER BY r.workflow, r.definition_version DESC
@@ -88,12 +89,12 @@ ORDER BY reached DESC, s.state
 
 -- name: breach_rates
 -- Per workflow and version, the slots with a milestone clock that ended since $1 and how
--- many of them breached it (stored measures: measured_clock, '' without a clock, and
+-- many of them breached it (only: a workflow's page narrows to sl.workflow = $2; stored measures: measured_clock, '' without a clock, and
 -- breach_from; the index slot_ended_at).
 SELECT sl.workflow, r.definition_version AS version,
        count(*) FILTER (WHERE sl.measured_clock <> '') AS measured,
        count(*) FILTER (WHERE sl.measured_clock <> '' AND sl.breach_from IS NOT NULL)
          AS breached
 FROM slot sl JOIN run r ON r.id = sl.run
-WHERE coalesce(sl.satisfied_at, sl.cancelled_at) >= $1
+WHERE coalesce(sl.satisfied_at, sl.cancelled_at) >= $1 /*:only*/
 GROUP BY sl.workflow, r.definition_version
