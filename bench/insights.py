@@ -103,9 +103,9 @@ WHERE r.status = 'active' OR r.started_at >= $1 OR (r.ended_at >= $1 AND r.ended
 GROUP BY r.workflow, r.definition_version
 """
 #: The raw list narrowed to one workflow, as a workflow's page reads it.
-RAW_LIST_ONE = RAW_LIST.replace("WHERE r.status", "WHERE r.workflow = $2 AND (r.status").replace(
-    "IS NOT NULL)\nGROUP", "IS NOT NULL))\nGROUP"
-)
+RAW_LIST_ONE = RAW_LIST.replace(
+    "FROM run r\nWHERE ", "FROM run r\nWHERE r.workflow = $2 AND ("
+).replace("IS NOT NULL)\nGROUP", "IS NOT NULL))\nGROUP")
 RAW_PAGE = """
 SELECT s.state, count(*), percentile_cont(ARRAY[0.5, 0.95]) WITHIN GROUP (
            ORDER BY extract(epoch FROM s.left_at - s.entered_at))
