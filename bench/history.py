@@ -13,7 +13,6 @@ median ms and the plan's top line (EXPLAIN) of each. Budget: stateAt filter <= 1
 from __future__ import annotations
 
 import argparse
-import asyncio
 import statistics
 import sys
 import time
@@ -31,6 +30,7 @@ if str(ROOT) not in sys.path:
 
 import asyncpg  # noqa: E402
 
+from bench import pg  # noqa: E402
 from taskflow.store.common import db, migrate, sql  # noqa: E402
 from taskflow.store.history import spans  # noqa: E402
 
@@ -117,16 +117,9 @@ def main() -> None:
     parser.add_argument("--data-dir", default="/tmp/taskflow-bench-history")
     parser.add_argument("--admin-url", default=None, help="an external PostgreSQL instead")
     args = parser.parse_args()
-    if args.admin_url:
-        asyncio.run(run(args.admin_url, args.runs, args.repeat, args.plans))
-        return
-    from taskflow.store.common import embedded
-
-    server = embedded.EmbeddedPostgres(Path(args.data_dir))
-    try:
-        asyncio.run(run(server.url(), args.runs, args.repeat, args.plans))
-    finally:
-        server.stop()
+    pg.serve_postgres(
+        args.admin_url, args.data_dir, lambda url: run(url, args.runs, args.repeat, args.plans)
+    )
 
 
 if __name__ == "__main__":

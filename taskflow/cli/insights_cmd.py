@@ -1,6 +1,7 @@
 """``taskflow insights``: per workflow and version, live runs, waiting on people or steps,
-started / finished / cancelled in a window and end-to-end percentiles; with ``--workflow``,
-its pipeline of states (docs/insights.md). Whoever runs the command on the server's shell
+needing attention, started / finished / cancelled in a window, end-to-end percentiles in
+wall and business time, and regression flags; with ``--workflow``, its pipeline of states
+and its funnel (docs/insights.md). Whoever runs the command on the server's shell
 reads every workflow, as an admin."""
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from typing import Any
 from taskflow.cli import runtime
 from taskflow.config import config
 from taskflow.core.access import principals
+from taskflow.core.history.regressions import percent
 from taskflow.service.common.container import Services
 from taskflow.service.history import insights
 
@@ -29,26 +31,48 @@ def _duration(seconds: float | None) -> str:
     return f"{seconds:.0f}s"
 
 
-def _percentiles(values: tuple[float, ...] | None, samples: int) -> str:
-    shown = " / ".join(_duration(v) for v in (values or (None, None, None)))
+def _percentiles(values: tuple[float, ...] | None, samples: int, count: int = 3) -> str:
+    shown = " / ".join(_duration(v) for v in (values or (None,) * count))
     return shown + (f" (n={samples})" if samples < insights.FEW else "")
+
+
+def _rate(part: int, whole: int) -> str:
+    found = percent(part, whole)
+    return "-" if found is None else f"{found:.0f}%"
 
 
 def lines(found: insights.Insights) -> list[str]:
     """The report as printed: one line per workflow version, then the pipeline."""
     out = [f"window {found.since.isoformat()} .. {found.until.isoformat()}"]
-    out.append("workflow v  live people steps started finished cancelled  p50 / p95 / p99")
+    out.append(
+        "workflow v  live people steps attention started finished cancelled  "
+        "p50 / p95 / p99  business p50 / p95 / p99"
+    )
     for r in found.rows:
         out.append(
             f"{r.workflow} v{r.version}  {r.live} {r.live - r.on_steps} {r.on_steps} "
-            f"{r.started} {r.finished} {r.cancelled}  {_percentiles(r.end_to_end, r.finished)}"
+            f"{r.attention} {r.started} {r.finished} {r.cancelled}  "
+            f"{_percentiles(r.end_to_end, r.finished)}  "
+            f"business {_percentiles(r.end_to_end_business, r.business_samples)}"
         )
+        for said in found.regressions.get((r.workflow, r.version), []):
+            out.append(f"  REGRESSION v{r.version}: {said}")
     if found.pipeline is not None:
-        out.append("state  live now  time in state p50 / p95")
+        out.append(
+            "state  live now  time in state p50 / p95  reopened  "
+            "pickup p50 / p95  business p50 / p95  refused"
+        )
         for s in found.pipeline:
-            took = " / ".join(_duration(v) for v in (s.took or (None, None)))
-            few = f" (n={s.samples})" if s.samples < insights.FEW else ""
-            out.append(f"{s.state}  {s.live}  {took}{few}")
+            out.append(
+                f"{s.state}  {s.live}  {_percentiles(s.took, s.samples, 2)}  "
+                f"{_rate(s.reopened, s.samples)}  {_percentiles(s.pickup, s.picked, 2)}  "
+                f"business {_percentiles(s.pickup_business, s.picked, 2)}  "
+                f"{_rate(s.refused, s.slots)}"
+            )
+    if found.funnel is not None:
+        out.append("funnel: state  reached  live there  completed there  cancelled there")
+        for f in found.funnel:
+            out.append(f"{f.state}  {f.reached}  {f.live}  {f.completed}  {f.cancelled}")
     return out
 
 
@@ -66,8 +90,10 @@ def run_insights(args: argparse.Namespace) -> int:
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "insights",
-        help="Per workflow and version: live runs, waiting on people or steps, started, "
-        "finished and cancelled in a window, end-to-end percentiles (docs/insights.md).",
+        help="Per workflow and version: live runs, waiting on people or steps, needing "
+        "attention, started, finished and cancelled in a window, end-to-end percentiles "
+        "(wall and business), regressions; with --workflow its pipeline and funnel "
+        "(docs/insights.md).",
     )
     parser.add_argument(
         "--window",

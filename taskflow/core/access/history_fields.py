@@ -20,11 +20,13 @@ _PARENT_FIELDS = {
     "StateVisit": "state enteredAt leftAt via actor entryId undoneBy",
     "StateCount": "state runs",
     "StateCounts": "workflow at states",
-    "Insights": "since until rows pipeline",
-    "WorkflowInsight": "workflow version live waitingOnPeople waitingOnSteps started finished "
-    "cancelled endToEnd",
+    "Insights": "since until rows pipeline funnel",
+    "WorkflowInsight": "workflow version live waitingOnPeople waitingOnSteps needingAttention "
+    "started finished cancelled endToEnd endToEndBusiness breachRate failureRate regressions",
     "Percentiles": "p50 p95 p99 samples fewSamples",
-    "PipelineState": "state live timeInState",
+    "PipelineState": "state live timeInState reopenRate pickupLatency pickupLatencyBusiness "
+    "refusalRate",
+    "FunnelState": "state reached live completed cancelled",
     "UndoTarget": "state reverses redo until",
 }
 FIELDS.update({f"{t}.{f}": "parent" for t, fs in _PARENT_FIELDS.items() for f in fs.split()})

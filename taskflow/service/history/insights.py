@@ -1,6 +1,7 @@
-"""Workflow insights: per workflow and version, what is live and waiting on whom, what
-started and ended in a window, how long runs take end to end; a workflow's pipeline of
-states (docs/insights.md). Leads and managers of the whole workflow, and admins."""
+"""Workflow insights: per workflow and version, what is live and waiting on whom or needing
+attention, what started and ended in a window, how long runs take end to end (wall and
+business time), which version's breach or failure rate rose; a workflow's pipeline of
+states and funnel (docs/insights.md). Leads and managers of the whole workflow, and admins."""
 
 from __future__ import annotations
 
@@ -10,9 +11,12 @@ from datetime import datetime, timedelta
 from taskflow import errors
 from taskflow.core.access import access as rules
 from taskflow.core.access.principals import Principal
+from taskflow.core.history import regressions
 from taskflow.service.access import access
 from taskflow.service.common.container import Services
 from taskflow.service.history import history
+from taskflow.service.operate import attention
+from taskflow.service.reports import reports
 from taskflow.store.history import insights as store
 
 #: The windows insights are read over.
@@ -25,6 +29,7 @@ WINDOWS = {
 #: The rows' types, for the API (which reads no store module).
 VersionRow = store.VersionRow
 StateRow = store.StateRow
+FunnelRow = store.FunnelRow
 #: Percentiles over fewer samples than this are flagged as such (their number is shown).
 FEW = 20
 
@@ -37,6 +42,9 @@ class Insights:
     until: datetime
     rows: list[store.VersionRow]
     pipeline: list[store.StateRow] | None
+    funnel: list[store.FunnelRow] | None
+    #: What rose against the previous version, per (workflow, version) flagged.
+    regressions: dict[tuple[str, int], list[str]]
 
 
 async def insights(
@@ -59,13 +67,36 @@ async def insights(
     now = services.clock.now()
     since = now - WINDOWS[window]
     history.check_instant(services, since, workflow)
-    async with services.db.reading() as conn:
-        rows = await store.by_version(conn, since)
+    # Business time reads materialised calendars; a year just written may not be on the
+    # replica yet, so that read goes to the primary (reports.reader).
+    covered_now = await reports.cover(services, since, now)
+    calendars = reports.workflow_calendars(services)
+    async with reports.reader(services, covered_now)() as conn:
+        rows = await store.by_version(conn, since, calendars, attention.windows(services), workflow)
         pipeline = await store.pipeline(conn, workflow, since) if workflow else None
+        funnel = await store.funnel(conn, workflow, since) if workflow else None
     rows = [
         r
         for r in rows
         if (workflow is None or r.workflow == workflow)
         and rules.covers_whole_workflow(found, r.workflow)
     ]
-    return Insights(since=since, until=now, rows=rows, pipeline=pipeline)
+    return Insights(
+        since=since,
+        until=now,
+        rows=rows,
+        pipeline=pipeline,
+        funnel=funnel,
+        regressions=regressions.flags([_rates(r) for r in rows]),
+    )
+
+
+def _rates(r: store.VersionRow) -> regressions.Rates:
+    return regressions.Rates(
+        workflow=r.workflow,
+        version=r.version,
+        measured=r.measured,
+        breached=r.breached,
+        ended=r.finished + r.cancelled,
+        failed=r.cancelled,
+    )

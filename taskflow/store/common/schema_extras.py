@@ -179,6 +179,13 @@ EXTRA_INDEXES += (
         "WHERE measured_clock IS NOT NULL AND status IN ('cancelled', 'expired', 'satisfied')",
     ),
 )
+# Insights: the slots that ended in a window (migration 2026-12-04T16:20, history/insights.sql).
+EXTRA_INDEXES += (
+    (
+        "slot_ended_at",
+        "CREATE INDEX slot_ended_at ON slot ((coalesce(satisfied_at, cancelled_at)))",
+    ),
+)
 
 #: SQL functions the schema declares: (name, CREATE FUNCTION statement), made by raw steps.
 #: ``business_cum_us``: working µs from the calendar's anchor to ``t`` (the last interval

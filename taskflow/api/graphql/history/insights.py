@@ -9,6 +9,7 @@ from typing import Annotated
 import strawberry
 
 from taskflow.api.graphql.common.context import Info, caller
+from taskflow.core.history import regressions
 from taskflow.service.history import insights as service
 
 
@@ -20,7 +21,10 @@ class InsightsWindow(Enum):
     MONTH = strawberry.enum_value("30d", description="The last 30 days.")
 
 
-@strawberry.type(description="Percentiles of wall time in seconds, with their sample size.")
+@strawberry.type(
+    description="Percentiles of a time in seconds (wall or business, as the field says), "
+    "with their sample size."
+)
 class Percentiles:
     p50: float | None = strawberry.field(description="Median, in seconds (null: no sample).")
     p95: float | None = strawberry.field(description="95th percentile, in seconds.")
@@ -50,25 +54,48 @@ class WorkflowInsight:
     waiting_on_steps: int = strawberry.field(
         description="Active runs with an automatic step due or running."
     )
+    needing_attention: int = strawberry.field(
+        description="Active runs with an item on the needs-attention list."
+    )
     started: int = strawberry.field(description="Runs started in the window.")
     finished: int = strawberry.field(description="Runs completed in the window.")
     cancelled: int = strawberry.field(description="Runs cancelled in the window.")
     end_to_end: Percentiles = strawberry.field(
         description="Start to completion of the runs completed in the window (wall time)."
     )
+    end_to_end_business: Percentiles = strawberry.field(
+        description="The same in business time on the workflow's calendar."
+    )
+    breach_rate: float | None = strawberry.field(
+        description="Percent of the slots with a milestone clock ended in the window that "
+        "breached it (null: none ended)."
+    )
+    failure_rate: float | None = strawberry.field(
+        description="Percent of the runs ended in the window that were cancelled (null: none)."
+    )
+    regressions: list[str] = strawberry.field(
+        description="What rose by more than "
+        f"{regressions.THRESHOLD_POINTS:g} points over the workflow's previous version listed "
+        "(breach or failure rate); empty: nothing flagged."
+    )
 
     @classmethod
-    def of(cls, r: service.VersionRow) -> WorkflowInsight:
+    def of(cls, r: service.VersionRow, flagged: list[str]) -> WorkflowInsight:
         return cls(
             workflow=r.workflow,
             version=r.version,
             live=r.live,
             waiting_on_people=r.live - r.on_steps,
             waiting_on_steps=r.on_steps,
+            needing_attention=r.attention,
             started=r.started,
             finished=r.finished,
             cancelled=r.cancelled,
             end_to_end=Percentiles.of(r.end_to_end, r.finished),
+            end_to_end_business=Percentiles.of(r.end_to_end_business, r.business_samples),
+            breach_rate=regressions.percent(r.breached, r.measured),
+            failure_rate=regressions.percent(r.cancelled, r.finished + r.cancelled),
+            regressions=flagged,
         )
 
 
@@ -79,6 +106,42 @@ class PipelineState:
     time_in_state: Percentiles = strawberry.field(
         description="Wall time of the visits of it that ended in the window (after undos)."
     )
+    reopen_rate: float | None = strawberry.field(
+        description="Percent of those visits that returned to the state (the run had been "
+        "in it before); null: no visit ended."
+    )
+    pickup_latency: Percentiles = strawberry.field(
+        description="Opening to first claim or assignment of its slots ended in the window, "
+        "wall time minus pauses."
+    )
+    pickup_latency_business: Percentiles = strawberry.field(
+        description="The same in business time on each slot's own calendar."
+    )
+    refusal_rate: float | None = strawberry.field(
+        description="Percent of its slots ended in the window that a holder gave back "
+        "(released) at least once; null: none ended."
+    )
+
+    @classmethod
+    def of(cls, s: service.StateRow) -> PipelineState:
+        return cls(
+            state=s.state,
+            live=s.live,
+            time_in_state=Percentiles.of(s.took, s.samples),
+            reopen_rate=regressions.percent(s.reopened, s.samples),
+            pickup_latency=Percentiles.of(s.pickup, s.picked),
+            pickup_latency_business=Percentiles.of(s.pickup_business, s.picked),
+            refusal_rate=regressions.percent(s.refused, s.slots),
+        )
+
+
+@strawberry.type(description="A state the runs started in the window reached.")
+class FunnelState:
+    state: str = strawberry.field(description="The state.")
+    reached: int = strawberry.field(description="Runs started in the window that entered it.")
+    live: int = strawberry.field(description="Of those, active there now.")
+    completed: int = strawberry.field(description="Of those, completed there.")
+    cancelled: int = strawberry.field(description="Of those, cancelled while there.")
 
 
 @strawberry.type(description="Workflow insights over a window ending now.")
@@ -90,6 +153,10 @@ class Insights:
     )
     pipeline: list[PipelineState] | None = strawberry.field(
         description="The workflow's states (only when a workflow is asked for)."
+    )
+    funnel: list[FunnelState] | None = strawberry.field(
+        description="The runs started in the window: how many reached each state and where "
+        "they are now, most reached first (only when a workflow is asked for)."
     )
 
 
@@ -115,13 +182,23 @@ class InsightsQueries:
         return Insights(
             since=found.since,
             until=found.until,
-            rows=[WorkflowInsight.of(r) for r in found.rows],
-            pipeline=[
-                PipelineState(
-                    state=s.state, live=s.live, time_in_state=Percentiles.of(s.took, s.samples)
-                )
-                for s in found.pipeline
-            ]
+            rows=[
+                WorkflowInsight.of(r, found.regressions.get((r.workflow, r.version), []))
+                for r in found.rows
+            ],
+            pipeline=[PipelineState.of(s) for s in found.pipeline]
             if found.pipeline is not None
+            else None,
+            funnel=[
+                FunnelState(
+                    state=f.state,
+                    reached=f.reached,
+                    live=f.live,
+                    completed=f.completed,
+                    cancelled=f.cancelled,
+                )
+                for f in found.funnel
+            ]
+            if found.funnel is not None
             else None,
         )
