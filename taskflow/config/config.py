@@ -40,6 +40,10 @@ class Settings:
     public_url: str
     #: Share of its budget past which a running SLA clock reads as at risk.
     sla_at_risk: float = 0.75
+    #: The breach forecast: past slots needed before it answers, and the probability from
+    #: which a slot is at risk (``TASKFLOW_FORECAST_MIN_HISTORY`` / ``_THRESHOLD``).
+    forecast_min_history: int = 20
+    forecast_threshold: float = 0.5
     #: Addresses and networks of reverse proxies whose ``X-Forwarded-For`` is believed;
     #: empty: nobody's, the client is the peer of the connection.
     trusted_proxies: tuple[str, ...] = ()
@@ -268,6 +272,8 @@ def load(env: Mapping[str, str] | None = None) -> Settings:
         env=env_name,
         public_url=public_url.rstrip("/"),
         sla_at_risk=_fraction(env, "TASKFLOW_SLA_AT_RISK", 0.75),
+        forecast_min_history=_whole(env, "TASKFLOW_FORECAST_MIN_HISTORY", 20, most=100000),
+        forecast_threshold=_fraction(env, "TASKFLOW_FORECAST_THRESHOLD", 0.5),
         trusted_proxies=_networks(env, "TASKFLOW_TRUSTED_PROXIES"),
         timer_max_attempts=int(_positive(env, "TASKFLOW_TIMER_MAX_ATTEMPTS", 8, whole=True)),
         timer_backoff_base=_positive(env, "TASKFLOW_TIMER_BACKOFF_BASE", 30.0),

@@ -1,0 +1,72 @@
+"""The breach forecast of live slots and its backtest (docs/forecast.md).
+
+The forecast is a field of a slot the caller already sees (``Slot.breachRisk``), so it
+adds no access rule: it reads only counts over the workflow's history, never another
+slot's contents. The history is the slots opened in the last ``LOOKBACK`` that ended.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+
+from taskflow.core.access import access as rules
+from taskflow.core.access.principals import Principal
+from taskflow.core.reports import forecast
+from taskflow.service.access import access
+from taskflow.service.common.container import Services
+from taskflow.store.reports import forecast as store
+
+#: How far back the peers are read.
+LOOKBACK = timedelta(weeks=8)
+BreachRisk = forecast.BreachRisk
+Backtest = forecast.Backtest
+
+
+async def breach_risks(
+    services: Services, slot_ids: Sequence[str], now: datetime | None = None
+) -> dict[str, forecast.BreachRisk]:
+    """The forecast of each of ``slot_ids`` that is live with a counting clock, by id (the
+    caller has checked the slots are visible)."""
+    now = now or services.clock.now()
+    async with services.db.connection() as conn:
+        live = await store.live(conn, None)
+        wanted = {i: live[i] for i in slot_ids if i in live}
+        if not wanted:
+            return {}
+        workflows = sorted({p.key[0] for p in wanted.values()})
+        history = await store.ended(conn, workflows, now - LOOKBACK, now)
+    settings = services.settings
+    pool = list(live.values())
+    return {
+        i: forecast.forecast(p, history, pool, now, min_history=settings.forecast_min_history)
+        for i, p in wanted.items()
+    }
+
+
+async def backtest(
+    services: Services,
+    actor: Principal,
+    weeks: int,
+    workflow: str | None = None,
+    threshold: float | None = None,
+) -> forecast.Backtest:
+    """Replay the last ``weeks``: each past slot forecast at half its budget from what had
+    ended by then, scored against what happened. Needs a lead or manager on the workflows."""
+    found = access.require_reports(actor)
+    if workflow is not None:
+        services.catalog.get(workflow)  # NOT_FOUND names the workflows there are
+    now = services.clock.now()
+    async with services.db.connection() as conn:
+        history = await store.ended(
+            conn, [workflow] if workflow else None, now - timedelta(weeks=weeks) - LOOKBACK, now
+        )
+    history = [p for p in history if rules.covers_whole_workflow(found, p.key[0])]
+    settings = services.settings
+    return forecast.backtest(
+        history,
+        now,
+        weeks,
+        threshold=settings.forecast_threshold if threshold is None else threshold,
+        min_history=settings.forecast_min_history,
+    )
