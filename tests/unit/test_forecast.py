@@ -86,3 +86,10 @@ def test_backtest_with_no_breach_has_no_precision_or_recall() -> None:
     past = [peer(T0 - timedelta(days=d), 1, False) for d in range(1, 20)]
     found = forecast.backtest(past, T0, weeks=2)
     assert found.precision is None and found.recall is None
+
+
+def test_past_its_due_instant_it_has_breached() -> None:
+    live = forecast.Peer(KEY, T0, T0 + 4 * H, None, False)
+    risk = forecast.forecast(live, history(slow=10, fast=20), [live], T0 + 5 * H)
+    assert (risk.probability, risk.cohort) == (1.0, "breached")
+    assert risk.reason == "past its due instant (125 % of its budget): breached"

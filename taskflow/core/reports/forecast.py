@@ -136,6 +136,15 @@ def forecast(
             breached=0,
             **base,  # type: ignore[arg-type]
         )
+    if now >= slot.due_at:
+        return BreachRisk(
+            probability=1.0,
+            reason=f"past its due instant ({_percent(share)} of its budget): breached",
+            cohort="breached",
+            survivors=0,
+            breached=0,
+            **base,  # type: ignore[arg-type]
+        )
     survivors = [p for p in peers if p.open_at_share(share)]
     cohorts = (
         (f"opened {band}, {load} queue", [p for p in survivors if is_band(p) and is_load(p)]),

@@ -1,0 +1,108 @@
+"""The breach forecast over HTTP (``Slot.breachRisk``) and ``taskflow forecast backtest``, on
+the demo's five weeks of history with a moved clock (docs/forecast.md)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+import httpx
+import pytest
+
+from taskflow import clock
+from taskflow.cli import forecast_cmd
+from taskflow.cli.demo_cmd import PRINCIPALS, RUNS
+from taskflow.service.common.container import Services
+from taskflow.service.operate import demo
+from taskflow.service.reports import forecast
+from tests.api import workflows as w
+from tests.conftest import gql
+
+pytestmark = pytest.mark.anyio
+
+WORK = """query { work(first: 100) { edges { node { id name workflow state status
+  breachRisk { probability atRisk reason cohort samples breached history shareElapsed
+               hourBand load queue } } } } }"""
+INBOX = """query { inbox(first: 100) { edges { node { id name breachRisk { probability reason } }
+  } } }"""
+
+
+async def _demo(services: Services) -> None:
+    records, data = demo.read(PRINCIPALS, RUNS)
+    await demo.seed(services, records, data)
+
+
+def _nodes(answer: dict[str, Any], field: str) -> list[dict[str, Any]]:
+    return [e["node"] for e in answer[field]["edges"]]
+
+
+async def test_live_slots_carry_a_forecast_with_its_reason(
+    client: httpx.AsyncClient, services: Services, frozen_clock: clock.FrozenClock
+) -> None:
+    await _demo(services)
+    token = services.staff_tokens.mint("max", frozen_clock.now())
+    slots = _nodes((await gql(client, WORK, {}, token=token)).ok(), "work")
+    risks = [s["breachRisk"] for s in slots if s["breachRisk"] is not None]
+    assert risks, "the demo leaves live slots with clocks"
+    answered = [r for r in risks if r["probability"] is not None]
+    assert answered, "the demo's history is enough for some"
+    for r in answered:
+        assert 0 <= r["probability"] <= 1
+        assert r["atRisk"] == (r["probability"] >= 0.5)
+        assert r["breached"] <= r["samples"] <= r["history"]
+        if r["shareElapsed"] >= 1:
+            assert (r["probability"], r["cohort"]) == (1.0, "breached")
+            assert r["reason"].startswith("past its due instant")
+        elif r["samples"]:
+            assert f"{r['breached']} of {r['samples']} past slots" in r["reason"]
+        assert r["load"] in ("busy", "quiet")
+    for r in risks:
+        if r["probability"] is None:
+            assert r["reason"].startswith("not enough history")
+
+    # The same slot read later, further into its budget: the share grows, the reason follows.
+    frozen_clock.advance(timedelta(hours=2))
+    later = _nodes((await gql(client, WORK, {}, token=token)).ok(), "work")
+    before = {s["id"]: s["breachRisk"] for s in slots if s["breachRisk"]}
+    after = {s["id"]: s["breachRisk"] for s in later if s["breachRisk"]}
+    common = [i for i in before if i in after]
+    assert common
+    assert all(after[i]["shareElapsed"] > before[i]["shareElapsed"] for i in common)
+
+
+async def test_breach_risk_is_seen_exactly_where_the_slot_is(
+    client: httpx.AsyncClient,
+    people: dict[str, str],
+    services: Services,
+    frozen_clock: clock.FrozenClock,
+) -> None:
+    """A candidate reads the forecast on the slots of their inbox; a stranger sees no slot."""
+    run = (await w.start_expense(client, people["app"], "EXP-F-1"))["run"]
+    assert run["id"]
+    fiona = _nodes((await gql(client, INBOX, {}, token=people["fiona"])).ok(), "inbox")
+    review = next(s for s in fiona if s["name"] == "finance_review")
+    # No past slot of this name: the forecast says so instead of guessing.
+    assert review["breachRisk"]["probability"] is None
+    assert review["breachRisk"]["reason"].startswith("not enough history: 0 past slots")
+    sam = _nodes((await gql(client, INBOX, {}, token=people["sam"])).ok(), "inbox")
+    assert all(s["id"] != review["id"] for s in sam)
+
+
+async def test_backtest_on_the_demo_prints_precision_and_recall(
+    services: Services, frozen_clock: clock.FrozenClock, capsys: pytest.CaptureFixture[str]
+) -> None:
+    await _demo(services)
+    found = await forecast.backtest(services, forecast_cmd.OPERATOR, weeks=5)
+    printed = forecast_cmd.lines(found, 0.5)
+    print("\n".join(printed))
+    assert found.forecast > 0
+    assert found.true_positive + found.false_negative > 0, "the demo has breaches"
+    assert printed[-1].startswith("precision ")
+    assert found.precision is not None and found.recall is not None
+    # Refused for someone who reads no reports.
+    from taskflow import errors
+    from taskflow.core.access import principals
+
+    nobody = principals.Principal(id="sam", display_name="Sam", roles=())
+    with pytest.raises(errors.Forbidden):
+        await forecast.backtest(services, nobody, weeks=5)
