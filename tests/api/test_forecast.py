@@ -106,3 +106,33 @@ async def test_backtest_on_the_demo_prints_precision_and_recall(
     nobody = principals.Principal(id="sam", display_name="Sam", roles=())
     with pytest.raises(errors.Forbidden):
         await forecast.backtest(services, nobody, weeks=5)
+
+
+RANKED = """query($after: String) { work(first: 5, after: $after, orderBy: BREACH_RISK) {
+  totalCount pageInfo { hasNextPage endCursor }
+  edges { node { id breachRisk { probability } } } } }"""
+
+
+async def test_work_ordered_by_breach_risk_ranks_the_likeliest_first(
+    client: httpx.AsyncClient, services: Services, frozen_clock: clock.FrozenClock
+) -> None:
+    await _demo(services)
+    token = services.staff_tokens.mint("max", frozen_clock.now())
+    seen: list[dict[str, Any]] = []
+    after = None
+    while True:
+        found = (await gql(client, RANKED, {"after": after}, token=token)).ok()["work"]
+        seen.extend(e["node"] for e in found["edges"])
+        if not found["pageInfo"]["hasNextPage"]:
+            break
+        after = found["pageInfo"]["endCursor"]
+    assert len(seen) == found["totalCount"] == len({s["id"] for s in seen})
+    ranks = [
+        s["breachRisk"]["probability"] if s["breachRisk"] else None for s in seen
+    ]
+    known = [p for p in ranks if p is not None]
+    assert known == sorted(known, reverse=True)
+    assert ranks[: len(known)] == known, "slots without a forecast come last"
+    both = """query { work(filter: {atRisk: true}, orderBy: BREACH_RISK) { totalCount } }"""
+    refused = await gql(client, both, {}, token=token)
+    assert refused.error_codes == ["INVALID_INPUT"]

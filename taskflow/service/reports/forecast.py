@@ -13,8 +13,10 @@ from datetime import datetime, timedelta
 from taskflow.core.access import access as rules
 from taskflow.core.access.principals import Principal
 from taskflow.core.reports import forecast
+from taskflow.core.slots import filters
 from taskflow.service.access import access
 from taskflow.service.common.container import Services
+from taskflow.service.slots import views
 from taskflow.store.reports import forecast as store
 
 #: How far back the peers are read.
@@ -70,3 +72,35 @@ async def backtest(
         threshold=settings.forecast_threshold if threshold is None else threshold,
         min_history=settings.forecast_min_history,
     )
+
+
+#: ``work(orderBy: BREACH_RISK)`` ranks at most this many slots (the nearest due first).
+RANKED = 1000
+
+
+async def work_by_breach_risk(
+    services: Services, actor: Principal, f: filters.SlotFilter
+) -> tuple[list[tuple[views.SlotRow, forecast.BreachRisk | None]], int]:
+    """The live slots of ``work`` (the same reach, the same filter), most likely to breach
+    first (no forecast last, then the usual order), with the total of the list. It ranks the
+    ``RANKED`` most urgent of them."""
+    rows: list[views.SlotRow] = []
+    after: views.Cursor | None = None
+    total = 0
+    while len(rows) < RANKED:
+        found, total, has_next = await views.work(
+            services, actor, f, first=views.MAX_FIRST, after=after
+        )
+        rows.extend(found)
+        if not has_next or not found:
+            break
+        after = found[-1].cursor
+    risks = await breach_risks(services, [r.slot.id for r in rows])
+
+    def rank(row: views.SlotRow) -> float:
+        risk = risks.get(row.slot.id)
+        probability = risk.probability if risk is not None else None
+        return -(probability if probability is not None else -1.0)
+
+    ranked = sorted(rows, key=rank)  # stable: ties keep the usual order
+    return [(r, risks.get(r.slot.id)) for r in ranked], total

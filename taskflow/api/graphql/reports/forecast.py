@@ -7,11 +7,27 @@ contents), so it is visible exactly where the slot is.
 
 from __future__ import annotations
 
+import enum
+
 import strawberry
 from strawberry.dataloader import DataLoader
 
+from taskflow.api.graphql.common import relay
 from taskflow.api.graphql.common.context import Info
+from taskflow.api.graphql.slots.slot_type import SlotType, slot_from_row
+from taskflow.core.access.principals import Principal
+from taskflow.core.slots.filters import SlotFilter
 from taskflow.service.reports import forecast
+
+
+@strawberry.enum(description="The order of the work list.")
+class WorkOrder(enum.Enum):
+    URGENCY = strawberry.enum_value("urgency", description="Nearest due first, then priority.")
+    BREACH_RISK = strawberry.enum_value(
+        "breach_risk",
+        description="Most likely to breach first (Slot.breachRisk), slots without a forecast "
+        "last, ties by urgency; ranks the 1000 most urgent slots.",
+    )
 
 
 @strawberry.type(
@@ -73,3 +89,32 @@ async def breach_risk_of_slot(info: Info, slot_id: str) -> BreachRisk | None:
         loaders["breach_risk"] = DataLoader(load_fn=load)
     result: BreachRisk | None = await loaders["breach_risk"].load(slot_id)
     return result
+
+
+async def by_breach_risk_connection(
+    info: Info, me: Principal, f: SlotFilter, first: int, after: str | None
+) -> relay.Connection[SlotType]:
+    """A page of the work list ranked by breach risk (an offset cursor: the ranking is
+    taken afresh on every page, so a slot whose risk moved may show twice or be skipped)."""
+    services = info.context.services
+    ranked, total = await forecast.work_by_breach_risk(services, me, f)
+    start = int(relay.decode_typed(after, "int")[0]) + 1 if after else 0
+    page = ranked[start : start + first]
+    threshold = services.settings.forecast_threshold
+    loaders = info.context.loaders
+    if "breach_risk" not in loaders:
+        # The ranking already read every forecast of the page: serve them from it.
+        known = {row.slot.id: risk for row, risk in ranked}
+
+        async def load(keys: list[str]) -> list[BreachRisk | None]:
+            return [
+                BreachRisk.of(r, threshold) if (r := known.get(k)) is not None else None
+                for k in keys
+            ]
+
+        loaders["breach_risk"] = DataLoader(load_fn=load)
+    edges = [
+        relay.Edge(cursor=relay.encode_cursor(str(start + i)), node=slot_from_row(row))
+        for i, (row, _) in enumerate(page)
+    ]
+    return relay.page(edges, start + first < len(ranked), total)
