@@ -98,7 +98,8 @@ async def test_backtest_on_the_demo_prints_precision_and_recall(
     assert found.forecast > 0
     assert found.true_positive + found.false_negative > 0, "the demo has breaches"
     assert printed[-1].startswith("precision ")
-    assert found.precision is not None and found.recall is not None
+    assert found.precision is not None
+    assert found.recall is not None
     # Refused for someone who reads no reports.
     from taskflow import errors
     from taskflow.core.access import principals
@@ -127,9 +128,7 @@ async def test_work_ordered_by_breach_risk_ranks_the_likeliest_first(
             break
         after = found["pageInfo"]["endCursor"]
     assert len(seen) == found["totalCount"] == len({s["id"] for s in seen})
-    ranks = [
-        s["breachRisk"]["probability"] if s["breachRisk"] else None for s in seen
-    ]
+    ranks = [s["breachRisk"]["probability"] if s["breachRisk"] else None for s in seen]
     known = [p for p in ranks if p is not None]
     assert known == sorted(known, reverse=True)
     assert ranks[: len(known)] == known, "slots without a forecast come last"

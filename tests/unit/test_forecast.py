@@ -39,7 +39,8 @@ def test_survivors_at_the_same_share_decide() -> None:
     live = forecast.Peer(KEY, T0, T0 + 4 * H, None, False)
     early = forecast.forecast(live, past, [live], T0 + 0.5 * H)
     late = forecast.forecast(live, past, [live], T0 + 2 * H)
-    assert early.probability is not None and 0 < early.probability < 1
+    assert early.probability is not None
+    assert 0 < early.probability < 1
     assert early.probability == early.breached / early.survivors
     assert late.probability == 1.0
     assert late.survivors == late.breached >= 10
@@ -64,7 +65,8 @@ def test_load_is_the_queue_against_the_usual() -> None:
     crowd = [forecast.Peer(KEY, T0 - H, T0 + 3 * H, None, False) for _ in range(5)]
     live = forecast.Peer(KEY, T0, T0 + 4 * H, None, False)
     risk = forecast.forecast(live, past, [live, *crowd], T0 + H)
-    assert risk.queue == 5 and risk.load == "busy"
+    assert risk.queue == 5
+    assert risk.load == "busy"
 
 
 def test_backtest_scores_against_what_happened() -> None:
@@ -76,16 +78,19 @@ def test_backtest_scores_against_what_happened() -> None:
     ]
     found = forecast.backtest(past, T0, weeks=4, min_history=10, min_samples=5)
     assert found.forecast == 28  # the slow ones: open at 2 h of their 4 h
-    assert found.false_positive == 0 and found.true_negative == 0
+    assert found.false_positive == 0
+    assert found.true_negative == 0
     assert found.precision == 1.0
     assert found.true_positive + found.false_negative + found.no_history == 28
-    assert found.recall is not None and found.recall > 0.5
+    assert found.recall is not None
+    assert found.recall > 0.5
 
 
 def test_backtest_with_no_breach_has_no_precision_or_recall() -> None:
     past = [peer(T0 - timedelta(days=d), 1, False) for d in range(1, 20)]
     found = forecast.backtest(past, T0, weeks=2)
-    assert found.precision is None and found.recall is None
+    assert found.precision is None
+    assert found.recall is None
 
 
 def test_past_its_due_instant_it_has_breached() -> None:

@@ -233,7 +233,9 @@ def backtest(
                 counts["none"] += 1
                 continue
             flagged = risk.probability >= threshold
-            cell = ("tp" if slot.breached else "fp") if flagged else ("fn" if slot.breached else "tn")
+            cell = (
+                ("tp" if slot.breached else "fp") if flagged else ("fn" if slot.breached else "tn")
+            )
             counts[cell] += 1
     return Backtest(
         since=since,

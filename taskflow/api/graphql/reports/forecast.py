@@ -1,19 +1,15 @@
-"""``Slot.breachRisk``: the breach forecast of a slot the caller already sees (docs/forecast.md).
-
-Batched per request: one read of the live slots and the history serves every slot of a
-page. The forecast adds no access rule (it shows counts over past slots, never their
-contents), so it is visible exactly where the slot is.
-"""
+"""``work(orderBy: BREACH_RISK)``: the work list ranked by the breach forecast
+(docs/forecast.md); the forecast's own type is ``breach_risk.py``."""
 
 from __future__ import annotations
 
 import enum
 
 import strawberry
-from strawberry.dataloader import DataLoader
 
 from taskflow.api.graphql.common import relay
 from taskflow.api.graphql.common.context import Info
+from taskflow.api.graphql.reports import breach_risk
 from taskflow.api.graphql.slots.slot_type import SlotType, slot_from_row
 from taskflow.core.access.principals import Principal
 from taskflow.core.slots.filters import SlotFilter
@@ -30,67 +26,6 @@ class WorkOrder(enum.Enum):
     )
 
 
-@strawberry.type(
-    description="How likely a live slot is to breach its milestone, read from the workflow's "
-    "own past slots, and why (docs/forecast.md)."
-)
-class BreachRisk:
-    probability: float | None = strawberry.field(
-        description="0 to 1; null when there is not enough history (see reason)."
-    )
-    at_risk: bool = strawberry.field(
-        description="Whether the probability reaches the forecast threshold (0.5 by default)."
-    )
-    reason: str = strawberry.field(description="Why, in words: the cohort and its counts.")
-    cohort: str = strawberry.field(
-        description="The past slots it was read from: same opening hour band and queue load, "
-        "one of them, all, or none."
-    )
-    samples: int = strawberry.field(
-        description="Past slots in the cohort still open at this share of their budget."
-    )
-    breached: int = strawberry.field(description="How many of those breached.")
-    history: int = strawberry.field(
-        description="Past slots of this slot's name and state, in all."
-    )
-    share_elapsed: float = strawberry.field(description="Share of its budget already gone.")
-    hour_band: str = strawberry.field(description="When it opened: e.g. 'weekday evening'.")
-    load: str = strawberry.field(description="busy or quiet: its queue against the usual.")
-    queue: int = strawberry.field(description="Other slots of its name open now.")
-
-    @classmethod
-    def of(cls, risk: forecast.BreachRisk, threshold: float) -> BreachRisk:
-        return cls(
-            probability=risk.probability,
-            at_risk=risk.probability is not None and risk.probability >= threshold,
-            reason=risk.reason,
-            cohort=risk.cohort,
-            samples=risk.survivors,
-            breached=risk.breached,
-            history=risk.history,
-            share_elapsed=risk.share_elapsed,
-            hour_band=risk.hour_band,
-            load=risk.load,
-            queue=risk.queue,
-        )
-
-
-async def breach_risk_of_slot(info: Info, slot_id: str) -> BreachRisk | None:
-    """The forecast of a slot the caller already sees (null: not live, or no clock counting)."""
-    loaders = info.context.loaders
-    if "breach_risk" not in loaders:
-        services = info.context.services
-
-        async def load(keys: list[str]) -> list[BreachRisk | None]:
-            found = await forecast.breach_risks(services, keys)
-            threshold = services.settings.forecast_threshold
-            return [BreachRisk.of(found[k], threshold) if k in found else None for k in keys]
-
-        loaders["breach_risk"] = DataLoader(load_fn=load)
-    result: BreachRisk | None = await loaders["breach_risk"].load(slot_id)
-    return result
-
-
 async def by_breach_risk_connection(
     info: Info, me: Principal, f: SlotFilter, first: int, after: str | None
 ) -> relay.Connection[SlotType]:
@@ -100,19 +35,8 @@ async def by_breach_risk_connection(
     ranked, total = await forecast.work_by_breach_risk(services, me, f)
     start = int(relay.decode_typed(after, "int")[0]) + 1 if after else 0
     page = ranked[start : start + first]
-    threshold = services.settings.forecast_threshold
-    loaders = info.context.loaders
-    if "breach_risk" not in loaders:
-        # The ranking already read every forecast of the page: serve them from it.
-        known = {row.slot.id: risk for row, risk in ranked}
-
-        async def load(keys: list[str]) -> list[BreachRisk | None]:
-            return [
-                BreachRisk.of(r, threshold) if (r := known.get(k)) is not None else None
-                for k in keys
-            ]
-
-        loaders["breach_risk"] = DataLoader(load_fn=load)
+    # The ranking already read every forecast of the page: serve the fields from it.
+    breach_risk.serve_known(info, {row.slot.id: risk for row, risk in ranked})
     edges = [
         relay.Edge(cursor=relay.encode_cursor(str(start + i)), node=slot_from_row(row))
         for i, (row, _) in enumerate(page)

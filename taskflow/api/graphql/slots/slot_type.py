@@ -27,7 +27,7 @@ from taskflow.core.runs.model import SlotView
 if TYPE_CHECKING:
     from taskflow.api.graphql.clocks.sla import Clock
     from taskflow.api.graphql.links.links import MagicLinkType
-    from taskflow.api.graphql.reports.forecast import BreachRisk
+    from taskflow.api.graphql.reports.breach_risk import BreachRisk
     from taskflow.api.graphql.runs.types import RunType
 
 SLOT = "Slot"
@@ -180,10 +180,10 @@ class SlotType(relay.Node):
     )
     async def breach_risk(
         self, info: Info
-    ) -> Annotated[BreachRisk, strawberry.lazy("taskflow.api.graphql.reports.forecast")] | None:
-        from taskflow.api.graphql.reports import forecast
+    ) -> Annotated[BreachRisk, strawberry.lazy("taskflow.api.graphql.reports.breach_risk")] | None:
+        from taskflow.api.graphql.reports import breach_risk
 
-        return await forecast.breach_risk_of_slot(info, relay.from_global_id(str(self.id))[1])
+        return await breach_risk.breach_risk_of_slot(info, relay.from_global_id(str(self.id))[1])
 
     @strawberry.field(
         description="The run it belongs to; null when you may not read that run (the same "
