@@ -135,3 +135,31 @@ async def test_work_ordered_by_breach_risk_ranks_the_likeliest_first(
     both = """query { work(filter: {atRisk: true}, orderBy: BREACH_RISK) { totalCount } }"""
     refused = await gql(client, both, {}, token=token)
     assert refused.error_codes == ["INVALID_INPUT"]
+
+
+async def test_the_history_needed_is_a_setting(
+    services: Services, frozen_clock: clock.FrozenClock
+) -> None:
+    import dataclasses
+
+    from taskflow.core.slots.filters import SlotFilter
+
+    await _demo(services)
+    strict = dataclasses.replace(
+        services, settings=dataclasses.replace(services.settings, forecast_min_history=10_000)
+    )
+    ranked, total = await forecast.work_by_breach_risk(strict, forecast_cmd.OPERATOR, SlotFilter())
+    risks = [r for _, r in ranked if r is not None and r.cohort != "breached"]
+    assert risks
+    assert total == len(ranked)
+    assert all(r.probability is None for r in risks)
+    assert all("10000 needed" in r.reason for r in risks)
+
+
+def test_the_command_refuses_bad_numbers(capsys: pytest.CaptureFixture[str]) -> None:
+    from taskflow.cli import main
+
+    assert main(["forecast", "backtest", "--weeks", "0"]) == 1
+    assert "--weeks must be 1 or more" in capsys.readouterr().err
+    assert main(["forecast", "backtest", "--threshold", "2"]) == 1
+    assert "--threshold must be between 0 and 1" in capsys.readouterr().err

@@ -8,6 +8,8 @@ contents), so it is visible exactly where the slot is. (The work list ranked by 
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable, Mapping
+
 import strawberry
 from strawberry.dataloader import DataLoader
 
@@ -58,32 +60,42 @@ class BreachRisk:
         )
 
 
-async def breach_risk_of_slot(info: Info, slot_id: str) -> BreachRisk | None:
-    """The forecast of a slot the caller already sees (null: not live, or no clock counting)."""
-    loaders = info.context.loaders
-    if "breach_risk" not in loaders:
-        services = info.context.services
-
-        async def load(keys: list[str]) -> list[BreachRisk | None]:
-            found = await forecast.breach_risks(services, keys)
-            threshold = services.settings.forecast_threshold
-            return [BreachRisk.of(found[k], threshold) if k in found else None for k in keys]
-
-        loaders["breach_risk"] = DataLoader(load_fn=load)
-    result: BreachRisk | None = await loaders["breach_risk"].load(slot_id)
-    return result
+Fetch = Callable[[list[str]], Awaitable[Mapping[str, forecast.BreachRisk | None]]]
 
 
-def serve_known(info: Info, known: dict[str, forecast.BreachRisk | None]) -> None:
-    """Answer this request's ``breachRisk`` fields from forecasts already read (a ranking)."""
+def _serve(info: Info, fetch: Fetch) -> None:
+    """This request's loader of ``breachRisk`` fields, reading forecasts with ``fetch``
+    (the first one set stands)."""
     loaders = info.context.loaders
     if "breach_risk" in loaders:
         return
     threshold = info.context.services.settings.forecast_threshold
 
     async def load(keys: list[str]) -> list[BreachRisk | None]:
+        found = await fetch(keys)
         return [
-            BreachRisk.of(r, threshold) if (r := known.get(k)) is not None else None for k in keys
+            BreachRisk.of(r, threshold) if (r := found.get(k)) is not None else None for k in keys
         ]
 
     loaders["breach_risk"] = DataLoader(load_fn=load)
+
+
+async def breach_risk_of_slot(info: Info, slot_id: str) -> BreachRisk | None:
+    """The forecast of a slot the caller already sees (null: not live, or no clock counting)."""
+    services = info.context.services
+
+    async def fetch(keys: list[str]) -> Mapping[str, forecast.BreachRisk | None]:
+        return await forecast.breach_risks(services, keys)
+
+    _serve(info, fetch)
+    result: BreachRisk | None = await info.context.loaders["breach_risk"].load(slot_id)
+    return result
+
+
+def serve_known(info: Info, known: Mapping[str, forecast.BreachRisk | None]) -> None:
+    """Answer this request's ``breachRisk`` fields from forecasts already read (a ranking)."""
+
+    async def fetch(keys: list[str]) -> Mapping[str, forecast.BreachRisk | None]:
+        return known
+
+    _serve(info, fetch)
