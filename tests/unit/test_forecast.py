@@ -98,3 +98,13 @@ def test_past_its_due_instant_it_has_breached() -> None:
     risk = forecast.forecast(live, history(slow=10, fast=20), [live], T0 + 5 * H)
     assert (risk.probability, risk.cohort) == (1.0, "breached")
     assert risk.reason == "past its due instant (125 % of its budget): breached"
+
+
+def test_the_pools_queues_are_the_pairwise_count() -> None:
+    past = history(slow=15, fast=25)
+    live = [forecast.Peer(KEY, T0 - i * H, T0 + 3 * H, None, False) for i in range(4)]
+    pool = forecast.pool_of(KEY, past, live)
+    everyone = [*past, *live]
+    for p in pool.peers:
+        naive = forecast.queue_at(p.opened_at, (o for o in everyone if o is not p))
+        assert pool.depths[id(p)] == naive

@@ -20,6 +20,7 @@ history" (no probability). Pure: ``now`` is given; the caller loads the peers.
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -100,6 +101,97 @@ def _percent(value: float) -> str:
     return f"{value * 100:.0f} %"
 
 
+#: A cohort: an hour band (None: any) and busy or quiet (None: either).
+Group = tuple[str | None, bool | None]
+
+
+@dataclass(frozen=True)
+class Pool:
+    """The peers of one slot name (ended ones), each with the queue it opened behind."""
+
+    peers: list[Peer]
+    depths: dict[int, int]
+    #: The median of those queues: above it a queue is busy.
+    typical: float
+    #: Each peer's hour band of opening, by ``id``.
+    bands: dict[int, str]
+    #: The live slots of the name (their ``id``) and when they opened, sorted.
+    live: frozenset[int]
+    live_opened: list[datetime]
+    #: Per cohort (hour band or None, busy or None): the peers' shares of their budget at
+    #: their end, sorted, and how many breached from each position on.
+    groups: dict[Group, tuple[list[float], list[int]]]
+
+    def survivors(self, group: Group, share: float) -> tuple[int, int]:
+        """How many peers of ``group`` were still open at ``share``, and how many breached."""
+        shares, breached_from = self.groups.get(group, ([], [0]))
+        first = bisect_right(shares, share)
+        return len(shares) - first, breached_from[first]
+
+
+def pool_of(key: tuple[str, str, str], history: Sequence[Peer], live: Sequence[Peer]) -> Pool:
+    """The ended peers of ``key`` and their queues at opening, counted with two sorted lists
+    (opened before, minus ended by then: n log n, not a count per pair)."""
+    peers = [p for p in history if p.key == key and p.ended_at is not None]
+    everyone = [*peers, *(p for p in live if p.key == key)]
+    opened = sorted(p.opened_at for p in everyone)
+    ended = sorted(p.ended_at for p in everyone if p.ended_at is not None)
+    depths = {
+        id(p): max(bisect_left(opened, p.opened_at) - bisect_right(ended, p.opened_at), 0)
+        for p in peers
+    }
+    mine = [p for p in live if p.key == key]
+    typical = _median(list(depths.values()))
+    bands = {id(p): hour_band(p.opened_at) for p in peers}
+    members: dict[Group, list[tuple[float, bool]]] = {}
+    for p in peers:
+        assert p.ended_at is not None
+        end = (p.share_at(p.ended_at), p.breached)
+        busy = depths[id(p)] > typical
+        mine_groups: tuple[Group, ...] = (
+            (bands[id(p)], busy),
+            (None, busy),
+            (bands[id(p)], None),
+            (None, None),
+        )
+        for group in mine_groups:
+            members.setdefault(group, []).append(end)
+    groups: dict[Group, tuple[list[float], list[int]]] = {}
+    for group, ends in members.items():
+        ends.sort()
+        breached_from = [0] * (len(ends) + 1)
+        for i in range(len(ends) - 1, -1, -1):
+            breached_from[i] = breached_from[i + 1] + ends[i][1]
+        groups[group] = ([e[0] for e in ends], breached_from)
+    return Pool(
+        peers,
+        depths,
+        typical,
+        bands,
+        frozenset(id(p) for p in mine),
+        sorted(p.opened_at for p in mine),
+        groups,
+    )
+
+
+def forecast_many(
+    slots: Sequence[Peer],
+    history: Sequence[Peer],
+    live: Sequence[Peer],
+    now: datetime,
+    min_history: int = DEFAULT_MIN_HISTORY,
+    min_samples: int = DEFAULT_MIN_SAMPLES,
+) -> list[BreachRisk]:
+    """:func:`forecast` of each of ``slots``, the pool of each slot name built once."""
+    pools: dict[tuple[str, str, str], Pool] = {}
+    out = []
+    for slot in slots:
+        if slot.key not in pools:
+            pools[slot.key] = pool_of(slot.key, history, live)
+        out.append(forecast(slot, history, live, now, min_history, min_samples, pools[slot.key]))
+    return out
+
+
 def forecast(
     slot: Peer,
     history: Sequence[Peer],
@@ -107,23 +199,20 @@ def forecast(
     now: datetime,
     min_history: int = DEFAULT_MIN_HISTORY,
     min_samples: int = DEFAULT_MIN_SAMPLES,
+    pool: Pool | None = None,
 ) -> BreachRisk:
     """The chance ``slot`` (live at ``now``) breaches, from ``history`` (peers that ended
-    before ``now``) and ``live`` (the slots open now, for the load)."""
-    peers = [p for p in history if p.key == slot.key and p.ended_at is not None]
+    before ``now``) and ``live`` (the slots open now, for the load); ``pool``: the slot
+    name's, already built."""
+    pool = pool or pool_of(slot.key, history, live)
+    peers, typical = pool.peers, pool.typical
     share = max(slot.share_at(now), 0.0)
     band = hour_band(slot.opened_at)
-    same_name = [p for p in (*peers, *live) if p.key == slot.key and p is not slot]
-    queue = queue_at(now, (p for p in live if p.key == slot.key and p is not slot))
-    depths = {id(p): queue_at(p.opened_at, (o for o in same_name if o is not p)) for p in peers}
-    typical = _median(list(depths.values()))
+    # The others open now: every live slot of the name opened before now, but this one.
+    queue = bisect_left(pool.live_opened, now) - (
+        1 if id(slot) in pool.live and slot.opened_at < now else 0
+    )
     load = "busy" if queue > typical else "quiet"
-
-    def is_load(p: Peer) -> bool:
-        return (depths[id(p)] > typical) == (load == "busy")
-
-    def is_band(p: Peer) -> bool:
-        return hour_band(p.opened_at) == band
 
     base = dict(share_elapsed=share, hour_band=band, load=load, queue=queue, history=len(peers))
     if len(peers) < min_history:
@@ -145,27 +234,29 @@ def forecast(
             breached=0,
             **base,  # type: ignore[arg-type]
         )
-    survivors = [p for p in peers if p.open_at_share(share)]
+    busy = load == "busy"
     cohorts = (
-        (f"opened {band}, {load} queue", [p for p in survivors if is_band(p) and is_load(p)]),
-        (f"{load} queue", [p for p in survivors if is_load(p)]),
-        (f"opened {band}", [p for p in survivors if is_band(p)]),
-        ("all", survivors),
+        (f"opened {band}, {load} queue", (band, busy)),
+        (f"{load} queue", (None, busy)),
+        (f"opened {band}", (band, None)),
+        ("all", (None, None)),
     )
-    name, chosen = next(((n, c) for n, c in cohorts if len(c) >= min_samples), cohorts[-1])
-    breached = sum(1 for p in chosen if p.breached)
-    probability = breached / len(chosen) if chosen else 0.0
+    counted = [(n, pool.survivors(group, share)) for n, group in cohorts]
+    name, (survivors, breached) = next(
+        ((n, c) for n, c in counted if c[0] >= min_samples), counted[-1]
+    )
+    probability = breached / survivors if survivors else 0.0
     reason = (
-        f"{breached} of {len(chosen)} past slots ({name}) still open at "
+        f"{breached} of {survivors} past slots ({name}) still open at "
         f"{_percent(share)} of their budget breached"
-        if chosen
+        if survivors
         else f"none of {len(peers)} past slots was still open at {_percent(share)} of its budget"
     )
     return BreachRisk(
         probability=probability,
         reason=reason,
         cohort=name,
-        survivors=len(chosen),
+        survivors=survivors,
         breached=breached,
         **base,  # type: ignore[arg-type]
     )

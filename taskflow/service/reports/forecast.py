@@ -40,10 +40,11 @@ async def breach_risks(
         history = await store.ended(conn, workflows, now - LOOKBACK, now)
     settings = services.settings
     pool = list(live.values())
-    return {
-        i: forecast.forecast(p, history, pool, now, min_history=settings.forecast_min_history)
-        for i, p in wanted.items()
-    }
+    ids = list(wanted)
+    risks = forecast.forecast_many(
+        [wanted[i] for i in ids], history, pool, now, min_history=settings.forecast_min_history
+    )
+    return dict(zip(ids, risks, strict=True))
 
 
 async def backtest(
