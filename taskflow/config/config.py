@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import ipaddress
 import os
 import secrets
 import stat
@@ -374,29 +373,8 @@ def _pool_sizes(env: Mapping[str, str]) -> tuple[int, int]:
     return low, high
 
 
-def _networks(env: Mapping[str, str], name: str) -> tuple[str, ...]:
-    """IP addresses and CIDR networks, comma-separated, in their canonical spelling.
-
-    Checked here because uvicorn would take a malformed entry for a literal host
-    name and silently trust nothing (or a unix socket path) instead.
-    """
-    found = []
-    for entry in _split(env.get(name, "")):
-        try:
-            if "/" in entry:
-                found.append(str(ipaddress.ip_network(entry, strict=False)))
-            else:
-                found.append(str(ipaddress.ip_address(entry)))
-        except ValueError:
-            raise errors.ConfigError(
-                f"{name}: {entry!r} is not an IP address or network: list the addresses of "
-                "your reverse proxies, comma-separated, e.g. 10.0.0.5, 10.1.0.0/16 "
-                '("*" is not accepted: it would believe any client\'s X-Forwarded-For).'
-            ) from None
-    return tuple(found)
-
-
 _fraction = env_values.fraction
+_networks = env_values.networks
 _positive = env_values.positive
 _duration = env_values.duration
 _whole = env_values.whole
