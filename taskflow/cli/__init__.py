@@ -29,6 +29,7 @@ COMMAND_MODULES = (
     "taskflow.cli.worker_cmd",
     "taskflow.cli.webhooks_cmd",
     "taskflow.cli.mcp_cmd",
+    "taskflow.cli.forecast_cmd",
 )
 
 

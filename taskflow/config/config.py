@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import ipaddress
 import os
 import secrets
 import stat
@@ -40,6 +39,10 @@ class Settings:
     public_url: str
     #: Share of its budget past which a running SLA clock reads as at risk.
     sla_at_risk: float = 0.75
+    #: The breach forecast: past slots needed before it answers, and the probability from
+    #: which a slot is at risk (``TASKFLOW_FORECAST_MIN_HISTORY`` / ``_THRESHOLD``).
+    forecast_min_history: int = 20
+    forecast_threshold: float = 0.5
     #: Addresses and networks of reverse proxies whose ``X-Forwarded-For`` is believed;
     #: empty: nobody's, the client is the peer of the connection.
     trusted_proxies: tuple[str, ...] = ()
@@ -268,6 +271,8 @@ def load(env: Mapping[str, str] | None = None) -> Settings:
         env=env_name,
         public_url=public_url.rstrip("/"),
         sla_at_risk=_fraction(env, "TASKFLOW_SLA_AT_RISK", 0.75),
+        forecast_min_history=_whole(env, "TASKFLOW_FORECAST_MIN_HISTORY", 20, most=100000),
+        forecast_threshold=_fraction(env, "TASKFLOW_FORECAST_THRESHOLD", 0.5),
         trusted_proxies=_networks(env, "TASKFLOW_TRUSTED_PROXIES"),
         timer_max_attempts=int(_positive(env, "TASKFLOW_TIMER_MAX_ATTEMPTS", 8, whole=True)),
         timer_backoff_base=_positive(env, "TASKFLOW_TIMER_BACKOFF_BASE", 30.0),
@@ -368,29 +373,8 @@ def _pool_sizes(env: Mapping[str, str]) -> tuple[int, int]:
     return low, high
 
 
-def _networks(env: Mapping[str, str], name: str) -> tuple[str, ...]:
-    """IP addresses and CIDR networks, comma-separated, in their canonical spelling.
-
-    Checked here because uvicorn would take a malformed entry for a literal host
-    name and silently trust nothing (or a unix socket path) instead.
-    """
-    found = []
-    for entry in _split(env.get(name, "")):
-        try:
-            if "/" in entry:
-                found.append(str(ipaddress.ip_network(entry, strict=False)))
-            else:
-                found.append(str(ipaddress.ip_address(entry)))
-        except ValueError:
-            raise errors.ConfigError(
-                f"{name}: {entry!r} is not an IP address or network: list the addresses of "
-                "your reverse proxies, comma-separated, e.g. 10.0.0.5, 10.1.0.0/16 "
-                '("*" is not accepted: it would believe any client\'s X-Forwarded-For).'
-            ) from None
-    return tuple(found)
-
-
 _fraction = env_values.fraction
+_networks = env_values.networks
 _positive = env_values.positive
 _duration = env_values.duration
 _whole = env_values.whole

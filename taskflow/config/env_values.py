@@ -6,6 +6,7 @@ malformed one with a :class:`~taskflow.errors.ConfigError` that says what to wri
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Callable, Mapping
 from datetime import timedelta
 from typing import TypeVar
@@ -91,3 +92,25 @@ def flag(env: Mapping[str, str], name: str, default: bool) -> bool:
     if text in ("0", "false", "no", "off"):
         return False
     raise errors.ConfigError(f"{name}={text!r} is not yes or no: write true or false.")
+
+
+def networks(env: Mapping[str, str], name: str) -> tuple[str, ...]:
+    """IP addresses and CIDR networks, comma-separated, in their canonical spelling.
+
+    Checked here because uvicorn would take a malformed entry for a literal host
+    name and silently trust nothing (or a unix socket path) instead.
+    """
+    found = []
+    for entry in (e.strip() for e in env.get(name, "").split(",") if e.strip()):
+        try:
+            if "/" in entry:
+                found.append(str(ipaddress.ip_network(entry, strict=False)))
+            else:
+                found.append(str(ipaddress.ip_address(entry)))
+        except ValueError:
+            raise errors.ConfigError(
+                f"{name}: {entry!r} is not an IP address or network: list the addresses of "
+                "your reverse proxies, comma-separated, e.g. 10.0.0.5, 10.1.0.0/16 "
+                '("*" is not accepted: it would believe any client\'s X-Forwarded-For).'
+            ) from None
+    return tuple(found)

@@ -305,3 +305,22 @@ def test_with_the_embedded_database_off_a_database_url_is_required(tmp_path: Pat
     )
     assert not external.embedded
     assert config.load(env).embedded  # on by default: README's first command
+
+
+def test_the_forecast_settings_and_their_refusals() -> None:
+    from taskflow import errors as errs
+    from taskflow.config import config as cfg
+
+    base = {"TASKFLOW_SECRET_KEYS": "k" * 40}
+    found = cfg.load(
+        {**base, "TASKFLOW_FORECAST_MIN_HISTORY": "5", "TASKFLOW_FORECAST_THRESHOLD": "0.7"}
+    )
+    assert (found.forecast_min_history, found.forecast_threshold) == (5, 0.7)
+    defaults = cfg.load(base)
+    assert (defaults.forecast_min_history, defaults.forecast_threshold) == (20, 0.5)
+    for name, value in (
+        ("TASKFLOW_FORECAST_THRESHOLD", "2"),
+        ("TASKFLOW_FORECAST_MIN_HISTORY", "x"),
+    ):
+        with pytest.raises(errs.ConfigError):
+            cfg.load({**base, name: value})

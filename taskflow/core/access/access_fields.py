@@ -233,3 +233,10 @@ _CHANGES = {"SlotChange": "slot slotId cursor", "BoardChange": "card runId curso
 _CHANGES["RunChange"] = "run runId cursor"
 FIELDS.update({f"{t}.{f}": "parent" for t, fs in _CHANGES.items() for f in fs.split()})
 FIELDS.update(history_fields.FIELDS)
+# The breach forecast (docs/forecast.md): counts over past slots, read where the slot is.
+_FORECAST = {
+    "Slot": "breachRisk",
+    "BreachRisk": "probability atRisk reason cohort samples breached history shareElapsed "
+    "hourBand load queue",
+}
+FIELDS.update({f"{t}.{f}": "parent" for t, fs in _FORECAST.items() for f in fs.split()})

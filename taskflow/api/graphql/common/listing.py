@@ -14,6 +14,8 @@ The query is named after the method and described by its docstring; its argument
 ``first`` (checked: 1 to ``relay.MAX_FIRST``), ``after`` and the method's last parameter,
 an optional argument of the type given (a filter input left out is its defaults). The
 method gets the authenticated caller and the page asked for, and answers the connection.
+A list with more than one order also takes ``orderBy`` (``ordered=`` the enum and its
+default), handed to the method as ``page.order``.
 """
 
 from __future__ import annotations
@@ -38,6 +40,8 @@ class Page:
 
     first: int
     after: str | None
+    #: The ``orderBy`` asked for (lists declared ``ordered=``), else None.
+    order: Any = None
 
 
 #: A list's use case: (self, info, the caller, the page, the narrowing argument) -> the page.
@@ -53,6 +57,7 @@ def connection(
     *,
     first: int = 20,
     first_type: object = relay.First,
+    ordered: tuple[Any, str] | None = None,
 ) -> Callable[[ListWork], Any]:
     """Declare the decorated use case as a list query (or list field) answering a
     connection: see the module doc. ``narrowing`` is the type of its optional last argument,
@@ -76,7 +81,8 @@ def connection(
             value = given.get(argument)
             if value is None and defaults is not None:
                 value = defaults()
-            return await work(self, info, me, Page(first, after), value)
+            order = given.get("order_by", ordered[0] if ordered else None)
+            return await work(self, info, me, Page(first, after, order), value)
 
         keyword = inspect.Parameter.POSITIONAL_OR_KEYWORD
         resolve.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
@@ -92,6 +98,20 @@ def connection(
                     annotation=Annotated[
                         narrowing | None, strawberry.argument(description=description)
                     ],
+                ),
+                *(
+                    [
+                        inspect.Parameter(
+                            "order_by",
+                            keyword,
+                            default=ordered[0],
+                            annotation=Annotated[
+                                type(ordered[0]), strawberry.argument(description=ordered[1])
+                            ],
+                        )
+                    ]
+                    if ordered
+                    else []
                 ),
             ],
             return_annotation=returns,

@@ -27,6 +27,7 @@ from taskflow.core.runs.model import SlotView
 if TYPE_CHECKING:
     from taskflow.api.graphql.clocks.sla import Clock
     from taskflow.api.graphql.links.links import MagicLinkType
+    from taskflow.api.graphql.reports.breach_risk import BreachRisk
     from taskflow.api.graphql.runs.types import RunType
 
 SLOT = "Slot"
@@ -172,6 +173,17 @@ class SlotType(relay.Node):
         from taskflow.api.graphql.clocks import sla
 
         return await sla.clocks_of_slot(info, relay.from_global_id(str(self.id))[1])
+
+    @strawberry.field(
+        description="How likely it is to breach its milestone, from the workflow's past slots, "
+        "with the reason; null once it ended or when no clock counts (docs/forecast.md)."
+    )
+    async def breach_risk(
+        self, info: Info
+    ) -> Annotated[BreachRisk, strawberry.lazy("taskflow.api.graphql.reports.breach_risk")] | None:
+        from taskflow.api.graphql.reports import breach_risk
+
+        return await breach_risk.breach_risk_of_slot(info, relay.from_global_id(str(self.id))[1])
 
     @strawberry.field(
         description="The run it belongs to; null when you may not read that run (the same "

@@ -18,7 +18,7 @@ from taskflow.api.graphql.common.context import (
     doubt,
     presume_alone,
 )
-from taskflow.api.graphql.reports import reports
+from taskflow.api.graphql.reports import forecast, reports
 from taskflow.api.graphql.runs.types import (
     RUN,
     SLOT,
@@ -206,13 +206,28 @@ class WorkQueries:
         found, has_next = await views.inbox(services, me, f, first=first, after=slot_cursor(after))
         return await _inbox_page(info, me, f, found, has_next)
 
-    @listing.connection(WorkFilter, "Narrow the list.", first=50, first_type=First)
+    @listing.connection(
+        WorkFilter,
+        "Narrow the list.",
+        first=50,
+        first_type=First,
+        ordered=(forecast.WorkOrder.URGENCY, "The order: most urgent (default) or breach risk."),
+    )
     async def work(
         self, info: Info, me: Principal, page: listing.Page, filter: WorkFilter
     ) -> relay.Connection[SlotType]:
-        """Every live slot, whoever holds it, most urgent first: for leads, managers and admins,
-        and for members of a team reading their team's queue (filter.audience)."""
+        """Every live slot, whoever holds it, most urgent first (or most likely to breach
+        first): for leads, managers and admins, and for members of a team reading their
+        team's queue (filter.audience)."""
         f = filter.to_filter()
+        if page.order is forecast.WorkOrder.BREACH_RISK:
+            if filter.at_risk:
+                raise errors.ValidationError(
+                    "filter.atRisk lists by the clock's share; orderBy: BREACH_RISK ranks the "
+                    "whole list by forecast: ask one or the other.",
+                    field="orderBy",
+                )
+            return await forecast.by_breach_risk_connection(info, me, f, page.first, page.after)
         if filter.at_risk:
             return await reports.at_risk_connection(info, me, f, page.first, page.after)
         found, total, has_next = await views.work(
