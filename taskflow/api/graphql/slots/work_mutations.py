@@ -292,7 +292,8 @@ class WorkMutations:
     async def complete(self, info: Info, me: Principal, input: CompleteInput) -> keyed.Answer:
         """Complete a slot with its event's payload; the run moves on."""
         payload = payload_of(input.payload)
-        await file_service.check_stored(info.context.services, payload)
+        uploader = file_service.staff_uploader(me)
+        await file_service.check_stored(info.context.services, payload, uploader)
         slot, run = await slot_service.complete(
             info.context.services,
             me,
