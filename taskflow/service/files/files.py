@@ -23,6 +23,7 @@ from taskflow.core.definition import fields as fl
 from taskflow.core.files import files as fi
 from taskflow.service.access import tokens
 from taskflow.service.common.container import Services
+from taskflow.service.links import link_use
 from taskflow.service.runs import runs as run_service
 from taskflow.service.slots import views
 from taskflow.store.files import references, uploads
@@ -143,6 +144,16 @@ async def upload_for_slot(
     declared = run_service.definition_for(services, run.view).slot(slot.state, slot.name)
     field = field_of(declared.fields, field_name)
     return await keep(services, field, name, data, staff_uploader(actor))
+
+
+async def upload_for_link(
+    services: Services, token: str, client: str, field_name: str, name: str | None, data: bytes
+) -> fi.FileRef:
+    """``POST /files`` with a magic link's token: a file for the link's slot, recorded as the
+    link's (its ``completeWithLink`` may carry it). An unusable link is refused as on its page."""
+    page = await link_use.open_page(services, token, client)
+    field = field_of(page.fields, field_name)
+    return await keep(services, field, name, data, link_uploader(page.link.id))
 
 
 async def sign(services: Services, actor: Principal, slot_id: str, sha256: str) -> str:
