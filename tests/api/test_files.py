@@ -377,7 +377,6 @@ async def test_files_kept_in_s3_compatible_storage_upload_and_download(
         assert [sha for sha, _ in await services.file_storage.listed()] == [ref["sha256"]]
 
 
-
 async def _still_open(world: World, slot_id: str) -> None:
     slot = await gql(world.client, m.SLOT_LINKS, {"id": slot_id}, token=world.people["olga"])
     assert slot.ok()["node"]["status"] == "OPEN"

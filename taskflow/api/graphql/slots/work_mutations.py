@@ -202,12 +202,12 @@ class WorkMutations:
             item=t.item,
             expected_version=input.expected_version,
         )
+        payload = payload_of(input.payload)
+        # The rule of complete: a file reference must be the raiser's own stored upload.
+        uploader = file_service.staff_uploader(me)
+        await file_service.check_stored(info.context.services, payload, uploader)
         raised = await events.raise_event(
-            info.context.services,
-            me,
-            event=input.event,
-            payload=payload_of(input.payload),
-            target=target,
+            info.context.services, me, event=input.event, payload=payload, target=target
         )
         if raised.buffered is not None:
             kept = raised.buffered
