@@ -258,7 +258,7 @@ async def _kept(
 ) -> dict[str, Any]:
     """The uploads checked against the link's slot's fields and stored; their references.
     A refused file is that field's problem on the page (nothing stored)."""
-    page = await link_use.open_page(services, token, client)
+    page = await link_use.open_page(services, token, client, submitting=True)
     uploader = file_service.link_uploader(page.link.id)
     return await kept_files(services, page.fields, uploads, uploader)
 

@@ -263,7 +263,7 @@ async def test_a_slot_completed_by_staff_meanwhile_refuses_the_link(
     assert "can no longer be used" in posted.text
     assert (await client.get(m.path_of(link["url"]))).status_code == 410
     slot = await m.slot_links(client, people["olga"], slot_id)
-    assert (slot["payload"], slot["satisfiedBy"]) == ({"document": [by_post]}, "olga")
+    assert (slot["payload"], slot["satisfiedBy"]) == ({"document": by_post}, "olga")
     assert slot["links"][0]["status"] == "ACTIVE"  # never spent: the slot went first
     refused = await w.timeline(client, people["olga"], run_id, kinds=["link.refused"])
     assert [line["reason"] for line in refused] == ["slot no longer open"]

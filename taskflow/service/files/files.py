@@ -151,7 +151,7 @@ async def upload_for_link(
 ) -> fi.FileRef:
     """``POST /files`` with a magic link's token: a file for the link's slot, recorded as the
     link's (its ``completeWithLink`` may carry it). An unusable link is refused as on its page."""
-    page = await link_use.open_page(services, token, client)
+    page = await link_use.open_page(services, token, client, submitting=True)
     field = field_of(page.fields, field_name)
     return await keep(services, field, name, data, link_uploader(page.link.id))
 
