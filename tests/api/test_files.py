@@ -452,3 +452,16 @@ async def test_upload_with_a_link_token_needs_a_usable_link(world: World) -> Non
     )
     assert nothing.status_code == 401
     assert await file_service.storage(world.services).listed() == []
+
+
+async def test_an_upload_unused_past_the_grace_must_be_sent_again(world: World) -> None:
+    slot_id = await _upload_slot(world)
+    ref = await m.uploaded(world.client, slot_id, token=world.people["olga"])
+    later = world.clock.now() + file_service.GRACE + timedelta(seconds=1)
+    await file_service.sweep(world.services, later)  # its bytes and its record both go
+    done = await w.complete(world.client, world.people["olga"], slot_id, {"document": ref})
+    assert done["__typename"] == "PayloadInvalid"
+    assert UPLOAD_FIRST in done["problems"][0]["reason"]
+    again = await m.uploaded(world.client, slot_id, token=world.people["olga"])
+    done = await w.complete(world.client, world.people["olga"], slot_id, {"document": again})
+    assert done["__typename"] == "CompleteSuccess", done
