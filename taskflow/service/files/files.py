@@ -2,10 +2,12 @@
 and forgetting the files of slots that ended without them.
 
 An upload is sniffed and capped against the field it is for (``core/files``), then kept
-by sha256 in the storage of ``TASKFLOW_FILES_*`` (``store/files/storage.py``); the answer
-is the reference a payload carries. A download URL is signed for one slot's file and
-works ``TASKFLOW_FILES_URL_TTL`` seconds; the signer checks that the reader may see the
-slot (``visible_slot``, the rule every slot read follows) when it signs.
+by sha256 in the storage of ``TASKFLOW_FILES_*`` (``store/files/storage.py``) and recorded
+as its uploader's (a staff principal or a magic link, ``store/files/uploads.py``); the answer
+is the reference a payload carries, and only that uploader's completion may carry it. A
+download URL is signed for one slot's file and works ``TASKFLOW_FILES_URL_TTL`` seconds;
+the signer checks that the reader may see the slot (``visible_slot``, the rule every slot
+read follows) when it signs.
 """
 
 from __future__ import annotations
