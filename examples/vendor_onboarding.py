@@ -185,8 +185,9 @@ class VendorOnboarding(Workflow):
                 foreach=subject.required_documents,  # one slot per required document
                 label="Upload {item} for {subject.legal_name}",
                 fields=[
-                    # The document itself (a PDF or a scan), judged by its bytes; a link to
-                    # it on a shared drive is still taken as text.
+                    # The document itself (a PDF or a scan), judged by its bytes: only a
+                    # file uploaded by whoever completes (the vendor through the link, or
+                    # staff), never a name or a link typed in.
                     Field.upload(
                         "document",
                         ["application/pdf", "image/png", "image/jpeg"],

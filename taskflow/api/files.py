@@ -1,8 +1,10 @@
 """Attached files over HTTP (docs/files.md).
 
-- ``POST /files`` (staff bearer token; multipart ``slot``, ``field``, ``file``): the file is
-  sniffed and capped against the slot's field and stored; the answer is the reference
-  ``{name, type, size, sha256}`` the ``completeSlot`` payload then carries.
+- ``POST /files`` (staff bearer token; multipart ``slot``, ``field``, ``file``; or no token
+  and a magic link's token as the part ``link``): the file is sniffed and capped against
+  the slot's field and stored as the caller's upload; the answer is the reference
+  ``{name, type, size, sha256}`` that caller's ``completeSlot`` (``completeWithLink``)
+  payload then carries.
 - ``GET /files/url?slot=&sha256=`` (staff bearer token): a short-lived signed download
   path for a file of a slot's payload, if the caller may see the slot.
 - ``GET /files/d/{signed}``: the file, while the signature holds; served as an attachment
@@ -26,11 +28,13 @@ from litestar.response import Response
 from taskflow import errors
 from taskflow.api import report_signin
 from taskflow.api.graphql.common import relay
+from taskflow.core.common import refusals
 from taskflow.core.files import files as fi
 from taskflow.service.access import principals as principal_service
 from taskflow.service.common import outage
 from taskflow.service.common.container import Services
 from taskflow.service.files import files as file_service
+from taskflow.service.links import link_use
 
 #: The largest upload request read at all (a field's own cap is checked after).
 MAX_REQUEST_BYTES = 64 * 1024 * 1024
@@ -46,8 +50,10 @@ def _refusal(error: errors.TaskflowError) -> Response[Any]:
     status = 400
     if isinstance(error, errors.AuthenticationError):
         status = 401
-    elif isinstance(error, errors.NotFound):
+    elif isinstance(error, errors.NotFound | refusals.LinkUnusable):
         status = 404
+    elif isinstance(error, refusals.Throttled):
+        status = 429
     elif isinstance(error, fi.StorageUnavailable):
         status = 503
     elif isinstance(error, fi.FileRefused):
@@ -93,10 +99,13 @@ async def upload(state: State, request: Request[Any, Any, Any]) -> Response[Any]
     """Store one file for a slot's ``file`` field; its reference."""
     services = _services(state)
     try:
-        actor = await _caller(services, request)
+        # A staff bearer token, or (no token) the form part 'link': a magic link's token.
+        actor = await _caller(services, request) if report_signin.bearer(request) else None
         form = await _read_form(request)
-        slot, field, sent = form.get("slot"), form.get("field"), form.get("file")
-        if not isinstance(slot, str) or not isinstance(field, str):
+        link, slot, field, sent = (form.get(k) for k in ("link", "slot", "field", "file"))
+        if actor is None and not isinstance(link, str):
+            await _caller(services, request)  # the 401 that says what to send
+        if not isinstance(field, str) or (actor is not None and not isinstance(slot, str)):
             raise errors.ValidationError("Send the form fields 'slot' (an id) and 'field'.")
         if not isinstance(sent, UploadFile):
             raise errors.ValidationError("Send the file as the multipart part 'file'.")
@@ -104,10 +113,16 @@ async def upload(state: State, request: Request[Any, Any, Any]) -> Response[Any]
             data = await sent.read()
         finally:
             await sent.close()
-        slot_id = relay.local_id(slot, "Slot", "slot")
-        ref = await file_service.upload_for_slot(
-            services, actor, slot_id, field, sent.filename, data
-        )
+        if actor is None:
+            client = link_use.client_key(services, request.client.host if request.client else None)
+            ref = await file_service.upload_for_link(
+                services, str(link), client, field, sent.filename, data
+            )
+        else:
+            slot_id = relay.local_id(str(slot), "Slot", "slot")
+            ref = await file_service.upload_for_slot(
+                services, actor, slot_id, field, sent.filename, data
+            )
     except errors.TaskflowError as refused:
         return _refusal(refused)
     except Exception as failed:

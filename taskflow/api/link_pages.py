@@ -129,8 +129,7 @@ def _form_page(
 
 
 def is_upload(field: fl.Field) -> bool:
-    # A file field that names the types it takes asks for the document itself.
-    return field.type == "file" and bool(field.content_types)
+    return field.takes_uploads
 
 
 def field_hint(field: fl.Field) -> str | None:
@@ -259,20 +258,22 @@ async def _kept(
 ) -> dict[str, Any]:
     """The uploads checked against the link's slot's fields and stored; their references.
     A refused file is that field's problem on the page (nothing stored)."""
-    page = await link_use.open_page(services, token, client)
-    return await kept_files(services, page.fields, uploads)
+    page = await link_use.open_page(services, token, client, submitting=True)
+    uploader = file_service.link_uploader(page.link.id)
+    return await kept_files(services, page.fields, uploads, uploader)
 
 
 async def kept_files(
     services: Services,
     fields: Sequence[fl.Field],
     uploads: dict[str, list[tuple[str | None, bytes]]],
+    uploader: str,
 ) -> dict[str, Any]:
-    """The uploads checked against ``fields`` and stored (all or none); their references as
-    payload values. A refused file is that field's problem on the form (the link page's and
-    the console's)."""
+    """The uploads checked against ``fields`` and stored (all or none) as ``uploader``'s;
+    their references as payload values. A refused file is that field's problem on the form
+    (the link page's and the console's)."""
     try:
-        return await file_service.keep_many(services, fields, uploads)
+        return await file_service.keep_many(services, fields, uploads, uploader)
     except (fi.FileRefused, errors.ValidationError) as refused:
         field = str(refused.facts.get("field") or next(iter(uploads)))
         raise fl.PayloadError([fl.FieldProblem(field, refused.message)]) from None

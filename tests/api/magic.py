@@ -120,13 +120,48 @@ def page_token(html: str) -> str:
 
 
 async def submit(
-    client: httpx.AsyncClient, url: str, fields: dict[str, str], *, page: str | None = None
+    client: httpx.AsyncClient,
+    url: str,
+    fields: dict[str, str],
+    *,
+    page: str | None = None,
+    files: dict[str, tuple[str, bytes, str]] | None = None,
 ) -> httpx.Response:
-    """Open the page like a browser, then send the form with its page token."""
+    """Open the page like a browser, then send the form (and ``files``, as its file inputs
+    would) with its page token."""
     if page is None:
         shown = await client.get(path_of(url))
         page = page_token(shown.text) if shown.status_code == 200 else "none"
-    return await client.post(path_of(url), data={"_page": page, **fields})
+    return await client.post(path_of(url), data={"_page": page, **fields}, files=files)
+
+
+#: The first bytes of a PDF (what its sniffing reads) and a little body.
+PDF = b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n1 0 obj\n<< /Type /Catalog >>\nendobj\ntrailer\n%%EOF\n"
+
+
+def pdf(name: str = "bank.pdf") -> dict[str, tuple[str, bytes, str]]:
+    """The files of a link page's form that attaches one PDF as its ``document``."""
+    return {"document": (name, PDF, "application/pdf")}
+
+
+async def uploaded(
+    client: httpx.AsyncClient,
+    slot_id: str,
+    *,
+    token: str | None = None,
+    link: str | None = None,
+    name: str = "bank.pdf",
+) -> dict[str, Any]:
+    """A PDF uploaded with ``POST /files`` for the slot's ``document``, by a staff ``token``
+    or a magic ``link``'s token; the reference it answers."""
+    answer = await client.post(
+        "/files",
+        data={"slot": slot_id, "field": "document"} | ({"link": link} if link else {}),
+        files={"file": (name, PDF, "application/pdf")},
+        headers={"Authorization": f"Bearer {token}"} if token else {},
+    )
+    assert answer.status_code == 201, answer.text
+    return dict(answer.json())
 
 
 async def slot_links(client: httpx.AsyncClient, token: str, slot_id: str) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from taskflow.api.graphql.common import relay
 from taskflow.config import config
 from taskflow.service.common import container
 from taskflow.service.compose import children as lane
+from tests.api import magic as m
 from tests.api import workflows as w
 from tests.conftest import api_fixtures, gql, services_fixture
 
@@ -97,7 +98,8 @@ async def assessing(
     attributes = {**w.VENDOR, "vendor_number": vendor}
     started = await w.start(api, tokens["app"], "vendor-onboarding", "vendor", vendor, attributes)
     for slot in [s for s in await w.inbox(api, tokens["olga"]) if s["name"] == "upload"]:
-        await w.complete(api, tokens["olga"], slot["id"], {"document": f"docs/{slot['id']}"})
+        sent = await m.uploaded(api, slot["id"], token=tokens["olga"])
+        await w.complete(api, tokens["olga"], slot["id"], {"document": sent})
     legal = await w.slot_named(api, tokens["lee"], "legal_review")
     await w.complete(api, tokens["lee"], legal["id"], {"decision": "approve"})
     await settle(services)

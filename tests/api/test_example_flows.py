@@ -10,6 +10,7 @@ import pytest
 
 from taskflow.service.common import container
 from taskflow.service.compose import children as child_lane
+from tests.api import magic as m
 from tests.api import workflows as w
 from tests.conftest import gql
 
@@ -187,9 +188,8 @@ async def test_a_vendor_is_onboarded_after_documents_and_reviews(
     # Reviews wait until every document is in: nothing for legal yet.
     assert await w.inbox(client, people["lee"]) == []
     for slot in uploads:
-        done = await w.complete(
-            client, people["olga"], slot["id"], {"document": f"docs/{slot['id']}"}
-        )
+        sent = await m.uploaded(client, slot["id"], token=people["olga"])
+        done = await w.complete(client, people["olga"], slot["id"], {"document": sent})
         assert done["__typename"] == "CompleteSuccess"
     legal = await w.slot_named(client, people["lee"], "legal_review")
     done = await w.complete(client, people["lee"], legal["id"], {"decision": "approve"})
@@ -237,7 +237,7 @@ async def test_no_security_review_without_personal_data_and_a_bad_vat_is_rejecte
 async def test_raise_event_targets_and_refusals(
     client: httpx.AsyncClient, people: dict[str, str]
 ) -> None:
-    await w.start(
+    started = await w.start(
         client,
         people["app"],
         "vendor-onboarding",
@@ -246,6 +246,8 @@ async def test_raise_event_targets_and_refusals(
         {**VENDOR, "vendor_number": "V-9"},
     )
     subject = {"subject": {"type": "vendor", "externalId": "V-9"}}
+    slots = await m.upload_slots(client, people, started["run"]["id"])
+    bank = await m.uploaded(client, slots["bank details"], token=people["app"])
     ambiguous = await raise_event(
         client, people["app"], "document-uploaded", {"document": "x"}, subject
     )
@@ -255,7 +257,7 @@ async def test_raise_event_targets_and_refusals(
         client,
         people["app"],
         "document-uploaded",
-        {"document": "docs/bank"},
+        {"document": bank},
         {**subject, "slotName": "upload", "item": "bank details"},
     )
     assert narrowed["slot"]["status"] == "SATISFIED"

@@ -231,9 +231,8 @@ async def test_the_vendors_document_requests_expire_and_the_onboarding_with_them
     started = await m.start_vendor(api, tokens)
     run_id = started["id"]
     uploads = await m.upload_slots(api, tokens, run_id)
-    done = await w.complete(
-        api, tokens["olga"], uploads["bank details"], {"document": "docs/bank.pdf"}
-    )
+    sent = await m.uploaded(api, uploads["bank details"], token=tokens["olga"])
+    done = await w.complete(api, tokens["olga"], uploads["bank details"], {"document": sent})
     assert done["__typename"] == "CompleteSuccess"
     await fire(expiring, at(20, 9))
     warned = [

@@ -24,8 +24,9 @@ from tests.conftest import gql
 
 pytestmark = pytest.mark.anyio
 
-#: The first bytes of a PDF (what its sniffing reads) and a little body.
-PDF = b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n1 0 obj\n<< /Type /Catalog >>\nendobj\ntrailer\n%%EOF\n"
+PDF = m.PDF
+#: Why a typed reference, or a file someone else uploaded, is refused.
+UPLOAD_FIRST = "takes only files uploaded by you: upload the file first"
 #: A ZIP archive's bytes, whatever name it is sent under.
 ZIP = b"PK\x03\x04" + b"\x00" * 60
 
@@ -308,10 +309,12 @@ async def test_a_reference_to_no_stored_file_is_refused(world: World) -> None:
     ref = (await _send(world, slot_id, PDF)).json()
     forged = {**ref, "type": "image/png"}  # bytes that are a PDF, claimed a PNG
     unknown = {**ref, "sha256": "0" * 64}
-    for sent in (forged, unknown):
+    # An altered reference to my upload names no stored file; one to bytes I never
+    # uploaded is not mine to hand in.
+    for sent, why in ((forged, "no stored file matches"), (unknown, UPLOAD_FIRST)):
         done = await w.complete(world.client, world.people["olga"], slot_id, {"document": sent})
         assert done["__typename"] == "PayloadInvalid"
-        assert "no stored file matches" in done["problems"][0]["reason"]
+        assert why in done["problems"][0]["reason"]
     slot = await gql(world.client, m.SLOT_LINKS, {"id": slot_id}, token=world.people["olga"])
     assert slot.ok()["node"]["status"] == "OPEN"
 
@@ -320,10 +323,10 @@ async def test_complete_with_link_checks_the_stored_bytes_as_complete_slot_does(
     world: World,
 ) -> None:
     minted = await m.vendor_link(world.client, world.people)
-    ref = (await _send(world, minted.slot_id, PDF)).json()
+    ref = await m.uploaded(world.client, minted.slot_id, link=minted.link["token"])
     forged = {**ref, "type": "image/png", "size": ref["size"] + 1}  # claims other bytes
     unknown = {**ref, "sha256": "0" * 64}  # names no stored file
-    for sent in (forged, unknown):
+    for sent, why in ((forged, "no stored file matches"), (unknown, UPLOAD_FIRST)):
         done = await gql(
             world.client,
             m.COMPLETE_WITH_LINK,
@@ -331,7 +334,7 @@ async def test_complete_with_link_checks_the_stored_bytes_as_complete_slot_does(
         )
         answer = done.ok()["completeWithLink"]
         assert answer["__typename"] == "PayloadInvalid", answer
-        assert "no stored file matches" in answer["problems"][0]["reason"]
+        assert why in answer["problems"][0]["reason"]
     slot = await gql(world.client, m.SLOT_LINKS, {"id": minted.slot_id}, token=world.people["olga"])
     assert slot.ok()["node"]["status"] == "OPEN"
     assert slot.ok()["node"]["links"][0]["status"] == "ACTIVE"  # the link was not spent
@@ -372,3 +375,93 @@ async def test_files_kept_in_s3_compatible_storage_upload_and_download(
         )
         assert (await world.client.get(signed.json()["url"])).content == PDF
         assert [sha for sha, _ in await services.file_storage.listed()] == [ref["sha256"]]
+
+
+async def _still_open(world: World, slot_id: str) -> None:
+    slot = await gql(world.client, m.SLOT_LINKS, {"id": slot_id}, token=world.people["olga"])
+    assert slot.ok()["node"]["status"] == "OPEN"
+    assert all(link["status"] == "ACTIVE" for link in slot.ok()["node"]["links"])
+
+
+async def test_complete_slot_takes_only_files_the_completing_caller_uploaded(
+    world: World,
+) -> None:
+    slot_id = await _upload_slot(world)
+    by_app = await m.uploaded(world.client, slot_id, token=world.people["app"])
+    for sent in ("ref-1", "https://drive.example/bank.pdf", [by_app]):
+        done = await w.complete(world.client, world.people["olga"], slot_id, {"document": sent})
+        assert done["__typename"] == "PayloadInvalid", done
+        assert done["problems"][0]["field"] == "document"
+        assert UPLOAD_FIRST in done["problems"][0]["reason"]
+    await _still_open(world, slot_id)
+    mine = await m.uploaded(world.client, slot_id, token=world.people["olga"])
+    done = await w.complete(world.client, world.people["olga"], slot_id, {"document": [mine]})
+    assert done["__typename"] == "CompleteSuccess", done
+
+
+async def test_complete_with_link_takes_only_files_uploaded_through_that_link(
+    world: World,
+) -> None:
+    minted = await m.vendor_link(world.client, world.people)
+    slots = await m.upload_slots(world.client, world.people, minted.run_id)
+    other = await m.minted(world.client, world.people, slots["certificate of incorporation"])
+    by_staff = await m.uploaded(world.client, minted.slot_id, token=world.people["olga"])
+    by_other_link = await m.uploaded(world.client, "", link=other["token"])
+
+    async def complete(document: Any) -> dict[str, Any]:
+        payload = {"document": document}
+        done = await gql(
+            world.client,
+            m.COMPLETE_WITH_LINK,
+            {"input": {"token": minted.link["token"], "payload": payload}},
+        )
+        return dict(done.ok()["completeWithLink"])
+
+    for sent in ("ref-1", "https://drive.example/bank.pdf", [by_staff], [by_other_link]):
+        answer = await complete(sent)
+        assert answer["__typename"] == "PayloadInvalid", answer
+        assert answer["problems"][0]["field"] == "document"
+        assert UPLOAD_FIRST in answer["problems"][0]["reason"]
+    await _still_open(world, minted.slot_id)
+    own = await m.uploaded(world.client, minted.slot_id, link=minted.link["token"], name="b.pdf")
+    answer = await complete([own])
+    assert answer["__typename"] == "CompleteWithLinkSuccess", answer
+    slot = await m.slot_links(world.client, world.people["olga"], minted.slot_id)
+    assert slot["payload"] == {"document": [own]}
+
+
+async def test_the_link_page_refuses_a_typed_reference_for_a_file_field(world: World) -> None:
+    minted = await m.vendor_link(world.client, world.people)
+    answer = await m.submit(world.client, minted.link["url"], {"document": "ref-1"})
+    assert answer.status_code == 422
+    assert "upload the file first" in answer.text
+    await _still_open(world, minted.slot_id)
+
+
+async def test_upload_with_a_link_token_needs_a_usable_link(world: World) -> None:
+    minted = await m.vendor_link(world.client, world.people)
+    answer = await world.client.post(
+        "/files",
+        data={"link": minted.link["token"] + "x", "field": "document"},
+        files={"file": ("bank.pdf", PDF, "application/pdf")},
+    )
+    assert answer.status_code == 404
+    assert answer.json()["code"] == "LINK_UNUSABLE"
+    nothing = await world.client.post(
+        "/files", data={"field": "document"}, files={"file": ("bank.pdf", PDF, "application/pdf")}
+    )
+    assert nothing.status_code == 401
+    assert await file_service.storage(world.services).listed() == []
+
+
+async def test_an_upload_unused_past_the_grace_must_be_sent_again(world: World) -> None:
+    slot_id = await _upload_slot(world)
+    ref = await m.uploaded(world.client, slot_id, token=world.people["olga"])
+    later = world.clock.now() + file_service.GRACE + timedelta(seconds=1)
+    await file_service.sweep(world.services, later)  # its bytes and its record both go
+    done = await w.complete(world.client, world.people["olga"], slot_id, {"document": ref})
+    assert done["__typename"] == "PayloadInvalid"
+    assert UPLOAD_FIRST in done["problems"][0]["reason"]
+    again = await m.uploaded(world.client, slot_id, token=world.people["olga"])
+    done = await w.complete(world.client, world.people["olga"], slot_id, {"document": again})
+    assert done["__typename"] == "CompleteSuccess", done

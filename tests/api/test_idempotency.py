@@ -53,10 +53,15 @@ async def _call(
 async def test_raise_event_keys_are_not_shared_between_actors(world: World) -> None:
     client, people = world.client, world.people
     vendor = {**w.VENDOR, "vendor_number": "V-7"}
-    await w.start(client, people["app"], "vendor-onboarding", "vendor", "V-7", vendor)
+    started = await w.start(client, people["app"], "vendor-onboarding", "vendor", "V-7", vendor)
     target = {"correlationKey": "V-7", "slotName": "upload"}
+    slots = await m.upload_slots(client, people, started["run"]["id"])
+    bank = await m.uploaded(client, slots["bank details"], token=people["app"], name="bank.pdf")
+    coi = await m.uploaded(
+        client, slots["certificate of incorporation"], token=people["ada"], name="coi.pdf"
+    )
 
-    def event(item: str, document: str) -> dict[str, Any]:
+    def event(item: str, document: dict[str, Any]) -> dict[str, Any]:
         return {
             "event": "document-uploaded",
             "payload": {"document": document},
@@ -64,20 +69,18 @@ async def test_raise_event_keys_are_not_shared_between_actors(world: World) -> N
             "idempotencyKey": "mail-1",
         }
 
-    first = await _call(client, RAISE, people["app"], **event("bank details", "docs/bank.pdf"))
+    first = await _call(client, RAISE, people["app"], **event("bank details", bank))
     assert (first["__typename"], first["duplicate"]) == ("RaiseEventSuccess", False)
     # Another sender (Ada, an admin, raising as an application) happens to use the same
     # key for its own event: it is not a duplicate of the first one, and it is not dropped.
-    other = await _call(
-        client, RAISE, people["ada"], **event("certificate of incorporation", "docs/coi.pdf")
-    )
+    other = await _call(client, RAISE, people["ada"], **event("certificate of incorporation", coi))
     assert other["__typename"] == "RaiseEventSuccess"
     assert other["duplicate"] is False
-    assert other["slot"]["payload"] == {"document": "docs/coi.pdf"}
+    assert other["slot"]["payload"] == {"document": coi}
     # The first sender's retry is its own duplicate.
-    again = await _call(client, RAISE, people["app"], **event("bank details", "docs/bank.pdf"))
+    again = await _call(client, RAISE, people["app"], **event("bank details", bank))
     assert again["duplicate"] is True
-    assert again["slot"]["payload"] == {"document": "docs/bank.pdf"}
+    assert again["slot"]["payload"] == {"document": bank}
 
 
 async def test_a_retried_complete_returns_the_first_success(world: World) -> None:
@@ -191,9 +194,10 @@ async def test_link_mutations_take_keys_and_never_mint_twice(world: World) -> No
     assert first["link"]["id"] in again["message"]
     assert len((await m.slot_links(client, people["olga"], slot_id))["links"]) == 1
 
+    sent = await m.uploaded(client, slot_id, link=first["token"])
     use = {
         "token": first["token"],
-        "payload": {"document": "https://files.acme.example/bank.pdf"},
+        "payload": {"document": [sent]},
         "idempotencyKey": "use-1",
     }
     done = await _call(client, m.COMPLETE_WITH_LINK, "", **use)

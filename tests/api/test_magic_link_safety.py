@@ -50,16 +50,16 @@ async def test_a_used_link_replayed_100_times_has_one_effect(
 ) -> None:
     link, slot_id, run_id = await m.vendor_link(client, people)
     page = m.page_token((await client.get(m.path_of(link["url"]))).text)
-    first = await m.submit(client, link["url"], {"document": "ref-1"}, page=page)
+    first = await m.submit(client, link["url"], {}, page=page, files=m.pdf("ref-1.pdf"))
     assert first.status_code == 200
     replies = [
-        await m.submit(client, link["url"], {"document": f"ref-{i}"}, page=page)
+        await m.submit(client, link["url"], {}, page=page, files=m.pdf(f"ref-{i}.pdf"))
         for i in range(2, 102)
     ]
     assert {r.status_code for r in replies} == {410}
     assert len({r.text for r in replies}) == 1
     slot = await m.slot_links(client, people["olga"], slot_id)
-    assert slot["payload"] == {"document": "ref-1"}
+    assert [ref["name"] for ref in slot["payload"]["document"]] == ["ref-1.pdf"]
     kinds = await _kinds(client, people, run_id, ["slot.satisfied", "link.used"])
     assert kinds == ["slot.satisfied", "link.used"]
     assert len(await _kinds(client, people, run_id, ["link.refused"])) == 100
@@ -76,13 +76,16 @@ async def test_twenty_concurrent_submissions_give_exactly_one_success(
     page = m.page_token((await client.get(m.path_of(link["url"]))).text)
     # Each request takes its own pooled connection: the race is between real transactions.
     replies = await asyncio.gather(
-        *(m.submit(client, link["url"], {"document": f"ref-{i}"}, page=page) for i in range(20))
+        *(
+            m.submit(client, link["url"], {}, page=page, files=m.pdf(f"ref-{i}.pdf"))
+            for i in range(20)
+        )
     )
     statuses = sorted(r.status_code for r in replies)
     assert statuses == [200] + [410] * 19
     winner = next(i for i, r in enumerate(replies) if r.status_code == 200)
     slot = await m.slot_links(client, people["olga"], slot_id)
-    assert slot["payload"] == {"document": f"ref-{winner}"}
+    assert [ref["name"] for ref in slot["payload"]["document"]] == [f"ref-{winner}.pdf"]
     assert slot["links"][0]["status"] == "USED"
     kinds = await _kinds(client, people, run_id)
     assert (kinds.count("slot.satisfied"), kinds.count("link.used")) == (1, 1)
@@ -187,7 +190,7 @@ async def test_expiry_one_second_either_side(
 
     frozen_clock.advance(timedelta(seconds=3599))
     assert (await client.get(m.path_of(early["url"]))).status_code == 200
-    assert (await m.submit(client, early["url"], {"document": "in time"})).status_code == 200
+    assert (await m.submit(client, early["url"], {}, files=m.pdf())).status_code == 200
 
     frozen_clock.advance(timedelta(seconds=1))  # exactly at expiry: no longer
     assert (await client.get(m.path_of(late["url"]))).status_code == 410
@@ -251,7 +254,8 @@ async def test_a_slot_completed_by_staff_meanwhile_refuses_the_link(
     link, slot_id, run_id = await m.vendor_link(client, people)
     page = m.page_token((await client.get(m.path_of(link["url"]))).text)
     assert (await w.claim(client, people["olga"], slot_id))["__typename"] == "SlotSuccess"
-    done = await w.complete(client, people["olga"], slot_id, {"document": "sent by post"})
+    by_post = await m.uploaded(client, slot_id, token=people["olga"], name="scanned.pdf")
+    done = await w.complete(client, people["olga"], slot_id, {"document": by_post})
     assert done["__typename"] == "CompleteSuccess"
 
     posted = await m.submit(client, link["url"], {"document": "mine"}, page=page)
@@ -259,7 +263,7 @@ async def test_a_slot_completed_by_staff_meanwhile_refuses_the_link(
     assert "can no longer be used" in posted.text
     assert (await client.get(m.path_of(link["url"]))).status_code == 410
     slot = await m.slot_links(client, people["olga"], slot_id)
-    assert (slot["payload"], slot["satisfiedBy"]) == ({"document": "sent by post"}, "olga")
+    assert (slot["payload"], slot["satisfiedBy"]) == ({"document": by_post}, "olga")
     assert slot["links"][0]["status"] == "ACTIVE"  # never spent: the slot went first
     refused = await w.timeline(client, people["olga"], run_id, kinds=["link.refused"])
     assert [line["reason"] for line in refused] == ["slot no longer open"]
@@ -349,7 +353,7 @@ async def test_tokens_never_reach_the_logs(
     await client.get(f"/l/{token}")
     await client.head(f"/l/{token}")
     await m.submit(client, link["url"], {"document": ""})
-    await m.submit(client, link["url"], {"document": "ok"})
+    await m.submit(client, link["url"], {}, files=m.pdf())
     await client.get(f"/l/{token}")
     await client.get(f"/l/{token}x")
     await gql(client, m.COMPLETE_WITH_LINK, {"input": {"token": token, "payload": {}}})

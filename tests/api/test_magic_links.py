@@ -60,7 +60,7 @@ async def test_a_vendor_uploads_a_document_through_the_link(world: World) -> Non
     assert 'aria-describedby="f-valid_until-hint f-valid_until-error"' in wrong.text
     assert 'value="31/12/2027"' in wrong.text  # what was typed is kept
 
-    done = await m.submit(client, link["url"], {"document": "https://files.acme.example/bank.pdf"})
+    done = await m.submit(client, link["url"], {}, files=m.pdf())
     assert done.status_code == 200
     assert_safe_headers(done)
     assert "Thank you" in done.text
@@ -74,7 +74,8 @@ async def test_a_vendor_uploads_a_document_through_the_link(world: World) -> Non
     slot = await m.slot_links(client, people["olga"], slot_id)
     assert slot["status"] == "SATISFIED"
     assert slot["satisfiedBy"] == "email:onboarding@acme.example"
-    assert slot["payload"] == {"document": "https://files.acme.example/bank.pdf"}
+    [kept] = slot["payload"]["document"]
+    assert (kept["name"], kept["type"], kept["size"]) == ("bank.pdf", "application/pdf", len(m.PDF))
     [listed] = slot["links"]
     assert listed["status"] == "USED"
     assert (listed["opens"], listed["createdBy"], listed["recipientName"]) == (
@@ -106,7 +107,7 @@ async def test_only_slots_that_allow_links_and_only_managers_may_mint(world: Wor
     assert too_long["__typename"] == "InvalidInput"
 
     # Legal's review is a staff sign-off: its definition allows no link.
-    await m.submit(client, (await m.minted(client, people, upload))["url"], {"document": "ref-1"})
+    await m.submit(client, (await m.minted(client, people, upload))["url"], {}, files=m.pdf())
     review = next(
         s for s in await m.slots(client, people["olga"], run["id"]) if s["name"] == "legal_review"
     )
@@ -221,7 +222,10 @@ async def test_complete_with_link_over_graphql(world: World) -> None:
     assert bad["__typename"] == "PayloadInvalid"
     assert {p["field"] for p in bad["problems"]} == {"document", "colour"}  # type: ignore[attr-defined]
     assert (await use(["not", "an", "object"]))["__typename"] == "PayloadInvalid"
-    ok = await use({"document": "ref-77", "valid_until": "2027-12-31"})
+    typed = await use({"document": "ref-77", "valid_until": "2027-12-31"})
+    assert typed["__typename"] == "PayloadInvalid"  # a name typed in is not the document
+    sent = await m.uploaded(client, slot_id, link=str(link["token"]))
+    ok = await use({"document": [sent], "valid_until": "2027-12-31"})
     assert ok == {
         "__typename": "CompleteWithLinkSuccess",
         "label": "Upload bank details for Acme Logistics GmbH",
@@ -231,7 +235,7 @@ async def test_complete_with_link_over_graphql(world: World) -> None:
     assert spent["__typename"] == "LinkUnusable"
     assert spent["code"] == "LINK_UNUSABLE"
     slot = await m.slot_links(client, people["olga"], slot_id)
-    assert slot["payload"] == {"document": "ref-77", "valid_until": "2027-12-31"}
+    assert slot["payload"] == {"document": [sent], "valid_until": "2027-12-31"}
 
 
 async def test_the_link_host_comes_from_configuration_not_the_request(world: World) -> None:

@@ -131,7 +131,7 @@ async def test_the_vendor_gets_the_reminder_by_mail_and_its_link_completes_the_s
     page = await client.get(m.path_of(url))
     assert page.status_code == 200
     assert "Anna Acme" in page.text
-    response = await m.submit(client, url, {"document": "https://files.acme.example/b.pdf"})
+    response = await m.submit(client, url, {}, files=m.pdf())
     assert response.status_code == 200
     assert "Thank you" in response.text
     slot = await m.slot_links(client, people["olga"], uploads["bank details"])
@@ -243,7 +243,7 @@ async def test_a_reminder_for_a_slot_done_meanwhile_is_not_sent(
     _, uploads, _ = reminded
     # Procurement hands the vendor a link by hand, and the vendor uses it before the mail goes.
     minted = await m.mint(client, people["olga"], uploads["bank details"])
-    response = await m.submit(client, minted["url"], {"document": "https://f.example/b.pdf"})
+    response = await m.submit(client, minted["url"], {}, files=m.pdf())
     assert response.status_code == 200
     done = await mail.deliver_due(services, mailer_of(services))
     assert (done.taken, done.sent, done.dead) == (2, 1, 1)
@@ -283,9 +283,7 @@ async def test_the_vendor_is_mailed_that_a_request_expires_with_a_link_that_work
     assert len(expiring) == 2  # one per document still to come
     bank = next(msg for msg in expiring if "bank details" in msg["Subject"].lower())
     assert "expires in 2 days" in bank["Subject"]
-    response = await m.submit(
-        client, link_in(smtp_server.text_of(bank)), {"document": "https://files.acme.example/b"}
-    )
+    response = await m.submit(client, link_in(smtp_server.text_of(bank)), {}, files=m.pdf())
     assert response.status_code == 200
     slot = await m.slot_links(client, people["olga"], uploads["bank details"])
     assert slot["status"] == "SATISFIED"

@@ -37,7 +37,7 @@ async def test_no_event_carries_the_address_of_an_outsider_who_completed_by_link
     run = await m.start_vendor(client, people, required_documents=["insurance"])
     upload = (await m.upload_slots(client, people, run["id"]))["insurance"]
     link = await m.minted(client, people, upload, email=ADDRESS.upper(), name="Anna Acme")
-    done = await m.submit(client, link["url"], {"document": "https://files.acme.example/i.pdf"})
+    done = await m.submit(client, link["url"], {}, files=m.pdf("i.pdf"))
     assert done.status_code == 200, done.text
     assert await hooks.drain(sender, frozen_clock) > 0
 

@@ -57,7 +57,8 @@ async def test_the_link_page_refuses_a_javascript_file_reference(
     link, slot_id, _ = await m.vendor_link(client, people)
     answer = await m.submit(client, link["url"], {"document": "javascript:alert(1)"})
     assert answer.status_code == 422
-    assert "http(s) URL or a plain file reference" in answer.text
+    # The vendor's document field takes uploads only: no typed reference of any kind.
+    assert "upload the file first" in answer.text
     slot = await m.slot_links(client, people["olga"], slot_id)
     assert slot["status"] == "OPEN"
     assert slot["payload"] is None
@@ -75,7 +76,7 @@ async def test_complete_with_link_refuses_a_javascript_file_reference(
     answer = result.ok()["completeWithLink"]
     assert answer["__typename"] == "PayloadInvalid"
     assert answer["problems"][0]["field"] == "document"
-    assert "plain file reference" in answer["problems"][0]["reason"]
+    assert "upload the file first" in answer["problems"][0]["reason"]
     assert (await m.slot_links(client, people["olga"], slot_id))["status"] == "OPEN"
 
 

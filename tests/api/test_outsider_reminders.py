@@ -129,7 +129,7 @@ async def test_the_mailer_mints_the_requested_link_and_the_vendor_completes_the_
     assert page.status_code == 200
     assert "Upload bank details for Acme Logistics GmbH" in page.text
     assert "Anna Acme" in page.text
-    done = await m.submit(client, minted["url"], {"document": "https://files.acme.example/b.pdf"})
+    done = await m.submit(client, minted["url"], {}, files=m.pdf())
     assert done.status_code == 200
     assert "Thank you" in done.text
     slot = await m.slot_links(client, people["olga"], uploads["bank details"])

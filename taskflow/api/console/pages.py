@@ -33,6 +33,7 @@ from taskflow.core.slots import filters
 from taskflow.core.slots import slots as slot_core
 from taskflow.service.access import access, report_sessions
 from taskflow.service.common.container import Services
+from taskflow.service.files import files as file_service
 from taskflow.service.slots import slots as slot_service
 from taskflow.service.slots import views
 
@@ -295,7 +296,8 @@ async def _complete(
         link_pages.check_form(services, form)  # the edge's text limits, as on the link page
         payload = link_core.payload_from_form(fields, form)
         if uploads:
-            payload |= await link_pages.kept_files(services, fields, uploads)
+            uploader = file_service.staff_uploader(me)
+            payload |= await link_pages.kept_files(services, fields, uploads, uploader)
         await slot_service.complete(
             services, me, slot_id, event=None, payload=payload, expected_version=version
         )

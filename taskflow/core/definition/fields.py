@@ -95,6 +95,12 @@ class Field:
             max_files=max_files,
         )
 
+    @property
+    def takes_uploads(self) -> bool:
+        """A ``file`` field that names its types (``Field.upload``) asks for the document
+        itself: only files uploaded here, never a reference typed as text."""
+        return self.type == "file" and bool(self.content_types)
+
     def to_json(self) -> Any:
         """``{"name", "type", "required", "choices", "label", "help"}`` (and a file
         field's ``contentTypes``, ``maxBytes``, ``maxFiles``)."""
@@ -139,6 +145,13 @@ class PayloadError(errors.ValidationError):
         )
 
 
+#: Why a text reference (or someone else's file) is refused by a field that takes uploads.
+UPLOAD_FIRST: Final = (
+    "takes only files uploaded by you: upload the file first (POST /files, or the form's "
+    "file input) and send the reference it answers, not a name or a link"
+)
+
+
 class _Refused(Exception):
     pass
 
@@ -152,6 +165,8 @@ def _clean(field: Field, value: Any) -> Any:
     text = value.strip() if isinstance(value, str) else None
     if kind == "file" and not isinstance(value, str):
         return _uploaded(field, value)
+    if field.takes_uploads:
+        raise _Refused(UPLOAD_FIRST)
     if kind in ("text", "file"):
         if not isinstance(value, str):
             raise _Refused(f"expected text, got {type(value).__name__}")

@@ -2,10 +2,12 @@
 and forgetting the files of slots that ended without them.
 
 An upload is sniffed and capped against the field it is for (``core/files``), then kept
-by sha256 in the storage of ``TASKFLOW_FILES_*`` (``store/files/storage.py``); the answer
-is the reference a payload carries. A download URL is signed for one slot's file and
-works ``TASKFLOW_FILES_URL_TTL`` seconds; the signer checks that the reader may see the
-slot (``visible_slot``, the rule every slot read follows) when it signs.
+by sha256 in the storage of ``TASKFLOW_FILES_*`` (``store/files/storage.py``) and recorded
+as its uploader's (a staff principal or a magic link, ``store/files/uploads.py``); the answer
+is the reference a payload carries, and only that uploader's completion may carry it. A
+download URL is signed for one slot's file and works ``TASKFLOW_FILES_URL_TTL`` seconds;
+the signer checks that the reader may see the slot (``visible_slot``, the rule every slot
+read follows) when it signs.
 """
 
 from __future__ import annotations
@@ -23,9 +25,10 @@ from taskflow.core.definition import fields as fl
 from taskflow.core.files import files as fi
 from taskflow.service.access import tokens
 from taskflow.service.common.container import Services
+from taskflow.service.links import link_use
 from taskflow.service.runs import runs as run_service
 from taskflow.service.slots import views
-from taskflow.store.files import references
+from taskflow.store.files import references, uploads
 from taskflow.store.files import storage as st
 from taskflow.store.runs import runs as run_rows
 
@@ -67,22 +70,46 @@ def field_of(fields: Sequence[fl.Field], name: str) -> fl.Field:
     )
 
 
-async def keep(services: Services, field: fl.Field, name: str | None, data: bytes) -> fi.FileRef:
-    """Sniff and cap ``data`` for ``field``, then store it; its reference."""
+def staff_uploader(actor: Principal) -> str:
+    """The uploader a staff principal's uploads are recorded under."""
+    return f"principal:{actor.id}"
+
+
+def link_uploader(link_id: str) -> str:
+    """The uploader a magic link's uploads are recorded under."""
+    return f"link:{link_id}"
+
+
+async def _stored(
+    services: Services, kept: Sequence[tuple[fi.FileRef, bytes]], uploader: str
+) -> None:
+    """Store the files, then record that ``uploader`` uploaded them (the record is what
+    lets its ``complete`` carry them: a file is never recorded before it is stored)."""
+    for ref, data in kept:
+        await storage(services).put(ref.sha256, data)
+    async with services.db.connection() as conn:
+        await uploads.record(conn, [ref.sha256 for ref, _ in kept], uploader, services.clock.now())
+
+
+async def keep(
+    services: Services, field: fl.Field, name: str | None, data: bytes, uploader: str
+) -> fi.FileRef:
+    """Sniff and cap ``data`` for ``field``, then store it as ``uploader``'s; its reference."""
     ref = fi.accept(name, data, content_types=field.content_types, max_bytes=field.max_bytes)
-    await storage(services).put(ref.sha256, data)
+    await _stored(services, [(ref, data)], uploader)
     return ref
 
 
 async def keep_many(
     services: Services,
     fields: Sequence[fl.Field],
-    uploads: Mapping[str, Sequence[tuple[str | None, bytes]]],
+    sent: Mapping[str, Sequence[tuple[str | None, bytes]]],
+    uploader: str,
 ) -> dict[str, Any]:
-    """Payload values for a form's uploads (field -> [(name, bytes)]): every file checked
-    before any is stored, so a refused one stores nothing."""
+    """Payload values for a form's uploads (field -> [(name, bytes)]) by ``uploader``: every
+    file checked before any is stored, so a refused one stores nothing."""
     accepted: dict[str, list[tuple[fi.FileRef, bytes]]] = {}
-    for name, files in uploads.items():
+    for name, files in sent.items():
         field = field_of(fields, name)
         if len(files) > field.max_files:
             raise fi.FileRefused(
@@ -95,9 +122,8 @@ async def keep_many(
             for n, d in files
         ]
     values: dict[str, Any] = {}
+    await _stored(services, [one for kept in accepted.values() for one in kept], uploader)
     for name, kept in accepted.items():
-        for ref, data in kept:
-            await storage(services).put(ref.sha256, data)
         refs = [ref.to_json() for ref, _ in kept]
         values[name] = refs if field_of(fields, name).max_files > 1 else refs[0]
     return values
@@ -118,7 +144,18 @@ async def upload_for_slot(
     if run is None:
         raise errors.NotFound(f"No slot has the id {slot_id!r}.")
     declared = run_service.definition_for(services, run.view).slot(slot.state, slot.name)
-    return await keep(services, field_of(declared.fields, field_name), name, data)
+    field = field_of(declared.fields, field_name)
+    return await keep(services, field, name, data, staff_uploader(actor))
+
+
+async def upload_for_link(
+    services: Services, token: str, client: str, field_name: str, name: str | None, data: bytes
+) -> fi.FileRef:
+    """``POST /files`` with a magic link's token: a file for the link's slot, recorded as the
+    link's (its ``completeWithLink`` may carry it). An unusable link is refused as on its page."""
+    page = await link_use.open_page(services, token, client, submitting=True)
+    field = field_of(page.fields, field_name)
+    return await keep(services, field, name, data, link_uploader(page.link.id))
 
 
 async def sign(services: Services, actor: Principal, slot_id: str, sha256: str) -> str:
@@ -163,6 +200,7 @@ async def sweep(services: Services, now: datetime | None = None) -> int:
     at = now or services.clock.now()
     async with services.db.connection() as conn:
         kept = await references.kept_digests(conn)
+        await uploads.forget_before(conn, at - GRACE)
     kept_in = storage(services)
     gone = 0
     for sha256, stored_at in await kept_in.listed():
@@ -172,15 +210,28 @@ async def sweep(services: Services, now: datetime | None = None) -> int:
     return gone
 
 
-async def check_stored(services: Services, payload: Mapping[str, Any] | None) -> None:
-    """Every file reference a staff payload carries names a stored file whose bytes are
-    the size and type it claims (a reference is the caller's JSON: it is not believed);
+async def check_stored(
+    services: Services, payload: Mapping[str, Any] | None, uploader: str
+) -> None:
+    """Every file reference a payload carries names a file ``uploader`` (the completing
+    caller) uploaded, whose stored bytes are the size and type it claims (a reference is
+    the caller's JSON: it is not believed; someone else's file is not theirs to hand in);
     :class:`~taskflow.core.definition.fields.PayloadError` naming the field otherwise."""
+    carried = {
+        name: [ref for item in (v if isinstance(v, list) else [v]) if (ref := fi.parse_ref(item))]
+        for name, v in (payload or {}).items()
+    }
+    if not any(carried.values()):
+        return
+    async with services.db.connection() as conn:
+        theirs = await uploads.uploaded_by(
+            conn, uploader, [ref.sha256 for refs in carried.values() for ref in refs]
+        )
     problems = []
-    for name, value in (payload or {}).items():
-        for item in value if isinstance(value, list) else [value]:
-            ref = fi.parse_ref(item)
-            if ref is None:
+    for name, refs in carried.items():
+        for ref in refs:
+            if ref.sha256 not in theirs:
+                problems.append(fl.FieldProblem(name, fl.UPLOAD_FIRST))
                 continue
             data = await storage(services).get(ref.sha256)
             if data is None or len(data) != ref.size or fi.sniff(data) != ref.type:

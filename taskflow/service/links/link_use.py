@@ -197,14 +197,18 @@ def _page_rendered_at(services: Services, page_token: str | None, link_id: str) 
     return rendered
 
 
-async def open_page(services: Services, token: str, client: str) -> Page:
-    """What the link asks. Writes nothing, except a refusal's count against the client."""
+async def open_page(
+    services: Services, token: str, client: str, *, submitting: bool = False
+) -> Page:
+    """What the link asks. Writes nothing, except a refusal's count against the client
+    (and, ``submitting`` files before the completion, the refusal's line on the timeline,
+    as :func:`complete` writes it)."""
     await check_throttle(services, client)
     try:
         async with services.db.connection() as conn:
             usable = await _usable(services, conn, token)
     except _Dead as dead:
-        await _refuse(services, client, dead, on_timeline=False)
+        await _refuse(services, client, dead, on_timeline=submitting)
     subject = usable.subject
     return Page(
         link=usable.link,

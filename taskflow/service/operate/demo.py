@@ -37,6 +37,7 @@ from taskflow.service.common import retry
 from taskflow.service.common.container import Services
 from taskflow.service.compose import children as child_lane
 from taskflow.service.compose import reading
+from taskflow.service.files import files as file_service
 from taskflow.service.runs import owned
 from taskflow.service.runs import runs as run_service
 from taskflow.service.slots import slots as slot_service
@@ -90,18 +91,47 @@ async def _play(services: Services, run_id: str, step: dict[str, Any]) -> None:
         )
     if "complete" in step:
         slot_id = await _slot_id(services, run_id, step["complete"])
+        payload = dict(step.get("payload", {}))
+        for field, name in step.get("upload", {}).items():
+            # A file field takes only real uploads by the one completing: upload one, as
+            # POST /files would, and carry its reference.
+            data = document_pdf(f"{name} ({run_id})")
+            ref = await file_service.upload_for_slot(services, actor, slot_id, field, name, data)
+            payload[field] = [ref.to_json()]
         await slot_service.complete(
-            services,
-            actor,
-            slot_id,
-            event=None,
-            payload=step.get("payload", {}),
-            expected_version=None,
+            services, actor, slot_id, event=None, payload=payload, expected_version=None
         )
     if "move" in step:  # a manual move (the withdrawn hire's): the saga's undos follow
         await run_service.move(services, actor, run_id=run_id, name=step["move"], data=None)
         while await child_lane.run_due(services):
             pass
+
+
+def document_pdf(title: str) -> bytes:
+    """A small, valid one-page PDF showing ``title``: the demo's stand-in for a document."""
+    text = title.replace("\\", "").replace("(", "").replace(")", "")[:80]
+    content = f"BT /F1 14 Tf 72 720 Td ({text}) Tj ET".encode("latin-1", "replace")
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R"
+        b" /Resources << /Font << /F1 5 0 R >> >> >>",
+        b"<< /Length %d >>\nstream\n%s\nendstream" % (len(content), content),
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+    ]
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = []
+    for number, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n%s\nendobj\n" % (number, body)
+    table = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
+        len(objects) + 1,
+        table,
+    )
+    return bytes(out)
 
 
 async def _child(services: Services, run_id: str, label: str) -> str:

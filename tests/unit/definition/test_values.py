@@ -199,3 +199,15 @@ def test_reminder_schedule_fractions_offsets_and_intervals() -> None:
     )
     assert after.first == ResolvedBudget("business", timedelta(hours=2), "24x7")
     assert after.until == ResolvedBudget("business", timedelta(hours=8, minutes=30), "uk-london")
+
+
+@pytest.mark.parametrize("typed", ["ref-1", "https://drive.example/bank.pdf", "docs/bank.pdf"])
+def test_a_field_that_takes_uploads_refuses_a_typed_reference(typed: str) -> None:
+    upload = Field.upload("document", ["application/pdf"])
+    with pytest.raises(PayloadError) as refused:
+        validate_payload([upload], {"document": typed})
+    [problem] = refused.value.problems
+    assert problem.field == "document"
+    assert "upload the file first" in problem.reason
+    # The legacy kind (no types) still takes the text reference the application understands.
+    assert validate_payload([Field.file("document")], {"document": typed}) == {"document": typed}

@@ -245,8 +245,13 @@ class LinkMutations:
             if payload is None:
                 raise fl.PayloadError([fl.FieldProblem("payload", "must be a JSON object")])
             # The one rule completeSlot follows: a reference is the caller's JSON, so the
-            # stored bytes must be there and be the size and sniffed type it claims.
-            await file_service.check_stored(services, payload)
+            # stored bytes must be there, be the size and sniffed type it claims, and have
+            # been uploaded through this link. A token that does not decode names no link:
+            # link_use.complete refuses it as every bad token is refused.
+            claims = links.decode(services, input.token)
+            if claims is not None:
+                uploader = file_service.link_uploader(claims[0])
+                await file_service.check_stored(services, payload, uploader)
             done = await link_use.complete(services, input.token, payload, _client(info))
             return {"label": done.label, "completed_at": done.completed_at.isoformat()}
 

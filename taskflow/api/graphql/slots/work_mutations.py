@@ -202,12 +202,12 @@ class WorkMutations:
             item=t.item,
             expected_version=input.expected_version,
         )
+        payload = payload_of(input.payload)
+        # The rule of complete: a file reference must be the raiser's own stored upload.
+        uploader = file_service.staff_uploader(me)
+        await file_service.check_stored(info.context.services, payload, uploader)
         raised = await events.raise_event(
-            info.context.services,
-            me,
-            event=input.event,
-            payload=payload_of(input.payload),
-            target=target,
+            info.context.services, me, event=input.event, payload=payload, target=target
         )
         if raised.buffered is not None:
             kept = raised.buffered
@@ -292,7 +292,8 @@ class WorkMutations:
     async def complete(self, info: Info, me: Principal, input: CompleteInput) -> keyed.Answer:
         """Complete a slot with its event's payload; the run moves on."""
         payload = payload_of(input.payload)
-        await file_service.check_stored(info.context.services, payload)
+        uploader = file_service.staff_uploader(me)
+        await file_service.check_stored(info.context.services, payload, uploader)
         slot, run = await slot_service.complete(
             info.context.services,
             me,
