@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from taskflow.config import config
+from taskflow.core.access import access, principals
 from taskflow.core.automations import decide as d
 from taskflow.core.automations import document, simulate
 from taskflow.core.automations.document import Automation, Problem
@@ -154,3 +155,20 @@ def test_actor_and_once_key() -> None:
     assert d.actor_id("a1") == "automation:a1"
     assert d.once_key("a1", 2, "e9") == "automation:a1:v2:event:e9"
     assert Problem("/x", "c", "m").pointer == "/x"
+
+
+def test_leads_granted_the_whole_workflow_manage_its_automations() -> None:
+    def person(**data: object) -> principals.Principal:
+        return principals.build({"id": "p", "display_name": "P", **data})
+
+    lead = person(powers=[{"power": "lead", "workflows": ["support-ticket"]}])
+    team_lead = person(powers=[{"power": "lead", "workflows": ["support-ticket"], "teams": ["group:t1"]}])
+    manager = person(powers=[{"power": "manager", "workflows": ["support-ticket"]}])
+    admin = person(roles=["admin"])
+    bare = person(roles=["lead"])
+    assert access.may_manage_automations(lead, "support-ticket")
+    assert not access.may_manage_automations(lead, "expense-approval")
+    assert not access.may_manage_automations(team_lead, "support-ticket")
+    assert not access.may_manage_automations(manager, "support-ticket")
+    assert not access.may_manage_automations(bare, "support-ticket")
+    assert access.may_manage_automations(admin, "anything")
