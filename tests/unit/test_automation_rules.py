@@ -34,7 +34,9 @@ def problems(doc: Any) -> list[tuple[str, str]]:
     return [(p.pointer, p.code) for p in got]
 
 
-def at_risk(n: int, *, priority: str = "P1", hours: float = 0, run: str = "r1", depth: int = 0) -> d.Event:
+def at_risk(
+    n: int, *, priority: str = "P1", hours: float = 0, run: str = "r1", depth: int = 0
+) -> d.Event:
     return d.Event(
         id=f"e{n}",
         kind="clock.at_risk",
@@ -49,9 +51,11 @@ def test_the_example_reads_and_escalates_p1_only() -> None:
     r = rule(example())
     seen = d.Enrollments()
     acted = d.decide(r, at_risk(1), seen)
-    assert acted.acts and [a.verb for a in acted.actions] == ["escalate", "notify", "add_label"]
+    assert acted.acts
+    assert [a.verb for a in acted.actions] == ["escalate", "notify", "add_label"]
     skipped = d.decide(r, at_risk(2, priority="P3", run="r2"), seen)
-    assert skipped.outcome == "skip" and 'subject.priority == "P1"' in skipped.reason
+    assert skipped.outcome == "skip"
+    assert 'subject.priority == "P1"' in skipped.reason
 
 
 @pytest.mark.parametrize(
@@ -62,19 +66,27 @@ def test_the_example_reads_and_escalates_p1_only() -> None:
         ({"actions": [{"do": "rm -rf"}]}, [("/actions/0/do", "unknown_action")]),
         ({"actions": [{"do": "notify", "to": "role:x"}]}, [("/actions/0/message", "missing")]),
         ({"actions": [{"do": "assign", "to": ["a"]}]}, [("/actions/0/to", "wrong_type")]),
-        ({"actions": [{"do": "assign", "to": "user:a", "sudo": "1"}]}, [("/actions/0/sudo", "unknown_key")]),
+        (
+            {"actions": [{"do": "assign", "to": "user:a", "sudo": "1"}]},
+            [("/actions/0/sudo", "unknown_key")],
+        ),
         ({"actions": []}, [("/actions", "bad_actions")]),
         ({"conditions": [{"op": "~~", "args": []}]}, [("/conditions/0", "bad_expression")]),
         ({"conditions": [{"ref": "payload.x"}]}, [("/conditions/0", "bad_reference")]),
         ({"conditions": [{"ref": "secrets.x"}]}, [("/conditions/0", "bad_expression")]),
         ({"conditions": [{"ref": "principal.id"}]}, [("/conditions/0", "bad_reference")]),
-        ({"enrollment": {"policy": "once_per_window"}}, [("/enrollment/window_hours", "bad_window")]),
+        (
+            {"enrollment": {"policy": "once_per_window"}},
+            [("/enrollment/window_hours", "bad_window")],
+        ),
         ({"enrollment": {"policy": "sometimes"}}, [("/enrollment/policy", "bad_policy")]),
         ({"name": ""}, [("/name", "bad_name")]),
         ({"owner": "root"}, [("/owner", "unknown_key")]),
     ],
 )
-def test_bad_parts_are_named_by_pointer(change: dict[str, Any], expected: list[tuple[str, str]]) -> None:
+def test_bad_parts_are_named_by_pointer(
+    change: dict[str, Any], expected: list[tuple[str, str]]
+) -> None:
     assert problems({**example(), **change}) == expected
 
 
@@ -104,7 +116,8 @@ def test_events_too_many_automation_hops_deep_are_stopped_and_flagged() -> None:
     seen = d.Enrollments()
     assert d.decide(r, at_risk(1, depth=d.MAX_DEPTH - 1), seen).acts
     stopped = d.decide(r, at_risk(2, depth=d.MAX_DEPTH), seen)
-    assert stopped.outcome == "loop" and not stopped.actions
+    assert stopped.outcome == "loop"
+    assert not stopped.actions
 
 
 def test_conditions_read_the_event_and_trigger_filters_narrow() -> None:
@@ -133,12 +146,15 @@ def test_conditions_read_the_event_and_trigger_filters_narrow() -> None:
         ({"policy": "once_per_window", "window_hours": 24}, [0, 30]),
     ],
 )
-def test_enrollment_policies_in_a_simulation(policy: dict[str, Any], acted_hours: list[int]) -> None:
+def test_enrollment_policies_in_a_simulation(
+    policy: dict[str, Any], acted_hours: list[int]
+) -> None:
     r = rule({**example(), "enrollment": policy})
     events = [at_risk(1, hours=0), at_risk(2, hours=1), at_risk(3, hours=30)]
     sim = simulate.simulate(r, events)
     assert [s.event.at - T0 for s in sim.would_act] == [timedelta(hours=h) for h in acted_hours]
-    assert sim.events_read == 3 and sim.capped == ""
+    assert sim.events_read == 3
+    assert sim.capped == ""
 
 
 def test_simulation_is_capped() -> None:
@@ -148,7 +164,9 @@ def test_simulation_is_capped() -> None:
     assert sim.capped == f"stopped after {simulate.MAX_EVENTS} events"
     assert sim.events_read == simulate.MAX_EVENTS
     sparse = (at_risk(n, hours=n * 48, run=f"r{n}") for n in range(366))
-    assert simulate.simulate(r, sparse).capped == f"stopped after {simulate.MAX_DAYS} days of events"
+    assert (
+        simulate.simulate(r, sparse).capped == f"stopped after {simulate.MAX_DAYS} days of events"
+    )
 
 
 def test_actor_and_once_key() -> None:
@@ -162,7 +180,9 @@ def test_leads_granted_the_whole_workflow_manage_its_automations() -> None:
         return principals.build({"id": "p", "display_name": "P", **data})
 
     lead = person(powers=[{"power": "lead", "workflows": ["support-ticket"]}])
-    team_lead = person(powers=[{"power": "lead", "workflows": ["support-ticket"], "teams": ["group:t1"]}])
+    team_lead = person(
+        powers=[{"power": "lead", "workflows": ["support-ticket"], "teams": ["group:t1"]}]
+    )
     manager = person(powers=[{"power": "manager", "workflows": ["support-ticket"]}])
     admin = person(roles=["admin"])
     bare = person(roles=["lead"])

@@ -89,4 +89,3 @@ def decide(rule: Automation, event: Event, seen: Enrollments) -> Decision:
         return Decision("skip", "already enrolled this subject in the window")
     seen.last[subject] = event.at
     return Decision("act", actions=rule.actions)
-

@@ -94,7 +94,9 @@ def _trigger(doc: Any, problems: list[Problem]) -> tuple[str, dict[str, str]]:
     kind = doc["on"]
     if kind not in blocks.TRIGGERS:
         known = ", ".join(blocks.TRIGGERS)
-        problems.append(Problem("/trigger/on", "unknown_trigger", f"{kind!r} is not one of {known}"))
+        problems.append(
+            Problem("/trigger/on", "unknown_trigger", f"{kind!r} is not one of {known}")
+        )
         return "", {}
     allowed = blocks.TRIGGER_FILTERS.get(kind, ())
     filters: dict[str, str] = {}
@@ -179,9 +181,9 @@ def _actions(doc: Any, problems: list[Problem]) -> tuple[Action, ...]:
     out: list[Action] = []
     for i, item in enumerate(doc):
         pointer = f"/actions/{i}"
-        verb = item.get("do") if isinstance(item, Mapping) else None
-        block = blocks.ACTIONS.get(verb) if isinstance(verb, str) else None
-        if block is None:
+        verb = str(item.get("do")) if isinstance(item, Mapping) else ""
+        block = blocks.ACTIONS.get(verb)
+        if block is None or not isinstance(item, Mapping):
             known = ", ".join(blocks.ACTIONS)
             problems.append(Problem(f"{pointer}/do", "unknown_action", f"do is one of {known}"))
             continue
@@ -192,7 +194,9 @@ def _actions(doc: Any, problems: list[Problem]) -> tuple[Action, ...]:
                 problems.append(Problem(f"{pointer}/{key}", "missing", f"{verb} needs {key!r}"))
         for key, value in params.items():
             if key not in block.required + block.optional:
-                problems.append(Problem(f"{pointer}/{key}", "unknown_key", f"{verb} takes no {key!r}"))
+                problems.append(
+                    Problem(f"{pointer}/{key}", "unknown_key", f"{verb} takes no {key!r}")
+                )
             elif not isinstance(value, str | int | float | bool) or len(str(value)) > MAX_TEXT:
                 problems.append(
                     Problem(f"{pointer}/{key}", "wrong_type", f"{key} is a short text or number")
@@ -233,7 +237,9 @@ def _loops(trigger: str, filters: Mapping[str, str], actions: tuple[Action, ...]
         return []
     listened = filters.get("event")
     return [
-        Problem(f"/actions/{i}/event", "loop", f"raising {listened!r} would trigger this rule again")
+        Problem(
+            f"/actions/{i}/event", "loop", f"raising {listened!r} would trigger this rule again"
+        )
         for i, action in enumerate(actions)
         if action.verb == "raise_event" and (listened is None or action.params["event"] == listened)
     ]
