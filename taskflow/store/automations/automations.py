@@ -1,0 +1,83 @@
+"""Automations as stored (statements in ``automations/automations.sql``).
+
+The document is kept as written; the service validates it (core.automations.document)
+before it is saved or published. ``act_once`` is the exactly-once wall: the worker
+writes it in the transaction of the actions, and a second take of the same event finds
+the row and does nothing.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from taskflow.store.common import db, sql
+
+SQL = sql.statements("automations/automations")
+
+
+@dataclass(frozen=True)
+class AutomationRow:
+    id: str
+    workflow: str
+    name: str
+    status: str
+    version: int
+    document: Any
+    author: str
+    created_at: datetime
+    updated_at: datetime
+
+
+def _row(row: Mapping[str, Any]) -> AutomationRow:
+    return db.record_as(AutomationRow, row)
+
+
+async def insert(
+    conn: db.Connection, *, workflow: str, name: str, document: Any, author: str, now: datetime
+) -> str:
+    """A new draft; its id."""
+    new_id = uuid.uuid4()
+    await conn.execute(SQL["automation_insert"], new_id, workflow, name, document, author, now)
+    return str(new_id)
+
+
+async def get(conn: db.Connection, automation_id: str) -> AutomationRow | None:
+    """One automation (None for an id that is no uuid or names none)."""
+    key = db.uuid_or_none(automation_id)
+    if key is None:
+        return None
+    row = await conn.fetchrow(SQL["automation_get"], key)
+    return _row(row) if row is not None else None
+
+
+async def of_workflow(conn: db.Connection, workflow: str) -> list[AutomationRow]:
+    return [_row(r) for r in await conn.fetch(SQL["automations_of"], workflow)]
+
+
+async def set_status(
+    conn: db.Connection, automation_id: str, status: str, *, publish: bool, now: datetime
+) -> int:
+    """Move it to ``status`` (a new version when publishing); the version it now has."""
+    version = await conn.fetchval(
+        SQL["automation_status"], uuid.UUID(automation_id), status, publish, now
+    )
+    return int(version)
+
+
+async def act_once(
+    conn: db.Connection,
+    automation_id: str,
+    version: int,
+    event_key: str,
+    outcome: str,
+    now: datetime,
+) -> bool:
+    """Record the decision on ``event_key``; False when it was already recorded."""
+    got = await conn.fetchval(
+        SQL["act_once"], uuid.UUID(automation_id), version, event_key, outcome, now
+    )
+    return got is not None
