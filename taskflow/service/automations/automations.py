@@ -1,0 +1,95 @@
+"""Managing automations: create (a draft), publish (a new version), pause, resume, list.
+
+Every verb asks ``core.access.may_manage_automations`` for the automation's workflow;
+an automation of a workflow the caller does not lead answers NOT_FOUND (as if absent).
+A document is validated before it is saved and again before it is published: a bad one
+is refused with every problem (``problems``: JSON pointer, code, message) and nothing
+is changed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from taskflow import errors
+from taskflow.core.access import access
+from taskflow.core.access.principals import Principal
+from taskflow.core.automations import document as rules
+from taskflow.service.common.container import Services
+from taskflow.store.automations import automations as store
+from taskflow.store.automations.automations import AutomationRow
+from taskflow.store.common import db
+
+#: status -> the verbs that may leave it, and where each goes (``publish`` bumps the version).
+MOVES = {
+    "draft": {"publish": "published"},
+    "published": {"publish": "published", "pause": "paused"},
+    "paused": {"resume": "published", "publish": "published"},
+}
+
+
+def checked(document: Any) -> rules.Automation:
+    """The rule, or INVALID_INPUT naming every bad part (``facts.problems``)."""
+    got = rules.read(document)
+    if isinstance(got, rules.Automation):
+        return got
+    listed = "; ".join(f"{p.pointer or '/'}: {p.message}" for p in got)
+    raise errors.ValidationError(
+        f"The automation is not valid: {listed}.",
+        field="document",
+        problems=[{"pointer": p.pointer, "code": p.code, "message": p.message} for p in got],
+    )
+
+
+def _require(services: Services, actor: Principal, workflow: str) -> None:
+    if workflow not in services.catalog.names():
+        raise errors.NotFound(f"No workflow is called {workflow!r}.", field="workflow")
+    if not access.may_manage_automations(actor, workflow):
+        raise errors.Forbidden(
+            f"Only leads granted {workflow!r} whole (and admins) manage its automations."
+        )
+
+
+async def create(services: Services, actor: Principal, workflow: str, document: Any) -> str:
+    """A new draft of ``workflow``; its id."""
+    _require(services, actor, workflow)
+    rule = checked(document)
+    async with services.db.transaction() as conn:
+        return await store.insert(
+            conn,
+            workflow=workflow,
+            name=rule.name,
+            document=document,
+            author=actor.id,
+            now=services.clock.now(),
+        )
+
+
+async def _mine(conn: db.Connection, actor: Principal, automation_id: str) -> AutomationRow:
+    row = await store.get(conn, automation_id)
+    if row is None or not access.may_manage_automations(actor, row.workflow):
+        raise errors.NotFound(f"No automation has the id {automation_id!r}.", field="id")
+    return row
+
+
+async def move(services: Services, actor: Principal, automation_id: str, verb: str) -> int:
+    """``publish``, ``pause`` or ``resume``; the version the automation now has."""
+    async with services.db.transaction() as conn:
+        row = await _mine(conn, actor, automation_id)
+        target = MOVES[row.status].get(verb)
+        if target is None:
+            raise errors.ValidationError(
+                f"A {row.status} automation cannot be {verb}d.", field="id", status=row.status
+            )
+        if verb == "publish":
+            checked(row.document)
+        return await store.set_status(
+            conn, automation_id, target, publish=verb == "publish", now=services.clock.now()
+        )
+
+
+async def of_workflow(services: Services, actor: Principal, workflow: str) -> list[AutomationRow]:
+    """The automations of ``workflow`` (FORBIDDEN unless the caller manages them)."""
+    _require(services, actor, workflow)
+    async with services.db.connection() as conn:
+        return await store.of_workflow(conn, workflow)
