@@ -13,6 +13,8 @@ from taskflow.config import config
 from taskflow.core.access import principals
 from taskflow.service.automations import automations
 from taskflow.service.common.container import Services
+from tests.api.workflows import TICKET
+from tests.integration.starting import app_starts
 
 pytestmark = pytest.mark.anyio
 WORKFLOW = "support-ticket"
@@ -75,3 +77,28 @@ async def test_a_bad_document_is_refused_naming_its_parts(services: Services) ->
     with pytest.raises(errors.NotFound):
         await automations.create(services, ADMIN, "no-such-flow", example())
     assert await automations.of_workflow(services, LEAD, WORKFLOW) == []
+
+
+async def test_simulate_plays_the_recorded_timeline_and_does_nothing(
+    services: Services, people: dict[str, str]
+) -> None:
+    for ref, priority in (("T-1", "P1"), ("T-2", "P2"), ("T-3", "P1")):
+        attrs = {**TICKET, "reference": ref, "priority": priority}
+        await app_starts(services, WORKFLOW, ref, attrs, subject_type="ticket")
+    rule = {
+        **example(),
+        "trigger": {"on": "slot.opened"},
+        "enrollment": {"policy": "once_per_subject"},
+    }
+    sim = await automations.simulate(services, LEAD, WORKFLOW, rule, days=7)
+    acted = [s.event for s in sim.would_act]
+    assert [e.subject["reference"] for e in acted] == ["T-1", "T-3"]
+    assert {e.kind for e in acted} == {"slot.opened"}
+    assert sim.capped == ""
+    skipped = [s.decision.reason for s in sim.steps if not s.decision.acts]
+    assert any("subject.priority" in r for r in skipped)
+    assert await automations.of_workflow(services, LEAD, WORKFLOW) == []
+    with pytest.raises(errors.ValidationError, match="days is 1 to 90"):
+        await automations.simulate(services, LEAD, WORKFLOW, rule, days=366)
+    with pytest.raises(errors.Forbidden):
+        await automations.simulate(services, OTHER_LEAD, WORKFLOW, rule, days=7)

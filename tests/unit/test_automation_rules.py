@@ -11,7 +11,7 @@ import pytest
 from taskflow.config import config
 from taskflow.core.access import access, principals
 from taskflow.core.automations import decide as d
-from taskflow.core.automations import document, simulate
+from taskflow.core.automations import document, simulate, timeline
 from taskflow.core.automations.document import Automation, Problem
 
 T0 = datetime(2026, 12, 1, 9, tzinfo=UTC)
@@ -192,3 +192,25 @@ def test_leads_granted_the_whole_workflow_manage_its_automations() -> None:
     assert not access.may_manage_automations(manager, "support-ticket")
     assert not access.may_manage_automations(bare, "support-ticket")
     assert access.may_manage_automations(admin, "anything")
+
+
+def test_timeline_lines_become_events_with_their_depth() -> None:
+    line: dict[str, Any] = {
+        "line_id": 7,
+        "at": T0,
+        "run_id": "r",
+        "subject_id": "s",
+        "subject": {"priority": "P1"},
+        "slot": None,
+        "actor": None,
+    }
+    entered = timeline.event_of(
+        kind="state.entered", details={"state": "triage", timeline.DEPTH_DETAIL: 2}, **line
+    )
+    assert entered is not None
+    assert (entered.kind, entered.facts["state"], entered.depth) == (
+        "run.state_entered",
+        "triage",
+        2,
+    )
+    assert timeline.event_of(kind="link.minted", details={}, **line) is None

@@ -1,4 +1,5 @@
-"""Managing automations: create (a draft), publish (a new version), pause, resume, list.
+"""Managing automations: create (a draft), publish (a new version), pause, resume, list,
+and simulate one over the recorded timeline.
 
 Every verb asks ``core.access.may_manage_automations`` for the automation's workflow;
 an automation of a workflow the caller does not lead answers NOT_FOUND (as if absent).
@@ -9,12 +10,15 @@ is changed.
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 from taskflow import errors
 from taskflow.core.access import access
 from taskflow.core.access.principals import Principal
 from taskflow.core.automations import document as rules
+from taskflow.core.automations import simulate as sim
+from taskflow.core.automations import timeline
 from taskflow.service.common.container import Services
 from taskflow.store.automations import automations as store
 from taskflow.store.automations.automations import AutomationRow
@@ -93,3 +97,35 @@ async def of_workflow(services: Services, actor: Principal, workflow: str) -> li
     _require(services, actor, workflow)
     async with services.db.connection() as conn:
         return await store.of_workflow(conn, workflow)
+
+
+async def simulate(
+    services: Services, actor: Principal, workflow: str, document: Any, days: int
+) -> sim.Simulation:
+    """What ``document`` would have done over the last ``days`` days of ``workflow``'s
+    timeline (at most ``sim.MAX_DAYS`` days and ``sim.MAX_EVENTS`` events), doing nothing."""
+    _require(services, actor, workflow)
+    rule = checked(document)
+    if not 1 <= days <= sim.MAX_DAYS:
+        raise errors.ValidationError(f"days is 1 to {sim.MAX_DAYS}.", field="days")
+    now = services.clock.now()
+    kinds = [k for k, t in timeline.KIND_TO_TRIGGER.items() if t == rule.trigger]
+    async with services.db.connection() as conn:
+        lines = await store.recorded_lines(
+            conn, workflow, now - timedelta(days=days), now, kinds, sim.MAX_EVENTS + 1
+        )
+    events = (
+        timeline.event_of(
+            line_id=line["id"],
+            kind=line["kind"],
+            at=line["at"],
+            run_id=line["run_id"],
+            subject_id=line["subject_id"],
+            subject=line["subject"] or {},
+            slot=line["slot"],
+            actor=line["actor"],
+            details=line["details"] or {},
+        )
+        for line in lines
+    )
+    return sim.simulate(rule, (e for e in events if e is not None))

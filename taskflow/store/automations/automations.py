@@ -81,3 +81,16 @@ async def act_once(
         SQL["act_once"], uuid.UUID(automation_id), version, event_key, outcome, now
     )
     return got is not None
+
+
+async def recorded_lines(
+    conn: db.Connection,
+    workflow: str,
+    since: datetime,
+    until: datetime,
+    kinds: list[str],
+    most: int,
+) -> list[Mapping[str, Any]]:
+    """Timeline lines of ``workflow``'s runs in ``[since, until]`` of ``kinds``, oldest first."""
+    rows = await conn.fetch(SQL["recorded_lines"], workflow, since, until, kinds, most)
+    return [dict(r) for r in rows]

@@ -32,3 +32,17 @@ INSERT INTO automation_act (automation, version, event_key, outcome, at)
 VALUES ($1, $2, $3, $4, $5)
 ON CONFLICT (automation, event_key) DO NOTHING
 RETURNING id
+
+-- name: recorded_lines
+-- $1 workflow, $2 from, $3 until, $4 timeline kinds, $5 at most: the timeline lines of
+-- the workflow's runs a simulation plays, oldest first, with the subject as it is now and
+-- the slot's name.
+SELECT e.id, e.kind, e.at, e.actor, e.details, e.run::text AS run_id,
+       r.subject::text AS subject_id, s.attributes AS subject, sl.name AS slot
+  FROM audit_event e
+  JOIN run r ON r.id = e.run
+  JOIN subject s ON s.id = r.subject
+  LEFT JOIN slot sl ON sl.id = e.slot
+ WHERE r.workflow = $1 AND e.at >= $2 AND e.at <= $3 AND e.kind = ANY($4::text[])
+ ORDER BY e.at, e.id
+ LIMIT $5
