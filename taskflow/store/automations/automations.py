@@ -47,10 +47,7 @@ async def insert(
 
 async def get(conn: db.Connection, automation_id: str) -> AutomationRow | None:
     """One automation (None for an id that is no uuid or names none)."""
-    key = db.uuid_or_none(automation_id)
-    if key is None:
-        return None
-    row = await conn.fetchrow(SQL["automation_get"], key)
+    row = await db.row_by_id(conn, SQL["automation_get"], automation_id)
     return _row(row) if row is not None else None
 
 
