@@ -19,6 +19,7 @@ from taskflow.core.access.principals import Principal
 from taskflow.core.automations import document as rules
 from taskflow.core.automations import simulate as sim
 from taskflow.core.automations import timeline
+from taskflow.service.common import retry as retries
 from taskflow.service.common.container import Services
 from taskflow.store.automations import automations as store
 from taskflow.store.automations.automations import AutomationRow
@@ -54,6 +55,22 @@ def _require(services: Services, actor: Principal, workflow: str) -> None:
         )
 
 
+def problems_of(document: Any) -> list[rules.Problem]:
+    """Every problem of ``document`` (empty when it is a valid automation)."""
+    got = rules.read(document)
+    return [] if isinstance(got, rules.Automation) else got
+
+
+@retries.retried("validate the automation")
+async def validate(
+    services: Services, actor: Principal, workflow: str, document: Any
+) -> list[rules.Problem]:
+    """Every problem of ``document`` as an automation of ``workflow``, saving nothing."""
+    _require(services, actor, workflow)
+    return problems_of(document)
+
+
+@retries.retried("create the automation")
 async def create(services: Services, actor: Principal, workflow: str, document: Any) -> str:
     """A new draft of ``workflow``; its id."""
     _require(services, actor, workflow)
@@ -76,6 +93,7 @@ async def _mine(conn: db.Connection, actor: Principal, automation_id: str) -> Au
     return row
 
 
+@retries.retried("change the automation")
 async def move(services: Services, actor: Principal, automation_id: str, verb: str) -> int:
     """``publish``, ``pause`` or ``resume``; the version the automation now has."""
     async with services.db.transaction() as conn:
@@ -99,6 +117,7 @@ async def of_workflow(services: Services, actor: Principal, workflow: str) -> li
         return await store.of_workflow(conn, workflow)
 
 
+@retries.retried("simulate the automation")
 async def simulate(
     services: Services, actor: Principal, workflow: str, document: Any, days: int
 ) -> sim.Simulation:
@@ -129,3 +148,12 @@ async def simulate(
         for line in lines
     )
     return sim.simulate(rule, (e for e in events if e is not None))
+
+
+async def get(services: Services, actor: Principal, automation_id: str) -> AutomationRow | None:
+    """One automation the caller manages (None when absent or not theirs)."""
+    async with services.db.connection() as conn:
+        row = await store.get(conn, automation_id)
+    if row is None or not access.may_manage_automations(actor, row.workflow):
+        return None
+    return row
