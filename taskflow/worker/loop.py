@@ -29,6 +29,7 @@ from typing import Any
 
 from taskflow import errors
 from taskflow.core.files import files as fi
+from taskflow.service.automations import acting as automation_lane
 from taskflow.service.clocks import timers as firing
 from taskflow.service.common import idempotency, outage
 from taskflow.service.common.container import Services
@@ -79,6 +80,8 @@ class Worker:
         self.steps = 0
         #: Child-run rows this worker acted on (started, cancelled, read back).
         self.children = 0
+        #: (automation, timeline line) decisions this worker made.
+        self.automations = 0
         self._wake = asyncio.Event()
         self._stop = asyncio.Event()
         self._listener = services.db.listener(firing.CHANNEL, self._wake.set, listen=listening)
@@ -227,6 +230,11 @@ class Worker:
                     acted = await child_lane.run_due(self.services, self.batch)
                     self.children += acted
                     taken = max(taken, acted)
+                    # Automations: each published one decides once on each new line its
+                    # trigger listens to, acting in the decision's transaction.
+                    decided = await automation_lane.run_due(self.services, self.batch)
+                    self.automations += decided
+                    taken = max(taken, decided)
                     await self._snapshot(now)
                     self._send_mail()
                     await self._pass_finished()

@@ -84,7 +84,9 @@ async def test_leads_of_the_workflow_manage_its_automations_and_no_one_else(
     # A lead of another workflow, a team-narrowed lead, staff without grants: refused.
     for outsider in ("olga", "tara", "fiona"):
         token = people[outsider]
-        refused = await call(client, token, CREATE, {"workflow": WORKFLOW, "document": BIG_EXPENSES})
+        refused = await call(
+            client, token, CREATE, {"workflow": WORKFLOW, "document": BIG_EXPENSES}
+        )
         assert refused["code"] == "FORBIDDEN", outsider
         for verb in ("publish", "pause", "resume"):
             assert (await call(client, token, moved(verb), target))["code"] == "NOT_FOUND"

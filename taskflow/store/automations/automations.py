@@ -30,6 +30,8 @@ class AutomationRow:
     author: str
     created_at: datetime
     updated_at: datetime
+    #: Why it stopped acting (its author lost the grant, a loop); empty while it acts.
+    attention: str = ""
 
 
 def _row(row: Mapping[str, Any]) -> AutomationRow:
@@ -72,10 +74,19 @@ async def act_once(
     event_key: str,
     outcome: str,
     now: datetime,
+    subject: str = "",
+    event_at: datetime | None = None,
 ) -> bool:
     """Record the decision on ``event_key``; False when it was already recorded."""
     got = await conn.fetchval(
-        SQL["act_once"], uuid.UUID(automation_id), version, event_key, outcome, now
+        SQL["act_once"],
+        uuid.UUID(automation_id),
+        version,
+        event_key,
+        outcome,
+        now,
+        subject,
+        event_at or now,
     )
     return got is not None
 
@@ -91,3 +102,46 @@ async def recorded_lines(
     """Timeline lines of ``workflow``'s runs in ``[since, until]`` of ``kinds``, oldest first."""
     rows = await conn.fetch(SQL["recorded_lines"], workflow, since, until, kinds, most)
     return [dict(r) for r in rows]
+
+
+async def lock(conn: db.Connection, automation_id: str) -> AutomationRow | None:
+    """The automation, locked FOR UPDATE until the transaction ends."""
+    row = await db.row_by_id(conn, SQL["automation_lock"], automation_id)
+    return _row(row) if row is not None else None
+
+
+async def decided(conn: db.Connection, automation_id: str, event_key: str) -> bool:
+    return bool(await conn.fetchval(SQL["automation_decided"], uuid.UUID(automation_id), event_key))
+
+
+async def last_enrolled(conn: db.Connection, automation_id: str, subject: str) -> datetime | None:
+    found: datetime | None = await conn.fetchval(
+        SQL["automation_last_enrolled"], uuid.UUID(automation_id), subject
+    )
+    return found
+
+
+async def flag(conn: db.Connection, automation_id: str, why: str, now: datetime) -> None:
+    await conn.execute(SQL["automation_flag"], uuid.UUID(automation_id), why[:500], now)
+
+
+async def due_lines(
+    conn: db.Connection, kinds: list[str], triggers: list[str], most: int
+) -> list[Mapping[str, Any]]:
+    """Timeline lines published automations have yet to decide on, oldest first."""
+    return [dict(r) for r in await conn.fetch(SQL["automation_due_lines"], kinds, triggers, most)]
+
+
+async def last_line(conn: db.Connection, run_id: str) -> int:
+    return int(await conn.fetchval(SQL["automation_last_line"], uuid.UUID(run_id)))
+
+
+async def stamp_lines(
+    conn: db.Connection, run_id: str, actor: str, after: int, stamp: Mapping[str, Any]
+) -> None:
+    await conn.execute(SQL["automation_stamp_lines"], uuid.UUID(run_id), actor, after, stamp)
+
+
+async def live_slot(conn: db.Connection, run_id: str, name: str) -> str | None:
+    found: str | None = await conn.fetchval(SQL["automation_open_slot"], uuid.UUID(run_id), name)
+    return found

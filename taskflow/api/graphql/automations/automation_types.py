@@ -27,6 +27,10 @@ class Automation:
     )
     document: JSON = strawberry.field(description="The document as written.")
     author: str = strawberry.field(description="Who wrote it: it acts with their powers.")
+    attention: str = strawberry.field(
+        description="Why it stopped acting (its author lost the grant, a loop); empty while "
+        "it acts. Publishing it again clears it."
+    )
     created_at: datetime = strawberry.field(description="When it was created.")
     updated_at: datetime = strawberry.field(description="When it last changed.")
 
@@ -67,5 +71,5 @@ class SimulatedEvent:
             run_id=relay.node_id("Run", step.event.run_id or None),
             outcome=step.decision.outcome,
             reason=step.decision.reason,
-            actions=[{"do": a.verb, **a.params} for a in step.decision.actions],
+            actions=[JSON({"do": a.verb, **a.params}) for a in step.decision.actions],
         )

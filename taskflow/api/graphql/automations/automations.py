@@ -139,7 +139,9 @@ class AutomationMutations:
         """Save a draft automation of a workflow you lead (granted whole); a document with
         problems is refused (INVALID_INPUT naming each by JSON pointer) and nothing is saved."""
         services = info.context.services
-        return {"automation": await automations.create(services, me, input.workflow, input.document)}
+        return {
+            "automation": await automations.create(services, me, input.workflow, input.document)
+        }
 
     @keyed.mutation(ValidateAutomationPayload, validation)
     async def validate_automation(
@@ -178,9 +180,7 @@ class AutomationMutations:
         """What a document would have done over the workflow's recorded events of the last
         days (capped), doing nothing."""
         services = info.context.services
-        found = await automations.simulate(
-            services, me, input.workflow, input.document, input.days
-        )
+        found = await automations.simulate(services, me, input.workflow, input.document, input.days)
         return {"simulation": found}
 
 
