@@ -14,6 +14,7 @@ CREATE = (
     'CREATE TABLE "automation_act" ("id" BIGSERIAL PRIMARY KEY NOT NULL, "automation" UUID NOT NULL REFERENCES "automation" ("id") ON DELETE CASCADE ON UPDATE CASCADE DEFAULT null, "version" INTEGER NOT NULL DEFAULT 0, "event_key" VARCHAR(200) NOT NULL DEFAULT \'\', "outcome" VARCHAR(20) NOT NULL DEFAULT \'\', "subject" VARCHAR(100) NOT NULL DEFAULT \'\', "event_at" TIMESTAMPTZ NOT NULL DEFAULT current_timestamp, "at" TIMESTAMPTZ NOT NULL DEFAULT current_timestamp)',
     "ALTER TABLE automation ADD COLUMN published_at TIMESTAMPTZ",
     "ALTER TABLE automation ADD COLUMN attention VARCHAR(500) NOT NULL DEFAULT ''",
+    "ALTER TABLE automation ADD COLUMN attention_run UUID",
     "CREATE INDEX automation_act_enrolled ON automation_act (automation, subject, event_at) "
     "WHERE outcome = 'act'",
     "CREATE INDEX automation_workflow ON automation (workflow, status)",

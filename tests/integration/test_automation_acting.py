@@ -9,9 +9,11 @@ from typing import Any
 
 import pytest
 
+from taskflow.core.operate.attention import Reason
 from taskflow.service.access import principals as principal_service
 from taskflow.service.automations import acting, automations
 from taskflow.service.common.container import Services
+from taskflow.service.operate import attention
 from tests.api.workflows import EXPENSE
 from tests.integration.starting import app_starts
 
@@ -117,6 +119,12 @@ async def test_an_author_who_loses_the_grant_stops_their_automation(
     assert await holder(services, run) is None
     row = await automations.get(services, ada, automation)
     assert row is not None and "may no longer manage" in row.attention
-    # Flagged: it takes no further event until it is published again.
+    # Flagged, and in needsAttention with its author and the run it stopped on.
+    items, _ = await attention.listing(
+        services, ada, reasons=[Reason.AUTOMATION_STOPPED], workflow=None, after=None, limit=10
+    )
+    assert [(i.ref, i.run_id, i.principal) for i in items] == [(automation, run, "leah")]
+    assert "may no longer manage" in items[0].detail
+    # It takes no further event until it is published again.
     await expense(services, "EXP-ORPHAN-2", 5000.0)
     assert await acting.run_due(services) == 0

@@ -202,8 +202,7 @@ _PARENT_FIELDS = {
     "WebhookEndpointDeleted": "endpointId",
     "WebhookDeliveriesReplayed": "count endpoint",
     # Automations, values of an automation the caller manages (docs/automations.md).
-    "Automation": "id workflow name status version document author attention createdAt "
-    "updatedAt",
+    "Automation": "id workflow name status version document author attention createdAt updatedAt",
     "AutomationProblem": "pointer code message",
     "SimulatedEvent": "eventKind occurredAt runId outcome reason actions",
     "AutomationSuccess": "automation",

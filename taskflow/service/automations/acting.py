@@ -86,7 +86,7 @@ async def decide_line(services: Services, line: Mapping[str, Any]) -> str:
             return "done"
         rule = rules.read(row.document)
         if not isinstance(rule, rules.Automation):  # saved valid; blocks may since have gone
-            await store.flag(conn, row.id, "its document is no longer valid", now)
+            await store.flag(conn, row.id, "its document is no longer valid", now, event.run_id)
             return "gone"
         subject = event.subject_key or event.run_id
         seen = rules_decide.Enrollments()
@@ -96,7 +96,7 @@ async def decide_line(services: Services, line: Mapping[str, Any]) -> str:
         decision = rules_decide.decide(rule, event, seen)
         outcome = decision.outcome
         if outcome == "loop":
-            await store.flag(conn, row.id, f"stopped a loop: {decision.reason}", now)
+            await store.flag(conn, row.id, f"stopped a loop: {decision.reason}", now, event.run_id)
         elif decision.acts:
             outcome = await _act(services, conn, row, event, decision.actions)
         await store.act_once(conn, row.id, row.version, key, outcome, now, subject, event.at)
@@ -130,7 +130,7 @@ async def _act(
         author = await _author(services, conn, row)
         if author is None:
             why = f"its author {row.author!r} may no longer manage {row.workflow!r} automations"
-            await store.flag(conn, row.id, why, now)
+            await store.flag(conn, row.id, why, now, event.run_id)
             await lines.append_audit(
                 conn,
                 event.run_id,

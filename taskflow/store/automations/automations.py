@@ -121,8 +121,12 @@ async def last_enrolled(conn: db.Connection, automation_id: str, subject: str) -
     return found
 
 
-async def flag(conn: db.Connection, automation_id: str, why: str, now: datetime) -> None:
-    await conn.execute(SQL["automation_flag"], uuid.UUID(automation_id), why[:500], now)
+async def flag(
+    conn: db.Connection, automation_id: str, why: str, now: datetime, run_id: str
+) -> None:
+    """It stops acting; needsAttention shows it (AUTOMATION_STOPPED) on ``run_id``."""
+    run = uuid.UUID(run_id)
+    await conn.execute(SQL["automation_flag"], uuid.UUID(automation_id), why[:500], now, run)
 
 
 async def due_lines(

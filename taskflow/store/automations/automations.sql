@@ -69,8 +69,8 @@ SELECT max(event_at) FROM automation_act
  WHERE automation = $1 AND subject = $2 AND outcome = 'act'
 
 -- name: automation_flag
--- $1 id, $2 why, $3 now: the automation stops acting and is shown as needing attention.
-UPDATE automation SET attention = $2, updated_at = $3 WHERE id = $1
+-- $1 id, $2 why, $3 now, $4 the run whose event it stopped on: the automation stops acting and is shown as needing attention.
+UPDATE automation SET attention = $2, updated_at = $3, attention_run = $4 WHERE id = $1
 
 -- name: automation_due_lines
 -- $1 timeline kinds, $2 the trigger of each kind, $3 at most: timeline lines that a
