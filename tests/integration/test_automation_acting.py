@@ -128,3 +128,30 @@ async def test_an_author_who_loses_the_grant_stops_their_automation(
     # It takes no further event until it is published again.
     await expense(services, "EXP-ORPHAN-2", 5000.0)
     assert await acting.run_due(services) == 0
+
+
+async def test_an_event_too_many_automation_hops_deep_stops_the_automation(
+    services: Services, people: dict[str, str]
+) -> None:
+    automation = await published(services, BIG_EXPENSES)
+    services.clock.advance(timedelta(seconds=1))  # type: ignore[attr-defined]
+    run = await expense(services, "EXP-LOOP", 5000.0)
+    # As if automations feeding each other had opened this slot: its line is stamped (as
+    # the worker stamps its actions' lines) MAX_DEPTH hops deep. No shipped action opens a
+    # slot yet, so the chain is written here.
+    async with services.db.connection() as conn:
+        await conn.execute(
+            "UPDATE audit_event SET details = details || '{\"automation_depth\": 3}'::jsonb "
+            "WHERE run = $1::uuid AND kind = 'slot.opened'",
+            run,
+        )
+    assert await acting.run_due(services) == 1
+    assert await lines_of(services, run) == []  # it did nothing
+    assert await holder(services, run) is None
+    async with services.db.connection() as conn:
+        outcome = await conn.fetchval("SELECT outcome FROM automation_act")
+        attention = await conn.fetchval(
+            "SELECT attention FROM automation WHERE id = $1::uuid", automation
+        )
+    assert outcome == "loop"
+    assert attention.startswith("stopped a loop: event is 3 automation hops deep")
