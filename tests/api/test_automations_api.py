@@ -119,7 +119,8 @@ async def test_a_bad_document_is_answered_by_pointer_and_never_saved(
     assert (good["valid"], good["problems"]) == (True, [])
     refused = await call(client, leah, CREATE, {"workflow": WORKFLOW, "document": bad})
     assert refused["code"] == "INVALID_INPUT"
-    assert "/trigger/on" in refused["message"] and "/actions/0/do" in refused["message"]
+    assert "/trigger/on" in refused["message"]
+    assert "/actions/0/do" in refused["message"]
     deep: Any = {"lit": 1}
     for _ in range(300):  # (10 000 deep: core's own tests; the client cannot encode it)
         deep = {"op": "not", "args": [deep]}
@@ -142,7 +143,9 @@ async def test_simulate_plays_the_recorded_days_and_does_nothing(
         client, leah, SIMULATE, {"workflow": WORKFLOW, "document": BIG_EXPENSES, "days": 7}
     )
     assert played["__typename"] == "AutomationSimulation"
-    assert played["matched"] == 2 and played["wouldAct"] == 1 and played["capped"] == ""
+    assert played["matched"] == 2
+    assert played["wouldAct"] == 1
+    assert played["capped"] == ""
     acting = [e for e in played["events"] if e["outcome"] == "act"]
     assert [(e["runId"], e["actions"]) for e in acting] == [
         (big["run"]["id"], [{"do": "comment", "text": "A big one: look closely."}])

@@ -105,7 +105,8 @@ async def test_an_author_who_loses_the_grant_stops_their_automation(
     services.clock.advance(timedelta(seconds=1))  # type: ignore[attr-defined]
     ada = await principal_service.get(services, "ada")
     leah = await principal_service.get(services, "leah")
-    assert ada is not None and leah is not None
+    assert ada is not None
+    assert leah is not None
     await principal_service.upsert(
         services,
         ada,
@@ -118,7 +119,8 @@ async def test_an_author_who_loses_the_grant_stops_their_automation(
     assert "may no longer manage" in written[0]["details"]["why"]
     assert await holder(services, run) is None
     row = await automations.get(services, ada, automation)
-    assert row is not None and "may no longer manage" in row.attention
+    assert row is not None
+    assert "may no longer manage" in row.attention
     # Flagged, and in needsAttention with its author and the run it stopped on.
     items, _ = await attention.listing(
         services, ada, reasons=[Reason.AUTOMATION_STOPPED], workflow=None, after=None, limit=10

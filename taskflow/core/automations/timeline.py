@@ -62,3 +62,19 @@ def event_of(
         actor=actor or "",
         depth=depth if isinstance(depth, int) else 0,
     )
+
+
+def event_of_line(line: Mapping[str, Any]) -> Event | None:
+    """:func:`event_of` for a line as the store reads it (``id`` or ``line_id``, ``kind``,
+    ``at``, ``run_id``, ``subject_id``, ``subject``, ``slot``, ``actor``, ``details``)."""
+    return event_of(
+        line_id=line["line_id"] if "line_id" in line else line["id"],
+        kind=line["kind"],
+        at=line["at"],
+        run_id=line["run_id"],
+        subject_id=line["subject_id"],
+        subject=line["subject"] or {},
+        slot=line["slot"],
+        actor=line["actor"],
+        details=line["details"] or {},
+    )

@@ -31,6 +31,7 @@ from taskflow.core.automations import document as rules
 from taskflow.core.automations import timeline
 from taskflow.core.runs.model import AuditEntry
 from taskflow.service.access import principals as principal_service
+from taskflow.service.common import outage
 from taskflow.service.common import retry as retries
 from taskflow.service.common.container import Services
 from taskflow.service.slots import slots
@@ -57,7 +58,21 @@ async def run_due(services: Services, most: int = BATCH) -> int:
     async with services.db.connection() as conn:
         due = await store.due_lines(conn, _KINDS, _TRIGGERS, most)
     for line in due:
-        await decide_line(services, line)
+        try:
+            await decide_line(services, line)
+        except errors.Busy:
+            continue  # rolled back whole; the next pass takes the line again
+        except outage.DATABASE_DOWN:
+            raise
+        except Exception as exc:
+            # A bug in an action must not hold every later line back: the automation is
+            # flagged (its decision rolled back), the others go on.
+            log.exception("automation %s failed on line %s", line["automation"], line["line_id"])
+            async with services.db.transaction() as conn:
+                why = f"an action failed ({type(exc).__name__}); see the worker's log"
+                await store.flag(
+                    conn, line["automation"], why, services.clock.now(), line["run_id"]
+                )
     return len(due)
 
 
@@ -66,17 +81,7 @@ async def decide_line(services: Services, line: Mapping[str, Any]) -> str:
     """Decide (and act) on one line for one automation; the outcome recorded (``done``:
     it was decided before, ``gone``: the automation no longer acts)."""
     now = services.clock.now()
-    event = timeline.event_of(
-        line_id=line["line_id"],
-        kind=line["kind"],
-        at=line["at"],
-        run_id=line["run_id"],
-        subject_id=line["subject_id"],
-        subject=line["subject"] or {},
-        slot=line["slot"],
-        actor=line["actor"],
-        details=line["details"] or {},
-    )
+    event = timeline.event_of_line(line)
     key = f"line:{line['line_id']}"
     async with services.db.transaction() as conn:
         row = await store.lock(conn, line["automation"])

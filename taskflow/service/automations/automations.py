@@ -22,7 +22,7 @@ from taskflow.core.automations import timeline
 from taskflow.service.common import retry as retries
 from taskflow.service.common.container import Services
 from taskflow.store.automations import automations as store
-from taskflow.store.automations.automations import AutomationRow
+from taskflow.store.automations.automations import AutomationRow as AutomationRow
 from taskflow.store.common import db
 
 #: status -> the verbs that may leave it, and where each goes (``publish`` bumps the version).
@@ -133,20 +133,7 @@ async def simulate(
         lines = await store.recorded_lines(
             conn, workflow, now - timedelta(days=days), now, kinds, sim.MAX_EVENTS + 1
         )
-    events = (
-        timeline.event_of(
-            line_id=line["id"],
-            kind=line["kind"],
-            at=line["at"],
-            run_id=line["run_id"],
-            subject_id=line["subject_id"],
-            subject=line["subject"] or {},
-            slot=line["slot"],
-            actor=line["actor"],
-            details=line["details"] or {},
-        )
-        for line in lines
-    )
+    events = (timeline.event_of_line(line) for line in lines)
     return sim.simulate(rule, (e for e in events if e is not None))
 
 

@@ -4,14 +4,14 @@ its document, and what a simulation found."""
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 import strawberry
 from strawberry.scalars import JSON
 
 from taskflow.api.graphql.common import relay
-from taskflow.core.automations import document as rules
 from taskflow.core.automations import simulate as sim
-from taskflow.store.automations.automations import AutomationRow
+from taskflow.service.automations.automations import AutomationRow
 
 TYPE_NAME = "Automation"
 
@@ -47,10 +47,6 @@ class AutomationProblem:
     code: str = strawberry.field(description="What kind of problem (unknown_trigger, missing...).")
     message: str = strawberry.field(description="What is wrong, in words.")
 
-    @classmethod
-    def of(cls, problem: rules.Problem) -> AutomationProblem:
-        return relay.copied(cls, problem)
-
 
 @strawberry.type(description="One recorded event the simulated rule matched, and its decision.")
 class SimulatedEvent:
@@ -63,13 +59,25 @@ class SimulatedEvent:
         description="What it would have done, as the document's actions ({do: ...})."
     )
 
+    @staticmethod
+    def plain(step: sim.Step) -> dict[str, object]:
+        """The event as JSON (an idempotency key stores the answer)."""
+        return {
+            "event_kind": step.event.kind,
+            "occurred_at": step.event.at.isoformat(),
+            "run_id": step.event.run_id or None,
+            "outcome": step.decision.outcome,
+            "reason": step.decision.reason,
+            "actions": [{"do": a.verb, **a.params} for a in step.decision.actions],
+        }
+
     @classmethod
-    def of(cls, step: sim.Step) -> SimulatedEvent:
+    def of(cls, plain: dict[str, Any]) -> SimulatedEvent:
         return cls(
-            event_kind=step.event.kind,
-            occurred_at=step.event.at,
-            run_id=relay.node_id("Run", step.event.run_id or None),
-            outcome=step.decision.outcome,
-            reason=step.decision.reason,
-            actions=[JSON({"do": a.verb, **a.params}) for a in step.decision.actions],
+            event_kind=plain["event_kind"],
+            occurred_at=datetime.fromisoformat(plain["occurred_at"]),
+            run_id=relay.node_id("Run", plain["run_id"]),
+            outcome=plain["outcome"],
+            reason=plain["reason"],
+            actions=[JSON(a) for a in plain["actions"]],
         )

@@ -4,12 +4,13 @@
 
 Each verb runs its use case (``service/automations``, ``@retry.retried``) through
 ``keyed.mutation`` and answers a payload union of its success and the common typed
-refusals. ``validateAutomation`` and ``simulateAutomation`` change nothing, so they take
-no idempotency key.
+refusals. ``validateAutomation`` and ``simulateAutomation`` change nothing, but take
+an idempotency key all the same (every mutation does: a retry gets the first answer).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Annotated
 
 import strawberry
@@ -43,6 +44,7 @@ class CreateAutomationInput:
 class AutomationDocumentInput:
     workflow: str = strawberry.field(description="The workflow it is for.")
     document: JSON = strawberry.field(description="The rule (docs/automations.md).")
+    idempotency_key: str | None = relay.idempotency_key_field()
 
 
 @strawberry.input(description="A document to play over the workflow's last days of events.")
@@ -108,25 +110,34 @@ async def automation_success(
     return AutomationSuccess(automation=Automation.of(row))
 
 
+# The answers of validate and simulate are plain JSON: under an idempotency key they are
+# stored and given again as they were.
+
+
 async def validation(
     info: Info, me: Principal, answer: keyed.Answer, _: bool
 ) -> AutomationValidation:
-    problems = answer["problems"]
-    return AutomationValidation(
-        valid=not problems, problems=[AutomationProblem.of(p) for p in problems]
-    )
+    problems = [AutomationProblem(**p) for p in answer["problems"]]
+    return AutomationValidation(valid=not problems, problems=problems)
+
+
+def _simulated(found: sim.Simulation) -> keyed.Answer:
+    return {
+        "events_read": found.events_read,
+        "capped": found.capped,
+        "would_act": len(found.would_act),
+        "matched": len(found.steps),
+        "events": [SimulatedEvent.plain(s) for s in found.steps[:MAX_LISTED]],
+    }
 
 
 async def simulation(
     info: Info, me: Principal, answer: keyed.Answer, _: bool
 ) -> AutomationSimulation:
-    found: sim.Simulation = answer["simulation"]
+    found = answer["simulation"]
     return AutomationSimulation(
-        events_read=found.events_read,
-        capped=found.capped,
-        would_act=len(found.would_act),
-        matched=len(found.steps),
-        events=[SimulatedEvent.of(s) for s in found.steps[:MAX_LISTED]],
+        **{k: v for k, v in found.items() if k != "events"},
+        events=[SimulatedEvent.of(e) for e in found["events"]],
     )
 
 
@@ -150,7 +161,7 @@ class AutomationMutations:
         """Every problem of an automation document, by JSON pointer; saves nothing."""
         services = info.context.services
         found = await automations.validate(services, me, input.workflow, input.document)
-        return {"problems": found}
+        return {"problems": [dataclasses.asdict(p) for p in found]}
 
     @keyed.mutation(AutomationPayload, automation_success)
     async def publish_automation(
@@ -181,7 +192,7 @@ class AutomationMutations:
         days (capped), doing nothing."""
         services = info.context.services
         found = await automations.simulate(services, me, input.workflow, input.document, input.days)
-        return {"simulation": found}
+        return {"simulation": _simulated(found)}
 
 
 async def _moved(info: Info, me: Principal, input: AutomationInput, verb: str) -> keyed.Answer:
