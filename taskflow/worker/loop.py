@@ -232,9 +232,9 @@ class Worker:
                     taken = max(taken, acted)
                     # Automations: each published one decides once on each new line its
                     # trigger listens to, acting in the decision's transaction.
-                    decided = await automation_lane.run_due(self.services, self.batch)
+                    decided = await automation_lane.run_due(self.services)
                     self.automations += decided
-                    taken = max(taken, decided)
+                    taken = max(taken, decided * self.batch // automation_lane.BATCH)
                     await self._snapshot(now)
                     self._send_mail()
                     await self._pass_finished()

@@ -42,8 +42,8 @@ from taskflow.store.runs import timeline as lines
 
 log = logging.getLogger("taskflow.automations")
 
-#: Lines taken per pass.
-BATCH = 100
+#: (automation, line) pairs taken per pass.
+BATCH = 1000
 _KINDS = list(timeline.KIND_TO_TRIGGER)
 _TRIGGERS = [timeline.KIND_TO_TRIGGER[k] for k in _KINDS]
 #: Actions that are timeline lines of their own (no use case behind them).
@@ -56,7 +56,8 @@ LINE_ACTIONS = {
 async def run_due(services: Services, most: int = BATCH) -> int:
     """Decide on up to ``most`` lines automations have yet to see; how many were taken."""
     async with services.db.connection() as conn:
-        due = await store.due_lines(conn, _KINDS, _TRIGGERS, most)
+        taken = await store.due_lines(conn, _KINDS, _TRIGGERS, most)
+        due = await _skip_plain(services, conn, taken)
     for line in due:
         try:
             await decide_line(services, line)
@@ -73,7 +74,36 @@ async def run_due(services: Services, most: int = BATCH) -> int:
                 await store.flag(
                     conn, line["automation"], why, services.clock.now(), line["run_id"]
                 )
-    return len(due)
+    return len(taken)
+
+
+async def _skip_plain(
+    services: Services, conn: db.Connection, due: list[Mapping[str, Any]]
+) -> list[Mapping[str, Any]]:
+    """Record in one statement the lines each automation skips whatever it remembers (a
+    filter or condition that does not hold: memory only ever adds skips); the others, to
+    decide one by one under the automation's lock."""
+    read: dict[str, rules.Automation | list[rules.Problem]] = {}
+    skips: list[store.Skip] = []
+    rest: list[Mapping[str, Any]] = []
+    for line in due:
+        rule = read.get(line["automation"])
+        if rule is None:
+            rule = read[line["automation"]] = rules.read(line["document"])
+        event = timeline.event_of_line(line)
+        if (
+            isinstance(rule, rules.Automation)
+            and event is not None
+            and rules_decide.decide(rule, event, rules_decide.Enrollments()).outcome == "skip"
+        ):
+            subject = event.subject_key or event.run_id
+            key = f"line:{line['line_id']}"
+            skips.append(store.Skip(line["automation"], line["version"], key, subject, event.at))
+            continue
+        rest.append(line)
+    if skips:
+        await store.skip_many(conn, skips, services.clock.now())
+    return rest
 
 
 @retries.retried("act on an event")

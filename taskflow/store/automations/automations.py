@@ -149,3 +149,23 @@ async def stamp_lines(
 async def live_slot(conn: db.Connection, run_id: str, name: str) -> str | None:
     found: str | None = await conn.fetchval(SQL["automation_open_slot"], uuid.UUID(run_id), name)
     return found
+
+
+@dataclass(frozen=True)
+class Skip:
+    """A skip decision, recorded in bulk (it does nothing, so it needs no lock)."""
+
+    automation: str
+    version: int
+    event_key: str
+    subject: str
+    event_at: datetime
+
+
+async def skip_many(conn: db.Connection, skips: list[Skip], now: datetime) -> None:
+    await conn.execute(
+        SQL["automation_skips"],
+        [uuid.UUID(s.automation) for s in skips],
+        *db.columns(skips, "version", "event_key", "subject", "event_at"),
+        now,
+    )

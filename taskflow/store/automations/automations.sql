@@ -76,7 +76,8 @@ UPDATE automation SET attention = $2, updated_at = $3, attention_run = $4 WHERE 
 -- $1 timeline kinds, $2 the trigger of each kind, $3 at most: timeline lines that a
 -- published automation (not flagged) listens to, written since it was published, on
 -- which it has not decided yet, oldest first.
-SELECT a.id::text AS automation, e.id AS line_id, e.kind, e.at, e.actor, e.details,
+SELECT a.id::text AS automation, a.version, a.document, e.id AS line_id, e.kind, e.at,
+       e.actor, e.details,
        e.run::text AS run_id, r.subject::text AS subject_id, s.attributes AS subject,
        sl.name AS slot
   FROM automation a
@@ -105,3 +106,11 @@ UPDATE audit_event SET details = coalesce(details, '{}'::jsonb) || $4::jsonb
 -- $1 run, $2 slot name: the live slot of that name on the run.
 SELECT id::text FROM slot WHERE run = $1 AND name = $2 AND status IN ('open', 'claimed', 'pending')
  ORDER BY id LIMIT 1
+
+-- name: automation_skips
+-- $1 automations, $2 versions, $3 event keys, $4 subjects, $5 the events' instants, $6 now:
+-- skip decisions of a batch, in one statement (a decision already there stays).
+INSERT INTO automation_act (automation, version, event_key, outcome, at, subject, event_at)
+SELECT a, v, k, 'skip', $6, s, e
+  FROM unnest($1::uuid[], $2::int[], $3::text[], $4::text[], $5::timestamptz[]) AS x(a, v, k, s, e)
+ON CONFLICT (automation, event_key) DO NOTHING
