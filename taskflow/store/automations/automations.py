@@ -49,7 +49,7 @@ async def insert(
 
 async def get(conn: db.Connection, automation_id: str) -> AutomationRow | None:
     """One automation (None for an id that is no uuid or names none)."""
-    row = await db.row_by_id(conn, SQL["automation_get"], automation_id)
+    row = await sql.row_by_id(conn, SQL["automation_get"], automation_id)
     return _row(row) if row is not None else None
 
 
@@ -106,7 +106,7 @@ async def recorded_lines(
 
 async def lock(conn: db.Connection, automation_id: str) -> AutomationRow | None:
     """The automation, locked FOR UPDATE until the transaction ends."""
-    row = await db.row_by_id(conn, SQL["automation_lock"], automation_id)
+    row = await sql.row_by_id(conn, SQL["automation_lock"], automation_id)
     return _row(row) if row is not None else None
 
 

@@ -344,15 +344,6 @@ def uuid_or_none(text: str) -> uuid.UUID | None:
         return None
 
 
-async def row_by_id(conn: Connection, statement: str, text_id: str) -> Any:
-    """The row ``statement`` (``$1``: a UUID) finds for ``text_id``; None when the id is no
-    UUID (a guessed or forged id) or names no row."""
-    key = uuid_or_none(text_id)
-    if key is None:
-        return None
-    return await conn.fetchrow(statement, key)
-
-
 def columns(rows: Sequence[object], *fields: str) -> list[list[Any]]:
     """The array parameters of a statement that writes ``rows`` through ``unnest``: for each
     of ``fields``, that attribute of every row, in the rows' order."""

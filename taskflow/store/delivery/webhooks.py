@@ -76,7 +76,7 @@ async def insert_endpoint(
 
 async def get_endpoint(conn: db.Connection, endpoint_id: str) -> EndpointRow | None:
     """One endpoint (None for an id that is no uuid or names none)."""
-    row = await db.row_by_id(conn, SQL["endpoint_get"], endpoint_id)
+    row = await sql.row_by_id(conn, SQL["endpoint_get"], endpoint_id)
     return _endpoint(row) if row is not None else None
 
 
