@@ -73,6 +73,7 @@ RUNNER = {
     "pause_automation": "leah",
     "resume_automation": "leah",
     "simulate_automation": "leah",
+    "delete_automation": "leah",
 }
 
 #: An automation of expense-approval (docs/automations.md), for the automation operations.
@@ -193,6 +194,7 @@ def variables(name: str, o: Objects) -> dict[str, Any]:
         "publish_automation": {"automationId": _NO_AUTOMATION},
         "pause_automation": {"automationId": _NO_AUTOMATION},
         "resume_automation": {"automationId": _NO_AUTOMATION},
+        "delete_automation": {"automationId": _NO_AUTOMATION},
         "runs_page": {"filter": {"workflow": "expense-approval"}, "first": 10},
         "workflows": {"name": "expense-approval"},
         "calendars": {"name": "uk-london"},

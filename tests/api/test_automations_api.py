@@ -155,3 +155,23 @@ async def test_simulate_plays_the_recorded_days_and_does_nothing(
     )
     assert too_far["code"] == "INVALID_INPUT"
     assert await listed(client, leah) == []
+
+
+DELETE = """mutation($input: AutomationInput!) { deleteAutomation(input: $input) {
+  __typename ... on AutomationDeleted { automationId } ... on Refusal { code message } } }"""
+
+
+async def test_delete_removes_an_automation_for_its_leads_only(
+    client: httpx.AsyncClient, people: dict[str, str]
+) -> None:
+    leah = people["leah"]
+    made = await call(client, leah, CREATE, {"workflow": WORKFLOW, "document": BIG_EXPENSES})
+    target = {"automationId": made["automation"]["id"]}
+    await call(client, leah, moved("publish"), target)
+    assert (await call(client, people["olga"], DELETE, target))["code"] == "NOT_FOUND"
+    assert await listed(client, leah) == [("published", 1)]
+    gone = await call(client, leah, DELETE, target)
+    assert gone == {"__typename": "AutomationDeleted", "automationId": target["automationId"]}
+    assert await listed(client, leah) == []
+    assert (await call(client, leah, DELETE, target))["code"] == "NOT_FOUND"
+    assert (await call(client, leah, moved("pause"), target))["code"] == "NOT_FOUND"

@@ -198,6 +198,7 @@ NOT_ON_A_SLOT = {
     "pauseAutomation",
     "resumeAutomation",
     "simulateAutomation",
+    "deleteAutomation",
 }
 #: Both of these deposit the slot's event: at most one may succeed.
 DEPOSITS = {"complete", "raiseEvent"}

@@ -74,6 +74,7 @@ USE_CASES: dict[str, Callable[..., Any]] = {
     "pauseAutomation": automations.move,
     "resumeAutomation": automations.move,
     "simulateAutomation": automations.simulate,
+    "deleteAutomation": automations.delete,
 }
 
 

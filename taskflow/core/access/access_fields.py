@@ -99,6 +99,7 @@ FIELDS: Final[dict[str, str]] = {
     "Mutation.pauseAutomation": "automations",
     "Mutation.resumeAutomation": "automations",
     "Mutation.simulateAutomation": "automations",
+    "Mutation.deleteAutomation": "automations",
     "WebhookEndpoint.deliveries": "webhooks",
 }
 
@@ -206,6 +207,7 @@ _PARENT_FIELDS = {
     "AutomationProblem": "pointer code message",
     "SimulatedEvent": "eventKind occurredAt runId outcome reason actions",
     "AutomationSuccess": "automation",
+    "AutomationDeleted": "automationId",
     "AutomationValidation": "valid problems",
     "AutomationSimulation": "eventsRead capped wouldAct matched events",
     # Automatic steps, values of a run the caller may read (Run.steps).

@@ -78,7 +78,7 @@ RULES: Final[dict[str, str]] = {
     "FORBIDDEN, null or NOT_FOUND. Deliveries go only while the owner may still receive "
     "them (webhook_owner_refusal).",
     "automations": "Automations of a workflow (list, create, validate, publish, pause, "
-    "resume, simulate): admins, and leads granted the workflow whole "
+    "resume, simulate, delete): admins, and leads granted the workflow whole "
     "(may_manage_automations); others get FORBIDDEN on the list and on verbs naming a "
     "workflow, NOT_FOUND on verbs naming an automation.",
     "runs": "The runs list: runs where the reader's grants reach, or (team grants) with a "

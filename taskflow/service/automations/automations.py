@@ -110,6 +110,15 @@ async def move(services: Services, actor: Principal, automation_id: str, verb: s
         )
 
 
+@retries.retried("delete the automation")
+async def delete(services: Services, actor: Principal, automation_id: str) -> str:
+    """Delete an automation (any status) and its decisions; the timeline keeps what it did."""
+    async with services.db.transaction() as conn:
+        row = await _mine(conn, actor, automation_id)
+        await store.delete(conn, row.id)
+    return row.id
+
+
 async def of_workflow(services: Services, actor: Principal, workflow: str) -> list[AutomationRow]:
     """The automations of ``workflow`` (FORBIDDEN unless the caller manages them)."""
     _require(services, actor, workflow)

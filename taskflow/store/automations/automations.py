@@ -169,3 +169,7 @@ async def skip_many(conn: db.Connection, skips: list[Skip], now: datetime) -> No
         *db.columns(skips, "version", "event_key", "subject", "event_at"),
         now,
     )
+
+
+async def delete(conn: db.Connection, automation_id: str) -> None:
+    await conn.execute(SQL["automation_delete"], uuid.UUID(automation_id))

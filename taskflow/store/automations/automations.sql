@@ -114,3 +114,7 @@ INSERT INTO automation_act (automation, version, event_key, outcome, at, subject
 SELECT a, v, k, 'skip', $6, s, e
   FROM unnest($1::uuid[], $2::int[], $3::text[], $4::text[], $5::timestamptz[]) AS x(a, v, k, s, e)
 ON CONFLICT (automation, event_key) DO NOTHING
+
+-- name: automation_delete
+-- $1 id: the automation and its decision rows go; the lines it wrote stay on the timelines.
+DELETE FROM automation WHERE id = $1

@@ -95,6 +95,19 @@ ValidateAutomationPayload = Annotated[
     AutomationValidation | relay.Common,
     strawberry.union("ValidateAutomationPayload", description="Result of validateAutomation."),
 ]
+
+
+@strawberry.type(
+    description="The automation is gone, with its decisions; the timeline keeps the lines it wrote."
+)
+class AutomationDeleted:
+    automation_id: strawberry.ID = strawberry.field(description="The removed automation's id.")
+
+
+DeleteAutomationPayload = Annotated[
+    AutomationDeleted | relay.Common,
+    strawberry.union("DeleteAutomationPayload", description="Result of deleteAutomation."),
+]
 SimulateAutomationPayload = Annotated[
     AutomationSimulation | relay.Common,
     strawberry.union("SimulateAutomationPayload", description="Result of simulateAutomation."),
@@ -141,6 +154,10 @@ async def simulation(
     )
 
 
+async def deleted(info: Info, me: Principal, answer: keyed.Answer, _: bool) -> AutomationDeleted:
+    return AutomationDeleted(automation_id=relay.node_id(TYPE_NAME, str(answer["automation"])))
+
+
 @strawberry.type
 class AutomationMutations:
     @keyed.mutation(AutomationPayload, automation_success)
@@ -183,6 +200,15 @@ class AutomationMutations:
     ) -> keyed.Answer:
         """Let a paused automation act again, on the same version."""
         return await _moved(info, me, input, "resume")
+
+    @keyed.mutation(DeleteAutomationPayload, deleted)
+    async def delete_automation(
+        self, info: Info, me: Principal, input: AutomationInput
+    ) -> keyed.Answer:
+        """Delete an automation (any status) with its decisions; what it did stays on the
+        runs' timelines."""
+        local = input.local_id()
+        return {"automation": await automations.delete(info.context.services, me, local)}
 
     @keyed.mutation(SimulateAutomationPayload, simulation)
     async def simulate_automation(
