@@ -5,7 +5,7 @@ from piccolo.apps.migrations.auto.migration_manager import MigrationManager
 
 from taskflow.store.common import migration_steps
 
-ID = "2026-12-04T16:50:00:000000"
+ID = "2026-12-04T17:00:00:000000"
 VERSION = "1.38.0"
 DESCRIPTION = "automations"
 
