@@ -2,7 +2,7 @@
 
     python bench/timers.py [--timers 100000] [--workers 1,2,4] [--window 60] [--batch 100]
                            [--scheduler listen|poll] [--poll SECONDS]
-                           [--kind timeout|expire]
+                           [--kind timeout|expire] [--automations 100]
 
 Each round gets a fresh database (a copy of a migrated template) seeded with
 ``--timers`` state timeouts, each on its own support-ticket run parked in
@@ -267,10 +267,43 @@ async def round_raw(admin_url: str, timers: int, workers: int, args: argparse.Na
     return _result("raw SQL loop", workers, timers, await stats(url))
 
 
+#: ``--automations``: published automations of the workflow listening to every state entered
+#: (each firing writes one), whose condition never holds: evaluated, never acting.
+AUTOMATIONS = """
+INSERT INTO automation (workflow, name, status, version, document, author, published_at)
+SELECT $1, 'bench ' || n, 'published', 1, jsonb_build_object(
+         'name', 'bench ' || n, 'trigger', jsonb_build_object('on', 'run.state_entered'),
+         'conditions', jsonb_build_array(jsonb_build_object('op', '==', 'args', jsonb_build_array(
+             jsonb_build_object('ref', 'subject.reference'), jsonb_build_object('lit', 'nobody')))),
+         'actions', jsonb_build_array(jsonb_build_object('do', 'comment', 'text', 'x'))),
+       'ada', now()
+FROM generate_series(1, $2) n
+"""
+
+
+async def _automations(url: str, workflow: str, count: int) -> None:
+    conn = await asyncpg.connect(url)
+    try:
+        await conn.execute(AUTOMATIONS, workflow, count)
+    finally:
+        await conn.close()
+
+
+async def _decided(url: str) -> int:
+    conn = await asyncpg.connect(url)
+    try:
+        return int(await conn.fetchval("SELECT count(*) FROM automation_act"))
+    finally:
+        await conn.close()
+
+
 async def round_taskflow(
-    admin_url: str, timers: int, workers: int, args: argparse.Namespace
+    admin_url: str, timers: int, workers: int, args: argparse.Namespace, automations: int = 0
 ) -> Result:
     url = await pg.fresh_database(admin_url, "bench_timers_taskflow", TEMPLATE)
+    if automations:
+        workflow = "vendor-onboarding" if args.kind == "expire" else "support-ticket"
+        await _automations(url, workflow, automations)
     env = {
         **os.environ,
         "TASKFLOW_DATABASE_URL": url,
@@ -302,6 +335,9 @@ async def round_taskflow(
             p.terminate()
         for p in procs:
             await asyncio.wait_for(p.wait(), 10)
+    if automations:
+        # Decisions made by the time the last timer fired (the lane runs after the firings).
+        print(f"    ({await _decided(url)} automation decisions of {timers * automations})")
     return _result("taskflow worker", workers, timers, await stats(url))
 
 
@@ -343,6 +379,14 @@ async def main(args: argparse.Namespace) -> None:
                 f"{raw.p99:>9.3f}",
                 flush=True,
             )
+            if args.automations:
+                busy = await round_taskflow(admin_url, args.timers, workers, args, args.automations)
+                print(
+                    f"{'':>7}  with {args.automations} automations: {busy.rate:>8.0f} /s, "
+                    f"{busy.rate / ours.rate:.2f} of without; p50 {busy.p50:.3f} "
+                    f"p99 {busy.p99:.3f} s late",
+                    flush=True,
+                )
     finally:
         if server is not None:
             server.stop()
@@ -367,6 +411,12 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
         choices=("timeout", "expire"),
         default="timeout",
         help="State timeouts closing runs, or slot expiries ending them (see the module doc).",
+    )
+    parser.add_argument(
+        "--automations",
+        type=int,
+        default=0,
+        help="Also run with this many published automations of the workflow (issue 36).",
     )
     parser.add_argument(
         "--timeout", type=float, default=1800.0, help="Seconds past the window to give up."

@@ -38,7 +38,7 @@ from taskflow.service.files import files as file_service
 from taskflow.service.operate import retention
 from taskflow.service.reports import metrics
 from taskflow.service.steps import steps as step_runner
-from taskflow.worker import delivery
+from taskflow.worker import automations, delivery
 
 log = logging.getLogger("taskflow.worker")
 
@@ -91,6 +91,8 @@ class Worker:
         self._mailing: asyncio.Task[None] | None = None
         #: Webhook deliveries, in a task of their own beside the timers (worker/delivery.py).
         self.deliveries = delivery.DeliveryLoop(services, poll=self.poll, listen=listening)
+        #: Automations deciding on new timeline lines, in a task of their own too.
+        self.automations = automations.AutomationLoop(services, poll=self.poll)
         #: Automatic steps: a full batch is finished while the next pass takes more.
         self._steps = step_runner.Pipeline(services)
         #: Passes finished (fired, ran steps, snapshot taken); awaited by ``passes_done``.
@@ -103,6 +105,7 @@ class Worker:
         self._stop.set()
         self._wake.set()
         self.deliveries.stop()
+        self.automations.stop()
 
     async def passes_done(self, n: int) -> None:
         """Return once ``n`` passes have finished since the worker started."""
@@ -197,6 +200,9 @@ class Worker:
         sending = asyncio.get_running_loop().create_task(
             self.deliveries.run(), context=contextvars.Context()
         )
+        deciding = asyncio.get_running_loop().create_task(
+            self.automations.run(), context=contextvars.Context()
+        )
         try:
             while not self._stop.is_set():
                 try:
@@ -251,8 +257,10 @@ class Worker:
                         await asyncio.wait_for(self._stop.wait(), MAX_BACKOFF)
         finally:
             self.deliveries.stop()
+            self.automations.stop()
             await self._steps.drain()
             await sending
+            await deciding
             if self._measuring is not None:
                 await self._measuring
             if self._mailing is not None:

@@ -66,7 +66,25 @@ RUNNER = {
     "set_working_hours": "ada",
     "add_leave": "ada",
     "remove_leave": "ada",
+    "automations": "leah",
+    "create_automation": "leah",
+    "validate_automation": "leah",
+    "publish_automation": "leah",
+    "pause_automation": "leah",
+    "resume_automation": "leah",
+    "simulate_automation": "leah",
+    "delete_automation": "leah",
 }
+
+#: An automation of expense-approval (docs/automations.md), for the automation operations.
+AUTOMATION = {
+    "name": "note big expenses",
+    "trigger": {"on": "run.state_entered"},
+    "conditions": [{"op": ">", "args": [{"ref": "subject.amount"}, {"lit": 1000}]}],
+    "actions": [{"do": "comment", "text": "A big one."}],
+}
+#: The global id of an automation that does not exist (Automation:<a uuid>).
+_NO_AUTOMATION = "QXV0b21hdGlvbjowMDAwMDAwMC0wMDAwLTQwMDAtODAwMC0wMDAwMDAwMDAwMDA"
 
 
 #: A lease id no take answered (the mark operations then answer LeaseLost or NotFound).
@@ -169,6 +187,14 @@ def variables(name: str, o: Objects) -> dict[str, Any]:
             }
         },
         "needs_attention": {"first": 10},
+        "automations": {"workflow": "expense-approval"},
+        "create_automation": {"workflow": "expense-approval", "document": AUTOMATION, "key": None},
+        "validate_automation": {"workflow": "expense-approval", "document": AUTOMATION},
+        "simulate_automation": {"workflow": "expense-approval", "document": AUTOMATION, "days": 7},
+        "publish_automation": {"automationId": _NO_AUTOMATION},
+        "pause_automation": {"automationId": _NO_AUTOMATION},
+        "resume_automation": {"automationId": _NO_AUTOMATION},
+        "delete_automation": {"automationId": _NO_AUTOMATION},
         "runs_page": {"filter": {"workflow": "expense-approval"}, "first": 10},
         "workflows": {"name": "expense-approval"},
         "calendars": {"name": "uk-london"},

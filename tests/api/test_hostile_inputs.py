@@ -27,7 +27,16 @@ from tests.conftest import GraphQLResult
 
 pytestmark = pytest.mark.anyio
 
-TABLES = ("run", "subject", "slot", "audit_event", "magic_link", "notification", "principal")
+TABLES = (
+    "run",
+    "subject",
+    "slot",
+    "audit_event",
+    "magic_link",
+    "notification",
+    "principal",
+    "automation",
+)
 
 
 def _b64(text: str) -> str:

@@ -190,6 +190,15 @@ NOT_ON_A_SLOT = {
     "rotateWebhookSecret",
     "deleteWebhookEndpoint",
     "replayWebhookDeliveries",
+    # Automations: no slot; an automation row (publish/pause/resume: one UPDATE of its status
+    # and version, a lost race is retried); validate and simulate write nothing.
+    "createAutomation",
+    "validateAutomation",
+    "publishAutomation",
+    "pauseAutomation",
+    "resumeAutomation",
+    "simulateAutomation",
+    "deleteAutomation",
 }
 #: Both of these deposit the slot's event: at most one may succeed.
 DEPOSITS = {"complete", "raiseEvent"}

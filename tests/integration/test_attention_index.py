@@ -84,6 +84,9 @@ async def _seed(conn: asyncpg.Connection[Any]) -> None:
                '{{"compensates": "step", "attempt": 3, "compensation_attempts": 3}}'::jsonb,
                '{{"failure": "failed", "reason": "kept failing"}}'::jsonb
         FROM generate_series(1, {RUNS}, 997) n JOIN run r ON r.id = md5('r' || n)::uuid;
+        INSERT INTO automation (workflow, name, status, version, author, attention,
+                                attention_run)
+        VALUES ('triage', 'a rule', 'published', 1, 'p1', 'stopped a loop', md5('r2')::uuid);
         ANALYZE principal; ANALYZE subject; ANALYZE run; ANALYZE slot; ANALYZE timer;
         ANALYZE event_buffer; ANALYZE step;
         """

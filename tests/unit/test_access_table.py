@@ -98,6 +98,9 @@ TEST_ROWS: dict[str, list[str]] = {
         "tests.api.test_webhook_owner::test_an_endpoint_an_admin_created_is_never_a_leads",
         "tests.api.test_webhook_owner::test_a_leads_endpoint_stops_when_the_grant_goes_and_flows_again_when_it_returns",
     ],
+    "automations": [
+        "tests.api.test_automations_api::test_leads_of_the_workflow_manage_its_automations_and_no_one_else",
+    ],
     "timers": [
         "tests.integration.test_poison_timers::test_a_failing_firing_backs_off_then_is_parked_dead_and_seen_and_retried"
     ],

@@ -11,6 +11,7 @@ from typing import Any
 
 from taskflow.api.graphql import schema
 from taskflow.service.access import principals, working_hours
+from taskflow.service.automations import automations
 from taskflow.service.clocks import timer_admin
 from taskflow.service.common import retry
 from taskflow.service.compose import compensations, detach
@@ -67,6 +68,13 @@ USE_CASES: dict[str, Callable[..., Any]] = {
     "retryStep": step_admin.retry_step,
     "detachChild": detach.detach_child,
     "resolveCompensation": compensations.resolve_compensation,
+    "createAutomation": automations.create,
+    "validateAutomation": automations.validate,
+    "publishAutomation": automations.move,
+    "pauseAutomation": automations.move,
+    "resumeAutomation": automations.move,
+    "simulateAutomation": automations.simulate,
+    "deleteAutomation": automations.delete,
 }
 
 

@@ -25,6 +25,7 @@ from taskflow.core.runs.statuses import (
     StepStatus,
 )
 from taskflow.core.slots import slots
+from taskflow.service.automations import automations as automation_service
 from tests.unit.slot_views import slot_view
 
 NOW = datetime(2026, 12, 1, 9, tzinfo=UTC)
@@ -137,6 +138,8 @@ _KNOWN = {
     "st": {s.value for s in StepStatus},
     "rc": {s.value for s in ChildStatus},
     "step": {s.value for s in StepStatus},
+    # automations (store/automations, attention.sql): a the automation row
+    "a": set(automation_service.MOVES),
 }
 _SLOT = {s.value for s in SlotStatus}
 _ANY = _SLOT | _KNOWN["t"] | _KNOWN["r"] | _KNOWN["st"] | _KNOWN["rc"]

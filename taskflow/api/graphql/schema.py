@@ -13,6 +13,7 @@ from strawberry.schema.config import StrawberryConfig
 from taskflow import errors
 from taskflow.api import limits as edge
 from taskflow.api.graphql.access import principals, working_hours
+from taskflow.api.graphql.automations import automations
 from taskflow.api.graphql.clocks import calendars, dry_run, timers
 from taskflow.api.graphql.common import guards, plain_fields, relay
 from taskflow.api.graphql.common.context import Info
@@ -63,6 +64,7 @@ class Query(
     calendars.CalendarQueries,
     history.HistoryQueries,
     insights.InsightsQueries,
+    automations.AutomationQueries,
 ):
     @strawberry.field(description="Any object by its global id; null when absent or not visible.")
     async def node(
@@ -96,6 +98,7 @@ class Mutation(
     versions.VersionMutations,
     webhook_mutations.WebhookMutations,
     undo.UndoMutations,
+    automations.AutomationMutations,
 ):
     pass
 

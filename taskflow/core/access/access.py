@@ -313,6 +313,15 @@ def webhook_owner_refusal(owner_id: str, owner: Principal | None, workflow: str)
     return None
 
 
+def may_manage_automations(principal: Principal, workflow: str) -> bool:
+    """Create, validate, publish, pause, resume and simulate automations of ``workflow``
+    (docs/automations.md): admins, and leads granted the workflow whole (a team grant would
+    let a rule act on other teams' runs). An automation acts with its author's powers: the
+    worker asks this again for the author before each action, so a lead who loses the grant
+    stops their automations acting."""
+    return covers_whole_workflow(scope(principal, (LEAD,)), workflow)
+
+
 def attention_scope(principal: Principal) -> Scope:
     """Where ``needsAttention`` lists items: leads and managers where granted, admins."""
     return oversight(principal)

@@ -92,6 +92,14 @@ FIELDS: Final[dict[str, str]] = {
     "Mutation.rotateWebhookSecret": "webhooks",
     "Mutation.updateWebhookEndpoint": "webhooks",
     "Query.webhookEndpoints": "webhooks",
+    "Query.automations": "automations",
+    "Mutation.createAutomation": "automations",
+    "Mutation.validateAutomation": "automations",
+    "Mutation.publishAutomation": "automations",
+    "Mutation.pauseAutomation": "automations",
+    "Mutation.resumeAutomation": "automations",
+    "Mutation.simulateAutomation": "automations",
+    "Mutation.deleteAutomation": "automations",
     "WebhookEndpoint.deliveries": "webhooks",
 }
 
@@ -194,6 +202,14 @@ _PARENT_FIELDS = {
     "WebhookEndpointSuccess": "endpoint",
     "WebhookEndpointDeleted": "endpointId",
     "WebhookDeliveriesReplayed": "count endpoint",
+    # Automations, values of an automation the caller manages (docs/automations.md).
+    "Automation": "id workflow name status version document author attention createdAt updatedAt",
+    "AutomationProblem": "pointer code message",
+    "SimulatedEvent": "eventKind occurredAt runId outcome reason actions",
+    "AutomationSuccess": "automation",
+    "AutomationDeleted": "automationId",
+    "AutomationValidation": "valid problems",
+    "AutomationSimulation": "eventsRead capped wouldAct matched events",
     # Automatic steps, values of a run the caller may read (Run.steps).
     "Step": "id key kind state visit action status attemptCount dueAt result lastError "
     "createdAt endedAt attempts",

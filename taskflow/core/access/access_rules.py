@@ -77,6 +77,10 @@ RULES: Final[dict[str, str]] = {
     "workflows whole (may_manage_webhook; an admin's endpoint is never a lead's); others get "
     "FORBIDDEN, null or NOT_FOUND. Deliveries go only while the owner may still receive "
     "them (webhook_owner_refusal).",
+    "automations": "Automations of a workflow (list, create, validate, publish, pause, "
+    "resume, simulate, delete): admins, and leads granted the workflow whole "
+    "(may_manage_automations); others get FORBIDDEN on the list and on verbs naming a "
+    "workflow, NOT_FOUND on verbs naming an automation.",
     "runs": "The runs list: runs where the reader's grants reach, or (team grants) with a "
     "slot of their teams, and runs with a slot the caller holds, did, could take or "
     "delegates (may_read_run as SQL asks it); others see none.",

@@ -35,6 +35,8 @@ class Reason(StrEnum):
     STEP_PARKED = "STEP_PARKED"
     #: A saga step's compensation failed its last attempt: the step is not undone.
     COMPENSATION_FAILED = "COMPENSATION_FAILED"
+    #: A published automation stopped acting: its author lost the grant, or it met a loop.
+    AUTOMATION_STOPPED = "AUTOMATION_STOPPED"
 
 
 #: What clears each reason (docs/operations.md says the same).
@@ -49,6 +51,8 @@ REMEDY: dict[Reason, str] = {
     Reason.WEBHOOK_DISABLED: "mend the receiver, then updateWebhookEndpoint(enabled: true)",
     Reason.STEP_PARKED: "mend the cause, then retryStep; or goto another state",
     Reason.COMPENSATION_FAILED: "undo the step by hand (the item stays, as the record)",
+    Reason.AUTOMATION_STOPPED: "mend the cause (the author's grant, the loop), then "
+    "publishAutomation again (or pauseAutomation)",
 }
 
 

@@ -334,3 +334,11 @@ EXTRA_INDEXES += (
 )
 EXTRA_FUNCTIONS += (("state_spans", spans.FUNCTION),)
 EXTRA_TRIGGERS += (("audit_event_state_spans", spans.TRIGGER),)
+EXTRA_INDEXES += (
+    ("automation_workflow", "CREATE INDEX automation_workflow ON automation (workflow, status)"),
+    # Exactly once per event: the worker's decision row conflicts on a second take.
+    (
+        "automation_act_once",
+        "CREATE UNIQUE INDEX automation_act_once ON automation_act (automation, event_key)",
+    ),
+)

@@ -22,9 +22,11 @@ from __future__ import annotations
 import functools
 import itertools
 import re
+import uuid
 from collections.abc import Mapping
 from importlib import resources
 from types import MappingProxyType
+from typing import Any
 
 _NAME = re.compile(r"^--\s*(name|fragment):\s*([a-z_][a-z0-9_]*)\s*$")
 _FRAGMENT = re.compile(r"/\*fragment:([a-z_][a-z0-9_]*)\*/")
@@ -90,3 +92,13 @@ def statements(file: str) -> Mapping[str, str]:
     ``"room/name"``, the file beside the store modules of its domain; read once)."""
     text = resources.files("taskflow.store").joinpath(f"{file}.sql").read_text(encoding="utf-8")
     return MappingProxyType(parse(text, f"taskflow/store/{file}.sql"))
+
+
+async def row_by_id(conn: Any, statement: str, text_id: str) -> Any:
+    """The row ``statement`` (``$1``: a UUID) finds for ``text_id`` on ``conn``; None when
+    the id is no UUID (a guessed or forged id) or names no row."""
+    try:
+        key = uuid.UUID(text_id)
+    except ValueError:
+        return None
+    return await conn.fetchrow(statement, key)

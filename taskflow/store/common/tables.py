@@ -33,6 +33,7 @@ from piccolo.columns.base import OnDelete
 from piccolo.columns.defaults.timestamptz import TimestamptzNow
 from piccolo.table import Table
 
+from taskflow.store.automations import automation_tables
 from taskflow.store.common.schema_extras import EXTRA_FUNCTIONS as EXTRA_FUNCTIONS
 from taskflow.store.common.schema_extras import EXTRA_INDEXES as EXTRA_INDEXES
 from taskflow.store.common.schema_extras import EXTRA_TRIGGERS as EXTRA_TRIGGERS
@@ -252,3 +253,4 @@ TABLES += webhook_tables.TABLES
 TABLES += (Step, StepAttempt, StepOnce)
 TABLES += compose_tables.TABLES
 TABLES += (StateSpan,)
+TABLES += automation_tables.TABLES

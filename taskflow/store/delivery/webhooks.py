@@ -76,10 +76,7 @@ async def insert_endpoint(
 
 async def get_endpoint(conn: db.Connection, endpoint_id: str) -> EndpointRow | None:
     """One endpoint (None for an id that is no uuid or names none)."""
-    key = db.uuid_or_none(endpoint_id)
-    if key is None:
-        return None
-    row = await conn.fetchrow(SQL["endpoint_get"], key)
+    row = await sql.row_by_id(conn, SQL["endpoint_get"], endpoint_id)
     return _endpoint(row) if row is not None else None
 
 

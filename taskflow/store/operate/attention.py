@@ -36,6 +36,7 @@ BRANCHES: dict[Reason, str] = {
     Reason.WEBHOOK_DISABLED: SQL["webhook_disabled"],
     Reason.STEP_PARKED: SQL["step_parked"],
     Reason.COMPENSATION_FAILED: SQL["compensation_failed"],
+    Reason.AUTOMATION_STOPPED: SQL["automation_stopped"],
 }
 
 

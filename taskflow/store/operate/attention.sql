@@ -101,6 +101,15 @@ WHERE rc.status = 'settled' AND rc.subject ? 'compensates'
       >= coalesce((rc.subject->>'compensation_attempts')::int, 1)
   AND ($3::text[] IS NULL OR r.workflow = ANY($3::text[]))
 
+-- name: automation_stopped
+-- A published automation flagged by the worker (docs/automations.md): the run is the one
+-- whose event it stopped on. The automation table is small (a few per workflow).
+SELECT 'AUTOMATION_STOPPED', a.updated_at, a.id::text, r.id, r.workflow, r.state, NULL,
+       NULL, a.author, NULL, 'automation ' || a.name || ' stopped: ' || a.attention
+FROM automation a JOIN run r ON r.id = a.attention_run
+WHERE a.status = 'published' AND a.attention <> ''
+  AND ($3::text[] IS NULL OR a.workflow = ANY($3::text[]))
+
 -- name: items
 -- A page in (since, reason, ref) order: after $5, $6, $7 the last (since, reason, ref)
 -- seen (NULLs: from the start), at most $8 items.

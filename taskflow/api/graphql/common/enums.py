@@ -291,6 +291,9 @@ core_enum(
         "route took it: the run waits in its state. Mend the cause, then retryStep (or goto).",
         Reason.COMPENSATION_FAILED: "A saga step's compensation failed its last attempt: the "
         "step is not undone (detail names it). Undo it by hand.",
+        Reason.AUTOMATION_STOPPED: "A published automation stopped acting: its author may no "
+        "longer manage the workflow, or it met a loop (detail says which; the run is the one "
+        "whose event it stopped on). Mend it, then publishAutomation again.",
     },
 )
 

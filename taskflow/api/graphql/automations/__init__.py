@@ -1,0 +1,1 @@
+"""Automations in GraphQL: list, create, validate, publish, pause, resume, simulate."""

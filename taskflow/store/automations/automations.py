@@ -1,0 +1,175 @@
+"""Automations as stored (statements in ``automations/automations.sql``).
+
+The document is kept as written; the service validates it (core.automations.document)
+before it is saved or published. ``act_once`` is the exactly-once wall: the worker
+writes it in the transaction of the actions, and a second take of the same event finds
+the row and does nothing.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from taskflow.store.common import db, sql
+
+SQL = sql.statements("automations/automations")
+
+
+@dataclass(frozen=True)
+class AutomationRow:
+    id: str
+    workflow: str
+    name: str
+    status: str
+    version: int
+    document: Any
+    author: str
+    created_at: datetime
+    updated_at: datetime
+    #: Why it stopped acting (its author lost the grant, a loop); empty while it acts.
+    attention: str = ""
+
+
+def _row(row: Mapping[str, Any]) -> AutomationRow:
+    return db.record_as(AutomationRow, row)
+
+
+async def insert(
+    conn: db.Connection, *, workflow: str, name: str, document: Any, author: str, now: datetime
+) -> str:
+    """A new draft; its id."""
+    new_id = uuid.uuid4()
+    await conn.execute(SQL["automation_insert"], new_id, workflow, name, document, author, now)
+    return str(new_id)
+
+
+async def get(conn: db.Connection, automation_id: str) -> AutomationRow | None:
+    """One automation (None for an id that is no uuid or names none)."""
+    row = await sql.row_by_id(conn, SQL["automation_get"], automation_id)
+    return _row(row) if row is not None else None
+
+
+async def of_workflow(conn: db.Connection, workflow: str) -> list[AutomationRow]:
+    return [_row(r) for r in await conn.fetch(SQL["automations_of"], workflow)]
+
+
+async def set_status(
+    conn: db.Connection, automation_id: str, status: str, *, publish: bool, now: datetime
+) -> int:
+    """Move it to ``status`` (a new version when publishing); the version it now has."""
+    version = await conn.fetchval(
+        SQL["automation_status"], uuid.UUID(automation_id), status, publish, now
+    )
+    return int(version)
+
+
+async def act_once(
+    conn: db.Connection,
+    automation_id: str,
+    version: int,
+    event_key: str,
+    outcome: str,
+    now: datetime,
+    subject: str = "",
+    event_at: datetime | None = None,
+) -> bool:
+    """Record the decision on ``event_key``; False when it was already recorded."""
+    got = await conn.fetchval(
+        SQL["act_once"],
+        uuid.UUID(automation_id),
+        version,
+        event_key,
+        outcome,
+        now,
+        subject,
+        event_at or now,
+    )
+    return got is not None
+
+
+async def recorded_lines(
+    conn: db.Connection,
+    workflow: str,
+    since: datetime,
+    until: datetime,
+    kinds: list[str],
+    most: int,
+) -> list[Mapping[str, Any]]:
+    """Timeline lines of ``workflow``'s runs in ``[since, until]`` of ``kinds``, oldest first."""
+    rows = await conn.fetch(SQL["recorded_lines"], workflow, since, until, kinds, most)
+    return [dict(r) for r in rows]
+
+
+async def lock(conn: db.Connection, automation_id: str) -> AutomationRow | None:
+    """The automation, locked FOR UPDATE until the transaction ends."""
+    row = await sql.row_by_id(conn, SQL["automation_lock"], automation_id)
+    return _row(row) if row is not None else None
+
+
+async def decided(conn: db.Connection, automation_id: str, event_key: str) -> bool:
+    return bool(await conn.fetchval(SQL["automation_decided"], uuid.UUID(automation_id), event_key))
+
+
+async def last_enrolled(conn: db.Connection, automation_id: str, subject: str) -> datetime | None:
+    found: datetime | None = await conn.fetchval(
+        SQL["automation_last_enrolled"], uuid.UUID(automation_id), subject
+    )
+    return found
+
+
+async def flag(
+    conn: db.Connection, automation_id: str, why: str, now: datetime, run_id: str
+) -> None:
+    """It stops acting; needsAttention shows it (AUTOMATION_STOPPED) on ``run_id``."""
+    run = uuid.UUID(run_id)
+    await conn.execute(SQL["automation_flag"], uuid.UUID(automation_id), why[:500], now, run)
+
+
+async def due_lines(
+    conn: db.Connection, kinds: list[str], triggers: list[str], most: int
+) -> list[Mapping[str, Any]]:
+    """Timeline lines published automations have yet to decide on, oldest first."""
+    return [dict(r) for r in await conn.fetch(SQL["automation_due_lines"], kinds, triggers, most)]
+
+
+async def last_line(conn: db.Connection, run_id: str) -> int:
+    return int(await conn.fetchval(SQL["automation_last_line"], uuid.UUID(run_id)))
+
+
+async def stamp_lines(
+    conn: db.Connection, run_id: str, actor: str, after: int, stamp: Mapping[str, Any]
+) -> None:
+    await conn.execute(SQL["automation_stamp_lines"], uuid.UUID(run_id), actor, after, stamp)
+
+
+async def live_slot(conn: db.Connection, run_id: str, name: str) -> str | None:
+    found: str | None = await conn.fetchval(SQL["automation_open_slot"], uuid.UUID(run_id), name)
+    return found
+
+
+@dataclass(frozen=True)
+class Skip:
+    """A skip decision, recorded in bulk (it does nothing, so it needs no lock)."""
+
+    automation: str
+    version: int
+    event_key: str
+    subject: str
+    event_at: datetime
+
+
+async def skip_many(conn: db.Connection, skips: list[Skip], now: datetime) -> None:
+    await conn.execute(
+        SQL["automation_skips"],
+        [uuid.UUID(s.automation) for s in skips],
+        *db.columns(skips, "version", "event_key", "subject", "event_at"),
+        now,
+    )
+
+
+async def delete(conn: db.Connection, automation_id: str) -> None:
+    await conn.execute(SQL["automation_delete"], uuid.UUID(automation_id))

@@ -1,0 +1,85 @@
+"""A ``taskflow worker`` process SIGKILLed while it works through automations' decisions: a
+second worker finishes the work and every action happened exactly once (the decision row
+commits with the actions, or neither does)."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import signal
+from pathlib import Path
+
+import pytest
+
+from taskflow import clock
+from taskflow.config import config
+from taskflow.service.access import principals as principal_service
+from taskflow.service.automations import automations
+from tests.acceptance.conftest import wait_until
+from tests.acceptance.test_workers import Workers, query
+from tests.api.workflows import EXPENSE
+from tests.conftest import services_with
+from tests.integration.starting import app_starts
+from tests.integration.test_automation_acting import BIG_EXPENSES, WORKFLOW
+
+RUNS = 150
+
+
+def _prepare(url: str, settings: config.Settings) -> str:
+    """Leah's automation published, then RUNS big expenses started: its id."""
+
+    async def go() -> str:
+        async with services_with(
+            url, dataclasses.replace(settings, database_url=url), clock.SystemClock()
+        ) as services:
+            leah = await principal_service.get(services, "leah")
+            assert leah is not None
+            made = await automations.create(services, leah, WORKFLOW, BIG_EXPENSES)
+            await automations.move(services, leah, made, "publish")
+            for n in range(RUNS):
+                ref = f"EXP-K-{n}"
+                attrs = {**EXPENSE, "reference": ref, "amount": 5000.0}
+                await app_starts(services, WORKFLOW, ref, attrs, subject_type="expense")
+            return made
+
+    return asyncio.run(go())
+
+
+def _decided(url: str) -> int:
+    return int(query(url, "SELECT count(*) AS n FROM automation_act")[0]["n"])
+
+
+@pytest.mark.slow
+def test_a_worker_killed_mid_way_leaves_each_action_done_exactly_once(
+    database_url: str, settings: config.Settings, tmp_path: Path
+) -> None:
+    workers = Workers(database_url, tmp_path)
+    try:
+        automation = _prepare(database_url, settings)
+        [victim] = workers.start(1)
+        wait_until(lambda: _decided(database_url) >= 5, 60, f"decisions\n{workers.output()}")
+        victim.send_signal(signal.SIGKILL)  # in the middle of its batch
+        victim.wait(timeout=10)
+        assert _decided(database_url) < RUNS, "the worker finished before it was killed"
+        workers.start(1)
+        wait_until(lambda: _decided(database_url) == RUNS, 120, f"the rest\n{workers.output()}")
+
+        actor = f"automation:{automation}"
+        per_run = query(
+            database_url,
+            "SELECT r.id, count(e.id) FILTER (WHERE e.kind = 'automation.comment') AS comments, "
+            "count(e.id) FILTER (WHERE e.kind = 'automation.label') AS labels, "
+            "count(e.id) FILTER (WHERE e.kind = 'slot.assigned') AS assigned "
+            f"FROM run r LEFT JOIN audit_event e ON e.run = r.id AND e.actor = '{actor}' "
+            "GROUP BY r.id",
+        )
+        assert len(per_run) == RUNS
+        assert {(r["comments"], r["labels"], r["assigned"]) for r in per_run} == {(1, 1, 1)}
+        held = query(database_url, "SELECT holder FROM slot WHERE name = 'finance_review'")
+        assert {h["holder"] for h in held} == {"fiona"}
+        outcomes = query(
+            database_url, "SELECT outcome, count(*) AS n FROM automation_act GROUP BY 1"
+        )
+        assert [(o["outcome"], o["n"]) for o in outcomes] == [("act", RUNS)]
+    finally:
+        workers.stop()
