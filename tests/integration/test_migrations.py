@@ -71,6 +71,8 @@ async def test_migrations_build_the_declared_schema(pg_admin_url: str) -> None:
     for table in tables.TABLES:
         for statement in table.create_table().ddl:
             await conn.execute(statement)
+    for _, statement in tables.EXTRA_TABLES:
+        await conn.execute(statement)
     for _, statement in tables.EXTRA_INDEXES:
         await conn.execute(statement)
     for _, statement in tables.EXTRA_FUNCTIONS:

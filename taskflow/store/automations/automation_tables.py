@@ -22,6 +22,11 @@ class Automation(Table, tablename="automation"):
     author = Varchar(length=100)
     created_at = Timestamptz()
     updated_at = Timestamptz()
+    #: When its current version was published (None while a draft).
+    published_at = Timestamptz(null=True, default=None)
+    #: Why it stopped acting (its author lost the grant), and on which run; '' while well.
+    attention = Varchar(length=500)
+    attention_run = UUID(null=True, default=None)
 
 
 class AutomationAct(Table, tablename="automation_act"):
@@ -34,6 +39,9 @@ class AutomationAct(Table, tablename="automation_act"):
     event_key = Varchar(length=200)
     #: ``act``, ``skip`` or ``loop`` (core.automations.decide).
     outcome = Varchar(length=20)
+    #: The enrolling event's subject and instant (enrollment once per subject or window).
+    subject = Varchar(length=100)
+    event_at = Timestamptz()
     at = Timestamptz()
 
 

@@ -1,5 +1,6 @@
-"""The schema's parts Piccolo's table classes cannot declare: partial, covering and GIN
-indexes, and SQL functions (``tables.py`` declares the rest).
+"""The schema's parts Piccolo's table classes cannot declare: tables with a composite
+primary key, partial, covering and GIN indexes, and SQL functions (``tables.py`` declares
+the rest).
 
 Each is created by a raw step in a migration; the schema test compares a
 migrated database with the table classes plus these.
@@ -340,5 +341,27 @@ EXTRA_INDEXES += (
     (
         "automation_act_once",
         "CREATE UNIQUE INDEX automation_act_once ON automation_act (automation, event_key)",
+    ),
+    # Enrollment once per subject or per window looks up the acts on a subject.
+    (
+        "automation_act_enrolled",
+        "CREATE INDEX automation_act_enrolled ON automation_act (automation, subject, event_at) "
+        "WHERE outcome = 'act'",
+    ),
+    # The worker's sweep forgets uploads older than a day.
+    (
+        "file_upload_uploaded_at",
+        "CREATE INDEX file_upload_uploaded_at ON file_upload (uploaded_at)",
+    ),
+)
+#: Who uploaded each stored file (store/files/uploads.py): one row per uploader and file.
+EXTRA_TABLES: tuple[tuple[str, str], ...] = (
+    (
+        "file_upload",
+        "CREATE TABLE file_upload ("
+        " sha256 text NOT NULL,"
+        " uploader text NOT NULL,"
+        " uploaded_at timestamptz NOT NULL,"
+        " PRIMARY KEY (uploader, sha256))",
     ),
 )

@@ -36,6 +36,7 @@ from piccolo.table import Table
 from taskflow.store.automations import automation_tables
 from taskflow.store.common.schema_extras import EXTRA_FUNCTIONS as EXTRA_FUNCTIONS
 from taskflow.store.common.schema_extras import EXTRA_INDEXES as EXTRA_INDEXES
+from taskflow.store.common.schema_extras import EXTRA_TABLES as EXTRA_TABLES
 from taskflow.store.common.schema_extras import EXTRA_TRIGGERS as EXTRA_TRIGGERS
 from taskflow.store.compose import compose_tables
 from taskflow.store.delivery import webhook_tables
