@@ -96,6 +96,11 @@ async def test_a_board_and_a_run_page_follow_a_move_made_elsewhere(
         await run_page.wait_for_selector("html[data-live=on]")
         assert await run_page.locator("#state").inner_text() == "open (active)"
         lines = await run_page.locator("table.timeline tbody tr").count()
+        # In another tab of the board she is typing a question to the customer.
+        typing = await _signed_in(browser, base, people["tara"])
+        await typing.goto(f"{base}/console/boards/support-ticket")
+        await typing.wait_for_selector("html[data-live=on]")
+        await typing.locator(card).get_by_label("Question (required)").fill("Which OS?")
 
         # Sasha, a member of the team, takes the first response and asks the customer.
         response = await w.slot_named(client, people["sasha"], "first_response", "T-202")
@@ -124,3 +129,8 @@ async def test_a_board_and_a_run_page_follow_a_move_made_elsewhere(
         assert "Which browser?" in await run_page.locator("table.timeline").inner_text()
         assert "changed elsewhere" in await run_page.locator("#live").inner_text()
         await _shot(run_page, "run-live-phone")
+        # The tab she is typing in keeps her words and asks her to reload before moving.
+        await typing.locator("#live", has_text="reload before making the move").wait_for(
+            timeout=5000
+        )
+        assert await typing.get_by_label("Question (required)").input_value() == "Which OS?"

@@ -84,12 +84,16 @@
     fetch(location.href, { credentials: "same-origin", headers: { Accept: "text/html" } })
       .then(function (response) { return response.ok ? response.text() : Promise.reject(response.status); })
       .then(function (html) {
-        var fresh = new DOMParser().parseFromString(html, "text/html");
+        var fresh = new DOMParser().parseFromString(html, "text/html"), kept = false;
+        var typing = document.activeElement;
         document.querySelectorAll("[data-live-part]").forEach(function (part) {
+          // A move's input someone is filling in is not wiped: that part waits for a reload.
+          if (part.contains(typing) && typing.value) { kept = true; return; }
           var now = fresh.getElementById(part.id);
           if (now) part.replaceWith(document.adoptNode(now));
         });
-        say(stale);
+        say(kept ? "This page changed elsewhere: reload before making the move you are " +
+                   "filling in (it may no longer apply)." : stale);
       })
       .catch(function () { say("This page changed elsewhere: reload before acting on it."); })
       .then(function () {
