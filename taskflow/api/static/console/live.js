@@ -1,5 +1,5 @@
-// The console's live pages: the inbox (inboxChanged) and a slot's page (slotChanged), GraphQL
-// subscriptions over graphql-transport-ws at /console/live (the session cookie authenticates
+// The console's live pages: the inbox (inboxChanged), a slot's page (slotChanged), a board
+// (boardChanged) and a run's page (runChanged), GraphQL subscriptions over graphql-transport-ws at /console/live (the session cookie authenticates
 // it), and the SLA countdown. Hand-written, no dependencies: the protocol needs five message
 // types.
 (function () {
@@ -8,7 +8,9 @@
   var notice = document.getElementById("live");
   var page = document.querySelector("[data-now]");
   var slotPage = document.querySelector("[data-slot-page]");
-  if (!page && !slotPage) return;
+  var boardPage = document.querySelector("[data-board-page]");
+  var runPage = document.querySelector("[data-run-page]");
+  if (!page && !slotPage && !boardPage && !runPage) return;
   // The server's clock, not the browser's, decides what is overdue.
   var skew = page ? Date.parse(page.getAttribute("data-now")) - Date.now() : 0;
 
@@ -71,14 +73,62 @@
     say("This slot changed (" + text + "): reload before acting on it.");
   }
 
-  var subscription = slotPage ? {
+  // A board or a run's page: re-read the page as the server renders it now and swap its live
+  // parts ([data-live-part], by id): cards change lane, states, moves and timelines refresh.
+  // The server stays the one place that decides lanes and legal moves. Changes that arrive
+  // while a re-read is running fold into one more re-read.
+  var reading = false, again = false;
+  function refresh(stale) {
+    if (reading) { again = true; return; }
+    reading = true;
+    fetch(location.href, { credentials: "same-origin", headers: { Accept: "text/html" } })
+      .then(function (response) { return response.ok ? response.text() : Promise.reject(response.status); })
+      .then(function (html) {
+        var fresh = new DOMParser().parseFromString(html, "text/html"), kept = false;
+        var typing = document.activeElement;
+        document.querySelectorAll("[data-live-part]").forEach(function (part) {
+          // A move's input someone is filling in is not wiped: that part waits for a reload.
+          if (part.contains(typing) && typing.value) { kept = true; return; }
+          var now = fresh.getElementById(part.id);
+          if (now) part.replaceWith(document.adoptNode(now));
+        });
+        say(kept ? "This page changed elsewhere: reload before making the move you are " +
+                   "filling in (it may no longer apply)." : stale);
+      })
+      .catch(function () { say("This page changed elsewhere: reload before acting on it."); })
+      .then(function () {
+        reading = false;
+        if (again) { again = false; refresh(stale); }
+      });
+  }
+
+  function boardChanged() {
+    refresh("A run on this board changed elsewhere: the board was refreshed; " +
+            "a move you were about to make may no longer apply.");
+  }
+
+  function runChanged(change) {
+    if (!change.run) { say("This run is no longer yours to see or act on: reload."); return; }
+    refresh("This run changed elsewhere (now " + change.run.state + "): its state, moves " +
+            "and timeline were refreshed; check a move before making it.");
+  }
+
+  var subscription = boardPage ? {
+    query: "subscription($workflow: String!, $after: String) { boardChanged(workflow: $workflow, " +
+           "after: $after) { cursor runId } }",
+    field: "boardChanged", handle: boardChanged, variables: { workflow: boardPage.getAttribute("data-board-page") }
+  } : runPage ? {
+    query: "subscription($id: ID!, $after: String) { runChanged(id: $id, after: $after) " +
+           "{ cursor runId run { id state } } }",
+    field: "runChanged", handle: runChanged, variables: { id: runPage.getAttribute("data-id") }
+  } : slotPage ? {
     query: "subscription($id: ID!, $after: String) { slotChanged(id: $id, after: $after) " +
            "{ cursor slotId slot { id holder status version } } }",
-    field: "slotChanged", handle: slotChanged, id: slotPage.getAttribute("data-id")
+    field: "slotChanged", handle: slotChanged, variables: { id: slotPage.getAttribute("data-id") }
   } : {
     query: "subscription($after: String) { inboxChanged(after: $after) " +
            "{ cursor slotId slot { id holder status } } }",
-    field: "inboxChanged", handle: changed, id: null
+    field: "inboxChanged", handle: changed, variables: {}
   };
 
   var cursor = null, wait = 500;
@@ -91,8 +141,7 @@
       if (message.type === "connection_ack") {
         wait = 500;
         document.documentElement.setAttribute("data-live", "on");
-        var variables = { after: cursor };
-        if (subscription.id) variables.id = subscription.id;
+        var variables = Object.assign({ after: cursor }, subscription.variables);
         socket.send(JSON.stringify({ id: "live", type: "subscribe", payload: {
           query: subscription.query, variables: variables } }));
       } else if (message.type === "ping") {
@@ -110,5 +159,5 @@
       wait = Math.min(wait * 2, 30000);
     };
   }
-  if (body || slotPage) connect();
+  if (body || slotPage || boardPage || runPage) connect();
 })();
