@@ -2,18 +2,24 @@
 line its trigger listens to, and acts in the same transaction as it records the decision.
 
 A line is an event to every published automation of its run's workflow whose trigger it
-maps to (``core/automations/timeline.py``) and that was published before it was written.
-For one (automation, line) the worker locks the automation, asks whether it already
-decided (a worker killed mid-way rolled back everything: actions and decision alike),
-decides (``core/automations/decide.py``: trigger filters, depth, conditions, enrollment)
-and, when acting, re-checks its author's grant before each action and does them as
-``automation:<id>`` with the author's powers. The decision row (``automation_act``,
-unique per automation and line) commits with the actions, so each action happens exactly
-once. Every line the actions wrote is stamped with the automation, its version, the
-enrolling line and the depth (the enrolling line's + 1), which the loop guard reads.
+maps to (``core/automations/timeline.py``) and that was published by its instant. Such
+lines are queued as they are written (``automation_line``, a trigger on the timeline), so
+the lane's position on the timeline is the queue: a pass takes a batch of queued lines
+(SKIP LOCKED) with every automation deciding on each, and evaluates them all in one go.
+Lines on which no automation acts whatever it remembers (a filter or condition that does
+not hold: memory only ever adds skips) leave the queue in that one transaction and write
+nothing else. Each other line is decided in a transaction of its own: the line locked,
+each automation that may act locked in id order, asked whether it already decided (the
+unique ``automation_act`` row), decided (``core/automations/decide.py``: trigger filters,
+depth, conditions, enrollment) and, when acting, its author's grant re-checked before each
+action, done as ``automation:<id>`` with the author's powers. The line leaves the queue
+with those decisions, so a killed worker rolled back both and the line is taken again:
+each action happens exactly once. Every line the actions wrote is stamped with the
+automation, its version, the enrolling line and the depth (the enrolling line's + 1), which
+the loop guard reads.
 
-An automation whose author may no longer manage the workflow, or that met a loop, is
-flagged (``attention``): it stops acting until it is published again.
+An automation whose author may no longer manage the workflow, that met a loop or whose
+action failed is flagged (``attention``): it stops acting until it is published again.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Any
 
 from taskflow import errors
@@ -44,8 +51,6 @@ log = logging.getLogger("taskflow.automations")
 
 #: (automation, line) pairs taken per pass.
 BATCH = 1000
-_KINDS = list(timeline.KIND_TO_TRIGGER)
-_TRIGGERS = [timeline.KIND_TO_TRIGGER[k] for k in _KINDS]
 #: Actions that are timeline lines of their own (no use case behind them).
 LINE_ACTIONS = {
     "comment": ("automation.comment", "text"),
@@ -54,88 +59,125 @@ LINE_ACTIONS = {
 
 
 async def run_due(services: Services, most: int = BATCH) -> int:
-    """Decide on up to ``most`` lines automations have yet to see; how many were taken."""
-    async with services.db.connection() as conn:
-        taken = await store.due_lines(conn, _KINDS, _TRIGGERS, most)
-        due = await _skip_plain(services, conn, taken)
-    for line in due:
-        try:
-            await decide_line(services, line)
-        except errors.Busy:
-            continue  # rolled back whole; the next pass takes the line again
-        except outage.DATABASE_DOWN:
-            raise
-        except Exception as exc:
-            # A bug in an action must not hold every later line back: the automation is
-            # flagged (its decision rolled back), the others go on.
-            log.exception("automation %s failed on line %s", line["automation"], line["line_id"])
-            async with services.db.transaction() as conn:
-                why = f"an action failed ({type(exc).__name__}); see the worker's log"
-                await store.flag(
-                    conn, line["automation"], why, services.clock.now(), line["run_id"]
-                )
-    return len(taken)
-
-
-async def _skip_plain(
-    services: Services, conn: db.Connection, due: list[Mapping[str, Any]]
-) -> list[Mapping[str, Any]]:
-    """Record in one statement the lines each automation skips whatever it remembers (a
-    filter or condition that does not hold: memory only ever adds skips); the others, to
-    decide one by one under the automation's lock."""
-    read: dict[str, rules.Automation | list[rules.Problem]] = {}
-    skips: list[store.Skip] = []
-    rest: list[Mapping[str, Any]] = []
-    for line in due:
-        rule = read.get(line["automation"])
-        if rule is None:
-            rule = read[line["automation"]] = rules.read(line["document"])
-        event = timeline.event_of_line(line)
-        if (
-            isinstance(rule, rules.Automation)
-            and event is not None
-            and rules_decide.decide(rule, event, rules_decide.Enrollments()).outcome == "skip"
-        ):
-            subject = event.subject_key or event.run_id
-            key = f"line:{line['line_id']}"
-            skips.append(store.Skip(line["automation"], line["version"], key, subject, event.at))
+    """Decide on up to ``most`` queued lines for every automation listening to each; how
+    many lines were taken."""
+    async with services.db.transaction() as conn:
+        pairs = await store.queued_lines(conn, most)
+        lines: dict[int, list[Mapping[str, Any]]] = {}
+        for pair in pairs:
+            lines.setdefault(pair["line_id"], []).append(pair)
+        read: dict[tuple[str, int], rules.Automation | None] = {}
+        acting = {line: _may_act(of_line, read) for line, of_line in lines.items()}
+        await store.lines_done(conn, [line for line, may in acting.items() if not may])
+    for line, may in acting.items():
+        if not may:
             continue
-        rest.append(line)
-    if skips:
-        await store.skip_many(conn, skips, services.clock.now())
-    return rest
+        try:
+            await decide_line(services, lines[line][0], may)
+        except errors.Busy:
+            continue  # rolled back whole; a later pass takes the line again
+    return len(lines)
+
+
+def _may_act(
+    pairs: list[Mapping[str, Any]], read: dict[tuple[str, int], rules.Automation | None]
+) -> list[str]:
+    """The automations that may act (or must be flagged) on a line: all but those a filter
+    or condition skips whatever they remember. ``read``: the documents read so far this
+    pass (the same hundred automations are evaluated on every line)."""
+    event = timeline.event_of_line(pairs[0]) if pairs[0]["kind"] is not None else None
+    if event is None:
+        return []  # the line is gone (its subject's runs deleted): nothing to decide
+    found = []
+    for pair in pairs:
+        if pair["automation"] is None:
+            continue
+        known = (pair["automation"], pair["version"])
+        if known not in read:
+            got = rules.read(pair["document"])
+            read[known] = got if isinstance(got, rules.Automation) else None
+        rule = read[known]
+        if isinstance(rule, rules.Automation) and (
+            rules_decide.decide(rule, event, rules_decide.Enrollments()).outcome == "skip"
+        ):
+            continue
+        found.append(pair["automation"])
+    return found
 
 
 @retries.retried("act on an event")
-async def decide_line(services: Services, line: Mapping[str, Any]) -> str:
-    """Decide (and act) on one line for one automation; the outcome recorded (``done``:
-    it was decided before, ``gone``: the automation no longer acts)."""
+async def decide_line(
+    services: Services, line: Mapping[str, Any], automation_ids: list[str]
+) -> list[str]:
+    """Decide (and act) on one queued line for each of ``automation_ids`` (in id order, the
+    lock order), and take it off the queue; the outcomes (none: another worker has the line,
+    or it was decided)."""
     now = services.clock.now()
     event = timeline.event_of_line(line)
-    key = f"line:{line['line_id']}"
+    assert event is not None  # _may_act took only lines that are events
     async with services.db.transaction() as conn:
-        row = await store.lock(conn, line["automation"])
-        if row is None or row.status != "published" or row.attention or event is None:
-            return "gone"
-        if await store.decided(conn, row.id, key):
-            return "done"
-        rule = rules.read(row.document)
-        if not isinstance(rule, rules.Automation):  # saved valid; blocks may since have gone
-            await store.flag(conn, row.id, "its document is no longer valid", now, event.run_id)
-            return "gone"
-        subject = event.subject_key or event.run_id
-        seen = rules_decide.Enrollments()
-        last = await store.last_enrolled(conn, row.id, subject)
-        if last is not None:
-            seen.last[subject] = last
-        decision = rules_decide.decide(rule, event, seen)
-        outcome = decision.outcome
-        if outcome == "loop":
-            await store.flag(conn, row.id, f"stopped a loop: {decision.reason}", now, event.run_id)
-        elif decision.acts:
-            outcome = await _act(services, conn, row, event, decision.actions)
-        await store.act_once(conn, row.id, row.version, key, outcome, now, subject, event.at)
-        return outcome
+        if not await store.take_line(conn, int(line["line_id"])):
+            return []
+        outcomes = [await _decide(services, conn, a, event, now) for a in sorted(automation_ids)]
+        await store.lines_done(conn, [int(line["line_id"])])
+        return outcomes
+
+
+async def _decide(
+    services: Services,
+    conn: db.Connection,
+    automation_id: str,
+    event: rules_decide.Event,
+    now: datetime,
+) -> str:
+    """One automation's decision on ``event`` in the line's transaction: the outcome
+    recorded (``done``: it was decided before, ``gone``: the automation no longer acts)."""
+    key = f"line:{event.id}"
+    row = await store.lock(conn, automation_id)
+    if row is None or row.status != "published" or row.attention:
+        return "gone"
+    if await store.decided(conn, row.id, key):
+        return "done"
+    rule = rules.read(row.document)
+    if not isinstance(rule, rules.Automation):  # saved valid; blocks may since have gone
+        await store.flag(conn, row.id, "its document is no longer valid", now, event.run_id)
+        return "gone"
+    subject = event.subject_key or event.run_id
+    seen = rules_decide.Enrollments()
+    last = await store.last_enrolled(conn, row.id, subject)
+    if last is not None:
+        seen.last[subject] = last
+    decision = rules_decide.decide(rule, event, seen)
+    outcome = decision.outcome
+    if outcome == "skip":
+        return outcome  # a skip writes nothing: the line leaving the queue says it was seen
+    if outcome == "loop":
+        await store.flag(conn, row.id, f"stopped a loop: {decision.reason}", now, event.run_id)
+    else:
+        outcome = await _act_apart(services, conn, row, event, decision.actions)
+    await store.act_once(conn, row.id, row.version, key, outcome, now, subject, event.at)
+    return outcome
+
+
+async def _act_apart(
+    services: Services,
+    conn: db.Connection,
+    row: AutomationRow,
+    event: rules_decide.Event,
+    actions: tuple[rules.Action, ...],
+) -> str:
+    """:func:`_act` in a savepoint: a bug in an action must not hold the line's other
+    automations (or every later line) back, so its work is undone and it is flagged."""
+    try:
+        async with conn.transaction():
+            return await _act(services, conn, row, event, actions)
+    except (errors.Busy, *retries.LOST_RACE, *outage.DATABASE_DOWN):
+        raise
+    except Exception as exc:
+        log.exception("automation %s failed on line %s", row.id, event.id)
+        why = f"an action failed ({type(exc).__name__}); see the worker's log"
+        await store.flag(conn, row.id, why, services.clock.now(), event.run_id)
+        return "failed"
 
 
 async def _author(services: Services, conn: db.Connection, row: AutomationRow) -> Principal | None:

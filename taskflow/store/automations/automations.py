@@ -3,7 +3,8 @@
 The document is kept as written; the service validates it (core.automations.document)
 before it is saved or published. ``act_once`` is the exactly-once wall: the worker
 writes it in the transaction of the actions, and a second take of the same event finds
-the row and does nothing.
+the row and does nothing. Lines wait for their decisions in ``automation_line`` (a trigger
+queues them as they are written); a line leaves it in the transaction of its decisions.
 """
 
 from __future__ import annotations
@@ -17,6 +18,14 @@ from typing import Any
 from taskflow.store.common import db, sql
 
 SQL = sql.statements("automations/automations")
+#: The queue of lines automations listen to, filled by a trigger on audit_event (schema_extras;
+#: migration 2026-12-04T18:10 made them).
+TABLES = (("automation_line", "CREATE TABLE automation_line (line bigint PRIMARY KEY)"),)
+FUNCTIONS = (
+    ("automation_trigger_of", SQL["automation_trigger_of_function"]),
+    ("automation_lines", SQL["automation_lines_function"]),
+)
+TRIGGERS = (("audit_event_automations", SQL["automation_lines_trigger"]),)
 
 
 @dataclass(frozen=True)
@@ -129,13 +138,6 @@ async def flag(
     await conn.execute(SQL["automation_flag"], uuid.UUID(automation_id), why[:500], now, run)
 
 
-async def due_lines(
-    conn: db.Connection, kinds: list[str], triggers: list[str], most: int
-) -> list[Mapping[str, Any]]:
-    """Timeline lines published automations have yet to decide on, oldest first."""
-    return [dict(r) for r in await conn.fetch(SQL["automation_due_lines"], kinds, triggers, most)]
-
-
 async def last_line(conn: db.Connection, run_id: str) -> int:
     return int(await conn.fetchval(SQL["automation_last_line"], uuid.UUID(run_id)))
 
@@ -151,25 +153,26 @@ async def live_slot(conn: db.Connection, run_id: str, name: str) -> str | None:
     return found
 
 
-@dataclass(frozen=True)
-class Skip:
-    """A skip decision, recorded in bulk (it does nothing, so it needs no lock)."""
-
-    automation: str
-    version: int
-    event_key: str
-    subject: str
-    event_at: datetime
-
-
-async def skip_many(conn: db.Connection, skips: list[Skip], now: datetime) -> None:
-    await conn.execute(
-        SQL["automation_skips"],
-        [uuid.UUID(s.automation) for s in skips],
-        *db.columns(skips, "version", "event_key", "subject", "event_at"),
-        now,
-    )
-
-
 async def delete(conn: db.Connection, automation_id: str) -> None:
     await conn.execute(SQL["automation_delete"], uuid.UUID(automation_id))
+
+
+async def queued_lines(conn: db.Connection, most: int) -> list[Mapping[str, Any]]:
+    """Up to ``most`` queued lines (locked until the transaction ends), one row per line and
+    automation deciding on it (``automation`` None: no automation decides on it any more)."""
+    return [dict(r) for r in await conn.fetch(SQL["automation_queued_lines"], most)]
+
+
+async def take_line(conn: db.Connection, line_id: int) -> bool:
+    """Lock a queued line for its decisions; False when another worker has it or it is done."""
+    return await conn.fetchval(SQL["automation_take_line"], line_id) is not None
+
+
+async def lines_done(conn: db.Connection, line_ids: list[int]) -> None:
+    """The lines' decisions are all made: off the queue (in their transaction)."""
+    if line_ids:
+        await conn.execute(SQL["automation_lines_done"], line_ids)
+
+
+async def lines_queued(conn: db.Connection) -> int:
+    return int(await conn.fetchval(SQL["automation_lines_queued"]))

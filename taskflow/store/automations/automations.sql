@@ -72,26 +72,6 @@ SELECT max(event_at) FROM automation_act
 -- $1 id, $2 why, $3 now, $4 the run whose event it stopped on: the automation stops acting and is shown as needing attention.
 UPDATE automation SET attention = $2, updated_at = $3, attention_run = $4 WHERE id = $1
 
--- name: automation_due_lines
--- $1 timeline kinds, $2 the trigger of each kind, $3 at most: timeline lines that a
--- published automation (not flagged) listens to, written since it was published, on
--- which it has not decided yet, oldest first.
-SELECT a.id::text AS automation, a.version, a.document, e.id AS line_id, e.kind, e.at,
-       e.actor, e.details,
-       e.run::text AS run_id, r.subject::text AS subject_id, s.attributes AS subject,
-       sl.name AS slot
-  FROM automation a
-  JOIN unnest($1::text[], $2::text[]) AS k(kind, trig) ON k.trig = a.document->'trigger'->>'on'
-  JOIN run r ON r.workflow = a.workflow
-  JOIN audit_event e ON e.run = r.id AND e.kind = k.kind AND e.at >= a.published_at
-  JOIN subject s ON s.id = r.subject
-  LEFT JOIN slot sl ON sl.id = e.slot
- WHERE a.status = 'published' AND a.attention = ''
-   AND NOT EXISTS (SELECT 1 FROM automation_act x
-                    WHERE x.automation = a.id AND x.event_key = 'line:' || e.id)
- ORDER BY e.id, a.id
- LIMIT $3
-
 -- name: automation_last_line
 -- $1 run: its newest timeline line's id (0: none), before an automation's actions.
 SELECT coalesce(max(id), 0) FROM audit_event WHERE run = $1
@@ -107,14 +87,89 @@ UPDATE audit_event SET details = coalesce(details, '{}'::jsonb) || $4::jsonb
 SELECT id::text FROM slot WHERE run = $1 AND name = $2 AND status IN ('open', 'claimed', 'pending')
  ORDER BY id LIMIT 1
 
--- name: automation_skips
--- $1 automations, $2 versions, $3 event keys, $4 subjects, $5 the events' instants, $6 now:
--- skip decisions of a batch, in one statement (a decision already there stays).
-INSERT INTO automation_act (automation, version, event_key, outcome, at, subject, event_at)
-SELECT a, v, k, 'skip', $6, s, e
-  FROM unnest($1::uuid[], $2::int[], $3::text[], $4::text[], $5::timestamptz[]) AS x(a, v, k, s, e)
-ON CONFLICT (automation, event_key) DO NOTHING
-
 -- name: automation_delete
 -- $1 id: the automation and its decision rows go; the lines it wrote stay on the timelines.
 DELETE FROM automation WHERE id = $1
+
+-- name: automation_trigger_of_function
+-- The trigger a timeline kind sets off (NULL: none), as core/automations/timeline.py's
+-- KIND_TO_TRIGGER says (a test keeps both the same); migration 2026-12-04T18:10.
+CREATE FUNCTION automation_trigger_of(kind text) RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+  SELECT CASE kind
+    WHEN 'slot.opened' THEN 'slot.opened'
+    WHEN 'slot.claimed' THEN 'slot.claimed'
+    WHEN 'slot.satisfied' THEN 'slot.completed'
+    WHEN 'clock.breached' THEN 'slot.breached'
+    WHEN 'clock.at_risk' THEN 'clock.at_risk'
+    WHEN 'state.entered' THEN 'run.state_entered'
+    WHEN 'run.completed' THEN 'run.ended'
+    WHEN 'run.cancelled' THEN 'run.ended'
+    WHEN 'subject.updated' THEN 'subject.changed'
+    WHEN 'event.raised' THEN 'event.raised'
+  END
+$$
+
+-- name: automation_lines_function
+-- The trigger function queueing, in the statement that writes them, the timeline lines a
+-- published automation (not flagged) of their run's workflow listens to (migration
+-- 2026-12-04T18:10): the worker decides each queued line once for all its automations
+-- and deletes it in the transaction of those decisions. A queue rather than an id cursor:
+-- line ids are taken at insert, so a line can commit after a later id a cursor had passed.
+CREATE FUNCTION automation_lines() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  -- No automation listening anywhere: one probe of a partial index, nothing written.
+  IF NOT EXISTS (SELECT 1 FROM automation WHERE status = 'published' AND attention = '') THEN
+    RETURN NULL;
+  END IF;
+  INSERT INTO automation_line (line)
+  SELECT l.id
+    FROM automation_new_lines l
+    JOIN run r ON r.id = l.run
+   WHERE automation_trigger_of(l.kind) IS NOT NULL
+     AND EXISTS (SELECT 1 FROM automation a
+                  WHERE a.workflow = r.workflow AND a.status = 'published' AND a.attention = ''
+                    AND a.document->'trigger'->>'on' = automation_trigger_of(l.kind));
+  RETURN NULL;
+END
+$$
+
+-- name: automation_lines_trigger
+-- Every writer of timeline lines inserts into audit_event (the outbox's trigger sees the same).
+CREATE TRIGGER audit_event_automations AFTER INSERT ON audit_event
+REFERENCING NEW TABLE AS automation_new_lines
+FOR EACH STATEMENT EXECUTE FUNCTION automation_lines()
+
+-- name: automation_queued_lines
+-- $1 at most: queued lines (locked, SKIP LOCKED: one worker each), oldest first, each with
+-- every automation that decides on it (published, not flagged, published by the line's
+-- instant, listening to its trigger), one row per pair; a line none decides on (paused or
+-- flagged since, its line gone) comes once with a NULL automation.
+WITH taken AS (
+  SELECT q.line FROM automation_line q ORDER BY q.line LIMIT $1 FOR UPDATE SKIP LOCKED
+)
+SELECT t.line AS line_id, e.kind, e.at, e.actor, e.details, e.run::text AS run_id,
+       r.subject::text AS subject_id, s.attributes AS subject, sl.name AS slot,
+       a.id::text AS automation, a.version, a.document
+  FROM taken t
+  LEFT JOIN audit_event e ON e.id = t.line
+  LEFT JOIN run r ON r.id = e.run
+  LEFT JOIN subject s ON s.id = r.subject
+  LEFT JOIN slot sl ON sl.id = e.slot
+  LEFT JOIN automation a
+    ON a.workflow = r.workflow AND a.status = 'published' AND a.attention = ''
+   AND a.published_at <= e.at AND a.document->'trigger'->>'on' = automation_trigger_of(e.kind)
+ ORDER BY t.line, a.id
+
+-- name: automation_take_line
+-- $1 line: the queued line, locked for its decisions (no row: another worker has it, or
+-- it was decided).
+SELECT line FROM automation_line WHERE line = $1 FOR UPDATE SKIP LOCKED
+
+-- name: automation_lines_done
+-- $1 lines: decided for every automation; off the queue.
+DELETE FROM automation_line WHERE line = ANY($1::bigint[])
+
+-- name: automation_lines_queued
+-- How many lines wait for their automations' decisions (benches, metrics).
+SELECT count(*) FROM automation_line

@@ -8,6 +8,7 @@ migrated database with the table classes plus these.
 
 from __future__ import annotations
 
+from taskflow.store.automations import automations
 from taskflow.store.common import sql
 from taskflow.store.compose import children
 from taskflow.store.history import spans
@@ -348,6 +349,14 @@ EXTRA_INDEXES += (
         "CREATE INDEX automation_act_enrolled ON automation_act (automation, subject, event_at) "
         "WHERE outcome = 'act'",
     ),
+    # The automations listening to a workflow's trigger: the queueing trigger's lookups
+    # (migration 2026-12-04T18:10).
+    (
+        "automation_listening",
+        "CREATE INDEX automation_listening ON automation "
+        "(workflow, ((document -> 'trigger') ->> 'on')) "
+        "WHERE status = 'published' AND attention = ''",
+    ),
     # The worker's sweep forgets uploads older than a day.
     (
         "file_upload_uploaded_at",
@@ -365,3 +374,7 @@ EXTRA_TABLES: tuple[tuple[str, str], ...] = (
         " PRIMARY KEY (uploader, sha256))",
     ),
 )
+# Automations' queue of lines to decide (migration 2026-12-04T18:10, ``store/automations``).
+EXTRA_TABLES += automations.TABLES
+EXTRA_FUNCTIONS += automations.FUNCTIONS
+EXTRA_TRIGGERS += automations.TRIGGERS
