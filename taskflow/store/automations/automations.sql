@@ -119,7 +119,7 @@ $$
 CREATE FUNCTION automation_lines() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   -- No automation listening anywhere: one probe of a partial index, nothing written.
-  IF NOT EXISTS (SELECT 1 FROM automation WHERE status = 'published' AND attention = '') THEN
+  IF NOT EXISTS (SELECT 1 FROM automation a WHERE a.status = 'published' AND a.attention = '') THEN
     RETURN NULL;
   END IF;
   INSERT INTO automation_line (line)

@@ -355,7 +355,7 @@ EXTRA_INDEXES += (
         "automation_listening",
         "CREATE INDEX automation_listening ON automation "
         "(workflow, ((document -> 'trigger') ->> 'on')) "
-        "WHERE status = 'published' AND attention = ''",
+        "WHERE automation.status = 'published' AND automation.attention = ''",
     ),
     # The worker's sweep forgets uploads older than a day.
     (
