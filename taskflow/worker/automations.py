@@ -3,7 +3,8 @@
 Deciding on events for many published automations must never hold a timer back, so the
 lane runs its own loop (as webhook deliveries do): take a batch of queued timeline lines
 and decide each for every automation listening to it (``service/automations/acting.py``),
-and when fewer than a batch were due, sleep for the poll interval. Database outages back off as the timer loop does.
+and when fewer than a batch were due, sleep for the poll interval. Database outages back
+off as the timer loop does.
 """
 
 from __future__ import annotations

@@ -24,6 +24,7 @@ action failed is flagged (``attention``): it stops acting until it is published 
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import logging
 from collections.abc import Mapping
@@ -49,8 +50,11 @@ from taskflow.store.runs import timeline as lines
 
 log = logging.getLogger("taskflow.automations")
 
-#: (automation, line) pairs taken per pass.
+#: Queued lines taken per pass.
 BATCH = 1000
+#: Lines evaluated between two yields to the event loop (each line is evaluated for every
+#: automation of its workflow: a hundred decisions a line must not hold the timers back).
+YIELD_EVERY = 20
 #: Actions that are timeline lines of their own (no use case behind them).
 LINE_ACTIONS = {
     "comment": ("automation.comment", "text"),
@@ -62,47 +66,56 @@ async def run_due(services: Services, most: int = BATCH) -> int:
     """Decide on up to ``most`` queued lines for every automation listening to each; how
     many lines were taken."""
     async with services.db.transaction() as conn:
-        pairs = await store.queued_lines(conn, most)
-        lines: dict[int, list[Mapping[str, Any]]] = {}
-        for pair in pairs:
-            lines.setdefault(pair["line_id"], []).append(pair)
-        read: dict[tuple[str, int], rules.Automation | None] = {}
-        acting = {line: _may_act(of_line, read) for line, of_line in lines.items()}
-        await store.lines_done(conn, [line for line, may in acting.items() if not may])
-    for line, may in acting.items():
-        if not may:
-            continue
+        lines = await store.queued_lines(conn, most)
+        workflows = sorted({line["workflow"] for line in lines if line["workflow"]})
+        listening = _Listening(await store.listening(conn, workflows))
+        acting: list[tuple[Mapping[str, Any], list[str]]] = []
+        done: list[int] = []
+        for n, line in enumerate(lines, 1):
+            may = listening.may_act(line)
+            if may:
+                acting.append((line, may))
+            else:
+                done.append(int(line["line_id"]))
+            if n % YIELD_EVERY == 0:
+                await asyncio.sleep(0)  # the timers share this process's loop
+        await store.lines_done(conn, done)
+    for line, may in acting:
         try:
-            await decide_line(services, lines[line][0], may)
+            await decide_line(services, line, may)
         except errors.Busy:
             continue  # rolled back whole; a later pass takes the line again
     return len(lines)
 
 
-def _may_act(
-    pairs: list[Mapping[str, Any]], read: dict[tuple[str, int], rules.Automation | None]
-) -> list[str]:
-    """The automations that may act (or must be flagged) on a line: all but those a filter
-    or condition skips whatever they remember. ``read``: the documents read so far this
-    pass (the same hundred automations are evaluated on every line)."""
-    event = timeline.event_of_line(pairs[0]) if pairs[0]["kind"] is not None else None
-    if event is None:
-        return []  # the line is gone (its subject's runs deleted): nothing to decide
-    found = []
-    for pair in pairs:
-        if pair["automation"] is None:
-            continue
-        known = (pair["automation"], pair["version"])
-        if known not in read:
-            got = rules.read(pair["document"])
-            read[known] = got if isinstance(got, rules.Automation) else None
-        rule = read[known]
-        if isinstance(rule, rules.Automation) and (
-            rules_decide.decide(rule, event, rules_decide.Enrollments()).outcome == "skip"
-        ):
-            continue
-        found.append(pair["automation"])
-    return found
+class _Listening:
+    """A pass's published automations by (workflow, trigger), each document read once (a
+    pass evaluates the same hundred automations on every line)."""
+
+    def __init__(self, rows: list[Mapping[str, Any]]) -> None:
+        self.of: dict[tuple[str, str], list[tuple[str, datetime, rules.Automation | None]]] = {}
+        for row in rows:
+            got = rules.read(row["document"])
+            rule = got if isinstance(got, rules.Automation) else None
+            key = (row["workflow"], row["trigger"])
+            self.of.setdefault(key, []).append((row["id"], row["published_at"], rule))
+
+    def may_act(self, line: Mapping[str, Any]) -> list[str]:
+        """The automations that may act (or must be flagged) on ``line``: all those listening
+        but the ones a filter or condition skips whatever they remember."""
+        event = timeline.event_of_line(line) if line["workflow"] is not None else None
+        if event is None:
+            return []  # the line is gone (its subject's runs deleted): nothing to decide
+        found = []
+        for automation, published_at, rule in self.of.get((line["workflow"], event.kind), ()):
+            if published_at is None or published_at > event.at:
+                continue  # published after the line was written: not its business
+            if rule is not None and (
+                rules_decide.decide(rule, event, rules_decide.Enrollments()).outcome == "skip"
+            ):
+                continue
+            found.append(automation)
+        return found
 
 
 @retries.retried("act on an event")

@@ -158,9 +158,15 @@ async def delete(conn: db.Connection, automation_id: str) -> None:
 
 
 async def queued_lines(conn: db.Connection, most: int) -> list[Mapping[str, Any]]:
-    """Up to ``most`` queued lines (locked until the transaction ends), one row per line and
-    automation deciding on it (``automation`` None: no automation decides on it any more)."""
+    """Up to ``most`` queued lines (locked until the transaction ends), oldest first, with
+    their run's ``workflow`` (None: the line is gone)."""
     return [dict(r) for r in await conn.fetch(SQL["automation_queued_lines"], most)]
+
+
+async def listening(conn: db.Connection, workflows: list[str]) -> list[Mapping[str, Any]]:
+    """The published automations (not flagged) of ``workflows``, with their ``trigger`` and
+    ``published_at``, in id order."""
+    return [dict(r) for r in await conn.fetch(SQL["automations_listening"], workflows)]
 
 
 async def take_line(conn: db.Connection, line_id: int) -> bool:

@@ -141,25 +141,28 @@ REFERENCING NEW TABLE AS automation_new_lines
 FOR EACH STATEMENT EXECUTE FUNCTION automation_lines()
 
 -- name: automation_queued_lines
--- $1 at most: queued lines (locked, SKIP LOCKED: one worker each), oldest first, each with
--- every automation that decides on it (published, not flagged, published by the line's
--- instant, listening to its trigger), one row per pair; a line none decides on (paused or
--- flagged since, its line gone) comes once with a NULL automation.
+-- $1 at most: queued lines (locked, SKIP LOCKED: one worker each), oldest first, with their
+-- run's workflow (NULL: the line is gone).
 WITH taken AS (
   SELECT q.line FROM automation_line q ORDER BY q.line LIMIT $1 FOR UPDATE SKIP LOCKED
 )
 SELECT t.line AS line_id, e.kind, e.at, e.actor, e.details, e.run::text AS run_id,
-       r.subject::text AS subject_id, s.attributes AS subject, sl.name AS slot,
-       a.id::text AS automation, a.version, a.document
+       r.workflow, r.subject::text AS subject_id, s.attributes AS subject, sl.name AS slot
   FROM taken t
   LEFT JOIN audit_event e ON e.id = t.line
   LEFT JOIN run r ON r.id = e.run
   LEFT JOIN subject s ON s.id = r.subject
   LEFT JOIN slot sl ON sl.id = e.slot
-  LEFT JOIN automation a
-    ON a.workflow = r.workflow AND a.status = 'published' AND a.attention = ''
-   AND a.published_at <= e.at AND a.document->'trigger'->>'on' = automation_trigger_of(e.kind)
- ORDER BY t.line, a.id
+ ORDER BY t.line
+
+-- name: automations_listening
+-- $1 workflows: their published automations (not flagged), each with its trigger and when
+-- it was published, in id order (the lock order).
+SELECT a.id::text AS id, a.workflow, a.version, a.document, a.published_at,
+       a.document->'trigger'->>'on' AS trigger
+  FROM automation a
+ WHERE a.workflow = ANY($1::text[]) AND a.status = 'published' AND a.attention = ''
+ ORDER BY a.id
 
 -- name: automation_take_line
 -- $1 line: the queued line, locked for its decisions (no row: another worker has it, or

@@ -24,8 +24,8 @@ from taskflow.api.graphql.automations.automation_types import (
     SimulatedEvent,
 )
 from taskflow.api.graphql.common import keyed, relay
-from taskflow.api.graphql.common.refused import Refusal, refusal
 from taskflow.api.graphql.common.context import Info, caller
+from taskflow.api.graphql.common.refused import Refusal, refusal
 from taskflow.core.access.principals import Principal
 from taskflow.core.automations import simulate as sim
 from taskflow.core.common import refusals as core
