@@ -8,6 +8,9 @@ due (lines written since publication, times the automations).
 
 from __future__ import annotations
 
+import asyncio
+import time
+
 import asyncpg
 
 PUBLISH = """
@@ -37,13 +40,26 @@ async def publish(url: str, workflow: str, count: int) -> None:
         await conn.close()
 
 
-async def progress(url: str, count: int) -> str:
-    """``made of due`` (automation, line) decisions, for printing beside a bench's figures."""
+async def _counts(conn: asyncpg.Connection) -> tuple[int, int]:
+    row = await conn.fetchrow(PROGRESS)
+    assert row is not None
+    return int(row["due"]), int(row["queued"])
+
+
+async def progress(url: str, count: int, drain: float = 60.0) -> str:
+    """``made of due`` (automation, line) decisions now, then how long the lane took to
+    make the rest (up to ``drain`` seconds), for printing beside a bench's figures."""
     conn = await asyncpg.connect(url)
     try:
-        row = await conn.fetchrow(PROGRESS)
+        due, queued = await _counts(conn)
+        made = f"{(due - queued) * count} of {due * count} automation decisions made"
+        start = time.monotonic()
+        while queued and time.monotonic() - start < drain:
+            await asyncio.sleep(0.1)
+            due, queued = await _counts(conn)
+        waited = time.monotonic() - start
     finally:
         await conn.close()
-    assert row is not None
-    due, queued = int(row["due"]), int(row["queued"])
-    return f"{(due - queued) * count} of {due * count} automation decisions made"
+    if queued:
+        return f"{made}; {queued * count} still due {drain:g} s later"
+    return f"{made}; all {due * count} made {waited:.1f} s later"

@@ -300,14 +300,15 @@ async def round_taskflow(
     await seed(url, timers, args.window, args.kind)
     try:
         await wait_done(url, args.window + LEAD_SECONDS + args.timeout)
+        if automations:
+            # Decisions made by the time the last timer fired (the lane runs beside the
+            # firings), and how long the rest took.
+            print(f"    ({await automation_load.progress(url, automations)})", flush=True)
     finally:
         for p in procs:
             p.terminate()
         for p in procs:
             await asyncio.wait_for(p.wait(), 10)
-    if automations:
-        # Decisions made by the time the last timer fired (the lane runs beside the firings).
-        print(f"    ({await automation_load.progress(url, automations)})", flush=True)
     return _result("taskflow worker", workers, timers, await stats(url))
 
 
