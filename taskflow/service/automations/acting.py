@@ -36,7 +36,7 @@ from taskflow.core.access import access
 from taskflow.core.access.principals import Principal
 from taskflow.core.automations import decide as rules_decide
 from taskflow.core.automations import document as rules
-from taskflow.core.automations import timeline
+from taskflow.core.automations import screen, timeline
 from taskflow.core.runs.model import AuditEntry
 from taskflow.service.access import principals as principal_service
 from taskflow.service.common import outage
@@ -89,33 +89,37 @@ async def run_due(services: Services, most: int = BATCH) -> int:
 
 
 class _Listening:
-    """A pass's published automations by (workflow, trigger), each document read once (a
-    pass evaluates the same hundred automations on every line)."""
+    """A pass's published automations by (workflow, trigger), each document read once and
+    filed in a :class:`screen.Screen` (a pass evaluates the same hundred automations on
+    every line)."""
 
     def __init__(self, rows: list[Mapping[str, Any]]) -> None:
-        self.of: dict[tuple[str, str], list[tuple[str, datetime, rules.Automation | None]]] = {}
+        grouped: dict[tuple[str, str], list[tuple[_Listener, rules.Automation | None]]] = {}
         for row in rows:
             got = rules.read(row["document"])
             rule = got if isinstance(got, rules.Automation) else None
-            key = (row["workflow"], row["trigger"])
-            self.of.setdefault(key, []).append((row["id"], row["published_at"], rule))
+            listener = _Listener(row["id"], row["published_at"])
+            grouped.setdefault((row["workflow"], row["trigger"]), []).append((listener, rule))
+        self.of = {key: screen.Screen(found) for key, found in grouped.items()}
 
     def may_act(self, line: Mapping[str, Any]) -> list[str]:
-        """The automations that may act (or must be flagged) on ``line``: all those listening
-        but the ones a filter or condition skips whatever they remember."""
+        """The automations that may act (or must be flagged) on ``line``: all those listening,
+        published by its instant, but the ones that skip it whatever they remember."""
         event = timeline.event_of_line(line) if line["workflow"] is not None else None
-        if event is None:
-            return []  # the line is gone (its subject's runs deleted): nothing to decide
-        found = []
-        for automation, published_at, rule in self.of.get((line["workflow"], event.kind), ()):
-            if published_at is None or published_at > event.at:
-                continue  # published after the line was written: not its business
-            if rule is not None and (
-                rules_decide.decide(rule, event, rules_decide.Enrollments()).outcome == "skip"
-            ):
-                continue
-            found.append(automation)
-        return found
+        found = self.of.get((line["workflow"], event.kind)) if event is not None else None
+        if event is None or found is None:
+            return []  # gone (its subject's runs deleted), or no longer listened to
+        return [
+            listener.id
+            for listener in found.candidates(event)
+            if listener.published_at is not None and listener.published_at <= event.at
+        ]
+
+
+@dataclasses.dataclass(frozen=True)
+class _Listener:
+    id: str
+    published_at: datetime | None
 
 
 @retries.retried("act on an event")
