@@ -1,9 +1,11 @@
 """Published automations as a load beside a bench's work (``--automations N``, issue 36).
 
 Each listens to ``run.state_entered`` of the bench's workflow and its condition never
-holds: evaluated on every line entering a state, none ever acts. :func:`progress` says
-how far the worker's automation lane got: the (automation, line) decisions made of those
-due (lines written since publication, times the automations).
+holds: evaluated on every line entering a state, none ever acts. The condition is
+``subject.reference == "nobody"`` (``eq``: the worker's screen files it under its literal,
+core/automations/screen.py) or ``subject.reference > "~"`` (``gt``: asked on every line).
+:func:`progress` says how far the worker's automation lane got: the (automation, line)
+decisions made of those due (lines written since publication, times the automations).
 """
 
 from __future__ import annotations
@@ -17,8 +19,10 @@ PUBLISH = """
 INSERT INTO automation (workflow, name, status, version, document, author, published_at)
 SELECT $1, 'bench ' || n, 'published', 1, jsonb_build_object(
          'name', 'bench ' || n, 'trigger', jsonb_build_object('on', 'run.state_entered'),
-         'conditions', jsonb_build_array(jsonb_build_object('op', '==', 'args', jsonb_build_array(
-             jsonb_build_object('ref', 'subject.reference'), jsonb_build_object('lit', 'nobody')))),
+         'conditions', jsonb_build_array(jsonb_build_object(
+             'op', $3::text, 'args', jsonb_build_array(
+                 jsonb_build_object('ref', 'subject.reference'),
+                 jsonb_build_object('lit', $4::text)))),
          'actions', jsonb_build_array(jsonb_build_object('do', 'comment', 'text', 'x'))),
        'ada', now()
 FROM generate_series(1, $2) n
@@ -32,10 +36,14 @@ SELECT count(*) AS due, count(q.line) AS queued
 """
 
 
-async def publish(url: str, workflow: str, count: int) -> None:
+#: ``--automation-condition``: (operator, literal) of each automation's one condition.
+CONDITIONS = {"eq": ("==", "nobody"), "gt": (">", "~")}
+
+
+async def publish(url: str, workflow: str, count: int, condition: str = "eq") -> None:
     conn = await asyncpg.connect(url)
     try:
-        await conn.execute(PUBLISH, workflow, count)
+        await conn.execute(PUBLISH, workflow, count, *CONDITIONS[condition])
     finally:
         await conn.close()
 

@@ -259,7 +259,7 @@ async def round_taskflow(
 ) -> Round:
     url = await pg.fresh_database(admin_url, "bench_steps_taskflow", TEMPLATE)
     if automations:
-        await automation_load.publish(url, "bench-steps", automations)
+        await automation_load.publish(url, "bench-steps", automations, args.automation_condition)
     env = {
         **os.environ,
         "TASKFLOW_DATABASE_URL": url,
@@ -361,6 +361,12 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
         type=int,
         default=0,
         help="Also run with this many published automations of the workflow (issue 36).",
+    )
+    parser.add_argument(
+        "--automation-condition",
+        choices=sorted(automation_load.CONDITIONS),
+        default="eq",
+        help="Their condition: == a literal (screened) or > one (asked on every line).",
     )
     return parser.parse_args(argv)
 

@@ -273,7 +273,7 @@ async def round_taskflow(
     url = await pg.fresh_database(admin_url, "bench_timers_taskflow", TEMPLATE)
     if automations:
         workflow = "vendor-onboarding" if args.kind == "expire" else "support-ticket"
-        await automation_load.publish(url, workflow, automations)
+        await automation_load.publish(url, workflow, automations, args.automation_condition)
     env = {
         **os.environ,
         "TASKFLOW_DATABASE_URL": url,
@@ -388,6 +388,12 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
         type=int,
         default=0,
         help="Also run with this many published automations of the workflow (issue 36).",
+    )
+    parser.add_argument(
+        "--automation-condition",
+        choices=sorted(automation_load.CONDITIONS),
+        default="eq",
+        help="Their condition: == a literal (screened) or > one (asked on every line).",
     )
     parser.add_argument(
         "--timeout", type=float, default=1800.0, help="Seconds past the window to give up."
