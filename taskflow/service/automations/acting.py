@@ -39,10 +39,10 @@ from taskflow.core.automations import document as rules
 from taskflow.core.automations import screen, timeline
 from taskflow.core.runs.model import AuditEntry
 from taskflow.service.access import principals as principal_service
+from taskflow.service.automations import actions
 from taskflow.service.common import outage
 from taskflow.service.common import retry as retries
 from taskflow.service.common.container import Services
-from taskflow.service.slots import slots
 from taskflow.store.automations import automations as store
 from taskflow.store.automations.automations import AutomationRow
 from taskflow.store.common import db
@@ -55,11 +55,6 @@ BATCH = 1000
 #: Lines evaluated between two yields to the event loop (each line is evaluated for every
 #: automation of its workflow: a hundred decisions a line must not hold the timers back).
 YIELD_EVERY = 20
-#: Actions that are timeline lines of their own (no use case behind them).
-LINE_ACTIONS = {
-    "comment": ("automation.comment", "text"),
-    "add_label": ("automation.label", "label"),
-}
 
 
 async def run_due(services: Services, most: int = BATCH) -> int:
@@ -181,13 +176,13 @@ async def _act_apart(
     conn: db.Connection,
     row: AutomationRow,
     event: rules_decide.Event,
-    actions: tuple[rules.Action, ...],
+    todo: tuple[rules.Action, ...],
 ) -> str:
     """:func:`_act` in a savepoint: a bug in an action must not hold the line's other
     automations (or every later line) back, so its work is undone and it is flagged."""
     try:
         async with conn.transaction():
-            return await _act(services, conn, row, event, actions)
+            return await _act(services, conn, row, event, todo)
     except (errors.Busy, *retries.LOST_RACE, *outage.DATABASE_DOWN):
         raise
     except Exception as exc:
@@ -212,15 +207,15 @@ async def _act(
     conn: db.Connection,
     row: AutomationRow,
     event: rules_decide.Event,
-    actions: tuple[rules.Action, ...],
+    todo: tuple[rules.Action, ...],
 ) -> str:
-    """Do ``actions`` as ``automation:<id>`` with the author's powers, each after checking
+    """Do ``todo`` as ``automation:<id>`` with the author's powers, each after checking
     the author may still manage the workflow; ``act``, or ``stopped`` (flagged) when not."""
     inside = dataclasses.replace(services, db=services.db.bound(conn))
     actor = rules_decide.actor_id(row.id)
     before = await store.last_line(conn, event.run_id)
     now = services.clock.now()
-    for action in actions:
+    for action in todo:
         author = await _author(services, conn, row)
         if author is None:
             why = f"its author {row.author!r} may no longer manage {row.workflow!r} automations"
@@ -231,7 +226,7 @@ async def _act(
                 [AuditEntry("automation.stopped", now, actor, details={"why": why})],
             )
             break
-        await _do(inside, conn, dataclasses.replace(author, id=actor), event, action)
+        await actions.do(inside, conn, dataclasses.replace(author, id=actor), event, action)
     stamp = {
         "automation": row.id,
         "automation_version": row.version,
@@ -241,39 +236,3 @@ async def _act(
     }
     await store.stamp_lines(conn, event.run_id, actor, before, stamp)
     return "act" if author is not None else "stopped"
-
-
-async def _do(
-    services: Services,
-    conn: db.Connection,
-    actor: Principal,
-    event: rules_decide.Event,
-    action: rules.Action,
-) -> None:
-    """One action, through the use case a person's click would run where there is one."""
-    now = services.clock.now()
-    params = action.params
-    if action.verb in LINE_ACTIONS:
-        kind, name = LINE_ACTIONS[action.verb]
-        entry = AuditEntry(kind, now, actor.id, details={name: params[name]})
-        await lines.append_audit(conn, event.run_id, [entry])
-        return
-    if action.verb == "assign":
-        name = str(params.get("slot") or event.facts.get("slot") or "")
-        slot_id = await store.live_slot(conn, event.run_id, name) if name else None
-        if slot_id is not None:
-            to = str(params["to"]).removeprefix("user:")
-            try:
-                await slots.assign(services, actor, slot_id, to, None, "automation")
-                return
-            except errors.TaskflowError as refused:  # its savepoint rolled back: say why
-                if isinstance(refused, errors.InternalError):
-                    raise
-                why = refused.message
-        why = f"no live slot {name!r} to assign" if name else "no slot named"
-    else:
-        why = "not done by the worker yet"
-    skipped = AuditEntry(
-        "automation.action_skipped", now, actor.id, details={"do": action.verb, "why": why}
-    )
-    await lines.append_audit(conn, event.run_id, [skipped])

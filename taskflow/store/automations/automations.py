@@ -182,3 +182,9 @@ async def lines_done(conn: db.Connection, line_ids: list[int]) -> None:
 
 async def lines_queued(conn: db.Connection) -> int:
     return int(await conn.fetchval(SQL["automation_lines_queued"]))
+
+
+async def subject(conn: db.Connection, subject_id: str) -> Mapping[str, Any] | None:
+    """A subject's ``type``, ``external_id`` and ``attributes`` (None: no such subject)."""
+    found = await sql.row_by_id(conn, SQL["automation_subject"], subject_id)
+    return dict(found) if found is not None else None

@@ -176,3 +176,7 @@ DELETE FROM automation_line WHERE line = ANY($1::bigint[])
 -- name: automation_lines_queued
 -- How many lines wait for their automations' decisions (benches, metrics).
 SELECT count(*) FROM automation_line
+
+-- name: automation_subject
+-- $1 subject id: its type, external id and fields as they are now (set_field, start_run).
+SELECT type, external_id, attributes FROM subject WHERE id = $1
