@@ -46,6 +46,8 @@ class ActionBlock:
     required: tuple[str, ...]
     optional: tuple[str, ...] = ()
     meaning: str = ""
+    #: Optional parameters that are a flat object of short texts or numbers (a payload).
+    objects: tuple[str, ...] = ()
 
 
 ACTIONS: Mapping[str, ActionBlock] = {
@@ -55,7 +57,9 @@ ACTIONS: Mapping[str, ActionBlock] = {
     "comment": ActionBlock(("text",), (), "post a comment on the run's timeline"),
     "notify": ActionBlock(("to", "message"), (), "notify a principal, role or group"),
     "escalate": ActionBlock(("to",), ("slot",), "escalate the slot to someone"),
-    "raise_event": ActionBlock(("event",), (), "raise a named event on the run"),
+    "raise_event": ActionBlock(
+        ("event",), ("slot",), "raise a named event on the run", objects=("payload",)
+    ),
     "set_field": ActionBlock(("field", "value"), (), "set one subject field"),
     "start_run": ActionBlock(("workflow",), (), "start a run of a workflow on the subject"),
 }

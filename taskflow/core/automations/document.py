@@ -193,17 +193,39 @@ def _actions(doc: Any, problems: list[Problem]) -> tuple[Action, ...]:
             if key not in params:
                 problems.append(Problem(f"{pointer}/{key}", "missing", f"{verb} needs {key!r}"))
         for key, value in params.items():
-            if key not in block.required + block.optional:
+            if key in block.objects:
+                problems.extend(_flat(f"{pointer}/{key}", key, value))
+            elif key not in block.required + block.optional:
                 problems.append(
                     Problem(f"{pointer}/{key}", "unknown_key", f"{verb} takes no {key!r}")
                 )
-            elif not isinstance(value, str | int | float | bool) or len(str(value)) > MAX_TEXT:
+            elif not _short(value):
                 problems.append(
                     Problem(f"{pointer}/{key}", "wrong_type", f"{key} is a short text or number")
                 )
         if len(problems) == before:
             out.append(Action(verb, params))
     return tuple(out)
+
+
+def _short(value: Any) -> bool:
+    return isinstance(value, str | int | float | bool) and len(str(value)) <= MAX_TEXT
+
+
+#: Fields a flat object parameter (a payload) may hold.
+MAX_OBJECT_KEYS = 20
+
+
+def _flat(pointer: str, key: str, value: Any) -> list[Problem]:
+    """The problems of a flat object parameter: short text keys, short scalar values."""
+    if not isinstance(value, Mapping) or len(value) > MAX_OBJECT_KEYS:
+        why = f"{key} is an object of at most {MAX_OBJECT_KEYS} fields"
+        return [Problem(pointer, "wrong_type", why)]
+    return [
+        Problem(f"{pointer}/{name}", "wrong_type", f"{name} is a short text or number")
+        for name, inner in value.items()
+        if not _short(inner) or len(str(name)) > MAX_TEXT
+    ]
 
 
 def _enrollment(doc: Any, problems: list[Problem]) -> tuple[str, timedelta | None]:

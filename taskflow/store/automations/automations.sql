@@ -78,9 +78,11 @@ SELECT coalesce(max(id), 0) FROM audit_event WHERE run = $1
 
 -- name: automation_stamp_lines
 -- $1 run, $2 actor, $3 lines after this id, $4 stamp: the lines an automation's actions
--- just wrote name the automation, its version, the enrolling event and their depth.
+-- just wrote name the automation, its version, the enrolling event and their depth; the
+-- engine's own lines (no actor: a slot satisfied by a raised event, the state it entered)
+-- too, so an automation set off by them sees the depth (the use cases lock the run).
 UPDATE audit_event SET details = coalesce(details, '{}'::jsonb) || $4::jsonb
- WHERE run = $1 AND actor = $2 AND id > $3
+ WHERE run = $1 AND (actor = $2 OR actor IS NULL) AND id > $3
 
 -- name: automation_open_slot
 -- $1 run, $2 slot name: the live slot of that name on the run.
