@@ -10,6 +10,7 @@ decisions made of those due (lines written since publication, times the automati
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import time
 
@@ -71,3 +72,19 @@ async def progress(url: str, count: int, drain: float = 60.0) -> str:
     if queued:
         return f"{made}; {queued * count} still due {drain:g} s later"
     return f"{made}; all {due * count} made {waited:.1f} s later"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--automations N`` and ``--automation-condition eq|gt`` of a bench."""
+    parser.add_argument(
+        "--automations",
+        type=int,
+        default=0,
+        help="Also run with this many published automations of the workflow (issue 36).",
+    )
+    parser.add_argument(
+        "--automation-condition",
+        choices=sorted(CONDITIONS),
+        default="eq",
+        help="Their condition: == a literal (screened) or > one (asked on every line).",
+    )

@@ -356,18 +356,7 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--profile", metavar="DIR", help="Run each worker under cProfile, its stats in DIR."
     )
-    parser.add_argument(
-        "--automations",
-        type=int,
-        default=0,
-        help="Also run with this many published automations of the workflow (issue 36).",
-    )
-    parser.add_argument(
-        "--automation-condition",
-        choices=sorted(automation_load.CONDITIONS),
-        default="eq",
-        help="Their condition: == a literal (screened) or > one (asked on every line).",
-    )
+    automation_load.add_arguments(parser)
     return parser.parse_args(argv)
 
 

@@ -383,18 +383,7 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
         default="timeout",
         help="State timeouts closing runs, or slot expiries ending them (see the module doc).",
     )
-    parser.add_argument(
-        "--automations",
-        type=int,
-        default=0,
-        help="Also run with this many published automations of the workflow (issue 36).",
-    )
-    parser.add_argument(
-        "--automation-condition",
-        choices=sorted(automation_load.CONDITIONS),
-        default="eq",
-        help="Their condition: == a literal (screened) or > one (asked on every line).",
-    )
+    automation_load.add_arguments(parser)
     parser.add_argument(
         "--timeout", type=float, default=1800.0, help="Seconds past the window to give up."
     )

@@ -166,30 +166,20 @@ async def _decide(
     if outcome == "loop":
         await store.flag(conn, row.id, f"stopped a loop: {decision.reason}", now, event.run_id)
     else:
-        outcome = await _act_apart(services, conn, row, event, decision.actions)
+        # In a savepoint: a bug in an action must not hold the line's other automations
+        # (or every later line) back, so its work is undone and it is flagged.
+        try:
+            async with conn.transaction():
+                outcome = await _act(services, conn, row, event, decision.actions)
+        except (errors.Busy, *retries.LOST_RACE, *outage.DATABASE_DOWN):
+            raise
+        except Exception as exc:
+            log.exception("automation %s failed on line %s", row.id, event.id)
+            why = f"an action failed ({type(exc).__name__}); see the worker's log"
+            await store.flag(conn, row.id, why, services.clock.now(), event.run_id)
+            outcome = "failed"
     await store.act_once(conn, row.id, row.version, key, outcome, now, subject, event.at)
     return outcome
-
-
-async def _act_apart(
-    services: Services,
-    conn: db.Connection,
-    row: AutomationRow,
-    event: rules_decide.Event,
-    todo: tuple[rules.Action, ...],
-) -> str:
-    """:func:`_act` in a savepoint: a bug in an action must not hold the line's other
-    automations (or every later line) back, so its work is undone and it is flagged."""
-    try:
-        async with conn.transaction():
-            return await _act(services, conn, row, event, todo)
-    except (errors.Busy, *retries.LOST_RACE, *outage.DATABASE_DOWN):
-        raise
-    except Exception as exc:
-        log.exception("automation %s failed on line %s", row.id, event.id)
-        why = f"an action failed ({type(exc).__name__}); see the worker's log"
-        await store.flag(conn, row.id, why, services.clock.now(), event.run_id)
-        return "failed"
 
 
 async def _author(services: Services, conn: db.Connection, row: AutomationRow) -> Principal | None:

@@ -11,6 +11,7 @@ written as an ``automation.action_skipped`` line saying why; the other actions g
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from taskflow import errors
@@ -31,11 +32,20 @@ LINE_ACTIONS = {
     "add_label": ("automation.label", "label"),
 }
 
+
+@dataclass(frozen=True)
+class Doing:
+    """Where an action runs: services bound to the decision's transaction (``conn``), the
+    principal it acts as, the event that enrolled the run."""
+
+    services: Services
+    conn: db.Connection
+    actor: Principal
+    event: rules_decide.Event
+
+
 #: An action's work: None when done, else why it was not (a refusal raises instead).
-Work = Callable[
-    [Services, db.Connection, Principal, rules_decide.Event, Mapping[str, Any]],
-    Awaitable[str | None],
-]
+Work = Callable[[Doing, Mapping[str, Any]], Awaitable[str | None]]
 
 
 async def do(
@@ -57,7 +67,7 @@ async def do(
         why: str | None = "not done by the worker yet"
     else:
         try:
-            why = await work(services, conn, actor, event, action.params)
+            why = await work(Doing(services, conn, actor, event), action.params)
         except errors.TaskflowError as refused:  # its savepoint rolled back: say why
             if isinstance(refused, errors.InternalError):
                 raise
@@ -68,53 +78,35 @@ async def do(
         await lines.append_audit(conn, event.run_id, [skipped])
 
 
-async def _assign(
-    services: Services,
-    conn: db.Connection,
-    actor: Principal,
-    event: rules_decide.Event,
-    params: Mapping[str, Any],
-) -> str | None:
-    name = str(params.get("slot") or event.facts.get("slot") or "")
-    slot_id = await store.live_slot(conn, event.run_id, name) if name else None
+async def _assign(at: Doing, params: Mapping[str, Any]) -> str | None:
+    name = str(params.get("slot") or at.event.facts.get("slot") or "")
+    slot_id = await store.live_slot(at.conn, at.event.run_id, name) if name else None
     if slot_id is None:
         return f"no live slot {name!r} to assign" if name else "no slot named"
     to = str(params["to"]).removeprefix("user:")
-    await slots.assign(services, actor, slot_id, to, None, "automation")
+    await slots.assign(at.services, at.actor, slot_id, to, None, "automation")
     return None
 
 
-async def _raise_event(
-    services: Services,
-    conn: db.Connection,
-    actor: Principal,
-    event: rules_decide.Event,
-    params: Mapping[str, Any],
-) -> str | None:
+async def _raise_event(at: Doing, params: Mapping[str, Any]) -> str | None:
     """raiseEvent on the run, as its raisers may (the author's roles, re-checked)."""
     slot = params.get("slot")
-    target = events.EventTarget(run_id=event.run_id, slot_name=str(slot) if slot else None)
-    await events.raise_event(
-        services, actor, event=str(params["event"]), payload=params.get("payload"), target=target
-    )
+    target = events.EventTarget(run_id=at.event.run_id, slot_name=str(slot) if slot else None)
+    event = str(params["event"])
+    payload = params.get("payload")
+    await events.raise_event(at.services, at.actor, event=event, payload=payload, target=target)
     return None
 
 
-async def _set_field(
-    services: Services,
-    conn: db.Connection,
-    actor: Principal,
-    event: rules_decide.Event,
-    params: Mapping[str, Any],
-) -> str | None:
+async def _set_field(at: Doing, params: Mapping[str, Any]) -> str | None:
     """updateSubject with one field changed (an application's power: the author needs it)."""
-    found = await store.subject(conn, event.subject_key)
+    found = await store.subject(at.conn, at.event.subject_key)
     if found is None:
         return "the run's subject is gone"
     attributes = {**(found["attributes"] or {}), str(params["field"]): params["value"]}
     await runs.update_subject(
-        services,
-        actor,
+        at.services,
+        at.actor,
         subject_type=found["type"],
         external_id=found["external_id"],
         attributes=attributes,
@@ -122,26 +114,20 @@ async def _set_field(
     return None
 
 
-async def _start_run(
-    services: Services,
-    conn: db.Connection,
-    actor: Principal,
-    event: rules_decide.Event,
-    params: Mapping[str, Any],
-) -> str | None:
+async def _start_run(at: Doing, params: Mapping[str, Any]) -> str | None:
     """startRun of a workflow on the run's subject (an application's power), keyed by the
     automation and the enrolling line: a second start of the same is the same run."""
-    found = await store.subject(conn, event.subject_key)
+    found = await store.subject(at.conn, at.event.subject_key)
     if found is None:
         return "the run's subject is gone"
     await starting.start_run(
-        services,
-        actor,
+        at.services,
+        at.actor,
         workflow=str(params["workflow"]),
         subject_type=found["type"],
         external_id=found["external_id"],
         attributes=found["attributes"] or {},
-        idempotency_key=f"{actor.id}:line:{event.id}",
+        idempotency_key=f"{at.actor.id}:line:{at.event.id}",
     )
     return None
 
