@@ -141,3 +141,74 @@ async def test_set_field_and_start_run_act_with_the_authors_application_powers(
     assert by_lead[0]["details"]["do"] == "set_field"
     # Each action once: a second pass finds nothing to do.
     assert await acting.run_due(services) == 0
+
+
+DELAYED = {
+    "name": "a nudge an hour after a big expense opens",
+    "trigger": {"on": "slot.opened", "slot": "finance_review"},
+    "conditions": [{"op": ">", "args": [{"ref": "subject.amount"}, {"lit": 1000}]}],
+    "actions": [
+        {"do": "comment", "text": "noted"},
+        {"do": "delay", "minutes": 60},
+        {"do": "comment", "text": "an hour on: still open?"},
+        {"do": "delay", "minutes": 30},
+        {"do": "add_label", "label": "slow"},
+    ],
+}
+
+
+async def waiting(services: Services) -> list[tuple[int, str]]:
+    async with services.db.connection() as conn:
+        rows = await conn.fetch("SELECT next_action, due_at FROM automation_pending ORDER BY id")
+    return [(r["next_action"], r["due_at"].isoformat()) for r in rows]
+
+
+async def test_a_delay_node_holds_the_rest_until_it_ends_and_they_happen_once(
+    services: Services, people: dict[str, str]
+) -> None:
+    automation = await published_by(services, "leah", DELAYED)
+    run = await expense(services, "EXP-LATER", 5000.0)
+    await drain(services)
+    written = await lines_of(services, run)
+    assert kinds(written) == ["automation.comment", "automation.delayed"]
+    due = services.clock.now() + timedelta(minutes=60)
+    assert written[1]["details"]["until"] == due.isoformat()
+    assert await waiting(services) == [(2, due.isoformat())]
+
+    services.clock.advance(timedelta(minutes=59))  # type: ignore[attr-defined]
+    await drain(services)
+    assert len(await lines_of(services, run)) == 2  # not yet
+
+    services.clock.advance(timedelta(minutes=1))  # type: ignore[attr-defined]
+    await drain(services)
+    await drain(services)  # taken again: nothing more
+    written = await lines_of(services, run)
+    assert kinds(written)[2:] == ["automation.comment", "automation.delayed"]
+    assert written[2]["details"]["text"] == "an hour on: still open?"
+    assert {line["details"]["automation"] for line in written} == {automation}
+    assert [n for n, _ in await waiting(services)] == [4]
+
+    # Paused before the second delay ends: the rest is dropped, and says so.
+    leah = await principal_service.get(services, "leah")
+    assert leah is not None
+    await automations.move(services, leah, automation, "pause")
+    services.clock.advance(timedelta(minutes=30))  # type: ignore[attr-defined]
+    await drain(services)
+    written = await lines_of(services, run)
+    assert kinds(written)[4:] == ["automation.action_skipped"]
+    assert "paused" in written[4]["details"]["why"]
+    assert await waiting(services) == []
+
+
+async def test_a_business_delay_counts_working_time_on_the_workflows_calendar(
+    services: Services, people: dict[str, str]
+) -> None:
+    document = {**DELAYED, "actions": [{"do": "delay", "minutes": 60, "business": True}]}
+    await published_by(services, "leah", document)
+    run = await expense(services, "EXP-BUSINESS", 5000.0)
+    await drain(services)
+    [delayed] = await lines_of(services, run)
+    assert delayed["details"]["kind"] == "business"
+    wall = services.clock.now() + timedelta(minutes=60)
+    # Expense approval works on uk-london office hours: never sooner than an hour of wall time.
+    assert delayed["details"]["until"] >= wall.isoformat()

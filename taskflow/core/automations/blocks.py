@@ -62,7 +62,17 @@ ACTIONS: Mapping[str, ActionBlock] = {
     ),
     "set_field": ActionBlock(("field", "value"), (), "set one subject field"),
     "start_run": ActionBlock(("workflow",), (), "start a run of a workflow on the subject"),
+    # A node rather than a verb: the actions after it wait (stored, resumed once).
+    "delay": ActionBlock(
+        ("minutes",),
+        ("business",),
+        "wait before the next action: real minutes, or working minutes on the workflow's "
+        "calendar (business: true)",
+    ),
 }
+
+#: The longest delay node, in minutes (a year, as a delayed start).
+MAX_DELAY_MINUTES = 366 * 24 * 60
 
 #: Enrollment policies: how often one subject may set the automation off.
 ENROLLMENT_POLICIES = ("every_time", "once_per_subject", "once_per_window")

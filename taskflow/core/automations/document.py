@@ -203,9 +203,26 @@ def _actions(doc: Any, problems: list[Problem]) -> tuple[Action, ...]:
                 problems.append(
                     Problem(f"{pointer}/{key}", "wrong_type", f"{key} is a short text or number")
                 )
+        if verb == "delay":
+            problems.extend(_delay(pointer, params))
         if len(problems) == before:
             out.append(Action(verb, params))
     return tuple(out)
+
+
+def _delay(pointer: str, params: Mapping[str, Any]) -> list[Problem]:
+    minutes, business = params.get("minutes"), params.get("business", False)
+    found = []
+    if (
+        not isinstance(minutes, int)
+        or isinstance(minutes, bool)
+        or not 1 <= minutes <= blocks.MAX_DELAY_MINUTES
+    ):
+        why = f"minutes is a whole number, 1 to {blocks.MAX_DELAY_MINUTES}"
+        found.append(Problem(f"{pointer}/minutes", "bad_delay", why))
+    if not isinstance(business, bool):
+        found.append(Problem(f"{pointer}/business", "wrong_type", "business is true or false"))
+    return found
 
 
 def _short(value: Any) -> bool:

@@ -32,21 +32,15 @@ from datetime import datetime
 from typing import Any
 
 from taskflow import errors
-from taskflow.core.access import access
-from taskflow.core.access.principals import Principal
 from taskflow.core.automations import decide as rules_decide
 from taskflow.core.automations import document as rules
 from taskflow.core.automations import screen, timeline
-from taskflow.core.runs.model import AuditEntry
-from taskflow.service.access import principals as principal_service
-from taskflow.service.automations import actions
+from taskflow.service.automations import actions, waiting
 from taskflow.service.common import outage
 from taskflow.service.common import retry as retries
 from taskflow.service.common.container import Services
 from taskflow.store.automations import automations as store
-from taskflow.store.automations.automations import AutomationRow
 from taskflow.store.common import db
-from taskflow.store.runs import timeline as lines
 
 log = logging.getLogger("taskflow.automations")
 
@@ -58,8 +52,8 @@ YIELD_EVERY = 20
 
 
 async def run_due(services: Services, most: int = BATCH) -> int:
-    """Decide on up to ``most`` queued lines for every automation listening to each; how
-    many lines were taken."""
+    """Decide on up to ``most`` queued lines for every automation listening to each, then
+    do up to ``most`` actions waiting after a delay that ended; how many of both were taken."""
     async with services.db.transaction() as conn:
         lines = await store.queued_lines(conn, most)
         workflows = sorted({line["workflow"] for line in lines if line["workflow"]})
@@ -80,7 +74,7 @@ async def run_due(services: Services, most: int = BATCH) -> int:
             await decide_line(services, line, may)
         except errors.Busy:
             continue  # rolled back whole; a later pass takes the line again
-    return len(lines)
+    return len(lines) + await waiting.run_due(services, most)
 
 
 class _Listening:
@@ -170,7 +164,7 @@ async def _decide(
         # (or every later line) back, so its work is undone and it is flagged.
         try:
             async with conn.transaction():
-                outcome = await _act(services, conn, row, event, decision.actions)
+                outcome = await actions.do_all(services, conn, row, event, decision.actions)
         except (errors.Busy, *retries.LOST_RACE, *outage.DATABASE_DOWN):
             raise
         except Exception as exc:
@@ -180,49 +174,3 @@ async def _decide(
             outcome = "failed"
     await store.act_once(conn, row.id, row.version, key, outcome, now, subject, event.at)
     return outcome
-
-
-async def _author(services: Services, conn: db.Connection, row: AutomationRow) -> Principal | None:
-    """The author, if still active and still allowed to manage the workflow's automations."""
-    found = await principal_service.get(
-        dataclasses.replace(services, db=services.db.bound(conn)), row.author
-    )
-    if found is None or not found.active or not access.may_manage_automations(found, row.workflow):
-        return None
-    return found
-
-
-async def _act(
-    services: Services,
-    conn: db.Connection,
-    row: AutomationRow,
-    event: rules_decide.Event,
-    todo: tuple[rules.Action, ...],
-) -> str:
-    """Do ``todo`` as ``automation:<id>`` with the author's powers, each after checking
-    the author may still manage the workflow; ``act``, or ``stopped`` (flagged) when not."""
-    inside = dataclasses.replace(services, db=services.db.bound(conn))
-    actor = rules_decide.actor_id(row.id)
-    before = await store.last_line(conn, event.run_id)
-    now = services.clock.now()
-    for action in todo:
-        author = await _author(services, conn, row)
-        if author is None:
-            why = f"its author {row.author!r} may no longer manage {row.workflow!r} automations"
-            await store.flag(conn, row.id, why, now, event.run_id)
-            await lines.append_audit(
-                conn,
-                event.run_id,
-                [AuditEntry("automation.stopped", now, actor, details={"why": why})],
-            )
-            break
-        await actions.do(inside, conn, dataclasses.replace(author, id=actor), event, action)
-    stamp = {
-        "automation": row.id,
-        "automation_version": row.version,
-        "enrolled_by": int(event.id),
-        "enrolling_event": event.kind,
-        timeline.DEPTH_DETAIL: event.depth + 1,
-    }
-    await store.stamp_lines(conn, event.run_id, actor, before, stamp)
-    return "act" if author is not None else "stopped"

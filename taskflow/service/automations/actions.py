@@ -10,19 +10,26 @@ written as an ``automation.action_skipped`` line saying why; the other actions g
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from taskflow import errors
+from taskflow.core.access import access
 from taskflow.core.access.principals import Principal
 from taskflow.core.automations import decide as rules_decide
 from taskflow.core.automations import document as rules
+from taskflow.core.automations import timeline
+from taskflow.core.definition import budgets as bu
+from taskflow.core.runs import scheduling
 from taskflow.core.runs.model import AuditEntry
+from taskflow.service.access import principals as principal_service
 from taskflow.service.common.container import Services
 from taskflow.service.runs import events, runs, starting
 from taskflow.service.slots import slots
 from taskflow.store.automations import automations as store
+from taskflow.store.automations.automations import AutomationRow
 from taskflow.store.common import db
 from taskflow.store.runs import timeline as lines
 
@@ -76,6 +83,91 @@ async def do(
         details = {"do": action.verb, "why": why}
         skipped = AuditEntry("automation.action_skipped", now, actor.id, details=details)
         await lines.append_audit(conn, event.run_id, [skipped])
+
+
+async def _author(services: Services, conn: db.Connection, row: AutomationRow) -> Principal | None:
+    """The author, if still active and still allowed to manage the workflow's automations."""
+    found = await principal_service.get(
+        dataclasses.replace(services, db=services.db.bound(conn)), row.author
+    )
+    if found is None or not found.active or not access.may_manage_automations(found, row.workflow):
+        return None
+    return found
+
+
+async def do_all(
+    services: Services,
+    conn: db.Connection,
+    row: AutomationRow,
+    event: rules_decide.Event,
+    todo: tuple[rules.Action, ...],
+    start: int = 0,
+) -> str:
+    """Do ``todo[start:]`` as ``automation:<id>`` with the author's powers, each after
+    checking the author may still manage the workflow, up to a delay node (the rest wait in
+    ``automation_pending``, written in this transaction); ``act``, or ``stopped`` (flagged)
+    when the author may not."""
+    inside = dataclasses.replace(services, db=services.db.bound(conn))
+    actor = rules_decide.actor_id(row.id)
+    before = await store.last_line(conn, event.run_id)
+    now = services.clock.now()
+    author: Principal | None = None
+    for i, action in enumerate(todo[start:], start):
+        author = await _author(services, conn, row)
+        if author is None:
+            why = f"its author {row.author!r} may no longer manage {row.workflow!r} automations"
+            await store.flag(conn, row.id, why, now, event.run_id)
+            await lines.append_audit(
+                conn,
+                event.run_id,
+                [AuditEntry("automation.stopped", now, actor, details={"why": why})],
+            )
+            break
+        if action.verb == "delay":
+            await _delay(inside, conn, row, event, action, i + 1)
+            break
+        await do(inside, conn, dataclasses.replace(author, id=actor), event, action)
+    stamp = {
+        "automation": row.id,
+        "automation_version": row.version,
+        "enrolled_by": int(event.id),
+        "enrolling_event": event.kind,
+        timeline.DEPTH_DETAIL: event.depth + 1,
+    }
+    await store.stamp_lines(conn, event.run_id, actor, before, stamp)
+    return "act" if author is not None else "stopped"
+
+
+async def _delay(
+    services: Services,
+    conn: db.Connection,
+    row: AutomationRow,
+    event: rules_decide.Event,
+    action: rules.Action,
+    next_action: int,
+) -> None:
+    """The actions from ``next_action`` on wait: ``minutes`` of real time, or of working
+    time on the workflow's calendar (``business``), as a delayed start counts them. A delay
+    that cannot be counted (no calendar) stops the rest, saying why."""
+    now = services.clock.now()
+    kind: bu.Kind = "business" if action.params.get("business") else "real"
+    budget = bu.Budget(kind, float(action.params["minutes"]), "minutes")
+    try:
+        definition = services.catalog.get(row.workflow)
+        due = scheduling.start_instant(definition, services.calendars, now, at=None, after=budget)
+    except errors.TaskflowError as refused:
+        details = {"do": "delay", "why": refused.message}
+        entry = AuditEntry(
+            "automation.action_skipped", now, rules_decide.actor_id(row.id), details=details
+        )
+        await lines.append_audit(conn, event.run_id, [entry])
+        return
+    await store.wait_after_delay(
+        conn, row.id, row.version, int(event.id), event.run_id, next_action, due, now
+    )
+    details = {"until": due.isoformat(), "minutes": action.params["minutes"], "kind": kind}
+    entry = AuditEntry("automation.delayed", now, rules_decide.actor_id(row.id), details=details)
+    await lines.append_audit(conn, event.run_id, [entry])
 
 
 async def _assign(at: Doing, params: Mapping[str, Any]) -> str | None:

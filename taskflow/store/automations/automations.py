@@ -20,7 +20,24 @@ from taskflow.store.common import db, sql
 SQL = sql.statements("automations/automations")
 #: The queue of lines automations listen to, filled by a trigger on audit_event (schema_extras;
 #: migration 2026-12-04T18:10 made them).
-TABLES = (("automation_line", "CREATE TABLE automation_line (line bigint PRIMARY KEY)"),)
+TABLES = (
+    ("automation_line", "CREATE TABLE automation_line (line bigint PRIMARY KEY)"),
+    # The actions after a delay node, waiting until due_at (once per automation, enrolling
+    # line and action).
+    (
+        "automation_pending",
+        "CREATE TABLE automation_pending ("
+        " id bigserial PRIMARY KEY,"
+        " automation uuid NOT NULL REFERENCES automation (id) ON DELETE CASCADE,"
+        " version integer NOT NULL,"
+        " line bigint NOT NULL,"
+        " run uuid NOT NULL,"
+        " next_action integer NOT NULL,"
+        " due_at timestamptz NOT NULL,"
+        " created_at timestamptz NOT NULL,"
+        " UNIQUE (automation, line, next_action))",
+    ),
+)
 FUNCTIONS = (
     ("automation_trigger_of", SQL["automation_trigger_of_function"]),
     ("automation_lines", SQL["automation_lines_function"]),
@@ -188,3 +205,41 @@ async def subject(conn: db.Connection, subject_id: str) -> Mapping[str, Any] | N
     """A subject's ``type``, ``external_id`` and ``attributes`` (None: no such subject)."""
     found = await sql.row_by_id(conn, SQL["automation_subject"], subject_id)
     return dict(found) if found is not None else None
+
+
+async def wait_after_delay(
+    conn: db.Connection,
+    automation_id: str,
+    version: int,
+    line_id: int,
+    run_id: str,
+    next_action: int,
+    due: datetime,
+    now: datetime,
+) -> None:
+    """The actions from ``next_action`` on wait until ``due`` (in the decision's transaction)."""
+    await conn.execute(
+        SQL["automation_pending_insert"],
+        uuid.UUID(automation_id),
+        version,
+        line_id,
+        uuid.UUID(run_id),
+        next_action,
+        due,
+        now,
+    )
+
+
+async def pending_due(conn: db.Connection, now: datetime, most: int) -> list[int]:
+    return [int(r["id"]) for r in await conn.fetch(SQL["automation_pending_due"], now, most)]
+
+
+async def take_pending(conn: db.Connection, pending_id: int) -> Mapping[str, Any] | None:
+    """The waiting actions (locked) with their enrolling line as an event reads it; None when
+    another worker has them or they were done."""
+    found = await conn.fetchrow(SQL["automation_pending_take"], pending_id)
+    return dict(found) if found is not None else None
+
+
+async def pending_done(conn: db.Connection, pending_id: int) -> None:
+    await conn.execute(SQL["automation_pending_done"], pending_id)

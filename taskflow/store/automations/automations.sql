@@ -182,3 +182,32 @@ SELECT count(*) FROM automation_line
 -- name: automation_subject
 -- $1 subject id: its type, external id and fields as they are now (set_field, start_run).
 SELECT type, external_id, attributes FROM subject WHERE id = $1
+
+-- name: automation_pending_insert
+-- $1 automation, $2 version, $3 enrolling line, $4 run, $5 the next action's index, $6 due,
+-- $7 now: the actions after a delay node wait (once per automation, line and action).
+INSERT INTO automation_pending (automation, version, line, run, next_action, due_at, created_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7)
+ON CONFLICT (automation, line, next_action) DO NOTHING
+
+-- name: automation_pending_due
+-- $1 now, $2 at most: waiting actions whose delay ended, soonest first.
+SELECT id FROM automation_pending WHERE due_at <= $1 ORDER BY due_at, id LIMIT $2
+
+-- name: automation_pending_take
+-- $1 id: the waiting actions, locked while the worker does them (no row: another worker
+-- has them, or they were done).
+SELECT p.id, p.automation::text AS automation, p.version, p.next_action,
+       e.id AS line_id, e.kind, e.at, e.actor, e.details, e.run::text AS run_id,
+       r.workflow, r.subject::text AS subject_id, s.attributes AS subject, sl.name AS slot
+  FROM automation_pending p
+  JOIN audit_event e ON e.id = p.line
+  JOIN run r ON r.id = e.run
+  JOIN subject s ON s.id = r.subject
+  LEFT JOIN slot sl ON sl.id = e.slot
+ WHERE p.id = $1
+   FOR UPDATE OF p SKIP LOCKED
+
+-- name: automation_pending_done
+-- $1 id: done (or dropped), in the transaction of its actions.
+DELETE FROM automation_pending WHERE id = $1

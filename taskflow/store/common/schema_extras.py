@@ -357,6 +357,11 @@ EXTRA_INDEXES += (
         "(workflow, ((document -> 'trigger') ->> 'on')) "
         "WHERE automation.status = 'published' AND automation.attention = ''",
     ),
+    # Waiting actions by when their delay ends (the lane's sweep).
+    (
+        "automation_pending_due",
+        "CREATE INDEX automation_pending_due ON automation_pending (due_at, id)",
+    ),
     # The worker's sweep forgets uploads older than a day.
     (
         "file_upload_uploaded_at",
