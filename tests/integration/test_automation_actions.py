@@ -14,6 +14,7 @@ from taskflow.service.access import principals as principal_service
 from taskflow.service.automations import acting, automations
 from taskflow.service.common.container import Services
 from taskflow.service.runs import runs
+from tests.api.workflows import EXPENSE
 from tests.integration.test_automation_acting import WORKFLOW, expense, lines_of
 
 pytestmark = pytest.mark.anyio
@@ -212,3 +213,58 @@ async def test_a_business_delay_counts_working_time_on_the_workflows_calendar(
     wall = services.clock.now() + timedelta(minutes=60)
     # Expense approval works on uk-london office hours: never sooner than an hour of wall time.
     assert delayed["details"]["until"] >= wall.isoformat()
+
+
+WAITING = {
+    "name": "once the receipts are in, say so; give up after a day",
+    "trigger": {"on": "slot.opened", "slot": "finance_review"},
+    "conditions": [{"op": ">", "args": [{"ref": "subject.amount"}, {"lit": 1000}]}],
+    "actions": [
+        {
+            "do": "wait",
+            "until": {"op": ">=", "args": [{"ref": "subject.receipts"}, {"lit": 5}]},
+            "timeout_minutes": 24 * 60,
+        },
+        {"do": "comment", "text": "receipts in (or a day gone)"},
+    ],
+}
+
+
+async def test_a_wait_node_goes_on_when_its_condition_holds_or_its_timeout_passes(
+    services: Services, people: dict[str, str]
+) -> None:
+    automation = await published_by(services, "leah", WAITING)
+    held = await expense(services, "EXP-RECEIPTS", 5000.0)  # 3 receipts: waits
+    timed = await expense(services, "EXP-NEVER", 5000.0)
+    await drain(services)
+    assert await lines_of(services, held) == []
+    assert len(await waiting(services)) == 2
+
+    app = await principal_service.get(services, "app")
+    assert app is not None
+    attrs = {**EXPENSE, "reference": "EXP-RECEIPTS", "amount": 5000.0, "receipts": 5}
+    await runs.update_subject(
+        services, app, subject_type="expense", external_id="EXP-RECEIPTS", attributes=attrs
+    )
+    services.clock.advance(timedelta(seconds=30))  # type: ignore[attr-defined]
+    await drain(services)
+    assert await lines_of(services, held) == []  # looked at again only a minute on
+    services.clock.advance(timedelta(seconds=30))  # type: ignore[attr-defined]
+    await drain(services)
+    written = await lines_of(services, held)
+    assert [(line["kind"], line["details"].get("outcome")) for line in written] == [
+        ("automation.waited", "held"),
+        ("automation.comment", None),
+    ]
+    assert {line["details"]["automation"] for line in written} == {automation}
+    assert await lines_of(services, timed) == []
+
+    services.clock.advance(timedelta(days=1))  # type: ignore[attr-defined]
+    await drain(services)
+    await drain(services)
+    written = await lines_of(services, timed)
+    assert [(line["kind"], line["details"].get("outcome")) for line in written] == [
+        ("automation.waited", "timed_out"),
+        ("automation.comment", None),
+    ]
+    assert await waiting(services) == []

@@ -48,6 +48,8 @@ class ActionBlock:
     meaning: str = ""
     #: Optional parameters that are a flat object of short texts or numbers (a payload).
     objects: tuple[str, ...] = ()
+    #: Required parameters that are a condition (an expression, as in ``conditions``).
+    expressions: tuple[str, ...] = ()
 
 
 ACTIONS: Mapping[str, ActionBlock] = {
@@ -68,6 +70,13 @@ ACTIONS: Mapping[str, ActionBlock] = {
         ("business",),
         "wait before the next action: real minutes, or working minutes on the workflow's "
         "calendar (business: true)",
+    ),
+    "wait": ActionBlock(
+        ("timeout_minutes",),
+        (),
+        "wait until a condition holds (until), at most timeout_minutes of real time; then "
+        "the next actions go on either way",
+        expressions=("until",),
     ),
 }
 

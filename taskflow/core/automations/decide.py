@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from taskflow.core.automations import document
 from taskflow.core.automations.document import Action, Automation
 from taskflow.core.definition.conditions import expr as ex
 
@@ -85,6 +86,14 @@ def skips(rule: Automation, event: Event, env: ex.Env) -> bool:
     if event.depth >= MAX_DEPTH:
         return False
     return not all(ex.matches(cond, env) for cond in rule.conditions)
+
+
+def holds(until: Any, event: Event) -> bool:
+    """Whether a wait node's condition (``until``, as written: it was checked at save)
+    holds for ``event`` now (its subject as it is now)."""
+    found: list[Any] = []
+    cond = document.condition(until, "/until", found)
+    return cond is not None and ex.matches(cond, env_of(event))
 
 
 def decide(rule: Automation, event: Event, seen: Enrollments) -> Decision:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Any
 
 from taskflow import errors
@@ -126,16 +127,69 @@ async def do_all(
         if action.verb == "delay":
             await _delay(inside, conn, row, event, action, i + 1)
             break
+        if action.verb == "wait" and not await waited(conn, row, event, action, now, now):
+            await store.wait_after_delay(
+                conn,
+                row.id,
+                row.version,
+                int(event.id),
+                event.run_id,
+                i + 1,
+                recheck(action, now, now),
+                now,
+            )
+            break
         await do(inside, conn, dataclasses.replace(author, id=actor), event, action)
-    stamp = {
+    await store.stamp_lines(conn, event.run_id, actor, before, stamp_of(row, event))
+    return "act" if author is not None else "stopped"
+
+
+def stamp_of(row: AutomationRow, event: rules_decide.Event) -> dict[str, Any]:
+    """What every line an automation's actions wrote carries: the automation, its version,
+    the enrolling line and event, and the depth (the enrolling line's + 1)."""
+    return {
         "automation": row.id,
         "automation_version": row.version,
         "enrolled_by": int(event.id),
         "enrolling_event": event.kind,
         timeline.DEPTH_DETAIL: event.depth + 1,
     }
-    await store.stamp_lines(conn, event.run_id, actor, before, stamp)
-    return "act" if author is not None else "stopped"
+
+
+#: How often a wait node looks at its condition again.
+WAIT_POLL = timedelta(minutes=1)
+
+
+def deadline(action: rules.Action, since: datetime) -> datetime:
+    """When a wait node that started ``since`` stops waiting."""
+    return since + timedelta(minutes=int(action.params["timeout_minutes"]))
+
+
+def recheck(action: rules.Action, since: datetime, now: datetime) -> datetime:
+    """When a wait node that started ``since`` looks again: a poll later, or its deadline."""
+    return min(deadline(action, since), now + WAIT_POLL)
+
+
+async def waited(
+    conn: db.Connection,
+    row: AutomationRow,
+    event: rules_decide.Event,
+    action: rules.Action,
+    since: datetime,
+    now: datetime,
+) -> bool:
+    """Whether a wait node is over (its condition holds, or its deadline passed), written as
+    an ``automation.waited`` line saying which; False: it waits on."""
+    if rules_decide.holds(action.params["until"], event):
+        outcome = "held"
+    elif now >= deadline(action, since):
+        outcome = "timed_out"
+    else:
+        return False
+    details = {"outcome": outcome, **stamp_of(row, event)}
+    entry = AuditEntry("automation.waited", now, rules_decide.actor_id(row.id), details=details)
+    await lines.append_audit(conn, event.run_id, [entry])
+    return True
 
 
 async def _delay(

@@ -1,4 +1,4 @@
-"""The actions waiting after an automation's delay node, done once their delay ended.
+"""The actions waiting after an automation's delay or wait node, done once it ended.
 
 A delay node stores the rest of the actions (``automation_pending``: the automation, its
 version, the enrolling line, the next action's index, when) in the transaction of the
@@ -7,9 +7,11 @@ transaction of its own: the row locked (``SKIP LOCKED``: one worker each), the
 automation locked, the rest of the actions done as the decision's were (the author
 re-checked before each; another delay node stores the rest again), and the row deleted
 with them. A worker killed mid-way rolled both back: the row is still there, and the
-actions are done once. An automation paused, deleted, flagged or published again since
-(its actions may have changed) does not resume: an ``automation.action_skipped`` line
-says so and the row goes.
+actions are done once. A wait node's row is looked at every ``actions.WAIT_POLL`` (its
+condition read against the subject as it is then) until it holds or its timeout passes;
+either way an ``automation.waited`` line says which, and the rest go on. An automation
+paused, deleted, flagged or published again since (its actions may have changed) does
+not resume: an ``automation.action_skipped`` line says so and the row goes.
 """
 
 from __future__ import annotations
@@ -58,6 +60,11 @@ async def resume(services: Services, pending_id: int) -> str:
             and isinstance(rule, rules.Automation)
             and event is not None
         ):
+            node = rule.actions[found["next_action"] - 1]
+            since = found["created_at"]
+            if node.verb == "wait" and not await actions.waited(conn, row, event, node, since, now):
+                await store.recheck_pending(conn, pending_id, actions.recheck(node, since, now))
+                return "waiting"
             outcome = await actions.do_all(
                 services, conn, row, event, rule.actions, found["next_action"]
             )

@@ -243,3 +243,7 @@ async def take_pending(conn: db.Connection, pending_id: int) -> Mapping[str, Any
 
 async def pending_done(conn: db.Connection, pending_id: int) -> None:
     await conn.execute(SQL["automation_pending_done"], pending_id)
+
+
+async def recheck_pending(conn: db.Connection, pending_id: int, when: datetime) -> None:
+    await conn.execute(SQL["automation_pending_recheck"], pending_id, when)

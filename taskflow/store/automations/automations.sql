@@ -197,7 +197,7 @@ SELECT id FROM automation_pending WHERE due_at <= $1 ORDER BY due_at, id LIMIT $
 -- name: automation_pending_take
 -- $1 id: the waiting actions, locked while the worker does them (no row: another worker
 -- has them, or they were done).
-SELECT p.id, p.automation::text AS automation, p.version, p.next_action,
+SELECT p.id, p.automation::text AS automation, p.version, p.next_action, p.created_at,
        e.id AS line_id, e.kind, e.at, e.actor, e.details, e.run::text AS run_id,
        r.workflow, r.subject::text AS subject_id, s.attributes AS subject, sl.name AS slot
   FROM automation_pending p
@@ -211,3 +211,7 @@ SELECT p.id, p.automation::text AS automation, p.version, p.next_action,
 -- name: automation_pending_done
 -- $1 id: done (or dropped), in the transaction of its actions.
 DELETE FROM automation_pending WHERE id = $1
+
+-- name: automation_pending_recheck
+-- $1 id, $2 when to look again: a wait node whose condition does not hold yet.
+UPDATE automation_pending SET due_at = $2 WHERE id = $1
