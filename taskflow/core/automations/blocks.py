@@ -64,6 +64,11 @@ ACTIONS: Mapping[str, ActionBlock] = {
     ),
     "set_field": ActionBlock(("field", "value"), (), "set one subject field"),
     "start_run": ActionBlock(("workflow",), (), "start a run of a workflow on the subject"),
+    "webhook": ActionBlock(
+        ("endpoint",),
+        ("message",),
+        "post an automation.webhook event to a registered webhook endpoint (its id)",
+    ),
     # A node rather than a verb: the actions after it wait (stored, resumed once).
     "delay": ActionBlock(
         ("minutes",),

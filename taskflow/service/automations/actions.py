@@ -23,6 +23,7 @@ from taskflow.core.automations import decide as rules_decide
 from taskflow.core.automations import document as rules
 from taskflow.core.automations import timeline
 from taskflow.core.definition import budgets as bu
+from taskflow.core.delivery import webhook_events
 from taskflow.core.runs import scheduling
 from taskflow.core.runs.model import AuditEntry
 from taskflow.service.access import principals as principal_service
@@ -32,6 +33,7 @@ from taskflow.service.slots import slots
 from taskflow.store.automations import automations as store
 from taskflow.store.automations.automations import AutomationRow
 from taskflow.store.common import db
+from taskflow.store.delivery import webhooks as webhook_store
 from taskflow.store.runs import timeline as lines
 
 #: Actions that are timeline lines of their own (no use case behind them).
@@ -50,6 +52,9 @@ class Doing:
     conn: db.Connection
     actor: Principal
     event: rules_decide.Event
+    #: The author's own id (``actor`` is the author's powers under ``automation:<id>``):
+    #: what an ownership rule (a webhook endpoint's owner) compares with.
+    author: str = ""
 
 
 #: An action's work: None when done, else why it was not (a refusal raises instead).
@@ -62,6 +67,7 @@ async def do(
     actor: Principal,
     event: rules_decide.Event,
     action: rules.Action,
+    author: str = "",
 ) -> None:
     """One action; a refusal or a verb not done yet is an ``automation.action_skipped`` line."""
     now = services.clock.now()
@@ -75,7 +81,7 @@ async def do(
         why: str | None = "not done by the worker yet"
     else:
         try:
-            why = await work(Doing(services, conn, actor, event), action.params)
+            why = await work(Doing(services, conn, actor, event, author), action.params)
         except errors.TaskflowError as refused:  # its savepoint rolled back: say why
             if isinstance(refused, errors.InternalError):
                 raise
@@ -139,7 +145,7 @@ async def do_all(
                 now,
             )
             break
-        await do(inside, conn, dataclasses.replace(author, id=actor), event, action)
+        await do(inside, conn, dataclasses.replace(author, id=actor), event, action, row.author)
     await store.stamp_lines(conn, event.run_id, actor, before, stamp_of(row, event))
     return "act" if author is not None else "stopped"
 
@@ -278,9 +284,30 @@ async def _start_run(at: Doing, params: Mapping[str, Any]) -> str | None:
     return None
 
 
+async def _webhook(at: Doing, params: Mapping[str, Any]) -> str | None:
+    """An ``automation.webhook`` event to a registered endpoint the author may manage,
+    through the outbox: the delivery worker signs and sends it, with its address rules."""
+    endpoint_id = webhook_events.local_id("WebhookEndpoint", str(params["endpoint"]))
+    found = await webhook_store.get_endpoint(at.conn, endpoint_id)
+    owner = dataclasses.replace(at.actor, id=at.author)
+    if found is None or not access.may_manage_webhook(owner, found.created_by, found.workflows):
+        return f"no webhook endpoint {params['endpoint']!r} the author may manage"
+    if not found.enabled:
+        return f"the webhook endpoint {params['endpoint']!r} is disabled"
+    details = {
+        "automation": at.actor.id.removeprefix("automation:"),
+        "endpoint": found.id,
+        "message": str(params.get("message", "")),
+    }
+    now = at.services.clock.now()
+    await store.post_webhook(at.conn, at.event.run_id, at.actor.id, details, now, found.id)
+    return None
+
+
 WORK: Mapping[str, Work] = {
     "assign": _assign,
     "raise_event": _raise_event,
     "set_field": _set_field,
     "start_run": _start_run,
+    "webhook": _webhook,
 }

@@ -247,3 +247,24 @@ async def pending_done(conn: db.Connection, pending_id: int) -> None:
 
 async def recheck_pending(conn: db.Connection, pending_id: int, when: datetime) -> None:
     await conn.execute(SQL["automation_pending_recheck"], pending_id, when)
+
+
+async def post_webhook(
+    conn: db.Connection,
+    run_id: str,
+    actor: str,
+    details: Mapping[str, Any],
+    now: datetime,
+    endpoint_id: str,
+) -> int:
+    """An ``automation.webhook`` line, its outbox event and a delivery to the endpoint."""
+    return int(
+        await conn.fetchval(
+            SQL["automation_webhook"],
+            uuid.UUID(run_id),
+            actor,
+            details,
+            now,
+            uuid.UUID(endpoint_id),
+        )
+    )

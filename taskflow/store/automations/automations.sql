@@ -215,3 +215,27 @@ DELETE FROM automation_pending WHERE id = $1
 -- name: automation_pending_recheck
 -- $1 id, $2 when to look again: a wait node whose condition does not hold yet.
 UPDATE automation_pending SET due_at = $2 WHERE id = $1
+
+-- name: automation_webhook
+-- $1 run, $2 actor, $3 details (the automation's stamp, the endpoint, the message), $4 now,
+-- $5 endpoint: an automation.webhook line, its outbox event (type automation.webhook) and
+-- one delivery to the endpoint, in one statement (the delivery worker sends it, with the
+-- endpoint's signing and address rules); the delivery's id.
+WITH line AS (
+  INSERT INTO audit_event (run, kind, actor, details, at)
+  VALUES ($1, 'automation.webhook', $2, $3::jsonb, $4)
+  RETURNING id, run, at, details
+), event AS (
+  INSERT INTO outbox_event (type, line, kind, run, slot, slot_name, workflow, workflow_version,
+                            subject_type, subject_external_id, actor, reason, details,
+                            occurred_at)
+  SELECT 'automation.webhook', l.id, 'automation.webhook', l.run, NULL, NULL, r.workflow,
+         r.definition_version, j.type, j.external_id, $2, NULL, l.details, l.at
+    FROM line l JOIN run r ON r.id = l.run JOIN subject j ON j.id = r.subject
+  RETURNING id, run, occurred_at
+), sent AS (
+  INSERT INTO webhook_delivery (event, endpoint, run, next_at, created_at, since)
+  SELECT v.id, $5, v.run, v.occurred_at, v.occurred_at, v.occurred_at FROM event v
+  RETURNING id
+)
+SELECT id, pg_notify('taskflow_webhooks', '') FROM sent
