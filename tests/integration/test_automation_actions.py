@@ -268,3 +268,31 @@ async def test_a_wait_node_goes_on_when_its_condition_holds_or_its_timeout_passe
         ("automation.comment", None),
     ]
     assert await waiting(services) == []
+
+
+async def test_notify_writes_a_notification_per_person_through_the_outbox(
+    services: Services, people: dict[str, str]
+) -> None:
+    document = {
+        **SMALL_APPROVED,
+        "conditions": [],
+        "actions": [
+            {"do": "notify", "to": "role:finance-lead", "message": "a new claim to review"},
+            {"do": "notify", "to": "user:nobody", "message": "lost"},
+        ],
+    }
+    await published_by(services, "leah", document)
+    run = await expense(services, "EXP-NOTIFY", 300.0)
+    await drain(services)
+    async with services.db.connection() as conn:
+        sent = await conn.fetch(
+            "SELECT recipient, message FROM notification WHERE run = $1::uuid", run
+        )
+    assert [(r["recipient"], r["message"]) for r in sent] == [("leah", "a new claim to review")]
+    written = await lines_of(services, run)
+    assert [(line["kind"], line["details"].get("to")) for line in written] == [
+        ("automation.notified", "role:finance-lead"),
+        ("automation.action_skipped", None),
+    ]
+    assert written[0]["details"]["recipients"] == ["leah"]
+    assert written[1]["details"]["why"] == "no one is 'user:nobody'"

@@ -22,18 +22,23 @@ from taskflow.core.access.principals import Principal
 from taskflow.core.automations import decide as rules_decide
 from taskflow.core.automations import document as rules
 from taskflow.core.automations import timeline
+from taskflow.core.clocks import firing
+from taskflow.core.definition import audience as au
 from taskflow.core.definition import budgets as bu
 from taskflow.core.delivery import webhook_events
 from taskflow.core.runs import scheduling
 from taskflow.core.runs.model import AuditEntry
 from taskflow.service.access import principals as principal_service
 from taskflow.service.common.container import Services
+from taskflow.service.delivery import notices
 from taskflow.service.runs import events, runs, starting
 from taskflow.service.slots import slots
 from taskflow.store.automations import automations as store
 from taskflow.store.automations.automations import AutomationRow
 from taskflow.store.common import db
+from taskflow.store.delivery import notifications
 from taskflow.store.delivery import webhooks as webhook_store
+from taskflow.store.runs import runs as run_rows
 from taskflow.store.runs import timeline as lines
 
 #: Actions that are timeline lines of their own (no use case behind them).
@@ -304,10 +309,33 @@ async def _webhook(at: Doing, params: Mapping[str, Any]) -> str | None:
     return None
 
 
+async def _notify(at: Doing, params: Mapping[str, Any]) -> str | None:
+    """A notification to everyone ``to`` names (``user:<id>``, ``role:<name>``,
+    ``group:<name>``), through the notification outbox the mail worker sends, as a
+    reminder's is (quiet hours aside: an automation says when it notifies)."""
+    run = await run_rows.get_run(at.conn, at.event.run_id)
+    if run is None:
+        return "the run is gone"
+    to = str(params["to"])
+    notice = firing.Notice(au.Audience(frozenset({to})), str(params["message"]), who=to)
+    now = at.services.clock.now()
+    rows = await notices.outbox_rows(
+        at.services, at.conn, run.view, None, [notice], "automation.notify", False, now
+    )
+    if not rows:
+        return f"no one is {to!r}"
+    await notifications.notify(at.conn, rows)
+    details = {"to": to, "recipients": sorted(r.recipient for r in rows)}
+    entry = AuditEntry("automation.notified", now, at.actor.id, details=details)
+    await lines.append_audit(at.conn, at.event.run_id, [entry])
+    return None
+
+
 WORK: Mapping[str, Work] = {
     "assign": _assign,
     "raise_event": _raise_event,
     "set_field": _set_field,
     "start_run": _start_run,
     "webhook": _webhook,
+    "notify": _notify,
 }
