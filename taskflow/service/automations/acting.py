@@ -120,7 +120,7 @@ async def decide_line(
     or it was decided)."""
     now = services.clock.now()
     event = timeline.event_of_line(line)
-    assert event is not None  # _may_act took only lines that are events
+    assert event is not None  # may_act passed on only lines that are events
     async with services.db.transaction() as conn:
         if not await store.take_line(conn, int(line["line_id"])):
             return []
