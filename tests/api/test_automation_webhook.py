@@ -38,24 +38,35 @@ async def publish(world: World, who: str, document: dict[str, Any]) -> str:
     return str(published["automation"]["id"])
 
 
+async def posting(
+    world: World, receiver: Receiver, owner: str, amounts: dict[str, float]
+) -> dict[str, str]:
+    """Leah's automation posting big expenses to ``owner``'s endpoint at ``receiver``
+    (subscribed to run.ended only: what arrives for a run is the automation's post), and a
+    run per reference of ``amounts``, decided by the lane; each reference's run id."""
+    people = world.people
+    endpoint = await listening(
+        world.client, people[owner], receiver, workflows=[WORKFLOW], eventTypes=["run.ended"]
+    )
+    await publish(world, "leah", big_expenses_post_to(endpoint))
+    runs = {}
+    for ref, amount in amounts.items():
+        started = await w.start_expense(world.client, people["app"], ref, amount=amount)
+        runs[ref] = str(started["run"]["id"])
+    while await acting.run_due(world.services):
+        pass
+    return runs
+
+
 async def test_a_webhook_action_reaches_the_endpoint_through_the_delivery_worker(
     world: World, receiver: Receiver, sender: webhook_delivery.Sender
 ) -> None:
-    people = world.people
-    # Subscribed to run.ended only: what arrives for the run is the automation's post.
-    endpoint = await listening(
-        world.client, people["leah"], receiver, workflows=[WORKFLOW], eventTypes=["run.ended"]
-    )
-    await publish(world, "leah", big_expenses_post_to(endpoint))
-    big = await w.start_expense(world.client, people["app"], "EXP-HOOK-1", amount=5000.0)
-    small = await w.start_expense(world.client, people["app"], "EXP-HOOK-2", amount=20.0)
-    while await acting.run_due(world.services):
-        pass
+    runs = await posting(world, receiver, "leah", {"EXP-HOOK-1": 5000.0, "EXP-HOOK-2": 20.0})
     assert await drain(sender, world.clock) == 1
 
-    run_id = big["run"]["id"]
+    run_id = runs["EXP-HOOK-1"]
     assert receiver.types_of(run_id) == ["automation.webhook"]
-    assert receiver.types_of(small["run"]["id"]) == []
+    assert receiver.types_of(runs["EXP-HOOK-2"]) == []
     [posted] = [p for p in receiver.verified() if p["data"]["run"]["id"] == run_id]
     assert posted["data"]["message"] == "a big one"
     assert posted["data"]["actor"] == f"automation:{posted['data']['automation']}"
@@ -65,15 +76,8 @@ async def test_a_webhook_action_reaches_the_endpoint_through_the_delivery_worker
 async def test_an_endpoint_the_author_may_not_manage_is_not_posted_to(
     world: World, receiver: Receiver, sender: webhook_delivery.Sender
 ) -> None:
-    people = world.people
     # Ada's endpoint (an admin's): never a lead's, whatever their grants.
-    endpoint = await listening(
-        world.client, people["ada"], receiver, workflows=[WORKFLOW], eventTypes=["run.ended"]
-    )
-    await publish(world, "leah", big_expenses_post_to(endpoint))
-    await w.start_expense(world.client, people["app"], "EXP-HOOK-3", amount=5000.0)
-    while await acting.run_due(world.services):
-        pass
+    await posting(world, receiver, "ada", {"EXP-HOOK-3": 5000.0})
     assert await drain(sender, world.clock) == 0
     async with world.services.db.connection() as conn:
         why = await conn.fetchval(
