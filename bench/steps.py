@@ -1,6 +1,7 @@
 """Automatic steps: ``taskflow worker`` processes against a raw SQL loop doing the same row work.
 
     python bench/steps.py [--steps 10000] [--workers 1,4] [--batch 100] [--profile DIR]
+                          [--automations 100]
 
 Each round gets a fresh database (a copy of a migrated template) seeded with
 ``--steps`` runs of ``bench/step_workflow.py`` sitting in their automatic state,
@@ -20,7 +21,9 @@ workers, the raw loop's) spent per 10 000 steps from the seeding to the last run
 completed (less sensitive than rates to other work on the machine). ``--profile DIR``
 runs each worker under cProfile (``DIR/worker-<workers>-<i>.prof``). The database:
 ``TASKFLOW_BENCH_DATABASE_URL`` (an admin URL), else an embedded PostgreSQL in
-``/tmp/tfbench-steps``.
+``/tmp/tfbench-steps``. ``--automations N`` runs the taskflow round again with N
+published automations of the workflow evaluated on every state entered
+(``bench/automation_load.py``), and prints the decisions they made by the last completion.
 """
 
 from __future__ import annotations
@@ -46,7 +49,7 @@ ROOT = _HERE.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench import pg  # noqa: E402
+from bench import automation_load, pg  # noqa: E402
 from taskflow.service.versions import definitions  # noqa: E402
 from taskflow.store.common import migrate  # noqa: E402
 from taskflow.store.common.db import with_database  # noqa: E402
@@ -252,9 +255,11 @@ async def _measured(
 
 
 async def round_taskflow(
-    admin_url: str, steps: int, workers: int, args: argparse.Namespace
+    admin_url: str, steps: int, workers: int, args: argparse.Namespace, automations: int = 0
 ) -> Round:
     url = await pg.fresh_database(admin_url, "bench_steps_taskflow", TEMPLATE)
+    if automations:
+        await automation_load.publish(url, "bench-steps", automations, args.automation_condition)
     env = {
         **os.environ,
         "TASKFLOW_DATABASE_URL": url,
@@ -280,6 +285,8 @@ async def round_taskflow(
     await asyncio.sleep(3.0)  # let them start and LISTEN
 
     async def stop() -> None:
+        if automations:
+            print(f"    ({await automation_load.progress(url, automations)})", flush=True)
         for p in procs:
             p.terminate()
         for p in procs:
@@ -326,6 +333,15 @@ async def main(args: argparse.Namespace) -> None:
                 f"  {raw_cpu:>28.2f} ({raw_db:.2f})  {our_cpu:>8.2f} ({our_db:.2f})",
                 flush=True,
             )
+            if args.automations:
+                busy, busy_cpu, busy_db = await round_taskflow(
+                    admin_url, args.steps, workers, args, args.automations
+                )
+                print(
+                    f"{'':>7}  with {args.automations} automations: {busy:>8.0f} /s, "
+                    f"{busy / ours:.2f} of without; CPU {busy_cpu:.2f} ({busy_db:.2f})",
+                    flush=True,
+                )
     finally:
         if server is not None:
             server.stop()
@@ -340,6 +356,7 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--profile", metavar="DIR", help="Run each worker under cProfile, its stats in DIR."
     )
+    automation_load.add_arguments(parser)
     return parser.parse_args(argv)
 
 

@@ -50,7 +50,7 @@ ROOT = _HERE.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench import pg  # noqa: E402
+from bench import automation_load, pg  # noqa: E402
 from taskflow.service.versions import definitions  # noqa: E402
 from taskflow.store.common import migrate  # noqa: E402
 from taskflow.store.common.db import with_database  # noqa: E402
@@ -267,43 +267,13 @@ async def round_raw(admin_url: str, timers: int, workers: int, args: argparse.Na
     return _result("raw SQL loop", workers, timers, await stats(url))
 
 
-#: ``--automations``: published automations of the workflow listening to every state entered
-#: (each firing writes one), whose condition never holds: evaluated, never acting.
-AUTOMATIONS = """
-INSERT INTO automation (workflow, name, status, version, document, author, published_at)
-SELECT $1, 'bench ' || n, 'published', 1, jsonb_build_object(
-         'name', 'bench ' || n, 'trigger', jsonb_build_object('on', 'run.state_entered'),
-         'conditions', jsonb_build_array(jsonb_build_object('op', '==', 'args', jsonb_build_array(
-             jsonb_build_object('ref', 'subject.reference'), jsonb_build_object('lit', 'nobody')))),
-         'actions', jsonb_build_array(jsonb_build_object('do', 'comment', 'text', 'x'))),
-       'ada', now()
-FROM generate_series(1, $2) n
-"""
-
-
-async def _automations(url: str, workflow: str, count: int) -> None:
-    conn = await asyncpg.connect(url)
-    try:
-        await conn.execute(AUTOMATIONS, workflow, count)
-    finally:
-        await conn.close()
-
-
-async def _decided(url: str) -> int:
-    conn = await asyncpg.connect(url)
-    try:
-        return int(await conn.fetchval("SELECT count(*) FROM automation_act"))
-    finally:
-        await conn.close()
-
-
 async def round_taskflow(
     admin_url: str, timers: int, workers: int, args: argparse.Namespace, automations: int = 0
 ) -> Result:
     url = await pg.fresh_database(admin_url, "bench_timers_taskflow", TEMPLATE)
     if automations:
         workflow = "vendor-onboarding" if args.kind == "expire" else "support-ticket"
-        await _automations(url, workflow, automations)
+        await automation_load.publish(url, workflow, automations, args.automation_condition)
     env = {
         **os.environ,
         "TASKFLOW_DATABASE_URL": url,
@@ -330,14 +300,15 @@ async def round_taskflow(
     await seed(url, timers, args.window, args.kind)
     try:
         await wait_done(url, args.window + LEAD_SECONDS + args.timeout)
+        if automations:
+            # Decisions made by the time the last timer fired (the lane runs beside the
+            # firings), and how long the rest took.
+            print(f"    ({await automation_load.progress(url, automations)})", flush=True)
     finally:
         for p in procs:
             p.terminate()
         for p in procs:
             await asyncio.wait_for(p.wait(), 10)
-    if automations:
-        # Decisions made by the time the last timer fired (the lane runs after the firings).
-        print(f"    ({await _decided(url)} automation decisions of {timers * automations})")
     return _result("taskflow worker", workers, timers, await stats(url))
 
 
@@ -412,12 +383,7 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
         default="timeout",
         help="State timeouts closing runs, or slot expiries ending them (see the module doc).",
     )
-    parser.add_argument(
-        "--automations",
-        type=int,
-        default=0,
-        help="Also run with this many published automations of the workflow (issue 36).",
-    )
+    automation_load.add_arguments(parser)
     parser.add_argument(
         "--timeout", type=float, default=1800.0, help="Seconds past the window to give up."
     )

@@ -1,9 +1,10 @@
 """The worker's automation lane, in a task of its own beside the timers.
 
 Deciding on events for many published automations must never hold a timer back, so the
-lane runs its own loop (as webhook deliveries do): take a batch of undecided (automation,
-line) pairs (``service/automations/acting.py``), and when fewer than a batch were due,
-sleep for the poll interval. Database outages back off as the timer loop does.
+lane runs its own loop (as webhook deliveries do): take a batch of queued timeline lines
+and decide each for every automation listening to it (``service/automations/acting.py``),
+and when fewer than a batch were due, sleep for the poll interval. Database outages back
+off as the timer loop does.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ class AutomationLoop:
     def __init__(self, services: Services, *, poll: float = 1.0) -> None:
         self.services = services
         self.poll = poll
-        #: (automation, line) pairs decided by this worker.
+        #: Queued lines this worker took (each decided for all its automations).
         self.decided = 0
         self._stop = asyncio.Event()
 

@@ -8,6 +8,7 @@ import asyncio
 import dataclasses
 import signal
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -25,8 +26,8 @@ from tests.integration.test_automation_acting import BIG_EXPENSES, WORKFLOW
 RUNS = 150
 
 
-def _prepare(url: str, settings: config.Settings) -> str:
-    """Leah's automation published, then RUNS big expenses started: its id."""
+def _prepare(url: str, settings: config.Settings, document: dict[str, Any] = BIG_EXPENSES) -> str:
+    """Leah's automation (``document``) published, then RUNS big expenses started: its id."""
 
     async def go() -> str:
         async with services_with(
@@ -34,7 +35,7 @@ def _prepare(url: str, settings: config.Settings) -> str:
         ) as services:
             leah = await principal_service.get(services, "leah")
             assert leah is not None
-            made = await automations.create(services, leah, WORKFLOW, BIG_EXPENSES)
+            made = await automations.create(services, leah, WORKFLOW, document)
             await automations.move(services, leah, made, "publish")
             for n in range(RUNS):
                 ref = f"EXP-K-{n}"
@@ -81,5 +82,58 @@ def test_a_worker_killed_mid_way_leaves_each_action_done_exactly_once(
             database_url, "SELECT outcome, count(*) AS n FROM automation_act GROUP BY 1"
         )
         assert [(o["outcome"], o["n"]) for o in outcomes] == [("act", RUNS)]
+    finally:
+        workers.stop()
+
+
+DELAYED: dict[str, Any] = {
+    "name": "a word now, another after a delay",
+    "trigger": {"on": "slot.opened", "slot": "finance_review"},
+    "conditions": [{"op": ">", "args": [{"ref": "subject.amount"}, {"lit": 1000}]}],
+    "actions": [
+        {"do": "comment", "text": "now"},
+        {"do": "delay", "minutes": 1},
+        {"do": "comment", "text": "later"},
+        {"do": "add_label", "label": "later"},
+    ],
+}
+
+
+def _waiting(url: str) -> int:
+    return int(query(url, "SELECT count(*) AS n FROM automation_pending")[0]["n"])
+
+
+@pytest.mark.slow
+def test_a_worker_killed_while_resuming_delayed_actions_leaves_each_done_once(
+    database_url: str, settings: config.Settings, tmp_path: Path
+) -> None:
+    workers = Workers(database_url, tmp_path)
+    try:
+        automation = _prepare(database_url, settings, DELAYED)
+        [first] = workers.start(1)
+        wait_until(lambda: _waiting(database_url) == RUNS, 60, f"delays\n{workers.output()}")
+        first.send_signal(signal.SIGKILL)
+        first.wait(timeout=10)
+        # The minute passes at once: every delay is due.
+        query(database_url, "UPDATE automation_pending SET due_at = now() RETURNING id")
+        [victim] = workers.start(1)
+        wait_until(lambda: _waiting(database_url) < RUNS - 5, 60, f"resumed\n{workers.output()}")
+        victim.send_signal(signal.SIGKILL)  # in the middle of the delayed actions
+        victim.wait(timeout=10)
+        assert _waiting(database_url) > 0, "the worker finished before it was killed"
+        workers.start(1)
+        wait_until(lambda: _waiting(database_url) == 0, 120, f"the rest\n{workers.output()}")
+
+        actor = f"automation:{automation}"
+        per_run = query(
+            database_url,
+            "SELECT r.id, count(e.id) FILTER (WHERE e.details->>'text' = 'now') AS now, "
+            "count(e.id) FILTER (WHERE e.details->>'text' = 'later') AS later, "
+            "count(e.id) FILTER (WHERE e.kind = 'automation.label') AS labels "
+            f"FROM run r LEFT JOIN audit_event e ON e.run = r.id AND e.actor = '{actor}' "
+            "GROUP BY r.id",
+        )
+        assert len(per_run) == RUNS
+        assert {(r["now"], r["later"], r["labels"]) for r in per_run} == {(1, 1, 1)}
     finally:
         workers.stop()

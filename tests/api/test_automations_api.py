@@ -15,6 +15,7 @@ pytestmark = pytest.mark.anyio
 
 AUTOMATION = "id workflow name status version document author"
 ANSWER = f"""__typename ... on AutomationSuccess {{ automation {{ {AUTOMATION} }} }}
+  ... on AutomationInvalid {{ problems {{ pointer code message }} }}
   ... on Refusal {{ code message }}"""
 CREATE = f"""mutation($input: CreateAutomationInput!) {{ createAutomation(input: $input) {{
   {ANSWER} }} }}"""
@@ -118,9 +119,15 @@ async def test_a_bad_document_is_answered_by_pointer_and_never_saved(
     good = await call(client, leah, VALIDATE, {"workflow": WORKFLOW, "document": BIG_EXPENSES})
     assert (good["valid"], good["problems"]) == (True, [])
     refused = await call(client, leah, CREATE, {"workflow": WORKFLOW, "document": bad})
-    assert refused["code"] == "INVALID_INPUT"
-    assert "/trigger/on" in refused["message"]
+    # A typed refusal carrying the problems validate lists; the message names them as before.
+    assert (refused["__typename"], refused["code"]) == ("AutomationInvalid", "AUTOMATION_INVALID")
+    assert refused["problems"] == checked["problems"]
+    assert refused["message"].startswith("The automation is not valid: /trigger/on: ")
     assert "/actions/0/do" in refused["message"]
+    # The same idempotency key gives the same refusal again, problems and all.
+    keyed = {"workflow": WORKFLOW, "document": bad, "idempotencyKey": "bad-doc-1"}
+    first = await call(client, leah, CREATE, keyed)
+    assert await call(client, leah, CREATE, keyed) == first == refused
     deep: Any = {"lit": 1}
     for _ in range(300):  # (10 000 deep: core's own tests; the client cannot encode it)
         deep = {"op": "not", "args": [deep]}

@@ -4,11 +4,13 @@ loses the grant stops their automation acting, and it is flagged."""
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import timedelta
 from typing import Any
 
 import pytest
 
+from taskflow.core.automations import timeline
 from taskflow.core.operate.attention import Reason
 from taskflow.service.access import principals as principal_service
 from taskflow.service.automations import acting, automations
@@ -95,7 +97,44 @@ async def test_a_published_automation_acts_once_per_matching_event(
         decisions = await conn.fetch(
             "SELECT outcome, count(*) AS n FROM automation_act GROUP BY outcome ORDER BY outcome"
         )
-    assert [(d["outcome"], d["n"]) for d in decisions] == [("act", 1), ("skip", 1)]
+    # Only acting leaves a decision row; the skipped line just left the queue.
+    assert [(d["outcome"], d["n"]) for d in decisions] == [("act", 1)]
+    assert await queued(services) == 0
+
+
+async def queued(services: Services) -> int:
+    async with services.db.connection() as conn:
+        return int(await conn.fetchval("SELECT count(*) FROM automation_line"))
+
+
+async def test_a_line_committed_after_a_later_one_was_decided_is_still_decided(
+    services: Services, people: dict[str, str]
+) -> None:
+    """Line ids are taken at insert: a slow transaction's line can commit after a later id
+    was decided. A cursor over ids would pass it by; the queue does not."""
+    automation = await published(services, BIG_EXPENSES)
+    services.clock.advance(timedelta(seconds=1))  # type: ignore[attr-defined]
+    async with services.db.transaction() as slow:
+        inside = dataclasses.replace(services, db=services.db.bound(slow))
+        early = await expense(inside, "EXP-SLOW", 5000.0)  # the lower line id, not committed
+        quick = await expense(services, "EXP-QUICK", 5000.0)
+        assert await acting.run_due(services) == 1  # the committed one
+    assert await acting.run_due(services) == 1  # the slow one, once it committed
+    assert await acting.run_due(services) == 0
+    for run in (early, quick):
+        kinds = [line["kind"] for line in await lines_of(services, run)]
+        assert kinds[:3] == ["automation.comment", "automation.label", "slot.assigned"]
+        assert {line["actor"] for line in await lines_of(services, run)} == {
+            f"automation:{automation}"
+        }
+
+
+async def test_the_timeline_kinds_the_queue_listens_to_are_the_automations_map(
+    services: Services,
+) -> None:
+    async with services.db.connection() as conn:
+        for kind, trigger in {**timeline.KIND_TO_TRIGGER, "run.started": None}.items():
+            assert await conn.fetchval("SELECT automation_trigger_of($1)", kind) == trigger
 
 
 async def test_an_author_who_loses_the_grant_stops_their_automation(

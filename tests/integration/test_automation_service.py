@@ -11,6 +11,7 @@ import pytest
 from taskflow import errors
 from taskflow.config import config
 from taskflow.core.access import principals
+from taskflow.core.common import refusals
 from taskflow.service.automations import automations
 from taskflow.service.common.container import Services
 from tests.api.workflows import TICKET
@@ -68,9 +69,9 @@ async def test_others_are_refused_and_change_nothing(
 
 async def test_a_bad_document_is_refused_naming_its_parts(services: Services) -> None:
     bad = {**example(), "actions": [{"do": "rm -rf"}], "trigger": {"on": "nope"}}
-    with pytest.raises(errors.ValidationError) as refused:
+    with pytest.raises(refusals.AutomationInvalid) as refused:
         await automations.create(services, LEAD, WORKFLOW, bad)
-    assert [p["pointer"] for p in refused.value.facts["problems"]] == [
+    assert [p["pointer"] for p in refused.value.problems or []] == [
         "/trigger/on",
         "/actions/0/do",
     ]

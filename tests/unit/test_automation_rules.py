@@ -214,3 +214,46 @@ def test_timeline_lines_become_events_with_their_depth() -> None:
         2,
     )
     assert timeline.event_of(kind="link.minted", details={}, **line) is None
+
+
+def test_delay_wait_webhook_and_payload_parameters_are_checked_by_pointer() -> None:
+    def doc(*actions: dict[str, Any]) -> dict[str, Any]:
+        return {"name": "n", "trigger": {"on": "run.ended"}, "actions": list(actions)}
+
+    deep: Any = {"lit": 1}
+    for _ in range(300):
+        deep = {"op": "not", "args": [deep]}
+    assert problems(
+        doc(
+            {"do": "delay", "minutes": 0},
+            {"do": "delay", "minutes": 5, "business": "yes"},
+            {"do": "wait", "timeout_minutes": 5},
+            {"do": "wait", "until": {"op": "?"}, "timeout_minutes": 5},
+            {"do": "wait", "until": deep, "timeout_minutes": 5},
+            {"do": "raise_event", "event": "e", "payload": {"a": {"nested": 1}}},
+            {"do": "raise_event", "event": "e", "payload": "text"},
+            {"do": "webhook"},
+        )
+    ) == [
+        ("/actions/0/minutes", "bad_delay"),
+        ("/actions/1/business", "wrong_type"),
+        ("/actions/2/until", "missing"),
+        ("/actions/3/until", "bad_expression"),
+        ("/actions/4/until", "too_large"),
+        ("/actions/5/payload/a", "wrong_type"),
+        ("/actions/6/payload", "wrong_type"),
+        ("/actions/7/endpoint", "missing"),
+    ]
+    read = rule(
+        doc(
+            {
+                "do": "wait",
+                "until": {"op": "is_set", "args": [{"ref": "subject.x"}]},
+                "timeout_minutes": 60,
+            },
+            {"do": "delay", "minutes": 30, "business": True},
+            {"do": "raise_event", "event": "e", "payload": {"decision": "approve", "n": 2}},
+            {"do": "webhook", "endpoint": "abc", "message": "hi"},
+        )
+    )
+    assert [a.verb for a in read.actions] == ["wait", "delay", "raise_event", "webhook"]

@@ -140,6 +140,7 @@ _KNOWN = {
     "step": {s.value for s in StepStatus},
     # automations (store/automations, attention.sql): a the automation row
     "a": set(automation_service.MOVES),
+    "automation": set(automation_service.MOVES),
 }
 _SLOT = {s.value for s in SlotStatus}
 _ANY = _SLOT | _KNOWN["t"] | _KNOWN["r"] | _KNOWN["st"] | _KNOWN["rc"]

@@ -46,6 +46,10 @@ class ActionBlock:
     required: tuple[str, ...]
     optional: tuple[str, ...] = ()
     meaning: str = ""
+    #: Optional parameters that are a flat object of short texts or numbers (a payload).
+    objects: tuple[str, ...] = ()
+    #: Required parameters that are a condition (an expression, as in ``conditions``).
+    expressions: tuple[str, ...] = ()
 
 
 ACTIONS: Mapping[str, ActionBlock] = {
@@ -55,10 +59,34 @@ ACTIONS: Mapping[str, ActionBlock] = {
     "comment": ActionBlock(("text",), (), "post a comment on the run's timeline"),
     "notify": ActionBlock(("to", "message"), (), "notify a principal, role or group"),
     "escalate": ActionBlock(("to",), ("slot",), "escalate the slot to someone"),
-    "raise_event": ActionBlock(("event",), (), "raise a named event on the run"),
+    "raise_event": ActionBlock(
+        ("event",), ("slot",), "raise a named event on the run", objects=("payload",)
+    ),
     "set_field": ActionBlock(("field", "value"), (), "set one subject field"),
     "start_run": ActionBlock(("workflow",), (), "start a run of a workflow on the subject"),
+    "webhook": ActionBlock(
+        ("endpoint",),
+        ("message",),
+        "post an automation.webhook event to a registered webhook endpoint (its id)",
+    ),
+    # A node rather than a verb: the actions after it wait (stored, resumed once).
+    "delay": ActionBlock(
+        ("minutes",),
+        ("business",),
+        "wait before the next action: real minutes, or working minutes on the workflow's "
+        "calendar (business: true)",
+    ),
+    "wait": ActionBlock(
+        ("timeout_minutes",),
+        (),
+        "wait until a condition holds (until), at most timeout_minutes of real time; then "
+        "the next actions go on either way",
+        expressions=("until",),
+    ),
 }
+
+#: The longest delay node, in minutes (a year, as a delayed start).
+MAX_DELAY_MINUTES = 366 * 24 * 60
 
 #: Enrollment policies: how often one subject may set the automation off.
 ENROLLMENT_POLICIES = ("every_time", "once_per_subject", "once_per_window")

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from taskflow.core.automations import document
 from taskflow.core.automations.document import Action, Automation
 from taskflow.core.definition.conditions import expr as ex
 
@@ -67,6 +68,34 @@ def once_key(automation_id: str, version: int, event_id: str) -> str:
     return f"automation:{automation_id}:v{version}:event:{event_id}"
 
 
+def env_of(event: Event) -> ex.Env:
+    """What a rule's conditions read: the subject, the actor, the event's facts (``item``)."""
+    facts = {"kind": event.kind, "run_id": event.run_id, **event.facts}
+    return ex.Env(subject=event.subject, actor={"login": event.actor}, item=facts)
+
+
+def skips(rule: Automation, event: Event, env: ex.Env) -> bool:
+    """Whether :func:`decide` skips ``event`` whatever the rule remembers (its kind, a trigger
+    filter or a condition does not hold), without saying why; ``env``: :func:`env_of` the
+    event, built once for every rule asked about it. A loop is not a skip."""
+    if event.kind != rule.trigger:
+        return True
+    for key, wanted in rule.filters.items():
+        if str(event.facts.get(key)) != wanted:
+            return True
+    if event.depth >= MAX_DEPTH:
+        return False
+    return not all(ex.matches(cond, env) for cond in rule.conditions)
+
+
+def holds(until: Any, event: Event) -> bool:
+    """Whether a wait node's condition (``until``, as written: it was checked at save)
+    holds for ``event`` now (its subject as it is now)."""
+    found: list[Any] = []
+    cond = document.condition(until, "/until", found)
+    return cond is not None and ex.matches(cond, env_of(event))
+
+
 def decide(rule: Automation, event: Event, seen: Enrollments) -> Decision:
     """Decide and, when acting, remember the enrollment in ``seen``."""
     if event.kind != rule.trigger:
@@ -76,8 +105,7 @@ def decide(rule: Automation, event: Event, seen: Enrollments) -> Decision:
             return Decision("skip", f"{key} is not {wanted!r}")
     if event.depth >= MAX_DEPTH:
         return Decision("loop", f"event is {event.depth} automation hops deep (limit {MAX_DEPTH})")
-    facts = {"kind": event.kind, "run_id": event.run_id, **event.facts}
-    env = ex.Env(subject=event.subject, actor={"login": event.actor}, item=facts)
+    env = env_of(event)
     for i, cond in enumerate(rule.conditions):
         if not ex.matches(cond, env):
             return Decision("skip", f"condition {i} does not hold: {ex.describe(cond)}")

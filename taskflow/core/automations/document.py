@@ -118,29 +118,31 @@ def _conditions(doc: Any, problems: list[Problem]) -> tuple[ex.Expr, ...]:
             Problem("/conditions", "bad_conditions", f"a list of at most {MAX_CONDITIONS}")
         )
         return ()
-    out: list[ex.Expr] = []
-    for i, item in enumerate(doc):
-        pointer = f"/conditions/{i}"
-        if _size(item) > MAX_EXPRESSION_NODES:
-            problems.append(
-                Problem(pointer, "too_large", f"at most {MAX_EXPRESSION_NODES} nodes per condition")
-            )
-            continue
-        try:
-            cond = expr_data.from_json(_event_as_item(item))
-        except (KeyError, TypeError, ValueError, IndexError, AttributeError) as err:
-            problems.append(Problem(pointer, "bad_expression", f"not an expression: {err}"))
-            continue
-        roots = {ref.root for ref in expr_data.refs(cond)}
-        bad = sorted(roots - {"subject", "item", "actor"})
-        if bad:
-            allowed = ", ".join(blocks.CONDITION_ROOTS)
-            problems.append(
-                Problem(pointer, "bad_reference", f"reads {', '.join(bad)}; only {allowed}")
-            )
-            continue
-        out.append(cond)
-    return tuple(out)
+    found = (condition(item, f"/conditions/{i}", problems) for i, item in enumerate(doc))
+    return tuple(cond for cond in found if cond is not None)
+
+
+def condition(item: Any, pointer: str, problems: list[Problem]) -> ex.Expr | None:
+    """One condition (a rule's, or a wait node's ``until``); None, with its problem, when bad."""
+    if _size(item) > MAX_EXPRESSION_NODES:
+        problems.append(
+            Problem(pointer, "too_large", f"at most {MAX_EXPRESSION_NODES} nodes per condition")
+        )
+        return None
+    try:
+        cond = expr_data.from_json(_event_as_item(item))
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError) as err:
+        problems.append(Problem(pointer, "bad_expression", f"not an expression: {err}"))
+        return None
+    roots = {ref.root for ref in expr_data.refs(cond)}
+    bad = sorted(roots - {"subject", "item", "actor"})
+    if bad:
+        allowed = ", ".join(blocks.CONDITION_ROOTS)
+        problems.append(
+            Problem(pointer, "bad_reference", f"reads {', '.join(bad)}; only {allowed}")
+        )
+        return None
+    return cond
 
 
 def _event_as_item(doc: Any) -> Any:
@@ -189,21 +191,64 @@ def _actions(doc: Any, problems: list[Problem]) -> tuple[Action, ...]:
             continue
         params = {k: v for k, v in item.items() if k != "do"}
         before = len(problems)
-        for key in block.required:
+        for key in block.required + block.expressions:
             if key not in params:
                 problems.append(Problem(f"{pointer}/{key}", "missing", f"{verb} needs {key!r}"))
         for key, value in params.items():
-            if key not in block.required + block.optional:
+            if key in block.objects:
+                problems.extend(_flat(f"{pointer}/{key}", key, value))
+            elif key in block.expressions:
+                condition(value, f"{pointer}/{key}", problems)
+            elif key not in block.required + block.optional:
                 problems.append(
                     Problem(f"{pointer}/{key}", "unknown_key", f"{verb} takes no {key!r}")
                 )
-            elif not isinstance(value, str | int | float | bool) or len(str(value)) > MAX_TEXT:
+            elif not _short(value):
                 problems.append(
                     Problem(f"{pointer}/{key}", "wrong_type", f"{key} is a short text or number")
                 )
+        if verb in ("delay", "wait"):
+            problems.extend(_delay(pointer, params))
         if len(problems) == before:
             out.append(Action(verb, params))
     return tuple(out)
+
+
+def _delay(pointer: str, params: Mapping[str, Any]) -> list[Problem]:
+    """A delay's ``minutes`` (and ``business``), a wait's ``timeout_minutes``."""
+    name = "minutes" if "minutes" in params else "timeout_minutes"
+    minutes, business = params.get(name), params.get("business", False)
+    found = []
+    if (
+        not isinstance(minutes, int)
+        or isinstance(minutes, bool)
+        or not 1 <= minutes <= blocks.MAX_DELAY_MINUTES
+    ):
+        why = f"{name} is a whole number, 1 to {blocks.MAX_DELAY_MINUTES}"
+        found.append(Problem(f"{pointer}/{name}", "bad_delay", why))
+    if not isinstance(business, bool):
+        found.append(Problem(f"{pointer}/business", "wrong_type", "business is true or false"))
+    return found
+
+
+def _short(value: Any) -> bool:
+    return isinstance(value, str | int | float | bool) and len(str(value)) <= MAX_TEXT
+
+
+#: Fields a flat object parameter (a payload) may hold.
+MAX_OBJECT_KEYS = 20
+
+
+def _flat(pointer: str, key: str, value: Any) -> list[Problem]:
+    """The problems of a flat object parameter: short text keys, short scalar values."""
+    if not isinstance(value, Mapping) or len(value) > MAX_OBJECT_KEYS:
+        why = f"{key} is an object of at most {MAX_OBJECT_KEYS} fields"
+        return [Problem(pointer, "wrong_type", why)]
+    return [
+        Problem(f"{pointer}/{name}", "wrong_type", f"{name} is a short text or number")
+        for name, inner in value.items()
+        if not _short(inner) or len(str(name)) > MAX_TEXT
+    ]
 
 
 def _enrollment(doc: Any, problems: list[Problem]) -> tuple[str, timedelta | None]:

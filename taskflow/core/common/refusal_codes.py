@@ -48,6 +48,7 @@ class RefusalCode(StrEnum):
     UNDO_WINDOW_EXPIRED = "UNDO_WINDOW_EXPIRED"
     NOT_SAME_ACTOR = "NOT_SAME_ACTOR"
     ON_LEAVE = "ON_LEAVE"
+    AUTOMATION_INVALID = "AUTOMATION_INVALID"
     #: Magic-link pages only (HTML forms); not in the GraphQL enum.
     PAGE_EXPIRED = "PAGE_EXPIRED"
 

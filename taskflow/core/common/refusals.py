@@ -266,6 +266,13 @@ class PayloadInvalid(Refusal, code=RefusalCode.PAYLOAD_INVALID):
     problems = Fact(list)
 
 
+class AutomationInvalid(Refusal, code=RefusalCode.AUTOMATION_INVALID):
+    """The automation document has problems (docs/automations.md); nothing was saved."""
+
+    #: ``{pointer, code, message}`` each: where (a JSON pointer), what kind, in words.
+    problems = Fact(list)
+
+
 # -- magic links ---------------------------------------------------------------------------------
 
 

@@ -114,6 +114,17 @@ def global_id(type_name: str, local_id: str) -> str:
     return base64.urlsafe_b64encode(f"{type_name}:{local_id}".encode()).decode().rstrip("=")
 
 
+def local_id(type_name: str, given: str) -> str:
+    """``given`` as a local id: the uuid inside a global id of ``type_name``, else as given
+    (automation documents may name an endpoint either way)."""
+    try:
+        decoded = base64.urlsafe_b64decode(given + "=" * (-len(given) % 4)).decode()
+    except (ValueError, UnicodeDecodeError):
+        return given
+    prefix = f"{type_name}:"
+    return decoded.removeprefix(prefix) if decoded.startswith(prefix) else given
+
+
 def message_id(event_id: int) -> str:
     """``webhook-id``: the same for every attempt and every replay of one event."""
     return f"evt_{event_id}"
@@ -199,6 +210,8 @@ def _specific(e: Event) -> dict[str, Any]:
         return {"event": _text(d.get("event")), "by": actor_of(e.actor)}
     if e.type == "reminder.fired":
         return {"reminder": _text(d.get("reminder")), "firing": d.get("firing")}
+    if e.type == "automation.webhook":  # posted by an automation's webhook action
+        return {"automation": _text(d.get("automation")), "message": _text(d.get("message"))}
     if e.type in ("link.minted", "link.used"):
         link = d.get("link")
         found = {"linkId": global_id("MagicLink", str(link)) if link else None}

@@ -19,6 +19,7 @@ from taskflow.core.access.principals import Principal
 from taskflow.core.automations import document as rules
 from taskflow.core.automations import simulate as sim
 from taskflow.core.automations import timeline
+from taskflow.core.common import refusals
 from taskflow.service.common import retry as retries
 from taskflow.service.common.container import Services
 from taskflow.store.automations import automations as store
@@ -34,12 +35,13 @@ MOVES = {
 
 
 def checked(document: Any) -> rules.Automation:
-    """The rule, or INVALID_INPUT naming every bad part (``facts.problems``)."""
+    """The rule, or AUTOMATION_INVALID carrying every problem (its message names each too, as
+    the INVALID_INPUT it once was did)."""
     got = rules.read(document)
     if isinstance(got, rules.Automation):
         return got
     listed = "; ".join(f"{p.pointer or '/'}: {p.message}" for p in got)
-    raise errors.ValidationError(
+    raise refusals.AutomationInvalid(
         f"The automation is not valid: {listed}.",
         field="document",
         problems=[{"pointer": p.pointer, "code": p.code, "message": p.message} for p in got],

@@ -8,6 +8,7 @@ migrated database with the table classes plus these.
 
 from __future__ import annotations
 
+from taskflow.store.automations import automations
 from taskflow.store.common import sql
 from taskflow.store.compose import children
 from taskflow.store.history import spans
@@ -348,6 +349,19 @@ EXTRA_INDEXES += (
         "CREATE INDEX automation_act_enrolled ON automation_act (automation, subject, event_at) "
         "WHERE outcome = 'act'",
     ),
+    # The automations listening to a workflow's trigger: the queueing trigger's lookups
+    # (migration 2026-12-04T18:10).
+    (
+        "automation_listening",
+        "CREATE INDEX automation_listening ON automation "
+        "(workflow, ((document -> 'trigger') ->> 'on')) "
+        "WHERE automation.status = 'published' AND automation.attention = ''",
+    ),
+    # Waiting actions by when their delay ends (the lane's sweep).
+    (
+        "automation_pending_due",
+        "CREATE INDEX automation_pending_due ON automation_pending (due_at, id)",
+    ),
     # The worker's sweep forgets uploads older than a day.
     (
         "file_upload_uploaded_at",
@@ -365,3 +379,7 @@ EXTRA_TABLES: tuple[tuple[str, str], ...] = (
         " PRIMARY KEY (uploader, sha256))",
     ),
 )
+# Automations' queue of lines to decide (migration 2026-12-04T18:10, ``store/automations``).
+EXTRA_TABLES += automations.TABLES
+EXTRA_FUNCTIONS += automations.FUNCTIONS
+EXTRA_TRIGGERS += automations.TRIGGERS

@@ -25,8 +25,10 @@ from taskflow.api.graphql.automations.automation_types import (
 )
 from taskflow.api.graphql.common import keyed, relay
 from taskflow.api.graphql.common.context import Info, caller
+from taskflow.api.graphql.common.refused import Refusal, refusal
 from taskflow.core.access.principals import Principal
 from taskflow.core.automations import simulate as sim
+from taskflow.core.common import refusals as core
 from taskflow.service.automations import automations
 
 #: At most this many matched events are listed in a simulation's answer (all are counted).
@@ -83,8 +85,22 @@ class AutomationSimulation:
     )
 
 
+def _problems(e: errors.TaskflowError) -> dict[str, object]:
+    return {"problems": [relay.copied(AutomationProblem, p) for p in e.facts["problems"]]}
+
+
+@refusal(core.AutomationInvalid, facts=_problems)
+class AutomationInvalid(Refusal):
+    """The automation document has problems; nothing was saved. The message names each too
+    (as the INVALID_INPUT answered before this type did)."""
+
+    problems: list[AutomationProblem] = strawberry.field(
+        description="Every problem, by JSON pointer into the document."
+    )
+
+
 AutomationPayload = Annotated[
-    AutomationSuccess | relay.Common,
+    AutomationSuccess | AutomationInvalid | relay.Common,
     strawberry.union(
         "AutomationPayload",
         description="Result of createAutomation, publishAutomation, pauseAutomation, "
@@ -109,7 +125,7 @@ DeleteAutomationPayload = Annotated[
     strawberry.union("DeleteAutomationPayload", description="Result of deleteAutomation."),
 ]
 SimulateAutomationPayload = Annotated[
-    AutomationSimulation | relay.Common,
+    AutomationSimulation | AutomationInvalid | relay.Common,
     strawberry.union("SimulateAutomationPayload", description="Result of simulateAutomation."),
 ]
 
@@ -165,7 +181,7 @@ class AutomationMutations:
         self, info: Info, me: Principal, input: CreateAutomationInput
     ) -> keyed.Answer:
         """Save a draft automation of a workflow you lead (granted whole); a document with
-        problems is refused (INVALID_INPUT naming each by JSON pointer) and nothing is saved."""
+        problems is refused (AutomationInvalid: each by JSON pointer) and nothing is saved."""
         services = info.context.services
         return {
             "automation": await automations.create(services, me, input.workflow, input.document)

@@ -108,6 +108,7 @@ CODE_DESCRIPTIONS: dict[RefusalCode, str] = {
     RefusalCode.UNDO_WINDOW_EXPIRED: "The window to undo the change has passed; see until.",
     RefusalCode.NOT_SAME_ACTOR: "Only the person who made the change may undo it; see actor.",
     RefusalCode.ON_LEAVE: "The principal is on leave now; see leaveFrom and leaveTo.",
+    RefusalCode.AUTOMATION_INVALID: "The automation document has problems; see problems.",
 }
 
 
