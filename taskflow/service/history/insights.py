@@ -72,7 +72,10 @@ async def insights(
     covered_now = await reports.cover(services, since, now)
     calendars = reports.workflow_calendars(services)
     async with reports.reader(services, covered_now)() as conn:
-        rows = await store.by_version(conn, since, calendars, attention.windows(services), workflow)
+        failures = regressions.failure_states(services.catalog)
+        rows = await store.by_version(
+            conn, since, calendars, attention.windows(services), workflow, failures
+        )
         pipeline = await store.pipeline(conn, workflow, since) if workflow else None
         funnel = await store.funnel(conn, workflow, since) if workflow else None
     rows = [
@@ -98,5 +101,5 @@ def _rates(r: store.VersionRow) -> regressions.Rates:
         measured=r.measured,
         breached=r.breached,
         ended=r.finished + r.cancelled,
-        failed=r.cancelled,
+        failed=r.failed,
     )
