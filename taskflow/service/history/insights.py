@@ -11,7 +11,7 @@ from datetime import datetime, timedelta
 from taskflow import errors
 from taskflow.core.access import access as rules
 from taskflow.core.access.principals import Principal
-from taskflow.core.history import regressions
+from taskflow.core.history import insight_text, regressions
 from taskflow.service.access import access
 from taskflow.service.common.container import Services
 from taskflow.service.history import history
@@ -31,7 +31,7 @@ VersionRow = store.VersionRow
 StateRow = store.StateRow
 FunnelRow = store.FunnelRow
 #: Percentiles over fewer samples than this are flagged as such (their number is shown).
-FEW = 20
+FEW = insight_text.FEW
 
 
 @dataclass(frozen=True)
