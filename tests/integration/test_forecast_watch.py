@@ -114,3 +114,31 @@ async def test_a_pass_reads_a_bounded_batch_least_recently_forecast_first(
     # Three more, none of the first three: they were forecast most recently.
     assert len(after_second) == 6
     assert all(after_second[i] == first for i in after_first)
+
+
+async def test_the_worker_runs_the_watch_on_its_clock_every_five_minutes(
+    services: Services, frozen_clock: clock.FrozenClock
+) -> None:
+    import dataclasses
+
+    from taskflow.worker import loop
+
+    await _demo(services)
+    # An alert bar the demo's live work reaches (0.7 by default: TASKFLOW_FORECAST_ALERT).
+    alerting = dataclasses.replace(
+        services, settings=dataclasses.replace(services.settings, forecast_alert=0.5)
+    )
+    async with loop.running(alerting, poll=0.05, scheduler="poll") as worker:
+        await worker.passes_done(2)
+        written = await _lines(services)
+        assert written, "the first pass forecast the live slots and flagged some"
+        assert worker.forecast_alerts == len(written)
+        evaluated = await _evaluated(services)
+        # Later passes within five minutes read nothing again.
+        await worker.passes_done(worker.passes + 2)
+        assert await _evaluated(services) == evaluated
+        # Five minutes on, the next pass reads them again (at the new instant).
+        frozen_clock.advance(forecast_watch.EVERY)
+        await worker.passes_done(worker.passes + 2)
+        assert set((await _evaluated(services)).values()) == {frozen_clock.now()}
+        assert len(await _lines(services)) == len(written)
