@@ -142,3 +142,44 @@ async def test_the_worker_runs_the_watch_on_its_clock_every_five_minutes(
         await worker.passes_done(worker.passes + 2)
         assert set((await _evaluated(services)).values()) == {frozen_clock.now()}
         assert len(await _lines(services)) == len(written)
+
+
+async def test_an_automation_on_the_event_acts_on_each_flagged_slot_once(
+    services: Services, frozen_clock: clock.FrozenClock
+) -> None:
+    from taskflow.service.access import principals as principal_service
+    from taskflow.service.automations import acting, automations
+
+    await _demo(services)
+    admin = await principal_service.get(services, "ada")
+    assert admin is not None
+    document = {
+        "name": "likely breaches get a note",
+        "trigger": {"on": "clock.forecast_at_risk"},
+        "conditions": [{"op": ">=", "args": [{"ref": "event.probability"}, {"lit": 0.5}]}],
+        "actions": [{"do": "comment", "text": "The forecast says this one is likely to breach."}],
+    }
+    automation = await automations.create(services, admin, "support-ticket", document)
+    await automations.move(services, admin, automation, "publish")
+    frozen_clock.advance(timedelta(seconds=1))
+
+    risen = await forecast_watch.watch(services, frozen_clock.now(), threshold=0.5)
+    async with services.db.connection() as conn:
+        runs = {
+            str(r["run"])
+            for r in await conn.fetch(
+                "SELECT run FROM slot WHERE id = ANY($1::uuid[]) AND workflow = 'support-ticket'",
+                risen,
+            )
+        }
+    assert runs, "the demo's support tickets have slots the forecast flags"
+    assert await acting.run_due(services) >= len(runs)
+    assert await acting.run_due(services) == 0  # decided: never again
+    async with services.db.connection() as conn:
+        acted = {
+            str(r["run"])
+            for r in await conn.fetch(
+                "SELECT run FROM audit_event WHERE actor = $1", f"automation:{automation}"
+            )
+        }
+    assert acted == runs
