@@ -183,3 +183,20 @@ async def test_an_automation_on_the_event_acts_on_each_flagged_slot_once(
             )
         }
     assert acted == runs
+
+
+async def test_two_passes_at_once_write_each_line_once(
+    services: Services, frozen_clock: clock.FrozenClock
+) -> None:
+    import asyncio
+
+    await _demo(services)
+    now = frozen_clock.now()
+    first, second = await asyncio.gather(
+        forecast_watch.watch(services, now, threshold=0.5),
+        forecast_watch.watch(services, now, threshold=0.5),
+    )
+    assert first or second
+    assert not set(first) & set(second)  # the second pass read the flags the first set
+    lines = await _lines(services)
+    assert sorted(slot for slot, _, _ in lines) == sorted([*first, *second])

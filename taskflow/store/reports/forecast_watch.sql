@@ -11,9 +11,11 @@ WHERE sl.status IN ('open', 'claimed') AND sl.sla_due_at IS NOT NULL
 
 -- name: ensure
 -- A row for each of the slots $1 (uuid[]) that has none yet (down, never evaluated), so the
--- next statement can lock every one of them.
+-- next statement can lock every one of them; in id order, as the lock takes them, so two
+-- workers' passes over the same slots wait for each other instead of deadlocking.
 INSERT INTO slot_forecast (slot, flagged, probability, evaluated_at)
 SELECT s, false, NULL, '-infinity' FROM unnest($1::uuid[]) AS s
+ORDER BY s
 ON CONFLICT (slot) DO NOTHING
 
 -- name: lock
