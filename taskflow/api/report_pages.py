@@ -23,8 +23,10 @@ from litestar.response import Response
 from taskflow import errors
 from taskflow.api import charts, report_signin, report_table, report_view
 from taskflow.core.access import principals
+from taskflow.core.history import insight_text as said
 from taskflow.core.reports import reports
 from taskflow.service.common.container import Services
+from taskflow.service.history import insights as insight_service
 from taskflow.service.reports import reports as report_service
 
 HTML = report_view.HTML
@@ -32,6 +34,8 @@ HEADERS = report_view.HEADERS
 _html = report_view.html
 #: The default window: the last eight weeks.
 DEFAULT_DAYS = 56
+#: The insights section's default window (``insights=1h|24h|7d|30d``).
+INSIGHTS_WINDOW = "7d"
 
 
 def _services(state: State) -> Services:
@@ -165,6 +169,42 @@ async def _charts(
     return rows, svg, total.at_risk_now, total.breached_now
 
 
+@dataclass(frozen=True)
+class InsightRow:
+    """A workflow version's insights as the page's table shows them."""
+
+    workflow: str
+    version: int
+    counts: tuple[int, ...]  # live, started, finished, cancelled, failed
+    end_to_end: str
+    business: str
+    breach_rate: str
+    failure_rate: str
+    regressions: list[str]
+
+
+async def _insights(
+    services: Services, me: principals.Principal, window: str
+) -> tuple[insight_service.Insights, list[InsightRow]]:
+    """The insights section: every workflow version the caller oversees as a whole, over
+    ``window`` (the same service and wording as ``insights`` and ``taskflow insights``)."""
+    found = await insight_service.insights(services, me, window)
+    rows = [
+        InsightRow(
+            r.workflow,
+            r.version,
+            (r.live, r.started, r.finished, r.cancelled, r.failed),
+            said.percentiles(r.end_to_end, r.finished),
+            said.percentiles(r.end_to_end_business, r.business_samples),
+            said.rate(r.breached, r.measured),
+            said.rate(r.failed, r.finished + r.cancelled),
+            found.regressions.get((r.workflow, r.version), []),
+        )
+        for r in found.rows
+    ]
+    return found, rows
+
+
 def _form_values(params: Mapping[str, list[str]]) -> dict[str, Any]:
     return {
         "from_": (params.get("from") or [""])[0],
@@ -174,6 +214,8 @@ def _form_values(params: Mapping[str, list[str]]) -> dict[str, Any]:
         "groups": params.get("group") or [reports.WORKFLOW],
         "milestone": (params.get("milestone") or [""])[0],
         "cols": report_table.groups_of(params.get("cols")),
+        "insights": (params.get("insights") or [INSIGHTS_WINDOW])[0],
+        "insight_windows": list(insight_service.WINDOWS),
         "from_placeholder": "",
     }
 
@@ -206,6 +248,7 @@ async def sla_page(request: Request[Any, Any, Any], state: State) -> Response[st
     try:
         page = parse(services, params)
         rows, svg, at_risk, breached = await _charts(services, me, page)
+        insights, insight_rows = await _insights(services, me, common["form"]["insights"])
     except errors.Forbidden as refused:
         return _html("refused.html", 403, me=me, message=refused.message)
     except errors.ValidationError as invalid:
@@ -234,6 +277,9 @@ async def sla_page(request: Request[Any, Any, Any], state: State) -> Response[st
         svg=svg,
         at_risk=at_risk,
         breached=breached,
+        insights=insights,
+        insight_rows=insight_rows,
+        few=said.FEW,
         **common,
     )
 

@@ -12,7 +12,8 @@ from typing import Any
 from taskflow.cli import runtime
 from taskflow.config import config
 from taskflow.core.access import principals
-from taskflow.core.history.regressions import percent
+from taskflow.core.history.insight_text import percentiles as _percentiles
+from taskflow.core.history.insight_text import rate as _rate
 from taskflow.service.common.container import Services
 from taskflow.service.history import insights
 
@@ -20,25 +21,6 @@ from taskflow.service.history import insights
 OPERATOR = principals.Principal(
     id="taskflow-cli", display_name="taskflow insights", roles=(principals.ADMIN_ROLE,)
 )
-
-
-def _duration(seconds: float | None) -> str:
-    if seconds is None:
-        return "-"
-    for size, unit in ((86400, "d"), (3600, "h"), (60, "m")):
-        if seconds >= size:
-            return f"{seconds / size:.1f}{unit}"
-    return f"{seconds:.0f}s"
-
-
-def _percentiles(values: tuple[float, ...] | None, samples: int, count: int = 3) -> str:
-    shown = " / ".join(_duration(v) for v in (values or (None,) * count))
-    return shown + (f" (n={samples})" if samples < insights.FEW else "")
-
-
-def _rate(part: int, whole: int) -> str:
-    found = percent(part, whole)
-    return "-" if found is None else f"{found:.0f}%"
 
 
 def lines(found: insights.Insights) -> list[str]:

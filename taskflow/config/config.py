@@ -43,6 +43,9 @@ class Settings:
     #: which a slot is at risk (``TASKFLOW_FORECAST_MIN_HISTORY`` / ``_THRESHOLD``).
     forecast_min_history: int = 20
     forecast_threshold: float = 0.5
+    #: The forecast from which the worker writes ``clock.forecast_at_risk`` (once per slot
+    #: until it falls below again; ``TASKFLOW_FORECAST_ALERT``).
+    forecast_alert: float = 0.7
     #: Addresses and networks of reverse proxies whose ``X-Forwarded-For`` is believed;
     #: empty: nobody's, the client is the peer of the connection.
     trusted_proxies: tuple[str, ...] = ()
@@ -273,6 +276,7 @@ def load(env: Mapping[str, str] | None = None) -> Settings:
         sla_at_risk=_fraction(env, "TASKFLOW_SLA_AT_RISK", 0.75),
         forecast_min_history=_whole(env, "TASKFLOW_FORECAST_MIN_HISTORY", 20, most=100000),
         forecast_threshold=_fraction(env, "TASKFLOW_FORECAST_THRESHOLD", 0.5),
+        forecast_alert=_fraction(env, "TASKFLOW_FORECAST_ALERT", 0.7),
         trusted_proxies=_networks(env, "TASKFLOW_TRUSTED_PROXIES"),
         timer_max_attempts=int(_positive(env, "TASKFLOW_TIMER_MAX_ATTEMPTS", 8, whole=True)),
         timer_backoff_base=_positive(env, "TASKFLOW_TIMER_BACKOFF_BASE", 30.0),

@@ -36,7 +36,7 @@ from taskflow.service.compose import children as child_lane
 from taskflow.service.delivery import mail
 from taskflow.service.files import files as file_service
 from taskflow.service.operate import retention
-from taskflow.service.reports import metrics
+from taskflow.service.reports import forecast_watch, metrics
 from taskflow.service.steps import steps as step_runner
 from taskflow.worker import automations, delivery
 
@@ -85,6 +85,9 @@ class Worker:
         self._pruned: datetime | None = None
         self._retained: datetime | None = None
         self._measured: datetime | None = None
+        self._watched: datetime | None = None
+        #: ``clock.forecast_at_risk`` lines written by the forecast watch.
+        self.forecast_alerts = 0
         self._measuring: asyncio.Task[None] | None = None
         #: E-mail (TASKFLOW_SMTP_URL): sent beside the firing, like the metrics snapshot.
         self.mailer = mail.Mailer.of(services)
@@ -154,6 +157,20 @@ class Worker:
         self._measuring = asyncio.get_running_loop().create_task(
             self._measure(), context=contextvars.Context()
         )
+
+    async def _watch_forecasts(self, now: datetime) -> None:
+        """Every ``forecast_watch.EVERY``, re-forecast a batch of live slots (the least
+        recently forecast first) and write ``clock.forecast_at_risk`` where one crossed the
+        alert threshold; a failure is logged, never stops the timers."""
+        if self._watched is not None and now - self._watched < forecast_watch.EVERY:
+            return
+        self._watched = now
+        try:
+            self.forecast_alerts += len(await forecast_watch.watch(self.services, now))
+        except DATABASE_DOWN:
+            raise
+        except Exception:
+            log.exception("the forecast watch failed; trying again at its next pass")
 
     async def _measure(self) -> None:
         try:
@@ -234,6 +251,7 @@ class Worker:
                     self.children += acted
                     taken = max(taken, acted)
                     await self._snapshot(now)
+                    await self._watch_forecasts(now)
                     self._send_mail()
                     await self._pass_finished()
                     backoff = 0.1

@@ -80,7 +80,8 @@ async def test_report_page_in_chromium(
         legend = await page.locator("svg.chart").first.text_content() or ""
         assert "role:finance" in legend
         assert "group:emea" in legend
-        rows = await page.locator("tbody tr").count()
+        # The SLA table's rows (the insights table below it has its own).
+        rows = await page.locator("table:not(.insights) tbody tr").count()
         assert rows == 3
         shot = tmp_path / "sla-report.png"
         await page.screenshot(path=str(shot), full_page=True)
@@ -88,6 +89,37 @@ async def test_report_page_in_chromium(
         # Printed, the filters go and the charts and table stay.
         await page.emulate_media(media="print")
         assert not await page.locator("form.filters").is_visible()
-        assert await page.locator("table").is_visible()
+        assert await page.locator("table:not(.insights)").is_visible()
+        assert await page.locator("table.insights").is_visible()
         pdf = await page.pdf(path=str(tmp_path / "sla-report.pdf"))
         assert len(pdf) > 10_000
+
+
+async def test_the_insights_section_in_chromium(services: Services) -> None:
+    """After the demo, a manager reads the insights per workflow version below the SLA table
+    (the picture in docs/insights.md is this test's screenshot)."""
+    import os
+
+    from taskflow.cli.demo_cmd import PRINCIPALS, RUNS
+    from taskflow.service.operate import demo
+
+    records, data = demo.read(PRINCIPALS, RUNS)
+    await demo.seed(services, records, data)
+    token = services.staff_tokens.mint("max", services.clock.now())
+    async with report_page(services) as (base, page):
+        await page.goto(f"{base}/reports/sla")
+        await page.fill("#token", token)
+        await page.click("button[type=submit]")
+        await page.wait_for_url(f"{base}/reports/sla")
+        await page.goto(f"{base}/reports/sla?insights=30d")
+        section = page.locator("table.insights")
+        assert await section.is_visible()
+        rows = await section.locator("tbody tr").all_inner_texts()
+        assert any(r.startswith("expense-approval\tv1") for r in rows), rows
+        assert any("(n=" in r for r in rows)
+        shots = Path(os.environ.get("TASKFLOW_ARTIFACTS_DIR", "build/artifacts")) / "reports"
+        shots.mkdir(parents=True, exist_ok=True)
+        path = shots / "report-insights.png"
+        await page.locator("#insights").scroll_into_view_if_needed()
+        await section.screenshot(path=str(path))
+        assert path.stat().st_size > 5_000

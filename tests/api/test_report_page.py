@@ -149,3 +149,48 @@ async def test_after_the_demo_and_a_moved_clock_the_page_has_something_to_say(
     assert sum(int(r["opened"]) for r in rows.values()) >= 12
     assert sum(int(r["breached"]) for r in rows.values()) > 0
     assert sum(int(r["breached now"]) for r in rows.values()) > 0
+
+
+async def test_the_page_shows_insights_per_workflow_version(
+    client: httpx.AsyncClient, services: Services, frozen_clock: object
+) -> None:
+    """Below the SLA table: a row per workflow version with its counts, percentiles (their
+    sample size when few), breach and failure rates; the window is the form's choice."""
+    import re
+
+    from taskflow.cli import insights_cmd
+    from taskflow.cli.demo_cmd import PRINCIPALS, RUNS
+    from taskflow.service.history import insights
+    from taskflow.service.operate import demo
+
+    records, data = demo.read(PRINCIPALS, RUNS)
+    await demo.seed(services, records, data)
+    token = services.staff_tokens.mint("max", services.clock.now())
+    headers = {"Authorization": f"Bearer {token}"}
+    page = await client.get("/reports/sla", params={"insights": "30d"}, headers=headers)
+    assert page.status_code == 200
+    section = page.text[page.text.index('<h2 id="insights">') :]
+    assert "Runs over the last 30d" in section
+    assert "<option selected>30d</option>" in page.text
+    rows = re.findall(r"<tr(?: class=\"regression\")?>\s*(.*?)</tr>", section, re.S)
+    cells = [re.findall(r"<td[^>]*>(.*?)</td>", r, re.S) for r in rows]
+    shown = {(c[0], c[1]): c for c in cells if len(c) == 12}
+    assert ("expense-approval", "v1") in shown, shown.keys()
+    expense = shown[("expense-approval", "v1")]
+    # The same counts the insights query gives (an admin reads every workflow).
+    found = await insights.insights(services, insights_cmd.OPERATOR, "30d", "expense-approval")
+    (row,) = [r for r in found.rows if r.version == 1]
+    counts = (row.live, row.started, row.finished, row.cancelled, row.failed)
+    assert [int(n) for n in expense[2:7]] == list(counts)
+    finished, cancelled, failed = row.finished, row.cancelled, row.failed
+    assert finished > 0
+    # Percentiles over fewer than 20 runs carry their number; rates are whole percents.
+    assert re.fullmatch(r"[\d.]+[smhd] / [\d.]+[smhd] / [\d.]+[smhd](?: \(n=\d+\))?", expense[7])
+    if finished < 20:
+        assert expense[7].endswith(f"(n={finished})")
+    assert re.fullmatch(r"\d+%|-", expense[9])
+    assert expense[10] == f"{100 * failed / (finished + cancelled):.0f}%"
+
+    bad = await client.get("/reports/sla", params={"insights": "2w"}, headers=headers)
+    assert bad.status_code == 400
+    assert "Unknown window" in bad.text

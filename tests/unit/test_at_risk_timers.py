@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 from datetime import UTC, datetime, timedelta
 
-from taskflow.core.clocks import clocks, deadlines
+from taskflow.core.clocks import clock_lines, clocks, deadlines
 from taskflow.core.clocks.timer_states import TimerRow, TimerStatus
 from taskflow.core.common import unit_of_work as uow
 from taskflow.core.runs.model import Outcome, SlotView
@@ -91,7 +91,7 @@ def test_a_fired_at_risk_timer_is_not_armed_again_and_its_line_says_what_crossed
     specs = deadlines.slot_timers(SUPPORT, slot, REGISTRY, {key: 1})
     assert key not in {s.key for s in specs}
     at = datetime(2026, 12, 1, 12, 10, tzinfo=UTC)
-    line = deadlines.clock_firing(deadlines.AT_RISK, slot, "finished", at, REGISTRY, at, {})
+    line = clock_lines.clock_firing(deadlines.AT_RISK, slot, "finished", at, REGISTRY, at, {})
     assert (line.kind, line.slot_id) == ("clock.at_risk", slot.id)
     assert line.details == {
         "slot": "first_response",

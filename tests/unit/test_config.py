@@ -314,12 +314,16 @@ def test_the_forecast_settings_and_their_refusals() -> None:
     base = {"TASKFLOW_SECRET_KEYS": "k" * 40}
     found = cfg.load(
         {**base, "TASKFLOW_FORECAST_MIN_HISTORY": "5", "TASKFLOW_FORECAST_THRESHOLD": "0.7"}
+        | {"TASKFLOW_FORECAST_ALERT": "0.9"}
     )
     assert (found.forecast_min_history, found.forecast_threshold) == (5, 0.7)
+    assert found.forecast_alert == 0.9
     defaults = cfg.load(base)
     assert (defaults.forecast_min_history, defaults.forecast_threshold) == (20, 0.5)
+    assert defaults.forecast_alert == 0.7
     for name, value in (
         ("TASKFLOW_FORECAST_THRESHOLD", "2"),
+        ("TASKFLOW_FORECAST_ALERT", "-1"),
         ("TASKFLOW_FORECAST_MIN_HISTORY", "x"),
     ):
         with pytest.raises(errs.ConfigError):

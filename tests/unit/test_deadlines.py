@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from taskflow import Slot, State, Workflow, business, milestone, reminder, who
-from taskflow.core.clocks import clocks, deadlines, firing
+from taskflow.core.clocks import clock_lines, clocks, deadlines, firing
 from taskflow.core.definition import audience as au
 from taskflow.core.definition import sla
 from taskflow.core.runs import engine
@@ -207,7 +207,7 @@ def test_a_subject_change_recomputes_budgets_and_keeps_the_time_spent() -> None:
         datetime(2026, 12, 1, 13, 10, tzinfo=UTC),
         datetime(2026, 12, 1, 10, 10, tzinfo=UTC),
     )
-    lines = deadlines.clock_audit(
+    lines = clock_lines.clock_audit(
         next(s for s in triaged().slots.values() if s.name == "first_response"),
         ticket.named("first_response"),
         REGISTRY,

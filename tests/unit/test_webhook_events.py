@@ -36,6 +36,7 @@ def test_the_trigger_maps_exactly_the_catalog_kinds() -> None:
         "slot.assigned",
         "slot.completed",
         "clock.at_risk",
+        "clock.forecast_at_risk",
         "clock.breached",
         "clock.met",
         "reminder.fired",
@@ -103,6 +104,13 @@ def test_a_body_is_stable_shares_ids_as_global_ids_and_never_the_recipient_or_re
             "clock.at_risk",
             {"milestone": "finished", "due_at": "D", "at_risk_at": "R"},
             {"milestone": "finished", "dueAt": "D", "atRiskAt": "R"},
+        ),
+        (
+            "clock.forecast_at_risk",
+            {"due_at": "D", "probability": 0.8, "threshold": 0.7, "cohort": "all"}
+            | {"share_elapsed": 0.4, "samples": 10},
+            {"probability": 0.8, "threshold": 0.7, "shareElapsed": 0.4}
+            | {"dueAt": "D", "cohort": "all"},
         ),
         (
             "clock.breached",

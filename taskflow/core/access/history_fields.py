@@ -22,7 +22,8 @@ _PARENT_FIELDS = {
     "StateCounts": "workflow at states",
     "Insights": "since until rows pipeline funnel",
     "WorkflowInsight": "workflow version live waitingOnPeople waitingOnSteps needingAttention "
-    "started finished cancelled endToEnd endToEndBusiness breachRate failureRate regressions",
+    "started finished cancelled failed endToEnd endToEndBusiness breachRate failureRate "
+    "regressions",
     "Percentiles": "p50 p95 p99 samples fewSamples",
     "PipelineState": "state live timeInState reopenRate pickupLatency pickupLatencyBusiness "
     "refusalRate",

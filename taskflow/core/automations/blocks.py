@@ -19,6 +19,7 @@ TRIGGERS: Mapping[str, str] = {
     "slot.completed": "a slot was completed",
     "slot.breached": "a slot's SLA was breached",
     "clock.at_risk": "an SLA clock reached its at-risk point",
+    "clock.forecast_at_risk": "a slot's breach forecast reached its threshold",
     "run.state_entered": "a run entered a state (trigger.state narrows it)",
     "run.ended": "a run ended",
     "subject.changed": "a run's subject fields changed",

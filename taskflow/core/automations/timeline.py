@@ -20,6 +20,7 @@ KIND_TO_TRIGGER: Mapping[str, str] = {
     "slot.satisfied": "slot.completed",
     "clock.breached": "slot.breached",
     "clock.at_risk": "clock.at_risk",
+    "clock.forecast_at_risk": "clock.forecast_at_risk",
     "state.entered": "run.state_entered",
     "run.completed": "run.ended",
     "run.cancelled": "run.ended",

@@ -4,7 +4,7 @@ Pure: the run, its slots, clock ledgers and timer rows live in memory only. Each
 goes through the same core decisions a use case makes (``engine``, ``operator``,
 ``slots``), each decision through THE planner (``unit_of_work.plan``: clocks, timeline
 lines, timers), and between events every timer due fires at its due instant as a punctual
-worker would fire it (``firing.effects``, ``deadlines.clock_firing``, ``engine.goto``).
+worker would fire it (``firing.effects``, ``clock_lines.clock_firing``, ``engine.goto``).
 Nobody is notified: a notice is a ``notification.planned`` line naming its audience.
 """
 
@@ -20,16 +20,18 @@ from typing import Any
 from taskflow import errors
 from taskflow.core.clocks import (
     calendars,
+    clock_lines,
     clocks,
     deadline_actions,
     deadlines,
+    dry_run_answer,
     dry_run_events,
     dry_run_expiry,
     expiry,
     firing,
     run_deadline,
-    terms,
 )
+from taskflow.core.clocks.dry_run_answer import Answer, Line
 from taskflow.core.clocks.timer_states import TimerRow, TimerStatus
 from taskflow.core.common import refusals
 from taskflow.core.common import unit_of_work as uow
@@ -41,59 +43,6 @@ from taskflow.core.steps import step_timers
 
 #: The run's id in a dry run (slots are ``dry-slot-1``, ``dry-slot-2``...).
 RUN_ID = "dry-run"
-#: Timeline kinds counted as escalations in the answer.
-ESCALATIONS = frozenset({"slot.escalated", "slot.reassigned", "slot.reassign_skipped"})
-ESCALATIONS |= {"slot.priority_raised", "timeout.fired"}
-
-
-@dataclass(frozen=True)
-class Line:
-    """A line of the played timeline: when, what, on which slot, why, details."""
-
-    at: datetime
-    kind: str
-    slot: str | None
-    reason: str | None
-    details: Mapping[str, Any]
-
-
-@dataclass(frozen=True)
-class MilestoneAnswer:
-    """A slot's milestone clock at the end of the timeline, and the walk behind its due."""
-
-    slot: str
-    visit: int
-    milestone: str
-    calendar: str
-    budget: str
-    started_at: datetime
-    due_at: datetime | None
-    met_at: datetime | None
-    breached_at: datetime | None
-    status: str
-    terms: list[terms.Term]
-    #: Why it is due then: the calendar windows consumed, the days and holidays skipped.
-    explain: list[str]
-    #: The ledger all of the above derive from (``slaDryRun`` reads it as a ``Clock``).
-    ledger: clocks.Clock
-
-
-@dataclass(frozen=True)
-class Answer:
-    """What the timeline would do: the run at the end, each milestone, the firings."""
-
-    workflow: str
-    version: int
-    started_at: datetime
-    ended_at: datetime
-    state: str
-    status: str
-    milestones: list[MilestoneAnswer]
-    reminders: list[Line]
-    escalations: list[Line]
-    breaches: list[Line]
-    timeline: list[Line]
-    firings: int
 
 
 @dataclass
@@ -232,7 +181,7 @@ def _fire(play: _Play, timer: TimerRow) -> None:
         return
     if timer.kind in (deadlines.AT_RISK, deadlines.BREACH):
         assert slot is not None
-        entry = deadlines.clock_firing(timer.kind, slot, timer.ref, now, play.registry, now, base)
+        entry = clock_lines.clock_firing(timer.kind, slot, timer.ref, now, play.registry, now, base)
         play.carry_out(Outcome(run, (), (slot,), (entry,), run_changed=False), now, [slot])
         return
     if timer.kind == deadlines.REMINDER:
@@ -355,44 +304,15 @@ def play(
             ) from None
     end = events[-1].at
     _fire_until(state, end)
-    return _answer(state, first.at, end)
-
-
-def _answer(state: _Play, start: datetime, end: datetime) -> Answer:
     assert state.run is not None
-    milestones = []
-    for view in sorted(state.slots.values(), key=lambda v: (v.visit, v.opened_at or start, v.id)):
-        for c in view.clocks:
-            cal = clocks.calendar_of(state.registry, c)
-            milestones.append(
-                MilestoneAnswer(
-                    view.name,
-                    view.visit,
-                    c.milestone,
-                    c.calendar or "real time",
-                    c.budget.describe(),
-                    c.started_at,
-                    clocks.due_at(c, cal),
-                    c.met_at,
-                    clocks.breached_at(c, cal, end, state.registry),
-                    clocks.status(c, cal, end, state.at_risk, state.registry),
-                    terms.in_force(c, cal, end, state.registry),
-                    clocks.explain(c, cal),
-                    c,
-                )
-            )
-    lines = state.lines
-    return Answer(
-        state.definition.name,
-        state.definition.version,
-        start,
-        end,
-        state.run.state,
-        str(state.run.status),
-        milestones,
-        reminders=[x for x in lines if x.kind == "reminder.fired"],
-        escalations=[x for x in lines if x.kind in ESCALATIONS],
-        breaches=[x for x in lines if x.kind == "clock.breached"],
-        timeline=lines,
+    return dry_run_answer.answer(
+        state.definition,
+        state.registry,
+        state.at_risk,
+        state.run,
+        state.slots,
+        lines=state.lines,
         firings=state.firings,
+        start=first.at,
+        end=end,
     )

@@ -38,6 +38,7 @@ KIND_TO_TYPE: Mapping[str, str] = {
     "slot.reassigned": "slot.assigned",
     "slot.satisfied": "slot.completed",
     "clock.at_risk": "clock.at_risk",
+    "clock.forecast_at_risk": "clock.forecast_at_risk",
     "clock.breached": "clock.breached",
     "clock.met": "clock.met",
     "reminder.fired": "reminder.fired",
@@ -176,6 +177,14 @@ _DETAIL_TEXTS: dict[str, tuple[tuple[str, str], ...]] = {
 }
 
 
+#: ``clock.forecast_at_risk``'s fields: (field, detail key), numbers as numbers.
+_FORECAST = {
+    "probability": "probability",
+    "threshold": "threshold",
+    "shareElapsed": "share_elapsed",
+}
+
+
 #: The timeline details an outbox row keeps: those a body reads, and nothing else (the
 #: trigger in store/delivery/webhooks.sql lists the same; a unit test keeps them equal). What
 #: people entered, audiences and link recipients' addresses stay on the timeline.
@@ -183,6 +192,7 @@ DETAIL_KEYS: frozenset[str] = frozenset(
     {key for pairs in _DETAIL_TEXTS.values() for _, key in pairs}
     | {"slot", "source", "target", "via", "state", "event", "reminder", "firing", "link"}
     | {"child_run", "step_run"}
+    | {*_FORECAST.values(), "cohort"}
 )
 
 
@@ -198,6 +208,9 @@ def _specific(e: Event) -> dict[str, Any]:
             step = d.get("step_run")
             found["stepRun"] = {"id": global_id("Run", str(step))} if step else None
         return found
+    if e.type == "clock.forecast_at_risk":  # the forecast's figures (docs/forecast.md)
+        found = {field: d.get(key) for field, key in _FORECAST.items()}
+        return {**found, "dueAt": _text(d.get("due_at")), "cohort": _text(d.get("cohort"))}
     if e.type == "run.state_changed":
         return {"from": _text(d.get("source")), "to": _text(d.get("target")), "via": d.get("via")}
     if e.type == "run.ended":

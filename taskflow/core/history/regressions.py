@@ -4,8 +4,10 @@ rose by more than a threshold over the version before it (docs/insights.md)."""
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+
+from taskflow.core.definition.workflow import Definition
 
 #: A rate that rose by more than this many points over the previous version is flagged.
 THRESHOLD_POINTS = 5.0
@@ -20,9 +22,21 @@ class Rates:
     #: Slots with a milestone clock ended in the window, and how many breached it.
     measured: int
     breached: int
-    #: Runs that ended in the window (completed or cancelled), and how many were cancelled.
+    #: Runs that ended in the window (completed or cancelled), and how many failed: were
+    #: cancelled or completed in a terminal state marked ``failure``.
     ended: int
     failed: int
+
+
+def failure_states(definitions: Iterable[Definition]) -> list[tuple[str, int, str]]:
+    """The (workflow, version, state) of every terminal state marked ``failure``: a run
+    completed there failed (``State(terminal=True, failure="expired")``)."""
+    return [
+        (d.name, d.version, s.name)
+        for d in definitions
+        for s in d.states
+        if s.terminal and s.failure not in (None, False)
+    ]
 
 
 def percent(part: int, whole: int) -> float | None:

@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from taskflow import errors
-from taskflow.core.clocks import calendars, clocks, dry_run
+from taskflow.core.clocks import calendars, clocks, dry_run, dry_run_answer
 from taskflow.service.versions import definitions
 
 #: The keys of a dry-run file (``taskflow sla dry-run FILE``).
@@ -29,7 +29,7 @@ def play(
     subject: Any,
     events: Sequence[Mapping[str, Any]],
     at_risk: float = clocks.DEFAULT_AT_RISK,
-) -> dry_run.Answer:
+) -> dry_run_answer.Answer:
     """Play ``events`` for a run of ``workflow`` (``version``, default the latest) on
     ``subject``: NOT_FOUND for an unknown workflow, INVALID_INPUT for a subject that is not
     an object, the core's refusals for the events."""
@@ -44,7 +44,7 @@ def play(
 
 def play_file(
     catalog: definitions.Catalog, registry: calendars.Registry, document: Any
-) -> dry_run.Answer:
+) -> dry_run_answer.Answer:
     """A dry-run file's document: ``{workflow, version?, subject, events}``."""
     if not isinstance(document, Mapping):
         raise errors.ValidationError(
@@ -93,7 +93,7 @@ def to_json_value(value: Any) -> Any:
     return value
 
 
-def to_json(answer: dry_run.Answer) -> dict[str, Any]:
+def to_json(answer: dry_run_answer.Answer) -> dict[str, Any]:
     """The answer as JSON-ready data (instants as ISO 8601 text), each milestone without its
     ledger (the other fields are what follows from it)."""
     found: dict[str, Any] = to_json_value(dataclasses.replace(answer, milestones=[]))

@@ -25,7 +25,7 @@ from datetime import datetime, timedelta
 
 import asyncpg
 
-from taskflow.core.clocks import deadlines, expiry, firing, timer_states
+from taskflow.core.clocks import clock_lines, deadlines, expiry, firing, timer_states
 from taskflow.core.common import unit_of_work as uow
 from taskflow.core.definition.workflow import Definition
 from taskflow.core.runs import engine
@@ -281,7 +281,7 @@ async def fire_one(
         assert slot is not None
         if timer.kind == deadlines.BREACH:
             state.breach(slot.id, timer.ref, timer.due_at)
-        entry = deadlines.clock_firing(
+        entry = clock_lines.clock_firing(
             timer.kind, slot, timer.ref, timer.due_at, services.calendars, now, base
         )
         _resync(services, state, loaded, slot, slot, now, [entry])

@@ -11,7 +11,7 @@ from datetime import datetime, timedelta
 from taskflow import errors
 from taskflow.core.access import access as rules
 from taskflow.core.access.principals import Principal
-from taskflow.core.history import regressions
+from taskflow.core.history import insight_text, regressions
 from taskflow.service.access import access
 from taskflow.service.common.container import Services
 from taskflow.service.history import history
@@ -31,7 +31,7 @@ VersionRow = store.VersionRow
 StateRow = store.StateRow
 FunnelRow = store.FunnelRow
 #: Percentiles over fewer samples than this are flagged as such (their number is shown).
-FEW = 20
+FEW = insight_text.FEW
 
 
 @dataclass(frozen=True)
@@ -72,7 +72,10 @@ async def insights(
     covered_now = await reports.cover(services, since, now)
     calendars = reports.workflow_calendars(services)
     async with reports.reader(services, covered_now)() as conn:
-        rows = await store.by_version(conn, since, calendars, attention.windows(services), workflow)
+        failures = regressions.failure_states(services.catalog)
+        rows = await store.by_version(
+            conn, since, calendars, attention.windows(services), workflow, failures
+        )
         pipeline = await store.pipeline(conn, workflow, since) if workflow else None
         funnel = await store.funnel(conn, workflow, since) if workflow else None
     rows = [
@@ -98,5 +101,5 @@ def _rates(r: store.VersionRow) -> regressions.Rates:
         measured=r.measured,
         breached=r.breached,
         ended=r.finished + r.cancelled,
-        failed=r.cancelled,
+        failed=r.failed,
     )

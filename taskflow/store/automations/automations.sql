@@ -95,7 +95,8 @@ DELETE FROM automation WHERE id = $1
 
 -- name: automation_trigger_of_function
 -- The trigger a timeline kind sets off (NULL: none), as core/automations/timeline.py's
--- KIND_TO_TRIGGER says (a test keeps both the same); migration 2026-12-04T18:10.
+-- KIND_TO_TRIGGER says (a test keeps both the same); migration 2026-12-04T18:10, replaced by
+-- 2026-12-04T18:20 (clock.forecast_at_risk).
 CREATE FUNCTION automation_trigger_of(kind text) RETURNS text
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
   SELECT CASE kind
@@ -104,6 +105,7 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
     WHEN 'slot.satisfied' THEN 'slot.completed'
     WHEN 'clock.breached' THEN 'slot.breached'
     WHEN 'clock.at_risk' THEN 'clock.at_risk'
+    WHEN 'clock.forecast_at_risk' THEN 'clock.forecast_at_risk'
     WHEN 'state.entered' THEN 'run.state_entered'
     WHEN 'run.completed' THEN 'run.ended'
     WHEN 'run.cancelled' THEN 'run.ended'

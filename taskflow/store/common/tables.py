@@ -42,6 +42,7 @@ from taskflow.store.compose import compose_tables
 from taskflow.store.delivery import webhook_tables
 from taskflow.store.history.history_tables import StateSpan as StateSpan
 from taskflow.store.operate import retention_tables
+from taskflow.store.reports import forecast_tables
 from taskflow.store.runs.run_tables import AuditEvent as AuditEvent
 from taskflow.store.runs.run_tables import Principal as Principal
 from taskflow.store.runs.run_tables import Run as Run
@@ -255,3 +256,4 @@ TABLES += (Step, StepAttempt, StepOnce)
 TABLES += compose_tables.TABLES
 TABLES += (StateSpan,)
 TABLES += automation_tables.TABLES
+TABLES += forecast_tables.TABLES

@@ -7,7 +7,8 @@
 -- 2026-12-04T08:10 (child runs: run.child_started, run.child_ended), 2026-12-04T09:00
 -- (run.deadline_at_risk, run.deadline_breached), 2026-12-04T09:12 (slot.expired,
 -- subject.deleted), 2026-12-04T09:20 (all of them together) and
--- 2026-12-04T09:30 (sagas: run.compensating, run.compensated).
+-- 2026-12-04T09:30 (sagas: run.compensating, run.compensated) and 2026-12-04T18:20
+-- (clock.forecast_at_risk).
 CREATE FUNCTION outbox_rows() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
   written integer;
@@ -39,7 +40,8 @@ BEGIN
                              'source', 'target', 'via', 'state', 'reminder', 'firing',
                              'link', 'label', 'child_run', 'child_workflow', 'status',
                              'failure', 'holder', 'step_run',
-                             'compensation_workflow')) AS details,
+                             'compensation_workflow', 'probability', 'threshold',
+                             'cohort', 'share_elapsed')) AS details,
            CASE l.kind
              WHEN 'run.started' THEN 'run.started'
              WHEN 'run.transitioned' THEN 'run.state_changed'
@@ -52,6 +54,7 @@ BEGIN
              WHEN 'slot.reassigned' THEN 'slot.assigned'
              WHEN 'slot.satisfied' THEN 'slot.completed'
              WHEN 'clock.at_risk' THEN 'clock.at_risk'
+             WHEN 'clock.forecast_at_risk' THEN 'clock.forecast_at_risk'
              WHEN 'clock.breached' THEN 'clock.breached'
              WHEN 'clock.met' THEN 'clock.met'
              WHEN 'reminder.fired' THEN 'reminder.fired'

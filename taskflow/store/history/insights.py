@@ -3,7 +3,7 @@ funnel, breach rates per version (``insights.sql``; docs/insights.md)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -35,6 +35,9 @@ class VersionRow:
     started: int
     finished: int
     cancelled: int
+    #: Runs that ended in the window as failures: cancelled, or completed in a terminal
+    #: state marked ``failure`` (``State(terminal=True, failure=...)``).
+    failed: int
     #: Wall seconds at p50, p95, p99 of the runs completed in the window (None: none).
     end_to_end: tuple[float, ...] | None
     #: The same in business seconds on the workflow's calendar, and how many were measured.
@@ -87,12 +90,15 @@ async def by_version(
     calendars: Mapping[str, str | None],
     windows: Windows,
     workflow: str | None = None,
+    failures: Collection[tuple[str, int, str]] = (),
 ) -> list[VersionRow]:
     """Every workflow version with a run live now or started or ended since ``since`` (only
     ``workflow``'s when given: a workflow's page reads no other); business time on
-    ``calendars`` (workflow -> calendar), attention as of ``windows``."""
+    ``calendars`` (workflow -> calendar), attention as of ``windows``; ``failures``: the
+    (workflow, version, state) terminal states a completed run failed in."""
     names = sorted(calendars) if workflow is None else [workflow]
     args: list[Any] = [since, names, [calendars.get(n) for n in names]]
+    args += [[f[0] for f in failures], [f[1] for f in failures], [f[2] for f in failures]]
     only = [workflow] if workflow is not None else None
     flagged = attention.run_ids_sql(args, windows, workflows=only, reasons=None)
     narrowed = "AND r.workflow = ANY($2::text[])" if workflow is not None else ""
@@ -110,6 +116,7 @@ def _version_row(r: asyncpg.Record, rate: asyncpg.Record | None) -> VersionRow:
         **{k: r[k] for k in ("workflow", "version", "live", "on_steps", "attention", "started")},
         finished=r["finished"],
         cancelled=r["cancelled"],
+        failed=r["failed"],
         end_to_end=_tuple(r["end_to_end"]),
         end_to_end_business=_tuple(r["end_to_end_business"]),
         business_samples=r["business_samples"],

@@ -6,7 +6,9 @@
 -- completed ones' end-to-end wall seconds at p50, p95, p99 with their number, the same in
 -- business seconds on the workflow's calendar ($2 workflows, $3 their calendars; a run
 -- older than the calendar's materialised intervals has none), and the live runs with an
--- item on the needs-attention list (the attention marker, parameters after $3); the only
+-- item on the needs-attention list (the attention marker, parameters after $6); runs that
+-- failed: cancelled, or completed in a terminal state marked ``failure`` (the (workflow,
+-- version, state) triples $4, $5, $6); the only
 -- marker narrows to the workflows of $2 (a workflow's page) or is empty (the list). Runs are
 -- found by the indexes run_active_updated, run_started and run_ended.
 SELECT r.workflow, r.definition_version AS version,
@@ -17,6 +19,10 @@ SELECT r.workflow, r.definition_version AS version,
        count(*) FILTER (WHERE r.started_at >= $1) AS started,
        count(*) FILTER (WHERE r.status = 'completed' AND r.ended_at >= $1) AS finished,
        count(*) FILTER (WHERE r.status = 'cancelled' AND r.ended_at >= $1) AS cancelled,
+       count(*) FILTER (WHERE r.ended_at >= $1 AND (r.status = 'cancelled'
+           OR (r.status = 'completed' AND (r.workflow, r.definition_version, r.state) IN (
+               SELECT * FROM unnest($4::text[], $5::int[], $6::text[])))))
+         AS failed,
        percentile_cont(ARRAY[0.5, 0.95, 0.99]) WITHIN GROUP (
            ORDER BY extract(epoch FROM r.ended_at - r.started_at))
          FILTER (WHERE r.status = 'completed' AND r.ended_at >= $1) AS end_to_end,

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
+from typing import Any
 
 from taskflow.core.reports import forecast
 from taskflow.store.common import db, sql
@@ -30,13 +32,15 @@ async def ended(
 async def live(conn: db.Connection, workflows: list[str] | None) -> dict[str, forecast.Peer]:
     """The live slots whose clock still counts, by slot id."""
     rows = await conn.fetch(SQL["live"], workflows)
-    return {
-        str(r["id"]): forecast.Peer(
-            key=(r["workflow"], r["state"], r["name"]),
-            opened_at=r["opened_at"],
-            due_at=r["due_at"],
-            ended_at=None,
-            breached=False,
-        )
-        for r in rows
-    }
+    return {str(r["id"]): live_peer(r) for r in rows}
+
+
+def live_peer(r: Mapping[str, Any]) -> forecast.Peer:
+    """A live slot's row (workflow, state, name, opened_at, due_at) as a peer."""
+    return forecast.Peer(
+        key=(r["workflow"], r["state"], r["name"]),
+        opened_at=r["opened_at"],
+        due_at=r["due_at"],
+        ended_at=None,
+        breached=False,
+    )

@@ -16,7 +16,7 @@ from taskflow.api.graphql.common import refusals as r
 from taskflow.api.graphql.common import relay
 from taskflow.api.graphql.common.context import Info, caller
 from taskflow.api.graphql.common.refused import Refusal, refusal
-from taskflow.core.clocks import dry_run as core
+from taskflow.core.clocks import dry_run_answer as core
 from taskflow.core.common import refusals
 from taskflow.service.clocks import deadlines, dry_run
 from taskflow.service.common.container import Services

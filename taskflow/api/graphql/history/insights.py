@@ -60,6 +60,10 @@ class WorkflowInsight:
     started: int = strawberry.field(description="Runs started in the window.")
     finished: int = strawberry.field(description="Runs completed in the window.")
     cancelled: int = strawberry.field(description="Runs cancelled in the window.")
+    failed: int = strawberry.field(
+        description="Runs that ended in the window as failures: cancelled, or completed in a "
+        "terminal state marked failure."
+    )
     end_to_end: Percentiles = strawberry.field(
         description="Start to completion of the runs completed in the window (wall time)."
     )
@@ -71,7 +75,8 @@ class WorkflowInsight:
         "breached it (null: none ended)."
     )
     failure_rate: float | None = strawberry.field(
-        description="Percent of the runs ended in the window that were cancelled (null: none)."
+        description="Percent of the runs ended in the window that failed (cancelled, or "
+        "completed in a terminal state marked failure; null: none ended)."
     )
     regressions: list[str] = strawberry.field(
         description="What rose by more than "
@@ -91,10 +96,11 @@ class WorkflowInsight:
             started=r.started,
             finished=r.finished,
             cancelled=r.cancelled,
+            failed=r.failed,
             end_to_end=Percentiles.of(r.end_to_end, r.finished),
             end_to_end_business=Percentiles.of(r.end_to_end_business, r.business_samples),
             breach_rate=regressions.percent(r.breached, r.measured),
-            failure_rate=regressions.percent(r.cancelled, r.finished + r.cancelled),
+            failure_rate=regressions.percent(r.failed, r.finished + r.cancelled),
             regressions=flagged,
         )
 
