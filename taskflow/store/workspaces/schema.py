@@ -1,0 +1,115 @@
+"""The workspace wall in the schema (docs/workspaces.md): the ``workspace`` column on every
+table a workspace holds, filled from the transaction's ``taskflow.workspace`` setting or
+from the row's run, and the row-level security policy that shows a transaction only the
+rows of its workspace ('*': every workspace, the workers'; unset: none, fail closed).
+
+The column is added with a constant default first and given its real one after, so a
+migration on a large table changes only the catalog (no rewrite).
+"""
+
+from __future__ import annotations
+
+#: The default workspace: single-team installs live in it (a fixed, well-known id).
+DEFAULT = "00000000-0000-4000-8000-000000000001"
+
+#: The setting a transaction names its workspace with (``db.Database.transaction``).
+SETTING = "taskflow.workspace"
+
+#: Every workspace (the workers, the CLI's admin verbs).
+EVERY = "*"
+
+#: Tables whose rows hang off a run: a new row takes its run's workspace (trigger).
+FROM_RUN: tuple[str, ...] = (
+    "run",  # from its subject, see FUNCTION
+    "slot",
+    "audit_event",
+    "sla_clock",
+    "timer",
+    "notification",
+    "magic_link",
+    "event_buffer",
+    "pruned_slot",
+    "outbox_event",
+    "webhook_delivery",
+    "step",
+    "step_once",
+    "state_span",
+)
+#: Tables whose rows take the transaction's workspace (a request's, or the default).
+FROM_SETTING: tuple[str, ...] = (
+    "principal",
+    "subject",
+    "report_session",
+    "webhook_endpoint",
+    "step_attempt",
+    "run_child",
+    "automation",
+    "automation_act",
+    "file_upload",
+)
+#: Every table a workspace holds.
+HELD: tuple[str, ...] = FROM_SETTING + FROM_RUN
+
+#: The transaction's workspace for a new row: the setting when it names one, else default.
+CURRENT = (
+    "CREATE FUNCTION taskflow_workspace() RETURNS uuid LANGUAGE sql STABLE AS $$"
+    f" SELECT CASE WHEN coalesce(current_setting('{SETTING}', true), '') IN ('', '{EVERY}')"
+    f" THEN '{DEFAULT}'::uuid ELSE current_setting('{SETTING}', true)::uuid END $$"
+)
+#: A new row hanging off a run takes the run's workspace (a run its subject's): a worker
+#: acting across workspaces writes each row in its own.
+FUNCTION = (
+    "CREATE FUNCTION workspace_from_parent() RETURNS trigger LANGUAGE plpgsql AS $$\n"
+    "DECLARE\n  w uuid;\nBEGIN\n"
+    "  IF TG_TABLE_NAME = 'run' THEN\n"
+    "    SELECT workspace INTO w FROM subject WHERE id = NEW.subject;\n"
+    "  ELSIF NEW.run IS NOT NULL THEN\n"
+    "    SELECT workspace INTO w FROM run WHERE id = NEW.run;\n"
+    "  END IF;\n"
+    "  NEW.workspace := coalesce(w, NEW.workspace);\n"
+    "  RETURN NEW;\nEND\n$$"
+)
+#: Who sees a row: a transaction of its workspace, or one of every workspace.
+POLICY = (
+    f"current_setting('{SETTING}', true) = '{EVERY}'"
+    f" OR workspace::text = current_setting('{SETTING}', true)"
+)
+
+WORKSPACE_ROW = (
+    "INSERT INTO workspace (id, name, status) "
+    f"VALUES ('{DEFAULT}', 'default', 'active') ON CONFLICT (id) DO NOTHING"
+)
+
+
+def columns() -> list[str]:
+    """The column of every held table (constant default, then the setting's)."""
+    out: list[str] = []
+    for table in HELD:
+        out.append(
+            f"ALTER TABLE {table} ADD COLUMN workspace uuid NOT NULL DEFAULT '{DEFAULT}'"
+            " REFERENCES workspace (id)"
+        )
+        out.append(f"ALTER TABLE {table} ALTER COLUMN workspace SET DEFAULT taskflow_workspace()")
+    return out
+
+
+def triggers() -> list[tuple[str, str]]:
+    """(name, CREATE TRIGGER) for the tables whose rows take their run's workspace."""
+    return [
+        (
+            f"{table}_workspace",
+            f"CREATE TRIGGER {table}_workspace BEFORE INSERT ON {table}"
+            " FOR EACH ROW EXECUTE FUNCTION workspace_from_parent()",
+        )
+        for table in FROM_RUN
+    ]
+
+
+def policies() -> list[str]:
+    """Row-level security on every held table, its owner included (FORCE)."""
+    out: list[str] = []
+    for table in HELD:
+        out.append(f"ALTER TABLE {table} ENABLE ROW LEVEL SECURITY")
+        out.append(f"ALTER TABLE {table} FORCE ROW LEVEL SECURITY")
+        out.append(f"CREATE POLICY workspace_wall ON {table} USING ({POLICY})")
+    return out
