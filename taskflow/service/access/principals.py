@@ -20,6 +20,7 @@ from taskflow.service.slots import held
 from taskflow.store.access import principals as rows
 from taskflow.store.access import report_sessions
 from taskflow.store.common import db
+from taskflow.store.workspaces import scope as workspace_scope
 
 MAX_PAGE = 100
 
@@ -37,6 +38,8 @@ async def authenticate(services: Services, token: str) -> core.Principal:
     principal, digest = found
     _admit(principal, issued_at)
     services.callers.keep(callers.Presumed(principal, digest))
+    # The request acts in its caller's workspace from here on (docs/workspaces.md).
+    workspace_scope.scope_to(principal.workspace)
     return principal
 
 
@@ -67,6 +70,12 @@ async def authenticate_many(
     return answers
 
 
+def act_as(principal: core.Principal) -> None:
+    """The current task acts in ``principal``'s workspace (a request already authenticated:
+    a sibling field of its operation runs in a task of its own)."""
+    workspace_scope.scope_to(principal.workspace)
+
+
 def presume(services: Services, token: str) -> callers.Presumed | None:
     """The principal a valid bearer token names as this process last authenticated it,
     not read now (a statement checks its row's digest: ``service/access/callers.py``); None when
@@ -80,12 +89,20 @@ def presume(services: Services, token: str) -> callers.Presumed | None:
         _admit(kept.principal, issued_at)
     except errors.AuthenticationError:
         return None
+    workspace_scope.scope_to(kept.principal.workspace)
     return kept
 
 
 def _admit(principal: core.Principal, issued_at: datetime | None) -> None:
     """Refuse a deactivated principal, and a token issued before its sign-out cutoff."""
     principal_id = principal.id
+    if principal.workspace_suspended:
+        raise errors.AuthenticationError(
+            f"The workspace of principal {principal_id!r} is suspended: its tokens are refused "
+            "until an administrator resumes it.",
+            reason="WORKSPACE_SUSPENDED",
+            workspace=principal.workspace,
+        )
     if not principal.active:
         raise errors.AuthenticationError(
             f"Principal {principal_id!r} has been deactivated; ask an administrator to "

@@ -17,6 +17,9 @@ from asyncpg.pool import PoolConnectionProxy
 
 from taskflow.store.common import record_build
 from taskflow.store.common import replica as replica_reads
+from taskflow.store.workspaces import schema as workspace_schema
+from taskflow.store.workspaces import scope as workspace_scope
+from taskflow.store.workspaces.scope import WORKSPACE
 
 #: A connection as use cases hold it: borrowed from the pool.
 Connection: TypeAlias = "PoolConnectionProxy[Any]"
@@ -206,6 +209,7 @@ class Database:
     async def transaction(self) -> AsyncIterator[Connection]:
         """A connection inside a transaction: committed on success, rolled back on error."""
         async with _borrowed(self.pool) as conn, conn.transaction():
+            await workspace_scope.enter(conn)
             yield conn
             hook = BEFORE_COMMIT.get()
             if hook is not None:
@@ -219,25 +223,35 @@ class Database:
     async def keyed(self) -> AsyncIterator[Connection]:
         """A transaction on the idempotency-key pool (see ``store/common/idempotency.py``)."""
         async with _borrowed(self.keys) as conn, conn.transaction():
+            await workspace_scope.enter(conn)
             yield conn
 
     @asynccontextmanager
     async def connection(self) -> AsyncIterator[Connection]:
-        """A connection outside any explicit transaction (single statements)."""
+        """A connection outside any explicit transaction (single statements); inside one
+        when the task acts in one workspace (its setting lasts a transaction)."""
         async with _borrowed(self.pool) as conn:
-            yield conn
+            if WORKSPACE.get() == workspace_schema.EVERY:
+                yield conn
+                return
+            async with conn.transaction():
+                await workspace_scope.enter(conn)
+                yield conn
 
     @asynccontextmanager
     async def single(self) -> AsyncIterator[Connection]:
         """A connection for one statement, atomic on its own, outside any transaction
-        (claim-next's). Inside an idempotency key's scope (``BEFORE_COMMIT`` set) it is one
+        (claim-next's, which names its workspace in its WHERE). Inside an idempotency key's scope (``BEFORE_COMMIT`` set) it is one
         transaction, so the key is written with the statement's effect."""
         async with _borrowed(self.pool) as conn:
             hook = BEFORE_COMMIT.get()
             if hook is None:
+                # Not a transaction: the statement names its workspace itself (claim-next's
+                # WHERE, docs/workspaces.md), one round trip.
                 yield conn
                 return
             async with conn.transaction():
+                await workspace_scope.enter(conn)
                 yield conn
                 await hook(conn)
 

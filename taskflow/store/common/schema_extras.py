@@ -22,7 +22,8 @@ EXTRA_INDEXES: tuple[tuple[str, str], ...] = (
     ("principal_roles_gin", "CREATE INDEX principal_roles_gin ON principal USING gin (roles)"),
     (
         "subject_type_external_id_key",
-        "CREATE UNIQUE INDEX subject_type_external_id_key ON subject (workspace, type, external_id)",
+        "CREATE UNIQUE INDEX subject_type_external_id_key"
+        " ON subject (workspace, type, external_id)",
     ),
     # One live run per subject and workflow, a delayed start's included (migration
     # 2026-12-04T07:50).

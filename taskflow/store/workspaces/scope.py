@@ -1,0 +1,33 @@
+"""The workspace a task acts in, and naming it to the database per transaction
+(docs/workspaces.md)."""
+
+from __future__ import annotations
+
+import contextvars
+import uuid
+from typing import Any
+
+from taskflow.store.workspaces import schema as workspace_schema
+
+#: The workspace the current task acts in (docs/workspaces.md): a request's is its caller's
+#: (``service/access/principals.authenticate``); unset, ``'*'``: every workspace (workers,
+#: the CLI), which the database role's own default gives without a statement.
+WORKSPACE: contextvars.ContextVar[str] = contextvars.ContextVar(
+    "taskflow_workspace", default=workspace_schema.EVERY
+)
+
+
+def scope_to(workspace: str) -> None:
+    """Act in ``workspace`` for the rest of the current task (a request: its caller's)."""
+    WORKSPACE.set(str(uuid.UUID(workspace)) if workspace != workspace_schema.EVERY else workspace)
+
+
+async def enter(conn: Any) -> None:
+    """Name the task's workspace for this transaction (``SET LOCAL``: it ends with the
+    transaction, so a pooler in transaction mode hands on no setting). Row-level security
+    then shows only its rows. ``'*'`` costs nothing: the role's default (docs/workspaces.md).
+    The value is a checked UUID (``scope_to``), so it is spelled in the text: a simple
+    statement, no prepared one to keep per connection."""
+    workspace = WORKSPACE.get()
+    if workspace != workspace_schema.EVERY:
+        await conn.execute(f"SELECT set_config('{workspace_schema.SETTING}', '{workspace}', true)")
