@@ -241,8 +241,9 @@ class Database:
     @asynccontextmanager
     async def single(self) -> AsyncIterator[Connection]:
         """A connection for one statement, atomic on its own, outside any transaction
-        (claim-next's, which names its workspace in its WHERE). Inside an idempotency key's scope (``BEFORE_COMMIT`` set) it is one
-        transaction, so the key is written with the statement's effect."""
+        (claim-next's, which names its workspace in its WHERE). Inside an idempotency key's
+        scope (``BEFORE_COMMIT`` set) it is one transaction, so the key is written with the
+        statement's effect."""
         async with _borrowed(self.pool) as conn:
             hook = BEFORE_COMMIT.get()
             if hook is None:
