@@ -28,8 +28,10 @@ MAX_PAGE = 100
 async def authenticate(services: Services, token: str) -> core.Principal:
     """The active principal a bearer token names, or :class:`AuthenticationError`."""
     principal_id, issued_at = services.staff_tokens.verify_claims(token, services.clock.now())
-    async with services.db.connection() as conn:
-        found = await rows.get_checked(conn, principal_id)
+    # The token names the principal, whose row says its workspace: read across workspaces.
+    with workspace_scope.every():
+        async with services.db.connection() as conn:
+            found = await rows.get_checked(conn, principal_id)
     services.callers.forget(principal_id)
     if found is None:
         raise errors.AuthenticationError(
@@ -56,8 +58,9 @@ async def authenticate_many(
             claims[token] = services.staff_tokens.verify_claims(token, now)
         except errors.AuthenticationError as refused:
             answers[token] = refused
-    async with services.db.connection() as conn:
-        found = await rows.get_many(conn, sorted({c[0] for c in claims.values()}))
+    with workspace_scope.every():
+        async with services.db.connection() as conn:
+            found = await rows.get_many(conn, sorted({c[0] for c in claims.values()}))
     for token, (principal_id, issued_at) in claims.items():
         principal = found.get(principal_id)
         try:
@@ -68,6 +71,12 @@ async def authenticate_many(
         except errors.AuthenticationError as refused:
             answers[token] = refused
     return answers
+
+
+def act_before_authentication() -> None:
+    """A request starts in every workspace: its caller, once authenticated, narrows it to
+    theirs; an anonymous request reaches only what its link's secret token names."""
+    workspace_scope.scope_to(workspace_scope.EVERY)
 
 
 def act_as(principal: core.Principal) -> None:

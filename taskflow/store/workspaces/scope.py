@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import uuid
+from collections.abc import Iterator
 from typing import Any
 
 from taskflow.store.workspaces import schema as workspace_schema
@@ -15,6 +17,21 @@ from taskflow.store.workspaces import schema as workspace_schema
 WORKSPACE: contextvars.ContextVar[str] = contextvars.ContextVar(
     "taskflow_workspace", default=workspace_schema.EVERY
 )
+
+
+#: Every workspace.
+EVERY = workspace_schema.EVERY
+
+
+@contextlib.contextmanager
+def every() -> Iterator[None]:
+    """Act in every workspace for the block (a lookup that finds the workspace: a token's
+    principal), then in the task's workspace again."""
+    token = WORKSPACE.set(EVERY)
+    try:
+        yield
+    finally:
+        WORKSPACE.reset(token)
 
 
 def scope_to(workspace: str) -> None:

@@ -1,0 +1,265 @@
+"""Workspaces keep teams apart, walked over the whole schema (docs/workspaces.md).
+
+Two workspaces hold principals of the same roles, groups and grants, and subjects of the
+same names. The application connects as a role without superuser rights (row-level
+security binds it, as in a deployment). Every operation of graphql/operations/ (each root
+field of the schema has one: a test below fails when a new field has none) is run by
+workspace B's staff with variables that reach workspace A's objects: no answer shows one
+of A's ids, and nothing of A changes.
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import json
+import re
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import asyncpg
+import pytest
+
+from taskflow import clock, config
+from taskflow.service.access import principals as principal_service
+from taskflow.service.common import container
+from taskflow.store.workspaces import scope as workspace_scope
+from tests import conftest
+from tests.api import operation_inputs as ops
+from tests.conftest import GraphQLResult
+
+pytestmark = pytest.mark.anyio
+
+#: Workspace B (A is the default workspace, where the example people live).
+B = "00000000-0000-4000-8000-0000000000b2"
+#: The application's role: no superuser, so row-level security applies to it.
+APP_ROLE = "taskflow_app"
+SCHEMA = Path(__file__).resolve().parents[2] / "graphql" / "schema.graphql"
+
+
+def as_role(url: str, role: str) -> str:
+    """``url`` connecting as ``role`` (the test server trusts local connections)."""
+    scheme, _, rest = url.partition("://")
+    _, at, host = rest.rpartition("@")
+    return f"{scheme}://{role}@{host if at else rest}"
+
+
+async def grant_app_role(admin_url: str) -> None:
+    """The application's role on this database: rights on the tables, and every workspace
+    as its sessions' default (a request names its own per transaction)."""
+    conn = await asyncpg.connect(admin_url)
+    try:
+        await conn.execute(
+            f"DO $$ BEGIN CREATE ROLE {APP_ROLE} LOGIN; "
+            "EXCEPTION WHEN duplicate_object THEN NULL; END $$"
+        )
+        await conn.execute(f"ALTER ROLE {APP_ROLE} SET taskflow.workspace = '*'")
+        await conn.execute(f"GRANT ALL ON ALL TABLES IN SCHEMA public TO {APP_ROLE}")
+        await conn.execute(f"GRANT ALL ON ALL SEQUENCES IN SCHEMA public TO {APP_ROLE}")
+        await conn.execute(
+            f"INSERT INTO workspace (id, name) VALUES ('{B}', 'b') ON CONFLICT DO NOTHING"
+        )
+    finally:
+        await conn.close()
+
+
+@pytest.fixture
+async def app_services(
+    database_url: str, settings: config.Settings, frozen_clock: clock.FrozenClock
+) -> AsyncIterator[container.Services]:
+    await grant_app_role(database_url)
+    database = await conftest.connect_database(as_role(database_url, APP_ROLE))
+    # Private addresses allowed: the endpoints point at 127.0.0.1 (nothing is delivered).
+    hooks = dataclasses.replace(settings.webhooks, allow_private=True)
+    try:
+        yield container.build(database, dataclasses.replace(settings, webhooks=hooks), frozen_clock)
+    finally:
+        await database.close()
+
+
+def people_of_b() -> list[dict[str, Any]]:
+    """The example people again, in workspace B, their ids prefixed ``b-``."""
+    people = conftest.example_people(app_everywhere=True)
+    for person in people:
+        person["id"] = f"b-{person['id']}"
+    return people
+
+
+async def load_in(services: container.Services, workspace: str, people: list[Any]) -> None:
+    workspace_scope.scope_to(workspace)
+    try:
+        await principal_service.load(services, people)
+    finally:
+        workspace_scope.scope_to("*")
+
+
+#: Root fields graphql/operations/ has no operation for: walked here, with what reaches A's
+#: webhook endpoint (``{endpoint}``), as B's admin.
+EXTRA: dict[str, tuple[str, dict[str, Any]]] = {
+    "webhookEndpoints": ("{ webhookEndpoints { id url } }", {}),
+    "createWebhookEndpoint": (
+        """mutation($input: CreateWebhookEndpointInput!) { createWebhookEndpoint(input: $input) {
+        __typename ... on WebhookEndpointSuccess { endpoint { id } }
+        ... on Refusal { message } } }""",
+        {"input": {"url": "http://127.0.0.1:9/in", "workflows": ["expense-approval"]}},
+    ),
+    "updateWebhookEndpoint": (
+        """mutation($input: UpdateWebhookEndpointInput!) { updateWebhookEndpoint(input: $input) {
+        __typename ... on WebhookEndpointSuccess { endpoint { id url } } } }""",
+        {"input": {"endpointId": "{endpoint}", "enabled": False}},
+    ),
+    "rotateWebhookSecret": (
+        """mutation($input: RotateWebhookSecretInput!) { rotateWebhookSecret(input: $input) {
+        __typename ... on WebhookEndpointSuccess { endpoint { id } } } }""",
+        {"input": {"endpointId": "{endpoint}"}},
+    ),
+    "replayWebhookDeliveries": (
+        """mutation($input: ReplayWebhookDeliveriesInput!) {
+        replayWebhookDeliveries(input: $input) { __typename } }""",
+        {"input": {"endpointId": "{endpoint}"}},
+    ),
+    "deleteWebhookEndpoint": (
+        """mutation($input: DeleteWebhookEndpointInput!) { deleteWebhookEndpoint(input: $input) {
+        __typename } }""",
+        {"input": {"endpointId": "{endpoint}"}},
+    ),
+    "migrateRuns": (
+        """mutation($input: MigrateRunsInput!) { migrateRuns(input: $input) { __typename } }""",
+        {"input": {"workflow": "expense-approval", "toVersion": 1}},
+    ),
+}
+
+
+def _reaching(variables: Any, endpoint: str) -> Any:
+    return json.loads(json.dumps(variables).replace("{endpoint}", endpoint))
+
+
+def root_fields() -> set[str]:
+    text = SCHEMA.read_text()
+    found: set[str] = set()
+    for kind in ("Query", "Mutation", "Subscription"):
+        body = re.search(rf"type {kind} \{{(.*?)\n\}}", text, re.S)
+        assert body is not None
+        found |= set(re.findall(r"^\s{2}(\w+)[\(:]", body.group(1), re.M))
+    return found
+
+
+def test_every_root_field_of_the_schema_is_walked() -> None:
+    walked: set[str] = set()
+    for name in ops.names():
+        operation = re.sub(r"#.*", "", ops.text(name))
+        head = re.search(r"\{\s*(\w+)", operation)
+        assert head is not None, name
+        walked.add(head.group(1))
+    walked |= set(EXTRA)
+    assert root_fields() - walked == set(), "a root field no operation walks"
+
+
+def _secrets(objects: ops.Objects) -> list[str]:
+    """A's ids as answers would show them: global ids and their UUIDs."""
+    out = []
+    for global_id in (objects.run_id, objects.slot_id, objects.vendor_slot_id, objects.link_id):
+        out.append(global_id)
+        padded = global_id + "=" * (-len(global_id) % 4)
+        out.append(base64.b64decode(padded).decode().partition(":")[2])
+    return out
+
+
+def _shown(body: Any) -> str:
+    """What an answer shows, less a NOT_FOUND refusal's message (it repeats the id the caller
+    sent, as it does for an id no row has)."""
+
+    def strip(value: Any) -> Any:
+        if isinstance(value, dict):
+            refused = value.get("code") == "NOT_FOUND"
+            return {k: strip(v) for k, v in value.items() if not (refused and k == "message")}
+        if isinstance(value, list):
+            return [strip(v) for v in value]
+        return value
+
+    return json.dumps(strip(body))
+
+
+SNAPSHOT = {
+    "run": "SELECT id, state, status, version FROM run ORDER BY id",
+    "slot": "SELECT id, status, holder, version FROM slot ORDER BY id",
+    "subject": "SELECT id, attributes, version, gone_at FROM subject ORDER BY id",
+    "audit_event": "SELECT count(*) FROM audit_event",
+    "magic_link": "SELECT id, revoked_at FROM magic_link ORDER BY id",
+    "principal": "SELECT id, active, tokens_valid_after, working_hours, leave_spans, powers"
+    " FROM principal ORDER BY id",
+    "sla_clock": "SELECT id, pauses, met_at FROM sla_clock ORDER BY id",
+    "webhook_endpoint": "SELECT id, url, enabled, secret FROM webhook_endpoint ORDER BY id",
+}
+
+
+async def snapshot_of_a(url: str) -> dict[str, list[tuple[Any, ...]]]:
+    """Workspace A's rows as a superuser reads them (no row-level security)."""
+    conn = await asyncpg.connect(url)
+    try:
+        await conn.execute("SET taskflow.workspace = '00000000-0000-4000-8000-000000000001'")
+        out = {}
+        for table, query in SNAPSHOT.items():
+            scoped = query.replace(
+                f"FROM {table}",
+                f"FROM {table} WHERE workspace = '00000000-0000-4000-8000-000000000001'",
+            )
+            out[table] = [tuple(r) for r in await conn.fetch(scoped)]
+        return out
+    finally:
+        await conn.close()
+
+
+async def test_workspace_b_sees_and_reaches_nothing_of_workspace_a(
+    app_services: container.Services, database_url: str
+) -> None:
+    services = app_services
+    await load_in(services, "*", conftest.example_people(app_everywhere=True))
+    await load_in(services, B, people_of_b())
+    people_a = conftest.tokens_for(services)
+    now = services.clock.now()
+    people_b = {n: services.staff_tokens.mint(f"b-{n}", now) for n in people_a}
+    async with conftest.asgi_client(services) as client:
+        objects = await ops.prepare(client, people_a)
+        created = await client.post(
+            "/graphql",
+            json={
+                "query": EXTRA["createWebhookEndpoint"][0],
+                "variables": EXTRA["createWebhookEndpoint"][1],
+            },
+            headers={"authorization": f"Bearer {people_a['ada']}"},
+        )
+        assert "endpoint" in created.json()["data"]["createWebhookEndpoint"], created.text
+        endpoint = created.json()["data"]["createWebhookEndpoint"]["endpoint"]["id"]
+        # B's own objects of the same names: subjects EXP-7 in both workspaces.
+        await ops.prepare(client, people_b)
+        before = await snapshot_of_a(database_url)
+        secrets = [*_secrets(objects), endpoint]
+        walk = [
+            (name, ops.RUNNER.get(name, "fiona"), ops.text(name), ops.variables(name, objects))
+            for name in ops.names()
+            # A's link token is A's credential (its holder is A's outsider, in no workspace).
+            if name != "complete_with_link"
+        ]
+        walk += [(n, "ada", q, _reaching(v, endpoint)) for n, (q, v) in EXTRA.items()]
+        leaks, errors, changed = [], [], []
+        for name, runner, query, variables in walk:
+            mark = await snapshot_of_a(database_url)
+            response = await client.post(
+                "/graphql",
+                json={"query": query, "variables": variables},
+                headers={"authorization": f"Bearer {people_b[runner]}"},
+            )
+            if response.status_code >= 500 or "INTERNAL" in GraphQLResult(response).error_codes:
+                errors.append((name, response.text[:300]))
+            shown = [s for s in secrets if s in _shown(response.json())]
+            if await snapshot_of_a(database_url) != mark:
+                changed.append((name, response.text[:300]))
+            if shown:
+                leaks.append((name, shown, response.text[:300]))
+        after = await snapshot_of_a(database_url)
+    assert not leaks, "\n".join(map(str, leaks))
+    assert not errors, "\n".join(map(str, errors))
+    assert not changed, "\n".join(map(str, changed))
+    assert before == after
