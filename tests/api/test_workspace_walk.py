@@ -263,3 +263,85 @@ async def test_workspace_b_sees_and_reaches_nothing_of_workspace_a(
     assert not errors, "\n".join(map(str, errors))
     assert not changed, "\n".join(map(str, changed))
     assert before == after
+
+
+#: Tables no workspace holds: the workspaces themselves, definitions and calendars (files,
+#: the same for every workspace), the keys and counters of the service itself.
+GLOBAL = {
+    "workspace",
+    "deployed_definition",
+    "calendar_span",
+    "calendar_interval",
+    "idempotency_key",
+    "link_throttle",
+    "metric_snapshot",
+    "prune",
+    "migration",
+}
+CATALOG = """
+    SELECT c.relname, c.relrowsecurity, c.relforcerowsecurity,
+           EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = c.oid
+                   AND a.attname = 'workspace' AND NOT a.attisdropped) AS held,
+           EXISTS (SELECT 1 FROM pg_policy p WHERE p.polrelid = c.oid
+                   AND p.polname = 'workspace_wall') AS walled
+    FROM pg_class c WHERE c.relnamespace = 'public'::regnamespace AND c.relkind = 'r'
+    ORDER BY 1
+"""
+
+
+async def test_every_table_is_held_and_walled_or_named_global(database_url: str) -> None:
+    conn = await asyncpg.connect(database_url)
+    try:
+        rows = await conn.fetch(CATALOG)
+    finally:
+        await conn.close()
+    undecided = [r["relname"] for r in rows if not r["held"] and r["relname"] not in GLOBAL]
+    assert not undecided, "a table neither held by a workspace nor named GLOBAL"
+    unwalled = [
+        r["relname"]
+        for r in rows
+        if r["held"] and not (r["relrowsecurity"] and r["relforcerowsecurity"] and r["walled"])
+    ]
+    assert not unwalled
+
+
+async def test_a_connection_of_workspace_a_selects_nothing_of_b_from_any_held_table(
+    app_services: container.Services, database_url: str
+) -> None:
+    services = app_services
+    await load_in(services, "*", conftest.example_people(app_everywhere=True))
+    await load_in(services, B, people_of_b())
+    people_a = conftest.tokens_for(services)
+    now = services.clock.now()
+    people_b = {n: services.staff_tokens.mint(f"b-{n}", now) for n in people_a}
+    async with conftest.asgi_client(services) as client:
+        await ops.prepare(client, people_a)
+        await ops.prepare(client, people_b)
+    admin = await asyncpg.connect(database_url)
+    try:
+        held = [r["relname"] for r in await admin.fetch(CATALOG) if r["held"]]
+        in_b = {
+            t: await admin.fetchval(f"SELECT count(*) FROM {t} WHERE workspace = '{B}'")
+            for t in held
+        }
+    finally:
+        await admin.close()
+    assert all(in_b[t] for t in ("run", "slot", "audit_event", "principal"))
+    app = await asyncpg.connect(as_role(database_url, APP_ROLE))
+    try:
+        seen: dict[str, dict[str, int]] = {}
+        for setting in (workspace_scope.EVERY, "00000000-0000-4000-8000-000000000001", None):
+            async with app.transaction():
+                if setting is not None:
+                    await app.execute("SELECT set_config('taskflow.workspace', $1, true)", setting)
+                else:  # the role's default ('*') taken away: nothing is seen (fail closed)
+                    await app.execute("SELECT set_config('taskflow.workspace', '', true)")
+                seen[str(setting)] = {
+                    t: await app.fetchval(f"SELECT count(*) FROM {t} WHERE workspace = '{B}'")
+                    for t in held
+                }
+    finally:
+        await app.close()
+    assert seen["*"] == in_b
+    assert seen["00000000-0000-4000-8000-000000000001"] == dict.fromkeys(held, 0)
+    assert seen["None"] == dict.fromkeys(held, 0)
