@@ -26,7 +26,9 @@ from taskflow.service.access import principals as principal_service
 from taskflow.service.common import container
 from taskflow.store.workspaces import scope as workspace_scope
 from tests import conftest
+from tests.api import live
 from tests.api import operation_inputs as ops
+from tests.api import workflows as w
 from tests.conftest import GraphQLResult
 
 pytestmark = pytest.mark.anyio
@@ -345,3 +347,47 @@ async def test_a_connection_of_workspace_a_selects_nothing_of_b_from_any_held_ta
     assert seen["*"] == in_b
     assert seen["00000000-0000-4000-8000-000000000001"] == dict.fromkeys(held, 0)
     assert seen["None"] == dict.fromkeys(held, 0)
+
+
+SUB_RUN = "subscription($id: ID!) { runChanged(id: $id) { cursor runId } }"
+SUB_BOARD = """subscription { boardChanged(workflow: "expense-approval") { runId } }"""
+SUB_WORK = """subscription { workChanged(filter: {audience: ["role:finance"]}) { slotId } }"""
+
+
+async def test_subscriptions_of_b_hear_nothing_of_a(
+    app_services: container.Services,
+) -> None:
+    services = app_services
+    await load_in(services, "*", conftest.example_people(app_everywhere=True))
+    await load_in(services, B, people_of_b())
+    people_a = conftest.tokens_for(services)
+    now = services.clock.now()
+    people_b = {n: services.staff_tokens.mint(f"b-{n}", now) for n in people_a}
+    async with conftest.asgi_client(services) as client:
+        started = await w.start(
+            client, people_a["app"], "expense-approval", "expense", "E-1", w.EXPENSE
+        )
+        async with (
+            live.connect(client, people_a["fiona"]) as fiona_a,
+            live.connect(client, people_b["fiona"]) as fiona,
+            live.connect(client, people_b["leah"]) as leah,
+        ):
+            # A's reviewer first: B's subscriptions of the same filters join no group of A's.
+            await fiona_a.subscribe("inbox", live.INBOX)
+            await fiona_a.subscribe("work", SUB_WORK)
+            await leah.subscribe("run", SUB_RUN, {"id": started["run"]["id"]})
+            refused = await leah.next()
+            assert refused["type"] == "error", refused
+            assert refused["payload"][0]["extensions"]["code"] == "NOT_FOUND"
+            await fiona.subscribe("inbox", live.INBOX)
+            await fiona.subscribe("work", SUB_WORK)
+            await leah.subscribe("board", SUB_BOARD)
+            await live.subscribed(services, 5)
+            # A's new expense opens a finance review: B's finance reviewer hears nothing.
+            await w.start(client, people_a["app"], "expense-approval", "expense", "E-2", w.EXPENSE)
+            assert await fiona.quiet(0.5) == []
+            assert await leah.quiet(0.2) == []
+            assert {m["id"] for m in await fiona_a.quiet(0.5)} >= {"inbox", "work"}
+            # B's own does reach them (the sockets listen).
+            await w.start(client, people_b["app"], "expense-approval", "expense", "E-2", w.EXPENSE)
+            assert {m["id"] for m in await fiona.quiet(1.0)} >= {"inbox", "work"}

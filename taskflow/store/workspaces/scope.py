@@ -24,19 +24,30 @@ EVERY = workspace_schema.EVERY
 
 
 @contextlib.contextmanager
-def every() -> Iterator[None]:
-    """Act in every workspace for the block (a lookup that finds the workspace: a token's
-    principal), then in the task's workspace again."""
-    token = WORKSPACE.set(EVERY)
+def acting_in(workspace: str) -> Iterator[None]:
+    """Act in ``workspace`` for the block (a live group's reads, in its subscriber's), then
+    in the task's workspace again."""
+    token = WORKSPACE.set(_checked(workspace))
     try:
         yield
     finally:
         WORKSPACE.reset(token)
 
 
+def every() -> contextlib.AbstractContextManager[None]:
+    """Act in every workspace for the block (a lookup that finds the workspace: a token's
+    principal; the live feed's reading of every line)."""
+    return acting_in(EVERY)
+
+
+def _checked(workspace: str) -> str:
+    """``workspace`` as a UUID's text (the only text a transaction spells), or EVERY."""
+    return workspace if workspace == EVERY else str(uuid.UUID(workspace))
+
+
 def scope_to(workspace: str) -> None:
     """Act in ``workspace`` for the rest of the current task (a request: its caller's)."""
-    WORKSPACE.set(str(uuid.UUID(workspace)) if workspace != workspace_schema.EVERY else workspace)
+    WORKSPACE.set(_checked(workspace))
 
 
 async def enter(conn: Any) -> None:
