@@ -208,8 +208,7 @@ class Database:
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[Connection]:
         """A connection inside a transaction: committed on success, rolled back on error."""
-        async with _borrowed(self.pool) as conn, conn.transaction():
-            await workspace_scope.enter(conn)
+        async with _borrowed(self.pool) as conn, workspace_scope.transaction(conn):
             yield conn
             hook = BEFORE_COMMIT.get()
             if hook is not None:
@@ -222,8 +221,7 @@ class Database:
     @asynccontextmanager
     async def keyed(self) -> AsyncIterator[Connection]:
         """A transaction on the idempotency-key pool (see ``store/common/idempotency.py``)."""
-        async with _borrowed(self.keys) as conn, conn.transaction():
-            await workspace_scope.enter(conn)
+        async with _borrowed(self.keys) as conn, workspace_scope.transaction(conn):
             yield conn
 
     @asynccontextmanager
@@ -234,8 +232,7 @@ class Database:
             if WORKSPACE.get() == workspace_schema.EVERY:
                 yield conn
                 return
-            async with conn.transaction():
-                await workspace_scope.enter(conn)
+            async with workspace_scope.transaction(conn):
                 yield conn
 
     @asynccontextmanager
@@ -251,8 +248,7 @@ class Database:
                 # WHERE, docs/workspaces.md), one round trip.
                 yield conn
                 return
-            async with conn.transaction():
-                await workspace_scope.enter(conn)
+            async with workspace_scope.transaction(conn):
                 yield conn
                 await hook(conn)
 
