@@ -7,6 +7,7 @@ import difflib
 import io
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -381,8 +382,13 @@ def parse_file(path: Path) -> list[dict[str, Any]]:
     raise errors.ValidationError(f"{path}: principals are loaded from .json or .csv files.")
 
 
-async def load(services: Services, records: Sequence[Mapping[str, Any]]) -> tuple[int, int]:
-    """Upsert many principals in one transaction: all or nothing. Returns (created, updated)."""
+async def load(
+    services: Services, records: Sequence[Mapping[str, Any]], *, workspace: str | None = None
+) -> tuple[int, int]:
+    """Upsert many principals in one transaction: all or nothing. Returns (created, updated).
+    New ones are created in ``workspace`` (None: the caller's; the CLI's is the default)."""
+    if workspace is not None and db.uuid_or_none(workspace) is None:
+        raise errors.ValidationError(f"{workspace!r} is not a workspace id.", field="workspace")
     built = []
     for index, record in enumerate(records, start=1):
         try:
@@ -397,7 +403,7 @@ async def load(services: Services, records: Sequence[Mapping[str, Any]]) -> tupl
         for record, (principal, keep_powers) in zip(records, built, strict=True):
             stored, was_created, deactivated = await rows.upsert(
                 conn,
-                principal,
+                replace(principal, workspace=workspace) if workspace else principal,
                 now,
                 active=core.requested_active(record),
                 keep_powers=keep_powers,
