@@ -226,9 +226,16 @@ class Database:
 
     @asynccontextmanager
     async def connection(self) -> AsyncIterator[Connection]:
-        """A connection outside any explicit transaction (single statements); inside one
-        when the task acts in one workspace (its setting lasts a transaction)."""
+        """A connection outside any explicit transaction (single statements), in the task's
+        workspace (``store/workspaces/scope.py``)."""
         async with _borrowed(self.pool) as conn:
+            if self.statement_cache_size > 0:
+                # A direct connection: its session keeps the workspace (no round trip while
+                # it does not change). Behind a pooler (no statement cache, docs/deploy.md)
+                # a session is not ours to keep: one transaction names it.
+                await workspace_scope.keep_session(conn)
+                yield conn
+                return
             if WORKSPACE.get() == workspace_schema.EVERY:
                 yield conn
                 return
@@ -245,7 +252,10 @@ class Database:
             hook = BEFORE_COMMIT.get()
             if hook is None:
                 # Not a transaction: the statement names its workspace itself (claim-next's
-                # WHERE, docs/workspaces.md), one round trip.
+                # WHERE, docs/workspaces.md), one round trip; a direct connection's session
+                # names it too (as :meth:`connection`), behind a pooler the role's default.
+                if self.statement_cache_size > 0:
+                    await workspace_scope.keep_session(conn)
                 yield conn
                 return
             async with workspace_scope.transaction(conn):

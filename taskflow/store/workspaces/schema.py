@@ -18,9 +18,14 @@ SETTING = "taskflow.workspace"
 #: Every workspace (the workers, the CLI's admin verbs).
 EVERY = "*"
 
-#: Tables whose rows hang off a run: a new row takes its run's workspace (trigger).
-FROM_RUN: tuple[str, ...] = (
-    "run",  # from its subject, see FUNCTION
+#: Tables whose rows hang off another held row (a run, mostly): a new row takes that row's
+#: workspace (trigger; FUNCTION says which row each table's rows hang off).
+FROM_PARENT: tuple[str, ...] = (
+    "run",  # from its subject
+    "run_child",  # from its parent run
+    "automation_act",  # from its automation
+    "step_attempt",  # from its step
+    "webhook_delivery",  # from its endpoint
     "slot",
     "audit_event",
     "sla_clock",
@@ -30,7 +35,6 @@ FROM_RUN: tuple[str, ...] = (
     "event_buffer",
     "pruned_slot",
     "outbox_event",
-    "webhook_delivery",
     "step",
     "step_once",
     "state_span",
@@ -41,14 +45,11 @@ FROM_SETTING: tuple[str, ...] = (
     "subject",
     "report_session",
     "webhook_endpoint",
-    "step_attempt",
-    "run_child",
     "automation",
-    "automation_act",
     "file_upload",
 )
 #: Every table a workspace holds.
-HELD: tuple[str, ...] = FROM_SETTING + FROM_RUN
+HELD: tuple[str, ...] = FROM_SETTING + FROM_PARENT
 
 #: The transaction's workspace for a new row: the setting when it names one, else default.
 CURRENT = (
@@ -56,13 +57,21 @@ CURRENT = (
     f" SELECT CASE WHEN coalesce(current_setting('{SETTING}', true), '') IN ('', '{EVERY}')"
     f" THEN '{DEFAULT}'::uuid ELSE current_setting('{SETTING}', true)::uuid END $$"
 )
-#: A new row hanging off a run takes the run's workspace (a run its subject's): a worker
-#: acting across workspaces writes each row in its own.
+#: A new row hanging off another takes its workspace (a run its subject's, most rows their
+#: run's): a worker acting across workspaces writes each row in its own.
 FUNCTION = (
     "CREATE FUNCTION workspace_from_parent() RETURNS trigger LANGUAGE plpgsql AS $$\n"
     "DECLARE\n  w uuid;\nBEGIN\n"
     "  IF TG_TABLE_NAME = 'run' THEN\n"
     "    SELECT workspace INTO w FROM subject WHERE id = NEW.subject;\n"
+    "  ELSIF TG_TABLE_NAME = 'run_child' THEN\n"
+    "    SELECT workspace INTO w FROM run WHERE id = NEW.parent;\n"
+    "  ELSIF TG_TABLE_NAME = 'automation_act' THEN\n"
+    "    SELECT workspace INTO w FROM automation WHERE id = NEW.automation;\n"
+    "  ELSIF TG_TABLE_NAME = 'step_attempt' THEN\n"
+    "    SELECT workspace INTO w FROM step WHERE id = NEW.step;\n"
+    "  ELSIF TG_TABLE_NAME = 'webhook_delivery' THEN\n"
+    "    SELECT workspace INTO w FROM webhook_endpoint WHERE id = NEW.endpoint;\n"
     "  ELSIF NEW.run IS NOT NULL THEN\n"
     "    SELECT workspace INTO w FROM run WHERE id = NEW.run;\n"
     "  END IF;\n"
@@ -101,7 +110,7 @@ def triggers() -> list[tuple[str, str]]:
             f"CREATE TRIGGER {table}_workspace BEFORE INSERT ON {table}"
             " FOR EACH ROW EXECUTE FUNCTION workspace_from_parent()",
         )
-        for table in FROM_RUN
+        for table in FROM_PARENT
     ]
 
 
@@ -113,3 +122,11 @@ def policies() -> list[str]:
         out.append(f"ALTER TABLE {table} FORCE ROW LEVEL SECURITY")
         out.append(f"CREATE POLICY workspace_wall ON {table} USING ({POLICY})")
     return out
+
+
+#: Name run $1's workspace for the rest of the transaction (a worker acting for one run: what
+#: it creates without a parent row, a child's subject, is that workspace's).
+ENTER_RUN = (
+    f"SELECT set_config('{SETTING}', coalesce((SELECT workspace::text FROM run WHERE id = $1),"
+    f" current_setting('{SETTING}', true), ''), true)"
+)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import uuid
+import weakref
 from collections.abc import Iterator
 from typing import Any
 
@@ -64,15 +65,43 @@ async def enter(conn: Any) -> None:
         await conn.execute(f"SELECT set_config('{workspace_schema.SETTING}', '{workspace}', true)")
 
 
+async def enter_run(conn: Any, run_id: str) -> None:
+    """In ``conn``'s open transaction, act in run ``run_id``'s workspace from here on (a
+    worker starting a child for it: the child's subject is that workspace's)."""
+    await conn.execute(workspace_schema.ENTER_RUN, run_id)
+
+
+#: The workspace each direct connection's session is set to (:func:`keep_session`); a
+#: connection not in it is at its role's default, every workspace.
+_SESSIONS: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
+
+
+def _raw(conn: Any) -> Any:
+    return getattr(conn, "_con", conn)
+
+
+async def keep_session(conn: Any) -> None:
+    """Set a direct connection's session to the task's workspace when it is set to another:
+    a round trip only when the workspace changes between borrowers (never behind a pooler,
+    where the caller uses a transaction instead)."""
+    raw = _raw(conn)
+    workspace = WORKSPACE.get()
+    if _SESSIONS.get(raw, EVERY) != workspace:
+        await raw.execute(f"SELECT set_config('{workspace_schema.SETTING}', '{workspace}', false)")
+        _SESSIONS[raw] = workspace
+
+
 def transaction(conn: Any) -> Any:
     """``conn.transaction()`` that names the task's workspace (:func:`enter`) in the same
     round trip as its ``BEGIN`` (one simple statement: ``BEGIN; SELECT set_config(...)``):
-    a request's transaction costs no more round trips than before workspaces. In every
-    workspace it is asyncpg's own transaction (the role's default applies)."""
+    a request's transaction costs no more round trips than before workspaces. When the
+    connection's session is in the workspace already (the role's default, every workspace,
+    or :func:`keep_session`'s) it is asyncpg's own transaction."""
     workspace = WORKSPACE.get()
-    if workspace == EVERY:
+    raw = _raw(conn)
+    if _SESSIONS.get(raw, EVERY) == workspace:
         return conn.transaction()
-    return _Begin(getattr(conn, "_con", conn), workspace)
+    return _Begin(raw, workspace)
 
 
 class _Begin(pg_transaction.Transaction):
