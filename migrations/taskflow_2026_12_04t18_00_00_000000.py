@@ -82,6 +82,7 @@ FORWARDS = (
     'CREATE TRIGGER step_workspace BEFORE INSERT ON step FOR EACH ROW EXECUTE FUNCTION workspace_from_parent()',
     'CREATE TRIGGER step_once_workspace BEFORE INSERT ON step_once FOR EACH ROW EXECUTE FUNCTION workspace_from_parent()',
     'CREATE TRIGGER state_span_workspace BEFORE INSERT ON state_span FOR EACH ROW EXECUTE FUNCTION workspace_from_parent()',
+    "DO $$ BEGIN ALTER FUNCTION arrayoverlap(anyarray, anyarray) LEAKPROOF; EXCEPTION WHEN insufficient_privilege THEN RAISE WARNING 'arrayoverlap is not LEAKPROOF: a superuser should run ALTER FUNCTION arrayoverlap(anyarray, anyarray) LEAKPROOF (docs/workspaces.md)'; END $$",
     'ALTER TABLE principal ENABLE ROW LEVEL SECURITY',
     'ALTER TABLE principal FORCE ROW LEVEL SECURITY',
     "CREATE POLICY workspace_wall ON principal USING (current_setting('taskflow.workspace', true) = '*' OR workspace::text = current_setting('taskflow.workspace', true))",
