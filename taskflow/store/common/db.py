@@ -252,10 +252,10 @@ class Database:
             hook = BEFORE_COMMIT.get()
             if hook is None:
                 # Not a transaction: the statement names its workspace itself (claim-next's
-                # WHERE, docs/workspaces.md), one round trip; a direct connection's session
-                # names it too (as :meth:`connection`), behind a pooler the role's default.
+                # WHERE, docs/workspaces.md), one round trip, on a session in every workspace
+                # (the role's default) or in the statement's own.
                 if self.statement_cache_size > 0:
-                    await workspace_scope.keep_session(conn)
+                    await workspace_scope.keep_session(conn, named=True)
                 yield conn
                 return
             async with workspace_scope.transaction(conn):

@@ -80,13 +80,17 @@ def _raw(conn: Any) -> Any:
     return getattr(conn, "_con", conn)
 
 
-async def keep_session(conn: Any) -> None:
+async def keep_session(conn: Any, *, named: bool = False) -> None:
     """Set a direct connection's session to the task's workspace when it is set to another:
     a round trip only when the workspace changes between borrowers (never behind a pooler,
-    where the caller uses a transaction instead)."""
+    where the caller uses a transaction instead). ``named``: the statement to run names its
+    workspace itself (claim-next), so a session in every workspace serves as well."""
     raw = _raw(conn)
     workspace = WORKSPACE.get()
-    if _SESSIONS.get(raw, EVERY) != workspace:
+    session = _SESSIONS.get(raw, EVERY)
+    if named and session == EVERY:
+        return
+    if session != workspace:
         await raw.execute(f"SELECT set_config('{workspace_schema.SETTING}', '{workspace}', false)")
         _SESSIONS[raw] = workspace
 
