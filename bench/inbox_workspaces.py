@@ -102,7 +102,9 @@ async def _claims(
     walled: bool,
     claimers: int = 8,
 ) -> tuple[float, list[str]]:
-    """Claims per second of ``claimers`` concurrent service claimers; the slots taken."""
+    """Calls per second of ``claimers`` concurrent service claimers (every claim-next call:
+    with workspaces a caller has half the candidates, so more calls find nothing; calls, not
+    claims, compare the same work); the slots taken."""
     database = await db.Database.connect(url, min_size=claimers, max_size=claimers)
     own = replace(services, db=database)
     left = attempts
@@ -129,7 +131,7 @@ async def _claims(
         seconds = time.perf_counter() - started
     finally:
         await database.close()
-    return (len(taken) / seconds if seconds else 0.0), taken
+    return (attempts / seconds if seconds else 0.0), taken
 
 
 async def measure(
@@ -161,18 +163,22 @@ async def measure(
             f"  inbox p50 (service, {len(without)} calls): without {_p50(without):.2f} ms, "
             f"with {_p50(with_):.2f} ms, ratio {_p50(with_) / _p50(without):.3f}"
         )
-        rates = {}
+        rates: dict[bool, list[float]] = {}
+        hits: dict[bool, list[int]] = {}
         for walled_mode in (False, True, False, True):
             target = as_role(url, ROLE) if walled_mode else url
             rate, taken = await _claims(target, services, people, rng, attempts, walled_mode)
             rates.setdefault(walled_mode, []).append(rate)
+            hits.setdefault(walled_mode, []).append(len(taken))
             async with services.db.connection() as conn:
                 await release(conn, taken)
         plain_rate = sum(rates[False]) / 2
         walled_rate = sum(rates[True]) / 2
         out(
-            f"  claim-next (service, 8 claimers, mean of 2): without {plain_rate:.0f}/s, "
-            f"with {walled_rate:.0f}/s, ratio {plain_rate / walled_rate:.3f} (time per claim)"
+            f"  claim-next (service, 8 claimers, mean of 2): without {plain_rate:.0f} calls/s, "
+            f"with {walled_rate:.0f} calls/s, ratio {plain_rate / walled_rate:.3f} "
+            "(time per call); "
+            f"claims made of {attempts} calls: without {hits[False]}, with {hits[True]}"
         )
     finally:
         await walled_db.close()

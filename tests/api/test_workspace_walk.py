@@ -137,6 +137,16 @@ def _reaching(variables: Any, endpoint: str) -> Any:
     return json.loads(json.dumps(variables).replace("{endpoint}", endpoint))
 
 
+async def two_workspaces(services: container.Services) -> tuple[dict[str, str], dict[str, str]]:
+    """The example people in A (the default workspace) and again in B (ids ``b-...``); a
+    token per name in each, by the example names."""
+    await load_in(services, "*", conftest.example_people(app_everywhere=True))
+    await load_in(services, B, people_of_b())
+    people_a = conftest.tokens_for(services)
+    now = services.clock.now()
+    return people_a, {n: services.staff_tokens.mint(f"b-{n}", now) for n in people_a}
+
+
 def root_fields() -> set[str]:
     text = SCHEMA.read_text()
     found: set[str] = set()
@@ -217,11 +227,7 @@ async def test_workspace_b_sees_and_reaches_nothing_of_workspace_a(
     app_services: container.Services, database_url: str
 ) -> None:
     services = app_services
-    await load_in(services, "*", conftest.example_people(app_everywhere=True))
-    await load_in(services, B, people_of_b())
-    people_a = conftest.tokens_for(services)
-    now = services.clock.now()
-    people_b = {n: services.staff_tokens.mint(f"b-{n}", now) for n in people_a}
+    people_a, people_b = await two_workspaces(services)
     async with conftest.asgi_client(services) as client:
         objects = await ops.prepare(client, people_a)
         created = await client.post(
@@ -311,11 +317,7 @@ async def test_a_connection_of_workspace_a_selects_nothing_of_b_from_any_held_ta
     app_services: container.Services, database_url: str
 ) -> None:
     services = app_services
-    await load_in(services, "*", conftest.example_people(app_everywhere=True))
-    await load_in(services, B, people_of_b())
-    people_a = conftest.tokens_for(services)
-    now = services.clock.now()
-    people_b = {n: services.staff_tokens.mint(f"b-{n}", now) for n in people_a}
+    people_a, people_b = await two_workspaces(services)
     async with conftest.asgi_client(services) as client:
         await ops.prepare(client, people_a)
         await ops.prepare(client, people_b)
@@ -358,11 +360,7 @@ async def test_subscriptions_of_b_hear_nothing_of_a(
     app_services: container.Services,
 ) -> None:
     services = app_services
-    await load_in(services, "*", conftest.example_people(app_everywhere=True))
-    await load_in(services, B, people_of_b())
-    people_a = conftest.tokens_for(services)
-    now = services.clock.now()
-    people_b = {n: services.staff_tokens.mint(f"b-{n}", now) for n in people_a}
+    people_a, people_b = await two_workspaces(services)
     async with conftest.asgi_client(services) as client:
         started = await w.start(
             client, people_a["app"], "expense-approval", "expense", "E-1", w.EXPENSE

@@ -391,6 +391,7 @@ EXTRA_TRIGGERS += automations.TRIGGERS
 # they come last, on the finished tables).
 EXTRA_TABLES += (("taskflow_workspace", workspace_schema.CURRENT),)
 EXTRA_TABLES += tuple(("workspace_column", s) for s in workspace_schema.columns())
+EXTRA_INDEXES += workspace_schema.INDEXES
 EXTRA_FUNCTIONS += (("workspace_from_parent", workspace_schema.FUNCTION),)
 EXTRA_TRIGGERS += tuple(workspace_schema.triggers())
 EXTRA_TRIGGERS += tuple(("workspace_wall", s) for s in workspace_schema.policies())

@@ -143,3 +143,13 @@ ENTER_RUN = (
     f"SELECT set_config('{SETTING}', coalesce((SELECT workspace::text FROM run WHERE id = $1),"
     f" current_setting('{SETTING}', true), ''), true)"
 )
+
+#: Claim-next walks its workspace's open slots by due instant (its statement names the
+#: workspace: with only ``slot_open_by_due`` the planner read every candidate and sorted).
+INDEXES: tuple[tuple[str, str], ...] = (
+    (
+        "slot_open_by_workspace_due",
+        "CREATE INDEX slot_open_by_workspace_due ON slot (workspace, due_at, priority, id) "
+        "WHERE status = 'open'",
+    ),
+)
