@@ -71,14 +71,14 @@ def register(subparsers: Any) -> None:
     sub = parser.add_subparsers(dest="workspaces_command", metavar="ACTION", required=True)
     sub.add_parser("list", help="Every workspace.").set_defaults(handler=list_them)
     made = sub.add_parser("create", help="Create a workspace.")
-    made.add_argument("name")
+    made.add_argument("name", help="Its name (unique).")
     for option in ("--max-runs", "--max-open-slots", "--requests-per-minute"):
         made.add_argument(option, type=int, default=None, help="A limit (default: none).")
     made.set_defaults(handler=create)
     for verb, state in (("suspend", "suspended"), ("resume", "active")):
         one = sub.add_parser(verb, help=f"Set a workspace {state}.")
-        one.add_argument("workspace_id")
+        one.add_argument("workspace_id", help="The workspace's id.")
         one.set_defaults(handler=status, status=state)
     out = sub.add_parser("export", help="Everything a workspace holds, as JSON on stdout.")
-    out.add_argument("workspace_id")
+    out.add_argument("workspace_id", help="The workspace's id.")
     out.set_defaults(handler=export)

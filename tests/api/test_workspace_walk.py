@@ -285,6 +285,11 @@ GLOBAL = {
     "metric_snapshot",
     "prune",
     "migration",
+    # Not walled yet (they came after migration 2026-12-04T18:00): worker queues and a
+    # per-slot cache, each row reached through a held row (a line, a slot) the policy guards.
+    "automation_line",
+    "automation_pending",
+    "slot_forecast",
 }
 CATALOG = """
     SELECT c.relname, c.relrowsecurity, c.relforcerowsecurity,

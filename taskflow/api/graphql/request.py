@@ -7,7 +7,7 @@ from taskflow.api import access_log
 from taskflow.api.graphql.common.context import Context
 from taskflow.api.graphql.runs import types as run_types
 from taskflow.api.graphql.slots import slot_type
-from taskflow.service.access import principals as principal_service
+from taskflow.service.access import acting
 from taskflow.service.common.container import Services
 
 
@@ -20,7 +20,7 @@ def context_for(
     slot_type.OWNERS.set(services.catalog.owners)
     # No workspace until its caller is authenticated (then the caller's; a link's request
     # reaches its slot by the link's secret token): docs/workspaces.md.
-    principal_service.act_before_authentication()
+    acting.act_before_authentication()
     return Context(
         services=services,
         request_id=access_log.request_id(request_id_header),

@@ -14,7 +14,7 @@ from typing import Any
 
 from taskflow import errors
 from taskflow.core.access import principals as core
-from taskflow.service.access import access, callers
+from taskflow.service.access import access, acting, callers
 from taskflow.service.common import retry
 from taskflow.service.common.container import Services
 from taskflow.service.slots import held
@@ -29,8 +29,7 @@ MAX_PAGE = 100
 async def authenticate(services: Services, token: str) -> core.Principal:
     """The active principal a bearer token names, or :class:`AuthenticationError`."""
     principal_id, issued_at = services.staff_tokens.verify_claims(token, services.clock.now())
-    # The token names the principal, whose row says its workspace: read across workspaces.
-    with workspace_scope.every():
+    with workspace_scope.every():  # the principal's row says its workspace
         async with services.db.connection() as conn:
             found = await rows.get_checked(conn, principal_id)
     services.callers.forget(principal_id)
@@ -41,8 +40,7 @@ async def authenticate(services: Services, token: str) -> core.Principal:
     principal, digest = found
     _admit(principal, issued_at)
     services.callers.keep(callers.Presumed(principal, digest))
-    # The request acts in its caller's workspace from here on (docs/workspaces.md).
-    workspace_scope.scope_to(principal.workspace)
+    acting.act_as(principal)  # the request acts in its caller's workspace from here on
     return principal
 
 
@@ -74,18 +72,6 @@ async def authenticate_many(
     return answers
 
 
-def act_before_authentication() -> None:
-    """A request starts in every workspace: its caller, once authenticated, narrows it to
-    theirs; an anonymous request reaches only what its link's secret token names."""
-    workspace_scope.scope_to(workspace_scope.EVERY)
-
-
-def act_as(principal: core.Principal) -> None:
-    """The current task acts in ``principal``'s workspace (a request already authenticated:
-    a sibling field of its operation runs in a task of its own)."""
-    workspace_scope.scope_to(principal.workspace)
-
-
 def presume(services: Services, token: str) -> callers.Presumed | None:
     """The principal a valid bearer token names as this process last authenticated it,
     not read now (a statement checks its row's digest: ``service/access/callers.py``); None when
@@ -99,20 +85,14 @@ def presume(services: Services, token: str) -> callers.Presumed | None:
         _admit(kept.principal, issued_at)
     except errors.AuthenticationError:
         return None
-    workspace_scope.scope_to(kept.principal.workspace)
+    acting.act_as(kept.principal)
     return kept
 
 
 def _admit(principal: core.Principal, issued_at: datetime | None) -> None:
     """Refuse a deactivated principal, and a token issued before its sign-out cutoff."""
     principal_id = principal.id
-    if principal.workspace_suspended:
-        raise errors.AuthenticationError(
-            f"The workspace of principal {principal_id!r} is suspended: its tokens are refused "
-            "until an administrator resumes it.",
-            reason="WORKSPACE_SUSPENDED",
-            workspace=principal.workspace,
-        )
+    acting.refuse_suspended(principal)
     if not principal.active:
         raise errors.AuthenticationError(
             f"Principal {principal_id!r} has been deactivated; ask an administrator to "

@@ -16,7 +16,7 @@ from taskflow.store.common.sql_builder import with_columns
 _COLUMNS = "id, display_name, email, roles, groups, attributes, time_zone, calendar, active, powers"
 _READ = (
     f"{_COLUMNS}, tokens_valid_after, working_hours, leave_spans, workspace,"
-    " (SELECT w.status = 'suspended' FROM workspace w WHERE w.id = principal.workspace)"
+    " (SELECT ws.status = 'suspended' FROM workspace ws WHERE ws.id = principal.workspace)"
     " AS workspace_suspended"
 )
 

@@ -17,9 +17,7 @@ from asyncpg.pool import PoolConnectionProxy
 
 from taskflow.store.common import record_build
 from taskflow.store.common import replica as replica_reads
-from taskflow.store.workspaces import schema as workspace_schema
 from taskflow.store.workspaces import scope as workspace_scope
-from taskflow.store.workspaces.scope import WORKSPACE
 
 #: A connection as use cases hold it: borrowed from the pool.
 Connection: TypeAlias = "PoolConnectionProxy[Any]"
@@ -43,9 +41,8 @@ async def _init_connection(conn: asyncpg.Connection[Any]) -> None:
 
 
 async def _keep_session(conn: asyncpg.Connection[Any]) -> None:
-    """Skip asyncpg's reset round trip on release: pooled connections carry no session state
-    (no LISTEN, no advisory locks, no SET outside a transaction; the worker listens on a
-    connection of its own)."""
+    """Skip asyncpg's reset round trip on release: no LISTEN, advisory lock or SET outlives a
+    borrow but the workspace, which the next borrower sets to its own (workspaces/scope.py)."""
 
 
 @asynccontextmanager
@@ -226,36 +223,18 @@ class Database:
 
     @asynccontextmanager
     async def connection(self) -> AsyncIterator[Connection]:
-        """A connection outside any explicit transaction (single statements), in the task's
-        workspace (``store/workspaces/scope.py``)."""
-        async with _borrowed(self.pool) as conn:
-            if self.statement_cache_size > 0:
-                # A direct connection: its session keeps the workspace (no round trip while
-                # it does not change). Behind a pooler (no statement cache, docs/deploy.md)
-                # a session is not ours to keep: one transaction names it.
-                await workspace_scope.keep_session(conn)
-                yield conn
-                return
-            if WORKSPACE.get() == workspace_schema.EVERY:
-                yield conn
-                return
-            async with workspace_scope.transaction(conn):
-                yield conn
+        """A connection outside any explicit transaction, in the task's workspace (scope.py)."""
+        async with _borrowed(self.pool) as conn, workspace_scope.outside(conn, self):
+            yield conn
 
     @asynccontextmanager
     async def single(self) -> AsyncIterator[Connection]:
-        """A connection for one statement, atomic on its own, outside any transaction
-        (claim-next's, which names its workspace in its WHERE). Inside an idempotency key's
-        scope (``BEFORE_COMMIT`` set) it is one transaction, so the key is written with the
-        statement's effect."""
+        """One statement alone, atomic, outside a transaction (claim-next's: it names its
+        workspace); with ``BEFORE_COMMIT`` one transaction, an idempotency key with its effect."""
         async with _borrowed(self.pool) as conn:
             hook = BEFORE_COMMIT.get()
             if hook is None:
-                # Not a transaction: the statement names its workspace itself (claim-next's
-                # WHERE, docs/workspaces.md), one round trip, on a session in every workspace
-                # (the role's default) or in the statement's own.
-                if self.statement_cache_size > 0:
-                    await workspace_scope.keep_session(conn, named=True)
+                await workspace_scope.named(conn, self)
                 yield conn
                 return
             async with workspace_scope.transaction(conn):

@@ -7,7 +7,7 @@ import contextlib
 import contextvars
 import uuid
 import weakref
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 from asyncpg import exceptions as pg_errors
@@ -131,3 +131,25 @@ class _Begin(pg_transaction.Transaction):
             self._state = pg_transaction.TransactionState.FAILED
             raise
         self._state = pg_transaction.TransactionState.STARTED
+
+
+@contextlib.asynccontextmanager
+async def outside(conn: Any, database: Any) -> AsyncIterator[None]:
+    """``Database.connection``'s workspace: on a direct connection (a statement cache) its
+    session's (:func:`keep_session`); behind a pooler (none) a session is not ours to keep, so
+    a task in one workspace gets one transaction naming it (every: the role's default)."""
+    if database.statement_cache_size > 0:
+        await keep_session(conn)
+        yield
+    elif WORKSPACE.get() == EVERY:
+        yield
+    else:
+        async with transaction(conn):
+            yield
+
+
+async def named(conn: Any, database: Any) -> None:
+    """``Database.single``'s workspace: its statement names its own (claim-next's WHERE), so
+    a session in every workspace serves; a direct connection's session in another is set."""
+    if database.statement_cache_size > 0:
+        await keep_session(conn, named=True)
