@@ -24,6 +24,7 @@ import pytest
 from taskflow import clock, config
 from taskflow.service.access import principals as principal_service
 from taskflow.service.common import container
+from taskflow.store.common import db
 from taskflow.store.workspaces import scope as workspace_scope
 from tests import conftest
 from tests.api import live
@@ -71,7 +72,9 @@ async def app_services(
     database_url: str, settings: config.Settings, frozen_clock: clock.FrozenClock
 ) -> AsyncIterator[container.Services]:
     await grant_app_role(database_url)
-    database = await conftest.connect_database(as_role(database_url, APP_ROLE))
+    # Straight to the server, as the application's role (a pooler would log in as its own
+    # user, whom the policies may not bind).
+    database = await db.Database.connect(as_role(database_url, APP_ROLE))
     # Private addresses allowed: the endpoints point at 127.0.0.1 (nothing is delivered).
     hooks = dataclasses.replace(settings.webhooks, allow_private=True)
     try:
