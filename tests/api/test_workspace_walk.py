@@ -24,13 +24,14 @@ import pytest
 from taskflow import clock, config
 from taskflow.service.access import principals as principal_service
 from taskflow.service.common import container
+from taskflow.service.compose import children
 from taskflow.store.common import db
 from taskflow.store.workspaces import scope as workspace_scope
 from tests import conftest
 from tests.api import live
 from tests.api import operation_inputs as ops
 from tests.api import workflows as w
-from tests.conftest import GraphQLResult
+from tests.conftest import GraphQLResult, gql
 
 pytestmark = pytest.mark.anyio
 
@@ -397,3 +398,53 @@ async def test_subscriptions_of_b_hear_nothing_of_a(
             # B's own does reach them (the sockets listen).
             await w.start(client, people_b["app"], "expense-approval", "expense", "E-2", w.EXPENSE)
             assert {m["id"] for m in await fiona.quiet(1.0)} >= {"inbox", "work"}
+
+
+async def test_a_child_run_the_worker_starts_is_its_parents_workspaces(
+    database_url: str, settings: config.Settings, frozen_clock: clock.FrozenClock
+) -> None:
+    """The worker acts in every workspace; what it creates without a parent row (a child's
+    subject) is the parent's workspace's, so B's staff read the child, and A's do not."""
+    await grant_app_role(database_url)
+    compose = str(Path(__file__).parent / "compose_workflows.py")
+    with_compose = dataclasses.replace(settings, workflows=(*settings.workflows, compose))
+    database = await db.Database.connect(as_role(database_url, APP_ROLE))
+    try:
+        services = container.build(database, with_compose, frozen_clock)
+        people_a, people_b = await two_workspaces(services)
+        async with conftest.asgi_client(services) as client:
+            started = await w.start(
+                client, people_b["app"], "compose-parent", "doc", "D-1", {"title": "Doc D-1"}
+            )
+            assert started["__typename"] == "StartRunSuccess", started
+            with workspace_scope.every():  # as the worker process
+                assert await children.run_due(services) == 2
+            query = """query($id: ID!) { run(id: $id) { children { run { id } } } }"""
+            variables = {"id": started["run"]["id"]}
+            found = (await gql(client, query, variables, token=people_b["ada"])).ok()["run"]
+            kids = [c["run"]["id"] for c in found["children"]]
+            assert len(kids) == 2
+            for kid in kids:
+                seen_b = await gql(client, RUN, {"id": kid}, token=people_b["ada"])
+                seen_a = await gql(client, RUN, {"id": kid}, token=people_a["ada"])
+                assert seen_b.ok()["run"]["id"] == kid
+                assert seen_a.ok()["run"] is None
+    finally:
+        await database.close()
+    admin = await asyncpg.connect(database_url)
+    try:
+        # Every subject B's runs were started for, the children's included, is B's.
+        places = await admin.fetch(
+            "SELECT DISTINCT j.workspace::text FROM run r JOIN subject j ON j.id = r.subject"
+            " WHERE r.workflow LIKE 'compose-%'"
+        )
+        workspaces_of_runs = await admin.fetch(
+            "SELECT DISTINCT workspace::text AS w FROM run WHERE workflow LIKE 'compose-%'"
+        )
+    finally:
+        await admin.close()
+    assert [r["w"] for r in workspaces_of_runs] == [B]
+    assert [r[0] for r in places] == [B]
+
+
+RUN = "query($id: ID!) { run(id: $id) { id } }"
