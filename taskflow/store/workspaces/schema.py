@@ -79,9 +79,14 @@ FUNCTION = (
     "  RETURN NEW;\nEND\n$$"
 )
 #: Who sees a row: a transaction of its workspace, or one of every workspace.
+#: Each side is a scalar subquery, so PostgreSQL works it out once per statement (an
+#: InitPlan) rather than per row, and ``workspace = <uuid>`` can serve as an index condition;
+#: a setting that is no UUID (unset, '') names no workspace.
 POLICY = (
-    f"current_setting('{SETTING}', true) = '{EVERY}'"
-    f" OR workspace::text = current_setting('{SETTING}', true)"
+    f"(SELECT current_setting('{SETTING}', true) = '{EVERY}')"
+    f" OR workspace = (SELECT CASE WHEN current_setting('{SETTING}', true)"
+    " ~ '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$'"
+    f" THEN current_setting('{SETTING}', true)::uuid END)"
 )
 
 WORKSPACE_ROW = (
