@@ -15,7 +15,7 @@ from tests.conftest import gql
 
 pytestmark = pytest.mark.anyio
 
-ME = "{ me { id } }"
+ME = "{ me { id workspace } }"
 
 
 async def test_a_workspace_is_created_suspended_resumed_and_exported(
@@ -33,7 +33,7 @@ async def test_a_workspace_is_created_suspended_resumed_and_exported(
     async with conftest.asgi_client(services) as client:
         started = await w.start(client, token, "expense-approval", "expense", "E-1", w.EXPENSE)
         assert started["__typename"] == "StartRunSuccess"
-        assert (await gql(client, ME, token=token)).ok()["me"]["id"]
+        assert (await gql(client, ME, token=token)).ok()["me"]["workspace"] == made.id
 
         await workspaces.set_status(services, made.id, "suspended")
         refused = await gql(client, ME, token=token)
