@@ -55,6 +55,7 @@ if str(ROOT) not in sys.path:
 import asyncpg  # noqa: E402
 import httpx  # noqa: E402
 
+from bench import inbox_workspaces  # noqa: E402
 from taskflow import clock, errors  # noqa: E402
 from taskflow.api.graphql.common import relay  # noqa: E402
 from taskflow.config import config  # noqa: E402
@@ -921,6 +922,8 @@ class Options:
     #: Rounds of both phases on one server (each after the first starts from reindexed,
     #: vacuumed tables); the summary prints each round and their mean side by side.
     rounds: int = 1
+    #: Print the inbox and claim figures with and without workspaces (bench/inbox_workspaces.py).
+    workspaces: bool = True
     #: A Python file run in both processes before measuring, to try a proposed change.
     try_file: str | None = None
 
@@ -1025,6 +1028,10 @@ async def run(admin_url: str, options: Options, out: Callable[[str], None] = say
                         phases.append(Phase(name, sizes, inbox, claims, latency, load_average()))
                         report_phase(phases[-1], out)
         report_summary(phases, out)
+        if options.workspaces:
+            await inbox_workspaces.measure(
+                services, url, admin, options.iterations, options.claims, release, out
+            )
         out(f"\ntotal {time.perf_counter() - began:.0f} s")
     finally:
         with contextlib.suppress(Exception):
@@ -1047,6 +1054,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--iterations", type=int, default=None, help="inbox calls per way")
     parser.add_argument("--claims", type=int, default=None, help="claim-next calls per run")
     parser.add_argument("--reuse", action="store_true", help="reuse a generated database")
+    parser.add_argument(
+        "--no-workspaces",
+        action="store_true",
+        help="leave out the figures with and without workspaces (they split the data in two)",
+    )
     parser.add_argument(
         "--rounds", type=int, default=1, help="rounds of both phases; the summary's mean"
     )
@@ -1076,6 +1088,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         latency_calls=max(10, min(300, round(3_000 * scale))),
         reuse=args.reuse,
         rounds=max(1, args.rounds),
+        workspaces=not args.no_workspaces,
         try_file=str(Path(args.try_file).resolve()) if args.try_file else None,
     )
     say(

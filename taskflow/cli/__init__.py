@@ -18,6 +18,7 @@ from taskflow import errors
 COMMAND_MODULES = (
     "taskflow.cli.server_cmd",
     "taskflow.cli.principals_cmd",
+    "taskflow.cli.workspaces_cmd",
     "taskflow.cli.calendar_edit_cmd",  # with calendar_cmd's check, due, elapsed
     "taskflow.cli.sla_cmd",
     "taskflow.cli.definitions_cmd",

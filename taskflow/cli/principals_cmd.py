@@ -64,7 +64,8 @@ def load_principals(args: argparse.Namespace) -> int:
     records = principals.parse_file(Path(args.file))
 
     async def run(svc: Services) -> tuple[int, int]:
-        return await principals.load(svc, records)
+        # New principals are created in --workspace (default: the default workspace).
+        return await principals.load(svc, records, workspace=args.workspace)
 
     created, updated = runtime.on_services(settings, run)
     print(f"taskflow: {created} principals created, {updated} updated.")
@@ -112,6 +113,11 @@ def register(subparsers: Any) -> None:
     sub = parser.add_subparsers(dest="principals_command", metavar="ACTION", required=True)
     load = sub.add_parser("load", help="Create or update principals from a JSON or CSV file.")
     load.add_argument("file", help="A .json (list of objects) or .csv file.")
+    load.add_argument(
+        "--workspace",
+        default=None,
+        help="The workspace id new principals are created in (default: the default one).",
+    )
     load.set_defaults(handler=load_principals)
     grant = sub.add_parser(
         "agent",

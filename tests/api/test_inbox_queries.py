@@ -76,7 +76,10 @@ async def test_an_inbox_page_of_fifty_costs_the_same_queries_as_a_page_of_one(
     # Authenticate, the page itself, one batched load of the runs behind it and one of
     # their slots (the access check of Slot.run, as if each run were fetched by id).
     assert len(counter.statements) == for_one
-    assert len(counter.statements) <= 4, counter.statements
+    # Each borrowed connection's transaction frames (BEGIN with the caller's workspace,
+    # COMMIT: docs/workspaces.md) are not queries of the page.
+    queries = [q for q in counter.statements if not q.startswith(("BEGIN", "COMMIT"))]
+    assert len(queries) <= 4, queries
 
 
 async def test_claim_next_is_one_statement_with_its_deadlines(

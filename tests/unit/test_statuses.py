@@ -26,6 +26,7 @@ from taskflow.core.runs.statuses import (
 )
 from taskflow.core.slots import slots
 from taskflow.service.automations import automations as automation_service
+from taskflow.service.workspaces import workspaces as workspace_service
 from tests.unit.slot_views import slot_view
 
 NOW = datetime(2026, 12, 1, 9, tzinfo=UTC)
@@ -141,6 +142,8 @@ _KNOWN = {
     # automations (store/automations, attention.sql): a the automation row
     "a": set(automation_service.MOVES),
     "automation": set(automation_service.MOVES),
+    # workspaces (store/access/principals.py reads a principal's)
+    "ws": set(workspace_service.STATUSES),
 }
 _SLOT = {s.value for s in SlotStatus}
 _ANY = _SLOT | _KNOWN["t"] | _KNOWN["r"] | _KNOWN["st"] | _KNOWN["rc"]

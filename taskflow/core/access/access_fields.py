@@ -133,7 +133,7 @@ _VALUE_FIELDS = {
     "PayloadField": "name type required choices label",
     "PowerGrant": "power workflows teams events",
     "Principal": "id login displayName email roles groups attributes timeZone calendar active "
-    "powers tokensValidAfter workingHours leave",
+    "powers tokensValidAfter workingHours leave workspace",
     "WorkingHours": "timeZone windows calendar",
     "Leave": "from to note",
     "SetWorkingHoursSuccess": "principal",

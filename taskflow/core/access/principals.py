@@ -89,6 +89,11 @@ class Principal:
     working_hours: wh.WorkingHours | None = None
     #: Absences (``addLeave``), by start.
     leave: tuple[wh.Leave, ...] = ()
+    #: The workspace (tenant) it belongs to and acts in (docs/workspaces.md); '' for one not
+    #: stored yet: it is created in the workspace of whoever creates it.
+    workspace: str = ""
+    #: Its workspace is suspended: its tokens are refused (read with it).
+    workspace_suspended: bool = False
 
     @functools.cached_property
     def audience_keys(self) -> frozenset[str]:

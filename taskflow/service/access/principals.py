@@ -7,19 +7,21 @@ import difflib
 import io
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from taskflow import errors
 from taskflow.core.access import principals as core
-from taskflow.service.access import access, callers
+from taskflow.service.access import access, acting, callers
 from taskflow.service.common import retry
 from taskflow.service.common.container import Services
 from taskflow.service.slots import held
 from taskflow.store.access import principals as rows
 from taskflow.store.access import report_sessions
 from taskflow.store.common import db
+from taskflow.store.workspaces import scope as workspace_scope
 
 MAX_PAGE = 100
 
@@ -27,8 +29,9 @@ MAX_PAGE = 100
 async def authenticate(services: Services, token: str) -> core.Principal:
     """The active principal a bearer token names, or :class:`AuthenticationError`."""
     principal_id, issued_at = services.staff_tokens.verify_claims(token, services.clock.now())
-    async with services.db.connection() as conn:
-        found = await rows.get_checked(conn, principal_id)
+    with workspace_scope.every():  # the principal's row says its workspace
+        async with services.db.connection() as conn:
+            found = await rows.get_checked(conn, principal_id)
     services.callers.forget(principal_id)
     if found is None:
         raise errors.AuthenticationError(
@@ -37,6 +40,7 @@ async def authenticate(services: Services, token: str) -> core.Principal:
     principal, digest = found
     _admit(principal, issued_at)
     services.callers.keep(callers.Presumed(principal, digest))
+    acting.act_as(principal)  # the request acts in its caller's workspace from here on
     return principal
 
 
@@ -53,8 +57,9 @@ async def authenticate_many(
             claims[token] = services.staff_tokens.verify_claims(token, now)
         except errors.AuthenticationError as refused:
             answers[token] = refused
-    async with services.db.connection() as conn:
-        found = await rows.get_many(conn, sorted({c[0] for c in claims.values()}))
+    with workspace_scope.every():
+        async with services.db.connection() as conn:
+            found = await rows.get_many(conn, sorted({c[0] for c in claims.values()}))
     for token, (principal_id, issued_at) in claims.items():
         principal = found.get(principal_id)
         try:
@@ -80,12 +85,14 @@ def presume(services: Services, token: str) -> callers.Presumed | None:
         _admit(kept.principal, issued_at)
     except errors.AuthenticationError:
         return None
+    acting.act_as(kept.principal)
     return kept
 
 
 def _admit(principal: core.Principal, issued_at: datetime | None) -> None:
     """Refuse a deactivated principal, and a token issued before its sign-out cutoff."""
     principal_id = principal.id
+    acting.refuse_suspended(principal)
     if not principal.active:
         raise errors.AuthenticationError(
             f"Principal {principal_id!r} has been deactivated; ask an administrator to "
@@ -355,8 +362,13 @@ def parse_file(path: Path) -> list[dict[str, Any]]:
     raise errors.ValidationError(f"{path}: principals are loaded from .json or .csv files.")
 
 
-async def load(services: Services, records: Sequence[Mapping[str, Any]]) -> tuple[int, int]:
-    """Upsert many principals in one transaction: all or nothing. Returns (created, updated)."""
+async def load(
+    services: Services, records: Sequence[Mapping[str, Any]], *, workspace: str | None = None
+) -> tuple[int, int]:
+    """Upsert many principals in one transaction: all or nothing. Returns (created, updated).
+    New ones are created in ``workspace`` (None: the caller's; the CLI's is the default)."""
+    if workspace is not None and db.uuid_or_none(workspace) is None:
+        raise errors.ValidationError(f"{workspace!r} is not a workspace id.", field="workspace")
     built = []
     for index, record in enumerate(records, start=1):
         try:
@@ -371,7 +383,7 @@ async def load(services: Services, records: Sequence[Mapping[str, Any]]) -> tupl
         for record, (principal, keep_powers) in zip(records, built, strict=True):
             stored, was_created, deactivated = await rows.upsert(
                 conn,
-                principal,
+                replace(principal, workspace=workspace) if workspace else principal,
                 now,
                 active=core.requested_active(record),
                 keep_powers=keep_powers,

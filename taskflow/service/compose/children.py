@@ -40,6 +40,7 @@ from taskflow.service.runs import decisions, ids, persist, runs, starting
 from taskflow.store.common import db, locks
 from taskflow.store.compose import children as rows
 from taskflow.store.runs import runs as run_rows
+from taskflow.store.workspaces import scope as workspace_scope
 
 #: Rows taken per pass.
 BATCH = 100
@@ -103,6 +104,8 @@ async def _act(services: Services, parent_id: str, row_ids: list[int]) -> int:
         parent = await run_rows.get_run(conn, parent_id, lock=True)
         if parent is None:
             return 0
+        # What it creates (a child's subject) is the parent's workspace's: docs/workspaces.md.
+        await workspace_scope.enter_run(conn, parent_id)
         await locks.lock_live_slots(conn, [parent_id])
         now = services.clock.now()
         done = 0

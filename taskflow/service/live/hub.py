@@ -26,6 +26,7 @@ from taskflow.service.common.container import Services
 from taskflow.service.live import live_metrics, rechecks, topics
 from taskflow.service.slots import views
 from taskflow.store.live import live
+from taskflow.store.workspaces import scope as workspace_scope
 
 log = logging.getLogger("taskflow.live")
 
@@ -154,7 +155,8 @@ class Hub:
         key = (actor.id, repr(topic))
         group = self.groups.get(key)
         if group is None:
-            group = Group(topic, actor, await topic.start(self.services, actor))
+            with workspace_scope.acting_in(actor.workspace):
+                group = Group(topic, actor, await topic.start(self.services, actor))
             group = self.groups.setdefault(key, group)
         sub = Subscription(self, group, max_queued, dropped)
         group.subscribers.add(sub)
@@ -222,7 +224,9 @@ class Hub:
     async def _start(self) -> None:
         if self._task is None or self._task.done():
             self._ready.clear()
-            self._task = asyncio.create_task(self._run(), name="taskflow-live")
+            # The feed reads every workspace's lines; each group reads in its actor's.
+            with workspace_scope.every():
+                self._task = asyncio.create_task(self._run(), name="taskflow-live")
         await self._ready.wait()
 
     def _heard(self, payload: str) -> None:
@@ -320,9 +324,10 @@ class Hub:
         if runs is not None and not runs:
             return []
         try:
-            now = await group.topic.read(
-                self.services, group.actor, None if runs is None else sorted(runs), loaded
-            )
+            with workspace_scope.acting_in(group.actor.workspace):
+                now = await group.topic.read(
+                    self.services, group.actor, None if runs is None else sorted(runs), loaded
+                )
         except (errors.Forbidden, errors.NotFound):
             now = {}  # the subscriber lost the power to read this list: all of it goes
         changes = [Change(cursor, key, row) for key, (_, row) in now.items()]

@@ -221,6 +221,7 @@ async def claim_next(
             now=now,
             facts=services.catalog.claim_facts,
             caller_digest=caller_digest,
+            workspace=actor.workspace,
         )
     if plain is None and caller_digest is not None:
         raise callers.CallerChanged

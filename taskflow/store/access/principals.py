@@ -14,7 +14,11 @@ from taskflow.store.common import db, sql
 from taskflow.store.common.sql_builder import with_columns
 
 _COLUMNS = "id, display_name, email, roles, groups, attributes, time_zone, calendar, active, powers"
-_READ = f"{_COLUMNS}, tokens_valid_after, working_hours, leave_spans"
+_READ = (
+    f"{_COLUMNS}, tokens_valid_after, working_hours, leave_spans, workspace,"
+    " (SELECT ws.status = 'suspended' FROM workspace ws WHERE ws.id = principal.workspace)"
+    " AS workspace_suspended"
+)
 
 #: The statements of ``access/principals.sql``, their column lists filled.
 SQL = with_columns(sql.statements("access/principals"), read=_READ)
@@ -79,6 +83,7 @@ async def upsert(
         now,
         [g.as_dict() for g in principal.powers],
         keep_powers,
+        principal.workspace or None,
     )
     assert row is not None
     return _to_core(row), bool(row["created"]), bool(was_active) and not row["active"]

@@ -17,10 +17,12 @@ SELECT active FROM principal WHERE id = $1 FOR UPDATE
 -- Insert or update principal $1 (text): display name $2, email $3, roles $4 (text[]),
 -- groups $5 (text[]), attributes $6 (jsonb), time zone $7, calendar $8, active $9 (NULL:
 -- keep; a new one is active; false moves tokens_valid_after to now), now $10, powers $11
--- (jsonb), $12 (boolean): keep the stored powers.
+-- (jsonb), $12 (boolean): keep the stored powers, $13 (uuid) the workspace of a new one
+-- (NULL: the transaction's; an existing principal keeps its own).
 INSERT INTO principal (id, display_name, email, roles, groups, attributes, time_zone, calendar,
-                       active, powers, created_at, updated_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, coalesce($9, true), $11, $10, $10)
+                       active, powers, created_at, updated_at, workspace)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, coalesce($9, true), $11, $10, $10,
+        coalesce($13::uuid, taskflow_workspace()))
 ON CONFLICT (id) DO UPDATE SET
     display_name = EXCLUDED.display_name, email = EXCLUDED.email,
     roles = EXCLUDED.roles, groups = EXCLUDED.groups,

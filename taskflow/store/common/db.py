@@ -17,6 +17,7 @@ from asyncpg.pool import PoolConnectionProxy
 
 from taskflow.store.common import record_build
 from taskflow.store.common import replica as replica_reads
+from taskflow.store.workspaces import scope as workspace_scope
 
 #: A connection as use cases hold it: borrowed from the pool.
 Connection: TypeAlias = "PoolConnectionProxy[Any]"
@@ -40,9 +41,8 @@ async def _init_connection(conn: asyncpg.Connection[Any]) -> None:
 
 
 async def _keep_session(conn: asyncpg.Connection[Any]) -> None:
-    """Skip asyncpg's reset round trip on release: pooled connections carry no session state
-    (no LISTEN, no advisory locks, no SET outside a transaction; the worker listens on a
-    connection of its own)."""
+    """Skip asyncpg's reset round trip on release: no LISTEN, advisory lock or SET outlives a
+    borrow but the workspace, which the next borrower sets to its own (workspaces/scope.py)."""
 
 
 @asynccontextmanager
@@ -205,7 +205,7 @@ class Database:
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[Connection]:
         """A connection inside a transaction: committed on success, rolled back on error."""
-        async with _borrowed(self.pool) as conn, conn.transaction():
+        async with _borrowed(self.pool) as conn, workspace_scope.transaction(conn):
             yield conn
             hook = BEFORE_COMMIT.get()
             if hook is not None:
@@ -218,26 +218,26 @@ class Database:
     @asynccontextmanager
     async def keyed(self) -> AsyncIterator[Connection]:
         """A transaction on the idempotency-key pool (see ``store/common/idempotency.py``)."""
-        async with _borrowed(self.keys) as conn, conn.transaction():
+        async with _borrowed(self.keys) as conn, workspace_scope.transaction(conn):
             yield conn
 
     @asynccontextmanager
     async def connection(self) -> AsyncIterator[Connection]:
-        """A connection outside any explicit transaction (single statements)."""
-        async with _borrowed(self.pool) as conn:
+        """A connection outside any explicit transaction, in the task's workspace (scope.py)."""
+        async with _borrowed(self.pool) as conn, workspace_scope.outside(conn, self):
             yield conn
 
     @asynccontextmanager
     async def single(self) -> AsyncIterator[Connection]:
-        """A connection for one statement, atomic on its own, outside any transaction
-        (claim-next's). Inside an idempotency key's scope (``BEFORE_COMMIT`` set) it is one
-        transaction, so the key is written with the statement's effect."""
+        """One statement alone, atomic, outside a transaction (claim-next's: it names its
+        workspace); with ``BEFORE_COMMIT`` one transaction, an idempotency key with its effect."""
         async with _borrowed(self.pool) as conn:
             hook = BEFORE_COMMIT.get()
             if hook is None:
+                await workspace_scope.named(conn, self)
                 yield conn
                 return
-            async with conn.transaction():
+            async with workspace_scope.transaction(conn):
                 yield conn
                 await hook(conn)
 

@@ -138,6 +138,11 @@ sl.priority = $?
 -- Whoever holds the slot, or satisfied it.
 coalesce(sl.holder, sl.satisfied_by) = $?
 
+-- name: slot_in_workspace
+-- Slot sl is of workspace $? (uuid): a statement that runs outside a transaction, where no
+-- workspace is set for row-level security, names it (docs/workspaces.md).
+sl.workspace = $?::uuid
+
 -- name: caller_unchanged
 -- The statement's caller (principal id, then the digest of its row as read by
 -- principals.sql get_checked) is unchanged: a statement run for a caller read earlier

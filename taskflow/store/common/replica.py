@@ -15,6 +15,8 @@ from typing import Any
 import asyncpg
 from asyncpg.pool import PoolConnectionProxy
 
+from taskflow.store.workspaces import scope as workspace_scope
+
 #: Seconds the replica's replay is behind the primary: 0 when it has replayed everything it
 #: received (an idle primary writes nothing to be behind on), else the age of the last
 #: transaction it replayed; NULL (never replayed one) counts as too far behind.
@@ -56,6 +58,7 @@ class Replica:
                 yield None
                 return
             async with conn.transaction(readonly=True):
+                await workspace_scope.enter(conn)
                 yield conn
         finally:
             await self.pool.release(conn)

@@ -15,13 +15,15 @@ from taskflow.store.history import spans
 from taskflow.store.live import live
 from taskflow.store.runs import run_watch
 from taskflow.store.slots import candidacy, claims
+from taskflow.store.workspaces import schema as workspace_schema
 
 #: Indexes beyond what the table classes can declare: (name, CREATE INDEX statement).
 EXTRA_INDEXES: tuple[tuple[str, str], ...] = (
     ("principal_roles_gin", "CREATE INDEX principal_roles_gin ON principal USING gin (roles)"),
     (
         "subject_type_external_id_key",
-        "CREATE UNIQUE INDEX subject_type_external_id_key ON subject (type, external_id)",
+        "CREATE UNIQUE INDEX subject_type_external_id_key"
+        " ON subject (workspace, type, external_id)",
     ),
     # One live run per subject and workflow, a delayed start's included (migration
     # 2026-12-04T07:50).
@@ -383,3 +385,13 @@ EXTRA_TABLES: tuple[tuple[str, str], ...] = (
 EXTRA_TABLES += automations.TABLES
 EXTRA_FUNCTIONS += automations.FUNCTIONS
 EXTRA_TRIGGERS += automations.TRIGGERS
+
+# Workspaces (docs/workspaces.md): the column of every held table, the trigger that gives a
+# row its run's workspace, and the row-level security policies (declared with the triggers:
+# they come last, on the finished tables).
+EXTRA_TABLES += (("taskflow_workspace", workspace_schema.CURRENT),)
+EXTRA_TABLES += tuple(("workspace_column", s) for s in workspace_schema.columns())
+EXTRA_INDEXES += workspace_schema.INDEXES
+EXTRA_FUNCTIONS += (("workspace_from_parent", workspace_schema.FUNCTION),)
+EXTRA_TRIGGERS += tuple(workspace_schema.triggers())
+EXTRA_TRIGGERS += tuple(("workspace_wall", s) for s in workspace_schema.policies())

@@ -53,6 +53,7 @@ from taskflow.store.runs.run_tables import Timer as Timer
 from taskflow.store.steps.step_tables import Step as Step
 from taskflow.store.steps.step_tables import StepAttempt as StepAttempt
 from taskflow.store.steps.step_tables import StepOnce as StepOnce
+from taskflow.store.workspaces.workspace_tables import Workspace as Workspace
 
 
 class Notification(Table, tablename="notification"):
@@ -241,7 +242,7 @@ class DeployedDefinition(Table, tablename="deployed_definition"):
     drift_allowed_at = Timestamptz(null=True, default=None)
 
 
-TABLES: tuple[type[Table], ...] = (Principal, Subject, Run, Slot, AuditEvent)
+TABLES: tuple[type[Table], ...] = (Workspace, Principal, Subject, Run, Slot, AuditEvent)
 TABLES += (SlaClock, Timer, Notification)
 TABLES += (MagicLink, LinkThrottle)
 TABLES += (ReportSession,)

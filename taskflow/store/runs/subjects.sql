@@ -5,7 +5,7 @@
 -- $4 (jsonb) at $5, or replace its attributes (its version moves only when they change).
 INSERT INTO subject (id, type, external_id, attributes, version, created_at, updated_at)
 VALUES ($1, $2, $3, $4, 1, $5, $5)
-ON CONFLICT (type, external_id) DO UPDATE SET
+ON CONFLICT (workspace, type, external_id) DO UPDATE SET
     attributes = EXCLUDED.attributes,
     version = subject.version
               + (subject.attributes IS DISTINCT FROM EXCLUDED.attributes)::int,
@@ -20,7 +20,7 @@ RETURNING id, type, external_id, attributes, version, gone_at, (xmax = 0) AS cre
 -- nothing when the subject exists (a concurrent insert committed first).
 INSERT INTO subject (id, type, external_id, attributes, version, created_at, updated_at)
 VALUES ($1, $2, $3, $4, 1, $5, $5)
-ON CONFLICT (type, external_id) DO NOTHING
+ON CONFLICT (workspace, type, external_id) DO NOTHING
 RETURNING id, type, external_id, attributes, version
 
 -- name: find

@@ -106,14 +106,18 @@ async def claim_next_plain(
     now: datetime,
     facts: claim_facts.ClaimFacts,
     caller_digest: str | None = None,
+    workspace: str = "",
 ) -> PlainClaim | None:
     """Claim the most urgent open slot with its deadlines if it is plain; None if none is open.
 
     Run it outside a transaction: it is one statement, atomic on its own. With
     ``caller_digest`` (``principals.get_checked``'s) it claims nothing (None) unless the
-    principal's row is still the one read with that digest.
+    principal's row is still the one read with that digest. ``workspace``: the caller's,
+    the only one whose slots it takes ('' for none: a test of the bare statement).
     """
-    sql, args = claim_next_plain_statement(principal_id, keys, f, now, facts, caller_digest)
+    sql, args = claim_next_plain_statement(
+        principal_id, keys, f, now, facts, caller_digest, workspace
+    )
     row = await conn.fetchrow(sql, *args)
     if row is None:
         return None
@@ -138,11 +142,14 @@ def claim_next_plain_statement(
     now: datetime,
     facts: claim_facts.ClaimFacts,
     caller_digest: str | None = None,
+    workspace: str = "",
 ) -> tuple[str, list[Any]]:
     """The statement of :func:`claim_next_plain` and its arguments (its text composed once
     per filter shape: ``sql_builder``)."""
     fixed = (principal_id, list(keys), now, list(facts.declaring))
     st = Statement(SQL["claim_next_plain"], *fixed, list(facts.assigned_reminders))
+    if workspace:
+        st.where("slot_in_workspace", workspace)
     if caller_digest is not None:
         st.where("caller_unchanged", principal_id, caller_digest)
     return slot_filters(st, f).build()

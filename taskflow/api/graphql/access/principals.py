@@ -105,6 +105,10 @@ class PrincipalType(relay.Node):
     leave: list[hours_types.LeaveType] = strawberry.field(
         description="Absences (addLeave), by start."
     )
+    workspace: str = strawberry.field(
+        description="The id of the workspace (tenant) it belongs to and acts in; nothing of "
+        "another workspace is visible to it (docs/workspaces.md)."
+    )
 
     @classmethod
     def of(cls, principal: core.Principal) -> PrincipalType:

@@ -62,6 +62,9 @@ async def caller(info: Info) -> principals.Principal:
     """The authenticated principal, or an UNAUTHENTICATED error (HTTP 401)."""
     context = info.context
     if context.principal is not None:
+        from taskflow.service.access import acting
+
+        acting.act_as(context.principal)
         return context.principal
     try:
         token = _bearer(context.authorization)
