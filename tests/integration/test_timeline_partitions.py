@@ -34,7 +34,9 @@ async def _line(conn: asyncpg.Connection, at: datetime) -> int:
 async def test_the_timeline_is_partitioned_with_a_default(database_url: str) -> None:
     conn = await asyncpg.connect(database_url)
     try:
-        kind = await conn.fetchval("SELECT relkind::text FROM pg_class WHERE relname = 'audit_event'")
+        kind = await conn.fetchval(
+            "SELECT relkind::text FROM pg_class WHERE relname = 'audit_event'"
+        )
         assert kind == "p"
         names = [r["relname"] for r in await conn.fetch(PARTITIONS)]
         assert names == ["audit_event_before", "audit_event_default"]

@@ -3,7 +3,12 @@ function making month partitions ahead (``history/partitions.sql``, docs/scaling
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping
+from datetime import UTC, datetime
 from typing import Final
+
+import asyncpg
 
 from taskflow.store.common import db, sql
 
@@ -18,6 +23,48 @@ FUNCTION: Final = ("timeline_partitions", SQL["partitions_function"])
 AHEAD = 2
 
 
-async def make_ahead(conn: db.Connection, now: object, ahead: int = AHEAD) -> int:
+async def make_ahead(conn: db.Connection, now: datetime, ahead: int = AHEAD) -> int:
     """Make the month partitions of ``now``'s month and ``ahead`` after it; how many were new."""
     return int(await conn.fetchval("SELECT timeline_partitions($1, $2)", now, ahead))
+
+
+#: A partition's name as the migration and ``timeline_partitions()`` make them (checked
+#: before a name goes into DROP TABLE, which takes no parameter).
+_PARTITION = re.compile(r"^audit_event_(before|p\d{4}_\d{2})$")
+
+
+async def drop_past(
+    conn: db.Connection, cutoffs: Mapping[str, datetime], *, lock_timeout_ms: int = 2000
+) -> list[str]:
+    """Drop the month partitions whose every line belongs to a run retention takes at
+    ``cutoffs`` (workflow -> runs ended before it go); the names dropped, oldest first.
+
+    One transaction per partition: it is locked, checked again and dropped. A drop waits
+    at most ``lock_timeout_ms`` for the timeline's lock (writers queue behind a waiting
+    ``DROP``), and a month that could not be locked is left for the next pass.
+    """
+    if not cutoffs:
+        return []
+    workflows, befores = list(cutoffs), list(cutoffs.values())
+    dropped: list[str] = []
+    # Every month is looked at: an old one holding a line of a run kept longer (a live
+    # run started long ago) does not hold back the newer ones.
+    for month in await conn.fetch(SQL["months"], max(befores)):
+        name = month["name"]
+        if not _PARTITION.match(name):
+            continue
+        lower = month["lower_at"] or datetime.min.replace(tzinfo=UTC)
+        try:
+            async with conn.transaction():
+                await conn.execute(f"SET LOCAL lock_timeout = {int(lock_timeout_ms)}")
+                await conn.execute(f'LOCK TABLE "{name}" IN ACCESS EXCLUSIVE MODE')
+                kept = await conn.fetchval(
+                    SQL["kept_line"], lower, month["upper_at"], workflows, befores
+                )
+                if not kept:
+                    await conn.execute(f'DROP TABLE "{name}"')
+        except asyncpg.LockNotAvailableError:
+            continue
+        if not kept:
+            dropped.append(name)
+    return dropped

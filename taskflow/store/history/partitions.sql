@@ -141,3 +141,34 @@ BEGIN
   END LOOP;
   RETURN made;
 END $$
+
+-- name: months
+-- The timeline's partitions but the DEFAULT one, oldest first, with their bounds (from
+-- null: MINVALUE) whose upper bound is at or before $1: the only ones whose lines can all
+-- belong to runs past their retention.
+SELECT name, lower_at, upper_at FROM (
+  SELECT c.relname AS name,
+         substring(pg_get_expr(c.relpartbound, c.oid) FROM 'FROM \(''([^'']+)''\)')::timestamptz
+           AS lower_at,
+         substring(pg_get_expr(c.relpartbound, c.oid) FROM 'TO \(''([^'']+)''\)')::timestamptz
+           AS upper_at
+  FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+  WHERE i.inhparent = 'audit_event'::regclass
+) p
+WHERE upper_at IS NOT NULL AND upper_at <= $1
+ORDER BY upper_at
+
+-- name: kept_line
+-- One line in [$1, $2) (the bounds prune the scan to one partition) that retention would
+-- not take yet, given workflows $3 (text[]) and their cutoffs $4 (timestamptz[]): its run
+-- is live, ended after its workflow's cutoff, of a workflow without an age, or has
+-- opened slots still waiting for their report measures. None: the month goes whole.
+SELECT 1 FROM audit_event a
+JOIN run r ON r.id = a.run
+LEFT JOIN unnest($3::text[], $4::timestamptz[]) AS k(workflow, cutoff) ON k.workflow = r.workflow
+WHERE a.at >= $1 AND a.at < $2
+  AND (k.cutoff IS NULL OR r.ended_at IS NULL OR r.ended_at >= k.cutoff
+       OR r.status NOT IN ('completed', 'cancelled')
+       OR EXISTS (SELECT 1 FROM slot s WHERE s.run = r.id AND s.opened_at IS NOT NULL
+                  AND s.measured_clock IS NULL))
+LIMIT 1
