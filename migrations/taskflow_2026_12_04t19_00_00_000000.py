@@ -28,13 +28,11 @@ VERSION = "1.39.0"
 DESCRIPTION = "timeline partitioned by month"
 
 FORWARDS = (
-    *partitions.MIGRATION_STEPS,
-    partitions.FUNCTION[1],
+    *((partitions.NOT_YET_PARTITIONED, step) for step in partitions.MIGRATION_STEPS),
+    ("SELECT to_regproc('timeline_partitions') IS NULL", partitions.FUNCTION[1]),
 )
 BACKWARDS = (f"DROP FUNCTION IF EXISTS {partitions.FUNCTION[0]}(timestamptz, integer)",)
 
 
 async def forwards() -> MigrationManager:
-    manager = migration_steps.run_sql(ID, DESCRIPTION, FORWARDS, BACKWARDS)
-    manager.wrap_in_transaction = False
-    return manager
+    return migration_steps.run_steps(ID, DESCRIPTION, FORWARDS, BACKWARDS, in_transaction=False)

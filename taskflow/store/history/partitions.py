@@ -17,6 +17,11 @@ SQL = sql.statements("history/partitions")
 
 #: Migration 2026-12-04T19:00, in order (each idempotent; not one transaction).
 MIGRATION_STEPS: Final = (SQL["prepare"], SQL["validate"], SQL["id_at_index"], SQL["swap"])
+#: Whether the timeline is still a plain table: the concurrent index is built only then
+#: (on a partitioned table PostgreSQL refuses CONCURRENTLY, whatever IF NOT EXISTS says).
+NOT_YET_PARTITIONED: Final = (
+    "SELECT relkind = 'r' AS plain FROM pg_class WHERE oid = 'audit_event'::regclass"
+)
 FUNCTION: Final = ("timeline_partitions", SQL["partitions_function"])
 
 #: Months made ahead of the current one.
