@@ -37,7 +37,8 @@ CONSTRAINTS = """
     ORDER BY 1, 2
 """
 TRIGGERS = """
-    SELECT tgname, pg_get_triggerdef(oid) FROM pg_trigger WHERE NOT tgisinternal ORDER BY 1
+    SELECT tgname, pg_get_triggerdef(oid) FROM pg_trigger WHERE NOT tgisinternal AND tgparentid = 0
+    ORDER BY 1
 """
 FUNCTIONS = """
     SELECT proname, pg_get_functiondef(oid) FROM pg_proc

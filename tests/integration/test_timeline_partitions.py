@@ -45,6 +45,18 @@ async def test_the_timeline_is_partitioned_with_a_default(database_url: str) -> 
             "WHERE conrelid = 'audit_event'::regclass AND contype = 'p'"
         )
         assert key == "PRIMARY KEY (id, at)"
+        # Row-level security and its policies came over from the table it was (workspaces).
+        walls = await conn.fetch(
+            "SELECT c.relname, c.relrowsecurity, c.relforcerowsecurity, "
+            "(SELECT array_agg(p.policyname || ':' || p.cmd || ':' || coalesce(p.qual, '') "
+            "ORDER BY p.policyname) FROM pg_policies p WHERE p.tablename = c.relname) AS policies "
+            "FROM pg_class c WHERE c.relname IN ('audit_event', 'audit_event_before') "
+            "ORDER BY c.relname"
+        )
+        parent, before = walls
+        assert parent["relrowsecurity"] == before["relrowsecurity"]
+        assert parent["relforcerowsecurity"] == before["relforcerowsecurity"]
+        assert parent["policies"] == before["policies"]
         # The id sequence belongs to the parent: dropping a month never drops it.
         owner = await conn.fetchval("SELECT pg_get_serial_sequence('audit_event', 'id')")
         assert owner == "public.audit_event_id_seq"
