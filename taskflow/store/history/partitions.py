@@ -62,6 +62,9 @@ async def drop_past(
         try:
             async with conn.transaction():
                 await conn.execute(f"SET LOCAL lock_timeout = {int(lock_timeout_ms)}")
+                # Every workspace's lines: a month is judged on all of them (row-level
+                # security would hide the other workspaces' and drop their history).
+                await conn.execute("SET LOCAL taskflow.workspace = '*'")
                 await conn.execute(f'LOCK TABLE "{name}" IN ACCESS EXCLUSIVE MODE')
                 kept = await conn.fetchval(
                     SQL["kept_line"], lower, month["upper_at"], workflows, befores

@@ -12,6 +12,8 @@ BEGIN
                 AND conname = 'audit_event_partition_bound') THEN
     RETURN;
   END IF;
+  -- Every workspace's lines (row-level security, docs/workspaces.md), for this transaction.
+  PERFORM set_config('taskflow.workspace', '*', true);
   bound := date_trunc('month', greatest(now(), (SELECT max(at) FROM audit_event))
                       + interval '1 day', 'UTC') + interval '1 month';
   EXECUTE format('ALTER TABLE audit_event ADD CONSTRAINT audit_event_partition_bound '
