@@ -381,23 +381,8 @@ EXTRA_TABLES: tuple[tuple[str, str], ...] = (
         " PRIMARY KEY (uploader, sha256))",
     ),
 )
-# The timeline, partitioned by month (migration 2026-12-04T19:00, ``store/history/partitions.py``):
-# the primary key holds the partition key; partitions are the migration's and the worker's
-# (the schema test compares parents). Before the workspace columns: they go on it too.
-EXTRA_TABLES += (
-    (
-        "audit_event",
-        'CREATE TABLE "audit_event" ("id" BIGSERIAL NOT NULL, "run" UUID NOT NULL '
-        'REFERENCES "run" ("id") ON DELETE CASCADE ON UPDATE CASCADE DEFAULT null, '
-        '"slot" UUID DEFAULT null, "kind" VARCHAR(60) NOT NULL DEFAULT \'\', '
-        '"actor" VARCHAR(200) DEFAULT null, "reason" TEXT DEFAULT null, '
-        "\"details\" JSONB NOT NULL DEFAULT '{}', "
-        '"at" TIMESTAMPTZ NOT NULL DEFAULT current_timestamp, '
-        "CONSTRAINT audit_event_pkey PRIMARY KEY (id, at)) PARTITION BY RANGE (at)",
-    ),
-)
+EXTRA_TABLES += (partitions.TABLE,)  # the timeline by month; before the workspace columns
 EXTRA_FUNCTIONS += (partitions.FUNCTION,)
-
 # Automations' queue of lines to decide (migration 2026-12-04T18:10, ``store/automations``).
 EXTRA_TABLES += automations.TABLES
 EXTRA_FUNCTIONS += automations.FUNCTIONS

@@ -24,6 +24,20 @@ NOT_YET_PARTITIONED: Final = (
 )
 FUNCTION: Final = ("timeline_partitions", SQL["partitions_function"])
 
+#: The parent as the schema declares it (``schema_extras``): the primary key holds the
+#: partition key; partitions are the migration's and the worker's (the schema test compares
+#: parents).
+TABLE: Final = (
+    "audit_event",
+    'CREATE TABLE "audit_event" ("id" BIGSERIAL NOT NULL, "run" UUID NOT NULL '
+    'REFERENCES "run" ("id") ON DELETE CASCADE ON UPDATE CASCADE DEFAULT null, '
+    '"slot" UUID DEFAULT null, "kind" VARCHAR(60) NOT NULL DEFAULT \'\', '
+    '"actor" VARCHAR(200) DEFAULT null, "reason" TEXT DEFAULT null, '
+    "\"details\" JSONB NOT NULL DEFAULT '{}', "
+    '"at" TIMESTAMPTZ NOT NULL DEFAULT current_timestamp, '
+    "CONSTRAINT audit_event_pkey PRIMARY KEY (id, at)) PARTITION BY RANGE (at)",
+)
+
 #: Months made ahead of the current one.
 AHEAD = 2
 
