@@ -114,7 +114,7 @@ END $$
 -- timeline_partitions(at, ahead): the month partitions of at's month and the `ahead`
 -- after it, made where missing (the worker calls it); lines the DEFAULT partition took
 -- for such a month move into it. A month the first partition covers is skipped (the
--- overlap is refused). SELECT * moves whole rows: the columns are the parent's, whatever
+-- overlap is refused), as is one another worker made at the same moment. SELECT * moves whole rows: the columns are the parent's, whatever
 -- migrations added. Returns how many partitions it made.
 CREATE FUNCTION timeline_partitions(at timestamptz, ahead integer) RETURNS integer
 LANGUAGE plpgsql AS $$
@@ -137,8 +137,8 @@ BEGIN
       EXECUTE format('ALTER TABLE audit_event ATTACH PARTITION %I FOR VALUES FROM (%L) TO (%L)',
                      part, lo, hi);
       made := made + 1;
-    EXCEPTION WHEN invalid_object_definition THEN
-      NULL;
+    EXCEPTION WHEN invalid_object_definition OR duplicate_table THEN
+      NULL;  -- the first partition's months, or another worker made it just now
     END;
   END LOOP;
   RETURN made;
