@@ -27,8 +27,9 @@ def run_prune(args: argparse.Namespace) -> int:
                 f"{d.workflow}: {d.runs} ended runs older than {d.days} days would be pruned"
                 for d in due
             ]
+        dropped = await retention.keep_months(svc)
         pruned = await retention.prune_due(svc, max_batches=args.max_batches)
-        return [
+        return [f"timeline partition {name} dropped whole" for name in dropped] + [
             f"{d.workflow}: {pruned.get(d.workflow, 0)} ended runs older than {d.days} days pruned"
             for d in due
         ]

@@ -232,6 +232,7 @@ class Worker:
                         self._pruned = now
                     if self._retained is None or now - self._retained >= RETENTION_EVERY:
                         self._retained = now
+                        await retention.keep_months(self.services, now)
                         if retention.enabled(self.services):
                             await retention.prune_due(self.services, now)
                         await self._sweep_files(now)

@@ -1,4 +1,8 @@
-"""Migrating an empty database gives exactly the schema the table classes declare."""
+"""Migrating an empty database gives exactly the schema the table classes declare.
+
+Partitions are left out: the timeline's months are made by the migration and the worker
+at the time they run (``store/history/partitions.py``); their parent is compared.
+"""
 
 from __future__ import annotations
 
@@ -16,21 +20,25 @@ COLUMNS = """
            character_maximum_length
     FROM information_schema.columns
     WHERE table_schema = 'public' AND table_name <> 'migration'
+      AND table_name NOT IN (SELECT relname FROM pg_class WHERE relispartition)
     ORDER BY table_name, column_name
 """
 INDEXES = """
     SELECT tablename, indexname, indexdef FROM pg_indexes
     WHERE schemaname = 'public' AND tablename <> 'migration'
+      AND tablename NOT IN (SELECT relname FROM pg_class WHERE relispartition)
     ORDER BY tablename, indexname
 """
 CONSTRAINTS = """
     SELECT conrelid::regclass::text AS table_name, conname, pg_get_constraintdef(oid) AS definition
     FROM pg_constraint
     WHERE connamespace = 'public'::regnamespace AND conrelid::regclass::text <> 'migration'
+      AND conrelid NOT IN (SELECT oid FROM pg_class WHERE relispartition)
     ORDER BY 1, 2
 """
 TRIGGERS = """
-    SELECT tgname, pg_get_triggerdef(oid) FROM pg_trigger WHERE NOT tgisinternal ORDER BY 1
+    SELECT tgname, pg_get_triggerdef(oid) FROM pg_trigger WHERE NOT tgisinternal AND tgparentid = 0
+    ORDER BY 1
 """
 FUNCTIONS = """
     SELECT proname, pg_get_functiondef(oid) FROM pg_proc

@@ -153,6 +153,35 @@ async def test_a_run_ended_100_days_ago_is_pruned_and_the_report_answers_the_sam
     assert await retention.prune_due(services) == {"kept-briefly": 1}
 
 
+async def test_a_month_whose_runs_are_all_past_retention_is_dropped_whole(
+    services: container.Services, frozen_clock: clock.FrozenClock
+) -> None:
+    march = datetime(2031, 3, 10, 10, tzinfo=UTC)
+    # March to May made; the first partition (the lines up to the migration's month) holds
+    # none and its months are past the 90 days: it goes.
+    assert await retention.keep_months(services, march) == ["audit_event_before"]
+    gone = await _run(services, frozen_clock, "kept-briefly", "R-5", march, timedelta(hours=1))
+    kept = await _run(
+        services, frozen_clock, "kept-for-ever", "F-5", march + timedelta(days=31), timedelta(1)
+    )
+    lines = "SELECT count(*) FROM audit_event WHERE run = $1"
+    assert await _count(services, lines, uuid.UUID(gone)) > 0
+
+    dropped = await retention.keep_months(services, datetime(2031, 9, 1, tzinfo=UTC))
+    # March held only a run past its 90 days, May nothing; April holds a run kept for
+    # ever: it stays, with its lines.
+    assert dropped == ["audit_event_p2031_03", "audit_event_p2031_05"]
+    assert await _count(services, lines, uuid.UUID(gone)) == 0
+    assert await _count(services, lines, uuid.UUID(kept)) > 0
+    # The run itself goes with the usual pruning, its measures kept.
+    frozen_clock.set(datetime(2031, 9, 1, tzinfo=UTC))
+    assert await retention.prune_due(services) == {"kept-briefly": 1}
+    assert (
+        await _count(services, "SELECT count(*) FROM pruned_slot WHERE run = $1", uuid.UUID(gone))
+        == 1
+    )
+
+
 async def test_the_global_default_applies_and_a_running_worker_prunes(
     database_url: str, settings: config.Settings, frozen_clock: clock.FrozenClock
 ) -> None:

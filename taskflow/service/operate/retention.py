@@ -17,6 +17,7 @@ from datetime import datetime
 from taskflow.core.operate import retention as core
 from taskflow.service.common.container import Services
 from taskflow.service.reports import metrics
+from taskflow.store.history import partitions
 from taskflow.store.operate import retention as store
 
 log = logging.getLogger("taskflow.worker")
@@ -56,6 +57,25 @@ async def due(services: Services, now: datetime | None = None) -> list[Due]:
             )
             found.append(Due(definition.name, core.days(kept), runs))
     return found
+
+
+async def keep_months(services: Services, now: datetime | None = None) -> list[str]:
+    """The timeline's month partitions: this month's and the next ones made ahead, and the
+    months whose every line belongs to a run past its workflow's age dropped whole (cheaper
+    than deleting their rows one by one); the names dropped."""
+    at = now or services.clock.now()
+    default = services.settings.retention_days
+    cutoffs = {}
+    for definition in services.catalog.latest():
+        kept = core.age(definition.retention, default)
+        if kept is not None:
+            cutoffs[definition.name] = core.cutoff(at, kept)
+    async with services.db.connection() as conn:
+        await partitions.make_ahead(conn, at)
+        dropped = await partitions.drop_past(conn, cutoffs)
+    for name in dropped:
+        log.info("retention: dropped timeline partition %s", name, extra={"partition": name})
+    return dropped
 
 
 async def prune_due(

@@ -17,8 +17,9 @@ def _use_piccolo_conf(url: str) -> None:
     os.environ["TASKFLOW_MIGRATION_URL"] = url
 
 
-async def migrate(url: str, *, quiet: bool = True) -> None:
-    """Bring the database at ``url`` up to the newest migration (idempotent)."""
+async def migrate(url: str, *, quiet: bool = True, up_to: str = "all") -> None:
+    """Bring the database at ``url`` up to the newest migration (idempotent), or only up to
+    migration id ``up_to`` (bench/partition.py migrates a populated database the rest)."""
     _use_piccolo_conf(url)
     from piccolo.apps.migrations.commands.forwards import run_forwards
 
@@ -27,7 +28,10 @@ async def migrate(url: str, *, quiet: bool = True) -> None:
     piccolo_conf.DB.config = {"dsn": url}
     sink: io.StringIO | None = io.StringIO() if quiet else None
     with contextlib.redirect_stdout(sink) if sink else contextlib.nullcontext():
-        result = await run_forwards(app_name="all")
+        if up_to == "all":
+            result = await run_forwards(app_name="all")
+        else:
+            result = await run_forwards(app_name="taskflow", migration_id=up_to)
     if not result.success:
         output = sink.getvalue() if sink else ""
         raise errors.TaskflowError(

@@ -42,3 +42,35 @@ def run_sql(
 def replace_sql(migration_id: str, description: str, new: str, previous: str) -> MigrationManager:
     """The migration replacing an object by ``new`` (``CREATE OR REPLACE``), ``previous`` back."""
     return run_sql(migration_id, description, [new], [previous])
+
+
+def run_steps(
+    migration_id: str,
+    description: str,
+    forwards: Sequence[tuple[str | None, str]],
+    backwards: Sequence[str],
+    *,
+    in_transaction: bool = True,
+) -> MigrationManager:
+    """Like :func:`run_sql`, each forward statement run only when its condition (a query
+    answering one boolean, or None: always) holds: for statements no ``DO`` block can hold
+    (``CREATE INDEX CONCURRENTLY``) in a migration that may run again after stopping
+    half-way; ``in_transaction=False`` runs each statement on its own."""
+    manager = MigrationManager(
+        migration_id=migration_id,
+        app_name="taskflow",
+        description=description,
+        wrap_in_transaction=in_transaction,
+    )
+
+    async def step() -> None:
+        for condition, statement in forwards:
+            if condition is not None:
+                answer = await _Raw.raw(_escaped(condition))
+                if not answer or not next(iter(answer[0].values())):
+                    continue
+            await _Raw.raw(_escaped(statement))
+
+    manager.add_raw(step)
+    manager.add_raw_backwards(_steps(tuple(backwards)))
+    return manager

@@ -11,7 +11,7 @@ from __future__ import annotations
 from taskflow.store.automations import automations
 from taskflow.store.common import sql
 from taskflow.store.compose import children
-from taskflow.store.history import spans
+from taskflow.store.history import partitions, spans
 from taskflow.store.live import live
 from taskflow.store.runs import run_watch
 from taskflow.store.slots import candidacy, claims
@@ -381,6 +381,8 @@ EXTRA_TABLES: tuple[tuple[str, str], ...] = (
         " PRIMARY KEY (uploader, sha256))",
     ),
 )
+EXTRA_TABLES += (partitions.TABLE,)  # the timeline by month; before the workspace columns
+EXTRA_FUNCTIONS += (partitions.FUNCTION,)
 # Automations' queue of lines to decide (migration 2026-12-04T18:10, ``store/automations``).
 EXTRA_TABLES += automations.TABLES
 EXTRA_FUNCTIONS += automations.FUNCTIONS

@@ -242,7 +242,7 @@ class DeployedDefinition(Table, tablename="deployed_definition"):
     drift_allowed_at = Timestamptz(null=True, default=None)
 
 
-TABLES: tuple[type[Table], ...] = (Workspace, Principal, Subject, Run, Slot, AuditEvent)
+TABLES: tuple[type[Table], ...] = (Workspace, Principal, Subject, Run, Slot)
 TABLES += (SlaClock, Timer, Notification)
 TABLES += (MagicLink, LinkThrottle)
 TABLES += (ReportSession,)
