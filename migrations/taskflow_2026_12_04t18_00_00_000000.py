@@ -63,7 +63,7 @@ FORWARDS = (
     "ALTER TABLE state_span ADD COLUMN workspace uuid NOT NULL DEFAULT '00000000-0000-4000-8000-000000000001' REFERENCES workspace (id)",
     'ALTER TABLE state_span ALTER COLUMN workspace SET DEFAULT taskflow_workspace()',
     'DROP INDEX subject_type_external_id_key',
-    'CREATE UNIQUE INDEX subject_type_external_id_key ON subject (workspace, type, external_id)',
+    'CREATE UNIQUE INDEX subject_type_external_id_key ON subject (type, external_id, workspace)',
     "CREATE INDEX slot_open_by_workspace_due ON slot (workspace, due_at, priority, id) WHERE status = 'open'",
     "CREATE FUNCTION workspace_from_parent() RETURNS trigger LANGUAGE plpgsql AS $$\nDECLARE\n  w uuid;\nBEGIN\n  IF TG_TABLE_NAME = 'run' THEN\n    SELECT workspace INTO w FROM subject WHERE id = NEW.subject;\n  ELSIF TG_TABLE_NAME = 'run_child' THEN\n    SELECT workspace INTO w FROM run WHERE id = NEW.parent;\n  ELSIF TG_TABLE_NAME = 'automation_act' THEN\n    SELECT workspace INTO w FROM automation WHERE id = NEW.automation;\n  ELSIF TG_TABLE_NAME = 'step_attempt' THEN\n    SELECT workspace INTO w FROM step WHERE id = NEW.step;\n  ELSIF TG_TABLE_NAME = 'webhook_delivery' THEN\n    SELECT workspace INTO w FROM webhook_endpoint WHERE id = NEW.endpoint;\n  ELSIF NEW.run IS NOT NULL THEN\n    SELECT workspace INTO w FROM run WHERE id = NEW.run;\n  END IF;\n  NEW.workspace := coalesce(w, NEW.workspace);\n  RETURN NEW;\nEND\n$$",
     'CREATE TRIGGER run_workspace BEFORE INSERT ON run FOR EACH ROW EXECUTE FUNCTION workspace_from_parent()',

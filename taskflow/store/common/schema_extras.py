@@ -20,10 +20,11 @@ from taskflow.store.workspaces import schema as workspace_schema
 #: Indexes beyond what the table classes can declare: (name, CREATE INDEX statement).
 EXTRA_INDEXES: tuple[tuple[str, str], ...] = (
     ("principal_roles_gin", "CREATE INDEX principal_roles_gin ON principal USING gin (roles)"),
+    # Unique per workspace; type and external id lead: lookups naming no workspace use it.
     (
         "subject_type_external_id_key",
         "CREATE UNIQUE INDEX subject_type_external_id_key"
-        " ON subject (workspace, type, external_id)",
+        " ON subject (type, external_id, workspace)",
     ),
     # One live run per subject and workflow, a delayed start's included (migration
     # 2026-12-04T07:50).
