@@ -55,9 +55,14 @@ async def test_a_known_callers_page_is_one_statement_and_the_same_page(
     counter.statements.clear()
     again = await gql(http, PAGE.replace("totalCount ", ""), token=people["fiona"])
     await asyncio.sleep(0)
-    # The page and the check of her principal: one statement.
-    assert len(counter.statements) == 1, counter.statements
-    assert "md5(pr::text)" in counter.statements[0]
+    # The page and the check of her principal: one statement. Behind a pooler (no session of
+    # ours to keep: docs/workspaces.md) it is framed by a BEGIN naming her workspace and a
+    # COMMIT; on a direct connection the session already names it.
+    framed = [q for q in counter.statements if q.startswith(("BEGIN", "COMMIT"))]
+    ours = [q for q in counter.statements if q not in framed]
+    assert len(ours) == 1, counter.statements
+    assert "md5(pr::text)" in ours[0]
+    assert len(framed) in (0, 2), counter.statements
     page = again.ok()["inbox"]
     assert page["edges"] == first.ok()["inbox"]["edges"]
     assert len(page["edges"]) == first.ok()["inbox"]["totalCount"] == 3

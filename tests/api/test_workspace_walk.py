@@ -42,11 +42,16 @@ APP_ROLE = "taskflow_app"
 SCHEMA = Path(__file__).resolve().parents[2] / "graphql" / "schema.graphql"
 
 
+#: Its password: the embedded test server trusts local connections, Debian's (CI's pooler
+#: pass, .ci/with-postgres) asks for one.
+APP_PASSWORD = "taskflow-app-test"
+
+
 def as_role(url: str, role: str) -> str:
-    """``url`` connecting as ``role`` (the test server trusts local connections)."""
+    """``url`` connecting as ``role`` with its password."""
     scheme, _, rest = url.partition("://")
     _, at, host = rest.rpartition("@")
-    return f"{scheme}://{role}@{host if at else rest}"
+    return f"{scheme}://{role}:{APP_PASSWORD}@{host if at else rest}"
 
 
 async def grant_app_role(admin_url: str) -> None:
@@ -58,6 +63,7 @@ async def grant_app_role(admin_url: str) -> None:
             f"DO $$ BEGIN CREATE ROLE {APP_ROLE} LOGIN; "
             "EXCEPTION WHEN duplicate_object THEN NULL; END $$"
         )
+        await conn.execute(f"ALTER ROLE {APP_ROLE} PASSWORD '{APP_PASSWORD}'")
         await conn.execute(f"ALTER ROLE {APP_ROLE} SET taskflow.workspace = '*'")
         await conn.execute(f"GRANT ALL ON ALL TABLES IN SCHEMA public TO {APP_ROLE}")
         await conn.execute(f"GRANT ALL ON ALL SEQUENCES IN SCHEMA public TO {APP_ROLE}")

@@ -20,7 +20,6 @@ from taskflow.store.workspaces import schema as workspace_schema
 #: Indexes beyond what the table classes can declare: (name, CREATE INDEX statement).
 EXTRA_INDEXES: tuple[tuple[str, str], ...] = (
     ("principal_roles_gin", "CREATE INDEX principal_roles_gin ON principal USING gin (roles)"),
-    # Unique per workspace; type and external id lead: lookups naming no workspace use it.
     (
         "subject_type_external_id_key",
         "CREATE UNIQUE INDEX subject_type_external_id_key"
