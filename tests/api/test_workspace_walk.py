@@ -455,7 +455,7 @@ async def test_queue_and_forecast_rows_take_their_parents_workspace_and_are_wall
     slot's forecast written by a worker (every workspace) are B's when their line, run or
     slot is; A's transaction sees none of them, B's sees each."""
     services = app_services
-    people_a, people_b = await two_workspaces(services)
+    _, people_b = await two_workspaces(services)
     async with conftest.asgi_client(services) as client:
         await ops.prepare(client, people_b)
     admin = await asyncpg.connect(database_url)
