@@ -3,11 +3,13 @@
 run's) and ``slot_forecast`` (its slot's) get the ``workspace`` column, filled by the same
 trigger (``workspace_from_parent``, replaced with their two new branches), the rows already
 there moved to their parent's workspace, and forced row-level security with the same policy.
+The timeline's partitions get the parent's policy too (one read by name was not walled).
 The statements are frozen copies of ``store/workspaces/schema.py`` as of this migration."""
 
 from piccolo.apps.migrations.auto.migration_manager import MigrationManager
 
 from taskflow.store.common import migration_steps
+from taskflow.store.history import partitions
 
 ID = "2026-12-04T19:30:00:000000"
 VERSION = "1.39.0"
@@ -37,9 +39,22 @@ FORWARDS = (
     "ALTER TABLE slot_forecast FORCE ROW LEVEL SECURITY",
     "CREATE POLICY workspace_wall ON slot_forecast USING ((SELECT current_setting('taskflow.workspace', true) = '*') OR workspace = (SELECT CASE WHEN current_setting('taskflow.workspace', true) ~ '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' THEN current_setting('taskflow.workspace', true)::uuid END))",
 )
+#: The timeline's partitions walled as their parent (migration 2026-12-04T19:00 made the
+#: DEFAULT one after the policy, the worker makes months): the function walling one, the
+#: partition maker calling it, and every partition made so far walled.
+FORWARDS += (
+    partitions.WALLS[1],
+    partitions.FUNCTION[1].replace("CREATE FUNCTION", "CREATE OR REPLACE FUNCTION", 1),
+    "SELECT timeline_partition_walls(i.inhrelid::regclass) FROM pg_inherits i"
+    " WHERE i.inhparent = 'audit_event'::regclass",
+)
 #: The function as migration 2026-12-04T18:00 made it.
 PREVIOUS_FUNCTION = "CREATE OR REPLACE FUNCTION workspace_from_parent() RETURNS trigger LANGUAGE plpgsql AS $$\nDECLARE\n  w uuid;\nBEGIN\n  IF TG_TABLE_NAME = 'run' THEN\n    SELECT workspace INTO w FROM subject WHERE id = NEW.subject;\n  ELSIF TG_TABLE_NAME = 'run_child' THEN\n    SELECT workspace INTO w FROM run WHERE id = NEW.parent;\n  ELSIF TG_TABLE_NAME = 'automation_act' THEN\n    SELECT workspace INTO w FROM automation WHERE id = NEW.automation;\n  ELSIF TG_TABLE_NAME = 'step_attempt' THEN\n    SELECT workspace INTO w FROM step WHERE id = NEW.step;\n  ELSIF TG_TABLE_NAME = 'webhook_delivery' THEN\n    SELECT workspace INTO w FROM webhook_endpoint WHERE id = NEW.endpoint;\n  ELSIF NEW.run IS NOT NULL THEN\n    SELECT workspace INTO w FROM run WHERE id = NEW.run;\n  END IF;\n  NEW.workspace := coalesce(w, NEW.workspace);\n  RETURN NEW;\nEND\n$$"
+#: The partition maker as migration 2026-12-04T19:00 made it.
+PREVIOUS_PARTITIONS = "CREATE OR REPLACE FUNCTION timeline_partitions(at timestamptz, ahead integer) RETURNS integer\nLANGUAGE plpgsql AS $$\nDECLARE\n  made integer := 0;\n  lo timestamptz;\n  hi timestamptz;\n  part text;\nBEGIN\n  FOR i IN 0..ahead LOOP\n    lo := date_trunc('month', at, 'UTC') + make_interval(months => i);\n    hi := lo + interval '1 month';\n    part := 'audit_event_p' || to_char(lo AT TIME ZONE 'UTC', 'YYYY_MM');\n    CONTINUE WHEN to_regclass(part) IS NOT NULL;\n    BEGIN\n      EXECUTE format('CREATE TABLE %I (LIKE audit_event INCLUDING DEFAULTS INCLUDING IDENTITY '\n                     'INCLUDING GENERATED INCLUDING STORAGE)', part);\n      EXECUTE format('WITH m AS (DELETE FROM audit_event_default WHERE at >= %L AND at < %L '\n                     'RETURNING *) INSERT INTO %I SELECT * FROM m', lo, hi, part);\n      EXECUTE format('ALTER TABLE audit_event ATTACH PARTITION %I FOR VALUES FROM (%L) TO (%L)',\n                     part, lo, hi);\n      made := made + 1;\n    EXCEPTION WHEN invalid_object_definition OR duplicate_table THEN\n      NULL;  -- the first partition's months, or another worker made it just now\n    END;\n  END LOOP;\n  RETURN made;\nEND $$"
 BACKWARDS = (
+    PREVIOUS_PARTITIONS,
+    "DROP FUNCTION IF EXISTS timeline_partition_walls(regclass)",
     "DROP POLICY IF EXISTS workspace_wall ON automation_line",
     "ALTER TABLE automation_line NO FORCE ROW LEVEL SECURITY",
     "ALTER TABLE automation_line DISABLE ROW LEVEL SECURITY",

@@ -297,9 +297,6 @@ CATALOG = """
            EXISTS (SELECT 1 FROM pg_policy p WHERE p.polrelid = c.oid
                    AND p.polname = 'workspace_wall') AS walled
     FROM pg_class c WHERE c.relnamespace = 'public'::regnamespace AND c.relkind IN ('r', 'p')
-      -- The timeline's partitions are read through their parent, whose policy binds
-      -- (docs/workspaces.md, "Not yet": a partition read directly is not walled).
-      AND NOT c.relispartition
     ORDER BY 1
 """
 
