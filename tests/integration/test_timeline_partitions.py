@@ -129,5 +129,6 @@ async def test_every_partition_a_month_made_later_included_is_walled_as_its_pare
         "audit_event_p2031_03",
     ]
     parent = walls[0]
-    assert parent["forced"] and parent["policies"]
+    assert parent["forced"]
+    assert parent["policies"]
     assert [(w["forced"], w["policies"]) for w in walls[1:]] == [(True, parent["policies"])] * 3
