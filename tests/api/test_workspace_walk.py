@@ -295,11 +295,6 @@ GLOBAL = {
     "metric_snapshot",
     "prune",
     "migration",
-    # Not walled yet (they came after migration 2026-12-04T18:00): worker queues and a
-    # per-slot cache, each row reached through a held row (a line, a slot) the policy guards.
-    "automation_line",
-    "automation_pending",
-    "slot_forecast",
 }
 CATALOG = """
     SELECT c.relname, c.relrowsecurity, c.relforcerowsecurity,
@@ -307,7 +302,7 @@ CATALOG = """
                    AND a.attname = 'workspace' AND NOT a.attisdropped) AS held,
            EXISTS (SELECT 1 FROM pg_policy p WHERE p.polrelid = c.oid
                    AND p.polname = 'workspace_wall') AS walled
-    FROM pg_class c WHERE c.relnamespace = 'public'::regnamespace AND c.relkind = 'r'
+    FROM pg_class c WHERE c.relnamespace = 'public'::regnamespace AND c.relkind IN ('r', 'p')
     ORDER BY 1
 """
 
@@ -454,3 +449,50 @@ async def test_a_child_run_the_worker_starts_is_its_parents_workspaces(
 
 
 RUN = "query($id: ID!) { run(id: $id) { id } }"
+
+
+async def test_queue_and_forecast_rows_take_their_parents_workspace_and_are_walled(
+    app_services: container.Services, database_url: str
+) -> None:
+    """The tables walled by migration 2026-12-04T19:30: a queued line, a waiting action and a
+    slot's forecast written by a worker (every workspace) are B's when their line, run or
+    slot is; A's transaction sees none of them, B's sees each."""
+    services = app_services
+    _, people_b = await two_workspaces(services)
+    async with conftest.asgi_client(services) as client:
+        await ops.prepare(client, people_b)
+    admin = await asyncpg.connect(database_url)
+    try:
+        slot, run = await admin.fetchrow(
+            f"SELECT id, run FROM slot WHERE workspace = '{B}' ORDER BY id LIMIT 1"
+        )
+        line = await admin.fetchval(f"SELECT max(id) FROM audit_event WHERE run = '{run}'")
+        automation = await admin.fetchval(
+            "INSERT INTO automation (workflow, name, document, author, created_at, updated_at)"
+            " VALUES ('expense-approval', 'nudge', '{}', 'ada', now(), now()) RETURNING id"
+        )
+        await admin.execute("DELETE FROM automation_line")
+        await admin.execute("INSERT INTO automation_line (line) VALUES ($1)", line)
+        await admin.execute(
+            "INSERT INTO automation_pending (automation, version, line, run, next_action, due_at,"
+            " created_at) VALUES ($1, 1, $2, $3, 1, now(), now())",
+            automation,
+            line,
+            run,
+        )
+        await admin.execute("INSERT INTO slot_forecast (slot) VALUES ($1)", slot)
+        tables = ("automation_line", "automation_pending", "slot_forecast")
+        owners = {t: await admin.fetchval(f"SELECT workspace::text FROM {t}") for t in tables}
+    finally:
+        await admin.close()
+    assert owners == dict.fromkeys(tables, B)
+    app = await asyncpg.connect(as_role(database_url, APP_ROLE))
+    try:
+        seen: dict[str, list[int]] = {}
+        for workspace in ("00000000-0000-4000-8000-000000000001", B):
+            async with app.transaction():
+                await app.execute("SELECT set_config('taskflow.workspace', $1, true)", workspace)
+                seen[workspace] = [await app.fetchval(f"SELECT count(*) FROM {t}") for t in tables]
+    finally:
+        await app.close()
+    assert seen == {"00000000-0000-4000-8000-000000000001": [0, 0, 0], B: [1, 1, 1]}

@@ -98,3 +98,37 @@ async def test_months_are_made_ahead_and_take_the_default_partitions_lines(
         assert await partitions.make_ahead(conn, datetime(2020, 1, 1, tzinfo=UTC), 0) == 0
     finally:
         await conn.close()
+
+
+async def test_every_partition_a_month_made_later_included_is_walled_as_its_parent(
+    database_url: str,
+) -> None:
+    """A query naming a partition meets only the partition's own policy: the DEFAULT one and
+    each month timeline_partitions() makes carry the timeline's (migration 2026-12-04T19:30)."""
+    conn = await asyncpg.connect(database_url)
+    try:
+        made = await conn.fetchval(
+            "SELECT timeline_partitions($1, 0)", datetime(2031, 3, 5, tzinfo=UTC)
+        )
+        assert made == 1
+        walls = await conn.fetch(
+            "SELECT c.relname, c.relrowsecurity AND c.relforcerowsecurity AS forced, "
+            "(SELECT array_agg(p.policyname || ':' || coalesce(p.qual, '') ORDER BY 1) "
+            " FROM pg_policies p WHERE p.tablename = c.relname) AS policies "
+            "FROM pg_class c WHERE c.relname = 'audit_event' OR c.oid IN "
+            "(SELECT inhrelid FROM pg_inherits WHERE inhparent = 'audit_event'::regclass) "
+            "ORDER BY c.relname"
+        )
+    finally:
+        await conn.close()
+    names = [w["relname"] for w in walls]
+    assert names == [
+        "audit_event",
+        "audit_event_before",
+        "audit_event_default",
+        "audit_event_p2031_03",
+    ]
+    parent = walls[0]
+    assert parent["forced"]
+    assert parent["policies"]
+    assert [(w["forced"], w["policies"]) for w in walls[1:]] == [(True, parent["policies"])] * 3

@@ -382,7 +382,7 @@ EXTRA_TABLES: tuple[tuple[str, str], ...] = (
     ),
 )
 EXTRA_TABLES += (partitions.TABLE,)  # the timeline by month; before the workspace columns
-EXTRA_FUNCTIONS += (partitions.FUNCTION,)
+EXTRA_FUNCTIONS += (partitions.FUNCTION, partitions.WALLS)
 # Automations' queue of lines to decide (migration 2026-12-04T18:10, ``store/automations``).
 EXTRA_TABLES += automations.TABLES
 EXTRA_FUNCTIONS += automations.FUNCTIONS

@@ -23,6 +23,8 @@ NOT_YET_PARTITIONED: Final = (
     "SELECT relkind = 'r' AS plain FROM pg_class WHERE oid = 'audit_event'::regclass"
 )
 FUNCTION: Final = ("timeline_partitions", SQL["partitions_function"])
+#: A partition walled as its parent (the workspace policy): timeline_partitions() calls it.
+WALLS: Final = ("timeline_partition_walls", SQL["walls_function"])
 
 #: The parent as the schema declares it (``schema_extras``): the primary key holds the
 #: partition key; partitions are the migration's and the worker's (the schema test compares

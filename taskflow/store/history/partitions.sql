@@ -136,12 +136,41 @@ BEGIN
                      'RETURNING *) INSERT INTO %I SELECT * FROM m', lo, hi, part);
       EXECUTE format('ALTER TABLE audit_event ATTACH PARTITION %I FOR VALUES FROM (%L) TO (%L)',
                      part, lo, hi);
+      PERFORM timeline_partition_walls(part::regclass);
       made := made + 1;
     EXCEPTION WHEN invalid_object_definition OR duplicate_table THEN
       NULL;  -- the first partition's months, or another worker made it just now
     END;
   END LOOP;
   RETURN made;
+END $$
+
+-- name: walls_function
+-- timeline_partition_walls(part): a partition gets the timeline's row-level security and
+-- policies (the workspace wall, docs/workspaces.md). A query through audit_event meets the
+-- parent's policy; one naming the partition meets only the partition's own (migration
+-- 2026-12-04T19:30 walled the partitions made before; timeline_partitions() walls each new one).
+CREATE FUNCTION timeline_partition_walls(part regclass) RETURNS void
+LANGUAGE plpgsql AS $$
+DECLARE
+  r record;
+BEGIN
+  IF (SELECT relrowsecurity FROM pg_class WHERE oid = 'audit_event'::regclass) THEN
+    EXECUTE format('ALTER TABLE %s ENABLE ROW LEVEL SECURITY', part);
+  END IF;
+  IF (SELECT relforcerowsecurity FROM pg_class WHERE oid = 'audit_event'::regclass) THEN
+    EXECUTE format('ALTER TABLE %s FORCE ROW LEVEL SECURITY', part);
+  END IF;
+  FOR r IN SELECT * FROM pg_policies p
+           WHERE p.schemaname = current_schema() AND p.tablename = 'audit_event'
+             AND NOT EXISTS (SELECT 1 FROM pg_policy o
+                             WHERE o.polrelid = part AND o.polname = p.policyname) LOOP
+    EXECUTE format('CREATE POLICY %I ON %s AS %s FOR %s TO %s%s%s',
+                   r.policyname, part, r.permissive, r.cmd,
+                   (SELECT string_agg(quote_ident(x), ', ') FROM unnest(r.roles) x),
+                   coalesce(' USING (' || r.qual || ')', ''),
+                   coalesce(' WITH CHECK (' || r.with_check || ')', ''));
+  END LOOP;
 END $$
 
 -- name: months

@@ -38,6 +38,10 @@ FROM_PARENT: tuple[str, ...] = (
     "step",
     "step_once",
     "state_span",
+    # Held since migration 2026-12-04T19:30 (they came after the workspace migration):
+    "automation_line",  # from its timeline line
+    "automation_pending",  # from its run
+    "slot_forecast",  # from its slot
 )
 #: Tables whose rows take the transaction's workspace (a request's, or the default).
 FROM_SETTING: tuple[str, ...] = (
@@ -72,6 +76,10 @@ FUNCTION = (
     "    SELECT workspace INTO w FROM step WHERE id = NEW.step;\n"
     "  ELSIF TG_TABLE_NAME = 'webhook_delivery' THEN\n"
     "    SELECT workspace INTO w FROM webhook_endpoint WHERE id = NEW.endpoint;\n"
+    "  ELSIF TG_TABLE_NAME = 'automation_line' THEN\n"
+    "    SELECT workspace INTO w FROM audit_event WHERE id = NEW.line;\n"
+    "  ELSIF TG_TABLE_NAME = 'slot_forecast' THEN\n"
+    "    SELECT workspace INTO w FROM slot WHERE id = NEW.slot;\n"
     "  ELSIF NEW.run IS NOT NULL THEN\n"
     "    SELECT workspace INTO w FROM run WHERE id = NEW.run;\n"
     "  END IF;\n"
