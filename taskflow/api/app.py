@@ -26,6 +26,7 @@ from taskflow.api import (
     report_pages,
 )
 from taskflow.api import limits as edge
+from taskflow.api.asgi import ASGIApp, Receive, Scope, Send
 from taskflow.api.console import live as console_live
 from taskflow.api.console import pages as console_pages
 from taskflow.api.console import runs as console_runs
@@ -33,6 +34,7 @@ from taskflow.api.graphql import request
 from taskflow.api.graphql import schema as graphql_schema
 from taskflow.api.graphql.common.context import Context
 from taskflow.api.mcp import http as mcp_http
+from taskflow.service.access import acting
 from taskflow.service.common import outage
 from taskflow.service.common.container import Services
 from taskflow.service.reports import metrics
@@ -178,5 +180,16 @@ def create_app(
     )
     # The access line wraps the whole app, not as a middleware: Litestar runs middleware for
     # matched routes only, so a 404 (no route) or 405 would go unlogged.
-    app.asgi_handler = cast(Any, access_log.wrap(cast(Any, app.asgi_handler)))
+    app.asgi_handler = cast(Any, access_log.wrap(_in_request_scope(cast(Any, app.asgi_handler))))
     return app
+
+
+def _in_request_scope(app: ASGIApp) -> ASGIApp:
+    """``app`` with each request (HTTP or WebSocket) in its own workspace scope
+    (``acting.request_scope``)."""
+
+    async def scoped(scope: Scope, receive: Receive, send: Send) -> None:
+        with acting.request_scope():
+            await app(scope, receive, send)
+
+    return scoped

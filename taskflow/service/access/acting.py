@@ -3,6 +3,8 @@ is authenticated, then the caller's."""
 
 from __future__ import annotations
 
+import contextlib
+
 from taskflow import errors
 from taskflow.core.access.principals import Principal
 from taskflow.store.workspaces import scope as workspace_scope
@@ -12,6 +14,13 @@ def act_before_authentication() -> None:
     """A request starts in every workspace: its caller, once authenticated, narrows it to
     theirs; an anonymous request reaches only what its link's secret token names."""
     workspace_scope.scope_to(workspace_scope.EVERY)
+
+
+def request_scope() -> contextlib.AbstractContextManager[None]:
+    """A whole request, around everything the app does for it: it starts in every workspace
+    and the workspace its caller narrows it to (:func:`act_as`) ends with it, so the task that
+    served it (a test's, one serving several requests) is back where it was."""
+    return workspace_scope.every()
 
 
 def act_as(principal: Principal) -> None:

@@ -27,7 +27,6 @@ from taskflow.store.common import db
 from taskflow.store.reports import at_risk as at_risk_sql
 from taskflow.store.reports import lead_time, report_sql, slot_measures
 from taskflow.store.reports import run_deadlines as run_deadline_rows
-from taskflow.store.workspaces import scope as workspace_scope
 
 #: Years around the report window materialised too: clocks started before ``from``
 #: and due instants after ``to`` stay inside the covered span.
@@ -160,11 +159,8 @@ async def measure_ended_slots(services: Services, start: datetime | None = None)
             day_lengths(services),
         )
     if measured:
-        # VACUUM runs outside any transaction: a task acting in one workspace behind a pooler
-        # would get one (store/workspaces/scope.outside); the table is every workspace's.
-        with workspace_scope.every():
-            async with services.db.connection() as conn:
-                await slot_measures.tidy_after_backfill(conn)
+        async with services.db.connection() as conn:
+            await slot_measures.tidy_after_backfill(conn)
     return measured
 
 
