@@ -33,7 +33,7 @@ RUN = """query($id: ID!) { run(id: $id) {
   timers { kind state fired }
   steps { id kind state action status attemptCount result lastError
     attempts { attempt worker outcome startedAt finishedAt durationMs errorClass errorMessage } }
-  timeline(first: 100) { edges { node { kind details } } } } }"""
+  timeline(first: 100) { edges { node { kind details at } } } } }"""
 ATTENTION = """{ needsAttention(first: 50, filter: {reasons: [STEP_PARKED]}) {
   edges { node { reason runId workflow state detail } } } }"""
 UNMATCHED = """{ needsAttention(first: 50, filter: {reasons: [ROUTE_UNMATCHED]}) {
@@ -175,6 +175,22 @@ def gaps(step: dict[str, Any]) -> list[float]:
         (at(b["startedAt"]) - at(a["finishedAt"])).total_seconds()
         for a, b in itertools.pairwise(tries)
     ]
+
+
+def assert_waits(view: dict[str, Any], step: dict[str, Any], seconds: list[int]) -> None:
+    """The step's retry policy planned these waits between attempts, and no attempt came early.
+
+    The plan is exact: each ``step.retrying`` line is decided at ``at`` and schedules the next
+    attempt at ``details.next_at``. The waits observed (one attempt's end to the next one's start)
+    may only be longer: a worker under load picks a due step up late, so they bound from below."""
+    planned = [
+        (at(node["details"]["next_at"]) - at(node["at"])).total_seconds()
+        for node in (e["node"] for e in view["timeline"]["edges"])
+        if node["kind"] == "step.retrying"
+    ]
+    assert [round(wait) for wait in planned] == seconds, planned
+    seen = gaps(step)
+    assert all(s >= p - 0.1 for s, p in zip(seen, planned, strict=True)), (seen, planned)
 
 
 def settled(state: str) -> Callable[[dict[str, Any]], bool]:
