@@ -21,6 +21,25 @@ class SystemClock:
         return datetime.now(UTC)
 
 
+class AnchoredClock:
+    """This machine's time moved onto the database server's.
+
+    Every process of one installation stamps and compares instants (a timer's due time, a
+    claim's, a deadline's) with the others': a host whose clock is off would fire timers
+    early or late. ``anchor`` sets the offset measured against the database
+    (``service/operate/clock_anchor.py``); until then it is this machine's time.
+    """
+
+    def __init__(self) -> None:
+        self.offset = timedelta(0)
+
+    def now(self) -> datetime:
+        return datetime.now(UTC) + self.offset
+
+    def anchor(self, offset: timedelta) -> None:
+        self.offset = offset
+
+
 class FrozenClock:
     """A clock that only moves when told to: tests and previews move it explicitly."""
 

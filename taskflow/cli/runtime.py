@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 from taskflow import clock
 from taskflow.config import config
 from taskflow.service.common import container
+from taskflow.service.operate import clock_anchor
 from taskflow.service.steps import step_guard
 from taskflow.store.common import db, migrate
 
@@ -74,12 +75,19 @@ async def services(
         read_max_lag=settings.database_read_max_lag,
     )
     try:
-        built = container.build(database, settings, clock.SystemClock())
-        if record_definitions:
-            from taskflow.service.versions import deployments
+        built = container.build(database, settings, clock.AnchoredClock())
+        await clock_anchor.anchor(built)
+        anchoring = asyncio.get_running_loop().create_task(clock_anchor.keep_anchored(built))
+        try:
+            if record_definitions:
+                from taskflow.service.versions import deployments
 
-            await deployments.register(built)
-        yield built
+                await deployments.register(built)
+            yield built
+        finally:
+            anchoring.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await anchoring
     finally:
         await database.close()
 
