@@ -80,8 +80,8 @@ async def test_report_page_in_chromium(
         legend = await page.locator("svg.chart").first.text_content() or ""
         assert "role:finance" in legend
         assert "group:emea" in legend
-        # The SLA table's rows (the insights table below it has its own).
-        rows = await page.locator("table:not(.insights) tbody tr").count()
+        # The SLA table's rows (the insights, pipeline and funnel tables below have their own).
+        rows = await page.locator("table.sla tbody tr").count()
         assert rows == 3
         shot = tmp_path / "sla-report.png"
         await page.screenshot(path=str(shot), full_page=True)
@@ -89,7 +89,7 @@ async def test_report_page_in_chromium(
         # Printed, the filters go and the charts and table stay.
         await page.emulate_media(media="print")
         assert not await page.locator("form.filters").is_visible()
-        assert await page.locator("table:not(.insights)").is_visible()
+        assert await page.locator("table.sla").is_visible()
         assert await page.locator("table.insights").is_visible()
         pdf = await page.pdf(path=str(tmp_path / "sla-report.pdf"))
         assert len(pdf) > 10_000
@@ -123,3 +123,52 @@ async def test_the_insights_section_in_chromium(services: Services) -> None:
         await page.locator("#insights").scroll_into_view_if_needed()
         await section.screenshot(path=str(path))
         assert path.stat().st_size > 5_000
+
+
+async def test_a_workflows_pipeline_and_funnel_in_chromium(services: Services) -> None:
+    """After the demo, a manager picks a workflow in the form and reads its pipeline of
+    states and its funnel below the insights rows (the picture in docs/insights.md is this
+    test's screenshot)."""
+    import os
+
+    from taskflow.cli import insights_cmd
+    from taskflow.cli.demo_cmd import PRINCIPALS, RUNS
+    from taskflow.service.history import insights
+    from taskflow.service.operate import demo
+
+    records, data = demo.read(PRINCIPALS, RUNS)
+    await demo.seed(services, records, data)
+    found = await insights.insights(services, insights_cmd.OPERATOR, "30d", "expense-approval")
+    assert found.pipeline
+    assert found.funnel
+    token = services.staff_tokens.mint("max", services.clock.now())
+    async with report_page(services) as (base, page):
+        await page.goto(f"{base}/reports/sla")
+        await page.fill("#token", token)
+        await page.click("button[type=submit]")
+        await page.wait_for_url(f"{base}/reports/sla")
+        await page.goto(f"{base}/reports/sla?insights=30d")
+        # The form names the workflows listed; picking one shows its sections.
+        await page.select_option("select[name=workflow]", "expense-approval")
+        await page.click("form.filters button[type=submit]")
+        await page.wait_for_url("**workflow=expense-approval**")
+        assert await page.locator("#pipeline").inner_text() == "Pipeline of expense-approval"
+        pipeline = await page.locator("table.pipeline tbody tr").all_inner_texts()
+        assert [r.split("\t")[0] for r in pipeline] == [s.state for s in found.pipeline]
+        assert any("(n=" in r for r in pipeline), pipeline  # a month of the demo is small
+        funnel = await page.locator("table.funnel tbody tr").all_inner_texts()
+        assert [r.split("\t")[0] for r in funnel] == [f.state for f in found.funnel]
+        cells = [c.strip() for c in funnel[0].split("\t")]
+        assert cells[1:3] == [str(found.funnel[0].reached), "100%"]
+        sections = page.locator("#workflow-insights")
+        assert await sections.is_visible()
+        shots = Path(os.environ.get("TASKFLOW_ARTIFACTS_DIR", "build/artifacts")) / "reports"
+        shots.mkdir(parents=True, exist_ok=True)
+        path = shots / "report-pipeline-funnel.png"
+        await sections.scroll_into_view_if_needed()
+        await sections.screenshot(path=str(path))
+        assert path.stat().st_size > 5_000
+        # Printed, the sections stay.
+        await page.emulate_media(media="print")
+        assert await page.locator("table.pipeline").is_visible()
+        assert await page.locator("table.funnel").is_visible()
