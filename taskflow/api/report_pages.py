@@ -23,6 +23,7 @@ from litestar.response import Response
 from taskflow import errors
 from taskflow.api import charts, report_insights, report_signin, report_table, report_view
 from taskflow.core.access import principals
+from taskflow.core.common import refusals
 from taskflow.core.history import insight_text as said
 from taskflow.core.reports import reports
 from taskflow.service.common.container import Services
@@ -217,7 +218,8 @@ async def sla_page(request: Request[Any, Any, Any], state: State) -> Response[st
         insights = await report_insights.section(services, me, form["insights"], form["workflow"])
     except errors.Forbidden as refused:
         return _html("refused.html", 403, me=me, message=refused.message)
-    except (errors.ValidationError, errors.NotFound) as invalid:
+    except (errors.ValidationError, errors.NotFound, refusals.OutsideRetention) as invalid:
+        # An insights window reaching before the runs kept: a 400 naming the retention.
         return _html("report.html", 400, me=me, error=invalid.message, page=None, **common)
     report = page.report
     common["form"] = _used(common["form"], report)

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 
 import httpx
 import pytest
 
+from taskflow import clock
+from taskflow.config import config
 from taskflow.service.common.container import Services
 from tests import reports_dataset as ds
 
@@ -278,3 +281,31 @@ async def test_the_page_shows_a_workflows_pipeline_and_funnel(
     )
     assert refused.status_code == 403
     assert "need a lead or manager grant on the whole workflow" in refused.text
+
+
+async def test_an_insights_window_before_the_runs_kept_is_a_page_naming_the_retention(
+    database_url: str, settings: config.Settings, frozen_clock: clock.FrozenClock
+) -> None:
+    """Runs kept 3 days: the insights over 7 days (the page's default) would count pruned
+    runs as never started, so the page says why instead (GraphQL refuses the same window
+    with OUTSIDE_RETENTION); 24 hours are answered."""
+    from tests.conftest import asgi_client, gql, services_with, tokens_for
+
+    kept = dataclasses.replace(settings, retention_days=3)
+    async with (
+        services_with(database_url, kept, frozen_clock) as services,
+        asgi_client(services) as client,
+    ):
+        token = tokens_for(services)["max"]
+        headers = {"Authorization": f"Bearer {token}"}
+        page = await client.get("/reports/sla", headers=headers)
+        assert page.status_code == 400
+        assert "Ended runs are kept 3 days" in page.text
+        assert (
+            await client.get("/reports/sla", params={"insights": "24h"}, headers=headers)
+        ).status_code == 200
+        query = "query($w: InsightsWindow) { insights(window: $w) { since } }"
+        refused = await gql(client, query, {"w": "WEEK"}, token=token)
+        assert refused.error_codes == ["OUTSIDE_RETENTION"]
+        assert refused.errors[0]["extensions"]["facts"]["retention_days"] == 3
+        assert (await gql(client, query, {"w": "DAY"}, token=token)).ok()["insights"]["since"]
