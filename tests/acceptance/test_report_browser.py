@@ -55,6 +55,33 @@ async def report_page(services: Services) -> AsyncIterator[tuple[str, Page]]:
             await browser.close()
 
 
+@contextlib.asynccontextmanager
+async def after_the_demo(services: Services) -> AsyncIterator[tuple[str, Page]]:
+    """``taskflow demo``'s history seeded, and Max (a manager) signed in to the report page
+    in Chromium: (the base URL, the page)."""
+    from taskflow.cli.demo_cmd import PRINCIPALS, RUNS
+    from taskflow.service.operate import demo
+
+    records, data = demo.read(PRINCIPALS, RUNS)
+    await demo.seed(services, records, data)
+    token = services.staff_tokens.mint("max", services.clock.now())
+    async with report_page(services) as (base, page):
+        await page.goto(f"{base}/reports/sla")
+        await page.fill("#token", token)
+        await page.click("button[type=submit]")
+        await page.wait_for_url(f"{base}/reports/sla")
+        yield base, page
+
+
+def screenshot_path(name: str) -> Path:
+    """Where a test's screenshot for docs/ goes (the CI keeps the artifacts folder)."""
+    import os
+
+    shots = Path(os.environ.get("TASKFLOW_ARTIFACTS_DIR", "build/artifacts")) / "reports"
+    shots.mkdir(parents=True, exist_ok=True)
+    return shots / name
+
+
 async def test_report_page_in_chromium(
     services: Services, people: dict[str, str], loaded: dict[str, str], tmp_path: Path
 ) -> None:
@@ -98,28 +125,14 @@ async def test_report_page_in_chromium(
 async def test_the_insights_section_in_chromium(services: Services) -> None:
     """After the demo, a manager reads the insights per workflow version below the SLA table
     (the picture in docs/insights.md is this test's screenshot)."""
-    import os
-
-    from taskflow.cli.demo_cmd import PRINCIPALS, RUNS
-    from taskflow.service.operate import demo
-
-    records, data = demo.read(PRINCIPALS, RUNS)
-    await demo.seed(services, records, data)
-    token = services.staff_tokens.mint("max", services.clock.now())
-    async with report_page(services) as (base, page):
-        await page.goto(f"{base}/reports/sla")
-        await page.fill("#token", token)
-        await page.click("button[type=submit]")
-        await page.wait_for_url(f"{base}/reports/sla")
+    async with after_the_demo(services) as (base, page):
         await page.goto(f"{base}/reports/sla?insights=30d")
         section = page.locator("table.insights")
         assert await section.is_visible()
         rows = await section.locator("tbody tr").all_inner_texts()
         assert any(r.startswith("expense-approval\tv1") for r in rows), rows
         assert any("(n=" in r for r in rows)
-        shots = Path(os.environ.get("TASKFLOW_ARTIFACTS_DIR", "build/artifacts")) / "reports"
-        shots.mkdir(parents=True, exist_ok=True)
-        path = shots / "report-insights.png"
+        path = screenshot_path("report-insights.png")
         await page.locator("#insights").scroll_into_view_if_needed()
         await section.screenshot(path=str(path))
         assert path.stat().st_size > 5_000
@@ -129,24 +142,13 @@ async def test_a_workflows_pipeline_and_funnel_in_chromium(services: Services) -
     """After the demo, a manager picks a workflow in the form and reads its pipeline of
     states and its funnel below the insights rows (the picture in docs/insights.md is this
     test's screenshot)."""
-    import os
-
     from taskflow.cli import insights_cmd
-    from taskflow.cli.demo_cmd import PRINCIPALS, RUNS
     from taskflow.service.history import insights
-    from taskflow.service.operate import demo
 
-    records, data = demo.read(PRINCIPALS, RUNS)
-    await demo.seed(services, records, data)
-    found = await insights.insights(services, insights_cmd.OPERATOR, "30d", "expense-approval")
-    assert found.pipeline
-    assert found.funnel
-    token = services.staff_tokens.mint("max", services.clock.now())
-    async with report_page(services) as (base, page):
-        await page.goto(f"{base}/reports/sla")
-        await page.fill("#token", token)
-        await page.click("button[type=submit]")
-        await page.wait_for_url(f"{base}/reports/sla")
+    async with after_the_demo(services) as (base, page):
+        found = await insights.insights(services, insights_cmd.OPERATOR, "30d", "expense-approval")
+        assert found.pipeline
+        assert found.funnel
         await page.goto(f"{base}/reports/sla?insights=30d")
         # The form names the workflows listed; picking one shows its sections.
         await page.select_option("select[name=workflow]", "expense-approval")
@@ -162,9 +164,7 @@ async def test_a_workflows_pipeline_and_funnel_in_chromium(services: Services) -
         assert cells[1:3] == [str(found.funnel[0].reached), "100%"]
         sections = page.locator("#workflow-insights")
         assert await sections.is_visible()
-        shots = Path(os.environ.get("TASKFLOW_ARTIFACTS_DIR", "build/artifacts")) / "reports"
-        shots.mkdir(parents=True, exist_ok=True)
-        path = shots / "report-pipeline-funnel.png"
+        path = screenshot_path("report-pipeline-funnel.png")
         await sections.scroll_into_view_if_needed()
         await sections.screenshot(path=str(path))
         assert path.stat().st_size > 5_000
