@@ -114,9 +114,9 @@ async def section(
     pipeline: list[PipelineRow] = []
     funnel: list[FunnelRow] = []
     if chosen is not None:
-        one = await insight_service.insights(services, me, window, chosen)
-        pipeline = [_stage(s) for s in one.pipeline or []]
-        funnel = _funnel(one.funnel or [])
+        stages, reached = await insight_service.pipeline_and_funnel(services, me, window, chosen)
+        pipeline = [_stage(s) for s in stages]
+        funnel = _funnel(reached)
     return Section(
         found,
         [_row(r, found.regressions.get((r.workflow, r.version), [])) for r in found.rows],
