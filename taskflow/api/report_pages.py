@@ -21,8 +21,9 @@ from litestar.datastructures import State
 from litestar.response import Response
 
 from taskflow import errors
-from taskflow.api import charts, report_signin, report_table, report_view
+from taskflow.api import charts, report_insights, report_signin, report_table, report_view
 from taskflow.core.access import principals
+from taskflow.core.common import refusals
 from taskflow.core.history import insight_text as said
 from taskflow.core.reports import reports
 from taskflow.service.common.container import Services
@@ -169,42 +170,6 @@ async def _charts(
     return rows, svg, total.at_risk_now, total.breached_now
 
 
-@dataclass(frozen=True)
-class InsightRow:
-    """A workflow version's insights as the page's table shows them."""
-
-    workflow: str
-    version: int
-    counts: tuple[int, ...]  # live, started, finished, cancelled, failed
-    end_to_end: str
-    business: str
-    breach_rate: str
-    failure_rate: str
-    regressions: list[str]
-
-
-async def _insights(
-    services: Services, me: principals.Principal, window: str
-) -> tuple[insight_service.Insights, list[InsightRow]]:
-    """The insights section: every workflow version the caller oversees as a whole, over
-    ``window`` (the same service and wording as ``insights`` and ``taskflow insights``)."""
-    found = await insight_service.insights(services, me, window)
-    rows = [
-        InsightRow(
-            r.workflow,
-            r.version,
-            (r.live, r.started, r.finished, r.cancelled, r.failed),
-            said.percentiles(r.end_to_end, r.finished),
-            said.percentiles(r.end_to_end_business, r.business_samples),
-            said.rate(r.breached, r.measured),
-            said.rate(r.failed, r.finished + r.cancelled),
-            found.regressions.get((r.workflow, r.version), []),
-        )
-        for r in found.rows
-    ]
-    return found, rows
-
-
 def _form_values(params: Mapping[str, list[str]]) -> dict[str, Any]:
     return {
         "from_": (params.get("from") or [""])[0],
@@ -216,6 +181,7 @@ def _form_values(params: Mapping[str, list[str]]) -> dict[str, Any]:
         "cols": report_table.groups_of(params.get("cols")),
         "insights": (params.get("insights") or [INSIGHTS_WINDOW])[0],
         "insight_windows": list(insight_service.WINDOWS),
+        "workflow": (params.get("workflow") or [""])[0] or None,
         "from_placeholder": "",
     }
 
@@ -248,10 +214,12 @@ async def sla_page(request: Request[Any, Any, Any], state: State) -> Response[st
     try:
         page = parse(services, params)
         rows, svg, at_risk, breached = await _charts(services, me, page)
-        insights, insight_rows = await _insights(services, me, common["form"]["insights"])
+        form = common["form"]
+        insights = await report_insights.section(services, me, form["insights"], form["workflow"])
     except errors.Forbidden as refused:
         return _html("refused.html", 403, me=me, message=refused.message)
-    except errors.ValidationError as invalid:
+    except (errors.ValidationError, errors.NotFound, refusals.OutsideRetention) as invalid:
+        # An insights window reaching before the runs kept: a 400 naming the retention.
         return _html("report.html", 400, me=me, error=invalid.message, page=None, **common)
     report = page.report
     common["form"] = _used(common["form"], report)
@@ -278,7 +246,6 @@ async def sla_page(request: Request[Any, Any, Any], state: State) -> Response[st
         at_risk=at_risk,
         breached=breached,
         insights=insights,
-        insight_rows=insight_rows,
         few=said.FEW,
         **common,
     )

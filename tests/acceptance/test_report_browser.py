@@ -55,6 +55,33 @@ async def report_page(services: Services) -> AsyncIterator[tuple[str, Page]]:
             await browser.close()
 
 
+@contextlib.asynccontextmanager
+async def after_the_demo(services: Services) -> AsyncIterator[tuple[str, Page]]:
+    """``taskflow demo``'s history seeded, and Max (a manager) signed in to the report page
+    in Chromium: (the base URL, the page)."""
+    from taskflow.cli.demo_cmd import PRINCIPALS, RUNS
+    from taskflow.service.operate import demo
+
+    records, data = demo.read(PRINCIPALS, RUNS)
+    await demo.seed(services, records, data)
+    token = services.staff_tokens.mint("max", services.clock.now())
+    async with report_page(services) as (base, page):
+        await page.goto(f"{base}/reports/sla")
+        await page.fill("#token", token)
+        await page.click("button[type=submit]")
+        await page.wait_for_url(f"{base}/reports/sla")
+        yield base, page
+
+
+def screenshot_path(name: str) -> Path:
+    """Where a test's screenshot for docs/ goes (the CI keeps the artifacts folder)."""
+    import os
+
+    shots = Path(os.environ.get("TASKFLOW_ARTIFACTS_DIR", "build/artifacts")) / "reports"
+    shots.mkdir(parents=True, exist_ok=True)
+    return shots / name
+
+
 async def test_report_page_in_chromium(
     services: Services, people: dict[str, str], loaded: dict[str, str], tmp_path: Path
 ) -> None:
@@ -80,8 +107,8 @@ async def test_report_page_in_chromium(
         legend = await page.locator("svg.chart").first.text_content() or ""
         assert "role:finance" in legend
         assert "group:emea" in legend
-        # The SLA table's rows (the insights table below it has its own).
-        rows = await page.locator("table:not(.insights) tbody tr").count()
+        # The SLA table's rows (the insights, pipeline and funnel tables below have their own).
+        rows = await page.locator("table.sla tbody tr").count()
         assert rows == 3
         shot = tmp_path / "sla-report.png"
         await page.screenshot(path=str(shot), full_page=True)
@@ -89,7 +116,7 @@ async def test_report_page_in_chromium(
         # Printed, the filters go and the charts and table stay.
         await page.emulate_media(media="print")
         assert not await page.locator("form.filters").is_visible()
-        assert await page.locator("table:not(.insights)").is_visible()
+        assert await page.locator("table.sla").is_visible()
         assert await page.locator("table.insights").is_visible()
         pdf = await page.pdf(path=str(tmp_path / "sla-report.pdf"))
         assert len(pdf) > 10_000
@@ -98,28 +125,50 @@ async def test_report_page_in_chromium(
 async def test_the_insights_section_in_chromium(services: Services) -> None:
     """After the demo, a manager reads the insights per workflow version below the SLA table
     (the picture in docs/insights.md is this test's screenshot)."""
-    import os
-
-    from taskflow.cli.demo_cmd import PRINCIPALS, RUNS
-    from taskflow.service.operate import demo
-
-    records, data = demo.read(PRINCIPALS, RUNS)
-    await demo.seed(services, records, data)
-    token = services.staff_tokens.mint("max", services.clock.now())
-    async with report_page(services) as (base, page):
-        await page.goto(f"{base}/reports/sla")
-        await page.fill("#token", token)
-        await page.click("button[type=submit]")
-        await page.wait_for_url(f"{base}/reports/sla")
+    async with after_the_demo(services) as (base, page):
         await page.goto(f"{base}/reports/sla?insights=30d")
         section = page.locator("table.insights")
         assert await section.is_visible()
         rows = await section.locator("tbody tr").all_inner_texts()
         assert any(r.startswith("expense-approval\tv1") for r in rows), rows
         assert any("(n=" in r for r in rows)
-        shots = Path(os.environ.get("TASKFLOW_ARTIFACTS_DIR", "build/artifacts")) / "reports"
-        shots.mkdir(parents=True, exist_ok=True)
-        path = shots / "report-insights.png"
+        path = screenshot_path("report-insights.png")
         await page.locator("#insights").scroll_into_view_if_needed()
         await section.screenshot(path=str(path))
         assert path.stat().st_size > 5_000
+
+
+async def test_a_workflows_pipeline_and_funnel_in_chromium(services: Services) -> None:
+    """After the demo, a manager picks a workflow in the form and reads its pipeline of
+    states and its funnel below the insights rows (the picture in docs/insights.md is this
+    test's screenshot)."""
+    from taskflow.cli import insights_cmd
+    from taskflow.service.history import insights
+
+    async with after_the_demo(services) as (base, page):
+        found = await insights.insights(services, insights_cmd.OPERATOR, "30d", "expense-approval")
+        assert found.pipeline
+        assert found.funnel
+        await page.goto(f"{base}/reports/sla?insights=30d")
+        # The form names the workflows listed; picking one shows its sections.
+        await page.select_option("select[name=workflow]", "expense-approval")
+        await page.click("form.filters button[type=submit]")
+        await page.wait_for_url("**workflow=expense-approval**")
+        assert await page.locator("#pipeline").inner_text() == "Pipeline of expense-approval"
+        pipeline = await page.locator("table.pipeline tbody tr").all_inner_texts()
+        assert [r.split("\t")[0] for r in pipeline] == [s.state for s in found.pipeline]
+        assert any("(n=" in r for r in pipeline), pipeline  # a month of the demo is small
+        funnel = await page.locator("table.funnel tbody tr").all_inner_texts()
+        assert [r.split("\t")[0] for r in funnel] == [f.state for f in found.funnel]
+        cells = [c.strip() for c in funnel[0].split("\t")]
+        assert cells[1:3] == [str(found.funnel[0].reached), "100%"]
+        sections = page.locator("#workflow-insights")
+        assert await sections.is_visible()
+        path = screenshot_path("report-pipeline-funnel.png")
+        await sections.scroll_into_view_if_needed()
+        await sections.screenshot(path=str(path))
+        assert path.stat().st_size > 5_000
+        # Printed, the sections stay.
+        await page.emulate_media(media="print")
+        assert await page.locator("table.pipeline").is_visible()
+        assert await page.locator("table.funnel").is_visible()

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 
 import httpx
 import pytest
 
+from taskflow import clock
+from taskflow.config import config
 from taskflow.service.common.container import Services
 from tests import reports_dataset as ds
 
@@ -194,3 +197,115 @@ async def test_the_page_shows_insights_per_workflow_version(
     bad = await client.get("/reports/sla", params={"insights": "2w"}, headers=headers)
     assert bad.status_code == 400
     assert "Unknown window" in bad.text
+
+
+def _table(page: str, anchor: str) -> list[list[str]]:
+    """The body cells of the table after the heading ``anchor``, row by row (tags dropped)."""
+    import re
+
+    html = page[page.index(f'<h2 id="{anchor}">') :]
+    body = html[html.index("<tbody>") : html.index("</tbody>")]
+    rows = re.findall(r"<tr[^>]*>(.*?)</tr>", body, re.S)
+    cells = [re.findall(r"<td[^>]*>(.*?)</td>", r, re.S) for r in rows]
+    return [[re.sub(r"<[^>]+>", "", c).strip() for c in row] for row in cells]
+
+
+async def test_the_page_shows_a_workflows_pipeline_and_funnel(
+    client: httpx.AsyncClient, services: Services, people: dict[str, str]
+) -> None:
+    """Below the rows per version: the chosen workflow's states (runs there now, time in
+    state, reopened, pickup, refused) and the funnel of the runs started in the window, the
+    same figures as the insights query, sample sizes beside the small ones."""
+    from taskflow.cli import insights_cmd
+    from taskflow.cli.demo_cmd import PRINCIPALS, RUNS
+    from taskflow.core.history import insight_text as said
+    from taskflow.service.history import insights
+    from taskflow.service.operate import demo
+
+    records, data = demo.read(PRINCIPALS, RUNS)
+    await demo.seed(services, records, data)
+    token = services.staff_tokens.mint("max", services.clock.now())
+    headers = {"Authorization": f"Bearer {token}"}
+    asked = {"insights": "30d", "workflow": "expense-approval"}
+    page = await client.get("/reports/sla", params=asked, headers=headers)
+    assert page.status_code == 200
+    assert "<option selected>expense-approval</option>" in page.text
+    assert '<h2 id="pipeline">Pipeline of expense-approval</h2>' in page.text
+    found = await insights.insights(services, insights_cmd.OPERATOR, "30d", "expense-approval")
+    assert found.pipeline
+    assert found.funnel
+    pipeline = {row[0]: row for row in _table(page.text, "pipeline")}
+    assert list(pipeline) == [s.state for s in found.pipeline]
+    for s in found.pipeline:
+        shown = pipeline[s.state]
+        assert shown[1] == str(s.live)
+        assert shown[2] == said.percentiles(s.took, s.samples, 2)
+        assert shown[3] == said.rate_of(s.reopened, s.samples)
+        assert shown[4] == said.percentiles(s.pickup, s.picked, 2)
+        assert shown[6] == said.rate_of(s.refused, s.slots)
+        # The demo's month is a few dozen runs: small samples say how small.
+        if 0 < s.samples < said.FEW:
+            assert shown[2].endswith(f"(n={s.samples})")
+            assert shown[3].endswith(f"(n={s.samples})")
+    funnel = _table(page.text, "funnel")
+    started = found.funnel[0].reached
+    assert [row[0] for row in funnel] == [f.state for f in found.funnel]
+    for row, f in zip(funnel, found.funnel, strict=True):
+        assert row[1:] == [
+            str(f.reached),
+            f"{100 * f.reached / started:.0f}%",
+            str(f.live),
+            str(f.completed),
+            str(f.cancelled),
+        ]
+    assert funnel[0][2] == "100%"  # every run started in the initial state
+
+    # Without a choice, the first workflow listed; its name is selected in the form.
+    plain = await client.get("/reports/sla", params={"insights": "30d"}, headers=headers)
+    first = sorted(
+        {r.workflow for r in (await insights.insights(services, insights_cmd.OPERATOR, "30d")).rows}
+    )[0]
+    assert f'<h2 id="pipeline">Pipeline of {first}</h2>' in plain.text
+    assert f"<option selected>{first}</option>" in plain.text
+
+    # An unknown workflow is a 400 page naming the known ones; one the reader does not
+    # oversee whole is refused, as the insights query refuses it.
+    unknown = await client.get(
+        "/reports/sla", params={"workflow": "expense-aproval"}, headers=headers
+    )
+    assert unknown.status_code == 400
+    assert "No workflow is called &#39;expense-aproval&#39;" in unknown.text
+    lead = {"Authorization": f"Bearer {people['leah']}"}
+    refused = await client.get(
+        "/reports/sla", params={"workflow": "vendor-onboarding"}, headers=lead
+    )
+    assert refused.status_code == 403
+    assert "need a lead or manager grant on the whole workflow" in refused.text
+
+
+async def test_an_insights_window_before_the_runs_kept_is_a_page_naming_the_retention(
+    database_url: str, settings: config.Settings, frozen_clock: clock.FrozenClock
+) -> None:
+    """Runs kept 3 days: the insights over 7 days (the page's default) would count pruned
+    runs as never started, so the page says why instead (GraphQL refuses the same window
+    with OUTSIDE_RETENTION); 24 hours are answered."""
+    from tests.conftest import asgi_client, gql, services_with, tokens_for
+
+    kept = dataclasses.replace(settings, retention_days=3)
+    async with (
+        services_with(database_url, kept, frozen_clock) as services,
+        asgi_client(services) as client,
+    ):
+        token = tokens_for(services)["max"]
+        headers = {"Authorization": f"Bearer {token}"}
+        page = await client.get("/reports/sla", headers=headers)
+        assert page.status_code == 400
+        assert "Ended runs are kept 3 days" in page.text
+        assert (
+            await client.get("/reports/sla", params={"insights": "24h"}, headers=headers)
+        ).status_code == 200
+        query = "query($w: InsightsWindow) { insights(window: $w) { since } }"
+        refused = await gql(client, query, {"w": "WEEK"}, token=token)
+        assert refused.error_codes == ["OUTSIDE_RETENTION"]
+        assert refused.errors[0]["extensions"]["facts"]["retention_days"] == 3
+        assert (await gql(client, query, {"w": "DAY"}, token=token)).ok()["insights"]["since"]

@@ -5,6 +5,7 @@ trigger catalog (docs/forecast.md, "The at-risk event")."""
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import timedelta
 from typing import Any
 
@@ -17,6 +18,7 @@ from taskflow.service.common.container import Services
 from taskflow.service.delivery import webhooks
 from taskflow.service.operate import demo
 from taskflow.service.reports import forecast, forecast_watch
+from taskflow.service.versions import definitions
 
 pytestmark = pytest.mark.anyio
 
@@ -200,3 +202,76 @@ async def test_two_passes_at_once_write_each_line_once(
     assert not set(first) & set(second)  # the second pass read the flags the first set
     lines = await _lines(services)
     assert sorted(slot for slot, _, _ in lines) == sorted([*first, *second])
+
+
+def _with_alert(
+    catalog: definitions.Catalog, where: tuple[str, int, str, str, str], alert: float
+) -> definitions.Catalog:
+    """``catalog`` with one milestone (workflow, version, state, slot, kind) alerting at
+    ``alert``, as if its definition said ``milestone.<kind>(..., forecast_alert=alert)``."""
+    name, version, state_name, slot_name, kind = where
+    chosen = catalog.get(name, version)
+    state = chosen.state(state_name)
+    slot = state.slot(slot_name)
+    milestones = tuple(
+        dataclasses.replace(m, forecast_alert=alert) if m.kind == kind else m
+        for m in slot.milestones
+    )
+    slot = dataclasses.replace(slot, milestones=milestones)
+    state = dataclasses.replace(
+        state, slots=tuple(slot if s.name == slot_name else s for s in state.slots)
+    )
+    chosen = dataclasses.replace(
+        chosen, states=tuple(state if s.name == state_name else s for s in chosen.states)
+    )
+    return definitions.Catalog([chosen if d.key == chosen.key else d for d in catalog])
+
+
+async def test_a_milestones_own_threshold_decides_for_its_slots(
+    services: Services, frozen_clock: clock.FrozenClock
+) -> None:
+    """One milestone alerts at 50 %, the rest at the setting's 70 %: a pass flags that
+    milestone's slots from 50 % and the others from 70 %, each line naming its threshold;
+    minutes later, still flagged, nothing more is said."""
+    await _demo(services)
+    now = frozen_clock.now()
+    async with services.db.connection() as conn:
+        rows = await conn.fetch(
+            "SELECT s.id, s.workflow, r.definition_version, s.state, s.name, s.sla_milestone"
+            " FROM slot s JOIN run r ON r.id = s.run WHERE s.status IN ('open', 'claimed')"
+        )
+    where = {
+        str(r["id"]): (
+            r["workflow"],
+            r["definition_version"],
+            r["state"],
+            r["name"],
+            r["sla_milestone"],
+        )
+        for r in rows
+    }
+    risks = await forecast.breach_risks(services, list(where), now)
+    watched = {
+        i: r.probability
+        for i, r in risks.items()
+        if r.probability is not None and r.share_elapsed < 0.75
+    }
+    # A milestone with a slot between 50 % and the setting's 70 %: its own bar flags it.
+    between = sorted(where[i] for i, p in watched.items() if 0.5 <= p < 0.7)
+    assert between, "the demo leaves a slot whose forecast lies between 50 % and 70 %"
+    lowered = between[0]
+    assert services.settings.forecast_alert == 0.7
+    alerting = dataclasses.replace(services, catalog=_with_alert(services.catalog, lowered, 0.5))
+
+    risen = await forecast_watch.watch(alerting, now)
+    bar = {i: 0.5 if where[i] == lowered else 0.7 for i in watched}
+    assert set(risen) == {i for i, p in watched.items() if p >= bar[i]}
+    assert {i for i in risen if where[i] == lowered}, "the lowered milestone's slot is flagged"
+    for slot, reason, details in await _lines(services):
+        assert details["threshold"] == bar[slot]
+        assert f"reached {bar[slot] * 100:.0f} %: " in reason
+
+    # Five minutes on, the clock moved: the flags stand, nothing more is said.
+    frozen_clock.advance(forecast_watch.EVERY)
+    assert await forecast_watch.watch(alerting, frozen_clock.now()) == []
+    assert len(await _lines(services)) == len(risen)

@@ -35,8 +35,12 @@ class Milestone:
     #: The ``region`` link's table: ``"DE"`` or ``"DE-BE"`` (``subject.country``, with
     #: ``subject.region`` as the subdivision) -> a calendar name.
     regions: Mapping[str, str] = field(default_factory=dict)
+    #: The breach forecast at which the forecast watch says ``clock.forecast_at_risk`` for
+    #: a slot on this milestone (None: ``TASKFLOW_FORECAST_ALERT``); docs/forecast.md.
+    forecast_alert: float | None = None
 
     def __post_init__(self) -> None:
+        _check_alert(self.forecast_alert, self.kind)
         object.__setattr__(self, "chain", tuple(self.chain))  # a list reads as well
         object.__setattr__(self, "regions", {k.upper(): v for k, v in self.regions.items()})
         unknown = [link for link in self.chain if link not in CHAIN_LINKS]
@@ -57,16 +61,35 @@ class Milestone:
             doc["chain"] = list(self.chain)
         if self.regions:
             doc["regions"] = dict(sorted(self.regions.items()))
+        if self.forecast_alert is not None:
+            doc["forecast_alert"] = self.forecast_alert
         return doc
 
 
+def _check_alert(alert: object, kind: str) -> None:
+    """A forecast alert is a probability strictly between 0 and 1: at 0 every slot alerts,
+    at 1 only a slot already due, which ``clock.breached`` says anyway."""
+    if alert is None:
+        return
+    if isinstance(alert, int | float) and not isinstance(alert, bool) and 0 < alert < 1:
+        return
+    raise problems.BadForecastAlert(
+        f"forecast_alert={alert!r} is not a probability strictly between 0 and 1",
+        fix="give the breach forecast at which to alert, e.g. forecast_alert=0.5, or leave "
+        "it out for TASKFLOW_FORECAST_ALERT",
+        where=f"milestone {kind}",
+    )
+
+
 class MilestoneOptions(TypedDict, total=False):
-    """What both milestones take besides ``within``: a calendar and a recompute policy."""
+    """What both milestones take besides ``within``: a calendar, a recompute policy, a
+    calendar chain and the forecast alert."""
 
     calendar: str | None
     recompute: str
     chain: tuple[str, ...]
     regions: Mapping[str, str]
+    forecast_alert: float | None
 
 
 class _MilestoneFactory:

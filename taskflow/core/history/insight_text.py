@@ -29,3 +29,10 @@ def rate(part: int, whole: int) -> str:
     """``part`` of ``whole`` as a whole percent (``-``: nothing to take a share of)."""
     found = percent(part, whole)
     return "-" if found is None else f"{found:.0f}%"
+
+
+def rate_of(part: int, whole: int) -> str:
+    """:func:`rate`, with ``(n=N)`` when fewer than :data:`FEW` make the whole: one of five
+    is 20 %, which says less than 20 % of five hundred."""
+    shown = rate(part, whole)
+    return shown + (f" (n={whole})" if 0 < whole < FEW else "")

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from taskflow.core.definition.workflow import Definition
 from taskflow.core.reports.forecast import BreachRisk, Peer
 from taskflow.core.runs.model import AuditEntry
 
@@ -49,6 +50,23 @@ def batch(
 
 def _last(w: Watched | None) -> datetime | None:
     return w.evaluated_at if w is not None else None
+
+
+def threshold(
+    definition: Definition | None, state: str, slot: str, milestone: str | None, default: float
+) -> float:
+    """The alert threshold of a slot: its clock's milestone's ``forecast_alert`` where the
+    run's definition declares one, else ``default`` (``TASKFLOW_FORECAST_ALERT``; also for a
+    version the code no longer loads, or a slot it no longer declares)."""
+    if definition is None or milestone is None:
+        return default
+    try:
+        declared = definition.slot(state, slot).milestone(milestone)
+    except KeyError:  # the state or slot left the definition
+        return default
+    if declared is None or declared.forecast_alert is None:
+        return default
+    return declared.forecast_alert
 
 
 def flag(risk: BreachRisk, flagged: bool | None, threshold: float) -> bool | None:

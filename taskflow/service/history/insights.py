@@ -52,21 +52,7 @@ async def insights(
 ) -> Insights:
     """Rows per workflow and version (newest version first) over ``window`` ("1h", "24h",
     "7d", "30d"); with ``workflow``, only its rows and its pipeline."""
-    if window not in WINDOWS:
-        raise errors.ValidationError(
-            f"Unknown window {window!r}: use one of {', '.join(WINDOWS)}.", field="window"
-        )
-    found = access.require_reports(actor)
-    if workflow is not None:
-        services.catalog.get(workflow)  # NOT_FOUND names the workflows there are
-        if not rules.covers_whole_workflow(found, workflow):
-            raise errors.Forbidden(
-                f"Insights cover every run of {workflow!r}: they need a lead or manager grant "
-                "on the whole workflow (not narrowed to teams)."
-            )
-    now = services.clock.now()
-    since = now - WINDOWS[window]
-    history.check_instant(services, since, workflow)
+    found, since, now = _checked(services, actor, window, workflow)
     # Business time reads materialised calendars; a year just written may not be on the
     # replica yet, so that read goes to the primary (reports.reader).
     covered_now = await reports.cover(services, since, now)
@@ -92,6 +78,42 @@ async def insights(
         funnel=funnel,
         regressions=regressions.flags([_rates(r) for r in rows]),
     )
+
+
+async def pipeline_and_funnel(
+    services: Services, actor: Principal, window: str, workflow: str
+) -> tuple[list[store.StateRow], list[store.FunnelRow]]:
+    """``workflow``'s pipeline and funnel over ``window`` alone (the report page lists the
+    rows already), with the same checks and refusals as :func:`insights`."""
+    _, since, _ = _checked(services, actor, window, workflow)
+    # Stored measures only (no business time computed here): the replica may answer.
+    async with services.db.reading() as conn:
+        return await store.pipeline(conn, workflow, since), await store.funnel(
+            conn, workflow, since
+        )
+
+
+def _checked(
+    services: Services, actor: Principal, window: str, workflow: str | None
+) -> tuple[rules.Scope, datetime, datetime]:
+    """The caller's report grants and the window's bounds, once the window is known, the
+    workflow exists and is overseen whole, and the window starts within retention."""
+    if window not in WINDOWS:
+        raise errors.ValidationError(
+            f"Unknown window {window!r}: use one of {', '.join(WINDOWS)}.", field="window"
+        )
+    found = access.require_reports(actor)
+    if workflow is not None:
+        services.catalog.get(workflow)  # NOT_FOUND names the workflows there are
+        if not rules.covers_whole_workflow(found, workflow):
+            raise errors.Forbidden(
+                f"Insights cover every run of {workflow!r}: they need a lead or manager grant "
+                "on the whole workflow (not narrowed to teams)."
+            )
+    now = services.clock.now()
+    since = now - WINDOWS[window]
+    history.check_instant(services, since, workflow)
+    return found, since, now
 
 
 def _rates(r: store.VersionRow) -> regressions.Rates:

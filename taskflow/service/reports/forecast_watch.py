@@ -29,10 +29,11 @@ async def watch(
     threshold: float | None = None,
 ) -> list[str]:
     """One pass at ``now``: the ids of the slots whose flag went up (a line each).
-    ``threshold``: the alert threshold (default ``TASKFLOW_FORECAST_ALERT``)."""
+    ``threshold``: the alert threshold of a slot whose milestone names none (default
+    ``TASKFLOW_FORECAST_ALERT``); a milestone's ``forecast_alert`` wins."""
     now = now or services.clock.now()
     settings = services.settings
-    threshold = settings.forecast_alert if threshold is None else threshold
+    default = settings.forecast_alert if threshold is None else threshold
     async with services.db.connection() as conn:
         live = await store.live(conn)
         ids = forecast_watch.batch(
@@ -59,16 +60,17 @@ async def watch(
             strict=True,
         )
     )
+    alerts = {i: _threshold(services, live[i], default) for i in ids}
     async with services.db.transaction() as conn:
         before = await store.locked_flags(conn, ids)
-        after = {i: forecast_watch.flag(risks[i], before[i], threshold) for i in before}
+        after = {i: forecast_watch.flag(risks[i], before[i], alerts[i]) for i in before}
         risen = [i for i in before if forecast_watch.rises(before[i], after[i])]
         await timeline.append_audits(
             conn,
             [
                 (
                     live[i].run_id,
-                    forecast_watch.line(i, live[i].name, live[i].peer, risks[i], threshold, now),
+                    forecast_watch.line(i, live[i].name, live[i].peer, risks[i], alerts[i], now),
                 )
                 for i in risen
             ],
@@ -80,3 +82,10 @@ async def watch(
             now,
         )
     return risen
+
+
+def _threshold(services: Services, slot: store.LiveSlot, default: float) -> float:
+    """The alert threshold of ``slot``: its milestone's, as its run's version declares it."""
+    workflow, state, name = slot.peer.key
+    definition = services.catalog.for_reading(workflow, slot.version)
+    return forecast_watch.threshold(definition, state, name, slot.milestone, default)

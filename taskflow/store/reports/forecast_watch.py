@@ -16,12 +16,15 @@ SQL = sql.statements("reports/forecast_watch")
 
 @dataclass(frozen=True)
 class LiveSlot:
-    """A live slot the watch may forecast: as a peer, its run and name, its flag."""
+    """A live slot the watch may forecast: as a peer, its run and name, its flag, and where
+    its clock is declared (the run's definition version and the clock's milestone)."""
 
     peer: forecast.Peer
     run_id: str
     name: str
     watched: forecast_watch.Watched
+    version: int
+    milestone: str | None
 
 
 async def live(conn: db.Connection) -> dict[str, LiveSlot]:
@@ -32,6 +35,8 @@ async def live(conn: db.Connection) -> dict[str, LiveSlot]:
             str(r["run"]),
             r["name"],
             forecast_watch.Watched(r["flagged"], r["evaluated_at"]),
+            r["version"],
+            r["milestone"],
         )
         for r in await conn.fetch(SQL["live"])
     }

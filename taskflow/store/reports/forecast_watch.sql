@@ -1,11 +1,13 @@
 -- The forecast watch (store/reports/forecast_watch.py, docs/forecast.md "The at-risk event").
 
 -- name: live
--- The open or held slots whose clock still counts (as forecast.sql's live), with their run
+-- The open or held slots whose clock still counts (as forecast.sql's live), with their run,
+-- its definition version and the milestone the clock measures (whose forecast_alert applies),
 -- and their flag as the last pass left it (NULLs: never forecast).
 SELECT sl.id, sl.run, sl.workflow, sl.state, sl.name, sl.opened_at, sl.sla_due_at AS due_at,
+       sl.sla_milestone AS milestone, r.definition_version AS version,
        f.flagged, f.evaluated_at
-FROM slot sl LEFT JOIN slot_forecast f ON f.slot = sl.id
+FROM slot sl JOIN run r ON r.id = sl.run LEFT JOIN slot_forecast f ON f.slot = sl.id
 WHERE sl.status IN ('open', 'claimed') AND sl.sla_due_at IS NOT NULL
   AND sl.sla_met_at IS NULL AND sl.opened_at IS NOT NULL
 

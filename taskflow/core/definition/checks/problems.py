@@ -26,8 +26,9 @@ class Problem:
     source: str = ""
 
     def __str__(self) -> str:
-        if not self.workflow:  # a source that did not even import
-            return f"{self.source}: {self.message} [{self.code}]. Fix: {self.fix}"
+        if not self.workflow:  # a source that did not even import (a class body's mistake)
+            place = f"{self.where}: " if self.where else ""
+            return f"{self.source}: {place}{self.message} [{self.code}]. Fix: {self.fix}"
         place = f"workflow {self.workflow!r}" + (f", {self.where}" if self.where else "")
         origin = f" ({self.source})" if self.source else ""
         return f"{place}{origin}: {self.message} [{self.code}]. Fix: {self.fix}"
@@ -114,4 +115,10 @@ BadCalendarChain = _mistake(
     "BAD_CALENDAR_CHAIN",
     ValueError,
     "A milestone's calendar chain naming an unknown link, or one link twice.",
+)
+BadForecastAlert = _mistake(
+    "BadForecastAlert",
+    "BAD_FORECAST_ALERT",
+    ValueError,
+    "A milestone's forecast alert that is not a probability strictly between 0 and 1.",
 )
