@@ -12,6 +12,7 @@ import contextlib
 import os
 import pwd
 import shutil
+import signal
 import subprocess
 import tempfile
 import urllib.parse
@@ -55,40 +56,80 @@ def pgbouncer(admin_url: str) -> Iterator[str]:
     if conftest.POOLER_URL is not None:
         yield conftest.POOLER_URL
         return
+    with own_pgbouncer(admin_url) as bouncer:
+        yield bouncer.url
+
+
+@contextlib.contextmanager
+def own_pgbouncer(admin_url: str) -> Iterator[PgBouncer]:
+    """A PgBouncer of this test's own (one it may kill and start again), stopped on leaving."""
     program = binary()
     if program is None:
         pytest.skip("pgbouncer is not installed (apt-get install pgbouncer; CI installs it)")
-    host, port, user, password = _server(admin_url)
-    root = Path(tempfile.mkdtemp(prefix="taskflow-pgbouncer-"))
-    listen = free_port()
-    server = f"host={host} port={port} user={user}" + (f" password={password}" if password else "")
-    (root / "pgbouncer.ini").write_text(
-        f"[databases]\n* = {server}\n\n[pgbouncer]\n"
-        f"listen_addr = 127.0.0.1\nlisten_port = {listen}\nunix_socket_dir =\n"
-        # Loopback only, a throwaway server: the clients need no password of their own.
-        "auth_type = any\npool_mode = transaction\n"
-        "max_client_conn = 500\ndefault_pool_size = 20\nserver_reset_query =\n"
-        "ignore_startup_parameters = extra_float_digits\n"
-        f"logfile = {root}/pgbouncer.log\npidfile = {root}/pgbouncer.pid\n"
-    )
-    argv = [program, str(root / "pgbouncer.ini")]
-    if os.geteuid() == 0:
-        # PgBouncer refuses to run as root: run it as the server's socket owner (who can
-        # reach the socket), or postgres.
-        owner = Path(host).stat().st_uid if host.startswith("/") else pwd.getpwnam("postgres")[2]
-        shutil.chown(root, owner)
-        argv = ["runuser", "-u", pwd.getpwuid(owner).pw_name, "--", *argv]
-    process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+    bouncer = PgBouncer(program, admin_url)
     try:
-        wait_until(
-            lambda: process.poll() is not None or _answers(listen), 20, "pgbouncer to listen"
-        )
-        assert process.poll() is None, (root / "pgbouncer.log").read_text()
-        yield f"postgresql://{user}@127.0.0.1:{listen}/postgres"
+        bouncer.start()
+        yield bouncer
     finally:
-        process.terminate()
-        process.wait(timeout=10)
-        shutil.rmtree(root, ignore_errors=True)
+        bouncer.stop()
+        shutil.rmtree(bouncer.root, ignore_errors=True)
+
+
+class PgBouncer:
+    """One PgBouncer process on a port of its own, in front of ``admin_url``'s server."""
+
+    def __init__(self, program: str, admin_url: str) -> None:
+        host, port, user, password = _server(admin_url)
+        self.root = Path(tempfile.mkdtemp(prefix="taskflow-pgbouncer-"))
+        self.port = free_port()
+        self.url = f"postgresql://{user}@127.0.0.1:{self.port}/postgres"
+        server = f"host={host} port={port} user={user}" + (
+            f" password={password}" if password else ""
+        )
+        (self.root / "pgbouncer.ini").write_text(
+            f"[databases]\n* = {server}\n\n[pgbouncer]\n"
+            f"listen_addr = 127.0.0.1\nlisten_port = {self.port}\nunix_socket_dir =\n"
+            # Loopback only, a throwaway server: the clients need no password of their own.
+            "auth_type = any\npool_mode = transaction\n"
+            "max_client_conn = 500\ndefault_pool_size = 20\nserver_reset_query =\n"
+            "ignore_startup_parameters = extra_float_digits\n"
+            f"logfile = {self.root}/pgbouncer.log\npidfile = {self.root}/pgbouncer.pid\n"
+        )
+        self.argv = [program, str(self.root / "pgbouncer.ini")]
+        if os.geteuid() == 0:
+            # PgBouncer refuses to run as root: run it as the server's socket owner (who can
+            # reach the socket), or postgres.
+            owner = (
+                Path(host).stat().st_uid if host.startswith("/") else pwd.getpwnam("postgres")[2]
+            )
+            shutil.chown(self.root, owner)
+            self.argv = ["runuser", "-u", pwd.getpwuid(owner).pw_name, "--", *self.argv]
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        """Start it and wait until it listens."""
+        process = subprocess.Popen(self.argv, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+        self.process = process
+        wait_until(
+            lambda: process.poll() is not None or _answers(self.port), 20, "pgbouncer to listen"
+        )
+        assert process.poll() is None, (self.root / "pgbouncer.log").read_text()
+
+    def kill(self) -> None:
+        """End it at once (SIGKILL: every client and server connection it held is cut)."""
+        if self.process is not None and self.process.poll() is None:
+            # runuser forwards no SIGKILL: end the pooler itself, by its pid file.
+            pid = int((self.root / "pgbouncer.pid").read_text())
+            os.kill(pid, signal.SIGKILL)
+            self.process.wait(timeout=10)
+        self.process = None
+        (self.root / "pgbouncer.pid").unlink(missing_ok=True)
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            self.process.wait(timeout=10)
+        self.process = None
 
 
 def _answers(port: int) -> bool:
