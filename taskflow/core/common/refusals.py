@@ -118,6 +118,15 @@ class NotCandidate(Refusal, code=RefusalCode.NOT_CANDIDATE):
         super().__init__(message, audience=audience, **context)
 
 
+class AlreadyCandidate(Refusal, code=RefusalCode.ALREADY_CANDIDATE):
+    """The slot already admits who you would add; nothing to add."""
+
+    audience = Fact(str)
+
+    def __init__(self, message: str | None = None, *, audience: str | None, **context: Any):
+        super().__init__(message, audience=audience, **context)
+
+
 class AlreadyClaimed(_HolderFact, code=RefusalCode.ALREADY_CLAIMED):
     """Someone already holds the slot; pick another task or ask a delegate to reassign it."""
 

@@ -56,6 +56,13 @@ def _timer_state(e: core.TimerSpent | core.TimerNotDead) -> dict[str, Any]:
     return {"state": state_of(e.status)}
 
 
+@refusal(core.AlreadyCandidate)
+class AlreadyCandidate(Refusal):
+    """The slot already admits the principal or role to add."""
+
+    audience: str | None = strawberry.field(description="Who the slot is for, in words.")
+
+
 @refusal(core.AlreadyClaimed)
 class AlreadyClaimed(_HolderFact):
     """Someone already holds the slot."""
