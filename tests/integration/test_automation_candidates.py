@@ -121,9 +121,10 @@ async def test_an_escalation_by_the_use_case_is_the_reminders_escalation(
             "AND run = ANY($1::uuid[]) ORDER BY id",
             [by_hand, by_timer],
         )
-    first = [(x["run"], x["actor"]) for x in lines][:2]
-    assert first == [(by_hand, "leah"), (by_timer, None)]
-    assert lines[0]["details"] == lines[1]["details"] == {
+    hand = [x for x in lines if x["run"] == by_hand]
+    timer = [x for x in lines if x["run"] == by_timer]
+    assert (hand[0]["actor"], timer[0]["actor"]) == ("leah", None)
+    assert hand[0]["details"] == timer[0]["details"] == {
         "slot": "finance_review",
         "added": "role:finance-lead",
     }
