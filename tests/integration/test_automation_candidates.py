@@ -17,8 +17,8 @@ from taskflow.service.access import principals as principal_service
 from taskflow.service.clocks import escalation, timers
 from taskflow.service.common.container import Services
 from taskflow.store.runs import runs as rows
-from tests.integration.test_automation_actions import drain, kinds, published_by
 from tests.integration.test_automation_acting import expense, lines_of
+from tests.integration.test_automation_actions import drain, kinds, published_by
 
 pytestmark = pytest.mark.anyio
 
@@ -124,7 +124,11 @@ async def test_an_escalation_by_the_use_case_is_the_reminders_escalation(
     hand = [x for x in lines if x["run"] == by_hand]
     timer = [x for x in lines if x["run"] == by_timer]
     assert (hand[0]["actor"], timer[0]["actor"]) == ("leah", None)
-    assert hand[0]["details"] == timer[0]["details"] == {
-        "slot": "finance_review",
-        "added": "role:finance-lead",
-    }
+    assert (
+        hand[0]["details"]
+        == timer[0]["details"]
+        == {
+            "slot": "finance_review",
+            "added": "role:finance-lead",
+        }
+    )
