@@ -22,6 +22,7 @@ from tests.api.workflows import EXPENSE
 from tests.conftest import services_with
 from tests.integration.starting import app_starts
 from tests.integration.test_automation_acting import BIG_EXPENSES, WORKFLOW
+from tests.integration.test_automation_candidates import WIDEN
 
 RUNS = 150
 
@@ -144,15 +145,6 @@ def test_a_worker_killed_while_resuming_delayed_actions_leaves_each_done_once(
         workers.stop()
 
 
-WIDEN: dict[str, Any] = {
-    "name": "big expenses: the finance leads and legal look too",
-    "trigger": {"on": "slot.opened", "slot": "finance_review"},
-    "conditions": [{"op": ">", "args": [{"ref": "subject.amount"}, {"lit": 1000}]}],
-    "actions": [
-        {"do": "escalate", "to": "role:finance-lead"},
-        {"do": "add_candidate", "to": "user:lee"},
-    ],
-}
 WIDENED = 5
 
 
@@ -160,6 +152,8 @@ WIDENED = 5
 def test_a_worker_escalates_and_adds_candidates_as_the_automation(
     database_url: str, settings: config.Settings, tmp_path: Path
 ) -> None:
+    """A ``taskflow worker`` process runs ``escalate`` and ``add_candidate`` (the timer
+    batch's escalation and addCandidate's use case) as the automation, each once per run."""
     workers = Workers(database_url, tmp_path)
     try:
         automation = _prepare(database_url, settings, WIDEN, runs=WIDENED)
