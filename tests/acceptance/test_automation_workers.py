@@ -22,12 +22,18 @@ from tests.api.workflows import EXPENSE
 from tests.conftest import services_with
 from tests.integration.starting import app_starts
 from tests.integration.test_automation_acting import BIG_EXPENSES, WORKFLOW
+from tests.integration.test_automation_candidates import WIDEN
 
 RUNS = 150
 
 
-def _prepare(url: str, settings: config.Settings, document: dict[str, Any] = BIG_EXPENSES) -> str:
-    """Leah's automation (``document``) published, then RUNS big expenses started: its id."""
+def _prepare(
+    url: str,
+    settings: config.Settings,
+    document: dict[str, Any] = BIG_EXPENSES,
+    runs: int = RUNS,
+) -> str:
+    """Leah's automation (``document``) published, then ``runs`` big expenses started: its id."""
 
     async def go() -> str:
         async with services_with(
@@ -37,7 +43,7 @@ def _prepare(url: str, settings: config.Settings, document: dict[str, Any] = BIG
             assert leah is not None
             made = await automations.create(services, leah, WORKFLOW, document)
             await automations.move(services, leah, made, "publish")
-            for n in range(RUNS):
+            for n in range(runs):
                 ref = f"EXP-K-{n}"
                 attrs = {**EXPENSE, "reference": ref, "amount": 5000.0}
                 await app_starts(services, WORKFLOW, ref, attrs, subject_type="expense")
@@ -135,5 +141,46 @@ def test_a_worker_killed_while_resuming_delayed_actions_leaves_each_done_once(
         )
         assert len(per_run) == RUNS
         assert {(r["now"], r["later"], r["labels"]) for r in per_run} == {(1, 1, 1)}
+    finally:
+        workers.stop()
+
+
+WIDENED = 5
+
+
+@pytest.mark.slow
+def test_a_worker_escalates_and_adds_candidates_as_the_automation(
+    database_url: str, settings: config.Settings, tmp_path: Path
+) -> None:
+    """A ``taskflow worker`` process runs ``escalate`` and ``add_candidate`` (the timer
+    batch's escalation and addCandidate's use case) as the automation, each once per run."""
+    workers = Workers(database_url, tmp_path)
+    try:
+        automation = _prepare(database_url, settings, WIDEN, runs=WIDENED)
+        workers.start(1)
+        wait_until(lambda: _decided(database_url) == WIDENED, 60, f"acted\n{workers.output()}")
+        lines = query(
+            database_url,
+            "SELECT e.kind, e.actor, e.details->>'added' AS added, "
+            "e.details->>'automation' AS automation, e.details->>'enrolling_event' AS event "
+            "FROM audit_event e WHERE e.kind IN ('slot.escalated', 'slot.candidate_added') "
+            "ORDER BY e.run, e.id",
+        )
+        actor = f"automation:{automation}"
+        assert [(x["kind"], x["added"]) for x in lines] == [
+            ("slot.escalated", "role:finance-lead"),
+            ("slot.candidate_added", "user:lee"),
+        ] * WIDENED
+        assert {(x["actor"], x["automation"], x["event"]) for x in lines} == {
+            (actor, automation, "slot.opened")
+        }
+        slots = query(
+            database_url,
+            "SELECT audience, version FROM slot WHERE name = 'finance_review'",
+        )
+        assert len(slots) == WIDENED
+        for slot in slots:
+            assert {"role:finance", "role:finance-lead", "user:lee"} <= set(slot["audience"])
+            assert slot["version"] == 3
     finally:
         workers.stop()

@@ -37,6 +37,7 @@ RUNNER = {
     "work_changed": "leah",
     "work_queue": "leah",
     "cancel_run": "leah",
+    "add_candidate": "leah",
     "move": "sam",
     "undo": "sam",
     "sla_report": "leah",
@@ -129,6 +130,7 @@ def variables(name: str, o: Objects) -> dict[str, Any]:
     """Variables for operation ``name`` that reach the objects of ``o``."""
     table: dict[str, dict[str, Any]] = {
         "assign": {"slotId": o.slot_id, "to": "fiona", "reason": "cover"},
+        "add_candidate": {"slotId": o.slot_id, "role": "finance-lead", "reason": "busy week"},
         "board": {"workflow": "expense-approval", "first": 10},
         "cancel_run": {"runId": o.run_id, "reason": "duplicate"},
         "claim": {"slotId": o.slot_id, "expectedVersion": None},

@@ -44,6 +44,8 @@ CANCEL = """mutation($input: CancelRunInput!) { cancelRun(input: $input) { __typ
   ... on RunSuccess { run { status } } ... on Refusal { code message } } }"""
 MOVE = """mutation($input: MoveInput!) { move(input: $input) { __typename
   ... on Refusal { code message } } }"""
+ADD_CANDIDATE = """mutation($input: AddCandidateInput!) { addCandidate(input: $input) {
+  __typename } }"""
 UNDO = """mutation($input: UndoInput!) { undo(input: $input) { __typename } }"""
 RAISE = """mutation($input: RaiseEventInput!) { raiseEvent(input: $input) { __typename
   ... on RaiseEventSuccess { run { state } } ... on Refusal { code message } } }"""
@@ -106,6 +108,9 @@ async def test_a_lead_of_one_workflow_cannot_read_cancel_move_or_mint_on_another
     )
     minted = await m.mint(client, leah, ticket_slots[0]["id"], email="leah@example.org")
     assert minted["__typename"] == "NotFoundRefusal", minted
+    widen = {"input": {"slotId": ticket_slots[0]["id"], "role": "finance", "reason": "help"}}
+    widened = (await gql(client, ADD_CANDIDATE, widen, token=leah)).ok()["addCandidate"]
+    assert widened["__typename"] == "NotFoundRefusal", widened
     assert (await _run(client, people["app"], ticket["id"]) or {})["state"] == ticket["state"]
 
     # Within her grant she reads, boards and cancels as a lead does.

@@ -88,6 +88,14 @@ async def assign(c: httpx.AsyncClient, p: dict[str, str], t: Target, v: int) -> 
                        {"slotId": t.slot_id, "to": _other(v, "sasha", "sven")})  # fmt: skip
 
 
+async def add_candidate(
+    c: httpx.AsyncClient, p: dict[str, str], t: Target, v: int
+) -> dict[str, Any]:
+    who = {"principal": "tess"} if v == 0 else {"role": "support-lead"}
+    return await _call(c, p["tara"], "addCandidate", "AddCandidateInput",
+                       {"slotId": t.slot_id, "reason": "race", **who})  # fmt: skip
+
+
 async def complete(c: httpx.AsyncClient, p: dict[str, str], t: Target, v: int) -> dict[str, Any]:
     return await _call(c, p[_other(v, "sven", "sasha")], "complete", "CompleteInput",
                        {"slotId": t.slot_id, "payload": {"message": f"answer {v}"}})  # fmt: skip
@@ -137,6 +145,7 @@ MUTATIONS: dict[str, Mutation] = {
     "claim": claim,
     "release": release,
     "assign": assign,
+    "addCandidate": add_candidate,
     "complete": complete,
     "raiseEvent": raise_event,
     "claimNext": claim_next,

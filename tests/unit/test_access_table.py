@@ -39,6 +39,9 @@ TEST_ROWS: dict[str, list[str]] = {
         "tests.api.test_principals_api::test_non_admin_upsert_is_a_typed_refusal_and_changes_nothing",
     ],
     "candidate": ["tests.api.test_expense_flow::test_an_expense_goes_from_submitted_to_paid"],
+    "candidates.add": [
+        "tests.api.test_add_candidate::test_who_may_add_a_candidate_and_who_is_refused",
+    ],
     "work": [
         "tests.api.test_access::test_a_lead_of_one_workflow_cannot_read_cancel_move_or_mint_on_another"
     ],

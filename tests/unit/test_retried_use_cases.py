@@ -20,7 +20,7 @@ from taskflow.service.history import undoing
 from taskflow.service.links import link_use, links, notification_links
 from taskflow.service.operate import bulk, operate
 from taskflow.service.runs import events, owned, runs, subjects
-from taskflow.service.slots import slots
+from taskflow.service.slots import candidates, slots
 from taskflow.service.steps import step_admin
 from taskflow.service.versions import run_migrations
 
@@ -37,6 +37,7 @@ USE_CASES: dict[str, Callable[..., Any]] = {
     "claimNext": slots.claim_next,
     "release": slots.release,
     "assign": slots.assign,
+    "addCandidate": candidates.add_candidate,
     "complete": slots.complete,
     "move": runs.move,
     "cancelRun": runs.cancel_run,

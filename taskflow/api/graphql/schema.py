@@ -25,7 +25,7 @@ from taskflow.api.graphql.live import subscriptions
 from taskflow.api.graphql.operate import attention, bulk, operate
 from taskflow.api.graphql.reports import reports
 from taskflow.api.graphql.runs import run_list, subject_mutations, types
-from taskflow.api.graphql.slots import work, work_mutations
+from taskflow.api.graphql.slots import candidate_mutations, work, work_mutations
 from taskflow.api.graphql.steps import steps
 from taskflow.api.graphql.versions import definitions, versions
 
@@ -85,6 +85,7 @@ class Mutation(
     principals.PrincipalMutations,
     working_hours.WorkingHoursMutations,
     work_mutations.WorkMutations,
+    candidate_mutations.CandidateMutations,
     subject_mutations.SubjectMutations,
     links.LinkMutations,
     notifications.NotificationMutations,

@@ -178,6 +178,15 @@ def may_manage_links(
     )
 
 
+def may_add_candidate(principal: Principal, workflow: str, slot: SlotView) -> bool:
+    """Add a candidate to a live slot (``addCandidate``; an automation's ``add_candidate``
+    and ``escalate``, as their author): its delegates, leads and managers whose grants
+    reach the slot, and admins. Candidates and holders do not widen their own slot."""
+    if bool(slot.delegates.keys) and slot.delegates.admits(principal.audience_keys):
+        return True
+    return covers_slot(oversight(principal), workflow, slot)
+
+
 def may_read_links(
     principal: Principal, workflow: str, slot: SlotView, started_by: str | None
 ) -> bool:

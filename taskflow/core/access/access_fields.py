@@ -27,6 +27,7 @@ FIELDS: Final[dict[str, str]] = {
     "Mutation.claimNext": "candidate",
     "Mutation.release": "candidate",
     "Mutation.assign": "candidate",
+    "Mutation.addCandidate": "candidates.add",
     "Mutation.complete": "candidate",
     "Mutation.move": "move",
     "Mutation.cancelRun": "cancel",

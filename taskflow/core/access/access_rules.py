@@ -22,6 +22,9 @@ RULES: Final[dict[str, str]] = {
     "admin": "Admins only: principals are managed by the admin role (may_manage_principals).",
     "candidate": "The slot's candidate rule (core.runs.slots): inbox, claim, release, assign, "
     "complete; the slot must be visible (may_see_slot).",
+    "candidates.add": "addCandidate: the slot's delegates, leads and managers whose grants "
+    "reach the slot, and admins (may_add_candidate); a slot the caller cannot see is "
+    "NOT_FOUND, one they see but may not widen FORBIDDEN.",
     "work": "Leads, managers and applications where their grants reach; a team member in "
     "their own team's queue (work_scope).",
     "board": "Runs of the workflow where the reader's grants reach, else those with a live "

@@ -49,6 +49,7 @@ class RefusalCode(StrEnum):
     NOT_SAME_ACTOR = "NOT_SAME_ACTOR"
     ON_LEAVE = "ON_LEAVE"
     AUTOMATION_INVALID = "AUTOMATION_INVALID"
+    ALREADY_CANDIDATE = "ALREADY_CANDIDATE"
     #: Magic-link pages only (HTML forms); not in the GraphQL enum.
     PAGE_EXPIRED = "PAGE_EXPIRED"
 

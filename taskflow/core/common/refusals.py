@@ -8,8 +8,8 @@ default ``detail`` the caller may override). Nothing is changed when one is rais
 
 Facts are kept in ``facts`` too, as they always were: a refusal stored under an
 idempotency key comes back with JSON facts, and its typed attributes read them back
-(``AlreadyClaimed.claimed_at`` is a datetime either way). :func:`typed` turns an
-untyped ``TaskflowError(code=...)`` (code not converted yet) into its class.
+(``AlreadyClaimed.claimed_at`` is a datetime either way). ``typed_refusals.typed`` turns
+an untyped ``TaskflowError(code=...)`` (code not converted yet) into its class.
 """
 
 from __future__ import annotations
@@ -85,7 +85,7 @@ class Refusal(errors.TaskflowError):
         )
 
 
-# Bases that only share a fact; they declare no code (``by_code`` passes them over).
+# Bases that only share a fact; they declare no code (``typed_refusals.by_code`` passes them over).
 
 
 class _StatusFact(Refusal):
@@ -111,6 +111,15 @@ class _EventFact(Refusal):
 
 class NotCandidate(Refusal, code=RefusalCode.NOT_CANDIDATE):
     """You are not among the slot's candidates; pick a task offered to you."""
+
+    audience = Fact(str)
+
+    def __init__(self, message: str | None = None, *, audience: str | None, **context: Any):
+        super().__init__(message, audience=audience, **context)
+
+
+class AlreadyCandidate(Refusal, code=RefusalCode.ALREADY_CANDIDATE):
+    """The slot already admits who you would add; nothing to add."""
 
     audience = Fact(str)
 
@@ -365,33 +374,3 @@ class OutsideRetention(Refusal, code=RefusalCode.OUTSIDE_RETENTION):
 
     retention_days = Fact(int)
     earliest = Fact(datetime.fromisoformat)
-
-
-def _classes(root: type[Refusal]) -> list[type[Refusal]]:
-    found: list[type[Refusal]] = []
-    for sub in root.__subclasses__():
-        found.append(sub)
-        found.extend(_classes(sub))
-    return found
-
-
-def by_code() -> dict[str, type[Refusal]]:
-    """The refusal class of each code (the first class that declared it)."""
-    table: dict[str, type[Refusal]] = {}
-    for cls in _classes(Refusal):
-        if cls.code != Refusal.code:
-            table.setdefault(cls.code, cls)
-    return table
-
-
-def typed(error: errors.TaskflowError) -> errors.TaskflowError:
-    """``error`` as its refusal class: an untyped ``TaskflowError(code=...)`` whose code is a
-    refusal's becomes that class (same message and facts); anything else comes back as is."""
-    if isinstance(error, Refusal) or type(error) is not errors.TaskflowError:
-        return error
-    cls = by_code().get(error.code)
-    if cls is None:
-        return error
-    converted = cls.__new__(cls)
-    errors.TaskflowError.__init__(converted, error.message, code=error.code, **error.facts)
-    return converted

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from taskflow.core.common.refusals import (
+    AlreadyCandidate,
     AlreadyClaimed,
     AmbiguousEvent,
     MoveNotAllowed,
@@ -22,6 +23,7 @@ from taskflow.core.common.refusals import (
 )
 
 __all__ = [
+    "AlreadyCandidate",
     "AlreadyClaimed",
     "AmbiguousEvent",
     "MoveNotAllowed",

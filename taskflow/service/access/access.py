@@ -165,6 +165,17 @@ def require_manage_links(
     )
 
 
+def require_add_candidate(principal: Principal, workflow: str, slot: SlotView) -> None:
+    """Refuse widening a slot's candidates (``addCandidate``, an automation's escalation) to
+    whom ``may_add_candidate`` does not admit."""
+    if rules.may_add_candidate(principal, workflow, slot):
+        return
+    raise errors.Forbidden(
+        f"Only the slot's delegates ({slot.delegates if slot.delegates.keys else 'none'}), "
+        f"leads and managers granted {workflow!r} and admins may add candidates to it."
+    )
+
+
 def require_reports(principal: Principal) -> Scope:
     """The scope of the caller's reports; FORBIDDEN when it reaches nowhere."""
     found = rules.report_scope(principal)

@@ -29,10 +29,11 @@ from taskflow.core.delivery import webhook_events
 from taskflow.core.runs import scheduling
 from taskflow.core.runs.model import AuditEntry
 from taskflow.service.access import principals as principal_service
+from taskflow.service.clocks import escalation
 from taskflow.service.common.container import Services
 from taskflow.service.delivery import notices
 from taskflow.service.runs import events, runs, starting
-from taskflow.service.slots import slots
+from taskflow.service.slots import candidates, slots
 from taskflow.store.automations import automations as store
 from taskflow.store.automations.automations import AutomationRow
 from taskflow.store.common import db
@@ -235,13 +236,51 @@ async def _delay(
     await lines.append_audit(conn, event.run_id, [entry])
 
 
-async def _assign(at: Doing, params: Mapping[str, Any]) -> str | None:
+async def _slot_of(at: Doing, params: Mapping[str, Any], verb: str) -> tuple[str | None, str]:
+    """The live slot an action acts on (its ``slot``, else the enrolling event's), or why
+    there is none."""
     name = str(params.get("slot") or at.event.facts.get("slot") or "")
     slot_id = await store.live_slot(at.conn, at.event.run_id, name) if name else None
+    return slot_id, (f"no live slot {name!r} to {verb}" if name else "no slot named")
+
+
+async def _assign(at: Doing, params: Mapping[str, Any]) -> str | None:
+    slot_id, why = await _slot_of(at, params, "assign")
     if slot_id is None:
-        return f"no live slot {name!r} to assign" if name else "no slot named"
+        return why
     to = str(params["to"]).removeprefix("user:")
     await slots.assign(at.services, at.actor, slot_id, to, None, "automation")
+    return None
+
+
+async def _add_candidate(at: Doing, params: Mapping[str, Any]) -> str | None:
+    """addCandidate's use case: ``to`` is ``user:<id>`` or ``role:<name>``; the author must
+    be one who may widen the slot (its delegates, a lead granted it, an admin)."""
+    slot_id, why = await _slot_of(at, params, "add a candidate to")
+    if slot_id is None:
+        return why
+    kind, _, name = str(params["to"]).partition(":")
+    if kind not in candidates.KINDS:
+        return f"a candidate is added as user:<id> or role:<name>, not {params['to']!r}"
+    await candidates.add_candidate(
+        at.services,
+        at.actor,
+        slot_id,
+        principal=name if kind == "user" else None,
+        role=name if kind == "role" else None,
+        reason=f"added by {at.actor.id}",
+    )
+    return None
+
+
+async def _escalate(at: Doing, params: Mapping[str, Any]) -> str | None:
+    """The timer batch's escalation of one slot (``escalation.escalate``), to ``to``."""
+    slot_id, why = await _slot_of(at, params, "escalate")
+    if slot_id is None:
+        return why
+    await escalation.escalate(
+        at.services, at.actor, slot_id, str(params["to"]), f"escalated by {at.actor.id}"
+    )
     return None
 
 
@@ -333,6 +372,8 @@ async def _notify(at: Doing, params: Mapping[str, Any]) -> str | None:
 
 WORK: Mapping[str, Work] = {
     "assign": _assign,
+    "add_candidate": _add_candidate,
+    "escalate": _escalate,
     "raise_event": _raise_event,
     "set_field": _set_field,
     "start_run": _start_run,

@@ -17,7 +17,6 @@ place for its next firing by the same reconciliation that every use case runs.
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import random
 from dataclasses import dataclass
@@ -25,20 +24,17 @@ from datetime import datetime, timedelta
 
 import asyncpg
 
-from taskflow.core.clocks import clock_lines, deadlines, expiry, firing, timer_states
+from taskflow.core.clocks import clock_lines, deadlines, expiry, timer_states
 from taskflow.core.common import unit_of_work as uow
 from taskflow.core.definition.workflow import Definition
-from taskflow.core.runs import engine
-from taskflow.core.runs.model import LIVE, AuditEntry, Outcome, RunView, SlotView
+from taskflow.core.runs.model import LIVE, AuditEntry, RunView, SlotView
 from taskflow.core.runs.statuses import RunStatus
-from taskflow.service.clocks import away, deadline_firing, expiry_firing
-from taskflow.service.clocks import deadlines as clock_service
+from taskflow.service.clocks import deadline_firing, expiry_firing, slot_actions
 from taskflow.service.clocks import timer_batch as runs_batch
 from taskflow.service.common import retry
 from taskflow.service.common.container import Services
-from taskflow.service.delivery import notices as notice_rows
 from taskflow.service.reports import metrics
-from taskflow.service.runs import buffered, ids, persist
+from taskflow.service.runs import buffered, persist
 from taskflow.service.steps import step_queue
 from taskflow.store.clocks import deadlines as store
 from taskflow.store.clocks import timer_batch as batch_store
@@ -284,7 +280,7 @@ async def fire_one(
         entry = clock_lines.clock_firing(
             timer.kind, slot, timer.ref, timer.due_at, services.calendars, now, base
         )
-        _resync(services, state, loaded, slot, slot, now, [entry])
+        slot_actions.resync(services, state, loaded.definition, slot, slot, now, [entry])
         return 1
     if timer.kind == deadlines.REMINDER:
         assert slot is not None
@@ -302,37 +298,11 @@ async def fire_one(
         steps = [p for a in actions if a.kind == "run" and (p := step_queue.path(a.step))]
         if steps:
             step_queue.timeout_actions(state, timer, steps, now)
-    gone = await away.away(conn, run, slot, decl, actions, now)
-    result = firing.effects(run, slot, decl, actions, message=message, now=now, away=gone)
-    written = await notice_rows.outbox_rows(
-        services, conn, run, slot, result.notices, kind, quiet, now
-    )
-    state.notes += written  # one notification per recipient (``service/delivery/notices``)
-    notified = [n.recipient for n in written]
-    # The firing's lines go on the timeline with the change they caused: one write.
-    lines = [AuditEntry(kind, now, None, slot.id if slot else None, message, details)]
-    if notified:
-        lines.append(
-            AuditEntry(
-                "notification.sent",
-                now,
-                None,
-                slot.id if slot else None,
-                None,
-                {"recipients": notified, "message": message},
-            )
-        )
-    lines += result.audit
-    changed = result.slot if result.slot is not None else slot
-    if changed is not None:
-        assert slot is not None
-        people = await clock_service.holders(services, conn, loaded.definition, changed)
-        changed = deadlines.sync_clocks(loaded.definition, changed, run.subject, now, people)
-        _resync(services, state, loaded, slot, changed, now, [] if result.move_to else lines)
-    if result.move_to is not None:
-        _move(services, state, loaded, result.move_to, message, now, lines)
-    elif changed is None:
-        state.log(*lines)
+    fired = AuditEntry(kind, now, None, slot.id if slot else None, message, details)
+    await slot_actions.carry_out(
+        services, conn, state, loaded.definition, slot, decl, actions,
+        kind=kind, message=message, heads=(fired,), quiet=quiet, now=now,
+    )  # fmt: skip
     return 1
 
 
@@ -341,47 +311,3 @@ _OF_A_VISIT = (deadlines.TIMEOUT, *step_queue.KINDS)  # stale once the run left 
 
 def _same_visit(timer: store.TimerRow, run: RunView) -> bool:
     return timer.key.startswith(f"{run.id}:{run.visit}:")
-
-
-def _resync(
-    services: Services,
-    state: runs_batch.RunState,
-    loaded: _Live,
-    before: SlotView,
-    after: SlotView,
-    now: datetime,
-    audit: list[AuditEntry],
-) -> None:
-    """Write the slot (if it changed), the lines, and re-arm its timers (the firing counted)."""
-    result = Outcome(state.run, (), (after,), tuple(audit), run_changed=False)
-    ctx = uow.context(
-        loaded.definition, services.calendars, [before], at_risk=services.settings.sla_at_risk
-    )
-    runs_batch.outcome(state, result, ctx, now, rows=after != before)
-
-
-def _move(
-    services: Services,
-    state: runs_batch.RunState,
-    loaded: _Live,
-    target: str,
-    reason: str,
-    now: datetime,
-    lines: list[AuditEntry],
-) -> None:
-    slots = list(state.slots.values())
-    result = engine.goto(
-        loaded.definition,
-        state.run,
-        slots,
-        target=target,
-        reason=reason,
-        now=now,
-        actor=None,
-        new_id=ids.new_id,
-    )
-    result = dataclasses.replace(result, audit=(*lines, *result.audit))
-    ctx = uow.context(
-        loaded.definition, services.calendars, slots, at_risk=services.settings.sla_at_risk
-    )
-    runs_batch.outcome(state, result, ctx, now)

@@ -109,6 +109,7 @@ CODE_DESCRIPTIONS: dict[RefusalCode, str] = {
     RefusalCode.NOT_SAME_ACTOR: "Only the person who made the change may undo it; see actor.",
     RefusalCode.ON_LEAVE: "The principal is on leave now; see leaveFrom and leaveTo.",
     RefusalCode.AUTOMATION_INVALID: "The automation document has problems; see problems.",
+    RefusalCode.ALREADY_CANDIDATE: "The slot already admits the principal or role to add.",
 }
 
 

@@ -5,7 +5,7 @@ A use case raises a refusal class (``taskflow.core.common.refusals``, or one of 
 busy); each GraphQL refusal type is declared with the classes it answers
 (``@refusal(core.NotHolder)``, see ``refused``), which fills :data:`TABLE` (the nearest
 class in the error's MRO wins). An untyped ``TaskflowError(code=...)`` is first made
-typed by its code (``core.refusals.typed``). Internal errors (``errors.InternalError``,
+typed by its code (``typed_refusals.typed``). Internal errors (``errors.InternalError``,
 e.g. the engine's) are never refusals: :func:`refusal_for` raises them again and the
 schema's error shaping masks them with the request id.
 """
@@ -24,6 +24,7 @@ from taskflow.api.graphql.common.refused import TABLE as TABLE
 from taskflow.api.graphql.common.refused import Refusal, refusal
 from taskflow.core.access import working_hours
 from taskflow.core.common import refusals as core
+from taskflow.core.common import typed_refusals
 from taskflow.core.definition.fields import PayloadError
 from taskflow.core.files import files as fi
 
@@ -54,6 +55,13 @@ class _TimerStateFact(Refusal):
 def _timer_state(e: core.TimerSpent | core.TimerNotDead) -> dict[str, Any]:
     """A timer refusal's facts: its status as the API's timer state."""
     return {"state": state_of(e.status)}
+
+
+@refusal(core.AlreadyCandidate)
+class AlreadyCandidate(Refusal):
+    """The slot already admits the principal or role to add."""
+
+    audience: str | None = strawberry.field(description="Who the slot is for, in words.")
 
 
 @refusal(core.AlreadyClaimed)
@@ -265,7 +273,7 @@ def refusal_for(error: errors.TaskflowError) -> Any:
     a failed authentication is raised again (a top-level GraphQL error)."""
     if isinstance(error, NOT_REFUSALS):
         raise error
-    found = core.typed(error)
+    found = typed_refusals.typed(error)
     for cls in type(found).__mro__:
         build = TABLE.get(cls)
         if build is not None:
