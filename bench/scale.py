@@ -81,25 +81,21 @@ async def api_processes(
     raw = await raw_loop(url, options.clients, options.claims * 2)
     out(f"raw statement loop: {raw:.0f} statements/s ({options.clients} clients)")
     by_n = {n: await processes.measure_processes(url, n, options, out) for n in options.workers}
-    first = by_n[options.workers[0]]
+    names = list(by_n[options.workers[0]])
+    cells = {name: scaled({n: by_n[n][name] for n in by_n}, "process") for name in names}
     for n, rates in by_n.items():
-        cells = []
-        for name, rate in rates.items():
-            ratio = rate / first[name] if first.get(name) else 0.0
-            cells.append(
-                f"{name} {rate:.0f}/s (x{ratio:.2f}, {ratio / n:.0%} per process, "
-                f"{rate / raw:.1%} of raw)"
-            )
-        out(f"N={n}: " + "; ".join(cells))
+        shares = (f"{name} {cells[name][n]}, {rates[name] / raw:.1%} of raw" for name in names)
+        out(f"N={n}: " + "; ".join(shares))
 
 
-def scaled(rates: dict[int, float]) -> dict[int, str]:
-    """Each count's rate with its ratio to the first count's and the efficiency per unit."""
+def scaled(rates: dict[int, float], unit: str) -> dict[int, str]:
+    """Each count's rate with its ratio to the first count's and the efficiency per ``unit``
+    (ratio / count, against the first count's)."""
     first_n, first = next(iter(rates.items()))
     cells = {}
     for n, rate in rates.items():
         ratio = rate / first if first else 0.0
-        cells[n] = f"{rate:.0f}/s (x{ratio:.2f}, {ratio * first_n / n:.0%} per worker)"
+        cells[n] = f"{rate:.0f}/s (x{ratio:.2f}, {ratio * first_n / n:.0%} per {unit})"
     return cells
 
 
@@ -119,7 +115,7 @@ async def timer_firings(
     for m in options.timer_workers:
         raw[m] = (await timer_bench.round_raw(admin_url, options.timers, m, args)).rate
         ours[m] = (await timer_bench.round_taskflow(admin_url, options.timers, m, args)).rate
-    raw_cells, our_cells = scaled(raw), scaled(ours)
+    raw_cells, our_cells = scaled(raw, "worker"), scaled(ours, "worker")
     for m in options.timer_workers:
         out(
             f"M={m}: timer firings {our_cells[m]}; raw loop {raw_cells[m]}; "
