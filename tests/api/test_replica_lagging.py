@@ -11,6 +11,7 @@ streaming replica (``.ci/with-replica``).
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import timedelta
 from typing import Any
 
@@ -20,9 +21,12 @@ import pytest
 
 from taskflow import clock
 from taskflow.api.graphql.common import relay
+from taskflow.core.access import principals as core_principals
+from taskflow.core.access.principals import Principal
 from taskflow.service.access import principals as principal_service
 from taskflow.service.common import container
 from taskflow.service.history import history
+from taskflow.service.operate import attention as attention_service
 from taskflow.service.reports import metrics
 from taskflow.service.slots import slots as slot_service
 from taskflow.store.common import replica as replica_reads
@@ -161,3 +165,21 @@ async def test_replica_lagging_takes_its_place_among_the_runs_items_in_pages(
     assert [(e["node"]["reason"], e["node"]["runId"]) for e in rest["needsAttention"]["edges"]] == [
         ("ROUTE_UNMATCHED", relay.to_global_id("Run", unmatched))
     ]
+
+
+async def test_another_workspaces_admin_is_not_told_of_the_deployments_replica(
+    services: container.Services, told: ToldLag, frozen_clock: clock.FrozenClock
+) -> None:
+    frozen_clock.set(START)
+    told.seconds = 120.0
+    admin = core_principals.build({"id": "root", "display_name": "Root", "roles": ["admin"]})
+    tenant = dataclasses.replace(admin, workspace="00000000-0000-4000-8000-0000000000b2")
+
+    async def reasons(who: Principal) -> list[str]:
+        items, _ = await attention_service.listing(
+            services, who, reasons=None, workflow=None, after=None, limit=10
+        )
+        return [item.reason.value for item in items]
+
+    assert await reasons(admin) == ["REPLICA_LAGGING"]
+    assert await reasons(tenant) == []

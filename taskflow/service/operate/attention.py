@@ -15,6 +15,7 @@ from taskflow.core.operate.attention import Item, Reason, Windows
 from taskflow.service.access import access
 from taskflow.service.common.container import Services
 from taskflow.store.operate import attention as store
+from taskflow.store.workspaces import schema as workspaces
 
 
 def windows(services: Services) -> Windows:
@@ -60,10 +61,13 @@ async def listing(
 async def _replica_item(
     services: Services, actor: Principal, reasons: Collection[Reason] | None, workflow: str | None
 ) -> Item | None:
-    """The REPLICA_LAGGING item while the replica is beyond its bound: for admins listing
+    """The REPLICA_LAGGING item while the replica is beyond its bound: for the deployment's
+    admins (the default workspace's: another workspace's admins run no database) listing
     every workflow (it concerns none) who did not leave the reason out."""
     replica = services.db.replica
     if replica is None or not actor.is_admin or workflow is not None:
+        return None
+    if actor.workspace not in ("", workspaces.DEFAULT):
         return None
     if reasons is not None and Reason.REPLICA_LAGGING not in reasons:
         return None
