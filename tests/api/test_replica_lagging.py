@@ -23,15 +23,13 @@ from taskflow import clock
 from taskflow.api.graphql.common import relay
 from taskflow.core.access import principals as core_principals
 from taskflow.core.access.principals import Principal
-from taskflow.service.access import principals as principal_service
 from taskflow.service.common import container
 from taskflow.service.history import history
 from taskflow.service.operate import attention as attention_service
 from taskflow.service.reports import metrics
-from taskflow.service.slots import slots as slot_service
 from taskflow.store.common import replica as replica_reads
 from tests.api import attention
-from tests.api.attention import OPERATIONS, START, slot_of, start, token
+from tests.api.attention import OPERATIONS, START, start, token
 from tests.conftest import gql
 from tests.integration.test_metrics import Series, delta, parse, value
 
@@ -64,6 +62,26 @@ async def told(services: container.Services, database_url: str) -> ToldLag:
     return lag  # the Database closes the replica's pool with its own
 
 
+@dataclasses.dataclass
+class Lagging:
+    """The services with a told replica lag, their HTTP client, the clock at START."""
+
+    services: container.Services
+    told: ToldLag
+    client: httpx.AsyncClient
+
+
+@pytest.fixture
+def lagging(
+    services: container.Services,
+    told: ToldLag,
+    frozen_clock: clock.FrozenClock,
+    client: httpx.AsyncClient,
+) -> Lagging:
+    frozen_clock.set(START)
+    return Lagging(services, told, client)
+
+
 async def scrape(client: httpx.AsyncClient) -> Series:
     response = await client.get("/metrics")
     assert response.status_code == 200, response.text
@@ -81,13 +99,8 @@ async def listed(
     return [edge["node"] for edge in data["edges"]]
 
 
-async def test_reads_beyond_the_bound_go_to_the_primary_and_are_counted(
-    services: container.Services,
-    told: ToldLag,
-    frozen_clock: clock.FrozenClock,
-    client: httpx.AsyncClient,
-) -> None:
-    frozen_clock.set(START)
+async def test_reads_beyond_the_bound_go_to_the_primary_and_are_counted(lagging: Lagging) -> None:
+    services, told, client = lagging.services, lagging.told, lagging.client
     run_id = await start(services, "triage", "C-1", {"size": 1})
     assert services.db.replica is not None
     before = await scrape(client)
@@ -109,13 +122,8 @@ async def test_reads_beyond_the_bound_go_to_the_primary_and_are_counted(
     assert value(after, "taskflow_replica_lag_seconds") == 95.0
 
 
-async def test_admins_see_replica_lagging_while_it_lags_and_others_never(
-    services: container.Services,
-    told: ToldLag,
-    frozen_clock: clock.FrozenClock,
-    client: httpx.AsyncClient,
-) -> None:
-    frozen_clock.set(START)
+async def test_admins_see_replica_lagging_while_it_lags_and_others_never(lagging: Lagging) -> None:
+    services, told, client = lagging.services, lagging.told, lagging.client
     assert await listed(client, services, "ada") == []
 
     told.seconds = 120.0
@@ -139,20 +147,9 @@ async def test_admins_see_replica_lagging_while_it_lags_and_others_never(
     assert await listed(client, services, "ada") == []
 
 
-async def test_replica_lagging_takes_its_place_among_the_runs_items_in_pages(
-    services: container.Services,
-    told: ToldLag,
-    frozen_clock: clock.FrozenClock,
-    client: httpx.AsyncClient,
-) -> None:
-    frozen_clock.set(START)
-    unmatched = await start(services, "triage", "C-1", {})  # no size: no route will match
-    fiona = await principal_service.get(services, "fiona")
-    assert fiona is not None
-    check = await slot_of(services, unmatched, "check")
-    await slot_service.complete(
-        services, fiona, check, event=None, payload={}, expected_version=None
-    )
+async def test_replica_lagging_takes_its_place_among_runs_items_in_pages(lagging: Lagging) -> None:
+    services, told, client = lagging.services, lagging.told, lagging.client
+    unmatched = await attention.unmatched(services, "C-1")
     told.seconds = 3600.0  # behind since an hour before the route failed to match
     ada = token(services, "ada")
 
@@ -168,10 +165,10 @@ async def test_replica_lagging_takes_its_place_among_the_runs_items_in_pages(
 
 
 async def test_another_workspaces_admin_is_not_told_of_the_deployments_replica(
-    services: container.Services, told: ToldLag, frozen_clock: clock.FrozenClock
+    lagging: Lagging,
 ) -> None:
-    frozen_clock.set(START)
-    told.seconds = 120.0
+    services = lagging.services
+    lagging.told.seconds = 120.0
     admin = core_principals.build({"id": "root", "display_name": "Root", "roles": ["admin"]})
     tenant = dataclasses.replace(admin, workspace="00000000-0000-4000-8000-0000000000b2")
 
