@@ -26,7 +26,7 @@ from taskflow.core.access.principals import Principal
 from taskflow.service.common import container
 from taskflow.service.history import history
 from taskflow.service.operate import attention as attention_service
-from taskflow.service.reports import metrics
+from taskflow.service.reports import replica_metrics
 from taskflow.store.common import replica as replica_reads
 from tests.api import attention
 from tests.api.attention import OPERATIONS, START, start, token
@@ -58,7 +58,7 @@ async def told(services: container.Services, database_url: str) -> ToldLag:
     pool = await asyncpg.create_pool(database_url, min_size=0, max_size=2)
     assert pool is not None
     services.db.replica = replica_reads.Replica(pool, BOUND, lag)
-    metrics.watch_replica(services.db)
+    replica_metrics.watch(services.db)
     return lag  # the Database closes the replica's pool with its own
 
 

@@ -22,7 +22,7 @@ from taskflow.core.slots import filters
 from taskflow.service.common import container
 from taskflow.service.history import history
 from taskflow.service.operate import attention
-from taskflow.service.reports import metrics
+from taskflow.service.reports import metrics, replica_metrics
 from taskflow.service.slots import views
 from taskflow.store.common import db
 from tests.conftest import connect_database
@@ -82,7 +82,7 @@ async def replicated(
         database_url, read_url=db.with_database(REPLICA_URL, name), read_max_lag=max_lag
     )
     try:
-        metrics.watch_replica(database)
+        replica_metrics.watch(database)
         yield container.build(database, settings, frozen_clock)
     finally:
         await database.close()

@@ -36,7 +36,6 @@ from prometheus_client.core import GaugeMetricFamily, Metric
 from taskflow.service.common.container import Services
 from taskflow.service.operate import attention
 from taskflow.service.reports import reports
-from taskflow.store.common import db
 from taskflow.store.compose import children as child_rows
 from taskflow.store.operate import attention as attention_sql
 from taskflow.store.reports import metrics_sql
@@ -116,21 +115,6 @@ POOL = Gauge(
     "(in_use, idle); summed over live processes.",
     ["pool", "state"],
     multiprocess_mode="livesum",
-    registry=REGISTRY,
-)
-
-REPLICA_LAG = Gauge(
-    "taskflow_replica_lag_seconds",
-    "Seconds the read replica's replay is behind the primary, as last measured (on each "
-    "read that may lag, and at each scrape); -1: it did not answer or cannot tell.",
-    multiprocess_mode="livemostrecent",
-    registry=REGISTRY,
-)
-REPLICA_FALLBACKS = Counter(
-    "taskflow_replica_fallbacks",
-    "Reads that may lag sent to the primary instead of the replica, by why (lagging: "
-    "beyond TASKFLOW_DATABASE_READ_MAX_LAG_SECONDS; unavailable: it did not answer).",
-    ["why"],
     registry=REGISTRY,
 )
 
@@ -238,22 +222,6 @@ def sample_pools(services: Services) -> None:
         size, idle = pool.get_size(), pool.get_idle_size()
         _labelled(POOL, name, "in_use").set(size - idle)
         _labelled(POOL, name, "idle").set(idle)
-
-
-class _ReplicaWatcher:
-    """The replica's lag and fallbacks as metrics (``store/common/replica.Watcher``)."""
-
-    def measured(self, lag: float | None) -> None:
-        REPLICA_LAG.set(-1.0 if lag is None else lag)
-
-    def fell_back(self, why: str) -> None:
-        _labelled(REPLICA_FALLBACKS, why).inc()
-
-
-def watch_replica(database: db.Database) -> None:
-    """Count ``database``'s replica reads in the metrics (when it has a replica)."""
-    if database.replica is not None:
-        database.replica.watcher = _ReplicaWatcher()
 
 
 def process_exit() -> None:
@@ -408,7 +376,8 @@ async def render(services: Services) -> bytes:
         children = await child_rows.in_flight(conn)
         undo = await child_rows.compensations(conn)
     if services.db.replica is not None:
-        await services.db.replica.lag()  # the gauge, fresh even when nothing read there
+        # Its lag gauge (replica_metrics.py), fresh even when nothing read there.
+        await services.db.replica.lag()
     sample_pools(services)
     read = _Read(now, due, overdue, dead, oldest, snapshot, children, undo)
     return prometheus_client.generate_latest(_Scrape(read))
