@@ -234,10 +234,11 @@ async def run(admin_url: str, options: argparse.Namespace, out: Callable[[str], 
 
 
 def options_for(
-    argv: Sequence[str] | None, doc: str, workers: list[int], name: str
+    argv: Sequence[str] | None, doc: str, workers: list[int], name: str, *, timers: bool = False
 ) -> argparse.Namespace:
     """The command line of this benchmark and of bench/scale.py (``name``: their database
-    and data directory; ``workers``: the default process counts)."""
+    and data directory; ``workers``: the default process counts; ``timers``: the options of
+    bench/scale.py's timer firings)."""
     parser = argparse.ArgumentParser(description=doc.split("\n")[0])
     parser.add_argument("--scale", type=float, default=1.0, help="1.0: 1 M slots (default)")
     parser.add_argument("--seed", type=int, default=20261129)
@@ -245,12 +246,21 @@ def options_for(
     parser.add_argument("--inbox", type=int, default=600, help="inbox requests per run")
     parser.add_argument("--claims", type=int, default=2000, help="claimNext calls per run")
     parser.add_argument("--clients", type=int, default=8, help="concurrent clients")
-    parser.add_argument("--workers", type=int, nargs="+", default=workers)
+    parser.add_argument("--workers", type=int, nargs="*", default=workers)
     parser.add_argument("--database", default=f"bench_{name}", help=argparse.SUPPRESS)
     parser.add_argument(
         "--data-dir", default=f"/tmp/taskflow-bench-{name}", help="embedded PostgreSQL data dir"
     )
     parser.add_argument("--admin-url", default=None, help="an external PostgreSQL instead")
+    if timers:
+        parser.add_argument(
+            "--timers", type=int, default=5000, help="timers due at once per round (0: none)"
+        )
+        parser.add_argument("--timer-workers", type=int, nargs="+", default=[1, 2, 4])
+        parser.add_argument("--batch", type=int, default=100, help="timers per worker batch")
+        parser.add_argument(
+            "--timer-timeout", type=float, default=600.0, help="seconds a round may take"
+        )
     return parser.parse_args(argv)
 
 

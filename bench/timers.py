@@ -55,7 +55,8 @@ from taskflow.service.versions import definitions  # noqa: E402
 from taskflow.store.common import migrate  # noqa: E402
 from taskflow.store.common.db import with_database  # noqa: E402
 
-TEMPLATE = "bench_timers_template"
+#: The databases' names start with this (``--prefix``: bench/scale.py and tests use their own).
+PREFIX = "bench_timers"
 LEAD_SECONDS = 3.0
 
 
@@ -250,7 +251,7 @@ class Result:
 
 
 async def round_raw(admin_url: str, timers: int, workers: int, args: argparse.Namespace) -> Result:
-    url = await pg.fresh_database(admin_url, "bench_timers_raw", TEMPLATE)
+    url = await pg.fresh_database(admin_url, f"{args.prefix}_raw", f"{args.prefix}_template")
     budget = args.window + LEAD_SECONDS + args.timeout
     ctx = multiprocessing.get_context("spawn")
     procs = [
@@ -270,7 +271,7 @@ async def round_raw(admin_url: str, timers: int, workers: int, args: argparse.Na
 async def round_taskflow(
     admin_url: str, timers: int, workers: int, args: argparse.Namespace, automations: int = 0
 ) -> Result:
-    url = await pg.fresh_database(admin_url, "bench_timers_taskflow", TEMPLATE)
+    url = await pg.fresh_database(admin_url, f"{args.prefix}_taskflow", f"{args.prefix}_template")
     if automations:
         workflow = "vendor-onboarding" if args.kind == "expire" else "support-ticket"
         await automation_load.publish(url, workflow, automations, args.automation_condition)
@@ -318,6 +319,22 @@ def _result(label: str, workers: int, timers: int, row: asyncpg.Record) -> Resul
     return Result(label, workers, timers / span, float(row["p50"]), float(row["p99"]))
 
 
+async def migrated_template(admin_url: str, prefix: str) -> None:
+    """Make ``<prefix>_template``, the migrated database each round copies."""
+    template = f"{prefix}_template"
+    await pg.admin(
+        admin_url,
+        f"DROP DATABASE IF EXISTS {template} WITH (FORCE)",
+        f"CREATE DATABASE {template}",
+    )
+    await migrate.migrate(with_database(admin_url, template))
+
+
+def databases(prefix: str) -> tuple[str, ...]:
+    """The databases a run with ``prefix`` leaves behind (to drop after a test)."""
+    return tuple(f"{prefix}_{part}" for part in ("template", "raw", "taskflow"))
+
+
 async def main(args: argparse.Namespace) -> None:
     admin_url = os.environ.get("TASKFLOW_BENCH_DATABASE_URL")
     server = None
@@ -327,12 +344,7 @@ async def main(args: argparse.Namespace) -> None:
         server = embedded.EmbeddedPostgres(Path("/tmp/tfbench-timers"))
         admin_url = server.url()
     try:
-        await pg.admin(
-            admin_url,
-            f"DROP DATABASE IF EXISTS {TEMPLATE} WITH (FORCE)",
-            f"CREATE DATABASE {TEMPLATE}",
-        )
-        await migrate.migrate(with_database(admin_url, TEMPLATE))
+        await migrated_template(admin_url, args.prefix)
         print(
             f"{args.timers} {args.kind} timers due over {args.window:g}s, batch {args.batch}, "
             f"scheduler {args.scheduler} (poll {args.poll:g}s); {os.cpu_count()} CPUs"
@@ -384,6 +396,7 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
         help="State timeouts closing runs, or slot expiries ending them (see the module doc).",
     )
     automation_load.add_arguments(parser)
+    parser.add_argument("--prefix", default=PREFIX, help="The databases' names start with this.")
     parser.add_argument(
         "--timeout", type=float, default=1800.0, help="Seconds past the window to give up."
     )

@@ -28,8 +28,8 @@ def load(name: str) -> ModuleType:
 
 
 @contextlib.contextmanager
-def dropped_after(admin_url: str, database: str) -> Iterator[None]:
-    """Drop ``database`` (a benchmark's generated one) when the block ends, however it ends."""
+def dropped_after(admin_url: str, *databases: str) -> Iterator[None]:
+    """Drop ``databases`` (a benchmark's generated ones) when the block ends, however it ends."""
     try:
         yield
     finally:
@@ -37,7 +37,8 @@ def dropped_after(admin_url: str, database: str) -> Iterator[None]:
         async def drop() -> None:
             conn = await asyncpg.connect(admin_url)
             try:
-                await conn.execute(f"DROP DATABASE IF EXISTS {database} WITH (FORCE)")
+                for database in databases:
+                    await conn.execute(f"DROP DATABASE IF EXISTS {database} WITH (FORCE)")
             finally:
                 await conn.close()
 

@@ -14,6 +14,7 @@ from taskflow import clock
 from taskflow.config import config
 from taskflow.service.common import container
 from taskflow.service.operate import clock_anchor
+from taskflow.service.reports import replica_metrics
 from taskflow.service.steps import step_guard
 from taskflow.store.common import db, migrate
 
@@ -75,6 +76,7 @@ async def services(
         read_max_lag=settings.database_read_max_lag,
     )
     try:
+        replica_metrics.watch(database)
         built = container.build(database, settings, clock.AnchoredClock())
         await clock_anchor.anchor(built)
         anchoring = asyncio.get_running_loop().create_task(clock_anchor.keep_anchored(built))

@@ -10,7 +10,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from taskflow.service.access import principals as principal_service
 from taskflow.service.common import container
+from taskflow.service.slots import slots as slot_service
 from tests.conftest import example_people, services_fixture
 from tests.integration import starting
 
@@ -65,3 +67,16 @@ async def timeline(services: container.Services, run_id: str) -> list[tuple[str,
             uuid.UUID(run_id),
         )
     return [(r["kind"], r["actor"] or "", r["reason"] or "") for r in found]
+
+
+async def unmatched(services: container.Services, ref: str) -> str:
+    """A triage case ``ref`` whose check fiona completes with no size, so no route matches
+    (ROUTE_UNMATCHED): its run's id."""
+    run_id = await start(services, "triage", ref, {})
+    fiona = await principal_service.get(services, "fiona")
+    assert fiona is not None
+    check = await slot_of(services, run_id, "check")
+    await slot_service.complete(
+        services, fiona, check, event=None, payload={}, expected_version=None
+    )
+    return run_id

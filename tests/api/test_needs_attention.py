@@ -61,13 +61,9 @@ async def test_needs_attention_is_scoped_and_refused_to_staff(
     services: container.Services, frozen_clock: clock.FrozenClock, client: httpx.AsyncClient
 ) -> None:
     frozen_clock.set(START)
-    run_id = await start(services, "triage", "C-1", {})  # no size: no route will match
+    run_id = await attention.unmatched(services, "C-1")  # no size: no route will match
     fiona = await principal_service.get(services, "fiona")
     assert fiona is not None
-    check = await slot_of(services, run_id, "check")
-    await slot_service.complete(
-        services, fiona, check, event=None, payload={}, expected_version=None
-    )
     # A timer of another workflow fails: the admin sees both, triage's lead only hers.
     other = await start(services, "escalating-to-owner", "R-1", {"owner": "o" * 250})
     frozen_clock.set(START + timedelta(hours=2))

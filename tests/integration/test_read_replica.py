@@ -1,7 +1,9 @@
 """Reads that may lag go to a streaming replica (``TASKFLOW_DATABASE_READ_URL``): a run's
 history comes from the replica, and while its replay is paused (``pg_wal_replay_pause``) it
 does not show what the primary just wrote; the staff's inbox and claims read the primary and
-show it at once. A replica beyond the lag bound is skipped. Runs only beside a real replica
+show it at once. A replica beyond the lag bound is skipped, counted in the metrics and listed
+to admins as ``REPLICA_LAGGING`` (tests/api/test_replica_lagging.py does the same with a told
+lag, without a replica). Runs only beside a real replica
 (``bash .ci/with-postgres bash .ci/with-replica .venv/bin/pytest <this file>``)."""
 
 from __future__ import annotations
@@ -15,9 +17,12 @@ import pytest
 
 from taskflow.config import config
 from taskflow.core.access import principals as core_principals
+from taskflow.core.operate.attention import Reason
 from taskflow.core.slots import filters
 from taskflow.service.common import container
 from taskflow.service.history import history
+from taskflow.service.operate import attention
+from taskflow.service.reports import metrics, replica_metrics
 from taskflow.service.slots import views
 from taskflow.store.common import db
 from tests.conftest import connect_database
@@ -25,10 +30,20 @@ from tests.integration.test_pool_settings import BUYER, claim_an_upload
 
 REPLICA_URL = os.environ.get("TASKFLOW_TEST_REPLICA_URL") or None
 
+ADMIN = core_principals.build({"id": "ada", "display_name": "Ada", "roles": ["admin"]})
+
 pytestmark = [
     pytest.mark.anyio,
     pytest.mark.skipif(REPLICA_URL is None, reason="no replica (.ci/with-replica)"),
 ]
+
+
+def fallbacks_counted() -> float:
+    """``taskflow_replica_fallbacks_total{why="lagging"}`` in this process."""
+    found = metrics.REGISTRY.get_sample_value(
+        "taskflow_replica_fallbacks_total", {"why": "lagging"}
+    )
+    return found or 0.0
 
 
 async def caught_up(pg_admin_url: str) -> None:
@@ -67,6 +82,7 @@ async def replicated(
         database_url, read_url=db.with_database(REPLICA_URL, name), read_max_lag=max_lag
     )
     try:
+        replica_metrics.watch(database)
         yield container.build(database, settings, frozen_clock)
     finally:
         await database.close()
@@ -120,9 +136,17 @@ async def test_a_replica_beyond_the_bound_is_skipped(
     async for services in replicated(database_url, pg_admin_url, settings, frozen_clock, 0.0):
         try:
             run_id = await paused_after_claim(services, pg_admin_url)
+            fell_back = fallbacks_counted()
             # Behind at all (bound 0): the history reads the primary and sees the run.
             assert await history.run_visits(services, run_id, effective=False) != []
             assert services.db.replica is not None
             assert services.db.replica.fallbacks == 1
+            assert fallbacks_counted() == fell_back + 1
+            assert (metrics.REGISTRY.get_sample_value("taskflow_replica_lag_seconds") or 0) > 0
+            # Admins see it in needs attention while it lags.
+            items, _ = await attention.listing(
+                services, ADMIN, reasons=None, workflow=None, after=None, limit=10
+            )
+            assert [(i.reason, i.run_id) for i in items] == [(Reason.REPLICA_LAGGING, None)]
         finally:
             await on_replica("SELECT pg_wal_replay_resume()")

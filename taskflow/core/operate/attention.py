@@ -37,6 +37,9 @@ class Reason(StrEnum):
     COMPENSATION_FAILED = "COMPENSATION_FAILED"
     #: A published automation stopped acting: its author lost the grant, or it met a loop.
     AUTOMATION_STOPPED = "AUTOMATION_STOPPED"
+    #: The read replica is further behind than its bound (or does not answer): reads that
+    #: may lag go to the primary meanwhile. Admins only; it concerns no run.
+    REPLICA_LAGGING = "REPLICA_LAGGING"
 
 
 #: What clears each reason (docs/operations.md says the same).
@@ -53,6 +56,8 @@ REMEDY: dict[Reason, str] = {
     Reason.COMPENSATION_FAILED: "undo the step by hand (the item stays, as the record)",
     Reason.AUTOMATION_STOPPED: "mend the cause (the author's grant, the loop), then "
     "publishAutomation again (or pauseAutomation)",
+    Reason.REPLICA_LAGGING: "mend the replica (its replay, its link to the primary, its "
+    "load); it clears itself once the replica is back within the bound",
 }
 
 
@@ -83,9 +88,10 @@ class Item:
     since: datetime
     #: A stable key within the reason (a run, slot, timer or kept event id): the cursor's tie-break.
     ref: str
-    run_id: str
-    workflow: str
-    state: str
+    #: The run, its workflow and state; None for an item about no run (REPLICA_LAGGING).
+    run_id: str | None
+    workflow: str | None
+    state: str | None
     slot_id: str | None = None
     timer_id: int | None = None
     principal: str | None = None

@@ -10,10 +10,12 @@ from collections.abc import Collection
 from datetime import datetime
 
 from taskflow.core.access.principals import Principal
+from taskflow.core.operate import replica_lag
 from taskflow.core.operate.attention import Item, Reason, Windows
 from taskflow.service.access import access
 from taskflow.service.common.container import Services
 from taskflow.store.operate import attention as store
+from taskflow.store.workspaces import schema as workspaces
 
 
 def windows(services: Services) -> Windows:
@@ -43,9 +45,33 @@ async def listing(
             return [], 0
         workflows = frozenset({workflow})
     async with services.db.connection() as conn:
-        return await store.page(
+        items, total = await store.page(
             conn, windows(services), workflows=workflows, reasons=reasons, after=after, limit=limit
         )
+    lagging = await _replica_item(services, actor, reasons, workflow) if limit else None
+    if lagging is None:
+        return items, total
+    total += 1
+    if after is not None and (lagging.since, lagging.reason.value, lagging.ref) <= after:
+        return items, total
+    merged = sorted([*items, lagging], key=lambda i: (i.since, i.reason.value, i.ref))
+    return merged[:limit], total
+
+
+async def _replica_item(
+    services: Services, actor: Principal, reasons: Collection[Reason] | None, workflow: str | None
+) -> Item | None:
+    """The REPLICA_LAGGING item while the replica is beyond its bound: for the deployment's
+    admins (the default workspace's: another workspace's admins run no database) listing
+    every workflow (it concerns none) who did not leave the reason out."""
+    replica = services.db.replica
+    if replica is None or not actor.is_admin or workflow is not None:
+        return None
+    if actor.workspace not in ("", workspaces.DEFAULT):
+        return None
+    if reasons is not None and Reason.REPLICA_LAGGING not in reasons:
+        return None
+    return replica_lag.attention_item(await replica.lag(), replica.max_lag, services.clock.now())
 
 
 async def counts(services: Services) -> dict[Reason, int]:

@@ -375,6 +375,9 @@ async def render(services: Services) -> bytes:
         snapshot = await metrics_sql.read_snapshot(conn, SNAPSHOT)
         children = await child_rows.in_flight(conn)
         undo = await child_rows.compensations(conn)
+    if services.db.replica is not None:
+        # Its lag gauge (replica_metrics.py), fresh even when nothing read there.
+        await services.db.replica.lag()
     sample_pools(services)
     read = _Read(now, due, overdue, dead, oldest, snapshot, children, undo)
     return prometheus_client.generate_latest(_Scrape(read))

@@ -24,7 +24,9 @@ from taskflow.store.common.sql_builder import compose, with_columns
 #: over their union, filled in.
 SQL = sql.statements("operate/attention")
 
-#: reason -> its branch (the run is joined by primary key for its workflow and state).
+#: reason -> its branch (the run is joined by primary key for its workflow and state). Every
+#: reason but REPLICA_LAGGING, which is no row: the service asks the replica
+#: (``service/operate/attention.py``).
 BRANCHES: dict[Reason, str] = {
     Reason.ROUTE_UNMATCHED: SQL["route_unmatched"],
     Reason.TIMER_DEAD: SQL["timer_dead"],
@@ -116,9 +118,9 @@ async def page(
 
 
 async def counts(conn: db.Connection, windows: Windows) -> dict[Reason, int]:
-    """Items per reason over every workflow (zero for reasons with none)."""
+    """Items per reason of :data:`BRANCHES` over every workflow (zero for reasons with none)."""
     found = await conn.fetch(COUNTS, *_args(windows, None, None))
-    by_reason = {r: 0 for r in Reason}
+    by_reason = {r: 0 for r in BRANCHES}
     for row in found:
         by_reason[Reason(row["reason"])] = int(row["n"])
     return by_reason

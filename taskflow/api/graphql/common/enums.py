@@ -296,6 +296,10 @@ core_enum(
         Reason.AUTOMATION_STOPPED: "A published automation stopped acting: its author may no "
         "longer manage the workflow, or it met a loop (detail says which; the run is the one "
         "whose event it stopped on). Mend it, then publishAutomation again.",
+        Reason.REPLICA_LAGGING: "The read replica (TASKFLOW_DATABASE_READ_URL) is further "
+        "behind than TASKFLOW_DATABASE_READ_MAX_LAG_SECONDS, or does not answer: reports and "
+        "history read the primary meanwhile. Admins only; no run (runId, workflow and state "
+        "are null). Mend the replica; it clears itself once back within the bound.",
     },
 )
 

@@ -32,9 +32,11 @@ class AttentionItem:
         description="When it ends by itself, if it does (a kept event's expiry; a failing "
         "timer's next attempt)."
     )
-    run_id: strawberry.ID = strawberry.field(description="Global id of the run it concerns.")
-    workflow: str = strawberry.field(description="The run's workflow.")
-    state: str = strawberry.field(description="The run's state.")
+    run_id: strawberry.ID | None = strawberry.field(
+        description="Global id of the run it concerns (null: none, as for REPLICA_LAGGING)."
+    )
+    workflow: str | None = strawberry.field(description="The run's workflow (null: no run).")
+    state: str | None = strawberry.field(description="The run's state (null: no run).")
     slot_id: strawberry.ID | None = strawberry.field(
         description="Global id of the slot it concerns, if one."
     )
