@@ -3,19 +3,30 @@
 
 from __future__ import annotations
 
+import dataclasses
+import json
+from typing import Any
+
 import pytest
 
 from taskflow import errors
+from taskflow.core.workspaces import refusals
 from taskflow.service.access import principals
 from taskflow.service.common import container
 from taskflow.service.workspaces import workspaces
 from tests import conftest
+from tests.api import operation_inputs as ops
 from tests.api import workflows as w
 from tests.conftest import gql
 
 pytestmark = pytest.mark.anyio
 
-ME = "{ me { id workspace } }"
+DEFAULT = ops.DEFAULT_WORKSPACE
+EXTRA_HOOK = """mutation($input: CreateWebhookEndpointInput!) { createWebhookEndpoint(input: $input)
+  { __typename } }"""
+HELD = """{ webhookEndpoints { workspace { name } }
+  automations(workflow: "expense-approval") { workspace { name } } }"""
+ME = "{ me { id workspace { id name } } }"
 
 
 async def test_a_workspace_is_created_suspended_resumed_and_exported(
@@ -33,7 +44,10 @@ async def test_a_workspace_is_created_suspended_resumed_and_exported(
     async with conftest.asgi_client(services) as client:
         started = await w.start(client, token, "expense-approval", "expense", "E-1", w.EXPENSE)
         assert started["__typename"] == "StartRunSuccess"
-        assert (await gql(client, ME, token=token)).ok()["me"]["workspace"] == made.id
+        assert (await gql(client, ME, token=token)).ok()["me"]["workspace"] == {
+            "id": made.id,
+            "name": "acme",
+        }
 
         await workspaces.set_status(services, made.id, "suspended")
         refused = await gql(client, ME, token=token)
@@ -55,3 +69,167 @@ async def test_a_workspace_is_created_suspended_resumed_and_exported(
         await workspaces.export(services, "00000000-0000-4000-8000-00000000dead")
     with pytest.raises(errors.NotFound):
         await workspaces.set_status(services, "not-an-id", "suspended")
+    with pytest.raises(refusals.WorkspaceUnchanged):
+        await workspaces.set_status(services, made.id, "active")
+    with pytest.raises(errors.ValidationError):
+        await workspaces.set_status(services, DEFAULT, "suspended")
+
+
+async def acme_with_people(services: container.Services, **limits: int) -> tuple[str, str]:
+    """Workspace acme (``limits``) with the example people (ids ``acme-...``): (its id, the
+    token of its admin ``acme-ada``)."""
+    made = await workspaces.create(services, "acme", **limits)
+    people = conftest.example_people(app_everywhere=True)
+    for person in people:
+        person["id"] = f"acme-{person['id']}"
+    await principals.load(services, people, workspace=made.id)
+    return made.id, services.staff_tokens.mint("acme-ada", services.clock.now())
+
+
+def _op(name: str, variables: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    return ops.text(name), variables
+
+
+async def test_the_default_workspaces_admin_manages_workspaces_over_graphql(
+    services: container.Services, people: dict[str, str]
+) -> None:
+    acme, _ = await acme_with_people(services)
+    ada = people["ada"]
+    async with conftest.asgi_client(services) as client:
+        listed = (await gql(client, *_op("workspaces", {"first": 1}), token=ada)).ok()
+        page = listed["workspaces"]
+        assert page["totalCount"] == 2
+        assert [e["node"]["name"] for e in page["edges"]] == ["acme"]
+        after = {"first": 5, "after": page["pageInfo"]["endCursor"]}
+        rest = (await gql(client, *_op("workspaces", after), token=ada)).ok()["workspaces"]
+        assert [e["node"]["name"] for e in rest["edges"]] == ["default"]
+
+        made = (
+            await gql(
+                client,
+                *_op("create_workspace", {"name": " beta ", "limits": {"runs": 3}, "key": "b"}),
+                token=ada,
+            )
+        ).ok()["createWorkspace"]
+        assert made["workspace"]["name"] == "beta"
+        assert made["workspace"]["limits"] == {
+            "runs": 3,
+            "openSlots": None,
+            "requestsPerMinute": None,
+        }
+        for bad in ("", " " * 3, "x" * 101, "acme"):
+            refused = (await gql(client, *_op("create_workspace", {"name": bad}), token=ada)).ok()[
+                "createWorkspace"
+            ]
+            assert (refused["__typename"], refused["code"]) == ("InvalidInput", "INVALID_INPUT")
+        negative = {"name": "gamma", "limits": {"runs": -1}}
+        refused = (await gql(client, *_op("create_workspace", negative), token=ada)).ok()
+        assert refused["createWorkspace"]["code"] == "INVALID_INPUT"
+
+        suspend = _op("suspend_workspace", {"workspaceId": acme})
+        done = (await gql(client, *suspend, token=ada)).ok()["suspendWorkspace"]
+        assert done["workspace"] == {"id": acme, "status": "suspended"}
+        again = (await gql(client, *suspend, token=ada)).ok()["suspendWorkspace"]
+        assert (again["__typename"], again["code"], again["status"]) == (
+            "WorkspaceUnchanged", "WORKSPACE_UNCHANGED", "suspended",
+        )  # fmt: skip
+        for unknown in ("00000000-0000-4000-8000-00000000dead", "nope"):
+            missing = (
+                await gql(client, *_op("resume_workspace", {"workspaceId": unknown}), token=ada)
+            ).ok()["resumeWorkspace"]
+            assert missing["code"] == "NOT_FOUND"
+        own = (
+            await gql(client, *_op("suspend_workspace", {"workspaceId": DEFAULT}), token=ada)
+        ).ok()["suspendWorkspace"]
+        assert own["code"] == "INVALID_INPUT"
+        resumed = (
+            await gql(client, *_op("resume_workspace", {"workspaceId": acme}), token=ada)
+        ).ok()["resumeWorkspace"]
+        assert resumed["workspace"]["status"] == "active"
+
+        limits = {"workspaceId": acme, "limits": {"openSlots": 7, "requestsPerMinute": 60}}
+        limited = (await gql(client, *_op("set_workspace_limits", limits), token=ada)).ok()
+        assert limited["setWorkspaceLimits"]["workspace"]["limits"] == {
+            "runs": None, "openSlots": 7, "requestsPerMinute": 60,
+        }  # fmt: skip
+
+        exported = (
+            await gql(client, *_op("export_workspace", {"workspaceId": acme}), token=ada)
+        ).ok()["exportWorkspace"]
+        assert exported["workspace"] == {"id": acme, "name": "acme"}
+        assert exported["export"] == json.loads(
+            json.dumps(await workspaces.export(services, acme), default=str)
+        )
+        assert {p["id"] for p in exported["export"]["tables"]["principal"]} >= {"acme-ada"}
+
+
+#: Every workspace admin operation with variables reaching workspace acme.
+def _every_verb(acme: str) -> list[tuple[str, dict[str, Any]]]:
+    return [
+        ("workspaces", {"first": 10}),
+        ("create_workspace", {"name": "sneaky"}),
+        ("suspend_workspace", {"workspaceId": acme}),
+        ("resume_workspace", {"workspaceId": acme}),
+        ("set_workspace_limits", {"workspaceId": acme, "limits": {"runs": 1}}),
+        ("export_workspace", {"workspaceId": acme}),
+        ("export_workspace", {"workspaceId": DEFAULT}),
+    ]
+
+
+async def test_only_the_default_workspaces_admins_may_use_the_workspace_verbs(
+    services: container.Services, people: dict[str, str]
+) -> None:
+    """The access matrix of the workspace verbs: the default workspace's admin may; its other
+    principals (a lead, a reviewer, an application) and another workspace's admin are refused
+    NotAllowed, for an id that exists as for one that does not: no id leaks, nothing
+    changes."""
+    acme, acme_admin = await acme_with_people(services)
+    before = await workspaces.every(services)
+    refused_callers = {n: people[n] for n in ("leah", "fiona", "app")} | {"acme-ada": acme_admin}
+    async with conftest.asgi_client(services) as client:
+        for who, token in refused_callers.items():
+            for name, variables in _every_verb(acme):
+                answer = await gql(client, *_op(name, variables), token=token)
+                if name == "workspaces":
+                    assert answer.error_codes == ["FORBIDDEN"], (who, name)
+                    continue
+                (payload,) = answer.ok().values()
+                assert (payload["__typename"], payload["code"]) == ("NotAllowed", "FORBIDDEN"), (
+                    who, name, payload,
+                )  # fmt: skip
+                assert acme not in json.dumps(payload)
+    assert await workspaces.every(services) == before
+
+
+async def test_what_a_workspace_holds_shows_its_workspace(
+    services: container.Services, people: dict[str, str]
+) -> None:
+    """Subject, Run, Slot, WebhookEndpoint, Automation and Principal name their workspace:
+    the default one's for the default's people, acme's for acme's."""
+    await acme_with_people(services)
+
+    async def public(host: str) -> list[str]:
+        return ["93.184.216.34"]
+
+    services = dataclasses.replace(services, resolver=public)
+    acme_app = services.staff_tokens.mint("acme-app", services.clock.now())
+    acme_fiona = services.staff_tokens.mint("acme-fiona", services.clock.now())
+    query = """query($id: ID!) { run(id: $id) { workspace { id name }
+      subject { workspace { name } } slots { workspace { name } } } }"""
+    async with conftest.asgi_client(services) as client:
+        for app, fiona, name in ((people["app"], people["fiona"], "default"),
+                                 (acme_app, acme_fiona, "acme")):  # fmt: skip
+            started = await w.start(client, app, "expense-approval", "expense", "E-9", w.EXPENSE)
+            run = (await gql(client, query, {"id": started["run"]["id"]}, token=app)).ok()["run"]
+            assert run["workspace"]["name"] == name
+            assert run["subject"]["workspace"] == {"name": name}
+            assert {s["workspace"]["name"] for s in run["slots"]} == {name}
+            me = (await gql(client, ME, token=fiona)).ok()["me"]
+            assert me["workspace"]["name"] == name
+        await gql(client, EXTRA_HOOK, {"input": {"url": "https://hooks.example/in"}},
+                  token=people["ada"])  # fmt: skip
+        automation = {"workflow": "expense-approval", "document": ops.AUTOMATION, "key": None}
+        await gql(client, ops.text("create_automation"), automation, token=people["leah"])
+        held = (await gql(client, HELD, token=people["ada"])).ok()
+        assert held["webhookEndpoints"] == [{"workspace": {"name": "default"}}]
+        assert held["automations"] == [{"workspace": {"name": "default"}}]
