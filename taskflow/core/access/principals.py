@@ -94,6 +94,8 @@ class Principal:
     workspace: str = ""
     #: Its workspace is suspended: its tokens are refused (read with it).
     workspace_suspended: bool = False
+    #: Its workspace's limit of requests per minute (None: none), read with it.
+    workspace_requests_per_minute: int | None = None
 
     @functools.cached_property
     def audience_keys(self) -> frozenset[str]:

@@ -17,7 +17,9 @@ _COLUMNS = "id, display_name, email, roles, groups, attributes, time_zone, calen
 _READ = (
     f"{_COLUMNS}, tokens_valid_after, working_hours, leave_spans, workspace,"
     " (SELECT ws.status = 'suspended' FROM workspace ws WHERE ws.id = principal.workspace)"
-    " AS workspace_suspended"
+    " AS workspace_suspended,"
+    " (SELECT ws.requests_per_minute FROM workspace ws WHERE ws.id = principal.workspace)"
+    " AS workspace_requests_per_minute"
 )
 
 #: The statements of ``access/principals.sql``, their column lists filled.

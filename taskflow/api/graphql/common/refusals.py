@@ -282,17 +282,6 @@ def refusal_for(error: errors.TaskflowError) -> Any:
     raise error  # not reached: TaskflowError is in the table
 
 
-@refusal(workspace_refusals.WorkspaceLimitReached)
-class WorkspaceLimitReached(Refusal):
-    """The caller's workspace is at one of its limits; nothing changed (docs/workspaces.md)."""
-
-    limit: str | None = strawberry.field(
-        description="Which limit: runs (live runs), open_slots, requests_per_minute."
-    )
-    allowed: int | None = strawberry.field(description="The limit's value.")
-    current: int | None = strawberry.field(description="The figure now, at or over the limit.")
-
-
 @refusal(workspace_refusals.WorkspaceUnchanged)
 class WorkspaceUnchanged(Refusal):
     """The workspace is in that status already; nothing changed."""
