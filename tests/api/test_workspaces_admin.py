@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -12,6 +13,7 @@ import pytest
 from taskflow import errors
 from taskflow.core.workspaces import refusals
 from taskflow.service.access import principals
+from taskflow.service.clocks import timers as timer_service
 from taskflow.service.common import container
 from taskflow.service.workspaces import workspaces
 from tests import conftest
@@ -233,3 +235,41 @@ async def test_what_a_workspace_holds_shows_its_workspace(
         held = (await gql(client, HELD, token=people["ada"])).ok()
         assert held["webhookEndpoints"] == [{"workspace": {"name": "default"}}]
         assert held["automations"] == [{"workspace": {"name": "default"}}]
+
+
+async def test_a_suspended_workspaces_timers_wait_and_fire_on_resume(
+    services: container.Services, people: dict[str, str]
+) -> None:
+    """The worker's timer pass (timers.run_due) fires nothing of a suspended workspace, the
+    default workspace's as usual; once it is resumed its timers fire, none lost."""
+    acme, _ = await acme_with_people(services)
+    acme_app = services.staff_tokens.mint("acme-app", services.clock.now())
+    async with conftest.asgi_client(services) as client:
+        await w.start(client, acme_app, "expense-approval", "expense", "E-1", w.EXPENSE)
+        await w.start(client, people["app"], "expense-approval", "expense", "E-1", w.EXPENSE)
+    async with services.db.connection() as conn:
+        armed = {
+            r["workspace"]: r["n"]
+            for r in await conn.fetch(
+                "SELECT workspace::text, count(*) AS n FROM timer WHERE status = 'armed'"
+                " GROUP BY workspace"
+            )
+        }
+    assert armed[acme] > 0
+    assert armed[DEFAULT] > 0
+    await workspaces.set_status(services, acme, "suspended")
+    later = services.clock.now() + timedelta(days=60)
+    fired_while_suspended = await timer_service.run_due(services, later)
+    async with services.db.connection() as conn:
+        waiting = await conn.fetchval(
+            "SELECT count(*) FROM timer WHERE status = 'armed' AND workspace = $1", acme
+        )
+    assert waiting == armed[acme]
+    assert fired_while_suspended >= armed[DEFAULT]
+    await workspaces.set_status(services, acme, "active")
+    assert await timer_service.run_due(services, later) >= armed[acme]
+    async with services.db.connection() as conn:
+        fired = await conn.fetchval(
+            "SELECT count(*) FROM timer WHERE status = 'fired' AND workspace = $1", acme
+        )
+    assert fired >= armed[acme]
