@@ -19,7 +19,7 @@ from taskflow.service.common.container import Services
 from taskflow.store.common import db
 from taskflow.store.workspaces import schema, scope
 from taskflow.store.workspaces import workspaces as rows
-from taskflow.store.workspaces.workspaces import Workspace
+from taskflow.store.workspaces.workspaces import Workspace as Workspace
 
 STATUSES = ("active", "suspended")
 #: The limits a workspace may have, as (runs, open slots, requests per minute); None: none.

@@ -9,7 +9,7 @@ tenant learns another workspace's id (not even whether an id exists).
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, cast
 
 import strawberry
 from strawberry.scalars import JSON
@@ -115,7 +115,7 @@ async def exported(info: Info, me: Principal, answer: keyed.Answer, _: bool) -> 
     retry with the same key exports the workspace as it is then."""
     workspace_id = str(answer["workspace"])
     data = await workspaces.export(info.context.services, workspace_id, by=me)
-    return WorkspaceExport(workspace=await _detail(info, workspace_id), export=data)
+    return WorkspaceExport(workspace=await _detail(info, workspace_id), export=cast(JSON, data))
 
 
 @strawberry.type
