@@ -17,6 +17,7 @@ from taskflow.service.clocks import timers as timer_service
 from taskflow.service.common import container
 from taskflow.service.workspaces import workspaces
 from tests import conftest
+from tests.api import magic as m
 from tests.api import operation_inputs as ops
 from tests.api import workflows as w
 from tests.conftest import gql
@@ -273,3 +274,33 @@ async def test_a_suspended_workspaces_timers_wait_and_fire_on_resume(
             "SELECT count(*) FROM timer WHERE status = 'fired' AND workspace = $1", acme
         )
     assert fired >= armed[acme]
+
+
+def tokens_of_acme(services: container.Services) -> dict[str, str]:
+    """A token per example name, for acme's people (``acme-<name>``)."""
+    now = services.clock.now()
+    return {n: services.staff_tokens.mint(f"acme-{n}", now) for n in conftest.tokens_for(services)}
+
+
+async def test_an_outsiders_link_upload_lands_in_its_slots_workspace(
+    services: container.Services, people: dict[str, str]
+) -> None:
+    """An outsider's request is in no workspace: the file it uploads on acme's link page is
+    recorded as acme's (its link's), unseen from the default workspace."""
+    acme, _ = await acme_with_people(services)
+    acme_people = tokens_of_acme(services)
+    async with conftest.asgi_client(services) as client:
+        made = await m.vendor_link(client, acme_people)
+        path = m.path_of(made.link["url"])
+        page = await client.get(path)
+        assert page.status_code == 200, page.text
+        done = await client.post(
+            path,
+            data={"_page": m.page_token(page.text)},
+            files=[("document", ("bank.pdf", m.PDF, "application/pdf"))],
+        )
+        assert done.status_code == 200, done.text
+    async with services.db.connection() as conn:
+        places = await conn.fetch("SELECT workspace::text AS w, uploader FROM file_upload")
+    assert [r["w"] for r in places] == [acme]
+    assert places[0]["uploader"].startswith("link:")
