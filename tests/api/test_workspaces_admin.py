@@ -18,8 +18,10 @@ from taskflow.service.common import container
 from taskflow.service.workspaces import workspaces
 from tests import conftest
 from tests.api import magic as m
+from tests.api import mcp_client
 from tests.api import operation_inputs as ops
 from tests.api import workflows as w
+from tests.api.test_workspace_walk import app_services as app_services
 from tests.conftest import gql
 
 pytestmark = pytest.mark.anyio
@@ -304,3 +306,32 @@ async def test_an_outsiders_link_upload_lands_in_its_slots_workspace(
         places = await conn.fetch("SELECT workspace::text AS w, uploader FROM file_upload")
     assert [r["w"] for r in places] == [acme]
     assert places[0]["uploader"].startswith("link:")
+
+
+async def test_mcp_tools_see_only_the_callers_workspace(
+    app_services: container.Services,
+) -> None:
+    """The agent tools (the SDK's own client on /mcp) of acme's people answer acme's work
+    only: the default workspace's run of the same subject is NOT_FOUND, its slots unlisted.
+    The app connects as its non-superuser role (row-level security binds, as deployed)."""
+    services = app_services
+    await principals.load(services, conftest.example_people(app_everywhere=True))
+    people = conftest.tokens_for(services)
+    await acme_with_people(services)
+    acme_people = tokens_of_acme(services)
+    async with conftest.asgi_client(services) as client:
+        theirs = await w.start_expense(client, people["app"], "EXP-1")
+        ours = await w.start_expense(client, acme_people["app"], "EXP-1")
+        their_slot = await w.slot_named(client, people["fiona"], "finance_review")
+    async with mcp_client.connect(services, acme_people["fiona"]) as agent:
+        inbox = mcp_client.answer(await agent.call_tool("inbox", {}))
+        run = mcp_client.refusal(await agent.call_tool("run", {"runId": theirs["run"]["id"]}))
+        own = mcp_client.answer(await agent.call_tool("run", {"runId": ours["run"]["id"]}))
+    async with mcp_client.connect(services, acme_people["leah"]) as agent:
+        work = mcp_client.answer(await agent.call_tool("work", {"workflow": "expense-approval"}))
+    assert run["code"] == "NOT_FOUND"
+    assert theirs["run"]["id"] not in str(inbox) + str(work)
+    assert their_slot["id"] not in str(inbox) + str(work)
+    assert len(inbox["edges"]) == 1
+    assert len(work["edges"]) >= 1
+    assert ours["run"]["id"] in str(own)
