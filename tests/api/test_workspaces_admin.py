@@ -20,6 +20,7 @@ from tests import conftest
 from tests.api import magic as m
 from tests.api import mcp_client
 from tests.api import operation_inputs as ops
+from tests.api import test_example_flows as flows
 from tests.api import workflows as w
 from tests.api.test_workspace_walk import app_services as app_services
 from tests.conftest import gql
@@ -335,3 +336,53 @@ async def test_mcp_tools_see_only_the_callers_workspace(
     assert len(inbox["edges"]) == 1
     assert len(work["edges"]) >= 1
     assert ours["run"]["id"] in str(own)
+
+
+async def test_an_email_reply_lands_on_the_ticket_of_the_gateways_workspace(
+    app_services: container.Services,
+) -> None:
+    """Both workspaces track ticket T-81723; acme's waits for the customer. Acme's mail
+    gateway raises the reply by the reference quoted in the e-mail: it lands on acme's
+    ticket; the default workspace's gateway finds no ticket of its own waiting, and its
+    ticket is untouched (row-level security binds: the app's non-superuser role)."""
+    services = app_services
+    await principals.load(services, conftest.example_people(app_everywhere=True))
+    people = conftest.tokens_for(services)
+    await acme_with_people(services)
+    acme = tokens_of_acme(services)
+    reply = {"reply": "Firefox 140"}
+    target = {"correlationKey": "T-81723"}
+    state = "query($id: ID!) { run(id: $id) { state workspace { name } } }"
+    async with conftest.asgi_client(services) as client:
+        theirs = await w.start(
+            client, people["helpdesk"], "support-ticket", "ticket", "T-81723", w.TICKET
+        )
+        ours = await w.start(
+            client, acme["helpdesk"], "support-ticket", "ticket", "T-81723", w.TICKET
+        )
+        triage = await flows.take(client, acme["tess"], "triage")
+        await w.complete(
+            client, acme["tess"], triage["id"], {"priority": "P2", "category": "billing"}
+        )
+        asked = await flows.move(
+            client, acme["sasha"], ours["run"]["id"], "ask_customer", {"question": "Which browser?"}
+        )
+        assert asked["run"]["state"] == "waiting_for_customer"
+        landed = await flows.raise_event(
+            client, acme["helpdesk"], "customer-replied", reply, target, key="mail-1"
+        )
+        assert landed["__typename"] == "RaiseEventSuccess", landed
+        assert landed["slot"]["payload"] == reply
+        ours_now = (await gql(client, state, {"id": ours["run"]["id"]}, token=acme["app"])).ok()
+        assert ours_now["run"] == {"state": "open", "workspace": {"name": "acme"}}
+        not_here = await flows.raise_event(
+            client, people["helpdesk"], "customer-replied", reply, target, key="mail-2"
+        )
+        assert not_here["__typename"] != "RaiseEventSuccess", not_here
+        theirs_now = (
+            await gql(client, state, {"id": theirs["run"]["id"]}, token=people["app"])
+        ).ok()
+        assert theirs_now["run"] == {
+            "state": theirs["run"]["state"],
+            "workspace": {"name": "default"},
+        }
