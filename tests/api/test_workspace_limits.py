@@ -112,3 +112,32 @@ async def test_requests_over_the_workspaces_rate_are_refused_until_the_next_minu
         assert (await gql(client, ME, token=people["fiona"])).ok()["me"]["login"] == "fiona"
         frozen_clock.advance(timedelta(minutes=1))
         assert (await gql(client, ME, token=fiona)).ok()["me"]["login"] == "acme-fiona"
+
+
+async def test_a_completion_that_opens_slots_over_the_limit_is_refused(
+    services: container.Services, database_url: str
+) -> None:
+    """The open-slot limit set while a slot is open (a caller's next request reads it): the
+    completion that would open the next slots is refused, the slot still open."""
+    acme, _ = await acme_with_people(services)
+    app = services.staff_tokens.mint("acme-app", services.clock.now())
+    tess = services.staff_tokens.mint("acme-tess", services.clock.now())
+    async with conftest.asgi_client(services) as client:
+        await w.start(client, app, "support-ticket", "ticket", "T-1", w.TICKET)
+        triage = await w.slot_named(client, tess, "triage")
+        await workspaces.set_limits(services, acme, (None, 1, None))
+        before = await _rows(database_url, acme)
+        claimed = await w.claim(client, tess, triage["id"])
+        assert claimed["__typename"] == "SlotSuccess", claimed
+        claimed_rows = await _rows(database_url, acme)
+        done = await w.complete(
+            client, tess, triage["id"], {"priority": "P2", "category": "billing"}
+        )
+        assert done["__typename"] == "WorkspaceLimitReached", done
+        after = await _rows(database_url, acme)
+        # Nothing changed but the refusal's own line on the run's timeline.
+        assert {**after, "audit_event": 0} == {**claimed_rows, "audit_event": 0}
+        assert after["audit_event"] - claimed_rows["audit_event"] <= 1
+        assert claimed_rows["slot"] == before["slot"]
+        slot = await w.slot_named(client, tess, "triage")
+        assert slot["status"] == "CLAIMED"

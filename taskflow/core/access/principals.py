@@ -96,6 +96,8 @@ class Principal:
     workspace_suspended: bool = False
     #: Its workspace's limit of requests per minute (None: none), read with it.
     workspace_requests_per_minute: int | None = None
+    #: Its workspace has an open-slot limit (checked where its requests open slots).
+    workspace_slots_limited: bool = False
 
     @functools.cached_property
     def audience_keys(self) -> frozenset[str]:

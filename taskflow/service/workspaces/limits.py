@@ -31,7 +31,7 @@ async def admit_opened(conn: db.Connection, run_id: str, written: tuple[SlotView
     slots it opened take its workspace over its open-slot limit. A worker's decisions (a
     timer's, a step's: consequences of work admitted before) are not refused."""
     opened = sum(1 for s in written if s.status == SlotStatus.OPEN)
-    if not opened or scope.WORKSPACE.get() == scope.EVERY:
+    if not opened or scope.WORKSPACE.get() == scope.EVERY or not scope.SLOTS_LIMITED.get():
         return
     found = await limits.open_slots(conn, run_id)
     if found is not None and found[1] > found[0]:

@@ -134,7 +134,7 @@ async def set_limits(
     if db.uuid_or_none(workspace) is not None:
         with scope.every():
             async with services.db.transaction() as conn:
-                found = await rows.set_limits(conn, workspace, limits)
+                found = await rows.set_limits(conn, workspace, limits, services.clock.now())
     if found is None:
         raise not_found(workspace)
     return found

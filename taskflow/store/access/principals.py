@@ -19,7 +19,9 @@ _READ = (
     " (SELECT ws.status = 'suspended' FROM workspace ws WHERE ws.id = principal.workspace)"
     " AS workspace_suspended,"
     " (SELECT ws.requests_per_minute FROM workspace ws WHERE ws.id = principal.workspace)"
-    " AS workspace_requests_per_minute"
+    " AS workspace_requests_per_minute,"
+    " coalesce((SELECT ws.max_open_slots IS NOT NULL FROM workspace ws"
+    " WHERE ws.id = principal.workspace), false) AS workspace_slots_limited"
 )
 
 #: The statements of ``access/principals.sql``, their column lists filled.

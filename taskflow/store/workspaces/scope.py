@@ -26,6 +26,12 @@ WORKSPACE: contextvars.ContextVar[str] = contextvars.ContextVar(
 #: Every workspace.
 EVERY = workspace_schema.EVERY
 
+#: Whether the task's workspace has an open-slot limit (its caller's row says so): a
+#: request whose workspace has none spends no statement checking it.
+SLOTS_LIMITED: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "taskflow_workspace_slots_limited", default=False
+)
+
 
 @contextlib.contextmanager
 def acting_in(workspace: str) -> Iterator[None]:

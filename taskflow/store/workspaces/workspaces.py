@@ -45,9 +45,12 @@ async def get(conn: db.Connection, workspace: str, *, lock: bool = False) -> Wor
 
 
 async def set_limits(
-    conn: db.Connection, workspace: str, limits: tuple[int | None, int | None, int | None]
+    conn: db.Connection,
+    workspace: str,
+    limits: tuple[int | None, int | None, int | None],
+    now: datetime,
 ) -> Workspace | None:
-    row = await conn.fetchrow(SQL["set_limits"], workspace, *limits)
+    row = await conn.fetchrow(SQL["set_limits"], workspace, *limits, now)
     return db.record_as(Workspace, row) if row else None
 
 
