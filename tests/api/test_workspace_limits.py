@@ -5,15 +5,21 @@ nothing changed; two starts at the limit: exactly one wins."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import asyncpg
 import pytest
 
-from taskflow import clock
+from taskflow import clock, config
+from taskflow.api.graphql.common import relay
 from taskflow.service.common import container
+from taskflow.service.compose import children
 from taskflow.service.workspaces import workspaces
+from taskflow.store.common import db
+from taskflow.store.workspaces import scope as workspace_scope
 from tests import conftest
 from tests.api import workflows as w
 from tests.api.test_workspaces_admin import acme_with_people
@@ -141,3 +147,37 @@ async def test_a_completion_that_opens_slots_over_the_limit_is_refused(
         assert claimed_rows["slot"] == before["slot"]
         slot = await w.slot_named(client, tess, "triage")
         assert slot["status"] == "CLAIMED"
+
+
+async def test_a_child_over_the_run_limit_is_refused_and_its_parent_reads_it(
+    database_url: str, settings: config.Settings, frozen_clock: clock.FrozenClock
+) -> None:
+    """The worker's child start (every workspace) meets the child's workspace's run limit:
+    the parent alone fills it, so its children are refused (``child.refused`` on the parent's
+    timeline, naming the limit) and no child run exists."""
+    compose = str(Path(__file__).parent / "compose_workflows.py")
+    with_compose = dataclasses.replace(settings, workflows=(*settings.workflows, compose))
+    database = await db.Database.connect(database_url)
+    try:
+        services = container.build(database, with_compose, frozen_clock)
+        acme, _ = await acme_with_people(services, max_runs=1)
+        app = services.staff_tokens.mint("acme-app", services.clock.now())
+        async with conftest.asgi_client(services) as client:
+            started = await w.start(client, app, "compose-parent", "doc", "D-1", {"title": "D"})
+            assert started["__typename"] == "StartRunSuccess", started
+        with workspace_scope.every():  # as the worker process
+            await children.run_due(services)
+        async with services.db.connection() as conn:
+            refused = await conn.fetch(
+                "SELECT reason FROM audit_event WHERE run = $1 AND kind = 'child.refused'",
+                relay.from_global_id(started["run"]["id"], "id")[1],
+            )
+            kids = await conn.fetchval(
+                "SELECT count(*) FROM run WHERE workspace = $1 AND workflow <> 'compose-parent'",
+                acme,
+            )
+    finally:
+        await database.close()
+    assert refused
+    assert all("limit of 1 runs" in r["reason"] for r in refused), refused
+    assert kids == 0
