@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from taskflow.core.common.refusals import Fact, Refusal, RefusalCode, _StatusFact
+from taskflow.core.common.refusals import Fact, Refusal, RefusalCode
 
 
 class WorkspaceLimitReached(Refusal, code=RefusalCode.WORKSPACE_LIMIT_REACHED):
@@ -32,5 +32,10 @@ class WorkspaceLimitReached(Refusal, code=RefusalCode.WORKSPACE_LIMIT_REACHED):
         )
 
 
-class WorkspaceUnchanged(_StatusFact, code=RefusalCode.WORKSPACE_UNCHANGED):
+class WorkspaceUnchanged(Refusal, code=RefusalCode.WORKSPACE_UNCHANGED):
     """The workspace is in that status already (suspended, or active); nothing changed."""
+
+    status = Fact(str)
+
+    def __init__(self, message: str | None = None, *, status: str, **context: Any) -> None:
+        super().__init__(message, status=status, **context)

@@ -118,6 +118,15 @@ async def exported(info: Info, me: Principal, answer: keyed.Answer, _: bool) -> 
     return WorkspaceExport(workspace=await _detail(info, workspace_id), export=cast(JSON, data))
 
 
+async def _set_status(
+    info: Info, me: Principal, input: WorkspaceInput, status: str
+) -> keyed.Answer:
+    """suspendWorkspace's and resumeWorkspace's one use case."""
+    local = str(input.workspace_id)
+    found = await workspaces.set_status(info.context.services, local, status, by=me)
+    return {"workspace": found.id}
+
+
 @strawberry.type
 class WorkspaceQueries:
     @listing.connection(WorkspaceFilter, "Which workspaces (default: every one).")
@@ -166,9 +175,7 @@ class WorkspaceMutations:
         """Suspend a workspace (the default workspace's admins only): its tokens are refused
         (UNAUTHENTICATED, reason WORKSPACE_SUSPENDED), its timers and automatic steps wait
         until it is resumed; WorkspaceUnchanged when it is suspended already."""
-        local = str(input.workspace_id)
-        found = await workspaces.set_status(info.context.services, local, "suspended", by=me)
-        return {"workspace": found.id}
+        return await _set_status(info, me, input, "suspended")
 
     @keyed.mutation(WorkspaceStatusPayload, workspace_success)
     async def resume_workspace(
@@ -177,9 +184,7 @@ class WorkspaceMutations:
         """Resume a suspended workspace (the default workspace's admins only): its tokens
         work again and its waiting timers and steps are due at once; WorkspaceUnchanged
         when it is active already."""
-        local = str(input.workspace_id)
-        found = await workspaces.set_status(info.context.services, local, "active", by=me)
-        return {"workspace": found.id}
+        return await _set_status(info, me, input, "active")
 
     @keyed.mutation(WorkspacePayload, workspace_success)
     async def set_workspace_limits(
