@@ -20,7 +20,10 @@ from taskflow.store.workspaces import limits, scope
 async def admit_run(conn: db.Connection, subject_id: str) -> None:
     """Before a run of subject ``subject_id`` is inserted: refused when its workspace has as
     many live runs as it may. The workspace row stays locked to the end of the transaction,
-    so two starts at the limit are one after the other: the second counts the first."""
+    so two starts at the limit are one after the other: the second counts the first. A
+    request whose workspace has no run limit (its caller's row says) spends no statement."""
+    if scope.WORKSPACE.get() != scope.EVERY and not scope.RUNS_LIMITED.get():
+        return
     found = await limits.runs(conn, subject_id)
     if found is not None and found[1] >= found[0]:
         raise WorkspaceLimitReached(limit="runs", allowed=found[0], current=found[1])

@@ -20,6 +20,8 @@ _READ = (
     " AS workspace_suspended,"
     " (SELECT ws.requests_per_minute FROM workspace ws WHERE ws.id = principal.workspace)"
     " AS workspace_requests_per_minute,"
+    " coalesce((SELECT ws.max_runs IS NOT NULL FROM workspace ws"
+    " WHERE ws.id = principal.workspace), false) AS workspace_runs_limited,"
     " coalesce((SELECT ws.max_open_slots IS NOT NULL FROM workspace ws"
     " WHERE ws.id = principal.workspace), false) AS workspace_slots_limited"
 )
