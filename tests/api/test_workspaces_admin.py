@@ -386,3 +386,20 @@ async def test_an_email_reply_lands_on_the_ticket_of_the_gateways_workspace(
             "state": theirs["run"]["state"],
             "workspace": {"name": "default"},
         }
+
+
+def test_the_cli_creates_a_workspace_and_sets_its_limits(
+    database_url: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from taskflow.cli import main
+
+    monkeypatch.setenv("TASKFLOW_DATABASE_URL", database_url)
+    monkeypatch.setenv("TASKFLOW_SECRET_KEYS", "k" * 48)
+    assert main(["workspaces", "create", "acme", "--max-runs", "5"]) == 0
+    made = capsys.readouterr().out
+    assert "acme  active  (runs 5, open slots None, rpm None)" in made
+    acme = made.split()[0]
+    assert main(["workspaces", "limits", acme, "--max-open-slots", "7"]) == 0
+    assert "(runs None, open slots 7, rpm None)" in capsys.readouterr().out
+    assert main(["workspaces", "limits", acme, "--max-runs", "-1"]) == 1
+    assert main(["workspaces", "limits", "00000000-0000-4000-8000-00000000dead"]) == 1
