@@ -57,6 +57,14 @@ def status(args: argparse.Namespace) -> int:
     return _run(run)
 
 
+def limits(args: argparse.Namespace) -> int:
+    async def run(svc: Services) -> str:
+        given = (args.max_runs, args.max_open_slots, args.requests_per_minute)
+        return _shown(await workspaces.set_limits(svc, args.workspace_id, given))
+
+    return _run(run)
+
+
 def export(args: argparse.Namespace) -> int:
     async def run(svc: Services) -> str:
         return json.dumps(await workspaces.export(svc, args.workspace_id), indent=1, default=str)
@@ -66,15 +74,23 @@ def export(args: argparse.Namespace) -> int:
     return code
 
 
+def _limit_options(parser: argparse.ArgumentParser) -> None:
+    for option in ("--max-runs", "--max-open-slots", "--requests-per-minute"):
+        parser.add_argument(option, type=int, default=None, help="A limit (default: none).")
+
+
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser("workspaces", help="Manage workspaces (tenants).")
     sub = parser.add_subparsers(dest="workspaces_command", metavar="ACTION", required=True)
     sub.add_parser("list", help="Every workspace.").set_defaults(handler=list_them)
     made = sub.add_parser("create", help="Create a workspace.")
     made.add_argument("name", help="Its name (unique).")
-    for option in ("--max-runs", "--max-open-slots", "--requests-per-minute"):
-        made.add_argument(option, type=int, default=None, help="A limit (default: none).")
+    _limit_options(made)
     made.set_defaults(handler=create)
+    limited = sub.add_parser("limits", help="Set a workspace's limits (those not given: none).")
+    limited.add_argument("workspace_id", help="The workspace's id.")
+    _limit_options(limited)
+    limited.set_defaults(handler=limits)
     for verb, state in (("suspend", "suspended"), ("resume", "active")):
         one = sub.add_parser(verb, help=f"Set a workspace {state}.")
         one.add_argument("workspace_id", help="The workspace's id.")

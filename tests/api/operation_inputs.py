@@ -75,6 +75,13 @@ RUNNER = {
     "resume_automation": "leah",
     "simulate_automation": "leah",
     "delete_automation": "leah",
+    # The default workspace's admin (B's admin is refused: test_workspace_walk).
+    "workspaces": "ada",
+    "create_workspace": "ada",
+    "suspend_workspace": "ada",
+    "resume_workspace": "ada",
+    "set_workspace_limits": "ada",
+    "export_workspace": "ada",
 }
 
 #: An automation of expense-approval (docs/automations.md), for the automation operations.
@@ -86,6 +93,12 @@ AUTOMATION = {
 }
 #: The global id of an automation that does not exist (Automation:<a uuid>).
 _NO_AUTOMATION = "QXV0b21hdGlvbjowMDAwMDAwMC0wMDAwLTQwMDAtODAwMC0wMDAwMDAwMDAwMDA"
+
+
+#: The default workspace, and an id no workspace has (the status verbs then answer NotFound:
+#: suspending a real one would refuse its people's tokens for the operations after).
+DEFAULT_WORKSPACE = "00000000-0000-4000-8000-000000000001"
+_NO_WORKSPACE = "00000000-0000-4000-8000-00000000dead"
 
 
 #: A lease id no take answered (the mark operations then answer LeaseLost or NotFound).
@@ -197,6 +210,12 @@ def variables(name: str, o: Objects) -> dict[str, Any]:
         "pause_automation": {"automationId": _NO_AUTOMATION},
         "resume_automation": {"automationId": _NO_AUTOMATION},
         "delete_automation": {"automationId": _NO_AUTOMATION},
+        "workspaces": {"first": 10},
+        "create_workspace": {"name": "acme", "limits": {"runs": 10}, "key": None},
+        "suspend_workspace": {"workspaceId": _NO_WORKSPACE},
+        "resume_workspace": {"workspaceId": _NO_WORKSPACE},
+        "set_workspace_limits": {"workspaceId": _NO_WORKSPACE, "limits": {"runs": 5}},
+        "export_workspace": {"workspaceId": DEFAULT_WORKSPACE},
         "runs_page": {"filter": {"workflow": "expense-approval"}, "first": 10},
         "workflows": {"name": "expense-approval"},
         "calendars": {"name": "uk-london"},

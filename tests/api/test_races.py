@@ -208,6 +208,13 @@ NOT_ON_A_SLOT = {
     "resumeAutomation",
     "simulateAutomation",
     "deleteAutomation",
+    # Workspaces: no slot; a workspace row (suspend/resume lock it FOR UPDATE, then compare
+    # its status; create relies on the unique name); export writes nothing.
+    "createWorkspace",
+    "suspendWorkspace",
+    "resumeWorkspace",
+    "setWorkspaceLimits",
+    "exportWorkspace",
 }
 #: Both of these deposit the slot's event: at most one may succeed.
 DEPOSITS = {"complete", "raiseEvent"}

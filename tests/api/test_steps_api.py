@@ -14,6 +14,8 @@ from taskflow import clock
 from taskflow.config import config
 from taskflow.service.common import container
 from taskflow.service.steps import steps
+from taskflow.service.workspaces import workspaces
+from tests.api.test_workspaces_admin import acme_with_people
 from tests.conftest import api_fixtures, gql, services_fixture, tokens_for
 
 pytestmark = pytest.mark.anyio
@@ -165,3 +167,24 @@ async def test_what_a_hook_recorded_once_is_on_the_run_timeline_over_graphql(
     details = lines[0]["details"]
     assert (details["name"], details["hook"], details["state"]) == ("badge", "enter", "greeting")
     assert str(details["value"]).startswith("B-")
+
+
+async def test_a_suspended_workspaces_steps_wait_and_run_on_resume(
+    api: httpx.AsyncClient, step_services: container.Services, frozen_clock: clock.FrozenClock
+) -> None:
+    """The worker's step pass takes nothing of a suspended workspace (docs/workspaces.md);
+    resumed, the step runs at the next pass, as it would have."""
+    acme, _ = await acme_with_people(step_services)
+    app = step_services.staff_tokens.mint("acme-app", frozen_clock.now())
+    ada = step_services.staff_tokens.mint("acme-ada", frozen_clock.now())
+    run_id = await _start(api, app, "W-1", amount=250, plan=["ok"])
+    await workspaces.set_status(step_services, acme, "suspended")
+    await steps.run_due(step_services, frozen_clock.now() + timedelta(hours=1))
+    await workspaces.set_status(step_services, acme, "active")
+    [step] = (await _run(api, ada, run_id))["steps"]
+    assert (step["status"], step["attemptCount"]) == ("DUE", 0)
+    await steps.run_due(step_services, frozen_clock.now() + timedelta(hours=1))
+    run = await _run(api, ada, run_id)
+    assert (run["state"], run["status"], run["steps"][0]["status"]) == (
+        "large", "COMPLETED", "SUCCEEDED",
+    )  # fmt: skip

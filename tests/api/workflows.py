@@ -13,6 +13,7 @@ START = """mutation($input: StartRunInput!) { startRun(input: $input) {
   ... on StartRunSuccess { created run { id state status workflow correlationKey } }
   ... on Refusal { code message }
   ... on RunExists { runId }
+  ... on WorkspaceLimitReached { limit allowed current }
 } }"""
 
 INBOX = """query($first: Int, $after: String, $filter: InboxFilter) {

@@ -101,6 +101,9 @@ TEST_ROWS: dict[str, list[str]] = {
         "tests.api.test_webhook_owner::test_an_endpoint_an_admin_created_is_never_a_leads",
         "tests.api.test_webhook_owner::test_a_leads_endpoint_stops_when_the_grant_goes_and_flows_again_when_it_returns",
     ],
+    "workspaces": [
+        "tests.api.test_workspaces_admin::test_only_the_default_workspaces_admins_may_use_the_workspace_verbs",
+    ],
     "automations": [
         "tests.api.test_automations_api::test_leads_of_the_workflow_manage_its_automations_and_no_one_else",
     ],

@@ -23,6 +23,7 @@ from taskflow.service.runs import events, owned, runs, subjects
 from taskflow.service.slots import candidates, slots
 from taskflow.service.steps import step_admin
 from taskflow.service.versions import run_migrations
+from taskflow.service.workspaces import workspaces
 
 USE_CASES: dict[str, Callable[..., Any]] = {
     "upsertPrincipal": principals.upsert,
@@ -76,6 +77,11 @@ USE_CASES: dict[str, Callable[..., Any]] = {
     "resumeAutomation": automations.move,
     "simulateAutomation": automations.simulate,
     "deleteAutomation": automations.delete,
+    "createWorkspace": workspaces.create,
+    "suspendWorkspace": workspaces.set_status,
+    "resumeWorkspace": workspaces.set_status,
+    "setWorkspaceLimits": workspaces.set_limits,
+    "exportWorkspace": workspaces.export,
 }
 
 

@@ -28,6 +28,7 @@ from taskflow.api.graphql.runs import run_list, subject_mutations, types
 from taskflow.api.graphql.slots import candidate_mutations, work, work_mutations
 from taskflow.api.graphql.steps import steps
 from taskflow.api.graphql.versions import definitions, versions
+from taskflow.api.graphql.workspaces import workspaces
 
 #: Bounds on every request (documented in README.md, "GraphQL limits").
 MAX_DEPTH = 12
@@ -65,6 +66,7 @@ class Query(
     history.HistoryQueries,
     insights.InsightsQueries,
     automations.AutomationQueries,
+    workspaces.WorkspaceQueries,
 ):
     @strawberry.field(description="Any object by its global id; null when absent or not visible.")
     async def node(
@@ -100,6 +102,7 @@ class Mutation(
     webhook_mutations.WebhookMutations,
     undo.UndoMutations,
     automations.AutomationMutations,
+    workspaces.WorkspaceMutations,
 ):
     pass
 

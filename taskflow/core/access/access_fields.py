@@ -102,6 +102,12 @@ FIELDS: Final[dict[str, str]] = {
     "Mutation.simulateAutomation": "automations",
     "Mutation.deleteAutomation": "automations",
     "WebhookEndpoint.deliveries": "webhooks",
+    "Query.workspaces": "workspaces",
+    "Mutation.createWorkspace": "workspaces",
+    "Mutation.suspendWorkspace": "workspaces",
+    "Mutation.resumeWorkspace": "workspaces",
+    "Mutation.setWorkspaceLimits": "workspaces",
+    "Mutation.exportWorkspace": "workspaces",
 }
 
 # Fields of values the caller already reads through their parent object, so "parent".
@@ -143,7 +149,7 @@ _VALUE_FIELDS = {
     "RaiseEventSuccess": "run slot duplicate",
     "RevokeMagicLinkSuccess": "link",
     "Run": "id workflow definitionVersion definitionDigest state status subject "
-    "correlationKey startedAt stateEnteredAt endedAt version",
+    "correlationKey startedAt stateEnteredAt endedAt version workspace",
     "RunLeadTime": "total states",
     "RunSuccess": "run",
     "SlaReport": "from to generatedAt zone rows runDeadlines",
@@ -153,11 +159,11 @@ _VALUE_FIELDS = {
     "breachedNow pickup completion leadTime",
     "Slot": "id name label workflow state runState status event holder priority dueAt version "
     "item itemIndex payload candidates subject openedAt claimedAt satisfiedAt satisfiedBy "
-    "fields clocks expiresAt outcome",
+    "fields clocks expiresAt outcome workspace",
     "SlotSuccess": "slot",
     "StartRunSuccess": "run created reached",
     "StateLeadTime": "state leadTime",
-    "Subject": "type externalId attributes",
+    "Subject": "type externalId attributes workspace",
     "TimelineEntry": "id kind actor at slotId",
     "UpdateSubjectSuccess": "subject runs",
     "UpsertSubjectSuccess": "subject runs started",
@@ -228,7 +234,15 @@ _PARENT_FIELDS = {
     # A run's deadline, a value of the run the caller reads (Run.deadline).
     "RunDeadline": "dueAt source rule status breachedAt milestones",
     "DeadlineMilestone": "kind at firedAt",
+    # Workspaces: an object's workspace is its reader's (the wall shows no other); the admin
+    # verbs' answers are values of a workspace the caller manages.
+    "Workspace": "id name",
+    "WorkspaceDetail": "id name status limits createdAt",
+    "WorkspaceLimits": "runs openSlots requestsPerMinute",
+    "WorkspaceSuccess": "workspace",
+    "WorkspaceExport": "workspace export",
 }
+FIELDS.update({f"{held}.workspace": "parent" for held in ("WebhookEndpoint", "Automation")})
 FIELDS.update({f"{t}.{f}": "parent" for t, fs in _PARENT_FIELDS.items() for f in fs.split()})
 FIELDS.update(
     {"Query.workflows": "definitions", "Query.runs": "runs", "Query.calendars": "calendars"}

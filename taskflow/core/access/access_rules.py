@@ -84,6 +84,9 @@ RULES: Final[dict[str, str]] = {
     "resume, simulate, delete): admins, and leads granted the workflow whole "
     "(may_manage_automations); others get FORBIDDEN on the list and on verbs naming a "
     "workflow, NOT_FOUND on verbs naming an automation.",
+    "workspaces": "Workspaces (list, create, suspend, resume, set limits, export): admins of "
+    "the default workspace only (require_workspace_admin); anyone else, another workspace's "
+    "admins included, gets FORBIDDEN, for an id that exists as for one that does not.",
     "runs": "The runs list: runs where the reader's grants reach, or (team grants) with a "
     "slot of their teams, and runs with a slot the caller holds, did, could take or "
     "delegates (may_read_run as SQL asks it); others see none.",

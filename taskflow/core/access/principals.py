@@ -94,6 +94,12 @@ class Principal:
     workspace: str = ""
     #: Its workspace is suspended: its tokens are refused (read with it).
     workspace_suspended: bool = False
+    #: Its workspace's limit of requests per minute (None: none), read with it.
+    workspace_requests_per_minute: int | None = None
+    #: Its workspace has a live-run limit, an open-slot limit (checked where its requests
+    #: start runs, open slots; none: no statement spent on it).
+    workspace_runs_limited: bool = False
+    workspace_slots_limited: bool = False
 
     @functools.cached_property
     def audience_keys(self) -> frozenset[str]:

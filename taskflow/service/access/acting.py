@@ -29,6 +29,8 @@ def act_as(principal: Principal) -> None:
     (no workspace: one a test builds) leaves the task where it is."""
     if principal.workspace:
         workspace_scope.scope_to(principal.workspace)
+        workspace_scope.RUNS_LIMITED.set(principal.workspace_runs_limited)
+        workspace_scope.SLOTS_LIMITED.set(principal.workspace_slots_limited)
 
 
 def refuse_suspended(principal: Principal) -> None:

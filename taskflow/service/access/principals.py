@@ -39,6 +39,7 @@ async def authenticate(services: Services, token: str) -> core.Principal:
         )
     principal, digest = found
     _admit(principal, issued_at)
+    services.request_rates.admit(principal, services.clock.now())
     services.callers.keep(callers.Presumed(principal, digest))
     acting.act_as(principal)  # the request acts in its caller's workspace from here on
     return principal
@@ -85,6 +86,7 @@ def presume(services: Services, token: str) -> callers.Presumed | None:
         _admit(kept.principal, issued_at)
     except errors.AuthenticationError:
         return None
+    services.request_rates.admit(kept.principal, services.clock.now())
     acting.act_as(kept.principal)
     return kept
 

@@ -11,6 +11,7 @@ from taskflow.service.access import callers, tokens
 from taskflow.service.clocks import calendar_files
 from taskflow.service.delivery import webhook_net
 from taskflow.service.versions import definitions
+from taskflow.service.workspaces import limits as workspace_limits
 from taskflow.store.common import db
 from taskflow.store.files import storage
 
@@ -27,6 +28,10 @@ class Services:
     catalog: definitions.Catalog
     #: The principals this process authenticated (``service/access/callers.py``).
     callers: callers.KnownCallers = field(default_factory=callers.KnownCallers)
+    #: Each workspace's requests this minute, in this process (its requestsPerMinute limit).
+    request_rates: workspace_limits.RequestRates = field(
+        default_factory=workspace_limits.RequestRates
+    )
     #: How webhook endpoint hosts are resolved (the system's DNS; tests answer their own).
     resolver: webhook_net.Resolver = webhook_net.system_resolve
     #: Where attached files are kept (``service/files/files.storage`` builds it on first use).

@@ -15,6 +15,7 @@ from taskflow.core.clocks.timer_states import TimerRow
 from taskflow.core.common import unit_of_work as uow
 from taskflow.core.runs.model import AuditEntry, Outcome, RunView, SlotView
 from taskflow.service.runs import buffered
+from taskflow.service.workspaces import limits as workspace_limits
 from taskflow.store.clocks import deadlines as deadline_rows
 from taskflow.store.common import db
 from taskflow.store.common import unit_of_work as writer
@@ -41,6 +42,7 @@ async def write(conn: db.Connection, result: Outcome, *, now: datetime, sla: uow
     touched = [*result.created, *result.changed]
     timers = await _timers(conn, touched, result.run.id if result.run_changed else None)
     await writer.write(conn, uow.plan(result, sla, timers, now), now)
+    await workspace_limits.admit_opened(conn, result.run.id, result.created)
 
 
 async def deadlines(

@@ -31,6 +31,7 @@ from taskflow.service.clocks import deadlines
 from taskflow.service.common import retry
 from taskflow.service.common.container import Services
 from taskflow.service.runs import ids, persist
+from taskflow.service.workspaces import limits as workspace_limits
 from taskflow.store.common import db
 from taskflow.store.runs import runs as rows
 from taskflow.store.runs import subjects
@@ -194,6 +195,7 @@ async def open_run(
     persist its start (slots, clocks, timers, timeline); answers the run as written. With
     ``start_at`` later than ``now`` the run is scheduled instead (``core/runs/scheduling.py``):
     the worker starts it then."""
+    await workspace_limits.admit_run(conn, subject.id)
     run_id = ids.new_id()
     if start_at is not None and start_at > now:
         result = scheduling.scheduled(

@@ -17,7 +17,13 @@ _COLUMNS = "id, display_name, email, roles, groups, attributes, time_zone, calen
 _READ = (
     f"{_COLUMNS}, tokens_valid_after, working_hours, leave_spans, workspace,"
     " (SELECT ws.status = 'suspended' FROM workspace ws WHERE ws.id = principal.workspace)"
-    " AS workspace_suspended"
+    " AS workspace_suspended,"
+    " (SELECT ws.requests_per_minute FROM workspace ws WHERE ws.id = principal.workspace)"
+    " AS workspace_requests_per_minute,"
+    " coalesce((SELECT ws.max_runs IS NOT NULL FROM workspace ws"
+    " WHERE ws.id = principal.workspace), false) AS workspace_runs_limited,"
+    " coalesce((SELECT ws.max_open_slots IS NOT NULL FROM workspace ws"
+    " WHERE ws.id = principal.workspace), false) AS workspace_slots_limited"
 )
 
 #: The statements of ``access/principals.sql``, their column lists filled.

@@ -4,9 +4,11 @@
 
 -- name: take_due
 -- Up to $2 (int) armed timers due at $1 (timestamptz), oldest first, their runs locked
--- FOR NO KEY UPDATE SKIP LOCKED (a run locked elsewhere is skipped, not waited for).
+-- FOR NO KEY UPDATE SKIP LOCKED (a run locked elsewhere is skipped, not waited for). A
+-- suspended workspace's timers wait (docs/workspaces.md): due still, they fire on resume.
 SELECT t.id, t.run FROM timer t JOIN run r ON r.id = t.run
 WHERE t.status = 'armed' AND t.due_at <= $1
+  AND NOT EXISTS (SELECT 1 FROM workspace ws WHERE ws.id = t.workspace AND ws.status = 'suspended')
 ORDER BY t.due_at, t.id
 LIMIT $2
 FOR NO KEY UPDATE OF r SKIP LOCKED

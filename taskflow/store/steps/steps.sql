@@ -28,6 +28,10 @@ WHERE st.run = u.run AND st.status = 'due' AND (st.visit <> u.visit OR u.status 
 WITH due AS (
     SELECT st.id, st.status, st.attempts FROM step st
     WHERE st.status IN ('due', 'running') AND st.due_at <= $1
+      -- A suspended workspace's steps wait (docs/workspaces.md): taken again on resume.
+      AND NOT EXISTS (
+          SELECT 1 FROM workspace ws WHERE ws.id = st.workspace AND ws.status = 'suspended'
+      )
     ORDER BY st.due_at, st.id
     LIMIT $2
     FOR UPDATE SKIP LOCKED

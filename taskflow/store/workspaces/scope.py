@@ -26,6 +26,16 @@ WORKSPACE: contextvars.ContextVar[str] = contextvars.ContextVar(
 #: Every workspace.
 EVERY = workspace_schema.EVERY
 
+#: Whether the task's workspace has a live-run limit, an open-slot limit (its caller's row
+#: says so): a request whose workspace has none spends no statement checking it. A task in
+#: every workspace (a worker) checks the run limit always.
+RUNS_LIMITED: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "taskflow_workspace_runs_limited", default=False
+)
+SLOTS_LIMITED: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "taskflow_workspace_slots_limited", default=False
+)
+
 
 @contextlib.contextmanager
 def acting_in(workspace: str) -> Iterator[None]:

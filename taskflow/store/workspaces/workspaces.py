@@ -35,6 +35,25 @@ async def every(conn: db.Connection) -> list[Workspace]:
     return [db.record_as(Workspace, r) for r in await conn.fetch(SQL["all"])]
 
 
+async def get(conn: db.Connection, workspace: str, *, lock: bool = False) -> Workspace | None:
+    """Workspace ``workspace`` (a uuid); ``lock``: its row locked for the transaction."""
+    if lock:
+        row = await conn.fetchrow(SQL["get_locked"], workspace)
+    else:
+        row = await conn.fetchrow(SQL["get"], workspace)
+    return db.record_as(Workspace, row) if row else None
+
+
+async def set_limits(
+    conn: db.Connection,
+    workspace: str,
+    limits: tuple[int | None, int | None, int | None],
+    now: datetime,
+) -> Workspace | None:
+    row = await conn.fetchrow(SQL["set_limits"], workspace, *limits, now)
+    return db.record_as(Workspace, row) if row else None
+
+
 async def set_status(
     conn: db.Connection, workspace: str, status: str, now: datetime
 ) -> Workspace | None:

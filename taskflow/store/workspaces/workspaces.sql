@@ -24,3 +24,26 @@ WITH changed AS (
     UPDATE principal SET updated_at = $3 WHERE workspace = $1 AND EXISTS (SELECT 1 FROM changed)
 )
 SELECT * FROM changed
+
+-- name: get
+-- Workspace $1 (uuid).
+SELECT id, name, status, max_runs, max_open_slots, requests_per_minute, created_at
+FROM workspace WHERE id = $1
+
+-- name: get_locked
+-- Workspace $1 (uuid), its row locked for the transaction (a change of its status).
+SELECT id, name, status, max_runs, max_open_slots, requests_per_minute, created_at
+FROM workspace WHERE id = $1 FOR UPDATE
+
+-- name: set_limits
+-- Workspace $1 (uuid)'s limits: $2 live runs, $3 open slots, $4 requests per minute
+-- (integers, NULL: none); its principals' rows touched at $5, as set_status does (a caller
+-- carries its workspace's request and slot limits).
+WITH changed AS (
+    UPDATE workspace SET max_runs = $2, max_open_slots = $3, requests_per_minute = $4
+    WHERE id = $1
+    RETURNING id, name, status, max_runs, max_open_slots, requests_per_minute, created_at
+), touched AS (
+    UPDATE principal SET updated_at = $5 WHERE workspace = $1 AND EXISTS (SELECT 1 FROM changed)
+)
+SELECT * FROM changed

@@ -11,7 +11,7 @@ from strawberry.scalars import JSON
 
 from taskflow import errors
 from taskflow.api.graphql.access import hours_types
-from taskflow.api.graphql.common import keyed, listing, relay
+from taskflow.api.graphql.common import keyed, listing, relay, workspace_type
 from taskflow.api.graphql.common.context import Info, caller
 from taskflow.core.access import principals as core
 from taskflow.core.access.principals import Principal
@@ -105,10 +105,14 @@ class PrincipalType(relay.Node):
     leave: list[hours_types.LeaveType] = strawberry.field(
         description="Absences (addLeave), by start."
     )
-    workspace: str = strawberry.field(
-        description="The id of the workspace (tenant) it belongs to and acts in; nothing of "
-        "another workspace is visible to it (docs/workspaces.md)."
+    workspace_id: strawberry.Private[str]
+
+    @strawberry.field(
+        description="The workspace (tenant) it belongs to and acts in; nothing of another "
+        "workspace is visible to it (docs/workspaces.md)."
     )
+    async def workspace(self, info: Info) -> workspace_type.WorkspaceType:
+        return await workspace_type.workspace(info, self.workspace_id or None)
 
     @classmethod
     def of(cls, principal: core.Principal) -> PrincipalType:
@@ -130,6 +134,7 @@ class PrincipalType(relay.Node):
             ],
             working_hours=hours_types.WorkingHoursType.of(principal.working_hours),
             leave=[hours_types.LeaveType.of(entry) for entry in principal.leave],
+            workspace_id=principal.workspace,
         )
 
 

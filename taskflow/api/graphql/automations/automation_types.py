@@ -10,6 +10,7 @@ import strawberry
 from strawberry.scalars import JSON
 
 from taskflow.api.graphql.common import relay
+from taskflow.api.graphql.common.workspace_type import Held
 from taskflow.core.automations import simulate as sim
 from taskflow.service.automations.automations import AutomationRow
 
@@ -17,7 +18,7 @@ TYPE_NAME = "Automation"
 
 
 @strawberry.type(description="A rule a workflow's lead wrote: when, if, do (docs/automations.md).")
-class Automation:
+class Automation(Held):
     id: strawberry.ID = strawberry.field(description="Its global id.")
     workflow: str = strawberry.field(description="The workflow whose events it listens to.")
     name: str = strawberry.field(description="Its name, from the document.")

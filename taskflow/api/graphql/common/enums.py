@@ -110,6 +110,14 @@ CODE_DESCRIPTIONS: dict[RefusalCode, str] = {
     RefusalCode.ON_LEAVE: "The principal is on leave now; see leaveFrom and leaveTo.",
     RefusalCode.AUTOMATION_INVALID: "The automation document has problems; see problems.",
     RefusalCode.ALREADY_CANDIDATE: "The slot already admits the principal or role to add.",
+    RefusalCode.WORKSPACE_LIMIT_REACHED: (
+        "The caller's workspace is at one of its limits (runs, open slots, requests per "
+        "minute); see limit, allowed and current."
+    ),
+    RefusalCode.WORKSPACE_UNCHANGED: (
+        "The workspace is in that status already (suspendWorkspace of a suspended one, "
+        "resumeWorkspace of an active one); see status."
+    ),
 }
 
 

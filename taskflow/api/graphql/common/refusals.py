@@ -27,6 +27,7 @@ from taskflow.core.common import refusals as core
 from taskflow.core.common import typed_refusals
 from taskflow.core.definition.fields import PayloadError
 from taskflow.core.files import files as fi
+from taskflow.core.workspaces import refusals as workspace_refusals
 
 
 @refusal(core.NotCandidate)
@@ -279,3 +280,10 @@ def refusal_for(error: errors.TaskflowError) -> Any:
         if build is not None:
             return build(found)
     raise error  # not reached: TaskflowError is in the table
+
+
+@refusal(workspace_refusals.WorkspaceUnchanged)
+class WorkspaceUnchanged(Refusal):
+    """The workspace is in that status already; nothing changed."""
+
+    status: str | None = strawberry.field(description="Its status now: active or suspended.")

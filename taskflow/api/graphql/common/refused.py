@@ -22,6 +22,7 @@ from taskflow import errors
 from taskflow.api.graphql.common import timing
 from taskflow.api.graphql.common.enums import RefusalCode
 from taskflow.core.common import refusals as core
+from taskflow.core.workspaces import refusals as workspace_refusals
 
 
 @strawberry.interface(description="A typed refusal: the mutation changed nothing.")
@@ -104,7 +105,19 @@ class Busy(Refusal):
     )
 
 
+@refusal(workspace_refusals.WorkspaceLimitReached)
+class WorkspaceLimitReached(Refusal):
+    """The caller's workspace is at one of its limits; nothing changed (docs/workspaces.md)."""
+
+    limit: str | None = strawberry.field(
+        description="Which limit: runs (live runs), open_slots, requests_per_minute."
+    )
+    allowed: int | None = strawberry.field(description="The limit's value.")
+    current: int | None = strawberry.field(description="The figure now, at or over the limit.")
+
+
 #: The refusals of any call with an idempotency key: the key reused, or the data too busy.
 Keyed = IdempotencyKeyReused | Busy
 #: The refusals every mutation may answer, in the order the payload unions list them.
-Common = InvalidInput | NotAllowed | NotFoundRefusal | Keyed
+#: A workspace's limit may bind any change (docs/workspaces.md, "Limits").
+Common = InvalidInput | NotAllowed | NotFoundRefusal | WorkspaceLimitReached | Keyed

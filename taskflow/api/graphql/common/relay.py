@@ -25,6 +25,7 @@ from taskflow.api.graphql.common.refused import Keyed as Keyed
 from taskflow.api.graphql.common.refused import NotAllowed as NotAllowed
 from taskflow.api.graphql.common.refused import NotFoundRefusal as NotFoundRefusal
 from taskflow.api.graphql.common.refused import Refusal as Refusal
+from taskflow.api.graphql.common.refused import WorkspaceLimitReached as WorkspaceLimitReached
 from taskflow.core.common.refusals import RefusalCode as RefusalCode
 
 T = TypeVar("T")

@@ -14,6 +14,7 @@ import strawberry
 from taskflow.api.graphql.common import listing, relay
 from taskflow.api.graphql.common.context import Info, caller
 from taskflow.api.graphql.common.enums import DeliveryStatus
+from taskflow.api.graphql.common.workspace_type import Held
 from taskflow.core.access.principals import Principal
 from taskflow.core.delivery import webhook_events
 from taskflow.service.delivery import webhooks
@@ -65,7 +66,7 @@ class WebhookDelivery:
 
 
 @strawberry.type(description="Where taskflow POSTs events, signed (Standard Webhooks).")
-class WebhookEndpoint(relay.Node):
+class WebhookEndpoint(relay.Node, Held):
     url: str = strawberry.field(description="The https URL events are POSTed to.")
     description: str = strawberry.field(description="What it is for, in words.")
     event_types: list[str] = strawberry.field(

@@ -20,6 +20,7 @@ from strawberry.scalars import JSON
 from taskflow.api.graphql.common import relay
 from taskflow.api.graphql.common.context import Info, caller, checked
 from taskflow.api.graphql.common.enums import RunStatus, SlotStatus
+from taskflow.api.graphql.common.workspace_type import Held
 from taskflow.api.graphql.slots.slot_type import (
     SLOT,
     PayloadField,
@@ -111,7 +112,7 @@ class TimelineEntry:
 
 
 @strawberry.type(name="Run", description="One run of a workflow for one tracked entity.")
-class RunType(relay.Node):
+class RunType(relay.Node, Held):
     workflow: str = strawberry.field(description="The workflow's name.")
     definition_version: int = strawberry.field(description="The definition version it runs on.")
     definition_digest: str = strawberry.field(description="Digest of that exact definition.")

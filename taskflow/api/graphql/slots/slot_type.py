@@ -20,6 +20,7 @@ from strawberry.scalars import JSON
 from taskflow.api.graphql.common import relay
 from taskflow.api.graphql.common.context import Info
 from taskflow.api.graphql.common.enums import SlotStatus
+from taskflow.api.graphql.common.workspace_type import Held
 from taskflow.core.clocks import expiry
 from taskflow.core.definition import owning
 from taskflow.core.runs.model import SlotView
@@ -49,7 +50,7 @@ OUTCOMES = {
 
 
 @strawberry.type(description="The tracked entity, as the application sent it.")
-class Subject:
+class Subject(Held):
     type: str = strawberry.field(description="Its type, e.g. expense.")
     external_id: str = strawberry.field(description="The application's id for it.")
     attributes: JSON = strawberry.field(
@@ -106,7 +107,7 @@ def _fields(workflow: str, version: int, state: str, name: str, info: Info) -> l
 @strawberry.type(
     name="Slot", description="A human task: a wait for one event in one state of a run."
 )
-class SlotType(relay.Node):
+class SlotType(relay.Node, Held):
     name: str = strawberry.field(description="The slot's name in its state.")
     label: str = strawberry.field(description="What to do, in words, for this subject.")
     workflow: str = strawberry.field(description="The workflow of its run.")

@@ -70,6 +70,7 @@ SubjectRefusals = (
     | relay.NotFoundRefusal
     | r.MoveNotAllowed
     | r.OwnedField
+    | relay.WorkspaceLimitReached
     | relay.Keyed
 )
 UpdateSubjectPayload = Annotated[

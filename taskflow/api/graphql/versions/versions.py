@@ -55,6 +55,7 @@ MigrateRunsPayload = Annotated[
     | relay.InvalidInput
     | relay.NotAllowed
     | relay.NotFoundRefusal
+    | relay.WorkspaceLimitReached
     | relay.Keyed,
     strawberry.union("MigrateRunsPayload", description="Result of migrateRuns."),
 ]

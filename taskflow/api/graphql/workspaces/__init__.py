@@ -1,0 +1,1 @@
+"""Workspaces in GraphQL: the admin verbs of the default workspace's admins."""

@@ -1,0 +1,1 @@
+"""Workspaces (tenants): their typed refusals (docs/workspaces.md)."""
