@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -147,3 +148,13 @@ def test_operators_are_leads_and_managers_of_the_workflow_and_admins() -> None:
     assert access.may_operate(person(roles=["admin"]), "anything")
     assert not access.may_operate(person(roles=["lead", "finance"]), "a")
     assert access.attention_scope(person(roles=["lead"])) == ()
+
+
+def test_only_the_default_workspaces_admins_run_the_installation() -> None:
+    default, tenant = "00000000-0000-4000-8000-000000000001", "7d3c1f0e-0000-4000-8000-00000000000a"
+    admin = person(roles=["admin"])
+    assert access.is_deployment_admin(dataclasses.replace(admin, workspace=default))
+    assert access.is_deployment_admin(admin)  # not stored yet: it is created in the default
+    assert not access.is_deployment_admin(dataclasses.replace(admin, workspace=tenant))
+    lead = person(powers=[{"power": "lead", "workflows": ["a"]}])
+    assert not access.is_deployment_admin(dataclasses.replace(lead, workspace=default))

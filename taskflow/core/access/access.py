@@ -21,6 +21,7 @@ from taskflow.core.access.principals import AGENT, INTEGRATION, LEAD, MANAGER, P
 from taskflow.core.definition import audience as au
 from taskflow.core.runs.model import SlotView
 from taskflow.core.runs.statuses import SlotStatus
+from taskflow.core.workspaces.ids import DEFAULT
 
 #: The powers that oversee work: read, board, report, cancel, manage links.
 OVERSIGHT = (LEAD, MANAGER)
@@ -253,6 +254,14 @@ def may_read_notification(principal: Principal, recipient: str, workflow: str | 
 
 def may_manage_principals(principal: Principal) -> bool:
     return principal.is_admin
+
+
+def is_deployment_admin(principal: Principal) -> bool:
+    """An admin of the default workspace: the one who runs the installation (manages
+    workspaces, sees its database's health). A tenant's admin is not: they learn no other
+    workspace's id and nothing of the shared database. ('' is a principal not stored yet,
+    created in the default workspace.)"""
+    return principal.is_admin and principal.workspace in ("", DEFAULT)
 
 
 def work_scope(principal: Principal, team: Collection[str] | None) -> Scope:

@@ -9,13 +9,13 @@ from __future__ import annotations
 from collections.abc import Collection
 from datetime import datetime
 
+from taskflow.core.access import access as rules
 from taskflow.core.access.principals import Principal
 from taskflow.core.operate import replica_lag
 from taskflow.core.operate.attention import Item, Reason, Windows
 from taskflow.service.access import access
 from taskflow.service.common.container import Services
 from taskflow.store.operate import attention as store
-from taskflow.store.workspaces import schema as workspaces
 
 
 def windows(services: Services) -> Windows:
@@ -65,9 +65,7 @@ async def _replica_item(
     admins (the default workspace's: another workspace's admins run no database) listing
     every workflow (it concerns none) who did not leave the reason out."""
     replica = services.db.replica
-    if replica is None or not actor.is_admin or workflow is not None:
-        return None
-    if actor.workspace not in ("", workspaces.DEFAULT):
+    if replica is None or not rules.is_deployment_admin(actor) or workflow is not None:
         return None
     if reasons is not None and Reason.REPLICA_LAGGING not in reasons:
         return None

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from taskflow import errors
+from taskflow.core.access import access
 from taskflow.core.access.principals import Principal
 from taskflow.core.workspaces import refusals
 from taskflow.service.common import retry
@@ -33,7 +34,7 @@ def require_workspace_admin(by: Principal | None, action: str) -> None:
     workspaces: a tenant's admin is refused as anyone else, and learns no workspace's id."""
     if by is None:
         return
-    if not (by.is_admin and by.workspace == schema.DEFAULT):
+    if not access.is_deployment_admin(by):
         raise errors.Forbidden(
             f"Only admins of the default workspace may {action}; you may not "
             '(docs/workspaces.md, "Admin verbs").'

@@ -9,8 +9,7 @@ migration on a large table changes only the catalog (no rewrite).
 
 from __future__ import annotations
 
-#: The default workspace: single-team installs live in it (a fixed, well-known id).
-DEFAULT = "00000000-0000-4000-8000-000000000001"
+from taskflow.core.workspaces.ids import DEFAULT as DEFAULT
 
 #: The setting a transaction names its workspace with (``db.Database.transaction``).
 SETTING = "taskflow.workspace"
