@@ -6,6 +6,9 @@ chain=("holder", "region", "workflow"))``); the first link that names a calendar
 
 - ``holder``: the slot's holder's own calendar (the calendar of their working hours, else
   the principal's ``calendar``); no holder, or none of their own: the next link;
+- ``team``: the calendar of the slot's team: the first of its teams (the ``role:`` and
+  ``group:`` keys of its audience, those its holder carries first, then by name) that has
+  one (``setTeamCalendar``); none: the next link;
 - ``region``: the milestone's ``regions`` table read at ``subject.country`` (with
   ``subject.region`` as the subdivision first: ``"DE-BE"``, then ``"DE"``);
 - ``milestone``: the milestone's ``calendar=``;
@@ -34,7 +37,7 @@ from taskflow.core.definition.model import Slot
 
 #: The links a chain may name, in the order the docs give them.
 LINKS: Final = milestones.CHAIN_LINKS
-HOLDER, REGION, MILESTONE, WORKFLOW = LINKS
+HOLDER, TEAM, REGION, MILESTONE, WORKFLOW = LINKS
 #: The answer when the budget names its own calendar, or real time (no calendar at all).
 BUDGET = "budget"
 #: A clock whose calendar no link answers now: the one recorded when it last moved (a
@@ -44,20 +47,42 @@ RECORDED = "recorded"
 
 @dataclass(frozen=True)
 class People:
-    """What the chain knows of holders: their own calendar by principal id (None: none of
-    their own). A holder missing here is unknown to this decision (a pure step that did
-    not read principals): their clock keeps the calendar it has."""
+    """What the chain knows of holders and teams: holders' own calendar by principal id
+    (None: none of their own), and the calendar of the slot's team (``team``, when
+    ``teams_known``). A holder missing here, or teams not known, is unknown to this decision
+    (a pure step that did not read them): the clock keeps the calendar it has."""
 
     calendars: Mapping[str, str | None]
+    team: str | None = None
+    teams_known: bool = False
 
 
 NOBODY: Final = People({})
 
 
 def asks_holder(milestones: Iterable[sla.Milestone]) -> bool:
-    """Whether any of these milestones' chains asks the holder (their shell then reads the
-    holder's calendar; slots without one never pay that read)."""
-    return any(HOLDER in ms.chain for ms in milestones)
+    """Whether any of these milestones' chains asks the holder or the team (their shell then
+    reads the holder's and the teams' calendars; slots without one never pay that read)."""
+    return any(HOLDER in ms.chain or TEAM in ms.chain for ms in milestones)
+
+
+def asks_team(milestones: Iterable[sla.Milestone]) -> bool:
+    """Whether any of these milestones' chains asks the slot's team."""
+    return any(TEAM in ms.chain for ms in milestones)
+
+
+def teams_of(audience: Iterable[str], holder_keys: Container[str] = ()) -> tuple[str, ...]:
+    """A slot's teams in the order the ``team`` link asks them: the ``role:`` and ``group:``
+    keys of its audience, those its holder carries first, then by name."""
+    teams = sorted(k for k in audience if k.startswith(("role:", "group:")))
+    return tuple(sorted(teams, key=lambda k: k not in holder_keys))
+
+
+def team_calendar(
+    teams: Iterable[str], calendars: Mapping[str, str], known: Container[str]
+) -> str | None:
+    """The calendar the ``team`` link answers: the first of ``teams`` with a loaded one."""
+    return next((calendars[t] for t in teams if calendars.get(t) in known), None)
 
 
 def people(principals: Iterable[Principal], known: Container[str]) -> People:
@@ -100,6 +125,8 @@ def _link(
 ) -> str | None:
     if link == HOLDER:
         return people.calendars.get(holder) if holder is not None else None
+    if link == TEAM:
+        return people.team
     if link == REGION:
         return _region(subject, milestone.regions)
     if link == MILESTONE:
@@ -123,8 +150,11 @@ def inherited(
 
 
 def holder_known(milestone: sla.Milestone, holder: str | None, people: People) -> bool:
-    """False when the chain asks the holder and this decision does not know them: the clock
-    then keeps its calendar (a pure engine step re-deciding without reading principals)."""
+    """False when the chain asks the holder (or the team) and this decision does not know
+    them: the clock then keeps its calendar (a pure engine step re-deciding without reading
+    principals or teams)."""
+    if TEAM in milestone.chain and not people.teams_known:
+        return False
     return HOLDER not in milestone.chain or holder is None or holder in people.calendars
 
 
@@ -148,9 +178,16 @@ def resolve(
 def knowing(ms: sla.Milestone, calendar: str | None, holder: str | None, people: People) -> People:
     """``people``, or, when they do not know the holder the chain asks, ``people`` with the
     holder answering ``calendar`` (the one their clock has: a pure step keeps it)."""
-    if holder is None or holder_known(ms, holder, people):
+    if holder_known(ms, holder, people):
         return people
-    return People({**people.calendars, holder: calendar})
+    if TEAM in ms.chain and not people.teams_known:
+        # Pin the answer to the clock's calendar: as the holder when the chain asks them
+        # first, else as the team.
+        if holder is not None and HOLDER in ms.chain:
+            return People({**people.calendars, holder: calendar}, calendar, True)
+        return People(people.calendars, calendar, True)
+    assert holder is not None
+    return People({**people.calendars, holder: calendar}, people.team, people.teams_known)
 
 
 def rechain(
@@ -162,13 +199,13 @@ def rechain(
     now: datetime,
     people: People,
 ) -> tuple[clocks.Clock, ...]:
-    """Each unmet clock whose chain asks the holder on the calendar the chain answers for
-    ``holder`` now, under its milestone's recompute policy (docs/calendars.md, "When the
-    holder changes"); a holder ``people`` does not know: as it is."""
+    """Each unmet clock whose chain asks the holder or the team on the calendar the chain
+    answers for ``holder`` now, under its milestone's recompute policy (docs/calendars.md,
+    "When the holder changes"); a holder or team ``people`` does not know: as it is."""
     out = []
     for c in ledger:
         ms = decl.milestone(c.milestone)
-        if ms is None or HOLDER not in ms.chain or c.met_at is not None:
+        if ms is None or not asks_holder((ms,)) or c.met_at is not None:
             out.append(c)
             continue
         budget, _ = resolve(definition_calendar, ms, subject, holder, people)

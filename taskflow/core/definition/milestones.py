@@ -16,7 +16,7 @@ from taskflow.core.definition.checks import problems
 MilestoneKind = Literal["assigned", "finished"]
 MILESTONE_KINDS: Final = ("assigned", "finished")
 #: The links a calendar chain may name (``core/clocks/chain.py`` holds the rule).
-CHAIN_LINKS: Final = ("holder", "region", "milestone", "workflow")
+CHAIN_LINKS: Final = ("holder", "team", "region", "milestone", "workflow")
 
 
 @dataclass(frozen=True, eq=False)

@@ -7,7 +7,8 @@ Planning what a decision writes (clocks, due instants, timers, timeline) is
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import dataclasses
+from collections.abc import Callable, Container, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -20,6 +21,7 @@ from taskflow.core.runs.model import AuditEntry, Outcome, RunView, SlotView
 from taskflow.service.common.container import Services
 from taskflow.store.access import principals as principal_rows
 from taskflow.store.clocks import deadlines as store
+from taskflow.store.clocks import team_calendars as team_rows
 from taskflow.store.common import db, locks
 from taskflow.store.common import unit_of_work as writer
 from taskflow.store.runs import runs as rows
@@ -43,14 +45,47 @@ def sla_of(
 async def holders(
     services: Services, conn: db.Connection, definition: Definition, slot: SlotView
 ) -> chain.People:
-    """What the calendar chain needs to know of the slot's holder (one read, and only when a
-    milestone of the slot's chain asks the holder): their own calendar."""
+    """What the calendar chain needs to know of the slot's holder and team (one read each,
+    and only when a milestone of the slot's chain asks them): their own calendars."""
+    return await people_of(conn, services.calendars.names(), definition, slot)
+
+
+async def people_of(
+    conn: db.Connection, known: Container[str], definition: Definition, slot: SlotView
+) -> chain.People:
+    """:func:`holders` with the loaded calendars' names (``known``)."""
     decl = definition.slot(slot.state, slot.name)
-    if slot.holder is None or not chain.asks_holder(decl.milestones):
+    if not chain.asks_holder(decl.milestones):
         return chain.NOBODY
-    found = await principal_rows.get_many(conn, [slot.holder])
-    known = services.calendars.names()
-    return chain.people(found.values(), known) if found else chain.People({slot.holder: None})
+    found = await principal_rows.get_many(conn, [slot.holder]) if slot.holder else {}
+    people = chain.people(found.values(), known) if found else chain.NOBODY
+    if slot.holder is not None and not found:
+        people = chain.People({slot.holder: None})
+    if not chain.asks_team(decl.milestones):
+        return people
+    holder = found.get(slot.holder) if slot.holder else None
+    teams = chain.teams_of(slot.audience.keys, holder.audience_keys if holder else ())
+    table = await team_rows.of_teams(conn, teams)
+    return dataclasses.replace(
+        people, team=chain.team_calendar(teams, table, known), teams_known=True
+    )
+
+
+async def opened_on_team(
+    conn: db.Connection, ctx: Context, result: Outcome, now: datetime
+) -> Outcome:
+    """``result`` with the clocks of the slots it opened started on the calendar their team
+    answers, when a chain asks the team: the engine's steps read no teams, so they started
+    them on the links after ``team`` (and nothing has run on them yet)."""
+    definition = ctx.definition
+    created = list(result.created)
+    for i, view in enumerate(created):
+        if view.clocks and chain.asks_team(definition.slot(view.state, view.name).milestones):
+            people = await people_of(conn, ctx.registry.names(), definition, view)
+            fresh = dataclasses.replace(view, clocks=())
+            subject = result.run.subject
+            created[i] = deadlines.sync_clocks(definition, fresh, subject, now, people)
+    return dataclasses.replace(result, created=tuple(created))
 
 
 async def load_slots(conn: db.Connection, run_id: str) -> list[SlotView]:
@@ -88,15 +123,38 @@ async def rechain_claimed(
     if not chain.asks_holder(definition.slot(slot.state, slot.name).milestones):
         return
     async with services.db.transaction() as conn:
-        await locks.lock_run(conn, slot.run_id)
-        run = await rows.get_run(conn, slot.run_id, lock=True)
-        current = await rows.get_slot(conn, slot.id, lock=True)
-        if run is None or current is None or current.holder != slot.holder:
-            return
-        [loaded] = await store.with_clocks(conn, [current])
-        timers, _ = await store.timers_for(conn, [slot.id], None)
-        moved = store.SlotContext(loaded, run, timers)
-        await after_slot_move(services, conn, moved, services.clock.now(), actor)
+        await rechain_one(
+            services,
+            conn,
+            slot.run_id,
+            slot.id,
+            services.clock.now(),
+            actor,
+            lambda current: current.holder == slot.holder,
+        )
+
+
+async def rechain_one(
+    services: Services,
+    conn: db.Connection,
+    run_id: str,
+    slot_id: str,
+    now: datetime,
+    actor: str,
+    still: Callable[[SlotView], bool] = lambda _: True,
+) -> bool:
+    """Move one slot's clocks onto the calendar its chain answers now (holder, team), under
+    their recompute policies, in the caller's transaction: its run and row locked first, and
+    nothing done when the run is over, the slot gone, or no longer ``still`` as decided."""
+    await locks.lock_run(conn, run_id)
+    run = await rows.get_run(conn, run_id, lock=True)
+    current = await rows.get_slot(conn, slot_id, lock=True)
+    if run is None or current is None or not current.live or not still(current):
+        return False
+    [loaded] = await store.with_clocks(conn, [current])
+    timers, _ = await store.timers_for(conn, [slot_id], None)
+    await after_slot_move(services, conn, store.SlotContext(loaded, run, timers), now, actor)
+    return True
 
 
 # -- reading -------------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ migrated database with the table classes plus these.
 from __future__ import annotations
 
 from taskflow.store.automations import automations
+from taskflow.store.clocks import team_calendars
 from taskflow.store.common import sql
 from taskflow.store.compose import children
 from taskflow.store.history import partitions, spans
@@ -387,6 +388,8 @@ EXTRA_FUNCTIONS += (partitions.FUNCTION, partitions.WALLS)
 EXTRA_TABLES += automations.TABLES
 EXTRA_FUNCTIONS += automations.FUNCTIONS
 EXTRA_TRIGGERS += automations.TRIGGERS
+# Teams' own calendars (migration 2026-12-04T20:20, ``store/clocks/team_calendars``).
+EXTRA_TABLES += (team_calendars.TABLE,)
 
 # Workspaces (docs/workspaces.md): the column of every held table, the trigger that gives a
 # row its run's workspace, and the row-level security policies (declared with the triggers:
@@ -394,6 +397,7 @@ EXTRA_TRIGGERS += automations.TRIGGERS
 EXTRA_TABLES += (("taskflow_workspace", workspace_schema.CURRENT),)
 EXTRA_TABLES += tuple(("workspace_column", s) for s in workspace_schema.columns())
 EXTRA_INDEXES += workspace_schema.INDEXES
+EXTRA_INDEXES += (team_calendars.INDEX,)
 EXTRA_FUNCTIONS += (("workspace_from_parent", workspace_schema.FUNCTION),)
 EXTRA_TRIGGERS += tuple(workspace_schema.triggers())
 EXTRA_TRIGGERS += tuple(("workspace_wall", s) for s in workspace_schema.policies())
