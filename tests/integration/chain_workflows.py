@@ -29,3 +29,27 @@ class Chained(Workflow):
         then=[Route("done")],
     )
     done = State(terminal=True)
+
+
+class TeamChained(Workflow):
+    """Finance approves within four business hours of the finance team's own calendar (else
+    New York's)."""
+
+    name = "team-chained"
+    tracks = "request"
+    calendar = "us-new-york"
+
+    waiting = State(
+        initial=True,
+        slots=[
+            Slot(
+                "approve",
+                candidates=who.role("finance"),
+                milestones=[
+                    milestone.finished(within=business.hours(4), chain=("team", "workflow"))
+                ],
+            )
+        ],
+        then=[Route("done")],
+    )
+    done = State(terminal=True)

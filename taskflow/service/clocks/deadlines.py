@@ -8,7 +8,7 @@ Planning what a decision writes (clocks, due instants, timers, timeline) is
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Container, Sequence
+from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -213,23 +213,58 @@ async def readings(services: Services, slot_ids: Sequence[str]) -> dict[str, lis
     async with services.db.connection() as conn:
         found = await store.clocks_of(conn, slot_ids)
         facts = await store.chain_facts(conn, [s for s in slot_ids if found.get(s)])
+        teams = await _teams(services, conn, facts.values())
     share = services.settings.sla_at_risk
     return {
         slot_id: [
-            read(services.calendars, c, now, share, _link(services, facts.get(slot_id), c))
+            read(services.calendars, c, now, share, _link(services, facts.get(slot_id), c, teams))
             for c in found.get(slot_id, ())
         ]
         for slot_id in slot_ids
     }
 
 
-def _link(services: Services, facts: store.ChainFacts | None, clock: clocks.Clock) -> str:
+@dataclass(frozen=True)
+class _Teams:
+    """What the ``team`` link reads for naming links: the teams' calendars, and the keys
+    each holder carries (their own teams are asked first)."""
+
+    calendars: Mapping[str, str]
+    holder_keys: Mapping[str, frozenset[str]]
+
+
+async def _teams(
+    services: Services, conn: db.Connection, facts: Iterable[store.ChainFacts]
+) -> _Teams:
+    asking = [f for f in facts if _asks_team(services, f)]
+    if not asking:
+        return _Teams({}, {})
+    calendars = await team_rows.of_teams(conn, {k for f in asking for k in f.audience})
+    held = sorted({f.holder for f in asking if f.holder})
+    people = await principal_rows.get_many(conn, held) if held else {}
+    return _Teams(calendars, {p.id: p.audience_keys for p in people.values()})
+
+
+def _asks_team(services: Services, facts: store.ChainFacts) -> bool:
+    definition = services.catalog.get(facts.workflow, facts.version)
+    return chain.asks_team(definition.slot(facts.state, facts.name).milestones)
+
+
+def _link(
+    services: Services, facts: store.ChainFacts | None, clock: clocks.Clock, teams: _Teams
+) -> str:
     if facts is None:
         return chain.RECORDED
     definition = services.catalog.get(facts.workflow, facts.version)
     ms = definition.slot(facts.state, facts.name).milestone(clock.milestone)
     own = facts.holder_calendar if facts.holder_calendar in services.calendars else None
     people = chain.People({facts.holder: own}) if facts.holder else chain.NOBODY
+    if _asks_team(services, facts):
+        keys = teams.holder_keys.get(facts.holder or "", frozenset())
+        found = chain.team_calendar(
+            chain.teams_of(facts.audience, keys), teams.calendars, services.calendars.names()
+        )
+        people = dataclasses.replace(people, team=found, teams_known=True)
     return chain.link_of(
         definition.calendar, ms, clock.calendar, facts.subject, facts.holder, people
     )
