@@ -82,7 +82,7 @@ def test_a_bad_chain_is_refused_when_the_workflow_loads(links: tuple[str, ...]) 
     with pytest.raises(problems.BadCalendarChain) as refused:
         milestone.finished(within=business.hours(1), chain=links)
     assert refused.value.codes == ("BAD_CALENDAR_CHAIN",)
-    assert "holder, region, milestone, workflow" in str(refused.value)
+    assert "holder, team, region, milestone, workflow" in str(refused.value)
 
 
 def _calls(name: str) -> list[tuple[str, ast.Call]]:
@@ -113,3 +113,27 @@ def test_every_shell_that_moves_a_slot_hands_the_chain_its_holder() -> None:
     shells = [(w, c) for w, c in _calls("sync_clocks") if w.startswith("service/")]
     assert shells, "the walk found no shell"
     assert all(len(c.args) + len(c.keywords) == 5 for _, c in shells), [w for w, _ in shells]
+
+
+def test_the_team_link_asks_the_slots_teams_the_holders_own_first() -> None:
+    audience = ("user:fiona", "role:finance", "group:emea", "attr:region=eu")
+    assert chain.teams_of(audience) == ("group:emea", "role:finance")  # by name
+    assert chain.teams_of(audience, {"role:finance"}) == ("role:finance", "group:emea")
+    table = {"group:emea": "de-berlin", "role:finance": "uk-london", "role:gone": "atlantis"}
+    known = {"de-berlin", "uk-london"}
+    assert chain.team_calendar(chain.teams_of(audience), table, known) == "de-berlin"
+    assert chain.team_calendar(("role:gone", "role:finance"), table, known) == "uk-london"
+    assert chain.team_calendar(("role:none",), table, known) is None
+
+
+def test_the_team_link_answers_in_its_place_and_unknown_teams_keep_the_clock() -> None:
+    ms = milestone.finished(within=business.hours(4), chain=("holder", "team", "workflow"))
+    teams = chain.People({"sid": None}, team="de-berlin", teams_known=True)
+    assert chain.resolve("in-bengaluru", ms, {}, "sid", teams)[1] == chain.Answer(
+        "de-berlin", "team"
+    )
+    held = chain.People({"fiona": "uk-london"}, team="de-berlin", teams_known=True)
+    assert chain.resolve("in-bengaluru", ms, {}, "fiona", held)[1].link == "holder"
+    assert not chain.holder_known(ms, None, chain.NOBODY)  # a pure step read no teams
+    kept = chain.knowing(ms, "us-new-york", None, chain.NOBODY)
+    assert chain.resolve("in-bengaluru", ms, {}, None, kept)[1].calendar == "us-new-york"

@@ -34,7 +34,7 @@ class TeamCalendarSet:
 
 def check_team(team: str) -> str:
     """The team key, checked: ``role:<name>`` or ``group:<name>``."""
-    if not team.startswith(TEAM_PREFIXES) or not core.TEAM_PATTERN.match(team):
+    if not team.startswith(TEAM_PREFIXES) or not core.TEAM_PATTERN.fullmatch(team):
         raise errors.ValidationError(
             f"team {team!r} is not a team key; write role:<name> or group:<name> "
             "(the audience keys slots are open to).",
