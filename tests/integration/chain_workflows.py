@@ -2,7 +2,18 @@
 
 from __future__ import annotations
 
-from taskflow import Route, Slot, State, Workflow, business, milestone, reminder, who
+from taskflow import (
+    Route,
+    Slot,
+    State,
+    Workflow,
+    business,
+    milestone,
+    real,
+    reminder,
+    timeout,
+    who,
+)
 
 
 class Chained(Workflow):
@@ -41,6 +52,35 @@ class TeamChained(Workflow):
 
     waiting = State(
         initial=True,
+        slots=[
+            Slot(
+                "approve",
+                candidates=who.role("finance"),
+                milestones=[
+                    milestone.finished(within=business.hours(4), chain=("team", "workflow"))
+                ],
+            )
+        ],
+        then=[Route("done")],
+    )
+    done = State(terminal=True)
+
+
+class TeamLater(Workflow):
+    """A request waits an hour (the worker's timeout moves it), then finance approves on the
+    team's calendar: a slot the worker's batch opens."""
+
+    name = "team-later"
+    tracks = "request"
+    calendar = "us-new-york"
+
+    waiting = State(
+        initial=True,
+        slots=[Slot("hold", candidates=who.role("lead"))],
+        then=[Route("approval")],
+        timeouts=[timeout(real.hours(1), move_to="approval")],
+    )
+    approval = State(
         slots=[
             Slot(
                 "approve",

@@ -20,7 +20,7 @@ import pytest
 from taskflow import clock, errors
 from taskflow.core.access.principals import Principal
 from taskflow.service.access import principals as principal_service
-from taskflow.service.clocks import team_calendars
+from taskflow.service.clocks import team_calendars, timers
 from taskflow.service.common import container
 from tests.conftest import api_fixtures, gql, services_fixture
 from tests.integration.starting import app_starts
@@ -117,6 +117,27 @@ async def test_setting_and_clearing_moves_running_clocks_keeping_the_time_spent(
     assert await finished_clock(services, slot_id) == (
         "us-new-york",
         datetime(2026, 12, 1, 18, tzinfo=UTC),
+    )
+
+
+async def test_a_slot_the_workers_timeout_opens_counts_on_its_teams_calendar(
+    team_services: container.Services, frozen_clock: clock.FrozenClock
+) -> None:
+    services = team_services
+    frozen_clock.set(TUESDAY_14)
+    ada = await person(services, "ada")
+    await team_calendars.set_team_calendar(services, ada, "role:finance", "uk-london")
+    run = await app_starts(services, "team-later", "L-1", {}, grant=True)
+    frozen_clock.set(datetime(2026, 12, 1, 15, tzinfo=UTC))
+    assert await timers.run_due(services, services.clock.now()) >= 1
+    async with services.db.connection() as conn:
+        slot_id = await conn.fetchval(
+            "SELECT id FROM slot WHERE run = $1 AND name = 'approve'", uuid.UUID(run.id)
+        )
+    # Opened at 15:00 UTC on London time: 2.5 h today, 1.5 h Wednesday from 09:00.
+    assert await finished_clock(services, str(slot_id)) == (
+        "uk-london",
+        datetime(2026, 12, 2, 10, 30, tzinfo=UTC),
     )
 
 

@@ -157,6 +157,25 @@ async def rechain_one(
     return True
 
 
+async def opened_by_batch(
+    services: Services,
+    conn: db.Connection,
+    batch: Iterable[tuple[RunView, Iterable[SlotView]]],
+    now: datetime,
+) -> None:
+    """Slots a worker's batch opened at ``now`` (a timeout's or an automatic step's move, a
+    scheduled start) whose chain asks the team: the batch's planner reads no teams, so
+    their clocks started on the links after ``team``; moved onto the team's calendar here,
+    in the batch's transaction, before any time is spent (a ``clock.recomputed`` line at
+    the opening instant; none when the team answers the same calendar)."""
+    for run, slots in batch:
+        definition = services.catalog.get(run.workflow, run.definition_version)
+        for slot in slots:
+            decl = definition.slot(slot.state, slot.name)
+            if slot.live and slot.opened_at == now and chain.asks_team(decl.milestones):
+                await rechain_one(services, conn, run.id, slot.id, now, "system")
+
+
 # -- reading -------------------------------------------------------------------------------------
 
 

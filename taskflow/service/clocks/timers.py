@@ -167,6 +167,10 @@ async def _fire_batch(
         await buffered.after_batch(
             conn, services, [s.run for s in states.values()], now, persist.write
         )
+        # Slots the outcomes opened on a chain asking the team count on the team's calendar.
+        await clock_service.opened_by_batch(
+            services, conn, [(s.run, s.slots.values()) for s in states.values()], now
+        )
     # Counted only once the batch has committed (a batch run again counts once).
     for kind, outcome, lag in seen:
         metrics.firing(kind, outcome, lag)
