@@ -93,3 +93,24 @@ class TeamLater(Workflow):
         then=[Route("done")],
     )
     done = State(terminal=True)
+
+
+class LeavePaused(Workflow):
+    """Finance approves within four hours, the clock standing still while the holder is on
+    leave."""
+
+    name = "leave-paused"
+    tracks = "request"
+
+    waiting = State(
+        initial=True,
+        slots=[
+            Slot(
+                "approve",
+                candidates=who.role("finance"),
+                milestones=[milestone.finished(within=real.hours(4), holder_leave="pause")],
+            )
+        ],
+        then=[Route("done")],
+    )
+    done = State(terminal=True)

@@ -25,7 +25,7 @@ nothing else picks a calendar for a slot's clock.
 from __future__ import annotations
 
 from collections.abc import Container, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Final
 
@@ -38,6 +38,8 @@ from taskflow.core.definition.model import Slot
 #: The links a chain may name, in the order the docs give them.
 LINKS: Final = milestones.CHAIN_LINKS
 HOLDER, TEAM, REGION, MILESTONE, WORKFLOW = LINKS
+#: A milestone whose clock stands still through its holder's leave.
+PAUSE = "pause"
 #: The answer when the budget names its own calendar, or real time (no calendar at all).
 BUDGET = "budget"
 #: A clock whose calendar no link answers now: the one recorded when it last moved (a
@@ -55,6 +57,9 @@ class People:
     calendars: Mapping[str, str | None]
     team: str | None = None
     teams_known: bool = False
+    #: Holders' leave ``[from, to)`` by principal id, for milestones whose clock stands still
+    #: through it (``holder_leave="pause"``); a holder missing here: their leave is unknown.
+    leave: Mapping[str, tuple[tuple[datetime, datetime], ...]] = field(default_factory=dict)
 
 
 NOBODY: Final = People({})
@@ -63,7 +68,9 @@ NOBODY: Final = People({})
 def asks_holder(milestones: Iterable[sla.Milestone]) -> bool:
     """Whether any of these milestones' chains asks the holder or the team (their shell then
     reads the holder's and the teams' calendars; slots without one never pay that read)."""
-    return any(HOLDER in ms.chain or TEAM in ms.chain for ms in milestones)
+    return any(
+        HOLDER in ms.chain or TEAM in ms.chain or ms.holder_leave == PAUSE for ms in milestones
+    )
 
 
 def asks_team(milestones: Iterable[sla.Milestone]) -> bool:
@@ -89,10 +96,28 @@ def people(principals: Iterable[Principal], known: Container[str]) -> People:
     """The holders' own calendars: the calendar their working hours name, else the
     principal's ``calendar``; one not loaded (``known``) counts as none."""
     found: dict[str, str | None] = {}
+    leave: dict[str, tuple[tuple[datetime, datetime], ...]] = {}
     for p in principals:
         own = (p.working_hours.calendar if p.working_hours else None) or p.calendar
         found[p.id] = own if own is not None and own in known else None
-    return People(found)
+        leave[p.id] = tuple((e.start, e.end) for e in p.leave)
+    return People(found, leave=leave)
+
+
+def on_leave(
+    decl: Slot, ledger: tuple[clocks.Clock, ...], holder: str | None, now: datetime, people: People
+) -> tuple[clocks.Clock, ...]:
+    """Each unmet clock whose milestone stands still through its holder's leave, paused from
+    ``now`` through the leave of ``holder`` (none: nobody holds it); a holder ``people`` does
+    not know the leave of: as it is (a pure engine step)."""
+    if holder is not None and holder not in people.leave:
+        return ledger
+    leave = people.leave.get(holder, ()) if holder is not None else ()
+    out = []
+    for c in ledger:
+        ms = decl.milestone(c.milestone)
+        out.append(c if ms is None or ms.holder_leave != PAUSE else clocks.on_leave(c, leave, now))
+    return tuple(out)
 
 
 @dataclass(frozen=True)

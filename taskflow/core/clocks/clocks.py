@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
-from collections.abc import Hashable, Iterator
+from collections.abc import Hashable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import lru_cache
@@ -80,8 +80,13 @@ class Clock:
 
     @property
     def paused(self) -> bool:
-        """True while the clock stands still."""
-        return bool(self.pauses) and self.pauses[-1].end is None
+        """True while the clock stands still until someone resumes it (a pause with no end;
+        a holder's leave ahead may follow it)."""
+        return any(p.end is None for p in self.pauses)
+
+    def paused_at(self, now: datetime) -> bool:
+        """True when the clock stands still at ``now`` (resumed by hand, or a leave's end)."""
+        return any(p.start <= now and (p.end is None or now < p.end) for p in self.pauses)
 
     @property
     def calendar(self) -> str | None:
@@ -101,22 +106,61 @@ def pause(clock: Clock, now: datetime) -> Clock:
     """Stand the clock still from ``now`` (no change when met or already paused)."""
     if clock.met_at is not None or clock.paused:
         return clock
-    return dataclasses.replace(clock, pauses=(*clock.pauses, Pause(now)))
+    return dataclasses.replace(clock, pauses=_ordered((*clock.pauses, Pause(now))))
 
 
 def resume(clock: Clock, now: datetime) -> Clock:
-    """Let a paused clock run again from ``now``."""
+    """Let a paused clock run again from ``now`` (a holder's leave ahead stays ahead)."""
     if not clock.paused:
         return clock
-    last = clock.pauses[-1]
-    return dataclasses.replace(clock, pauses=(*clock.pauses[:-1], Pause(last.start, now)))
+    ended = (Pause(p.start, now) if p.end is None else p for p in clock.pauses)
+    return dataclasses.replace(clock, pauses=_ordered(ended))
+
+
+def _ordered(pauses: Iterable[Pause], *, whole: bool = False) -> tuple[Pause, ...]:
+    """Pauses by start, overlapping or touching ones joined; a pause with no end is kept
+    apart from the leave after it (its resume must not lose that), unless ``whole`` (each
+    instant paused once, for counting)."""
+    out: list[Pause] = []
+    for p in sorted(pauses, key=lambda p: p.start):
+        last = out[-1] if out else None
+        if last is None or (last.end is not None and p.start > last.end):
+            out.append(p)
+        elif last.end is None or (p.end is None and not whole):
+            if not whole:
+                out.append(p)
+        else:
+            out[-1] = Pause(last.start, None if p.end is None else max(last.end, p.end))
+    return tuple(out)
+
+
+def _until(pauses: Iterable[Pause], now: datetime) -> tuple[Pause, ...]:
+    """The pauses as facts up to ``now``: those after it dropped, one across it cut there."""
+    return tuple(
+        Pause(p.start, now if p.end is not None and p.end > now else p.end)
+        for p in pauses
+        if p.start < now or p.end is None
+    )
+
+
+def on_leave(clock: Clock, leave: Iterable[tuple[datetime, datetime]], now: datetime) -> Clock:
+    """The clock standing still through its holder's leave from ``now`` on (docs/sla.md,
+    "A holder's leave"): what stood still before ``now`` stays as it was; from ``now`` the
+    pauses are the leave intervals given (none: its holder has none, or it has no holder).
+    A met clock is left as it is."""
+    if clock.met_at is not None:
+        return clock
+    ahead = (Pause(max(a, now), b) for a, b in leave if b > now)
+    pauses = _ordered((*_until(clock.pauses, now), *ahead))
+    return clock if pauses == clock.pauses else dataclasses.replace(clock, pauses=pauses)
 
 
 def meet(clock: Clock, now: datetime) -> Clock:
     """The milestone was reached at ``now`` (a paused clock's pause ends there too)."""
     if clock.met_at is not None:
         return clock
-    return dataclasses.replace(resume(clock, now), met_at=now)
+    resumed = resume(clock, now)
+    return dataclasses.replace(resumed, pauses=_until(resumed.pauses, now), met_at=now)
 
 
 def rebudget(
@@ -245,7 +289,7 @@ def elapsed(clock: Clock, cal: calendars.BusinessClock, now: datetime) -> timede
     if end <= origin:
         return _ZERO
     total = cal.elapsed(origin, end)
-    for p in clock.pauses:
+    for p in _ordered(clock.pauses, whole=True):
         lo, hi = max(p.start, origin), min(p.end or end, end)
         if hi > lo:
             total -= cal.elapsed(lo, hi)
@@ -339,7 +383,7 @@ def status(
     """``met``, ``paused``, ``breached``, ``at_risk`` (past that share) or ``running``."""
     if clock.met_at is not None:
         return MET
-    if clock.paused:
+    if clock.paused_at(now):
         return PAUSED
     spent, whole = elapsed(clock, cal, now), budget_time(clock, cal)
     if spent >= whole or breached_at(clock, cal, now, registry) is not None:

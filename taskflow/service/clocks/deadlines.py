@@ -25,6 +25,7 @@ from taskflow.store.clocks import team_calendars as team_rows
 from taskflow.store.common import db, locks
 from taskflow.store.common import unit_of_work as writer
 from taskflow.store.runs import runs as rows
+from taskflow.store.slots import held as held_rows
 
 __all__ = ["Context", "context"]
 
@@ -155,6 +156,19 @@ async def rechain_one(
     timers, _ = await store.timers_for(conn, [slot_id], None)
     await after_slot_move(services, conn, store.SlotContext(loaded, run, timers), now, actor)
     return True
+
+
+async def holder_on_leave(
+    services: Services, conn: db.Connection, holder: str, now: datetime, actor: str
+) -> None:
+    """After ``holder``'s leave changed: the clocks of the slots they hold whose milestone
+    stands still through the holder's leave paused from ``now`` through it (docs/sla.md, "A
+    holder's leave"), in the caller's transaction, each run locked, then its slot."""
+    for run_id, slot_ids in (await held_rows.held_slots_by_run(conn, holder)).items():
+        for slot_id in slot_ids:
+            await rechain_one(
+                services, conn, run_id, slot_id, now, actor, lambda s: s.holder == holder
+            )
 
 
 async def opened_by_batch(
