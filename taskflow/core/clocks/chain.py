@@ -24,13 +24,14 @@ nothing else picks a calendar for a slot's clock.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Container, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Final
 
 from taskflow.core.access.principals import Principal
-from taskflow.core.clocks import clocks
+from taskflow.core.clocks import clocks, pauses
 from taskflow.core.definition import budgets as bu
 from taskflow.core.definition import milestones, sla
 from taskflow.core.definition.model import Slot
@@ -116,7 +117,10 @@ def on_leave(
     out = []
     for c in ledger:
         ms = decl.milestone(c.milestone)
-        out.append(c if ms is None or ms.holder_leave != PAUSE else clocks.on_leave(c, leave, now))
+        if ms is None or ms.holder_leave != PAUSE or c.met_at is not None:
+            out.append(c)
+        else:
+            out.append(dataclasses.replace(c, pauses=pauses.through_leave(c.pauses, leave, now)))
     return tuple(out)
 
 

@@ -16,13 +16,15 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
-from collections.abc import Hashable, Iterable, Iterator
+from collections.abc import Hashable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import lru_cache
 from typing import Any, Final, cast
 
 from taskflow.core.clocks import calendars
+from taskflow.core.clocks import pauses as ledger
+from taskflow.core.clocks.pauses import Pause as Pause
 from taskflow.core.common import durations
 from taskflow.core.definition import budgets as bu
 
@@ -32,14 +34,6 @@ KEEP_ELAPSED, RESTART, RETROACTIVE = bu.KEEP_ELAPSED, bu.RESTART, bu.RETROACTIVE
 #: Share of the budget past which a running clock is ``at_risk`` (unless told otherwise).
 DEFAULT_AT_RISK: Final = 0.75
 _ZERO: Final = timedelta(0)
-
-
-@dataclass(frozen=True)
-class Pause:
-    """An interval the clock stood still; ``end`` is None while it still stands."""
-
-    start: datetime
-    end: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -106,7 +100,7 @@ def pause(clock: Clock, now: datetime) -> Clock:
     """Stand the clock still from ``now`` (no change when met or already paused)."""
     if clock.met_at is not None or clock.paused:
         return clock
-    return dataclasses.replace(clock, pauses=_ordered((*clock.pauses, Pause(now))))
+    return dataclasses.replace(clock, pauses=ledger.ordered((*clock.pauses, Pause(now))))
 
 
 def resume(clock: Clock, now: datetime) -> Clock:
@@ -114,45 +108,7 @@ def resume(clock: Clock, now: datetime) -> Clock:
     if not clock.paused:
         return clock
     ended = (Pause(p.start, now) if p.end is None else p for p in clock.pauses)
-    return dataclasses.replace(clock, pauses=_ordered(ended))
-
-
-def _ordered(pauses: Iterable[Pause], *, whole: bool = False) -> tuple[Pause, ...]:
-    """Pauses by start, overlapping or touching ones joined; a pause with no end is kept
-    apart from the leave after it (its resume must not lose that), unless ``whole`` (each
-    instant paused once, for counting)."""
-    out: list[Pause] = []
-    for p in sorted(pauses, key=lambda p: p.start):
-        last = out[-1] if out else None
-        if last is None or (last.end is not None and p.start > last.end):
-            out.append(p)
-        elif last.end is None or (p.end is None and not whole):
-            if not whole:
-                out.append(p)
-        else:
-            out[-1] = Pause(last.start, None if p.end is None else max(last.end, p.end))
-    return tuple(out)
-
-
-def _until(pauses: Iterable[Pause], now: datetime) -> tuple[Pause, ...]:
-    """The pauses as facts up to ``now``: those after it dropped, one across it cut there."""
-    return tuple(
-        Pause(p.start, now if p.end is not None and p.end > now else p.end)
-        for p in pauses
-        if p.start < now or p.end is None
-    )
-
-
-def on_leave(clock: Clock, leave: Iterable[tuple[datetime, datetime]], now: datetime) -> Clock:
-    """The clock standing still through its holder's leave from ``now`` on (docs/sla.md,
-    "A holder's leave"): what stood still before ``now`` stays as it was; from ``now`` the
-    pauses are the leave intervals given (none: its holder has none, or it has no holder).
-    A met clock is left as it is."""
-    if clock.met_at is not None:
-        return clock
-    ahead = (Pause(max(a, now), b) for a, b in leave if b > now)
-    pauses = _ordered((*_until(clock.pauses, now), *ahead))
-    return clock if pauses == clock.pauses else dataclasses.replace(clock, pauses=pauses)
+    return dataclasses.replace(clock, pauses=ledger.ordered(ended))
 
 
 def meet(clock: Clock, now: datetime) -> Clock:
@@ -160,7 +116,7 @@ def meet(clock: Clock, now: datetime) -> Clock:
     if clock.met_at is not None:
         return clock
     resumed = resume(clock, now)
-    return dataclasses.replace(resumed, pauses=_until(resumed.pauses, now), met_at=now)
+    return dataclasses.replace(resumed, pauses=ledger.until(resumed.pauses, now), met_at=now)
 
 
 def rebudget(
@@ -289,7 +245,7 @@ def elapsed(clock: Clock, cal: calendars.BusinessClock, now: datetime) -> timede
     if end <= origin:
         return _ZERO
     total = cal.elapsed(origin, end)
-    for p in _ordered(clock.pauses, whole=True):
+    for p in ledger.ordered(clock.pauses, whole=True):
         lo, hi = max(p.start, origin), min(p.end or end, end)
         if hi > lo:
             total -= cal.elapsed(lo, hi)
