@@ -42,6 +42,16 @@ class Chained(Workflow):
     done = State(terminal=True)
 
 
+def team_approval() -> Slot:
+    """Finance approves within four business hours of the team's own calendar (else the
+    workflow's)."""
+    return Slot(
+        "approve",
+        candidates=who.role("finance"),
+        milestones=[milestone.finished(within=business.hours(4), chain=("team", "workflow"))],
+    )
+
+
 class TeamChained(Workflow):
     """Finance approves within four business hours of the finance team's own calendar (else
     New York's)."""
@@ -52,15 +62,7 @@ class TeamChained(Workflow):
 
     waiting = State(
         initial=True,
-        slots=[
-            Slot(
-                "approve",
-                candidates=who.role("finance"),
-                milestones=[
-                    milestone.finished(within=business.hours(4), chain=("team", "workflow"))
-                ],
-            )
-        ],
+        slots=[team_approval()],
         then=[Route("done")],
     )
     done = State(terminal=True)
@@ -81,15 +83,7 @@ class TeamLater(Workflow):
         timeouts=[timeout(real.hours(1), move_to="approval")],
     )
     approval = State(
-        slots=[
-            Slot(
-                "approve",
-                candidates=who.role("finance"),
-                milestones=[
-                    milestone.finished(within=business.hours(4), chain=("team", "workflow"))
-                ],
-            )
-        ],
+        slots=[team_approval()],
         then=[Route("done")],
     )
     done = State(terminal=True)

@@ -13,14 +13,12 @@ from pathlib import Path
 import pytest
 
 from taskflow import clock
-from taskflow.core.access.principals import Principal
-from taskflow.service.access import principals as principal_service
 from taskflow.service.access import working_hours
 from taskflow.service.clocks import deadlines
 from taskflow.service.common import container
 from taskflow.service.slots import slots as slot_service
 from tests.conftest import services_fixture
-from tests.integration.starting import app_starts
+from tests.integration.starting import app_starts, person
 
 pytestmark = pytest.mark.anyio
 
@@ -33,12 +31,6 @@ leave_services = services_fixture(
 
 def at(hour: int, minute: int = 0) -> datetime:
     return datetime(2026, 12, 1, hour, minute, tzinfo=UTC)
-
-
-async def person(services: container.Services, login: str) -> Principal:
-    found = await principal_service.get(services, login)
-    assert found is not None
-    return found
 
 
 async def reading(services: container.Services, slot_id: str) -> tuple[str, datetime | None]:

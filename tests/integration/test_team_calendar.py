@@ -18,12 +18,10 @@ from typing import Any
 import pytest
 
 from taskflow import clock, errors
-from taskflow.core.access.principals import Principal
-from taskflow.service.access import principals as principal_service
 from taskflow.service.clocks import team_calendars, timers
 from taskflow.service.common import container
 from tests.conftest import api_fixtures, gql, services_fixture
-from tests.integration.starting import app_starts
+from tests.integration.starting import app_starts, finished_clock, person
 
 pytestmark = pytest.mark.anyio
 
@@ -45,26 +43,11 @@ CLOCKS = """{ inbox(first: 10) { edges { node { name
   clocks { milestone calendar calendarLink dueAt } } } } }"""
 
 
-async def person(services: container.Services, login: str) -> Principal:
-    found = await principal_service.get(services, login)
-    assert found is not None
-    return found
-
-
 async def started(services: container.Services) -> str:
     run = await app_starts(services, "team-chained", f"T-{uuid.uuid4()}", {}, grant=True)
     async with services.db.connection() as conn:
         slot_id = await conn.fetchval("SELECT id FROM slot WHERE run = $1", uuid.UUID(run.id))
     return str(slot_id)
-
-
-async def finished_clock(services: container.Services, slot_id: str) -> tuple[str, datetime]:
-    async with services.db.connection() as conn:
-        row = await conn.fetchrow(
-            "SELECT calendar, due_at FROM sla_clock WHERE slot = $1 AND milestone = 'finished'",
-            uuid.UUID(slot_id),
-        )
-    return row["calendar"], row["due_at"]
 
 
 async def test_a_slot_opens_on_its_teams_calendar(
