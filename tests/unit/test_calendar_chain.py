@@ -73,7 +73,7 @@ def test_a_holder_this_decision_does_not_know_keeps_the_clocks_calendar() -> Non
     assert chain.holder_known(ms, None, PEOPLE)
     kept = chain.knowing(ms, "de-berlin", "leah", PEOPLE)
     assert chain.resolve("uk-london", ms, {}, "leah", kept)[1] == chain.Answer(
-        "de-berlin", "holder"
+        "de-berlin", "recorded"
     )
 
 
@@ -137,3 +137,33 @@ def test_the_team_link_answers_in_its_place_and_unknown_teams_keep_the_clock() -
     assert not chain.holder_known(ms, None, chain.NOBODY)  # a pure step read no teams
     kept = chain.knowing(ms, "us-new-york", None, chain.NOBODY)
     assert chain.resolve("in-bengaluru", ms, {}, None, kept)[1].calendar == "us-new-york"
+
+
+def test_a_region_named_by_a_subject_field_or_the_holders_attribute() -> None:
+    def region(subject: dict[str, object], holder: str | None, people: chain.People, src: str):
+        ms = milestone.finished(
+            within=business.hours(4),
+            chain=("region", "workflow"),
+            regions={"DE-BY": "de-munich", "DE": "de-berlin"},
+            region_from=src,
+        )
+        return chain.resolve("in-bengaluru", ms, subject, holder, people)[1]
+
+    office = {"office": {"region": "de-by"}}
+    assert region(office, None, chain.NOBODY, "subject.office.region").calendar == "de-munich"
+    hamburg = {"office": {"region": "DE-HH"}}
+    assert region(hamburg, None, chain.NOBODY, "subject.office.region").calendar == "de-berlin"
+    assert region({}, None, chain.NOBODY, "subject.office.region").link == "workflow"
+    people = chain.People({"sid": None}, attributes={"sid": {"site": "DE-BY"}})
+    assert region({}, "sid", people, "holder.site") == chain.Answer("de-munich", "region")
+    assert region({}, None, people, "holder.site").link == "workflow"  # nobody holds it
+    ms = milestone.finished(
+        within=business.hours(4),
+        chain=("region",),
+        regions={"DE": "de-berlin"},
+        region_from="holder.site",
+    )
+    assert chain.asks_holder([ms])
+    assert not chain.holder_known(ms, "sid", chain.NOBODY)  # a pure step keeps the clock's
+    kept = chain.knowing(ms, "uk-london", "sid", chain.NOBODY)
+    assert chain.resolve("in-bengaluru", ms, {}, "sid", kept)[1].calendar == "uk-london"

@@ -61,6 +61,11 @@ class People:
     #: Holders' leave ``[from, to)`` by principal id, for milestones whose clock stands still
     #: through it (``holder_leave="pause"``); a holder missing here: their leave is unknown.
     leave: Mapping[str, tuple[tuple[datetime, datetime], ...]] = field(default_factory=dict)
+    #: Holders' attributes by principal id (the ``region`` link's ``holder.<attribute>``).
+    attributes: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    #: ``(calendar,)``: the chain answers this, the clock's own (``knowing``: a decision
+    #: that does not know the holder or team keeps it); empty: ask the links.
+    kept: tuple[str | None, ...] = ()
 
 
 NOBODY: Final = People({})
@@ -70,8 +75,13 @@ def asks_holder(milestones: Iterable[sla.Milestone]) -> bool:
     """Whether any of these milestones' chains asks the holder or the team (their shell then
     reads the holder's and the teams' calendars; slots without one never pay that read)."""
     return any(
-        HOLDER in ms.chain or TEAM in ms.chain or ms.holder_leave == PAUSE for ms in milestones
+        _asks_holder(ms) or TEAM in ms.chain or ms.holder_leave == PAUSE for ms in milestones
     )
+
+
+def _asks_holder(ms: sla.Milestone) -> bool:
+    """The chain asks the holder: their own calendar, or their attribute naming a region."""
+    return HOLDER in ms.chain or (REGION in ms.chain and ms.region_from.startswith("holder."))
 
 
 def asks_team(milestones: Iterable[sla.Milestone]) -> bool:
@@ -102,7 +112,7 @@ def people(principals: Iterable[Principal], known: Container[str]) -> People:
         own = (p.working_hours.calendar if p.working_hours else None) or p.calendar
         found[p.id] = own if own is not None and own in known else None
         leave[p.id] = tuple((e.start, e.end) for e in p.leave)
-    return People(found, leave=leave)
+    return People(found, leave=leave, attributes={p.id: p.attributes for p in principals})
 
 
 def on_leave(
@@ -132,7 +142,19 @@ class Answer:
     link: str
 
 
-def _region(subject: Mapping[str, Any], table: Mapping[str, str]) -> str | None:
+def _region(
+    milestone: sla.Milestone, subject: Mapping[str, Any], holder: str | None, people: People
+) -> str | None:
+    table = milestone.regions
+    if milestone.region_from:
+        source, _, path = milestone.region_from.partition(".")
+        found: Any = people.attributes.get(holder or "", {}) if source == "holder" else subject
+        for part in path.split("."):
+            found = found.get(part) if isinstance(found, Mapping) else None
+        if not isinstance(found, str) or not found:
+            return None
+        code = found.upper()  # "DE-BY": the subdivision first, then the country
+        return table.get(code) or table.get(code.split("-", 1)[0])
     country = subject.get("country")
     if not isinstance(country, str) or not country:
         return None
@@ -157,7 +179,7 @@ def _link(
     if link == TEAM:
         return people.team
     if link == REGION:
-        return _region(subject, milestone.regions)
+        return _region(milestone, subject, holder, people)
     if link == MILESTONE:
         return milestone.calendar
     return definition_calendar
@@ -171,6 +193,8 @@ def inherited(
     people: People,
 ) -> Answer:
     """The calendar a business budget naming none runs on, and the link that answered."""
+    if people.kept:
+        return Answer(people.kept[0], RECORDED)
     for link in milestone.chain or (MILESTONE, WORKFLOW):
         named = _link(link, definition_calendar, milestone, subject, holder, people)
         if named is not None:
@@ -184,7 +208,7 @@ def holder_known(milestone: sla.Milestone, holder: str | None, people: People) -
     principals or teams)."""
     if TEAM in milestone.chain and not people.teams_known:
         return False
-    return HOLDER not in milestone.chain or holder is None or holder in people.calendars
+    return not _asks_holder(milestone) or holder is None or holder in people.calendars
 
 
 def resolve(
@@ -205,18 +229,11 @@ def resolve(
 
 
 def knowing(ms: sla.Milestone, calendar: str | None, holder: str | None, people: People) -> People:
-    """``people``, or, when they do not know the holder the chain asks, ``people`` with the
-    holder answering ``calendar`` (the one their clock has: a pure step keeps it)."""
+    """``people``, or, when they do not know the holder or team the chain asks, ``people``
+    answering ``calendar`` (the one the clock has: a pure step keeps it)."""
     if holder_known(ms, holder, people):
         return people
-    if TEAM in ms.chain and not people.teams_known:
-        # Pin the answer to the clock's calendar: as the holder when the chain asks them
-        # first, else as the team.
-        if holder is not None and HOLDER in ms.chain:
-            return People({**people.calendars, holder: calendar}, calendar, True)
-        return People(people.calendars, calendar, True)
-    assert holder is not None
-    return People({**people.calendars, holder: calendar}, people.team, people.teams_known)
+    return dataclasses.replace(people, kept=(calendar,))
 
 
 def rechain(

@@ -44,6 +44,10 @@ class Milestone:
     #: ``pause``: the clock stands still while its holder is on leave (``addLeave``),
     #: running again when the leave ends; ``run`` (the default): it runs on.
     holder_leave: str = "run"
+    #: Where the ``region`` link reads the region code ``regions`` maps: "" (the subject's
+    #: ``country`` and ``region``), ``subject.<path>`` (a subject field naming a code such
+    #: as ``"DE-BY"``) or ``holder.<attribute>`` (the holder's attribute).
+    region_from: str = ""
 
     def __post_init__(self) -> None:
         _check_alert(self.forecast_alert, self.kind)
@@ -71,6 +75,8 @@ class Milestone:
             doc["forecast_alert"] = self.forecast_alert
         if self.holder_leave != "run":
             doc["holder_leave"] = self.holder_leave
+        if self.region_from:
+            doc["region_from"] = self.region_from
         return doc
 
 
@@ -99,6 +105,7 @@ class MilestoneOptions(TypedDict, total=False):
     regions: Mapping[str, str]
     forecast_alert: float | None
     holder_leave: str
+    region_from: str
 
 
 class _MilestoneFactory:

@@ -86,6 +86,14 @@ class SlotChecker(Checker):
                     "use holder_leave='pause' (the clock stands still through the holder's "
                     "leave) or 'run' (the default)",
                 )
+            source, _, path = m.region_from.partition(".")
+            if m.region_from and (source not in ("subject", "holder") or not path):
+                self.add(
+                    "BAD_REGION_FROM",
+                    swhere,
+                    f"region_from {m.region_from!r} on the {m.kind} milestone names no field",
+                    "use region_from='subject.<path>' or 'holder.<attribute>'",
+                )
             self.calendar(swhere, m.calendar)
             for named in m.regions.values():
                 self.calendar(swhere, named)
