@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from taskflow import clock
+from taskflow.core.slots import filters
 from taskflow.service.access import working_hours
 from taskflow.service.clocks import deadlines
 from taskflow.service.common import container
@@ -89,3 +90,24 @@ async def test_removing_the_leave_or_handing_the_slot_on_takes_the_pause_ahead_a
     # Frank, with no leave, claims it: nothing stands still.
     await slot_service.claim(services, await person(services, "frank"), slot_id, None)
     assert await reading(services, slot_id) == ("running", at(18, 30))
+
+
+@pytest.mark.parametrize("next_one", [False, True], ids=["claim", "claim next"])
+async def test_claiming_with_leave_ahead_pauses_through_it(
+    leave_services: container.Services, frozen_clock: clock.FrozenClock, next_one: bool
+) -> None:
+    services = leave_services
+    frozen_clock.set(at(14))
+    frank = await person(services, "frank")
+    await working_hours.add_leave(services, frank, "frank", at(16), at(17), None)
+    run = await app_starts(services, "leave-paused", "P-2", {}, grant=True)
+    async with services.db.connection() as conn:
+        slot_id = str(await conn.fetchval("SELECT id FROM slot WHERE run = $1", uuid.UUID(run.id)))
+    assert await reading(services, slot_id) == ("running", at(18))  # nobody holds it yet
+    frozen_clock.set(at(15))
+    frank = await person(services, "frank")
+    if next_one:
+        await slot_service.claim_next(services, frank, filters.SlotFilter(workflow="leave-paused"))
+    else:
+        await slot_service.claim(services, frank, slot_id, None)
+    assert await reading(services, slot_id) == ("running", at(19))
