@@ -164,11 +164,19 @@ async def holder_on_leave(
     """After ``holder``'s leave changed: the clocks of the slots they hold whose milestone
     stands still through the holder's leave paused from ``now`` through it (docs/sla.md, "A
     holder's leave"), in the caller's transaction, each run locked, then its slot."""
-    for run_id, slot_ids in (await held_rows.held_slots_by_run(conn, holder)).items():
-        for slot_id in slot_ids:
-            await rechain_one(
-                services, conn, run_id, slot_id, now, actor, lambda s: s.holder == holder
-            )
+    pausing = {
+        d.name
+        for d in services.catalog
+        for _, slot in d.slots()
+        if any(ms.holder_leave == chain.PAUSE for ms in slot.milestones)
+    }
+    if not pausing:  # no workflow stands a clock still for leave: nothing to read
+        return
+    held = await held_rows.held_slots(conn, holder, sorted(pausing))
+    for slot in sorted(held, key=lambda s: (s.run_id, s.id)):  # the lock order
+        await rechain_one(
+            services, conn, slot.run_id, slot.id, now, actor, lambda s: s.holder == holder
+        )
 
 
 async def opened_by_batch(
