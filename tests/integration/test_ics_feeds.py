@@ -211,3 +211,18 @@ def test_the_command_line_fetches_into_the_calendars_folder(
     assert cli.main(argv) == 1
     assert "HTTP 503; the last good copy (h.ics) is kept" in capsys.readouterr().err
     assert (tmp_path / "h.ics").read_text() == FEED
+
+
+async def test_the_workers_refresh_asks_every_feed_again(
+    services: container.Services, feed: Feed, tmp_path: Path
+) -> None:
+    settings = ics_feeds.FeedSettings(ca_file=feed.ca_file)
+    net = ics_feeds.Net.of(services)
+    await ics_feeds.fetch(net, feed.url, tmp_path / "a.ics", settings, NOW)
+    (tmp_path / "b.ics.feed.json").write_text("{not json")
+    feed.body, feed.etag = FEED.replace("Stocktake", "Inventory").encode(), '"v2"'
+    done, failed = await ics_feeds.refresh(net, tmp_path, settings, NOW)
+    assert [(f.file.name, f.changed) for f in done] == [("a.ics", True)]
+    assert "Inventory" in (tmp_path / "a.ics").read_text()
+    assert [f.code for f in failed] == ["CALENDAR_FEED_FAILED"]
+    assert "b.ics.feed.json cannot be read" in failed[0].message

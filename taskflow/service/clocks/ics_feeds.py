@@ -15,7 +15,7 @@ import asyncio
 import json
 import os
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
@@ -30,6 +30,8 @@ from taskflow.service.delivery import webhook_net
 
 #: A holiday feed larger than this is refused (``TASKFLOW_CALENDAR_FEED_MAX_BYTES``).
 MAX_BYTES = 2_000_000
+#: How often the worker asks every feed again (a conditional GET: usually a 304).
+EVERY = timedelta(hours=6)
 
 
 class FeedFailed(errors.TaskflowError):
@@ -135,7 +137,7 @@ async def fetch(net: Net, url: str, file: Path, settings: FeedSettings, now: dat
     except errors.TaskflowError as exc:
         raise failed(exc.message) from None
     _replace(file, body)
-    meta = {"url": shown, "etag": etag, "modified": modified, "fetched_at": now.isoformat()}
+    meta = {"url": url, "etag": etag, "modified": modified, "fetched_at": now.isoformat()}
     _replace(_meta_of(file), json.dumps(meta).encode())
     return Fetched(url, file, True, len(closures), now)
 
@@ -165,3 +167,32 @@ def _replace(path: Path, data: bytes) -> None:
     scratch = path.with_name(f".{path.name}.tmp")
     scratch.write_bytes(data)
     scratch.replace(path)
+
+
+async def refresh(
+    net: Net, folder: Path, settings: FeedSettings, now: datetime
+) -> tuple[list[Fetched], list[FeedFailed]]:
+    """Ask every feed fetched into ``folder`` before (each ``<file>.feed.json`` names its
+    URL) again: what was fetched, and what failed (each keeping its last good copy)."""
+    done: list[Fetched] = []
+    failed: list[FeedFailed] = []
+    for file, url in _feeds(folder):
+        try:
+            if isinstance(url, FeedFailed):
+                raise url
+            done.append(await fetch(net, url, file, settings, now))
+        except FeedFailed as exc:
+            failed.append(exc)
+    return done, failed
+
+
+def _feeds(folder: Path) -> list[tuple[Path, str | FeedFailed]]:
+    """Each feed's file and URL (from its ``.feed.json``; unreadable: why)."""
+    out: list[tuple[Path, str | FeedFailed]] = []
+    for meta in sorted(folder.glob("*.feed.json")):
+        file = meta.with_name(meta.name.removesuffix(".feed.json"))
+        try:
+            out.append((file, str(json.loads(meta.read_text(encoding="utf-8"))["url"])))
+        except (OSError, ValueError, KeyError) as exc:
+            out.append((file, FeedFailed(f"{meta.name} cannot be read ({exc}): fetch it again")))
+    return out
