@@ -30,6 +30,7 @@ from taskflow.core.definition.workflow import Definition
 from taskflow.core.runs.model import LIVE, AuditEntry, RunView, SlotView
 from taskflow.core.runs.statuses import RunStatus
 from taskflow.service.clocks import deadline_firing, expiry_firing, slot_actions
+from taskflow.service.clocks import deadlines as clock_service
 from taskflow.service.clocks import timer_batch as runs_batch
 from taskflow.service.common import retry
 from taskflow.service.common.container import Services
