@@ -1,14 +1,18 @@
-"""``taskflow calendar``: check, due, elapsed (``calendar_cmd``), and diff, import-ics, export-ics.
+"""``taskflow calendar``: check, due, elapsed (``calendar_cmd``), and diff, import-ics, export-ics,
+fetch-ics.
 
-The last three change calendars without rewriting the past.
+diff, import-ics and export-ics change calendars without rewriting the past; fetch-ics
+refreshes an ICS file from an HTTPS feed (``service/clocks/ics_feeds.py``).
 
 Like the other calendar commands these read and write calendar files only: no
-database, no secret. The clock is read here (the core takes ``now``).
+database, no secret (fetch-ics reads the webhooks' address rules from the settings). The
+clock is read here (the core takes ``now``).
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
 import shutil
 import sys
@@ -19,10 +23,11 @@ from typing import Any
 
 from taskflow import errors
 from taskflow.cli import calendar_cmd
+from taskflow.config import config
 from taskflow.core.clocks import calendars
 from taskflow.core.clocks.calendars import diff as calendar_diff
 from taskflow.core.clocks.calendars import ics, versions
-from taskflow.service.clocks import calendar_files
+from taskflow.service.clocks import calendar_files, ics_feeds
 
 #: How far back a new or edited version may take effect (``TASKFLOW_CALENDAR_PAST_WINDOW``).
 DEFAULT_PAST_WINDOW = "24h"
@@ -136,6 +141,29 @@ def export_ics(args: argparse.Namespace) -> int:
     return 0
 
 
+def fetch_ics(args: argparse.Namespace) -> int:
+    """Fetch an HTTPS feed into the calendars folder (unless unchanged); a failure keeps the
+    last good copy and exits 1."""
+    folder = Path(args.calendars or os.environ.get("TASKFLOW_CALENDARS") or "calendars")
+    net = ics_feeds.Net(config.load().webhooks)
+    try:
+        done = asyncio.run(
+            ics_feeds.fetch(
+                net,
+                args.url,
+                folder / args.into,
+                ics_feeds.FeedSettings.from_env(),
+                datetime.now(UTC),
+            )
+        )
+    except errors.TaskflowError as exc:
+        print(f"taskflow: {exc.message}", file=sys.stderr)
+        return 1
+    state = "fetched" if done.changed else "unchanged (304)"
+    print(f"{args.into}: {state}, {done.closures} closure(s)")
+    return 0
+
+
 def register(subparsers: Any) -> None:
     """``taskflow calendar`` with every subcommand."""
     commands = calendar_cmd.add_commands(subparsers)
@@ -174,3 +202,11 @@ def register(subparsers: Any) -> None:
     parser.add_argument("-o", "--output", help="Write to this file (default: standard output).")
     parser.add_argument("--calendars", help=folder_help)
     parser.set_defaults(handler=export_ics)
+
+    parser = commands.add_parser(
+        "fetch-ics", help="Refresh an ICS file from an HTTPS feed (ETag; last good copy kept)."
+    )
+    parser.add_argument("url", help="The feed's https:// URL.")
+    parser.add_argument("--into", required=True, help="The .ics file name in the folder.")
+    parser.add_argument("--calendars", help=folder_help)
+    parser.set_defaults(handler=fetch_ics)

@@ -1,6 +1,7 @@
 """``taskflow principals hours`` and ``taskflow principals leave``: a principal's working hours
 and leave from the command line (as ``setWorkingHours`` / ``addLeave`` / ``removeLeave`` do,
-read as an admin: HR entering an absence, a deployment script setting a team's hours)."""
+read as an admin: HR entering an absence, a deployment script setting a team's hours); and
+``taskflow principals team-calendar``: a team's own calendar (as ``setTeamCalendar``)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from taskflow.cli import runtime
 from taskflow.config import config
 from taskflow.core.access import principals as core
 from taskflow.service.access import working_hours
+from taskflow.service.clocks import team_calendars
 from taskflow.service.common.container import Services
 
 #: The command line acts as an admin: it runs with the server's own settings and database.
@@ -82,6 +84,25 @@ def leave(args: argparse.Namespace) -> int:
     )
 
 
+def team_calendar(args: argparse.Namespace) -> int:
+    """Give a team its own calendar (or ``--clear`` it); its running clocks move at once."""
+    if (args.calendar is None) != args.clear:
+        return runtime.fail("give a CALENDAR, or --clear to remove the team's own calendar.")
+
+    def change(svc: Services) -> Awaitable[team_calendars.TeamCalendarSet]:
+        return team_calendars.set_team_calendar(svc, OPERATOR, args.team, args.calendar)
+
+    try:
+        done = runtime.on_services(config.load(), change)
+    except errors.TaskflowError as exc:
+        return runtime.fail(exc.message)
+    print(
+        f"taskflow: team {done.team!r} calendar {done.calendar or '(none of its own)'}; "
+        f"clocks of {done.moved} live slot(s) moved"
+    )
+    return 0
+
+
 def register(sub: Any) -> None:
     """The ``hours`` and ``leave`` actions of ``taskflow principals``."""
     parser = sub.add_parser("hours", help="Set a principal's working hours (or --clear them).")
@@ -98,3 +119,10 @@ def register(sub: Any) -> None:
     parser.add_argument("--note", help="Why (at most 200 characters).")
     parser.add_argument("--remove", action="store_true", help="Remove this absence instead.")
     parser.set_defaults(handler=leave)
+    parser = sub.add_parser(
+        "team-calendar", help="Give a team (role:x, group:x) its own calendar (or --clear it)."
+    )
+    parser.add_argument("team", help="The team: role:<name> or group:<name>.")
+    parser.add_argument("calendar", nargs="?", help="A loaded calendar's name.")
+    parser.add_argument("--clear", action="store_true", help="Remove its own calendar.")
+    parser.set_defaults(handler=team_calendar)

@@ -25,10 +25,12 @@ import contextvars
 import logging
 from collections.abc import AsyncIterator, Callable
 from datetime import datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 from taskflow import errors
 from taskflow.core.files import files as fi
+from taskflow.service.clocks import ics_feeds
 from taskflow.service.clocks import timers as firing
 from taskflow.service.common import idempotency, outage
 from taskflow.service.common.container import Services
@@ -88,6 +90,8 @@ class Worker:
         self._watched: datetime | None = None
         #: ``clock.forecast_at_risk`` lines written by the forecast watch.
         self.forecast_alerts = 0
+        #: When the holiday feeds were last asked (``_refresh_feeds``).
+        self._feeds_at: datetime | None = None
         self._measuring: asyncio.Task[None] | None = None
         #: E-mail (TASKFLOW_SMTP_URL): sent beside the firing, like the metrics snapshot.
         self.mailer = mail.Mailer.of(services)
@@ -172,6 +176,23 @@ class Worker:
         except Exception:
             log.exception("the forecast watch failed; trying again at its next pass")
 
+    async def _refresh_feeds(self, now: datetime) -> None:
+        """Every ``ics_feeds.EVERY``, ask every holiday feed again (conditional GETs); a
+        failing feed keeps its last good copy and is logged."""
+        if self._feeds_at is not None and now - self._feeds_at < ics_feeds.EVERY:
+            return
+        self._feeds_at = now
+        net = ics_feeds.Net.of(self.services)
+        try:
+            settings = ics_feeds.FeedSettings.from_env()
+            folder = Path(self.services.settings.calendars)
+            _, failed = await ics_feeds.refresh(net, folder, settings, now)
+        except Exception:
+            log.exception("the holiday feeds' refresh failed; trying again at its next pass")
+            return
+        for problem in failed:
+            log.warning("%s", problem.message)
+
     async def _measure(self) -> None:
         try:
             await metrics.refresh(self.services)
@@ -253,6 +274,7 @@ class Worker:
                     taken = max(taken, acted)
                     await self._snapshot(now)
                     await self._watch_forecasts(now)
+                    await self._refresh_feeds(now)
                     self._send_mail()
                     await self._pass_finished()
                     backoff = 0.1

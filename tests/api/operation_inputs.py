@@ -65,6 +65,8 @@ RUNNER = {
     "needs_attention": "ada",
     "runs_page": "leah",
     "set_working_hours": "ada",
+    "set_team_calendar": "ada",
+    "team_calendars": "ada",
     "add_leave": "ada",
     "remove_leave": "ada",
     "automations": "leah",
@@ -173,6 +175,8 @@ def variables(name: str, o: Objects) -> dict[str, Any]:
             "windows": {"mon": [["09:00", "17:00"]]},
             "calendar": None,
         },
+        "set_team_calendar": {"team": "role:finance", "calendar": "uk-london"},
+        "team_calendars": {},
         "add_leave": {
             "principalId": o.principal_id,
             "from": "2026-12-24T00:00:00+00:00",

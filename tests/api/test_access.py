@@ -467,6 +467,24 @@ async def test_working_hours_and_leave_are_set_by_their_principal_or_an_admin_on
             assert answer["__typename"].endswith("Success"), (who, name, answer)
 
 
+async def test_a_teams_calendar_is_set_and_read_by_admins_only(world: World) -> None:
+    client, people = world.client, world.people
+    set_it = """mutation($input: SetTeamCalendarInput!) { setTeamCalendar(input: $input) {
+      __typename ... on Refusal { code } } }"""
+    read = "{ teamCalendars { team calendar } }"
+    given = {"input": {"team": "role:finance", "calendar": "uk-london"}}
+    # A lead of the finance team's workflow, a member of the team, an integration: none.
+    for who in ("leah", "fiona", "app"):
+        answer = (await gql(client, set_it, given, token=people[who])).ok()["setTeamCalendar"]
+        assert answer == {"__typename": "NotAllowed", "code": "FORBIDDEN"}, who
+        refused = await gql(client, read, {}, token=people[who])
+        assert refused.error_codes == ["FORBIDDEN"], who
+    answer = (await gql(client, set_it, given, token=people["ada"])).ok()["setTeamCalendar"]
+    assert answer == {"__typename": "SetTeamCalendarSuccess"}
+    listed = (await gql(client, read, {}, token=people["ada"])).ok()["teamCalendars"]
+    assert listed == [{"team": "role:finance", "calendar": "uk-london"}]
+
+
 #: Every console page and action, with a ticket's ids filled in; the test below fails on a
 #: console route that is not listed here (each must keep to the API's access rules).
 CONSOLE_ROUTES = {

@@ -172,6 +172,9 @@ NOT_ON_A_SLOT = {
     "setWorkingHours",  # a principal's hours and leave, no slot (leave races in
     "addLeave",  # test_working_hours)
     "removeLeave",
+    # A team's own calendar, then each live slot open to the team: its run locked, then the
+    # slot, as a holder change does (deadlines.rechain_one); not raced here yet.
+    "setTeamCalendar",
     "retryTimer",  # a dead timer, not a slot
     "discardTimer",
     "retryStep",  # a parked automatic step, not a slot (its run locked first)

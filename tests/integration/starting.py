@@ -1,12 +1,14 @@
-"""Starting runs in the service tests as the app would (``sla_workflows.py`` and others)."""
+"""Starting runs in the service tests as the app would (``sla_workflows.py`` and others), and
+reading who people are and where a slot's finished clock stands."""
 
 from __future__ import annotations
 
 import dataclasses
 import uuid
+from datetime import datetime
 from typing import Any
 
-from taskflow.core.access.principals import INTEGRATION, Grant
+from taskflow.core.access.principals import INTEGRATION, Grant, Principal
 from taskflow.core.runs.model import RunView
 from taskflow.service.access import principals as principal_service
 from taskflow.service.common import container
@@ -58,3 +60,20 @@ async def start_owned(services: container.Services, external_id: str, owner: str
     """Start an ``escalating-to-owner`` run owned by ``owner``: the run's id."""
     run = await app_starts(services, "escalating-to-owner", external_id, {"owner": owner})
     return run.id
+
+
+async def person(services: container.Services, login: str) -> Principal:
+    """The principal ``login``, as stored."""
+    found = await principal_service.get(services, login)
+    assert found is not None
+    return found
+
+
+async def finished_clock(services: container.Services, slot_id: str) -> tuple[str, datetime]:
+    """The calendar and due instant of the slot's finished clock, as stored."""
+    async with services.db.connection() as conn:
+        row = await conn.fetchrow(
+            "SELECT calendar, due_at FROM sla_clock WHERE slot = $1 AND milestone = 'finished'",
+            uuid.UUID(slot_id),
+        )
+    return row["calendar"], row["due_at"]

@@ -17,16 +17,14 @@ from typing import Any
 import pytest
 
 from taskflow import clock
-from taskflow.core.access.principals import Principal
 from taskflow.core.slots import filters
-from taskflow.service.access import principals as principal_service
 from taskflow.service.access import working_hours
 from taskflow.service.clocks import timers
 from taskflow.service.common import container
 from taskflow.service.operate import operate
 from taskflow.service.slots import slots as slot_service
 from tests.conftest import api_fixtures, gql, services_fixture
-from tests.integration.starting import app_starts
+from tests.integration.starting import app_starts, finished_clock, person
 
 pytestmark = pytest.mark.anyio
 
@@ -41,21 +39,6 @@ CLOCKS = """{ inbox(first: 10) { edges { node { name holder
   clocks { milestone calendar calendarLink dueAt } } } } }"""
 
 TUESDAY_14 = datetime(2026, 12, 1, 14, tzinfo=UTC)  # New York 09:00, London 14:00
-
-
-async def person(services: container.Services, login: str) -> Principal:
-    found = await principal_service.get(services, login)
-    assert found is not None
-    return found
-
-
-async def finished_clock(services: container.Services, slot_id: str) -> tuple[str, datetime]:
-    async with services.db.connection() as conn:
-        row = await conn.fetchrow(
-            "SELECT calendar, due_at FROM sla_clock WHERE slot = $1 AND milestone = 'finished'",
-            uuid.UUID(slot_id),
-        )
-    return row["calendar"], row["due_at"]
 
 
 async def holder(services: container.Services, slot_id: str) -> str | None:

@@ -1,5 +1,5 @@
-"""``taskflow principals hours`` / ``leave``: working hours and leave from the command line,
-bad input refused in one line with nothing changed."""
+"""``taskflow principals hours`` / ``leave`` / ``team-calendar``: working hours, leave and a
+team's own calendar from the command line, bad input refused in one line with nothing changed."""
 
 from __future__ import annotations
 
@@ -54,6 +54,9 @@ def test_hours_and_leave_are_set_and_removed(
             ],
             "no leave",
         ),
+        (["team-calendar", "finance", "uk-london"], "not a team key"),
+        (["team-calendar", "role:finance", "atlantis"], "no calendar"),
+        (["team-calendar", "role:finance"], "--clear"),
     ],
 )
 def test_bad_input_is_refused_in_one_line_and_changes_nothing(
@@ -64,3 +67,13 @@ def test_bad_input_is_refused_in_one_line_and_changes_nothing(
     assert err.count("\n") == 1
     assert words in err
     assert stored(cli_env) == (None, [])
+
+
+def test_a_teams_calendar_is_set_and_cleared(
+    cli_env: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert cli.main(["principals", "team-calendar", "role:finance", "uk-london"]) == 0
+    out = capsys.readouterr().out
+    assert "team 'role:finance' calendar uk-london; clocks of 0 live slot(s) moved" in out
+    assert cli.main(["principals", "team-calendar", "role:finance", "--clear"]) == 0
+    assert "calendar (none of its own)" in capsys.readouterr().out

@@ -73,7 +73,7 @@ def test_a_holder_this_decision_does_not_know_keeps_the_clocks_calendar() -> Non
     assert chain.holder_known(ms, None, PEOPLE)
     kept = chain.knowing(ms, "de-berlin", "leah", PEOPLE)
     assert chain.resolve("uk-london", ms, {}, "leah", kept)[1] == chain.Answer(
-        "de-berlin", "holder"
+        "de-berlin", "recorded"
     )
 
 
@@ -82,7 +82,7 @@ def test_a_bad_chain_is_refused_when_the_workflow_loads(links: tuple[str, ...]) 
     with pytest.raises(problems.BadCalendarChain) as refused:
         milestone.finished(within=business.hours(1), chain=links)
     assert refused.value.codes == ("BAD_CALENDAR_CHAIN",)
-    assert "holder, region, milestone, workflow" in str(refused.value)
+    assert "holder, team, region, milestone, workflow" in str(refused.value)
 
 
 def _calls(name: str) -> list[tuple[str, ast.Call]]:
@@ -113,3 +113,57 @@ def test_every_shell_that_moves_a_slot_hands_the_chain_its_holder() -> None:
     shells = [(w, c) for w, c in _calls("sync_clocks") if w.startswith("service/")]
     assert shells, "the walk found no shell"
     assert all(len(c.args) + len(c.keywords) == 5 for _, c in shells), [w for w, _ in shells]
+
+
+def test_the_team_link_asks_the_slots_teams_the_holders_own_first() -> None:
+    audience = ("user:fiona", "role:finance", "group:emea", "attr:region=eu")
+    assert chain.teams_of(audience) == ("group:emea", "role:finance")  # by name
+    assert chain.teams_of(audience, {"role:finance"}) == ("role:finance", "group:emea")
+    table = {"group:emea": "de-berlin", "role:finance": "uk-london", "role:gone": "atlantis"}
+    known = {"de-berlin", "uk-london"}
+    assert chain.team_calendar(chain.teams_of(audience), table, known) == "de-berlin"
+    assert chain.team_calendar(("role:gone", "role:finance"), table, known) == "uk-london"
+    assert chain.team_calendar(("role:none",), table, known) is None
+
+
+def test_the_team_link_answers_in_its_place_and_unknown_teams_keep_the_clock() -> None:
+    ms = milestone.finished(within=business.hours(4), chain=("holder", "team", "workflow"))
+    teams = chain.People({"sid": None}, team="de-berlin", teams_known=True)
+    assert chain.resolve("in-bengaluru", ms, {}, "sid", teams)[1] == chain.Answer(
+        "de-berlin", "team"
+    )
+    held = chain.People({"fiona": "uk-london"}, team="de-berlin", teams_known=True)
+    assert chain.resolve("in-bengaluru", ms, {}, "fiona", held)[1].link == "holder"
+    assert not chain.holder_known(ms, None, chain.NOBODY)  # a pure step read no teams
+    kept = chain.knowing(ms, "us-new-york", None, chain.NOBODY)
+    assert chain.resolve("in-bengaluru", ms, {}, None, kept)[1].calendar == "us-new-york"
+
+
+def test_a_region_named_by_a_subject_field_or_the_holders_attribute() -> None:
+    def region(subject: dict[str, object], holder: str | None, people: chain.People, src: str):
+        ms = milestone.finished(
+            within=business.hours(4),
+            chain=("region", "workflow"),
+            regions={"DE-BY": "de-munich", "DE": "de-berlin"},
+            region_from=src,
+        )
+        return chain.resolve("in-bengaluru", ms, subject, holder, people)[1]
+
+    office = {"office": {"region": "de-by"}}
+    assert region(office, None, chain.NOBODY, "subject.office.region").calendar == "de-munich"
+    hamburg = {"office": {"region": "DE-HH"}}
+    assert region(hamburg, None, chain.NOBODY, "subject.office.region").calendar == "de-berlin"
+    assert region({}, None, chain.NOBODY, "subject.office.region").link == "workflow"
+    people = chain.People({"sid": None}, attributes={"sid": {"site": "DE-BY"}})
+    assert region({}, "sid", people, "holder.site") == chain.Answer("de-munich", "region")
+    assert region({}, None, people, "holder.site").link == "workflow"  # nobody holds it
+    ms = milestone.finished(
+        within=business.hours(4),
+        chain=("region",),
+        regions={"DE": "de-berlin"},
+        region_from="holder.site",
+    )
+    assert chain.asks_holder([ms])
+    assert not chain.holder_known(ms, "sid", chain.NOBODY)  # a pure step keeps the clock's
+    kept = chain.knowing(ms, "uk-london", "sid", chain.NOBODY)
+    assert chain.resolve("in-bengaluru", ms, {}, "sid", kept)[1].calendar == "uk-london"

@@ -59,6 +59,58 @@ def test_events_close_dates_repeat_and_cut_a_half_day() -> None:
     assert calendar.elapsed(ten, ten + timedelta(days=1)) == timedelta(hours=4)  # 09:00-13:00
 
 
+def test_a_timed_event_closes_just_its_hours() -> None:
+    # Tuesday 11:00-12:30 off, then Wednesday 15:00 to Friday 10:00 (a half day, a whole
+    # day, and the first hour of Friday's 09:00-17:00).
+    calendar = desk(
+        HEAD
+        + event("m", "DTSTART:20270105T110000Z", "DTEND:20270105T123000Z", "SUMMARY:Drill")
+        + event("n", "DTSTART:20270106T150000Z", "DTEND:20270108T100000Z", "SUMMARY:Offsite")
+        + TAIL
+    )
+    day = timedelta(days=1)
+    tuesday = datetime(2027, 1, 5, tzinfo=UTC)
+    assert calendar.elapsed(tuesday, tuesday + day) == timedelta(hours=6, minutes=30)
+    assert calendar.is_open(tuesday + timedelta(hours=10, minutes=59))
+    assert not calendar.is_open(tuesday + timedelta(hours=11))
+    assert calendar.next_open(tuesday + timedelta(hours=11)) == tuesday + timedelta(hours=12.5)
+    assert calendar.elapsed(tuesday + day, tuesday + 2 * day) == timedelta(hours=6)
+    assert calendar.day_plan(date(2027, 1, 7)).kind == "closure"
+    assert calendar.elapsed(tuesday + 3 * day, tuesday + 4 * day) == timedelta(hours=7)
+    plan = calendar.day_plan(date(2027, 1, 5))
+    assert (plan.kind, plan.reason, [str(w) for w in plan.windows]) == (
+        "short",
+        "Drill",
+        ["09:00-11:00", "12:30-17:00"],
+    )
+
+
+def test_timed_hours_in_the_calendars_zone_and_repeated() -> None:
+    # 14:00-15:00 New York time each Monday for three weeks, on a London calendar: 19:00
+    # London is after hours, so it takes nothing; a weekly 10:00-11:00 London drill does.
+    table = {**TABLE, "timezone": "Europe/London"}
+    text = (
+        HEAD
+        + event(
+            "ny",
+            "DTSTART;TZID=America/New_York:20270104T140000",
+            "DTEND;TZID=America/New_York:20270104T150000",
+        )
+        + event(
+            "uk",
+            "DTSTART;TZID=Europe/London:20270104T100000",
+            "DTEND;TZID=Europe/London:20270104T110000",
+            "RRULE:FREQ=WEEKLY;COUNT=3",
+        )
+        + TAIL
+    )
+    calendar = calendars.from_dict({**table, "ics": [{"file": "x.ics", "content": text}]})
+    for week in range(4):
+        monday = datetime(2027, 1, 4, tzinfo=UTC) + timedelta(weeks=week)
+        hours = calendar.elapsed(monday, monday + timedelta(days=1))
+        assert hours == timedelta(hours=8 if week == 3 else 7), week
+
+
 @pytest.mark.parametrize(
     ("body", "line", "words"),
     [
@@ -70,7 +122,7 @@ def test_events_close_dates_repeat_and_cut_a_half_day() -> None:
             7,
             "must be later than DTSTART",
         ),
-        (event("x", "DTSTART:20270101T100000Z", "DTEND:20270101T110000Z"), 6, "end of its day"),
+        (event("x", "DTSTART:20270101T100000Z"), 6, "must end after it starts"),
         (event("x", "SUMMARY:no date"), 4, "no DTSTART"),
     ],
 )

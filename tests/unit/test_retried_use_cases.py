@@ -12,7 +12,7 @@ from typing import Any
 from taskflow.api.graphql import schema
 from taskflow.service.access import principals, working_hours
 from taskflow.service.automations import automations
-from taskflow.service.clocks import timer_admin
+from taskflow.service.clocks import team_calendars, timer_admin
 from taskflow.service.common import retry
 from taskflow.service.compose import compensations, detach
 from taskflow.service.delivery import delivery, webhooks
@@ -53,6 +53,7 @@ USE_CASES: dict[str, Callable[..., Any]] = {
     "setWorkingHours": working_hours.set_working_hours,
     "addLeave": working_hours.add_leave,
     "removeLeave": working_hours.remove_leave,
+    "setTeamCalendar": team_calendars.set_team_calendar,
     "retryTimer": timer_admin.retry,
     "discardTimer": timer_admin.discard,
     "goto": operate.goto,

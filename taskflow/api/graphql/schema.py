@@ -14,7 +14,7 @@ from taskflow import errors
 from taskflow.api import limits as edge
 from taskflow.api.graphql.access import principals, working_hours
 from taskflow.api.graphql.automations import automations
-from taskflow.api.graphql.clocks import calendars, dry_run, timers
+from taskflow.api.graphql.clocks import calendars, dry_run, team_calendars, timers
 from taskflow.api.graphql.common import guards, plain_fields, relay
 from taskflow.api.graphql.common.context import Info
 from taskflow.api.graphql.compose import compensations, detach
@@ -63,6 +63,7 @@ class Query(
     run_list.RunListQueries,
     webhooks.WebhookQueries,
     calendars.CalendarQueries,
+    team_calendars.TeamCalendarQueries,
     history.HistoryQueries,
     insights.InsightsQueries,
     automations.AutomationQueries,
@@ -103,6 +104,7 @@ class Mutation(
     undo.UndoMutations,
     automations.AutomationMutations,
     workspaces.WorkspaceMutations,
+    team_calendars.TeamCalendarMutations,
 ):
     pass
 

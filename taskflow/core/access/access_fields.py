@@ -271,3 +271,10 @@ _FORECAST = {
     "hourBand load queue",
 }
 FIELDS.update({f"{t}.{f}": "parent" for t, fs in _FORECAST.items() for f in fs.split()})
+# Teams' own calendars (docs/calendars.md, "The calendar chain"): admins set and read them.
+FIELDS.update({"Query.teamCalendars": "admin", "Mutation.setTeamCalendar": "admin"})
+_TEAMS = {
+    "TeamCalendar": "team calendar setAt setBy",
+    "SetTeamCalendarSuccess": "team calendar movedSlots",
+}
+FIELDS.update({f"{t}.{f}": "parent" for t, fs in _TEAMS.items() for f in fs.split()})

@@ -23,6 +23,8 @@ from functools import lru_cache
 from typing import Any, Final, cast
 
 from taskflow.core.clocks import calendars
+from taskflow.core.clocks import pauses as ledger
+from taskflow.core.clocks.pauses import Pause as Pause
 from taskflow.core.common import durations
 from taskflow.core.definition import budgets as bu
 
@@ -32,14 +34,6 @@ KEEP_ELAPSED, RESTART, RETROACTIVE = bu.KEEP_ELAPSED, bu.RESTART, bu.RETROACTIVE
 #: Share of the budget past which a running clock is ``at_risk`` (unless told otherwise).
 DEFAULT_AT_RISK: Final = 0.75
 _ZERO: Final = timedelta(0)
-
-
-@dataclass(frozen=True)
-class Pause:
-    """An interval the clock stood still; ``end`` is None while it still stands."""
-
-    start: datetime
-    end: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -80,8 +74,13 @@ class Clock:
 
     @property
     def paused(self) -> bool:
-        """True while the clock stands still."""
-        return bool(self.pauses) and self.pauses[-1].end is None
+        """True while the clock stands still until someone resumes it (a pause with no end;
+        a holder's leave ahead may follow it)."""
+        return any(p.end is None for p in self.pauses)
+
+    def paused_at(self, now: datetime) -> bool:
+        """True when the clock stands still at ``now`` (resumed by hand, or a leave's end)."""
+        return any(p.start <= now and (p.end is None or now < p.end) for p in self.pauses)
 
     @property
     def calendar(self) -> str | None:
@@ -101,22 +100,23 @@ def pause(clock: Clock, now: datetime) -> Clock:
     """Stand the clock still from ``now`` (no change when met or already paused)."""
     if clock.met_at is not None or clock.paused:
         return clock
-    return dataclasses.replace(clock, pauses=(*clock.pauses, Pause(now)))
+    return dataclasses.replace(clock, pauses=ledger.ordered((*clock.pauses, Pause(now))))
 
 
 def resume(clock: Clock, now: datetime) -> Clock:
-    """Let a paused clock run again from ``now``."""
+    """Let a paused clock run again from ``now`` (a holder's leave ahead stays ahead)."""
     if not clock.paused:
         return clock
-    last = clock.pauses[-1]
-    return dataclasses.replace(clock, pauses=(*clock.pauses[:-1], Pause(last.start, now)))
+    ended = (Pause(p.start, now) if p.end is None else p for p in clock.pauses)
+    return dataclasses.replace(clock, pauses=ledger.ordered(ended))
 
 
 def meet(clock: Clock, now: datetime) -> Clock:
     """The milestone was reached at ``now`` (a paused clock's pause ends there too)."""
     if clock.met_at is not None:
         return clock
-    return dataclasses.replace(resume(clock, now), met_at=now)
+    resumed = resume(clock, now)
+    return dataclasses.replace(resumed, pauses=ledger.until(resumed.pauses, now), met_at=now)
 
 
 def rebudget(
@@ -245,7 +245,7 @@ def elapsed(clock: Clock, cal: calendars.BusinessClock, now: datetime) -> timede
     if end <= origin:
         return _ZERO
     total = cal.elapsed(origin, end)
-    for p in clock.pauses:
+    for p in ledger.ordered(clock.pauses, whole=True):
         lo, hi = max(p.start, origin), min(p.end or end, end)
         if hi > lo:
             total -= cal.elapsed(lo, hi)
@@ -339,7 +339,7 @@ def status(
     """``met``, ``paused``, ``breached``, ``at_risk`` (past that share) or ``running``."""
     if clock.met_at is not None:
         return MET
-    if clock.paused:
+    if clock.paused_at(now):
         return PAUSED
     spent, whole = elapsed(clock, cal, now), budget_time(clock, cal)
     if spent >= whole or breached_at(clock, cal, now, registry) is not None:

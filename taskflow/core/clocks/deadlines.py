@@ -73,6 +73,7 @@ def sync_clocks(
         ledger = tuple(started)
     elif view.status in LIVE:
         ledger = chain.rechain(definition.calendar, decl, ledger, view.holder, subject, now, people)
+        ledger = chain.on_leave(decl, ledger, view.holder, now, people)
     if view.status in (CLAIMED, SATISFIED):
         met_at = view.satisfied_at if view.status == SATISFIED else view.claimed_at
         ledger = tuple(

@@ -16,7 +16,10 @@ from taskflow.core.definition.checks import problems
 MilestoneKind = Literal["assigned", "finished"]
 MILESTONE_KINDS: Final = ("assigned", "finished")
 #: The links a calendar chain may name (``core/clocks/chain.py`` holds the rule).
-CHAIN_LINKS: Final = ("holder", "region", "milestone", "workflow")
+CHAIN_LINKS: Final = ("holder", "team", "region", "milestone", "workflow")
+#: What a holder's leave does to the clock (docs/sla.md, "A holder's leave"): it runs on
+#: (the default; an escalation may reassign), or it stands still through the leave.
+HOLDER_LEAVE: Final = ("run", "pause")
 
 
 @dataclass(frozen=True, eq=False)
@@ -38,6 +41,13 @@ class Milestone:
     #: The breach forecast at which the forecast watch says ``clock.forecast_at_risk`` for
     #: a slot on this milestone (None: ``TASKFLOW_FORECAST_ALERT``); docs/forecast.md.
     forecast_alert: float | None = None
+    #: ``pause``: the clock stands still while its holder is on leave (``addLeave``),
+    #: running again when the leave ends; ``run`` (the default): it runs on.
+    holder_leave: str = "run"
+    #: Where the ``region`` link reads the region code ``regions`` maps: "" (the subject's
+    #: ``country`` and ``region``), ``subject.<path>`` (a subject field naming a code such
+    #: as ``"DE-BY"``) or ``holder.<attribute>`` (the holder's attribute).
+    region_from: str = ""
 
     def __post_init__(self) -> None:
         _check_alert(self.forecast_alert, self.kind)
@@ -63,6 +73,10 @@ class Milestone:
             doc["regions"] = dict(sorted(self.regions.items()))
         if self.forecast_alert is not None:
             doc["forecast_alert"] = self.forecast_alert
+        if self.holder_leave != "run":
+            doc["holder_leave"] = self.holder_leave
+        if self.region_from:
+            doc["region_from"] = self.region_from
         return doc
 
 
@@ -90,6 +104,8 @@ class MilestoneOptions(TypedDict, total=False):
     chain: tuple[str, ...]
     regions: Mapping[str, str]
     forecast_alert: float | None
+    holder_leave: str
+    region_from: str
 
 
 class _MilestoneFactory:

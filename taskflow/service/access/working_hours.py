@@ -11,6 +11,7 @@ from taskflow import errors
 from taskflow.core.access import principals as core
 from taskflow.core.access import working_hours as wh
 from taskflow.service.access import access
+from taskflow.service.clocks import deadlines
 from taskflow.service.common import retry
 from taskflow.service.common.container import Services
 from taskflow.store.access import principals as rows
@@ -76,9 +77,9 @@ async def add_leave(
                 "remove past ones first (removeLeave).",
                 field="from",
             )
-        stored = await rows.set_leave(
-            conn, principal_id, (*principal.leave, leave), services.clock.now()
-        )
+        now = services.clock.now()
+        stored = await rows.set_leave(conn, principal_id, (*principal.leave, leave), now)
+        await deadlines.holder_on_leave(services, conn, principal_id, now, actor.id)
     return _found(stored, principal_id)
 
 
@@ -97,5 +98,7 @@ async def remove_leave(
                 "read the principal's leave for the exact instants.",
                 field="from",
             )
-        stored = await rows.set_leave(conn, principal_id, kept, services.clock.now())
+        now = services.clock.now()
+        stored = await rows.set_leave(conn, principal_id, kept, now)
+        await deadlines.holder_on_leave(services, conn, principal_id, now, actor.id)
     return _found(stored, principal_id)

@@ -30,6 +30,7 @@ from taskflow.core.definition.workflow import Definition
 from taskflow.core.runs.model import LIVE, AuditEntry, RunView, SlotView
 from taskflow.core.runs.statuses import RunStatus
 from taskflow.service.clocks import deadline_firing, expiry_firing, slot_actions
+from taskflow.service.clocks import deadlines as clock_service
 from taskflow.service.clocks import timer_batch as runs_batch
 from taskflow.service.common import retry
 from taskflow.service.common.container import Services
@@ -166,6 +167,10 @@ async def _fire_batch(
         # Slots the firings opened take the events their runs kept (same transaction).
         await buffered.after_batch(
             conn, services, [s.run for s in states.values()], now, persist.write
+        )
+        # Slots the outcomes opened on a chain asking the team count on the team's calendar.
+        await clock_service.opened_by_batch(
+            services, conn, [(s.run, s.slots.values()) for s in states.values()], now
         )
     # Counted only once the batch has committed (a batch run again counts once).
     for kind, outcome, lag in seen:

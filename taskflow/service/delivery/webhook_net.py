@@ -22,6 +22,7 @@ import contextlib
 import contextvars
 import ipaddress
 import socket
+import ssl
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -155,13 +156,18 @@ class PinnedTransport(httpx.AsyncHTTPTransport):
     whose network backend is a :class:`PinnedBackend`."""
 
     def __init__(
-        self, limits: httpx.Limits, network: httpcore.AsyncNetworkBackend | None = None
+        self,
+        limits: httpx.Limits,
+        network: httpcore.AsyncNetworkBackend | None = None,
+        ca_file: str | None = None,
     ) -> None:
         super().__init__(limits=limits)
         # httpx offers no way to name the pool's network backend: the same pool as its
-        # own (TLS context trusting certifi or SSL_CERT_FILE), built with ours.
+        # own (TLS context trusting certifi or SSL_CERT_FILE, or ``ca_file``), built with ours.
         self._pool = httpcore.AsyncConnectionPool(
-            ssl_context=httpx.create_ssl_context(),
+            ssl_context=ssl.create_default_context(cafile=ca_file)
+            if ca_file
+            else httpx.create_ssl_context(),
             max_connections=limits.max_connections,
             max_keepalive_connections=limits.max_keepalive_connections,
             keepalive_expiry=limits.keepalive_expiry,
@@ -170,16 +176,21 @@ class PinnedTransport(httpx.AsyncHTTPTransport):
 
 
 def client(
-    settings: WebhookSettings, network: httpcore.AsyncNetworkBackend | None = None
+    settings: WebhookSettings,
+    network: httpcore.AsyncNetworkBackend | None = None,
+    *,
+    ca_file: str | None = None,
+    timeout: float | None = None,
 ) -> httpx.AsyncClient:
     """The worker's HTTP client: pinned connections, no redirects, no proxy from the
-    environment (a proxy would resolve the host itself)."""
+    environment (a proxy would resolve the host itself); ``ca_file``: trust that CA
+    instead of the system's (a holiday feed served under a private CA)."""
     limits = httpx.Limits(max_connections=settings.concurrency, keepalive_expiry=2.0)
     return httpx.AsyncClient(
-        timeout=settings.timeout,
+        timeout=settings.timeout if timeout is None else timeout,
         follow_redirects=False,
         trust_env=False,
         # At most ``concurrency`` connections: httpcore scans its pool on every request.
         # Idle ones are dropped before common servers' keep-alive (uvicorn: 5 s) ends them.
-        transport=PinnedTransport(limits, network),
+        transport=PinnedTransport(limits, network, ca_file),
     )

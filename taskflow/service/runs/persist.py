@@ -14,6 +14,7 @@ from datetime import datetime
 from taskflow.core.clocks.timer_states import TimerRow
 from taskflow.core.common import unit_of_work as uow
 from taskflow.core.runs.model import AuditEntry, Outcome, RunView, SlotView
+from taskflow.service.clocks import deadlines as clock_service
 from taskflow.service.runs import buffered
 from taskflow.service.workspaces import limits as workspace_limits
 from taskflow.store.clocks import deadlines as deadline_rows
@@ -39,6 +40,7 @@ async def outcome(
 
 async def write(conn: db.Connection, result: Outcome, *, now: datetime, sla: uow.Context) -> None:
     """:func:`outcome` without delivering buffered events."""
+    result = await clock_service.opened_on_team(conn, sla, result, now)
     touched = [*result.created, *result.changed]
     timers = await _timers(conn, touched, result.run.id if result.run_changed else None)
     await writer.write(conn, uow.plan(result, sla, timers, now), now)

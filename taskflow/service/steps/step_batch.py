@@ -24,6 +24,7 @@ from taskflow.core.definition import actors, retries
 from taskflow.core.definition.workflow import Definition
 from taskflow.core.runs.model import AuditEntry, Outcome
 from taskflow.core.steps import automatic
+from taskflow.service.clocks import deadlines as clock_service
 from taskflow.service.clocks import timer_batch as runs_batch
 from taskflow.service.common.container import Services
 from taskflow.service.runs import buffered, ids, persist
@@ -109,6 +110,10 @@ async def finish(services: Services, attempted: Sequence[Attempted]) -> dict[int
         # Slots the outcomes opened take the events their runs kept (same transaction).
         await buffered.after_batch(
             conn, services, [s.run for s in states.values()], now, persist.write
+        )
+        # Slots the outcomes opened on a chain asking the team count on the team's calendar.
+        await clock_service.opened_by_batch(
+            services, conn, [(s.run, s.slots.values()) for s in states.values()], now
         )
     return batch.outcomes
 

@@ -103,6 +103,8 @@ class ChainFacts:
     holder: str | None
     holder_calendar: str | None
     subject: Mapping[str, Any]
+    #: The slot's audience keys (its teams are the ``role:`` and ``group:`` ones).
+    audience: tuple[str, ...] = ()
 
 
 async def chain_facts(conn: db.Connection, slot_ids: Sequence[str]) -> dict[str, ChainFacts]:
@@ -117,6 +119,7 @@ async def chain_facts(conn: db.Connection, slot_ids: Sequence[str]) -> dict[str,
             r["holder"],
             r["holder_calendar"],
             json.loads(r["attributes"]) if isinstance(r["attributes"], str) else r["attributes"],
+            tuple(r["audience"] or ()),
         )
         for r in rows
     }

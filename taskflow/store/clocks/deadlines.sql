@@ -38,10 +38,10 @@ ORDER BY run, visit, name, item_index, id
 -- name: chain_facts
 -- What the calendar chain reads of the slots $1 (uuid[]) to say which link measured their
 -- clocks (core/clocks/chain.py): the declaration, the holder's own calendar (their working
--- hours' calendar, else theirs), the subject's attributes.
+-- hours' calendar, else theirs), the subject's attributes, the slot's audience (its teams).
 SELECT sl.id AS slot, sl.workflow, r.definition_version, sl.state, sl.name, sl.holder,
        coalesce(p.working_hours->>'calendar', p.calendar) AS holder_calendar,
-       j.attributes
+       j.attributes, sl.audience
 FROM slot sl JOIN run r ON r.id = sl.run JOIN subject j ON j.id = r.subject
 LEFT JOIN principal p ON p.id = sl.holder
 WHERE sl.id = ANY($1::uuid[])

@@ -9,8 +9,10 @@ migrated database with the table classes plus these.
 from __future__ import annotations
 
 from taskflow.store.automations import automations
+from taskflow.store.clocks import team_calendars
 from taskflow.store.common import sql
 from taskflow.store.compose import children
+from taskflow.store.files import uploads
 from taskflow.store.history import partitions, spans
 from taskflow.store.live import live
 from taskflow.store.runs import run_watch
@@ -371,22 +373,14 @@ EXTRA_INDEXES += (
     ),
 )
 #: Who uploaded each stored file (store/files/uploads.py): one row per uploader and file.
-EXTRA_TABLES: tuple[tuple[str, str], ...] = (
-    (
-        "file_upload",
-        "CREATE TABLE file_upload ("
-        " sha256 text NOT NULL,"
-        " uploader text NOT NULL,"
-        " uploaded_at timestamptz NOT NULL,"
-        " PRIMARY KEY (uploader, sha256))",
-    ),
-)
+EXTRA_TABLES: tuple[tuple[str, str], ...] = (uploads.TABLE,)
 EXTRA_TABLES += (partitions.TABLE,)  # the timeline by month; before the workspace columns
 EXTRA_FUNCTIONS += (partitions.FUNCTION, partitions.WALLS)
 # Automations' queue of lines to decide (migration 2026-12-04T18:10, ``store/automations``).
 EXTRA_TABLES += automations.TABLES
 EXTRA_FUNCTIONS += automations.FUNCTIONS
 EXTRA_TRIGGERS += automations.TRIGGERS
+EXTRA_TABLES += (team_calendars.TABLE,)  # teams' own calendars (migration 2026-12-04T20:20)
 
 # Workspaces (docs/workspaces.md): the column of every held table, the trigger that gives a
 # row its run's workspace, and the row-level security policies (declared with the triggers:
@@ -394,6 +388,7 @@ EXTRA_TRIGGERS += automations.TRIGGERS
 EXTRA_TABLES += (("taskflow_workspace", workspace_schema.CURRENT),)
 EXTRA_TABLES += tuple(("workspace_column", s) for s in workspace_schema.columns())
 EXTRA_INDEXES += workspace_schema.INDEXES
+EXTRA_INDEXES += (team_calendars.INDEX,)
 EXTRA_FUNCTIONS += (("workspace_from_parent", workspace_schema.FUNCTION),)
 EXTRA_TRIGGERS += tuple(workspace_schema.triggers())
 EXTRA_TRIGGERS += tuple(("workspace_wall", s) for s in workspace_schema.policies())

@@ -8,6 +8,15 @@ from datetime import datetime
 from taskflow.store.common import db, sql
 
 SQL = sql.statements("files/uploads")
+#: The table: one row per uploader and file (declared here, created by migration 16:50).
+TABLE = (
+    "file_upload",
+    "CREATE TABLE file_upload ("
+    " sha256 text NOT NULL,"
+    " uploader text NOT NULL,"
+    " uploaded_at timestamptz NOT NULL,"
+    " PRIMARY KEY (uploader, sha256))",
+)
 
 
 async def record(conn: db.Connection, digests: Iterable[str], uploader: str, at: datetime) -> None:

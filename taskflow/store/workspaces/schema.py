@@ -50,6 +50,7 @@ FROM_SETTING: tuple[str, ...] = (
     "webhook_endpoint",
     "automation",
     "file_upload",
+    "team_calendar",  # since migration 2026-12-04T20:20
 )
 #: Every table a workspace holds.
 HELD: tuple[str, ...] = FROM_SETTING + FROM_PARENT

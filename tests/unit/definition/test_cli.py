@@ -84,6 +84,33 @@ def test_check_examples_as_a_real_process() -> None:
     assert done.stdout.count("\nok ") + done.stdout.startswith("ok ") == 11
 
 
+@pytest.mark.parametrize(
+    ("option", "code", "words"),
+    [
+        ("holder_leave='nap'", "BAD_HOLDER_LEAVE", "unknown holder_leave 'nap'"),
+        ("region_from='office'", "BAD_REGION_FROM", "region_from 'office' on the finished"),
+        ("regions={'DE-BY': 'bavaria'}", "UNKNOWN_CALENDAR", "bavaria"),
+    ],
+)
+def test_check_refuses_bad_leave_and_region_options(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], option: str, code: str, words: str
+) -> None:
+    (tmp_path / "bad.py").write_text(
+        "from taskflow import Route, Slot, State, Workflow, business, milestone, who\n"
+        "class Bad(Workflow):\n"
+        "    tracks = 'x'\n"
+        "    calendar = 'uk-london'\n"
+        "    start = State(initial=True, then=[Route('end')], slots=[Slot('s',\n"
+        "        candidates=who.role('r'), milestones=[milestone.finished(\n"
+        f"            within=business.hours(2), chain=('region',), {option})])])\n"
+        "    end = State(terminal=True)\n"
+    )
+    assert main(["check", str(tmp_path)]) == 1
+    err = capsys.readouterr().err
+    assert code in err, err
+    assert words in err, err
+
+
 def test_check_refuses_an_unknown_recompute_policy(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -118,9 +118,10 @@ class Clock:
     )
     calendar_link: str = strawberry.field(
         description="Which link of the calendar chain named `calendar` (why it is due then): "
-        "holder (the holder's own calendar), region (the subject's country/region), milestone, "
-        "workflow, budget (the budget names its own calendar, or real time), or recorded (the "
-        "calendar kept from when the clock last moved; no link answers it now)."
+        "holder (the holder's own calendar), team (the slot's team's), region (the subject's "
+        "country/region), milestone, workflow, budget (the budget names its own calendar, or "
+        "real time), or recorded (the calendar kept from when the clock last moved; no link "
+        "answers it now)."
     )
 
     @classmethod

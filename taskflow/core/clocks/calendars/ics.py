@@ -5,8 +5,10 @@ Parsing is the ``icalendar`` package's and recurrence expansion is
 
 * an all-day event (``DTSTART;VALUE=DATE``) closes each date from ``DTSTART``
   up to ``DTEND`` (exclusive; one day without ``DTEND``), like a holiday;
-* a timed event that runs to the end of its local day or past it closes the
-  day from its start (a half day: ``closes_at``) and every later date it covers whole;
+* a timed event closes just the hours it covers, date by date in the calendar's zone:
+  a date it covers whole is closed, one it runs to the end of from its start is a half
+  day (``closes_at``), and hours inside a date are taken out of that date's windows
+  (``closed``: the hours around them stay worked);
 * ``RRULE`` and ``EXDATE`` repeat an event; an unbounded rule is expanded up to
   the calendars' last year, and at most ``MAX_OCCURRENCES`` times.
 
@@ -152,26 +154,28 @@ def _closures_for(
     assert isinstance(end, datetime)
     local_start = start.astimezone(tz) if start.tzinfo else start.replace(tzinfo=tz)
     local_end = end.astimezone(tz) if end.tzinfo else end.replace(tzinfo=tz)
-    first = local_start.date()
-    next_midnight = datetime.combine(first + _ONE_DAY, time(), tz)
-    if local_end < next_midnight:
+    if local_end <= local_start:
         raise fail(
-            index,
-            "DTSTART",
-            f"a timed closure ({local_start.isoformat()} to {local_end.isoformat()}) must run "
-            "to the end of its day (a half day) or be an all-day event (DTSTART;VALUE=DATE)",
+            index, "DTSTART", f"a timed event must end after it starts ({start}): give DTEND"
         )
     out = []
-    seconds = local_start.hour * 3600 + local_start.minute * 60 + local_start.second
-    if seconds:
-        out.append(model.Closure(model.DateRule(on=first), reason, closes_at=seconds))
-    else:
-        out.append(model.Closure(model.DateRule(on=first), reason))
-    day = first + _ONE_DAY
-    while datetime.combine(day + _ONE_DAY, time(), tz) <= local_end:
-        out.append(model.Closure(model.DateRule(on=day), reason))
+    day = local_start.date()
+    while datetime.combine(day, time(), tz) < local_end:
+        opens = _wall(local_start) if day == local_start.date() else 0
+        closes = _wall(local_end) if day == local_end.date() else model.DAY
+        if opens == 0 and closes == model.DAY:
+            out.append(model.Closure(model.DateRule(on=day), reason))
+        elif closes == model.DAY:  # to the end of the day: a half day, as before
+            out.append(model.Closure(model.DateRule(on=day), reason, closes_at=opens))
+        elif closes > opens:  # just those hours
+            out.append(model.Closure(model.DateRule(on=day), reason, closed=(opens, closes)))
         day += _ONE_DAY
     return out
+
+
+def _wall(at: datetime) -> int:
+    """Wall-clock seconds after local midnight."""
+    return at.hour * 3600 + at.minute * 60 + at.second
 
 
 def export(calendar: Any, start: datetime, days: int = 366) -> bytes:

@@ -98,7 +98,7 @@ def _nth_weekday(year: int, month: int, weekday: int, nth: int) -> date | None:
 
 @dataclass(frozen=True)
 class Closure:
-    """A closed date, or a date with shorter hours (``hours`` or ``closes_at``)."""
+    """A closed date, or a date with shorter hours (``hours``, ``closes_at`` or ``closed``)."""
 
     when: DateRule
     reason: str
@@ -106,10 +106,13 @@ class Closure:
     hours: tuple[Window, ...] | None = None
     #: Cuts the day's windows at this wall time when set (a half day).
     closes_at: int | None = None
+    #: Closes just these wall-clock seconds ``[from, to)`` of the date's own windows (a
+    #: timed ICS event inside one day): the hours around them stay worked.
+    closed: tuple[int, int] | None = None
 
     @property
     def whole_day(self) -> bool:
-        return self.hours is None and self.closes_at is None
+        return self.hours is None and self.closes_at is None and self.closed is None
 
 
 @dataclass(frozen=True)
@@ -175,6 +178,17 @@ class YearRules:
     working: Mapping[date, WorkingDay] = field(default_factory=dict)
 
 
+def without(windows: tuple[Window, ...], start: int, end: int) -> tuple[Window, ...]:
+    """``windows`` with ``[start, end)`` taken out (a window around it splits in two)."""
+    out = []
+    for w in windows:
+        if w.open < start:
+            out.append(Window(w.open, min(w.close, start)))
+        if w.close > end:
+            out.append(Window(max(w.open, end), w.close))
+    return tuple(out)
+
+
 def plan_day(spec: CalendarSpec, rules: YearRules, day: date) -> DayPlan:
     """The windows that open on ``day`` and whether the date is blacked out.
 
@@ -211,5 +225,7 @@ def plan_day(spec: CalendarSpec, rules: YearRules, day: date) -> DayPlan:
         elif closure.closes_at is not None:
             cut = closure.closes_at
             windows = tuple(Window(w.open, min(w.close, cut)) for w in windows if w.open < cut)
+        elif closure.closed is not None:
+            windows = without(windows, *closure.closed)
         reasons.append(closure.reason)
     return DayPlan(windows, kind="short", reason="; ".join(reasons))

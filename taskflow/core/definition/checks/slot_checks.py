@@ -7,7 +7,7 @@ from typing import Final
 
 from taskflow.core.definition import audience as au
 from taskflow.core.definition import budgets as bu
-from taskflow.core.definition import labels, sla
+from taskflow.core.definition import labels, milestones, sla
 from taskflow.core.definition.checks.checking import Checker
 from taskflow.core.definition.conditions import expr as ex
 from taskflow.core.definition.conditions import expr_data as exd
@@ -77,6 +77,22 @@ class SlotChecker(Checker):
                     swhere,
                     f"unknown recompute policy {m.recompute!r} on the {m.kind} milestone",
                     "use recompute='keep-elapsed', 'restart' or 'retroactive'",
+                )
+            if m.holder_leave not in milestones.HOLDER_LEAVE:
+                self.add(
+                    "BAD_HOLDER_LEAVE",
+                    swhere,
+                    f"unknown holder_leave {m.holder_leave!r} on the {m.kind} milestone",
+                    "use holder_leave='pause' (the clock stands still through the holder's "
+                    "leave) or 'run' (the default)",
+                )
+            source, _, path = m.region_from.partition(".")
+            if m.region_from and (source not in ("subject", "holder") or not path):
+                self.add(
+                    "BAD_REGION_FROM",
+                    swhere,
+                    f"region_from {m.region_from!r} on the {m.kind} milestone names no field",
+                    "use region_from='subject.<path>' or 'holder.<attribute>'",
                 )
             self.calendar(swhere, m.calendar)
             for named in m.regions.values():
