@@ -20,7 +20,7 @@ from taskflow.core.runs.model import AuditEntry, Outcome, RunView, SlotView
 from taskflow.service.common.container import Services
 from taskflow.store.access import principals as principal_rows
 from taskflow.store.clocks import deadlines as store
-from taskflow.store.common import db, locks
+from taskflow.store.common import db
 from taskflow.store.common import unit_of_work as writer
 from taskflow.store.runs import runs as rows
 
@@ -75,28 +75,6 @@ async def after_slot_move(
     ctx = sla_of(services, definition, [moved.slot], actor)
     result = Outcome(run, (), (after,), tuple(lines), run_changed=False)
     await writer.write(conn, uow.plan(result, ctx, moved.timers, now, rows=False), now)
-
-
-async def rechain_claimed(
-    services: Services, slot: SlotView, workflow: str, version: int, actor: str
-) -> None:
-    """After claim-next's one statement claimed ``slot`` (which knows no principals): move its
-    clocks onto the calendar the new holder answers, when a milestone's chain asks the
-    holder. Its own transaction right after the claim; a crash between the two leaves the
-    clock on the calendar it had, and the next holder change moves it."""
-    definition = services.catalog.get(workflow, version)
-    if not chain.asks_holder(definition.slot(slot.state, slot.name).milestones):
-        return
-    async with services.db.transaction() as conn:
-        await locks.lock_run(conn, slot.run_id)
-        run = await rows.get_run(conn, slot.run_id, lock=True)
-        current = await rows.get_slot(conn, slot.id, lock=True)
-        if run is None or current is None or current.holder != slot.holder:
-            return
-        [loaded] = await store.with_clocks(conn, [current])
-        timers, _ = await store.timers_for(conn, [slot.id], None)
-        moved = store.SlotContext(loaded, run, timers)
-        await after_slot_move(services, conn, moved, services.clock.now(), actor)
 
 
 # -- reading -------------------------------------------------------------------------------------
