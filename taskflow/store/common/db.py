@@ -60,16 +60,52 @@ async def _give_back(pool: asyncpg.Pool[Any], conn: Connection) -> None:
     """``pool.release(conn)`` without its ``asyncio.shield``: the shield runs the release
     as a task of its own, two passes of the event loop per borrowed connection (35 µs of
     CPU in a loop of borrows, 8 without: bench/README.md, "claimNext: the answer from what
-    the claim returned"), though the release awaits nothing here (no reset round trip,
-    ``_keep_session``; a transaction is closed before). Cancelled while it does await (a
-    transaction left open), asyncpg's release terminates the connection and the pool opens
-    another. asyncpg's own release where its pieces are not the ones this was written for."""
+    the claim returned"). A connection with nothing to reset (:func:`_idle`) goes straight
+    back to the pool's queue (:func:`_requeue`); any other takes asyncpg's release (its
+    reset rolls back a transaction left open; cancelled meanwhile, it terminates the
+    connection and the pool opens another), as does one that is not what this was written for."""
     holder, inner = getattr(conn, "_holder", None), getattr(conn, "_con", None)
     if inner is None or getattr(holder, "_pool", None) is not pool:
         await pool.release(conn)
         return
     inner._on_release()
+    if _idle(pool, holder, inner):
+        _requeue(pool, holder)
+        return
     await holder.release(holder._timeout)  # type: ignore[union-attr]
+
+
+def _idle(pool: Any, holder: Any, inner: Any) -> bool:
+    """Whether asyncpg's release would send nothing and keep ``inner``: open, in no
+    transaction, not being cancelled, no listener left, under its query budget, of the
+    pool's generation. Then its reset (``_keep_session``: nothing; asyncpg's own: a ROLLBACK
+    only inside a transaction) has nothing to do, behind a pooler as directly."""
+    protocol = inner._protocol
+    return bool(
+        not inner.is_closed()
+        and not protocol.is_in_transaction()
+        and inner._top_xact is None
+        and not protocol._is_cancelling()
+        and not inner._listeners
+        and not inner._log_listeners
+        and protocol.queries_count < holder._max_queries
+        and holder._generation == pool._generation
+        and pool._reset is _keep_session
+    )
+
+
+def _requeue(pool: Any, holder: Any) -> None:
+    """What asyncpg's release does last (the holder freed, back in the queue), without its
+    timeout context and reset coroutines; the idle timer (``max_inactive_connection_lifetime``)
+    is armed only while the pool holds connections above its floor, the only ones it closes
+    (``_deactivate_inactive_connection``), not on every give-back of a floor connection."""
+    holder._timeout = None
+    holder._release()
+    above_floor = len(pool._holders) > pool._minsize and (
+        sum(h.is_connected() for h in pool._holders) > pool._minsize
+    )
+    if holder._max_inactive_time and above_floor:
+        holder._setup_inactive_callback()
 
 
 class Database:
