@@ -15,7 +15,7 @@ import asyncpg
 from asyncpg.connection import LoggedQuery
 from asyncpg.pool import PoolConnectionProxy
 
-from taskflow.store.common import record_build
+from taskflow.store.common import borrowing, record_build
 from taskflow.store.common import replica as replica_reads
 from taskflow.store.workspaces import scope as workspace_scope
 
@@ -38,74 +38,6 @@ async def _init_connection(conn: asyncpg.Connection[Any]) -> None:
         await conn.set_type_codec(
             type_name, encoder=json.dumps, decoder=json.loads, schema="pg_catalog"
         )
-
-
-async def _keep_session(conn: asyncpg.Connection[Any]) -> None:
-    """Skip asyncpg's reset round trip on release: no LISTEN, advisory lock or SET outlives a
-    borrow but the workspace, which the next borrower sets to its own (workspaces/scope.py)."""
-
-
-@asynccontextmanager
-async def _borrowed(pool: asyncpg.Pool[Any]) -> AsyncIterator[Connection]:
-    """A connection of ``pool``, as ``pool.acquire()`` lends it, given back by
-    :func:`_give_back`."""
-    conn: Connection = await pool.acquire()
-    try:
-        yield conn
-    finally:
-        await _give_back(pool, conn)
-
-
-async def _give_back(pool: asyncpg.Pool[Any], conn: Connection) -> None:
-    """``pool.release(conn)`` without its ``asyncio.shield``: the shield runs the release
-    as a task of its own, two passes of the event loop per borrowed connection (35 µs of
-    CPU in a loop of borrows, 8 without: bench/README.md, "claimNext: the answer from what
-    the claim returned"). A connection with nothing to reset (:func:`_idle`) goes straight
-    back to the pool's queue (:func:`_requeue`); any other takes asyncpg's release (its
-    reset rolls back a transaction left open; cancelled meanwhile, it terminates the
-    connection and the pool opens another), as does one that is not what this was written for."""
-    holder, inner = getattr(conn, "_holder", None), getattr(conn, "_con", None)
-    if inner is None or getattr(holder, "_pool", None) is not pool:
-        await pool.release(conn)
-        return
-    inner._on_release()
-    if _idle(pool, holder, inner):
-        _requeue(pool, holder)
-        return
-    await holder.release(holder._timeout)  # type: ignore[union-attr]
-
-
-def _idle(pool: Any, holder: Any, inner: Any) -> bool:
-    """Whether asyncpg's release would send nothing and keep ``inner``: open, in no
-    transaction, not being cancelled, no listener left, under its query budget, of the
-    pool's generation. Then its reset (``_keep_session``: nothing; asyncpg's own: a ROLLBACK
-    only inside a transaction) has nothing to do, behind a pooler as directly."""
-    protocol = inner._protocol
-    return bool(
-        not inner.is_closed()
-        and not protocol.is_in_transaction()
-        and inner._top_xact is None
-        and not protocol._is_cancelling()
-        and not inner._listeners
-        and not inner._log_listeners
-        and protocol.queries_count < holder._max_queries
-        and holder._generation == pool._generation
-        and pool._reset is _keep_session
-    )
-
-
-def _requeue(pool: Any, holder: Any) -> None:
-    """What asyncpg's release does last (the holder freed, back in the queue), without its
-    timeout context and reset coroutines; the idle timer (``max_inactive_connection_lifetime``)
-    is armed only while the pool holds connections above its floor, the only ones it closes
-    (``_deactivate_inactive_connection``), not on every give-back of a floor connection."""
-    holder._timeout = None
-    holder._release()
-    above_floor = len(pool._holders) > pool._minsize and (
-        sum(h.is_connected() for h in pool._holders) > pool._minsize
-    )
-    if holder._max_inactive_time and above_floor:
-        holder._setup_inactive_callback()
 
 
 class Database:
@@ -186,7 +118,7 @@ class Database:
                 min_size=min_size,
                 max_size=max_size,
                 init=init,
-                reset=_keep_session,
+                reset=borrowing.keep_session,
                 statement_cache_size=statement_cache_size,
             )
             assert pool is not None
@@ -241,7 +173,7 @@ class Database:
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[Connection]:
         """A connection inside a transaction: committed on success, rolled back on error."""
-        async with _borrowed(self.pool) as conn, workspace_scope.transaction(conn):
+        async with borrowing.borrowed(self.pool) as conn, workspace_scope.transaction(conn):
             yield conn
             hook = BEFORE_COMMIT.get()
             if hook is not None:
@@ -254,20 +186,20 @@ class Database:
     @asynccontextmanager
     async def keyed(self) -> AsyncIterator[Connection]:
         """A transaction on the idempotency-key pool (see ``store/common/idempotency.py``)."""
-        async with _borrowed(self.keys) as conn, workspace_scope.transaction(conn):
+        async with borrowing.borrowed(self.keys) as conn, workspace_scope.transaction(conn):
             yield conn
 
     @asynccontextmanager
     async def connection(self) -> AsyncIterator[Connection]:
         """A connection outside any explicit transaction, in the task's workspace (scope.py)."""
-        async with _borrowed(self.pool) as conn, workspace_scope.outside(conn, self):
+        async with borrowing.borrowed(self.pool) as conn, workspace_scope.outside(conn, self):
             yield conn
 
     @asynccontextmanager
     async def single(self) -> AsyncIterator[Connection]:
         """One statement alone, atomic, outside a transaction (claim-next's: it names its
         workspace); with ``BEFORE_COMMIT`` one transaction, an idempotency key with its effect."""
-        async with _borrowed(self.pool) as conn:
+        async with borrowing.borrowed(self.pool) as conn:
             hook = BEFORE_COMMIT.get()
             if hook is None:
                 await workspace_scope.named(conn, self)
