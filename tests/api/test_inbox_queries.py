@@ -154,13 +154,14 @@ async def test_claim_plain_returns_the_slot_and_only_its_runs_head(
 ) -> None:
     """The function returns the claimed slot and what the answer and the read rule need of its
     run (``runs.RunHead``), not the whole run, its subject row and its once values, which the
-    server decoded for nothing (migration 2026-12-02T04:30)."""
+    server decoded for nothing (migration 2026-12-02T04:30; its arguments 2026-12-04T20:30's)."""
     async with services.db.single() as conn:
         names, types = await conn.fetchrow(
             "SELECT proargnames, proallargtypes::regtype[]::text[] FROM pg_proc "
             "WHERE proname = 'claim_plain'"
         )
-    returned = dict(list(zip(names, types, strict=True))[5:])
+    # Its four arguments (claimer, slot, instant, the catalog's claim facts), then its result.
+    returned = dict(list(zip(names, types, strict=True))[4:])
     assert returned == {
         "claimed_slot": "slot",
         "claimed_definition_version": "integer",

@@ -8,21 +8,26 @@ us-new-york. The FrozenClock is moved, never slept on.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import uuid
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from taskflow import clock
+from taskflow import clock, errors
 from taskflow.core.slots import filters
-from taskflow.service.access import working_hours
+from taskflow.service.access import access, working_hours
 from taskflow.service.clocks import timers
 from taskflow.service.common import container
 from taskflow.service.operate import operate
 from taskflow.service.slots import slots as slot_service
+from taskflow.store.slots import claims
+from tests import conftest
 from tests.conftest import api_fixtures, gql, services_fixture
 from tests.integration.starting import app_starts, finished_clock, person
 
@@ -185,3 +190,98 @@ async def test_graphql_names_the_calendar_and_the_link_that_measured_the_clock(
     await _claim(services, slot_id)
     [held] = await clocks("fiona")
     assert (held["calendar"], held["calendarLink"]) == ("uk-london", "holder")
+
+
+async def test_the_plain_claim_statement_leaves_a_chained_slot_to_the_general_path(
+    opened: tuple[container.Services, str],
+) -> None:
+    """The one-statement claim knows no principals' calendars: it chooses the chained slot
+    and writes nothing (the general path claims it with its clock, one transaction)."""
+    services, slot_id = opened
+    facts = services.catalog.claim_facts
+    assert "chained 1 waiting approve" in facts.chained
+    fiona = await person(services, "fiona")
+    async with services.db.connection() as conn:
+        plain = await claims.claim_next_plain(
+            conn,
+            principal_id=fiona.id,
+            keys=sorted(access.keys(fiona)),
+            f=filters.SlotFilter(workflow="chained"),
+            now=services.clock.now(),
+            facts=facts,
+        )
+    assert plain is not None
+    assert (plain.candidate, plain.slot) == (slot_id, None)
+    assert await holder(services, slot_id) is None
+
+
+#: The finished clock's calendar for each holder (the chain's answer; nobody: the workflow's).
+CALENDAR_OF = {None: "us-new-york", "fiona": "uk-london", "frank": "de-berlin"}
+
+
+async def held_clocks(services: container.Services, run_ids: list[str]) -> set[tuple[Any, str]]:
+    """Each chained slot's holder and its finished clock's calendar, in one snapshot."""
+    async with services.db.connection() as conn:
+        rows = await conn.fetch(
+            "SELECT s.holder, k.calendar FROM slot s"
+            " JOIN sla_clock k ON k.slot = s.id AND k.milestone = 'finished'"
+            " WHERE s.run = ANY($1::uuid[])",
+            run_ids,
+        )
+    return {(r["holder"], r["calendar"]) for r in rows}
+
+
+async def test_claim_next_moves_the_clock_with_the_claim_whatever_races_it(
+    chain_services: container.Services, frozen_clock: clock.FrozenClock
+) -> None:
+    """claimNext of a slot whose chain asks the holder moves its clock in the claim's own
+    transaction: raced by a delegate handing the slots to Frank, then by Frank's releases, a
+    reader never sees a holder whose clock runs on another's calendar, nor does the end."""
+    database = await conftest.reconnect(chain_services.db, min_size=4, max_size=20)
+    services = replace(chain_services, db=database)
+    try:
+        frozen_clock.set(TUESDAY_14)
+        frank, fiona, leah = [await person(services, p) for p in ("frank", "fiona", "leah")]
+        await working_hours.set_working_hours(
+            services, frank, "frank", time_zone="Europe/Berlin", windows=None, calendar="de-berlin"
+        )
+        run_ids = [
+            (await app_starts(services, "chained", f"R-{i}", {}, grant=True)).id for i in range(8)
+        ]
+        async with services.db.connection() as conn:
+            found = await conn.fetch("SELECT id FROM slot WHERE run = ANY($1::uuid[])", run_ids)
+        slot_ids = [str(r["id"]) for r in found]
+        seen: set[tuple[Any, str]] = set()
+        done = asyncio.Event()
+
+        async def read() -> None:
+            while not done.is_set():
+                seen.update(await held_clocks(services, run_ids))
+
+        async def quietly(move: Awaitable[Any]) -> None:
+            with contextlib.suppress(errors.TaskflowError):
+                await move
+
+        def claims_next() -> list[Awaitable[None]]:
+            chained = filters.SlotFilter(workflow="chained")
+            return [quietly(slot_service.claim_next(services, fiona, chained)) for _ in slot_ids]
+
+        reader = asyncio.create_task(read())
+        await asyncio.gather(
+            *claims_next(),
+            *(
+                quietly(slot_service.assign(services, leah, s, "frank", None, None))
+                for s in slot_ids
+            ),
+        )
+        await asyncio.gather(
+            *(quietly(slot_service.release(services, frank, s, "back")) for s in slot_ids),
+            *claims_next(),
+        )
+        done.set()
+        await reader
+        seen.update(await held_clocks(services, run_ids))
+        assert "fiona" in {holder for holder, _ in seen}
+        assert {(h, c) for h, c in seen if CALENDAR_OF[h] != c} == set()
+    finally:
+        await database.close()

@@ -1,6 +1,7 @@
-"""Borrowed connections go back to the pool without asyncpg's shield task (``store/common/db.py``):
-every way of borrowing gives its connection back, usable as a fresh one, and a
-connection given back inside a transaction is rolled back first."""
+"""Borrowed connections go back to the pool without asyncpg's shield task
+(``store/common/borrowing.py``): every way of borrowing gives its connection back, usable as a
+fresh one, a connection given back inside a transaction is rolled back first, and one with
+nothing to reset goes straight back (the same session; the idle timer only above the floor)."""
 
 from __future__ import annotations
 
@@ -47,5 +48,43 @@ async def test_a_connection_given_back_in_a_transaction_is_rolled_back(database_
         async with asyncio.timeout(5), database.connection() as conn:
             assert not conn.is_in_transaction()
             assert await conn.fetchval("SELECT to_regclass('left_open')") is None
+    finally:
+        await database.close()
+
+
+async def test_a_clean_connection_goes_back_to_the_pool_as_it_was_lent(database_url: str) -> None:
+    """A borrowed connection with nothing to reset goes straight back (no reset round trip,
+    no idle timer while the pool is at its floor): the next borrower gets the same session."""
+    database = await db.Database.connect(database_url, min_size=1, max_size=1)
+    try:
+        pids = set()
+        for _ in range(5):
+            async with database.single() as conn:
+                pids.add(await conn.fetchval("SELECT pg_backend_pid()"))
+        assert len(pids) == 1
+        [holder] = database.pool._holders
+        assert holder._inactive_callback is None
+        assert database.pool.get_idle_size() == 1
+    finally:
+        await database.close()
+
+
+async def test_connections_above_the_floor_still_close_when_idle(database_url: str) -> None:
+    """The pool's idle timer is armed on a give-back while it holds more than its floor."""
+    database = await db.Database.connect(database_url, min_size=1, max_size=3)
+    try:
+        all_borrowed = asyncio.Barrier(4)
+
+        async def hold() -> None:
+            async with database.single() as conn:
+                await conn.fetchval("SELECT 1")
+                await all_borrowed.wait()
+
+        held = [asyncio.create_task(hold()) for _ in range(3)]
+        await all_borrowed.wait()
+        await asyncio.gather(*held)
+        assert database.pool.get_size() == 3
+        armed = [h for h in database.pool._holders if h._inactive_callback is not None]
+        assert len(armed) >= 2
     finally:
         await database.close()

@@ -169,7 +169,7 @@ def test_claim_next_takes_its_facts_and_filters_as_parameters() -> None:
     now = datetime(2026, 12, 1, tzinfo=UTC)
     text, args = claims.claim_next_plain_statement("me", [EVIL], f, now, facts)
     assert "DROP" not in text
-    assert args == ["me", [EVIL], now, [f"wf 1 s {EVIL}"], [f"wf 1 s {EVIL} r1"], EVIL, 2]
+    assert args == ["me", [EVIL], now, f"\nM wf 1 s {EVIL}\nR wf 1 s {EVIL} r1\n", EVIL, 2]
     other, _ = claims.claim_next_plain_statement("you", ["k"], f, now, ClaimFacts((), ()))
     assert other == text
     for context in (True, False):
@@ -202,6 +202,6 @@ def test_claim_next_reuses_its_text_per_shape_and_numbers_the_same_values(
     again = claims.claim_next_plain_statement("you", [EVIL], SlotFilter(), now, facts, digest)
     assert again[0] is built[0]
     tail = [] if digest is None else ["you", digest]
-    assert again[1] == ["you", [EVIL], now, ["wf 1 s a"], ["wf 1 s a r1"], *tail]
+    assert again[1] == ["you", [EVIL], now, "\nM wf 1 s a\nR wf 1 s a r1\n", *tail]
     assert max(int(n) for n in re.findall(r"\$(\d+)", again[0])) == len(again[1])
-    assert (digest is not None) == ("md5(pr::text) = $7" in again[0])
+    assert (digest is not None) == ("md5(pr::text) = $6" in again[0])

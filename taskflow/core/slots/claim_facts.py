@@ -11,17 +11,23 @@ slot's nearest due instant becomes the nearest among its other running clocks
 (``store/slots/claims.py``), and leaves every other slot to the general path.
 
 What SQL cannot know is the definitions, so this module lists, per slot
-declaration (:func:`decl_key`), the two facts the statement needs: which
+declaration (:func:`decl_key`), the facts the statement needs: which
 declarations have milestones (a slot of one without clock rows still has its
-clocks to start: general path) and which reminder indexes hang on
-``assigned``.
+clocks to start: general path), which have a milestone whose calendar chain asks
+the holder (``core/clocks/chain.py``: a claim moves that clock onto the new
+holder's calendar, which needs the holder's row and calendar arithmetic, so the
+general path claims it, in the one transaction that moves the clock) and which
+reminder indexes hang on ``assigned``. The statement gets them as one text
+(:attr:`ClaimFacts.text`, built once per catalog): a ``str`` is one copy for asyncpg
+to encode, where each ``text[]`` element was checked and encoded on every claim.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from taskflow.core.clocks import chain
 from taskflow.core.definition.workflow import Definition
 
 #: The milestone a claim meets.
@@ -41,19 +47,32 @@ class ClaimFacts:
     declaring: tuple[str, ...]
     #: ``<decl key> <reminder index>`` of every reminder on the ``assigned`` milestone.
     assigned_reminders: tuple[str, ...]
+    #: Keys of slot declarations with a milestone whose calendar chain asks the holder.
+    chained: tuple[str, ...] = ()
+    #: The facts as the claim statement reads them: a line a fact, each between newlines,
+    #: ``M <decl>`` (declaring), ``H <decl>`` (chained), ``R <decl> <index>`` (reminder), so
+    #: SQL finds one with ``strpos`` (``store/slots/claims.sql``). Names never hold a newline.
+    text: str = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        lines = [f"M {k}" for k in self.declaring] + [f"H {k}" for k in self.chained]
+        lines += [f"R {k}" for k in self.assigned_reminders]
+        object.__setattr__(self, "text", "\n" + "".join(f"{line}\n" for line in lines))
 
 
 def claim_facts(definitions: Iterable[Definition]) -> ClaimFacts:
     """The facts for every slot declaration of ``definitions``."""
-    declaring, reminders = [], []
+    declaring, chained, reminders = [], [], []
     for definition in definitions:
         for state, slot in definition.slots():
             key = decl_key(definition.name, definition.version, state.name, slot.name)
             if slot.milestones:
                 declaring.append(key)
+            if chain.asks_holder(slot.milestones):
+                chained.append(key)
             reminders += [
                 f"{key} {index}"
                 for index, reminder in enumerate(slot.reminders)
                 if reminder.milestone == ASSIGNED
             ]
-    return ClaimFacts(tuple(declaring), tuple(reminders))
+    return ClaimFacts(tuple(declaring), tuple(reminders), tuple(chained))

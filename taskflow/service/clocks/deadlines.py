@@ -113,28 +113,6 @@ async def after_slot_move(
     await writer.write(conn, uow.plan(result, ctx, moved.timers, now, rows=False), now)
 
 
-async def rechain_claimed(
-    services: Services, slot: SlotView, workflow: str, version: int, actor: str
-) -> None:
-    """After claim-next's one statement claimed ``slot`` (which knows no principals): move its
-    clocks onto the calendar the new holder answers, when a milestone's chain asks the
-    holder. Its own transaction right after the claim; a crash between the two leaves the
-    clock on the calendar it had, and the next holder change moves it."""
-    definition = services.catalog.get(workflow, version)
-    if not chain.asks_holder(definition.slot(slot.state, slot.name).milestones):
-        return
-    async with services.db.transaction() as conn:
-        await rechain_one(
-            services,
-            conn,
-            slot.run_id,
-            slot.id,
-            services.clock.now(),
-            actor,
-            lambda current: current.holder == slot.holder,
-        )
-
-
 async def rechain_one(
     services: Services,
     conn: db.Connection,

@@ -205,8 +205,9 @@ async def claim_next(
     per-request access cache, told the slot and run the claim statement returned).
 
     One autocommitted statement claims a plain slot with its deadlines (the common
-    case, ``store/slots/claims.py``); a slot that is not plain goes the general way: claim,
-    plan the deadlines in Python, write them, in one transaction. ``caller_digest``: the
+    case, ``store/slots/claims.py``); a slot that is not plain (among them one whose
+    calendar chain asks the holder) goes the general way: claim, plan the deadlines in
+    Python (the holder's calendar read), write them, in one transaction. ``caller_digest``: the
     actor is presumed (``service/access/callers.py``); when the statement finds nothing to claim
     for it, :class:`callers.CallerChanged` (authenticate, then claim again without it).
     """
@@ -226,11 +227,6 @@ async def claim_next(
     if plain is None and caller_digest is not None:
         raise callers.CallerChanged
     if plain is not None and plain.slot is not None:
-        if plain.run is not None:
-            head = plain.run
-            await deadlines.rechain_claimed(
-                services, plain.slot, head.workflow, head.definition_version, actor.id
-            )
         metrics.claimed("claim_next")
         if request is not None and plain.run is not None:
             request.saw(plain.slot, plain.run)

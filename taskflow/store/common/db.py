@@ -15,7 +15,7 @@ import asyncpg
 from asyncpg.connection import LoggedQuery
 from asyncpg.pool import PoolConnectionProxy
 
-from taskflow.store.common import record_build
+from taskflow.store.common import borrowing, record_build
 from taskflow.store.common import replica as replica_reads
 from taskflow.store.workspaces import scope as workspace_scope
 
@@ -38,38 +38,6 @@ async def _init_connection(conn: asyncpg.Connection[Any]) -> None:
         await conn.set_type_codec(
             type_name, encoder=json.dumps, decoder=json.loads, schema="pg_catalog"
         )
-
-
-async def _keep_session(conn: asyncpg.Connection[Any]) -> None:
-    """Skip asyncpg's reset round trip on release: no LISTEN, advisory lock or SET outlives a
-    borrow but the workspace, which the next borrower sets to its own (workspaces/scope.py)."""
-
-
-@asynccontextmanager
-async def _borrowed(pool: asyncpg.Pool[Any]) -> AsyncIterator[Connection]:
-    """A connection of ``pool``, as ``pool.acquire()`` lends it, given back by
-    :func:`_give_back`."""
-    conn: Connection = await pool.acquire()
-    try:
-        yield conn
-    finally:
-        await _give_back(pool, conn)
-
-
-async def _give_back(pool: asyncpg.Pool[Any], conn: Connection) -> None:
-    """``pool.release(conn)`` without its ``asyncio.shield``: the shield runs the release
-    as a task of its own, two passes of the event loop per borrowed connection (35 µs of
-    CPU in a loop of borrows, 8 without: bench/README.md, "claimNext: the answer from what
-    the claim returned"), though the release awaits nothing here (no reset round trip,
-    ``_keep_session``; a transaction is closed before). Cancelled while it does await (a
-    transaction left open), asyncpg's release terminates the connection and the pool opens
-    another. asyncpg's own release where its pieces are not the ones this was written for."""
-    holder, inner = getattr(conn, "_holder", None), getattr(conn, "_con", None)
-    if inner is None or getattr(holder, "_pool", None) is not pool:
-        await pool.release(conn)
-        return
-    inner._on_release()
-    await holder.release(holder._timeout)  # type: ignore[union-attr]
 
 
 class Database:
@@ -150,7 +118,7 @@ class Database:
                 min_size=min_size,
                 max_size=max_size,
                 init=init,
-                reset=_keep_session,
+                reset=borrowing.keep_session,
                 statement_cache_size=statement_cache_size,
             )
             assert pool is not None
@@ -205,7 +173,7 @@ class Database:
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[Connection]:
         """A connection inside a transaction: committed on success, rolled back on error."""
-        async with _borrowed(self.pool) as conn, workspace_scope.transaction(conn):
+        async with borrowing.borrowed(self.pool) as conn, workspace_scope.transaction(conn):
             yield conn
             hook = BEFORE_COMMIT.get()
             if hook is not None:
@@ -218,20 +186,20 @@ class Database:
     @asynccontextmanager
     async def keyed(self) -> AsyncIterator[Connection]:
         """A transaction on the idempotency-key pool (see ``store/common/idempotency.py``)."""
-        async with _borrowed(self.keys) as conn, workspace_scope.transaction(conn):
+        async with borrowing.borrowed(self.keys) as conn, workspace_scope.transaction(conn):
             yield conn
 
     @asynccontextmanager
     async def connection(self) -> AsyncIterator[Connection]:
         """A connection outside any explicit transaction, in the task's workspace (scope.py)."""
-        async with _borrowed(self.pool) as conn, workspace_scope.outside(conn, self):
+        async with borrowing.borrowed(self.pool) as conn, workspace_scope.outside(conn, self):
             yield conn
 
     @asynccontextmanager
     async def single(self) -> AsyncIterator[Connection]:
         """One statement alone, atomic, outside a transaction (claim-next's: it names its
         workspace); with ``BEFORE_COMMIT`` one transaction, an idempotency key with its effect."""
-        async with _borrowed(self.pool) as conn:
+        async with borrowing.borrowed(self.pool) as conn:
             hook = BEFORE_COMMIT.get()
             if hook is None:
                 await workspace_scope.named(conn, self)

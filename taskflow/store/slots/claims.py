@@ -80,8 +80,8 @@ SQL = with_columns(
     **CONTEXT,
 )
 #: The SQL function that writes a plain claim, and its CREATE FUNCTION statement
-#: (``schema_extras.EXTRA_FUNCTIONS``; migration 2026-12-04T05:45 holds a copy, 04:30 and
-#: 04:12 its earlier versions).
+#: (``schema_extras.EXTRA_FUNCTIONS``; migration 2026-12-04T20:30 holds a copy, 05:45, 04:30
+#: and 04:12 its earlier versions).
 FUNCTION_NAME = "claim_plain"
 FUNCTION = SQL["claim_plain_function"]
 
@@ -146,8 +146,7 @@ def claim_next_plain_statement(
 ) -> tuple[str, list[Any]]:
     """The statement of :func:`claim_next_plain` and its arguments (its text composed once
     per filter shape: ``sql_builder``)."""
-    fixed = (principal_id, list(keys), now, list(facts.declaring))
-    st = Statement(SQL["claim_next_plain"], *fixed, list(facts.assigned_reminders))
+    st = Statement(SQL["claim_next_plain"], principal_id, list(keys), now, facts.text)
     if workspace:
         st.where("slot_in_workspace", workspace)
     if caller_digest is not None:

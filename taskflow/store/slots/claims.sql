@@ -60,9 +60,8 @@ status = 'claimed', holder = $1, claimed_at = (SELECT at FROM next),
 -- name: claim_next_plain
 -- Claim the most urgent open slot and carry out its deadlines, when it is plain
 -- (core/slots/claim_facts.py): principal $1 (text), keys $2 (text[]), now $3 (timestamptz),
--- the declarations with milestones $4 (text[], "workflow version state slot") and the
--- reminders on the assigned milestone $5 (text[], "workflow version state slot part");
--- the filters' values follow. One row per chosen slot: candidate, plain (false: nothing
+-- the catalog's claim facts $4 (text, ClaimFacts.text: built once per catalog, one copy to
+-- encode per call); the filters' values follow. One row per chosen slot: candidate, plain (false: nothing
 -- was written, the general path claims it), and the claimed slot with what the answer
 -- needs of its run (runs.RunHead: its columns prefixed r_, its subject's s_). The slot
 -- is chosen here (planned per call: the best walk depends on the keys); the writes are
@@ -70,25 +69,26 @@ status = 'claimed', holder = $1, claimed_at = (SELECT at FROM next),
 WITH /*fragment:next*/
 SELECT n.id AS candidate, (f.claimed_slot).id IS NOT NULL AS plain, /*:claimed_columns*/
 FROM next n
-LEFT JOIN LATERAL claim_plain($1, n.id, n.at, $4::text[], $5::text[]) f ON true
+LEFT JOIN LATERAL claim_plain($1, n.id, n.at, $4::text) f ON true
 
 -- name: claim_plain_function
--- The function claim_plain (migration 2026-12-04T05:45, schema_extras.EXTRA_FUNCTIONS;
--- 04:12 made its first version, 04:30 its result): claim_next_plain's writes on the slot $2 its caller chose
--- and locked (FOR UPDATE): claimer $1 (text), the claim's instant $3, the declarations with
--- milestones $4 and the reminders on the assigned milestone $5 (text[], as
--- claim_next_plain's). It returns the claimed slot with what the answer needs of its run
--- (runs.RunHead: its definition version, state and status, its subject's type, external id
--- and attributes; the whole run, its subject and once values were decoded for nothing), or no
--- row (nothing written) when the slot is not plain: its assigned clock paused, or its
--- declaration has milestones whose clocks never started. PL/pgSQL keeps
--- the plans of its statements for the session; a statement of data-modifying CTEs is
--- planned anew on every call, which cost more than running it (bench/README.md). Its
--- statements read and write by key (the slot's id, the clock's), so one generic plan each
--- suits every call: planned once per session rather than for each of its first five calls
--- (plan_cache_mode's custom plans), which a pool's fresh connections paid on every claim.
+-- The function claim_plain (migration 2026-12-04T20:30, schema_extras.EXTRA_FUNCTIONS;
+-- 04:12 made its first version, 04:30 its result, 05:45 its generic plans): claim_next_plain's
+-- writes on the slot $2 its caller chose and locked (FOR UPDATE): claimer $1 (text), the
+-- claim's instant $3, the catalog's claim facts $4 (text, ClaimFacts.text: a fact a line,
+-- each line between newlines: "M <decl>" a declaration with milestones, "H <decl>" one whose
+-- calendar chain asks the holder, "R <decl> <part>" a reminder on the assigned milestone;
+-- <decl> is "workflow version state slot"). It returns the claimed slot with what the answer
+-- needs of its run (runs.RunHead: its definition version, state and status, its subject's
+-- type, external id and attributes), or no row (nothing written) when the slot is not plain:
+-- its assigned clock paused, its declaration's chain asks the holder (the general path
+-- claims it and moves the clock onto the holder's calendar in the claim's own transaction),
+-- or its declaration has milestones whose clocks never started. PL/pgSQL keeps the plans of
+-- its statements for the session; a statement of data-modifying CTEs is planned anew on
+-- every call, which cost more than running it (bench/README.md). Its statements read and
+-- write by key (the slot's id, the clock's), so one generic plan each suits every call.
 -- Lock order (docs/architecture.md): the slot (the caller's), its clock, its timers.
-CREATE FUNCTION claim_plain(text, uuid, timestamptz, text[], text[])
+CREATE FUNCTION claim_plain(text, uuid, timestamptz, text)
 RETURNS TABLE (claimed_slot slot, claimed_definition_version integer,
                claimed_run_state character varying, claimed_run_status character varying,
                claimed_subject_type character varying,
@@ -113,8 +113,9 @@ BEGIN
     FROM slot sl JOIN run r ON r.id = sl.run JOIN subject j ON j.id = r.subject
     LEFT JOIN sla_clock k ON k.slot = sl.id AND k.milestone = 'assigned'
    WHERE sl.id = $2;
-  IF NOT v_running OR (v_clock IS NULL AND v_decl = ANY($4)
-                        AND NOT EXISTS (SELECT 1 FROM sla_clock a WHERE a.slot = $2)) THEN
+  IF NOT v_running OR strpos($4, E'\nH ' || v_decl || E'\n') > 0
+     OR (v_clock IS NULL AND strpos($4, E'\nM ' || v_decl || E'\n') > 0
+         AND NOT EXISTS (SELECT 1 FROM sla_clock a WHERE a.slot = $2)) THEN
     RETURN;
   END IF;
   WITH next AS (SELECT $3 AS at)
@@ -134,7 +135,8 @@ BEGIN
   UPDATE timer t SET status = 'cancelled', updated_at = $3
    WHERE t.slot = $2 AND t.status = 'armed'
      AND ((t.kind IN ('breach', 'at_risk') AND t.part = 'assigned')
-          OR (t.kind = 'reminder' AND v_decl || ' ' || t.part = ANY($5)));
+          OR (t.kind = 'reminder'
+              AND strpos($4, E'\nR ' || v_decl || ' ' || t.part || E'\n') > 0));
   -- One statement for both lines (the outbox trigger runs once per statement).
   INSERT INTO audit_event (run, slot, kind, actor, reason, details, at)
   SELECT v_claimed.run, $2, l.kind, $1, l.reason, l.details, $3
