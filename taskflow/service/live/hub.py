@@ -165,6 +165,10 @@ class Hub:
     def __init__(self, services: Services) -> None:
         self.services = services
         self.groups: dict[tuple[str, str], Group] = {}
+        #: Group keys by the id a line must name to touch them: a slot or run watcher under
+        #: the slot or run it watches (a slot's run too), every list under "". A batch
+        #: asks only these candidates, not every group (a thousand slot pages are open).
+        self._by_id: dict[str, set[tuple[str, str]]] = collections.defaultdict(set)
         self.connections: collections.Counter[str] = collections.Counter()
         self.watermark: Watermark | None = None
         self._ranges: list[tuple[int, int]] = []
@@ -227,6 +231,9 @@ class Hub:
         if group is None:
             with workspace_scope.acting_in(actor.workspace):
                 group = Group(topic, actor, await topic.start(self.services, actor))
+            if key not in self.groups:
+                for watched in _watched_ids(group):
+                    self._by_id[watched].add(key)
             group = self.groups.setdefault(key, group)
         sub = Subscription(self, group, max_queued, dropped, after)
         group.subscribers.add(sub)
@@ -246,7 +253,13 @@ class Hub:
         group.subscribers.discard(sub)
         live_metrics.SUBSCRIPTIONS.labels(group.topic.kind).dec()
         if not group.subscribers:
-            self.groups.pop((group.actor.id, repr(group.topic)), None)
+            key = (group.actor.id, repr(group.topic))
+            if self.groups.get(key) is group:
+                del self.groups[key]
+                for watched in _watched_ids(group):
+                    self._by_id[watched].discard(key)
+                    if not self._by_id[watched]:
+                        del self._by_id[watched]
         if not self.groups and self._task is not None:
             self._task.cancel()
             self._task = None
@@ -381,8 +394,11 @@ class Hub:
             return
         gate = asyncio.Semaphore(READS_AT_ONCE)
         loaded: access.Loaded = {}
+        # Only the groups this batch touches get a read: a thousand idle groups would each
+        # cost a task and a turn at the gate before learning they have nothing to send.
+        touched = self._touched(fresh)
         # The runs that slot and run watchers will read: loaded once for all of them.
-        by_id = [g for g in self.groups.values() if g.topic.kind in (topics.SLOT, topics.RUN)]
+        by_id = [g for g in touched if g.topic.kind in (topics.SLOT, topics.RUN)]
         await access.preload(
             self.services,
             loaded,
@@ -397,10 +413,14 @@ class Hub:
                     sub.offer(changes, fresh)
                 live_metrics.LAG.observe(asyncio.get_running_loop().time() - heard_at)
 
-        # Only the groups this batch touches get a read: a thousand idle groups would each
-        # cost a task and a turn at the gate before learning they have nothing to send.
-        touched = [g for g in list(self.groups.values()) if g.topic.runs_touched(fresh, g.view)]
-        await asyncio.gather(*(one(g) for g in touched))
+        await asyncio.gather(*(one(g) for g in touched if g.subscribers))
+
+    def _touched(self, lines: list[live.Line]) -> list[Group]:
+        """The groups ``lines`` touch, found through the ids the lines name."""
+        ids = {"", *(ln.run for ln in lines), *(ln.slot for ln in lines if ln.slot)}
+        keys = {k for i in ids for k in self._by_id.get(i, ())}
+        groups = (self.groups.get(k) for k in keys)
+        return [g for g in groups if g is not None and g.topic.runs_touched(lines, g.view)]
 
     async def _changes(
         self,
@@ -429,6 +449,14 @@ class Hub:
                 del group.view[key]
                 changes.append(Change(cursor, key, None, run))
         return changes
+
+
+def _watched_ids(group: Group) -> set[str]:
+    """The ids under which ``group`` is a candidate for a batch (``Hub._by_id``)."""
+    if group.topic.kind in (topics.SLOT, topics.RUN):
+        assert group.topic.id is not None
+        return {group.topic.id, *group.view.values()}
+    return {""}
 
 
 _HUBS: dict[int, Hub] = {}
