@@ -115,6 +115,8 @@ class Subscription:
         """The replay's ``changes`` (read from ``lines``) go out, then the live batches
         held meanwhile, without what the replay already told."""
         held, self._held = self._held or [], None
+        # Every line up to the replay's cursor is in what it told: no older cursor after.
+        self._floor = max([self._floor, *(c.cursor for c in changes)])
         self._put(changes)
         if lines:
             self._seam = Seam(frozenset(c.key for c in changes), lines, max(lines))
@@ -281,8 +283,15 @@ class Hub:
             )
         if not lines:
             return [], frozenset()
-        # Not the newest line read: one below it may still be committing (watermark.py).
-        cursor = max(self.cursor, after)
+        # Not simply the newest line read: one below it may still be committing
+        # (watermark.py). Safe: the feed's settled cursor, or the end of the run of
+        # consecutive ids the replay read from ``after`` on (each of those is committed).
+        cursor = after
+        for line in lines:
+            if line.id != cursor + 1:
+                break
+            cursor = line.id
+        cursor = max(self.cursor, cursor)
         changed = await self._changes(group, lines, cursor)
         told = {c.key for c in changed}
         # Rows gone while the subscriber was away: told removed when its powers still let it

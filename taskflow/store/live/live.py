@@ -15,6 +15,10 @@ import asyncpg
 from taskflow.store.common import db, sql
 
 SQL = sql.statements("live/live")
+#: The two reads of lines, each with its statement's snapshot (``with_snapshot``).
+READS = {
+    name: SQL["with_snapshot"].replace("{lines}", SQL[name]) for name in ("lines_in", "lines_after")
+}
 #: The channel the trigger NOTIFYs: payload ``"<low id> <high id>"``.
 CHANNEL = "taskflow_live"
 #: The trigger and its function (schema_extras; migration 2026-12-04T08:30 made them).
@@ -64,12 +68,12 @@ def _read(rows: list[asyncpg.Record]) -> Read:
 async def lines_in(conn: db.Connection, ranges: Sequence[tuple[int, int]]) -> Read:
     """The committed lines in ``ranges`` (inclusive), in id order."""
     lows, highs = [r[0] for r in ranges], [r[1] for r in ranges]
-    return _read(await conn.fetch(SQL["lines_in"], lows, highs))
+    return _read(await conn.fetch(READS["lines_in"], lows, highs))
 
 
 async def lines_after(conn: db.Connection, cursor: int, limit: int) -> Read:
     """At most ``limit`` lines after id ``cursor``, in id order."""
-    return _read(await conn.fetch(SQL["lines_after"], cursor, limit))
+    return _read(await conn.fetch(READS["lines_after"], cursor, limit))
 
 
 async def last_line(conn: db.Connection) -> int:

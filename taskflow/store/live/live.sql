@@ -24,37 +24,32 @@ CREATE TRIGGER audit_event_live AFTER INSERT ON audit_event
 REFERENCING NEW TABLE AS live_lines
 FOR EACH STATEMENT EXECUTE FUNCTION live_lines()
 
--- name: lines_in
--- The committed lines whose ids fall in the ranges [$1[i], $2[i]] (bigint[]), with their
--- run's workflow, in id order; each row (and one row with no line when none is found)
--- carries the statement's snapshot xmin and xmax (service/live/watermark.py).
+-- name: with_snapshot
+-- The lines that lines_in or lines_after select (live.py puts one in the brace-named
+-- place), in id order, each row (and one row with no line when none is found) carrying
+-- the statement's snapshot xmin and xmax (service/live/watermark.py).
 SELECT pg_snapshot_xmin(s.snap)::text::bigint AS xmin,
        pg_snapshot_xmax(s.snap)::text::bigint AS xmax,
        l.id, l.run, l.slot, l.kind, l.workflow
 FROM (SELECT pg_current_snapshot() AS snap) s
-LEFT JOIN LATERAL (
-  SELECT l.id, l.run, l.slot, l.kind, r.workflow
-  FROM unnest($1::bigint[], $2::bigint[]) AS g(low, high)
-  JOIN audit_event l ON l.id BETWEEN g.low AND g.high
-  JOIN run r ON r.id = l.run
-) l ON true
+LEFT JOIN LATERAL ({lines}) l ON true
 ORDER BY l.id
 
+-- name: lines_in
+-- The committed lines whose ids fall in the ranges [$1[i], $2[i]] (bigint[]), with their
+-- run's workflow (read through with_snapshot).
+SELECT l.id, l.run, l.slot, l.kind, r.workflow
+FROM unnest($1::bigint[], $2::bigint[]) AS g(low, high)
+JOIN audit_event l ON l.id BETWEEN g.low AND g.high
+JOIN run r ON r.id = l.run
+
 -- name: lines_after
--- The lines after id $1 (a cursor), at most $2, in id order, with the snapshot's xmin and
--- xmax as lines_in.
-SELECT pg_snapshot_xmin(s.snap)::text::bigint AS xmin,
-       pg_snapshot_xmax(s.snap)::text::bigint AS xmax,
-       l.id, l.run, l.slot, l.kind, l.workflow
-FROM (SELECT pg_current_snapshot() AS snap) s
-LEFT JOIN LATERAL (
-  SELECT l.id, l.run, l.slot, l.kind, r.workflow
-  FROM audit_event l JOIN run r ON r.id = l.run
-  WHERE l.id > $1
-  ORDER BY l.id
-  LIMIT $2
-) l ON true
+-- The lines after id $1 (a cursor), at most $2, in id order (read through with_snapshot).
+SELECT l.id, l.run, l.slot, l.kind, r.workflow
+FROM audit_event l JOIN run r ON r.id = l.run
+WHERE l.id > $1
 ORDER BY l.id
+LIMIT $2
 
 -- name: last_line
 -- The newest line's id (0 when there is none): the cursor of a fresh subscription.
