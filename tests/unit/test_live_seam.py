@@ -6,13 +6,13 @@ from __future__ import annotations
 from typing import Any
 
 from taskflow.service.live import topics
-from taskflow.service.live.hub import Change, Group, Subscription
+from taskflow.service.live.subscribers import Change, Group, Subscription
 from taskflow.store.live.live import Line
 
 
 def _resumed(after: int) -> Subscription:
     group = Group(topics.Topic(topics.INBOX), actor=None)  # type: ignore[arg-type]
-    return Subscription(None, group, max_queued=10, dropped=lambda: None, after=after)  # type: ignore[arg-type]
+    return Subscription(lambda _: None, group, max_queued=10, dropped=lambda: None, after=after)
 
 
 def _queued(sub: Subscription) -> list[tuple[int, str, Any]]:

@@ -19,7 +19,7 @@ scalars.
 from __future__ import annotations
 
 import operator
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, ClassVar, NamedTuple
 
 from graphql import (
@@ -36,7 +36,7 @@ from graphql import (
     Undefined,
     is_leaf_type,
 )
-from graphql.execution.collect_fields import DeferUsage, FieldDetailsList, GroupedFieldSet
+from graphql.execution.collect_fields import FieldDetailsList, GroupedFieldSet
 from graphql.pyutils import Path, gather_with_cancel
 from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
 from strawberry.schema.schema_converter import GraphQLCoreConverter
@@ -136,29 +136,18 @@ class Executor(StrawberryGraphQLCoreExecutionContext):
         #: Per selection (the same for every row of a list): its fields with their plans.
         #: An entry keeps its selection alive, so the id in its key is not reused meanwhile.
         self._steps: dict[int, tuple[GroupedFieldSet, list[Step]]] = {}
-        #: A subscription's root fields as its first event collected them. graphql-core
-        #: collects them anew for each event (on a shallow copy of this executor that
-        #: shares the memos above); the memos are keyed by the identity of those
-        #: collections, so without this each event missed them and left entries behind:
-        #: a cost per message and a leak per subscription (docs/live.md, "Speed").
+        #: A subscription's root fields as its first event collected them: graphql-core
+        #: collects anew per event, missing the memos (keyed by identity) and growing them.
         self._subscription_root: list[GroupedFieldSet] = []
 
-    def execute_collected_root_fields(
-        self,
-        root_type: GraphQLObjectType,
-        root_value: Any,
-        grouped_field_set: GroupedFieldSet,
-        serially: bool,
-        new_defer_usages: Sequence[DeferUsage],
-    ) -> Any:
-        if self.operation.operation == OperationType.SUBSCRIPTION and not new_defer_usages:
-            # The same document and variables every event: the first collection serves all.
-            if not self._subscription_root:
-                self._subscription_root.append(grouped_field_set)
-            grouped_field_set = self._subscription_root[0]
-        return super().execute_collected_root_fields(
-            root_type, root_value, grouped_field_set, serially, new_defer_usages
-        )
+    def execute_collected_root_fields(self, *args: Any) -> Any:
+        """A subscription's events run on its first event's root fields (docs/live.md).
+        ``args``: root type, root value, grouped field set, serially, new defer usages."""
+        kind, root, grouped, serially, defers = args
+        if self.operation.operation == OperationType.SUBSCRIPTION and not defers:
+            self._subscription_root[:] = self._subscription_root or [grouped]
+            grouped = self._subscription_root[0]
+        return super().execute_collected_root_fields(kind, root, grouped, serially, defers)
 
     def steps(self, fields: Mapping[str, Plain], grouped: GroupedFieldSet) -> list[Step]:
         """``grouped``'s fields with their plans (None: graphql-core resolves it)."""
