@@ -22,7 +22,7 @@ import pytest
 from websockets.sync.client import ClientConnection, connect
 
 from taskflow.service.access import tokens
-from tests.acceptance.conftest import free_port, stopping, wait_until
+from tests.acceptance.conftest import free_port, graphql_data, stopping, wait_until
 from tests.acceptance.test_soak import KEY, Processes
 
 pytestmark = pytest.mark.slow
@@ -61,15 +61,7 @@ class Two(Processes):
         self.running = [(p, log) for p, log in self.running if p is not process]
 
     def data(self, name: str, token: str, query: str, **variables: Any) -> dict[str, Any]:
-        response = httpx.post(
-            f"http://127.0.0.1:{self.ports[name]}/graphql",
-            json={"query": query, "variables": variables},
-            headers={"Authorization": f"Bearer {token}"},
-            timeout=10,
-        )
-        body = response.json()
-        assert not body.get("errors"), body
-        return dict(body["data"])
+        return graphql_data(f"http://127.0.0.1:{self.ports[name]}", token, query, **variables)
 
     def subscriptions(self, name: str) -> str:
         return httpx.get(f"http://127.0.0.1:{self.ports[name]}/metrics", timeout=5).text
