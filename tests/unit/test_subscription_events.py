@@ -43,7 +43,11 @@ async def test_a_long_subscription_keeps_one_memo_entry_and_answers_each_event()
     stream = await schema.subscribe("subscription { ticks(n: 50) { a b } }")
     answers = [result.data async for result in stream]  # type: ignore[union-attr]
     assert answers == [{"ticks": {"a": i, "b": f"tick {i}"}} for i in range(50)]
-    executors = [o for o in gc.get_objects() if isinstance(o, plain_fields.Executor)]
+    executors = [
+        o
+        for o in gc.get_objects()
+        if isinstance(o, plain_fields.Executor) and o.schema is schema._schema
+    ]
     assert executors
     assert all(len(e._relevant_sub_fields) <= 1 for e in executors)
     assert all(len(e._steps) <= 1 for e in executors)

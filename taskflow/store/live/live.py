@@ -17,7 +17,8 @@ from taskflow.store.common import db, sql
 SQL = sql.statements("live/live")
 #: The two reads of lines, each with its statement's snapshot (``with_snapshot``).
 READS = {
-    name: SQL["with_snapshot"].replace("{lines}", SQL[name]) for name in ("lines_in", "lines_after")
+    "lines_in": SQL["with_snapshot"].replace("{lines}", SQL["lines_in"]),
+    "lines_after": SQL["with_snapshot"].replace("{lines}", SQL["lines_after"]),
 }
 #: The channel the trigger NOTIFYs: payload ``"<low id> <high id>"``.
 CHANNEL = "taskflow_live"
