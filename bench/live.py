@@ -289,12 +289,12 @@ async def measure(admin_url: str, options: argparse.Namespace, out: Callable[[st
     log = Path("/tmp/taskflow-bench-live.log")
     server = start([sys.executable, "-m", "taskflow", "serve", "--no-with-worker"], env, log, base)
     writer, writes = None, base
-    if options.writer == "other":
-        writer_port = free_port()
-        writes = f"http://127.0.0.1:{writer_port}"
-        command = [sys.executable, "-m", "taskflow", "serve", "--no-with-worker"]
-        writer = start(command, {**env, "TASKFLOW_PORT": str(writer_port)}, log, writes)
     try:
+        if options.writer == "other":
+            writer_port = free_port()
+            writes = f"http://127.0.0.1:{writer_port}"
+            command = [sys.executable, "-m", "taskflow", "serve", "--no-with-worker"]
+            writer = start(command, {**env, "TASKFLOW_PORT": str(writer_port)}, log, writes)
         async with httpx.AsyncClient(base_url=writes, timeout=30) as http:
             slots = await open_slots(http, tokens["app"], slots_wanted)
             process = psutil.Process(server.pid)
