@@ -2,6 +2,7 @@
 
     python bench/live.py                          # 1 000 subscriptions, 100 changes/s, 20 s
     python bench/live.py --subscriptions 100 --seconds 5     # a smoke run
+    python bench/live.py --writer other           # the mutations through a second process
 
 One ``taskflow serve`` process (no worker) on its own database. Staff open
 ``--subscriptions`` ``slotChanged`` subscriptions (20 per connection, one slot each: the
@@ -13,6 +14,11 @@ Printed: p50/p99 delivery, the server's resident memory per subscription (RSS af
 subscriptions were opened less before, over their number), and beside it a raw baseline:
 a bare WebSocket server that LISTENs on the same channel and forwards each notification
 to its sockets, as fast as delivery can be without reading anything.
+
+``--writer other`` sends the mutations to a second ``taskflow serve`` process on the same
+database: the subscriptions' process then only delivers (as behind a load balancer, where
+any process may make the change), so its figure is the live path's own cost rather than
+that of the mutations it would also serve.
 """
 
 # ruff: noqa: E402 (the imports follow the path set-up below)
@@ -282,8 +288,14 @@ async def measure(admin_url: str, options: argparse.Namespace, out: Callable[[st
     env.pop("PROMETHEUS_MULTIPROC_DIR", None)
     log = Path("/tmp/taskflow-bench-live.log")
     server = start([sys.executable, "-m", "taskflow", "serve", "--no-with-worker"], env, log, base)
+    writer, writes = None, base
     try:
-        async with httpx.AsyncClient(base_url=base, timeout=30) as http:
+        if options.writer == "other":
+            writer_port = free_port()
+            writes = f"http://127.0.0.1:{writer_port}"
+            command = [sys.executable, "-m", "taskflow", "serve", "--no-with-worker"]
+            writer = start(command, {**env, "TASKFLOW_PORT": str(writer_port)}, log, writes)
+        async with httpx.AsyncClient(base_url=writes, timeout=30) as http:
             slots = await open_slots(http, tokens["app"], slots_wanted)
             process = psutil.Process(server.pid)
             rss_before = process.memory_info().rss
@@ -303,7 +315,8 @@ async def measure(admin_url: str, options: argparse.Namespace, out: Callable[[st
         answer, send = latencies(changes, clients.arrived, watching.count)
         per = (rss_after - rss_before) / options.subscriptions
         out(
-            f"taskflow: {n} subscriptions on {len(clients.sockets)} connections, "
+            f"taskflow (mutations on the {options.writer} process): "
+            f"{n} subscriptions on {len(clients.sockets)} connections, "
             f"{options.rate:g} changes/s asked for {options.seconds:g} s, "
             f"{len(changes) / (changes[-1][2] - changes[0][1]):.0f}/s made: {len(answer)} messages"
         )
@@ -316,8 +329,10 @@ async def measure(admin_url: str, options: argparse.Namespace, out: Callable[[st
             f"(RSS {rss_before / 2**20:.0f} -> {rss_after / 2**20:.0f} MiB)"
         )
     finally:
-        server.send_signal(signal.SIGTERM)
-        server.wait(timeout=60)
+        for process in (server, writer):
+            if process is not None:
+                process.send_signal(signal.SIGTERM)
+                process.wait(timeout=60)
     await baseline(url, tokens, options, out)
 
 
@@ -374,6 +389,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--rate", type=float, default=100.0, help="changes per second")
     parser.add_argument("--seconds", type=float, default=20.0)
     parser.add_argument("--baseline-slots", type=int, default=20, help="slots the baseline moves")
+    parser.add_argument(
+        "--writer",
+        choices=("same", "other"),
+        default="same",
+        help="the process the mutations go to: the subscriptions' own, or a second one",
+    )
     parser.add_argument("--database", default="bench_live", help=argparse.SUPPRESS)
     parser.add_argument(
         "--data-dir", default="/tmp/taskflow-bench-live", help="embedded PostgreSQL"

@@ -106,6 +106,20 @@ def stopping(group: G) -> Iterator[G]:
         group.stop()
 
 
+def graphql_data(base_url: str, token: str, query: str, **variables: Any) -> dict[str, Any]:
+    """The ``data`` of a GraphQL request to ``base_url`` as ``token``, which must answer
+    without errors."""
+    response = httpx.post(
+        f"{base_url}/graphql",
+        json={"query": query, "variables": variables},
+        headers={"Authorization": f"Bearer {token}"},
+        timeout=10,
+    )
+    body = response.json()
+    assert not body.get("errors"), body
+    return dict(body["data"])
+
+
 class Deployment:
     """One taskflow installation: a data dir, a port, and the commands to run it."""
 
@@ -164,15 +178,7 @@ class Deployment:
 
     def data(self, token: str, query: str, **variables: Any) -> dict[str, Any]:
         """The ``data`` of a GraphQL request as ``token``, which must answer without errors."""
-        response = httpx.post(
-            f"{self.base_url}/graphql",
-            json={"query": query, "variables": variables},
-            headers={"Authorization": f"Bearer {token}"},
-            timeout=10,
-        )
-        body = response.json()
-        assert not body.get("errors"), body
-        return dict(body["data"])
+        return graphql_data(self.base_url, token, query, **variables)
 
     def graphql(self, query: str, token: str | None) -> httpx.Response:
         headers = {"Authorization": f"Bearer {token}"} if token else {}

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import anyio
+import asyncpg
 import httpx
 import pytest
 from httpx_ws import WebSocketDisconnect
@@ -143,7 +144,7 @@ async def test_a_cursor_older_than_the_window_is_refused(
             await frank.subscribe("1", lv.INBOX, {"after": "0"})
             refused = await frank.next()
     assert refused["type"] == "error"
-    assert refused["payload"][0]["extensions"]["code"] == "INVALID_INPUT"
+    assert refused["payload"][0]["extensions"]["code"] == "CURSOR_EXPIRED"
     assert "read the list again" in refused["payload"][0]["message"]
 
 
@@ -209,3 +210,42 @@ async def test_a_subscriber_that_does_not_read_is_dropped_not_buffered(
         assert len(told) == 2
     finally:
         sub.close()
+
+
+async def test_a_cursor_never_passes_a_line_still_being_committed(
+    client: httpx.AsyncClient,
+    people: dict[str, str],
+    services: container.Services,
+    database_url: str,
+) -> None:
+    """Timeline ids are drawn in one order and committed in another: a change told while
+    an older line is still being committed carries a cursor below that line, so a client
+    resuming from it (here or on another process) cannot skip it (docs/live.md, "Resume")."""
+    await w.start_expense(client, people["app"], "EXP-ORDER-1")
+    await w.start_expense(client, people["app"], "EXP-ORDER-2")
+    first = await w.slot_named(client, people["frank"], "finance_review", "EXP-ORDER-1")
+    second = await w.slot_named(client, people["frank"], "finance_review", "EXP-ORDER-2")
+    slow = await asyncpg.connect(database_url)
+    try:
+        async with lv.connect(client, people["frank"]) as frank:
+            await frank.subscribe("1", lv.INBOX)
+            await lv.subscribed(services, 1)
+            # A slow decision: its line has an id, its transaction has not committed.
+            held = slow.transaction()
+            await held.start()
+            await slow.execute("SELECT set_config('taskflow.workspace', '*', true)")
+            pending = await slow.fetchval(
+                "INSERT INTO audit_event (run, slot, kind, actor, reason, details, at)"
+                " SELECT run, slot, 'slot.noted', actor, reason, details, at FROM audit_event"
+                " ORDER BY id DESC LIMIT 1 RETURNING id"
+            )
+            await w.claim(client, people["fiona"], first["id"])
+            told = (await frank.next())["payload"]["data"]["inboxChanged"]
+            assert int(told["cursor"]) < pending
+            await held.commit()
+            await w.claim(client, people["fiona"], second["id"])
+            later = (await frank.next())["payload"]["data"]["inboxChanged"]
+        assert later["slotId"] == second["id"]
+        assert int(later["cursor"]) > pending
+    finally:
+        await slow.close()

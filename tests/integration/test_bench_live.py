@@ -22,7 +22,13 @@ def test_the_live_benchmark_runs_at_a_tiny_scale(pg_admin_url: str) -> None:
     bench = benches.load("live")
     name = f"bench_live_test_{os.getpid()}"
     options = argparse.Namespace(
-        subscriptions=8, slots=4, baseline_slots=2, rate=10.0, seconds=1.0, database=name
+        subscriptions=8,
+        slots=4,
+        baseline_slots=2,
+        rate=10.0,
+        seconds=1.0,
+        database=name,
+        writer="other",
     )
     lines: list[str] = []
     with benches.dropped_after(pg_admin_url, name):
@@ -30,7 +36,8 @@ def test_the_live_benchmark_runs_at_a_tiny_scale(pg_admin_url: str) -> None:
     report = "\n".join(lines)
     # 10 changes on 4 slots, each slot watched twice: 20 messages, every one delivered.
     assert re.search(
-        r"taskflow: 8 subscriptions on 1 connections, 10 changes/s asked for 1 s, "
+        r"taskflow \(mutations on the other process\): "
+        r"8 subscriptions on 1 connections, 10 changes/s asked for 1 s, "
         r"\d+/s made: 20 messages",
         report,
     )

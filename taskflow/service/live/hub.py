@@ -15,15 +15,15 @@ import asyncio
 import collections
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Callable, Iterable
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Callable
 
 from taskflow import errors
 from taskflow.core.access.principals import Principal
 from taskflow.service.access import access
 from taskflow.service.common.container import Services
 from taskflow.service.live import live_metrics, rechecks, topics
+from taskflow.service.live.subscribers import Change, Group, Subscription
+from taskflow.service.live.watermark import Watermark
 from taskflow.service.slots import views
 from taskflow.store.live import live
 from taskflow.store.workspaces import scope as workspace_scope
@@ -36,62 +36,11 @@ BATCH_SECONDS = 0.02
 READS_AT_ONCE = 4
 #: Line ids remembered to skip a line announced twice (overlapping ranges).
 SEEN_LINES = 20_000
-
-
-@dataclass(frozen=True)
-class Change:
-    """One row as the subscriber now sees it (``row`` None: no longer theirs to see)."""
-
-    cursor: int
-    key: str
-    row: Any | None
-
-
-class Subscription:
-    """One subscriber's bounded queue of changes, iterated by its socket."""
-
-    def __init__(self, hub: Hub, group: Group, max_queued: int, dropped: Callable[[], None]):
-        self.hub, self.group = hub, group
-        self._queue: asyncio.Queue[Change | None] = asyncio.Queue()
-        self._max = max_queued
-        self._dropped = dropped
-        self.overflowed = False
-
-    def offer(self, changes: Iterable[Change]) -> None:
-        """Queue ``changes``; past the bound the subscriber is dropped, not buffered."""
-        if self.overflowed:
-            return
-        for change in changes:
-            if self._queue.qsize() >= self._max:
-                self.overflowed = True
-                live_metrics.DROPPED.labels("slow").inc()
-                self._dropped()
-                return
-            self._queue.put_nowait(change)
-
-    async def changes(self) -> AsyncIterator[Change]:
-        """The changes as they come, until the subscription ends."""
-        while True:
-            change = await self._queue.get()
-            if change is None:
-                return
-            live_metrics.MESSAGES.labels(self.group.topic.kind).inc()
-            yield change
-
-    def close(self) -> None:
-        """End the stream and leave the hub."""
-        self._queue.put_nowait(None)
-        self.hub.leave(self)
-
-
-@dataclass
-class Group:
-    """Subscribers of one topic under one principal: one read per batch for all of them."""
-
-    topic: topics.Topic
-    actor: Principal
-    view: dict[str, str] = field(default_factory=dict)
-    subscribers: set[Subscription] = field(default_factory=set)
+#: Lines read back when the feed first starts, so that lines still being committed below
+#: the newest are known as gaps (``watermark.py``) before the first cursor is handed out.
+START_LOOKBACK = 1_000
+#: While gaps are open, how often they are looked up without a notification (seconds).
+GAP_RECHECK = 0.5
 
 
 class Hub:
@@ -100,8 +49,12 @@ class Hub:
     def __init__(self, services: Services) -> None:
         self.services = services
         self.groups: dict[tuple[str, str], Group] = {}
+        #: Group keys by the id a line must name to touch them: a slot or run watcher under
+        #: the slot or run it watches (a slot's run too), every list under "". A batch
+        #: asks only these candidates, not every group (a thousand slot pages are open).
+        self._by_id: dict[str, set[tuple[str, str]]] = collections.defaultdict(set)
         self.connections: collections.Counter[str] = collections.Counter()
-        self.cursor = 0
+        self.watermark: Watermark | None = None
         self._ranges: list[tuple[int, int]] = []
         self._heard_at: float | None = None
         self._wake = asyncio.Event()
@@ -110,6 +63,11 @@ class Hub:
         self._task: asyncio.Task[None] | None = None
         #: The open sockets' tokens, re-checked together.
         self.rechecks = rechecks.Rechecks(services, self.refresh)
+
+    @property
+    def cursor(self) -> int:
+        """The settled cursor (``watermark.py``): what a change read now carries."""
+        return 0 if self.watermark is None else self.watermark.settled
 
     # connections -----------------------------------------------------------------------
     def connect(self, principal_id: str, cap: int) -> bool:
@@ -157,13 +115,16 @@ class Hub:
         if group is None:
             with workspace_scope.acting_in(actor.workspace):
                 group = Group(topic, actor, await topic.start(self.services, actor))
+            if key not in self.groups:
+                for watched in _watched_ids(group):
+                    self._by_id[watched].add(key)
             group = self.groups.setdefault(key, group)
-        sub = Subscription(self, group, max_queued, dropped)
+        sub = Subscription(self.leave, group, max_queued, dropped, after)
         group.subscribers.add(sub)
         live_metrics.SUBSCRIPTIONS.labels(topic.kind).inc()
         if after is not None:
             try:
-                sub.offer(await self._replay(group, after, window))
+                sub.replayed(*await self._replay(group, after, window))
             except BaseException:
                 sub.close()
                 raise
@@ -176,34 +137,53 @@ class Hub:
         group.subscribers.discard(sub)
         live_metrics.SUBSCRIPTIONS.labels(group.topic.kind).dec()
         if not group.subscribers:
-            self.groups.pop((group.actor.id, repr(group.topic)), None)
+            key = (group.actor.id, repr(group.topic))
+            if self.groups.get(key) is group:
+                del self.groups[key]
+                for watched in _watched_ids(group):
+                    self._by_id[watched].discard(key)
+                    if not self._by_id[watched]:
+                        del self._by_id[watched]
         if not self.groups and self._task is not None:
             self._task.cancel()
             self._task = None
             self._ready.clear()
 
-    async def _replay(self, group: Group, after: int, window: int) -> list[Change]:
+    async def _replay(
+        self, group: Group, after: int, window: int
+    ) -> tuple[list[Change], frozenset[int]]:
+        """What changed since ``after`` as the group's principal sees it now, and the ids
+        of the lines read for it (any process's cursor: the lines come from the database)."""
         async with self.services.db.connection() as conn:
-            lines = await live.lines_after(conn, after, window + 1)
+            lines = (await live.lines_after(conn, after, window + 1)).lines
         if len(lines) > window:
             raise errors.ValidationError(
                 f"The cursor {after} is older than the last {window} changes this server "
                 "keeps for resuming: read the list again, then subscribe without `after`.",
+                code="CURSOR_EXPIRED",
                 field="after",
             )
         if not lines:
-            return []
-        cursor = max(self.cursor, lines[-1].id)
+            return [], frozenset()
+        # Not simply the newest line read: one below it may still be committing
+        # (watermark.py). Safe: the feed's settled cursor, or the end of the run of
+        # consecutive ids the replay read from ``after`` on (each of those is committed).
+        cursor = after
+        for line in lines:
+            if line.id != cursor + 1:
+                break
+            cursor = line.id
+        cursor = max(self.cursor, cursor)
         changed = await self._changes(group, lines, cursor)
         told = {c.key for c in changed}
         # Rows gone while the subscriber was away: told removed when its powers still let it
         # see the row (the one read rule), so nothing of others' work is named.
         by_run = group.topic.kind in (topics.BOARD, topics.RUN)
-        keys = {ln.run if by_run else ln.slot for ln in lines}
-        for key in sorted(k for k in keys if k and k not in told):
+        runs = {(ln.run if by_run else ln.slot): ln.run for ln in lines}
+        for key in sorted(k for k in runs if k and k not in told):
             if await self._may_see(group, key):
-                changed.append(Change(cursor, key, None))
-        return changed
+                changed.append(Change(cursor, key, None, runs[key]))
+        return changed, frozenset(ln.id for ln in lines)
 
     async def _may_see(self, group: Group, key: str) -> bool:
         kind = group.topic.kind
@@ -247,7 +227,10 @@ class Hub:
                         await listener.listen()
                         await self._catch_up()
                         self._ready.set()
-                    await self._wake.wait()
+                    # Open gaps are looked up again even when nothing is announced.
+                    wait = GAP_RECHECK if self.watermark and self.watermark.pending else None
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(self._wake.wait(), wait)
                     self._wake.clear()
                     await asyncio.sleep(BATCH_SECONDS)
                     await self._batch()
@@ -262,24 +245,37 @@ class Hub:
                 await asyncio.shield(listener.close())
 
     async def _catch_up(self) -> None:
-        """After (re)listening: what committed while not listening is read as one batch."""
+        """After (re)listening: what committed while not listening is read as one batch
+        (on the first start, the last few lines: to know the gaps below the newest)."""
         async with self.services.db.connection() as conn:
-            if self.cursor == 0:
-                self.cursor = await live.last_line(conn)
-                return
-            lines = await live.lines_after(conn, self.cursor, SEEN_LINES)
-        await self._fan_out(lines, asyncio.get_running_loop().time())
+            if self.watermark is None:
+                last = await live.last_line(conn)
+                self.watermark = Watermark(max(0, last - START_LOOKBACK))
+            since = self.watermark.settled
+            read = await live.lines_after(conn, since, SEEN_LINES)
+        newest = read.lines[-1].id if read.lines else 0
+        searched = [(since + 1, max(self.watermark.read_to, newest))]
+        await self._fan_out(read, searched, asyncio.get_running_loop().time())
 
     async def _batch(self) -> None:
+        assert self.watermark is not None
         ranges, self._ranges = self._ranges, []
         heard_at, self._heard_at = self._heard_at, None
-        if not ranges:
+        gaps = self.watermark.lookups()
+        if not ranges and not gaps:
             return
         async with self.services.db.connection() as conn:
-            lines = await live.lines_in(conn, ranges)
-        await self._fan_out(lines, heard_at or asyncio.get_running_loop().time())
+            read = await live.lines_in(conn, ranges + gaps)
+        await self._fan_out(read, gaps, heard_at or asyncio.get_running_loop().time())
 
-    async def _fan_out(self, lines: list[live.Line], heard_at: float) -> None:
+    async def _fan_out(
+        self, read: live.Read, searched: list[tuple[int, int]], heard_at: float
+    ) -> None:
+        assert self.watermark is not None
+        lines = read.lines
+        given_up = self.watermark.read((ln.id for ln in lines), searched, read.xmin, read.xmax)
+        if given_up:
+            log.warning("live feed: %d open gaps given up (a resume may miss them)", given_up)
         fresh = [ln for ln in lines if ln.id not in self._seen]
         for ln in fresh:
             self._seen[ln.id] = None
@@ -287,11 +283,13 @@ class Hub:
             self._seen.popitem(last=False)
         if not fresh:
             return
-        self.cursor = max(self.cursor, fresh[-1].id)
         gate = asyncio.Semaphore(READS_AT_ONCE)
         loaded: access.Loaded = {}
+        # Only the groups this batch touches get a read: a thousand idle groups would each
+        # cost a task and a turn at the gate before learning they have nothing to send.
+        touched = self._touched(fresh)
         # The runs that slot and run watchers will read: loaded once for all of them.
-        by_id = [g for g in self.groups.values() if g.topic.kind in (topics.SLOT, topics.RUN)]
+        by_id = [g for g in touched if g.topic.kind in (topics.SLOT, topics.RUN)]
         await access.preload(
             self.services,
             loaded,
@@ -303,13 +301,17 @@ class Hub:
                 changes = await self._changes(group, fresh, self.cursor, loaded)
             if changes:
                 for sub in list(group.subscribers):
-                    sub.offer(changes)
+                    sub.offer(changes, fresh)
                 live_metrics.LAG.observe(asyncio.get_running_loop().time() - heard_at)
 
-        # Only the groups this batch touches get a read: a thousand idle groups would each
-        # cost a task and a turn at the gate before learning they have nothing to send.
-        touched = [g for g in list(self.groups.values()) if g.topic.runs_touched(fresh, g.view)]
-        await asyncio.gather(*(one(g) for g in touched))
+        await asyncio.gather(*(one(g) for g in touched if g.subscribers))
+
+    def _touched(self, lines: list[live.Line]) -> list[Group]:
+        """The groups ``lines`` touch, found through the ids the lines name."""
+        ids = {"", *(ln.run for ln in lines), *(ln.slot for ln in lines if ln.slot)}
+        keys = {k for i in ids for k in self._by_id.get(i, ())}
+        groups = (self.groups.get(k) for k in keys)
+        return [g for g in groups if g is not None and g.topic.runs_touched(lines, g.view)]
 
     async def _changes(
         self,
@@ -330,14 +332,22 @@ class Hub:
                 )
         except (errors.Forbidden, errors.NotFound):
             now = {}  # the subscriber lost the power to read this list: all of it goes
-        changes = [Change(cursor, key, row) for key, (_, row) in now.items()]
+        changes = [Change(cursor, key, row, run) for key, (run, row) in now.items()]
         for key, (run, _) in now.items():
             group.view[key] = run
         for key, run in list(group.view.items()):
             if (runs is None or run in runs) and key not in now:
                 del group.view[key]
-                changes.append(Change(cursor, key, None))
+                changes.append(Change(cursor, key, None, run))
         return changes
+
+
+def _watched_ids(group: Group) -> set[str]:
+    """The ids under which ``group`` is a candidate for a batch (``Hub._by_id``)."""
+    if group.topic.kind in (topics.SLOT, topics.RUN):
+        assert group.topic.id is not None
+        return {group.topic.id, *group.view.values()}
+    return {""}
 
 
 _HUBS: dict[int, Hub] = {}

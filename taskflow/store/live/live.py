@@ -15,6 +15,11 @@ import asyncpg
 from taskflow.store.common import db, sql
 
 SQL = sql.statements("live/live")
+#: The two reads of lines, each with its statement's snapshot (``with_snapshot``).
+READS = {
+    "lines_in": SQL["with_snapshot"].replace("{lines}", SQL["lines_in"]),
+    "lines_after": SQL["with_snapshot"].replace("{lines}", SQL["lines_after"]),
+}
 #: The channel the trigger NOTIFYs: payload ``"<low id> <high id>"``.
 CHANNEL = "taskflow_live"
 #: The trigger and its function (schema_extras; migration 2026-12-04T08:30 made them).
@@ -47,17 +52,29 @@ def parse_range(payload: str) -> tuple[int, int] | None:
         return None
 
 
-async def lines_in(conn: db.Connection, ranges: Sequence[tuple[int, int]]) -> list[Line]:
+@dataclass(frozen=True)
+class Read:
+    """Lines read in one statement, and its snapshot's bounds (xid8 as integers): every
+    transaction below ``xmin`` had ended; none at or above ``xmax`` had started."""
+
+    lines: list[Line]
+    xmin: int
+    xmax: int
+
+
+def _read(rows: list[asyncpg.Record]) -> Read:
+    return Read([_line(r) for r in rows if r["id"] is not None], rows[0]["xmin"], rows[0]["xmax"])
+
+
+async def lines_in(conn: db.Connection, ranges: Sequence[tuple[int, int]]) -> Read:
     """The committed lines in ``ranges`` (inclusive), in id order."""
-    if not ranges:
-        return []
-    rows = await conn.fetch(SQL["lines_in"], [r[0] for r in ranges], [r[1] for r in ranges])
-    return [_line(r) for r in rows]
+    lows, highs = [r[0] for r in ranges], [r[1] for r in ranges]
+    return _read(await conn.fetch(READS["lines_in"], lows, highs))
 
 
-async def lines_after(conn: db.Connection, cursor: int, limit: int) -> list[Line]:
+async def lines_after(conn: db.Connection, cursor: int, limit: int) -> Read:
     """At most ``limit`` lines after id ``cursor``, in id order."""
-    return [_line(r) for r in await conn.fetch(SQL["lines_after"], cursor, limit)]
+    return _read(await conn.fetch(READS["lines_after"], cursor, limit))
 
 
 async def last_line(conn: db.Connection) -> int:

@@ -24,17 +24,27 @@ CREATE TRIGGER audit_event_live AFTER INSERT ON audit_event
 REFERENCING NEW TABLE AS live_lines
 FOR EACH STATEMENT EXECUTE FUNCTION live_lines()
 
+-- name: with_snapshot
+-- The lines that lines_in or lines_after select (live.py puts one in the brace-named
+-- place), in id order, each row (and one row with no line when none is found) carrying
+-- the statement's snapshot xmin and xmax (service/live/watermark.py).
+SELECT pg_snapshot_xmin(s.snap)::text::bigint AS xmin,
+       pg_snapshot_xmax(s.snap)::text::bigint AS xmax,
+       l.id, l.run, l.slot, l.kind, l.workflow
+FROM (SELECT pg_current_snapshot() AS snap) s
+LEFT JOIN LATERAL ({lines}) l ON true
+ORDER BY l.id
+
 -- name: lines_in
 -- The committed lines whose ids fall in the ranges [$1[i], $2[i]] (bigint[]), with their
--- run's workflow; in id order.
+-- run's workflow (read through with_snapshot).
 SELECT l.id, l.run, l.slot, l.kind, r.workflow
 FROM unnest($1::bigint[], $2::bigint[]) AS g(low, high)
 JOIN audit_event l ON l.id BETWEEN g.low AND g.high
 JOIN run r ON r.id = l.run
-ORDER BY l.id
 
 -- name: lines_after
--- The lines after id $1 (a subscriber's cursor), at most $2, in id order.
+-- The lines after id $1 (a cursor), at most $2, in id order (read through with_snapshot).
 SELECT l.id, l.run, l.slot, l.kind, r.workflow
 FROM audit_event l JOIN run r ON r.id = l.run
 WHERE l.id > $1

@@ -32,6 +32,7 @@ from graphql import (
     GraphQLOutputType,
     GraphQLSchema,
     GraphQLString,
+    OperationType,
     Undefined,
     is_leaf_type,
 )
@@ -135,6 +136,18 @@ class Executor(StrawberryGraphQLCoreExecutionContext):
         #: Per selection (the same for every row of a list): its fields with their plans.
         #: An entry keeps its selection alive, so the id in its key is not reused meanwhile.
         self._steps: dict[int, tuple[GroupedFieldSet, list[Step]]] = {}
+        #: A subscription's root fields as its first event collected them: graphql-core
+        #: collects anew per event, missing the memos (keyed by identity) and growing them.
+        self._subscription_root: list[GroupedFieldSet] = []
+
+    def execute_collected_root_fields(self, *args: Any) -> Any:
+        """A subscription's events run on its first event's root fields (docs/live.md).
+        ``args``: root type, root value, grouped field set, serially, new defer usages."""
+        kind, root, grouped, serially, defers = args
+        if self.operation.operation == OperationType.SUBSCRIPTION and not defers:
+            self._subscription_root[:] = self._subscription_root or [grouped]
+            grouped = self._subscription_root[0]
+        return super().execute_collected_root_fields(kind, root, grouped, serially, defers)
 
     def steps(self, fields: Mapping[str, Plain], grouped: GroupedFieldSet) -> list[Step]:
         """``grouped``'s fields with their plans (None: graphql-core resolves it)."""

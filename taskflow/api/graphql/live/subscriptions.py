@@ -21,6 +21,7 @@ from taskflow.api.graphql.runs.types import RUN, SLOT, RunType, SlotType, slot_f
 from taskflow.api.graphql.slots import work
 from taskflow.service.live import hub as live_hub
 from taskflow.service.live import topics
+from taskflow.service.live.subscribers import Change
 
 T = TypeVar("T")
 
@@ -75,7 +76,7 @@ def _cursor(after: str | None) -> int | None:
 
 
 async def _stream(
-    info: Info, topic: topics.Topic, after: str | None, shape: Callable[[live_hub.Change], T]
+    info: Info, topic: topics.Topic, after: str | None, shape: Callable[[Change], T]
 ) -> AsyncGenerator[T, None]:
     me = await caller(info)
     context = info.context
@@ -95,7 +96,7 @@ async def _stream(
         sub.close()
 
 
-def _listed(change: live_hub.Change) -> SlotChange:
+def _listed(change: Change) -> SlotChange:
     """A change of a list (inbox, work): its row as the list shows it."""
     row = change.row
     return SlotChange(
@@ -151,7 +152,7 @@ class Subscription:
         me = await caller(info)
         services = info.context.services
 
-        def shape(change: live_hub.Change) -> BoardChange:
+        def shape(change: Change) -> BoardChange:
             card = work.card_of(services, me, change.row) if change.row is not None else None
             return BoardChange(
                 cursor=str(change.cursor), run_id=relay.node_id(RUN, change.key), card=card
@@ -185,11 +186,11 @@ class Subscription:
             yield change
 
 
-def _watched_slot(change: live_hub.Change) -> SlotChange:
+def _watched_slot(change: Change) -> SlotChange:
     row = work.slot_type_of(*change.row) if change.row is not None else None
     return SlotChange(cursor=str(change.cursor), slot_id=relay.node_id(SLOT, change.key), slot=row)
 
 
-def _watched_run(change: live_hub.Change) -> RunChange:
+def _watched_run(change: Change) -> RunChange:
     run = RunType.of(change.row) if change.row is not None else None
     return RunChange(cursor=str(change.cursor), run_id=relay.node_id(RUN, change.key), run=run)

@@ -131,6 +131,10 @@
     field: "inboxChanged", handle: changed, variables: {}
   };
 
+  function expired(errors) {
+    return (errors || []).some(function (e) { return e.extensions && e.extensions.code === "CURSOR_EXPIRED"; });
+  }
+
   var cursor = null, wait = 500;
   function connect() {
     var scheme = location.protocol === "https:" ? "wss:" : "ws:";
@@ -150,6 +154,18 @@
         var change = message.payload.data[subscription.field];
         cursor = change.cursor;
         subscription.handle(change);
+      } else if (message.type === "error" && expired(message.payload)) {
+        // Away longer than the server's resume window: the page is read again and the
+        // stream starts afresh from it (a board or run swaps its parts, others reload).
+        cursor = null;
+        if (boardPage || runPage) {
+          refresh("You were away long: this page was read again.");
+          socket.send(JSON.stringify({ id: "live", type: "subscribe", payload: {
+            query: subscription.query, variables: subscription.variables } }));
+        } else {
+          say("You were away long: reloading.");
+          location.reload();
+        }
       }
     };
     socket.onclose = function (event) {
