@@ -108,10 +108,11 @@ def _inbox(two: Two, on: str, token: str, after: str | None) -> Iterator[ClientC
         yield socket
 
 
-def _messages(socket: ClientConnection, within: float) -> list[dict[str, Any]]:
-    """Every message (but pings) that arrives within ``within`` seconds."""
+def _messages(socket: ClientConnection, count: int) -> list[dict[str, Any]]:
+    """The messages (but pings) that arrive: waits up to 30 s for ``count`` of them (a loaded
+    machine delivers late, not never), then 1 s more for any extra one (a duplicate)."""
     found: list[dict[str, Any]] = []
-    deadline = time.monotonic() + within
+    deadline = time.monotonic() + 30
     while (left := deadline - time.monotonic()) > 0:
         try:
             message = json.loads(socket.recv(timeout=left))
@@ -119,6 +120,8 @@ def _messages(socket: ClientConnection, within: float) -> list[dict[str, Any]]:
             break
         if message["type"] != "ping":
             found.append(message)
+            if len(found) == count:
+                deadline = min(deadline, time.monotonic() + 1.0)
     return found
 
 
@@ -141,7 +144,7 @@ def test_a_cursor_from_one_process_resumes_on_another_missing_nothing(two: Two) 
     with _inbox(two, "a", frank, None) as socket:
         _subscribed(two, "a")
         _claim(two, "a", fiona, slots["EXP-R1"])
-        (seen,) = _messages(socket, 2.0)
+        (seen,) = _messages(socket, 1)
         cursor = seen["payload"]["data"]["inboxChanged"]["cursor"]
         assert seen["payload"]["data"]["inboxChanged"]["slotId"] == slots["EXP-R1"]
         two.kill("a")
@@ -153,10 +156,10 @@ def test_a_cursor_from_one_process_resumes_on_another_missing_nothing(two: Two) 
     new = _slots(two, "b", frank)["EXP-R5"]
 
     with _inbox(two, "b", frank, cursor) as socket:
-        missed = [m["payload"]["data"]["inboxChanged"] for m in _messages(socket, 2.0)]
+        missed = [m["payload"]["data"]["inboxChanged"] for m in _messages(socket, 3)]
         _subscribed(two, "b")
         _claim(two, "b", fiona, slots["EXP-R4"])
-        live = [m["payload"]["data"]["inboxChanged"] for m in _messages(socket, 2.0)]
+        live = [m["payload"]["data"]["inboxChanged"] for m in _messages(socket, 1)]
 
     opened = {"status": "OPEN", "holder": None}
     assert {m["slotId"]: m["slot"] for m in missed} == {
@@ -179,7 +182,7 @@ def test_a_cursor_past_the_window_is_refused_with_cursor_expired(two: Two) -> No
     for i in range(20):
         _start(two, "b", app, f"EXP-W{i}")
     with _inbox(two, "b", frank, "1") as socket:
-        (refused,) = _messages(socket, 2.0)
+        (refused,) = _messages(socket, 1)
     assert refused["type"] == "error"
     assert refused["payload"][0]["extensions"]["code"] == "CURSOR_EXPIRED"
     assert "read the list again" in refused["payload"][0]["message"]
