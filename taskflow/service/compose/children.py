@@ -23,12 +23,12 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import itertools
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from taskflow import errors
 from taskflow.core.compose import compose
 from taskflow.core.definition import actors, owning
 from taskflow.core.runs import engine, refusals
@@ -40,6 +40,7 @@ from taskflow.service.runs import decisions, ids, persist, runs, starting
 from taskflow.store.common import db, locks
 from taskflow.store.compose import children as rows
 from taskflow.store.runs import runs as run_rows
+from taskflow.store.runs import timeline
 from taskflow.store.workspaces import scope as workspace_scope
 
 #: Rows taken per pass.
@@ -89,10 +90,13 @@ class _Job:
     row: rows.ChildRow
     now: datetime
 
+    def entry(self, kind: str, reason: str, **details: Any) -> AuditEntry:
+        """A timeline line of the system's, now."""
+        return AuditEntry(kind, self.now, SYSTEM, None, reason, details)
+
     async def line(self, run_id: str, kind: str, reason: str, **details: Any) -> None:
         """A timeline line of the system's on ``run_id`` (the parent, or the child after it)."""
-        entry = AuditEntry(kind, self.now, SYSTEM, None, reason, details)
-        await persist.audit(self.conn, run_id, entry)
+        await persist.audit(self.conn, run_id, self.entry(kind, reason, **details))
 
     async def settle(self, outcome: Mapping[str, Any] | None) -> None:
         await rows.settled(self.conn, self.row.id, outcome, self.now)
@@ -111,72 +115,124 @@ async def _act(services: Services, parent_id: str, row_ids: list[int]) -> int:
         done = 0
         left = await rows.lock_many(conn, row_ids)
         while left:
-            row = left.pop(0)
-            job = _Job(services, conn, parent, row, now)
+            row = left[0]
             if row.status == compose.STARTING:
-                started = await _start(job)
-            elif row.status == compose.CANCELLING:
-                started = await _cancel(job)
-            elif row.status == compose.ENDED:
-                started = await _ended(job)
+                # The run of rows to start, together: one set-based start (docs/composition.md).
+                starts = list(itertools.takewhile(lambda r: r.status == compose.STARTING, left))
+                acted, rest = await _start(_Job(services, conn, parent, row, now), starts)
+                done += acted
+                if rest is None:  # all started (or settled): the parent did not move
+                    left = left[len(starts) :]
+                    continue
+                left = rest + left[len(starts) :]
             else:
-                continue  # another worker got there first
-            done += 1
-            if not started:
-                # It may have moved the parent (a resume, a refusal read as a failure) and,
-                # through it, the other rows (a cancel settles those not started): the next
-                # row reads both as they now stand (still locked).
-                parent = await run_rows.get_run(conn, parent_id, lock=True) or parent
-                left = await rows.lock_many(conn, [r.id for r in left])
+                left.pop(0)
+                job = _Job(services, conn, parent, row, now)
+                if row.status == compose.CANCELLING:
+                    await _cancel(job)
+                elif row.status == compose.ENDED:
+                    await _ended(job)
+                else:
+                    continue  # another worker got there first
+                done += 1
+            # It may have moved the parent (a resume, a refusal read as a failure) and,
+            # through it, the other rows (a cancel settles those not started): the next
+            # row reads both as they now stand (still locked).
+            parent = await run_rows.get_run(conn, parent_id, lock=True) or parent
+            left = await rows.lock_many(conn, [r.id for r in left])
         return done
 
 
-async def _start(job: _Job) -> bool:
-    """Start the row's child; True when it started (the parent did not move)."""
-    parent, row = job.parent, job.row
-    undoing = compose.compensates(row.subject)
-    if undoing is None and not compose.current(parent.view, row.state, row.visit):
+async def _start(job: _Job, starts: list[rows.ChildRow]) -> tuple[int, list[rows.ChildRow] | None]:
+    """Start the children of ``starts`` (rows ``starting``, in order) as one set-based start,
+    as starting them one by one would: a row whose state the parent left is settled; the
+    first child that cannot start is refused (``child.refused``) after those before it
+    started, and the rows after it are left for the caller to read again (the refusal may
+    have moved the parent). Returns (rows acted on, rows left after a refusal or None)."""
+    parent = job.parent
+    stale = [
+        r
+        for r in starts
+        if compose.compensates(r.subject) is None
+        and not compose.current(parent.view, r.state, r.visit)
+    ]
+    for row in stale:
         reason = "the parent left the state before the child started"
-        await job.settle({"state": None, "failure": None, "reason": reason})
-        return False
+        await dataclasses.replace(job, row=row).settle(
+            {"state": None, "failure": None, "reason": reason}
+        )
+    fresh = [r for r in starts if r not in stale]
+    begins: list[starting.Begin] = []
+    refusal: tuple[int, str] | None = None
+    for i, row in enumerate(fresh):
+        try:
+            begins.append(_begin(dataclasses.replace(job, row=row)))
+        except starting.REFUSABLE as error:
+            refusal = (i, error.message)
+            break
     try:
         async with job.conn.transaction():  # a refusal leaves nothing of the attempt behind
-            started = await _begin(job)
-    except (refusals.Refusal, errors.ValidationError, errors.NotFound) as refusal:
-        await _refused(job, refusal.message)
-        return False
-    child = started.run.view.id
-    await rows.started(job.conn, row.id, child, job.now)
-    if undoing is not None:
-        why = f"compensating step {undoing!r}: started {row.workflow} run {child}"
-        details = compose.compensation_details(row.label, row.workflow, child, row.subject)
-        await job.line(parent.view.id, "run.compensating", why, **details)
-    else:
-        why = f"started child {row.label!r}: {row.workflow} run {child}"
-        await job.line(
-            parent.view.id,
-            "child.started",
-            why,
-            label=row.label,
-            child_run=child,
-            child_workflow=row.workflow,
+            views = await starting.begin_many(job.services, job.conn, begins, job.now)
+    except starting.Refused as refused:
+        refusal = (refused.index, refused.error.message)
+        views = await starting.begin_many(job.services, job.conn, begins[: refused.index], job.now)
+    started = [(row, view.id) for row, view in zip(fresh, views, strict=False)]
+    await _record_started(job, started)
+    if refusal is None:
+        return len(stale) + len(started), None
+    at, message = refusal
+    await _refused(dataclasses.replace(job, row=fresh[at]), message)
+    return len(stale) + len(started) + 1, fresh[at + 1 :]
+
+
+async def _record_started(job: _Job, started: list[tuple[rows.ChildRow, str]]) -> None:
+    """The rows live and the lines of their starts, on the parent and on each child (one
+    statement each for all of them)."""
+    await rows.started(job.conn, [(row.id, child) for row, child in started], job.now)
+    parent = job.parent.view
+    lines: list[tuple[str, AuditEntry]] = []
+    for row, child in started:
+        undoing = compose.compensates(row.subject)
+        if undoing is not None:
+            why = f"compensating step {undoing!r}: started {row.workflow} run {child}"
+            details = compose.compensation_details(row.label, row.workflow, child, row.subject)
+            lines.append((parent.id, job.entry("run.compensating", why, **details)))
+        else:
+            why = f"started child {row.label!r}: {row.workflow} run {child}"
+            lines.append(
+                (
+                    parent.id,
+                    job.entry(
+                        "child.started",
+                        why,
+                        label=row.label,
+                        child_run=child,
+                        child_workflow=row.workflow,
+                    ),
+                )
+            )
+        why = f"started by {parent.workflow} run {parent.id} as {row.label!r}"
+        lines.append(
+            (
+                child,
+                job.entry(
+                    "run.parent",
+                    why,
+                    label=row.label,
+                    parent_run=parent.id,
+                    workflow=parent.workflow,
+                ),
+            )
         )
-    await job.line(
-        child,
-        "run.parent",
-        f"started by {parent.view.workflow} run {parent.view.id} as {row.label!r}",
-        label=row.label,
-        parent_run=parent.view.id,
-        workflow=parent.view.workflow,
-    )
-    return True
+    await timeline.append_audits(job.conn, lines)
 
 
-async def _begin(job: _Job) -> starting.Started:
-    """Start the child on its workflow's current version, on the subject the row names, as
-    ``startRun`` would (``starting.begin``): the system acts (``ctx.actor``), the parent's
-    starter is recorded as the child's. Attributes writing the field a workflow owns on the
-    child's subject type are refused (``OwnedField``), as ``upsertSubject`` refuses them."""
+def _begin(job: _Job) -> starting.Begin:
+    """The start of the row's child on its workflow's current version, on the subject the
+    row names, as ``startRun`` would (``starting.begin_many``): the system acts
+    (``ctx.actor``), the parent's starter is recorded as the child's. Attributes writing the
+    field a workflow owns on the child's subject type are refused (``OwnedField``), as
+    ``upsertSubject`` refuses them."""
     parent, row = job.parent, job.row
     definition = job.services.catalog.get(row.workflow)
     spec: Mapping[str, Any] = row.subject
@@ -186,8 +242,7 @@ async def _begin(job: _Job) -> starting.Started:
     attributes = dict(parent.view.subject if same or given is None else given)
     owning.check_writes(job.services.catalog.owners.get(definition.tracks), attributes)
     starter = starting.Starter(actors.SYSTEM_ACTOR, parent.started_by or SYSTEM)
-    sent = (definition.tracks, str(external), attributes)
-    return await starting.begin(job.services, job.conn, definition, starter, sent, None, job.now)
+    return starting.Begin(definition, starter, (definition.tracks, str(external), attributes))
 
 
 async def _refused(job: _Job, message: str) -> None:

@@ -94,9 +94,12 @@ async def lock_many(conn: db.Connection, row_ids: Sequence[int]) -> list[ChildRo
     return [found[i] for i in row_ids if i in found]
 
 
-async def started(conn: db.Connection, row_id: int, child: str, now: datetime) -> None:
-    """The row's child run started."""
-    await conn.execute(SQL["started"], row_id, uuid.UUID(child), now)
+async def started(conn: db.Connection, started: Sequence[tuple[int, str]], now: datetime) -> None:
+    """The rows' child runs started: (row id, child run id) each (one statement)."""
+    if started:
+        await conn.execute(
+            SQL["started_many"], [i for i, _ in started], [uuid.UUID(c) for _, c in started], now
+        )
 
 
 async def settled(

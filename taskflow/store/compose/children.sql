@@ -101,9 +101,10 @@ SELECT id, key, parent, child, visit, state, label, workflow, awaited, status, s
        outcome, created_at, updated_at
 FROM run_child WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE
 
--- name: started
--- Row $1's child run $2 started at $3.
-UPDATE run_child rc SET status = 'live', child = $2, updated_at = $3 WHERE rc.id = $1
+-- name: started_many
+-- Rows $1 (bigint[]): their child runs $2 (uuid[], in the same order) started at $3.
+UPDATE run_child rc SET status = 'live', child = u.child, updated_at = $3
+FROM unnest($1::bigint[], $2::uuid[]) AS u(id, child) WHERE rc.id = u.id
 
 -- name: settled
 -- Row $1 done with at $3; $2 the outcome the parent read (JSON text, or null).

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -50,6 +50,25 @@ async def upsert(
             f"The {type_} {external_id!r} was deleted (deleteSubject); no run starts for it."
         )
     return from_row(row), bool(row["created"])
+
+
+async def upsert_many(
+    conn: db.Connection, sent: Sequence[tuple[str, str, Mapping[str, Any]]], now: datetime
+) -> list[SubjectRow | None]:
+    """:func:`upsert` for many (type, external id, attributes), no pair twice, in one
+    statement: the rows in the order given, None for a deleted subject."""
+    if not sent:
+        return []
+    found = await conn.fetch(
+        SQL["upsert_many"],
+        [uuid.uuid4() for _ in sent],
+        [t for t, _, _ in sent],
+        [e for _, e, _ in sent],
+        [dict(a) for _, _, a in sent],
+        now,
+    )
+    by_key = {(r["type"], r["external_id"]): from_row(r) for r in found}
+    return [by_key.get((t, e)) for t, e, _ in sent]
 
 
 async def insert_new(

@@ -15,6 +15,24 @@ ON CONFLICT (workspace, type, external_id) DO UPDATE SET
 WHERE subject.gone_at IS NULL
 RETURNING id, type, external_id, attributes, version, gone_at, (xmax = 0) AS created
 
+-- name: upsert_many
+-- upsert for many subjects at once, in the order given: ids $1 (uuid[], used when new), types
+-- $2, external ids $3 (text[]; no pair twice), attributes $4 (a JSON array, one object each)
+-- at $5. A deleted subject returns no row.
+INSERT INTO subject (id, type, external_id, attributes, version, created_at, updated_at)
+SELECT u.id, u.type, u.external_id, u.attributes, 1, $5, $5
+FROM ROWS FROM (unnest($1::uuid[], $2::text[], $3::text[]), jsonb_array_elements($4::jsonb))
+     WITH ORDINALITY AS u(id, type, external_id, attributes, n)
+ORDER BY u.n
+ON CONFLICT (workspace, type, external_id) DO UPDATE SET
+    attributes = EXCLUDED.attributes,
+    version = subject.version
+              + (subject.attributes IS DISTINCT FROM EXCLUDED.attributes)::int,
+    updated_at = CASE WHEN subject.attributes IS DISTINCT FROM EXCLUDED.attributes
+                      THEN EXCLUDED.updated_at ELSE subject.updated_at END
+WHERE subject.gone_at IS NULL
+RETURNING id, type, external_id, attributes, version, gone_at
+
 -- name: insert_new
 -- Insert subject $1 (uuid) of type $2 and external id $3 with attributes $4 (jsonb) at $5;
 -- nothing when the subject exists (a concurrent insert committed first).
