@@ -187,6 +187,16 @@ def compensates(subject_spec: Mapping[str, Any]) -> str | None:
     return None if found is None else str(found)
 
 
+def undoable(subject_spec: Mapping[str, Any], outcome: Mapping[str, Any]) -> bool:
+    """Whether a child's end, as ``outcome``, is a saga step done that its compensation
+    undoes: the step has one, and its run completed in a state that is no failure."""
+    return (
+        subject_spec.get("compensation") is not None
+        and outcome.get("status") == "completed"
+        and not outcome.get("failure")
+    )
+
+
 def compensation_details(
     label: str, workflow: str, child: str | None, subject_spec: Mapping[str, Any]
 ) -> dict[str, Any]:

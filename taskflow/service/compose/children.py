@@ -299,6 +299,10 @@ async def _ended(job: _Job) -> bool:
         await _resume(job, outcome)
     else:
         why = "started bare" if not row.awaited else "the parent no longer waits for it"
+        if compose.undoable(row.subject, outcome) and await rows.undo_late(conn, row.id, job.now):
+            # A saga step done after its scope was left (a race's runner-up whose cancel
+            # lost to its end): undone as the steps done before it left (docs/composition.md).
+            why += f"; its compensation {row.subject['compensation']} starts"
         await job.line(
             job.parent.view.id,
             "child.ended",

@@ -111,6 +111,12 @@ async def settled(
     )
 
 
+async def undo_late(conn: db.Connection, row_id: int, now: datetime) -> bool:
+    """Plan the compensation of saga step ``row_id`` that completed after its parent left
+    its visit; False when it was planned already (or the row is no saga step)."""
+    return bool(await conn.fetch(SQL["undo_late"], row_id, now))
+
+
 async def again(
     conn: db.Connection,
     row_id: int,

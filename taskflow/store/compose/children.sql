@@ -71,6 +71,26 @@ FROM (SELECT (SELECT count(*) FROM live) + (SELECT count(*) FROM unstarted)
              + (SELECT count(*) FROM undo) AS n) c
 WHERE c.n > 0
 
+-- name: undo_late
+-- Row $1 is a saga step whose run completed after its parent left the step's visit (a
+-- race's runner-up whose cancel lost to its end; a step of a scope left unfinished that
+-- ended before its cancel): its one compensation row at $2, as cancel_left plans one,
+-- keyed '<step key>:undo' (so at most once). Answers the row added (none: it was already);
+-- the workers are woken at commit.
+WITH added AS (
+    INSERT INTO run_child (key, parent, visit, state, label, workflow, awaited, status,
+                           subject, created_at, updated_at)
+    SELECT rc.key || ':undo', rc.parent, rc.visit, rc.state, rc.label,
+           rc.subject->>'compensation', false, 'starting',
+           (rc.subject - 'compensation')
+             || jsonb_build_object('compensates', rc.label, 'step_run', rc.child, 'attempt', 1),
+           $2, $2
+    FROM run_child rc WHERE rc.id = $1 AND rc.subject ? 'compensation'
+    ON CONFLICT (key) DO NOTHING
+    RETURNING id
+)
+SELECT a.id, pg_notify('taskflow_timers', '') FROM added a
+
 -- name: rename
 -- Run $1 migrated, staying at visit $2 in state $3: its children of that visit take the
 -- labels $5 for $4 (old, new pairs), and the state's new name; their keys follow the label,
