@@ -49,29 +49,34 @@ BATCH = 100
 SYSTEM = "system"
 
 
-async def run_due(services: Services, batch: int = BATCH) -> int:
+async def run_due(services: Services, batch: int = BATCH, *, starts: bool = True) -> int:
     """Act on up to ``batch`` rows due, a parent at a time; returns how many were acted on.
+    ``starts``: start children too (the worker's pass), else only read ends back and cancel
+    (the worker's lane of ends, which resumes parents beside its other work).
 
-    The rows due are read again before each parent: a child that ended meanwhile (the step
-    pipeline writes ends beside this lane) is read back before the next parent's children
-    start, so a parent's resume waits for one parent's starts at most, not a whole batch."""
+    A parent taken is acted on for all its due rows (up to the batch), wherever they stand
+    in the queue: its children start together. The rows due are read again before each
+    parent: a child that ended meanwhile (the step pipeline writes ends beside this lane) is
+    read back before the next parent's children start, so a parent's resume waits for one
+    parent's starts at most, not a whole batch."""
     tried: set[str] = set()
-    taken = done = 0
-    while taken < batch:
+    done = 0
+    while done < batch:
         async with services.db.connection() as conn:
-            due = await rows.due(conn, batch - taken, services.clock.now())
+            due = await rows.due(conn, batch - done, services.clock.now(), starts=starts)
         parent = next((p for _, p in due if p not in tried), None)
         if parent is None:
             break
         tried.add(parent)
-        row_ids = [row_id for row_id, p in due if p == parent]
-        taken += len(row_ids)
-        done += await retry.run(services, "a child run", _acting(services, parent, row_ids))
+        act = _acting(services, parent, batch - done, starts)
+        done += await retry.run(services, "a child run", act)
     return done
 
 
-def _acting(services: Services, parent_id: str, row_ids: list[int]) -> Callable[[], Awaitable[int]]:
-    return lambda: _act(services, parent_id, row_ids)
+def _acting(
+    services: Services, parent_id: str, limit: int, starts: bool
+) -> Callable[[], Awaitable[int]]:
+    return lambda: _act(services, parent_id, limit, starts)
 
 
 async def in_flight(services: Services) -> int:
@@ -102,8 +107,8 @@ class _Job:
         await rows.settled(self.conn, self.row.id, outcome, self.now)
 
 
-async def _act(services: Services, parent_id: str, row_ids: list[int]) -> int:
-    """Act on the rows ``row_ids`` of one parent, in one transaction; returns how many."""
+async def _act(services: Services, parent_id: str, limit: int, starts: bool) -> int:
+    """Act on up to ``limit`` rows due of one parent, in one transaction; returns how many."""
     async with services.db.transaction() as conn:
         parent = await run_rows.get_run(conn, parent_id, lock=True)
         if parent is None:
@@ -113,18 +118,18 @@ async def _act(services: Services, parent_id: str, row_ids: list[int]) -> int:
         await locks.lock_live_slots(conn, [parent_id])
         now = services.clock.now()
         done = 0
-        left = await rows.lock_many(conn, row_ids)
+        left = await rows.lock_due_of(conn, parent_id, limit, now, starts=starts)
         while left:
             row = left[0]
             if row.status == compose.STARTING:
                 # The run of rows to start, together: one set-based start (docs/composition.md).
-                starts = list(itertools.takewhile(lambda r: r.status == compose.STARTING, left))
-                acted, rest = await _start(_Job(services, conn, parent, row, now), starts)
+                run = list(itertools.takewhile(lambda r: r.status == compose.STARTING, left))
+                acted, rest = await _start(_Job(services, conn, parent, row, now), run)
                 done += acted
                 if rest is None:  # all started (or settled): the parent did not move
-                    left = left[len(starts) :]
+                    left = left[len(run) :]
                     continue
-                left = rest + left[len(starts) :]
+                left = rest + left[len(run) :]
             else:
                 left.pop(0)
                 job = _Job(services, conn, parent, row, now)

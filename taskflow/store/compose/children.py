@@ -83,15 +83,28 @@ async def rename(
     )
 
 
-async def due(conn: db.Connection, limit: int, now: datetime) -> list[tuple[int, str]]:
-    """(row id, parent run id) of up to ``limit`` rows a worker has to act on at ``now``."""
-    return [(r["id"], str(r["parent"])) for r in await conn.fetch(SQL["due"], limit, now)]
+async def due(
+    conn: db.Connection, limit: int, now: datetime, *, starts: bool = True
+) -> list[tuple[int, str]]:
+    """(row id, parent run id) of up to ``limit`` rows a worker has to act on at ``now``
+    (``starts``: rows to start too, else only ends and cancels)."""
+    found = await conn.fetch(SQL["due"], limit, now, starts)
+    return [(r["id"], str(r["parent"])) for r in found]
 
 
 async def lock_many(conn: db.Connection, row_ids: Sequence[int]) -> list[ChildRow]:
     """The rows, locked, in the order given (the caller holds their parent's run first)."""
     found = {r["id"]: _row(r) for r in await conn.fetch(SQL["lock_many"], list(row_ids))}
     return [found[i] for i in row_ids if i in found]
+
+
+async def lock_due_of(
+    conn: db.Connection, parent: str, limit: int, now: datetime, *, starts: bool = True
+) -> list[ChildRow]:
+    """Up to ``limit`` rows of ``parent`` due at ``now`` (ends and cancels first; ``starts``:
+    rows to start too), locked (the caller holds the parent's run first)."""
+    found = await conn.fetch(SQL["lock_due_of"], uuid.UUID(parent), limit, now, starts)
+    return [_row(r) for r in found]
 
 
 async def started(conn: db.Connection, started: Sequence[tuple[int, str]], now: datetime) -> None:

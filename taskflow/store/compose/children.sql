@@ -107,10 +107,11 @@ WHERE rc.id = m.id
 -- worker locks the parent, then the rows). Ends and cancels first (a parent waiting on its
 -- last child is resumed before more children start), then starts, oldest first; a
 -- compensation's next attempt waits for its backoff (subject.not_before after $2, now).
+-- Starts only when $3 (the lane reading ends alone passes false).
 (SELECT rc.id, rc.parent FROM run_child rc WHERE rc.status IN ('cancelling', 'ended')
  ORDER BY id LIMIT $1)
 UNION ALL
-(SELECT rc.id, rc.parent FROM run_child rc WHERE rc.status = 'starting'
+(SELECT rc.id, rc.parent FROM run_child rc WHERE $3 AND rc.status = 'starting'
    AND coalesce((rc.subject->>'not_before')::timestamptz, '-infinity') <= $2
  ORDER BY id LIMIT $1)
 LIMIT $1
@@ -120,6 +121,21 @@ LIMIT $1
 SELECT id, key, parent, child, visit, state, label, workflow, awaited, status, subject,
        outcome, created_at, updated_at
 FROM run_child WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE
+
+-- name: lock_due_of
+-- Up to $2 rows of parent $1 (uuid) the worker has to act on at $3, as due finds them (ends
+-- and cancels first, then starts, oldest first; starts only when $4), locked (the parent's
+-- run is locked first).
+SELECT id, key, parent, child, visit, state, label, workflow, awaited, status, subject,
+       outcome, created_at, updated_at
+FROM run_child rc
+WHERE rc.parent = $1
+  AND (rc.status IN ('cancelling', 'ended')
+       OR ($4 AND rc.status = 'starting'
+           AND coalesce((rc.subject->>'not_before')::timestamptz, '-infinity') <= $3))
+ORDER BY rc.status = 'starting', rc.id
+LIMIT $2
+FOR UPDATE
 
 -- name: started_many
 -- Rows $1 (bigint[]): their child runs $2 (uuid[], in the same order) started at $3.
