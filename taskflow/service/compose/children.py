@@ -55,28 +55,48 @@ async def run_due(services: Services, batch: int = BATCH, *, starts: bool = True
     (the worker's lane of ends, which resumes parents beside its other work).
 
     A parent taken is acted on for all its due rows (up to the batch), wherever they stand
-    in the queue: its children start together. The rows due are read again before each
-    parent: a child that ended meanwhile (the step pipeline writes ends beside this lane) is
-    read back before the next parent's children start, so a parent's resume waits for one
-    parent's starts at most, not a whole batch."""
+    in the queue: its children start together. Parents of one workspace with only children
+    to start are taken together, their children started in one set-based start. The rows
+    due are read again before each parent: a child that ended meanwhile (the step pipeline
+    writes ends beside this lane) is read back before the next parent's children start, so
+    a parent's resume waits for one transaction's starts at most, not a whole batch."""
     tried: set[str] = set()
     done = 0
     while done < batch:
         async with services.db.connection() as conn:
             due = await rows.due(conn, batch - done, services.clock.now(), starts=starts)
-        parent = next((p for _, p in due if p not in tried), None)
-        if parent is None:
+        parents = _together([d for d in due if d.parent not in tried], batch - done)
+        if not parents:
             break
-        tried.add(parent)
-        act = _acting(services, parent, batch - done, starts)
+        tried.update(parents)
+        act = _acting(services, parents, batch - done, starts)
         done += await retry.run(services, "a child run", act)
     return done
 
 
+def _together(due: list[rows.Due], limit: int) -> list[str]:
+    """The parents to act on in one transaction: the first due; and when it has only children
+    to start, the next parents of its workspace that have only children to start too, up to
+    about ``limit`` rows."""
+    if not due:
+        return []
+    first = due[0]
+    busy = {d.parent for d in due if d.status != compose.STARTING}
+    if first.parent in busy:
+        return [first.parent]
+    count: dict[str, int] = {}
+    for d in due:
+        if d.parent not in busy and d.workspace == first.workspace:
+            if d.parent not in count and sum(count.values()) >= limit:
+                break
+            count[d.parent] = count.get(d.parent, 0) + 1
+    return list(count)
+
+
 def _acting(
-    services: Services, parent_id: str, limit: int, starts: bool
+    services: Services, parents: list[str], limit: int, starts: bool
 ) -> Callable[[], Awaitable[int]]:
-    return lambda: _act(services, parent_id, limit, starts)
+    return lambda: _act(services, parents, limit, starts)
 
 
 async def in_flight(services: Services) -> int:
@@ -107,45 +127,106 @@ class _Job:
         await rows.settled(self.conn, self.row.id, outcome, self.now)
 
 
-async def _act(services: Services, parent_id: str, limit: int, starts: bool) -> int:
-    """Act on up to ``limit`` rows due of one parent, in one transaction; returns how many."""
+async def _act(services: Services, parents: list[str], limit: int, starts: bool) -> int:
+    """Act on up to ``limit`` rows due of ``parents`` (one; or several of one workspace with
+    only children to start), in one transaction; returns how many."""
     async with services.db.transaction() as conn:
-        parent = await run_rows.get_run(conn, parent_id, lock=True)
-        if parent is None:
+        if len(parents) == 1:
+            one = await run_rows.get_run(conn, parents[0], lock=True)
+            held = {} if one is None else {parents[0]: one}
+        else:
+            held = await run_rows.get_runs_locked(conn, parents)
+        if not held:
             return 0
-        # What it creates (a child's subject) is the parent's workspace's: docs/workspaces.md.
-        await workspace_scope.enter_run(conn, parent_id)
-        await locks.lock_live_slots(conn, [parent_id])
+        # What it creates (a child's subject) is the parents' workspace's: docs/workspaces.md.
+        await workspace_scope.enter_run(conn, next(iter(held)))
+        await locks.lock_live_slots(conn, list(held))
         now = services.clock.now()
-        done = 0
-        left = await rows.lock_due_of(conn, parent_id, limit, now, starts=starts)
-        while left:
-            row = left[0]
-            if row.status == compose.STARTING:
-                # The run of rows to start, together: one set-based start (docs/composition.md).
-                run = list(itertools.takewhile(lambda r: r.status == compose.STARTING, left))
-                acted, rest = await _start(_Job(services, conn, parent, row, now), run)
-                done += acted
-                if rest is None:  # all started (or settled): the parent did not move
-                    left = left[len(run) :]
-                    continue
-                left = rest + left[len(run) :]
-            else:
-                left.pop(0)
-                job = _Job(services, conn, parent, row, now)
-                if row.status == compose.CANCELLING:
-                    await _cancel(job)
-                elif row.status == compose.ENDED:
-                    await _ended(job)
-                else:
-                    continue  # another worker got there first
-                done += 1
-            # It may have moved the parent (a resume, a refusal read as a failure) and,
-            # through it, the other rows (a cancel settles those not started): the next
-            # row reads both as they now stand (still locked).
-            parent = await run_rows.get_run(conn, parent_id, lock=True) or parent
-            left = await rows.lock_many(conn, [r.id for r in left])
+        by_parent: dict[str, list[rows.ChildRow]] = {}
+        for row in await rows.lock_due_of(conn, list(held), limit, now, starts=starts):
+            by_parent.setdefault(row.parent, []).append(row)
+        jobs = {p: _Job(services, conn, held[p], found[0], now) for p, found in by_parent.items()}
+        done, handled = await _start_together(jobs, by_parent) if len(jobs) > 1 else (0, set())
+        for parent_id, left in by_parent.items():
+            if parent_id not in handled:
+                done += await _act_rows(jobs[parent_id], left)
         return done
+
+
+async def _start_together(
+    jobs: Mapping[str, _Job], by_parent: Mapping[str, list[rows.ChildRow]]
+) -> tuple[int, set[str]]:
+    """Start the children of several parents in one set-based start: the parents whose rows
+    are all to start, in the state they wait in, each child's start checked. Returns how
+    many rows it started and the parents it handled; when one child is refused nothing of
+    it is kept (a savepoint) and each parent goes its own way (:func:`_act_rows`)."""
+    begins: list[starting.Begin] = []
+    owners: list[tuple[_Job, rows.ChildRow]] = []
+    handled: set[str] = set()
+    for parent_id, found in by_parent.items():
+        job = jobs[parent_id]
+        if any(r.status != compose.STARTING or _stale(job, r) for r in found):
+            continue
+        try:
+            mine = [_begin(dataclasses.replace(job, row=r)) for r in found]
+        except starting.REFUSABLE:
+            continue
+        begins += mine
+        owners += [(job, r) for r in found]
+        handled.add(parent_id)
+    if len(handled) < 2:
+        return 0, set()
+    try:
+        async with next(iter(jobs.values())).conn.transaction():
+            views = await starting.begin_many(
+                owners[0][0].services, owners[0][0].conn, begins, owners[0][0].now
+            )
+    except starting.Refused:
+        return 0, set()
+    await _record_started(
+        [(job, row, view.id) for (job, row), view in zip(owners, views, strict=True)]
+    )
+    return len(views), handled
+
+
+def _stale(job: _Job, row: rows.ChildRow) -> bool:
+    """A row to start whose state its parent left (compensations start whatever the state)."""
+    return compose.compensates(row.subject) is None and not compose.current(
+        job.parent.view, row.state, row.visit
+    )
+
+
+async def _act_rows(job: _Job, left: list[rows.ChildRow]) -> int:
+    """Act on one parent's due rows (locked, in order), the parent's lock held; how many."""
+    parent_id, done = job.parent.view.id, 0
+    while left:
+        row = left[0]
+        job = dataclasses.replace(job, row=row)
+        if row.status == compose.STARTING:
+            # The run of rows to start, together: one set-based start (docs/composition.md).
+            run = list(itertools.takewhile(lambda r: r.status == compose.STARTING, left))
+            acted, rest = await _start(job, run)
+            done += acted
+            if rest is None:  # all started (or settled): the parent did not move
+                left = left[len(run) :]
+                continue
+            left = rest + left[len(run) :]
+        else:
+            left.pop(0)
+            if row.status == compose.CANCELLING:
+                await _cancel(job)
+            elif row.status == compose.ENDED:
+                await _ended(job)
+            else:
+                continue  # another worker got there first
+            done += 1
+        # It may have moved the parent (a resume, a refusal read as a failure) and,
+        # through it, the other rows (a cancel settles those not started): the next
+        # row reads both as they now stand (still locked).
+        parent = await run_rows.get_run(job.conn, parent_id, lock=True) or job.parent
+        job = dataclasses.replace(job, parent=parent)
+        left = await rows.lock_many(job.conn, [r.id for r in left])
+    return done
 
 
 async def _start(job: _Job, starts: list[rows.ChildRow]) -> tuple[int, list[rows.ChildRow] | None]:
@@ -154,13 +235,7 @@ async def _start(job: _Job, starts: list[rows.ChildRow]) -> tuple[int, list[rows
     first child that cannot start is refused (``child.refused``) after those before it
     started, and the rows after it are left for the caller to read again (the refusal may
     have moved the parent). Returns (rows acted on, rows left after a refusal or None)."""
-    parent = job.parent
-    stale = [
-        r
-        for r in starts
-        if compose.compensates(r.subject) is None
-        and not compose.current(parent.view, r.state, r.visit)
-    ]
+    stale = [r for r in starts if _stale(job, r)]
     for row in stale:
         reason = "the parent left the state before the child started"
         await dataclasses.replace(job, row=row).settle(
@@ -181,8 +256,8 @@ async def _start(job: _Job, starts: list[rows.ChildRow]) -> tuple[int, list[rows
     except starting.Refused as refused:
         refusal = (refused.index, refused.error.message)
         views = await starting.begin_many(job.services, job.conn, begins[: refused.index], job.now)
-    started = [(row, view.id) for row, view in zip(fresh, views, strict=False)]
-    await _record_started(job, started)
+    started = [(job, row, view.id) for row, view in zip(fresh, views, strict=False)]
+    await _record_started(started)
     if refusal is None:
         return len(stale) + len(started), None
     at, message = refusal
@@ -190,46 +265,29 @@ async def _start(job: _Job, starts: list[rows.ChildRow]) -> tuple[int, list[rows
     return len(stale) + len(started) + 1, fresh[at + 1 :]
 
 
-async def _record_started(job: _Job, started: list[tuple[rows.ChildRow, str]]) -> None:
-    """The rows live and the lines of their starts, on the parent and on each child (one
-    statement each for all of them)."""
-    await rows.started(job.conn, [(row.id, child) for row, child in started], job.now)
-    parent = job.parent.view
+async def _record_started(started: list[tuple[_Job, rows.ChildRow, str]]) -> None:
+    """The rows live and the lines of their starts, on each parent and on each child (one
+    statement each for all of them): (the parent's job, the row, the child run) each."""
+    if not started:
+        return
+    conn, now = started[0][0].conn, started[0][0].now
+    await rows.started(conn, [(row.id, child) for _, row, child in started], now)
     lines: list[tuple[str, AuditEntry]] = []
-    for row, child in started:
+    for job, row, child in started:
+        parent = job.parent.view
         undoing = compose.compensates(row.subject)
         if undoing is not None:
             why = f"compensating step {undoing!r}: started {row.workflow} run {child}"
             details = compose.compensation_details(row.label, row.workflow, child, row.subject)
-            lines.append((parent.id, job.entry("run.compensating", why, **details)))
         else:
             why = f"started child {row.label!r}: {row.workflow} run {child}"
-            lines.append(
-                (
-                    parent.id,
-                    job.entry(
-                        "child.started",
-                        why,
-                        label=row.label,
-                        child_run=child,
-                        child_workflow=row.workflow,
-                    ),
-                )
-            )
+            details = {"label": row.label, "child_run": child, "child_workflow": row.workflow}
+        kind = "child.started" if undoing is None else "run.compensating"
+        lines.append((parent.id, job.entry(kind, why, **details)))
         why = f"started by {parent.workflow} run {parent.id} as {row.label!r}"
-        lines.append(
-            (
-                child,
-                job.entry(
-                    "run.parent",
-                    why,
-                    label=row.label,
-                    parent_run=parent.id,
-                    workflow=parent.workflow,
-                ),
-            )
-        )
-    await timeline.append_audits(job.conn, lines)
+        link = {"label": row.label, "parent_run": parent.id, "workflow": parent.workflow}
+        lines.append((child, job.entry("run.parent", why, **link)))
+    await timeline.append_audits(conn, lines)
 
 
 def _begin(job: _Job) -> starting.Begin:

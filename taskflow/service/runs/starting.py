@@ -389,7 +389,9 @@ async def _opened(
             contexts[key] = deadlines.sla_of(services, definition, actor=by)
         # A fresh run has no timer rows yet: nothing to load.
         planned.append(uow.plan(_as_update(d.result), contexts[key], (), now))
-    await writer.write(conn, uow.merged(planned), now)
+    # Fresh runs left no state: no step or child rows of theirs to drop (``quiet``).
+    fresh = [d.result.run.id for d in decided]
+    await writer.write(conn, uow.merged(planned), now, quiet=fresh)
     for d, key in zip(decided, keys, strict=True):
         if buffered.needs_delivery(d.opening.definition, d.result):
             await buffered.deliver(conn, contexts[key], d.result.run.id, now, persist.write)

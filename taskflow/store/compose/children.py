@@ -83,13 +83,21 @@ async def rename(
     )
 
 
-async def due(
-    conn: db.Connection, limit: int, now: datetime, *, starts: bool = True
-) -> list[tuple[int, str]]:
-    """(row id, parent run id) of up to ``limit`` rows a worker has to act on at ``now``
+@dataclass(frozen=True)
+class Due:
+    """A row a worker has to act on: its id, parent run, status and the parent's workspace."""
+
+    id: int
+    parent: str
+    status: str
+    workspace: str
+
+
+async def due(conn: db.Connection, limit: int, now: datetime, *, starts: bool = True) -> list[Due]:
+    """Up to ``limit`` rows a worker has to act on at ``now``, ends and cancels first
     (``starts``: rows to start too, else only ends and cancels)."""
     found = await conn.fetch(SQL["due"], limit, now, starts)
-    return [(r["id"], str(r["parent"])) for r in found]
+    return [Due(r["id"], str(r["parent"]), r["status"], str(r["workspace"])) for r in found]
 
 
 async def lock_many(conn: db.Connection, row_ids: Sequence[int]) -> list[ChildRow]:
@@ -99,11 +107,12 @@ async def lock_many(conn: db.Connection, row_ids: Sequence[int]) -> list[ChildRo
 
 
 async def lock_due_of(
-    conn: db.Connection, parent: str, limit: int, now: datetime, *, starts: bool = True
+    conn: db.Connection, parents: Sequence[str], limit: int, now: datetime, *, starts: bool = True
 ) -> list[ChildRow]:
-    """Up to ``limit`` rows of ``parent`` due at ``now`` (ends and cancels first; ``starts``:
-    rows to start too), locked (the caller holds the parent's run first)."""
-    found = await conn.fetch(SQL["lock_due_of"], uuid.UUID(parent), limit, now, starts)
+    """Up to ``limit`` rows of ``parents`` due at ``now`` (ends and cancels first; ``starts``:
+    rows to start too), locked (the caller holds the parents' runs first)."""
+    keys = [uuid.UUID(p) for p in parents]
+    found = await conn.fetch(SQL["lock_due_of"], keys, limit, now, starts)
     return [_row(r) for r in found]
 
 

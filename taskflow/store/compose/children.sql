@@ -108,13 +108,18 @@ WHERE rc.id = m.id
 -- last child is resumed before more children start), then starts, oldest first; a
 -- compensation's next attempt waits for its backoff (subject.not_before after $2, now).
 -- Starts only when $3 (the lane reading ends alone passes false).
-(SELECT rc.id, rc.parent FROM run_child rc WHERE rc.status IN ('cancelling', 'ended')
- ORDER BY id LIMIT $1)
-UNION ALL
-(SELECT rc.id, rc.parent FROM run_child rc WHERE $3 AND rc.status = 'starting'
-   AND coalesce((rc.subject->>'not_before')::timestamptz, '-infinity') <= $2
- ORDER BY id LIMIT $1)
-LIMIT $1
+-- Each row with its status and its parent's workspace (a worker starts the children of
+-- several parents of one workspace together).
+SELECT d.id, d.parent, d.status, p.workspace FROM (
+  (SELECT rc.id, rc.parent, rc.status FROM run_child rc
+   WHERE rc.status IN ('cancelling', 'ended') ORDER BY id LIMIT $1)
+  UNION ALL
+  (SELECT rc.id, rc.parent, rc.status FROM run_child rc WHERE $3 AND rc.status = 'starting'
+     AND coalesce((rc.subject->>'not_before')::timestamptz, '-infinity') <= $2
+   ORDER BY id LIMIT $1)
+  LIMIT $1
+) d JOIN run p ON p.id = d.parent
+ORDER BY d.status = 'starting', d.id
 
 -- name: lock_many
 -- The rows $1, locked in id order (their parent's run is locked first: the lock order).
@@ -123,13 +128,13 @@ SELECT id, key, parent, child, visit, state, label, workflow, awaited, status, s
 FROM run_child WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE
 
 -- name: lock_due_of
--- Up to $2 rows of parent $1 (uuid) the worker has to act on at $3, as due finds them (ends
--- and cancels first, then starts, oldest first; starts only when $4), locked (the parent's
--- run is locked first).
+-- Up to $2 rows of the parents $1 (uuid[]) the worker has to act on at $3, as due finds them
+-- (ends and cancels first, then starts, oldest first; starts only when $4), locked (the
+-- parents' runs are locked first).
 SELECT id, key, parent, child, visit, state, label, workflow, awaited, status, subject,
        outcome, created_at, updated_at
 FROM run_child rc
-WHERE rc.parent = $1
+WHERE rc.parent = ANY($1::uuid[])
   AND (rc.status IN ('cancelling', 'ended')
        OR ($4 AND rc.status = 'starting'
            AND coalesce((rc.subject->>'not_before')::timestamptz, '-infinity') <= $3))

@@ -362,6 +362,12 @@ async def update_slots(conn: db.Connection, views: Iterable[SlotView], now: date
     )
 
 
+async def get_runs_locked(conn: db.Connection, run_ids: Sequence[str]) -> dict[str, RunRow]:
+    """Many runs by id, their rows locked in id order; in that order."""
+    found = await conn.fetch(SQL["get_runs_locked"], [uuid.UUID(i) for i in run_ids])
+    return {str(r["id"]): run_from(r) for r in found}
+
+
 async def get_runs(conn: db.Connection, run_ids: Sequence[str]) -> dict[str, RunRow]:
     """Many runs by id in one query."""
     found = await conn.fetch(SQL["get_runs"], [uuid.UUID(i) for i in run_ids])

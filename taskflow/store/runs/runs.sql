@@ -11,6 +11,13 @@ SELECT /*:run_columns*/ FROM run r JOIN subject s ON s.id = r.subject WHERE r.id
 SELECT /*:run_columns*/ FROM run r JOIN subject s ON s.id = r.subject WHERE r.id = $1
 FOR NO KEY UPDATE OF r
 
+-- name: get_runs_locked
+-- The runs $1 (uuid[]) with their subjects, their rows locked in id order (the lock order:
+-- a worker deciding for several runs at once).
+SELECT /*:run_columns*/ FROM run r JOIN subject s ON s.id = r.subject WHERE r.id = ANY($1)
+ORDER BY r.id
+FOR NO KEY UPDATE OF r
+
 -- name: get_runs
 -- The runs $1 (uuid[]) with their subjects.
 SELECT /*:run_columns*/ FROM run r JOIN subject s ON s.id = r.subject
