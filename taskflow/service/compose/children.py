@@ -32,11 +32,12 @@ from typing import Any
 from taskflow.core.compose import compose
 from taskflow.core.definition import actors, owning
 from taskflow.core.runs import engine, refusals
-from taskflow.core.runs.model import RUN_CANCELLED, AuditEntry
+from taskflow.core.runs.model import ACTIVE, RUN_CANCELLED, AuditEntry
 from taskflow.service.clocks import deadlines
 from taskflow.service.common import retry
 from taskflow.service.common.container import Services
 from taskflow.service.runs import decisions, ids, persist, runs, starting
+from taskflow.store.clocks import deadlines as clock_rows
 from taskflow.store.common import db, locks
 from taskflow.store.compose import children as rows
 from taskflow.store.runs import runs as run_rows
@@ -211,6 +212,10 @@ async def _act_rows(job: _Job, left: list[rows.ChildRow]) -> int:
                 left = left[len(run) :]
                 continue
             left = rest + left[len(run) :]
+        elif row.status == compose.ENDED and await _ended_together(job, _ends(left)):
+            # A parent's ends read together: one decision (its routes once all are back).
+            done += len(_ends(left))
+            left = left[len(_ends(left)) :]
         else:
             left.pop(0)
             if row.status == compose.CANCELLING:
@@ -373,6 +378,62 @@ async def _ended(job: _Job) -> bool:
             **compose.ended_details(row.label, outcome),
         )
     return False
+
+
+def _ends(left: list[rows.ChildRow]) -> list[rows.ChildRow]:
+    """The rows ``ended`` at the head of ``left``."""
+    return list(itertools.takewhile(lambda r: r.status == compose.ENDED, left))
+
+
+async def _ended_together(job: _Job, ended: list[rows.ChildRow]) -> bool:
+    """Read several ends of one parent back as one decision, when each is an awaited child
+    of the state the parent waits in (no race) that ended well; False (nothing written)
+    otherwise, and the rows are read one at a time (:func:`_ended`): a failure, a race, a
+    compensation, a bare child each have their own way."""
+    parent, conn, catalog = job.parent, job.conn, job.services.catalog
+    definition = catalog.for_reading(parent.view.workflow, parent.view.definition_version)
+    if (
+        len(ended) < 2
+        or definition is None
+        or parent.view.status != ACTIVE
+        or definition.state(parent.view.state).await_first
+        or any(
+            r.child is None
+            or not r.awaited
+            or compose.compensates(r.subject) is not None
+            or not compose.current(parent.view, r.state, r.visit)
+            for r in ended
+        )
+    ):
+        return False
+    children = await run_rows.get_runs(conn, [str(r.child) for r in ended])
+    if len(children) < len(ended) or any(c.view.status == RUN_CANCELLED for c in children.values()):
+        return False  # a cancel is a failure, with its reason: read on its own
+    by_run = await run_rows.slots_of_runs(conn, list(children))
+    found = await clock_rows.with_clocks(conn, [s for slots in by_run.values() for s in slots])
+    outcomes = []
+    for row in ended:
+        child = children[str(row.child)]
+        version = catalog.for_reading(child.view.workflow, child.view.definition_version)
+        if version is None:  # a version nobody recorded: no failure marks, no result
+            version = dataclasses.replace(catalog.get(child.view.workflow), result=())
+        slots = [s for s in found if s.run_id == child.view.id]
+        outcome = compose.ended(version, child.view, slots, reason=None)
+        if outcome.get("failure"):
+            return False
+        outcomes.append((row.label, outcome))
+    settled = [(r.id, o) for r, (_, o) in zip(ended, outcomes, strict=True)]
+    await rows.settled_many(conn, settled, job.now)
+    await runs.decide(
+        job.services,
+        conn,
+        parent.view.id,
+        lambda definition, run, slots, at: compose.resumed_all(
+            definition, run.view, slots, ends=outcomes, now=at, new_id=ids.new_id
+        ),
+        now=job.now,
+    )
+    return True
 
 
 async def _compensated(job: _Job, outcome: Mapping[str, Any]) -> None:

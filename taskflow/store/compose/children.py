@@ -139,6 +139,18 @@ async def undo_late(conn: db.Connection, row_id: int, now: datetime) -> bool:
     return bool(await conn.fetch(SQL["undo_late"], row_id, now))
 
 
+async def settled_many(
+    conn: db.Connection, settled: Sequence[tuple[int, Mapping[str, Any]]], now: datetime
+) -> None:
+    """:func:`settled` for many rows, each with the outcome its parent read (one statement)."""
+    await conn.execute(
+        SQL["settled_many"],
+        [i for i, _ in settled],
+        [json.dumps(dict(o)) for _, o in settled],
+        now,
+    )
+
+
 async def again(
     conn: db.Connection,
     row_id: int,

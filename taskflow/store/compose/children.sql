@@ -147,6 +147,11 @@ FOR UPDATE
 UPDATE run_child rc SET status = 'live', child = u.child, updated_at = $3
 FROM unnest($1::bigint[], $2::uuid[]) AS u(id, child) WHERE rc.id = u.id
 
+-- name: settled_many
+-- Rows $1 (bigint[]) done with at $3, each keeping the outcome in $2 (JSON text[], in order).
+UPDATE run_child rc SET status = 'settled', outcome = u.outcome::jsonb, updated_at = $3
+FROM unnest($1::bigint[], $2::text[]) AS u(id, outcome) WHERE rc.id = u.id
+
 -- name: settled
 -- Row $1 done with at $3; $2 the outcome the parent read (JSON text, or null).
 UPDATE run_child rc SET status = 'settled', outcome = coalesce($2::text::jsonb, rc.outcome),
