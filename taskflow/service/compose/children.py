@@ -25,20 +25,19 @@ import contextlib
 import dataclasses
 import itertools
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 from taskflow.core.compose import compose
 from taskflow.core.definition import actors, owning
 from taskflow.core.runs import engine, refusals
-from taskflow.core.runs.model import ACTIVE, RUN_CANCELLED, AuditEntry
-from taskflow.service.clocks import deadlines
+from taskflow.core.runs.model import RUN_CANCELLED, AuditEntry
 from taskflow.service.common import retry
 from taskflow.service.common.container import Services
-from taskflow.service.runs import decisions, ids, persist, runs, starting
-from taskflow.store.clocks import deadlines as clock_rows
-from taskflow.store.common import db, locks
+from taskflow.service.compose import child_outcomes as outcomes
+from taskflow.service.compose.lane_job import SYSTEM as SYSTEM
+from taskflow.service.compose.lane_job import Job
+from taskflow.service.runs import decisions, runs, starting
+from taskflow.store.common import locks
 from taskflow.store.compose import children as rows
 from taskflow.store.runs import runs as run_rows
 from taskflow.store.runs import timeline
@@ -46,8 +45,6 @@ from taskflow.store.workspaces import scope as workspace_scope
 
 #: Rows taken per pass.
 BATCH = 100
-#: Who acts when the engine resumes or cancels a run for its child or parent.
-SYSTEM = "system"
 
 
 async def run_due(services: Services, batch: int = BATCH, *, starts: bool = True) -> int:
@@ -106,28 +103,6 @@ async def in_flight(services: Services) -> int:
         return await rows.in_flight(conn)
 
 
-@dataclass(frozen=True)
-class _Job:
-    """One row to act on, with what every step of it needs: the parent's run is locked."""
-
-    services: Services
-    conn: db.Connection
-    parent: run_rows.RunRow
-    row: rows.ChildRow
-    now: datetime
-
-    def entry(self, kind: str, reason: str, **details: Any) -> AuditEntry:
-        """A timeline line of the system's, now."""
-        return AuditEntry(kind, self.now, SYSTEM, None, reason, details)
-
-    async def line(self, run_id: str, kind: str, reason: str, **details: Any) -> None:
-        """A timeline line of the system's on ``run_id`` (the parent, or the child after it)."""
-        await persist.audit(self.conn, run_id, self.entry(kind, reason, **details))
-
-    async def settle(self, outcome: Mapping[str, Any] | None) -> None:
-        await rows.settled(self.conn, self.row.id, outcome, self.now)
-
-
 async def _act(services: Services, parents: list[str], limit: int, starts: bool) -> int:
     """Act on up to ``limit`` rows due of ``parents`` (one; or several of one workspace with
     only children to start), in one transaction; returns how many."""
@@ -146,7 +121,7 @@ async def _act(services: Services, parents: list[str], limit: int, starts: bool)
         by_parent: dict[str, list[rows.ChildRow]] = {}
         for row in await rows.lock_due_of(conn, list(held), limit, now, starts=starts):
             by_parent.setdefault(row.parent, []).append(row)
-        jobs = {p: _Job(services, conn, held[p], found[0], now) for p, found in by_parent.items()}
+        jobs = {p: Job(services, conn, held[p], found[0], now) for p, found in by_parent.items()}
         done, handled = await _start_together(jobs, by_parent) if len(jobs) > 1 else (0, set())
         for parent_id, left in by_parent.items():
             if parent_id not in handled:
@@ -155,14 +130,14 @@ async def _act(services: Services, parents: list[str], limit: int, starts: bool)
 
 
 async def _start_together(
-    jobs: Mapping[str, _Job], by_parent: Mapping[str, list[rows.ChildRow]]
+    jobs: Mapping[str, Job], by_parent: Mapping[str, list[rows.ChildRow]]
 ) -> tuple[int, set[str]]:
     """Start the children of several parents in one set-based start: the parents whose rows
     are all to start, in the state they wait in, each child's start checked. Returns how
     many rows it started and the parents it handled; when one child is refused nothing of
     it is kept (a savepoint) and each parent goes its own way (:func:`_act_rows`)."""
     begins: list[starting.Begin] = []
-    owners: list[tuple[_Job, rows.ChildRow]] = []
+    owners: list[tuple[Job, rows.ChildRow]] = []
     handled: set[str] = set()
     for parent_id, found in by_parent.items():
         job = jobs[parent_id]
@@ -190,14 +165,14 @@ async def _start_together(
     return len(views), handled
 
 
-def _stale(job: _Job, row: rows.ChildRow) -> bool:
+def _stale(job: Job, row: rows.ChildRow) -> bool:
     """A row to start whose state its parent left (compensations start whatever the state)."""
     return compose.compensates(row.subject) is None and not compose.current(
         job.parent.view, row.state, row.visit
     )
 
 
-async def _act_rows(job: _Job, left: list[rows.ChildRow]) -> int:
+async def _act_rows(job: Job, left: list[rows.ChildRow]) -> int:
     """Act on one parent's due rows (locked, in order), the parent's lock held; how many."""
     parent_id, done = job.parent.view.id, 0
     while left:
@@ -212,16 +187,18 @@ async def _act_rows(job: _Job, left: list[rows.ChildRow]) -> int:
                 left = left[len(run) :]
                 continue
             left = rest + left[len(run) :]
-        elif row.status == compose.ENDED and await _ended_together(job, _ends(left)):
+        elif row.status == compose.ENDED and await outcomes.ended_together(
+            job, outcomes.ends(left)
+        ):
             # A parent's ends read together: one decision (its routes once all are back).
-            done += len(_ends(left))
-            left = left[len(_ends(left)) :]
+            done += len(outcomes.ends(left))
+            left = left[len(outcomes.ends(left)) :]
         else:
             left.pop(0)
             if row.status == compose.CANCELLING:
                 await _cancel(job)
             elif row.status == compose.ENDED:
-                await _ended(job)
+                await outcomes.ended(job)
             else:
                 continue  # another worker got there first
             done += 1
@@ -234,7 +211,7 @@ async def _act_rows(job: _Job, left: list[rows.ChildRow]) -> int:
     return done
 
 
-async def _start(job: _Job, starts: list[rows.ChildRow]) -> tuple[int, list[rows.ChildRow] | None]:
+async def _start(job: Job, starts: list[rows.ChildRow]) -> tuple[int, list[rows.ChildRow] | None]:
     """Start the children of ``starts`` (rows ``starting``, in order) as one set-based start,
     as starting them one by one would: a row whose state the parent left is settled; the
     first child that cannot start is refused (``child.refused``) after those before it
@@ -266,11 +243,11 @@ async def _start(job: _Job, starts: list[rows.ChildRow]) -> tuple[int, list[rows
     if refusal is None:
         return len(stale) + len(started), None
     at, message = refusal
-    await _refused(dataclasses.replace(job, row=fresh[at]), message)
+    await outcomes.refused(dataclasses.replace(job, row=fresh[at]), message)
     return len(stale) + len(started) + 1, fresh[at + 1 :]
 
 
-async def _record_started(started: list[tuple[_Job, rows.ChildRow, str]]) -> None:
+async def _record_started(started: list[tuple[Job, rows.ChildRow, str]]) -> None:
     """The rows live and the lines of their starts, on each parent and on each child (one
     statement each for all of them): (the parent's job, the row, the child run) each."""
     if not started:
@@ -295,7 +272,7 @@ async def _record_started(started: list[tuple[_Job, rows.ChildRow, str]]) -> Non
     await timeline.append_audits(conn, lines)
 
 
-def _begin(job: _Job) -> starting.Begin:
+def _begin(job: Job) -> starting.Begin:
     """The start of the row's child on its workflow's current version, on the subject the
     row names, as ``startRun`` would (``starting.begin_many``): the system acts
     (``ctx.actor``), the parent's starter is recorded as the child's. Attributes writing the
@@ -313,21 +290,7 @@ def _begin(job: _Job) -> starting.Begin:
     return starting.Begin(definition, starter, (definition.tracks, str(external), attributes))
 
 
-async def _refused(job: _Job, message: str) -> None:
-    row = job.row
-    outcome = compose.refused(row.workflow, message)
-    why = f"child {row.label!r} could not start: {message}"
-    await job.line(
-        job.parent.view.id, "child.refused", why, label=row.label, child_workflow=row.workflow
-    )
-    await job.settle(outcome)  # first: the saga reads it settled when the parent moves
-    if compose.compensates(row.subject) is not None:
-        await _compensated(job, outcome)
-    elif row.awaited:
-        await _resume(job, outcome)
-
-
-async def _cancel(job: _Job) -> bool:
+async def _cancel(job: Job) -> bool:
     row = job.row
     if job.parent.view.status == RUN_CANCELLED:
         reason = compose.cause(row.parent, await rows.cancel_reason(job.conn, row.parent))
@@ -344,128 +307,3 @@ async def _cancel(job: _Job) -> bool:
             )
     await job.settle(None)
     return False
-
-
-async def _ended(job: _Job) -> bool:
-    row, conn, catalog = job.row, job.conn, job.services.catalog
-    child = await run_rows.get_run(conn, row.child) if row.child is not None else None
-    if child is None:
-        await job.settle(None)
-        return False
-    definition = catalog.for_reading(child.view.workflow, child.view.definition_version)
-    reason = None
-    if child.view.status == RUN_CANCELLED:
-        reason = await rows.cancel_reason(conn, child.view.id)
-    slots = await deadlines.load_slots(conn, child.view.id)
-    if definition is None:  # a version nobody recorded: no failure marks, no result
-        definition = dataclasses.replace(catalog.get(child.view.workflow), result=())
-    outcome = compose.ended(definition, child.view, slots, reason=reason)
-    await job.settle(outcome)  # first: the saga reads it settled when the parent moves
-    if compose.compensates(row.subject) is not None:
-        await _compensated(job, outcome)
-    elif row.awaited and compose.current(job.parent.view, row.state, row.visit):
-        await _resume(job, outcome)
-    else:
-        why = "started bare" if not row.awaited else "the parent no longer waits for it"
-        if compose.undoable(row.subject, outcome) and await rows.undo_late(conn, row.id, job.now):
-            # A saga step done after its scope was left (a race's runner-up whose cancel
-            # lost to its end): undone as the steps done before it left (docs/composition.md).
-            why += f"; its compensation {row.subject['compensation']} starts"
-        await job.line(
-            job.parent.view.id,
-            "child.ended",
-            f"child {row.label!r} ended in {outcome['state']} ({why})",
-            **compose.ended_details(row.label, outcome),
-        )
-    return False
-
-
-def _ends(left: list[rows.ChildRow]) -> list[rows.ChildRow]:
-    """The rows ``ended`` at the head of ``left``."""
-    return list(itertools.takewhile(lambda r: r.status == compose.ENDED, left))
-
-
-async def _ended_together(job: _Job, ended: list[rows.ChildRow]) -> bool:
-    """Read several ends of one parent back as one decision, when each is an awaited child
-    of the state the parent waits in (no race) that ended well; False (nothing written)
-    otherwise, and the rows are read one at a time (:func:`_ended`): a failure, a race, a
-    compensation, a bare child each have their own way."""
-    parent, conn, catalog = job.parent, job.conn, job.services.catalog
-    definition = catalog.for_reading(parent.view.workflow, parent.view.definition_version)
-    if (
-        len(ended) < 2
-        or definition is None
-        or parent.view.status != ACTIVE
-        or definition.state(parent.view.state).await_first
-        or any(
-            r.child is None
-            or not r.awaited
-            or compose.compensates(r.subject) is not None
-            or not compose.current(parent.view, r.state, r.visit)
-            for r in ended
-        )
-    ):
-        return False
-    children = await run_rows.get_runs(conn, [str(r.child) for r in ended])
-    if len(children) < len(ended) or any(c.view.status == RUN_CANCELLED for c in children.values()):
-        return False  # a cancel is a failure, with its reason: read on its own
-    by_run = await run_rows.slots_of_runs(conn, list(children))
-    found = await clock_rows.with_clocks(conn, [s for slots in by_run.values() for s in slots])
-    outcomes = []
-    for row in ended:
-        child = children[str(row.child)]
-        version = catalog.for_reading(child.view.workflow, child.view.definition_version)
-        if version is None:  # a version nobody recorded: no failure marks, no result
-            version = dataclasses.replace(catalog.get(child.view.workflow), result=())
-        slots = [s for s in found if s.run_id == child.view.id]
-        outcome = compose.ended(version, child.view, slots, reason=None)
-        if outcome.get("failure"):
-            return False
-        outcomes.append((row.label, outcome))
-    settled = [(r.id, o) for r, (_, o) in zip(ended, outcomes, strict=True)]
-    await rows.settled_many(conn, settled, job.now)
-    await runs.decide(
-        job.services,
-        conn,
-        parent.view.id,
-        lambda definition, run, slots, at: compose.resumed_all(
-            definition, run.view, slots, ends=outcomes, now=at, new_id=ids.new_id
-        ),
-        now=job.now,
-    )
-    return True
-
-
-async def _compensated(job: _Job, outcome: Mapping[str, Any]) -> None:
-    """A saga's compensation ended (or could not start): ``run.compensated`` when it ended
-    well, else ``run.compensation_failed``, which parks the parent for an operator."""
-    row = job.row
-    details = compose.compensation_details(row.label, row.workflow, row.child, row.subject)
-    kind = outcome.get("failure")
-    attempt, attempts = compose.attempts(row.subject)
-    if kind:
-        why = f"compensation of step {row.label!r} failed ({kind}): {outcome.get('reason')}"
-        if attempt < attempts:  # started again after its backoff: a new row, added once
-            at = compose.next_attempt_at(row.subject, attempt + 1, job.now)
-            await rows.again(job.conn, row.id, attempt + 1, job.now, at)
-            why += f"; attempt {attempt + 1} of {attempts} to start at {at.isoformat()}"
-        else:
-            why += f"; no attempt left of {attempts}: an operator undoes the step"
-        await job.line(job.parent.view.id, "run.compensation_failed", why, failure=kind, **details)
-    else:
-        why = f"compensated step {row.label!r}: {row.workflow} ended in {outcome.get('state')}"
-        await job.line(job.parent.view.id, "run.compensated", why, **details)
-
-
-async def _resume(job: _Job, outcome: Mapping[str, Any]) -> None:
-    """Resume the parent (held by the caller) with the child's outcome: one decision."""
-    label = job.row.label
-    await runs.decide(
-        job.services,
-        job.conn,
-        job.row.parent,
-        lambda definition, run, slots, at: compose.resumed(
-            definition, run.view, slots, label=label, outcome=outcome, now=at, new_id=ids.new_id
-        ),
-        now=job.now,
-    )
