@@ -45,6 +45,10 @@ from taskflow.store.workspaces import scope as workspace_scope
 
 #: Rows taken per pass.
 BATCH = 100
+#: Parents whose children start in one transaction, at most (their rows are taken a parent
+#: after the other, all of one before the next: a parent's children start together, so they
+#: tend to end together and are read back as one decision).
+TOGETHER = 10
 
 
 async def run_due(services: Services, batch: int = BATCH, *, starts: bool = True) -> int:
@@ -75,7 +79,7 @@ async def run_due(services: Services, batch: int = BATCH, *, starts: bool = True
 def _together(due: list[rows.Due], limit: int) -> list[str]:
     """The parents to act on in one transaction: the first due; and when it has only children
     to start, the next parents of its workspace that have only children to start too, up to
-    about ``limit`` rows."""
+    about ``limit`` rows and :data:`TOGETHER` parents."""
     if not due:
         return []
     first = due[0]
@@ -85,7 +89,7 @@ def _together(due: list[rows.Due], limit: int) -> list[str]:
     count: dict[str, int] = {}
     for d in due:
         if d.parent not in busy and d.workspace == first.workspace:
-            if d.parent not in count and sum(count.values()) >= limit:
+            if d.parent not in count and (sum(count.values()) >= limit or len(count) >= TOGETHER):
                 break
             count[d.parent] = count.get(d.parent, 0) + 1
     return list(count)

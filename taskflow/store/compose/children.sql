@@ -129,8 +129,8 @@ FROM run_child WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE
 
 -- name: lock_due_of
 -- Up to $2 rows of the parents $1 (uuid[]) the worker has to act on at $3, as due finds them
--- (ends and cancels first, then starts, oldest first; starts only when $4), locked (the
--- parents' runs are locked first).
+-- (ends and cancels first, then starts; a parent's rows together, oldest first; starts only
+-- when $4), locked (the parents' runs are locked first).
 SELECT id, key, parent, child, visit, state, label, workflow, awaited, status, subject,
        outcome, created_at, updated_at
 FROM run_child rc
@@ -138,7 +138,7 @@ WHERE rc.parent = ANY($1::uuid[])
   AND (rc.status IN ('cancelling', 'ended')
        OR ($4 AND rc.status = 'starting'
            AND coalesce((rc.subject->>'not_before')::timestamptz, '-infinity') <= $3))
-ORDER BY rc.status = 'starting', rc.id
+ORDER BY rc.status = 'starting', rc.parent, rc.id
 LIMIT $2
 FOR UPDATE
 
