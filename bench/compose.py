@@ -220,7 +220,7 @@ async def round_taskflow(admin_url: str, args: argparse.Namespace) -> tuple[floa
         env=env,
         cwd=ROOT,
         stdout=asyncio.subprocess.DEVNULL,
-        stderr=open(args.worker_log, "ab") if args.worker_log else asyncio.subprocess.DEVNULL,  # noqa: SIM115
+        stderr=open(args.worker_log, "ab") if args.worker_log else asyncio.subprocess.DEVNULL,  # noqa: ASYNC230, SIM115
     )
     try:
         done = "SELECT count(*) FROM run WHERE workflow = 'bench-parent' AND status = 'completed'"

@@ -11,16 +11,13 @@ acts on every row due too (any worker may act on any row: each under its parent'
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 
-from taskflow.service.common import outage
 from taskflow.service.common.container import Services
 from taskflow.service.compose import children as child_lane
+from taskflow.worker import lanes
 
 log = logging.getLogger("taskflow.child_ends")
-
-MAX_BACKOFF = 5.0
 
 
 class ChildEndsLoop:
@@ -44,21 +41,17 @@ class ChildEndsLoop:
         self._wake.set()
 
     async def run(self) -> None:
-        backoff = 0.1
-        while not self._stop.is_set():
-            self._wake.clear()
-            try:
-                taken = await child_lane.run_due(self.services, self.batch, starts=False)
-                self.acted += taken
-                backoff = 0.1
-                if taken >= self.batch:
-                    continue
-                wait = self.poll
-            except outage.DATABASE_DOWN as exc:
-                log.warning("child ends paused: database unavailable (%s)", exc)
-                wait, backoff = backoff, min(backoff * 2, MAX_BACKOFF)
-            except Exception:
-                log.exception("unexpected error in the child ends lane; carrying on")
-                wait = MAX_BACKOFF
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), wait)
+        await lanes.keep_taking(
+            self._take,
+            self.batch,
+            poll=self.poll,
+            stop=self._stop,
+            wake=self._wake,
+            log=log,
+            names=("child ends", "child ends"),
+        )
+
+    async def _take(self) -> int:
+        taken = await child_lane.run_due(self.services, self.batch, starts=False)
+        self.acted += taken
+        return taken

@@ -169,7 +169,7 @@ async def begin_many(
     opened: dict[int, RunView] = {}
     for wave in _waves(starts):
         found = await subjects.upsert_many(conn, [starts[i].sent for i in wave], now)
-        held = {i: s for i, s in zip(wave, found, strict=True) if s is not None}
+        held = {i: s[0] for i, s in zip(wave, found, strict=True) if s is not None}
         live = await rows.live_runs_for_many(
             conn, [(starts[i].definition.name, s.id) for i, s in held.items()]
         )

@@ -12,8 +12,18 @@ from typing import Any
 
 from taskflow.core.compose import compose
 from taskflow.store.common import db, sql
+from taskflow.store.common.sql_builder import with_columns
 
-SQL = sql.statements("compose/children")
+#: A step's compensation row as cancel_left and undo_late insert it (``rc`` the step's row;
+#: the instants follow): keyed '<step key>:undo', its compensation workflow, attempt 1.
+UNDO_ROW = """INSERT INTO run_child (key, parent, visit, state, label, workflow, awaited, status,
+                           subject, created_at, updated_at)
+    SELECT rc.key || ':undo', rc.parent, rc.visit, rc.state, rc.label,
+           rc.subject->>'compensation', false, 'starting',
+           (rc.subject - 'compensation')
+             || jsonb_build_object('compensates', rc.label, 'step_run', rc.child, 'attempt', 1),"""
+
+SQL = with_columns(sql.statements("compose/children"), undo_row=UNDO_ROW)
 
 
 @dataclass(frozen=True)

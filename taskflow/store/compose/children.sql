@@ -37,12 +37,7 @@ WITH live AS (
       AND (rc.visit <> u.visit OR u.status <> 'active')
     RETURNING rc.id
 ), undo AS (
-    INSERT INTO run_child (key, parent, visit, state, label, workflow, awaited, status,
-                           subject, created_at, updated_at)
-    SELECT rc.key || ':undo', rc.parent, rc.visit, rc.state, rc.label,
-           rc.subject->>'compensation', false, 'starting',
-           (rc.subject - 'compensation')
-             || jsonb_build_object('compensates', rc.label, 'step_run', rc.child, 'attempt', 1),
+    /*:undo_row*/
            $4, $4
     FROM run_child rc
     JOIN unnest($1::uuid[], $2::int[], $3::text[]) AS u(run, visit, status) ON rc.parent = u.run
@@ -78,12 +73,7 @@ WHERE c.n > 0
 -- keyed '<step key>:undo' (so at most once). Answers the row added (none: it was already);
 -- the workers are woken at commit.
 WITH added AS (
-    INSERT INTO run_child (key, parent, visit, state, label, workflow, awaited, status,
-                           subject, created_at, updated_at)
-    SELECT rc.key || ':undo', rc.parent, rc.visit, rc.state, rc.label,
-           rc.subject->>'compensation', false, 'starting',
-           (rc.subject - 'compensation')
-             || jsonb_build_object('compensates', rc.label, 'step_run', rc.child, 'attempt', 1),
+    /*:undo_row*/
            $2, $2
     FROM run_child rc WHERE rc.id = $1 AND rc.subject ? 'compensation'
     ON CONFLICT (key) DO NOTHING
