@@ -100,7 +100,7 @@ WHERE rc.id = m.id
 -- Starts only when $3 (the lane reading ends alone passes false).
 -- Each row with its status and its parent's workspace (a worker starts the children of
 -- several parents of one workspace together).
-SELECT d.id, d.parent, d.status, p.workspace FROM (
+SELECT rc.id, rc.parent, rc.status, p.workspace FROM (
   (SELECT rc.id, rc.parent, rc.status FROM run_child rc
    WHERE rc.status IN ('cancelling', 'ended') ORDER BY id LIMIT $1)
   UNION ALL
@@ -108,8 +108,8 @@ SELECT d.id, d.parent, d.status, p.workspace FROM (
      AND coalesce((rc.subject->>'not_before')::timestamptz, '-infinity') <= $2
    ORDER BY id LIMIT $1)
   LIMIT $1
-) d JOIN run p ON p.id = d.parent
-ORDER BY d.status = 'starting', d.id
+) rc JOIN run p ON p.id = rc.parent
+ORDER BY rc.status = 'starting', rc.id
 
 -- name: lock_many
 -- The rows $1, locked in id order (their parent's run is locked first: the lock order).
