@@ -23,6 +23,7 @@ from taskflow.core.runs.model import Outcome, RunView
 from taskflow.service.clocks import deadlines
 from taskflow.service.common.container import Services
 from taskflow.service.runs import buffered, ids, persist
+from taskflow.service.workspaces import limits as workspace_limits
 from taskflow.store.common import db
 from taskflow.store.common import unit_of_work as writer
 from taskflow.store.runs import runs as rows
@@ -128,6 +129,9 @@ async def open_runs(
     starts' writes (slots, clocks, timers, timeline, step and child rows) as one merged unit of
     work; answers the runs' views as decided, in order. :class:`Refused` (nothing written)
     for the first start the engine or its correlation key refuses."""
+    over = await workspace_limits.admit_runs(conn, [o.subject.id for o in openings])
+    if over is not None:  # the workspace's run limit, checked first as for one start
+        raise Refused(openings[over[0]].index, over[1])
     return await write_opened(services, conn, [decide(o, now) for o in openings], now)
 
 
@@ -201,6 +205,8 @@ async def write_opened(
     # Fresh runs left no state: no step or child rows of theirs to drop (``quiet``).
     fresh = [d.result.run.id for d in decided]
     await writer.write(conn, uow.merged(planned), now, quiet=fresh)
+    for d in decided:  # a request's start over its workspace's open-slot limit is refused
+        await workspace_limits.admit_opened(conn, d.result.run.id, d.result.created)
     for d, key in zip(decided, keys, strict=True):
         if buffered.needs_delivery(d.opening.definition, d.result):
             await buffered.deliver(conn, contexts[key], d.result.run.id, now, persist.write)

@@ -29,6 +29,7 @@ from taskflow.service.runs.opening import REFUSABLE as REFUSABLE
 from taskflow.service.runs.opening import Refused as Refused
 from taskflow.service.runs.opening import Starter as Starter
 from taskflow.service.runs.opening import open_run as open_run
+from taskflow.service.workspaces import limits as workspace_limits
 from taskflow.store.common import db
 from taskflow.store.runs import runs as rows
 from taskflow.store.runs import subjects
@@ -195,6 +196,9 @@ async def begin_many(
                 refusal[i] = refused.error
             except refusals.Refusal as error:
                 refusal[i] = error
+        over = await workspace_limits.admit_runs(conn, [d.opening.subject.id for d in decided])
+        if over is not None:  # the runs before it fit the workspace's run limit
+            refusal[decided[over[0]].opening.index] = over[1]
         if refusal:
             first = min(refusal)
             raise opening.Refused(first, refusal[first])
