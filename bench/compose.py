@@ -17,10 +17,15 @@ a copy of the template:
   the rows ``live``,
   write the two timeline lines a start writes (``child.started``, ``run.parent``).
 
-Prints the fan-out throughput of both (children started per second, first to last start)
-and their ratio, and for taskflow the parent's resume after its last child ended (p50,
-p99: the parent's end minus its last child's end). The database: ``TASKFLOW_BENCH_DATABASE_URL``
-(an admin URL), else an embedded PostgreSQL in ``/tmp/tfbench-compose``.
+- **lane**: the child lane alone, in this process (``service/compose/children.run_due``
+  until nothing is due, no worker): the same starts without the children's steps and the
+  parents' resumes running beside them, as the raw loop has none.
+
+Prints the fan-out throughput of each (children started per second, first to last start)
+and their ratios to raw, and for taskflow the parent's resume after its last child ended
+(p50, p99: the parent's end minus its last child's end). The database:
+``TASKFLOW_BENCH_DATABASE_URL`` (an admin URL), else an embedded PostgreSQL in
+``/tmp/tfbench-compose``.
 """
 
 from __future__ import annotations
@@ -181,14 +186,30 @@ async def round_raw(admin_url: str, args: argparse.Namespace) -> float:
     return await fanout(url)
 
 
-async def round_taskflow(admin_url: str, args: argparse.Namespace) -> tuple[float, list[float]]:
-    url = await pg.fresh_database(admin_url, "bench_compose_taskflow", TEMPLATE)
-    env = {
-        **os.environ,
+async def round_lane(admin_url: str, args: argparse.Namespace) -> float:
+    url = await pg.fresh_database(admin_url, "bench_compose_lane", TEMPLATE)
+    os.environ.update(_worker_env(url))
+    from taskflow.cli import runtime
+    from taskflow.config import config
+    from taskflow.service.compose import children
+
+    async with runtime.services(config.load(), url, apply_migrations=False) as services:
+        while await children.run_due(services, args.batch):
+            pass
+    return await fanout(url)
+
+
+def _worker_env(url: str) -> dict[str, str]:
+    return {
         "TASKFLOW_DATABASE_URL": url,
         "TASKFLOW_SECRET_KEYS": "bench-signing-key-0123456789abcdef0123456789",
         "TASKFLOW_WORKFLOWS": SOURCES,
     }
+
+
+async def round_taskflow(admin_url: str, args: argparse.Namespace) -> tuple[float, list[float]]:
+    url = await pg.fresh_database(admin_url, "bench_compose_taskflow", TEMPLATE)
+    env = {**os.environ, **_worker_env(url)}
     worker = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
@@ -199,7 +220,7 @@ async def round_taskflow(admin_url: str, args: argparse.Namespace) -> tuple[floa
         env=env,
         cwd=ROOT,
         stdout=asyncio.subprocess.DEVNULL,
-        stderr=asyncio.subprocess.DEVNULL,
+        stderr=open(args.worker_log, "ab") if args.worker_log else asyncio.subprocess.DEVNULL,  # noqa: ASYNC230, SIM115
     )
     try:
         done = "SELECT count(*) FROM run WHERE workflow = 'bench-parent' AND status = 'completed'"
@@ -242,8 +263,13 @@ async def main(args: argparse.Namespace) -> None:
         )
         raw = await round_raw(admin_url, args)
         ours, lags = await round_taskflow(admin_url, args)
-        print(f"{'fan-out':>8}  {'raw /s':>9}  {'taskflow /s':>11}  {'ratio':>6}")
-        print(f"{'':>8}  {raw:>9.0f}  {ours:>11.0f}  {ours / raw:>6.2f}")
+        lane = await round_lane(admin_url, args)
+        head = ("fan-out", "raw /s", "taskflow /s", "ratio", "lane /s", "ratio")
+        print("{:>8}  {:>9}  {:>11}  {:>6}  {:>8}  {:>6}".format(*head))
+        print(
+            f"{'':>8}  {raw:>9.0f}  {ours:>11.0f}  {ours / raw:>6.2f}  {lane:>8.0f}  "
+            f"{lane / raw:>6.2f}"
+        )
         print(
             f"parent resume after its last child ended ({len(lags)} parents): "
             f"p50 {pct(lags, 0.5) * 1000:.0f} ms, p99 {pct(lags, 0.99) * 1000:.0f} ms",
@@ -261,6 +287,7 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--parents", type=int, default=1000)
     parser.add_argument("--batch", type=int, default=100)
     parser.add_argument("--timeout", type=float, default=1800.0, help="Seconds to give up.")
+    parser.add_argument("--worker-log", default=None, help="Append the worker's stderr here.")
     return parser.parse_args(argv)
 
 

@@ -10,16 +10,13 @@ off as the timer loop does.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 
 from taskflow.service.automations import acting
-from taskflow.service.common import outage
 from taskflow.service.common.container import Services
+from taskflow.worker import lanes
 
 log = logging.getLogger("taskflow.automations")
-
-MAX_BACKOFF = 5.0
 
 
 class AutomationLoop:
@@ -36,20 +33,16 @@ class AutomationLoop:
         self._stop.set()
 
     async def run(self) -> None:
-        backoff = 0.1
-        while not self._stop.is_set():
-            try:
-                taken = await acting.run_due(self.services)
-                self.decided += taken
-                backoff = 0.1
-                if taken >= acting.BATCH:
-                    continue
-                wait = self.poll
-            except outage.DATABASE_DOWN as exc:
-                log.warning("automations paused: database unavailable (%s)", exc)
-                wait, backoff = backoff, min(backoff * 2, MAX_BACKOFF)
-            except Exception:
-                log.exception("unexpected error in the automation lane; carrying on")
-                wait = MAX_BACKOFF
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._stop.wait(), wait)
+        await lanes.keep_taking(
+            self._take,
+            acting.BATCH,
+            poll=self.poll,
+            stop=self._stop,
+            log=log,
+            names=("automations", "automation"),
+        )
+
+    async def _take(self) -> int:
+        taken = await acting.run_due(self.services)
+        self.decided += taken
+        return taken

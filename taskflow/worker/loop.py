@@ -40,7 +40,7 @@ from taskflow.service.files import files as file_service
 from taskflow.service.operate import retention
 from taskflow.service.reports import forecast_watch, metrics
 from taskflow.service.steps import steps as step_runner
-from taskflow.worker import automations, delivery
+from taskflow.worker import automations, child_ends, delivery
 
 log = logging.getLogger("taskflow.worker")
 
@@ -83,7 +83,9 @@ class Worker:
         self.children = 0
         self._wake = asyncio.Event()
         self._stop = asyncio.Event()
-        self._listener = services.db.listener(firing.CHANNEL, self._wake.set, listen=listening)
+        #: Children's ends read back in a task of their own, woken with the pass.
+        self.child_ends = child_ends.ChildEndsLoop(services, batch=batch, poll=self.poll)
+        self._listener = services.db.listener(firing.CHANNEL, self._woken, listen=listening)
         self._pruned: datetime | None = None
         self._retained: datetime | None = None
         self._measured: datetime | None = None
@@ -107,12 +109,17 @@ class Worker:
         self._passing = False
         self._passed = asyncio.Condition()
 
+    def _woken(self) -> None:
+        self._wake.set()
+        self.child_ends.wake()
+
     def stop(self) -> None:
         """Ask the loop to finish after the batch in hand."""
         self._stop.set()
         self._wake.set()
         self.deliveries.stop()
         self.automations.stop()
+        self.child_ends.stop()
 
     async def passes_done(self, n: int) -> None:
         """Return once ``n`` passes have finished since the worker started."""
@@ -241,6 +248,9 @@ class Worker:
         deciding = asyncio.get_running_loop().create_task(
             self.automations.run(), context=contextvars.Context()
         )
+        resuming = asyncio.get_running_loop().create_task(
+            self.child_ends.run(), context=contextvars.Context()
+        )
         try:
             while not self._stop.is_set():
                 try:
@@ -299,9 +309,11 @@ class Worker:
         finally:
             self.deliveries.stop()
             self.automations.stop()
+            self.child_ends.stop()
             await self._steps.drain()
             await sending
             await deciding
+            await resuming
             if self._measuring is not None:
                 await self._measuring
             if self._mailing is not None:

@@ -12,6 +12,7 @@ import httpx
 import pytest
 
 from taskflow.service.common import container
+from taskflow.service.compose import children as lane
 from tests.api import workflows as w
 from tests.api.test_children import kinds, settle
 from tests.conftest import api_fixtures, gql, services_fixture
@@ -104,3 +105,35 @@ async def test_a_failure_raises_only_once_no_other_can_win(
     found = await view(api, tokens, run_id)
     assert found["state"] == "lost"
     assert "child.caught" in kinds(found)
+
+
+async def test_a_runner_up_done_after_the_parent_moved_on_is_undone_once(
+    api: httpx.AsyncClient, tokens: dict[str, str], racing: container.Services
+) -> None:
+    run_id = await race(api, tokens, "R-4")
+    await settle(racing)
+    await quote(api, tokens, "R-4-b")
+    # One row: q2's end read, the parent wins and moves on; q1 is to be cancelled...
+    assert await lane.run_due(racing, batch=1) == 1
+    found = await view(api, tokens, run_id)
+    assert found["state"] == "won"
+    assert {c["label"]: c["status"] for c in found["children"]}["q1"] == "CANCELLING"
+    # ...but is quoted before the worker cancels it: its end wins over the cancel.
+    await quote(api, tokens, "R-4-a")
+    await settle(racing)
+    await settle(racing)  # again: nothing more
+    found = await view(api, tokens, run_id)
+    assert statuses(found) == {"q1": "COMPLETED", "q2": "COMPLETED"}
+    assert [(c["step"], c["compensation"]) for c in found["compensations"]] == [
+        ("q1", "compose-note")
+    ]
+    assert kinds(found).count("run.compensating") == 1
+    late = [
+        e["node"]["reason"]
+        for e in found["timeline"]["edges"]
+        if e["node"]["kind"] == "child.ended" and e["node"]["details"]["label"] == "q1"
+    ]
+    assert late == [
+        "child 'q1' ended in quoted (the parent no longer waits for it; "
+        "its compensation compose-note starts)"
+    ]

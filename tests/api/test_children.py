@@ -233,6 +233,39 @@ async def test_a_child_that_cannot_start_is_a_refused_failure(
     assert "already has a live 'compose-review' run" in refused["reason"]
 
 
+async def test_parents_started_together_each_get_their_children_and_a_refusal_stays_its_own(
+    api: httpx.AsyncClient, tokens: dict[str, str], composing: container.Services
+) -> None:
+    # Three parents due at once: the lane starts their children in one set-based start; one
+    # child cannot start (its subject has a live review), so each parent goes its own way.
+    await start(api, tokens["app"], "compose-review", "D-31")
+    parents = [
+        await start(api, tokens["app"], "compose-parent", d) for d in ("D-30", "D-31", "D-32")
+    ]
+    # A review and a note each started; one review refused (its note, not started, then
+    # never starts: its parent left the state).
+    assert await lane.run_due(composing) == 5
+    found = [await run(api, tokens["ada"], p) for p in parents]
+    assert [p["state"] for p in found] == ["waiting", "blocked", "waiting"]
+    assert [sorted(c["status"] for c in p["children"]) for p in found] == [
+        ["LIVE", "LIVE"],
+        ["SETTLED", "SETTLED"],
+        ["LIVE", "LIVE"],
+    ]
+    for parent in (found[0], found[2]):
+        started = {line["details"]["label"] for line in lines(parent, "child.started")}
+        assert started == {"review", "note"}
+        for child in parent["children"]:
+            kid = await run(api, tokens["ada"], child["run"]["id"])
+            assert kid["parent"]["id"] == parent["id"]
+            assert [line["details"]["parent_run"] for line in lines(kid, "run.parent")] == [
+                local(parent["id"])
+            ]
+    [refused] = lines(found[1], "child.refused")
+    assert "already has a live 'compose-review' run" in refused["reason"]
+    assert await settle(composing) == 0  # each row once
+
+
 async def test_two_workers_resume_a_parent_once(
     api: httpx.AsyncClient, tokens: dict[str, str], composing: container.Services
 ) -> None:

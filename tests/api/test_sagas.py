@@ -84,6 +84,8 @@ async def test_all_steps_done_the_hire_is_ready_and_nothing_is_undone(
     assert (found["state"], found["status"]) == ("ready", "COMPLETED")
     assert found["compensations"] == []
     assert "run.compensating" not in kinds(found)
+    # The three ends were read back together, as one decision: each kept once.
+    assert kinds(found).count("child.ended") == 3
 
 
 async def test_a_withdrawn_hire_undoes_the_done_steps_last_first_and_cancels_the_rest(

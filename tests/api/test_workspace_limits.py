@@ -149,18 +149,25 @@ async def test_a_completion_that_opens_slots_over_the_limit_is_refused(
         assert slot["status"] == "CLAIMED"
 
 
+@pytest.mark.parametrize(("max_runs", "started_kids"), [(1, 0), (2, 1)])
 async def test_a_child_over_the_run_limit_is_refused_and_its_parent_reads_it(
-    database_url: str, settings: config.Settings, frozen_clock: clock.FrozenClock
+    database_url: str,
+    settings: config.Settings,
+    frozen_clock: clock.FrozenClock,
+    max_runs: int,
+    started_kids: int,
 ) -> None:
     """The worker's child start (every workspace) meets the child's workspace's run limit:
     the parent alone fills it, so its children are refused (``child.refused`` on the parent's
-    timeline, naming the limit) and no child run exists."""
+    timeline, naming the limit) and no child run exists; with room for one more, the
+    parent's children started together stop at the limit: the first starts, the next is
+    refused, as one by one."""
     compose = str(Path(__file__).parent / "compose_workflows.py")
     with_compose = dataclasses.replace(settings, workflows=(*settings.workflows, compose))
     database = await db.Database.connect(database_url)
     try:
         services = container.build(database, with_compose, frozen_clock)
-        acme, _ = await acme_with_people(services, max_runs=1)
+        acme, _ = await acme_with_people(services, max_runs=max_runs)
         app = services.staff_tokens.mint("acme-app", services.clock.now())
         async with conftest.asgi_client(services) as client:
             started = await w.start(client, app, "compose-parent", "doc", "D-1", {"title": "D"})
@@ -179,5 +186,5 @@ async def test_a_child_over_the_run_limit_is_refused_and_its_parent_reads_it(
     finally:
         await database.close()
     assert refused
-    assert all("limit of 1 runs" in r["reason"] for r in refused), refused
-    assert kids == 0
+    assert all(f"limit of {max_runs} runs" in r["reason"] for r in refused), refused
+    assert kids == started_kids

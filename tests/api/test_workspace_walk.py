@@ -26,6 +26,7 @@ from taskflow.service.access import principals as principal_service
 from taskflow.service.common import container
 from taskflow.service.compose import children
 from taskflow.store.common import db
+from taskflow.store.workspaces import schema as workspace_schema
 from taskflow.store.workspaces import scope as workspace_scope
 from tests import conftest
 from tests.api import live
@@ -418,8 +419,15 @@ async def test_a_child_run_the_worker_starts_is_its_parents_workspaces(
                 client, people_b["app"], "compose-parent", "doc", "D-1", {"title": "Doc D-1"}
             )
             assert started["__typename"] == "StartRunSuccess", started
+            # A's parent and B's second are due too: the lane starts the children of
+            # parents of one workspace together, each workspace's in a transaction of its own.
+            for people, doc in ((people_a, "D-2"), (people_b, "D-3")):
+                other = await w.start(
+                    client, people["app"], "compose-parent", "doc", doc, {"title": doc}
+                )
+                assert other["__typename"] == "StartRunSuccess", other
             with workspace_scope.every():  # as the worker process
-                assert await children.run_due(services) == 2
+                assert await children.run_due(services) == 6
             query = """query($id: ID!) { run(id: $id) { children { run { id } } } }"""
             variables = {"id": started["run"]["id"]}
             found = (await gql(client, query, variables, token=people_b["ada"])).ok()["run"]
@@ -434,7 +442,8 @@ async def test_a_child_run_the_worker_starts_is_its_parents_workspaces(
         await database.close()
     admin = await asyncpg.connect(database_url)
     try:
-        # Every subject B's runs were started for, the children's included, is B's.
+        # Every subject a run was started for, the children's included, is its run's
+        # workspace's (A's parent's children A's, B's B's).
         places = await admin.fetch(
             "SELECT DISTINCT j.workspace::text FROM run r JOIN subject j ON j.id = r.subject"
             " WHERE r.workflow LIKE 'compose-%'"
@@ -442,10 +451,16 @@ async def test_a_child_run_the_worker_starts_is_its_parents_workspaces(
         workspaces_of_runs = await admin.fetch(
             "SELECT DISTINCT workspace::text AS w FROM run WHERE workflow LIKE 'compose-%'"
         )
+        mixed = await admin.fetch(
+            "SELECT r.workspace = j.workspace AS same FROM run r"
+            " JOIN subject j ON j.id = r.subject WHERE r.workflow LIKE 'compose-%'"
+        )
     finally:
         await admin.close()
-    assert [r["w"] for r in workspaces_of_runs] == [B]
-    assert [r[0] for r in places] == [B]
+    assert sorted(r["w"] for r in workspaces_of_runs) == sorted([workspace_schema.DEFAULT, B])
+    assert sorted(r[0] for r in places) == sorted([workspace_schema.DEFAULT, B])
+    # Each run's subject is its own workspace's: a child's subject is its parent's.
+    assert all(r["same"] for r in mixed)
 
 
 RUN = "query($id: ID!) { run(id: $id) { id } }"

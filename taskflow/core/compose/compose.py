@@ -144,15 +144,8 @@ def resumed(
     state settles (its routes are taken once every awaited child is back)."""
     decision = Decision(definition, run, slots, now=now, actor="system", new_id=new_id)
     decision.require_active()
-    kept = {**ch.outcomes(run.results), label: {**outcome, "visit": run.visit}}
-    decision.set_run(results={**run.results, ch.RESULTS_KEY: kept})
+    _keep(decision, label, outcome)
     kind = outcome.get("failure")
-    decision.log(
-        "child.ended",
-        reason=f"child {label!r} ended in {outcome.get('state') or outcome.get('status')}"
-        + (f" ({kind}: {outcome.get('reason')})" if kind else ""),
-        **ended_details(label, outcome),
-    )
     state = decision.state
     if not kind or (
         state.await_first and not ch.all_back(decision.run.results, state.awaits, run.visit)
@@ -176,6 +169,44 @@ def resumed(
     return decision.outcome()
 
 
+def resumed_all(
+    definition: Definition,
+    run: RunView,
+    slots: Iterable[SlotView],
+    *,
+    ends: Iterable[tuple[str, Mapping[str, Any]]],
+    now: datetime,
+    new_id: NewId,
+) -> Outcome:
+    """Several awaited children ended well, as (label, outcome): :func:`resumed` for each in
+    turn, as one decision (the worker reads a parent's ends together). The caller gives no
+    failure and no race (``await_first``): then each end only keeps its outcome, and the state
+    settles once, after the last, as it would have after each."""
+    decision = Decision(definition, run, slots, now=now, actor="system", new_id=new_id)
+    decision.require_active()
+    for label, outcome in ends:
+        assert not outcome.get("failure"), "a failure is decided on its own (resumed)"
+        _keep(decision, label, outcome)
+    assert not decision.state.await_first, "a race is decided an end at a time (resumed)"
+    states.settle(decision)
+    return decision.outcome()
+
+
+def _keep(decision: Decision, label: str, outcome: Mapping[str, Any]) -> None:
+    """Keep the child's outcome on the parent under its label (``child("label")``) and say
+    so on the timeline (``child.ended``)."""
+    run = decision.run
+    kept = {**ch.outcomes(run.results), label: {**outcome, "visit": run.visit}}
+    decision.set_run(results={**run.results, ch.RESULTS_KEY: kept})
+    kind = outcome.get("failure")
+    decision.log(
+        "child.ended",
+        reason=f"child {label!r} ended in {outcome.get('state') or outcome.get('status')}"
+        + (f" ({kind}: {outcome.get('reason')})" if kind else ""),
+        **ended_details(label, outcome),
+    )
+
+
 def cause(parent_id: str, reason: str | None) -> str:
     """The reason a child cancelled with its parent gives on its timeline."""
     return f"its parent run {parent_id} was cancelled: {reason or 'no reason given'}"
@@ -185,6 +216,16 @@ def compensates(subject_spec: Mapping[str, Any]) -> str | None:
     """The saga step a ``run_child`` row compensates (its label), or None for a step."""
     found = subject_spec.get("compensates")
     return None if found is None else str(found)
+
+
+def undoable(subject_spec: Mapping[str, Any], outcome: Mapping[str, Any]) -> bool:
+    """Whether a child's end, as ``outcome``, is a saga step done that its compensation
+    undoes: the step has one, and its run completed in a state that is no failure."""
+    return (
+        subject_spec.get("compensation") is not None
+        and outcome.get("status") == "completed"
+        and not outcome.get("failure")
+    )
 
 
 def compensation_details(

@@ -1,17 +1,14 @@
 """Starting a run: ``startRun``'s use case, :func:`begin` (a start in the caller's
-transaction: ``startRun``'s once checked, a worker starting a child run) and
-:func:`open_run`, the insert every start shares (``startRun``, automatic starts of owned
-subjects, child runs: docs/composition.md).
-
-The caller of :func:`open_run` holds the subject (its upsert locked the row) and has checked
-that no live run of the workflow exists; it inserts the run, decides its start and persists
-it.
+transaction, ``startRun``'s once checked) and :func:`begin_many` (many at once, set-based: a
+worker starting the children of parents). Both check the subject and its live runs, then
+open the runs through ``opening.py`` (:func:`open_run`, :func:`opening.open_runs`), the insert
+every start shares (``startRun``, automatic starts of owned subjects, child runs:
+docs/composition.md).
 """
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -20,17 +17,18 @@ import asyncpg
 
 from taskflow import errors
 from taskflow.core.access.principals import Principal
-from taskflow.core.definition import actors
-from taskflow.core.definition.conditions import expr as ex
 from taskflow.core.definition.workflow import Definition
 from taskflow.core.delivery import recipients
-from taskflow.core.runs import engine, refusals, scheduling
-from taskflow.core.runs.model import Outcome
+from taskflow.core.runs import refusals, scheduling
+from taskflow.core.runs.model import RunView
 from taskflow.service.access import access
-from taskflow.service.clocks import deadlines
 from taskflow.service.common import retry
 from taskflow.service.common.container import Services
-from taskflow.service.runs import ids, persist
+from taskflow.service.runs import opening
+from taskflow.service.runs.opening import REFUSABLE as REFUSABLE
+from taskflow.service.runs.opening import Refused as Refused
+from taskflow.service.runs.opening import Starter as Starter
+from taskflow.service.runs.opening import open_run as open_run
 from taskflow.service.workspaces import limits as workspace_limits
 from taskflow.store.common import db
 from taskflow.store.runs import runs as rows
@@ -41,44 +39,6 @@ from taskflow.store.runs import subjects
 class Started:
     run: rows.RunRow
     created: bool
-
-
-@dataclass(frozen=True)
-class Starter:
-    """Who starts a run: ``acting`` is what its start's hooks and routes read as
-    ``ctx.actor``; ``started_by`` the principal recorded as the run's ``startedBy``."""
-
-    acting: actors.Actor
-    started_by: str
-
-    @classmethod
-    def of(cls, principal: Principal) -> Starter:
-        """A principal starting a run itself."""
-        return cls(actors.principal(principal), principal.id)
-
-
-#: The longest correlation key a run keeps (``run.correlation_key``).
-MAX_CORRELATION = 200
-
-
-def correlation(definition: Definition, subject: Mapping[str, Any]) -> str | None:
-    """The run's correlation key: the definition's ``correlate_by`` read from the subject.
-    A value longer than :data:`MAX_CORRELATION` is refused (``ValidationError``): raised in
-    the start's transaction, it leaves nothing written."""
-    if definition.correlate_by is None:
-        return None
-    value = ex.value_of(definition.correlate_by, ex.Env(subject=subject))
-    if value is ex.MISSING or value is None:
-        return None
-    key = str(value)
-    if len(key) > MAX_CORRELATION:
-        raise errors.ValidationError(
-            f"{definition.name!r} correlates its runs by {definition.correlate_by}, which is "
-            f"{len(key)} characters long on this subject; at most {MAX_CORRELATION} are "
-            "accepted: shorten it.",
-            field="subject.attributes",
-        )
-    return key
 
 
 @retry.retried("start a run")
@@ -146,10 +106,9 @@ async def begin(
     *,
     start_at: datetime | None = None,
 ) -> Started:
-    """Start a run in the caller's transaction (``start_run``'s work once checked; a worker
-    starting a child run calls it under its parent's lock) on the subject ``sent`` (type,
-    external id, attributes). ``RunExists`` when the subject has a live run of the
-    workflow."""
+    """Start a run in the caller's transaction (``start_run``'s work once checked) on the
+    subject ``sent`` (type, external id, attributes). ``RunExists`` when the subject has a
+    live run of the workflow. Many runs at once, with no key: :func:`begin_many`."""
     subject_type, external_id, attributes = sent
     subject, _ = await subjects.upsert(conn, subject_type, external_id, attributes, now)
     if idempotency_key is not None:
@@ -161,12 +120,7 @@ async def begin(
             return Started(earlier, created=False)
     existing = await rows.live_run_for(conn, definition.name, subject.id)
     if existing is not None:
-        raise refusals.RunExists(
-            f"{subject_type} {external_id!r} already has a live {definition.name!r} run "
-            f"({existing.view.id}, in state {existing.view.state}); a second start needs the "
-            "first start's idempotencyKey, or cancel the live run first.",
-            run_id=existing.view.id,
-        )
+        raise _exists(definition, sent, existing.view.id, existing.view.state)
     run = await open_run(
         services,
         conn,
@@ -180,62 +134,89 @@ async def begin(
     return Started(run, created=True)
 
 
-async def open_run(
-    services: Services,
-    conn: db.Connection,
-    starter: Starter,
-    definition: Definition,
-    subject: subjects.SubjectRow,
-    *,
-    idempotency_key: str | None,
-    now: datetime,
-    start_at: datetime | None = None,
-) -> rows.RunRow:
-    """Insert a run of ``definition`` on ``subject``, started by ``starter`` at ``now``, and
-    persist its start (slots, clocks, timers, timeline); answers the run as written. With
-    ``start_at`` later than ``now`` the run is scheduled instead (``core/runs/scheduling.py``):
-    the worker starts it then."""
-    await workspace_limits.admit_run(conn, subject.id)
-    run_id = ids.new_id()
-    if start_at is not None and start_at > now:
-        result = scheduling.scheduled(
-            definition,
-            run_id=run_id,
-            subject=subject.attributes,
-            start_at=start_at,
-            now=now,
-            actor=starter.acting,
-        )
-    else:
-        result = engine.start(
-            definition,
-            run_id=run_id,
-            subject=subject.attributes,
-            now=now,
-            actor=starter.acting,
-            new_id=ids.new_id,
-        )
-    await rows.insert_run(
-        conn,
-        result.run,
-        subject_id=subject.id,
-        digest=definition.digest,
-        correlation_key=correlation(definition, subject.attributes),
-        idempotency_key=idempotency_key,
-        started_by=starter.started_by,
-        now=now,
+def _exists(
+    definition: Definition, sent: tuple[str, str, Mapping[str, Any]], run_id: str, state: str
+) -> refusals.RunExists:
+    subject_type, external_id, _ = sent
+    return refusals.RunExists(
+        f"{subject_type} {external_id!r} already has a live {definition.name!r} run "
+        f"({run_id}, in state {state}); a second start needs the first start's "
+        "idempotencyKey, or cancel the live run first.",
+        run_id=run_id,
     )
-    await persist.outcome(
-        conn,
-        _as_update(result),
-        now=now,
-        sla=deadlines.sla_of(services, definition, actor=starter.started_by),
-    )
-    run = await rows.get_run(conn, run_id)
-    assert run is not None
-    return run
 
 
-def _as_update(result: Outcome) -> Outcome:
-    """A fresh run's outcome, minus the run row the caller inserted itself."""
-    return dataclasses.replace(result, run_changed=True)
+@dataclass(frozen=True)
+class Begin:
+    """One start of :func:`begin_many`: a run of ``definition`` on the subject ``sent``."""
+
+    definition: Definition
+    starter: Starter
+    sent: tuple[str, str, Mapping[str, Any]]
+
+
+async def begin_many(
+    services: Services, conn: db.Connection, starts: Sequence[Begin], now: datetime
+) -> list[RunView]:
+    """Start runs in the caller's transaction, each as :func:`begin` starts one with no
+    idempotency key and at once, set-based: one statement per table for all of them (their
+    subjects, the live-run check, the runs, then one unit of work), no read-back. A worker
+    starting a parent's children calls it under the parent's lock.
+
+    Starts naming the same subject again go in a later wave, after the earlier starts are
+    written, so each sees the one before it as ``begin`` in a loop would (a second run of
+    a workflow on one subject is ``RunExists``). The first start that cannot be made raises
+    :class:`Refused` before any run is written."""
+    opened: dict[int, RunView] = {}
+    for wave in _waves(starts):
+        found = await subjects.upsert_many(conn, [starts[i].sent for i in wave], now)
+        held = {i: s[0] for i, s in zip(wave, found, strict=True) if s is not None}
+        live = await rows.live_runs_for_many(
+            conn, [(starts[i].definition.name, s.id) for i, s in held.items()]
+        )
+        refusal: dict[int, opening.Refusable] = {}
+        decided = []
+        for i in wave:
+            start, subject = starts[i], held.get(i)
+            existing = None if subject is None else live.get((start.definition.name, subject.id))
+            try:
+                if subject is None:
+                    raise refusals.SubjectGone(
+                        f"The {start.sent[0]} {start.sent[1]!r} was deleted (deleteSubject); "
+                        "no run starts for it."
+                    )
+                if existing is not None:
+                    raise _exists(start.definition, start.sent, *existing)
+                decided.append(
+                    opening.decide(
+                        opening.Opening(start.definition, start.starter, subject, index=i), now
+                    )
+                )
+            except opening.Refused as refused:
+                refusal[i] = refused.error
+            except refusals.Refusal as error:
+                refusal[i] = error
+        over = await workspace_limits.admit_runs(conn, [d.opening.subject.id for d in decided])
+        if over is not None:  # the runs before it fit the workspace's run limit
+            refusal[decided[over[0]].opening.index] = over[1]
+        if refusal:
+            first = min(refusal)
+            raise opening.Refused(first, refusal[first])
+        views = await opening.write_opened(services, conn, decided, now)
+        opened.update(zip((d.opening.index for d in decided), views, strict=True))
+    return [opened[i] for i in range(len(starts))]
+
+
+def _waves(starts: Sequence[Begin]) -> list[list[int]]:
+    """The starts' indexes in waves, each naming a subject at most once, in order."""
+    waves: list[list[int]] = []
+    seen: list[set[tuple[str, str]]] = []
+    for i, start in enumerate(starts):
+        key = (start.sent[0], start.sent[1])
+        level = next((n for n, keys in enumerate(seen) if key not in keys), len(waves))
+        if level == len(waves):
+            waves.append([])
+            seen.append(set())
+        waves[level].append(i)
+        seen[level].add(key)
+    return waves

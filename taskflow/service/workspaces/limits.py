@@ -7,6 +7,7 @@ nothing written."""
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from datetime import datetime
 
 from taskflow.core.access.principals import Principal
@@ -22,11 +23,28 @@ async def admit_run(conn: db.Connection, subject_id: str) -> None:
     many live runs as it may. The workspace row stays locked to the end of the transaction,
     so two starts at the limit are one after the other: the second counts the first. A
     request whose workspace has no run limit (its caller's row says) spends no statement."""
-    if scope.WORKSPACE.get() != scope.EVERY and not scope.RUNS_LIMITED.get():
-        return
-    found = await limits.runs(conn, subject_id)
-    if found is not None and found[1] >= found[0]:
-        raise WorkspaceLimitReached(limit="runs", allowed=found[0], current=found[1])
+    over = await admit_runs(conn, [subject_id])
+    if over is not None:
+        raise over[1]
+
+
+async def admit_runs(
+    conn: db.Connection, subject_ids: Sequence[str]
+) -> tuple[int, WorkspaceLimitReached] | None:
+    """:func:`admit_run` for runs about to be inserted together, in order, on subjects of one
+    workspace (a worker starting children): the index of the first its workspace's run
+    limit refuses, with the refusal it gets as if started one by one (the runs before it
+    fit); None when all fit."""
+    if not subject_ids or (scope.WORKSPACE.get() != scope.EVERY and not scope.RUNS_LIMITED.get()):
+        return None
+    found = await limits.runs(conn, subject_ids[0])
+    if found is None:
+        return None
+    allowed, live = found
+    first = max(allowed - live, 0)
+    if first >= len(subject_ids):
+        return None
+    return first, WorkspaceLimitReached(limit="runs", allowed=allowed, current=live + first)
 
 
 async def admit_opened(conn: db.Connection, run_id: str, written: tuple[SlotView, ...]) -> None:

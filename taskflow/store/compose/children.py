@@ -12,8 +12,18 @@ from typing import Any
 
 from taskflow.core.compose import compose
 from taskflow.store.common import db, sql
+from taskflow.store.common.sql_builder import with_columns
 
-SQL = sql.statements("compose/children")
+#: A step's compensation row as cancel_left and undo_late insert it (``rc`` the step's row;
+#: the instants follow): keyed '<step key>:undo', its compensation workflow, attempt 1.
+UNDO_ROW = """INSERT INTO run_child (key, parent, visit, state, label, workflow, awaited, status,
+                           subject, created_at, updated_at)
+    SELECT rc.key || ':undo', rc.parent, rc.visit, rc.state, rc.label,
+           rc.subject->>'compensation', false, 'starting',
+           (rc.subject - 'compensation')
+             || jsonb_build_object('compensates', rc.label, 'step_run', rc.child, 'attempt', 1),"""
+
+SQL = with_columns(sql.statements("compose/children"), undo_row=UNDO_ROW)
 
 
 @dataclass(frozen=True)
@@ -83,9 +93,21 @@ async def rename(
     )
 
 
-async def due(conn: db.Connection, limit: int, now: datetime) -> list[tuple[int, str]]:
-    """(row id, parent run id) of up to ``limit`` rows a worker has to act on at ``now``."""
-    return [(r["id"], str(r["parent"])) for r in await conn.fetch(SQL["due"], limit, now)]
+@dataclass(frozen=True)
+class Due:
+    """A row a worker has to act on: its id, parent run, status and the parent's workspace."""
+
+    id: int
+    parent: str
+    status: str
+    workspace: str
+
+
+async def due(conn: db.Connection, limit: int, now: datetime, *, starts: bool = True) -> list[Due]:
+    """Up to ``limit`` rows a worker has to act on at ``now``, ends and cancels first
+    (``starts``: rows to start too, else only ends and cancels)."""
+    found = await conn.fetch(SQL["due"], limit, now, starts)
+    return [Due(r["id"], str(r["parent"]), r["status"], str(r["workspace"])) for r in found]
 
 
 async def lock_many(conn: db.Connection, row_ids: Sequence[int]) -> list[ChildRow]:
@@ -94,9 +116,22 @@ async def lock_many(conn: db.Connection, row_ids: Sequence[int]) -> list[ChildRo
     return [found[i] for i in row_ids if i in found]
 
 
-async def started(conn: db.Connection, row_id: int, child: str, now: datetime) -> None:
-    """The row's child run started."""
-    await conn.execute(SQL["started"], row_id, uuid.UUID(child), now)
+async def lock_due_of(
+    conn: db.Connection, parents: Sequence[str], limit: int, now: datetime, *, starts: bool = True
+) -> list[ChildRow]:
+    """Up to ``limit`` rows of ``parents`` due at ``now`` (ends and cancels first; ``starts``:
+    rows to start too), locked (the caller holds the parents' runs first)."""
+    keys = [uuid.UUID(p) for p in parents]
+    found = await conn.fetch(SQL["lock_due_of"], keys, limit, now, starts)
+    return [_row(r) for r in found]
+
+
+async def started(conn: db.Connection, started: Sequence[tuple[int, str]], now: datetime) -> None:
+    """The rows' child runs started: (row id, child run id) each (one statement)."""
+    if started:
+        await conn.execute(
+            SQL["started_many"], [i for i, _ in started], [uuid.UUID(c) for _, c in started], now
+        )
 
 
 async def settled(
@@ -105,6 +140,24 @@ async def settled(
     """The row is done with, keeping ``outcome`` (None: the one it has)."""
     await conn.execute(
         SQL["settled"], row_id, json.dumps(dict(outcome)) if outcome is not None else None, now
+    )
+
+
+async def undo_late(conn: db.Connection, row_id: int, now: datetime) -> bool:
+    """Plan the compensation of saga step ``row_id`` that completed after its parent left
+    its visit; False when it was planned already (or the row is no saga step)."""
+    return bool(await conn.fetch(SQL["undo_late"], row_id, now))
+
+
+async def settled_many(
+    conn: db.Connection, settled: Sequence[tuple[int, Mapping[str, Any]]], now: datetime
+) -> None:
+    """:func:`settled` for many rows, each with the outcome its parent read (one statement)."""
+    await conn.execute(
+        SQL["settled_many"],
+        [i for i, _ in settled],
+        [json.dumps(dict(o)) for _, o in settled],
+        now,
     )
 
 

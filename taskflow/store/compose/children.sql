@@ -37,12 +37,7 @@ WITH live AS (
       AND (rc.visit <> u.visit OR u.status <> 'active')
     RETURNING rc.id
 ), undo AS (
-    INSERT INTO run_child (key, parent, visit, state, label, workflow, awaited, status,
-                           subject, created_at, updated_at)
-    SELECT rc.key || ':undo', rc.parent, rc.visit, rc.state, rc.label,
-           rc.subject->>'compensation', false, 'starting',
-           (rc.subject - 'compensation')
-             || jsonb_build_object('compensates', rc.label, 'step_run', rc.child, 'attempt', 1),
+    /*:undo_row*/
            $4, $4
     FROM run_child rc
     JOIN unnest($1::uuid[], $2::int[], $3::text[]) AS u(run, visit, status) ON rc.parent = u.run
@@ -71,6 +66,21 @@ FROM (SELECT (SELECT count(*) FROM live) + (SELECT count(*) FROM unstarted)
              + (SELECT count(*) FROM undo) AS n) c
 WHERE c.n > 0
 
+-- name: undo_late
+-- Row $1 is a saga step whose run completed after its parent left the step's visit (a
+-- race's runner-up whose cancel lost to its end; a step of a scope left unfinished that
+-- ended before its cancel): its one compensation row at $2, as cancel_left plans one,
+-- keyed '<step key>:undo' (so at most once). Answers the row added (none: it was already);
+-- the workers are woken at commit.
+WITH added AS (
+    /*:undo_row*/
+           $2, $2
+    FROM run_child rc WHERE rc.id = $1 AND rc.subject ? 'compensation'
+    ON CONFLICT (key) DO NOTHING
+    RETURNING id
+)
+SELECT a.id, pg_notify('taskflow_timers', '') FROM added a
+
 -- name: rename
 -- Run $1 migrated, staying at visit $2 in state $3: its children of that visit take the
 -- labels $5 for $4 (old, new pairs), and the state's new name; their keys follow the label,
@@ -87,13 +97,19 @@ WHERE rc.id = m.id
 -- worker locks the parent, then the rows). Ends and cancels first (a parent waiting on its
 -- last child is resumed before more children start), then starts, oldest first; a
 -- compensation's next attempt waits for its backoff (subject.not_before after $2, now).
-(SELECT rc.id, rc.parent FROM run_child rc WHERE rc.status IN ('cancelling', 'ended')
- ORDER BY id LIMIT $1)
-UNION ALL
-(SELECT rc.id, rc.parent FROM run_child rc WHERE rc.status = 'starting'
-   AND coalesce((rc.subject->>'not_before')::timestamptz, '-infinity') <= $2
- ORDER BY id LIMIT $1)
-LIMIT $1
+-- Starts only when $3 (the lane reading ends alone passes false).
+-- Each row with its status and its parent's workspace (a worker starts the children of
+-- several parents of one workspace together).
+SELECT rc.id, rc.parent, rc.status, p.workspace FROM (
+  (SELECT rc.id, rc.parent, rc.status FROM run_child rc
+   WHERE rc.status IN ('cancelling', 'ended') ORDER BY id LIMIT $1)
+  UNION ALL
+  (SELECT rc.id, rc.parent, rc.status FROM run_child rc WHERE $3 AND rc.status = 'starting'
+     AND coalesce((rc.subject->>'not_before')::timestamptz, '-infinity') <= $2
+   ORDER BY id LIMIT $1)
+  LIMIT $1
+) rc JOIN run p ON p.id = rc.parent
+ORDER BY rc.status = 'starting', rc.id
 
 -- name: lock_many
 -- The rows $1, locked in id order (their parent's run is locked first: the lock order).
@@ -101,9 +117,30 @@ SELECT id, key, parent, child, visit, state, label, workflow, awaited, status, s
        outcome, created_at, updated_at
 FROM run_child WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE
 
--- name: started
--- Row $1's child run $2 started at $3.
-UPDATE run_child rc SET status = 'live', child = $2, updated_at = $3 WHERE rc.id = $1
+-- name: lock_due_of
+-- Up to $2 rows of the parents $1 (uuid[]) the worker has to act on at $3, as due finds them
+-- (ends and cancels first, then starts; a parent's rows together, oldest first; starts only
+-- when $4), locked (the parents' runs are locked first).
+SELECT id, key, parent, child, visit, state, label, workflow, awaited, status, subject,
+       outcome, created_at, updated_at
+FROM run_child rc
+WHERE rc.parent = ANY($1::uuid[])
+  AND (rc.status IN ('cancelling', 'ended')
+       OR ($4 AND rc.status = 'starting'
+           AND coalesce((rc.subject->>'not_before')::timestamptz, '-infinity') <= $3))
+ORDER BY rc.status = 'starting', rc.parent, rc.id
+LIMIT $2
+FOR UPDATE
+
+-- name: started_many
+-- Rows $1 (bigint[]): their child runs $2 (uuid[], in the same order) started at $3.
+UPDATE run_child rc SET status = 'live', child = u.child, updated_at = $3
+FROM unnest($1::bigint[], $2::uuid[]) AS u(id, child) WHERE rc.id = u.id
+
+-- name: settled_many
+-- Rows $1 (bigint[]) done with at $3, each keeping the outcome in $2 (JSON text[], in order).
+UPDATE run_child rc SET status = 'settled', outcome = u.outcome::jsonb, updated_at = $3
+FROM unnest($1::bigint[], $2::text[]) AS u(id, outcome) WHERE rc.id = u.id
 
 -- name: settled
 -- Row $1 done with at $3; $2 the outcome the parent read (JSON text, or null).

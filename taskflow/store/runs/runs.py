@@ -213,35 +213,49 @@ async def runs_by_correlation(conn: db.Connection, key: str) -> list[str]:
     return [str(r["id"]) for r in rows]
 
 
-async def insert_run(
-    conn: db.Connection,
-    view: RunView,
-    *,
-    subject_id: str,
-    digest: str,
-    correlation_key: str | None,
-    idempotency_key: str | None,
-    started_by: str | None,
-    now: datetime,
-) -> None:
+@dataclass(frozen=True)
+class NewRun:
+    """A run to insert (:func:`insert_runs`): the engine's view of its start and its columns."""
+
+    view: RunView
+    subject_id: str
+    digest: str
+    correlation_key: str | None
+    idempotency_key: str | None
+    started_by: str | None
+
+
+async def insert_runs(conn: db.Connection, runs: Sequence[NewRun], now: datetime) -> None:
+    """Insert runs started at ``now``, in the order given (one statement)."""
+    if not runs:
+        return
+    views = [r.view for r in runs]
     await conn.execute(
-        SQL["insert_run"],
-        uuid.UUID(view.id),
-        view.workflow,
-        view.definition_version,
-        digest,
-        uuid.UUID(subject_id),
-        view.state,
-        view.status,
-        view.visit,
-        correlation_key,
-        idempotency_key,
-        started_by,
+        SQL["insert_runs"],
+        [uuid.UUID(v.id) for v in views],
+        *db.columns(views, "workflow", "definition_version"),
+        [r.digest for r in runs],
+        [uuid.UUID(r.subject_id) for r in runs],
+        [v.state for v in views],
+        [str(v.status) for v in views],
+        [v.visit for v in views],
+        *db.columns(runs, "correlation_key", "idempotency_key", "started_by"),
         now,
-        view.state_entered_at,
-        view.ended_at,
-        view.unmatched_at,
+        *db.columns(views, "state_entered_at", "ended_at", "unmatched_at"),
     )
+
+
+async def live_runs_for_many(
+    conn: db.Connection, pairs: Sequence[tuple[str, str]]
+) -> dict[tuple[str, str], tuple[str, str]]:
+    """The live runs (started or scheduled) of these (workflow, subject id) pairs, as
+    :func:`live_run_for` finds one: (workflow, subject id) to (run id, its state)."""
+    if not pairs:
+        return {}
+    found = await conn.fetch(
+        SQL["live_runs_for_many"], [w for w, _ in pairs], [uuid.UUID(s) for _, s in pairs]
+    )
+    return {(r["workflow"], str(r["subject"])): (str(r["id"]), r["state"]) for r in found}
 
 
 # -- slots ---------------------------------------------------------------------------------------
@@ -346,6 +360,12 @@ async def update_slots(conn: db.Connection, views: Iterable[SlotView], now: date
         SQL["update_slot"],
         rows,
     )
+
+
+async def get_runs_locked(conn: db.Connection, run_ids: Sequence[str]) -> dict[str, RunRow]:
+    """Many runs by id, their rows locked in id order; in that order."""
+    found = await conn.fetch(SQL["get_runs_locked"], [uuid.UUID(i) for i in run_ids])
+    return {str(r["id"]): run_from(r) for r in found}
 
 
 async def get_runs(conn: db.Connection, run_ids: Sequence[str]) -> dict[str, RunRow]:

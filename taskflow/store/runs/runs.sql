@@ -11,6 +11,13 @@ SELECT /*:run_columns*/ FROM run r JOIN subject s ON s.id = r.subject WHERE r.id
 SELECT /*:run_columns*/ FROM run r JOIN subject s ON s.id = r.subject WHERE r.id = $1
 FOR NO KEY UPDATE OF r
 
+-- name: get_runs_locked
+-- The runs $1 (uuid[]) with their subjects, their rows locked in id order (the lock order:
+-- a worker deciding for several runs at once).
+SELECT /*:run_columns*/ FROM run r JOIN subject s ON s.id = r.subject WHERE r.id = ANY($1)
+ORDER BY r.id
+FOR NO KEY UPDATE OF r
+
 -- name: get_runs
 -- The runs $1 (uuid[]) with their subjects.
 SELECT /*:run_columns*/ FROM run r JOIN subject s ON s.id = r.subject
@@ -57,14 +64,32 @@ ORDER BY id FOR NO KEY UPDATE
 -- The live runs correlation key $1 (text) names, of any workflow (run_correlation_key).
 SELECT id FROM run WHERE correlation_key = $1 AND status = 'active' ORDER BY started_at, id
 
--- name: insert_run
--- A new run: id $1, workflow $2, definition version $3 and digest $4, subject $5, state $6,
--- status $7, visit $8, correlation key $9, idempotency key $10, started by $11, now $12
--- (started and updated), state entered $13, ended $14, unmatched $15.
+-- name: insert_runs
+-- New runs, one per element of the arrays (in order): ids $1 (uuid[]), workflows $2,
+-- definition versions $3 and digests $4, subjects $5 (uuid[]), states $6, statuses $7, visits
+-- $8, correlation keys $9, idempotency keys $10, started by $11; now $12 (started and
+-- updated); states entered $13, ended $14, unmatched $15 (timestamptz[]).
 INSERT INTO run (id, workflow, definition_version, definition_digest, subject, state,
                  status, visit, correlation_key, idempotency_key, started_by, started_at,
                  state_entered_at, updated_at, ended_at, version, unmatched_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $12, $14, 1, $15)
+SELECT u.id, u.workflow, u.definition_version, u.digest, u.subject, u.state, u.status,
+       u.visit, u.correlation_key, u.idempotency_key, u.started_by, $12, u.state_entered_at,
+       $12, u.ended_at, 1, u.unmatched_at
+FROM unnest($1::uuid[], $2::text[], $3::int[], $4::text[], $5::uuid[], $6::text[], $7::text[],
+            $8::int[], $9::text[], $10::text[], $11::text[], $13::timestamptz[],
+            $14::timestamptz[], $15::timestamptz[])
+     WITH ORDINALITY AS u(id, workflow, definition_version, digest, subject, state, status,
+                          visit, correlation_key, idempotency_key, started_by,
+                          state_entered_at, ended_at, unmatched_at, n)
+ORDER BY u.n
+
+-- name: live_runs_for_many
+-- The live runs (started or scheduled) of the (workflow, subject) pairs $1 (text[]) and $2
+-- (uuid[]), as live_run_for reads one (index run_live_per_subject).
+SELECT r.id, r.workflow, r.subject, r.state FROM run r
+JOIN unnest($1::text[], $2::uuid[]) AS u(workflow, subject)
+  ON r.workflow = u.workflow AND r.subject = u.subject
+WHERE r.status IN ('active', 'scheduled')
 
 -- name: slots_of_run
 -- Every slot of run $1 (uuid), in visit, name, item order.

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -36,20 +36,33 @@ def from_row(row: asyncpg.Record, prefix: str = "") -> SubjectRow:
 async def upsert(
     conn: db.Connection, type_: str, external_id: str, attributes: Mapping[str, Any], now: datetime
 ) -> tuple[SubjectRow, bool]:
-    """Insert or replace a subject's attributes; (row, whether they changed)."""
-    row = await conn.fetchrow(
-        SQL["upsert"],
-        uuid.uuid4(),
-        type_,
-        external_id,
-        dict(attributes),
-        now,
-    )
-    if row is None:  # the subject was deleted: it takes no new run
+    """Insert or replace a subject's attributes; (row, whether it was created)."""
+    (found,) = await upsert_many(conn, [(type_, external_id, attributes)], now)
+    if found is None:  # the subject was deleted: it takes no new run
         raise refusals.SubjectGone(
             f"The {type_} {external_id!r} was deleted (deleteSubject); no run starts for it."
         )
-    return from_row(row), bool(row["created"])
+    return found
+
+
+async def upsert_many(
+    conn: db.Connection, sent: Sequence[tuple[str, str, Mapping[str, Any]]], now: datetime
+) -> list[tuple[SubjectRow, bool] | None]:
+    """:func:`upsert` for many (type, external id, attributes), no pair twice, in one
+    statement: (row, whether it was created) in the order given, None for a deleted
+    subject."""
+    if not sent:
+        return []
+    found = await conn.fetch(
+        SQL["upsert_many"],
+        [uuid.uuid4() for _ in sent],
+        [t for t, _, _ in sent],
+        [e for _, e, _ in sent],
+        [dict(a) for _, _, a in sent],
+        now,
+    )
+    by_key = {(r["type"], r["external_id"]): (from_row(r), bool(r["created"])) for r in found}
+    return [by_key.get((t, e)) for t, e, _ in sent]
 
 
 async def insert_new(

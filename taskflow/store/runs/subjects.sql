@@ -1,17 +1,21 @@
 -- Subjects, the tracked entities (store/runs/subjects.py).
 
--- name: upsert
--- Insert subject $1 (uuid, used when new) of type $2 and external id $3 with attributes
--- $4 (jsonb) at $5, or replace its attributes (its version moves only when they change).
+-- name: upsert_many
+-- Insert subjects or replace their attributes (a version moves only when they change), many
+-- at once, in the order given: ids $1 (uuid[], used when new), types $2, external ids $3
+-- (text[]; no pair twice), attributes $4 (a JSON array, one object each) at $5. A deleted
+-- subject (gone_at) is never revived: no row comes back for it (startRun refuses).
 INSERT INTO subject (id, type, external_id, attributes, version, created_at, updated_at)
-VALUES ($1, $2, $3, $4, 1, $5, $5)
+SELECT u.id, u.type, u.external_id, u.attributes, 1, $5, $5
+FROM ROWS FROM (unnest($1::uuid[], $2::text[], $3::text[]), jsonb_array_elements($4::jsonb))
+     WITH ORDINALITY AS u(id, type, external_id, attributes, n)
+ORDER BY u.n
 ON CONFLICT (workspace, type, external_id) DO UPDATE SET
     attributes = EXCLUDED.attributes,
     version = subject.version
               + (subject.attributes IS DISTINCT FROM EXCLUDED.attributes)::int,
     updated_at = CASE WHEN subject.attributes IS DISTINCT FROM EXCLUDED.attributes
                       THEN EXCLUDED.updated_at ELSE subject.updated_at END
--- A deleted subject (gone_at) is never revived: no row comes back (startRun refuses).
 WHERE subject.gone_at IS NULL
 RETURNING id, type, external_id, attributes, version, gone_at, (xmax = 0) AS created
 
