@@ -200,8 +200,11 @@ async def write_opened(
         keys.append(key)
         if key not in contexts:
             contexts[key] = deadlines.sla_of(services, definition, actor=by)
+        # The clocks of slots whose chain asks the team start on the team's calendar (the
+        # engine reads no teams), as ``persist.write`` does for every other outcome.
+        result = await deadlines.opened_on_team(conn, contexts[key], _as_update(d.result), now)
         # A fresh run has no timer rows yet: nothing to load.
-        planned.append(uow.plan(_as_update(d.result), contexts[key], (), now))
+        planned.append(uow.plan(result, contexts[key], (), now))
     # Fresh runs left no state: no step or child rows of theirs to drop (``quiet``).
     fresh = [d.result.run.id for d in decided]
     await writer.write(conn, uow.merged(planned), now, quiet=fresh)
