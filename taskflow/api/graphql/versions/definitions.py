@@ -43,6 +43,12 @@ class DefinitionMilestone:
     kind: str = strawberry.field(description="assigned (claimed) or finished (satisfied).")
     within: str = strawberry.field(description="The budget, readable (e.g. '4h business').")
     calendar: str | None = strawberry.field(description="The calendar it counts on, if its own.")
+    forecast_alert: float | None = strawberry.field(
+        description=(
+            "The breach probability at which the forecast warns (clock.forecast_at_risk), if "
+            "the milestone sets its own; null: the deployment's TASKFLOW_FORECAST_ALERT."
+        )
+    )
 
 
 @strawberry.type(description="A slot as declared: a human task waiting for one event.")
@@ -139,7 +145,12 @@ def _slot(slot: Slot) -> DefinitionSlot:
         candidates=_who(slot.candidates),
         delegates=_who(slot.delegates),
         milestones=[
-            DefinitionMilestone(kind=m.kind, within=str(m.within), calendar=m.calendar)
+            DefinitionMilestone(
+                kind=m.kind,
+                within=str(m.within),
+                calendar=m.calendar,
+                forecast_alert=m.forecast_alert,
+            )
             for m in slot.milestones
         ],
         after=list(slot.after),
