@@ -190,7 +190,7 @@ FIELDS.update({f"{t}.{f}": "parent" for t, fs in _VALUE_FIELDS.items() for f in 
 # workflow the caller may read, so "parent" throughout.
 _PARENT_FIELDS = {
     "DefinitionField": "name type required choices label help",
-    "DefinitionMilestone": "kind within calendar",
+    "DefinitionMilestone": "kind within calendar forecastAlert",
     "DefinitionMove": "name label to by guard fields",
     "DefinitionSlot": "name label description waitsFor fields candidates delegates milestones "
     "after forEach magicLink",
