@@ -17,9 +17,8 @@ clocks to start: general path), which have a milestone whose calendar chain asks
 the holder (``core/clocks/chain.py``: a claim moves that clock onto the new
 holder's calendar, which needs the holder's row and calendar arithmetic, so the
 general path claims it, in the one transaction that moves the clock) and which
-reminder indexes hang on ``assigned``. The statement gets them as one text
-(:attr:`ClaimFacts.text`, built once per catalog): a ``str`` is one copy for asyncpg
-to encode, where each ``text[]`` element was checked and encoded on every claim.
+reminder indexes hang on ``assigned``, written once per catalog as one text
+(:attr:`ClaimFacts.text`; why one text and not arrays: ``store/slots/claims.py``).
 """
 
 from __future__ import annotations

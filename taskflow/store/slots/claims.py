@@ -27,6 +27,8 @@ compatible with the ``FOR NO KEY UPDATE`` run lock of every writer.
 
 The caller's filters are the builder's fragments (``queries.slot_filters``); the catalog's
 facts (``ClaimFacts``) are parameters, so a filter shape has one text and one prepared plan.
+They travel as one ``text`` (``ClaimFacts.text``, built once per catalog): asyncpg encodes a
+``str`` as one copy, where each element of two ``text[]`` was checked and encoded per claim.
 """
 
 from __future__ import annotations
