@@ -475,9 +475,11 @@ def serve(url: str, port: int, try_file: str | None) -> None:
     from litestar import Request, get
     from litestar.datastructures import State
 
+    from taskflow import logs
     from taskflow.api import app as api_app
     from taskflow.service.access import principals as principal_service
 
+    logs.configure()  # as `taskflow serve` does: one access line a request, in its format
     apply_try(try_file)
     settings = settings_for(url)
 
