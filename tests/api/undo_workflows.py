@@ -1,9 +1,10 @@
-"""A workflow of the undo race tests: a completion that may be undone (no window) into a
-state whose timeout moves the run on after five minutes."""
+"""Workflows of the undo tests over HTTP: a completion that may be undone (no window) into
+a state whose timeout moves the run on after five minutes (the race with a timer), into a
+state that starts a child run, and into one that collects an outsider's answer by link."""
 
 from __future__ import annotations
 
-from taskflow import Route, Slot, State, Undoable, Workflow, real, timeout, who
+from taskflow import Child, Route, Slot, State, Undoable, Workflow, real, subject, timeout, who
 
 
 class HeldOrder(Workflow):
@@ -28,3 +29,62 @@ class HeldOrder(Workflow):
     # move, which is never undone, rather than an ended run.
     lapsed = State(slots=[Slot("chase", candidates=who.role("finance"))], then=[Route("released")])
     released = State(terminal=True)
+
+
+class UndoNote(Workflow):
+    """A note finance files about an order; nobody waits for it."""
+
+    name = "undo-note"
+    tracks = "order"
+
+    noting = State(initial=True, slots=[Slot("note", candidates=who.role("finance"))], then="done")
+    done = State(terminal=True)
+
+
+class CheckedOrder(Workflow):
+    """A reviewed order is checked while a note about it is filed as a run of its own: once
+    that child run started, the review's completion reached beyond the run and stands."""
+
+    name = "checked-order"
+    tracks = "order"
+
+    review = State(
+        initial=True,
+        slots=[Slot("review", candidates=who.role("finance"))],
+        then=[Route("checking")],
+        undoable=Undoable(),
+    )
+    checking = State(
+        slots=[Slot("check", candidates=who.role("finance"))],
+        children=[Child("undo-note", label="note", awaited=False)],
+        then=[Route("checked")],
+    )
+    checked = State(terminal=True)
+
+
+class CollectedOrder(Workflow):
+    """A reviewed order collects the supplier's confirmation (by link, from outside) and a
+    sign-off: once the supplier used the link, the review's completion stands."""
+
+    name = "collected-order"
+    tracks = "order"
+
+    review = State(
+        initial=True,
+        slots=[Slot("review", candidates=who.role("finance"))],
+        then=[Route("collecting")],
+        undoable=Undoable(),
+    )
+    collecting = State(
+        slots=[
+            Slot(
+                "confirmation",
+                candidates=who.role("finance"),
+                outsiders=who.email(subject.supplier_email),
+                magic_link=True,
+            ),
+            Slot("sign_off", candidates=who.role("finance")),
+        ],
+        then=[Route("collected")],
+    )
+    collected = State(terminal=True)
