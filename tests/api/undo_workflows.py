@@ -1,10 +1,25 @@
 """Workflows of the undo tests over HTTP: a completion that may be undone (no window) into
 a state whose timeout moves the run on after five minutes (the race with a timer), into a
-state that starts a child run, and into one that collects an outsider's answer by link."""
+state that starts a child run, and into one that collects an outsider's answer by link;
+and completions out of states whose other slots were still pending or had expired."""
 
 from __future__ import annotations
 
-from taskflow import Child, Route, Slot, State, Undoable, Workflow, real, subject, timeout, who
+from taskflow import (
+    Child,
+    Route,
+    Slot,
+    State,
+    Undoable,
+    Workflow,
+    any_satisfied,
+    expire,
+    expired,
+    real,
+    subject,
+    timeout,
+    who,
+)
 
 
 class HeldOrder(Workflow):
@@ -88,3 +103,46 @@ class CollectedOrder(Workflow):
         then=[Route("collected")],
     )
     collected = State(terminal=True)
+
+
+class DraftedOrder(Workflow):
+    """Finance drafts an order, checks it, then approves it once checked; the draft alone
+    sends it on (any one slot). An undo of that completion brings the approval back as it
+    stood: still waiting for the check."""
+
+    name = "drafted-order"
+    tracks = "order"
+
+    drafting = State(
+        initial=True,
+        slots=[
+            Slot("draft", candidates=who.role("finance")),
+            Slot("check", candidates=who.role("finance")),
+            Slot("approve", candidates=who.role("finance"), after=["check"]),
+        ],
+        done=any_satisfied,
+        then=[Route("sent")],
+        undoable=Undoable(),
+    )
+    sent = State(slots=[Slot("ship", candidates=who.role("finance"))], then=[Route("shipped")])
+    shipped = State(terminal=True)
+
+
+class QuotedOrder(Workflow):
+    """A supplier's quote is asked for an hour; the order is drafted meanwhile. An order
+    whose quote lapsed goes to a buyer's review instead of straight to shipping."""
+
+    name = "quoted-order"
+    tracks = "order"
+
+    quoting = State(
+        initial=True,
+        slots=[
+            Slot("quote", candidates=who.role("finance"), expires=expire.after(real.hours(1))),
+            Slot("draft", candidates=who.role("finance")),
+        ],
+        then=[Route("buyer_review", when=expired.quote >= 1), Route("shipping")],
+        undoable=Undoable(),
+    )
+    buyer_review = State(slots=[Slot("review", candidates=who.role("finance"))], then="shipping")
+    shipping = State(terminal=True)

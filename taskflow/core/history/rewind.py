@@ -3,8 +3,11 @@
 :func:`undo` re-enters the state the run stood in before its latest change
 (``undo.target`` decides whether that may happen) and reopens the slots that
 change ended, as they were: a slot completed by the change (satisfied at the
-instant the run left) or cancelled by it goes back to its holder (claimed) or to
-its pool (open). Clocks: the time between leaving and the undo does not count.
+instant the run left) or cancelled by it goes back to its holder (claimed), to
+its pool (open) or, never opened, to waiting for its sibling (pending); a slot
+that had expired in that visit stands expired in the visit the undo returns to
+(its state's completion and ``expired.<slot>`` routes count it). Clocks: the
+time between leaving and the undo does not count.
 Each clock of a reopened slot stands paused from the instant the run left until
 now, as a pausing state would have held it; the clock met by the completion is
 met no more. The current state's live slots are cancelled, as any move cancels
@@ -24,7 +27,17 @@ from taskflow.core.history import undo as rule
 from taskflow.core.history.visits import Line
 from taskflow.core.runs import pausing
 from taskflow.core.runs.decision import Decision, NewId
-from taskflow.core.runs.model import CANCELLED, CLAIMED, OPEN, SATISFIED, Outcome, RunView, SlotView
+from taskflow.core.runs.model import (
+    CANCELLED,
+    CLAIMED,
+    EXPIRED,
+    OPEN,
+    PENDING,
+    SATISFIED,
+    Outcome,
+    RunView,
+    SlotView,
+)
 
 
 def _ended_by(view: SlotView, state: str, left_at: datetime) -> bool:
@@ -46,12 +59,20 @@ def _clock_back(clock: clocks.Clock, left_at: datetime, now: datetime) -> clocks
     return dataclasses.replace(back, pauses=(*back.pauses, clocks.Pause(left_at, now)))
 
 
+def _status_before(view: SlotView) -> str:
+    """What a slot the change completed or cancelled stood at: held, in its pool, or still
+    waiting for a sibling (``after``: never opened, so it waits again)."""
+    if view.opened_at is None:
+        return PENDING
+    return CLAIMED if view.holder is not None else OPEN
+
+
 def reopened(view: SlotView, *, visit: int, left_at: datetime, now: datetime) -> SlotView:
     """``view`` as it stood before the change at ``left_at``, in the new visit."""
     return dataclasses.replace(
         view,
         visit=visit,
-        status=CLAIMED if view.holder is not None else OPEN,
+        status=_status_before(view),
         satisfied_at=None,
         satisfied_by=None,
         cancelled_at=None,
@@ -81,6 +102,7 @@ def undo(
     )
     held = pausing.held(decision)
     ended = [v for v in decision.slots.values() if _ended_by(v, found.state, found.left_at)]
+    lapsed = _expired_in_visit_left(decision.slots.values(), found.state, run.visit)
     decision.cancel_live(reason="the change was undone")
     state = definition.state(found.state)
     decision.set_run(
@@ -94,4 +116,17 @@ def undo(
         back = reopened(view, visit=decision.run.visit, left_at=found.left_at, now=now)
         decision.put(back)
         decision.log("slot.reopened", slot_id=view.id, slot=view.name, holder=view.holder)
+    for view in lapsed:  # expired before the change: expired again, in the visit it returns to
+        decision.put(dataclasses.replace(view, visit=decision.run.visit, version=view.version + 1))
     return decision.outcome()
+
+
+def _expired_in_visit_left(views: Iterable[SlotView], state: str, visit: int) -> list[SlotView]:
+    """The slots of ``state`` that had expired in the visit the change left (the latest
+    visit of ``state`` before ``visit``): the state's completion and its ``expired.<slot>``
+    routes count them, so the visit the undo returns to holds them as they were."""
+    mine = [v for v in views if v.state == state and v.visit < visit]
+    if not mine:
+        return []
+    left = max(v.visit for v in mine)
+    return [v for v in mine if v.visit == left and v.status == EXPIRED]
