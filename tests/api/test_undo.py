@@ -4,15 +4,19 @@ undoable by its triager for ten minutes, asking the customer by the team for fif
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from datetime import timedelta
 from typing import Any
 
 import httpx
 import pytest
 
+from taskflow.api import app as api_app
 from taskflow.service.clocks import timers
+from tests import conftest
 from tests.api import workflows as w
 from tests.api.conftest import World
+from tests.api.test_inbox_queries import Counter
 from tests.conftest import gql
 
 pytestmark = pytest.mark.anyio
@@ -230,3 +234,35 @@ async def test_an_undo_sent_twice_with_its_key_undoes_once(world: World) -> None
         ("open", "route"),
         ("new", "undo"),
     ]
+
+
+RUN_PAGE = """query($first: Int!) { runs(first: $first, filter: {workflow: "support-ticket"}) {
+  edges { node { undoable undoTarget { state redo } } } } }"""
+
+
+async def test_a_page_of_runs_asks_undo_in_the_same_statements_as_one_run(world: World) -> None:
+    """``Run.undoable`` and ``Run.undoTarget`` are batched per request: no statement a run."""
+    for n in range(6):
+        await triaged(world, f"T-PAGE-{n}")
+    counter = Counter()
+    database = await conftest.reconnect(world.services.db, query_logger=counter)
+    application = api_app.create_app(services=dataclasses.replace(world.services, db=database))
+    try:
+        async with httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=application), base_url="http://taskflow.test"
+        ) as http:
+
+            async def page(first: int) -> tuple[list[dict[str, Any]], int]:
+                counter.statements.clear()
+                found = await gql(http, RUN_PAGE, {"first": first}, token=world.people["tess"])
+                runs = [e["node"] for e in found.ok()["runs"]["edges"]]
+                return runs, len(counter.statements)
+
+            await page(1)  # warm the pool: connections, type codecs
+            one, for_one = await page(1)
+            six, for_six = await page(6)
+    finally:
+        await database.close()
+    assert len(one) == 1
+    assert six == [{"undoable": True, "undoTarget": {"state": "new", "redo": False}}] * 6
+    assert for_six == for_one

@@ -7,6 +7,8 @@ the instant taken once; a refusal is recorded on the run's timeline (docs/histor
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Sequence
 from datetime import datetime
 
 from taskflow import errors
@@ -21,6 +23,9 @@ from taskflow.service.runs import ids
 from taskflow.service.runs import runs as run_service
 from taskflow.store.history import spans
 from taskflow.store.runs import runs as rows
+
+#: What :func:`taskflow.core.history.undo.target` refuses with.
+REFUSED = (rule.NotUndoable, rule.NoHistory, rule.UndoWindowExpired, rule.NotSameActor)
 
 
 @retry.retried("undo the change")
@@ -72,22 +77,31 @@ async def undo(
     return await run_service.refusals_recorded(services, run_id, actor.id, "undo", work)
 
 
+async def undo_targets(
+    services: Services, actor: Principal, run_ids: Sequence[str]
+) -> dict[str, rule.Target | None]:
+    """What an undo by ``actor`` would do now to each run (None: its latest change may not
+    be undone), for a page of runs in two statements (the runs, their lines)."""
+    async with services.db.connection() as conn:
+        runs = await rows.get_runs(conn, run_ids)
+        lines = await spans.undo_lines_of_runs(conn, list(runs))
+    now = services.clock.now()
+    found: dict[str, rule.Target | None] = dict.fromkeys(run_ids)
+    for run_id, run in runs.items():
+        if run.view.status != "active":
+            continue
+        with contextlib.suppress(*REFUSED):  # not undoable by this caller now: None
+            found[run_id] = rule.target(
+                run_service.definition_for(services, run.view),
+                lines[run_id],
+                actor=actor.id,
+                principal=actor,
+                subject=dict(run.view.subject),
+                now=now,
+            )
+    return found
+
+
 async def undo_target(services: Services, actor: Principal, run_id: str) -> rule.Target | None:
     """What an undo by ``actor`` would do now (None: the latest change may not be undone)."""
-    async with services.db.connection() as conn:
-        run = await rows.get_run(conn, run_id)
-        lines = await spans.undo_lines(conn, run_id)
-    if run is None or run.view.status != "active":
-        return None
-    definition = run_service.definition_for(services, run.view)
-    try:
-        return rule.target(
-            definition,
-            lines,
-            actor=actor.id,
-            principal=actor,
-            subject=dict(run.view.subject),
-            now=services.clock.now(),
-        )
-    except (rule.NotUndoable, rule.NoHistory, rule.UndoWindowExpired, rule.NotSameActor):
-        return None
+    return (await undo_targets(services, actor, [run_id]))[run_id]

@@ -11,6 +11,8 @@ span per run, what the trigger closes) and ``state_span_line`` (what an undo fin
 from __future__ import annotations
 
 import json
+import uuid
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -29,7 +31,18 @@ async def run_lines(conn: db.Connection, run_id: str) -> list[visits.Line]:
 async def undo_lines(conn: db.Connection, run_id: str) -> list[visits.Line]:
     """What an undo of the run decides on (``core/history/undo.py``), in order: its entries,
     its moves and the lines after which a change reached beyond it."""
-    return _lines(await conn.fetch(SQL["undo_lines"], run_id))
+    return (await undo_lines_of_runs(conn, [run_id]))[run_id]
+
+
+async def undo_lines_of_runs(
+    conn: db.Connection, run_ids: Sequence[str]
+) -> dict[str, list[visits.Line]]:
+    """:func:`undo_lines` of many runs in one statement (every id a key, maybe empty)."""
+    rows = await conn.fetch(SQL["undo_lines"], [uuid.UUID(i) for i in run_ids])
+    by_run: dict[str, list[Any]] = {i: [] for i in run_ids}
+    for row in rows:
+        by_run[str(row["run"])].append(row)
+    return {i: _lines(found) for i, found in by_run.items()}
 
 
 def _lines(rows: list[Any]) -> list[visits.Line]:

@@ -91,9 +91,10 @@ SELECT s.run FROM state_span s
    AND s.undone_by IS NULL
 
 -- name: undo_lines
--- What deciding an undo of run $1 reads (core/history/undo.py): its entries, its moves,
--- and the lines after which a change reached beyond the run, in order.
-SELECT id, kind, at, actor, details FROM audit_event
- WHERE run = $1
+-- What deciding an undo of the runs $1 (uuid[]) reads (core/history/undo.py): their
+-- entries, their moves, and the lines after which a change reached beyond a run, in order
+-- by run (one statement for a page of runs' Run.undoable).
+SELECT run, id, kind, at, actor, details FROM audit_event
+ WHERE run = ANY($1::uuid[])
    AND kind IN ('state.entered', 'run.moved', 'child.started', 'run.child_started', 'link.used')
- ORDER BY id
+ ORDER BY run, id

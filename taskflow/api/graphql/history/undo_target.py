@@ -6,8 +6,10 @@ from __future__ import annotations
 from datetime import datetime
 
 import strawberry
+from strawberry.dataloader import DataLoader
 
 from taskflow.api.graphql.common.context import Info, caller
+from taskflow.core.history import undo as rule
 from taskflow.service.history import undoing
 
 
@@ -24,8 +26,19 @@ class UndoTarget:
 
 
 async def target_of_run(info: Info, run_id: str) -> UndoTarget | None:
-    """``Run.undoTarget`` for the caller (the run was already found visible to them)."""
-    found = await undoing.undo_target(info.context.services, await caller(info), run_id)
+    """``Run.undoTarget`` for the caller (the run was already found visible to them),
+    batched per request: a page of runs asking ``undoable`` or ``undoTarget`` (or both)
+    costs two statements, not two a run."""
+    loaders = info.context.loaders
+    if "undo_target" not in loaders:
+        services, actor = info.context.services, await caller(info)
+
+        async def load(keys: list[str]) -> list[rule.Target | None]:
+            found = await undoing.undo_targets(services, actor, keys)
+            return [found[k] for k in keys]
+
+        loaders["undo_target"] = DataLoader(load_fn=load)
+    found: rule.Target | None = await loaders["undo_target"].load(run_id)
     if found is None:
         return None
     within = found.policy.within
