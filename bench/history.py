@@ -59,6 +59,23 @@ WHERE NOT (s.state = 'done' AND hashtext(r.id::text) % 10 = 0)
 """
 
 
+#: "Which runs were in legal review last Friday at 17:00" (a Friday of the data's 90 days).
+AT = datetime(2026, 11, 27, 17, 0, tzinfo=UTC)
+
+
+def state_at_cases() -> list[tuple[str, str, tuple[Any, ...]]]:
+    """The statements timed, each with its arguments: the runs list's stateAt statement (its
+    fragment as the list composes it, counted), the raw aggregate, and stateCounts's."""
+    text = "\n".join(ln for ln in FRAGMENTS["run_state_at"].splitlines() if not ln.startswith("--"))
+    fragment = text.replace("$?", "$1", 1).replace("$?", "$2", 1).replace("$?", "$3")
+    listed = "SELECT count(*) FROM run r WHERE r.workflow = $1 AND " + fragment
+    return [
+        ("runs(filter: {stateAt}) statement", listed, ("wf-3", "legal_review", AT)),
+        ("raw aggregate (state_at_raw)", spans.STATE_AT_RAW, ("wf-3", "legal_review", AT)),
+        ("stateCounts", spans.SQL["state_counts"], ("wf-3", AT)),
+    ]
+
+
 async def timed(conn: asyncpg.Connection, text: str, args: tuple[Any, ...], repeat: int) -> float:
     times = []
     for _ in range(repeat):
@@ -87,18 +104,7 @@ async def run(admin_url: str, runs: int, repeat: int, plans: bool) -> None:
         await conn.execute("VACUUM ANALYZE run")
         count = await conn.fetchval("SELECT count(*) FROM state_span")
         print(f"{runs} runs, {count} spans generated in {time.perf_counter() - t:.0f} s")
-        at = datetime(2026, 11, 27, 17, 0, tzinfo=UTC)  # "last Friday at 17:00"
-        text = "\n".join(
-            ln for ln in FRAGMENTS["run_state_at"].splitlines() if not ln.startswith("--")
-        )
-        fragment = text.replace("$?", "$1", 1).replace("$?", "$2", 1).replace("$?", "$3")
-        listed = "SELECT count(*) FROM run r WHERE r.workflow = $1 AND " + fragment
-        cases = [
-            ("runs(filter: {stateAt}) statement", listed, ("wf-3", "legal_review", at)),
-            ("raw aggregate (state_at_raw)", spans.STATE_AT_RAW, ("wf-3", "legal_review", at)),
-            ("stateCounts", spans.SQL["state_counts"], ("wf-3", at)),
-        ]
-        for name, text, args in cases:
+        for name, text, args in state_at_cases():
             ms = await timed(conn, text, args, repeat)
             plan = await conn.fetch("EXPLAIN " + text, *args)
             print(f"{name:38} {ms:8.1f} ms   {plan[0][0][:70]}")
