@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 
 from taskflow import clock
 from taskflow.config import config
+from taskflow.service.clocks import calendar_reload
 from taskflow.service.common import container
 from taskflow.service.operate import clock_anchor
 from taskflow.service.reports import replica_metrics
@@ -80,6 +81,10 @@ async def services(
         built = container.build(database, settings, clock.AnchoredClock())
         await clock_anchor.anchor(built)
         anchoring = asyncio.get_running_loop().create_task(clock_anchor.keep_anchored(built))
+        # A holiday feed's new copy or an edited calendar is served without a restart.
+        watching = asyncio.get_running_loop().create_task(
+            calendar_reload.Watch(built).keep_current(calendar_reload.every())
+        )
         try:
             if record_definitions:
                 from taskflow.service.versions import deployments
@@ -87,9 +92,10 @@ async def services(
                 await deployments.register(built)
             yield built
         finally:
-            anchoring.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await anchoring
+            for task in (anchoring, watching):
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
     finally:
         await database.close()
 

@@ -25,12 +25,11 @@ import contextvars
 import logging
 from collections.abc import AsyncIterator, Callable
 from datetime import datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 from taskflow import errors
 from taskflow.core.files import files as fi
-from taskflow.service.clocks import ics_feeds
+from taskflow.service.clocks import feed_outcomes, ics_feeds
 from taskflow.service.clocks import timers as firing
 from taskflow.service.common import idempotency, outage
 from taskflow.service.common.container import Services
@@ -185,20 +184,15 @@ class Worker:
 
     async def _refresh_feeds(self, now: datetime) -> None:
         """Every ``ics_feeds.EVERY``, ask every holiday feed again (conditional GETs); a
-        failing feed keeps its last good copy and is logged."""
+        failing feed keeps its last good copy, is logged and shows in needsAttention; a new
+        copy is served at once (``service/clocks/feed_outcomes.py``)."""
         if self._feeds_at is not None and now - self._feeds_at < ics_feeds.EVERY:
             return
         self._feeds_at = now
-        net = ics_feeds.Net.of(self.services)
         try:
-            settings = ics_feeds.FeedSettings.from_env()
-            folder = Path(self.services.settings.calendars)
-            _, failed = await ics_feeds.refresh(net, folder, settings, now)
+            await feed_outcomes.ask_every_feed(self.services, now)
         except Exception:
             log.exception("the holiday feeds' refresh failed; trying again at its next pass")
-            return
-        for problem in failed:
-            log.warning("%s", problem.message)
 
     async def _measure(self) -> None:
         try:

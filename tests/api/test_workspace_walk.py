@@ -291,6 +291,7 @@ GLOBAL = {
     "deployed_definition",
     "calendar_span",
     "calendar_interval",
+    "calendar_feed",
     "idempotency_key",
     "link_throttle",
     "metric_snapshot",

@@ -40,6 +40,9 @@ class Reason(StrEnum):
     #: The read replica is further behind than its bound (or does not answer): reads that
     #: may lag go to the primary meanwhile. Admins only; it concerns no run.
     REPLICA_LAGGING = "REPLICA_LAGGING"
+    #: A holiday feed fetched into the calendars folder keeps failing to refresh: its
+    #: calendars keep the last good copy. Admins only; it concerns no run.
+    CALENDAR_FEED_FAILING = "CALENDAR_FEED_FAILING"
 
 
 #: What clears each reason (docs/operations.md says the same).
@@ -58,6 +61,9 @@ REMEDY: dict[Reason, str] = {
     "publishAutomation again (or pauseAutomation)",
     Reason.REPLICA_LAGGING: "mend the replica (its replay, its link to the primary, its "
     "load); it clears itself once the replica is back within the bound",
+    Reason.CALENDAR_FEED_FAILING: "mend the feed (its address, its certificate, its "
+    "server) or fetch a copy by hand (taskflow calendar fetch-ics); it clears itself at the "
+    "worker's next successful ask",
 }
 
 

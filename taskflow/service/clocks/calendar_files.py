@@ -155,3 +155,24 @@ def load_folder(path: str | Path) -> calendars.Registry:
         source = tables.tables[name][0]
         _with_line(Path(source), functools.partial(tables.spec, name))
     return tables.registry()
+
+
+def readers_of(folder: str | Path, file_name: str) -> list[str]:
+    """The calendars of ``folder`` whose ``[[ics]]`` (or a version's) names ``file_name``, by
+    name (what a failing feed's needs-attention item names); unreadable files are passed over."""
+    found: set[str] = set()
+    for path in sorted(Path(folder).glob("*.toml")):
+        try:
+            table = tomllib.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        parts = [table, *[v for v in table.get("versions", []) if isinstance(v, dict)]]
+        files = {
+            str(item.get("file"))
+            for part in parts
+            for item in part.get("ics", [])
+            if isinstance(item, dict)
+        }
+        if file_name in files:
+            found.add(str(table.get("name", path.stem)))
+    return sorted(found)

@@ -35,9 +35,18 @@ EVERY = timedelta(hours=6)
 
 
 class FeedFailed(errors.TaskflowError):
-    """A holiday feed could not be fetched or read; the last good copy is kept."""
+    """A holiday feed could not be fetched or read; the last good copy is kept. Facts:
+    ``url`` (as shown: no query, no userinfo) and ``file`` (its copy in the folder)."""
 
     code = "CALENDAR_FEED_FAILED"
+
+    @property
+    def file(self) -> str:
+        return str(self.facts.get("file", ""))
+
+    @property
+    def url(self) -> str:
+        return str(self.facts.get("url", ""))
 
 
 @dataclass(frozen=True)
@@ -110,11 +119,15 @@ async def fetch(net: Net, url: str, file: Path, settings: FeedSettings, now: dat
     ``net``: where requests may go (the webhooks' address rules) and how names resolve."""
     shown = redact.redacted_url(url)
     if not url.lower().startswith("https://"):
-        raise FeedFailed(f"feed {shown}: only https:// feeds are fetched", url=shown)
+        raise FeedFailed(
+            f"feed {shown}: only https:// feeds are fetched", url=shown, file=file.name
+        )
 
     def failed(problem: str) -> FeedFailed:
         return FeedFailed(
-            f"feed {shown}: {problem}; the last good copy ({file.name}) is kept", url=shown
+            f"feed {shown}: {problem}; the last good copy ({file.name}) is kept",
+            url=shown,
+            file=file.name,
         )
 
     try:
@@ -194,5 +207,6 @@ def _feeds(folder: Path) -> list[tuple[Path, str | FeedFailed]]:
         try:
             out.append((file, str(json.loads(meta.read_text(encoding="utf-8"))["url"])))
         except (OSError, ValueError, KeyError) as exc:
-            out.append((file, FeedFailed(f"{meta.name} cannot be read ({exc}): fetch it again")))
+            problem = f"{meta.name} cannot be read ({exc}): fetch it again"
+            out.append((file, FeedFailed(problem, url="", file=file.name)))
     return out

@@ -11,10 +11,11 @@ from datetime import datetime
 
 from taskflow.core.access import access as rules
 from taskflow.core.access.principals import Principal
-from taskflow.core.operate import replica_lag
+from taskflow.core.operate import feed_attention, replica_lag
 from taskflow.core.operate.attention import Item, Reason, Windows
 from taskflow.service.access import access
 from taskflow.service.common.container import Services
+from taskflow.store.clocks import calendar_feeds
 from taskflow.store.operate import attention as store
 
 
@@ -48,31 +49,45 @@ async def listing(
         items, total = await store.page(
             conn, windows(services), workflows=workflows, reasons=reasons, after=after, limit=limit
         )
-    lagging = await _replica_item(services, actor, reasons, workflow) if limit else None
-    if lagging is None:
+    own = await _deployment_items(services, actor, reasons, workflow) if limit else []
+    if not own:
         return items, total
-    total += 1
-    if after is not None and (lagging.since, lagging.reason.value, lagging.ref) <= after:
-        return items, total
-    merged = sorted([*items, lagging], key=lambda i: (i.since, i.reason.value, i.ref))
+    total += len(own)
+    if after is not None:
+        own = [i for i in own if (i.since, i.reason.value, i.ref) > after]
+    merged = sorted([*items, *own], key=lambda i: (i.since, i.reason.value, i.ref))
     return merged[:limit], total
 
 
-async def _replica_item(
+#: The reasons that concern the deployment, not a run: no row of the branches finds them.
+DEPLOYMENT = (Reason.REPLICA_LAGGING, Reason.CALENDAR_FEED_FAILING)
+
+
+async def _deployment_items(
     services: Services, actor: Principal, reasons: Collection[Reason] | None, workflow: str | None
-) -> Item | None:
-    """The REPLICA_LAGGING item while the replica is beyond its bound: for the deployment's
-    admins (the default workspace's: another workspace's admins run no database) listing
-    every workflow (it concerns none) who did not leave the reason out."""
+) -> list[Item]:
+    """The deployment's own items (a lagging replica, failing holiday feeds): for its admins
+    (the default workspace's: another workspace's admins run no database or calendars folder)
+    listing every workflow (they concern none) who did not leave the reason out."""
+    if not rules.is_deployment_admin(actor) or workflow is not None:
+        return []
+    wanted = set(DEPLOYMENT) if reasons is None else set(DEPLOYMENT) & set(reasons)
+    found: list[Item] = []
     replica = services.db.replica
-    if replica is None or not rules.is_deployment_admin(actor) or workflow is not None:
-        return None
-    if reasons is not None and Reason.REPLICA_LAGGING not in reasons:
-        return None
-    return replica_lag.attention_item(await replica.lag(), replica.max_lag, services.clock.now())
+    if replica is not None and Reason.REPLICA_LAGGING in wanted:
+        lagging = replica_lag.attention_item(
+            await replica.lag(), replica.max_lag, services.clock.now()
+        )
+        found += [lagging] if lagging is not None else []
+    if Reason.CALENDAR_FEED_FAILING in wanted:
+        async with services.db.connection() as conn:
+            found += [feed_attention.attention_item(f) for f in await calendar_feeds.failing(conn)]
+    return found
 
 
 async def counts(services: Services) -> dict[Reason, int]:
     """Items per reason over every workflow (for the metric)."""
     async with services.db.connection() as conn:
-        return await store.counts(conn, windows(services))
+        found = await store.counts(conn, windows(services))
+        found[Reason.CALENDAR_FEED_FAILING] = len(await calendar_feeds.failing(conn))
+    return found

@@ -9,7 +9,7 @@ migrated database with the table classes plus these.
 from __future__ import annotations
 
 from taskflow.store.automations import automations
-from taskflow.store.clocks import team_calendars
+from taskflow.store.clocks import calendar_feeds, team_calendars
 from taskflow.store.common import sql
 from taskflow.store.compose import children
 from taskflow.store.files import uploads
@@ -381,6 +381,7 @@ EXTRA_TABLES += automations.TABLES
 EXTRA_FUNCTIONS += automations.FUNCTIONS
 EXTRA_TRIGGERS += automations.TRIGGERS
 EXTRA_TABLES += (team_calendars.TABLE,)  # teams' own calendars (migration 2026-12-04T20:20)
+EXTRA_TABLES += (calendar_feeds.TABLE,)  # holiday feeds' outcomes (migration 2026-12-05T01:20)
 
 # Workspaces (docs/workspaces.md): the column of every held table, the trigger that gives a
 # row its run's workspace, and the row-level security policies (declared with the triggers:

@@ -25,8 +25,9 @@ from taskflow.store.common.sql_builder import compose, with_columns
 SQL = sql.statements("operate/attention")
 
 #: reason -> its branch (the run is joined by primary key for its workflow and state). Every
-#: reason but REPLICA_LAGGING, which is no row: the service asks the replica
-#: (``service/operate/attention.py``).
+#: reason but the deployment's own, which concern no run: REPLICA_LAGGING (the service asks
+#: the replica) and CALENDAR_FEED_FAILING (``calendar_feed``'s rows), both added by
+#: ``service/operate/attention.py``.
 BRANCHES: dict[Reason, str] = {
     Reason.ROUTE_UNMATCHED: SQL["route_unmatched"],
     Reason.TIMER_DEAD: SQL["timer_dead"],

@@ -308,6 +308,11 @@ core_enum(
         "behind than TASKFLOW_DATABASE_READ_MAX_LAG_SECONDS, or does not answer: reports and "
         "history read the primary meanwhile. Admins only; no run (runId, workflow and state "
         "are null). Mend the replica; it clears itself once back within the bound.",
+        Reason.CALENDAR_FEED_FAILING: "A holiday feed fetched into the calendars folder "
+        "keeps failing to refresh (detail names its file, the calendars that read it and the "
+        "last error; since: its first failure in a row): they keep its last good copy. Admins "
+        "only; no run. Mend the feed or fetch a copy by hand (taskflow calendar fetch-ics); it "
+        "clears itself at the worker's next successful ask.",
     },
 )
 

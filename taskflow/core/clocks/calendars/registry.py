@@ -127,6 +127,11 @@ class Registry:
         except KeyError:
             raise errors.UnknownCalendar(name, self._by_name) from None
 
+    def adopt(self, other: Registry) -> None:
+        """Serve ``other``'s calendars from now on, in one assignment: a reader sees every
+        calendar as before or every one as after, never a mix (a reload without restart)."""
+        self._by_name = dict(other._by_name)
+
     def names(self) -> frozenset[str]:
         """The names of every loaded calendar."""
         return frozenset(self._by_name)
