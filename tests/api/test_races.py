@@ -173,7 +173,8 @@ NOT_ON_A_SLOT = {
     "addLeave",  # test_working_hours)
     "removeLeave",
     # A team's own calendar, then each live slot open to the team: its run locked, then the
-    # slot, as a holder change does (deadlines.rechain_one); not raced here yet.
+    # slot, as a holder change does (deadlines.rechain_one); raced against a claim in
+    # tests/integration/test_team_calendar.py.
     "setTeamCalendar",
     "retryTimer",  # a dead timer, not a slot
     "discardTimer",

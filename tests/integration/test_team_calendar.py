@@ -10,6 +10,7 @@ FrozenClock is moved, never slept on.
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from datetime import UTC, datetime
 from pathlib import Path
@@ -20,6 +21,7 @@ import pytest
 from taskflow import clock, errors
 from taskflow.service.clocks import team_calendars, timers
 from taskflow.service.common import container
+from taskflow.service.slots import slots as slot_service
 from tests.conftest import api_fixtures, gql, services_fixture
 from tests.integration.starting import app_starts, finished_clock, person
 
@@ -181,3 +183,30 @@ async def test_over_graphql_admins_set_it_and_the_clock_names_the_team_link(
         await gql(api, "{ teamCalendars { team calendar setBy } }", {}, token=tokens["ada"])
     ).ok()["teamCalendars"]
     assert listed == [{"team": "role:finance", "calendar": "uk-london", "setBy": "ada"}]
+
+
+async def test_setting_a_teams_calendar_raced_against_a_claim_has_one_consistent_outcome(
+    team_services: container.Services, frozen_clock: clock.FrozenClock
+) -> None:
+    """setTeamCalendar and a claim of a slot open to that team, on real connections, each
+    order played: the slot ends claimed and its clock on the team's new calendar (the
+    claim's chain resolved after the change, or the change moving the claimed slot), and its
+    timeline says so; never a clock left on the old calendar."""
+    services = team_services
+    frozen_clock.set(TUESDAY_14)
+    ada, fiona = await person(services, "ada"), await person(services, "fiona")
+    for n, calendar in enumerate(["uk-london", None, "uk-london", None]):
+        slot_id = await started(services)
+        expected = "uk-london" if calendar else "us-new-york"
+        claiming = slot_service.claim(services, fiona, slot_id, None)
+        setting = team_calendars.set_team_calendar(services, ada, "role:finance", calendar)
+        if n % 2:  # both orders of starting
+            await asyncio.gather(setting, claiming)
+        else:
+            await asyncio.gather(claiming, setting)
+        async with services.db.connection() as conn:
+            row = await conn.fetchrow(
+                "SELECT status, holder FROM slot WHERE id = $1", uuid.UUID(slot_id)
+            )
+        assert (row["status"], row["holder"]) == ("claimed", "fiona")
+        assert (await finished_clock(services, slot_id))[0] == expected, (n, calendar)

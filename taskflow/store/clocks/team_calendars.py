@@ -46,6 +46,7 @@ class LiveSlot:
     slot: str
     run: str
     workflow: str
+    #: The definition version its run is on (what the chain is read from).
     version: int
     state: str
     name: str

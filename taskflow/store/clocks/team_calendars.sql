@@ -19,8 +19,10 @@ SELECT team, calendar FROM team_calendar WHERE team = ANY($1::text[])
 SELECT team, calendar, set_at, set_by FROM team_calendar ORDER BY team
 
 -- name: live_slots
--- The live slots (statuses $2) open to team $1, with their runs, in the order their runs lock.
-SELECT s.id::text AS slot, s.run::text AS run, s.workflow, s.version, s.state, s.name
-FROM slot s
+-- The live slots (statuses $2) open to team $1, with their runs and the definition version
+-- those run on (not the slot's row version), in the order their runs lock.
+SELECT s.id::text AS slot, s.run::text AS run, s.workflow, r.definition_version AS version,
+       s.state, s.name
+FROM slot s JOIN run r ON r.id = s.run
 WHERE s.audience @> ARRAY[$1::text] AND s.status = ANY($2::text[])
 ORDER BY s.run, s.id
