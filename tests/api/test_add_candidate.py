@@ -6,14 +6,19 @@ finance leads (leah, a lead granted expense-approval).
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import httpx
 import pytest
 
+from taskflow.service.delivery import webhook_delivery
 from tests.api import workflows as w
 from tests.api.conftest import World
+from tests.api.test_webhooks_api import drain, listening
+from tests.api.test_webhooks_api import settings as settings  # loopback allowed
 from tests.conftest import gql
+from tests.webhook_receiver import Receiver
 
 pytestmark = pytest.mark.anyio
 
@@ -90,3 +95,26 @@ async def test_who_may_add_a_candidate_and_who_is_refused(world: World) -> None:
     await w.complete(client, people["lee"], slot_id, {"decision": "approve"})
     closed = await add(client, people["leah"], slotId=slot_id, role="legal")
     assert closed["code"] == "SLOT_NOT_OPEN", closed
+
+
+async def test_an_added_candidate_is_a_webhook_event(
+    world: World, receiver: Receiver, sender: webhook_delivery.Sender
+) -> None:
+    """``slot.candidate_added`` reaches an endpoint subscribed to it, sent by the delivery
+    worker (signed as every event), with who was let in and nothing of the audience."""
+    client, people = world.client, world.people
+    await listening(
+        client, people["ada"], receiver, workflows=["expense-approval"],
+        eventTypes=["slot.candidate_added"],
+    )  # fmt: skip
+    started = await w.start_expense(client, people["app"], "EXP-AC-HOOK")
+    slot = await w.slot_named(client, people["fiona"], "finance_review")
+    added = await add(client, people["leah"], slotId=slot["id"], role="legal")
+    assert added["__typename"] == "SlotSuccess", added
+    assert await drain(sender, world.clock) == 1
+    run_id = str(started["run"]["id"])
+    assert receiver.types_of(run_id) == ["slot.candidate_added"]
+    [event] = [p for p in receiver.verified() if p["data"]["run"]["id"] == run_id]
+    assert event["data"]["added"] == "role:legal"
+    assert event["data"]["actor"] == "leah"
+    assert "audience" not in json.dumps(event)

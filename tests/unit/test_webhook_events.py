@@ -52,6 +52,7 @@ def test_the_trigger_maps_exactly_the_catalog_kinds() -> None:
         "subject.deleted",
         "run.compensating",
         "run.compensated",
+        "slot.candidate_added",
     }
 
 

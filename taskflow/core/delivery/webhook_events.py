@@ -43,6 +43,7 @@ KIND_TO_TYPE: Mapping[str, str] = {
     "clock.met": "clock.met",
     "reminder.fired": "reminder.fired",
     "slot.escalated": "escalation.fired",
+    "slot.candidate_added": "slot.candidate_added",
     "link.minted": "link.minted",
     "link.used": "link.used",
     "event.buffered": "event.buffered",
@@ -155,6 +156,7 @@ _DETAIL_TEXTS: dict[str, tuple[tuple[str, str], ...]] = {
     "clock.breached": (("milestone", "milestone"), ("dueAt", "due_at")),
     "clock.met": (("milestone", "milestone"), ("dueAt", "due_at"), ("breachedAt", "breached")),
     "escalation.fired": (("added", "added"),),
+    "slot.candidate_added": (("added", "added"),),
     "event.buffered": (("event", "event"), ("expiresAt", "expires_at")),
     "run.child_started": (("label", "label"), ("workflowName", "child_workflow")),
     "run.child_ended": (

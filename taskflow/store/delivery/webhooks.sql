@@ -7,8 +7,8 @@
 -- 2026-12-04T08:10 (child runs: run.child_started, run.child_ended), 2026-12-04T09:00
 -- (run.deadline_at_risk, run.deadline_breached), 2026-12-04T09:12 (slot.expired,
 -- subject.deleted), 2026-12-04T09:20 (all of them together) and
--- 2026-12-04T09:30 (sagas: run.compensating, run.compensated) and 2026-12-04T18:20
--- (clock.forecast_at_risk).
+-- 2026-12-04T09:30 (sagas: run.compensating, run.compensated), 2026-12-04T18:20
+-- (clock.forecast_at_risk) and 2026-12-05T01:30 (slot.candidate_added).
 CREATE FUNCTION outbox_rows() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
   written integer;
@@ -59,6 +59,7 @@ BEGIN
              WHEN 'clock.met' THEN 'clock.met'
              WHEN 'reminder.fired' THEN 'reminder.fired'
              WHEN 'slot.escalated' THEN 'escalation.fired'
+             WHEN 'slot.candidate_added' THEN 'slot.candidate_added'
              WHEN 'link.minted' THEN 'link.minted'
              WHEN 'link.used' THEN 'link.used'
              WHEN 'event.buffered' THEN 'event.buffered'
