@@ -27,6 +27,7 @@ from taskflow.api import (
 )
 from taskflow.api import limits as edge
 from taskflow.api.asgi import ASGIApp, Receive, Scope, Send
+from taskflow.api.console import cards as console_cards
 from taskflow.api.console import live as console_live
 from taskflow.api.console import pages as console_pages
 from taskflow.api.console import runs as console_runs
@@ -162,6 +163,7 @@ def create_app(
             *report_pages.ROUTES,
             *console_pages.ROUTES,
             *console_runs.ROUTES,
+            *console_cards.ROUTES,
             *console_live.routes(schema, caps),
             *metrics_page.ROUTES,
             # The agent tools answer from the same schema (docs/agents.md).

@@ -17,6 +17,7 @@ import pytest
 from httpx_ws.transport import ASGIWebSocketTransport
 
 from taskflow.api import app as api_app
+from taskflow.api.console import cards as console_cards
 from taskflow.api.console import pages as console_pages
 from taskflow.api.console import runs as console_runs
 from taskflow.api.graphql.common import relay
@@ -498,13 +499,15 @@ CONSOLE_ROUTES = {
     ("GET", "/console/boards/{workflow:str}"): "/console/boards/support-ticket",
     ("GET", "/console/runs/{run_id:str}"): "/console/runs/{run}",
     ("POST", "/console/runs/{run_id:str}/move"): "/console/runs/{run}/move",
+    ("GET", "/console/cards/slot/{slot_id:str}"): "/console/cards/slot/{slot}",
+    ("GET", "/console/cards/run/{run_id:str}"): "/console/cards/run/{run}",
 }
 
 
 async def test_the_console_keeps_a_lead_of_one_workflow_to_it(world: World) -> None:
     listed = {
         (method, path)
-        for handler in console_pages.ROUTES + console_runs.ROUTES
+        for handler in console_pages.ROUTES + console_runs.ROUTES + console_cards.ROUTES
         for path in handler.paths
         for method in handler.http_methods
     }
@@ -528,6 +531,8 @@ async def test_the_console_keeps_a_lead_of_one_workflow_to_it(world: World) -> N
         assert (await client.post(url, data={"to": "leah"}, headers=SAME)).status_code == 404
     assert (await client.get(f"/console/slots/{ids['slot']}")).status_code == 404
     assert (await client.get(f"/console/runs/{ids['run']}")).status_code == 404
+    assert (await client.get(f"/console/cards/slot/{ids['slot']}")).status_code == 404
+    assert (await client.get(f"/console/cards/run/{ids['run']}")).status_code == 404
     moved = await client.post(
         f"/console/runs/{ids['run']}/move", data={"_move": "reopen"}, headers=SAME
     )

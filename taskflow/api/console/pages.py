@@ -11,7 +11,7 @@ with its typed code and message, and changes nothing.
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -66,8 +66,33 @@ def remaining(due: datetime | None, now: datetime) -> tuple[str, str]:
     return f"{text} left", "due-soon" if seconds < 3600 else ""
 
 
+def _instant(at: datetime | None) -> str:
+    """``at`` as text that sorts as the instant does (fixed width, UTC); "~" after every
+    instant for none (nulls last)."""
+    return at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f") if at is not None else "~"
+
+
+def inbox_order(row: views.SlotRow, sort: str) -> str:
+    """Where ``row`` stands in an inbox page sorted by ``sort``, as text that compares as
+    the page's order does (the live page places a changed row by it)."""
+    slot = row.slot
+    if sort == "opened":
+        return f"{_instant(slot.opened_at)} {slot.id}"
+    if sort == "name":
+        return f"{slot.label or slot.name}\t{slot.id}"  # a tab sorts before any character
+    due, priority, slot_id = row.cursor
+    return f"{_instant(due)} {priority + 10**9:010d} {slot_id}"
+
+
+def board_order(started_at: datetime, run_id: str) -> str:
+    """Where a run's card stands on a board (its runs in the order they started)."""
+    return f"{_instant(started_at)} {run_id}"
+
+
 _templates.globals["remaining"] = remaining
 _templates.globals["global_id"] = relay.to_global_id
+_templates.globals["inbox_order"] = inbox_order
+_templates.globals["board_order"] = board_order
 
 
 #: The report pages' headers; the console's one script (same origin) may run and open

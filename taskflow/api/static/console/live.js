@@ -1,7 +1,9 @@
 // The console's live pages: the inbox (inboxChanged), a slot's page (slotChanged), a board
-// (boardChanged) and a run's page (runChanged), GraphQL subscriptions over graphql-transport-ws at /console/live (the session cookie authenticates
-// it), and the SLA countdown. Hand-written, no dependencies: the protocol needs five message
-// types.
+// (boardChanged) and a run's page (runChanged), GraphQL subscriptions over
+// graphql-transport-ws at /console/live (the session cookie authenticates it), and the SLA
+// countdown. The inbox and a board patch the one card a message names (/console/cards/...);
+// a run's page re-reads its live parts. Hand-written, no dependencies: the protocol needs
+// five message types.
 (function () {
   "use strict";
   var body = document.querySelector("table.inbox tbody");
@@ -39,21 +41,70 @@
     return null;
   }
 
-  function changed(change) {
-    var found = row(change.slotId);
-    if (!change.slot) {
-      if (found) { found.remove(); say("A slot left your inbox (taken elsewhere, or done)."); }
+  // One card a message names, as the server renders it now (/console/cards/...: the same
+  // session and rules as the page), handed to place(html), or place(null) when it is no
+  // longer on this page; the other cards stay the nodes they are. An answer overtaken by a
+  // later message for the same card is dropped; a failed read falls back to fallback().
+  var asked = {};
+  function card(url, key, place, fallback) {
+    var n = (asked[key] || 0) + 1;
+    asked[key] = n;
+    fetch(url, { credentials: "same-origin", headers: { Accept: "text/html" } })
+      .then(function (response) {
+        if (asked[key] !== n) return null;
+        if (response.status === 401) { say("Signed out: reload to sign in."); return null; }
+        if (response.status === 204 || response.status === 404) { place(null); return null; }
+        if (!response.ok) return Promise.reject(response.status);
+        return response.text().then(function (html) { if (asked[key] === n) place(html); });
+      })
+      .catch(fallback);
+  }
+
+  function parsed(html) {
+    var holder = document.createElement("template");
+    holder.innerHTML = html.trim();
+    return holder.content.firstElementChild;
+  }
+
+  // The first of nodes (not skip) whose data-order sorts after order: the new one goes
+  // before it (null: at the end).
+  function after(nodes, order, skip) {
+    for (var i = 0; i < nodes.length; i++) {
+      if (nodes[i] !== skip && nodes[i].getAttribute("data-order") > order) return nodes[i];
+    }
+    return null;
+  }
+
+  // The inbox: the row of the slot that changed, put where the page's sort puts it.
+  var table = document.querySelector("table.inbox");
+  function placeRow(slotId, html) {
+    var old = row(slotId), empty = document.getElementById("empty");
+    if (!html) {
+      if (old) { old.remove(); say("A slot left your inbox (taken elsewhere, or done)."); }
       return;
     }
-    if (found) {
-      var status = found.querySelector("[data-status]");
-      if (status && change.slot.holder) {
-        // The holder's login is not in the change; someone took it (ours: the page reloads).
-        status.textContent = "claimed";
-      }
-    } else {
-      say("New work arrived: reload to see it.");
+    var fresh = parsed(html), order = fresh.getAttribute("data-order");
+    var before = after(body.querySelectorAll("tr[data-id]"), order, old);
+    if (!before && table.getAttribute("data-more")) {
+      // Its place is on a later page of the inbox.
+      if (old) old.remove();
+      say("A slot moved further down your inbox: see the next page.");
+      return;
     }
+    if (old) old.remove();
+    body.insertBefore(fresh, before);
+    table.hidden = false;
+    if (empty) empty.hidden = true;
+    tick();
+    say(old ? "A slot in your inbox changed." : "New work arrived: it is in the list.");
+  }
+
+  function changed(change) {
+    if (!change.slot) { placeRow(change.slotId, null); return; }
+    var sort = table.getAttribute("data-sort") || "urgency";
+    card("/console/cards/slot/" + encodeURIComponent(change.slotId) + "?sort=" + sort,
+         change.slotId, function (html) { placeRow(change.slotId, html); },
+         function () { say("Your inbox changed: reload to see it."); });
   }
 
   // A slot's page: someone else claimed, released, handed over or completed the slot.
@@ -102,9 +153,55 @@
       });
   }
 
-  function boardChanged() {
-    refresh("A run on this board changed elsewhere: the board was refreshed; " +
-            "a move you were about to make may no longer apply.");
+  // A board: the card of the run that changed, in its lane (its state) at its place (the
+  // order runs started); a card someone is filling a move in on waits for a reload.
+  var board = document.getElementById("lanes");
+  function recount(lane) {
+    var n = lane.querySelectorAll("article.card").length, none = lane.querySelector("[data-empty]");
+    var count = lane.querySelector("[data-count]");
+    if (count) count.textContent = "(" + n + ")";
+    if (n && none) none.remove();
+    if (!n && !none) {
+      none = document.createElement("p");
+      none.className = "muted";
+      none.setAttribute("data-empty", "");
+      none.textContent = "No runs here.";
+      lane.appendChild(none);
+    }
+  }
+
+  function placeCard(runId, html) {
+    var old = board.querySelector('article.card[data-id="' + CSS.escape(runId) + '"]');
+    var from = old ? old.closest("section.lane") : null, typing = document.activeElement;
+    if (old && old.contains(typing) && typing.value) {
+      say("This run changed elsewhere: reload before making the move you are filling in " +
+          "(it may no longer apply).");
+      return;
+    }
+    var fresh = html ? parsed(html) : null;
+    var lane = fresh && board.querySelector('section.lane[data-lane="' +
+                                           CSS.escape(fresh.getAttribute("data-state")) + '"]');
+    var before = lane ? after(lane.querySelectorAll("article.card"), fresh.getAttribute("data-order"), old) : null;
+    if (old) old.remove();
+    if (lane && (before || !board.getAttribute("data-more"))) {
+      lane.insertBefore(fresh, before || lane.querySelector("[data-empty]"));
+      recount(lane);
+      say("A run on this board changed elsewhere (now " + fresh.getAttribute("data-state") +
+          "); a move you were about to make may no longer apply.");
+    } else {
+      say(old ? "A run left this board's page." : "");
+    }
+    if (from && from !== lane) recount(from);
+  }
+
+  function boardChanged(change) {
+    var ended = board.getAttribute("data-ended") ? "1" : "0";
+    card("/console/cards/run/" + encodeURIComponent(change.runId) + "?ended=" + ended,
+         change.runId, function (html) { placeCard(change.runId, html); },
+         function () {
+           refresh("A run on this board changed elsewhere: the board was refreshed; " +
+                   "a move you were about to make may no longer apply.");
+         });
   }
 
   function runChanged(change) {
