@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import multiprocessing
 import os
 import sys
@@ -122,13 +123,18 @@ async def fanout(url: str) -> float:
 # -- the raw SQL loop ----------------------------------------------------------------------------
 
 
-async def _raw_loop(url: str, digest: str, batch: int) -> None:
+#: The child's run.started and state.entered details, as a start writes them.
+STARTED = json.dumps({"version": 1, "workflow": "bench-child"})
+ENTERED = json.dumps({"via": "start", "state": "work"})
+
+
+async def _raw_loop(url: str, digest: str, batch: int, action: str) -> None:
     conn = await asyncpg.connect(url)
     try:
         while True:
             async with conn.transaction():
                 rows = await conn.fetch(
-                    "SELECT rc.id, rc.parent, rc.subject->>'external_id' AS external "
+                    "SELECT rc.id, rc.parent, rc.label, rc.subject->>'external_id' AS external "
                     "FROM run_child rc "
                     "JOIN run p ON p.id = rc.parent WHERE rc.status = 'starting' "
                     "ORDER BY rc.id LIMIT $1 FOR NO KEY UPDATE OF p FOR UPDATE OF rc SKIP LOCKED",
@@ -146,8 +152,9 @@ async def _raw_loop(url: str, digest: str, batch: int) -> None:
                 started = await conn.fetch(
                     "INSERT INTO run (id, workflow, definition_version, definition_digest, "
                     "subject, state, status, visit, started_at, state_entered_at, updated_at, "
-                    "version) SELECT gen_random_uuid(), 'bench-child', 1, $2, s, 'work', "
-                    "'active', 1, now(), now(), now(), 1 FROM unnest($1::uuid[]) s "
+                    "version, started_by) SELECT gen_random_uuid(), 'bench-child', 1, $2, s, "
+                    "'work', 'active', 1, now(), now(), now(), 2, 'system' "
+                    "FROM unnest($1::uuid[]) s "
                     "RETURNING id",
                     [s["id"] for s in subjects],
                     digest,
@@ -159,24 +166,51 @@ async def _raw_loop(url: str, digest: str, batch: int) -> None:
                     [r["id"] for r in rows],
                     children,
                 )
-                await conn.executemany(
-                    "INSERT INTO audit_event (run, kind, details, at) VALUES ($1, $2, '{}', now())",
-                    [(r["parent"], "child.started") for r in rows]
-                    + [(c, "run.parent") for c in children],
+                # The lines a start writes, in one statement (as the lane's writer does): the
+                # parent's child.started, the child's run.started, state.entered (its state
+                # span, by the trigger) and run.parent.
+                lines = []
+                for r, c in zip(rows, children, strict=True):
+                    label, parent = r["label"], r["parent"]
+                    started = {"label": label, "child_run": str(c), "child_workflow": "bench-child"}
+                    link = {"label": label, "parent_run": str(parent), "workflow": "bench-parent"}
+                    why = f"started by bench-parent run {parent} as {label!r}"
+                    lines += [
+                        (parent, "child.started", "system",
+                         f"started child {label!r}: bench-child run {c}", json.dumps(started)),
+                        (c, "run.started", None, None, STARTED),
+                        (c, "state.entered", None, "the run started", ENTERED),
+                        (c, "run.parent", "system", why, json.dumps(link)),
+                    ]  # fmt: skip
+                await conn.execute(
+                    "INSERT INTO audit_event (run, kind, actor, reason, details, at) "
+                    "SELECT (l->>0)::uuid, l->>1, l->>2, l->>3, (l->>4)::jsonb, now() "
+                    "FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY a(l, n) ORDER BY n",
+                    json.dumps([[str(line[0]), *line[1:]] for line in lines]),
+                )
+                # The child's automatic step, due at once (as the start's writes enqueue it).
+                await conn.execute(
+                    "INSERT INTO step (key, run, visit, state, kind, action, status, attempts, "
+                    "counted_from, due_at, created_at, updated_at) "
+                    "SELECT c || ':1:step', c, 1, 'work', 'action', $2, 'due', 0, 0, now(), "
+                    "now(), now() FROM unnest($1::uuid[]) c",
+                    children,
+                    action,
                 )
     finally:
         await conn.close()
 
 
-def raw_process(url: str, digest: str, batch: int) -> None:
-    asyncio.run(_raw_loop(url, digest, batch))
+def raw_process(url: str, digest: str, batch: int, action: str) -> None:
+    asyncio.run(_raw_loop(url, digest, batch, action))
 
 
 async def round_raw(admin_url: str, args: argparse.Namespace) -> float:
     url = await pg.fresh_database(admin_url, "bench_compose_raw", TEMPLATE)
-    digest = definitions.load(SOURCES.split(",")).get("bench-child").digest
+    child = definitions.load(SOURCES.split(",")).get("bench-child")
+    action = child.state("work").action_path
     proc = multiprocessing.get_context("spawn").Process(
-        target=raw_process, args=(url, digest, args.batch)
+        target=raw_process, args=(url, child.digest, args.batch, action)
     )
     proc.start()
     proc.join(args.timeout)

@@ -174,24 +174,9 @@ def decide(opening: Opening, now: datetime) -> Decided:
 async def write_opened(
     services: Services, conn: db.Connection, decided: Sequence[Decided], now: datetime
 ) -> list[RunView]:
-    """Write decided starts: the runs (one statement), then their writes as one unit of
-    work, then buffered events (a fresh run keeps none: only a run ended at its start
-    delivers, dropping nothing)."""
-    await rows.insert_runs(
-        conn,
-        [
-            rows.NewRun(
-                d.result.run,
-                subject_id=d.opening.subject.id,
-                digest=d.opening.definition.digest,
-                correlation_key=d.correlation_key,
-                idempotency_key=d.opening.idempotency_key,
-                started_by=d.opening.starter.started_by,
-            )
-            for d in decided
-        ],
-        now,
-    )
+    """Write decided starts: the runs (one statement, each already as its start leaves it),
+    then their writes as one unit of work, then buffered events (a fresh run keeps none:
+    only a run ended at its start delivers, dropping nothing)."""
     contexts: dict[tuple[str, int, str | None], uow.Context] = {}
     planned, keys = [], []
     for d in decided:
@@ -205,9 +190,30 @@ async def write_opened(
         result = await deadlines.opened_on_team(conn, contexts[key], _as_update(d.result), now)
         # A fresh run has no timer rows yet: nothing to load.
         planned.append(uow.plan(result, contexts[key], (), now))
+    merged = uow.merged(planned)
+    # The runs are inserted as the start leaves them, their versions counting its
+    # decisions: no second statement rewrites the rows just written (a fresh run's row
+    # would otherwise be written twice: an insert, then the start's update).
+    bumps = {view.id: n for view, n in merged.runs}
+    await rows.insert_runs(
+        conn,
+        [
+            rows.NewRun(
+                d.result.run,
+                subject_id=d.opening.subject.id,
+                digest=d.opening.definition.digest,
+                correlation_key=d.correlation_key,
+                idempotency_key=d.opening.idempotency_key,
+                started_by=d.opening.starter.started_by,
+                version=1 + bumps.get(d.result.run.id, 0),
+            )
+            for d in decided
+        ],
+        now,
+    )
     # Fresh runs left no state: no step or child rows of theirs to drop (``quiet``).
     fresh = [d.result.run.id for d in decided]
-    await writer.write(conn, uow.merged(planned), now, quiet=fresh)
+    await writer.write(conn, dataclasses.replace(merged, runs=()), now, quiet=fresh)
     for d in decided:  # a request's start over its workspace's open-slot limit is refused
         await workspace_limits.admit_opened(conn, d.result.run.id, d.result.created)
     for d, key in zip(decided, keys, strict=True):
@@ -217,5 +223,6 @@ async def write_opened(
 
 
 def _as_update(result: Outcome) -> Outcome:
-    """A fresh run's outcome, minus the run row the caller inserted itself."""
+    """A fresh run's outcome as a change of its run (its state's steps, children and
+    timers follow from it); its row is inserted as it stands, not updated."""
     return dataclasses.replace(result, run_changed=True)

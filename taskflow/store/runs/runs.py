@@ -7,6 +7,7 @@ claim-next in :mod:`taskflow.store.slots.claims`; this module holds the plain re
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -223,6 +224,9 @@ class NewRun:
     correlation_key: str | None
     idempotency_key: str | None
     started_by: str | None
+    #: Its version once its start is written: 1, plus one for each decision of its start
+    #: (what the start's writes would otherwise bump it by in a second statement).
+    version: int = 1
 
 
 async def insert_runs(conn: db.Connection, runs: Sequence[NewRun], now: datetime) -> None:
@@ -242,6 +246,8 @@ async def insert_runs(conn: db.Connection, runs: Sequence[NewRun], now: datetime
         *db.columns(runs, "correlation_key", "idempotency_key", "started_by"),
         now,
         *db.columns(views, "state_entered_at", "ended_at", "unmatched_at"),
+        [r.version for r in runs],
+        [json.dumps(dict(v.results)) for v in views],
     )
 
 

@@ -68,19 +68,20 @@ SELECT id FROM run WHERE correlation_key = $1 AND status = 'active' ORDER BY sta
 -- New runs, one per element of the arrays (in order): ids $1 (uuid[]), workflows $2,
 -- definition versions $3 and digests $4, subjects $5 (uuid[]), states $6, statuses $7, visits
 -- $8, correlation keys $9, idempotency keys $10, started by $11; now $12 (started and
--- updated); states entered $13, ended $14, unmatched $15 (timestamptz[]).
+-- updated); states entered $13, ended $14, unmatched $15 (timestamptz[]); versions $16;
+-- results of automatic steps $17 (JSON text).
 INSERT INTO run (id, workflow, definition_version, definition_digest, subject, state,
                  status, visit, correlation_key, idempotency_key, started_by, started_at,
-                 state_entered_at, updated_at, ended_at, version, unmatched_at)
+                 state_entered_at, updated_at, ended_at, version, unmatched_at, step_results)
 SELECT u.id, u.workflow, u.definition_version, u.digest, u.subject, u.state, u.status,
        u.visit, u.correlation_key, u.idempotency_key, u.started_by, $12, u.state_entered_at,
-       $12, u.ended_at, 1, u.unmatched_at
+       $12, u.ended_at, u.version, u.unmatched_at, u.results::jsonb
 FROM unnest($1::uuid[], $2::text[], $3::int[], $4::text[], $5::uuid[], $6::text[], $7::text[],
             $8::int[], $9::text[], $10::text[], $11::text[], $13::timestamptz[],
-            $14::timestamptz[], $15::timestamptz[])
+            $14::timestamptz[], $15::timestamptz[], $16::int[], $17::text[])
      WITH ORDINALITY AS u(id, workflow, definition_version, digest, subject, state, status,
                           visit, correlation_key, idempotency_key, started_by,
-                          state_entered_at, ended_at, unmatched_at, n)
+                          state_entered_at, ended_at, unmatched_at, version, results, n)
 ORDER BY u.n
 
 -- name: live_runs_for_many
