@@ -292,6 +292,7 @@ GLOBAL = {
     "calendar_span",
     "calendar_interval",
     "calendar_feed",
+    "workspace_request_minute",  # a counter of the service keyed by workspace id
     "idempotency_key",
     "link_throttle",
     "metric_snapshot",

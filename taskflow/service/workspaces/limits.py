@@ -1,8 +1,8 @@
 """A workspace's limits, enforced (docs/workspaces.md, "Limits"): live runs at a start (a
 request's, an owned subject's, a child's), open slots where a request opens them, and
-authenticated requests per minute. A refusal is ``WorkspaceLimitReached`` naming the limit,
-its value and the figure now; raised inside the start's or move's transaction, it leaves
-nothing written."""
+authenticated requests per minute (counted in PostgreSQL, across processes). A refusal is
+``WorkspaceLimitReached`` naming the limit, its value and the figure now; raised inside the
+start's or move's transaction, it leaves nothing written."""
 
 from __future__ import annotations
 
@@ -62,20 +62,21 @@ async def admit_opened(conn: db.Connection, run_id: str, written: tuple[SlotView
 
 @dataclasses.dataclass
 class RequestRates:
-    """Authenticated requests per workspace in the current minute, in this process (a
-    server of N processes lets a workspace N times its limit through: docs/workspaces.md)."""
+    """Authenticated requests per workspace and minute, counted in PostgreSQL
+    (``workspace_request_minute``): every process adds to the same row, so a server of N
+    processes holds a workspace to its limit, exactly (the count and the check are one
+    statement). A workspace without a limit spends nothing."""
 
-    minutes: dict[str, tuple[datetime, int]] = dataclasses.field(default_factory=dict)
-
-    def admit(self, principal: Principal, now: datetime) -> None:
-        """Count one request of ``principal``'s workspace; refused over its limit."""
+    async def admit(self, database: db.Database, principal: Principal, now: datetime) -> None:
+        """Count one request of ``principal``'s workspace; refused over its limit (the
+        refused request is not counted)."""
         allowed = principal.workspace_requests_per_minute
         if allowed is None or not principal.workspace:
             return
         minute = now.replace(second=0, microsecond=0)
-        start, count = self.minutes.get(principal.workspace, (minute, 0))
-        if start != minute:
-            count = 0
-        if count >= allowed:
-            raise WorkspaceLimitReached(limit="requests_per_minute", allowed=allowed, current=count)
-        self.minutes[principal.workspace] = (minute, count + 1)
+        async with database.connection() as conn:
+            counted = await limits.count_request(conn, principal.workspace, minute, allowed)
+        if counted is None:
+            raise WorkspaceLimitReached(
+                limit="requests_per_minute", allowed=allowed, current=allowed
+            )

@@ -17,6 +17,7 @@ from taskflow.store.history import partitions, spans
 from taskflow.store.live import live
 from taskflow.store.runs import run_watch
 from taskflow.store.slots import candidacy, claims
+from taskflow.store.workspaces import limits as workspace_limits
 from taskflow.store.workspaces import schema as workspace_schema
 
 #: Indexes beyond what the table classes can declare: (name, CREATE INDEX statement).
@@ -382,6 +383,7 @@ EXTRA_FUNCTIONS += automations.FUNCTIONS
 EXTRA_TRIGGERS += automations.TRIGGERS
 EXTRA_TABLES += (team_calendars.TABLE,)  # teams' own calendars (migration 2026-12-04T20:20)
 EXTRA_TABLES += (calendar_feeds.TABLE,)  # holiday feeds' outcomes (migration 2026-12-05T01:20)
+EXTRA_TABLES += (workspace_limits.TABLE,)  # requests per minute (migration 2026-12-05T01:40)
 
 # Workspaces (docs/workspaces.md): the column of every held table, the trigger that gives a
 # row its run's workspace, and the row-level security policies (declared with the triggers:

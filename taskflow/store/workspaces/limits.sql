@@ -28,3 +28,15 @@ SELECT count(*) FROM slot WHERE workspace = $1 AND status = 'open'
 -- name: requests_per_minute
 -- Workspace $1 (uuid)'s request limit per minute (NULL: none).
 SELECT requests_per_minute FROM workspace WHERE id = $1
+
+-- name: count_request
+-- One request of workspace $1 (uuid) in minute $2, counted unless the minute has $3 already:
+-- its count after (no row: refused, nothing counted). Every process counts in this one row,
+-- so a workspace's requests per minute hold across processes; minutes two before are gone.
+WITH gone AS (
+  DELETE FROM workspace_request_minute
+  WHERE workspace_id = $1 AND minute < $2::timestamptz - interval '2 minutes'
+)
+INSERT INTO workspace_request_minute AS m (workspace_id, minute, requests) VALUES ($1, $2, 1)
+ON CONFLICT (workspace_id, minute) DO UPDATE SET requests = m.requests + 1 WHERE m.requests < $3
+RETURNING requests
