@@ -73,14 +73,16 @@ def ends(left: list[rows.ChildRow]) -> list[rows.ChildRow]:
     return list(itertools.takewhile(lambda r: r.status == compose.ENDED, left))
 
 
-async def ended_together(job: Job, ended: list[rows.ChildRow]) -> bool:
-    """Read several ends of one parent back as one decision, when each is an awaited child
-    of the state the parent waits in (no race) that ended well; False (nothing written)
-    otherwise, and the rows are read one at a time (:func:`_ended`): a failure, a race, a
-    compensation, a bare child each have their own way."""
-    parent, conn, catalog = job.parent, job.conn, job.services.catalog
+Ends = list[tuple[str, dict[str, Any]]]
+
+
+def _plain_rows(job: Job, ended: list[rows.ChildRow]) -> bool:
+    """Whether a parent's ``ended`` rows may be read back as one decision, as far as the rows
+    and the parent tell: each an awaited child of the state the parent waits in (no race,
+    not the first of a race), none a compensation."""
+    parent, catalog = job.parent, job.services.catalog
     definition = catalog.for_reading(parent.view.workflow, parent.view.definition_version)
-    if (
+    return not (
         len(ended) < 2
         or definition is None
         or parent.view.status != ACTIVE
@@ -92,24 +94,56 @@ async def ended_together(job: Job, ended: list[rows.ChildRow]) -> bool:
             or not compose.current(parent.view, r.state, r.visit)
             for r in ended
         )
-    ):
-        return False
-    children = await run_rows.get_runs(conn, [str(r.child) for r in ended])
-    if len(children) < len(ended) or any(c.view.status == RUN_CANCELLED for c in children.values()):
-        return False  # a cancel is a failure, with its reason: read on its own
+    )
+
+
+async def plain_ends(
+    jobs: Mapping[str, Job], ended: Mapping[str, list[rows.ChildRow]]
+) -> dict[str, Ends]:
+    """The parents (of ``jobs``, by id) whose ``ended`` rows are all ends that went well and
+    may be read back as one decision (:func:`_plain_rows`; no child cancelled or failed),
+    each with its (label, outcome) per row; the children, their slots and clocks read once
+    for every parent. A parent left out is read row by row: a failure, a race, a
+    compensation, a bare child each have their own way."""
+    wanted = {p: found for p, found in ended.items() if _plain_rows(jobs[p], found)}
+    if not wanted:
+        return {}
+    conn, catalog = next(iter(jobs.values())).conn, next(iter(jobs.values())).services.catalog
+    children = await run_rows.get_runs(conn, [str(r.child) for f in wanted.values() for r in f])
     by_run = await run_rows.slots_of_runs(conn, list(children))
     found = await clock_rows.with_clocks(conn, [s for slots in by_run.values() for s in slots])
-    outcomes = []
-    for row in ended:
-        child = children[str(row.child)]
-        version = catalog.for_reading(child.view.workflow, child.view.definition_version)
-        if version is None:  # a version nobody recorded: no failure marks, no result
-            version = dataclasses.replace(catalog.get(child.view.workflow), result=())
-        slots = [s for s in found if s.run_id == child.view.id]
-        outcome = compose.ended(version, child.view, slots, reason=None)
-        if outcome.get("failure"):
-            return False
-        outcomes.append((row.label, outcome))
+    slots_of: dict[str, list[Any]] = {}
+    for slot in found:
+        slots_of.setdefault(slot.run_id, []).append(slot)
+    plain: dict[str, Ends] = {}
+    for parent_id, rows_of in wanted.items():
+        outcomes: Ends = []
+        for row in rows_of:
+            child = children.get(str(row.child))
+            if child is None or child.view.status == RUN_CANCELLED:
+                break  # a cancel is a failure, with its reason: read on its own
+            version = catalog.for_reading(child.view.workflow, child.view.definition_version)
+            if version is None:  # a version nobody recorded: no failure marks, no result
+                version = dataclasses.replace(catalog.get(child.view.workflow), result=())
+            outcome = compose.ended(
+                version, child.view, slots_of.get(child.view.id, []), reason=None
+            )
+            if outcome.get("failure"):
+                break
+            outcomes.append((row.label, outcome))
+        else:
+            plain[parent_id] = outcomes
+    return plain
+
+
+async def ended_together(job: Job, ended: list[rows.ChildRow]) -> bool:
+    """Read several ends of one parent back as one decision (:func:`plain_ends`); False
+    (nothing written) when they may not be, and the rows are read one at a time."""
+    parent, conn = job.parent, job.conn
+    plain = await plain_ends({parent.view.id: job}, {parent.view.id: ended})
+    outcomes = plain.get(parent.view.id)
+    if outcomes is None:
+        return False
     settled = [(r.id, o) for r, (_, o) in zip(ended, outcomes, strict=True)]
     await rows.settled_many(conn, settled, job.now)
     await runs.decide(

@@ -34,6 +34,7 @@ from taskflow.core.runs.model import RUN_CANCELLED, AuditEntry
 from taskflow.service.common import retry
 from taskflow.service.common.container import Services
 from taskflow.service.compose import child_outcomes as outcomes
+from taskflow.service.compose import ends_together
 from taskflow.service.compose.lane_job import SYSTEM as SYSTEM
 from taskflow.service.compose.lane_job import Job
 from taskflow.service.runs import decisions, runs, starting
@@ -77,18 +78,26 @@ async def run_due(services: Services, batch: int = BATCH, *, starts: bool = True
 
 
 def _together(due: list[rows.Due], limit: int) -> list[str]:
-    """The parents to act on in one transaction: the first due; and when it has only children
-    to start, the next parents of its workspace that have only children to start too, up to
-    about ``limit`` rows and :data:`TOGETHER` parents."""
+    """The parents to act on in one transaction: the first due; and with it the next parents
+    of its workspace, up to about ``limit`` rows and :data:`TOGETHER` parents, when the first
+    and they have only children to start (one set-based start) or only ends to read back
+    (one write: ``ends_together``)."""
     if not due:
         return []
     first = due[0]
     busy = {d.parent for d in due if d.status != compose.STARTING}
-    if first.parent in busy:
-        return [first.parent]
+    if first.parent not in busy:
+        return _grouped(due, first, busy, limit)
+    mixed = {d.parent for d in due if d.status != compose.ENDED}
+    return [first.parent] if first.parent in mixed else _grouped(due, first, mixed, limit)
+
+
+def _grouped(due: list[rows.Due], first: rows.Due, excluded: set[str], limit: int) -> list[str]:
+    """``first``'s parent and the next parents of its workspace not ``excluded``, in order,
+    up to about ``limit`` rows and :data:`TOGETHER` parents."""
     count: dict[str, int] = {}
     for d in due:
-        if d.parent not in busy and d.workspace == first.workspace:
+        if d.parent not in excluded and d.workspace == first.workspace:
             if d.parent not in count and (sum(count.values()) >= limit or len(count) >= TOGETHER):
                 break
             count[d.parent] = count.get(d.parent, 0) + 1
@@ -109,7 +118,7 @@ async def in_flight(services: Services) -> int:
 
 async def _act(services: Services, parents: list[str], limit: int, starts: bool) -> int:
     """Act on up to ``limit`` rows due of ``parents`` (one; or several of one workspace with
-    only children to start), in one transaction; returns how many."""
+    only children to start, or only ends to read back), in one transaction; how many."""
     async with services.db.transaction() as conn:
         if len(parents) == 1:
             one = await run_rows.get_run(conn, parents[0], lock=True)
@@ -127,6 +136,15 @@ async def _act(services: Services, parents: list[str], limit: int, starts: bool)
             by_parent.setdefault(row.parent, []).append(row)
         jobs = {p: Job(services, conn, held[p], found[0], now) for p, found in by_parent.items()}
         done, handled = await _start_together(jobs, by_parent) if len(jobs) > 1 else (0, set())
+        if len(jobs) > 1:  # parents with only ends: resumed in one write
+            only_ends = {
+                p: found
+                for p, found in by_parent.items()
+                if p not in handled and all(r.status == compose.ENDED for r in found)
+            }
+            resumed = await ends_together.resume_many(jobs, only_ends)
+            done += sum(len(only_ends[p]) for p in resumed)
+            handled |= resumed
         for parent_id, left in by_parent.items():
             if parent_id not in handled:
                 done += await _act_rows(jobs[parent_id], left)
