@@ -84,13 +84,16 @@ async def finish(services: Services, attempted: Sequence[Attempted]) -> dict[int
     of its run: its step is parked with that error for an operator, the others go on.
     """
     async with services.db.transaction() as conn:
-        now = services.clock.now()
         run_ids = sorted({a.step.run_id for a in attempted})
         seen = {a.step.run_id: a.seen for a in attempted if a.seen is not None}
         found = await store.lock_runs(conn, run_ids, seen)
         await locks.lock_live_slots(conn, run_ids)
         locked = await store.lock_many(conn, [a.step.id for a in attempted])
         states = await runs_batch.load_views(conn, found)
+        # The batch's one instant, read once its locks are held and its runs loaded (as a
+        # use case reads it once its run's lock is held): what it decides happens now, not
+        # when the batch began waiting for its locks (a child's end, its parent's resume).
+        now = services.clock.now()
         batch = _Batch([], [], {})
         for item in attempted:
             state = states.get(item.step.run_id)
