@@ -6,7 +6,6 @@ pass calls it."""
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 from pathlib import Path
 from typing import Any
@@ -15,11 +14,12 @@ import httpx
 import pytest
 
 from taskflow import clock
-from taskflow.service.clocks import calendar_files, feed_outcomes, ics_feeds
+from taskflow.service.clocks import feed_outcomes, ics_feeds
 from taskflow.service.common import container
 from tests.api import attention
 from tests.api.attention import OPERATIONS, START, token
 from tests.conftest import gql
+from tests.integration.test_calendar_reload import on_calendars, stocktakes
 from tests.integration.test_ics_feeds import FEED, Feed, feed  # noqa: F401 (the fixture)
 
 pytestmark = pytest.mark.anyio
@@ -61,17 +61,11 @@ async def on_folder(
     settings = ics_feeds.FeedSettings.from_env()
     net = ics_feeds.Net.of(services)
     await ics_feeds.fetch(net, feed.url, folder / "holidays.ics", settings, START)
-    return dataclasses.replace(
-        services,
-        settings=dataclasses.replace(services.settings, calendars=folder),
-        calendars=calendar_files.load_folder(folder),
-    )
+    return on_calendars(services, folder)
 
 
 def stocktake(services: container.Services) -> list[dt.date]:
-    desk = services.calendars.get("desk")
-    days = [dt.date(2027, 1, 5), dt.date(2027, 1, 7)]
-    return [d for d in days if desk.day_plan(d).reason == "Stocktake"]
+    return stocktakes(services, (dt.date(2027, 1, 5), dt.date(2027, 1, 7)))
 
 
 async def test_a_failing_feed_shows_until_it_answers_and_its_new_copy_is_served(

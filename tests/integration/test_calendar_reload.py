@@ -30,20 +30,30 @@ TUESDAY, THURSDAY = dt.date(2027, 1, 5), dt.date(2027, 1, 7)
 pytestmark = pytest.mark.anyio
 
 
+def on_calendars(services: container.Services, folder: Path) -> container.Services:
+    """``services`` reading their calendars from ``folder`` (loaded now)."""
+    return dataclasses.replace(
+        services,
+        settings=dataclasses.replace(services.settings, calendars=folder),
+        calendars=calendar_files.load_folder(folder),
+    )
+
+
+def stocktakes(services: container.Services, days: tuple[dt.date, ...]) -> list[dt.date]:
+    """Which of ``days`` desk's calendar closes for the stocktake."""
+    desk = services.calendars.get("desk")
+    return [d for d in days if desk.day_plan(d).reason == "Stocktake"]
+
+
 @pytest.fixture
 async def on_folder(services: container.Services, tmp_path: Path) -> container.Services:
     (tmp_path / "desk.toml").write_text(DESK)
     (tmp_path / "closures.ics").write_text(ICS.format(day="20270105"))
-    return dataclasses.replace(
-        services,
-        settings=dataclasses.replace(services.settings, calendars=tmp_path),
-        calendars=calendar_files.load_folder(tmp_path),
-    )
+    return on_calendars(services, tmp_path)
 
 
 def closed(services: container.Services) -> list[dt.date]:
-    desk = services.calendars.get("desk")
-    return [d for d in (TUESDAY, THURSDAY) if desk.day_plan(d).reason == "Stocktake"]
+    return stocktakes(services, (TUESDAY, THURSDAY))
 
 
 async def test_an_edited_closure_file_is_served_at_the_next_look(
