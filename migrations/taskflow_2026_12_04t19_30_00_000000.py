@@ -9,11 +9,15 @@ The statements are frozen copies of ``store/workspaces/schema.py`` as of this mi
 from piccolo.apps.migrations.auto.migration_manager import MigrationManager
 
 from taskflow.store.common import migration_steps
-from taskflow.store.history import partitions
 
 ID = "2026-12-04T19:30:00:000000"
 VERSION = "1.39.0"
 DESCRIPTION = "workspaces wall automation_line, automation_pending, slot_forecast"
+
+#: The walls and the partition maker as this migration made them (frozen copies; migration
+#: 2026-12-05T02:00 made both wrappers of generic functions).
+WALLS = "-- timeline_partition_walls(part): a partition gets the timeline's row-level security and\n-- policies (the workspace wall, docs/workspaces.md). A query through audit_event meets the\n-- parent's policy; one naming the partition meets only the partition's own (migration\n-- 2026-12-04T19:30 walled the partitions made before; timeline_partitions() walls each new one).\nCREATE FUNCTION timeline_partition_walls(part regclass) RETURNS void\nLANGUAGE plpgsql AS $$\nDECLARE\n  r record;\nBEGIN\n  IF (SELECT relrowsecurity FROM pg_class WHERE oid = 'audit_event'::regclass) THEN\n    EXECUTE format('ALTER TABLE %s ENABLE ROW LEVEL SECURITY', part);\n  END IF;\n  IF (SELECT relforcerowsecurity FROM pg_class WHERE oid = 'audit_event'::regclass) THEN\n    EXECUTE format('ALTER TABLE %s FORCE ROW LEVEL SECURITY', part);\n  END IF;\n  FOR r IN SELECT * FROM pg_policies p\n           WHERE p.schemaname = current_schema() AND p.tablename = 'audit_event'\n             AND NOT EXISTS (SELECT 1 FROM pg_policy o\n                             WHERE o.polrelid = part AND o.polname = p.policyname) LOOP\n    EXECUTE format('CREATE POLICY %I ON %s AS %s FOR %s TO %s%s%s',\n                   r.policyname, part, r.permissive, r.cmd,\n                   (SELECT string_agg(quote_ident(x), ', ') FROM unnest(r.roles) x),\n                   coalesce(' USING (' || r.qual || ')', ''),\n                   coalesce(' WITH CHECK (' || r.with_check || ')', ''));\n  END LOOP;\nEND $$"
+FUNCTION = "-- timeline_partitions(at, ahead): the month partitions of at's month and the `ahead`\n-- after it, made where missing (the worker calls it); lines the DEFAULT partition took\n-- for such a month move into it. A month the first partition covers is skipped (the\n-- overlap is refused), as is one another worker made at the same moment. SELECT * moves whole rows: the columns are the parent's, whatever\n-- migrations added. Returns how many partitions it made.\nCREATE FUNCTION timeline_partitions(at timestamptz, ahead integer) RETURNS integer\nLANGUAGE plpgsql AS $$\nDECLARE\n  made integer := 0;\n  lo timestamptz;\n  hi timestamptz;\n  part text;\nBEGIN\n  FOR i IN 0..ahead LOOP\n    lo := date_trunc('month', at, 'UTC') + make_interval(months => i);\n    hi := lo + interval '1 month';\n    part := 'audit_event_p' || to_char(lo AT TIME ZONE 'UTC', 'YYYY_MM');\n    CONTINUE WHEN to_regclass(part) IS NOT NULL;\n    BEGIN\n      EXECUTE format('CREATE TABLE %I (LIKE audit_event INCLUDING DEFAULTS INCLUDING IDENTITY '\n                     'INCLUDING GENERATED INCLUDING STORAGE)', part);\n      EXECUTE format('WITH m AS (DELETE FROM audit_event_default WHERE at >= %L AND at < %L '\n                     'RETURNING *) INSERT INTO %I SELECT * FROM m', lo, hi, part);\n      EXECUTE format('ALTER TABLE audit_event ATTACH PARTITION %I FOR VALUES FROM (%L) TO (%L)',\n                     part, lo, hi);\n      PERFORM timeline_partition_walls(part::regclass);\n      made := made + 1;\n    EXCEPTION WHEN invalid_object_definition OR duplicate_table THEN\n      NULL;  -- the first partition's months, or another worker made it just now\n    END;\n  END LOOP;\n  RETURN made;\nEND $$"
 
 FORWARDS = (
     "ALTER TABLE automation_line ADD COLUMN workspace uuid NOT NULL DEFAULT '00000000-0000-4000-8000-000000000001' REFERENCES workspace (id)",
@@ -43,8 +47,8 @@ FORWARDS = (
 #: DEFAULT one after the policy, the worker makes months): the function walling one, the
 #: partition maker calling it, and every partition made so far walled.
 FORWARDS += (
-    partitions.WALLS[1],
-    partitions.FUNCTION[1].replace("CREATE FUNCTION", "CREATE OR REPLACE FUNCTION", 1),
+    WALLS,
+    FUNCTION.replace("CREATE FUNCTION", "CREATE OR REPLACE FUNCTION", 1),
     "SELECT timeline_partition_walls(i.inhrelid::regclass) FROM pg_inherits i"
     " WHERE i.inhparent = 'audit_event'::regclass",
 )

@@ -96,6 +96,11 @@ async def _count(services: container.Services, sql: str, *args: object) -> int:
         return int(await conn.fetchval(sql, *args))
 
 
+async def _rows(services: container.Services, sql: str) -> list[dict[str, object]]:
+    async with services.db.connection() as conn:
+        return [dict(r) for r in await conn.fetch(sql)]
+
+
 async def test_a_run_ended_100_days_ago_is_pruned_and_the_report_answers_the_same(
     services: container.Services, frozen_clock: clock.FrozenClock
 ) -> None:
@@ -157,9 +162,24 @@ async def test_a_month_whose_runs_are_all_past_retention_is_dropped_whole(
     services: container.Services, frozen_clock: clock.FrozenClock
 ) -> None:
     march = datetime(2031, 3, 10, 10, tzinfo=UTC)
-    # March to May made; the first partition (the lines up to the migration's month) holds
-    # none and its months are past the 90 days: it goes.
-    assert await retention.keep_months(services, march) == ["audit_event_before"]
+    # March to May made; the first partitions (the rows up to the migration's month) hold
+    # none and their months are past the 90 days: they go, as do the state spans' months
+    # the migration made ahead (empty).
+    made_ahead = [
+        r["relname"]
+        for r in await _rows(
+            services,
+            "SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid "
+            "WHERE i.inhparent = 'state_span'::regclass AND c.relname LIKE 'state_span_p%' "
+            "ORDER BY 1",
+        )
+    ]
+    assert made_ahead  # the migration made this month's and the next ones
+    assert await retention.keep_months(services, march) == [
+        "audit_event_before",
+        "state_span_before",
+        *made_ahead,
+    ]
     gone = await _run(services, frozen_clock, "kept-briefly", "R-5", march, timedelta(hours=1))
     kept = await _run(
         services, frozen_clock, "kept-for-ever", "F-5", march + timedelta(days=31), timedelta(1)
@@ -169,8 +189,13 @@ async def test_a_month_whose_runs_are_all_past_retention_is_dropped_whole(
 
     dropped = await retention.keep_months(services, datetime(2031, 9, 1, tzinfo=UTC))
     # March held only a run past its 90 days, May nothing; April holds a run kept for
-    # ever: it stays, with its lines.
-    assert dropped == ["audit_event_p2031_03", "audit_event_p2031_05"]
+    # ever: it stays, with its lines and its stays in its states.
+    assert dropped == [
+        "audit_event_p2031_03",
+        "audit_event_p2031_05",
+        "state_span_p2031_03",
+        "state_span_p2031_05",
+    ]
     assert await _count(services, lines, uuid.UUID(gone)) == 0
     assert await _count(services, lines, uuid.UUID(kept)) > 0
     # The run itself goes with the usual pruning, its measures kept.

@@ -334,7 +334,9 @@ EXTRA_INDEXES += (
     ),
     (
         "state_span_open",
-        "CREATE UNIQUE INDEX state_span_open ON state_span (run) "
+        # The partition key is in it (a partitioned table's unique index holds it); the
+        # predicate pins it, so the rule stays one standing span per run.
+        "CREATE UNIQUE INDEX state_span_open ON state_span (run, left_at) "
         "WHERE left_at = 'infinity' AND undone_by IS NULL",
     ),
     ("state_span_line", "CREATE INDEX state_span_line ON state_span (run, line)"),
@@ -376,6 +378,8 @@ EXTRA_INDEXES += (
 #: Who uploaded each stored file (store/files/uploads.py): one row per uploader and file.
 EXTRA_TABLES: tuple[tuple[str, str], ...] = (uploads.TABLE,)
 EXTRA_TABLES += (partitions.TABLE,)  # the timeline by month; before the workspace columns
+EXTRA_TABLES += (partitions.SPANS_TABLE,)  # state spans by month (migration 2026-12-05T02:00)
+EXTRA_FUNCTIONS += (partitions.PARTITION_WALLS, partitions.MONTHS_FUNCTION)
 EXTRA_FUNCTIONS += (partitions.FUNCTION, partitions.WALLS)
 # Automations' queue of lines to decide (migration 2026-12-04T18:10, ``store/automations``).
 EXTRA_TABLES += automations.TABLES

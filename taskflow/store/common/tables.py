@@ -255,6 +255,5 @@ TABLES += retention_tables.TABLES
 TABLES += webhook_tables.TABLES
 TABLES += (Step, StepAttempt, StepOnce)
 TABLES += compose_tables.TABLES
-TABLES += (StateSpan,)
 TABLES += automation_tables.TABLES
 TABLES += forecast_tables.TABLES

@@ -1,6 +1,7 @@
 """The table of state spans (``state_span``): each run's effective visits of its states,
 kept by a trigger on the timeline (``history/spans.sql``), read by ``stateCounts`` and
-``runs(filter: {stateAt})``."""
+``runs(filter: {stateAt})``. The table is partitioned by month of ``left_at`` (migration
+2026-12-05T02:00): the schema declares it by ``partitions.SPANS_TABLE``, not this class."""
 
 from __future__ import annotations
 
