@@ -5,6 +5,7 @@ table keeping every span where the reads find it."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import uuid
 from collections.abc import AsyncIterator
@@ -252,5 +253,64 @@ async def test_the_migration_keeps_every_span_and_the_answers(unpartitioned: str
         later = _months_ahead(1) + timedelta(days=3)
         await _line(conn, runs[0], "state.entered", later, state="review")
         assert await _where(conn, line) == [(f"state_span_p{later:%Y_%m}", later)]
+    finally:
+        await conn.close()
+
+
+async def _moving(url: str, run: uuid.UUID, stop: asyncio.Event) -> int:
+    """Move ``run`` from state to state as a use case does (its row locked and updated, then
+    its line) until ``stop``; how many moves committed."""
+    conn = await asyncpg.connect(url)
+    moves = 0
+    try:
+        await conn.execute("SET taskflow.workspace = '*'")
+        while not stop.is_set():
+            async with conn.transaction():
+                await conn.execute("SELECT 1 FROM run WHERE id = $1 FOR UPDATE", run)
+                await conn.execute("UPDATE run SET state = $2 WHERE id = $1", run, f"s{moves}")
+                await _line(conn, run, "state.entered", datetime.now(UTC), state=f"s{moves}")
+            moves += 1
+            await asyncio.sleep(0.002)
+        return moves
+    finally:
+        await conn.close()
+
+
+async def test_the_migration_runs_while_runs_move(unpartitioned: str) -> None:
+    """Writers lock a run, update it and write its line (the span trigger) while the
+    migration runs: the swap locks what they lock in their order, so both go through;
+    every move has its span and each run one standing span."""
+    conn = await asyncpg.connect(unpartitioned)
+    try:
+        await conn.execute("SET taskflow.workspace = '*'")
+        runs = [await _run(conn) for _ in range(4)]
+        for run in runs:
+            await _line(conn, run, "state.entered", datetime.now(UTC), state="first")
+    finally:
+        await conn.close()
+    stop = asyncio.Event()
+    writers = [asyncio.create_task(_moving(unpartitioned, run, stop)) for run in runs]
+    await asyncio.sleep(0.2)
+    await migrate.migrate(unpartitioned)
+    await asyncio.sleep(0.2)
+    stop.set()
+    moves = await asyncio.gather(*writers)
+    assert all(moves)
+
+    conn = await asyncpg.connect(unpartitioned)
+    try:
+        await conn.execute("SET taskflow.workspace = '*'")
+        assert (
+            await conn.fetchval("SELECT relkind::text FROM pg_class WHERE relname = 'state_span'")
+            == "p"
+        )
+        spans = {
+            r["run"]: (r["spans"], r["standing"])
+            for r in await conn.fetch(
+                "SELECT run, count(*) AS spans, count(*) FILTER (WHERE left_at = 'infinity') "
+                "AS standing FROM state_span GROUP BY run"
+            )
+        }
+        assert spans == {run: (n + 1, 1) for run, n in zip(runs, moves, strict=True)}
     finally:
         await conn.close()

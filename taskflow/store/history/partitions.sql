@@ -268,6 +268,11 @@ WHERE left_at = 'infinity'
 -- spans move to their own partition (state_span_standing: left_at 'infinity'), the only
 -- rows copied; attaching the old table reads it once to check its bound (no CHECK can
 -- prove it while standing spans were in it); and a DEFAULT partition.
+-- Attaching moves the table's foreign keys under the parent's, which takes ACCESS EXCLUSIVE
+-- on the tables they reference (run, workspace): those are locked first, in the order
+-- writers take them (a run, then its lines' spans), so a writer already holding a run ends
+-- before the spans are locked. A deadlock all the same (a writer that took them the other
+-- way) rolls the attempt back to its savepoint and tries again.
 DO $$
 DECLARE
   bound timestamptz;
@@ -285,6 +290,11 @@ BEGIN
   IF (SELECT relkind FROM pg_class WHERE oid = 'state_span'::regclass) = 'p' THEN
     RETURN;
   END IF;
+  LOOP
+  BEGIN
+  idx := '{}'; trg := '{}'; fks := '{}'; pol := '{}';
+  LOCK TABLE run IN ACCESS EXCLUSIVE MODE;
+  LOCK TABLE workspace IN ACCESS EXCLUSIVE MODE;
   LOCK TABLE state_span IN ACCESS EXCLUSIVE MODE;
   PERFORM set_config('taskflow.workspace', '*', true);  -- every workspace's spans move
   bound := obj_description((SELECT oid FROM pg_constraint WHERE conrelid = 'state_span'::regclass
@@ -350,4 +360,9 @@ BEGIN
   FOREACH s IN ARRAY pol LOOP EXECUTE s; END LOOP;
   PERFORM partition_walls('state_span'::regclass, 'state_span_standing'::regclass);
   PERFORM partition_walls('state_span'::regclass, 'state_span_default'::regclass);
+  EXIT;
+  EXCEPTION WHEN deadlock_detected THEN
+    PERFORM pg_sleep(0.1 + random() / 10);  -- every lock of the attempt is released
+  END;
+  END LOOP;
 END $$
