@@ -60,9 +60,9 @@ async def due(services: Services, now: datetime | None = None) -> list[Due]:
 
 
 async def keep_months(services: Services, now: datetime | None = None) -> list[str]:
-    """The timeline's month partitions: this month's and the next ones made ahead, and the
-    months whose every line belongs to a run past its workflow's age dropped whole (cheaper
-    than deleting their rows one by one); the names dropped."""
+    """The timeline's and the state spans' month partitions: this month's and the next ones
+    made ahead, and the months whose every row belongs to a run past its workflow's age
+    dropped whole (cheaper than deleting their rows one by one); the names dropped."""
     at = now or services.clock.now()
     default = services.settings.retention_days
     cutoffs = {}
@@ -74,7 +74,8 @@ async def keep_months(services: Services, now: datetime | None = None) -> list[s
         await partitions.make_ahead(conn, at)
         dropped = await partitions.drop_past(conn, cutoffs)
     for name in dropped:
-        log.info("retention: dropped timeline partition %s", name, extra={"partition": name})
+        what = "state span" if name.startswith("state_span") else "timeline"
+        log.info("retention: dropped %s partition %s", what, name, extra={"partition": name})
     return dropped
 
 

@@ -345,10 +345,14 @@ BEGIN
   IF seq IS NOT NULL THEN
     EXECUTE format('ALTER SEQUENCE %s OWNED BY state_span.id', seq);
   END IF;
-  CREATE TABLE state_span_standing PARTITION OF state_span
-    FOR VALUES FROM ('infinity') TO (MAXVALUE);
+  -- Filled first, then attached: its indexes are built once over its rows, not kept up
+  -- row by row (half the swap's time with 100 000 live runs, bench/partition.py).
+  CREATE TABLE state_span_standing (LIKE state_span INCLUDING DEFAULTS INCLUDING IDENTITY
+                                    INCLUDING GENERATED INCLUDING STORAGE);
   WITH m AS (DELETE FROM state_span_before WHERE left_at = 'infinity' RETURNING *)
   INSERT INTO state_span_standing SELECT * FROM m;
+  ALTER TABLE state_span ATTACH PARTITION state_span_standing
+    FOR VALUES FROM ('infinity') TO (MAXVALUE);
   DROP INDEX state_span_standing_before;
   EXECUTE format('ALTER TABLE state_span ATTACH PARTITION state_span_before '
                  'FOR VALUES FROM (MINVALUE) TO (%L)', bound);
