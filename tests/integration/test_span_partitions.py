@@ -66,6 +66,12 @@ async def _line(
     )
 
 
+async def _partitioned(conn: asyncpg.Connection) -> bool:
+    """Whether ``state_span`` is a partitioned table."""
+    kind = await conn.fetchval("SELECT relkind::text FROM pg_class WHERE relname = 'state_span'")
+    return bool(kind == "p")
+
+
 async def _where(conn: asyncpg.Connection, line: int) -> list[tuple[str, datetime]]:
     rows = await conn.fetch(
         "SELECT tableoid::regclass::text AS part, left_at FROM state_span WHERE line = $1", line
@@ -76,10 +82,7 @@ async def _where(conn: asyncpg.Connection, line: int) -> list[tuple[str, datetim
 async def test_state_spans_are_partitioned_with_standing_spans_apart(database_url: str) -> None:
     conn = await asyncpg.connect(database_url)
     try:
-        kind = await conn.fetchval(
-            "SELECT relkind::text FROM pg_class WHERE relname = 'state_span'"
-        )
-        assert kind == "p"
+        assert await _partitioned(conn)
         names = [r["relname"] for r in await conn.fetch(PARTITIONS)]
         # The first partition covers up to the month after the migration (a day's slack);
         # the migration made the months after it up to two ahead of now.
@@ -227,10 +230,7 @@ async def test_the_migration_keeps_every_span_and_the_answers(unpartitioned: str
     conn = await asyncpg.connect(unpartitioned)
     try:
         await conn.execute("SET taskflow.workspace = '*'")
-        assert (
-            await conn.fetchval("SELECT relkind::text FROM pg_class WHERE relname = 'state_span'")
-            == "p"
-        )
+        assert await _partitioned(conn)
         assert [tuple(r) for r in await conn.fetch(SPANS)] == before
         assert [tuple(r) for r in await conn.fetch(asked, instant)] == counts
         where = {
@@ -300,10 +300,7 @@ async def test_the_migration_runs_while_runs_move(unpartitioned: str) -> None:
     conn = await asyncpg.connect(unpartitioned)
     try:
         await conn.execute("SET taskflow.workspace = '*'")
-        assert (
-            await conn.fetchval("SELECT relkind::text FROM pg_class WHERE relname = 'state_span'")
-            == "p"
-        )
+        assert await _partitioned(conn)
         spans = {
             r["run"]: (r["spans"], r["standing"])
             for r in await conn.fetch(
