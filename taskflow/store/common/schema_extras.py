@@ -321,26 +321,7 @@ EXTRA_TRIGGERS += (children.TRIGGER,)
 # State spans (migration 2026-12-04T08:45, ``store/history/spans.py``): "which runs were in S
 # at T" reads the spans of S not left by T from one index, ``stateCounts`` a workflow's; the
 # trigger closes a run's one standing span and an undo finds the span of the line it rewinds.
-EXTRA_INDEXES += (
-    (
-        "state_span_state_during",
-        "CREATE INDEX state_span_state_during ON state_span "
-        "(workflow, state, left_at, entered_at) INCLUDE (run) WHERE undone_by IS NULL",
-    ),
-    (
-        "state_span_workflow_during",
-        "CREATE INDEX state_span_workflow_during ON state_span (workflow, left_at, entered_at) "
-        "INCLUDE (state) WHERE undone_by IS NULL",
-    ),
-    (
-        "state_span_open",
-        # The partition key is in it (a partitioned table's unique index holds it); the
-        # predicate pins it, so the rule stays one standing span per run.
-        "CREATE UNIQUE INDEX state_span_open ON state_span (run, left_at) "
-        "WHERE left_at = 'infinity' AND undone_by IS NULL",
-    ),
-    ("state_span_line", "CREATE INDEX state_span_line ON state_span (run, line)"),
-)
+EXTRA_INDEXES += spans.INDEXES
 EXTRA_FUNCTIONS += (("state_spans", spans.FUNCTION),)
 EXTRA_TRIGGERS += (("audit_event_state_spans", spans.TRIGGER),)
 EXTRA_INDEXES += (

@@ -14,7 +14,7 @@ import json
 import uuid
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, Final
 
 from taskflow.core.history import visits
 from taskflow.store.common import db, sql
@@ -80,3 +80,26 @@ async def backfill(conn: db.Connection) -> None:
 FUNCTION = SQL["spans_function"]
 TRIGGER = SQL["spans_trigger"]
 STATE_AT_RAW = SQL["state_at_raw"]
+
+#: The spans' indexes (the schema's, ``schema_extras``): "which runs were in S at T" from one
+#: index, ``stateCounts`` a workflow's, the run's one standing span (with the partition key,
+#: as a partitioned unique index must hold it, pinned by the predicate: migration
+#: 2026-12-05T02:00), and the span of the line an undo rewinds.
+INDEXES: Final = (
+    (
+        "state_span_state_during",
+        "CREATE INDEX state_span_state_during ON state_span "
+        "(workflow, state, left_at, entered_at) INCLUDE (run) WHERE undone_by IS NULL",
+    ),
+    (
+        "state_span_workflow_during",
+        "CREATE INDEX state_span_workflow_during ON state_span (workflow, left_at, entered_at) "
+        "INCLUDE (state) WHERE undone_by IS NULL",
+    ),
+    (
+        "state_span_open",
+        "CREATE UNIQUE INDEX state_span_open ON state_span (run, left_at) "
+        "WHERE left_at = 'infinity' AND undone_by IS NULL",
+    ),
+    ("state_span_line", "CREATE INDEX state_span_line ON state_span (run, line)"),
+)
