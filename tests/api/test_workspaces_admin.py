@@ -16,6 +16,7 @@ from taskflow.service.access import principals
 from taskflow.service.clocks import timers as timer_service
 from taskflow.service.common import container
 from taskflow.service.workspaces import workspaces
+from taskflow.store.workspaces import scope as workspace_scope
 from tests import conftest
 from tests.api import magic as m
 from tests.api import mcp_client
@@ -23,6 +24,7 @@ from tests.api import operation_inputs as ops
 from tests.api import test_example_flows as flows
 from tests.api import workflows as w
 from tests.api.test_workspace_walk import app_services as app_services
+from tests.api.test_workspace_walk import load_in
 from tests.conftest import gql
 
 pytestmark = pytest.mark.anyio
@@ -403,3 +405,36 @@ def test_the_cli_creates_a_workspace_and_sets_its_limits(
     assert "(runs None, open slots 7, rpm None)" in capsys.readouterr().out
     assert main(["workspaces", "limits", acme, "--max-runs", "-1"]) == 1
     assert main(["workspaces", "limits", "00000000-0000-4000-8000-00000000dead"]) == 1
+
+
+LOGIN = """mutation($input: UpsertPrincipalInput!) { upsertPrincipal(input: $input) {
+  __typename ... on InvalidInput { code message field } } }"""
+ROW = "SELECT display_name, roles, workspace::text FROM principal WHERE id = $1"
+
+
+async def test_a_login_another_workspace_holds_is_refused_and_changes_nothing(
+    app_services: container.Services,
+) -> None:
+    """Logins are unique across the deployment (docs/workspaces.md, "Logins"): acme's admin
+    creating ``fiona`` (the default workspace's) gets INVALID_INPUT, as does loading her into
+    acme from the CLI; the default workspace's fiona is left as she was, acme has none."""
+    services = app_services
+    await load_in(services, DEFAULT, conftest.example_people(app_everywhere=True))
+    acme, admin = await acme_with_people(services)
+
+    async def rows() -> list[tuple[Any, ...]]:
+        with workspace_scope.every():
+            async with services.db.connection() as conn:
+                return [tuple(r) for r in await conn.fetch(ROW, "fiona")]
+
+    before = await rows()
+    assert [r[2] for r in before] == [DEFAULT]
+    asked = {"login": "fiona", "displayName": "Fiona of acme", "roles": ["finance"]}
+    async with conftest.asgi_client(services) as client:
+        answer = (await gql(client, LOGIN, {"input": asked}, token=admin)).ok()["upsertPrincipal"]
+    assert answer["__typename"] == "InvalidInput"
+    assert answer["field"] == "login"
+    assert "taken by a principal of another workspace" in answer["message"]
+    with pytest.raises(errors.ValidationError, match="another workspace"):
+        await principals.load(services, [{"id": "fiona", "display_name": "F"}], workspace=acme)
+    assert await rows() == before

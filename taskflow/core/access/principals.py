@@ -328,3 +328,18 @@ def build_powers(value: Any, principal_id: str) -> tuple[Grant, ...]:
             )
         )
     return tuple(dict.fromkeys(grants))
+
+
+def saved_or_taken(
+    saved: tuple[Principal, bool, bool] | None, principal_id: str
+) -> tuple[Principal, bool, bool]:
+    """What an upsert stored, or the refusal of a login another workspace holds (nothing
+    was written; the refusal rolls the transaction back)."""
+    if saved is None:
+        raise errors.ValidationError(
+            f"The login {principal_id!r} is taken by a principal of another workspace: logins "
+            'are unique across the deployment (docs/workspaces.md, "Logins"). Choose another, '
+            "for example with your workspace's name in it.",
+            field="login",
+        )
+    return saved

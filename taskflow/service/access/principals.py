@@ -160,9 +160,9 @@ async def upsert(
     check_grants(services, principal)
     async with services.db.transaction() as conn:
         now = services.clock.now()
-        stored, created, deactivated = await rows.upsert(
-            conn, principal, now, active=active, keep_powers=data.get("powers") is None
-        )
+        keep_powers = data.get("powers") is None
+        saved = await rows.upsert(conn, principal, now, active=active, keep_powers=keep_powers)
+        stored, created, deactivated = core.saved_or_taken(saved, principal.id)
         if deactivated:
             await _on_deactivation(services, conn, stored, actor, now)
     return stored, created
@@ -386,13 +386,10 @@ async def load(
     async with services.db.transaction() as conn:
         now = services.clock.now()
         for record, (principal, keep_powers) in zip(records, built, strict=True):
-            stored, was_created, deactivated = await rows.upsert(
-                conn,
-                replace(principal, workspace=workspace) if workspace else principal,
-                now,
-                active=core.requested_active(record),
-                keep_powers=keep_powers,
-            )
+            placed = replace(principal, workspace=workspace) if workspace else principal
+            active = core.requested_active(record)
+            saved = await rows.upsert(conn, placed, now, active=active, keep_powers=keep_powers)
+            stored, was_created, deactivated = core.saved_or_taken(saved, principal.id)
             created += was_created
             if deactivated:
                 await _on_deactivation(services, conn, stored, None, now)

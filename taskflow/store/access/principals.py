@@ -65,9 +65,10 @@ async def upsert(
     *,
     active: bool | None,
     keep_powers: bool = False,
-) -> tuple[principals.Principal, bool, bool]:
+) -> tuple[principals.Principal, bool, bool] | None:
     """Insert or update; (the stored principal, whether it was created, whether this
-    update deactivated it).
+    update deactivated it), or None when another workspace holds the id (nothing written:
+    principal ids are unique across the deployment, docs/workspaces.md).
 
     ``active`` None keeps what is stored (a new principal starts active); a deactivation
     moves ``tokens_valid_after`` to ``now``, so the tokens issued before stay refused even
@@ -91,7 +92,8 @@ async def upsert(
         keep_powers,
         principal.workspace or None,
     )
-    assert row is not None
+    if row is None:
+        return None
     return _to_core(row), bool(row["created"]), bool(was_active) and not row["active"]
 
 

@@ -18,7 +18,9 @@ SELECT active FROM principal WHERE id = $1 FOR UPDATE
 -- groups $5 (text[]), attributes $6 (jsonb), time zone $7, calendar $8, active $9 (NULL:
 -- keep; a new one is active; false moves tokens_valid_after to now), now $10, powers $11
 -- (jsonb), $12 (boolean): keep the stored powers, $13 (uuid) the workspace of a new one
--- (NULL: the transaction's; an existing principal keeps its own).
+-- (NULL: the transaction's). An existing principal is updated only from its own workspace:
+-- an id another workspace holds returns no row and changes nothing (checked before the
+-- row-level security wall would refuse the update: ON CONFLICT's WHERE comes first).
 INSERT INTO principal (id, display_name, email, roles, groups, attributes, time_zone, calendar,
                        active, powers, created_at, updated_at, workspace)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, coalesce($9, true), $11, $10, $10,
@@ -32,6 +34,7 @@ ON CONFLICT (id) DO UPDATE SET
                               ELSE principal.tokens_valid_after END,
     powers = CASE WHEN $12 THEN principal.powers ELSE EXCLUDED.powers END,
     updated_at = EXCLUDED.updated_at
+WHERE principal.workspace = coalesce($13::uuid, taskflow_workspace())
 RETURNING /*:read*/, (xmax = 0) AS created
 
 -- name: deactivate
