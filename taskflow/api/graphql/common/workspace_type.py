@@ -39,7 +39,8 @@ class WorkspaceLimits:
     runs: int | None = strawberry.field(description="Live (active or scheduled) runs at most.")
     open_slots: int | None = strawberry.field(description="Open slots at most.")
     requests_per_minute: int | None = strawberry.field(
-        description="Authenticated API requests per minute at most (per server process)."
+        description="Authenticated API requests per minute at most, counted across every server "
+        "process."
     )
 
 
