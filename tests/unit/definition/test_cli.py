@@ -11,8 +11,23 @@ import pytest
 
 from taskflow.cli import main
 from taskflow.config import config
+from tests.unit.definition.checking import check_refuses
 
 EXAMPLES = str(config.PROJECT_ROOT / "examples")
+
+
+def bad_finished_milestone(options: str) -> str:
+    """A workflow file: one slot, a finished milestone of two business hours with ``options``."""
+    return (
+        "from taskflow import Route, Slot, State, Workflow, business, milestone, who\n"
+        "class Bad(Workflow):\n"
+        "    tracks = 'x'\n"
+        "    calendar = 'uk-london'\n"
+        "    start = State(initial=True, then=[Route('end')], slots=[Slot('s',\n"
+        "        candidates=who.role('r'), milestones=[milestone.finished(\n"
+        f"            within=business.hours(2), {options})])])\n"
+        "    end = State(terminal=True)\n"
+    )
 
 
 def test_check_prints_one_line_per_workflow(capsys: pytest.CaptureFixture[str]) -> None:
@@ -37,15 +52,15 @@ def test_check_prints_one_line_per_workflow(capsys: pytest.CaptureFixture[str]) 
 def test_check_reports_every_problem_and_fails(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    (tmp_path / "bad.py").write_text(
+    err = check_refuses(
+        tmp_path,
+        capsys,
         "from taskflow import State, Workflow\n"
         "class Bad(Workflow):\n"
         "    tracks = 'x'\n"
         "    calendar = 'mars'\n"
-        "    start = State(initial=True, then='nowhere')\n"
+        "    start = State(initial=True, then='nowhere')\n",
     )
-    assert main(["check", str(tmp_path)]) == 1
-    err = capsys.readouterr().err
     assert "UNKNOWN_CALENDAR" in err
     assert "UNKNOWN_STATE" in err
     assert "Fix: use one of the known calendars" in err
@@ -95,18 +110,11 @@ def test_check_examples_as_a_real_process() -> None:
 def test_check_refuses_bad_leave_and_region_options(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], option: str, code: str, words: str
 ) -> None:
-    (tmp_path / "bad.py").write_text(
-        "from taskflow import Route, Slot, State, Workflow, business, milestone, who\n"
-        "class Bad(Workflow):\n"
-        "    tracks = 'x'\n"
-        "    calendar = 'uk-london'\n"
-        "    start = State(initial=True, then=[Route('end')], slots=[Slot('s',\n"
-        "        candidates=who.role('r'), milestones=[milestone.finished(\n"
-        f"            within=business.hours(2), chain=('region',), {option})])])\n"
-        "    end = State(terminal=True)\n"
+    err = check_refuses(
+        tmp_path,
+        capsys,
+        bad_finished_milestone(f"chain=('region',), {option}"),
     )
-    assert main(["check", str(tmp_path)]) == 1
-    err = capsys.readouterr().err
     assert code in err, err
     assert words in err, err
 
@@ -114,18 +122,11 @@ def test_check_refuses_bad_leave_and_region_options(
 def test_check_refuses_an_unknown_recompute_policy(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    (tmp_path / "bad.py").write_text(
-        "from taskflow import Route, Slot, State, Workflow, business, milestone, who\n"
-        "class Bad(Workflow):\n"
-        "    tracks = 'x'\n"
-        "    calendar = 'uk-london'\n"
-        "    start = State(initial=True, then=[Route('end')], slots=[Slot('s',\n"
-        "        candidates=who.role('r'),\n"
-        "        milestones=[milestone.finished(within=business.hours(2), recompute='later')])])\n"
-        "    end = State(terminal=True)\n"
+    err = check_refuses(
+        tmp_path,
+        capsys,
+        bad_finished_milestone("recompute='later'"),
     )
-    assert main(["check", str(tmp_path)]) == 1
-    err = capsys.readouterr().err
     assert "BAD_RECOMPUTE" in err
     assert "unknown recompute policy 'later' on the finished milestone" in err
     assert "use recompute='keep-elapsed', 'restart' or 'retroactive'" in err
