@@ -5,13 +5,12 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 from taskflow.cli import main
 from taskflow.config import config
-from tests.unit.definition.checking import check_refuses
+from tests.unit.definition.conftest import RefusedCheck
 
 EXAMPLES = str(config.PROJECT_ROOT / "examples")
 
@@ -49,12 +48,8 @@ def test_check_prints_one_line_per_workflow(capsys: pytest.CaptureFixture[str]) 
     assert all(line.startswith("ok ") and "sha256:" in line for line in lines)
 
 
-def test_check_reports_every_problem_and_fails(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    err = check_refuses(
-        tmp_path,
-        capsys,
+def test_check_reports_every_problem_and_fails(refused_check: RefusedCheck) -> None:
+    err = refused_check(
         "from taskflow import State, Workflow\n"
         "class Bad(Workflow):\n"
         "    tracks = 'x'\n"
@@ -108,23 +103,17 @@ def test_check_examples_as_a_real_process() -> None:
     ],
 )
 def test_check_refuses_bad_leave_and_region_options(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], option: str, code: str, words: str
+    refused_check: RefusedCheck, option: str, code: str, words: str
 ) -> None:
-    err = check_refuses(
-        tmp_path,
-        capsys,
+    err = refused_check(
         bad_finished_milestone(f"chain=('region',), {option}"),
     )
     assert code in err, err
     assert words in err, err
 
 
-def test_check_refuses_an_unknown_recompute_policy(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    err = check_refuses(
-        tmp_path,
-        capsys,
+def test_check_refuses_an_unknown_recompute_policy(refused_check: RefusedCheck) -> None:
+    err = refused_check(
         bad_finished_milestone("recompute='later'"),
     )
     assert "BAD_RECOMPUTE" in err

@@ -28,7 +28,7 @@ from taskflow.core.definition import events as ev
 from taskflow.core.definition.checks import validate as v
 from taskflow.core.definition.checks.problems import Problem
 from taskflow.core.definition.workflow import Definition
-from tests.unit.definition.checking import check_refuses
+from tests.unit.definition.conftest import RefusedCheck
 
 CALENDARS = {"uk-london"}
 
@@ -179,12 +179,8 @@ def test_a_link_slot_label_may_read_only_shareable_fields() -> None:
     )
 
 
-def test_taskflow_check_fails_on_a_leaky_link_label(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    err = check_refuses(
-        tmp_path,
-        capsys,
+def test_taskflow_check_fails_on_a_leaky_link_label(refused_check: RefusedCheck) -> None:
+    err = refused_check(
         "from taskflow import Route, Slot, State, Workflow, who\n"
         "class Leaky(Workflow):\n"
         "    tracks = 'contract'\n"
