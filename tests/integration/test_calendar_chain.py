@@ -28,18 +28,14 @@ from taskflow.service.operate import operate
 from taskflow.service.slots import slots as slot_service
 from taskflow.store.slots import claims
 from tests import conftest
-from tests.conftest import api_fixtures, gql, services_fixture
+from tests.conftest import app_with, gql
 from tests.integration.starting import app_starts, finished_clock, person
 
 pytestmark = pytest.mark.anyio
 
-chain_services = services_fixture(
-    "chain_services",
-    Path(__file__).parent / "chain_workflows.py",
-    doc="The examples plus the chained workflow.",
+chain_services, api, tokens = app_with(
+    "chain_services", Path(__file__).parent / "chain_workflows.py"
 )
-
-api, tokens = api_fixtures("chain_services")
 CLOCKS = """{ inbox(first: 10) { edges { node { name holder
   clocks { milestone calendar calendarLink dueAt } } } } }"""
 
