@@ -23,7 +23,7 @@ from taskflow.service.clocks import team_calendars, timers
 from taskflow.service.common import container
 from taskflow.service.slots import slots as slot_service
 from tests.conftest import app_with, gql
-from tests.integration.starting import app_starts, finished_clock, person
+from tests.integration.starting import app_starts, finished_clock, person, recomputed_line
 
 pytestmark = pytest.mark.anyio
 
@@ -87,11 +87,7 @@ async def test_setting_and_clearing_moves_running_clocks_keeping_the_time_spent(
         "uk-london",
         datetime(2026, 12, 2, 9, 30, tzinfo=UTC),
     )
-    async with services.db.connection() as conn:
-        line = await conn.fetchrow(
-            "SELECT details FROM audit_event WHERE slot = $1 AND kind = 'clock.recomputed'",
-            uuid.UUID(slot_id),
-        )
+    line = await recomputed_line(services, slot_id)
     assert (line["details"]["old_calendar"], line["details"]["new_calendar"]) == (
         "us-new-york",
         "uk-london",
