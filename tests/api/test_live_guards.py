@@ -12,7 +12,6 @@ import anyio
 import asyncpg
 import httpx
 import pytest
-from httpx_ws import WebSocketDisconnect
 
 from taskflow.api import limits as edge
 from taskflow.service.access import principals as principal_service
@@ -25,15 +24,6 @@ from tests.conftest import gql
 pytestmark = pytest.mark.anyio
 
 SIGN_OUT = "mutation { signOutEverywhere(input: {}) { __typename } }"
-
-
-async def _closes(live: lv.Live, code: int, reason: str = "", within: float = 2.0) -> None:
-    """The server closes ``live`` within ``within`` seconds with ``code``, its reason
-    containing ``reason``."""
-    with pytest.raises(WebSocketDisconnect) as closed:
-        await live.next(within)
-    assert closed.value.code == code
-    assert reason in (closed.value.reason or "")
 
 
 @contextlib.asynccontextmanager
@@ -55,7 +45,7 @@ async def test_a_bad_token_closes_the_socket_at_connection_init(
     async with lv.connect(client, None, init=False) as live:
         payload = {"Authorization": f"Bearer {token}"} if token else {}
         await live.send({"type": "connection_init", "payload": payload})
-        await _closes(live, 4401, "Unauthorized")
+        await lv.closes(live, 4401, "Unauthorized")
 
 
 async def test_an_operation_over_the_cost_limit_is_refused_before_it_runs(
@@ -103,7 +93,7 @@ async def test_too_many_subscriptions_or_connections_are_refused_clearly(
                     "payload": {"Authorization": "Bearer " + people["fiona"]},
                 }
             )
-            await _closes(second, 4429, "at most 1 per principal")
+            await lv.closes(second, 4429, "at most 1 per principal")
         # The first connection is untouched: it still answers a ping.
         await fiona.send({"type": "ping"})
         assert (await fiona.next())["type"] == "pong"
@@ -117,7 +107,7 @@ async def test_a_token_revoked_mid_stream_closes_the_socket(
         await lv.subscribed(client.services, 1)  # type: ignore[attr-defined]
         signed_out = await gql(client, SIGN_OUT, token=people["fiona"])
         assert signed_out.error_codes == []
-        await _closes(fiona, 4403, "revoked")
+        await lv.closes(fiona, 4403, "revoked")
 
 
 async def test_resuming_with_a_cursor_misses_nothing(
@@ -163,7 +153,7 @@ async def test_a_silent_connection_is_pinged_then_closed_when_idle(
         with anyio.fail_after(1):
             ping = json.loads(await fiona.ws.receive_text())
         assert ping == {"type": "ping"}
-        await _closes(fiona, 4408, "idle")
+        await lv.closes(fiona, 4408, "idle")
 
 
 async def test_connection_init_must_come_in_time(
@@ -173,7 +163,7 @@ async def test_connection_init_must_come_in_time(
         lv.app_client(services, init_timeout=0.2) as client,
         lv.connect(client, None, init=False) as silent,
     ):
-        await _closes(silent, 4408)
+        await lv.closes(silent, 4408)
 
 
 async def test_a_message_over_the_size_cap_closes_the_socket(
@@ -184,7 +174,7 @@ async def test_a_message_over_the_size_cap_closes_the_socket(
         fiona,
     ):
         await fiona.subscribe("1", lv.INBOX + " " * 3000)
-        await _closes(fiona, 1009, "at most 2000 bytes")
+        await lv.closes(fiona, 1009, "at most 2000 bytes")
 
 
 async def test_a_subscriber_that_does_not_read_is_dropped_not_buffered(
