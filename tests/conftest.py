@@ -245,6 +245,11 @@ def example_people(
     return people
 
 
+def with_settings(services: container.Services, **changes: Any) -> container.Services:
+    """``services`` with its settings changed by ``changes`` (``metrics="off"``...)."""
+    return replace(services, settings=replace(services.settings, **changes))
+
+
 @contextlib.asynccontextmanager
 async def services_with(
     database_url: str,

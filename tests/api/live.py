@@ -10,7 +10,8 @@ from typing import Any
 
 import anyio
 import httpx
-from httpx_ws import AsyncWebSocketSession, aconnect_ws
+import pytest
+from httpx_ws import AsyncWebSocketSession, WebSocketDisconnect, aconnect_ws
 from httpx_ws.transport import ASGIWebSocketTransport
 
 from taskflow.api import app as api_app
@@ -92,3 +93,12 @@ async def connect(
             ack = await live.next()
             assert ack["type"] == "connection_ack", ack
         yield live
+
+
+async def closes(live: Live, code: int, reason: str = "", within: float = 2.0) -> None:
+    """The server closes ``live`` within ``within`` seconds with ``code``, its reason
+    containing ``reason``."""
+    with pytest.raises(WebSocketDisconnect) as closed:
+        await live.next(within)
+    assert closed.value.code == code
+    assert reason in (closed.value.reason or "")

@@ -15,14 +15,11 @@ from taskflow.service.common import container
 from taskflow.service.compose import children as lane
 from tests.api import workflows as w
 from tests.api.test_children import kinds, settle
-from tests.conftest import api_fixtures, gql, services_fixture
+from tests.conftest import app_with, gql
 
 pytestmark = pytest.mark.anyio
 
-racing = services_fixture(
-    "racing", Path(__file__).parent / "compose_workflows.py", doc="The compose workflows."
-)
-api, tokens = api_fixtures("racing")
+racing, api, tokens = app_with("racing", Path(__file__).parent / "compose_workflows.py")
 
 RUN = """query($id: ID!) { run(id: $id) {
   state status

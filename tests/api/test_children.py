@@ -18,15 +18,12 @@ from taskflow.service.common import container
 from taskflow.service.compose import children as lane
 from tests.api import magic as m
 from tests.api import workflows as w
-from tests.conftest import api_fixtures, gql, services_fixture
+from tests.conftest import app_with, gql
 
 pytestmark = pytest.mark.anyio
 
 HERE = Path(__file__).parent
-composing = services_fixture(
-    "composing", HERE / "compose_workflows.py", doc="Services with the compose workflows."
-)
-api, tokens = api_fixtures("composing")
+composing, api, tokens = app_with("composing", HERE / "compose_workflows.py")
 
 RUN = """query($id: ID!) { run(id: $id) {
   id workflow state status

@@ -13,7 +13,6 @@ from taskflow.service.access import report_sessions
 from taskflow.service.common import container
 from tests.api import live as lv
 from tests.api import workflows as w
-from tests.api.test_live_guards import _closed
 
 pytestmark = pytest.mark.anyio
 
@@ -47,5 +46,4 @@ async def test_the_session_socket_hears_a_slot_leave_and_closes_on_sign_out(
             # Signed out (here: the session ended on the server, as sign-out ends it).
             own = client.services  # type: ignore[attr-defined]
             assert await report_sessions.sign_out(own, client.cookies["taskflow_console_session"])
-            closed = await _closed(frank)
-        assert closed.code == 4403
+            await lv.closes(frank, 4403)

@@ -17,14 +17,11 @@ from tests import conftest
 from tests.api import workflows as w
 from tests.api.test_children import settle
 from tests.api.test_inbox_queries import Counter
-from tests.conftest import api_fixtures, gql, services_fixture
+from tests.conftest import app_with, gql
 
 pytestmark = pytest.mark.anyio
 
-pairing = services_fixture(
-    "pairing", Path(__file__).parent / "pair_workflows.py", doc="The pair workflows."
-)
-api, tokens = api_fixtures("pairing")
+pairing, api, tokens = app_with("pairing", Path(__file__).parent / "pair_workflows.py")
 
 STATE = """query($id: ID!) { run(id: $id) { state status children { label status }
   timeline(first: 50) { edges { node { kind reason } } } } }"""

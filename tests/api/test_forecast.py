@@ -16,7 +16,7 @@ from taskflow.service.common.container import Services
 from taskflow.service.operate import demo
 from taskflow.service.reports import forecast
 from tests.api import workflows as w
-from tests.conftest import gql
+from tests.conftest import gql, with_settings
 
 pytestmark = pytest.mark.anyio
 
@@ -140,14 +140,11 @@ async def test_work_ordered_by_breach_risk_ranks_the_likeliest_first(
 async def test_the_history_needed_is_a_setting(
     services: Services, frozen_clock: clock.FrozenClock
 ) -> None:
-    import dataclasses
 
     from taskflow.core.slots.filters import SlotFilter
 
     await _demo(services)
-    strict = dataclasses.replace(
-        services, settings=dataclasses.replace(services.settings, forecast_min_history=10_000)
-    )
+    strict = with_settings(services, forecast_min_history=10_000)
     ranked, total = await forecast.work_by_breach_risk(strict, forecast_cmd.OPERATOR, SlotFilter())
     risks = [r for _, r in ranked if r is not None and r.cohort != "breached"]
     assert risks

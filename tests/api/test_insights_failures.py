@@ -12,16 +12,11 @@ import pytest
 from taskflow.service.common import container
 from taskflow.service.compose import children as lane
 from tests.api import workflows as w
-from tests.conftest import api_fixtures, gql, services_fixture
+from tests.conftest import app_with, gql
 
 pytestmark = pytest.mark.anyio
 
-composing = services_fixture(
-    "composing",
-    Path(__file__).parent / "compose_workflows.py",
-    doc="Services with the compose workflows (compose-review fails in `rejected`).",
-)
-api, tokens = api_fixtures("composing")
+composing, api, tokens = app_with("composing", Path(__file__).parent / "compose_workflows.py")
 
 ROWS = """query { insights(window: DAY, workflow: "compose-review") {
   rows { workflow finished cancelled failed failureRate } } }"""

@@ -3,13 +3,15 @@ the HTTP route's limits, caps per connection and per principal, resume (docs/liv
 
 from __future__ import annotations
 
+import contextlib
 import json
+from collections.abc import AsyncIterator
+from typing import Any
 
 import anyio
 import asyncpg
 import httpx
 import pytest
-from httpx_ws import WebSocketDisconnect
 
 from taskflow.api import limits as edge
 from taskflow.service.access import principals as principal_service
@@ -24,10 +26,16 @@ pytestmark = pytest.mark.anyio
 SIGN_OUT = "mutation { signOutEverywhere(input: {}) { __typename } }"
 
 
-async def _closed(live: lv.Live, within: float = 2.0) -> WebSocketDisconnect:
-    with pytest.raises(WebSocketDisconnect) as closed:
-        await live.next(within)
-    return closed.value
+@contextlib.asynccontextmanager
+async def _fiona_on(
+    services: container.Services, people: dict[str, str], **options: Any
+) -> AsyncIterator[tuple[httpx.AsyncClient, lv.Live]]:
+    """An app client with the socket ``options`` (``lv.app_client``), and Fiona connected."""
+    async with (
+        lv.app_client(services, **options) as client,
+        lv.connect(client, people["fiona"]) as fiona,
+    ):
+        yield client, fiona
 
 
 @pytest.mark.parametrize("token", ["not-a-token", None])
@@ -37,18 +45,13 @@ async def test_a_bad_token_closes_the_socket_at_connection_init(
     async with lv.connect(client, None, init=False) as live:
         payload = {"Authorization": f"Bearer {token}"} if token else {}
         await live.send({"type": "connection_init", "payload": payload})
-        closed = await _closed(live)
-    assert closed.code == 4401
-    assert "Unauthorized" in (closed.reason or "")
+        await lv.closes(live, 4401, "Unauthorized")
 
 
 async def test_an_operation_over_the_cost_limit_is_refused_before_it_runs(
     services: container.Services, people: dict[str, str]
 ) -> None:
-    async with (
-        lv.app_client(services, limits=edge.Limits(max_query_cost=3)) as client,
-        lv.connect(client, people["fiona"]) as fiona,
-    ):
+    async with _fiona_on(services, people, limits=edge.Limits(max_query_cost=3)) as (client, fiona):
         await fiona.subscribe("1", lv.INBOX)
         refused = await fiona.next()
         assert refused["type"] == "error", refused
@@ -71,9 +74,9 @@ async def test_queries_and_mutations_go_over_http_not_the_socket(
 async def test_too_many_subscriptions_or_connections_are_refused_clearly(
     services: container.Services, people: dict[str, str]
 ) -> None:
-    async with (
-        lv.app_client(services, max_subscriptions=2, max_connections=1) as client,
-        lv.connect(client, people["fiona"]) as fiona,
+    async with _fiona_on(services, people, max_subscriptions=2, max_connections=1) as (
+        client,
+        fiona,
     ):
         for op in ("1", "2", "3"):
             await fiona.subscribe(op, lv.INBOX)
@@ -90,9 +93,7 @@ async def test_too_many_subscriptions_or_connections_are_refused_clearly(
                     "payload": {"Authorization": "Bearer " + people["fiona"]},
                 }
             )
-            closed = await _closed(second)
-        assert closed.code == 4429
-        assert "at most 1 per principal" in (closed.reason or "")
+            await lv.closes(second, 4429, "at most 1 per principal")
         # The first connection is untouched: it still answers a ping.
         await fiona.send({"type": "ping"})
         assert (await fiona.next())["type"] == "pong"
@@ -101,15 +102,12 @@ async def test_too_many_subscriptions_or_connections_are_refused_clearly(
 async def test_a_token_revoked_mid_stream_closes_the_socket(
     services: container.Services, people: dict[str, str]
 ) -> None:
-    async with lv.app_client(services, recheck_interval=0.1) as client:
-        async with lv.connect(client, people["fiona"]) as fiona:
-            await fiona.subscribe("1", lv.INBOX)
-            await lv.subscribed(client.services, 1)  # type: ignore[attr-defined]
-            signed_out = await gql(client, SIGN_OUT, token=people["fiona"])
-            assert signed_out.error_codes == []
-            closed = await _closed(fiona)
-        assert closed.code == 4403
-        assert "revoked" in (closed.reason or "")
+    async with _fiona_on(services, people, recheck_interval=0.1) as (client, fiona):
+        await fiona.subscribe("1", lv.INBOX)
+        await lv.subscribed(client.services, 1)  # type: ignore[attr-defined]
+        signed_out = await gql(client, SIGN_OUT, token=people["fiona"])
+        assert signed_out.error_codes == []
+        await lv.closes(fiona, 4403, "revoked")
 
 
 async def test_resuming_with_a_cursor_misses_nothing(
@@ -151,16 +149,11 @@ async def test_a_cursor_older_than_the_window_is_refused(
 async def test_a_silent_connection_is_pinged_then_closed_when_idle(
     services: container.Services, people: dict[str, str]
 ) -> None:
-    async with (
-        lv.app_client(services, ping_interval=0.1, idle_timeout=0.5) as client,
-        lv.connect(client, people["fiona"]) as fiona,
-    ):
+    async with _fiona_on(services, people, ping_interval=0.1, idle_timeout=0.5) as (_client, fiona):
         with anyio.fail_after(1):
             ping = json.loads(await fiona.ws.receive_text())
         assert ping == {"type": "ping"}
-        closed = await _closed(fiona)
-    assert closed.code == 4408
-    assert "idle" in (closed.reason or "")
+        await lv.closes(fiona, 4408, "idle")
 
 
 async def test_connection_init_must_come_in_time(
@@ -170,21 +163,18 @@ async def test_connection_init_must_come_in_time(
         lv.app_client(services, init_timeout=0.2) as client,
         lv.connect(client, None, init=False) as silent,
     ):
-        closed = await _closed(silent)
-    assert closed.code == 4408
+        await lv.closes(silent, 4408)
 
 
 async def test_a_message_over_the_size_cap_closes_the_socket(
     services: container.Services, people: dict[str, str]
 ) -> None:
-    async with (
-        lv.app_client(services, limits=edge.Limits(max_body_bytes=2000)) as client,
-        lv.connect(client, people["fiona"]) as fiona,
+    async with _fiona_on(services, people, limits=edge.Limits(max_body_bytes=2000)) as (
+        _client,
+        fiona,
     ):
         await fiona.subscribe("1", lv.INBOX + " " * 3000)
-        closed = await _closed(fiona)
-    assert closed.code == 1009
-    assert "at most 2000 bytes" in (closed.reason or "")
+        await lv.closes(fiona, 1009, "at most 2000 bytes")
 
 
 async def test_a_subscriber_that_does_not_read_is_dropped_not_buffered(

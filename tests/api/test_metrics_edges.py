@@ -3,14 +3,13 @@ ASCII, and a scrape that a proxy on this machine forwarded."""
 
 from __future__ import annotations
 
-import dataclasses
-
 import httpx
 import pytest
 from httpx_ws.transport import ASGIWebSocketTransport
 
 from taskflow.api import app as api_app
 from taskflow.service.common import container
+from tests.conftest import with_settings
 
 pytestmark = pytest.mark.anyio
 
@@ -21,11 +20,6 @@ NON_ASCII = [
     pytest.param("Bearer café-tøken-0123456789".encode(), id="utf-8"),
     pytest.param(b"Bearer \xff\xfe\x00", id="raw bytes"),
 ]
-
-
-def with_settings(services: container.Services, **changes: object) -> container.Services:
-    settings = dataclasses.replace(services.settings, **changes)  # type: ignore[arg-type]
-    return dataclasses.replace(services, settings=settings)
 
 
 async def request(

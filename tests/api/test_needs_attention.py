@@ -26,6 +26,7 @@ from taskflow.service.common import container
 from taskflow.service.operate import operate
 from taskflow.service.slots import slots as slot_service
 from tests.api import attention
+from tests.api import workflows as w
 from tests.api.attention import OPERATIONS, START, slot_of, start, timeline, token
 from tests.conftest import gql
 
@@ -88,17 +89,10 @@ async def test_needs_attention_is_scoped_and_refused_to_staff(
     assert refused.error_codes == ["FORBIDDEN"]
 
     # Paged by cursor, oldest first.
-    first = (await gql(client, LIST, {"first": 1}, token=token(services, "ada"))).ok()
-    page = first["needsAttention"]
+    page, rest = await w.two_pages(client, LIST, "needsAttention", token(services, "ada"), 1, 5)
     assert page["pageInfo"]["hasNextPage"]
     assert page["totalCount"] == 3
-    rest = await gql(
-        client,
-        LIST,
-        {"first": 5, "after": page["pageInfo"]["endCursor"]},
-        token=token(services, "ada"),
-    )
-    assert len(rest.ok()["needsAttention"]["edges"]) == 2
+    assert len(rest["edges"]) == 2
 
     # goto clears it: refused to a candidate, to others, without a reason, for no state.
     def goto(state: str, reason: str = "size is 4, per the customer") -> dict[str, Any]:

@@ -12,17 +12,12 @@ import pytest
 
 from taskflow.service.common import container
 from tests.api import test_children as ch
-from tests.conftest import api_fixtures, gql, services_fixture
+from tests.conftest import app_with, gql
 
 pytestmark = pytest.mark.anyio
 
 HERE = Path(__file__).parent
-owning_children = services_fixture(
-    "owning_children",
-    HERE / "owned_child_workflows.py",
-    doc="Services with workflows whose children own their subjects.",
-)
-api, tokens = api_fixtures("owning_children")
+owning_children, api, tokens = app_with("owning_children", HERE / "owned_child_workflows.py")
 
 UPSERT = """mutation($input: UpsertSubjectInput!) { upsertSubject(input: $input) { __typename
   ... on UpsertSubjectSuccess { subject { attributes } runs { id } started { id } }

@@ -33,6 +33,7 @@ from taskflow.service.runs import runs as run_service
 from taskflow.service.slots import slots as slot_service
 from tests.api import workflows as w
 from tests.conftest import gql
+from tests.integration.starting import app_starts
 
 pytestmark = pytest.mark.anyio
 
@@ -230,23 +231,16 @@ _numbers = itertools.count()
 
 async def _prepare(services: container.Services, claimed: bool) -> Target:
     """A ticket past triage, its first response open (or claimed by sven)."""
-    app = await principal_service.get(services, "app")
     tess = await principal_service.get(services, "tess")
     sven = await principal_service.get(services, "sven")
-    assert app is not None
     assert tess is not None
     assert sven is not None
     external_id = f"T-RACE-{next(_numbers)}"
-    started = await run_service.start_run(
-        services,
-        app,
-        workflow="support-ticket",
-        subject_type="ticket",
-        external_id=external_id,
-        attributes={**w.TICKET, "reference": external_id},
-        idempotency_key=None,
+    attributes = {**w.TICKET, "reference": external_id}
+    run = await app_starts(
+        services, "support-ticket", external_id, attributes, subject_type="ticket"
     )
-    run_id = started.run.view.id
+    run_id = run.id
     async with services.db.connection() as conn:
         triage = await conn.fetchval(
             "SELECT id::text FROM slot WHERE run = $1::uuid AND name = 'triage'", run_id

@@ -254,18 +254,9 @@ async def test_notifications_page_by_cursor(world: World) -> None:
         await w.start(client, people["app"], "support-ticket", "ticket", f"T-{n}", TICKET)
     # Triage breaches at 09:30: the desk is told once per ticket.
     assert await step(services, frozen_clock, at(1, 9, 30)) == 9  # with 3 at-risk firings
-    page = (await gql(client, NOTIFICATIONS, {"first": 2}, token=people["tess"])).ok()
-    connection = page["notifications"]
+    connection, rest = await w.two_pages(client, NOTIFICATIONS, "notifications", people["tess"], 2)
     assert connection["totalCount"] == 3
     assert connection["pageInfo"]["hasNextPage"] is True
-    rest = (
-        await gql(
-            client,
-            NOTIFICATIONS,
-            {"first": 2, "after": connection["pageInfo"]["endCursor"]},
-            token=people["tess"],
-        )
-    ).ok()["notifications"]
     assert len(rest["edges"]) == 1
     assert rest["pageInfo"]["hasNextPage"] is False
     node_id = rest["edges"][0]["node"]["id"]

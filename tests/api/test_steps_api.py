@@ -16,7 +16,7 @@ from taskflow.service.common import container
 from taskflow.service.steps import steps
 from taskflow.service.workspaces import workspaces
 from tests.api.test_workspaces_admin import acme_with_people
-from tests.conftest import api_fixtures, gql, services_fixture, tokens_for
+from tests.conftest import app_with, gql, tokens_for
 
 pytestmark = pytest.mark.anyio
 
@@ -32,14 +32,7 @@ START = """mutation($input: StartRunInput!) { startRun(input: $input) {
 } }"""
 
 
-step_services = services_fixture(
-    "step_services",
-    WORKFLOWS,
-    doc="Services with the examples and this module's workflows.",
-)
-
-
-api, tokens = api_fixtures("step_services")
+step_services, api, tokens = app_with("step_services", WORKFLOWS)
 
 
 async def _start(api: httpx.AsyncClient, token: str, external_id: str, **attrs: Any) -> str:

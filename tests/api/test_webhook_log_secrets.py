@@ -21,7 +21,7 @@ from taskflow.service.common import container
 from taskflow.service.delivery import webhook_delivery
 from tests.api import test_webhooks_api as hooks
 from tests.api import workflows as w
-from tests.conftest import asgi_client
+from tests.conftest import asgi_client, with_settings
 from tests.webhook_receiver import Receiver
 
 pytestmark = pytest.mark.anyio
@@ -45,13 +45,8 @@ async def test_no_record_nor_stored_error_names_the_url_token(
     async def resolver(host: str) -> list[str]:
         return answers[host]
 
-    hooked = dataclasses.replace(
-        services,
-        settings=dataclasses.replace(
-            services.settings, webhooks=WebhookSettings(allow_loopback=True, concurrency=4)
-        ),
-        resolver=resolver,
-    )
+    loopback = WebhookSettings(allow_loopback=True, concurrency=4)
+    hooked = dataclasses.replace(with_settings(services, webhooks=loopback), resolver=resolver)
     receiver = Receiver().start()
     sender = webhook_delivery.Sender(hooked, jitter=lambda: 0.0)
     try:

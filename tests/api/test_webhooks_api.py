@@ -24,7 +24,7 @@ from taskflow.service.common import container
 from taskflow.service.delivery import webhook_delivery
 from tests.api import workflows as w
 from tests.api.conftest import World
-from tests.conftest import asgi_client, gql
+from tests.conftest import asgi_client, gql, with_settings
 from tests.webhook_receiver import Receiver
 
 pytestmark = pytest.mark.anyio
@@ -156,9 +156,7 @@ async def test_endpoints_are_managed_by_admins_and_leads_of_their_workflows(
 async def test_endpoints_on_private_addresses_or_plain_http_are_refused_by_default(
     services: container.Services, people: dict[str, str]
 ) -> None:
-    strict = dataclasses.replace(
-        services, settings=dataclasses.replace(services.settings, webhooks=WebhookSettings())
-    )
+    strict = with_settings(services, webhooks=WebhookSettings())
     async with asgi_client(strict) as client:
         cases = {
             "http://93.184.215.14/hooks": "https",
@@ -394,9 +392,7 @@ async def test_an_endpoint_failing_too_long_is_disabled_and_dead_past_the_horizo
         disable_after=timedelta(minutes=30),
         backoff_max=60.0,
     )
-    quick = dataclasses.replace(
-        services, settings=dataclasses.replace(services.settings, webhooks=short)
-    )
+    quick = with_settings(services, webhooks=short)
     sender = webhook_delivery.Sender(quick, jitter=lambda: 1.0)
     try:
         for _ in range(40):

@@ -150,3 +150,19 @@ async def timeline(
 ) -> list[dict[str, Any]]:
     result = await gql(client, TIMELINE, {"id": run_id, "kinds": kinds}, token=token)
     return [edge["node"] for edge in result.ok()["run"]["timeline"]["edges"]]
+
+
+async def two_pages(
+    client: httpx.AsyncClient,
+    query: str,
+    field: str,
+    token: str,
+    first: int,
+    then: int | None = None,
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The connection ``field`` that ``query`` (taking ``$first`` and ``$after``) reads, in two
+    pages: the first ``first`` items, then up to ``then`` (default ``first``) after its end
+    cursor."""
+    page = (await gql(client, query, {"first": first}, token=token)).ok()[field]
+    after = {"first": then or first, "after": page["pageInfo"]["endCursor"]}
+    return page, (await gql(client, query, after, token=token)).ok()[field]

@@ -77,3 +77,12 @@ async def finished_clock(services: container.Services, slot_id: str) -> tuple[st
             uuid.UUID(slot_id),
         )
     return row["calendar"], row["due_at"]
+
+
+async def recomputed_line(services: container.Services, slot_id: str) -> Any:
+    """The slot's one ``clock.recomputed`` timeline line (its reason and details)."""
+    async with services.db.connection() as conn:
+        return await conn.fetchrow(
+            "SELECT reason, details FROM audit_event WHERE slot = $1 AND kind = 'clock.recomputed'",
+            uuid.UUID(slot_id),
+        )

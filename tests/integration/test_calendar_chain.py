@@ -28,18 +28,14 @@ from taskflow.service.operate import operate
 from taskflow.service.slots import slots as slot_service
 from taskflow.store.slots import claims
 from tests import conftest
-from tests.conftest import api_fixtures, gql, services_fixture
-from tests.integration.starting import app_starts, finished_clock, person
+from tests.conftest import app_with, gql
+from tests.integration.starting import app_starts, finished_clock, person, recomputed_line
 
 pytestmark = pytest.mark.anyio
 
-chain_services = services_fixture(
-    "chain_services",
-    Path(__file__).parent / "chain_workflows.py",
-    doc="The examples plus the chained workflow.",
+chain_services, api, tokens = app_with(
+    "chain_services", Path(__file__).parent / "chain_workflows.py"
 )
-
-api, tokens = api_fixtures("chain_services")
 CLOCKS = """{ inbox(first: 10) { edges { node { name holder
   clocks { milestone calendar calendarLink dueAt } } } } }"""
 
@@ -165,11 +161,7 @@ async def test_a_running_clock_keeps_the_time_spent_and_counts_the_rest_on_the_n
         "uk-london",
         datetime(2026, 12, 2, 9, 30, tzinfo=UTC),
     )
-    async with services.db.connection() as conn:
-        line = await conn.fetchrow(
-            "SELECT reason, details FROM audit_event WHERE slot = $1 AND kind = 'clock.recomputed'",
-            uuid.UUID(slot_id),
-        )
+    line = await recomputed_line(services, slot_id)
     assert line["details"]["old_calendar"] == "us-new-york"
     assert line["details"]["new_calendar"] == "uk-london"
     assert "uk-london" in line["reason"]

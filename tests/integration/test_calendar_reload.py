@@ -12,6 +12,7 @@ import pytest
 
 from taskflow.service.clocks import calendar_files, calendar_reload
 from taskflow.service.common import container
+from tests.conftest import with_settings
 
 DESK = """name = "desk"
 timezone = "UTC"
@@ -33,9 +34,7 @@ pytestmark = pytest.mark.anyio
 def on_calendars(services: container.Services, folder: Path) -> container.Services:
     """``services`` reading their calendars from ``folder`` (loaded now)."""
     return dataclasses.replace(
-        services,
-        settings=dataclasses.replace(services.settings, calendars=folder),
-        calendars=calendar_files.load_folder(folder),
+        with_settings(services, calendars=folder), calendars=calendar_files.load_folder(folder)
     )
 
 

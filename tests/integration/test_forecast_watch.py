@@ -19,6 +19,7 @@ from taskflow.service.delivery import webhooks
 from taskflow.service.operate import demo
 from taskflow.service.reports import forecast, forecast_watch
 from taskflow.service.versions import definitions
+from tests.conftest import with_settings
 
 pytestmark = pytest.mark.anyio
 
@@ -121,15 +122,12 @@ async def test_a_pass_reads_a_bounded_batch_least_recently_forecast_first(
 async def test_the_worker_runs_the_watch_on_its_clock_every_five_minutes(
     services: Services, frozen_clock: clock.FrozenClock
 ) -> None:
-    import dataclasses
 
     from taskflow.worker import loop
 
     await _demo(services)
     # An alert bar the demo's live work reaches (0.7 by default: TASKFLOW_FORECAST_ALERT).
-    alerting = dataclasses.replace(
-        services, settings=dataclasses.replace(services.settings, forecast_alert=0.5)
-    )
+    alerting = with_settings(services, forecast_alert=0.5)
     async with loop.running(alerting, poll=0.05, scheduler="poll") as worker:
         await worker.passes_done(2)
         written = await _lines(services)

@@ -32,7 +32,7 @@ from taskflow.service.clocks import timers
 from taskflow.service.common import container
 from taskflow.service.reports import metrics
 from taskflow.worker import loop
-from tests.conftest import asgi_client, gql
+from tests.conftest import asgi_client, gql, with_settings
 from tests.integration import starting
 
 pytestmark = pytest.mark.anyio
@@ -215,11 +215,6 @@ async def test_a_query_that_does_not_parse_is_counted_an_error(
     assert delta(after, before, latency, operation="anonymous", outcome="ok") == 0
 
 
-def with_metrics(services: container.Services, setting: str) -> container.Services:
-    settings = dataclasses.replace(services.settings, metrics=setting)
-    return dataclasses.replace(services, settings=settings)
-
-
 async def get(services: container.Services, peer: str, **headers: str) -> httpx.Response:
     transport = ASGIWebSocketTransport(api_app.create_app(services=services), client=(peer, 4000))
     async with httpx.AsyncClient(transport=transport, base_url="http://taskflow.test") as http:
@@ -242,7 +237,7 @@ async def test_a_token_setting_wants_the_bearer_from_anywhere(
     services: container.Services,
 ) -> None:
     secret = "s3cret-metrics-token-0123456789"
-    guarded = with_metrics(services, f"token:{secret}")
+    guarded = with_settings(services, metrics=f"token:{secret}")
     ok = await get(guarded, "203.0.113.7", authorization=f"Bearer {secret}")
     assert ok.status_code == 200
     assert "taskflow_timers_dead" in ok.text
@@ -254,7 +249,7 @@ async def test_a_token_setting_wants_the_bearer_from_anywhere(
 
 
 async def test_off_answers_not_found(services: container.Services) -> None:
-    assert (await get(with_metrics(services, "off"), "127.0.0.1")).status_code == 404
+    assert (await get(with_settings(services, metrics="off"), "127.0.0.1")).status_code == 404
 
 
 @pytest.mark.parametrize(

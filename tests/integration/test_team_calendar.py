@@ -22,19 +22,25 @@ from taskflow import clock, errors
 from taskflow.service.clocks import team_calendars, timers
 from taskflow.service.common import container
 from taskflow.service.slots import slots as slot_service
-from tests.conftest import api_fixtures, gql, services_fixture
-from tests.integration.starting import app_starts, finished_clock, person
+from tests.conftest import app_with, gql
+from tests.integration.starting import app_starts, finished_clock, person, recomputed_line
 
 pytestmark = pytest.mark.anyio
 
-team_services = services_fixture(
-    "team_services",
-    Path(__file__).parent / "chain_workflows.py",
-    doc="The examples plus the chained workflows.",
-)
-api, tokens = api_fixtures("team_services")
+team_services, api, tokens = app_with("team_services", Path(__file__).parent / "chain_workflows.py")
 
 TUESDAY_14 = datetime(2026, 12, 1, 14, tzinfo=UTC)  # New York 09:00, London 14:00
+
+
+@pytest.fixture
+def services(
+    team_services: container.Services, frozen_clock: clock.FrozenClock
+) -> container.Services:
+    """The chained workflows' services, their clock at Tuesday 14:00 UTC."""
+    frozen_clock.set(TUESDAY_14)
+    return team_services
+
+
 SET = """mutation($team: String!, $calendar: String) {
   setTeamCalendar(input: {team: $team, calendar: $calendar}) {
     __typename
@@ -52,11 +58,7 @@ async def started(services: container.Services) -> str:
     return str(slot_id)
 
 
-async def test_a_slot_opens_on_its_teams_calendar(
-    team_services: container.Services, frozen_clock: clock.FrozenClock
-) -> None:
-    services = team_services
-    frozen_clock.set(TUESDAY_14)
+async def test_a_slot_opens_on_its_teams_calendar(services: container.Services) -> None:
     ada = await person(services, "ada")
     await team_calendars.set_team_calendar(services, ada, "role:finance", "uk-london")
     slot_id = await started(services)
@@ -68,10 +70,8 @@ async def test_a_slot_opens_on_its_teams_calendar(
 
 
 async def test_setting_and_clearing_moves_running_clocks_keeping_the_time_spent(
-    team_services: container.Services, frozen_clock: clock.FrozenClock
+    services: container.Services, frozen_clock: clock.FrozenClock
 ) -> None:
-    services = team_services
-    frozen_clock.set(TUESDAY_14)
     slot_id = await started(services)
     assert await finished_clock(services, slot_id) == (
         "us-new-york",
@@ -87,11 +87,7 @@ async def test_setting_and_clearing_moves_running_clocks_keeping_the_time_spent(
         "uk-london",
         datetime(2026, 12, 2, 9, 30, tzinfo=UTC),
     )
-    async with services.db.connection() as conn:
-        line = await conn.fetchrow(
-            "SELECT details FROM audit_event WHERE slot = $1 AND kind = 'clock.recomputed'",
-            uuid.UUID(slot_id),
-        )
+    line = await recomputed_line(services, slot_id)
     assert (line["details"]["old_calendar"], line["details"]["new_calendar"]) == (
         "us-new-york",
         "uk-london",
@@ -106,10 +102,8 @@ async def test_setting_and_clearing_moves_running_clocks_keeping_the_time_spent(
 
 
 async def test_a_slot_the_workers_timeout_opens_counts_on_its_teams_calendar(
-    team_services: container.Services, frozen_clock: clock.FrozenClock
+    services: container.Services, frozen_clock: clock.FrozenClock
 ) -> None:
-    services = team_services
-    frozen_clock.set(TUESDAY_14)
     ada = await person(services, "ada")
     await team_calendars.set_team_calendar(services, ada, "role:finance", "uk-london")
     run = await app_starts(services, "team-later", "L-1", {}, grant=True)
@@ -127,10 +121,8 @@ async def test_a_slot_the_workers_timeout_opens_counts_on_its_teams_calendar(
 
 
 async def test_bad_teams_and_calendars_are_refused_and_change_nothing(
-    team_services: container.Services, frozen_clock: clock.FrozenClock
+    services: container.Services,
 ) -> None:
-    services = team_services
-    frozen_clock.set(TUESDAY_14)
     ada = await person(services, "ada")
     for team, calendar, field in (
         ("finance", "uk-london", "team"),
@@ -148,13 +140,10 @@ async def test_bad_teams_and_calendars_are_refused_and_change_nothing(
 
 
 async def test_over_graphql_admins_set_it_and_the_clock_names_the_team_link(
-    team_services: container.Services,
-    frozen_clock: clock.FrozenClock,
+    services: container.Services,
     api: Any,
     tokens: dict[str, str],
 ) -> None:
-    services = team_services
-    frozen_clock.set(TUESDAY_14)
     await started(services)
     refused = (
         await gql(
@@ -186,14 +175,12 @@ async def test_over_graphql_admins_set_it_and_the_clock_names_the_team_link(
 
 
 async def test_setting_a_teams_calendar_raced_against_a_claim_has_one_consistent_outcome(
-    team_services: container.Services, frozen_clock: clock.FrozenClock
+    services: container.Services,
 ) -> None:
     """setTeamCalendar and a claim of a slot open to that team, on real connections, each
     order played: the slot ends claimed and its clock on the team's new calendar (the
     claim's chain resolved after the change, or the change moving the claimed slot), and its
     timeline says so; never a clock left on the old calendar."""
-    services = team_services
-    frozen_clock.set(TUESDAY_14)
     ada, fiona = await person(services, "ada"), await person(services, "fiona")
     for n, calendar in enumerate(["uk-london", None, "uk-london", None]):
         slot_id = await started(services)

@@ -28,7 +28,7 @@ from taskflow.service.runs import ids, runs
 from taskflow.store.common import locks
 from taskflow.store.runs import runs as run_rows
 from tests.api import workflows as w
-from tests.integration.test_claim_paths import APP
+from tests.integration.starting import app_starts
 
 pytestmark = pytest.mark.anyio
 
@@ -36,16 +36,10 @@ REASON = "moved by the test"
 
 
 async def _start(services: container.Services, ref: str) -> str:
-    started = await runs.start_run(
-        services,
-        APP,
-        workflow="expense-approval",
-        subject_type="expense",
-        external_id=ref,
-        attributes={**w.EXPENSE, "reference": ref},
-        idempotency_key=None,
-    )
-    return started.run.view.id
+    attributes = {**w.EXPENSE, "reference": ref}
+    return (
+        await app_starts(services, "expense-approval", ref, attributes, subject_type="expense")
+    ).id
 
 
 def _goto(definition: Definition, run: Any, slots: list[SlotView], now: datetime) -> Outcome:

@@ -5,14 +5,28 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 from taskflow.cli import main
 from taskflow.config import config
+from tests.unit.definition.conftest import RefusedCheck
 
 EXAMPLES = str(config.PROJECT_ROOT / "examples")
+
+
+def bad_finished_milestone(options: str) -> str:
+    """A workflow file: one slot, a finished milestone of two business hours with ``options``."""
+    return (
+        "from taskflow import Route, Slot, State, Workflow, business, milestone, who\n"
+        "class Bad(Workflow):\n"
+        "    tracks = 'x'\n"
+        "    calendar = 'uk-london'\n"
+        "    start = State(initial=True, then=[Route('end')], slots=[Slot('s',\n"
+        "        candidates=who.role('r'), milestones=[milestone.finished(\n"
+        f"            within=business.hours(2), {options})])])\n"
+        "    end = State(terminal=True)\n"
+    )
 
 
 def test_check_prints_one_line_per_workflow(capsys: pytest.CaptureFixture[str]) -> None:
@@ -34,18 +48,14 @@ def test_check_prints_one_line_per_workflow(capsys: pytest.CaptureFixture[str]) 
     assert all(line.startswith("ok ") and "sha256:" in line for line in lines)
 
 
-def test_check_reports_every_problem_and_fails(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    (tmp_path / "bad.py").write_text(
+def test_check_reports_every_problem_and_fails(refused_check: RefusedCheck) -> None:
+    err = refused_check(
         "from taskflow import State, Workflow\n"
         "class Bad(Workflow):\n"
         "    tracks = 'x'\n"
         "    calendar = 'mars'\n"
-        "    start = State(initial=True, then='nowhere')\n"
+        "    start = State(initial=True, then='nowhere')\n",
     )
-    assert main(["check", str(tmp_path)]) == 1
-    err = capsys.readouterr().err
     assert "UNKNOWN_CALENDAR" in err
     assert "UNKNOWN_STATE" in err
     assert "Fix: use one of the known calendars" in err
@@ -93,39 +103,19 @@ def test_check_examples_as_a_real_process() -> None:
     ],
 )
 def test_check_refuses_bad_leave_and_region_options(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], option: str, code: str, words: str
+    refused_check: RefusedCheck, option: str, code: str, words: str
 ) -> None:
-    (tmp_path / "bad.py").write_text(
-        "from taskflow import Route, Slot, State, Workflow, business, milestone, who\n"
-        "class Bad(Workflow):\n"
-        "    tracks = 'x'\n"
-        "    calendar = 'uk-london'\n"
-        "    start = State(initial=True, then=[Route('end')], slots=[Slot('s',\n"
-        "        candidates=who.role('r'), milestones=[milestone.finished(\n"
-        f"            within=business.hours(2), chain=('region',), {option})])])\n"
-        "    end = State(terminal=True)\n"
+    err = refused_check(
+        bad_finished_milestone(f"chain=('region',), {option}"),
     )
-    assert main(["check", str(tmp_path)]) == 1
-    err = capsys.readouterr().err
     assert code in err, err
     assert words in err, err
 
 
-def test_check_refuses_an_unknown_recompute_policy(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    (tmp_path / "bad.py").write_text(
-        "from taskflow import Route, Slot, State, Workflow, business, milestone, who\n"
-        "class Bad(Workflow):\n"
-        "    tracks = 'x'\n"
-        "    calendar = 'uk-london'\n"
-        "    start = State(initial=True, then=[Route('end')], slots=[Slot('s',\n"
-        "        candidates=who.role('r'),\n"
-        "        milestones=[milestone.finished(within=business.hours(2), recompute='later')])])\n"
-        "    end = State(terminal=True)\n"
+def test_check_refuses_an_unknown_recompute_policy(refused_check: RefusedCheck) -> None:
+    err = refused_check(
+        bad_finished_milestone("recompute='later'"),
     )
-    assert main(["check", str(tmp_path)]) == 1
-    err = capsys.readouterr().err
     assert "BAD_RECOMPUTE" in err
     assert "unknown recompute policy 'later' on the finished milestone" in err
     assert "use recompute='keep-elapsed', 'restart' or 'retroactive'" in err

@@ -28,6 +28,7 @@ from taskflow.core.definition import events as ev
 from taskflow.core.definition.checks import validate as v
 from taskflow.core.definition.checks.problems import Problem
 from taskflow.core.definition.workflow import Definition
+from tests.unit.definition.conftest import RefusedCheck
 
 CALENDARS = {"uk-london"}
 
@@ -178,10 +179,8 @@ def test_a_link_slot_label_may_read_only_shareable_fields() -> None:
     )
 
 
-def test_taskflow_check_fails_on_a_leaky_link_label(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    (tmp_path / "leaky.py").write_text(
+def test_taskflow_check_fails_on_a_leaky_link_label(refused_check: RefusedCheck) -> None:
+    err = refused_check(
         "from taskflow import Route, Slot, State, Workflow, who\n"
         "class Leaky(Workflow):\n"
         "    tracks = 'contract'\n"
@@ -189,10 +188,9 @@ def test_taskflow_check_fails_on_a_leaky_link_label(
         "        'sign', candidates=who.email('a@b.example'), magic_link=True,\n"
         "        label='Sign {subject.reference} worth {subject.value}',\n"
         "        shareable=['reference'])])\n"
-        "    done = State(terminal=True)\n"
+        "    done = State(terminal=True)\n",
+        file="leaky.py",
     )
-    assert main(["check", str(tmp_path)]) == 1
-    err = capsys.readouterr().err
     assert "workflow 'leaky', state 'waiting' / slot 'sign'" in err
     assert "subject.value" in err
     assert "NOT_SHAREABLE" in err

@@ -58,6 +58,27 @@ def codes(**automatic_state: Any) -> tuple[str, ...]:
     return tuple(p.code for p in v.problems(flow(**automatic_state)))
 
 
+def waiting(**wait_state: Any) -> Any:
+    """A workflow whose initial state ``wait`` has one finance slot, then ``done``."""
+    return define(
+        "following",
+        tracks="order",
+        states={
+            "wait": State(
+                initial=True,
+                slots=[Slot("x", candidates=who.role("finance"))],
+                then="done",
+                **wait_state,
+            ),
+            "done": State(terminal=True),
+        },
+    )
+
+
+def waiting_codes(**wait_state: Any) -> list[str]:
+    return [p.code for p in v.problems(waiting(**wait_state))]
+
+
 def test_a_sound_automatic_state_loads() -> None:
     assert (
         codes(
@@ -91,20 +112,7 @@ def test_each_mistake_is_named(parts: dict[str, Any], code: str) -> None:
 
 
 def test_no_retry_block_where_nothing_is_scheduled() -> None:
-    d = define(
-        "paying",
-        tracks="order",
-        states={
-            "wait": State(
-                initial=True,
-                slots=[Slot("x", candidates=who.role("finance"))],
-                retry=Fixed(wait=timedelta(seconds=1)),
-                then="done",
-            ),
-            "done": State(terminal=True),
-        },
-    )
-    assert "RETRY_WITHOUT_ACTION" in [p.code for p in v.problems(d)]
+    assert "RETRY_WITHOUT_ACTION" in waiting_codes(retry=Fixed(wait=timedelta(seconds=1)))
 
 
 @pytest.mark.parametrize(
@@ -116,36 +124,12 @@ def test_no_retry_block_where_nothing_is_scheduled() -> None:
     ],
 )
 def test_every_until_is_longer_than_its_interval(interval: Any, until: Any, ok: bool) -> None:
-    d = define(
-        "following",
-        tracks="order",
-        states={
-            "wait": State(
-                initial=True,
-                slots=[Slot("x", candidates=who.role("finance"))],
-                every=[every(interval, action=ACTION, until=until)],
-                then="done",
-            ),
-            "done": State(terminal=True),
-        },
-    )
-    assert ("BAD_EVERY" not in [p.code for p in v.problems(d)]) is ok
+    codes = waiting_codes(every=[every(interval, action=ACTION, until=until)])
+    assert ("BAD_EVERY" not in codes) is ok
 
 
 def test_a_timeout_action_may_not_also_move() -> None:
-    d = define(
-        "following",
-        tracks="order",
-        states={
-            "wait": State(
-                initial=True,
-                slots=[Slot("x", candidates=who.role("finance"))],
-                timeouts=[timeout(real.hours(1), action=ACTION, move_to="done")],
-                then="done",
-            ),
-            "done": State(terminal=True),
-        },
-    )
+    d = waiting(timeouts=[timeout(real.hours(1), action=ACTION, move_to="done")])
     assert "BAD_TIMEOUT" in [p.code for p in v.problems(d)]
     with pytest.raises(DefinitionError):
         v.validate(d)
